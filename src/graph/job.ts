@@ -1,0 +1,77 @@
+/**
+ * Jobs as users write them. A job is a kind, a JSON input and options; its id is computed
+ * when the graph is planned (see `planGraph`), from the kind, the canonical JSON of the
+ * input, the ids of its dependencies and the handler's version.
+ *
+ * @example
+ * ```ts
+ * const fetch = job("fetch", { url: "https://example.org" });
+ * const parse = job("parse", { strict: true }, { after: [fetch], retries: 1 });
+ * ```
+ */
+
+/** A JSON value: what inputs and results are made of. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** What a job needs from a worker, or what a worker offers. `memory` is in MiB. */
+export interface Resources {
+  cpus?: number;
+  gpus?: number;
+  memory?: number;
+}
+
+/** Delay before a retry: `initialMs * factor^(failures - 1)`, capped at `maxMs`. */
+export interface Backoff {
+  initialMs: number;
+  factor?: number;
+  maxMs?: number;
+}
+
+export interface JobOptions {
+  /** Jobs that must complete first; their results reach the handler as `ctx.deps`. */
+  after?: readonly JobSpec[];
+  /** Resources a worker must offer to take this job. */
+  requires?: Resources;
+  /** Failed attempts retried before the job is terminal (default 3: at most 4 attempts). */
+  retries?: number;
+  backoff?: Backoff;
+  /** Number of cooperating processes (a rank group); absent for an ordinary job. */
+  ranks?: number;
+}
+
+/** A job as written by a user, before planning gives it an id. */
+export interface JobSpec {
+  readonly kind: string;
+  readonly input: unknown;
+  readonly after: readonly JobSpec[];
+  readonly requires: Resources;
+  readonly retries?: number;
+  readonly backoff?: Backoff;
+  readonly ranks?: number;
+}
+
+/** A planned job: what the coordinator schedules and what crosses the wire. */
+export interface PlannedJob {
+  id: string;
+  kind: string;
+  input: Json;
+  /** Ids of the jobs that must complete first. */
+  deps: string[];
+  requires: Resources;
+  retries: number;
+  backoff?: Backoff;
+  ranks?: number;
+}
+
+/** Makes a job. Nothing runs until the graph is handed to `engine.run`. */
+export function job(kind: string, input: unknown = null, options: JobOptions = {}): JobSpec {
+  return {
+    kind,
+    input,
+    after: options.after ?? [],
+    requires: options.requires ?? {},
+    ...(options.retries !== undefined && { retries: options.retries }),
+    ...(options.backoff !== undefined && { backoff: options.backoff }),
+    ...(options.ranks !== undefined && { ranks: options.ranks }),
+  };
+}

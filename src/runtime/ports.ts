@@ -1,0 +1,129 @@
+/**
+ * Ports: one interface per kind of effect. Machines and the simulation see the world only
+ * through these; `src/runtime` holds the Node implementations, `src/sim` the simulated ones.
+ *
+ * @example
+ * ```ts
+ * const clock: Clock = nodeClock();
+ * const handle = clock.setTimeout(() => console.log("tick"), 1000);
+ * clock.clearTimeout(handle);
+ * ```
+ */
+
+/** Time. Compatible with XState's `clock` option, plus `now()` in milliseconds. */
+export interface Clock {
+  now(): number;
+  setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+/** Randomness and ids. One seeded source in the simulation, `crypto` in Node. */
+export interface Entropy {
+  /** A float in [0, 1). */
+  random(): number;
+  /** A URL-safe id of `size` characters (default 21). */
+  id(size?: number): string;
+  /** `n` random bytes (nonces, secrets). */
+  bytes(n: number): Uint8Array;
+}
+
+/**
+ * One end of a message connection: text frames in order, a close with a code and reason,
+ * and a liveness probe. `onClose` fires exactly once, whichever side closed.
+ */
+export interface Link {
+  /** Unique among the links of one listener (or one client). */
+  readonly id: string;
+  /** Where the other end is, for logs ("127.0.0.1:51234", "memory:3"). */
+  readonly remote: string;
+  /** Bytes queued for sending and not yet written; used for backpressure. */
+  readonly bufferedAmount: number;
+  send(frame: string): void;
+  close(code: number, reason: string): void;
+  /** Ask the other end to prove it is alive; an answer arrives through `onPong`. */
+  ping(): void;
+  onFrame(handler: (frame: string) => void): void;
+  onPong(handler: () => void): void;
+  onClose(handler: (code: number, reason: string) => void): void;
+}
+
+export interface ListenOptions {
+  /** Frames larger than this are refused before parsing and the link closed with 4004. */
+  maxFrameBytes?: number;
+}
+
+export interface Listener {
+  /** The address clients connect to (for ws: `ws://127.0.0.1:PORT`). */
+  readonly address: string;
+  onConnection(handler: (link: Link) => void): void;
+  /** Stops accepting and closes every open link with code 1001. */
+  close(): Promise<void>;
+}
+
+/** Networking: a listener for the coordinator, connect for workers. */
+export interface Net {
+  listen(address: string, options?: ListenOptions): Promise<Listener>;
+  connect(address: string, options?: ListenOptions): Promise<Link>;
+}
+
+/** Signals the engine sends. `0` probes existence without signalling. */
+export type Signal = "SIGTERM" | "SIGKILL" | "SIGINT" | 0;
+
+/** What a signal call did: delivered, no such process (group), or not permitted. */
+export type SignalOutcome = "ok" | "ESRCH" | "EPERM";
+
+/** A process's state as the process table reports it. A zombie counts as dead. */
+export type ProcState = "running" | "sleeping" | "disk-sleep" | "stopped" | "zombie" | "dead";
+
+export interface ProcInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  state: ProcState;
+  argv: string[];
+}
+
+export interface SpawnOptions {
+  argv: [string, ...string[]];
+  env?: Record<string, string>;
+  cwd?: string;
+  /** File that receives stdout and stderr; when absent they are inherited. */
+  logFile?: string;
+  /** Start the process as the leader of a new process group (setsid-like `detached`). */
+  newGroup?: boolean;
+}
+
+export interface ProcExit {
+  code: number | null;
+  signal: string | null;
+}
+
+export interface ProcHandle {
+  readonly pid: number;
+  /** Settles when the process has exited and been reaped. */
+  readonly exited: Promise<ProcExit>;
+}
+
+/** Processes: spawn, signal by pid or group, and read the process table. */
+export interface Procs {
+  readonly selfPid: number;
+  spawn(options: SpawnOptions): ProcHandle;
+  signal(pid: number, signal: Signal): SignalOutcome;
+  signalGroup(pgid: number, signal: Signal): SignalOutcome;
+  /** The process table's entry for `pid`, or undefined when there is none. */
+  inspect(pid: number): ProcInfo | undefined;
+  /** Every process in the table. */
+  list(): ProcInfo[];
+}
+
+/** Files: atomic writes (temp + fsync + rename, mode 0600), reads, listing, removal. */
+export interface Files {
+  writeAtomic(path: string, data: string | Uint8Array, mode?: number): Promise<void>;
+  /** The file's text, or undefined when it does not exist. */
+  read(path: string): Promise<string | undefined>;
+  /** Names (not paths) of the entries of `dir`; empty when `dir` does not exist. */
+  list(dir: string): Promise<string[]>;
+  /** Removes a file; no error when it is already gone. */
+  remove(path: string): Promise<void>;
+  mkdirp(dir: string): Promise<void>;
+}
