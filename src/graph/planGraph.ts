@@ -1,0 +1,322 @@
+import { GraphError } from "../errors.ts";
+import { canonicalJson } from "./canonicalJson.ts";
+import { canTake } from "./canTake.ts";
+import type { Backoff, JobSpec, PlannedJob, Resources } from "./job.ts";
+import { jobId } from "./jobId.ts";
+import { toJson } from "./toJson.ts";
+
+/**
+ * A validated graph, ready to schedule.
+ *
+ * @example
+ * ```ts
+ * const plan = planGraph([parse], { versionOf: () => "1" });
+ * for (const planned of plan.jobs.values()) console.log(planned.id, planned.kind, planned.deps);
+ * ```
+ */
+export interface Plan {
+  /** Every job once, by id, in topological order: dependencies before dependents. */
+  jobs: Map<string, PlannedJob>;
+  /** The id planning gave a job of the graph; throws `BAD_JOB` for a job not in it. */
+  idOf(spec: JobSpec): string;
+}
+
+/**
+ * What `planGraph` needs to know beyond the jobs.
+ *
+ * @example
+ * ```ts
+ * const options: PlanOptions = {
+ *   versionOf: (kind) => jobModule.handlers[kind]?.version,
+ *   workers: [{ cpus: 8, memory: 16384 }, { cpus: 4, gpus: 1, memory: 8192 }],
+ * };
+ * ```
+ */
+export interface PlanOptions {
+  /** The handler's version for a kind, or `undefined` when the job module has no such kind. */
+  versionOf: (kind: string) => string | undefined;
+  /** What each configured worker offers; when given and non-empty, every job must fit one. */
+  workers?: readonly Resources[];
+}
+
+const DEFAULT_RETRIES = 3;
+const RESOURCE_KEYS: readonly string[] = ["cpus", "gpus", "memory"];
+const MAX_LISTED = 10;
+
+/**
+ * Plans a graph: walks `roots` and, transitively, the jobs they run `after`; validates
+ * every job; gives each its id (see `jobId`), dependencies first; and merges identical
+ * jobs (same id) into one. Nothing runs. Deep graphs are fine: a chain of 100,000 jobs is
+ * walked without recursion.
+ *
+ * Inputs are copied with `toJson` and `retries` defaults to 3. Every problem is a
+ * `GraphError` that says what to change:
+ * - `BAD_JOB`: something that is not a job in `roots` or `after`; a kind that is not a
+ *   non-empty string; `retries` not a non-negative integer; `ranks` not a positive
+ *   integer; a `requires` value that is negative or not a finite number, or a key other
+ *   than `cpus`, `gpus`, `memory`; a `backoff` with `initialMs`/`maxMs` not finite and
+ *   non-negative or `factor` not finite and at least 1; two identical jobs (same id) with
+ *   different options (`requires`, `retries`, `backoff`, `ranks`).
+ * - `GRAPH_CYCLE`: a job that (through `after`) runs after itself, possible only when
+ *   `after` arrays are mutated after `job()`; found by object identity.
+ * - `UNKNOWN_KIND`: every kind `versionOf` does not know, with how many jobs use it.
+ * - `NOT_JSON`: an input that is not JSON (see `toJson`).
+ * - `UNSATISFIABLE`: when `workers` is non-empty, a job that no worker can take by
+ *   `canTake` — a resource missing on either side counts as 0, so a worker that does not
+ *   declare `gpus` takes no job that needs one.
+ *
+ * @example
+ * ```ts
+ * const fetch = job("fetch", { url: "https://example.org" });
+ * const parse = job("parse", { strict: true }, { after: [fetch, fetch] });
+ * const plan = planGraph([parse], { versionOf: (kind) => handlers[kind]?.version });
+ * [...plan.jobs.values()].map((j) => j.kind); // ["fetch", "parse"]
+ * plan.jobs.get(plan.idOf(parse))?.deps; // [plan.idOf(fetch)]
+ * ```
+ */
+export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan {
+  const order = walk(roots);
+  const versions = versionsOf(order, options.versionOf);
+  const ids = new Map<JobSpec, string>();
+  const jobs = new Map<string, PlannedJob>();
+  for (const spec of order) {
+    const deps = [...new Set(spec.after.map((dep) => ids.get(dep)!))];
+    const input = toJson(spec.input, `input of job "${spec.kind}"`);
+    const id = jobId(spec.kind, input, deps, versions.get(spec.kind)!);
+    ids.set(spec, id);
+    const planned: PlannedJob = {
+      id,
+      kind: spec.kind,
+      input,
+      deps,
+      requires: { ...spec.requires },
+      retries: spec.retries ?? DEFAULT_RETRIES,
+      ...(spec.backoff !== undefined && { backoff: { ...spec.backoff } }),
+      ...(spec.ranks !== undefined && { ranks: spec.ranks }),
+    };
+    const same = jobs.get(id);
+    if (same === undefined) jobs.set(id, planned);
+    else if (optionsKey(same) !== optionsKey(planned)) throw conflict(spec, same, planned);
+  }
+  if (options.workers !== undefined && options.workers.length > 0) {
+    checkSatisfiable(jobs, options.workers);
+  }
+  return {
+    jobs,
+    idOf(spec) {
+      const id = ids.get(spec);
+      if (id !== undefined) return id;
+      throw new GraphError(
+        "BAD_JOB",
+        `Job ${label(spec)} is not part of this plan; plan a graph that contains it.`,
+        [spec.kind],
+      );
+    },
+  };
+}
+
+/** Depth-first walk by object identity; returns every job once, dependencies first. */
+function walk(roots: readonly JobSpec[]): JobSpec[] {
+  if (!Array.isArray(roots)) {
+    throw bad(`The graph is ${preview(roots)}; pass an array of jobs made with job().`);
+  }
+  const order: JobSpec[] = [];
+  const seen = new Set<unknown>();
+  const onPath = new Set<unknown>();
+  const path: { spec: JobSpec; next: number }[] = [];
+  const enter = (spec: unknown, from: () => string) => {
+    checkSpec(spec, from);
+    seen.add(spec);
+    onPath.add(spec);
+    path.push({ spec, next: 0 });
+  };
+  roots.forEach((root, i) => {
+    if (seen.has(root)) return;
+    enter(root, () => `roots[${i}]`);
+    while (path.length > 0) {
+      const frame = path[path.length - 1]!;
+      const { spec } = frame;
+      if (frame.next === spec.after.length) {
+        path.pop();
+        onPath.delete(spec);
+        order.push(spec);
+        continue;
+      }
+      const at = frame.next++;
+      const dep: unknown = spec.after[at];
+      if (onPath.has(dep)) throw cycle(path, dep as JobSpec);
+      if (!seen.has(dep)) enter(dep, () => `after[${at}] of job ${label(spec)}`);
+    }
+  });
+  return order;
+}
+
+function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
+  if (typeof spec !== "object" || spec === null) {
+    throw bad(
+      `${from()} is ${preview(spec)}, not a job; make jobs with job(kind, input, options).`,
+    );
+  }
+  const { kind, after, requires, retries, ranks, backoff } = spec as Partial<JobSpec>;
+  if (typeof kind !== "string" || kind === "") {
+    throw bad(
+      `The job at ${from()} has kind ${preview(kind)}; a kind must be a non-empty string ` +
+        "naming a handler of the job module.",
+    );
+  }
+  const invalid = (what: string, rule: string) =>
+    bad(`Job ${label(spec as JobSpec)} has ${what}; ${rule}.`, [kind]);
+  if (!Array.isArray(after)) {
+    throw invalid(`after ${preview(after)}`, "after must be an array of jobs");
+  }
+  if (typeof requires !== "object" || requires === null) {
+    throw invalid(`requires ${preview(requires)}`, "requires must be an object");
+  }
+  for (const [key, value] of Object.entries(requires)) {
+    if (!RESOURCE_KEYS.includes(key)) {
+      throw invalid(`requires.${key}`, "the resources a job can require are cpus, gpus, memory");
+    }
+    if (value !== undefined && !isAtLeast(value, 0)) {
+      throw invalid(`requires.${key} ${preview(value)}`, "it must be a finite number ≥ 0");
+    }
+  }
+  if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0)) {
+    throw invalid(`retries ${preview(retries)}`, "retries must be an integer ≥ 0 (0: no retry)");
+  }
+  if (ranks !== undefined && !(Number.isInteger(ranks) && ranks >= 1)) {
+    throw invalid(`ranks ${preview(ranks)}`, "ranks must be an integer ≥ 1");
+  }
+  if (backoff !== undefined) checkBackoff(backoff, invalid);
+}
+
+function checkBackoff(backoff: Backoff, invalid: (what: string, rule: string) => GraphError): void {
+  if (typeof backoff !== "object" || backoff === null) {
+    throw invalid(`backoff ${preview(backoff)}`, "backoff must be { initialMs, factor?, maxMs? }");
+  }
+  const { initialMs, factor, maxMs } = backoff;
+  if (!isAtLeast(initialMs, 0)) {
+    throw invalid(`backoff.initialMs ${preview(initialMs)}`, "it must be a finite number ≥ 0");
+  }
+  if (factor !== undefined && !isAtLeast(factor, 1)) {
+    throw invalid(`backoff.factor ${preview(factor)}`, "it must be a finite number ≥ 1");
+  }
+  if (maxMs !== undefined && !isAtLeast(maxMs, 0)) {
+    throw invalid(`backoff.maxMs ${preview(maxMs)}`, "it must be a finite number ≥ 0");
+  }
+}
+
+function isAtLeast(value: unknown, min: number): boolean {
+  return typeof value === "number" && Number.isFinite(value) && value >= min;
+}
+
+/** The version of every kind in the graph; throws `UNKNOWN_KIND` listing every unknown one. */
+function versionsOf(
+  order: readonly JobSpec[],
+  versionOf: (kind: string) => string | undefined,
+): Map<string, string> {
+  const versions = new Map<string, string>();
+  const unknown = new Map<string, number>();
+  for (const { kind } of order) {
+    if (versions.has(kind)) continue;
+    const count = unknown.get(kind);
+    if (count !== undefined) {
+      unknown.set(kind, count + 1);
+      continue;
+    }
+    const version = versionOf(kind);
+    if (version === undefined) unknown.set(kind, 1);
+    else versions.set(kind, version);
+  }
+  if (unknown.size === 0) return versions;
+  const list = [...unknown].map(([kind, n]) => `"${kind}" (${n} ${n === 1 ? "job" : "jobs"})`);
+  const message =
+    unknown.size === 1
+      ? `Unknown job kind ${list[0]}. Add a handler for it to the job module, or fix the kind.`
+      : `Unknown job kinds ${list.join(", ")}. Add handlers for them to the job module, ` +
+        "or fix the kinds.";
+  throw new GraphError("UNKNOWN_KIND", message, [...unknown.keys()]);
+}
+
+function checkSatisfiable(jobs: Map<string, PlannedJob>, workers: readonly Resources[]): void {
+  const stuck = [...jobs.values()].filter((j) => !workers.some((w) => canTake(w, j.requires)));
+  if (stuck.length === 0) return;
+  const listed = stuck
+    .slice(0, MAX_LISTED)
+    .map((j) => `  job ${j.id} (${label(j)}) requires ${formatResources(j.requires)}`);
+  if (stuck.length > MAX_LISTED) listed.push(`  … and ${stuck.length - MAX_LISTED} more`);
+  const offers = [...new Set(workers.map((w) => `  ${formatResources(w)}`))];
+  throw new GraphError(
+    "UNSATISFIABLE",
+    `No configured worker can take ${stuck.length === 1 ? "this job" : `these ${stuck.length} jobs`}:\n` +
+      `${listed.join("\n")}\n` +
+      `The workers offer:\n${offers.join("\n")}\n` +
+      "Lower what the job requires, or configure a worker that offers enough " +
+      "(a resource a worker does not declare counts as 0).",
+    stuck.map((j) => j.id),
+  );
+}
+
+function formatResources(r: Resources): string {
+  return `cpus ${r.cpus ?? 0}, gpus ${r.gpus ?? 0}, memory ${r.memory ?? 0} MiB`;
+}
+
+/** What must agree between two jobs merged because they have the same id. */
+function optionsKey(job: PlannedJob): string {
+  const { requires: r, backoff: b } = job;
+  return canonicalJson([
+    [r.cpus ?? 0, r.gpus ?? 0, r.memory ?? 0],
+    job.retries,
+    job.ranks ?? null,
+    b === undefined ? null : [b.initialMs, b.factor ?? null, b.maxMs ?? null],
+  ]);
+}
+
+function conflict(spec: JobSpec, first: PlannedJob, second: PlannedJob): GraphError {
+  const show = (j: PlannedJob) =>
+    `requires ${formatResources(j.requires)}; retries ${j.retries}; ` +
+    `ranks ${j.ranks ?? "none"}; backoff ${j.backoff === undefined ? "none" : preview(j.backoff)}`;
+  return bad(
+    `Job ${label(spec)} appears twice with different options:\n  ${show(first)}\n  ` +
+      `${show(second)}\nIdentical jobs are merged into one (id ${first.id}); give both the ` +
+      "same options, or make them differ in kind, input or dependencies.",
+    [first.id],
+  );
+}
+
+function cycle(path: readonly { spec: JobSpec }[], back: JobSpec): GraphError {
+  const from = path.findIndex((frame) => frame.spec === back);
+  const specs = [...path.slice(from).map((frame) => frame.spec), back];
+  return new GraphError(
+    "GRAPH_CYCLE",
+    `The graph has a cycle (each job runs after the next): ${specs.map(label).join(" → ")}. ` +
+      "A job cannot run after itself; remove one of these jobs from the other's after.",
+    [...new Set(specs.map((spec) => spec.kind))],
+  );
+}
+
+function bad(message: string, jobs: readonly string[] = []): GraphError {
+  return new GraphError("BAD_JOB", message, jobs);
+}
+
+/** `kind` followed by a short preview of the input, unless the input is null. */
+function label(job: { kind: string; input: unknown }): string {
+  return job.input === null || job.input === undefined
+    ? job.kind
+    : `${job.kind} ${preview(job.input)}`;
+}
+
+/** A short, single-line rendering of any value, for messages. */
+function preview(value: unknown): string {
+  let text: string;
+  if (typeof value === "string") text = JSON.stringify(value);
+  else if (typeof value === "function") text = "a function";
+  else if (typeof value !== "object" || value === null) text = String(value);
+  else {
+    try {
+      text = JSON.stringify(value) ?? Object.prototype.toString.call(value);
+    } catch {
+      text = Object.prototype.toString.call(value);
+    }
+  }
+  return text.length > 40 ? `${text.slice(0, 39)}…` : text;
+}

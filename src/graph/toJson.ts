@@ -1,0 +1,155 @@
+import { GraphError } from "../errors.ts";
+import type { Json } from "./job.ts";
+
+/** State of one walk: the key taken at each depth and the container at each depth. */
+interface Walk {
+  readonly where: string;
+  readonly keys: (string | number)[];
+  readonly parents: object[];
+  readonly onPath: Set<object>;
+}
+
+/** How to turn common non-JSON objects into JSON, by constructor name. */
+const HINTS: Readonly<Record<string, string>> = {
+  Date: "convert it first, e.g. with date.toISOString()",
+  Map: "convert it first, e.g. with Object.fromEntries(map)",
+  Set: "convert it first, e.g. with [...set]",
+};
+
+/**
+ * Checks that a value is JSON and returns a copy of it made of plain objects and arrays.
+ * One recursive walk, no `JSON.stringify` round-trip, so it is cheap enough for every
+ * input and every handler result.
+ *
+ * Accepted: `null`, booleans, finite numbers, strings, arrays and plain objects (prototype
+ * `Object.prototype` or `null`). Object properties whose value is `undefined` are dropped,
+ * as `JSON.stringify` does; own symbol keys are ignored. Anything else throws a
+ * `GraphError` with code `NOT_JSON` naming `where`, the path inside the value and what is
+ * wrong there: a function, a BigInt, a symbol, `undefined` at the top level or in an array
+ * (holes included), NaN or ±Infinity, a cyclic reference, or a non-plain object (Date,
+ * Map, Set, Buffer, typed array, class instance), named by its constructor. A shared but
+ * acyclic reference is fine: it is copied at each place it appears.
+ *
+ * @param where - what the value is, as a lowercase noun phrase, e.g. `input of job "parse"`.
+ *
+ * @example
+ * ```ts
+ * toJson({ n: 1, skip: undefined }, 'input of job "parse"'); // { n: 1 }
+ * toJson({ items: [{ fn: () => 1 }] }, 'input of job "parse"');
+ * // GraphError NOT_JSON: The input of job "parse" is not JSON: $.items[0].fn is a function. …
+ * ```
+ */
+export function toJson(value: unknown, where: string): Json {
+  if (value === undefined) {
+    throw notJson(where, "$", "is undefined; use null for no value");
+  }
+  return copy(value, { where, keys: [], parents: [], onPath: new Set() }, 0);
+}
+
+function copy(value: unknown, walk: Walk, depth: number): Json {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      if (Number.isFinite(value)) return value;
+      throw fail(walk, depth, `is ${value}; JSON has no NaN or Infinity, use null or a string`);
+    case "object":
+      return value === null ? null : copyObject(value, walk, depth);
+    case "undefined":
+      throw fail(walk, depth, "is undefined; use null for no value");
+    case "bigint":
+      throw fail(walk, depth, `is a BigInt (${value}n); use a number or a string`);
+    case "symbol":
+      throw fail(walk, depth, `is a symbol (${value.toString()})`);
+    case "function":
+      throw fail(walk, depth, "is a function");
+  }
+}
+
+function copyObject(value: object, walk: Walk, depth: number): Json {
+  if (walk.onPath.has(value)) {
+    const target = pathOf(walk.keys, walk.parents.lastIndexOf(value, depth - 1));
+    throw fail(walk, depth, `is a cyclic reference to ${target}`);
+  }
+  const array = Array.isArray(value);
+  if (!array && !isPlainObject(value)) {
+    throw fail(walk, depth, nonPlain(value));
+  }
+  walk.parents[depth] = value;
+  walk.onPath.add(value);
+  const out = array ? copyArray(value, walk, depth) : copyProperties(value, walk, depth);
+  walk.onPath.delete(value);
+  return out;
+}
+
+function copyArray(value: readonly unknown[], walk: Walk, depth: number): Json[] {
+  const out: Json[] = [];
+  for (let i = 0; i < value.length; i++) {
+    walk.keys[depth] = i;
+    out.push(copy(value[i], walk, depth + 1));
+  }
+  return out;
+}
+
+function copyProperties(value: object, walk: Walk, depth: number): { [key: string]: Json } {
+  const out: { [key: string]: Json } = {};
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item === undefined) continue;
+    walk.keys[depth] = key;
+    const json = copy(item, walk, depth + 1);
+    if (key === "__proto__") {
+      Object.defineProperty(out, key, {
+        value: json,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else {
+      out[key] = json;
+    }
+  }
+  return out;
+}
+
+function isPlainObject(value: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === null || proto === Object.prototype;
+}
+
+function nonPlain(value: object): string {
+  const proto = Object.getPrototypeOf(value) as { constructor?: unknown };
+  const ctor = Object.hasOwn(proto, "constructor") ? proto.constructor : undefined;
+  const name = typeof ctor === "function" && ctor.name !== "" ? ctor.name : undefined;
+  if (name === undefined) return "is an object with a custom prototype, not a plain object";
+  const hint = ArrayBuffer.isView(value)
+    ? "convert it first, e.g. with Array.from(bytes) or a base64 string"
+    : HINTS[name];
+  return `is an instance of ${name}, not a plain object${hint === undefined ? "" : `; ${hint}`}`;
+}
+
+function fail(walk: Walk, depth: number, what: string): GraphError {
+  return notJson(walk.where, pathOf(walk.keys, depth), what);
+}
+
+function notJson(where: string, path: string, what: string): GraphError {
+  return new GraphError(
+    "NOT_JSON",
+    `The ${where} is not JSON: ${path} ${what}. ` +
+      "Inputs and results may hold only null, booleans, finite numbers, strings, arrays " +
+      "and plain objects.",
+  );
+}
+
+/** Renders the first `depth` keys as a path: `$.items[3].fn`, `$["a b"]`. */
+function pathOf(keys: readonly (string | number)[], depth: number): string {
+  let path = "$";
+  for (let i = 0; i < depth; i++) {
+    const key = keys[i];
+    if (typeof key === "number") path += `[${key}]`;
+    else if (key !== undefined && /^[A-Za-z_$][\w$]*$/.test(key)) path += `.${key}`;
+    else path += `[${JSON.stringify(key)}]`;
+  }
+  return path;
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { job } from "../../src/graph/job.ts";
+import { jobId } from "../../src/graph/jobId.ts";
+import { planGraph } from "../../src/graph/planGraph.ts";
+
+describe("jobId", () => {
+  it("is 16 hex digits", () => {
+    expect(jobId("fetch", { url: "https://example.org" }, [], "1")).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it("is stable across runs and machines", () => {
+    expect(jobId("fetch", { url: "https://example.org" }, [], "1")).toBe("eba860ca133034df");
+    expect(jobId("parse", { strict: true }, ["0123456789abcdef"], "2")).toBe("3faf2fb2e166ce7b");
+  });
+
+  it("does not depend on the key order of the input", () => {
+    expect(jobId("k", { a: 1, b: { c: 2, d: 3 } }, [], "1")).toBe(
+      jobId("k", { b: { d: 3, c: 2 }, a: 1 }, [], "1"),
+    );
+  });
+
+  it("does not depend on the order of deps, nor on repeated deps", () => {
+    const id = jobId("k", null, ["b", "a", "c"], "1");
+    expect(jobId("k", null, ["c", "b", "a"], "1")).toBe(id);
+    expect(jobId("k", null, ["a", "c", "b", "a"], "1")).toBe(id);
+  });
+
+  it("changes with the version, the kind, the input and the deps", () => {
+    const id = jobId("k", { n: 1 }, ["a"], "1");
+    expect(jobId("k", { n: 1 }, ["a"], "2")).not.toBe(id);
+    expect(jobId("j", { n: 1 }, ["a"], "1")).not.toBe(id);
+    expect(jobId("k", { n: 2 }, ["a"], "1")).not.toBe(id);
+    expect(jobId("k", { n: 1 }, ["b"], "1")).not.toBe(id);
+    expect(jobId("k", { n: 1 }, [], "1")).not.toBe(id);
+  });
+
+  it("keeps its parts apart", () => {
+    expect(jobId("ab", "c", [], "1")).not.toBe(jobId("a", "bc", [], "1"));
+    expect(jobId("k", "1", [], "1")).not.toBe(jobId("k", 1, [], "1"));
+    expect(jobId("k", null, ["a,b"], "1")).not.toBe(jobId("k", null, ["a", "b"], "1"));
+  });
+
+  it("merges identical jobs of a graph into one", () => {
+    const a = job("fetch", { url: "x", n: 1 });
+    const b = job("fetch", { n: 1, url: "x" });
+    const plan = planGraph([job("parse", null, { after: [a, b] })], { versionOf: () => "1" });
+    expect(plan.idOf(a)).toBe(plan.idOf(b));
+    expect(plan.jobs.size).toBe(2);
+  });
+});

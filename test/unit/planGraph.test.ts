@@ -1,0 +1,267 @@
+import { describe, expect, it } from "vitest";
+import { GraphError } from "../../src/errors.ts";
+import { type JobSpec, job } from "../../src/graph/job.ts";
+import { type PlanOptions, planGraph } from "../../src/graph/planGraph.ts";
+
+const versions: Record<string, string> = { fetch: "1", parse: "1", train: "2", step: "1" };
+const known: PlanOptions = { versionOf: (kind) => versions[kind] };
+
+function errorOf(roots: readonly JobSpec[], options: PlanOptions = known): GraphError {
+  try {
+    planGraph(roots, options);
+  } catch (err) {
+    expect(err).toBeInstanceOf(GraphError);
+    return err as GraphError;
+  }
+  throw new Error("expected planGraph to throw");
+}
+
+function badJob(spec: unknown): string {
+  const err = errorOf([spec as JobSpec]);
+  expect(err.code).toBe("BAD_JOB");
+  return err.message;
+}
+
+describe("planGraph", () => {
+  it("plans jobs with their ids, deps, copied inputs and default retries", () => {
+    const input = { url: "https://example.org" };
+    const fetch = job("fetch", input, { requires: { cpus: 1 } });
+    const parse = job("parse", { strict: true }, { after: [fetch], retries: 0, ranks: 2 });
+    const plan = planGraph([parse], known);
+    const fetched = plan.jobs.get(plan.idOf(fetch))!;
+    expect(fetched).toEqual({
+      id: plan.idOf(fetch),
+      kind: "fetch",
+      input,
+      deps: [],
+      requires: { cpus: 1 },
+      retries: 3,
+    });
+    expect(fetched.input).not.toBe(input);
+    expect(plan.jobs.get(plan.idOf(parse))).toEqual({
+      id: plan.idOf(parse),
+      kind: "parse",
+      input: { strict: true },
+      deps: [plan.idOf(fetch)],
+      requires: {},
+      retries: 0,
+      ranks: 2,
+    });
+  });
+
+  it("keeps the backoff", () => {
+    const spec = job("fetch", 1, { backoff: { initialMs: 100, factor: 2, maxMs: 1000 } });
+    const plan = planGraph([spec], known);
+    expect(plan.jobs.get(plan.idOf(spec))!.backoff).toEqual({
+      initialMs: 100,
+      factor: 2,
+      maxMs: 1000,
+    });
+  });
+
+  it("lists jobs in topological order, dependencies first", () => {
+    const a = job("fetch", "a");
+    const b = job("fetch", "b", { after: [a] });
+    const c = job("parse", "c", { after: [a] });
+    const d = job("parse", "d", { after: [c, b] });
+    const e = job("train", "e", { after: [d, a] });
+    const plan = planGraph([e, c], known);
+    const order = [...plan.jobs.keys()];
+    expect(order).toHaveLength(5);
+    for (const [index, id] of order.entries()) {
+      for (const dep of plan.jobs.get(id)!.deps) expect(order.indexOf(dep)).toBeLessThan(index);
+    }
+    expect(order.at(-1)).toBe(plan.idOf(e));
+  });
+
+  it("merges identical jobs, also when they are distinct objects", () => {
+    const a1 = job("fetch", { url: "x" });
+    const a2 = job("fetch", { url: "x" });
+    const b1 = job("parse", null, { after: [a1] });
+    const b2 = job("parse", null, { after: [a2, a1] });
+    const plan = planGraph([b1, b2, a2], known);
+    expect(plan.jobs.size).toBe(2);
+    expect(plan.idOf(a1)).toBe(plan.idOf(a2));
+    expect(plan.idOf(b1)).toBe(plan.idOf(b2));
+    expect(plan.jobs.get(plan.idOf(b2))!.deps).toEqual([plan.idOf(a1)]);
+  });
+
+  it("gives a job a new id when its handler's version changes", () => {
+    const spec = job("parse", { strict: true });
+    const before = planGraph([spec], known).idOf(spec);
+    expect(planGraph([spec], { versionOf: () => "2" }).idOf(spec)).not.toBe(before);
+  });
+
+  it("rejects merging identical jobs with different options", () => {
+    const err = errorOf([job("fetch", "x", { retries: 1 }), job("fetch", "x", { retries: 5 })]);
+    expect(err.code).toBe("BAD_JOB");
+    expect(err.message).toMatch(/^Job fetch "x" appears twice with different options:\n/);
+    expect(err.message).toContain(
+      "  requires cpus 0, gpus 0, memory 0 MiB; retries 1; ranks none; backoff none\n" +
+        "  requires cpus 0, gpus 0, memory 0 MiB; retries 5; ranks none; backoff none\n",
+    );
+    expect(err.message).toMatch(/Identical jobs are merged into one \(id [0-9a-f]{16}\)/);
+  });
+
+  it("accepts identical jobs whose options differ only in spelling", () => {
+    const plan = planGraph(
+      [job("fetch", "x", { requires: { gpus: 0 } }), job("fetch", "x")],
+      known,
+    );
+    expect(plan.jobs.size).toBe(1);
+  });
+
+  it("names every unknown kind and how many jobs use it", () => {
+    const one = errorOf([job("fetch", 1, { after: [job("fecth", 1), job("fecth", 2)] })]);
+    expect(one.code).toBe("UNKNOWN_KIND");
+    expect(one.message).toBe(
+      'Unknown job kind "fecth" (2 jobs). Add a handler for it to the job module, or fix the kind.',
+    );
+    expect(one.jobs).toEqual(["fecth"]);
+    const two = errorOf([job("prase", 1, { after: [job("fecth", 1)] }), job("prase", 2)]);
+    expect(two.message).toBe(
+      'Unknown job kinds "fecth" (1 job), "prase" (2 jobs). Add handlers for them to the job ' +
+        "module, or fix the kinds.",
+    );
+  });
+
+  it("rejects a cycle made by mutating after, printing it with kinds and inputs", () => {
+    const a = job("fetch", { url: "x" });
+    const b = job("parse", null, { after: [a] });
+    const c = job("train", { epochs: 3 }, { after: [b] });
+    (a.after as JobSpec[]).push(c);
+    const err = errorOf([job("step", 0, { after: [c] })]);
+    expect(err.code).toBe("GRAPH_CYCLE");
+    expect(err.message).toBe(
+      'The graph has a cycle (each job runs after the next): train {"epochs":3} → parse → ' +
+        'fetch {"url":"x"} → train {"epochs":3}. A job cannot run after itself; remove one ' +
+        "of these jobs from the other's after.",
+    );
+    expect(err.jobs).toEqual(["train", "parse", "fetch"]);
+  });
+
+  it("rejects a job that runs after itself", () => {
+    const a = job("fetch", "x");
+    (a.after as JobSpec[]).push(a);
+    expect(errorOf([a]).message).toMatch(/: fetch "x" → fetch "x"\. /);
+  });
+
+  it("shortens long inputs in messages", () => {
+    const a = job("fetch", { text: "y".repeat(100) });
+    (a.after as JobSpec[]).push(a);
+    expect(errorOf([a]).message).toContain(`fetch {"text":"${"y".repeat(30)}… → `);
+  });
+
+  it("rejects an input that is not JSON, naming the job and the path", () => {
+    const err = errorOf([job("parse", { items: [{ fn: () => 1 }] })]);
+    expect(err.code).toBe("NOT_JSON");
+    expect(err.message).toMatch(
+      /^The input of job "parse" is not JSON: \$\.items\[0\]\.fn is a function\./,
+    );
+  });
+
+  it("rejects a job no worker can take, naming it, its needs and every distinct offer", () => {
+    const train = job("train", { epochs: 3 }, { requires: { cpus: 4, gpus: 2 } });
+    const fits = job("fetch", 1, { requires: { cpus: 2, memory: 1024 } });
+    const workers = [
+      { cpus: 8, memory: 4096 },
+      { cpus: 2, gpus: 1 },
+      { cpus: 8, memory: 4096 },
+    ];
+    const err = errorOf([train, fits], { ...known, workers });
+    expect(err.code).toBe("UNSATISFIABLE");
+    const id = planGraph([train], known).idOf(train);
+    expect(err.message).toBe(
+      "No configured worker can take this job:\n" +
+        `  job ${id} (train {"epochs":3}) requires cpus 4, gpus 2, memory 0 MiB\n` +
+        "The workers offer:\n" +
+        "  cpus 8, gpus 0, memory 4096 MiB\n" +
+        "  cpus 2, gpus 1, memory 0 MiB\n" +
+        "Lower what the job requires, or configure a worker that offers enough " +
+        "(a resource a worker does not declare counts as 0).",
+    );
+    expect(err.jobs).toEqual([id]);
+  });
+
+  it("lists at most ten jobs no worker can take", () => {
+    const jobs = Array.from({ length: 12 }, (_, i) => job("fetch", i, { requires: { gpus: 1 } }));
+    const err = errorOf(jobs, { ...known, workers: [{ cpus: 1 }] });
+    expect(err.message).toMatch(/^No configured worker can take these 12 jobs:\n/);
+    expect(err.message).toContain("\n  … and 2 more\n");
+    expect(err.jobs).toHaveLength(12);
+  });
+
+  it("checks resources only when workers are given", () => {
+    const spec = job("train", null, { requires: { gpus: 8 } });
+    expect(planGraph([spec], known).jobs.size).toBe(1);
+    expect(planGraph([spec], { ...known, workers: [] }).jobs.size).toBe(1);
+    expect(planGraph([spec], { ...known, workers: [{ gpus: 8 }] }).jobs.size).toBe(1);
+  });
+
+  it("rejects bad options with a message naming the job", () => {
+    expect(badJob(job("fetch", "x", { retries: -1 }))).toBe(
+      'Job fetch "x" has retries -1; retries must be an integer ≥ 0 (0: no retry).',
+    );
+    expect(badJob(job("fetch", null, { retries: 1.5 }))).toMatch(/^Job fetch has retries 1\.5;/);
+    expect(badJob(job("fetch", null, { ranks: 0 }))).toBe(
+      "Job fetch has ranks 0; ranks must be an integer ≥ 1.",
+    );
+    expect(badJob(job("fetch", null, { requires: { cpus: -1 } }))).toBe(
+      "Job fetch has requires.cpus -1; it must be a finite number ≥ 0.",
+    );
+    expect(badJob(job("fetch", null, { requires: { memory: Number.POSITIVE_INFINITY } }))).toMatch(
+      /^Job fetch has requires\.memory Infinity;/,
+    );
+    expect(badJob(job("fetch", null, { requires: { gpus: Number.NaN } }))).toMatch(
+      /^Job fetch has requires\.gpus NaN;/,
+    );
+    expect(badJob(job("fetch", null, { requires: { gpu: 1 } as never }))).toBe(
+      "Job fetch has requires.gpu; the resources a job can require are cpus, gpus, memory.",
+    );
+    expect(badJob(job("fetch", null, { backoff: { initialMs: -5 } }))).toMatch(
+      /^Job fetch has backoff\.initialMs -5; it must be a finite number ≥ 0\./,
+    );
+    expect(badJob(job("fetch", null, { backoff: { initialMs: 5, factor: 0.5 } }))).toMatch(
+      /^Job fetch has backoff\.factor 0\.5; it must be a finite number ≥ 1\./,
+    );
+    expect(badJob({ ...job("fetch"), after: "none" })).toBe(
+      'Job fetch has after "none"; after must be an array of jobs.',
+    );
+  });
+
+  it("rejects a kind that is not a non-empty string", () => {
+    expect(badJob(job(""))).toBe(
+      'The job at roots[0] has kind ""; a kind must be a non-empty string naming a handler of ' +
+        "the job module.",
+    );
+    expect(badJob(job(42 as never))).toMatch(/^The job at roots\[0\] has kind 42;/);
+  });
+
+  it("rejects something that is not a job, saying where it is", () => {
+    const parse = job("parse", { strict: true }, { after: [undefined as never] });
+    expect(badJob(parse)).toBe(
+      'after[0] of job parse {"strict":true} is undefined, not a job; make jobs with ' +
+        "job(kind, input, options).",
+    );
+  });
+
+  it("rejects idOf for a job that is not in the plan", () => {
+    const plan = planGraph([job("fetch", 1)], known);
+    expect(() => plan.idOf(job("fetch", 2))).toThrow(
+      "Job fetch 2 is not part of this plan; plan a graph that contains it.",
+    );
+  });
+
+  it("plans a chain of 100,000 jobs", () => {
+    const size = 100_000;
+    let last = job("step", 0);
+    const first = last;
+    for (let i = 1; i < size; i++) last = job("step", i, { after: [last] });
+    const started = performance.now();
+    const plan = planGraph([last], known);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(plan.jobs.size).toBe(size);
+    expect(plan.jobs.keys().next().value).toBe(plan.idOf(first));
+    expect(plan.jobs.get(plan.idOf(last))!.input).toBe(size - 1);
+  });
+});
