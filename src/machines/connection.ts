@@ -1,0 +1,420 @@
+import { type AnyActorRef, assign, emit, sendTo, setup } from "xstate";
+import type { Json, Resources } from "../graph/job.ts";
+import { CloseCode } from "../transport/closeCodes.ts";
+import type { ToCoordinator, ToWorker } from "../transport/frames.ts";
+import { describeRange, negotiate } from "../transport/protocolVersion.ts";
+import type { CoordinatorEvent } from "./coordinator.ts";
+import type { Outcome } from "./jobBoard.ts";
+
+type HelloFrame = Extract<ToCoordinator, { type: "hello" }>;
+type ResultFrame = Extract<ToCoordinator, { type: "result" }>;
+type ProgressFrame = Extract<ToCoordinator, { type: "progress" }>;
+
+/** Events of one worker connection: frames that arrived, and the coordinator's commands. */
+export type ConnectionEvent =
+  /** A hello frame; the runtime has already checked its proof (`authentic`). */
+  | { type: "HELLO"; frame: HelloFrame; authentic: boolean; welcomeProof: string }
+  | { type: "RESULT"; frame: ResultFrame }
+  | { type: "PROGRESS"; frame: ProgressFrame }
+  /** A frame that failed validation; the reason is sent back in the close. */
+  | { type: "BAD_FRAME"; reason: string }
+  | { type: "PONG" }
+  /** The link is closed (by either side); nothing more can be sent. */
+  | { type: "CLOSED"; code: number; reason: string }
+  | { type: "GRANT"; job: string; frame: Extract<ToWorker, { type: "job" }> }
+  | { type: "CANCEL_JOB"; job: string }
+  | { type: "RELEASE" }
+  | { type: "EXPIRE"; job: string };
+
+/** What the connection asks the runtime to do, and what it reports. */
+export type ConnectionEmitted =
+  | { type: "send"; frame: ToWorker }
+  | { type: "close"; code: number; reason: string }
+  | { type: "ping" }
+  | { type: "registered"; worker: string; protocol: number; resources: Resources }
+  | { type: "progress"; frame: ProgressFrame; worker: string }
+  | { type: "dropped"; job: string; reason: string };
+
+export interface ConnectionInput {
+  /** The link's id; the coordinator knows the connection by it. */
+  conn: string;
+  coordinator: AnyActorRef;
+  run: string;
+  nonce: string;
+  protocol: readonly [number, number];
+  /** The job module hash workers must report; absent: any. */
+  codeHash?: string;
+  helloTimeoutMs?: number;
+  heartbeatMs?: number;
+  deadAfterMs?: number;
+}
+
+interface ConnectionContext {
+  conn: string;
+  coordinator: AnyActorRef;
+  run: string;
+  nonce: string;
+  protocol: readonly [number, number];
+  codeHash: string | undefined;
+  helloTimeoutMs: number;
+  heartbeatMs: number;
+  deadAfterMs: number;
+  worker: string;
+  resources: Resources;
+  /** The job this connection holds, while busy. */
+  job: string | undefined;
+  closeCode: number;
+  closeReason: string;
+}
+
+function outcomeOf(frame: ResultFrame): Outcome {
+  if (frame.status === "completed") return { status: "completed", value: frame.value as Json };
+  if (frame.status === "failed") return { status: "failed", error: frame.error };
+  return { status: "blocked", needs: frame.needs };
+}
+
+/**
+ * One worker's socket as the coordinator sees it:
+ * `handshaking → (rejected | registered) ; registered: idle ⇄ busy ; → closing → closed`.
+ * It enforces the hello deadline, negotiates the protocol version, rejects with a 4xxx code
+ * and a reason a person can read, accepts a result only for the job it holds, and sends
+ * `WORKER_LOST` to the coordinator exactly once when it leaves `registered`, however it
+ * leaves. It does no I/O: the runtime carries out `send`, `close` and `ping`.
+ *
+ * @example
+ * ```ts
+ * const conn = createActor(connectionMachine, {
+ *   input: { conn: link.id, coordinator, run: "r1", nonce, protocol: PROTOCOL },
+ * });
+ * conn.on("send", ({ frame }) => link.send(encode(frame)));
+ * conn.start();
+ * ```
+ */
+export const connectionMachine = setup({
+  types: {
+    context: {} as ConnectionContext,
+    events: {} as ConnectionEvent,
+    input: {} as ConnectionInput,
+    emitted: {} as ConnectionEmitted,
+  },
+  delays: {
+    helloTimeout: ({ context }) => context.helloTimeoutMs,
+    heartbeat: ({ context }) => context.heartbeatMs,
+    deadAfter: ({ context }) => Math.max(context.deadAfterMs - context.heartbeatMs, 0),
+    closeWait: 5_000,
+  },
+  guards: {
+    noCommonVersion: ({ context, event }) =>
+      event.type === "HELLO" && negotiate(context.protocol, event.frame.protocol) === undefined,
+    notAuthentic: ({ event }) => event.type === "HELLO" && !event.authentic,
+    codeMismatch: ({ context, event }) =>
+      event.type === "HELLO" &&
+      context.codeHash !== undefined &&
+      event.frame.codeHash !== context.codeHash,
+    holdsJob: ({ context, event }) => event.type === "RESULT" && event.frame.job === context.job,
+    progressForHeldJob: ({ context, event }) =>
+      event.type === "PROGRESS" && event.frame.job === context.job,
+    cancelForHeldJob: ({ context, event }) =>
+      event.type === "CANCEL_JOB" && event.job === context.job,
+  },
+  actions: {
+    sendLease: sendTo(
+      ({ context }) => context.coordinator,
+      ({ context }): CoordinatorEvent => ({
+        type: "LEASE",
+        conn: context.conn,
+        worker: context.worker,
+        resources: context.resources,
+      }),
+    ),
+    sendResult: sendTo(
+      ({ context }) => context.coordinator,
+      ({ context, event }): CoordinatorEvent => {
+        const frame = (event as { frame: ResultFrame }).frame;
+        return { type: "RESULT", conn: context.conn, job: frame.job, outcome: outcomeOf(frame) };
+      },
+    ),
+    sendHeartbeat: sendTo(
+      ({ context }) => context.coordinator,
+      ({ context }): CoordinatorEvent => ({ type: "HEARTBEAT", conn: context.conn }),
+    ),
+    sendWorkerLost: sendTo(
+      ({ context }) => context.coordinator,
+      ({ context }): CoordinatorEvent => ({ type: "WORKER_LOST", conn: context.conn }),
+    ),
+    closeWith: assign((_, params: { code: number; reason: string }) => ({
+      closeCode: params.code,
+      closeReason: params.reason,
+    })),
+    emitClose: emit(({ context }) => ({
+      type: "close" as const,
+      code: context.closeCode,
+      reason: context.closeReason,
+    })),
+    dropResult: emit(({ context, event }) => ({
+      type: "dropped" as const,
+      job: event.type === "RESULT" ? event.frame.job : "",
+      reason: context.job === undefined ? "no job is held" : `this connection holds ${context.job}`,
+    })),
+  },
+}).createMachine({
+  id: "connection",
+  context: ({ input }) => ({
+    conn: input.conn,
+    coordinator: input.coordinator,
+    run: input.run,
+    nonce: input.nonce,
+    protocol: input.protocol,
+    codeHash: input.codeHash,
+    helloTimeoutMs: input.helloTimeoutMs ?? 10_000,
+    heartbeatMs: input.heartbeatMs ?? 5_000,
+    deadAfterMs: input.deadAfterMs ?? 20_000,
+    worker: "",
+    resources: {},
+    job: undefined,
+    closeCode: CloseCode.normal,
+    closeReason: "",
+  }),
+  initial: "handshaking",
+  states: {
+    handshaking: {
+      entry: emit(({ context }) => ({
+        type: "send" as const,
+        frame: { type: "challenge", nonce: context.nonce, protocol: [...context.protocol] },
+      })),
+      after: {
+        helloTimeout: {
+          target: "rejected",
+          actions: {
+            type: "closeWith",
+            params: ({ context }) => ({
+              code: CloseCode.helloTimeout,
+              reason: `no hello within ${context.helloTimeoutMs} ms of connecting`,
+            }),
+          },
+        },
+      },
+      on: {
+        HELLO: [
+          {
+            guard: "noCommonVersion",
+            target: "rejected",
+            actions: {
+              type: "closeWith",
+              params: ({ context, event }) => ({
+                code: CloseCode.versionMismatch,
+                reason: `no common protocol version: the coordinator speaks ${describeRange(context.protocol)}, the worker speaks ${describeRange(event.frame.protocol)}; install matching baton versions`,
+              }),
+            },
+          },
+          {
+            guard: "notAuthentic",
+            target: "rejected",
+            actions: {
+              type: "closeWith",
+              params: {
+                code: CloseCode.authFailed,
+                reason:
+                  "authentication failed: the worker's proof does not match this run's secret; give the worker the run's secret file",
+              },
+            },
+          },
+          {
+            guard: "codeMismatch",
+            target: "rejected",
+            actions: {
+              type: "closeWith",
+              params: ({ context, event }) => ({
+                code: CloseCode.codeMismatch,
+                reason: `job module mismatch: the coordinator runs code ${context.codeHash}, the worker loaded ${event.frame.codeHash}; deploy the same job module to every worker`,
+              }),
+            },
+          },
+          {
+            target: "registered",
+            actions: [
+              assign(({ event }) => ({ worker: event.frame.worker, resources: event.frame.resources })),
+              emit(({ context, event }) => ({
+                type: "send" as const,
+                frame: {
+                  type: "welcome",
+                  protocol: negotiate(context.protocol, event.frame.protocol)!,
+                  run: context.run,
+                  proof: event.welcomeProof,
+                },
+              })),
+              emit(({ context, event }) => ({
+                type: "registered" as const,
+                worker: event.frame.worker,
+                protocol: negotiate(context.protocol, event.frame.protocol)!,
+                resources: event.frame.resources,
+              })),
+            ],
+          },
+        ],
+        RESULT: {
+          target: "rejected",
+          actions: {
+            type: "closeWith",
+            params: {
+              code: CloseCode.protocolViolation,
+              reason: "protocol violation: a result frame before hello",
+            },
+          },
+        },
+        PROGRESS: {
+          target: "rejected",
+          actions: {
+            type: "closeWith",
+            params: {
+              code: CloseCode.protocolViolation,
+              reason: "protocol violation: a progress frame before hello",
+            },
+          },
+        },
+        BAD_FRAME: {
+          target: "rejected",
+          actions: {
+            type: "closeWith",
+            params: ({ event }) => ({ code: CloseCode.protocolViolation, reason: event.reason }),
+          },
+        },
+        RELEASE: {
+          target: "rejected",
+          actions: {
+            type: "closeWith",
+            params: { code: CloseCode.normal, reason: "the run is finished" },
+          },
+        },
+        CLOSED: "closed",
+      },
+    },
+    registered: {
+      type: "parallel",
+      exit: "sendWorkerLost",
+      on: {
+        HELLO: {
+          target: "closing",
+          actions: {
+            type: "closeWith",
+            params: {
+              code: CloseCode.protocolViolation,
+              reason: "protocol violation: a second hello on a registered connection",
+            },
+          },
+        },
+        BAD_FRAME: {
+          target: "closing",
+          actions: {
+            type: "closeWith",
+            params: ({ event }) => ({ code: CloseCode.protocolViolation, reason: event.reason }),
+          },
+        },
+        RELEASE: {
+          target: "closing",
+          actions: {
+            type: "closeWith",
+            params: { code: CloseCode.normal, reason: "the run is finished" },
+          },
+        },
+        EXPIRE: {
+          target: "closing",
+          actions: {
+            type: "closeWith",
+            params: ({ context, event }) => ({
+              code: CloseCode.leaseExpired,
+              reason: `lease of job ${event.job} expired: no heartbeat for ${context.deadAfterMs} ms`,
+            }),
+          },
+        },
+        CLOSED: "closed",
+      },
+      states: {
+        work: {
+          initial: "idle",
+          states: {
+            idle: {
+              entry: "sendLease",
+              on: {
+                GRANT: {
+                  target: "busy",
+                  actions: [
+                    assign(({ event }) => ({ job: event.job })),
+                    emit(({ event }) => ({ type: "send" as const, frame: event.frame })),
+                  ],
+                },
+                RESULT: { actions: "dropResult" },
+              },
+            },
+            busy: {
+              on: {
+                RESULT: [
+                  {
+                    guard: "holdsJob",
+                    target: "idle",
+                    actions: ["sendResult", assign({ job: undefined })],
+                  },
+                  { actions: "dropResult" },
+                ],
+                PROGRESS: {
+                  guard: "progressForHeldJob",
+                  actions: emit(({ context, event }) => ({
+                    type: "progress" as const,
+                    frame: (event as { frame: ProgressFrame }).frame,
+                    worker: context.worker,
+                  })),
+                },
+                CANCEL_JOB: {
+                  guard: "cancelForHeldJob",
+                  actions: emit(({ event }) => ({
+                    type: "send" as const,
+                    frame: { type: "cancel", job: (event as { job: string }).job },
+                  })),
+                },
+              },
+            },
+          },
+        },
+        liveness: {
+          initial: "alive",
+          states: {
+            alive: {
+              after: { heartbeat: { target: "probing", actions: emit({ type: "ping" as const }) } },
+            },
+            probing: {
+              on: {
+                PONG: {
+                  target: "alive",
+                  actions: "sendHeartbeat",
+                },
+              },
+              after: {
+                deadAfter: {
+                  target: "#connection.closing",
+                  actions: {
+                    type: "closeWith",
+                    params: ({ context }) => ({
+                      code: CloseCode.leaseExpired,
+                      reason: `no heartbeat for ${context.deadAfterMs} ms`,
+                    }),
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    closing: {
+      entry: "emitClose",
+      on: { CLOSED: "closed" },
+      after: { closeWait: "closed" },
+    },
+    rejected: {
+      entry: "emitClose",
+      on: { CLOSED: "closed" },
+      after: { closeWait: "closed" },
+    },
+    closed: { type: "final" },
+  },
+});

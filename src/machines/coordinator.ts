@@ -1,0 +1,137 @@
+import { enqueueActions, setup } from "xstate";
+import type { PlannedJob, Resources } from "../graph/job.ts";
+import {
+  type CoordinatorEffect,
+  JobBoard,
+  type JobBoardOptions,
+  type JobState,
+  type Outcome,
+  type TimerEvent,
+} from "./jobBoard.ts";
+
+/** Events the coordinator understands (DESIGN §4), plus its own timers. */
+export type CoordinatorEvent =
+  | { type: "LEASE"; conn: string; worker: string; resources: Resources }
+  | { type: "RESULT"; conn: string; job: string; outcome: Outcome }
+  | { type: "WORKER_LOST"; conn: string }
+  | { type: "HEARTBEAT"; conn: string }
+  | { type: "CANCEL"; reason?: string }
+  | { type: "SHUTDOWN"; reason?: string }
+  | TimerEvent;
+
+/** What the coordinator reports: its effects, and the end of the run. */
+export type CoordinatorEmitted =
+  | CoordinatorEffect
+  | { type: "run.finished"; counts: Record<JobState, number> };
+
+export interface CoordinatorInput extends JobBoardOptions {
+  jobs: Iterable<PlannedJob>;
+}
+
+/**
+ * The coordinator: one per run. It decides who runs what; the runtime carries out what it
+ * emits (`lease.granted`, `connection.released`, …). States: `running` until nothing is
+ * ready or running, `cancelling` after CANCEL until running jobs answer, then `done`, which
+ * is not final so that late workers are still told to stop.
+ *
+ * @example
+ * ```ts
+ * const coordinator = createActor(coordinatorMachine, { input: { jobs: plan.jobs.values() } });
+ * coordinator.on("lease.granted", ({ conn, job }) => sendJob(conn, job));
+ * coordinator.start();
+ * coordinator.send({ type: "LEASE", conn: "c1", worker: "w1", resources: { cpus: 1 } });
+ * ```
+ */
+export const coordinatorMachine = setup({
+  types: {
+    context: {} as { board: JobBoard },
+    events: {} as CoordinatorEvent,
+    input: {} as CoordinatorInput,
+    emitted: {} as CoordinatorEmitted,
+  },
+  actions: {
+    apply: enqueueActions(({ context, event, enqueue }) => {
+      const board = context.board;
+      switch (event.type) {
+        case "LEASE":
+          board.lease(event.conn, event.worker, event.resources);
+          break;
+        case "RESULT":
+          board.result(event.conn, event.job, event.outcome);
+          break;
+        case "WORKER_LOST":
+          board.workerLost(event.conn);
+          break;
+        case "HEARTBEAT":
+          board.heartbeat(event.conn);
+          break;
+        case "LEASE_EXPIRED":
+          board.leaseExpired(event.conn, event.job);
+          break;
+        case "RETRY_DUE":
+          board.retryDue(event.job);
+          break;
+        case "CANCEL":
+          board.cancel(event.reason ?? "the run was cancelled");
+          break;
+        case "SHUTDOWN":
+          board.finish(event.reason ?? "the run was shut down");
+          break;
+      }
+      const { effects, timers } = board.drain();
+      for (const timer of timers) {
+        enqueue.cancel(timer.id);
+        if (timer.type === "start") enqueue.raise(timer.event, { delay: timer.delayMs, id: timer.id });
+      }
+      for (const effect of effects) enqueue.emit(effect);
+    }),
+    finish: enqueueActions(({ context, enqueue }) => {
+      const board = context.board;
+      if (!board.finished) board.finish("the run is done");
+      for (const effect of board.drain().effects) enqueue.emit(effect);
+      enqueue.emit({ type: "run.finished", counts: board.counts() });
+    }),
+  },
+  guards: {
+    runComplete: ({ context }) => context.board.done,
+  },
+}).createMachine({
+  id: "coordinator",
+  context: ({ input }) => ({ board: new JobBoard(input.jobs, input) }),
+  initial: "running",
+  states: {
+    running: {
+      always: { guard: "runComplete", target: "done" },
+      on: {
+        LEASE: { actions: "apply" },
+        RESULT: { actions: "apply" },
+        WORKER_LOST: { actions: "apply" },
+        HEARTBEAT: { actions: "apply" },
+        LEASE_EXPIRED: { actions: "apply" },
+        RETRY_DUE: { actions: "apply" },
+        CANCEL: { target: "cancelling", actions: "apply" },
+        SHUTDOWN: { target: "done", actions: "apply" },
+      },
+    },
+    cancelling: {
+      always: { guard: "runComplete", target: "done" },
+      on: {
+        LEASE: { actions: "apply" },
+        RESULT: { actions: "apply" },
+        WORKER_LOST: { actions: "apply" },
+        HEARTBEAT: { actions: "apply" },
+        LEASE_EXPIRED: { actions: "apply" },
+        RETRY_DUE: { actions: "apply" },
+        SHUTDOWN: { target: "done", actions: "apply" },
+      },
+    },
+    done: {
+      entry: "finish",
+      on: {
+        LEASE: { actions: "apply" },
+        RESULT: { actions: "apply" },
+        WORKER_LOST: { actions: "apply" },
+      },
+    },
+  },
+});

@@ -1,0 +1,160 @@
+import type { Logger } from "pino";
+import { type Actor, type InspectionEvent, type Observer, createActor } from "xstate";
+import { ProtocolError } from "../errors.ts";
+import { connectionMachine } from "../machines/connection.ts";
+import type { coordinatorMachine } from "../machines/coordinator.ts";
+import { coordinatorProof, verifyWorkerProof } from "../transport/auth.ts";
+import { type ProgressFrame, encode, parseToCoordinator } from "../transport/frames.ts";
+import { PROTOCOL } from "../transport/protocolVersion.ts";
+import type { Clock, Entropy, Link, Listener } from "./ports.ts";
+
+export interface ConnectionTimeouts {
+  /** A connection that sends no hello within this is closed with 4003 (default 10 s). */
+  helloTimeoutMs?: number;
+  /** Interval of liveness probes (default 5 s). */
+  heartbeatMs?: number;
+  /** A worker silent for this long is closed with 4005, releasing its lease (default 20 s). */
+  deadAfterMs?: number;
+}
+
+export interface CoordinatorServerOptions extends ConnectionTimeouts {
+  listener: Listener;
+  coordinator: Actor<typeof coordinatorMachine>;
+  clock: Clock;
+  entropy: Entropy;
+  secret: Uint8Array;
+  run: string;
+  /** Workers must load the job module with this hash; absent: not checked. */
+  codeHash?: string;
+  logger: Logger;
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Progress a worker reported for the job it holds. */
+  onProgress?: (frame: ProgressFrame, worker: string) => void;
+}
+
+interface Connection {
+  link: Link;
+  actor: Actor<typeof connectionMachine>;
+}
+
+/**
+ * The coordinator's side of the wire: one connection machine per link, frames parsed and
+ * validated on arrival, proofs checked, and the coordinator's decisions carried out on the
+ * right link. It holds no scheduling state of its own.
+ *
+ * @example
+ * ```ts
+ * const server = new CoordinatorServer({ listener, coordinator, clock, entropy, secret, run, logger });
+ * server.connectionCount; // links not yet closed
+ * ```
+ */
+export class CoordinatorServer {
+  private readonly connections = new Map<string, Connection>();
+  /** Counts of what was refused, for logs and the run summary. */
+  readonly refused = { badFrames: 0, droppedResults: 0 };
+
+  constructor(private readonly options: CoordinatorServerOptions) {
+    const { coordinator, listener } = options;
+    listener.onConnection((link) => this.accept(link));
+    coordinator.on("lease.granted", ({ conn, job, deps, attempt }) =>
+      this.connections.get(conn)?.actor.send({
+        type: "GRANT",
+        job: job.id,
+        frame: { type: "job", id: job.id, kind: job.kind, input: job.input, deps, attempt },
+      }),
+    );
+    coordinator.on("lease.cancelled", ({ conn, job }) =>
+      this.connections.get(conn)?.actor.send({ type: "CANCEL_JOB", job }),
+    );
+    coordinator.on("lease.expired", ({ conn, job }) =>
+      this.connections.get(conn)?.actor.send({ type: "EXPIRE", job }),
+    );
+    coordinator.on("connection.released", ({ conn }) =>
+      this.connections.get(conn)?.actor.send({ type: "RELEASE" }),
+    );
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  private accept(link: Link): void {
+    const { options } = this;
+    const nonce = options.entropy.id(32);
+    const log = options.logger.child({ conn: link.id, remote: link.remote });
+    const actor = createActor(connectionMachine, {
+      input: {
+        conn: link.id,
+        coordinator: options.coordinator,
+        run: options.run,
+        nonce,
+        protocol: PROTOCOL,
+        ...(options.codeHash !== undefined && { codeHash: options.codeHash }),
+        ...(options.helloTimeoutMs !== undefined && { helloTimeoutMs: options.helloTimeoutMs }),
+        ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
+        ...(options.deadAfterMs !== undefined && { deadAfterMs: options.deadAfterMs }),
+      },
+      clock: options.clock,
+      ...(options.inspect !== undefined && { inspect: options.inspect }),
+    });
+    this.connections.set(link.id, { link, actor });
+    actor.on("send", ({ frame }) => link.send(encode(frame)));
+    actor.on("close", ({ code, reason }) => {
+      if (code !== 1000) log.warn({ code, reason }, "closing connection");
+      link.close(code, reason);
+    });
+    actor.on("ping", () => link.ping());
+    actor.on("registered", ({ worker, protocol }) =>
+      log.debug({ worker, protocol }, "worker registered"),
+    );
+    actor.on("dropped", ({ job, reason }) => {
+      this.refused.droppedResults++;
+      log.warn({ job, reason }, "result dropped");
+    });
+    actor.on("progress", ({ frame, worker }) => options.onProgress?.(frame, worker));
+    actor.subscribe({ complete: () => this.connections.delete(link.id) });
+    link.onFrame((text) => this.onFrame(actor, nonce, text, log));
+    link.onPong(() => actor.send({ type: "PONG" }));
+    link.onClose((code, reason) => actor.send({ type: "CLOSED", code, reason }));
+    actor.start();
+  }
+
+  private onFrame(
+    actor: Actor<typeof connectionMachine>,
+    nonce: string,
+    text: string,
+    log: Logger,
+  ): void {
+    let frame: ReturnType<typeof parseToCoordinator>;
+    try {
+      frame = parseToCoordinator(text);
+    } catch (error) {
+      if (!(error instanceof ProtocolError)) throw error;
+      this.refused.badFrames++;
+      log.warn({ reason: error.message }, "bad frame");
+      actor.send({ type: "BAD_FRAME", reason: error.message });
+      return;
+    }
+    switch (frame.type) {
+      case "hello": {
+        const { secret } = this.options;
+        const authentic = verifyWorkerProof(
+          secret,
+          nonce,
+          frame.protocol,
+          frame.worker,
+          frame.proof,
+        );
+        const welcomeProof = authentic ? coordinatorProof(secret, nonce, frame.proof) : "";
+        actor.send({ type: "HELLO", frame, authentic, welcomeProof });
+        return;
+      }
+      case "result":
+        actor.send({ type: "RESULT", frame });
+        return;
+      case "progress":
+        actor.send({ type: "PROGRESS", frame });
+        return;
+    }
+  }
+}

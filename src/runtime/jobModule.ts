@@ -1,0 +1,109 @@
+import { createHash } from "node:crypto";
+import type { Logger } from "pino";
+import { JobModuleError } from "../errors.ts";
+import type { Json, JobSpec } from "../graph/job.ts";
+
+/** What a handler can do besides computing its result. */
+export interface JobContext {
+  /** This job's id, kind and attempt number (from 1). */
+  readonly job: { readonly id: string; readonly kind: string; readonly attempt: number };
+  /** Results of the jobs this one runs after, in the order of `after`. */
+  readonly results: readonly Json[];
+  /** The same results, by job id. */
+  readonly deps: Readonly<Record<string, Json>>;
+  /** Aborted when the run is cancelled or this job's lease is withdrawn. */
+  readonly signal: AbortSignal;
+  /** Reports progress; shown by the CLI and emitted by `Run`. */
+  progress(update: { done?: number; total?: number; message?: string }): void;
+  readonly log: Logger;
+  /**
+   * Results of jobs discovered while running. When they are all done, returns their values;
+   * otherwise the handler stops here, the jobs join the graph and this job runs again
+   * after them (so code before `need` must be safe to repeat).
+   */
+  need(...jobs: JobSpec[]): Json[];
+}
+
+/** A handler: takes the job's input and a context, returns (or resolves to) a JSON value. */
+// biome-ignore lint/suspicious/noExplicitAny: inputs are typed by the user's handler signature
+export type Handler = (input: any, ctx: JobContext) => unknown;
+
+/** A handler with a version: bump it when the handler's output changes, to recompute. */
+export interface HandlerDefinition {
+  run: Handler;
+  version?: string;
+}
+
+/** A job module: kind → handler. */
+export type JobModule = Readonly<Record<string, Handler | HandlerDefinition>>;
+
+/**
+ * Declares a job module; the identity function, there for types and editor help.
+ *
+ * @example
+ * ```ts
+ * export default defineJobs({
+ *   double: (n: number) => n * 2,
+ *   fetch: { version: "2", run: async (url: string, ctx) => (await fetch(url, { signal: ctx.signal })).text() },
+ * });
+ * ```
+ */
+export function defineJobs<T extends JobModule>(module: T): T {
+  return module;
+}
+
+/** A job module checked once and ready to serve: handlers, versions and a code hash. */
+export interface LoadedJobs {
+  handler(kind: string): Handler | undefined;
+  versionOf(kind: string): string | undefined;
+  readonly kinds: readonly string[];
+  /** Identifies the code: workers with a different hash are refused by the coordinator. */
+  readonly codeHash: string;
+}
+
+/**
+ * Checks a job module's shape and prepares it. `source` is what the code hash is taken
+ * over (the module file's text when loaded from a file; the handlers' source otherwise).
+ *
+ * @example
+ * ```ts
+ * const jobs = loadJobs({ double: (n: number) => n * 2 });
+ * jobs.versionOf("double"); // "0"
+ * ```
+ */
+export function loadJobs(module: unknown, source?: string): LoadedJobs {
+  if (module === null || typeof module !== "object") {
+    throw new JobModuleError(
+      "a job module must export an object mapping each job kind to a handler function (or { run, version })",
+    );
+  }
+  const handlers = new Map<string, Handler>();
+  const versions = new Map<string, string>();
+  for (const [kind, entry] of Object.entries(module)) {
+    if (typeof entry === "function") {
+      handlers.set(kind, entry as Handler);
+      versions.set(kind, "0");
+    } else if (entry !== null && typeof entry === "object" && typeof entry.run === "function") {
+      if (entry.version !== undefined && typeof entry.version !== "string") {
+        throw new JobModuleError(`the version of job kind "${kind}" must be a string`);
+      }
+      handlers.set(kind, entry.run);
+      versions.set(kind, entry.version ?? "0");
+    } else {
+      throw new JobModuleError(
+        `job kind "${kind}" must be a handler function or { run, version }, not ${typeof entry}`,
+      );
+    }
+  }
+  if (handlers.size === 0) throw new JobModuleError("the job module defines no job kinds");
+  const kinds = [...handlers.keys()].sort();
+  const hash = createHash("sha256");
+  for (const kind of kinds) hash.update(`${kind}@${versions.get(kind)}\n`);
+  hash.update(source ?? kinds.map((k) => String(handlers.get(k))).join("\n"));
+  return {
+    handler: (kind) => handlers.get(kind),
+    versionOf: (kind) => versions.get(kind),
+    kinds,
+    codeHash: hash.digest("hex").slice(0, 16),
+  };
+}

@@ -1,0 +1,106 @@
+import { EventEmitter } from "node:events";
+import type { Json, JobSpec } from "../graph/job.ts";
+import type { FailureCause, JobError, JobState } from "../machines/jobBoard.ts";
+
+/** How a job ended, as users see it: failures caused by others are told apart. */
+export type JobStatus = "completed" | "failed" | "skipped" | "cancelled";
+
+/** One job's result in a `RunResult`. */
+export interface JobOutcome {
+  id: string;
+  kind: string;
+  status: JobStatus;
+  value?: Json;
+  error?: JobError;
+  /** For failed, skipped and cancelled jobs: what kind of failure. */
+  cause?: FailureCause;
+  /** Leases granted (0 for a job skipped, cancelled or taken from the store). */
+  attempts: number;
+  /** Workers lost while running it. */
+  lostWorkers: string[];
+  /** The result came from the store of an earlier run. */
+  cached: boolean;
+  /** Clock time the last attempt started and the job finished, in ms. */
+  startedAt?: number;
+  finishedAt?: number;
+}
+
+/** What `await run` gives: every job's outcome, and counts. */
+export interface RunResult {
+  run: string;
+  /** True when every job completed. */
+  ok: boolean;
+  jobs: Map<string, JobOutcome>;
+  counts: Record<JobStatus, number> & { cached: number };
+  durationMs: number;
+  /** The outcome of a job of the graph, by the job as written. */
+  get(spec: JobSpec): JobOutcome;
+}
+
+/** A snapshot of a run's progress, emitted as `progress`. */
+export interface RunProgress {
+  total: number;
+  counts: Record<JobState, number>;
+  elapsedMs: number;
+  /** Jobs finished per second since the run started. */
+  rate: number;
+}
+
+/** A job changed state, emitted as `job`. */
+export interface JobEvent {
+  id: string;
+  kind: string;
+  state: JobState;
+  cause?: FailureCause;
+}
+
+/** Progress reported by a handler through `ctx.progress`, emitted as `job.progress`. */
+export interface JobProgressEvent {
+  id: string;
+  worker: string;
+  done?: number;
+  total?: number;
+  message?: string;
+}
+
+interface RunEvents {
+  job: [JobEvent];
+  progress: [RunProgress];
+  "job.progress": [JobProgressEvent];
+}
+
+/**
+ * A running graph. Await it for the `RunResult`; listen to it for job state changes and
+ * progress; `cancel()` it to stop (handlers see their AbortSignal fire; jobs not started
+ * end as cancelled).
+ *
+ * @example
+ * ```ts
+ * const run = engine.run(graph);
+ * run.on("progress", (p) => console.log(`${p.counts.completed}/${p.total}`));
+ * const result = await run;
+ * if (!result.ok) process.exitCode = 1;
+ * ```
+ */
+export class Run extends EventEmitter<RunEvents> implements PromiseLike<RunResult> {
+  constructor(
+    readonly id: string,
+    private readonly result: Promise<RunResult>,
+    private readonly onCancel: (reason: string) => void,
+  ) {
+    super();
+  }
+
+  /** Stops the run: nothing new starts, running handlers are aborted. */
+  cancel(reason = "the run was cancelled"): void {
+    this.onCancel(reason);
+  }
+
+  // biome-ignore lint/suspicious/noThenProperty: a Run is awaited for its result by design
+  then<A = RunResult, B = never>(
+    onFulfilled?: ((value: RunResult) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    return this.result.then(onFulfilled, onRejected);
+  }
+}
