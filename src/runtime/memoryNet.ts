@@ -1,0 +1,247 @@
+import type { Link, Listener, Net } from "./ports.ts";
+
+const PING = 0;
+const PONG = 1;
+const CLOSE = 2;
+/** What travels toward one end: a frame, or a control item. */
+type Item = string | typeof PING | typeof PONG | typeof CLOSE;
+
+type FrameHandler = (frame: string) => void;
+type PongHandler = () => void;
+type CloseHandler = (code: number, reason: string) => void;
+
+/**
+ * One end of an in-memory link. Each end owns the queue of items travelling toward it and
+ * drains it in one microtask per batch. Frames wait in the queue while the end has no frame
+ * handler, and so does everything behind them.
+ */
+class MemoryLink implements Link {
+  /** The other end; set by `pair`. */
+  private peer: MemoryLink = this;
+  private open = true;
+  private closeCode = 0;
+  private closeReason = "";
+  /** Whether this end's close handlers have run. */
+  private closed = false;
+  private readonly items: Item[] = [];
+  private readonly sizes: number[] = [];
+  private head = 0;
+  private queuedBytes = 0;
+  private scheduled = false;
+  private readonly frameHandlers: FrameHandler[] = [];
+  private readonly pongHandlers: PongHandler[] = [];
+  private readonly closeHandlers: CloseHandler[] = [];
+
+  private constructor(
+    readonly id: string,
+    readonly remote: string,
+    /** The largest frame this end accepts. */
+    private readonly maxFrameBytes: number,
+    /** Runs once, when either end closes the link. */
+    private readonly onClosed: () => void,
+  ) {}
+
+  /** Both ends of a new link: `[server, client]`. */
+  static pair(
+    id: string,
+    address: string,
+    serverMaxFrameBytes: number,
+    clientMaxFrameBytes: number,
+    onClosed: () => void,
+  ): [MemoryLink, MemoryLink] {
+    const server = new MemoryLink(id, `client ${id}`, serverMaxFrameBytes, onClosed);
+    const client = new MemoryLink(id, address, clientMaxFrameBytes, onClosed);
+    server.peer = client;
+    client.peer = server;
+    return [server, client];
+  }
+
+  get bufferedAmount(): number {
+    return this.peer.queuedBytes;
+  }
+
+  send(frame: string): void {
+    if (this.open) this.peer.enqueue(frame, Buffer.byteLength(frame));
+  }
+
+  close(code: number, reason: string): void {
+    if (!this.open) return;
+    this.shut(code, reason);
+    this.peer.shut(code, reason);
+    this.onClosed();
+  }
+
+  ping(): void {
+    if (this.open) this.peer.enqueue(PING, 0);
+  }
+
+  onFrame(handler: FrameHandler): void {
+    this.frameHandlers.push(handler);
+    if (this.frameHandlers.length === 1 && this.ready()) this.schedule();
+  }
+
+  onPong(handler: PongHandler): void {
+    this.pongHandlers.push(handler);
+  }
+
+  onClose(handler: CloseHandler): void {
+    if (this.closed) queueMicrotask(() => handler(this.closeCode, this.closeReason));
+    else this.closeHandlers.push(handler);
+  }
+
+  private shut(code: number, reason: string): void {
+    this.open = false;
+    this.closeCode = code;
+    this.closeReason = reason;
+    this.enqueue(CLOSE, 0);
+  }
+
+  private enqueue(item: Item, size: number): void {
+    this.items.push(item);
+    this.sizes.push(size);
+    this.queuedBytes += size;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(this.flush);
+  }
+
+  /** Whether the item at the head of the queue can be delivered now. */
+  private ready(): boolean {
+    const item = this.items[this.head];
+    return item !== undefined && (typeof item !== "string" || this.frameHandlers.length > 0);
+  }
+
+  private readonly flush = (): void => {
+    try {
+      while (this.ready()) {
+        const item = this.items[this.head]!;
+        const size = this.sizes[this.head]!;
+        this.head += 1;
+        this.queuedBytes -= size;
+        this.deliver(item, size);
+      }
+    } finally {
+      this.scheduled = false;
+      if (this.head === this.items.length) {
+        this.items.length = 0;
+        this.sizes.length = 0;
+        this.head = 0;
+      } else if (this.ready()) {
+        // A handler threw: deliver the rest in a later microtask.
+        this.schedule();
+      }
+    }
+  };
+
+  private deliver(item: Item, size: number): void {
+    if (typeof item === "string") {
+      if (size > this.maxFrameBytes) this.refuse(size);
+      else for (const handler of this.frameHandlers) handler(item);
+    } else if (item === PING) {
+      if (this.open) this.peer.enqueue(PONG, 0);
+    } else if (item === PONG) {
+      if (this.open) for (const handler of this.pongHandlers) handler();
+    } else {
+      this.closed = true;
+      for (const handler of this.closeHandlers.splice(0)) handler(this.closeCode, this.closeReason);
+    }
+  }
+
+  /** Drops an oversized frame and, unless a close is already on its way, fails the link. */
+  private refuse(size: number): void {
+    if (!this.open) return;
+    this.items.length = this.head;
+    this.sizes.length = this.head;
+    this.queuedBytes = 0;
+    this.close(4004, `frame of ${size} bytes exceeds the limit of ${this.maxFrameBytes} bytes`);
+  }
+}
+
+class MemoryListener implements Listener {
+  private readonly handlers: ((link: Link) => void)[] = [];
+  /** Server ends accepted before any connection handler was registered. */
+  private readonly waiting: MemoryLink[] = [];
+  private readonly links = new Set<MemoryLink>();
+
+  constructor(
+    readonly address: string,
+    private readonly maxFrameBytes: number,
+    private readonly release: () => void,
+  ) {}
+
+  onConnection(handler: (link: Link) => void): void {
+    this.handlers.push(handler);
+    for (const link of this.waiting.splice(0)) handler(link);
+  }
+
+  /** Creates a link, hands its server end to the connection handlers, returns the client end. */
+  accept(id: string, clientMaxFrameBytes: number): MemoryLink {
+    const [server, client] = MemoryLink.pair(
+      id,
+      this.address,
+      this.maxFrameBytes,
+      clientMaxFrameBytes,
+      () => this.links.delete(server),
+    );
+    this.links.add(server);
+    if (this.handlers.length === 0) this.waiting.push(server);
+    else for (const handler of this.handlers) handler(server);
+    return client;
+  }
+
+  async close(): Promise<void> {
+    this.release();
+    for (const link of [...this.links]) link.close(1001, "listener closed");
+  }
+}
+
+/**
+ * The Net port within one process: addresses are plain strings (`"memory://coordinator"`),
+ * frames are delivered asynchronously and in order per direction, and `maxFrameBytes` is
+ * enforced by the receiving end, which closes the link with 4004. Frames that reach an end
+ * before it has an `onFrame` handler wait for one, and so does everything behind them, the
+ * close included; `onClose` handlers registered after the close still run.
+ *
+ * @example
+ * ```ts
+ * const net = memoryNet();
+ * const listener = await net.listen("memory://coordinator", { maxFrameBytes: 1 << 20 });
+ * listener.onConnection((link) => link.onFrame((frame) => link.send(frame)));
+ * const link = await net.connect("memory://coordinator");
+ * link.onFrame((frame) => console.log(frame)); // "hello"
+ * link.send("hello");
+ * ```
+ */
+export function memoryNet(): Net {
+  const listeners = new Map<string, MemoryListener>();
+  let links = 0;
+  return {
+    async listen(address, options = {}) {
+      if (listeners.has(address)) {
+        throw new Error(
+          `cannot listen at ${address}: another listener is already there; close it or pick another address`,
+        );
+      }
+      const listener = new MemoryListener(address, options.maxFrameBytes ?? Infinity, () => {
+        if (listeners.get(address) === listener) listeners.delete(address);
+      });
+      listeners.set(address, listener);
+      return listener;
+    },
+
+    async connect(address, options = {}) {
+      const listener = listeners.get(address);
+      if (listener === undefined) {
+        throw new Error(
+          `cannot connect to ${address}: nothing listens there; start the listener first or check the address`,
+        );
+      }
+      links += 1;
+      return listener.accept(`memory:${links}`, options.maxFrameBytes ?? Infinity);
+    },
+  };
+}

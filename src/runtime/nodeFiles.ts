@@ -1,0 +1,84 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, open, readdir, readFile, rename, rm, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import type { Files } from "./ports.ts";
+
+/**
+ * The Files port on `node:fs`. `writeAtomic` writes a temp file beside the target
+ * (`.NAME.PID.RANDOM.tmp`), fsyncs it, renames it over the target and fsyncs the directory,
+ * so a crash leaves either the old content or the new one; the mode (default 0600) is set
+ * explicitly, whatever the umask. Parent directories are created as needed.
+ *
+ * @example
+ * ```ts
+ * const files = nodeFiles();
+ * await files.writeAtomic("/var/lib/baton/run.json", JSON.stringify(state));
+ * const text = await files.read("/var/lib/baton/run.json"); // undefined if missing
+ * ```
+ */
+export function nodeFiles(): Files {
+  return {
+    async writeAtomic(path, data, mode = 0o600) {
+      const dir = dirname(path);
+      await mkdir(dir, { recursive: true });
+      const temp = join(
+        dir,
+        `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`,
+      );
+      const handle = await open(temp, "wx", mode);
+      try {
+        try {
+          await handle.chmod(mode);
+          await handle.writeFile(data);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        await rename(temp, path);
+      } catch (err) {
+        await rm(temp, { force: true });
+        throw err;
+      }
+      const dirHandle = await open(dir, "r");
+      try {
+        await dirHandle.sync();
+      } finally {
+        await dirHandle.close();
+      }
+    },
+
+    async read(path) {
+      try {
+        return await readFile(path, "utf8");
+      } catch (err) {
+        if (isErrno(err, "ENOENT")) return undefined;
+        throw err;
+      }
+    },
+
+    async list(dir) {
+      try {
+        return (await readdir(dir)).sort();
+      } catch (err) {
+        if (isErrno(err, "ENOENT")) return [];
+        throw err;
+      }
+    },
+
+    async remove(path) {
+      try {
+        await unlink(path);
+      } catch (err) {
+        if (!isErrno(err, "ENOENT")) throw err;
+      }
+    },
+
+    async mkdirp(dir) {
+      await mkdir(dir, { recursive: true });
+    },
+  };
+}
+
+function isErrno(err: unknown, code: string): boolean {
+  return err instanceof Error && (err as NodeJS.ErrnoException).code === code;
+}

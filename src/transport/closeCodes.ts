@@ -1,0 +1,87 @@
+/**
+ * WebSocket close codes baton uses. 1000 and 1001 are the standard ones; every rejection is a
+ * 4xxx code whose meaning `describeClose` spells out for a person reading a log.
+ *
+ * @example
+ * ```ts
+ * link.close(CloseCode.versionMismatch, "no shared protocol version: ours 1, theirs 2..3");
+ * log.warn(`disconnected: ${describeClose(code)}`);
+ * ```
+ */
+
+/**
+ * The close codes baton sends. A normal close (1000) is the stop signal to a worker.
+ *
+ * @example
+ * ```ts
+ * link.close(CloseCode.normal, "run finished");
+ * ```
+ */
+export const CloseCode = {
+  normal: 1000,
+  goingAway: 1001,
+  protocolViolation: 4000,
+  authFailed: 4001,
+  versionMismatch: 4002,
+  helloTimeout: 4003,
+  frameTooLarge: 4004,
+  leaseExpired: 4005,
+  codeMismatch: 4006,
+  tooManyHandshakes: 4007,
+  replaced: 4008,
+} as const;
+
+/**
+ * One of the codes in `CloseCode`.
+ *
+ * @example
+ * ```ts
+ * const code: CloseCode = CloseCode.authFailed;
+ * ```
+ */
+export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
+
+const MEANINGS: Readonly<Record<number, string>> = {
+  [CloseCode.normal]: "normal close: the run is finished or the peer is done; nothing to do",
+  [CloseCode.goingAway]:
+    "going away: the other side is shutting down; reconnect if the run is still going",
+  [CloseCode.protocolViolation]:
+    "protocol violation: a frame was malformed or out of place; run the same baton build on both sides",
+  [CloseCode.authFailed]:
+    "authentication failed: the worker's proof did not match; give the worker this run's secret",
+  [CloseCode.versionMismatch]:
+    "protocol version mismatch: the two sides share no protocol version; upgrade the older side",
+  [CloseCode.helloTimeout]:
+    "hello timeout: the worker sent no hello before the deadline (default 10 s); check that it starts and can reach the coordinator",
+  [CloseCode.frameTooLarge]:
+    "frame too large: a frame exceeded the size limit (default 64 MiB); return smaller results or raise the limit",
+  [CloseCode.leaseExpired]:
+    "lease expired: the worker stopped heartbeating while holding a job; check that its event loop is not blocked",
+  [CloseCode.codeMismatch]:
+    "code mismatch: the worker's job module differs from the coordinator's; deploy the same job module to both",
+  [CloseCode.tooManyHandshakes]:
+    "too many handshakes: too many connections were handshaking at once; retry after a delay",
+  [CloseCode.replaced]:
+    "replaced: a newer connection with the same worker id took over; make sure no two workers share an id",
+  1005: "closed without a status code: the peer gave no reason; check the peer's logs",
+  1006: "connection lost without a close frame: the network failed or the peer crashed; check the peer",
+  1009: "message too big: the WebSocket layer refused an oversized frame; return smaller results or raise the limit",
+  1011: "internal error: the peer hit an unexpected condition; check the peer's logs",
+};
+
+/**
+ * A one-line meaning of a close code and what to do about it, for logs and error messages.
+ * Codes baton does not know are named as such rather than guessed at.
+ *
+ * @example
+ * ```ts
+ * describeClose(4002);
+ * // "protocol version mismatch: the two sides share no protocol version; upgrade the older side"
+ * ```
+ */
+export function describeClose(code: number): string {
+  return (
+    MEANINGS[code] ??
+    `close code ${code}: not one this baton sends; check the peer's logs and that both sides run the same version`
+  );
+}

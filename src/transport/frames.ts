@@ -1,0 +1,590 @@
+/**
+ * Protocol frames: the JSON objects coordinator and workers exchange, one per WebSocket
+ * message, discriminated on `type`. Frames from the other side are untrusted, so each is
+ * parsed and checked field by field; a bad frame is a `ProtocolError` ("BAD_FRAME", close
+ * code 4000) whose message names the frame type, the field path and what was expected.
+ *
+ * @example
+ * ```ts
+ * link.onFrame((text) => {
+ *   const frame = parseToCoordinator(text);
+ *   if (frame.type === "result") console.log(frame.job, frame.status);
+ * });
+ * link.send(encode({ type: "cancel", job: "j1" }));
+ * ```
+ */
+import { ProtocolError } from "../errors.ts";
+import type { Json, PlannedJob, Resources } from "../graph/job.ts";
+import { CloseCode } from "./closeCodes.ts";
+import type { ProtocolRange } from "./protocolVersion.ts";
+
+/**
+ * Coordinator → worker, first frame on a connection: a nonce for the worker to prove the run
+ * secret over, and the protocol versions the coordinator speaks.
+ *
+ * @example
+ * ```ts
+ * const frame: ChallengeFrame = { type: "challenge", nonce: "kq3V9x", protocol: [1, 1] };
+ * ```
+ */
+export interface ChallengeFrame {
+  type: "challenge";
+  nonce: string;
+  protocol: ProtocolRange;
+}
+
+/**
+ * Coordinator → worker: the handshake succeeded. `protocol` is the negotiated version and
+ * `proof` shows the coordinator knows the run secret too.
+ *
+ * @example
+ * ```ts
+ * const frame: WelcomeFrame = { type: "welcome", protocol: 1, run: "r-7f2a", proof: "9c1e…" };
+ * ```
+ */
+export interface WelcomeFrame {
+  type: "welcome";
+  protocol: number;
+  run: string;
+  proof: string;
+}
+
+/**
+ * Coordinator → worker: run this job. `deps` maps each dependency's id to its result;
+ * `attempt` counts from 1.
+ *
+ * @example
+ * ```ts
+ * const frame: JobFrame = {
+ *   type: "job", id: "j2", kind: "parse", input: { strict: true }, deps: { j1: "<html>" }, attempt: 1,
+ * };
+ * ```
+ */
+export interface JobFrame {
+  type: "job";
+  id: string;
+  kind: string;
+  input: Json;
+  deps: Record<string, Json>;
+  attempt: number;
+}
+
+/**
+ * Coordinator → worker: abort the job with this id.
+ *
+ * @example
+ * ```ts
+ * const frame: CancelFrame = { type: "cancel", job: "j2" };
+ * ```
+ */
+export interface CancelFrame {
+  type: "cancel";
+  job: string;
+}
+
+/**
+ * Worker → coordinator, answer to the challenge: the versions the worker speaks, its id,
+ * what it offers, the hash of its job module and its proof of the run secret.
+ *
+ * @example
+ * ```ts
+ * const frame: HelloFrame = {
+ *   type: "hello", protocol: [1, 1], worker: "w-1", resources: { cpus: 4 }, codeHash: "3b9f…", proof: "a41c…",
+ * };
+ * ```
+ */
+export interface HelloFrame {
+  type: "hello";
+  protocol: ProtocolRange;
+  worker: string;
+  resources: Resources;
+  codeHash: string;
+  proof: string;
+}
+
+/**
+ * An error as it crosses the wire.
+ *
+ * @example
+ * ```ts
+ * const error: SerializedError = { message: "timed out", name: "TimeoutError" };
+ * ```
+ */
+export interface SerializedError {
+  message: string;
+  name?: string;
+  stack?: string;
+}
+
+/**
+ * Worker → coordinator: how a job attempt ended. `blocked` means the handler called
+ * `ctx.need(...)`: the job runs again once the jobs in `needs` have completed.
+ *
+ * @example
+ * ```ts
+ * const done: ResultFrame = { type: "result", job: "j2", status: "completed", value: [1, 2] };
+ * const failed: ResultFrame = { type: "result", job: "j2", status: "failed", error: { message: "boom" } };
+ * ```
+ */
+export type ResultFrame =
+  | { type: "result"; job: string; status: "completed"; value: Json }
+  | { type: "result"; job: string; status: "failed"; error: SerializedError }
+  | { type: "result"; job: string; status: "blocked"; needs: PlannedJob[] };
+
+/**
+ * Worker → coordinator: progress of the running job, all parts optional.
+ *
+ * @example
+ * ```ts
+ * const frame: ProgressFrame = { type: "progress", job: "j2", done: 30, total: 120, message: "parsing" };
+ * ```
+ */
+export interface ProgressFrame {
+  type: "progress";
+  job: string;
+  done?: number;
+  total?: number;
+  message?: string;
+}
+
+/**
+ * Every frame a worker can receive.
+ *
+ * @example
+ * ```ts
+ * function onFrame(frame: ToWorker) {
+ *   if (frame.type === "job") run(frame.kind, frame.input);
+ * }
+ * ```
+ */
+export type ToWorker = ChallengeFrame | WelcomeFrame | JobFrame | CancelFrame;
+
+/**
+ * Every frame a coordinator can receive.
+ *
+ * @example
+ * ```ts
+ * function onFrame(frame: ToCoordinator) {
+ *   if (frame.type === "hello") authenticate(frame.worker, frame.proof);
+ * }
+ * ```
+ */
+export type ToCoordinator = HelloFrame | ResultFrame | ProgressFrame;
+
+type Obj = { readonly [key: string]: unknown };
+
+/** Longest id, kind, worker id, run id, nonce, proof or code hash accepted. */
+const MAX_ID = 200;
+/** Longest untrusted text quoted verbatim in an error message. */
+const MAX_QUOTED = 60;
+
+const TO_COORDINATOR_TYPES: readonly string[] = ["hello", "result", "progress"];
+const TO_WORKER_TYPES: readonly string[] = ["challenge", "welcome", "job", "cancel"];
+
+const HELLO_FIELDS: readonly string[] = [
+  "type",
+  "protocol",
+  "worker",
+  "resources",
+  "codeHash",
+  "proof",
+];
+const COMPLETED_FIELDS: readonly string[] = ["type", "job", "status", "value"];
+const FAILED_FIELDS: readonly string[] = ["type", "job", "status", "error"];
+const BLOCKED_FIELDS: readonly string[] = ["type", "job", "status", "needs"];
+const PROGRESS_FIELDS: readonly string[] = ["type", "job", "done", "total", "message"];
+const CHALLENGE_FIELDS: readonly string[] = ["type", "nonce", "protocol"];
+const WELCOME_FIELDS: readonly string[] = ["type", "protocol", "run", "proof"];
+const JOB_FIELDS: readonly string[] = ["type", "id", "kind", "input", "deps", "attempt"];
+const CANCEL_FIELDS: readonly string[] = ["type", "job"];
+const ERROR_FIELDS: readonly string[] = ["message", "name", "stack"];
+const RESOURCE_FIELDS: readonly string[] = ["cpus", "gpus", "memory"];
+const BACKOFF_FIELDS: readonly string[] = ["initialMs", "factor", "maxMs"];
+const PLANNED_JOB_FIELDS: readonly string[] = [
+  "id",
+  "kind",
+  "input",
+  "deps",
+  "requires",
+  "retries",
+  "backoff",
+  "ranks",
+];
+
+/**
+ * Parses and checks a frame a worker sent. Ids, kinds, the worker id, code hash and proof are
+ * non-empty and at most 200 characters; numbers are finite; unknown fields are rejected.
+ *
+ * @throws ProtocolError with code "BAD_FRAME" and close code 4000 when the frame is not valid.
+ * @example
+ * ```ts
+ * parseToCoordinator('{"type":"progress","job":"j1","done":3}');
+ * // { type: "progress", job: "j1", done: 3 }
+ * parseToCoordinator('{"type":"result","job":7}');
+ * // throws: result frame: field "job" must be a non-empty string (got number)
+ * ```
+ */
+export function parseToCoordinator(text: string): ToCoordinator {
+  const o = parseObject(text);
+  switch (o.type) {
+    case "result":
+      return checkResult(o);
+    case "progress":
+      return checkProgress(o);
+    case "hello":
+      return checkHello(o);
+    default:
+      throw badType(
+        o.type,
+        TO_COORDINATOR_TYPES,
+        TO_WORKER_TYPES,
+        "to workers, not to the coordinator",
+      );
+  }
+}
+
+/**
+ * Parses and checks a frame the coordinator sent. Ids, kinds, nonce, run id and proof are
+ * non-empty and at most 200 characters; unknown fields are rejected.
+ *
+ * @throws ProtocolError with code "BAD_FRAME" and close code 4000 when the frame is not valid.
+ * @example
+ * ```ts
+ * parseToWorker('{"type":"cancel","job":"j1"}'); // { type: "cancel", job: "j1" }
+ * parseToWorker('{"type":"hello"}');
+ * // throws: frame type "hello" goes to the coordinator, not to workers; expected one of …
+ * ```
+ */
+export function parseToWorker(text: string): ToWorker {
+  const o = parseObject(text);
+  switch (o.type) {
+    case "job":
+      return checkJob(o);
+    case "cancel":
+      return checkCancel(o);
+    case "challenge":
+      return checkChallenge(o);
+    case "welcome":
+      return checkWelcome(o);
+    default:
+      throw badType(
+        o.type,
+        TO_WORKER_TYPES,
+        TO_COORDINATOR_TYPES,
+        "to the coordinator, not to workers",
+      );
+  }
+}
+
+/**
+ * Serialises a frame for sending.
+ *
+ * @example
+ * ```ts
+ * link.send(encode({ type: "progress", job: "j1", done: 3, total: 10 }));
+ * ```
+ */
+export function encode(frame: ToWorker | ToCoordinator): string {
+  return JSON.stringify(frame);
+}
+
+function checkHello(o: Obj): HelloFrame {
+  onlyFields(o, HELLO_FIELDS, "hello", "");
+  requireRange(o, "protocol", "hello");
+  requireId(o, "worker", "hello", "");
+  requireResources(o, "resources", "hello", "");
+  requireId(o, "codeHash", "hello", "");
+  requireId(o, "proof", "hello", "");
+  return o as unknown as HelloFrame;
+}
+
+function checkResult(o: Obj): ResultFrame {
+  const status = o.status;
+  if (status === "completed") {
+    onlyFields(o, COMPLETED_FIELDS, "result", "");
+    requireId(o, "job", "result", "");
+    requirePresent(o, "value", "result", "");
+  } else if (status === "failed") {
+    onlyFields(o, FAILED_FIELDS, "result", "");
+    requireId(o, "job", "result", "");
+    requireError(o);
+  } else if (status === "blocked") {
+    onlyFields(o, BLOCKED_FIELDS, "result", "");
+    requireId(o, "job", "result", "");
+    requireNeeds(o);
+  } else {
+    throw fieldError(
+      "result",
+      "",
+      "status",
+      status,
+      'one of "completed", "failed", "blocked"',
+      "string",
+    );
+  }
+  return o as unknown as ResultFrame;
+}
+
+function checkProgress(o: Obj): ProgressFrame {
+  onlyFields(o, PROGRESS_FIELDS, "progress", "");
+  requireId(o, "job", "progress", "");
+  if (o.done !== undefined) requireAmount(o, "done", "progress", "");
+  if (o.total !== undefined) requireAmount(o, "total", "progress", "");
+  if (o.message !== undefined) requireString(o, "message", "progress", "");
+  return o as unknown as ProgressFrame;
+}
+
+function checkChallenge(o: Obj): ChallengeFrame {
+  onlyFields(o, CHALLENGE_FIELDS, "challenge", "");
+  requireId(o, "nonce", "challenge", "");
+  requireRange(o, "protocol", "challenge");
+  return o as unknown as ChallengeFrame;
+}
+
+function checkWelcome(o: Obj): WelcomeFrame {
+  onlyFields(o, WELCOME_FIELDS, "welcome", "");
+  requirePositiveInteger(o, "protocol", "welcome", "");
+  requireId(o, "run", "welcome", "");
+  requireId(o, "proof", "welcome", "");
+  return o as unknown as WelcomeFrame;
+}
+
+function checkJob(o: Obj): JobFrame {
+  onlyFields(o, JOB_FIELDS, "job", "");
+  requireId(o, "id", "job", "");
+  requireId(o, "kind", "job", "");
+  requirePresent(o, "input", "job", "");
+  requireObject(o, "deps", "job", "");
+  requirePositiveInteger(o, "attempt", "job", "");
+  return o as unknown as JobFrame;
+}
+
+function checkCancel(o: Obj): CancelFrame {
+  onlyFields(o, CANCEL_FIELDS, "cancel", "");
+  requireId(o, "job", "cancel", "");
+  return o as unknown as CancelFrame;
+}
+
+function requireError(o: Obj): void {
+  const error = requireObject(o, "error", "result", "");
+  onlyFields(error, ERROR_FIELDS, "result", "error");
+  requireString(error, "message", "result", "error");
+  if (error.name !== undefined) requireString(error, "name", "result", "error");
+  if (error.stack !== undefined) requireString(error, "stack", "result", "error");
+}
+
+function requireNeeds(o: Obj): void {
+  const needs = o.needs;
+  if (!Array.isArray(needs) || needs.length === 0) {
+    throw fieldError("result", "", "needs", needs, "a non-empty array of planned jobs", "array");
+  }
+  for (let i = 0; i < needs.length; i++) {
+    const at = `needs[${i}]`;
+    const job = requireObject(needs, i, "result", "needs");
+    onlyFields(job, PLANNED_JOB_FIELDS, "result", at);
+    requireId(job, "id", "result", at);
+    requireId(job, "kind", "result", at);
+    requirePresent(job, "input", "result", at);
+    requireIdList(job, "deps", "result", at);
+    requireResources(job, "requires", "result", at);
+    requireNonNegativeInteger(job, "retries", "result", at);
+    if (job.backoff !== undefined) requireBackoff(job, at);
+    if (job.ranks !== undefined) requirePositiveInteger(job, "ranks", "result", at);
+  }
+}
+
+function requireBackoff(job: Obj, at: string): void {
+  const path = `${at}.backoff`;
+  const backoff = requireObject(job, "backoff", "result", at);
+  onlyFields(backoff, BACKOFF_FIELDS, "result", path);
+  requireAmount(backoff, "initialMs", "result", path);
+  if (backoff.factor !== undefined) {
+    const factor = backoff.factor;
+    if (typeof factor !== "number" || !Number.isFinite(factor) || factor <= 0) {
+      throw fieldError("result", path, "factor", factor, "a finite positive number", "number");
+    }
+  }
+  if (backoff.maxMs !== undefined) requireAmount(backoff, "maxMs", "result", path);
+}
+
+function requireResources(o: Obj, key: string, frame: string, at: string): void {
+  const resources = requireObject(o, key, frame, at);
+  const path = at === "" ? key : `${at}.${key}`;
+  onlyFields(resources, RESOURCE_FIELDS, frame, path);
+  if (resources.cpus !== undefined) requireAmount(resources, "cpus", frame, path);
+  if (resources.gpus !== undefined) requireAmount(resources, "gpus", frame, path);
+  if (resources.memory !== undefined) requireAmount(resources, "memory", frame, path);
+}
+
+function requireRange(o: Obj, key: string, frame: string): void {
+  const range = o[key];
+  if (!Array.isArray(range) || range.length !== 2) {
+    throw fieldError(frame, "", key, range, "a [min, max] pair of positive integers", "array");
+  }
+  const min: unknown = range[0];
+  const max: unknown = range[1];
+  if (!isPositiveInteger(min)) {
+    throw fieldError(frame, "", `${key}[0]`, min, "a positive integer", "number");
+  }
+  if (!isPositiveInteger(max)) {
+    throw fieldError(frame, "", `${key}[1]`, max, "a positive integer", "number");
+  }
+  if (min > max) {
+    throw badFrame(`${frame} frame: field "${key}" must have min ≤ max (got [${min}, ${max}])`);
+  }
+}
+
+function requireIdList(o: Obj, key: string, frame: string, at: string): void {
+  const list = o[key];
+  if (!Array.isArray(list)) throw fieldError(frame, at, key, list, "an array of ids", "array");
+  const path = at === "" ? key : `${at}.${key}`;
+  for (let i = 0; i < list.length; i++) requireId(list, i, frame, path);
+}
+
+function requireId(
+  o: Obj | readonly unknown[],
+  key: string | number,
+  frame: string,
+  at: string,
+): void {
+  const v = (o as Obj)[key];
+  if (typeof v === "string" && v.length !== 0 && v.length <= MAX_ID) return;
+  throw typeof v === "string" && v.length > MAX_ID
+    ? fieldError(frame, at, key, v, `at most ${MAX_ID} characters long`, "string")
+    : fieldError(frame, at, key, v, "a non-empty string", "string");
+}
+
+function requireString(o: Obj, key: string, frame: string, at: string): void {
+  const v = o[key];
+  if (typeof v !== "string") throw fieldError(frame, at, key, v, "a string", "string");
+}
+
+function requireAmount(o: Obj, key: string, frame: string, at: string): void {
+  const v = o[key];
+  if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
+    throw fieldError(frame, at, key, v, "a finite non-negative number", "number");
+  }
+}
+
+function requirePositiveInteger(o: Obj, key: string, frame: string, at: string): void {
+  const v = o[key];
+  if (!isPositiveInteger(v)) throw fieldError(frame, at, key, v, "a positive integer", "number");
+}
+
+function requireNonNegativeInteger(o: Obj, key: string, frame: string, at: string): void {
+  const v = o[key];
+  if (!Number.isSafeInteger(v) || (v as number) < 0) {
+    throw fieldError(frame, at, key, v, "a non-negative integer", "number");
+  }
+}
+
+function requirePresent(o: Obj, key: string, frame: string, at: string): void {
+  if (o[key] === undefined) throw missing(frame, at === "" ? key : `${at}.${key}`, "a JSON value");
+}
+
+function requireObject(
+  o: Obj | readonly unknown[],
+  key: string | number,
+  frame: string,
+  at: string,
+): Obj {
+  const v = (o as Obj)[key];
+  if (typeof v === "object" && v !== null && !Array.isArray(v)) return v as Obj;
+  throw fieldError(frame, at, key, v, "an object", "object");
+}
+
+function isPositiveInteger(v: unknown): v is number {
+  return Number.isSafeInteger(v) && (v as number) > 0;
+}
+
+/** Rejects the first key of `o` that is not in `allowed`. */
+function onlyFields(o: Obj, allowed: readonly string[], frame: string, at: string): void {
+  for (const key in o) {
+    if (!allowed.includes(key)) {
+      const path = quote(at === "" ? key : `${at}.${key}`);
+      throw badFrame(
+        `${frame} frame: unknown field ${path}; allowed fields are ${allowed.join(", ")}`,
+      );
+    }
+  }
+}
+
+function parseObject(text: string): Obj {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw badFrame(`frame is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) {
+    throw badFrame(`frame must be a JSON object (got ${typeName(v)})`);
+  }
+  return v as Obj;
+}
+
+function badType(
+  type: unknown,
+  expected: readonly string[],
+  otherWay: readonly string[],
+  direction: string,
+): ProtocolError {
+  const oneOf = `expected one of ${expected.join(", ")}`;
+  if (type === undefined) return badFrame(`frame has no "type" field; ${oneOf}`);
+  if (typeof type !== "string") {
+    return badFrame(`frame field "type" must be a string (got ${typeName(type)}); ${oneOf}`);
+  }
+  if (otherWay.includes(type)) {
+    return badFrame(`frame type ${quote(type)} goes ${direction}; ${oneOf}`);
+  }
+  return badFrame(`unknown frame type ${quote(type)}; ${oneOf}`);
+}
+
+/**
+ * `<frame> frame: field "<path>" must be <expected> (got <what>)`, or "is missing" when `v`
+ * is undefined. `type` is the JSON type expected: when `v` has another, `<what>` names its
+ * type, else it shows the value.
+ */
+function fieldError(
+  frame: string,
+  at: string,
+  key: string | number,
+  v: unknown,
+  expected: string,
+  type: string,
+): ProtocolError {
+  const field = typeof key === "number" ? `${at}[${key}]` : at === "" ? key : `${at}.${key}`;
+  if (v === undefined) return missing(frame, field, expected);
+  return badFrame(
+    `${frame} frame: field ${quote(field)} must be ${expected} (got ${shown(v, type)})`,
+  );
+}
+
+function missing(frame: string, field: string, expected: string): ProtocolError {
+  return badFrame(`${frame} frame: field ${quote(field)} is missing; it must be ${expected}`);
+}
+
+function shown(v: unknown, type: string): string {
+  const actual = typeName(v);
+  if (actual !== type) return actual;
+  if (typeof v === "string") {
+    return v.length > MAX_QUOTED ? `a string of ${v.length} characters` : JSON.stringify(v);
+  }
+  if (Array.isArray(v)) return `an array of ${v.length} item${v.length === 1 ? "" : "s"}`;
+  return String(v);
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  return typeof v;
+}
+
+function quote(name: string): string {
+  return name.length > MAX_QUOTED
+    ? `${JSON.stringify(name.slice(0, MAX_QUOTED))}… (${name.length} characters)`
+    : JSON.stringify(name);
+}
+
+function badFrame(message: string): ProtocolError {
+  return new ProtocolError("BAD_FRAME", message, CloseCode.protocolViolation);
+}

@@ -1,0 +1,60 @@
+/**
+ * Protocol versions. Each side speaks a range `[min, max]`; a connection uses the highest
+ * version both ranges share, and two ranges that share none are a rejection naming both.
+ *
+ * @example
+ * ```ts
+ * const version = negotiate(PROTOCOL, hello.protocol);
+ * if (version === undefined) {
+ *   link.close(4002, `no shared version: ours ${describeRange(PROTOCOL)}, theirs ${describeRange(hello.protocol)}`);
+ * }
+ * ```
+ */
+
+/**
+ * An inclusive range of protocol versions, `[min, max]`, positive integers with min ≤ max.
+ *
+ * @example
+ * ```ts
+ * const range: ProtocolRange = [1, 2];
+ * ```
+ */
+export type ProtocolRange = readonly [min: number, max: number];
+
+/**
+ * The protocol versions this build speaks.
+ *
+ * @example
+ * ```ts
+ * link.send(encode({ type: "challenge", nonce, protocol: PROTOCOL }));
+ * ```
+ */
+export const PROTOCOL: ProtocolRange = [1, 1];
+
+/**
+ * The highest version both ranges contain, or `undefined` when they are disjoint.
+ *
+ * @example
+ * ```ts
+ * negotiate([1, 3], [2, 5]); // 3
+ * negotiate([1, 1], [2, 2]); // undefined
+ * ```
+ */
+export function negotiate(ours: ProtocolRange, theirs: ProtocolRange): number | undefined {
+  const low = Math.max(ours[0], theirs[0]);
+  const high = Math.min(ours[1], theirs[1]);
+  return low <= high ? high : undefined;
+}
+
+/**
+ * A range as a person reads it: `"1..2"`, or `"1"` when it holds one version.
+ *
+ * @example
+ * ```ts
+ * describeRange([1, 2]); // "1..2"
+ * describeRange([3, 3]); // "3"
+ * ```
+ */
+export function describeRange(range: ProtocolRange): string {
+  return range[0] === range[1] ? `${range[0]}` : `${range[0]}..${range[1]}`;
+}

@@ -1,0 +1,223 @@
+import { describe, expect, it } from "vitest";
+import { memoryNet } from "../../src/runtime/memoryNet.ts";
+import type { Link, ListenOptions, Net } from "../../src/runtime/ports.ts";
+
+const ADDRESS = "memory://coordinator";
+
+/** Lets every queued microtask run. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+interface End {
+  link: Link;
+  frames: string[];
+  closes: [number, string][];
+}
+
+function record(link: Link): End {
+  const end: End = { link, frames: [], closes: [] };
+  link.onFrame((frame) => end.frames.push(frame));
+  link.onClose((code, reason) => end.closes.push([code, reason]));
+  return end;
+}
+
+/** A listener and one connection, both ends recorded. */
+async function connected(
+  serverOptions?: ListenOptions,
+  clientOptions?: ListenOptions,
+): Promise<{ net: Net; server: End; client: End }> {
+  const net = memoryNet();
+  const listener = await net.listen(ADDRESS, serverOptions);
+  const servers: End[] = [];
+  listener.onConnection((link) => servers.push(record(link)));
+  const client = record(await net.connect(ADDRESS, clientOptions));
+  return { net, server: servers[0]!, client };
+}
+
+describe("memoryNet", () => {
+  it("delivers frames asynchronously and in order, each way", async () => {
+    const { server, client } = await connected();
+    for (let i = 0; i < 1000; i++) client.link.send(`c${i}`);
+    server.link.send("s0");
+    server.link.send("s1");
+    expect(server.frames).toEqual([]);
+    await settle();
+    expect(server.frames).toEqual(Array.from({ length: 1000 }, (_, i) => `c${i}`));
+    expect(client.frames).toEqual(["s0", "s1"]);
+  });
+
+  it("delivers each frame to every frame handler", async () => {
+    const { server, client } = await connected();
+    const second: string[] = [];
+    server.link.onFrame((frame) => second.push(frame));
+    client.link.send("a");
+    await settle();
+    expect(server.frames).toEqual(["a"]);
+    expect(second).toEqual(["a"]);
+  });
+
+  it("keeps frames that arrive before the first frame handler", async () => {
+    const net = memoryNet();
+    const listener = await net.listen(ADDRESS);
+    listener.onConnection((link) => {
+      link.send("welcome");
+      link.close(1000, "bye");
+    });
+    const link = await net.connect(ADDRESS);
+    await settle();
+    const events: string[] = [];
+    link.onClose((code, reason) => events.push(`close ${code} ${reason}`));
+    link.onFrame((frame) => events.push(frame));
+    await settle();
+    expect(events).toEqual(["welcome", "close 1000 bye"]);
+  });
+
+  it("hands connections made before onConnection to the first handler", async () => {
+    const net = memoryNet();
+    const listener = await net.listen(ADDRESS);
+    const client = await net.connect(ADDRESS);
+    const servers: Link[] = [];
+    listener.onConnection((link) => servers.push(link));
+    expect(servers.map((link) => link.id)).toEqual([client.id]);
+  });
+
+  it("closes both ends exactly once, after the frames already queued", async () => {
+    const { server, client } = await connected();
+    client.link.send("last words");
+    server.link.send("reply");
+    client.link.close(4000, "done");
+    client.link.close(4001, "again");
+    server.link.close(4002, "too late");
+    client.link.send("ignored");
+    server.link.send("ignored");
+    await settle();
+    expect(server.frames).toEqual(["last words"]);
+    expect(client.frames).toEqual(["reply"]);
+    expect(server.closes).toEqual([[4000, "done"]]);
+    expect(client.closes).toEqual([[4000, "done"]]);
+  });
+
+  it("runs an onClose handler registered after the close", async () => {
+    const { server } = await connected();
+    server.link.close(1000, "bye");
+    await settle();
+    const late: [number, string][] = [];
+    server.link.onClose((code, reason) => late.push([code, reason]));
+    expect(late).toEqual([]);
+    await settle();
+    expect(late).toEqual([[1000, "bye"]]);
+  });
+
+  it("refuses a frame over the server's maxFrameBytes with 4004 and drops what follows", async () => {
+    const { server, client } = await connected({ maxFrameBytes: 4 });
+    client.link.send("abcd");
+    client.link.send("ééé");
+    client.link.send("after");
+    await settle();
+    expect(server.frames).toEqual(["abcd"]);
+    const closed: [number, string] = [4004, "frame of 6 bytes exceeds the limit of 4 bytes"];
+    expect(server.closes).toEqual([closed]);
+    expect(client.closes).toEqual([closed]);
+  });
+
+  it("refuses a frame over the client's maxFrameBytes with 4004", async () => {
+    const { server, client } = await connected({}, { maxFrameBytes: 10 });
+    server.link.send("x".repeat(11));
+    client.link.send("x".repeat(11));
+    await settle();
+    expect(client.frames).toEqual([]);
+    expect(server.frames).toEqual(["x".repeat(11)]);
+    const closed: [number, string] = [4004, "frame of 11 bytes exceeds the limit of 10 bytes"];
+    expect(client.closes).toEqual([closed]);
+    expect(server.closes).toEqual([closed]);
+  });
+
+  it("answers a ping through the pinging end's onPong, asynchronously and only while open", async () => {
+    const { server, client } = await connected();
+    let clientPongs = 0;
+    let serverPongs = 0;
+    client.link.onPong(() => clientPongs++);
+    client.link.onPong(() => clientPongs++);
+    server.link.onPong(() => serverPongs++);
+    client.link.ping();
+    expect(clientPongs).toBe(0);
+    await settle();
+    expect(clientPongs).toBe(2);
+    expect(serverPongs).toBe(0);
+    client.link.ping();
+    server.link.close(1000, "bye");
+    client.link.ping();
+    await settle();
+    expect(clientPongs).toBe(2);
+  });
+
+  it("reports the bytes queued toward the peer as bufferedAmount", async () => {
+    const net = memoryNet();
+    const listener = await net.listen(ADDRESS);
+    listener.onConnection(() => {});
+    const client = await net.connect(ADDRESS);
+    client.send("abc");
+    client.send("é");
+    expect(client.bufferedAmount).toBe(5);
+    await settle();
+    // The server end has no frame handler yet, so the frames are still waiting.
+    expect(client.bufferedAmount).toBe(5);
+  });
+
+  it("drains bufferedAmount as frames are delivered", async () => {
+    const { server, client } = await connected();
+    server.link.send("hello");
+    expect(server.link.bufferedAmount).toBe(5);
+    expect(client.link.bufferedAmount).toBe(0);
+    await settle();
+    expect(server.link.bufferedAmount).toBe(0);
+    expect(client.frames).toEqual(["hello"]);
+  });
+
+  it("rejects a connection to an address nobody listens at", async () => {
+    const net = memoryNet();
+    await expect(net.connect("memory://nowhere")).rejects.toThrow(
+      /cannot connect to memory:\/\/nowhere: nothing listens there/,
+    );
+  });
+
+  it("rejects a second listener on a taken address", async () => {
+    const net = memoryNet();
+    await net.listen(ADDRESS);
+    await expect(net.listen(ADDRESS)).rejects.toThrow(/cannot listen at memory:\/\/coordinator/);
+  });
+
+  it("closes every link with 1001 when the listener closes, and stops accepting", async () => {
+    const net = memoryNet();
+    const listener = await net.listen(ADDRESS);
+    const servers: End[] = [];
+    listener.onConnection((link) => servers.push(record(link)));
+    const clients = [record(await net.connect(ADDRESS)), record(await net.connect(ADDRESS))];
+    clients[1]!.link.close(1000, "leaving");
+    await listener.close();
+    await settle();
+    expect(servers.map((end) => end.closes)).toEqual([
+      [[1001, "listener closed"]],
+      [[1000, "leaving"]],
+    ]);
+    expect(clients.map((end) => end.closes)).toEqual([
+      [[1001, "listener closed"]],
+      [[1000, "leaving"]],
+    ]);
+    await expect(net.connect(ADDRESS)).rejects.toThrow(/nothing listens there/);
+    await expect(net.listen(ADDRESS)).resolves.toMatchObject({ address: ADDRESS });
+  });
+
+  it("numbers links per net and describes the remote end", async () => {
+    const net = memoryNet();
+    const listener = await net.listen(ADDRESS);
+    const servers: Link[] = [];
+    listener.onConnection((link) => servers.push(link));
+    const first = await net.connect(ADDRESS);
+    const second = await net.connect(ADDRESS);
+    expect([first.id, second.id]).toEqual(["memory:1", "memory:2"]);
+    expect(servers.map((link) => link.id)).toEqual(["memory:1", "memory:2"]);
+    expect(first.remote).toBe(ADDRESS);
+    expect(servers[0]!.remote).toBe("client memory:1");
+    expect(listener.address).toBe(ADDRESS);
+  });
+});

@@ -1,0 +1,95 @@
+import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+
+describe("nodeFiles", () => {
+  const files = nodeFiles();
+  let dir: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "baton-files-"));
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("writes a file with mode 0600 by default, creating parent directories", async () => {
+    const path = join(dir, "a", "b", "state.json");
+    await files.writeAtomic(path, '{"ok":true}');
+    expect(await files.read(path)).toBe('{"ok":true}');
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  it("applies an explicit mode whatever the umask", async () => {
+    const path = join(dir, "script.sh");
+    await files.writeAtomic(path, "#!/bin/sh\n", 0o755);
+    expect((await stat(path)).mode & 0o777).toBe(0o755);
+  });
+
+  it("writes bytes", async () => {
+    const path = join(dir, "bytes");
+    await files.writeAtomic(path, new TextEncoder().encode("héllo"));
+    expect(await files.read(path)).toBe("héllo");
+  });
+
+  it("replaces an existing file and leaves no temp file behind", async () => {
+    const path = join(dir, "state.json");
+    await writeFile(path, "old content that is longer than the new one", { mode: 0o644 });
+    await files.writeAtomic(path, "new");
+    expect(await files.read(path)).toBe("new");
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect(await readdir(dir)).toEqual(["state.json"]);
+  });
+
+  it("never shows a partial file to concurrent readers", async () => {
+    const path = join(dir, "state.json");
+    const versions = Array.from({ length: 20 }, (_, i) => String(i).repeat(100_000));
+    await files.writeAtomic(path, versions[0]!);
+    const seen = new Set<string | undefined>();
+    let writing = true;
+    const reading = (async () => {
+      while (writing) seen.add(await files.read(path));
+    })();
+    await Promise.all(versions.map((version) => files.writeAtomic(path, version)));
+    writing = false;
+    await reading;
+    for (const text of seen) expect(versions).toContain(text);
+    expect(await readdir(dir)).toEqual(["state.json"]);
+  });
+
+  it("reads a missing file as undefined", async () => {
+    expect(await files.read(join(dir, "missing"))).toBeUndefined();
+  });
+
+  it("lists entry names, and a missing directory as empty", async () => {
+    await files.writeAtomic(join(dir, "b"), "");
+    await files.writeAtomic(join(dir, "a"), "");
+    await files.mkdirp(join(dir, "c"));
+    expect(await files.list(dir)).toEqual(["a", "b", "c"]);
+    expect(await files.list(join(dir, "missing"))).toEqual([]);
+  });
+
+  it("removes a file, and ignores one that is already gone", async () => {
+    const path = join(dir, "doomed");
+    await files.writeAtomic(path, "x");
+    await files.remove(path);
+    expect(await files.read(path)).toBeUndefined();
+    await expect(files.remove(path)).resolves.toBeUndefined();
+  });
+
+  it("creates nested directories and accepts existing ones", async () => {
+    const nested = join(dir, "x", "y", "z");
+    await files.mkdirp(nested);
+    await files.mkdirp(nested);
+    expect((await stat(nested)).isDirectory()).toBe(true);
+  });
+
+  it("removes its temp file when the rename fails", async () => {
+    await files.mkdirp(join(dir, "taken", "inner"));
+    await expect(files.writeAtomic(join(dir, "taken"), "x")).rejects.toThrow();
+    expect(await readdir(dir)).toEqual(["taken"]);
+  });
+});
