@@ -233,7 +233,10 @@ export const connectionMachine = setup({
           {
             target: "registered",
             actions: [
-              assign(({ event }) => ({ worker: event.frame.worker, resources: event.frame.resources })),
+              assign(({ event }) => ({
+                worker: event.frame.worker,
+                resources: event.frame.resources,
+              })),
               emit(({ context, event }) => ({
                 type: "send" as const,
                 frame: {

@@ -69,16 +69,16 @@ export interface JobRecord {
   waitingOn: number;
   dependents: string[];
   /** The connection holding the lease, while running. */
-  holder?: string;
+  holder: string | undefined;
   /** Waiting for a retry backoff to pass (state is blocked meanwhile). */
   retryPending: boolean;
-  value?: Json;
-  error?: JobError;
-  cause?: FailureCause;
+  value: Json | undefined;
+  error: JobError | undefined;
+  cause: FailureCause | undefined;
   /** Completed jobs only: the value was already stored before the run (a rerun skip). */
-  cached?: boolean;
+  cached: boolean;
   /** A dependency id that is not in the graph (a malformed lazily added job). */
-  unknownDep?: string;
+  unknownDep: string | undefined;
 }
 
 interface Waiter {
@@ -86,11 +86,17 @@ interface Waiter {
   resources: Resources;
 }
 
-/** Ready jobs of one kind and one set of requirements, in the order they became ready. */
+/**
+ * Ready jobs of one kind and one set of requirements, first in first out. A job that stops
+ * being ready other than by being leased (cancelled, skipped) stays in `queue` and is passed
+ * over when it reaches the head: a FIFO array with a head index, because taking the first
+ * entry of a Set that has had many deletions is not O(1).
+ */
 interface ReadyClass {
   kind: string;
   requires: Resources;
-  ids: Set<string>;
+  queue: string[];
+  head: number;
 }
 
 export interface JobBoardOptions {
@@ -155,11 +161,15 @@ export class JobBoard {
     this.leaseTimeoutMs = options.leaseTimeoutMs ?? 20_000;
     this.bugs = new Set(options.plantedBugs ?? []);
     this.add([...jobs]);
+    // The starting state is not a change: readers take it from the board itself.
+    this.effects = [];
   }
 
   /** Nothing is ready, running or waiting out a retry backoff. */
   get done(): boolean {
-    return this.finished || (this.readyCount === 0 && this.runningCount === 0 && this.retryCount === 0);
+    return (
+      this.finished || (this.readyCount === 0 && this.runningCount === 0 && this.retryCount === 0)
+    );
   }
 
   /** How many jobs are in each state. */
@@ -201,7 +211,8 @@ export class JobBoard {
     const record = this.jobs.get(jobId);
     if (!record) return this.drop(conn, jobId, "unknown-job");
     if (this.leases.get(conn) !== jobId) {
-      const reason = record.state === "running" || record.state === "ready" ? "not-held" : "finished";
+      const reason =
+        record.state === "running" || record.state === "ready" ? "not-held" : "finished";
       return this.drop(conn, jobId, reason);
     }
     const wasRunning = record.state === "running";
@@ -250,7 +261,8 @@ export class JobBoard {
 
   /** A lease deadline passed without a heartbeat: ask for the connection to be closed. */
   leaseExpired(conn: string, jobId: string): void {
-    if (this.leases.get(conn) === jobId) this.effects.push({ type: "lease.expired", conn, job: jobId });
+    if (this.leases.get(conn) === jobId)
+      this.effects.push({ type: "lease.expired", conn, job: jobId });
   }
 
   /** A retry backoff is over: the job is ready again. */
@@ -326,7 +338,13 @@ export class JobBoard {
         lostWorkers: [],
         waitingOn: 0,
         dependents: [],
+        holder: undefined,
         retryPending: false,
+        value: undefined,
+        error: undefined,
+        cause: undefined,
+        cached: false,
+        unknownDep: undefined,
       });
       added.push(job);
     }
@@ -387,9 +405,25 @@ export class JobBoard {
   private pickFor(resources: Resources): string | undefined {
     if (this.readyCount === 0) return undefined;
     for (const cls of this.ready.values()) {
-      if (cls.ids.size === 0 || !this.underThrottle(cls.kind)) continue;
-      if (!canTake(resources, cls.requires)) continue;
-      return cls.ids.values().next().value;
+      if (!this.underThrottle(cls.kind) || !canTake(resources, cls.requires)) continue;
+      const id = this.headOf(cls);
+      if (id !== undefined) return id;
+    }
+    return undefined;
+  }
+
+  /** The first job of a class that is still ready, passing over (and dropping) stale entries. */
+  private headOf(cls: ReadyClass): string | undefined {
+    const leaseRunning = this.bugs.has("lease-running-job");
+    while (cls.head < cls.queue.length) {
+      const id = cls.queue[cls.head]!;
+      const state = this.jobs.get(id)!.state;
+      if (state === "ready" || (leaseRunning && state === "running")) return id;
+      cls.head++;
+    }
+    if (cls.head > 0) {
+      cls.queue = [];
+      cls.head = 0;
     }
     return undefined;
   }
@@ -415,6 +449,7 @@ export class JobBoard {
     const record = this.jobs.get(jobId)!;
     // The planted bug leaves the job in the ready queue, so another connection can lease it.
     if (!this.bugs.has("lease-running-job")) this.leaveReady(record);
+    else if (record.state === "ready") this.readyCount--;
     record.state = "running";
     record.holder = conn;
     record.attempts++;
@@ -462,10 +497,14 @@ export class JobBoard {
     const key = readyKey(record.job);
     let cls = this.ready.get(key);
     if (!cls) {
-      cls = { kind: record.job.kind, requires: record.job.requires, ids: new Set() };
+      cls = { kind: record.job.kind, requires: record.job.requires, queue: [], head: 0 };
       this.ready.set(key, cls);
     }
-    cls.ids.add(record.job.id);
+    if (cls.head > 1024 && cls.head * 2 > cls.queue.length) {
+      cls.queue = cls.queue.slice(cls.head);
+      cls.head = 0;
+    }
+    cls.queue.push(record.job.id);
     this.readyCount++;
     this.effects.push({
       type: "job.changed",
@@ -475,9 +514,9 @@ export class JobBoard {
     });
   }
 
+  /** Takes a job out of the ready count; its queue entry is dropped when it reaches the head. */
   private leaveReady(record: JobRecord): void {
-    if (record.state !== "ready") return;
-    if (this.ready.get(readyKey(record.job))?.ids.delete(record.job.id)) this.readyCount--;
+    if (record.state === "ready") this.readyCount--;
   }
 
   private complete(record: JobRecord, value: Json): void {
@@ -536,9 +575,8 @@ export class JobBoard {
   private block(record: JobRecord, needs: PlannedJob[]): void {
     this.add(needs);
     const fresh = needs.map((n) => n.id).filter((id) => !record.job.deps.includes(id));
-    const cycle = findCycle(
-      [record.job.id],
-      (id) => (id === record.job.id ? fresh : this.jobs.get(id)?.job.deps),
+    const cycle = findCycle([record.job.id], (id) =>
+      id === record.job.id ? fresh : this.jobs.get(id)?.job.deps,
     );
     if (cycle) {
       const names = cycle.map((id) => `${this.jobs.get(id)?.job.kind ?? "?"}(${id})`).join(" → ");
@@ -571,7 +609,10 @@ export class JobBoard {
   }
 
   private cancelled(record: JobRecord): void {
-    this.terminate(record, "cancelled", { name: "Cancelled", message: this.stopping ?? "cancelled" });
+    this.terminate(record, "cancelled", {
+      name: "Cancelled",
+      message: this.stopping ?? "cancelled",
+    });
   }
 
   private skip(record: JobRecord, failedDep: JobRecord): void {

@@ -11,7 +11,10 @@
  * const board = new JobBoard(jobs, { plantedBugs: ["lease-running-job"] });
  * ```
  */
-export type PlantedBug = "lease-running-job" | "lost-counts-as-failure" | "forget-waiters-on-shutdown";
+export type PlantedBug =
+  | "lease-running-job"
+  | "lost-counts-as-failure"
+  | "forget-waiters-on-shutdown";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "lease-running-job",

@@ -3,6 +3,7 @@ import { type Actor, type InspectionEvent, type Observer, createActor } from "xs
 import { ProtocolError } from "../errors.ts";
 import { connectionMachine } from "../machines/connection.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
+import type { CoordinatorEffect } from "../machines/jobBoard.ts";
 import { coordinatorProof, verifyWorkerProof } from "../transport/auth.ts";
 import { type ProgressFrame, encode, parseToCoordinator } from "../transport/frames.ts";
 import { PROTOCOL } from "../transport/protocolVersion.ts";
@@ -56,22 +57,33 @@ export class CoordinatorServer {
   constructor(private readonly options: CoordinatorServerOptions) {
     const { coordinator, listener } = options;
     listener.onConnection((link) => this.accept(link));
-    coordinator.on("lease.granted", ({ conn, job, deps, attempt }) =>
-      this.connections.get(conn)?.actor.send({
-        type: "GRANT",
-        job: job.id,
-        frame: { type: "job", id: job.id, kind: job.kind, input: job.input, deps, attempt },
-      }),
-    );
-    coordinator.on("lease.cancelled", ({ conn, job }) =>
-      this.connections.get(conn)?.actor.send({ type: "CANCEL_JOB", job }),
-    );
-    coordinator.on("lease.expired", ({ conn, job }) =>
-      this.connections.get(conn)?.actor.send({ type: "EXPIRE", job }),
-    );
-    coordinator.on("connection.released", ({ conn }) =>
-      this.connections.get(conn)?.actor.send({ type: "RELEASE" }),
-    );
+    coordinator.on("effects", ({ effects }) => {
+      for (const effect of effects) this.carryOut(effect);
+    });
+  }
+
+  /** Hands one of the coordinator's decisions to the connection it is about. */
+  private carryOut(effect: CoordinatorEffect): void {
+    switch (effect.type) {
+      case "lease.granted": {
+        const { job, deps, attempt } = effect;
+        this.connections.get(effect.conn)?.actor.send({
+          type: "GRANT",
+          job: job.id,
+          frame: { type: "job", id: job.id, kind: job.kind, input: job.input, deps, attempt },
+        });
+        return;
+      }
+      case "lease.cancelled":
+        this.connections.get(effect.conn)?.actor.send({ type: "CANCEL_JOB", job: effect.job });
+        return;
+      case "lease.expired":
+        this.connections.get(effect.conn)?.actor.send({ type: "EXPIRE", job: effect.job });
+        return;
+      case "connection.released":
+        this.connections.get(effect.conn)?.actor.send({ type: "RELEASE" });
+        return;
+    }
   }
 
   get connectionCount(): number {

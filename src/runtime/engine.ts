@@ -69,7 +69,8 @@ export interface Engine {
  */
 export function createEngine(options: EngineOptions): Engine {
   const jobs = "codeHash" in options.jobs ? (options.jobs as LoadedJobs) : loadJobs(options.jobs);
-  const workers = typeof options.workers === "number" ? { count: options.workers } : options.workers;
+  const workers =
+    typeof options.workers === "number" ? { count: options.workers } : options.workers;
   const count = workers?.count ?? availableParallelism();
   const resources: Resources = workers?.resources ?? {
     cpus: availableParallelism(),
@@ -101,6 +102,8 @@ export function createEngine(options: EngineOptions): Engine {
       });
       const board = coordinator.getSnapshot().context.board;
       const startedAt = clock.now();
+      let cached = 0;
+      for (const record of board.jobs.values()) if (record.cached) cached++;
       const timings = new Map<string, { startedAt?: number; finishedAt?: number }>();
       let resolveResult!: (result: RunResult) => void;
       let rejectResult!: (error: unknown) => void;
@@ -116,6 +119,7 @@ export function createEngine(options: EngineOptions): Engine {
         return {
           total: board.jobs.size,
           counts,
+          cached,
           elapsedMs,
           rate: elapsedMs > 0 ? (finished * 1000) / elapsedMs : 0,
         };
@@ -126,19 +130,24 @@ export function createEngine(options: EngineOptions): Engine {
         run.emit("progress", progress());
         ticker = clock.setTimeout(tick, interval);
       };
-      coordinator.on("job.changed", (change) => {
-        if (change.state === "running") timings.set(change.job, { startedAt: clock.now() });
-        else if (change.state === "completed" || change.state === "failed") {
-          const t = timings.get(change.job);
-          if (t) t.finishedAt = clock.now();
-        }
-        if (run.listenerCount("job") > 0) {
-          run.emit("job", {
-            id: change.job,
-            kind: change.kind,
-            state: change.state,
-            ...(change.cause !== undefined && { cause: change.cause }),
-          });
+      coordinator.on("effects", ({ effects }) => {
+        const now = clock.now();
+        const emitJobs = run.listenerCount("job") > 0;
+        for (const change of effects) {
+          if (change.type !== "job.changed") continue;
+          if (change.state === "running") timings.set(change.job, { startedAt: now });
+          else if (change.state === "completed" || change.state === "failed") {
+            const t = timings.get(change.job);
+            if (t) t.finishedAt = now;
+          }
+          if (emitJobs) {
+            run.emit("job", {
+              id: change.job,
+              kind: change.kind,
+              state: change.state,
+              ...(change.cause !== undefined && { cause: change.cause }),
+            });
+          }
         }
       });
       coordinator.on("run.finished", () => {

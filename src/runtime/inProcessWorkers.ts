@@ -42,7 +42,10 @@ export function startInProcessWorkers(options: InProcessWorkersOptions): InProce
         exits.push(exit);
         if (stopping || exit.code === 1000 || exit.code === 1001 || budget <= 0) return;
         budget--;
-        options.logger.warn({ worker: name, code: exit.code, reason: exit.reason }, "worker replaced");
+        options.logger.warn(
+          { worker: name, code: exit.code, reason: exit.reason },
+          "worker replaced",
+        );
         return start(name);
       },
       (error: unknown) => {

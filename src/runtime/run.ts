@@ -41,6 +41,8 @@ export interface RunResult {
 export interface RunProgress {
   total: number;
   counts: Record<JobState, number>;
+  /** Completed jobs whose result came from the store of an earlier run. */
+  cached: number;
   elapsedMs: number;
   /** Jobs finished per second since the run started. */
   rate: number;

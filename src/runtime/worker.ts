@@ -72,7 +72,7 @@ class WorkerSession {
   private nonce = "";
   private proof = "";
   private welcomed = false;
-  private running: { id: string; abort: AbortController } | undefined;
+  private running: { id: string; abort: LazyAbort } | undefined;
   private readonly protocol: ProtocolRange;
 
   constructor(
@@ -107,7 +107,12 @@ class WorkerSession {
     switch (frame.type) {
       case "challenge":
         this.nonce = frame.nonce;
-        this.proof = workerProof(this.options.secret, frame.nonce, this.protocol, this.options.name);
+        this.proof = workerProof(
+          this.options.secret,
+          frame.nonce,
+          this.protocol,
+          this.options.name,
+        );
         this.send({
           type: "hello",
           protocol: [...this.protocol],
@@ -144,15 +149,15 @@ class WorkerSession {
   }
 
   private async run(frame: JobFrame): Promise<void> {
-    const abort = new AbortController();
+    const abort = new LazyAbort();
     this.running = { id: frame.id, abort };
-    const result = await this.attempt(frame, abort.signal);
+    const result = await this.attempt(frame, abort);
     this.running = undefined;
     this.jobsRun++;
     this.send(result);
   }
 
-  private async attempt(frame: JobFrame, signal: AbortSignal): Promise<ResultFrame> {
+  private async attempt(frame: JobFrame, abort: LazyAbort): Promise<ResultFrame> {
     const { jobs, logger } = this.options;
     const handler = jobs.handler(frame.kind);
     if (!handler) {
@@ -166,10 +171,13 @@ class WorkerSession {
       job: { id: frame.id, kind: frame.kind, attempt: frame.attempt },
       results: Object.values(frame.deps),
       deps: frame.deps,
-      signal,
+      get signal() {
+        return abort.signal;
+      },
       log,
       progress: (update) => {
-        if (this.running?.id === frame.id) this.send({ type: "progress", job: frame.id, ...update });
+        if (this.running?.id === frame.id)
+          this.send({ type: "progress", job: frame.id, ...update });
       },
       need: (...specs) => this.need(frame, specs),
     };
@@ -195,6 +203,28 @@ class WorkerSession {
     const ids = specs.map((spec) => plan.idOf(spec));
     if (ids.every((id) => id in frame.deps)) return ids.map((id) => frame.deps[id] as Json);
     throw new NeedJobs([...plan.jobs.values()]);
+  }
+}
+
+/**
+ * An AbortController made only when a handler looks at `ctx.signal`: most handlers never
+ * do, and making one per job is a measurable cost at tens of thousands of jobs a second.
+ */
+class LazyAbort {
+  private controller: AbortController | undefined;
+  private reason: unknown;
+  private aborted = false;
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.aborted) this.controller.abort(this.reason);
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
   }
 }
 

@@ -1,0 +1,83 @@
+/**
+ * Core throughput and memory: no-op jobs through the coordinator and connection machines
+ * over the in-memory Net, against a bare loop calling the same handler in the same run.
+ */
+import { createActor } from "xstate";
+import { job } from "../src/graph/job.ts";
+import { planGraph } from "../src/graph/planGraph.ts";
+import { coordinatorMachine } from "../src/machines/coordinator.ts";
+import { createEngine } from "../src/runtime/engine.ts";
+
+const JOBS = Number(process.env.BENCH_JOBS ?? 100_000);
+const WORKERS = 8;
+const noop = (n: number) => n;
+
+function gc(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+async function bareLoop(): Promise<number> {
+  const start = performance.now();
+  let sink = 0;
+  for (let i = 0; i < JOBS; i++) sink += await noop(i);
+  if (sink < 0) throw new Error("unreachable");
+  return (JOBS * 1000) / (performance.now() - start);
+}
+
+async function engineRun(): Promise<number> {
+  const engine = createEngine({ jobs: { noop }, workers: WORKERS });
+  const graph = Array.from({ length: JOBS }, (_, i) => job("noop", i));
+  const start = performance.now();
+  const result = await engine.run(graph);
+  const elapsed = performance.now() - start;
+  if (!result.ok) throw new Error("the benchmark run failed");
+  return (JOBS * 1000) / elapsed;
+}
+
+/** Heap held by a planned graph and a started coordinator, per job. */
+function heapPerJob(shape: "chain" | "fan-in"): number {
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  let graph: ReturnType<typeof job>[];
+  if (shape === "chain") {
+    let last = job("noop", 0);
+    for (let i = 1; i < JOBS; i++) last = job("noop", i, { after: [last] });
+    graph = [last];
+  } else {
+    const leaves = Array.from({ length: JOBS - 1 }, (_, i) => job("noop", i));
+    graph = [job("noop", -1, { after: leaves })];
+  }
+  const plan = planGraph(graph, { versionOf: () => "0" });
+  graph = [];
+  const actor = createActor(coordinatorMachine, { input: { jobs: plan.jobs.values() } }).start();
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  const perJob = (after - before) / JOBS;
+  actor.stop();
+  return perJob;
+}
+
+if (!(globalThis as { gc?: unknown }).gc) {
+  console.error("note: run with --expose-gc for exact heap figures (npm run bench does)");
+}
+await engineRun(); // warm-up at full size: JIT and allocator
+const bare = await bareLoop();
+const engine = await engineRun();
+const chain = heapPerJob("chain");
+const fanIn = heapPerJob("fan-in");
+console.log(`bare loop:          ${Math.round(bare).toLocaleString()} calls/s`);
+console.log(`engine (${WORKERS} workers): ${Math.round(engine).toLocaleString()} jobs/s (goal ≥ 50,000)`);
+console.log(`ratio engine/bare:  ${(engine / bare).toFixed(4)}`);
+console.log(`heap per job:       chain ${Math.round(chain)} B, fan-in ${Math.round(fanIn)} B (goal ≤ 2048)`);
+console.log(
+  JSON.stringify({
+    bench: "core",
+    jobs: JOBS,
+    workers: WORKERS,
+    jobsPerSec: Math.round(engine),
+    bareCallsPerSec: Math.round(bare),
+    ratioToBare: Number((engine / bare).toFixed(5)),
+    heapBytesPerJobChain: Math.round(chain),
+    heapBytesPerJobFanIn: Math.round(fanIn),
+  }),
+);

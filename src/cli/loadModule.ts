@@ -1,0 +1,63 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { BatonError, JobModuleError } from "../errors.ts";
+import type { JobSpec } from "../graph/job.ts";
+import type { JobModule } from "../runtime/jobModule.ts";
+
+/**
+ * Imports a user module (TypeScript or JavaScript) by path, with errors that name the file.
+ *
+ * @example
+ * ```ts
+ * const mod = await importUserModule("examples/pipeline.graph.ts");
+ * ```
+ */
+export async function importUserModule(path: string): Promise<Record<string, unknown>> {
+  const absolute = resolve(path);
+  if (!existsSync(absolute)) {
+    throw new BatonError("MODULE_NOT_FOUND", `${path} does not exist (looked at ${absolute})`);
+  }
+  try {
+    return (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new BatonError(
+      "MODULE_LOAD",
+      `could not load ${path}: ${(error as Error).message ?? String(error)}`,
+    );
+  }
+}
+
+/**
+ * The graph a graph module exports: `export default [job(...), …]` (or one job, or a
+ * function returning either, possibly async), or the same as a named export `graph`.
+ */
+export async function graphOf(module: Record<string, unknown>, path: string): Promise<JobSpec[]> {
+  let graph = module.default ?? module.graph;
+  if (typeof graph === "function") graph = await (graph as () => unknown)();
+  if (graph === undefined) {
+    throw new BatonError(
+      "NO_GRAPH",
+      `${path} exports no graph: add \`export default [job("kind", input), …]\``,
+    );
+  }
+  return (Array.isArray(graph) ? graph : [graph]) as JobSpec[];
+}
+
+/**
+ * The job module a module exports: a named export `jobs`, or the default export when it
+ * is an object of handlers (a job module file).
+ */
+export function jobsOf(module: Record<string, unknown>, path: string): JobModule {
+  const fallback = module.default;
+  const isGraph =
+    Array.isArray(fallback) ||
+    (typeof fallback === "object" && fallback !== null && "after" in fallback);
+  const jobs = module.jobs ?? (isGraph ? undefined : fallback);
+  if (jobs === null || typeof jobs !== "object" || Array.isArray(jobs)) {
+    throw new JobModuleError(
+      `${path} exports no job module: export the handlers as \`export const jobs = { kind: handler, … }\` or as the default export of a job module file, or pass --jobs FILE`,
+    );
+  }
+  return jobs as JobModule;
+}

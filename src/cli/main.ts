@@ -1,0 +1,59 @@
+import { readFileSync } from "node:fs";
+import { BatonError } from "../errors.ts";
+import { RUN_USAGE, runCommand } from "./runCommand.ts";
+
+const USAGE = `usage: baton <command> [options]
+
+commands:
+  run <graph module>   run a graph of jobs (baton run --help)
+  help                 this help
+  version              print baton's version
+
+Quick start: baton run examples/pipeline.graph.ts`;
+
+const commands: Record<string, (argv: string[]) => Promise<number>> = {
+  run: runCommand,
+};
+
+/**
+ * The `baton` command line. Returns the process exit code; errors a person can act on are
+ * printed as one line (with the code), anything unexpected with its stack.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await main(["run", "examples/pipeline.graph.ts", "--json"]);
+ * ```
+ */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    process.stdout.write(`${USAGE}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  if (name === "version" || name === "--version") {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+    process.stdout.write(`baton ${pkg.version}\n`);
+    return 0;
+  }
+  const command = commands[name];
+  if (!command) {
+    process.stderr.write(`baton: unknown command "${name}"\n\n${USAGE}\n`);
+    return 2;
+  }
+  try {
+    return await command(rest);
+  } catch (error) {
+    if (error instanceof BatonError) {
+      process.stderr.write(`baton ${name}: ${error.message} [${error.code}]\n`);
+      return 2;
+    }
+    if (
+      error instanceof TypeError &&
+      (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")
+    ) {
+      process.stderr.write(`baton ${name}: ${error.message}\n\n${RUN_USAGE}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,50 @@
+import type { RunProgress } from "../runtime/run.ts";
+
+/**
+ * A one-line live progress bar for a terminal: done / running / failed / cached, rate and
+ * ETA, redrawn in place on stderr.
+ *
+ * @example
+ * ```ts
+ * const bar = new ProgressBar(process.stderr);
+ * run.on("progress", (p) => bar.draw(p));
+ * bar.clear();
+ * ```
+ */
+export class ProgressBar {
+  private drawn = false;
+
+  constructor(
+    private readonly out: NodeJS.WriteStream,
+    private readonly width = 28,
+  ) {}
+
+  draw(progress: RunProgress): void {
+    const { counts, total, rate, cached } = progress;
+    const finished = counts.completed + counts.failed;
+    const fraction = total === 0 ? 1 : finished / total;
+    const filled = Math.round(fraction * this.width);
+    const bar = `${"█".repeat(filled)}${"░".repeat(this.width - filled)}`;
+    const left = total - finished;
+    const eta = rate > 0 && left > 0 ? ` ETA ${formatDuration((left / rate) * 1000)}` : "";
+    const line = `${bar} ${finished}/${total} done · ${counts.running} running · ${counts.failed} failed · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
+    const columns = this.out.columns ?? 120;
+    this.out.write(`\r\x1b[2K${line.slice(0, columns - 1)}`);
+    this.drawn = true;
+  }
+
+  clear(): void {
+    if (this.drawn) this.out.write("\r\x1b[2K");
+    this.drawn = false;
+  }
+}
+
+/** "850 ms", "12.3 s", "4 min 05 s", "2 h 03 min". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${String(Math.round(s % 60)).padStart(2, "0")} s`;
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, "0")} min`;
+}

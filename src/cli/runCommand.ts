@@ -1,0 +1,110 @@
+import { parseArgs } from "node:util";
+import { ConfigError } from "../errors.ts";
+import { createEngine } from "../runtime/engine.ts";
+import { LOG_LEVELS, type LogLevel, createLogger } from "../runtime/logger.ts";
+import type { RunResult } from "../runtime/run.ts";
+import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
+import { ProgressBar } from "./progressBar.ts";
+import { summaryTable } from "./summaryTable.ts";
+
+export const RUN_USAGE = `usage: baton run <graph module> [options]
+
+Runs a graph of jobs and waits for it to finish.
+
+  --jobs FILE        job module (kind → handler); default: the graph module's \`jobs\` export
+  --workers N        number of workers (default: the number of cores)
+  --json             print the result as JSON on stdout
+  --log-level L      ${LOG_LEVELS.join(" | ")} (default: warn)
+  -h, --help         this help
+
+Exit code: 0 when every job completed, 1 when some did not, 2 for bad usage or a bad
+graph, 130 when interrupted. Ctrl-C cancels (handlers see their AbortSignal); a second
+Ctrl-C stops at once.`;
+
+/** `baton run`: plans, runs and reports a graph. Returns the exit code. */
+export async function runCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      jobs: { type: "string" },
+      workers: { type: "string" },
+      json: { type: "boolean", default: false },
+      "log-level": { type: "string", default: "warn" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${RUN_USAGE}\n`);
+    return 0;
+  }
+  const graphPath = positionals[0];
+  if (!graphPath || positionals.length > 1) {
+    throw new ConfigError(`baton run takes one graph module\n\n${RUN_USAGE}`);
+  }
+  const level = values["log-level"] as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
+  }
+  const workers = values.workers === undefined ? undefined : Number(values.workers);
+  if (workers !== undefined && !(Number.isInteger(workers) && workers > 0)) {
+    throw new ConfigError(`--workers must be a positive whole number, not "${values.workers}"`);
+  }
+  const logger = createLogger({ level });
+  const graphModule = await importUserModule(graphPath);
+  const jobsPath = values.jobs ?? graphPath;
+  const jobsModule = values.jobs ? await importUserModule(values.jobs) : graphModule;
+  const engine = createEngine({
+    jobs: jobsOf(jobsModule, jobsPath),
+    logger,
+    ...(workers !== undefined && { workers }),
+  });
+  const run = engine.run(await graphOf(graphModule, graphPath));
+  const tty = process.stderr.isTTY === true && !values.json;
+  const bar = tty ? new ProgressBar(process.stderr) : undefined;
+  if (bar) run.on("progress", (progress) => bar.draw(progress));
+  let interrupted = false;
+  const onSigint = () => {
+    if (interrupted) {
+      process.stderr.write("\nstopping now (second Ctrl-C)\n");
+      process.exit(130);
+    }
+    interrupted = true;
+    bar?.clear();
+    process.stderr.write("cancelling: waiting for running jobs to stop (Ctrl-C again to force)\n");
+    run.cancel("interrupted (Ctrl-C)");
+  };
+  process.on("SIGINT", onSigint);
+  let result: RunResult;
+  try {
+    result = await run;
+  } finally {
+    process.off("SIGINT", onSigint);
+    bar?.clear();
+  }
+  if (values.json) process.stdout.write(`${JSON.stringify(resultJson(result))}\n`);
+  else process.stderr.write(summaryTable(result));
+  if (interrupted) return 130;
+  return result.ok ? 0 : 1;
+}
+
+/** The `--json` shape: stable, documented in the README. */
+export function resultJson(result: RunResult): object {
+  return {
+    run: result.run,
+    ok: result.ok,
+    durationMs: Math.round(result.durationMs),
+    counts: result.counts,
+    jobs: [...result.jobs.values()].map((o) => ({
+      id: o.id,
+      kind: o.kind,
+      status: o.status,
+      attempts: o.attempts,
+      cached: o.cached,
+      ...(o.value !== undefined && { value: o.value }),
+      ...(o.error !== undefined && { error: o.error }),
+      ...(o.cause !== undefined && { cause: o.cause }),
+      ...(o.lostWorkers.length > 0 && { lostWorkers: o.lostWorkers }),
+    })),
+  };
+}
