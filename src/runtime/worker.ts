@@ -187,7 +187,9 @@ class WorkerSession {
         type: "result",
         job: frame.id,
         status: "completed",
-        value: toJson(value, `result of job ${frame.id} (${frame.kind})`),
+        // A handler that returns nothing completes with null.
+        value:
+          value === undefined ? null : toJson(value, `result of job ${frame.id} (${frame.kind})`),
       };
     } catch (thrown) {
       if (thrown instanceof NeedJobs) {
@@ -234,11 +236,13 @@ function failed(job: string, error: SerializedError): ResultFrame {
 
 /** Turns anything a handler threw into an error with a message and a stack. */
 function serializeThrown(thrown: unknown, frame: JobFrame): SerializedError {
+  const where = `    at handler "${frame.kind}" (job ${frame.id}, attempt ${frame.attempt})`;
   if (thrown instanceof Error) {
+    const message = thrown.message || `${thrown.name} without a message`;
     return {
       name: thrown.name,
-      message: thrown.message || `${thrown.name} without a message`,
-      ...(thrown.stack !== undefined && { stack: thrown.stack }),
+      message,
+      stack: thrown.stack ?? `${thrown.name}: ${message}\n${where}`,
     };
   }
   let preview: string;
@@ -251,6 +255,6 @@ function serializeThrown(thrown: unknown, frame: JobFrame): SerializedError {
   return {
     name: "NonErrorThrown",
     message,
-    stack: `${message}\n    at handler "${frame.kind}" (job ${frame.id}, attempt ${frame.attempt})`,
+    stack: `${message}\n${where}`,
   };
 }

@@ -1,0 +1,302 @@
+/**
+ * The `baton` command as a user runs it: real child processes of bin/baton.js, their exit
+ * codes, stdout and stderr. Every child still running when its test ends is killed by pid.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const PIPELINE = "examples/pipeline.graph.ts";
+/** A line of a stack trace, which a person should never see for a bad graph or bad flags. */
+const STACK_LINE = /^\s+at /m;
+
+interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+interface Baton {
+  child: ChildProcessWithoutNullStreams;
+  exit: Promise<Exit>;
+  /** What the child has written to stderr so far. */
+  stderr(): string;
+}
+
+const children = new Set<ChildProcessWithoutNullStreams>();
+
+afterEach(() => {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
+  children.clear();
+});
+
+/** Starts `node bin/baton.js ...args` in the repo root. */
+function baton(args: string[], env: Record<string, string> = {}): Baton {
+  const child = spawn(process.execPath, ["bin/baton.js", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+  });
+  children.add(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const exit = new Promise<Exit>((resolve) => {
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+  return { child, exit, stderr: () => stderr };
+}
+
+/** Runs baton to the end. */
+const batonRun = (...args: string[]) => baton(args).exit;
+
+/** `promise`, or a failure naming `what` after `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The state letter of a process (R, S, Z, …), or undefined when it no longer exists. */
+function processState(pid: number): string | undefined {
+  const stat = `/proc/${pid}/stat`;
+  if (!existsSync(stat)) return undefined;
+  try {
+    const text = readFileSync(stat, "utf8");
+    return text.slice(text.lastIndexOf(")") + 2).split(" ")[0];
+  } catch {
+    return undefined;
+  }
+}
+
+const isGone = (pid: number) => {
+  const state = processState(pid);
+  return state === undefined || state === "Z";
+};
+
+/** Every process whose chain of parents leads to `root`, read from /proc. */
+function descendantsOf(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const text = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parentOf.set(Number(entry), Number(text.slice(text.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // The process ended while the table was read.
+    }
+  }
+  const found: number[] = [];
+  const frontier = [root];
+  while (frontier.length > 0) {
+    const parent = frontier.pop()!;
+    for (const [pid, ppid] of parentOf) {
+      if (ppid === parent) {
+        found.push(pid);
+        frontier.push(pid);
+      }
+    }
+  }
+  return found;
+}
+
+interface JsonJob {
+  id: string;
+  kind: string;
+  status: string;
+  attempts: number;
+  cached: boolean;
+  value?: unknown;
+  error?: { message: string; name?: string; stack?: string };
+  cause?: string;
+}
+
+interface JsonResult {
+  run: string;
+  ok: boolean;
+  durationMs: number;
+  counts: Record<string, number>;
+  jobs: JsonJob[];
+}
+
+/** stdout of `--json`: exactly one line holding one JSON object. */
+function parseJson(stdout: string): JsonResult {
+  const lines = stdout.trimEnd().split("\n");
+  expect(lines).toHaveLength(1);
+  const result = JSON.parse(lines[0]!) as JsonResult;
+  expect(Object.keys(result).sort()).toEqual(["counts", "durationMs", "jobs", "ok", "run"]);
+  expect(result.run).toEqual(expect.any(String));
+  expect(Number.isInteger(result.durationMs)).toBe(true);
+  expect(Object.keys(result.counts).sort()).toEqual([
+    "cached",
+    "cancelled",
+    "completed",
+    "failed",
+    "skipped",
+  ]);
+  for (const job of result.jobs) {
+    expect(job.id).toMatch(/^[0-9a-f]{16}$/);
+    expect(job).toMatchObject({
+      kind: expect.any(String),
+      attempts: expect.any(Number),
+      cached: false,
+    });
+    if (job.status === "completed") {
+      expect(job).toHaveProperty("value");
+      expect(job).not.toHaveProperty("error");
+    } else {
+      expect(job.error?.message).toEqual(expect.any(String));
+      expect(job.cause).toEqual(expect.any(String));
+    }
+  }
+  return result;
+}
+
+describe("baton run", () => {
+  it("runs the Quick start pipeline and prints the summary table", async () => {
+    const { code, stdout, stderr } = await batonRun("run", PIPELINE);
+
+    expect(code).toBe(0);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/^kind\s+completed\s+failed\s+skipped\s+cancelled\s+cached$/m);
+    expect(stderr).toMatch(/^fetch\s+16\s+0\s+0\s+0\s+0$/m);
+    expect(stderr).toMatch(/^total\s+55\s+0\s+0\s+0\s+0$/m);
+    expect(stderr).toMatch(/✓ every job completed in \d/);
+  });
+
+  it("prints one JSON object with --json, the retried publish job at 2 attempts", async () => {
+    const { code, stdout } = await batonRun("run", PIPELINE, "--json");
+
+    expect(code).toBe(0);
+    const result = parseJson(stdout);
+    expect(result.ok).toBe(true);
+    expect(result.counts).toEqual({
+      completed: 55,
+      failed: 0,
+      skipped: 0,
+      cancelled: 0,
+      cached: 0,
+    });
+    expect(result.jobs).toHaveLength(55);
+    expect(result.jobs.every((job) => job.status === "completed")).toBe(true);
+    const publish = result.jobs.filter((job) => job.kind === "publish");
+    expect(publish).toMatchObject([{ attempts: 2, value: { published: 5 } }]);
+    expect(result.jobs.filter((job) => job.attempts !== 1)).toEqual(publish);
+  });
+
+  it("exits 1 and lists the failure when a job fails", async () => {
+    const [table, json] = await Promise.all([
+      batonRun("run", "test/fixtures/failing.graph.ts"),
+      batonRun("run", "test/fixtures/failing.graph.ts", "--json"),
+    ]);
+
+    expect(table.code).toBe(1);
+    expect(table.stderr).toMatch(/^total\s+1\s+1\s+1\s+0\s+0$/m);
+    expect(table.stderr).toMatch(
+      /^✗ broken [0-9a-f]{16} \(error, 2 attempts\): the database is on fire$/m,
+    );
+    expect(table.stderr).toContain("✗ the run did not complete");
+
+    expect(json.code).toBe(1);
+    const result = parseJson(json.stdout);
+    expect(result).toMatchObject({ ok: false, counts: { completed: 1, failed: 1, skipped: 1 } });
+    const broken = result.jobs.find((job) => job.kind === "broken")!;
+    expect(broken).toMatchObject({ status: "failed", cause: "error", attempts: 2 });
+    expect(broken.error).toMatchObject({ name: "Error", message: "the database is on fire" });
+    expect(result.jobs.find((job) => job.status === "skipped")).toMatchObject({
+      kind: "use",
+      cause: "skipped",
+      attempts: 0,
+      error: { message: expect.stringContaining(`dependency ${broken.id} (broken) failed`) },
+    });
+  });
+
+  it.each([
+    ["a cycle", "cycle.graph.ts", "The graph has a cycle", "GRAPH_CYCLE"],
+    ["an unknown kind", "unknown-kind.graph.ts", 'Unknown job kind "stpe" (1 job)', "UNKNOWN_KIND"],
+  ])(
+    "exits 2 for a graph with %s, one line on stderr and no stack",
+    async (_, file, says, code) => {
+      const result = await batonRun("run", `test/fixtures/${file}`);
+
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toContain(says);
+      expect(result.stderr.trimEnd()).toMatch(new RegExp(`^baton run: .*\\[${code}\\]$`));
+      expect(result.stderr).not.toMatch(STACK_LINE);
+    },
+  );
+
+  it.each([
+    [["--workers", "0", PIPELINE], '--workers must be a positive whole number, not "0"'],
+    [["--log-level", "loud", PIPELINE], "--log-level must be one of trace, debug, info, warn"],
+    [[], "baton run takes one graph module"],
+    [["--bogus", PIPELINE], "Unknown option '--bogus'"],
+  ])("exits 2 for bad usage %j with a message", async (args, says) => {
+    const result = await batonRun("run", ...args);
+
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain(says);
+    expect(result.stderr).toContain("baton run");
+    expect(result.stderr).not.toMatch(STACK_LINE);
+  });
+});
+
+describe("baton", () => {
+  it("prints help with exit 0, and refuses an unknown command with exit 2", async () => {
+    const [help, nope] = await Promise.all([batonRun("help"), batonRun("nope")]);
+
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("usage: baton <command> [options]");
+    expect(help.stdout).toContain("run <graph module>");
+    expect(nope.code).toBe(2);
+    expect(nope.stdout).toBe("");
+    expect(nope.stderr).toContain('baton: unknown command "nope"');
+    expect(nope.stderr).toContain("usage: baton <command> [options]");
+  });
+
+  it("cancels on SIGINT: exits 130 within seconds and leaves no process behind", async () => {
+    const markers = mkdtempSync(join(tmpdir(), "baton-sigint-"));
+    try {
+      const run = baton(["run", "test/fixtures/slow.graph.ts", "--workers", "2"], {
+        BATON_TEST_MARKERS: markers,
+      });
+      const pid = run.child.pid!;
+      const deadline = Date.now() + 10_000;
+      while (readdirSync(markers).length < 2) {
+        if (run.child.exitCode !== null) throw new Error(`baton exited early: ${run.stderr()}`);
+        if (Date.now() > deadline) throw new Error(`no job started: ${run.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      const started = descendantsOf(pid);
+
+      process.kill(pid, "SIGINT");
+      const { code, stderr } = await within(run.exit, 5_000, "exiting after SIGINT");
+
+      expect(code).toBe(130);
+      expect(stderr).toContain("cancelling: waiting for running jobs to stop");
+      expect(stderr).toMatch(/^total\s+0\s+0\s+0\s+3\s+0$/m);
+      expect(isGone(pid)).toBe(true);
+      expect(started.filter((child) => !isGone(child))).toEqual([]);
+    } finally {
+      rmSync(markers, { recursive: true, force: true });
+    }
+  });
+});

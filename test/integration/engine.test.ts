@@ -1,0 +1,472 @@
+/**
+ * The embedding API end to end: createEngine → engine.run(graph) → Run, with in-process
+ * workers over the in-memory Net. Every run here is real: coordinator and connection
+ * machines, frames, the worker loop and the handlers.
+ */
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { availableParallelism } from "node:os";
+import { createWebSocketInspector } from "@statelyai/inspect";
+import { describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
+import type { InspectionEvent } from "xstate";
+import {
+  createEngine,
+  type Engine,
+  GraphError,
+  type JobContext,
+  type JobEvent,
+  type JobSpec,
+  job,
+  type RunProgress,
+  type RunResult,
+} from "../../src/index.ts";
+import type { JobProgressEvent } from "../../src/runtime/run.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Settles only when the signal aborts, rejecting with its reason, as a well-behaved handler does. */
+function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+}
+
+/** Polls until `check` holds, failing after `ms`. */
+async function until(check: () => boolean, what: string, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+/** The GraphError `engine.run` throws for a bad graph (it throws before anything runs). */
+function graphErrorOf(engine: Engine, graph: JobSpec[]): GraphError {
+  try {
+    engine.run(graph);
+  } catch (error) {
+    expect(error).toBeInstanceOf(GraphError);
+    return error as GraphError;
+  }
+  throw new Error("engine.run accepted a bad graph");
+}
+
+/** Outcomes of a kind, for jobs discovered while running (they have no spec to `get` by). */
+const outcomesOf = (result: RunResult, kind: string) =>
+  [...result.jobs.values()].filter((outcome) => outcome.kind === kind);
+
+describe("engine: running graphs", { timeout: 10_000 }, () => {
+  it("runs a fan-out/fan-in graph to the right values, with attempts and timings", async () => {
+    const engine = createEngine({
+      jobs: {
+        square: (n: number) => n * n,
+        sum: (_: null, ctx: JobContext) => (ctx.results as number[]).reduce((a, b) => a + b, 0),
+      },
+      workers: 4,
+    });
+    const squares = Array.from({ length: 10 }, (_, i) => job("square", i + 1));
+    const total = job("sum", null, { after: squares });
+
+    const result = await engine.run([total]);
+
+    expect(result.ok).toBe(true);
+    expect(result.counts).toEqual({
+      completed: 11,
+      failed: 0,
+      skipped: 0,
+      cancelled: 0,
+      cached: 0,
+    });
+    expect(result.get(total).value).toBe(385);
+    expect(squares.map((square) => result.get(square).value)).toEqual([
+      1, 4, 9, 16, 25, 36, 49, 64, 81, 100,
+    ]);
+    expect(result.durationMs).toBeGreaterThan(0);
+    for (const outcome of result.jobs.values()) {
+      expect(outcome).toMatchObject({ status: "completed", attempts: 1, cached: false });
+      expect(outcome.id).toMatch(/^[0-9a-f]{16}$/);
+      expect(outcome.error).toBeUndefined();
+      expect(outcome.finishedAt).toBeGreaterThanOrEqual(outcome.startedAt!);
+    }
+    const lastSquare = Math.max(...squares.map((square) => result.get(square).finishedAt!));
+    expect(result.get(total).startedAt).toBeGreaterThanOrEqual(lastSquare);
+  });
+
+  it("hands dependency results to a handler in the order of after, and by id", async () => {
+    const engine = createEngine({
+      jobs: {
+        letter: (s: string) => s.toUpperCase(),
+        collect: (_: null, ctx: JobContext) => ({ results: ctx.results, deps: ctx.deps }),
+      },
+      workers: 2,
+    });
+    const [a, b, c] = ["a", "b", "c"].map((s) => job("letter", s)) as [JobSpec, JobSpec, JobSpec];
+    const collect = job("collect", null, { after: [c, a, b] });
+
+    const result = await engine.run([collect]);
+
+    expect(result.get(collect).value).toEqual({
+      results: ["C", "A", "B"],
+      deps: { [result.get(a).id]: "A", [result.get(b).id]: "B", [result.get(c).id]: "C" },
+    });
+  });
+
+  it("retries a job that fails once, which then completes on attempt 2", async () => {
+    const engine = createEngine({
+      jobs: {
+        flaky: (_: null, ctx: JobContext) => {
+          if (ctx.job.attempt === 1) throw new Error("transient");
+          return `ok on attempt ${ctx.job.attempt}`;
+        },
+      },
+      workers: 2,
+    });
+    const flaky = job("flaky");
+
+    const result = await engine.run([flaky]);
+
+    expect(result.ok).toBe(true);
+    expect(result.get(flaky)).toMatchObject({
+      status: "completed",
+      attempts: 2,
+      value: "ok on attempt 2",
+    });
+    expect(result.get(flaky).error).toBeUndefined();
+  });
+
+  it("fails a job whose retries are exhausted and skips its dependents, naming it", async () => {
+    const engine = createEngine({
+      jobs: {
+        broken: () => {
+          throw new Error("disk on fire");
+        },
+        use: (n: number) => n,
+      },
+      workers: 2,
+    });
+    const broken = job("broken", null, { retries: 2 });
+    const child = job("use", 1, { after: [broken] });
+    const grandchild = job("use", 2, { after: [child] });
+    const bystander = job("use", 3);
+
+    const result = await engine.run([grandchild, bystander]);
+
+    expect(result.ok).toBe(false);
+    expect(result.counts).toMatchObject({ completed: 1, failed: 1, skipped: 2 });
+    const failed = result.get(broken);
+    expect(failed).toMatchObject({ status: "failed", cause: "error", attempts: 3 });
+    expect(failed.error?.message).toBe("disk on fire");
+    expect(failed.error?.stack).toMatch(/disk on fire\n\s+at /);
+    for (const dependent of [child, grandchild]) {
+      const skipped = result.get(dependent);
+      expect(skipped).toMatchObject({ status: "skipped", cause: "skipped", attempts: 0 });
+      expect(skipped.error?.message).toContain(`dependency ${failed.id} (broken) failed`);
+      expect(skipped.error?.message).toContain("disk on fire");
+    }
+    expect(result.get(bystander)).toMatchObject({ status: "completed", value: 3 });
+  });
+
+  it("runs jobs found by ctx.need, then reruns the needing handler with their values", async () => {
+    const attempts: number[] = [];
+    const engine = createEngine({
+      jobs: {
+        square: (n: number) => n * n,
+        sumOfSquares: (ns: number[], ctx: JobContext) => {
+          attempts.push(ctx.job.attempt);
+          const squares = ctx.need(...ns.map((n) => job("square", n))) as number[];
+          return squares.reduce((a, b) => a + b, 0);
+        },
+      },
+      workers: 2,
+    });
+    const sum = job("sumOfSquares", [1, 2, 3]);
+
+    const result = await engine.run([sum]);
+
+    expect(result.ok).toBe(true);
+    expect(result.get(sum)).toMatchObject({ status: "completed", value: 14, attempts: 2 });
+    expect(attempts).toEqual([1, 2]);
+    expect(outcomesOf(result, "square").map((o) => o.value)).toEqual(
+      expect.arrayContaining([1, 4, 9]),
+    );
+    expect(result.jobs.size).toBe(4);
+  });
+
+  it("fails a job that needs a job depending on itself with cause cycle, without hanging", async () => {
+    const engine = createEngine({
+      jobs: {
+        loop: (n: number, ctx: JobContext) =>
+          ctx.need(job("helper", n, { after: [job("loop", n)] })),
+        helper: (n: number) => n,
+      },
+      workers: 2,
+    });
+    const loop = job("loop", 7);
+
+    const result = await engine.run([loop]);
+
+    const failed = result.get(loop);
+    expect(failed).toMatchObject({ status: "failed", cause: "cycle", attempts: 1 });
+    expect(failed.error?.message).toContain(`job ${failed.id} (loop) needs jobs that depend on it`);
+    expect(outcomesOf(result, "helper")).toMatchObject([{ status: "skipped", attempts: 0 }]);
+  });
+});
+
+describe("engine: bad input is a clear error, never a hang or a crash", { timeout: 10_000 }, () => {
+  const handlers = { value: (x: unknown) => x };
+
+  it("rejects a cycle, an unknown kind, an unsatisfiable job and non-JSON input up front", async () => {
+    const engine = createEngine({ jobs: handlers });
+
+    const a = job("value", "a");
+    const b = job("value", "b", { after: [a] });
+    (a.after as JobSpec[]).push(b);
+    const cycle = graphErrorOf(engine, [b]);
+    expect(cycle.code).toBe("GRAPH_CYCLE");
+    expect(cycle.message).toContain('value "b" → value "a" → value "b"');
+
+    const unknown = graphErrorOf(engine, [job("value", 1), job("nope", 2)]);
+    expect(unknown.code).toBe("UNKNOWN_KIND");
+    expect(unknown.message).toContain('Unknown job kind "nope" (1 job)');
+    expect(unknown.jobs).toEqual(["nope"]);
+
+    const unsatisfiable = graphErrorOf(engine, [job("value", "gpu", { requires: { gpus: 1 } })]);
+    expect(unsatisfiable.code).toBe("UNSATISFIABLE");
+    expect(unsatisfiable.message).toMatch(
+      /job [0-9a-f]{16} \(value "gpu"\) requires cpus 0, gpus 1, memory 0 MiB/,
+    );
+    expect(unsatisfiable.message).toMatch(
+      new RegExp(`The workers offer:\\n  cpus ${availableParallelism()}, gpus 0, memory \\d+ MiB`),
+    );
+
+    const fn = graphErrorOf(engine, [job("value", { fn: () => 1 })]);
+    expect(fn.code).toBe("NOT_JSON");
+    expect(fn.message).toContain('The input of job "value" is not JSON: $.fn is a function');
+    const bigint = graphErrorOf(engine, [job("value", [10n])]);
+    expect(bigint.code).toBe("NOT_JSON");
+    expect(bigint.message).toContain('The input of job "value" is not JSON: $[0] is a BigInt');
+
+    const fine = job("value", "still works");
+    expect((await engine.run([fine])).get(fine).value).toBe("still works");
+  });
+
+  it("turns a thrown non-Error into a failed result with a message and a stack naming the kind", async () => {
+    const engine = createEngine({
+      jobs: {
+        throwsString: () => {
+          throw "boom";
+        },
+        throwsObject: () => {
+          throw { code: 42 };
+        },
+        throwsUndefined: () => {
+          throw undefined;
+        },
+      },
+      workers: 2,
+    });
+    const thrown = {
+      throwsString: "boom",
+      throwsObject: '{"code":42}',
+      throwsUndefined: "undefined",
+    };
+    const specs = Object.keys(thrown).map((kind) => job(kind, null, { retries: 0 }));
+
+    const result = await engine.run(specs);
+
+    for (const spec of specs) {
+      const outcome = result.get(spec);
+      expect(outcome).toMatchObject({ status: "failed", cause: "error", attempts: 1 });
+      expect(outcome.error?.message).toBe(
+        `the handler for "${spec.kind}" threw a non-Error value: ${thrown[spec.kind as keyof typeof thrown]}`,
+      );
+      expect(outcome.error?.stack).toContain(`at handler "${spec.kind}" (job ${outcome.id}`);
+    }
+  });
+
+  it("fails a job whose handler returns a function, a BigInt or a cyclic object, naming it", async () => {
+    const cyclic: { self?: unknown } = {};
+    cyclic.self = cyclic;
+    const engine = createEngine({
+      jobs: {
+        returnsFunction: () => () => 1,
+        returnsBigInt: async () => 10n,
+        returnsCyclic: () => cyclic,
+      },
+      workers: 2,
+    });
+    const problems = {
+      returnsFunction: "$ is a function",
+      returnsBigInt: "$ is a BigInt (10n)",
+      returnsCyclic: "$.self is a cyclic reference to $",
+    };
+    const specs = Object.keys(problems).map((kind) => job(kind, null, { retries: 0 }));
+
+    const result = await engine.run(specs);
+
+    for (const spec of specs) {
+      const outcome = result.get(spec);
+      expect(outcome).toMatchObject({ status: "failed", cause: "error", attempts: 1 });
+      expect(outcome.error?.message).toContain(
+        `The result of job ${outcome.id} (${spec.kind}) is not JSON: ${problems[spec.kind as keyof typeof problems]}`,
+      );
+    }
+  });
+});
+
+describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
+  it("cancel() aborts running handlers, cancels the rest, and the run resolves", async () => {
+    const aborts: unknown[] = [];
+    const engine = createEngine({
+      jobs: {
+        wait: async (_: number, ctx: JobContext) => {
+          try {
+            return await untilAborted(ctx.signal);
+          } finally {
+            aborts.push(ctx.signal.reason);
+          }
+        },
+      },
+      workers: 2,
+    });
+    const waits = [1, 2, 3, 4].map((n) => job("wait", n));
+    const dependent = job("wait", 5, { after: [waits[0]!] });
+    const run = engine.run([...waits, dependent]);
+    let running = 0;
+    run.on("job", (event) => {
+      if (event.state === "running" && ++running === 2) run.cancel("the test cancelled");
+    });
+
+    const result = await run;
+
+    expect(aborts).toHaveLength(2);
+    for (const reason of aborts) expect(reason).toBeInstanceOf(Error);
+    expect(result.ok).toBe(false);
+    expect(result.counts).toMatchObject({ completed: 0, cancelled: 5 });
+    for (const outcome of result.jobs.values()) {
+      expect(outcome).toMatchObject({ status: "cancelled", cause: "cancelled" });
+      expect(outcome.error?.message).toBe("the test cancelled");
+    }
+    expect(waits.filter((w) => result.get(w).attempts === 1)).toHaveLength(2);
+  });
+
+  it("emits progress, job state changes and handler progress", async () => {
+    const engine = createEngine({
+      jobs: {
+        step: async (n: number, ctx: JobContext) => {
+          ctx.progress({ done: 0, total: 2, message: `step ${n}` });
+          await sleep(30);
+          ctx.progress({ done: 2, total: 2 });
+          return n;
+        },
+      },
+      workers: 2,
+      progressIntervalMs: 10,
+    });
+    const steps = [1, 2, 3, 4].map((n) => job("step", n));
+    const last = job("step", 5, { after: steps });
+    const run = engine.run([last]);
+    const progress: RunProgress[] = [];
+    const jobEvents: JobEvent[] = [];
+    const jobProgress: JobProgressEvent[] = [];
+    run.on("progress", (p) => progress.push(p));
+    run.on("job", (e) => jobEvents.push(e));
+    run.on("job.progress", (e) => jobProgress.push(e));
+
+    const result = await run;
+
+    expect(progress.length).toBeGreaterThan(2);
+    expect(progress.at(-1)).toMatchObject({
+      total: 5,
+      counts: { blocked: 0, ready: 0, running: 0, completed: 5, failed: 0 },
+    });
+    const completedCounts = progress.map((p) => p.counts.completed);
+    expect(completedCounts).toEqual([...completedCounts].sort((x, y) => x - y));
+
+    for (const outcome of result.jobs.values()) {
+      const states = jobEvents.filter((e) => e.id === outcome.id).map((e) => e.state);
+      expect(states.indexOf("running")).toBeGreaterThanOrEqual(0);
+      expect(states.at(-1)).toBe("completed");
+      expect(jobEvents.find((e) => e.id === outcome.id)?.kind).toBe("step");
+    }
+
+    for (const spec of [...steps, last]) {
+      const { id } = result.get(spec);
+      const updates = jobProgress.filter((e) => e.id === id);
+      expect(updates).toEqual([
+        {
+          id,
+          worker: expect.stringMatching(/^inproc-\d+$/),
+          done: 0,
+          total: 2,
+          message: `step ${spec.input}`,
+        },
+        { id, worker: updates[0]!.worker, done: 2, total: 2 },
+      ]);
+    }
+  });
+});
+
+describe("engine: inspection", { timeout: 15_000 }, () => {
+  const jobs = { value: (x: unknown) => x };
+  const graph = () => {
+    const a = job("value", "a");
+    return [job("value", "b", { after: [a] }), job("value", "c", { after: [a] })];
+  };
+
+  it("hands the inspect observer the coordinator and one connection actor per worker", async () => {
+    const events: InspectionEvent[] = [];
+    const engine = createEngine({ jobs, workers: 3, inspect: (event) => events.push(event) });
+
+    expect((await engine.run(graph())).ok).toBe(true);
+
+    const machines = events
+      .filter((event) => event.type === "@xstate.actor")
+      .map((event) => (event.actorRef as { logic?: { id?: string } }).logic?.id);
+    expect(machines.filter((id) => id === "coordinator")).toHaveLength(1);
+    expect(machines.filter((id) => id === "connection")).toHaveLength(3);
+    const eventTypes = new Set(
+      events.flatMap((event) => (event.type === "@xstate.event" ? [event.event.type] : [])),
+    );
+    for (const type of ["LEASE", "RESULT", "HELLO", "GRANT"])
+      expect(eventTypes.has(type)).toBe(true);
+  });
+
+  it("streams both machines to a @statelyai/inspect WebSocket inspector, never the secret", async () => {
+    const server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await once(server, "listening");
+    const messages: string[] = [];
+    server.on("connection", (socket) => {
+      socket.on("message", (data) => messages.push(data.toString()));
+    });
+    const connected = once(server, "connection");
+    const { port } = server.address() as AddressInfo;
+    const inspector = createWebSocketInspector({ url: `ws://127.0.0.1:${port}` });
+    try {
+      await connected;
+      const engine = createEngine({ jobs, workers: 2, inspect: inspector.inspect });
+
+      expect((await engine.run(graph())).ok).toBe(true);
+
+      const actorNames = () =>
+        new Set(
+          messages
+            .map((text) => JSON.parse(text) as { type: string; name?: string })
+            .filter((message) => message.type === "@xstate.actor")
+            .map((message) => message.name),
+        );
+      await until(
+        () => actorNames().has("coordinator") && actorNames().has("connection"),
+        "the inspector to report both machines",
+      );
+      // A field named secret, also inside the JSON-encoded machine definitions (\"secret\":).
+      expect(messages.filter((text) => /\\*"secret\\*"\s*:/.test(text))).toEqual([]);
+    } finally {
+      inspector.stop();
+      for (const client of server.clients) client.terminate();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
