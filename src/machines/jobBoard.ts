@@ -287,7 +287,8 @@ export class JobBoard {
       if (record.state === "running") {
         this.effects.push({ type: "lease.cancelled", conn: record.holder!, job: record.job.id });
       } else if (record.state === "ready" || record.state === "blocked") {
-        this.cancelled(record);
+        // No cascade: every job not started is cancelled in its own right, not skipped.
+        this.terminate(record, "cancelled", { name: "Cancelled", message: reason }, false);
       }
     }
     for (const conn of this.waiting.keys()) {
@@ -514,9 +515,16 @@ export class JobBoard {
     });
   }
 
-  /** Takes a job out of the ready count; its queue entry is dropped when it reaches the head. */
+  /**
+   * Takes a job out of the ready count. Its queue entry goes now if it is the head (a lease
+   * always takes the head), else when it reaches the head: a job that is ready again later
+   * (a retry, a lost worker) must queue behind the jobs already waiting.
+   */
   private leaveReady(record: JobRecord): void {
-    if (record.state === "ready") this.readyCount--;
+    if (record.state !== "ready") return;
+    this.readyCount--;
+    const cls = this.ready.get(readyKey(record.job));
+    if (cls?.queue[cls.head] === record.job.id) cls.head++;
   }
 
   private complete(record: JobRecord, value: Json): void {

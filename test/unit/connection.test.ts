@@ -1,0 +1,460 @@
+import { describe, expect, it } from "vitest";
+import { createActor, fromCallback, SimulatedClock } from "xstate";
+import {
+  type ConnectionEmitted,
+  type ConnectionEvent,
+  type ConnectionInput,
+  connectionMachine,
+} from "../../src/machines/connection.ts";
+import type { CoordinatorEvent } from "../../src/machines/coordinator.ts";
+import type { HelloFrame, JobFrame, ResultFrame } from "../../src/transport/frames.ts";
+
+type Options = Partial<Omit<ConnectionInput, "coordinator">>;
+
+/** A connection on a simulated clock, talking to a stub coordinator that records its events. */
+function openConnection(options: Options = {}) {
+  const events: CoordinatorEvent[] = [];
+  const coordinator = createActor(
+    fromCallback<CoordinatorEvent>(({ receive }) => {
+      receive((event) => {
+        events.push(event);
+      });
+    }),
+  ).start();
+  const clock = new SimulatedClock();
+  const actor = createActor(connectionMachine, {
+    input: {
+      conn: "c1",
+      coordinator,
+      run: "r1",
+      nonce: "n1",
+      protocol: [1, 2],
+      helloTimeoutMs: 10_000,
+      heartbeatMs: 5_000,
+      deadAfterMs: 20_000,
+      ...options,
+    },
+    clock,
+  });
+  const emitted: ConnectionEmitted[] = [];
+  actor.on("*", (event) => emitted.push(event));
+  actor.start();
+  return {
+    actor,
+    clock,
+    events,
+    emitted,
+    send: (event: ConnectionEvent) => actor.send(event),
+    value: () => actor.getSnapshot().value,
+    closes: () => emitted.filter((e) => e.type === "close"),
+    lost: () => events.filter((e) => e.type === "WORKER_LOST"),
+  };
+}
+
+function helloFrame(overrides: Partial<HelloFrame> = {}): HelloFrame {
+  return {
+    type: "hello",
+    protocol: [1, 2],
+    worker: "w1",
+    resources: { cpus: 4 },
+    codeHash: "code-1",
+    proof: "p1",
+    ...overrides,
+  };
+}
+
+function hello(overrides: Partial<HelloFrame> = {}, authentic = true): ConnectionEvent {
+  return { type: "HELLO", frame: helloFrame(overrides), authentic, welcomeProof: "wp" };
+}
+
+function jobFrame(id: string): JobFrame {
+  return { type: "job", id, kind: "work", input: { n: 1 }, deps: {}, attempt: 1 };
+}
+
+function grant(id: string): ConnectionEvent {
+  return { type: "GRANT", job: id, frame: jobFrame(id) };
+}
+
+function result(job: string): ConnectionEvent {
+  return { type: "RESULT", frame: { type: "result", job, status: "completed", value: 7 } };
+}
+
+/** A connection past its handshake, with the emitted and coordinator logs cleared. */
+function registered(options: Options = {}) {
+  const c = openConnection(options);
+  c.send(hello());
+  c.emitted.length = 0;
+  c.events.length = 0;
+  return c;
+}
+
+/** A registered connection holding job j1. */
+function busy(options: Options = {}) {
+  const c = registered(options);
+  c.send(grant("j1"));
+  c.emitted.length = 0;
+  return c;
+}
+
+describe("connection: handshake", () => {
+  it("the challenge frame is sent on start", () => {
+    const c = openConnection();
+    expect(c.emitted).toEqual([
+      { type: "send", frame: { type: "challenge", nonce: "n1", protocol: [1, 2] } },
+    ]);
+    expect(c.value()).toBe("handshaking");
+  });
+
+  it("hello deadline → close 4003 with a readable reason and no WORKER_LOST", () => {
+    const c = openConnection({ helloTimeoutMs: 3000 });
+    c.clock.increment(2999);
+    expect(c.closes()).toEqual([]);
+    c.clock.increment(1);
+    expect(c.closes()).toEqual([
+      { type: "close", code: 4003, reason: "no hello within 3000 ms of connecting" },
+    ]);
+    expect(c.value()).toBe("rejected");
+    c.send({ type: "CLOSED", code: 4003, reason: "" });
+    expect(c.value()).toBe("closed");
+    expect(c.events).toEqual([]);
+  });
+
+  it("a version range with no overlap → 4002 whose reason names both ranges", () => {
+    const c = openConnection();
+    c.send(hello({ protocol: [3, 4] }));
+    expect(c.value()).toBe("rejected");
+    expect(c.closes()).toHaveLength(1);
+    const close = c.closes()[0]!;
+    expect(close.code).toBe(4002);
+    expect(close.reason).toContain("the coordinator speaks 1..2");
+    expect(close.reason).toContain("the worker speaks 3..4");
+    expect(c.events).toEqual([]);
+  });
+
+  it.each([
+    { ours: [1, 2], theirs: [1, 5], version: 2 },
+    { ours: [1, 3], theirs: [2, 5], version: 3 },
+    { ours: [2, 6], theirs: [1, 4], version: 4 },
+    { ours: [1, 2], theirs: [1, 1], version: 1 },
+  ] as { ours: [number, number]; theirs: [number, number]; version: number }[])(
+    "negotiation picks the highest shared version: ours $ours, theirs $theirs → $version",
+    ({ ours, theirs, version }) => {
+      const c = openConnection({ protocol: ours });
+      c.send(hello({ protocol: theirs }));
+      expect(c.emitted[1]).toEqual({
+        type: "send",
+        frame: { type: "welcome", protocol: version, run: "r1", proof: "wp" },
+      });
+      expect(c.emitted[2]).toMatchObject({ type: "registered", protocol: version });
+    },
+  );
+
+  it("not authentic → 4001", () => {
+    const c = openConnection();
+    c.send(hello({}, false));
+    expect(c.value()).toBe("rejected");
+    expect(c.closes()).toEqual([
+      { type: "close", code: 4001, reason: expect.stringContaining("authentication failed") },
+    ]);
+    expect(c.emitted.some((e) => e.type === "registered")).toBe(false);
+    expect(c.events).toEqual([]);
+  });
+
+  it("code hash mismatch → 4006 naming both hashes", () => {
+    const c = openConnection({ codeHash: "code-1" });
+    c.send(hello({ codeHash: "code-2" }));
+    expect(c.value()).toBe("rejected");
+    const close = c.closes()[0]!;
+    expect(close.code).toBe(4006);
+    expect(close.reason).toContain("code-1");
+    expect(close.reason).toContain("code-2");
+    expect(c.events).toEqual([]);
+  });
+
+  it("a matching code hash is accepted", () => {
+    const c = openConnection({ codeHash: "code-1" });
+    c.send(hello({ codeHash: "code-1" }));
+    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "alive" } });
+  });
+
+  it("a valid hello → welcome with the given proof, registered, and LEASE to the coordinator", () => {
+    const c = openConnection();
+    c.send(hello({ worker: "w9", resources: { cpus: 2, gpus: 1 } }));
+    expect(c.emitted.slice(1)).toEqual([
+      { type: "send", frame: { type: "welcome", protocol: 2, run: "r1", proof: "wp" } },
+      { type: "registered", worker: "w9", protocol: 2, resources: { cpus: 2, gpus: 1 } },
+    ]);
+    expect(c.events).toEqual([
+      { type: "LEASE", conn: "c1", worker: "w9", resources: { cpus: 2, gpus: 1 } },
+    ]);
+    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "alive" } });
+  });
+
+  it.each([
+    ["RESULT", result("j1"), "protocol violation: a result frame before hello"],
+    [
+      "PROGRESS",
+      { type: "PROGRESS", frame: { type: "progress", job: "j1", done: 1 } },
+      "protocol violation: a progress frame before hello",
+    ],
+    [
+      "BAD_FRAME",
+      { type: "BAD_FRAME", reason: "hello.worker: expected a string" },
+      "hello.worker: expected a string",
+    ],
+  ] as [string, ConnectionEvent, string][])("%s before hello → close 4000", (_, event, reason) => {
+    const c = openConnection();
+    c.send(event);
+    expect(c.value()).toBe("rejected");
+    expect(c.closes()).toEqual([{ type: "close", code: 4000, reason }]);
+    expect(c.events).toEqual([]);
+  });
+
+  it("RELEASE during the handshake → close 1000, no WORKER_LOST", () => {
+    const c = openConnection();
+    c.send({ type: "RELEASE" });
+    expect(c.closes()).toEqual([{ type: "close", code: 1000, reason: "the run is finished" }]);
+    expect(c.value()).toBe("rejected");
+    expect(c.events).toEqual([]);
+  });
+
+  it("CLOSED during the handshake → closed, no WORKER_LOST", () => {
+    const c = openConnection();
+    c.send({ type: "CLOSED", code: 1006, reason: "" });
+    expect(c.value()).toBe("closed");
+    expect(c.actor.getSnapshot().status).toBe("done");
+    expect(c.events).toEqual([]);
+  });
+
+  it("a rejected connection without a CLOSED confirmation ends in closed after 5 s", () => {
+    const c = openConnection();
+    c.send(hello({}, false));
+    c.clock.increment(4999);
+    expect(c.value()).toBe("rejected");
+    c.clock.increment(1);
+    expect(c.value()).toBe("closed");
+    expect(c.events).toEqual([]);
+  });
+});
+
+describe("connection: work", () => {
+  it("GRANT → job frame sent, busy", () => {
+    const c = registered();
+    c.send(grant("j1"));
+    expect(c.emitted).toEqual([{ type: "send", frame: jobFrame("j1") }]);
+    expect(c.value()).toEqual({ registered: { work: "busy", liveness: "alive" } });
+    expect(c.actor.getSnapshot().context.job).toBe("j1");
+  });
+
+  it("RESULT for the held job → RESULT to the coordinator, then LEASE again", () => {
+    const c = busy();
+    c.send(result("j1"));
+    expect(c.events).toEqual([
+      {
+        type: "RESULT",
+        conn: "c1",
+        job: "j1",
+        outcome: { status: "completed", value: 7 },
+      },
+      { type: "LEASE", conn: "c1", worker: "w1", resources: { cpus: 4 } },
+    ]);
+    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "alive" } });
+    expect(c.actor.getSnapshot().context.job).toBeUndefined();
+  });
+
+  it.each([
+    [
+      { type: "result", job: "j1", status: "failed", error: { message: "boom", name: "Error" } },
+      { status: "failed", error: { message: "boom", name: "Error" } },
+    ],
+    [
+      {
+        type: "result",
+        job: "j1",
+        status: "blocked",
+        needs: [{ id: "n", kind: "k", input: null, deps: [], requires: {}, retries: 3 }],
+      },
+      {
+        status: "blocked",
+        needs: [{ id: "n", kind: "k", input: null, deps: [], requires: {}, retries: 3 }],
+      },
+    ],
+  ] as [ResultFrame, unknown][])(
+    "a %o result reaches the coordinator as its outcome",
+    (frame, outcome) => {
+      const c = busy();
+      c.send({ type: "RESULT", frame });
+      expect(c.events[0]).toEqual({ type: "RESULT", conn: "c1", job: "j1", outcome });
+    },
+  );
+
+  it("RESULT for another job → dropped, not forwarded, still busy", () => {
+    const c = busy();
+    c.send(result("j2"));
+    expect(c.emitted).toEqual([{ type: "dropped", job: "j2", reason: "this connection holds j1" }]);
+    expect(c.events).toEqual([]);
+    expect(c.value()).toEqual({ registered: { work: "busy", liveness: "alive" } });
+  });
+
+  it("RESULT while idle → dropped, not forwarded", () => {
+    const c = registered();
+    c.send(result("j1"));
+    expect(c.emitted).toEqual([{ type: "dropped", job: "j1", reason: "no job is held" }]);
+    expect(c.events).toEqual([]);
+    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "alive" } });
+  });
+
+  it("PROGRESS for the held job → progress emitted; for another job → nothing", () => {
+    const c = busy();
+    const frame = { type: "progress" as const, job: "j1", done: 3, total: 10, message: "parsing" };
+    c.send({ type: "PROGRESS", frame });
+    c.send({ type: "PROGRESS", frame: { type: "progress", job: "j2", done: 1 } });
+    expect(c.emitted).toEqual([{ type: "progress", frame, worker: "w1" }]);
+    expect(c.events).toEqual([]);
+  });
+
+  it("CANCEL_JOB for the held job → cancel frame sent; for another job → nothing", () => {
+    const c = busy();
+    c.send({ type: "CANCEL_JOB", job: "j2" });
+    c.send({ type: "CANCEL_JOB", job: "j1" });
+    expect(c.emitted).toEqual([{ type: "send", frame: { type: "cancel", job: "j1" } }]);
+    expect(c.value()).toEqual({ registered: { work: "busy", liveness: "alive" } });
+  });
+
+  it("a second GRANT while busy is ignored", () => {
+    const c = busy();
+    c.send(grant("j2"));
+    expect(c.emitted).toEqual([]);
+    expect(c.actor.getSnapshot().context.job).toBe("j1");
+  });
+});
+
+describe("connection: closing a registered connection", () => {
+  it("a second HELLO → close 4000 and one WORKER_LOST", () => {
+    const c = busy();
+    c.send(hello());
+    expect(c.closes()).toEqual([
+      {
+        type: "close",
+        code: 4000,
+        reason: "protocol violation: a second hello on a registered connection",
+      },
+    ]);
+    expect(c.value()).toBe("closing");
+    expect(c.lost()).toEqual([{ type: "WORKER_LOST", conn: "c1" }]);
+  });
+
+  it("BAD_FRAME → close 4000 with the given reason", () => {
+    const c = registered();
+    c.send({ type: "BAD_FRAME", reason: "result.status: expected completed, failed or blocked" });
+    expect(c.closes()).toEqual([
+      {
+        type: "close",
+        code: 4000,
+        reason: "result.status: expected completed, failed or blocked",
+      },
+    ]);
+    expect(c.value()).toBe("closing");
+  });
+
+  it("RELEASE → close 1000", () => {
+    const c = registered();
+    c.send({ type: "RELEASE" });
+    expect(c.closes()).toEqual([{ type: "close", code: 1000, reason: "the run is finished" }]);
+    expect(c.value()).toBe("closing");
+  });
+
+  it("EXPIRE → close 4005", () => {
+    const c = busy();
+    c.send({ type: "EXPIRE", job: "j1" });
+    expect(c.closes()).toEqual([
+      { type: "close", code: 4005, reason: "lease of job j1 expired: no heartbeat for 20000 ms" },
+    ]);
+    expect(c.value()).toBe("closing");
+    expect(c.lost()).toHaveLength(1);
+  });
+
+  it("CLOSED from idle → WORKER_LOST exactly once", () => {
+    const c = registered();
+    c.send({ type: "CLOSED", code: 1006, reason: "" });
+    expect(c.value()).toBe("closed");
+    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1" }]);
+  });
+
+  it("CLOSED from busy → WORKER_LOST exactly once", () => {
+    const c = busy();
+    c.send({ type: "CLOSED", code: 1006, reason: "" });
+    expect(c.value()).toBe("closed");
+    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1" }]);
+  });
+
+  it("CLOSED after a close was requested (closing) → still WORKER_LOST exactly once", () => {
+    const c = busy();
+    c.send({ type: "RELEASE" });
+    c.send({ type: "CLOSED", code: 1000, reason: "the run is finished" });
+    c.send({ type: "CLOSED", code: 1000, reason: "the run is finished" });
+    expect(c.value()).toBe("closed");
+    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1" }]);
+  });
+
+  it("closing without a CLOSED confirmation ends in closed after the close wait (5 s)", () => {
+    const c = registered();
+    c.send({ type: "RELEASE" });
+    c.clock.increment(4999);
+    expect(c.value()).toBe("closing");
+    c.clock.increment(1);
+    expect(c.value()).toBe("closed");
+    expect(c.actor.getSnapshot().status).toBe("done");
+    expect(c.lost()).toHaveLength(1);
+    expect(c.closes()).toHaveLength(1);
+  });
+});
+
+describe("connection: heartbeat", () => {
+  it("after heartbeatMs a ping is emitted", () => {
+    const c = registered({ heartbeatMs: 1000 });
+    c.clock.increment(999);
+    expect(c.emitted).toEqual([]);
+    c.clock.increment(1);
+    expect(c.emitted).toEqual([{ type: "ping" }]);
+    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "probing" } });
+  });
+
+  it("PONG → HEARTBEAT to the coordinator, and the next ping a heartbeat later", () => {
+    const c = registered({ heartbeatMs: 1000 });
+    c.clock.increment(1000);
+    c.send({ type: "PONG" });
+    expect(c.events).toEqual([{ type: "HEARTBEAT", conn: "c1" }]);
+    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "alive" } });
+    c.clock.increment(999);
+    expect(c.emitted).toEqual([{ type: "ping" }]);
+    c.clock.increment(1);
+    expect(c.emitted).toEqual([{ type: "ping" }, { type: "ping" }]);
+  });
+
+  it("no PONG within deadAfter → close 4005 and one WORKER_LOST", () => {
+    const c = busy({ heartbeatMs: 1000, deadAfterMs: 4000 });
+    c.clock.increment(1000);
+    expect(c.emitted).toEqual([{ type: "ping" }]);
+    c.clock.increment(2999);
+    expect(c.closes()).toEqual([]);
+    c.clock.increment(1);
+    expect(c.closes()).toEqual([{ type: "close", code: 4005, reason: "no heartbeat for 4000 ms" }]);
+    expect(c.value()).toBe("closing");
+    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1" }]);
+    c.clock.increment(10_000);
+    expect(c.emitted.filter((e) => e.type === "ping")).toHaveLength(1);
+    expect(c.lost()).toHaveLength(1);
+  });
+
+  it("a PONG keeps a slow job's connection open past deadAfter", () => {
+    const c = busy({ heartbeatMs: 1000, deadAfterMs: 4000 });
+    for (let i = 0; i < 10; i++) {
+      c.clock.increment(1000);
+      c.send({ type: "PONG" });
+    }
+    expect(c.closes()).toEqual([]);
+    expect(c.events.filter((e) => e.type === "HEARTBEAT")).toHaveLength(10);
+    expect(c.value()).toEqual({ registered: { work: "busy", liveness: "alive" } });
+  });
+});

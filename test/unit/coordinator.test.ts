@@ -1,0 +1,749 @@
+import { describe, expect, it } from "vitest";
+import { createActor, SimulatedClock } from "xstate";
+import type { Json, PlannedJob, Resources } from "../../src/graph/job.ts";
+import {
+  type CoordinatorEmitted,
+  type CoordinatorEvent,
+  coordinatorMachine,
+} from "../../src/machines/coordinator.ts";
+import type {
+  CoordinatorEffect,
+  JobBoardOptions,
+  JobRecord,
+  Outcome,
+} from "../../src/machines/jobBoard.ts";
+
+/** One effect of a batch, or the end of the run. */
+type Recorded = CoordinatorEffect | Extract<CoordinatorEmitted, { type: "run.finished" }>;
+type Emitted<T extends Recorded["type"]> = Extract<Recorded, { type: T }>;
+
+function planned(id: string, options: Partial<Omit<PlannedJob, "id">> = {}): PlannedJob {
+  return { id, kind: "work", input: null, deps: [], requires: {}, retries: 3, ...options };
+}
+
+const CPU: Resources = { cpus: 4, memory: 4096 };
+
+/**
+ * A coordinator on a simulated clock. Every effect is recorded in order, flattened out of its
+ * batch; `batches` keeps the batches as emitted (one per event).
+ */
+function startCoordinator(jobs: PlannedJob[], options: JobBoardOptions = {}) {
+  const clock = new SimulatedClock();
+  const actor = createActor(coordinatorMachine, { input: { jobs, ...options }, clock });
+  const effects: Recorded[] = [];
+  const batches: CoordinatorEffect[][] = [];
+  actor.on("effects", ({ effects: batch }) => {
+    batches.push(batch);
+    effects.push(...batch);
+  });
+  actor.on("run.finished", (event) => effects.push(event));
+  actor.start();
+  const board = () => actor.getSnapshot().context.board;
+  const send = (event: CoordinatorEvent) => actor.send(event);
+  return {
+    actor,
+    clock,
+    effects,
+    batches,
+    board,
+    send,
+    state: () => actor.getSnapshot().value,
+    record: (id: string): JobRecord => {
+      const record = board().jobs.get(id);
+      if (!record) throw new Error(`no job ${id}`);
+      return record;
+    },
+    lease: (conn: string, resources: Resources = CPU, worker = `w-${conn}`) =>
+      send({ type: "LEASE", conn, worker, resources }),
+    complete: (conn: string, job: string, value: Json = null) =>
+      send({ type: "RESULT", conn, job, outcome: { status: "completed", value } }),
+    fail: (conn: string, job: string, message = "boom") =>
+      send({ type: "RESULT", conn, job, outcome: { status: "failed", error: { message } } }),
+    block: (conn: string, job: string, needs: PlannedJob[]) =>
+      send({ type: "RESULT", conn, job, outcome: { status: "blocked", needs } }),
+    /** Effects of one type emitted since `from` (an index into `effects`). */
+    of: <T extends Recorded["type"]>(type: T, from = 0): Emitted<T>[] =>
+      effects.slice(from).filter((e): e is Emitted<T> => e.type === type),
+    /** `conn → job` for every lease granted since `from`. */
+    grants: (from = 0): string[] =>
+      effects
+        .slice(from)
+        .filter((e): e is Emitted<"lease.granted"> => e.type === "lease.granted")
+        .map((e) => `${e.conn} → ${e.job.id}`),
+  };
+}
+
+describe("coordinator: leasing", () => {
+  it("lease grants a ready job", () => {
+    const c = startCoordinator([planned("a", { input: { n: 1 } })]);
+    c.lease("c1");
+    expect(c.of("lease.granted")).toEqual([
+      {
+        type: "lease.granted",
+        conn: "c1",
+        job: planned("a", { input: { n: 1 } }),
+        deps: {},
+        attempt: 1,
+      },
+    ]);
+    expect(c.record("a")).toMatchObject({ state: "running", holder: "c1", attempts: 1 });
+    expect(c.board().leases.get("c1")).toBe("a");
+    expect(c.state()).toBe("running");
+  });
+
+  it("a lease with nothing ready waits and is granted the moment a dependency completes (no polling)", () => {
+    const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })]);
+    c.lease("c1");
+    c.lease("c2");
+    expect(c.grants()).toEqual(["c1 → a"]);
+    expect([...c.board().waiting.keys()]).toEqual(["c2"]);
+    const mark = c.effects.length;
+    c.complete("c1", "a", "A");
+    expect(c.grants(mark)).toEqual(["c2 → b"]);
+    expect(c.of("lease.granted", mark)[0]!.deps).toEqual({ a: "A" });
+    expect(c.board().waiting.size).toBe(0);
+  });
+
+  it("resource matching: a gpu job only goes to a gpu worker; a cpu-only waiter stays waiting", () => {
+    const c = startCoordinator([
+      planned("a"),
+      planned("g", { deps: ["a"], requires: { gpus: 1 } }),
+    ]);
+    c.lease("c1", { cpus: 4 });
+    c.lease("c2", { cpus: 4 });
+    c.complete("c1", "a");
+    c.lease("c1", { cpus: 4 });
+    expect(c.grants()).toEqual(["c1 → a"]);
+    expect(c.record("g").state).toBe("ready");
+    expect([...c.board().waiting.keys()]).toEqual(["c2", "c1"]);
+    c.lease("c3", { cpus: 1, gpus: 2 });
+    expect(c.grants()).toEqual(["c1 → a", "c3 → g"]);
+    expect([...c.board().waiting.keys()]).toEqual(["c2", "c1"]);
+  });
+
+  it("resource matching: cpus and memory must both be offered", () => {
+    const c = startCoordinator([
+      planned("big", { requires: { cpus: 8 } }),
+      planned("mem", { requires: { cpus: 1, memory: 8192 } }),
+    ]);
+    c.lease("small", { cpus: 2, memory: 16_384 });
+    c.lease("nomem", { cpus: 16 });
+    c.lease("tiny", { cpus: 1, memory: 1024 });
+    expect(c.grants()).toEqual(["small → mem", "nomem → big"]);
+    expect([...c.board().waiting.keys()]).toEqual(["tiny"]);
+  });
+
+  it("per-kind throttle: a second train job is not leased while one runs, and is leased right after", () => {
+    const c = startCoordinator(
+      [
+        planned("t1", { kind: "train" }),
+        planned("t2", { kind: "train" }),
+        planned("e", { kind: "eval" }),
+      ],
+      { throttle: { train: 1 } },
+    );
+    c.lease("c1");
+    c.lease("c2");
+    c.lease("c3");
+    expect(c.grants()).toEqual(["c1 → t1", "c2 → e"]);
+    expect(c.record("t2").state).toBe("ready");
+    expect([...c.board().waiting.keys()]).toEqual(["c3"]);
+    const mark = c.effects.length;
+    c.complete("c1", "t1");
+    expect(c.grants(mark)).toEqual(["c3 → t2"]);
+  });
+
+  it("a connection that already holds a job gets no second one", () => {
+    const c = startCoordinator([planned("a"), planned("b")]);
+    c.lease("c1");
+    c.lease("c1");
+    expect(c.grants()).toEqual(["c1 → a"]);
+    expect(c.record("b").state).toBe("ready");
+    expect(c.board().waiting.size).toBe(0);
+  });
+
+  it("ready jobs are leased first in first out; a retried job queues behind those already ready", () => {
+    const c = startCoordinator([planned("x"), planned("y"), planned("z")]);
+    c.lease("c1");
+    c.fail("c1", "x");
+    c.lease("c1");
+    c.lease("c2");
+    c.lease("c3");
+    expect(c.grants()).toEqual(["c1 → x", "c1 → y", "c2 → z", "c3 → x"]);
+  });
+
+  it("a job requeued by WORKER_LOST queues behind the jobs already ready", () => {
+    const c = startCoordinator([planned("x"), planned("y")]);
+    c.lease("c1");
+    c.send({ type: "WORKER_LOST", conn: "c1" });
+    c.lease("c2");
+    c.lease("c3");
+    expect(c.grants()).toEqual(["c1 → x", "c2 → y", "c3 → x"]);
+  });
+
+  it("the effects of one event come as one batch, in order", () => {
+    const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })]);
+    c.lease("c1");
+    c.lease("c2");
+    c.complete("c1", "a", "A");
+    expect(c.batches.at(-1)).toEqual([
+      { type: "job.changed", job: "a", kind: "work", state: "completed" },
+      { type: "job.changed", job: "b", kind: "work", state: "ready" },
+      {
+        type: "lease.granted",
+        conn: "c2",
+        job: expect.objectContaining({ id: "b" }),
+        deps: { a: "A" },
+        attempt: 1,
+      },
+      { type: "job.changed", job: "b", kind: "work", state: "running" },
+    ]);
+    expect(c.batches).toHaveLength(2);
+  });
+
+  it("a connection lost while waiting is forgotten: no grant to it later", () => {
+    const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })]);
+    c.lease("c1");
+    c.lease("c2");
+    c.send({ type: "WORKER_LOST", conn: "c2" });
+    expect(c.board().waiting.size).toBe(0);
+    c.complete("c1", "a");
+    expect(c.grants()).toEqual(["c1 → a"]);
+    expect(c.record("b").state).toBe("ready");
+    c.lease("c3");
+    expect(c.grants()).toEqual(["c1 → a", "c3 → b"]);
+  });
+});
+
+describe("coordinator: results", () => {
+  it("RESULT completed unblocks dependents once all their dependencies completed", () => {
+    const c = startCoordinator([
+      planned("a"),
+      planned("b", { deps: ["a"] }),
+      planned("c", { deps: ["a"] }),
+      planned("d", { deps: ["b", "c"] }),
+    ]);
+    c.lease("c1");
+    c.complete("c1", "a", 1);
+    expect(c.record("a")).toMatchObject({ state: "completed", value: 1 });
+    expect(c.record("b").state).toBe("ready");
+    expect(c.record("c").state).toBe("ready");
+    expect(c.record("d").state).toBe("blocked");
+    c.lease("c1");
+    c.complete("c1", "b", 2);
+    expect(c.record("d").state).toBe("blocked");
+    c.lease("c1");
+    c.complete("c1", "c", 3);
+    expect(c.record("d").state).toBe("ready");
+    const mark = c.effects.length;
+    c.lease("c1");
+    expect(c.of("lease.granted", mark)[0]).toMatchObject({ conn: "c1", deps: { b: 2, c: 3 } });
+  });
+
+  it("RESULT failed retries up to `retries`, then is terminal and its dependents are skipped transitively", () => {
+    const c = startCoordinator([
+      planned("a", { retries: 2 }),
+      planned("b", { deps: ["a"] }),
+      planned("c", { deps: ["b"] }),
+    ]);
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      c.lease("c1");
+      expect(c.record("a").state).toBe("running");
+      c.fail("c1", "a", `boom ${attempt}`);
+    }
+    expect(c.of("lease.granted").map((e) => e.attempt)).toEqual([1, 2, 3]);
+    expect(c.record("a")).toMatchObject({
+      state: "failed",
+      cause: "error",
+      failures: 3,
+      attempts: 3,
+      error: { message: "boom 3" },
+    });
+    expect(c.record("b")).toMatchObject({ state: "failed", cause: "skipped" });
+    expect(c.record("b").error!.message).toContain("dependency a (work) failed: boom 3");
+    expect(c.record("c")).toMatchObject({ state: "failed", cause: "skipped" });
+    expect(c.record("c").error!.message).toContain("dependency b (work) failed");
+    expect(c.record("c").error!.message).toContain("dependency a (work) failed: boom 3");
+    expect(c.of("job.changed").filter((e) => e.state === "failed")).toEqual([
+      { type: "job.changed", job: "a", kind: "work", state: "failed", cause: "error" },
+      { type: "job.changed", job: "b", kind: "work", state: "failed", cause: "skipped" },
+      { type: "job.changed", job: "c", kind: "work", state: "failed", cause: "skipped" },
+    ]);
+    expect(c.state()).toBe("done");
+  });
+
+  it("a failed job with the default of 3 retries runs at most 4 times", () => {
+    const c = startCoordinator([planned("a")]);
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      expect(c.record("a").state).toBe("ready");
+      c.lease("c1");
+      c.fail("c1", "a");
+    }
+    expect(c.record("a")).toMatchObject({ state: "failed", attempts: 4, failures: 4 });
+    c.lease("c1");
+    expect(c.of("lease.granted")).toHaveLength(4);
+  });
+
+  it("backoff: RETRY_DUE comes after the delay and the job is not leasable before", () => {
+    const c = startCoordinator([planned("a", { backoff: { initialMs: 1000, factor: 3 } })]);
+    c.lease("c1");
+    c.fail("c1", "a");
+    expect(c.record("a")).toMatchObject({ state: "blocked", retryPending: true });
+    c.lease("c1");
+    expect([...c.board().waiting.keys()]).toEqual(["c1"]);
+    expect(c.state()).toBe("running");
+    c.clock.increment(999);
+    expect(c.grants()).toEqual(["c1 → a"]);
+    c.clock.increment(1);
+    expect(c.grants()).toEqual(["c1 → a", "c1 → a"]);
+    expect(c.of("lease.granted")[1]!.attempt).toBe(2);
+    c.fail("c1", "a");
+    c.lease("c1");
+    c.clock.increment(2999);
+    expect(c.grants()).toHaveLength(2);
+    c.clock.increment(1);
+    expect(c.grants()).toHaveLength(3);
+  });
+
+  it("backoff is capped at maxMs", () => {
+    const c = startCoordinator([
+      planned("a", { retries: 5, backoff: { initialMs: 100, factor: 10, maxMs: 500 } }),
+    ]);
+    c.lease("c1");
+    c.fail("c1", "a");
+    c.clock.increment(100);
+    c.lease("c1");
+    c.fail("c1", "a");
+    c.lease("c1");
+    c.clock.increment(499);
+    expect(c.grants()).toHaveLength(2);
+    c.clock.increment(1);
+    expect(c.grants()).toHaveLength(3);
+  });
+
+  it("RESULT blocked with needs adds the needed jobs; the blocked job runs again after them with their results in deps", () => {
+    const c = startCoordinator([planned("p", { kind: "parent" })]);
+    c.lease("c1");
+    c.block("c1", "p", [planned("n1", { kind: "need" }), planned("n2", { kind: "need" })]);
+    expect(c.record("p").state).toBe("blocked");
+    expect(c.record("n1").state).toBe("ready");
+    expect(c.record("n2").state).toBe("ready");
+    expect(c.record("p").job.deps).toEqual(["n1", "n2"]);
+    c.lease("c1");
+    c.lease("c2");
+    expect(c.grants()).toEqual(["c1 → p", "c1 → n1", "c2 → n2"]);
+    c.complete("c1", "n1", "one");
+    expect(c.record("p").state).toBe("blocked");
+    c.complete("c2", "n2", "two");
+    expect(c.record("p").state).toBe("ready");
+    const mark = c.effects.length;
+    c.lease("c1");
+    expect(c.of("lease.granted", mark)).toEqual([
+      {
+        type: "lease.granted",
+        conn: "c1",
+        job: expect.objectContaining({ id: "p" }),
+        deps: { n1: "one", n2: "two" },
+        attempt: 2,
+      },
+    ]);
+    expect(c.record("p").failures).toBe(0);
+  });
+
+  it("RESULT blocked on a job that already completed makes the job ready again at once", () => {
+    const c = startCoordinator([planned("a"), planned("p")]);
+    c.lease("c1");
+    c.complete("c1", "a", "A");
+    c.lease("c1");
+    c.block("c1", "p", [planned("a")]);
+    expect(c.record("p").state).toBe("ready");
+    const mark = c.effects.length;
+    c.lease("c1");
+    expect(c.of("lease.granted", mark)[0]).toMatchObject({ deps: { a: "A" }, attempt: 2 });
+  });
+
+  it("lazily needed jobs that close a cycle fail the blocked job with cause cycle; dependents are skipped", () => {
+    const c = startCoordinator([planned("p", { kind: "parent" }), planned("q", { deps: ["p"] })]);
+    c.lease("c1");
+    c.block("c1", "p", [planned("n", { kind: "need", deps: ["p"] })]);
+    const p = c.record("p");
+    expect(p).toMatchObject({ state: "failed", cause: "cycle", error: { name: "GraphCycle" } });
+    expect(p.error!.message).toContain("parent(p) → need(n) → parent(p)");
+    expect(c.record("n")).toMatchObject({ state: "failed", cause: "skipped" });
+    expect(c.record("q")).toMatchObject({ state: "failed", cause: "skipped" });
+    expect(c.record("q").error!.message).toContain("dependency p (parent) failed");
+    expect(c.state()).toBe("done");
+  });
+
+  it("an unsatisfiable job added lazily (offers given) fails with cause unsatisfiable", () => {
+    const c = startCoordinator([planned("p")], { offers: [{ cpus: 4, memory: 4096 }] });
+    c.lease("c1");
+    c.block("c1", "p", [planned("g", { kind: "gpu", requires: { gpus: 1 } })]);
+    const g = c.record("g");
+    expect(g).toMatchObject({ state: "failed", cause: "unsatisfiable" });
+    expect(g.error!.message).toContain('requires {"gpus":1}');
+    expect(g.error!.message).toContain('offer {"cpus":4,"memory":4096}');
+    expect(c.record("p")).toMatchObject({ state: "failed", cause: "skipped" });
+    expect(c.state()).toBe("done");
+  });
+});
+
+describe("coordinator: dropped results", () => {
+  function runningA() {
+    const c = startCoordinator([planned("a"), planned("b")]);
+    c.lease("c1");
+    return c;
+  }
+
+  it("a late result after WORKER_LOST is dropped and counted", () => {
+    const c = runningA();
+    c.send({ type: "WORKER_LOST", conn: "c1" });
+    const mark = c.effects.length;
+    c.complete("c1", "a", "late");
+    expect(c.of("result.dropped", mark)).toEqual([
+      { type: "result.dropped", conn: "c1", job: "a", reason: "not-held" },
+    ]);
+    expect(c.board().dropped).toEqual({ "not-held": 1, "unknown-job": 0, finished: 0 });
+    expect(c.record("a")).toMatchObject({ state: "ready", value: undefined });
+    expect(c.effects).toHaveLength(mark + 1);
+  });
+
+  it("a duplicate result is dropped and counted", () => {
+    const c = runningA();
+    c.complete("c1", "a", "first");
+    const mark = c.effects.length;
+    c.complete("c1", "a", "second");
+    expect(c.of("result.dropped", mark)).toEqual([
+      { type: "result.dropped", conn: "c1", job: "a", reason: "finished" },
+    ]);
+    expect(c.board().dropped).toEqual({ "not-held": 0, "unknown-job": 0, finished: 1 });
+    expect(c.record("a")).toMatchObject({ state: "completed", value: "first" });
+    expect(c.effects).toHaveLength(mark + 1);
+  });
+
+  it("a result for an unknown job is dropped and counted", () => {
+    const c = runningA();
+    const mark = c.effects.length;
+    c.complete("c1", "nope");
+    expect(c.of("result.dropped", mark)).toEqual([
+      { type: "result.dropped", conn: "c1", job: "nope", reason: "unknown-job" },
+    ]);
+    expect(c.board().dropped).toEqual({ "not-held": 0, "unknown-job": 1, finished: 0 });
+    expect(c.board().jobs.has("nope")).toBe(false);
+    expect(c.record("a")).toMatchObject({ state: "running", holder: "c1" });
+  });
+
+  it("a result from a connection that does not hold the job is dropped and counted", () => {
+    const c = runningA();
+    c.lease("c2");
+    const mark = c.effects.length;
+    c.fail("c2", "a");
+    expect(c.of("result.dropped", mark)).toEqual([
+      { type: "result.dropped", conn: "c2", job: "a", reason: "not-held" },
+    ]);
+    expect(c.board().dropped["not-held"]).toBe(1);
+    expect(c.record("a")).toMatchObject({ state: "running", holder: "c1", failures: 0 });
+    expect(c.record("b")).toMatchObject({ state: "running", holder: "c2" });
+    expect(c.effects).toHaveLength(mark + 1);
+  });
+});
+
+describe("coordinator: lost workers", () => {
+  it("WORKER_LOST requeues without counting a failure; attempts increments on the next lease", () => {
+    const c = startCoordinator([planned("a")]);
+    c.lease("c1", CPU, "w1");
+    c.lease("c2", CPU, "w2");
+    const mark = c.effects.length;
+    c.send({ type: "WORKER_LOST", conn: "c1" });
+    expect(c.of("job.changed", mark)[0]).toMatchObject({ job: "a", state: "ready" });
+    expect(c.grants(mark)).toEqual(["c2 → a"]);
+    expect(c.of("lease.granted", mark)[0]!.attempt).toBe(2);
+    expect(c.record("a")).toMatchObject({
+      state: "running",
+      holder: "c2",
+      failures: 0,
+      attempts: 2,
+      lostWorkers: ["w1"],
+    });
+    expect(c.board().leases.has("c1")).toBe(false);
+  });
+
+  it("poison: a job whose workers are lost maxLost times fails with cause poison, naming them", () => {
+    const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })], { maxLost: 3 });
+    for (const worker of ["w1", "w2", "w3"]) {
+      expect(c.record("a").state).toBe("ready");
+      c.lease(`c-${worker}`, CPU, worker);
+      c.send({ type: "WORKER_LOST", conn: `c-${worker}` });
+    }
+    const a = c.record("a");
+    expect(a).toMatchObject({ state: "failed", cause: "poison", failures: 0, attempts: 3 });
+    expect(a.error!.message).toContain("(w1, w2, w3)");
+    expect(c.record("b")).toMatchObject({ state: "failed", cause: "skipped" });
+    expect(c.state()).toBe("done");
+  });
+
+  it("maxLost defaults to 3", () => {
+    const c = startCoordinator([planned("a")]);
+    c.lease("c1");
+    c.send({ type: "WORKER_LOST", conn: "c1" });
+    c.lease("c2");
+    c.send({ type: "WORKER_LOST", conn: "c2" });
+    expect(c.record("a").state).toBe("ready");
+    c.lease("c3");
+    c.send({ type: "WORKER_LOST", conn: "c3" });
+    expect(c.record("a")).toMatchObject({ state: "failed", cause: "poison" });
+  });
+});
+
+describe("coordinator: lease deadline", () => {
+  it("no HEARTBEAT for leaseTimeoutMs → lease.expired", () => {
+    const c = startCoordinator([planned("a")], { leaseTimeoutMs: 1000 });
+    c.lease("c1");
+    c.clock.increment(999);
+    expect(c.of("lease.expired")).toEqual([]);
+    c.clock.increment(1);
+    expect(c.of("lease.expired")).toEqual([{ type: "lease.expired", conn: "c1", job: "a" }]);
+    expect(c.record("a")).toMatchObject({ state: "running", holder: "c1" });
+  });
+
+  it("a HEARTBEAT before the deadline pushes it back", () => {
+    const c = startCoordinator([planned("a")], { leaseTimeoutMs: 1000 });
+    c.lease("c1");
+    c.clock.increment(600);
+    c.send({ type: "HEARTBEAT", conn: "c1" });
+    c.clock.increment(999);
+    expect(c.of("lease.expired")).toEqual([]);
+    c.clock.increment(1);
+    expect(c.of("lease.expired")).toEqual([{ type: "lease.expired", conn: "c1", job: "a" }]);
+  });
+
+  it("a lease that ended with a result does not expire", () => {
+    const c = startCoordinator([planned("a"), planned("b")], { leaseTimeoutMs: 1000 });
+    c.lease("c1");
+    c.complete("c1", "a");
+    c.clock.increment(5000);
+    expect(c.of("lease.expired")).toEqual([]);
+  });
+
+  it("leaseTimeoutMs 0 never expires", () => {
+    const c = startCoordinator([planned("a")], { leaseTimeoutMs: 0 });
+    c.lease("c1");
+    c.clock.increment(10_000_000);
+    expect(c.of("lease.expired")).toEqual([]);
+  });
+});
+
+describe("coordinator: end of the run", () => {
+  it("a graph of zero jobs is done at once", () => {
+    const c = startCoordinator([]);
+    expect(c.state()).toBe("done");
+    expect(c.effects).toEqual([
+      {
+        type: "run.finished",
+        counts: { blocked: 0, ready: 0, running: 0, completed: 0, failed: 0 },
+      },
+    ]);
+  });
+
+  it("stored results start completed and their dependents ready", () => {
+    const c = startCoordinator([planned("b", { deps: ["a"] }), planned("a")], {
+      stored: new Map<string, Json>([["a", 42]]),
+    });
+    expect(c.record("a")).toMatchObject({ state: "completed", cached: true, value: 42 });
+    expect(c.record("b").state).toBe("ready");
+    c.lease("c1");
+    expect(c.of("lease.granted")).toEqual([
+      {
+        type: "lease.granted",
+        conn: "c1",
+        job: expect.objectContaining({ id: "b" }),
+        deps: { a: 42 },
+        attempt: 1,
+      },
+    ]);
+    expect(c.record("a").attempts).toBe(0);
+  });
+
+  it("a graph fully stored is done at once", () => {
+    const c = startCoordinator([planned("a")], { stored: new Map<string, Json>([["a", 1]]) });
+    expect(c.state()).toBe("done");
+    expect(c.of("run.finished")[0]!.counts.completed).toBe(1);
+  });
+
+  it("the run finishes (done) when everything is terminal", () => {
+    const c = startCoordinator([planned("a"), planned("b", { retries: 0 })]);
+    c.lease("c1");
+    c.lease("c2");
+    c.complete("c1", "a", "A");
+    expect(c.state()).toBe("running");
+    expect(c.of("run.finished")).toEqual([]);
+    c.fail("c2", "b");
+    expect(c.state()).toBe("done");
+    expect(c.of("run.finished")).toEqual([
+      {
+        type: "run.finished",
+        counts: { blocked: 0, ready: 0, running: 0, completed: 1, failed: 1 },
+      },
+    ]);
+  });
+
+  it("LEASE after the run is done → connection.released", () => {
+    const c = startCoordinator([planned("a")]);
+    c.lease("c1");
+    c.complete("c1", "a");
+    expect(c.state()).toBe("done");
+    const mark = c.effects.length;
+    c.lease("c1");
+    c.lease("c2");
+    expect(c.effects.slice(mark)).toEqual([
+      { type: "connection.released", conn: "c1" },
+      { type: "connection.released", conn: "c2" },
+    ]);
+  });
+
+  it("SHUTDOWN releases every waiter, ends running jobs as shutdown and cancels their leases", () => {
+    const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })]);
+    c.lease("c1");
+    c.lease("c2");
+    c.lease("c3");
+    const mark = c.effects.length;
+    c.send({ type: "SHUTDOWN", reason: "operator said so" });
+    expect(c.state()).toBe("done");
+    expect(c.of("lease.cancelled", mark)).toEqual([
+      { type: "lease.cancelled", conn: "c1", job: "a" },
+    ]);
+    expect(c.of("connection.released", mark)).toEqual([
+      { type: "connection.released", conn: "c2" },
+      { type: "connection.released", conn: "c3" },
+    ]);
+    expect(c.record("a")).toMatchObject({
+      state: "failed",
+      cause: "shutdown",
+      error: { message: "operator said so" },
+    });
+    expect(c.record("b")).toMatchObject({ state: "failed", cause: "shutdown" });
+    expect(c.board().waiting.size).toBe(0);
+    expect(c.effects.at(-1)).toEqual({
+      type: "run.finished",
+      counts: { blocked: 0, ready: 0, running: 0, completed: 0, failed: 2 },
+    });
+    expect(c.of("run.finished")).toHaveLength(1);
+  });
+
+  it("a result after SHUTDOWN does not change the verdict and grants nothing", () => {
+    const c = startCoordinator([planned("a"), planned("b")]);
+    c.lease("c1");
+    c.send({ type: "SHUTDOWN" });
+    const mark = c.effects.length;
+    c.complete("c1", "a", "late");
+    c.lease("c1");
+    expect(c.record("a")).toMatchObject({
+      state: "failed",
+      cause: "shutdown",
+      error: { message: "the run was shut down" },
+    });
+    expect(c.effects.slice(mark)).toEqual([{ type: "connection.released", conn: "c1" }]);
+  });
+});
+
+describe("coordinator: cancel", () => {
+  it("CANCEL fails jobs not started as cancelled and tells running ones to stop", () => {
+    const c = startCoordinator([
+      planned("a"),
+      planned("b"),
+      planned("r"),
+      planned("d", { deps: ["a"] }),
+      planned("e", { deps: ["r"] }),
+    ]);
+    c.lease("c1");
+    c.lease("c2");
+    const mark = c.effects.length;
+    c.send({ type: "CANCEL", reason: "user pressed ^C" });
+    expect(c.state()).toBe("cancelling");
+    expect(c.of("lease.cancelled", mark)).toEqual([
+      { type: "lease.cancelled", conn: "c1", job: "a" },
+      { type: "lease.cancelled", conn: "c2", job: "b" },
+    ]);
+    for (const id of ["r", "d", "e"]) {
+      expect(c.record(id)).toMatchObject({
+        state: "failed",
+        cause: "cancelled",
+        error: { name: "Cancelled", message: "user pressed ^C" },
+      });
+    }
+    expect(c.record("a").state).toBe("running");
+    expect(c.record("b").state).toBe("running");
+  });
+
+  it("after CANCEL a completed result still completes, a failed one does not retry, then done", () => {
+    const c = startCoordinator([planned("a"), planned("b"), planned("r")]);
+    c.lease("c1");
+    c.lease("c2");
+    c.lease("c3");
+    c.send({ type: "WORKER_LOST", conn: "c3" });
+    c.lease("c3");
+    c.send({ type: "CANCEL" });
+    expect(c.of("connection.released")).toEqual([]);
+    c.complete("c1", "a", "A");
+    expect(c.record("a")).toMatchObject({ state: "completed", value: "A" });
+    expect(c.state()).toBe("cancelling");
+    c.fail("c2", "b");
+    expect(c.record("b")).toMatchObject({ state: "failed", cause: "cancelled", attempts: 1 });
+    c.lease("c1");
+    expect(c.of("connection.released")).toEqual([{ type: "connection.released", conn: "c1" }]);
+    expect(c.grants()).toEqual(["c1 → a", "c2 → b", "c3 → r", "c3 → r"]);
+    c.send({ type: "WORKER_LOST", conn: "c3" });
+    expect(c.record("r")).toMatchObject({ state: "failed", cause: "cancelled", attempts: 2 });
+    expect(c.state()).toBe("done");
+    expect(c.of("run.finished")[0]!.counts).toEqual({
+      blocked: 0,
+      ready: 0,
+      running: 0,
+      completed: 1,
+      failed: 2,
+    });
+  });
+
+  it("CANCEL releases waiting connections and, with nothing running, is done at once", () => {
+    const c = startCoordinator([planned("a"), planned("g", { requires: { gpus: 1 } })]);
+    c.lease("c1", { cpus: 4 });
+    c.lease("c2", { cpus: 4 });
+    c.complete("c1", "a");
+    const mark = c.effects.length;
+    c.send({ type: "CANCEL" });
+    expect(c.of("connection.released", mark)).toEqual([
+      { type: "connection.released", conn: "c2" },
+    ]);
+    expect(c.record("g")).toMatchObject({ state: "failed", cause: "cancelled" });
+    expect(c.state()).toBe("done");
+  });
+
+  it("CANCEL during a retry backoff cancels the job and its retry", () => {
+    const c = startCoordinator([planned("a", { backoff: { initialMs: 1000 } })]);
+    c.lease("c1");
+    c.fail("c1", "a");
+    c.send({ type: "CANCEL" });
+    expect(c.record("a")).toMatchObject({
+      state: "failed",
+      cause: "cancelled",
+      retryPending: false,
+    });
+    expect(c.state()).toBe("done");
+    c.clock.increment(5000);
+    expect(c.record("a").state).toBe("failed");
+  });
+});
+
+describe("coordinator: outcomes carried through", () => {
+  it.each([
+    [{ status: "completed", value: { rows: 3 } }, "completed"],
+    [{ status: "failed", error: { message: "x" } }, "ready"],
+    [{ status: "blocked", needs: [] }, "ready"],
+  ] as [Outcome, string][])("RESULT %o leaves the job %s", (outcome, state) => {
+    const c = startCoordinator([planned("a")]);
+    c.lease("c1");
+    c.send({ type: "RESULT", conn: "c1", job: "a", outcome });
+    expect(c.record("a").state).toBe(state);
+    expect(c.record("a").failures).toBe(outcome.status === "failed" ? 1 : 0);
+  });
+});
