@@ -66,9 +66,13 @@ const engine = await engineRun();
 const chain = heapPerJob("chain");
 const fanIn = heapPerJob("fan-in");
 console.log(`bare loop:          ${Math.round(bare).toLocaleString()} calls/s`);
-console.log(`engine (${WORKERS} workers): ${Math.round(engine).toLocaleString()} jobs/s (goal ≥ 50,000)`);
+console.log(
+  `engine (${WORKERS} workers): ${Math.round(engine).toLocaleString()} jobs/s (goal ≥ 50,000)`,
+);
 console.log(`ratio engine/bare:  ${(engine / bare).toFixed(4)}`);
-console.log(`heap per job:       chain ${Math.round(chain)} B, fan-in ${Math.round(fanIn)} B (goal ≤ 2048)`);
+console.log(
+  `heap per job:       chain ${Math.round(chain)} B, fan-in ${Math.round(fanIn)} B (goal ≤ 2048)`,
+);
 console.log(
   JSON.stringify({
     bench: "core",

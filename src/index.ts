@@ -11,15 +11,15 @@
 export { BatonError, ConfigError, GraphError, JobModuleError, ProtocolError } from "./errors.ts";
 export {
   type Backoff,
-  type Json,
   type JobOptions,
   type JobSpec,
-  type Resources,
+  type Json,
   job,
+  type Resources,
 } from "./graph/job.ts";
-export { coordinatorMachine } from "./machines/coordinator.ts";
 export { connectionMachine } from "./machines/connection.ts";
-export { type Engine, type EngineOptions, createEngine } from "./runtime/engine.ts";
-export { type Handler, type JobContext, type JobModule, defineJobs } from "./runtime/jobModule.ts";
+export { coordinatorMachine } from "./machines/coordinator.ts";
+export { createEngine, type Engine, type EngineOptions } from "./runtime/engine.ts";
+export { defineJobs, type Handler, type JobContext, type JobModule } from "./runtime/jobModule.ts";
 export type { JobEvent, JobOutcome, JobStatus, RunProgress, RunResult } from "./runtime/run.ts";
 export { Run } from "./runtime/run.ts";

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
 import { createEngine } from "../runtime/engine.ts";
-import { LOG_LEVELS, type LogLevel, createLogger } from "../runtime/logger.ts";
+import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import type { RunResult } from "../runtime/run.ts";
 import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
 import { ProgressBar } from "./progressBar.ts";

@@ -324,9 +324,9 @@ export const connectionMachine = setup({
           target: "closing",
           actions: {
             type: "closeWith",
-            params: ({ context, event }) => ({
+            params: ({ event }) => ({
               code: CloseCode.leaseExpired,
-              reason: `lease of job ${event.job} expired: no heartbeat for ${context.deadAfterMs} ms`,
+              reason: `lease of job ${event.job} expired: the worker sent no heartbeat before the lease deadline`,
             }),
           },
         },

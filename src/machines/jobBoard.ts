@@ -209,17 +209,20 @@ export class JobBoard {
   /** A worker reports the outcome of a job. Only the holder of the lease is heard. */
   result(conn: string, jobId: string, outcome: Outcome): void {
     const record = this.jobs.get(jobId);
-    if (!record) return this.drop(conn, jobId, "unknown-job");
+    if (!record) {
+      this.drop(conn, jobId, "unknown-job");
+      return;
+    }
     if (this.leases.get(conn) !== jobId) {
-      const reason =
-        record.state === "running" || record.state === "ready" ? "not-held" : "finished";
-      return this.drop(conn, jobId, reason);
+      const held = record.state === "running" || record.state === "ready";
+      this.drop(conn, jobId, held ? "not-held" : "finished");
+      return;
     }
     const wasRunning = record.state === "running";
     this.release(conn, record);
-    if (!wasRunning) {
-      // Shut down while running: the lease is gone, the verdict stands.
-    } else if (outcome.status === "completed") this.complete(record, outcome.value);
+    // A job shut down while running keeps its verdict; its holder's answer only ends the lease.
+    if (!wasRunning) this.drop(conn, jobId, "finished");
+    else if (outcome.status === "completed") this.complete(record, outcome.value);
     else if (this.stopping !== undefined) this.cancelled(record);
     else if (outcome.status === "failed") this.fail(record, outcome.error);
     else this.block(record, outcome.needs);
@@ -236,7 +239,10 @@ export class JobBoard {
     const record = this.jobs.get(jobId)!;
     const wasRunning = record.state === "running";
     this.release(conn, record);
-    if (!wasRunning) return this.dispatch();
+    if (!wasRunning) {
+      this.dispatch();
+      return;
+    }
     record.lostWorkers.push(worker);
     if (this.bugs.has("lost-counts-as-failure")) record.failures++;
     if (record.lostWorkers.length >= this.maxLost) {

@@ -1,11 +1,11 @@
 import type { Logger } from "pino";
-import { type Actor, type InspectionEvent, type Observer, createActor } from "xstate";
+import { type Actor, createActor, type InspectionEvent, type Observer } from "xstate";
 import { ProtocolError } from "../errors.ts";
 import { connectionMachine } from "../machines/connection.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
 import type { CoordinatorEffect } from "../machines/jobBoard.ts";
 import { coordinatorProof, verifyWorkerProof } from "../transport/auth.ts";
-import { type ProgressFrame, encode, parseToCoordinator } from "../transport/frames.ts";
+import { encode, type ProgressFrame, parseToCoordinator } from "../transport/frames.ts";
 import { PROTOCOL } from "../transport/protocolVersion.ts";
 import type { Clock, Entropy, Link, Listener } from "./ports.ts";
 

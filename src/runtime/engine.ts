@@ -1,19 +1,19 @@
 import { availableParallelism, totalmem } from "node:os";
 import pino, { type Logger } from "pino";
-import { type InspectionEvent, type Observer, createActor } from "xstate";
-import type { Json, JobSpec, Resources } from "../graph/job.ts";
+import { createActor, type InspectionEvent, type Observer } from "xstate";
+import type { JobSpec, Json, Resources } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { coordinatorMachine } from "../machines/coordinator.ts";
 import type { JobBoard, JobRecord } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { type ConnectionTimeouts, CoordinatorServer } from "./coordinatorServer.ts";
+import { startInProcessWorkers } from "./inProcessWorkers.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
 import { memoryNet } from "./memoryNet.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import type { Clock, Entropy, Net } from "./ports.ts";
 import { type JobOutcome, type JobStatus, Run, type RunProgress, type RunResult } from "./run.ts";
-import { startInProcessWorkers } from "./inProcessWorkers.ts";
 
 export interface WorkersOption {
   /** How many workers (default: the machine's cores). */

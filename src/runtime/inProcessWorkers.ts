@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Resources } from "../graph/job.ts";
 import type { LoadedJobs } from "./jobModule.ts";
 import type { Net } from "./ports.ts";
-import { type WorkerExit, runWorker } from "./worker.ts";
+import { runWorker, type WorkerExit } from "./worker.ts";
 
 export interface InProcessWorkersOptions {
   count: number;

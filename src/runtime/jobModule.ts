@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { JobModuleError } from "../errors.ts";
-import type { Json, JobSpec } from "../graph/job.ts";
+import type { JobSpec, Json } from "../graph/job.ts";
 
 /** What a handler can do besides computing its result. */
 export interface JobContext {

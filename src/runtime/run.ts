@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { Json, JobSpec } from "../graph/job.ts";
+import type { JobSpec, Json } from "../graph/job.ts";
 import type { FailureCause, JobError, JobState } from "../machines/jobBoard.ts";
 
 /** How a job ended, as users see it: failures caused by others are told apart. */

@@ -1,17 +1,17 @@
 import type { Logger } from "pino";
 import { BatonError } from "../errors.ts";
-import type { Json, JobSpec, PlannedJob, Resources } from "../graph/job.ts";
+import type { JobSpec, Json, PlannedJob, Resources } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { toJson } from "../graph/toJson.ts";
 import { verifyCoordinatorProof, workerProof } from "../transport/auth.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import {
+  encode,
   type JobFrame,
   parseToWorker,
   type ResultFrame,
   type SerializedError,
   type ToCoordinator,
-  encode,
 } from "../transport/frames.ts";
 import { PROTOCOL, type ProtocolRange } from "../transport/protocolVersion.ts";
 import type { JobContext, LoadedJobs } from "./jobModule.ts";
@@ -134,11 +134,10 @@ class WorkerSession {
         this.options.logger.debug({ protocol: frame.protocol, run: frame.run }, "welcomed");
         return;
       case "job":
-        if (!this.welcomed) return this.violation("a job frame before welcome");
-        if (this.running) {
-          return this.violation(`a job frame for ${frame.id} while ${this.running.id} runs`);
-        }
-        void this.run(frame);
+        if (!this.welcomed) this.violation("a job frame before welcome");
+        else if (this.running) {
+          this.violation(`a job frame for ${frame.id} while ${this.running.id} runs`);
+        } else void this.run(frame);
         return;
       case "cancel":
         if (this.running?.id === frame.job) {

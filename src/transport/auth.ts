@@ -24,7 +24,11 @@ export function workerProof(
 }
 
 /** The coordinator's answer to a worker's proof (the second half of mutual auth). */
-export function coordinatorProof(secret: Uint8Array, nonce: string, workerProofHex: string): string {
+export function coordinatorProof(
+  secret: Uint8Array,
+  nonce: string,
+  workerProofHex: string,
+): string {
   return hmac(secret, `baton coordinator\n${nonce}\n${workerProofHex}`);
 }
 

@@ -368,7 +368,11 @@ describe("connection: closing a registered connection", () => {
     const c = busy();
     c.send({ type: "EXPIRE", job: "j1" });
     expect(c.closes()).toEqual([
-      { type: "close", code: 4005, reason: "lease of job j1 expired: no heartbeat for 20000 ms" },
+      {
+        type: "close",
+        code: 4005,
+        reason: "lease of job j1 expired: the worker sent no heartbeat before the lease deadline",
+      },
     ]);
     expect(c.value()).toBe("closing");
     expect(c.lost()).toHaveLength(1);

@@ -630,7 +630,7 @@ describe("coordinator: end of the run", () => {
     expect(c.of("run.finished")).toHaveLength(1);
   });
 
-  it("a result after SHUTDOWN does not change the verdict and grants nothing", () => {
+  it("a result after SHUTDOWN does not change the verdict, is counted as dropped and grants nothing", () => {
     const c = startCoordinator([planned("a"), planned("b")]);
     c.lease("c1");
     c.send({ type: "SHUTDOWN" });
@@ -642,7 +642,11 @@ describe("coordinator: end of the run", () => {
       cause: "shutdown",
       error: { message: "the run was shut down" },
     });
-    expect(c.effects.slice(mark)).toEqual([{ type: "connection.released", conn: "c1" }]);
+    expect(c.board().dropped.finished).toBe(1);
+    expect(c.effects.slice(mark)).toEqual([
+      { type: "result.dropped", conn: "c1", job: "a", reason: "finished" },
+      { type: "connection.released", conn: "c1" },
+    ]);
   });
 });
 
