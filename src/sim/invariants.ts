@@ -1,0 +1,369 @@
+import { BatonError } from "../errors.ts";
+import { canTake } from "../graph/canTake.ts";
+import type { Json, Resources } from "../graph/job.ts";
+import type { CoordinatorEmitted, CoordinatorEvent } from "../machines/coordinator.ts";
+import type {
+  CoordinatorEffect,
+  JobBoard,
+  JobBoardOptions,
+  JobError,
+  JobState,
+} from "../machines/jobBoard.ts";
+
+/** The coordinator invariants of DESIGN §4 that hold after every single step (6 is liveness). */
+export type InvariantNumber = 1 | 2 | 3 | 4 | 5;
+
+const STATEMENTS: Record<InvariantNumber, string> = {
+  1: "a job has at most one lease; a connection holds at most one job",
+  2: "a job reaches completed or failed exactly once, and its result is stored once",
+  3: "failed attempts ≤ retries + 1 and lost attempts ≤ maxLost; a lost worker never consumes a failed attempt",
+  4: "no connection waits while a job it can take is ready",
+  5: "after the run is done no lease is granted and no connection is left waiting",
+};
+
+/** One broken invariant: its number, and what happened, naming the jobs and connections. */
+export class InvariantViolation extends BatonError {
+  constructor(
+    readonly invariant: InvariantNumber,
+    readonly detail: string,
+  ) {
+    super("INVARIANT", `invariant ${invariant} (${STATEMENTS[invariant]}) violated: ${detail}`);
+  }
+}
+
+/** What the event of the current step leads the checker to expect from its effects. */
+interface Step {
+  /** A LEASE from a connection that neither holds nor waits: it must get a job, a release, or wait. */
+  asked?: { conn: string; resources: Resources };
+  /**
+   * A RESULT: whether its sender holds the job, whether it is heard (the holder of a running
+   * job: it must not be dropped), and whether the coordinator dropped it. Anything not from
+   * the holder must be dropped; the holder of a job shut down while running only gives its
+   * lease back, and the result may be dropped or not.
+   */
+  result?: { conn: string; job: string; holder: boolean; heard: boolean; dropped: boolean };
+  /** Connections told to stop during this step. */
+  released: string[];
+}
+
+const terminal = (state: JobState | undefined): boolean =>
+  state === "completed" || state === "failed";
+
+/**
+ * Checks the coordinator's invariants (DESIGN §4, 1–5) after every step. It watches the
+ * coordinator from outside, as the world does: every event sent to it (`sent`), every effect
+ * it emits (`observe`), then the board itself (`check`). From those it keeps its own account
+ * of who was told to hold which job, who waits, what each job was reported to be and how many
+ * failed results and lost workers each job has seen, and holds the board to that account.
+ *
+ * Feed it every event before it is sent, including late and duplicate ones; timer events
+ * (`LEASE_EXPIRED`, `RETRY_DUE`) may be passed or left out. It never changes the board and
+ * does no I/O, so tests and the deterministic simulation use it alike. The first violation
+ * sticks: `check` keeps returning it.
+ *
+ * @example
+ * ```ts
+ * const checker = new InvariantChecker(input);
+ * const actor = createActor(coordinatorMachine, { input });
+ * actor.on("*", (emitted) => checker.observe(emitted));
+ * actor.start();
+ * checker.check(actor.getSnapshot().context.board); // learns the starting state
+ * const step = (event: CoordinatorEvent) => {
+ *   checker.sent(event);
+ *   actor.send(event);
+ *   const violation = checker.check(actor.getSnapshot().context.board);
+ *   if (violation) throw violation; // InvariantViolation: invariant 1 (...) violated: ...
+ * };
+ * step({ type: "LEASE", conn: "c1", worker: "w1", resources: { cpus: 1 } });
+ * ```
+ */
+export class InvariantChecker {
+  /** Connection → the job it was granted and has not given back. */
+  private readonly held = new Map<string, string>();
+  /** Job → the connection holding it. */
+  private readonly holderOf = new Map<string, string>();
+  /** Connections that asked for a job and got neither a job nor a release yet. */
+  private readonly waiting = new Map<string, Resources>();
+  /**
+   * Each job's state as last reported by `job.changed`. The board reports changes, not its
+   * starting state: the first `check` takes that from the board; a job added later starts
+   * blocked.
+   */
+  private readonly reported = new Map<string, JobState>();
+  /** A terminal job's value or error as first seen; it must never be replaced. */
+  private readonly stored = new Map<string, Json | JobError | undefined>();
+  private readonly failedResults = new Map<string, number>();
+  private readonly lostWhileRunning = new Map<string, number>();
+  private readonly maxLost: number;
+  private stopping = false;
+  private finished = false;
+  private step: Step = { released: [] };
+  private started = false;
+  private violation: InvariantViolation | undefined;
+
+  constructor(private readonly options: Pick<JobBoardOptions, "maxLost" | "throttle"> = {}) {
+    this.maxLost = options.maxLost ?? 3;
+  }
+
+  /** An event is about to be sent to the coordinator. */
+  sent(event: CoordinatorEvent): void {
+    switch (event.type) {
+      case "LEASE":
+        if (!this.held.has(event.conn) && !this.waiting.has(event.conn)) {
+          this.step.asked = { conn: event.conn, resources: event.resources };
+        }
+        break;
+      case "RESULT": {
+        const holder = this.held.get(event.conn) === event.job;
+        const heard = holder && this.reported.get(event.job) === "running";
+        this.step.result = { conn: event.conn, job: event.job, holder, heard, dropped: false };
+        if (!holder) break;
+        if (heard && !this.stopping && event.outcome.status === "failed") {
+          increment(this.failedResults, event.job);
+        }
+        this.giveBack(event.conn, event.job);
+        break;
+      }
+      case "WORKER_LOST": {
+        this.waiting.delete(event.conn);
+        const job = this.held.get(event.conn);
+        if (job === undefined) break;
+        if (this.reported.get(job) === "running") increment(this.lostWhileRunning, job);
+        this.giveBack(event.conn, job);
+        break;
+      }
+      case "CANCEL":
+        if (!this.finished) this.stopping = true;
+        break;
+    }
+  }
+
+  /** The coordinator emitted a batch of effects, or the end of the run. */
+  observe(emitted: CoordinatorEmitted): void {
+    if (emitted.type === "run.finished") this.finished = true;
+    else for (const effect of emitted.effects) this.effect(effect);
+  }
+
+  /**
+   * The step is over: hold the board to everything seen so far. Call it once right after the
+   * coordinator starts, too: that first call learns each job's starting state.
+   */
+  check(board: JobBoard): InvariantViolation | undefined {
+    if (!this.started) {
+      this.started = true;
+      for (const [id, record] of board.jobs) {
+        if (!this.reported.has(id)) this.reported.set(id, record.state);
+      }
+    }
+    const { asked, result, released } = this.step;
+    this.step = { released: [] };
+    if (asked) this.waiting.set(asked.conn, asked.resources);
+    if (board.finished) this.finished = true;
+    if (result && !result.holder && !result.dropped) {
+      this.fail(
+        2,
+        `the result for job ${result.job} from connection ${result.conn}, which does not hold it, was not dropped`,
+      );
+    }
+    for (const conn of released) {
+      if (!this.finished && !this.stopping) {
+        this.fail(4, `connection ${conn} was told to stop while the run goes on`);
+      }
+    }
+    this.checkLeases(board);
+    this.checkJobs(board);
+    return this.violation;
+  }
+
+  private effect(effect: CoordinatorEffect): void {
+    switch (effect.type) {
+      case "lease.granted":
+        this.granted(effect.conn, effect.job.id);
+        break;
+      case "lease.cancelled":
+      case "lease.expired":
+        if (this.held.get(effect.conn) !== effect.job) {
+          this.fail(
+            1,
+            `${effect.type} names job ${effect.job} on connection ${effect.conn}, which holds ${this.held.get(effect.conn) ?? "nothing"}`,
+          );
+        }
+        break;
+      case "connection.released":
+        this.waiting.delete(effect.conn);
+        if (this.step.asked?.conn === effect.conn) this.step.asked = undefined;
+        this.step.released.push(effect.conn);
+        break;
+      case "job.changed": {
+        const before = this.reported.get(effect.job);
+        if (terminal(before)) {
+          this.fail(2, `job ${effect.job} was ${before}, then changed to ${effect.state}`);
+        }
+        if (effect.state === "failed" && effect.cause === undefined) {
+          this.fail(2, `job ${effect.job} failed without a cause`);
+        }
+        this.reported.set(effect.job, effect.state);
+        break;
+      }
+      case "result.dropped": {
+        const result = this.step.result;
+        if (result?.conn !== effect.conn || result.job !== effect.job) break;
+        result.dropped = true;
+        if (result.heard) {
+          this.fail(
+            2,
+            `the result for job ${effect.job} from connection ${effect.conn}, which holds it, was dropped (${effect.reason})`,
+          );
+        }
+        break;
+      }
+    }
+  }
+
+  private granted(conn: string, job: string): void {
+    if (this.finished) this.fail(5, `job ${job} was granted to connection ${conn}`);
+    const holds = this.held.get(conn);
+    if (holds !== undefined) {
+      this.fail(1, `connection ${conn} was granted job ${job} while holding job ${holds}`);
+    }
+    const holder = this.holderOf.get(job);
+    if (holder !== undefined) {
+      this.fail(
+        1,
+        `job ${job} was granted to connection ${conn} while connection ${holder} holds it`,
+      );
+    }
+    if (terminal(this.reported.get(job))) {
+      this.fail(
+        2,
+        `job ${job} was granted to connection ${conn} after it ${this.reported.get(job)}`,
+      );
+    }
+    this.held.set(conn, job);
+    this.holderOf.set(job, conn);
+    this.waiting.delete(conn);
+    if (this.step.asked?.conn === conn) this.step.asked = undefined;
+  }
+
+  private giveBack(conn: string, job: string): void {
+    this.held.delete(conn);
+    if (this.holderOf.get(job) === conn) this.holderOf.delete(job);
+  }
+
+  /** Invariant 1 on the lease table, and 4 and 5 on the waiting connections. */
+  private checkLeases(board: JobBoard): void {
+    for (const [conn, job] of board.leases) {
+      const told = this.held.get(conn);
+      if (told !== job) {
+        this.fail(
+          1,
+          `connection ${conn} holds job ${job} on the board but was granted ${told ?? "nothing"}`,
+        );
+      }
+      if (board.waiting.has(conn)) {
+        this.fail(1, `connection ${conn} holds job ${job} and also waits`);
+      }
+      const holder = board.jobs.get(job)?.holder;
+      if (holder !== conn) {
+        this.fail(1, `connection ${conn} leases job ${job}, whose holder is ${holder ?? "nobody"}`);
+      }
+    }
+    if (board.leases.size !== this.held.size) {
+      for (const [conn, job] of this.held) {
+        if (!board.leases.has(conn)) {
+          this.fail(
+            1,
+            `connection ${conn} was granted job ${job}, but the board has no lease for it`,
+          );
+        }
+      }
+    }
+    for (const conn of this.waiting.keys()) {
+      if (this.finished) this.fail(5, `connection ${conn} still waits: it was never released`);
+      else if (!board.waiting.has(conn)) {
+        this.fail(4, `connection ${conn} waits for a job, but the board has forgotten it`);
+      }
+    }
+    for (const conn of board.waiting.keys()) {
+      if (!this.waiting.has(conn)) {
+        this.fail(4, `connection ${conn} waits on the board, but it was already answered`);
+      }
+    }
+  }
+
+  /** Invariants 1 (running jobs), 2 and 3 on every job, then 4 on the ready ones. */
+  private checkJobs(board: JobBoard): void {
+    const running = new Map<string, number>();
+    const ready = new Map<string, { id: string; kind: string; requires: Resources }>();
+    for (const [id, record] of board.jobs) {
+      const told = this.reported.get(id) ?? "blocked";
+      if (terminal(record.state) || terminal(told)) {
+        if (record.state !== told) {
+          this.fail(2, `job ${id} is ${record.state} on the board but was reported ${told}`);
+        }
+        const result = record.state === "completed" ? record.value : record.error;
+        if (!this.stored.has(id)) this.stored.set(id, result);
+        else if (this.stored.get(id) !== result) {
+          this.fail(2, `job ${id} ${record.state}, and later its stored result was replaced`);
+        }
+      } else if (record.state === "running") {
+        const { kind } = record.job;
+        running.set(kind, (running.get(kind) ?? 0) + 1);
+        if (record.holder === undefined || board.leases.get(record.holder) !== id) {
+          this.fail(1, `job ${id} is running without a lease (holder: ${record.holder ?? "none"})`);
+        }
+      } else if (record.state === "ready") {
+        const { kind, requires } = record.job;
+        const key = `${kind}\u0000${requires.cpus ?? 0}/${requires.gpus ?? 0}/${requires.memory ?? 0}`;
+        if (!ready.has(key)) ready.set(key, { id, kind, requires });
+      }
+      const failed = this.failedResults.get(id) ?? 0;
+      const lost = this.lostWhileRunning.get(id) ?? 0;
+      if (record.failures !== failed) {
+        this.fail(
+          3,
+          `job ${id} counts ${record.failures} failed attempts, but ${failed} failed results were accepted for it (workers lost while running it: ${record.lostWorkers.join(", ") || "none"})`,
+        );
+      }
+      if (record.failures > record.job.retries + 1) {
+        this.fail(
+          3,
+          `job ${id} failed ${record.failures} times with ${record.job.retries} retries`,
+        );
+      }
+      if (record.lostWorkers.length !== lost) {
+        this.fail(
+          3,
+          `job ${id} counts ${record.lostWorkers.length} lost workers (${record.lostWorkers.join(", ")}), but ${lost} were lost while running it`,
+        );
+      }
+      if (record.lostWorkers.length > this.maxLost) {
+        this.fail(
+          3,
+          `job ${id} lost ${record.lostWorkers.length} workers, more than maxLost ${this.maxLost}`,
+        );
+      }
+    }
+    const throttle = this.options.throttle ?? {};
+    for (const [conn, resources] of this.waiting) {
+      for (const job of ready.values()) {
+        const limit = throttle[job.kind];
+        if (limit !== undefined && (running.get(job.kind) ?? 0) >= limit) continue;
+        if (canTake(resources, job.requires)) {
+          this.fail(
+            4,
+            `connection ${conn} waits while job ${job.id} (${job.kind}), which it can take, is ready`,
+          );
+        }
+      }
+    }
+  }
+
+  private fail(invariant: InvariantNumber, detail: string): void {
+    this.violation ??= new InvariantViolation(invariant, detail);
+  }
+}
+
+function increment(counts: Map<string, number>, key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+}
