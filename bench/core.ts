@@ -2,7 +2,7 @@
  * Core throughput and memory: no-op jobs through the coordinator and connection machines
  * over the in-memory Net, against a bare loop calling the same handler in the same run.
  */
-import { createActor } from "xstate";
+import { createActor, setup } from "xstate";
 import { job } from "../src/graph/job.ts";
 import { planGraph } from "../src/graph/planGraph.ts";
 import { coordinatorMachine } from "../src/machines/coordinator.ts";
@@ -34,6 +34,28 @@ async function engineRun(): Promise<number> {
   return (JOBS * 1000) / elapsed;
 }
 
+/**
+ * The floor XState sets: events per second through a two-state machine that only toggles.
+ * Each job costs the coordinator two events (LEASE, RESULT) and its connection two state
+ * changes (idle → busy → idle), so this bounds what any XState-based dispatch can reach.
+ */
+function xstateToggle(): number {
+  const toggle = setup({
+    types: {} as { events: { type: "GO" } | { type: "BACK" } },
+  }).createMachine({
+    initial: "idle",
+    states: { idle: { on: { GO: "busy" } }, busy: { on: { BACK: "idle" } } },
+  });
+  const actor = createActor(toggle).start();
+  const events = 400_000;
+  const start = performance.now();
+  for (let i = 0; i < events / 2; i++) {
+    actor.send({ type: "GO" });
+    actor.send({ type: "BACK" });
+  }
+  return (events * 1000) / (performance.now() - start);
+}
+
 /** Heap held by a planned graph and a started coordinator, per job. */
 function heapPerJob(shape: "chain" | "fan-in"): number {
   gc();
@@ -63,6 +85,7 @@ if (!(globalThis as { gc?: unknown }).gc) {
 await engineRun(); // warm-up at full size: JIT and allocator
 const bare = await bareLoop();
 const engine = await engineRun();
+const toggle = xstateToggle();
 const chain = heapPerJob("chain");
 const fanIn = heapPerJob("fan-in");
 console.log(`bare loop:          ${Math.round(bare).toLocaleString()} calls/s`);
@@ -81,6 +104,7 @@ console.log(
     jobsPerSec: Math.round(engine),
     bareCallsPerSec: Math.round(bare),
     ratioToBare: Number((engine / bare).toFixed(5)),
+    xstateStateChangesPerSec: Math.round(toggle),
     heapBytesPerJobChain: Math.round(chain),
     heapBytesPerJobFanIn: Math.round(fanIn),
   }),

@@ -15,6 +15,9 @@ import { nodeEntropy } from "./nodeEntropy.ts";
 import type { Clock, Entropy, Net } from "./ports.ts";
 import { type JobOutcome, type JobStatus, Run, type RunProgress, type RunResult } from "./run.ts";
 
+/** DESIGN §8: the largest frame accepted. */
+const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
+
 export interface WorkersOption {
   /** How many workers (default: the machine's cores). */
   count?: number;
@@ -37,6 +40,8 @@ export interface EngineOptions extends ConnectionTimeouts {
   throttle?: Readonly<Record<string, number>>;
   /** A lease without a heartbeat for this long expires (default 20 s). */
   leaseTimeoutMs?: number;
+  /** Frames larger than this are refused and their connection closed with 4004 (default 64 MiB). */
+  maxFrameBytes?: number;
   /** How often a run emits `progress` (default 200 ms). */
   progressIntervalMs?: number;
   /** Ports to run on; Node's by default. */
@@ -169,7 +174,9 @@ export function createEngine(options: EngineOptions): Engine {
       let pool!: Awaited<ReturnType<typeof startInProcessWorkers>>;
       void (async () => {
         try {
-          listener = await net.listen(address);
+          listener = await net.listen(address, {
+            maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
+          });
           new CoordinatorServer({
             listener,
             coordinator,
