@@ -1,0 +1,253 @@
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { canonicalJson } from "../graph/canonicalJson.ts";
+import type { Json } from "../graph/job.ts";
+import { nodeClock } from "./nodeClock.ts";
+import type { Clock, Files } from "./ports.ts";
+
+/** What the store needs of a logger: pino's `warn(object, message)`. */
+export interface WarnLogger {
+  warn(details: object, message: string): void;
+}
+
+/** The outcome of {@link ResultStore.loadAll}. */
+export interface LoadedResults {
+  /** The valid stored values, by job id; hand this to the job board as `stored`. */
+  stored: Map<string, Json>;
+  /** Entries that existed but were corrupt; each was quarantined and will be recomputed. */
+  corrupt: number;
+}
+
+/** One file of the store, as written on disk (keys in canonical order). */
+type Entry = {
+  format: 1;
+  id: string;
+  kind: string;
+  value: Json;
+  checksum: string;
+  storedAt: number;
+};
+
+const FORMAT = 1;
+const JOB_ID = /^[0-9a-f]{16}$/;
+/** Reads in flight at once in `loadAll` (and shard listings). */
+const CONCURRENCY = 64;
+
+/**
+ * The content-addressed result store: one JSON file per job id,
+ * `DIR/results/<first two hex digits of the id>/<id>.json`, holding
+ * `{ format: 1, id, kind, value, checksum, storedAt }` where `checksum` is the SHA-256 (hex)
+ * of `canonicalJson(value)`. Every file access goes through the {@link Files} port, so the
+ * simulation can run it on in-memory files; entries are written with `writeAtomic` (temp
+ * file, fsync, rename, mode 0600), so a crash leaves either no entry or a whole one.
+ *
+ * Reading never serves a bad value: an entry that is not JSON, has the wrong format, names
+ * another id or fails its checksum (a torn write, a flipped bit) is logged, moved to
+ * `DIR/quarantine/` (nothing is deleted) and reported as missing, so the job is computed
+ * again. Operations on one id are serialized within a store, so quarantining an entry
+ * never removes a good one a concurrent `put` has just written.
+ *
+ * There is deliberately no way to delete results. `--force` ("recompute everything") means
+ * the caller does not call {@link ResultStore.loadAll}: every job runs and its `put`
+ * replaces the stored entry. A job id is a hash of the job (kind, input, dependencies,
+ * handler version), so the same id normally means the same value; if a handler is not
+ * deterministic, the last `put` wins.
+ *
+ * `DIR/logs/` is created for the process logs of the run (see {@link ResultStore.logsDir}).
+ *
+ * @example
+ * ```ts
+ * const store = await ResultStore.open(join(graphDir, ".baton"), nodeFiles(), logger);
+ * const { stored, corrupt } = await store.loadAll(plan.jobs.map((j) => j.id));
+ * // ... run the graph with `stored`; for each job that completes:
+ * await store.put(job.id, job.kind, value); // durable once it resolves
+ * await store.get(job.id); // the value, or undefined when missing or corrupt
+ * ```
+ */
+export class ResultStore {
+  readonly #files: Files;
+  readonly #logger: WarnLogger | undefined;
+  readonly #clock: Pick<Clock, "now">;
+  readonly #locks = new Map<string, Promise<void>>();
+  #writes = 0;
+
+  private constructor(
+    readonly dir: string,
+    files: Files,
+    logger: WarnLogger | undefined,
+    clock: Pick<Clock, "now">,
+  ) {
+    this.#files = files;
+    this.#logger = logger;
+    this.#clock = clock;
+  }
+
+  /**
+   * Opens (creating as needed) the store in `dir`: `results/`, `quarantine/` and `logs/`.
+   * `clock` stamps `storedAt` (the simulation passes its own).
+   */
+  static async open(
+    dir: string,
+    files: Files,
+    logger?: WarnLogger,
+    clock: Pick<Clock, "now"> = nodeClock(),
+  ): Promise<ResultStore> {
+    const store = new ResultStore(dir, files, logger, clock);
+    await Promise.all(
+      [store.#resultsDir, store.#quarantineDir, store.logsDir].map((d) => files.mkdirp(d)),
+    );
+    return store;
+  }
+
+  /** Where process logs of the run go; the store creates it and never touches its content. */
+  get logsDir(): string {
+    return join(this.dir, "logs");
+  }
+
+  /** Entries written by `put` since the store was opened (each call writes once). */
+  get writes(): number {
+    return this.#writes;
+  }
+
+  /** Stores `value` as the result of job `id`; resolves once the entry is durable. */
+  async put(id: string, kind: string, value: Json): Promise<void> {
+    const path = this.#pathOf(id);
+    const entry: Entry = {
+      format: FORMAT,
+      id,
+      kind,
+      value,
+      checksum: checksumOf(value),
+      storedAt: this.#clock.now(),
+    };
+    return this.#exclusive(id, async () => {
+      await this.#files.writeAtomic(path, canonicalJson(entry));
+      this.#writes++;
+    });
+  }
+
+  /**
+   * The stored result of job `id`, or undefined when there is none or the entry is corrupt
+   * (a corrupt entry is logged and quarantined first).
+   */
+  async get(id: string): Promise<Json | undefined> {
+    const result = await this.#read(id);
+    return result.ok ? result.value : undefined;
+  }
+
+  /**
+   * The stored results among `ids`, for a rerun: the shard directories are listed once, so
+   * ids with no entry cost nothing, and the entries that exist are read at most
+   * {@link CONCURRENCY} at a time. Corrupt entries are quarantined, counted and left out.
+   */
+  async loadAll(ids: Iterable<string>): Promise<LoadedResults> {
+    const wanted = [...new Set(ids)].map(checkJobId);
+    const shards = [...new Set(wanted.map((id) => id.slice(0, 2)))];
+    const present = new Set<string>();
+    await forEachLimited(shards, async (shard) => {
+      for (const name of await this.#files.list(join(this.#resultsDir, shard))) present.add(name);
+    });
+    const found = wanted.filter((id) => present.has(`${id}.json`));
+    const stored = new Map<string, Json>();
+    let corrupt = 0;
+    await forEachLimited(found, async (id) => {
+      const result = await this.#read(id);
+      if (result.ok) stored.set(id, result.value);
+      else if (result.corrupt) corrupt++;
+    });
+    return { stored, corrupt };
+  }
+
+  get #resultsDir(): string {
+    return join(this.dir, "results");
+  }
+
+  get #quarantineDir(): string {
+    return join(this.dir, "quarantine");
+  }
+
+  #pathOf(id: string): string {
+    return join(this.#resultsDir, checkJobId(id).slice(0, 2), `${id}.json`);
+  }
+
+  async #read(id: string): Promise<{ ok: true; value: Json } | { ok: false; corrupt: boolean }> {
+    const path = this.#pathOf(id);
+    return this.#exclusive(id, async () => {
+      const text = await this.#files.read(path);
+      if (text === undefined) return { ok: false, corrupt: false };
+      const checked = checkEntry(id, text);
+      if (typeof checked !== "string") return { ok: true, value: checked.value };
+      await this.#quarantine(id, path, text, checked);
+      return { ok: false, corrupt: true };
+    });
+  }
+
+  /** Moves a corrupt entry to `quarantine/` under a name no earlier quarantine has taken. */
+  async #quarantine(id: string, path: string, text: string, problem: string): Promise<void> {
+    const taken = new Set(await this.#files.list(this.#quarantineDir));
+    let name = `${id}.json`;
+    for (let n = 1; taken.has(name); n++) name = `${id}.${n}.json`;
+    const moved = join(this.#quarantineDir, name);
+    this.#logger?.warn(
+      { file: path, problem, quarantined: moved },
+      `corrupt result ${path} (${problem}); moving it to ${moved}, the job will be recomputed`,
+    );
+    await this.#files.writeAtomic(moved, text);
+    await this.#files.remove(path);
+  }
+
+  /** Runs `fn` after every earlier operation on `id` of this store has settled. */
+  #exclusive<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.#locks.get(id) ?? Promise.resolve()).then(fn);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#locks.set(id, tail);
+    void tail.then(() => {
+      if (this.#locks.get(id) === tail) this.#locks.delete(id);
+    });
+    return run;
+  }
+}
+
+/** Returns `id` if it is a job id (16 hex digits), so it is safe to use in a path. */
+function checkJobId(id: string): string {
+  if (!JOB_ID.test(id)) throw new Error(`not a job id (16 hex digits): ${JSON.stringify(id)}`);
+  return id;
+}
+
+function checksumOf(value: Json): string {
+  return createHash("sha256").update(canonicalJson(value)).digest("hex");
+}
+
+/** The entry in `text` if it is a valid entry for `id`, else what is wrong with it. */
+function checkEntry(id: string, text: string): Entry | string {
+  let entry: unknown;
+  try {
+    entry = JSON.parse(text);
+  } catch {
+    return "not valid JSON (torn or truncated write?)";
+  }
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+    return "not a JSON object";
+  }
+  const e = entry as Partial<Record<keyof Entry, unknown>>;
+  if (e.format !== FORMAT) return `unknown format ${JSON.stringify(e.format)}`;
+  if (e.id !== id) return `holds id ${JSON.stringify(e.id)}, expected ${id}`;
+  if (typeof e.kind !== "string") return "kind is not a string";
+  if (typeof e.storedAt !== "number") return "storedAt is not a number";
+  if (!("value" in e)) return "no value";
+  if (typeof e.checksum !== "string") return "checksum is not a string";
+  if (checksumOf(e.value as Json) !== e.checksum) return "checksum mismatch (value changed)";
+  return e as Entry;
+}
+
+/** Calls `fn` on every item, at most {@link CONCURRENCY} at a time; rejects on the first error. */
+async function forEachLimited<T>(items: readonly T[], fn: (item: T) => Promise<void>) {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, lane));
+}

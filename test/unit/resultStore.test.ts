@@ -1,0 +1,223 @@
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import pino from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { canonicalJson } from "../../src/graph/canonicalJson.ts";
+import type { Json } from "../../src/graph/job.ts";
+import { jobId } from "../../src/graph/jobId.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { ResultStore } from "../../src/runtime/resultStore.ts";
+
+const files = nodeFiles();
+const idOf = (n: number) => jobId("test", n, [], "1");
+const pathOf = (dir: string, id: string) => join(dir, "results", id.slice(0, 2), `${id}.json`);
+
+describe("ResultStore", () => {
+  let dir: string;
+  let warnings: Array<{ msg: string; file: string; problem: string }>;
+  let logger: pino.Logger;
+
+  beforeEach(async () => {
+    dir = join(await mkdtemp(join(tmpdir(), "baton-results-")), ".baton");
+    warnings = [];
+    logger = pino({ level: "warn" }, { write: (line: string) => warnings.push(JSON.parse(line)) });
+  });
+
+  afterEach(async () => {
+    await rm(join(dir, ".."), { recursive: true, force: true });
+  });
+
+  const open = () => ResultStore.open(dir, files, logger, { now: () => 1_700_000_000_000 });
+
+  it("round-trips nested JSON in DIR/results/<2 hex>/<id>.json, mode 0600", async () => {
+    const store = await open();
+    const id = idOf(1);
+    const value: Json = {
+      rows: [1, -2.5, "x", null, true, { deep: [[], {}] }],
+      n: 0,
+      s: "é\u2028",
+    };
+    await store.put(id, "parse", value);
+    expect(await store.get(id)).toEqual(value);
+
+    const path = pathOf(dir, id);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    const entry = JSON.parse(await readFile(path, "utf8"));
+    expect(entry).toEqual({
+      format: 1,
+      id,
+      kind: "parse",
+      value,
+      checksum: expect.stringMatching(/^[0-9a-f]{64}$/),
+      storedAt: 1_700_000_000_000,
+    });
+    expect(await readdir(join(dir, "results", id.slice(0, 2)))).toEqual([`${id}.json`]);
+  });
+
+  it("creates logs/ and quarantine/ beside results/", async () => {
+    const store = await open();
+    expect(store.logsDir).toBe(join(dir, "logs"));
+    expect((await readdir(dir)).sort()).toEqual(["logs", "quarantine", "results"]);
+  });
+
+  it("returns undefined for a job with no entry", async () => {
+    const store = await open();
+    expect(await store.get(idOf(2))).toBeUndefined();
+    expect(warnings).toEqual([]);
+  });
+
+  it("lets a rerun see the stored values through loadAll, skipping missing ones", async () => {
+    const first = await open();
+    await first.put(idOf(1), "a", { x: 1 });
+    await first.put(idOf(2), "b", [null]);
+
+    const rerun = await open();
+    const { stored, corrupt } = await rerun.loadAll([idOf(1), idOf(2), idOf(3), idOf(1)]);
+    expect(corrupt).toBe(0);
+    expect(stored).toEqual(
+      new Map<string, Json>([
+        [idOf(1), { x: 1 }],
+        [idOf(2), [null]],
+      ]),
+    );
+  });
+
+  it("counts writes; putting the same result twice leaves one entry with the same value", async () => {
+    const store = await open();
+    const id = idOf(7);
+    await store.put(id, "k", { same: true });
+    await store.put(id, "k", { same: true });
+    expect(store.writes).toBe(2);
+    expect(await store.get(id)).toEqual({ same: true });
+    expect(await readdir(join(dir, "results", id.slice(0, 2)))).toEqual([`${id}.json`]);
+  });
+
+  it("rejects ids that are not 16 hex digits (they would escape the store)", async () => {
+    const store = await open();
+    await expect(store.put("../../etc/passwd", "k", 1)).rejects.toThrow(/not a job id/);
+    await expect(store.get("ABCDEF0123456789")).rejects.toThrow(/not a job id/);
+    await expect(store.loadAll(["x"])).rejects.toThrow(/not a job id/);
+  });
+
+  describe("corrupt entries", () => {
+    const id = idOf(42);
+    const value: Json = { count: 4, items: ["a", "b"] };
+
+    /** Damages the stored entry's text; returns what was wrong, as the warning says it. */
+    const damages: Array<[string, (text: string) => string, RegExp]> = [
+      ["a torn (truncated) write", (t) => t.slice(0, Math.floor(t.length / 2)), /not valid JSON/],
+      ["an empty file", () => "", /not valid JSON/],
+      ["invalid JSON", (t) => `${t}}garbage`, /not valid JSON/],
+      [
+        "a flipped bit in the value",
+        (t) => {
+          const bytes = Buffer.from(t);
+          const at = t.indexOf('"count":4') + '"count":'.length;
+          bytes[at]! ^= 0x01; // "4" becomes "5": still valid JSON
+          return bytes.toString();
+        },
+        /checksum mismatch/,
+      ],
+      ["a wrong id inside", (t) => t.replace(id, idOf(43)), /holds id/],
+      ["an unknown format", (t) => t.replace('"format":1', '"format":2'), /unknown format/],
+      ["a JSON value that is not an entry", () => "[1,2]", /not a JSON object/],
+      ["a missing checksum", (t) => t.replace('"checksum"', '"chksum"'), /checksum is not/],
+    ];
+
+    it.each(damages)(
+      "%s: get returns undefined, warns, and quarantines the file",
+      async (_, damage, problem) => {
+        const store = await open();
+        await store.put(id, "count", value);
+        const path = pathOf(dir, id);
+        const bad = damage(await readFile(path, "utf8"));
+        await writeFile(path, bad);
+
+        expect(await store.get(id)).toBeUndefined();
+
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]!.file).toBe(path);
+        expect(warnings[0]!.problem).toMatch(problem);
+        expect(warnings[0]!.msg).toContain(path);
+        await expect(stat(path)).rejects.toThrow(/ENOENT/);
+        const quarantined = join(dir, "quarantine", `${id}.json`);
+        expect(await readFile(quarantined, "utf8")).toBe(bad);
+        expect((await stat(quarantined)).mode & 0o777).toBe(0o600);
+
+        // The job is recomputed and stored again.
+        expect(await store.get(id)).toBeUndefined();
+        await store.put(id, "count", value);
+        expect(await store.get(id)).toEqual(value);
+        expect(warnings).toHaveLength(1);
+      },
+    );
+
+    it("keeps every quarantined copy of the same id", async () => {
+      const store = await open();
+      for (const bad of ["first", "second", "third"]) {
+        await files.writeAtomic(pathOf(dir, id), bad);
+        expect(await store.get(id)).toBeUndefined();
+      }
+      const names = await readdir(join(dir, "quarantine"));
+      expect(names.sort()).toEqual([`${id}.1.json`, `${id}.2.json`, `${id}.json`]);
+      const contents = await Promise.all(
+        names.map((n) => readFile(join(dir, "quarantine", n), "utf8")),
+      );
+      expect(contents.sort()).toEqual(["first", "second", "third"]);
+    });
+
+    it("loadAll leaves corrupt entries out, counts and quarantines them", async () => {
+      const store = await open();
+      await store.put(idOf(1), "k", 1);
+      await store.put(id, "k", value);
+      await writeFile(pathOf(dir, id), "{");
+      const { stored, corrupt } = await store.loadAll([idOf(1), id, idOf(2)]);
+      expect(stored).toEqual(new Map([[idOf(1), 1]]));
+      expect(corrupt).toBe(1);
+      expect(warnings).toHaveLength(1);
+      expect(await readdir(join(dir, "quarantine"))).toEqual([`${id}.json`]);
+    });
+
+    it("never removes a good entry a concurrent put wrote while a corrupt one was quarantined", async () => {
+      const store = await open();
+      await files.writeAtomic(pathOf(dir, id), "torn");
+      const [got] = await Promise.all([store.get(id), store.put(id, "count", value)]);
+      expect(got).toBeUndefined();
+      expect(await store.get(id)).toEqual(value);
+    });
+  });
+
+  it("loadAll over 10,000 ids with 100 stored takes well under a second", async () => {
+    const store = await open();
+    const ids = Array.from({ length: 10_000 }, (_, i) => idOf(i));
+    await Promise.all(ids.slice(0, 100).map((id, i) => store.put(id, "k", { i })));
+
+    const started = performance.now();
+    const { stored, corrupt } = await (await open()).loadAll(ids);
+    const elapsed = performance.now() - started;
+
+    expect(corrupt).toBe(0);
+    expect(stored.size).toBe(100);
+    expect(stored.get(ids[37]!)).toEqual({ i: 37 });
+    expect(elapsed).toBeLessThan(500);
+  });
+
+  it("property: put then get returns a deep-equal value for any JSON value (-0 reads as 0)", async () => {
+    const store = await open();
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), async (value) => {
+        const id = idOf(n++);
+        await store.put(id, "any", value as Json);
+        const got = await store.get(id);
+        // JSON has no -0 (it prints as 0), so the value comes back as JSON reads it.
+        expect(got).toEqual(JSON.parse(JSON.stringify(value)));
+        expect(canonicalJson(got!)).toBe(canonicalJson(value as Json));
+      }),
+      { numRuns: 200 },
+    );
+    expect(warnings).toEqual([]);
+  });
+});
