@@ -54,3 +54,21 @@ export class ConfigError extends BatonError {
     super("CONFIG", message);
   }
 }
+
+/**
+ * A worker pool cannot keep its workers alive: a worker slot died more often than its
+ * restart budget allows (`WORKER_CRASH_LOOP`), or a worker process could not be started
+ * (`WORKER_SPAWN`). The pool owns worker failure; job failures are the coordinator's.
+ */
+export class PoolError extends BatonError {
+  constructor(
+    code: "WORKER_CRASH_LOOP" | "WORKER_SPAWN",
+    message: string,
+    /** Name of the worker at fault (`local-3.2`). */
+    readonly worker: string,
+    /** Its log file. */
+    readonly logFile: string,
+  ) {
+    super(code, message);
+  }
+}

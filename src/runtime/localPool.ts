@@ -1,0 +1,332 @@
+import { EventEmitter } from "node:events";
+import { appendFileSync, mkdirSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import { ConfigError, PoolError } from "../errors.ts";
+import { nodeClock } from "./nodeClock.ts";
+import { nodeProcs } from "./nodeProcs.ts";
+import type { Clock, ProcExit, ProcHandle, Procs, Signal } from "./ports.ts";
+
+/** After SIGTERM, how long `stop()` waits before SIGKILL. */
+const KILL_AFTER_MS = 2000;
+/** Lines of a worker's log quoted in a crash-loop error, and the bytes read to find them. */
+const TAIL_LINES = 20;
+const TAIL_BYTES = 16 * 1024;
+
+export interface LocalPoolOptions {
+  /**
+   * The command line of the worker called `name`, e.g. `[process.execPath, "bin/baton.js",
+   * "worker", "--connect", url, "--secret-file", path, "--jobs", module, "--name", name]`.
+   * Never put the secret itself here: argv is visible to every user through `ps`.
+   */
+  argvFor(name: string): [string, ...string[]];
+  /** Directory of the workers' logs (created if missing): `worker-N.log` for slot N. */
+  logsDir: string;
+  /** Worker processes to keep running (default `os.availableParallelism()`). */
+  maxWorkers?: number;
+  /** Added to this process's environment, which workers inherit. */
+  env?: Record<string, string>;
+  /** Working directory of the workers (default this process's). */
+  cwd?: string;
+  /** Deaths of one worker slot tolerated within `windowMs`; one more fails the pool (default 5). */
+  maxRestarts?: number;
+  /** The restart budget's sliding window, in ms (default 60 000). */
+  windowMs?: number;
+  procs?: Procs;
+  clock?: Clock;
+}
+
+/** A dead worker and the process that took its place, emitted as `replaced`. */
+export interface WorkerReplaced {
+  /** The new worker's name (`local-3.2`) and pid. */
+  worker: string;
+  pid: number;
+  /** The dead worker's name, pid and how it ended. */
+  previous: { worker: string; pid: number; exit: ProcExit };
+  logFile: string;
+}
+
+export interface LocalPoolEvents {
+  replaced: [WorkerReplaced];
+  failed: [PoolError];
+}
+
+/**
+ * Worker processes on this machine; see `startLocalPool`. Events: `replaced` (a dead worker
+ * was replaced) and `failed` (once, with the same error `failed` resolves to).
+ */
+export interface LocalPool {
+  /**
+   * Resolves (never rejects) with the pool's failure: a worker slot in a crash loop, or a
+   * worker that could not be started. Pending forever while the pool is healthy.
+   */
+  readonly failed: Promise<PoolError>;
+  /** Pids of the worker processes not yet exited and reaped. */
+  pids(): number[];
+  on<E extends keyof LocalPoolEvents>(
+    event: E,
+    listener: (...args: LocalPoolEvents[E]) => void,
+  ): this;
+  /**
+   * Stops replacing workers, waits up to `graceMs` for them to exit on their own (the
+   * coordinator closing their connections is the normal path), sends SIGTERM to those left,
+   * and SIGKILL 2 s later. Resolves once every worker process has exited and been reaped.
+   * A second call returns the first call's promise.
+   */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** One worker position: `local-N` and its replacements, sharing `worker-N.log`. */
+interface Slot {
+  n: number;
+  generation: number;
+  logFile: string;
+  /** Clock times of deaths within the window, oldest first. */
+  deaths: number[];
+}
+
+/**
+ * Starts `maxWorkers` worker processes, once: there is no idle timeout and no scaling. Each
+ * process gets `argvFor(name)`, this process's environment plus `env`, and appends its
+ * stdout and stderr to `${logsDir}/worker-N.log`, where the pool also writes a line naming
+ * each worker it starts. Workers run in their own process groups, so a Ctrl-C at the
+ * terminal reaches the engine, which shuts the run down in order, and not the workers.
+ *
+ * The pool owns processes, not jobs: when a worker dies, the coordinator sees its
+ * connection close (WORKER_LOST) and the pool starts a replacement named with the next
+ * generation (`local-3` → `local-3.2` → `local-3.3`). A worker that exits with code 0 is not
+ * replaced: the worker command exits 0 only when the coordinator closed its connection
+ * normally, which happens when the run is over. More than `maxRestarts` deaths of one slot
+ * within `windowMs` (a worker that cannot start, or keeps crashing) fail the pool: no more
+ * replacements, and `failed` resolves with a `PoolError` naming the worker, how it ended,
+ * the count, its log file and the log's last lines. The budget is per slot so that a few
+ * jobs that kill their workers (the coordinator fails those as poison) do not fail the
+ * pool. A failed pool leaves its other workers running; call `stop()` in every case.
+ *
+ * Signals go to pids whose `exited` has not settled: an unreaped child's pid cannot have
+ * been reused by another program.
+ *
+ * @example
+ * ```ts
+ * const pool = startLocalPool({
+ *   maxWorkers: 4,
+ *   logsDir: "/var/tmp/run-1/logs",
+ *   argvFor: (name) => [process.execPath, "bin/baton.js", "worker", "--connect", url,
+ *     "--secret-file", secretFile, "--jobs", "./jobs.ts", "--name", name],
+ * });
+ * pool.on("replaced", (r) => logger.warn(r, "worker replaced"));
+ * const failure = pool.failed.then((error) => run.cancel(error.message));
+ * // ... after the coordinator has closed the workers' connections:
+ * await pool.stop();
+ * ```
+ */
+export function startLocalPool(options: LocalPoolOptions): LocalPool {
+  return new Pool(options);
+}
+
+class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
+  readonly failed: Promise<PoolError>;
+  private readonly procs: Procs;
+  private readonly clock: Clock;
+  private readonly env: Record<string, string>;
+  private readonly maxRestarts: number;
+  private readonly windowMs: number;
+  /** Worker processes not yet reaped. */
+  private readonly live = new Set<ProcHandle>();
+  private resolveFailed: (error: PoolError) => void = () => {};
+  private failing = false;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly options: LocalPoolOptions) {
+    super();
+    const maxWorkers = options.maxWorkers ?? availableParallelism();
+    this.maxRestarts = options.maxRestarts ?? 5;
+    this.windowMs = options.windowMs ?? 60_000;
+    if (!Number.isInteger(maxWorkers) || maxWorkers < 1) {
+      throw new ConfigError(`maxWorkers must be an integer of at least 1, not ${maxWorkers}`);
+    }
+    if (!Number.isInteger(this.maxRestarts) || this.maxRestarts < 0) {
+      throw new ConfigError(
+        `maxRestarts must be an integer of at least 0, not ${this.maxRestarts}`,
+      );
+    }
+    if (!(this.windowMs > 0)) {
+      throw new ConfigError(`windowMs must be a positive number of ms, not ${this.windowMs}`);
+    }
+    this.procs = options.procs ?? nodeProcs();
+    this.clock = options.clock ?? nodeClock();
+    this.env = { ...inheritedEnv(), ...options.env };
+    this.failed = new Promise((resolve) => {
+      this.resolveFailed = resolve;
+    });
+    mkdirSync(options.logsDir, { recursive: true, mode: 0o700 });
+    for (let n = 1; n <= maxWorkers && !this.failing; n++) {
+      const logFile = join(options.logsDir, `worker-${n}.log`);
+      this.launch({ n, generation: 1, logFile, deaths: [] }, "");
+    }
+  }
+
+  pids(): number[] {
+    return [...this.live].map((handle) => handle.pid);
+  }
+
+  stop(graceMs = 5000): Promise<void> {
+    if (!(graceMs >= 0)) {
+      return Promise.reject(new ConfigError(`graceMs must be at least 0, not ${graceMs}`));
+    }
+    this.stopping ??= this.shutDown(graceMs);
+    return this.stopping;
+  }
+
+  private async shutDown(graceMs: number): Promise<void> {
+    await this.allExited(graceMs);
+    this.signalLive("SIGTERM");
+    await this.allExited(KILL_AFTER_MS);
+    this.signalLive("SIGKILL");
+    await Promise.all([...this.live].map((handle) => handle.exited));
+  }
+
+  /** Resolves when every live worker has exited, or after `ms`, whichever comes first. */
+  private allExited(ms: number): Promise<void> {
+    const exits = [...this.live].map((handle) => handle.exited);
+    if (exits.length === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = this.clock.setTimeout(() => resolve(), ms);
+      void Promise.all(exits).then(() => {
+        this.clock.clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private signalLive(signal: Signal): void {
+    for (const handle of this.live) this.procs.signal(handle.pid, signal);
+  }
+
+  /**
+   * Starts the slot's current generation; `why` tells the log what it replaces. A worker that
+   * cannot be started fails the pool, and the result is undefined.
+   */
+  private launch(slot: Slot, why: string): { name: string; pid: number } | undefined {
+    const name = slot.generation === 1 ? `local-${slot.n}` : `local-${slot.n}.${slot.generation}`;
+    let handle: ProcHandle;
+    try {
+      const when = new Date(this.clock.now()).toISOString();
+      appendFileSync(slot.logFile, `[baton pool ${when}] starting ${name}${why}\n`, {
+        mode: 0o600,
+      });
+      handle = this.procs.spawn({
+        argv: this.options.argvFor(name),
+        env: this.env,
+        cwd: this.options.cwd,
+        logFile: slot.logFile,
+        newGroup: true,
+      });
+    } catch (error) {
+      this.failing = true;
+      const reason = error instanceof Error ? error.message : String(error);
+      // Asynchronously, so that listeners added right after startLocalPool hear it.
+      queueMicrotask(() =>
+        this.fail(
+          new PoolError(
+            "WORKER_SPAWN",
+            `the local pool could not start worker ${name}: ${reason}`,
+            name,
+            slot.logFile,
+          ),
+        ),
+      );
+      return undefined;
+    }
+    this.live.add(handle);
+    void handle.exited.then((exit) => this.onExit(slot, handle, name, exit));
+    return { name, pid: handle.pid };
+  }
+
+  private onExit(slot: Slot, handle: ProcHandle, name: string, exit: ProcExit): void {
+    this.live.delete(handle);
+    if (this.stopping !== undefined || this.failing || exit.code === 0) return;
+    const now = this.clock.now();
+    slot.deaths = slot.deaths.filter((at) => now - at < this.windowMs);
+    slot.deaths.push(now);
+    const previous = { worker: name, pid: handle.pid, exit };
+    if (slot.deaths.length > this.maxRestarts) {
+      this.failing = true;
+      void this.crashLoop(slot, previous);
+      return;
+    }
+    slot.generation++;
+    const why = ` (replaces ${name}, pid ${handle.pid}, which ${howItEnded(exit)})`;
+    const replacement = this.launch(slot, why);
+    if (replacement === undefined) return;
+    this.emit("replaced", {
+      worker: replacement.name,
+      pid: replacement.pid,
+      previous,
+      logFile: slot.logFile,
+    });
+  }
+
+  private async crashLoop(slot: Slot, previous: WorkerReplaced["previous"]): Promise<void> {
+    const tail = await logTail(slot.logFile);
+    this.fail(
+      new PoolError(
+        "WORKER_CRASH_LOOP",
+        `worker ${previous.worker} (pid ${previous.pid}) ${howItEnded(previous.exit)}: ` +
+          `${slot.deaths.length} deaths of worker slot local-${slot.n} within ${this.windowMs} ms, ` +
+          `more than maxRestarts (${this.maxRestarts}), so the local pool stops replacing ` +
+          `workers. Its log ${slot.logFile} says why it exits (a job module that does not ` +
+          "load, a rejected secret, an unreachable coordinator, a crash); raise maxRestarts " +
+          `only if these deaths are expected. ${tail}`,
+        previous.worker,
+        slot.logFile,
+      ),
+    );
+  }
+
+  private fail(error: PoolError): void {
+    this.resolveFailed(error);
+    this.emit("failed", error);
+  }
+}
+
+/** This process's environment without unset entries. */
+function inheritedEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined) env[key] = value;
+  }
+  return env;
+}
+
+function howItEnded(exit: ProcExit): string {
+  return exit.signal === null ? `exited with code ${exit.code}` : `was killed by ${exit.signal}`;
+}
+
+/** The last lines of a log, ready to append to a message. */
+async function logTail(path: string): Promise<string> {
+  let text: string;
+  let partial: boolean;
+  try {
+    const handle = await open(path, "r");
+    try {
+      const { size } = await handle.stat();
+      const length = Math.min(size, TAIL_BYTES);
+      const buffer = Buffer.alloc(length);
+      const { bytesRead } = await handle.read(buffer, 0, length, size - length);
+      text = buffer.toString("utf8", 0, bytesRead);
+      partial = length < size;
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    return `(Its log could not be read: ${error instanceof Error ? error.message : error}.)`;
+  }
+  const lines = text.split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  if (partial) lines.shift();
+  const tail = lines.slice(-TAIL_LINES);
+  if (tail.length === 0) return "(Its log is empty.)";
+  return `Last ${tail.length} lines of the log:\n${tail.map((line) => `  | ${line}`).join("\n")}`;
+}

@@ -1,0 +1,328 @@
+/**
+ * The local pool with real processes: test/fixtures/fakeWorker.mjs stands in for
+ * `baton worker`. Every process the pool starts goes through a recording Procs, and
+ * afterEach SIGKILLs by pid whatever a test left running, even when the test failed.
+ */
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { ConfigError, PoolError } from "../../src/errors.ts";
+import {
+  type LocalPool,
+  type LocalPoolOptions,
+  startLocalPool,
+  type WorkerReplaced,
+} from "../../src/runtime/localPool.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import type { ProcHandle, Procs } from "../../src/runtime/ports.ts";
+
+const FAKE_WORKER = fileURLToPath(new URL("../fixtures/fakeWorker.mjs", import.meta.url));
+
+const real = nodeProcs();
+/** Processes started through `procs` and not yet reaped. */
+const started = new Set<ProcHandle>();
+const procs: Procs = {
+  ...real,
+  spawn(options) {
+    const handle = real.spawn(options);
+    started.add(handle);
+    void handle.exited.then(() => started.delete(handle));
+    return handle;
+  },
+};
+const pools: LocalPool[] = [];
+const tempDirs: string[] = [];
+
+afterEach(async () => {
+  // Stopping first means nothing killed below is replaced.
+  for (const pool of pools.splice(0)) void pool.stop(0).catch(() => {});
+  const left = [...started];
+  for (const handle of left) real.signal(handle.pid, "SIGKILL");
+  await Promise.all(left.map((handle) => handle.exited));
+  await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "baton-pool-"));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/** A pool of fake workers; `mode(name)` gives each worker's mode and argument. */
+async function pool(
+  mode: (name: string) => string[],
+  options: Partial<LocalPoolOptions> = {},
+): Promise<{ pool: LocalPool; logsDir: string; replaced: WorkerReplaced[] }> {
+  const logsDir = join(await tempDir(), "logs");
+  const started = startLocalPool({
+    argvFor: (name) => [process.execPath, FAKE_WORKER, name, ...mode(name)],
+    logsDir,
+    procs,
+    ...options,
+  });
+  pools.push(started);
+  const replaced: WorkerReplaced[] = [];
+  started.on("replaced", (event) => replaced.push(event));
+  return { pool: started, logsDir, replaced };
+}
+
+/** Polls until `check` holds, failing after `ms`. */
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 10_000) {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function log(logsDir: string, n: number): Promise<string> {
+  return readFile(join(logsDir, `worker-${n}.log`), "utf8").catch(() => "");
+}
+
+/** Waits until worker slot `n`'s log says `text`. */
+function logSays(logsDir: string, n: number, text: string): Promise<void> {
+  return until(async () => (await log(logsDir, n)).includes(text), `worker-${n}.log: ${text}`);
+}
+
+/** Gone from the process table, or a zombie: either way it runs nothing. */
+function dead(pid: number): boolean {
+  const state = real.inspect(pid)?.state;
+  return state === undefined || state === "zombie" || state === "dead";
+}
+
+/** Whether `promise` has settled, without waiting for it. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  const pending = Symbol("pending");
+  return (await Promise.race([promise, Promise.resolve(pending)])) !== pending;
+}
+
+describe("startLocalPool", () => {
+  it("starts maxWorkers named workers, each logging to its own file, with the environment", async () => {
+    process.env.FAKE_INHERITED = "inherited";
+    const { pool: workers, logsDir } = await pool(() => ["sleep"], {
+      maxWorkers: 3,
+      env: { FAKE_EXTRA: "extra" },
+    }).finally(() => delete process.env.FAKE_INHERITED);
+
+    const pids = workers.pids();
+    expect(pids).toHaveLength(3);
+    expect(new Set(pids).size).toBe(3);
+    for (const pid of pids) expect(dead(pid)).toBe(false);
+    for (const n of [1, 2, 3]) {
+      await logSays(logsDir, n, `local-${n} ready pid`);
+      const text = await log(logsDir, n);
+      expect(text).toContain(`starting local-${n}\n`);
+      expect(text).toContain("FAKE_EXTRA=extra FAKE_INHERITED=inherited");
+    }
+    const argv = real.inspect(pids[0]!)?.argv;
+    expect(argv).toEqual([process.execPath, FAKE_WORKER, "local-1", "sleep"]);
+
+    await workers.stop(0);
+    for (const pid of pids) expect(dead(pid)).toBe(true);
+  });
+
+  it("replaces a worker killed with SIGKILL by the next generation", async () => {
+    const { pool: workers, logsDir, replaced } = await pool(() => ["sleep"], { maxWorkers: 2 });
+    const [first, second] = workers.pids();
+    await logSays(logsDir, 2, "local-2 ready");
+
+    real.signal(second!, "SIGKILL");
+    await until(() => replaced.length === 1, "a replacement");
+    const [event] = replaced;
+    expect(event).toMatchObject({
+      worker: "local-2.2",
+      previous: { worker: "local-2", pid: second, exit: { code: null, signal: "SIGKILL" } },
+      logFile: join(logsDir, "worker-2.log"),
+    });
+    expect(event!.pid).not.toBe(second);
+    expect(workers.pids()).toEqual([first, event!.pid]);
+    expect(dead(second!)).toBe(true);
+    await logSays(logsDir, 2, "local-2.2 ready");
+    expect(await log(logsDir, 2)).toContain(
+      `starting local-2.2 (replaces local-2, pid ${second}, which was killed by SIGKILL)`,
+    );
+
+    // The third generation counts on from the second.
+    real.signal(event!.pid, "SIGKILL");
+    await until(() => replaced.length === 2, "a second replacement");
+    expect(replaced[1]!.worker).toBe("local-2.3");
+    expect(await settled(workers.failed)).toBe(false);
+  });
+
+  it("does not replace a worker that exits 0, which the coordinator dismissed", async () => {
+    const dir = await tempDir();
+    const closed = join(dir, "closed");
+    const { pool: workers, replaced } = await pool(() => ["until-file", closed], {
+      maxWorkers: 2,
+    });
+    await writeFile(closed, "");
+    await until(() => workers.pids().length === 0, "both workers to exit");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(workers.pids()).toEqual([]);
+    expect(replaced).toEqual([]);
+  });
+
+  it("fails on a crash loop, naming the worker, its exit, the count and its log's tail", async () => {
+    const {
+      pool: workers,
+      logsDir,
+      replaced,
+    } = await pool(() => ["exit", "3"], {
+      maxWorkers: 1,
+      maxRestarts: 2,
+    });
+    const events: PoolError[] = [];
+    workers.on("failed", (error) => events.push(error));
+
+    const error = await workers.failed;
+    expect(error).toBeInstanceOf(PoolError);
+    expect(error.code).toBe("WORKER_CRASH_LOOP");
+    expect(error.worker).toBe("local-1.3");
+    const logFile = join(logsDir, "worker-1.log");
+    expect(error.logFile).toBe(logFile);
+    expect(error.message).toMatch(/^worker local-1\.3 \(pid \d+\) exited with code 3: 3 deaths/);
+    expect(error.message).toContain("within 60000 ms, more than maxRestarts (2)");
+    expect(error.message).toContain(logFile);
+    // The last 20 lines: lines 12 to 30 and the failure, of the last generation only.
+    expect(error.message).toContain("Last 20 lines of the log:\n  | local-1.3 line 12\n");
+    expect(error.message).toContain("  | local-1.3 line 30\n  | local-1.3 failing");
+    expect(error.message).not.toContain("line 11\n");
+    expect(events).toEqual([error]);
+    expect(replaced.map((event) => event.worker)).toEqual(["local-1.2", "local-1.3"]);
+
+    // No more replacements after the failure.
+    await until(() => workers.pids().length === 0, "the last worker to exit");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(workers.pids()).toEqual([]);
+    expect(replaced).toHaveLength(2);
+  });
+
+  it("forgets deaths older than the window", async () => {
+    const { pool: workers, replaced } = await pool(() => ["exit-after", "150"], {
+      maxWorkers: 1,
+      maxRestarts: 1,
+      windowMs: 100,
+    });
+    await until(() => replaced.length >= 4, "four replacements");
+    expect(await settled(workers.failed)).toBe(false);
+    expect(replaced.map((event) => event.worker).slice(0, 4)).toEqual([
+      "local-1.2",
+      "local-1.3",
+      "local-1.4",
+      "local-1.5",
+    ]);
+  });
+
+  it("fails with WORKER_SPAWN when a worker cannot be started", async () => {
+    const dir = await tempDir();
+    const logsDir = join(dir, "logs");
+    const workers = startLocalPool({
+      argvFor: () => [join(dir, "no-such-program")],
+      logsDir,
+      maxWorkers: 2,
+      procs,
+    });
+    pools.push(workers);
+    const events: PoolError[] = [];
+    workers.on("failed", (error) => events.push(error));
+
+    const error = await workers.failed;
+    expect(error.code).toBe("WORKER_SPAWN");
+    expect(error.worker).toBe("local-1");
+    expect(error.message).toContain("could not start worker local-1");
+    expect(events).toEqual([error]);
+    expect(workers.pids()).toEqual([]);
+    await workers.stop();
+  });
+
+  it("refuses settings it cannot use", () => {
+    const base = { argvFor: (): [string] => ["true"], logsDir: "/nonexistent", procs };
+    expect(() => startLocalPool({ ...base, maxWorkers: 0 })).toThrow(ConfigError);
+    expect(() => startLocalPool({ ...base, maxRestarts: -1 })).toThrow(/maxRestarts/);
+    expect(() => startLocalPool({ ...base, windowMs: 0 })).toThrow(/windowMs/);
+    expect(started.size).toBe(0);
+  });
+});
+
+describe("LocalPool.stop", () => {
+  it("returns as soon as the workers exit on their own, without signalling them", async () => {
+    const dir = await tempDir();
+    const closed = join(dir, "closed");
+    const { pool: workers, logsDir } = await pool(() => ["until-file", closed], {
+      maxWorkers: 2,
+    });
+    await logSays(logsDir, 1, "local-1 ready");
+    await logSays(logsDir, 2, "local-2 ready");
+    const pids = workers.pids();
+
+    const begin = Date.now();
+    const stopped = workers.stop(5000);
+    await writeFile(closed, ""); // the coordinator closes their connections
+    await stopped;
+    expect(Date.now() - begin).toBeLessThan(2000);
+    for (const pid of pids) expect(dead(pid)).toBe(true);
+    for (const n of [1, 2]) expect(await log(logsDir, n)).not.toContain("SIGTERM");
+  });
+
+  it("sends SIGTERM after the grace period, and nothing is replaced", async () => {
+    const { pool: workers, logsDir, replaced } = await pool(() => ["sleep"], { maxWorkers: 2 });
+    await logSays(logsDir, 1, "local-1 ready");
+    await logSays(logsDir, 2, "local-2 ready");
+    const pids = workers.pids();
+
+    const begin = Date.now();
+    await workers.stop(200);
+    const elapsed = Date.now() - begin;
+    expect(elapsed).toBeGreaterThanOrEqual(190);
+    expect(elapsed).toBeLessThan(2000);
+    for (const n of [1, 2]) expect(await log(logsDir, n)).toContain(`local-${n} got SIGTERM`);
+    for (const pid of pids) expect(dead(pid)).toBe(true);
+    expect(workers.pids()).toEqual([]);
+    expect(replaced).toEqual([]);
+  });
+
+  it("escalates to SIGKILL for a worker that ignores SIGTERM", async () => {
+    const { pool: workers, logsDir } = await pool(
+      (name) => [name === "local-1" ? "ignore-term" : "sleep"],
+      { maxWorkers: 2 },
+    );
+    await logSays(logsDir, 1, "local-1 ready");
+    await logSays(logsDir, 2, "local-2 ready");
+    const pids = workers.pids();
+
+    const begin = Date.now();
+    await workers.stop(300);
+    const elapsed = Date.now() - begin;
+    expect(elapsed).toBeGreaterThanOrEqual(300 + 2000 - 10);
+    expect(elapsed).toBeLessThan(300 + 2500);
+    expect(await log(logsDir, 1)).toContain("local-1 ignoring SIGTERM");
+    expect(await log(logsDir, 2)).toContain("local-2 got SIGTERM");
+    for (const pid of pids) expect(dead(pid)).toBe(true);
+    expect(started.size).toBe(0);
+  });
+
+  it("is safe to call twice, and stops a pool whose workers are mid-replacement", async () => {
+    const { pool: workers, logsDir } = await pool(() => ["sleep"], { maxWorkers: 2 });
+    await logSays(logsDir, 1, "local-1 ready");
+    const pids = workers.pids();
+    real.signal(pids[0]!, "SIGKILL"); // dies while stopping: not replaced
+
+    const first = workers.stop(100);
+    const second = workers.stop(100);
+    expect(second).toBe(first);
+    await Promise.all([first, second]);
+    await workers.stop();
+    for (const pid of pids) expect(dead(pid)).toBe(true);
+    expect(workers.pids()).toEqual([]);
+    expect(started.size).toBe(0);
+    expect(await log(logsDir, 1)).not.toContain("local-1.2");
+  });
+
+  it("rejects a negative grace period without stopping", async () => {
+    const { pool: workers } = await pool(() => ["sleep"], { maxWorkers: 1 });
+    await expect(workers.stop(-1)).rejects.toThrow(ConfigError);
+    expect(workers.pids()).toHaveLength(1);
+  });
+});
