@@ -1,11 +1,13 @@
 import { readFileSync } from "node:fs";
 import { BatonError } from "../errors.ts";
 import { RUN_USAGE, runCommand } from "./runCommand.ts";
+import { workerCommand } from "./workerCommand.ts";
 
 const USAGE = `usage: baton <command> [options]
 
 commands:
   run <graph module>   run a graph of jobs (baton run --help)
+  worker               run jobs for a coordinator (baton worker --help)
   help                 this help
   version              print baton's version
 
@@ -13,6 +15,7 @@ Quick start: baton run examples/pipeline.graph.ts`;
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   run: runCommand,
+  worker: workerCommand,
 };
 
 /**

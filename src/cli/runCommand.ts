@@ -1,8 +1,14 @@
+import { readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
 import { createEngine } from "../runtime/engine.ts";
+import { loadJobs } from "../runtime/jobModule.ts";
+import { localPool } from "../runtime/localPool.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import type { RunResult } from "../runtime/run.ts";
+import { parseListenAddress } from "../runtime/wsNet.ts";
 import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { summaryTable } from "./summaryTable.ts";
@@ -12,7 +18,13 @@ export const RUN_USAGE = `usage: baton run <graph module> [options]
 Runs a graph of jobs and waits for it to finish.
 
   --jobs FILE        job module (kind → handler); default: the graph module's \`jobs\` export
-  --workers N        number of workers (default: the number of cores)
+  --workers N        worker processes to start on this machine (default: the number of
+                     cores; 0 = only workers that connect with \`baton worker\`)
+  --listen HOST:PORT where workers connect (default 127.0.0.1 on a free port)
+  --store DIR        result store (default: .baton/ beside the graph module); a rerun
+                     skips the jobs whose results are stored there
+  --force            recompute every job, even those with stored results
+  --in-process       run the workers inside this process instead (no sockets)
   --json             print the result as JSON on stdout
   --log-level L      ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help         this help
@@ -29,6 +41,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     options: {
       jobs: { type: "string" },
       workers: { type: "string" },
+      listen: { type: "string" },
+      store: { type: "string" },
+      force: { type: "boolean", default: false },
+      "in-process": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       "log-level": { type: "string", default: "warn" },
       help: { type: "boolean", short: "h", default: false },
@@ -46,18 +62,31 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (!LOG_LEVELS.includes(level)) {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
   }
-  const workers = values.workers === undefined ? undefined : Number(values.workers);
-  if (workers !== undefined && !(Number.isInteger(workers) && workers > 0)) {
-    throw new ConfigError(`--workers must be a positive whole number, not "${values.workers}"`);
+  const count = values.workers === undefined ? availableParallelism() : Number(values.workers);
+  const inProcess = values["in-process"];
+  if (!Number.isInteger(count) || count < (inProcess ? 1 : 0)) {
+    throw new ConfigError(
+      `--workers must be a whole number of at least ${inProcess ? 1 : 0}, not "${values.workers}"`,
+    );
   }
-  const logger = createLogger({ level });
+  if (values.listen !== undefined) parseListenAddress(values.listen);
+  const storeDir = values.store ?? join(dirname(resolve(graphPath)), ".baton");
+  const runLog = join(
+    storeDir,
+    "logs",
+    `run-${new Date().toISOString().replace(/[:.]/g, "-")}.log`,
+  );
+  const logger = createLogger({ level, file: runLog });
   const graphModule = await importUserModule(graphPath);
   const jobsPath = values.jobs ?? graphPath;
   const jobsModule = values.jobs ? await importUserModule(values.jobs) : graphModule;
   const engine = createEngine({
-    jobs: jobsOf(jobsModule, jobsPath),
+    jobs: loadJobs(jobsOf(jobsModule, jobsPath), await readFile(resolve(jobsPath), "utf8")),
     logger,
-    ...(workers !== undefined && { workers }),
+    store: storeDir,
+    force: values.force,
+    workers: inProcess ? count : localPool({ jobsModule: resolve(jobsPath), count }),
+    ...(values.listen !== undefined && { listen: values.listen }),
   });
   const run = engine.run(await graphOf(graphModule, graphPath));
   const tty = process.stderr.isTTY === true && !values.json;

@@ -1,11 +1,17 @@
 import type { Logger } from "pino";
 import { type Actor, createActor, type InspectionEvent, type Observer } from "xstate";
 import { ProtocolError } from "../errors.ts";
+import type { Json } from "../graph/job.ts";
 import { connectionMachine } from "../machines/connection.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
 import type { CoordinatorEffect } from "../machines/jobBoard.ts";
 import { coordinatorProof, verifyWorkerProof } from "../transport/auth.ts";
-import { encode, type ProgressFrame, parseToCoordinator } from "../transport/frames.ts";
+import {
+  encode,
+  type ProgressFrame,
+  parseToCoordinator,
+  type ToCoordinator,
+} from "../transport/frames.ts";
 import { PROTOCOL } from "../transport/protocolVersion.ts";
 import type { Clock, Entropy, Link, Listener } from "./ports.ts";
 
@@ -31,11 +37,21 @@ export interface CoordinatorServerOptions extends ConnectionTimeouts {
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /** Progress a worker reported for the job it holds. */
   onProgress?: (frame: ProgressFrame, worker: string) => void;
+  /**
+   * Makes a completed result durable before the coordinator hears of it (the result
+   * store). While it runs, that connection's later frames and its close wait, so a worker
+   * that dies just after answering still gets its answer counted, and stored only once.
+   */
+  persist?: (job: { id: string; kind: string }, value: Json) => Promise<void>;
 }
 
 interface Connection {
   link: Link;
   actor: Actor<typeof connectionMachine>;
+  /** The job this connection was last granted, while it runs it. */
+  held: { id: string; kind: string } | undefined;
+  /** Link events waiting behind a result being persisted, in arrival order. */
+  backlog: Promise<void> | undefined;
 }
 
 /**
@@ -67,7 +83,10 @@ export class CoordinatorServer {
     switch (effect.type) {
       case "lease.granted": {
         const { job, deps, attempt } = effect;
-        this.connections.get(effect.conn)?.actor.send({
+        const connection = this.connections.get(effect.conn);
+        if (!connection) return;
+        connection.held = { id: job.id, kind: job.kind };
+        connection.actor.send({
           type: "GRANT",
           job: job.id,
           frame: { type: "job", id: job.id, kind: job.kind, input: job.input, deps, attempt },
@@ -109,7 +128,8 @@ export class CoordinatorServer {
       clock: options.clock,
       ...(options.inspect !== undefined && { inspect: options.inspect }),
     });
-    this.connections.set(link.id, { link, actor });
+    const connection: Connection = { link, actor, held: undefined, backlog: undefined };
+    this.connections.set(link.id, connection);
     actor.on("send", ({ frame }) => link.send(encode(frame)));
     actor.on("close", ({ code, reason }) => {
       if (code !== 1000) log.warn({ code, reason }, "closing connection");
@@ -125,18 +145,66 @@ export class CoordinatorServer {
     });
     actor.on("progress", ({ frame, worker }) => options.onProgress?.(frame, worker));
     actor.subscribe({ complete: () => this.connections.delete(link.id) });
-    link.onFrame((text) => this.onFrame(actor, nonce, text, log));
-    link.onPong(() => actor.send({ type: "PONG" }));
-    link.onClose((code, reason) => actor.send({ type: "CLOSED", code, reason }));
+    link.onFrame((text) =>
+      this.inOrder(connection, () => this.onFrame(connection, nonce, text, log)),
+    );
+    link.onPong(() => this.inOrder(connection, () => actor.send({ type: "PONG" })));
+    link.onClose((code, reason) =>
+      this.inOrder(connection, () => actor.send({ type: "CLOSED", code, reason })),
+    );
     actor.start();
   }
 
+  /** Runs a link event now, or after the events already waiting on that connection. */
+  private inOrder(connection: Connection, handle: () => Promise<void> | undefined | void): void {
+    const pending =
+      connection.backlog === undefined ? handle() : connection.backlog.then(() => handle());
+    if (!pending) return;
+    const backlog = pending.then(() => {
+      if (connection.backlog === backlog) connection.backlog = undefined;
+    });
+    connection.backlog = backlog;
+  }
+
+  /** Stores a completed result, then hands it on; a failure to store fails the attempt. */
+  private async persisted(
+    connection: Connection,
+    frame: Extract<ToCoordinator, { type: "result" }>,
+    persist: NonNullable<CoordinatorServerOptions["persist"]>,
+    log: Logger,
+  ): Promise<void> {
+    const held = connection.held;
+    if (held === undefined || held.id !== frame.job || frame.status !== "completed") {
+      connection.actor.send({ type: "RESULT", frame });
+      return;
+    }
+    try {
+      await persist(held, frame.value);
+      connection.actor.send({ type: "RESULT", frame });
+    } catch (error) {
+      log.error({ job: frame.job, err: error }, "could not store a result");
+      connection.actor.send({
+        type: "RESULT",
+        frame: {
+          type: "result",
+          job: frame.job,
+          status: "failed",
+          error: {
+            name: "StoreError",
+            message: `the result of job ${frame.job} (${held.kind}) could not be stored: ${(error as Error).message}`,
+          },
+        },
+      });
+    }
+  }
+
   private onFrame(
-    actor: Actor<typeof connectionMachine>,
+    connection: Connection,
     nonce: string,
     text: string,
     log: Logger,
-  ): void {
+  ): Promise<void> | undefined {
+    const { actor } = connection;
     let frame: ReturnType<typeof parseToCoordinator>;
     try {
       frame = parseToCoordinator(text);
@@ -145,7 +213,7 @@ export class CoordinatorServer {
       this.refused.badFrames++;
       log.warn({ reason: error.message }, "bad frame");
       actor.send({ type: "BAD_FRAME", reason: error.message });
-      return;
+      return undefined;
     }
     switch (frame.type) {
       case "hello": {
@@ -159,14 +227,17 @@ export class CoordinatorServer {
         );
         const welcomeProof = authentic ? coordinatorProof(secret, nonce, frame.proof) : "";
         actor.send({ type: "HELLO", frame, authentic, welcomeProof });
-        return;
+        return undefined;
       }
-      case "result":
+      case "result": {
+        const { persist } = this.options;
+        if (persist) return this.persisted(connection, frame, persist, log);
         actor.send({ type: "RESULT", frame });
-        return;
+        return undefined;
+      }
       case "progress":
         actor.send({ type: "PROGRESS", frame });
-        return;
+        return undefined;
     }
   }
 }

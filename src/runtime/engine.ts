@@ -1,19 +1,26 @@
-import { availableParallelism, totalmem } from "node:os";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import { createActor, type InspectionEvent, type Observer } from "xstate";
 import type { JobSpec, Json, Resources } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { coordinatorMachine } from "../machines/coordinator.ts";
-import type { JobBoard, JobRecord } from "../machines/jobBoard.ts";
+import type { CoordinatorEffect, JobBoard, JobRecord } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { type ConnectionTimeouts, CoordinatorServer } from "./coordinatorServer.ts";
-import { startInProcessWorkers } from "./inProcessWorkers.ts";
+import { inProcessPool } from "./inProcessPool.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
+import { machineResources } from "./machineResources.ts";
 import { memoryNet } from "./memoryNet.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
-import type { Clock, Entropy, Net } from "./ports.ts";
+import { nodeFiles } from "./nodeFiles.ts";
+import type { Clock, Entropy, Files, Listener, Net } from "./ports.ts";
+import { ResultStore } from "./resultStore.ts";
 import { type JobOutcome, type JobStatus, Run, type RunProgress, type RunResult } from "./run.ts";
+import { writeSecretFile } from "./secret.ts";
+import type { WorkerPool } from "./workerPool.ts";
+import { wsNet } from "./wsNet.ts";
 
 /** DESIGN §8: the largest frame accepted. */
 const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
@@ -28,8 +35,23 @@ export interface WorkersOption {
 export interface EngineOptions extends ConnectionTimeouts {
   /** The job module: kind → handler. */
   jobs: JobModule | LoadedJobs;
-  /** In-process workers over the in-memory Net: a count, or a count and resources. */
-  workers?: number | WorkersOption;
+  /**
+   * Who runs the jobs: a count (or count and resources) of in-process workers, or a pool
+   * such as `localPool(...)` for worker processes. Default: one in-process worker per core.
+   */
+  workers?: number | WorkersOption | WorkerPool;
+  /**
+   * A result store directory (or an open store): results are written there before a job
+   * counts as completed, and a rerun of the same graph takes them instead of recomputing.
+   */
+  store?: string | ResultStore;
+  /** Recompute every job even when the store has its result. */
+  force?: boolean;
+  /**
+   * Where the coordinator listens (`HOST:PORT`, port 0 for any), over WebSockets. Default:
+   * the in-memory Net for in-process workers, `127.0.0.1:0` for worker processes.
+   */
+  listen?: string;
   /** A pino logger; silent by default. */
   logger?: Logger;
   /** An XState inspection observer; it sees the coordinator and every connection actor. */
@@ -48,6 +70,7 @@ export interface EngineOptions extends ConnectionTimeouts {
   clock?: Clock;
   entropy?: Entropy;
   net?: Net;
+  files?: Files;
   /** Deliberate bugs, for proving tests catch them. Never set this in production. */
   plantedBugs?: readonly PlantedBug[];
 }
@@ -62,7 +85,8 @@ export interface Engine {
 }
 
 /**
- * Creates an engine that runs graphs on in-process workers connected over the in-memory Net.
+ * Creates an engine. By default it runs graphs on in-process workers connected over the
+ * in-memory Net; give it a pool and a store for worker processes and durable results.
  *
  * @example
  * ```ts
@@ -74,148 +98,194 @@ export interface Engine {
  */
 export function createEngine(options: EngineOptions): Engine {
   const jobs = "codeHash" in options.jobs ? (options.jobs as LoadedJobs) : loadJobs(options.jobs);
-  const workers =
-    typeof options.workers === "number" ? { count: options.workers } : options.workers;
-  const count = workers?.count ?? availableParallelism();
-  const resources: Resources = workers?.resources ?? {
-    cpus: availableParallelism(),
-    gpus: 0,
-    memory: Math.floor(totalmem() / 2 ** 20),
-  };
+  const pool = poolOf(options.workers);
   const clock = options.clock ?? nodeClock();
   const entropy = options.entropy ?? nodeEntropy();
-  const net = options.net ?? memoryNet();
+  const files = options.files ?? nodeFiles();
+  const networked = pool.remote || options.listen !== undefined;
+  const net = options.net ?? (networked ? wsNet() : memoryNet());
   const logger = options.logger ?? pino({ level: "silent" });
   return {
     run(graph) {
       const roots = Array.isArray(graph) ? (graph as readonly JobSpec[]) : [graph as JobSpec];
-      const plan = planGraph(roots, { versionOf: jobs.versionOf, workers: [resources] });
+      const plan = planGraph(roots, { versionOf: jobs.versionOf, workers: pool.offers });
       const runId = entropy.id(12);
-      const secret = entropy.bytes(32);
       const log = logger.child({ run: runId });
-      const coordinator = createActor(coordinatorMachine, {
-        input: {
-          jobs: plan.jobs.values(),
-          offers: [resources],
-          ...(options.maxLost !== undefined && { maxLost: options.maxLost }),
-          ...(options.throttle !== undefined && { throttle: options.throttle }),
-          ...(options.leaseTimeoutMs !== undefined && { leaseTimeoutMs: options.leaseTimeoutMs }),
-          ...(options.plantedBugs !== undefined && { plantedBugs: options.plantedBugs }),
-        },
-        clock,
-        ...(options.inspect !== undefined && { inspect: options.inspect }),
-      });
-      const board = coordinator.getSnapshot().context.board;
-      const startedAt = clock.now();
-      let cached = 0;
-      for (const record of board.jobs.values()) if (record.cached) cached++;
-      const timings = new Map<string, { startedAt?: number; finishedAt?: number }>();
-      let resolveResult!: (result: RunResult) => void;
-      let rejectResult!: (error: unknown) => void;
+      let cancelled: string | undefined;
+      let cancel = (reason: string) => {
+        cancelled = reason;
+      };
+      let settle!: { resolve: (result: RunResult) => void; reject: (error: unknown) => void };
       const result = new Promise<RunResult>((resolve, reject) => {
-        resolveResult = resolve;
-        rejectResult = reject;
+        settle = { resolve, reject };
       });
-      const run = new Run(runId, result, (reason) => coordinator.send({ type: "CANCEL", reason }));
-      const progress = (): RunProgress => {
-        const counts = board.counts();
-        const elapsedMs = clock.now() - startedAt;
-        const finished = counts.completed + counts.failed;
-        return {
-          total: board.jobs.size,
-          counts,
-          cached,
-          elapsedMs,
-          rate: elapsedMs > 0 ? (finished * 1000) / elapsedMs : 0,
-        };
-      };
-      const interval = options.progressIntervalMs ?? 200;
-      let ticker: unknown;
-      const tick = () => {
-        run.emit("progress", progress());
-        ticker = clock.setTimeout(tick, interval);
-      };
-      coordinator.on("effects", ({ effects }) => {
-        const now = clock.now();
-        const emitJobs = run.listenerCount("job") > 0;
-        for (const change of effects) {
-          if (change.type !== "job.changed") continue;
-          if (change.state === "running") timings.set(change.job, { startedAt: now });
-          else if (change.state === "completed" || change.state === "failed") {
-            const t = timings.get(change.job);
-            if (t) t.finishedAt = now;
-          }
-          if (emitJobs) {
-            run.emit("job", {
-              id: change.job,
-              kind: change.kind,
-              state: change.state,
-              ...(change.cause !== undefined && { cause: change.cause }),
-            });
-          }
-        }
-      });
-      coordinator.on("run.finished", () => {
-        queueMicrotask(async () => {
-          try {
-            clock.clearTimeout(ticker);
-            await listener.close();
-            await pool.stop();
-            run.emit("progress", progress());
-            resolveResult(buildResult(runId, board, plan.idOf, timings, clock.now() - startedAt));
-            coordinator.stop();
-          } catch (error) {
-            rejectResult(error);
-          }
-        });
-      });
-      const address = `memory://run-${runId}`;
-      let listener!: Awaited<ReturnType<Net["listen"]>>;
-      let pool!: Awaited<ReturnType<typeof startInProcessWorkers>>;
-      void (async () => {
-        try {
-          listener = await net.listen(address, {
-            maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES,
-          });
-          new CoordinatorServer({
-            listener,
-            coordinator,
-            clock,
-            entropy,
-            secret,
-            run: runId,
-            codeHash: jobs.codeHash,
-            logger: log,
-            ...(options.inspect !== undefined && { inspect: options.inspect }),
-            ...(options.helloTimeoutMs !== undefined && { helloTimeoutMs: options.helloTimeoutMs }),
-            ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
-            ...(options.deadAfterMs !== undefined && { deadAfterMs: options.deadAfterMs }),
-            onProgress: (frame, worker) =>
-              run.emit("job.progress", {
-                id: frame.job,
-                worker,
-                ...(frame.done !== undefined && { done: frame.done }),
-                ...(frame.total !== undefined && { total: frame.total }),
-                ...(frame.message !== undefined && { message: frame.message }),
-              }),
-          });
-          log.info({ jobs: board.jobs.size, workers: count }, "run started");
-          pool = startInProcessWorkers({
-            count,
-            net,
-            address,
-            jobs,
-            resources,
-            secret,
-            logger: log,
-          });
-          ticker = clock.setTimeout(tick, interval);
-          coordinator.start();
-        } catch (error) {
-          rejectResult(error);
-        }
-      })();
+      const run = new Run(runId, result, (reason) => cancel(reason));
+      execute().then(settle.resolve, settle.reject);
       return run;
+
+      async function execute(): Promise<RunResult> {
+        const store =
+          typeof options.store === "string"
+            ? await ResultStore.open(options.store, files, log, clock)
+            : options.store;
+        const stored = store && !options.force ? await store.loadAll(plan.jobs.keys()) : undefined;
+        if (stored && stored.stored.size > 0) {
+          log.info({ reused: stored.stored.size, corrupt: stored.corrupt }, "results reused");
+        }
+        const coordinator = createActor(coordinatorMachine, {
+          input: {
+            jobs: plan.jobs.values(),
+            offers: pool.offers,
+            ...(stored && { stored: stored.stored }),
+            ...(options.maxLost !== undefined && { maxLost: options.maxLost }),
+            ...(options.throttle !== undefined && { throttle: options.throttle }),
+            ...(options.leaseTimeoutMs !== undefined && {
+              leaseTimeoutMs: options.leaseTimeoutMs,
+            }),
+            ...(options.plantedBugs !== undefined && { plantedBugs: options.plantedBugs }),
+          },
+          clock,
+          ...(options.inspect !== undefined && { inspect: options.inspect }),
+        });
+        const board = coordinator.getSnapshot().context.board;
+        const startedAt = clock.now();
+        const tracker = trackRun(run, board, clock, startedAt);
+        coordinator.on("effects", ({ effects }) => tracker.onEffects(effects));
+        const finished = new Promise<void>((resolve) =>
+          coordinator.on("run.finished", () => resolve()),
+        );
+
+        const listener: Listener = await net.listen(
+          options.listen ?? (networked ? "127.0.0.1:0" : `memory://run-${runId}`),
+          { maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES },
+        );
+        const secretFile = pool.remote
+          ? await writeSecretFile(join(store?.dir ?? ".baton", "run"), { files, entropy })
+          : undefined;
+        const secret = secretFile?.secret ?? entropy.bytes(32);
+        new CoordinatorServer({
+          listener,
+          coordinator,
+          clock,
+          entropy,
+          secret,
+          run: runId,
+          codeHash: jobs.codeHash,
+          logger: log,
+          ...(store && {
+            persist: (job: { id: string; kind: string }, value: Json) =>
+              store.put(job.id, job.kind, value),
+          }),
+          ...(options.inspect !== undefined && { inspect: options.inspect }),
+          ...(options.helloTimeoutMs !== undefined && { helloTimeoutMs: options.helloTimeoutMs }),
+          ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
+          ...(options.deadAfterMs !== undefined && { deadAfterMs: options.deadAfterMs }),
+          onProgress: (frame, worker) =>
+            run.emit("job.progress", {
+              id: frame.job,
+              worker,
+              ...(frame.done !== undefined && { done: frame.done }),
+              ...(frame.total !== undefined && { total: frame.total }),
+              ...(frame.message !== undefined && { message: frame.message }),
+            }),
+        });
+        log.info({ jobs: board.jobs.size, address: listener.address }, "run started");
+        const workers = pool.start({
+          address: listener.address,
+          net,
+          secret,
+          ...(secretFile && { secretFile: secretFile.path }),
+          logsDir: store?.logsDir ?? join(".baton", "logs"),
+          jobs,
+          logger: log,
+        });
+        let poolError: Error | undefined;
+        void workers.failed.then((error) => {
+          poolError = error;
+          log.error({ err: error }, "the worker pool failed; stopping the run");
+          coordinator.send({ type: "SHUTDOWN", reason: error.message });
+        });
+        cancel = (reason) => coordinator.send({ type: "CANCEL", reason });
+        tracker.start(options.progressIntervalMs ?? 200);
+        coordinator.start();
+        if (cancelled !== undefined) cancel(cancelled);
+        try {
+          await finished;
+        } finally {
+          tracker.stop();
+          // DESIGN §4: the run is marked finished first (done above), then the server
+          // closes, then the pool stops.
+          await listener.close();
+          await workers.stop();
+          if (secretFile) await files.remove(secretFile.path);
+          coordinator.stop();
+        }
+        if (poolError) throw poolError;
+        return buildResult(runId, board, plan.idOf, tracker.timings, clock.now() - startedAt);
+      }
+    },
+  };
+}
+
+function poolOf(workers: EngineOptions["workers"]): WorkerPool {
+  if (workers !== undefined && typeof workers === "object" && "start" in workers) return workers;
+  const option = typeof workers === "number" ? { count: workers } : workers;
+  return inProcessPool({
+    count: option?.count ?? availableParallelism(),
+    resources: option?.resources ?? machineResources(),
+  });
+}
+
+/** Follows a run's effects for timings, `job` events and periodic `progress`. */
+function trackRun(run: Run, board: JobBoard, clock: Clock, startedAt: number) {
+  const timings = new Map<string, { startedAt?: number; finishedAt?: number }>();
+  let cached = 0;
+  for (const record of board.jobs.values()) if (record.cached) cached++;
+  let ticker: unknown;
+  const progress = (): RunProgress => {
+    const counts = board.counts();
+    const elapsedMs = clock.now() - startedAt;
+    const finished = counts.completed + counts.failed - cached;
+    return {
+      total: board.jobs.size,
+      counts,
+      cached,
+      elapsedMs,
+      rate: elapsedMs > 0 ? (finished * 1000) / elapsedMs : 0,
+    };
+  };
+  const tick = (interval: number) => {
+    run.emit("progress", progress());
+    ticker = clock.setTimeout(() => tick(interval), interval);
+  };
+  return {
+    timings,
+    start(interval: number) {
+      ticker = clock.setTimeout(() => tick(interval), interval);
+    },
+    stop() {
+      clock.clearTimeout(ticker);
+      run.emit("progress", progress());
+    },
+    onEffects(effects: readonly CoordinatorEffect[]) {
+      const now = clock.now();
+      const emitJobs = run.listenerCount("job") > 0;
+      for (const change of effects) {
+        if (change.type !== "job.changed") continue;
+        if (change.state === "running") timings.set(change.job, { startedAt: now });
+        else if (change.state === "completed" || change.state === "failed") {
+          const t = timings.get(change.job);
+          if (t) t.finishedAt = now;
+        }
+        if (emitJobs) {
+          run.emit("job", {
+            id: change.job,
+            kind: change.kind,
+            state: change.state,
+            ...(change.cause !== undefined && { cause: change.cause }),
+          });
+        }
+      }
     },
   };
 }
@@ -250,7 +320,7 @@ function buildResult(
       ...(record.cause !== undefined && { cause: record.cause }),
       attempts: record.attempts,
       lostWorkers: record.lostWorkers,
-      cached: record.cached === true,
+      cached: record.cached,
       ...(t?.startedAt !== undefined && { startedAt: t.startedAt }),
       ...(t?.finishedAt !== undefined && { finishedAt: t.finishedAt }),
     });

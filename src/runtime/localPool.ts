@@ -3,10 +3,14 @@ import { appendFileSync, mkdirSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { ConfigError, PoolError } from "../errors.ts";
+import type { Resources } from "../graph/job.ts";
+import { machineResources } from "./machineResources.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, ProcExit, ProcHandle, Procs, Signal } from "./ports.ts";
+import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
 
 /** After SIGTERM, how long `stop()` waits before SIGKILL. */
 const KILL_AFTER_MS = 2000;
@@ -329,4 +333,71 @@ async function logTail(path: string): Promise<string> {
   const tail = lines.slice(-TAIL_LINES);
   if (tail.length === 0) return "(Its log is empty.)";
   return `Last ${tail.length} lines of the log:\n${tail.map((line) => `  | ${line}`).join("\n")}`;
+}
+
+export interface LocalWorkersOptions {
+  /** The job module file workers load (`baton worker --jobs FILE`). */
+  jobsModule: string;
+  /** Worker processes (default: the machine's cores). */
+  count?: number;
+  /** What each worker offers (default: the machine's cores and memory, no gpus). */
+  resources?: Resources;
+  /** Passed to `startLocalPool`. */
+  maxRestarts?: number;
+  windowMs?: number;
+}
+
+const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
+
+/**
+ * The engine's pool of `baton worker` processes on this machine, over real sockets to the
+ * coordinator. The run's secret reaches them through a 0600 file, never argv.
+ *
+ * @example
+ * ```ts
+ * const engine = createEngine({ jobs, workers: localPool({ jobsModule: "jobs.ts", count: 4 }), store: ".baton" });
+ * ```
+ */
+export function localPool(options: LocalWorkersOptions): WorkerPool {
+  const resources = options.resources ?? machineResources();
+  const count = options.count ?? availableParallelism();
+  const resourceArgs = Object.entries(resources).flatMap(([k, v]) => [`--${k}`, String(v)]);
+  return {
+    offers: [resources],
+    remote: true,
+    start(context: PoolStart): RunningPool {
+      if (count === 0) return { failed: new Promise(() => {}), stop: async () => {} };
+      if (context.secretFile === undefined) {
+        throw new ConfigError("worker processes need the run's secret in a file");
+      }
+      const secretFile = context.secretFile;
+      const pool = startLocalPool({
+        maxWorkers: count,
+        logsDir: context.logsDir,
+        argvFor: (name) => [
+          process.execPath,
+          BATON_BIN,
+          "worker",
+          "--connect",
+          context.address,
+          "--secret-file",
+          secretFile,
+          "--jobs",
+          options.jobsModule,
+          "--name",
+          name,
+          ...resourceArgs,
+        ],
+        ...(options.maxRestarts !== undefined && { maxRestarts: options.maxRestarts }),
+        ...(options.windowMs !== undefined && { windowMs: options.windowMs }),
+      });
+      pool.on("replaced", (r) =>
+        context.logger.warn(
+          { worker: r.worker, previous: r.previous.worker, exit: r.previous.exit, log: r.logFile },
+          "worker process replaced",
+        ),
+      );
+      return { failed: pool.failed, stop: () => pool.stop() };
+    },
+  };
 }

@@ -1,3 +1,5 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
 import pretty from "pino-pretty";
 
@@ -13,24 +15,44 @@ export const LOG_LEVELS: readonly LogLevel[] = [
   "silent",
 ];
 
+export interface LoggerOptions {
+  /** What reaches stderr (default `warn`: quiet). */
+  level?: LogLevel;
+  /** Pretty, coloured lines instead of JSON on stderr (default: when stderr is a terminal). */
+  pretty?: boolean;
+  /** Also append JSON lines to this file, at `info` or the chosen level if lower. */
+  file?: string;
+}
+
 /**
- * baton's logger: pino, structured; pretty and colourful on a terminal, JSON lines
- * otherwise, on stderr so that stdout stays for results. Quiet by default (`warn`).
+ * baton's logger: pino, structured; pretty on a terminal and JSON lines otherwise, on
+ * stderr so that stdout stays for results; quiet by default (`warn`). With `file`, a full
+ * JSON log of the run is kept as well.
  *
  * @example
  * ```ts
- * const log = createLogger({ level: "info" });
+ * const log = createLogger({ level: "info", file: ".baton/logs/run.log" });
  * log.info({ jobs: 52 }, "run started");
  * ```
  */
-export function createLogger(options: { level?: LogLevel; pretty?: boolean } = {}): Logger {
+export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? "warn";
   const usePretty = options.pretty ?? process.stderr.isTTY === true;
-  if (usePretty) {
-    return pino(
-      { level },
-      pretty({ destination: 2, sync: true, ignore: "pid,hostname", translateTime: "HH:MM:ss.l" }),
-    );
-  }
-  return pino({ level }, pino.destination({ fd: 2, sync: true }));
+  const stderr = usePretty
+    ? pretty({ destination: 2, sync: true, ignore: "pid,hostname", translateTime: "HH:MM:ss.l" })
+    : pino.destination({ fd: 2, sync: true });
+  if (options.file === undefined) return pino({ level }, stderr);
+  mkdirSync(dirname(options.file), { recursive: true, mode: 0o700 });
+  const fileLevel = pino.levels.values[level]! < pino.levels.values.info! ? level : "info";
+  const minimum = pino.levels.values[level]! < pino.levels.values[fileLevel]! ? level : fileLevel;
+  return pino(
+    { level: minimum },
+    pino.multistream([
+      { level: level === "silent" ? "fatal" : level, stream: stderr },
+      {
+        level: fileLevel,
+        stream: pino.destination({ dest: options.file, sync: true, mkdir: true }),
+      },
+    ]),
+  );
 }

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const PIPELINE = "examples/pipeline.graph.ts";
@@ -36,8 +36,21 @@ afterEach(() => {
   children.clear();
 });
 
-/** Starts `node bin/baton.js ...args` in the repo root. */
+const stores: string[] = [];
+afterAll(() => {
+  for (const dir of stores.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * Starts `node bin/baton.js ...args` in the repo root; a `run` gets a fresh result store so
+ * that no test sees another's results.
+ */
 function baton(args: string[], env: Record<string, string> = {}): Baton {
+  if (args[0] === "run" && !args.includes("--store")) {
+    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
+    stores.push(store);
+    args = [...args, "--store", store];
+  }
   const child = spawn(process.execPath, ["bin/baton.js", ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
@@ -244,7 +257,7 @@ describe("baton run", () => {
   );
 
   it.each([
-    [["--workers", "0", PIPELINE], '--workers must be a positive whole number, not "0"'],
+    [["--workers=-1", PIPELINE], '--workers must be a whole number of at least 0, not "-1"'],
     [["--log-level", "loud", PIPELINE], "--log-level must be one of trace, debug, info, warn"],
     [[], "baton run takes one graph module"],
     [["--bogus", PIPELINE], "Unknown option '--bogus'"],

@@ -1,0 +1,206 @@
+import { readFile } from "node:fs/promises";
+import { hostname } from "node:os";
+import { parseArgs } from "node:util";
+import { ConfigError } from "../errors.ts";
+import type { Resources } from "../graph/job.ts";
+import { loadJobs } from "../runtime/jobModule.ts";
+import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
+import { machineResources } from "../runtime/machineResources.ts";
+import type { Link, Net } from "../runtime/ports.ts";
+import { readSecret } from "../runtime/secret.ts";
+import { runWorker, type WorkerExit } from "../runtime/worker.ts";
+import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
+import { CloseCode, describeClose } from "../transport/closeCodes.ts";
+import { importUserModule, jobsOf } from "./loadModule.ts";
+
+const WORKER_USAGE = `usage: baton worker --connect ws://HOST:PORT --jobs FILE [options]
+
+Connects to a coordinator and runs its jobs, one at a time, until the coordinator stops it.
+
+  --connect URL        the coordinator's address, ws://HOST:PORT
+  --secret-file FILE   the run's secret (hex) in a file only its owner can read (chmod 600);
+                       or set BATON_SECRET. The secret never goes on the command line.
+  --jobs FILE          job module (kind → handler): the same file the coordinator loaded
+  --name NAME          this worker's name in the coordinator's logs (default: HOSTNAME-PID)
+  --cpus N             cpus offered (default: this machine's cores)
+  --gpus N             gpus offered (default: 0)
+  --memory MIB         memory offered, in MiB (default: this machine's memory)
+  --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
+  -h, --help           this help
+
+Exit code: 0 when the coordinator stopped the worker (close 1000), 2 for bad usage, 3 when
+the connection could not be made, was refused or ended abnormally, 130 / 143 after SIGINT /
+SIGTERM (the running job is aborted and goes back to the coordinator; a second signal stops
+at once).`;
+
+/** DESIGN §8's abort grace: how long a stopping worker waits for its job and connection. */
+const GRACE_MS = 5_000;
+const SIGNAL_EXIT: Readonly<Record<"SIGINT" | "SIGTERM", number>> = { SIGINT: 130, SIGTERM: 143 };
+
+/**
+ * `baton worker`: loads a job module, connects to a coordinator over WebSockets, proves the
+ * run secret and runs jobs until the coordinator closes the connection. Returns the exit code.
+ * Meant for the `baton` process itself: it handles SIGINT and SIGTERM while it runs, and once
+ * it has returned the process exits within 5 s even if a handler would keep it alive.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await workerCommand([
+ *   "--connect", "ws://10.0.0.5:7000", "--secret-file", "/run/baton/run.secret", "--jobs", "jobs.ts",
+ * ]);
+ * ```
+ */
+export async function workerCommand(argv: string[]): Promise<number> {
+  const values = parseOptions(argv);
+  if (values.help) {
+    process.stdout.write(`${WORKER_USAGE}\n`);
+    return 0;
+  }
+  if (values.connect === undefined || values.jobs === undefined) {
+    throw new ConfigError(`baton worker needs --connect and --jobs\n\n${WORKER_USAGE}`);
+  }
+  let address: string;
+  try {
+    address = parseListenAddress(values.connect).url;
+  } catch (error) {
+    throw new ConfigError(`--connect: ${(error as Error).message}`);
+  }
+  const level = values["log-level"] as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
+  }
+  const name = values.name ?? `${hostname()}-${process.pid}`;
+  if (name === "") throw new ConfigError("--name must not be empty");
+  const machine = machineResources();
+  const resources: Resources = {
+    cpus: amount("--cpus", values.cpus) ?? machine.cpus,
+    gpus: amount("--gpus", values.gpus) ?? machine.gpus,
+    memory: amount("--memory", values.memory) ?? machine.memory,
+  };
+  const secret = await readSecret({ secretFile: values["secret-file"], env: process.env });
+  // Job handlers may start programs; they have no use for the run's secret.
+  delete process.env.BATON_SECRET;
+  const module = await importUserModule(values.jobs);
+  const jobs = loadJobs(jobsOf(module, values.jobs), await readFile(values.jobs, "utf8"));
+  const logger = createLogger({ level });
+
+  let link: Link | undefined;
+  let signalled: "SIGINT" | "SIGTERM" | undefined;
+  let stopped!: () => void;
+  const stopping = new Promise<void>((resolve) => {
+    stopped = resolve;
+  });
+  const goodbye = (signal: string) => `worker ${name} stopping (${signal})`;
+  const onSignal = (signal: "SIGINT" | "SIGTERM") => {
+    if (signalled !== undefined) process.exit(SIGNAL_EXIT[signal]);
+    signalled = signal;
+    process.stderr.write(
+      `baton worker: ${signal}: stopping; the running job is aborted and goes back to the coordinator (${signal} again to stop at once)\n`,
+    );
+    link?.close(CloseCode.goingAway, goodbye(signal));
+    stopped();
+  };
+  const net = wsNet();
+  const tracked: Net = {
+    listen: (at, options) => net.listen(at, options),
+    async connect(at, options) {
+      link = await net.connect(at, options);
+      if (signalled !== undefined) link.close(CloseCode.goingAway, goodbye(signalled));
+      return link;
+    },
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    logger.info({ address, name, resources, kinds: jobs.kinds }, "worker connecting");
+    const outcome = runWorker({
+      net: tracked,
+      address,
+      jobs,
+      name,
+      resources,
+      secret,
+      logger,
+    }).then(
+      (exit): WorkerExit | Error => exit,
+      (error: Error) => error,
+    );
+    await Promise.race([outcome, stopping]);
+    if (signalled !== undefined) {
+      await within(outcome, GRACE_MS);
+      return leave(SIGNAL_EXIT[signalled]);
+    }
+    const exit = await outcome;
+    if (exit instanceof Error) {
+      process.stderr.write(`baton worker: ${exit.message}\n`);
+      return leave(3);
+    }
+    if (exit.code === CloseCode.normal) {
+      logger.info(
+        { reason: exit.reason, jobsRun: exit.jobsRun },
+        "the coordinator stopped this worker",
+      );
+      return leave(0);
+    }
+    process.stderr.write(
+      `baton worker: connection closed with code ${exit.code} (${exit.reason || "no reason given"}): ${describeClose(exit.code)}\n`,
+    );
+    return leave(3);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+function parseOptions(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      options: {
+        connect: { type: "string" },
+        "secret-file": { type: "string" },
+        jobs: { type: "string" },
+        name: { type: "string" },
+        cpus: { type: "string" },
+        gpus: { type: "string" },
+        memory: { type: "string" },
+        "log-level": { type: "string", default: "warn" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    }).values;
+  } catch (error) {
+    // parseArgs quotes a stray positional argument, which could be a pasted secret: not that one.
+    const message =
+      (error as { code?: string }).code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL"
+        ? "baton worker takes no positional arguments"
+        : (error as Error).message;
+    throw new ConfigError(`${message}\n\n${WORKER_USAGE}`);
+  }
+}
+
+/** A resource amount given on the command line: a number ≥ 0, or undefined when absent. */
+function amount(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isFinite(value) || value < 0) {
+    throw new ConfigError(`${flag} must be a number of 0 or more, not "${text}"`);
+  }
+  return value;
+}
+
+/** Waits for `promise`, or `ms`, whichever comes first. */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/**
+ * Returns `code`, making sure the process exits with it soon: a handler that ignores its
+ * AbortSignal (a timer, a socket) must not keep a finished worker alive. The timer does not
+ * hold the process open itself.
+ */
+function leave(code: number): number {
+  setTimeout(() => process.exit(code), GRACE_MS).unref();
+  return code;
+}

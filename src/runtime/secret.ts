@@ -1,0 +1,105 @@
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import { ConfigError } from "../errors.ts";
+import { nodeEntropy } from "./nodeEntropy.ts";
+import { nodeFiles } from "./nodeFiles.ts";
+import type { Entropy, Files } from "./ports.ts";
+
+/** Bytes in a run secret written by `writeSecretFile`. */
+const SECRET_BYTES = 32;
+/** The shortest secret `readSecret` accepts: anything shorter is guessable. */
+const MIN_SECRET_BYTES = 16;
+/** The environment variable a worker reads its secret from when no file is given. */
+const SECRET_ENV = "BATON_SECRET";
+
+/**
+ * Writes a fresh run secret (32 random bytes, as hex) to a new file in `dir`, atomically and
+ * with mode 0600, for workers started with `--secret-file`. The secret is returned as bytes,
+ * ready for the coordinator's HMAC checks; it never appears in a log or an error.
+ *
+ * @example
+ * ```ts
+ * const { path, secret } = await writeSecretFile(".baton/run");
+ * // start workers with: baton worker --connect ws://HOST:PORT --secret-file <path> --jobs jobs.ts
+ * ```
+ */
+export async function writeSecretFile(
+  dir: string,
+  ports: { files?: Files; entropy?: Entropy } = {},
+): Promise<{ path: string; secret: Uint8Array }> {
+  const files = ports.files ?? nodeFiles();
+  const entropy = ports.entropy ?? nodeEntropy();
+  const secret = entropy.bytes(SECRET_BYTES);
+  const path = join(dir, `run-${Buffer.from(entropy.bytes(6)).toString("hex")}.secret`);
+  await files.writeAtomic(path, `${Buffer.from(secret).toString("hex")}\n`, 0o600);
+  return { path, secret };
+}
+
+/**
+ * Reads a worker's run secret from `secretFile` (hex; the file must be private to its owner,
+ * mode 0600 or stricter) or, without a file, from `BATON_SECRET` in `env` (hex). Errors
+ * name the file or the variable, never what it holds.
+ *
+ * @example
+ * ```ts
+ * const secret = await readSecret({ secretFile: "/run/baton/run-3f2a.secret" });
+ * const fromEnv = await readSecret({ env: process.env }); // BATON_SECRET
+ * ```
+ */
+export async function readSecret(source: {
+  secretFile?: string;
+  env?: Readonly<Record<string, string | undefined>>;
+}): Promise<Uint8Array> {
+  const { secretFile } = source;
+  if (secretFile !== undefined)
+    return decode(await readPrivateFile(secretFile), `secret file ${secretFile}`);
+  const text = source.env?.[SECRET_ENV];
+  if (text === undefined || text === "") {
+    throw new ConfigError(
+      `no run secret: pass --secret-file FILE (the file the coordinator wrote) or set ${SECRET_ENV}`,
+    );
+  }
+  return decode(text, SECRET_ENV);
+}
+
+/** The text of a file that only its owner may read or write. */
+async function readPrivateFile(path: string): Promise<string> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, "r");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(
+      code === "ENOENT"
+        ? `secret file ${path} does not exist; pass the file the coordinator wrote`
+        : `cannot read secret file ${path} (${code ?? (error as Error).message})`,
+    );
+  }
+  try {
+    // The mode of the file that was opened, not of whatever is at the path by now.
+    const mode = (await handle.stat()).mode & 0o777;
+    if ((mode & 0o077) !== 0) {
+      const access = (mode & 0o044) !== 0 ? "readable" : "writable";
+      throw new ConfigError(
+        `secret file ${path} is ${access} by others (mode ${mode.toString(8).padStart(4, "0")}); chmod 600 ${path}`,
+      );
+    }
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Hex (surrounding whitespace ignored) to bytes; `what` names the source in errors. */
+function decode(text: string, what: string): Uint8Array {
+  const hex = text.trim();
+  if (!/^(?:[0-9a-fA-F]{2})+$/.test(hex)) {
+    throw new ConfigError(`${what} does not hold a hex secret (an even number of 0-9a-f digits)`);
+  }
+  if (hex.length / 2 < MIN_SECRET_BYTES) {
+    throw new ConfigError(
+      `${what} holds a secret of ${hex.length / 2} bytes; a run secret has at least ${MIN_SECRET_BYTES}`,
+    );
+  }
+  return new Uint8Array(Buffer.from(hex, "hex"));
+}

@@ -1,0 +1,45 @@
+import type { Logger } from "pino";
+import type { Resources } from "../graph/job.ts";
+import type { LoadedJobs } from "./jobModule.ts";
+import type { Net } from "./ports.ts";
+
+/** What a pool needs to start workers for one run. */
+export interface PoolStart {
+  /** Where the coordinator listens. */
+  address: string;
+  net: Net;
+  secret: Uint8Array;
+  /** A 0600 file holding the secret, for workers in other processes. */
+  secretFile?: string;
+  /** Where worker logs go (the store's `logs/`). */
+  logsDir: string;
+  jobs: LoadedJobs;
+  logger: Logger;
+}
+
+/** A pool's workers for one run. */
+export interface RunningPool {
+  /** Settles only if the pool cannot keep its workers alive (it never resolves otherwise). */
+  readonly failed: Promise<Error>;
+  /** Stops the workers; resolves when every one has ended. Called after the listener closed. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts workers. The pool owns worker failure (a dead worker is replaced within a budget);
+ * the coordinator owns job failure. `offers` is what its workers will offer, so the graph
+ * can be checked before anything runs.
+ *
+ * @example
+ * ```ts
+ * const pool: WorkerPool = inProcessPool({ count: 4, resources: { cpus: 1 } });
+ * const running = pool.start({ address, net, secret, jobs, logger });
+ * await running.stop();
+ * ```
+ */
+export interface WorkerPool {
+  readonly offers: readonly Resources[];
+  /** True when the workers live in other processes and need a real network. */
+  readonly remote: boolean;
+  start(context: PoolStart): RunningPool;
+}

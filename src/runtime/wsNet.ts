@@ -1,0 +1,345 @@
+import type { IncomingMessage } from "node:http";
+import WebSocket, { type Server, WebSocketServer } from "ws";
+import type { Link, Listener, ListenOptions, Net } from "./ports.ts";
+
+/** DESIGN §8: the largest frame accepted unless `maxFrameBytes` says otherwise. */
+const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** RFC 6455 §5.5: a close frame's payload is at most 125 bytes, two of them the code. */
+const MAX_REASON_BYTES = 123;
+const ELLIPSIS = "…";
+
+type FrameHandler = (frame: string) => void;
+type CloseHandler = (code: number, reason: string) => void;
+
+interface Closed {
+  code: number;
+  reason: string;
+}
+
+/** A host and port to listen at or connect to, and the same as a `ws://` URL. */
+export interface WsAddress {
+  host: string;
+  port: number;
+  /** `ws://HOST:PORT`, with an IPv6 host in brackets. */
+  url: string;
+}
+
+/**
+ * Parses `HOST:PORT` or `ws://HOST:PORT` (an IPv6 host in brackets). The host is required:
+ * baton never picks the interfaces to listen on for its caller. Port 0 means any free port.
+ *
+ * @example
+ * ```ts
+ * parseListenAddress("127.0.0.1:7000"); // { host: "127.0.0.1", port: 7000, url: "ws://127.0.0.1:7000" }
+ * parseListenAddress("ws://[::1]:0").host; // "::1"
+ * ```
+ */
+export function parseListenAddress(text: string): WsAddress {
+  const match = /^(?:ws:\/\/)?(?:\[([0-9A-Fa-f:.]+)\]|([^\s:/[\]@?#]+)):(\d{1,5})\/?$/.exec(text);
+  const port = Number(match?.[3]);
+  if (!match || port > 65_535) {
+    throw new Error(
+      `"${text}" is not an address baton can use: write HOST:PORT or ws://HOST:PORT (for example 127.0.0.1:7000; an IPv6 host in brackets; port 0 for any free port)`,
+    );
+  }
+  const host = match[1] ?? match[2]!;
+  return { host, port, url: urlOf(host, port) };
+}
+
+const urlOf = (host: string, port: number) =>
+  `ws://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+/**
+ * A close reason that fits a close frame: reasons over 123 UTF-8 bytes are cut after the
+ * last whole code point that leaves room for "…".
+ */
+function fitReason(reason: string): string {
+  if (Buffer.byteLength(reason) <= MAX_REASON_BYTES) return reason;
+  const room = MAX_REASON_BYTES - Buffer.byteLength(ELLIPSIS);
+  let bytes = 0;
+  let kept = "";
+  for (const codePoint of reason) {
+    bytes += Buffer.byteLength(codePoint);
+    if (bytes > room) break;
+    kept += codePoint;
+  }
+  return kept + ELLIPSIS;
+}
+
+/**
+ * A `ws` WebSocket that remembers the close its own end started. `ws` reports the code of
+ * the peer's answering close frame, or 1006 when that answer is never read (after a refused
+ * frame `ws` stops reading); the link reports the close that was sent instead.
+ */
+class BatonSocket extends WebSocket {
+  maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
+  started: Closed | undefined;
+
+  /** Closes with `code` and `reason` (fitted to a close frame); no-op once closing. */
+  shut(code: number, reason: string): void {
+    if (this.readyState !== WebSocket.OPEN) return;
+    const fitted = fitReason(reason);
+    super.close(code, fitted);
+    this.started = { code, reason: fitted };
+  }
+
+  /**
+   * Only `ws` calls this (links close through `shut`): to answer the peer's close, or with a
+   * code alone when an incoming frame broke the rules (1002, 1007; the 'error' event that
+   * follows says why) or a message was longer than `maxPayload` (1009, sent as baton's 4004
+   * with a reason a person can read).
+   */
+  override close(code?: number, data?: string | Buffer): void {
+    if (code === undefined || data !== undefined || this.readyState !== WebSocket.OPEN) {
+      super.close(code, data);
+      return;
+    }
+    if (code === 1009) {
+      this.shut(4004, `frame of more than ${this.maxFrameBytes} bytes exceeds the limit`);
+      return;
+    }
+    super.close(code);
+    this.started = { code, reason: "" };
+  }
+}
+
+/** A Link over one `ws` socket. */
+class WsLink implements Link {
+  private readonly frameHandlers: FrameHandler[] = [];
+  private readonly pongHandlers: (() => void)[] = [];
+  private readonly closeHandlers: CloseHandler[] = [];
+  /** Frames (and the close behind them) that arrived before the first frame handler. */
+  private readonly waiting: (string | Closed)[] = [];
+  private flushing = false;
+  /** The close, once delivered to the close handlers. */
+  private closed: Closed | undefined;
+  /** Why `ws` gave up on the socket, for a close it started without a reason. */
+  private error: Error | undefined;
+  /** Settles when the socket has closed. */
+  readonly ended: Promise<void>;
+
+  constructor(
+    readonly id: string,
+    readonly remote: string,
+    private readonly socket: BatonSocket,
+  ) {
+    socket.on("message", (data: Buffer, isBinary: boolean) => {
+      if (isBinary) this.close(4000, "binary frames are not part of the protocol");
+      else this.receive(data.toString("utf8"));
+    });
+    socket.on("pong", () => {
+      if (socket.readyState === WebSocket.OPEN) for (const handler of this.pongHandlers) handler();
+    });
+    socket.on("error", (error) => {
+      this.error = error;
+    });
+    this.ended = new Promise((resolve) => {
+      socket.on("close", (code: number, reason: Buffer) => {
+        const started = socket.started;
+        this.receive({
+          code: started?.code ?? code,
+          reason: started?.reason || reason.toString("utf8") || this.error?.message || "",
+        });
+        resolve();
+      });
+    });
+  }
+
+  get bufferedAmount(): number {
+    return this.socket.bufferedAmount;
+  }
+
+  send(frame: string): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(frame);
+  }
+
+  close(code: number, reason: string): void {
+    this.socket.shut(code, reason);
+  }
+
+  ping(): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.ping();
+  }
+
+  onFrame(handler: FrameHandler): void {
+    this.frameHandlers.push(handler);
+    if (this.frameHandlers.length === 1 && this.waiting.length > 0) this.scheduleFlush();
+  }
+
+  onPong(handler: () => void): void {
+    this.pongHandlers.push(handler);
+  }
+
+  onClose(handler: CloseHandler): void {
+    const closed = this.closed;
+    if (closed) queueMicrotask(() => handler(closed.code, closed.reason));
+    else this.closeHandlers.push(handler);
+  }
+
+  private receive(item: string | Closed): void {
+    const frameWithoutHandler = typeof item === "string" && this.frameHandlers.length === 0;
+    if (frameWithoutHandler || this.waiting.length > 0) this.waiting.push(item);
+    else this.deliver(item);
+  }
+
+  private deliver(item: string | Closed): void {
+    if (typeof item === "string") {
+      for (const handler of this.frameHandlers) handler(item);
+    } else {
+      this.closed = item;
+      for (const handler of this.closeHandlers.splice(0)) handler(item.code, item.reason);
+    }
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    queueMicrotask(() => {
+      try {
+        while (this.waiting.length > 0) this.deliver(this.waiting.shift()!);
+      } finally {
+        this.flushing = false;
+        // A handler threw: deliver the rest in a later microtask.
+        if (this.waiting.length > 0) this.scheduleFlush();
+      }
+    });
+  }
+}
+
+const remoteOf = (request: IncomingMessage) => {
+  const { remoteAddress = "unknown", remotePort } = request.socket;
+  return `${remoteAddress.includes(":") ? `[${remoteAddress}]` : remoteAddress}:${remotePort}`;
+};
+
+class WsListener implements Listener {
+  private readonly handlers: ((link: Link) => void)[] = [];
+  /** Links accepted before any connection handler was registered. */
+  private readonly waiting: WsLink[] = [];
+  private readonly links = new Set<WsLink>();
+  private count = 0;
+
+  constructor(
+    readonly address: string,
+    private readonly server: Server<typeof BatonSocket>,
+    maxFrameBytes: number,
+  ) {
+    server.on("connection", (socket, request) => {
+      socket.maxFrameBytes = maxFrameBytes;
+      this.count += 1;
+      const link = new WsLink(`ws:${this.count}`, remoteOf(request), socket);
+      this.links.add(link);
+      void link.ended.then(() => this.links.delete(link));
+      if (this.handlers.length === 0) this.waiting.push(link);
+      else for (const handler of this.handlers) handler(link);
+    });
+  }
+
+  onConnection(handler: (link: Link) => void): void {
+    this.handlers.push(handler);
+    for (const link of this.waiting.splice(0)) handler(link);
+  }
+
+  async close(): Promise<void> {
+    const stopped = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const links = [...this.links];
+    for (const link of links) link.close(1001, "listener closed");
+    await Promise.all([stopped, ...links.map((link) => link.ended)]);
+  }
+}
+
+export interface WsNetOptions {
+  /** How long `connect` waits for the coordinator to accept (default 10 s). */
+  connectTimeoutMs?: number;
+}
+
+/**
+ * The Net port over WebSockets (`ws`), for workers on other processes and machines. Text
+ * frames only, permessage-deflate off. Each end refuses messages over its `maxFrameBytes`
+ * (default 64 MiB) before buffering them and closes the link with 4004; a binary message
+ * closes it with 4000. Close reasons over 123 UTF-8 bytes are cut at a code point and end
+ * in "…"; codes must be ones WebSocket allows (1000–1003, 1007–1014, 3000–4999). `onClose`
+ * runs once per link, with the code and reason of the end that closed (1006 when the
+ * connection died without a close frame). Frames, and the close behind them, that arrive
+ * before a link's first `onFrame` handler wait for it, as in `memoryNet`.
+ *
+ * @example
+ * ```ts
+ * const net = wsNet();
+ * const listener = await net.listen("ws://127.0.0.1:0", { maxFrameBytes: 1 << 20 });
+ * listener.onConnection((link) => link.onFrame((frame) => link.send(frame)));
+ * const link = await net.connect(listener.address); // ws://127.0.0.1:PORT
+ * link.onFrame((frame) => console.log(frame)); // "hello"
+ * link.send("hello");
+ * ```
+ */
+export function wsNet(options: WsNetOptions = {}): Net {
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  let links = 0;
+  return {
+    async listen(address, listenOptions: ListenOptions = {}) {
+      const { host, port } = parseListenAddress(address);
+      const maxFrameBytes = listenOptions.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+      const server = new WebSocketServer<typeof BatonSocket>({
+        host,
+        port,
+        WebSocket: BatonSocket,
+        perMessageDeflate: false,
+        maxPayload: maxFrameBytes,
+        clientTracking: false,
+      });
+      await new Promise<void>((resolve, reject) => {
+        // Also the server's error handler for good: after listening, errors are not expected.
+        server.on("error", (error) =>
+          reject(new Error(`cannot listen at ${address}: ${error.message}`, { cause: error })),
+        );
+        server.once("listening", resolve);
+      });
+      const bound = server.address();
+      const realPort = typeof bound === "object" && bound !== null ? bound.port : port;
+      return new WsListener(urlOf(host, realPort), server, maxFrameBytes);
+    },
+
+    connect(address, connectOptions: ListenOptions = {}) {
+      const { url } = parseListenAddress(address);
+      const maxFrameBytes = connectOptions.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+      return new Promise<Link>((resolve, reject) => {
+        const socket = new BatonSocket(url, {
+          perMessageDeflate: false,
+          maxPayload: maxFrameBytes,
+        });
+        socket.maxFrameBytes = maxFrameBytes;
+        let remote = url;
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          socket.terminate();
+        }, connectTimeoutMs);
+        const fail = (error: Error & { code?: string }) => {
+          clearTimeout(timer);
+          const why = timedOut
+            ? `no answer within ${connectTimeoutMs} ms`
+            : error.code === "ECONNREFUSED"
+              ? "connection refused (nothing listens there)"
+              : error.message;
+          reject(
+            new Error(
+              `cannot connect to ${address}: ${why}; check that the coordinator is running and the address is right`,
+              { cause: error },
+            ),
+          );
+        };
+        socket.on("upgrade", (response) => {
+          remote = remoteOf(response);
+        });
+        socket.once("error", fail);
+        socket.once("open", () => {
+          clearTimeout(timer);
+          socket.off("error", fail);
+          links += 1;
+          resolve(new WsLink(`ws:${links}`, remote, socket));
+        });
+      });
+    },
+  };
+}

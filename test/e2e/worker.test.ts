@@ -1,0 +1,302 @@
+/**
+ * `baton worker` as a user runs it: a real `node bin/baton.js worker` child process against a
+ * coordinator built in the test from the library pieces (coordinator machine, CoordinatorServer,
+ * wsNet on 127.0.0.1). Every child still running when its test ends is killed by its pid.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import pino from "pino";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { createActor } from "xstate";
+import { jobsOf } from "../../src/cli/loadModule.ts";
+import { type JobSpec, job } from "../../src/graph/job.ts";
+import { planGraph } from "../../src/graph/planGraph.ts";
+import { coordinatorMachine } from "../../src/machines/coordinator.ts";
+import { CoordinatorServer } from "../../src/runtime/coordinatorServer.ts";
+import { loadJobs } from "../../src/runtime/jobModule.ts";
+import { nodeClock } from "../../src/runtime/nodeClock.ts";
+import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
+import { readSecret, writeSecretFile } from "../../src/runtime/secret.ts";
+import { wsNet } from "../../src/runtime/wsNet.ts";
+import * as fixture from "../fixtures/worker.jobs.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const JOBS = "test/fixtures/worker.jobs.ts";
+const NAME = "e2e-worker";
+
+interface Exit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Everything a test started or made, undone after it whether it passed or not. */
+const cleanups: (() => Promise<void> | void)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A temporary directory, removed after the test. */
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-worker-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A coordinator for `graph` on a fresh 127.0.0.1 port, run from this test's process. */
+async function startCoordinator(graph: JobSpec[], secret: Uint8Array) {
+  const jobs = loadJobs(jobsOf(fixture, JOBS), readFileSync(join(ROOT, JOBS), "utf8"));
+  const plan = planGraph(graph, { versionOf: jobs.versionOf });
+  const clock = nodeClock();
+  const coordinator = createActor(coordinatorMachine, {
+    input: { jobs: plan.jobs.values() },
+    clock,
+  });
+  const listener = await wsNet().listen("ws://127.0.0.1:0");
+  new CoordinatorServer({
+    listener,
+    coordinator,
+    clock,
+    entropy: nodeEntropy(),
+    secret,
+    run: "e2e",
+    codeHash: jobs.codeHash,
+    logger: pino({ level: "silent" }),
+  });
+  const finished = new Promise<void>((resolve) => coordinator.on("run.finished", () => resolve()));
+  const running = new Set<string>();
+  coordinator.on("effects", ({ effects }) => {
+    for (const effect of effects) {
+      if (effect.type === "job.changed" && effect.state === "running") running.add(effect.job);
+    }
+  });
+  coordinator.start();
+  cleanups.push(async () => {
+    await listener.close();
+    coordinator.stop();
+  });
+  const record = (spec: JobSpec) =>
+    coordinator.getSnapshot().context.board.jobs.get(plan.idOf(spec))!;
+  return { address: listener.address, finished, running, record, idOf: plan.idOf };
+}
+
+/** Starts `node bin/baton.js worker ...args` in the repo root. */
+function worker(args: string[], env: Record<string, string> = {}) {
+  const { BATON_SECRET: _, ...inherited } = process.env;
+  const child: ChildProcessWithoutNullStreams = spawn(
+    process.execPath,
+    ["bin/baton.js", "worker", ...args],
+    { cwd: ROOT, env: { ...inherited, ...env } },
+  );
+  cleanups.push(() => {
+    if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, "SIGKILL");
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const exit = new Promise<Exit>((resolve) => {
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+  return { child, exit };
+}
+
+/** A port nothing listens on: one the system just handed out and took back. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+
+/** The command line of a running process, as every user on the machine can read it. */
+const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+
+describe("baton worker", () => {
+  it("runs the coordinator's jobs and exits 0 when the coordinator stops it", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    const a = job("double", 20);
+    const b = job("double", 1);
+    const total = job("sum", null, { after: [a, b] });
+    const env = job("secretInEnv");
+    const coordinator = await startCoordinator([total, env], secret);
+    const { child, exit } = worker([
+      "--connect",
+      coordinator.address,
+      "--secret-file",
+      path,
+      "--jobs",
+      JOBS,
+      "--name",
+      NAME,
+      "--log-level",
+      "trace",
+    ]);
+    // Once the child has exec'd node on bin/baton.js (before, it shows this process's argv).
+    await vi.waitFor(() => expect(cmdline(child.pid!)).toContain("worker"));
+    const argv = cmdline(child.pid!);
+
+    await coordinator.finished;
+    const { code, stdout, stderr } = await exit;
+    expect(code).toBe(0);
+    expect(coordinator.record(a)).toMatchObject({ state: "completed", value: 40 });
+    expect(coordinator.record(b)).toMatchObject({ state: "completed", value: 2 });
+    expect(coordinator.record(total)).toMatchObject({ state: "completed", value: 42 });
+    expect(coordinator.record(env)).toMatchObject({ state: "completed", value: "absent" });
+    expect(stderr).toContain("the coordinator stopped this worker");
+    expect(argv).toContain(path);
+    for (const text of [stdout, stderr, argv.join(" ")]) expect(text).not.toContain(hex(secret));
+  });
+
+  it("takes the secret from BATON_SECRET and keeps it out of its handlers' environment", async () => {
+    const secret = nodeEntropy().bytes(32);
+    const env = job("secretInEnv");
+    const coordinator = await startCoordinator([env], secret);
+    const { exit } = worker(
+      ["--connect", coordinator.address, "--jobs", JOBS, "--log-level", "trace"],
+      { BATON_SECRET: hex(secret) },
+    );
+    const { code, stdout, stderr } = await exit;
+    expect(code).toBe(0);
+    expect(coordinator.record(env)).toMatchObject({ state: "completed", value: "absent" });
+    expect(`${stdout}${stderr}`).not.toContain(hex(secret));
+  });
+
+  it("exits 3 naming the auth failure (4001) when its secret is not the run's", async () => {
+    const coordinator = await startCoordinator([job("double", 1)], nodeEntropy().bytes(32));
+    const { path, secret } = await writeSecretFile(tempDir());
+    const { code, stdout, stderr } = await worker([
+      "--connect",
+      coordinator.address,
+      "--secret-file",
+      path,
+      "--jobs",
+      JOBS,
+    ]).exit;
+    expect(code).toBe(3);
+    expect(stderr).toMatch(
+      /^baton worker: connection closed with code 4001 \(.+\): authentication failed/m,
+    );
+    expect(`${stdout}${stderr}`).not.toContain(hex(secret));
+  });
+
+  it("exits 2 with the chmod hint when the secret file is readable by others", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    chmodSync(path, 0o644);
+    const { code, stdout, stderr } = await worker([
+      "--connect",
+      "ws://127.0.0.1:9",
+      "--secret-file",
+      path,
+      "--jobs",
+      JOBS,
+    ]).exit;
+    expect(code).toBe(2);
+    expect(stderr).toContain(
+      `secret file ${path} is readable by others (mode 0644); chmod 600 ${path}`,
+    );
+    expect(`${stdout}${stderr}`).not.toContain(hex(secret));
+  });
+
+  it("exits 2 for bad usage and 3 when nothing listens at the address", async () => {
+    const { path } = await writeSecretFile(tempDir());
+    const usage = await worker(["--connect", "ws://127.0.0.1:9", "--jobs", JOBS]).exit;
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/no run secret: pass --secret-file FILE .* or set BATON_SECRET/);
+    const positional = await worker(["deadbeef"]).exit;
+    expect(positional.code).toBe(2);
+    expect(positional.stderr).not.toContain("deadbeef");
+
+    const address = `ws://127.0.0.1:${await closedPort()}`;
+    const refused = await worker(["--connect", address, "--secret-file", path, "--jobs", JOBS])
+      .exit;
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain(
+      `baton worker: cannot connect to ${address}: connection refused`,
+    );
+  });
+
+  it("on SIGTERM aborts the running job, which goes back to the coordinator, and exits 143", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    const hang = job("hang");
+    const coordinator = await startCoordinator([hang], secret);
+    const { child, exit } = worker([
+      "--connect",
+      coordinator.address,
+      "--secret-file",
+      path,
+      "--jobs",
+      JOBS,
+      "--name",
+      NAME,
+    ]);
+    await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
+    const signalledAt = Date.now();
+    process.kill(child.pid!, "SIGTERM");
+    const { code, stderr } = await exit;
+    expect(code).toBe(143);
+    expect(Date.now() - signalledAt).toBeLessThan(3_000);
+    expect(stderr).toContain("baton worker: SIGTERM: stopping");
+    await vi.waitFor(() =>
+      expect(coordinator.record(hang)).toMatchObject({ state: "ready", lostWorkers: [NAME] }),
+    );
+  });
+
+  it("exits after the grace period when a handler ignores its AbortSignal", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    const coordinator = await startCoordinator([job("stubborn")], secret);
+    const { child, exit } = worker([
+      "--connect",
+      coordinator.address,
+      "--secret-file",
+      path,
+      "--jobs",
+      JOBS,
+    ]);
+    await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
+    const signalledAt = Date.now();
+    process.kill(child.pid!, "SIGTERM");
+    expect((await exit).code).toBe(143);
+    expect(Date.now() - signalledAt).toBeLessThan(8_000);
+  });
+});
+
+describe("the run secret", () => {
+  it("is written as 64 hex digits to a new 0600 file and read back as the same bytes", async () => {
+    const dir = tempDir();
+    const { path, secret } = await writeSecretFile(dir);
+    expect(path.startsWith(dir)).toBe(true);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readFileSync(path, "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(secret).toHaveLength(32);
+    await expect(readSecret({ secretFile: path })).resolves.toEqual(secret);
+    await expect(readSecret({ env: { BATON_SECRET: hex(secret) } })).resolves.toEqual(secret);
+    expect((await writeSecretFile(dir)).path).not.toBe(path);
+  });
+
+  it("is refused when it is not hex or too short, without quoting it", async () => {
+    const path = join(tempDir(), "bad.secret");
+    writeFileSync(path, "not-a-secret-but-private\n", { mode: 0o600 });
+    await expect(readSecret({ secretFile: path })).rejects.toMatchObject({
+      message: `secret file ${path} does not hold a hex secret (an even number of 0-9a-f digits)`,
+    });
+    await expect(readSecret({ env: { BATON_SECRET: "abcd" } })).rejects.toThrow(
+      /^BATON_SECRET holds a secret of 2 bytes; a run secret has at least 16$/,
+    );
+    await expect(readSecret({ secretFile: `${path}.missing` })).rejects.toThrow(
+      `secret file ${path}.missing does not exist`,
+    );
+  });
+});

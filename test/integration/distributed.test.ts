@@ -1,0 +1,106 @@
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createEngine } from "../../src/runtime/engine.ts";
+import { loadJobs } from "../../src/runtime/jobModule.ts";
+import { localPool } from "../../src/runtime/localPool.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import { ResultStore } from "../../src/runtime/resultStore.ts";
+
+const fixture = resolve("test/fixtures/counted.graph.ts");
+const procs = nodeProcs();
+const dirs: string[] = [];
+
+/** Worker processes this test process started (children whose argv says `worker`). */
+function workerChildren(): number[] {
+  return procs
+    .list()
+    .filter((p) => p.ppid === process.pid && p.state !== "zombie" && p.argv.includes("worker"))
+    .map((p) => p.pid);
+}
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-dist-"));
+  dirs.push(dir);
+  return dir;
+}
+
+async function graphWith(leaves: number, delayMs: number, calls: string) {
+  process.env.BATON_TEST_JOBS = String(leaves);
+  process.env.BATON_TEST_DELAY_MS = String(delayMs);
+  process.env.BATON_TEST_CALLS = calls;
+  const module = await import(`${fixture}?leaves=${leaves}`);
+  return { graph: module.default, jobs: loadJobs(module.jobs, readFileSync(fixture, "utf8")) };
+}
+
+afterEach(() => {
+  for (const pid of workerChildren()) procs.signal(pid, "SIGKILL");
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("runs over real sockets with worker processes", () => {
+  it("runs a graph on 4 worker processes and leaves none behind", async () => {
+    const dir = tempDir();
+    const calls = join(dir, "calls");
+    mkdirSync(calls);
+    const { graph, jobs } = await graphWith(40, 0, calls);
+    const store = await ResultStore.open(join(dir, "store"), nodeFiles());
+    const engine = createEngine({
+      jobs,
+      workers: localPool({ jobsModule: fixture, count: 4 }),
+      store,
+    });
+    const run = engine.run(graph);
+    const seen = new Set<number>();
+    const poll = setInterval(() => {
+      for (const pid of workerChildren()) seen.add(pid);
+    }, 50);
+    const result = await run;
+    clearInterval(poll);
+    expect(result.ok).toBe(true);
+    expect(result.counts.completed).toBe(45);
+    expect(seen.size).toBe(4);
+    expect(store.writes).toBe(45);
+    expect(readdirSync(calls)).toHaveLength(45);
+    expect(workerChildren()).toEqual([]);
+  });
+
+  it("completes a 500-job run while worker processes are killed with SIGKILL", async () => {
+    const dir = tempDir();
+    const calls = join(dir, "calls");
+    mkdirSync(calls);
+    const { graph, jobs } = await graphWith(500, 4, calls);
+    const store = await ResultStore.open(join(dir, "store"), nodeFiles());
+    const engine = createEngine({
+      jobs,
+      workers: localPool({ jobsModule: fixture, count: 4, maxRestarts: 50 }),
+      store,
+    });
+    const run = engine.run(graph);
+    let kills = 0;
+    let finished = false;
+    const killer = (async () => {
+      while (!finished && kills < 10) {
+        await new Promise((r) => setTimeout(r, 150 + Math.random() * 250));
+        const pids = workerChildren();
+        const victim = pids[Math.floor(Math.random() * pids.length)];
+        if (!finished && victim !== undefined && procs.signal(victim, "SIGKILL") === "ok") kills++;
+      }
+    })();
+    const result = await run;
+    finished = true;
+    await killer;
+    expect(kills).toBeGreaterThan(3);
+    expect(result.ok).toBe(true);
+    expect(result.counts.completed).toBe(551);
+    // Each result is stored exactly once, even for jobs whose worker died around them.
+    expect(store.writes).toBe(551);
+    const stored = readdirSync(join(dir, "store", "results")).flatMap((shard) =>
+      readdirSync(join(dir, "store", "results", shard)),
+    );
+    expect(new Set(stored).size).toBe(551);
+    expect(workerChildren()).toEqual([]);
+  }, 120_000);
+});

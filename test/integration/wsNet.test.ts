@@ -1,0 +1,368 @@
+/**
+ * wsNet on real sockets (127.0.0.1 only), held to memoryNet's semantics: frames in order,
+ * one close per end with the closer's code and reason, ping → pong, the frame limit (4004),
+ * and what only a real network has: refused and unanswered connects, dropped connections.
+ */
+import { createServer, type Server, type Socket } from "node:net";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import WebSocket, { WebSocketServer } from "ws";
+import type { Link, Listener, ListenOptions } from "../../src/runtime/ports.ts";
+import { parseListenAddress, wsNet } from "../../src/runtime/wsNet.ts";
+
+const ANY_PORT = "ws://127.0.0.1:0";
+
+interface End {
+  link: Link;
+  frames: string[];
+  closes: [number, string][];
+}
+
+function record(link: Link): End {
+  const end: End = { link, frames: [], closes: [] };
+  link.onFrame((frame) => end.frames.push(frame));
+  link.onClose((code, reason) => end.closes.push([code, reason]));
+  return end;
+}
+
+/** Everything a test opened, closed after it whether it passed or not. */
+const cleanups: (() => Promise<void> | void)[] = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function listen(options?: ListenOptions): Promise<Listener> {
+  const listener = await wsNet().listen(ANY_PORT, options);
+  cleanups.push(() => listener.close());
+  return listener;
+}
+
+/** A listener and one connection, both ends recorded. */
+async function connected(
+  serverOptions?: ListenOptions,
+  clientOptions?: ListenOptions,
+): Promise<{ listener: Listener; server: End; client: End }> {
+  const listener = await listen(serverOptions);
+  const servers: End[] = [];
+  listener.onConnection((link) => servers.push(record(link)));
+  const client = record(await wsNet().connect(listener.address, clientOptions));
+  cleanups.push(() => client.link.close(1000, "test over"));
+  await vi.waitFor(() => expect(servers).toHaveLength(1));
+  return { listener, server: servers[0]!, client };
+}
+
+/** A raw `ws` client, to do what a Link cannot: send binary, drop the TCP connection. */
+async function rawClient(address: string): Promise<WebSocket> {
+  const socket = new WebSocket(address);
+  cleanups.push(() => socket.terminate());
+  await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+  return socket;
+}
+
+/** A port nothing listens on: one the system just handed out and took back. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function closeServer(server: Server): Promise<void> {
+  await new Promise((resolve) => server.close(resolve));
+}
+
+describe("wsNet", () => {
+  it("delivers frames in order, each way", async () => {
+    const { server, client } = await connected();
+    for (let i = 0; i < 1000; i++) client.link.send(`c${i}`);
+    server.link.send("s0");
+    server.link.send("s1");
+    await vi.waitFor(() => expect(server.frames).toHaveLength(1000));
+    expect(server.frames).toEqual(Array.from({ length: 1000 }, (_, i) => `c${i}`));
+    await vi.waitFor(() => expect(client.frames).toEqual(["s0", "s1"]));
+  });
+
+  it("keeps frames, and the close behind them, that arrive before the first frame handler", async () => {
+    const listener = await listen();
+    listener.onConnection((link) => {
+      link.send("welcome");
+      link.close(1000, "bye");
+    });
+    const link = await wsNet().connect(listener.address);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const events: string[] = [];
+    link.onClose((code, reason) => events.push(`close ${code} ${reason}`));
+    link.onFrame((frame) => events.push(frame));
+    await vi.waitFor(() => expect(events).toEqual(["welcome", "close 1000 bye"]));
+  });
+
+  it("delivers the close to a link that has no frame handler", async () => {
+    const listener = await listen();
+    const closes: [number, string][] = [];
+    listener.onConnection((link) => link.onClose((code, reason) => closes.push([code, reason])));
+    const client = await wsNet().connect(listener.address);
+    client.close(1000, "bye");
+    await vi.waitFor(() => expect(closes).toEqual([[1000, "bye"]]));
+  });
+
+  it("hands connections made before onConnection to the first handler", async () => {
+    const listener = await listen();
+    const client = await wsNet().connect(listener.address);
+    cleanups.push(() => client.close(1000, "test over"));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const servers: Link[] = [];
+    listener.onConnection((link) => servers.push(link));
+    expect(servers.map((link) => link.id)).toEqual(["ws:1"]);
+  });
+
+  it("closes both ends exactly once with the closer's code and reason", async () => {
+    const { server, client } = await connected();
+    client.link.send("last words");
+    client.link.close(4000, "done");
+    client.link.close(4001, "again");
+    client.link.send("ignored");
+    await vi.waitFor(() => expect(server.closes).toHaveLength(1));
+    server.link.close(4002, "too late");
+    await vi.waitFor(() => expect(client.closes).toHaveLength(1));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(server.frames).toEqual(["last words"]);
+    expect(server.closes).toEqual([[4000, "done"]]);
+    expect(client.closes).toEqual([[4000, "done"]]);
+  });
+
+  it("reports the server's close on both ends too", async () => {
+    const { server, client } = await connected();
+    server.link.close(1000, "the run is finished");
+    await vi.waitFor(() => expect(client.closes).toEqual([[1000, "the run is finished"]]));
+    await vi.waitFor(() => expect(server.closes).toEqual([[1000, "the run is finished"]]));
+  });
+
+  it("runs an onClose handler registered after the close", async () => {
+    const { server } = await connected();
+    server.link.close(1000, "bye");
+    await vi.waitFor(() => expect(server.closes).toHaveLength(1));
+    const late: [number, string][] = [];
+    server.link.onClose((code, reason) => late.push([code, reason]));
+    expect(late).toEqual([]);
+    await vi.waitFor(() => expect(late).toEqual([[1000, "bye"]]));
+  });
+
+  it("cuts a close reason longer than 123 bytes at a whole code point, ending in …", async () => {
+    for (const [unit, kept] of [
+      ["é", 60], // 2 bytes each: 60 of them and the 3-byte ellipsis make 123 bytes
+      ["😀", 30], // 4 bytes each: 30 make 120, and a 31st would not leave room for "…"
+      ["a", 120],
+    ] as const) {
+      const { server, client } = await connected();
+      client.link.close(4000, unit.repeat(200));
+      const expected = `${unit.repeat(kept)}…`;
+      expect(Buffer.byteLength(expected)).toBeLessThanOrEqual(123);
+      await vi.waitFor(() => expect(server.closes).toEqual([[4000, expected]]));
+      await vi.waitFor(() => expect(client.closes).toEqual([[4000, expected]]));
+    }
+  });
+
+  it("answers a ping through the pinging end's onPong", async () => {
+    const { server, client } = await connected();
+    let clientPongs = 0;
+    let serverPongs = 0;
+    client.link.onPong(() => clientPongs++);
+    client.link.onPong(() => clientPongs++);
+    server.link.onPong(() => serverPongs++);
+    client.link.ping();
+    await vi.waitFor(() => expect(clientPongs).toBe(2));
+    server.link.ping();
+    await vi.waitFor(() => expect(serverPongs).toBe(1));
+    expect(clientPongs).toBe(2);
+  });
+
+  it("refuses a frame over the server's maxFrameBytes with 4004 on both ends", async () => {
+    const { server, client } = await connected({ maxFrameBytes: 4 });
+    client.link.send("abcd");
+    client.link.send("ééé");
+    client.link.send("after");
+    const closed: [number, string] = [4004, "frame of more than 4 bytes exceeds the limit"];
+    await vi.waitFor(() => expect(server.closes).toEqual([closed]));
+    await vi.waitFor(() => expect(client.closes).toEqual([closed]));
+    expect(server.frames).toEqual(["abcd"]);
+  });
+
+  it("refuses a frame over the client's maxFrameBytes with 4004 on both ends", async () => {
+    const { server, client } = await connected({}, { maxFrameBytes: 10 });
+    server.link.send("x".repeat(11));
+    const closed: [number, string] = [4004, "frame of more than 10 bytes exceeds the limit"];
+    await vi.waitFor(() => expect(client.closes).toEqual([closed]));
+    await vi.waitFor(() => expect(server.closes).toEqual([closed]));
+    expect(client.frames).toEqual([]);
+  });
+
+  it("refuses a frame of more than 64 MiB by default", async () => {
+    const { server, client } = await connected();
+    client.link.send("x".repeat(64 * 2 ** 20 + 1));
+    const closed: [number, string] = [4004, "frame of more than 67108864 bytes exceeds the limit"];
+    await vi.waitFor(() => expect(server.closes).toEqual([closed]), { timeout: 10_000 });
+    await vi.waitFor(() => expect(client.closes).toEqual([closed]), { timeout: 10_000 });
+  });
+
+  it("reports bytes not yet written as bufferedAmount", async () => {
+    const { server, client } = await connected();
+    client.link.send("x".repeat(32 * 2 ** 20));
+    expect(client.link.bufferedAmount).toBeGreaterThan(0);
+    await vi.waitFor(() => expect(server.frames).toHaveLength(1), { timeout: 10_000 });
+    expect(client.link.bufferedAmount).toBe(0);
+  });
+
+  it("closes with 4000 when a binary frame arrives", async () => {
+    const listener = await listen();
+    const servers: End[] = [];
+    listener.onConnection((link) => servers.push(record(link)));
+    const raw = await rawClient(listener.address);
+    const rawClose = new Promise<[number, string]>((resolve) =>
+      raw.once("close", (code, reason) => resolve([code, reason.toString()])),
+    );
+    raw.send(Buffer.from([1, 2, 3]));
+    const closed: [number, string] = [4000, "binary frames are not part of the protocol"];
+    await expect(rawClose).resolves.toEqual(closed);
+    await vi.waitFor(() => expect(servers[0]?.closes).toEqual([closed]));
+  });
+
+  it("closes with 1007 when a text frame is not UTF-8, and says why on its own end", async () => {
+    const listener = await listen();
+    const servers: End[] = [];
+    listener.onConnection((link) => servers.push(record(link)));
+    const raw = await rawClient(listener.address);
+    const rawClose = new Promise<number>((resolve) => raw.once("close", resolve));
+    raw.send(Buffer.from([0xff, 0xfe]), { binary: false });
+    await expect(rawClose).resolves.toBe(1007);
+    await vi.waitFor(() =>
+      expect(servers[0]?.closes).toEqual([[1007, expect.stringMatching(/invalid UTF-8/i)]]),
+    );
+  });
+
+  it("reports 1006 once when the TCP connection dies without a close frame", async () => {
+    const listener = await listen();
+    const servers: End[] = [];
+    listener.onConnection((link) => servers.push(record(link)));
+    const raw = await rawClient(listener.address);
+    await vi.waitFor(() => expect(servers).toHaveLength(1));
+    raw.terminate();
+    await vi.waitFor(() => expect(servers[0]!.closes).toEqual([[1006, ""]]));
+
+    const rawServer = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    cleanups.push(() => new Promise<void>((resolve) => rawServer.close(() => resolve())));
+    await new Promise((resolve) => rawServer.once("listening", resolve));
+    rawServer.on("connection", (socket) => socket.terminate());
+    const { port } = rawServer.address() as { port: number };
+    const client = record(await wsNet().connect(`ws://127.0.0.1:${port}`));
+    await vi.waitFor(() => expect(client.closes).toEqual([[1006, ""]]));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(servers[0]!.closes).toHaveLength(1);
+    expect(client.closes).toHaveLength(1);
+  });
+
+  it("closes every link with 1001 when the listener closes, and stops accepting", async () => {
+    const net = wsNet();
+    const listener = await net.listen(ANY_PORT);
+    const servers: End[] = [];
+    listener.onConnection((link) => servers.push(record(link)));
+    const clients = [
+      record(await net.connect(listener.address)),
+      record(await net.connect(listener.address)),
+    ];
+    await vi.waitFor(() => expect(servers).toHaveLength(2));
+    clients[1]!.link.close(1000, "leaving");
+    await vi.waitFor(() => expect(servers[1]!.closes).toHaveLength(1));
+    await listener.close();
+    expect(servers.map((end) => end.closes)).toEqual([
+      [[1001, "listener closed"]],
+      [[1000, "leaving"]],
+    ]);
+    await vi.waitFor(() =>
+      expect(clients.map((end) => end.closes)).toEqual([
+        [[1001, "listener closed"]],
+        [[1000, "leaving"]],
+      ]),
+    );
+    await expect(net.connect(listener.address)).rejects.toThrow(/connection refused/);
+  });
+
+  it("names links ws:N per listener and the remote end as IP:port; the address has the real port", async () => {
+    const net = wsNet();
+    const listener = await listen();
+    expect(listener.address).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    expect(listener.address).not.toBe(ANY_PORT);
+    const servers: Link[] = [];
+    listener.onConnection((link) => servers.push(link));
+    const first = await net.connect(listener.address);
+    const second = await net.connect(listener.address);
+    cleanups.push(() => first.close(1000, "test over"));
+    cleanups.push(() => second.close(1000, "test over"));
+    await vi.waitFor(() => expect(servers).toHaveLength(2));
+    expect([first.id, second.id]).toEqual(["ws:1", "ws:2"]);
+    expect(servers.map((link) => link.id)).toEqual(["ws:1", "ws:2"]);
+    expect(first.remote).toBe(listener.address.slice("ws://".length));
+    expect(servers[0]!.remote).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(servers[0]!.remote).not.toBe(servers[1]!.remote);
+  });
+
+  it("rejects a connection to a closed port with an error naming the address", async () => {
+    const address = `ws://127.0.0.1:${await closedPort()}`;
+    await expect(wsNet().connect(address)).rejects.toThrow(
+      `cannot connect to ${address}: connection refused (nothing listens there)`,
+    );
+  });
+
+  it("gives up on a connection nobody answers after the connect timeout", async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    cleanups.push(() => {
+      for (const socket of sockets) socket.destroy();
+      return closeServer(silent);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const address = `ws://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    await expect(wsNet({ connectTimeoutMs: 200 }).connect(address)).rejects.toThrow(
+      `cannot connect to ${address}: no answer within 200 ms`,
+    );
+  });
+
+  it("refuses to listen on a port that is taken, naming the address", async () => {
+    const listener = await listen();
+    await expect(wsNet().listen(listener.address)).rejects.toThrow(
+      new RegExp(`^cannot listen at ${listener.address}: .*EADDRINUSE`),
+    );
+  });
+
+  it("refuses addresses without an explicit host and port", async () => {
+    for (const address of [
+      ":7000",
+      "7000",
+      "ws://127.0.0.1",
+      "http://127.0.0.1:7000",
+      "ws://h:99999",
+    ]) {
+      await expect(wsNet().listen(address)).rejects.toThrow(/is not an address baton can use/);
+    }
+  });
+});
+
+describe("parseListenAddress", () => {
+  it("reads HOST:PORT and ws://HOST:PORT, IPv6 in brackets", () => {
+    expect(parseListenAddress("127.0.0.1:7000")).toEqual({
+      host: "127.0.0.1",
+      port: 7000,
+      url: "ws://127.0.0.1:7000",
+    });
+    expect(parseListenAddress("ws://localhost:0/")).toEqual({
+      host: "localhost",
+      port: 0,
+      url: "ws://localhost:0",
+    });
+    expect(parseListenAddress("[::1]:7000")).toEqual({
+      host: "::1",
+      port: 7000,
+      url: "ws://[::1]:7000",
+    });
+  });
+});
