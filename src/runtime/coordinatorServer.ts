@@ -6,6 +6,7 @@ import { connectionMachine } from "../machines/connection.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
 import type { CoordinatorEffect } from "../machines/jobBoard.ts";
 import { coordinatorProof, verifyWorkerProof } from "../transport/auth.ts";
+import { CloseCode } from "../transport/closeCodes.ts";
 import {
   encode,
   type ProgressFrame,
@@ -25,6 +26,13 @@ export interface ConnectionTimeouts {
 }
 
 export interface CoordinatorServerOptions extends ConnectionTimeouts {
+  /**
+   * Most connections still handshaking at once (default 64). A new connection past the cap
+   * evicts the oldest one (closed with 4007): a worker answers the challenge within a round
+   * trip, so idle or hostile sockets can neither exhaust the server nor hold a real worker
+   * out until their hello deadline.
+   */
+  maxHandshakes?: number;
   listener: Listener;
   coordinator: Actor<typeof coordinatorMachine>;
   clock: Clock;
@@ -67,6 +75,8 @@ interface Connection {
  */
 export class CoordinatorServer {
   private readonly connections = new Map<string, Connection>();
+  /** Connections that have not finished the handshake, oldest first. */
+  private readonly handshaking = new Set<Connection>();
   /** Counts of what was refused, for logs and the run summary. */
   readonly refused = { badFrames: 0, droppedResults: 0 };
 
@@ -130,21 +140,28 @@ export class CoordinatorServer {
     });
     const connection: Connection = { link, actor, held: undefined, backlog: undefined };
     this.connections.set(link.id, connection);
+    this.admit(connection, log);
     actor.on("send", ({ frame }) => link.send(encode(frame)));
     actor.on("close", ({ code, reason }) => {
       if (code !== 1000) log.warn({ code, reason }, "closing connection");
       link.close(code, reason);
     });
     actor.on("ping", () => link.ping());
-    actor.on("registered", ({ worker, protocol }) =>
-      log.debug({ worker, protocol }, "worker registered"),
-    );
+    actor.on("registered", ({ worker, protocol }) => {
+      this.handshaking.delete(connection);
+      log.debug({ worker, protocol }, "worker registered");
+    });
     actor.on("dropped", ({ job, reason }) => {
       this.refused.droppedResults++;
       log.warn({ job, reason }, "result dropped");
     });
     actor.on("progress", ({ frame, worker }) => options.onProgress?.(frame, worker));
-    actor.subscribe({ complete: () => this.connections.delete(link.id) });
+    actor.subscribe({
+      complete: () => {
+        this.handshaking.delete(connection);
+        this.connections.delete(link.id);
+      },
+    });
     link.onFrame((text) =>
       this.inOrder(connection, () => this.onFrame(connection, nonce, text, log)),
     );
@@ -153,6 +170,24 @@ export class CoordinatorServer {
       this.inOrder(connection, () => actor.send({ type: "CLOSED", code, reason })),
     );
     actor.start();
+  }
+
+  /** Makes room for a new handshake by evicting the oldest one past the cap. */
+  private admit(connection: Connection, log: Logger): void {
+    const cap = this.options.maxHandshakes ?? 64;
+    for (const oldest of this.handshaking) {
+      if (this.handshaking.size < cap) break;
+      this.handshaking.delete(oldest);
+      log.warn(
+        { evicted: oldest.link.id, cap },
+        "too many connections handshaking; evicting the oldest",
+      );
+      oldest.link.close(
+        CloseCode.tooManyHandshakes,
+        `more than ${cap} connections were handshaking; this one was the oldest`,
+      );
+    }
+    this.handshaking.add(connection);
   }
 
   /** Runs a link event now, or after the events already waiting on that connection. */
