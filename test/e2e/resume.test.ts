@@ -1,0 +1,106 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const procs = nodeProcs();
+const started = new Set<number>();
+const dirs: string[] = [];
+
+function alive(pid: number): boolean {
+  const info = procs.inspect(pid);
+  return info !== undefined && info.state !== "zombie" && info.state !== "dead";
+}
+
+async function until(what: string, test: () => boolean, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!test()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function runCli(
+  store: string,
+  calls: string,
+): { child: ChildProcess; exit: Promise<{ code: number | null; stdout: string }> } {
+  const child = spawn(
+    process.execPath,
+    [
+      "bin/baton.js",
+      "run",
+      "test/fixtures/counted.graph.ts",
+      "--store",
+      store,
+      "--workers",
+      "2",
+      "--json",
+    ],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        BATON_TEST_JOBS: "60",
+        BATON_TEST_DELAY_MS: "60",
+        BATON_TEST_CALLS: calls,
+      },
+    },
+  );
+  started.add(child.pid!);
+  let stdout = "";
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  const exit = new Promise<{ code: number | null; stdout: string }>((resolve) =>
+    child.on("close", (code) => resolve({ code, stdout })),
+  );
+  return { child, exit };
+}
+
+afterEach(() => {
+  for (const pid of started) if (alive(pid)) procs.signal(pid, "SIGKILL");
+  started.clear();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("resume after the coordinator dies", () => {
+  it("reruns only what was not stored when the coordinator was killed with SIGKILL", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-resume-"));
+    dirs.push(dir);
+    const store = join(dir, "store");
+    const first = join(dir, "calls-1");
+    const second = join(dir, "calls-2");
+    mkdirSync(first);
+    mkdirSync(second);
+
+    const killed = runCli(store, first);
+    await until("a third of the jobs to run", () => readdirSync(first).length >= 20);
+    const workers = procs
+      .list()
+      .filter((p) => p.ppid === killed.child.pid && p.argv.includes("worker"))
+      .map((p) => p.pid);
+    for (const pid of workers) started.add(pid);
+    expect(workers).toHaveLength(2);
+    procs.signal(killed.child.pid!, "SIGKILL");
+    await killed.exit;
+    // Workers lose their connection when the coordinator dies, and exit on their own.
+    await until("the orphaned workers to exit", () => workers.every((pid) => !alive(pid)), 15_000);
+
+    const rerun = runCli(store, second);
+    const { code, stdout } = await rerun.exit;
+    expect(code).toBe(0);
+    const result = JSON.parse(stdout) as {
+      ok: boolean;
+      counts: { completed: number; cached: number };
+    };
+    expect(result.ok).toBe(true);
+    expect(result.counts.completed).toBe(67);
+    expect(result.counts.cached).toBeGreaterThanOrEqual(readdirSync(first).length - 2);
+    // Stored jobs are not recomputed: the rerun called exactly the handlers of the others.
+    expect(readdirSync(second)).toHaveLength(67 - result.counts.cached);
+  }, 60_000);
+});
