@@ -190,15 +190,19 @@ export function createEngine(options: EngineOptions): Engine {
             }),
         });
         log.info({ jobs: board.jobs.size, address: listener.address }, "run started");
-        const workers = pool.start({
-          address: listener.address,
-          net,
-          secret,
-          ...(secretFile && { secretFile: secretFile.path }),
-          logsDir: store?.logsDir ?? join(".baton", "logs"),
-          jobs,
-          logger: log,
-        });
+        // Everything was in the store: no worker is needed.
+        const nothingToRun = board.done;
+        const workers = nothingToRun
+          ? { failed: new Promise<Error>(() => {}), stop: async () => {} }
+          : pool.start({
+              address: listener.address,
+              net,
+              secret,
+              ...(secretFile && { secretFile: secretFile.path }),
+              logsDir: store?.logsDir ?? join(".baton", "logs"),
+              jobs,
+              logger: log,
+            });
         let poolError: Error | undefined;
         void workers.failed.then((error) => {
           poolError = error;
