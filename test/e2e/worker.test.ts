@@ -192,6 +192,23 @@ describe("baton worker", () => {
     expect(`${stdout}${stderr}`).not.toContain(hex(secret));
   });
 
+  it("exits 3 naming the code mismatch (4006) when it loaded another job module", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    const coordinator = await startCoordinator([job("double", 1)], secret);
+    const { code, stderr } = await worker([
+      "--connect",
+      coordinator.address,
+      "--secret-file",
+      path,
+      "--jobs",
+      "test/fixtures/counted.graph.ts",
+    ]).exit;
+    expect(code).toBe(3);
+    expect(stderr).toMatch(
+      /^baton worker: connection closed with code 4006 \(.+\): job module mismatch/m,
+    );
+  });
+
   it("exits 2 with the chmod hint when the secret file is readable by others", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     chmodSync(path, 0o644);
