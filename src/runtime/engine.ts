@@ -163,7 +163,7 @@ export function createEngine(options: EngineOptions): Engine {
           ? await writeSecretFile(join(store?.dir ?? ".baton", "run"), { files, entropy })
           : undefined;
         const secret = secretFile?.secret ?? entropy.bytes(32);
-        new CoordinatorServer({
+        const server = new CoordinatorServer({
           listener,
           coordinator,
           clock,
@@ -223,6 +223,10 @@ export function createEngine(options: EngineOptions): Engine {
           await workers.stop();
           if (secretFile) await files.remove(secretFile.path);
           coordinator.stop();
+        }
+        const { badFrames, droppedResults } = server.refused;
+        if (badFrames + droppedResults > 0) {
+          log.warn({ badFrames, droppedResults }, "frames refused during the run");
         }
         if (poolError) throw poolError;
         return buildResult(runId, board, plan.idOf, tracker.timings, clock.now() - startedAt);
