@@ -1,0 +1,454 @@
+/**
+ * Dispatch over real sockets: no-op jobs through the engine with 2 and 8 `baton worker`
+ * processes (localPool, WebSockets on 127.0.0.1), against a raw `ws` request/response loop
+ * over the same number of connections to as many client processes, in the same run. Also
+ * the coordinator's RSS with 100,000 jobs queued and no worker.
+ *
+ * Throughput is measured from the first job frame sent to the last result received, with
+ * every worker connected before the first lease (the listener holds connections until all
+ * N have arrived), so worker start-up is not counted; the raw loop is timed the same way.
+ * No result store by default, so this is dispatch alone; BENCH_STORE=1 adds one (in a
+ * throwaway directory) to see what writing each result durably costs.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type WebSocket, WebSocketServer } from "ws";
+import { jobsOf } from "../src/cli/loadModule.ts";
+import { job } from "../src/graph/job.ts";
+import { createEngine } from "../src/runtime/engine.ts";
+import { loadJobs } from "../src/runtime/jobModule.ts";
+import { localPool } from "../src/runtime/localPool.ts";
+import { nodeProcs } from "../src/runtime/nodeProcs.ts";
+import type { Link, Net } from "../src/runtime/ports.ts";
+import { wsNet } from "../src/runtime/wsNet.ts";
+
+const JOBS = Number(process.env.BENCH_JOBS ?? 20_000);
+if (!Number.isInteger(JOBS) || JOBS < 1) {
+  console.error(
+    `BENCH_JOBS must be a whole number of jobs, at least 1, not ${process.env.BENCH_JOBS}`,
+  );
+  process.exit(2);
+}
+const WORKER_COUNTS = [2, 8];
+const QUEUED = 100_000;
+/** BENCH_STORE=1: the engine writes every result to a result store (fsync per result). */
+const WITH_STORE = process.env.BENCH_STORE === "1";
+const JOBS_MODULE = fileURLToPath(new URL("./fixtures/noop.jobs.ts", import.meta.url));
+const ECHO_CLIENT = fileURLToPath(new URL("./fixtures/wsEchoClient.mjs", import.meta.url));
+const BATON_BIN = fileURLToPath(new URL("../bin/baton.js", import.meta.url));
+const HOME = process.cwd();
+/** USER_HZ: the unit of CPU times in /proc/PID/stat, 100 on every Linux platform Node runs on. */
+const CLOCK_TICKS = 100;
+
+const LEASE_LATENCY =
+  "lease latency = on the coordinator, from a worker's result frame arriving on its socket " +
+  "to that worker's next job frame being written to the socket (parse, connection and " +
+  "coordinator machines, lease, encode); the network and the worker are not in it";
+
+function gc(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+const mb = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
+const fixed = (n: number, digits: number) => Number(n.toFixed(digits));
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))]!;
+}
+
+/**
+ * The safety net behind the pools: every worker process and raw client this process started
+ * and that is still there, stopped by pid (the raw clients from their handles, the workers
+ * found in /proc as children of this process running bin/baton.js).
+ */
+const clients = new Set<ChildProcess>();
+function stopChildren(): void {
+  for (const child of clients) if (child.exitCode === null) child.kill("SIGKILL");
+  const procs = nodeProcs();
+  for (const info of procs.list()) {
+    const ours = info.ppid === process.pid && info.argv.includes(BATON_BIN);
+    if (ours && info.state !== "zombie") procs.signal(info.pid, "SIGKILL");
+  }
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    stopChildren();
+    if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true });
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  });
+}
+
+let tempDir: string | undefined;
+
+/** A throwaway working directory: the engine puts `.baton/` (secret file, logs) in it. */
+async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), "baton-bench-dispatch-"));
+  tempDir = dir;
+  process.chdir(dir);
+  try {
+    return await fn(dir);
+  } finally {
+    process.chdir(HOME);
+    rmSync(dir, { recursive: true, force: true });
+    tempDir = undefined;
+  }
+}
+
+/**
+ * CPU time (user + system, ms) of this process and of its child processes (the workers or
+ * the raw clients; also tsx's idle esbuild service), from /proc: what a job costs each side.
+ */
+interface Cpu {
+  self: number;
+  children: number;
+}
+
+function cpuNow(): Cpu {
+  const usage = process.cpuUsage();
+  let ticks = 0;
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    // After "PID (COMM) ": state, ppid, … utime and stime are the 12th and 13th fields.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[1]) === process.pid) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return { self: (usage.user + usage.system) / 1000, children: ticks * (1000 / CLOCK_TICKS) };
+}
+
+interface Timing {
+  /** Results to wait for: the measurement ends at the last one. */
+  expected: number;
+  firstJobAt: number | undefined;
+  lastResultAt: number | undefined;
+  cpuAtFirstJob: Cpu | undefined;
+  cpuAtLastResult: Cpu | undefined;
+  results: number;
+  /** ms from a result arriving to the next job frame on the same connection. */
+  turnaround: number[];
+  /** ms from a job frame sent to its result arriving. */
+  roundTrip: number[];
+}
+
+const newTiming = (expected: number): Timing => ({
+  expected,
+  firstJobAt: undefined,
+  lastResultAt: undefined,
+  cpuAtFirstJob: undefined,
+  cpuAtLastResult: undefined,
+  results: 0,
+  turnaround: [],
+  roundTrip: [],
+});
+
+/** Timestamps job frames out and result frames in, on the coordinator's side of a link. */
+function timedLink(link: Link, timing: Timing): Link {
+  let resultAt: number | undefined;
+  let jobAt: number | undefined;
+  return {
+    id: link.id,
+    remote: link.remote,
+    get bufferedAmount() {
+      return link.bufferedAmount;
+    },
+    send(frame) {
+      if (frame.startsWith('{"type":"job"')) {
+        const now = performance.now();
+        if (timing.firstJobAt === undefined) {
+          timing.cpuAtFirstJob = cpuNow();
+          timing.firstJobAt = performance.now();
+        }
+        if (resultAt !== undefined) timing.turnaround.push(now - resultAt);
+        resultAt = undefined;
+        jobAt = now;
+      }
+      link.send(frame);
+    },
+    onFrame(handler) {
+      link.onFrame((frame) => {
+        if (frame.startsWith('{"type":"result"')) {
+          const now = performance.now();
+          timing.results++;
+          timing.lastResultAt = now;
+          if (timing.results === timing.expected) timing.cpuAtLastResult = cpuNow();
+          if (jobAt !== undefined) timing.roundTrip.push(now - jobAt);
+          jobAt = undefined;
+          resultAt = now;
+        }
+        handler(frame);
+      });
+    },
+    close: (code, reason) => link.close(code, reason),
+    ping: () => link.ping(),
+    onPong: (handler) => link.onPong(handler),
+    onClose: (handler) => link.onClose(handler),
+  };
+}
+
+/**
+ * wsNet, with each accepted link timed and held back until `gate` links have arrived, so
+ * that every worker starts together.
+ */
+function timedNet(gate: number, timing: Timing): Net {
+  const net = wsNet();
+  return {
+    connect: (address, options) => net.connect(address, options),
+    async listen(address, options) {
+      const listener = await net.listen(address, options);
+      const handlers: ((link: Link) => void)[] = [];
+      const held: Link[] = [];
+      let open = gate <= 0;
+      listener.onConnection((link) => {
+        const timed = timedLink(link, timing);
+        if (open) {
+          for (const handler of handlers) handler(timed);
+          return;
+        }
+        held.push(timed);
+        if (held.length < gate) return;
+        open = true;
+        for (const waiting of held.splice(0)) for (const handler of handlers) handler(waiting);
+      });
+      return {
+        address: listener.address,
+        onConnection: (handler) => handlers.push(handler),
+        close: () => listener.close(),
+      };
+    },
+  };
+}
+
+const module = await import(JOBS_MODULE);
+const jobs = loadJobs(jobsOf(module, JOBS_MODULE), readFileSync(JOBS_MODULE, "utf8"));
+const noopGraph = (count: number, offset = 0) =>
+  Array.from({ length: count }, (_, i) => job("noop", offset + i));
+
+interface Measured {
+  perSec: number;
+  seconds: number;
+  turnaround: number[];
+  roundTrip: number[];
+  /** CPU µs per job (or round trip): this process (coordinator, raw server) and its children. */
+  selfCpuUs: number;
+  childrenCpuUs: number;
+}
+
+function measured(timing: Timing): Measured {
+  const { firstJobAt, lastResultAt, cpuAtFirstJob: start, cpuAtLastResult: end } = timing;
+  if (timing.results !== timing.expected || !start || !end || !firstJobAt || !lastResultAt) {
+    throw new Error(`${timing.results} of ${timing.expected} results arrived`);
+  }
+  const seconds = (lastResultAt - firstJobAt) / 1000;
+  return {
+    perSec: timing.expected / seconds,
+    seconds,
+    turnaround: timing.turnaround.sort((x, y) => x - y),
+    roundTrip: timing.roundTrip.sort((x, y) => x - y),
+    selfCpuUs: ((end.self - start.self) * 1000) / timing.expected,
+    childrenCpuUs: ((end.children - start.children) * 1000) / timing.expected,
+  };
+}
+
+/** No-op jobs through the engine and `workers` worker processes. */
+async function engineRun(workers: number, count: number, offset: number): Promise<Measured> {
+  return inTempDir(async (dir) => {
+    const timing = newTiming(count);
+    const engine = createEngine({
+      jobs,
+      workers: localPool({ jobsModule: JOBS_MODULE, count: workers }),
+      net: timedNet(workers, timing),
+      ...(WITH_STORE && { store: join(dir, "store") }),
+    });
+    const result = await engine.run(noopGraph(count, offset));
+    if (!result.ok) throw new Error(`the engine run failed: ${JSON.stringify(result.counts)}`);
+    return measured(timing);
+  });
+}
+
+/**
+ * The baseline: a `ws` server here and `connections` client processes, each answering
+ * job-shaped frames with result-shaped frames; the server hands out `count` requests from one
+ * shared counter, the next to a connection as soon as its previous answer arrives.
+ */
+async function rawLoop(connections: number, count: number): Promise<Measured> {
+  const server = new WebSocketServer({
+    host: "127.0.0.1",
+    port: 0,
+    perMessageDeflate: false,
+    clientTracking: false,
+  });
+  await once(server, "listening");
+  const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const timing = newTiming(count);
+  const conns: { socket: WebSocket; sentAt: number }[] = [];
+  const children: ChildProcess[] = [];
+  let issued = 0;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const sendNext = (conn: { socket: WebSocket; sentAt: number }) => {
+        if (issued >= count) return;
+        const input = issued++;
+        const id = input.toString(16).padStart(16, "0");
+        conn.sentAt = performance.now();
+        conn.socket.send(
+          JSON.stringify({ type: "job", id, kind: "noop", input, deps: {}, attempt: 1 }),
+        );
+      };
+      server.on("connection", (socket) => {
+        const conn = { socket, sentAt: 0 };
+        socket.on("message", (data: Buffer) => {
+          const now = performance.now();
+          const frame = JSON.parse(data.toString("utf8")) as { type: string; job: string };
+          if (frame.type !== "result") return reject(new Error(`unexpected ${frame.type}`));
+          timing.roundTrip.push(now - conn.sentAt);
+          timing.results++;
+          timing.lastResultAt = now;
+          if (timing.results === count) {
+            timing.cpuAtLastResult = cpuNow();
+            resolve();
+          } else sendNext(conn);
+        });
+        conns.push(conn);
+        if (conns.length < connections) return;
+        // Every client is connected: start them all.
+        timing.cpuAtFirstJob = cpuNow();
+        timing.firstJobAt = performance.now();
+        for (const waiting of conns) sendNext(waiting);
+      });
+      for (let i = 0; i < connections; i++) {
+        const child = spawn(process.execPath, [ECHO_CLIENT, url], {
+          stdio: ["ignore", "ignore", "inherit"],
+        });
+        clients.add(child);
+        children.push(child);
+        child.once("exit", (code) => {
+          clients.delete(child);
+          if (timing.results < count) reject(new Error(`raw client ${child.pid} exited (${code})`));
+        });
+      }
+    });
+  } finally {
+    for (const { socket } of conns) socket.close(1000, "done");
+    await Promise.all(
+      children.map((child) =>
+        child.exitCode !== null || child.signalCode !== null ? undefined : once(child, "exit"),
+      ),
+    );
+    server.close();
+  }
+  return measured(timing);
+}
+
+/** The coordinator's RSS with `QUEUED` ready jobs, its listener up and no worker at all. */
+async function rssWithQueued(): Promise<{ before: number; queued: number }> {
+  return inTempDir(async () => {
+    gc();
+    const before = process.memoryUsage().rss;
+    const engine = createEngine({
+      jobs,
+      workers: localPool({ jobsModule: JOBS_MODULE, count: 0 }),
+      progressIntervalMs: 20,
+    });
+    const run = engine.run(noopGraph(QUEUED));
+    // The first progress event comes after the coordinator has started.
+    await new Promise<void>((resolve) => run.once("progress", () => resolve()));
+    gc();
+    const queued = process.memoryUsage().rss;
+    run.cancel("the benchmark has measured memory");
+    const result = await run;
+    if (result.counts.cancelled !== QUEUED) throw new Error("the queued run did not cancel");
+    return { before, queued };
+  });
+}
+
+if (!(globalThis as { gc?: unknown }).gc) {
+  console.error("note: run with --expose-gc for steadier memory figures (npm run bench does)");
+}
+
+try {
+  const rss = await rssWithQueued();
+  // Warm-up: the coordinator's JIT, and the raw loop's.
+  await engineRun(2, Math.min(2_000, JOBS), 10_000_000);
+  await rawLoop(2, Math.min(2_000, JOBS));
+
+  console.log(
+    `${JOBS.toLocaleString()} no-op jobs per measurement (BENCH_JOBS to change), ` +
+      `${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}, ` +
+      (WITH_STORE ? "with a result store (BENCH_STORE=1)" : "no result store"),
+  );
+  console.log(LEASE_LATENCY);
+  const results = [];
+  for (const workers of WORKER_COUNTS) {
+    const raw = await rawLoop(workers, JOBS);
+    const engine = await engineRun(workers, JOBS, workers * 1_000_000);
+    const ratio = engine.perSec / raw.perSec;
+    const row = {
+      workers,
+      jobsPerSec: Math.round(engine.perSec),
+      rawRoundTripsPerSec: Math.round(raw.perSec),
+      ratio: fixed(ratio, 4),
+      leaseLatencyMsP50: fixed(percentile(engine.turnaround, 0.5), 4),
+      leaseLatencyMsP99: fixed(percentile(engine.turnaround, 0.99), 4),
+      jobRoundTripMsP50: fixed(percentile(engine.roundTrip, 0.5), 4),
+      jobRoundTripMsP99: fixed(percentile(engine.roundTrip, 0.99), 4),
+      rawRoundTripMsP50: fixed(percentile(raw.roundTrip, 0.5), 4),
+      rawRoundTripMsP99: fixed(percentile(raw.roundTrip, 0.99), 4),
+      coordinatorCpuUsPerJob: fixed(engine.selfCpuUs, 1),
+      workersCpuUsPerJob: fixed(engine.childrenCpuUs, 1),
+      coordinatorBusy: fixed((engine.selfCpuUs * engine.perSec) / 1e6, 3),
+      rawServerCpuUsPerRoundTrip: fixed(raw.selfCpuUs, 1),
+      rawClientsCpuUsPerRoundTrip: fixed(raw.childrenCpuUs, 1),
+    };
+    results.push(row);
+    console.log(`${workers} workers:`);
+    console.log(
+      `  engine:  ${row.jobsPerSec.toLocaleString()} jobs/s (${engine.seconds.toFixed(2)} s)`,
+    );
+    console.log(
+      `  raw ws:  ${row.rawRoundTripsPerSec.toLocaleString()} round trips/s (${raw.seconds.toFixed(2)} s)`,
+    );
+    console.log(`  ratio engine/raw: ${row.ratio.toFixed(3)} (goal ≥ 0.6)`);
+    console.log(
+      `  lease latency p50 ${row.leaseLatencyMsP50.toFixed(3)} ms, p99 ${row.leaseLatencyMsP99.toFixed(3)} ms`,
+    );
+    console.log(
+      `  round trip (job frame out → result in) p50 ${row.jobRoundTripMsP50.toFixed(3)} ms, ` +
+        `p99 ${row.jobRoundTripMsP99.toFixed(3)} ms; raw p50 ${row.rawRoundTripMsP50.toFixed(3)} ms, ` +
+        `p99 ${row.rawRoundTripMsP99.toFixed(3)} ms`,
+    );
+    console.log(
+      `  CPU per job: coordinator ${row.coordinatorCpuUsPerJob} µs ` +
+        `(busy ${Math.round(row.coordinatorBusy * 100)}% of the time), workers ${row.workersCpuUsPerJob} µs; ` +
+        `raw: server ${row.rawServerCpuUsPerRoundTrip} µs, clients ${row.rawClientsCpuUsPerRoundTrip} µs`,
+    );
+  }
+  console.log(
+    `coordinator RSS with ${QUEUED.toLocaleString()} jobs queued: ${mb(rss.queued)} MB ` +
+      `(${mb(rss.before)} MB before planning)`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: "dispatch",
+      jobs: JOBS,
+      store: WITH_STORE,
+      leaseLatency: "coordinator: result frame in → same worker's next job frame out",
+      results,
+      coordinatorRssMbWith100kQueued: mb(rss.queued),
+      coordinatorRssMbBeforePlanning: mb(rss.before),
+      cores: availableParallelism(),
+    }),
+  );
+} finally {
+  stopChildren();
+}
