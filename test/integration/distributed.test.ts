@@ -103,4 +103,16 @@ describe("runs over real sockets with worker processes", () => {
     expect(new Set(stored).size).toBe(551);
     expect(workerChildren()).toEqual([]);
   }, 120_000);
+
+  it("fails the run naming the worker's log when its workers cannot start", async () => {
+    const dir = tempDir();
+    const { graph, jobs } = await graphWith(5, 0, join(dir, "unused"));
+    const engine = createEngine({
+      jobs,
+      workers: localPool({ jobsModule: join(dir, "missing.jobs.ts"), count: 1, maxRestarts: 2 }),
+      store: join(dir, "store"),
+    });
+    await expect(engine.run(graph)).rejects.toThrow(/worker local-1\.3 .*worker-1\.log/s);
+    expect(workerChildren()).toEqual([]);
+  }, 60_000);
 });
