@@ -165,7 +165,12 @@ class WorkerSession {
         message: `this worker's job module has no handler for kind "${frame.kind}"`,
       });
     }
-    const log = logger.child({ job: frame.id, kind: frame.kind, attempt: frame.attempt });
+    let log: Logger | undefined;
+    // A child logger per job is a measurable cost at thousands of jobs a second: made on use.
+    const jobLog = () => {
+      log ??= logger.child({ job: frame.id, kind: frame.kind, attempt: frame.attempt });
+      return log;
+    };
     const ctx: JobContext = {
       job: { id: frame.id, kind: frame.kind, attempt: frame.attempt },
       results: Object.values(frame.deps),
@@ -173,7 +178,9 @@ class WorkerSession {
       get signal() {
         return abort.signal;
       },
-      log,
+      get log() {
+        return jobLog();
+      },
       progress: (update) => {
         if (this.running?.id === frame.id)
           this.send({ type: "progress", job: frame.id, ...update });
@@ -194,7 +201,7 @@ class WorkerSession {
       if (thrown instanceof NeedJobs) {
         return { type: "result", job: frame.id, status: "blocked", needs: thrown.needs };
       }
-      log.debug({ err: thrown }, "job failed");
+      jobLog().debug({ err: thrown }, "job failed");
       return failed(frame.id, serializeThrown(thrown, frame));
     }
   }
