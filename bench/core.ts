@@ -2,11 +2,13 @@
  * Core throughput and memory: no-op jobs through the coordinator and connection machines
  * over the in-memory Net, against a bare loop calling the same handler in the same run.
  */
-import { createActor, setup } from "xstate";
-import { job } from "../src/graph/job.ts";
+import { type Actor, createActor, setup } from "xstate";
+import { job, type PlannedJob } from "../src/graph/job.ts";
 import { planGraph } from "../src/graph/planGraph.ts";
+import { connectionMachine } from "../src/machines/connection.ts";
 import { coordinatorMachine } from "../src/machines/coordinator.ts";
 import { createEngine } from "../src/runtime/engine.ts";
+import { PROTOCOL } from "../src/transport/protocolVersion.ts";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 100_000);
 const WORKERS = 8;
@@ -31,6 +33,82 @@ async function engineRun(): Promise<number> {
   const result = await engine.run(graph);
   const elapsed = performance.now() - start;
   if (!result.ok) throw new Error("the benchmark run failed");
+  return (JOBS * 1000) / elapsed;
+}
+
+/**
+ * The machines alone: the coordinator and one connection actor per worker, driven by hand
+ * (each job frame the connections emit is answered at once with a completed RESULT), with no
+ * frames, no Net and no worker code. The engine's figure minus this is the price of all that.
+ */
+function machinesOnly(): number {
+  const jobs: PlannedJob[] = Array.from({ length: JOBS }, (_, i) => ({
+    id: `j${i}`,
+    kind: "noop",
+    input: i,
+    deps: [],
+    requires: {},
+    retries: 3,
+  }));
+  const coordinator = createActor(coordinatorMachine, { input: { jobs } });
+  const connections: Actor<typeof connectionMachine>[] = [];
+  const granted: { conn: number; job: string }[] = [];
+  coordinator.on("effects", ({ effects }) => {
+    for (const effect of effects) {
+      if (effect.type !== "lease.granted") continue;
+      const { job: planned, deps, attempt } = effect;
+      connections[Number(effect.conn)]!.send({
+        type: "GRANT",
+        job: planned.id,
+        frame: {
+          type: "job",
+          id: planned.id,
+          kind: planned.kind,
+          input: planned.input,
+          deps,
+          attempt,
+        },
+      });
+    }
+  });
+  coordinator.start();
+  for (let i = 0; i < WORKERS; i++) {
+    const connection = createActor(connectionMachine, {
+      input: { conn: String(i), coordinator, run: "bench", nonce: "n", protocol: PROTOCOL },
+    });
+    connection.on("send", ({ frame }) => {
+      if (frame.type === "job") granted.push({ conn: i, job: frame.id });
+    });
+    connections.push(connection.start());
+  }
+  const start = performance.now();
+  for (const [i, connection] of connections.entries()) {
+    connection.send({
+      type: "HELLO",
+      frame: {
+        type: "hello",
+        protocol: [...PROTOCOL],
+        worker: `w${i}`,
+        resources: {},
+        codeHash: "c",
+        proof: "p",
+      },
+      authentic: true,
+      welcomeProof: "p",
+    });
+  }
+  for (let next = 0; next < granted.length; next++) {
+    const { conn, job: id } = granted[next]!;
+    connections[conn]!.send({
+      type: "RESULT",
+      frame: { type: "result", job: id, status: "completed", value: null },
+    });
+  }
+  const elapsed = performance.now() - start;
+  if (coordinator.getSnapshot().value !== "done")
+    throw new Error("the machines-only run did not finish");
+  for (const connection of connections) connection.stop();
+  coordinator.stop();
   return (JOBS * 1000) / elapsed;
 }
 
@@ -85,12 +163,20 @@ if (!(globalThis as { gc?: unknown }).gc) {
 await engineRun(); // warm-up at full size: JIT and allocator
 const bare = await bareLoop();
 const engine = await engineRun();
+machinesOnly(); // warm-up
+const machines = machinesOnly();
 const toggle = xstateToggle();
 const chain = heapPerJob("chain");
 const fanIn = heapPerJob("fan-in");
 console.log(`bare loop:          ${Math.round(bare).toLocaleString()} calls/s`);
 console.log(
   `engine (${WORKERS} workers): ${Math.round(engine).toLocaleString()} jobs/s (goal ≥ 50,000)`,
+);
+console.log(
+  `machines only:      ${Math.round(machines).toLocaleString()} jobs/s (coordinator + ${WORKERS} connection actors, no frames, no Net, no workers)`,
+);
+console.log(
+  `xstate floor:       ${Math.round(toggle).toLocaleString()} state changes/s (a bare two-state toggle); at 4 events a job, at most ${Math.round(toggle / 4).toLocaleString()} jobs/s`,
 );
 console.log(`ratio engine/bare:  ${(engine / bare).toFixed(4)}`);
 console.log(
@@ -104,6 +190,7 @@ console.log(
     jobsPerSec: Math.round(engine),
     bareCallsPerSec: Math.round(bare),
     ratioToBare: Number((engine / bare).toFixed(5)),
+    machinesOnlyJobsPerSec: Math.round(machines),
     xstateStateChangesPerSec: Math.round(toggle),
     heapBytesPerJobChain: Math.round(chain),
     heapBytesPerJobFanIn: Math.round(fanIn),

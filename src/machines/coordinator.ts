@@ -1,4 +1,4 @@
-import { enqueueActions, setup } from "xstate";
+import { emit, enqueueActions, setup } from "xstate";
 import type { PlannedJob, Resources } from "../graph/job.ts";
 import {
   type CoordinatorEffect,
@@ -21,8 +21,8 @@ export type CoordinatorEvent =
 
 /**
  * What the coordinator reports: the effects of one event, in order, as one batch (one emit
- * per event keeps a burst — a fan-out unblocking 100,000 jobs — linear), and the end of the
- * run.
+ * per event keeps a burst — a fan-out unblocking 100,000 jobs — linear; an event that changed
+ * nothing emits an empty batch), and the end of the run.
  */
 export type CoordinatorEmitted =
   | { type: "effects"; effects: CoordinatorEffect[] }
@@ -34,9 +34,14 @@ export interface CoordinatorInput extends JobBoardOptions {
 
 /**
  * The coordinator: one per run. It decides who runs what; the runtime carries out what it
- * emits (`lease.granted`, `connection.released`, … in one `effects` batch per event). States: `running` until nothing is
- * ready or running, `cancelling` after CANCEL until running jobs answer, then `done`, which
- * is not final so that late workers are still told to stop.
+ * emits (`lease.granted`, `connection.released`, … in one `effects` batch per event). States:
+ * `running` until nothing is ready or running, `cancelling` after CANCEL until running jobs
+ * answer, then `done`, which is not final so that late workers are still told to stop.
+ *
+ * Every event is two actions: `apply` hands it to the board (a plain action: no builtin, no
+ * allocation of its own) and `emitEffects` emits what the board gathered. Timers are rare
+ * (the lease sweep, retry backoffs), so they are not scheduled on every event: the root's
+ * eventless transition `scheduleTimers` runs only when the board has asked for one.
  *
  * @example
  * ```ts
@@ -54,89 +59,95 @@ export const coordinatorMachine = setup({
     emitted: {} as CoordinatorEmitted,
   },
   actions: {
-    apply: enqueueActions(({ context, event, enqueue }) => {
+    apply: ({ context, event }) => {
       const board = context.board;
       switch (event.type) {
         case "LEASE":
           board.lease(event.conn, event.worker, event.resources);
-          break;
+          return;
         case "RESULT":
           board.result(event.conn, event.job, event.outcome);
-          break;
+          return;
         case "WORKER_LOST":
           board.workerLost(event.conn);
-          break;
+          return;
         case "HEARTBEAT":
           board.heartbeat(event.conn);
-          break;
-        case "LEASE_EXPIRED":
-          board.leaseExpired(event.conn, event.job);
-          break;
+          return;
+        case "LEASE_SWEEP":
+          board.leaseSweep();
+          return;
         case "RETRY_DUE":
           board.retryDue(event.job);
-          break;
+          return;
         case "CANCEL":
           board.cancel(event.reason ?? "the run was cancelled");
-          break;
+          return;
         case "SHUTDOWN":
           board.finish(event.reason ?? "the run was shut down");
-          break;
+          return;
       }
-      const { effects, timers } = board.drain();
-      for (const timer of timers) {
+    },
+    emitEffects: emit(({ context }) => ({
+      type: "effects" as const,
+      effects: context.board.takeEffects(),
+    })),
+    scheduleTimers: enqueueActions(({ context, enqueue }) => {
+      for (const timer of context.board.takeTimers()) {
         enqueue.cancel(timer.id);
         if (timer.type === "start")
           enqueue.raise(timer.event, { delay: timer.delayMs, id: timer.id });
       }
-      if (effects.length > 0) enqueue.emit({ type: "effects", effects });
     }),
     finish: enqueueActions(({ context, enqueue }) => {
       const board = context.board;
       if (!board.finished) board.finish("the run is done");
-      const { effects } = board.drain();
+      const effects = board.takeEffects();
       if (effects.length > 0) enqueue.emit({ type: "effects", effects });
       enqueue.emit({ type: "run.finished", counts: board.counts() });
     }),
   },
   guards: {
     runComplete: ({ context }) => context.board.done,
+    timersRequested: ({ context }) => context.board.timers.length > 0,
   },
 }).createMachine({
   id: "coordinator",
   context: ({ input }) => ({ board: new JobBoard(input.jobs, input) }),
+  always: { guard: "timersRequested", actions: "scheduleTimers" },
   initial: "running",
   states: {
     running: {
       always: { guard: "runComplete", target: "done" },
       on: {
-        LEASE: { actions: "apply" },
-        RESULT: { actions: "apply" },
-        WORKER_LOST: { actions: "apply" },
-        HEARTBEAT: { actions: "apply" },
-        LEASE_EXPIRED: { actions: "apply" },
-        RETRY_DUE: { actions: "apply" },
-        CANCEL: { target: "cancelling", actions: "apply" },
-        SHUTDOWN: { target: "done", actions: "apply" },
+        LEASE: { actions: ["apply", "emitEffects"] },
+        RESULT: { actions: ["apply", "emitEffects"] },
+        WORKER_LOST: { actions: ["apply", "emitEffects"] },
+        HEARTBEAT: { actions: ["apply", "emitEffects"] },
+        LEASE_SWEEP: { actions: ["apply", "emitEffects"] },
+        RETRY_DUE: { actions: ["apply", "emitEffects"] },
+        CANCEL: { target: "cancelling", actions: ["apply", "emitEffects"] },
+        SHUTDOWN: { target: "done", actions: ["apply", "emitEffects"] },
       },
     },
     cancelling: {
       always: { guard: "runComplete", target: "done" },
       on: {
-        LEASE: { actions: "apply" },
-        RESULT: { actions: "apply" },
-        WORKER_LOST: { actions: "apply" },
-        HEARTBEAT: { actions: "apply" },
-        LEASE_EXPIRED: { actions: "apply" },
-        RETRY_DUE: { actions: "apply" },
-        SHUTDOWN: { target: "done", actions: "apply" },
+        LEASE: { actions: ["apply", "emitEffects"] },
+        RESULT: { actions: ["apply", "emitEffects"] },
+        WORKER_LOST: { actions: ["apply", "emitEffects"] },
+        HEARTBEAT: { actions: ["apply", "emitEffects"] },
+        LEASE_SWEEP: { actions: ["apply", "emitEffects"] },
+        RETRY_DUE: { actions: ["apply", "emitEffects"] },
+        SHUTDOWN: { target: "done", actions: ["apply", "emitEffects"] },
       },
     },
     done: {
       entry: "finish",
       on: {
-        LEASE: { actions: "apply" },
-        RESULT: { actions: "apply" },
-        WORKER_LOST: { actions: "apply" },
+        LEASE: { actions: ["apply", "emitEffects"] },
+        RESULT: { actions: ["apply", "emitEffects"] },
+        WORKER_LOST: { actions: ["apply", "emitEffects"] },
       },
     },
   },

@@ -52,9 +52,27 @@ export type TimerRequest =
   | { type: "start"; id: string; delayMs: number; event: TimerEvent }
   | { type: "cancel"; id: string };
 
-export type TimerEvent =
-  | { type: "LEASE_EXPIRED"; conn: string; job: string }
-  | { type: "RETRY_DUE"; job: string };
+export type TimerEvent = { type: "LEASE_SWEEP" } | { type: "RETRY_DUE"; job: string };
+
+/**
+ * Lease sweeps per lease timeout. Lease deadlines are checked by one periodic sweep (every
+ * `leaseTimeoutMs / LEASE_SWEEPS`, and only while some lease can expire) instead of a timer
+ * per lease, which cost a cancel and a start on every grant. A lease not renewed for
+ * `leaseTimeoutMs` therefore expires at the first sweep after its deadline: never early, and
+ * at most a tenth of the timeout late.
+ */
+export const LEASE_SWEEPS = 10;
+
+/** `dependents` of a job nothing depends on: shared (most jobs of a wide graph), so frozen. */
+const NO_DEPENDENTS: string[] = Object.freeze([]) as unknown as string[];
+
+function addDependent(parent: JobRecord, id: string): void {
+  if (parent.dependents === NO_DEPENDENTS) parent.dependents = [id];
+  else parent.dependents.push(id);
+}
+
+/** `deps` of a job frame for a job without dependencies: shared, so frozen. */
+const NO_DEPS: Record<string, Json> = Object.freeze({}) as Record<string, Json>;
 
 export interface JobRecord {
   readonly job: PlannedJob;
@@ -67,6 +85,7 @@ export interface JobRecord {
   lostWorkers: string[];
   /** Dependencies not completed yet. */
   waitingOn: number;
+  /** Jobs that run after this one (a shared empty list until the first one is added). */
   dependents: string[];
   /** The connection holding the lease, while running. */
   holder: string | undefined;
@@ -95,7 +114,7 @@ interface Waiter {
 interface ReadyClass {
   kind: string;
   requires: Resources;
-  queue: string[];
+  queue: JobRecord[];
   head: number;
 }
 
@@ -104,7 +123,10 @@ export interface JobBoardOptions {
   maxLost?: number;
   /** Most jobs of a kind running at once. */
   throttle?: Readonly<Record<string, number>>;
-  /** A lease not renewed by a heartbeat for this long expires (default 20 s; 0 = never). */
+  /**
+   * A lease not renewed by a heartbeat for this long expires (default 20 s; 0 = never), at the
+   * first lease sweep after that (at most `leaseTimeoutMs / LEASE_SWEEPS` later).
+   */
   leaseTimeoutMs?: number;
   /**
    * Resources of the workers this run can ever have. A job added while running that none of
@@ -138,6 +160,14 @@ export class JobBoard {
   readonly workerOf = new Map<string, string>();
   effects: CoordinatorEffect[] = [];
   timers: TimerRequest[] = [];
+  /** Jobs in each state. */
+  private readonly tally: Record<JobState, number> = {
+    blocked: 0,
+    ready: 0,
+    running: 0,
+    completed: 0,
+    failed: 0,
+  };
   /** Results dropped, by reason. */
   readonly dropped: Record<DropReason, number> = { "not-held": 0, "unknown-job": 0, finished: 0 };
   /** Set once the run is finished; from then on no lease is granted. */
@@ -148,9 +178,16 @@ export class JobBoard {
   private readyCount = 0;
   private runningCount = 0;
   private retryCount = 0;
+  /** Jobs running by kind; kept only when a throttle is set (nothing else reads it). */
   private readonly runningByKind = new Map<string, number>();
+  private readonly throttled: boolean;
   private readonly maxLost: number;
   private readonly leaseTimeoutMs: number;
+  /** Lease sweeps so far. */
+  private sweeps = 0;
+  private sweepPending = false;
+  /** Leases that can still expire: connection → the sweep count when granted or last renewed. */
+  private readonly renewed = new Map<string, number>();
   private readonly bugs: ReadonlySet<PlantedBug>;
 
   constructor(
@@ -159,6 +196,7 @@ export class JobBoard {
   ) {
     this.maxLost = options.maxLost ?? 3;
     this.leaseTimeoutMs = options.leaseTimeoutMs ?? 20_000;
+    this.throttled = options.throttle !== undefined && Object.keys(options.throttle).length > 0;
     this.bugs = new Set(options.plantedBugs ?? []);
     this.add([...jobs]);
     // The starting state is not a change: readers take it from the board itself.
@@ -172,25 +210,28 @@ export class JobBoard {
     );
   }
 
-  /** How many jobs are in each state. */
+  /** How many jobs are in each state (kept as they change: progress asks often). */
   counts(): Record<JobState, number> {
-    const counts: Record<JobState, number> = {
-      blocked: 0,
-      ready: 0,
-      running: 0,
-      completed: 0,
-      failed: 0,
-    };
-    for (const record of this.jobs.values()) counts[record.state]++;
-    return counts;
+    return { ...this.tally };
   }
 
   /** Hand out every effect and timer request gathered since the last drain. */
   drain(): { effects: CoordinatorEffect[]; timers: TimerRequest[] } {
-    const out = { effects: this.effects, timers: this.timers };
+    return { effects: this.takeEffects(), timers: this.takeTimers() };
+  }
+
+  /** Hand out the effects gathered since they were last taken. */
+  takeEffects(): CoordinatorEffect[] {
+    const effects = this.effects;
     this.effects = [];
-    this.timers = [];
-    return out;
+    return effects;
+  }
+
+  /** Hand out the timer requests gathered since they were last taken. */
+  takeTimers(): TimerRequest[] {
+    const timers = this.timers;
+    if (timers.length > 0) this.timers = [];
+    return timers;
   }
 
   /** A connection asks for a job: it gets one now, or waits until one it can take is ready. */
@@ -201,9 +242,9 @@ export class JobBoard {
       this.effects.push({ type: "connection.released", conn });
       return;
     }
-    const id = this.pickFor(resources);
-    if (id === undefined) this.waiting.set(conn, { worker, resources });
-    else this.grant(conn, id);
+    const cls = this.pickFor(resources);
+    if (cls === undefined) this.waiting.set(conn, { worker, resources });
+    else this.grant(conn, cls);
   }
 
   /** A worker reports the outcome of a job. Only the holder of the lease is heard. */
@@ -261,14 +302,23 @@ export class JobBoard {
 
   /** The worker holding a lease is alive: push its deadline back. */
   heartbeat(conn: string): void {
-    const jobId = this.leases.get(conn);
-    if (jobId !== undefined) this.startLeaseTimer(conn, jobId);
+    if (this.leases.has(conn)) this.renew(conn);
   }
 
-  /** A lease deadline passed without a heartbeat: ask for the connection to be closed. */
-  leaseExpired(conn: string, jobId: string): void {
-    if (this.leases.get(conn) === jobId)
-      this.effects.push({ type: "lease.expired", conn, job: jobId });
+  /**
+   * The periodic lease sweep: every lease not renewed for more than `LEASE_SWEEPS` sweeps
+   * (so for more than `leaseTimeoutMs`) has expired: ask for its connection to be closed,
+   * once. The release comes later, through WORKER_LOST.
+   */
+  leaseSweep(): void {
+    this.sweepPending = false;
+    const now = ++this.sweeps;
+    for (const [conn, at] of this.renewed) {
+      if (now - at <= LEASE_SWEEPS) continue;
+      this.renewed.delete(conn);
+      this.effects.push({ type: "lease.expired", conn, job: this.leases.get(conn)! });
+    }
+    if (this.renewed.size > 0) this.scheduleSweep();
   }
 
   /** A retry backoff is over: the job is ready again. */
@@ -306,6 +356,12 @@ export class JobBoard {
   /** Marks the run finished (first), then releases every waiting connection. */
   finish(reason: string): void {
     this.finished = true;
+    // No lease expires once the run is finished (holders answer or are lost, as ever).
+    this.renewed.clear();
+    if (this.sweepPending) {
+      this.sweepPending = false;
+      this.timers.push({ type: "cancel", id: "lease-sweep" });
+    }
     for (const record of this.jobs.values()) {
       if (record.state === "running") {
         this.effects.push({ type: "lease.cancelled", conn: record.holder!, job: record.job.id });
@@ -344,7 +400,7 @@ export class JobBoard {
         failures: 0,
         lostWorkers: [],
         waitingOn: 0,
-        dependents: [],
+        dependents: NO_DEPENDENTS,
         holder: undefined,
         retryPending: false,
         value: undefined,
@@ -353,6 +409,7 @@ export class JobBoard {
         cached: false,
         unknownDep: undefined,
       });
+      this.tally.blocked++;
       added.push(job);
     }
     for (const job of added) {
@@ -363,7 +420,7 @@ export class JobBoard {
           record.unknownDep = dep;
           continue;
         }
-        parent.dependents.push(job.id);
+        addDependent(parent, job.id);
         if (parent.state !== "completed") record.waitingOn++;
       }
     }
@@ -399,33 +456,33 @@ export class JobBoard {
       });
       return;
     }
-    const failedDep = record.job.deps
-      .map((d) => this.jobs.get(d))
-      .find((d) => d?.state === "failed");
-    if (failedDep) {
-      this.skip(record, failedDep);
-      return;
+    for (const dep of record.job.deps) {
+      const parent = this.jobs.get(dep);
+      if (parent?.state === "failed") {
+        this.skip(record, parent);
+        return;
+      }
     }
     if (record.waitingOn === 0 && record.state === "blocked") this.becomeReady(record);
   }
 
-  private pickFor(resources: Resources): string | undefined {
+  /** A ready class whose head job a connection offering `resources` may take now. */
+  private pickFor(resources: Resources): ReadyClass | undefined {
     if (this.readyCount === 0) return undefined;
     for (const cls of this.ready.values()) {
       if (!this.underThrottle(cls.kind) || !canTake(resources, cls.requires)) continue;
-      const id = this.headOf(cls);
-      if (id !== undefined) return id;
+      if (this.headOf(cls) !== undefined) return cls;
     }
     return undefined;
   }
 
   /** The first job of a class that is still ready, passing over (and dropping) stale entries. */
-  private headOf(cls: ReadyClass): string | undefined {
+  private headOf(cls: ReadyClass): JobRecord | undefined {
     const leaseRunning = this.bugs.has("lease-running-job");
     while (cls.head < cls.queue.length) {
-      const id = cls.queue[cls.head]!;
-      const state = this.jobs.get(id)!.state;
-      if (state === "ready" || (leaseRunning && state === "running")) return id;
+      const record = cls.queue[cls.head]!;
+      const state = record.state;
+      if (state === "ready" || (leaseRunning && state === "running")) return record;
       cls.head++;
     }
     if (cls.head > 0) {
@@ -436,6 +493,7 @@ export class JobBoard {
   }
 
   private underThrottle(kind: string): boolean {
+    if (!this.throttled) return true;
     const limit = this.options.throttle?.[kind];
     return limit === undefined || (this.runningByKind.get(kind) ?? 0) < limit;
   }
@@ -444,63 +502,104 @@ export class JobBoard {
   private dispatch(): void {
     if (this.readyCount === 0 || this.waiting.size === 0 || this.finished) return;
     for (const [conn, waiter] of this.waiting) {
-      const id = this.pickFor(waiter.resources);
-      if (id === undefined) continue;
+      const cls = this.pickFor(waiter.resources);
+      if (cls === undefined) continue;
       this.waiting.delete(conn);
-      this.grant(conn, id);
+      this.grant(conn, cls);
       if (this.readyCount === 0) return;
     }
   }
 
-  private grant(conn: string, jobId: string): void {
-    const record = this.jobs.get(jobId)!;
-    // The planted bug leaves the job in the ready queue, so another connection can lease it.
-    if (!this.bugs.has("lease-running-job")) this.leaveReady(record);
-    else if (record.state === "ready") this.readyCount--;
-    record.state = "running";
+  /** Leases the head job of `cls` (which `pickFor` found ready) to `conn`. */
+  private grant(conn: string, cls: ReadyClass): void {
+    const record = cls.queue[cls.head]!;
+    const job = record.job;
+    if (record.state === "ready") {
+      this.readyCount--;
+      // The planted bug leaves the job in the ready queue, so another connection can lease it.
+      if (!this.bugs.has("lease-running-job")) cls.head++;
+    }
+    this.setState(record, "running");
     record.holder = conn;
     record.attempts++;
     this.runningCount++;
-    this.runningByKind.set(record.job.kind, (this.runningByKind.get(record.job.kind) ?? 0) + 1);
-    this.leases.set(conn, jobId);
-    const deps: Record<string, Json> = {};
-    for (const dep of record.job.deps) deps[dep] = this.jobs.get(dep)?.value ?? null;
-    this.effects.push({
-      type: "lease.granted",
-      conn,
-      job: record.job,
-      deps,
-      attempt: record.attempts,
-    });
-    this.effects.push({ type: "job.changed", job: jobId, kind: record.job.kind, state: "running" });
-    this.startLeaseTimer(conn, jobId);
+    if (this.throttled)
+      this.runningByKind.set(job.kind, (this.runningByKind.get(job.kind) ?? 0) + 1);
+    this.leases.set(conn, job.id);
+    let deps = NO_DEPS;
+    if (job.deps.length > 0) {
+      deps = {};
+      for (const dep of job.deps) deps[dep] = this.jobs.get(dep)?.value ?? null;
+    }
+    this.effects.push(
+      { type: "lease.granted", conn, job, deps, attempt: record.attempts },
+      { type: "job.changed", job: job.id, kind: job.kind, state: "running" },
+    );
+    this.renew(conn);
   }
 
-  private startLeaseTimer(conn: string, jobId: string): void {
-    if (this.leaseTimeoutMs <= 0) return;
+  /** Starts or pushes back the deadline of `conn`'s lease. */
+  private renew(conn: string): void {
+    if (this.leaseTimeoutMs <= 0 || this.finished) return;
+    this.renewed.set(conn, this.sweeps);
+    if (!this.sweepPending) this.scheduleSweep();
+  }
+
+  private scheduleSweep(): void {
+    this.sweepPending = true;
     this.timers.push({
       type: "start",
-      id: `lease:${conn}`,
-      delayMs: this.leaseTimeoutMs,
-      event: { type: "LEASE_EXPIRED", conn, job: jobId },
+      id: "lease-sweep",
+      delayMs: Math.ceil(this.leaseTimeoutMs / LEASE_SWEEPS),
+      event: { type: "LEASE_SWEEP" },
     });
   }
 
   /** Ends a lease (result, loss, cancel). The job's state is the caller's business. */
   private release(conn: string, record: JobRecord): void {
     this.leases.delete(conn);
-    if (this.leaseTimeoutMs > 0) this.timers.push({ type: "cancel", id: `lease:${conn}` });
+    this.renewed.delete(conn);
     if (record.holder !== conn) return;
     record.holder = undefined;
     if (record.state === "running") {
       this.runningCount--;
-      this.runningByKind.set(record.job.kind, this.runningByKind.get(record.job.kind)! - 1);
-      record.state = "blocked";
+      if (this.throttled)
+        this.runningByKind.set(record.job.kind, this.runningByKind.get(record.job.kind)! - 1);
+      this.setState(record, "blocked");
+    }
+  }
+
+  /** The one place a job's state changes, so that `counts()` stays exact. */
+  private setState(record: JobRecord, state: JobState): void {
+    // Two switches, not `tally[state]++`: a keyed access by a variable name is megamorphic.
+    this.count(record.state, -1);
+    this.count(state, 1);
+    record.state = state;
+  }
+
+  private count(state: JobState, by: number): void {
+    const tally = this.tally;
+    switch (state) {
+      case "blocked":
+        tally.blocked += by;
+        return;
+      case "ready":
+        tally.ready += by;
+        return;
+      case "running":
+        tally.running += by;
+        return;
+      case "completed":
+        tally.completed += by;
+        return;
+      case "failed":
+        tally.failed += by;
+        return;
     }
   }
 
   private becomeReady(record: JobRecord): void {
-    record.state = "ready";
+    this.setState(record, "ready");
     const key = readyKey(record.job);
     let cls = this.ready.get(key);
     if (!cls) {
@@ -511,7 +610,7 @@ export class JobBoard {
       cls.queue = cls.queue.slice(cls.head);
       cls.head = 0;
     }
-    cls.queue.push(record.job.id);
+    cls.queue.push(record);
     this.readyCount++;
     this.effects.push({
       type: "job.changed",
@@ -530,12 +629,12 @@ export class JobBoard {
     if (record.state !== "ready") return;
     this.readyCount--;
     const cls = this.ready.get(readyKey(record.job));
-    if (cls?.queue[cls.head] === record.job.id) cls.head++;
+    if (cls?.queue[cls.head] === record) cls.head++;
   }
 
   private complete(record: JobRecord, value: Json): void {
     this.leaveReady(record);
-    record.state = "completed";
+    this.setState(record, "completed");
     record.value = value;
     this.effects.push({
       type: "job.changed",
@@ -568,7 +667,7 @@ export class JobBoard {
       backoff.initialMs * (backoff.factor ?? 2) ** (record.failures - 1),
       backoff.maxMs ?? Number.POSITIVE_INFINITY,
     );
-    record.state = "blocked";
+    this.setState(record, "blocked");
     record.retryPending = true;
     this.retryCount++;
     this.effects.push({
@@ -604,7 +703,7 @@ export class JobBoard {
     mutable.deps = [...record.job.deps, ...fresh];
     for (const id of fresh) {
       const dep = this.jobs.get(id)!;
-      dep.dependents.push(record.job.id);
+      addDependent(dep, record.job.id);
       if (dep.state === "failed") {
         this.skip(record, dep);
         return;
@@ -647,9 +746,10 @@ export class JobBoard {
     if (record.state === "running") {
       // The holder keeps its lease until it answers or is lost; the job no longer counts as running.
       this.runningCount--;
-      this.runningByKind.set(record.job.kind, this.runningByKind.get(record.job.kind)! - 1);
+      if (this.throttled)
+        this.runningByKind.set(record.job.kind, this.runningByKind.get(record.job.kind)! - 1);
     }
-    record.state = "failed";
+    this.setState(record, "failed");
     record.cause = cause;
     record.error = error;
     this.effects.push({

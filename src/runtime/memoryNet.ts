@@ -24,9 +24,7 @@ class MemoryLink implements Link {
   /** Whether this end's close handlers have run. */
   private closed = false;
   private readonly items: Item[] = [];
-  private readonly sizes: number[] = [];
   private head = 0;
-  private queuedBytes = 0;
   private scheduled = false;
   private readonly frameHandlers: FrameHandler[] = [];
   private readonly pongHandlers: PongHandler[] = [];
@@ -56,12 +54,13 @@ class MemoryLink implements Link {
     return [server, client];
   }
 
+  /** Counted when asked, not on every send: it is read rarely, frames go by the million. */
   get bufferedAmount(): number {
-    return this.peer.queuedBytes;
+    return this.peer.queuedBytes();
   }
 
   send(frame: string): void {
-    if (this.open) this.peer.enqueue(frame, Buffer.byteLength(frame));
+    if (this.open) this.peer.enqueue(frame);
   }
 
   close(code: number, reason: string): void {
@@ -72,7 +71,7 @@ class MemoryLink implements Link {
   }
 
   ping(): void {
-    if (this.open) this.peer.enqueue(PING, 0);
+    if (this.open) this.peer.enqueue(PING);
   }
 
   onFrame(handler: FrameHandler): void {
@@ -93,14 +92,22 @@ class MemoryLink implements Link {
     this.open = false;
     this.closeCode = code;
     this.closeReason = reason;
-    this.enqueue(CLOSE, 0);
+    this.enqueue(CLOSE);
   }
 
-  private enqueue(item: Item, size: number): void {
+  private enqueue(item: Item): void {
     this.items.push(item);
-    this.sizes.push(size);
-    this.queuedBytes += size;
     this.schedule();
+  }
+
+  /** Bytes of the frames queued toward this end and not delivered yet. */
+  private queuedBytes(): number {
+    let bytes = 0;
+    for (let i = this.head; i < this.items.length; i++) {
+      const item = this.items[i];
+      if (typeof item === "string") bytes += Buffer.byteLength(item);
+    }
+    return bytes;
   }
 
   private schedule(): void {
@@ -119,16 +126,13 @@ class MemoryLink implements Link {
     try {
       while (this.ready()) {
         const item = this.items[this.head]!;
-        const size = this.sizes[this.head]!;
         this.head += 1;
-        this.queuedBytes -= size;
-        this.deliver(item, size);
+        this.deliver(item);
       }
     } finally {
       this.scheduled = false;
       if (this.head === this.items.length) {
         this.items.length = 0;
-        this.sizes.length = 0;
         this.head = 0;
       } else if (this.ready()) {
         // A handler threw: deliver the rest in a later microtask.
@@ -137,12 +141,14 @@ class MemoryLink implements Link {
     }
   };
 
-  private deliver(item: Item, size: number): void {
+  private deliver(item: Item): void {
     if (typeof item === "string") {
+      // UTF-8 takes at most 3 bytes per UTF-16 unit: only a long frame needs counting.
+      const size = item.length * 3 > this.maxFrameBytes ? Buffer.byteLength(item) : 0;
       if (size > this.maxFrameBytes) this.refuse(size);
       else for (const handler of this.frameHandlers) handler(item);
     } else if (item === PING) {
-      if (this.open) this.peer.enqueue(PONG, 0);
+      if (this.open) this.peer.enqueue(PONG);
     } else if (item === PONG) {
       if (this.open) for (const handler of this.pongHandlers) handler();
     } else {
@@ -155,8 +161,6 @@ class MemoryLink implements Link {
   private refuse(size: number): void {
     if (!this.open) return;
     this.items.length = this.head;
-    this.sizes.length = this.head;
-    this.queuedBytes = 0;
     this.close(4004, `frame of ${size} bytes exceeds the limit of ${this.maxFrameBytes} bytes`);
   }
 }

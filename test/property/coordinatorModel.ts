@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { type Actor, createActor, SimulatedClock } from "xstate";
+import { type Actor, createActor } from "xstate";
 import type { Backoff, PlannedJob, Resources } from "../../src/graph/job.ts";
 import {
   type CoordinatorEmitted,
@@ -120,6 +120,46 @@ const scenarios: fc.Arbitrary<Scenario> = fc.record({
   stored: fc.uniqueArray(fc.nat(199), { maxLength: 4 }),
 });
 
+/**
+ * Virtual time as a real clock passes it: `advance` fires every timer due on the way, each at
+ * its own time and in order, including timers those timers start. (XState's SimulatedClock
+ * jumps to the end first and fires each pending timer once, so a periodic timer — the lease
+ * sweep — would tick once per step however long the step.)
+ */
+class VirtualClock {
+  private time = 0;
+  private nextId = 0;
+  private readonly timers = new Map<number, { due: number; fn: () => void }>();
+
+  setTimeout(fn: () => void, ms: number): number {
+    const id = this.nextId++;
+    this.timers.set(id, { due: this.time + ms, fn });
+    return id;
+  }
+
+  clearTimeout(id: number): void {
+    this.timers.delete(id);
+  }
+
+  advance(ms: number): void {
+    const end = this.time + ms;
+    for (;;) {
+      let next: number | undefined;
+      for (const [id, timer] of this.timers) {
+        if (timer.due > end) continue;
+        const best = next === undefined ? undefined : this.timers.get(next)!;
+        if (best === undefined || timer.due < best.due) next = id;
+      }
+      if (next === undefined) break;
+      const timer = this.timers.get(next)!;
+      this.timers.delete(next);
+      this.time = timer.due;
+      timer.fn();
+    }
+    this.time = end;
+  }
+}
+
 /** A connection as the harness knows it from what the coordinator told it. */
 interface Conn {
   readonly id: string;
@@ -138,7 +178,7 @@ class LivenessFailure extends Error {
 
 /** Drives one coordinator actor through one run; it is both the model and the real system. */
 class Harness {
-  private readonly clock = new SimulatedClock();
+  private readonly clock = new VirtualClock();
   private readonly actor: Actor<typeof coordinatorMachine>;
   private readonly checker: InvariantChecker;
   private readonly offers: Resources[];
@@ -246,8 +286,9 @@ class Harness {
   }
 
   tick(ms: number): void {
-    this.clock.increment(ms);
+    this.clock.advance(ms);
     this.verify();
+    this.verifyCounts();
   }
 
   send(event: CoordinatorEvent): void {
@@ -274,6 +315,7 @@ class Harness {
     if (!this.runFinished) {
       throw new LivenessFailure("the run is done but run.finished was never emitted");
     }
+    this.verifyCounts();
     for (const [id, record] of this.board.jobs) {
       if (record.state === "completed") continue;
       if (record.state !== "failed") {
@@ -348,6 +390,24 @@ class Harness {
   private verify(): void {
     const violation = this.checker.check(this.board);
     if (violation) throw violation;
+  }
+
+  /** The board keeps its counts as jobs change (not by a walk); they must match a recount. */
+  private verifyCounts(): void {
+    const recount: Record<string, number> = {
+      blocked: 0,
+      ready: 0,
+      running: 0,
+      completed: 0,
+      failed: 0,
+    };
+    for (const record of this.board.jobs.values()) recount[record.state]!++;
+    const counts = this.board.counts();
+    if (JSON.stringify(counts) !== JSON.stringify(recount)) {
+      throw new Error(
+        `board.counts() ${JSON.stringify(counts)} ≠ recount ${JSON.stringify(recount)}`,
+      );
+    }
   }
 
   private plan(id: string, spec: JobSpec, input: number, deps: string[]): PlannedJob {

@@ -174,7 +174,7 @@ describe("connection: handshake", () => {
   it("a matching code hash is accepted", () => {
     const c = openConnection({ codeHash: "code-1" });
     c.send(hello({ codeHash: "code-1" }));
-    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "alive" } });
+    expect(c.value()).toEqual({ registered: "idle" });
   });
 
   it("a valid hello → welcome with the given proof, registered, and LEASE to the coordinator", () => {
@@ -187,7 +187,7 @@ describe("connection: handshake", () => {
     expect(c.events).toEqual([
       { type: "LEASE", conn: "c1", worker: "w9", resources: { cpus: 2, gpus: 1 } },
     ]);
-    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "alive" } });
+    expect(c.value()).toEqual({ registered: "idle" });
   });
 
   it.each([
@@ -242,7 +242,7 @@ describe("connection: work", () => {
     const c = registered();
     c.send(grant("j1"));
     expect(c.emitted).toEqual([{ type: "send", frame: jobFrame("j1") }]);
-    expect(c.value()).toEqual({ registered: { work: "busy", liveness: "alive" } });
+    expect(c.value()).toEqual({ registered: "busy" });
     expect(c.actor.getSnapshot().context.job).toBe("j1");
   });
 
@@ -258,8 +258,18 @@ describe("connection: work", () => {
       },
       { type: "LEASE", conn: "c1", worker: "w1", resources: { cpus: 4 } },
     ]);
-    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "alive" } });
-    expect(c.actor.getSnapshot().context.job).toBeUndefined();
+    expect(c.value()).toEqual({ registered: "idle" });
+  });
+
+  it("a repeated RESULT for the job just answered → dropped while idle, not forwarded", () => {
+    const c = busy();
+    c.send(result("j1"));
+    c.emitted.length = 0;
+    c.events.length = 0;
+    c.send(result("j1"));
+    expect(c.emitted).toEqual([{ type: "dropped", job: "j1", reason: "no job is held" }]);
+    expect(c.events).toEqual([]);
+    expect(c.value()).toEqual({ registered: "idle" });
   });
 
   it.each([
@@ -293,7 +303,7 @@ describe("connection: work", () => {
     c.send(result("j2"));
     expect(c.emitted).toEqual([{ type: "dropped", job: "j2", reason: "this connection holds j1" }]);
     expect(c.events).toEqual([]);
-    expect(c.value()).toEqual({ registered: { work: "busy", liveness: "alive" } });
+    expect(c.value()).toEqual({ registered: "busy" });
   });
 
   it("RESULT while idle → dropped, not forwarded", () => {
@@ -301,7 +311,7 @@ describe("connection: work", () => {
     c.send(result("j1"));
     expect(c.emitted).toEqual([{ type: "dropped", job: "j1", reason: "no job is held" }]);
     expect(c.events).toEqual([]);
-    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "alive" } });
+    expect(c.value()).toEqual({ registered: "idle" });
   });
 
   it("PROGRESS for the held job → progress emitted; for another job → nothing", () => {
@@ -318,7 +328,7 @@ describe("connection: work", () => {
     c.send({ type: "CANCEL_JOB", job: "j2" });
     c.send({ type: "CANCEL_JOB", job: "j1" });
     expect(c.emitted).toEqual([{ type: "send", frame: { type: "cancel", job: "j1" } }]);
-    expect(c.value()).toEqual({ registered: { work: "busy", liveness: "alive" } });
+    expect(c.value()).toEqual({ registered: "busy" });
   });
 
   it("a second GRANT while busy is ignored", () => {
@@ -421,7 +431,8 @@ describe("connection: heartbeat", () => {
     expect(c.emitted).toEqual([]);
     c.clock.increment(1);
     expect(c.emitted).toEqual([{ type: "ping" }]);
-    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "probing" } });
+    expect(c.value()).toEqual({ registered: "idle" });
+    expect(c.actor.getSnapshot().context.probing).toBe(true);
   });
 
   it("PONG → HEARTBEAT to the coordinator, and the next ping a heartbeat later", () => {
@@ -429,11 +440,38 @@ describe("connection: heartbeat", () => {
     c.clock.increment(1000);
     c.send({ type: "PONG" });
     expect(c.events).toEqual([{ type: "HEARTBEAT", conn: "c1" }]);
-    expect(c.value()).toEqual({ registered: { work: "idle", liveness: "alive" } });
+    expect(c.value()).toEqual({ registered: "idle" });
     c.clock.increment(999);
     expect(c.emitted).toEqual([{ type: "ping" }]);
     c.clock.increment(1);
     expect(c.emitted).toEqual([{ type: "ping" }, { type: "ping" }]);
+  });
+
+  it("a PONG with no probe out is ignored: no HEARTBEAT, the probe keeps its time", () => {
+    const c = registered({ heartbeatMs: 1000 });
+    c.clock.increment(500);
+    c.send({ type: "PONG" });
+    expect(c.events).toEqual([]);
+    c.clock.increment(500);
+    expect(c.emitted).toEqual([{ type: "ping" }]);
+    c.send({ type: "PONG" });
+    c.send({ type: "PONG" });
+    expect(c.events).toEqual([{ type: "HEARTBEAT", conn: "c1" }]);
+    expect(c.actor.getSnapshot().context.probing).toBe(false);
+  });
+
+  it("probing goes on while the connection goes idle ⇄ busy", () => {
+    const c = registered({ heartbeatMs: 1000, deadAfterMs: 4000 });
+    c.clock.increment(1000);
+    c.send(grant("j1"));
+    c.send(result("j1"));
+    c.send(grant("j2"));
+    c.clock.increment(2999);
+    expect(c.closes()).toEqual([]);
+    c.send({ type: "PONG" });
+    c.clock.increment(1000);
+    expect(c.emitted.filter((e) => e.type === "ping")).toHaveLength(2);
+    expect(c.value()).toEqual({ registered: "busy" });
   });
 
   it("no PONG within deadAfter → close 4005 and one WORKER_LOST", () => {
@@ -459,6 +497,6 @@ describe("connection: heartbeat", () => {
     }
     expect(c.closes()).toEqual([]);
     expect(c.events.filter((e) => e.type === "HEARTBEAT")).toHaveLength(10);
-    expect(c.value()).toEqual({ registered: { work: "busy", liveness: "alive" } });
+    expect(c.value()).toEqual({ registered: "busy" });
   });
 });

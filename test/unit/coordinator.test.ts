@@ -6,11 +6,12 @@ import {
   type CoordinatorEvent,
   coordinatorMachine,
 } from "../../src/machines/coordinator.ts";
-import type {
-  CoordinatorEffect,
-  JobBoardOptions,
-  JobRecord,
-  Outcome,
+import {
+  type CoordinatorEffect,
+  type JobBoardOptions,
+  type JobRecord,
+  LEASE_SWEEPS,
+  type Outcome,
 } from "../../src/machines/jobBoard.ts";
 
 /** One effect of a batch, or the end of the run. */
@@ -198,7 +199,8 @@ describe("coordinator: leasing", () => {
       },
       { type: "job.changed", job: "b", kind: "work", state: "running" },
     ]);
-    expect(c.batches).toHaveLength(2);
+    // c2's LEASE changed nothing (it waits): its batch is empty.
+    expect(c.batches.map((batch) => batch.length)).toEqual([2, 0, 4]);
   });
 
   it("a connection lost while waiting is forgotten: no grant to it later", () => {
@@ -496,25 +498,65 @@ describe("coordinator: lost workers", () => {
 });
 
 describe("coordinator: lease deadline", () => {
-  it("no HEARTBEAT for leaseTimeoutMs → lease.expired", () => {
+  /** Moves the simulated clock on 10 ms at a time, as a real clock would, firing every sweep. */
+  function advance(c: ReturnType<typeof startCoordinator>, ms: number): void {
+    for (let t = 0; t < ms; t += 10) c.clock.increment(10);
+  }
+
+  it(`no HEARTBEAT for leaseTimeoutMs → lease.expired at the next sweep (1/${LEASE_SWEEPS} of the timeout later at most)`, () => {
     const c = startCoordinator([planned("a")], { leaseTimeoutMs: 1000 });
     c.lease("c1");
-    c.clock.increment(999);
+    advance(c, 1000);
     expect(c.of("lease.expired")).toEqual([]);
-    c.clock.increment(1);
+    advance(c, 1000 / LEASE_SWEEPS);
     expect(c.of("lease.expired")).toEqual([{ type: "lease.expired", conn: "c1", job: "a" }]);
     expect(c.record("a")).toMatchObject({ state: "running", holder: "c1" });
+  });
+
+  it("a lease expires once; a HEARTBEAT after that starts a new deadline", () => {
+    const c = startCoordinator([planned("a")], { leaseTimeoutMs: 1000 });
+    c.lease("c1");
+    advance(c, 5000);
+    expect(c.of("lease.expired")).toHaveLength(1);
+    c.send({ type: "HEARTBEAT", conn: "c1" });
+    advance(c, 1000);
+    expect(c.of("lease.expired")).toHaveLength(1);
+    advance(c, 1000 / LEASE_SWEEPS);
+    expect(c.of("lease.expired")).toHaveLength(2);
   });
 
   it("a HEARTBEAT before the deadline pushes it back", () => {
     const c = startCoordinator([planned("a")], { leaseTimeoutMs: 1000 });
     c.lease("c1");
-    c.clock.increment(600);
+    advance(c, 600);
     c.send({ type: "HEARTBEAT", conn: "c1" });
-    c.clock.increment(999);
+    advance(c, 1000);
     expect(c.of("lease.expired")).toEqual([]);
-    c.clock.increment(1);
+    advance(c, 1000 / LEASE_SWEEPS);
     expect(c.of("lease.expired")).toEqual([{ type: "lease.expired", conn: "c1", job: "a" }]);
+  });
+
+  it("each lease has its own deadline", () => {
+    const c = startCoordinator([planned("a"), planned("b")], { leaseTimeoutMs: 1000 });
+    c.lease("c1");
+    advance(c, 500);
+    c.lease("c2");
+    advance(c, 600);
+    expect(c.of("lease.expired")).toEqual([{ type: "lease.expired", conn: "c1", job: "a" }]);
+    advance(c, 500);
+    expect(c.of("lease.expired")).toEqual([
+      { type: "lease.expired", conn: "c1", job: "a" },
+      { type: "lease.expired", conn: "c2", job: "b" },
+    ]);
+  });
+
+  it("no sweep is pending once no lease can expire", () => {
+    const c = startCoordinator([planned("a"), planned("b")], { leaseTimeoutMs: 1000 });
+    c.lease("c1");
+    expect(Object.keys(c.actor.system.getSnapshot()._scheduledEvents)).toHaveLength(1);
+    c.complete("c1", "a");
+    advance(c, 200);
+    expect(Object.keys(c.actor.system.getSnapshot()._scheduledEvents)).toHaveLength(0);
   });
 
   it("a lease that ended with a result does not expire", () => {
@@ -522,6 +564,15 @@ describe("coordinator: lease deadline", () => {
     c.lease("c1");
     c.complete("c1", "a");
     c.clock.increment(5000);
+    expect(c.of("lease.expired")).toEqual([]);
+  });
+
+  it("SHUTDOWN stops the sweep: no lease expires once the run is finished", () => {
+    const c = startCoordinator([planned("a")], { leaseTimeoutMs: 1000 });
+    c.lease("c1");
+    c.send({ type: "SHUTDOWN" });
+    expect(Object.keys(c.actor.system.getSnapshot()._scheduledEvents)).toHaveLength(0);
+    advance(c, 5000);
     expect(c.of("lease.expired")).toEqual([]);
   });
 
