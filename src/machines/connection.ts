@@ -244,7 +244,7 @@ export const connectionMachine = setup({
               type: "closeWith",
               params: ({ context, event }) => ({
                 code: CloseCode.codeMismatch,
-                reason: `job module mismatch: the coordinator runs code ${context.codeHash}, the worker loaded ${event.frame.codeHash}; deploy the same job module to every worker`,
+                reason: `job module mismatch: coordinator has ${context.codeHash}, worker has ${event.frame.codeHash}; deploy the same module`,
               }),
             },
           },
