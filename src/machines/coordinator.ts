@@ -32,6 +32,20 @@ export interface CoordinatorInput extends JobBoardOptions {
   jobs: Iterable<PlannedJob>;
 }
 
+/** Every event is decided by the board, then its effects are emitted. */
+const DECIDE = ["apply", "emitEffects"] as const;
+
+/** What the coordinator hears while jobs may still run (`running` and `cancelling`). */
+const whileJobsRun = {
+  LEASE: { actions: DECIDE },
+  RESULT: { actions: DECIDE },
+  WORKER_LOST: { actions: DECIDE },
+  HEARTBEAT: { actions: DECIDE },
+  LEASE_SWEEP: { actions: DECIDE },
+  RETRY_DUE: { actions: DECIDE },
+  SHUTDOWN: { target: "done", actions: DECIDE },
+} as const;
+
 /**
  * The coordinator: one per run. It decides who runs what; the runtime carries out what it
  * emits (`lease.granted`, `connection.released`, … in one `effects` batch per event). States:
@@ -120,34 +134,20 @@ export const coordinatorMachine = setup({
     running: {
       always: { guard: "runComplete", target: "done" },
       on: {
-        LEASE: { actions: ["apply", "emitEffects"] },
-        RESULT: { actions: ["apply", "emitEffects"] },
-        WORKER_LOST: { actions: ["apply", "emitEffects"] },
-        HEARTBEAT: { actions: ["apply", "emitEffects"] },
-        LEASE_SWEEP: { actions: ["apply", "emitEffects"] },
-        RETRY_DUE: { actions: ["apply", "emitEffects"] },
-        CANCEL: { target: "cancelling", actions: ["apply", "emitEffects"] },
-        SHUTDOWN: { target: "done", actions: ["apply", "emitEffects"] },
+        ...whileJobsRun,
+        CANCEL: { target: "cancelling", actions: DECIDE },
       },
     },
     cancelling: {
       always: { guard: "runComplete", target: "done" },
-      on: {
-        LEASE: { actions: ["apply", "emitEffects"] },
-        RESULT: { actions: ["apply", "emitEffects"] },
-        WORKER_LOST: { actions: ["apply", "emitEffects"] },
-        HEARTBEAT: { actions: ["apply", "emitEffects"] },
-        LEASE_SWEEP: { actions: ["apply", "emitEffects"] },
-        RETRY_DUE: { actions: ["apply", "emitEffects"] },
-        SHUTDOWN: { target: "done", actions: ["apply", "emitEffects"] },
-      },
+      on: whileJobsRun,
     },
     done: {
       entry: "finish",
       on: {
-        LEASE: { actions: ["apply", "emitEffects"] },
-        RESULT: { actions: ["apply", "emitEffects"] },
-        WORKER_LOST: { actions: ["apply", "emitEffects"] },
+        LEASE: { actions: DECIDE },
+        RESULT: { actions: DECIDE },
+        WORKER_LOST: { actions: DECIDE },
       },
     },
   },
