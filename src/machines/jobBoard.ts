@@ -59,7 +59,9 @@ export type TimerEvent = { type: "LEASE_SWEEP" } | { type: "RETRY_DUE"; job: str
  * `leaseTimeoutMs / LEASE_SWEEPS`, and only while some lease can expire) instead of a timer
  * per lease, which cost a cancel and a start on every grant. A lease not renewed for
  * `leaseTimeoutMs` therefore expires at the first sweep after its deadline: never early, and
- * at most a tenth of the timeout late.
+ * at most a tenth of the timeout late. Time is counted in sweeps the coordinator performs: a
+ * coordinator that stalls (and so could not hear heartbeats) counts a late sweep as one
+ * period and does not expire every lease at once when it resumes.
  */
 export const LEASE_SWEEPS = 10;
 
@@ -148,7 +150,8 @@ export interface JobBoardOptions {
  * ```ts
  * const board = new JobBoard([{ id: "a", kind: "noop", input: null, deps: [], requires: {}, retries: 3 }]);
  * board.lease("c1", "worker-1", {});
- * board.drain(); // [{ type: "lease.granted", conn: "c1", ... }]
+ * board.takeEffects(); // [{ type: "lease.granted", conn: "c1", ... }, { type: "job.changed", ... }]
+ * board.takeTimers(); // [{ type: "start", id: "lease-sweep", delayMs: 2000, ... }]
  * ```
  */
 export class JobBoard {
