@@ -57,7 +57,7 @@ const terminal = (state: JobState | undefined): boolean =>
  * failed results and lost workers each job has seen, and holds the board to that account.
  *
  * Feed it every event before it is sent, including late and duplicate ones; timer events
- * (`LEASE_EXPIRED`, `RETRY_DUE`) may be passed or left out. It never changes the board and
+ * (`LEASE_SWEEP`, `RETRY_DUE`) may be passed or left out. It never changes the board and
  * does no I/O, so tests and the deterministic simulation use it alike. The first violation
  * sticks: `check` keeps returning it.
  *
