@@ -2,72 +2,32 @@
  * The `baton` command as a user runs it: real child processes of bin/baton.js, their exit
  * codes, stdout and stderr. Every child still running when its test ends is killed by pid.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { type BatonProcess, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const PIPELINE = "examples/pipeline.graph.ts";
 /** A line of a stack trace, which a person should never see for a bad graph or bad flags. */
 const STACK_LINE = /^\s+at /m;
 
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-interface Baton {
-  child: ChildProcessWithoutNullStreams;
-  exit: Promise<Exit>;
-  /** What the child has written to stderr so far. */
-  stderr(): string;
-}
-
-const children = new Set<ChildProcessWithoutNullStreams>();
-
-afterEach(() => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  }
-  children.clear();
-});
+afterEach(stopBatons);
 
 const stores: string[] = [];
+
 afterAll(() => {
   for (const dir of stores.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/**
- * Starts `node bin/baton.js ...args` in the repo root; a `run` gets a fresh result store so
- * that no test sees another's results.
- */
-function baton(args: string[], env: Record<string, string> = {}): Baton {
+/** Starts `baton ...args`; a `run` gets a fresh result store so no test sees another's results. */
+function baton(args: string[], env: Record<string, string> = {}): BatonProcess {
   if (args[0] === "run" && !args.includes("--store")) {
     const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
     stores.push(store);
     args = [...args, "--store", store];
   }
-  const child = spawn(process.execPath, ["bin/baton.js", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-  });
-  children.add(child);
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const exit = new Promise<Exit>((resolve) => {
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-  return { child, exit, stderr: () => stderr };
+  return startBaton(args, { env });
 }
 
 /** Runs baton to the end. */

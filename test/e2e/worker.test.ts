@@ -3,12 +3,10 @@
  * coordinator built in the test from the library pieces (coordinator machine, CoordinatorServer,
  * wsNet on 127.0.0.1). Every child still running when its test ends is killed by its pid.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createActor } from "xstate";
@@ -22,22 +20,17 @@ import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
 import { readSecret, writeSecretFile } from "../../src/runtime/secret.ts";
 import { wsNet } from "../../src/runtime/wsNet.ts";
+import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import * as fixture from "../fixtures/worker.jobs.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const JOBS = "test/fixtures/worker.jobs.ts";
 const NAME = "e2e-worker";
-
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 /** Everything a test started or made, undone after it whether it passed or not. */
 const cleanups: (() => Promise<void> | void)[] = [];
 
 afterEach(async () => {
+  stopBatons();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -85,29 +78,9 @@ async function startCoordinator(graph: JobSpec[], secret: Uint8Array) {
   return { address: listener.address, finished, running, record, idOf: plan.idOf };
 }
 
-/** Starts `node bin/baton.js worker ...args` in the repo root. */
-function worker(args: string[], env: Record<string, string> = {}) {
-  const { BATON_SECRET: _, ...inherited } = process.env;
-  const child: ChildProcessWithoutNullStreams = spawn(
-    process.execPath,
-    ["bin/baton.js", "worker", ...args],
-    { cwd: ROOT, env: { ...inherited, ...env } },
-  );
-  cleanups.push(() => {
-    if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, "SIGKILL");
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const exit = new Promise<Exit>((resolve) => {
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-  return { child, exit };
+/** Starts `baton worker ...args` without the caller's BATON_SECRET. */
+function worker(args: string[], env: Record<string, string> = {}): BatonProcess {
+  return startBaton(["worker", ...args], { env: { BATON_SECRET: undefined, ...env } });
 }
 
 /** A port nothing listens on: one the system just handed out and took back. */
