@@ -24,7 +24,8 @@ const STATES: Record<string, ProcState> = {
  * appending, mode 0600) or inherits them; with
  * `newGroup` the child leads a new process group (and session) whose pgid is its pid.
  * `exited` settles once Node has reaped the child. Signals map ESRCH and EPERM to outcomes;
- * the process table is read from /proc, so `inspect` and `list` need Linux.
+ * the process table is read from /proc, so `inspect`, `list` and `environ` need Linux
+ * (`environ` is undefined for a process that is gone, a zombie, or another user's).
  *
  * @example
  * ```ts
@@ -86,6 +87,25 @@ export function nodeProcs(): Procs {
     },
 
     inspect,
+
+    environ(pid) {
+      let raw: string;
+      try {
+        raw = readFileSync(`/proc/${pid}/environ`, "utf8");
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === "ENOENT" || code === "ESRCH" || code === "EACCES" || code === "EPERM") {
+          return undefined;
+        }
+        throw err;
+      }
+      const env: Record<string, string> = {};
+      for (const entry of raw.split("\0")) {
+        const eq = entry.indexOf("=");
+        if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+      }
+      return env;
+    },
 
     list() {
       const table: ProcInfo[] = [];

@@ -114,6 +114,11 @@ export interface Procs {
   inspect(pid: number): ProcInfo | undefined;
   /** Every process in the table. */
   list(): ProcInfo[];
+  /**
+   * The environment `pid` was started with, or undefined when it cannot be read: no such
+   * process, a zombie, or another user's process.
+   */
+  environ(pid: number): Record<string, string> | undefined;
 }
 
 /** Files: atomic writes (temp + fsync + rename, mode 0600), reads, listing, removal. */

@@ -193,6 +193,47 @@ describe("nodeProcs", () => {
     );
   });
 
+  it("reads a child's environment, with values that hold '=' and empty values", async () => {
+    const env = { BATON_DEPLOYMENT: "dep-abc", EQUATION: "a=b=c", EMPTY: "" };
+    const child = start({ argv: ["sleep", "30"], env });
+    await until(() => inState(child.pid, "sleeping"), "sleep to sleep");
+    expect(procs.environ(child.pid)).toEqual(env);
+  });
+
+  it("reads its own environment", () => {
+    expect(procs.environ(process.pid)?.PATH).toBe(process.env.PATH);
+  });
+
+  it("has no environment for a process that is gone or a zombie", async () => {
+    const child = start({ argv: ["sh", "-c", "exit 0"], env: { A: "1" } });
+    await child.exited;
+    expect(procs.environ(child.pid)).toBeUndefined();
+
+    const parent = start({ argv: ["sh", "-c", "sleep 0.1 & exec sleep 30"] });
+    const zombie = await until(() => {
+      const found = childOf(parent.pid);
+      return found?.state === "zombie" ? found : undefined;
+    }, "the background sleep to exit");
+    expect(procs.environ(zombie.pid)).toBeUndefined();
+  });
+
+  it.skipIf(process.getuid?.() === 0)("cannot read another user's environment", () => {
+    expect(procs.environ(1)).toBeUndefined();
+  });
+
+  it.runIf(process.getuid?.() === 0)("cannot read another user's environment as nobody", () => {
+    const script = `const { nodeProcs } = await import(${JSON.stringify(
+      new URL("../../src/runtime/nodeProcs.ts", import.meta.url).pathname,
+    )}); console.log(JSON.stringify(nodeProcs().environ(1) ?? "unreadable"));`;
+    const result = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      { uid: 65534, gid: 65534, encoding: "utf8", timeout: 30_000, killSignal: "SIGKILL" },
+    );
+    expect(result.stderr).toBe("");
+    expect(result.stdout.trim()).toBe('"unreadable"');
+  });
+
   it("lists the process table, including itself and its children", async () => {
     const child = start({ argv: ["sleep", "30"] });
     const table = procs.list();

@@ -1,0 +1,541 @@
+import { enqueueActions, setup } from "xstate";
+import type { ProcInfo, ProcState, Signal, SignalOutcome } from "../runtime/ports.ts";
+import { carriesDeployment } from "./carriesDeployment.ts";
+import type { PlantedBug } from "./plantedBugs.ts";
+
+/** How long each step of a teardown may take, and how often liveness is probed meanwhile. */
+export interface TeardownTimeouts {
+  /** After TERM to the ranks, before KILL. */
+  termGraceMs: number;
+  /** After the first KILL. */
+  killWaitMs: number;
+  /** After the second KILL. */
+  killAgainWaitMs: number;
+  /** After the sweep's TERM to leftover ranks found through markers. */
+  sweepTermWaitMs: number;
+  /** After the sweep's KILL. */
+  sweepKillWaitMs: number;
+  /** Between two liveness probes while waiting. */
+  pollMs: number;
+}
+
+/** DESIGN §8: 10 s grace, 2 s after each KILL, 3 s and 2 s per swept pid, a probe every 50 ms. */
+export const DEFAULT_TEARDOWN_TIMEOUTS: TeardownTimeouts = {
+  termGraceMs: 10_000,
+  killWaitMs: 2_000,
+  killAgainWaitMs: 2_000,
+  sweepTermWaitMs: 3_000,
+  sweepKillWaitMs: 2_000,
+  pollMs: 50,
+};
+
+/**
+ * The longest a teardown can wait: the sum of its deadlines. Probes, signals and reading the
+ * markers come on top (no virtual time in the simulation; milliseconds on a real machine).
+ *
+ * @example
+ * ```ts
+ * teardownDeadlineMs(DEFAULT_TEARDOWN_TIMEOUTS); // 19000
+ * ```
+ */
+export function teardownDeadlineMs(timeouts: TeardownTimeouts): number {
+  return (
+    timeouts.termGraceMs +
+    timeouts.killWaitMs +
+    timeouts.killAgainWaitMs +
+    timeouts.sweepTermWaitMs +
+    timeouts.sweepKillWaitMs
+  );
+}
+
+/** One process as a probe saw it: its process-table entry and its environment (if readable). */
+export interface ProcView extends ProcInfo {
+  env: Record<string, string> | undefined;
+}
+
+/** A process of the deployment still alive at the final check. */
+export interface Survivor {
+  pid: number;
+  state: ProcState;
+}
+
+/**
+ * What the teardown asks its adapter to do. Each `probe` is answered by one `TABLE` event
+ * with the same `seq`: every process whose pgid is in `groups` or whose pid is in `pids`,
+ * and with `scan` every process of the table; each entry with its environment. Signals are
+ * answered by `SIGNALLED`, `readCandidates` by `CANDIDATES`. `groupForbidden` reports a group
+ * the caller must never signal again; `step` is a line for the report and the log.
+ */
+export type TeardownEffect =
+  | { type: "probe"; seq: number; groups: number[]; pids: number[]; scan: boolean }
+  | { type: "signalGroup"; pgid: number; signal: Signal }
+  | { type: "signal"; pid: number; signal: Signal }
+  | { type: "readCandidates" }
+  | { type: "groupForbidden"; pgid: number }
+  | { type: "step"; text: string };
+
+/** The adapter's answers, and the machine's own timers (`POLL`, `DEADLINE`). */
+export type TeardownEvent =
+  | { type: "TABLE"; seq: number; procs: ProcView[] }
+  | {
+      type: "SIGNALLED";
+      target: "group" | "pid";
+      id: number;
+      signal: Signal;
+      outcome: SignalOutcome;
+    }
+  /** Pids found in the deployment's markers; `error` when they could not be read. */
+  | { type: "CANDIDATES"; pids: number[]; error?: string }
+  | { type: "POLL" }
+  | { type: "DEADLINE" };
+
+export interface TeardownInput {
+  deployment: string;
+  /** Process groups of the ranks. */
+  groups: readonly number[];
+  /** Rank pids the launcher knows. */
+  pids: readonly number[];
+  /** Groups never to signal (they answered EPERM in an earlier attempt). */
+  forbiddenGroups?: readonly number[];
+  /** The caller's own pid: never signalled, never counted as a rank. */
+  selfPid: number;
+  timeouts?: Partial<TeardownTimeouts>;
+  plantedBugs?: readonly PlantedBug[];
+}
+
+export interface TeardownOutput {
+  verified: boolean;
+  /** Processes of the deployment alive at the final check (empty when verified). */
+  survivors: Survivor[];
+  /** Pids the sweep signalled. */
+  swept: number[];
+  /** Every group not to signal again, including those that answered EPERM this time. */
+  forbiddenGroups: number[];
+}
+
+interface TeardownContext {
+  deployment: string;
+  selfPid: number;
+  groups: number[];
+  pids: number[];
+  forbidden: number[];
+  timeouts: TeardownTimeouts;
+  trustSingleKill: boolean;
+  /** Pids named by the deployment's markers. */
+  candidates: number[];
+  /** Pids the sweep signalled. */
+  swept: number[];
+  /** Probes sent so far; each probe's `seq` is its number. */
+  probes: number;
+  /**
+   * The `seq` of the probe whose answer is awaited, 0 once it has been used: any other TABLE
+   * (late, or a second copy) is stale and ignored.
+   */
+  awaiting: number;
+  verified: boolean;
+  survivors: Survivor[];
+}
+
+type Phase = "awaitTerm" | "awaitKill" | "awaitKillAgain" | "sweepAwaitTerm" | "sweepAwaitKill";
+
+const WAIT: Record<Phase, keyof TeardownTimeouts> = {
+  awaitTerm: "termGraceMs",
+  awaitKill: "killWaitMs",
+  awaitKillAgain: "killAgainWaitMs",
+  sweepAwaitTerm: "sweepTermWaitMs",
+  sweepAwaitKill: "sweepKillWaitMs",
+};
+
+/** What a probe covers: the ranks (groups and known pids), the pids swept, or everything. */
+type Scope = "ranks" | "swept" | "all";
+
+const unique = (values: Iterable<number>): number[] => [...new Set(values)].sort((a, b) => a - b);
+
+const alive = (proc: ProcView): boolean => proc.state !== "zombie" && proc.state !== "dead";
+
+/**
+ * What a probe tells about one process. `ours`: alive and of the deployment — its environment
+ * says so (wherever it is), or its environment is readable (a process of our user), teardown
+ * knows it (a launched pid, a marker's pid, a member of a rank group) and its argv names the
+ * deployment. `unknown`: alive, but its environment cannot
+ * be read (another user's, or a non-dumpable descendant such as ssh), so nothing proves
+ * either way. `foreign`: alive, readable and not of the deployment, or the caller itself.
+ * `dead`: gone, zombie or not alive.
+ */
+type Evidence = "ours" | "unknown" | "foreign" | "dead";
+
+function evidence(context: TeardownContext, proc: ProcView): Evidence {
+  if (!alive(proc)) return "dead";
+  if (proc.pid === context.selfPid) return "foreign";
+  if (proc.env?.BATON_DEPLOYMENT === context.deployment) return "ours";
+  if (proc.env === undefined) return "unknown";
+  const known =
+    context.pids.includes(proc.pid) ||
+    context.candidates.includes(proc.pid) ||
+    context.groups.includes(proc.pgid);
+  return known && carriesDeployment(proc.argv, proc.env, context.deployment) ? "ours" : "foreign";
+}
+
+/** Whether a live process belongs to the deployment (positive evidence only). */
+const ours = (context: TeardownContext, proc: ProcView): boolean =>
+  evidence(context, proc) === "ours";
+
+function probeOf(
+  context: TeardownContext,
+  scope: Scope,
+): Extract<TeardownEffect, { type: "probe" }> {
+  const seq = context.probes + 1;
+  if (scope === "swept")
+    return { type: "probe", seq, groups: [], pids: context.swept, scan: false };
+  return {
+    type: "probe",
+    seq,
+    groups: context.groups,
+    pids: scope === "all" ? unique([...context.pids, ...context.candidates]) : context.pids,
+    scan: scope === "all",
+  };
+}
+
+const list = (ids: readonly number[]): string => ids.join(", ");
+
+/**
+ * The signals for one rank step: a group is signalled whole when it holds a live process of
+ * the deployment and none proven foreign (unreadable members, such as a rank's `ssh` child,
+ * go with it) and it never answered EPERM; otherwise only its members of the deployment are
+ * signalled, one by one; a group with none is left alone (its id may have been reused).
+ * Known pids outside those groups (a rank that left its group) are signalled by pid.
+ */
+function rankSignals(context: TeardownContext, table: ProcView[], signal: Signal) {
+  const effects: TeardownEffect[] = [];
+  const covered = new Set<number>();
+  const wholeGroups: number[] = [];
+  const single: number[] = [];
+  for (const pgid of context.groups) {
+    const members = table.filter((proc) => proc.pgid === pgid && alive(proc));
+    if (members.length === 0) continue;
+    const mine = members.filter((proc) => ours(context, proc));
+    const whole =
+      mine.length > 0 &&
+      !context.forbidden.includes(pgid) &&
+      !members.some((proc) => evidence(context, proc) === "foreign");
+    if (whole) {
+      effects.push({ type: "signalGroup", pgid, signal });
+      wholeGroups.push(pgid);
+    } else {
+      for (const proc of mine) effects.push({ type: "signal", pid: proc.pid, signal });
+      single.push(...mine.map((proc) => proc.pid));
+    }
+    for (const proc of members) covered.add(proc.pid);
+  }
+  for (const proc of table) {
+    if (covered.has(proc.pid) || !context.pids.includes(proc.pid) || !ours(context, proc)) continue;
+    effects.push({ type: "signal", pid: proc.pid, signal });
+    single.push(proc.pid);
+  }
+  const name = signal === "SIGKILL" ? "KILL" : "TERM";
+  const parts = [
+    ...(wholeGroups.length > 0 ? [`groups ${list(wholeGroups)}`] : []),
+    ...(single.length > 0 ? [`pids ${list(single)}`] : []),
+  ];
+  return { effects, text: `${name} to ${parts.join(" and ")}` };
+}
+
+/** Live processes of the deployment in a table, in pid order. */
+const survivorsIn = (context: TeardownContext, table: ProcView[]): Survivor[] =>
+  table
+    .filter((proc) => ours(context, proc))
+    .sort((a, b) => a.pid - b.pid)
+    .map((proc) => ({ pid: proc.pid, state: proc.state }));
+
+const describe = (survivors: Survivor[]): string =>
+  survivors.map((survivor) => `${survivor.pid} (${survivor.state})`).join(", ");
+
+type TableEvent = Extract<TeardownEvent, { type: "TABLE" }>;
+
+/** A state that probes the ranks and, if any is alive, signals them and moves to `next`. */
+function rankStep(signal: Signal, next: Phase) {
+  return {
+    entry: { type: "probe" as const, params: { scope: "ranks" as Scope } },
+    on: {
+      TABLE: [
+        { guard: "staleTable" as const },
+        {
+          guard: "nothingAlive" as const,
+          target: "#teardown.sweep",
+          actions: { type: "step" as const, params: { text: "no rank left to signal" } },
+        },
+        { target: next, actions: { type: "signalRanks" as const, params: { signal } } },
+      ],
+    },
+  };
+}
+
+/**
+ * A sweep state: probes the whole table (with the markers' pids), notes the candidates that
+ * no longer carry the deployment, and signals by pid every live process of the deployment.
+ */
+function sweepStep(signal: Signal, next: Phase) {
+  return {
+    entry: { type: "probe" as const, params: { scope: "all" as Scope } },
+    on: {
+      TABLE: [
+        { guard: "staleTable" as const },
+        {
+          guard: "nothingAlive" as const,
+          target: "#teardown.verify",
+          actions: "noteRefused" as const,
+        },
+        {
+          target: next,
+          actions: ["noteRefused" as const, { type: "signalSweep" as const, params: { signal } }],
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * A wait of `phase`'s timeout, probing every `pollMs`: it ends early at `gone` when nothing
+ * it watches is alive, and at `next` when the time is up.
+ */
+function awaitStep(phase: Phase, scope: Scope, gone: string, next: string) {
+  return {
+    entry: { type: "startWait" as const, params: { phase } },
+    exit: "stopWait" as const,
+    on: {
+      POLL: { actions: { type: "probe" as const, params: { scope } } },
+      TABLE: [
+        { guard: "staleTable" as const },
+        {
+          guard: "nothingAlive" as const,
+          target: gone,
+          actions: { type: "step" as const, params: { text: `${phase}: all gone` } },
+        },
+        { actions: "schedulePoll" as const },
+      ],
+      DEADLINE: {
+        target: next,
+        actions: { type: "step" as const, params: { text: `${phase}: time is up` } },
+      },
+    },
+  };
+}
+
+/**
+ * Verified teardown of one rank group (DESIGN §4, §8):
+ * `term → awaitTerm(grace) → kill → awaitKill → killAgain → awaitKillAgain → sweep → verify`,
+ * ending in the final state `verified` or `unverified`. The machine never touches a process:
+ * it emits `effects` (probe, signal, signalGroup, readCandidates) and learns the answers
+ * from `TABLE`, `SIGNALLED` and `CANDIDATES` events, so it runs the same on real processes
+ * and in the simulation.
+ *
+ * - Every wait probes every `pollMs` and ends early when nothing of the deployment it
+ *   watches is alive; a zombie counts as dead, a process in `disk-sleep` (D) as alive.
+ * - A group is signalled whole only when it holds a live process of the deployment and none
+ *   proven foreign (a readable process that does not carry it); otherwise its members that
+ *   carry it are signalled by pid. A group answering EPERM was reused by another user: it
+ *   is recorded, reported with a `groupForbidden` effect and never signalled again.
+ * - The sweep reads the markers' pids, adds every process whose environment carries the
+ *   deployment, and signals each (TERM, wait, KILL, wait) only after a fresh probe shows it
+ *   still carries the deployment.
+ * - The final check reads the process table: anything of the deployment alive → `unverified`
+ *   with the survivors and their states in the output.
+ *
+ * Timers are two delayed events with ids, `poll` and `deadline`, cancelled on leaving a wait.
+ *
+ * @example
+ * ```ts
+ * const teardown = createActor(teardownMachine, {
+ *   clock,
+ *   input: { deployment: "dep-abc", groups: [4711], pids: [4711], selfPid: process.pid },
+ * });
+ * teardown.on("effects", ({ effects }) => effects.forEach(perform));
+ * teardown.start();
+ * ```
+ */
+export const teardownMachine = setup({
+  types: {
+    context: {} as TeardownContext,
+    events: {} as TeardownEvent,
+    input: {} as TeardownInput,
+    emitted: {} as { type: "effects"; effects: TeardownEffect[] },
+    output: {} as TeardownOutput,
+  },
+  guards: {
+    staleTable: ({ context, event }) =>
+      context.awaiting === 0 || (event as TableEvent).seq !== context.awaiting,
+    nothingAlive: ({ context, event }) =>
+      !(event as TableEvent).procs.some((proc) => ours(context, proc)),
+    trustSingleKill: ({ context }) => context.trustSingleKill,
+  },
+  actions: {
+    probe: enqueueActions(({ context, enqueue }, params: { scope: Scope }) => {
+      const effect = probeOf(context, params.scope);
+      enqueue.assign({ probes: effect.seq, awaiting: effect.seq });
+      enqueue.emit({ type: "effects", effects: [effect] });
+    }),
+    step: enqueueActions(({ enqueue }, params: { text: string }) => {
+      enqueue.emit({ type: "effects", effects: [{ type: "step", text: params.text }] });
+    }),
+    signalRanks: enqueueActions(({ context, event, enqueue }, params: { signal: Signal }) => {
+      const { effects, text } = rankSignals(context, (event as TableEvent).procs, params.signal);
+      enqueue.emit({ type: "effects", effects: [{ type: "step", text }, ...effects] });
+    }),
+    startWait: enqueueActions(({ context, enqueue }, params: { phase: Phase }) => {
+      enqueue.raise(
+        { type: "DEADLINE" },
+        { delay: context.timeouts[WAIT[params.phase]], id: "deadline" },
+      );
+      enqueue.raise({ type: "POLL" }, { delay: context.timeouts.pollMs, id: "poll" });
+      enqueue.assign({ awaiting: 0 });
+    }),
+    schedulePoll: enqueueActions(({ context, enqueue }) => {
+      enqueue.raise({ type: "POLL" }, { delay: context.timeouts.pollMs, id: "poll" });
+      enqueue.assign({ awaiting: 0 });
+    }),
+    stopWait: enqueueActions(({ enqueue }) => {
+      enqueue.cancel("deadline");
+      enqueue.cancel("poll");
+    }),
+    recordSignal: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== "SIGNALLED" || event.outcome !== "EPERM") return;
+      if (event.target === "pid") {
+        enqueue.emit({
+          type: "effects",
+          effects: [{ type: "step", text: `pid ${event.id} answered EPERM` }],
+        });
+        return;
+      }
+      if (context.forbidden.includes(event.id)) return;
+      enqueue.assign({ forbidden: unique([...context.forbidden, event.id]) });
+      enqueue.emit({
+        type: "effects",
+        effects: [
+          { type: "groupForbidden", pgid: event.id },
+          {
+            type: "step",
+            text: `group ${event.id} answered EPERM: it now belongs to another user, never signalled again`,
+          },
+        ],
+      });
+    }),
+    readCandidates: enqueueActions(({ enqueue }) => {
+      enqueue.emit({ type: "effects", effects: [{ type: "readCandidates" }] });
+    }),
+    takeCandidates: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== "CANDIDATES") return;
+      const candidates = unique(event.pids.filter((pid) => pid !== context.selfPid));
+      enqueue.assign({ candidates });
+      const text =
+        event.error === undefined
+          ? `sweep: markers name pids ${list(candidates) || "none"}`
+          : `sweep: markers unreadable (${event.error}); sweeping what the process table shows`;
+      enqueue.emit({ type: "effects", effects: [{ type: "step", text }] });
+    }),
+    signalSweep: enqueueActions(({ context, event, enqueue }, params: { signal: Signal }) => {
+      const targets = (event as TableEvent).procs
+        .filter((proc) => ours(context, proc))
+        .map((proc) => proc.pid);
+      const name = params.signal === "SIGKILL" ? "KILL" : "TERM";
+      enqueue.assign({ swept: unique([...context.swept, ...targets]) });
+      enqueue.emit({
+        type: "effects",
+        effects: [
+          { type: "step", text: `sweep: ${name} to pids ${list(targets)}` },
+          ...targets.map((pid) => ({ type: "signal" as const, pid, signal: params.signal })),
+        ],
+      });
+    }),
+    noteRefused: enqueueActions(({ context, event, enqueue }) => {
+      const refused = (event as TableEvent).procs
+        .filter((proc) => context.candidates.includes(proc.pid) && alive(proc))
+        .filter((proc) => !ours(context, proc))
+        .map((proc) => proc.pid);
+      if (refused.length === 0) return;
+      const text = `sweep: pids ${list(refused)} no longer carry ${context.deployment}: not signalled`;
+      enqueue.emit({ type: "effects", effects: [{ type: "step", text }] });
+    }),
+    judge: enqueueActions(({ context, event, enqueue }) => {
+      const survivors = survivorsIn(context, (event as TableEvent).procs);
+      enqueue.assign({ verified: survivors.length === 0, survivors });
+      const text =
+        survivors.length === 0
+          ? "verify: nothing of the deployment is alive"
+          : `verify: still alive: ${describe(survivors)}`;
+      enqueue.emit({ type: "effects", effects: [{ type: "step", text }] });
+    }),
+    trust: enqueueActions(({ enqueue }) => {
+      enqueue.assign({ verified: true });
+      enqueue.emit({
+        type: "effects",
+        effects: [{ type: "step", text: "planted bug: trusting the first KILL" }],
+      });
+    }),
+  },
+}).createMachine({
+  id: "teardown",
+  context: ({ input }) => ({
+    deployment: input.deployment,
+    selfPid: input.selfPid,
+    groups: unique(input.groups),
+    pids: unique(input.pids),
+    forbidden: unique(input.forbiddenGroups ?? []),
+    timeouts: { ...DEFAULT_TEARDOWN_TIMEOUTS, ...input.timeouts },
+    trustSingleKill: input.plantedBugs?.includes("teardown-trusts-single-kill") ?? false,
+    candidates: [],
+    swept: [],
+    probes: 0,
+    awaiting: 0,
+    verified: false,
+    survivors: [],
+  }),
+  on: { SIGNALLED: { actions: "recordSignal" } },
+  initial: "term",
+  states: {
+    term: rankStep("SIGTERM", "awaitTerm"),
+    awaitTerm: awaitStep("awaitTerm", "ranks", "#teardown.sweep", "kill"),
+    kill: rankStep("SIGKILL", "awaitKill"),
+    awaitKill: {
+      ...awaitStep("awaitKill", "ranks", "#teardown.sweep", "killAgain"),
+      always: { guard: "trustSingleKill", target: "verified", actions: "trust" },
+    },
+    killAgain: rankStep("SIGKILL", "awaitKillAgain"),
+    awaitKillAgain: awaitStep("awaitKillAgain", "ranks", "#teardown.sweep", "sweep"),
+    sweep: {
+      initial: "reading",
+      states: {
+        reading: {
+          entry: "readCandidates",
+          on: { CANDIDATES: { target: "term", actions: "takeCandidates" } },
+        },
+        term: sweepStep("SIGTERM", "sweepAwaitTerm"),
+        sweepAwaitTerm: awaitStep("sweepAwaitTerm", "swept", "#teardown.verify", "kill"),
+        kill: sweepStep("SIGKILL", "sweepAwaitKill"),
+        sweepAwaitKill: awaitStep(
+          "sweepAwaitKill",
+          "swept",
+          "#teardown.verify",
+          "#teardown.verify",
+        ),
+      },
+    },
+    verify: {
+      entry: { type: "probe", params: { scope: "all" } },
+      on: {
+        TABLE: [
+          { guard: "staleTable" },
+          { guard: "nothingAlive", target: "verified", actions: "judge" },
+          { target: "unverified", actions: "judge" },
+        ],
+      },
+    },
+    verified: { type: "final" },
+    unverified: { type: "final" },
+  },
+  output: ({ context }) => ({
+    verified: context.verified,
+    survivors: context.survivors,
+    swept: context.swept,
+    forbiddenGroups: context.forbidden,
+  }),
+});

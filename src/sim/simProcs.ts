@@ -1,0 +1,318 @@
+import type {
+  Clock,
+  ProcExit,
+  ProcHandle,
+  ProcInfo,
+  Procs,
+  Signal,
+  SignalOutcome,
+  SpawnOptions,
+} from "../runtime/ports.ts";
+
+/** How one simulated process behaves; every time is in ms after it starts. */
+export interface SimProcSpec {
+  argv: string[];
+  env?: Record<string, string>;
+  /** Its parent (default: the simulation's own process). */
+  ppid?: number;
+  /** Lead a new process group (default: join `pgid`, or the parent's group). */
+  newGroup?: boolean;
+  /** Join this existing group. */
+  pgid?: number;
+  /** Take this pid (pid reuse); it must be free: no process has it as pid or pgid. */
+  pid?: number;
+  /** Owner; another uid than the simulation's answers EPERM and hides its environment. */
+  uid?: number;
+  /** What TERM (and INT) does: exit after `termExitMs` (default), or nothing. */
+  onTerm?: "exit" | "ignore";
+  termExitMs?: number;
+  /** KILLs it takes to die (default 1; 2 models a process that survives the first KILL). */
+  killsToDie?: number;
+  /** Uninterruptible sleep (D) from `afterMs` for `forMs`: signals wait until it wakes. */
+  diskSleep?: { afterMs: number; forMs: number };
+  /** Exits by itself (code 0). */
+  exitAfterMs?: number;
+  /** Leaves its group for a new session and group of its own (ignored for a group leader). */
+  setsidAfterMs?: number;
+  /** Stays a zombie this long after dying before its parent reaps it (default 0). */
+  zombieMs?: number;
+  /** A name for traces and checks (never seen by the code under test). */
+  label?: string;
+}
+
+/** One delivered (or refused) signal, with the processes that received it. */
+export interface SimSignalRecord {
+  at: number;
+  target: "pid" | "group";
+  id: number;
+  signal: Signal;
+  outcome: SignalOutcome;
+  /** Processes the signal reached (none for signal 0, ESRCH and EPERM). */
+  receivers: { pid: number; label: string | undefined }[];
+}
+
+/** A simulated process as the simulation sees it (more than `ProcInfo` shows). */
+export interface SimProcess {
+  readonly pid: number;
+  ppid: number;
+  pgid: number;
+  readonly uid: number;
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly label: string | undefined;
+  state: "sleeping" | "disk-sleep" | "zombie";
+}
+
+interface Proc extends SimProcess {
+  readonly spec: SimProcSpec;
+  kills: number;
+  /** Signals that arrived during disk sleep, acted on at waking. */
+  pendingTerm: boolean;
+  pendingKill: boolean;
+  /** Its own exit came due during disk sleep: it exits on waking. */
+  pendingExit: boolean;
+  exiting: boolean;
+  resolveExit: (exit: ProcExit) => void;
+}
+
+export interface SimProcsOptions {
+  clock: Clock;
+  /** The simulation's own pid (default 100); it is in the table and is never a new pid. */
+  selfPid?: number;
+  /** The simulation's uid (default 1000). */
+  uid?: number;
+  /** First pid handed out (default 300); pids then count up, skipping those in use. */
+  firstPid?: number;
+}
+
+/**
+ * A simulated process table on a virtual clock, implementing the Procs port. Processes have
+ * pids, parents, groups, owners, argv and environment; each follows its {@link SimProcSpec}:
+ * exits on TERM or ignores it, needs one or more KILLs, sleeps in D (signals wait until it
+ * wakes), exits by itself, leaves its group with setsid, stays a zombie until reaped. A freed
+ * pid can be taken again (`start({ pid })`), a group whose id now belongs to another user's
+ * processes answers EPERM. Deterministic: everything happens through the given clock, in the
+ * order it was scheduled. Every signal is recorded in `signals` with who received it.
+ *
+ * @example
+ * ```ts
+ * const clock = new SimClock();
+ * const procs = new SimProcs({ clock });
+ * const rank = procs.start({ argv: ["python", "train.py"], newGroup: true, onTerm: "ignore" });
+ * procs.signalGroup(rank.pid, "SIGKILL");
+ * clock.fireNext();
+ * ```
+ */
+export class SimProcs implements Procs {
+  readonly selfPid: number;
+  readonly uid: number;
+  readonly signals: SimSignalRecord[] = [];
+  protected readonly clock: Clock;
+  private readonly table = new Map<number, Proc>();
+  private nextPid: number;
+
+  constructor(options: SimProcsOptions) {
+    this.clock = options.clock;
+    this.selfPid = options.selfPid ?? 100;
+    this.uid = options.uid ?? 1000;
+    this.nextPid = options.firstPid ?? 300;
+    this.add({ ppid: 0, uid: 0, argv: ["/sbin/init"], onTerm: "ignore" }, 1, 1);
+    this.add({ ppid: 1, argv: ["node", "baton"], onTerm: "ignore" }, this.selfPid, 1);
+  }
+
+  /** Starts a process that follows `spec`; returns its handle. */
+  start(spec: SimProcSpec): ProcHandle {
+    const pid = spec.pid ?? this.allocatePid();
+    if (!this.isFree(pid)) {
+      throw new Error(`simulated pid ${pid} is in use (as a pid or a process group id)`);
+    }
+    const ppid = spec.ppid ?? this.selfPid;
+    const pgid = spec.newGroup ? pid : (spec.pgid ?? this.table.get(ppid)?.pgid ?? 1);
+    const proc = this.add(spec, pid, pgid);
+    const at = (ms: number | undefined, fn: () => void) => {
+      if (ms === undefined) return;
+      this.clock.setTimeout(() => {
+        if (this.current(proc)) fn();
+      }, ms);
+    };
+    at(spec.exitAfterMs, () => {
+      if (proc.state === "disk-sleep") proc.pendingExit = true;
+      else this.die(proc, { code: 0, signal: null });
+    });
+    at(spec.setsidAfterMs, () => {
+      if (proc.pgid !== proc.pid) proc.pgid = proc.pid;
+    });
+    if (spec.diskSleep !== undefined) {
+      const { afterMs, forMs } = spec.diskSleep;
+      at(afterMs, () => {
+        proc.state = "disk-sleep";
+        at(forMs, () => this.wake(proc));
+      });
+    }
+    return { pid, exited: proc.exited };
+  }
+
+  /** The Procs port's spawn: a process with the default behaviour (exits on TERM). */
+  spawn(options: SpawnOptions): ProcHandle {
+    return this.start({ argv: options.argv, env: options.env, newGroup: options.newGroup });
+  }
+
+  signal(pid: number, signal: Signal): SignalOutcome {
+    if (!Number.isInteger(pid) || pid <= 0) {
+      throw new Error(`cannot signal pid ${pid}: a pid is a positive integer`);
+    }
+    const proc = this.table.get(pid);
+    const outcome = proc === undefined ? "ESRCH" : proc.uid !== this.uid ? "EPERM" : "ok";
+    const receivers = outcome === "ok" && signal !== 0 ? [proc!] : [];
+    this.record("pid", pid, signal, outcome, receivers);
+    for (const receiver of receivers) this.deliver(receiver, signal);
+    return outcome;
+  }
+
+  signalGroup(pgid: number, signal: Signal): SignalOutcome {
+    if (!Number.isInteger(pgid) || pgid <= 1) {
+      throw new Error(`cannot signal process group ${pgid}: a pgid is an integer above 1`);
+    }
+    const members = [...this.table.values()].filter((proc) => proc.pgid === pgid);
+    const permitted = members.filter((proc) => proc.uid === this.uid);
+    const outcome = members.length === 0 ? "ESRCH" : permitted.length === 0 ? "EPERM" : "ok";
+    const receivers = outcome === "ok" && signal !== 0 ? permitted : [];
+    this.record("group", pgid, signal, outcome, receivers);
+    for (const receiver of receivers) this.deliver(receiver, signal);
+    return outcome;
+  }
+
+  inspect(pid: number): ProcInfo | undefined {
+    const proc = this.table.get(pid);
+    if (proc === undefined) return undefined;
+    return {
+      pid,
+      ppid: proc.ppid,
+      pgid: proc.pgid,
+      state: proc.state,
+      argv: proc.state === "zombie" ? [] : [...proc.argv],
+    };
+  }
+
+  list(): ProcInfo[] {
+    return [...this.table.keys()].sort((a, b) => a - b).map((pid) => this.inspect(pid)!);
+  }
+
+  environ(pid: number): Record<string, string> | undefined {
+    const proc = this.table.get(pid);
+    if (proc === undefined || proc.state === "zombie" || proc.uid !== this.uid) return undefined;
+    return { ...proc.env };
+  }
+
+  /** The simulation's view of `pid` (owner, label), or undefined when there is none. */
+  process(pid: number): SimProcess | undefined {
+    return this.table.get(pid);
+  }
+
+  /** Every process in the table, zombies included, in pid order. */
+  processes(): SimProcess[] {
+    return [...this.table.keys()].sort((a, b) => a - b).map((pid) => this.table.get(pid)!);
+  }
+
+  private add(spec: SimProcSpec, pid: number, pgid: number): Proc & { exited: Promise<ProcExit> } {
+    let resolveExit!: (exit: ProcExit) => void;
+    const exited = new Promise<ProcExit>((resolve) => {
+      resolveExit = resolve;
+    });
+    const proc = {
+      pid,
+      ppid: spec.ppid ?? this.selfPid,
+      pgid,
+      uid: spec.uid ?? this.uid,
+      argv: [...spec.argv],
+      env: { ...spec.env },
+      label: spec.label,
+      state: "sleeping" as SimProcess["state"],
+      spec,
+      kills: 0,
+      pendingTerm: false,
+      pendingKill: false,
+      pendingExit: false,
+      exiting: false,
+      resolveExit,
+      exited,
+    };
+    this.table.set(pid, proc);
+    return proc;
+  }
+
+  /** Whether `proc` is still the live process it was when a timer was set. */
+  private current(proc: Proc): boolean {
+    return this.table.get(proc.pid) === proc && proc.state !== "zombie";
+  }
+
+  private isFree(pid: number): boolean {
+    if (this.table.has(pid)) return false;
+    for (const proc of this.table.values()) if (proc.pgid === pid) return false;
+    return true;
+  }
+
+  private allocatePid(): number {
+    while (!this.isFree(this.nextPid)) this.nextPid++;
+    return this.nextPid++;
+  }
+
+  private record(
+    target: "pid" | "group",
+    id: number,
+    signal: Signal,
+    outcome: SignalOutcome,
+    receivers: Proc[],
+  ): void {
+    this.signals.push({
+      at: this.clock.now(),
+      target,
+      id,
+      signal,
+      outcome,
+      receivers: receivers.map((proc) => ({ pid: proc.pid, label: proc.label })),
+    });
+  }
+
+  private deliver(proc: Proc, signal: Signal): void {
+    if (proc.state === "zombie" || signal === 0) return;
+    if (proc.state === "disk-sleep") {
+      if (signal === "SIGKILL") proc.pendingKill = true;
+      else proc.pendingTerm = true;
+      return;
+    }
+    if (signal === "SIGKILL") {
+      proc.kills++;
+      if (proc.kills >= (proc.spec.killsToDie ?? 1)) this.die(proc, { code: null, signal });
+      return;
+    }
+    if ((proc.spec.onTerm ?? "exit") === "ignore" || proc.exiting) return;
+    proc.exiting = true;
+    this.clock.setTimeout(() => {
+      if (this.current(proc)) this.die(proc, { code: null, signal });
+    }, proc.spec.termExitMs ?? 0);
+  }
+
+  private wake(proc: Proc): void {
+    proc.state = "sleeping";
+    const { pendingTerm, pendingKill, pendingExit } = proc;
+    proc.pendingTerm = false;
+    proc.pendingKill = false;
+    proc.pendingExit = false;
+    if (pendingKill) this.deliver(proc, "SIGKILL");
+    if (pendingTerm && this.current(proc)) this.deliver(proc, "SIGTERM");
+    if (pendingExit && this.current(proc)) this.die(proc, { code: 0, signal: null });
+  }
+
+  private die(proc: Proc, exit: ProcExit): void {
+    proc.state = "zombie";
+    for (const child of this.table.values()) if (child.ppid === proc.pid) child.ppid = 1;
+    proc.resolveExit(exit);
+    const reap = () => {
+      if (this.table.get(proc.pid) === proc) this.table.delete(proc.pid);
+    };
+    const zombieMs = proc.spec.zombieMs ?? 0;
+    if (zombieMs > 0) this.clock.setTimeout(reap, zombieMs);
+    else reap();
+  }
+}

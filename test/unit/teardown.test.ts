@@ -1,0 +1,435 @@
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { createActor } from "xstate";
+import { ConfigError, TeardownError } from "../../src/errors.ts";
+import {
+  type ProcView,
+  type TeardownEffect,
+  type TeardownInput,
+  type TeardownTimeouts,
+  teardownDeadlineMs,
+  teardownMachine,
+} from "../../src/machines/teardown.ts";
+import type { Signal, SignalOutcome } from "../../src/runtime/ports.ts";
+import { type TeardownTarget, tearDown } from "../../src/runtime/tearDown.ts";
+import { SimClock } from "../../src/sim/simClock.ts";
+import { SimProcs } from "../../src/sim/simProcs.ts";
+import { onSimClock } from "../property/teardownModel.ts";
+
+const DEP = "dep-0123456789ab";
+const TIMEOUTS: TeardownTimeouts = {
+  termGraceMs: 1000,
+  killWaitMs: 200,
+  killAgainWaitMs: 300,
+  sweepTermWaitMs: 400,
+  sweepKillWaitMs: 500,
+  pollMs: 50,
+};
+
+/** A process of the deployment (by its environment), sleeping. */
+const rank = (pid: number, pgid = pid, state: ProcView["state"] = "sleeping"): ProcView => ({
+  pid,
+  ppid: 100,
+  pgid,
+  state,
+  argv: ["python", "train.py"],
+  env: { BATON_DEPLOYMENT: DEP },
+});
+
+/** A process of our user that has nothing to do with the deployment. */
+const stranger = (pid: number, pgid = pid): ProcView => ({
+  pid,
+  ppid: 1,
+  pgid,
+  state: "sleeping",
+  argv: ["sleep", "1000"],
+  env: { HOME: "/home/someone" },
+});
+
+interface World {
+  /** The process table a probe sees (filtered as the adapter filters it). */
+  table: ProcView[];
+  /** What a signal does: its outcome, and any change to the table. */
+  onSignal?: (target: "pid" | "group", id: number, signal: Signal) => SignalOutcome;
+  candidates?: number[];
+}
+
+/** The machine alone on a simulated clock, with `world` answering its effects synchronously. */
+function scripted(input: Partial<TeardownInput>, world: World) {
+  const clock = new SimClock();
+  const effects: TeardownEffect[] = [];
+  const actor = createActor(teardownMachine, {
+    clock,
+    input: { deployment: DEP, groups: [], pids: [], selfPid: 100, timeouts: TIMEOUTS, ...input },
+  });
+  actor.on("effects", ({ effects: batch }) => {
+    for (const effect of batch) {
+      effects.push(effect);
+      switch (effect.type) {
+        case "probe": {
+          const procs = world.table.filter(
+            (proc) =>
+              effect.scan || effect.groups.includes(proc.pgid) || effect.pids.includes(proc.pid),
+          );
+          actor.send({ type: "TABLE", seq: effect.seq, procs });
+          break;
+        }
+        case "signal":
+        case "signalGroup": {
+          const target = effect.type === "signal" ? "pid" : "group";
+          const id = effect.type === "signal" ? effect.pid : effect.pgid;
+          const outcome = world.onSignal?.(target, id, effect.signal) ?? "ok";
+          actor.send({ type: "SIGNALLED", target, id, signal: effect.signal, outcome });
+          break;
+        }
+        case "readCandidates":
+          actor.send({ type: "CANDIDATES", pids: world.candidates ?? [] });
+          break;
+      }
+    }
+  });
+  actor.start();
+  const signals = () =>
+    effects.flatMap((effect) =>
+      effect.type === "signal"
+        ? [`${effect.signal} pid ${effect.pid}`]
+        : effect.type === "signalGroup"
+          ? [`${effect.signal} group ${effect.pgid}`]
+          : [],
+    );
+  const steps = () => effects.flatMap((effect) => (effect.type === "step" ? [effect.text] : []));
+  const finish = () => {
+    while (actor.getSnapshot().status === "active" && clock.fireNext());
+    return actor.getSnapshot();
+  };
+  return { actor, clock, effects, signals, steps, finish };
+}
+
+/** Removes `pids` from the table. */
+const remove = (world: World, pids: number[]) => {
+  world.table = world.table.filter((proc) => !pids.includes(proc.pid));
+};
+
+describe("teardown machine", () => {
+  it("ends the grace early once the whole group is gone, without any KILL", () => {
+    const world: World = { table: [rank(500), rank(501, 500)] };
+    world.onSignal = (_target, _id, signal) => {
+      if (signal === "SIGTERM") remove(world, [500, 501]);
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    expect(run.actor.getSnapshot().value).toBe("awaitTerm");
+    run.clock.fireNext();
+    const end = run.actor.getSnapshot();
+    expect(end.value).toBe("verified");
+    expect(run.clock.now()).toBe(TIMEOUTS.pollMs);
+    expect(run.signals()).toEqual(["SIGTERM group 500"]);
+    expect(run.steps()).toContain("awaitTerm: all gone");
+    expect(end.output).toEqual({ verified: true, survivors: [], swept: [], forbiddenGroups: [] });
+  });
+
+  it("goes TERM → KILL → KILL again, each after its own timeout", () => {
+    const world: World = { table: [rank(500)] };
+    let kills = 0;
+    world.onSignal = (_, _id, signal) => {
+      if (signal === "SIGKILL" && ++kills === 2) remove(world, [500]);
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    const times: Record<string, number> = {};
+    run.actor.subscribe((snapshot) => {
+      times[JSON.stringify(snapshot.value)] ??= run.clock.now();
+    });
+    const end = run.finish();
+    expect(end.output?.verified).toBe(true);
+    expect(run.signals()).toEqual(["SIGTERM group 500", "SIGKILL group 500", "SIGKILL group 500"]);
+    expect(times['"awaitKill"']).toBe(TIMEOUTS.termGraceMs);
+    expect(times['"awaitKillAgain"']).toBe(TIMEOUTS.termGraceMs + TIMEOUTS.killWaitMs);
+  });
+
+  it("counts a zombie as dead", () => {
+    const run = scripted(
+      { groups: [500], pids: [500] },
+      { table: [rank(500, 500, "zombie"), rank(501, 500, "zombie")] },
+    );
+    const end = run.finish();
+    expect(end.output?.verified).toBe(true);
+    expect(run.signals()).toEqual([]);
+    expect(run.clock.now()).toBe(0);
+  });
+
+  it("counts a process in disk sleep as alive: unverified after every deadline", () => {
+    const run = scripted({ groups: [500], pids: [500] }, { table: [rank(500, 500, "disk-sleep")] });
+    const end = run.finish();
+    expect(end.value).toBe("unverified");
+    expect(end.output).toMatchObject({
+      verified: false,
+      survivors: [{ pid: 500, state: "disk-sleep" }],
+      swept: [500],
+    });
+    expect(run.clock.now()).toBe(teardownDeadlineMs(TIMEOUTS));
+    expect(run.signals()).toEqual([
+      "SIGTERM group 500",
+      "SIGKILL group 500",
+      "SIGKILL group 500",
+      "SIGTERM pid 500",
+      "SIGKILL pid 500",
+    ]);
+  });
+
+  it("never signals a group again after it answered EPERM, nor one forbidden before", () => {
+    // Group 600 turns out to be another user's between the check and the signal.
+    const world: World = { table: [rank(500), rank(600), rank(700)] };
+    world.onSignal = (target, id) => (target === "group" && id === 600 ? "EPERM" : "ok");
+    const run = scripted(
+      { groups: [500, 600, 700], pids: [500, 600, 700], forbiddenGroups: [700] },
+      world,
+    );
+    const end = run.finish();
+    expect(run.signals().filter((signal) => signal.endsWith("group 600"))).toEqual([
+      "SIGTERM group 600",
+    ]);
+    expect(run.signals().some((signal) => signal.endsWith("group 700"))).toBe(false);
+    // Its rank is still a known pid of the deployment: signalled by pid from then on.
+    expect(run.signals()).toContain("SIGKILL pid 600");
+    expect(run.effects.filter((effect) => effect.type === "groupForbidden")).toEqual([
+      { type: "groupForbidden", pgid: 600 },
+    ]);
+    expect(end.output?.forbiddenGroups).toEqual([600, 700]);
+  });
+
+  it("leaves alone a group holding no process of the deployment (a reused group id)", () => {
+    const theirs: ProcView = { ...stranger(600), env: undefined, argv: ["ssh", "host"] };
+    const run = scripted({ groups: [500, 600], pids: [500] }, { table: [rank(500), theirs] });
+    run.finish();
+    expect(run.signals().some((signal) => signal.includes("600"))).toBe(false);
+  });
+
+  it("signals a group whole when its other members cannot be read (a rank's ssh child)", () => {
+    const child: ProcView = { ...stranger(501, 500), env: undefined, argv: ["ssh", "host"] };
+    const run = scripted({ groups: [500], pids: [500] }, { table: [rank(500), child] });
+    run.finish();
+    expect(run.signals()[0]).toBe("SIGTERM group 500");
+  });
+
+  it("sweeps only marker pids that still carry the deployment, TERM then KILL", () => {
+    const leftGroup: ProcView = {
+      ...rank(701, 701),
+      argv: ["worker", `--deployment=${DEP}`],
+      env: {},
+    };
+    const world: World = { table: [stranger(700), leftGroup], candidates: [700, 701] };
+    world.onSignal = (_, id, signal) => {
+      if (signal === "SIGKILL" && id === 701) remove(world, [701]);
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    const end = run.finish();
+    expect(end.output).toMatchObject({ verified: true, swept: [701] });
+    expect(run.signals()).toEqual(["SIGTERM pid 701", "SIGKILL pid 701"]);
+    expect(run.steps()).toContain(`sweep: pids 700 no longer carry ${DEP}: not signalled`);
+  });
+
+  it("finds a leftover through its environment even without a marker", () => {
+    const world: World = { table: [rank(900, 900)] };
+    world.onSignal = (_, id, signal) => {
+      if (signal === "SIGTERM" && id === 900) remove(world, [900]);
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    expect(run.finish().output).toMatchObject({ verified: true, swept: [900] });
+  });
+
+  it("signals a group holding a stranger member by member, never the stranger", () => {
+    const run = scripted(
+      { groups: [500], pids: [500] },
+      { table: [rank(500), stranger(501, 500)] },
+    );
+    run.finish();
+    expect(run.signals().slice(0, 3)).toEqual([
+      "SIGTERM pid 500",
+      "SIGKILL pid 500",
+      "SIGKILL pid 500",
+    ]);
+    expect(run.signals().some((signal) => signal.includes("501"))).toBe(false);
+  });
+
+  it("never signals its own process, even when it carries the deployment", () => {
+    const run = scripted(
+      { groups: [500], pids: [500], selfPid: 501 },
+      { table: [rank(500), rank(501, 500)] },
+    );
+    run.finish();
+    expect(run.signals().some((signal) => signal.includes("group 500"))).toBe(false);
+    expect(run.signals().some((signal) => signal.includes("501"))).toBe(false);
+  });
+
+  it("ignores an answer to an earlier probe, and a second copy of one already used", () => {
+    const run = scripted({ groups: [500], pids: [500] }, { table: [rank(500)] });
+    for (let seq = 0; seq <= 3; seq++) run.actor.send({ type: "TABLE", seq, procs: [] });
+    expect(run.actor.getSnapshot().value).toBe("awaitTerm");
+    run.clock.fireNext();
+    run.actor.send({ type: "TABLE", seq: 3, procs: [] });
+    expect(run.actor.getSnapshot().value).toBe("awaitTerm");
+  });
+
+  it("with the planted bug, trusts the first KILL and skips the rest", () => {
+    const run = scripted(
+      { groups: [500], pids: [500], plantedBugs: ["teardown-trusts-single-kill"] },
+      { table: [rank(500, 500, "disk-sleep")] },
+    );
+    const end = run.finish();
+    expect(end.output?.verified).toBe(true);
+    expect(run.signals()).toEqual(["SIGTERM group 500", "SIGKILL group 500"]);
+  });
+});
+
+describe("tearDown on simulated processes", () => {
+  function group(procs: SimProcs, size: number, behaviour: { onTerm?: "exit" | "ignore" } = {}) {
+    const pids = Array.from(
+      { length: size },
+      (_, r) =>
+        procs.start({
+          argv: ["python", "train.py"],
+          env: { BATON_DEPLOYMENT: DEP, RANK: String(r) },
+          newGroup: true,
+          label: `rank-${r}`,
+          ...behaviour,
+        }).pid,
+    );
+    const target: TeardownTarget = {
+      deployment: DEP,
+      groups: [...pids],
+      pids,
+      sweepCandidates: async () => pids,
+      forbiddenGroups: new Set(),
+    };
+    return target;
+  }
+
+  it("tears down 8 ranks that exit on TERM and reports how", async () => {
+    const clock = new SimClock();
+    const procs = new SimProcs({ clock });
+    const target = group(procs, 8);
+    const outcome = await onSimClock(clock, tearDown(target, { procs, clock }, TIMEOUTS));
+    expect(outcome).toMatchObject({
+      value: { verified: true, deployment: DEP, elapsedMs: TIMEOUTS.pollMs, swept: [] },
+    });
+    const { steps } = (outcome as { value: { steps: string[] } }).value;
+    expect(steps[0]).toBe(
+      `+0ms start: groups ${target.groups.join(", ")}, pids ${target.pids.join(", ")}`,
+    );
+    expect(steps).toContain(`+0ms TERM to groups ${target.groups.join(", ")}`);
+    expect(procs.processes().filter((proc) => proc.label?.startsWith("rank"))).toEqual([]);
+  });
+
+  it("raises TeardownError naming survivors, then verifies when called again", async () => {
+    const clock = new SimClock();
+    const procs = new SimProcs({ clock });
+    const target = group(procs, 2, { onTerm: "ignore" });
+    const stuck = procs.start({
+      argv: ["python", "train.py"],
+      env: { BATON_DEPLOYMENT: DEP },
+      pgid: target.groups[0],
+      ppid: target.pids[0],
+      diskSleep: { afterMs: 0, forMs: teardownDeadlineMs(TIMEOUTS) + 100 },
+      label: "rank-0.child",
+    });
+    while (clock.fireNext(0));
+    const first = await onSimClock(clock, tearDown(target, { procs, clock }, TIMEOUTS));
+    expect("error" in first && first.error).toBeInstanceOf(TeardownError);
+    const error = (first as { error: TeardownError }).error;
+    expect(error.code).toBe("TEARDOWN_UNVERIFIED");
+    expect(error.deployment).toBe(DEP);
+    expect(error.survivors).toEqual([{ pid: stuck.pid, state: "disk-sleep" }]);
+    expect(error.message).toContain(`${stuck.pid} (disk-sleep)`);
+    expect(error.message).toContain("stop() again");
+
+    // The KILL it got while in D takes effect when it wakes; the retry starts over and verifies.
+    const second = await onSimClock(clock, tearDown(target, { procs, clock }, TIMEOUTS));
+    expect(second).toMatchObject({ value: { verified: true } });
+    expect(await stuck.exited).toEqual({ code: null, signal: "SIGKILL" });
+  });
+
+  it("never signals another user's group in the target, and verifies", async () => {
+    const clock = new SimClock();
+    const procs = new SimProcs({ clock });
+    const target = group(procs, 1, { onTerm: "ignore" });
+    const reused = procs.start({ argv: ["sshd"], newGroup: true, uid: 0, label: "other" });
+    target.groups.push(reused.pid);
+    const outcome = await onSimClock(clock, tearDown(target, { procs, clock }, TIMEOUTS));
+    expect(outcome).toMatchObject({ value: { verified: true } });
+    expect(procs.signals.filter((record) => record.id === reused.pid)).toEqual([]);
+    expect(procs.process(reused.pid)?.state).toBe("sleeping");
+  });
+
+  it("keeps a group that answered EPERM forbidden across attempts", async () => {
+    /** A table where group `denied` answers EPERM (its id changed hands after the probe). */
+    class Denying extends SimProcs {
+      denied = 0;
+      deniedAttempts = 0;
+      override signalGroup(pgid: number, signal: Signal): SignalOutcome {
+        if (pgid !== this.denied) return super.signalGroup(pgid, signal);
+        this.deniedAttempts++;
+        return "EPERM";
+      }
+    }
+    const clock = new SimClock();
+    const procs = new Denying({ clock });
+    const target = group(procs, 2, { onTerm: "ignore" });
+    procs.denied = target.groups[1]!;
+    // A process of the deployment stuck in D makes the first attempt unverified.
+    procs.start({
+      argv: ["python"],
+      env: { BATON_DEPLOYMENT: DEP },
+      newGroup: true,
+      diskSleep: { afterMs: 0, forMs: 60_000 },
+    });
+    while (clock.fireNext(0));
+    const first = await onSimClock(clock, tearDown(target, { procs, clock }, TIMEOUTS));
+    expect(first).toMatchObject({ error: { code: "TEARDOWN_UNVERIFIED" } });
+    expect([...target.forbiddenGroups]).toEqual([procs.denied]);
+    expect(procs.deniedAttempts).toBe(1);
+    await onSimClock(clock, tearDown(target, { procs, clock }, TIMEOUTS));
+    expect(procs.deniedAttempts).toBe(1);
+  });
+
+  it("logs every step at debug through the logger it is given", async () => {
+    const clock = new SimClock();
+    const procs = new SimProcs({ clock });
+    const target = group(procs, 2);
+    const lines: { level: number; msg: string; deployment: string }[] = [];
+    const logger = pino(
+      { level: "debug" },
+      { write: (line: string) => lines.push(JSON.parse(line)) },
+    );
+    const outcome = await onSimClock(clock, tearDown(target, { procs, clock, logger }, TIMEOUTS));
+    const { steps } = (outcome as { value: { steps: string[] } }).value;
+    expect(lines.map((line) => line.msg)).toEqual(
+      steps.map((step) => `teardown: ${step.replace(/^\+\d+ms /, "")}`),
+    );
+    expect(lines.every((line) => line.level === 20 && line.deployment === DEP)).toBe(true);
+  });
+
+  it("still verifies when the markers cannot be read, and says so", async () => {
+    const clock = new SimClock();
+    const procs = new SimProcs({ clock });
+    const target = group(procs, 1, { onTerm: "ignore" });
+    target.sweepCandidates = async () => {
+      throw new Error("EACCES: permission denied");
+    };
+    const outcome = await onSimClock(clock, tearDown(target, { procs, clock }, TIMEOUTS));
+    expect(outcome).toMatchObject({ value: { verified: true } });
+    const { steps } = (outcome as { value: { steps: string[] } }).value;
+    expect(steps.some((step) => step.includes("markers unreadable (EACCES"))).toBe(true);
+  });
+
+  it("refuses a target whose groups could signal everything", async () => {
+    const clock = new SimClock();
+    const procs = new SimProcs({ clock });
+    const target = group(procs, 1);
+    target.groups.push(1);
+    await expect(tearDown(target, { procs, clock })).rejects.toBeInstanceOf(ConfigError);
+    expect(procs.signals).toEqual([]);
+  });
+});
