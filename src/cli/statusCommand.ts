@@ -1,0 +1,112 @@
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError } from "../errors.ts";
+import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
+import { type DeploymentStatus, readDeploymentStatuses } from "../rank/deploymentStatus.ts";
+import { nodeClock } from "../runtime/nodeClock.ts";
+import { nodeFiles } from "../runtime/nodeFiles.ts";
+import { nodeProcs } from "../runtime/nodeProcs.ts";
+
+const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
+
+Lists the rank-group deployments in a state directory: live (the launcher runs and renews
+its lease) or orphaned (the launcher's pid is gone or its lease is stale: run \`baton reap\`),
+with each rank's pid, phase (from its marker; "gone" when the pid is dead), age and heartbeat.
+Only reads; never signals or removes anything.
+
+  --state-dir DIR   the root state directory (default: ${DEFAULT_STATE_DIR})
+  --json            one JSON object: { stateDir, deployments: [...] } (unknown values are null)
+  -h, --help        this help`;
+
+/**
+ * `baton status`: prints the deployments of a state dir, as a table or (`--json`) as one
+ * JSON object. Returns the exit code (0; 2 for bad usage).
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await statusCommand(["--state-dir", "/srv/app/.baton/run", "--json"]);
+ * ```
+ */
+export async function statusCommand(argv: string[]): Promise<number> {
+  let values: { "state-dir": string; json: boolean; help: boolean };
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        "state-dir": { type: "string", default: DEFAULT_STATE_DIR },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    }).values;
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message}\n\n${STATUS_USAGE}`);
+  }
+  if (values.help) {
+    process.stdout.write(`${STATUS_USAGE}\n`);
+    return 0;
+  }
+  const stateDir = resolve(values["state-dir"]);
+  const deployments = await readDeploymentStatuses(
+    { files: nodeFiles(), procs: nodeProcs(), clock: nodeClock() },
+    stateDir,
+  );
+  process.stdout.write(
+    values.json
+      ? `${JSON.stringify({ stateDir, deployments }, (_, value) => value ?? null)}\n`
+      : describeDeployments(stateDir, deployments),
+  );
+  return 0;
+}
+
+/** The table `baton status` prints. */
+function describeDeployments(stateDir: string, deployments: DeploymentStatus[]): string {
+  if (deployments.length === 0) return `no deployments in ${stateDir}\n`;
+  const blocks = deployments.map((dep) => {
+    const head = [
+      dep.deployment,
+      dep.state === "live" ? "live" : `${dep.state} (${dep.reason})`,
+      dep.launcher && `launcher ${dep.launcher.pid}${dep.launcher.alive ? "" : " (gone)"}`,
+      dep.worldSize !== undefined && `world ${dep.worldSize}`,
+      dep.ageMs !== undefined && `up ${duration(dep.ageMs)}`,
+      dep.lease &&
+        `lease renewed ${duration(dep.lease.ageMs)} ago${dep.lease.stale ? " (stale)" : ""}`,
+    ].filter(Boolean);
+    const rows = [
+      ["RANK", "PID", "PHASE", "AGE", "HEARTBEAT", "ACTIVE", "EPOCH"],
+      ...dep.ranks.map((rank) => [
+        String(rank.rank),
+        rank.pid === undefined ? "-" : String(rank.pid),
+        rank.phase,
+        rank.ageMs === undefined ? "-" : duration(rank.ageMs),
+        rank.heartbeatAgeMs === undefined
+          ? "-"
+          : `${duration(rank.heartbeatAgeMs)} ago${rank.heartbeatStale ? " (stale)" : ""}`,
+        rank.active === undefined ? "-" : String(rank.active),
+        rank.epoch === undefined ? "-" : String(rank.epoch),
+      ]),
+    ];
+    const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+    const table = rows.map(
+      (row) =>
+        `  ${row
+          .map((cell, column) => cell.padEnd(widths[column]!))
+          .join("  ")
+          .trimEnd()}`,
+    );
+    const problems = dep.problems.map((problem) => `  ! ${problem}`);
+    return [head.join("  "), ...(dep.ranks.length > 0 ? table : []), ...problems].join("\n");
+  });
+  return `${blocks.join("\n\n")}\n`;
+}
+
+/** A duration a person reads at a glance: 850ms, 12s, 5m03s, 2h05m, 3d04h. */
+function duration(ms: number): string {
+  if (ms < 0) return "0ms";
+  if (ms < 1_000) return `${Math.round(ms)}ms`;
+  const s = Math.floor(ms / 1_000);
+  if (s < 60) return `${s}s`;
+  const pad = (n: number) => String(n).padStart(2, "0");
+  if (s < 3_600) return `${Math.floor(s / 60)}m${pad(s % 60)}s`;
+  if (s < 86_400) return `${Math.floor(s / 3_600)}h${pad(Math.floor(s / 60) % 60)}m`;
+  return `${Math.floor(s / 86_400)}d${pad(Math.floor(s / 3_600) % 24)}h`;
+}

@@ -1,0 +1,196 @@
+import { RankFileError } from "../errors.ts";
+import { carriesDeployment } from "../machines/carriesDeployment.ts";
+import type { Clock, Files, Procs } from "../runtime/ports.ts";
+import { deploymentPaths, isDeploymentId, rankFileName } from "./deploymentPaths.ts";
+import { isAlive, launcherGone } from "./launcherWatch.ts";
+import { isLeaseStale, LEASE_FORMAT, type Lease } from "./leaseFormat.ts";
+import { MANIFEST_FORMAT, type Manifest } from "./manifestFormat.ts";
+import { MARKER_FORMAT, MARKER_STALE_MS, type Marker, type MarkerPhase } from "./markerFormat.ts";
+import { LEASE_STALE_MS } from "./rankEnv.ts";
+import { readStateFile, type StateFileFormat } from "./stateFile.ts";
+
+/** One rank of a deployment as its files and the process table show it. */
+export interface RankStatus {
+  rank: number;
+  /** From the marker, else from the manifest. */
+  pid: number | undefined;
+  /** A process with this pid exists, is not a zombie, and does not belong to another program. */
+  alive: boolean;
+  /**
+   * The marker's phase; `gone` when the pid is dead, `reused` when it now belongs to a process
+   * that does not carry the deployment (argv or `BATON_DEPLOYMENT`), `no marker` when the
+   * rank wrote none.
+   */
+  phase: MarkerPhase | "gone" | "reused" | "no marker";
+  /** Since the rank started (marker), else since the launch (manifest). */
+  ageMs: number | undefined;
+  /** Since the marker was last written. */
+  heartbeatAgeMs: number | undefined;
+  /** The heartbeat is older than 45 s. */
+  heartbeatStale: boolean;
+  active: number | undefined;
+  epoch: number | undefined;
+}
+
+/**
+ * One deployment of a state dir: `live` (its launcher's pid lives and its lease is fresh),
+ * `orphaned` (launcher gone or lease stale while a manifest or a live rank remains: a case
+ * for `baton reap`), or `ended` (nothing but debris: no manifest, no lease, no live rank).
+ */
+export interface DeploymentStatus {
+  deployment: string;
+  state: "live" | "orphaned" | "ended";
+  /** Why it is orphaned or ended. */
+  reason: string | undefined;
+  launcher: { pid: number; alive: boolean } | undefined;
+  lease: { renewedAt: number; ageMs: number; staleAfterMs: number; stale: boolean } | undefined;
+  worldSize: number | undefined;
+  /** Since the launch (manifest). */
+  ageMs: number | undefined;
+  ranks: RankStatus[];
+  /** Files that could not be used (malformed, another deployment's). */
+  problems: string[];
+}
+
+export interface DeploymentStatusPorts {
+  files: Files;
+  procs: Pick<Procs, "inspect" | "environ">;
+  clock: Pick<Clock, "now">;
+}
+
+/**
+ * Every deployment under the root state dir `stateDir`, by id. Only reads: nothing is
+ * signalled or removed. A malformed file is reported in `problems`, never thrown.
+ *
+ * @example
+ * ```ts
+ * for (const dep of await readDeploymentStatuses({ files, procs, clock }, ".baton/run")) {
+ *   console.log(dep.deployment, dep.state, dep.ranks.map((rank) => rank.phase));
+ * }
+ * ```
+ */
+export async function readDeploymentStatuses(
+  ports: DeploymentStatusPorts,
+  stateDir: string,
+): Promise<DeploymentStatus[]> {
+  const statuses: DeploymentStatus[] = [];
+  for (const name of await ports.files.list(stateDir)) {
+    if (!isDeploymentId(name)) continue;
+    let entries: string[];
+    try {
+      entries = await ports.files.list(`${stateDir}/${name}`);
+    } catch {
+      continue; // a file, not a deployment directory
+    }
+    if (entries.length === 0) continue;
+    statuses.push(await readDeploymentStatus(ports, stateDir, name, entries));
+  }
+  return statuses;
+}
+
+async function readDeploymentStatus(
+  { files, procs, clock }: DeploymentStatusPorts,
+  stateDir: string,
+  deployment: string,
+  entries: string[],
+): Promise<DeploymentStatus> {
+  const paths = deploymentPaths(stateDir, deployment);
+  const now = clock.now();
+  const problems: string[] = [];
+  const read = async <T extends { deployment: string }>(
+    format: StateFileFormat<T>,
+    path: string,
+  ): Promise<T | undefined> => {
+    try {
+      const value = await readStateFile(files, format, path);
+      if (value !== undefined && value.deployment !== deployment) {
+        problems.push(`${path} names deployment ${value.deployment}`);
+        return undefined;
+      }
+      return value;
+    } catch (error) {
+      if (!(error instanceof RankFileError)) throw error;
+      problems.push(error.message);
+      return undefined;
+    }
+  };
+  const manifest: Manifest | undefined = await read(MANIFEST_FORMAT, paths.manifest);
+  const lease: Lease | undefined = await read(LEASE_FORMAT, paths.lease);
+
+  const rankNumbers = new Set(manifest?.ranks.map((rank) => rank.rank));
+  for (const entry of entries) {
+    const file = rankFileName(entry);
+    if (file?.kind === "marker") rankNumbers.add(file.rank);
+  }
+  const ranks: RankStatus[] = [];
+  for (const rank of [...rankNumbers].sort((a, b) => a - b)) {
+    const marker: Marker | undefined = await read(MARKER_FORMAT, paths.marker(rank));
+    const pid = marker?.pid ?? manifest?.ranks.find((entry) => entry.rank === rank)?.pid;
+    const info = pid === undefined ? undefined : procs.inspect(pid);
+    const env = info === undefined ? undefined : procs.environ(info.pid);
+    // An environment that cannot be read (another user's process) proves nothing either way.
+    const reused =
+      info !== undefined &&
+      isAlive(info) &&
+      env !== undefined &&
+      !carriesDeployment(info.argv, env, deployment);
+    const alive = isAlive(info) && !reused;
+    const startedAt = marker?.startedAt ?? manifest?.startedAt;
+    ranks.push({
+      rank,
+      pid,
+      alive,
+      phase: reused ? "reused" : !alive ? "gone" : (marker?.phase ?? "no marker"),
+      ageMs: startedAt === undefined ? undefined : now - startedAt,
+      heartbeatAgeMs: marker === undefined ? undefined : now - marker.heartbeatAt,
+      heartbeatStale: marker !== undefined && now - marker.heartbeatAt > MARKER_STALE_MS,
+      active: marker?.active,
+      epoch: marker?.epoch,
+    });
+  }
+
+  const launcherPid = manifest?.launcher.pid ?? lease?.pid;
+  const launcherAlive = launcherPid !== undefined && isAlive(procs.inspect(launcherPid));
+  let state: DeploymentStatus["state"];
+  let reason: string | undefined;
+  if (launcherPid !== undefined) {
+    reason = launcherGone({
+      launcherPid,
+      process: procs.inspect(launcherPid),
+      lease,
+      now,
+      noLeaseSince: manifest?.startedAt ?? now,
+      leaseStaleMs: LEASE_STALE_MS,
+    });
+    if (reason === undefined && manifest && lease && lease.token !== manifest.launcher.token) {
+      reason = "the lease was written by another launcher instance than the manifest's";
+    }
+    state = reason === undefined ? "live" : "orphaned";
+  } else {
+    const living = ranks.filter((rank) => rank.alive).map((rank) => rank.pid);
+    state = living.length > 0 ? "orphaned" : "ended";
+    reason =
+      living.length > 0
+        ? `no manifest or lease, but rank pid${living.length > 1 ? "s" : ""} ${living.join(", ")} still run${living.length > 1 ? "" : "s"}`
+        : "no manifest, no lease and no live rank";
+  }
+  return {
+    deployment,
+    state,
+    reason,
+    launcher: launcherPid === undefined ? undefined : { pid: launcherPid, alive: launcherAlive },
+    lease:
+      lease === undefined
+        ? undefined
+        : {
+            renewedAt: lease.renewedAt,
+            ageMs: now - lease.renewedAt,
+            staleAfterMs: lease.staleAfterMs,
+            stale: isLeaseStale(lease, now),
+          },
+    worldSize: manifest?.worldSize,
+    ageMs: manifest === undefined ? undefined : now - manifest.startedAt,
+    ranks,
+    problems,
+  };
+}

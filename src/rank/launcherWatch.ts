@@ -1,0 +1,55 @@
+import type { ProcInfo } from "../runtime/ports.ts";
+import { isLeaseStale, type Lease } from "./leaseFormat.ts";
+
+/**
+ * Whether a process table entry is a live process: no entry, a zombie or a dead entry is not.
+ *
+ * @example
+ * ```ts
+ * if (!isAlive(procs.inspect(marker.pid))) phase = "gone";
+ * ```
+ */
+export function isAlive(info: ProcInfo | undefined): boolean {
+  return info !== undefined && info.state !== "zombie" && info.state !== "dead";
+}
+
+/** What a rank (or `baton status`) knows about a deployment's launcher at one moment. */
+export interface LauncherEvidence {
+  launcherPid: number;
+  /** The launcher pid's process table entry; undefined when there is none. */
+  process: ProcInfo | undefined;
+  /** The deployment's lease, when one could be read (and is this deployment's). */
+  lease: Lease | undefined;
+  now: number;
+  /** Without a readable lease, the launcher counts as having renewed it at this time. */
+  noLeaseSince: number;
+  /** Staleness without a readable lease. */
+  leaseStaleMs: number;
+}
+
+/**
+ * Why the launcher must be presumed gone — its pid is dead (a zombie counts as dead) or its
+ * lease is stale — or `undefined` while it is alive. A missing or unreadable lease counts as
+ * renewed at `noLeaseSince` (the rank's start), so it turns stale after `leaseStaleMs`.
+ *
+ * @example
+ * ```ts
+ * const reason = launcherGone({ launcherPid, process: procs.inspect(launcherPid), lease,
+ *   now: clock.now(), noLeaseSince: startedAt, leaseStaleMs: 30_000 });
+ * if (reason !== undefined) exit(reason);
+ * ```
+ */
+export function launcherGone(evidence: LauncherEvidence): string | undefined {
+  const { launcherPid, process, lease, now } = evidence;
+  if (!isAlive(process)) {
+    return `launcher pid ${launcherPid} is ${process === undefined ? "gone" : `a ${process.state} process`}`;
+  }
+  const renewedAt = lease?.renewedAt ?? evidence.noLeaseSince;
+  const staleAfterMs = lease?.staleAfterMs ?? evidence.leaseStaleMs;
+  if (isLeaseStale({ renewedAt, staleAfterMs }, now)) {
+    return lease === undefined
+      ? `no readable lease for ${now - renewedAt} ms (stale after ${staleAfterMs} ms)`
+      : `the launcher's lease was last renewed ${now - renewedAt} ms ago (stale after ${staleAfterMs} ms)`;
+  }
+  return undefined;
+}

@@ -1,0 +1,77 @@
+import { nodeFiles } from "../runtime/nodeFiles.ts";
+import { nodeProcs } from "../runtime/nodeProcs.ts";
+import type { Clock } from "../runtime/ports.ts";
+import { createRank, type Rank } from "./rank.ts";
+import { readRankEnv } from "./rankEnv.ts";
+
+/** The exit code of a rank that left because its launcher is gone or its lease is stale. */
+export const ORPHANED_EXIT_CODE = 1;
+
+export interface StartRankOptions {
+  /** The environment to read (default `process.env`). */
+  env?: Record<string, string | undefined>;
+  /** How often the launcher's pid and lease are checked (default 1000 ms). */
+  watchEveryMs?: number;
+  /**
+   * Called once when the launcher is gone or its lease is stale, before the process exits
+   * with `ORPHANED_EXIT_CODE`: release what only this process can (the marker already says
+   * `exiting`). Keep it short; the process exits when it settles, or after 5 s.
+   */
+  onOrphaned?: (reason: string) => void | Promise<void>;
+}
+
+/** How long `onOrphaned` may run before the process exits anyway. */
+const ORPHANED_GRACE_MS = 5_000;
+
+/** Node's timers, unref'd: a rank's heartbeat and watch never keep a finished program alive. */
+const backgroundClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout | undefined),
+};
+
+/**
+ * The Node rank library. Reads the rank environment the launcher set (`RANK`, `WORLD_SIZE`,
+ * `BATON_DEPLOYMENT`, `BATON_STATE_DIR`, `BATON_LAUNCHER_PID`, …), writes this rank's marker
+ * (phase `loading`), heartbeats it, and exits the process (code 1, after `onOrphaned`) when
+ * the launcher is gone or its lease is stale. Warnings (an ignored cancel file, a failed
+ * marker write) go to stderr, which the launcher keeps in the rank's log. Call `ready()` once
+ * loaded, `step(apply)` at every step boundary to apply cancel epochs, `begin`/`end` around
+ * requests, and `close()` before exiting.
+ *
+ * @example
+ * ```ts
+ * import { startRank } from "baton";
+ * const rank = await startRank();
+ * await loadModel();
+ * await rank.ready();
+ * while (running) {
+ *   await rank.step((cancel) => {
+ *     for (const id of rank.inFlight()) if (cancelCovers(cancel, id)) abort(id); // abort → rank.end(id)
+ *   });
+ *   await serveOneBatch(); // rank.begin(id) … rank.end(id) per request
+ * }
+ * await rank.close();
+ * ```
+ */
+export async function startRank(options: StartRankOptions = {}): Promise<Rank> {
+  const env = readRankEnv(options.env ?? process.env);
+  const label = `baton rank ${env.rank} (${env.deployment})`;
+  return createRank(
+    env,
+    { files: nodeFiles(), clock: backgroundClock, procs: nodeProcs(), pid: process.pid },
+    {
+      watchEveryMs: options.watchEveryMs,
+      warn: (message) => process.stderr.write(`${label}: ${message}\n`),
+      async onOrphaned(reason) {
+        process.stderr.write(`${label}: ${reason}; exiting\n`);
+        setTimeout(() => process.exit(ORPHANED_EXIT_CODE), ORPHANED_GRACE_MS).unref();
+        try {
+          await options.onOrphaned?.(reason);
+        } finally {
+          process.exit(ORPHANED_EXIT_CODE);
+        }
+      },
+    },
+  );
+}

@@ -1,0 +1,258 @@
+/**
+ * `baton status` as a user runs it (`node bin/baton.js status …`) on a state dir the test
+ * fills with files, whose pids are processes the test starts (live) or started and let exit
+ * (dead). Every process still running when a test ends is SIGKILLed by pid.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import type { DeploymentStatus } from "../../src/rank/deploymentStatus.ts";
+import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
+import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
+import { MARKER_FORMAT, type Marker } from "../../src/rank/markerFormat.ts";
+import { encodeStateFile } from "../../src/rank/stateFile.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import type { ProcHandle } from "../../src/runtime/ports.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const procs = nodeProcs();
+const files = nodeFiles();
+const started = new Set<ProcHandle>();
+const tempDirs: string[] = [];
+
+afterEach(async () => {
+  const left = [...started];
+  started.clear();
+  for (const handle of left) procs.signal(handle.pid, "SIGKILL");
+  await Promise.all(left.map((handle) => handle.exited));
+  await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** A process that runs until the test ends, carrying `deployment` in its environment. */
+function livePid(deployment = "none"): number {
+  const handle = procs.spawn({
+    argv: ["sleep", "120"],
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", BATON_DEPLOYMENT: deployment },
+  });
+  started.add(handle);
+  return handle.pid;
+}
+
+/** The pid of a process that has exited (and been reaped). */
+async function deadPid(): Promise<number> {
+  const handle = procs.spawn({ argv: ["true"] });
+  await handle.exited;
+  return handle.pid;
+}
+
+function baton(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["bin/baton.js", ...args], { cwd: ROOT });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function stateDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "baton-status-"));
+  tempDirs.push(dir);
+  return dir;
+}
+
+async function writeDeployment(
+  dir: string,
+  deployment: string,
+  launcherPid: number,
+  ranks: { pid: number; phase: Marker["phase"] | undefined }[],
+  leaseRenewedAgoMs: number | undefined,
+): Promise<void> {
+  const now = Date.now();
+  const paths = deploymentPaths(dir, deployment);
+  await files.writeAtomic(
+    paths.manifest,
+    encodeStateFile(MANIFEST_FORMAT, {
+      deployment,
+      launcher: { pid: launcherPid, token: "tok", host: "here" },
+      ranks: ranks.map(({ pid }, rank) => ({
+        rank,
+        localRank: rank,
+        host: "local",
+        pid,
+        pgid: pid,
+      })),
+      worldSize: ranks.length,
+      argv: ["python3", "train.py"],
+      startedAt: now - 65_000,
+    }),
+  );
+  if (leaseRenewedAgoMs !== undefined) {
+    await files.writeAtomic(
+      paths.lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment,
+        pid: launcherPid,
+        token: "tok",
+        renewedAt: now - leaseRenewedAgoMs,
+        staleAfterMs: 30_000,
+      }),
+    );
+  }
+  for (const [rank, { pid, phase }] of ranks.entries()) {
+    if (phase === undefined) continue;
+    await files.writeAtomic(
+      paths.marker(rank),
+      encodeStateFile(MARKER_FORMAT, {
+        deployment,
+        rank,
+        pid,
+        phase,
+        startedAt: now - 60_000,
+        heartbeatAt: now - 3_000,
+        active: rank,
+        epoch: 0,
+      }),
+    );
+  }
+}
+
+describe("baton status", () => {
+  it("lists live and orphaned deployments with their ranks, as JSON", async () => {
+    const dir = await stateDir();
+    const rankPid = livePid("dep-live00000000");
+    const stranger = livePid("dep-someoneelse0");
+    const dead = await deadPid();
+    await writeDeployment(
+      dir,
+      "dep-live00000000",
+      livePid(),
+      [
+        { pid: rankPid, phase: "ready" },
+        { pid: dead, phase: "ready" },
+        { pid: livePid("dep-live00000000"), phase: undefined },
+        { pid: stranger, phase: "ready" },
+      ],
+      2_000,
+    );
+    await writeDeployment(
+      dir,
+      "dep-nolauncher00",
+      dead,
+      [{ pid: livePid("dep-nolauncher00"), phase: "ready" }],
+      1_000,
+    );
+    await writeDeployment(
+      dir,
+      "dep-stalelease00",
+      livePid(),
+      [{ pid: dead, phase: "loading" }],
+      40_000,
+    );
+    await writeFile(join(dir, "not-a-deployment.txt"), "x");
+    // Only markers left: debris when their pids are dead, orphans when one still runs.
+    const marker = (deployment: string, pid: number) =>
+      files.writeAtomic(
+        deploymentPaths(dir, deployment).marker(0),
+        encodeStateFile(MARKER_FORMAT, {
+          deployment,
+          rank: 0,
+          pid,
+          phase: "ready",
+          startedAt: Date.now(),
+          heartbeatAt: Date.now(),
+          active: 0,
+          epoch: 0,
+        }),
+      );
+    await marker("dep-debris000000", dead);
+    const leftover = livePid("dep-leftover0000");
+    await marker("dep-leftover0000", leftover);
+
+    const { code, stdout, stderr } = await baton(["status", "--state-dir", dir, "--json"]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as { stateDir: string; deployments: DeploymentStatus[] };
+    expect(report.stateDir).toBe(dir);
+    const byId = new Map(report.deployments.map((dep) => [dep.deployment, dep]));
+    expect([...byId.keys()]).toEqual([
+      "dep-debris000000",
+      "dep-leftover0000",
+      "dep-live00000000",
+      "dep-nolauncher00",
+      "dep-stalelease00",
+    ]);
+    expect(byId.get("dep-debris000000")).toMatchObject({ state: "ended", launcher: null });
+    expect(byId.get("dep-leftover0000")).toMatchObject({
+      state: "orphaned",
+      reason: `no manifest or lease, but rank pid ${leftover} still runs`,
+    });
+
+    const live = byId.get("dep-live00000000");
+    expect(live).toMatchObject({ state: "live", worldSize: 4, problems: [] });
+    expect(live?.ranks.map((rank) => [rank.rank, rank.pid, rank.phase, rank.alive])).toEqual([
+      [0, rankPid, "ready", true],
+      [1, dead, "gone", false],
+      [2, expect.any(Number), "no marker", true],
+      [3, stranger, "reused", false],
+    ]);
+    expect(live?.ranks[0]?.ageMs).toBeGreaterThanOrEqual(60_000);
+    expect(live?.ranks[0]?.heartbeatAgeMs).toBeGreaterThanOrEqual(3_000);
+    expect(live?.lease).toMatchObject({ stale: false, staleAfterMs: 30_000 });
+
+    expect(byId.get("dep-nolauncher00")).toMatchObject({
+      state: "orphaned",
+      reason: `launcher pid ${dead} is gone`,
+      launcher: { pid: dead, alive: false },
+    });
+    expect(byId.get("dep-stalelease00")?.state).toBe("orphaned");
+    expect(byId.get("dep-stalelease00")?.reason).toMatch(/lease was last renewed 4\d{4} ms ago/);
+  });
+
+  it("prints a table a person reads, and reports malformed files without failing", async () => {
+    const dir = await stateDir();
+    const rankPid = livePid("dep-live00000000");
+    await writeDeployment(
+      dir,
+      "dep-live00000000",
+      livePid(),
+      [{ pid: rankPid, phase: "ready" }],
+      0,
+    );
+    await writeFile(join(dir, "dep-live00000000", "rank-1.marker.json"), "{ broken");
+
+    const { code, stdout } = await baton(["status", "--state-dir", dir]);
+    expect(code).toBe(0);
+    const lines = stdout.split("\n");
+    expect(lines[0]).toMatch(/^dep-live00000000 {2}live {2}launcher \d+ {2}world 1 {2}up 1m\d\ds/);
+    expect(lines[1]).toMatch(/^ {2}RANK +PID +PHASE +AGE +HEARTBEAT +ACTIVE +EPOCH$/);
+    expect(lines[2]).toMatch(new RegExp(`^  0 +${rankPid} +ready +1m\\d\\ds +\\d+s ago +0 +0$`));
+    expect(lines[3]).toMatch(/^ {2}1 +- +gone/);
+    expect(stdout).toMatch(
+      /! .*rank-1\.marker\.json is not a valid baton\.marker\/1 file: not JSON/,
+    );
+  });
+
+  it("says when there is nothing, and refuses unknown flags", async () => {
+    const dir = await stateDir();
+    const empty = await baton(["status", "--state-dir", join(dir, "missing")]);
+    expect(empty.code).toBe(0);
+    expect(empty.stdout).toBe(`no deployments in ${join(dir, "missing")}\n`);
+    const json = await baton(["status", "--state-dir", dir, "--json"]);
+    expect(JSON.parse(json.stdout)).toEqual({ stateDir: dir, deployments: [] });
+    const bad = await baton(["status", "--bogus"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/Unknown option '--bogus'[\s\S]*usage: baton status/);
+  });
+});

@@ -1,0 +1,264 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, RankFileError } from "../../src/errors.ts";
+import { ACK_FORMAT } from "../../src/rank/ackFormat.ts";
+import { CANCEL_FORMAT, cancelCovers } from "../../src/rank/cancelFormat.ts";
+import {
+  checkDeploymentId,
+  deploymentPaths,
+  isDeploymentId,
+  rankFileName,
+} from "../../src/rank/deploymentPaths.ts";
+import { launcherGone } from "../../src/rank/launcherWatch.ts";
+import { isLeaseStale, LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
+import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
+import { MARKER_FORMAT, type Marker } from "../../src/rank/markerFormat.ts";
+import { readRankEnv } from "../../src/rank/rankEnv.ts";
+import { encodeStateFile, parseStateFile, type StateFileFormat } from "../../src/rank/stateFile.ts";
+import type { ProcInfo } from "../../src/runtime/ports.ts";
+
+const manifest: Manifest = {
+  deployment: "dep-abc123def456",
+  launcher: { pid: 100, token: "t0k3n", host: "node-1" },
+  ranks: [
+    { rank: 0, localRank: 0, host: "local", pid: 101, pgid: 101 },
+    { rank: 1, localRank: 1, host: "local", pid: 102, pgid: 102 },
+  ],
+  worldSize: 2,
+  argv: ["python3", "train.py"],
+  startedAt: 1_700_000_000_000,
+};
+
+const marker: Marker = {
+  deployment: "dep-abc123def456",
+  rank: 1,
+  pid: 102,
+  phase: "ready",
+  startedAt: 1_700_000_000_000,
+  heartbeatAt: 1_700_000_010_000,
+  active: 3,
+  epoch: 0,
+};
+
+/** The message of the RankFileError that parsing `value` as a marker raises. */
+function markerProblem(value: unknown): string {
+  try {
+    parseStateFile(MARKER_FORMAT, JSON.stringify(value), "/s/dep/rank-1.marker.json");
+  } catch (error) {
+    expect(error).toBeInstanceOf(RankFileError);
+    expect((error as RankFileError).code).toBe("RANK_FILE_MALFORMED");
+    return (error as Error).message;
+  }
+  throw new Error("the marker was accepted");
+}
+
+describe("state file formats", () => {
+  it("round-trips every format through encode and parse", () => {
+    const cases = [
+      [MANIFEST_FORMAT, manifest],
+      [MARKER_FORMAT, marker],
+      [
+        LEASE_FORMAT,
+        {
+          deployment: "d",
+          pid: 1,
+          token: "x",
+          renewedAt: 5,
+          staleAfterMs: 30_000,
+        },
+      ],
+      [
+        CANCEL_FORMAT,
+        { deployment: "d", epoch: 7, scope: "requests", ids: ["a", "b"], reason: "client left" },
+      ],
+      [ACK_FORMAT, { deployment: "d", rank: 0, epoch: 7, active: 0, at: 9 }],
+    ] as const;
+    for (const [format, value] of cases as readonly (readonly [
+      StateFileFormat<object>,
+      object,
+    ])[]) {
+      const text = encodeStateFile(format, value);
+      expect(JSON.parse(text).format).toBe(format.id);
+      expect(text.endsWith("}\n")).toBe(true);
+      expect(parseStateFile(format, text, "/s/f.json")).toEqual(value);
+    }
+  });
+
+  it("ignores fields the format does not name", () => {
+    const text = JSON.stringify({ format: "baton.marker/1", ...marker, gpu: "A100" });
+    expect(parseStateFile(MARKER_FORMAT, text, "/s/m.json")).toEqual(marker);
+  });
+
+  it("refuses malformed files with a RankFileError naming the file and the field", () => {
+    const valid = { format: "baton.marker/1", ...marker };
+    expect(markerProblem({ ...valid, pid: "102" })).toMatch(
+      /rank-1\.marker\.json is not a valid baton\.marker\/1 file: field "pid" must be an integer ≥ 1; got "102"/,
+    );
+    expect(markerProblem({ ...valid, phase: "sleeping" })).toMatch(/field "phase" must be one of/);
+    expect(markerProblem({ ...valid, active: -1 })).toMatch(/field "active"/);
+    expect(markerProblem({ ...valid, epoch: 1.5 })).toMatch(/field "epoch"/);
+    expect(markerProblem({ ...valid, rank: undefined })).toMatch(/"rank" .* it is missing/);
+    expect(markerProblem({ ...valid, deployment: "../x" })).toMatch(/field "deployment"/);
+    expect(markerProblem({ ...valid, format: "baton.marker/2" })).toMatch(
+      /its format is "baton\.marker\/2", expected "baton\.marker\/1"/,
+    );
+    expect(markerProblem([valid])).toMatch(/not a JSON object/);
+    expect(markerProblem(null)).toMatch(/not a JSON object/);
+    expect(() => parseStateFile(MARKER_FORMAT, '{"format": "baton.mar', "/s/m.json")).toThrow(
+      /not JSON/,
+    );
+    expect(() => parseStateFile(MARKER_FORMAT, "", "/s/m.json")).toThrow(RankFileError);
+  });
+
+  it("checks the manifest's nested fields and its ranks against the world size", () => {
+    const parse = (value: object) =>
+      parseStateFile(
+        MANIFEST_FORMAT,
+        JSON.stringify({ format: "baton.manifest/1", ...manifest, ...value }),
+        "/s/manifest.json",
+      );
+    expect(() => parse({ launcher: { pid: 1, token: 5, host: "h" } })).toThrow(
+      /field "launcher\.token" must be a string/,
+    );
+    expect(() => parse({ ranks: [{ ...manifest.ranks[0], pgid: 0 }] })).toThrow(
+      /field "ranks\[0\]\.pgid"/,
+    );
+    expect(() => parse({ ranks: [7] })).toThrow(/field "ranks\[0\]" must be an object/);
+    expect(() => parse({ worldSize: 1 })).toThrow(/rank 1 is not below worldSize 1/);
+    expect(() => parse({ ranks: [manifest.ranks[0], manifest.ranks[0]] })).toThrow(
+      /rank 0 is listed twice/,
+    );
+    expect(() => parse({ argv: ["a", 1] })).toThrow(/field "argv" must be an array of strings/);
+  });
+
+  it("requires ids for a requests cancel, and says what a cancel covers", () => {
+    const parse = (value: object) =>
+      parseStateFile(
+        CANCEL_FORMAT,
+        JSON.stringify({ format: "baton.cancel/1", deployment: "d", reason: "r", ...value }),
+        "/s/cancel.json",
+      );
+    expect(() => parse({ epoch: 1, scope: "requests", ids: [] })).toThrow(/at least one id/);
+    expect(() => parse({ epoch: 0, scope: "all", ids: [] })).toThrow(/field "epoch"/);
+    const some = parse({ epoch: 3, scope: "requests", ids: ["a"] });
+    expect(cancelCovers(some, "a")).toBe(true);
+    expect(cancelCovers(some, "b")).toBe(false);
+    expect(cancelCovers(parse({ epoch: 3, scope: "all", ids: [] }), "b")).toBe(true);
+  });
+});
+
+describe("deployment paths", () => {
+  it("names every file of a deployment under the state dir", () => {
+    const paths = deploymentPaths("/srv/run/", "dep-abc123def456");
+    expect(paths.dir).toBe("/srv/run/dep-abc123def456");
+    expect(paths.manifest).toBe("/srv/run/dep-abc123def456/manifest.json");
+    expect(paths.lease).toBe("/srv/run/dep-abc123def456/lease.json");
+    expect(paths.cancel).toBe("/srv/run/dep-abc123def456/cancel.json");
+    expect(paths.marker(2)).toBe("/srv/run/dep-abc123def456/rank-2.marker.json");
+    expect(paths.ack(2)).toBe("/srv/run/dep-abc123def456/rank-2.ack.json");
+    expect(paths.log(2)).toBe("/srv/run/dep-abc123def456/rank-2.log");
+    expect(deploymentPaths("/", "d").dir).toBe("/d");
+  });
+
+  it("accepts only deployment ids that are safe directory names", () => {
+    for (const id of ["dep-abc123def456", "my_job.v2", "A", "x".repeat(64)]) {
+      expect(isDeploymentId(id)).toBe(true);
+    }
+    for (const id of ["", ".", "..", "a/b", "x".repeat(65), "a b", "é"]) {
+      expect(isDeploymentId(id)).toBe(false);
+      expect(() => checkDeploymentId(id)).toThrow(ConfigError);
+    }
+  });
+
+  it("recognises per-rank file names", () => {
+    expect(rankFileName("rank-0.marker.json")).toEqual({ rank: 0, kind: "marker" });
+    expect(rankFileName("rank-12.ack.json")).toEqual({ rank: 12, kind: "ack" });
+    expect(rankFileName("rank-3.log")).toEqual({ rank: 3, kind: "log" });
+    for (const name of ["rank-01.log", "rank-.log", "rank-1.marker.json.tmp", "lease.json"]) {
+      expect(rankFileName(name)).toBeUndefined();
+    }
+  });
+});
+
+describe("rank environment", () => {
+  const env = {
+    RANK: "1",
+    WORLD_SIZE: "4",
+    BATON_DEPLOYMENT: "dep-abc123def456",
+    BATON_STATE_DIR: "/srv/run",
+    BATON_LAUNCHER_PID: "100",
+  };
+
+  it("reads what the launcher sets, with defaults for the optional variables", () => {
+    expect(readRankEnv(env)).toEqual({
+      rank: 1,
+      worldSize: 4,
+      localRank: 1,
+      localWorldSize: 4,
+      masterAddr: undefined,
+      masterPort: undefined,
+      deployment: "dep-abc123def456",
+      stateDir: "/srv/run",
+      launcherPid: 100,
+      markerHeartbeatMs: 10_000,
+      leaseStaleMs: 30_000,
+    });
+    const full = readRankEnv({
+      ...env,
+      LOCAL_RANK: "0",
+      LOCAL_WORLD_SIZE: "2",
+      MASTER_ADDR: "127.0.0.1",
+      MASTER_PORT: "29500",
+      BATON_MARKER_HEARTBEAT_MS: "250",
+      BATON_LEASE_STALE_MS: "1500",
+    });
+    expect(full).toMatchObject({ localRank: 0, masterPort: 29500, markerHeartbeatMs: 250 });
+  });
+
+  it("says the program must be launched by baton when the environment is missing or wrong", () => {
+    expect(() => readRankEnv({})).toThrow(/RANK is not set.*baton launch/);
+    expect(() => readRankEnv({ ...env, RANK: "4" })).toThrow(/below WORLD_SIZE 4/);
+    expect(() => readRankEnv({ ...env, RANK: "-1" })).toThrow(ConfigError);
+    expect(() => readRankEnv({ ...env, BATON_STATE_DIR: "run" })).toThrow(/absolute/);
+    expect(() => readRankEnv({ ...env, BATON_DEPLOYMENT: "a/b" })).toThrow(/deployment id/);
+    expect(() => readRankEnv({ ...env, BATON_LAUNCHER_PID: "0" })).toThrow(/≥ 1/);
+  });
+});
+
+describe("launcher watch", () => {
+  const alive: ProcInfo = { pid: 100, ppid: 1, pgid: 100, state: "sleeping", argv: [] };
+  const lease = {
+    deployment: "d",
+    pid: 100,
+    token: "t",
+    renewedAt: 10_000,
+    staleAfterMs: 3_000,
+  };
+  const base = {
+    launcherPid: 100,
+    process: alive,
+    lease,
+    now: 12_000,
+    noLeaseSince: 0,
+    leaseStaleMs: 30_000,
+  };
+
+  it("keeps a launcher whose pid lives and whose lease is fresh", () => {
+    expect(launcherGone(base)).toBeUndefined();
+    expect(isLeaseStale(lease, 13_000)).toBe(false);
+    expect(isLeaseStale(lease, 13_001)).toBe(true);
+    // A clock that stepped back never makes a lease stale.
+    expect(launcherGone({ ...base, now: 1_000 })).toBeUndefined();
+  });
+
+  it("gives up on a dead or zombie pid, a stale lease, or no lease for too long", () => {
+    expect(launcherGone({ ...base, process: undefined })).toBe("launcher pid 100 is gone");
+    expect(launcherGone({ ...base, process: { ...alive, state: "zombie" } })).toBe(
+      "launcher pid 100 is a zombie process",
+    );
+    expect(launcherGone({ ...base, now: 13_001 })).toMatch(/last renewed 3001 ms ago/);
+    expect(launcherGone({ ...base, lease: undefined, now: 29_000 })).toBeUndefined();
+    expect(launcherGone({ ...base, lease: undefined, now: 30_001 })).toMatch(
+      /no readable lease for 30001 ms/,
+    );
+  });
+});
