@@ -99,7 +99,15 @@ export class CoordinatorServer {
         connection.actor.send({
           type: "GRANT",
           job: job.id,
-          frame: { type: "job", id: job.id, kind: job.kind, input: job.input, deps, attempt },
+          frame: {
+            type: "job",
+            id: job.id,
+            kind: job.kind,
+            input: job.input,
+            deps,
+            attempt,
+            ...(job.ranks !== undefined && { ranks: job.ranks }),
+          },
         });
         return;
       }

@@ -2,11 +2,17 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { JobModuleError } from "../errors.ts";
 import type { JobSpec, Json } from "../graph/job.ts";
+import { type RankLaunch, runRankJob } from "./rankJob.ts";
 
 /** What a handler can do besides computing its result. */
 export interface JobContext {
-  /** This job's id, kind and attempt number (from 1). */
-  readonly job: { readonly id: string; readonly kind: string; readonly attempt: number };
+  /** This job's id, kind, attempt number (from 1) and, for a rank job, its number of ranks. */
+  readonly job: {
+    readonly id: string;
+    readonly kind: string;
+    readonly attempt: number;
+    readonly ranks?: number;
+  };
   /** Results of the jobs this one runs after, in the order of `after`. */
   readonly results: readonly Json[];
   /** The same results, by job id. */
@@ -34,8 +40,19 @@ export interface HandlerDefinition {
   version?: string;
 }
 
+/**
+ * A rank job's handler: what each rank of the job's group runs, as argv or a `RankLaunch`.
+ * The worker that leases the job launches the group (the job's `ranks` option is its size)
+ * and the group's outcome is the job's result; see `runRankJob`.
+ */
+export interface RankJobDefinition {
+  // biome-ignore lint/suspicious/noExplicitAny: inputs are typed by the user's handler signature
+  ranks: (input: any, ctx: JobContext) => RankLaunch | readonly string[];
+  version?: string;
+}
+
 /** A job module: kind → handler. */
-export type JobModule = Readonly<Record<string, Handler | HandlerDefinition>>;
+export type JobModule = Readonly<Record<string, Handler | HandlerDefinition | RankJobDefinition>>;
 
 /**
  * Declares a job module; the identity function, there for types and editor help.
@@ -79,19 +96,38 @@ export function loadJobs(module: unknown, source?: string): LoadedJobs {
   }
   const handlers = new Map<string, Handler>();
   const versions = new Map<string, string>();
+  /** What the code hash covers for kinds whose handler baton made (rank jobs). */
+  const sources = new Map<string, string>();
   for (const [kind, entry] of Object.entries(module)) {
     if (typeof entry === "function") {
       handlers.set(kind, entry as Handler);
       versions.set(kind, "0");
-    } else if (entry !== null && typeof entry === "object" && typeof entry.run === "function") {
+    } else if (
+      entry !== null &&
+      typeof entry === "object" &&
+      (typeof (entry as HandlerDefinition).run === "function" ||
+        typeof (entry as RankJobDefinition).ranks === "function")
+    ) {
       if (entry.version !== undefined && typeof entry.version !== "string") {
         throw new JobModuleError(`the version of job kind "${kind}" must be a string`);
       }
-      handlers.set(kind, entry.run);
+      if ("ranks" in entry) {
+        const launch = entry.ranks;
+        handlers.set(kind, (input, ctx) => {
+          const declared = launch(input, ctx);
+          return runRankJob(
+            Array.isArray(declared) ? { argv: declared } : (declared as RankLaunch),
+            ctx,
+          );
+        });
+        sources.set(kind, String(launch));
+      } else {
+        handlers.set(kind, entry.run);
+      }
       versions.set(kind, entry.version ?? "0");
     } else {
       throw new JobModuleError(
-        `job kind "${kind}" must be a handler function or { run, version }, not ${typeof entry}`,
+        `job kind "${kind}" must be a handler function, { run, version } or { ranks, version }, not ${typeof entry}`,
       );
     }
   }
@@ -99,7 +135,7 @@ export function loadJobs(module: unknown, source?: string): LoadedJobs {
   const kinds = [...handlers.keys()].sort();
   const hash = createHash("sha256");
   for (const kind of kinds) hash.update(`${kind}@${versions.get(kind)}\n`);
-  hash.update(source ?? kinds.map((k) => String(handlers.get(k))).join("\n"));
+  hash.update(source ?? kinds.map((k) => sources.get(k) ?? String(handlers.get(k))).join("\n"));
   return {
     handler: (kind) => handlers.get(kind),
     versionOf: (kind) => versions.get(kind),

@@ -1,11 +1,11 @@
 import { EventEmitter } from "node:events";
 import { appendFileSync, mkdirSync } from "node:fs";
-import { open } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
+import { logTail } from "./logTail.ts";
 import { machineResources } from "./machineResources.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeProcs } from "./nodeProcs.ts";
@@ -14,9 +14,6 @@ import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
 
 /** After SIGTERM, how long `stop()` waits before SIGKILL. */
 const KILL_AFTER_MS = 2000;
-/** Lines of a worker's log quoted in a crash-loop error, and the bytes read to find them. */
-const TAIL_LINES = 20;
-const TAIL_BYTES = 16 * 1024;
 
 export interface LocalPoolOptions {
   /**
@@ -306,33 +303,6 @@ function inheritedEnv(): Record<string, string> {
 
 function howItEnded(exit: ProcExit): string {
   return exit.signal === null ? `exited with code ${exit.code}` : `was killed by ${exit.signal}`;
-}
-
-/** The last lines of a log, ready to append to a message. */
-async function logTail(path: string): Promise<string> {
-  let text: string;
-  let partial: boolean;
-  try {
-    const handle = await open(path, "r");
-    try {
-      const { size } = await handle.stat();
-      const length = Math.min(size, TAIL_BYTES);
-      const buffer = Buffer.alloc(length);
-      const { bytesRead } = await handle.read(buffer, 0, length, size - length);
-      text = buffer.toString("utf8", 0, bytesRead);
-      partial = length < size;
-    } finally {
-      await handle.close();
-    }
-  } catch (error) {
-    return `(Its log could not be read: ${error instanceof Error ? error.message : error}.)`;
-  }
-  const lines = text.split("\n");
-  if (lines.at(-1) === "") lines.pop();
-  if (partial) lines.shift();
-  const tail = lines.slice(-TAIL_LINES);
-  if (tail.length === 0) return "(Its log is empty.)";
-  return `Last ${tail.length} lines of the log:\n${tail.map((line) => `  | ${line}`).join("\n")}`;
 }
 
 export interface LocalWorkersOptions {

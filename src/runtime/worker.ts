@@ -233,7 +233,7 @@ class WorkerSession {
  * second). `progress` and `need` are bound, so destructuring `ctx` works.
  */
 class HandlerContext implements JobContext {
-  readonly job: { readonly id: string; readonly kind: string; readonly attempt: number };
+  readonly job: JobContext["job"];
   readonly deps: Readonly<Record<string, Json>>;
   private controller: AbortController | undefined;
   private abortReason: unknown;
@@ -248,7 +248,12 @@ class HandlerContext implements JobContext {
     private readonly frame: JobFrame,
     private readonly parentLogger: Logger,
   ) {
-    this.job = { id: frame.id, kind: frame.kind, attempt: frame.attempt };
+    this.job = {
+      id: frame.id,
+      kind: frame.kind,
+      attempt: frame.attempt,
+      ...(frame.ranks !== undefined && { ranks: frame.ranks }),
+    };
     this.deps = frame.deps;
   }
 

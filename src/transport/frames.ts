@@ -67,6 +67,8 @@ export interface JobFrame {
   input: Json;
   deps: Record<string, Json>;
   attempt: number;
+  /** For a rank job (a job with `ranks`): how many ranks its group has. */
+  ranks?: number;
 }
 
 /**
@@ -195,7 +197,7 @@ const BLOCKED_FIELDS: readonly string[] = ["type", "job", "status", "needs"];
 const PROGRESS_FIELDS: readonly string[] = ["type", "job", "done", "total", "message"];
 const CHALLENGE_FIELDS: readonly string[] = ["type", "nonce", "protocol"];
 const WELCOME_FIELDS: readonly string[] = ["type", "protocol", "run", "proof"];
-const JOB_FIELDS: readonly string[] = ["type", "id", "kind", "input", "deps", "attempt"];
+const JOB_FIELDS: readonly string[] = ["type", "id", "kind", "input", "deps", "attempt", "ranks"];
 const CANCEL_FIELDS: readonly string[] = ["type", "job"];
 const ERROR_FIELDS: readonly string[] = ["message", "name", "stack"];
 const RESOURCE_FIELDS: readonly string[] = ["cpus", "gpus", "memory"];
@@ -356,6 +358,7 @@ function checkJob(o: Obj): JobFrame {
   requirePresent(o, "input", "job", "");
   requireObject(o, "deps", "job", "");
   requirePositiveInteger(o, "attempt", "job", "");
+  if (o.ranks !== undefined) requirePositiveInteger(o, "ranks", "job", "");
   return o as unknown as JobFrame;
 }
 

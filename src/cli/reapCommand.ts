@@ -1,0 +1,110 @@
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { ConfigError } from "../errors.ts";
+import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
+import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
+import { nodeClock } from "../runtime/nodeClock.ts";
+import { nodeFiles } from "../runtime/nodeFiles.ts";
+import { nodeProcs } from "../runtime/nodeProcs.ts";
+import { reapDeployments } from "../runtime/reaper.ts";
+
+const REAP_USAGE = `usage: baton reap [--state-dir DIR] [options]
+
+Finds the deployments in the state directory whose launcher is dead (its pid is gone, or its
+lease is stale or another launcher's), stops their ranks with a verified teardown, and
+removes their manifests. Deployments with a live launcher are left alone. \`baton launch\`
+does this too, every time it starts.
+
+  --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
+  --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
+  --json            print the report as JSON on stdout
+  --log-level L     ${LOG_LEVELS.join(" | ")} (default: warn)
+  -h, --help        this help
+
+Exit code: 0 when nothing is left to reap, 1 when some deployment could not be reaped (its
+manifest stays, and launching that deployment is refused until a reap succeeds), 2 for bad
+usage.`;
+
+/**
+ * `baton reap`: reaps the orphaned deployments of a state dir and reports each one.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await reapCommand(["--state-dir", ".baton/run"]);
+ * ```
+ */
+export async function reapCommand(argv: string[]): Promise<number> {
+  let values: ReturnType<typeof parse>;
+  try {
+    values = parse(argv);
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message}\n\n${REAP_USAGE}`);
+  }
+  if (values.help) {
+    process.stdout.write(`${REAP_USAGE}\n`);
+    return 0;
+  }
+  const level = values["log-level"] as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
+  }
+  const grace = values["grace-ms"];
+  if (grace !== undefined && !(/^\d+$/.test(grace) && Number(grace) >= 1)) {
+    throw new ConfigError(`--grace-ms must be a whole number of milliseconds ≥ 1, not "${grace}"`);
+  }
+  const stateDir = resolve(values["state-dir"] ?? DEFAULT_STATE_DIR);
+  const report = await reapDeployments({
+    stateDir,
+    procs: nodeProcs(),
+    files: nodeFiles(),
+    clock: nodeClock(),
+    logger: createLogger({ level }),
+    ...(grace !== undefined && { teardown: { termGraceMs: Number(grace) } }),
+  });
+  if (values.json) {
+    process.stdout.write(
+      `${JSON.stringify({
+        stateDir,
+        reaped: report.reaped.map(({ deployment, why, teardown }) => ({
+          deployment,
+          why,
+          elapsedMs: teardown.elapsedMs,
+          swept: teardown.swept,
+        })),
+        live: report.live,
+        failed: report.failed.map(({ deployment, error }) => ({
+          deployment,
+          error: error.message,
+        })),
+        foreign: report.foreign,
+      })}\n`,
+    );
+  } else {
+    const say = (line: string) => process.stderr.write(`baton reap: ${line}\n`);
+    for (const { deployment, why, teardown } of report.reaped) {
+      say(`${deployment}: reaped (${why}); verified in ${teardown.elapsedMs} ms`);
+    }
+    for (const { deployment, pid } of report.live) say(`${deployment}: live (launcher pid ${pid})`);
+    for (const { deployment, host } of report.foreign)
+      say(`${deployment}: launched on ${host}, not here`);
+    for (const { deployment, error } of report.failed)
+      say(`${deployment}: NOT reaped: ${error.message}`);
+    if (report.reaped.length + report.live.length + report.failed.length === 0) {
+      say(`nothing to reap in ${stateDir}`);
+    }
+  }
+  return report.failed.length === 0 ? 0 : 1;
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      "state-dir": { type: "string" },
+      "grace-ms": { type: "string" },
+      json: { type: "boolean", default: false },
+      "log-level": { type: "string", default: "warn" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  }).values;
+}

@@ -1,0 +1,719 @@
+import { constants, hostname } from "node:os";
+import { resolve } from "node:path";
+import pino, { type Logger } from "pino";
+import { type Actor, createActor, type InspectionEvent, type Observer } from "xstate";
+import { ConfigError, RankFileError, RankGroupError } from "../errors.ts";
+import {
+  type GroupEmitted,
+  type GroupEvent,
+  type GroupFailure,
+  type GroupOutcome,
+  groupMachine,
+} from "../machines/group.ts";
+import { rankMachine } from "../machines/rank.ts";
+import {
+  checkDeploymentId,
+  DEFAULT_STATE_DIR,
+  type DeploymentPaths,
+  deploymentPaths,
+} from "../rank/deploymentPaths.ts";
+import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
+import { MARKER_FORMAT, MARKER_HEARTBEAT_MS, MARKER_STALE_MS } from "../rank/markerFormat.ts";
+import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
+import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
+import { type CancelFile, cancelFile, type RankEvidence } from "./cancelFile.ts";
+import { clearDeployment } from "./clearDeployment.ts";
+import { freePort } from "./freePort.ts";
+import { type HeldLease, holdLease } from "./launcherLease.ts";
+import { logTail } from "./logTail.ts";
+import { markerPids } from "./markerPids.ts";
+import { nodeClock } from "./nodeClock.ts";
+import { nodeEntropy } from "./nodeEntropy.ts";
+import { nodeFiles } from "./nodeFiles.ts";
+import { nodeProcs } from "./nodeProcs.ts";
+import type { Clock, Entropy, Files, ProcExit, ProcHandle, Procs } from "./ports.ts";
+import { type ReapReport, reapDeployments } from "./reaper.ts";
+import { type TeardownReport, type TeardownTimeouts, tearDown } from "./tearDown.ts";
+
+/** Every wait of a rank group, in ms; DESIGN §8's defaults. */
+export interface RankGroupTimeouts {
+  /** Launch to every rank ready (the barrier): 30 min. */
+  loadTimeoutMs: number;
+  /** A rank whose marker heartbeat does not advance for this long is lost: 45 s. */
+  markerStaleMs: number;
+  /** How often ranks rewrite their markers (`BATON_MARKER_HEARTBEAT_MS`): 10 s. */
+  markerHeartbeatMs: number;
+  /** The launcher's lease goes stale after this (`BATON_LEASE_STALE_MS`); renewed every third: 30 s. */
+  leaseStaleMs: number;
+  /** How often the launcher reads the ranks' markers and, while draining, their acks: 100 ms. */
+  watchMs: number;
+  /** How long `abort`/`abortAll` wait for the ranks' evidence: 30 s. */
+  drainMs: number;
+}
+
+export const DEFAULT_RANK_GROUP_TIMEOUTS: RankGroupTimeouts = {
+  loadTimeoutMs: 30 * 60_000,
+  markerStaleMs: MARKER_STALE_MS,
+  markerHeartbeatMs: MARKER_HEARTBEAT_MS,
+  leaseStaleMs: LEASE_STALE_MS,
+  watchMs: 100,
+  drainMs: 30_000,
+};
+
+/** The ports a group acts through; Node's by default. */
+export interface LaunchPorts {
+  procs: Procs;
+  files: Files;
+  clock: Clock;
+  entropy: Entropy;
+}
+
+/** What to launch: `worldSize` copies of `argv`, as ranks 0 … worldSize − 1. */
+export interface LaunchSpec {
+  argv: readonly string[];
+  worldSize: number;
+  /** The root state dir `S` (default `.baton/run` under `cwd`). */
+  stateDir?: string;
+  /** The deployment's name (`[A-Za-z0-9_.-]{1,64}`); default `dep-` and 12 random characters. */
+  name?: string;
+  /** Environment defaults for the ranks: a variable the operator already set wins. */
+  env?: Readonly<Record<string, string>>;
+  /** The operator's environment, which ranks inherit (default `process.env`). */
+  operatorEnv?: Readonly<Record<string, string | undefined>>;
+  /** The ranks' working directory (default this process's). */
+  cwd?: string;
+  timeouts?: Partial<RankGroupTimeouts>;
+  /** The teardown's TERM grace, KILL waits and sweep waits (DESIGN §8). */
+  teardown?: Partial<TeardownTimeouts>;
+  ports?: Partial<LaunchPorts>;
+  /** A pino logger; silent by default. */
+  logger?: Logger;
+  /** An XState inspection observer: it sees the group's machine and every rank's. */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+}
+
+/** How one rank ended. */
+export interface RankExit {
+  rank: number;
+  pid: number;
+  code: number | null;
+  signal: string | null;
+}
+
+/** A group that finished without failing: every rank exited 0, or it was stopped. */
+export interface GroupExit {
+  deployment: string;
+  status: "succeeded" | "stopped";
+  /** Why it was stopped. */
+  reason?: string;
+  ranks: RankExit[];
+  teardown: TeardownReport;
+}
+
+/** What `abort`/`abortAll` saw: the cancel epoch written and each live rank's own evidence. */
+export interface DrainReport {
+  epoch: number;
+  /** Every live rank applied the epoch (and, for `abortAll`, reports no request in flight). */
+  drained: boolean;
+  elapsedMs: number;
+  /** The evidence of the ranks still running when the drain ended. */
+  ranks: RankEvidence[];
+}
+
+/** A running rank group. */
+export interface RankGroup {
+  readonly deployment: string;
+  /** The deployment's directory, `S/<deployment>`. */
+  readonly dir: string;
+  /** Each rank's stdout and stderr, by rank. */
+  readonly logFiles: readonly string[];
+  /** The pids of the ranks started and not yet exited (each leads its own process group). */
+  pids(): number[];
+  /** Resolves when every rank is ready; rejects with the group's error if it never gets there. */
+  readonly ready: Promise<void>;
+  /** How the group ended; rejects with a `RankGroupError` (or a `TeardownError`). */
+  wait(): Promise<GroupExit>;
+  /** Cancels the requests `ids` on every rank and waits, bounded, for the ranks to apply it. */
+  abort(ids: readonly string[], reason?: string): Promise<DrainReport>;
+  /** Cancels everything in flight and waits, bounded, until every rank reports none. */
+  abortAll(reason?: string): Promise<DrainReport>;
+  /**
+   * Stops every rank, verified (TERM, grace, KILL, KILL again, marker sweep, final check),
+   * then removes the manifest and lease. Rejects with a `TeardownError` when something
+   * survived; everything is kept and calling `stop()` again retries from the start.
+   */
+  stop(reason?: string): Promise<TeardownReport>;
+}
+
+/** A spawned rank. */
+interface Spawned {
+  rank: number;
+  pid: number;
+  handle: ProcHandle;
+  exit: ProcExit | undefined;
+}
+
+const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+/**
+ * Launches a rank group on this machine, like torchrun: `worldSize` processes of `argv`,
+ * each the leader of its own process group, with `RANK`, `WORLD_SIZE`, `LOCAL_RANK`,
+ * `LOCAL_WORLD_SIZE`, `MASTER_ADDR=127.0.0.1`, a free `MASTER_PORT`, `BATON_DEPLOYMENT`,
+ * `BATON_STATE_DIR`, `BATON_LAUNCHER_PID`, `BATON_MARKER_HEARTBEAT_MS` and
+ * `BATON_LEASE_STALE_MS`, and each rank's stdout and stderr appended to
+ * `S/<deployment>/rank-<R>.log`. First the reaper tears down the orphans of dead launchers
+ * in the state dir; then the launcher writes its lease (renewed) and the launch manifest,
+ * starts the ranks, and waits for each rank's ready marker within the load timeout.
+ *
+ * One rank that fails (exits non-zero, is killed, or its heartbeat goes stale) makes the
+ * group fail: the others are torn down, and `wait()` rejects with a `RankGroupError`
+ * (`RANK_FAILED`) carrying that rank's exit code and the tail of its log. When every rank
+ * exits 0, `wait()` resolves. The manifest and the lease are removed only after a verified
+ * teardown.
+ *
+ * @example
+ * ```ts
+ * const group = launchGroup({ argv: ["python3", "serve.py"], worldSize: 4 });
+ * await group.ready;
+ * await group.abort(["req-17"]);
+ * process.on("SIGINT", () => void group.stop("Ctrl-C"));
+ * const exit = await group.wait(); // { status: "succeeded", ranks: [...], ... }
+ * ```
+ */
+export function launchGroup(spec: LaunchSpec): RankGroup {
+  return new LaunchedGroup(spec);
+}
+
+class LaunchedGroup implements RankGroup {
+  readonly deployment: string;
+  readonly dir: string;
+  readonly logFiles: readonly string[];
+  readonly ready: Promise<void>;
+  private readonly exit: Promise<GroupExit>;
+  private readonly stateDir: string;
+  private readonly paths: DeploymentPaths;
+  private readonly argv: [string, ...string[]];
+  private readonly worldSize: number;
+  private readonly timeouts: RankGroupTimeouts;
+  private readonly ports: LaunchPorts;
+  private readonly logger: Logger;
+  private readonly group: Actor<typeof groupMachine>;
+  private readonly ranks: Actor<typeof rankMachine>[];
+  private readonly spawned: Spawned[] = [];
+  private readonly forbiddenGroups = new Set<number>();
+  private readonly token: string;
+  private readonly cancels: CancelFile;
+  private settleReady!: { resolve: () => void; reject: (error: Error) => void };
+  private settleExit!: { resolve: (exit: GroupExit) => void; reject: (error: Error) => void };
+  private settled = false;
+  private launching: Promise<void> = Promise.resolve();
+  private attempt: Promise<TeardownReport> | undefined;
+  private report: TeardownReport | undefined;
+  private lease: HeldLease | undefined;
+  private watchTimer: unknown;
+  private watching = false;
+  /** The last teardown's error, while the group is in `teardownFailed`. */
+  private teardownError: Error | undefined;
+
+  constructor(private readonly spec: LaunchSpec) {
+    const [command, ...args] = spec.argv;
+    if (command === undefined || command === "") {
+      throw new ConfigError("a rank group needs a command to launch: argv is empty");
+    }
+    if (!Number.isInteger(spec.worldSize) || spec.worldSize < 1) {
+      throw new ConfigError(`worldSize must be an integer of at least 1, not ${spec.worldSize}`);
+    }
+    this.argv = [command, ...args];
+    this.worldSize = spec.worldSize;
+    this.timeouts = { ...DEFAULT_RANK_GROUP_TIMEOUTS, ...spec.timeouts };
+    for (const [name, value] of Object.entries(this.timeouts)) {
+      if (!(Number.isFinite(value) && value > 0)) {
+        throw new ConfigError(`timeouts.${name} must be a positive number of ms, not ${value}`);
+      }
+    }
+    this.ports = {
+      procs: spec.ports?.procs ?? nodeProcs(),
+      files: spec.ports?.files ?? nodeFiles(),
+      clock: spec.ports?.clock ?? nodeClock(),
+      entropy: spec.ports?.entropy ?? nodeEntropy(),
+    };
+    this.logger = spec.logger ?? pino({ level: "silent" });
+    const { entropy, clock, files } = this.ports;
+    this.deployment = checkDeploymentId(spec.name ?? `dep-${randomId(entropy, 12)}`);
+    this.stateDir = resolve(spec.cwd ?? process.cwd(), spec.stateDir ?? DEFAULT_STATE_DIR);
+    this.paths = deploymentPaths(this.stateDir, this.deployment);
+    this.dir = this.paths.dir;
+    this.logFiles = Array.from({ length: this.worldSize }, (_, rank) => this.paths.log(rank));
+    this.token = entropy.id();
+    this.cancels = cancelFile({
+      files,
+      clock,
+      stateDir: this.stateDir,
+      deployment: this.deployment,
+    });
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.settleReady = { resolve, reject };
+    });
+    this.exit = new Promise<GroupExit>((resolve, reject) => {
+      this.settleExit = { resolve, reject };
+    });
+    // Whoever awaits them sees the rejection; nobody awaiting is not a crash.
+    this.ready.catch(() => {});
+    this.exit.catch(() => {});
+
+    this.group = createActor(groupMachine, {
+      input: {
+        deployment: this.deployment,
+        worldSize: this.worldSize,
+        loadTimeoutMs: this.timeouts.loadTimeoutMs,
+      },
+      clock,
+      ...(spec.inspect !== undefined && { inspect: spec.inspect }),
+    });
+    this.ranks = Array.from({ length: this.worldSize }, (_, rank) => {
+      const actor = createActor(rankMachine, {
+        input: { rank, markerStaleMs: this.timeouts.markerStaleMs },
+        clock,
+        ...(spec.inspect !== undefined && { inspect: spec.inspect }),
+      });
+      actor.on("rank.ready", () => this.send({ type: "RANK_READY", rank }));
+      actor.on("rank.exited", ({ code, signal }) =>
+        this.send({ type: "RANK_EXITED", rank, code, signal }),
+      );
+      actor.on("rank.lost", ({ reason }) => this.send({ type: "RANK_LOST", rank, reason }));
+      return actor.start();
+    });
+    this.group.on("*", (event) => this.onGroup(event));
+    this.group.start();
+    void this.reap();
+  }
+
+  wait(): Promise<GroupExit> {
+    return this.exit;
+  }
+
+  pids(): number[] {
+    return this.spawned.filter((spawned) => spawned.exit === undefined).map((s) => s.pid);
+  }
+
+  abort(ids: readonly string[], reason = "aborted by the launcher"): Promise<DrainReport> {
+    if (ids.length === 0) {
+      return Promise.reject(
+        new ConfigError("abort(ids) needs at least one request id; abortAll() cancels everything"),
+      );
+    }
+    return this.drain({ scope: "requests", ids, reason });
+  }
+
+  abortAll(reason = "aborted by the launcher"): Promise<DrainReport> {
+    return this.drain({ scope: "all", reason });
+  }
+
+  stop(reason = "stopped"): Promise<TeardownReport> {
+    const snapshot = this.group.getSnapshot();
+    if (!snapshot.matches("stopping")) this.send({ type: "STOP", reason });
+    if (this.group.getSnapshot().matches("stopping") && this.attempt !== undefined) {
+      return this.attempt;
+    }
+    if (this.report !== undefined) return Promise.resolve(this.report);
+    // Stopped before anything was launched: nothing to tear down, which tearDown verifies.
+    return tearDown(
+      {
+        deployment: this.deployment,
+        groups: [],
+        pids: [],
+        sweepCandidates: async () => [],
+        forbiddenGroups: this.forbiddenGroups,
+      },
+      { procs: this.ports.procs, clock: this.ports.clock, logger: this.logger },
+    );
+  }
+
+  private onGroup(event: GroupEmitted): void {
+    switch (event.type) {
+      case "group.launch":
+        this.launching = this.launch();
+        return;
+      case "group.ready":
+        this.settleReady.resolve();
+        return;
+      case "group.teardown":
+        this.attempt = this.runTeardown();
+        this.attempt.catch(() => {});
+        return;
+      case "group.teardownFailed":
+        void this.onTeardownFailed();
+        return;
+      case "group.finished":
+        void this.finish(event.outcome);
+        return;
+    }
+  }
+
+  /** Clears the way: reaps orphans of dead launchers, and checks this name is free. */
+  private async reap(): Promise<void> {
+    let report: ReapReport;
+    try {
+      report = await reapDeployments({
+        stateDir: this.stateDir,
+        ...this.ports,
+        logger: this.logger,
+        ...(this.spec.teardown !== undefined && { teardown: this.spec.teardown }),
+      });
+    } catch (error) {
+      this.send({
+        type: "REAP_FAILED",
+        failure: {
+          code: "REAP_FAILED",
+          message: `the reaper could not check the state dir ${this.stateDir}: ${(error as Error).message}`,
+        },
+      });
+      return;
+    }
+    for (const { deployment, error } of report.failed) {
+      this.logger.warn({ deployment, err: error }, "an orphaned deployment could not be reaped");
+    }
+    const live = report.live.find((entry) => entry.deployment === this.deployment);
+    const failed = report.failed.find((entry) => entry.deployment === this.deployment);
+    if (live !== undefined || failed !== undefined) {
+      const why =
+        live !== undefined
+          ? `it is running under a live launcher (pid ${live.pid}); stop that one first or pick another --name`
+          : `its last reap failed: ${failed?.error.message}. Once those processes are gone, run \`baton reap --state-dir ${this.stateDir}\` and launch again`;
+      this.send({
+        type: "REAP_FAILED",
+        failure: {
+          code: "DEPLOYMENT_BLOCKED",
+          message: `deployment ${this.deployment} cannot be launched: ${why}`,
+        },
+      });
+      return;
+    }
+    this.send({ type: "REAPED" });
+  }
+
+  /** Writes the lease and manifest, starts the ranks, and starts watching their markers. */
+  private async launch(): Promise<void> {
+    const { files, procs, clock } = this.ports;
+    try {
+      await files.mkdirp(this.paths.dir);
+      // Markers, acks or a cancel file left by an earlier run under this name mean nothing now.
+      await clearDeployment(files, this.paths);
+      const port = await freePort();
+      this.lease = await holdLease({
+        files,
+        clock,
+        path: this.paths.lease,
+        deployment: this.deployment,
+        pid: procs.selfPid,
+        token: this.token,
+        staleAfterMs: this.timeouts.leaseStaleMs,
+        logger: this.logger,
+      });
+      await this.writeManifest();
+      if (!this.group.getSnapshot().matches("launching")) return;
+      let spawnError: Error | undefined;
+      for (let rank = 0; rank < this.worldSize && spawnError === undefined; rank++) {
+        try {
+          this.spawn(rank, port);
+        } catch (error) {
+          spawnError = error as Error;
+          this.ranks[rank]?.send({ type: "SPAWN_FAILED", reason: spawnError.message });
+        }
+      }
+      await this.writeManifest();
+      if (spawnError !== undefined) {
+        this.send({
+          type: "LAUNCH_FAILED",
+          message: `rank ${this.spawned.length} of ${this.worldSize} could not be started: ${spawnError.message}`,
+        });
+        return;
+      }
+      this.logger.info(
+        { deployment: this.deployment, ranks: this.spawned.map((s) => s.pid), port },
+        "rank group launched",
+      );
+      this.send({ type: "LAUNCHED" });
+      this.watching = true;
+      this.watch();
+    } catch (error) {
+      this.send({
+        type: "LAUNCH_FAILED",
+        message: `deployment ${this.deployment} could not be launched: ${(error as Error).message}`,
+      });
+    }
+  }
+
+  private spawn(rank: number, port: number): void {
+    const operator = this.spec.operatorEnv ?? process.env;
+    const env: Record<string, string> = { ...this.spec.env };
+    for (const [key, value] of Object.entries(operator)) if (value !== undefined) env[key] = value;
+    Object.assign(env, {
+      RANK: String(rank),
+      WORLD_SIZE: String(this.worldSize),
+      LOCAL_RANK: String(rank),
+      LOCAL_WORLD_SIZE: String(this.worldSize),
+      MASTER_ADDR: "127.0.0.1",
+      MASTER_PORT: String(port),
+      BATON_DEPLOYMENT: this.deployment,
+      BATON_STATE_DIR: this.stateDir,
+      BATON_LAUNCHER_PID: String(this.ports.procs.selfPid),
+      BATON_MARKER_HEARTBEAT_MS: String(this.timeouts.markerHeartbeatMs),
+      BATON_LEASE_STALE_MS: String(this.timeouts.leaseStaleMs),
+    });
+    const handle = this.ports.procs.spawn({
+      argv: this.argv,
+      env,
+      ...(this.spec.cwd !== undefined && { cwd: this.spec.cwd }),
+      logFile: this.paths.log(rank),
+      newGroup: true,
+    });
+    const spawned: Spawned = { rank, pid: handle.pid, handle, exit: undefined };
+    this.spawned.push(spawned);
+    this.ranks[rank]?.send({ type: "SPAWNED", pid: handle.pid, pgid: handle.pid });
+    void handle.exited.then((exit) => {
+      spawned.exit = exit;
+      this.logger.info(
+        { deployment: this.deployment, rank, pid: handle.pid, ...exit },
+        "rank exited",
+      );
+      this.ranks[rank]?.send({ type: "EXITED", code: exit.code, signal: exit.signal });
+    });
+  }
+
+  private async writeManifest(): Promise<void> {
+    const ranks: ManifestRank[] = this.spawned.map(({ rank, pid }) => ({
+      rank,
+      localRank: rank,
+      host: "local",
+      pid,
+      pgid: pid,
+    }));
+    const manifest: Manifest = {
+      deployment: this.deployment,
+      launcher: { pid: this.ports.procs.selfPid, token: this.token, host: hostname() },
+      ranks,
+      worldSize: this.worldSize,
+      argv: this.argv,
+      startedAt: this.ports.clock.now(),
+    };
+    await this.ports.files.writeAtomic(
+      this.paths.manifest,
+      encodeStateFile(MANIFEST_FORMAT, manifest),
+    );
+  }
+
+  /** Reads every running rank's marker, every `watchMs`, while the group runs. */
+  private watch(): void {
+    this.watchTimer = this.ports.clock.setTimeout(async () => {
+      try {
+        await Promise.all(this.spawned.map((spawned) => this.readMarker(spawned)));
+      } catch (error) {
+        this.logger.warn({ deployment: this.deployment, err: error }, "markers not readable");
+      }
+      if (this.watching) this.watch();
+    }, this.timeouts.watchMs);
+  }
+
+  private async readMarker({ rank }: Spawned): Promise<void> {
+    const actor = this.ranks[rank];
+    if (
+      actor === undefined ||
+      !(actor.getSnapshot().matches("loading") || actor.getSnapshot().matches("ready"))
+    ) {
+      return;
+    }
+    try {
+      const marker = await readStateFile(this.ports.files, MARKER_FORMAT, this.paths.marker(rank));
+      if (marker === undefined || marker.deployment !== this.deployment || marker.rank !== rank) {
+        return;
+      }
+      actor.send({ type: "MARKER", marker });
+    } catch (error) {
+      if (!(error instanceof RankFileError)) throw error;
+      this.logger.debug({ deployment: this.deployment, rank, err: error }, "unreadable marker");
+    }
+  }
+
+  private stopWatching(): void {
+    this.watching = false;
+    this.ports.clock.clearTimeout(this.watchTimer);
+  }
+
+  /** One teardown attempt: every rank and its group, verified; then the files go. */
+  private async runTeardown(): Promise<TeardownReport> {
+    await this.launching;
+    this.stopWatching();
+    for (const actor of this.ranks)
+      if (actor.getSnapshot().status === "active") actor.send({ type: "STOP" });
+    const pids = this.spawned.map((spawned) => spawned.pid);
+    let report: TeardownReport;
+    try {
+      report = await tearDown(
+        {
+          deployment: this.deployment,
+          groups: pids,
+          pids,
+          sweepCandidates: () => markerPids(this.ports.files, this.paths, this.deployment),
+          forbiddenGroups: this.forbiddenGroups,
+        },
+        { procs: this.ports.procs, clock: this.ports.clock, logger: this.logger },
+        this.spec.teardown,
+      );
+    } catch (error) {
+      this.teardownError = error as Error;
+      this.send({ type: "TEARDOWN_FAILED", message: (error as Error).message });
+      throw error;
+    }
+    // Verified dead: each child's exit is reported as soon as Node has reaped it.
+    await Promise.all(this.spawned.map((spawned) => spawned.handle.exited));
+    await this.lease?.release();
+    try {
+      await clearDeployment(this.ports.files, this.paths);
+    } catch (error) {
+      // The processes are gone; a leftover manifest is reaped (quickly) by the next launch.
+      this.logger.warn({ deployment: this.deployment, err: error }, "deployment files not removed");
+    }
+    this.report = report;
+    this.send({ type: "TEARDOWN_DONE" });
+    return report;
+  }
+
+  /** A teardown that could not be verified: the group's own failure wins, if it has one. */
+  private async onTeardownFailed(): Promise<void> {
+    const { failure } = this.group.getSnapshot().context;
+    const teardownError = this.teardownError as Error;
+    this.settle(
+      failure !== undefined ? await this.failureError(failure, teardownError) : teardownError,
+    );
+  }
+
+  private async finish(outcome: GroupOutcome): Promise<void> {
+    if (outcome.status === "failed") {
+      this.settle(await this.failureError(outcome.failure));
+      return;
+    }
+    const report = this.report ?? (await this.stop());
+    this.settle({
+      deployment: this.deployment,
+      status: outcome.status,
+      ...(outcome.status === "stopped" && { reason: outcome.reason }),
+      ranks: this.rankExits(),
+      teardown: report,
+    });
+  }
+
+  private settle(result: GroupExit | Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    if (result instanceof Error) {
+      this.settleReady.reject(result);
+      this.settleExit.reject(result);
+      return;
+    }
+    this.settleReady.reject(
+      new RankGroupError(
+        "STOPPED",
+        `deployment ${this.deployment} ${result.status === "stopped" ? `was stopped (${result.reason})` : "finished"} before every rank was ready`,
+        this.deployment,
+      ),
+    );
+    this.settleExit.resolve(result);
+  }
+
+  private rankExits(): RankExit[] {
+    return this.spawned.map(({ rank, pid, exit }) => ({
+      rank,
+      pid,
+      code: exit?.code ?? null,
+      signal: exit?.signal ?? null,
+    }));
+  }
+
+  /** The group's failure as an error a person can act on, quoting the rank's log. */
+  private async failureError(
+    failure: GroupFailure,
+    teardownError?: Error,
+  ): Promise<RankGroupError> {
+    const rank =
+      failure.rank ??
+      (failure.code === "BARRIER_TIMEOUT"
+        ? this.ranks.findIndex((actor) => actor.getSnapshot().context.phase !== "ready")
+        : undefined);
+    const logFile = rank !== undefined && rank >= 0 ? this.paths.log(rank) : undefined;
+    const exitCode =
+      failure.exit === undefined
+        ? undefined
+        : (failure.exit.code ??
+          128 + (constants.signals[failure.exit.signal as NodeJS.Signals] ?? 0));
+    const advice: Record<GroupFailure["code"], string> = {
+      REAP_FAILED: "",
+      DEPLOYMENT_BLOCKED: "",
+      LAUNCH_FAILED: " The ranks already started were stopped; check the command and its path.",
+      BARRIER_TIMEOUT: ` A rank is ready once it writes ${this.paths.dir}/rank-R.marker.json with phase "ready" (the baton rank library and examples/ranks/rank.py do); raise the load timeout if loading takes longer.`,
+      RANK_FAILED: " The other ranks were stopped.",
+      RANK_LOST:
+        " A rank rewrites its marker every heartbeat; one that stops doing so is hung or cut off, and the group was stopped.",
+    };
+    const tail = logFile !== undefined ? ` Its log is ${logFile}. ${await logTail(logFile)}` : "";
+    const stuck =
+      teardownError !== undefined
+        ? ` The teardown that followed is not verified either: ${teardownError.message}`
+        : "";
+    return new RankGroupError(
+      failure.code,
+      `deployment ${this.deployment}: ${failure.message}.${advice[failure.code]}${tail}${stuck}`,
+      this.deployment,
+      {
+        ...(rank !== undefined && rank >= 0 && { rank }),
+        ...(exitCode !== undefined && { exitCode }),
+        ...(logFile !== undefined && { logFile }),
+        ...(teardownError !== undefined && { teardownError }),
+      },
+    );
+  }
+
+  /** Writes a cancel epoch, then waits (bounded) for every running rank's own evidence. */
+  private async drain(order: {
+    scope: "all" | "requests";
+    ids?: readonly string[];
+    reason: string;
+  }): Promise<DrainReport> {
+    await this.ready;
+    const { clock } = this.ports;
+    const started = clock.now();
+    const { epoch } = await this.cancels.write(order);
+    for (;;) {
+      const running = this.spawned.filter((spawned) => spawned.exit === undefined);
+      const ranks = await this.cancels.evidence(
+        epoch,
+        running.map((spawned) => spawned.rank),
+      );
+      const drained = ranks.every(
+        (rank) => rank.applied && (order.scope === "requests" || rank.active === 0),
+      );
+      const elapsedMs = clock.now() - started;
+      if (
+        drained ||
+        elapsedMs >= this.timeouts.drainMs ||
+        !this.group.getSnapshot().matches("running")
+      ) {
+        return { epoch, drained, elapsedMs, ranks };
+      }
+      await new Promise<void>((wake) => clock.setTimeout(() => wake(), this.timeouts.watchMs));
+    }
+  }
+
+  /** Sends to the group unless it has finished. */
+  private send(event: GroupEvent): void {
+    if (this.group.getSnapshot().status === "active") this.group.send(event);
+  }
+}
+
+/** `size` characters of `[a-z0-9]` from the Entropy port. */
+function randomId(entropy: Entropy, size: number): string {
+  let id = "";
+  for (let i = 0; i < size; i++)
+    id += ID_ALPHABET[Math.floor(entropy.random() * ID_ALPHABET.length)];
+  return id;
+}

@@ -1,0 +1,74 @@
+import { BatonError, ConfigError } from "../errors.ts";
+import type { Json } from "../graph/job.ts";
+import type { JobContext } from "./jobModule.ts";
+import { type LaunchSpec, launchGroup } from "./launchGroup.ts";
+
+/**
+ * What a rank job launches: the command every rank runs, and optionally where its state
+ * lives, environment defaults, a working directory, a name and timeouts. The number of ranks
+ * is the job's own `ranks` option.
+ */
+export type RankLaunch = Omit<
+  LaunchSpec,
+  "worldSize" | "ports" | "logger" | "operatorEnv" | "inspect"
+>;
+
+/** A rank job's result: its deployment and how each rank ended (all 0: it succeeded). */
+export interface RankJobResult {
+  deployment: string;
+  worldSize: number;
+  ranks: { rank: number; code: number | null }[];
+}
+
+/**
+ * Runs a rank job inside the worker that leased it: launches its group with `launchGroup`
+ * (the reaper, the barrier, the watch), and resolves with the group's outcome when every rank
+ * exited 0. A failing rank fails the job with the group's `RankGroupError` (retried as any
+ * failure is). The job's AbortSignal — the run was cancelled, the lease was withdrawn, the
+ * worker lost its coordinator — stops the group with a verified teardown. A worker process
+ * that dies leaves ranks that see their launcher gone and exit; the next launch's reaper (or
+ * `baton reap`) clears what is left.
+ *
+ * @example
+ * ```ts
+ * // jobs.ts: the handler of a rank job returns what to launch
+ * export default defineJobs({
+ *   train: { ranks: (input: { lr: number }) => ["python3", "train.py", "--lr", String(input.lr)] },
+ * });
+ * // graph.ts
+ * export default [job("train", { lr: 0.1 }, { ranks: 4 })];
+ * ```
+ */
+export async function runRankJob(launch: RankLaunch, ctx: JobContext): Promise<Json> {
+  const worldSize = ctx.job.ranks;
+  if (worldSize === undefined) {
+    throw new ConfigError(
+      `job kind "${ctx.job.kind}" launches ranks, so its jobs need the ranks option: job("${ctx.job.kind}", input, { ranks: 4 })`,
+    );
+  }
+  const group = launchGroup({ ...launch, worldSize, logger: ctx.log });
+  const signal = ctx.signal;
+  const stop = () => {
+    group.stop(`job ${ctx.job.id} was aborted`).catch((error: unknown) => {
+      ctx.log.error({ err: error, deployment: group.deployment }, "rank job teardown failed");
+    });
+  };
+  if (signal.aborted) stop();
+  else signal.addEventListener("abort", stop, { once: true });
+  try {
+    const exit = await group.wait();
+    if (exit.status === "stopped") {
+      throw signal.reason instanceof Error
+        ? signal.reason
+        : new BatonError("ABORTED", `rank job ${ctx.job.id} was stopped: ${exit.reason}`);
+    }
+    const result: RankJobResult = {
+      deployment: group.deployment,
+      worldSize,
+      ranks: exit.ranks.map(({ rank, code }) => ({ rank, code })),
+    };
+    return result as unknown as Json;
+  } finally {
+    signal.removeEventListener("abort", stop);
+  }
+}

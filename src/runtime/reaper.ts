@@ -1,0 +1,167 @@
+import { hostname } from "node:os";
+import type { Logger } from "pino";
+import { carriesDeployment } from "../machines/carriesDeployment.ts";
+import { deploymentPaths, isDeploymentId } from "../rank/deploymentPaths.ts";
+import { isAlive, launcherGone } from "../rank/launcherWatch.ts";
+import { LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
+import { MANIFEST_FORMAT, type Manifest } from "../rank/manifestFormat.ts";
+import { readStateFile } from "../rank/stateFile.ts";
+import { clearDeployment } from "./clearDeployment.ts";
+import { markerPids } from "./markerPids.ts";
+import type { Clock, Files, Procs } from "./ports.ts";
+import {
+  type TeardownReport,
+  type TeardownTarget,
+  type TeardownTimeouts,
+  tearDown,
+} from "./tearDown.ts";
+
+export interface ReapOptions {
+  /** The root state dir `S`. */
+  stateDir: string;
+  procs: Procs;
+  files: Files;
+  clock: Clock;
+  logger?: Logger;
+  teardown?: Partial<TeardownTimeouts>;
+  /** This machine's name, compared with the manifests' (default `os.hostname()`). */
+  host?: string;
+}
+
+/** What one pass of the reaper found and did, per deployment with a manifest. */
+export interface ReapReport {
+  /** Deployments whose launcher was dead: torn down, verified, their files removed. */
+  reaped: { deployment: string; why: string; teardown: TeardownReport }[];
+  /** Deployments whose launcher is alive: left alone. */
+  live: { deployment: string; pid: number }[];
+  /** Deployments that could not be reaped: their manifest stays and blocks their name. */
+  failed: { deployment: string; error: Error }[];
+  /** Deployments launched on another machine (a shared state dir): not this reaper's. */
+  foreign: { deployment: string; host: string }[];
+}
+
+/**
+ * The orphan reaper (DESIGN §5), run before every launch and by `baton reap`. For each
+ * deployment in the state dir with a manifest, it judges the launcher: alive when its pid is
+ * a live process, the lease carries the manifest's pid and instance token, and the lease is
+ * fresh. A dead launcher's deployment is torn down through `tearDown` (verified): its ranks'
+ * process groups, but only groups whose every live member carries the deployment (argv or
+ * `BATON_DEPLOYMENT`); a group with a stranger in it was reused and is never signalled —
+ * only the members that carry the deployment are, by pid. Then the marker sweep. Success
+ * removes the deployment's control files (its logs stay); failure keeps the manifest, which
+ * blocks launching that deployment's name until a later reap succeeds.
+ *
+ * @example
+ * ```ts
+ * const report = await reapDeployments({ stateDir: ".baton/run", procs, files, clock });
+ * for (const { deployment, error } of report.failed) console.error(deployment, error.message);
+ * ```
+ */
+export async function reapDeployments(options: ReapOptions): Promise<ReapReport> {
+  const { files, procs, clock } = options;
+  const host = options.host ?? hostname();
+  const report: ReapReport = { reaped: [], live: [], failed: [], foreign: [] };
+  for (const deployment of await files.list(options.stateDir)) {
+    if (!isDeploymentId(deployment)) continue;
+    const paths = deploymentPaths(options.stateDir, deployment);
+    let manifest: Manifest | undefined;
+    let lease: Lease | undefined;
+    try {
+      manifest = await readStateFile(files, MANIFEST_FORMAT, paths.manifest);
+      if (manifest === undefined) continue;
+      lease = await readStateFile(files, LEASE_FORMAT, paths.lease).catch(() => undefined);
+    } catch (error) {
+      report.failed.push({ deployment, error: error as Error });
+      continue;
+    }
+    if (manifest.launcher.host !== host) {
+      report.foreign.push({ deployment, host: manifest.launcher.host });
+      continue;
+    }
+    const why = launcherDead(manifest, lease, procs, clock.now());
+    if (why === undefined) {
+      report.live.push({ deployment, pid: manifest.launcher.pid });
+      continue;
+    }
+    // A launcher that just finished and relaunched this name wrote a new manifest: not ours.
+    const current = await readStateFile(files, MANIFEST_FORMAT, paths.manifest).catch(
+      () => undefined,
+    );
+    if (current?.launcher.token !== manifest.launcher.token) continue;
+    options.logger?.info({ deployment, why }, "reaping an orphaned deployment");
+    try {
+      const teardown = await tearDown(
+        reapTarget(manifest, procs, () => markerPids(files, paths, deployment)),
+        { procs, clock, ...(options.logger !== undefined && { logger: options.logger }) },
+        options.teardown,
+      );
+      await clearDeployment(files, paths);
+      report.reaped.push({ deployment, why, teardown });
+    } catch (error) {
+      report.failed.push({ deployment, error: error as Error });
+    }
+  }
+  return report;
+}
+
+/** Why the manifest's launcher must be presumed dead, or undefined while it is alive. */
+function launcherDead(
+  manifest: Manifest,
+  lease: Lease | undefined,
+  procs: Procs,
+  now: number,
+): string | undefined {
+  const { pid, token } = manifest.launcher;
+  if (lease !== undefined && (lease.pid !== pid || lease.token !== token)) {
+    return `the lease belongs to another launcher instance (pid ${lease.pid}), not pid ${pid} of the manifest`;
+  }
+  const process = procs.inspect(pid);
+  if (lease === undefined && isAlive(process)) {
+    // The lease is written before the manifest and removed after it: no lease, no launcher.
+    return `launcher pid ${pid} holds no lease (it was removed, or pid ${pid} is another program now)`;
+  }
+  return launcherGone({
+    launcherPid: pid,
+    process,
+    lease,
+    now,
+    noLeaseSince: now,
+    leaseStaleMs: lease?.staleAfterMs ?? 1,
+  });
+}
+
+/**
+ * What to tear down for an orphaned manifest: the ranks' groups whose every live member
+ * carries the deployment; for a group with a stranger in it (a reused pgid), the members that
+ * carry it, by pid, and the group itself is forbidden; the ranks' own pids when they still
+ * carry it.
+ */
+function reapTarget(
+  manifest: Manifest,
+  procs: Procs,
+  sweepCandidates: () => Promise<number[]>,
+): TeardownTarget {
+  const { deployment } = manifest;
+  const carries = (pid: number, argv: string[]) =>
+    carriesDeployment(argv, procs.environ(pid), deployment);
+  const table = procs.list().filter(isAlive);
+  const groups: number[] = [];
+  const pids = new Set<number>();
+  const forbiddenGroups = new Set<number>();
+  for (const rank of manifest.ranks) {
+    const members = table.filter((info) => info.pgid === rank.pgid);
+    const ours = members.filter((info) => carries(info.pid, info.argv));
+    if (members.length > 0 && ours.length === members.length) groups.push(rank.pgid);
+    else if (members.length > 0) forbiddenGroups.add(rank.pgid);
+    for (const info of ours) pids.add(info.pid);
+    const own = table.find((info) => info.pid === rank.pid);
+    if (own !== undefined && carries(own.pid, own.argv)) pids.add(own.pid);
+  }
+  return {
+    deployment,
+    groups: [...new Set(groups)].filter((pgid) => pgid > 1),
+    pids: [...pids],
+    sweepCandidates,
+    forbiddenGroups,
+  };
+}

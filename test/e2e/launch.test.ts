@@ -1,0 +1,154 @@
+/**
+ * `baton launch` and `baton reap` as a user runs them: child processes of bin/baton.js, their
+ * exit codes and output, and the ranks they leave (none). Every process a test starts is
+ * stopped by its pid when the test ends, even on failure.
+ */
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
+import { readStateFile } from "../../src/rank/stateFile.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+
+const procs = nodeProcs();
+const dirs: string[] = [];
+const strays: { pid: number; deployment: string }[] = [];
+
+afterEach(() => {
+  stopBatons();
+  for (const { pid, deployment } of strays.splice(0)) {
+    const info = procs.inspect(pid);
+    if (
+      info &&
+      info.state !== "zombie" &&
+      carriesDeployment(info.argv, procs.environ(pid), deployment)
+    ) {
+      procs.signal(pid, "SIGKILL");
+    }
+  }
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function stateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-launch-"));
+  dirs.push(dir);
+  return dir;
+}
+
+function alive(pid: number): boolean {
+  const state = procs.inspect(pid)?.state;
+  return state !== undefined && state !== "zombie" && state !== "dead";
+}
+
+async function until(check: () => boolean, what: string, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const RANK = ["/usr/bin/python3", "examples/ranks/rank.py"];
+
+describe("baton launch", () => {
+  it("exits 0 when every rank does, and says where the logs are", async () => {
+    const dir = stateDir();
+    const result = await startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      dir,
+      "--",
+      ...RANK,
+      "--steps",
+      "3",
+      "--step-ms",
+      "20",
+    ]).exit;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/deployment dep-[a-z0-9]{12}: 2 ranks of .*rank\.py/);
+    expect(result.stderr).toContain(`logs in ${dir}/dep-`);
+    const [deployment] = readdirSync(dir);
+    expect(readdirSync(join(dir, deployment ?? "")).sort()).toEqual(["rank-0.log", "rank-1.log"]);
+  }, 60_000);
+
+  it("exits with the failing rank's code and quotes its log", async () => {
+    const result = await startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      stateDir(),
+      "--",
+      ...RANK,
+      "--step-ms",
+      "20",
+      "--fail-at",
+      "2",
+      "--exit-code",
+      "5",
+    ]).exit;
+    expect(result.code).toBe(5);
+    expect(result.stderr).toMatch(/rank \d exited with code 5/);
+    expect(result.stderr).toContain("failing at step 2 with exit code 5");
+    expect(result.stderr).toContain("[RANK_FAILED]");
+  }, 60_000);
+
+  it("Ctrl-C stops every rank, verified, even ranks that ignore TERM, and exits 130", async () => {
+    const dir = stateDir();
+    const launcher = startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      dir,
+      "--name",
+      "ctrl-c",
+      "--grace-ms",
+      "300",
+      "--",
+      ...RANK,
+      "--ignore-term",
+      "--step-ms",
+      "20",
+    ]);
+    await until(() => launcher.stderr().includes("all 2 ranks ready"), "the ranks to be ready");
+    const manifest = await readStateFile(
+      nodeFiles(),
+      MANIFEST_FORMAT,
+      deploymentPaths(dir, "ctrl-c").manifest,
+    );
+    const pids = manifest?.ranks.map((rank) => rank.pid) ?? [];
+    expect(pids).toHaveLength(2);
+    for (const pid of pids) strays.push({ pid, deployment: "ctrl-c" });
+    launcher.child.kill("SIGINT");
+    const result = await launcher.exit;
+    expect(result.code).toBe(130);
+    expect(result.stderr).toContain("stopped; every rank is gone");
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+    expect(readdirSync(join(dir, "ctrl-c")).sort()).toEqual(["rank-0.log", "rank-1.log"]);
+  }, 60_000);
+
+  it("refuses bad usage with exit code 2", async () => {
+    const noWorld = await startBaton(["launch", "--", "true"]).exit;
+    expect(noWorld.code).toBe(2);
+    expect(noWorld.stderr).toContain("--world must be a whole number");
+    const noCommand = await startBaton(["launch", "--world", "2"]).exit;
+    expect(noCommand.code).toBe(2);
+    expect(noCommand.stderr).toContain("needs a command after --");
+  }, 60_000);
+});
+
+describe("baton reap", () => {
+  it("reports an empty state dir and exits 0", async () => {
+    const result = await startBaton(["reap", "--state-dir", stateDir(), "--json"]).exit;
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ reaped: [], live: [], failed: [] });
+  }, 60_000);
+});

@@ -1,0 +1,100 @@
+/**
+ * A graph job with `ranks` under `baton run`, with worker processes: the worker that leased
+ * the job is killed with SIGKILL while its ranks run. Its ranks must not outlive it for
+ * long, the job runs again on the replacement worker, and that launch reaps the old
+ * deployment. Every process the test starts is stopped by its pid, even on failure.
+ */
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
+import { readStateFile } from "../../src/rank/stateFile.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+
+const procs = nodeProcs();
+const dirs: string[] = [];
+const strays: { pid: number; deployment: string }[] = [];
+
+afterEach(() => {
+  stopBatons();
+  for (const { pid, deployment } of strays.splice(0)) {
+    const info = procs.inspect(pid);
+    if (
+      info &&
+      info.state !== "zombie" &&
+      carriesDeployment(info.argv, procs.environ(pid), deployment)
+    ) {
+      procs.signal(pid, "SIGKILL");
+    }
+  }
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-rankjob-e2e-"));
+  dirs.push(dir);
+  return dir;
+}
+
+function alive(pid: number): boolean {
+  const state = procs.inspect(pid)?.state;
+  return state !== undefined && state !== "zombie" && state !== "dead";
+}
+
+async function until<T>(get: () => Promise<T | undefined>, what: string, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await get();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The manifest of the first deployment in `dir` that has both ranks started. */
+async function startedGroup(dir: string, except?: string): Promise<Manifest | undefined> {
+  for (const deployment of readdirSync(dir)) {
+    if (deployment === except) continue;
+    const manifest = await readStateFile(
+      nodeFiles(),
+      MANIFEST_FORMAT,
+      deploymentPaths(dir, deployment).manifest,
+    ).catch(() => undefined);
+    if (manifest?.ranks.length === 2) return manifest;
+  }
+  return undefined;
+}
+
+describe("a rank job in a worker process", () => {
+  it("survives the loss of its worker: the ranks go, the job reruns elsewhere, the old group is reaped", async () => {
+    const stateDir = tempDir();
+    const run = startBaton(
+      ["run", "test/fixtures/ranks.graph.ts", "--workers", "1", "--store", tempDir(), "--json"],
+      { env: { BATON_TEST_STATE_DIR: stateDir } },
+    );
+    const first = await until(() => startedGroup(stateDir), "the first group");
+    const ranks = first.ranks.map((rank) => rank.pid);
+    for (const pid of ranks) strays.push({ pid, deployment: first.deployment });
+    expect(first.launcher.pid).not.toBe(run.child.pid);
+    procs.signal(first.launcher.pid, "SIGKILL");
+
+    const result = await run.exit;
+    expect(result.code).toBe(0);
+    const value = JSON.parse(result.stdout).jobs[0].value;
+    expect(value.deployment).not.toBe(first.deployment);
+    expect(value.ranks).toEqual([
+      { rank: 0, code: 0 },
+      { rank: 1, code: 0 },
+    ]);
+    for (const pid of ranks) expect(alive(pid)).toBe(false);
+    expect(readdirSync(join(stateDir, first.deployment)).sort()).toEqual([
+      "rank-0.log",
+      "rank-1.log",
+    ]);
+  }, 90_000);
+});

@@ -1,0 +1,495 @@
+/**
+ * Rank groups on real processes: `launchGroup` with the Python example rank, the reaper, and
+ * `baton launch` as a child process killed with SIGKILL. Every process a test starts is
+ * stopped by its pid when the test ends, even on failure.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { RankGroupError } from "../../src/errors.ts";
+import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
+import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
+import { type LaunchSpec, launchGroup, type RankGroup } from "../../src/runtime/launchGroup.ts";
+import { nodeClock } from "../../src/runtime/nodeClock.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import type { Procs } from "../../src/runtime/ports.ts";
+import { reapDeployments } from "../../src/runtime/reaper.ts";
+import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+
+const PYTHON = "/usr/bin/python3";
+const RANK_PY = join(ROOT, "examples/ranks/rank.py");
+const ENV_RANK = join(ROOT, "test/fixtures/envRank.mjs");
+const procs = nodeProcs();
+const files = nodeFiles();
+const clock = nodeClock();
+
+/** Short waits, so that tests of the KILL path take a second, not ten. */
+const FAST_TEARDOWN = {
+  termGraceMs: 400,
+  killWaitMs: 1000,
+  killAgainWaitMs: 1000,
+  sweepTermWaitMs: 400,
+  sweepKillWaitMs: 1000,
+};
+
+const groups: RankGroup[] = [];
+/** Pids to kill after each test if still alive and still carrying their deployment. */
+const strays: { pid: number; deployment: string }[] = [];
+const dirs: string[] = [];
+/** Children this file spawned itself: killed by pid while not yet reaped (so never reused). */
+const children: { pid: number; reaped: boolean }[] = [];
+
+function spawnChild(options: Parameters<Procs["spawn"]>[0]) {
+  const handle = procs.spawn(options);
+  const child = { pid: handle.pid, reaped: false };
+  children.push(child);
+  void handle.exited.then(() => {
+    child.reaped = true;
+  });
+  return handle;
+}
+
+afterEach(async () => {
+  for (const group of groups.splice(0)) {
+    for (const pid of group.pids()) strays.push({ pid, deployment: group.deployment });
+    await group.stop("test over").catch(() => {});
+  }
+  stopBatons();
+  for (const child of children.splice(0)) if (!child.reaped) procs.signal(child.pid, "SIGKILL");
+  for (const { pid, deployment } of strays.splice(0)) {
+    const info = procs.inspect(pid);
+    if (alive(pid) && info && carriesDeployment(info.argv, procs.environ(pid), deployment)) {
+      procs.signal(pid, "SIGKILL");
+    }
+  }
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function stateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-ranks-"));
+  dirs.push(dir);
+  return dir;
+}
+
+function launch(spec: Partial<LaunchSpec> & Pick<LaunchSpec, "argv" | "worldSize">): RankGroup {
+  const group = launchGroup({
+    stateDir: stateDir(),
+    teardown: FAST_TEARDOWN,
+    timeouts: { watchMs: 50 },
+    ...spec,
+  });
+  groups.push(group);
+  return group;
+}
+
+function alive(pid: number): boolean {
+  const state = procs.inspect(pid)?.state;
+  return state !== undefined && state !== "zombie" && state !== "dead";
+}
+
+/** Waits until `check` holds, polling every 50 ms; fails naming `what` after `ms`. */
+async function until(check: () => boolean | Promise<boolean>, what: string, ms = 15_000) {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Ranks 1 … run `failing`, the others `healthy`: rank-specific behaviour through $RANK. */
+function byRank(failingRank: number, failing: string, healthy: string): string[] {
+  return [
+    "/bin/sh",
+    "-c",
+    `if [ "$RANK" = ${failingRank} ]; then exec ${failing}; else exec ${healthy}; fi`,
+  ];
+}
+
+describe("launchGroup", () => {
+  it("runs every rank to exit 0, with baton's env over the operator's over the spec's defaults", async () => {
+    const group = launch({
+      argv: [process.execPath, ENV_RANK],
+      worldSize: 3,
+      env: { FROM_SPEC: "spec", FROM_OPERATOR: "spec", RANK: "spec" },
+      operatorEnv: { ...process.env, FROM_OPERATOR: "operator", RANK: "operator" },
+    });
+    const exit = await group.wait();
+    expect(exit.status).toBe("succeeded");
+    expect(exit.ranks.map((rank) => [rank.rank, rank.code, rank.signal])).toEqual([
+      [0, 0, null],
+      [1, 0, null],
+      [2, 0, null],
+    ]);
+    const envs = group.logFiles.map((file) => JSON.parse(readFileSync(file, "utf8")));
+    const ports = new Set(envs.map((env) => env.MASTER_PORT));
+    expect(ports.size).toBe(1);
+    envs.forEach((env, rank) => {
+      expect(env).toMatchObject({
+        RANK: String(rank),
+        WORLD_SIZE: "3",
+        LOCAL_RANK: String(rank),
+        LOCAL_WORLD_SIZE: "3",
+        MASTER_ADDR: "127.0.0.1",
+        BATON_DEPLOYMENT: group.deployment,
+        BATON_STATE_DIR: group.dir.slice(0, group.dir.lastIndexOf("/")),
+        BATON_LAUNCHER_PID: String(process.pid),
+        FROM_SPEC: "spec",
+        FROM_OPERATOR: "operator",
+      });
+      expect(Number(env.MASTER_PORT)).toBeGreaterThan(0);
+    });
+    const paths = deploymentPaths(group.dir.slice(0, group.dir.lastIndexOf("/")), group.deployment);
+    expect(existsSync(paths.manifest)).toBe(false);
+    expect(existsSync(paths.lease)).toBe(false);
+  });
+
+  it("passes the barrier on the ranks' ready markers, and stop() tears them down, verified", async () => {
+    const states = new Set<unknown>();
+    const group = launch({
+      argv: [PYTHON, RANK_PY, "--step-ms", "50"],
+      worldSize: 2,
+      inspect: (event) => {
+        if (event.type === "@xstate.snapshot")
+          states.add((event.snapshot as { value?: unknown }).value);
+      },
+    });
+    await group.ready;
+    // The inspector sees the group's machine and the ranks'.
+    expect(states).toContain("running");
+    expect(states).toContain("ready");
+    const pids = group.pids();
+    expect(pids).toHaveLength(2);
+    const paths = deploymentPaths(group.dir.slice(0, group.dir.lastIndexOf("/")), group.deployment);
+    const manifest = await readStateFile(files, MANIFEST_FORMAT, paths.manifest);
+    expect(manifest?.ranks.map((rank) => [rank.pid, rank.pgid])).toEqual(
+      pids.map((pid) => [pid, pid]),
+    );
+    expect(manifest?.launcher.pid).toBe(process.pid);
+    const report = await group.stop();
+    expect(report.verified).toBe(true);
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+    expect(existsSync(paths.manifest)).toBe(false);
+    const exit = await group.wait();
+    expect(exit.status).toBe("stopped");
+    expect(exit.ranks.every((rank) => rank.signal === "SIGTERM")).toBe(true);
+  });
+
+  it("one failing rank stops the others; the group fails with its exit code and log tail", async () => {
+    const group = launch({
+      argv: byRank(
+        1,
+        `${PYTHON} ${RANK_PY} --step-ms 50 --fail-at 3 --exit-code 7`,
+        `${PYTHON} ${RANK_PY} --step-ms 50`,
+      ),
+      worldSize: 3,
+    });
+    const error = await group.wait().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(RankGroupError);
+    const failure = error as RankGroupError;
+    expect(failure.code).toBe("RANK_FAILED");
+    expect(failure.details.rank).toBe(1);
+    expect(failure.details.exitCode).toBe(7);
+    expect(failure.message).toContain("rank 1 exited with code 7");
+    expect(failure.message).toContain("| rank 1: failing at step 3 with exit code 7");
+    await until(() => group.pids().length === 0, "every rank reaped");
+  });
+
+  it("ranks that ignore TERM are killed with KILL, verified", async () => {
+    const group = launch({
+      argv: [PYTHON, RANK_PY, "--ignore-term", "--step-ms", "50"],
+      worldSize: 2,
+    });
+    await group.ready;
+    const pids = group.pids();
+    const report = await group.stop();
+    expect(report.steps.join("\n")).toMatch(/KILL/);
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+    const exit = await group.wait();
+    expect(exit.ranks.map((rank) => rank.signal)).toEqual(["SIGKILL", "SIGKILL"]);
+  });
+
+  it("fails the barrier when a rank never writes its ready marker, and stops the ranks", async () => {
+    const group = launch({
+      argv: ["/bin/sleep", "30"],
+      worldSize: 2,
+      timeouts: { watchMs: 50, loadTimeoutMs: 500 },
+    });
+    const pids = await (async () => {
+      await until(() => group.pids().length === 2, "both ranks started");
+      return group.pids();
+    })();
+    const error = (await group.ready.catch((e: unknown) => e)) as RankGroupError;
+    expect(error.code).toBe("BARRIER_TIMEOUT");
+    expect(error.message).toContain(
+      "ranks 0, 1 did not write a ready marker within the load timeout (500 ms)",
+    );
+    await expect(group.wait()).rejects.toBe(error);
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+  });
+
+  it("a launch that cannot start its command fails with LAUNCH_FAILED", async () => {
+    const group = launch({ argv: ["/nonexistent/rank-program"], worldSize: 2 });
+    const error = (await group.wait().catch((e: unknown) => e)) as RankGroupError;
+    expect(error.code).toBe("LAUNCH_FAILED");
+    expect(error.message).toContain("/nonexistent/rank-program");
+  });
+
+  it("a failed launch whose teardown fails too raises the launch error, and stop() retries", async () => {
+    let spawns = 0;
+    let stuck = 0;
+    const flaky: Procs = {
+      ...procs,
+      spawn(options) {
+        spawns++;
+        if (spawns === 2) throw new Error("no more processes (test)");
+        const handle = procs.spawn(options);
+        stuck = handle.pid;
+        return handle;
+      },
+      signal: (pid, signal) => (pid === stuck ? "ok" : procs.signal(pid, signal)),
+      signalGroup: (pgid, signal) => (pgid === stuck ? "ok" : procs.signalGroup(pgid, signal)),
+    };
+    const group = launch({ argv: ["/bin/sleep", "30"], worldSize: 2, ports: { procs: flaky } });
+    const error = (await group.wait().catch((e: unknown) => e)) as RankGroupError;
+    strays.push({ pid: stuck, deployment: group.deployment });
+    expect(error.code).toBe("LAUNCH_FAILED");
+    expect(error.message).toContain("no more processes (test)");
+    expect(error.details.teardownError?.name).toBe("TeardownError");
+    const paths = deploymentPaths(group.dir.slice(0, group.dir.lastIndexOf("/")), group.deployment);
+    expect(existsSync(paths.manifest)).toBe(true);
+    await expect(group.stop()).rejects.toMatchObject({ code: "TEARDOWN_UNVERIFIED" });
+    expect(alive(stuck)).toBe(true);
+    stuck = 0; // now the process can be signalled: the retry verifies
+    const report = await group.stop();
+    expect(report.verified).toBe(true);
+    expect(existsSync(paths.manifest)).toBe(false);
+  }, 30_000);
+
+  it("abortAll waits for the ranks' own evidence; a rank that ignores cancels is reported", async () => {
+    const group = launch({
+      argv: [PYTHON, RANK_PY, "--hold", "2", "--step-ms", "50"],
+      worldSize: 2,
+    });
+    await group.ready;
+    const drained = await group.abortAll("test");
+    expect(drained.drained).toBe(true);
+    expect(drained.ranks.map((rank) => [rank.applied, rank.active])).toEqual([
+      [true, 0],
+      [true, 0],
+    ]);
+
+    const stubborn = launch({
+      argv: [PYTHON, RANK_PY, "--hold", "2", "--ignore-cancel", "--step-ms", "50"],
+      worldSize: 2,
+      timeouts: { watchMs: 50, drainMs: 800 },
+    });
+    await stubborn.ready;
+    const report = await stubborn.abortAll("test");
+    expect(report.drained).toBe(false);
+    expect(report.ranks.every((rank) => rank.applied && rank.active === 2)).toBe(true);
+  });
+});
+
+describe("the reaper", () => {
+  it("kills the ranks of a launcher killed with SIGKILL, at the next launch and by baton reap", async () => {
+    for (const how of ["next launch", "baton reap"] as const) {
+      const dir = stateDir();
+      const launcher = startBaton([
+        "launch",
+        "--world",
+        "2",
+        "--state-dir",
+        dir,
+        "--name",
+        "orphaned",
+        "--",
+        PYTHON,
+        RANK_PY,
+        "--ignore-term",
+        "--watch-ms",
+        "600000",
+      ]);
+      await until(
+        () => launcher.stderr().includes("all 2 ranks ready"),
+        "the ranks to be ready",
+        30_000,
+      );
+      const paths = deploymentPaths(dir, "orphaned");
+      const manifest = await readStateFile(files, MANIFEST_FORMAT, paths.manifest);
+      const orphans = manifest?.ranks.map((rank) => rank.pid) ?? [];
+      expect(orphans).toHaveLength(2);
+      for (const pid of orphans) strays.push({ pid, deployment: "orphaned" });
+      launcher.child.kill("SIGKILL");
+      await launcher.exit;
+      for (const pid of orphans) expect(alive(pid)).toBe(true);
+
+      if (how === "next launch") {
+        const next = launch({ argv: [process.execPath, ENV_RANK], worldSize: 1, stateDir: dir });
+        await next.wait();
+      } else {
+        const reap = startBaton(["reap", "--state-dir", dir, "--grace-ms", "300"]);
+        const result = await reap.exit;
+        expect(result.stderr).toContain("orphaned: reaped (launcher pid");
+        expect(result.code).toBe(0);
+      }
+      for (const pid of orphans) expect(alive(pid)).toBe(false);
+      expect(existsSync(paths.manifest)).toBe(false);
+      expect(existsSync(paths.lease)).toBe(false);
+    }
+  }, 60_000);
+
+  it("a failed reap keeps the manifest and blocks launching that deployment until a reap succeeds", async () => {
+    const dir = stateDir();
+    const deployment = "stuck";
+    const paths = deploymentPaths(dir, deployment);
+    // An orphan of the deployment, and a manifest whose launcher is dead.
+    const orphan = spawnChild({
+      argv: ["/bin/sleep", "60"],
+      env: { BATON_DEPLOYMENT: deployment },
+      newGroup: true,
+    });
+    const deadLauncher = spawnChild({ argv: ["/bin/true"] });
+    await deadLauncher.exited;
+    await files.writeAtomic(
+      paths.manifest,
+      encodeStateFile(MANIFEST_FORMAT, {
+        deployment,
+        launcher: { pid: deadLauncher.pid, token: "t", host: (await import("node:os")).hostname() },
+        ranks: [{ rank: 0, localRank: 0, host: "local", pid: orphan.pid, pgid: orphan.pid }],
+        worldSize: 1,
+        argv: ["/bin/sleep", "60"],
+        startedAt: Date.now(),
+      }),
+    );
+    // A process table in which the orphan cannot be killed (as in D state, or another user's).
+    const unkillable: Procs = {
+      ...procs,
+      signal: (pid, signal) => (pid === orphan.pid ? "ok" : procs.signal(pid, signal)),
+      signalGroup: (pgid, signal) => (pgid === orphan.pid ? "ok" : procs.signalGroup(pgid, signal)),
+    };
+    const failed = await reapDeployments({
+      stateDir: dir,
+      procs: unkillable,
+      files,
+      clock,
+      teardown: FAST_TEARDOWN,
+    });
+    expect(failed.failed.map((entry) => entry.deployment)).toEqual([deployment]);
+    expect(failed.failed[0]?.error.message).toContain(String(orphan.pid));
+    expect(existsSync(paths.manifest)).toBe(true);
+
+    const blocked = launch({
+      argv: [process.execPath, ENV_RANK],
+      worldSize: 1,
+      stateDir: dir,
+      name: deployment,
+      ports: { procs: unkillable },
+    });
+    const error = (await blocked.wait().catch((e: unknown) => e)) as RankGroupError;
+    expect(error.code).toBe("DEPLOYMENT_BLOCKED");
+    expect(error.message).toContain("baton reap");
+    expect(blocked.pids()).toEqual([]);
+
+    const reaped = await reapDeployments({
+      stateDir: dir,
+      procs,
+      files,
+      clock,
+      teardown: FAST_TEARDOWN,
+    });
+    expect(reaped.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
+    expect(alive(orphan.pid)).toBe(false);
+    const relaunched = launch({
+      argv: [process.execPath, ENV_RANK],
+      worldSize: 1,
+      stateDir: dir,
+      name: deployment,
+    });
+    expect((await relaunched.wait()).status).toBe("succeeded");
+  }, 30_000);
+
+  it("never signals a process group that a stranger has joined, only the members that carry the deployment", async () => {
+    const dir = stateDir();
+    const deployment = "reused";
+    // A stranger leads the group; one member of the group carries the deployment.
+    const stranger = spawnChild({
+      argv: ["/bin/sh", "-c", `BATON_DEPLOYMENT=${deployment} /bin/sleep 60 & exec /bin/sleep 60`],
+      newGroup: true,
+    });
+    let member = 0;
+    await until(() => {
+      member =
+        procs.list().find((info) => info.pgid === stranger.pid && info.pid !== stranger.pid)?.pid ??
+        0;
+      // The leader has exec'd: its argv no longer names the deployment.
+      return member !== 0 && procs.inspect(stranger.pid)?.argv[0] === "/bin/sleep";
+    }, "the group's second member");
+    strays.push({ pid: member, deployment });
+    const deadLauncher = spawnChild({ argv: ["/bin/true"] });
+    await deadLauncher.exited;
+    await files.writeAtomic(
+      deploymentPaths(dir, deployment).manifest,
+      encodeStateFile(MANIFEST_FORMAT, {
+        deployment,
+        launcher: { pid: deadLauncher.pid, token: "t", host: (await import("node:os")).hostname() },
+        ranks: [{ rank: 0, localRank: 0, host: "local", pid: 999_999, pgid: stranger.pid }],
+        worldSize: 1,
+        argv: ["x"],
+        startedAt: Date.now(),
+      }),
+    );
+    const report = await reapDeployments({
+      stateDir: dir,
+      procs,
+      files,
+      clock,
+      teardown: FAST_TEARDOWN,
+    });
+    expect(report.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
+    expect(alive(member)).toBe(false);
+    expect(alive(stranger.pid)).toBe(true);
+    procs.signal(stranger.pid, "SIGKILL");
+    await stranger.exited;
+  }, 30_000);
+
+  it("refuses a second launch of a name whose launcher is alive", async () => {
+    const dir = stateDir();
+    const first = launch({
+      argv: [PYTHON, RANK_PY, "--step-ms", "50"],
+      worldSize: 1,
+      stateDir: dir,
+      name: "taken",
+    });
+    await first.ready;
+    const second = launch({
+      argv: [process.execPath, ENV_RANK],
+      worldSize: 1,
+      stateDir: dir,
+      name: "taken",
+    });
+    const error = (await second.wait().catch((e: unknown) => e)) as RankGroupError;
+    expect(error.code).toBe("DEPLOYMENT_BLOCKED");
+    expect(error.message).toContain(`live launcher (pid ${process.pid})`);
+    expect(first.pids()).toHaveLength(1);
+  });
+
+  it("leaves a deployment alone while its launcher is alive and its lease fresh", async () => {
+    const group = launch({ argv: [PYTHON, RANK_PY, "--step-ms", "50"], worldSize: 1 });
+    await group.ready;
+    const report = await reapDeployments({
+      stateDir: group.dir.slice(0, group.dir.lastIndexOf("/")),
+      procs,
+      files,
+      clock,
+    });
+    expect(report.live).toEqual([{ deployment: group.deployment, pid: process.pid }]);
+    expect(group.pids()).toHaveLength(1);
+  });
+});

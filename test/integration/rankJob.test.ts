@@ -1,0 +1,133 @@
+/**
+ * Graph jobs with `ranks`: the job module declares what each rank runs, the worker that
+ * leases the job launches the group, and the group's outcome is the job's result. Cancelling
+ * the run tears the group down. Real rank processes (the Python example rank); every one is
+ * stopped by its pid when the test ends.
+ */
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createEngine, job } from "../../src/index.ts";
+import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
+import { readStateFile } from "../../src/rank/stateFile.ts";
+import { defineJobs } from "../../src/runtime/jobModule.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import { ROOT } from "../fixtures/batonCli.ts";
+
+const RANK_PY = join(ROOT, "examples/ranks/rank.py");
+const procs = nodeProcs();
+const dirs: string[] = [];
+const strays: { pid: number; deployment: string }[] = [];
+
+afterEach(() => {
+  for (const { pid, deployment } of strays.splice(0)) {
+    const info = procs.inspect(pid);
+    if (
+      info &&
+      info.state !== "zombie" &&
+      carriesDeployment(info.argv, procs.environ(pid), deployment)
+    ) {
+      procs.signal(pid, "SIGKILL");
+    }
+  }
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function stateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-rankjob-"));
+  dirs.push(dir);
+  return dir;
+}
+
+const jobs = defineJobs({
+  train: {
+    ranks: (input: { stateDir: string; steps: number; failAt?: number }) => ({
+      argv: [
+        "/usr/bin/python3",
+        RANK_PY,
+        "--steps",
+        String(input.steps),
+        "--step-ms",
+        "30",
+        ...(input.failAt === undefined
+          ? []
+          : ["--fail-at", String(input.failAt), "--exit-code", "4"]),
+      ],
+      stateDir: input.stateDir,
+      timeouts: { watchMs: 50 },
+      teardown: { termGraceMs: 300 },
+    }),
+  },
+});
+
+describe("graph jobs with ranks", () => {
+  it("runs the group in the worker that leases the job; the group's outcome is the result", async () => {
+    const dir = stateDir();
+    const train = job("train", { stateDir: dir, steps: 3 }, { ranks: 2 });
+    const result = await createEngine({ jobs, workers: 1 }).run([train]);
+    expect(result.ok).toBe(true);
+    const value = result.get(train).value as {
+      deployment: string;
+      worldSize: number;
+      ranks: unknown[];
+    };
+    expect(value.worldSize).toBe(2);
+    expect(value.ranks).toEqual([
+      { rank: 0, code: 0 },
+      { rank: 1, code: 0 },
+    ]);
+    expect(readdirSync(join(dir, value.deployment)).sort()).toEqual(["rank-0.log", "rank-1.log"]);
+  }, 30_000);
+
+  it("a failing rank fails the job with the rank's exit code and log", async () => {
+    const train = job(
+      "train",
+      { stateDir: stateDir(), steps: 20, failAt: 2 },
+      { ranks: 2, retries: 0 },
+    );
+    const result = await createEngine({ jobs, workers: 1 }).run([train]);
+    const outcome = result.get(train);
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.name).toBe("RankGroupError");
+    expect(outcome.error?.message).toMatch(/rank \d exited with code 4/);
+    expect(outcome.error?.message).toContain("failing at step 2 with exit code 4");
+  }, 30_000);
+
+  it("cancelling the run tears the group down, verified", async () => {
+    const dir = stateDir();
+    const train = job("train", { stateDir: dir, steps: 0 }, { ranks: 2 });
+    const run = createEngine({ jobs, workers: 1 }).run([train]);
+    let pids: number[] = [];
+    const deadline = Date.now() + 20_000;
+    while (pids.length < 2) {
+      if (Date.now() > deadline) throw new Error("the group never started");
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const [deployment] = readdirSync(dir);
+      if (deployment === undefined) continue;
+      const manifest = await readStateFile(
+        nodeFiles(),
+        MANIFEST_FORMAT,
+        deploymentPaths(dir, deployment).manifest,
+      ).catch(() => undefined);
+      pids = manifest?.ranks.map((rank) => rank.pid) ?? [];
+      for (const pid of pids) strays.push({ pid, deployment });
+    }
+    run.cancel("test");
+    const result = await run;
+    expect(result.get(train).status).toBe("cancelled");
+    for (const pid of pids) {
+      const state = procs.inspect(pid)?.state;
+      expect(state === undefined || state === "zombie").toBe(true);
+    }
+  }, 30_000);
+
+  it("a rank job without the ranks option fails and says how to fix it", async () => {
+    const train = job("train", { stateDir: stateDir(), steps: 1 }, { retries: 0 });
+    const result = await createEngine({ jobs, workers: 1 }).run([train]);
+    expect(result.get(train).error?.message).toContain('job("train", input, { ranks: 4 })');
+  });
+});

@@ -1,0 +1,215 @@
+/**
+ * The reaper's judgement, on a simulated process table and clock (files in a temp dir): which
+ * launchers count as dead (pid gone, lease stale, lease of another instance), which as alive
+ * or foreign, and what it may signal — never a group a stranger has joined, never a rank pid
+ * that now belongs to another program.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
+import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
+import { encodeStateFile } from "../../src/rank/stateFile.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { type ReapReport, reapDeployments } from "../../src/runtime/reaper.ts";
+import { SimClock } from "../../src/sim/simClock.ts";
+import { SimProcs } from "../../src/sim/simProcs.ts";
+
+const files = nodeFiles();
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const HOST = "this-host";
+const NOW = 1_000_000;
+
+function world() {
+  const stateDir = mkdtempSync(join(tmpdir(), "baton-reaper-"));
+  dirs.push(stateDir);
+  const clock = new SimClock();
+  clock.fireNext(NOW);
+  const procs = new SimProcs({ clock });
+  return { stateDir, clock, procs };
+}
+
+type World = ReturnType<typeof world>;
+
+/** A rank of `deployment`: a process leading its own group with BATON_DEPLOYMENT set. */
+function rank(w: World, deployment: string, onTerm: "exit" | "ignore" = "exit") {
+  return w.procs.start({
+    argv: ["python3", "rank.py"],
+    env: { BATON_DEPLOYMENT: deployment },
+    newGroup: true,
+    onTerm,
+    termExitMs: 5,
+  });
+}
+
+async function writeDeployment(
+  w: World,
+  deployment: string,
+  launcher: { pid: number; token: string; host?: string },
+  ranks: { pid: number; pgid: number }[],
+  lease?: { pid: number; token: string; renewedAt: number },
+): Promise<void> {
+  const paths = deploymentPaths(w.stateDir, deployment);
+  if (lease !== undefined) {
+    await files.writeAtomic(
+      paths.lease,
+      encodeStateFile(LEASE_FORMAT, { deployment, staleAfterMs: 30_000, ...lease }),
+    );
+  }
+  const manifest: Manifest = {
+    deployment,
+    launcher: { host: HOST, ...launcher },
+    ranks: ranks.map(({ pid, pgid }, r) => ({ rank: r, localRank: r, host: "local", pid, pgid })),
+    worldSize: Math.max(1, ranks.length),
+    argv: ["python3", "rank.py"],
+    startedAt: NOW,
+  };
+  await files.writeAtomic(paths.manifest, encodeStateFile(MANIFEST_FORMAT, manifest));
+}
+
+/** Runs the reaper, advancing the simulated clock whenever it waits on it. */
+async function reap(w: World): Promise<ReapReport> {
+  let done = false;
+  const run = reapDeployments({
+    stateDir: w.stateDir,
+    procs: w.procs,
+    files,
+    clock: w.clock,
+    host: HOST,
+    teardown: {
+      termGraceMs: 100,
+      killWaitMs: 50,
+      killAgainWaitMs: 50,
+      sweepTermWaitMs: 50,
+      sweepKillWaitMs: 50,
+      pollMs: 10,
+    },
+  }).finally(() => {
+    done = true;
+  });
+  while (!done) {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (!done) w.clock.fireNext();
+  }
+  return run;
+}
+
+const signalled = (w: World, target: "pid" | "group", id: number) =>
+  w.procs.signals.filter((s) => s.target === target && s.id === id && s.signal !== 0);
+
+describe("reapDeployments", () => {
+  it("reaps a deployment whose launcher pid is gone, and removes its manifest and lease", async () => {
+    const w = world();
+    const r = rank(w, "dep-a");
+    await writeDeployment(w, "dep-a", { pid: 4242, token: "t" }, [{ pid: r.pid, pgid: r.pid }], {
+      pid: 4242,
+      token: "t",
+      renewedAt: NOW,
+    });
+    const report = await reap(w);
+    expect(report.reaped.map((e) => [e.deployment, e.why])).toEqual([
+      ["dep-a", "launcher pid 4242 is gone"],
+    ]);
+    expect(w.procs.inspect(r.pid)).toBeUndefined();
+    expect(await files.read(deploymentPaths(w.stateDir, "dep-a").manifest)).toBeUndefined();
+    expect(await files.read(deploymentPaths(w.stateDir, "dep-a").lease)).toBeUndefined();
+  });
+
+  it("leaves a live launcher with a fresh lease alone, and judges a stale or foreign lease dead", async () => {
+    const w = world();
+    const launcher = w.procs.start({ argv: ["node", "baton", "launch"], onTerm: "ignore" });
+    const live = rank(w, "live");
+    const stale = rank(w, "stale");
+    const other = rank(w, "other-token");
+    const common = { pid: launcher.pid, token: "mine" };
+    await writeDeployment(w, "live", common, [{ pid: live.pid, pgid: live.pid }], {
+      ...common,
+      renewedAt: NOW,
+    });
+    await writeDeployment(w, "stale", common, [{ pid: stale.pid, pgid: stale.pid }], {
+      ...common,
+      renewedAt: NOW - 31_000,
+    });
+    await writeDeployment(w, "other-token", common, [{ pid: other.pid, pgid: other.pid }], {
+      pid: launcher.pid,
+      token: "someone-else",
+      renewedAt: NOW,
+    });
+    await writeDeployment(w, "no-lease", common, []);
+    const report = await reap(w);
+    expect(report.live).toEqual([{ deployment: "live", pid: launcher.pid }]);
+    expect(Object.fromEntries(report.reaped.map((e) => [e.deployment, e.why]))).toEqual({
+      "no-lease": `launcher pid ${launcher.pid} holds no lease (it was removed, or pid ${launcher.pid} is another program now)`,
+      "other-token": `the lease belongs to another launcher instance (pid ${launcher.pid}), not pid ${launcher.pid} of the manifest`,
+      stale: expect.stringMatching(
+        /lease was last renewed 310\d\d ms ago \(stale after 30000 ms\)/,
+      ),
+    });
+    expect(w.procs.inspect(live.pid)).toBeDefined();
+    expect(signalled(w, "group", live.pid)).toEqual([]);
+  });
+
+  it("does not judge a deployment launched on another host", async () => {
+    const w = world();
+    const r = rank(w, "elsewhere");
+    await writeDeployment(w, "elsewhere", { pid: 4242, token: "t", host: "other-host" }, [
+      { pid: r.pid, pgid: r.pid },
+    ]);
+    const report = await reap(w);
+    expect(report.foreign).toEqual([{ deployment: "elsewhere", host: "other-host" }]);
+    expect(w.procs.signals.filter((s) => s.signal !== 0)).toEqual([]);
+  });
+
+  it("never signals a group a stranger joined; the members that carry the deployment go by pid", async () => {
+    const w = world();
+    const leader = rank(w, "mixed");
+    const stranger = w.procs.start({ argv: ["vim"], pgid: leader.pid, onTerm: "ignore" });
+    await writeDeployment(w, "mixed", { pid: 4242, token: "t" }, [
+      { pid: leader.pid, pgid: leader.pid },
+    ]);
+    const report = await reap(w);
+    expect(report.reaped.map((e) => e.deployment)).toEqual(["mixed"]);
+    expect(signalled(w, "group", leader.pid)).toEqual([]);
+    expect(signalled(w, "pid", leader.pid).length).toBeGreaterThan(0);
+    expect(signalled(w, "pid", stranger.pid)).toEqual([]);
+    expect(w.procs.inspect(stranger.pid)?.state).toBe("sleeping");
+  });
+
+  it("never signals a rank pid that now belongs to another program", async () => {
+    const w = world();
+    const unrelated = w.procs.start({ argv: ["postgres"], newGroup: true, onTerm: "ignore" });
+    await writeDeployment(w, "reused", { pid: 4242, token: "t" }, [
+      { pid: unrelated.pid, pgid: unrelated.pid },
+    ]);
+    const report = await reap(w);
+    expect(report.reaped.map((e) => e.deployment)).toEqual(["reused"]);
+    expect(signalled(w, "pid", unrelated.pid)).toEqual([]);
+    expect(signalled(w, "group", unrelated.pid)).toEqual([]);
+    expect(w.procs.inspect(unrelated.pid)?.state).toBe("sleeping");
+  });
+
+  it("keeps the manifest of a deployment it could not tear down, and reports it", async () => {
+    const w = world();
+    const stuck = w.procs.start({
+      argv: ["python3", "rank.py"],
+      env: { BATON_DEPLOYMENT: "stuck" },
+      newGroup: true,
+      killsToDie: 10,
+      onTerm: "ignore",
+    });
+    await writeDeployment(w, "stuck", { pid: 4242, token: "t" }, [
+      { pid: stuck.pid, pgid: stuck.pid },
+    ]);
+    const report = await reap(w);
+    expect(report.failed.map((e) => [e.deployment, e.error.name])).toEqual([
+      ["stuck", "TeardownError"],
+    ]);
+    expect(await files.read(deploymentPaths(w.stateDir, "stuck").manifest)).toBeDefined();
+  });
+});
