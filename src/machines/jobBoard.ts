@@ -320,6 +320,13 @@ export class JobBoard {
       if (now - at <= LEASE_SWEEPS) continue;
       this.renewed.delete(conn);
       this.effects.push({ type: "lease.expired", conn, job: this.leases.get(conn)! });
+      if (this.bugs.has("release-lease-twice")) {
+        // The planted bug releases the expired lease here, and WORKER_LOST releases it again.
+        const record = this.jobs.get(this.leases.get(conn)!)!;
+        this.release(conn, record);
+        this.leases.set(conn, record.job.id);
+        this.becomeReady(record);
+      }
     }
     if (this.renewed.size > 0) this.scheduleSweep();
   }

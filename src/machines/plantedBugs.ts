@@ -5,6 +5,10 @@
  * - `lease-running-job`: a leased job stays in the ready queue and can be leased again.
  * - `lost-counts-as-failure`: losing a worker also counts a failed attempt.
  * - `forget-waiters-on-shutdown`: shutdown does not release the waiting connections.
+ * - `release-lease-twice`: the lease sweep releases an expired lease itself (the job is ready
+ *   again), and the WORKER_LOST that follows releases it a second time.
+ * - `teardown-trusts-single-kill`: teardown declares a group verified right after the first
+ *   KILL, without the second KILL, the marker sweep or the final check.
  *
  * @example
  * ```ts
@@ -14,10 +18,14 @@
 export type PlantedBug =
   | "lease-running-job"
   | "lost-counts-as-failure"
-  | "forget-waiters-on-shutdown";
+  | "forget-waiters-on-shutdown"
+  | "release-lease-twice"
+  | "teardown-trusts-single-kill";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "lease-running-job",
   "lost-counts-as-failure",
   "forget-waiters-on-shutdown",
+  "release-lease-twice",
+  "teardown-trusts-single-kill",
 ];

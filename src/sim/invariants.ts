@@ -10,8 +10,11 @@ import type {
   JobState,
 } from "../machines/jobBoard.ts";
 
-/** The coordinator invariants of DESIGN §4 that hold after every single step (6 is liveness). */
-export type InvariantNumber = 1 | 2 | 3 | 4 | 5;
+/**
+ * The coordinator invariants of DESIGN §4 that hold after every single step (6 is liveness),
+ * and 7, the throttle: no kind has more jobs running than its throttle allows.
+ */
+export type InvariantNumber = 1 | 2 | 3 | 4 | 5 | 7;
 
 const STATEMENTS: Record<InvariantNumber, string> = {
   1: "a job has at most one lease; a connection holds at most one job",
@@ -19,6 +22,7 @@ const STATEMENTS: Record<InvariantNumber, string> = {
   3: "failed attempts ≤ retries + 1 and lost attempts ≤ maxLost; a lost worker never consumes a failed attempt",
   4: "no connection waits while a job it can take is ready",
   5: "after the run is done no lease is granted and no connection is left waiting",
+  7: "no kind has more jobs running than its throttle",
 };
 
 /** One broken invariant: its number, and what happened, naming the jobs and connections. */
@@ -345,6 +349,12 @@ export class InvariantChecker {
       }
     }
     const throttle = this.options.throttle ?? {};
+    for (const [kind, count] of running) {
+      const limit = throttle[kind];
+      if (limit !== undefined && count > limit) {
+        this.fail(7, `${count} jobs of kind ${kind} run at once; its throttle is ${limit}`);
+      }
+    }
     for (const [conn, resources] of this.waiting) {
       for (const job of ready.values()) {
         const limit = throttle[job.kind];

@@ -1,0 +1,243 @@
+import { parseArgs } from "node:util";
+import { ConfigError } from "../errors.ts";
+import { PLANTED_BUGS, type PlantedBug } from "../machines/plantedBugs.ts";
+import {
+  FAULT_PROFILES,
+  type Fault,
+  type FaultProfile,
+  formatFaults,
+  parseFaults,
+} from "../sim/faultPlan.ts";
+import { shrink } from "../sim/shrink.ts";
+import { type SimulationResult, simulate } from "../sim/simulate.ts";
+import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
+
+export const SIM_USAGE = `usage: baton sim [options]
+
+Runs the whole system (coordinator, workers, store) in virtual time from a seed, with
+faults drawn from it, checking DESIGN §4's invariants after every step and that the run
+finishes once the faults are over.
+
+  --seed S               one seed
+  --seeds A..B           every seed from A to B (default 1..100)
+  --faults PROFILE       ${FAULT_PROFILES.join(" | ")} (default: default)
+  --fault-list LIST      this exact fault plan instead (as printed by a failure)
+  --jobs N               jobs in the drawn graph (default 100)
+  --workers N            in-process workers (default 8)
+  --until T              virtual ms by which the run must be over
+  --plant BUG            switch a planted bug on (${PLANTED_BUGS.join(", ")})
+  --check-determinism    run each seed twice and compare the traces byte for byte
+  --replay S             run seed S again (with --trace: print its whole trace)
+  --trace                print the whole trace of each seed
+  --no-shrink            do not minimise a failure
+  --json                 print one JSON object per seed
+  --ui                   with --replay S: open the dashboard on the seed's recorded trace (a
+                         time slider and step buttons) until Ctrl-C
+  --ui-port P            the dashboard's port (default: any free port)
+  -h, --help             this help
+
+Exit code: 0 when every seed passed, 1 when one failed, 2 for bad usage.`;
+
+/** How many trace lines a failure report shows. */
+const LAST_EVENTS = 30;
+
+interface Settings {
+  profile: FaultProfile;
+  faults: Fault[] | undefined;
+  jobs: number;
+  workers: number;
+  until: number | undefined;
+  plantedBugs: PlantedBug[];
+}
+
+/**
+ * `baton sim`: simulates seeds, prints pass/fail per seed and, for a failure, the invariant,
+ * the last events, the command that replays it and the smallest reproducer found by shrinking.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await simCommand(["--seeds", "1..500", "--faults", "heavy"]);
+ * ```
+ */
+export async function simCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      seed: { type: "string" },
+      seeds: { type: "string" },
+      faults: { type: "string" },
+      "fault-list": { type: "string" },
+      jobs: { type: "string" },
+      workers: { type: "string" },
+      until: { type: "string" },
+      plant: { type: "string", multiple: true },
+      "check-determinism": { type: "boolean" },
+      replay: { type: "string" },
+      trace: { type: "boolean" },
+      "no-shrink": { type: "boolean" },
+      json: { type: "boolean" },
+      ui: { type: "boolean" },
+      "ui-port": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${SIM_USAGE}\n`);
+    return 0;
+  }
+  const profile = (values.faults ?? "default") as FaultProfile;
+  if (!FAULT_PROFILES.includes(profile)) {
+    throw new ConfigError(`--faults must be one of ${FAULT_PROFILES.join(", ")}, not "${profile}"`);
+  }
+  const plantedBugs = (values.plant ?? []).flatMap((p) => p.split(",")) as PlantedBug[];
+  for (const bug of plantedBugs) {
+    if (!PLANTED_BUGS.includes(bug)) {
+      throw new ConfigError(`unknown planted bug "${bug}"; known: ${PLANTED_BUGS.join(", ")}`);
+    }
+  }
+  const settings: Settings = {
+    profile,
+    faults: values["fault-list"] !== undefined ? parseFaults(values["fault-list"]) : undefined,
+    jobs: count(values.jobs, "--jobs", 100),
+    workers: count(values.workers, "--workers", 8),
+    until: values.until === undefined ? undefined : count(values.until, "--until", 0),
+    plantedBugs,
+  };
+  if (values.ui) {
+    const one = values.replay ?? values.seed;
+    if (one === undefined) throw new ConfigError("--ui shows one seed: give --replay S");
+    const [seed] = seedRange(one, undefined);
+    const port = count(values["ui-port"], "--ui-port", 0);
+    return simDashboard(seed, (hooks) => runSeed(seed, settings, hooks), { port });
+  }
+  const [first, last] = seedRange(values.replay ?? values.seed, values.seeds);
+  const many = last > first;
+  const terminal = process.stderr.isTTY === true && many && !values.json;
+  const started = performance.now();
+  let failures = 0;
+  let reported = false;
+  for (let seed = first; seed <= last; seed++) {
+    let result = await runSeed(seed, settings);
+    if (result.ok && values["check-determinism"]) {
+      const again = await runSeed(seed, settings);
+      const difference = firstDifference(result.trace, again.trace);
+      if (difference !== undefined) {
+        result = {
+          ...result,
+          ok: false,
+          violation: {
+            invariant: 0,
+            message: `not deterministic: the traces differ at line ${difference + 1}:\n  first:  ${result.trace[difference] ?? "(end)"}\n  second: ${again.trace[difference] ?? "(end)"}`,
+          },
+        };
+      }
+    }
+    if (!result.ok) failures++;
+    if (values.trace) process.stdout.write(`${result.trace.join("\n")}\n`);
+    if (values.json) {
+      const { trace: _trace, ...summary } = result;
+      process.stdout.write(
+        `${JSON.stringify({ ...summary, faults: formatFaults(result.faults) })}\n`,
+      );
+    } else if (terminal && result.ok) {
+      const rate = (seed - first + 1) / ((performance.now() - started) / 1000);
+      process.stderr.write(
+        `\rseed ${seed} (${seed - first + 1}/${last - first + 1}) ${failures} failed, ${rate.toFixed(1)} seeds/s `,
+      );
+    } else {
+      if (terminal) process.stderr.write("\n");
+      process.stdout.write(`${verdict(result)}\n`);
+    }
+    if (!result.ok && !values.json && !reported) {
+      reported = true;
+      process.stdout.write(`${await failureReport(result, settings, !values["no-shrink"])}\n`);
+    }
+  }
+  if (terminal) process.stderr.write("\n");
+  if (many && !values.json) {
+    const seconds = (performance.now() - started) / 1000;
+    process.stdout.write(
+      `${last - first + 1} seeds, ${failures} failed, in ${seconds.toFixed(1)} s (${((last - first + 1) / seconds).toFixed(1)} seeds/s)\n`,
+    );
+  }
+  return failures > 0 ? 1 : 0;
+}
+
+function runSeed(seed: number, s: Settings, hooks?: ReplayHooks): Promise<SimulationResult> {
+  return simulate({
+    ...hooks,
+    seed,
+    jobs: s.jobs,
+    workers: s.workers,
+    faults: s.faults ?? s.profile,
+    ...(s.until !== undefined && { until: s.until }),
+    plantedBugs: s.plantedBugs,
+  });
+}
+
+function verdict(r: SimulationResult): string {
+  const timing = `${r.virtualMs} virtual ms in ${r.wallMs.toFixed(0)} ms, trace ${r.traceHash}`;
+  if (r.ok) return `seed ${r.seed}: pass (${timing})`;
+  return `seed ${r.seed}: FAIL invariant ${r.violation!.invariant} (${timing})`;
+}
+
+/** The command that runs `seed` again with `s`, and with `faults` when given. */
+function command(seed: number, s: Settings, jobs: number, workers: number, faults?: Fault[]) {
+  const parts = ["baton sim", `--seed ${seed}`, `--jobs ${jobs}`, `--workers ${workers}`];
+  const plan = faults ?? s.faults;
+  if (plan === undefined) parts.push(`--faults ${s.profile}`);
+  else if (plan.length === 0) parts.push("--faults none");
+  else parts.push(`--fault-list "${formatFaults(plan)}"`);
+  if (s.until !== undefined) parts.push(`--until ${s.until}`);
+  for (const bug of s.plantedBugs) parts.push(`--plant ${bug}`);
+  return parts.join(" ");
+}
+
+async function failureReport(r: SimulationResult, s: Settings, minimise: boolean) {
+  const lines = [
+    `seed ${r.seed} failed: ${r.violation!.message}`,
+    `faults: ${formatFaults(r.faults) || "none"}`,
+    `last ${LAST_EVENTS} events:`,
+    ...r.trace.slice(-LAST_EVENTS).map((line) => `  ${line}`),
+    `replay: ${command(r.seed, s, r.jobs, r.workers)} --trace`,
+  ];
+  if (minimise && r.violation!.invariant !== 0) {
+    const small = await shrink(r, {
+      plantedBugs: s.plantedBugs,
+      ...(s.until !== undefined && { until: s.until }),
+    });
+    lines.push(
+      `smallest reproducer (${small.tries} simulations): ${command(r.seed, s, small.jobs, small.workers, small.faults)} --trace`,
+    );
+  }
+  return lines.join("\n");
+}
+
+function firstDifference(a: readonly string[], b: readonly string[]): number | undefined {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i;
+  return undefined;
+}
+
+function count(text: string | undefined, flag: string, fallback: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) {
+    throw new ConfigError(`${flag} must be a positive integer, not "${text}"`);
+  }
+  return n;
+}
+
+function seedRange(seed: string | undefined, seeds: string | undefined): [number, number] {
+  if (seed !== undefined && seeds !== undefined) {
+    throw new ConfigError("give --seed (or --replay) or --seeds, not both");
+  }
+  if (seed !== undefined) {
+    const n = count(seed, "--seed", 1);
+    return [n, n];
+  }
+  const m = /^(\d+)\.\.(\d+)$/.exec(seeds ?? "1..100");
+  if (!m || Number(m[1]) > Number(m[2])) {
+    throw new ConfigError(`--seeds must look like A..B with A ≤ B, e.g. 1..1000, not "${seeds}"`);
+  }
+  return [Number(m[1]), Number(m[2])];
+}

@@ -1,0 +1,153 @@
+import { ConfigError } from "../errors.ts";
+import type { SimEntropy } from "./simEntropy.ts";
+
+/**
+ * One fault, at a virtual time. `target` picks a worker connection among those open at that
+ * moment (modulo their number), so a plan stays meaningful when it is shrunk.
+ *
+ * - `worker-crash`: the worker's end of its connection dies (reset); the pool replaces it.
+ * - `reset`: the coordinator's end resets the connection.
+ * - `partition`: nothing moves on the connection for `ms`.
+ * - `half-open`: one end (`side`) loses the connection silently; the other learns when it
+ *   next sends, or when the faults stop.
+ * - `slow`: every frame takes `by` ms more for `ms`.
+ * - `coordinator-crash`: the coordinator process (and its in-process workers) dies, comes
+ *   back `ms` later and resumes from the store; `torn`: its unfinished writes are torn.
+ */
+export type Fault =
+  | { kind: "worker-crash"; at: number; target: number }
+  | { kind: "reset"; at: number; target: number }
+  | { kind: "partition"; at: number; target: number; ms: number }
+  | { kind: "half-open"; at: number; target: number; side: "server" | "client" }
+  | { kind: "slow"; at: number; ms: number; by: number }
+  | { kind: "coordinator-crash"; at: number; ms: number; torn: boolean };
+
+export type FaultProfile = "none" | "default" | "heavy";
+export const FAULT_PROFILES: readonly FaultProfile[] = ["none", "default", "heavy"];
+
+const KINDS: readonly { kind: Fault["kind"]; weight: Record<FaultProfile, number> }[] = [
+  { kind: "worker-crash", weight: { none: 0, default: 3, heavy: 3 } },
+  { kind: "reset", weight: { none: 0, default: 2, heavy: 2 } },
+  { kind: "partition", weight: { none: 0, default: 2, heavy: 3 } },
+  { kind: "half-open", weight: { none: 0, default: 2, heavy: 2 } },
+  { kind: "slow", weight: { none: 0, default: 2, heavy: 2 } },
+  { kind: "coordinator-crash", weight: { none: 0, default: 1, heavy: 2 } },
+];
+
+/** How many faults, and within how many virtual ms of the start. */
+const SHAPE: Record<FaultProfile, { min: number; max: number; horizonMs: number }> = {
+  none: { min: 0, max: 0, horizonMs: 0 },
+  default: { min: 0, max: 4, horizonMs: 20_000 },
+  heavy: { min: 4, max: 12, horizonMs: 40_000 },
+};
+
+/**
+ * Draws a fault plan for `profile` from `entropy`, sorted by time.
+ *
+ * @example
+ * ```ts
+ * const faults = drawFaults(new SimEntropy(7).fork("faults"), "default");
+ * formatFaults(faults); // "partition@5230:1+14000,worker-crash@9120:4"
+ * ```
+ */
+export function drawFaults(entropy: SimEntropy, profile: FaultProfile): Fault[] {
+  const shape = SHAPE[profile];
+  const count = entropy.int(shape.min, shape.max);
+  const total = KINDS.reduce((sum, k) => sum + k.weight[profile], 0);
+  const faults: Fault[] = [];
+  for (let i = 0; i < count; i++) {
+    const roll = entropy.int(1, total);
+    let sum = 0;
+    const kind = KINDS.find((k) => {
+      sum += k.weight[profile];
+      return roll <= sum;
+    })!.kind;
+    const at = entropy.int(0, shape.horizonMs);
+    const target = entropy.int(0, 63);
+    switch (kind) {
+      case "worker-crash":
+      case "reset":
+        faults.push({ kind, at, target });
+        break;
+      case "partition":
+        faults.push({ kind, at, target, ms: entropy.int(1_000, 30_000) });
+        break;
+      case "half-open":
+        faults.push({ kind, at, target, side: entropy.chance(0.5) ? "server" : "client" });
+        break;
+      case "slow":
+        faults.push({ kind, at, ms: entropy.int(1_000, 10_000), by: entropy.int(50, 3_000) });
+        break;
+      case "coordinator-crash":
+        faults.push({ kind, at, ms: entropy.int(100, 5_000), torn: entropy.chance(0.5) });
+        break;
+    }
+  }
+  return faults.sort((a, b) => a.at - b.at);
+}
+
+/** When the last fault is over (0 without faults). */
+export function faultsEnd(faults: readonly Fault[]): number {
+  let end = 0;
+  for (const f of faults) end = Math.max(end, f.at + ("ms" in f ? f.ms : 0));
+  return end;
+}
+
+/**
+ * A plan as text, for a command line: `kind@at[:target][+ms][/option]`, comma-separated
+ * (`slow` writes its extra latency as the option, `coordinator-crash` `torn` or `clean`).
+ */
+export function formatFaults(faults: readonly Fault[]): string {
+  return faults.map(formatFault).join(",");
+}
+
+function formatFault(f: Fault): string {
+  switch (f.kind) {
+    case "worker-crash":
+    case "reset":
+      return `${f.kind}@${f.at}:${f.target}`;
+    case "partition":
+      return `${f.kind}@${f.at}:${f.target}+${f.ms}`;
+    case "half-open":
+      return `${f.kind}@${f.at}:${f.target}/${f.side}`;
+    case "slow":
+      return `${f.kind}@${f.at}+${f.ms}/${f.by}`;
+    case "coordinator-crash":
+      return `${f.kind}@${f.at}+${f.ms}/${f.torn ? "torn" : "clean"}`;
+  }
+}
+
+/** The inverse of {@link formatFaults}; throws a `ConfigError` naming a malformed entry. */
+export function parseFaults(text: string): Fault[] {
+  if (text.trim() === "") return [];
+  return text.split(",").map((entry) => {
+    const m = /^([a-z-]+)@(\d+)(?::(\d+))?(?:\+(\d+))?(?:\/([a-z0-9]+))?$/.exec(entry.trim());
+    const bad = () =>
+      new ConfigError(
+        `bad fault "${entry}": expected kind@at[:target][+ms][/option], e.g. partition@5000:1+20000`,
+      );
+    if (!m) throw bad();
+    const [, kind, at, target, ms, option] = m;
+    const n = (s: string | undefined) => {
+      if (s === undefined) throw bad();
+      return Number(s);
+    };
+    switch (kind) {
+      case "worker-crash":
+      case "reset":
+        return { kind, at: n(at), target: n(target) };
+      case "partition":
+        return { kind, at: n(at), target: n(target), ms: n(ms) };
+      case "half-open":
+        if (option !== "server" && option !== "client") throw bad();
+        return { kind, at: n(at), target: n(target), side: option };
+      case "slow":
+        return { kind, at: n(at), ms: n(ms), by: n(option) };
+      case "coordinator-crash":
+        if (option !== "torn" && option !== "clean") throw bad();
+        return { kind, at: n(at), ms: n(ms), torn: option === "torn" };
+      default:
+        throw bad();
+    }
+  });
+}

@@ -1,0 +1,70 @@
+import fc from "fast-check";
+import { type SimulateOptions, type SimulationResult, simulate } from "./simulate.ts";
+
+/** The smallest failing configuration found, and the run that proves it fails. */
+export interface Shrunk {
+  jobs: number;
+  workers: number;
+  faults: SimulationResult["faults"];
+  result: SimulationResult;
+  /** Simulations run while shrinking. */
+  tries: number;
+}
+
+/**
+ * Minimises a failing simulation with fast-check: fewer jobs (a drawn graph of n jobs is the
+ * first n jobs of a larger one), fewer workers, fewer faults, keeping the seed and asking that
+ * the same invariant still breaks. The failing configuration is handed to fast-check as its
+ * only example, so shrinking starts from it; `budgetMs` bounds the search.
+ *
+ * @example
+ * ```ts
+ * const failed = await simulate({ seed: 70, plantedBugs: ["release-lease-twice"] });
+ * const small = await shrink(failed, { plantedBugs: ["release-lease-twice"] });
+ * small.jobs; // e.g. 3
+ * ```
+ */
+export async function shrink(
+  failed: SimulationResult,
+  options: Omit<SimulateOptions, "seed" | "jobs" | "workers" | "faults" | "graph"> = {},
+  budgetMs = 60_000,
+): Promise<Shrunk> {
+  const invariant = failed.violation?.invariant;
+  let best: Shrunk = {
+    jobs: failed.jobs,
+    workers: failed.workers,
+    faults: failed.faults,
+    result: failed,
+    tries: 0,
+  };
+  let tries = 0;
+  const size = (s: { jobs: number; workers: number; faults: unknown[] }) =>
+    s.jobs + s.workers + 10 * s.faults.length;
+  const configs = fc.record({
+    jobs: fc.integer({ min: 1, max: failed.jobs }),
+    workers: fc.integer({ min: 1, max: failed.workers }),
+    keep: fc.array(fc.boolean(), {
+      minLength: failed.faults.length,
+      maxLength: failed.faults.length,
+    }),
+  });
+  const property = fc.asyncProperty(configs, async ({ jobs, workers, keep }) => {
+    const faults = failed.faults.filter((_, i) => keep[i]);
+    tries++;
+    const result = await simulate({ ...options, seed: failed.seed, jobs, workers, faults });
+    const fails = !result.ok && result.violation?.invariant === invariant;
+    if (fails && size({ jobs, workers, faults }) < size(best)) {
+      best = { jobs, workers, faults, result, tries: 0 };
+    }
+    return !fails;
+  });
+  await fc.check(property, {
+    examples: [
+      [{ jobs: failed.jobs, workers: failed.workers, keep: failed.faults.map(() => true) }],
+    ],
+    numRuns: 1,
+    interruptAfterTimeLimit: budgetMs,
+    markInterruptAsFailure: false,
+  });
+  return { ...best, tries };
+}

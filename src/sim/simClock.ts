@@ -1,0 +1,161 @@
+import type { Clock } from "../runtime/ports.ts";
+
+/** A pending timer: due time, then the order it was set in, breaks ties. */
+interface Timer {
+  due: number;
+  seq: number;
+  fn: () => void;
+  cancelled: boolean;
+}
+
+/**
+ * One owner's timers on a {@link SimClock} (a simulated process): `kill()` cancels every timer
+ * it has pending and turns its later `setTimeout` calls into no-ops, as a crash would.
+ */
+export interface ClockScope extends Clock {
+  kill(): void;
+  readonly alive: boolean;
+}
+
+/**
+ * Virtual time. Nothing moves until the runner calls {@link SimClock.fireNext}, which jumps to
+ * the earliest pending timer and runs it; timers due at the same time run in the order they
+ * were set. Usable wherever a `Clock` is (the engine's ports, XState's `clock` option).
+ *
+ * @example
+ * ```ts
+ * const clock = new SimClock();
+ * clock.setTimeout(() => console.log(clock.now()), 500);
+ * clock.fireNext(); // prints 500
+ * ```
+ */
+export class SimClock implements Clock {
+  private time = 0;
+  private seq = 0;
+  /** A binary min-heap on (due, seq). */
+  private readonly heap: Timer[] = [];
+  private live = 0;
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown {
+    return this.schedule(fn, ms);
+  }
+
+  clearTimeout(handle: unknown): void {
+    const timer = handle as Timer | undefined;
+    if (timer && !timer.cancelled) {
+      timer.cancelled = true;
+      this.live--;
+    }
+  }
+
+  /** Timers set and not yet run or cleared. */
+  get pending(): number {
+    return this.live;
+  }
+
+  /** When the next timer is due, or undefined when none is pending. */
+  nextDue(): number | undefined {
+    this.dropCancelled();
+    return this.heap[0]?.due;
+  }
+
+  /**
+   * Moves time to the earliest pending timer due no later than `limit` and runs it. Returns
+   * false (and moves time to `limit` when finite) when no such timer exists.
+   */
+  fireNext(limit = Number.POSITIVE_INFINITY): boolean {
+    this.dropCancelled();
+    const timer = this.heap[0];
+    if (timer === undefined || timer.due > limit) {
+      if (Number.isFinite(limit) && limit > this.time) this.time = limit;
+      return false;
+    }
+    this.pop();
+    timer.cancelled = true;
+    this.live--;
+    if (timer.due > this.time) this.time = timer.due;
+    timer.fn();
+    return true;
+  }
+
+  /** A scope of this clock that can be killed with everything it scheduled. */
+  scope(): ClockScope {
+    const clock = this;
+    const timers = new Set<Timer>();
+    let alive = true;
+    return {
+      now: () => clock.time,
+      setTimeout(fn, ms) {
+        if (!alive) return undefined;
+        const timer = clock.schedule(() => {
+          timers.delete(timer);
+          fn();
+        }, ms);
+        timers.add(timer);
+        return timer;
+      },
+      clearTimeout(handle) {
+        timers.delete(handle as Timer);
+        clock.clearTimeout(handle);
+      },
+      kill() {
+        alive = false;
+        for (const timer of timers) clock.clearTimeout(timer);
+        timers.clear();
+      },
+      get alive() {
+        return alive;
+      },
+    };
+  }
+
+  private schedule(fn: () => void, ms: number): Timer {
+    const delay = Number.isFinite(ms) && ms > 0 ? ms : 0;
+    const timer: Timer = { due: this.time + delay, seq: this.seq++, fn, cancelled: false };
+    this.live++;
+    this.push(timer);
+    return timer;
+  }
+
+  private dropCancelled(): void {
+    while (this.heap.length > 0 && this.heap[0]!.cancelled) this.pop();
+  }
+
+  private push(timer: Timer): void {
+    const heap = this.heap;
+    heap.push(timer);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(heap[i]!, heap[parent]!)) break;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  }
+
+  private pop(): void {
+    const heap = this.heap;
+    const last = heap.pop()!;
+    if (heap.length === 0) return;
+    heap[0] = last;
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      const right = left + 1;
+      let least = i;
+      if (left < heap.length && before(heap[left]!, heap[least]!)) least = left;
+      if (right < heap.length && before(heap[right]!, heap[least]!)) least = right;
+      if (least === i) return;
+      [heap[i], heap[least]] = [heap[least]!, heap[i]!];
+      i = least;
+    }
+  }
+}
+
+function before(a: Timer, b: Timer): boolean {
+  return a.due < b.due || (a.due === b.due && a.seq < b.seq);
+}

@@ -1,0 +1,177 @@
+import { posix } from "node:path";
+import type { Files } from "../runtime/ports.ts";
+import type { ClockScope } from "./simClock.ts";
+import type { SimEntropy } from "./simEntropy.ts";
+
+interface FileEntry {
+  data: string;
+  mode: number;
+}
+
+/** A `writeAtomic` in progress, and how far it got: each stage is a step in virtual time. */
+interface PendingWrite {
+  owner: ClockScope;
+  path: string;
+  temp: string;
+  data: string;
+  /** written: the temp file has the data, not fsynced; synced: it is durable; renamed: the
+   * target shows the data, the directory is not fsynced yet. */
+  stage: "written" | "synced" | "renamed";
+  /** The target before the rename (undefined: it did not exist). */
+  previous: FileEntry | undefined;
+}
+
+/** Virtual ms each stage of a write takes (inclusive bounds). */
+const STAGE_MS: readonly [number, number] = [0, 3];
+
+/**
+ * An in-memory file tree behind the Files port, shared by every simulated process and
+ * surviving their crashes. `writeAtomic` goes through the stages of the Node port (temp file,
+ * fsync, rename, directory fsync), each taking virtual time on its caller's clock scope, so a
+ * process can crash in between. `crash(owner, { torn })` is that crash: the owner's writes
+ * stop where they are; with `torn`, a temp file not yet fsynced keeps only a prefix of its
+ * data and a rename whose directory was not fsynced may be undone. The target of a write is
+ * therefore always either the old content or the new, whole: atomicity is what is tested.
+ * `commits` counts the renames that stayed, per path (a result stored twice shows here).
+ *
+ * @example
+ * ```ts
+ * const files = new SimFiles(entropy.fork("files"));
+ * const scope = clock.scope();
+ * const port = files.port(scope);
+ * await port.writeAtomic("store/a.json", "{}"); // needs the runner to advance the clock
+ * files.crash(scope, { torn: true });
+ * ```
+ */
+export class SimFiles {
+  private readonly files = new Map<string, FileEntry>();
+  private readonly dirs = new Set<string>(["."]);
+  private readonly pending = new Set<PendingWrite>();
+  readonly commits = new Map<string, number>();
+  private temps = 0;
+
+  constructor(
+    private readonly entropy: SimEntropy,
+    private readonly trace: (line: string) => void = () => {},
+    /** Called after every rename that commits a write, with the path's commit count. */
+    private readonly onCommit: (path: string, commits: number) => void = () => {},
+  ) {}
+
+  /** The Files port of the process whose clock scope is `owner`. */
+  port(owner: ClockScope): Files {
+    const files = this;
+    const hang = <T>() => new Promise<T>(() => {});
+    const stage = () =>
+      new Promise<void>((resolve) => {
+        owner.setTimeout(() => resolve(), files.entropy.int(STAGE_MS[0], STAGE_MS[1]));
+      });
+    return {
+      async writeAtomic(path, data, mode = 0o600) {
+        if (!owner.alive) return hang();
+        const target = normal(path);
+        const text = typeof data === "string" ? data : new TextDecoder().decode(data);
+        files.mkdirs(posix.dirname(target));
+        const temp = posix.join(
+          posix.dirname(target),
+          `.${posix.basename(target)}.${++files.temps}.tmp`,
+        );
+        const write: PendingWrite = {
+          owner,
+          path: target,
+          temp,
+          data: text,
+          stage: "written",
+          previous: undefined,
+        };
+        await stage();
+        files.files.set(temp, { data: text, mode });
+        files.pending.add(write);
+        await stage();
+        write.stage = "synced";
+        await stage();
+        write.previous = files.files.get(target);
+        files.files.delete(temp);
+        files.files.set(target, { data: text, mode });
+        const commits = (files.commits.get(target) ?? 0) + 1;
+        files.commits.set(target, commits);
+        write.stage = "renamed";
+        files.onCommit(target, commits);
+        await stage();
+        files.pending.delete(write);
+      },
+      async read(path) {
+        if (!owner.alive) return hang();
+        return files.files.get(normal(path))?.data;
+      },
+      async list(dir) {
+        if (!owner.alive) return hang();
+        return files.entries(normal(dir));
+      },
+      async remove(path) {
+        if (!owner.alive) return hang();
+        files.files.delete(normal(path));
+      },
+      async mkdirp(dir) {
+        if (!owner.alive) return hang();
+        files.mkdirs(normal(dir));
+      },
+    };
+  }
+
+  /** The process of `owner` crashed: its writes stop where they are (see the class notes). */
+  crash(owner: ClockScope, options: { torn: boolean }): void {
+    for (const write of [...this.pending]) {
+      if (write.owner !== owner) continue;
+      this.pending.delete(write);
+      if (write.stage === "written" && options.torn) {
+        const cut = this.entropy.int(0, write.data.length);
+        this.files.set(write.temp, { data: write.data.slice(0, cut), mode: 0o600 });
+        this.trace(`files torn ${write.temp} at ${cut} of ${write.data.length}`);
+      } else if (write.stage === "renamed" && options.torn && this.entropy.chance(0.5)) {
+        if (write.previous === undefined) this.files.delete(write.path);
+        else this.files.set(write.path, write.previous);
+        this.files.set(write.temp, { data: write.data, mode: 0o600 });
+        this.commits.set(write.path, this.commits.get(write.path)! - 1);
+        this.trace(`files rename undone ${write.path}`);
+      }
+    }
+  }
+
+  /** The text of a file, outside any process (for checks and tests). */
+  peek(path: string): string | undefined {
+    return this.files.get(normal(path))?.data;
+  }
+
+  /** Overwrites a file outside any process, as a disk fault would. */
+  poke(path: string, data: string): void {
+    const target = normal(path);
+    this.mkdirs(posix.dirname(target));
+    this.files.set(target, { data, mode: 0o600 });
+  }
+
+  /** Every file path, sorted. */
+  paths(): string[] {
+    return [...this.files.keys()].sort();
+  }
+
+  private mkdirs(dir: string): void {
+    for (let d = dir; !this.dirs.has(d); d = posix.dirname(d)) this.dirs.add(d);
+  }
+
+  private entries(dir: string): string[] {
+    if (!this.dirs.has(dir)) return [];
+    const names = new Set<string>();
+    const prefix = dir === "." ? "" : dir.endsWith("/") ? dir : `${dir}/`;
+    for (const path of [...this.files.keys(), ...this.dirs]) {
+      if (path === dir || !path.startsWith(prefix)) continue;
+      const name = path.slice(prefix.length).split("/")[0]!;
+      if (name !== "" && name !== ".") names.add(name);
+    }
+    return [...names].sort();
+  }
+}
+
+function normal(path: string): string {
+  const p = posix.normalize(path);
+  return p.endsWith("/") && p.length > 1 ? p.slice(0, -1) : p;
+}

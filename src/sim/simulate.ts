@@ -1,0 +1,410 @@
+import type { InspectionEvent, Observer } from "xstate";
+import type { JobSpec } from "../graph/job.ts";
+import type { JobBoard } from "../machines/jobBoard.ts";
+import type { PlantedBug } from "../machines/plantedBugs.ts";
+import { createEngine } from "../runtime/engine.ts";
+import { inProcessPool } from "../runtime/inProcessPool.ts";
+import type { JobModule } from "../runtime/jobModule.ts";
+import { createLogger } from "../runtime/logger.ts";
+import { ResultStore } from "../runtime/resultStore.ts";
+import type { RunResult } from "../runtime/run.ts";
+import { CoordinatorWatch } from "./coordinatorWatch.ts";
+import { drawFaults, type Fault, type FaultProfile, faultsEnd, formatFaults } from "./faultPlan.ts";
+import { InvariantChecker } from "./invariants.ts";
+import { RankTeardown } from "./rankTeardown.ts";
+import { type ClockScope, SimClock } from "./simClock.ts";
+import { SimEntropy } from "./simEntropy.ts";
+import { SimFiles } from "./simFiles.ts";
+import { type SimTools, simGraph, simJobs } from "./simGraph.ts";
+import { SimNet } from "./simNet.ts";
+import { Trace } from "./trace.ts";
+
+export interface SimulateOptions {
+  /** Everything random in the run comes from this seed (an unsigned 32-bit integer). */
+  seed: number;
+  /** Your graph; default: a graph of `jobs` jobs drawn from the seed. */
+  graph?: JobSpec | readonly JobSpec[];
+  /**
+   * Handlers for `graph`: a job module, or a function of the simulation's tools (virtual
+   * `sleep`, `now`, `random`) returning one. A handler must wait only on those tools or on
+   * promises: a real timer would escape the simulation.
+   */
+  handlers?: JobModule | ((tools: SimTools) => JobModule);
+  /** Size of the drawn graph (default 100). */
+  jobs?: number;
+  /** In-process workers (default 8). */
+  workers?: number;
+  /** A fault profile to draw a plan from (default `"default"`), or the plan itself. */
+  faults?: FaultProfile | readonly Fault[];
+  /**
+   * Virtual ms by which the run must be over (liveness); default: 10 minutes plus 4 minutes
+   * per job and worker after the last fault ends.
+   */
+  until?: number;
+  /** Deliberate bugs to switch on (to prove the simulation catches them). */
+  plantedBugs?: readonly PlantedBug[];
+  /** An XState inspection observer: it sees every actor of every coordinator incarnation. */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Called for every trace line, with its virtual time. */
+  onEvent?: (event: { at: number; event: string }) => void;
+  /**
+   * Also launch a rank group on a simulated process table, with faults drawn from the seed,
+   * and tear it down with `tearDown` (default true; see `RankTeardown`).
+   */
+  ranks?: boolean;
+}
+
+/**
+ * A broken invariant and what happened: 1–5 of DESIGN §4 and 7 (throttle) per coordinator
+ * event, 6 liveness, 8 a verified teardown left a process of the deployment alive, 9 a
+ * teardown signalled a process outside its deployment, 0 a trace that differs between two
+ * runs of one seed (`baton sim --check-determinism`).
+ */
+export interface SimViolation {
+  invariant: number;
+  message: string;
+}
+
+export interface SimulationResult {
+  /** No invariant broke and the run finished in time. */
+  ok: boolean;
+  seed: number;
+  jobs: number;
+  workers: number;
+  faults: Fault[];
+  plantedBugs: PlantedBug[];
+  violation?: SimViolation;
+  /** Hash of the trace: equal for equal seeds and options. */
+  traceHash: string;
+  trace: readonly string[];
+  /** Virtual time the simulation covered, and the wall time it took. */
+  virtualMs: number;
+  wallMs: number;
+  /** Timer steps the runner took. */
+  steps: number;
+  /** The run's result, when it finished. */
+  counts?: RunResult["counts"];
+}
+
+const STORE = "sim-store";
+const LIVENESS_BASE_MS = 600_000;
+/** Per job and worker: a drawn job works at most 60 s and runs at most 4 times. */
+const LIVENESS_PER_JOB_MS = 240_000;
+
+/** One silent logger for every simulated engine (making a pino logger per run is not free). */
+const SILENT = createLogger({ level: "silent", pretty: false });
+
+/** Waits until every microtask queued so far, and every one they queue, has run. */
+const drain = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Runs the whole system — coordinator, workers, store — on simulated ports in virtual time,
+ * from one seed: a graph (yours or one drawn from the seed), a fault plan (drawn from a
+ * profile or given), DESIGN §4's invariants checked after every coordinator event and every
+ * step, and a liveness bound once the faults are over. The same options give the same trace.
+ *
+ * @example
+ * ```ts
+ * const report = await simulate({ seed: 42, jobs: 50, workers: 4, faults: "heavy" });
+ * if (!report.ok) console.log(report.violation, report.trace.slice(-20));
+ *
+ * // Your own graph and handlers:
+ * const a = job("fetch", 1);
+ * await simulate({
+ *   seed: 1,
+ *   graph: [job("parse", null, { after: [a] })],
+ *   handlers: ({ sleep }) => ({ fetch: async (n) => { await sleep(50); return n; }, parse: () => 2 }),
+ * });
+ * ```
+ */
+export async function simulate(options: SimulateOptions): Promise<SimulationResult> {
+  return new Simulation(options).run();
+}
+
+/** One simulated world: its clock, network, disk, the coordinator incarnations, the checks. */
+class Simulation {
+  private readonly started = performance.now();
+  private readonly seed: number;
+  private readonly clock = new SimClock();
+  private readonly root: SimEntropy;
+  private readonly trace: Trace;
+  private readonly net: SimNet;
+  private readonly files: SimFiles;
+  private readonly ids: SimEntropy;
+  private readonly handlerEntropy: SimEntropy;
+  private readonly graph: readonly JobSpec[];
+  private readonly workers: number;
+  private readonly faults: Fault[];
+  private readonly bugs: PlantedBug[];
+  private readonly leaseTimeoutMs: number;
+  private readonly throttle: Record<string, number> | undefined;
+  private readonly ranks: RankTeardown | undefined;
+  private violation: SimViolation | undefined;
+  private result: RunResult | undefined;
+  private incarnation = -1;
+  private scope: ClockScope | undefined;
+  private watch: CoordinatorWatch | undefined;
+  private host = "";
+  private steps = 0;
+  /** Ids of the planned jobs (not those added by `ctx.need`), from the first coordinator. */
+  private planned: ReadonlySet<string> = new Set();
+
+  constructor(private readonly options: SimulateOptions) {
+    this.seed = options.seed >>> 0;
+    this.root = new SimEntropy(this.seed);
+    this.trace = new Trace(
+      () => this.clock.now(),
+      options.onEvent && ((at, event) => options.onEvent!({ at, event })),
+    );
+    this.net = new SimNet(this.clock, this.root.fork("net"), this.trace.add);
+    this.files = new SimFiles(this.root.fork("files"), this.trace.add, (path, commits) =>
+      this.committed(path, commits),
+    );
+    this.ids = this.root.fork("ids");
+    this.handlerEntropy = this.root.fork("handlers");
+    const given = options.graph;
+    this.graph =
+      given === undefined
+        ? simGraph(this.seed, options.jobs ?? 100)
+        : Array.isArray(given)
+          ? (given as readonly JobSpec[])
+          : [given as JobSpec];
+    this.workers = options.workers ?? 8;
+    const drawn = this.root.fork("options");
+    this.leaseTimeoutMs = drawn.pick([20_000, 8_000]);
+    this.throttle = drawn.chance(0.3) ? { b: drawn.int(1, 2) } : undefined;
+    const faults = options.faults ?? "default";
+    this.faults =
+      typeof faults === "string"
+        ? drawFaults(this.root.fork("faults"), faults as FaultProfile)
+        : [...(faults as readonly Fault[])];
+    this.bugs = [...(options.plantedBugs ?? [])];
+    this.ranks =
+      options.ranks === false
+        ? undefined
+        : new RankTeardown(this.clock, this.root.fork("ranks"), this.bugs, {
+            trace: this.trace.add,
+            fail: (invariant, message) => this.fail(invariant, message),
+          });
+  }
+
+  async run(): Promise<SimulationResult> {
+    const { clock, trace } = this;
+    trace.add(
+      `sim seed ${this.seed} jobs ${this.graph.length} workers ${this.workers} lease ${this.leaseTimeoutMs} throttle ${JSON.stringify(this.throttle ?? {})} faults ${formatFaults(this.faults) || "none"}${this.bugs.length ? ` planted ${this.bugs.join(",")}` : ""}`,
+    );
+    this.start();
+    this.ranks?.start();
+    for (const fault of this.faults) clock.setTimeout(() => this.apply(fault), fault.at);
+    const end = faultsEnd(this.faults);
+    clock.setTimeout(() => {
+      trace.add("faults over");
+      this.net.healAll();
+    }, end);
+    const deadline =
+      this.options.until ??
+      end + LIVENESS_BASE_MS + Math.ceil((LIVENESS_PER_JOB_MS * this.graph.length) / this.workers);
+    for (;;) {
+      await drain();
+      this.ranks?.check();
+      const over = this.result !== undefined && (this.ranks?.done ?? true);
+      if (over || this.violation !== undefined) break;
+      if (!clock.fireNext(deadline)) {
+        const board = this.watch?.board;
+        this.fail(
+          6,
+          `the run is not over at ${deadline} virtual ms (faults ended at ${end} ms): ${board ? JSON.stringify(board) : "no coordinator"}`,
+        );
+        break;
+      }
+      this.steps++;
+    }
+    if (this.result !== undefined && this.violation === undefined) await this.checkEnd(this.result);
+    this.watch?.detach();
+    this.scope?.kill();
+    if (this.violation)
+      trace.add(`violation ${this.violation.invariant}: ${this.violation.message}`);
+    return {
+      ok: this.violation === undefined,
+      seed: this.seed,
+      jobs: this.graph.length,
+      workers: this.workers,
+      faults: this.faults,
+      plantedBugs: this.bugs,
+      ...(this.violation && { violation: this.violation }),
+      traceHash: trace.hash,
+      trace: trace.lines,
+      virtualMs: clock.now(),
+      wallMs: performance.now() - this.started,
+      steps: this.steps,
+      ...(this.result && { counts: this.result.counts }),
+    };
+  }
+
+  /** Starts a coordinator incarnation (the first, or one after a crash) on the store. */
+  private start(): void {
+    const n = ++this.incarnation;
+    const scope = this.clock.scope();
+    this.scope = scope;
+    this.host = `coordinator-${n}`;
+    this.trace.add(`start ${this.host}`);
+    const durable = this.durableResults();
+    const watch = new CoordinatorWatch(
+      new InvariantChecker({ ...(this.throttle && { throttle: this.throttle }) }),
+      (violation) => this.fail(violation.invariant, violation.message),
+      this.trace.add,
+      (board) => this.checkResumed(board, durable),
+      this.options.inspect,
+    );
+    this.watch = watch;
+    const tools: SimTools = {
+      sleep: (ms) => new Promise((resolve) => scope.setTimeout(() => resolve(), ms)),
+      now: () => this.clock.now(),
+      random: () => this.handlerEntropy.random(),
+    };
+    const handlers = this.options.handlers;
+    const engine = createEngine({
+      jobs:
+        handlers === undefined
+          ? simJobs(tools)
+          : typeof handlers === "function"
+            ? handlers(tools)
+            : handlers,
+      workers: inProcessPool({
+        count: this.workers,
+        resources: { cpus: 1 },
+        restartBudget: Number.POSITIVE_INFINITY,
+      }),
+      store: STORE,
+      clock: scope,
+      entropy: this.ids,
+      net: this.net.host(this.host),
+      files: this.files.port(scope),
+      inspect: watch.inspect,
+      logger: SILENT,
+      leaseTimeoutMs: this.leaseTimeoutMs,
+      progressIntervalMs: 60_000,
+      ...(this.throttle && { throttle: this.throttle }),
+      ...(this.bugs.length > 0 && { plantedBugs: this.bugs }),
+    });
+    engine.run(this.graph).then(
+      (result) => {
+        if (!scope.alive) return;
+        this.trace.add(`run over ${JSON.stringify(result.counts)}`);
+        this.result = result;
+      },
+      (error: unknown) => {
+        if (scope.alive) this.fail(6, `the run failed: ${(error as Error).stack ?? error}`);
+      },
+    );
+  }
+
+  private apply(fault: Fault): void {
+    if (this.result !== undefined) return;
+    if (fault.kind === "slow") {
+      this.net.slow(fault.by, fault.ms);
+      return;
+    }
+    if (fault.kind === "coordinator-crash") {
+      this.crash(fault.ms, fault.torn);
+      return;
+    }
+    const links = this.net.openLinks().filter((l) => l.open && l.server === this.host);
+    if (links.length === 0) {
+      this.trace.add(`fault ${fault.kind} skipped: no open connection`);
+      return;
+    }
+    const link = links[fault.target % links.length]!;
+    switch (fault.kind) {
+      case "worker-crash":
+        this.net.reset(link.id, "client");
+        return;
+      case "reset":
+        this.net.reset(link.id, "server");
+        return;
+      case "partition":
+        this.net.partition(link.id, fault.ms);
+        return;
+      case "half-open":
+        this.net.halfOpen(link.id, fault.side);
+        return;
+    }
+  }
+
+  /** The coordinator process dies with its workers; it comes back `downMs` later. */
+  private crash(downMs: number, torn: boolean): void {
+    const scope = this.scope!;
+    if (!scope.alive) {
+      this.trace.add(`fault coordinator-crash skipped: ${this.host} is down`);
+      return;
+    }
+    this.trace.add(
+      `fault coordinator-crash ${this.host}${torn ? " torn" : ""}, back in ${downMs} ms`,
+    );
+    this.watch!.detach();
+    scope.kill();
+    this.net.killHost(this.host);
+    this.files.crash(scope, { torn });
+    this.clock.setTimeout(() => this.start(), downMs);
+  }
+
+  /** Result files committed so far (paths), by job id. */
+  private durableResults(): Map<string, string> {
+    const out = new Map<string, string>();
+    for (const [path, commits] of this.files.commits) {
+      if (commits > 0 && path.startsWith(`${STORE}/results/`)) {
+        out.set(path.slice(path.lastIndexOf("/") + 1, -".json".length), path);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Invariant 2 across crashes: a planned job's result is committed to the store at most once.
+   * Jobs added by `ctx.need` are left out: a restarted coordinator loads stored results only
+   * for the planned graph, so it computes (and stores) a needed job again.
+   */
+  private committed(path: string, commits: number): void {
+    if (commits < 2 || !path.startsWith(`${STORE}/results/`)) return;
+    const id = path.slice(path.lastIndexOf("/") + 1, -".json".length);
+    if (this.planned.has(id)) this.fail(2, `the result ${path} was stored ${commits} times`);
+  }
+
+  /** After a restart, every result made durable before the crash is taken from the store. */
+  private checkResumed(board: JobBoard, durable: Map<string, string>): void {
+    if (this.incarnation === 0) this.planned = new Set(board.jobs.keys());
+    for (const [id, path] of durable) {
+      const record = board.jobs.get(id);
+      if (record !== undefined && !record.cached) {
+        this.fail(
+          2,
+          `job ${id} had its result stored (${path}) before the crash, but the restarted coordinator has it ${record.state}`,
+        );
+        return;
+      }
+    }
+  }
+
+  /** The run is over: every job ended with a cause, and every completed one is in the store. */
+  private async checkEnd(result: RunResult): Promise<void> {
+    const store = await ResultStore.open(STORE, this.files.port(this.clock.scope()));
+    for (const outcome of result.jobs.values()) {
+      if (outcome.status === "completed") {
+        if ((await store.get(outcome.id)) === undefined) {
+          this.fail(2, `job ${outcome.id} completed, but the store has no valid result for it`);
+          return;
+        }
+      } else if (outcome.cause === "shutdown" || outcome.cause === "cancelled") {
+        this.fail(6, `job ${outcome.id} ended ${outcome.cause}, though nobody stopped the run`);
+        return;
+      } else if (!outcome.error?.message) {
+        this.fail(6, `job ${outcome.id} ended ${outcome.status} without an error message`);
+        return;
+      }
+    }
+  }
+
+  private fail(invariant: number, message: string): void {
+    this.violation ??= { invariant, message };
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * `baton sim` as a user runs it: exit 0 when every seed passes, 1 when one fails, 2 for bad
+ * usage; a failure prints a replay command and a smallest reproducer that both reproduce it.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+
+afterEach(stopBatons);
+
+const sim = (...args: string[]) => startBaton(["sim", ...args]).exit;
+
+/** The arguments of a printed `baton sim ...` command line (quotes removed). */
+function argsOf(command: string): string[] {
+  const words = command.match(/"[^"]*"|\S+/g) ?? [];
+  return words.slice(2).map((w) => w.replace(/^"|"$/g, ""));
+}
+
+describe("baton sim", () => {
+  it("passes seeds with exit 0 and prints pass, time and trace hash per seed", async () => {
+    const exit = await sim(
+      "--seeds",
+      "1..3",
+      "--jobs",
+      "5",
+      "--workers",
+      "2",
+      "--check-determinism",
+    );
+    expect(exit.stderr).toBe("");
+    expect(exit.code).toBe(0);
+    expect(exit.stdout).toMatch(/seed 1: pass \(\d+ virtual ms in \d+ ms, trace [0-9a-f]{16}\)/);
+    expect(exit.stdout).toMatch(/3 seeds, 0 failed/);
+  });
+
+  it("fails with exit 1, names the invariant, and prints commands that reproduce it", async () => {
+    const exit = await sim(
+      "--seed",
+      "4",
+      "--jobs",
+      "6",
+      "--workers",
+      "4",
+      "--plant",
+      "lease-running-job",
+    );
+    expect(exit.code).toBe(1);
+    expect(exit.stdout).toMatch(/seed 4: FAIL invariant 1/);
+    expect(exit.stdout).toMatch(/last 30 events:/);
+    const hash = /trace ([0-9a-f]{16})/.exec(exit.stdout)![1];
+    const replay = /^replay: (baton sim .*)$/m.exec(exit.stdout)![1]!;
+    const smallest = /^smallest reproducer .*: (baton sim .*)$/m.exec(exit.stdout)![1]!;
+
+    const replayed = await sim(...argsOf(replay));
+    expect(replayed.code).toBe(1);
+    expect(replayed.stdout).toContain(`trace ${hash}`);
+    expect(replayed.stdout).toMatch(/^\d+ sim seed 4 jobs 6 workers 4/m);
+
+    const small = await sim(...argsOf(smallest), "--no-shrink");
+    expect(small.code).toBe(1);
+    expect(small.stdout).toMatch(/FAIL invariant 1/);
+  });
+
+  it("refuses bad usage with exit 2", async () => {
+    const exit = await sim("--faults", "apocalyptic");
+    expect(exit.code).toBe(2);
+    expect(exit.stderr).toMatch(/--faults must be one of none, default, heavy/);
+  });
+});

@@ -1,0 +1,31 @@
+/**
+ * The simulation has teeth: with each planted bug switched on (the coordinator's and the rank
+ * teardown's), one of the first 1,000 seeds fails, and on the invariant that bug breaks.
+ */
+import { describe, expect, it } from "vitest";
+import type { PlantedBug } from "../../src/machines/plantedBugs.ts";
+import { simulate } from "../../src/sim/simulate.ts";
+
+const BROKEN: [PlantedBug, number][] = [
+  ["lease-running-job", 1],
+  ["lost-counts-as-failure", 3],
+  ["forget-waiters-on-shutdown", 5],
+  ["release-lease-twice", 1],
+  // Teardown verified after one KILL: a rank that survives it is still alive (invariant 8).
+  ["teardown-trusts-single-kill", 8],
+];
+
+describe("the simulation catches planted bugs within 1,000 seeds", () => {
+  it.each(BROKEN)(
+    "%s breaks invariant %i",
+    async (bug, invariant) => {
+      let caught: { seed: number; invariant: number } | undefined;
+      for (let seed = 1; seed <= 1000 && caught === undefined; seed++) {
+        const r = await simulate({ seed, jobs: 20, workers: 4, plantedBugs: [bug] });
+        if (!r.ok) caught = { seed, invariant: r.violation!.invariant };
+      }
+      expect(caught?.invariant).toBe(invariant);
+    },
+    170_000,
+  );
+});

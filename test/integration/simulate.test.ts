@@ -1,0 +1,99 @@
+import { describe, expect, it } from "vitest";
+import { job } from "../../src/graph/job.ts";
+import { drawFaults, formatFaults, parseFaults } from "../../src/sim/faultPlan.ts";
+import { shrink } from "../../src/sim/shrink.ts";
+import { SimEntropy } from "../../src/sim/simEntropy.ts";
+import { simulate } from "../../src/sim/simulate.ts";
+
+describe("simulate", () => {
+  it("gives the same trace, byte for byte, for the same seed, and another for another seed", async () => {
+    const options = { jobs: 15, workers: 3, faults: "heavy" as const };
+    const a = await simulate({ seed: 11, ...options });
+    const b = await simulate({ seed: 11, ...options });
+    const c = await simulate({ seed: 12, ...options });
+    expect(a.trace.length).toBeGreaterThan(50);
+    expect(b.trace).toEqual(a.trace);
+    expect(b.traceHash).toBe(a.traceHash);
+    expect(c.traceHash).not.toBe(a.traceHash);
+  });
+
+  it("runs a user's graph and handlers in virtual time", async () => {
+    const fetch = job("fetch", 21);
+    const double = job("double", null, { after: [fetch] });
+    const events: string[] = [];
+    let inspected = 0;
+    const report = await simulate({
+      seed: 3,
+      graph: [double],
+      handlers: ({ sleep }) => ({
+        fetch: async (n: number) => {
+          await sleep(3_600_000);
+          return n;
+        },
+        double: (_: null, ctx) => (ctx.results[0] as number) * 2,
+      }),
+      workers: 2,
+      faults: "none",
+      until: 7_200_000,
+      onEvent: ({ at, event }) => events.push(`${at} ${event}`),
+      inspect: () => {
+        inspected++;
+      },
+    });
+    expect(report.ok).toBe(true);
+    expect(report.counts?.completed).toBe(2);
+    expect(report.virtualMs).toBeGreaterThanOrEqual(3_600_000);
+    expect(report.wallMs).toBeLessThan(report.virtualMs);
+    expect(events).toEqual([...report.trace]);
+    expect(inspected).toBeGreaterThan(0);
+  });
+
+  it("resumes from the store after a coordinator crash, results stored once", async () => {
+    const report = await simulate({
+      seed: 5,
+      jobs: 30,
+      workers: 4,
+      faults: parseFaults("coordinator-crash@20000+3000/torn,coordinator-crash@60000+1000/clean"),
+    });
+    expect(report.violation).toBeUndefined();
+    expect(report.trace.filter((l) => / start coordinator-/.test(l))).toHaveLength(3);
+    expect(report.counts?.cached).toBeGreaterThan(0);
+  });
+
+  it("catches a planted bug and shrinks it to a smaller reproducer that still fails", async () => {
+    let failed: Awaited<ReturnType<typeof simulate>> | undefined;
+    for (let seed = 1; seed <= 1000 && !failed; seed++) {
+      const r = await simulate({
+        seed,
+        jobs: 20,
+        workers: 4,
+        plantedBugs: ["release-lease-twice"],
+      });
+      if (!r.ok) failed = r;
+    }
+    expect(failed?.violation?.invariant).toBe(1);
+    const small = await shrink(failed!, { plantedBugs: ["release-lease-twice"] });
+    expect(small.result.ok).toBe(false);
+    expect(small.result.violation?.invariant).toBe(1);
+    expect(small.jobs + small.workers + small.faults.length).toBeLessThan(
+      failed!.jobs + failed!.workers + failed!.faults.length,
+    );
+    const again = await simulate({
+      seed: failed!.seed,
+      jobs: small.jobs,
+      workers: small.workers,
+      faults: small.faults,
+      plantedBugs: ["release-lease-twice"],
+    });
+    expect(again.traceHash).toBe(small.result.traceHash);
+  });
+
+  it("writes fault plans as text and reads them back", () => {
+    for (let seed = 1; seed <= 50; seed++) {
+      const faults = drawFaults(new SimEntropy(seed), "heavy");
+      expect(parseFaults(formatFaults(faults))).toEqual(faults);
+    }
+    expect(() => parseFaults("partition@5")).toThrow(/bad fault "partition@5"/);
+    expect(parseFaults("")).toEqual([]);
+  });
+});
