@@ -2,12 +2,16 @@ import { readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import type { InspectionEvent } from "xstate";
 import { ConfigError } from "../errors.ts";
+import { DashboardServer } from "../runtime/dashboardServer.ts";
 import { createEngine } from "../runtime/engine.ts";
+import { connectInspector, DEFAULT_INSPECTOR_URL } from "../runtime/inspector.ts";
 import { loadJobs } from "../runtime/jobModule.ts";
 import { localPool } from "../runtime/localPool.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import type { RunResult } from "../runtime/run.ts";
+import { slurmPool } from "../runtime/slurmPool.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
 import { ProgressBar } from "./progressBar.ts";
@@ -25,8 +29,20 @@ Runs a graph of jobs and waits for it to finish.
                      skips the jobs whose results are stored there
   --force            recompute every job, even those with stored results
   --in-process       run the workers inside this process instead (no sockets)
+  --slurm            run the workers in Slurm allocations (one worker each), scaled to the
+                     jobs ready or running; --listen must then be reachable from the nodes
+  --max-workers N    with --slurm: the most allocations at once (default 4)
+  --partition P      with --slurm: sbatch --partition
+  --slurm-opt=OPT    with --slurm: one more sbatch option (repeatable), e.g. --slurm-opt=--time=1:00:00
   --json             print the result as JSON on stdout
   --log-level L      ${LOG_LEVELS.join(" | ")} (default: warn)
+  --inspect [URL]    stream XState inspection events to a Stately inspector
+                     (default ${DEFAULT_INSPECTOR_URL}); secrets are never sent, inputs
+                     and results are cut to 1 KiB
+  --ui               serve a live dashboard on 127.0.0.1 (its URL, with a token, is
+                     printed on stderr); it closes when the run ends
+  --ui-port P        the dashboard's port (default: any free port)
+  --ui-keep          keep the dashboard open after the run until Ctrl-C
   -h, --help         this help
 
 Exit code: 0 when every job completed, 1 when some did not, 2 for bad usage or a bad
@@ -36,15 +52,23 @@ Ctrl-C stops at once.`;
 /** `baton run`: plans, runs and reports a graph. Returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: argv,
+    args: withInspectUrl(argv),
     allowPositionals: true,
     options: {
+      inspect: { type: "string" },
+      ui: { type: "boolean", default: false },
+      "ui-port": { type: "string" },
+      "ui-keep": { type: "boolean", default: false },
       jobs: { type: "string" },
       workers: { type: "string" },
       listen: { type: "string" },
       store: { type: "string" },
       force: { type: "boolean", default: false },
       "in-process": { type: "boolean", default: false },
+      slurm: { type: "boolean", default: false },
+      "max-workers": { type: "string" },
+      partition: { type: "string" },
+      "slurm-opt": { type: "string", multiple: true },
       json: { type: "boolean", default: false },
       "log-level": { type: "string", default: "warn" },
       help: { type: "boolean", short: "h", default: false },
@@ -70,6 +94,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     );
   }
   if (values.listen !== undefined) parseListenAddress(values.listen);
+  const slurmMaxWorkers = checkSlurmFlags(values);
+  const uiPort = values["ui-port"] === undefined ? 0 : Number(values["ui-port"]);
+  if (!Number.isInteger(uiPort) || uiPort < 0 || uiPort > 65535) {
+    throw new ConfigError(`--ui-port must be a port number, not "${values["ui-port"]}"`);
+  }
   const storeDir = values.store ?? join(dirname(resolve(graphPath)), ".baton");
   const runLog = join(
     storeDir,
@@ -80,15 +109,35 @@ export async function runCommand(argv: string[]): Promise<number> {
   const graphModule = await importUserModule(graphPath);
   const jobsPath = values.jobs ?? graphPath;
   const jobsModule = values.jobs ? await importUserModule(values.jobs) : graphModule;
+  const inspector =
+    values.inspect === undefined ? undefined : connectInspector(values.inspect, { logger });
+  const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
+  if (ui) process.stderr.write(`dashboard: ${ui.url}\n`);
   const engine = createEngine({
+    ...((inspector || ui) && {
+      inspect: (event: InspectionEvent) => {
+        inspector?.inspect.next?.(event);
+        ui?.inspect(event);
+      },
+    }),
     jobs: loadJobs(jobsOf(jobsModule, jobsPath), await readFile(resolve(jobsPath), "utf8")),
     logger,
     store: storeDir,
     force: values.force,
-    workers: inProcess ? count : localPool({ jobsModule: resolve(jobsPath), count }),
+    workers: slurmMaxWorkers
+      ? slurmPool({
+          jobsModule: resolve(jobsPath),
+          maxWorkers: slurmMaxWorkers,
+          ...(values.partition !== undefined && { partition: values.partition }),
+          sbatchOptions: values["slurm-opt"] ?? [],
+        })
+      : inProcess
+        ? count
+        : localPool({ jobsModule: resolve(jobsPath), count }),
     ...(values.listen !== undefined && { listen: values.listen }),
   });
   const run = engine.run(await graphOf(graphModule, graphPath));
+  ui?.watch(run);
   const tty = process.stderr.isTTY === true && !values.json;
   const bar = tty ? new ProgressBar(process.stderr) : undefined;
   if (bar) run.on("progress", (progress) => bar.draw(progress));
@@ -104,17 +153,66 @@ export async function runCommand(argv: string[]): Promise<number> {
     run.cancel("interrupted (Ctrl-C)");
   };
   process.on("SIGINT", onSigint);
-  let result: RunResult;
+  let result: RunResult | undefined;
   try {
     result = await run;
   } finally {
     process.off("SIGINT", onSigint);
     bar?.clear();
+    await inspector?.close();
+    // --ui-keep keeps the dashboard of a finished run; a run that threw closes it.
+    if (ui && !(values["ui-keep"] && result)) await ui.close();
   }
   if (values.json) process.stdout.write(`${JSON.stringify(resultJson(result))}\n`);
   else process.stderr.write(summaryTable(result));
+  if (ui && values["ui-keep"]) {
+    process.stderr.write(`dashboard: ${ui.url} shows the finished run; Ctrl-C to exit\n`);
+    await new Promise((resolve) => process.once("SIGINT", resolve));
+    await ui.close();
+  }
   if (interrupted) return 130;
   return result.ok ? 0 : 1;
+}
+
+/**
+ * The Slurm flags go with `--slurm`, and `--slurm` with no other kind of worker. Returns
+ * `--max-workers` (default 4) with `--slurm`, undefined without.
+ */
+function checkSlurmFlags(values: {
+  slurm?: boolean;
+  "in-process"?: boolean;
+  workers?: string;
+  "max-workers"?: string;
+  partition?: string;
+  "slurm-opt"?: string[];
+}): number | undefined {
+  if (!values.slurm) {
+    const stray = (["max-workers", "partition", "slurm-opt"] as const).find(
+      (flag) => values[flag] !== undefined,
+    );
+    if (stray) throw new ConfigError(`--${stray} goes with --slurm`);
+    return undefined;
+  }
+  if (values["in-process"] || values.workers !== undefined) {
+    throw new ConfigError(
+      "--slurm runs the workers in Slurm allocations: leave out --in-process and --workers (use --max-workers)",
+    );
+  }
+  const text = values["max-workers"];
+  const maxWorkers = text === undefined ? 4 : Number(text);
+  if (!Number.isInteger(maxWorkers) || maxWorkers < 1) {
+    throw new ConfigError(`--max-workers must be a whole number of at least 1, not "${text}"`);
+  }
+  return maxWorkers;
+}
+
+/** `--inspect` takes an optional URL: a bare `--inspect` means the default inspector. */
+function withInspectUrl(argv: string[]): string[] {
+  return argv.flatMap((arg, i) =>
+    arg === "--inspect" && !/^wss?:\/\//.test(argv[i + 1] ?? "")
+      ? [`--inspect=${DEFAULT_INSPECTOR_URL}`]
+      : [arg],
+  );
 }
 
 /** The `--json` shape: stable, documented in the README. */

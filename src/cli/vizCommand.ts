@@ -1,0 +1,79 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { parseArgs } from "node:util";
+import type { AnyStateMachine } from "xstate";
+import { ConfigError } from "../errors.ts";
+import { machineCatalog } from "../machines/catalog.ts";
+import { machineDocs, withMachineDocs } from "../viz/machineDocs.ts";
+import { machineJson } from "../viz/machineJson.ts";
+import { toMermaid } from "../viz/toMermaid.ts";
+
+export const VIZ_USAGE = `usage: baton viz [MACHINE] [options]
+
+Writes baton's state machines: one machine, or all of them (${Object.keys(machineCatalog).join(", ")}).
+
+  --format F         mermaid (a stateDiagram-v2; for all machines, markdown with one
+                     diagram per machine) | json (the definition, as Stately's tools and
+                     XState's createMachine read it; for all machines, an object by name)
+                     (default: mermaid)
+  --out FILE         write to FILE instead of stdout
+  --update-docs FILE replace the diagrams between the viz markers in a markdown FILE
+  -h, --help         this help`;
+
+/**
+ * `baton viz`: exports machine definitions as Mermaid or JSON, or refreshes the diagrams
+ * in a markdown file. Returns the exit code.
+ *
+ * @example
+ * ```ts
+ * await vizCommand(["connection", "--format", "json", "--out", "connection.json"]);
+ * ```
+ */
+export async function vizCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      format: { type: "string", default: "mermaid" },
+      out: { type: "string" },
+      "update-docs": { type: "string" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(`${VIZ_USAGE}\n`);
+    return 0;
+  }
+  const docsFile = values["update-docs"];
+  if (docsFile !== undefined) {
+    const updated = withMachineDocs(await readFile(docsFile, "utf8"), machineDocs(machineCatalog));
+    if (updated === undefined) {
+      throw new ConfigError(
+        `${docsFile} has no viz markers; add "<!-- viz:begin -->" and "<!-- viz:end -->" lines where the diagrams go`,
+      );
+    }
+    await writeFile(docsFile, updated);
+    return 0;
+  }
+  if (positionals.length > 1)
+    throw new ConfigError(`baton viz takes at most one machine\n\n${VIZ_USAGE}`);
+  const name = positionals[0];
+  if (name !== undefined && !Object.hasOwn(machineCatalog, name)) {
+    throw new ConfigError(
+      `there is no machine "${name}"; choose one of ${Object.keys(machineCatalog).join(", ")}`,
+    );
+  }
+  const catalog: Readonly<Record<string, AnyStateMachine>> = machineCatalog;
+  const machines = name === undefined ? catalog : { [name]: catalog[name]! };
+  let text: string;
+  if (values.format === "json") {
+    const json = Object.fromEntries(Object.entries(machines).map(([n, m]) => [n, machineJson(m)]));
+    text = `${JSON.stringify(name === undefined ? json : json[name], null, 2)}\n`;
+  } else if (values.format === "mermaid") {
+    text = name === undefined ? `${machineDocs(machines)}\n` : toMermaid(machines[name]!);
+  } else {
+    throw new ConfigError(`--format must be mermaid or json, not "${values.format}"`);
+  }
+  if (values.out === undefined) process.stdout.write(text);
+  else await writeFile(values.out, text);
+  return 0;
+}

@@ -1,0 +1,269 @@
+import { timingSafeEqual } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Logger } from "pino";
+import { WebSocket, WebSocketServer } from "ws";
+import type { InspectionEvent } from "xstate";
+import {
+  type DashboardEvent,
+  DashboardModel,
+  describeEvent,
+  replayTo,
+} from "../viz/dashboardModel.ts";
+import { inspectionFeed } from "../viz/inspectionFeed.ts";
+import { nodeClock } from "./nodeClock.ts";
+import { nodeEntropy } from "./nodeEntropy.ts";
+import type { Clock, Entropy } from "./ports.ts";
+import type { Run } from "./run.ts";
+
+/** One recorded step of a run or a simulation: what happened, and when (ms, wall or virtual). */
+export interface TraceStep {
+  at: number;
+  event: DashboardEvent;
+}
+
+export interface DashboardServerOptions {
+  /** Port on 127.0.0.1 (default 0: any free port). */
+  port?: number;
+  /** Most updates a page receives per second (default 10); changes in between are coalesced. */
+  maxUpdatesPerSecond?: number;
+  /** A recorded trace to replay (a time slider and step buttons) instead of a live run. */
+  replay?: readonly TraceStep[];
+  clock?: Clock;
+  entropy?: Entropy;
+  logger?: Logger;
+}
+
+/** A page that stops reading gets no diffs past this much unsent data, then one snapshot. */
+const MAX_BUFFERED_BYTES = 4 * 2 ** 20;
+
+const ASSETS: Record<string, string> = {
+  "": "text/html; charset=utf-8",
+  "dashboard.js": "text/javascript; charset=utf-8",
+  "dashboard.css": "text/css; charset=utf-8",
+};
+
+/**
+ * The run dashboard's server: an HTTP and WebSocket server on 127.0.0.1 that serves the
+ * page (local files only: HTML, CSS, JS, drawn as SVG) under a random token
+ * (`http://127.0.0.1:PORT/TOKEN/`), keeps a `DashboardModel` of the run, sends a page a
+ * snapshot when it connects and then diffs at most `maxUpdatesPerSecond` times a second,
+ * however many events arrive. Any other path, and a WebSocket upgrade without the token,
+ * gets 403 and no data. With `replay` it serves a recorded trace instead, which the page
+ * steps through with `seek` messages.
+ *
+ * @example
+ * ```ts
+ * const ui = await DashboardServer.start({ port: 0 });
+ * const run = createEngine({ jobs, inspect: ui.inspect }).run(graph);
+ * ui.watch(run);
+ * console.error(`dashboard: ${ui.url}`);
+ * ```
+ */
+export class DashboardServer {
+  /** Pages sent a snapshot, and diffs sent (for tests and logs). */
+  readonly stats = { snapshots: 0, diffs: 0 };
+  /** Feeds the model from the engine's `inspect` option. */
+  readonly inspect: (event: InspectionEvent) => void;
+  private model: DashboardModel;
+  private readonly clock: Clock;
+  private readonly interval: number;
+  private readonly clients = new Set<WebSocket>();
+  /** Pages that fell behind: they get a snapshot instead of the next diff. */
+  private readonly stale = new Set<WebSocket>();
+  private timer: unknown;
+  private lastFlush = Number.NEGATIVE_INFINITY;
+  private position = 0;
+
+  private constructor(
+    private readonly http: Server,
+    private readonly sockets: WebSocketServer,
+    private readonly token: string,
+    private readonly assets: Map<string, Buffer>,
+    private readonly options: DashboardServerOptions,
+  ) {
+    this.clock = options.clock ?? nodeClock();
+    this.interval = 1000 / (options.maxUpdatesPerSecond ?? 10);
+    this.model = new DashboardModel();
+    const feed = inspectionFeed((event) => this.push(this.clock.now(), event));
+    this.inspect = feed;
+    http.on("request", (req, res) => this.serve(req, res));
+    http.on("upgrade", (req, socket, head) => {
+      if (!this.authorised(req, "ws")) {
+        socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+        return;
+      }
+      sockets.handleUpgrade(req, socket, head, (ws) => this.connected(ws));
+    });
+  }
+
+  /**
+   * Starts the server on 127.0.0.1.
+   *
+   * @example
+   * ```ts
+   * const ui = await DashboardServer.start({ port: 8377 });
+   * ```
+   */
+  static async start(options: DashboardServerOptions = {}): Promise<DashboardServer> {
+    const assets = new Map<string, Buffer>();
+    for (const name of Object.keys(ASSETS)) {
+      const file = new URL(`../viz/page/${name || "index.html"}`, import.meta.url);
+      assets.set(name, await readFile(file));
+    }
+    const token = (options.entropy ?? nodeEntropy()).id(32);
+    const http = createServer();
+    const sockets = new WebSocketServer({
+      noServer: true,
+      perMessageDeflate: false,
+      maxPayload: 4096,
+    });
+    await new Promise<void>((resolve, reject) => {
+      http.once("error", reject);
+      http.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+    });
+    const server = new DashboardServer(http, sockets, token, assets, options);
+    if (options.replay) server.seek(0);
+    return server;
+  }
+
+  /** The page's address, with its token. */
+  get url(): string {
+    return `http://127.0.0.1:${(this.http.address() as AddressInfo).port}/${this.token}/`;
+  }
+
+  /** Folds one event into the model; pages hear of it within one update interval. */
+  push(at: number, event: DashboardEvent): void {
+    this.model.apply(at, event);
+    this.schedule();
+  }
+
+  /**
+   * Names the run on the page and sends its last state as soon as it settles (its jobs and
+   * actors come through `inspect`); a run that fails outright is shown as finished, not ok.
+   */
+  watch(run: Run): void {
+    this.push(this.clock.now(), { type: "run.started", run: run.id });
+    run.then(
+      () => this.flush(),
+      () => {
+        this.push(this.clock.now(), { type: "run.finished", ok: false });
+        this.flush();
+      },
+    );
+  }
+
+  /** Sends what changed now, without waiting for the next interval. */
+  flush(): void {
+    this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    this.lastFlush = this.clock.now();
+    const diff = this.model.takeDiff();
+    if (diff === undefined) return;
+    const text = JSON.stringify({ type: "diff", diff });
+    for (const ws of this.clients) {
+      if (ws.bufferedAmount > MAX_BUFFERED_BYTES) this.stale.add(ws);
+      else if (this.stale.has(ws)) this.sendSnapshot(ws);
+      else {
+        ws.send(text);
+        this.stats.diffs++;
+      }
+    }
+  }
+
+  /** Closes every page's connection and the server. */
+  async close(): Promise<void> {
+    this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const ws of this.clients) ws.terminate();
+    this.sockets.close();
+    this.http.closeAllConnections();
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined) return;
+    const wait = Math.max(0, this.lastFlush + this.interval - this.clock.now());
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      this.flush();
+    }, wait);
+  }
+
+  /** Replay: shows the state after the first `position` events of the trace. */
+  private seek(position: number): void {
+    const trace = this.options.replay!;
+    this.position = Math.max(0, Math.min(Math.trunc(position), trace.length));
+    this.model = replayTo(trace, this.position);
+    this.model.takeDiff();
+    for (const ws of this.clients) this.sendSnapshot(ws);
+  }
+
+  private authorised(req: IncomingMessage, asset: string): boolean {
+    const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+    const expected = Buffer.from(`/${this.token}/${asset}`);
+    const actual = Buffer.from(path);
+    return actual.length === expected.length && timingSafeEqual(actual, expected);
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse): void {
+    const name = Object.keys(ASSETS).find((asset) => this.authorised(req, asset));
+    if (name === undefined || req.method !== "GET") {
+      res.writeHead(403, { "content-type": "text/plain", "cache-control": "no-store" });
+      res.end("forbidden: open the dashboard with the URL baton printed (it carries a token)\n");
+      return;
+    }
+    res.writeHead(200, {
+      "content-type": ASSETS[name]!,
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+      "x-content-type-options": "nosniff",
+      "content-security-policy":
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'",
+    });
+    res.end(this.assets.get(name));
+  }
+
+  private connected(ws: WebSocket): void {
+    this.clients.add(ws);
+    ws.on("close", () => {
+      this.clients.delete(ws);
+      this.stale.delete(ws);
+    });
+    ws.on("error", () => ws.terminate());
+    ws.on("message", (data) => {
+      if (!this.options.replay) return;
+      try {
+        const message = JSON.parse(String(data)) as { type?: unknown; position?: unknown };
+        if (message.type === "seek" && typeof message.position === "number") {
+          this.seek(message.position);
+        }
+      } catch {
+        ws.close(1003, "messages are JSON");
+      }
+    });
+    this.sendSnapshot(ws);
+  }
+
+  private sendSnapshot(ws: WebSocket): void {
+    this.stale.delete(ws);
+    const trace = this.options.replay;
+    const message = {
+      type: "snapshot",
+      state: this.model.snapshot(),
+      ...(trace && {
+        replay: {
+          position: this.position,
+          length: trace.length,
+          at: this.position > 0 ? trace[this.position - 1]!.at : (trace[0]?.at ?? 0),
+          event: this.position > 0 ? describeEvent(trace[this.position - 1]!.event) : undefined,
+        },
+      }),
+    };
+    if (ws.readyState === WebSocket.OPEN) {
+      ws.send(JSON.stringify(message));
+      this.stats.snapshots++;
+    }
+  }
+}

@@ -1,0 +1,157 @@
+import type {
+  ActorRefLike,
+  AnyStateMachine,
+  AnyStateNode,
+  InspectionEvent,
+  StateValue,
+} from "xstate";
+import type { CoordinatorEmitted } from "../machines/coordinator.ts";
+import type { JobBoard } from "../machines/jobBoard.ts";
+import { chartLayout } from "./chartLayout.ts";
+import type { DashboardEvent } from "./dashboardModel.ts";
+import { stateChart } from "./stateChart.ts";
+
+type Context = Record<string, unknown>;
+
+/**
+ * Turns XState inspection events (from the engine's or the simulation's `inspect` option)
+ * into dashboard events: each actor's snapshot becomes its view (its active states, a
+ * label, its job), the first actor of a machine brings that machine's chart, a
+ * coordinator's first snapshot brings the graph (read from its job board; a restarted
+ * coordinator brings it again), and the coordinator's emitted effects (seen as `xstate.emit`
+ * actions) bring job changes and the end of the run. A live run and a simulation feed the
+ * dashboard the same way. Actors are named by what they stand
+ * for (`coordinator`, `connection:<link id>`), not by XState's session ids.
+ *
+ * @example
+ * ```ts
+ * const feed = inspectionFeed((event) => model.apply(clock.now(), event));
+ * createEngine({ jobs, inspect: feed });
+ * ```
+ */
+export function inspectionFeed(
+  emit: (event: DashboardEvent) => void,
+): (event: InspectionEvent) => void {
+  const names = new WeakMap<ActorRefLike, string>();
+  const views = new WeakMap<ActorRefLike, string>();
+  const charted = new Set<string>();
+  const counters = new Map<string, number>();
+  return (inspection) => {
+    if (inspection.type === "@xstate.action") {
+      const { type, params } = inspection.action as { type: string; params?: { event?: unknown } };
+      if (type === "xstate.emit") fromEmitted(params?.event as CoordinatorEmitted, emit);
+      return;
+    }
+    if (inspection.type !== "@xstate.snapshot") return;
+    const actor = inspection.actorRef;
+    const machine = (actor as { logic?: unknown }).logic as AnyStateMachine | undefined;
+    if (machine?.root === undefined) return;
+    const snapshot = inspection.snapshot as unknown as {
+      value: StateValue;
+      status: string;
+      context: Context;
+    };
+    const context = snapshot.context ?? {};
+    let name = names.get(actor);
+    if (name === undefined) {
+      name = nameOf(machine.id, context, counters);
+      names.set(actor, name);
+      if (machine.id === "coordinator" && context.board !== undefined) {
+        emit(graphOf(context.board as JobBoard));
+      }
+    }
+    const states = activeStates(machine.root, snapshot.value);
+    const label = labelOf(machine.id, context, name);
+    const job =
+      typeof context.job === "string" && states.some((s) => s.endsWith(".busy"))
+        ? context.job
+        : undefined;
+    // Most snapshots change only context: an actor is reported when its view changes.
+    const view = `${states.join(" ")}|${snapshot.status}|${label}|${job ?? ""}`;
+    if (views.get(actor) === view) return;
+    views.set(actor, view);
+    const chart = charted.has(machine.id) ? undefined : chartLayout(stateChart(machine));
+    charted.add(machine.id);
+    emit({
+      type: "actor",
+      id: name,
+      machine: machine.id,
+      label,
+      states,
+      status: snapshot.status as "active",
+      ...(job !== undefined && { job }),
+      ...(chart && { chart }),
+    });
+  };
+}
+
+/** The coordinator's effects and its end, as it emits them (other machines' emits are ignored). */
+function fromEmitted(
+  emitted: CoordinatorEmitted | undefined,
+  emit: (event: DashboardEvent) => void,
+): void {
+  if (emitted?.type === "effects" && Array.isArray(emitted.effects)) {
+    for (const effect of emitted.effects) {
+      if (effect.type !== "job.changed") continue;
+      emit({
+        type: "job",
+        id: effect.job,
+        kind: effect.kind,
+        state: effect.state,
+        ...(effect.cause !== undefined && { cause: effect.cause }),
+      });
+    }
+  } else if (emitted?.type === "run.finished") {
+    const ok = Object.entries(emitted.counts).every(
+      ([state, n]) => state === "completed" || n === 0,
+    );
+    emit({ type: "run.finished", ok });
+  }
+}
+
+function nameOf(machine: string, context: Context, counters: Map<string, number>): string {
+  if (machine === "coordinator") return "coordinator";
+  for (const key of ["conn", "deployment", "rank"]) {
+    const value = context[key];
+    if (typeof value === "string" || typeof value === "number") return `${machine}:${value}`;
+  }
+  const n = (counters.get(machine) ?? 0) + 1;
+  counters.set(machine, n);
+  return `${machine}:${n}`;
+}
+
+function labelOf(machine: string, context: Context, name: string): string {
+  const worker = context.worker;
+  if (typeof worker === "string" && worker !== "") return worker;
+  return machine === "coordinator" ? "coordinator" : name;
+}
+
+function graphOf(board: JobBoard): DashboardEvent {
+  const jobs: Extract<DashboardEvent, { type: "graph" }>["jobs"] = [];
+  for (const [id, record] of board.jobs) {
+    jobs.push({
+      id,
+      kind: record.job.kind,
+      deps: record.job.deps,
+      state: record.state,
+      ...(record.cached && { cached: true }),
+    });
+  }
+  return { type: "graph", jobs };
+}
+
+/** Ids of the active states for a state value, outermost first. */
+function activeStates(node: AnyStateNode, value: StateValue): string[] {
+  if (typeof value === "string") {
+    const child = node.states[value];
+    return child ? [child.id] : [];
+  }
+  const out: string[] = [];
+  for (const [key, inner] of Object.entries(value)) {
+    const child = node.states[key];
+    if (!child) continue;
+    out.push(child.id);
+    if (inner !== undefined) out.push(...activeStates(child, inner as StateValue));
+  }
+  return out;
+}

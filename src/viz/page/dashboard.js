@@ -1,0 +1,274 @@
+// The baton dashboard page: a snapshot when it connects, then diffs (at most ten a
+// second), drawn as SVG. Served by baton itself; nothing is fetched from elsewhere.
+
+const SVG = "http://www.w3.org/2000/svg";
+let state;
+let replay;
+let selected;
+let drawPending = false;
+
+const $ = (id) => document.getElementById(id);
+
+function svg(tag, attrs, parent) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  if (parent) parent.appendChild(el);
+  return el;
+}
+
+function text(parent, x, y, content, cls) {
+  const t = svg("text", { x, y, class: cls || "" }, parent);
+  t.textContent = content;
+  return t;
+}
+
+function applyDiff(diff) {
+  for (const key of ["now", "finished", "ok", "total", "counts", "outcomes"])
+    state[key] = diff[key];
+  for (const key of ["jobs", "kinds", "groups", "throughput", "charts", "actors"]) {
+    for (const [id, value] of Object.entries(diff[key] || {})) {
+      if (value === null) delete state[key][id];
+      else state[key][id] = value;
+    }
+  }
+}
+
+function scheduleDraw() {
+  if (drawPending) return;
+  drawPending = true;
+  requestAnimationFrame(() => {
+    drawPending = false;
+    draw();
+  });
+}
+
+function draw() {
+  $("run-id").textContent = state.run || "";
+  const status = $("status");
+  status.textContent = state.finished
+    ? state.ok
+      ? "finished: ok"
+      : "finished: not ok"
+    : "running";
+  status.className = `status ${state.finished ? (state.ok ? "ok" : "failed") : ""}`;
+  status.dataset.finished = String(state.finished);
+  $("total").textContent = state.total;
+  for (const s of ["blocked", "ready", "running"]) $(`count-${s}`).textContent = state.counts[s];
+  for (const [k, v] of Object.entries(state.outcomes)) $(`outcome-${k}`).textContent = v;
+  drawGraph();
+  drawActors();
+  drawGroups();
+  drawThroughput();
+  drawChart();
+  if (replay) {
+    $("slider").max = replay.length;
+    $("slider").value = replay.position;
+    $("replay-position").textContent =
+      `event ${replay.position} of ${replay.length} · t = ${replay.at} ms${replay.event ? ` · ${replay.event}` : ""}`;
+  }
+}
+
+function drawGraph() {
+  const root = $("graph");
+  root.replaceChildren();
+  const byKind = state.graphMode === "kinds";
+  $("graph-mode").textContent = byKind ? "by kind (large graph)" : "by job";
+  const nodes = Object.values(byKind ? state.kinds : state.jobs);
+  const colW = byKind ? 190 : 70;
+  const rowH = byKind ? 64 : 22;
+  const pos = new Map();
+  for (const n of nodes) pos.set(byKind ? n.kind : n.id, [20 + n.layer * colW, 16 + n.row * rowH]);
+  for (const n of nodes) {
+    const [x, y] = pos.get(byKind ? n.kind : n.id);
+    for (const dep of n.deps) {
+      const from = pos.get(dep);
+      if (from) svg("line", { x1: from[0], y1: from[1], x2: x, y2: y, class: "dep" }, root);
+    }
+  }
+  let width = 0;
+  let height = 0;
+  for (const n of nodes) {
+    const [x, y] = pos.get(byKind ? n.kind : n.id);
+    width = Math.max(width, x + colW);
+    height = Math.max(height, y + rowH);
+    if (byKind) {
+      const g = svg("g", { class: "kind", transform: `translate(${x},${y - 12})` }, root);
+      const total = Object.values(n.counts).reduce((a, b) => a + b, 0) || 1;
+      let offset = 0;
+      for (const s of ["completed", "failed", "running", "ready", "blocked"]) {
+        const w = (150 * n.counts[s]) / total;
+        if (w > 0) svg("rect", { x: offset, y: 0, width: w, height: 14, class: s }, g);
+        offset += w;
+      }
+      text(g, 0, 28, `${n.kind}: ${n.counts.completed}/${total}`);
+    } else {
+      const c = svg("circle", { cx: x, cy: y, r: 7, class: `job ${n.state}` }, root);
+      svg("title", {}, c).textContent = `${n.kind} ${n.id}: ${n.state}`;
+    }
+  }
+  root.setAttribute("viewBox", `0 0 ${Math.max(width, 300)} ${Math.max(height, 100)}`);
+}
+
+function leafName(actor) {
+  const leaf = actor.states[actor.states.length - 1] || "";
+  return actor.states.length > 0 ? leaf.split(".").slice(1).join(".") : actor.status;
+}
+
+function drawActors() {
+  const body = $("actors").tBodies[0];
+  body.replaceChildren();
+  const actors = Object.values(state.actors).sort(
+    (a, b) => (a.machine === "coordinator" ? -1 : 0) - (b.machine === "coordinator" ? -1 : 0),
+  );
+  for (const actor of actors) {
+    const row = body.insertRow();
+    row.dataset.actor = actor.id;
+    if (actor.id === selected) row.classList.add("selected");
+    if (actor.status !== "active") row.classList.add("done");
+    for (const value of [actor.label, actor.machine, leafName(actor), actor.job || ""]) {
+      row.insertCell().textContent = value;
+    }
+    row.addEventListener("click", () => {
+      selected = actor.id;
+      draw();
+    });
+  }
+}
+
+function drawGroups() {
+  const root = $("groups");
+  const groups = Object.values(state.groups);
+  if (groups.length === 0) return;
+  root.replaceChildren();
+  for (const group of groups) {
+    const div = document.createElement("div");
+    div.className = "group";
+    div.textContent = `${group.id} (${group.state})`;
+    for (const [rank, phase] of Object.entries(group.ranks)) {
+      const span = document.createElement("span");
+      span.className = `rank ${phase}`;
+      span.textContent = `${rank}: ${phase}`;
+      div.appendChild(span);
+    }
+    root.appendChild(div);
+  }
+}
+
+function drawThroughput() {
+  const root = $("throughput");
+  root.replaceChildren();
+  const seconds = Object.keys(state.throughput).map(Number);
+  const last = seconds.length > 0 ? Math.max(...seconds) : 0;
+  const span = Math.min(120, Math.max(30, last + 1));
+  const first = Math.max(0, last - span + 1);
+  let peak = 1;
+  for (let s = first; s <= last; s++) peak = Math.max(peak, state.throughput[s] || 0);
+  const w = 600;
+  const h = 90;
+  const bar = w / span;
+  for (let s = first; s <= last; s++) {
+    const n = state.throughput[s] || 0;
+    const bh = (h * n) / peak;
+    svg(
+      "rect",
+      { x: (s - first) * bar, y: h - bh, width: Math.max(bar - 1, 1), height: bh, class: "bar" },
+      root,
+    );
+  }
+  text(root, 2, 10, `peak ${peak}/s`, "bar-label");
+  text(root, 2, h + 14, `${first}s`, "bar-label");
+  text(root, w - 40, h + 14, `${last}s`, "bar-label");
+  root.setAttribute("viewBox", `0 0 ${w} ${h + 18}`);
+}
+
+function drawChart() {
+  const root = $("chart");
+  root.replaceChildren();
+  const actor = state.actors[selected];
+  const list = $("handlers");
+  list.replaceChildren();
+  if (!actor) {
+    $("chart-title").textContent = "select an actor";
+    return;
+  }
+  const chart = state.charts[actor.machine];
+  $("chart-title").textContent = `${actor.label} (${actor.machine}): ${leafName(actor)}`;
+  if (!chart) return;
+  const active = new Set(actor.states);
+  const defs = svg("defs", {}, root);
+  const marker = svg(
+    "marker",
+    {
+      id: "arrow",
+      viewBox: "0 0 10 10",
+      refX: 9,
+      refY: 5,
+      markerWidth: 7,
+      markerHeight: 7,
+      orient: "auto",
+    },
+    defs,
+  );
+  svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#57606a" }, marker);
+  for (const s of chart.states) {
+    const g = svg(
+      "g",
+      { class: `state ${s.type}${active.has(s.id) ? " active" : ""}`, "data-state": s.id },
+      root,
+    );
+    svg("rect", { x: s.x, y: s.y, width: s.w, height: s.h, rx: 8 }, g);
+    const compound = s.type === "compound" || s.type === "parallel";
+    text(
+      g,
+      s.x + (compound ? 8 : s.w / 2),
+      s.y + (compound ? 15 : s.h / 2 + 4),
+      s.key,
+    ).setAttribute("text-anchor", compound ? "start" : "middle");
+  }
+  for (const e of chart.edges) {
+    svg("path", { d: e.path, class: "edge", "marker-end": "url(#arrow)" }, root);
+    const label = e.label.length > 34 ? `${e.label.slice(0, 32)}…` : e.label;
+    const t = text(root, e.labelX, e.labelY, label, "edge-label");
+    t.setAttribute("text-anchor", e.anchor);
+    svg("title", {}, t).textContent = e.label;
+  }
+  root.setAttribute("viewBox", `-10 -10 ${chart.width + 20} ${chart.height + 20}`);
+  const scale = Math.min(1.3, root.clientWidth / (chart.width + 20));
+  root.style.height = `${Math.round(Math.min(760, Math.max(200, (chart.height + 20) * scale)))}px`;
+  for (const id of actor.states) {
+    for (const handler of chart.handlers[id] || []) {
+      const li = document.createElement("li");
+      li.textContent = `${id.split(".").slice(1).join(".")}: ${handler}`;
+      list.appendChild(li);
+    }
+  }
+}
+
+function connect() {
+  const url = new URL("ws", location.href);
+  url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+  const ws = new WebSocket(url);
+  ws.onmessage = (message) => {
+    const data = JSON.parse(message.data);
+    if (data.type === "snapshot") {
+      state = data.state;
+      replay = data.replay;
+      $("replay").hidden = !replay;
+      if (!selected && state.actors.coordinator) selected = "coordinator";
+    } else if (data.type === "diff" && state) {
+      applyDiff(data.diff);
+    }
+    if (state) scheduleDraw();
+  };
+  ws.onclose = () => {
+    $("status").textContent = state?.finished ? $("status").textContent : "disconnected";
+  };
+  const seek = (position) => ws.send(JSON.stringify({ type: "seek", position }));
+  $("first").onclick = () => seek(0);
+  $("back").onclick = () => seek(replay.position - 1);
+  $("forward").onclick = () => seek(replay.position + 1);
+  $("last").onclick = () => seek(replay.length);
+  $("slider").oninput = (event) => seek(Number(event.target.value));
+}
+
+connect();

@@ -1,0 +1,195 @@
+/**
+ * The dashboard in a real headless Chromium (Debian's, driven by playwright-core): the page
+ * follows a live run (in-process workers, a graph held open by the test until it has
+ * looked), its counts match the run's result at the end, selecting an actor draws its
+ * state chart with the current state highlighted, and a wrong or missing token gets no
+ * data. Screenshots go to test-artifacts/.
+ */
+import { mkdirSync } from "node:fs";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterEach, describe, expect, it } from "vitest";
+import { recordSimulation } from "../../src/cli/simDashboard.ts";
+import { createEngine, job } from "../../src/index.ts";
+import { DashboardServer } from "../../src/runtime/dashboardServer.ts";
+import { simulate } from "../../src/sim/simulate.ts";
+import { replayTo } from "../../src/viz/dashboardModel.ts";
+
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const ARTIFACTS = new URL("../../test-artifacts/", import.meta.url);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** 12 fetches → 4 parses → 1 report, one parse failing (its report is skipped), and a gate. */
+function graph() {
+  const fetches = Array.from({ length: 12 }, (_, i) => job("fetch", i));
+  const parses = [0, 1, 2, 3].map((p) =>
+    job("parse", p, { after: fetches.filter((_, i) => i % 4 === p), retries: 0 }),
+  );
+  const report = job("report", null, { after: parses });
+  const gate = job("gate", null);
+  return [...fetches, ...parses, report, gate];
+}
+
+async function text(page: Page, selector: string): Promise<string> {
+  return (await page.textContent(selector)) ?? "";
+}
+
+describe("dashboard in Chromium", { timeout: 60_000 }, () => {
+  let browser: Browser | undefined;
+  let server: DashboardServer | undefined;
+  afterEach(async () => {
+    await browser?.close();
+    await server?.close();
+    browser = undefined;
+    server = undefined;
+  });
+
+  it("follows a live run, matches its result, and charts the selected actor", async () => {
+    let open!: () => void;
+    const gateOpen = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    server = await DashboardServer.start();
+    const engine = createEngine({
+      jobs: {
+        fetch: async (n: number) => {
+          await sleep(20 + n * 5);
+          return n;
+        },
+        parse: (p: number) => {
+          if (p === 3) throw new Error("parse 3 fails");
+          return p;
+        },
+        report: () => "done",
+        gate: () => gateOpen,
+      },
+      workers: 3,
+      inspect: server.inspect,
+    });
+    const run = engine.run(graph());
+    server.watch(run);
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+    const response = await page.goto(server.url);
+    expect(response?.status()).toBe(200);
+
+    // Live: the gate job holds the run open until the page has been looked at.
+    await page.waitForFunction(() => document.querySelector("#status")?.textContent === "running");
+    await page.waitForFunction(() => document.querySelectorAll("#graph circle").length === 18);
+    expect(await text(page, "#total")).toBe("18");
+    await page.waitForFunction(
+      () => document.querySelector("#outcome-completed")?.textContent === "15",
+    );
+    expect(await text(page, "#count-running")).toBe("1");
+    await page.click('#actors tr[data-actor="coordinator"]');
+    await page.waitForSelector('#chart g.state.active[data-state="coordinator.running"]');
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({
+      path: new URL("dashboard-live.png", ARTIFACTS).pathname,
+      fullPage: true,
+    });
+
+    open();
+    const result = await run;
+    await page.waitForFunction(
+      () => document.querySelector("#status")?.getAttribute("data-finished") === "true",
+    );
+    expect(result.counts).toMatchObject({ completed: 16, failed: 1, skipped: 1 });
+    for (const outcome of ["completed", "failed", "skipped", "cancelled", "cached"] as const) {
+      expect(await text(page, `#outcome-${outcome}`), outcome).toBe(String(result.counts[outcome]));
+    }
+    expect(await text(page, "#status")).toBe("finished: not ok");
+
+    // The coordinator is done; a worker's connection is closed: each chart shows it.
+    await page.waitForSelector('#chart g.state.active[data-state="coordinator.done"]');
+    expect(await page.locator("#chart g.state.active").count()).toBe(1);
+    const worker = page.locator('#actors tr[data-actor^="connection:"]').first();
+    expect(await worker.locator("td").first().textContent()).toMatch(/^inproc-\d$/);
+    await worker.click();
+    await page.waitForSelector('#chart g.state.active[data-state="connection.closed"]');
+    expect(await page.locator("#chart g.state.active").count()).toBe(1);
+    expect(await page.locator("#chart g.state").count()).toBe(7);
+    expect(await text(page, "#chart-title")).toMatch(/\(connection\): closed$/);
+    await page.screenshot({ path: new URL("dashboard.png", ARTIFACTS).pathname, fullPage: true });
+  });
+
+  it("replays a simulation step by step with a time slider", async () => {
+    const { result, trace } = await recordSimulation(3, (hooks) =>
+      simulate({ seed: 3, jobs: 30, workers: 3, ...hooks }),
+    );
+    expect(result.ok).toBe(true);
+    server = await DashboardServer.start({ replay: trace });
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+    await page.goto(server.url);
+    await page.waitForSelector("#replay:not([hidden])");
+    const position = () => text(page, "#replay-position");
+    await page.waitForFunction(() =>
+      /^event 0 of /.test(document.querySelector("#replay-position")?.textContent ?? ""),
+    );
+
+    await page.click("#last");
+    await page.waitForFunction(
+      (n) => document.querySelector("#replay-position")?.textContent?.startsWith(`event ${n} of`),
+      trace.length,
+    );
+    expect(await text(page, "#outcome-completed")).toBe(String(result.counts!.completed));
+    expect(await text(page, "#status")).toMatch(/^finished/);
+
+    const middle = Math.floor(trace.length / 2);
+    await page.locator("#slider").fill(String(middle));
+    await page.waitForFunction(
+      (n) => document.querySelector("#replay-position")?.textContent?.startsWith(`event ${n} of`),
+      middle,
+    );
+    const expected = replayTo(trace, middle).snapshot();
+    expect(await text(page, "#outcome-completed")).toBe(String(expected.outcomes.completed));
+    expect(await text(page, "#count-running")).toBe(String(expected.counts.running));
+
+    await page.click("#forward");
+    await page.waitForFunction(
+      (n) => document.querySelector("#replay-position")?.textContent?.startsWith(`event ${n} of`),
+      middle + 1,
+    );
+    expect(await position()).toContain(`t = ${trace[middle]!.at} ms`);
+    await page.screenshot({
+      path: new URL("dashboard-replay.png", ARTIFACTS).pathname,
+      fullPage: true,
+    });
+  });
+
+  it("gives a wrong or missing token no page and no data", async () => {
+    server = await DashboardServer.start();
+    server.push(0, { type: "run.started", run: "secret-run-id" });
+    const url = new URL(server.url);
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage();
+    for (const path of ["/", "/not-the-token/", url.pathname.replace(/.\/$/, "x/")]) {
+      const response = await page.goto(`${url.origin}${path}`);
+      expect(response?.status(), path).toBe(403);
+      expect(await page.content()).not.toContain("secret-run-id");
+    }
+    // From a page on the dashboard's own origin, a socket without the token gets nothing.
+    const received = await page.evaluate(
+      (ws) =>
+        new Promise<string[]>((resolve) => {
+          const messages: string[] = [];
+          const socket = new WebSocket(ws);
+          socket.onmessage = (m) => messages.push(String(m.data));
+          socket.onerror = () => resolve(messages);
+          socket.onclose = () => resolve(messages);
+        }),
+      `ws://${url.host}/wrong-token/ws`,
+    );
+    expect(received).toEqual([]);
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * The dashboard server over real sockets on 127.0.0.1: a wrong or missing token gets 403
+ * and no data (HTTP and WebSocket); a flood of 100,000 job changes reaches a page as a
+ * bounded number of coalesced updates whose sum is the model's state.
+ */
+import { once } from "node:events";
+import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { DashboardServer } from "../../src/runtime/dashboardServer.ts";
+import type { Clock } from "../../src/runtime/ports.ts";
+import type { DashboardEvent } from "../../src/viz/dashboardModel.ts";
+
+/** A clock that moves only when told; due timers fire in order as it moves. */
+function manualClock() {
+  let now = 0;
+  let seq = 0;
+  const timers = new Map<number, { at: number; fn: () => void }>();
+  const clock: Clock & { advance(ms: number): void } = {
+    now: () => now,
+    setTimeout(fn, ms) {
+      seq++;
+      timers.set(seq, { at: now + ms, fn });
+      return seq;
+    },
+    clearTimeout(handle) {
+      timers.delete(handle as number);
+    },
+    advance(ms) {
+      now += ms;
+      for (;;) {
+        const due = [...timers].filter(([, t]) => t.at <= now).sort((a, b) => a[1].at - b[1].at)[0];
+        if (!due) return;
+        timers.delete(due[0]);
+        due[1].fn();
+      }
+    },
+  };
+  return clock;
+}
+
+/** Opens a page's WebSocket; resolves with the close or the first message. */
+function openSocket(
+  url: string,
+): Promise<{ status?: number; messages: unknown[]; ws?: WebSocket }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    const messages: unknown[] = [];
+    ws.on("unexpected-response", (_req, res) => {
+      resolve({ status: res.statusCode, messages });
+      ws.terminate();
+    });
+    ws.on("error", () => resolve({ messages }));
+    ws.on("message", (data) => {
+      messages.push(JSON.parse(String(data)));
+      if (messages.length === 1) resolve({ messages, ws });
+    });
+  });
+}
+
+const graph = (n: number): DashboardEvent => ({
+  type: "graph",
+  jobs: Array.from({ length: n }, (_, i) => ({
+    id: `j${i}`,
+    kind: `k${i % 5}`,
+    deps: [],
+    state: "ready" as const,
+  })),
+});
+
+describe("dashboard server", () => {
+  let server: DashboardServer | undefined;
+  const sockets: WebSocket[] = [];
+  afterEach(async () => {
+    for (const ws of sockets.splice(0)) ws.terminate();
+    await server?.close();
+    server = undefined;
+  });
+
+  it("answers a wrong or missing token with 403 and no data, over HTTP and WebSocket", async () => {
+    server = await DashboardServer.start();
+    server.push(0, { type: "run.started", run: "r1" });
+    server.push(0, graph(3));
+    const url = new URL(server.url);
+    const base = `http://127.0.0.1:${url.port}`;
+    const token = url.pathname.split("/")[1]!;
+    const wrong = `${token.slice(0, -1)}${token.endsWith("A") ? "B" : "A"}`;
+
+    for (const path of [
+      "/",
+      "/dashboard.js",
+      `/${wrong}/`,
+      `/${wrong}/dashboard.js`,
+      `/${token}`,
+      `/${token}/../`,
+    ]) {
+      const res = await fetch(`${base}${path}`);
+      expect(res.status, path).toBe(403);
+      expect(await res.text()).not.toContain("r1");
+    }
+    for (const path of ["/ws", `/${wrong}/ws`, `/${token}/wss`]) {
+      const page = await openSocket(`ws://127.0.0.1:${url.port}${path}`);
+      expect(page.status, path).toBe(403);
+      expect(page.messages).toEqual([]);
+    }
+    const ok = await fetch(server.url);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("content-security-policy")).toContain("default-src 'none'");
+    const page = await openSocket(`ws://127.0.0.1:${url.port}/${token}/ws`);
+    sockets.push(page.ws!);
+    expect(page.messages[0]).toMatchObject({ type: "snapshot", state: { run: "r1", total: 3 } });
+  });
+
+  it("sends at most ten coalesced updates a second however many events arrive", async () => {
+    const clock = manualClock();
+    server = await DashboardServer.start({ clock, maxUpdatesPerSecond: 10 });
+    const jobs = 100_000;
+    server.push(clock.now(), graph(jobs));
+    const url = new URL(server.url);
+    const page = await openSocket(`ws://127.0.0.1:${url.port}${url.pathname}ws`);
+    sockets.push(page.ws!);
+    // 100,000 completions spread over 2 s of the clock.
+    for (let i = 0; i < jobs; i++) {
+      server.push(clock.now(), { type: "job", id: `j${i}`, kind: `k${i % 5}`, state: "completed" });
+      clock.advance(2000 / jobs);
+    }
+    server.push(clock.now(), { type: "run.finished", ok: true });
+    server.flush();
+    const diffs = () => page.messages.filter((m) => (m as { type: string }).type === "diff");
+    while (!diffs().some((m) => (m as { diff: { finished: boolean } }).diff.finished)) {
+      await once(page.ws!, "message");
+    }
+
+    // 2 s at ten a second, plus the final flush (and one for rounding at the edges).
+    expect(server.stats.diffs).toBeLessThanOrEqual(22);
+    expect(diffs().length).toBe(server.stats.diffs);
+    const last = diffs().at(-1) as {
+      diff: { outcomes: { completed: number }; counts: { ready: number } };
+    };
+    expect(last.diff.outcomes.completed).toBe(jobs);
+    expect(last.diff.counts.ready).toBe(0);
+  });
+});

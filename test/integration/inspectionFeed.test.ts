@@ -1,0 +1,56 @@
+/**
+ * The dashboard fed only from XState inspection: a real run's coordinator and connection
+ * actors, folded into the model, give the run's own counts, and every worker's chart.
+ */
+import { describe, expect, it } from "vitest";
+import { createEngine, job } from "../../src/index.ts";
+import { DashboardModel } from "../../src/viz/dashboardModel.ts";
+import { inspectionFeed } from "../../src/viz/inspectionFeed.ts";
+
+describe("inspection feed", () => {
+  it.each([
+    [60, "jobs"],
+    [600, "kinds"],
+  ] as const)("a %i-job run's counts match its result (graph drawn by %s)", async (n, mode) => {
+    const model = new DashboardModel();
+    let at = 0;
+    const engine = createEngine({
+      jobs: {
+        leaf: (i: number) => {
+          if (i % 7 === 3) throw new Error(`leaf ${i} fails`);
+          return i;
+        },
+        sum: (_: null, ctx) => (ctx.results as number[]).reduce((a, b) => a + b, 0),
+      },
+      workers: 4,
+      inspect: inspectionFeed((event) => model.apply(at++, event)),
+    });
+    const leaves = Array.from({ length: n - 2 }, (_, i) => job("leaf", i, { retries: 1 }));
+    // One sum over leaves that work, one after a leaf that fails (so it is skipped).
+    const sums = [leaves.filter((_, i) => i % 7 !== 3), [leaves[3]!]].map((after) =>
+      job("sum", null, { after }),
+    );
+
+    const result = await engine.run([...sums, ...leaves]);
+
+    const state = model.snapshot();
+    expect(state.finished).toBe(true);
+    expect(state.ok).toBe(result.ok);
+    expect(state.total).toBe(result.jobs.size);
+    expect(state.graphMode).toBe(mode);
+    const { completed, failed, skipped, cancelled, cached } = result.counts;
+    expect(state.outcomes).toEqual({ completed, failed, skipped, cancelled, cached });
+    expect(failed).toBeGreaterThan(0);
+    expect(skipped).toBe(1);
+    expect(state.counts.running + state.counts.ready + state.counts.blocked).toBe(0);
+    const workers = Object.values(state.actors).filter((a) => a.machine === "connection");
+    expect(workers.map((w) => w.label).sort()).toEqual([
+      "inproc-1",
+      "inproc-2",
+      "inproc-3",
+      "inproc-4",
+    ]);
+    for (const worker of workers) expect(worker.states).toEqual(["connection.closed"]);
+    expect(Object.keys(state.charts).sort()).toEqual(["connection", "coordinator"]);
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * `--inspect`: a local WebSocket server on 127.0.0.1 stands in for Stately's inspector and
+ * receives a real run's inspection events. Nothing secret arrives (the run secret, the
+ * challenge nonces, the proofs), inputs and results arrive cut to 1 KiB, and an inspector
+ * that cannot be reached never holds the run up.
+ */
+import { once } from "node:events";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { WebSocketServer } from "ws";
+import { createEngine, job } from "../../src/index.ts";
+import { connectInspector, type InspectorStream } from "../../src/runtime/inspector.ts";
+import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
+import type { Entropy } from "../../src/runtime/ports.ts";
+import { INSPECT_VALUE_LIMIT, REDACTED } from "../../src/viz/sanitizeInspection.ts";
+
+/** Node's entropy, remembering every id and byte string it hands out (nonces, the secret). */
+function recordingEntropy(): { entropy: Entropy; issued: string[] } {
+  const inner = nodeEntropy();
+  const issued: string[] = [];
+  return {
+    issued,
+    entropy: {
+      random: () => inner.random(),
+      id(size) {
+        const id = inner.id(size);
+        issued.push(id);
+        return id;
+      },
+      bytes(n) {
+        const bytes = inner.bytes(n);
+        issued.push(Buffer.from(bytes).toString("hex"), Buffer.from(bytes).toString("base64"));
+        return bytes;
+      },
+    },
+  };
+}
+
+describe("live inspection", () => {
+  let server: WebSocketServer | undefined;
+  let inspector: InspectorStream | undefined;
+  afterEach(async () => {
+    await inspector?.close();
+    for (const client of server?.clients ?? []) client.terminate();
+    if (server) await new Promise((resolve) => server!.close(resolve));
+    server = undefined;
+    inspector = undefined;
+  });
+
+  it("sends a run's events with secrets redacted and payloads cut to 1 KiB", async () => {
+    server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await once(server, "listening");
+    const frames: string[] = [];
+    server.on("connection", (socket) => socket.on("message", (data) => frames.push(String(data))));
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    inspector = connectInspector(url);
+    const { entropy, issued } = recordingEntropy();
+    const big = "b".repeat(20_000);
+    const engine = createEngine({
+      jobs: { echo: (input: { text: string }) => ({ text: `${input.text}!` }) },
+      workers: 2,
+      entropy,
+      inspect: inspector.inspect,
+    });
+
+    const result = await engine.run([1, 2, 3].map((n) => job("echo", { text: `${n}${big}` })));
+    await inspector.close();
+
+    expect(result.ok).toBe(true);
+    const events = frames.map((text) => JSON.parse(text) as Record<string, unknown>);
+    const names = new Set(events.filter((e) => e.type === "@xstate.actor").map((e) => e.name));
+    expect(names).toEqual(new Set(["coordinator", "connection"]));
+    expect(inspector.stats.sent).toBe(frames.length);
+    // Nonces, the run secret and every other id the run drew never leave, whole.
+    const secrets = issued.filter((value) => value.length >= 16);
+    expect(secrets.length).toBeGreaterThan(2);
+    for (const frame of frames) for (const secret of secrets) expect(frame).not.toContain(secret);
+    const hellos = events.filter((e) => (e.event as { type?: string })?.type === "HELLO");
+    expect(hellos.length).toBeGreaterThan(0);
+    for (const hello of hellos) {
+      const event = hello.event as { welcomeProof: string; frame: { proof: string } };
+      expect(event.welcomeProof).toBe(REDACTED);
+      expect(event.frame.proof).toBe(REDACTED);
+    }
+    // The inputs went out in GRANTs, the results in RESULTs: each cut to the limit.
+    const payloads = events.flatMap((e) => {
+      const event = e.event as {
+        type?: string;
+        frame?: { input?: unknown };
+        outcome?: { value?: unknown };
+      };
+      if (event?.type === "GRANT") return [event.frame?.input];
+      if (event?.type === "RESULT" && event.outcome) return [event.outcome.value];
+      return [];
+    });
+    expect(payloads.length).toBeGreaterThanOrEqual(6);
+    for (const payload of payloads) {
+      expect(typeof payload).toBe("string");
+      expect((payload as string).length).toBeLessThanOrEqual(INSPECT_VALUE_LIMIT);
+      expect(payload).toMatch(/truncated\)$/);
+    }
+    for (const frame of frames) expect(frame).not.toContain("b".repeat(INSPECT_VALUE_LIMIT + 1));
+  });
+
+  it("drops events when no inspector listens, and closes at once", async () => {
+    const probe = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await once(probe, "listening");
+    const { port } = probe.address() as AddressInfo;
+    await new Promise((resolve) => probe.close(resolve));
+    inspector = connectInspector(`ws://127.0.0.1:${port}`, { closeTimeoutMs: 5_000 });
+    const engine = createEngine({ jobs: { one: () => 1 }, workers: 1, inspect: inspector.inspect });
+
+    expect((await engine.run([job("one", null)])).ok).toBe(true);
+    await inspector.close();
+
+    expect(inspector.stats.sent).toBe(0);
+    expect(inspector.stats.dropped).toBeGreaterThan(0);
+  });
+});

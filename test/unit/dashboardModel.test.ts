@@ -1,0 +1,178 @@
+/**
+ * The dashboard's model: counts that match a run's outcome, diffs that rebuild exactly the
+ * state the model holds, coalescing, large graphs drawn by kind, and replay to any step.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { FailureCause, JobState } from "../../src/machines/jobBoard.ts";
+import {
+  type DashboardDiff,
+  type DashboardEvent,
+  DashboardModel,
+  type DashboardState,
+  replayTo,
+} from "../../src/viz/dashboardModel.ts";
+
+const STATES: JobState[] = ["blocked", "ready", "running", "completed", "failed"];
+const CAUSES: (FailureCause | undefined)[] = [undefined, "error", "skipped", "cancelled", "poison"];
+
+function graph(n: number, kinds = 3): Extract<DashboardEvent, { type: "graph" }> {
+  return {
+    type: "graph",
+    jobs: Array.from({ length: n }, (_, i) => ({
+      id: `j${i}`,
+      kind: `k${i % kinds}`,
+      deps: i >= kinds ? [`j${i - kinds}`] : [],
+      state: i < kinds ? ("ready" as const) : ("blocked" as const),
+    })),
+  };
+}
+
+/** What the page does with a diff (src/viz/page/dashboard.js `applyDiff`). */
+function applyDiff(state: DashboardState, diff: DashboardDiff): void {
+  Object.assign(state, {
+    now: diff.now,
+    finished: diff.finished,
+    ok: diff.ok,
+    total: diff.total,
+    counts: diff.counts,
+    outcomes: diff.outcomes,
+  });
+  for (const key of ["jobs", "kinds", "groups", "throughput", "charts", "actors"] as const) {
+    const target = state[key] as Record<string, unknown>;
+    for (const [id, value] of Object.entries(diff[key] ?? {})) {
+      if (value === null) delete target[id];
+      else target[id] = value;
+    }
+  }
+}
+
+describe("DashboardModel", () => {
+  it("counts jobs by state and by outcome as a run's result does", () => {
+    const model = new DashboardModel();
+    model.apply(0, graph(6));
+    const final: [string, JobState, FailureCause | undefined][] = [
+      ["j0", "completed", undefined],
+      ["j1", "failed", "error"],
+      ["j2", "completed", undefined],
+      ["j3", "completed", undefined],
+      ["j4", "failed", "skipped"],
+      ["j5", "failed", "cancelled"],
+    ];
+    for (const [id, state, cause] of final) {
+      model.apply(10, { type: "job", id, kind: "k", state: "running" });
+      model.apply(20, { type: "job", id, kind: "k", state, ...(cause && { cause }) });
+    }
+    const s = model.snapshot();
+    expect(s.total).toBe(6);
+    expect(s.counts).toEqual({ blocked: 0, ready: 0, running: 0, completed: 3, failed: 3 });
+    expect(s.outcomes).toEqual({ completed: 3, failed: 1, skipped: 1, cancelled: 1, cached: 0 });
+    expect(Object.values(s.throughput).reduce((a, b) => a + b, 0)).toBe(6);
+  });
+
+  it("coalesces: a thousand changes of one job are one entry of one diff", () => {
+    const model = new DashboardModel();
+    model.apply(0, graph(3));
+    model.takeDiff();
+    for (let i = 0; i < 1000; i++) {
+      model.apply(i, { type: "job", id: "j0", kind: "k0", state: i % 2 ? "ready" : "running" });
+    }
+    const diff = model.takeDiff()!;
+    expect(Object.keys(diff.jobs ?? {})).toEqual(["j0"]);
+    expect(diff.jobs?.j0?.state).toBe("ready");
+    expect(model.takeDiff()).toBeUndefined();
+  });
+
+  it("draws a 100,000-job graph by kind, so a diff stays small", () => {
+    const model = new DashboardModel();
+    model.apply(0, graph(100_000, 4));
+    expect(model.snapshot().graphMode).toBe("kinds");
+    model.takeDiff();
+    for (let i = 0; i < 100_000; i++) {
+      model.apply(i, { type: "job", id: `j${i}`, kind: `k${i % 4}`, state: "completed" });
+    }
+    const diff = model.takeDiff()!;
+    expect(diff.jobs).toBeUndefined();
+    expect(Object.keys(diff.kinds ?? {}).sort()).toEqual(["k0", "k1", "k2", "k3"]);
+    expect(diff.outcomes.completed).toBe(100_000);
+    expect(JSON.stringify(diff).length).toBeLessThan(20_000);
+  });
+
+  it("keeps a bounded number of finished actors", () => {
+    const model = new DashboardModel({ keepFinishedActors: 2 });
+    for (let i = 0; i < 5; i++) {
+      const actor = { type: "actor" as const, id: `c${i}`, machine: "connection", label: `w${i}` };
+      model.apply(i, { ...actor, states: ["connection.registered"], status: "active" });
+      model.apply(i, { ...actor, states: ["connection.closed"], status: "done" });
+    }
+    expect(Object.keys(model.snapshot().actors)).toEqual(["c3", "c4"]);
+  });
+
+  it("diffs rebuild exactly the model's state, and replay reaches any step (property)", () => {
+    const { BATON_PROPERTY_RUNS, BATON_PROPERTY_SEED, BATON_PROPERTY_PATH } = process.env;
+    const step = fc.oneof(
+      fc.record({
+        type: fc.constant("job" as const),
+        id: fc.integer({ min: 0, max: 12 }).map((i) => `j${i}`),
+        kind: fc.constant("k"),
+        state: fc.constantFrom(...STATES),
+        cause: fc.constantFrom(...CAUSES),
+      }),
+      fc.record({
+        type: fc.constant("actor" as const),
+        id: fc.constantFrom("a1", "a2", "a3"),
+        machine: fc.constant("connection"),
+        label: fc.constant("w"),
+        states: fc.constantFrom(["connection.registered"], ["connection.closed"]),
+        status: fc.constantFrom("active" as const, "done" as const),
+      }),
+      fc.record({
+        type: fc.constant("rank" as const),
+        group: fc.constantFrom("g1", "g2"),
+        rank: fc.integer({ min: 0, max: 3 }),
+        phase: fc.constantFrom("loading", "ready", "exiting"),
+      }),
+    );
+    const details = fc.check(
+      fc.property(
+        fc.integer({ min: 1, max: 10 }),
+        fc.array(fc.tuple(step, fc.boolean()), { maxLength: 60 }),
+        (size, steps) => {
+          const model = new DashboardModel({ keepFinishedActors: 1 });
+          const trace: { at: number; event: DashboardEvent }[] = [{ at: 0, event: graph(size) }];
+          model.apply(0, trace[0]!.event);
+          const page = model.snapshot();
+          model.takeDiff();
+          steps.forEach(([raw, flush], i) => {
+            const { cause, ...rest } = raw as typeof raw & { cause?: FailureCause };
+            const event = (cause ? { ...rest, cause } : rest) as DashboardEvent;
+            trace.push({ at: (i + 1) * 100, event });
+            model.apply((i + 1) * 100, event);
+            if (flush) {
+              const diff = model.takeDiff();
+              if (diff) applyDiff(page, diff);
+            }
+          });
+          const last = model.takeDiff();
+          if (last) applyDiff(page, last);
+          expect(page).toEqual(model.snapshot());
+          expect(replayTo(trace, trace.length, { keepFinishedActors: 1 }).snapshot()).toEqual(
+            model.snapshot(),
+          );
+          const { counts, total } = model.snapshot();
+          expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(total);
+        },
+      ),
+      {
+        numRuns: Number(BATON_PROPERTY_RUNS ?? 300),
+        ...(BATON_PROPERTY_SEED && { seed: Number(BATON_PROPERTY_SEED) }),
+        ...(BATON_PROPERTY_PATH && { path: BATON_PROPERTY_PATH }),
+      },
+    );
+    if (details.failed) {
+      throw new Error(
+        `${fc.defaultReportMessage(details)}\n\nReplay: BATON_PROPERTY_SEED=${details.seed} BATON_PROPERTY_PATH="${details.counterexamplePath}" npx vitest run test/unit/dashboardModel.test.ts`,
+      );
+    }
+  });
+});

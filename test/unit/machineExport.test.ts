@@ -1,0 +1,124 @@
+/**
+ * The exporters: every catalog machine's JSON loads back into XState with the same states
+ * and events, and its Mermaid diagram draws every state and every transition.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type AnyStateMachine, type AnyStateNode, createMachine } from "xstate";
+import { main } from "../../src/cli/main.ts";
+import { machineCatalog } from "../../src/machines/catalog.ts";
+import { machineJson } from "../../src/viz/machineJson.ts";
+import { stateChart, transitionLabel } from "../../src/viz/stateChart.ts";
+import { toMermaid } from "../../src/viz/toMermaid.ts";
+
+/** Every state id under a node, from its resolved state nodes. */
+function stateIds(node: AnyStateNode): string[] {
+  return Object.values(node.states).flatMap((child) => [child.id, ...stateIds(child)]);
+}
+
+/** Every state id in a `machine.toJSON()` definition. */
+function definitionIds(definition: { states?: Record<string, unknown> }): string[] {
+  return Object.values(definition.states ?? {}).flatMap((child) => {
+    const state = child as { id: string; states?: Record<string, unknown> };
+    return [state.id, ...definitionIds(state)];
+  });
+}
+
+const machines = Object.entries(machineCatalog) as [string, AnyStateMachine][];
+
+describe("machine JSON", () => {
+  it.each(machines)(
+    "%s loads back with createMachine, with the same states and events",
+    (_, machine) => {
+      const text = JSON.stringify(machineJson(machine));
+      const loaded = createMachine(JSON.parse(text));
+
+      expect(stateIds(loaded.root).sort()).toEqual(stateIds(machine.root).sort());
+      expect([...loaded.root.events].sort()).toEqual([...machine.root.events].sort());
+      // What XState's own toJSON reports agrees, for the original and for the loaded copy.
+      expect(definitionIds(loaded.toJSON()).sort()).toEqual(definitionIds(machine.toJSON()).sort());
+      expect(stateIds(machine.root).length).toBeGreaterThan(2);
+    },
+  );
+
+  it("keeps guards and delays by name and leaves the context factory out", () => {
+    const json = machineJson(machineCatalog.connection) as unknown as {
+      context?: unknown;
+      states: Record<string, { after?: Record<string, unknown>; on?: Record<string, unknown> }>;
+    };
+    expect(json.context).toBeUndefined();
+    expect(Object.keys(json.states.handshaking?.after ?? {})).toEqual(["helloTimeout"]);
+    expect(JSON.stringify(json.states.handshaking?.on?.HELLO)).toContain('"guard":"notAuthentic"');
+  });
+});
+
+describe("Mermaid", () => {
+  it.each(machines)("%s: every state and every transition is drawn", (_, machine) => {
+    const text = toMermaid(machine);
+    const lines = text.split("\n");
+    expect(lines[0]).toBe("stateDiagram-v2");
+    const chart = stateChart(machine);
+    expect(lines).toContain(`  [*] --> ${chart.root.initial!.split(".").slice(1).join("_")}`);
+    for (const id of stateIds(machine.root)) {
+      const name = id.split(".").slice(1).join("_");
+      expect(text).toMatch(new RegExp(`(^|\\s)${name}(\\s|$)`, "m"));
+    }
+    for (const t of chart.transitions) expect(text).toContain(transitionLabel(t));
+  });
+
+  it("draws nesting, parallel regions, final states, guards, delays and machine-wide transitions", () => {
+    const machine = createMachine({
+      id: "m",
+      initial: "a",
+      on: { RESET: ".a" },
+      states: {
+        a: { after: { 500: "b" }, on: { GO: { target: "b", guard: "ready" } } },
+        b: {
+          type: "parallel",
+          states: {
+            left: { initial: "x", states: { x: { on: { NEXT: "y" } }, y: {} } },
+            right: { initial: "z", states: { z: {} } },
+          },
+          on: { DONE: "c" },
+        },
+        c: { type: "final" },
+      },
+    });
+    const text = toMermaid(machine);
+    expect(text).toContain("  a --> b : GO [ready], after 500 ms\n");
+    expect(text).toContain("  state b {\n");
+    expect(text).toMatch(
+      /state b_left \{[\s\S]*\[\*\] --> b_left_x[\s\S]*\n {4}--\n {4}state b_right/,
+    );
+    expect(text).toContain('state "y" as b_left_y');
+    expect(text).toContain("b_left_x --> b_left_y : NEXT");
+    expect(text).toContain("  c --> [*]\n");
+    expect(text).toContain("in every state: RESET goes to a");
+  });
+});
+
+describe("baton viz", () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it("writes one machine's JSON, and every machine's, to a file", async () => {
+    dir = mkdtempSync(join(tmpdir(), "baton-viz-"));
+    const one = join(dir, "connection.json");
+    const all = join(dir, "all.json");
+    expect(await main(["viz", "connection", "--format", "json", "--out", one])).toBe(0);
+    expect(await main(["viz", "--format", "json", "--out", all])).toBe(0);
+
+    expect(JSON.parse(readFileSync(one, "utf8"))).toEqual(machineJson(machineCatalog.connection));
+    expect(Object.keys(JSON.parse(readFileSync(all, "utf8")))).toEqual(Object.keys(machineCatalog));
+  });
+
+  it("refuses an unknown machine and an unknown format", async () => {
+    expect(await main(["viz", "nope"])).toBe(2);
+    expect(await main(["viz", "connection", "--format", "svg"])).toBe(2);
+  });
+});
