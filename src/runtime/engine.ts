@@ -5,6 +5,7 @@ import { createActor, type InspectionEvent, type Observer } from "xstate";
 import type { JobSpec, Json, Resources } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { coordinatorMachine } from "../machines/coordinator.ts";
+import { demandGauge } from "../machines/demand.ts";
 import type { CoordinatorEffect, JobBoard, JobRecord } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { type ConnectionTimeouts, CoordinatorServer } from "./coordinatorServer.ts";
@@ -202,6 +203,7 @@ export function createEngine(options: EngineOptions): Engine {
               logsDir: store?.logsDir ?? join(".baton", "logs"),
               jobs,
               logger: log,
+              demand: demandGauge(board),
             });
         let poolError: Error | undefined;
         void workers.failed.then((error) => {

@@ -15,6 +15,11 @@ export interface PoolStart {
   logsDir: string;
   jobs: LoadedJobs;
   logger: Logger;
+  /**
+   * Jobs ready or running that a worker offering `offer` can take, now: what a scaling pool
+   * sizes itself to (busy workers are not spare capacity). Absent outside the engine.
+   */
+  demand?(offer: Resources): number;
 }
 
 /** A pool's workers for one run. */

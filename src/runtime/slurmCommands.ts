@@ -1,0 +1,180 @@
+import { execFile } from "node:child_process";
+import { SlurmError } from "../errors.ts";
+
+/** What to submit: `count` allocations of one batch script, as one array or one by one. */
+export interface SubmitRequest {
+  /** The batch script's path. */
+  script: string;
+  /** The job name every allocation of the pool carries (how `queue` finds them). */
+  name: string;
+  count: number;
+  /** One `sbatch --array=0-(count-1)` instead of `count` plain submissions. */
+  array: boolean;
+  /** Directory of the allocation logs: `slurm-<allocation>.log` each. */
+  logsDir: string;
+  /** Further `sbatch` options (`--partition=P`, `--cpus-per-task=N`, the user's own). */
+  options: readonly string[];
+}
+
+/** One line of the queue: an allocation and its Slurm state (`PENDING`, `RUNNING`, ...). */
+export interface QueueEntry {
+  /** `1234`, or `1234_5` for an array task. */
+  id: string;
+  state: string;
+  /** Slurm's reason (`Resources`, `None`, ...). */
+  reason: string;
+}
+
+/**
+ * The Slurm commands a pool uses, parsed. Every call either answers or throws a
+ * `SlurmError` (`SLURM_COMMAND`, `SLURM_TIMEOUT`, `SBATCH_REJECTED`); a failed `queue` is no
+ * information about the queue, never an empty one.
+ */
+export interface SlurmCommands {
+  /** Submits and returns the new allocations' ids. */
+  submit(request: SubmitRequest): Promise<string[]>;
+  /** Every allocation named `name` Slurm still remembers, in any state (`squeue -t all`). */
+  queue(name: string): Promise<QueueEntry[]>;
+  /** One allocation (`scontrol show job`), or undefined when Slurm no longer knows it. */
+  show(id: string): Promise<QueueEntry | undefined>;
+  /** `scancel`; with `pendingOnly`, Slurm itself skips any that has started (`--state=PENDING`). */
+  cancel(ids: readonly string[], options: { pendingOnly: boolean }): Promise<void>;
+}
+
+export interface NodeSlurmOptions {
+  /** Longest a Slurm command may take before it is killed and counted as failed (default 30 s). */
+  timeoutMs?: number;
+  /** Environment of the commands (default this process's; `SLURM_CONF` is read from it). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The Slurm commands run for real: `sbatch --parsable`, `squeue -h -r -t all -o ...`,
+ * `scontrol show job -o`, `scancel`. Each runs without a shell, with a timeout (default
+ * 30 s, then SIGKILL); `sacct` is not needed. Allocation logs are
+ * `<logsDir>/slurm-<id>.log` for both plain and array allocations.
+ *
+ * @example
+ * ```ts
+ * const slurm = nodeSlurmCommands({ timeoutMs: 10_000 });
+ * const ids = await slurm.submit({ script: "/tmp/w.sh", name: "baton-x", count: 2, array: true,
+ *   logsDir: "/tmp/logs", options: ["--cpus-per-task=1"] }); // ["41_0", "41_1"]
+ * await slurm.queue("baton-x"); // [{ id: "41_0", state: "RUNNING", reason: "None" }, ...]
+ * ```
+ */
+export function nodeSlurmCommands(options: NodeSlurmOptions = {}): SlurmCommands {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const run = (command: string, args: readonly string[]) =>
+    runCommand(command, args, timeoutMs, options.env);
+  return {
+    async submit(request) {
+      const common = [
+        "--parsable",
+        `--job-name=${request.name}`,
+        ...request.options,
+        request.script,
+      ];
+      if (request.count < 1) return [];
+      if (request.array) {
+        const base = parseSubmitted(
+          await run("sbatch", [
+            `--array=0-${request.count - 1}`,
+            `--output=${request.logsDir}/slurm-%A_%a.log`,
+            ...common,
+          ]),
+        );
+        return Array.from({ length: request.count }, (_, i) => `${base}_${i}`);
+      }
+      const ids: string[] = [];
+      for (let i = 0; i < request.count; i++) {
+        ids.push(
+          parseSubmitted(
+            await run("sbatch", [`--output=${request.logsDir}/slurm-%j.log`, ...common]),
+          ),
+        );
+      }
+      return ids;
+    },
+    async queue(name) {
+      const out = await run("squeue", ["-h", "-r", "-t", "all", "-n", name, "-o", "%i|%T|%r"]);
+      return out
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .map((line) => {
+          const [id = "", state = "", reason = ""] = line.trim().split("|");
+          return { id, state, reason };
+        });
+    },
+    async show(id) {
+      let out: string;
+      try {
+        out = await run("scontrol", ["show", "job", "-o", id]);
+      } catch (error) {
+        if (error instanceof SlurmError && /Invalid job id/i.test(error.message)) return undefined;
+        throw error;
+      }
+      const state = /\bJobState=(\S+)/.exec(out)?.[1];
+      if (state === undefined) {
+        throw new SlurmError("SLURM_COMMAND", `scontrol show job ${id} printed no JobState`, [id]);
+      }
+      return { id, state, reason: /\bReason=(\S+)/.exec(out)?.[1] ?? "" };
+    },
+    async cancel(ids, { pendingOnly }) {
+      if (ids.length === 0) return;
+      await run("scancel", [...(pendingOnly ? ["--state=PENDING"] : []), ...ids]);
+    },
+  };
+}
+
+/** `sbatch --parsable` prints `ID` or `ID;CLUSTER`. */
+function parseSubmitted(out: string): string {
+  const id = out.trim().split(";")[0] ?? "";
+  if (!/^\d+$/.test(id)) {
+    throw new SlurmError("SBATCH_REJECTED", `sbatch printed "${out.trim()}" instead of a job id`);
+  }
+  return id;
+}
+
+/** Runs a command without a shell; resolves with its stdout, or throws a `SlurmError`. */
+function runCommand(
+  command: string,
+  args: readonly string[],
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv | undefined,
+): Promise<string> {
+  const line = [command, ...args].join(" ");
+  return new Promise((resolve, reject) => {
+    execFile(
+      command,
+      args,
+      { timeout: timeoutMs, killSignal: "SIGKILL", env: env ?? process.env, encoding: "utf8" },
+      (error, stdout, stderr) => {
+        if (error === null) {
+          resolve(stdout);
+          return;
+        }
+        const said = stderr.trim() || stdout.trim();
+        if (error.killed) {
+          reject(
+            new SlurmError(
+              "SLURM_TIMEOUT",
+              `${line} did not answer within ${timeoutMs} ms and was killed; check that slurmctld is up (sinfo) or raise the Slurm command timeout`,
+            ),
+          );
+          return;
+        }
+        const code = (error as { code?: unknown }).code;
+        const how = typeof code === "number" ? `exited with code ${code}` : `failed (${code})`;
+        const rejected = command === "sbatch" && typeof code === "number";
+        reject(
+          new SlurmError(
+            rejected ? "SBATCH_REJECTED" : "SLURM_COMMAND",
+            `${line} ${how}${said ? `: ${said}` : ""}${
+              code === "ENOENT" ? `; is Slurm installed and ${command} on the PATH?` : ""
+            }`,
+          ),
+        );
+      },
+    );
+  });
+}

@@ -1,0 +1,490 @@
+import { randomBytes } from "node:crypto";
+import { EventEmitter } from "node:events";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Logger } from "pino";
+import { ConfigError, SlurmError } from "../errors.ts";
+import type { Resources } from "../graph/job.ts";
+import { allocationPhase } from "../machines/allocationState.ts";
+import { type AllocationView, decideScaling } from "../machines/slurmScaling.ts";
+import { logTail } from "./logTail.ts";
+import { nodeClock } from "./nodeClock.ts";
+import type { Clock } from "./ports.ts";
+import { shellQuote } from "./shellQuote.ts";
+import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
+import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
+
+const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
+
+export interface SlurmPoolOptions {
+  /** The job module file workers load (`baton worker --jobs FILE`), on a filesystem the nodes share. */
+  jobsModule: string;
+  /** The most allocations (one worker each) held at once (default 4). */
+  maxWorkers?: number;
+  /** `sbatch --partition`. */
+  partition?: string;
+  /** Further `sbatch` options, passed as given (`--time=1:00:00`, `--qos=low`). */
+  sbatchOptions?: readonly string[];
+  /** Submit a scale-up as one job array (default) or as separate jobs. */
+  array?: boolean;
+  /**
+   * What each worker offers (default `{ cpus: 1 }`); asked of Slurm as `--cpus-per-task`,
+   * `--mem` (MiB) and `--gres=gpu:N`.
+   */
+  resources?: Resources;
+  /** The coordinator's address as the nodes reach it (default: the address it listens on). */
+  connect?: string;
+  /** How often the queue is read and the pool rescaled (default 1000 ms). */
+  pollMs?: number;
+  /** Longest any Slurm command may take (default 30 s). */
+  commandTimeoutMs?: number;
+  /** On stop, how long running allocations get to end on their own before `scancel` (default 5 s). */
+  graceMs?: number;
+  /** On stop, how long to wait for the queue to confirm every allocation gone (default 60 s). */
+  stopTimeoutMs?: number;
+  /** Restarts of a dead worker inside one allocation before the allocation fails (default 5). */
+  workerRestarts?: number;
+  /** The Slurm commands (default: the real ones, with `commandTimeoutMs`). */
+  commands?: SlurmCommands;
+  clock?: Clock;
+}
+
+/** The allocations of a pool as the last poll saw them. */
+export interface SlurmPoll {
+  demand: number;
+  allocations: AllocationView[];
+}
+
+export interface SlurmPoolEvents {
+  /** New allocations. */
+  submitted: [string[]];
+  /** Allocations `scancel` was asked for; `scaleDown` means with `--state=PENDING`. */
+  cancelled: [{ ids: string[]; scaleDown: boolean }];
+  /** After every poll that read the queue. */
+  poll: [SlurmPoll];
+  failed: [SlurmError];
+}
+
+/** An allocation the pool holds. */
+interface Allocation extends AllocationView {
+  /** A pending-only cancel was sent (scale-down) or any cancel (stop). */
+  cancelRequested: boolean;
+}
+
+/**
+ * Baton workers in Slurm allocations; see `startSlurmPool`. The CLI's `baton run --slurm`.
+ *
+ * @example
+ * ```ts
+ * const engine = createEngine({
+ *   jobs,
+ *   workers: slurmPool({ jobsModule: "/shared/jobs.ts", maxWorkers: 16, partition: "cpu" }),
+ *   store: "/shared/.baton",
+ *   listen: "0.0.0.0:7000",
+ * });
+ * ```
+ */
+export function slurmPool(options: SlurmPoolOptions): WorkerPool {
+  const resources = options.resources ?? { cpus: 1 };
+  return {
+    offers: [resources],
+    remote: true,
+    start: (context) => startSlurmPool(options, context),
+  };
+}
+
+/**
+ * Starts a Slurm pool for one run. Every `pollMs` it reads the queue (`squeue`, and
+ * `scontrol show job` for an allocation the queue no longer lists) and sizes itself to the
+ * run's demand (`context.demand`: jobs ready or running its workers can take) capped at
+ * `maxWorkers`, by `decideScaling`: it submits what is missing (one job array, or separate
+ * jobs) and cancels the newest pending allocations beyond it, with `scancel --state=PENDING`
+ * so that Slurm itself refuses to cancel one that has just started. Each allocation runs a
+ * batch script (0700, next to the run's secret file, removed by a stop that saw every
+ * allocation end) that starts `baton worker --connect ... --secret-file FILE` and restarts
+ * it, up to `workerRestarts` times, if it dies: the job it held goes back to the coordinator
+ * (WORKER_LOST) and the allocation lives on. Its log is `<logsDir>/slurm-<allocation>.log`.
+ *
+ * An allocation that ends FAILED, CANCELLED (not by this pool), TIMEOUT, NODE_FAIL,
+ * OUT_OF_MEMORY (or BOOT_FAIL, DEADLINE, PREEMPTED, ...) fails the pool with a `SlurmError`
+ * naming it, its state, its log and the log's last lines; so does an `sbatch` that Slurm
+ * refuses. A Slurm command
+ * that fails or times out is logged and means "no information": nothing is submitted,
+ * cancelled or concluded from it.
+ *
+ * `stop()` cancels the pending allocations, gives the running ones `graceMs` to end (their
+ * workers leave when the coordinator closes), cancels what is left, and resolves once a
+ * successful `squeue` shows none of them active; after `stopTimeoutMs` it rejects with
+ * `STOP_UNCONFIRMED` naming those left.
+ *
+ * @example
+ * ```ts
+ * const pool = startSlurmPool({ jobsModule: "/shared/jobs.ts", maxWorkers: 2 }, context);
+ * pool.on("submitted", (ids) => console.log("submitted", ids));
+ * await pool.stop();
+ * ```
+ */
+export function startSlurmPool(options: SlurmPoolOptions, context: PoolStart): SlurmPool {
+  return new SlurmPool(options, context);
+}
+
+/** A running Slurm pool; see `startSlurmPool`. */
+export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningPool {
+  readonly failed: Promise<SlurmError>;
+  /** The job name of every allocation of this pool (`baton-<8 hex>`). */
+  readonly name: string;
+  /** The batch script each allocation runs. */
+  readonly script: string;
+  private readonly commands: SlurmCommands;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly maxWorkers: number;
+  private readonly pollMs: number;
+  private readonly offer: Resources;
+  private readonly sbatchOptions: string[];
+  private readonly table = new Map<string, Allocation>();
+  private order = 0;
+  private timer: unknown;
+  private polling: Promise<void> = Promise.resolve();
+  private stopping: Promise<void> | undefined;
+  /** Scaling has stopped for a failure. */
+  private failing = false;
+  /** `failed` has been resolved. */
+  private reported = false;
+  private resolveFailed: (error: SlurmError) => void = () => {};
+
+  constructor(
+    private readonly options: SlurmPoolOptions,
+    private readonly context: PoolStart,
+  ) {
+    super();
+    this.maxWorkers = options.maxWorkers ?? 4;
+    this.pollMs = options.pollMs ?? 1000;
+    if (!Number.isInteger(this.maxWorkers) || this.maxWorkers < 1) {
+      throw new ConfigError(`maxWorkers must be an integer of at least 1, not ${this.maxWorkers}`);
+    }
+    if (!(this.pollMs > 0)) {
+      throw new ConfigError(`pollMs must be a positive number of ms, not ${this.pollMs}`);
+    }
+    if (context.secretFile === undefined) {
+      throw new ConfigError("Slurm workers need the run's secret in a file");
+    }
+    this.offer = options.resources ?? { cpus: 1 };
+    this.commands =
+      options.commands ?? nodeSlurmCommands({ timeoutMs: options.commandTimeoutMs ?? 30_000 });
+    this.clock = options.clock ?? nodeClock();
+    this.name = `baton-${randomBytes(4).toString("hex")}`;
+    this.logger = context.logger.child({ pool: this.name });
+    this.failed = new Promise((resolve) => {
+      this.resolveFailed = resolve;
+    });
+    mkdirSync(context.logsDir, { recursive: true, mode: 0o700 });
+    this.script = join(dirname(context.secretFile), `${this.name}.sbatch`);
+    writeFileSync(this.script, batchScript(options, context, this.offer), { mode: 0o700 });
+    this.sbatchOptions = sbatchOptions(options, this.offer);
+    this.schedule(0);
+  }
+
+  /** The allocations the pool holds now (pending or running), oldest first. */
+  allocations(): AllocationView[] {
+    return [...this.table.values()].map(({ id, state, order }) => ({ id, state, order }));
+  }
+
+  /** The log file of an allocation. */
+  logFile(id: string): string {
+    return join(this.context.logsDir, `slurm-${id}.log`);
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= this.shutDown();
+    return this.stopping;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = this.clock.setTimeout(() => {
+      this.polling = this.scale().finally(() => {
+        if (this.stopping === undefined && !this.failing) this.schedule(this.pollMs);
+      });
+    }, ms);
+  }
+
+  /** One round: read the queue, settle what ended, then submit or cancel to meet demand. */
+  private async scale(): Promise<void> {
+    if (!(await this.refresh())) return;
+    if (this.failing || this.stopping !== undefined) return;
+    const demand = this.context.demand?.(this.offer) ?? this.maxWorkers;
+    const allocations = this.allocations();
+    const decision = decideScaling({ demand, maxWorkers: this.maxWorkers, allocations });
+    this.emit("poll", { demand, allocations });
+    if (decision.cancel.length > 0) {
+      this.logger.info({ allocations: decision.cancel, demand }, "cancelling pending allocations");
+      for (const id of decision.cancel) this.table.get(id)!.cancelRequested = true;
+      this.emit("cancelled", { ids: decision.cancel, scaleDown: true });
+      await this.commands
+        .cancel(decision.cancel, { pendingOnly: true })
+        .catch((error: unknown) => this.noInformation("scancel", error));
+    }
+    if (decision.submit > 0) await this.submit(decision.submit, demand);
+  }
+
+  private async submit(count: number, demand: number): Promise<void> {
+    let ids: string[];
+    try {
+      ids = await this.commands.submit({
+        script: this.script,
+        name: this.name,
+        count,
+        array: this.options.array ?? true,
+        logsDir: this.context.logsDir,
+        options: this.sbatchOptions,
+      });
+    } catch (error) {
+      if (error instanceof SlurmError && error.code === "SBATCH_REJECTED") {
+        this.fail(
+          new SlurmError(
+            "SBATCH_REJECTED",
+            `Slurm refused the pool's allocations: ${error.message}. Check --partition and --slurm-opt.`,
+          ),
+        );
+      } else {
+        // A timed-out sbatch may still have submitted: the next squeue adopts what carries our name.
+        this.noInformation("sbatch", error);
+      }
+      return;
+    }
+    for (const id of ids) {
+      this.table.set(id, { id, state: "pending", order: this.order++, cancelRequested: false });
+    }
+    this.logger.info({ allocations: ids, demand }, "allocations submitted");
+    this.emit("submitted", ids);
+  }
+
+  /**
+   * Reads the queue and settles every allocation it knows. Returns false when the queue
+   * could not be read: then nothing changed.
+   */
+  private async refresh(): Promise<boolean> {
+    let entries: QueueEntry[];
+    try {
+      entries = await this.commands.queue(this.name);
+    } catch (error) {
+      this.noInformation("squeue", error);
+      return false;
+    }
+    const listed = new Map(entries.map((entry) => [entry.id, entry]));
+    for (const entry of entries) {
+      const phase = allocationPhase(entry.state);
+      if (this.table.has(entry.id) || (phase !== "pending" && phase !== "running")) continue;
+      // Ours by name, not known: an sbatch that timed out after submitting.
+      this.logger.warn({ allocation: entry.id, state: entry.state }, "adopting allocation");
+      this.table.set(entry.id, {
+        id: entry.id,
+        state: phase,
+        order: this.order++,
+        cancelRequested: false,
+      });
+    }
+    for (const allocation of [...this.table.values()]) {
+      let entry = listed.get(allocation.id);
+      if (entry === undefined) {
+        try {
+          entry = await this.commands.show(allocation.id);
+        } catch (error) {
+          this.noInformation("scontrol show job", error);
+          continue;
+        }
+        if (entry === undefined) {
+          this.logger.warn(
+            { allocation: allocation.id },
+            "Slurm no longer knows this allocation; counting it as ended",
+          );
+          this.table.delete(allocation.id);
+          continue;
+        }
+      }
+      this.settle(allocation, entry);
+    }
+    return true;
+  }
+
+  private settle(allocation: Allocation, entry: QueueEntry): void {
+    const phase = allocationPhase(entry.state);
+    switch (phase) {
+      case undefined:
+        return;
+      case "pending":
+        allocation.state = "pending";
+        return;
+      case "running":
+        // A pending-only cancel does not touch a job that has started.
+        if (allocation.state === "pending" && this.stopping === undefined) {
+          allocation.cancelRequested = false;
+        }
+        allocation.state = "running";
+        return;
+      case "ended":
+        this.table.delete(allocation.id);
+        this.logger.info({ allocation: allocation.id, state: entry.state }, "allocation ended");
+        return;
+      case "failed": {
+        this.table.delete(allocation.id);
+        const ours =
+          entry.state.startsWith("CANCELLED") &&
+          (allocation.cancelRequested || this.stopping !== undefined);
+        if (ours || this.stopping !== undefined) {
+          this.logger.info({ allocation: allocation.id, state: entry.state }, "allocation ended");
+          return;
+        }
+        this.halt();
+        const log = this.logFile(allocation.id);
+        const reason = entry.reason && entry.reason !== "None" ? ` (reason: ${entry.reason})` : "";
+        void logTail(log).then((tail) =>
+          this.fail(
+            new SlurmError(
+              "ALLOCATION_FAILED",
+              `Slurm allocation ${allocation.id} of pool ${this.name} ended ${entry.state}${reason}, ` +
+                `so the run stops. Its log ${log} says what its worker did; ` +
+                `\`scontrol show job ${allocation.id}\` says why Slurm ended it (while Slurm remembers it). ${tail}`,
+              [allocation.id],
+              log,
+            ),
+          ),
+        );
+        return;
+      }
+    }
+  }
+
+  private noInformation(command: string, error: unknown): void {
+    this.logger.warn(
+      { err: error },
+      `${command} failed; no information this round, nothing is concluded from it`,
+    );
+  }
+
+  /** Stops scaling: nothing is submitted or cancelled any more until `stop()`. */
+  private halt(): void {
+    this.failing = true;
+    this.clock.clearTimeout(this.timer);
+  }
+
+  private fail(error: SlurmError): void {
+    if (this.reported) return;
+    this.reported = true;
+    this.halt();
+    this.resolveFailed(error);
+    this.emit("failed", error);
+  }
+
+  private async shutDown(): Promise<void> {
+    this.clock.clearTimeout(this.timer);
+    await this.polling;
+    const stopTimeoutMs = this.options.stopTimeoutMs ?? 60_000;
+    const started = this.clock.now();
+    const waitMs = Math.min(this.pollMs, 250);
+    // Pending allocations would only start a worker with nothing to do.
+    await this.cancel(
+      this.allocations()
+        .filter((a) => a.state === "pending")
+        .map((a) => a.id),
+    );
+    // Running ones end on their own: the coordinator has closed their workers' connections.
+    const graceUntil = started + (this.options.graceMs ?? 5000);
+    while (this.table.size > 0 && this.clock.now() < graceUntil) {
+      await this.sleep(waitMs);
+      await this.refresh();
+    }
+    let cancelledAt = Number.NEGATIVE_INFINITY;
+    while (this.table.size > 0) {
+      if (this.clock.now() - started > stopTimeoutMs) {
+        const left = [...this.table.keys()];
+        throw new SlurmError(
+          "STOP_UNCONFIRMED",
+          `the Slurm pool ${this.name} could not confirm within ${stopTimeoutMs} ms that its allocations ended: ${left.join(", ")}. Check with \`squeue -n ${this.name}\` and cancel them with \`scancel -n ${this.name}\`.`,
+          left,
+        );
+      }
+      // Again every few seconds: a cancel can be lost with a failing slurmctld.
+      if (this.clock.now() - cancelledAt > 5000) {
+        cancelledAt = this.clock.now();
+        await this.cancel([...this.table.keys()]);
+      }
+      await this.sleep(waitMs);
+      await this.refresh();
+    }
+    rmSync(this.script, { force: true });
+    this.logger.info("every allocation has ended");
+  }
+
+  /** A stop's `scancel` (any state); a failure is retried by the caller's loop. */
+  private async cancel(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    for (const id of ids) this.table.get(id)!.cancelRequested = true;
+    this.emit("cancelled", { ids, scaleDown: false });
+    await this.commands
+      .cancel(ids, { pendingOnly: false })
+      .catch((error: unknown) => this.noInformation("scancel", error));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.clock.setTimeout(() => resolve(), ms));
+  }
+}
+
+/** `sbatch` options for one worker offering `offer`, then the user's. */
+function sbatchOptions(options: SlurmPoolOptions, offer: Resources): string[] {
+  return [
+    `--cpus-per-task=${Math.max(1, Math.ceil(offer.cpus ?? 1))}`,
+    ...(offer.memory ? [`--mem=${Math.ceil(offer.memory)}M`] : []),
+    ...(offer.gpus ? [`--gres=gpu:${Math.ceil(offer.gpus)}`] : []),
+    ...(options.partition !== undefined ? [`--partition=${options.partition}`] : []),
+    `--chdir=${process.cwd()}`,
+    ...(options.sbatchOptions ?? []),
+  ];
+}
+
+/**
+ * The batch script: one `baton worker` per allocation, named after it (`slurm-1234_5`,
+ * restarts `slurm-1234_5.2`, ...). The secret stays in its file; the script names the file.
+ */
+function batchScript(options: SlurmPoolOptions, context: PoolStart, offer: Resources): string {
+  const restarts = options.workerRestarts ?? 5;
+  const worker = [
+    process.execPath,
+    BATON_BIN,
+    "worker",
+    "--connect",
+    options.connect ?? context.address,
+    "--secret-file",
+    context.secretFile!,
+    "--jobs",
+    options.jobsModule,
+    "--cpus",
+    String(offer.cpus ?? 0),
+    "--gpus",
+    String(offer.gpus ?? 0),
+    "--memory",
+    String(offer.memory ?? 0),
+  ]
+    .map(shellQuote)
+    .join(" ");
+  return `#!/bin/sh
+# baton: one worker in this Slurm allocation; a worker that dies is restarted (${restarts} times at most).
+alloc="\${SLURM_ARRAY_JOB_ID:+\${SLURM_ARRAY_JOB_ID}_\${SLURM_ARRAY_TASK_ID}}"
+alloc="\${alloc:-$SLURM_JOB_ID}"
+n=1
+while :; do
+  name="slurm-$alloc"
+  [ "$n" -gt 1 ] && name="$name.$n"
+  echo "[baton slurm $(date -u +%Y-%m-%dT%H:%M:%SZ)] starting worker $name on $(hostname)"
+  ${worker} --name "$name"
+  code=$?
+  [ "$code" -eq 0 ] && exit 0
+  echo "[baton slurm $(date -u +%Y-%m-%dT%H:%M:%SZ)] worker $name exited with code $code"
+  [ "$n" -gt ${restarts} ] && exit "$code"
+  n=$((n + 1))
+  sleep 1
+done
+`;
+}

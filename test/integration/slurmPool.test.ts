@@ -1,0 +1,270 @@
+/**
+ * The Slurm pool on a real Slurm: a one-node cluster (CPUs=2) started for this file by
+ * test/fixtures/slurmCluster.ts and stopped by pid at the end. Workers are real `baton
+ * worker` processes in real allocations. When Slurm is not installed the file is skipped
+ * with a message, except in CI (`CI=true`), where it fails; a cluster that does not start
+ * fails with the daemons' logs.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { SlurmError } from "../../src/errors.ts";
+import { createEngine } from "../../src/runtime/engine.ts";
+import { loadJobs } from "../../src/runtime/jobModule.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { ResultStore } from "../../src/runtime/resultStore.ts";
+import {
+  type SlurmPool,
+  type SlurmPoolOptions,
+  startSlurmPool,
+} from "../../src/runtime/slurmPool.ts";
+import type { WorkerPool } from "../../src/runtime/workerPool.ts";
+import {
+  missingSlurmPrograms,
+  type SlurmCluster,
+  startSlurmCluster,
+} from "../fixtures/slurmCluster.ts";
+
+const GRAPH = resolve("test/fixtures/slurm.graph.ts");
+const missing = missingSlurmPrograms();
+const skip = missing.length > 0 && process.env.CI !== "true";
+if (skip) {
+  console.warn(
+    `skipping the Slurm pool tests: Slurm is not installed (missing ${missing.join(", ")}); run scripts/system-deps.sh`,
+  );
+}
+
+let cluster: SlurmCluster | undefined;
+const savedConf = process.env.SLURM_CONF;
+const dirs: string[] = [];
+/** Every pool a test started, so afterEach can cancel what a failed test left. */
+const started: SlurmPool[] = [];
+
+beforeAll(async () => {
+  if (skip) return;
+  cluster = await startSlurmCluster();
+  process.env.SLURM_CONF = cluster.conf;
+}, 60_000);
+
+afterEach(() => {
+  if (!cluster) return;
+  for (const pool of started.splice(0)) {
+    execFileSync("scancel", ["-n", pool.name], { env: cluster.env, stdio: "pipe" });
+  }
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+afterAll(async () => {
+  await cluster?.stop();
+  if (savedConf === undefined) delete process.env.SLURM_CONF;
+  else process.env.SLURM_CONF = savedConf;
+}, 60_000);
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-slurm-it-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/**
+ * A Slurm pool whose running instance the test can watch; `watch` is called as it starts,
+ * before its first poll.
+ */
+function watchedPool(
+  options: Omit<SlurmPoolOptions, "jobsModule">,
+  watch: (pool: SlurmPool) => void = () => {},
+): WorkerPool {
+  const full: SlurmPoolOptions = { jobsModule: GRAPH, pollMs: 200, graceMs: 5000, ...options };
+  return {
+    offers: [{ cpus: 1 }],
+    remote: true,
+    start(context) {
+      const pool = startSlurmPool(full, context);
+      started.push(pool);
+      watch(pool);
+      return pool;
+    },
+  };
+}
+
+/** The graph module with these sizes (workers read the same variables through sbatch's environment). */
+async function graph(wide: number, chain: number, delayMs: number, markers = "") {
+  process.env.BATON_TEST_WIDE = String(wide);
+  process.env.BATON_TEST_CHAIN = String(chain);
+  process.env.BATON_TEST_DELAY_MS = String(delayMs);
+  process.env.BATON_TEST_MARKERS = markers;
+  const module = await import(`${GRAPH}?wide=${wide}&chain=${chain}&delay=${delayMs}`);
+  return { roots: module.default, jobs: loadJobs(module.jobs, readFileSync(GRAPH, "utf8")) };
+}
+
+function slurm(command: string, args: string[]): string {
+  return execFileSync(command, args, { env: cluster!.env, encoding: "utf8", stdio: "pipe" });
+}
+
+/** Allocations of a pool that squeue shows in an active state. */
+function activeInQueue(name: string): string[] {
+  return slurm("squeue", ["-h", "-r", "-n", name, "-o", "%i"])
+    .split("\n")
+    .filter((line) => line.trim() !== "");
+}
+
+/** Whether Slurm ever gave the allocation a node (it ran). */
+function everRan(id: string): boolean {
+  const out = slurm("scontrol", ["show", "job", "-o", id]);
+  return /\bNodeList=\S+/.test(out) && !/\bNodeList=\(null\)/.test(out);
+}
+
+async function until(check: () => boolean, what: string, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => {
+  for (const maxWorkers of [2, 3]) {
+    for (const array of [true, false]) {
+      it(`runs a 60-job graph with max workers ${maxWorkers}, ${array ? "with" : "without"} arrays, scaling to demand and back`, async () => {
+        const dir = tempDir();
+        const { roots, jobs } = await graph(40, 20, 100);
+        const store = await ResultStore.open(join(dir, "store"), nodeFiles());
+        const held: number[] = [];
+        const demands: number[] = [];
+        const submitted: string[][] = [];
+        const scaleDowns: string[] = [];
+        const workers = watchedPool({ maxWorkers, array }, (pool) => {
+          pool.on("poll", ({ demand, allocations }) => {
+            demands.push(demand);
+            held.push(allocations.length);
+          });
+          pool.on("submitted", (ids) => submitted.push(ids));
+          pool.on("cancelled", ({ ids, scaleDown }) => {
+            if (scaleDown) scaleDowns.push(...ids);
+          });
+        });
+        const result = await createEngine({ jobs, workers, store }).run(roots);
+        const pool = started[0]!;
+
+        expect(result.ok).toBe(true);
+        expect(result.counts.completed).toBe(60);
+        // Up to demand (40 jobs ready > max) and never past max.
+        expect(Math.max(...held)).toBe(maxWorkers);
+        expect(Math.max(...demands)).toBeGreaterThanOrEqual(maxWorkers);
+        const ids = submitted.flat();
+        expect(ids.length).toBeGreaterThanOrEqual(maxWorkers);
+        if (array) expect(ids.every((id) => /^\d+_\d+$/.test(id))).toBe(true);
+        else expect(ids.every((id) => /^\d+$/.test(id))).toBe(true);
+        // Two CPUs: with max 3 the third allocation waits, and is cancelled when the chain
+        // brings demand down to 1. Scale-down never touched an allocation that ran.
+        if (maxWorkers === 3) expect(scaleDowns.length).toBeGreaterThan(0);
+        expect(everRan(ids[0]!)).toBe(true);
+        for (const id of scaleDowns) expect(everRan(id)).toBe(false);
+        // ... and back: nothing of the pool is left in the queue, and its logs are in the store.
+        expect(activeInQueue(pool.name)).toEqual([]);
+        const logs = readdirSync(join(dir, "store", "logs")).filter((f) => f.startsWith("slurm-"));
+        expect(logs.length).toBeGreaterThanOrEqual(2);
+      });
+    }
+  }
+
+  it("runs from the CLI with --slurm --max-workers --partition --slurm-opt", async () => {
+    const dir = tempDir();
+    const store = join(dir, "store");
+    const out = execFileSync(
+      process.execPath,
+      [
+        "bin/baton.js",
+        "run",
+        GRAPH,
+        "--slurm",
+        "--max-workers",
+        "2",
+        "--partition",
+        "debug",
+        "--slurm-opt=--time=10",
+        "--store",
+        store,
+        "--json",
+      ],
+      {
+        env: {
+          ...cluster!.env,
+          BATON_TEST_WIDE: "6",
+          BATON_TEST_CHAIN: "2",
+          BATON_TEST_DELAY_MS: "50",
+        },
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    const result = JSON.parse(out) as { ok: boolean; counts: { completed: number } };
+    expect(result).toMatchObject({ ok: true, counts: { completed: 8 } });
+    const logs = readdirSync(join(store, "logs")).filter((f) => /^slurm-\d+_\d+\.log$/.test(f));
+    expect(logs.length).toBeGreaterThanOrEqual(1);
+    // The batch script is gone with the run; no allocation of any pool is left.
+    expect(readdirSync(join(store, "run")).filter((f) => f.endsWith(".sbatch"))).toEqual([]);
+    expect(slurm("squeue", ["-h", "-o", "%i"]).trim()).toBe("");
+  });
+
+  it("fails the run naming an allocation cancelled from outside, and leaves none", async () => {
+    const dir = tempDir();
+    const markers = join(dir, "markers");
+    mkdirSync(markers);
+    const { roots, jobs } = await graph(40, 0, 300, markers);
+    const store = await ResultStore.open(join(dir, "store"), nodeFiles());
+    const engine = createEngine({ jobs, workers: watchedPool({ maxWorkers: 2 }), store });
+    const run = engine.run(roots);
+    await until(() => started.length === 1 && readdirSync(markers).length > 0, "a job to run");
+    const pool = started[0]!;
+    const victim = pool.allocations().find((a) => a.state === "running")!.id;
+    slurm("scancel", [victim]);
+
+    const error = await run.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SlurmError);
+    expect((error as SlurmError).code).toBe("ALLOCATION_FAILED");
+    expect((error as SlurmError).allocations).toEqual([victim]);
+    expect((error as SlurmError).message).toContain(`allocation ${victim}`);
+    expect((error as SlurmError).message).toContain("CANCELLED");
+    expect((error as SlurmError).message).toContain(
+      join(dir, "store", "logs", `slurm-${victim}.log`),
+    );
+    expect(activeInQueue(pool.name)).toEqual([]);
+  });
+
+  it("requeues the job of a worker killed inside its allocation and completes the run", async () => {
+    const dir = tempDir();
+    const markers = join(dir, "markers");
+    mkdirSync(markers);
+    const { roots, jobs } = await graph(8, 0, 1000, markers);
+    const store = await ResultStore.open(join(dir, "store"), nodeFiles());
+    const engine = createEngine({ jobs, workers: watchedPool({ maxWorkers: 2 }), store });
+    const run = engine.run(roots);
+    await until(() => readdirSync(markers).length > 0, "a job to run");
+    const pool = started[0]!;
+    const [marker] = readdirSync(markers);
+    const [name, pid] = marker!.split(".") as [string, string];
+    // The worker process running that job, inside its allocation.
+    process.kill(Number(pid), "SIGKILL");
+
+    const result = await run;
+    expect(result.ok).toBe(true);
+    expect(result.counts.completed).toBe(8);
+    const killed = [...result.jobs.values()].find(
+      (o) => o.kind === "wide" && `wide-${o.value}` === name,
+    )!;
+    expect(killed.lostWorkers).toHaveLength(1);
+    expect(killed.lostWorkers[0]).toMatch(/^slurm-\d+_\d+$/);
+    expect(killed.attempts).toBe(2);
+    const allocation = killed.lostWorkers[0]!.slice("slurm-".length);
+    const log = readFileSync(join(dir, "store", "logs", `slurm-${allocation}.log`), "utf8");
+    expect(log).toContain(`worker slurm-${allocation} exited with code 137`);
+    expect(log).toContain(`starting worker slurm-${allocation}.2`);
+    expect(activeInQueue(pool.name)).toEqual([]);
+  });
+});

@@ -1,0 +1,56 @@
+/** The demand a scaling pool (the Slurm pool) reads from the coordinator's board. */
+import { describe, expect, it } from "vitest";
+import type { PlannedJob, Resources } from "../../src/graph/job.ts";
+import { demandGauge } from "../../src/machines/demand.ts";
+import { JobBoard } from "../../src/machines/jobBoard.ts";
+
+function planned(id: string, deps: string[] = [], requires: Resources = {}): PlannedJob {
+  return { id, kind: "k", input: null, deps, requires, retries: 0 };
+}
+
+describe("demandGauge", () => {
+  it("counts ready and running jobs, not blocked or finished ones", () => {
+    const board = new JobBoard([planned("a"), planned("b"), planned("c", ["a", "b"])]);
+    const demand = demandGauge(board);
+    const offer = { cpus: 1 };
+    expect(demand(offer)).toBe(2);
+    board.lease("c1", "w1", offer);
+    // One running, one ready: the busy worker is not spare capacity.
+    expect(demand(offer)).toBe(2);
+    board.result("c1", "a", { status: "completed", value: 1 });
+    expect(demand(offer)).toBe(1);
+    board.lease("c1", "w1", offer);
+    board.result("c1", "b", { status: "completed", value: 2 });
+    expect(demand(offer)).toBe(1);
+    board.lease("c1", "w1", offer);
+    board.result("c1", "c", { status: "completed", value: 3 });
+    expect(demand(offer)).toBe(0);
+  });
+
+  it("counts only the jobs the offer can take", () => {
+    const board = new JobBoard([
+      planned("cpu"),
+      planned("gpu", [], { gpus: 1 }),
+      planned("big", [], { cpus: 8 }),
+    ]);
+    const demand = demandGauge(board);
+    expect(demand({ cpus: 1 })).toBe(1);
+    expect(demand({ cpus: 8, gpus: 1 })).toBe(3);
+    expect(demand({ cpus: 1, gpus: 1 })).toBe(2);
+  });
+
+  it("sees jobs added while running (ctx.need)", () => {
+    const board = new JobBoard([planned("a")]);
+    const demand = demandGauge(board);
+    const offer = { cpus: 1 };
+    expect(demand(offer)).toBe(1);
+    board.lease("c1", "w1", offer);
+    board.result("c1", "a", {
+      status: "blocked",
+      needs: [planned("n1"), planned("n2", [], { gpus: 1 })],
+    });
+    // a waits on n1 and n2; only n1 fits a cpu-only offer.
+    expect(demand(offer)).toBe(1);
+    expect(demand({ cpus: 1, gpus: 1 })).toBe(2);
+  });
+});

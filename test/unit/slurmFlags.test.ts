@@ -1,0 +1,30 @@
+/** `baton run`'s Slurm flags are checked before anything is loaded or started. */
+import { describe, expect, it } from "vitest";
+import { runCommand } from "../../src/cli/runCommand.ts";
+import { ConfigError } from "../../src/errors.ts";
+
+const GRAPH = "test/fixtures/slurm.graph.ts";
+
+describe("baton run --slurm flags", () => {
+  it("refuses Slurm options without --slurm", async () => {
+    for (const flag of ["--max-workers=2", "--partition=cpu", "--slurm-opt=--time=5"]) {
+      await expect(runCommand([GRAPH, flag])).rejects.toThrow(
+        new ConfigError(`${flag.split("=")[0]} goes with --slurm`),
+      );
+    }
+  });
+
+  it("refuses --slurm together with local or in-process workers", async () => {
+    for (const flag of ["--in-process", "--workers=2"]) {
+      await expect(runCommand([GRAPH, "--slurm", flag])).rejects.toThrow(/leave out --in-process/);
+    }
+  });
+
+  it("refuses a --max-workers that is not a whole number of at least 1", async () => {
+    for (const value of ["0", "-1", "1.5", "two"]) {
+      await expect(runCommand([GRAPH, "--slurm", `--max-workers=${value}`])).rejects.toThrow(
+        `--max-workers must be a whole number of at least 1, not "${value}"`,
+      );
+    }
+  });
+});

@@ -1,0 +1,299 @@
+/**
+ * The Slurm pool against the in-memory Slurm (test/fixtures/fakeSlurm.ts): scaling to
+ * demand, the scale-down rule, failed states, "no information" from a failing squeue, and
+ * stop. The real Slurm is exercised in test/integration/slurmPool.test.ts.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { SlurmError } from "../../src/errors.ts";
+import { loadJobs } from "../../src/runtime/jobModule.ts";
+import { memoryNet } from "../../src/runtime/memoryNet.ts";
+import {
+  type SlurmPool,
+  type SlurmPoolOptions,
+  slurmPool,
+  startSlurmPool,
+} from "../../src/runtime/slurmPool.ts";
+import type { PoolStart } from "../../src/runtime/workerPool.ts";
+import { FakeSlurm } from "../fixtures/fakeSlurm.ts";
+
+const SECRET_HEX = "ab".repeat(32);
+const dirs: string[] = [];
+const pools: SlurmPool[] = [];
+
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((pool) => pool.stop().catch(() => {})));
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function start(
+  slurm: FakeSlurm,
+  demand: { value: number },
+  options: Partial<SlurmPoolOptions> = {},
+): SlurmPool {
+  const dir = mkdtempSync(join(tmpdir(), "baton-slurm-unit-"));
+  dirs.push(dir);
+  const secretFile = join(dir, "run.secret");
+  writeFileSync(secretFile, `${SECRET_HEX}\n`, { mode: 0o600 });
+  const context: PoolStart = {
+    address: "ws://127.0.0.1:7000",
+    net: memoryNet(),
+    secret: new Uint8Array(32),
+    secretFile,
+    logsDir: join(dir, "logs"),
+    jobs: loadJobs({ noop: () => null }),
+    logger: pino({ level: "silent" }),
+    demand: () => demand.value,
+  };
+  const pool = startSlurmPool(
+    {
+      jobsModule: "/shared/jobs.ts",
+      maxWorkers: 3,
+      pollMs: 5,
+      graceMs: 50,
+      stopTimeoutMs: 2000,
+      commands: slurm,
+      ...options,
+    },
+    context,
+  );
+  pools.push(pool);
+  return pool;
+}
+
+async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/** Resolves after the pool has polled `n` more times. */
+function polls(pool: SlurmPool, n: number): Promise<void> {
+  return new Promise((resolve) => {
+    let left = n;
+    const on = () => {
+      if (--left === 0) {
+        pool.off("poll", on);
+        resolve();
+      }
+    };
+    pool.on("poll", on);
+  });
+}
+
+describe("slurmPool", () => {
+  it("offers its resources and needs worker processes", () => {
+    const pool = slurmPool({ jobsModule: "/jobs.ts", resources: { cpus: 2, memory: 512 } });
+    expect(pool.offers).toEqual([{ cpus: 2, memory: 512 }]);
+    expect(pool.remote).toBe(true);
+  });
+});
+
+describe("startSlurmPool against the in-memory Slurm", () => {
+  it("writes a private batch script that names the secret file, never the secret", () => {
+    const pool = start(new FakeSlurm(), { value: 0 });
+    const script = readFileSync(pool.script, "utf8");
+    expect(statSync(pool.script).mode & 0o777).toBe(0o700);
+    expect(script).toContain("'--secret-file'");
+    expect(script).toContain("run.secret");
+    expect(script).not.toContain(SECRET_HEX);
+    expect(script).toContain("'--connect' 'ws://127.0.0.1:7000'");
+  });
+
+  it("submits one array for min(demand, maxWorkers) and nothing more while demand holds", async () => {
+    const slurm = new FakeSlurm(2);
+    const pool = start(slurm, { value: 10 });
+    await until(() => slurm.submissions.length === 1, "a submission");
+    await polls(pool, 5);
+    expect(slurm.submissions).toHaveLength(1);
+    expect(slurm.submissions[0]).toMatchObject({ count: 3, array: true, name: pool.name });
+    expect(slurm.submissions[0]!.options).toContain("--cpus-per-task=1");
+    expect(pool.allocations().map((a) => [a.id, a.state])).toEqual([
+      ["100_0", "running"],
+      ["100_1", "running"],
+      ["100_2", "pending"],
+    ]);
+  });
+
+  it("submits separate allocations without arrays", async () => {
+    const slurm = new FakeSlurm(2);
+    start(slurm, { value: 2 }, { array: false });
+    await until(() => slurm.allocations.size === 2, "two allocations");
+    expect(slurm.submissions[0]).toMatchObject({ count: 2, array: false });
+    expect([...slurm.allocations.keys()]).toEqual(["100", "101"]);
+  });
+
+  it("counts running jobs as demand: busy workers are not spare capacity", async () => {
+    const slurm = new FakeSlurm(4);
+    const demand = { value: 2 };
+    const pool = start(slurm, demand);
+    await until(() => pool.allocations().filter((a) => a.state === "running").length === 2, "2");
+    // Demand stays 2 (two jobs running, none ready): no more, no fewer.
+    await polls(pool, 5);
+    expect(slurm.active()).toHaveLength(2);
+    demand.value = 3;
+    await until(() => slurm.active().length === 3, "a third allocation");
+  });
+
+  it("scales down by cancelling only the newest pending allocations, pending-only", async () => {
+    const slurm = new FakeSlurm(1);
+    const demand = { value: 3 };
+    const pool = start(slurm, demand);
+    await until(() => pool.allocations().length === 3, "three allocations");
+    await polls(pool, 2);
+    demand.value = 2;
+    await until(() => slurm.inState("CANCELLED").length === 1, "one cancelled");
+    expect(slurm.inState("CANCELLED")).toEqual(["100_2"]);
+    demand.value = 0;
+    await until(() => slurm.inState("CANCELLED").length === 2, "two cancelled");
+    await polls(pool, 5);
+    // The running one is never asked for, and every scale-down cancel is pending-only.
+    expect(slurm.inState("RUNNING")).toEqual(["100_0"]);
+    expect(
+      slurm.cancels.every((c) => c.pendingOnly && c.states.every((s) => s === "PENDING")),
+    ).toBe(true);
+    expect(slurm.cancelledWhileRunning()).toEqual([]);
+  });
+
+  it("resubmits when an allocation completes while demand remains", async () => {
+    const slurm = new FakeSlurm(2);
+    const pool = start(slurm, { value: 2 });
+    await until(() => slurm.inState("RUNNING").length === 2, "two running");
+    slurm.finish("100_0", "COMPLETED");
+    await until(() => slurm.submissions.length === 2, "a second submission");
+    expect(slurm.submissions[1]!.count).toBe(1);
+    expect(pool.allocations().map((a) => a.id)).toEqual(["100_1", "101_0"]);
+  });
+
+  for (const state of ["FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"]) {
+    it(`fails the pool naming an allocation that ends ${state}, and its log`, async () => {
+      const slurm = new FakeSlurm(2);
+      const pool = start(slurm, { value: 2 });
+      await until(() => slurm.inState("RUNNING").length === 2, "two running");
+      slurm.finish("100_1", state, "NonZeroExitCode");
+      const error = await pool.failed;
+      expect(error).toBeInstanceOf(SlurmError);
+      expect(error.code).toBe("ALLOCATION_FAILED");
+      expect(error.allocations).toEqual(["100_1"]);
+      expect(error.logFile).toMatch(/logs\/slurm-100_1\.log$/);
+      expect(error.message).toContain(`Slurm allocation 100_1 of pool ${pool.name} ended ${state}`);
+      expect(error.message).toContain(error.logFile);
+      // A failed pool submits nothing more.
+      const submitted = slurm.submissions.length;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(slurm.submissions).toHaveLength(submitted);
+    });
+  }
+
+  it("takes a failing squeue as no information: nothing submitted, cancelled or failed", async () => {
+    const slurm = new FakeSlurm(2);
+    const demand = { value: 2 };
+    const pool = start(slurm, demand);
+    await until(() => slurm.inState("RUNNING").length === 2, "two running");
+    slurm.failingQueues = 20;
+    demand.value = 3;
+    await until(() => slurm.failingQueues === 1, "most failures to be used up");
+    // Nothing submitted while squeue fails, and the running allocations are still counted.
+    expect(slurm.submissions).toHaveLength(1);
+    expect(pool.allocations().map((a) => a.id)).toEqual(["100_0", "100_1"]);
+    await until(() => slurm.active().length === 3, "the third allocation");
+    let failed = false;
+    void pool.failed.then(() => (failed = true));
+    await polls(pool, 2);
+    expect(failed).toBe(false);
+  });
+
+  it("asks scontrol about an allocation squeue does not list, and drops one Slurm forgot", async () => {
+    const slurm = new FakeSlurm(2);
+    const demand = { value: 2 };
+    const pool = start(slurm, demand);
+    await until(() => slurm.inState("RUNNING").length === 2, "two running");
+    slurm.unlisted.add("100_0");
+    slurm.finish("100_0", "FAILED");
+    await expect(pool.failed).resolves.toMatchObject({ allocations: ["100_0"] });
+
+    const other = new FakeSlurm(2);
+    const second = start(other, { value: 1 });
+    await until(() => other.inState("RUNNING").length === 1, "one running");
+    other.forgotten.add("100_0");
+    await until(() => other.submissions.length === 2, "a replacement");
+    expect(second.allocations().map((a) => a.id)).toEqual(["101_0"]);
+  });
+
+  it("adopts an allocation with its name that it did not hear of (an sbatch that timed out)", async () => {
+    const slurm = new FakeSlurm(2);
+    const demand = { value: 0 };
+    const pool = start(slurm, demand);
+    await polls(pool, 1);
+    await slurm.submit({ ...baseRequest(pool), count: 1 });
+    demand.value = 1;
+    await polls(pool, 3);
+    expect(pool.allocations().map((a) => a.id)).toEqual(["100_0"]);
+    expect(slurm.submissions).toHaveLength(1);
+  });
+
+  it("fails the pool when Slurm refuses the submission", async () => {
+    const slurm = new FakeSlurm(2);
+    slurm.rejectSubmissions = true;
+    const pool = start(slurm, { value: 1 });
+    const error = await pool.failed;
+    expect(error.code).toBe("SBATCH_REJECTED");
+    expect(error.message).toContain("invalid partition");
+  });
+
+  it("stop cancels what is left and resolves once the queue confirms it", async () => {
+    const slurm = new FakeSlurm(2);
+    const pool = start(slurm, { value: 3 });
+    await until(() => pool.allocations().length === 3, "three allocations");
+    await polls(pool, 1);
+    slurm.failingQueues = 3;
+    await pool.stop();
+    expect(slurm.active()).toEqual([]);
+    expect(slurm.cancels[0]).toMatchObject({ ids: ["100_2"], pendingOnly: false });
+    expect(pool.allocations()).toEqual([]);
+    expect(() => statSync(pool.script)).toThrow();
+  });
+
+  it("stop leaves running allocations their grace to end on their own", async () => {
+    const slurm = new FakeSlurm(2);
+    const pool = start(slurm, { value: 2 }, { graceMs: 5000 });
+    await until(() => slurm.inState("RUNNING").length === 2, "two running");
+    const stopped = pool.stop();
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    slurm.finish("100_0", "COMPLETED");
+    slurm.finish("100_1", "COMPLETED");
+    await stopped;
+    expect(slurm.cancels).toEqual([]);
+  });
+
+  it("stop rejects naming the allocations it could not see end", async () => {
+    const slurm = new FakeSlurm(2);
+    const pool = start(slurm, { value: 1 }, { stopTimeoutMs: 100 });
+    await until(() => slurm.inState("RUNNING").length === 1, "one running");
+    slurm.failingQueues = 1_000_000;
+    const error = await pool.stop().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SlurmError);
+    expect((error as SlurmError).code).toBe("STOP_UNCONFIRMED");
+    expect((error as SlurmError).allocations).toEqual(["100_0"]);
+    slurm.failingQueues = 0;
+  });
+});
+
+function baseRequest(pool: SlurmPool) {
+  return {
+    script: pool.script,
+    name: pool.name,
+    count: 1,
+    array: true,
+    logsDir: "/tmp",
+    options: [],
+  };
+}
