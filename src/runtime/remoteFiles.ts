@@ -1,0 +1,96 @@
+import { RemoteHostError } from "../errors.ts";
+import type { Files } from "./ports.ts";
+import { shellQuote } from "./shellQuote.ts";
+import type { SshHost } from "./sshHost.ts";
+
+/** Exit code of the read script when the file does not exist. */
+const ABSENT = 3;
+
+function checkPath(path: string): string {
+  if (!path.startsWith("/")) {
+    throw new Error(
+      `remote path ${JSON.stringify(path)} must be absolute (a relative one would depend on the remote login directory)`,
+    );
+  }
+  return shellQuote(path);
+}
+
+/**
+ * The Files port on a remote host, over ssh: the state directory of remote ranks (markers,
+ * acks, cancel files, the mirrored lease). `writeAtomic` sends the data on stdin (never in
+ * argv) to a temp file beside the target (`.NAME.PID.tmp`, created under umask 077 with the
+ * mode set explicitly, default 0600), syncs it and renames it over the target; parent
+ * directories are created 0700. Paths must be absolute. Each call is one ssh round trip.
+ *
+ * @example
+ * ```ts
+ * const files = remoteFiles(sshHost(target));
+ * await files.writeAtomic("/home/alice/.baton/run/dep-4kq9z0c1m2xa/cancel.json", text);
+ * const marker = await files.read("/home/alice/.baton/run/dep-4kq9z0c1m2xa/rank-1.marker.json");
+ * ```
+ */
+export function remoteFiles(host: SshHost): Files {
+  const run = async (what: string, script: string, input?: string | Uint8Array) => {
+    const result = await host.run(`umask 077\n${script}`, { input });
+    if (result.code !== 0 && result.code !== ABSENT) {
+      throw new RemoteHostError(
+        "SSH_REMOTE",
+        `${host.target.spec}: cannot ${what} (exit ${result.code}): ${result.stderr.trim()}`,
+        host.target.spec,
+      );
+    }
+    return result;
+  };
+
+  return {
+    async writeAtomic(path, data, mode = 0o600) {
+      const target = checkPath(path);
+      const slash = path.lastIndexOf("/");
+      const dir = shellQuote(path.slice(0, slash) || "/");
+      const temp = shellQuote(`${path.slice(0, slash)}/.${path.slice(slash + 1)}.`);
+      await run(
+        `write ${path}`,
+        [
+          `mkdir -p ${dir} || exit 1`,
+          `tmp=${temp}$$.tmp`,
+          `if cat >"$tmp" && chmod ${mode.toString(8)} "$tmp" && { sync "$tmp" 2>/dev/null || sync; } && mv -f "$tmp" ${target}; then exit 0; fi`,
+          `rm -f "$tmp"; exit 1`,
+        ].join("\n"),
+        data,
+      );
+    },
+
+    async read(path) {
+      const result = await run(
+        `read ${path}`,
+        `if [ -e ${checkPath(path)} ]; then exec cat ${checkPath(path)}; fi\nexit ${ABSENT}`,
+      );
+      return result.code === ABSENT ? undefined : result.stdout.toString("utf8");
+    },
+
+    async list(dir) {
+      const quoted = checkPath(dir);
+      const result = await run(
+        `list ${dir}`,
+        [
+          `[ -d ${quoted} ] || exit 0`,
+          `cd ${quoted} || exit 1`,
+          `for f in * .[!.]* ..?*; do [ -e "$f" ] && printf '%s\\000' "$f"; done`,
+          "exit 0",
+        ].join("\n"),
+      );
+      return result.stdout
+        .toString("utf8")
+        .split("\0")
+        .filter((name) => name !== "");
+    },
+
+    async remove(path) {
+      await run(`remove ${path}`, `rm -f ${checkPath(path)}`);
+    },
+
+    async mkdirp(dir) {
+      await run(`create ${dir}`, `mkdir -p ${checkPath(dir)}`);
+    },
+  };
+}

@@ -1,0 +1,178 @@
+import { RemoteHostError } from "../errors.ts";
+import { checkDeploymentId } from "../rank/deploymentPaths.ts";
+import type { ProcInfo, Signal, SignalOutcome } from "./ports.ts";
+import { parseProcStat } from "./procStat.ts";
+import { shellQuote } from "./shellQuote.ts";
+import type { SshHost } from "./sshHost.ts";
+
+/** A remote process table entry, with what its environment says about the deployment. */
+export interface RemoteProc extends ProcInfo {
+  /**
+   * Whether its environment has `BATON_DEPLOYMENT=<deployment>`; undefined when the
+   * environment cannot be read (another user's process).
+   */
+  envCarries: boolean | undefined;
+}
+
+/** What `signalIfOwned` did to one pid; `not-owned`: it no longer carries the deployment. */
+export type RemoteSignalOutcome = SignalOutcome | "not-owned";
+
+export interface RemoteProcsOptions {
+  /** Timeout of each round trip (default: the host's). */
+  timeoutMs?: number;
+}
+
+/** The process table of a remote host, seen and acted on through one ssh round trip per call. */
+export interface RemoteProcs {
+  readonly host: SshHost;
+  /**
+   * The entries of `pids` that exist on the host (a pid absent from the result is gone; a
+   * zombie is reported as one). With `scan`, also every process whose environment carries
+   * `BATON_DEPLOYMENT=<deployment>`.
+   */
+  snapshot(
+    pids: readonly number[],
+    deployment: string,
+    options?: { scan?: boolean },
+  ): Promise<RemoteProc[]>;
+  /**
+   * Signals each pid only if, checked on the host right before its `kill`, it is alive and
+   * carries `deployment` (an argument names it, or its environment has
+   * `BATON_DEPLOYMENT=<deployment>`). A zombie or a missing pid is `ESRCH`.
+   */
+  signalIfOwned(
+    pids: readonly number[],
+    deployment: string,
+    signal: Signal,
+  ): Promise<Map<number, RemoteSignalOutcome>>;
+}
+
+/** Shell functions both scripts use: the ownership tests, with `dep` and `pattern` set. */
+function prelude(deployment: string): string {
+  // An argument names the deployment as a whole word, as `carriesDeployment` decides locally.
+  const word = checkDeploymentId(deployment).replaceAll(".", "[.]");
+  return [
+    "LC_ALL=C; export LC_ALL",
+    `dep=${shellQuote(deployment)}`,
+    `pattern=${shellQuote(`(^|[^A-Za-z0-9_.-])${word}([^A-Za-z0-9_.-]|$)`)}`,
+    // One line per entry: a newline inside a value becomes \001 first, so no value can fake
+    // an entry of its own.
+    `entries() { { tr '\\012\\000' '\\001\\012' <"$1"; } 2>/dev/null; }`,
+    `env_carries() { entries "/proc/$1/environ" | grep -Fqx -e "BATON_DEPLOYMENT=$dep"; }`,
+    `argv_carries() { entries "/proc/$1/cmdline" | grep -Eq -e "$pattern"; }`,
+    `hex() { { od -An -v -tx1 "$1"; } 2>/dev/null | tr -d ' \\n'; }`,
+  ].join("\n");
+}
+
+/** The pids as words for the script; `min` is 1 to look, 2 to signal (never init). */
+function checkPids(pids: readonly number[], min: number): string {
+  for (const pid of pids) {
+    if (!Number.isSafeInteger(pid) || pid < min) {
+      throw new Error(`remote pid ${pid} is not valid here: a pid is an integer ≥ ${min}`);
+    }
+  }
+  return pids.join(" ");
+}
+
+const SIGNAL_NAMES: Record<string, string> = {
+  SIGTERM: "TERM",
+  SIGKILL: "KILL",
+  SIGINT: "INT",
+  0: "0",
+};
+
+const fromHex = (hex: string): string => (hex === "." ? "" : Buffer.from(hex, "hex").toString());
+
+/**
+ * The remote process table adapter: `snapshot` reads pid, ppid, pgid and state from
+ * /proc/PID/stat, argv from /proc/PID/cmdline and whether the environment carries the
+ * deployment, for any number of pids in one ssh round trip of POSIX sh (`od`, `tr`, `grep`);
+ * `signalIfOwned` checks ownership on the host immediately before each `kill`, so a remote
+ * pid reused by another program is never signalled. The host must be Linux (/proc).
+ *
+ * @example
+ * ```ts
+ * const table = remoteProcs(sshHost(target));
+ * const alive = await table.snapshot([4711], "dep-4kq9z0c1m2xa");
+ * const outcomes = await table.signalIfOwned([4711], "dep-4kq9z0c1m2xa", "SIGTERM");
+ * outcomes.get(4711); // "ok" | "ESRCH" | "EPERM" | "not-owned"
+ * ```
+ */
+export function remoteProcs(host: SshHost, options: RemoteProcsOptions = {}): RemoteProcs {
+  const run = async (script: string): Promise<string[]> => {
+    const { code, stdout, stderr } = await host.run(script, { timeoutMs: options.timeoutMs });
+    if (code !== 0) {
+      throw new RemoteHostError(
+        "SSH_REMOTE",
+        `${host.target.spec}: reading the process table failed (exit ${code}): ${stderr.trim()}; the host must be Linux with /proc, od, tr and grep`,
+        host.target.spec,
+      );
+    }
+    return stdout
+      .toString("utf8")
+      .split("\n")
+      .filter((line) => line !== "");
+  };
+
+  return {
+    host,
+
+    async snapshot(pids, deployment, { scan = false } = {}) {
+      const script = [
+        prelude(deployment),
+        `pids=${shellQuote(checkPids(pids, 1))}`,
+        scan
+          ? `for f in $(grep -l -F -s -e "BATON_DEPLOYMENT=$dep" /proc/[0-9]*/environ); do p=\${f#/proc/}; pids="$pids \${p%/environ}"; done`
+          : "",
+        "for p in $pids; do",
+        '  stat=$(hex "/proc/$p/stat"); [ -n "$stat" ] || continue',
+        '  argv=$(hex "/proc/$p/cmdline")',
+        '  if [ ! -r "/proc/$p/environ" ]; then e=u; elif env_carries "$p"; then e=y; else e=n; fi',
+        `  printf '%s %s %s %s\\n' "$p" "$stat" "\${argv:-.}" "$e"`,
+        "done",
+      ].join("\n");
+      const seen = new Map<number, RemoteProc>();
+      for (const line of await run(script)) {
+        const [pidText = "", stat = "", argv = "", env = ""] = line.split(" ");
+        const pid = Number(pidText);
+        if (seen.has(pid)) continue;
+        seen.set(pid, {
+          ...parseProcStat(pid, fromHex(stat), fromHex(argv)),
+          envCarries: env === "u" ? undefined : env === "y",
+        });
+      }
+      return [...seen.values()];
+    },
+
+    async signalIfOwned(pids, deployment, signal) {
+      const name = SIGNAL_NAMES[String(signal)];
+      const script = [
+        prelude(deployment),
+        `for p in ${checkPids(pids, 2)}; do`,
+        `  if ! { read -r line <"/proc/$p/stat"; } 2>/dev/null; then echo "$p ESRCH"; continue; fi`,
+        `  rest=\${line##*') '}; state=\${rest%% *}`,
+        `  case $state in Z|X|x) echo "$p ESRCH"; continue ;; esac`,
+        `  if ! env_carries "$p" && ! argv_carries "$p"; then echo "$p not-owned"; continue; fi`,
+        `  if kill -s ${name} "$p" 2>/dev/null; then echo "$p ok"`,
+        `  elif [ -e "/proc/$p" ]; then echo "$p EPERM"`,
+        `  else echo "$p ESRCH"; fi`,
+        "done",
+      ].join("\n");
+      const outcomes = new Map<number, RemoteSignalOutcome>();
+      for (const line of await run(script)) {
+        const [pid = "", outcome = ""] = line.split(" ");
+        outcomes.set(Number(pid), outcome as RemoteSignalOutcome);
+      }
+      for (const pid of pids) {
+        if (!outcomes.has(pid)) {
+          throw new RemoteHostError(
+            "SSH_REMOTE",
+            `${host.target.spec}: no answer about pid ${pid} when signalling it`,
+            host.target.spec,
+          );
+        }
+      }
+      return outcomes;
+    },
+  };
+}

@@ -1,0 +1,17 @@
+/**
+ * One word for a POSIX shell: `text` between single quotes, each `'` written as `'\''`. The
+ * shell reads it back byte for byte, whatever it holds (spaces, `$`, backquotes, newlines).
+ * Text containing a NUL cannot be passed to a program and is refused.
+ *
+ * @example
+ * ```ts
+ * shellQuote("it's $HOME"); // "'it'\\''s $HOME'"
+ * `cd ${shellQuote(dir)} && exec ${argv.map(shellQuote).join(" ")}`;
+ * ```
+ */
+export function shellQuote(text: string): string {
+  if (text.includes("\0")) {
+    throw new Error(`cannot pass ${JSON.stringify(text)} to a shell: it contains a NUL byte`);
+  }
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,653 @@
+/**
+ * Remote ranks over SSH against a real OpenSSH server on 127.0.0.1 (test/fixtures/sshd.ts):
+ * remote commands and their timeouts, the remote process table, ownership checked on the
+ * remote side, the remote teardown, remote files, and ranks that must not outlive their
+ * launcher. The "remote" host is this machine, so the remote pids are real pids here, owned
+ * by the test user; every one a test starts is killed by pid over ssh in afterEach.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { RemoteHostError, TeardownError } from "../../src/errors.ts";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { MARKER_FORMAT, type Marker } from "../../src/rank/markerFormat.ts";
+import { readStateFile } from "../../src/rank/stateFile.ts";
+import { holdLease } from "../../src/runtime/launcherLease.ts";
+import { nodeClock } from "../../src/runtime/nodeClock.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
+import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
+import { type RemoteRankHandle, spawnRemoteRank } from "../../src/runtime/remoteRank.ts";
+import { openRemoteSite } from "../../src/runtime/remoteSite.ts";
+import { remoteStateDir } from "../../src/runtime/remoteStateDir.ts";
+import { tearDownRemote } from "../../src/runtime/remoteTeardown.ts";
+import { type SshHost, sshHost } from "../../src/runtime/sshHost.ts";
+import { parseRankHost, type SshTarget } from "../../src/runtime/sshTarget.ts";
+import { sshdAvailable, startSshd, type TestSshd } from "../fixtures/sshd.ts";
+
+const STUBBORN = fileURLToPath(new URL("../fixtures/stubbornRank.mjs", import.meta.url));
+const LAUNCHER = fileURLToPath(new URL("../fixtures/remoteLauncher.ts", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const FAST = {
+  termGraceMs: 600,
+  killWaitMs: 600,
+  killAgainWaitMs: 600,
+  sweepTermWaitMs: 600,
+  sweepKillWaitMs: 600,
+};
+
+const available = sshdAvailable();
+if (!available && process.env.CI) {
+  it("has an sshd to test remote ranks against", () => {
+    throw new Error(
+      "CI is set but the sshd fixture cannot run: it needs root and Debian's openssh-server (scripts/system-deps.sh)",
+    );
+  });
+} else if (!available) {
+  console.warn(
+    "sshRanks.test.ts skipped: the sshd fixture needs root and /usr/sbin/sshd (openssh-server); under CI=true this fails instead",
+  );
+}
+
+describe.skipIf(!available)("remote ranks over SSH", () => {
+  let sshd: TestSshd;
+  let target: SshTarget;
+  let stateDir: string;
+  let localDir: string;
+  /** Per test: what to stop afterwards. */
+  let hosts: SshHost[] = [];
+  let remotePids: number[] = [];
+  let localChildren: ChildProcess[] = [];
+  let ranks: RemoteRankHandle[] = [];
+  let deployments: string[] = [];
+  let counter = 0;
+
+  const open = (options: { timeoutMs?: number; multiplex?: boolean } = {}): SshHost => {
+    const host = sshHost(target, { configFile: sshd.configFile, ...options });
+    hosts.push(host);
+    return host;
+  };
+  const newDeployment = (): string => {
+    const deployment = `dep-ssh${process.pid}t${++counter}`;
+    deployments.push(deployment);
+    return deployment;
+  };
+  const startRank = async (
+    host: SshHost,
+    deployment: string,
+    mode = "alone",
+    extra: { env?: Record<string, string>; envDefaults?: Record<string, string> } = {},
+  ): Promise<RemoteRankHandle> => {
+    const rank = await spawnRemoteRank({
+      host,
+      argv: ["/usr/bin/node", STUBBORN, mode],
+      env: {
+        RANK: "1",
+        WORLD_SIZE: "2",
+        BATON_DEPLOYMENT: deployment,
+        BATON_STATE_DIR: stateDir,
+        ...extra.env,
+      },
+      envDefaults: extra.envDefaults,
+      logFile: join(localDir, `${deployment}.log`),
+      guardGraceMs: 1_000,
+    });
+    ranks.push(rank);
+    remotePids.push(rank.pid);
+    return rank;
+  };
+  /** Waits until the rank's log holds `text` (the rank has started its handlers). */
+  const logged = async (deployment: string, text: RegExp): Promise<RegExpExecArray> => {
+    for (let waited = 0; waited < 15_000; waited += 50) {
+      const match = text.exec(readLog(deployment));
+      if (match !== null) return match;
+      await sleep(50);
+    }
+    throw new Error(`${deployment}'s log never showed ${text}: ${readLog(deployment)}`);
+  };
+  const readLog = (deployment: string): string => {
+    try {
+      return readFileSync(join(localDir, `${deployment}.log`), "utf8");
+    } catch {
+      return "";
+    }
+  };
+  /** Polls the remote table until none of `pids` is alive (a zombie is dead); returns the ms taken. */
+  const goneWithin = async (host: SshHost, pids: number[], boundMs: number): Promise<number> => {
+    const table = remoteProcs(host);
+    const started = Date.now();
+    for (;;) {
+      const alive = (await table.snapshot(pids, "unused")).filter(
+        (proc) => proc.state !== "zombie" && proc.state !== "dead",
+      );
+      if (alive.length === 0) return Date.now() - started;
+      if (Date.now() - started > boundMs) {
+        throw new Error(`still alive after ${boundMs} ms: ${alive.map((p) => p.pid).join(", ")}`);
+      }
+      await sleep(100);
+    }
+  };
+
+  beforeAll(async () => {
+    sshd = await startSshd();
+    target = parseRankHost(sshd.url) as SshTarget;
+    const host = sshHost(target, { configFile: sshd.configFile });
+    try {
+      stateDir = await remoteStateDir(host);
+    } finally {
+      await host.close();
+    }
+  });
+
+  afterAll(async () => {
+    await sshd?.stop();
+  });
+
+  afterEach(async () => {
+    try {
+      rmSync(localDir, { recursive: true, force: true });
+      for (const child of localChildren) {
+        if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+          process.kill(child.pid, "SIGKILL");
+        }
+      }
+      for (const rank of ranks) {
+        const client = nodeProcs().inspect(rank.sshPid);
+        if (client !== undefined && client.state !== "zombie") process.kill(rank.sshPid, "SIGKILL");
+      }
+      // The remote processes the test started, by pid (as the test user, over ssh), then
+      // anything else that carries one of its deployments (a rank's child, a restarted one).
+      const cleaner = sshHost(target, { configFile: sshd.configFile, multiplex: false });
+      try {
+        const dirs = deployments.map((dep) => `'${stateDir}/${dep}'`).join(" ");
+        await cleaner.run(
+          `${remotePids.length > 0 ? `kill -s KILL ${remotePids.join(" ")} 2>/dev/null;` : ""} rm -rf ${dirs} /tmp/baton-ssh-test-*.pid; exit 0`,
+        );
+        const table = remoteProcs(cleaner);
+        for (const deployment of deployments) {
+          const left = await table.snapshot([], deployment, { scan: true });
+          if (left.length > 0) {
+            await table.signalIfOwned(
+              left.map((proc) => proc.pid),
+              deployment,
+              "SIGKILL",
+            );
+          }
+        }
+      } finally {
+        await cleaner.close();
+      }
+    } finally {
+      for (const host of hosts) await host.close().catch(() => undefined);
+      hosts = [];
+      remotePids = [];
+      localChildren = [];
+      ranks = [];
+      deployments = [];
+    }
+  });
+
+  beforeEach(() => {
+    localDir = mkdtempSync(join(tmpdir(), "baton-ssh-ranks-"));
+  });
+
+  it("runs a remote command, captures its output and code, and kills a call that outlives its timeout", async () => {
+    const host = open();
+    const result = await host.run("echo out; echo err >&2; printf '%s' \"$(id -un)\" >&2; exit 3");
+    expect(result.code).toBe(3);
+    expect(result.stdout.toString()).toBe("out\n");
+    expect(result.stderr).toBe(`err\n${sshd.user}`);
+    // Data travels on stdin, not argv.
+    const echoed = await host.run("cat", { input: "secret-on-stdin" });
+    expect(echoed.stdout.toString()).toBe("secret-on-stdin");
+
+    const pidFile = `/tmp/baton-ssh-test-${process.pid}.pid`;
+    const call = host.run(`echo $$ > ${pidFile}; exec sleep 31`, { timeoutMs: 800 });
+    await expect(call).rejects.toMatchObject({ code: "SSH_TIMEOUT", host: sshd.url });
+    const pid = Number((await host.run(`cat ${pidFile}`)).stdout.toString());
+    expect(pid).toBeGreaterThan(1);
+    remotePids.push(pid);
+    // The remote side of the timed-out call was killed too (its process group, over ssh).
+    await goneWithin(host, [pid], 5_000);
+  });
+
+  it("shares one master connection, starts it again when it dies, and stops it on close", async () => {
+    const masters = () =>
+      nodeProcs()
+        .list()
+        .filter(
+          (proc) =>
+            proc.state !== "zombie" &&
+            proc.argv.includes("ControlMaster=yes") &&
+            proc.argv.includes(String(sshd.port)),
+        );
+    const before = masters().map((proc) => proc.pid);
+    const host = open();
+    await host.run("true");
+    await host.run("true");
+    const first = masters().filter((proc) => !before.includes(proc.pid));
+    expect(first).toHaveLength(1);
+    const dir =
+      first[0]?.argv.find((arg) => arg.startsWith("ControlPath="))?.slice("ControlPath=".length) ??
+      "";
+    expect(statSync(dirname(dir)).mode & 0o777).toBe(0o700);
+    process.kill(first[0]?.pid as number, "SIGKILL");
+    await sleep(200);
+    expect((await host.run("echo again")).stdout.toString()).toBe("again\n");
+    const second = masters().filter((proc) => !before.includes(proc.pid));
+    expect(second).toHaveLength(1);
+    expect(second[0]?.pid).not.toBe(first[0]?.pid);
+    await host.close();
+    const after = masters().filter((proc) => !before.includes(proc.pid));
+    expect(after).toEqual([]);
+    expect(existsSync(dirname(dir))).toBe(false);
+    await expect(host.run("true")).rejects.toThrow(/closed/);
+  });
+
+  it("reports an unreachable host as SSH_UNREACHABLE with ssh's own words", async () => {
+    const closed = parseRankHost("ssh://nobody@127.0.0.1:1") as SshTarget;
+    const host = sshHost(closed, { configFile: sshd.configFile, connectTimeoutMs: 3_000 });
+    hosts.push(host);
+    const error = await host.run("true").catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(RemoteHostError);
+    expect(error).toMatchObject({ code: "SSH_UNREACHABLE", host: "ssh://nobody@127.0.0.1:1" });
+    expect((error as Error).message).toMatch(/refused|connect/i);
+  });
+
+  it("passes the environment on stdin, byte for byte, with defaults yielding to the host's", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const odd = 'it\'s "$HOME" `id` \\0101 %s\n\ttabs ünï ✓ -n ';
+    const rank = await startRank(host, deployment, "alone", {
+      env: { BATON_TEST_SHOW: "ODD,EMPTY,HOME,FILLED,BATON_LAUNCHER_PID", ODD: odd, EMPTY: "" },
+      envDefaults: { HOME: "/not/the/home", FILLED: "from-default", ODD: "ignored" },
+    });
+    const shown = JSON.parse((await logged(deployment, /^env (.*)$/m))[1] as string);
+    expect(shown).toEqual({
+      ODD: odd,
+      EMPTY: "",
+      HOME: "/home/batontest",
+      FILLED: "from-default",
+      BATON_LAUNCHER_PID: expect.stringMatching(/^\d+$/),
+    });
+    // No value is in any argv on the remote host: not the guard's, not the rank's.
+    const table = remoteProcs(host);
+    const [mine] = await table.snapshot([rank.pid], deployment);
+    expect(mine?.argv.join(" ")).not.toContain("from-default");
+    const guard = await table.snapshot([mine?.ppid as number], deployment);
+    expect(guard[0]?.argv.join(" ")).toMatch(/^\/bin\/sh -c /);
+    expect(guard[0]?.argv.join(" ")).not.toContain("from-default");
+  });
+
+  it("refuses to start a rank whose program or directory is missing on the host", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const base = {
+      host,
+      env: { BATON_DEPLOYMENT: deployment },
+      logFile: join(localDir, `${deployment}.log`),
+    };
+    const missing = await spawnRemoteRank({ ...base, argv: ["/nonexistent/rank"] }).catch(
+      (err: unknown) => err,
+    );
+    expect(missing).toMatchObject({ code: "SSH_REMOTE", host: sshd.url });
+    expect((missing as Error).message).toMatch(/\/nonexistent\/rank: not found on /);
+    await logged(deployment, /\/nonexistent\/rank: not found on /);
+    const nowhere = await spawnRemoteRank({
+      ...base,
+      argv: ["/usr/bin/node", STUBBORN],
+      cwd: "/nonexistent/dir",
+    }).catch((err: unknown) => err);
+    expect(nowhere).toMatchObject({ code: "SSH_REMOTE" });
+    expect((nowhere as Error).message).toMatch(/cannot enter \/nonexistent\/dir/);
+  });
+
+  it("snapshots remote processes in one round trip: ids, state, argv, environment, zombies", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const rank = await startRank(host, deployment);
+    const line = await logged(deployment, /stubborn rank (\d+) 1 (\S+) (\d+)\n/);
+    expect(Number(line[1])).toBe(rank.pid);
+    expect(line[2]).toBe(deployment);
+    const sessionPid = Number(line[3]);
+    const table = remoteProcs(host);
+    const procs = await table.snapshot([rank.pid, sessionPid, 999_999_999], deployment);
+    const mine = procs.find((proc) => proc.pid === rank.pid);
+    expect(mine).toMatchObject({
+      pid: rank.pid,
+      pgid: rank.pid,
+      state: "sleeping",
+      argv: ["/usr/bin/node", STUBBORN, "alone"],
+      envCarries: true,
+    });
+    // BATON_LAUNCHER_PID is the remote sshd session serving this rank's connection.
+    const session = procs.find((proc) => proc.pid === sessionPid);
+    expect(session?.argv.join(" ")).toMatch(/^sshd: /);
+    // sshd makes its session process undumpable: its environment is unreadable, not "no".
+    expect(session?.envCarries).toBeUndefined();
+    expect(procs.some((proc) => proc.pid === 999_999_999)).toBe(false);
+    // The scan finds it by its environment alone.
+    const scanned = await table.snapshot([], deployment, { scan: true });
+    expect(scanned.map((proc) => proc.pid)).toContain(rank.pid);
+    expect(scanned.every((proc) => proc.envCarries)).toBe(true);
+
+    // A zombie counts as dead: its parent (exec'd into sleep) never reaps it.
+    const zombieFile = `/tmp/baton-ssh-test-${process.pid}.pid`;
+    const parent = await host.run(
+      `/bin/sh -c 'sleep 0 & echo $! > ${zombieFile}; exec sleep 300' >/dev/null 2>&1 </dev/null & echo $!`,
+    );
+    remotePids.push(Number(parent.stdout.toString()));
+    let zombie: number | undefined;
+    for (let waited = 0; zombie === undefined && waited < 5_000; waited += 100) {
+      const text = (await host.run(`cat ${zombieFile} 2>/dev/null`)).stdout.toString();
+      if (/^\d+\n$/.test(text)) zombie = Number(text);
+      else await sleep(100);
+    }
+    expect(zombie).toBeGreaterThan(1);
+    let state: string | undefined;
+    for (let waited = 0; state !== "zombie" && waited < 5_000; waited += 100) {
+      state = (await table.snapshot([zombie as number], deployment))[0]?.state;
+      if (state !== "zombie") await sleep(100);
+    }
+    expect(state).toBe("zombie");
+    const outcomes = await table.signalIfOwned([zombie as number], deployment, "SIGKILL");
+    expect(outcomes.get(zombie as number)).toBe("ESRCH");
+  });
+
+  it("never signals a remote pid that another program now holds", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    // An unrelated program of the same user, under a pid a stale marker could name.
+    const started = await host.run("sleep 300 >/dev/null 2>&1 </dev/null & echo $!");
+    const stranger = Number(started.stdout.toString());
+    remotePids.push(stranger);
+    const table = remoteProcs(host);
+    for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+      const outcomes = await table.signalIfOwned([stranger], deployment, signal);
+      expect(outcomes.get(stranger)).toBe("not-owned");
+    }
+    // A value cannot pose as an entry of the environment.
+    const posing = await host.run(
+      `FAKE="$(printf 'x\\nBATON_DEPLOYMENT=${deployment}')" sleep 300 >/dev/null 2>&1 </dev/null & echo $!`,
+    );
+    const poser = Number(posing.stdout.toString());
+    remotePids.push(poser);
+    expect((await table.signalIfOwned([poser], deployment, "SIGKILL")).get(poser)).toBe(
+      "not-owned",
+    );
+    expect((await table.snapshot([poser], deployment))[0]?.envCarries).toBe(false);
+    // The whole remote teardown, told the pid is a rank and named by a marker, leaves it alone.
+    const report = await tearDownRemote(
+      { deployment, pids: [stranger], sweepCandidates: async () => [stranger] },
+      { table, clock: nodeClock() },
+      FAST,
+    );
+    expect(report.verified).toBe(true);
+    expect(report.swept).toEqual([]);
+    const [after] = await table.snapshot([stranger], deployment);
+    expect(after).toMatchObject({ pid: stranger, argv: ["sleep", "300"], envCarries: false });
+    expect(after?.state).not.toBe("zombie");
+    // A gone pid and a pid of another user are refused as such.
+    const other = await table
+      .signalIfOwned([999_999_999, 1], deployment, "SIGTERM")
+      .catch((err: Error) => err);
+    expect(other).toBeInstanceOf(Error);
+    const gone = await table.signalIfOwned([999_999_999], deployment, "SIGTERM");
+    expect(gone.get(999_999_999)).toBe("ESRCH");
+  });
+
+  it("tears down a remote rank that ignores TERM (and its escaped child) with TERM, wait, KILL", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const rank = await startRank(host, deployment, "child");
+    const child = Number((await logged(deployment, /child (\d+)\n/))[1]);
+    remotePids.push(child);
+    const table = remoteProcs(host);
+    const report = await tearDownRemote(
+      { deployment, pids: [rank.pid], sweepCandidates: async () => [rank.pid] },
+      { table, clock: nodeClock() },
+      FAST,
+    );
+    expect(report.verified).toBe(true);
+    const steps = report.steps.join("\n");
+    expect(steps).toMatch(new RegExp(`TERM to pids ${rank.pid}`));
+    expect(steps).toMatch(/awaitTerm: time is up/);
+    expect(steps).toMatch(new RegExp(`KILL to pids ${rank.pid}`));
+    // The child left the rank's process group; the sweep found it by its environment.
+    expect(report.swept).toContain(child);
+    expect(readLog(deployment)).toMatch(/ignoring SIGTERM/);
+    expect(await rank.exited).toEqual({ code: 137, signal: null });
+    await goneWithin(host, [rank.pid, child], 1_000);
+  });
+
+  it("reports another user's process as EPERM or not owned, never signalling it", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const table = remoteProcs(host);
+    // A root process whose environment carries the deployment: unreadable to the test user,
+    // so nothing proves it is the deployment's.
+    const byEnv = spawn("sleep", ["300"], {
+      env: { ...process.env, BATON_DEPLOYMENT: deployment },
+      stdio: "ignore",
+    });
+    localChildren.push(byEnv);
+    const envPid = byEnv.pid as number;
+    expect((await table.signalIfOwned([envPid], deployment, "SIGTERM")).get(envPid)).toBe(
+      "not-owned",
+    );
+    // A root process whose argv names the deployment: owned, but the kill is not permitted.
+    const byArgv = spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)", deployment], {
+      stdio: "ignore",
+    });
+    localChildren.push(byArgv);
+    const argvPid = byArgv.pid as number;
+    expect((await table.signalIfOwned([argvPid], deployment, "SIGKILL")).get(argvPid)).toBe(
+      "EPERM",
+    );
+    expect(nodeProcs().inspect(envPid)?.state).not.toBe("zombie");
+    expect(nodeProcs().inspect(argvPid)?.state).not.toBe("zombie");
+  });
+
+  it("raises TeardownError naming a remote process of the deployment that keeps coming back", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const table = remoteProcs(host);
+    // A loop outside the deployment restarts a process that carries it as soon as it dies.
+    const loop = await host.run(
+      `/bin/sh -c 'while :; do BATON_DEPLOYMENT=${deployment} sleep 300; done' >/dev/null 2>&1 </dev/null & echo $!`,
+    );
+    remotePids.push(Number(loop.stdout.toString()));
+    let first: number | undefined;
+    for (let waited = 0; first === undefined && waited < 5_000; waited += 100) {
+      first = (await table.snapshot([], deployment, { scan: true }))[0]?.pid;
+      if (first === undefined) await sleep(100);
+    }
+    expect(first).toBeGreaterThan(1);
+    const error = await tearDownRemote(
+      { deployment, pids: [first as number], sweepCandidates: async () => [] },
+      { table, clock: nodeClock() },
+      FAST,
+    ).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(TeardownError);
+    const survivors = (error as TeardownError).survivors;
+    expect(survivors).toHaveLength(1);
+    expect(survivors[0]?.pid).not.toBe(first);
+    expect((error as Error).message).toMatch(deployment);
+  });
+
+  it("stops the remote rank when its ssh client is killed, though it ignores HUP and TERM", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const rank = await startRank(host, deployment);
+    const session = Number((await logged(deployment, /stubborn rank \d+ 1 \S+ (\d+)\n/))[1]);
+    process.kill(rank.sshPid, "SIGKILL");
+    const ms = await goneWithin(host, [rank.pid], 10_000);
+    console.log(`remote rank gone ${ms} ms after its ssh client was killed`);
+    // Its BATON_LAUNCHER_PID, the remote sshd session, is gone too: a rank on baton's rank
+    // library (or rank.py) that ignored every signal would see its launcher gone.
+    await goneWithin(host, [session], 5_000);
+  });
+
+  it("stops a remote rank whose mirrored lease stops changing (a frozen or cut-off launcher)", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const files = remoteFiles(host);
+    const paths = deploymentPaths(stateDir, deployment);
+    const lease = await holdLease({
+      files,
+      clock: nodeClock(),
+      path: paths.lease,
+      deployment,
+      pid: process.pid,
+      token: "t0ken",
+      staleAfterMs: 2_000,
+    });
+    let released = false;
+    try {
+      const rank = await spawnRemoteRank({
+        host,
+        argv: ["/usr/bin/node", STUBBORN],
+        env: { RANK: "1", WORLD_SIZE: "2", BATON_DEPLOYMENT: deployment },
+        logFile: join(localDir, `${deployment}.log`),
+        guardGraceMs: 1_000,
+        lease: { path: paths.lease, staleAfterMs: 2_000 },
+      });
+      ranks.push(rank);
+      remotePids.push(rank.pid);
+      await logged(deployment, /stubborn rank/);
+      // Renewed: alive well past the staleness.
+      await sleep(4_000);
+      const [alive] = await remoteProcs(host).snapshot([rank.pid], deployment);
+      expect(alive?.state).toMatch(/sleeping|running/);
+      // The launcher stops renewing, its ssh session still open: the guard stops the rank.
+      await lease.release();
+      released = true;
+      const ms = await goneWithin(host, [rank.pid], 10_000);
+      console.log(`remote rank gone ${ms} ms after its lease stopped being renewed (stale 2 s)`);
+      // It ignored TERM: the guard's KILL ended it, and its session with it.
+      expect(await rank.exited).toEqual({ code: 137, signal: null });
+    } finally {
+      if (!released) await lease.release();
+    }
+  });
+
+  it("leaves no remote rank alive when the launcher is killed", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const launcher = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        LAUNCHER,
+        sshd.url,
+        sshd.configFile,
+        join(localDir, `${deployment}.log`),
+        deployment,
+        STUBBORN,
+      ],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    localChildren.push(launcher);
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      launcher.stdout?.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes("\n")) resolve(out.split("\n")[0] as string);
+      });
+      launcher.once("exit", (code) => reject(new Error(`launcher exited with ${code}: ${out}`)));
+    });
+    const { pid, sshPid } = JSON.parse(line) as { pid: number; sshPid: number };
+    remotePids.push(pid);
+    await logged(deployment, /stubborn rank/);
+    process.kill(launcher.pid as number, "SIGKILL");
+    const ms = await goneWithin(host, [pid], 10_000);
+    console.log(`remote rank gone ${ms} ms after its launcher was killed`);
+    // The orphaned ssh client ends as well once the remote session closes.
+    for (let waited = 0; waited < 5_000; waited += 50) {
+      const info = nodeProcs().inspect(sshPid);
+      if (info === undefined || info.state === "zombie") break;
+      await sleep(50);
+    }
+    const info = nodeProcs().inspect(sshPid);
+    expect(info === undefined || info.state === "zombie").toBe(true);
+  });
+
+  it("runs a rank of examples/ranks/rank.py on a remote site: ready marker read remotely, kept alive by the mirrored lease, torn down verified, files cleared", async () => {
+    const deployment = newDeployment();
+    const site = await openRemoteSite({
+      target,
+      deployment,
+      ssh: { configFile: sshd.configFile },
+      launcherPid: process.pid,
+      token: "t0ken",
+      leaseStaleMs: 2_000,
+      clock: nodeClock(),
+    });
+    let closed = false;
+    try {
+      expect(site.stateDir).toBe(stateDir);
+      const rank = await site.spawnRank({
+        argv: ["/usr/bin/python3", join(ROOT, "examples/ranks/rank.py"), "--ignore-term"],
+        env: {
+          RANK: "1",
+          WORLD_SIZE: "2",
+          BATON_DEPLOYMENT: deployment,
+          BATON_MARKER_HEARTBEAT_MS: "500",
+          BATON_LEASE_STALE_MS: "2000",
+        },
+        logFile: join(localDir, `${deployment}.log`),
+        guardGraceMs: 1_000,
+      });
+      ranks.push(rank);
+      remotePids.push(rank.pid);
+      let marker: Marker | undefined;
+      for (let waited = 0; marker?.phase !== "ready" && waited < 15_000; waited += 100) {
+        marker = await readStateFile(site.files, MARKER_FORMAT, site.paths.marker(1));
+        if (marker?.phase !== "ready") await sleep(100);
+      }
+      expect(marker).toMatchObject({ phase: "ready", pid: rank.pid, deployment });
+      // Past the lease's staleness the rank (and its guard) still see a live launcher.
+      await sleep(3_000);
+      const [alive] = await site.table.snapshot([rank.pid], deployment);
+      expect(alive?.state).toMatch(/sleeping|running/);
+      const report = await site.tearDown([rank.pid], FAST);
+      expect(report.verified).toBe(true);
+      expect(report.steps.join("\n")).toMatch(new RegExp(`markers name pids ${rank.pid}`));
+      expect(await rank.exited).toEqual({ code: 137, signal: null });
+      await site.close({ clear: true });
+      closed = true;
+      const left = remoteFiles(open());
+      expect(await left.list(site.paths.dir)).toEqual([]);
+    } finally {
+      if (!closed) await site.close();
+    }
+  });
+
+  it("reads, lists, writes (atomically, 0600) and removes files in the remote state dir", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const files = remoteFiles(host);
+    const dir = `${stateDir}/${deployment}`;
+    expect(await files.list(dir)).toEqual([]);
+    expect(await files.read(`${dir}/lease.json`)).toBeUndefined();
+    const text = `{"format":"baton.lease/1","note":"it's $HOME \\n é"}\n`;
+    await files.writeAtomic(`${dir}/lease.json`, text);
+    await files.writeAtomic(`${dir}/.hidden`, new Uint8Array([1, 2, 3]));
+    expect(await files.read(`${dir}/lease.json`)).toBe(text);
+    expect((await files.list(dir)).sort()).toEqual([".hidden", "lease.json"]);
+    const modes = await host.run(`stat -c '%a %U' '${dir}' '${dir}/lease.json'`);
+    expect(modes.stdout.toString()).toBe(`700 ${sshd.user}\n600 ${sshd.user}\n`);
+    await files.remove(`${dir}/lease.json`);
+    await files.remove(`${dir}/lease.json`);
+    expect(await files.list(dir)).toEqual([".hidden"]);
+    await expect(files.read("relative/path")).rejects.toThrow(/must be absolute/);
+  });
+});
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
