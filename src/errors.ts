@@ -72,3 +72,124 @@ export class PoolError extends BatonError {
     super(code, message);
   }
 }
+
+/**
+ * A rank-group state file (manifest, lease, marker, cancel file, ack) does not follow its
+ * format: not JSON, another format, a missing or mistyped field. Names the file and the field.
+ */
+export class RankFileError extends BatonError {
+  constructor(
+    message: string,
+    /** The file at fault. */
+    readonly path: string,
+    /** The format it was read as (`baton.marker/1`). */
+    readonly format: string,
+  ) {
+    super("RANK_FILE_MALFORMED", message);
+  }
+}
+
+/**
+ * The Slurm pool cannot go on: an allocation ended in a failed state (`ALLOCATION_FAILED`,
+ * naming it and its log), Slurm refused a submission (`SBATCH_REJECTED`), a Slurm command
+ * failed or timed out (`SLURM_COMMAND`, `SLURM_TIMEOUT`), or `stop()` could not get the
+ * queue to confirm that every allocation is gone (`STOP_UNCONFIRMED`, naming those left).
+ */
+export class SlurmError extends BatonError {
+  constructor(
+    code:
+      | "ALLOCATION_FAILED"
+      | "SBATCH_REJECTED"
+      | "SLURM_COMMAND"
+      | "SLURM_TIMEOUT"
+      | "STOP_UNCONFIRMED",
+    message: string,
+    /** The allocations at fault (`1234_5`), if any. */
+    readonly allocations: readonly string[] = [],
+    /** The log of the allocation at fault, if one. */
+    readonly logFile?: string,
+  ) {
+    super(code, message);
+  }
+}
+
+/**
+ * A rank group's teardown could not verify that every process of the deployment is gone:
+ * names the deployment and each survivor with its state. Nothing was forgotten (manifest,
+ * lease, handles), so calling `stop()` again retries the whole teardown from the start.
+ */
+export class TeardownError extends BatonError {
+  constructor(
+    readonly deployment: string,
+    /** Processes of the deployment still alive at the final check, with their states. */
+    readonly survivors: readonly { pid: number; state: string }[],
+  ) {
+    const named = survivors.map(({ pid, state }) => `${pid} (${state})`).join(", ");
+    const stuck = survivors.some(({ state }) => state === "disk-sleep")
+      ? "A process in disk-sleep (D) is stuck in the kernel and dies only when its I/O " +
+        "returns: look at `cat /proc/PID/wchan` and the device or mount it waits on. "
+      : "";
+    super(
+      "TEARDOWN_UNVERIFIED",
+      `teardown of deployment ${deployment} is not verified: ${named} still alive after ` +
+        `TERM, two KILLs and the marker sweep. ${stuck}Check them with \`ps -o pid,stat,args ` +
+        "-p PID`, then call stop() again (or run `baton reap`): the manifest and lease were " +
+        "kept, so the next attempt retries from the start.",
+    );
+  }
+}
+
+/**
+ * A rank group could not be launched or did not finish well: the reaper could not clear the
+ * way (`REAP_FAILED`), the deployment's name is held by a live launcher or an unreaped
+ * manifest (`DEPLOYMENT_BLOCKED`), a rank could not be started (`LAUNCH_FAILED`), a rank was
+ * not ready within the load timeout (`BARRIER_TIMEOUT`), a rank failed (`RANK_FAILED`, with
+ * its exit code and the tail of its log) or its heartbeat went stale (`RANK_LOST`); `ready`
+ * rejects with `STOPPED` when the group was stopped or finished before every rank was
+ * ready. When the
+ * group's own teardown failed as well, `teardownError` says so: the group's error is still
+ * this one, and `stop()` retries the teardown.
+ */
+export class RankGroupError extends BatonError {
+  constructor(
+    code:
+      | "REAP_FAILED"
+      | "DEPLOYMENT_BLOCKED"
+      | "LAUNCH_FAILED"
+      | "BARRIER_TIMEOUT"
+      | "RANK_FAILED"
+      | "RANK_LOST"
+      | "STOPPED",
+    message: string,
+    readonly deployment: string,
+    readonly details: {
+      /** The rank at fault. */
+      rank?: number;
+      /** The exit code a launcher should exit with: the rank's code, or 128 + its signal. */
+      exitCode?: number;
+      /** The rank's log file. */
+      logFile?: string;
+      /** The teardown that followed, when it could not be verified. */
+      teardownError?: Error;
+    } = {},
+  ) {
+    super(code, message);
+  }
+}
+
+/**
+ * A command on a remote host could not be run through `ssh`: the connection failed
+ * (`SSH_UNREACHABLE`: unknown host key, refused key, no route — the message quotes ssh), the
+ * call outlived its timeout and was killed (`SSH_TIMEOUT`), or the remote side answered
+ * something baton cannot read (`SSH_REMOTE`). Names the host.
+ */
+export class RemoteHostError extends BatonError {
+  constructor(
+    code: "SSH_UNREACHABLE" | "SSH_TIMEOUT" | "SSH_REMOTE",
+    message: string,
+    /** The host spec at fault (`ssh://user@host:port`). */
+    readonly host: string,
+  ) {
+    super(code, message);
+  }
+}

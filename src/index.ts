@@ -8,7 +8,18 @@
  * const result = await engine.run([job("double", 21)]);
  * ```
  */
-export { BatonError, ConfigError, GraphError, JobModuleError, ProtocolError } from "./errors.ts";
+export {
+  BatonError,
+  ConfigError,
+  GraphError,
+  JobModuleError,
+  ProtocolError,
+  RankFileError,
+  RankGroupError,
+  RemoteHostError,
+  SlurmError,
+  TeardownError,
+} from "./errors.ts";
 export {
   type Backoff,
   type JobOptions,
@@ -17,9 +28,115 @@ export {
   job,
   type Resources,
 } from "./graph/job.ts";
+export { carriesDeployment } from "./machines/carriesDeployment.ts";
+export { type MachineName, machineCatalog } from "./machines/catalog.ts";
 export { connectionMachine } from "./machines/connection.ts";
 export { coordinatorMachine } from "./machines/coordinator.ts";
+export { type GroupEmitted, type GroupEvent, groupMachine } from "./machines/group.ts";
+export { type RankEmitted, type RankEvent, rankMachine } from "./machines/rank.ts";
+export {
+  type TeardownEffect,
+  type TeardownEvent,
+  type TeardownInput,
+  type TeardownOutput,
+  teardownMachine,
+} from "./machines/teardown.ts";
+export {
+  type WatchdogEmitted,
+  type WatchdogEvent,
+  type WatchdogInput,
+  watchdogMachine,
+} from "./machines/watchdog.ts";
+export { ACK_FORMAT, type Ack } from "./rank/ackFormat.ts";
+export { CANCEL_FORMAT, type Cancel, type CancelScope, cancelCovers } from "./rank/cancelFormat.ts";
+export {
+  DEFAULT_STATE_DIR,
+  type DeploymentPaths,
+  deploymentPaths,
+} from "./rank/deploymentPaths.ts";
+export {
+  type DeploymentStatus,
+  type RankStatus,
+  readDeploymentStatuses,
+} from "./rank/deploymentStatus.ts";
+export { isLeaseStale, LEASE_FORMAT, type Lease } from "./rank/leaseFormat.ts";
+export { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "./rank/manifestFormat.ts";
+export { MARKER_FORMAT, type Marker, type MarkerPhase } from "./rank/markerFormat.ts";
+export { createRank, type Rank, type RankOptions, type RankPorts } from "./rank/rank.ts";
+export { type RankEnv, readRankEnv } from "./rank/rankEnv.ts";
+export { ORPHANED_EXIT_CODE, type StartRankOptions, startRank } from "./rank/startRank.ts";
+export {
+  encodeStateFile,
+  parseStateFile,
+  readStateFile,
+  type StateFileFormat,
+} from "./rank/stateFile.ts";
+export {
+  type CancelFile,
+  type CancelOrder,
+  cancelFile,
+  nextEpoch,
+  type RankEvidence,
+} from "./runtime/cancelFile.ts";
+export { DashboardServer, type DashboardServerOptions } from "./runtime/dashboardServer.ts";
 export { createEngine, type Engine, type EngineOptions } from "./runtime/engine.ts";
+export { connectInspector, DEFAULT_INSPECTOR_URL } from "./runtime/inspector.ts";
+export type { RankJobDefinition } from "./runtime/jobModule.ts";
 export { defineJobs, type Handler, type JobContext, type JobModule } from "./runtime/jobModule.ts";
+export {
+  DEFAULT_RANK_GROUP_TIMEOUTS,
+  type DrainReport,
+  type GroupExit,
+  type LaunchSpec,
+  launchGroup,
+  type RankExit,
+  type RankGroup,
+  type RankGroupTimeouts,
+} from "./runtime/launchGroup.ts";
+export { type RankJobResult, type RankLaunch, runRankJob } from "./runtime/rankJob.ts";
+export { type ReapReport, reapDeployments } from "./runtime/reaper.ts";
+export { remoteFiles } from "./runtime/remoteFiles.ts";
+export {
+  type RemoteProc,
+  type RemoteProcs,
+  type RemoteSignalOutcome,
+  remoteProcs,
+} from "./runtime/remoteProcs.ts";
+export {
+  type RemoteRankHandle,
+  type RemoteRankOptions,
+  spawnRemoteRank,
+} from "./runtime/remoteRank.ts";
+export { remoteStateDir } from "./runtime/remoteStateDir.ts";
+export { type RemoteTeardownTarget, tearDownRemote } from "./runtime/remoteTeardown.ts";
 export type { JobEvent, JobOutcome, JobStatus, RunProgress, RunResult } from "./runtime/run.ts";
 export { Run } from "./runtime/run.ts";
+export { type SlurmPoolOptions, slurmPool } from "./runtime/slurmPool.ts";
+export { type SshHost, type SshHostOptions, sshHost } from "./runtime/sshHost.ts";
+export { parseRankHost, type RankHost, type SshTarget } from "./runtime/sshTarget.ts";
+export {
+  DEFAULT_TEARDOWN_TIMEOUTS,
+  type TeardownPorts,
+  type TeardownReport,
+  type TeardownTarget,
+  type TeardownTimeouts,
+  tearDown,
+  teardownDeadlineMs,
+} from "./runtime/tearDown.ts";
+export { type Fault, type FaultProfile, formatFaults, parseFaults } from "./sim/faultPlan.ts";
+export type { SimTools } from "./sim/simGraph.ts";
+export { type SimProcSpec, SimProcs, type SimProcsOptions } from "./sim/simProcs.ts";
+export {
+  type SimulateOptions,
+  type SimulationResult,
+  type SimViolation,
+  simulate,
+} from "./sim/simulate.ts";
+export { machineJson } from "./viz/machineJson.ts";
+export { toMermaid } from "./viz/toMermaid.ts";
+export {
+  openRemoteSite,
+  type RemoteSite,
+  type RemoteSiteOptions,
+  type SiteRankOptions,
+} from "./runtime/remoteSite.ts";

@@ -1,6 +1,11 @@
 import { readFileSync } from "node:fs";
 import { BatonError } from "../errors.ts";
+import { launchCommand } from "./launchCommand.ts";
+import { reapCommand } from "./reapCommand.ts";
 import { RUN_USAGE, runCommand } from "./runCommand.ts";
+import { simCommand } from "./simCommand.ts";
+import { statusCommand } from "./statusCommand.ts";
+import { vizCommand } from "./vizCommand.ts";
 import { workerCommand } from "./workerCommand.ts";
 
 const USAGE = `usage: baton <command> [options]
@@ -8,6 +13,11 @@ const USAGE = `usage: baton <command> [options]
 commands:
   run <graph module>   run a graph of jobs (baton run --help)
   worker               run jobs for a coordinator (baton worker --help)
+  sim                  simulate the system from seeds, with faults (baton sim --help)
+  launch -- cmd …      run N ranks of a command, like torchrun (baton launch --help)
+  reap                 stop the ranks of dead launchers (baton reap --help)
+  status               live and orphaned rank-group deployments (baton status --help)
+  viz [MACHINE]        export state machines as Mermaid or JSON (baton viz --help)
   help                 this help
   version              print baton's version
 
@@ -16,6 +26,11 @@ Quick start: baton run examples/pipeline.graph.ts`;
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   run: runCommand,
   worker: workerCommand,
+  sim: simCommand,
+  launch: launchCommand,
+  reap: reapCommand,
+  status: statusCommand,
+  viz: vizCommand,
 };
 
 /**
