@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { InspectionEvent } from "xstate";
-import { ConfigError } from "../errors.ts";
+import { ConfigError, PoolError, SlurmError } from "../errors.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import { createEngine } from "../runtime/engine.ts";
 import { connectInspector, DEFAULT_INSPECTOR_URL } from "../runtime/inspector.ts";
@@ -156,6 +156,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   let result: RunResult | undefined;
   try {
     result = await run;
+  } catch (error) {
+    // The pool failing (a crash loop, a failed allocation) fails the run: exit 1, not usage's 2.
+    if (!(error instanceof PoolError || error instanceof SlurmError)) throw error;
+    process.stderr.write(`baton run: the run failed: ${error.message} [${error.code}]\n`);
+    return 1;
   } finally {
     process.off("SIGINT", onSigint);
     bar?.clear();

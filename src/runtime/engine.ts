@@ -221,10 +221,14 @@ export function createEngine(options: EngineOptions): Engine {
           tracker.stop();
           // DESIGN §4: the run is marked finished first (done above), then the server
           // closes, then the pool stops.
-          await listener.close();
-          await workers.stop();
-          if (secretFile) await files.remove(secretFile.path);
-          coordinator.stop();
+          try {
+            await listener.close();
+            await workers.stop();
+          } finally {
+            // Even when the pool cannot confirm its stop, the secret does not outlive the run.
+            if (secretFile) await files.remove(secretFile.path);
+            coordinator.stop();
+          }
         }
         const { badFrames, droppedResults } = server.refused;
         if (badFrames + droppedResults > 0) {

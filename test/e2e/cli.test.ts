@@ -233,6 +233,16 @@ describe("baton run", () => {
 });
 
 describe("baton", () => {
+  it("exits 1 naming the worker and its log when the worker processes crash in a loop", async () => {
+    const { code, stderr } = await batonRun("run", "test/fixtures/crashingWorkers.graph.ts");
+
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/the run failed: worker local-\d+\.\d+ \(pid \d+\) exited with code 9/);
+    expect(stderr).toContain("cannot reach the licence server");
+    expect(stderr).toContain("[WORKER_CRASH_LOOP]");
+    expect(stderr).not.toMatch(STACK_LINE);
+  });
+
   it("prints help with exit 0, and refuses an unknown command with exit 2", async () => {
     const [help, nope] = await Promise.all([batonRun("help"), batonRun("nope")]);
 
