@@ -1,7 +1,13 @@
 import { BatonError, ConfigError } from "../errors.ts";
 import type { Json } from "../graph/job.ts";
+import { type GroupProgress, groupProgressMessage, watchGroup } from "../viz/groupProgress.ts";
 import type { JobContext } from "./jobModule.ts";
 import { type LaunchSpec, launchGroup } from "./launchGroup.ts";
+import { nodeClock } from "./nodeClock.ts";
+import type { Clock } from "./ports.ts";
+
+/** A rank job reports its group at most once per this many ms; changes in between coalesce. */
+export const GROUP_REPORT_INTERVAL_MS = 250;
 
 /**
  * What a rank job launches: the command every rank runs, and optionally where its state
@@ -24,7 +30,10 @@ export interface RankJobResult {
  * Runs a rank job inside the worker that leased it: launches its group with `launchGroup`
  * (the reaper, the barrier, the watch), and resolves with the group's outcome when every rank
  * exited 0. A failing rank fails the job with the group's `RankGroupError` (retried as any
- * failure is). The job's AbortSignal — the run was cancelled, the lease was withdrawn, the
+ * failure is). While it runs, the group's state and each rank's phase, pid and exit are the
+ * job's progress (a `GroupProgress` report as the message, at most one every
+ * `GROUP_REPORT_INTERVAL_MS`, the last one before the result), which the dashboard shows.
+ * The job's AbortSignal — the run was cancelled, the lease was withdrawn, the
  * worker lost its coordinator — stops the group with a verified teardown. A worker process
  * that dies leaves ranks that see their launcher gone and exit; the next launch's reaper (or
  * `baton reap`) clears what is left.
@@ -46,7 +55,8 @@ export async function runRankJob(launch: RankLaunch, ctx: JobContext): Promise<J
       `job kind "${ctx.job.kind}" launches ranks, so its jobs need the ranks option: job("${ctx.job.kind}", input, { ranks: 4 })`,
     );
   }
-  const group = launchGroup({ ...launch, worldSize, logger: ctx.log });
+  const reporter = groupReporter(ctx, nodeClock());
+  const group = launchGroup({ ...launch, worldSize, logger: ctx.log, inspect: reporter.inspect });
   const signal = ctx.signal;
   const stop = () => {
     group.stop(`job ${ctx.job.id} was aborted`).catch((error: unknown) => {
@@ -70,5 +80,50 @@ export async function runRankJob(launch: RankLaunch, ctx: JobContext): Promise<J
     return result as unknown as Json;
   } finally {
     signal.removeEventListener("abort", stop);
+    // The group's last state goes out before the job's result does.
+    reporter.flush();
   }
+}
+
+/**
+ * Sends a rank group's reports as a job's progress (`ctx.progress({ message })`): the first at
+ * once, then at most one per `GROUP_REPORT_INTERVAL_MS` (the latest; the ones in between are
+ * dropped), and the pending one when `flush()` is called. A report that cannot be sent is
+ * logged, never thrown into the group's machines.
+ *
+ * @example
+ * ```ts
+ * const reporter = groupReporter(ctx, nodeClock());
+ * const group = launchGroup({ argv, worldSize: 2, inspect: reporter.inspect });
+ * await group.wait().finally(() => reporter.flush());
+ * ```
+ */
+export function groupReporter(
+  ctx: Pick<JobContext, "progress" | "log">,
+  clock: Clock,
+): { inspect: ReturnType<typeof watchGroup>; flush(): void } {
+  let pending: GroupProgress | undefined;
+  let timer: unknown;
+  let sentAt = Number.NEGATIVE_INFINITY;
+  const flush = () => {
+    clock.clearTimeout(timer);
+    timer = undefined;
+    if (pending === undefined) return;
+    const message = groupProgressMessage(pending);
+    pending = undefined;
+    sentAt = clock.now();
+    try {
+      ctx.progress({ message });
+    } catch (error) {
+      ctx.log.warn({ err: error }, "rank group progress not sent");
+    }
+  };
+  const inspect = watchGroup((progress) => {
+    pending = progress;
+    if (timer !== undefined) return;
+    const wait = sentAt + GROUP_REPORT_INTERVAL_MS - clock.now();
+    if (wait <= 0) flush();
+    else timer = clock.setTimeout(flush, wait);
+  });
+  return { inspect, flush };
 }

@@ -30,8 +30,24 @@ export type DashboardEvent =
       /** The machine's chart, sent with the first actor of that machine. */
       chart?: ChartLayout;
     }
-  | { type: "group"; id: string; state: string }
-  | { type: "rank"; group: string; rank: number; phase: string }
+  | {
+      type: "group";
+      /** The deployment. */
+      id: string;
+      state: string;
+      /** The rank job that launched it. */
+      job?: string;
+      worldSize?: number;
+    }
+  | {
+      type: "rank";
+      group: string;
+      rank: number;
+      phase: string;
+      pid?: number;
+      code?: number;
+      signal?: string;
+    }
   | { type: "run.finished"; ok: boolean };
 
 export interface JobView {
@@ -61,10 +77,20 @@ export interface ActorView {
   job?: string;
 }
 
+export interface RankView {
+  phase: string;
+  pid?: number;
+  code?: number;
+  signal?: string;
+}
+
 export interface GroupView {
   id: string;
   state: string;
-  ranks: Record<string, string>;
+  job?: string;
+  worldSize?: number;
+  /** Each rank's view, by rank. */
+  ranks: Record<string, RankView>;
 }
 
 /** Everything the page shows; sent whole when a page connects. */
@@ -225,13 +251,20 @@ export class DashboardModel {
       case "group": {
         const group = s.groups[event.id] ?? { id: event.id, state: event.state, ranks: {} };
         group.state = event.state;
+        if (event.job !== undefined) group.job = event.job;
+        if (event.worldSize !== undefined) group.worldSize = event.worldSize;
         s.groups[event.id] = group;
         this.dirtyGroups.add(event.id);
         return;
       }
       case "rank": {
         const group = s.groups[event.group] ?? { id: event.group, state: "", ranks: {} };
-        group.ranks[String(event.rank)] = event.phase;
+        group.ranks[String(event.rank)] = {
+          phase: event.phase,
+          ...(event.pid !== undefined && { pid: event.pid }),
+          ...(event.code !== undefined && { code: event.code }),
+          ...(event.signal !== undefined && { signal: event.signal }),
+        };
         s.groups[event.group] = group;
         this.dirtyGroups.add(event.group);
         return;
@@ -462,7 +495,7 @@ export function describeEvent(event: DashboardEvent): string {
     case "group":
       return `group ${event.id} ${event.state}`;
     case "rank":
-      return `group ${event.group} rank ${event.rank} ${event.phase}`;
+      return `group ${event.group} rank ${event.rank} ${event.phase}${event.code !== undefined ? ` (code ${event.code})` : ""}${event.signal !== undefined ? ` (${event.signal})` : ""}`;
     case "run.finished":
       return `run finished (${event.ok ? "ok" : "not ok"})`;
   }

@@ -5,10 +5,12 @@ import type {
   InspectionEvent,
   StateValue,
 } from "xstate";
+import type { ConnectionEmitted } from "../machines/connection.ts";
 import type { CoordinatorEmitted } from "../machines/coordinator.ts";
 import type { JobBoard } from "../machines/jobBoard.ts";
 import { chartLayout } from "./chartLayout.ts";
 import type { DashboardEvent } from "./dashboardModel.ts";
+import { groupFeed, readGroupProgress } from "./groupProgress.ts";
 import { stateChart } from "./stateChart.ts";
 
 type Context = Record<string, unknown>;
@@ -19,7 +21,10 @@ type Context = Record<string, unknown>;
  * label, its job), the first actor of a machine brings that machine's chart, a
  * coordinator's first snapshot brings the graph (read from its job board; a restarted
  * coordinator brings it again), and the coordinator's emitted effects (seen as `xstate.emit`
- * actions) bring job changes and the end of the run. A live run and a simulation feed the
+ * actions) bring job changes and the end of the run. A rank job's progress (a connection's
+ * emitted `progress` whose message is a group report, `readGroupProgress`) brings its rank
+ * group and its ranks, wherever the worker runs; a group whose job stopped running before
+ * it reported its end is shown `unreported`. A live run and a simulation feed the
  * dashboard the same way. Actors are named by what they stand
  * for (`coordinator`, `connection:<link id>`), not by XState's session ids.
  *
@@ -36,10 +41,16 @@ export function inspectionFeed(
   const views = new WeakMap<ActorRefLike, string>();
   const charted = new Set<string>();
   const counters = new Map<string, number>();
+  const groups = groupFeed(emit);
   return (inspection) => {
     if (inspection.type === "@xstate.action") {
       const { type, params } = inspection.action as { type: string; params?: { event?: unknown } };
-      if (type === "xstate.emit") fromEmitted(params?.event as CoordinatorEmitted, emit);
+      if (type !== "xstate.emit") return;
+      const emitted = params?.event as CoordinatorEmitted | ConnectionEmitted | undefined;
+      if (emitted?.type === "progress") {
+        const progress = readGroupProgress(emitted.frame.message);
+        if (progress !== undefined) groups.report(progress, emitted.frame.job);
+      } else fromEmitted(emitted as CoordinatorEmitted | undefined, emit, groups.jobChanged);
       return;
     }
     if (inspection.type !== "@xstate.snapshot") return;
@@ -89,10 +100,12 @@ export function inspectionFeed(
 function fromEmitted(
   emitted: CoordinatorEmitted | undefined,
   emit: (event: DashboardEvent) => void,
+  jobChanged: (job: string, state: string) => void,
 ): void {
   if (emitted?.type === "effects" && Array.isArray(emitted.effects)) {
     for (const effect of emitted.effects) {
       if (effect.type !== "job.changed") continue;
+      jobChanged(effect.job, effect.state);
       emit({
         type: "job",
         id: effect.job,

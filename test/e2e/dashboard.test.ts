@@ -1,21 +1,51 @@
 /**
  * `baton run --ui` and `--ui-keep` as a user runs them: the command prints the dashboard's
  * address, closes it with the run by default, keeps serving the finished run with
- * `--ui-keep` until Ctrl-C, and `baton viz` prints a machine's diagram. Children still
- * running when a test ends are killed by pid.
+ * `--ui-keep` until Ctrl-C, shows a rank job's group run by a worker process, and `baton viz`
+ * prints a machine's diagram. Children (and ranks) still running when a test ends are killed
+ * by pid.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import type { DashboardState, GroupView } from "../../src/viz/dashboardModel.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
 
 const GRAPH = "test/fixtures/counted.graph.ts";
 const URL_LINE = /dashboard: (http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/)/;
 const stores: string[] = [];
+const procs = nodeProcs();
+/** Ranks seen on the dashboard, their workers, sockets opened and gates to open at the end. */
+const ranks: { pid: number; deployment: string }[] = [];
+const workers: number[] = [];
+const sockets: WebSocket[] = [];
+const gates: string[] = [];
 
-afterEach(stopBatons);
+afterEach(async () => {
+  for (const gate of gates.splice(0)) writeFileSync(gate, "");
+  for (const ws of sockets.splice(0)) ws.terminate();
+  await stopBatons();
+  for (const { pid, deployment } of ranks.splice(0)) {
+    const info = procs.inspect(pid);
+    if (
+      info &&
+      info.state !== "zombie" &&
+      carriesDeployment(info.argv, procs.environ(pid), deployment)
+    ) {
+      procs.signal(pid, "SIGKILL");
+    }
+  }
+  for (const pid of workers.splice(0)) {
+    const info = procs.inspect(pid);
+    if (info && info.state !== "zombie" && info.argv.includes("worker")) {
+      procs.signal(pid, "SIGKILL");
+    }
+  }
+});
 afterAll(() => {
   for (const dir of stores.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -95,6 +125,102 @@ describe("baton run --ui", { timeout: 60_000 }, () => {
     const result = await baton.exit;
     expect(result.code).toBe(0);
     await expect(fetch(url)).rejects.toThrow();
+  });
+});
+
+/**
+ * The page's view of a dashboard over its socket: the snapshot, then every diff applied as
+ * the page applies it (`src/viz/page/dashboard.js`); `until` waits for a condition on it.
+ */
+function follow(url: string): {
+  until(what: string, ok: (s: DashboardState) => boolean): Promise<DashboardState>;
+} {
+  const ws = new WebSocket(`${url.replace(/^http/, "ws")}ws`);
+  sockets.push(ws);
+  let state: DashboardState | undefined;
+  const waiting = new Set<() => void>();
+  ws.on("message", (data) => {
+    const message = JSON.parse(String(data));
+    if (message.type === "snapshot") state = message.state;
+    else if (state) {
+      const diff = message.diff;
+      Object.assign(state, { finished: diff.finished, ok: diff.ok, counts: diff.counts });
+      for (const [id, group] of Object.entries(diff.groups ?? {})) {
+        state.groups[id] = group as GroupView;
+      }
+    }
+    for (const wake of waiting) wake();
+  });
+  return {
+    until: (what, ok) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiting.delete(check);
+          reject(new Error(`the dashboard never showed ${what}: ${JSON.stringify(state?.groups)}`));
+        }, 45_000);
+        const check = () => {
+          if (state === undefined || !ok(state)) return;
+          clearTimeout(timer);
+          waiting.delete(check);
+          resolve(state);
+        };
+        waiting.add(check);
+        check();
+      }),
+  };
+}
+
+describe("baton run --ui with a rank job", { timeout: 90_000 }, () => {
+  it("shows the group and its ranks' phases as a worker process reports them", async () => {
+    const dir = store();
+    const gate = join(dir, "gate");
+    gates.push(gate);
+    const baton = startBaton(
+      [
+        "run",
+        "test/fixtures/gatedRanks.graph.ts",
+        "--workers",
+        "1",
+        "--ui",
+        "--ui-keep",
+        "--store",
+        store(),
+      ],
+      { env: { BATON_TEST_STATE_DIR: join(dir, "state"), BATON_TEST_GATE: gate } },
+    );
+    const url = (await stderrMatches(baton.stderr, URL_LINE))[1]!;
+    const page = follow(url);
+    const only = (s: DashboardState) => Object.values(s.groups)[0];
+    const ready = only(
+      await page.until("both ranks ready", (s) => {
+        const group = only(s);
+        return (
+          group?.state === "running" && ["0", "1"].every((r) => group.ranks[r]?.phase === "ready")
+        );
+      }),
+    )!;
+    const pids = ["0", "1"].map((r) => ready.ranks[r]!.pid!);
+    for (const pid of pids) ranks.push({ pid, deployment: ready.id });
+    expect(ready).toMatchObject({ worldSize: 2, job: expect.any(String) });
+    // The group runs in the worker process, not in the process serving the dashboard.
+    const launcher = procs.environ(pids[0]!)?.BATON_LAUNCHER_PID;
+    expect(Number(launcher)).toBeGreaterThan(1);
+    expect(launcher).not.toBe(String(baton.child.pid));
+    workers.push(Number(launcher));
+
+    writeFileSync(gate, "");
+    const end = await page.until(
+      "the group stopped",
+      (s) => s.finished && only(s)?.state === "stopped",
+    );
+    expect(end.ok).toBe(true);
+    expect(only(end)!.ranks).toEqual({
+      "0": { phase: "exited", pid: pids[0], code: 0 },
+      "1": { phase: "exited", pid: pids[1], code: 0 },
+    });
+    await stderrMatches(baton.stderr, /shows the finished run/);
+    baton.child.kill("SIGINT");
+    expect((await baton.exit).code).toBe(0);
   });
 });
 

@@ -2,15 +2,21 @@
  * The dashboard in a real headless Chromium (Debian's, driven by playwright-core): the page
  * follows a live run (in-process workers, a graph held open by the test until it has
  * looked), its counts match the run's result at the end, selecting an actor draws its
- * state chart with the current state highlighted, and a wrong or missing token gets no
- * data. Screenshots go to test-artifacts/.
+ * state chart with the current state highlighted, a rank job's group shows its ranks'
+ * phases as they change, and a wrong or missing token gets no data. Screenshots go to
+ * test-artifacts/. Rank processes still running when a test ends are killed by pid.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import { recordSimulation } from "../../src/cli/simDashboard.ts";
 import { createEngine, job } from "../../src/index.ts";
+import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
 import { DashboardServer } from "../../src/runtime/dashboardServer.ts";
+import { defineJobs } from "../../src/runtime/jobModule.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { simulate } from "../../src/sim/simulate.ts";
 import { replayTo } from "../../src/viz/dashboardModel.ts";
 
@@ -25,6 +31,8 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 const ARTIFACTS = new URL("../../test-artifacts/", import.meta.url);
+const GATED_RANK = new URL("../fixtures/gatedRank.mjs", import.meta.url).pathname;
+const procs = nodeProcs();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -46,11 +54,25 @@ async function text(page: Page, selector: string): Promise<string> {
 describe("dashboard in Chromium", { timeout: 60_000 }, () => {
   let browser: Browser | undefined;
   let server: DashboardServer | undefined;
+  /** Rank processes seen on the page, and the temp dirs (with their gate files). */
+  const ranks: { pid: number; deployment: string }[] = [];
+  const dirs: string[] = [];
   afterEach(async () => {
     await browser?.close();
     await server?.close();
     browser = undefined;
     server = undefined;
+    for (const { pid, deployment } of ranks.splice(0)) {
+      const info = procs.inspect(pid);
+      if (
+        info &&
+        info.state !== "zombie" &&
+        carriesDeployment(info.argv, procs.environ(pid), deployment)
+      ) {
+        procs.signal(pid, "SIGKILL");
+      }
+    }
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
   it("follows a live run, matches its result, and charts the selected actor", async () => {
@@ -120,6 +142,84 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     expect(await page.locator("#chart g.state").count()).toBe(7);
     expect(await text(page, "#chart-title")).toMatch(/\(connection\): closed$/);
     await page.screenshot({ path: new URL("dashboard.png", ARTIFACTS).pathname, fullPage: true });
+  });
+
+  it("shows a rank job's group and its ranks' phases as they change", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-dashboard-ranks-"));
+    dirs.push(dir);
+    const gate = join(dir, "gate");
+    server = await DashboardServer.start();
+    const jobs = defineJobs({
+      train: {
+        ranks: () => ({
+          argv: [process.execPath, GATED_RANK],
+          env: { GATE_FILE: gate },
+          stateDir: dir,
+          timeouts: { watchMs: 50 },
+          teardown: { termGraceMs: 500 },
+        }),
+      },
+    });
+    const train = job("train", null, { ranks: 2 });
+    const run = createEngine({ jobs, workers: 1, inspect: server.inspect }).run([train]);
+    // However the test ends, the ranks are let go (and killed by pid in afterEach).
+    const finished = run.then(
+      (result) => result,
+      (error: unknown) => error,
+    );
+    try {
+      server.watch(run);
+      browser = await chromium.launch({
+        executablePath: "/usr/bin/chromium",
+        args: CHROMIUM_ARGS,
+      });
+      const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+      await page.goto(server.url);
+
+      // The gated ranks stay ready until the test opens the gate.
+      const group = page.locator("#groups .group");
+      for (const rank of [0, 1]) {
+        await page.waitForSelector(
+          `#groups .group[data-state="running"] .rank[data-rank="${rank}"][data-phase="ready"]`,
+        );
+      }
+      const deployment = (await group.getAttribute("data-group")) ?? "";
+      expect(deployment).toMatch(/^dep-[a-z0-9]{12}$/);
+      for (const pid of await group
+        .locator(".rank")
+        .evaluateAll((spans) => spans.map((span) => Number(span.getAttribute("data-pid"))))) {
+        expect(pid).toBeGreaterThan(1);
+        ranks.push({ pid, deployment });
+      }
+      const title = await text(page, "#groups .group-title");
+      expect(title).toMatch(new RegExp(`^${deployment} \\(job [\\w-]+\\): running, 2 ranks$`));
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({
+        path: new URL("dashboard-ranks-live.png", ARTIFACTS).pathname,
+        fullPage: true,
+      });
+
+      writeFileSync(gate, "");
+      const result = await run;
+      expect(result.ok).toBe(true);
+      const outcome = result.get(train);
+      expect((outcome.value as { deployment: string }).deployment).toBe(deployment);
+      expect(title).toContain(`(job ${outcome.id})`);
+      await page.waitForFunction(
+        () => document.querySelector("#status")?.getAttribute("data-finished") === "true",
+      );
+      await page.waitForSelector('#groups .group[data-state="stopped"]');
+      expect(
+        await group.locator(".rank").evaluateAll((spans) => spans.map((span) => span.textContent)),
+      ).toEqual(ranks.map(({ pid }, rank) => `${rank}: exited (code 0) · pid ${pid}`));
+      await page.screenshot({
+        path: new URL("dashboard-ranks.png", ARTIFACTS).pathname,
+        fullPage: true,
+      });
+    } finally {
+      writeFileSync(gate, "");
+      await finished;
+    }
   });
 
   it("replays a simulation step by step with a time slider", async () => {

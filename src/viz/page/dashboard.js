@@ -138,16 +138,38 @@ function drawActors() {
 function drawGroups() {
   const root = $("groups");
   const groups = Object.values(state.groups);
-  if (groups.length === 0) return;
   root.replaceChildren();
+  if (groups.length === 0) {
+    const p = document.createElement("p");
+    p.className = "empty";
+    p.textContent = "no rank groups in this run";
+    root.appendChild(p);
+    return;
+  }
   for (const group of groups) {
     const div = document.createElement("div");
     div.className = "group";
-    div.textContent = `${group.id} (${group.state})`;
-    for (const [rank, phase] of Object.entries(group.ranks)) {
+    div.dataset.group = group.id;
+    div.dataset.state = group.state;
+    const title = document.createElement("span");
+    title.className = "group-title";
+    const size = group.worldSize === undefined ? "" : `, ${group.worldSize} ranks`;
+    title.textContent = `${group.id}${group.job ? ` (job ${group.job})` : ""}: ${group.state}${size}`;
+    div.appendChild(title);
+    for (const [rank, view] of Object.entries(group.ranks)) {
       const span = document.createElement("span");
-      span.className = `rank ${phase}`;
-      span.textContent = `${rank}: ${phase}`;
+      span.className = `rank ${view.phase}`;
+      span.dataset.rank = rank;
+      span.dataset.phase = view.phase;
+      const how =
+        view.code !== undefined ? ` (code ${view.code})` : view.signal ? ` (${view.signal})` : "";
+      span.textContent = `${rank}: ${view.phase}${how}`;
+      if (view.pid !== undefined) {
+        span.dataset.pid = String(view.pid);
+        const pid = document.createElement("small");
+        pid.textContent = ` · pid ${view.pid}`;
+        span.appendChild(pid);
+      }
       div.appendChild(span);
     }
     root.appendChild(div);

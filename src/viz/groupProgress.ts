@@ -1,0 +1,271 @@
+import type { InspectionEvent, StateValue } from "xstate";
+import type { DashboardEvent } from "./dashboardModel.ts";
+
+/** The `format` of a rank group's progress report. */
+export const GROUP_PROGRESS_FORMAT = "baton.groupProgress/1";
+
+/** Ranks listed in one report at most; a larger group reports its first ones. */
+export const MAX_REPORTED_RANKS = 256;
+
+/** A report longer than this is not read (256 ranks fit in about 16 KB). */
+const MAX_REPORT_CHARS = 64 * 1024;
+
+/** One rank as its launcher sees it: its machine's state, its pid, how it ended. */
+export interface RankProgress {
+  rank: number;
+  /** The rank machine's state: spawning, loading, ready, stopping, exited, failed, lost. */
+  phase: string;
+  pid?: number;
+  /** Its exit code, once it exited by itself. */
+  code?: number;
+  /** The signal that ended it, if one did. */
+  signal?: string;
+}
+
+/**
+ * What a rank job reports about its group as the job's progress message (one JSON object,
+ * like baton's state files): the deployment, the world size, the group machine's state and
+ * each rank's. Names, states and numbers only: no argv, environment or log text.
+ */
+export interface GroupProgress {
+  format: typeof GROUP_PROGRESS_FORMAT;
+  deployment: string;
+  worldSize: number;
+  /** The group machine's state: reaping, launching, barrier, running, stopping, stopped… */
+  state: string;
+  ranks: RankProgress[];
+}
+
+const DEPLOYMENT = /^[A-Za-z0-9_.-]{1,64}$/;
+const STATE = /^[A-Za-z]{1,32}$/;
+const SIGNAL = /^SIG[A-Z0-9]{1,16}$/;
+
+/**
+ * Follows the inspection events of one rank group (`launchGroup`'s `inspect` option: the
+ * group's actor and every rank's) and calls `report` with the group's progress each time
+ * its view changes (a state, a pid, an exit); a marker's heartbeat alone is not a change.
+ * Nothing is reported before the group's own actor is seen.
+ *
+ * @example
+ * ```ts
+ * const group = launchGroup({ argv, worldSize: 2, inspect: watchGroup((p) => show(p)) });
+ * ```
+ */
+export function watchGroup(
+  report: (progress: GroupProgress) => void,
+): (event: InspectionEvent) => void {
+  let group: { deployment: string; worldSize: number; state: string } | undefined;
+  const ranks = new Map<number, RankProgress>();
+  let last = "";
+  return (inspection) => {
+    if (inspection.type !== "@xstate.snapshot") return;
+    const machine = (inspection.actorRef as { logic?: { id?: unknown } }).logic?.id;
+    const snapshot = inspection.snapshot as unknown as {
+      value: StateValue;
+      context: Record<string, unknown>;
+    };
+    const context = snapshot.context ?? {};
+    const state = topState(snapshot.value);
+    if (machine === "group") {
+      group = {
+        deployment: String(context.deployment),
+        worldSize: Number(context.worldSize),
+        state,
+      };
+    } else if (machine === "rank" && typeof context.rank === "number") {
+      ranks.set(context.rank, rankOf(context.rank, state, context));
+    } else return;
+    if (group === undefined) return;
+    const progress: GroupProgress = {
+      format: GROUP_PROGRESS_FORMAT,
+      ...group,
+      ranks: [...ranks.values()].sort((a, b) => a.rank - b.rank).slice(0, MAX_REPORTED_RANKS),
+    };
+    const text = JSON.stringify(progress);
+    if (text === last) return;
+    last = text;
+    report(progress);
+  };
+}
+
+/**
+ * The report as a progress message (`ctx.progress({ message })`).
+ *
+ * @example
+ * ```ts
+ * ctx.progress({ message: groupProgressMessage(progress) });
+ * ```
+ */
+export function groupProgressMessage(progress: GroupProgress): string {
+  return JSON.stringify(progress);
+}
+
+/**
+ * Reads a job's progress message as a group report: undefined when it is not one (any other
+ * job's message) or not well formed (every field is checked, so what reaches the page is
+ * names, states and numbers).
+ *
+ * @example
+ * ```ts
+ * readGroupProgress(frame.message)?.ranks; // [{ rank: 0, phase: "ready", pid: 4242 }, …]
+ * ```
+ */
+export function readGroupProgress(message: string | undefined): GroupProgress | undefined {
+  if (message === undefined || message.length > MAX_REPORT_CHARS || !message.startsWith("{")) {
+    return undefined;
+  }
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(message) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (
+    o?.format !== GROUP_PROGRESS_FORMAT ||
+    typeof o.deployment !== "string" ||
+    !DEPLOYMENT.test(o.deployment) ||
+    !isCount(o.worldSize) ||
+    typeof o.state !== "string" ||
+    !STATE.test(o.state) ||
+    !Array.isArray(o.ranks) ||
+    o.ranks.length > MAX_REPORTED_RANKS
+  ) {
+    return undefined;
+  }
+  const ranks: RankProgress[] = [];
+  for (const r of o.ranks as Record<string, unknown>[]) {
+    if (
+      typeof r !== "object" ||
+      r === null ||
+      !isCount(r.rank) ||
+      typeof r.phase !== "string" ||
+      !STATE.test(r.phase) ||
+      (r.pid !== undefined && !isCount(r.pid)) ||
+      (r.code !== undefined && !isCount(r.code)) ||
+      (r.signal !== undefined && !(typeof r.signal === "string" && SIGNAL.test(r.signal)))
+    ) {
+      return undefined;
+    }
+    ranks.push({
+      rank: r.rank,
+      phase: r.phase,
+      ...(r.pid !== undefined && { pid: r.pid as number }),
+      ...(r.code !== undefined && { code: r.code as number }),
+      ...(r.signal !== undefined && { signal: r.signal as string }),
+    });
+  }
+  return {
+    format: GROUP_PROGRESS_FORMAT,
+    deployment: o.deployment,
+    worldSize: o.worldSize,
+    state: o.state,
+    ranks,
+  };
+}
+
+/**
+ * The dashboard events that bring the page from a group's `previous` report (if any) to
+ * `progress`: the group's event when its state changed, and one event per rank that
+ * changed, so a replay steps through real changes only. `job` names the rank job that
+ * launched it (none for a group launched directly, as in a simulation).
+ *
+ * @example
+ * ```ts
+ * groupProgressEvents(progress, "train-1"); // [{ type: "group", … }, { type: "rank", … }, …]
+ * ```
+ */
+export function groupProgressEvents(
+  progress: GroupProgress,
+  job: string | undefined,
+  previous?: GroupProgress,
+): DashboardEvent[] {
+  const events: DashboardEvent[] = [];
+  if (
+    previous === undefined ||
+    previous.state !== progress.state ||
+    previous.worldSize !== progress.worldSize
+  ) {
+    events.push({
+      type: "group",
+      id: progress.deployment,
+      state: progress.state,
+      ...(job !== undefined && { job }),
+      worldSize: progress.worldSize,
+    });
+  }
+  const before = new Map(previous?.ranks.map((r) => [r.rank, JSON.stringify(r)]));
+  for (const rank of progress.ranks) {
+    if (before.get(rank.rank) === JSON.stringify(rank)) continue;
+    events.push({
+      type: "rank",
+      group: progress.deployment,
+      rank: rank.rank,
+      phase: rank.phase,
+      ...(rank.pid !== undefined && { pid: rank.pid }),
+      ...(rank.code !== undefined && { code: rank.code }),
+      ...(rank.signal !== undefined && { signal: rank.signal }),
+    });
+  }
+  return events;
+}
+
+function rankOf(rank: number, phase: string, context: Record<string, unknown>): RankProgress {
+  const { pid, code, signal } = context;
+  return {
+    rank,
+    phase,
+    ...(typeof pid === "number" && { pid }),
+    ...(typeof code === "number" && { code }),
+    ...(typeof signal === "string" && { signal }),
+  };
+}
+
+/** The outermost active state's name. */
+function topState(value: StateValue): string {
+  return typeof value === "string" ? value : (Object.keys(value)[0] ?? "");
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0;
+}
+
+/** Group states after which a group reports nothing more that matters. */
+const GROUP_ENDS: ReadonlySet<string> = new Set(["stopped", "teardownFailed"]);
+
+/**
+ * Rank groups on the dashboard from their reports, as the changes since each group's last
+ * report (`groupProgressEvents`). `jobChanged` hears every job's state: a job that leaves
+ * `running` before its group reported its end (its worker was lost, or it was cancelled and
+ * its last report dropped) leaves the group `unreported` rather than shown running forever.
+ *
+ * @example
+ * ```ts
+ * const groups = groupFeed((event) => model.apply(clock.now(), event));
+ * groups.report(progress, "train-1");
+ * groups.jobChanged("train-1", "ready"); // the group is now "unreported"
+ * ```
+ */
+export function groupFeed(emit: (event: DashboardEvent) => void): {
+  report(progress: GroupProgress, job?: string): void;
+  jobChanged(job: string, state: string): void;
+} {
+  const groups = new Map<string, GroupProgress>();
+  const groupOfJob = new Map<string, string>();
+  return {
+    report(progress, job) {
+      const events = groupProgressEvents(progress, job, groups.get(progress.deployment));
+      groups.set(progress.deployment, progress);
+      if (job !== undefined) groupOfJob.set(job, progress.deployment);
+      for (const event of events) emit(event);
+    },
+    jobChanged(job, state) {
+      const deployment = groupOfJob.get(job);
+      if (deployment === undefined || state === "running") return;
+      groupOfJob.delete(job);
+      const last = groups.get(deployment)!;
+      if (GROUP_ENDS.has(last.state)) return;
+      groups.set(deployment, { ...last, state: "unreported" });
+      emit({ type: "group", id: deployment, state: "unreported", job });
+    },
+  };
+}
