@@ -9,7 +9,8 @@
  * - launch to all-ready for 8 trivial ranks, against 8 bare `python3` interpreters started
  *   at once and run to their exit.
  *
- * Each figure is the median of BENCH_ROUNDS rounds (default 3). BENCH_GRACE_MS sets the
+ * Each figure is the median of BENCH_ROUNDS rounds (default 3), with the fastest and slowest
+ * round beside it; the ratios divide the medians by their baselines. BENCH_GRACE_MS sets the
  * grace (default 1000 ms).
  */
 import { mkdtempSync, rmSync } from "node:fs";
@@ -34,6 +35,7 @@ for (const [name, value] of [
 const PYTHON = "/usr/bin/python3";
 const RANK_PY = fileURLToPath(new URL("../examples/ranks/rank.py", import.meta.url));
 const procs = nodeProcs();
+const loadAtStart = loadavg()[0]!;
 const stateDir = mkdtempSync(join(tmpdir(), "baton-bench-teardown-"));
 const groups: RankGroup[] = [];
 
@@ -42,6 +44,9 @@ const median = (values: number[]) => {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
 const ms = (value: number) => Math.round(value * 10) / 10;
+const ratio = (value: number, baseline: number) => Math.round((value / baseline) * 100) / 100;
+/** The fastest and the slowest round. */
+const spread = (values: number[]) => [ms(Math.min(...values)), ms(Math.max(...values))];
 
 /** A plain process sent SIGKILL: the time until the kernel and Node have reaped it. */
 async function reapingDelay(): Promise<number> {
@@ -91,13 +96,16 @@ try {
   const bare: number[] = [];
   const ready: number[] = [];
   const onTerm: number[] = [];
+  const onTermTeardown: number[] = [];
   const ignoring: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     reap.push(await reapingDelay());
     bare.push(await interpreters());
     const polite = await launchReady([]);
     ready.push(polite.readyMs);
-    onTerm.push((await stopped(polite.group)).stopMs);
+    const politeStop = await stopped(polite.group);
+    onTerm.push(politeStop.stopMs);
+    onTermTeardown.push(politeStop.teardownMs);
     const stubborn = await launchReady(["--ignore-term"]);
     ignoring.push((await stopped(stubborn.group)).stopMs);
   }
@@ -107,28 +115,49 @@ try {
     rounds: ROUNDS,
     graceMs: GRACE_MS,
     reapingDelayMs: ms(median(reap)),
+    reapingDelaySpreadMs: spread(reap),
     stopExitOnTermMs: ms(median(onTerm)),
+    stopExitOnTermSpreadMs: spread(onTerm),
     stopExitOnTermBeyondReapingMs: ms(median(onTerm) - median(reap)),
+    stopExitOnTermVsReaping: ratio(median(onTerm), median(reap)),
+    /** The part of that stop() spent in tearDown (its report's elapsedMs). */
+    teardownExitOnTermMs: ms(median(onTermTeardown)),
     stopIgnoreTermMs: ms(median(ignoring)),
+    stopIgnoreTermSpreadMs: spread(ignoring),
     stopIgnoreTermBeyondGraceMs: ms(median(ignoring) - GRACE_MS),
+    stopIgnoreTermVsGrace: ratio(median(ignoring), GRACE_MS),
     launchToReadyMs: ms(median(ready)),
+    launchToReadySpreadMs: spread(ready),
     bareInterpretersMs: ms(median(bare)),
-    launchToReadyVsBare: Math.round((median(ready) / median(bare)) * 100) / 100,
+    launchToReadyVsBare: ratio(median(ready), median(bare)),
     cores: availableParallelism(),
+    load1AtStart: Math.round(loadAtStart * 100) / 100,
     load1: Math.round(loadavg()[0]! * 100) / 100,
   };
-  console.log(`reaping delay (plain sleep, SIGKILL → reaped): ${figures.reapingDelayMs} ms`);
+  const range = ([low, high]: number[]) => `rounds ${low}–${high} ms`;
+  console.log(
+    `reaping delay (plain sleep, SIGKILL → reaped): ${figures.reapingDelayMs} ms ` +
+      `(${range(figures.reapingDelaySpreadMs)})`,
+  );
   console.log(
     `stop() of ${RANKS} ranks that exit on TERM: ${figures.stopExitOnTermMs} ms ` +
-      `(${figures.stopExitOnTermBeyondReapingMs} ms beyond the reaping delay; goal ≤ 100)`,
+      `(${range(figures.stopExitOnTermSpreadMs)}; ${figures.stopExitOnTermVsReaping}× the ` +
+      `reaping delay, ${figures.stopExitOnTermBeyondReapingMs} ms beyond it; goal ≤ 100; ` +
+      `${figures.teardownExitOnTermMs} ms of it in tearDown)`,
   );
   console.log(
     `stop() of ${RANKS} ranks that ignore TERM: ${figures.stopIgnoreTermMs} ms ` +
-      `(${figures.stopIgnoreTermBeyondGraceMs} ms beyond the ${GRACE_MS} ms grace; goal ≤ 100)`,
+      `(${range(figures.stopIgnoreTermSpreadMs)}; ${figures.stopIgnoreTermVsGrace}× the ` +
+      `${GRACE_MS} ms grace, ${figures.stopIgnoreTermBeyondGraceMs} ms beyond it; goal ≤ 100)`,
   );
   console.log(
     `launch to all-ready, ${RANKS} ranks: ${figures.launchToReadyMs} ms ` +
-      `(${figures.launchToReadyVsBare}× ${RANKS} bare python3 interpreters: ${figures.bareInterpretersMs} ms)`,
+      `(${range(figures.launchToReadySpreadMs)}; ${figures.launchToReadyVsBare}× ${RANKS} bare ` +
+      `python3 interpreters: ${figures.bareInterpretersMs} ms)`,
+  );
+  console.log(
+    `load average (1 min): ${figures.load1AtStart} at the start, ${figures.load1} at the end, ` +
+      `on ${figures.cores} cores`,
   );
   console.log(JSON.stringify(figures));
 } finally {

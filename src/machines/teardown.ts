@@ -15,11 +15,14 @@ export interface TeardownTimeouts {
   sweepTermWaitMs: number;
   /** After the sweep's KILL. */
   sweepKillWaitMs: number;
-  /** Between two liveness probes while waiting. */
+  /**
+   * The longest time between two liveness probes while waiting; the first probe of a wait
+   * comes sooner (see {@link pollDelayMs}).
+   */
   pollMs: number;
 }
 
-/** DESIGN §8: 10 s grace, 2 s after each KILL, 3 s and 2 s per swept pid, a probe every 50 ms. */
+/** DESIGN §8: 10 s grace, 2 s after each KILL, 3 s and 2 s per swept pid, probes ≤ 50 ms apart. */
 export const DEFAULT_TEARDOWN_TIMEOUTS: TeardownTimeouts = {
   termGraceMs: 10_000,
   killWaitMs: 2_000,
@@ -46,6 +49,22 @@ export function teardownDeadlineMs(timeouts: TeardownTimeouts): number {
     timeouts.sweepTermWaitMs +
     timeouts.sweepKillWaitMs
   );
+}
+
+/**
+ * When the `n`-th liveness probe of a wait (from 0) comes, after the previous one's answer:
+ * `pollMs / 16` (rounded up, at least 1 ms), doubling each time up to `pollMs`. Processes
+ * usually die within milliseconds of a signal, so the first probes are cheap early looks; a
+ * wait that drags on is probed every `pollMs`. Each probe is scheduled only once the previous
+ * one was answered, so probes never pile up.
+ *
+ * @example
+ * ```ts
+ * [0, 1, 2, 3, 4, 5].map((n) => pollDelayMs(50, n)); // [4, 8, 16, 32, 50, 50]
+ * ```
+ */
+export function pollDelayMs(pollMs: number, n: number): number {
+  return Math.min(pollMs, Math.max(1, Math.ceil(pollMs / 16)) * 2 ** Math.min(n, 30));
 }
 
 /** One process as a probe saw it: its process-table entry and its environment (if readable). */
@@ -127,6 +146,10 @@ interface TeardownContext {
   swept: number[];
   /** Probes sent so far; each probe's `seq` is its number. */
   probes: number;
+  /** What the awaited probe covers. */
+  probing: Scope;
+  /** Liveness probes scheduled in the current wait (they come at {@link pollDelayMs}). */
+  polls: number;
   /**
    * The `seq` of the probe whose answer is awaited, 0 once it has been used: any other TABLE
    * (late, or a second copy) is stale and ignored.
@@ -146,8 +169,12 @@ const WAIT: Record<Phase, keyof TeardownTimeouts> = {
   sweepAwaitKill: "sweepKillWaitMs",
 };
 
-/** What a probe covers: the ranks (groups and known pids), the pids swept, or everything. */
-type Scope = "ranks" | "swept" | "all";
+/**
+ * What a probe covers: the ranks (groups and known pids), the pids swept, or everything; or
+ * `known`, only the known pids — a quick look while waiting, which can show that a rank is
+ * still alive (so the wait goes on) but never that all are gone (that takes the groups).
+ */
+type Scope = "ranks" | "known" | "swept" | "all";
 
 const unique = (values: Iterable<number>): number[] => [...new Set(values)].sort((a, b) => a - b);
 
@@ -185,8 +212,14 @@ function probeOf(
   scope: Scope,
 ): Extract<TeardownEffect, { type: "probe" }> {
   const seq = context.probes + 1;
-  if (scope === "swept")
-    return { type: "probe", seq, groups: [], pids: context.swept, scan: false };
+  if (scope === "swept" || scope === "known")
+    return {
+      type: "probe",
+      seq,
+      groups: [],
+      pids: scope === "swept" ? context.swept : context.pids,
+      scan: false,
+    };
   return {
     type: "probe",
     seq,
@@ -273,6 +306,8 @@ function rankStep(signal: Signal, next: Phase) {
 /**
  * A sweep state: probes the whole table (with the markers' pids), notes the candidates that
  * no longer carry the deployment, and signals by pid every live process of the deployment.
+ * When it finds none, that scan of the whole table, after the last signal, is the final
+ * check: the teardown is verified without reading the table a second time.
  */
 function sweepStep(signal: Signal, next: Phase) {
   return {
@@ -282,8 +317,8 @@ function sweepStep(signal: Signal, next: Phase) {
         { guard: "staleTable" as const },
         {
           guard: "nothingAlive" as const,
-          target: "#teardown.verify",
-          actions: "noteRefused" as const,
+          target: "#teardown.verified",
+          actions: ["noteRefused" as const, "judge" as const],
         },
         {
           target: next,
@@ -295,17 +330,33 @@ function sweepStep(signal: Signal, next: Phase) {
 }
 
 /**
- * A wait of `phase`'s timeout, probing every `pollMs`: it ends early at `gone` when nothing
- * it watches is alive, and at `next` when the time is up.
+ * A wait of `phase`'s timeout, probing at {@link pollDelayMs}: it ends early at `gone` when nothing
+ * it watches is alive, and at `next` when the time is up. A wait on the ranks first looks at
+ * the known pids alone (cheap: no scan of the table for the groups' members); only when none
+ * of them is alive and of the deployment does it probe the groups too.
  */
 function awaitStep(phase: Phase, scope: Scope, gone: string, next: string) {
   return {
     entry: { type: "startWait" as const, params: { phase } },
     exit: "stopWait" as const,
     on: {
-      POLL: { actions: { type: "probe" as const, params: { scope } } },
+      POLL: {
+        actions: {
+          type: "probe" as const,
+          params: { scope: scope === "ranks" ? ("known" as Scope) : scope },
+        },
+      },
       TABLE: [
         { guard: "staleTable" as const },
+        ...(scope === "ranks"
+          ? [
+              { guard: "quickLookAlive" as const, actions: "schedulePoll" as const },
+              {
+                guard: "quickLook" as const,
+                actions: { type: "probe" as const, params: { scope: "ranks" as Scope } },
+              },
+            ]
+          : []),
         {
           guard: "nothingAlive" as const,
           target: gone,
@@ -329,8 +380,9 @@ function awaitStep(phase: Phase, scope: Scope, gone: string, next: string) {
  * from `TABLE`, `SIGNALLED` and `CANDIDATES` events, so it runs the same on real processes
  * and in the simulation.
  *
- * - Every wait probes every `pollMs` and ends early when nothing of the deployment it
- *   watches is alive; a zombie counts as dead, a process in `disk-sleep` (D) as alive.
+ * - Every wait probes liveness, first a few milliseconds in and backing off to every
+ *   `pollMs` ({@link pollDelayMs}), and ends early when nothing of the deployment it watches
+ *   is alive; a zombie counts as dead, a process in `disk-sleep` (D) as alive.
  * - A group is signalled whole only when it holds a live process of the deployment and none
  *   proven foreign (a readable process that does not carry it); otherwise its members that
  *   carry it are signalled by pid. A group answering EPERM was reused by another user: it
@@ -338,8 +390,9 @@ function awaitStep(phase: Phase, scope: Scope, gone: string, next: string) {
  * - The sweep reads the markers' pids, adds every process whose environment carries the
  *   deployment, and signals each (TERM, wait, KILL, wait) only after a fresh probe shows it
  *   still carries the deployment.
- * - The final check reads the process table: anything of the deployment alive → `unverified`
- *   with the survivors and their states in the output.
+ * - The final check reads the process table (the sweep's own scan when it had nothing left
+ *   to signal): anything of the deployment alive → `unverified` with the survivors and their
+ *   states in the output.
  *
  * Timers are two delayed events with ids, `poll` and `deadline`, cancelled on leaving a wait.
  *
@@ -366,12 +419,19 @@ export const teardownMachine = setup({
       context.awaiting === 0 || (event as TableEvent).seq !== context.awaiting,
     nothingAlive: ({ context, event }) =>
       !(event as TableEvent).procs.some((proc) => ours(context, proc)),
+    quickLook: ({ context }) => context.probing === "known",
+    quickLookAlive: ({ context, event }) =>
+      context.probing === "known" &&
+      (event as TableEvent).procs.some((proc) => ours(context, proc)),
     trustSingleKill: ({ context }) => context.trustSingleKill,
   },
   actions: {
     probe: enqueueActions(({ context, enqueue }, params: { scope: Scope }) => {
-      const effect = probeOf(context, params.scope);
-      enqueue.assign({ probes: effect.seq, awaiting: effect.seq });
+      // Without groups, the known pids are all the ranks: the quick look is the full one.
+      const scope =
+        params.scope === "known" && context.groups.length === 0 ? "ranks" : params.scope;
+      const effect = probeOf(context, scope);
+      enqueue.assign({ probes: effect.seq, awaiting: effect.seq, probing: scope });
       enqueue.emit({ type: "effects", effects: [effect] });
     }),
     step: enqueueActions(({ enqueue }, params: { text: string }) => {
@@ -386,12 +446,18 @@ export const teardownMachine = setup({
         { type: "DEADLINE" },
         { delay: context.timeouts[WAIT[params.phase]], id: "deadline" },
       );
-      enqueue.raise({ type: "POLL" }, { delay: context.timeouts.pollMs, id: "poll" });
-      enqueue.assign({ awaiting: 0 });
+      enqueue.raise(
+        { type: "POLL" },
+        { delay: pollDelayMs(context.timeouts.pollMs, 0), id: "poll" },
+      );
+      enqueue.assign({ awaiting: 0, polls: 1 });
     }),
     schedulePoll: enqueueActions(({ context, enqueue }) => {
-      enqueue.raise({ type: "POLL" }, { delay: context.timeouts.pollMs, id: "poll" });
-      enqueue.assign({ awaiting: 0 });
+      enqueue.raise(
+        { type: "POLL" },
+        { delay: pollDelayMs(context.timeouts.pollMs, context.polls), id: "poll" },
+      );
+      enqueue.assign({ awaiting: 0, polls: context.polls + 1 });
     }),
     stopWait: enqueueActions(({ enqueue }) => {
       enqueue.cancel("deadline");
@@ -485,6 +551,8 @@ export const teardownMachine = setup({
     candidates: [],
     swept: [],
     probes: 0,
+    probing: "ranks",
+    polls: 0,
     awaiting: 0,
     verified: false,
     survivors: [],

@@ -19,16 +19,18 @@ export async function markerPids(
   paths: DeploymentPaths,
   deployment: string,
 ): Promise<number[]> {
-  const pids: number[] = [];
-  for (const name of await files.list(paths.dir)) {
+  const ranks = (await files.list(paths.dir)).flatMap((name) => {
     const file = rankFileName(name);
-    if (file?.kind !== "marker") continue;
-    try {
-      const marker = await readStateFile(files, MARKER_FORMAT, paths.marker(file.rank));
-      if (marker?.deployment === deployment) pids.push(marker.pid);
-    } catch (error) {
-      if (!(error instanceof RankFileError)) throw error;
-    }
-  }
-  return pids;
+    return file?.kind === "marker" ? [file.rank] : [];
+  });
+  // Read in parallel: this sits on every stop's critical path.
+  const markers = await Promise.all(
+    ranks.map((rank) =>
+      readStateFile(files, MARKER_FORMAT, paths.marker(rank)).catch((error: unknown) => {
+        if (error instanceof RankFileError) return undefined;
+        throw error;
+      }),
+    ),
+  );
+  return markers.flatMap((marker) => (marker?.deployment === deployment ? [marker.pid] : []));
 }

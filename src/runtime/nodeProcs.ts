@@ -1,22 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
-import type { ProcExit, ProcInfo, ProcState, Procs, Signal, SignalOutcome } from "./ports.ts";
-
-/** Process states as /proc/PID/stat spells them (see proc(5)). */
-const STATES: Record<string, ProcState> = {
-  R: "running",
-  S: "sleeping",
-  I: "sleeping",
-  P: "sleeping",
-  W: "sleeping",
-  K: "sleeping",
-  D: "disk-sleep",
-  T: "stopped",
-  t: "stopped",
-  Z: "zombie",
-  X: "dead",
-  x: "dead",
-};
+import type { ProcExit, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
+import { parseCmdline, parseStat } from "./procStat.ts";
 
 /**
  * The Procs port on `node:child_process` and Linux's /proc. `spawn` ignores stdin, replaces the
@@ -25,7 +10,10 @@ const STATES: Record<string, ProcState> = {
  * `newGroup` the child leads a new process group (and session) whose pgid is its pid.
  * `exited` settles once Node has reaped the child. Signals map ESRCH and EPERM to outcomes;
  * the process table is read from /proc, so `inspect`, `list` and `environ` need Linux
- * (`environ` is undefined for a process that is gone, a zombie, or another user's).
+ * (`environ` is undefined for a process that is gone, a zombie, or another user's). An entry
+ * is read from `/proc/PID/stat`; its `argv` comes from `/proc/PID/cmdline` when first used
+ * (empty if the process is gone by then), so a scan of the table that looks at the states
+ * and groups of most processes and the arguments of few reads one file per process.
  *
  * @example
  * ```ts
@@ -130,24 +118,27 @@ function deliver(target: number, signal: Signal): SignalOutcome {
   }
 }
 
+/** The table's entry for `pid` from its stat file; `argv` is read when first used. */
 function inspect(pid: number): ProcInfo | undefined {
-  let stat: string;
-  let cmdline: string;
+  const stat = readProc(pid, "stat");
+  if (stat === undefined) return undefined;
+  let argv: string[] | undefined;
+  return Object.defineProperty(parseStat(pid, stat), "argv", {
+    enumerable: true,
+    get: () => {
+      argv ??= parseCmdline(readProc(pid, "cmdline") ?? "");
+      return argv;
+    },
+  }) as ProcInfo;
+}
+
+/** The text of `/proc/PID/FILE`, or undefined when the process is gone. */
+function readProc(pid: number, file: "stat" | "cmdline"): string | undefined {
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    return readFileSync(`/proc/${pid}/${file}`, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ESRCH") return undefined;
     throw err;
   }
-  // "PID (COMM) STATE PPID PGRP ...": COMM may hold spaces and ')', so cut at the last ')'.
-  const [letter = "", ppid = "", pgid = ""] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const state = STATES[letter];
-  if (state === undefined) {
-    throw new Error(`unknown process state ${JSON.stringify(letter)} in /proc/${pid}/stat`);
-  }
-  const argv = cmdline.split("\0");
-  if (argv.at(-1) === "") argv.pop();
-  return { pid, ppid: Number(ppid), pgid: Number(pgid), state, argv };
 }

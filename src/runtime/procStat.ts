@@ -16,11 +16,46 @@ const STATES: Record<string, ProcState> = {
   x: "dead",
 };
 
+/** A process table entry without its arguments: what `/proc/PID/stat` alone tells. */
+export type ProcStat = Omit<ProcInfo, "argv">;
+
 /**
- * A process table entry from the text of Linux's `/proc/PID/stat` and `/proc/PID/cmdline`
- * (NUL-separated arguments), wherever they were read (here, or on a remote host).
- * `PID (COMM) STATE PPID PGRP …`: COMM may hold spaces and `)`, so the line is cut at the
- * last `)`. An unknown state letter is an error naming the pid.
+ * Pid, parent, process group and state from the text of Linux's `/proc/PID/stat`, wherever
+ * it was read (here, or on a remote host). `PID (COMM) STATE PPID PGRP …`: COMM may hold
+ * spaces and `)`, so the line is cut at the last `)`. An unknown state letter is an error
+ * naming the pid.
+ *
+ * @example
+ * ```ts
+ * parseStat(42, "42 (sleep) S 1 42 42 0 -1 …"); // { pid: 42, ppid: 1, pgid: 42, state: "sleeping" }
+ * ```
+ */
+export function parseStat(pid: number, stat: string): ProcStat {
+  const [letter = "", ppid = "", pgid = ""] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const state = STATES[letter];
+  if (state === undefined) {
+    throw new Error(`unknown process state ${JSON.stringify(letter)} in /proc/${pid}/stat`);
+  }
+  return { pid, ppid: Number(ppid), pgid: Number(pgid), state };
+}
+
+/**
+ * The arguments in the text of `/proc/PID/cmdline` (NUL-terminated; empty for a zombie).
+ *
+ * @example
+ * ```ts
+ * parseCmdline("sleep\u000030\u0000"); // ["sleep", "30"]
+ * ```
+ */
+export function parseCmdline(cmdline: string): string[] {
+  const argv = cmdline.split("\0");
+  if (argv.at(-1) === "") argv.pop();
+  return argv;
+}
+
+/**
+ * A process table entry from the text of `/proc/PID/stat` and `/proc/PID/cmdline`
+ * ({@link parseStat} and {@link parseCmdline} together).
  *
  * @example
  * ```ts
@@ -29,12 +64,5 @@ const STATES: Record<string, ProcState> = {
  * ```
  */
 export function parseProcStat(pid: number, stat: string, cmdline: string): ProcInfo {
-  const [letter = "", ppid = "", pgid = ""] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const state = STATES[letter];
-  if (state === undefined) {
-    throw new Error(`unknown process state ${JSON.stringify(letter)} in /proc/${pid}/stat`);
-  }
-  const argv = cmdline.split("\0");
-  if (argv.at(-1) === "") argv.pop();
-  return { pid, ppid: Number(ppid), pgid: Number(pgid), state, argv };
+  return { ...parseStat(pid, stat), argv: parseCmdline(cmdline) };
 }

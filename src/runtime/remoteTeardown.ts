@@ -1,12 +1,6 @@
 import type { Logger } from "pino";
-import { createActor } from "xstate";
-import { TeardownError } from "../errors.ts";
-import {
-  type ProcView,
-  type TeardownEffect,
-  type TeardownTimeouts,
-  teardownMachine,
-} from "../machines/teardown.ts";
+import type { ProcView, TeardownEffect, TeardownTimeouts } from "../machines/teardown.ts";
+import { driveTeardown, sweepCandidatesEvent } from "./driveTeardown.ts";
 import type { Clock } from "./ports.ts";
 import type { RemoteProc, RemoteProcs } from "./remoteProcs.ts";
 import type { TeardownReport } from "./tearDown.ts";
@@ -46,10 +40,10 @@ function view(deployment: string, proc: RemoteProc): ProcView {
  * `kill`, that the pid still carries the deployment (a pid that no longer does is reported as
  * gone and never signalled); the sweep and the final check also find every process whose
  * environment carries `BATON_DEPLOYMENT` (the ranks' children). Each probe is one ssh round
- * trip, polled every 250 ms unless `timeouts.pollMs` says otherwise. Resolves with the report
- * when nothing of the deployment is alive there; throws `TeardownError` naming the survivors,
- * or `RemoteHostError` when the host cannot be reached (nothing is verified then: keep the
- * manifest and retry).
+ * trip; probes are at most 250 ms apart unless `timeouts.pollMs` says otherwise. Resolves
+ * with the report when nothing of the deployment is alive there; throws `TeardownError`
+ * naming the survivors, or `RemoteHostError` when the host cannot be reached (nothing is
+ * verified then: keep the manifest and retry).
  *
  * @example
  * ```ts
@@ -67,18 +61,7 @@ export function tearDownRemote(
 ): Promise<TeardownReport> {
   const { table, clock, logger } = ports;
   const { deployment } = target;
-  const host = table.host.target.spec;
-  const started = clock.now();
-  const steps: string[] = [];
-  const step = (text: string) => {
-    const elapsedMs = clock.now() - started;
-    steps.push(`+${elapsedMs}ms ${host}: ${text}`);
-    logger?.debug({ deployment, host, elapsedMs }, `remote teardown: ${text}`);
-  };
-  step(`start: pids ${target.pids.join(", ") || "none"}`);
-
-  const actor = createActor(teardownMachine, {
-    clock,
+  return driveTeardown({
     input: {
       deployment,
       groups: [],
@@ -87,100 +70,61 @@ export function tearDownRemote(
       selfPid: 0,
       timeouts: { pollMs: REMOTE_POLL_MS, ...timeouts },
     },
-  });
-
-  /** One batch of effects, in order; consecutive signals of a batch share a round trip. */
-  const perform = async (effects: TeardownEffect[]): Promise<void> => {
-    for (let at = 0; at < effects.length; at++) {
-      const effect = effects[at] as TeardownEffect;
-      switch (effect.type) {
-        case "probe": {
-          const procs = await table.snapshot(effect.pids, deployment, { scan: effect.scan });
-          actor.send({
-            type: "TABLE",
-            seq: effect.seq,
-            procs: procs.map((proc) => view(deployment, proc)),
-          });
-          break;
-        }
-        case "signal": {
-          const batch: number[] = [];
-          while (at < effects.length) {
-            const next = effects[at] as TeardownEffect;
-            if (next.type !== "signal" || next.signal !== effect.signal) break;
-            batch.push(next.pid);
-            at++;
-          }
-          at--;
-          const outcomes = await table.signalIfOwned(batch, deployment, effect.signal);
-          for (const pid of batch) {
-            const outcome = outcomes.get(pid) ?? "ESRCH";
-            if (outcome === "not-owned") {
-              step(`pid ${pid} no longer carries ${deployment}: not signalled`);
-            }
-            actor.send({
-              type: "SIGNALLED",
-              target: "pid",
-              id: pid,
-              signal: effect.signal,
-              outcome: outcome === "not-owned" ? "ESRCH" : outcome,
+    clock,
+    logger,
+    host: table.host.target.spec,
+    start: `pids ${target.pids.join(", ") || "none"}`,
+    perform: async (effects, send, step) => {
+      for (let at = 0; at < effects.length; at++) {
+        const effect = effects[at] as TeardownEffect;
+        switch (effect.type) {
+          case "probe": {
+            const procs = await table.snapshot(effect.pids, deployment, { scan: effect.scan });
+            send({
+              type: "TABLE",
+              seq: effect.seq,
+              procs: procs.map((proc) => view(deployment, proc)),
             });
+            break;
           }
-          break;
-        }
-        case "signalGroup":
-          throw new Error(`remote teardown never signals a group (asked for ${effect.pgid})`);
-        case "readCandidates": {
-          let pids: number[] = [];
-          let error: string | undefined;
-          try {
-            pids = (await target.sweepCandidates()).filter((pid) => Number.isInteger(pid));
-          } catch (err) {
-            error = err instanceof Error ? err.message : String(err);
+          case "signal": {
+            // Consecutive signals of a batch share one round trip.
+            const batch: number[] = [];
+            while (at < effects.length) {
+              const next = effects[at] as TeardownEffect;
+              if (next.type !== "signal" || next.signal !== effect.signal) break;
+              batch.push(next.pid);
+              at++;
+            }
+            at--;
+            const outcomes = await table.signalIfOwned(batch, deployment, effect.signal);
+            for (const pid of batch) {
+              const outcome = outcomes.get(pid) ?? "ESRCH";
+              if (outcome === "not-owned") {
+                step(`pid ${pid} no longer carries ${deployment}: not signalled`);
+              }
+              send({
+                type: "SIGNALLED",
+                target: "pid",
+                id: pid,
+                signal: effect.signal,
+                outcome: outcome === "not-owned" ? "ESRCH" : outcome,
+              });
+            }
+            break;
           }
-          actor.send({ type: "CANDIDATES", pids: pids.filter((pid) => pid > 1), error });
-          break;
+          case "signalGroup":
+            throw new Error(`remote teardown never signals a group (asked for ${effect.pgid})`);
+          case "readCandidates":
+            send(await sweepCandidatesEvent(() => target.sweepCandidates()));
+            break;
+          case "groupForbidden":
+            break;
+          case "step":
+            step(effect.text);
+            break;
         }
-        case "groupForbidden":
-          break;
-        case "step":
-          step(effect.text);
-          break;
       }
-    }
-  };
-
-  return new Promise<TeardownReport>((resolve, reject) => {
-    let failed = false;
-    let queue: Promise<void> = Promise.resolve();
-    const fail = (err: unknown) => {
-      if (failed) return;
-      failed = true;
-      actor.stop();
-      reject(err);
-    };
-    actor.on("effects", ({ effects }) => {
-      queue = queue.then(() => (failed ? undefined : perform(effects))).catch(fail);
-    });
-    actor.subscribe({
-      complete: () => {
-        if (failed) return;
-        const output = actor.getSnapshot().output!;
-        if (!output.verified) {
-          reject(new TeardownError(deployment, output.survivors));
-          return;
-        }
-        resolve({
-          verified: true,
-          deployment,
-          elapsedMs: clock.now() - started,
-          steps,
-          swept: output.swept,
-          forbiddenGroups: [],
-        });
-      },
-      error: fail,
-    });
-    actor.start();
+    },
   });
 }

@@ -1,14 +1,14 @@
 import type { Logger } from "pino";
-import { createActor } from "xstate";
-import { ConfigError, TeardownError } from "../errors.ts";
+import { ConfigError } from "../errors.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
-import {
-  type ProcView,
-  type TeardownEffect,
-  type TeardownTimeouts,
-  teardownMachine,
+import type {
+  ProcView,
+  TeardownEffect,
+  TeardownEvent,
+  TeardownTimeouts,
 } from "../machines/teardown.ts";
-import type { Clock, Procs } from "./ports.ts";
+import { driveTeardown, sweepCandidatesEvent } from "./driveTeardown.ts";
+import type { Clock, ProcInfo, Procs } from "./ports.ts";
 
 export {
   DEFAULT_TEARDOWN_TIMEOUTS,
@@ -53,16 +53,26 @@ export interface TeardownPorts {
 
 const isPid = (value: number): boolean => Number.isInteger(value) && value > 0;
 
-/** The probe's answer: the requested processes of the table, each with its environment. */
+/**
+ * The probe's answer: the requested processes of the table, each live one with its
+ * environment (the machine never looks at the environment of a zombie or a dead entry).
+ */
 function readTable(procs: Procs, effect: Extract<TeardownEffect, { type: "probe" }>): ProcView[] {
-  const withEnv = (info: Omit<ProcView, "env">): ProcView => ({
-    ...info,
-    env: procs.environ(info.pid),
+  // `argv` stays a getter (no spread): nodeProcs reads a process's arguments when used.
+  const view = (info: ProcInfo): ProcView => ({
+    pid: info.pid,
+    ppid: info.ppid,
+    pgid: info.pgid,
+    state: info.state,
+    get argv() {
+      return info.argv;
+    },
+    env: info.state === "zombie" || info.state === "dead" ? undefined : procs.environ(info.pid),
   });
   if (!effect.scan && effect.groups.length === 0) {
     return effect.pids.flatMap((pid) => {
       const info = procs.inspect(pid);
-      return info === undefined ? [] : [withEnv(info)];
+      return info === undefined ? [] : [view(info)];
     });
   }
   const groups = new Set(effect.groups);
@@ -70,15 +80,15 @@ function readTable(procs: Procs, effect: Extract<TeardownEffect, { type: "probe"
   return procs
     .list()
     .filter((info) => effect.scan || groups.has(info.pgid) || pids.has(info.pid))
-    .map(withEnv);
+    .map(view);
 }
 
 /**
  * Verified teardown of a rank group (DESIGN §4): runs the teardown machine with the Clock port
  * as XState's clock and carries out what it asks through the Procs port — TERM, grace, KILL,
  * KILL again, the marker sweep (each pid signalled only if it still carries the deployment),
- * and a final check of the process table, polling liveness every `pollMs` so that each wait
- * ends as soon as the group is gone. Resolves with a report when nothing of the deployment is
+ * and a final check of the process table, probing liveness a few milliseconds after each
+ * signal and then at most `pollMs` apart, so that each wait ends as soon as the group is gone. Resolves with a report when nothing of the deployment is
  * alive; otherwise throws {@link TeardownError} naming the survivors and their states. It
  * keeps no state of its own: calling it again with the same target retries from the start,
  * and `target.forbiddenGroups` (groups that answered EPERM) carries over between attempts.
@@ -115,19 +125,7 @@ export function tearDown(
       ),
     );
   }
-  const started = clock.now();
-  const steps: string[] = [];
-  const step = (text: string) => {
-    const elapsedMs = clock.now() - started;
-    steps.push(`+${elapsedMs}ms ${text}`);
-    logger?.debug({ deployment, elapsedMs }, `teardown: ${text}`);
-  };
-  step(
-    `start: groups ${target.groups.join(", ") || "none"}, pids ${target.pids.join(", ") || "none"}`,
-  );
-
-  const actor = createActor(teardownMachine, {
-    clock,
+  return driveTeardown({
     input: {
       deployment,
       groups: target.groups,
@@ -137,89 +135,52 @@ export function tearDown(
       timeouts,
       plantedBugs: ports.plantedBugs,
     },
+    clock,
+    logger,
+    start: `groups ${target.groups.join(", ") || "none"}, pids ${target.pids.join(", ") || "none"}`,
+    perform(effects, send, step) {
+      for (const effect of effects) perform(effect, send, step);
+      return undefined;
+    },
   });
 
-  return new Promise<TeardownReport>((resolve, reject) => {
-    let failed = false;
-    const fail = (err: unknown) => {
-      if (failed) return;
-      failed = true;
-      actor.stop();
-      reject(err);
-    };
-
-    const perform = (effect: TeardownEffect): void => {
-      switch (effect.type) {
-        case "probe":
-          actor.send({ type: "TABLE", seq: effect.seq, procs: readTable(procs, effect) });
-          return;
-        case "signalGroup":
-          actor.send({
-            type: "SIGNALLED",
-            target: "group",
-            id: effect.pgid,
-            signal: effect.signal,
-            outcome: procs.signalGroup(effect.pgid, effect.signal),
-          });
-          return;
-        case "signal":
-          actor.send({
-            type: "SIGNALLED",
-            target: "pid",
-            id: effect.pid,
-            signal: effect.signal,
-            outcome: procs.signal(effect.pid, effect.signal),
-          });
-          return;
-        case "readCandidates":
-          target.sweepCandidates().then(
-            (pids) => actor.send({ type: "CANDIDATES", pids: pids.filter(isPid) }),
-            (err: unknown) =>
-              actor.send({
-                type: "CANDIDATES",
-                pids: [],
-                error: err instanceof Error ? err.message : String(err),
-              }),
-          );
-          return;
-        case "groupForbidden":
-          target.forbiddenGroups.add(effect.pgid);
-          return;
-        case "step":
-          step(effect.text);
-          return;
-      }
-    };
-
-    actor.on("effects", ({ effects }) => {
-      for (const effect of effects) {
-        if (failed) return;
-        try {
-          perform(effect);
-        } catch (err) {
-          fail(err);
-        }
-      }
-    });
-    actor.subscribe({
-      complete: () => {
-        if (failed) return;
-        const output = actor.getSnapshot().output!;
-        if (!output.verified) {
-          reject(new TeardownError(deployment, output.survivors));
-          return;
-        }
-        resolve({
-          verified: true,
-          deployment,
-          elapsedMs: clock.now() - started,
-          steps,
-          swept: output.swept,
-          forbiddenGroups: output.forbiddenGroups,
+  /** One effect, carried out at once: a probe's answer reaches the machine before any signal. */
+  function perform(
+    effect: TeardownEffect,
+    send: (event: TeardownEvent) => void,
+    step: (text: string) => void,
+  ): void {
+    switch (effect.type) {
+      case "probe":
+        send({ type: "TABLE", seq: effect.seq, procs: readTable(procs, effect) });
+        return;
+      case "signalGroup":
+        send({
+          type: "SIGNALLED",
+          target: "group",
+          id: effect.pgid,
+          signal: effect.signal,
+          outcome: procs.signalGroup(effect.pgid, effect.signal),
         });
-      },
-      error: fail,
-    });
-    actor.start();
-  });
+        return;
+      case "signal":
+        send({
+          type: "SIGNALLED",
+          target: "pid",
+          id: effect.pid,
+          signal: effect.signal,
+          outcome: procs.signal(effect.pid, effect.signal),
+        });
+        return;
+      case "readCandidates":
+        void sweepCandidatesEvent(() => target.sweepCandidates()).then(send);
+        return;
+      case "groupForbidden":
+        target.forbiddenGroups.add(effect.pgid);
+        return;
+      case "step":
+        step(effect.text);
+        return;
+    }
+  }
 }

@@ -241,4 +241,28 @@ describe("nodeProcs", () => {
     expect(table.find((info) => info.pid === child.pid)?.ppid).toBe(process.pid);
     for (const info of table) expect(info.pid).toBeGreaterThan(0);
   });
+
+  it("reads an entry's arguments when they are first used, and keeps them", async () => {
+    const first = start({ argv: ["sleep", "30"] });
+    const second = start({ argv: ["sleep", "31"] });
+    for (const child of [first, second]) {
+      await until(() => inState(child.pid, "sleeping"), "sleep to sleep");
+    }
+    const [early, late] = [first.pid, second.pid].map((pid) =>
+      procs.list().find((info) => info.pid === pid),
+    );
+    expect(early?.argv).toEqual(["sleep", "30"]);
+    // Gone before its arguments were looked at: the entry (read from stat) has none.
+    procs.signal(second.pid, "SIGKILL");
+    await second.exited;
+    expect(late?.state).toBe("sleeping");
+    expect(late?.argv).toEqual([]);
+    procs.signal(first.pid, "SIGKILL");
+    await first.exited;
+    expect(early?.argv).toEqual(["sleep", "30"]);
+    expect(JSON.parse(JSON.stringify(early))).toMatchObject({
+      pid: first.pid,
+      argv: ["sleep", "30"],
+    });
+  });
 });

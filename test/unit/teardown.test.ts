@@ -4,6 +4,7 @@ import { createActor } from "xstate";
 import { ConfigError, TeardownError } from "../../src/errors.ts";
 import {
   type ProcView,
+  pollDelayMs,
   type TeardownEffect,
   type TeardownInput,
   type TeardownTimeouts,
@@ -122,10 +123,58 @@ describe("teardown machine", () => {
     run.clock.fireNext();
     const end = run.actor.getSnapshot();
     expect(end.value).toBe("verified");
-    expect(run.clock.now()).toBe(TIMEOUTS.pollMs);
+    expect(run.clock.now()).toBe(pollDelayMs(TIMEOUTS.pollMs, 0));
     expect(run.signals()).toEqual(["SIGTERM group 500"]);
     expect(run.steps()).toContain("awaitTerm: all gone");
     expect(end.output).toEqual({ verified: true, survivors: [], swept: [], forbiddenGroups: [] });
+  });
+
+  it("keeps waiting while a group member lives after its rank died, and KILLs the group", () => {
+    // The rank exits on TERM; its child (not a known pid) ignores TERM.
+    const world: World = { table: [rank(500), rank(501, 500)] };
+    world.onSignal = (_target, _id, signal) => {
+      remove(world, signal === "SIGTERM" ? [500] : [500, 501]);
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    const end = run.finish();
+    expect(end.output?.verified).toBe(true);
+    expect(run.signals()).toEqual(["SIGTERM group 500", "SIGKILL group 500"]);
+    expect(run.steps()).toContain("awaitTerm: time is up");
+  });
+
+  it("while a known rank lives, polls only the known pids, sooner first then every pollMs", () => {
+    const run = scripted({ groups: [500], pids: [500] }, { table: [rank(500), rank(501, 500)] });
+    const polls: { at: number; groups: number[]; pids: number[] }[] = [];
+    run.actor.on("effects", ({ effects }) => {
+      for (const effect of effects) {
+        if (effect.type === "probe") {
+          polls.push({ at: run.clock.now(), groups: effect.groups, pids: effect.pids });
+        }
+      }
+    });
+    while (run.actor.getSnapshot().matches("awaitTerm") && run.clock.fireNext());
+    const expected: number[] = [];
+    for (let n = 0, at = 0; at + pollDelayMs(TIMEOUTS.pollMs, n) < TIMEOUTS.termGraceMs; n++) {
+      at += pollDelayMs(TIMEOUTS.pollMs, n);
+      expected.push(at);
+    }
+    const quick = polls.filter((poll) => poll.at < TIMEOUTS.termGraceMs);
+    expect(quick.map((poll) => poll.at)).toEqual(expected);
+    expect(quick.every((poll) => poll.groups.length === 0 && poll.pids.join() === "500")).toBe(
+      true,
+    );
+  });
+
+  it("backs the poll off from pollMs / 16 to pollMs, never beyond", () => {
+    for (const pollMs of [1, 10, 50, 250, 400]) {
+      const delays = Array.from({ length: 12 }, (_, n) => pollDelayMs(pollMs, n));
+      expect(delays[0]).toBe(Math.max(1, Math.ceil(pollMs / 16)));
+      expect(delays.at(-1)).toBe(pollMs);
+      for (let n = 1; n < delays.length; n++) {
+        expect(delays[n]).toBe(Math.min(pollMs, (delays[n - 1] as number) * 2));
+      }
+    }
   });
 
   it("goes TERM → KILL → KILL again, each after its own timeout", () => {
@@ -313,7 +362,12 @@ describe("tearDown on simulated processes", () => {
     const target = group(procs, 8);
     const outcome = await onSimClock(clock, tearDown(target, { procs, clock }, TIMEOUTS));
     expect(outcome).toMatchObject({
-      value: { verified: true, deployment: DEP, elapsedMs: TIMEOUTS.pollMs, swept: [] },
+      value: {
+        verified: true,
+        deployment: DEP,
+        elapsedMs: pollDelayMs(TIMEOUTS.pollMs, 0),
+        swept: [],
+      },
     });
     const { steps } = (outcome as { value: { steps: string[] } }).value;
     expect(steps[0]).toBe(
