@@ -1,17 +1,27 @@
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 
-export const LAUNCH_USAGE = `usage: baton launch --world N [options] -- command [args…]
+export const LAUNCH_USAGE = `usage: baton launch --world N [--hosts H,…] [options] -- command [args…]
 
-Starts N ranks of the command on this machine, like torchrun, and waits for them. Each rank
-gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT (a free port),
-BATON_DEPLOYMENT, BATON_STATE_DIR and BATON_LAUNCHER_PID, and writes its output to
-STATE_DIR/DEPLOYMENT/rank-R.log. Orphans of launchers that died are reaped first.
+Starts N ranks of the command, like torchrun, on this machine or on ssh hosts, and waits for
+them. Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+(a free port), BATON_DEPLOYMENT, BATON_STATE_DIR and BATON_LAUNCHER_PID, and writes its
+output to STATE_DIR/DEPLOYMENT/rank-R.log here. Orphans of launchers that died are reaped first.
 
-  --world N            number of ranks (required)
+  --world N            number of ranks (required unless --hosts gives them)
+  --hosts LIST         where the ranks run, in rank order: comma-separated hosts, each
+                       \`local\` or \`ssh://USER@HOST[:PORT]\`, optionally \`*COUNT\` for COUNT
+                       ranks in a row (local*2,ssh://alice@gpu-2*2 = ranks 0-1 here, 2-3 on
+                       gpu-2); the ranks listed must add up to --world (default: all local)
+  --ssh-config FILE    ssh_config file for the ssh hosts (default: ~/.ssh/config)
+  --remote-state-dir D state directory on the ssh hosts (default: ~/.baton/run there)
+  --remote-cwd DIR     working directory of the remote ranks (default: the remote home)
+  --master-addr ADDR   MASTER_ADDR (default: 127.0.0.1 when all ranks are local, else rank
+                       0's host)
   --state-dir DIR      state directory (default: ${DEFAULT_STATE_DIR})
   --name NAME          deployment name (default: dep- and 12 random characters)
   --grace-ms MS        after SIGTERM, how long ranks get before SIGKILL (default 10000)
@@ -47,12 +57,25 @@ export async function launchCommand(argv: string[]): Promise<number> {
   if (command.length === 0) {
     throw new ConfigError(`baton launch needs a command after --\n\n${LAUNCH_USAGE}`);
   }
-  const world = Number(values.world);
-  if (values.world === undefined || !Number.isInteger(world) || world < 1) {
+  const hosts = values.hosts === undefined ? undefined : hostList(values.hosts);
+  const world =
+    values.world === undefined && hosts !== undefined ? hosts.length : Number(values.world);
+  if (!Number.isInteger(world) || world < 1) {
     throw new ConfigError(
       `--world must be a whole number of at least 1, not "${values.world ?? ""}"`,
     );
   }
+  if (hosts !== undefined && hosts.length !== world) {
+    throw new ConfigError(
+      `--hosts places ${hosts.length} rank${hosts.length === 1 ? "" : "s"} but --world is ${world}: list one host per rank, or HOST*COUNT`,
+    );
+  }
+  const sshConfig = values["ssh-config"];
+  const remote = {
+    ...(sshConfig !== undefined && { ssh: { configFile: resolve(sshConfig) } }),
+    ...(values["remote-state-dir"] !== undefined && { stateDir: values["remote-state-dir"] }),
+    ...(values["remote-cwd"] !== undefined && { cwd: values["remote-cwd"] }),
+  };
   const level = values["log-level"] as LogLevel;
   if (!LOG_LEVELS.includes(level)) {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
@@ -62,6 +85,9 @@ export async function launchCommand(argv: string[]): Promise<number> {
   const group = launchGroup({
     argv: command,
     worldSize: world,
+    ...(hosts !== undefined && { hosts }),
+    ...(Object.keys(remote).length > 0 && { remote }),
+    ...(values["master-addr"] !== undefined && { masterAddr: values["master-addr"] }),
     ...(values["state-dir"] !== undefined && { stateDir: values["state-dir"] }),
     ...(values.name !== undefined && { name: values.name }),
     ...(graceMs !== undefined && { teardown: { termGraceMs: graceMs } }),
@@ -128,6 +154,11 @@ function parseOptions(argv: string[]) {
       allowPositionals: true,
       options: {
         world: { type: "string" },
+        hosts: { type: "string" },
+        "ssh-config": { type: "string" },
+        "remote-state-dir": { type: "string" },
+        "remote-cwd": { type: "string" },
+        "master-addr": { type: "string" },
         "state-dir": { type: "string" },
         name: { type: "string" },
         "grace-ms": { type: "string" },
@@ -141,6 +172,24 @@ function parseOptions(argv: string[]) {
       `${(error as Error).message}; put the command after -- (baton launch --world 2 -- cmd --its-flags)\n\n${LAUNCH_USAGE}`,
     );
   }
+}
+
+/**
+ * `--hosts`: comma-separated hosts in rank order, each optionally `*COUNT` for COUNT ranks in
+ * a row; the host specs themselves are checked by the launch (`parseRankHost`).
+ */
+function hostList(text: string): string[] {
+  return text.split(",").flatMap((entry) => {
+    const star = entry.lastIndexOf("*");
+    const host = star === -1 ? entry : entry.slice(0, star);
+    const count = star === -1 ? "1" : entry.slice(star + 1);
+    if (host === "" || !/^[1-9]\d{0,5}$/.test(count)) {
+      throw new ConfigError(
+        `--hosts entry "${entry}" must be a host (\`local\` or ssh://USER@HOST[:PORT]) with an optional *COUNT, as in local*2,ssh://alice@gpu-2*2`,
+      );
+    }
+    return Array.from({ length: Number(count) }, () => host);
+  });
 }
 
 /** A duration flag: a whole number of ms ≥ 1, or undefined when absent. */

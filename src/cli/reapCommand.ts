@@ -17,6 +17,7 @@ does this too, every time it starts.
 
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
+  --ssh-config FILE ssh_config file for reaching the ssh hosts of remote ranks
   --json            print the report as JSON on stdout
   --log-level L     ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help        this help
@@ -60,6 +61,9 @@ export async function reapCommand(argv: string[]): Promise<number> {
     clock: nodeClock(),
     logger: createLogger({ level }),
     ...(grace !== undefined && { teardown: { termGraceMs: Number(grace) } }),
+    ...(values["ssh-config"] !== undefined && {
+      ssh: { configFile: resolve(values["ssh-config"]) },
+    }),
   });
   if (values.json) {
     process.stdout.write(
@@ -102,6 +106,7 @@ function parse(argv: string[]) {
     options: {
       "state-dir": { type: "string" },
       "grace-ms": { type: "string" },
+      "ssh-config": { type: "string" },
       json: { type: "boolean", default: false },
       "log-level": { type: "string", default: "warn" },
       help: { type: "boolean", short: "h", default: false },

@@ -4,11 +4,17 @@ import type { StateFileFormat } from "./stateFile.ts";
 export interface ManifestRank {
   rank: number;
   localRank: number;
-  /** `"local"` for a rank on the launcher's machine. */
+  /** `"local"` for a rank on the launcher's machine, else `ssh://user@host[:port]`. */
   host: string;
+  /** Its pid on its host. */
   pid: number;
-  /** Its process group id. */
+  /** Its process group id (on its host). */
   pgid: number;
+  /**
+   * For a rank on an ssh host: the absolute root state dir `S` there, where its markers, the
+   * mirrored lease and the cancel files are (the reaper's way to that host's part).
+   */
+  stateDir?: string;
 }
 
 /**
@@ -26,7 +32,8 @@ export interface Manifest {
 }
 
 /**
- * The launch manifest's format, `baton.manifest/1`. Ranks are unique and below `worldSize`.
+ * The launch manifest's format, `baton.manifest/1`. Ranks are unique and below `worldSize`; a
+ * rank whose `host` is not `"local"` also names its host's state dir (`stateDir`).
  *
  * @example
  * ```ts
@@ -37,13 +44,20 @@ export const MANIFEST_FORMAT: StateFileFormat<Manifest> = {
   id: "baton.manifest/1",
   decode(fields) {
     const worldSize = fields.integer("worldSize", 1);
-    const ranks = fields.list("ranks", (rank) => ({
-      rank: rank.integer("rank", 0),
-      localRank: rank.integer("localRank", 0),
-      host: rank.string("host"),
-      pid: rank.integer("pid", 1),
-      pgid: rank.integer("pgid", 1),
-    }));
+    const ranks = fields.list("ranks", (rank): ManifestRank => {
+      const host = rank.string("host");
+      return {
+        rank: rank.integer("rank", 0),
+        localRank: rank.integer("localRank", 0),
+        host,
+        pid: rank.integer("pid", 1),
+        pgid: rank.integer("pgid", 1),
+        // Only remote ranks carry it, so every manifest of local ranks reads as before.
+        ...(host !== "local" && {
+          stateDir: rank.string("stateDir", (dir) => dir.startsWith("/"), "an absolute path"),
+        }),
+      };
+    });
     const seen = new Set<number>();
     for (const { rank } of ranks) {
       if (rank >= worldSize)

@@ -10,6 +10,7 @@ import {
   type GroupOutcome,
   groupMachine,
 } from "../machines/group.ts";
+import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { rankMachine } from "../machines/rank.ts";
 import {
   checkDeploymentId,
@@ -33,7 +34,12 @@ import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, Entropy, Files, ProcExit, ProcHandle, Procs } from "./ports.ts";
 import { type ReapReport, reapDeployments } from "./reaper.ts";
+import type { RemoteRankHandle } from "./remoteRank.ts";
+import { openRemoteSite, type RemoteSite } from "./remoteSite.ts";
+import type { SshHostOptions } from "./sshHost.ts";
+import { parseRankHost, type RankHost } from "./sshTarget.ts";
 import { type TeardownReport, type TeardownTimeouts, tearDown } from "./tearDown.ts";
+import { tearDownAcrossHosts } from "./tearDownAcrossHosts.ts";
 
 /** Every wait of a rank group, in ms; DESIGN §8's defaults. */
 export interface RankGroupTimeouts {
@@ -66,6 +72,22 @@ export interface LaunchPorts {
   files: Files;
   clock: Clock;
   entropy: Entropy;
+  /** A free TCP port for `MASTER_PORT` (default: one the kernel picks on 127.0.0.1). */
+  freePort: () => Promise<number>;
+  /** The last lines of a rank's log, quoted in its failure (default: read from the file). */
+  logTail: (path: string) => Promise<string>;
+}
+
+/** How ranks on `ssh://` hosts are reached and started. */
+export interface RemoteRanksOptions {
+  /** The ssh client's settings: an ssh_config file (`configFile`), extra `-o` options, timeouts. */
+  ssh?: SshHostOptions;
+  /** The root state dir on every ssh host: absolute, or under the remote home (default `.baton/run`). */
+  stateDir?: string;
+  /** The remote ranks' working directory (default: the remote login directory). */
+  cwd?: string;
+  /** After the launcher is gone, how long the remote guard waits between TERM and KILL (3 s). */
+  guardGraceMs?: number;
 }
 
 /** What to launch: `worldSize` copies of `argv`, as ranks 0 … worldSize − 1. */
@@ -80,8 +102,21 @@ export interface LaunchSpec {
   env?: Readonly<Record<string, string>>;
   /** The operator's environment, which ranks inherit (default `process.env`). */
   operatorEnv?: Readonly<Record<string, string | undefined>>;
-  /** The ranks' working directory (default this process's). */
+  /** The local ranks' working directory (default this process's). */
   cwd?: string;
+  /**
+   * Where each rank runs, one entry per rank (rank R on `hosts[R]`): `local`, or
+   * `ssh://user@host[:port]` (started through the system ssh client). Default: all `local`.
+   */
+  hosts?: readonly string[];
+  /** For ranks on ssh hosts: how to reach them, their state dir and working directory. */
+  remote?: RemoteRanksOptions;
+  /**
+   * `MASTER_ADDR` for every rank. Default `127.0.0.1` when every rank is local; otherwise
+   * rank 0's host: this machine's host name (`os.hostname()`) when rank 0 is local, the ssh
+   * host's address when it is remote. `MASTER_PORT` is a port found free on this machine.
+   */
+  masterAddr?: string;
   timeouts?: Partial<RankGroupTimeouts>;
   /** The teardown's TERM grace, KILL waits and sweep waits (DESIGN §8). */
   teardown?: Partial<TeardownTimeouts>;
@@ -90,6 +125,8 @@ export interface LaunchSpec {
   logger?: Logger;
   /** An XState inspection observer: it sees the group's machine and every rank's. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Deliberate bugs for the teardown (only tests and the simulation switch them on). */
+  plantedBugs?: readonly PlantedBug[];
 }
 
 /** How one rank ended. */
@@ -127,7 +164,10 @@ export interface RankGroup {
   readonly dir: string;
   /** Each rank's stdout and stderr, by rank. */
   readonly logFiles: readonly string[];
-  /** The pids of the ranks started and not yet exited (each leads its own process group). */
+  /**
+   * The pids of the ranks started and not yet exited, each on its own host (each leads its own
+   * process group there).
+   */
   pids(): number[];
   /** Resolves when every rank is ready; rejects with the group's error if it never gets there. */
   readonly ready: Promise<void>;
@@ -145,20 +185,28 @@ export interface RankGroup {
   stop(reason?: string): Promise<TeardownReport>;
 }
 
-/** A spawned rank. */
+/** A spawned rank; `site` is its remote host's, undefined for a local rank. */
 interface Spawned {
   rank: number;
   pid: number;
-  handle: ProcHandle;
+  handle: ProcHandle | RemoteRankHandle;
   exit: ProcExit | undefined;
+  site: RemoteSite | undefined;
+}
+
+/** A place where ranks run and where its cancel files are written: this machine or a site. */
+interface Location {
+  site: RemoteSite | undefined;
+  cancels: CancelFile;
 }
 
 const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
 /**
- * Launches a rank group on this machine, like torchrun: `worldSize` processes of `argv`,
- * each the leader of its own process group, with `RANK`, `WORLD_SIZE`, `LOCAL_RANK`,
- * `LOCAL_WORLD_SIZE`, `MASTER_ADDR=127.0.0.1`, a free `MASTER_PORT`, `BATON_DEPLOYMENT`,
+ * Launches a rank group, like torchrun: `worldSize` processes of `argv`, on this machine or,
+ * per `hosts`, on ssh hosts, each the leader of its own process group, with `RANK`,
+ * `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE` (counted per host), `MASTER_ADDR`
+ * (`127.0.0.1` when every rank is local), a free `MASTER_PORT`, `BATON_DEPLOYMENT`,
  * `BATON_STATE_DIR`, `BATON_LAUNCHER_PID`, `BATON_MARKER_HEARTBEAT_MS` and
  * `BATON_LEASE_STALE_MS`, and each rank's stdout and stderr appended to
  * `S/<deployment>/rank-<R>.log`. First the reaper tears down the orphans of dead launchers
@@ -169,7 +217,8 @@ const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
  * group fail: the others are torn down, and `wait()` rejects with a `RankGroupError`
  * (`RANK_FAILED`) carrying that rank's exit code and the tail of its log. When every rank
  * exits 0, `wait()` resolves. The manifest and the lease are removed only after a verified
- * teardown.
+ * teardown. Each ssh host gets the deployment's state dir there (markers, a mirrored lease,
+ * cancel files) and is torn down remotely, in parallel with the local ranks.
  *
  * @example
  * ```ts
@@ -178,6 +227,9 @@ const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
  * await group.abort(["req-17"]);
  * process.on("SIGINT", () => void group.stop("Ctrl-C"));
  * const exit = await group.wait(); // { status: "succeeded", ranks: [...], ... }
+ * // Two ranks here, two on gpu-2 (its ssh settings from ~/.ssh/config):
+ * launchGroup({ argv: ["python3", "serve.py"], worldSize: 4,
+ *   hosts: ["local", "local", "ssh://alice@gpu-2", "ssh://alice@gpu-2"] });
  * ```
  */
 export function launchGroup(spec: LaunchSpec): RankGroup {
@@ -194,6 +246,10 @@ class LaunchedGroup implements RankGroup {
   private readonly paths: DeploymentPaths;
   private readonly argv: [string, ...string[]];
   private readonly worldSize: number;
+  private readonly hosts: readonly RankHost[];
+  private readonly masterAddr: string;
+  /** The ssh hosts' sites by host spec, once opened; closed after a verified teardown. */
+  private readonly sites = new Map<string, Location & { site: RemoteSite }>();
   private readonly timeouts: RankGroupTimeouts;
   private readonly ports: LaunchPorts;
   private readonly logger: Logger;
@@ -225,6 +281,21 @@ class LaunchedGroup implements RankGroup {
     }
     this.argv = [command, ...args];
     this.worldSize = spec.worldSize;
+    const hosts = spec.hosts ?? Array.from({ length: this.worldSize }, () => "local");
+    if (hosts.length !== this.worldSize) {
+      throw new ConfigError(
+        `hosts names ${hosts.length} host${hosts.length === 1 ? "" : "s"} for a world of ${this.worldSize}: give one per rank (rank R runs on hosts[R])`,
+      );
+    }
+    this.hosts = hosts.map(parseRankHost);
+    const first = this.hosts[0] as RankHost;
+    this.masterAddr =
+      spec.masterAddr ??
+      (first.kind === "ssh"
+        ? first.host
+        : this.hosts.every((host) => host.kind === "local")
+          ? "127.0.0.1"
+          : hostname());
     this.timeouts = { ...DEFAULT_RANK_GROUP_TIMEOUTS, ...spec.timeouts };
     for (const [name, value] of Object.entries(this.timeouts)) {
       if (!(Number.isFinite(value) && value > 0)) {
@@ -236,6 +307,8 @@ class LaunchedGroup implements RankGroup {
       files: spec.ports?.files ?? nodeFiles(),
       clock: spec.ports?.clock ?? nodeClock(),
       entropy: spec.ports?.entropy ?? nodeEntropy(),
+      freePort: spec.ports?.freePort ?? freePort,
+      logTail: spec.ports?.logTail ?? logTail,
     };
     this.logger = spec.logger ?? pino({ level: "silent" });
     const { entropy, clock, files } = this.ports;
@@ -359,6 +432,7 @@ class LaunchedGroup implements RankGroup {
         ...this.ports,
         logger: this.logger,
         ...(this.spec.teardown !== undefined && { teardown: this.spec.teardown }),
+        ...(this.spec.remote?.ssh !== undefined && { ssh: this.spec.remote.ssh }),
       });
     } catch (error) {
       this.send({
@@ -399,7 +473,7 @@ class LaunchedGroup implements RankGroup {
       await files.mkdirp(this.paths.dir);
       // Markers, acks or a cancel file left by an earlier run under this name mean nothing now.
       await clearDeployment(files, this.paths);
-      const port = await freePort();
+      const port = await this.ports.freePort();
       this.lease = await holdLease({
         files,
         clock,
@@ -412,20 +486,17 @@ class LaunchedGroup implements RankGroup {
       });
       await this.writeManifest();
       if (!this.group.getSnapshot().matches("launching")) return;
-      let spawnError: Error | undefined;
-      for (let rank = 0; rank < this.worldSize && spawnError === undefined; rank++) {
-        try {
-          this.spawn(rank, port);
-        } catch (error) {
-          spawnError = error as Error;
-          this.ranks[rank]?.send({ type: "SPAWN_FAILED", reason: spawnError.message });
-        }
-      }
+      await this.openSites();
+      if (!this.group.getSnapshot().matches("launching")) return;
+      const started = await Promise.allSettled(this.hosts.map((_, rank) => this.spawn(rank, port)));
       await this.writeManifest();
-      if (spawnError !== undefined) {
+      const failed = started.findIndex((outcome) => outcome.status === "rejected");
+      if (failed !== -1) {
+        const spawnError = (started[failed] as PromiseRejectedResult).reason as Error;
+        const where = this.hosts[failed]?.kind === "ssh" ? ` on ${this.hosts[failed]?.spec}` : "";
         this.send({
           type: "LAUNCH_FAILED",
-          message: `rank ${this.spawned.length} of ${this.worldSize} could not be started: ${spawnError.message}`,
+          message: `rank ${failed} of ${this.worldSize} could not be started${where}: ${spawnError.message}`,
         });
         return;
       }
@@ -444,32 +515,74 @@ class LaunchedGroup implements RankGroup {
     }
   }
 
-  private spawn(rank: number, port: number): void {
-    const operator = this.spec.operatorEnv ?? process.env;
-    const env: Record<string, string> = { ...this.spec.env };
-    for (const [key, value] of Object.entries(operator)) if (value !== undefined) env[key] = value;
-    Object.assign(env, {
+  /**
+   * Opens a site on every distinct ssh host, in parallel: the remote state dir, the
+   * deployment's directory there and the mirrored lease. A site that opened is kept (the
+   * teardown closes it) even when another fails; the first failure is thrown.
+   */
+  private async openSites(): Promise<void> {
+    const targets = new Map<string, RankHost>(this.hosts.map((host) => [host.spec, host]));
+    const opened = await Promise.allSettled(
+      [...targets.values()].flatMap((target) =>
+        target.kind === "ssh"
+          ? [
+              openRemoteSite({
+                target,
+                deployment: this.deployment,
+                ...(this.spec.remote?.ssh !== undefined && { ssh: this.spec.remote.ssh }),
+                ...(this.spec.remote?.stateDir !== undefined && {
+                  stateDir: this.spec.remote.stateDir,
+                }),
+                launcherPid: this.ports.procs.selfPid,
+                token: this.token,
+                leaseStaleMs: this.timeouts.leaseStaleMs,
+                clock: this.ports.clock,
+                logger: this.logger,
+              }).then((site) => {
+                const cancels = cancelFile({
+                  files: site.files,
+                  clock: this.ports.clock,
+                  stateDir: site.stateDir,
+                  deployment: this.deployment,
+                });
+                this.sites.set(target.spec, { site, cancels });
+              }),
+            ]
+          : [],
+      ),
+    );
+    for (const outcome of opened) if (outcome.status === "rejected") throw outcome.reason;
+  }
+
+  /** Starts one rank on its host; a rank that cannot be started is told so, and this rejects. */
+  private async spawn(rank: number, port: number): Promise<void> {
+    const host = this.hosts[rank] as RankHost;
+    const own: Record<string, string> = {
       RANK: String(rank),
       WORLD_SIZE: String(this.worldSize),
-      LOCAL_RANK: String(rank),
-      LOCAL_WORLD_SIZE: String(this.worldSize),
-      MASTER_ADDR: "127.0.0.1",
+      LOCAL_RANK: String(this.localRank(rank)),
+      LOCAL_WORLD_SIZE: String(this.hosts.filter((other) => other.spec === host.spec).length),
+      MASTER_ADDR: this.masterAddr,
       MASTER_PORT: String(port),
       BATON_DEPLOYMENT: this.deployment,
       BATON_STATE_DIR: this.stateDir,
       BATON_LAUNCHER_PID: String(this.ports.procs.selfPid),
       BATON_MARKER_HEARTBEAT_MS: String(this.timeouts.markerHeartbeatMs),
       BATON_LEASE_STALE_MS: String(this.timeouts.leaseStaleMs),
-    });
-    const handle = this.ports.procs.spawn({
-      argv: this.argv,
-      env,
-      ...(this.spec.cwd !== undefined && { cwd: this.spec.cwd }),
-      logFile: this.paths.log(rank),
-      newGroup: true,
-    });
-    const spawned: Spawned = { rank, pid: handle.pid, handle, exit: undefined };
+    };
+    const site = this.sites.get(host.spec)?.site;
+    let handle: ProcHandle | RemoteRankHandle;
+    try {
+      handle =
+        site === undefined ? this.spawnLocal(rank, own) : await this.spawnRemote(site, rank, own);
+    } catch (error) {
+      this.ranks[rank]?.send({ type: "SPAWN_FAILED", reason: (error as Error).message });
+      throw error;
+    }
+    const spawned: Spawned = { rank, pid: handle.pid, handle, exit: undefined, site };
+    // Remote ranks start in any order; everything the group reports stays in rank order.
     this.spawned.push(spawned);
+    this.spawned.sort((a, b) => a.rank - b.rank);
     this.ranks[rank]?.send({ type: "SPAWNED", pid: handle.pid, pgid: handle.pid });
     void handle.exited.then((exit) => {
       spawned.exit = exit;
@@ -481,13 +594,54 @@ class LaunchedGroup implements RankGroup {
     });
   }
 
+  /** The rank's index among the ranks on its host. */
+  private localRank(rank: number): number {
+    const { spec } = this.hosts[rank] as RankHost;
+    return this.hosts.slice(0, rank).filter((other) => other.spec === spec).length;
+  }
+
+  /** A local rank: the operator's environment, under it `spec.env`, over it baton's. */
+  private spawnLocal(rank: number, own: Record<string, string>): ProcHandle {
+    const operator = this.spec.operatorEnv ?? process.env;
+    const env: Record<string, string> = { ...this.spec.env };
+    for (const [key, value] of Object.entries(operator)) if (value !== undefined) env[key] = value;
+    return this.ports.procs.spawn({
+      argv: this.argv,
+      env: { ...env, ...own },
+      ...(this.spec.cwd !== undefined && { cwd: this.spec.cwd }),
+      logFile: this.paths.log(rank),
+      newGroup: true,
+    });
+  }
+
+  /**
+   * A remote rank: the remote login environment, under it `spec.env`, over it baton's (this
+   * machine's environment stays here); its output goes to the local log file.
+   */
+  private spawnRemote(
+    site: RemoteSite,
+    rank: number,
+    own: Record<string, string>,
+  ): Promise<RemoteRankHandle> {
+    const { remote } = this.spec;
+    return site.spawnRank({
+      argv: this.argv,
+      env: own,
+      ...(this.spec.env !== undefined && { envDefaults: { ...this.spec.env } }),
+      ...(remote?.cwd !== undefined && { cwd: remote.cwd }),
+      ...(remote?.guardGraceMs !== undefined && { guardGraceMs: remote.guardGraceMs }),
+      logFile: this.paths.log(rank),
+    });
+  }
+
   private async writeManifest(): Promise<void> {
-    const ranks: ManifestRank[] = this.spawned.map(({ rank, pid }) => ({
+    const ranks: ManifestRank[] = this.spawned.map(({ rank, pid, site }) => ({
       rank,
-      localRank: rank,
-      host: "local",
+      localRank: this.localRank(rank),
+      host: (this.hosts[rank] as RankHost).spec,
       pid,
       pgid: pid,
+      ...(site !== undefined && { stateDir: site.stateDir }),
     }));
     const manifest: Manifest = {
       deployment: this.deployment,
@@ -515,7 +669,7 @@ class LaunchedGroup implements RankGroup {
     }, this.timeouts.watchMs);
   }
 
-  private async readMarker({ rank }: Spawned): Promise<void> {
+  private async readMarker({ rank, site }: Spawned): Promise<void> {
     const actor = this.ranks[rank];
     if (
       actor === undefined ||
@@ -524,7 +678,11 @@ class LaunchedGroup implements RankGroup {
       return;
     }
     try {
-      const marker = await readStateFile(this.ports.files, MARKER_FORMAT, this.paths.marker(rank));
+      const marker = await readStateFile(
+        site?.files ?? this.ports.files,
+        MARKER_FORMAT,
+        (site?.paths ?? this.paths).marker(rank),
+      );
       if (marker === undefined || marker.deployment !== this.deployment || marker.rank !== rank) {
         return;
       }
@@ -546,10 +704,11 @@ class LaunchedGroup implements RankGroup {
     this.stopWatching();
     for (const actor of this.ranks)
       if (actor.getSnapshot().status === "active") actor.send({ type: "STOP" });
-    const pids = this.spawned.map((spawned) => spawned.pid);
-    let report: TeardownReport;
-    try {
-      report = await tearDown(
+    const on = (site: RemoteSite | undefined) =>
+      this.spawned.filter((spawned) => spawned.site === site).map((spawned) => spawned.pid);
+    const pids = on(undefined);
+    const local = () =>
+      tearDown(
         {
           deployment: this.deployment,
           groups: pids,
@@ -557,8 +716,23 @@ class LaunchedGroup implements RankGroup {
           sweepCandidates: () => markerPids(this.ports.files, this.paths, this.deployment),
           forbiddenGroups: this.forbiddenGroups,
         },
-        { procs: this.ports.procs, clock: this.ports.clock, logger: this.logger },
+        {
+          procs: this.ports.procs,
+          clock: this.ports.clock,
+          logger: this.logger,
+          ...(this.spec.plantedBugs !== undefined && { plantedBugs: this.spec.plantedBugs }),
+        },
         this.spec.teardown,
+      );
+    let report: TeardownReport;
+    try {
+      report = await tearDownAcrossHosts(
+        local,
+        [...this.sites.values()].map(
+          ({ site }) =>
+            () =>
+              site.tearDown(on(site), this.spec.teardown),
+        ),
       );
     } catch (error) {
       this.teardownError = error as Error;
@@ -568,6 +742,19 @@ class LaunchedGroup implements RankGroup {
     // Verified dead: each child's exit is reported as soon as Node has reaped it.
     await Promise.all(this.spawned.map((spawned) => spawned.handle.exited));
     await this.lease?.release();
+    const sites = [...this.sites.values()];
+    this.sites.clear();
+    await Promise.all(
+      sites.map(({ site }) =>
+        site.close({ clear: true }).catch((error: unknown) => {
+          // Its ranks are verified gone; what is left there is a stale lease and old markers.
+          this.logger.warn(
+            { deployment: this.deployment, host: site.host.target.spec, err: error },
+            "remote deployment files not removed",
+          );
+        }),
+      ),
+    );
     try {
       await clearDeployment(this.ports.files, this.paths);
     } catch (error) {
@@ -593,7 +780,14 @@ class LaunchedGroup implements RankGroup {
       this.settle(await this.failureError(outcome.failure));
       return;
     }
-    const report = this.report ?? (await this.stop());
+    let report: TeardownReport;
+    try {
+      report = this.report ?? (await this.stop());
+    } catch (error) {
+      // Stopped before launching while processes of this name could not be verified gone.
+      this.settle(error as Error);
+      return;
+    }
     this.settle({
       deployment: this.deployment,
       status: outcome.status,
@@ -655,7 +849,8 @@ class LaunchedGroup implements RankGroup {
       RANK_LOST:
         " A rank rewrites its marker every heartbeat; one that stops doing so is hung or cut off, and the group was stopped.",
     };
-    const tail = logFile !== undefined ? ` Its log is ${logFile}. ${await logTail(logFile)}` : "";
+    const tail =
+      logFile !== undefined ? ` Its log is ${logFile}. ${await this.ports.logTail(logFile)}` : "";
     const stuck =
       teardownError !== undefined
         ? ` The teardown that followed is not verified either: ${teardownError.message}`
@@ -682,13 +877,30 @@ class LaunchedGroup implements RankGroup {
     await this.ready;
     const { clock } = this.ports;
     const started = clock.now();
-    const { epoch } = await this.cancels.write(order);
+    const locations: Location[] = [
+      { site: undefined, cancels: this.cancels },
+      ...this.sites.values(),
+    ];
+    // Each location's file gets its own epoch (`max(now, previous + 1)` of that file), and its
+    // ranks are judged against it; the report names the highest.
+    const written = await Promise.all(
+      locations.map(async (location) => ({
+        ...location,
+        epoch: (await location.cancels.write(order)).epoch,
+      })),
+    );
+    const epoch = Math.max(...written.map((location) => location.epoch));
     for (;;) {
       const running = this.spawned.filter((spawned) => spawned.exit === undefined);
-      const ranks = await this.cancels.evidence(
-        epoch,
-        running.map((spawned) => spawned.rank),
+      const evidence = await Promise.all(
+        written.map((location) =>
+          location.cancels.evidence(
+            location.epoch,
+            running.filter((spawned) => spawned.site === location.site).map((s) => s.rank),
+          ),
+        ),
       );
+      const ranks = evidence.flat().sort((a, b) => a.rank - b.rank);
       const drained = ranks.every(
         (rank) => rank.applied && (order.scope === "requests" || rank.active === 0),
       );

@@ -9,12 +9,16 @@ import { readStateFile } from "../rank/stateFile.ts";
 import { clearDeployment } from "./clearDeployment.ts";
 import { markerPids } from "./markerPids.ts";
 import type { Clock, Files, Procs } from "./ports.ts";
+import { reapRemoteSite } from "./remoteSite.ts";
+import type { SshHostOptions } from "./sshHost.ts";
+import { parseRankHost, type SshTarget } from "./sshTarget.ts";
 import {
   type TeardownReport,
   type TeardownTarget,
   type TeardownTimeouts,
   tearDown,
 } from "./tearDown.ts";
+import { tearDownAcrossHosts } from "./tearDownAcrossHosts.ts";
 
 export interface ReapOptions {
   /** The root state dir `S`. */
@@ -26,6 +30,8 @@ export interface ReapOptions {
   teardown?: Partial<TeardownTimeouts>;
   /** This machine's name, compared with the manifests' (default `os.hostname()`). */
   host?: string;
+  /** How to reach the ssh hosts of remote ranks (ssh_config file, options, timeouts). */
+  ssh?: SshHostOptions;
 }
 
 /** What one pass of the reaper found and did, per deployment with a manifest. */
@@ -47,9 +53,12 @@ export interface ReapReport {
  * fresh. A dead launcher's deployment is torn down through `tearDown` (verified): its ranks'
  * process groups, but only groups whose every live member carries the deployment (argv or
  * `BATON_DEPLOYMENT`); a group with a stranger in it was reused and is never signalled —
- * only the members that carry the deployment are, by pid. Then the marker sweep. Success
- * removes the deployment's control files (its logs stay); failure keeps the manifest, which
- * blocks launching that deployment's name until a later reap succeeds.
+ * only the members that carry the deployment are, by pid. Then the marker sweep. Ranks on ssh
+ * hosts are torn down on their hosts at the same time (`reapRemoteSite`: by pid, each checked
+ * there right before its signal, with the markers of that host's state dir). Success
+ * removes the deployment's control files, there and here (logs stay); failure (including a
+ * host that cannot be reached) keeps the manifest, which blocks launching that deployment's
+ * name until a later reap succeeds.
  *
  * @example
  * ```ts
@@ -90,10 +99,28 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     if (current?.launcher.token !== manifest.launcher.token) continue;
     options.logger?.info({ deployment, why }, "reaping an orphaned deployment");
     try {
-      const teardown = await tearDown(
-        reapTarget(manifest, procs, () => markerPids(files, paths, deployment)),
-        { procs, clock, ...(options.logger !== undefined && { logger: options.logger }) },
-        options.teardown,
+      const logger = options.logger !== undefined && { logger: options.logger };
+      const teardown = await tearDownAcrossHosts(
+        () =>
+          tearDown(
+            reapTarget(manifest, procs, () => markerPids(files, paths, deployment)),
+            { procs, clock, ...logger },
+            options.teardown,
+          ),
+        remoteSites(manifest).map(
+          ({ host, stateDir, pids }) =>
+            () =>
+              reapRemoteSite({
+                target: host,
+                deployment,
+                stateDir,
+                pids,
+                clock,
+                ...logger,
+                ...(options.ssh !== undefined && { ssh: options.ssh }),
+                ...(options.teardown !== undefined && { timeouts: options.teardown }),
+              }),
+        ),
       );
       await clearDeployment(files, paths);
       report.reaped.push({ deployment, why, teardown });
@@ -130,8 +157,23 @@ function launcherDead(
   });
 }
 
+/** The manifest's ranks on ssh hosts, by host: its state dir there and the ranks' pids. */
+function remoteSites(manifest: Manifest) {
+  const sites = new Map<string, { host: SshTarget; stateDir: string; pids: number[] }>();
+  for (const rank of manifest.ranks) {
+    if (rank.host === "local" || rank.stateDir === undefined) continue;
+    const host = parseRankHost(rank.host);
+    if (host.kind !== "ssh") continue;
+    const key = `${host.spec} ${rank.stateDir}`;
+    const site = sites.get(key) ?? { host, stateDir: rank.stateDir, pids: [] };
+    site.pids.push(rank.pid);
+    sites.set(key, site);
+  }
+  return [...sites.values()];
+}
+
 /**
- * What to tear down for an orphaned manifest: the ranks' groups whose every live member
+ * What to tear down for an orphaned manifest (its local ranks): the ranks' groups whose every live member
  * carries the deployment; for a group with a stranger in it (a reused pgid), the members that
  * carry it, by pid, and the group itself is forbidden; the ranks' own pids when they still
  * carry it.
@@ -149,6 +191,7 @@ function reapTarget(
   const pids = new Set<number>();
   const forbiddenGroups = new Set<number>();
   for (const rank of manifest.ranks) {
+    if (rank.host !== "local") continue;
     const members = table.filter((info) => info.pgid === rank.pgid);
     const ours = members.filter((info) => carries(info.pid, info.argv));
     if (members.length > 0 && ours.length === members.length) groups.push(rank.pgid);

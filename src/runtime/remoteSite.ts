@@ -79,7 +79,8 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
   const host = sshHost(options.target, options.ssh);
   let lease: HeldLease | undefined;
   try {
-    const files = remoteFiles(host);
+    const files = boundedFiles(remoteFiles(host), inFlightLimit(SESSIONS_AT_ONCE));
+    const startups = inFlightLimit(SESSIONS_AT_ONCE);
     const table = remoteProcs(host);
     const stateDir = await remoteStateDir(host, options.stateDir);
     const paths = deploymentPaths(stateDir, deployment);
@@ -103,18 +104,16 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
       stateDir,
       paths,
       spawnRank: (rank) =>
-        spawnRemoteRank({
-          ...rank,
-          host,
-          env: { ...rank.env, BATON_STATE_DIR: stateDir },
-          lease: { path: paths.lease, staleAfterMs: options.leaseStaleMs },
-        }),
-      tearDown: (pids, timeouts) =>
-        tearDownRemote(
-          { deployment, pids, sweepCandidates: () => markerPids(files, paths, deployment) },
-          { table, clock: options.clock, logger: options.logger },
-          timeouts,
+        startups(() =>
+          spawnRemoteRank({
+            ...rank,
+            host,
+            env: { ...rank.env, BATON_STATE_DIR: stateDir },
+            lease: { path: paths.lease, staleAfterMs: options.leaseStaleMs },
+          }),
         ),
+      tearDown: (pids, timeouts) =>
+        tearDownDeploymentThere({ ...options, files, table, paths, pids, timeouts }),
       async close({ clear = false } = {}) {
         try {
           await held.release();
@@ -129,4 +128,107 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
     await host.close();
     throw error;
   }
+}
+
+/**
+ * How many file calls (and, separately, rank start-ups) of one site run at once. File calls
+ * share one multiplexed connection, on which sshd serves at most `MaxSessions` (10 by
+ * default) sessions; each rank start-up is a connection of its own, and sshd drops new
+ * connections beyond `MaxStartups` (10 unauthenticated by default). Markers, acks, cancel
+ * files and their removal are read and written in parallel per rank, so a group of many ranks
+ * on one host would otherwise exceed both.
+ */
+const SESSIONS_AT_ONCE = 4;
+
+/** Runs the calls given to it with at most `limit` of them in flight, the rest in order. */
+function inFlightLimit(limit: number): <T>(call: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (call) => {
+    if (active < limit) active++;
+    // A finished call hands its slot straight to the next one waiting.
+    else await new Promise<void>((wake) => waiting.push(wake));
+    try {
+      return await call();
+    } finally {
+      const next = waiting.shift();
+      if (next !== undefined) next();
+      else active--;
+    }
+  };
+}
+
+/** The Files port with every call through `limit`. */
+function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Files {
+  return {
+    writeAtomic: (path, data, mode) => limit(() => files.writeAtomic(path, data, mode)),
+    read: (path) => limit(() => files.read(path)),
+    list: (dir) => limit(() => files.list(dir)),
+    remove: (path) => limit(() => files.remove(path)),
+    mkdirp: (dir) => limit(() => files.mkdirp(dir)),
+  };
+}
+
+/** What the reaper knows of one host's part of a dead launcher's deployment. */
+export interface OrphanedSiteOptions {
+  target: SshTarget;
+  deployment: string;
+  ssh?: SshHostOptions;
+  /** The host's absolute root state dir, as the manifest recorded it. */
+  stateDir: string;
+  /** The manifest's remote pids of the deployment's ranks on that host. */
+  pids: number[];
+  clock: Clock;
+  logger?: Logger;
+  timeouts?: Partial<TeardownTimeouts>;
+}
+
+/**
+ * The reaper's part on one remote host: a verified teardown of a dead launcher's ranks there
+ * (`tearDownRemote`, swept with the markers of the host's state dir); once verified, the
+ * deployment's control files there go (the mirrored lease, markers, acks, cancel file; logs
+ * stay). Rejects with `TeardownError` or `RemoteHostError` (nothing verified: keep the
+ * manifest). The ssh connection is closed either way.
+ *
+ * @example
+ * ```ts
+ * await reapRemoteSite({ target, deployment, stateDir: rank.stateDir, pids: [rank.pid],
+ *   clock: nodeClock() });
+ * ```
+ */
+export async function reapRemoteSite(options: OrphanedSiteOptions): Promise<TeardownReport> {
+  const host = sshHost(options.target, options.ssh);
+  try {
+    const files = remoteFiles(host);
+    const paths = deploymentPaths(options.stateDir, options.deployment);
+    const report = await tearDownDeploymentThere({
+      ...options,
+      files,
+      table: remoteProcs(host),
+      paths,
+    });
+    await clearDeployment(files, paths);
+    return report;
+  } finally {
+    await host.close();
+  }
+}
+
+/** `tearDownRemote` for a deployment's ranks on one host, its markers swept. */
+function tearDownDeploymentThere(options: {
+  deployment: string;
+  files: Files;
+  table: RemoteProcs;
+  paths: DeploymentPaths;
+  pids: number[];
+  clock: Clock;
+  logger?: Logger;
+  timeouts?: Partial<TeardownTimeouts>;
+}): Promise<TeardownReport> {
+  const { deployment, files, paths } = options;
+  return tearDownRemote(
+    { deployment, pids: options.pids, sweepCandidates: () => markerPids(files, paths, deployment) },
+    { table: options.table, clock: options.clock, logger: options.logger },
+    options.timeouts,
+  );
 }

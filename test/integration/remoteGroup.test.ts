@@ -1,0 +1,458 @@
+/**
+ * Rank groups spread over hosts: `launchGroup` with `hosts` (here and a real OpenSSH server on
+ * 127.0.0.1, test/fixtures/sshd.ts), the barrier over remote markers, the teardown on both
+ * hosts, a launcher killed with SIGKILL and the reaper after it. The "remote" host is this
+ * machine, so remote pids are real pids here, owned by the test user. Every process a test
+ * starts is stopped by its pid when it ends: local ones after checking they carry the
+ * deployment, remote ones over ssh after the host checked the same (`signalIfOwned`).
+ * That a remote pid held by another program is never signalled, even by the remote teardown
+ * told it is a rank and named by a marker, is tested in sshRanks.test.ts ("never signals a
+ * remote pid that another program now holds"); here the reaper's side of it.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
+import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
+import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
+import { type LaunchSpec, launchGroup, type RankGroup } from "../../src/runtime/launchGroup.ts";
+import { nodeClock } from "../../src/runtime/nodeClock.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import { reapDeployments } from "../../src/runtime/reaper.ts";
+import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
+import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
+import { remoteStateDir } from "../../src/runtime/remoteStateDir.ts";
+import { type SshHost, sshHost } from "../../src/runtime/sshHost.ts";
+import { parseRankHost, type SshTarget } from "../../src/runtime/sshTarget.ts";
+import { sshdAvailable, startSshd, type TestSshd } from "../fixtures/sshd.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const RANK_PY = ["/usr/bin/python3", join(ROOT, "examples/ranks/rank.py")];
+const ENV_RANK = ["/usr/bin/node", join(ROOT, "test/fixtures/envRank.mjs")];
+const LAUNCHER = join(ROOT, "test/fixtures/remoteGroupLauncher.ts");
+const FAST = {
+  termGraceMs: 600,
+  killWaitMs: 1_000,
+  killAgainWaitMs: 1_000,
+  sweepTermWaitMs: 600,
+  sweepKillWaitMs: 1_000,
+};
+const procs = nodeProcs();
+const files = nodeFiles();
+const clock = nodeClock();
+
+const available = sshdAvailable();
+if (!available && process.env.CI) {
+  it("has an sshd to launch remote ranks on", () => {
+    throw new Error(
+      "CI is set but the sshd fixture cannot run: it needs root and Debian's openssh-server (scripts/system-deps.sh)",
+    );
+  });
+} else if (!available) {
+  console.warn(
+    "remoteGroup.test.ts skipped: the sshd fixture needs root and /usr/sbin/sshd (openssh-server); under CI=true this fails instead",
+  );
+}
+
+describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
+  let sshd: TestSshd;
+  let target: SshTarget;
+  /** The root state dir on the ssh host (the test user's ~/.baton/run). */
+  let remoteRoot: string;
+  let counter = 0;
+  /** Per test: what to stop and remove afterwards. */
+  let groups: RankGroup[] = [];
+  let deployments: string[] = [];
+  let localDirs: string[] = [];
+  let children: ChildProcess[] = [];
+  /** Remote programs a test started that carry no deployment: killed if still that program. */
+  let strangers: number[] = [];
+  let hosts: SshHost[] = [];
+
+  const open = (): SshHost => {
+    const host = sshHost(target, { configFile: sshd.configFile });
+    hosts.push(host);
+    return host;
+  };
+  const newDeployment = (): string => {
+    const deployment = `rg${process.pid}t${++counter}`;
+    deployments.push(deployment);
+    return deployment;
+  };
+  const newStateDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-remote-group-"));
+    localDirs.push(dir);
+    return dir;
+  };
+  const launch = (spec: Partial<LaunchSpec> & Pick<LaunchSpec, "argv">): RankGroup => {
+    const group = launchGroup({
+      worldSize: 2,
+      hosts: ["local", sshd.url],
+      remote: { ssh: { configFile: sshd.configFile }, guardGraceMs: 1_000 },
+      masterAddr: "127.0.0.1",
+      stateDir: newStateDir(),
+      name: newDeployment(),
+      timeouts: { markerHeartbeatMs: 500, leaseStaleMs: 3_000 },
+      teardown: FAST,
+      ...spec,
+    });
+    groups.push(group);
+    return group;
+  };
+  /** Polls the remote table until none of `pids` is alive (a zombie is dead). */
+  const goneThere = async (pids: number[], boundMs: number): Promise<number> => {
+    const table = remoteProcs(open());
+    const started = Date.now();
+    for (;;) {
+      const alive = (await table.snapshot(pids, "unused")).filter(
+        (proc) => proc.state !== "zombie" && proc.state !== "dead",
+      );
+      if (alive.length === 0) return Date.now() - started;
+      if (Date.now() - started > boundMs) {
+        throw new Error(`still alive after ${boundMs} ms: ${alive.map((p) => p.pid).join(", ")}`);
+      }
+      await sleep(100);
+    }
+  };
+
+  beforeAll(async () => {
+    sshd = await startSshd();
+    target = parseRankHost(sshd.url) as SshTarget;
+    const host = sshHost(target, { configFile: sshd.configFile });
+    try {
+      remoteRoot = await remoteStateDir(host);
+    } finally {
+      await host.close();
+    }
+  });
+
+  afterAll(async () => {
+    await sshd?.stop();
+  });
+
+  afterEach(async () => {
+    try {
+      for (const group of groups) await group.stop("test over").catch(() => {});
+      for (const child of children) {
+        if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+          process.kill(child.pid, "SIGKILL");
+        }
+      }
+      // Local processes of the test's deployments (not the remote ones, which run here too but
+      // belong to the test user: they are stopped over ssh below).
+      for (const info of procs.list()) {
+        if (info.state === "zombie" || info.state === "dead") continue;
+        const env = procs.environ(info.pid);
+        const deployment = deployments.find((dep) => carriesDeployment(info.argv, env, dep));
+        if (deployment !== undefined && env?.USER !== sshd.user && info.pid !== process.pid) {
+          procs.signal(info.pid, "SIGKILL");
+        }
+      }
+      const cleaner = sshHost(target, { configFile: sshd.configFile, multiplex: false });
+      try {
+        const table = remoteProcs(cleaner);
+        for (const deployment of deployments) {
+          const left = await table.snapshot([], deployment, { scan: true });
+          if (left.length > 0) {
+            await table.signalIfOwned(
+              left.map((proc) => proc.pid),
+              deployment,
+              "SIGKILL",
+            );
+          }
+        }
+        const still = (await table.snapshot(strangers, "unused")).filter(
+          (proc) => proc.argv.join(" ") === "sleep 300" && proc.state !== "zombie",
+        );
+        const dirs = deployments.map((dep) => `'${remoteRoot}/${dep}'`).join(" ");
+        await cleaner.run(
+          `${still.length > 0 ? `kill -s KILL ${still.map((proc) => proc.pid).join(" ")};` : ""} rm -rf ${dirs}; exit 0`,
+        );
+      } finally {
+        await cleaner.close();
+      }
+    } finally {
+      for (const host of hosts) await host.close().catch(() => undefined);
+      for (const dir of localDirs) rmSync(dir, { recursive: true, force: true });
+      groups = [];
+      deployments = [];
+      localDirs = [];
+      children = [];
+      strangers = [];
+      hosts = [];
+    }
+  });
+
+  it("gives each rank its host's environment: LOCAL_RANK per host, the remote state dir, spec.env as defaults there", async () => {
+    const group = launch({
+      argv: ENV_RANK,
+      worldSize: 3,
+      hosts: ["local", sshd.url, sshd.url],
+      env: { FROM_SPEC: "spec" },
+      operatorEnv: { ...process.env, FROM_OPERATOR: "operator" },
+    });
+    const exit = await group.wait();
+    expect(exit.status).toBe("succeeded");
+    expect(exit.ranks.map((rank) => rank.code)).toEqual([0, 0, 0]);
+    const env = group.logFiles.map((file) => JSON.parse(readFileSync(file, "utf8")));
+    expect(env[0]).toMatchObject({
+      RANK: "0",
+      LOCAL_RANK: "0",
+      LOCAL_WORLD_SIZE: "1",
+      BATON_STATE_DIR: group.dir.slice(0, -group.deployment.length - 1),
+      FROM_SPEC: "spec",
+      FROM_OPERATOR: "operator",
+    });
+    for (const rank of [1, 2]) {
+      expect(env[rank]).toMatchObject({
+        RANK: String(rank),
+        WORLD_SIZE: "3",
+        LOCAL_RANK: String(rank - 1),
+        LOCAL_WORLD_SIZE: "2",
+        MASTER_ADDR: "127.0.0.1",
+        MASTER_PORT: env[0].MASTER_PORT,
+        BATON_DEPLOYMENT: group.deployment,
+        BATON_STATE_DIR: remoteRoot,
+        FROM_SPEC: "spec",
+      });
+      // This machine's environment stays here.
+      expect(env[rank].FROM_OPERATOR).toBeUndefined();
+    }
+    expect(existsSync(deploymentPaths(remoteRoot, group.deployment).manifest)).toBe(false);
+  }, 60_000);
+
+  it("starts and stops many ranks on one ssh host within sshd's session and start-up limits", async () => {
+    // sshd's defaults: 10 sessions on one connection (MaxSessions), 10 connections still
+    // authenticating (MaxStartups 10:30:100, beyond which it drops some at random).
+    const group = launch({
+      argv: ENV_RANK,
+      worldSize: 16,
+      hosts: ["local", ...Array.from({ length: 15 }, () => sshd.url)],
+    });
+    const exit = await group.wait();
+    expect(exit.ranks.map((rank) => rank.code)).toEqual(Array.from({ length: 16 }, () => 0));
+    const ranks = group.logFiles.map((file) => JSON.parse(readFileSync(file, "utf8")).LOCAL_RANK);
+    expect(ranks).toEqual(["0", ...Array.from({ length: 15 }, (_, rank) => String(rank))]);
+  }, 90_000);
+
+  it("launches on two hosts, passes the barrier on remote markers, records both in the manifest, and tears down verified on both", async () => {
+    const group = launch({ argv: [...RANK_PY, "--step-ms", "50"] });
+    await group.ready;
+    const manifest = await readStateFile(
+      files,
+      MANIFEST_FORMAT,
+      deploymentPaths(group.dir.slice(0, -group.deployment.length - 1), group.deployment).manifest,
+    );
+    expect(manifest?.ranks).toEqual([
+      { rank: 0, localRank: 0, host: "local", pid: expect.any(Number), pgid: expect.any(Number) },
+      {
+        rank: 1,
+        localRank: 0,
+        host: sshd.url,
+        pid: expect.any(Number),
+        pgid: expect.any(Number),
+        stateDir: remoteRoot,
+      },
+    ]);
+    const remotePid = manifest?.ranks[1]?.pid as number;
+    expect(group.pids().sort()).toEqual(manifest?.ranks.map((rank) => rank.pid).sort());
+    // The remote rank's marker (read over ssh for the barrier) and the mirrored lease.
+    const there = remoteFiles(open());
+    const paths = deploymentPaths(remoteRoot, group.deployment);
+    expect(await readStateFile(there, MARKER_FORMAT, paths.marker(1))).toMatchObject({
+      pid: remotePid,
+      phase: "ready",
+    });
+    expect(await there.read(paths.lease)).toContain(group.deployment);
+    const [proc] = await remoteProcs(open()).snapshot([remotePid], group.deployment);
+    expect(proc).toMatchObject({ pid: remotePid, envCarries: true });
+
+    const report = await group.stop("test");
+    expect(report.verified).toBe(true);
+    console.log(`2-host group (rank.py, exits on TERM) verified gone in ${report.elapsedMs} ms`);
+    expect(report.steps.join("\n")).toContain(`${sshd.url}: `);
+    await goneThere([remotePid], 2_000);
+    const exit = await group.wait();
+    expect(exit.status).toBe("stopped");
+    // Control files gone on both hosts; the logs (all here) stay.
+    expect(await there.list(paths.dir)).toEqual([]);
+    expect(existsSync(join(group.dir, "manifest.json"))).toBe(false);
+    expect(readFileSync(group.logFiles[1] as string, "utf8")).toMatch(/rank 1: .*ready/);
+  }, 60_000);
+
+  it("kills a remote rank that ignores TERM with the remote teardown's KILL", async () => {
+    const group = launch({ argv: [...RANK_PY, "--ignore-term", "--step-ms", "50"] });
+    await group.ready;
+    const remotePid = group.pids()[1] as number;
+    const report = await group.stop("test");
+    console.log(
+      `2-host group (rank.py --ignore-term, grace ${FAST.termGraceMs} ms) verified gone in ${report.elapsedMs} ms`,
+    );
+    const steps = report.steps.join("\n");
+    expect(steps).toMatch(new RegExp(`${sshd.url}: TERM to pids ${remotePid}`));
+    expect(steps).toMatch(new RegExp(`${sshd.url}: KILL to pids ${remotePid}`));
+    const exit = await group.wait();
+    expect(exit.ranks.find((rank) => rank.rank === 1)).toMatchObject({ code: 137 });
+    await goneThere([remotePid], 2_000);
+  }, 60_000);
+
+  it("leaves no remote rank alive when the launcher is SIGKILLed, and the reaper then removes the manifest on both hosts", async () => {
+    const stateDir = newStateDir();
+    const deployment = newDeployment();
+    const launcher = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        LAUNCHER,
+        stateDir,
+        deployment,
+        sshd.url,
+        sshd.configFile,
+        "--",
+        ...RANK_PY,
+        "--ignore-term",
+        "--step-ms",
+        "50",
+      ],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    children.push(launcher);
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      launcher.stdout?.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes("\n")) resolve(out.split("\n")[0] as string);
+      });
+      launcher.once("exit", (code) => reject(new Error(`launcher exited with ${code}: ${out}`)));
+    });
+    const { pids } = JSON.parse(line) as { pids: number[] };
+    const manifest = await readStateFile(
+      files,
+      MANIFEST_FORMAT,
+      deploymentPaths(stateDir, deployment).manifest,
+    );
+    const remotePid = manifest?.ranks.find((rank) => rank.host === sshd.url)?.pid as number;
+    expect(pids).toContain(remotePid);
+    process.kill(launcher.pid as number, "SIGKILL");
+    // The remote guard saw its session's input end: TERM (ignored), a second, KILL.
+    const ms = await goneThere([remotePid], 10_000);
+    console.log(`remote rank gone ${ms} ms after its launcher was SIGKILLed`);
+
+    const report = await reapDeployments({
+      stateDir,
+      procs,
+      files,
+      clock,
+      ssh: { configFile: sshd.configFile },
+      teardown: FAST,
+    });
+    expect(report.failed).toEqual([]);
+    expect(report.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
+    expect(existsSync(deploymentPaths(stateDir, deployment).manifest)).toBe(false);
+    const there = remoteFiles(open());
+    expect(await there.list(deploymentPaths(remoteRoot, deployment).dir)).toEqual([]);
+    for (const pid of pids) {
+      const info = procs.inspect(pid);
+      expect(info === undefined || info.state === "zombie").toBe(true);
+    }
+  }, 60_000);
+
+  it("reaps an orphaned manifest whose remote pid another program now holds without signalling it", async () => {
+    const host = open();
+    const started = await host.run("sleep 300 >/dev/null 2>&1 </dev/null & echo $!");
+    const stranger = Number(started.stdout.toString());
+    strangers.push(stranger);
+    const stateDir = newStateDir();
+    const deployment = newDeployment();
+    const paths = deploymentPaths(stateDir, deployment);
+    await files.mkdirp(paths.dir);
+    // This process as the launcher, without a lease: a dead launcher's manifest.
+    await files.writeAtomic(
+      paths.manifest,
+      encodeStateFile(MANIFEST_FORMAT, {
+        deployment,
+        launcher: { pid: process.pid, token: "t0ken", host: hostname() },
+        ranks: [
+          {
+            rank: 0,
+            localRank: 0,
+            host: sshd.url,
+            pid: stranger,
+            pgid: stranger,
+            stateDir: remoteRoot,
+          },
+        ],
+        worldSize: 1,
+        argv: ["python3", "serve.py"],
+        startedAt: Date.now(),
+      }),
+    );
+    const report = await reapDeployments({
+      stateDir,
+      procs,
+      files,
+      clock,
+      ssh: { configFile: sshd.configFile },
+      teardown: FAST,
+    });
+    expect(report.failed).toEqual([]);
+    expect(report.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
+    // Probed as not of the deployment, so never signalled (and `signalIfOwned` on the host
+    // would have refused it anyway).
+    const steps = report.reaped[0]?.teardown.steps.join("\n") ?? "";
+    expect(steps).toContain(`${sshd.url}: start: pids ${stranger}`);
+    expect(steps).not.toMatch(new RegExp(`(TERM|KILL) to pids ${stranger}`));
+    const [after] = await remoteProcs(host).snapshot([stranger], deployment);
+    expect(after).toMatchObject({ pid: stranger, argv: ["sleep", "300"], envCarries: false });
+    expect(after?.state).not.toBe("zombie");
+  }, 60_000);
+
+  it("keeps the manifest when a remote host cannot be reached, and blocks that name", async () => {
+    const stateDir = newStateDir();
+    const deployment = newDeployment();
+    const paths = deploymentPaths(stateDir, deployment);
+    await files.mkdirp(paths.dir);
+    await files.writeAtomic(
+      paths.manifest,
+      encodeStateFile(MANIFEST_FORMAT, {
+        deployment,
+        launcher: { pid: process.pid, token: "t0ken", host: hostname() },
+        ranks: [
+          {
+            rank: 0,
+            localRank: 0,
+            host: "ssh://nobody@127.0.0.1:1",
+            pid: 4242,
+            pgid: 4242,
+            stateDir: "/home/nobody/.baton/run",
+          },
+        ],
+        worldSize: 1,
+        argv: ["python3", "serve.py"],
+        startedAt: Date.now(),
+      }),
+    );
+    const report = await reapDeployments({
+      stateDir,
+      procs,
+      files,
+      clock,
+      ssh: { configFile: sshd.configFile, connectTimeoutMs: 2_000 },
+    });
+    expect(report.reaped).toEqual([]);
+    expect(report.failed).toHaveLength(1);
+    expect(report.failed[0]?.error).toMatchObject({ code: "SSH_UNREACHABLE" });
+    expect(existsSync(paths.manifest)).toBe(true);
+  }, 30_000);
+});
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
