@@ -8,6 +8,7 @@ import {
   formatFaults,
   parseFaults,
 } from "../sim/faultPlan.ts";
+import { RANK_GROUP_INVARIANTS } from "../sim/rankGroupScenario.ts";
 import { shrink } from "../sim/shrink.ts";
 import { type SimulationResult, simulate } from "../sim/simulate.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
@@ -24,6 +25,8 @@ finishes once the faults are over.
   --fault-list LIST      this exact fault plan instead (as printed by a failure)
   --jobs N               jobs in the drawn graph (default 100)
   --workers N            in-process workers (default 8)
+  --world N              rank groups (real launcher and reaper on simulated processes) of up
+                         to N ranks (default 4; 0: no rank groups)
   --until T              virtual ms by which the run must be over
   --plant BUG            switch a planted bug on (${PLANTED_BUGS.join(", ")})
   --check-determinism    run each seed twice and compare the traces byte for byte
@@ -38,6 +41,9 @@ finishes once the faults are over.
 
 Exit code: 0 when every seed passed, 1 when one failed, 2 for bad usage.`;
 
+/** The largest rank group drawn by default. */
+const DEFAULT_WORLD = 4;
+
 /** How many trace lines a failure report shows. */
 const LAST_EVENTS = 30;
 
@@ -46,6 +52,8 @@ interface Settings {
   faults: Fault[] | undefined;
   jobs: number;
   workers: number;
+  /** Largest rank group drawn; 0 leaves rank groups out. */
+  world: number;
   until: number | undefined;
   plantedBugs: PlantedBug[];
 }
@@ -69,6 +77,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       "fault-list": { type: "string" },
       jobs: { type: "string" },
       workers: { type: "string" },
+      world: { type: "string" },
       until: { type: "string" },
       plant: { type: "string", multiple: true },
       "check-determinism": { type: "boolean" },
@@ -100,6 +109,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     faults: values["fault-list"] !== undefined ? parseFaults(values["fault-list"]) : undefined,
     jobs: count(values.jobs, "--jobs", 100),
     workers: count(values.workers, "--workers", 8),
+    world: values.world === "0" ? 0 : count(values.world, "--world", DEFAULT_WORLD),
     until: values.until === undefined ? undefined : count(values.until, "--until", 0),
     plantedBugs,
   };
@@ -169,16 +179,24 @@ function runSeed(seed: number, s: Settings, hooks?: ReplayHooks): Promise<Simula
     seed,
     jobs: s.jobs,
     workers: s.workers,
+    ...rankGroups(s),
     faults: s.faults ?? s.profile,
     ...(s.until !== undefined && { until: s.until }),
     plantedBugs: s.plantedBugs,
   });
 }
 
+/** `simulate`'s rank-group options for `s`. */
+function rankGroups(s: Settings) {
+  return s.world === 0 ? { ranks: false } : { world: s.world };
+}
+
 function verdict(r: SimulationResult): string {
   const timing = `${r.virtualMs} virtual ms in ${r.wallMs.toFixed(0)} ms, trace ${r.traceHash}`;
   if (r.ok) return `seed ${r.seed}: pass (${timing})`;
-  return `seed ${r.seed}: FAIL invariant ${r.violation!.invariant} (${timing})`;
+  const { invariant } = r.violation!;
+  const name = RANK_GROUP_INVARIANTS[invariant];
+  return `seed ${r.seed}: FAIL invariant ${invariant}${name ? ` (rank groups: ${name})` : ""} (${timing})`;
 }
 
 /** The command that runs `seed` again with `s`, and with `faults` when given. */
@@ -188,6 +206,7 @@ function command(seed: number, s: Settings, jobs: number, workers: number, fault
   if (plan === undefined) parts.push(`--faults ${s.profile}`);
   else if (plan.length === 0) parts.push("--faults none");
   else parts.push(`--fault-list "${formatFaults(plan)}"`);
+  if (s.world !== DEFAULT_WORLD) parts.push(`--world ${s.world}`);
   if (s.until !== undefined) parts.push(`--until ${s.until}`);
   for (const bug of s.plantedBugs) parts.push(`--plant ${bug}`);
   return parts.join(" ");
@@ -203,6 +222,7 @@ async function failureReport(r: SimulationResult, s: Settings, minimise: boolean
   ];
   if (minimise && r.violation!.invariant !== 0) {
     const small = await shrink(r, {
+      ...rankGroups(s),
       plantedBugs: s.plantedBugs,
       ...(s.until !== undefined && { until: s.until }),
     });

@@ -8,6 +8,7 @@ import type {
   SignalOutcome,
   SpawnOptions,
 } from "../runtime/ports.ts";
+import type { ClockScope } from "./simClock.ts";
 
 /** How one simulated process behaves; every time is in ms after it starts. */
 export interface SimProcSpec {
@@ -40,6 +41,35 @@ export interface SimProcSpec {
   label?: string;
 }
 
+/**
+ * A simulated program: what a process started with this command (`argv[0]`) does. From how it
+ * was spawned it decides its behaviour (the {@link SimProcSpec} fields) and, with `main`, the
+ * code it runs once it exists.
+ */
+export type SimProgram = (spawn: SpawnOptions) => SimProgramStart;
+
+export interface SimProgramStart
+  extends Omit<SimProcSpec, "argv" | "env" | "ppid" | "newGroup" | "pgid" | "pid"> {
+  main?(self: SimSelf): void;
+}
+
+/** A running simulated process as its program sees itself. */
+export interface SimSelf {
+  readonly pid: number;
+  readonly env: Readonly<Record<string, string>>;
+  /**
+   * Its own timers: held while it sleeps in D (they run when it wakes), gone when it dies.
+   * Give it to `SimFiles.port` so that its writes stop with it.
+   */
+  readonly clock: ClockScope;
+  /** Ends the process with `code` (when it wakes, if it sleeps in D). */
+  exit(code: number): void;
+  /** Starts a child in its process group, with its environment (and `spec.env` over it). */
+  fork(spec: Omit<SimProcSpec, "ppid" | "pgid" | "newGroup" | "pid">): ProcHandle;
+  /** Runs `fn` with its exit when it dies, however it dies. */
+  onDeath(fn: (exit: ProcExit) => void): void;
+}
+
 /** One delivered (or refused) signal, with the processes that received it. */
 export interface SimSignalRecord {
   at: number;
@@ -69,8 +99,13 @@ interface Proc extends SimProcess {
   /** Signals that arrived during disk sleep, acted on at waking. */
   pendingTerm: boolean;
   pendingKill: boolean;
-  /** Its own exit came due during disk sleep: it exits on waking. */
-  pendingExit: boolean;
+  /** Its own exit came due during disk sleep: it exits on waking, with this. */
+  pendingExit: ProcExit | undefined;
+  /** Its program's timers that came due during disk sleep. */
+  held: (() => void)[];
+  /** Its program's clock, and what runs when it dies. */
+  scope: ClockScope | undefined;
+  deathHooks: ((exit: ProcExit) => void)[];
   exiting: boolean;
   resolveExit: (exit: ProcExit) => void;
 }
@@ -83,6 +118,8 @@ export interface SimProcsOptions {
   uid?: number;
   /** First pid handed out (default 300); pids then count up, skipping those in use. */
   firstPid?: number;
+  /** Programs by command (`argv[0]`): `spawn` runs them (see {@link SimProgram}). */
+  programs?: Readonly<Record<string, SimProgram>>;
 }
 
 /**
@@ -93,6 +130,7 @@ export interface SimProcsOptions {
  * pid can be taken again (`start({ pid })`), a group whose id now belongs to another user's
  * processes answers EPERM. Deterministic: everything happens through the given clock, in the
  * order it was scheduled. Every signal is recorded in `signals` with who received it.
+ * `spawn` runs a {@link SimProgram} when one is registered for the command.
  *
  * @example
  * ```ts
@@ -110,9 +148,11 @@ export class SimProcs implements Procs {
   protected readonly clock: Clock;
   private readonly table = new Map<number, Proc>();
   private nextPid: number;
+  private readonly programs: Readonly<Record<string, SimProgram>>;
 
   constructor(options: SimProcsOptions) {
     this.clock = options.clock;
+    this.programs = options.programs ?? {};
     this.selfPid = options.selfPid ?? 100;
     this.uid = options.uid ?? 1000;
     this.nextPid = options.firstPid ?? 300;
@@ -135,10 +175,7 @@ export class SimProcs implements Procs {
         if (this.current(proc)) fn();
       }, ms);
     };
-    at(spec.exitAfterMs, () => {
-      if (proc.state === "disk-sleep") proc.pendingExit = true;
-      else this.die(proc, { code: 0, signal: null });
-    });
+    at(spec.exitAfterMs, () => this.exitSelf(proc, 0));
     at(spec.setsidAfterMs, () => {
       if (proc.pgid !== proc.pid) proc.pgid = proc.pid;
     });
@@ -152,9 +189,23 @@ export class SimProcs implements Procs {
     return { pid, exited: proc.exited };
   }
 
-  /** The Procs port's spawn: a process with the default behaviour (exits on TERM). */
+  /**
+   * The Procs port's spawn: the program registered for `argv[0]`, or a process with the
+   * default behaviour (exits on TERM).
+   */
   spawn(options: SpawnOptions): ProcHandle {
-    return this.start({ argv: options.argv, env: options.env, newGroup: options.newGroup });
+    const program = Object.hasOwn(this.programs, options.argv[0])
+      ? this.programs[options.argv[0]]
+      : undefined;
+    const { main, ...behaviour } = program?.(options) ?? {};
+    const handle = this.start({
+      ...behaviour,
+      argv: options.argv,
+      env: options.env,
+      newGroup: options.newGroup,
+    });
+    if (main !== undefined) main(this.self(this.table.get(handle.pid)!));
+    return handle;
   }
 
   signal(pid: number, signal: Signal): SignalOutcome {
@@ -232,7 +283,10 @@ export class SimProcs implements Procs {
       kills: 0,
       pendingTerm: false,
       pendingKill: false,
-      pendingExit: false,
+      pendingExit: undefined,
+      held: [],
+      scope: undefined,
+      deathHooks: [],
       exiting: false,
       resolveExit,
       exited,
@@ -295,17 +349,72 @@ export class SimProcs implements Procs {
 
   private wake(proc: Proc): void {
     proc.state = "sleeping";
-    const { pendingTerm, pendingKill, pendingExit } = proc;
+    const { pendingTerm, pendingKill, pendingExit, held } = proc;
     proc.pendingTerm = false;
     proc.pendingKill = false;
-    proc.pendingExit = false;
+    proc.pendingExit = undefined;
+    proc.held = [];
     if (pendingKill) this.deliver(proc, "SIGKILL");
     if (pendingTerm && this.current(proc)) this.deliver(proc, "SIGTERM");
-    if (pendingExit && this.current(proc)) this.die(proc, { code: 0, signal: null });
+    if (pendingExit !== undefined && this.current(proc)) this.die(proc, pendingExit);
+    for (const fn of held) if (this.current(proc)) fn();
+  }
+
+  /** The process ends itself with `code`, or will when it wakes from D. */
+  private exitSelf(proc: Proc, code: number): void {
+    if (!this.current(proc)) return;
+    if (proc.state === "disk-sleep") proc.pendingExit ??= { code, signal: null };
+    else this.die(proc, { code, signal: null });
+  }
+
+  /** `proc` as its program sees itself, with a clock that stops in D and dies with it. */
+  private self(proc: Proc): SimSelf {
+    const procs = this;
+    const timers = new Set<unknown>();
+    let alive = true;
+    const scope: ClockScope = {
+      now: () => procs.clock.now(),
+      setTimeout(fn, ms) {
+        if (!alive) return undefined;
+        const handle = procs.clock.setTimeout(() => {
+          timers.delete(handle);
+          if (!procs.current(proc)) return;
+          if (proc.state === "disk-sleep") proc.held.push(() => fn());
+          else fn();
+        }, ms);
+        timers.add(handle);
+        return handle;
+      },
+      clearTimeout(handle) {
+        if (timers.delete(handle)) procs.clock.clearTimeout(handle);
+      },
+      kill() {
+        alive = false;
+        for (const handle of timers) procs.clock.clearTimeout(handle);
+        timers.clear();
+      },
+      get alive() {
+        return alive;
+      },
+    };
+    proc.scope = scope;
+    return {
+      pid: proc.pid,
+      env: proc.env,
+      clock: scope,
+      exit: (code) => this.exitSelf(proc, code),
+      fork: (spec) =>
+        this.start({ ...spec, env: { ...proc.env, ...spec.env }, ppid: proc.pid, pgid: proc.pgid }),
+      onDeath: (fn) => {
+        proc.deathHooks.push(fn);
+      },
+    };
   }
 
   private die(proc: Proc, exit: ProcExit): void {
     proc.state = "zombie";
+    proc.scope?.kill();
+    for (const hook of proc.deathHooks) hook(exit);
     for (const child of this.table.values()) if (child.ppid === proc.pid) child.ppid = 1;
     proc.resolveExit(exit);
     const reap = () => {

@@ -11,7 +11,7 @@ import type { RunResult } from "../runtime/run.ts";
 import { CoordinatorWatch } from "./coordinatorWatch.ts";
 import { drawFaults, type Fault, type FaultProfile, faultsEnd, formatFaults } from "./faultPlan.ts";
 import { InvariantChecker } from "./invariants.ts";
-import { RankTeardown } from "./rankTeardown.ts";
+import { RankGroupScenario } from "./rankGroupScenario.ts";
 import { type ClockScope, SimClock } from "./simClock.ts";
 import { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
@@ -48,10 +48,12 @@ export interface SimulateOptions {
   /** Called for every trace line, with its virtual time. */
   onEvent?: (event: { at: number; event: string }) => void;
   /**
-   * Also launch a rank group on a simulated process table, with faults drawn from the seed,
-   * and tear it down with `tearDown` (default true; see `RankTeardown`).
+   * Also launch rank groups with the real `launchGroup` and reaper on simulated processes,
+   * with faults drawn from the seed (default true; see `RankGroupScenario`).
    */
   ranks?: boolean;
+  /** The largest world size of a drawn rank group (default 4). */
+  world?: number;
 }
 
 /**
@@ -138,7 +140,7 @@ class Simulation {
   private readonly bugs: PlantedBug[];
   private readonly leaseTimeoutMs: number;
   private readonly throttle: Record<string, number> | undefined;
-  private readonly ranks: RankTeardown | undefined;
+  private readonly ranks: RankGroupScenario | undefined;
   private violation: SimViolation | undefined;
   private result: RunResult | undefined;
   private incarnation = -1;
@@ -182,10 +184,12 @@ class Simulation {
     this.ranks =
       options.ranks === false
         ? undefined
-        : new RankTeardown(this.clock, this.root.fork("ranks"), this.bugs, {
-            trace: this.trace.add,
-            fail: (invariant, message) => this.fail(invariant, message),
-          });
+        : new RankGroupScenario(
+            this.clock,
+            this.root.fork("ranks"),
+            { maxWorld: options.world ?? 4, plantedBugs: this.bugs },
+            { trace: this.trace.add, fail: (invariant, message) => this.fail(invariant, message) },
+          );
   }
 
   async run(): Promise<SimulationResult> {
@@ -222,6 +226,7 @@ class Simulation {
     if (this.result !== undefined && this.violation === undefined) await this.checkEnd(this.result);
     this.watch?.detach();
     this.scope?.kill();
+    this.ranks?.close();
     if (this.violation)
       trace.add(`violation ${this.violation.invariant}: ${this.violation.message}`);
     return {

@@ -11,8 +11,9 @@ const BROKEN: [PlantedBug, number][] = [
   ["lost-counts-as-failure", 3],
   ["forget-waiters-on-shutdown", 5],
   ["release-lease-twice", 1],
-  // Teardown verified after one KILL: a rank that survives it is still alive (invariant 8).
-  ["teardown-trusts-single-kill", 8],
+  // Teardown verified after one KILL, through the real launchGroup: the launcher then waits
+  // forever for the exit of a rank that survived, so stop() never settles (invariant 13).
+  ["teardown-trusts-single-kill", 13],
 ];
 
 describe("the simulation catches planted bugs within 1,000 seeds", () => {

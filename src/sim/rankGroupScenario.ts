@@ -1,0 +1,658 @@
+import { BatonError, RankGroupError, TeardownError } from "../errors.ts";
+import type { PlantedBug } from "../machines/plantedBugs.ts";
+import { deploymentPaths } from "../rank/deploymentPaths.ts";
+import {
+  type GroupExit,
+  launchGroup,
+  type RankGroup,
+  type RankGroupTimeouts,
+} from "../runtime/launchGroup.ts";
+import { createLogger } from "../runtime/logger.ts";
+import type { ProcExit, Procs } from "../runtime/ports.ts";
+import { reapDeployments } from "../runtime/reaper.ts";
+import {
+  DEFAULT_TEARDOWN_TIMEOUTS,
+  type TeardownTimeouts,
+  teardownDeadlineMs,
+} from "../runtime/tearDown.ts";
+import type { SimClock } from "./simClock.ts";
+import type { SimEntropy } from "./simEntropy.ts";
+import { SimFiles } from "./simFiles.ts";
+import { type SimProcess, SimProcs, type SimSelf } from "./simProcs.ts";
+import {
+  rankArgv,
+  SIM_RANK,
+  type SimRankBehaviour,
+  type SimRankEvent,
+  simRankProgram,
+} from "./simRankProgram.ts";
+
+const STATE_DIR = "/sim/run";
+/** Fewer steps than the real defaults, same logic: markers read every second, a 60 s barrier. */
+const GROUP_TIMEOUTS: Partial<RankGroupTimeouts> = { watchMs: 1_000, loadTimeoutMs: 60_000 };
+const TEARDOWN: Partial<TeardownTimeouts> = { pollMs: 250 };
+/**
+ * A stop() settles (verified, or naming its survivors) within this: its own teardown, after a
+ * launch still reaping a crashed launcher's orphans (one more teardown), and slack for writes.
+ */
+const STOP_BOUND_MS =
+  2 * teardownDeadlineMs({ ...DEFAULT_TEARDOWN_TIMEOUTS, ...TEARDOWN }) + 10_000;
+/** How often a rank checks its launcher. */
+const RANK_WATCH_MS = 2_000;
+/** A teardown or reap that is not verified, or a blocked launch, is tried again this much later. */
+const RETRY_AFTER_MS = 30_000;
+/** Every group must have ended, verified, and every orphan been reaped this long after the start. */
+const LIVENESS_MS = 20 * 60_000;
+const LAUNCHER = "sim-launcher";
+const REAPER = "sim-reaper";
+const STRANGER = "stranger";
+const SIGNAL_NUMBERS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+const SILENT = createLogger({ level: "silent", pretty: false });
+
+/**
+ * Rank-group invariants, by number: 8 verified teardown ⇒ nothing of the deployment alive,
+ * 9 no signal outside a deployment, 10 the manifest exists while the deployment has a live
+ * process and is gone after its verified teardown, 11 a failing rank fails its group with its
+ * exit code, 12 the next launch's reaper kills a crashed launcher's orphans before launching,
+ * 13 stop() settles within the teardown's deadlines (a teardown that trusts a dead rank waits
+ * forever for its exit).
+ */
+export const RANK_GROUP_INVARIANTS: Readonly<Record<number, string>> = {
+  8: "verified teardown leaves nothing of the deployment alive",
+  9: "no signal reaches a process outside the deployment",
+  10: "the manifest exists until a verified teardown and is removed after it",
+  11: "a failing rank fails its group with its exit code",
+  12: "the next launch's reaper kills a crashed launcher's orphans before launching",
+  13: "stop() settles within the teardown's deadlines",
+};
+
+/** How the rank-group scenario reports what it sees and what broke. */
+export interface RankGroupHooks {
+  trace(line: string): void;
+  fail(invariant: number, message: string): void;
+}
+
+export interface RankGroupScenarioOptions {
+  /** The largest world size drawn (1 to this many ranks per group). */
+  maxWorld: number;
+  plantedBugs: readonly PlantedBug[];
+}
+
+/** What one launch is to do, drawn from the seed. */
+interface LaunchPlan {
+  ranks: SimRankBehaviour[];
+  /** The operator stops the group this long after the launch (Ctrl-C). */
+  stopAfterMs: number;
+  /** The launcher is killed this long after the launch (then relaunched). */
+  crash?: { afterMs: number; torn: boolean; relaunchAfterMs: number; sameName: boolean };
+  /** A stranger takes the pid of a rank that exited (pid reuse), by rank. */
+  reuse: Map<number, { afterMs: number; foreignUser: boolean }>;
+}
+
+/** One launcher process and its group. */
+interface Launch {
+  n: number;
+  plan: LaunchPlan;
+  self: SimSelf;
+  group: RankGroup;
+  /** Rank pids this launch started, with their rank. */
+  ranks: Map<number, number>;
+  /** How each of its ranks died, with the step it happened in. */
+  deaths: Map<number, { exit: ProcExit; step: number }>;
+  /** The step the operator asked to stop in. */
+  stopStep?: number;
+  crashed: boolean;
+  /** Settled with a verified teardown, or blocked before launching anything. */
+  finished: boolean;
+  /** A stop() retry is scheduled. */
+  retrying?: boolean;
+  /** When the stop() still pending was called. */
+  stopSince?: number;
+}
+
+/**
+ * The rank-group part of a simulated world: the real `launchGroup` (group and rank machines,
+ * lease, manifest, barrier, marker watch, verified teardown) and the real reaper on a
+ * simulated process table, simulated files and the simulation's clock, launching simulated
+ * ranks ({@link simRankProgram}) drawn from the seed: world size, ranks that fail with a code,
+ * ignore TERM, survive a KILL, hang in D, stay zombies, ignore their launcher's death, start a
+ * helper that leaves the group; strangers that take a dead rank's pid; and a launcher that
+ * crashes (its writes cut, maybe torn) and is relaunched, under the same name or another, so
+ * that the new launch's reaper must clear the orphans. The operator stops the group at a drawn
+ * moment and retries while the teardown is not verified; a final `baton reap` clears what a
+ * failed reap left. After every step it checks {@link RANK_GROUP_INVARIANTS}, and that it
+ * is all over within 20 virtual minutes (invariant 6).
+ *
+ * @example
+ * ```ts
+ * const groups = new RankGroupScenario(clock, entropy.fork("ranks"), { maxWorld: 4, plantedBugs: [] }, hooks);
+ * groups.start();
+ * // ... run the clock; after every step:
+ * groups.check();
+ * groups.done; // true once every group ended verified and no orphan is left
+ * ```
+ */
+export class RankGroupScenario {
+  readonly procs: SimProcs;
+  readonly files: SimFiles;
+  done = false;
+  private readonly launches: Launch[] = [];
+  /** Deployments seen with a process in disk-sleep (a reap may legitimately fail on them). */
+  private readonly sawDiskSleep = new Set<string>();
+  private checkedSignals = 0;
+  private step = 0;
+  private startedAt = 0;
+  private reaping = false;
+  /** Launches scheduled and not started yet. */
+  private scheduled = 0;
+  private newborn: SimSelf | undefined;
+  /** The simulation is over: later continuations of its dead world are not traced. */
+  private closed = false;
+
+  constructor(
+    private readonly clock: SimClock,
+    private readonly entropy: SimEntropy,
+    private readonly options: RankGroupScenarioOptions,
+    private readonly hooks: RankGroupHooks,
+  ) {
+    this.files = new SimFiles(entropy.fork("files"), (line) => this.trace(line));
+    this.procs = new SimProcs({
+      clock,
+      programs: {
+        [SIM_RANK]: simRankProgram({
+          files: this.files,
+          procs: { inspect: (pid) => this.procs.inspect(pid) },
+          watchEveryMs: RANK_WATCH_MS,
+          onEvent: (event) => this.onRank(event),
+        }),
+        [LAUNCHER]: () => ({
+          label: "launcher",
+          onTerm: "ignore",
+          main: (self) => this.born(self),
+        }),
+        [REAPER]: () => ({ label: "reaper", onTerm: "ignore", main: (self) => this.born(self) }),
+      },
+    });
+  }
+
+  /** Draws the first launch and schedules it. */
+  start(): void {
+    this.startedAt = this.clock.now();
+    this.schedule(this.drawPlan(true), undefined, this.entropy.int(0, 5_000));
+  }
+
+  /** The simulation is over (its trace is closed). */
+  close(): void {
+    this.closed = true;
+  }
+
+  private trace(line: string): void {
+    if (!this.closed) this.hooks.trace(line);
+  }
+
+  /** The checks after a step: signals, manifests, liveness. */
+  check(): void {
+    if (this.done) return;
+    this.step++;
+    const signals = this.procs.signals;
+    for (; this.checkedSignals < signals.length; this.checkedSignals++) {
+      const record = signals[this.checkedSignals]!;
+      if (record.signal === 0) continue;
+      const to = record.receivers.map((r) => r.pid).join(",");
+      this.trace(
+        `ranks signal ${record.signal} ${record.target} ${record.id} ${record.outcome}${to ? ` -> ${to}` : ""}`,
+      );
+      for (const receiver of record.receivers) {
+        if (deploymentOf(receiver.label) === undefined) {
+          this.hooks.fail(
+            9,
+            `${RANK_GROUP_INVARIANTS[9]}: ${record.signal} (to ${record.target} ${record.id}) reached pid ${receiver.pid} (${receiver.label ?? "no label"}), which is no rank of any deployment`,
+          );
+        }
+      }
+    }
+    for (const proc of this.alive()) {
+      const deployment = deploymentOf(proc.label)!;
+      if (proc.state === "disk-sleep") this.sawDiskSleep.add(deployment);
+      if (!this.hasManifest(deployment)) {
+        this.hooks.fail(
+          10,
+          `${RANK_GROUP_INVARIANTS[10]}: pid ${proc.pid} (${proc.label}) is alive but ${deploymentPaths(STATE_DIR, deployment).manifest} is gone`,
+        );
+      }
+    }
+    if (this.scheduled === 0 && this.launches.every((l) => l.finished || l.crashed)) {
+      const left = this.orphanManifests();
+      if (left.length === 0) {
+        this.done = true;
+        this.trace("ranks over");
+        return;
+      }
+      if (!this.reaping) {
+        // On the clock, not now: the runner fires the next timer right after this check.
+        this.reaping = true;
+        this.clock.setTimeout(() => this.reap(left), 0);
+      }
+    }
+    for (const launch of this.launches) {
+      const since = launch.stopSince;
+      if (since !== undefined && !launch.crashed && this.clock.now() > since + STOP_BOUND_MS) {
+        const alive = this.alive().filter((p) => deploymentOf(p.label) === launch.group.deployment);
+        this.hooks.fail(
+          13,
+          `${RANK_GROUP_INVARIANTS[13]}: stop() of ${launch.group.deployment} has not settled ${this.clock.now() - since} ms after it was called (bound ${STOP_BOUND_MS} ms); alive: ${alive.map((p) => `${p.pid} (${p.label}, ${p.state})`).join(", ") || "none"}`,
+        );
+      }
+    }
+    if (this.clock.now() > this.startedAt + LIVENESS_MS) {
+      this.hooks.fail(
+        6,
+        `the rank groups are not over ${LIVENESS_MS} virtual ms after the start: ${this.launches.map((l) => `launch ${l.n} ${l.group.deployment} ${l.crashed ? "crashed" : l.finished ? "finished" : "running"}`).join("; ")}`,
+      );
+    }
+  }
+
+  private drawPlan(first: boolean): LaunchPlan {
+    const e = this.entropy;
+    const world = e.int(1, Math.max(1, this.options.maxWorld));
+    const ranks: SimRankBehaviour[] = [];
+    const reuse = new Map<number, { afterMs: number; foreignUser: boolean }>();
+    for (let rank = 0; rank < world; rank++) {
+      const b: SimRankBehaviour = {};
+      if (!e.chance(0.05)) b.loadMs = e.int(100, 5_000);
+      if (e.chance(0.15)) b.exit = { afterMs: e.int(200, 20_000), code: e.int(1, 3) };
+      else if (e.chance(0.25)) b.exit = { afterMs: e.int(200, 30_000), code: 0 };
+      if (e.chance(0.3)) b.ignoreTerm = true;
+      if (e.chance(0.2)) b.killsToDie = 2;
+      if (e.chance(0.12)) b.diskSleep = { afterMs: e.int(0, 10_000), forMs: e.int(100, 60_000) };
+      if (e.chance(0.3)) b.zombieMs = e.int(1, 3_000);
+      if (e.chance(0.2)) b.deaf = true;
+      if (e.chance(0.3)) {
+        b.helper = {
+          ...(e.chance(0.4) && { setsidAfterMs: e.int(0, 3_000) }),
+          ...(e.chance(0.3) && { ignoreTerm: true }),
+        };
+      }
+      ranks.push(b);
+      if (e.chance(0.3)) {
+        reuse.set(rank, { afterMs: e.int(0, 2_000), foreignUser: e.chance(0.4) });
+      }
+    }
+    const crash =
+      first && e.chance(0.25)
+        ? {
+            afterMs: e.int(0, 20_000),
+            torn: e.chance(0.5),
+            relaunchAfterMs: e.int(100, 5_000),
+            sameName: e.chance(0.5),
+          }
+        : undefined;
+    return { ranks, stopAfterMs: e.int(2_000, 40_000), reuse, ...(crash && { crash }) };
+  }
+
+  private schedule(plan: LaunchPlan, name: string | undefined, afterMs: number): void {
+    this.scheduled++;
+    this.clock.setTimeout(() => {
+      this.scheduled--;
+      this.launch(plan, name);
+    }, afterMs);
+  }
+
+  /** Starts a launcher process that launches a group with `plan`. */
+  private launch(plan: LaunchPlan, name: string | undefined): void {
+    const n = this.launches.length + 1;
+    const self = this.spawnSelf(LAUNCHER);
+    const ranks = new Map<number, number>();
+    let launch!: Launch;
+    const procs = this.view(
+      self.pid,
+      () => {
+        if (ranks.size === 0) this.checkReaped(launch);
+      },
+      ranks,
+    );
+    const group = launchGroup({
+      argv: rankArgv(plan.ranks),
+      worldSize: plan.ranks.length,
+      stateDir: STATE_DIR,
+      ...(name !== undefined && { name }),
+      operatorEnv: {},
+      timeouts: GROUP_TIMEOUTS,
+      teardown: TEARDOWN,
+      ports: {
+        procs,
+        files: this.files.port(self.clock),
+        clock: self.clock,
+        entropy: this.entropy.fork(`launch-${n}`),
+        freePort: async () => 29_500 + n,
+        logTail: async () => "(a simulated rank writes no log)",
+      },
+      logger: SILENT,
+      plantedBugs: this.options.plantedBugs,
+    });
+    launch = { n, plan, self, group, ranks, deaths: new Map(), crashed: false, finished: false };
+    this.launches.push(launch);
+    const { deployment } = group;
+    this.trace(
+      `ranks launch ${n} ${deployment} by launcher ${self.pid}: ${JSON.stringify(plan.ranks)} stop +${plan.stopAfterMs}${plan.crash ? ` crash ${JSON.stringify(plan.crash)}` : ""}`,
+    );
+    launch.group.ready.then(
+      () => this.trace(`ranks ${deployment} ready`),
+      () => {},
+    );
+    launch.group.wait().then(
+      (exit) => this.settled(launch, exit),
+      (error: Error) => this.settled(launch, error),
+    );
+    self.clock.setTimeout(() => this.stop(launch), plan.stopAfterMs);
+    const { crash } = plan;
+    if (crash !== undefined) this.clock.setTimeout(() => this.crash(launch), crash.afterMs);
+  }
+
+  /**
+   * The process table as process `pid` sees it: its own pid, what it spawns (told to
+   * `onSpawn` first, and counted as ranks), and no signal once it is dead.
+   */
+  private view(pid: number, onSpawn?: () => void, ranks?: Map<number, number>): Procs {
+    const procs = this.procs;
+    const alive = () => {
+      const proc = procs.process(pid);
+      return proc !== undefined && proc.state !== "zombie";
+    };
+    return {
+      selfPid: pid,
+      spawn: (options) => {
+        onSpawn?.();
+        const handle = procs.spawn(options);
+        ranks?.set(handle.pid, ranks.size);
+        return handle;
+      },
+      signal: (target, signal) => (alive() ? procs.signal(target, signal) : "ESRCH"),
+      signalGroup: (target, signal) => (alive() ? procs.signalGroup(target, signal) : "ESRCH"),
+      inspect: (target) => procs.inspect(target),
+      list: () => procs.list(),
+      environ: (target) => procs.environ(target),
+    };
+  }
+
+  /** The operator asks the group to stop, and asks again while its teardown is unverified. */
+  private stop(launch: Launch): void {
+    if (launch.finished || launch.crashed) return;
+    launch.stopStep ??= this.step;
+    launch.stopSince ??= this.clock.now();
+    this.trace(`ranks stop ${launch.group.deployment}`);
+    launch.group.stop("stopped by the simulated operator").then(
+      () => {
+        launch.stopSince = undefined;
+        this.verified(launch, "stop()");
+      },
+      (error: Error) => {
+        launch.stopSince = undefined;
+        if (!(error instanceof TeardownError)) {
+          this.hooks.fail(6, `stop() of ${launch.group.deployment} failed: ${error.message}`);
+          return;
+        }
+        this.unverified(launch, error);
+      },
+    );
+  }
+
+  private settled(launch: Launch, result: GroupExit | Error): void {
+    const { deployment } = launch.group;
+    if (launch.crashed) return;
+    if (!(result instanceof Error)) {
+      this.trace(`ranks ${deployment} ${result.status}`);
+      const failed = [...launch.deaths].find(
+        ([, { exit, step }]) =>
+          exit.signal === null &&
+          exit.code !== 0 &&
+          (launch.stopStep === undefined || step < launch.stopStep),
+      );
+      if (failed !== undefined) {
+        this.hooks.fail(
+          11,
+          `${RANK_GROUP_INVARIANTS[11]}: rank ${launch.ranks.get(failed[0])} (pid ${failed[0]}) of ${deployment} exited with code ${failed[1].exit.code}, yet the group ${result.status}`,
+        );
+      }
+      this.verified(launch, `wait() ${result.status}`);
+      return;
+    }
+    const code = result instanceof BatonError ? result.code : result.name;
+    this.trace(`ranks ${deployment} failed ${code}`);
+    if (code === "DEPLOYMENT_BLOCKED" || code === "REAP_FAILED") {
+      launch.finished = true;
+      launch.self.exit(1);
+      this.schedule(this.drawPlan(false), deployment, RETRY_AFTER_MS);
+      return;
+    }
+    if (result instanceof RankGroupError && result.code === "RANK_FAILED") {
+      this.checkFailure(launch, result);
+    }
+    if (result instanceof TeardownError) {
+      this.unverified(launch, result);
+    } else if (result instanceof RankGroupError && result.details.teardownError !== undefined) {
+      this.unverified(launch, result.details.teardownError);
+    } else {
+      this.verified(launch, `wait() ${code}`);
+    }
+  }
+
+  /** Invariant 11: the group names the rank that failed and the code it really exited with. */
+  private checkFailure(launch: Launch, error: RankGroupError): void {
+    const { rank, exitCode } = error.details;
+    const pid = [...launch.ranks].find(([, r]) => r === rank)?.[0];
+    const death = pid === undefined ? undefined : launch.deaths.get(pid);
+    const actual =
+      death === undefined
+        ? undefined
+        : (death.exit.code ?? 128 + (SIGNAL_NUMBERS[death.exit.signal ?? ""] ?? 0));
+    this.trace(`ranks ${launch.group.deployment} RANK_FAILED rank ${rank} code ${exitCode}`);
+    if (actual === undefined || actual !== exitCode || actual === 0) {
+      this.hooks.fail(
+        11,
+        `${RANK_GROUP_INVARIANTS[11]}: ${launch.group.deployment} failed naming rank ${rank} with code ${exitCode}, but that rank ${death === undefined ? "has not exited" : `exited with ${JSON.stringify(death.exit)}`}`,
+      );
+    }
+  }
+
+  /** Invariants 8 and 10 after a verified teardown: nothing alive, the manifest gone. */
+  private verified(launch: Launch, how: string): void {
+    if (launch.finished) return;
+    launch.finished = true;
+    const { deployment } = launch.group;
+    this.trace(`ranks ${deployment} verified (${how})`);
+    // Stopped before it started a rank: a manifest of this name is a crashed launch's, reaped.
+    this.checkGone(
+      deployment,
+      `the teardown of launch ${launch.n} (${how})`,
+      launch.ranks.size > 0,
+    );
+    launch.self.exit(0);
+  }
+
+  private checkGone(deployment: string, by: string, owned = true): void {
+    const alive = this.alive().filter((p) => deploymentOf(p.label) === deployment);
+    if (alive.length > 0) {
+      this.hooks.fail(
+        8,
+        `${RANK_GROUP_INVARIANTS[8]}: ${by} of ${deployment} says verified while ${alive.map((p) => `${p.pid} (${p.label}, ${p.state})`).join(", ")} live`,
+      );
+    } else if (owned && this.hasManifest(deployment)) {
+      this.hooks.fail(
+        10,
+        `${RANK_GROUP_INVARIANTS[10]}: ${by} of ${deployment} is verified but its manifest is still there`,
+      );
+    }
+  }
+
+  /** An unverified teardown must name a survivor that is alive; the operator retries later. */
+  private unverified(launch: Launch, error: Error): void {
+    const { deployment } = launch.group;
+    const survivors = error instanceof TeardownError ? error.survivors : [];
+    this.trace(
+      `ranks ${deployment} teardown unverified: ${survivors.map((s) => `${s.pid} ${s.state}`).join(", ")}`,
+    );
+    const alive = new Set(this.alive().map((p) => p.pid));
+    if (!survivors.some((s) => alive.has(s.pid))) {
+      this.hooks.fail(
+        8,
+        `${RANK_GROUP_INVARIANTS[8]}: the teardown of ${deployment} is unverified, but none of its survivors (${survivors.map((s) => s.pid).join(", ")}) is alive`,
+      );
+      return;
+    }
+    if (!this.hasManifest(deployment)) {
+      this.hooks.fail(
+        10,
+        `${RANK_GROUP_INVARIANTS[10]}: the teardown of ${deployment} is unverified, but its manifest is gone`,
+      );
+    }
+    if (launch.retrying) return;
+    launch.retrying = true;
+    launch.self.clock.setTimeout(() => {
+      launch.retrying = false;
+      this.stop(launch);
+    }, RETRY_AFTER_MS);
+  }
+
+  /** The launcher is killed: its timers and writes stop; its ranks become orphans. */
+  private crash(launch: Launch): void {
+    const { crash } = launch.plan;
+    if (launch.finished || crash === undefined) return;
+    launch.crashed = true;
+    const { deployment } = launch.group;
+    this.trace(
+      `ranks launcher ${launch.self.pid} of ${deployment} crashed${crash.torn ? " torn" : ""}`,
+    );
+    this.files.crash(launch.self.clock, { torn: crash.torn });
+    launch.self.exit(137);
+    this.schedule(
+      this.drawPlan(false),
+      crash.sameName ? deployment : undefined,
+      crash.relaunchAfterMs,
+    );
+  }
+
+  /**
+   * Invariant 12, when a launch after a crash starts its first rank: its reaper has run, so a
+   * crashed launcher's deployment has nothing alive and no manifest left — unless the reap
+   * could not be verified (a process in D), which keeps the manifest.
+   */
+  private checkReaped(launch: Launch): void {
+    for (const earlier of this.launches) {
+      if (!earlier.crashed || earlier === launch) continue;
+      const { deployment } = earlier.group;
+      const alive = this.alive().filter((p) => deploymentOf(p.label) === deployment);
+      if (deployment === launch.group.deployment) {
+        if (alive.length > 0) {
+          this.hooks.fail(
+            12,
+            `${RANK_GROUP_INVARIANTS[12]}: launch ${launch.n} of ${deployment} starts its ranks while ${alive.map((p) => p.pid).join(", ")} of the crashed launch ${earlier.n} live`,
+          );
+        }
+        continue;
+      }
+      const manifest = this.hasManifest(deployment);
+      const excused = manifest && this.sawDiskSleep.has(deployment);
+      if ((alive.length > 0 || manifest) && !excused) {
+        this.hooks.fail(
+          12,
+          `${RANK_GROUP_INVARIANTS[12]}: launch ${launch.n} starts its ranks while the crashed ${deployment} ${alive.length > 0 ? `has ${alive.map((p) => `${p.pid} (${p.label})`).join(", ")} alive` : "still has its manifest"}`,
+        );
+      }
+    }
+  }
+
+  /** `baton reap`, run by the simulated operator until no orphaned manifest is left. */
+  private reap(left: string[]): void {
+    const self = this.spawnSelf(REAPER);
+    this.trace(`ranks reap ${left.join(", ")} by ${self.pid}`);
+    reapDeployments({
+      stateDir: STATE_DIR,
+      procs: this.view(self.pid),
+      files: this.files.port(self.clock),
+      clock: self.clock,
+      teardown: TEARDOWN,
+    }).then(
+      (report) => {
+        for (const { deployment } of report.reaped) {
+          this.trace(`ranks reaped ${deployment}`);
+          this.checkGone(deployment, "baton reap");
+        }
+        for (const { deployment } of report.failed) this.trace(`ranks reap failed ${deployment}`);
+        self.exit(0);
+        this.clock.setTimeout(() => {
+          this.reaping = false;
+        }, RETRY_AFTER_MS);
+      },
+      (error: Error) => this.hooks.fail(6, `baton reap failed: ${error.stack ?? error}`),
+    );
+  }
+
+  private onRank(event: SimRankEvent): void {
+    const { deployment, rank, pid, exit } = event;
+    this.trace(
+      `ranks ${deployment} rank ${rank} pid ${pid} ${event.kind}${exit ? ` ${exit.code ?? exit.signal}` : ""}`,
+    );
+    if (event.kind !== "died") return;
+    const launch = this.launches.find((l) => l.ranks.has(pid));
+    if (launch === undefined) return;
+    launch.deaths.set(pid, { exit: exit!, step: this.step });
+    const reuse = launch.plan.reuse.get(rank);
+    if (reuse !== undefined) {
+      this.clock.setTimeout(() => this.takePid(pid, reuse.foreignUser), reuse.afterMs);
+    }
+  }
+
+  /** Pid reuse: a stranger (maybe another user's) takes a dead rank's pid, when it is free. */
+  private takePid(pid: number, foreignUser: boolean): void {
+    if (this.done || this.procs.process(pid) !== undefined) return;
+    try {
+      this.procs.start({
+        pid,
+        argv: ["postgres", "-D", "/var/lib/postgres"],
+        newGroup: true,
+        label: STRANGER,
+        onTerm: "ignore",
+        ...(foreignUser && { uid: 0 }),
+      });
+      this.trace(`ranks a stranger${foreignUser ? " of another user" : ""} took pid ${pid}`);
+    } catch {
+      // The pid is still a process group id (a rank's helper lives on in it): not free yet.
+    }
+  }
+
+  /** Starts a process of the simulated operator (a launcher, a reaper) and returns it. */
+  private spawnSelf(command: string): SimSelf {
+    this.procs.spawn({ argv: [command], newGroup: true });
+    const self = this.newborn!;
+    this.newborn = undefined;
+    return self;
+  }
+
+  private born(self: SimSelf): void {
+    this.newborn = self;
+  }
+
+  /** Live processes (zombies are dead) of any deployment. */
+  private alive(): SimProcess[] {
+    return this.procs
+      .processes()
+      .filter((p) => p.state !== "zombie" && deploymentOf(p.label) !== undefined);
+  }
+
+  private hasManifest(deployment: string): boolean {
+    return this.files.peek(deploymentPaths(STATE_DIR, deployment).manifest) !== undefined;
+  }
+
+  /** Manifests of crashed launches still on disk. */
+  private orphanManifests(): string[] {
+    const crashed = this.launches.filter((l) => l.crashed).map((l) => l.group.deployment);
+    return [...new Set(crashed)].filter((d) => this.hasManifest(d));
+  }
+}
+
+/** The deployment a process label names (`<deployment>/rank-R…`), if it is a rank's. */
+function deploymentOf(label: string | undefined): string | undefined {
+  const slash = label?.indexOf("/rank-") ?? -1;
+  return slash > 0 ? label!.slice(0, slash) : undefined;
+}
