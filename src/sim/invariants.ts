@@ -1,6 +1,6 @@
 import { BatonError } from "../errors.ts";
 import { canTake } from "../graph/canTake.ts";
-import type { Json, Resources } from "../graph/job.ts";
+import type { Json, PlannedJob, Resources } from "../graph/job.ts";
 import type { CoordinatorEmitted, CoordinatorEvent } from "../machines/coordinator.ts";
 import type {
   CoordinatorEffect,
@@ -50,6 +50,20 @@ interface Step {
   released: string[];
 }
 
+/** What the checker has seen of one job, from the events sent and the effects emitted. */
+interface JobAccount {
+  /**
+   * The state last reported by `job.changed`. The board reports changes, not its starting
+   * state: the first `check` takes that from the board; a job added later starts blocked.
+   */
+  reported: JobState | undefined;
+  failedResults: number;
+  lostWhileRunning: number;
+  /** A terminal job's value or error as first seen (`settled`); it must never be replaced. */
+  settled: boolean;
+  result: Json | JobError | undefined;
+}
+
 const terminal = (state: JobState | undefined): boolean =>
   state === "completed" || state === "failed";
 
@@ -88,16 +102,8 @@ export class InvariantChecker {
   private readonly holderOf = new Map<string, string>();
   /** Connections that asked for a job and got neither a job nor a release yet. */
   private readonly waiting = new Map<string, Resources>();
-  /**
-   * Each job's state as last reported by `job.changed`. The board reports changes, not its
-   * starting state: the first `check` takes that from the board; a job added later starts
-   * blocked.
-   */
-  private readonly reported = new Map<string, JobState>();
-  /** A terminal job's value or error as first seen; it must never be replaced. */
-  private readonly stored = new Map<string, Json | JobError | undefined>();
-  private readonly failedResults = new Map<string, number>();
-  private readonly lostWhileRunning = new Map<string, number>();
+  /** Each job's account: one lookup per job in the scan after every step. */
+  private readonly accounts = new Map<string, JobAccount>();
   private readonly maxLost: number;
   private stopping = false;
   private finished = false;
@@ -119,11 +125,11 @@ export class InvariantChecker {
         break;
       case "RESULT": {
         const holder = this.held.get(event.conn) === event.job;
-        const heard = holder && this.reported.get(event.job) === "running";
+        const heard = holder && this.reported(event.job) === "running";
         this.step.result = { conn: event.conn, job: event.job, holder, heard, dropped: false };
         if (!holder) break;
         if (heard && !this.stopping && event.outcome.status === "failed") {
-          increment(this.failedResults, event.job);
+          this.account(event.job).failedResults++;
         }
         this.giveBack(event.conn, event.job);
         break;
@@ -132,7 +138,7 @@ export class InvariantChecker {
         this.waiting.delete(event.conn);
         const job = this.held.get(event.conn);
         if (job === undefined) break;
-        if (this.reported.get(job) === "running") increment(this.lostWhileRunning, job);
+        if (this.reported(job) === "running") this.account(job).lostWhileRunning++;
         this.giveBack(event.conn, job);
         break;
       }
@@ -156,7 +162,8 @@ export class InvariantChecker {
     if (!this.started) {
       this.started = true;
       for (const [id, record] of board.jobs) {
-        if (!this.reported.has(id)) this.reported.set(id, record.state);
+        const account = this.account(id);
+        account.reported ??= record.state;
       }
     }
     const { asked, result, released } = this.step;
@@ -199,14 +206,14 @@ export class InvariantChecker {
         this.step.released.push(effect.conn);
         break;
       case "job.changed": {
-        const before = this.reported.get(effect.job);
+        const before = this.reported(effect.job);
         if (terminal(before)) {
           this.fail(2, `job ${effect.job} was ${before}, then changed to ${effect.state}`);
         }
         if (effect.state === "failed" && effect.cause === undefined) {
           this.fail(2, `job ${effect.job} failed without a cause`);
         }
-        this.reported.set(effect.job, effect.state);
+        this.account(effect.job).reported = effect.state;
         break;
       }
       case "result.dropped": {
@@ -237,11 +244,8 @@ export class InvariantChecker {
         `job ${job} was granted to connection ${conn} while connection ${holder} holds it`,
       );
     }
-    if (terminal(this.reported.get(job))) {
-      this.fail(
-        2,
-        `job ${job} was granted to connection ${conn} after it ${this.reported.get(job)}`,
-      );
+    if (terminal(this.reported(job))) {
+      this.fail(2, `job ${job} was granted to connection ${conn} after it ${this.reported(job)}`);
     }
     this.held.set(conn, job);
     this.holderOf.set(job, conn);
@@ -295,59 +299,68 @@ export class InvariantChecker {
     }
   }
 
-  /** Invariants 1 (running jobs), 2 and 3 on every job, then 4 on the ready ones. */
+  /**
+   * Invariants 1 (running jobs), 2 and 3 on every job, then 7 on the running ones and 4 on the
+   * ready ones. Every job is held to its account after every step (no job is skipped as
+   * unchanged: a bug need not announce what it changed); the scan is kept to one lookup per
+   * job, and the ready classes are only gathered while some connection waits.
+   */
   private checkJobs(board: JobBoard): void {
     const running = new Map<string, number>();
-    const ready = new Map<string, { id: string; kind: string; requires: Resources }>();
-    for (const [id, record] of board.jobs) {
-      const told = this.reported.get(id) ?? "blocked";
-      if (terminal(record.state) || terminal(told)) {
-        if (record.state !== told) {
-          this.fail(2, `job ${id} is ${record.state} on the board but was reported ${told}`);
+    const someoneWaits = this.waiting.size > 0;
+    const ready = new Map<string, PlannedJob>();
+    board.jobs.forEach((record, id) => {
+      const account = this.accounts.get(id);
+      const { state } = record;
+      const told = account?.reported ?? "blocked";
+      if (terminal(state) || terminal(told)) {
+        if (state !== told) {
+          this.fail(2, `job ${id} is ${state} on the board but was reported ${told}`);
         }
-        const result = record.state === "completed" ? record.value : record.error;
-        if (!this.stored.has(id)) this.stored.set(id, result);
-        else if (this.stored.get(id) !== result) {
-          this.fail(2, `job ${id} ${record.state}, and later its stored result was replaced`);
+        const result = state === "completed" ? record.value : record.error;
+        const settled = account ?? this.account(id);
+        if (!settled.settled) {
+          settled.settled = true;
+          settled.result = result;
+        } else if (settled.result !== result) {
+          this.fail(2, `job ${id} ${state}, and later its stored result was replaced`);
         }
-      } else if (record.state === "running") {
+      } else if (state === "running") {
         const { kind } = record.job;
         running.set(kind, (running.get(kind) ?? 0) + 1);
         if (record.holder === undefined || board.leases.get(record.holder) !== id) {
           this.fail(1, `job ${id} is running without a lease (holder: ${record.holder ?? "none"})`);
         }
-      } else if (record.state === "ready") {
+      } else if (state === "ready" && someoneWaits) {
         const { kind, requires } = record.job;
         const key = `${kind}\u0000${requires.cpus ?? 0}/${requires.gpus ?? 0}/${requires.memory ?? 0}`;
-        if (!ready.has(key)) ready.set(key, { id, kind, requires });
+        if (!ready.has(key)) ready.set(key, record.job);
       }
-      const failed = this.failedResults.get(id) ?? 0;
-      const lost = this.lostWhileRunning.get(id) ?? 0;
-      if (record.failures !== failed) {
+      const failed = account?.failedResults ?? 0;
+      const lost = account?.lostWhileRunning ?? 0;
+      const { failures, lostWorkers } = record;
+      if (failures !== failed) {
         this.fail(
           3,
-          `job ${id} counts ${record.failures} failed attempts, but ${failed} failed results were accepted for it (workers lost while running it: ${record.lostWorkers.join(", ") || "none"})`,
+          `job ${id} counts ${failures} failed attempts, but ${failed} failed results were accepted for it (workers lost while running it: ${lostWorkers.join(", ") || "none"})`,
         );
       }
-      if (record.failures > record.job.retries + 1) {
+      if (failures > record.job.retries + 1) {
+        this.fail(3, `job ${id} failed ${failures} times with ${record.job.retries} retries`);
+      }
+      if (lostWorkers.length !== lost) {
         this.fail(
           3,
-          `job ${id} failed ${record.failures} times with ${record.job.retries} retries`,
+          `job ${id} counts ${lostWorkers.length} lost workers (${lostWorkers.join(", ")}), but ${lost} were lost while running it`,
         );
       }
-      if (record.lostWorkers.length !== lost) {
+      if (lostWorkers.length > this.maxLost) {
         this.fail(
           3,
-          `job ${id} counts ${record.lostWorkers.length} lost workers (${record.lostWorkers.join(", ")}), but ${lost} were lost while running it`,
+          `job ${id} lost ${lostWorkers.length} workers, more than maxLost ${this.maxLost}`,
         );
       }
-      if (record.lostWorkers.length > this.maxLost) {
-        this.fail(
-          3,
-          `job ${id} lost ${record.lostWorkers.length} workers, more than maxLost ${this.maxLost}`,
-        );
-      }
-    }
+    });
     const throttle = this.options.throttle ?? {};
     for (const [kind, count] of running) {
       const limit = throttle[kind];
@@ -369,11 +382,26 @@ export class InvariantChecker {
     }
   }
 
+  private reported(job: string): JobState | undefined {
+    return this.accounts.get(job)?.reported;
+  }
+
+  private account(job: string): JobAccount {
+    let account = this.accounts.get(job);
+    if (account === undefined) {
+      account = {
+        reported: undefined,
+        failedResults: 0,
+        lostWhileRunning: 0,
+        settled: false,
+        result: undefined,
+      };
+      this.accounts.set(job, account);
+    }
+    return account;
+  }
+
   private fail(invariant: InvariantNumber, detail: string): void {
     this.violation ??= new InvariantViolation(invariant, detail);
   }
-}
-
-function increment(counts: Map<string, number>, key: string): void {
-  counts.set(key, (counts.get(key) ?? 0) + 1);
 }

@@ -1,8 +1,10 @@
-import { createHash, type Hash } from "node:crypto";
+import { createHash } from "node:crypto";
 
 /**
- * A simulation's trace: one line per event, `<virtual ms> <event>`, hashed as it grows. Two
- * runs of one seed must give the same lines, byte for byte; the hash says so in 16 hex digits.
+ * A simulation's trace: one line per event, `<virtual ms> <event>`. Two runs of one seed must
+ * give the same lines, byte for byte; the hash says so in 16 hex digits. The hash is taken
+ * once, over every line followed by a newline, when it is first asked for: that closes the
+ * trace, and whatever a simulated process still says after the run is over is not recorded.
  *
  * @example
  * ```ts
@@ -14,7 +16,6 @@ import { createHash, type Hash } from "node:crypto";
  */
 export class Trace {
   readonly lines: string[] = [];
-  private readonly digest: Hash = createHash("sha256");
   private final: string | undefined;
 
   constructor(
@@ -22,19 +23,21 @@ export class Trace {
     private readonly onLine?: (at: number, event: string) => void,
   ) {}
 
-  /** Records `event` at the current virtual time. */
+  /** Records `event` at the current virtual time (nothing, once the trace is closed). */
   readonly add = (event: string): void => {
+    if (this.final !== undefined) return;
     const at = this.now();
-    const line = `${at} ${event}`;
-    this.lines.push(line);
-    this.digest.update(line);
-    this.digest.update("\n");
+    this.lines.push(`${at} ${event}`);
     this.onLine?.(at, event);
   };
 
   /** The hash of every line so far (the trace is closed by the first call). */
   get hash(): string {
-    this.final ??= this.digest.digest("hex").slice(0, 16);
+    if (this.final === undefined) {
+      const digest = createHash("sha256");
+      for (const line of this.lines) digest.update(`${line}\n`);
+      this.final = digest.digest("hex").slice(0, 16);
+    }
     return this.final;
   }
 
