@@ -92,6 +92,7 @@ export {
   type RankExit,
   type RankGroup,
   type RankGroupTimeouts,
+  type RemoteRanksOptions,
 } from "./runtime/launchGroup.ts";
 export { type RankJobResult, type RankLaunch, runRankJob } from "./runtime/rankJob.ts";
 export { type ReapReport, reapDeployments } from "./runtime/reaper.ts";
@@ -107,6 +108,13 @@ export {
   type RemoteRankOptions,
   spawnRemoteRank,
 } from "./runtime/remoteRank.ts";
+export {
+  openRemoteSite,
+  type RemoteSite,
+  type RemoteSiteOptions,
+  reapRemoteSite,
+  type SiteRankOptions,
+} from "./runtime/remoteSite.ts";
 export { remoteStateDir } from "./runtime/remoteStateDir.ts";
 export { type RemoteTeardownTarget, tearDownRemote } from "./runtime/remoteTeardown.ts";
 export type { JobEvent, JobOutcome, JobStatus, RunProgress, RunResult } from "./runtime/run.ts";
@@ -125,7 +133,14 @@ export {
 } from "./runtime/tearDown.ts";
 export { type Fault, type FaultProfile, formatFaults, parseFaults } from "./sim/faultPlan.ts";
 export type { SimTools } from "./sim/simGraph.ts";
-export { type SimProcSpec, SimProcs, type SimProcsOptions } from "./sim/simProcs.ts";
+export {
+  type SimProcSpec,
+  SimProcs,
+  type SimProcsOptions,
+  type SimProgram,
+  type SimProgramStart,
+  type SimSelf,
+} from "./sim/simProcs.ts";
 export {
   type SimulateOptions,
   type SimulationResult,
@@ -134,9 +149,3 @@ export {
 } from "./sim/simulate.ts";
 export { machineJson } from "./viz/machineJson.ts";
 export { toMermaid } from "./viz/toMermaid.ts";
-export {
-  openRemoteSite,
-  type RemoteSite,
-  type RemoteSiteOptions,
-  type SiteRankOptions,
-} from "./runtime/remoteSite.ts";
