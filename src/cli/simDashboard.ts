@@ -1,13 +1,17 @@
 import { DashboardServer, type TraceStep } from "../runtime/dashboardServer.ts";
 import type { SimulateOptions, SimulationResult } from "../sim/simulate.ts";
+import type { DashboardEvent } from "../viz/dashboardModel.ts";
+import { groupFeed } from "../viz/groupProgress.ts";
 import { inspectionFeed } from "../viz/inspectionFeed.ts";
 
 /** What `recordSimulation` hands the simulation: its inspection observer and trace hook. */
-export type ReplayHooks = Required<Pick<SimulateOptions, "inspect" | "onEvent">>;
+export type ReplayHooks = Required<
+  Pick<SimulateOptions, "inspect" | "onEvent" | "onGroupProgress">
+>;
 
 /**
- * Runs one simulation while recording what the dashboard needs: every inspection event,
- * folded into dashboard events and stamped with the virtual time of the latest trace line.
+ * Runs one simulation while recording what the dashboard needs: every inspection event and
+ * every rank group's phases, folded into dashboard events and stamped with the virtual time of the latest trace line.
  *
  * @example
  * ```ts
@@ -20,8 +24,11 @@ export async function recordSimulation(
 ): Promise<{ result: SimulationResult; trace: TraceStep[] }> {
   let now = 0;
   const trace: TraceStep[] = [{ at: 0, event: { type: "run.started", run: `seed ${seed}` } }];
+  const record = (event: DashboardEvent) => trace.push({ at: now, event });
+  const groups = groupFeed(record);
   const result = await simulateWith({
-    inspect: inspectionFeed((event) => trace.push({ at: now, event })),
+    inspect: inspectionFeed(record),
+    onGroupProgress: (progress) => groups.report(progress),
     onEvent: ({ at }) => {
       now = at;
     },

@@ -15,6 +15,7 @@ import {
   type TeardownTimeouts,
   teardownDeadlineMs,
 } from "../runtime/tearDown.ts";
+import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
 import type { SimClock } from "./simClock.ts";
 import type { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
@@ -70,6 +71,8 @@ export const RANK_GROUP_INVARIANTS: Readonly<Record<number, string>> = {
 export interface RankGroupHooks {
   trace(line: string): void;
   fail(invariant: number, message: string): void;
+  /** Each launch's group and rank phases as they change (the dashboard's replay). */
+  groupProgress?(progress: GroupProgress): void;
 }
 
 export interface RankGroupScenarioOptions {
@@ -329,6 +332,7 @@ export class RankGroupScenario {
       },
       logger: SILENT,
       plantedBugs: this.options.plantedBugs,
+      ...(this.hooks.groupProgress && { inspect: watchGroup(this.hooks.groupProgress) }),
     });
     launch = { n, plan, self, group, ranks, deaths: new Map(), crashed: false, finished: false };
     this.launches.push(launch);

@@ -8,6 +8,7 @@ import type { JobModule } from "../runtime/jobModule.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { ResultStore } from "../runtime/resultStore.ts";
 import type { RunResult } from "../runtime/run.ts";
+import type { GroupProgress } from "../viz/groupProgress.ts";
 import { CoordinatorWatch } from "./coordinatorWatch.ts";
 import { drawFaults, type Fault, type FaultProfile, faultsEnd, formatFaults } from "./faultPlan.ts";
 import { InvariantChecker } from "./invariants.ts";
@@ -47,6 +48,8 @@ export interface SimulateOptions {
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /** Called for every trace line, with its virtual time. */
   onEvent?: (event: { at: number; event: string }) => void;
+  /** Called when a simulated rank group's or rank's phase changes. */
+  onGroupProgress?: (progress: GroupProgress) => void;
   /**
    * Also launch rank groups with the real `launchGroup` and reaper on simulated processes,
    * with faults drawn from the seed (default true; see `RankGroupScenario`).
@@ -188,7 +191,11 @@ class Simulation {
             this.clock,
             this.root.fork("ranks"),
             { maxWorld: options.world ?? 4, plantedBugs: this.bugs },
-            { trace: this.trace.add, fail: (invariant, message) => this.fail(invariant, message) },
+            {
+              trace: this.trace.add,
+              fail: (invariant, message) => this.fail(invariant, message),
+              ...(options.onGroupProgress && { groupProgress: options.onGroupProgress }),
+            },
           );
   }
 

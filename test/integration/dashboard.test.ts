@@ -244,6 +244,10 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     );
     expect(await text(page, "#outcome-completed")).toBe(String(result.counts!.completed));
     expect(await text(page, "#status")).toMatch(/^finished/);
+    // The seed's simulated rank groups are on the page too, as their last phases.
+    const groups = Object.values(replayTo(trace, trace.length).snapshot().groups);
+    expect(groups.length).toBeGreaterThan(0);
+    for (const group of groups) expect(await text(page, "#groups")).toContain(group.id);
 
     const middle = Math.floor(trace.length / 2);
     await page.locator("#slider").fill(String(middle));
