@@ -3,61 +3,26 @@
  * exit codes and output, and the ranks they leave (none). Every process a test starts is
  * stopped by its pid when the test ends, even on failure.
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
-import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
-
-const procs = nodeProcs();
-const dirs: string[] = [];
-const strays: { pid: number; deployment: string }[] = [];
+import { alive, cleanUpRanks, stray, tempDir, until } from "../fixtures/rankStrays.ts";
 
 afterEach(() => {
   stopBatons();
-  for (const { pid, deployment } of strays.splice(0)) {
-    const info = procs.inspect(pid);
-    if (
-      info &&
-      info.state !== "zombie" &&
-      carriesDeployment(info.argv, procs.environ(pid), deployment)
-    ) {
-      procs.signal(pid, "SIGKILL");
-    }
-  }
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  cleanUpRanks();
 });
-
-function stateDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-launch-"));
-  dirs.push(dir);
-  return dir;
-}
-
-function alive(pid: number): boolean {
-  const state = procs.inspect(pid)?.state;
-  return state !== undefined && state !== "zombie" && state !== "dead";
-}
-
-async function until(check: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const RANK = ["/usr/bin/python3", "examples/ranks/rank.py"];
 
 describe("baton launch", () => {
   it("exits 0 when every rank does, and says where the logs are", async () => {
-    const dir = stateDir();
+    const dir = tempDir();
     const result = await startBaton([
       "launch",
       "--world",
@@ -84,7 +49,7 @@ describe("baton launch", () => {
       "--world",
       "2",
       "--state-dir",
-      stateDir(),
+      tempDir(),
       "--",
       ...RANK,
       "--step-ms",
@@ -101,7 +66,7 @@ describe("baton launch", () => {
   }, 60_000);
 
   it("Ctrl-C stops every rank, verified, even ranks that ignore TERM, and exits 130", async () => {
-    const dir = stateDir();
+    const dir = tempDir();
     const launcher = startBaton([
       "launch",
       "--world",
@@ -126,7 +91,7 @@ describe("baton launch", () => {
     );
     const pids = manifest?.ranks.map((rank) => rank.pid) ?? [];
     expect(pids).toHaveLength(2);
-    for (const pid of pids) strays.push({ pid, deployment: "ctrl-c" });
+    for (const pid of pids) stray(pid, "ctrl-c");
     launcher.child.kill("SIGINT");
     const result = await launcher.exit;
     expect(result.code).toBe(130);
@@ -147,7 +112,7 @@ describe("baton launch", () => {
 
 describe("baton reap", () => {
   it("reports an empty state dir and exits 0", async () => {
-    const result = await startBaton(["reap", "--state-dir", stateDir(), "--json"]).exit;
+    const result = await startBaton(["reap", "--state-dir", tempDir(), "--json"]).exit;
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ reaped: [], live: [], failed: [] });
   }, 60_000);

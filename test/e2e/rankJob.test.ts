@@ -4,47 +4,20 @@
  * long, the job runs again on the replacement worker, and that launch reaps the old
  * deployment. Every process the test starts is stopped by its pid, even on failure.
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
-import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
-
-const procs = nodeProcs();
-const dirs: string[] = [];
-const strays: { pid: number; deployment: string }[] = [];
+import { alive, cleanUpRanks, procs, stray, tempDir } from "../fixtures/rankStrays.ts";
 
 afterEach(() => {
   stopBatons();
-  for (const { pid, deployment } of strays.splice(0)) {
-    const info = procs.inspect(pid);
-    if (
-      info &&
-      info.state !== "zombie" &&
-      carriesDeployment(info.argv, procs.environ(pid), deployment)
-    ) {
-      procs.signal(pid, "SIGKILL");
-    }
-  }
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  cleanUpRanks();
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-rankjob-e2e-"));
-  dirs.push(dir);
-  return dir;
-}
-
-function alive(pid: number): boolean {
-  const state = procs.inspect(pid)?.state;
-  return state !== undefined && state !== "zombie" && state !== "dead";
-}
 
 async function until<T>(get: () => Promise<T | undefined>, what: string, ms = 30_000): Promise<T> {
   const deadline = Date.now() + ms;
@@ -79,7 +52,7 @@ describe("a rank job in a worker process", () => {
     );
     const first = await until(() => startedGroup(stateDir), "the first group");
     const ranks = first.ranks.map((rank) => rank.pid);
-    for (const pid of ranks) strays.push({ pid, deployment: first.deployment });
+    for (const pid of ranks) stray(pid, first.deployment);
     expect(first.launcher.pid).not.toBe(run.child.pid);
     procs.signal(first.launcher.pid, "SIGKILL");
 

@@ -3,27 +3,24 @@
  * `baton launch` as a child process killed with SIGKILL. Every process a test starts is
  * stopped by its pid when the test ends, even on failure.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RankGroupError } from "../../src/errors.ts";
-import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
 import { type LaunchSpec, launchGroup, type RankGroup } from "../../src/runtime/launchGroup.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
-import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { Procs } from "../../src/runtime/ports.ts";
 import { reapDeployments } from "../../src/runtime/reaper.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/rankStrays.ts";
 
 const PYTHON = "/usr/bin/python3";
 const RANK_PY = join(ROOT, "examples/ranks/rank.py");
 const ENV_RANK = join(ROOT, "test/fixtures/envRank.mjs");
-const procs = nodeProcs();
 const files = nodeFiles();
 const clock = nodeClock();
 
@@ -37,9 +34,6 @@ const FAST_TEARDOWN = {
 };
 
 const groups: RankGroup[] = [];
-/** Pids to kill after each test if still alive and still carrying their deployment. */
-const strays: { pid: number; deployment: string }[] = [];
-const dirs: string[] = [];
 /** Children this file spawned itself: killed by pid while not yet reaped (so never reused). */
 const children: { pid: number; reaped: boolean }[] = [];
 
@@ -55,49 +49,23 @@ function spawnChild(options: Parameters<Procs["spawn"]>[0]) {
 
 afterEach(async () => {
   for (const group of groups.splice(0)) {
-    for (const pid of group.pids()) strays.push({ pid, deployment: group.deployment });
+    for (const pid of group.pids()) stray(pid, group.deployment);
     await group.stop("test over").catch(() => {});
   }
   stopBatons();
   for (const child of children.splice(0)) if (!child.reaped) procs.signal(child.pid, "SIGKILL");
-  for (const { pid, deployment } of strays.splice(0)) {
-    const info = procs.inspect(pid);
-    if (alive(pid) && info && carriesDeployment(info.argv, procs.environ(pid), deployment)) {
-      procs.signal(pid, "SIGKILL");
-    }
-  }
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  cleanUpRanks();
 });
-
-function stateDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-ranks-"));
-  dirs.push(dir);
-  return dir;
-}
 
 function launch(spec: Partial<LaunchSpec> & Pick<LaunchSpec, "argv" | "worldSize">): RankGroup {
   const group = launchGroup({
-    stateDir: stateDir(),
+    stateDir: tempDir(),
     teardown: FAST_TEARDOWN,
     timeouts: { watchMs: 50 },
     ...spec,
   });
   groups.push(group);
   return group;
-}
-
-function alive(pid: number): boolean {
-  const state = procs.inspect(pid)?.state;
-  return state !== undefined && state !== "zombie" && state !== "dead";
-}
-
-/** Waits until `check` holds, polling every 50 ms; fails naming `what` after `ms`. */
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 15_000) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** Ranks 1 … run `failing`, the others `healthy`: rank-specific behaviour through $RANK. */
@@ -258,7 +226,7 @@ describe("launchGroup", () => {
     };
     const group = launch({ argv: ["/bin/sleep", "30"], worldSize: 2, ports: { procs: flaky } });
     const error = (await group.wait().catch((e: unknown) => e)) as RankGroupError;
-    strays.push({ pid: stuck, deployment: group.deployment });
+    stray(stuck, group.deployment);
     expect(error.code).toBe("LAUNCH_FAILED");
     expect(error.message).toContain("no more processes (test)");
     expect(error.details.teardownError?.name).toBe("TeardownError");
@@ -300,7 +268,7 @@ describe("launchGroup", () => {
 describe("the reaper", () => {
   it("kills the ranks of a launcher killed with SIGKILL, at the next launch and by baton reap", async () => {
     for (const how of ["next launch", "baton reap"] as const) {
-      const dir = stateDir();
+      const dir = tempDir();
       const launcher = startBaton([
         "launch",
         "--world",
@@ -325,7 +293,7 @@ describe("the reaper", () => {
       const manifest = await readStateFile(files, MANIFEST_FORMAT, paths.manifest);
       const orphans = manifest?.ranks.map((rank) => rank.pid) ?? [];
       expect(orphans).toHaveLength(2);
-      for (const pid of orphans) strays.push({ pid, deployment: "orphaned" });
+      for (const pid of orphans) stray(pid, "orphaned");
       launcher.child.kill("SIGKILL");
       await launcher.exit;
       for (const pid of orphans) expect(alive(pid)).toBe(true);
@@ -346,7 +314,7 @@ describe("the reaper", () => {
   }, 60_000);
 
   it("a failed reap keeps the manifest and blocks launching that deployment until a reap succeeds", async () => {
-    const dir = stateDir();
+    const dir = tempDir();
     const deployment = "stuck";
     const paths = deploymentPaths(dir, deployment);
     // An orphan of the deployment, and a manifest whose launcher is dead.
@@ -416,7 +384,7 @@ describe("the reaper", () => {
   }, 30_000);
 
   it("never signals a process group that a stranger has joined, only the members that carry the deployment", async () => {
-    const dir = stateDir();
+    const dir = tempDir();
     const deployment = "reused";
     // A stranger leads the group; one member of the group carries the deployment.
     const stranger = spawnChild({
@@ -431,7 +399,7 @@ describe("the reaper", () => {
       // The leader has exec'd: its argv no longer names the deployment.
       return member !== 0 && procs.inspect(stranger.pid)?.argv[0] === "/bin/sleep";
     }, "the group's second member");
-    strays.push({ pid: member, deployment });
+    stray(member, deployment);
     const deadLauncher = spawnChild({ argv: ["/bin/true"] });
     await deadLauncher.exited;
     await files.writeAtomic(
@@ -460,7 +428,7 @@ describe("the reaper", () => {
   }, 30_000);
 
   it("refuses a second launch of a name whose launcher is alive", async () => {
-    const dir = stateDir();
+    const dir = tempDir();
     const first = launch({
       argv: [PYTHON, RANK_PY, "--step-ms", "50"],
       worldSize: 1,

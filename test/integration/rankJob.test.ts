@@ -4,44 +4,23 @@
  * the run tears the group down. Real rank processes (the Python example rank); every one is
  * stopped by its pid when the test ends.
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, job } from "../../src/index.ts";
-import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
 import { defineJobs } from "../../src/runtime/jobModule.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
-import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { ROOT } from "../fixtures/batonCli.ts";
+import { cleanUpRanks, procs, stray, tempDir } from "../fixtures/rankStrays.ts";
 
 const RANK_PY = join(ROOT, "examples/ranks/rank.py");
-const procs = nodeProcs();
-const dirs: string[] = [];
-const strays: { pid: number; deployment: string }[] = [];
 
 afterEach(() => {
-  for (const { pid, deployment } of strays.splice(0)) {
-    const info = procs.inspect(pid);
-    if (
-      info &&
-      info.state !== "zombie" &&
-      carriesDeployment(info.argv, procs.environ(pid), deployment)
-    ) {
-      procs.signal(pid, "SIGKILL");
-    }
-  }
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  cleanUpRanks();
 });
-
-function stateDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-rankjob-"));
-  dirs.push(dir);
-  return dir;
-}
 
 const jobs = defineJobs({
   train: {
@@ -66,7 +45,7 @@ const jobs = defineJobs({
 
 describe("graph jobs with ranks", () => {
   it("runs the group in the worker that leases the job; the group's outcome is the result", async () => {
-    const dir = stateDir();
+    const dir = tempDir();
     const train = job("train", { stateDir: dir, steps: 3 }, { ranks: 2 });
     const result = await createEngine({ jobs, workers: 1 }).run([train]);
     expect(result.ok).toBe(true);
@@ -86,7 +65,7 @@ describe("graph jobs with ranks", () => {
   it("a failing rank fails the job with the rank's exit code and log", async () => {
     const train = job(
       "train",
-      { stateDir: stateDir(), steps: 20, failAt: 2 },
+      { stateDir: tempDir(), steps: 20, failAt: 2 },
       { ranks: 2, retries: 0 },
     );
     const result = await createEngine({ jobs, workers: 1 }).run([train]);
@@ -98,7 +77,7 @@ describe("graph jobs with ranks", () => {
   }, 30_000);
 
   it("cancelling the run tears the group down, verified", async () => {
-    const dir = stateDir();
+    const dir = tempDir();
     const train = job("train", { stateDir: dir, steps: 0 }, { ranks: 2 });
     const run = createEngine({ jobs, workers: 1 }).run([train]);
     let pids: number[] = [];
@@ -114,7 +93,7 @@ describe("graph jobs with ranks", () => {
         deploymentPaths(dir, deployment).manifest,
       ).catch(() => undefined);
       pids = manifest?.ranks.map((rank) => rank.pid) ?? [];
-      for (const pid of pids) strays.push({ pid, deployment });
+      for (const pid of pids) stray(pid, deployment);
     }
     run.cancel("test");
     const result = await run;
@@ -126,7 +105,7 @@ describe("graph jobs with ranks", () => {
   }, 30_000);
 
   it("a rank job without the ranks option fails and says how to fix it", async () => {
-    const train = job("train", { stateDir: stateDir(), steps: 1 }, { retries: 0 });
+    const train = job("train", { stateDir: tempDir(), steps: 1 }, { retries: 0 });
     const result = await createEngine({ jobs, workers: 1 }).run([train]);
     expect(result.get(train).error?.message).toContain('job("train", input, { ranks: 4 })');
   });
