@@ -2,7 +2,7 @@ import { RankFileError } from "../errors.ts";
 import { carriesDeployment } from "../machines/carriesDeployment.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { deploymentPaths, isDeploymentId, rankFileName } from "./deploymentPaths.ts";
-import { isAlive, launcherGone } from "./launcherWatch.ts";
+import { isAlive, launcherGone, manifestLauncherGone } from "./launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "./leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "./manifestFormat.ts";
 import { MARKER_FORMAT, MARKER_STALE_MS, type Marker, type MarkerPhase } from "./markerFormat.ts";
@@ -154,17 +154,16 @@ async function readDeploymentStatus(
   let state: DeploymentStatus["state"];
   let reason: string | undefined;
   if (launcherPid !== undefined) {
-    reason = launcherGone({
-      launcherPid,
-      process: procs.inspect(launcherPid),
-      lease,
-      now,
-      noLeaseSince: manifest?.startedAt ?? now,
-      leaseStaleMs: LEASE_STALE_MS,
-    });
-    if (reason === undefined && manifest && lease && lease.token !== manifest.launcher.token) {
-      reason = "the lease was written by another launcher instance than the manifest's";
-    }
+    reason = manifest
+      ? manifestLauncherGone(manifest, lease, procs.inspect(manifest.launcher.pid), now)
+      : launcherGone({
+          launcherPid,
+          process: procs.inspect(launcherPid),
+          lease,
+          now,
+          noLeaseSince: now,
+          leaseStaleMs: LEASE_STALE_MS,
+        });
     state = reason === undefined ? "live" : "orphaned";
   } else {
     const living = ranks.filter((rank) => rank.alive).map((rank) => rank.pid);

@@ -1,5 +1,6 @@
 import type { ProcInfo } from "../runtime/ports.ts";
 import { isLeaseStale, type Lease } from "./leaseFormat.ts";
+import type { Manifest } from "./manifestFormat.ts";
 
 /**
  * Whether a process table entry is a live process: no entry, a zombie or a dead entry is not.
@@ -52,4 +53,40 @@ export function launcherGone(evidence: LauncherEvidence): string | undefined {
       : `the launcher's lease was last renewed ${now - renewedAt} ms ago (stale after ${staleAfterMs} ms)`;
   }
   return undefined;
+}
+
+/**
+ * The launcher judgement of the reaper and `baton status` for a deployment that has a
+ * manifest: why its launcher must be presumed dead — the lease names another launcher
+ * instance, there is no lease (it is written before the manifest and removed after it, so a
+ * manifest without one has no launcher), the pid is dead, or the lease is stale — or
+ * `undefined` while it lives.
+ *
+ * @example
+ * ```ts
+ * const why = manifestLauncherGone(manifest, lease, procs.inspect(manifest.launcher.pid), now);
+ * if (why !== undefined) await reap(manifest, why);
+ * ```
+ */
+export function manifestLauncherGone(
+  manifest: Manifest,
+  lease: Lease | undefined,
+  process: ProcInfo | undefined,
+  now: number,
+): string | undefined {
+  const { pid, token } = manifest.launcher;
+  if (lease !== undefined && (lease.pid !== pid || lease.token !== token)) {
+    return `the lease belongs to another launcher instance (pid ${lease.pid}), not pid ${pid} of the manifest`;
+  }
+  if (lease === undefined && isAlive(process)) {
+    return `launcher pid ${pid} holds no lease (it was removed, or pid ${pid} is another program now)`;
+  }
+  return launcherGone({
+    launcherPid: pid,
+    process,
+    lease,
+    now,
+    noLeaseSince: now,
+    leaseStaleMs: lease?.staleAfterMs ?? 1,
+  });
 }

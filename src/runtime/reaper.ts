@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { carriesDeployment } from "../machines/carriesDeployment.ts";
 import { deploymentPaths, isDeploymentId } from "../rank/deploymentPaths.ts";
-import { isAlive, launcherGone } from "../rank/launcherWatch.ts";
+import { isAlive, manifestLauncherGone } from "../rank/launcherWatch.ts";
 import { LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "../rank/manifestFormat.ts";
 import { readStateFile } from "../rank/stateFile.ts";
@@ -87,7 +87,12 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       report.foreign.push({ deployment, host: manifest.launcher.host });
       continue;
     }
-    const why = launcherDead(manifest, lease, procs, clock.now());
+    const why = manifestLauncherGone(
+      manifest,
+      lease,
+      procs.inspect(manifest.launcher.pid),
+      clock.now(),
+    );
     if (why === undefined) {
       report.live.push({ deployment, pid: manifest.launcher.pid });
       continue;
@@ -129,32 +134,6 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     }
   }
   return report;
-}
-
-/** Why the manifest's launcher must be presumed dead, or undefined while it is alive. */
-function launcherDead(
-  manifest: Manifest,
-  lease: Lease | undefined,
-  procs: Procs,
-  now: number,
-): string | undefined {
-  const { pid, token } = manifest.launcher;
-  if (lease !== undefined && (lease.pid !== pid || lease.token !== token)) {
-    return `the lease belongs to another launcher instance (pid ${lease.pid}), not pid ${pid} of the manifest`;
-  }
-  const process = procs.inspect(pid);
-  if (lease === undefined && isAlive(process)) {
-    // The lease is written before the manifest and removed after it: no lease, no launcher.
-    return `launcher pid ${pid} holds no lease (it was removed, or pid ${pid} is another program now)`;
-  }
-  return launcherGone({
-    launcherPid: pid,
-    process,
-    lease,
-    now,
-    noLeaseSince: now,
-    leaseStaleMs: lease?.staleAfterMs ?? 1,
-  });
 }
 
 /** The manifest's ranks on ssh hosts, by host: its state dir there and the ranks' pids. */

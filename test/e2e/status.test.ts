@@ -3,11 +3,9 @@
  * fills with files, whose pids are processes the test starts (live) or started and let exit
  * (dead). Every process still running when a test ends is SIGKILLed by pid.
  */
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import type { DeploymentStatus } from "../../src/rank/deploymentStatus.ts";
@@ -18,14 +16,15 @@ import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle } from "../../src/runtime/ports.ts";
+import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const procs = nodeProcs();
 const files = nodeFiles();
 const started = new Set<ProcHandle>();
 const tempDirs: string[] = [];
 
 afterEach(async () => {
+  stopBatons();
   const left = [...started];
   started.clear();
   for (const handle of left) procs.signal(handle.pid, "SIGKILL");
@@ -50,21 +49,7 @@ async function deadPid(): Promise<number> {
   return handle.pid;
 }
 
-function baton(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["bin/baton.js", ...args], { cwd: ROOT });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const baton = (args: string[]) => startBaton(args).exit;
 
 async function stateDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "baton-status-"));
@@ -160,6 +145,15 @@ describe("baton status", () => {
       [{ pid: dead, phase: "loading" }],
       40_000,
     );
+    // A manifest without a lease has no launcher, whatever its pid runs now (the reaper agrees).
+    const reused = livePid();
+    await writeDeployment(
+      dir,
+      "dep-noleases0000",
+      reused,
+      [{ pid: dead, phase: "ready" }],
+      undefined,
+    );
     await writeFile(join(dir, "not-a-deployment.txt"), "x");
     // Only markers left: debris when their pids are dead, orphans when one still runs.
     const marker = (deployment: string, pid: number) =>
@@ -191,6 +185,7 @@ describe("baton status", () => {
       "dep-leftover0000",
       "dep-live00000000",
       "dep-nolauncher00",
+      "dep-noleases0000",
       "dep-stalelease00",
     ]);
     expect(byId.get("dep-debris000000")).toMatchObject({ state: "ended", launcher: null });
@@ -215,6 +210,10 @@ describe("baton status", () => {
       state: "orphaned",
       reason: `launcher pid ${dead} is gone`,
       launcher: { pid: dead, alive: false },
+    });
+    expect(byId.get("dep-noleases0000")).toMatchObject({
+      state: "orphaned",
+      reason: `launcher pid ${reused} holds no lease (it was removed, or pid ${reused} is another program now)`,
     });
     expect(byId.get("dep-stalelease00")?.state).toBe("orphaned");
     expect(byId.get("dep-stalelease00")?.reason).toMatch(/lease was last renewed 4\d{4} ms ago/);
