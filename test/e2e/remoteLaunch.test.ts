@@ -14,26 +14,14 @@ import { readStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
 import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
-import { remoteStateDir } from "../../src/runtime/remoteStateDir.ts";
 import { sshHost } from "../../src/runtime/sshHost.ts";
-import { parseRankHost, type SshTarget } from "../../src/runtime/sshTarget.ts";
+import type { SshTarget } from "../../src/runtime/sshTarget.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
-import { sshdAvailable, startSshd, type TestSshd } from "../fixtures/sshd.ts";
+import { sshdTestsRun, startSshdSite, type TestSshd } from "../fixtures/sshd.ts";
 
 const RANK = ["/usr/bin/python3", join(ROOT, "examples/ranks/rank.py")];
 
-const available = sshdAvailable();
-if (!available && process.env.CI) {
-  it("has an sshd to launch remote ranks on", () => {
-    throw new Error(
-      "CI is set but the sshd fixture cannot run: it needs root and Debian's openssh-server (scripts/system-deps.sh)",
-    );
-  });
-} else if (!available) {
-  console.warn(
-    "remoteLaunch.test.ts skipped: the sshd fixture needs root and /usr/sbin/sshd (openssh-server); under CI=true this fails instead",
-  );
-}
+const available = sshdTestsRun("remoteLaunch.test.ts");
 
 describe.skipIf(!available)("baton launch --hosts", () => {
   let sshd: TestSshd;
@@ -56,14 +44,7 @@ describe.skipIf(!available)("baton launch --hosts", () => {
   const host = () => sshHost(target, { configFile: sshd.configFile });
 
   beforeAll(async () => {
-    sshd = await startSshd();
-    target = parseRankHost(sshd.url) as SshTarget;
-    const probe = host();
-    try {
-      remoteRoot = await remoteStateDir(probe);
-    } finally {
-      await probe.close();
-    }
+    ({ sshd, target, remoteRoot } = await startSshdSite());
   });
 
   afterAll(async () => {

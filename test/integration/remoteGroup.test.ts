@@ -27,10 +27,9 @@ import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { reapDeployments } from "../../src/runtime/reaper.ts";
 import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
 import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
-import { remoteStateDir } from "../../src/runtime/remoteStateDir.ts";
 import { type SshHost, sshHost } from "../../src/runtime/sshHost.ts";
-import { parseRankHost, type SshTarget } from "../../src/runtime/sshTarget.ts";
-import { sshdAvailable, startSshd, type TestSshd } from "../fixtures/sshd.ts";
+import type { SshTarget } from "../../src/runtime/sshTarget.ts";
+import { goneWithin, sshdTestsRun, startSshdSite, type TestSshd } from "../fixtures/sshd.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const RANK_PY = ["/usr/bin/python3", join(ROOT, "examples/ranks/rank.py")];
@@ -47,18 +46,7 @@ const procs = nodeProcs();
 const files = nodeFiles();
 const clock = nodeClock();
 
-const available = sshdAvailable();
-if (!available && process.env.CI) {
-  it("has an sshd to launch remote ranks on", () => {
-    throw new Error(
-      "CI is set but the sshd fixture cannot run: it needs root and Debian's openssh-server (scripts/system-deps.sh)",
-    );
-  });
-} else if (!available) {
-  console.warn(
-    "remoteGroup.test.ts skipped: the sshd fixture needs root and /usr/sbin/sshd (openssh-server); under CI=true this fails instead",
-  );
-}
+const available = sshdTestsRun("remoteGroup.test.ts");
 
 describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
   let sshd: TestSshd;
@@ -105,31 +93,9 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     groups.push(group);
     return group;
   };
-  /** Polls the remote table until none of `pids` is alive (a zombie is dead). */
-  const goneThere = async (pids: number[], boundMs: number): Promise<number> => {
-    const table = remoteProcs(open());
-    const started = Date.now();
-    for (;;) {
-      const alive = (await table.snapshot(pids, "unused")).filter(
-        (proc) => proc.state !== "zombie" && proc.state !== "dead",
-      );
-      if (alive.length === 0) return Date.now() - started;
-      if (Date.now() - started > boundMs) {
-        throw new Error(`still alive after ${boundMs} ms: ${alive.map((p) => p.pid).join(", ")}`);
-      }
-      await sleep(100);
-    }
-  };
 
   beforeAll(async () => {
-    sshd = await startSshd();
-    target = parseRankHost(sshd.url) as SshTarget;
-    const host = sshHost(target, { configFile: sshd.configFile });
-    try {
-      remoteRoot = await remoteStateDir(host);
-    } finally {
-      await host.close();
-    }
+    ({ sshd, target, remoteRoot } = await startSshdSite());
   });
 
   afterAll(async () => {
@@ -277,7 +243,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     expect(report.verified).toBe(true);
     console.log(`2-host group (rank.py, exits on TERM) verified gone in ${report.elapsedMs} ms`);
     expect(report.steps.join("\n")).toContain(`${sshd.url}: `);
-    await goneThere([remotePid], 2_000);
+    await goneWithin(open(), [remotePid], 2_000);
     const exit = await group.wait();
     expect(exit.status).toBe("stopped");
     // Control files gone on both hosts; the logs (all here) stay.
@@ -299,7 +265,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     expect(steps).toMatch(new RegExp(`${sshd.url}: KILL to pids ${remotePid}`));
     const exit = await group.wait();
     expect(exit.ranks.find((rank) => rank.rank === 1)).toMatchObject({ code: 137 });
-    await goneThere([remotePid], 2_000);
+    await goneWithin(open(), [remotePid], 2_000);
   }, 60_000);
 
   it("leaves no remote rank alive when the launcher is SIGKILLed, and the reaper then removes the manifest on both hosts", async () => {
@@ -342,7 +308,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     expect(pids).toContain(remotePid);
     process.kill(launcher.pid as number, "SIGKILL");
     // The remote guard saw its session's input end: TERM (ignored), a second, KILL.
-    const ms = await goneThere([remotePid], 10_000);
+    const ms = await goneWithin(open(), [remotePid], 10_000);
     console.log(`remote rank gone ${ms} ms after its launcher was SIGKILLed`);
 
     const report = await reapDeployments({
@@ -453,6 +419,6 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
   }, 30_000);
 });
 
-function sleep(ms: number): Promise<void> {
+function _sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -22,11 +22,10 @@ import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
 import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
 import { type RemoteRankHandle, spawnRemoteRank } from "../../src/runtime/remoteRank.ts";
 import { openRemoteSite } from "../../src/runtime/remoteSite.ts";
-import { remoteStateDir } from "../../src/runtime/remoteStateDir.ts";
 import { tearDownRemote } from "../../src/runtime/remoteTeardown.ts";
 import { type SshHost, sshHost } from "../../src/runtime/sshHost.ts";
 import { parseRankHost, type SshTarget } from "../../src/runtime/sshTarget.ts";
-import { sshdAvailable, startSshd, type TestSshd } from "../fixtures/sshd.ts";
+import { goneWithin, sshdTestsRun, startSshdSite, type TestSshd } from "../fixtures/sshd.ts";
 
 const STUBBORN = fileURLToPath(new URL("../fixtures/stubbornRank.mjs", import.meta.url));
 const LAUNCHER = fileURLToPath(new URL("../fixtures/remoteLauncher.ts", import.meta.url));
@@ -39,18 +38,7 @@ const FAST = {
   sweepKillWaitMs: 600,
 };
 
-const available = sshdAvailable();
-if (!available && process.env.CI) {
-  it("has an sshd to test remote ranks against", () => {
-    throw new Error(
-      "CI is set but the sshd fixture cannot run: it needs root and Debian's openssh-server (scripts/system-deps.sh)",
-    );
-  });
-} else if (!available) {
-  console.warn(
-    "sshRanks.test.ts skipped: the sshd fixture needs root and /usr/sbin/sshd (openssh-server); under CI=true this fails instead",
-  );
-}
+const available = sshdTestsRun("sshRanks.test.ts");
 
 describe.skipIf(!available)("remote ranks over SSH", () => {
   let sshd: TestSshd;
@@ -115,31 +103,9 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
       return "";
     }
   };
-  /** Polls the remote table until none of `pids` is alive (a zombie is dead); returns the ms taken. */
-  const goneWithin = async (host: SshHost, pids: number[], boundMs: number): Promise<number> => {
-    const table = remoteProcs(host);
-    const started = Date.now();
-    for (;;) {
-      const alive = (await table.snapshot(pids, "unused")).filter(
-        (proc) => proc.state !== "zombie" && proc.state !== "dead",
-      );
-      if (alive.length === 0) return Date.now() - started;
-      if (Date.now() - started > boundMs) {
-        throw new Error(`still alive after ${boundMs} ms: ${alive.map((p) => p.pid).join(", ")}`);
-      }
-      await sleep(100);
-    }
-  };
 
   beforeAll(async () => {
-    sshd = await startSshd();
-    target = parseRankHost(sshd.url) as SshTarget;
-    const host = sshHost(target, { configFile: sshd.configFile });
-    try {
-      stateDir = await remoteStateDir(host);
-    } finally {
-      await host.close();
-    }
+    ({ sshd, target, remoteRoot: stateDir } = await startSshdSite());
   });
 
   afterAll(async () => {
