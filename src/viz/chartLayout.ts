@@ -1,4 +1,4 @@
-import { type ChartState, type StateChart, transitionLabel } from "./stateChart.ts";
+import { type ChartState, indexChart, type StateChart, transitionLabel } from "./stateChart.ts";
 
 /** A state's box, in absolute coordinates. */
 export interface LaidOutState {
@@ -67,16 +67,7 @@ interface Box {
  * ```
  */
 export function chartLayout(chart: StateChart): ChartLayout {
-  const parentOf = new Map<string, ChartState>();
-  const byId = new Map<string, ChartState>();
-  const index = (state: ChartState) => {
-    byId.set(state.id, state);
-    for (const child of state.children) {
-      parentOf.set(child.id, state);
-      index(child);
-    }
-  };
-  index(chart.root);
+  const { byId, parentOf } = indexChart(chart);
   /** The ancestor of `id` (or itself) that is a child of `parent`. */
   const childOf = (parent: string, id: string): string | undefined => {
     for (let s = byId.get(id); s; s = parentOf.get(s.id)) {

@@ -107,3 +107,29 @@ export function transitionLabel(t: ChartTransition): string {
       : t.trigger;
   return t.guard === undefined ? trigger : `${trigger} [${t.guard}]`;
 }
+
+/**
+ * Every state of a chart by id, and each state's parent, for walking up and down the tree.
+ *
+ * @example
+ * ```ts
+ * const { byId, parentOf } = indexChart(stateChart(connectionMachine));
+ * parentOf.get("connection.registered.busy")?.id; // "connection.registered"
+ * ```
+ */
+export function indexChart(chart: StateChart): {
+  byId: Map<string, ChartState>;
+  parentOf: Map<string, ChartState>;
+} {
+  const byId = new Map<string, ChartState>();
+  const parentOf = new Map<string, ChartState>();
+  const index = (state: ChartState) => {
+    byId.set(state.id, state);
+    for (const child of state.children) {
+      parentOf.set(child.id, state);
+      index(child);
+    }
+  };
+  index(chart.root);
+  return { byId, parentOf };
+}

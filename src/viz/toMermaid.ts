@@ -2,6 +2,7 @@ import type { AnyStateMachine } from "xstate";
 import {
   type ChartState,
   type ChartTransition,
+  indexChart,
   stateChart,
   transitionLabel,
 } from "./stateChart.ts";
@@ -22,16 +23,7 @@ import {
  */
 export function toMermaid(machine: AnyStateMachine): string {
   const chart = stateChart(machine);
-  const parentOf = new Map<string, ChartState>();
-  const byId = new Map<string, ChartState>();
-  const index = (state: ChartState) => {
-    byId.set(state.id, state);
-    for (const child of state.children) {
-      parentOf.set(child.id, state);
-      index(child);
-    }
-  };
-  index(chart.root);
+  const { parentOf } = indexChart(chart);
   const name = (id: string) =>
     id === chart.root.id ? "[*]" : id.slice(chart.root.id.length + 1).replace(/\./g, "_");
 
