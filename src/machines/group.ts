@@ -108,6 +108,7 @@ const whileRanksRun = {
  *   was started.
  * - `barrier` waits for every rank's ready marker within `loadTimeoutMs` (delayed event
  *   `barrierTimeout`). A rank that exits 0 before it was ready counts as past the barrier.
+ *   A rank's first exit counts; a later report for the same rank is ignored.
  * - A rank that exits with another code or a signal, or whose heartbeat goes stale, fails the
  *   group: the others are torn down, and the outcome names that first rank and how it ended.
  *   When every rank has exited 0 the group is torn down too (their process groups may hold
@@ -136,8 +137,11 @@ export const groupMachine = setup({
     loadTimeout: ({ context }) => context.loadTimeoutMs,
   },
   guards: {
-    failedExit: ({ event }) =>
-      event.type === "RANK_EXITED" && (event.code !== 0 || event.signal !== null),
+    /** A rank's first exit with a code other than 0 or a signal (a process exits once). */
+    failedExit: ({ context, event }) =>
+      event.type === "RANK_EXITED" &&
+      context.exits[event.rank] === undefined &&
+      (event.code !== 0 || event.signal !== null),
     barrierPassed: ({ context }) => {
       for (let rank = 0; rank < context.worldSize; rank++) {
         if (!passedBarrier(context, rank)) return false;
@@ -153,8 +157,9 @@ export const groupMachine = setup({
     },
   },
   actions: {
+    /** Keeps a rank's first exit: a later report for the same rank is a stale duplicate. */
     recordExit: assign(({ context, event }) =>
-      event.type === "RANK_EXITED"
+      event.type === "RANK_EXITED" && context.exits[event.rank] === undefined
         ? { exits: { ...context.exits, [event.rank]: { code: event.code, signal: event.signal } } }
         : {},
     ),

@@ -97,6 +97,8 @@ function model(worldSize: number, steps: Step[]): { types: string[]; outcome: st
       continue;
     }
     const e = step.event;
+    // A process exits once: a second exit of the same rank is a stale duplicate, ignored.
+    if (e.type === "RANK_EXITED" && exits.has(e.rank)) continue;
     const live = state === "launching" || state === "barrier" || state === "running";
     if (state === "reaping") {
       if (e.type === "REAPED") enter("launching");
