@@ -1,0 +1,28 @@
+import type { Reporter, TestModule } from "vitest/node";
+
+/**
+ * Ends a test run with one plain line, `tests: N passed, N failed, N skipped`,
+ * free of colour codes, so that CI and people reading a log see the count
+ * without parsing vitest's summary table.
+ */
+export default class ClosingLine implements Reporter {
+  onTestRunEnd(
+    testModules: ReadonlyArray<TestModule>,
+    unhandledErrors: ReadonlyArray<unknown>,
+  ): void {
+    const counts = { passed: 0, failed: 0, skipped: 0 };
+    for (const testModule of testModules) {
+      for (const test of testModule.children.allTests()) {
+        const state = test.result().state;
+        if (state === "passed") counts.passed += 1;
+        else if (state === "failed") counts.failed += 1;
+        else counts.skipped += 1;
+      }
+      if (testModule.state() === "failed" && testModule.children.size === 0) counts.failed += 1;
+    }
+    counts.failed += unhandledErrors.length;
+    process.stdout.write(
+      `tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`,
+    );
+  }
+}
