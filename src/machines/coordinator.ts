@@ -22,10 +22,10 @@ export type CoordinatorEvent =
 /**
  * What the coordinator reports: the effects of one event, in order, as one batch (one emit
  * per event keeps a burst — a fan-out unblocking 100,000 jobs — linear; an event that changed
- * nothing emits an empty batch), and the end of the run.
+ * nothing emits an empty batch) with the event that caused them, and the end of the run.
  */
 export type CoordinatorEmitted =
-  | { type: "effects"; effects: CoordinatorEffect[] }
+  | { type: "effects"; event: CoordinatorEvent; effects: CoordinatorEffect[] }
   | { type: "run.finished"; counts: Record<JobState, number> };
 
 export interface CoordinatorInput extends JobBoardOptions {
@@ -102,8 +102,9 @@ export const coordinatorMachine = setup({
           return;
       }
     },
-    emitEffects: emit(({ context }) => ({
+    emitEffects: emit(({ context, event }) => ({
       type: "effects" as const,
+      event,
       effects: context.board.takeEffects(),
     })),
     scheduleTimers: enqueueActions(({ context, enqueue }) => {
@@ -113,11 +114,11 @@ export const coordinatorMachine = setup({
           enqueue.raise(timer.event, { delay: timer.delayMs, id: timer.id });
       }
     }),
-    finish: enqueueActions(({ context, enqueue }) => {
+    finish: enqueueActions(({ context, event, enqueue }) => {
       const board = context.board;
       if (!board.finished) board.finish("the run is done");
       const effects = board.takeEffects();
-      if (effects.length > 0) enqueue.emit({ type: "effects", effects });
+      if (effects.length > 0) enqueue.emit({ type: "effects", event, effects });
       enqueue.emit({ type: "run.finished", counts: board.counts() });
     }),
   },

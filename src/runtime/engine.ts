@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
-import { createActor, type InspectionEvent, type Observer } from "xstate";
+import { type Actor, createActor, type InspectionEvent, type Observer } from "xstate";
 import type { JobSpec, Json, Resources } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { coordinatorMachine } from "../machines/coordinator.ts";
@@ -57,6 +57,19 @@ export interface EngineOptions extends ConnectionTimeouts {
   logger?: Logger;
   /** An XState inspection observer; it sees the coordinator and every connection actor. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * Called with each run's coordinator actor right after it is created, before it starts and
+   * before the engine's own listeners: to watch the run's decisions at the source, each
+   * `effects` batch with the event that caused it, without the cost of inspecting every
+   * actor. The simulation's invariant checker attaches here.
+   *
+   * @example
+   * ```ts
+   * createEngine({ jobs, onCoordinator: (coordinator) =>
+   *   coordinator.on("effects", ({ event, effects }) => console.log(event.type, effects)) });
+   * ```
+   */
+  onCoordinator?: (coordinator: Actor<typeof coordinatorMachine>) => void;
   /** Losses of a worker while running one job before it fails as poison (default 3). */
   maxLost?: number;
   /** Most jobs of each listed kind running at once. */
@@ -148,6 +161,7 @@ export function createEngine(options: EngineOptions): Engine {
           clock,
           ...(options.inspect !== undefined && { inspect: options.inspect }),
         });
+        options.onCoordinator?.(coordinator);
         const board = coordinator.getSnapshot().context.board;
         const startedAt = clock.now();
         const tracker = trackRun(run, board, clock, startedAt);

@@ -1,28 +1,31 @@
-import type { AnyActorRef, InspectionEvent, Observer } from "xstate";
-import type { CoordinatorEmitted, CoordinatorEvent } from "../machines/coordinator.ts";
-import { coordinatorMachine } from "../machines/coordinator.ts";
+import type { Actor } from "xstate";
+import type {
+  CoordinatorEmitted,
+  CoordinatorEvent,
+  coordinatorMachine,
+} from "../machines/coordinator.ts";
 import type { CoordinatorEffect, JobBoard } from "../machines/jobBoard.ts";
 import type { InvariantChecker, InvariantViolation } from "./invariants.ts";
 
 /**
- * Holds a coordinator the engine created to the {@link InvariantChecker}, from the outside,
- * through XState's inspection API alone: the engine needs no hook. It finds the coordinator
- * among the actors announced (`@xstate.actor`, by its machine), queues every event relayed to
- * it (`@xstate.event`), tells the checker about the event being processed before its first
- * emitted effect, and checks the board after each processed event (`@xstate.snapshot`). The
- * coordinator's mailbox is first in, first out, so the head of the queue is always the event
- * being processed. Each effect also becomes a trace line.
+ * Holds a coordinator the engine created to the {@link InvariantChecker}, at the source: the
+ * engine hands the actor over (`onCoordinator`) before it starts, and the watch listens to
+ * what the coordinator itself reports. Each `effects` batch carries the event that caused it,
+ * so the checker hears of an event before its effects; every snapshot the actor publishes
+ * (after each processed event, and once at start) is a step, after which the board is
+ * checked. Nothing else in the run is inspected, so the watch costs the other actors nothing.
+ * Each effect also becomes a trace line.
  *
  * @example
  * ```ts
  * const watch = new CoordinatorWatch(new InvariantChecker(), (v) => fail(v), trace.add);
- * createEngine({ ...options, inspect: watch.inspect });
+ * createEngine({ ...options, onCoordinator: watch.attach });
  * ```
  */
 export class CoordinatorWatch {
-  private coordinator: AnyActorRef | undefined;
-  private readonly queue: unknown[] = [];
-  private headSent = false;
+  private coordinator: Actor<typeof coordinatorMachine> | undefined;
+  /** The event whose effects the checker has heard of, until its step ends. */
+  private current: CoordinatorEvent | undefined;
   private started = false;
   private detached = false;
 
@@ -32,33 +35,18 @@ export class CoordinatorWatch {
     private readonly trace: (line: string) => void,
     /** Called once, with the board, when the coordinator has started. */
     private readonly onStart: (board: JobBoard) => void = () => {},
-    private readonly forward?: Observer<InspectionEvent> | ((event: InspectionEvent) => void),
   ) {}
 
-  /** The inspection observer to hand to the engine. */
-  readonly inspect = (event: InspectionEvent): void => {
-    if (this.forward !== undefined) {
-      if (typeof this.forward === "function") this.forward(event);
-      else this.forward.next?.(event);
-    }
-    if (this.detached) return;
-    if (event.type === "@xstate.actor") {
-      const actor = event.actorRef as AnyActorRef;
-      if (this.coordinator === undefined && actor.src === coordinatorMachine) {
-        this.coordinator = actor;
-        // Typed listeners run before the engine's (registered later), so an effect is traced
-        // before what the runtime does about it.
-        actor.on("effects", (emitted: CoordinatorEmitted) => this.emitted(emitted));
-        actor.on("run.finished", (emitted: CoordinatorEmitted) => this.emitted(emitted));
-      }
-      return;
-    }
-    if (event.actorRef !== this.coordinator) return;
-    if (event.type === "@xstate.event") {
-      if (event.event.type !== "xstate.init") this.queue.push(event.event);
-    } else if (event.type === "@xstate.snapshot") {
-      this.processed(event.event, event.event.type === "xstate.init");
-    }
+  /**
+   * Watches `coordinator` (the engine's `onCoordinator` hook). Its listeners are registered
+   * before the engine's, so an effect is traced before what the runtime does about it.
+   */
+  readonly attach = (coordinator: Actor<typeof coordinatorMachine>): void => {
+    if (this.coordinator !== undefined) return;
+    this.coordinator = coordinator;
+    coordinator.on("effects", (emitted) => this.emitted(emitted));
+    coordinator.on("run.finished", (emitted) => this.emitted(emitted));
+    coordinator.subscribe({ next: () => this.stepped(), error: () => {} });
   };
 
   /** Stops checking (the coordinator crashed or the run is over). */
@@ -73,32 +61,26 @@ export class CoordinatorWatch {
 
   private emitted(emitted: CoordinatorEmitted): void {
     if (this.detached) return;
-    if (this.started) this.sendHead();
+    if (emitted.type === "effects" && this.started && this.current !== emitted.event) {
+      this.current = emitted.event;
+      this.checker.sent(emitted.event);
+    }
     this.checker.observe(emitted);
     if (emitted.type === "run.finished")
       this.trace(`run finished ${JSON.stringify(emitted.counts)}`);
     else for (const effect of emitted.effects) this.trace(describeEffect(effect));
   }
 
-  private processed(event: unknown, init: boolean): void {
-    if (init) {
+  private stepped(): void {
+    if (this.detached) return;
+    this.current = undefined;
+    if (!this.started) {
       this.started = true;
       this.check();
       if (!this.detached) this.onStart(this.board!);
       return;
     }
-    if (this.queue[0] === event) {
-      this.sendHead();
-      this.queue.shift();
-      this.headSent = false;
-    }
     this.check();
-  }
-
-  private sendHead(): void {
-    if (this.headSent || this.queue.length === 0) return;
-    this.headSent = true;
-    this.checker.sent(this.queue[0] as CoordinatorEvent);
   }
 
   private check(): void {

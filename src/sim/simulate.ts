@@ -266,7 +266,6 @@ class Simulation {
       (violation) => this.fail(violation.invariant, violation.message),
       this.trace.add,
       (board) => this.checkResumed(board, durable),
-      this.options.inspect,
     );
     this.watch = watch;
     const tools: SimTools = {
@@ -292,7 +291,8 @@ class Simulation {
       entropy: this.ids,
       net: this.net.host(this.host),
       files: this.files.port(scope),
-      inspect: watch.inspect,
+      onCoordinator: watch.attach,
+      ...(this.options.inspect !== undefined && { inspect: this.options.inspect }),
       logger: SILENT,
       leaseTimeoutMs: this.leaseTimeoutMs,
       progressIntervalMs: 60_000,
