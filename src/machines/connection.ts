@@ -14,7 +14,11 @@ type ProgressFrame = Extract<ToCoordinator, { type: "progress" }>;
 export type ConnectionEvent =
   /** A hello frame; the runtime has already checked its proof (`authentic`). */
   | { type: "HELLO"; frame: HelloFrame; authentic: boolean; welcomeProof: string }
-  | { type: "RESULT"; frame: ResultFrame }
+  /**
+   * A result frame. For a blocked result, `stored` holds the store's results of needed jobs
+   * (the runtime looked them up), so the coordinator does not run those again.
+   */
+  | { type: "RESULT"; frame: ResultFrame; stored?: ReadonlyMap<string, Json> }
   | { type: "PROGRESS"; frame: ProgressFrame }
   /** A frame that failed validation; the reason is sent back in the close. */
   | { type: "BAD_FRAME"; reason: string }
@@ -75,10 +79,10 @@ interface ConnectionContext {
   closeReason: string;
 }
 
-function outcomeOf(frame: ResultFrame): Outcome {
+function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undefined): Outcome {
   if (frame.status === "completed") return { status: "completed", value: frame.value as Json };
   if (frame.status === "failed") return { status: "failed", error: frame.error };
-  return { status: "blocked", needs: frame.needs };
+  return { status: "blocked", needs: frame.needs, ...(stored && { stored }) };
 }
 
 /**
@@ -146,8 +150,13 @@ export const connectionMachine = setup({
     sendResult: sendTo(
       ({ context }) => context.coordinator,
       ({ context, event }): CoordinatorEvent => {
-        const frame = (event as { frame: ResultFrame }).frame;
-        return { type: "RESULT", conn: context.conn, job: frame.job, outcome: outcomeOf(frame) };
+        const { frame, stored } = event as Extract<ConnectionEvent, { type: "RESULT" }>;
+        return {
+          type: "RESULT",
+          conn: context.conn,
+          job: frame.job,
+          outcome: outcomeOf(frame, stored),
+        };
       },
     ),
     sendHeartbeat: sendTo(

@@ -27,7 +27,12 @@ export interface JobError {
 export type Outcome =
   | { status: "completed"; value: Json }
   | { status: "failed"; error: JobError }
-  | { status: "blocked"; needs: PlannedJob[] };
+  /**
+   * The job needs jobs that have no result yet. `stored`: results of needed jobs the runtime
+   * found in the result store (an earlier run or coordinator computed them); those jobs start
+   * completed instead of running again.
+   */
+  | { status: "blocked"; needs: PlannedJob[]; stored?: ReadonlyMap<string, Json> };
 
 /** Why a result was not accepted. */
 export type DropReason = "not-held" | "unknown-job" | "finished";
@@ -269,7 +274,7 @@ export class JobBoard {
     else if (outcome.status === "completed") this.complete(record, outcome.value);
     else if (this.stopping !== undefined) this.cancelled(record);
     else if (outcome.status === "failed") this.fail(record, outcome.error);
-    else this.block(record, outcome.needs);
+    else this.block(record, outcome.needs, outcome.stored);
     this.dispatch();
   }
 
@@ -399,7 +404,8 @@ export class JobBoard {
     };
   }
 
-  private add(jobs: PlannedJob[]): PlannedJob[] {
+  /** Adds jobs not on the board yet; `stored` holds results for some of them (rerun skips). */
+  private add(jobs: PlannedJob[], stored = this.options.stored): PlannedJob[] {
     const added: PlannedJob[] = [];
     for (const job of jobs) {
       if (this.jobs.has(job.id)) continue;
@@ -434,14 +440,14 @@ export class JobBoard {
         if (parent.state !== "completed") record.waitingOn++;
       }
     }
-    for (const job of added) this.settleNew(this.jobs.get(job.id)!);
+    for (const job of added) this.settleNew(this.jobs.get(job.id)!, stored);
     return added;
   }
 
   /** Puts a newly added job where it belongs: stored, unsatisfiable, skipped, ready or blocked. */
-  private settleNew(record: JobRecord): void {
+  private settleNew(record: JobRecord, storedResults: ReadonlyMap<string, Json> | undefined): void {
     if (record.state === "completed" || record.state === "failed") return;
-    const stored = this.options.stored?.get(record.job.id);
+    const stored = storedResults?.get(record.job.id);
     if (stored !== undefined) {
       record.cached = true;
       this.complete(record, stored);
@@ -695,8 +701,12 @@ export class JobBoard {
   }
 
   /** The job stopped to wait for jobs it discovered it needs; it runs again after them. */
-  private block(record: JobRecord, needs: PlannedJob[]): void {
-    this.add(needs);
+  private block(
+    record: JobRecord,
+    needs: PlannedJob[],
+    stored: ReadonlyMap<string, Json> | undefined,
+  ): void {
+    this.add(needs, stored);
     const fresh = needs.map((n) => n.id).filter((id) => !record.job.deps.includes(id));
     const cycle = findCycle([record.job.id], (id) =>
       id === record.job.id ? fresh : this.jobs.get(id)?.job.deps,

@@ -51,6 +51,12 @@ export interface CoordinatorServerOptions extends ConnectionTimeouts {
    * that dies just after answering still gets its answer counted, and stored only once.
    */
   persist?: (job: { id: string; kind: string }, value: Json) => Promise<void>;
+  /**
+   * The stored results among `ids` (the result store): looked up for the jobs a blocked
+   * result needs, so that jobs an earlier run or coordinator computed are not run again.
+   * That connection's later frames wait for it, as for `persist`.
+   */
+  lookup?: (ids: readonly string[]) => Promise<ReadonlyMap<string, Json>>;
 }
 
 interface Connection {
@@ -212,15 +218,11 @@ export class CoordinatorServer {
   /** Stores a completed result, then hands it on; a failure to store fails the attempt. */
   private async persisted(
     connection: Connection,
-    frame: Extract<ToCoordinator, { type: "result" }>,
+    frame: Extract<ToCoordinator, { type: "result"; status: "completed" }>,
     persist: NonNullable<CoordinatorServerOptions["persist"]>,
     log: Logger,
   ): Promise<void> {
-    const held = connection.held;
-    if (held === undefined || held.id !== frame.job || frame.status !== "completed") {
-      connection.actor.send({ type: "RESULT", frame });
-      return;
-    }
+    const held = connection.held!;
     try {
       await persist(held, frame.value);
       connection.actor.send({ type: "RESULT", frame });
@@ -239,6 +241,29 @@ export class CoordinatorServer {
         },
       });
     }
+  }
+
+  /**
+   * Looks up a blocked result's needed jobs in the store, then hands it on with what was
+   * found. A store that cannot answer costs only recomputation: the jobs run again.
+   */
+  private async withStored(
+    connection: Connection,
+    frame: Extract<ToCoordinator, { type: "result"; status: "blocked" }>,
+    lookup: NonNullable<CoordinatorServerOptions["lookup"]>,
+    log: Logger,
+  ): Promise<void> {
+    let stored: ReadonlyMap<string, Json> | undefined;
+    try {
+      const found = await lookup(frame.needs.map((job) => job.id));
+      if (found.size > 0) stored = found;
+    } catch (error) {
+      log.warn(
+        { job: frame.job, err: error },
+        "could not look up the needed jobs in the result store; they will run again",
+      );
+    }
+    connection.actor.send({ type: "RESULT", frame, ...(stored && { stored }) });
   }
 
   private onFrame(
@@ -273,8 +298,14 @@ export class CoordinatorServer {
         return undefined;
       }
       case "result": {
-        const { persist } = this.options;
-        if (persist) return this.persisted(connection, frame, persist, log);
+        const { persist, lookup } = this.options;
+        const held = connection.held?.id === frame.job;
+        if (held && frame.status === "completed" && persist) {
+          return this.persisted(connection, frame, persist, log);
+        }
+        if (held && frame.status === "blocked" && lookup) {
+          return this.withStored(connection, frame, lookup, log);
+        }
         actor.send({ type: "RESULT", frame });
         return undefined;
       }

@@ -191,6 +191,10 @@ export function createEngine(options: EngineOptions): Engine {
             persist: (job: { id: string; kind: string }, value: Json) =>
               store.put(job.id, job.kind, value),
           }),
+          ...(store &&
+            !options.force && {
+              lookup: async (ids: readonly string[]) => (await store.loadAll(ids)).stored,
+            }),
           ...(options.inspect !== undefined && { inspect: options.inspect }),
           ...(options.helloTimeoutMs !== undefined && { helloTimeoutMs: options.helloTimeoutMs }),
           ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),

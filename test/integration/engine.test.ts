@@ -4,8 +4,10 @@
  * machines, frames, the worker loop and the handlers.
  */
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { availableParallelism } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
@@ -192,6 +194,50 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
       expect.arrayContaining([1, 4, 9]),
     );
     expect(result.jobs.size).toBe(4);
+  });
+
+  it("takes a needed job's stored result on a rerun instead of running it again", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-need-store-"));
+    try {
+      const squared: number[] = [];
+      const engineFor = (failAfterNeeds: boolean) =>
+        createEngine({
+          jobs: {
+            square: (n: number) => {
+              squared.push(n);
+              return n * n;
+            },
+            sumOfSquares: (ns: number[], ctx: JobContext) => {
+              const squares = ctx.need(...ns.map((n) => job("square", n))) as number[];
+              if (failAfterNeeds) throw new Error("the disk filled up");
+              return squares.reduce((a, b) => a + b, 0);
+            },
+          },
+          workers: 2,
+          store,
+        });
+      const sum = job("sumOfSquares", [1, 2, 3], { retries: 0 });
+
+      const first = await engineFor(true).run([sum]);
+      expect(first.get(sum)).toMatchObject({ status: "failed", attempts: 2 });
+      expect(squared.sort()).toEqual([1, 2, 3]);
+
+      const rerun = await engineFor(false).run([sum]);
+
+      expect(rerun.get(sum)).toMatchObject({ status: "completed", value: 14 });
+      expect(squared).toHaveLength(3);
+      const squares = outcomesOf(rerun, "square");
+      expect(squares.map((o) => [o.value, o.cached])).toEqual(
+        expect.arrayContaining([
+          [1, true],
+          [4, true],
+          [9, true],
+        ]),
+      );
+      expect(rerun.counts.cached).toBe(3);
+    } finally {
+      rmSync(store, { recursive: true, force: true });
+    }
   });
 
   it("fails a job that needs a job depending on itself with cause cycle, without hanging", async () => {

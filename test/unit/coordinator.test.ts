@@ -352,6 +352,29 @@ describe("coordinator: results", () => {
     expect(c.record("p").failures).toBe(0);
   });
 
+  it("RESULT blocked with stored results starts those needed jobs completed (cached) and runs only the rest", () => {
+    const c = startCoordinator([planned("p", { kind: "parent" })]);
+    c.lease("c1");
+    c.send({
+      type: "RESULT",
+      conn: "c1",
+      job: "p",
+      outcome: {
+        status: "blocked",
+        needs: [planned("n1", { kind: "need" }), planned("n2", { kind: "need" })],
+        stored: new Map([["n1", "one"]]),
+      },
+    });
+    expect(c.record("n1")).toMatchObject({ state: "completed", value: "one", cached: true });
+    expect(c.record("n2").state).toBe("ready");
+    c.lease("c1");
+    c.complete("c1", "n2", "two");
+    const mark = c.effects.length;
+    c.lease("c1");
+    expect(c.of("lease.granted", mark)[0]).toMatchObject({ deps: { n1: "one", n2: "two" } });
+    expect(c.grants()).toEqual(["c1 → p", "c1 → n2", "c1 → p"]);
+  });
+
   it("RESULT blocked on a job that already completed makes the job ready again at once", () => {
     const c = startCoordinator([planned("a"), planned("p")]);
     c.lease("c1");
