@@ -9,7 +9,7 @@ export const LAUNCH_USAGE = `usage: baton launch --world N [--hosts H,…] [opti
 
 Starts N ranks of the command, like torchrun, on this machine or on ssh hosts, and waits for
 them. Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
-(a free port), BATON_DEPLOYMENT, BATON_STATE_DIR and BATON_LAUNCHER_PID, and writes its
+(--master-port, or a free port), BATON_DEPLOYMENT, BATON_STATE_DIR and BATON_LAUNCHER_PID, and writes its
 output to STATE_DIR/DEPLOYMENT/rank-R.log here. Orphans of launchers that died are reaped first.
 
   --world N            number of ranks (required unless --hosts gives them)
@@ -22,6 +22,7 @@ output to STATE_DIR/DEPLOYMENT/rank-R.log here. Orphans of launchers that died a
   --remote-cwd DIR     working directory of the remote ranks (default: the remote home)
   --master-addr ADDR   MASTER_ADDR (default: 127.0.0.1 when all ranks are local, else rank
                        0's host)
+  --master-port PORT   MASTER_PORT (default: a port found free on this machine)
   --state-dir DIR      state directory (default: ${DEFAULT_STATE_DIR})
   --name NAME          deployment name (default: dep- and 12 random characters)
   --grace-ms MS        after SIGTERM, how long ranks get before SIGKILL (default 10000)
@@ -80,6 +81,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
   if (!LOG_LEVELS.includes(level)) {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
   }
+  const masterPort = portNumber(values["master-port"]);
   const graceMs = milliseconds("--grace-ms", values["grace-ms"]);
   const loadTimeoutMs = milliseconds("--load-timeout-ms", values["load-timeout-ms"]);
   const group = launchGroup({
@@ -88,6 +90,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
     ...(hosts !== undefined && { hosts }),
     ...(Object.keys(remote).length > 0 && { remote }),
     ...(values["master-addr"] !== undefined && { masterAddr: values["master-addr"] }),
+    ...(masterPort !== undefined && { masterPort }),
     ...(values["state-dir"] !== undefined && { stateDir: values["state-dir"] }),
     ...(values.name !== undefined && { name: values.name }),
     ...(graceMs !== undefined && { teardown: { termGraceMs: graceMs } }),
@@ -159,6 +162,7 @@ function parseOptions(argv: string[]) {
         "remote-state-dir": { type: "string" },
         "remote-cwd": { type: "string" },
         "master-addr": { type: "string" },
+        "master-port": { type: "string" },
         "state-dir": { type: "string" },
         name: { type: "string" },
         "grace-ms": { type: "string" },
@@ -198,6 +202,15 @@ function milliseconds(flag: string, text: string | undefined): number | undefine
   const value = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1) {
     throw new ConfigError(`${flag} must be a whole number of milliseconds ≥ 1, not "${text}"`);
+  }
+  return value;
+}
+
+function portNumber(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || value > 65_535) {
+    throw new ConfigError(`--master-port must be a TCP port from 1 to 65535, not "${text}"`);
   }
   return value;
 }

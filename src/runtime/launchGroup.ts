@@ -114,9 +114,14 @@ export interface LaunchSpec {
   /**
    * `MASTER_ADDR` for every rank. Default `127.0.0.1` when every rank is local; otherwise
    * rank 0's host: this machine's host name (`os.hostname()`) when rank 0 is local, the ssh
-   * host's address when it is remote. `MASTER_PORT` is a port found free on this machine.
+   * host's address when it is remote.
    */
   masterAddr?: string;
+  /**
+   * `MASTER_PORT` for every rank (1–65535). Default: a port found free on this machine just
+   * before the launch. Set it when only known ports are open between the hosts.
+   */
+  masterPort?: number;
   timeouts?: Partial<RankGroupTimeouts>;
   /** The teardown's TERM grace, KILL waits and sweep waits (DESIGN §8). */
   teardown?: Partial<TeardownTimeouts>;
@@ -296,6 +301,10 @@ class LaunchedGroup implements RankGroup {
         : this.hosts.every((host) => host.kind === "local")
           ? "127.0.0.1"
           : hostname());
+    const port = spec.masterPort;
+    if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65_535)) {
+      throw new ConfigError(`masterPort must be a TCP port from 1 to 65535, not ${port}`);
+    }
     this.timeouts = { ...DEFAULT_RANK_GROUP_TIMEOUTS, ...spec.timeouts };
     for (const [name, value] of Object.entries(this.timeouts)) {
       if (!(Number.isFinite(value) && value > 0)) {
@@ -473,7 +482,7 @@ class LaunchedGroup implements RankGroup {
       await files.mkdirp(this.paths.dir);
       // Markers, acks or a cancel file left by an earlier run under this name mean nothing now.
       await clearDeployment(files, this.paths);
-      const port = await this.ports.freePort();
+      const port = this.spec.masterPort ?? (await this.ports.freePort());
       this.lease = await holdLease({
         files,
         clock,

@@ -3,7 +3,7 @@
  * exit codes and output, and the ranks they leave (none). Every process a test starts is
  * stopped by its pid when the test ends, even on failure.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
@@ -100,6 +100,30 @@ describe("baton launch", () => {
     expect(readdirSync(join(dir, "ctrl-c")).sort()).toEqual(["rank-0.log", "rank-1.log"]);
   }, 60_000);
 
+  it("gives every rank the --master-port asked for", async () => {
+    const dir = tempDir();
+    const result = await startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--master-port",
+      "29611",
+      "--state-dir",
+      dir,
+      "--name",
+      "fixed-port",
+      "--",
+      "/bin/sh",
+      "-c",
+      'echo "rank $RANK port $MASTER_PORT"',
+    ]).exit;
+    expect(result.code).toBe(0);
+    const logs = ["rank-0.log", "rank-1.log"].map((log) =>
+      readFileSync(join(dir, "fixed-port", log), "utf8").trim(),
+    );
+    expect(logs).toEqual(["rank 0 port 29611", "rank 1 port 29611"]);
+  }, 60_000);
+
   it("refuses bad usage with exit code 2", async () => {
     const noWorld = await startBaton(["launch", "--", "true"]).exit;
     expect(noWorld.code).toBe(2);
@@ -107,6 +131,19 @@ describe("baton launch", () => {
     const noCommand = await startBaton(["launch", "--world", "2"]).exit;
     expect(noCommand.code).toBe(2);
     expect(noCommand.stderr).toContain("needs a command after --");
+    const badPort = await startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--master-port",
+      "70000",
+      "--",
+      "true",
+    ]).exit;
+    expect(badPort.code).toBe(2);
+    expect(badPort.stderr).toContain(
+      '--master-port must be a TCP port from 1 to 65535, not "70000"',
+    );
   }, 60_000);
 });
 
