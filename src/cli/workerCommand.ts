@@ -29,9 +29,10 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
   -h, --help           this help
 
 Exit code: 0 when the coordinator stopped the worker (close 1000), 2 for bad usage, 3 when
-the connection could not be made, was refused or ended abnormally, 130 / 143 after SIGINT /
-SIGTERM (the running job is aborted and goes back to the coordinator; a second signal stops
-at once).`;
+the connection could not be made, was refused or ended abnormally, or when the coordinator
+went silent (no frame and no ping for 4 times the ping interval it announced: its host may
+have crashed or the network dropped the connection), 130 / 143 after SIGINT / SIGTERM (the
+running job is aborted and goes back to the coordinator; a second signal stops at once).`;
 
 /** DESIGN §8's abort grace: how long a stopping worker waits for its job and connection. */
 const GRACE_MS = 5_000;
@@ -141,6 +142,12 @@ export async function workerCommand(argv: string[]): Promise<number> {
         "the coordinator stopped this worker",
       );
       return leave(0);
+    }
+    if (exit.code === CloseCode.coordinatorSilent) {
+      process.stderr.write(
+        `baton worker: gave up on the coordinator at ${address} (code ${exit.code}): ${exit.reason}; check that it is still running and reachable from here, then start the worker again\n`,
+      );
+      return leave(3);
     }
     process.stderr.write(
       `baton worker: connection closed with code ${exit.code} (${exit.reason || "no reason given"}): ${describeClose(exit.code)}\n`,

@@ -97,7 +97,8 @@ function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undef
  * `PROBE` (`heartbeatMs` after registering or after the last PONG) emits a ping and arms
  * `PROBE_DEADLINE` (`deadAfterMs − heartbeatMs`); the PONG of that ping sends HEARTBEAT and
  * re-arms `PROBE`; a deadline reached closes with 4005. `context.probing` says whether a
- * ping is out. (It used to be a parallel region `alive ⇄ probing`; a parallel state made
+ * ping is out. The welcome tells the worker `heartbeatMs`, so that it can notice a coordinator
+ * gone silent. (It used to be a parallel region `alive ⇄ probing`; a parallel state made
  * every idle ⇄ busy step about a third dearer, on every job.)
  *
  * @example
@@ -264,15 +265,23 @@ export const connectionMachine = setup({
                 worker: event.frame.worker,
                 resources: event.frame.resources,
               })),
-              emit(({ context, event }) => ({
-                type: "send" as const,
-                frame: {
-                  type: "welcome",
-                  protocol: negotiate(context.protocol, event.frame.protocol)!,
-                  run: context.run,
-                  proof: event.welcomeProof,
-                },
-              })),
+              emit(({ context, event }) => {
+                const protocol = negotiate(context.protocol, event.frame.protocol)!;
+                return {
+                  type: "send" as const,
+                  frame: {
+                    type: "welcome",
+                    protocol,
+                    run: context.run,
+                    proof: event.welcomeProof,
+                    // Version 2 on. A positive integer on the wire; rounding up only
+                    // lengthens the worker's limit.
+                    ...(protocol >= 2 && {
+                      heartbeatMs: Math.max(1, Math.ceil(context.heartbeatMs)),
+                    }),
+                  },
+                };
+              }),
               emit(({ context, event }) => ({
                 type: "registered" as const,
                 worker: event.frame.worker,

@@ -221,6 +221,7 @@ export function createEngine(options: EngineOptions): Engine {
               logsDir: store?.logsDir ?? join(".baton", "logs"),
               jobs,
               logger: log,
+              clock,
               demand: demandGauge(board),
             });
         let poolError: Error | undefined;

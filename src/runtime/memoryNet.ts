@@ -7,7 +7,7 @@ const CLOSE = 2;
 type Item = string | typeof PING | typeof PONG | typeof CLOSE;
 
 type FrameHandler = (frame: string) => void;
-type PongHandler = () => void;
+type ControlHandler = () => void;
 type CloseHandler = (code: number, reason: string) => void;
 
 /**
@@ -27,7 +27,8 @@ class MemoryLink implements Link {
   private head = 0;
   private scheduled = false;
   private readonly frameHandlers: FrameHandler[] = [];
-  private readonly pongHandlers: PongHandler[] = [];
+  private readonly pongHandlers: ControlHandler[] = [];
+  private readonly pingHandlers: ControlHandler[] = [];
   private readonly closeHandlers: CloseHandler[] = [];
 
   private constructor(
@@ -79,8 +80,12 @@ class MemoryLink implements Link {
     if (this.frameHandlers.length === 1 && this.ready()) this.schedule();
   }
 
-  onPong(handler: PongHandler): void {
+  onPong(handler: ControlHandler): void {
     this.pongHandlers.push(handler);
+  }
+
+  onPing(handler: ControlHandler): void {
+    this.pingHandlers.push(handler);
   }
 
   onClose(handler: CloseHandler): void {
@@ -148,7 +153,9 @@ class MemoryLink implements Link {
       if (size > this.maxFrameBytes) this.refuse(size);
       else for (const handler of this.frameHandlers) handler(item);
     } else if (item === PING) {
-      if (this.open) this.peer.enqueue(PONG);
+      if (!this.open) return;
+      this.peer.enqueue(PONG);
+      for (const handler of this.pingHandlers) handler();
     } else if (item === PONG) {
       if (this.open) for (const handler of this.pongHandlers) handler();
     } else {

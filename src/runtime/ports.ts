@@ -44,6 +44,11 @@ export interface Link {
   ping(): void;
   onFrame(handler: (frame: string) => void): void;
   onPong(handler: () => void): void;
+  /**
+   * The other end pinged this one (it is still there). The link answers with a pong by
+   * itself; handlers only listen.
+   */
+  onPing(handler: () => void): void;
   onClose(handler: (code: number, reason: string) => void): void;
 }
 

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { BatonError } from "../errors.ts";
+import { BatonError, ConfigError } from "../errors.ts";
 import type { JobSpec, Json, PlannedJob, Resources } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { toJson } from "../graph/toJson.ts";
@@ -15,7 +15,16 @@ import {
 } from "../transport/frames.ts";
 import { PROTOCOL, type ProtocolRange } from "../transport/protocolVersion.ts";
 import type { JobContext, LoadedJobs } from "./jobModule.ts";
-import type { Link, Net } from "./ports.ts";
+import { nodeClock } from "./nodeClock.ts";
+import type { Clock, Link, Net } from "./ports.ts";
+import { SilenceWatch } from "./silenceWatch.ts";
+
+/**
+ * The default silence limit, in multiples of the ping interval the coordinator announces:
+ * the coordinator's own default gives a worker up after 4 pings' worth of silence (DESIGN §8,
+ * 5 s / 20 s), and the worker judges the coordinator by the same measure.
+ */
+const SILENCE_LIMIT_PINGS = 4;
 
 export interface WorkerOptions {
   net: Net;
@@ -28,6 +37,24 @@ export interface WorkerOptions {
   secret: Uint8Array;
   logger: Logger;
   protocol?: ProtocolRange;
+  /** Time for the silence watchdog (default: Node's clock); the simulation passes its own. */
+  clock?: Clock;
+  /**
+   * How long, in ms, the worker waits without a frame or a ping from the coordinator before
+   * it gives up on it: it closes the connection with 4009 (`coordinatorSilent`) and
+   * `runWorker` returns at once, without waiting for a close handshake the coordinator cannot
+   * answer. Default: 4 × the ping interval the coordinator announces in its welcome (20 s at
+   * the default 5 s); a coordinator that announces none is then not watched. Without this, a
+   * worker whose coordinator's host crashed, or whose connection the network dropped without
+   * a reset, would wait for TCP keepalive (two hours by default). Counted from the welcome.
+   *
+   * @example
+   * ```ts
+   * // Across a network that stalls for tens of seconds at a time:
+   * await runWorker({ ...options, silenceLimitMs: 120_000 });
+   * ```
+   */
+  silenceLimitMs?: number;
 }
 
 /** How a worker's connection ended. `code` 1000 is the coordinator's normal stop. */
@@ -57,13 +84,16 @@ class NeedJobs {
  * ```
  */
 export async function runWorker(options: WorkerOptions): Promise<WorkerExit> {
+  const limit = options.silenceLimitMs;
+  if (limit !== undefined && !(Number.isFinite(limit) && limit > 0)) {
+    throw new ConfigError(
+      `silenceLimitMs must be a positive number of milliseconds (got ${limit}); leave it out for 4 × the coordinator's ping interval`,
+    );
+  }
   const link = await options.net.connect(options.address);
   return new Promise<WorkerExit>((resolve) => {
-    const session = new WorkerSession(link, options);
-    link.onClose((code, reason) => {
-      session.abortRunning(`connection closed: ${reason || describeClose(code)}`);
-      resolve({ code, reason, jobsRun: session.jobsRun });
-    });
+    const session = new WorkerSession(link, options, resolve);
+    link.onClose((code, reason) => session.end(code, reason));
   });
 }
 
@@ -72,16 +102,31 @@ class WorkerSession {
   private nonce = "";
   private proof = "";
   private welcomed = false;
+  /** The session is over: the link closed, or the worker gave up on a silent coordinator. */
+  private ended = false;
   /** The context of the job running now. */
   private running: HandlerContext | undefined;
+  /** Armed by the welcome; absent before, and for a coordinator that announces no ping interval. */
+  private silence: SilenceWatch | undefined;
   private readonly protocol: ProtocolRange;
 
   constructor(
     private readonly link: Link,
     private readonly options: WorkerOptions,
+    private readonly resolve: (exit: WorkerExit) => void,
   ) {
     this.protocol = options.protocol ?? PROTOCOL;
     link.onFrame((text) => this.onFrame(text));
+    link.onPing(() => this.silence?.heard());
+  }
+
+  /** Ends the session once: aborts the running job and reports how the connection ended. */
+  end(code: number, reason: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.silence?.stop();
+    this.abortRunning(`connection closed: ${reason || describeClose(code)}`);
+    this.resolve({ code, reason, jobsRun: this.jobsRun });
   }
 
   abortRunning(reason: string): void {
@@ -110,7 +155,24 @@ class WorkerSession {
     this.link.close(CloseCode.protocolViolation, reason);
   }
 
+  /** Watches for silence from the welcome on, if the limit is known. */
+  private watchSilence(heartbeatMs: number | undefined): void {
+    const limitMs =
+      this.options.silenceLimitMs ??
+      (heartbeatMs === undefined ? undefined : SILENCE_LIMIT_PINGS * heartbeatMs);
+    if (limitMs === undefined) return;
+    this.silence?.stop();
+    this.silence = new SilenceWatch(this.options.clock ?? nodeClock(), limitMs, () => {
+      const reason = `no frame or ping from the coordinator for ${limitMs} ms; it may have crashed or the network dropped the connection`;
+      this.options.logger.warn({ limitMs }, "the coordinator went silent; giving up on it");
+      this.link.close(CloseCode.coordinatorSilent, reason);
+      this.end(CloseCode.coordinatorSilent, reason);
+    });
+  }
+
   private onFrame(text: string): void {
+    if (this.ended) return;
+    this.silence?.heard();
     let frame: ReturnType<typeof parseToWorker>;
     try {
       frame = parseToWorker(text);
@@ -145,7 +207,11 @@ class WorkerSession {
           return;
         }
         this.welcomed = true;
-        this.options.logger.debug({ protocol: frame.protocol, run: frame.run }, "welcomed");
+        this.watchSilence(frame.heartbeatMs);
+        this.options.logger.debug(
+          { protocol: frame.protocol, run: frame.run, heartbeatMs: frame.heartbeatMs },
+          "welcomed",
+        );
         return;
       case "job":
         if (!this.welcomed) this.violation("a job frame before welcome");

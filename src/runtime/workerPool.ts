@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Resources } from "../graph/job.ts";
 import type { LoadedJobs } from "./jobModule.ts";
-import type { Net } from "./ports.ts";
+import type { Clock, Net } from "./ports.ts";
 
 /** What a pool needs to start workers for one run. */
 export interface PoolStart {
@@ -15,6 +15,8 @@ export interface PoolStart {
   logsDir: string;
   jobs: LoadedJobs;
   logger: Logger;
+  /** The engine's clock, for workers in this process (their silence watchdog runs on it). */
+  clock?: Clock;
   /**
    * Jobs ready or running that a worker offering `offer` can take, now: what a scaling pool
    * sizes itself to (busy workers are not spare capacity). Absent outside the engine.

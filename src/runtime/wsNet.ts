@@ -108,6 +108,7 @@ class BatonSocket extends WebSocket {
 class WsLink implements Link {
   private readonly frameHandlers: FrameHandler[] = [];
   private readonly pongHandlers: (() => void)[] = [];
+  private readonly pingHandlers: (() => void)[] = [];
   private readonly closeHandlers: CloseHandler[] = [];
   /** Frames (and the close behind them) that arrived before the first frame handler. */
   private readonly waiting: (string | Closed)[] = [];
@@ -130,6 +131,10 @@ class WsLink implements Link {
     });
     socket.on("pong", () => {
       if (socket.readyState === WebSocket.OPEN) for (const handler of this.pongHandlers) handler();
+    });
+    // `ws` has already answered with a pong.
+    socket.on("ping", () => {
+      if (socket.readyState === WebSocket.OPEN) for (const handler of this.pingHandlers) handler();
     });
     socket.on("error", (error) => {
       this.error = error;
@@ -169,6 +174,10 @@ class WsLink implements Link {
 
   onPong(handler: () => void): void {
     this.pongHandlers.push(handler);
+  }
+
+  onPing(handler: () => void): void {
+    this.pingHandlers.push(handler);
   }
 
   onClose(handler: CloseHandler): void {

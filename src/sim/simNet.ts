@@ -32,6 +32,7 @@ class SimEnd implements Link {
   pumping: unknown = undefined;
   readonly frameHandlers: ((frame: string) => void)[] = [];
   readonly pongHandlers: (() => void)[] = [];
+  readonly pingHandlers: (() => void)[] = [];
   readonly closeHandlers: ((code: number, reason: string) => void)[] = [];
 
   constructor(
@@ -75,6 +76,10 @@ class SimEnd implements Link {
 
   onPong(handler: () => void): void {
     this.pongHandlers.push(handler);
+  }
+
+  onPing(handler: () => void): void {
+    this.pingHandlers.push(handler);
   }
 
   onClose(handler: (code: number, reason: string) => void): void {
@@ -124,8 +129,9 @@ export interface SimLinkInfo {
  * before the item ahead of it. Faults: `reset` (an end dies: it closes with 1006 and a reset
  * reaches the peer, discarding what was in flight toward it), `partition` (nothing moves
  * either way until it heals; what was sent waits, as TCP retransmits), `halfOpen` (one end
- * loses the connection silently; the other believes it open until it sends something and
- * the reset comes back, or until `healAll`), `slow` (extra latency on every link for a
+ * loses the connection silently; the other believes it open until it sends something, a
+ * frame or a ping, and the reset comes back: no keepalive is modelled, so a worker that only
+ * listens learns it from its silence watchdog), `slow` (extra latency on every link for a
  * while) and `killHost` (a crashed process: its links reset, its listeners gone, its later
  * calls ignored). Hosts name simulated processes; `host(name)` is the Net port they use.
  *
@@ -253,20 +259,10 @@ export class SimNet {
     this.trace(`fault slow +${byMs} ms for ${forMs} ms`);
   }
 
-  /**
-   * The faults are over: partitions lift, and every end still open whose peer is gone gets
-   * the reset that TCP keepalive would eventually bring.
-   */
+  /** The faults are over: partitions lift and links are fast again. */
   healAll(): void {
     this.partitions.clear();
     this.slowUntil = 0;
-    for (const [server, client] of this.pairs.values()) {
-      for (const end of [server, client]) {
-        if (end.open && !end.peer.open && !this.closingInFlight(end)) {
-          this.deliverLater(end, { kind: "rst" });
-        }
-      }
-    }
   }
 
   /** The process `host` crashed: its listeners go, its links reset, its ends fall silent. */
@@ -285,6 +281,7 @@ export class SimNet {
         end.closeHandlers.length = 0;
         end.frameHandlers.length = 0;
         end.pongHandlers.length = 0;
+        end.pingHandlers.length = 0;
         this.discardIncoming(end);
         if (wasOpen && end.peer.open) {
           this.discardIncoming(end.peer);
@@ -378,6 +375,7 @@ export class SimNet {
         return;
       case "ping":
         this.transmit(end, { kind: "pong" });
+        for (const handler of end.pingHandlers) handler();
         return;
       case "pong":
         for (const handler of end.pongHandlers) handler();

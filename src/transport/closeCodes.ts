@@ -29,6 +29,7 @@ export const CloseCode = {
   codeMismatch: 4006,
   tooManyHandshakes: 4007,
   replaced: 4008,
+  coordinatorSilent: 4009,
 } as const;
 
 /**
@@ -63,6 +64,8 @@ const MEANINGS: Readonly<Record<number, string>> = {
     "too many handshakes: too many connections were handshaking at once; retry after a delay",
   [CloseCode.replaced]:
     "replaced: a newer connection with the same worker id took over; make sure no two workers share an id",
+  [CloseCode.coordinatorSilent]:
+    "coordinator silent: the worker heard no frame and no ping from the coordinator for longer than its limit (default 4 × the coordinator's ping interval); check that the coordinator is still running and reachable, then start the worker again",
   1005: "closed without a status code: the peer gave no reason; check the peer's logs",
   1006: "connection lost without a close frame: the network failed or the peer crashed; check the peer",
   1009: "message too big: the WebSocket layer refused an oversized frame; return smaller results or raise the limit",

@@ -35,11 +35,16 @@ export interface ChallengeFrame {
 
 /**
  * Coordinator → worker: the handshake succeeded. `protocol` is the negotiated version and
- * `proof` shows the coordinator knows the run secret too.
+ * `proof` shows the coordinator knows the run secret too. `heartbeatMs` (protocol version 2 on,
+ * absent in version 1) is how often the coordinator pings this connection: by default the
+ * worker gives up on a coordinator it has not heard from (no frame, no ping) for 4 times
+ * that. Without it (a version 1 connection) the worker keeps no such watchdog.
  *
  * @example
  * ```ts
- * const frame: WelcomeFrame = { type: "welcome", protocol: 1, run: "r-7f2a", proof: "9c1e…" };
+ * const frame: WelcomeFrame = {
+ *   type: "welcome", protocol: 2, run: "r-7f2a", proof: "9c1e…", heartbeatMs: 5000,
+ * };
  * ```
  */
 export interface WelcomeFrame {
@@ -47,6 +52,8 @@ export interface WelcomeFrame {
   protocol: number;
   run: string;
   proof: string;
+  /** The coordinator's ping interval on this connection, in ms (a positive integer). */
+  heartbeatMs?: number;
 }
 
 /**
@@ -196,7 +203,7 @@ const FAILED_FIELDS: readonly string[] = ["type", "job", "status", "error"];
 const BLOCKED_FIELDS: readonly string[] = ["type", "job", "status", "needs"];
 const PROGRESS_FIELDS: readonly string[] = ["type", "job", "done", "total", "message"];
 const CHALLENGE_FIELDS: readonly string[] = ["type", "nonce", "protocol"];
-const WELCOME_FIELDS: readonly string[] = ["type", "protocol", "run", "proof"];
+const WELCOME_FIELDS: readonly string[] = ["type", "protocol", "run", "proof", "heartbeatMs"];
 const JOB_FIELDS: readonly string[] = ["type", "id", "kind", "input", "deps", "attempt", "ranks"];
 const CANCEL_FIELDS: readonly string[] = ["type", "job"];
 const ERROR_FIELDS: readonly string[] = ["message", "name", "stack"];
@@ -348,6 +355,7 @@ function checkWelcome(o: Obj): WelcomeFrame {
   requirePositiveInteger(o, "protocol", "welcome", "");
   requireId(o, "run", "welcome", "");
   requireId(o, "proof", "welcome", "");
+  if (o.heartbeatMs !== undefined) requirePositiveInteger(o, "heartbeatMs", "welcome", "");
   return o as unknown as WelcomeFrame;
 }
 

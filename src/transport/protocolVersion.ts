@@ -22,14 +22,16 @@
 export type ProtocolRange = readonly [min: number, max: number];
 
 /**
- * The protocol versions this build speaks.
+ * The protocol versions this build speaks. Version 2 adds the welcome's `heartbeatMs` (the
+ * coordinator's ping interval, for the worker's silence watchdog); with a peer that speaks
+ * only version 1 the connection uses 1 and the welcome goes without it.
  *
  * @example
  * ```ts
  * link.send(encode({ type: "challenge", nonce, protocol: PROTOCOL }));
  * ```
  */
-export const PROTOCOL: ProtocolRange = [1, 1];
+export const PROTOCOL: ProtocolRange = [1, 2];
 
 /**
  * The highest version both ranges contain, or `undefined` when they are disjoint.

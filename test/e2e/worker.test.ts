@@ -21,6 +21,7 @@ import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
 import { readSecret, writeSecretFile } from "../../src/runtime/secret.ts";
 import { wsNet } from "../../src/runtime/wsNet.ts";
 import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { silentCoordinator } from "../fixtures/silentCoordinator.ts";
 import * as fixture from "../fixtures/worker.jobs.ts";
 
 const JOBS = "test/fixtures/worker.jobs.ts";
@@ -180,6 +181,25 @@ describe("baton worker", () => {
     expect(stderr).toMatch(
       /^baton worker: connection closed with code 4006 \(job module mismatch/m,
     );
+  });
+
+  it("exits 3 saying it gave up (4009) when the coordinator goes silent after the welcome", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    const coordinator = await silentCoordinator({ secret, heartbeatMs: 50 });
+    cleanups.push(() => coordinator.close());
+    const { code, stderr } = await worker([
+      "--connect",
+      coordinator.address,
+      "--secret-file",
+      path,
+      "--jobs",
+      JOBS,
+    ]).exit;
+    expect(code).toBe(3);
+    expect(stderr).toContain(
+      `baton worker: gave up on the coordinator at ${coordinator.address} (code 4009): no frame or ping from the coordinator for 200 ms; it may have crashed or the network dropped the connection; check that it is still running and reachable from here, then start the worker again`,
+    );
+    expect((await coordinator.closed).code).toBe(4009);
   });
 
   it("exits 2 with the chmod hint when the secret file is readable by others", async () => {

@@ -27,7 +27,12 @@ import { runWorker, type WorkerExit } from "../../src/runtime/worker.ts";
 import { wsNet } from "../../src/runtime/wsNet.ts";
 import { verifyCoordinatorProof, workerProof } from "../../src/transport/auth.ts";
 import { parseToCoordinator } from "../../src/transport/frames.ts";
-import { negotiate, PROTOCOL, type ProtocolRange } from "../../src/transport/protocolVersion.ts";
+import {
+  describeRange,
+  negotiate,
+  PROTOCOL,
+  type ProtocolRange,
+} from "../../src/transport/protocolVersion.ts";
 
 type Frame = Record<string, unknown>;
 
@@ -229,6 +234,7 @@ function recordingNet(sent: string[]): Net {
         ping: () => link.ping(),
         onFrame: (handler) => link.onFrame(handler),
         onPong: (handler) => link.onPong(handler),
+        onPing: (handler) => link.onPing(handler),
         onClose: (handler) => link.onClose(handler),
       };
       return recorded;
@@ -336,7 +342,7 @@ async function registered(
   const hello = helloFor(h, challenge.nonce as string, { name });
   client.send(hello);
   const welcome = await client.take("welcome");
-  expect(welcome).toMatchObject({ type: "welcome", protocol: 1, run: "abuse" });
+  expect(welcome).toMatchObject({ type: "welcome", protocol: PROTOCOL[1], run: "abuse" });
   expect(
     verifyCoordinatorProof(
       h.secret,
@@ -463,11 +469,12 @@ describe("an abusive client is closed with the documented code and reason; the r
     await h.gateHeld();
     const { client, challenge } = await rawClient(h.address);
     expect(challenge.protocol).toEqual([...PROTOCOL]);
-    client.send(helloFor(h, challenge.nonce as string, { protocol: [2, 3] }));
+    const future: ProtocolRange = [PROTOCOL[1] + 1, PROTOCOL[1] + 2];
+    client.send(helloFor(h, challenge.nonce as string, { protocol: future }));
     await expectClosed(
       client,
       4002,
-      "no common protocol version: the coordinator speaks 1, the worker speaks 2..3; install matching baton versions",
+      `no common protocol version: the coordinator speaks ${describeRange(PROTOCOL)}, the worker speaks ${describeRange(future)}; install matching baton versions`,
     );
     h.expectRunning();
     await h.finish();

@@ -177,6 +177,19 @@ describe("wsNet", () => {
     expect(clientPongs).toBe(2);
   });
 
+  it("tells the pinged end through onPing, on either side, after the frames before it", async () => {
+    const { server, client } = await connected();
+    const seen: string[] = [];
+    client.link.onFrame((frame) => seen.push(frame));
+    client.link.onPing(() => seen.push("client pinged"));
+    server.link.onPing(() => seen.push("server pinged"));
+    server.link.send("before");
+    server.link.ping();
+    await vi.waitFor(() => expect(seen).toEqual(["before", "client pinged"]));
+    client.link.ping();
+    await vi.waitFor(() => expect(seen).toEqual(["before", "client pinged", "server pinged"]));
+  });
+
   it("refuses a frame over the server's maxFrameBytes with 4004 on both ends", async () => {
     const { server, client } = await connected({ maxFrameBytes: 4 });
     client.link.send("abcd");

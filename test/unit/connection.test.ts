@@ -143,7 +143,13 @@ describe("connection: handshake", () => {
       c.send(hello({ protocol: theirs }));
       expect(c.emitted[1]).toEqual({
         type: "send",
-        frame: { type: "welcome", protocol: version, run: "r1", proof: "wp" },
+        frame: {
+          type: "welcome",
+          protocol: version,
+          run: "r1",
+          proof: "wp",
+          ...(version >= 2 && { heartbeatMs: 5_000 }),
+        },
       });
       expect(c.emitted[2]).toMatchObject({ type: "registered", protocol: version });
     },
@@ -181,7 +187,10 @@ describe("connection: handshake", () => {
     const c = openConnection();
     c.send(hello({ worker: "w9", resources: { cpus: 2, gpus: 1 } }));
     expect(c.emitted.slice(1)).toEqual([
-      { type: "send", frame: { type: "welcome", protocol: 2, run: "r1", proof: "wp" } },
+      {
+        type: "send",
+        frame: { type: "welcome", protocol: 2, run: "r1", proof: "wp", heartbeatMs: 5_000 },
+      },
       { type: "registered", worker: "w9", protocol: 2, resources: { cpus: 2, gpus: 1 } },
     ]);
     expect(c.events).toEqual([
@@ -189,6 +198,23 @@ describe("connection: handshake", () => {
     ]);
     expect(c.value()).toEqual({ registered: "idle" });
   });
+
+  it.each([
+    [1000, 1000],
+    [250, 250],
+    [2.5, 3],
+    [0, 1],
+  ])(
+    "the welcome tells the worker the ping interval: heartbeatMs %d → %d (a positive integer)",
+    (heartbeatMs, announced) => {
+      const c = openConnection({ heartbeatMs });
+      c.send(hello());
+      expect(c.emitted[1]).toMatchObject({
+        type: "send",
+        frame: { type: "welcome", heartbeatMs: announced },
+      });
+    },
+  );
 
   it.each([
     ["RESULT", result("j1"), "protocol violation: a result frame before hello"],

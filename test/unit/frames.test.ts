@@ -90,6 +90,7 @@ const toWorker: ToWorker[] = [
   { type: "job", id: "j2", kind: "parse", input: { strict: true }, deps: {}, attempt: 1 },
   { type: "job", id: "j2", kind: "parse", input: [1], deps: { j1: "<html>", j0: [] }, attempt: 4 },
   { type: "cancel", job: "j2" },
+  { type: "welcome", protocol: 1, run: "r-7f2a", proof: "9c1e", heartbeatMs: 5000 },
 ];
 
 describe("valid frames", () => {
@@ -376,6 +377,26 @@ const badForWorker: [string, unknown, string][] = [
     'welcome frame: field "protocol" must be a positive integer (got 0)',
   ],
   [
+    "zero heartbeatMs",
+    { ...toWorker[1], heartbeatMs: 0 },
+    'welcome frame: field "heartbeatMs" must be a positive integer (got 0)',
+  ],
+  [
+    "fractional heartbeatMs",
+    { ...toWorker[1], heartbeatMs: 2.5 },
+    'welcome frame: field "heartbeatMs" must be a positive integer (got 2.5)',
+  ],
+  [
+    "heartbeatMs as a string",
+    { ...toWorker[1], heartbeatMs: "5000" },
+    'welcome frame: field "heartbeatMs" must be a positive integer (got string)',
+  ],
+  [
+    "null heartbeatMs",
+    { ...toWorker[1], heartbeatMs: null },
+    'welcome frame: field "heartbeatMs" must be a positive integer (got null)',
+  ],
+  [
     "challenge without nonce",
     { type: "challenge", protocol: [1, 1] },
     'challenge frame: field "nonce" is missing; it must be a non-empty string',
@@ -498,7 +519,10 @@ const arbitraries = {
     { requiredKeys: ["type", "job"] },
   ),
   challenge: fc.record({ type: fc.constant("challenge"), nonce: id, protocol: range }),
-  welcome: fc.record({ type: fc.constant("welcome"), protocol: positive, run: id, proof: id }),
+  welcome: fc.record(
+    { type: fc.constant("welcome"), protocol: positive, run: id, proof: id, heartbeatMs: positive },
+    { requiredKeys: ["type", "protocol", "run", "proof"] },
+  ),
   job: fc.record({
     type: fc.constant("job"),
     id,
@@ -618,7 +642,7 @@ const targets: Target[] = [
     parse: parseToWorker,
     path: [],
     required: ["type", "protocol", "run", "proof"],
-    allowed: [],
+    allowed: ["heartbeatMs"],
   },
   {
     name: "job",

@@ -150,6 +150,28 @@ describe("memoryNet", () => {
     expect(clientPongs).toBe(2);
   });
 
+  it("tells the pinged end through onPing, in order with frames and only while open", async () => {
+    const { server, client } = await connected();
+    const seen: string[] = [];
+    client.link.onFrame((frame) => seen.push(frame));
+    client.link.onPing(() => seen.push("ping"));
+    client.link.onPing(() => seen.push("ping again"));
+    server.link.onPing(() => seen.push("server pinged"));
+    let pongs = 0;
+    server.link.onPong(() => pongs++);
+    server.link.send("before");
+    server.link.ping();
+    server.link.send("after");
+    expect(seen).toEqual([]);
+    await settle();
+    expect(seen).toEqual(["before", "ping", "ping again", "after"]);
+    expect(pongs).toBe(1);
+    server.link.ping();
+    client.link.close(1000, "bye");
+    await settle();
+    expect(seen).toEqual(["before", "ping", "ping again", "after"]);
+  });
+
   it("reports the bytes queued toward the peer as bufferedAmount", async () => {
     const net = memoryNet();
     const listener = await net.listen(ADDRESS);

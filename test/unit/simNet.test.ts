@@ -86,7 +86,7 @@ describe("SimNet", () => {
     for (const line of log) expect(Number(line.split(" at ")[1])).toBeGreaterThanOrEqual(10_000);
   });
 
-  it("half-open: the end left open learns only when it sends, or when the faults end", async () => {
+  it("half-open: the end left open learns only when it sends; the end of the faults does not tell it", async () => {
     const first = await pair();
     first.net.halfOpen(first.client.id, "server");
     await settle(first.clock);
@@ -97,11 +97,33 @@ describe("SimNet", () => {
 
     const second = await pair();
     second.net.halfOpen(second.client.id, "server");
+    second.net.healAll();
+    second.clock.setTimeout(() => {}, 7_200_000);
     await settle(second.clock);
     expect(second.log).toEqual(["server closed 1006"]);
-    second.net.healAll();
+    second.client.ping();
     await settle(second.clock);
     expect(second.log).toEqual(["server closed 1006", "client closed 1006"]);
+  });
+
+  it("delivers a ping to the pinged end's onPing handlers in order with frames, and pongs", async () => {
+    const { clock, server, client, log } = await pair();
+    client.onPing(() => log.push(`client pinged at ${clock.now()}`));
+    client.onPing(() => log.push("client pinged again"));
+    let pongs = 0;
+    server.onPong(() => pongs++);
+    server.onPing(() => log.push("server pinged"));
+    server.send("before");
+    server.ping();
+    server.send("after");
+    await settle(clock);
+    expect(log.map((l) => l.split(" at ")[0])).toEqual([
+      "client got before",
+      "client pinged",
+      "client pinged again",
+      "client got after",
+    ]);
+    expect(pongs).toBe(1);
   });
 
   it("a killed host: its peers are reset, its listener is gone, its ends fall silent", async () => {

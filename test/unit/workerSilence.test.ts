@@ -1,0 +1,209 @@
+/**
+ * The worker's silence watchdog in virtual time: `runWorker` over memoryNet on a SimClock,
+ * against a hand-driven coordinator end that handshakes and then sends frames and pings only
+ * when the test says so.
+ */
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
+import { loadJobs } from "../../src/runtime/jobModule.ts";
+import { memoryNet } from "../../src/runtime/memoryNet.ts";
+import type { Link } from "../../src/runtime/ports.ts";
+import { runWorker, type WorkerExit } from "../../src/runtime/worker.ts";
+import { SimClock } from "../../src/sim/simClock.ts";
+import { coordinatorProof } from "../../src/transport/auth.ts";
+import { CloseCode } from "../../src/transport/closeCodes.ts";
+
+const ADDRESS = "memory://coordinator";
+const SECRET = new Uint8Array(32).fill(7);
+const silentFor = (ms: number) =>
+  `no frame or ping from the coordinator for ${ms} ms; it may have crashed or the network dropped the connection`;
+
+/** Lets every queued microtask run. */
+const drain = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Runs the clock's timers up to `ms` from now, letting microtasks run between them. */
+async function advance(clock: SimClock, ms: number): Promise<void> {
+  const until = clock.now() + ms;
+  await drain();
+  while (clock.fireNext(until)) await drain();
+}
+
+interface Options {
+  /** The ping interval the welcome announces; absent: none. */
+  heartbeatMs?: number;
+  silenceLimitMs?: number;
+}
+
+/** A worker connected to a coordinator end the test drives, both past the handshake. */
+async function welcomed(options: Options = {}) {
+  const clock = new SimClock();
+  const net = memoryNet();
+  const listener = await net.listen(ADDRESS);
+  const aborted: unknown[] = [];
+  const jobs = loadJobs({
+    hang: (_: unknown, ctx: { signal: AbortSignal }) =>
+      new Promise((_resolve, reject) =>
+        ctx.signal.addEventListener("abort", () => {
+          aborted.push(ctx.signal.reason);
+          reject(ctx.signal.reason);
+        }),
+      ),
+  });
+  let coordinator!: Link;
+  const closes: [number, string][] = [];
+  listener.onConnection((link) => {
+    coordinator = link;
+    link.onClose((code, reason) => closes.push([code, reason]));
+    link.onFrame((text) => {
+      const hello = JSON.parse(text) as { type: string; proof: string };
+      if (hello.type !== "hello") return;
+      link.send(
+        JSON.stringify({
+          type: "welcome",
+          protocol: 1,
+          run: "r1",
+          proof: coordinatorProof(SECRET, "n1", hello.proof),
+          ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
+        }),
+      );
+    });
+    link.send(JSON.stringify({ type: "challenge", nonce: "n1", protocol: [1, 1] }));
+  });
+  // The worker's view of the clock: the same timers, a time of day the test can step.
+  const wallClock = {
+    offsetMs: 0,
+    now: () => clock.now() + wallClock.offsetMs,
+    setTimeout: (fn: () => void, ms: number) => clock.setTimeout(fn, ms),
+    clearTimeout: (handle: unknown) => clock.clearTimeout(handle),
+  };
+  let exit: WorkerExit | undefined;
+  void runWorker({
+    net,
+    address: ADDRESS,
+    jobs,
+    name: "w-1",
+    resources: { cpus: 1 },
+    secret: SECRET,
+    logger: pino({ level: "silent" }),
+    clock: wallClock,
+    ...(options.silenceLimitMs !== undefined && { silenceLimitMs: options.silenceLimitMs }),
+  }).then((e) => {
+    exit = e;
+  });
+  await drain();
+  return { clock, wallClock, coordinator, closes, aborted, exit: () => exit };
+}
+
+describe("the worker's silence watchdog", () => {
+  it("closes with 4009 after 4 × the announced ping interval of silence, not before", async () => {
+    const w = await welcomed({ heartbeatMs: 5_000 });
+    await advance(w.clock, 19_999);
+    expect(w.exit()).toBeUndefined();
+    await advance(w.clock, 1);
+    expect(w.exit()).toEqual({
+      code: CloseCode.coordinatorSilent,
+      reason: silentFor(20_000),
+      jobsRun: 0,
+    });
+    await drain();
+    expect(w.closes).toEqual([[CloseCode.coordinatorSilent, silentFor(20_000)]]);
+    expect(w.clock.pending).toBe(0);
+  });
+
+  it("counts from the last ping or frame: each one restarts the limit", async () => {
+    const w = await welcomed({ heartbeatMs: 1_000 });
+    for (let i = 0; i < 10; i++) {
+      await advance(w.clock, 3_500);
+      w.coordinator.ping();
+    }
+    for (let i = 0; i < 10; i++) {
+      await advance(w.clock, 3_500);
+      w.coordinator.send(JSON.stringify({ type: "cancel", job: "not-running" }));
+    }
+    await drain();
+    const lastHeard = w.clock.now();
+    await advance(w.clock, 3_999);
+    expect(w.exit()).toBeUndefined();
+    await advance(w.clock, 1);
+    expect(w.exit()?.code).toBe(CloseCode.coordinatorSilent);
+    expect(w.clock.now() - lastHeard).toBe(4_000);
+  });
+
+  it("aborts the running job when it gives up", async () => {
+    const w = await welcomed({ heartbeatMs: 100 });
+    w.coordinator.send(
+      JSON.stringify({ type: "job", id: "j1", kind: "hang", input: null, deps: {}, attempt: 1 }),
+    );
+    await advance(w.clock, 400);
+    expect(w.exit()?.code).toBe(CloseCode.coordinatorSilent);
+    expect(w.aborted).toHaveLength(1);
+    expect((w.aborted[0] as Error).message).toBe(`connection closed: ${silentFor(400)}`);
+  });
+
+  it("keeps no watchdog for a coordinator whose welcome announces no ping interval", async () => {
+    const w = await welcomed();
+    expect(w.clock.pending).toBe(0);
+    await advance(w.clock, 7_200_000);
+    expect(w.exit()).toBeUndefined();
+  });
+
+  it("uses silenceLimitMs when given, with or without an announced interval", async () => {
+    const announced = await welcomed({ heartbeatMs: 5_000, silenceLimitMs: 60_000 });
+    await advance(announced.clock, 59_999);
+    expect(announced.exit()).toBeUndefined();
+    await advance(announced.clock, 1);
+    expect(announced.exit()?.reason).toBe(silentFor(60_000));
+
+    const unannounced = await welcomed({ silenceLimitMs: 300 });
+    await advance(unannounced.clock, 300);
+    expect(unannounced.exit()?.code).toBe(CloseCode.coordinatorSilent);
+  });
+
+  it("waits out a limit longer than Node's longest timer in full", async () => {
+    const w = await welcomed({ heartbeatMs: 2 ** 30 });
+    await advance(w.clock, 2 ** 32 - 1);
+    expect(w.exit()).toBeUndefined();
+    await advance(w.clock, 1);
+    expect(w.exit()?.reason).toBe(silentFor(2 ** 32));
+  });
+
+  it("measures silence with timers, not the time of day: a clock stepped forward is not silence", async () => {
+    const w = await welcomed({ heartbeatMs: 1_000 });
+    w.coordinator.ping();
+    await drain();
+    w.wallClock.offsetMs = 3_600_000;
+    await advance(w.clock, 3_999);
+    expect(w.exit()).toBeUndefined();
+    await advance(w.clock, 1);
+    expect(w.exit()?.code).toBe(CloseCode.coordinatorSilent);
+  });
+
+  it("stops watching when the coordinator closes the link", async () => {
+    const w = await welcomed({ heartbeatMs: 5_000 });
+    w.coordinator.close(CloseCode.normal, "the run is finished");
+    await drain();
+    expect(w.exit()).toEqual({ code: CloseCode.normal, reason: "the run is finished", jobsRun: 0 });
+    expect(w.clock.pending).toBe(0);
+  });
+
+  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])(
+    "refuses silenceLimitMs %d before connecting",
+    async (silenceLimitMs) => {
+      const failure = runWorker({
+        net: memoryNet(),
+        address: ADDRESS,
+        jobs: loadJobs({ nap: () => null }),
+        name: "w-1",
+        resources: {},
+        secret: SECRET,
+        logger: pino({ level: "silent" }),
+        silenceLimitMs,
+      });
+      await expect(failure).rejects.toBeInstanceOf(ConfigError);
+      await expect(failure).rejects.toThrow(
+        `silenceLimitMs must be a positive number of milliseconds (got ${silenceLimitMs})`,
+      );
+    },
+  );
+});
