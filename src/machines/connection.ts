@@ -1,4 +1,13 @@
-import { type AnyActorRef, assign, cancel, emit, raise, sendTo, setup } from "xstate";
+import {
+  type AnyActorRef,
+  assign,
+  cancel,
+  emit,
+  enqueueActions,
+  raise,
+  sendTo,
+  setup,
+} from "xstate";
 import type { Json, Resources } from "../graph/job.ts";
 import { CloseCode } from "../transport/closeCodes.ts";
 import type { ToCoordinator, ToWorker } from "../transport/frames.ts";
@@ -95,9 +104,10 @@ function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undef
  *
  * Liveness runs beside the work as two delayed events of `registered`, each with an id:
  * `PROBE` (`heartbeatMs` after registering or after the last PONG) emits a ping and arms
- * `PROBE_DEADLINE` (`deadAfterMs − heartbeatMs`); the PONG of that ping sends HEARTBEAT and
- * re-arms `PROBE`; a deadline reached closes with 4005. `context.probing` says whether a
- * ping is out. The welcome tells the worker `heartbeatMs`, so that it can notice a coordinator
+ * `PROBE_DEADLINE` (`deadAfterMs − heartbeatMs`); the PONG of that ping re-arms `PROBE` and,
+ * while `busy`, sends HEARTBEAT, which renews the held job's lease (an idle connection holds
+ * no lease, so its liveness stays here and costs the coordinator nothing); a deadline
+ * reached closes with 4005. `context.probing` says whether a ping is out. The welcome tells the worker `heartbeatMs`, so that it can notice a coordinator
  * gone silent. (It used to be a parallel region `alive ⇄ probing`; a parallel state made
  * every idle ⇄ busy step about a third dearer, on every job.)
  *
@@ -169,6 +179,11 @@ export const connectionMachine = setup({
       ({ context }): CoordinatorEvent => ({ type: "WORKER_LOST", conn: context.conn }),
     ),
     scheduleProbe: raise({ type: "PROBE" }, { id: "probe", delay: "heartbeat" }),
+    probeAnswered: enqueueActions(({ enqueue }) => {
+      enqueue.cancel("probeDeadline");
+      enqueue.assign({ probing: false });
+      enqueue.raise({ type: "PROBE" }, { id: "probe", delay: "heartbeat" });
+    }),
     closeWith: assign((_, params: { code: number; reason: string }) => ({
       closeCode: params.code,
       closeReason: params.reason,
@@ -375,15 +390,7 @@ export const connectionMachine = setup({
             raise({ type: "PROBE_DEADLINE" }, { id: "probeDeadline", delay: "deadAfter" }),
           ],
         },
-        PONG: {
-          guard: "probing",
-          actions: [
-            cancel("probeDeadline"),
-            assign({ probing: false }),
-            "sendHeartbeat",
-            "scheduleProbe",
-          ],
-        },
+        PONG: { guard: "probing", actions: "probeAnswered" },
         PROBE_DEADLINE: {
           target: "closing",
           actions: {
@@ -432,6 +439,7 @@ export const connectionMachine = setup({
                 worker: context.worker,
               })),
             },
+            PONG: { guard: "probing", actions: ["probeAnswered", "sendHeartbeat"] },
             CANCEL_JOB: {
               guard: "cancelForHeldJob",
               actions: emit(({ event }) => ({

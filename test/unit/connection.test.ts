@@ -461,20 +461,34 @@ describe("connection: heartbeat", () => {
     expect(c.actor.getSnapshot().context.probing).toBe(true);
   });
 
-  it("PONG → HEARTBEAT to the coordinator, and the next ping a heartbeat later", () => {
-    const c = registered({ heartbeatMs: 1000 });
+  it("PONG while busy → HEARTBEAT to the coordinator, and the next ping a heartbeat later", () => {
+    const c = busy({ heartbeatMs: 1000 });
+    c.events.length = 0;
     c.clock.increment(1000);
     c.send({ type: "PONG" });
     expect(c.events).toEqual([{ type: "HEARTBEAT", conn: "c1" }]);
-    expect(c.value()).toEqual({ registered: "idle" });
+    expect(c.value()).toEqual({ registered: "busy" });
     c.clock.increment(999);
     expect(c.emitted).toEqual([{ type: "ping" }]);
     c.clock.increment(1);
     expect(c.emitted).toEqual([{ type: "ping" }, { type: "ping" }]);
   });
 
+  it("PONG while idle ends the probe without troubling the coordinator: it holds no lease", () => {
+    const c = registered({ heartbeatMs: 1000, deadAfterMs: 4000 });
+    for (let i = 0; i < 5; i++) {
+      c.clock.increment(1000);
+      c.send({ type: "PONG" });
+    }
+    expect(c.emitted.filter((e) => e.type === "ping")).toHaveLength(5);
+    expect(c.events).toEqual([]);
+    expect(c.closes()).toEqual([]);
+    expect(c.value()).toEqual({ registered: "idle" });
+  });
+
   it("a PONG with no probe out is ignored: no HEARTBEAT, the probe keeps its time", () => {
-    const c = registered({ heartbeatMs: 1000 });
+    const c = busy({ heartbeatMs: 1000 });
+    c.events.length = 0;
     c.clock.increment(500);
     c.send({ type: "PONG" });
     expect(c.events).toEqual([]);
