@@ -7,21 +7,15 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createActor } from "xstate";
 import { jobsOf } from "../../src/cli/loadModule.ts";
 import { type JobSpec, job } from "../../src/graph/job.ts";
-import { planGraph } from "../../src/graph/planGraph.ts";
-import { coordinatorMachine } from "../../src/machines/coordinator.ts";
-import { CoordinatorServer } from "../../src/runtime/coordinatorServer.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
-import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
 import { readSecret, writeSecretFile } from "../../src/runtime/secret.ts";
-import { wsNet } from "../../src/runtime/wsNet.ts";
 import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { silentCoordinator } from "../fixtures/silentCoordinator.ts";
+import { startSocketCoordinator } from "../fixtures/socketCoordinator.ts";
 import * as fixture from "../fixtures/worker.jobs.ts";
 
 const JOBS = "test/fixtures/worker.jobs.ts";
@@ -45,38 +39,9 @@ function tempDir(): string {
 /** A coordinator for `graph` on a fresh 127.0.0.1 port, run from this test's process. */
 async function startCoordinator(graph: JobSpec[], secret: Uint8Array) {
   const jobs = loadJobs(jobsOf(fixture, JOBS), readFileSync(join(ROOT, JOBS), "utf8"));
-  const plan = planGraph(graph, { versionOf: jobs.versionOf });
-  const clock = nodeClock();
-  const coordinator = createActor(coordinatorMachine, {
-    input: { jobs: plan.jobs.values() },
-    clock,
-  });
-  const listener = await wsNet().listen("ws://127.0.0.1:0");
-  new CoordinatorServer({
-    listener,
-    coordinator,
-    clock,
-    entropy: nodeEntropy(),
-    secret,
-    run: "e2e",
-    codeHash: jobs.codeHash,
-    logger: pino({ level: "silent" }),
-  });
-  const finished = new Promise<void>((resolve) => coordinator.on("run.finished", () => resolve()));
-  const running = new Set<string>();
-  coordinator.on("effects", ({ effects }) => {
-    for (const effect of effects) {
-      if (effect.type === "job.changed" && effect.state === "running") running.add(effect.job);
-    }
-  });
-  coordinator.start();
-  cleanups.push(async () => {
-    await listener.close();
-    coordinator.stop();
-  });
-  const record = (spec: JobSpec) =>
-    coordinator.getSnapshot().context.board.jobs.get(plan.idOf(spec))!;
-  return { address: listener.address, finished, running, record, idOf: plan.idOf };
+  const coordinator = await startSocketCoordinator({ graph, jobs, secret, run: "e2e" });
+  cleanups.push(coordinator.close);
+  return coordinator;
 }
 
 /** Starts `baton worker ...args` without the caller's BATON_SECRET. */

@@ -7,18 +7,14 @@
  */
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { createActor } from "xstate";
 import { job } from "../../src/graph/job.ts";
-import { planGraph } from "../../src/graph/planGraph.ts";
-import { coordinatorMachine } from "../../src/machines/coordinator.ts";
-import { CoordinatorServer } from "../../src/runtime/coordinatorServer.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
-import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
 import { runWorker } from "../../src/runtime/worker.ts";
 import { wsNet } from "../../src/runtime/wsNet.ts";
 import { CloseCode } from "../../src/transport/closeCodes.ts";
 import { silentCoordinator } from "../fixtures/silentCoordinator.ts";
+import { startSocketCoordinator } from "../fixtures/socketCoordinator.ts";
 
 const HEARTBEAT_MS = 50;
 /** 4 × the announced ping interval. */
@@ -85,33 +81,18 @@ describe("a worker's silence watchdog, on real sockets", () => {
   it("keeps the workers of a coordinator that keeps pinging, idle or busy, well past the limit", async () => {
     const secret = nodeEntropy().bytes(32);
     const napMs = 4 * LIMIT_MS;
-    const plan = planGraph([job("nap", napMs)], { versionOf: jobs.versionOf });
-    const clock = nodeClock();
-    const coordinator = createActor(coordinatorMachine, {
-      input: { jobs: plan.jobs.values() },
-      clock,
-    });
-    const listener = await wsNet().listen("ws://127.0.0.1:0");
-    new CoordinatorServer({
-      listener,
-      coordinator,
-      clock,
-      entropy: nodeEntropy(),
+    const coordinator = await startSocketCoordinator({
+      graph: [job("nap", napMs)],
+      jobs,
       secret,
       run: "pinging",
-      codeHash: jobs.codeHash,
-      logger,
       heartbeatMs: HEARTBEAT_MS,
     });
-    coordinator.start();
-    cleanups.push(async () => {
-      await listener.close();
-      coordinator.stop();
-    });
+    cleanups.push(coordinator.close);
     // One worker runs the nap, the other waits idle; neither gets a frame meanwhile.
     const exits = await Promise.all([
-      startWorker(listener.address, secret, "w-1"),
-      startWorker(listener.address, secret, "w-2"),
+      startWorker(coordinator.address, secret, "w-1"),
+      startWorker(coordinator.address, secret, "w-2"),
     ]);
     expect(exits.map((exit) => exit.code)).toEqual([CloseCode.normal, CloseCode.normal]);
     expect(exits.map((exit) => exit.jobsRun).sort()).toEqual([0, 1]);
