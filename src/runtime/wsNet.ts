@@ -1,10 +1,27 @@
 import type { IncomingMessage } from "node:http";
-import WebSocket, { type Server, WebSocketServer } from "ws";
+import WebSocket, {
+  type ClientOptions,
+  type Server,
+  type ServerOptions,
+  WebSocketServer,
+} from "ws";
 import type { Link, Listener, ListenOptions, Net } from "./ports.ts";
 
 /** DESIGN §8: the largest frame accepted unless `maxFrameBytes` says otherwise. */
 const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * How long a closing link waits for the other end's answering close frame before it drops
+ * the connection: as long as the connection machine's `closing` state waits (DESIGN §8's
+ * abort grace). `ws`'s own default, 30 s, held a run's shutdown (the listener closes its links
+ * and waits for them) for 30 s behind any worker that had vanished without a reset.
+ */
+const DEFAULT_CLOSE_TIMEOUT_MS = 5_000;
+
+/** `ws` takes `closeTimeout` on sockets and servers; @types/ws 8.18 does not know it yet. */
+interface CloseTimeout {
+  closeTimeout: number;
+}
 /** RFC 6455 §5.5: a close frame's payload is at most 125 bytes, two of them the code. */
 const MAX_REASON_BYTES = 123;
 const ELLIPSIS = "…";
@@ -260,6 +277,11 @@ class WsListener implements Listener {
 export interface WsNetOptions {
   /** How long `connect` waits for the coordinator to accept (default 10 s). */
   connectTimeoutMs?: number;
+  /**
+   * How long a closing link, on either end, waits for the other end to answer its close
+   * before dropping the connection (default 5 s).
+   */
+  closeTimeoutMs?: number;
 }
 
 /**
@@ -269,8 +291,9 @@ export interface WsNetOptions {
  * closes it with 4000. Close reasons over 123 UTF-8 bytes are cut at a code point and end
  * in "…"; codes must be ones WebSocket allows (1000–1003, 1007–1014, 3000–4999). `onClose`
  * runs once per link, with the code and reason of the end that closed (1006 when the
- * connection died without a close frame). Frames, and the close behind them, that arrive
- * before a link's first `onFrame` handler wait for it, as in `memoryNet`.
+ * connection died without a close frame); a closing end waits `closeTimeoutMs` (5 s) for the
+ * other's answering close, then drops the connection. Frames, and the close behind them, that
+ * arrive before a link's first `onFrame` handler wait for it, as in `memoryNet`.
  *
  * @example
  * ```ts
@@ -284,19 +307,22 @@ export interface WsNetOptions {
  */
 export function wsNet(options: WsNetOptions = {}): Net {
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const closeTimeout = options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
   let links = 0;
   return {
     async listen(address, listenOptions: ListenOptions = {}) {
       const { host, port } = parseListenAddress(address);
       const maxFrameBytes = listenOptions.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-      const server = new WebSocketServer<typeof BatonSocket>({
+      const serverOptions: ServerOptions<typeof BatonSocket> & CloseTimeout = {
         host,
         port,
         WebSocket: BatonSocket,
         perMessageDeflate: false,
         maxPayload: maxFrameBytes,
         clientTracking: false,
-      });
+        closeTimeout,
+      };
+      const server = new WebSocketServer<typeof BatonSocket>(serverOptions);
       await new Promise<void>((resolve, reject) => {
         // Also the server's error handler for good: after listening, errors are not expected.
         server.on("error", (error) =>
@@ -313,10 +339,12 @@ export function wsNet(options: WsNetOptions = {}): Net {
       const { url } = parseListenAddress(address);
       const maxFrameBytes = connectOptions.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
       return new Promise<Link>((resolve, reject) => {
-        const socket = new BatonSocket(url, {
+        const clientOptions: ClientOptions & CloseTimeout = {
           perMessageDeflate: false,
           maxPayload: maxFrameBytes,
-        });
+          closeTimeout,
+        };
+        const socket = new BatonSocket(url, clientOptions);
         socket.maxFrameBytes = maxFrameBytes;
         let remote = url;
         let timedOut = false;

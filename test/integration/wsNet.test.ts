@@ -300,6 +300,23 @@ describe("wsNet", () => {
     await expect(net.connect(listener.address)).rejects.toThrow(/connection refused/);
   });
 
+  it("drops a link whose other end never answers its close after closeTimeoutMs, so the listener closes", async () => {
+    const listener = await wsNet({ closeTimeoutMs: 300 }).listen(ANY_PORT);
+    cleanups.push(() => listener.close());
+    const servers: End[] = [];
+    listener.onConnection((link) => servers.push(record(link)));
+    const frozen = await rawClient(listener.address);
+    await vi.waitFor(() => expect(servers).toHaveLength(1));
+    frozen.pause(); // reads nothing more, so the close frame is never answered
+    const started = performance.now();
+    servers[0]!.link.close(1000, "the run is finished");
+    await listener.close();
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(250);
+    expect(waited).toBeLessThan(3_000);
+    expect(servers[0]!.closes).toEqual([[1000, "the run is finished"]]);
+  });
+
   it("names links ws:N per listener and the remote end as IP:port; the address has the real port", async () => {
     const net = wsNet();
     const listener = await listen();
