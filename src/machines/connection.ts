@@ -37,6 +37,10 @@ export type ConnectionEvent =
   | { type: "GRANT"; job: string; frame: Extract<ToWorker, { type: "job" }> }
   | { type: "CANCEL_JOB"; job: string }
   | { type: "RELEASE" }
+  /**
+   * The coordinator's lease on `job` expired: close with 4005. Ignored unless this connection
+   * still holds `job` (its result may have been accepted meanwhile).
+   */
   | { type: "EXPIRE"; job: string }
   /** Liveness timers (raised by the machine itself): time to probe, and the probe went unanswered. */
   | { type: "PROBE" }
@@ -147,6 +151,7 @@ export const connectionMachine = setup({
     probing: ({ context }) => context.probing,
     cancelForHeldJob: ({ context, event }) =>
       event.type === "CANCEL_JOB" && event.job === context.job,
+    expiresHeldJob: ({ context, event }) => event.type === "EXPIRE" && event.job === context.job,
   },
   actions: {
     sendLease: sendTo(
@@ -372,16 +377,6 @@ export const connectionMachine = setup({
             params: { code: CloseCode.normal, reason: "the run is finished" },
           },
         },
-        EXPIRE: {
-          target: "closing",
-          actions: {
-            type: "closeWith",
-            params: ({ event }) => ({
-              code: CloseCode.leaseExpired,
-              reason: `lease of job ${event.job} expired: the worker sent no heartbeat before the lease deadline`,
-            }),
-          },
-        },
         CLOSED: "closed",
         PROBE: {
           actions: [
@@ -440,6 +435,17 @@ export const connectionMachine = setup({
               })),
             },
             PONG: { guard: "probing", actions: ["probeAnswered", "sendHeartbeat"] },
+            EXPIRE: {
+              guard: "expiresHeldJob",
+              target: "#connection.closing",
+              actions: {
+                type: "closeWith",
+                params: ({ event }) => ({
+                  code: CloseCode.leaseExpired,
+                  reason: `lease of job ${event.job} expired: the worker sent no heartbeat before the lease deadline`,
+                }),
+              },
+            },
             CANCEL_JOB: {
               guard: "cancelForHeldJob",
               actions: emit(({ event }) => ({

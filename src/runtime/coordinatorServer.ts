@@ -120,9 +120,18 @@ export class CoordinatorServer {
       case "lease.cancelled":
         this.connections.get(effect.conn)?.actor.send({ type: "CANCEL_JOB", job: effect.job });
         return;
-      case "lease.expired":
-        this.connections.get(effect.conn)?.actor.send({ type: "EXPIRE", job: effect.job });
+      case "lease.expired": {
+        // Behind a result of that connection still being stored: the answer came in time
+        // and counts, and the expiry then finds the job no longer held (the connection
+        // ignores it). Sent at once, it closed the connection first, the job ran again and
+        // its result was stored twice (found by the simulation, heavy faults, seed 233).
+        const connection = this.connections.get(effect.conn);
+        if (!connection) return;
+        this.inOrder(connection, () => {
+          connection.actor.send({ type: "EXPIRE", job: effect.job });
+        });
         return;
+      }
       case "connection.released":
         this.connections.get(effect.conn)?.actor.send({ type: "RELEASE" });
         return;

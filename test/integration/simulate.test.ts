@@ -60,6 +60,28 @@ describe("simulate", () => {
     expect(report.counts?.cached).toBeGreaterThan(0);
   });
 
+  it("counts a result that was being stored when its lease expired, and stores it once", async () => {
+    // Found with heavy faults (seed 233): a slow network lets every lease expire at 29,051
+    // virtual ms, just after job fac3… answered and while its result was being written. The
+    // expiry used to close the connection first, so the job ran again and was stored twice.
+    const report = await simulate({
+      seed: 233,
+      jobs: 95,
+      workers: 8,
+      faults: parseFaults("coordinator-crash@13877+1574/torn,reset@20720:60,slow@20887+7257/2350"),
+    });
+    expect(report.violation).toBeUndefined();
+    const job = "fac3fdb137031a9d";
+    const at = (line: RegExp) => report.trace.findIndex((l) => line.test(l));
+    const answered = at(new RegExp(`> server result ${job} completed`));
+    const expired = at(new RegExp(` expire ${job} on `));
+    const completed = at(new RegExp(` job ${job} completed`));
+    expect(answered).toBeGreaterThan(-1);
+    expect(expired).toBeGreaterThan(answered);
+    expect(completed).toBeGreaterThan(expired);
+    expect(report.trace.filter((l) => l.includes(`grant ${job} `))).toHaveLength(1);
+  });
+
   it("catches a planted bug and shrinks it to a smaller reproducer that still fails", async () => {
     let failed: Awaited<ReturnType<typeof simulate>> | undefined;
     for (let seed = 1; seed <= 1000 && !failed; seed++) {

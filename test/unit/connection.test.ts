@@ -414,6 +414,18 @@ describe("connection: closing a registered connection", () => {
     expect(c.lost()).toHaveLength(1);
   });
 
+  it("EXPIRE of a job the connection no longer holds is ignored: its result came in time", () => {
+    const c = busy();
+    c.send(result("j1"));
+    c.send({ type: "EXPIRE", job: "j1" });
+    expect(c.value()).toEqual({ registered: "idle" });
+    c.send(grant("j2"));
+    c.send({ type: "EXPIRE", job: "j1" });
+    expect(c.value()).toEqual({ registered: "busy" });
+    expect(c.closes()).toEqual([]);
+    expect(c.lost()).toEqual([]);
+  });
+
   it("CLOSED from idle → WORKER_LOST exactly once", () => {
     const c = registered();
     c.send({ type: "CLOSED", code: 1006, reason: "" });
