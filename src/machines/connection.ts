@@ -111,9 +111,10 @@ function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undef
  * `PROBE_DEADLINE` (`deadAfterMs − heartbeatMs`); the PONG of that ping re-arms `PROBE` and,
  * while `busy`, sends HEARTBEAT, which renews the held job's lease (an idle connection holds
  * no lease, so its liveness stays here and costs the coordinator nothing); a deadline
- * reached closes with 4005. `context.probing` says whether a ping is out. The welcome tells the worker `heartbeatMs`, so that it can notice a coordinator
- * gone silent. (It used to be a parallel region `alive ⇄ probing`; a parallel state made
- * every idle ⇄ busy step about a third dearer, on every job.)
+ * reached closes with 4005. `context.probing` says whether a ping is out. The welcome tells
+ * the worker `heartbeatMs`, so that it can notice a coordinator gone silent. (It used to be
+ * a parallel region `alive ⇄ probing`; a parallel state made every idle ⇄ busy step about a
+ * third dearer, on every job.)
  *
  * @example
  * ```ts
@@ -187,7 +188,6 @@ export const connectionMachine = setup({
     probeAnswered: enqueueActions(({ enqueue }) => {
       enqueue.cancel("probeDeadline");
       enqueue.assign({ probing: false });
-      enqueue.raise({ type: "PROBE" }, { id: "probe", delay: "heartbeat" });
     }),
     closeWith: assign((_, params: { code: number; reason: string }) => ({
       closeCode: params.code,
@@ -385,7 +385,7 @@ export const connectionMachine = setup({
             raise({ type: "PROBE_DEADLINE" }, { id: "probeDeadline", delay: "deadAfter" }),
           ],
         },
-        PONG: { guard: "probing", actions: "probeAnswered" },
+        PONG: { guard: "probing", actions: ["probeAnswered", "scheduleProbe"] },
         PROBE_DEADLINE: {
           target: "closing",
           actions: {
@@ -434,7 +434,10 @@ export const connectionMachine = setup({
                 worker: context.worker,
               })),
             },
-            PONG: { guard: "probing", actions: ["probeAnswered", "sendHeartbeat"] },
+            PONG: {
+              guard: "probing",
+              actions: ["probeAnswered", "sendHeartbeat", "scheduleProbe"],
+            },
             EXPIRE: {
               guard: "expiresHeldJob",
               target: "#connection.closing",

@@ -121,10 +121,9 @@ export class CoordinatorServer {
         this.connections.get(effect.conn)?.actor.send({ type: "CANCEL_JOB", job: effect.job });
         return;
       case "lease.expired": {
-        // Behind a result of that connection still being stored: the answer came in time
+        // Behind a result of that connection still being stored: that answer came in time
         // and counts, and the expiry then finds the job no longer held (the connection
-        // ignores it). Sent at once, it closed the connection first, the job ran again and
-        // its result was stored twice (found by the simulation, heavy faults, seed 233).
+        // ignores it) instead of closing the connection and running the job again.
         const connection = this.connections.get(effect.conn);
         if (!connection) return;
         this.inOrder(connection, () => {

@@ -22,6 +22,7 @@ const DEFAULT_CLOSE_TIMEOUT_MS = 5_000;
 interface CloseTimeout {
   closeTimeout: number;
 }
+
 /** RFC 6455 §5.5: a close frame's payload is at most 125 bytes, two of them the code. */
 const MAX_REASON_BYTES = 123;
 const ELLIPSIS = "…";
