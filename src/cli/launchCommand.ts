@@ -8,9 +8,10 @@ import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 export const LAUNCH_USAGE = `usage: baton launch --world N [--hosts H,…] [options] -- command [args…]
 
 Starts N ranks of the command, like torchrun, on this machine or on ssh hosts, and waits for
-them. Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
-(--master-port, or a free port), BATON_DEPLOYMENT, BATON_STATE_DIR and BATON_LAUNCHER_PID, and writes its
-output to STATE_DIR/DEPLOYMENT/rank-R.log here. Orphans of launchers that died are reaped first.
+them. Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+MASTER_PORT (--master-port, or a free port), BATON_DEPLOYMENT, BATON_STATE_DIR and
+BATON_LAUNCHER_PID, and writes its output to STATE_DIR/DEPLOYMENT/rank-R.log here. Orphans
+of launchers that died are reaped first.
 
   --world N            number of ranks (required unless --hosts gives them)
   --hosts LIST         where the ranks run, in rank order: comma-separated hosts, each
@@ -81,9 +82,9 @@ export async function launchCommand(argv: string[]): Promise<number> {
   if (!LOG_LEVELS.includes(level)) {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
   }
-  const masterPort = portNumber(values["master-port"]);
-  const graceMs = milliseconds("--grace-ms", values["grace-ms"]);
-  const loadTimeoutMs = milliseconds("--load-timeout-ms", values["load-timeout-ms"]);
+  const masterPort = wholeNumber("--master-port", values["master-port"], "a TCP port", 65_535);
+  const graceMs = wholeNumber("--grace-ms", values["grace-ms"], MS);
+  const loadTimeoutMs = wholeNumber("--load-timeout-ms", values["load-timeout-ms"], MS);
   const group = launchGroup({
     argv: command,
     worldSize: world,
@@ -196,21 +197,20 @@ function hostList(text: string): string[] {
   });
 }
 
-/** A duration flag: a whole number of ms ≥ 1, or undefined when absent. */
-function milliseconds(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1) {
-    throw new ConfigError(`${flag} must be a whole number of milliseconds ≥ 1, not "${text}"`);
-  }
-  return value;
-}
+const MS = "a whole number of milliseconds";
 
-function portNumber(text: string | undefined): number | undefined {
+/** A flag's whole number from 1 to `max`, or undefined when the flag is absent. */
+function wholeNumber(
+  flag: string,
+  text: string | undefined,
+  what: string,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (text === undefined) return undefined;
   const value = Number(text);
-  if (!/^\d+$/.test(text) || value < 1 || value > 65_535) {
-    throw new ConfigError(`--master-port must be a TCP port from 1 to 65535, not "${text}"`);
+  if (!/^\d+$/.test(text) || value < 1 || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? "≥ 1" : `from 1 to ${max}`;
+    throw new ConfigError(`${flag} must be ${what} ${range}, not "${text}"`);
   }
   return value;
 }
