@@ -680,12 +680,14 @@ class LaunchedGroup implements RankGroup {
 
   private async readMarker({ rank, site }: Spawned): Promise<void> {
     const actor = this.ranks[rank];
-    if (
-      actor === undefined ||
-      !(actor.getSnapshot().matches("loading") || actor.getSnapshot().matches("ready"))
-    ) {
-      return;
-    }
+    if (actor === undefined) return;
+    const watched = () => {
+      const snapshot = actor.getSnapshot();
+      return (
+        snapshot.status === "active" && (snapshot.matches("loading") || snapshot.matches("ready"))
+      );
+    };
+    if (!watched()) return;
     try {
       const marker = await readStateFile(
         site?.files ?? this.ports.files,
@@ -695,7 +697,8 @@ class LaunchedGroup implements RankGroup {
       if (marker === undefined || marker.deployment !== this.deployment || marker.rank !== rank) {
         return;
       }
-      actor.send({ type: "MARKER", marker });
+      // The rank may have exited (and its actor stopped) while the marker was being read.
+      if (watched()) actor.send({ type: "MARKER", marker });
     } catch (error) {
       if (!(error instanceof RankFileError)) throw error;
       this.logger.debug({ deployment: this.deployment, rank, err: error }, "unreadable marker");

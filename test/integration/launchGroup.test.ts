@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { RankGroupError } from "../../src/errors.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
@@ -144,6 +144,34 @@ describe("launchGroup", () => {
     const exit = await group.wait();
     expect(exit.status).toBe("stopped");
     expect(exit.ranks.every((rank) => rank.signal === "SIGTERM")).toBe(true);
+  });
+
+  it("a marker read still in flight when its rank exits is dropped, not sent to the stopped rank", async () => {
+    // Marker reads take 300 ms, so one is always in flight when the rank exits.
+    const slowMarkers = {
+      ...files,
+      read: async (path: string) => {
+        const text = await files.read(path);
+        if (path.endsWith(".marker.json")) await new Promise((done) => setTimeout(done, 300));
+        return text;
+      },
+    };
+    const warn = vi.spyOn(console, "warn");
+    try {
+      const group = launch({
+        argv: [PYTHON, RANK_PY, "--steps", "3", "--step-ms", "100"],
+        worldSize: 1,
+        ports: { files: slowMarkers },
+      });
+      await group.ready;
+      const exit = await group.wait();
+      expect(exit.status).toBe("succeeded");
+      await new Promise((done) => setTimeout(done, 400));
+      const stopped = warn.mock.calls.filter((args) => String(args[0]).includes("stopped actor"));
+      expect(stopped).toEqual([]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it("one failing rank stops the others; the group fails with its exit code and log tail", async () => {
