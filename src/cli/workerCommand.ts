@@ -30,8 +30,9 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
 
 Exit code: 0 when the coordinator stopped the worker (close 1000), 2 for bad usage, 3 when
 the connection could not be made, was refused or ended abnormally, or when the coordinator
-went silent (no frame and no ping for 4 times the ping interval it announced: its host may
-have crashed or the network dropped the connection), 130 / 143 after SIGINT / SIGTERM (the
+went silent (no welcome within 30 s of connecting, or, after it, no frame and no ping for 4
+times the ping interval it announced: its host may have crashed or the network dropped the
+connection), 130 / 143 after SIGINT / SIGTERM (the
 running job is aborted and goes back to the coordinator; a second signal stops at once).`;
 
 /** DESIGN §8's abort grace: how long a stopping worker waits for its job and connection. */

@@ -26,6 +26,9 @@ import { SilenceWatch } from "./silenceWatch.ts";
  */
 const SILENCE_LIMIT_PINGS = 4;
 
+/** How long a worker waits for the welcome, from connecting, unless told otherwise. */
+const DEFAULT_WELCOME_TIMEOUT_MS = 30_000;
+
 export interface WorkerOptions {
   net: Net;
   /** The coordinator's address (`ws://127.0.0.1:PORT`, or a memory address in-process). */
@@ -55,6 +58,14 @@ export interface WorkerOptions {
    * ```
    */
   silenceLimitMs?: number;
+  /**
+   * How long, in ms from connecting, the worker waits for the coordinator's welcome (its
+   * challenge, then the welcome that proves it knows the secret) before it gives up: it closes
+   * with 4009 (`coordinatorSilent`) and `runWorker` returns. Default 30 s. Without it, a worker
+   * pointed at a server that accepts WebSockets but is not a baton coordinator, or at a
+   * coordinator that froze after accepting, would wait forever.
+   */
+  welcomeTimeoutMs?: number;
 }
 
 /** How a worker's connection ended. `code` 1000 is the coordinator's normal stop. */
@@ -84,17 +95,26 @@ class NeedJobs {
  * ```
  */
 export async function runWorker(options: WorkerOptions): Promise<WorkerExit> {
-  const limit = options.silenceLimitMs;
-  if (limit !== undefined && !(Number.isFinite(limit) && limit > 0)) {
-    throw new ConfigError(
-      `silenceLimitMs must be a positive number of milliseconds (got ${limit}); leave it out for 4 × the coordinator's ping interval`,
-    );
-  }
+  positiveMs(
+    "silenceLimitMs",
+    options.silenceLimitMs,
+    "leave it out for 4 × the coordinator's ping interval",
+  );
+  positiveMs("welcomeTimeoutMs", options.welcomeTimeoutMs, "leave it out for 30 s");
   const link = await options.net.connect(options.address);
   return new Promise<WorkerExit>((resolve) => {
     const session = new WorkerSession(link, options, resolve);
     link.onClose((code, reason) => session.end(code, reason));
   });
+}
+
+/** Refuses a timeout option that is not a positive, finite number of milliseconds. */
+function positiveMs(name: string, value: number | undefined, otherwise: string): void {
+  if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+    throw new ConfigError(
+      `${name} must be a positive number of milliseconds (got ${value}); ${otherwise}`,
+    );
+  }
 }
 
 class WorkerSession {
@@ -106,7 +126,10 @@ class WorkerSession {
   private ended = false;
   /** The context of the job running now. */
   private running: HandlerContext | undefined;
-  /** Armed by the welcome; absent before, and for a coordinator that announces no ping interval. */
+  /**
+   * Armed at connecting for the welcome deadline, then re-armed by the welcome for silence;
+   * absent after the welcome of a coordinator that announces no ping interval.
+   */
   private silence: SilenceWatch | undefined;
   private readonly protocol: ProtocolRange;
 
@@ -117,7 +140,12 @@ class WorkerSession {
   ) {
     this.protocol = options.protocol ?? PROTOCOL;
     link.onFrame((text) => this.onFrame(text));
-    link.onPing(() => this.silence?.heard());
+    link.onPing(() => this.heard());
+    const welcomeMs = options.welcomeTimeoutMs ?? DEFAULT_WELCOME_TIMEOUT_MS;
+    this.giveUpAfter(
+      welcomeMs,
+      `no welcome from the coordinator within ${welcomeMs} ms of connecting; is the address a baton coordinator's, and is it overloaded?`,
+    );
   }
 
   /** Ends the session once: aborts the running job and reports how the connection ended. */
@@ -157,14 +185,27 @@ class WorkerSession {
 
   /** Watches for silence from the welcome on, if the limit is known. */
   private watchSilence(heartbeatMs: number | undefined): void {
+    this.silence?.stop();
+    this.silence = undefined;
     const limitMs =
       this.options.silenceLimitMs ??
       (heartbeatMs === undefined ? undefined : SILENCE_LIMIT_PINGS * heartbeatMs);
     if (limitMs === undefined) return;
-    this.silence?.stop();
+    this.giveUpAfter(
+      limitMs,
+      `no frame or ping from the coordinator for ${limitMs} ms; it may have crashed or the network dropped the connection`,
+    );
+  }
+
+  /** The coordinator was heard from: after the welcome, that restarts the silence limit. */
+  private heard(): void {
+    if (this.welcomed) this.silence?.heard();
+  }
+
+  /** Gives up on the coordinator, closing with 4009, after `limitMs` without hearing from it. */
+  private giveUpAfter(limitMs: number, reason: string): void {
     this.silence = new SilenceWatch(this.options.clock ?? nodeClock(), limitMs, () => {
-      const reason = `no frame or ping from the coordinator for ${limitMs} ms; it may have crashed or the network dropped the connection`;
-      this.options.logger.warn({ limitMs }, "the coordinator went silent; giving up on it");
+      this.options.logger.warn({ limitMs, reason }, "giving up on the coordinator");
       this.link.close(CloseCode.coordinatorSilent, reason);
       this.end(CloseCode.coordinatorSilent, reason);
     });
@@ -172,7 +213,7 @@ class WorkerSession {
 
   private onFrame(text: string): void {
     if (this.ended) return;
-    this.silence?.heard();
+    this.heard();
     let frame: ReturnType<typeof parseToWorker>;
     try {
       frame = parseToWorker(text);

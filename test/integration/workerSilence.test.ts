@@ -2,7 +2,8 @@
  * The worker's silence watchdog on real sockets (127.0.0.1, wsNet): a coordinator that goes
  * silent after the welcome is given up on with 4009 within the limit, even when it never
  * answers the close; a coordinator that keeps pinging keeps its workers, idle or busy, past
- * the limit. Small ping intervals keep each test well under a second or two. Every server and
+ * the limit; a server that never welcomes the worker is given up on after the welcome
+ * deadline. Small ping intervals keep each test well under a second or two. Every server and
  * worker a test starts is stopped after it, whether it passed or not.
  */
 import pino from "pino";
@@ -31,7 +32,7 @@ afterEach(async () => {
 });
 
 /** A worker over wsNet; its link is closed by the coordinator's cleanup at the latest. */
-function startWorker(address: string, secret: Uint8Array, name = "w-1") {
+function startWorker(address: string, secret: Uint8Array, name = "w-1", welcomeTimeoutMs?: number) {
   const startedAt = performance.now();
   const exited = runWorker({
     net: wsNet(),
@@ -41,6 +42,7 @@ function startWorker(address: string, secret: Uint8Array, name = "w-1") {
     resources: { cpus: 1 },
     secret,
     logger,
+    ...(welcomeTimeoutMs !== undefined && { welcomeTimeoutMs }),
   }).then((exit) => ({ ...exit, afterMs: performance.now() - startedAt }));
   cleanups.push(() => exited.catch(() => {}));
   return exited;
@@ -64,6 +66,19 @@ describe("a worker's silence watchdog, on real sockets", () => {
     // Not before the limit; and without waiting for the close handshake (`ws` would wait 30 s).
     expect(waited).toBeGreaterThanOrEqual(LIMIT_MS - 5);
     expect(waited).toBeLessThan(LIMIT_MS + 1_500);
+  });
+
+  it("gives up on a server that accepts and never welcomes it, telling it why", async () => {
+    const secret = nodeEntropy().bytes(32);
+    const server = await silentCoordinator({ secret, mute: true });
+    cleanups.push(() => server.close());
+    const reason =
+      "no welcome from the coordinator within 300 ms of connecting; is the address a baton coordinator's, and is it overloaded?";
+    const exit = await startWorker(server.address, secret, "w-1", 300);
+    expect(exit).toMatchObject({ code: CloseCode.coordinatorSilent, reason, jobsRun: 0 });
+    expect(exit.afterMs).toBeGreaterThanOrEqual(295);
+    expect(exit.afterMs).toBeLessThan(1_800);
+    expect(await server.closed).toEqual({ code: CloseCode.coordinatorSilent, reason });
   });
 
   it("tells a coordinator that still reads why it was given up on", async () => {

@@ -1,7 +1,7 @@
 /**
- * The worker's silence watchdog in virtual time: `runWorker` over memoryNet on a SimClock,
- * against a hand-driven coordinator end that handshakes and then sends frames and pings only
- * when the test says so.
+ * The worker's silence watchdog and welcome deadline in virtual time: `runWorker` over
+ * memoryNet on a SimClock, against a hand-driven coordinator end that handshakes (or does
+ * not) and then sends frames and pings only when the test says so.
  */
 import pino from "pino";
 import { describe, expect, it } from "vitest";
@@ -206,4 +206,85 @@ describe("the worker's silence watchdog", () => {
       );
     },
   );
+});
+
+/**
+ * A worker connected to a server that accepts the connection and then, short of a welcome,
+ * does what `serve` says with each link: nothing, or only the challenge.
+ */
+async function unwelcomed(serve: (link: Link) => void, welcomeTimeoutMs?: number) {
+  const clock = new SimClock();
+  const net = memoryNet();
+  const listener = await net.listen(ADDRESS);
+  const closes: [number, string][] = [];
+  listener.onConnection((link) => {
+    link.onClose((code, reason) => closes.push([code, reason]));
+    serve(link);
+  });
+  let exit: WorkerExit | undefined;
+  void runWorker({
+    net,
+    address: ADDRESS,
+    jobs: loadJobs({ nap: () => null }),
+    name: "w-1",
+    resources: {},
+    secret: SECRET,
+    logger: pino({ level: "silent" }),
+    clock,
+    ...(welcomeTimeoutMs !== undefined && { welcomeTimeoutMs }),
+  }).then((e) => {
+    exit = e;
+  });
+  await drain();
+  return { clock, closes, exit: () => exit };
+}
+
+const noWelcomeWithin = (ms: number) =>
+  `no welcome from the coordinator within ${ms} ms of connecting; is the address a baton coordinator's, and is it overloaded?`;
+
+describe("the worker's welcome deadline", () => {
+  it("gives up with 4009 after 30 s on a server that accepts and then says nothing", async () => {
+    const w = await unwelcomed(() => {});
+    await advance(w.clock, 29_999);
+    expect(w.exit()).toBeUndefined();
+    await advance(w.clock, 1);
+    expect(w.exit()).toEqual({
+      code: CloseCode.coordinatorSilent,
+      reason: noWelcomeWithin(30_000),
+      jobsRun: 0,
+    });
+    await drain();
+    expect(w.closes).toEqual([[CloseCode.coordinatorSilent, noWelcomeWithin(30_000)]]);
+    expect(w.clock.pending).toBe(0);
+  });
+
+  it("counts from connecting: frames short of the welcome do not extend it", async () => {
+    let server!: Link;
+    const w = await unwelcomed((link) => {
+      server = link;
+    }, 1_000);
+    for (let i = 0; i < 3; i++) {
+      server.send(JSON.stringify({ type: "challenge", nonce: `n${i}`, protocol: [1, 2] }));
+      await advance(w.clock, 300);
+    }
+    expect(w.exit()).toBeUndefined();
+    await advance(w.clock, 100);
+    expect(w.exit()?.reason).toBe(noWelcomeWithin(1_000));
+  });
+
+  it.each([0, -5, Number.NaN])("refuses welcomeTimeoutMs %d before connecting", async (ms) => {
+    const failure = runWorker({
+      net: memoryNet(),
+      address: ADDRESS,
+      jobs: loadJobs({ nap: () => null }),
+      name: "w-1",
+      resources: {},
+      secret: SECRET,
+      logger: pino({ level: "silent" }),
+      welcomeTimeoutMs: ms,
+    });
+    await expect(failure).rejects.toThrow(
+      `welcomeTimeoutMs must be a positive number of milliseconds (got ${ms}); leave it out for 30 s`,
+    );
+  });
 });
