@@ -19,7 +19,14 @@ export async function importUserModule(path: string): Promise<Record<string, unk
     throw new BatonError("MODULE_NOT_FOUND", `${path} does not exist (looked at ${absolute})`);
   }
   try {
-    return (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+    const namespace = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+    // A TypeScript module in a CommonJS package (no "type": "module") is compiled to
+    // CommonJS: its exports arrive as the default export, marked by the compiler.
+    const compiled = namespace.default as { __esModule?: unknown } | undefined;
+    if (typeof compiled === "object" && compiled !== null && compiled.__esModule === true) {
+      return compiled as Record<string, unknown>;
+    }
+    return namespace;
   } catch (error) {
     throw new BatonError(
       "MODULE_LOAD",

@@ -69,7 +69,7 @@ export interface ConnectionInput {
   deadAfterMs?: number;
 }
 
-interface ConnectionContext {
+export interface ConnectionContext {
   conn: string;
   coordinator: AnyActorRef;
   run: string;

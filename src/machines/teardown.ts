@@ -132,7 +132,7 @@ export interface TeardownOutput {
   forbiddenGroups: number[];
 }
 
-interface TeardownContext {
+export interface TeardownContext {
   deployment: string;
   selfPid: number;
   groups: number[];

@@ -31,7 +31,7 @@ export interface WatchdogInput {
   graceMs?: number;
 }
 
-interface WatchdogContext {
+export interface WatchdogContext {
   tolerance: number;
   graceMs: number;
   /** Failed probes since the last good one. */

@@ -1,0 +1,118 @@
+/**
+ * baton as a user's project gets it: a folder of the user's own with baton in its
+ * node_modules (a link to this checkout, as `npm install ../baton` makes). Plain JavaScript
+ * imports the compiled package (dist/, built by `npm run build`, which `npm ci` and `npm test`
+ * run); TypeScript graph and job modules that import "baton" run under `baton run`, in a
+ * package of either module type or in a folder with no package.json at all. Every process a
+ * test starts is stopped by its pid when the test ends.
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+
+const projects: string[] = [];
+
+afterEach(() => stopBatons());
+afterAll(() => {
+  for (const dir of projects) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A user's project folder with baton installed (linked) and the given files. */
+function project(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-user-"));
+  projects.push(dir);
+  mkdirSync(join(dir, "node_modules"));
+  symlinkSync(ROOT, join(dir, "node_modules", "baton"), "dir");
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+/** Runs `node FILE` in `dir` (no loader: what plain JavaScript gets), stopped by pid if needed. */
+function runNode(dir: string, file: string): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [file], { cwd: dir });
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    out += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    out += chunk;
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+  return new Promise((resolve) => {
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+const GRAPH = `import { job } from "baton";
+export { default as jobs } from "./jobs.ts";
+const parts = [1, 2, 3].map((n) => job("square", n));
+export default [job("sum", null, { after: parts })];
+`;
+
+const JOBS = `import { defineJobs } from "baton";
+export default defineJobs({
+  square: (n: number) => n * n,
+  sum: (_: null, ctx: { deps: Record<string, unknown> }) =>
+    Object.values(ctx.deps).reduce((a, b) => (a as number) + (b as number), 0),
+});
+`;
+
+describe("baton in a user's project", () => {
+  it("imports from plain JavaScript: the compiled package, with its type declarations", async () => {
+    expect(existsSync(join(ROOT, "dist", "index.js"))).toBe(true);
+    expect(existsSync(join(ROOT, "dist", "index.d.ts"))).toBe(true);
+    const dir = project({
+      "main.mjs": `import { createEngine, job, simulate } from "baton";
+const engine = createEngine({ jobs: { double: (n) => n * 2 } });
+const answer = job("double", 21);
+const result = await engine.run([answer]);
+const sim = await simulate({ seed: 7, jobs: 10, workers: 2 });
+console.log(JSON.stringify({ ok: result.ok, value: result.get(answer).value, sim: sim.ok }));
+`,
+    });
+    const { code, out } = await runNode(dir, "main.mjs");
+    expect(out).toBe(`${JSON.stringify({ ok: true, value: 42, sim: true })}\n`);
+    expect(code).toBe(0);
+  });
+
+  it.each([
+    ["a folder with no package.json", undefined],
+    ["a CommonJS package", "commonjs"],
+    ["an ES module package", "module"],
+  ])("runs TypeScript modules that import baton, in %s", async (_, type) => {
+    const dir = project({
+      "graph.ts": GRAPH,
+      "jobs.ts": JOBS,
+      ...(type !== undefined && { "package.json": JSON.stringify({ type }) }),
+    });
+    const run = startBaton(["run", "graph.ts", "--workers", "1", "--json"], { cwd: dir });
+    const exit = await run.exit;
+    expect(exit.stderr).toBe("");
+    expect(exit.code).toBe(0);
+    const result = JSON.parse(exit.stdout) as { jobs: { kind: string; value: unknown }[] };
+    expect(result.jobs.find((j) => j.kind === "sum")?.value).toBe(14);
+  });
+
+  it("shares baton's classes with the command: a baton error a graph module throws is reported as one", async () => {
+    const dir = project({
+      "package.json": JSON.stringify({ type: "module" }),
+      "graph.ts": `import { ConfigError } from "baton";
+export default () => {
+  throw new ConfigError("set SOURCE_DIR to the folder of documents to index");
+};
+`,
+      "jobs.ts": JOBS,
+    });
+    const exit = await startBaton(["run", "graph.ts", "--jobs", "jobs.ts"], { cwd: dir }).exit;
+    expect(exit.stderr).toBe(
+      "baton run: set SOURCE_DIR to the folder of documents to index [CONFIG]\n",
+    );
+    expect(exit.code).toBe(2);
+  });
+});
