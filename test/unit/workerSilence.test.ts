@@ -33,10 +33,16 @@ interface Options {
   /** The ping interval the welcome announces; absent: none. */
   heartbeatMs?: number;
   silenceLimitMs?: number;
+  welcomeTimeoutMs?: number;
+  /** false: the coordinator end sends nothing by itself, not even the challenge. */
+  handshake?: boolean;
 }
 
-/** A worker connected to a coordinator end the test drives, both past the handshake. */
-async function welcomed(options: Options = {}) {
+/**
+ * A worker connected to a coordinator end the test drives, both past the handshake (unless
+ * `handshake` is false).
+ */
+async function connected(options: Options = {}) {
   const clock = new SimClock();
   const net = memoryNet();
   const listener = await net.listen(ADDRESS);
@@ -55,6 +61,7 @@ async function welcomed(options: Options = {}) {
   listener.onConnection((link) => {
     coordinator = link;
     link.onClose((code, reason) => closes.push([code, reason]));
+    if (options.handshake === false) return;
     link.onFrame((text) => {
       const hello = JSON.parse(text) as { type: string; proof: string };
       if (hello.type !== "hello") return;
@@ -88,6 +95,7 @@ async function welcomed(options: Options = {}) {
     logger: pino({ level: "silent" }),
     clock: wallClock,
     ...(options.silenceLimitMs !== undefined && { silenceLimitMs: options.silenceLimitMs }),
+    ...(options.welcomeTimeoutMs !== undefined && { welcomeTimeoutMs: options.welcomeTimeoutMs }),
   }).then((e) => {
     exit = e;
   });
@@ -95,24 +103,29 @@ async function welcomed(options: Options = {}) {
   return { clock, wallClock, coordinator, closes, aborted, exit: () => exit };
 }
 
+/** The worker is still there 1 ms before `limitMs`, and at it gives up with 4009 and `reason`. */
+async function expectGivesUpAt(
+  w: Awaited<ReturnType<typeof connected>>,
+  limitMs: number,
+  reason: string,
+): Promise<void> {
+  await advance(w.clock, limitMs - 1);
+  expect(w.exit()).toBeUndefined();
+  await advance(w.clock, 1);
+  expect(w.exit()).toEqual({ code: CloseCode.coordinatorSilent, reason, jobsRun: 0 });
+  await drain();
+  expect(w.closes).toEqual([[CloseCode.coordinatorSilent, reason]]);
+  expect(w.clock.pending).toBe(0);
+}
+
 describe("the worker's silence watchdog", () => {
   it("closes with 4009 after 4 × the announced ping interval of silence, not before", async () => {
-    const w = await welcomed({ heartbeatMs: 5_000 });
-    await advance(w.clock, 19_999);
-    expect(w.exit()).toBeUndefined();
-    await advance(w.clock, 1);
-    expect(w.exit()).toEqual({
-      code: CloseCode.coordinatorSilent,
-      reason: silentFor(20_000),
-      jobsRun: 0,
-    });
-    await drain();
-    expect(w.closes).toEqual([[CloseCode.coordinatorSilent, silentFor(20_000)]]);
-    expect(w.clock.pending).toBe(0);
+    const w = await connected({ heartbeatMs: 5_000 });
+    await expectGivesUpAt(w, 20_000, silentFor(20_000));
   });
 
   it("counts from the last ping or frame: each one restarts the limit", async () => {
-    const w = await welcomed({ heartbeatMs: 1_000 });
+    const w = await connected({ heartbeatMs: 1_000 });
     for (let i = 0; i < 10; i++) {
       await advance(w.clock, 3_500);
       w.coordinator.ping();
@@ -131,7 +144,7 @@ describe("the worker's silence watchdog", () => {
   });
 
   it("aborts the running job when it gives up", async () => {
-    const w = await welcomed({ heartbeatMs: 100 });
+    const w = await connected({ heartbeatMs: 100 });
     w.coordinator.send(
       JSON.stringify({ type: "job", id: "j1", kind: "hang", input: null, deps: {}, attempt: 1 }),
     );
@@ -142,26 +155,26 @@ describe("the worker's silence watchdog", () => {
   });
 
   it("keeps no watchdog for a coordinator whose welcome announces no ping interval", async () => {
-    const w = await welcomed();
+    const w = await connected();
     expect(w.clock.pending).toBe(0);
     await advance(w.clock, 7_200_000);
     expect(w.exit()).toBeUndefined();
   });
 
   it("uses silenceLimitMs when given, with or without an announced interval", async () => {
-    const announced = await welcomed({ heartbeatMs: 5_000, silenceLimitMs: 60_000 });
+    const announced = await connected({ heartbeatMs: 5_000, silenceLimitMs: 60_000 });
     await advance(announced.clock, 59_999);
     expect(announced.exit()).toBeUndefined();
     await advance(announced.clock, 1);
     expect(announced.exit()?.reason).toBe(silentFor(60_000));
 
-    const unannounced = await welcomed({ silenceLimitMs: 300 });
+    const unannounced = await connected({ silenceLimitMs: 300 });
     await advance(unannounced.clock, 300);
     expect(unannounced.exit()?.code).toBe(CloseCode.coordinatorSilent);
   });
 
   it("waits out a limit longer than Node's longest timer in full", async () => {
-    const w = await welcomed({ heartbeatMs: 2 ** 30 });
+    const w = await connected({ heartbeatMs: 2 ** 30 });
     await advance(w.clock, 2 ** 32 - 1);
     expect(w.exit()).toBeUndefined();
     await advance(w.clock, 1);
@@ -169,7 +182,7 @@ describe("the worker's silence watchdog", () => {
   });
 
   it("measures silence with timers, not the time of day: a clock stepped forward is not silence", async () => {
-    const w = await welcomed({ heartbeatMs: 1_000 });
+    const w = await connected({ heartbeatMs: 1_000 });
     w.coordinator.ping();
     await drain();
     w.wallClock.offsetMs = 3_600_000;
@@ -180,99 +193,49 @@ describe("the worker's silence watchdog", () => {
   });
 
   it("stops watching when the coordinator closes the link", async () => {
-    const w = await welcomed({ heartbeatMs: 5_000 });
+    const w = await connected({ heartbeatMs: 5_000 });
     w.coordinator.close(CloseCode.normal, "the run is finished");
     await drain();
     expect(w.exit()).toEqual({ code: CloseCode.normal, reason: "the run is finished", jobsRun: 0 });
     expect(w.clock.pending).toBe(0);
   });
-
-  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])(
-    "refuses silenceLimitMs %d before connecting",
-    async (silenceLimitMs) => {
-      const failure = runWorker({
-        net: memoryNet(),
-        address: ADDRESS,
-        jobs: loadJobs({ nap: () => null }),
-        name: "w-1",
-        resources: {},
-        secret: SECRET,
-        logger: pino({ level: "silent" }),
-        silenceLimitMs,
-      });
-      await expect(failure).rejects.toBeInstanceOf(ConfigError);
-      await expect(failure).rejects.toThrow(
-        `silenceLimitMs must be a positive number of milliseconds (got ${silenceLimitMs})`,
-      );
-    },
-  );
 });
-
-/**
- * A worker connected to a server that accepts the connection and then, short of a welcome,
- * does what `serve` says with each link: nothing, or only the challenge.
- */
-async function unwelcomed(serve: (link: Link) => void, welcomeTimeoutMs?: number) {
-  const clock = new SimClock();
-  const net = memoryNet();
-  const listener = await net.listen(ADDRESS);
-  const closes: [number, string][] = [];
-  listener.onConnection((link) => {
-    link.onClose((code, reason) => closes.push([code, reason]));
-    serve(link);
-  });
-  let exit: WorkerExit | undefined;
-  void runWorker({
-    net,
-    address: ADDRESS,
-    jobs: loadJobs({ nap: () => null }),
-    name: "w-1",
-    resources: {},
-    secret: SECRET,
-    logger: pino({ level: "silent" }),
-    clock,
-    ...(welcomeTimeoutMs !== undefined && { welcomeTimeoutMs }),
-  }).then((e) => {
-    exit = e;
-  });
-  await drain();
-  return { clock, closes, exit: () => exit };
-}
 
 const noWelcomeWithin = (ms: number) =>
   `no welcome from the coordinator within ${ms} ms of connecting; is the address a baton coordinator's, and is it overloaded?`;
 
 describe("the worker's welcome deadline", () => {
   it("gives up with 4009 after 30 s on a server that accepts and then says nothing", async () => {
-    const w = await unwelcomed(() => {});
-    await advance(w.clock, 29_999);
-    expect(w.exit()).toBeUndefined();
-    await advance(w.clock, 1);
-    expect(w.exit()).toEqual({
-      code: CloseCode.coordinatorSilent,
-      reason: noWelcomeWithin(30_000),
-      jobsRun: 0,
-    });
-    await drain();
-    expect(w.closes).toEqual([[CloseCode.coordinatorSilent, noWelcomeWithin(30_000)]]);
-    expect(w.clock.pending).toBe(0);
+    const w = await connected({ handshake: false });
+    await expectGivesUpAt(w, 30_000, noWelcomeWithin(30_000));
   });
 
   it("counts from connecting: frames short of the welcome do not extend it", async () => {
-    let server!: Link;
-    const w = await unwelcomed((link) => {
-      server = link;
-    }, 1_000);
+    const w = await connected({ handshake: false, welcomeTimeoutMs: 1_000 });
     for (let i = 0; i < 3; i++) {
-      server.send(JSON.stringify({ type: "challenge", nonce: `n${i}`, protocol: [1, 2] }));
+      w.coordinator.send(JSON.stringify({ type: "challenge", nonce: `n${i}`, protocol: [1, 2] }));
       await advance(w.clock, 300);
     }
     expect(w.exit()).toBeUndefined();
     await advance(w.clock, 100);
     expect(w.exit()?.reason).toBe(noWelcomeWithin(1_000));
   });
+});
 
-  it.each([0, -5, Number.NaN])("refuses welcomeTimeoutMs %d before connecting", async (ms) => {
+describe("the worker's timeout options", () => {
+  it.each([
+    ["silenceLimitMs", 0, "leave it out for 4 × the coordinator's ping interval"],
+    ["silenceLimitMs", -1, "leave it out for 4 × the coordinator's ping interval"],
+    ["silenceLimitMs", Number.NaN, "leave it out for 4 × the coordinator's ping interval"],
+    [
+      "silenceLimitMs",
+      Number.POSITIVE_INFINITY,
+      "leave it out for 4 × the coordinator's ping interval",
+    ],
+    ["welcomeTimeoutMs", 0, "leave it out for 30 s"],
+    ["welcomeTimeoutMs", -5, "leave it out for 30 s"],
+    ["welcomeTimeoutMs", Number.NaN, "leave it out for 30 s"],
+  ])("refuses %s %d before connecting", async (name, ms, otherwise) => {
     const failure = runWorker({
       net: memoryNet(),
       address: ADDRESS,
@@ -281,10 +244,11 @@ describe("the worker's welcome deadline", () => {
       resources: {},
       secret: SECRET,
       logger: pino({ level: "silent" }),
-      welcomeTimeoutMs: ms,
+      [name]: ms,
     });
+    await expect(failure).rejects.toBeInstanceOf(ConfigError);
     await expect(failure).rejects.toThrow(
-      `welcomeTimeoutMs must be a positive number of milliseconds (got ${ms}); leave it out for 30 s`,
+      `${name} must be a positive number of milliseconds (got ${ms}); ${otherwise}`,
     );
   });
 });
