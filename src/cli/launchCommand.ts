@@ -4,6 +4,7 @@ import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
+import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 export const LAUNCH_USAGE = `usage: baton launch --world N [--hosts H,…] [options] -- command [args…]
 
@@ -82,9 +83,13 @@ export async function launchCommand(argv: string[]): Promise<number> {
   if (!LOG_LEVELS.includes(level)) {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
   }
-  const masterPort = wholeNumber("--master-port", values["master-port"], "a TCP port", 65_535);
-  const graceMs = wholeNumber("--grace-ms", values["grace-ms"], MS);
-  const loadTimeoutMs = wholeNumber("--load-timeout-ms", values["load-timeout-ms"], MS);
+  const masterPort = wholeNumberFlag("--master-port", values["master-port"], "a TCP port", 65_535);
+  const graceMs = wholeNumberFlag("--grace-ms", values["grace-ms"], MILLISECONDS);
+  const loadTimeoutMs = wholeNumberFlag(
+    "--load-timeout-ms",
+    values["load-timeout-ms"],
+    MILLISECONDS,
+  );
   const group = launchGroup({
     argv: command,
     worldSize: world,
@@ -195,22 +200,4 @@ function hostList(text: string): string[] {
     }
     return Array.from({ length: Number(count) }, () => host);
   });
-}
-
-const MS = "a whole number of milliseconds";
-
-/** A flag's whole number from 1 to `max`, or undefined when the flag is absent. */
-function wholeNumber(
-  flag: string,
-  text: string | undefined,
-  what: string,
-  max = Number.MAX_SAFE_INTEGER,
-): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || value < 1 || value > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? "≥ 1" : `from 1 to ${max}`;
-    throw new ConfigError(`${flag} must be ${what} ${range}, not "${text}"`);
-  }
-  return value;
 }

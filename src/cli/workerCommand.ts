@@ -12,6 +12,7 @@ import { runWorker, type WorkerExit } from "../runtime/worker.ts";
 import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import { importUserModule, jobsOf } from "./loadModule.ts";
+import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 const WORKER_USAGE = `usage: baton worker --connect ws://HOST:PORT --jobs FILE [options]
 
@@ -26,14 +27,19 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
   --gpus N             gpus offered (default: 0)
   --memory MIB         memory offered, in MiB (default: this machine's memory)
   --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
+  --silence-limit-ms MS
+                       give up on a coordinator not heard from (no frame, no ping) for this
+                       long (default: 4 times the ping interval it announces, 20000)
+  --welcome-timeout-ms MS
+                       give up when no welcome comes this long after connecting (default: 30000)
   -h, --help           this help
 
 Exit code: 0 when the coordinator stopped the worker (close 1000), 2 for bad usage, 3 when
 the connection could not be made, was refused or ended abnormally, or when the coordinator
-went silent (no welcome within 30 s of connecting, or, after it, no frame and no ping for 4
-times the ping interval it announced: its host may have crashed or the network dropped the
-connection), 130 / 143 after SIGINT / SIGTERM (the
-running job is aborted and goes back to the coordinator; a second signal stops at once).`;
+went silent (no welcome within --welcome-timeout-ms of connecting, or, after it, nothing for
+--silence-limit-ms: its host may have crashed or the network dropped the connection), 130 /
+143 after SIGINT / SIGTERM (the running job is aborted and goes back to the coordinator; a
+second signal stops at once).`;
 
 /** DESIGN §8's abort grace: how long a stopping worker waits for its job and connection. */
 const GRACE_MS = 5_000;
@@ -79,6 +85,16 @@ export async function workerCommand(argv: string[]): Promise<number> {
     gpus: amount("--gpus", values.gpus) ?? machine.gpus,
     memory: amount("--memory", values.memory) ?? machine.memory,
   };
+  const silenceLimitMs = wholeNumberFlag(
+    "--silence-limit-ms",
+    values["silence-limit-ms"],
+    MILLISECONDS,
+  );
+  const welcomeTimeoutMs = wholeNumberFlag(
+    "--welcome-timeout-ms",
+    values["welcome-timeout-ms"],
+    MILLISECONDS,
+  );
   const secret = await readSecret({ secretFile: values["secret-file"], env: process.env });
   // Job handlers may start programs; they have no use for the run's secret.
   delete process.env.BATON_SECRET;
@@ -123,6 +139,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
       resources,
       secret,
       logger,
+      ...(silenceLimitMs !== undefined && { silenceLimitMs }),
+      ...(welcomeTimeoutMs !== undefined && { welcomeTimeoutMs }),
     }).then(
       (exit): WorkerExit | Error => exit,
       (error: Error) => error,
@@ -173,6 +191,8 @@ function parseOptions(argv: string[]) {
         gpus: { type: "string" },
         memory: { type: "string" },
         "log-level": { type: "string", default: "warn" },
+        "silence-limit-ms": { type: "string" },
+        "welcome-timeout-ms": { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     }).values;

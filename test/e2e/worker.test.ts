@@ -167,6 +167,38 @@ describe("baton worker", () => {
     expect((await coordinator.closed).code).toBe(4009);
   });
 
+  it("takes its limits from --welcome-timeout-ms and --silence-limit-ms", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    const mute = await silentCoordinator({ secret, mute: true });
+    cleanups.push(() => mute.close());
+    const args = (address: string, ...limits: string[]) => [
+      "--connect",
+      address,
+      "--secret-file",
+      path,
+      "--jobs",
+      JOBS,
+      ...limits,
+    ];
+    const unwelcomed = await worker(args(mute.address, "--welcome-timeout-ms", "300")).exit;
+    expect(unwelcomed.code).toBe(3);
+    expect(unwelcomed.stderr).toContain(
+      `baton worker: gave up on the coordinator at ${mute.address} (code 4009): no welcome from the coordinator within 300 ms of connecting`,
+    );
+
+    const silent = await silentCoordinator({ secret, heartbeatMs: 50 });
+    cleanups.push(() => silent.close());
+    const patient = await worker(args(silent.address, "--silence-limit-ms", "700")).exit;
+    expect(patient.code).toBe(3);
+    expect(patient.stderr).toContain("no frame or ping from the coordinator for 700 ms");
+
+    const bad = await worker(args(silent.address, "--silence-limit-ms", "20s")).exit;
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      'baton worker: --silence-limit-ms must be a whole number of milliseconds ≥ 1, not "20s" [CONFIG]',
+    );
+  });
+
   it("exits 2 with the chmod hint when the secret file is readable by others", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     chmodSync(path, 0o644);
