@@ -28,6 +28,9 @@ Runs a graph of jobs and waits for it to finish.
   --store DIR        result store (default: .baton/ beside the graph module); a rerun
                      skips the jobs whose results are stored there
   --force            recompute every job, even those with stored results
+  --no-store         keep no results: nothing is reused and nothing is written (each result
+                     costs the store two fsyncs, which caps tiny jobs at a few hundred a
+                     second); logs still go to .baton/logs
   --in-process       run the workers inside this process instead (no sockets)
   --slurm            run the workers in Slurm allocations (one worker each), scaled to the
                      jobs ready or running; --listen must then be reachable from the nodes
@@ -64,6 +67,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       listen: { type: "string" },
       store: { type: "string" },
       force: { type: "boolean", default: false },
+      "no-store": { type: "boolean", default: false },
       "in-process": { type: "boolean", default: false },
       slurm: { type: "boolean", default: false },
       "max-workers": { type: "string" },
@@ -99,6 +103,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (!Number.isInteger(uiPort) || uiPort < 0 || uiPort > 65535) {
     throw new ConfigError(`--ui-port must be a port number, not "${values["ui-port"]}"`);
   }
+  if (values["no-store"] && (values.store !== undefined || values.force)) {
+    throw new ConfigError(
+      `--no-store keeps no results, so it does not go with ${values.store !== undefined ? "--store" : "--force"}`,
+    );
+  }
   const storeDir = values.store ?? join(dirname(resolve(graphPath)), ".baton");
   const runLog = join(
     storeDir,
@@ -122,7 +131,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     }),
     jobs: loadJobs(jobsOf(jobsModule, jobsPath), await readFile(resolve(jobsPath), "utf8")),
     logger,
-    store: storeDir,
+    ...(!values["no-store"] && { store: storeDir }),
     force: values.force,
     workers: slurmMaxWorkers
       ? slurmPool({

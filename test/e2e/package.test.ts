@@ -3,8 +3,8 @@
  * node_modules (a link to this checkout, as `npm install ../baton` makes). Plain JavaScript
  * imports the compiled package (dist/, built by `npm run build`, which `npm ci` and `npm test`
  * run); TypeScript graph and job modules that import "baton" run under `baton run`, in a
- * package of either module type or in a folder with no package.json at all. Every process a
- * test starts is stopped by its pid when the test ends.
+ * package of either module type or in a folder with no package.json at all, with or without
+ * a result store. Every process a test starts is stopped by its pid when the test ends.
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -97,6 +97,23 @@ console.log(JSON.stringify({ ok: result.ok, value: result.get(answer).value, sim
     expect(exit.code).toBe(0);
     const result = JSON.parse(exit.stdout) as { jobs: { kind: string; value: unknown }[] };
     expect(result.jobs.find((j) => j.kind === "sum")?.value).toBe(14);
+  });
+
+  it("keeps no results with --no-store, and refuses it beside --force", async () => {
+    const dir = project({ "graph.ts": GRAPH, "jobs.ts": JOBS });
+    for (let run = 0; run < 2; run++) {
+      const exit = await startBaton(["run", "graph.ts", "--no-store", "--json"], { cwd: dir }).exit;
+      expect(exit.code).toBe(0);
+      const result = JSON.parse(exit.stdout) as { counts: { completed: number; cached: number } };
+      expect(result.counts).toMatchObject({ completed: 4, cached: 0 });
+    }
+    expect(existsSync(join(dir, ".baton", "results"))).toBe(false);
+    expect(existsSync(join(dir, ".baton", "logs"))).toBe(true);
+    const both = await startBaton(["run", "graph.ts", "--no-store", "--force"], { cwd: dir }).exit;
+    expect(both.code).toBe(2);
+    expect(both.stderr).toBe(
+      "baton run: --no-store keeps no results, so it does not go with --force [CONFIG]\n",
+    );
   });
 
   it("shares baton's classes with the command: a baton error a graph module throws is reported as one", async () => {
