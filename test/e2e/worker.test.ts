@@ -49,6 +49,11 @@ function worker(args: string[], env: Record<string, string> = {}): BatonProcess 
   return startBaton(["worker", ...args], { env: { BATON_SECRET: undefined, ...env } });
 }
 
+/** `baton worker`'s arguments for the coordinator at `address`, the secret in `secretFile`. */
+function workerArgs(address: string, secretFile: string, ...more: string[]): string[] {
+  return ["--connect", address, "--secret-file", secretFile, "--jobs", JOBS, ...more];
+}
+
 /** A port nothing listens on: one the system just handed out and took back. */
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -71,18 +76,9 @@ describe("baton worker", () => {
     const total = job("sum", null, { after: [a, b] });
     const env = job("secretInEnv");
     const coordinator = await startCoordinator([total, env], secret);
-    const { child, exit } = worker([
-      "--connect",
-      coordinator.address,
-      "--secret-file",
-      path,
-      "--jobs",
-      JOBS,
-      "--name",
-      NAME,
-      "--log-level",
-      "trace",
-    ]);
+    const { child, exit } = worker(
+      workerArgs(coordinator.address, path, "--name", NAME, "--log-level", "trace"),
+    );
     // Once the child has exec'd node on bin/baton.js (before, it shows this process's argv).
     await vi.waitFor(() => expect(cmdline(child.pid!)).toContain("worker"));
     const argv = cmdline(child.pid!);
@@ -116,14 +112,7 @@ describe("baton worker", () => {
   it("exits 3 naming the auth failure (4001) when its secret is not the run's", async () => {
     const coordinator = await startCoordinator([job("double", 1)], nodeEntropy().bytes(32));
     const { path, secret } = await writeSecretFile(tempDir());
-    const { code, stdout, stderr } = await worker([
-      "--connect",
-      coordinator.address,
-      "--secret-file",
-      path,
-      "--jobs",
-      JOBS,
-    ]).exit;
+    const { code, stdout, stderr } = await worker(workerArgs(coordinator.address, path)).exit;
     expect(code).toBe(3);
     expect(stderr).toMatch(
       /^baton worker: connection closed with code 4001 \(.+\): authentication failed/m,
@@ -152,14 +141,7 @@ describe("baton worker", () => {
     const { path, secret } = await writeSecretFile(tempDir());
     const coordinator = await silentCoordinator({ secret, heartbeatMs: 50 });
     cleanups.push(() => coordinator.close());
-    const { code, stderr } = await worker([
-      "--connect",
-      coordinator.address,
-      "--secret-file",
-      path,
-      "--jobs",
-      JOBS,
-    ]).exit;
+    const { code, stderr } = await worker(workerArgs(coordinator.address, path)).exit;
     expect(code).toBe(3);
     expect(stderr).toContain(
       `baton worker: gave up on the coordinator at ${coordinator.address} (code 4009): no frame or ping from the coordinator for 200 ms; it may have crashed or the network dropped the connection; check that it is still running and reachable from here, then start the worker again`,
@@ -171,16 +153,8 @@ describe("baton worker", () => {
     const { path, secret } = await writeSecretFile(tempDir());
     const mute = await silentCoordinator({ secret, mute: true });
     cleanups.push(() => mute.close());
-    const args = (address: string, ...limits: string[]) => [
-      "--connect",
-      address,
-      "--secret-file",
-      path,
-      "--jobs",
-      JOBS,
-      ...limits,
-    ];
-    const unwelcomed = await worker(args(mute.address, "--welcome-timeout-ms", "300")).exit;
+    const unwelcomed = await worker(workerArgs(mute.address, path, "--welcome-timeout-ms", "300"))
+      .exit;
     expect(unwelcomed.code).toBe(3);
     expect(unwelcomed.stderr).toContain(
       `baton worker: gave up on the coordinator at ${mute.address} (code 4009): no welcome from the coordinator within 300 ms of connecting`,
@@ -188,11 +162,12 @@ describe("baton worker", () => {
 
     const silent = await silentCoordinator({ secret, heartbeatMs: 50 });
     cleanups.push(() => silent.close());
-    const patient = await worker(args(silent.address, "--silence-limit-ms", "700")).exit;
+    const patient = await worker(workerArgs(silent.address, path, "--silence-limit-ms", "700"))
+      .exit;
     expect(patient.code).toBe(3);
     expect(patient.stderr).toContain("no frame or ping from the coordinator for 700 ms");
 
-    const bad = await worker(args(silent.address, "--silence-limit-ms", "20s")).exit;
+    const bad = await worker(workerArgs(silent.address, path, "--silence-limit-ms", "20s")).exit;
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(
       'baton worker: --silence-limit-ms must be a whole number of milliseconds ≥ 1, not "20s" [CONFIG]',
@@ -202,14 +177,7 @@ describe("baton worker", () => {
   it("exits 2 with the chmod hint when the secret file is readable by others", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     chmodSync(path, 0o644);
-    const { code, stdout, stderr } = await worker([
-      "--connect",
-      "ws://127.0.0.1:9",
-      "--secret-file",
-      path,
-      "--jobs",
-      JOBS,
-    ]).exit;
+    const { code, stdout, stderr } = await worker(workerArgs("ws://127.0.0.1:9", path)).exit;
     expect(code).toBe(2);
     expect(stderr).toContain(
       `secret file ${path} is readable by others (mode 0644); chmod 600 ${path}`,
@@ -227,8 +195,7 @@ describe("baton worker", () => {
     expect(positional.stderr).not.toContain("deadbeef");
 
     const address = `ws://127.0.0.1:${await closedPort()}`;
-    const refused = await worker(["--connect", address, "--secret-file", path, "--jobs", JOBS])
-      .exit;
+    const refused = await worker(workerArgs(address, path)).exit;
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain(
       `baton worker: cannot connect to ${address}: connection refused`,
@@ -239,16 +206,7 @@ describe("baton worker", () => {
     const { path, secret } = await writeSecretFile(tempDir());
     const hang = job("hang");
     const coordinator = await startCoordinator([hang], secret);
-    const { child, exit } = worker([
-      "--connect",
-      coordinator.address,
-      "--secret-file",
-      path,
-      "--jobs",
-      JOBS,
-      "--name",
-      NAME,
-    ]);
+    const { child, exit } = worker(workerArgs(coordinator.address, path, "--name", NAME));
     await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
     const signalledAt = Date.now();
     process.kill(child.pid!, "SIGTERM");
@@ -264,14 +222,7 @@ describe("baton worker", () => {
   it("exits after the grace period when a handler ignores its AbortSignal", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     const coordinator = await startCoordinator([job("stubborn")], secret);
-    const { child, exit } = worker([
-      "--connect",
-      coordinator.address,
-      "--secret-file",
-      path,
-      "--jobs",
-      JOBS,
-    ]);
+    const { child, exit } = worker(workerArgs(coordinator.address, path));
     await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
     const signalledAt = Date.now();
     process.kill(child.pid!, "SIGTERM");
