@@ -212,10 +212,14 @@ export class CoordinatorServer {
     this.handshaking.add(connection);
   }
 
-  /** Runs a link event now, or after the events already waiting on that connection. */
+  /**
+   * Runs a link event now, or after the events already waiting on that connection. Once the
+   * connection's machine has stopped (closed, perhaps by its own close wait before the link's
+   * close arrived), its link's events have nobody to tell and are dropped.
+   */
   private inOrder(connection: Connection, handle: () => Promise<void> | undefined | void): void {
-    const pending =
-      connection.backlog === undefined ? handle() : connection.backlog.then(() => handle());
+    const run = () => (connection.actor.getSnapshot().status === "active" ? handle() : undefined);
+    const pending = connection.backlog === undefined ? run() : connection.backlog.then(run);
     if (!pending) return;
     const backlog = pending.then(() => {
       if (connection.backlog === backlog) connection.backlog = undefined;
