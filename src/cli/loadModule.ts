@@ -28,10 +28,13 @@ export async function importUserModule(path: string): Promise<Record<string, unk
     }
     return namespace;
   } catch (error) {
-    throw new BatonError(
-      "MODULE_LOAD",
-      `could not load ${path}: ${(error as Error).message ?? String(error)}`,
-    );
+    let message = (error as Error).message ?? String(error);
+    // `require("baton")` from a CommonJS module: the command's own module hook does not
+    // reach require, so baton must be installed beside the module.
+    if (message.startsWith("Cannot find module 'baton'")) {
+      message = `it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or add "type": "module" to the package.json beside ${path}`;
+    }
+    throw new BatonError("MODULE_LOAD", `could not load ${path}: ${message}`);
   }
 }
 

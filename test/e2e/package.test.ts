@@ -20,12 +20,14 @@ afterAll(() => {
   for (const dir of projects) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A user's project folder with baton installed (linked) and the given files. */
-function project(files: Record<string, string>): string {
+/** A user's project folder with the given files and baton installed (linked), unless not. */
+function project(files: Record<string, string>, installed = true): string {
   const dir = mkdtempSync(join(tmpdir(), "baton-user-"));
   projects.push(dir);
-  mkdirSync(join(dir, "node_modules"));
-  symlinkSync(ROOT, join(dir, "node_modules", "baton"), "dir");
+  if (installed) {
+    mkdirSync(join(dir, "node_modules"));
+    symlinkSync(ROOT, join(dir, "node_modules", "baton"), "dir");
+  }
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
 }
@@ -97,6 +99,21 @@ console.log(JSON.stringify({ ok: result.ok, value: result.get(answer).value, sim
     expect(exit.code).toBe(0);
     const result = JSON.parse(exit.stdout) as { jobs: { kind: string; value: unknown }[] };
     expect(result.jobs.find((j) => j.kind === "sum")?.value).toBe(14);
+  });
+
+  it("runs an ES module graph that imports baton without baton installed beside it, and says what to do for a CommonJS one", async () => {
+    const files = { "graph.ts": GRAPH, "jobs.ts": JOBS };
+    const esm = project({ ...files, "package.json": JSON.stringify({ type: "module" }) }, false);
+    const ran = await startBaton(["run", "graph.ts", "--no-store", "--json"], { cwd: esm }).exit;
+    expect(ran.stderr).toBe("");
+    expect(ran.code).toBe(0);
+
+    const commonJs = project(files, false);
+    const refused = await startBaton(["run", "graph.ts", "--no-store"], { cwd: commonJs }).exit;
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(
+      'baton run: could not load graph.ts: it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or add "type": "module" to the package.json beside graph.ts [MODULE_LOAD]\n',
+    );
   });
 
   it("keeps no results with --no-store, and refuses it beside --force", async () => {
