@@ -311,7 +311,12 @@ export class CoordinatorServer {
       }
       case "result": {
         const { persist, lookup } = this.options;
-        const held = connection.held?.id === frame.job;
+        // Only the answer the connection machine will accept is stored: the job it holds,
+        // while it still holds it. A connection closed meanwhile (for silence, say) has
+        // given the job back, and its answer, arriving before the worker read the close,
+        // counts for nothing; storing it would store the job's result twice.
+        const held =
+          connection.held?.id === frame.job && actor.getSnapshot().matches({ registered: "busy" });
         if (held && frame.status === "completed" && persist) {
           return this.persisted(connection, frame, persist, log);
         }

@@ -1,74 +1,137 @@
 /**
  * CoordinatorServer against a hand-driven link in virtual time: what it does with a link's
- * events once that link's connection machine has stopped.
+ * events once that link's connection machine has stopped or is closing.
  */
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createActor } from "xstate";
+import type { PlannedJob } from "../../src/graph/job.ts";
 import { coordinatorMachine } from "../../src/machines/coordinator.ts";
-import { CoordinatorServer } from "../../src/runtime/coordinatorServer.ts";
+import {
+  CoordinatorServer,
+  type CoordinatorServerOptions,
+} from "../../src/runtime/coordinatorServer.ts";
 import type { Link, Listener } from "../../src/runtime/ports.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
+import { workerProof } from "../../src/transport/auth.ts";
+import { PROTOCOL } from "../../src/transport/protocolVersion.ts";
 
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** A link whose other end never answers a close: the test decides when the close arrives. */
-function silentLink() {
+/**
+ * A link driven by the test: it records what the server sends and closes, delivers the
+ * frames the test makes arrive, and never answers a close by itself.
+ */
+function drivenLink() {
+  const frameHandlers: ((frame: string) => void)[] = [];
   const closeHandlers: ((code: number, reason: string) => void)[] = [];
+  const sent: Record<string, unknown>[] = [];
   const closes: [number, string][] = [];
   const link: Link = {
     id: "c1",
     remote: "test",
     bufferedAmount: 0,
-    send: () => {},
+    send: (frame) => sent.push(JSON.parse(frame)),
     close: (code, reason) => closes.push([code, reason]),
     ping: () => {},
-    onFrame: () => {},
+    onFrame: (handler) => frameHandlers.push(handler),
     onPong: () => {},
     onPing: () => {},
     onClose: (handler) => closeHandlers.push(handler),
   };
+  const arrive = (frame: object) => {
+    for (const handler of frameHandlers) handler(JSON.stringify(frame));
+  };
   const arriveClosed = (code: number, reason: string) => {
     for (const handler of closeHandlers) handler(code, reason);
   };
-  return { link, closes, arriveClosed };
+  return { link, sent, closes, arrive, arriveClosed };
+}
+
+const SECRET = new Uint8Array(32).fill(3);
+
+/** A coordinator for `jobs` and its server, on a SimClock, with one driven link accepted. */
+function serve(jobs: PlannedJob[], persist?: CoordinatorServerOptions["persist"]) {
+  const clock = new SimClock();
+  const coordinator = createActor(coordinatorMachine, { input: { jobs }, clock }).start();
+  let accept!: (link: Link) => void;
+  const listener: Listener = {
+    address: "memory://test",
+    onConnection: (handler) => {
+      accept = handler;
+    },
+    close: async () => {},
+  };
+  const server = new CoordinatorServer({
+    listener,
+    coordinator,
+    clock,
+    entropy: new SimEntropy(1),
+    secret: SECRET,
+    run: "r1",
+    logger: pino({ level: "silent" }),
+    ...(persist && { persist }),
+  });
+  const driven = drivenLink();
+  accept(driven.link);
+  return { clock, coordinator, server, ...driven };
+}
+
+/** Runs the clock's timers up to `ms`, letting microtasks run between them. */
+async function runUntil(clock: SimClock, ms: number): Promise<void> {
+  while (clock.fireNext(ms)) await new Promise((resolve) => setImmediate(resolve));
 }
 
 describe("CoordinatorServer", () => {
   it("drops a link's close that arrives after its connection machine stopped on its own", async () => {
-    const clock = new SimClock();
-    const coordinator = createActor(coordinatorMachine, { input: { jobs: [] }, clock }).start();
-    let accept!: (link: Link) => void;
-    const listener: Listener = {
-      address: "memory://test",
-      onConnection: (handler) => {
-        accept = handler;
-      },
-      close: async () => {},
-    };
-    const server = new CoordinatorServer({
-      listener,
-      coordinator,
-      clock,
-      entropy: new SimEntropy(1),
-      secret: new Uint8Array(32),
-      run: "r1",
-      logger: pino({ level: "silent" }),
-    });
-    const { link, closes, arriveClosed } = silentLink();
-    accept(link);
+    const { clock, coordinator, server, closes, arriveClosed } = serve([]);
     expect(server.connectionCount).toBe(1);
     // No hello: 4003 after 10 s, then the machine stops waiting for the close after 5 s more.
-    while (clock.fireNext(15_000)) await Promise.resolve();
+    await runUntil(clock, 15_000);
     expect(closes).toEqual([[4003, "no hello within 10000 ms of connecting"]]);
     expect(server.connectionCount).toBe(0);
     const warn = vi.spyOn(console, "warn");
     arriveClosed(4003, "no hello within 10000 ms of connecting");
     await new Promise((resolve) => setImmediate(resolve));
     expect(warn).not.toHaveBeenCalled();
+    coordinator.stop();
+  });
+
+  it("does not store a result that arrives after the connection was closed for silence", async () => {
+    const planned: PlannedJob = {
+      id: "j1",
+      kind: "crunch",
+      input: null,
+      deps: [],
+      requires: {},
+      retries: 3,
+    };
+    const persist = vi.fn(async () => {});
+    const { clock, coordinator, sent, closes, arrive } = serve([planned], persist);
+    const challenge = sent[0] as { nonce: string };
+    arrive({
+      type: "hello",
+      protocol: [...PROTOCOL],
+      worker: "w1",
+      resources: {},
+      codeHash: "c",
+      proof: workerProof(SECRET, challenge.nonce, PROTOCOL, "w1"),
+    });
+    await runUntil(clock, 0);
+    expect(sent.map((frame) => frame.type)).toEqual(["challenge", "welcome", "job"]);
+    // The worker's event loop is blocked: no pong, so the connection is closed at 20 s and
+    // the job goes back to the coordinator (WORKER_LOST), to run again elsewhere.
+    await runUntil(clock, 20_000);
+    expect(closes).toEqual([[4005, "no heartbeat for 20000 ms"]]);
+    expect(coordinator.getSnapshot().context.board.jobs.get("j1")?.state).toBe("ready");
+    // Then its answer arrives, before its side has read the close: it counts for nothing
+    // and must not be stored, or the job's next run would store it a second time.
+    arrive({ type: "result", job: "j1", status: "completed", value: 42 });
+    await runUntil(clock, 20_000);
+    expect(persist).not.toHaveBeenCalled();
     coordinator.stop();
   });
 });
