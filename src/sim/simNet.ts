@@ -14,6 +14,8 @@ type Queued = { item: Item; at: number };
 
 /** Close code of a connection that ended without a close frame (reset, dead peer). */
 const ABNORMAL = 1006;
+/** How long an end that closed waits for the answering close: wsNet's `closeTimeoutMs`. */
+const CLOSE_TIMEOUT_MS = 5_000;
 
 /** Latency of one frame on a healthy link, in virtual ms (inclusive bounds). */
 const BASE_LATENCY_MS: readonly [number, number] = [0, 2];
@@ -23,6 +25,12 @@ class SimEnd implements Link {
   peer!: SimEnd;
   /** The end can send and has not seen its close. */
   open = true;
+  /**
+   * The end closed the link itself and waits for the peer's answering close (or
+   * `CLOSE_TIMEOUT_MS`), as a WebSocket does: meanwhile frames still arrive, and its close
+   * handlers run with its own code once the wait is over.
+   */
+  closing: { code: number; reason: string; timer: unknown } | undefined = undefined;
   /** Its close handlers have run (or it belongs to a dead host). */
   closed = false;
   closeCode = 0;
@@ -62,7 +70,7 @@ class SimEnd implements Link {
     if (!this.open) return;
     this.open = false;
     this.net.transmit(this, { kind: "close", code, reason });
-    this.net.closeLocally(this, code, reason);
+    this.net.startClosing(this, code, reason);
   }
 
   ping(): void {
@@ -126,8 +134,11 @@ export interface SimLinkInfo {
 /**
  * The simulated network. Each link carries items in order per direction (frames never
  * reorder within a connection), each delivered after a latency drawn from the seed and never
- * before the item ahead of it. Faults: `reset` (an end dies: it closes with 1006 and a reset
- * reaches the peer, discarding what was in flight toward it), `partition` (nothing moves
+ * before the item ahead of it. Closing is a handshake, as with a WebSocket: the end that
+ * closes still receives what its peer sent before reading the close, and its close handlers
+ * run when the peer's answering close arrives (or after `CLOSE_TIMEOUT_MS`). Faults: `reset`
+ * (an end dies: it closes with 1006 and a reset reaches the peer, discarding what was in
+ * flight toward it), `partition` (nothing moves
  * either way until it heals; what was sent waits, as TCP retransmits), `halfOpen` (one end
  * loses the connection silently; the other believes it open until it sends something, a
  * frame or a ping, and the reset comes back: no keepalive is modelled, so a worker that only
@@ -301,9 +312,23 @@ export class SimNet {
     this.deliverLater(from.peer, item);
   }
 
+  /** `end` closed the link: it waits for the answering close, at most `CLOSE_TIMEOUT_MS`. */
+  startClosing(end: SimEnd, code: number, reason: string): void {
+    const timer = this.clock.setTimeout(
+      () => this.closeLocally(end, code, reason),
+      CLOSE_TIMEOUT_MS,
+    );
+    end.closing = { code, reason, timer };
+  }
+
   /** Runs the close handlers of `end` (its own close, a reset, or a close it received). */
   closeLocally(end: SimEnd, code: number, reason: string): void {
     if (end.closed) return;
+    if (end.closing !== undefined) {
+      this.clock.clearTimeout(end.closing.timer);
+      // The end that closed reports its own code, however the wait ended.
+      ({ code, reason } = end.closing);
+    }
     end.closed = true;
     end.closeCode = code;
     end.closeReason = reason;
@@ -347,6 +372,17 @@ export class SimNet {
       end.incoming.length = 0;
       end.head = 0;
     }
+    if (end.closing !== undefined && !end.closed) {
+      // Closing: frames still arrive (the peer sent them before it read the close); pings
+      // and pongs are not answered or heard; the peer's close or a reset ends the wait.
+      if (item.kind === "frame") {
+        this.trace(`net ${end.id} > ${end.side} ${describeFrame(item.frame)} (closing)`);
+        for (const handler of end.frameHandlers) handler(item.frame);
+      } else if (item.kind === "close" || item.kind === "rst") {
+        this.closeLocally(end, item.kind === "close" ? item.code : ABNORMAL, "");
+      }
+      return;
+    }
     if (!end.open) {
       // Sending to an end that lost the connection (not one closing normally, whose close is
       // already on its way) brings a reset back.
@@ -381,7 +417,9 @@ export class SimNet {
         for (const handler of end.pongHandlers) handler();
         return;
       case "close":
+        // Answer the close, as a WebSocket does, then close.
         end.open = false;
+        this.transmit(end, { kind: "close", code: item.code, reason: item.reason });
         this.closeLocally(end, item.code, item.reason);
         return;
       case "rst":

@@ -82,6 +82,25 @@ describe("simulate", () => {
     expect(report.trace.filter((l) => l.includes(`grant ${job} `))).toHaveLength(1);
   });
 
+  it("does not store an answer that reaches a connection already closing", async () => {
+    // Found with heavy faults (seed 2) once the simulated net let a closing end still receive
+    // frames, as a WebSocket does: a worker's answer reached a connection closed for silence
+    // (its job already given back), and was stored; the job's next run stored it again.
+    const report = await simulate({
+      seed: 2,
+      jobs: 17,
+      workers: 3,
+      faults: parseFaults(
+        "reset@13494:60,half-open@14770:23/client,partition@18567:27+6237,half-open@23372:55/client,reset@29383:27",
+      ),
+    });
+    expect(report.violation).toBeUndefined();
+    const late = report.trace.find((l) => / > server result \w+ completed \(closing\)$/.test(l));
+    expect(late).toBeDefined();
+    const job = late!.split(" ")[6]!;
+    expect(report.trace.filter((l) => l.includes(`grant ${job} `)).length).toBeGreaterThan(1);
+  });
+
   it("catches a planted bug and shrinks it to a smaller reproducer that still fails", async () => {
     let failed: Awaited<ReturnType<typeof simulate>> | undefined;
     for (let seed = 1; seed <= 1000 && !failed; seed++) {

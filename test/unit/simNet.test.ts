@@ -55,10 +55,38 @@ describe("SimNet", () => {
     client.send("after close");
     await settle(clock);
     expect(log.map((l) => l.split(" at ")[0])).toEqual([
-      "client closed 1000",
       "server got last words",
       "server closed 1000",
+      "client closed 1000",
     ]);
+  });
+
+  it("a closing end still gets what the peer sent before it read the close, then the peer's answer", async () => {
+    const { clock, server, client, log } = await pair();
+    server.close(4005, "no heartbeat");
+    client.send("a late result");
+    await settle(clock);
+    const events = log.map((l) => l.split(" at ")[0]);
+    expect([...events].sort()).toEqual([
+      "client closed 4005",
+      "server closed 4005",
+      "server got a late result",
+    ]);
+    // The server hears the late frame, and closes only once the client's answer is back.
+    expect(events.indexOf("server got a late result")).toBeLessThan(
+      events.indexOf("server closed 4005"),
+    );
+    expect(events.at(-1)).toBe("server closed 4005");
+  });
+
+  it("a closing end whose close goes unanswered closes after 5 s with its own code", async () => {
+    const { clock, net, server, log } = await pair();
+    net.partition(server.id, 60_000);
+    server.close(4005, "no heartbeat");
+    await settle(clock, 4_999);
+    expect(log).toEqual([]);
+    await settle(clock, 5_000);
+    expect(log).toEqual(["server closed 4005"]);
   });
 
   it("reset: both ends close with 1006 and what was in flight toward the peer is lost", async () => {
