@@ -187,7 +187,11 @@ export class CoordinatorServer {
     link.onFrame((text) =>
       this.inOrder(connection, () => this.onFrame(connection, nonce, text, log)),
     );
-    link.onPong(() => this.inOrder(connection, () => actor.send({ type: "PONG" })));
+    // A pong says only that the worker is alive: it does not wait behind a result being
+    // stored, or a store that stalls past the probe deadline would close a live worker.
+    link.onPong(() => {
+      if (actor.getSnapshot().status === "active") actor.send({ type: "PONG" });
+    });
     link.onClose((code, reason) =>
       this.inOrder(connection, () => actor.send({ type: "CLOSED", code, reason })),
     );

@@ -25,8 +25,9 @@ afterEach(() => {
  * A link driven by the test: it records what the server sends and closes, delivers the
  * frames the test makes arrive, and never answers a close by itself.
  */
-function drivenLink() {
+function drivenLink(clock: SimClock, answerPings: boolean) {
   const frameHandlers: ((frame: string) => void)[] = [];
+  const pongHandlers: (() => void)[] = [];
   const closeHandlers: ((code: number, reason: string) => void)[] = [];
   const sent: Record<string, unknown>[] = [];
   const closes: [number, string][] = [];
@@ -36,9 +37,15 @@ function drivenLink() {
     bufferedAmount: 0,
     send: (frame) => sent.push(JSON.parse(frame)),
     close: (code, reason) => closes.push([code, reason]),
-    ping: () => {},
+    // A live worker's side answers every ping 1 ms later; a blocked one never does.
+    ping: () => {
+      if (!answerPings) return;
+      clock.setTimeout(() => {
+        for (const handler of pongHandlers) handler();
+      }, 1);
+    },
     onFrame: (handler) => frameHandlers.push(handler),
-    onPong: () => {},
+    onPong: (handler) => pongHandlers.push(handler),
     onPing: () => {},
     onClose: (handler) => closeHandlers.push(handler),
   };
@@ -54,7 +61,11 @@ function drivenLink() {
 const SECRET = new Uint8Array(32).fill(3);
 
 /** A coordinator for `jobs` and its server, on a SimClock, with one driven link accepted. */
-function serve(jobs: PlannedJob[], persist?: CoordinatorServerOptions["persist"]) {
+function serve(
+  jobs: PlannedJob[],
+  persist?: CoordinatorServerOptions["persist"],
+  answerPings = false,
+) {
   const clock = new SimClock();
   const coordinator = createActor(coordinatorMachine, { input: { jobs }, clock }).start();
   let accept!: (link: Link) => void;
@@ -75,9 +86,32 @@ function serve(jobs: PlannedJob[], persist?: CoordinatorServerOptions["persist"]
     logger: pino({ level: "silent" }),
     ...(persist && { persist }),
   });
-  const driven = drivenLink();
+  const driven = drivenLink(clock, answerPings);
   accept(driven.link);
   return { clock, coordinator, server, ...driven };
+}
+
+/** One job for the tests that need one. */
+const crunch: PlannedJob = {
+  id: "j1",
+  kind: "crunch",
+  input: null,
+  deps: [],
+  requires: {},
+  retries: 3,
+};
+
+/** Answers the server's challenge (the first frame it sent) with a valid hello as "w1". */
+function hello(sent: Record<string, unknown>[], arrive: (frame: object) => void): void {
+  const challenge = sent[0] as { nonce: string };
+  arrive({
+    type: "hello",
+    protocol: [...PROTOCOL],
+    worker: "w1",
+    resources: {},
+    codeHash: "c",
+    proof: workerProof(SECRET, challenge.nonce, PROTOCOL, "w1"),
+  });
 }
 
 /** Runs the clock's timers up to `ms`, letting microtasks run between them. */
@@ -100,26 +134,30 @@ describe("CoordinatorServer", () => {
     coordinator.stop();
   });
 
+  it("keeps a live worker whose result takes longer to store than the probe deadline", async () => {
+    // The store stalls for 30 s (a network file system, say); the worker answers every ping.
+    let clock!: SimClock;
+    const persist = vi.fn(
+      () => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), 30_000)),
+    );
+    const served = serve([crunch], persist, true);
+    clock = served.clock;
+    const { coordinator, sent, closes, arrive } = served;
+    hello(sent, arrive);
+    await runUntil(clock, 1_000);
+    arrive({ type: "result", job: "j1", status: "completed", value: 42 });
+    await runUntil(clock, 40_000);
+    expect(persist).toHaveBeenCalledTimes(1);
+    expect(coordinator.getSnapshot().context.board.jobs.get("j1")?.state).toBe("completed");
+    // Closed only because the run is over, not for silence.
+    expect(closes).toEqual([[1000, "the run is finished"]]);
+    coordinator.stop();
+  });
+
   it("does not store a result that arrives after the connection was closed for silence", async () => {
-    const planned: PlannedJob = {
-      id: "j1",
-      kind: "crunch",
-      input: null,
-      deps: [],
-      requires: {},
-      retries: 3,
-    };
     const persist = vi.fn(async () => {});
-    const { clock, coordinator, sent, closes, arrive } = serve([planned], persist);
-    const challenge = sent[0] as { nonce: string };
-    arrive({
-      type: "hello",
-      protocol: [...PROTOCOL],
-      worker: "w1",
-      resources: {},
-      codeHash: "c",
-      proof: workerProof(SECRET, challenge.nonce, PROTOCOL, "w1"),
-    });
+    const { clock, coordinator, sent, closes, arrive } = serve([crunch], persist);
+    hello(sent, arrive);
     await runUntil(clock, 0);
     expect(sent.map((frame) => frame.type)).toEqual(["challenge", "welcome", "job"]);
     // The worker's event loop is blocked: no pong, so the connection is closed at 20 s and
