@@ -138,8 +138,8 @@ export interface SimLinkInfo {
  * closes still receives what its peer sent before reading the close, and its close handlers
  * run when the peer's answering close arrives (or after `CLOSE_TIMEOUT_MS`). Faults: `reset`
  * (an end dies: it closes with 1006 and a reset reaches the peer, discarding what was in
- * flight toward it), `partition` (nothing moves
- * either way until it heals; what was sent waits, as TCP retransmits), `halfOpen` (one end
+ * flight toward it), `partition` (nothing moves either way until it heals; what was sent
+ * waits, as TCP retransmits), `halfOpen` (one end
  * loses the connection silently; the other believes it open until it sends something, a
  * frame or a ping, and the reset comes back: no keepalive is modelled, so a worker that only
  * listens learns it from its silence watchdog), `slow` (extra latency on every link for a
@@ -379,7 +379,7 @@ export class SimNet {
         this.trace(`net ${end.id} > ${end.side} ${describeFrame(item.frame)} (closing)`);
         for (const handler of end.frameHandlers) handler(item.frame);
       } else if (item.kind === "close" || item.kind === "rst") {
-        this.closeLocally(end, item.kind === "close" ? item.code : ABNORMAL, "");
+        this.closeLocally(end, end.closing.code, end.closing.reason);
       }
       return;
     }
