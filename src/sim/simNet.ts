@@ -132,19 +132,18 @@ export interface SimLinkInfo {
 }
 
 /**
- * The simulated network. Each link carries items in order per direction (frames never
- * reorder within a connection), each delivered after a latency drawn from the seed and never
- * before the item ahead of it. Closing is a handshake, as with a WebSocket: the end that
- * closes still receives what its peer sent before reading the close, and its close handlers
- * run when the peer's answering close arrives (or after `CLOSE_TIMEOUT_MS`). Faults: `reset`
- * (an end dies: it closes with 1006 and a reset reaches the peer, discarding what was in
- * flight toward it), `partition` (nothing moves either way until it heals; what was sent
- * waits, as TCP retransmits), `halfOpen` (one end
- * loses the connection silently; the other believes it open until it sends something, a
- * frame or a ping, and the reset comes back: no keepalive is modelled, so a worker that only
- * listens learns it from its silence watchdog), `slow` (extra latency on every link for a
- * while) and `killHost` (a crashed process: its links reset, its listeners gone, its later
- * calls ignored). Hosts name simulated processes; `host(name)` is the Net port they use.
+ * The simulated network. Each link carries items in order per direction (frames never reorder
+ * within a connection), each delivered after a latency drawn from the seed and never before the
+ * item ahead of it. Closing is a handshake, as with a WebSocket: the end that closes still receives
+ * what its peer sent before reading the close, and its close handlers run when the peer's answering
+ * close arrives (or after `CLOSE_TIMEOUT_MS`). Faults: `reset` (an end dies: it closes with 1006
+ * and a reset reaches the peer, discarding what was in flight toward it), `partition` (nothing
+ * moves either way until it heals; what was sent waits, as TCP retransmits), `halfOpen` (one end
+ * loses the connection silently; the other believes it open until it sends something, a frame or a
+ * ping, and the reset comes back: no keepalive is modelled, so a worker that only listens learns it
+ * from its silence watchdog), `slow` (extra latency on every link for a while) and `killHost` (a
+ * crashed process: its links reset, its listeners gone, its later calls ignored). Hosts name
+ * simulated processes; `host(name)` is the Net port they use.
  *
  * @example
  * ```ts
