@@ -15,6 +15,12 @@ import { describeRange, negotiate } from "../transport/protocolVersion.ts";
 import type { CoordinatorEvent } from "./coordinator.ts";
 import type { Outcome } from "./jobBoard.ts";
 
+/**
+ * How long a closing connection waits for the other end's answering close before it counts
+ * as closed (DESIGN §8's abort grace). The WebSocket Net and the simulated one wait as long.
+ */
+export const CLOSE_WAIT_MS = 5_000;
+
 type HelloFrame = Extract<ToCoordinator, { type: "hello" }>;
 type ResultFrame = Extract<ToCoordinator, { type: "result" }>;
 type ProgressFrame = Extract<ToCoordinator, { type: "progress" }>;
@@ -136,7 +142,7 @@ export const connectionMachine = setup({
     helloTimeout: ({ context }) => context.helloTimeoutMs,
     heartbeat: ({ context }) => context.heartbeatMs,
     deadAfter: ({ context }) => Math.max(context.deadAfterMs - context.heartbeatMs, 0),
-    closeWait: 5_000,
+    closeWait: CLOSE_WAIT_MS,
   },
   guards: {
     noCommonVersion: ({ context, event }) =>

@@ -5,18 +5,18 @@ import WebSocket, {
   type ServerOptions,
   WebSocketServer,
 } from "ws";
+import { CLOSE_WAIT_MS } from "../machines/connection.ts";
 import type { Link, Listener, ListenOptions, Net } from "./ports.ts";
 
 /** DESIGN §8: the largest frame accepted unless `maxFrameBytes` says otherwise. */
 const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /**
- * How long a closing link waits for the other end's answering close frame before it drops
- * the connection: as long as the connection machine's `closing` state waits (DESIGN §8's
- * abort grace). `ws`'s own default, 30 s, held a run's shutdown (the listener closes its links
- * and waits for them) for 30 s behind any worker that had vanished without a reset.
+ * A closing link waits for the other end's answering close frame as long as the connection
+ * machine's `closing` state does (`CLOSE_WAIT_MS`), then drops the connection. `ws`'s own
+ * default, 30 s, held a run's shutdown (the listener closes its links and waits for them) for
+ * 30 s behind any worker that had vanished without a reset.
  */
-const DEFAULT_CLOSE_TIMEOUT_MS = 5_000;
 
 /** `ws` takes `closeTimeout` on sockets and servers; @types/ws 8.18 does not know it yet. */
 interface CloseTimeout {
@@ -308,7 +308,7 @@ export interface WsNetOptions {
  */
 export function wsNet(options: WsNetOptions = {}): Net {
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  const closeTimeout = options.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS;
+  const closeTimeout = options.closeTimeoutMs ?? CLOSE_WAIT_MS;
   let links = 0;
   return {
     async listen(address, listenOptions: ListenOptions = {}) {

@@ -1,3 +1,4 @@
+import { CLOSE_WAIT_MS } from "../machines/connection.ts";
 import type { Link, Listener, ListenOptions, Net } from "../runtime/ports.ts";
 import type { SimClock } from "./simClock.ts";
 import type { SimEntropy } from "./simEntropy.ts";
@@ -14,8 +15,6 @@ type Queued = { item: Item; at: number };
 
 /** Close code of a connection that ended without a close frame (reset, dead peer). */
 const ABNORMAL = 1006;
-/** How long an end that closed waits for the answering close: wsNet's `closeTimeoutMs`. */
-const CLOSE_TIMEOUT_MS = 5_000;
 
 /** Latency of one frame on a healthy link, in virtual ms (inclusive bounds). */
 const BASE_LATENCY_MS: readonly [number, number] = [0, 2];
@@ -27,7 +26,7 @@ class SimEnd implements Link {
   open = true;
   /**
    * The end closed the link itself and waits for the peer's answering close (or
-   * `CLOSE_TIMEOUT_MS`), as a WebSocket does: meanwhile frames still arrive, and its close
+   * `CLOSE_WAIT_MS`), as a WebSocket does: meanwhile frames still arrive, and its close
    * handlers run with its own code once the wait is over.
    */
   closing: { code: number; reason: string; timer: unknown } | undefined = undefined;
@@ -136,7 +135,7 @@ export interface SimLinkInfo {
  * within a connection), each delivered after a latency drawn from the seed and never before the
  * item ahead of it. Closing is a handshake, as with a WebSocket: the end that closes still receives
  * what its peer sent before reading the close, and its close handlers run when the peer's answering
- * close arrives (or after `CLOSE_TIMEOUT_MS`). Faults: `reset` (an end dies: it closes with 1006
+ * close arrives (or after `CLOSE_WAIT_MS`). Faults: `reset` (an end dies: it closes with 1006
  * and a reset reaches the peer, discarding what was in flight toward it), `partition` (nothing
  * moves either way until it heals; what was sent waits, as TCP retransmits), `halfOpen` (one end
  * loses the connection silently; the other believes it open until it sends something, a frame or a
@@ -311,12 +310,9 @@ export class SimNet {
     this.deliverLater(from.peer, item);
   }
 
-  /** `end` closed the link: it waits for the answering close, at most `CLOSE_TIMEOUT_MS`. */
+  /** `end` closed the link: it waits for the answering close, at most `CLOSE_WAIT_MS`. */
   startClosing(end: SimEnd, code: number, reason: string): void {
-    const timer = this.clock.setTimeout(
-      () => this.closeLocally(end, code, reason),
-      CLOSE_TIMEOUT_MS,
-    );
+    const timer = this.clock.setTimeout(() => this.closeLocally(end, code, reason), CLOSE_WAIT_MS);
     end.closing = { code, reason, timer };
   }
 
