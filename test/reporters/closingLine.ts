@@ -1,7 +1,7 @@
 import type { Reporter, TestModule } from "vitest/node";
 
 /**
- * Ends a test run with one plain line, `tests: N passed, N failed, N skipped`,
+ * Ends a test run with one plain line, `N passed, N failed, N skipped`,
  * free of colour codes, so that CI and people reading a log see the count
  * without parsing vitest's summary table. The line goes to standard output and
  * to standard error, so that it is the last line of either stream, whichever a
@@ -23,7 +23,7 @@ export default class ClosingLine implements Reporter {
       if (testModule.state() === "failed" && testModule.children.size === 0) counts.failed += 1;
     }
     counts.failed += unhandledErrors.length;
-    const line = `tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`;
+    const line = `${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`;
     process.stdout.write(line);
     process.stderr.write(line);
   }
