@@ -1,7 +1,9 @@
 /**
  * Simulation speed: seeds per second of the full system (100 drawn jobs, 8 in-process
  * workers, the default fault profile), and virtual time over wall time, against the goals
- * (≥ 50 seeds/s, ≥ 1,000×). BENCH_SIM_SEEDS sets the number of seeds (default 30).
+ * (≥ 50 seeds/s, ≥ 1,000×). Seeds run as `baton sim` runs them: `simulateSeeds` on a thread
+ * per core (BENCH_SIM_SEEDS of them, default 600), and also on one thread (a fifth as many),
+ * which gives the per-seed figures.
  *
  * Two floors measured in the same run put the figures in proportion:
  * - the engine's: `createEngine` running no-op jobs on 8 in-process workers in real time (no
@@ -12,11 +14,15 @@
  *   Its inverse bounds virtual over wall time, and times the virtual seconds of a seed it is
  *   the part of a seed's cost that depends on the seed's length, not its jobs.
  */
+
+import { availableParallelism } from "node:os";
 import { job } from "../src/graph/job.ts";
 import { createEngine } from "../src/runtime/engine.ts";
 import { simulate } from "../src/sim/simulate.ts";
+import { simulateSeeds } from "../src/sim/simulateSeeds.ts";
 
-const SEEDS = Number(process.env.BENCH_SIM_SEEDS ?? 30);
+const SEEDS = Number(process.env.BENCH_SIM_SEEDS ?? 600);
+const ONE_THREAD_SEEDS = Math.max(1, Math.round(SEEDS / 5));
 const JOBS = 100;
 const WORKERS = 8;
 const FLOOR_JOBS = 4000;
@@ -60,58 +66,78 @@ for (let seed = 100_001; seed <= 100_003; seed++)
   await simulate({ seed, jobs: JOBS, workers: WORKERS });
 await engineJobsPerSecond();
 
-const cpuBefore = process.cpuUsage();
-const started = performance.now();
-let virtualMs = 0;
-let steps = 0;
-let failed = 0;
-for (let seed = 1; seed <= SEEDS; seed++) {
-  const r = await simulate({ seed, jobs: JOBS, workers: WORKERS });
-  virtualMs += r.virtualMs;
-  steps += r.steps;
-  if (!r.ok) failed++;
+/** Seeds `1..seeds` on `threads` threads: wall ms, CPU ms, virtual ms, steps and failures. */
+async function runSeeds(seeds: number, threads: number) {
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  let virtualMs = 0;
+  let steps = 0;
+  let failed = 0;
+  const drawn = { jobs: JOBS, workers: WORKERS };
+  for await (const r of simulateSeeds(1, seeds, drawn, { threads })) {
+    virtualMs += r.virtualMs;
+    steps += r.steps;
+    if (!r.ok) failed++;
+  }
+  const cpu = process.cpuUsage(cpuBefore);
+  return {
+    wallMs: performance.now() - started,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    virtualMs,
+    steps,
+    failed,
+  };
 }
-const wallMs = performance.now() - started;
-const cpu = process.cpuUsage(cpuBefore);
+
+const one = await runSeeds(ONE_THREAD_SEEDS, 1);
+const threads = Math.min(availableParallelism(), SEEDS);
+const { wallMs, virtualMs, failed } = await runSeeds(SEEDS, threads);
 
 const engineJobs = await engineJobsPerSecond();
 const idleMs = await idleMsPerVirtualSecond();
 const seedsPerSecond = (SEEDS * 1000) / wallMs;
-const virtualSecondsPerSeed = virtualMs / SEEDS / 1000;
+const oneThreadSeedsPerSecond = (ONE_THREAD_SEEDS * 1000) / one.wallMs;
+const virtualSecondsPerSeed = one.virtualMs / ONE_THREAD_SEEDS / 1000;
 const engineFloor = engineJobs / JOBS;
 const livenessFloor = 1000 / (idleMs * virtualSecondsPerSeed);
 const figures = {
   seeds: SEEDS,
   jobs: JOBS,
   workers: WORKERS,
-  failed,
+  threads,
+  failed: failed + one.failed,
   seedsPerSecond: Number(seedsPerSecond.toFixed(2)),
   virtualOverWall: Math.round(virtualMs / wallMs),
-  wallMsPerSeed: Number((wallMs / SEEDS).toFixed(1)),
-  cpuMsPerSeed: Number(((cpu.user + cpu.system) / 1000 / SEEDS).toFixed(1)),
+  oneThreadSeeds: ONE_THREAD_SEEDS,
+  oneThreadSeedsPerSecond: Number(oneThreadSeedsPerSecond.toFixed(2)),
+  wallMsPerSeed: Number((one.wallMs / ONE_THREAD_SEEDS).toFixed(1)),
+  cpuMsPerSeed: Number((one.cpuMs / ONE_THREAD_SEEDS).toFixed(1)),
   virtualSecondsPerSeed: Number(virtualSecondsPerSeed.toFixed(1)),
-  stepsPerSeed: Math.round(steps / SEEDS),
+  stepsPerSeed: Math.round(one.steps / ONE_THREAD_SEEDS),
   engineJobsPerSecond: Math.round(engineJobs),
   engineFloorSeedsPerSecond: Number(engineFloor.toFixed(1)),
-  ratioToEngineFloor: Number((seedsPerSecond / engineFloor).toFixed(3)),
+  ratioToEngineFloor: Number((oneThreadSeedsPerSecond / engineFloor).toFixed(3)),
   idleWallMsPerVirtualSecond: Number(idleMs.toFixed(3)),
   virtualOverWallCap: Math.round(1000 / idleMs),
   livenessFloorSeedsPerSecond: Number(livenessFloor.toFixed(1)),
-  ratioToLivenessFloor: Number((seedsPerSecond / livenessFloor).toFixed(3)),
+  ratioToLivenessFloor: Number((oneThreadSeedsPerSecond / livenessFloor).toFixed(3)),
   goals: { seedsPerSecond: 50, virtualOverWall: 1000 },
 };
 console.log(
-  `${SEEDS} seeds of ${JOBS} jobs on ${WORKERS} workers: ${figures.seedsPerSecond} seeds/s, ` +
-    `${figures.virtualOverWall}× real time (${figures.virtualSecondsPerSeed} virtual s and ` +
-    `${figures.wallMsPerSeed} wall ms per seed, ${figures.cpuMsPerSeed} ms CPU), ${failed} failed`,
+  `${SEEDS} seeds of ${JOBS} jobs on ${WORKERS} workers, ${threads} threads: ${figures.seedsPerSecond} seeds/s, ` +
+    `${figures.virtualOverWall}× real time, ${figures.failed} failed`,
+);
+console.log(
+  `one thread, ${ONE_THREAD_SEEDS} seeds: ${figures.oneThreadSeedsPerSecond} seeds/s (${figures.virtualSecondsPerSeed} virtual s, ` +
+    `${figures.wallMsPerSeed} wall ms and ${figures.cpuMsPerSeed} ms CPU per seed)`,
 );
 console.log(
   `engine floor: ${figures.engineJobsPerSecond} jobs/s, so at most ${figures.engineFloorSeedsPerSecond} seeds/s ` +
-    `of ${JOBS} jobs if nothing but the engine cost anything (this run: ${figures.ratioToEngineFloor} of it)`,
+    `a thread of ${JOBS} jobs if nothing but the engine cost anything (one thread: ${figures.ratioToEngineFloor} of it)`,
 );
 console.log(
   `liveness floor: ${figures.idleWallMsPerVirtualSecond} wall ms per virtual s with ${WORKERS} idle workers, ` +
-    `so at most ${figures.virtualOverWallCap}× real time, and at most ${figures.livenessFloorSeedsPerSecond} seeds/s ` +
-    `of ${figures.virtualSecondsPerSeed} virtual s (this run: ${figures.ratioToLivenessFloor} of it)`,
+    `so at most ${figures.virtualOverWallCap}× real time a thread, and at most ${figures.livenessFloorSeedsPerSecond} seeds/s ` +
+    `a thread of ${figures.virtualSecondsPerSeed} virtual s (one thread: ${figures.ratioToLivenessFloor} of it)`,
 );
 console.log(JSON.stringify(figures));

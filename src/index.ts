@@ -147,5 +147,10 @@ export {
   type SimViolation,
   simulate,
 } from "./sim/simulate.ts";
+export {
+  type DrawnSimulation,
+  type SimulateSeedsOptions,
+  simulateSeeds,
+} from "./sim/simulateSeeds.ts";
 export { machineJson } from "./viz/machineJson.ts";
 export { toMermaid } from "./viz/toMermaid.ts";

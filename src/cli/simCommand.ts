@@ -11,6 +11,7 @@ import {
 import { RANK_GROUP_INVARIANTS } from "../sim/rankGroupScenario.ts";
 import { shrink } from "../sim/shrink.ts";
 import { type SimulationResult, simulate } from "../sim/simulate.ts";
+import { type DrawnSimulation, simulateSeeds } from "../sim/simulateSeeds.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
 
 export const SIM_USAGE = `usage: baton sim [options]
@@ -29,6 +30,8 @@ finishes once the faults are over.
                          to N ranks (default 4; 0: no rank groups)
   --until T              virtual ms by which the run must be over
   --plant BUG            switch a planted bug on (${PLANTED_BUGS.join(", ")})
+  --threads N            threads simulating seeds side by side (default: the machine's
+                         cores); a seed's trace is the same on any number of threads
   --check-determinism    run each seed twice and compare the traces byte for byte
   --replay S             run seed S again (with --trace: print its whole trace)
   --trace                print the whole trace of each seed
@@ -80,6 +83,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       world: { type: "string" },
       until: { type: "string" },
       plant: { type: "string", multiple: true },
+      threads: { type: "string" },
       "check-determinism": { type: "boolean" },
       replay: { type: "string" },
       trace: { type: "boolean" },
@@ -126,22 +130,12 @@ export async function simCommand(argv: string[]): Promise<number> {
   const started = performance.now();
   let failures = 0;
   let reported = false;
-  for (let seed = first; seed <= last; seed++) {
-    let result = await runSeed(seed, settings);
-    if (result.ok && values["check-determinism"]) {
-      const again = await runSeed(seed, settings);
-      const difference = firstDifference(result.trace, again.trace);
-      if (difference !== undefined) {
-        result = {
-          ...result,
-          ok: false,
-          violation: {
-            invariant: 0,
-            message: `not deterministic: the traces differ at line ${difference + 1}:\n  first:  ${result.trace[difference] ?? "(end)"}\n  second: ${again.trace[difference] ?? "(end)"}`,
-          },
-        };
-      }
-    }
+  const seeds = simulateSeeds(first, last, drawn(settings), {
+    ...(values.threads !== undefined && { threads: count(values.threads, "--threads", 1) }),
+    checkDeterminism: values["check-determinism"] === true,
+    traces: values.trace === true,
+  });
+  for await (const result of seeds) {
     if (!result.ok) failures++;
     if (values.trace) process.stdout.write(`${result.trace.join("\n")}\n`);
     if (values.json) {
@@ -150,9 +144,10 @@ export async function simCommand(argv: string[]): Promise<number> {
         `${JSON.stringify({ ...summary, faults: formatFaults(result.faults) })}\n`,
       );
     } else if (terminal && result.ok) {
-      const rate = (seed - first + 1) / ((performance.now() - started) / 1000);
+      const done = result.seed - first + 1;
+      const rate = done / ((performance.now() - started) / 1000);
       process.stderr.write(
-        `\rseed ${seed} (${seed - first + 1}/${last - first + 1}) ${failures} failed, ${rate.toFixed(1)} seeds/s `,
+        `\rseed ${result.seed} (${done}/${last - first + 1}) ${failures} failed, ${rate.toFixed(1)} seeds/s `,
       );
     } else {
       if (terminal) process.stderr.write("\n");
@@ -174,16 +169,19 @@ export async function simCommand(argv: string[]): Promise<number> {
 }
 
 function runSeed(seed: number, s: Settings, hooks?: ReplayHooks): Promise<SimulationResult> {
-  return simulate({
-    ...hooks,
-    seed,
+  return simulate({ ...hooks, seed, ...drawn(s) });
+}
+
+/** The drawn simulation `s` asks for, as `simulate` and `simulateSeeds` take it. */
+function drawn(s: Settings): DrawnSimulation {
+  return {
     jobs: s.jobs,
     workers: s.workers,
     ...rankGroups(s),
     faults: s.faults ?? s.profile,
     ...(s.until !== undefined && { until: s.until }),
     plantedBugs: s.plantedBugs,
-  });
+  };
 }
 
 /** `simulate`'s rank-group options for `s`. */
@@ -231,11 +229,6 @@ async function failureReport(r: SimulationResult, s: Settings, minimise: boolean
     );
   }
   return lines.join("\n");
-}
-
-function firstDifference(a: readonly string[], b: readonly string[]): number | undefined {
-  for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i;
-  return undefined;
 }
 
 function count(text: string | undefined, flag: string, fallback: number): number {

@@ -51,6 +51,11 @@ const SHAPE: Record<FaultProfile, { min: number; max: number; horizonMs: number 
  * ```
  */
 export function drawFaults(entropy: SimEntropy, profile: FaultProfile): Fault[] {
+  if (!FAULT_PROFILES.includes(profile)) {
+    throw new ConfigError(
+      `unknown fault profile "${profile}": give one of ${FAULT_PROFILES.join(", ")}, or a list of faults`,
+    );
+  }
   const shape = SHAPE[profile];
   const count = entropy.int(shape.min, shape.max);
   const total = KINDS.reduce((sum, k) => sum + k.weight[profile], 0);

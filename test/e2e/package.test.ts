@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 
@@ -80,6 +81,27 @@ console.log(JSON.stringify({ ok: result.ok, value: result.get(answer).value, sim
     });
     const { code, out } = await runNode(dir, "main.mjs");
     expect(out).toBe(`${JSON.stringify({ ok: true, value: 42, sim: true })}\n`);
+    expect(code).toBe(0);
+  });
+
+  it("simulates seeds on helper threads that load the compiled files", async () => {
+    const compiled = pathToFileURL(join(ROOT, "dist", "sim", "simulateSeeds.js")).href;
+    const dir = project({
+      "seeds.mjs": `import { simulateSeeds } from "baton";
+import { startSeedThread } from ${JSON.stringify(compiled)};
+const seeds = [];
+for await (const r of simulateSeeds(1, 6, { jobs: 5, workers: 2 }, { threads: 2 })) seeds.push(r.ok && r.seed);
+const helper = startSeedThread({ simulation: { jobs: 5, workers: 2 }, checkDeterminism: false, traces: false });
+helper.postMessage(9);
+const answer = await new Promise((resolve) => helper.once("message", resolve));
+await helper.terminate();
+console.log(JSON.stringify({ seeds, helper: [answer.type, answer.result.seed, answer.result.ok] }));
+`,
+    });
+    const { code, out } = await runNode(dir, "seeds.mjs");
+    expect(out).toBe(
+      `${JSON.stringify({ seeds: [1, 2, 3, 4, 5, 6], helper: ["result", 9, true] })}\n`,
+    );
     expect(code).toBe(0);
   });
 

@@ -1,0 +1,175 @@
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import { type SimulateOptions, type SimulationResult, simulate } from "./simulate.ts";
+
+/**
+ * A drawn simulation without its seed: plain data, so that a thread can be handed it (a
+ * graph of your own, its handlers and observers cannot cross threads; use `simulate`).
+ */
+export type DrawnSimulation = Pick<
+  SimulateOptions,
+  "jobs" | "workers" | "faults" | "until" | "plantedBugs" | "ranks" | "world"
+>;
+
+export interface SimulateSeedsOptions {
+  /**
+   * Threads running seeds side by side (default: the machine's cores, at most one per
+   * seed). Seeds are independent, so each gives the trace it gives alone; 1 runs every
+   * seed on the calling thread.
+   */
+  threads?: number;
+  /** Run each seed twice and fail it (invariant 0) when the two traces differ. */
+  checkDeterminism?: boolean;
+  /**
+   * Keep the trace of a passed seed too. By default only a failed seed keeps its trace
+   * (a passed one has `trace: []`): a trace is thousands of lines to copy between threads.
+   */
+  traces?: boolean;
+}
+
+/** What a seed thread is started with (its `workerData`). */
+export interface SeedThreadData {
+  simulation: DrawnSimulation;
+  checkDeterminism: boolean;
+  traces: boolean;
+}
+
+/** What a seed thread answers for each seed it is sent. */
+export type SeedThreadMessage =
+  | { type: "result"; result: SimulationResult }
+  | { type: "error"; seed: number; message: string; stack: string | undefined };
+
+/**
+ * Simulates the seeds `first..last` of a drawn simulation on several threads (this one and
+ * `threads − 1` helpers) and yields their results in seed order, as each is ready. Stopping early (a `break`) stops the
+ * threads. An error thrown by a simulation (not a broken invariant: a crash of the
+ * simulator itself) ends the iteration with that error.
+ *
+ * @example
+ * ```ts
+ * for await (const r of simulateSeeds(1, 1000, { jobs: 100, workers: 8, faults: "heavy" })) {
+ *   if (!r.ok) console.log(`seed ${r.seed}: ${r.violation!.message}`, r.trace.slice(-20));
+ * }
+ * ```
+ */
+export async function* simulateSeeds(
+  first: number,
+  last: number,
+  simulation: DrawnSimulation,
+  options: SimulateSeedsOptions = {},
+): AsyncGenerator<SimulationResult> {
+  const data: SeedThreadData = {
+    simulation,
+    checkDeterminism: options.checkDeterminism ?? false,
+    traces: options.traces ?? false,
+  };
+  const threads = Math.min(options.threads ?? availableParallelism(), last - first + 1);
+  if (threads <= 1) {
+    for (let seed = first; seed <= last; seed++) yield await simulateSeed(seed, data);
+    return;
+  }
+  const finished = new Map<number, SimulationResult>();
+  let next = first;
+  let failure: Error | undefined;
+  let stopping = false;
+  let wake: (() => void) | undefined;
+  const settle = () => {
+    wake?.();
+    wake = undefined;
+  };
+  const helpers = Array.from({ length: threads - 1 }, () => startSeedThread(data));
+  for (const helper of helpers) {
+    const feed = () => {
+      if (next <= last && failure === undefined) helper.postMessage(next++);
+    };
+    helper.on("message", (message: SeedThreadMessage) => {
+      if (message.type === "result") {
+        finished.set(message.result.seed, message.result);
+        feed();
+      } else {
+        failure = new Error(`seed ${message.seed}: the simulation crashed: ${message.message}`);
+        failure.stack = message.stack;
+      }
+      settle();
+    });
+    helper.on("error", (error) => {
+      failure ??= error;
+      settle();
+    });
+    helper.on("exit", (code) => {
+      if (!stopping) failure ??= new Error(`a simulation thread exited with code ${code}`);
+      settle();
+    });
+    feed();
+  }
+  // This thread takes seeds too: it runs them while the helpers load baton, and beside them.
+  const here = (async () => {
+    while (next <= last && failure === undefined) {
+      const seed = next++;
+      finished.set(seed, await simulateSeed(seed, data));
+      settle();
+    }
+  })().catch((error: Error) => {
+    failure ??= error;
+    settle();
+  });
+  try {
+    for (let seed = first; seed <= last; seed++) {
+      while (!finished.has(seed)) {
+        if (failure !== undefined) throw failure;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+      }
+      const result = finished.get(seed)!;
+      finished.delete(seed);
+      yield result;
+    }
+  } finally {
+    stopping = true;
+    next = last + 1;
+    await Promise.all([here, ...helpers.map((helper) => helper.terminate())]);
+  }
+}
+
+/**
+ * One seed as `simulateSeeds` runs it, on whichever thread: twice when determinism is
+ * checked, and without its trace when it passed and traces were not asked for.
+ */
+export async function simulateSeed(seed: number, data: SeedThreadData): Promise<SimulationResult> {
+  let result = await simulate({ ...data.simulation, seed });
+  if (result.ok && data.checkDeterminism) {
+    const again = await simulate({ ...data.simulation, seed });
+    const at = firstDifference(result.trace, again.trace);
+    if (at !== undefined) {
+      result = {
+        ...result,
+        ok: false,
+        violation: {
+          invariant: 0,
+          message: `not deterministic: the traces differ at line ${at + 1}:\n  first:  ${result.trace[at] ?? "(end)"}\n  second: ${again.trace[at] ?? "(end)"}`,
+        },
+      };
+    }
+  }
+  return result.ok && !data.traces ? { ...result, trace: [] } : result;
+}
+
+function firstDifference(a: readonly string[], b: readonly string[]): number | undefined {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i;
+  return undefined;
+}
+
+/**
+ * A helper thread running `seedThread`: post it a seed, it answers a `SeedThreadMessage`.
+ * From baton's TypeScript sources (the `baton` command, the tests) the thread first
+ * registers tsx, as `bin/baton.js` does; from the compiled package it loads the compiled file.
+ */
+export function startSeedThread(data: SeedThreadData): Worker {
+  const source = import.meta.url.endsWith(".ts");
+  const entry = new URL(source ? "./seedThread.ts" : "./seedThread.js", import.meta.url);
+  if (!source) return new Worker(entry, { workerData: data });
+  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
+  const boot = `import(${tsx}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
+  return new Worker(boot, { eval: true, workerData: data });
+}

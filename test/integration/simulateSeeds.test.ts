@@ -1,0 +1,102 @@
+/**
+ * `simulateSeeds` runs seeds on real threads (this one and helpers that load baton through
+ * tsx): each seed must give the trace it gives alone, in seed order, whatever thread ran it.
+ */
+import { describe, expect, it } from "vitest";
+import type { FaultProfile } from "../../src/sim/faultPlan.ts";
+import { simulate } from "../../src/sim/simulate.ts";
+import {
+  type SeedThreadMessage,
+  simulateSeeds,
+  startSeedThread,
+} from "../../src/sim/simulateSeeds.ts";
+
+const SMALL = { jobs: 5, workers: 2 };
+
+async function collect(iterable: AsyncIterable<Awaited<ReturnType<typeof simulate>>>) {
+  const out = [];
+  for await (const result of iterable) out.push(result);
+  return out;
+}
+
+/** Sends `seed` to a fresh helper thread and returns its answer; the thread is stopped after. */
+async function askHelper(seed: number, simulation: object): Promise<SeedThreadMessage> {
+  const helper = startSeedThread({ simulation, checkDeterminism: false, traces: true });
+  try {
+    const answer = new Promise<SeedThreadMessage>((resolve, reject) => {
+      helper.once("message", resolve);
+      helper.once("error", reject);
+    });
+    helper.postMessage(seed);
+    return await answer;
+  } finally {
+    await helper.terminate();
+  }
+}
+
+describe("a seed helper thread", () => {
+  it("answers a seed with the result simulate gives on this thread", async () => {
+    const answer = await askHelper(7, SMALL);
+    const alone = await simulate({ seed: 7, ...SMALL });
+    expect(answer.type).toBe("result");
+    const { result } = answer as Extract<SeedThreadMessage, { type: "result" }>;
+    expect(result.traceHash).toBe(alone.traceHash);
+    expect(result.trace).toEqual(alone.trace);
+  });
+
+  it("answers a simulation that crashed with the seed and the error", async () => {
+    const answer = await askHelper(3, { ...SMALL, faults: "apocalyptic" });
+    expect(answer).toMatchObject({
+      type: "error",
+      seed: 3,
+      message: expect.stringMatching(/unknown fault profile "apocalyptic"/),
+    });
+  });
+});
+
+describe("simulateSeeds", () => {
+  it("yields every seed in order, each with the trace it gives alone, on 3 threads", async () => {
+    const results = await collect(simulateSeeds(1, 12, SMALL, { threads: 3, traces: true }));
+    expect(results.map((r) => r.seed)).toEqual([...Array(12).keys()].map((i) => i + 1));
+    for (const r of results) {
+      const alone = await simulate({ seed: r.seed, ...SMALL });
+      expect(r.ok).toBe(true);
+      expect(r.traceHash).toBe(alone.traceHash);
+      expect(r.trace).toEqual(alone.trace);
+    }
+  });
+
+  it("keeps only a failed seed's trace unless traces are asked for", async () => {
+    const drawn = { jobs: 6, workers: 4, plantedBugs: ["lease-running-job" as const] };
+    const results = await collect(simulateSeeds(3, 5, drawn, { threads: 2 }));
+    const failed = results.find((r) => r.seed === 4)!;
+    expect(failed.ok).toBe(false);
+    expect(failed.violation!.invariant).toBe(1);
+    expect(failed.trace.length).toBeGreaterThan(0);
+    for (const r of results.filter((r) => r.ok)) expect(r.trace).toEqual([]);
+  });
+
+  it("checks determinism when asked", async () => {
+    const results = await collect(
+      simulateSeeds(1, 4, SMALL, { threads: 2, checkDeterminism: true }),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+  });
+
+  it("ends with the seed and the message of a simulation that crashed", async () => {
+    const bad = { ...SMALL, faults: "apocalyptic" as FaultProfile };
+    await expect(collect(simulateSeeds(1, 6, bad, { threads: 2 }))).rejects.toThrow(
+      /unknown fault profile "apocalyptic"/,
+    );
+  });
+
+  it("stops its threads when the caller stops early", async () => {
+    const started = performance.now();
+    let seen = 0;
+    for await (const _ of simulateSeeds(1, 10_000, SMALL, { threads: 2 })) {
+      if (++seen === 3) break;
+    }
+    expect(seen).toBe(3);
+    expect(performance.now() - started).toBeLessThan(30_000);
+  });
+});
