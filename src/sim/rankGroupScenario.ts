@@ -151,6 +151,8 @@ export class RankGroupScenario {
   private newborn: SimSelf | undefined;
   /** The simulation is over: later continuations of its dead world are not traced. */
   private closed = false;
+  /** Each deployment's manifest path: invariant 10 looks it up for every live rank, every step. */
+  private readonly manifests = new Map<string, string>();
 
   constructor(
     private readonly clock: SimClock,
@@ -645,7 +647,12 @@ export class RankGroupScenario {
   }
 
   private hasManifest(deployment: string): boolean {
-    return this.files.peek(deploymentPaths(STATE_DIR, deployment).manifest) !== undefined;
+    let manifest = this.manifests.get(deployment);
+    if (manifest === undefined) {
+      manifest = deploymentPaths(STATE_DIR, deployment).manifest;
+      this.manifests.set(deployment, manifest);
+    }
+    return this.files.peek(manifest) !== undefined;
   }
 
   /** Manifests of crashed launches still on disk. */
