@@ -17,8 +17,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchGroup, type RankGroup } from "../src/runtime/launchGroup.ts";
+import { launchGroup } from "../src/runtime/launchGroup.ts";
 import { nodeProcs } from "../src/runtime/nodeProcs.ts";
+import type { RankGroup } from "../src/runtime/rankGroup.ts";
 
 const RANKS = 8;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

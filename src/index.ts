@@ -83,17 +83,17 @@ export { createEngine, type Engine, type EngineOptions } from "./runtime/engine.
 export { connectInspector, DEFAULT_INSPECTOR_URL } from "./runtime/inspector.ts";
 export type { RankJobDefinition } from "./runtime/jobModule.ts";
 export { defineJobs, type Handler, type JobContext, type JobModule } from "./runtime/jobModule.ts";
+export { launchGroup } from "./runtime/launchGroup.ts";
 export {
   DEFAULT_RANK_GROUP_TIMEOUTS,
   type DrainReport,
   type GroupExit,
   type LaunchSpec,
-  launchGroup,
   type RankExit,
   type RankGroup,
   type RankGroupTimeouts,
   type RemoteRanksOptions,
-} from "./runtime/launchGroup.ts";
+} from "./runtime/rankGroup.ts";
 export { type RankJobResult, type RankLaunch, runRankJob } from "./runtime/rankJob.ts";
 export { type ReapReport, reapDeployments } from "./runtime/reaper.ts";
 export { remoteFiles } from "./runtime/remoteFiles.ts";

@@ -1,7 +1,7 @@
 import { constants, hostname } from "node:os";
 import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
-import { type Actor, createActor, type InspectionEvent, type Observer } from "xstate";
+import { type Actor, createActor } from "xstate";
 import { ConfigError, RankFileError, RankGroupError } from "../errors.ts";
 import {
   type GroupEmitted,
@@ -10,7 +10,6 @@ import {
   type GroupOutcome,
   groupMachine,
 } from "../machines/group.ts";
-import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { rankMachine } from "../machines/rank.ts";
 import {
   checkDeploymentId,
@@ -19,10 +18,9 @@ import {
   deploymentPaths,
 } from "../rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
-import { MARKER_FORMAT, MARKER_HEARTBEAT_MS, MARKER_STALE_MS } from "../rank/markerFormat.ts";
-import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
+import { MARKER_FORMAT } from "../rank/markerFormat.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
-import { type CancelFile, cancelFile, type RankEvidence } from "./cancelFile.ts";
+import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { clearDeployment } from "./clearDeployment.ts";
 import { freePort } from "./freePort.ts";
 import { type HeldLease, holdLease } from "./launcherLease.ts";
@@ -32,163 +30,23 @@ import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
-import type { Clock, Entropy, Files, ProcExit, ProcHandle, Procs } from "./ports.ts";
+import type { Entropy, ProcExit, ProcHandle } from "./ports.ts";
+import {
+  DEFAULT_RANK_GROUP_TIMEOUTS,
+  type DrainReport,
+  type GroupExit,
+  type LaunchPorts,
+  type LaunchSpec,
+  type RankExit,
+  type RankGroup,
+  type RankGroupTimeouts,
+} from "./rankGroup.ts";
 import { type ReapReport, reapDeployments } from "./reaper.ts";
 import type { RemoteRankHandle } from "./remoteRank.ts";
 import { openRemoteSite, type RemoteSite } from "./remoteSite.ts";
-import type { SshHostOptions } from "./sshHost.ts";
 import { parseRankHost, type RankHost } from "./sshTarget.ts";
-import { type TeardownReport, type TeardownTimeouts, tearDown } from "./tearDown.ts";
+import { type TeardownReport, tearDown } from "./tearDown.ts";
 import { tearDownAcrossHosts } from "./tearDownAcrossHosts.ts";
-
-/** Every wait of a rank group, in ms; DESIGN §8's defaults. */
-export interface RankGroupTimeouts {
-  /** Launch to every rank ready (the barrier): 30 min. */
-  loadTimeoutMs: number;
-  /** A rank whose marker heartbeat does not advance for this long is lost: 45 s. */
-  markerStaleMs: number;
-  /** How often ranks rewrite their markers (`BATON_MARKER_HEARTBEAT_MS`): 10 s. */
-  markerHeartbeatMs: number;
-  /** The launcher's lease goes stale after this (`BATON_LEASE_STALE_MS`); renewed every third: 30 s. */
-  leaseStaleMs: number;
-  /** How often the launcher reads the ranks' markers and, while draining, their acks: 100 ms. */
-  watchMs: number;
-  /** How long `abort`/`abortAll` wait for the ranks' evidence: 30 s. */
-  drainMs: number;
-}
-
-export const DEFAULT_RANK_GROUP_TIMEOUTS: RankGroupTimeouts = {
-  loadTimeoutMs: 30 * 60_000,
-  markerStaleMs: MARKER_STALE_MS,
-  markerHeartbeatMs: MARKER_HEARTBEAT_MS,
-  leaseStaleMs: LEASE_STALE_MS,
-  watchMs: 100,
-  drainMs: 30_000,
-};
-
-/** The ports a group acts through; Node's by default. */
-export interface LaunchPorts {
-  procs: Procs;
-  files: Files;
-  clock: Clock;
-  entropy: Entropy;
-  /** A free TCP port for `MASTER_PORT` (default: one the kernel picks on 127.0.0.1). */
-  freePort: () => Promise<number>;
-  /** The last lines of a rank's log, quoted in its failure (default: read from the file). */
-  logTail: (path: string) => Promise<string>;
-}
-
-/** How ranks on `ssh://` hosts are reached and started. */
-export interface RemoteRanksOptions {
-  /** The ssh client's settings: an ssh_config file (`configFile`), extra `-o` options, timeouts. */
-  ssh?: SshHostOptions;
-  /** The root state dir on every ssh host: absolute, or under the remote home (default `.baton/run`). */
-  stateDir?: string;
-  /** The remote ranks' working directory (default: the remote login directory). */
-  cwd?: string;
-  /** After the launcher is gone, how long the remote guard waits between TERM and KILL (3 s). */
-  guardGraceMs?: number;
-}
-
-/** What to launch: `worldSize` copies of `argv`, as ranks 0 … worldSize − 1. */
-export interface LaunchSpec {
-  argv: readonly string[];
-  worldSize: number;
-  /** The root state dir `S` (default `.baton/run` under `cwd`). */
-  stateDir?: string;
-  /** The deployment's name (`[A-Za-z0-9_.-]{1,64}`); default `dep-` and 12 random characters. */
-  name?: string;
-  /** Environment defaults for the ranks: a variable the operator already set wins. */
-  env?: Readonly<Record<string, string>>;
-  /** The operator's environment, which ranks inherit (default `process.env`). */
-  operatorEnv?: Readonly<Record<string, string | undefined>>;
-  /** The local ranks' working directory (default this process's). */
-  cwd?: string;
-  /**
-   * Where each rank runs, one entry per rank (rank R on `hosts[R]`): `local`, or
-   * `ssh://user@host[:port]` (started through the system ssh client). Default: all `local`.
-   */
-  hosts?: readonly string[];
-  /** For ranks on ssh hosts: how to reach them, their state dir and working directory. */
-  remote?: RemoteRanksOptions;
-  /**
-   * `MASTER_ADDR` for every rank. Default `127.0.0.1` when every rank is local; otherwise
-   * rank 0's host: this machine's host name (`os.hostname()`) when rank 0 is local, the ssh
-   * host's address when it is remote.
-   */
-  masterAddr?: string;
-  /**
-   * `MASTER_PORT` for every rank (1–65535). Default: a port found free on this machine just
-   * before the launch. Set it when only known ports are open between the hosts.
-   */
-  masterPort?: number;
-  timeouts?: Partial<RankGroupTimeouts>;
-  /** The teardown's TERM grace, KILL waits and sweep waits (DESIGN §8). */
-  teardown?: Partial<TeardownTimeouts>;
-  ports?: Partial<LaunchPorts>;
-  /** A pino logger; silent by default. */
-  logger?: Logger;
-  /** An XState inspection observer: it sees the group's machine and every rank's. */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
-  /** Deliberate bugs for the teardown (only tests and the simulation switch them on). */
-  plantedBugs?: readonly PlantedBug[];
-}
-
-/** How one rank ended. */
-export interface RankExit {
-  rank: number;
-  pid: number;
-  code: number | null;
-  signal: string | null;
-}
-
-/** A group that finished without failing: every rank exited 0, or it was stopped. */
-export interface GroupExit {
-  deployment: string;
-  status: "succeeded" | "stopped";
-  /** Why it was stopped. */
-  reason?: string;
-  ranks: RankExit[];
-  teardown: TeardownReport;
-}
-
-/** What `abort`/`abortAll` saw: the cancel epoch written and each live rank's own evidence. */
-export interface DrainReport {
-  epoch: number;
-  /** Every live rank applied the epoch (and, for `abortAll`, reports no request in flight). */
-  drained: boolean;
-  elapsedMs: number;
-  /** The evidence of the ranks still running when the drain ended. */
-  ranks: RankEvidence[];
-}
-
-/** A running rank group. */
-export interface RankGroup {
-  readonly deployment: string;
-  /** The deployment's directory, `S/<deployment>`. */
-  readonly dir: string;
-  /** Each rank's stdout and stderr, by rank. */
-  readonly logFiles: readonly string[];
-  /**
-   * The pids of the ranks started and not yet exited, each on its own host (each leads its own
-   * process group there).
-   */
-  pids(): number[];
-  /** Resolves when every rank is ready; rejects with the group's error if it never gets there. */
-  readonly ready: Promise<void>;
-  /** How the group ended; rejects with a `RankGroupError` (or a `TeardownError`). */
-  wait(): Promise<GroupExit>;
-  /** Cancels the requests `ids` on every rank and waits, bounded, for the ranks to apply it. */
-  abort(ids: readonly string[], reason?: string): Promise<DrainReport>;
-  /** Cancels everything in flight and waits, bounded, until every rank reports none. */
-  abortAll(reason?: string): Promise<DrainReport>;
-  /**
-   * Stops every rank, verified (TERM, grace, KILL, KILL again, marker sweep, final check),
-   * then removes the manifest and lease. Rejects with a `TeardownError` when something
-   * survived; everything is kept and calling `stop()` again retries from the start.
-   */
-  stop(reason?: string): Promise<TeardownReport>;
-}
 
 /** A spawned rank; `site` is its remote host's, undefined for a local rank. */
 interface Spawned {

@@ -2,9 +2,10 @@ import { BatonError, ConfigError } from "../errors.ts";
 import type { Json } from "../graph/job.ts";
 import { type GroupProgress, groupProgressMessage, watchGroup } from "../viz/groupProgress.ts";
 import type { JobContext } from "./jobModule.ts";
-import { type LaunchSpec, launchGroup } from "./launchGroup.ts";
+import { launchGroup } from "./launchGroup.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock } from "./ports.ts";
+import type { LaunchSpec } from "./rankGroup.ts";
 
 /** A rank job reports its group at most once per this many ms; changes in between coalesce. */
 export const GROUP_REPORT_INTERVAL_MS = 250;

@@ -1,14 +1,10 @@
 import { BatonError, RankGroupError, TeardownError } from "../errors.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { deploymentPaths } from "../rank/deploymentPaths.ts";
-import {
-  type GroupExit,
-  launchGroup,
-  type RankGroup,
-  type RankGroupTimeouts,
-} from "../runtime/launchGroup.ts";
+import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger } from "../runtime/logger.ts";
 import type { ProcExit, Procs } from "../runtime/ports.ts";
+import type { GroupExit, RankGroup, RankGroupTimeouts } from "../runtime/rankGroup.ts";
 import { reapDeployments } from "../runtime/reaper.ts";
 import {
   DEFAULT_TEARDOWN_TIMEOUTS,
