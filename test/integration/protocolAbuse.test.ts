@@ -36,6 +36,9 @@ import {
 
 type Frame = Record<string, unknown>;
 
+/** What a raw client can send: text as is, a frame as JSON, a buffer as a binary frame. */
+type Sendable = string | Frame | Buffer;
+
 interface Closed {
   code: number;
   reason: string;
@@ -293,7 +296,7 @@ class RawClient {
     return within(found, ms, `a ${type} frame`);
   }
 
-  send(frame: string | Frame | Buffer): void {
+  send(frame: Sendable): void {
     this.socket.send(
       typeof frame === "object" && !Buffer.isBuffer(frame) ? JSON.stringify(frame) : frame,
     );
@@ -371,192 +374,188 @@ async function expectClosed(
 const AUTH_FAILED =
   "authentication failed: the worker's proof does not match this run's secret; give the worker the run's secret file";
 
+/** Options for a harness whose gate a legitimate worker holds (`net`: that worker's Net). */
+type GateHeldOptions = HarnessOptions & { net?: Net };
+
+/** A harness whose legitimate worker "legit-1" is running the gate job (held until it opens). */
+async function withTheGateHeld(options: GateHeldOptions = {}): Promise<Harness> {
+  const h = await startHarness(options);
+  h.startWorker("legit-1", options.net);
+  await h.gateHeld();
+  return h;
+}
+
+/**
+ * Runs `attack` while "legit-1" holds the gate, then checks that the coordinator is alive with
+ * the run still going, and that the legitimate run completes once the gate opens.
+ */
+async function whileARunGoesOn(
+  attack: (h: Harness) => Promise<void>,
+  options: GateHeldOptions = {},
+): Promise<void> {
+  const h = await withTheGateHeld(options);
+  await attack(h);
+  h.expectRunning();
+  await h.finish();
+}
+
+/**
+ * Opens a raw client, sends `frame` as its first frame (a function makes it from the challenge's
+ * nonce) and expects the coordinator to close it with `code` and `reason`. Returns the challenge.
+ */
+async function expectFirstFrameClosed(
+  h: Harness,
+  frame: Sendable | ((nonce: string) => Sendable),
+  code: number,
+  reason: string | RegExp,
+): Promise<Frame> {
+  const { client, challenge } = await rawClient(h.address);
+  client.send(typeof frame === "function" ? frame(challenge.nonce as string) : frame);
+  await expectClosed(client, code, reason);
+  return challenge;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Listed cases
 // ---------------------------------------------------------------------------------------------
 
 describe("an abusive client is closed with the documented code and reason; the run goes on", () => {
   it("malformed JSON: 4000 naming the JSON error", async () => {
-    const h = await startHarness();
-    h.startWorker("legit-1");
-    await h.gateHeld();
-    for (const text of ['{"type":"hello",', "not json at all", ""]) {
-      const { client } = await rawClient(h.address);
-      client.send(text);
-      await expectClosed(client, 4000, /^frame is not valid JSON: .+/);
-    }
-    const { client } = await rawClient(h.address);
-    client.send("[1,2]");
-    await expectClosed(client, 4000, "frame must be a JSON object (got array)");
-    expect(h.server.refused.badFrames).toBe(4);
-    h.expectRunning();
-    await h.finish();
+    await whileARunGoesOn(async (h) => {
+      for (const text of ['{"type":"hello",', "not json at all", ""]) {
+        await expectFirstFrameClosed(h, text, 4000, /^frame is not valid JSON: .+/);
+      }
+      await expectFirstFrameClosed(h, "[1,2]", 4000, "frame must be a JSON object (got array)");
+      expect(h.server.refused.badFrames).toBe(4);
+    });
   });
 
   it("unknown frame type, a worker-bound type, no type, binary: 4000 naming the type", async () => {
-    const h = await startHarness();
-    h.startWorker("legit-1");
-    await h.gateHeld();
-    const cases: [string | Buffer, string][] = [
-      ['{"type":"bogus"}', 'unknown frame type "bogus"; expected one of hello, result, progress'],
-      [
-        '{"type":"welcome","protocol":1,"run":"r","proof":"p"}',
-        'frame type "welcome" goes to workers, not to the coordinator; expected one of hello, result, progress',
-      ],
-      ['{"job":"x"}', 'frame has no "type" field; expected one of hello, result, progress'],
-      [Buffer.from('{"type":"hello"}'), "binary frames are not part of the protocol"],
-    ];
-    for (const [frame, reason] of cases) {
-      const { client } = await rawClient(h.address);
-      client.send(frame);
-      await expectClosed(client, 4000, reason);
-    }
-    h.expectRunning();
-    await h.finish();
+    await whileARunGoesOn(async (h) => {
+      const cases: [Sendable, string][] = [
+        ['{"type":"bogus"}', 'unknown frame type "bogus"; expected one of hello, result, progress'],
+        [
+          '{"type":"welcome","protocol":1,"run":"r","proof":"p"}',
+          'frame type "welcome" goes to workers, not to the coordinator; expected one of hello, result, progress',
+        ],
+        ['{"job":"x"}', 'frame has no "type" field; expected one of hello, result, progress'],
+        [Buffer.from('{"type":"hello"}'), "binary frames are not part of the protocol"],
+      ];
+      for (const [frame, reason] of cases) await expectFirstFrameClosed(h, frame, 4000, reason);
+    });
   });
 
   it("a hello with a missing or an extra field: 4000 naming the field", async () => {
-    const h = await startHarness();
-    h.startWorker("legit-1");
-    await h.gateHeld();
-    const mangle = async (change: (hello: Frame) => void) => {
-      const { client, challenge } = await rawClient(h.address);
-      const hello = helloFor(h, challenge.nonce as string);
-      change(hello);
-      client.send(hello);
-      return client;
-    };
-    const noWorker = await mangle((hello) => delete hello.worker);
-    await expectClosed(
-      noWorker,
-      4000,
-      'hello frame: field "worker" is missing; it must be a non-empty string',
-    );
-    const extra = await mangle((hello) => {
-      hello.admin = true;
+    await whileARunGoesOn(async (h) => {
+      // Each change is spread over a valid hello; a field set to undefined is not sent at all.
+      const cases: [Frame, string | RegExp][] = [
+        [
+          { worker: undefined },
+          'hello frame: field "worker" is missing; it must be a non-empty string',
+        ],
+        [
+          { admin: true },
+          'hello frame: unknown field "admin"; allowed fields are type, protocol, worker, resources, codeHash, proof',
+        ],
+        [{ resources: { cpus: 1, disks: 3 } }, /^hello frame: unknown field "resources\.disks"/],
+        // A hello without a proof is malformed before it is unauthenticated: 4000, naming "proof".
+        [
+          { proof: undefined },
+          'hello frame: field "proof" is missing; it must be a non-empty string',
+        ],
+        [{ proof: "" }, 'hello frame: field "proof" must be a non-empty string (got "")'],
+      ];
+      for (const [change, reason] of cases) {
+        const mangled = (nonce: string) => ({ ...helloFor(h, nonce), ...change });
+        await expectFirstFrameClosed(h, mangled, 4000, reason);
+      }
     });
-    await expectClosed(
-      extra,
-      4000,
-      'hello frame: unknown field "admin"; allowed fields are type, protocol, worker, resources, codeHash, proof',
-    );
-    const nestedExtra = await mangle((hello) => {
-      hello.resources = { cpus: 1, disks: 3 };
-    });
-    await expectClosed(nestedExtra, 4000, /^hello frame: unknown field "resources\.disks"/);
-    // A hello without a proof is malformed before it is unauthenticated: 4000, naming "proof".
-    const noProof = await mangle((hello) => delete hello.proof);
-    await expectClosed(
-      noProof,
-      4000,
-      'hello frame: field "proof" is missing; it must be a non-empty string',
-    );
-    const emptyProof = await mangle((hello) => {
-      hello.proof = "";
-    });
-    await expectClosed(
-      emptyProof,
-      4000,
-      'hello frame: field "proof" must be a non-empty string (got "")',
-    );
-    h.expectRunning();
-    await h.finish();
   });
 
   it("no common protocol version: 4002 naming both ranges", async () => {
-    const h = await startHarness();
-    h.startWorker("legit-1");
-    await h.gateHeld();
-    const { client, challenge } = await rawClient(h.address);
-    expect(challenge.protocol).toEqual([...PROTOCOL]);
-    const future: ProtocolRange = [PROTOCOL[1] + 1, PROTOCOL[1] + 2];
-    client.send(helloFor(h, challenge.nonce as string, { protocol: future }));
-    await expectClosed(
-      client,
-      4002,
-      `no common protocol version: the coordinator speaks ${describeRange(PROTOCOL)}, the worker speaks ${describeRange(future)}; install matching baton versions`,
-    );
-    h.expectRunning();
-    await h.finish();
+    await whileARunGoesOn(async (h) => {
+      const future: ProtocolRange = [PROTOCOL[1] + 1, PROTOCOL[1] + 2];
+      const challenge = await expectFirstFrameClosed(
+        h,
+        (nonce) => helloFor(h, nonce, { protocol: future }),
+        4002,
+        `no common protocol version: the coordinator speaks ${describeRange(PROTOCOL)}, the worker speaks ${describeRange(future)}; install matching baton versions`,
+      );
+      expect(challenge.protocol).toEqual([...PROTOCOL]);
+    });
   });
 
   it("a wrong proof (random, another secret, another worker's name, another range): 4001", async () => {
-    const h = await startHarness();
-    h.startWorker("legit-1");
-    await h.gateHeld();
-    const forged: ((nonce: string) => Frame)[] = [
-      (nonce) => ({ ...helloFor(h, nonce), proof: "0".repeat(64) }),
-      (nonce) => helloFor({ ...h, secret: nodeEntropy().bytes(32) }, nonce),
-      // A valid proof for "legit-1", presented under another name.
-      (nonce) => ({ ...helloFor(h, nonce, { name: "legit-1" }), worker: "abuser" }),
-      // A valid proof over [1, 2], presented with the range [1, 1].
-      (nonce) => ({ ...helloFor(h, nonce, { protocol: [1, 2] }), protocol: [1, 1] }),
-      (nonce) => ({ ...helloFor(h, nonce), proof: "not even hex" }),
-    ];
-    for (const make of forged) {
-      const { client, challenge } = await rawClient(h.address);
-      client.send(make(challenge.nonce as string));
-      await expectClosed(client, 4001, AUTH_FAILED);
-    }
-    h.expectRunning();
-    await h.finish();
+    await whileARunGoesOn(async (h) => {
+      const forged: ((nonce: string) => Frame)[] = [
+        (nonce) => ({ ...helloFor(h, nonce), proof: "0".repeat(64) }),
+        (nonce) => helloFor({ ...h, secret: nodeEntropy().bytes(32) }, nonce),
+        // A valid proof for "legit-1", presented under another name.
+        (nonce) => ({ ...helloFor(h, nonce, { name: "legit-1" }), worker: "abuser" }),
+        // A valid proof over [1, 2], presented with the range [1, 1].
+        (nonce) => ({ ...helloFor(h, nonce, { protocol: [1, 2] }), protocol: [1, 1] }),
+        (nonce) => ({ ...helloFor(h, nonce), proof: "not even hex" }),
+      ];
+      for (const make of forged) await expectFirstFrameClosed(h, make, 4001, AUTH_FAILED);
+    });
   });
 
   it("a legitimate worker's hello replayed verbatim on a new connection: 4001", async () => {
-    const h = await startHarness();
     const sent: string[] = [];
-    h.startWorker("legit-1", recordingNet(sent));
-    await h.gateHeld();
-    const recorded = sent[0]!;
-    expect(JSON.parse(recorded)).toMatchObject({ type: "hello", worker: "legit-1" });
-    const { client, challenge } = await rawClient(h.address);
-    expect(challenge.nonce).not.toBe("");
-    client.send(recorded);
-    await expectClosed(client, 4001, AUTH_FAILED);
-    // The worker whose hello was replayed is not disturbed.
-    expect(h.running.has(h.plan.idOf(h.gate))).toBe(true);
-    h.expectRunning();
-    await h.finish();
+    await whileARunGoesOn(
+      async (h) => {
+        const recorded = sent[0]!;
+        expect(JSON.parse(recorded)).toMatchObject({ type: "hello", worker: "legit-1" });
+        const challenge = await expectFirstFrameClosed(h, recorded, 4001, AUTH_FAILED);
+        expect(challenge.nonce).not.toBe("");
+        // The worker whose hello was replayed is not disturbed.
+        expect(h.running.has(h.plan.idOf(h.gate))).toBe(true);
+      },
+      { net: recordingNet(sent) },
+    );
   });
 
   it("a job module of another hash, with a valid proof: 4006 naming both hashes", async () => {
-    const h = await startHarness();
-    h.startWorker("legit-1");
-    await h.gateHeld();
-    const { client, challenge } = await rawClient(h.address);
-    client.send({ ...helloFor(h, challenge.nonce as string), codeHash: "0123456789abcdef" });
-    // Both hashes are named (the advice after them is cut: the reason is over 123 bytes).
-    await expectClosed(
-      client,
-      4006,
-      new RegExp(`^job module mismatch: .*${h.codeHash}.*0123456789abcdef`),
-    );
-    h.expectRunning();
-    await h.finish();
+    await whileARunGoesOn(async (h) => {
+      // Both hashes are named (the advice after them is cut: the reason is over 123 bytes).
+      await expectFirstFrameClosed(
+        h,
+        (nonce) => ({ ...helloFor(h, nonce), codeHash: "0123456789abcdef" }),
+        4006,
+        new RegExp(`^job module mismatch: .*${h.codeHash}.*0123456789abcdef`),
+      );
+    });
   });
 
   it("a frame over maxFrameBytes, before and after hello: 4004 naming the limit", async () => {
-    const h = await startHarness({ maxFrameBytes: 4096 });
-    h.startWorker("legit-1");
-    await h.gateHeld();
-    const before = await rawClient(h.address);
-    before.client.send(`{"type":"hello","pad":"${"x".repeat(5000)}"}`);
-    await expectClosed(before.client, 4004, "frame of more than 4096 bytes exceeds the limit");
-    const after = await registered(h);
-    await vi.waitFor(() => expect(h.board().toJSON()).toMatchObject({ waiting: 1 }));
-    after.client.send({ type: "result", job: "x", status: "completed", value: "y".repeat(5000) });
-    await expectClosed(after.client, 4004, "frame of more than 4096 bytes exceeds the limit");
-    // The registered one was lost and left the waiting connections.
-    await vi.waitFor(() => expect(h.board().toJSON()).toMatchObject({ waiting: 0 }));
-    expect(h.server.refused.droppedResults).toBe(0);
-    h.expectRunning();
-    await h.finish();
+    await whileARunGoesOn(
+      async (h) => {
+        const tooLong = "frame of more than 4096 bytes exceeds the limit";
+        await expectFirstFrameClosed(
+          h,
+          `{"type":"hello","pad":"${"x".repeat(5000)}"}`,
+          4004,
+          tooLong,
+        );
+        const after = await registered(h);
+        await vi.waitFor(() => expect(h.board().toJSON()).toMatchObject({ waiting: 1 }));
+        after.client.send({
+          type: "result",
+          job: "x",
+          status: "completed",
+          value: "y".repeat(5000),
+        });
+        await expectClosed(after.client, 4004, tooLong);
+        // The registered one was lost and left the waiting connections.
+        await vi.waitFor(() => expect(h.board().toJSON()).toMatchObject({ waiting: 0 }));
+        expect(h.server.refused.droppedResults).toBe(0);
+      },
+      { maxFrameBytes: 4096 },
+    );
   });
 
   it("results for jobs not held are dropped and counted; the connection stays open and works", async () => {
-    const h = await startHarness();
-    h.startWorker("legit-1");
-    await h.gateHeld();
+    const h = await withTheGateHeld();
     const gateId = h.plan.idOf(h.gate);
     const { client } = await registered(h);
     await vi.waitFor(() => expect(h.board().toJSON()).toMatchObject({ waiting: 1 }));
@@ -667,34 +666,37 @@ describe("an abusive client is closed with the documented code and reason; the r
   });
 
   it("a result or progress before hello: 4000", async () => {
-    const h = await startHarness();
-    h.startWorker("legit-1");
-    await h.gateHeld();
-    const gateId = h.plan.idOf(h.gate);
-    const early = await rawClient(h.address);
-    early.client.send({ type: "result", job: gateId, status: "completed", value: "forged" });
-    await expectClosed(early.client, 4000, "protocol violation: a result frame before hello");
-    const progress = await rawClient(h.address);
-    progress.client.send({ type: "progress", job: gateId, done: 1 });
-    await expectClosed(progress.client, 4000, "protocol violation: a progress frame before hello");
-    h.expectRunning();
-    await h.finish();
+    await whileARunGoesOn(async (h) => {
+      const gateId = h.plan.idOf(h.gate);
+      await expectFirstFrameClosed(
+        h,
+        { type: "result", job: gateId, status: "completed", value: "forged" },
+        4000,
+        "protocol violation: a result frame before hello",
+      );
+      await expectFirstFrameClosed(
+        h,
+        { type: "progress", job: gateId, done: 1 },
+        4000,
+        "protocol violation: a progress frame before hello",
+      );
+    });
   });
 
   it("silence past the hello deadline: 4003 naming the deadline", async () => {
-    const h = await startHarness({ helloTimeoutMs: 300 });
-    h.startWorker("legit-1");
-    await h.gateHeld();
-    const openedAt = Date.now();
-    const { client } = await rawClient(h.address);
-    await expectClosed(client, 4003, "no hello within 300 ms of connecting");
-    const waited = Date.now() - openedAt;
-    expect(waited).toBeGreaterThanOrEqual(250);
-    expect(waited).toBeLessThan(3_000);
-    // The legitimate worker, past its own deadline long ago, is untouched.
-    expect(h.running.has(h.plan.idOf(h.gate))).toBe(true);
-    h.expectRunning();
-    await h.finish();
+    await whileARunGoesOn(
+      async (h) => {
+        const openedAt = Date.now();
+        const { client } = await rawClient(h.address);
+        await expectClosed(client, 4003, "no hello within 300 ms of connecting");
+        const waited = Date.now() - openedAt;
+        expect(waited).toBeGreaterThanOrEqual(250);
+        expect(waited).toBeLessThan(3_000);
+        // The legitimate worker, past its own deadline long ago, is untouched.
+        expect(h.running.has(h.plan.idOf(h.gate))).toBe(true);
+      },
+      { helloTimeoutMs: 300 },
+    );
   });
 
   it("200 idle sockets cannot hold a legitimate worker out; they are evicted (4007) or time out (4003)", async () => {
@@ -875,10 +877,13 @@ const frameText = fc.oneof(
 const onTheWire = (text: string) => Buffer.from(text, "utf8").toString("utf8");
 
 /**
- * `reason` is `message` as a close frame carries it: UTF-8 (a lone surrogate, which V8 quotes
- * in some JSON errors, becomes U+FFFD), cut with "…" to fit 123 bytes.
+ * `closed` is the close of a frame that failed validation with `message`: 4000, and a reason
+ * that is `message` as a close frame carries it: UTF-8 (a lone surrogate, which V8 quotes in
+ * some JSON errors, becomes U+FFFD), cut with "…" to fit 123 bytes.
  */
-function expectReasonFor(reason: string, message: string): void {
+function expectClosedAsInvalid(closed: Closed, message: string): void {
+  expect(closed.code).toBe(4000);
+  const { reason } = closed;
   const sent = onTheWire(message);
   expect(Buffer.byteLength(reason)).toBeLessThanOrEqual(123);
   if (reason === sent) return;
@@ -897,87 +902,96 @@ function validate(
   }
 }
 
+/**
+ * Checks NUM_RUNS generated frame texts: each is sent on a fresh client from `connect`, then
+ * `check` looks at the client and the text; the client is terminated after.
+ */
+async function forEachGeneratedFrame(
+  connect: () => Promise<RawClient>,
+  check: (client: RawClient, text: string) => Promise<void>,
+): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(frameText, async (text) => {
+      const client = await connect();
+      try {
+        await check(client, text);
+      } finally {
+        client.terminate();
+      }
+    }),
+    { numRuns: NUM_RUNS },
+  );
+}
+
+/** A legitimate worker joining now still gets work, and the run then completes. */
+async function aLateWorkerStillGetsWork(h: Harness): Promise<void> {
+  const late = h.startWorker("legit-2");
+  await vi.waitFor(() => expect(h.board().toJSON()).toMatchObject({ waiting: 1 }));
+  await h.finish();
+  expect(late.exit!.jobsRun).toBeGreaterThanOrEqual(1);
+}
+
 describe("generated frames (fast-check) never crash the coordinator", () => {
   it("as the first frame: closed with the matching 4xxx code and reason", async () => {
-    const h = await startHarness({ maxFrameBytes: 2 ** 20 });
-    h.startWorker("legit-1");
-    await h.gateHeld();
-    await fc.assert(
-      fc.asyncProperty(frameText, async (text) => {
-        const { client } = await rawClient(h.address);
-        try {
-          client.send(text);
-          const closed = await within(client.closed, 5_000, "a close");
-          const checked = validate(text);
-          if ("error" in checked) {
-            expect(closed.code).toBe(4000);
-            expectReasonFor(closed.reason, checked.error);
-          } else if (checked.frame.type === "hello") {
-            const shared = negotiate(PROTOCOL, checked.frame.protocol);
-            expect(closed.code).toBe(shared === undefined ? 4002 : 4001);
-            expect(closed.reason).toMatch(
-              shared === undefined ? /^no common protocol version: / : /^authentication failed: /,
-            );
-          } else {
-            expect(closed).toEqual({
-              code: 4000,
-              reason: `protocol violation: a ${checked.frame.type} frame before hello`,
-            });
-          }
-        } finally {
-          client.terminate();
+    const h = await withTheGateHeld({ maxFrameBytes: 2 ** 20 });
+    await forEachGeneratedFrame(
+      async () => (await rawClient(h.address)).client,
+      async (client, text) => {
+        client.send(text);
+        const closed = await within(client.closed, 5_000, "a close");
+        const checked = validate(text);
+        if ("error" in checked) {
+          expectClosedAsInvalid(closed, checked.error);
+        } else if (checked.frame.type === "hello") {
+          const shared = negotiate(PROTOCOL, checked.frame.protocol);
+          expect(closed.code).toBe(shared === undefined ? 4002 : 4001);
+          expect(closed.reason).toMatch(
+            shared === undefined ? /^no common protocol version: / : /^authentication failed: /,
+          );
+        } else {
+          expect(closed).toEqual({
+            code: 4000,
+            reason: `protocol violation: a ${checked.frame.type} frame before hello`,
+          });
         }
-      }),
-      { numRuns: NUM_RUNS },
+      },
     );
     h.expectRunning();
     await vi.waitFor(() => expect(h.server.connectionCount).toBe(1));
-    // A legitimate worker joining now still gets work.
-    const late = h.startWorker("legit-2");
-    await vi.waitFor(() => expect(h.board().toJSON()).toMatchObject({ waiting: 1 }));
-    await h.finish();
-    expect(late.exit!.jobsRun).toBeGreaterThanOrEqual(1);
+    await aLateWorkerStillGetsWork(h);
   });
 
   it("after a valid hello: closed with 4000, or dropped (a result) or ignored (progress)", async () => {
-    const h = await startHarness({ maxFrameBytes: 2 ** 20 });
-    h.startWorker("legit-1");
-    await h.gateHeld();
+    const h = await withTheGateHeld({ maxFrameBytes: 2 ** 20 });
     let sentinel = 0;
-    await fc.assert(
-      fc.asyncProperty(frameText, async (text) => {
-        const { client } = await registered(h);
-        try {
-          const droppedBefore = h.server.refused.droppedResults;
-          // A frame that must close the connection, sent behind the generated one: if the
-          // connection closes for it, the generated frame did not close the connection.
-          const probe = `probe-${++sentinel}`;
-          client.send(text);
-          client.send({ type: probe });
-          const closed = await within(client.closed, 5_000, "a close");
-          const checked = validate(text);
-          if ("error" in checked) {
-            expect(closed.code).toBe(4000);
-            expectReasonFor(closed.reason, checked.error);
-          } else if (checked.frame.type === "hello") {
-            expect(closed).toEqual({
-              code: 4000,
-              reason: "protocol violation: a second hello on a registered connection",
-            });
-          } else {
-            expect(closed).toEqual({
-              code: 4000,
-              reason: `unknown frame type "${probe}"; expected one of hello, result, progress`,
-            });
-            expect(h.server.refused.droppedResults - droppedBefore).toBe(
-              checked.frame.type === "result" ? 1 : 0,
-            );
-          }
-        } finally {
-          client.terminate();
+    await forEachGeneratedFrame(
+      async () => (await registered(h)).client,
+      async (client, text) => {
+        const droppedBefore = h.server.refused.droppedResults;
+        // A frame that must close the connection, sent behind the generated one: if the
+        // connection closes for it, the generated frame did not close the connection.
+        const probe = `probe-${++sentinel}`;
+        client.send(text);
+        client.send({ type: probe });
+        const closed = await within(client.closed, 5_000, "a close");
+        const checked = validate(text);
+        if ("error" in checked) {
+          expectClosedAsInvalid(closed, checked.error);
+        } else if (checked.frame.type === "hello") {
+          expect(closed).toEqual({
+            code: 4000,
+            reason: "protocol violation: a second hello on a registered connection",
+          });
+        } else {
+          expect(closed).toEqual({
+            code: 4000,
+            reason: `unknown frame type "${probe}"; expected one of hello, result, progress`,
+          });
+          expect(h.server.refused.droppedResults - droppedBefore).toBe(
+            checked.frame.type === "result" ? 1 : 0,
+          );
         }
-      }),
-      { numRuns: NUM_RUNS },
+      },
     );
     h.expectRunning();
     // Every abuser was lost and left the waiting connections; only legit-1's lease remains.
@@ -985,9 +999,6 @@ describe("generated frames (fast-check) never crash the coordinator", () => {
       expect(h.board().toJSON()).toMatchObject({ waiting: 0, leases: 1 });
       expect(h.server.connectionCount).toBe(1);
     });
-    const late = h.startWorker("legit-2");
-    await vi.waitFor(() => expect(h.board().toJSON()).toMatchObject({ waiting: 1 }));
-    await h.finish();
-    expect(late.exit!.jobsRun).toBeGreaterThanOrEqual(1);
+    await aLateWorkerStillGetsWork(h);
   });
 });
