@@ -34,6 +34,11 @@ export type ConnectionEvent =
    * (the runtime looked them up), so the coordinator does not run those again.
    */
   | { type: "RESULT"; frame: ResultFrame; stored?: ReadonlyMap<string, Json> }
+  /**
+   * The runtime is storing the held job's result (it hands it on as RESULT once durable).
+   * From now on the worker's silence no longer decides the job: see `storing`.
+   */
+  | { type: "STORING"; job: string }
   | { type: "PROGRESS"; frame: ProgressFrame }
   /** A frame that failed validation; the reason is sent back in the close. */
   | { type: "BAD_FRAME"; reason: string }
@@ -104,9 +109,25 @@ function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undef
   return { status: "blocked", needs: frame.needs, ...(stored && { stored }) };
 }
 
+/** A PONG while the connection holds a job: the worker is alive, so its lease is renewed. */
+const heartbeatOnPong = {
+  guard: "probing",
+  actions: ["probeAnswered", "sendHeartbeat", "scheduleProbe"],
+} as const;
+
+/** A result for a job other than the held one is dropped, naming the job held. */
+const dropStrayResult = {
+  actions: {
+    type: "dropResult",
+    params: ({ context }: { context: ConnectionContext }) => ({
+      reason: `this connection holds ${context.job}`,
+    }),
+  },
+} as const;
+
 /**
  * One worker's socket as the coordinator sees it:
- * `handshaking → (rejected | registered) ; registered: idle ⇄ busy ; → closing → closed`.
+ * `handshaking → (rejected | registered) ; registered: idle ⇄ busy (→ storing) ; → closing → closed`.
  * It enforces the hello deadline, negotiates the protocol version, rejects with a 4xxx code
  * and a reason a person can read, accepts a result only for the job it holds, and sends
  * `WORKER_LOST` to the coordinator exactly once when it leaves `registered`, however it
@@ -117,7 +138,13 @@ function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undef
  * `PROBE_DEADLINE` (`deadAfterMs − heartbeatMs`); the PONG of that ping re-arms `PROBE` and,
  * while `busy`, sends HEARTBEAT, which renews the held job's lease (an idle connection holds
  * no lease, so its liveness stays here and costs the coordinator nothing); a deadline
- * reached closes with 4005. `context.probing` says whether a ping is out. The welcome tells
+ * reached closes with 4005. `context.probing` says whether a ping is out.
+ *
+ * `storing`: the runtime is making the held job's result durable (STORING, then RESULT once
+ * stored). The answer is in hand, so the worker's silence no longer decides the job: a probe
+ * deadline reached meanwhile (`storingSilent`) closes the connection only after the RESULT
+ * has gone to the coordinator, so the job completes instead of being released by
+ * WORKER_LOST and run (and stored) again. The welcome tells
  * the worker `heartbeatMs`, so that it can notice a coordinator gone silent. (It used to be
  * a parallel region `alive ⇄ probing`; a parallel state made every idle ⇄ busy step about a
  * third dearer, on every job.)
@@ -159,6 +186,7 @@ export const connectionMachine = setup({
     cancelForHeldJob: ({ context, event }) =>
       event.type === "CANCEL_JOB" && event.job === context.job,
     expiresHeldJob: ({ context, event }) => event.type === "EXPIRE" && event.job === context.job,
+    storesHeldJob: ({ context, event }) => event.type === "STORING" && event.job === context.job,
   },
   actions: {
     sendLease: sendTo(
@@ -419,19 +447,7 @@ export const connectionMachine = setup({
         },
         busy: {
           on: {
-            RESULT: [
-              {
-                guard: "holdsJob",
-                target: "idle",
-                actions: "sendResult",
-              },
-              {
-                actions: {
-                  type: "dropResult",
-                  params: ({ context }) => ({ reason: `this connection holds ${context.job}` }),
-                },
-              },
-            ],
+            RESULT: [{ guard: "holdsJob", target: "idle", actions: "sendResult" }, dropStrayResult],
             PROGRESS: {
               guard: "progressForHeldJob",
               actions: emit(({ context, event }) => ({
@@ -440,10 +456,8 @@ export const connectionMachine = setup({
                 worker: context.worker,
               })),
             },
-            PONG: {
-              guard: "probing",
-              actions: ["probeAnswered", "sendHeartbeat", "scheduleProbe"],
-            },
+            PONG: heartbeatOnPong,
+            STORING: { guard: "storesHeldJob", target: "storing" },
             EXPIRE: {
               guard: "expiresHeldJob",
               target: "#connection.closing",
@@ -462,6 +476,27 @@ export const connectionMachine = setup({
                 frame: { type: "cancel", job: (event as { job: string }).job },
               })),
             },
+          },
+        },
+        storing: {
+          on: {
+            RESULT: [{ guard: "holdsJob", target: "idle", actions: "sendResult" }, dropStrayResult],
+            PONG: heartbeatOnPong,
+            PROBE_DEADLINE: "storingSilent",
+          },
+        },
+        storingSilent: {
+          on: {
+            // The deadline that passed while storing takes effect once the result is handed
+            // on: raised again, it reaches `registered`'s handler and closes with 4005, and
+            // WORKER_LOST follows the RESULT, so the job counts as completed, not lost.
+            RESULT: [
+              {
+                guard: "holdsJob",
+                actions: ["sendResult", raise({ type: "PROBE_DEADLINE" })],
+              },
+              dropStrayResult,
+            ],
           },
         },
       },

@@ -239,6 +239,7 @@ export class CoordinatorServer {
     log: Logger,
   ): Promise<void> {
     const held = connection.held!;
+    connection.actor.send({ type: "STORING", job: frame.job });
     try {
       await persist(held, frame.value);
       connection.actor.send({ type: "RESULT", frame });

@@ -552,3 +552,61 @@ describe("connection: heartbeat", () => {
     expect(c.value()).toEqual({ registered: "busy" });
   });
 });
+
+describe("connection: storing a result", () => {
+  it("STORING for the held job → storing; its RESULT goes to the coordinator and the connection asks again", () => {
+    const c = busy();
+    c.events.length = 0;
+    c.send({ type: "STORING", job: "j1" });
+    expect(c.value()).toEqual({ registered: "storing" });
+    c.send(result("j1"));
+    expect(c.value()).toEqual({ registered: "idle" });
+    expect(c.events.map((e) => e.type)).toEqual(["RESULT", "LEASE"]);
+  });
+
+  it("STORING for another job is ignored", () => {
+    const c = busy();
+    c.send({ type: "STORING", job: "j9" });
+    expect(c.value()).toEqual({ registered: "busy" });
+  });
+
+  it("keeps renewing the lease while storing: a PONG sends HEARTBEAT", () => {
+    const c = busy({ heartbeatMs: 1000 });
+    c.send({ type: "STORING", job: "j1" });
+    c.events.length = 0;
+    c.clock.increment(1000);
+    c.send({ type: "PONG" });
+    expect(c.events).toEqual([{ type: "HEARTBEAT", conn: "c1" }]);
+  });
+
+  it("a probe deadline reached while storing closes 4005 only after the RESULT is handed on", () => {
+    const c = busy({ heartbeatMs: 1000, deadAfterMs: 4000 });
+    c.send({ type: "STORING", job: "j1" });
+    c.events.length = 0;
+    c.clock.increment(1000);
+    expect(c.emitted).toContainEqual({ type: "ping" });
+    c.clock.increment(3000);
+    c.clock.increment(6000);
+    expect(c.closes()).toEqual([]);
+    expect(c.value()).toEqual({ registered: "storingSilent" });
+    expect(c.events).toEqual([]);
+    c.send(result("j1"));
+    expect(c.events.map((e) => e.type)).toEqual(["RESULT", "WORKER_LOST"]);
+    expect(c.closes()).toEqual([{ type: "close", code: 4005, reason: "no heartbeat for 4000 ms" }]);
+    expect(c.value()).toBe("closing");
+  });
+
+  it("drops a result for another job while storing, naming the held one", () => {
+    const c = busy();
+    c.send({ type: "STORING", job: "j1" });
+    c.events.length = 0;
+    c.send(result("j2"));
+    expect(c.events).toEqual([]);
+    expect(c.emitted).toContainEqual({
+      type: "dropped",
+      job: "j2",
+      reason: "this connection holds j1",
+    });
+    expect(c.value()).toEqual({ registered: "storing" });
+  });
+});

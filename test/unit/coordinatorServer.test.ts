@@ -154,6 +154,32 @@ describe("CoordinatorServer", () => {
     coordinator.stop();
   });
 
+  it("counts a result being stored when its worker falls silent meanwhile, then closes", async () => {
+    // The store stalls for 30 s and the worker never answers a ping (it died half-open):
+    // the probe deadline passes while the answer is being stored.
+    let clock!: SimClock;
+    const persist = vi.fn(
+      () => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), 30_000)),
+    );
+    const served = serve([crunch], persist);
+    clock = served.clock;
+    const { coordinator, sent, closes, arrive } = served;
+    hello(sent, arrive);
+    await runUntil(clock, 1_000);
+    arrive({ type: "result", job: "j1", status: "completed", value: 42 });
+    await runUntil(clock, 25_000);
+    expect(closes).toEqual([]);
+    expect(coordinator.getSnapshot().context.board.jobs.get("j1")?.state).toBe("running");
+    await runUntil(clock, 40_000);
+    // The stored answer counts: the job completed once, and was not released to run again.
+    expect(persist).toHaveBeenCalledTimes(1);
+    const record = coordinator.getSnapshot().context.board.jobs.get("j1")!;
+    expect(record.state).toBe("completed");
+    expect(record.lostWorkers).toEqual([]);
+    expect(closes[0]).toEqual([4005, "no heartbeat for 20000 ms"]);
+    coordinator.stop();
+  });
+
   it("does not store a result that arrives after the connection was closed for silence", async () => {
     const persist = vi.fn(async () => {});
     const { clock, coordinator, sent, closes, arrive } = serve([crunch], persist);
