@@ -41,9 +41,9 @@ export type SeedThreadMessage =
 
 /**
  * Simulates the seeds `first..last` of a drawn simulation on several threads (this one and
- * `threads − 1` helpers) and yields their results in seed order, as each is ready. Stopping early (a `break`) stops the
- * threads. An error thrown by a simulation (not a broken invariant: a crash of the
- * simulator itself) ends the iteration with that error.
+ * `threads − 1` helpers) and yields their results in seed order, as each is ready. Stopping
+ * early (a `break`) stops the threads. An error thrown by a simulation (not a broken
+ * invariant: a crash of the simulator itself) ends the iteration with that error.
  *
  * @example
  * ```ts

@@ -60,9 +60,27 @@ describe("baton sim", () => {
     expect(small.stdout).toMatch(/FAIL invariant 1/);
   });
 
+  it("gives every seed the same trace on 2 threads as on 1, reported in seed order", async () => {
+    const seeds = ["--seeds", "1..6", "--jobs", "5", "--workers", "2"];
+    const verdicts = (stdout: string) =>
+      stdout
+        .split("\n")
+        .filter((line) => line.startsWith("seed "))
+        .map((line) => line.replace(/ in \d+ ms/, ""));
+    const one = await sim(...seeds, "--threads", "1");
+    const two = await sim(...seeds, "--threads", "2");
+    expect(one.code).toBe(0);
+    expect(two.code).toBe(0);
+    expect(verdicts(two.stdout)).toEqual(verdicts(one.stdout));
+    expect(verdicts(two.stdout)).toHaveLength(6);
+  });
+
   it("refuses bad usage with exit 2", async () => {
     const exit = await sim("--faults", "apocalyptic");
     expect(exit.code).toBe(2);
     expect(exit.stderr).toMatch(/--faults must be one of none, default, heavy/);
+    const threads = await sim("--threads", "0");
+    expect(threads.code).toBe(2);
+    expect(threads.stderr).toMatch(/--threads must be a positive integer, not "0"/);
   });
 });
