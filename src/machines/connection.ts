@@ -14,6 +14,7 @@ import type { ToCoordinator, ToWorker } from "../transport/frames.ts";
 import { describeRange, negotiate } from "../transport/protocolVersion.ts";
 import type { CoordinatorEvent } from "./coordinator.ts";
 import type { Outcome } from "./jobBoard.ts";
+import type { PlantedBug } from "./plantedBugs.ts";
 
 /**
  * How long a closing connection waits for the other end's answering close before it counts
@@ -78,6 +79,8 @@ export interface ConnectionInput {
   helloTimeoutMs?: number;
   heartbeatMs?: number;
   deadAfterMs?: number;
+  /** Deliberate bugs (tests and `baton sim --plant` only): `close-while-storing`. */
+  plantedBugs?: readonly PlantedBug[];
 }
 
 export interface ConnectionContext {
@@ -99,6 +102,8 @@ export interface ConnectionContext {
   job: string | undefined;
   /** A ping is out and its PONG has not come back yet. */
   probing: boolean;
+  /** The planted bug `close-while-storing`: the probe deadline closes even while storing. */
+  closeWhileStoring: boolean;
   closeCode: number;
   closeReason: string;
 }
@@ -187,6 +192,8 @@ export const connectionMachine = setup({
       event.type === "CANCEL_JOB" && event.job === context.job,
     expiresHeldJob: ({ context, event }) => event.type === "EXPIRE" && event.job === context.job,
     storesHeldJob: ({ context, event }) => event.type === "STORING" && event.job === context.job,
+    /** False only with the planted bug `close-while-storing`. */
+    deadlineWaitsForStore: ({ context }) => !context.closeWhileStoring,
   },
   actions: {
     sendLease: sendTo(
@@ -254,6 +261,7 @@ export const connectionMachine = setup({
     resources: {},
     job: undefined,
     probing: false,
+    closeWhileStoring: input.plantedBugs?.includes("close-while-storing") ?? false,
     closeCode: CloseCode.normal,
     closeReason: "",
   }),
@@ -482,7 +490,8 @@ export const connectionMachine = setup({
           on: {
             RESULT: [{ guard: "holdsJob", target: "idle", actions: "sendResult" }, dropStrayResult],
             PONG: heartbeatOnPong,
-            PROBE_DEADLINE: "storingSilent",
+            // With the planted bug, the deadline falls through to `registered`: close now.
+            PROBE_DEADLINE: { guard: "deadlineWaitsForStore", target: "storingSilent" },
           },
         },
         storingSilent: {

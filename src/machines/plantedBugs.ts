@@ -9,6 +9,9 @@
  *   again), and the WORKER_LOST that follows releases it a second time.
  * - `teardown-trusts-single-kill`: teardown declares a group verified right after the first
  *   KILL, without the second KILL, the marker sweep or the final check.
+ * - `close-while-storing`: a connection whose worker falls silent while its result is being
+ *   stored is closed at the probe deadline, as if nothing were in hand: the job is released,
+ *   runs again and its result is stored twice.
  *
  * @example
  * ```ts
@@ -20,7 +23,8 @@ export type PlantedBug =
   | "lost-counts-as-failure"
   | "forget-waiters-on-shutdown"
   | "release-lease-twice"
-  | "teardown-trusts-single-kill";
+  | "teardown-trusts-single-kill"
+  | "close-while-storing";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "lease-running-job",
@@ -28,4 +32,5 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "forget-waiters-on-shutdown",
   "release-lease-twice",
   "teardown-trusts-single-kill",
+  "close-while-storing",
 ];

@@ -5,6 +5,7 @@ import type { Json } from "../graph/job.ts";
 import { connectionMachine } from "../machines/connection.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
 import type { CoordinatorEffect } from "../machines/jobBoard.ts";
+import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { coordinatorProof, verifyWorkerProof } from "../transport/auth.ts";
 import { CloseCode } from "../transport/closeCodes.ts";
 import {
@@ -57,6 +58,8 @@ export interface CoordinatorServerOptions extends ConnectionTimeouts {
    * That connection's later frames wait for it, as for `persist`.
    */
   lookup?: (ids: readonly string[]) => Promise<ReadonlyMap<string, Json>>;
+  /** Deliberate bugs for the connection machines (tests and `baton sim --plant` only). */
+  plantedBugs?: readonly PlantedBug[];
 }
 
 interface Connection {
@@ -156,6 +159,7 @@ export class CoordinatorServer {
         ...(options.helloTimeoutMs !== undefined && { helloTimeoutMs: options.helloTimeoutMs }),
         ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
         ...(options.deadAfterMs !== undefined && { deadAfterMs: options.deadAfterMs }),
+        ...(options.plantedBugs !== undefined && { plantedBugs: options.plantedBugs }),
       },
       clock: options.clock,
       ...(options.inspect !== undefined && { inspect: options.inspect }),

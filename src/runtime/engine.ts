@@ -187,6 +187,7 @@ export function createEngine(options: EngineOptions): Engine {
           run: runId,
           codeHash: jobs.codeHash,
           logger: log,
+          ...(options.plantedBugs !== undefined && { plantedBugs: options.plantedBugs }),
           ...(store && {
             persist: (job: { id: string; kind: string }, value: Json) =>
               store.put(job.id, job.kind, value),

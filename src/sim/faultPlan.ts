@@ -13,6 +13,8 @@ import type { SimEntropy } from "./simEntropy.ts";
  * - `slow`: every frame takes `by` ms more for `ms`.
  * - `coordinator-crash`: the coordinator process (and its in-process workers) dies, comes
  *   back `ms` later and resumes from the store; `torn`: its unfinished writes are torn.
+ * - `disk-stall`: the store's disk completes no fsync for `ms` (a hung network file system,
+ *   a saturated disk): every write waits at its next fsync until the stall is over.
  */
 export type Fault =
   | { kind: "worker-crash"; at: number; target: number }
@@ -20,7 +22,8 @@ export type Fault =
   | { kind: "partition"; at: number; target: number; ms: number }
   | { kind: "half-open"; at: number; target: number; side: "server" | "client" }
   | { kind: "slow"; at: number; ms: number; by: number }
-  | { kind: "coordinator-crash"; at: number; ms: number; torn: boolean };
+  | { kind: "coordinator-crash"; at: number; ms: number; torn: boolean }
+  | { kind: "disk-stall"; at: number; ms: number };
 
 export type FaultProfile = "none" | "default" | "heavy";
 export const FAULT_PROFILES: readonly FaultProfile[] = ["none", "default", "heavy"];
@@ -32,6 +35,7 @@ const KINDS: readonly { kind: Fault["kind"]; weight: Record<FaultProfile, number
   { kind: "half-open", weight: { none: 0, default: 2, heavy: 2 } },
   { kind: "slow", weight: { none: 0, default: 2, heavy: 2 } },
   { kind: "coordinator-crash", weight: { none: 0, default: 1, heavy: 2 } },
+  { kind: "disk-stall", weight: { none: 0, default: 1, heavy: 2 } },
 ];
 
 /** How many faults, and within how many virtual ms of the start. */
@@ -86,6 +90,10 @@ export function drawFaults(entropy: SimEntropy, profile: FaultProfile): Fault[] 
       case "coordinator-crash":
         faults.push({ kind, at, ms: entropy.int(100, 5_000), torn: entropy.chance(0.5) });
         break;
+      case "disk-stall":
+        // Up to twice the 20 s probe deadline, so a stall can outlast a silent worker.
+        faults.push({ kind, at, ms: entropy.int(1_000, 40_000) });
+        break;
     }
   }
   return faults.sort((a, b) => a.at - b.at);
@@ -119,6 +127,8 @@ function formatFault(f: Fault): string {
       return `${f.kind}@${f.at}+${f.ms}/${f.by}`;
     case "coordinator-crash":
       return `${f.kind}@${f.at}+${f.ms}/${f.torn ? "torn" : "clean"}`;
+    case "disk-stall":
+      return `${f.kind}@${f.at}+${f.ms}`;
   }
 }
 
@@ -151,6 +161,8 @@ export function parseFaults(text: string): Fault[] {
       case "coordinator-crash":
         if (option !== "torn" && option !== "clean") throw bad();
         return { kind, at: n(at), ms: n(ms), torn: option === "torn" };
+      case "disk-stall":
+        return { kind, at: n(at), ms: n(ms) };
       default:
         throw bad();
     }

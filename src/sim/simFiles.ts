@@ -49,6 +49,8 @@ export class SimFiles {
   private readonly pending = new Set<PendingWrite>();
   readonly commits = new Map<string, number>();
   private temps = 0;
+  /** Virtual time until which no fsync completes (`stall`). */
+  private stalledUntil = 0;
 
   constructor(
     private readonly entropy: SimEntropy,
@@ -61,10 +63,17 @@ export class SimFiles {
   port(owner: ClockScope): Files {
     const files = this;
     const hang = <T>() => new Promise<T>(() => {});
-    const stage = () =>
+    const wait = (ms: number) =>
       new Promise<void>((resolve) => {
-        owner.setTimeout(() => resolve(), files.entropy.int(STAGE_MS[0], STAGE_MS[1]));
+        owner.setTimeout(() => resolve(), ms);
       });
+    const stage = () => wait(files.entropy.int(STAGE_MS[0], STAGE_MS[1]));
+    /** A stage that ends in an fsync: it also waits out a stall of the disk. */
+    const fsync = async () => {
+      await stage();
+      const stalled = files.stalledUntil - owner.now();
+      if (stalled > 0) await wait(stalled);
+    };
     return {
       async writeAtomic(path, data, mode = 0o600) {
         if (!owner.alive) return hang();
@@ -86,7 +95,7 @@ export class SimFiles {
         await stage();
         files.files.set(temp, { data: text, mode });
         files.pending.add(write);
-        await stage();
+        await fsync();
         write.stage = "synced";
         await stage();
         write.previous = files.files.get(target);
@@ -96,7 +105,7 @@ export class SimFiles {
         files.commits.set(target, commits);
         write.stage = "renamed";
         files.onCommit(target, commits);
-        await stage();
+        await fsync();
         files.pending.delete(write);
       },
       async read(path) {
@@ -116,6 +125,11 @@ export class SimFiles {
         files.mkdirs(normal(dir));
       },
     };
+  }
+
+  /** The disk completes no fsync until virtual time `untilMs`: writes wait at their next one. */
+  stall(untilMs: number): void {
+    this.stalledUntil = Math.max(this.stalledUntil, untilMs);
   }
 
   /** The process of `owner` crashed: its writes stop where they are (see the class notes). */

@@ -319,6 +319,11 @@ class Simulation {
       this.crash(fault.ms, fault.torn);
       return;
     }
+    if (fault.kind === "disk-stall") {
+      this.trace.add(`fault disk-stall for ${fault.ms} ms`);
+      this.files.stall(this.clock.now() + fault.ms);
+      return;
+    }
     const links = this.net.openLinks().filter((l) => l.open && l.server === this.host);
     if (links.length === 0) {
       this.trace.add(`fault ${fault.kind} skipped: no open connection`);

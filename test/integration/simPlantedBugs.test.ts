@@ -14,6 +14,8 @@ const BROKEN: [PlantedBug, number][] = [
   // Teardown verified after one KILL, through the real launchGroup: the launcher then waits
   // forever for the exit of a rank that survived, so stop() never settles (invariant 13).
   ["teardown-trusts-single-kill", 13],
+  // A silent worker's connection closed while its result is being stored: stored twice.
+  ["close-while-storing", 2],
 ];
 
 describe("the simulation catches planted bugs within 1,000 seeds", () => {

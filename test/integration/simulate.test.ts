@@ -134,6 +134,9 @@ describe("simulate", () => {
       const faults = drawFaults(new SimEntropy(seed), "heavy");
       expect(parseFaults(formatFaults(faults))).toEqual(faults);
     }
+    expect(parseFaults("disk-stall@5000+30000")).toEqual([
+      { kind: "disk-stall", at: 5000, ms: 30_000 },
+    ]);
     expect(() => parseFaults("partition@5")).toThrow(/bad fault "partition@5"/);
     expect(parseFaults("")).toEqual([]);
   });

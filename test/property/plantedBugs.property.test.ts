@@ -9,8 +9,14 @@ import type { PlantedBug } from "../../src/machines/plantedBugs.ts";
 import { InvariantViolation } from "../../src/sim/invariants.ts";
 import { coordinatorProperty, propertyRuns, propertyTimeoutMs } from "./coordinatorModel.ts";
 
-/** The coordinator's planted bugs; `teardown-trusts-single-kill` is caught by the teardown property. */
-const BROKEN: Record<Exclude<PlantedBug, "teardown-trusts-single-kill">, number> = {
+/**
+ * The coordinator's planted bugs. `teardown-trusts-single-kill` is caught by the teardown
+ * property, and `close-while-storing` (a connection's, with a result store) by the simulation.
+ */
+const BROKEN: Record<
+  Exclude<PlantedBug, "teardown-trusts-single-kill" | "close-while-storing">,
+  number
+> = {
   "lease-running-job": 1,
   "lost-counts-as-failure": 3,
   "forget-waiters-on-shutdown": 5,

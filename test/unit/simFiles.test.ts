@@ -79,4 +79,25 @@ describe("SimFiles", () => {
     }
     expect(torn).toBeGreaterThan(50);
   });
+
+  it("holds every write at its next fsync while the disk stalls, and reads go on", async () => {
+    const clock = new SimClock();
+    const files = new SimFiles(new SimEntropy(1));
+    const port = files.port(clock.scope());
+    files.poke("store/old.json", "old");
+    files.stall(30_000);
+    let done = false;
+    const write = port.writeAtomic("store/x.json", "one").then(() => {
+      done = true;
+    });
+    await settle(clock, 29_999);
+    expect(done).toBe(false);
+    expect(files.peek("store/x.json")).toBeUndefined();
+    expect(await port.read("store/old.json")).toBe("old");
+    await settle(clock);
+    await write;
+    expect(clock.now()).toBeGreaterThanOrEqual(30_000);
+    expect(await port.read("store/x.json")).toBe("one");
+    expect(files.commits.get("store/x.json")).toBe(1);
+  });
 });
