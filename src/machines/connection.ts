@@ -130,6 +130,12 @@ const dropStrayResult = {
   },
 } as const;
 
+/** The held job's result goes to the coordinator and the connection asks again; others drop. */
+const resultOfHeldJob = [
+  { guard: "holdsJob", target: "idle", actions: "sendResult" },
+  dropStrayResult,
+] as const;
+
 /**
  * One worker's socket as the coordinator sees it:
  * `handshaking → (rejected | registered) ; registered: idle ⇄ busy (→ storing) ; → closing → closed`.
@@ -143,16 +149,16 @@ const dropStrayResult = {
  * `PROBE_DEADLINE` (`deadAfterMs − heartbeatMs`); the PONG of that ping re-arms `PROBE` and,
  * while `busy`, sends HEARTBEAT, which renews the held job's lease (an idle connection holds
  * no lease, so its liveness stays here and costs the coordinator nothing); a deadline
- * reached closes with 4005. `context.probing` says whether a ping is out.
+ * reached closes with 4005. `context.probing` says whether a ping is out. The welcome tells
+ * the worker `heartbeatMs`, so that it can notice a coordinator gone silent. (It used to be
+ * a parallel region `alive ⇄ probing`; a parallel state made every idle ⇄ busy step about a
+ * third dearer, on every job.)
  *
  * `storing`: the runtime is making the held job's result durable (STORING, then RESULT once
  * stored). The answer is in hand, so the worker's silence no longer decides the job: a probe
  * deadline reached meanwhile (`storingSilent`) closes the connection only after the RESULT
  * has gone to the coordinator, so the job completes instead of being released by
- * WORKER_LOST and run (and stored) again. The welcome tells
- * the worker `heartbeatMs`, so that it can notice a coordinator gone silent. (It used to be
- * a parallel region `alive ⇄ probing`; a parallel state made every idle ⇄ busy step about a
- * third dearer, on every job.)
+ * WORKER_LOST and run (and stored) again.
  *
  * @example
  * ```ts
@@ -455,7 +461,7 @@ export const connectionMachine = setup({
         },
         busy: {
           on: {
-            RESULT: [{ guard: "holdsJob", target: "idle", actions: "sendResult" }, dropStrayResult],
+            RESULT: resultOfHeldJob,
             PROGRESS: {
               guard: "progressForHeldJob",
               actions: emit(({ context, event }) => ({
@@ -488,7 +494,7 @@ export const connectionMachine = setup({
         },
         storing: {
           on: {
-            RESULT: [{ guard: "holdsJob", target: "idle", actions: "sendResult" }, dropStrayResult],
+            RESULT: resultOfHeldJob,
             PONG: heartbeatOnPong,
             // With the planted bug, the deadline falls through to `registered`: close now.
             PROBE_DEADLINE: { guard: "deadlineWaitsForStore", target: "storingSilent" },
