@@ -17,6 +17,7 @@ import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
 import { sshHost } from "../../src/runtime/sshHost.ts";
 import type { SshTarget } from "../../src/runtime/sshTarget.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { killRemoteLeftovers } from "../fixtures/remoteLeftovers.ts";
 import { sshdTestsRun, startSshdSite, type TestSshd } from "../fixtures/sshd.ts";
 
 const RANK = ["/usr/bin/python3", join(ROOT, "examples/ranks/rank.py")];
@@ -55,17 +56,7 @@ describe.skipIf(!available)("baton launch --hosts", () => {
     stopBatons();
     const cleaner = sshHost(target, { configFile: sshd.configFile, multiplex: false });
     try {
-      const table = remoteProcs(cleaner);
-      for (const deployment of deployments) {
-        const left = await table.snapshot([], deployment, { scan: true });
-        if (left.length > 0) {
-          await table.signalIfOwned(
-            left.map((proc) => proc.pid),
-            deployment,
-            "SIGKILL",
-          );
-        }
-      }
+      await killRemoteLeftovers(cleaner, deployments);
       const remote = deployments.map((dep) => `'${remoteRoot}/${dep}'`).join(" ");
       await cleaner.run(`rm -rf ${remote}; exit 0`);
     } finally {

@@ -30,6 +30,8 @@ import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
 import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
 import { type SshHost, sshHost } from "../../src/runtime/sshHost.ts";
 import type { SshTarget } from "../../src/runtime/sshTarget.ts";
+import { firstLine } from "../fixtures/firstLine.ts";
+import { killRemoteLeftovers } from "../fixtures/remoteLeftovers.ts";
 import { goneWithin, sshdTestsRun, startSshdSite, type TestSshd } from "../fixtures/sshd.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -123,18 +125,8 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
       }
       const cleaner = sshHost(target, { configFile: sshd.configFile, multiplex: false });
       try {
-        const table = remoteProcs(cleaner);
-        for (const deployment of deployments) {
-          const left = await table.snapshot([], deployment, { scan: true });
-          if (left.length > 0) {
-            await table.signalIfOwned(
-              left.map((proc) => proc.pid),
-              deployment,
-              "SIGKILL",
-            );
-          }
-        }
-        const still = (await table.snapshot(strangers, "unused")).filter(
+        await killRemoteLeftovers(cleaner, deployments);
+        const still = (await remoteProcs(cleaner).snapshot(strangers, "unused")).filter(
           (proc) => proc.argv.join(" ") === "sleep 300" && proc.state !== "zombie",
         );
         const dirs = deployments.map((dep) => `'${remoteRoot}/${dep}'`).join(" ");
@@ -291,14 +283,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
       { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
     );
     children.push(launcher);
-    const line = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      launcher.stdout?.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes("\n")) resolve(out.split("\n")[0] as string);
-      });
-      launcher.once("exit", (code) => reject(new Error(`launcher exited with ${code}: ${out}`)));
-    });
+    const line = await firstLine(launcher);
     const { pids } = JSON.parse(line) as { pids: number[] };
     const manifest = await readStateFile(
       files,

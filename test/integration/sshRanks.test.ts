@@ -25,6 +25,8 @@ import { openRemoteSite } from "../../src/runtime/remoteSite.ts";
 import { tearDownRemote } from "../../src/runtime/remoteTeardown.ts";
 import { type SshHost, sshHost } from "../../src/runtime/sshHost.ts";
 import { parseRankHost, type SshTarget } from "../../src/runtime/sshTarget.ts";
+import { firstLine } from "../fixtures/firstLine.ts";
+import { killRemoteLeftovers } from "../fixtures/remoteLeftovers.ts";
 import { goneWithin, sshdTestsRun, startSshdSite, type TestSshd } from "../fixtures/sshd.ts";
 
 const STUBBORN = fileURLToPath(new URL("../fixtures/stubbornRank.mjs", import.meta.url));
@@ -132,17 +134,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
         await cleaner.run(
           `${remotePids.length > 0 ? `kill -s KILL ${remotePids.join(" ")} 2>/dev/null;` : ""} rm -rf ${dirs} /tmp/baton-ssh-test-*.pid; exit 0`,
         );
-        const table = remoteProcs(cleaner);
-        for (const deployment of deployments) {
-          const left = await table.snapshot([], deployment, { scan: true });
-          if (left.length > 0) {
-            await table.signalIfOwned(
-              left.map((proc) => proc.pid),
-              deployment,
-              "SIGKILL",
-            );
-          }
-        }
+        await killRemoteLeftovers(cleaner, deployments);
       } finally {
         await cleaner.close();
       }
@@ -518,14 +510,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
       { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
     );
     localChildren.push(launcher);
-    const line = await new Promise<string>((resolve, reject) => {
-      let out = "";
-      launcher.stdout?.on("data", (chunk: Buffer) => {
-        out += chunk.toString();
-        if (out.includes("\n")) resolve(out.split("\n")[0] as string);
-      });
-      launcher.once("exit", (code) => reject(new Error(`launcher exited with ${code}: ${out}`)));
-    });
+    const line = await firstLine(launcher);
     const { pid, sshPid } = JSON.parse(line) as { pid: number; sshPid: number };
     remotePids.push(pid);
     await logged(deployment, /stubborn rank/);
