@@ -11,7 +11,7 @@ import {
 import { RANK_GROUP_INVARIANTS } from "../sim/rankGroupScenario.ts";
 import { shrink } from "../sim/shrink.ts";
 import { type SimulationResult, simulate } from "../sim/simulate.ts";
-import { type DrawnSimulation, simulateSeeds } from "../sim/simulateSeeds.ts";
+import { type DrawnSimulation, simulateSeeds, threadsFor } from "../sim/simulateSeeds.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
 
 export const SIM_USAGE = `usage: baton sim [options]
@@ -130,8 +130,12 @@ export async function simCommand(argv: string[]): Promise<number> {
   const started = performance.now();
   let failures = 0;
   let reported = false;
+  const threads = threadsFor(
+    last - first + 1,
+    values.threads === undefined ? undefined : count(values.threads, "--threads", 1),
+  );
   const seeds = simulateSeeds(first, last, drawn(settings), {
-    ...(values.threads !== undefined && { threads: count(values.threads, "--threads", 1) }),
+    threads,
     checkDeterminism: values["check-determinism"] === true,
     traces: values.trace === true,
   });
@@ -162,7 +166,7 @@ export async function simCommand(argv: string[]): Promise<number> {
   if (many && !values.json) {
     const seconds = (performance.now() - started) / 1000;
     process.stdout.write(
-      `${last - first + 1} seeds, ${failures} failed, in ${seconds.toFixed(1)} s (${((last - first + 1) / seconds).toFixed(1)} seeds/s)\n`,
+      `${last - first + 1} seeds, ${failures} failed, in ${seconds.toFixed(1)} s (${((last - first + 1) / seconds).toFixed(1)} seeds/s on ${threads} thread${threads === 1 ? "" : "s"})\n`,
     );
   }
   return failures > 0 ? 1 : 0;

@@ -63,7 +63,7 @@ export async function* simulateSeeds(
     checkDeterminism: options.checkDeterminism ?? false,
     traces: options.traces ?? false,
   };
-  const threads = Math.min(options.threads ?? availableParallelism(), last - first + 1);
+  const threads = threadsFor(last - first + 1, options.threads);
   if (threads <= 1) {
     for (let seed = first; seed <= last; seed++) yield await simulateSeed(seed, data);
     return;
@@ -130,6 +130,11 @@ export async function* simulateSeeds(
     next = last + 1;
     await Promise.all([here, ...helpers.map((helper) => helper.terminate())]);
   }
+}
+
+/** The threads `simulateSeeds` uses for `seeds` seeds: `requested` or the cores, at most one a seed. */
+export function threadsFor(seeds: number, requested = availableParallelism()): number {
+  return Math.max(1, Math.min(requested, seeds));
 }
 
 /**

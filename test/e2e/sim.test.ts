@@ -29,7 +29,9 @@ describe("baton sim", () => {
     expect(exit.stderr).toBe("");
     expect(exit.code).toBe(0);
     expect(exit.stdout).toMatch(/seed 1: pass \(\d+ virtual ms in \d+ ms, trace [0-9a-f]{16}\)/);
-    expect(exit.stdout).toMatch(/3 seeds, 0 failed/);
+    expect(exit.stdout).toMatch(
+      /3 seeds, 0 failed, in [\d.]+ s \([\d.]+ seeds\/s on [12] threads?\)/,
+    );
   });
 
   it("fails with exit 1, names the invariant, and prints commands that reproduce it", async () => {
