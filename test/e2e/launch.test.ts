@@ -6,12 +6,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
-import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
-import { readStateFile } from "../../src/rank/stateFile.ts";
-import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
-import { alive, cleanUpRanks, stray, tempDir, until } from "../fixtures/rankStrays.ts";
+import { alive, cleanUpRanks, stray, tempDir } from "../fixtures/rankStrays.ts";
+import { ranksReady } from "../fixtures/ranksReady.ts";
+import { readManifest } from "../fixtures/readManifest.ts";
 
 afterEach(() => {
   stopBatons();
@@ -83,12 +81,8 @@ describe("baton launch", () => {
       "--step-ms",
       "20",
     ]);
-    await until(() => launcher.stderr().includes("all 2 ranks ready"), "the ranks to be ready");
-    const manifest = await readStateFile(
-      nodeFiles(),
-      MANIFEST_FORMAT,
-      deploymentPaths(dir, "ctrl-c").manifest,
-    );
+    await ranksReady(launcher, 2);
+    const manifest = await readManifest(dir, "ctrl-c");
     const pids = manifest?.ranks.map((rank) => rank.pid) ?? [];
     expect(pids).toHaveLength(2);
     for (const pid of pids) stray(pid, "ctrl-c");

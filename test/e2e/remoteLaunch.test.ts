@@ -9,14 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
-import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
-import { readStateFile } from "../../src/rank/stateFile.ts";
-import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
 import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
-import { sshHost } from "../../src/runtime/sshHost.ts";
+import { type SshHost, sshHost } from "../../src/runtime/sshHost.ts";
 import type { SshTarget } from "../../src/runtime/sshTarget.ts";
-import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { ranksReady } from "../fixtures/ranksReady.ts";
+import { readManifest } from "../fixtures/readManifest.ts";
 import { killRemoteLeftovers } from "../fixtures/remoteLeftovers.ts";
 import { sshdTestsRun, startSshdSite, type TestSshd } from "../fixtures/sshd.ts";
 
@@ -42,7 +41,43 @@ describe.skipIf(!available)("baton launch --hosts", () => {
     dirs.push(dir);
     return dir;
   };
-  const host = () => sshHost(target, { configFile: sshd.configFile });
+  /**
+   * Starts `baton launch` of rank.py on `hosts` with the test sshd's ssh config, in a new
+   * state dir under a new deployment name: `flags` go before `--`, `rankArgs` after rank.py.
+   */
+  const launchRanks = (
+    hosts: string,
+    flags: string[],
+    rankArgs: string[],
+  ): { dir: string; name: string; launcher: BatonProcess } => {
+    const dir = stateDir();
+    const name = newDeployment();
+    const launcher = startBaton([
+      "launch",
+      "--hosts",
+      hosts,
+      "--ssh-config",
+      sshd.configFile,
+      "--state-dir",
+      dir,
+      "--name",
+      name,
+      ...flags,
+      "--",
+      ...RANK,
+      ...rankArgs,
+    ]);
+    return { dir, name, launcher };
+  };
+  /** Runs `check` on a new connection to the ssh host, closed after it. */
+  const onSshHost = async (check: (there: SshHost) => Promise<void>): Promise<void> => {
+    const there = sshHost(target, { configFile: sshd.configFile });
+    try {
+      await check(there);
+    } finally {
+      await there.close();
+    }
+  };
 
   beforeAll(async () => {
     ({ sshd, target, remoteRoot } = await startSshdSite());
@@ -68,27 +103,12 @@ describe.skipIf(!available)("baton launch --hosts", () => {
   });
 
   it("runs ranks here and on the ssh host (HOST*COUNT) and exits 0 when every rank does", async () => {
-    const dir = stateDir();
-    const name = newDeployment();
-    const result = await startBaton([
-      "launch",
-      "--hosts",
+    const { dir, name, launcher } = launchRanks(
       `local,${sshd.url}*2`,
-      "--ssh-config",
-      sshd.configFile,
-      "--master-addr",
-      "127.0.0.1",
-      "--state-dir",
-      dir,
-      "--name",
-      name,
-      "--",
-      ...RANK,
-      "--steps",
-      "3",
-      "--step-ms",
-      "20",
-    ]).exit;
+      ["--master-addr", "127.0.0.1"],
+      ["--steps", "3", "--step-ms", "20"],
+    );
+    const result = await launcher.exit;
     expect(result.stderr).toMatch(new RegExp(`deployment ${name}: 3 ranks of .*rank\\.py`));
     expect(result.code).toBe(0);
     for (const rank of [0, 1, 2]) {
@@ -99,75 +119,29 @@ describe.skipIf(!available)("baton launch --hosts", () => {
   }, 60_000);
 
   it("SIGTERM stops the ranks on both hosts, verified, even one that ignores TERM, and exits 143", async () => {
-    const dir = stateDir();
-    const name = newDeployment();
-    const launcher = startBaton([
-      "launch",
-      "--world",
-      "2",
-      "--hosts",
+    const { dir, name, launcher } = launchRanks(
       `local,${sshd.url}`,
-      "--ssh-config",
-      sshd.configFile,
-      "--state-dir",
-      dir,
-      "--name",
-      name,
-      "--grace-ms",
-      "300",
-      "--",
-      ...RANK,
-      "--ignore-term",
-      "--step-ms",
-      "20",
-    ]);
-    for (let waited = 0; !launcher.stderr().includes("all 2 ranks ready"); waited += 50) {
-      if (waited > 30_000) throw new Error(`never ready: ${launcher.stderr()}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    const manifest = await readStateFile(
-      nodeFiles(),
-      MANIFEST_FORMAT,
-      deploymentPaths(dir, name).manifest,
+      ["--world", "2", "--grace-ms", "300"],
+      ["--ignore-term", "--step-ms", "20"],
     );
+    await ranksReady(launcher, 2);
+    const manifest = await readManifest(dir, name);
     const remote = manifest?.ranks.find((rank) => rank.host === sshd.url);
     expect(remote?.stateDir).toBe(remoteRoot);
     launcher.child.kill("SIGTERM");
     const result = await launcher.exit;
     expect(result.stderr).toContain("stopped; every rank is gone");
     expect(result.code).toBe(143);
-    const there = host();
-    try {
+    await onSshHost(async (there) => {
       const [proc] = await remoteProcs(there).snapshot([remote?.pid as number], name);
       expect(proc === undefined || proc.state === "zombie").toBe(true);
       expect(await remoteFiles(there).list(deploymentPaths(remoteRoot, name).dir)).toEqual([]);
-    } finally {
-      await there.close();
-    }
+    });
   }, 60_000);
 
   it("after the launcher is SIGKILLed, baton reap --ssh-config removes what is left on both hosts", async () => {
-    const dir = stateDir();
-    const name = newDeployment();
-    const launcher = startBaton([
-      "launch",
-      "--hosts",
-      `local,${sshd.url}`,
-      "--ssh-config",
-      sshd.configFile,
-      "--state-dir",
-      dir,
-      "--name",
-      name,
-      "--",
-      ...RANK,
-      "--step-ms",
-      "20",
-    ]);
-    for (let waited = 0; !launcher.stderr().includes("all 2 ranks ready"); waited += 50) {
-      if (waited > 30_000) throw new Error(`never ready: ${launcher.stderr()}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const { dir, name, launcher } = launchRanks(`local,${sshd.url}`, [], ["--step-ms", "20"]);
+    await ranksReady(launcher, 2);
     launcher.child.kill("SIGKILL");
     await launcher.exit;
     const reap = await startBaton([
@@ -183,13 +157,10 @@ describe.skipIf(!available)("baton launch --hosts", () => {
     expect(reap.code).toBe(0);
     const report = JSON.parse(reap.stdout) as { reaped: { deployment: string }[] };
     expect(report.reaped.map((entry) => entry.deployment)).toEqual([name]);
-    const there = host();
-    try {
+    await onSshHost(async (there) => {
       expect(await remoteFiles(there).list(deploymentPaths(remoteRoot, name).dir)).toEqual([]);
       expect(await remoteProcs(there).snapshot([], name, { scan: true })).toEqual([]);
-    } finally {
-      await there.close();
-    }
+    });
   }, 60_000);
 
   it("refuses a host list that does not match the world size (exit 2)", async () => {

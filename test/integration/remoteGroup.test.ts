@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
-import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
+import { MANIFEST_FORMAT, type ManifestRank } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
 import { launchGroup } from "../../src/runtime/launchGroup.ts";
@@ -25,12 +25,13 @@ import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { LaunchSpec, RankGroup } from "../../src/runtime/rankGroup.ts";
-import { reapDeployments } from "../../src/runtime/reaper.ts";
+import { type ReapReport, reapDeployments } from "../../src/runtime/reaper.ts";
 import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
 import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
 import { type SshHost, sshHost } from "../../src/runtime/sshHost.ts";
 import type { SshTarget } from "../../src/runtime/sshTarget.ts";
 import { firstLine } from "../fixtures/firstLine.ts";
+import { readManifest } from "../fixtures/readManifest.ts";
 import { killRemoteLeftovers } from "../fixtures/remoteLeftovers.ts";
 import { goneWithin, sshdTestsRun, startSshdSite, type TestSshd } from "../fixtures/sshd.ts";
 
@@ -95,6 +96,60 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     });
     groups.push(group);
     return group;
+  };
+  /**
+   * Writes, in a new state dir under a new deployment, the manifest of a dead launcher (this
+   * process, without a lease) whose one rank is `rank` on a remote host; where it wrote it.
+   */
+  const writeOrphanedManifest = async (
+    rank: Pick<ManifestRank, "host" | "pid" | "stateDir">,
+  ): Promise<{
+    stateDir: string;
+    deployment: string;
+    paths: ReturnType<typeof deploymentPaths>;
+  }> => {
+    const stateDir = newStateDir();
+    const deployment = newDeployment();
+    const paths = deploymentPaths(stateDir, deployment);
+    await files.mkdirp(paths.dir);
+    await files.writeAtomic(
+      paths.manifest,
+      encodeStateFile(MANIFEST_FORMAT, {
+        deployment,
+        launcher: { pid: process.pid, token: "t0ken", host: hostname() },
+        ranks: [
+          {
+            rank: 0,
+            localRank: 0,
+            host: rank.host,
+            pid: rank.pid,
+            pgid: rank.pid,
+            stateDir: rank.stateDir,
+          },
+        ],
+        worldSize: 1,
+        argv: ["python3", "serve.py"],
+        startedAt: Date.now(),
+      }),
+    );
+    return { stateDir, deployment, paths };
+  };
+  /**
+   * Runs the reaper over `stateDir` with the test sshd's ssh config and the fast teardown, and
+   * expects it to have reaped `deployment` alone, with no failure; its report.
+   */
+  const reapOnly = async (stateDir: string, deployment: string): Promise<ReapReport> => {
+    const report = await reapDeployments({
+      stateDir,
+      procs,
+      files,
+      clock,
+      ssh: { configFile: sshd.configFile },
+      teardown: FAST,
+    });
+    expect(report.failed).toEqual([]);
+    expect(report.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
+    return report;
   };
 
   beforeAll(async () => {
@@ -203,10 +258,9 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
   it("launches on two hosts, passes the barrier on remote markers, records both in the manifest, and tears down verified on both", async () => {
     const group = launch({ argv: [...RANK_PY, "--step-ms", "50"] });
     await group.ready;
-    const manifest = await readStateFile(
-      files,
-      MANIFEST_FORMAT,
-      deploymentPaths(group.dir.slice(0, -group.deployment.length - 1), group.deployment).manifest,
+    const manifest = await readManifest(
+      group.dir.slice(0, -group.deployment.length - 1),
+      group.deployment,
     );
     expect(manifest?.ranks).toEqual([
       { rank: 0, localRank: 0, host: "local", pid: expect.any(Number), pgid: expect.any(Number) },
@@ -285,11 +339,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     children.push(launcher);
     const line = await firstLine(launcher);
     const { pids } = JSON.parse(line) as { pids: number[] };
-    const manifest = await readStateFile(
-      files,
-      MANIFEST_FORMAT,
-      deploymentPaths(stateDir, deployment).manifest,
-    );
+    const manifest = await readManifest(stateDir, deployment);
     const remotePid = manifest?.ranks.find((rank) => rank.host === sshd.url)?.pid as number;
     expect(pids).toContain(remotePid);
     process.kill(launcher.pid as number, "SIGKILL");
@@ -297,16 +347,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     const ms = await goneWithin(open(), [remotePid], 10_000);
     console.log(`remote rank gone ${ms} ms after its launcher was SIGKILLed`);
 
-    const report = await reapDeployments({
-      stateDir,
-      procs,
-      files,
-      clock,
-      ssh: { configFile: sshd.configFile },
-      teardown: FAST,
-    });
-    expect(report.failed).toEqual([]);
-    expect(report.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
+    await reapOnly(stateDir, deployment);
     expect(existsSync(deploymentPaths(stateDir, deployment).manifest)).toBe(false);
     const there = remoteFiles(open());
     expect(await there.list(deploymentPaths(remoteRoot, deployment).dir)).toEqual([]);
@@ -321,41 +362,12 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     const started = await host.run("sleep 300 >/dev/null 2>&1 </dev/null & echo $!");
     const stranger = Number(started.stdout.toString());
     strangers.push(stranger);
-    const stateDir = newStateDir();
-    const deployment = newDeployment();
-    const paths = deploymentPaths(stateDir, deployment);
-    await files.mkdirp(paths.dir);
-    // This process as the launcher, without a lease: a dead launcher's manifest.
-    await files.writeAtomic(
-      paths.manifest,
-      encodeStateFile(MANIFEST_FORMAT, {
-        deployment,
-        launcher: { pid: process.pid, token: "t0ken", host: hostname() },
-        ranks: [
-          {
-            rank: 0,
-            localRank: 0,
-            host: sshd.url,
-            pid: stranger,
-            pgid: stranger,
-            stateDir: remoteRoot,
-          },
-        ],
-        worldSize: 1,
-        argv: ["python3", "serve.py"],
-        startedAt: Date.now(),
-      }),
-    );
-    const report = await reapDeployments({
-      stateDir,
-      procs,
-      files,
-      clock,
-      ssh: { configFile: sshd.configFile },
-      teardown: FAST,
+    const { stateDir, deployment } = await writeOrphanedManifest({
+      host: sshd.url,
+      pid: stranger,
+      stateDir: remoteRoot,
     });
-    expect(report.failed).toEqual([]);
-    expect(report.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
+    const report = await reapOnly(stateDir, deployment);
     // Probed as not of the deployment, so never signalled (and `signalIfOwned` on the host
     // would have refused it anyway).
     const steps = report.reaped[0]?.teardown.steps.join("\n") ?? "";
@@ -367,30 +379,11 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
   }, 60_000);
 
   it("keeps the manifest when a remote host cannot be reached, and blocks that name", async () => {
-    const stateDir = newStateDir();
-    const deployment = newDeployment();
-    const paths = deploymentPaths(stateDir, deployment);
-    await files.mkdirp(paths.dir);
-    await files.writeAtomic(
-      paths.manifest,
-      encodeStateFile(MANIFEST_FORMAT, {
-        deployment,
-        launcher: { pid: process.pid, token: "t0ken", host: hostname() },
-        ranks: [
-          {
-            rank: 0,
-            localRank: 0,
-            host: "ssh://nobody@127.0.0.1:1",
-            pid: 4242,
-            pgid: 4242,
-            stateDir: "/home/nobody/.baton/run",
-          },
-        ],
-        worldSize: 1,
-        argv: ["python3", "serve.py"],
-        startedAt: Date.now(),
-      }),
-    );
+    const { stateDir, paths } = await writeOrphanedManifest({
+      host: "ssh://nobody@127.0.0.1:1",
+      pid: 4242,
+      stateDir: "/home/nobody/.baton/run",
+    });
     const report = await reapDeployments({
       stateDir,
       procs,
@@ -404,7 +397,3 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     expect(existsSync(paths.manifest)).toBe(true);
   }, 30_000);
 });
-
-function _sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
