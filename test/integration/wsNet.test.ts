@@ -8,21 +8,10 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import type { Link, Listener, ListenOptions } from "../../src/runtime/ports.ts";
 import { parseListenAddress, wsNet } from "../../src/runtime/wsNet.ts";
+import { countPongs } from "../fixtures/pongCount.ts";
+import { type RecordedLink, record, recordConnections } from "../fixtures/recordedLink.ts";
 
 const ANY_PORT = "ws://127.0.0.1:0";
-
-interface End {
-  link: Link;
-  frames: string[];
-  closes: [number, string][];
-}
-
-function record(link: Link): End {
-  const end: End = { link, frames: [], closes: [] };
-  link.onFrame((frame) => end.frames.push(frame));
-  link.onClose((code, reason) => end.closes.push([code, reason]));
-  return end;
-}
 
 /** Everything a test opened, closed after it whether it passed or not. */
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -30,6 +19,15 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+/** Lets `ms` milliseconds pass, for whatever is still on the wire to arrive. */
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `link`, closed when the test ends. */
+function closedAfterTest(link: Link): Link {
+  cleanups.push(() => link.close(1000, "test over"));
+  return link;
+}
 
 async function listen(options?: ListenOptions): Promise<Listener> {
   const listener = await wsNet().listen(ANY_PORT, options);
@@ -41,12 +39,10 @@ async function listen(options?: ListenOptions): Promise<Listener> {
 async function connected(
   serverOptions?: ListenOptions,
   clientOptions?: ListenOptions,
-): Promise<{ listener: Listener; server: End; client: End }> {
+): Promise<{ listener: Listener; server: RecordedLink; client: RecordedLink }> {
   const listener = await listen(serverOptions);
-  const servers: End[] = [];
-  listener.onConnection((link) => servers.push(record(link)));
-  const client = record(await wsNet().connect(listener.address, clientOptions));
-  cleanups.push(() => client.link.close(1000, "test over"));
+  const servers = recordConnections(listener);
+  const client = record(closedAfterTest(await wsNet().connect(listener.address, clientOptions)));
   await vi.waitFor(() => expect(servers).toHaveLength(1));
   return { listener, server: servers[0]!, client };
 }
@@ -59,17 +55,22 @@ async function rawClient(address: string): Promise<WebSocket> {
   return socket;
 }
 
-/** A port nothing listens on: one the system just handed out and took back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
+/** Starts `server` on a port of 127.0.0.1 the system hands out, and says which. */
+async function listenOnFreePort(server: Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  return (server.address() as { port: number }).port;
 }
 
 async function closeServer(server: Server): Promise<void> {
   await new Promise((resolve) => server.close(resolve));
+}
+
+/** A port nothing listens on: one the system just handed out and took back. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  const port = await listenOnFreePort(server);
+  await closeServer(server);
+  return port;
 }
 
 describe("wsNet", () => {
@@ -90,7 +91,7 @@ describe("wsNet", () => {
       link.close(1000, "bye");
     });
     const link = await wsNet().connect(listener.address);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     const events: string[] = [];
     link.onClose((code, reason) => events.push(`close ${code} ${reason}`));
     link.onFrame((frame) => events.push(frame));
@@ -108,9 +109,8 @@ describe("wsNet", () => {
 
   it("hands connections made before onConnection to the first handler", async () => {
     const listener = await listen();
-    const client = await wsNet().connect(listener.address);
-    cleanups.push(() => client.close(1000, "test over"));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    closedAfterTest(await wsNet().connect(listener.address));
+    await sleep(50);
     const servers: Link[] = [];
     listener.onConnection((link) => servers.push(link));
     expect(servers.map((link) => link.id)).toEqual(["ws:1"]);
@@ -125,7 +125,7 @@ describe("wsNet", () => {
     await vi.waitFor(() => expect(server.closes).toHaveLength(1));
     server.link.close(4002, "too late");
     await vi.waitFor(() => expect(client.closes).toHaveLength(1));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     expect(server.frames).toEqual(["last words"]);
     expect(server.closes).toEqual([[4000, "done"]]);
     expect(client.closes).toEqual([[4000, "done"]]);
@@ -165,16 +165,13 @@ describe("wsNet", () => {
 
   it("answers a ping through the pinging end's onPong", async () => {
     const { server, client } = await connected();
-    let clientPongs = 0;
-    let serverPongs = 0;
-    client.link.onPong(() => clientPongs++);
-    client.link.onPong(() => clientPongs++);
-    server.link.onPong(() => serverPongs++);
+    const clientPongs = countPongs(client.link, 2);
+    const serverPongs = countPongs(server.link);
     client.link.ping();
-    await vi.waitFor(() => expect(clientPongs).toBe(2));
+    await vi.waitFor(() => expect(clientPongs.count).toBe(2));
     server.link.ping();
-    await vi.waitFor(() => expect(serverPongs).toBe(1));
-    expect(clientPongs).toBe(2);
+    await vi.waitFor(() => expect(serverPongs.count).toBe(1));
+    expect(clientPongs.count).toBe(2);
   });
 
   it("tells the pinged end through onPing, on either side, after the frames before it", async () => {
@@ -228,8 +225,7 @@ describe("wsNet", () => {
 
   it("closes with 4000 when a binary frame arrives", async () => {
     const listener = await listen();
-    const servers: End[] = [];
-    listener.onConnection((link) => servers.push(record(link)));
+    const servers = recordConnections(listener);
     const raw = await rawClient(listener.address);
     const rawClose = new Promise<[number, string]>((resolve) =>
       raw.once("close", (code, reason) => resolve([code, reason.toString()])),
@@ -242,8 +238,7 @@ describe("wsNet", () => {
 
   it("closes with 1007 when a text frame is not UTF-8, and says why on its own end", async () => {
     const listener = await listen();
-    const servers: End[] = [];
-    listener.onConnection((link) => servers.push(record(link)));
+    const servers = recordConnections(listener);
     const raw = await rawClient(listener.address);
     const rawClose = new Promise<number>((resolve) => raw.once("close", resolve));
     raw.send(Buffer.from([0xff, 0xfe]), { binary: false });
@@ -255,8 +250,7 @@ describe("wsNet", () => {
 
   it("reports 1006 once when the TCP connection dies without a close frame", async () => {
     const listener = await listen();
-    const servers: End[] = [];
-    listener.onConnection((link) => servers.push(record(link)));
+    const servers = recordConnections(listener);
     const raw = await rawClient(listener.address);
     await vi.waitFor(() => expect(servers).toHaveLength(1));
     raw.terminate();
@@ -269,7 +263,7 @@ describe("wsNet", () => {
     const { port } = rawServer.address() as { port: number };
     const client = record(await wsNet().connect(`ws://127.0.0.1:${port}`));
     await vi.waitFor(() => expect(client.closes).toEqual([[1006, ""]]));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
     expect(servers[0]!.closes).toHaveLength(1);
     expect(client.closes).toHaveLength(1);
   });
@@ -277,8 +271,7 @@ describe("wsNet", () => {
   it("closes every link with 1001 when the listener closes, and stops accepting", async () => {
     const net = wsNet();
     const listener = await net.listen(ANY_PORT);
-    const servers: End[] = [];
-    listener.onConnection((link) => servers.push(record(link)));
+    const servers = recordConnections(listener);
     const clients = [
       record(await net.connect(listener.address)),
       record(await net.connect(listener.address)),
@@ -287,24 +280,16 @@ describe("wsNet", () => {
     clients[1]!.link.close(1000, "leaving");
     await vi.waitFor(() => expect(servers[1]!.closes).toHaveLength(1));
     await listener.close();
-    expect(servers.map((end) => end.closes)).toEqual([
-      [[1001, "listener closed"]],
-      [[1000, "leaving"]],
-    ]);
-    await vi.waitFor(() =>
-      expect(clients.map((end) => end.closes)).toEqual([
-        [[1001, "listener closed"]],
-        [[1000, "leaving"]],
-      ]),
-    );
+    const closes = [[[1001, "listener closed"]], [[1000, "leaving"]]];
+    expect(servers.map((end) => end.closes)).toEqual(closes);
+    await vi.waitFor(() => expect(clients.map((end) => end.closes)).toEqual(closes));
     await expect(net.connect(listener.address)).rejects.toThrow(/connection refused/);
   });
 
   it("drops a link whose other end never answers its close after closeTimeoutMs, so the listener closes", async () => {
     const listener = await wsNet({ closeTimeoutMs: 300 }).listen(ANY_PORT);
     cleanups.push(() => listener.close());
-    const servers: End[] = [];
-    listener.onConnection((link) => servers.push(record(link)));
+    const servers = recordConnections(listener);
     const frozen = await rawClient(listener.address);
     await vi.waitFor(() => expect(servers).toHaveLength(1));
     frozen.pause(); // reads nothing more, so the close frame is never answered
@@ -324,10 +309,8 @@ describe("wsNet", () => {
     expect(listener.address).not.toBe(ANY_PORT);
     const servers: Link[] = [];
     listener.onConnection((link) => servers.push(link));
-    const first = await net.connect(listener.address);
-    const second = await net.connect(listener.address);
-    cleanups.push(() => first.close(1000, "test over"));
-    cleanups.push(() => second.close(1000, "test over"));
+    const first = closedAfterTest(await net.connect(listener.address));
+    const second = closedAfterTest(await net.connect(listener.address));
     await vi.waitFor(() => expect(servers).toHaveLength(2));
     expect([first.id, second.id]).toEqual(["ws:1", "ws:2"]);
     expect(servers.map((link) => link.id)).toEqual(["ws:1", "ws:2"]);
@@ -350,8 +333,7 @@ describe("wsNet", () => {
       for (const socket of sockets) socket.destroy();
       return closeServer(silent);
     });
-    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
-    const address = `ws://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    const address = `ws://127.0.0.1:${await listenOnFreePort(silent)}`;
     await expect(wsNet({ connectTimeoutMs: 200 }).connect(address)).rejects.toThrow(
       `cannot connect to ${address}: no answer within 200 ms`,
     );

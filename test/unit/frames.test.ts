@@ -13,6 +13,20 @@ import {
 type Parse = (text: string) => ToCoordinator | ToWorker;
 type Frame = ToCoordinator | ToWorker;
 
+/**
+ * The cases of both sides' tables in one, each led by the side that reads it and followed by
+ * that side's parser: `[side, ...case, parse]`, so a `%s` title names the side first.
+ */
+function bothSides<Case extends unknown[]>(
+  coordinator: Case[],
+  worker: Case[],
+): [side: string, ...Case, parse: Parse][] {
+  return [
+    ...coordinator.map((c): [string, ...Case, Parse] => ["coordinator", ...c, parseToCoordinator]),
+    ...worker.map((c): [string, ...Case, Parse] => ["worker", ...c, parseToWorker]),
+  ];
+}
+
 function rejection(parse: Parse, text: string): ProtocolError {
   try {
     parse(text);
@@ -93,18 +107,14 @@ const toWorker: ToWorker[] = [
   { type: "welcome", protocol: 1, run: "r-7f2a", proof: "9c1e", heartbeatMs: 5000 },
 ];
 
-describe("valid frames", () => {
-  it.each(toCoordinator.map((frame) => [JSON.stringify(frame).slice(0, 60), frame]))(
-    "coordinator accepts %s",
-    (_, frame) => {
-      expect(parseToCoordinator(encode(frame))).toEqual(frame);
-    },
-  );
+/** A frame as a case: its first 60 characters of JSON to name it, and the frame. */
+const validCase = (frame: Frame): [string, Frame] => [JSON.stringify(frame).slice(0, 60), frame];
 
-  it.each(toWorker.map((frame) => [JSON.stringify(frame).slice(0, 60), frame]))(
-    "worker accepts %s",
-    (_, frame) => {
-      expect(parseToWorker(encode(frame))).toEqual(frame);
+describe("valid frames", () => {
+  it.each(bothSides(toCoordinator.map(validCase), toWorker.map(validCase)))(
+    "%s accepts %s",
+    (_side, _name, frame, parse) => {
+      expect(parse(encode(frame))).toEqual(frame);
     },
   );
 
@@ -414,29 +424,24 @@ const badForWorker: [string, unknown, string][] = [
 ];
 
 describe("bad frames", () => {
-  it.each(badForCoordinator)("coordinator rejects %s", (_, frame, message) => {
-    const err = rejection(parseToCoordinator, JSON.stringify(frame));
-    expect(err.message).toBe(message);
-    expect(err.code).toBe("BAD_FRAME");
-    expect(err.closeCode).toBe(4000);
-  });
-
-  it.each(badForWorker)("worker rejects %s", (_, frame, message) => {
-    const err = rejection(parseToWorker, JSON.stringify(frame));
-    expect(err.message).toBe(message);
-    expect(err.code).toBe("BAD_FRAME");
-    expect(err.closeCode).toBe(4000);
-  });
+  it.each(bothSides(badForCoordinator, badForWorker))(
+    "%s rejects %s",
+    (_side, _name, frame, message, parse) => {
+      const err = rejection(parse, JSON.stringify(frame));
+      expect(err.message).toBe(message);
+      expect(err.code).toBe("BAD_FRAME");
+      expect(err.closeCode).toBe(4000);
+    },
+  );
 
   it.each(['{"type":"result","job":', "", "{'type':'cancel'}", "[1,]"])(
     "rejects malformed JSON %j with the parser's message",
     (text) => {
-      expect(rejection(parseToCoordinator, text).message).toBe(
-        `frame is not valid JSON: ${jsonError(text)}`,
-      );
-      expect(rejection(parseToWorker, text).message).toBe(
-        `frame is not valid JSON: ${jsonError(text)}`,
-      );
+      const message = `frame is not valid JSON: ${jsonError(text)}`;
+      expect({
+        coordinator: rejection(parseToCoordinator, text).message,
+        worker: rejection(parseToWorker, text).message,
+      }).toEqual({ coordinator: message, worker: message });
     },
   );
 
@@ -544,122 +549,101 @@ interface Target {
   allowed: string[];
 }
 
+/** A target as the table writes it: `path` defaults to the frame, `required` and `allowed` to none. */
+type TargetSpec = Pick<Target, "name"> &
+  Partial<Pick<Target, "path" | "required" | "allowed">> & { frames: fc.Arbitrary<unknown> };
+
+/** The targets of the frames `parse` reads. */
+function targetsOf(parse: Parse, specs: TargetSpec[]): Target[] {
+  return specs.map((spec) => ({
+    path: [],
+    required: [],
+    allowed: [],
+    ...spec,
+    frames: spec.frames as fc.Arbitrary<Frame>,
+    parse,
+  }));
+}
+
+const resourceFields = ["cpus", "gpus", "memory"];
 const plannedFields = ["id", "kind", "input", "deps", "requires", "retries", "backoff", "ranks"];
 const targets: Target[] = [
-  {
-    name: "hello",
-    frames: arbitraries.hello as fc.Arbitrary<Frame>,
-    parse: parseToCoordinator,
-    path: [],
-    required: ["type", "protocol", "worker", "resources", "codeHash", "proof"],
-    allowed: [],
-  },
-  {
-    name: "hello resources",
-    frames: arbitraries.hello as fc.Arbitrary<Frame>,
-    parse: parseToCoordinator,
-    path: ["resources"],
-    required: [],
-    allowed: ["cpus", "gpus", "memory"],
-  },
-  {
-    name: "completed result",
-    frames: arbitraries.completed as fc.Arbitrary<Frame>,
-    parse: parseToCoordinator,
-    path: [],
-    required: ["type", "job", "status", "value"],
-    allowed: [],
-  },
-  {
-    name: "failed result",
-    frames: arbitraries.failed as fc.Arbitrary<Frame>,
-    parse: parseToCoordinator,
-    path: [],
-    required: ["type", "job", "status", "error"],
-    allowed: [],
-  },
-  {
-    name: "failed result error",
-    frames: arbitraries.failed as fc.Arbitrary<Frame>,
-    parse: parseToCoordinator,
-    path: ["error"],
-    required: ["message"],
-    allowed: ["name", "stack"],
-  },
-  {
-    name: "blocked result",
-    frames: arbitraries.blocked as fc.Arbitrary<Frame>,
-    parse: parseToCoordinator,
-    path: [],
-    required: ["type", "job", "status", "needs"],
-    allowed: [],
-  },
-  {
-    name: "planned job",
-    frames: arbitraries.blocked as fc.Arbitrary<Frame>,
-    parse: parseToCoordinator,
-    path: ["needs", 0],
-    required: ["id", "kind", "input", "deps", "requires", "retries"],
-    allowed: plannedFields,
-  },
-  {
-    name: "planned job requires",
-    frames: arbitraries.blocked as fc.Arbitrary<Frame>,
-    parse: parseToCoordinator,
-    path: ["needs", 0, "requires"],
-    required: [],
-    allowed: ["cpus", "gpus", "memory"],
-  },
-  {
-    name: "planned job backoff",
-    frames: arbitraries.blocked.filter(
-      (f) => f.needs[0]!.backoff !== undefined,
-    ) as fc.Arbitrary<Frame>,
-    parse: parseToCoordinator,
-    path: ["needs", 0, "backoff"],
-    required: ["initialMs"],
-    allowed: ["factor", "maxMs"],
-  },
-  {
-    name: "progress",
-    frames: arbitraries.progress as fc.Arbitrary<Frame>,
-    parse: parseToCoordinator,
-    path: [],
-    required: ["type", "job"],
-    allowed: ["done", "total", "message"],
-  },
-  {
-    name: "challenge",
-    frames: arbitraries.challenge as fc.Arbitrary<Frame>,
-    parse: parseToWorker,
-    path: [],
-    required: ["type", "nonce", "protocol"],
-    allowed: [],
-  },
-  {
-    name: "welcome",
-    frames: arbitraries.welcome as fc.Arbitrary<Frame>,
-    parse: parseToWorker,
-    path: [],
-    required: ["type", "protocol", "run", "proof"],
-    allowed: ["heartbeatMs"],
-  },
-  {
-    name: "job",
-    frames: arbitraries.job as fc.Arbitrary<Frame>,
-    parse: parseToWorker,
-    path: [],
-    required: ["type", "id", "kind", "input", "deps", "attempt"],
-    allowed: [],
-  },
-  {
-    name: "cancel",
-    frames: arbitraries.cancel as fc.Arbitrary<Frame>,
-    parse: parseToWorker,
-    path: [],
-    required: ["type", "job"],
-    allowed: [],
-  },
+  ...targetsOf(parseToCoordinator, [
+    {
+      name: "hello",
+      frames: arbitraries.hello,
+      required: ["type", "protocol", "worker", "resources", "codeHash", "proof"],
+    },
+    {
+      name: "hello resources",
+      frames: arbitraries.hello,
+      path: ["resources"],
+      allowed: resourceFields,
+    },
+    {
+      name: "completed result",
+      frames: arbitraries.completed,
+      required: ["type", "job", "status", "value"],
+    },
+    {
+      name: "failed result",
+      frames: arbitraries.failed,
+      required: ["type", "job", "status", "error"],
+    },
+    {
+      name: "failed result error",
+      frames: arbitraries.failed,
+      path: ["error"],
+      required: ["message"],
+      allowed: ["name", "stack"],
+    },
+    {
+      name: "blocked result",
+      frames: arbitraries.blocked,
+      required: ["type", "job", "status", "needs"],
+    },
+    {
+      name: "planned job",
+      frames: arbitraries.blocked,
+      path: ["needs", 0],
+      required: ["id", "kind", "input", "deps", "requires", "retries"],
+      allowed: plannedFields,
+    },
+    {
+      name: "planned job requires",
+      frames: arbitraries.blocked,
+      path: ["needs", 0, "requires"],
+      allowed: resourceFields,
+    },
+    {
+      name: "planned job backoff",
+      frames: arbitraries.blocked.filter((f) => f.needs[0]!.backoff !== undefined),
+      path: ["needs", 0, "backoff"],
+      required: ["initialMs"],
+      allowed: ["factor", "maxMs"],
+    },
+    {
+      name: "progress",
+      frames: arbitraries.progress,
+      required: ["type", "job"],
+      allowed: ["done", "total", "message"],
+    },
+  ]),
+  ...targetsOf(parseToWorker, [
+    { name: "challenge", frames: arbitraries.challenge, required: ["type", "nonce", "protocol"] },
+    {
+      name: "welcome",
+      frames: arbitraries.welcome,
+      required: ["type", "protocol", "run", "proof"],
+      allowed: ["heartbeatMs"],
+    },
+    {
+      name: "job",
+      frames: arbitraries.job,
+      required: ["type", "id", "kind", "input", "deps", "attempt"],
+    },
+    { name: "cancel", frames: arbitraries.cancel, required: ["type", "job"] },
+  ]),
 ];
 
 /** The object at `path` inside a deep copy of `frame`, and the copy. */

@@ -1,34 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { memoryNet } from "../../src/runtime/memoryNet.ts";
 import type { Link, ListenOptions, Net } from "../../src/runtime/ports.ts";
+import { countPongs } from "../fixtures/pongCount.ts";
+import { type RecordedLink, record, recordConnections } from "../fixtures/recordedLink.ts";
 
 const ADDRESS = "memory://coordinator";
 
 /** Lets every queued microtask run. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-interface End {
-  link: Link;
-  frames: string[];
-  closes: [number, string][];
-}
-
-function record(link: Link): End {
-  const end: End = { link, frames: [], closes: [] };
-  link.onFrame((frame) => end.frames.push(frame));
-  link.onClose((code, reason) => end.closes.push([code, reason]));
-  return end;
-}
-
 /** A listener and one connection, both ends recorded. */
 async function connected(
   serverOptions?: ListenOptions,
   clientOptions?: ListenOptions,
-): Promise<{ net: Net; server: End; client: End }> {
+): Promise<{ net: Net; server: RecordedLink; client: RecordedLink }> {
   const net = memoryNet();
-  const listener = await net.listen(ADDRESS, serverOptions);
-  const servers: End[] = [];
-  listener.onConnection((link) => servers.push(record(link)));
+  const servers = recordConnections(await net.listen(ADDRESS, serverOptions));
   const client = record(await net.connect(ADDRESS, clientOptions));
   return { net, server: servers[0]!, client };
 }
@@ -133,21 +120,18 @@ describe("memoryNet", () => {
 
   it("answers a ping through the pinging end's onPong, asynchronously and only while open", async () => {
     const { server, client } = await connected();
-    let clientPongs = 0;
-    let serverPongs = 0;
-    client.link.onPong(() => clientPongs++);
-    client.link.onPong(() => clientPongs++);
-    server.link.onPong(() => serverPongs++);
+    const clientPongs = countPongs(client.link, 2);
+    const serverPongs = countPongs(server.link);
     client.link.ping();
-    expect(clientPongs).toBe(0);
+    expect(clientPongs.count).toBe(0);
     await settle();
-    expect(clientPongs).toBe(2);
-    expect(serverPongs).toBe(0);
+    expect(clientPongs.count).toBe(2);
+    expect(serverPongs.count).toBe(0);
     client.link.ping();
     server.link.close(1000, "bye");
     client.link.ping();
     await settle();
-    expect(clientPongs).toBe(2);
+    expect(clientPongs.count).toBe(2);
   });
 
   it("tells the pinged end through onPing, in order with frames and only while open", async () => {
@@ -157,15 +141,14 @@ describe("memoryNet", () => {
     client.link.onPing(() => seen.push("ping"));
     client.link.onPing(() => seen.push("ping again"));
     server.link.onPing(() => seen.push("server pinged"));
-    let pongs = 0;
-    server.link.onPong(() => pongs++);
+    const pongs = countPongs(server.link);
     server.link.send("before");
     server.link.ping();
     server.link.send("after");
     expect(seen).toEqual([]);
     await settle();
     expect(seen).toEqual(["before", "ping", "ping again", "after"]);
-    expect(pongs).toBe(1);
+    expect(pongs.count).toBe(1);
     server.link.ping();
     client.link.close(1000, "bye");
     await settle();
@@ -211,20 +194,14 @@ describe("memoryNet", () => {
   it("closes every link with 1001 when the listener closes, and stops accepting", async () => {
     const net = memoryNet();
     const listener = await net.listen(ADDRESS);
-    const servers: End[] = [];
-    listener.onConnection((link) => servers.push(record(link)));
+    const servers = recordConnections(listener);
     const clients = [record(await net.connect(ADDRESS)), record(await net.connect(ADDRESS))];
     clients[1]!.link.close(1000, "leaving");
     await listener.close();
     await settle();
-    expect(servers.map((end) => end.closes)).toEqual([
-      [[1001, "listener closed"]],
-      [[1000, "leaving"]],
-    ]);
-    expect(clients.map((end) => end.closes)).toEqual([
-      [[1001, "listener closed"]],
-      [[1000, "leaving"]],
-    ]);
+    const closes = [[[1001, "listener closed"]], [[1000, "leaving"]]];
+    expect(servers.map((end) => end.closes)).toEqual(closes);
+    expect(clients.map((end) => end.closes)).toEqual(closes);
     await expect(net.connect(ADDRESS)).rejects.toThrow(/nothing listens there/);
     await expect(net.listen(ADDRESS)).resolves.toMatchObject({ address: ADDRESS });
   });
