@@ -15,11 +15,10 @@
  *   the part of a seed's cost that depends on the seed's length, not its jobs.
  */
 
-import { availableParallelism } from "node:os";
 import { job } from "../src/graph/job.ts";
 import { createEngine } from "../src/runtime/engine.ts";
 import { simulate } from "../src/sim/simulate.ts";
-import { simulateSeeds } from "../src/sim/simulateSeeds.ts";
+import { simulateSeeds, threadsFor } from "../src/sim/simulateSeeds.ts";
 
 const SEEDS = Number(process.env.BENCH_SIM_SEEDS ?? 600);
 const ONE_THREAD_SEEDS = Math.max(1, Math.round(SEEDS / 5));
@@ -90,7 +89,7 @@ async function runSeeds(seeds: number, threads: number) {
 }
 
 const one = await runSeeds(ONE_THREAD_SEEDS, 1);
-const threads = Math.min(availableParallelism(), SEEDS);
+const threads = threadsFor(SEEDS);
 const { wallMs, virtualMs, failed } = await runSeeds(SEEDS, threads);
 
 const engineJobs = await engineJobsPerSecond();
