@@ -60,13 +60,15 @@ function drivenLink(clock: SimClock, answerPings: boolean) {
 
 const SECRET = new Uint8Array(32).fill(3);
 
-/** A coordinator for `jobs` and its server, on a SimClock, with one driven link accepted. */
-function serve(
-  jobs: PlannedJob[],
-  persist?: CoordinatorServerOptions["persist"],
-  answerPings = false,
-) {
+type Persist = NonNullable<CoordinatorServerOptions["persist"]>;
+
+/**
+ * A coordinator for `jobs` and its server, on a SimClock, with one driven link accepted;
+ * `store` makes the server's `persist` on that clock.
+ */
+function serve(jobs: PlannedJob[], store?: (clock: SimClock) => Persist, answerPings = false) {
   const clock = new SimClock();
+  const persist = store?.(clock);
   const coordinator = createActor(coordinatorMachine, { input: { jobs }, clock }).start();
   let accept!: (link: Link) => void;
   const listener: Listener = {
@@ -88,7 +90,13 @@ function serve(
   });
   const driven = drivenLink(clock, answerPings);
   accept(driven.link);
-  return { clock, coordinator, server, ...driven };
+  return { clock, coordinator, server, persist, ...driven };
+}
+
+/** A result store whose every write takes `ms` of virtual time (a stalled disk). */
+function stalledFor(ms: number) {
+  return (clock: SimClock) =>
+    vi.fn<Persist>(() => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), ms)));
 }
 
 /** One job for the tests that need one. */
@@ -136,13 +144,11 @@ describe("CoordinatorServer", () => {
 
   it("keeps a live worker whose result takes longer to store than the probe deadline", async () => {
     // The store stalls for 30 s (a network file system, say); the worker answers every ping.
-    let clock!: SimClock;
-    const persist = vi.fn(
-      () => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), 30_000)),
+    const { clock, coordinator, persist, sent, closes, arrive } = serve(
+      [crunch],
+      stalledFor(30_000),
+      true,
     );
-    const served = serve([crunch], persist, true);
-    clock = served.clock;
-    const { coordinator, sent, closes, arrive } = served;
     hello(sent, arrive);
     await runUntil(clock, 1_000);
     arrive({ type: "result", job: "j1", status: "completed", value: 42 });
@@ -157,13 +163,10 @@ describe("CoordinatorServer", () => {
   it("counts a result being stored when its worker falls silent meanwhile, then closes", async () => {
     // The store stalls for 30 s and the worker never answers a ping (it died half-open):
     // the probe deadline passes while the answer is being stored.
-    let clock!: SimClock;
-    const persist = vi.fn(
-      () => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), 30_000)),
+    const { clock, coordinator, persist, sent, closes, arrive } = serve(
+      [crunch],
+      stalledFor(30_000),
     );
-    const served = serve([crunch], persist);
-    clock = served.clock;
-    const { coordinator, sent, closes, arrive } = served;
     hello(sent, arrive);
     await runUntil(clock, 1_000);
     arrive({ type: "result", job: "j1", status: "completed", value: 42 });
@@ -181,8 +184,8 @@ describe("CoordinatorServer", () => {
   });
 
   it("does not store a result that arrives after the connection was closed for silence", async () => {
-    const persist = vi.fn(async () => {});
-    const { clock, coordinator, sent, closes, arrive } = serve([crunch], persist);
+    const persist = vi.fn<Persist>(async () => {});
+    const { clock, coordinator, sent, closes, arrive } = serve([crunch], () => persist);
     hello(sent, arrive);
     await runUntil(clock, 0);
     expect(sent.map((frame) => frame.type)).toEqual(["challenge", "welcome", "job"]);
