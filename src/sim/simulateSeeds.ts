@@ -86,7 +86,7 @@ export async function* simulateSeeds(
       if (message.type === "result") {
         finished.set(message.result.seed, message.result);
         feed();
-      } else {
+      } else if (failure === undefined) {
         failure = new Error(`seed ${message.seed}: the simulation crashed: ${message.message}`);
         failure.stack = message.stack;
       }
