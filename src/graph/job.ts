@@ -6,7 +6,7 @@
  * @example
  * ```ts
  * const fetch = job("fetch", { url: "https://example.org" });
- * const parse = job("parse", { strict: true }, { after: [fetch], retries: 1 });
+ * const parse = job("parse", { strict: true }, { after: [fetch], retries: 1, timeoutMs: 60_000 });
  * ```
  */
 
@@ -35,6 +35,12 @@ export interface JobOptions {
   /** Failed attempts retried before the job is terminal (default 3: at most 4 attempts). */
   retries?: number;
   backoff?: Backoff;
+  /**
+   * Longest time one attempt may run, in ms (absent: no limit). When it is over, the
+   * coordinator tells the worker to stop (the handler's AbortSignal fires) and counts the
+   * attempt as failed with a `JobTimeout` error, then retries as for any failure.
+   */
+  timeoutMs?: number;
   /** Number of cooperating processes (a rank group); absent for an ordinary job. */
   ranks?: number;
 }
@@ -47,6 +53,7 @@ export interface JobSpec {
   readonly requires: Resources;
   readonly retries?: number;
   readonly backoff?: Backoff;
+  readonly timeoutMs?: number;
   readonly ranks?: number;
 }
 
@@ -60,6 +67,7 @@ export interface PlannedJob {
   requires: Resources;
   retries: number;
   backoff?: Backoff;
+  timeoutMs?: number;
   ranks?: number;
 }
 
@@ -72,6 +80,7 @@ export function job(kind: string, input: unknown = null, options: JobOptions = {
     requires: options.requires ?? {},
     ...(options.retries !== undefined && { retries: options.retries }),
     ...(options.backoff !== undefined && { backoff: options.backoff }),
+    ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
     ...(options.ranks !== undefined && { ranks: options.ranks }),
   };
 }

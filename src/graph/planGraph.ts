@@ -53,10 +53,10 @@ const MAX_LISTED = 10;
  * `GraphError` that says what to change:
  * - `BAD_JOB`: something that is not a job in `roots` or `after`; a kind that is not a
  *   non-empty string; `retries` not a non-negative integer; `ranks` not a positive
- *   integer; a `requires` value that is negative or not a finite number, or a key other
+ *   integer; `timeoutMs` not a finite number > 0; a `requires` value that is negative or not a finite number, or a key other
  *   than `cpus`, `gpus`, `memory`; a `backoff` with `initialMs`/`maxMs` not finite and
  *   non-negative or `factor` not finite and at least 1; two identical jobs (same id) with
- *   different options (`requires`, `retries`, `backoff`, `ranks`).
+ *   different options (`requires`, `retries`, `backoff`, `timeoutMs`, `ranks`).
  * - `GRAPH_CYCLE`: a job that (through `after`) runs after itself, possible only when
  *   `after` arrays are mutated after `job()`; found by object identity.
  * - `UNKNOWN_KIND`: every kind `versionOf` does not know, with how many jobs use it.
@@ -92,6 +92,7 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
       requires: { ...spec.requires },
       retries: spec.retries ?? DEFAULT_RETRIES,
       ...(spec.backoff !== undefined && { backoff: { ...spec.backoff } }),
+      ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
       ...(spec.ranks !== undefined && { ranks: spec.ranks }),
     };
     const same = jobs.get(id);
@@ -157,7 +158,7 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
       `${from()} is ${preview(spec)}, not a job; make jobs with job(kind, input, options).`,
     );
   }
-  const { kind, after, requires, retries, ranks, backoff } = spec as Partial<JobSpec>;
+  const { kind, after, requires, retries, ranks, backoff, timeoutMs } = spec as Partial<JobSpec>;
   if (typeof kind !== "string" || kind === "") {
     throw bad(
       `The job at ${from()} has kind ${preview(kind)}; a kind must be a non-empty string ` +
@@ -187,6 +188,12 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
     throw invalid(`ranks ${preview(ranks)}`, "ranks must be an integer ≥ 1");
   }
   if (backoff !== undefined) checkBackoff(backoff, invalid);
+  if (timeoutMs !== undefined && !(isAtLeast(timeoutMs, 0) && timeoutMs > 0)) {
+    throw invalid(
+      `timeoutMs ${preview(timeoutMs)}`,
+      "timeoutMs must be a finite number of milliseconds > 0 (leave it out for no limit)",
+    );
+  }
 }
 
 function checkBackoff(backoff: Backoff, invalid: (what: string, rule: string) => GraphError): void {
@@ -267,6 +274,7 @@ function optionsKey(job: PlannedJob): string {
     [r.cpus ?? 0, r.gpus ?? 0, r.memory ?? 0],
     job.retries,
     job.ranks ?? null,
+    job.timeoutMs ?? null,
     b === undefined ? null : [b.initialMs, b.factor ?? null, b.maxMs ?? null],
   ]);
 }
@@ -274,7 +282,8 @@ function optionsKey(job: PlannedJob): string {
 function conflict(spec: JobSpec, first: PlannedJob, second: PlannedJob): GraphError {
   const show = (j: PlannedJob) =>
     `requires ${formatResources(j.requires)}; retries ${j.retries}; ` +
-    `ranks ${j.ranks ?? "none"}; backoff ${j.backoff === undefined ? "none" : preview(j.backoff)}`;
+    `ranks ${j.ranks ?? "none"}; backoff ${j.backoff === undefined ? "none" : preview(j.backoff)}; ` +
+    `timeoutMs ${j.timeoutMs ?? "none"}`;
   return bad(
     `Job ${label(spec)} appears twice with different options:\n  ${show(first)}\n  ` +
       `${show(second)}\nIdentical jobs are merged into one (id ${first.id}); give both the ` +

@@ -47,13 +47,15 @@ export type ConnectionEvent =
   /** The link is closed (by either side); nothing more can be sent. */
   | { type: "CLOSED"; code: number; reason: string }
   | { type: "GRANT"; job: string; frame: Extract<ToWorker, { type: "job" }> }
-  | { type: "CANCEL_JOB"; job: string }
+  /** Tell the worker to abort `job` (if this connection holds it), saying why. */
+  | { type: "CANCEL_JOB"; job: string; reason: string }
   | { type: "RELEASE" }
   /**
    * The coordinator's lease on `job` expired: close with 4005. Ignored unless this connection
-   * still holds `job` (its result may have been accepted meanwhile).
+   * still holds `job` (its result may have been accepted meanwhile). `timedOut`: the job ran
+   * past its timeout and was not stopped (heartbeats no longer renewed the lease).
    */
-  | { type: "EXPIRE"; job: string }
+  | { type: "EXPIRE"; job: string; timedOut?: boolean }
   /** Liveness timers (raised by the machine itself): time to probe, and the probe went unanswered. */
   | { type: "PROBE" }
   | { type: "PROBE_DEADLINE" };
@@ -89,6 +91,8 @@ export interface ConnectionContext {
   run: string;
   nonce: string;
   protocol: readonly [number, number];
+  /** The protocol version the worker and this side agreed on (0 before the hello). */
+  version: number;
   codeHash: string | undefined;
   helloTimeoutMs: number;
   heartbeatMs: number;
@@ -259,6 +263,7 @@ export const connectionMachine = setup({
     run: input.run,
     nonce: input.nonce,
     protocol: input.protocol,
+    version: 0,
     codeHash: input.codeHash,
     helloTimeoutMs: input.helloTimeoutMs ?? 10_000,
     heartbeatMs: input.heartbeatMs ?? 5_000,
@@ -329,31 +334,29 @@ export const connectionMachine = setup({
           {
             target: "registered",
             actions: [
-              assign(({ event }) => ({
+              assign(({ context, event }) => ({
                 worker: event.frame.worker,
                 resources: event.frame.resources,
+                version: negotiate(context.protocol, event.frame.protocol)!,
               })),
-              emit(({ context, event }) => {
-                const protocol = negotiate(context.protocol, event.frame.protocol)!;
-                return {
-                  type: "send" as const,
-                  frame: {
-                    type: "welcome",
-                    protocol,
-                    run: context.run,
-                    proof: event.welcomeProof,
-                    // Version 2 on. A positive integer on the wire; rounding up only
-                    // lengthens the worker's limit.
-                    ...(protocol >= 2 && {
-                      heartbeatMs: Math.max(1, Math.ceil(context.heartbeatMs)),
-                    }),
-                  },
-                };
-              }),
+              emit(({ context, event }) => ({
+                type: "send" as const,
+                frame: {
+                  type: "welcome",
+                  protocol: context.version,
+                  run: context.run,
+                  proof: event.welcomeProof,
+                  // Version 2 on. A positive integer on the wire; rounding up only
+                  // lengthens the worker's limit.
+                  ...(context.version >= 2 && {
+                    heartbeatMs: Math.max(1, Math.ceil(context.heartbeatMs)),
+                  }),
+                },
+              })),
               emit(({ context, event }) => ({
                 type: "registered" as const,
                 worker: event.frame.worker,
-                protocol: negotiate(context.protocol, event.frame.protocol)!,
+                protocol: context.version,
                 resources: event.frame.resources,
               })),
             ],
@@ -479,16 +482,22 @@ export const connectionMachine = setup({
                 type: "closeWith",
                 params: ({ event }) => ({
                   code: CloseCode.leaseExpired,
-                  reason: `lease of job ${event.job} expired: the worker sent no heartbeat before the lease deadline`,
+                  reason: event.timedOut
+                    ? `lease of job ${event.job} expired: it ran past its timeout and the worker did not stop it`
+                    : `lease of job ${event.job} expired: the worker sent no heartbeat before the lease deadline`,
                 }),
               },
             },
             CANCEL_JOB: {
               guard: "cancelForHeldJob",
-              actions: emit(({ event }) => ({
-                type: "send" as const,
-                frame: { type: "cancel", job: (event as { job: string }).job },
-              })),
+              actions: emit(({ context, event }) => {
+                const { job, reason } = event as { job: string; reason: string };
+                // Version 3 on: the reason, for the handler's AbortSignal.
+                return {
+                  type: "send" as const,
+                  frame: { type: "cancel", job, ...(context.version >= 3 && { reason }) },
+                };
+              }),
             },
           },
         },

@@ -43,6 +43,7 @@ const whileJobsRun = {
   HEARTBEAT: { actions: DECIDE },
   LEASE_SWEEP: { actions: DECIDE },
   RETRY_DUE: { actions: DECIDE },
+  ATTEMPT_TIMEOUT: { actions: DECIDE },
   SHUTDOWN: { target: "done", actions: DECIDE },
 } as const;
 
@@ -54,7 +55,7 @@ const whileJobsRun = {
  *
  * Every event is two actions: `apply` hands it to the board (a plain action: no builtin, no
  * allocation of its own) and `emitEffects` emits what the board gathered. Timers are rare
- * (the lease sweep, retry backoffs), so they are not scheduled on every event: the root's
+ * (the lease sweep, retry backoffs, attempt timeouts), so they are not scheduled on every event: the root's
  * eventless transition `scheduleTimers` runs only when the board has asked for one.
  *
  * @example
@@ -93,6 +94,9 @@ export const coordinatorMachine = setup({
           return;
         case "RETRY_DUE":
           board.retryDue(event.job);
+          return;
+        case "ATTEMPT_TIMEOUT":
+          board.attemptTimedOut(event.job, event.attempt);
           return;
         case "CANCEL":
           board.cancel(event.reason ?? "the run was cancelled");

@@ -46,8 +46,13 @@ export type CoordinatorEffect =
       deps: Record<string, Json>;
       attempt: number;
     }
-  | { type: "lease.cancelled"; conn: string; job: string }
-  | { type: "lease.expired"; conn: string; job: string }
+  /**
+   * The holder is to stop the job (the run is cancelled or shut down, or the attempt ran past
+   * its `timeoutMs`: then `timedOut`); `reason` says why, for the handler's AbortSignal.
+   */
+  | { type: "lease.cancelled"; conn: string; job: string; reason: string; timedOut?: true }
+  /** The lease was not renewed in time (`timedOut`: the job ran past its timeout and went on). */
+  | { type: "lease.expired"; conn: string; job: string; timedOut?: true }
   | { type: "connection.released"; conn: string }
   | { type: "job.changed"; job: string; kind: string; state: JobState; cause?: FailureCause }
   | { type: "result.dropped"; conn: string; job: string; reason: DropReason };
@@ -57,7 +62,10 @@ export type TimerRequest =
   | { type: "start"; id: string; delayMs: number; event: TimerEvent }
   | { type: "cancel"; id: string };
 
-export type TimerEvent = { type: "LEASE_SWEEP" } | { type: "RETRY_DUE"; job: string };
+export type TimerEvent =
+  | { type: "LEASE_SWEEP" }
+  | { type: "RETRY_DUE"; job: string }
+  | { type: "ATTEMPT_TIMEOUT"; job: string; attempt: number };
 
 /**
  * Lease sweeps per lease timeout. Lease deadlines are checked by one periodic sweep (every
@@ -98,6 +106,13 @@ export interface JobRecord {
   holder: string | undefined;
   /** Waiting for a retry backoff to pass (state is blocked meanwhile). */
   retryPending: boolean;
+  /** The timer of the running attempt's `timeoutMs` is set. */
+  timeoutPending: boolean;
+  /**
+   * The running attempt ran past its `timeoutMs`: its holder was told to stop, its lease is
+   * no longer renewed, and however it ends, short of a completed result, is a failed attempt.
+   */
+  timedOut: boolean;
   value: Json | undefined;
   error: JobError | undefined;
   cause: FailureCause | undefined;
@@ -270,9 +285,11 @@ export class JobBoard {
     const wasRunning = record.state === "running";
     this.release(conn, record);
     // A job shut down while running keeps its verdict; its holder's answer only ends the lease.
+    // A completed result counts even after a timeout: the value is there (and maybe stored).
     if (!wasRunning) this.drop(conn, jobId, "finished");
     else if (outcome.status === "completed") this.complete(record, outcome.value);
     else if (this.stopping !== undefined) this.cancelled(record);
+    else if (record.timedOut) this.fail(record, timeoutError(record));
     else if (outcome.status === "failed") this.fail(record, outcome.error);
     else this.block(record, outcome.needs, outcome.stored);
     this.dispatch();
@@ -292,6 +309,13 @@ export class JobBoard {
       this.dispatch();
       return;
     }
+    if (record.timedOut) {
+      // The attempt had already failed by its timeout; losing its worker adds nothing.
+      if (this.stopping !== undefined) this.cancelled(record);
+      else this.fail(record, timeoutError(record));
+      this.dispatch();
+      return;
+    }
     record.lostWorkers.push(worker);
     if (this.bugs.has("lost-counts-as-failure")) record.failures++;
     if (record.lostWorkers.length >= this.maxLost) {
@@ -308,9 +332,34 @@ export class JobBoard {
     this.dispatch();
   }
 
-  /** The worker holding a lease is alive: push its deadline back. */
+  /**
+   * The worker holding a lease is alive: push its deadline back, unless its job ran past its
+   * timeout (that lease then expires `leaseTimeoutMs` after its last renewal, so a handler
+   * that ignores its AbortSignal cannot keep its worker).
+   */
   heartbeat(conn: string): void {
-    if (this.leases.has(conn)) this.renew(conn);
+    const job = this.leases.get(conn);
+    if (job !== undefined && !this.jobs.get(job)!.timedOut) this.renew(conn);
+  }
+
+  /**
+   * The attempt `attempt` of job `jobId` has run for its `timeoutMs`. If it still runs, the
+   * attempt has failed: its holder is told to stop, and the job fails or is retried when the
+   * holder answers or is lost (it keeps its lease till then, so the job has one lease).
+   */
+  attemptTimedOut(jobId: string, attempt: number): void {
+    const record = this.jobs.get(jobId);
+    if (record === undefined || !record.timeoutPending) return;
+    record.timeoutPending = false;
+    if (record.state !== "running" || record.attempts !== attempt || record.timedOut) return;
+    record.timedOut = true;
+    this.effects.push({
+      type: "lease.cancelled",
+      conn: record.holder!,
+      job: jobId,
+      reason: timeoutError(record).message,
+      timedOut: true,
+    });
   }
 
   /**
@@ -324,7 +373,13 @@ export class JobBoard {
     for (const [conn, at] of this.renewed) {
       if (now - at <= LEASE_SWEEPS) continue;
       this.renewed.delete(conn);
-      this.effects.push({ type: "lease.expired", conn, job: this.leases.get(conn)! });
+      const job = this.leases.get(conn)!;
+      this.effects.push({
+        type: "lease.expired",
+        conn,
+        job,
+        ...(this.jobs.get(job)!.timedOut && { timedOut: true as const }),
+      });
       if (this.bugs.has("release-lease-twice")) {
         // The planted bug releases the expired lease here, and WORKER_LOST releases it again.
         const record = this.jobs.get(this.leases.get(conn)!)!;
@@ -356,7 +411,12 @@ export class JobBoard {
     this.stopping = reason;
     for (const record of this.jobs.values()) {
       if (record.state === "running") {
-        this.effects.push({ type: "lease.cancelled", conn: record.holder!, job: record.job.id });
+        this.effects.push({
+          type: "lease.cancelled",
+          conn: record.holder!,
+          job: record.job.id,
+          reason,
+        });
       } else if (record.state === "ready" || record.state === "blocked") {
         // No cascade: every job not started is cancelled in its own right, not skipped.
         this.terminate(record, "cancelled", { name: "Cancelled", message: reason }, false);
@@ -379,7 +439,12 @@ export class JobBoard {
     }
     for (const record of this.jobs.values()) {
       if (record.state === "running") {
-        this.effects.push({ type: "lease.cancelled", conn: record.holder!, job: record.job.id });
+        this.effects.push({
+          type: "lease.cancelled",
+          conn: record.holder!,
+          job: record.job.id,
+          reason,
+        });
         this.terminate(record, "shutdown", { name: "Shutdown", message: reason }, false);
       } else if (record.state === "ready" || record.state === "blocked") {
         this.terminate(record, "shutdown", { name: "Shutdown", message: reason }, false);
@@ -419,6 +484,8 @@ export class JobBoard {
         dependents: NO_DEPENDENTS,
         holder: undefined,
         retryPending: false,
+        timeoutPending: false,
+        timedOut: false,
         value: undefined,
         error: undefined,
         cause: undefined,
@@ -538,6 +605,16 @@ export class JobBoard {
     this.setState(record, "running");
     record.holder = conn;
     record.attempts++;
+    record.timedOut = false;
+    if (job.timeoutMs !== undefined) {
+      record.timeoutPending = true;
+      this.timers.push({
+        type: "start",
+        id: `timeout:${job.id}`,
+        delayMs: job.timeoutMs,
+        event: { type: "ATTEMPT_TIMEOUT", job: job.id, attempt: record.attempts },
+      });
+    }
     this.runningCount++;
     if (this.throttled)
       this.runningByKind.set(job.kind, (this.runningByKind.get(job.kind) ?? 0) + 1);
@@ -577,12 +654,20 @@ export class JobBoard {
     this.renewed.delete(conn);
     if (record.holder !== conn) return;
     record.holder = undefined;
+    this.stopTimeout(record);
     if (record.state === "running") {
       this.runningCount--;
       if (this.throttled)
         this.runningByKind.set(record.job.kind, this.runningByKind.get(record.job.kind)! - 1);
       this.setState(record, "blocked");
     }
+  }
+
+  /** Cancels the timer of the running attempt's timeout, if it is set. */
+  private stopTimeout(record: JobRecord): void {
+    if (!record.timeoutPending) return;
+    record.timeoutPending = false;
+    this.timers.push({ type: "cancel", id: `timeout:${record.job.id}` });
   }
 
   /** The one place a job's state changes, so that `counts()` stays exact. */
@@ -765,6 +850,7 @@ export class JobBoard {
     }
     if (record.state === "running") {
       // The holder keeps its lease until it answers or is lost; the job no longer counts as running.
+      this.stopTimeout(record);
       this.runningCount--;
       if (this.throttled)
         this.runningByKind.set(record.job.kind, this.runningByKind.get(record.job.kind)! - 1);
@@ -802,6 +888,14 @@ export class JobBoard {
 function readyKey(job: PlannedJob): string {
   const r = job.requires;
   return `${job.kind}\u0000${r.cpus ?? 0}/${r.gpus ?? 0}/${r.memory ?? 0}`;
+}
+
+function timeoutError(record: JobRecord): JobError {
+  const { id, kind, timeoutMs } = record.job;
+  return {
+    name: "JobTimeout",
+    message: `job ${id} (${kind}) ran longer than its timeout of ${timeoutMs} ms (attempt ${record.attempts}), so its worker was told to stop it; give the job a longer timeoutMs if it needs more time`,
+  };
 }
 
 function skippedError(failedDep: JobRecord): JobError {

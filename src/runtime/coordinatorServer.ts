@@ -121,7 +121,11 @@ export class CoordinatorServer {
         return;
       }
       case "lease.cancelled":
-        this.connections.get(effect.conn)?.actor.send({ type: "CANCEL_JOB", job: effect.job });
+        this.connections.get(effect.conn)?.actor.send({
+          type: "CANCEL_JOB",
+          job: effect.job,
+          reason: effect.reason,
+        });
         return;
       case "lease.expired": {
         // Behind a result of that connection still being stored: that answer came in time
@@ -130,7 +134,11 @@ export class CoordinatorServer {
         const connection = this.connections.get(effect.conn);
         if (!connection) return;
         this.inOrder(connection, () => {
-          connection.actor.send({ type: "EXPIRE", job: effect.job });
+          connection.actor.send({
+            type: "EXPIRE",
+            job: effect.job,
+            ...(effect.timedOut && { timedOut: true }),
+          });
         });
         return;
       }

@@ -132,6 +132,8 @@ class WorkerSession {
    */
   private silence: SilenceWatch | undefined;
   private readonly protocol: ProtocolRange;
+  /** The protocol version the coordinator's welcome named (0 before it). */
+  private version = 0;
 
   constructor(
     private readonly link: Link,
@@ -248,6 +250,7 @@ class WorkerSession {
           return;
         }
         this.welcomed = true;
+        this.version = frame.protocol;
         this.watchSilence(frame.heartbeatMs);
         this.options.logger.debug(
           { protocol: frame.protocol, run: frame.run, heartbeatMs: frame.heartbeatMs },
@@ -262,7 +265,7 @@ class WorkerSession {
         return;
       case "cancel":
         if (this.running?.job.id === frame.job) {
-          this.abortRunning(`job ${frame.job} was cancelled by the coordinator`);
+          this.abortRunning(frame.reason ?? `job ${frame.job} was cancelled by the coordinator`);
         }
         return;
     }
@@ -326,7 +329,10 @@ class WorkerSession {
 
   private thrown(frame: JobFrame, ctx: HandlerContext, thrown: unknown): ResultFrame {
     if (thrown instanceof NeedJobs) {
-      return { type: "result", job: frame.id, status: "blocked", needs: thrown.needs };
+      // Below version 3 the coordinator knows no timeouts, and would refuse the field.
+      const needs =
+        this.version >= 3 ? thrown.needs : thrown.needs.map(({ timeoutMs: _, ...job }) => job);
+      return { type: "result", job: frame.id, status: "blocked", needs };
     }
     ctx.log.debug({ err: thrown }, "job failed");
     return failed(frame.id, serializeThrown(thrown, frame));

@@ -59,6 +59,11 @@ interface JobAccount {
   reported: JobState | undefined;
   failedResults: number;
   lostWhileRunning: number;
+  /**
+   * The running attempt was cancelled for running past its timeout: however it ends, short
+   * of a completed result, it is a failed attempt, not a lost one.
+   */
+  timedOut: boolean;
   /** A terminal job's value or error as first seen (`settled`); it must never be replaced. */
   settled: boolean;
   result: Json | JobError | undefined;
@@ -128,9 +133,11 @@ export class InvariantChecker {
         const heard = holder && this.reported(event.job) === "running";
         this.step.result = { conn: event.conn, job: event.job, holder, heard, dropped: false };
         if (!holder) break;
-        if (heard && !this.stopping && event.outcome.status === "failed") {
-          this.account(event.job).failedResults++;
-        }
+        const account = this.account(event.job);
+        const failed =
+          event.outcome.status === "failed" ||
+          (account.timedOut && event.outcome.status === "blocked");
+        if (heard && !this.stopping && failed) account.failedResults++;
         this.giveBack(event.conn, event.job);
         break;
       }
@@ -138,7 +145,11 @@ export class InvariantChecker {
         this.waiting.delete(event.conn);
         const job = this.held.get(event.conn);
         if (job === undefined) break;
-        if (this.reported(job) === "running") this.account(job).lostWhileRunning++;
+        const account = this.account(job);
+        if (this.reported(job) === "running") {
+          if (!account.timedOut) account.lostWhileRunning++;
+          else if (!this.stopping) account.failedResults++;
+        }
         this.giveBack(event.conn, job);
         break;
       }
@@ -199,6 +210,9 @@ export class InvariantChecker {
             `${effect.type} names job ${effect.job} on connection ${effect.conn}, which holds ${this.held.get(effect.conn) ?? "nothing"}`,
           );
         }
+        if (effect.type === "lease.cancelled" && effect.timedOut) {
+          this.account(effect.job).timedOut = true;
+        }
         break;
       case "connection.released":
         this.waiting.delete(effect.conn);
@@ -249,6 +263,7 @@ export class InvariantChecker {
     }
     this.held.set(conn, job);
     this.holderOf.set(job, conn);
+    this.account(job).timedOut = false;
     this.waiting.delete(conn);
     if (this.step.asked?.conn === conn) this.step.asked = undefined;
   }
@@ -393,6 +408,7 @@ export class InvariantChecker {
         reported: undefined,
         failedResults: 0,
         lostWhileRunning: 0,
+        timedOut: false,
         settled: false,
         result: undefined,
       };

@@ -79,16 +79,18 @@ export interface JobFrame {
 }
 
 /**
- * Coordinator → worker: abort the job with this id.
+ * Coordinator → worker: abort the job with this id. `reason` (protocol version 3 on) says
+ * why, for the handler's AbortSignal.
  *
  * @example
  * ```ts
- * const frame: CancelFrame = { type: "cancel", job: "j2" };
+ * const frame: CancelFrame = { type: "cancel", job: "j2", reason: "the run was cancelled" };
  * ```
  */
 export interface CancelFrame {
   type: "cancel";
   job: string;
+  reason?: string;
 }
 
 /**
@@ -205,7 +207,7 @@ const PROGRESS_FIELDS: readonly string[] = ["type", "job", "done", "total", "mes
 const CHALLENGE_FIELDS: readonly string[] = ["type", "nonce", "protocol"];
 const WELCOME_FIELDS: readonly string[] = ["type", "protocol", "run", "proof", "heartbeatMs"];
 const JOB_FIELDS: readonly string[] = ["type", "id", "kind", "input", "deps", "attempt", "ranks"];
-const CANCEL_FIELDS: readonly string[] = ["type", "job"];
+const CANCEL_FIELDS: readonly string[] = ["type", "job", "reason"];
 const ERROR_FIELDS: readonly string[] = ["message", "name", "stack"];
 const RESOURCE_FIELDS: readonly string[] = ["cpus", "gpus", "memory"];
 const BACKOFF_FIELDS: readonly string[] = ["initialMs", "factor", "maxMs"];
@@ -217,6 +219,7 @@ const PLANNED_JOB_FIELDS: readonly string[] = [
   "requires",
   "retries",
   "backoff",
+  "timeoutMs",
   "ranks",
 ];
 
@@ -373,6 +376,7 @@ function checkJob(o: Obj): JobFrame {
 function checkCancel(o: Obj): CancelFrame {
   onlyFields(o, CANCEL_FIELDS, "cancel", "");
   requireId(o, "job", "cancel", "");
+  if (o.reason !== undefined) requireString(o, "reason", "cancel", "");
   return o as unknown as CancelFrame;
 }
 
@@ -400,6 +404,7 @@ function requireNeeds(o: Obj): void {
     requireResources(job, "requires", "result", at);
     requireNonNegativeInteger(job, "retries", "result", at);
     if (job.backoff !== undefined) requireBackoff(job, at);
+    if (job.timeoutMs !== undefined) requirePositiveAmount(job, "timeoutMs", "result", at);
     if (job.ranks !== undefined) requirePositiveInteger(job, "ranks", "result", at);
   }
 }
@@ -409,12 +414,7 @@ function requireBackoff(job: Obj, at: string): void {
   const backoff = requireObject(job, "backoff", "result", at);
   onlyFields(backoff, BACKOFF_FIELDS, "result", path);
   requireAmount(backoff, "initialMs", "result", path);
-  if (backoff.factor !== undefined) {
-    const factor = backoff.factor;
-    if (typeof factor !== "number" || !Number.isFinite(factor) || factor <= 0) {
-      throw fieldError("result", path, "factor", factor, "a finite positive number", "number");
-    }
-  }
+  if (backoff.factor !== undefined) requirePositiveAmount(backoff, "factor", "result", path);
   if (backoff.maxMs !== undefined) requireAmount(backoff, "maxMs", "result", path);
 }
 
@@ -474,6 +474,13 @@ function requireAmount(o: Obj, key: string, frame: string, at: string): void {
   const v = o[key];
   if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
     throw fieldError(frame, at, key, v, "a finite non-negative number", "number");
+  }
+}
+
+function requirePositiveAmount(o: Obj, key: string, frame: string, at: string): void {
+  const v = o[key];
+  if (typeof v !== "number" || !Number.isFinite(v) || v <= 0) {
+    throw fieldError(frame, at, key, v, "a finite positive number", "number");
   }
 }
 

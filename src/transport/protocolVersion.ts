@@ -24,14 +24,17 @@ export type ProtocolRange = readonly [min: number, max: number];
 /**
  * The protocol versions this build speaks. Version 2 adds the welcome's `heartbeatMs` (the
  * coordinator's ping interval, for the worker's silence watchdog); with a peer that speaks
- * only version 1 the connection uses 1 and the welcome goes without it.
+ * only version 1 the connection uses 1 and the welcome goes without it. Version 3 adds the
+ * cancel frame's `reason` and a needed job's `timeoutMs`; below 3 the coordinator sends no
+ * reason and the worker leaves `timeoutMs` out of the jobs it needs (that coordinator
+ * knows no timeouts).
  *
  * @example
  * ```ts
  * link.send(encode({ type: "challenge", nonce, protocol: PROTOCOL }));
  * ```
  */
-export const PROTOCOL: ProtocolRange = [1, 2];
+export const PROTOCOL: ProtocolRange = [1, 3];
 
 /**
  * The highest version both ranges contain, or `undefined` when they are disjoint.

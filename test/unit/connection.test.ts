@@ -351,10 +351,24 @@ describe("connection: work", () => {
 
   it("CANCEL_JOB for the held job → cancel frame sent; for another job → nothing", () => {
     const c = busy();
-    c.send({ type: "CANCEL_JOB", job: "j2" });
-    c.send({ type: "CANCEL_JOB", job: "j1" });
+    c.send({ type: "CANCEL_JOB", job: "j2", reason: "cancelled" });
+    c.send({ type: "CANCEL_JOB", job: "j1", reason: "cancelled" });
     expect(c.emitted).toEqual([{ type: "send", frame: { type: "cancel", job: "j1" } }]);
     expect(c.value()).toEqual({ registered: "busy" });
+  });
+
+  it("from protocol version 3 on, the cancel frame says why", () => {
+    const c = openConnection({ protocol: [1, 3] });
+    c.send(hello({ protocol: [1, 3] }));
+    c.send(grant("j1"));
+    c.emitted.length = 0;
+    c.send({ type: "CANCEL_JOB", job: "j1", reason: "job j1 ran longer than its timeout" });
+    expect(c.emitted).toEqual([
+      {
+        type: "send",
+        frame: { type: "cancel", job: "j1", reason: "job j1 ran longer than its timeout" },
+      },
+    ]);
   });
 
   it("a second GRANT while busy is ignored", () => {
@@ -400,16 +414,13 @@ describe("connection: closing a registered connection", () => {
     expect(c.value()).toBe("closing");
   });
 
-  it("EXPIRE → close 4005", () => {
+  it.each([
+    [false, "lease of job j1 expired: the worker sent no heartbeat before the lease deadline"],
+    [true, "lease of job j1 expired: it ran past its timeout and the worker did not stop it"],
+  ])("EXPIRE (timed out: %s) → close 4005 saying why", (timedOut, reason) => {
     const c = busy();
-    c.send({ type: "EXPIRE", job: "j1" });
-    expect(c.closes()).toEqual([
-      {
-        type: "close",
-        code: 4005,
-        reason: "lease of job j1 expired: the worker sent no heartbeat before the lease deadline",
-      },
-    ]);
+    c.send({ type: "EXPIRE", job: "j1", ...(timedOut && { timedOut }) });
+    expect(c.closes()).toEqual([{ type: "close", code: 4005, reason }]);
     expect(c.value()).toBe("closing");
     expect(c.lost()).toHaveLength(1);
   });

@@ -520,12 +520,117 @@ describe("coordinator: lost workers", () => {
   });
 });
 
-describe("coordinator: lease deadline", () => {
-  /** Moves the simulated clock on 10 ms at a time, as a real clock would, firing every sweep. */
-  function advance(c: ReturnType<typeof startCoordinator>, ms: number): void {
-    for (let t = 0; t < ms; t += 10) c.clock.increment(10);
+/** Moves the simulated clock on 10 ms at a time, as a real clock would, firing every sweep. */
+function advance(c: ReturnType<typeof startCoordinator>, ms: number): void {
+  for (let t = 0; t < ms; t += 10) c.clock.increment(10);
+}
+
+describe("coordinator: attempt timeouts", () => {
+  const TIMEOUT = "job a (work) ran longer than its timeout of 500 ms (attempt 1)";
+
+  /** Job `a` with a 500 ms timeout, leased to c1 and run past it. */
+  function timedOut(options: Partial<PlannedJob> = {}, board: JobBoardOptions = {}) {
+    const c = startCoordinator([planned("a", { timeoutMs: 500, ...options })], board);
+    c.lease("c1");
+    c.clock.increment(499);
+    expect(c.of("lease.cancelled")).toEqual([]);
+    c.clock.increment(1);
+    return c;
   }
 
+  it("past its timeout the holder is told to stop, and keeps the lease until it answers", () => {
+    const c = timedOut();
+    const [cancelled] = c.of("lease.cancelled");
+    expect(cancelled).toMatchObject({ conn: "c1", job: "a", timedOut: true });
+    expect(cancelled!.reason).toContain(TIMEOUT);
+    expect(c.record("a")).toMatchObject({ state: "running", holder: "c1", timedOut: true });
+    c.lease("c2");
+    expect(c.grants()).toEqual(["c1 → a"]);
+  });
+
+  it("the holder's failed answer is the timed-out attempt's failure; the job is retried", () => {
+    const c = timedOut();
+    c.lease("c2");
+    c.fail("c1", "a", "AbortError: aborted");
+    expect(c.record("a")).toMatchObject({ failures: 1, lostWorkers: [], timedOut: false });
+    expect(c.record("a").error).toMatchObject({ name: "JobTimeout" });
+    expect(c.record("a").error!.message).toContain(TIMEOUT);
+    expect(c.grants()).toEqual(["c1 → a", "c2 → a"]);
+  });
+
+  it("a completed answer after the timeout still counts: the value is there", () => {
+    const c = timedOut();
+    c.complete("c1", "a", 42);
+    expect(c.record("a")).toMatchObject({ state: "completed", value: 42, failures: 0 });
+  });
+
+  it("losing the timed-out holder is a failed attempt, not a lost worker", () => {
+    const c = timedOut({}, { maxLost: 1 });
+    c.send({ type: "WORKER_LOST", conn: "c1" });
+    expect(c.record("a")).toMatchObject({ state: "ready", failures: 1, lostWorkers: [] });
+  });
+
+  it("heartbeats no longer renew a timed-out lease: it expires, saying why", () => {
+    const c = timedOut({}, { leaseTimeoutMs: 1000 });
+    for (let i = 0; i < 20; i++) {
+      c.send({ type: "HEARTBEAT", conn: "c1" });
+      advance(c, 100);
+    }
+    expect(c.of("lease.expired")).toEqual([
+      { type: "lease.expired", conn: "c1", job: "a", timedOut: true },
+    ]);
+  });
+
+  it("an answer in time cancels the timer; each attempt has its own", () => {
+    const c = startCoordinator([planned("a", { timeoutMs: 500 })]);
+    c.lease("c1");
+    advance(c, 400);
+    c.fail("c1", "a");
+    c.lease("c1");
+    advance(c, 400);
+    expect(c.of("lease.cancelled")).toEqual([]);
+    advance(c, 100);
+    expect(c.of("lease.cancelled")).toHaveLength(1);
+    expect(c.of("lease.cancelled")[0]!.reason).toContain("(attempt 2)");
+    c.send({ type: "ATTEMPT_TIMEOUT", job: "a", attempt: 1 });
+    expect(c.of("lease.cancelled")).toHaveLength(1);
+  });
+
+  it("timeouts use up the retries: then the job fails and its dependents are skipped", () => {
+    const c = startCoordinator([
+      planned("a", { timeoutMs: 500, retries: 1 }),
+      planned("b", { deps: ["a"] }),
+    ]);
+    for (const attempt of [1, 2]) {
+      c.lease("c1");
+      advance(c, 500);
+      expect(c.of("lease.cancelled")).toHaveLength(attempt);
+      c.fail("c1", "a", "aborted");
+    }
+    expect(c.record("a")).toMatchObject({ state: "failed", cause: "error", failures: 2 });
+    expect(c.record("a").error!.name).toBe("JobTimeout");
+    expect(c.record("b")).toMatchObject({ state: "failed", cause: "skipped" });
+  });
+
+  it("a timed-out job answering after CANCEL is cancelled", () => {
+    const c = timedOut();
+    c.send({ type: "CANCEL", reason: "user pressed ^C" });
+    c.fail("c1", "a", "aborted");
+    expect(c.record("a")).toMatchObject({ state: "failed", cause: "cancelled", failures: 0 });
+  });
+
+  it("SHUTDOWN cancels a running attempt's timer", () => {
+    const c = startCoordinator([planned("a", { timeoutMs: 500 })]);
+    c.lease("c1");
+    c.send({ type: "SHUTDOWN", reason: "done" });
+    advance(c, 1000);
+    expect(c.of("lease.cancelled")).toEqual([
+      { type: "lease.cancelled", conn: "c1", job: "a", reason: "done" },
+    ]);
+  });
+});
+
+describe("coordinator: lease deadline", () => {
   it(`no HEARTBEAT for leaseTimeoutMs → lease.expired at the next sweep (1/${LEASE_SWEEPS} of the timeout later at most)`, () => {
     const c = startCoordinator([planned("a")], { leaseTimeoutMs: 1000 });
     c.lease("c1");
@@ -684,7 +789,7 @@ describe("coordinator: end of the run", () => {
     c.send({ type: "SHUTDOWN", reason: "operator said so" });
     expect(c.state()).toBe("done");
     expect(c.of("lease.cancelled", mark)).toEqual([
-      { type: "lease.cancelled", conn: "c1", job: "a" },
+      { type: "lease.cancelled", conn: "c1", job: "a", reason: "operator said so" },
     ]);
     expect(c.of("connection.released", mark)).toEqual([
       { type: "connection.released", conn: "c2" },
@@ -739,8 +844,8 @@ describe("coordinator: cancel", () => {
     c.send({ type: "CANCEL", reason: "user pressed ^C" });
     expect(c.state()).toBe("cancelling");
     expect(c.of("lease.cancelled", mark)).toEqual([
-      { type: "lease.cancelled", conn: "c1", job: "a" },
-      { type: "lease.cancelled", conn: "c2", job: "b" },
+      { type: "lease.cancelled", conn: "c1", job: "a", reason: "user pressed ^C" },
+      { type: "lease.cancelled", conn: "c2", job: "b", reason: "user pressed ^C" },
     ]);
     for (const id of ["r", "d", "e"]) {
       expect(c.record(id)).toMatchObject({

@@ -54,6 +54,7 @@ const plannedJob = {
   requires: { cpus: 1, memory: 512 },
   retries: 3,
   backoff: { initialMs: 100, factor: 2, maxMs: 5000 },
+  timeoutMs: 60_000,
   ranks: 4,
 };
 
@@ -104,6 +105,7 @@ const toWorker: ToWorker[] = [
   { type: "job", id: "j2", kind: "parse", input: { strict: true }, deps: {}, attempt: 1 },
   { type: "job", id: "j2", kind: "parse", input: [1], deps: { j1: "<html>", j0: [] }, attempt: 4 },
   { type: "cancel", job: "j2" },
+  { type: "cancel", job: "j2", reason: "job j2 ran longer than its timeout of 500 ms" },
   { type: "welcome", protocol: 1, run: "r-7f2a", proof: "9c1e", heartbeatMs: 5000 },
 ];
 
@@ -274,6 +276,11 @@ const badForCoordinator: [string, unknown, string][] = [
     'result frame: field "needs[0].backoff.initialMs" is missing; it must be a finite non-negative number',
   ],
   [
+    "zero timeoutMs",
+    withNeed({ timeoutMs: 0 }),
+    'result frame: field "needs[0].timeoutMs" must be a finite positive number (got 0)',
+  ],
+  [
     "zero ranks",
     withNeed({ ranks: 0 }),
     'result frame: field "needs[0].ranks" must be a positive integer (got 0)',
@@ -417,9 +424,9 @@ const badForWorker: [string, unknown, string][] = [
     'challenge frame: field "protocol" must be a [min, max] pair of positive integers (got an array of 3 items)',
   ],
   [
-    "cancel with a reason",
-    { type: "cancel", job: "j", reason: "x" },
-    'cancel frame: unknown field "reason"; allowed fields are type, job',
+    "cancel with a reason that is not text",
+    { type: "cancel", job: "j", reason: 7 },
+    'cancel frame: field "reason" must be a string (got number)',
   ],
 ];
 
@@ -482,6 +489,7 @@ const planned = fc.record(
     requires: resources,
     retries: fc.nat(10),
     backoff,
+    timeoutMs: fc.double({ min: 0.001, max: 1e9, noNaN: true }),
     ranks: positive,
   },
   { requiredKeys: ["id", "kind", "input", "deps", "requires", "retries"] },
@@ -536,7 +544,10 @@ const arbitraries = {
     deps: fc.dictionary(fc.string(), json, { maxKeys: 3 }),
     attempt: positive,
   }),
-  cancel: fc.record({ type: fc.constant("cancel"), job: id }),
+  cancel: fc.record(
+    { type: fc.constant("cancel"), job: id, reason: fc.string() },
+    { requiredKeys: ["type", "job"] },
+  ),
 };
 
 /** An object inside a frame whose fields the parsers check: where it is and which fields it has. */
@@ -566,7 +577,17 @@ function targetsOf(parse: Parse, specs: TargetSpec[]): Target[] {
 }
 
 const resourceFields = ["cpus", "gpus", "memory"];
-const plannedFields = ["id", "kind", "input", "deps", "requires", "retries", "backoff", "ranks"];
+const plannedFields = [
+  "id",
+  "kind",
+  "input",
+  "deps",
+  "requires",
+  "retries",
+  "backoff",
+  "timeoutMs",
+  "ranks",
+];
 const targets: Target[] = [
   ...targetsOf(parseToCoordinator, [
     {
@@ -642,7 +663,12 @@ const targets: Target[] = [
       frames: arbitraries.job,
       required: ["type", "id", "kind", "input", "deps", "attempt"],
     },
-    { name: "cancel", frames: arbitraries.cancel, required: ["type", "job"] },
+    {
+      name: "cancel",
+      frames: arbitraries.cancel,
+      required: ["type", "job"],
+      allowed: ["reason"],
+    },
   ]),
 ];
 

@@ -97,8 +97,8 @@ describe("planGraph", () => {
     expect(err.code).toBe("BAD_JOB");
     expect(err.message).toMatch(/^Job fetch "x" appears twice with different options:\n/);
     expect(err.message).toContain(
-      "  requires cpus 0, gpus 0, memory 0 MiB; retries 1; ranks none; backoff none\n" +
-        "  requires cpus 0, gpus 0, memory 0 MiB; retries 5; ranks none; backoff none\n",
+      "  requires cpus 0, gpus 0, memory 0 MiB; retries 1; ranks none; backoff none; timeoutMs none\n" +
+        "  requires cpus 0, gpus 0, memory 0 MiB; retries 5; ranks none; backoff none; timeoutMs none\n",
     );
     expect(err.message).toMatch(/Identical jobs are merged into one \(id [0-9a-f]{16}\)/);
   });
