@@ -1,8 +1,9 @@
 /**
  * Model-based property of the coordinator (DESIGN §4, invariants 1–6): random graphs and
- * workers, random interleavings of leases, results, lost workers, late results, heartbeats,
- * clock ticks, cancel and shutdown, driven against the real actor on a simulated clock, with
- * the invariant checker after every step and a liveness phase at the end.
+ * workers (some jobs with attempt timeouts), random interleavings of leases, results, lost
+ * workers, late results, heartbeats, clock ticks, cancel and shutdown, driven against the real
+ * actor on a simulated clock, with the invariant checker after every step and a liveness phase
+ * at the end.
  *
  * Knobs: BATON_PROPERTY_RUNS (default 1000). To replay a failure, set the variables the
  * failure message prints: BATON_PROPERTY_SEED and BATON_PROPERTY_PATH (passed to fc.check as

@@ -50,6 +50,8 @@ const BACKOFFS: (Backoff | undefined)[] = [
   { initialMs: 100 },
   { initialMs: 1_000, factor: 3, maxMs: 5_000 },
 ];
+/** Attempt timeouts: mostly none, some shorter than the clock's usual steps, some longer. */
+const TIMEOUTS: (number | undefined)[] = [undefined, undefined, undefined, 500, 1_500, 30_000];
 /** Longer than any backoff: in the liveness phase, one tick makes every pending retry due. */
 const LIVENESS_TICK_MS = 60_000;
 const FAILURE_CAUSES: readonly FailureCause[] = [
@@ -69,6 +71,8 @@ interface JobSpec {
   deps: number[];
   retries: number;
   backoff: number;
+  /** An index into TIMEOUTS. */
+  timeout: number;
 }
 
 interface Scenario {
@@ -96,6 +100,7 @@ const jobSpec: fc.Arbitrary<JobSpec> = fc.record({
   deps: fc.uniqueArray(fc.nat(199), { maxLength: 3 }),
   retries: fc.integer({ min: 0, max: 3 }),
   backoff: fc.nat(BACKOFFS.length - 1),
+  timeout: fc.nat(TIMEOUTS.length - 1),
 });
 
 /**
@@ -412,6 +417,7 @@ class Harness {
 
   private plan(id: string, spec: JobSpec, input: number, deps: string[]): PlannedJob {
     const backoff = BACKOFFS[spec.backoff];
+    const timeoutMs = TIMEOUTS[spec.timeout];
     return {
       id,
       kind: KINDS[spec.kind]!,
@@ -420,6 +426,7 @@ class Harness {
       requires: { ...REQUIREMENTS[spec.requires]! },
       retries: spec.retries,
       ...(backoff && { backoff }),
+      ...(timeoutMs !== undefined && { timeoutMs }),
     };
   }
 
@@ -503,6 +510,7 @@ const needSpec: fc.Arbitrary<NeedSpec> = fc.record({
   deps: fc.constant([]),
   retries: fc.integer({ min: 0, max: 3 }),
   backoff: fc.nat(BACKOFFS.length - 1),
+  timeout: fc.nat(TIMEOUTS.length - 1),
   link: fc.constantFrom("none", "existing", "cycle", "dangling", "reuse"),
   n: fc.nat(1_000),
 });
