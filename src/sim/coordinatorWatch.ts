@@ -97,9 +97,9 @@ function describeEffect(effect: CoordinatorEffect): string {
     case "lease.granted":
       return `grant ${effect.job.id} to ${effect.conn} attempt ${effect.attempt}`;
     case "lease.cancelled":
-      return `cancel ${effect.job} on ${effect.conn}`;
+      return `cancel ${effect.job} on ${effect.conn}${effect.timedOut ? " (timed out)" : ""}`;
     case "lease.expired":
-      return `expire ${effect.job} on ${effect.conn}`;
+      return `expire ${effect.job} on ${effect.conn}${effect.timedOut ? " (timed out)" : ""}`;
     case "connection.released":
       return `release ${effect.conn}`;
     case "job.changed":

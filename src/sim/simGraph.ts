@@ -10,6 +10,10 @@ export interface SimJobInput {
   failures: number;
   /** Calls `ctx.need` for a `leaf` job (so its first attempt ends blocked). */
   need: boolean;
+  /** The first attempt works three times as long (so a timeout may cut only that one short). */
+  slowFirst: boolean;
+  /** Works on when its AbortSignal fires (a cancel, a timeout), as a careless handler does. */
+  ignoresAbort: boolean;
 }
 
 /** What a simulated handler may use: time and randomness of the simulation. */
@@ -25,7 +29,10 @@ export interface SimTools {
  * graph of n jobs is the first n jobs of any larger one: shrinking the job count keeps the
  * jobs that are left. Each job works 50 ms to 60 s of virtual time (log-uniform), depends on up to 3 earlier jobs, may
  * fail its first attempts (sometimes more often than it may retry), may need a `leaf` job
- * through `ctx.need`, and is of kind `a` or `b` (a throttle may apply to `b`).
+ * through `ctx.need`, and is of kind `a` or `b` (a throttle may apply to `b`). Some jobs have
+ * a timeout of 0.6–2.6 times their work and a first attempt three times as slow: every
+ * attempt, only the first, or none runs out of time. Half the handlers ignore their
+ * AbortSignal, so the coordinator must take a timed-out lease back by its deadline.
  *
  * @example
  * ```ts
@@ -47,14 +54,20 @@ export function simGraph(seed: number, count: number): JobSpec[] {
       ms: Math.round(50 * 1200 ** r.random()),
       failures: r.chance(0.15) ? r.int(1, 3) : r.chance(0.02) ? 4 : 0,
       need: r.chance(0.08),
+      slowFirst: false,
+      ignoresAbort: false,
     };
     const retries = r.chance(0.2) ? r.int(0, 3) : undefined;
     const backoff = r.chance(0.1) ? { initialMs: r.int(50, 500) } : undefined;
+    const timeoutMs = r.chance(0.15) ? Math.round(input.ms * (0.6 + 2 * r.random())) : undefined;
+    input.slowFirst = timeoutMs !== undefined;
+    input.ignoresAbort = r.chance(0.5);
     jobs.push(
       job(r.chance(0.3) ? "b" : "a", input, {
         after: [...after],
         ...(retries !== undefined && { retries }),
         ...(backoff && { backoff }),
+        ...(timeoutMs !== undefined && { timeoutMs }),
       }),
     );
   }
@@ -62,18 +75,21 @@ export function simGraph(seed: number, count: number): JobSpec[] {
 }
 
 /**
- * The handlers of the generated graph: `a` and `b` work for `ms` of virtual time, fail their
- * first `failures` attempts, and may `ctx.need` a `leaf`, which doubles its input at once.
+ * The handlers of the generated graph: `a` and `b` work for `ms` of virtual time (three times
+ * that on the first attempt if `slowFirst`; until their AbortSignal fires, unless
+ * `ignoresAbort`), fail their first `failures` attempts, and may `ctx.need` a `leaf`, which
+ * doubles its input at once.
  *
  * @example
  * ```ts
  * const module = simJobs(tools);
- * await module.a({ i: 0, ms: 10, failures: 0, need: false }, ctx);
+ * await module.a({ i: 0, ms: 10, failures: 0, need: false, slowFirst: false, ignoresAbort: true }, ctx);
  * ```
  */
 export function simJobs(tools: SimTools): JobModule {
   const work = async (input: SimJobInput, ctx: JobContext) => {
-    await tools.sleep(input.ms);
+    const slept = tools.sleep(input.slowFirst && ctx.job.attempt === 1 ? 3 * input.ms : input.ms);
+    await (input.ignoresAbort ? slept : untilAborted(slept, ctx.signal));
     if (ctx.job.attempt <= input.failures) {
       throw new Error(`planned failure of job ${input.i}, attempt ${ctx.job.attempt}`);
     }
@@ -85,4 +101,17 @@ export function simJobs(tools: SimTools): JobModule {
     b: work,
     leaf: (input: { of: number }) => input.of * 2,
   };
+}
+
+/** `work`, or the signal's reason as soon as the signal fires. */
+function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener("abort", abort, { once: true });
+    void work.then(() => {
+      signal.removeEventListener("abort", abort);
+      resolve();
+    });
+  });
 }
