@@ -61,17 +61,20 @@ describe("simulate", () => {
   });
 
   it("counts a result that was being stored when its lease expired, and stores it once", async () => {
-    // Found with heavy faults (seed 233): a slow network lets every lease expire at 29,051
-    // virtual ms, just after job fac3… answered and while its result was being written. The
-    // expiry used to close the connection first, so the job ran again and was stored twice.
+    // First found with heavy faults (seed 233 of an earlier graph): a lease expired just after
+    // its job answered, while the result was being written. The expiry used to close the
+    // connection first, so the job ran again and was stored twice. Here a stalled disk holds
+    // job 5b52…'s result until its lease has expired.
     const report = await simulate({
-      seed: 233,
-      jobs: 95,
-      workers: 8,
-      faults: parseFaults("coordinator-crash@13877+1574/torn,reset@20720:60,slow@20887+7257/2350"),
+      seed: 24,
+      jobs: 30,
+      workers: 6,
+      faults: parseFaults(
+        "worker-crash@872:55,worker-crash@12829:32,disk-stall@28524+18665,reset@33155:2,partition@35654:20+26046,disk-stall@39490+33700",
+      ),
     });
     expect(report.violation).toBeUndefined();
-    const job = "fac3fdb137031a9d";
+    const job = "5b528ab74fbb7572";
     const at = (line: RegExp) => report.trace.findIndex((l) => line.test(l));
     const answered = at(new RegExp(`> server result ${job} completed`));
     const expired = at(new RegExp(` expire ${job} on `));
@@ -83,15 +86,16 @@ describe("simulate", () => {
   });
 
   it("does not store an answer that reaches a connection already closing", async () => {
-    // Found with heavy faults (seed 2) once the simulated net let a closing end still receive
-    // frames, as a WebSocket does: a worker's answer reached a connection closed for silence
-    // (its job already given back), and was stored; the job's next run stored it again.
+    // First found with heavy faults (seed 2 of an earlier graph) once the simulated net let a
+    // closing end still receive frames, as a WebSocket does: a worker's answer reached a
+    // connection closed for silence (its job already given back), and was stored; the job's
+    // next run stored it again.
     const report = await simulate({
-      seed: 2,
-      jobs: 17,
-      workers: 3,
+      seed: 11,
+      jobs: 30,
+      workers: 6,
       faults: parseFaults(
-        "reset@13494:60,half-open@14770:23/client,partition@18567:27+6237,half-open@23372:55/client,reset@29383:27",
+        "partition@3992:3+2160,reset@5926:41,worker-crash@18491:12,slow@27431+8624/2644,partition@35938:62+2607,half-open@35954:52/client,coordinator-crash@38714+2128/torn",
       ),
     });
     expect(report.violation).toBeUndefined();
