@@ -138,6 +138,57 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     expect(result.get(flaky).error).toBeUndefined();
   });
 
+  it("stops an attempt past its timeoutMs through its AbortSignal, then retries the job", async () => {
+    const reasons: string[] = [];
+    const engine = createEngine({
+      jobs: {
+        slowAtFirst: async (_: null, ctx: JobContext) => {
+          if (ctx.job.attempt > 1) return `done on attempt ${ctx.job.attempt}`;
+          try {
+            return await untilAborted(ctx.signal);
+          } catch (reason) {
+            reasons.push(String((reason as Error).message ?? reason));
+            throw reason;
+          }
+        },
+      },
+      workers: 1,
+    });
+    const slow = job("slowAtFirst", null, { timeoutMs: 200 });
+
+    const result = await engine.run([slow]);
+
+    expect(result.get(slow)).toMatchObject({
+      status: "completed",
+      attempts: 2,
+      value: "done on attempt 2",
+    });
+    expect(reasons).toEqual([
+      expect.stringContaining(`ran longer than its timeout of 200 ms (attempt 1)`),
+    ]);
+  });
+
+  it("takes the worker back from a handler that ignores its timeout, and fails the job as JobTimeout", async () => {
+    const engine = createEngine({
+      jobs: { stuck: () => sleep(2_500), quick: () => "quick" },
+      workers: 2,
+      leaseTimeoutMs: 300,
+      heartbeatMs: 50,
+    });
+    const stuck = job("stuck", null, { timeoutMs: 100, retries: 0 });
+    const after = job("quick", 1, { after: [stuck] });
+    const other = job("quick", 2);
+    const started = Date.now();
+
+    const result = await engine.run([after, other]);
+
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(result.get(stuck)).toMatchObject({ status: "failed", attempts: 1 });
+    expect(result.get(stuck).error).toMatchObject({ name: "JobTimeout" });
+    expect(result.get(after)).toMatchObject({ status: "skipped", cause: "skipped" });
+    expect(result.get(other)).toMatchObject({ status: "completed", value: "quick" });
+  });
+
   it("fails a job whose retries are exhausted and skips its dependents, naming it", async () => {
     const engine = createEngine({
       jobs: {
