@@ -8,14 +8,16 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { memoryNet } from "../../src/runtime/memoryNet.ts";
-import type { Link } from "../../src/runtime/ports.ts";
 import { runWorker, type WorkerExit } from "../../src/runtime/worker.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
-import { coordinatorProof } from "../../src/transport/auth.ts";
 import { CloseCode } from "../../src/transport/closeCodes.ts";
+import {
+  HAND_DRIVEN_SECRET,
+  type HandDrivenOptions,
+  handDrivenCoordinator,
+} from "../fixtures/handDrivenCoordinator.ts";
 
 const ADDRESS = "memory://coordinator";
-const SECRET = new Uint8Array(32).fill(7);
 const silentFor = (ms: number) =>
   `no frame or ping from the coordinator for ${ms} ms; it may have crashed or the network dropped the connection`;
 
@@ -29,13 +31,9 @@ async function advance(clock: SimClock, ms: number): Promise<void> {
   while (clock.fireNext(until)) await drain();
 }
 
-interface Options {
-  /** The ping interval the welcome announces; absent: none. */
-  heartbeatMs?: number;
+interface Options extends Omit<HandDrivenOptions, "protocol"> {
   silenceLimitMs?: number;
   welcomeTimeoutMs?: number;
-  /** false: the coordinator end sends nothing by itself, not even the challenge. */
-  handshake?: boolean;
 }
 
 /**
@@ -56,27 +54,7 @@ async function connected(options: Options = {}) {
         }),
       ),
   });
-  let coordinator!: Link;
-  const closes: [number, string][] = [];
-  listener.onConnection((link) => {
-    coordinator = link;
-    link.onClose((code, reason) => closes.push([code, reason]));
-    if (options.handshake === false) return;
-    link.onFrame((text) => {
-      const hello = JSON.parse(text) as { type: string; proof: string };
-      if (hello.type !== "hello") return;
-      link.send(
-        JSON.stringify({
-          type: "welcome",
-          protocol: 1,
-          run: "r1",
-          proof: coordinatorProof(SECRET, "n1", hello.proof),
-          ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
-        }),
-      );
-    });
-    link.send(JSON.stringify({ type: "challenge", nonce: "n1", protocol: [1, 1] }));
-  });
+  const end = handDrivenCoordinator(listener, options);
   // The worker's view of the clock: the same timers, a time of day the test can step.
   const wallClock = {
     offsetMs: 0,
@@ -91,7 +69,7 @@ async function connected(options: Options = {}) {
     jobs,
     name: "w-1",
     resources: { cpus: 1 },
-    secret: SECRET,
+    secret: HAND_DRIVEN_SECRET,
     logger: pino({ level: "silent" }),
     clock: wallClock,
     ...(options.silenceLimitMs !== undefined && { silenceLimitMs: options.silenceLimitMs }),
@@ -100,7 +78,14 @@ async function connected(options: Options = {}) {
     exit = e;
   });
   await drain();
-  return { clock, wallClock, coordinator, closes, aborted, exit: () => exit };
+  return {
+    clock,
+    wallClock,
+    coordinator: end.link!,
+    closes: end.closes,
+    aborted,
+    exit: () => exit,
+  };
 }
 
 /** The worker is still there 1 ms before `limitMs`, and at it gives up with 4009 and `reason`. */
@@ -242,7 +227,7 @@ describe("the worker's timeout options", () => {
       jobs: loadJobs({ nap: () => null }),
       name: "w-1",
       resources: {},
-      secret: SECRET,
+      secret: HAND_DRIVEN_SECRET,
       logger: pino({ level: "silent" }),
       [name]: ms,
     });
