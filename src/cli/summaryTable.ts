@@ -53,7 +53,7 @@ export function summaryTable(result: RunResult): string {
   const failures = [...result.jobs.values()].filter((o) => o.status === "failed");
   for (const o of failures.slice(0, 20)) {
     out.push(
-      `✗ ${o.kind} ${o.id} (${o.cause ?? "error"}, ${o.attempts} attempts): ${o.error?.message ?? ""}`,
+      `✗ ${o.kind} ${o.id} (${o.cause ?? "error"}, ${o.attempts} attempt${o.attempts === 1 ? "" : "s"}): ${o.error?.message ?? ""}`,
     );
   }
   if (failures.length > 20)

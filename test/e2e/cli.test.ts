@@ -173,6 +173,24 @@ describe("baton run", () => {
     expect(result.jobs.filter((job) => job.attempts !== 1)).toEqual(publish);
   });
 
+  it("stops attempts past their timeoutMs in the worker processes and retries them", async () => {
+    const { code, stdout } = await batonRun("run", "test/fixtures/timeout.graph.ts", "--json");
+
+    expect(code).toBe(1);
+    const result = parseJson(stdout);
+    expect(result.jobs.find((job) => job.kind === "slowOnce")).toMatchObject({
+      status: "completed",
+      attempts: 2,
+      value: "done on attempt 2",
+    });
+    const late = result.jobs.find((job) => job.kind === "neverInTime")!;
+    expect(late).toMatchObject({ status: "failed", cause: "error", attempts: 2 });
+    expect(late.error).toMatchObject({
+      name: "JobTimeout",
+      message: expect.stringContaining("ran longer than its timeout of 300 ms (attempt 2)"),
+    });
+  });
+
   it("exits 1 and lists the failure when a job fails", async () => {
     const [table, json] = await Promise.all([
       batonRun("run", "test/fixtures/failing.graph.ts"),
