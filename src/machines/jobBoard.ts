@@ -352,6 +352,11 @@ export class JobBoard {
     if (record === undefined || !record.timeoutPending) return;
     record.timeoutPending = false;
     if (record.state !== "running" || record.attempts !== attempt || record.timedOut) return;
+    if (this.bugs.has("timeout-releases-lease")) {
+      this.requeueHeld(record.holder!, record);
+      this.dispatch();
+      return;
+    }
     record.timedOut = true;
     this.effects.push({
       type: "lease.cancelled",
@@ -380,13 +385,8 @@ export class JobBoard {
         job,
         ...(this.jobs.get(job)!.timedOut && { timedOut: true as const }),
       });
-      if (this.bugs.has("release-lease-twice")) {
-        // The planted bug releases the expired lease here, and WORKER_LOST releases it again.
-        const record = this.jobs.get(this.leases.get(conn)!)!;
-        this.release(conn, record);
-        this.leases.set(conn, record.job.id);
-        this.becomeReady(record);
-      }
+      // The planted bug releases the expired lease here, and WORKER_LOST releases it again.
+      if (this.bugs.has("release-lease-twice")) this.requeueHeld(conn, this.jobs.get(job)!);
     }
     if (this.renewed.size > 0) this.scheduleSweep();
   }
@@ -661,6 +661,13 @@ export class JobBoard {
         this.runningByKind.set(record.job.kind, this.runningByKind.get(record.job.kind)! - 1);
       this.setState(record, "blocked");
     }
+  }
+
+  /** Planted bugs only: the job is ready again while `conn` still holds its lease. */
+  private requeueHeld(conn: string, record: JobRecord): void {
+    this.release(conn, record);
+    this.leases.set(conn, record.job.id);
+    this.becomeReady(record);
   }
 
   /** Cancels the timer of the running attempt's timeout, if it is set. */

@@ -12,6 +12,8 @@
  * - `close-while-storing`: a connection whose worker falls silent while its result is being
  *   stored is closed at the probe deadline, as if nothing were in hand: the job is released,
  *   runs again and its result is stored twice.
+ * - `timeout-releases-lease`: an attempt past its timeout gives its job back at once (ready
+ *   again) while its holder still holds the lease, so the job can run twice at once.
  *
  * @example
  * ```ts
@@ -24,7 +26,8 @@ export type PlantedBug =
   | "forget-waiters-on-shutdown"
   | "release-lease-twice"
   | "teardown-trusts-single-kill"
-  | "close-while-storing";
+  | "close-while-storing"
+  | "timeout-releases-lease";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "lease-running-job",
@@ -33,4 +36,5 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "release-lease-twice",
   "teardown-trusts-single-kill",
   "close-while-storing",
+  "timeout-releases-lease",
 ];

@@ -21,6 +21,7 @@ const BROKEN: Record<
   "lost-counts-as-failure": 3,
   "forget-waiters-on-shutdown": 5,
   "release-lease-twice": 1,
+  "timeout-releases-lease": 1,
 };
 
 describe("the coordinator property catches planted bugs", () => {
