@@ -79,7 +79,13 @@ export {
   type RankEvidence,
 } from "./runtime/cancelFile.ts";
 export { DashboardServer, type DashboardServerOptions } from "./runtime/dashboardServer.ts";
-export { createEngine, type Engine, type EngineOptions } from "./runtime/engine.ts";
+export {
+  createEngine,
+  type Engine,
+  type EngineOptions,
+  type PlannedRunJob,
+  type RunPlan,
+} from "./runtime/engine.ts";
 export { connectInspector, DEFAULT_INSPECTOR_URL } from "./runtime/inspector.ts";
 export type { RankJobDefinition } from "./runtime/jobModule.ts";
 export { defineJobs, type Handler, type JobContext, type JobModule } from "./runtime/jobModule.ts";

@@ -13,6 +13,7 @@ import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import type { RunResult } from "../runtime/run.ts";
 import { slurmPool } from "../runtime/slurmPool.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
+import { dryRunReport } from "./dryRunReport.ts";
 import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { summaryTable } from "./summaryTable.ts";
@@ -28,6 +29,9 @@ Runs a graph of jobs and waits for it to finish.
   --store DIR        result store (default: .baton/ beside the graph module); a rerun
                      skips the jobs whose results are stored there
   --force            recompute every job, even those with stored results
+  --dry-run          plan and check the graph and look its jobs up in the store, then say
+                     what a run would do (per kind: jobs, stored, to run) without starting
+                     anything or writing a file; with --json, the plan as JSON
   --no-store         keep no results: nothing is reused and nothing is written (each result
                      costs the store two fsyncs, which caps tiny jobs at a few hundred a
                      second); logs still go to .baton/logs
@@ -67,6 +71,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       listen: { type: "string" },
       store: { type: "string" },
       force: { type: "boolean", default: false },
+      "dry-run": { type: "boolean", default: false },
       "no-store": { type: "boolean", default: false },
       "in-process": { type: "boolean", default: false },
       slurm: { type: "boolean", default: false },
@@ -108,13 +113,21 @@ export async function runCommand(argv: string[]): Promise<number> {
       `--no-store keeps no results, so it does not go with ${values.store !== undefined ? "--store" : "--force"}`,
     );
   }
+  const dryRun = values["dry-run"];
+  const watcher = (["ui", "ui-keep", "inspect"] as const).find(
+    (flag) => values[flag] !== undefined && values[flag] !== false,
+  );
+  if (dryRun && watcher) {
+    throw new ConfigError(`--dry-run starts nothing to watch: leave out --${watcher}`);
+  }
   const storeDir = values.store ?? join(dirname(resolve(graphPath)), ".baton");
   const runLog = join(
     storeDir,
     "logs",
     `run-${new Date().toISOString().replace(/[:.]/g, "-")}.log`,
   );
-  const logger = createLogger({ level, file: runLog });
+  // A dry run writes nothing, not even its log.
+  const logger = createLogger({ level, ...(!dryRun && { file: runLog }) });
   const graphModule = await importUserModule(graphPath);
   const jobsPath = values.jobs ?? graphPath;
   const jobsModule = values.jobs ? await importUserModule(values.jobs) : graphModule;
@@ -145,7 +158,16 @@ export async function runCommand(argv: string[]): Promise<number> {
         : localPool({ jobsModule: resolve(jobsPath), count }),
     ...(values.listen !== undefined && { listen: values.listen }),
   });
-  const run = engine.run(await graphOf(graphModule, graphPath));
+  const graph = await graphOf(graphModule, graphPath);
+  if (dryRun) {
+    const plan = await engine.plan(graph);
+    const store = values["no-store"] ? undefined : { dir: storeDir, force: values.force };
+    if (values.json) {
+      process.stdout.write(`${JSON.stringify({ dryRun: true, store: store ?? null, ...plan })}\n`);
+    } else process.stderr.write(dryRunReport(plan, store));
+    return 0;
+  }
+  const run = engine.run(graph);
   ui?.watch(run);
   const tty = process.stderr.isTTY === true && !values.json;
   const bar = tty ? new ProgressBar(process.stderr) : undefined;

@@ -1,5 +1,14 @@
-import type { RunResult } from "../runtime/run.ts";
+import type { JobStatus, RunResult } from "../runtime/run.ts";
+import { countsTable } from "./countsTable.ts";
 import { formatDuration } from "./progressBar.ts";
+
+/** The column of each job status in the summary's counts. */
+const STATUS_COLUMN: Record<JobStatus, number> = {
+  completed: 0,
+  failed: 1,
+  skipped: 2,
+  cancelled: 3,
+};
 
 /**
  * The end-of-run summary: one row per job kind with counts, then every failure with its
@@ -11,45 +20,24 @@ import { formatDuration } from "./progressBar.ts";
  * ```
  */
 export function summaryTable(result: RunResult): string {
-  const byKind = new Map<
-    string,
-    { completed: number; failed: number; skipped: number; cancelled: number; cached: number }
-  >();
+  const byKind = new Map<string, number[]>();
   for (const outcome of result.jobs.values()) {
     let row = byKind.get(outcome.kind);
     if (!row) {
-      row = { completed: 0, failed: 0, skipped: 0, cancelled: 0, cached: 0 };
+      row = [0, 0, 0, 0, 0];
       byKind.set(outcome.kind, row);
     }
-    row[outcome.status]++;
-    if (outcome.cached) row.cached++;
+    row[STATUS_COLUMN[outcome.status]]!++;
+    if (outcome.cached) row[4]!++;
   }
-  const header = ["kind", "completed", "failed", "skipped", "cancelled", "cached"];
-  const rows = [...byKind]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([kind, r]) => [
-      kind,
-      String(r.completed),
-      String(r.failed),
-      String(r.skipped),
-      String(r.cancelled),
-      String(r.cached),
-    ]);
   const c = result.counts;
-  rows.push([
-    "total",
-    String(c.completed),
-    String(c.failed),
-    String(c.skipped),
-    String(c.cancelled),
-    String(c.cached),
+  const out = countsTable(["completed", "failed", "skipped", "cancelled", "cached"], byKind, [
+    c.completed,
+    c.failed,
+    c.skipped,
+    c.cancelled,
+    c.cached,
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
-      .join("  ");
-  const out = [line(header), widths.map((w) => "─".repeat(w)).join("  "), ...rows.map(line)];
   const failures = [...result.jobs.values()].filter((o) => o.status === "failed");
   for (const o of failures.slice(0, 20)) {
     out.push(

@@ -89,6 +89,31 @@ export interface EngineOptions extends ConnectionTimeouts {
   plantedBugs?: readonly PlantedBug[];
 }
 
+/** One job of a {@link RunPlan}. */
+export interface PlannedRunJob {
+  id: string;
+  kind: string;
+  /** Ids of the jobs it runs after. */
+  deps: string[];
+  /** The store holds its result, so a run would take that instead of running the job. */
+  stored: boolean;
+}
+
+/** What a run of a graph would do, found without running anything: see {@link Engine.plan}. */
+export interface RunPlan {
+  /** Every job of the graph, each after the jobs it runs after. */
+  jobs: PlannedRunJob[];
+  counts: {
+    jobs: number;
+    /** Jobs with a stored result (none with `force` or without a store). */
+    stored: number;
+    /** Jobs a run would start (jobs that handlers add with `ctx.need` come on top). */
+    toRun: number;
+    /** Stored entries found corrupt: their jobs are among those to run. */
+    corrupt: number;
+  };
+}
+
 /** Runs graphs. One engine can run many graphs, one after another or at once. */
 export interface Engine {
   /**
@@ -96,6 +121,18 @@ export interface Engine {
    * starts it. Pass the jobs you want; the jobs they run after are included.
    */
   run(graph: JobSpec | readonly JobSpec[]): Run;
+  /**
+   * A dry run: plans and validates the graph as `run` does and looks its jobs up in the
+   * store, read-only (nothing is created, a corrupt entry is only counted), but starts
+   * nothing: no worker, no listener, no job.
+   *
+   * @example
+   * ```ts
+   * const plan = await engine.plan(graph);
+   * console.log(`${plan.counts.toRun} of ${plan.counts.jobs} jobs would run`);
+   * ```
+   */
+  plan(graph: JobSpec | readonly JobSpec[]): Promise<RunPlan>;
 }
 
 /**
@@ -119,10 +156,39 @@ export function createEngine(options: EngineOptions): Engine {
   const networked = pool.remote || options.listen !== undefined;
   const net = options.net ?? (networked ? wsNet() : memoryNet());
   const logger = options.logger ?? pino({ level: "silent" });
+  const planOf = (graph: JobSpec | readonly JobSpec[]) =>
+    planGraph(Array.isArray(graph) ? (graph as readonly JobSpec[]) : [graph as JobSpec], {
+      versionOf: jobs.versionOf,
+      workers: pool.offers,
+    });
   return {
+    async plan(graph) {
+      const plan = planOf(graph);
+      const dir = typeof options.store === "string" ? options.store : options.store?.dir;
+      const found =
+        dir === undefined || options.force
+          ? { stored: new Map<string, Json>(), corrupt: 0 }
+          : await ResultStore.openReadOnly(dir, files).loadAll(plan.jobs.keys());
+      const planned = [...plan.jobs.values()].map((job) => ({
+        id: job.id,
+        kind: job.kind,
+        deps: [...job.deps],
+        stored: found.stored.has(job.id),
+      }));
+      const stored = found.stored.size;
+      return {
+        jobs: planned,
+        counts: {
+          jobs: planned.length,
+          stored,
+          toRun: planned.length - stored,
+          corrupt: found.corrupt,
+        },
+      };
+    },
+
     run(graph) {
-      const roots = Array.isArray(graph) ? (graph as readonly JobSpec[]) : [graph as JobSpec];
-      const plan = planGraph(roots, { versionOf: jobs.versionOf, workers: pool.offers });
+      const plan = planOf(graph);
       const runId = entropy.id(12);
       const log = logger.child({ run: runId });
       let cancelled: string | undefined;

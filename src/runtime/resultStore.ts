@@ -69,6 +69,7 @@ export class ResultStore {
   readonly #logger: WarnLogger | undefined;
   readonly #clock: Pick<Clock, "now">;
   readonly #locks = new Map<string, Promise<void>>();
+  readonly #readOnly: boolean;
   #writes = 0;
 
   private constructor(
@@ -76,10 +77,12 @@ export class ResultStore {
     files: Files,
     logger: WarnLogger | undefined,
     clock: Pick<Clock, "now">,
+    readOnly: boolean,
   ) {
     this.#files = files;
     this.#logger = logger;
     this.#clock = clock;
+    this.#readOnly = readOnly;
   }
 
   /**
@@ -92,11 +95,26 @@ export class ResultStore {
     logger?: WarnLogger,
     clock: Pick<Clock, "now"> = nodeClock(),
   ): Promise<ResultStore> {
-    const store = new ResultStore(dir, files, logger, clock);
+    const store = new ResultStore(dir, files, logger, clock, false);
     await Promise.all(
       [store.#resultsDir, store.#quarantineDir, store.logsDir].map((d) => files.mkdirp(d)),
     );
     return store;
+  }
+
+  /**
+   * The store in `dir` for reading only (a dry run): nothing is created, a corrupt entry is
+   * counted but left where it is (the run that recomputes it quarantines it), and `put`
+   * throws. A store that does not exist holds nothing.
+   *
+   * @example
+   * ```ts
+   * const store = ResultStore.openReadOnly(".baton", nodeFiles());
+   * const { stored, corrupt } = await store.loadAll(ids); // what a run would reuse
+   * ```
+   */
+  static openReadOnly(dir: string, files: Files): ResultStore {
+    return new ResultStore(dir, files, undefined, nodeClock(), true);
   }
 
   /** Where process logs of the run go; the store creates it and never touches its content. */
@@ -111,6 +129,7 @@ export class ResultStore {
 
   /** Stores `value` as the result of job `id`; resolves once the entry is durable. */
   async put(id: string, kind: string, value: Json): Promise<void> {
+    if (this.#readOnly) throw new Error(`the result store ${this.dir} was opened read-only`);
     const path = this.#pathOf(id);
     const entry: Entry = {
       format: FORMAT,
@@ -177,7 +196,7 @@ export class ResultStore {
       if (text === undefined) return { ok: false, corrupt: false };
       const checked = checkEntry(id, text);
       if (typeof checked !== "string") return { ok: true, value: checked.value };
-      await this.#quarantine(id, path, text, checked);
+      if (!this.#readOnly) await this.#quarantine(id, path, text, checked);
       return { ok: false, corrupt: true };
     });
   }

@@ -173,6 +173,39 @@ describe("baton run", () => {
     expect(result.jobs.filter((job) => job.attempts !== 1)).toEqual(publish);
   });
 
+  it("--dry-run says what a run would do, starting and writing nothing", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-cli-dry-"));
+    stores.push(store);
+    const dry = (...flags: string[]) =>
+      batonRun("run", PIPELINE, "--store", store, "--dry-run", ...flags);
+
+    const before = await dry();
+    expect(before.code).toBe(0);
+    expect(before.stderr).toMatch(/^kind\s+jobs\s+stored\s+to run$/m);
+    expect(before.stderr).toMatch(/^fetch\s+16\s+0\s+16$/m);
+    expect(before.stderr).toContain(
+      `dry run: 55 of 55 jobs would run (0 results stored in ${store})`,
+    );
+    expect(readdirSync(store)).toEqual([]);
+
+    expect((await batonRun("run", PIPELINE, "--store", store)).code).toBe(0);
+    const after = await dry("--json");
+    expect(after.code).toBe(0);
+    const plan = JSON.parse(after.stdout) as {
+      dryRun: boolean;
+      store: { dir: string; force: boolean };
+      counts: object;
+      jobs: { id: string; kind: string; deps: string[]; stored: boolean }[];
+    };
+    expect(plan).toMatchObject({ dryRun: true, store: { dir: store, force: false } });
+    expect(plan.counts).toEqual({ jobs: 55, stored: 55, toRun: 0, corrupt: 0 });
+    expect(plan.jobs.filter((job) => job.kind === "publish")).toMatchObject([{ stored: true }]);
+
+    const watched = await dry("--ui");
+    expect(watched.code).toBe(2);
+    expect(watched.stderr).toContain("--dry-run starts nothing to watch: leave out --ui");
+  });
+
   it("stops attempts past their timeoutMs in the worker processes and retries them", async () => {
     const { code, stdout } = await batonRun("run", "test/fixtures/timeout.graph.ts", "--json");
 

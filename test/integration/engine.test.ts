@@ -4,12 +4,12 @@
  * machines, frames, the worker loop and the handlers.
  */
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createWebSocketInspector } from "@statelyai/inspect";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
 import {
@@ -308,6 +308,92 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     expect(failed).toMatchObject({ status: "failed", cause: "cycle", attempts: 1 });
     expect(failed.error?.message).toContain(`job ${failed.id} (loop) needs jobs that depend on it`);
     expect(outcomesOf(result, "helper")).toMatchObject([{ status: "skipped", attempts: 0 }]);
+  });
+});
+
+describe("engine: a dry run (plan)", { timeout: 10_000 }, () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** An engine on a store in a fresh directory, counting handler calls. */
+  function withStore(options: { force?: boolean } = {}) {
+    const root = mkdtempSync(join(tmpdir(), "baton-plan-"));
+    dirs.push(root);
+    const store = join(root, "store");
+    const calls: string[] = [];
+    const engine = createEngine({
+      jobs: {
+        step: (n: number) => {
+          calls.push(`step ${n}`);
+          return n;
+        },
+      },
+      workers: 2,
+      store,
+      ...options,
+    });
+    return { engine, store, calls };
+  }
+
+  const a = job("step", 1);
+  const b = job("step", 2, { after: [a] });
+  const c = job("step", 3, { after: [b] });
+
+  it("says which jobs a run would take from the store and which it would start, running none", async () => {
+    const { engine, store, calls } = withStore();
+    await engine.run([b]);
+    calls.length = 0;
+
+    const plan = await engine.plan([c]);
+
+    expect(plan.counts).toEqual({ jobs: 3, stored: 2, toRun: 1, corrupt: 0 });
+    expect(plan.jobs.map((j) => [j.kind, j.stored])).toEqual([
+      ["step", true],
+      ["step", true],
+      ["step", false],
+    ]);
+    expect(plan.jobs[2]!.deps).toEqual([plan.jobs[1]!.id]);
+    expect(calls).toEqual([]);
+    expect(readdirSync(store).sort()).toEqual(["logs", "quarantine", "results"]);
+  });
+
+  it("creates nothing where there is no store yet, and uses none with force", async () => {
+    const fresh = withStore();
+    expect((await fresh.engine.plan([c])).counts).toEqual({
+      jobs: 3,
+      stored: 0,
+      toRun: 3,
+      corrupt: 0,
+    });
+    expect(existsSync(fresh.store)).toBe(false);
+
+    const forced = withStore({ force: true });
+    await forced.engine.run([c]);
+    expect((await forced.engine.plan([c])).counts).toMatchObject({ stored: 0, toRun: 3 });
+  });
+
+  it("counts a corrupt stored result among the jobs to run and leaves the file where it is", async () => {
+    const { engine, store } = withStore();
+    const result = await engine.run([a]);
+    const id = result.get(a).id;
+    const entry = join(store, "results", id.slice(0, 2), `${id}.json`);
+    writeFileSync(entry, '{"torn":');
+
+    const plan = await engine.plan([a]);
+
+    expect(plan.counts).toEqual({ jobs: 1, stored: 0, toRun: 1, corrupt: 1 });
+    expect(readFileSync(entry, "utf8")).toBe('{"torn":');
+    expect(readdirSync(join(store, "quarantine"))).toEqual([]);
+  });
+
+  it("refuses a bad graph with the same GraphError as run", async () => {
+    const { engine } = withStore();
+    await expect(engine.plan([job("nowhere")])).rejects.toMatchObject({
+      name: "GraphError",
+      code: "UNKNOWN_KIND",
+    });
   });
 });
 

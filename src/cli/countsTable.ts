@@ -1,0 +1,30 @@
+/**
+ * A table of counts per job kind, kinds in order, then a `total` row: the first column left
+ * aligned, the counts right aligned, a rule under the header.
+ *
+ * @example
+ * ```ts
+ * countsTable(["completed", "failed"], new Map([["fetch", [16, 0]]]), [16, 0]);
+ * // kind   completed  failed
+ * // ─────  ─────────  ──────
+ * // fetch         16       0
+ * // total         16       0
+ * ```
+ */
+export function countsTable(
+  columns: readonly string[],
+  byKind: ReadonlyMap<string, readonly number[]>,
+  total: readonly number[],
+): string[] {
+  const header = ["kind", ...columns];
+  const rows = [...byKind]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([kind, counts]) => [kind, ...counts.map(String)]);
+  rows.push(["total", ...total.map(String)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .join("  ");
+  return [line(header), widths.map((w) => "─".repeat(w)).join("  "), ...rows.map(line)];
+}

@@ -1,0 +1,42 @@
+import type { RunPlan } from "../runtime/engine.ts";
+import { countsTable } from "./countsTable.ts";
+
+/**
+ * What `baton run --dry-run` prints: per job kind, the jobs, those with a stored result and
+ * those a run would start, then one line saying what a run would do.
+ *
+ * @example
+ * ```ts
+ * process.stderr.write(dryRunReport(await engine.plan(graph), { dir: ".baton", force: false }));
+ * ```
+ */
+export function dryRunReport(
+  plan: RunPlan,
+  store: { dir: string; force: boolean } | undefined,
+): string {
+  const byKind = new Map<string, number[]>();
+  for (const job of plan.jobs) {
+    let row = byKind.get(job.kind);
+    if (!row) {
+      row = [0, 0, 0];
+      byKind.set(job.kind, row);
+    }
+    row[0]!++;
+    row[job.stored ? 1 : 2]!++;
+  }
+  const { jobs, stored, toRun, corrupt } = plan.counts;
+  const out = countsTable(["jobs", "stored", "to run"], byKind, [jobs, stored, toRun]);
+  if (corrupt > 0) {
+    out.push(`${corrupt} stored results are corrupt: a run moves them aside and recomputes them`);
+  }
+  const where =
+    store === undefined
+      ? "no result store"
+      : store.force
+        ? `--force: no result stored in ${store.dir} is used`
+        : `${stored} results stored in ${store.dir}`;
+  out.push(
+    `dry run: ${toRun} of ${jobs} jobs would run (${where}); jobs that handlers add with ctx.need are not counted`,
+  );
+  return `${out.join("\n")}\n`;
+}
