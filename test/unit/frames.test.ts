@@ -577,17 +577,7 @@ function targetsOf(parse: Parse, specs: TargetSpec[]): Target[] {
 }
 
 const resourceFields = ["cpus", "gpus", "memory"];
-const plannedFields = [
-  "id",
-  "kind",
-  "input",
-  "deps",
-  "requires",
-  "retries",
-  "backoff",
-  "timeoutMs",
-  "ranks",
-];
+const plannedRequired = ["id", "kind", "input", "deps", "requires", "retries"];
 const targets: Target[] = [
   ...targetsOf(parseToCoordinator, [
     {
@@ -627,8 +617,8 @@ const targets: Target[] = [
       name: "planned job",
       frames: arbitraries.blocked,
       path: ["needs", 0],
-      required: ["id", "kind", "input", "deps", "requires", "retries"],
-      allowed: plannedFields,
+      required: plannedRequired,
+      allowed: ["backoff", "timeoutMs", "ranks"],
     },
     {
       name: "planned job requires",
