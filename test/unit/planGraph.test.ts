@@ -191,6 +191,13 @@ describe("planGraph", () => {
     expect(err.jobs).toHaveLength(12);
   });
 
+  it("carries timeoutMs to the planned job, and not into its id", () => {
+    const timed = planGraph([job("fetch", "x", { timeoutMs: 1_500 })], known);
+    const plain = planGraph([job("fetch", "x")], known);
+    expect([...timed.jobs.values()][0]).toMatchObject({ timeoutMs: 1_500 });
+    expect([...timed.jobs.keys()]).toEqual([...plain.jobs.keys()]);
+  });
+
   it("checks resources only when workers are given", () => {
     const spec = job("train", null, { requires: { gpus: 8 } });
     expect(planGraph([spec], known).jobs.size).toBe(1);
@@ -224,6 +231,11 @@ describe("planGraph", () => {
     expect(badJob(job("fetch", null, { backoff: { initialMs: 5, factor: 0.5 } }))).toMatch(
       /^Job fetch has backoff\.factor 0\.5; it must be a finite number ≥ 1\./,
     );
+    for (const timeoutMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(badJob(job("fetch", null, { timeoutMs }))).toBe(
+        `Job fetch has timeoutMs ${timeoutMs}; timeoutMs must be a finite number of milliseconds > 0 (leave it out for no limit).`,
+      );
+    }
     expect(badJob({ ...job("fetch"), after: "none" })).toBe(
       'Job fetch has after "none"; after must be an array of jobs.',
     );
