@@ -268,6 +268,8 @@ export function resultJson(result: RunResult): object {
       ...(o.error !== undefined && { error: o.error }),
       ...(o.cause !== undefined && { cause: o.cause }),
       ...(o.lostWorkers.length > 0 && { lostWorkers: o.lostWorkers }),
+      ...(o.startedAt !== undefined && { startedAt: Math.round(o.startedAt) }),
+      ...(o.finishedAt !== undefined && { finishedAt: Math.round(o.finishedAt) }),
     })),
   };
 }

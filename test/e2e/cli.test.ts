@@ -98,6 +98,8 @@ interface JsonJob {
   value?: unknown;
   error?: { message: string; name?: string; stack?: string };
   cause?: string;
+  startedAt?: number;
+  finishedAt?: number;
 }
 
 interface JsonResult {
@@ -171,6 +173,10 @@ describe("baton run", () => {
     const publish = result.jobs.filter((job) => job.kind === "publish");
     expect(publish).toMatchObject([{ attempts: 2, value: { published: 5 } }]);
     expect(result.jobs.filter((job) => job.attempts !== 1)).toEqual(publish);
+    for (const job of result.jobs) {
+      expect(Number.isInteger(job.startedAt)).toBe(true);
+      expect(job.finishedAt).toBeGreaterThanOrEqual(job.startedAt!);
+    }
   });
 
   it("--dry-run says what a run would do, starting and writing nothing", async () => {
