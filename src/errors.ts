@@ -1,3 +1,5 @@
+import type { GroupFailure } from "./machines/group.ts";
+
 /**
  * Every error baton raises is a `BatonError` with a stable `code` and a message that says
  * what to do about it.
@@ -152,14 +154,7 @@ export class TeardownError extends BatonError {
  */
 export class RankGroupError extends BatonError {
   constructor(
-    code:
-      | "REAP_FAILED"
-      | "DEPLOYMENT_BLOCKED"
-      | "LAUNCH_FAILED"
-      | "BARRIER_TIMEOUT"
-      | "RANK_FAILED"
-      | "RANK_LOST"
-      | "STOPPED",
+    code: GroupFailure["code"] | "STOPPED",
     message: string,
     readonly deployment: string,
     readonly details: {
