@@ -80,6 +80,8 @@ interface Connection {
  * ```ts
  * const server = new CoordinatorServer({ listener, coordinator, clock, entropy, secret, run, logger });
  * server.connectionCount; // links not yet closed
+ * // ... once the run is finished and the listener closed:
+ * server.stop();
  * ```
  */
 export class CoordinatorServer {
@@ -150,6 +152,17 @@ export class CoordinatorServer {
 
   get connectionCount(): number {
     return this.connections.size;
+  }
+
+  /**
+   * The run is over and the listener closed: stops every connection machine still running,
+   * so that what a link still delivers (a worker's hello that crossed the listener's close)
+   * reaches no machine and nothing more is sent to the coordinator.
+   */
+  stop(): void {
+    for (const { actor } of this.connections.values()) actor.stop();
+    this.connections.clear();
+    this.handshaking.clear();
   }
 
   private accept(link: Link): void {

@@ -309,6 +309,7 @@ export function createEngine(options: EngineOptions): Engine {
           // closes, then the pool stops.
           try {
             await listener.close();
+            server.stop();
             await workers.stop();
           } finally {
             // Even when the pool cannot confirm its stop, the secret does not outlive the run.

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { job } from "../../src/graph/job.ts";
 import { drawFaults, formatFaults, parseFaults } from "../../src/sim/faultPlan.ts";
 import { shrink } from "../../src/sim/shrink.ts";
@@ -83,6 +83,22 @@ describe("simulate", () => {
     expect(expired).toBeGreaterThan(answered);
     expect(completed).toBeGreaterThan(expired);
     expect(report.trace.filter((l) => l.includes(`grant ${job} `))).toHaveLength(1);
+  });
+
+  it("sends nothing to the coordinator after the run for a hello that crossed the listener's close", async () => {
+    // Seed 200: a worker reconnects as the run finishes; its hello reaches the server's end of
+    // a link the listener is closing, after the coordinator stopped. Its connection machine
+    // used to register it and send LEASE, then WORKER_LOST, to the stopped coordinator.
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    try {
+      const report = await simulate({ seed: 200, jobs: 8, workers: 3 });
+      expect(report.ok).toBe(true);
+      expect(report.trace.some((l) => / > server hello \(closing\)$/.test(l))).toBe(true);
+      const stale = warn.mock.calls.filter((call) => String(call[0]).includes("stopped actor"));
+      expect(stale).toEqual([]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it("does not store an answer that reaches a connection already closing", async () => {
