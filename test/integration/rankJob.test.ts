@@ -1,7 +1,7 @@
 /**
  * Graph jobs with `ranks`: the job module declares what each rank runs, the worker that
  * leases the job launches the group, and the group's outcome is the job's result. Cancelling
- * the run tears the group down. Real rank processes (the Python example rank); every one is
+ * the run, or the job's timeout, tears the group down. Real rank processes (the Python example rank); every one is
  * stopped by its pid when the test ends.
  */
 import { readdirSync } from "node:fs";
@@ -43,6 +43,32 @@ const jobs = defineJobs({
   },
 });
 
+/** The pids of the `count` ranks of the one deployment in `dir`, once its manifest lists them. */
+async function rankPids(dir: string, count: number): Promise<number[]> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error("the group never started");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const [deployment] = readdirSync(dir);
+    if (deployment === undefined) continue;
+    const manifest = await readStateFile(
+      nodeFiles(),
+      MANIFEST_FORMAT,
+      deploymentPaths(dir, deployment).manifest,
+    ).catch(() => undefined);
+    const pids = manifest?.ranks.map((rank) => rank.pid) ?? [];
+    for (const pid of pids) stray(pid, deployment);
+    if (pids.length >= count) return pids;
+  }
+}
+
+function expectGone(pids: number[]): void {
+  for (const pid of pids) {
+    const state = procs.inspect(pid)?.state;
+    expect(state === undefined || state === "zombie").toBe(true);
+  }
+}
+
 describe("graph jobs with ranks", () => {
   it("runs the group in the worker that leases the job; the group's outcome is the result", async () => {
     const dir = tempDir();
@@ -80,28 +106,26 @@ describe("graph jobs with ranks", () => {
     const dir = tempDir();
     const train = job("train", { stateDir: dir, steps: 0 }, { ranks: 2 });
     const run = createEngine({ jobs, workers: 1 }).run([train]);
-    let pids: number[] = [];
-    const deadline = Date.now() + 20_000;
-    while (pids.length < 2) {
-      if (Date.now() > deadline) throw new Error("the group never started");
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const [deployment] = readdirSync(dir);
-      if (deployment === undefined) continue;
-      const manifest = await readStateFile(
-        nodeFiles(),
-        MANIFEST_FORMAT,
-        deploymentPaths(dir, deployment).manifest,
-      ).catch(() => undefined);
-      pids = manifest?.ranks.map((rank) => rank.pid) ?? [];
-      for (const pid of pids) stray(pid, deployment);
-    }
+    const pids = await rankPids(dir, 2);
     run.cancel("test");
     const result = await run;
     expect(result.get(train).status).toBe("cancelled");
-    for (const pid of pids) {
-      const state = procs.inspect(pid)?.state;
-      expect(state === undefined || state === "zombie").toBe(true);
-    }
+    expectGone(pids);
+  }, 30_000);
+
+  it("a group past its job's timeoutMs is torn down, verified, and the job fails as JobTimeout", async () => {
+    const dir = tempDir();
+    const train = job(
+      "train",
+      { stateDir: dir, steps: 0 },
+      { ranks: 2, timeoutMs: 3_000, retries: 0 },
+    );
+    const run = createEngine({ jobs, workers: 1 }).run([train]);
+    const pids = await rankPids(dir, 2);
+    const result = await run;
+    expect(result.get(train)).toMatchObject({ status: "failed", attempts: 1 });
+    expect(result.get(train).error).toMatchObject({ name: "JobTimeout" });
+    expectGone(pids);
   }, 30_000);
 
   it("a rank job without the ranks option fails and says how to fix it", async () => {
