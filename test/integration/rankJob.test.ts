@@ -1,8 +1,8 @@
 /**
  * Graph jobs with `ranks`: the job module declares what each rank runs, the worker that
  * leases the job launches the group, and the group's outcome is the job's result. Cancelling
- * the run, or the job's timeout, tears the group down. Real rank processes (the Python example rank); every one is
- * stopped by its pid when the test ends.
+ * the run, or the job's timeout, tears the group down. Real rank processes (the Python
+ * example rank); every one is stopped by its pid when the test ends.
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
