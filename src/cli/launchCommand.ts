@@ -6,6 +6,11 @@ import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
+/** The exit code after `--time-limit-ms` ran out, as `timeout(1)` exits. */
+const TIME_LIMIT_EXIT_CODE = 124;
+/** The longest delay a Node timer keeps (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export const LAUNCH_USAGE = `usage: baton launch --world N [--hosts H,…] [options] -- command [args…]
 
 Starts N ranks of the command, like torchrun, on this machine or on ssh hosts, and waits for
@@ -29,14 +34,16 @@ of launchers that died are reaped first.
   --name NAME          deployment name (default: dep- and 12 random characters)
   --grace-ms MS        after SIGTERM, how long ranks get before SIGKILL (default 10000)
   --load-timeout-ms MS every rank must be ready within this (default 1800000: 30 min)
+  --time-limit-ms MS   stop every rank (verified, as for Ctrl-C) once the group has run
+                       this long, and exit 124, like timeout(1) (default: no limit)
   --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help           this help
 
 Exit code: 0 when every rank exited 0; the first failing rank's code (128 + the signal's
 number when it was killed) when one failed, after the others were stopped; 1 when the
 launch failed or the ranks could not all be stopped; 2 for bad usage; 130 / 143 after
-SIGINT / SIGTERM, once every rank is verified gone (Ctrl-C stops the ranks; it never leaves
-one behind).`;
+SIGINT / SIGTERM and 124 after --time-limit-ms, once every rank is verified gone (Ctrl-C
+stops the ranks; it never leaves one behind).`;
 
 /**
  * `baton launch --world N -- cmd args…`: launches a rank group, reports where its logs are,
@@ -90,6 +97,12 @@ export async function launchCommand(argv: string[]): Promise<number> {
     values["load-timeout-ms"],
     MILLISECONDS,
   );
+  const timeLimitMs = wholeNumberFlag(
+    "--time-limit-ms",
+    values["time-limit-ms"],
+    MILLISECONDS,
+    MAX_TIMER_MS,
+  );
   const group = launchGroup({
     argv: command,
     worldSize: world,
@@ -112,25 +125,35 @@ export async function launchCommand(argv: string[]): Promise<number> {
     () => {},
   );
 
-  let signalled: "SIGINT" | "SIGTERM" | undefined;
+  /** Why the launcher stopped the group (a signal, the time limit), and its exit code then. */
+  let stopped: { exitCode: number } | undefined;
   let stopping: Promise<unknown> | undefined;
-  const onSignal = (signal: "SIGINT" | "SIGTERM") => {
-    if (signalled !== undefined) {
-      say(`${signal}: still stopping the ranks (a teardown is verified before baton exits)`);
+  const stopAll = (why: string, reason: string, exitCode: number) => {
+    if (stopped !== undefined) {
+      say(`${why}: still stopping the ranks (a teardown is verified before baton exits)`);
       return;
     }
-    signalled = signal;
-    say(`${signal}: stopping every rank of ${group.deployment}`);
-    stopping = group.stop(`${signal} to the launcher`).catch((error: unknown) => error);
+    stopped = { exitCode };
+    say(`${why}: stopping every rank of ${group.deployment}`);
+    stopping = group.stop(reason).catch((error: unknown) => error);
   };
+  const onSignal = (signal: "SIGINT" | "SIGTERM") =>
+    stopAll(signal, `${signal} to the launcher`, signal === "SIGINT" ? 130 : 143);
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  const timeLimit =
+    timeLimitMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          const why = `time limit of ${timeLimitMs} ms reached`;
+          stopAll(why, why, TIME_LIMIT_EXIT_CODE);
+        }, timeLimitMs);
   try {
     const exit = await group.wait();
-    if (signalled !== undefined) {
+    if (stopped !== undefined) {
       await stopping;
       say(`stopped; every rank is gone (verified in ${exit.teardown.elapsedMs} ms)`);
-      return signalled === "SIGINT" ? 130 : 143;
+      return stopped.exitCode;
     }
     say(`every rank exited 0`);
     return 0;
@@ -140,17 +163,18 @@ export async function launchCommand(argv: string[]): Promise<number> {
       return 1;
     }
     if (!(error instanceof RankGroupError)) throw error;
-    if (error.code === "STOPPED" || signalled !== undefined) {
-      const stopped = await stopping;
-      if (stopped instanceof Error) {
-        say(stopped.message);
+    if (error.code === "STOPPED" || stopped !== undefined) {
+      const stopError = await stopping;
+      if (stopError instanceof Error) {
+        say(stopError.message);
         return 1;
       }
-      return signalled === "SIGTERM" ? 143 : 130;
+      return stopped?.exitCode ?? 130;
     }
     say(`${error.message} [${error.code}]`);
     return error.details.exitCode ?? 1;
   } finally {
+    clearTimeout(timeLimit);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
@@ -173,6 +197,7 @@ function parseOptions(argv: string[]) {
         name: { type: "string" },
         "grace-ms": { type: "string" },
         "load-timeout-ms": { type: "string" },
+        "time-limit-ms": { type: "string" },
         "log-level": { type: "string", default: "warn" },
         help: { type: "boolean", short: "h", default: false },
       },

@@ -63,36 +63,51 @@ describe("baton launch", () => {
     expect(result.stderr).toContain("[RANK_FAILED]");
   }, 60_000);
 
-  it("Ctrl-C stops every rank, verified, even ranks that ignore TERM, and exits 130", async () => {
-    const dir = tempDir();
-    const launcher = startBaton([
-      "launch",
-      "--world",
-      "2",
-      "--state-dir",
-      dir,
-      "--name",
-      "ctrl-c",
-      "--grace-ms",
-      "300",
-      "--",
-      ...RANK,
-      "--ignore-term",
-      "--step-ms",
-      "20",
-    ]);
-    await ranksReady(launcher, 2);
-    const manifest = await readManifest(dir, "ctrl-c");
-    const pids = manifest?.ranks.map((rank) => rank.pid) ?? [];
-    expect(pids).toHaveLength(2);
-    for (const pid of pids) stray(pid, "ctrl-c");
-    launcher.child.kill("SIGINT");
-    const result = await launcher.exit;
-    expect(result.code).toBe(130);
-    expect(result.stderr).toContain("stopped; every rank is gone");
-    for (const pid of pids) expect(alive(pid)).toBe(false);
-    expect(readdirSync(join(dir, "ctrl-c")).sort()).toEqual(["rank-0.log", "rank-1.log"]);
-  }, 60_000);
+  it.each([
+    { how: "Ctrl-C", flags: [], signal: "SIGINT" as const, code: 130, says: "SIGINT: stopping" },
+    {
+      how: "--time-limit-ms",
+      flags: ["--time-limit-ms", "4000"],
+      signal: undefined,
+      code: 124,
+      says: "time limit of 4000 ms reached: stopping",
+    },
+  ])(
+    "$how stops every rank, verified, even ranks that ignore TERM, and exits $code",
+    async ({ flags, signal, code, says }) => {
+      const dir = tempDir();
+      const launcher = startBaton([
+        "launch",
+        "--world",
+        "2",
+        "--state-dir",
+        dir,
+        "--name",
+        "stopped",
+        "--grace-ms",
+        "300",
+        ...flags,
+        "--",
+        ...RANK,
+        "--ignore-term",
+        "--step-ms",
+        "20",
+      ]);
+      await ranksReady(launcher, 2);
+      const manifest = await readManifest(dir, "stopped");
+      const pids = manifest?.ranks.map((rank) => rank.pid) ?? [];
+      expect(pids).toHaveLength(2);
+      for (const pid of pids) stray(pid, "stopped");
+      if (signal) launcher.child.kill(signal);
+      const result = await launcher.exit;
+      expect(result.code).toBe(code);
+      expect(result.stderr).toContain(says);
+      expect(result.stderr).toContain("stopped; every rank is gone");
+      for (const pid of pids) expect(alive(pid)).toBe(false);
+      expect(readdirSync(join(dir, "stopped")).sort()).toEqual(["rank-0.log", "rank-1.log"]);
+    },
+    60_000,
+  );
 
   it("gives every rank the --master-port asked for", async () => {
     const dir = tempDir();
@@ -137,6 +152,19 @@ describe("baton launch", () => {
     expect(badPort.code).toBe(2);
     expect(badPort.stderr).toContain(
       '--master-port must be a TCP port from 1 to 65535, not "70000"',
+    );
+    const badLimit = await startBaton([
+      "launch",
+      "--world",
+      "1",
+      "--time-limit-ms",
+      "30 days",
+      "--",
+      "true",
+    ]).exit;
+    expect(badLimit.code).toBe(2);
+    expect(badLimit.stderr).toContain(
+      '--time-limit-ms must be a whole number of milliseconds from 1 to 2147483647, not "30 days"',
     );
   }, 60_000);
 });
