@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 
 describe("nodeClock", () => {
@@ -27,6 +27,40 @@ describe("nodeClock", () => {
     clock.clearTimeout(handle);
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(fired).toBe(false);
+  });
+
+  describe("beyond Node's longest timer (2^31 − 1 ms)", () => {
+    const LONGEST = 2 ** 31 - 1;
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it("waits the whole delay instead of firing at once", () => {
+      vi.useFakeTimers();
+      const clock = nodeClock();
+      let fired = 0;
+      clock.setTimeout(() => fired++, 2 * LONGEST + 1_000);
+      vi.advanceTimersByTime(LONGEST);
+      vi.advanceTimersByTime(LONGEST);
+      expect(fired).toBe(0);
+      vi.advanceTimersByTime(999);
+      expect(fired).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(fired).toBe(1);
+    });
+
+    it("can be cleared between its hops", () => {
+      vi.useFakeTimers();
+      const clock = nodeClock();
+      let fired = false;
+      const handle = clock.setTimeout(() => {
+        fired = true;
+      }, LONGEST + 1_000);
+      vi.advanceTimersByTime(LONGEST + 10);
+      clock.clearTimeout(handle);
+      vi.advanceTimersByTime(10_000);
+      expect(fired).toBe(false);
+    });
   });
 
   it("keeps its timers ref'd", () => {
