@@ -4,12 +4,11 @@ import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
+import { nodeClock } from "../runtime/nodeClock.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 /** The exit code after `--time-limit-ms` ran out, as `timeout(1)` exits. */
 const TIME_LIMIT_EXIT_CODE = 124;
-/** The longest delay a Node timer keeps (a longer one fires at once). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export const LAUNCH_USAGE = `usage: baton launch --world N [--hosts H,…] [options] -- command [args…]
 
@@ -97,12 +96,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
     values["load-timeout-ms"],
     MILLISECONDS,
   );
-  const timeLimitMs = wholeNumberFlag(
-    "--time-limit-ms",
-    values["time-limit-ms"],
-    MILLISECONDS,
-    MAX_TIMER_MS,
-  );
+  const timeLimitMs = wholeNumberFlag("--time-limit-ms", values["time-limit-ms"], MILLISECONDS);
   const group = launchGroup({
     argv: command,
     worldSize: world,
@@ -121,7 +115,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
     `deployment ${group.deployment}: ${world} rank${world === 1 ? "" : "s"} of ${command.join(" ")}; logs in ${group.dir}/rank-*.log`,
   );
   group.ready.then(
-    () => say(`all ${world} ranks ready`),
+    () => say(world === 1 ? "the rank is ready" : `all ${world} ranks ready`),
     () => {},
   );
 
@@ -141,10 +135,11 @@ export async function launchCommand(argv: string[]): Promise<number> {
     stopAll(signal, `${signal} to the launcher`, signal === "SIGINT" ? 130 : 143);
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  const clock = nodeClock();
   const timeLimit =
     timeLimitMs === undefined
       ? undefined
-      : setTimeout(() => {
+      : clock.setTimeout(() => {
           const why = `time limit of ${timeLimitMs} ms reached`;
           stopAll(why, why, TIME_LIMIT_EXIT_CODE);
         }, timeLimitMs);
@@ -174,7 +169,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
     say(`${error.message} [${error.code}]`);
     return error.details.exitCode ?? 1;
   } finally {
-    clearTimeout(timeLimit);
+    clock.clearTimeout(timeLimit);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }

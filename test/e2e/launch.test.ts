@@ -164,7 +164,7 @@ describe("baton launch", () => {
     ]).exit;
     expect(badLimit.code).toBe(2);
     expect(badLimit.stderr).toContain(
-      '--time-limit-ms must be a whole number of milliseconds from 1 to 2147483647, not "30 days"',
+      '--time-limit-ms must be a whole number of milliseconds ≥ 1, not "30 days"',
     );
   }, 60_000);
 });
