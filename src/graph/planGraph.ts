@@ -35,6 +35,8 @@ export interface Plan {
 export interface PlanOptions {
   /** The handler's version for a kind, or `undefined` when the job module has no such kind. */
   versionOf: (kind: string) => string | undefined;
+  /** A kind's default `timeoutMs`, for the jobs of that kind that set none. */
+  timeoutOf?: (kind: string) => number | undefined;
   /** What each configured worker offers; when given and non-empty, every job must fit one. */
   workers?: readonly Resources[];
 }
@@ -83,6 +85,7 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
     const deps = [...new Set(spec.after.map((dep) => ids.get(dep)!))];
     const input = toJson(spec.input, `input of job "${spec.kind}"`);
     const id = jobId(spec.kind, input, deps, versions.get(spec.kind)!);
+    const timeoutMs = spec.timeoutMs ?? options.timeoutOf?.(spec.kind);
     ids.set(spec, id);
     const planned: PlannedJob = {
       id,
@@ -92,7 +95,7 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
       requires: { ...spec.requires },
       retries: spec.retries ?? DEFAULT_RETRIES,
       ...(spec.backoff !== undefined && { backoff: { ...spec.backoff } }),
-      ...(spec.timeoutMs !== undefined && { timeoutMs: spec.timeoutMs }),
+      ...(timeoutMs !== undefined && { timeoutMs }),
       ...(spec.ranks !== undefined && { ranks: spec.ranks }),
     };
     const same = jobs.get(id);

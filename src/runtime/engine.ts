@@ -159,6 +159,7 @@ export function createEngine(options: EngineOptions): Engine {
   const planOf = (graph: JobSpec | readonly JobSpec[]) =>
     planGraph(Array.isArray(graph) ? (graph as readonly JobSpec[]) : [graph as JobSpec], {
       versionOf: jobs.versionOf,
+      timeoutOf: jobs.timeoutOf,
       workers: pool.offers,
     });
   return {

@@ -38,6 +38,8 @@ export type Handler = (input: any, ctx: JobContext) => unknown;
 export interface HandlerDefinition {
   run: Handler;
   version?: string;
+  /** The `timeoutMs` of every job of this kind that does not set its own. */
+  timeoutMs?: number;
 }
 
 /**
@@ -49,6 +51,8 @@ export interface RankJobDefinition {
   // biome-ignore lint/suspicious/noExplicitAny: inputs are typed by the user's handler signature
   ranks: (input: any, ctx: JobContext) => RankLaunch | readonly string[];
   version?: string;
+  /** The `timeoutMs` of every job of this kind that does not set its own. */
+  timeoutMs?: number;
 }
 
 /** A job module: kind → handler. */
@@ -61,7 +65,11 @@ export type JobModule = Readonly<Record<string, Handler | HandlerDefinition | Ra
  * ```ts
  * export default defineJobs({
  *   double: (n: number) => n * 2,
- *   fetch: { version: "2", run: async (url: string, ctx) => (await fetch(url, { signal: ctx.signal })).text() },
+ *   fetch: {
+ *     version: "2",
+ *     timeoutMs: 30_000,
+ *     run: async (url: string, ctx) => (await fetch(url, { signal: ctx.signal })).text(),
+ *   },
  * });
  * ```
  */
@@ -73,6 +81,8 @@ export function defineJobs<T extends JobModule>(module: T): T {
 export interface LoadedJobs {
   handler(kind: string): Handler | undefined;
   versionOf(kind: string): string | undefined;
+  /** The kind's default `timeoutMs`, if its definition sets one. */
+  timeoutOf(kind: string): number | undefined;
   readonly kinds: readonly string[];
   /** Identifies the code: workers with a different hash are refused by the coordinator. */
   readonly codeHash: string;
@@ -96,6 +106,7 @@ export function loadJobs(module: unknown, source?: string): LoadedJobs {
   }
   const handlers = new Map<string, Handler>();
   const versions = new Map<string, string>();
+  const timeouts = new Map<string, number>();
   /** What the code hash covers for kinds whose handler baton made (rank jobs). */
   const sources = new Map<string, string>();
   for (const [kind, entry] of Object.entries(module)) {
@@ -110,6 +121,15 @@ export function loadJobs(module: unknown, source?: string): LoadedJobs {
     ) {
       if (entry.version !== undefined && typeof entry.version !== "string") {
         throw new JobModuleError(`the version of job kind "${kind}" must be a string`);
+      }
+      const timeoutMs: unknown = entry.timeoutMs;
+      if (timeoutMs !== undefined) {
+        if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+          throw new JobModuleError(
+            `the timeoutMs of job kind "${kind}" must be a finite number of milliseconds > 0, not ${String(timeoutMs)}`,
+          );
+        }
+        timeouts.set(kind, timeoutMs);
       }
       if ("ranks" in entry) {
         const launch = entry.ranks;
@@ -139,6 +159,7 @@ export function loadJobs(module: unknown, source?: string): LoadedJobs {
   return {
     handler: (kind) => handlers.get(kind),
     versionOf: (kind) => versions.get(kind),
+    timeoutOf: (kind) => timeouts.get(kind),
     kinds,
     codeHash: hash.digest("hex").slice(0, 16),
   };

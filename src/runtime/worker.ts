@@ -170,7 +170,8 @@ class WorkerSession {
 
   /** `ctx.need`: the needed jobs' values if `frame` already has them all, else a `NeedJobs`. */
   need(frame: JobFrame, specs: JobSpec[]): Json[] {
-    const plan = planGraph(specs, { versionOf: this.options.jobs.versionOf });
+    const { versionOf, timeoutOf } = this.options.jobs;
+    const plan = planGraph(specs, { versionOf, timeoutOf });
     const ids = specs.map((spec) => plan.idOf(spec));
     if (ids.every((id) => id in frame.deps)) return ids.map((id) => frame.deps[id] as Json);
     throw new NeedJobs([...plan.jobs.values()]);

@@ -168,6 +168,21 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     ]);
   });
 
+  it("applies a kind's default timeoutMs from its definition in the job module", async () => {
+    const engine = createEngine({
+      jobs: {
+        slow: { run: (_: null, ctx: JobContext) => untilAborted(ctx.signal), timeoutMs: 100 },
+      },
+      workers: 1,
+    });
+    const slow = job("slow", null, { retries: 0 });
+
+    const result = await engine.run([slow]);
+
+    expect(result.get(slow)).toMatchObject({ status: "failed", attempts: 1 });
+    expect(result.get(slow).error?.message).toContain("ran longer than its timeout of 100 ms");
+  });
+
   it("takes the worker back from a handler that ignores its timeout, and fails the job as JobTimeout", async () => {
     const engine = createEngine({
       jobs: { stuck: () => sleep(2_500), quick: () => "quick" },

@@ -198,6 +198,14 @@ describe("planGraph", () => {
     expect([...timed.jobs.keys()]).toEqual([...plain.jobs.keys()]);
   });
 
+  it("gives a job without a timeoutMs its kind's default; a job's own wins", () => {
+    const plan = planGraph([job("fetch", "a"), job("fetch", "b", { timeoutMs: 5 })], {
+      ...known,
+      timeoutOf: (kind) => (kind === "fetch" ? 1_000 : undefined),
+    });
+    expect([...plan.jobs.values()].map((j) => j.timeoutMs)).toEqual([1_000, 5]);
+  });
+
   it("checks resources only when workers are given", () => {
     const spec = job("train", null, { requires: { gpus: 8 } });
     expect(planGraph([spec], known).jobs.size).toBe(1);
