@@ -44,11 +44,17 @@ function add(into: Counts, from: Counts): Counts {
 }
 
 export default defineJobs({
-  /** "Downloads" a document: here, generates it, slowly enough to watch. */
-  fetch: async ({ doc }: { doc: number }, ctx) => {
-    ctx.progress({ done: 0, total: 1, message: `fetching document ${doc}` });
-    await sleep(20 + (doc % 5) * 10, ctx.signal);
-    return wordsOf(doc, 200 + doc * 10).join(" ");
+  /**
+   * "Downloads" a document: here, generates it, slowly enough to watch. Like a real download,
+   * it gets a time limit: an attempt still running after 10 s is stopped and retried.
+   */
+  fetch: {
+    timeoutMs: 10_000,
+    run: async ({ doc }: { doc: number }, ctx) => {
+      ctx.progress({ done: 0, total: 1, message: `fetching document ${doc}` });
+      await sleep(20 + (doc % 5) * 10, ctx.signal);
+      return wordsOf(doc, 200 + doc * 10).join(" ");
+    },
   },
   tokenize: (_: { doc: number }, ctx) => (ctx.results[0] as string).split(" "),
   count: (_: { doc: number }, ctx) => {
