@@ -133,40 +133,26 @@ describe("baton launch", () => {
     expect(logs).toEqual(["rank 0 port 29611", "rank 1 port 29611"]);
   }, 60_000);
 
-  it("refuses bad usage with exit code 2", async () => {
-    const noWorld = await startBaton(["launch", "--", "true"]).exit;
-    expect(noWorld.code).toBe(2);
-    expect(noWorld.stderr).toContain("--world must be a whole number");
-    const noCommand = await startBaton(["launch", "--world", "2"]).exit;
-    expect(noCommand.code).toBe(2);
-    expect(noCommand.stderr).toContain("needs a command after --");
-    const badPort = await startBaton([
-      "launch",
-      "--world",
-      "2",
-      "--master-port",
-      "70000",
-      "--",
-      "true",
-    ]).exit;
-    expect(badPort.code).toBe(2);
-    expect(badPort.stderr).toContain(
+  it.each([
+    [["--", "true"], "--world must be a whole number"],
+    [["--world", "2"], "needs a command after --"],
+    [
+      ["--world", "2", "--master-port", "70000", "--", "true"],
       '--master-port must be a TCP port from 1 to 65535, not "70000"',
-    );
-    const badLimit = await startBaton([
-      "launch",
-      "--world",
-      "1",
-      "--time-limit-ms",
-      "30 days",
-      "--",
-      "true",
-    ]).exit;
-    expect(badLimit.code).toBe(2);
-    expect(badLimit.stderr).toContain(
+    ],
+    [
+      ["--world", "1", "--time-limit-ms", "30 days", "--", "true"],
       '--time-limit-ms must be a whole number of milliseconds ≥ 1, not "30 days"',
-    );
-  }, 60_000);
+    ],
+  ])(
+    "refuses %j with exit code 2: %s",
+    async (args, message) => {
+      const result = await startBaton(["launch", ...args]).exit;
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(message);
+    },
+    60_000,
+  );
 });
 
 describe("baton reap", () => {
