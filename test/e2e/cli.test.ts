@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { type BatonProcess, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { within } from "../fixtures/within.ts";
 
 const PIPELINE = "examples/pipeline.graph.ts";
 /** A line of a stack trace, which a person should never see for a bad graph or bad flags. */
@@ -32,19 +33,6 @@ function baton(args: string[], env: Record<string, string> = {}): BatonProcess {
 
 /** Runs baton to the end. */
 const batonRun = (...args: string[]) => baton(args).exit;
-
-/** `promise`, or a failure naming `what` after `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** The state letter of a process (R, S, Z, …), or undefined when it no longer exists. */
 function processState(pid: number): string | undefined {

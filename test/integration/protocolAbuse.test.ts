@@ -33,6 +33,7 @@ import {
   PROTOCOL,
   type ProtocolRange,
 } from "../../src/transport/protocolVersion.ts";
+import { within } from "../fixtures/within.ts";
 
 type Frame = Record<string, unknown>;
 
@@ -50,19 +51,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-/** Resolves like `promise`, or rejects naming `what` after `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The coordinator under attack

@@ -17,6 +17,7 @@ import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcExit, ProcHandle } from "../../src/runtime/ports.ts";
+import { within } from "../fixtures/within.ts";
 
 const EXAMPLES = fileURLToPath(new URL("../../examples/ranks/", import.meta.url));
 const DEP = "dep-itest0000000";
@@ -41,19 +42,6 @@ function spawn(argv: [string, ...string[]], env?: Record<string, string>, logFil
   started.add(handle);
   void handle.exited.then(() => started.delete(handle));
   return handle;
-}
-
-/** `promise`, or a failure naming `what` after `ms`. */
-async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 const RANKS = {
