@@ -10,17 +10,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
-import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { DashboardState, GroupView } from "../../src/viz/dashboardModel.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { cleanUpRanks, procs, stray } from "../fixtures/rankStrays.ts";
 
 const GRAPH = "test/fixtures/counted.graph.ts";
 const URL_LINE = /dashboard: (http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/)/;
 const stores: string[] = [];
-const procs = nodeProcs();
-/** Ranks seen on the dashboard, their workers, sockets opened and gates to open at the end. */
-const ranks: { pid: number; deployment: string }[] = [];
+/** Workers of ranks seen on the dashboard, sockets opened and gates to open at the end. */
 const workers: number[] = [];
 const sockets: WebSocket[] = [];
 const gates: string[] = [];
@@ -29,16 +26,7 @@ afterEach(async () => {
   for (const gate of gates.splice(0)) writeFileSync(gate, "");
   for (const ws of sockets.splice(0)) ws.terminate();
   await stopBatons();
-  for (const { pid, deployment } of ranks.splice(0)) {
-    const info = procs.inspect(pid);
-    if (
-      info &&
-      info.state !== "zombie" &&
-      carriesDeployment(info.argv, procs.environ(pid), deployment)
-    ) {
-      procs.signal(pid, "SIGKILL");
-    }
-  }
+  cleanUpRanks();
   for (const pid of workers.splice(0)) {
     const info = procs.inspect(pid);
     if (info && info.state !== "zombie" && info.argv.includes("worker")) {
@@ -200,7 +188,7 @@ describe("baton run --ui with a rank job", { timeout: 90_000 }, () => {
       }),
     )!;
     const pids = ["0", "1"].map((r) => ready.ranks[r]!.pid!);
-    for (const pid of pids) ranks.push({ pid, deployment: ready.id });
+    for (const pid of pids) stray(pid, ready.id);
     expect(ready).toMatchObject({ worldSize: 2, job: expect.any(String) });
     // The group runs in the worker process, not in the process serving the dashboard.
     const launcher = procs.environ(pids[0]!)?.BATON_LAUNCHER_PID;

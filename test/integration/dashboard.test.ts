@@ -6,21 +6,19 @@
  * phases as they change, and a wrong or missing token gets no data. Screenshots go to
  * test-artifacts/. Rank processes still running when a test ends are killed by pid.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyStateNode } from "xstate";
 import { recordSimulation } from "../../src/cli/simDashboard.ts";
 import { createEngine, job } from "../../src/index.ts";
-import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
 import { connectionMachine } from "../../src/machines/connection.ts";
 import { DashboardServer } from "../../src/runtime/dashboardServer.ts";
 import { defineJobs } from "../../src/runtime/jobModule.ts";
-import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { simulate } from "../../src/sim/simulate.ts";
 import { replayTo } from "../../src/viz/dashboardModel.ts";
+import { cleanUpRanks, stray, tempDir } from "../fixtures/rankStrays.ts";
 
 /** The states of a machine below `node`, at every depth: one chart box each. */
 function stateCount(node: AnyStateNode): number {
@@ -39,7 +37,6 @@ const CHROMIUM_ARGS = [
 ];
 const ARTIFACTS = new URL("../../test-artifacts/", import.meta.url);
 const GATED_RANK = new URL("../fixtures/gatedRank.mjs", import.meta.url).pathname;
-const procs = nodeProcs();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -61,25 +58,12 @@ async function text(page: Page, selector: string): Promise<string> {
 describe("dashboard in Chromium", { timeout: 60_000 }, () => {
   let browser: Browser | undefined;
   let server: DashboardServer | undefined;
-  /** Rank processes seen on the page, and the temp dirs (with their gate files). */
-  const ranks: { pid: number; deployment: string }[] = [];
-  const dirs: string[] = [];
   afterEach(async () => {
     await browser?.close();
     await server?.close();
     browser = undefined;
     server = undefined;
-    for (const { pid, deployment } of ranks.splice(0)) {
-      const info = procs.inspect(pid);
-      if (
-        info &&
-        info.state !== "zombie" &&
-        carriesDeployment(info.argv, procs.environ(pid), deployment)
-      ) {
-        procs.signal(pid, "SIGKILL");
-      }
-    }
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+    cleanUpRanks();
   });
 
   it("follows a live run, matches its result, and charts the selected actor", async () => {
@@ -152,8 +136,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
   });
 
   it("shows a rank job's group and its ranks' phases as they change", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-dashboard-ranks-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-dashboard-ranks-");
     const gate = join(dir, "gate");
     server = await DashboardServer.start();
     const jobs = defineJobs({
@@ -192,11 +175,12 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       }
       const deployment = (await group.getAttribute("data-group")) ?? "";
       expect(deployment).toMatch(/^dep-[a-z0-9]{12}$/);
-      for (const pid of await group
+      const pids = await group
         .locator(".rank")
-        .evaluateAll((spans) => spans.map((span) => Number(span.getAttribute("data-pid"))))) {
+        .evaluateAll((spans) => spans.map((span) => Number(span.getAttribute("data-pid"))));
+      for (const pid of pids) {
         expect(pid).toBeGreaterThan(1);
-        ranks.push({ pid, deployment });
+        stray(pid, deployment);
       }
       const title = await text(page, "#groups .group-title");
       expect(title).toMatch(new RegExp(`^${deployment} \\(job [\\w-]+\\): running, 2 ranks$`));
@@ -218,7 +202,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       await page.waitForSelector('#groups .group[data-state="stopped"]');
       expect(
         await group.locator(".rank").evaluateAll((spans) => spans.map((span) => span.textContent)),
-      ).toEqual(ranks.map(({ pid }, rank) => `${rank}: exited (code 0) · pid ${pid}`));
+      ).toEqual(pids.map((pid, rank) => `${rank}: exited (code 0) · pid ${pid}`));
       await page.screenshot({
         path: new URL("dashboard-ranks.png", ARTIFACTS).pathname,
         fullPage: true,
