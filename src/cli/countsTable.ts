@@ -28,3 +28,32 @@ export function countsTable(
       .join("  ");
   return [line(header), widths.map((w) => "─".repeat(w)).join("  "), ...rows.map(line)];
 }
+
+/**
+ * Counts per job kind for {@link countsTable}: a row of `columns` zeros for each kind, and
+ * one added, for each item, to every column `columnsOf(item)` names.
+ *
+ * @example
+ * ```ts
+ * countByKind(plan.jobs, (job) => job.kind, 2, (job) => [job.stored ? 0 : 1]);
+ * // Map { "fetch" => [16, 0] }
+ * ```
+ */
+export function countByKind<T>(
+  items: Iterable<T>,
+  kindOf: (item: T) => string,
+  columns: number,
+  columnsOf: (item: T) => readonly number[],
+): Map<string, number[]> {
+  const byKind = new Map<string, number[]>();
+  for (const item of items) {
+    const kind = kindOf(item);
+    let row = byKind.get(kind);
+    if (!row) {
+      row = new Array<number>(columns).fill(0);
+      byKind.set(kind, row);
+    }
+    for (const column of columnsOf(item)) row[column]!++;
+  }
+  return byKind;
+}

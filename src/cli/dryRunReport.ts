@@ -1,5 +1,5 @@
 import type { RunPlan } from "../runtime/engine.ts";
-import { countsTable } from "./countsTable.ts";
+import { countByKind, countsTable } from "./countsTable.ts";
 
 /**
  * What `baton run --dry-run` prints: per job kind, the jobs, those with a stored result and
@@ -14,16 +14,12 @@ export function dryRunReport(
   plan: RunPlan,
   store: { dir: string; force: boolean } | undefined,
 ): string {
-  const byKind = new Map<string, number[]>();
-  for (const job of plan.jobs) {
-    let row = byKind.get(job.kind);
-    if (!row) {
-      row = [0, 0, 0];
-      byKind.set(job.kind, row);
-    }
-    row[0]!++;
-    row[job.stored ? 1 : 2]!++;
-  }
+  const byKind = countByKind(
+    plan.jobs,
+    (job) => job.kind,
+    3,
+    (job) => [0, job.stored ? 1 : 2],
+  );
   const { jobs, stored, toRun, corrupt } = plan.counts;
   const out = countsTable(["jobs", "stored", "to run"], byKind, [jobs, stored, toRun]);
   if (corrupt > 0) {

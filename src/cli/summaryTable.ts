@@ -1,5 +1,5 @@
 import type { JobStatus, RunResult } from "../runtime/run.ts";
-import { countsTable } from "./countsTable.ts";
+import { countByKind, countsTable } from "./countsTable.ts";
 import { formatDuration } from "./progressBar.ts";
 
 /** The column of each job status in the summary's counts. */
@@ -20,16 +20,13 @@ const STATUS_COLUMN: Record<JobStatus, number> = {
  * ```
  */
 export function summaryTable(result: RunResult): string {
-  const byKind = new Map<string, number[]>();
-  for (const outcome of result.jobs.values()) {
-    let row = byKind.get(outcome.kind);
-    if (!row) {
-      row = [0, 0, 0, 0, 0];
-      byKind.set(outcome.kind, row);
-    }
-    row[STATUS_COLUMN[outcome.status]]!++;
-    if (outcome.cached) row[4]!++;
-  }
+  const byKind = countByKind(
+    result.jobs.values(),
+    (outcome) => outcome.kind,
+    5,
+    (outcome) =>
+      outcome.cached ? [STATUS_COLUMN[outcome.status], 4] : [STATUS_COLUMN[outcome.status]],
+  );
   const c = result.counts;
   const out = countsTable(["completed", "failed", "skipped", "cancelled", "cached"], byKind, [
     c.completed,
