@@ -27,7 +27,9 @@ export class ProgressBar {
     const bar = `${"█".repeat(filled)}${"░".repeat(this.width - filled)}`;
     const left = total - finished;
     const eta = rate > 0 && left > 0 ? ` ETA ${formatDuration((left / rate) * 1000)}` : "";
-    const line = `${bar} ${finished}/${total} done · ${counts.running} running · ${counts.failed} failed · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
+    // Results waiting for the store show only when there are some (a slow or stalled disk).
+    const storing = counts.storing > 0 ? ` · ${counts.storing} storing` : "";
+    const line = `${bar} ${finished}/${total} done · ${counts.running} running${storing} · ${counts.failed} failed · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
     const columns = this.out.columns ?? 120;
     this.out.write(`\r\x1b[2K${line.slice(0, columns - 1)}`);
     this.drawn = true;

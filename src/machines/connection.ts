@@ -14,7 +14,6 @@ import type { ToCoordinator, ToWorker } from "../transport/frames.ts";
 import { describeRange, negotiate } from "../transport/protocolVersion.ts";
 import type { CoordinatorEvent } from "./coordinator.ts";
 import type { Outcome } from "./jobBoard.ts";
-import type { PlantedBug } from "./plantedBugs.ts";
 
 /**
  * How long a closing connection waits for the other end's answering close before it counts
@@ -35,11 +34,6 @@ export type ConnectionEvent =
    * (the runtime looked them up), so the coordinator does not run those again.
    */
   | { type: "RESULT"; frame: ResultFrame; stored?: ReadonlyMap<string, Json> }
-  /**
-   * The runtime is storing the held job's result (it hands it on as RESULT once durable).
-   * From now on the worker's silence no longer decides the job: see `storing`.
-   */
-  | { type: "STORING"; job: string }
   | { type: "PROGRESS"; frame: ProgressFrame }
   /** A frame that failed validation; the reason is sent back in the close. */
   | { type: "BAD_FRAME"; reason: string }
@@ -81,8 +75,6 @@ export interface ConnectionInput {
   helloTimeoutMs?: number;
   heartbeatMs?: number;
   deadAfterMs?: number;
-  /** Deliberate bugs (tests and `baton sim --plant` only): `close-while-storing`. */
-  plantedBugs?: readonly PlantedBug[];
 }
 
 export interface ConnectionContext {
@@ -106,8 +98,6 @@ export interface ConnectionContext {
   job: string | undefined;
   /** A ping is out and its PONG has not come back yet. */
   probing: boolean;
-  /** The planted bug `close-while-storing`: the probe deadline closes even while storing. */
-  closeWhileStoring: boolean;
   closeCode: number;
   closeReason: string;
 }
@@ -142,7 +132,7 @@ const resultOfHeldJob = [
 
 /**
  * One worker's socket as the coordinator sees it:
- * `handshaking → (rejected | registered) ; registered: idle ⇄ busy (→ storing) ; → closing → closed`.
+ * `handshaking → (rejected | registered) ; registered: idle ⇄ busy ; → closing → closed`.
  * It enforces the hello deadline, negotiates the protocol version, rejects with a 4xxx code
  * and a reason a person can read, accepts a result only for the job it holds, and sends
  * `WORKER_LOST` to the coordinator exactly once when it leaves `registered`, however it
@@ -158,11 +148,9 @@ const resultOfHeldJob = [
  * a parallel region `alive ⇄ probing`; a parallel state made every idle ⇄ busy step about a
  * third dearer, on every job.)
  *
- * `storing`: the runtime is making the held job's result durable (STORING, then RESULT once
- * stored). The answer is in hand, so the worker's silence no longer decides the job: a probe
- * deadline reached meanwhile (`storingSilent`) closes the connection only after the RESULT
- * has gone to the coordinator, so the job completes instead of being released by
- * WORKER_LOST and run (and stored) again.
+ * A completed result goes to the coordinator as soon as it arrives, and the connection asks
+ * for its next job at once: writing the result to the store is the coordinator's business
+ * (its `storing` job state), not the worker's.
  *
  * @example
  * ```ts
@@ -201,9 +189,6 @@ export const connectionMachine = setup({
     cancelForHeldJob: ({ context, event }) =>
       event.type === "CANCEL_JOB" && event.job === context.job,
     expiresHeldJob: ({ context, event }) => event.type === "EXPIRE" && event.job === context.job,
-    storesHeldJob: ({ context, event }) => event.type === "STORING" && event.job === context.job,
-    /** False only with the planted bug `close-while-storing`. */
-    deadlineWaitsForStore: ({ context }) => !context.closeWhileStoring,
   },
   actions: {
     sendLease: sendTo(
@@ -272,7 +257,6 @@ export const connectionMachine = setup({
     resources: {},
     job: undefined,
     probing: false,
-    closeWhileStoring: input.plantedBugs?.includes("close-while-storing") ?? false,
     closeCode: CloseCode.normal,
     closeReason: "",
   }),
@@ -474,7 +458,6 @@ export const connectionMachine = setup({
               })),
             },
             PONG: heartbeatOnPong,
-            STORING: { guard: "storesHeldJob", target: "storing" },
             EXPIRE: {
               guard: "expiresHeldJob",
               target: "#connection.closing",
@@ -499,28 +482,6 @@ export const connectionMachine = setup({
                 };
               }),
             },
-          },
-        },
-        storing: {
-          on: {
-            RESULT: resultOfHeldJob,
-            PONG: heartbeatOnPong,
-            // With the planted bug, the deadline falls through to `registered`: close now.
-            PROBE_DEADLINE: { guard: "deadlineWaitsForStore", target: "storingSilent" },
-          },
-        },
-        storingSilent: {
-          on: {
-            // The deadline that passed while storing takes effect once the result is handed
-            // on: raised again, it reaches `registered`'s handler and closes with 4005, and
-            // WORKER_LOST follows the RESULT, so the job counts as completed, not lost.
-            RESULT: [
-              {
-                guard: "holdsJob",
-                actions: ["sendResult", raise({ type: "PROBE_DEADLINE" })],
-              },
-              dropStrayResult,
-            ],
           },
         },
       },

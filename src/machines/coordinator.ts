@@ -4,6 +4,7 @@ import {
   type CoordinatorEffect,
   JobBoard,
   type JobBoardOptions,
+  type JobError,
   type JobState,
   type Outcome,
   type TimerEvent,
@@ -15,6 +16,10 @@ export type CoordinatorEvent =
   | { type: "RESULT"; conn: string; job: string; outcome: Outcome }
   | { type: "WORKER_LOST"; conn: string }
   | { type: "HEARTBEAT"; conn: string }
+  /** The runtime made a `storing` job's result durable (after `result.store`). */
+  | { type: "STORED"; job: string }
+  /** The runtime could not make a `storing` job's result durable: a failed attempt. */
+  | { type: "STORE_FAILED"; job: string; error: JobError }
   | { type: "CANCEL"; reason?: string }
   | { type: "SHUTDOWN"; reason?: string }
   | TimerEvent;
@@ -41,6 +46,8 @@ const whileJobsRun = {
   RESULT: { actions: DECIDE },
   WORKER_LOST: { actions: DECIDE },
   HEARTBEAT: { actions: DECIDE },
+  STORED: { actions: DECIDE },
+  STORE_FAILED: { actions: DECIDE },
   LEASE_SWEEP: { actions: DECIDE },
   RETRY_DUE: { actions: DECIDE },
   ATTEMPT_TIMEOUT: { actions: DECIDE },
@@ -49,9 +56,10 @@ const whileJobsRun = {
 
 /**
  * The coordinator: one per run. It decides who runs what; the runtime carries out what it
- * emits (`lease.granted`, `connection.released`, … in one `effects` batch per event). States:
- * `running` until nothing is ready or running, `cancelling` after CANCEL until running jobs
- * answer, then `done`, which is not final so that late workers are still told to stop.
+ * emits (`lease.granted`, `result.store`, … in one `effects` batch per event). States:
+ * `running` until nothing is ready, running or being stored, `cancelling` after CANCEL until
+ * running jobs answer and their results are stored, then `done`, which is not final so that
+ * late workers are still told to stop.
  *
  * Every event is two actions: `apply` hands it to the board (a plain action: no builtin, no
  * allocation of its own) and `emitEffects` emits what the board gathered. Timers are rare
@@ -88,6 +96,12 @@ export const coordinatorMachine = setup({
           return;
         case "HEARTBEAT":
           board.heartbeat(event.conn);
+          return;
+        case "STORED":
+          board.stored(event.job);
+          return;
+        case "STORE_FAILED":
+          board.storeFailed(event.job, event.error);
           return;
         case "LEASE_SWEEP":
           board.leaseSweep();

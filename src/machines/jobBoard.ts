@@ -3,8 +3,12 @@ import { findCycle } from "../graph/findCycle.ts";
 import type { Json, PlannedJob, Resources } from "../graph/job.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
 
-/** The states of a job, as DESIGN §4 names them. */
-export type JobState = "blocked" | "ready" | "running" | "completed" | "failed";
+/**
+ * The states of a job: DESIGN §4's, and `storing` between a completed result and its being
+ * durable (only with a result store, `durable`): the worker has given the job back and takes
+ * its next one while the result is written; the job completes once it is stored.
+ */
+export type JobState = "blocked" | "ready" | "running" | "storing" | "completed" | "failed";
 
 /** Why a job failed: its own error, or something around it. */
 export type FailureCause =
@@ -55,7 +59,9 @@ export type CoordinatorEffect =
   | { type: "lease.expired"; conn: string; job: string; timedOut?: true }
   | { type: "connection.released"; conn: string }
   | { type: "job.changed"; job: string; kind: string; state: JobState; cause?: FailureCause }
-  | { type: "result.dropped"; conn: string; job: string; reason: DropReason };
+  | { type: "result.dropped"; conn: string; job: string; reason: DropReason }
+  /** Make this completed result durable, then tell the coordinator: STORED or STORE_FAILED. */
+  | { type: "result.store"; job: string; kind: string; value: Json };
 
 /** A timer the board wants started or cancelled; the machine turns these into delayed events. */
 export type TimerRequest =
@@ -157,6 +163,11 @@ export interface JobBoardOptions {
   offers?: readonly Resources[];
   /** Values already stored from an earlier run, by job id: those jobs start completed. */
   stored?: ReadonlyMap<string, Json>;
+  /**
+   * Results go to a result store: a completed result makes its job `storing` (and asks for it
+   * with `result.store`), and the job completes only when the store reports it durable.
+   */
+  durable?: boolean;
   /** Deliberate bugs, only for proving that the property tests catch them. */
   plantedBugs?: readonly PlantedBug[];
 }
@@ -188,6 +199,7 @@ export class JobBoard {
     blocked: 0,
     ready: 0,
     running: 0,
+    storing: 0,
     completed: 0,
     failed: 0,
   };
@@ -201,6 +213,7 @@ export class JobBoard {
   private readyCount = 0;
   private runningCount = 0;
   private retryCount = 0;
+  private storingCount = 0;
   /** Jobs running by kind; kept only when a throttle is set (nothing else reads it). */
   private readonly runningByKind = new Map<string, number>();
   private readonly throttled: boolean;
@@ -226,10 +239,14 @@ export class JobBoard {
     this.effects = [];
   }
 
-  /** Nothing is ready, running or waiting out a retry backoff. */
+  /** Nothing is ready, running, being stored or waiting out a retry backoff. */
   get done(): boolean {
     return (
-      this.finished || (this.readyCount === 0 && this.runningCount === 0 && this.retryCount === 0)
+      this.finished ||
+      (this.readyCount === 0 &&
+        this.runningCount === 0 &&
+        this.retryCount === 0 &&
+        this.storingCount === 0)
     );
   }
 
@@ -287,7 +304,7 @@ export class JobBoard {
     // A job shut down while running keeps its verdict; its holder's answer only ends the lease.
     // A completed result counts even after a timeout: the value is there (and maybe stored).
     if (!wasRunning) this.drop(conn, jobId, "finished");
-    else if (outcome.status === "completed") this.complete(record, outcome.value);
+    else if (outcome.status === "completed") this.completed(record, outcome.value);
     else if (this.stopping !== undefined) this.cancelled(record);
     else if (record.timedOut) this.fail(record, timeoutError(record));
     else if (outcome.status === "failed") this.fail(record, outcome.error);
@@ -340,6 +357,30 @@ export class JobBoard {
   heartbeat(conn: string): void {
     const job = this.leases.get(conn);
     if (job !== undefined && !this.jobs.get(job)!.timedOut) this.renew(conn);
+  }
+
+  /** The result of a `storing` job is durable: the job completes. */
+  stored(jobId: string): void {
+    const record = this.jobs.get(jobId);
+    if (record?.state !== "storing") return;
+    this.storingCount--;
+    this.complete(record, record.value!);
+    this.dispatch();
+  }
+
+  /**
+   * The result of a `storing` job could not be made durable: the attempt failed (and is
+   * retried, as any failed attempt), or the job is cancelled if the run is being cancelled.
+   */
+  storeFailed(jobId: string, error: JobError): void {
+    const record = this.jobs.get(jobId);
+    if (record?.state !== "storing") return;
+    this.storingCount--;
+    record.value = undefined;
+    this.setState(record, "blocked");
+    if (this.stopping !== undefined) this.cancelled(record);
+    else this.fail(record, error);
+    this.dispatch();
   }
 
   /**
@@ -405,7 +446,8 @@ export class JobBoard {
 
   /**
    * Stop starting work: every job not running fails as `cancelled`, every running job's
-   * worker is told to abort it. Running jobs end with whatever result their worker sends.
+   * worker is told to abort it. Running jobs end with whatever result their worker sends, and
+   * a result being stored completes its job once it is durable.
    */
   cancel(reason: string): void {
     this.stopping = reason;
@@ -446,7 +488,11 @@ export class JobBoard {
           reason,
         });
         this.terminate(record, "shutdown", { name: "Shutdown", message: reason }, false);
-      } else if (record.state === "ready" || record.state === "blocked") {
+      } else if (
+        record.state === "ready" ||
+        record.state === "blocked" ||
+        record.state === "storing"
+      ) {
         this.terminate(record, "shutdown", { name: "Shutdown", message: reason }, false);
       }
     }
@@ -697,6 +743,9 @@ export class JobBoard {
       case "running":
         tally.running += by;
         return;
+      case "storing":
+        tally.storing += by;
+        return;
       case "completed":
         tally.completed += by;
         return;
@@ -738,6 +787,28 @@ export class JobBoard {
     this.readyCount--;
     const cls = this.ready.get(readyKey(record.job));
     if (cls?.queue[cls.head] === record) cls.head++;
+  }
+
+  /**
+   * The holder's completed result: with a result store the job is `storing` until the store
+   * says the value is durable (STORED); without one, it completes now.
+   */
+  private completed(record: JobRecord, value: Json): void {
+    if (!this.options.durable) {
+      this.complete(record, value);
+      return;
+    }
+    const { id, kind } = record.job;
+    this.effects.push({ type: "result.store", job: id, kind, value });
+    // The planted bug counts the job completed (its dependents start) before it is durable.
+    if (this.bugs.has("complete-before-durable")) {
+      this.complete(record, value);
+      return;
+    }
+    this.setState(record, "storing");
+    record.value = value;
+    this.storingCount++;
+    this.effects.push({ type: "job.changed", job: id, kind, state: "storing" });
   }
 
   private complete(record: JobRecord, value: Json): void {
@@ -861,6 +932,10 @@ export class JobBoard {
       this.runningCount--;
       if (this.throttled)
         this.runningByKind.set(record.job.kind, this.runningByKind.get(record.job.kind)! - 1);
+    } else if (record.state === "storing") {
+      // Shut down while its result was being written: whatever the store says later is ignored.
+      this.storingCount--;
+      record.value = undefined;
     }
     this.setState(record, "failed");
     record.cause = cause;

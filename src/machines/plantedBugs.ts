@@ -9,9 +9,9 @@
  *   again), and the WORKER_LOST that follows releases it a second time.
  * - `teardown-trusts-single-kill`: teardown declares a group verified right after the first
  *   KILL, without the second KILL, the marker sweep or the final check.
- * - `close-while-storing`: a connection whose worker falls silent while its result is being
- *   stored is closed at the probe deadline, as if nothing were in hand: the job is released,
- *   runs again and its result is stored twice.
+ * - `complete-before-durable`: with a result store, a completed result counts at once (its
+ *   dependents start) while it is still being written, so a crash can lose a result that
+ *   other jobs already used.
  * - `timeout-releases-lease`: an attempt past its timeout gives its job back at once (ready
  *   again) while its holder still holds the lease, so the job can run twice at once.
  *
@@ -26,7 +26,7 @@ export type PlantedBug =
   | "forget-waiters-on-shutdown"
   | "release-lease-twice"
   | "teardown-trusts-single-kill"
-  | "close-while-storing"
+  | "complete-before-durable"
   | "timeout-releases-lease";
 
 export const PLANTED_BUGS: readonly PlantedBug[] = [
@@ -35,6 +35,6 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "forget-waiters-on-shutdown",
   "release-lease-twice",
   "teardown-trusts-single-kill",
-  "close-while-storing",
+  "complete-before-durable",
   "timeout-releases-lease",
 ];

@@ -5,7 +5,6 @@ import type { Json } from "../graph/job.ts";
 import { connectionMachine } from "../machines/connection.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
 import type { CoordinatorEffect } from "../machines/jobBoard.ts";
-import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { coordinatorProof, verifyWorkerProof } from "../transport/auth.ts";
 import { CloseCode } from "../transport/closeCodes.ts";
 import {
@@ -47,27 +46,18 @@ export interface CoordinatorServerOptions extends ConnectionTimeouts {
   /** Progress a worker reported for the job it holds. */
   onProgress?: (frame: ProgressFrame, worker: string) => void;
   /**
-   * Makes a completed result durable before the coordinator hears of it (the result
-   * store). While it runs, that connection's later frames and its close wait, so a worker
-   * that dies just after answering still gets its answer counted, and stored only once.
-   */
-  persist?: (job: { id: string; kind: string }, value: Json) => Promise<void>;
-  /**
    * The stored results among `ids` (the result store): looked up for the jobs a blocked
    * result needs, so that jobs an earlier run or coordinator computed are not run again.
-   * That connection's later frames wait for it, as for `persist`.
+   * While it runs, that connection's later frames and its close wait, so a worker that dies
+   * just after answering still gets its answer heard.
    */
   lookup?: (ids: readonly string[]) => Promise<ReadonlyMap<string, Json>>;
-  /** Deliberate bugs for the connection machines (tests and `baton sim --plant` only). */
-  plantedBugs?: readonly PlantedBug[];
 }
 
 interface Connection {
   link: Link;
   actor: Actor<typeof connectionMachine>;
-  /** The job this connection was last granted, while it runs it. */
-  held: { id: string; kind: string } | undefined;
-  /** Link events waiting behind a result being persisted, in arrival order. */
+  /** Link events waiting behind a blocked result's store lookup, in arrival order. */
   backlog: Promise<void> | undefined;
 }
 
@@ -106,7 +96,6 @@ export class CoordinatorServer {
         const { job, deps, attempt } = effect;
         const connection = this.connections.get(effect.conn);
         if (!connection) return;
-        connection.held = { id: job.id, kind: job.kind };
         connection.actor.send({
           type: "GRANT",
           job: job.id,
@@ -130,9 +119,9 @@ export class CoordinatorServer {
         });
         return;
       case "lease.expired": {
-        // Behind a result of that connection still being stored: that answer came in time
-        // and counts, and the expiry then finds the job no longer held (the connection
-        // ignores it) instead of closing the connection and running the job again.
+        // Behind a blocked result of that connection whose needs are being looked up: that
+        // answer came in time and counts, and the expiry then finds the job no longer held
+        // (the connection ignores it) instead of closing the connection.
         const connection = this.connections.get(effect.conn);
         if (!connection) return;
         this.inOrder(connection, () => {
@@ -180,12 +169,11 @@ export class CoordinatorServer {
         ...(options.helloTimeoutMs !== undefined && { helloTimeoutMs: options.helloTimeoutMs }),
         ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
         ...(options.deadAfterMs !== undefined && { deadAfterMs: options.deadAfterMs }),
-        ...(options.plantedBugs !== undefined && { plantedBugs: options.plantedBugs }),
       },
       clock: options.clock,
       ...(options.inspect !== undefined && { inspect: options.inspect }),
     });
-    const connection: Connection = { link, actor, held: undefined, backlog: undefined };
+    const connection: Connection = { link, actor, backlog: undefined };
     this.connections.set(link.id, connection);
     this.admit(connection, log);
     actor.on("send", ({ frame }) => link.send(encode(frame)));
@@ -212,8 +200,8 @@ export class CoordinatorServer {
     link.onFrame((text) =>
       this.inOrder(connection, () => this.onFrame(connection, nonce, text, log)),
     );
-    // A pong says only that the worker is alive: it does not wait behind a result being
-    // stored, or a store that stalls past the probe deadline would close a live worker.
+    // A pong says only that the worker is alive: it does not wait behind a store lookup, or
+    // a store that stalls past the probe deadline would close a live worker.
     link.onPong(() => {
       if (actor.getSnapshot().status === "active") actor.send({ type: "PONG" });
     });
@@ -254,35 +242,6 @@ export class CoordinatorServer {
       if (connection.backlog === backlog) connection.backlog = undefined;
     });
     connection.backlog = backlog;
-  }
-
-  /** Stores a completed result, then hands it on; a failure to store fails the attempt. */
-  private async persisted(
-    connection: Connection,
-    frame: Extract<ToCoordinator, { type: "result"; status: "completed" }>,
-    persist: NonNullable<CoordinatorServerOptions["persist"]>,
-    log: Logger,
-  ): Promise<void> {
-    const held = connection.held!;
-    connection.actor.send({ type: "STORING", job: frame.job });
-    try {
-      await persist(held, frame.value);
-      connection.actor.send({ type: "RESULT", frame });
-    } catch (error) {
-      log.error({ job: frame.job, err: error }, "could not store a result");
-      connection.actor.send({
-        type: "RESULT",
-        frame: {
-          type: "result",
-          job: frame.job,
-          status: "failed",
-          error: {
-            name: "StoreError",
-            message: `the result of job ${frame.job} (${held.kind}) could not be stored: ${(error as Error).message}`,
-          },
-        },
-      });
-    }
   }
 
   /**
@@ -340,18 +299,13 @@ export class CoordinatorServer {
         return undefined;
       }
       case "result": {
-        const { persist, lookup } = this.options;
-        // Only the answer the connection machine will accept is stored: the job it holds,
-        // while it still holds it. A connection closed meanwhile (for silence, say) has
-        // given the job back, and its answer, arriving before the worker read the close,
-        // counts for nothing; storing it would store the job's result twice.
-        const held =
-          connection.held?.id === frame.job && actor.getSnapshot().matches({ registered: "busy" });
-        if (held && frame.status === "completed" && persist) {
-          return this.persisted(connection, frame, persist, log);
-        }
-        if (held && frame.status === "blocked" && lookup) {
-          return this.withStored(connection, frame, lookup, log);
+        const { lookup } = this.options;
+        // Only an answer the connection machine will accept is looked up: for the job it
+        // holds, while it holds it.
+        if (frame.status === "blocked" && lookup) {
+          const snapshot = actor.getSnapshot();
+          if (snapshot.context.job === frame.job && snapshot.matches({ registered: "busy" }))
+            return this.withStored(connection, frame, lookup, log);
         }
         actor.send({ type: "RESULT", frame });
         return undefined;

@@ -18,6 +18,7 @@ import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import type { Clock, Entropy, Files, Listener, Net } from "./ports.ts";
 import { ResultStore } from "./resultStore.ts";
+import { writeResults } from "./resultWriter.ts";
 import { type JobOutcome, type JobStatus, Run, type RunProgress, type RunResult } from "./run.ts";
 import { writeSecretFile } from "./secret.ts";
 import type { WorkerPool } from "./workerPool.ts";
@@ -218,6 +219,7 @@ export function createEngine(options: EngineOptions): Engine {
             jobs: plan.jobs.values(),
             offers: pool.offers,
             ...(stored && { stored: stored.stored }),
+            durable: store !== undefined,
             ...(options.maxLost !== undefined && { maxLost: options.maxLost }),
             ...(options.throttle !== undefined && { throttle: options.throttle }),
             ...(options.leaseTimeoutMs !== undefined && {
@@ -229,6 +231,7 @@ export function createEngine(options: EngineOptions): Engine {
           ...(options.inspect !== undefined && { inspect: options.inspect }),
         });
         options.onCoordinator?.(coordinator);
+        if (store) writeResults(coordinator, store, log);
         const board = coordinator.getSnapshot().context.board;
         const startedAt = clock.now();
         const tracker = trackRun(run, board, clock, startedAt);
@@ -254,11 +257,6 @@ export function createEngine(options: EngineOptions): Engine {
           run: runId,
           codeHash: jobs.codeHash,
           logger: log,
-          ...(options.plantedBugs !== undefined && { plantedBugs: options.plantedBugs }),
-          ...(store && {
-            persist: (job: { id: string; kind: string }, value: Json) =>
-              store.put(job.id, job.kind, value),
-          }),
           ...(store &&
             !options.force && {
               lookup: async (ids: readonly string[]) => (await store.loadAll(ids)).stored,

@@ -106,5 +106,7 @@ function describeEffect(effect: CoordinatorEffect): string {
       return `job ${effect.job} ${effect.state}${effect.cause ? ` ${effect.cause}` : ""}`;
     case "result.dropped":
       return `drop ${effect.job} from ${effect.conn} ${effect.reason}`;
+    case "result.store":
+      return `store ${effect.job}`;
   }
 }

@@ -18,7 +18,7 @@ export type InvariantNumber = 1 | 2 | 3 | 4 | 5 | 7;
 
 const STATEMENTS: Record<InvariantNumber, string> = {
   1: "a job has at most one lease; a connection holds at most one job",
-  2: "a job reaches completed or failed exactly once, and its result is stored once",
+  2: "a job reaches completed or failed exactly once, and its result is stored once, before it counts",
   3: "failed attempts ≤ retries + 1 and lost attempts ≤ maxLost; a lost worker never consumes a failed attempt",
   4: "no connection waits while a job it can take is ready",
   5: "after the run is done no lease is granted and no connection is left waiting",
@@ -116,7 +116,9 @@ export class InvariantChecker {
   private started = false;
   private violation: InvariantViolation | undefined;
 
-  constructor(private readonly options: Pick<JobBoardOptions, "maxLost" | "throttle"> = {}) {
+  constructor(
+    private readonly options: Pick<JobBoardOptions, "maxLost" | "throttle" | "durable"> = {},
+  ) {
     this.maxLost = options.maxLost ?? 3;
   }
 
@@ -153,6 +155,11 @@ export class InvariantChecker {
         this.giveBack(event.conn, job);
         break;
       }
+      case "STORE_FAILED":
+        if (this.reported(event.job) === "storing" && !this.stopping) {
+          this.account(event.job).failedResults++;
+        }
+        break;
       case "CANCEL":
         if (!this.finished) this.stopping = true;
         break;
@@ -226,6 +233,16 @@ export class InvariantChecker {
         }
         if (effect.state === "failed" && effect.cause === undefined) {
           this.fail(2, `job ${effect.job} failed without a cause`);
+        }
+        // With a store, a job that ran completes only from storing (once its result is
+        // durable); a job first heard of as completed came from the store.
+        if (
+          this.options.durable &&
+          effect.state === "completed" &&
+          before !== undefined &&
+          before !== "storing"
+        ) {
+          this.fail(2, `job ${effect.job} completed from ${before}, before its result was stored`);
         }
         this.account(effect.job).reported = effect.state;
         break;
@@ -345,6 +362,10 @@ export class InvariantChecker {
         running.set(kind, (running.get(kind) ?? 0) + 1);
         if (record.holder === undefined || board.leases.get(record.holder) !== id) {
           this.fail(1, `job ${id} is running without a lease (holder: ${record.holder ?? "none"})`);
+        }
+      } else if (state === "storing") {
+        if (record.holder !== undefined) {
+          this.fail(1, `job ${id} is being stored but connection ${record.holder} still holds it`);
         }
       } else if (state === "ready" && someoneWaits) {
         const { kind, requires } = record.job;

@@ -260,7 +260,7 @@ class Simulation {
     this.trace.add(`start ${this.host}`);
     const durable = this.durableResults();
     const watch = new CoordinatorWatch(
-      new InvariantChecker({ ...(this.throttle && { throttle: this.throttle }) }),
+      new InvariantChecker({ durable: true, ...(this.throttle && { throttle: this.throttle }) }),
       (violation) => this.fail(violation.invariant, violation.message),
       this.trace.add,
       (board) => this.checkResumed(board, durable),

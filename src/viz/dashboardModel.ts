@@ -145,7 +145,7 @@ export interface DashboardModelOptions {
 const FINISHED: ReadonlySet<JobState> = new Set(["completed", "failed"]);
 
 function emptyCounts(): Record<JobState, number> {
-  return { blocked: 0, ready: 0, running: 0, completed: 0, failed: 0 };
+  return { blocked: 0, ready: 0, running: 0, storing: 0, completed: 0, failed: 0 };
 }
 
 function outcomeOf(state: JobState, cause: FailureCause | undefined): keyof Outcomes | undefined {

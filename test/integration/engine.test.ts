@@ -23,6 +23,8 @@ import {
   type RunProgress,
   type RunResult,
 } from "../../src/index.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { ResultStore } from "../../src/runtime/resultStore.ts";
 import type { JobProgressEvent } from "../../src/runtime/run.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -326,6 +328,57 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
   });
 });
 
+describe("engine: results written to a store", { timeout: 10_000 }, () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("holds each job storing until its result is durable; its dependent starts only then", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-storing-"));
+    dirs.push(store);
+    const engine = createEngine({
+      jobs: { a: (n: number) => n, b: (n: number) => n },
+      workers: 2,
+      store,
+    });
+    const a = job("a", 1);
+    const b = job("b", 2, { after: [a] });
+    const run = engine.run([b]);
+    const events: string[] = [];
+    run.on("job", (e) => events.push(`${e.kind} ${e.state}`));
+    const result = await run;
+    expect(result.ok).toBe(true);
+    // The starting state (a ready, b blocked) is not a change, so it is not an event.
+    expect(events).toEqual([
+      "a running",
+      "a storing",
+      "a completed",
+      "b ready",
+      "b running",
+      "b storing",
+      "b completed",
+    ]);
+    expect(readdirSync(join(store, "results")).length).toBeGreaterThan(0);
+  });
+
+  it("a result the store cannot write fails that attempt, and the job runs again", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-storing-"));
+    dirs.push(dir);
+    const store = await ResultStore.open(dir, nodeFiles());
+    const put = store.put.bind(store);
+    let writes = 0;
+    store.put = (id, kind, value) =>
+      ++writes === 1 ? Promise.reject(new Error("EIO: i/o error")) : put(id, kind, value);
+    const engine = createEngine({ jobs: { step: (n: number) => n }, workers: 1, store });
+    const a = job("step", 1);
+    const result = await engine.run([a]);
+    expect(result.ok).toBe(true);
+    expect(result.get(a)).toMatchObject({ status: "completed", value: 1, attempts: 2 });
+    expect(writes).toBe(2);
+  });
+});
+
 describe("engine: a dry run (plan)", { timeout: 10_000 }, () => {
   const dirs: string[] = [];
   afterEach(() => {
@@ -578,7 +631,7 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     expect(progress.length).toBeGreaterThan(2);
     expect(progress.at(-1)).toMatchObject({
       total: 5,
-      counts: { blocked: 0, ready: 0, running: 0, completed: 5, failed: 0 },
+      counts: { blocked: 0, ready: 0, running: 0, storing: 0, completed: 5, failed: 0 },
     });
     const completedCounts = progress.map((p) => p.counts.completed);
     expect(completedCounts).toEqual([...completedCounts].sort((x, y) => x - y));

@@ -14,8 +14,8 @@ const BROKEN: [PlantedBug, number][] = [
   // Teardown verified after one KILL, through the real launchGroup: the launcher then waits
   // forever for the exit of a rank that survived, so stop() never settles (invariant 13).
   ["teardown-trusts-single-kill", 13],
-  // A silent worker's connection closed while its result is being stored: stored twice.
-  ["close-while-storing", 2],
+  // A result counted (its dependents started) before it was durable.
+  ["complete-before-durable", 2],
   // A timed-out job ready again while its holder still holds it: two leases on one job.
   ["timeout-releases-lease", 1],
 ];

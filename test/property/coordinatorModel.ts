@@ -84,6 +84,8 @@ interface Scenario {
   leaseTimeoutMs: number;
   /** Jobs whose value is already stored from an earlier run (indices, modulo the job count). */
   stored: number[];
+  /** Results go to a store: a completed job is `storing` until STORED (or STORE_FAILED). */
+  durable: boolean;
 }
 
 /** An index into REQUIREMENTS: mostly jobs most workers can take, sometimes a GPU or memory. */
@@ -123,6 +125,7 @@ const scenarios: fc.Arbitrary<Scenario> = fc.record({
   maxLost: fc.integer({ min: 1, max: 3 }),
   leaseTimeoutMs: fc.constantFrom(0, 1_000, 20_000),
   stored: fc.uniqueArray(fc.nat(199), { maxLength: 4 }),
+  durable: fc.boolean(),
 });
 
 /**
@@ -192,6 +195,8 @@ class Harness {
   private readonly generations: number[];
   /** Leases that ended (reported or lost): material for late and duplicate results. */
   private readonly past: { conn: string; job: string }[] = [];
+  /** Results the coordinator asked to store (`result.store`) that the store has not answered. */
+  readonly storing: string[] = [];
   private added = 0;
   private runFinished = false;
 
@@ -208,6 +213,7 @@ class Harness {
       leaseTimeoutMs: scenario.leaseTimeoutMs,
       stored: new Map(scenario.stored.map((i) => [`j${i % jobs.length}`, `stored ${i}`])),
       offers: this.offers,
+      durable: scenario.durable,
       plantedBugs,
       ...(scenario.throttle && {
         throttle: { [KINDS[scenario.throttle.kind]!]: scenario.throttle.limit },
@@ -286,6 +292,27 @@ class Harness {
     if (conn.holds !== undefined) this.past.push({ conn: conn.id, job: conn.holds });
   }
 
+  /** The store answers the `n`th pending write: durable (STORED) or not (STORE_FAILED). */
+  store(n: number, ok: boolean): void {
+    const job = this.storing.splice(n % this.storing.length, 1)[0]!;
+    this.send(
+      ok
+        ? { type: "STORED", job }
+        : { type: "STORE_FAILED", job, error: { name: "StoreError", message: "disk full" } },
+    );
+  }
+
+  /** A store answer for a job the coordinator did not ask to store (or no longer waits for). */
+  strayStore(n: number, ok: boolean): void {
+    const job = pick([...this.board.jobs.keys()], n)!;
+    if (this.storing.includes(job)) return;
+    this.send(
+      ok
+        ? { type: "STORED", job }
+        : { type: "STORE_FAILED", job, error: { name: "StoreError", message: "stray" } },
+    );
+  }
+
   heartbeat(conn: Conn): void {
     this.send({ type: "HEARTBEAT", conn: conn.id });
   }
@@ -308,7 +335,7 @@ class Harness {
    * every job must be completed, or failed with a cause and a message.
    */
   runToEnd(): void {
-    const bound = 4 * this.board.jobs.size + 6 * this.slots.length + 16;
+    const bound = 5 * this.board.jobs.size + 6 * this.slots.length + 16;
     for (let step = 0; this.actor.getSnapshot().value !== "done"; step++) {
       if (step === bound) {
         throw new LivenessFailure(
@@ -334,8 +361,12 @@ class Harness {
     }
   }
 
-  /** One liveness step: answer a lease, close, reconnect, lease, or let time pass. */
+  /** One liveness step: store a result, answer a lease, close, reconnect, lease, or let time pass. */
   private progress(): void {
+    if (this.storing.length > 0) {
+      this.store(0, true);
+      return;
+    }
     const holder = this.holders[0];
     const closing = this.closing[0];
     const free = this.slots.findIndex(
@@ -380,6 +411,9 @@ class Harness {
         }
         break;
       }
+      case "result.store":
+        this.storing.push(effect.job);
+        break;
       case "lease.expired":
       case "connection.released": {
         const conn = this.conn(effect.conn);
@@ -403,6 +437,7 @@ class Harness {
       blocked: 0,
       ready: 0,
       running: 0,
+      storing: 0,
       completed: 0,
       failed: 0,
     };
@@ -582,6 +617,28 @@ const steps: fc.Arbitrary<Step> = fc.oneof(
       .map(
         (late) =>
           new HarnessStep(`late(${JSON.stringify(late)})`, always, (h) => h.lateResult(late)),
+      ),
+  },
+  {
+    weight: 240,
+    arbitrary: fc
+      .tuple(fc.nat(15), fc.oneof({ weight: 6, arbitrary: fc.constant(true) }, fc.constant(false)))
+      .map(
+        ([n, ok]) =>
+          new HarnessStep(
+            `${ok ? "stored" : "storeFailed"}(write #${n})`,
+            (h) => h.storing.length > 0,
+            (h) => h.store(n, ok),
+          ),
+      ),
+  },
+  {
+    weight: 16,
+    arbitrary: fc
+      .tuple(fc.nat(1_000), fc.boolean())
+      .map(
+        ([n, ok]) =>
+          new HarnessStep(`strayStore(job #${n}, ${ok})`, always, (h) => h.strayStore(n, ok)),
       ),
   },
   {

@@ -10,18 +10,16 @@ import { InvariantViolation } from "../../src/sim/invariants.ts";
 import { coordinatorProperty, propertyRuns, propertyTimeoutMs } from "./coordinatorModel.ts";
 
 /**
- * The coordinator's planted bugs. `teardown-trusts-single-kill` is caught by the teardown
- * property, and `close-while-storing` (a connection's, with a result store) by the simulation.
+ * The coordinator's planted bugs (`teardown-trusts-single-kill` is caught by the teardown
+ * property).
  */
-const BROKEN: Record<
-  Exclude<PlantedBug, "teardown-trusts-single-kill" | "close-while-storing">,
-  number
-> = {
+const BROKEN: Record<Exclude<PlantedBug, "teardown-trusts-single-kill">, number> = {
   "lease-running-job": 1,
   "lost-counts-as-failure": 3,
   "forget-waiters-on-shutdown": 5,
   "release-lease-twice": 1,
   "timeout-releases-lease": 1,
+  "complete-before-durable": 2,
 };
 
 describe("the coordinator property catches planted bugs", () => {

@@ -719,7 +719,7 @@ describe("coordinator: end of the run", () => {
     expect(c.effects).toEqual([
       {
         type: "run.finished",
-        counts: { blocked: 0, ready: 0, running: 0, completed: 0, failed: 0 },
+        counts: { blocked: 0, ready: 0, running: 0, storing: 0, completed: 0, failed: 0 },
       },
     ]);
   });
@@ -761,7 +761,7 @@ describe("coordinator: end of the run", () => {
     expect(c.of("run.finished")).toEqual([
       {
         type: "run.finished",
-        counts: { blocked: 0, ready: 0, running: 0, completed: 1, failed: 1 },
+        counts: { blocked: 0, ready: 0, running: 0, storing: 0, completed: 1, failed: 1 },
       },
     ]);
   });
@@ -804,7 +804,7 @@ describe("coordinator: end of the run", () => {
     expect(c.board().waiting.size).toBe(0);
     expect(c.effects.at(-1)).toEqual({
       type: "run.finished",
-      counts: { blocked: 0, ready: 0, running: 0, completed: 0, failed: 2 },
+      counts: { blocked: 0, ready: 0, running: 0, storing: 0, completed: 0, failed: 2 },
     });
     expect(c.of("run.finished")).toHaveLength(1);
   });
@@ -882,6 +882,7 @@ describe("coordinator: cancel", () => {
       blocked: 0,
       ready: 0,
       running: 0,
+      storing: 0,
       completed: 1,
       failed: 2,
     });
@@ -928,5 +929,135 @@ describe("coordinator: outcomes carried through", () => {
     c.send({ type: "RESULT", conn: "c1", job: "a", outcome });
     expect(c.record("a").state).toBe(state);
     expect(c.record("a").failures).toBe(outcome.status === "failed" ? 1 : 0);
+  });
+});
+
+describe("coordinator: results written to a store (durable)", () => {
+  const durable = { durable: true };
+  const stored = (job: string): CoordinatorEvent => ({ type: "STORED", job });
+  const storeFailed = (job: string): CoordinatorEvent => ({
+    type: "STORE_FAILED",
+    job,
+    error: { name: "StoreError", message: "the disk is full" },
+  });
+
+  it("a completed result makes its job storing and asks for the write; the worker leases again at once", () => {
+    const c = startCoordinator([planned("a"), planned("b")], durable);
+    c.lease("c1");
+    const mark = c.effects.length;
+    c.complete("c1", "a", "A");
+    expect(c.effects.slice(mark)).toEqual([
+      { type: "result.store", job: "a", kind: "work", value: "A" },
+      { type: "job.changed", job: "a", kind: "work", state: "storing" },
+    ]);
+    expect(c.record("a")).toMatchObject({ state: "storing", holder: undefined, value: "A" });
+    expect(c.board().leases.size).toBe(0);
+    c.lease("c1");
+    expect(c.grants(mark)).toEqual(["c1 → b"]);
+    expect(c.board().counts()).toMatchObject({ running: 1, storing: 1 });
+  });
+
+  it("STORED completes the job, and only then do its dependents become ready", () => {
+    const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })], durable);
+    c.lease("c1");
+    c.complete("c1", "a", "A");
+    c.lease("c1");
+    expect(c.record("b").state).toBe("blocked");
+    expect([...c.board().waiting.keys()]).toEqual(["c1"]);
+    const mark = c.effects.length;
+    c.send(stored("a"));
+    expect(c.record("a").state).toBe("completed");
+    expect(c.grants(mark)).toEqual(["c1 → b"]);
+    expect(c.of("lease.granted", mark)[0]!.deps).toEqual({ a: "A" });
+  });
+
+  it("the run is not done while a result is being stored", () => {
+    const c = startCoordinator([planned("a")], durable);
+    c.lease("c1");
+    c.complete("c1", "a");
+    expect(c.state()).toBe("running");
+    c.send(stored("a"));
+    expect(c.state()).toBe("done");
+    expect(c.of("run.finished")[0]!.counts).toMatchObject({ completed: 1, storing: 0 });
+  });
+
+  it("STORE_FAILED is a failed attempt: retried, and terminal once retries are spent", () => {
+    const c = startCoordinator([planned("a", { retries: 1 })], durable);
+    c.lease("c1");
+    c.complete("c1", "a");
+    c.send(storeFailed("a"));
+    expect(c.record("a")).toMatchObject({ state: "ready", failures: 1, value: undefined });
+    c.lease("c1");
+    c.complete("c1", "a");
+    c.send(storeFailed("a"));
+    expect(c.record("a")).toMatchObject({
+      state: "failed",
+      cause: "error",
+      failures: 2,
+      error: { name: "StoreError", message: "the disk is full" },
+    });
+    expect(c.state()).toBe("done");
+  });
+
+  it("STORED or STORE_FAILED for a job that is not being stored changes nothing", () => {
+    const c = startCoordinator([planned("a"), planned("b")], durable);
+    c.lease("c1");
+    const before = c.effects.length;
+    c.send(stored("a"));
+    c.send(storeFailed("a"));
+    c.send(stored("nope"));
+    expect(c.record("a")).toMatchObject({ state: "running", failures: 0 });
+    c.complete("c1", "a");
+    c.send(stored("a"));
+    c.send(storeFailed("a"));
+    expect(c.record("a")).toMatchObject({ state: "completed", failures: 0 });
+    expect(c.of("job.changed", before).map((e) => `${e.job} ${e.state}`)).toEqual([
+      "a storing",
+      "a completed",
+    ]);
+  });
+
+  it("after CANCEL a result being stored still completes its job, then the run is done", () => {
+    const c = startCoordinator([planned("a"), planned("b")], durable);
+    c.lease("c1");
+    c.complete("c1", "a");
+    c.send({ type: "CANCEL", reason: "stop" });
+    expect(c.state()).toBe("cancelling");
+    c.send(stored("a"));
+    expect(c.record("a").state).toBe("completed");
+    expect(c.record("b")).toMatchObject({ state: "failed", cause: "cancelled" });
+    expect(c.state()).toBe("done");
+  });
+
+  it("a write that fails after CANCEL cancels the job instead of retrying it", () => {
+    const c = startCoordinator([planned("a")], durable);
+    c.lease("c1");
+    c.complete("c1", "a");
+    c.send({ type: "CANCEL", reason: "stop" });
+    c.send(storeFailed("a"));
+    expect(c.record("a")).toMatchObject({ state: "failed", cause: "cancelled", failures: 0 });
+    expect(c.state()).toBe("done");
+  });
+
+  it("SHUTDOWN while a result is being stored fails its job as shut down; a later STORED is ignored", () => {
+    const c = startCoordinator([planned("a")], durable);
+    c.lease("c1");
+    c.complete("c1", "a", "A");
+    c.send({ type: "SHUTDOWN", reason: "the pool failed" });
+    expect(c.record("a")).toMatchObject({ state: "failed", cause: "shutdown", value: undefined });
+    c.send(stored("a"));
+    expect(c.record("a").state).toBe("failed");
+    expect(c.of("run.finished")[0]!.counts).toMatchObject({ storing: 0, failed: 1 });
+  });
+
+  it("a completed result after the attempt's timeout is stored and counts", () => {
+    const c = startCoordinator([planned("a", { timeoutMs: 100 })], durable);
+    c.lease("c1");
+    c.clock.increment(100);
+    expect(c.record("a").timedOut).toBe(true);
+    c.complete("c1", "a", "late but right");
+    expect(c.record("a").state).toBe("storing");
+    c.send(stored("a"));
+    expect(c.record("a")).toMatchObject({ state: "completed", value: "late but right" });
   });
 });

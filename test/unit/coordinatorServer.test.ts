@@ -1,17 +1,17 @@
 /**
  * CoordinatorServer against a hand-driven link in virtual time: what it does with a link's
- * events once that link's connection machine has stopped or is closing.
+ * events once that link's connection machine has stopped or is closing, and how a result
+ * being written to the store (by `writeResults`) and a worker's silence meet.
  */
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createActor } from "xstate";
 import type { PlannedJob } from "../../src/graph/job.ts";
 import { coordinatorMachine } from "../../src/machines/coordinator.ts";
-import {
-  CoordinatorServer,
-  type CoordinatorServerOptions,
-} from "../../src/runtime/coordinatorServer.ts";
+import { CoordinatorServer } from "../../src/runtime/coordinatorServer.ts";
 import type { Link, Listener } from "../../src/runtime/ports.ts";
+import type { ResultStore } from "../../src/runtime/resultStore.ts";
+import { writeResults } from "../../src/runtime/resultWriter.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { workerProof } from "../../src/transport/auth.ts";
@@ -60,16 +60,21 @@ function drivenLink(clock: SimClock, answerPings: boolean) {
 
 const SECRET = new Uint8Array(32).fill(3);
 
-type Persist = NonNullable<CoordinatorServerOptions["persist"]>;
+type Put = ResultStore["put"];
 
 /**
  * A coordinator for `jobs` and its server, on a SimClock, with one driven link accepted;
- * `store` makes the server's `persist` on that clock.
+ * `store` makes a result store's `put` on that clock, and its results are written with it.
  */
-function serve(jobs: PlannedJob[], store?: (clock: SimClock) => Persist, answerPings = false) {
+function serve(jobs: PlannedJob[], store?: (clock: SimClock) => Put, answerPings = false) {
   const clock = new SimClock();
-  const persist = store?.(clock);
-  const coordinator = createActor(coordinatorMachine, { input: { jobs }, clock }).start();
+  const put = store?.(clock);
+  const coordinator = createActor(coordinatorMachine, {
+    input: { jobs, durable: put !== undefined },
+    clock,
+  });
+  if (put) writeResults(coordinator, { dir: "store", put }, pino({ level: "silent" }));
+  coordinator.start();
   let accept!: (link: Link) => void;
   const listener: Listener = {
     address: "memory://test",
@@ -86,17 +91,16 @@ function serve(jobs: PlannedJob[], store?: (clock: SimClock) => Persist, answerP
     secret: SECRET,
     run: "r1",
     logger: pino({ level: "silent" }),
-    ...(persist && { persist }),
   });
   const driven = drivenLink(clock, answerPings);
   accept(driven.link);
-  return { clock, coordinator, server, persist, ...driven };
+  return { clock, coordinator, server, put, ...driven };
 }
 
 /** A result store whose every write takes `ms` of virtual time (a stalled disk). */
 function stalledFor(ms: number) {
   return (clock: SimClock) =>
-    vi.fn<Persist>(() => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), ms)));
+    vi.fn<Put>(() => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), ms)));
 }
 
 /** One job for the tests that need one. */
@@ -142,50 +146,90 @@ describe("CoordinatorServer", () => {
     coordinator.stop();
   });
 
-  it("keeps a live worker whose result takes longer to store than the probe deadline", async () => {
+  it("a worker whose result takes longer to store than the probe deadline takes its next job meanwhile", async () => {
     // The store stalls for 30 s (a network file system, say); the worker answers every ping.
-    const { clock, coordinator, persist, sent, closes, arrive } = serve(
-      [crunch],
+    const next: PlannedJob = { ...crunch, id: "j2", deps: [] };
+    const after: PlannedJob = { ...crunch, id: "j3", deps: ["j1"] };
+    const { clock, coordinator, put, sent, closes, arrive } = serve(
+      [crunch, next, after],
       stalledFor(30_000),
       true,
     );
     hello(sent, arrive);
     await runUntil(clock, 1_000);
-    arrive({ type: "result", job: "j1", status: "completed", value: 42 });
+    const granted = () => sent.filter((f) => f.type === "job").map((f) => f.id);
+    const first = granted()[0] as string;
+    arrive({ type: "result", job: first, status: "completed", value: 42 });
+    await runUntil(clock, 1_000);
+    const board = coordinator.getSnapshot().context.board;
+    // The first result is being written; the worker already runs the other job.
+    expect(board.jobs.get(first)?.state).toBe("storing");
+    expect(granted()).toHaveLength(2);
+    const second = granted()[1] as string;
+    arrive({ type: "result", job: second, status: "completed", value: 43 });
+    await runUntil(clock, 25_000);
+    // j3 waits for j1's result to be durable, not just reported.
+    expect(board.jobs.get("j3")?.state).toBe("blocked");
     await runUntil(clock, 40_000);
-    expect(persist).toHaveBeenCalledTimes(1);
-    expect(coordinator.getSnapshot().context.board.jobs.get("j1")?.state).toBe("completed");
+    expect(granted()).toEqual([first, second, "j3"]);
+    arrive({ type: "result", job: "j3", status: "completed", value: 44 });
+    await runUntil(clock, 80_000);
+    expect(put).toHaveBeenCalledTimes(3);
+    expect([...board.jobs.values()].map((r) => r.state)).toEqual([
+      "completed",
+      "completed",
+      "completed",
+    ]);
     // Closed only because the run is over, not for silence.
     expect(closes).toEqual([[1000, "the run is finished"]]);
     coordinator.stop();
   });
 
-  it("counts a result being stored when its worker falls silent meanwhile, then closes", async () => {
+  it("counts a result being stored when its worker falls silent meanwhile", async () => {
     // The store stalls for 30 s and the worker never answers a ping (it died half-open):
     // the probe deadline passes while the answer is being stored.
-    const { clock, coordinator, persist, sent, closes, arrive } = serve(
-      [crunch],
-      stalledFor(30_000),
-    );
+    const { clock, coordinator, put, sent, closes, arrive } = serve([crunch], stalledFor(30_000));
     hello(sent, arrive);
     await runUntil(clock, 1_000);
     arrive({ type: "result", job: "j1", status: "completed", value: 42 });
     await runUntil(clock, 25_000);
-    expect(closes).toEqual([]);
-    expect(coordinator.getSnapshot().context.board.jobs.get("j1")?.state).toBe("running");
+    // The worker is closed for silence, but it held nothing: the job is not lost.
+    expect(closes).toEqual([[4005, "no heartbeat for 20000 ms"]]);
+    expect(coordinator.getSnapshot().context.board.jobs.get("j1")?.state).toBe("storing");
     await runUntil(clock, 40_000);
-    // The stored answer counts: the job completed once, and was not released to run again.
-    expect(persist).toHaveBeenCalledTimes(1);
+    expect(put).toHaveBeenCalledTimes(1);
     const record = coordinator.getSnapshot().context.board.jobs.get("j1")!;
     expect(record.state).toBe("completed");
     expect(record.lostWorkers).toEqual([]);
-    expect(closes[0]).toEqual([4005, "no heartbeat for 20000 ms"]);
+    coordinator.stop();
+  });
+
+  it("a result the store cannot write is a failed attempt, and the job runs again", async () => {
+    let writes = 0;
+    const put = vi.fn<Put>(async () => {
+      if (++writes === 1) throw new Error("ENOSPC: no space left on device");
+    });
+    const { clock, coordinator, sent, arrive } = serve([crunch], () => put, true);
+    hello(sent, arrive);
+    await runUntil(clock, 0);
+    arrive({ type: "result", job: "j1", status: "completed", value: 42 });
+    await runUntil(clock, 0);
+    const record = coordinator.getSnapshot().context.board.jobs.get("j1")!;
+    expect(record.failures).toBe(1);
+    expect(record.error?.message).toMatch(
+      /^the result of job j1 \(crunch\) could not be stored in store: ENOSPC: no space left on device; check that/,
+    );
+    expect(sent.filter((f) => f.type === "job")).toHaveLength(2);
+    arrive({ type: "result", job: "j1", status: "completed", value: 42 });
+    await runUntil(clock, 0);
+    expect(record.state).toBe("completed");
+    expect(record.attempts).toBe(2);
     coordinator.stop();
   });
 
   it("does not store a result that arrives after the connection was closed for silence", async () => {
-    const persist = vi.fn<Persist>(async () => {});
-    const { clock, coordinator, sent, closes, arrive } = serve([crunch], () => persist);
+    const put = vi.fn<Put>(async () => {});
+    const { clock, coordinator, sent, closes, arrive } = serve([crunch], () => put);
     hello(sent, arrive);
     await runUntil(clock, 0);
     expect(sent.map((frame) => frame.type)).toEqual(["challenge", "welcome", "job"]);
@@ -198,7 +242,7 @@ describe("CoordinatorServer", () => {
     // and must not be stored, or the job's next run would store it a second time.
     arrive({ type: "result", job: "j1", status: "completed", value: 42 });
     await runUntil(clock, 20_000);
-    expect(persist).not.toHaveBeenCalled();
+    expect(put).not.toHaveBeenCalled();
     coordinator.stop();
   });
 });

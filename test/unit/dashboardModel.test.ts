@@ -65,7 +65,14 @@ describe("DashboardModel", () => {
     }
     const s = model.snapshot();
     expect(s.total).toBe(6);
-    expect(s.counts).toEqual({ blocked: 0, ready: 0, running: 0, completed: 3, failed: 3 });
+    expect(s.counts).toEqual({
+      blocked: 0,
+      ready: 0,
+      running: 0,
+      storing: 0,
+      completed: 3,
+      failed: 3,
+    });
     expect(s.outcomes).toEqual({ completed: 3, failed: 1, skipped: 1, cancelled: 1, cached: 0 });
     expect(Object.values(s.throughput).reduce((a, b) => a + b, 0)).toBe(6);
   });

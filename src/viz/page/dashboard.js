@@ -53,7 +53,8 @@ function draw() {
   status.className = `status ${state.finished ? (state.ok ? "ok" : "failed") : ""}`;
   status.dataset.finished = String(state.finished);
   $("total").textContent = state.total;
-  for (const s of ["blocked", "ready", "running"]) $(`count-${s}`).textContent = state.counts[s];
+  for (const s of ["blocked", "ready", "running", "storing"])
+    $(`count-${s}`).textContent = state.counts[s];
   for (const [k, v] of Object.entries(state.outcomes)) $(`outcome-${k}`).textContent = v;
   drawGraph();
   drawActors();
@@ -95,7 +96,7 @@ function drawGraph() {
       const g = svg("g", { class: "kind", transform: `translate(${x},${y - 12})` }, root);
       const total = Object.values(n.counts).reduce((a, b) => a + b, 0) || 1;
       let offset = 0;
-      for (const s of ["completed", "failed", "running", "ready", "blocked"]) {
+      for (const s of ["completed", "failed", "storing", "running", "ready", "blocked"]) {
         const w = (150 * n.counts[s]) / total;
         if (w > 0) svg("rect", { x: offset, y: 0, width: w, height: 14, class: s }, g);
         offset += w;
