@@ -123,7 +123,14 @@ export {
 } from "./runtime/remoteSite.ts";
 export { remoteStateDir } from "./runtime/remoteStateDir.ts";
 export { type RemoteTeardownTarget, tearDownRemote } from "./runtime/remoteTeardown.ts";
-export type { JobEvent, JobOutcome, JobStatus, RunProgress, RunResult } from "./runtime/run.ts";
+export type {
+  JobEvent,
+  JobOutcome,
+  JobStatus,
+  RunProgress,
+  RunResult,
+  StoreReadingEvent,
+} from "./runtime/run.ts";
 export { Run } from "./runtime/run.ts";
 export { type SlurmPoolOptions, slurmPool } from "./runtime/slurmPool.ts";
 export { type SshHost, type SshHostOptions, sshHost } from "./runtime/sshHost.ts";

@@ -1,12 +1,14 @@
-import type { RunProgress } from "../runtime/run.ts";
+import type { RunProgress, StoreReadingEvent } from "../runtime/run.ts";
 
 /**
  * A one-line live progress bar for a terminal: done / running / failed / cached, rate and
- * ETA, redrawn in place on stderr.
+ * ETA, redrawn in place on stderr; before the run starts, how far reading the stored results
+ * has come.
  *
  * @example
  * ```ts
  * const bar = new ProgressBar(process.stderr);
+ * run.on("store.reading", (r) => bar.drawReading(r));
  * run.on("progress", (p) => bar.draw(p));
  * bar.clear();
  * ```
@@ -30,6 +32,17 @@ export class ProgressBar {
     // Results waiting for the store show only when there are some (a slow or stalled disk).
     const storing = counts.storing > 0 ? ` · ${counts.storing} storing` : "";
     const line = `${bar} ${finished}/${total} done · ${counts.running} running${storing} · ${counts.failed} failed · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
+    this.write(line);
+  }
+
+  /** Reading the results earlier runs stored: `done` of `total` entries. */
+  drawReading({ done, total }: StoreReadingEvent): void {
+    this.write(
+      `reading stored results: ${done.toLocaleString("en-US")} of ${total.toLocaleString("en-US")}`,
+    );
+  }
+
+  private write(line: string): void {
     const columns = this.out.columns ?? 120;
     this.out.write(`\r\x1b[2K${line.slice(0, columns - 1)}`);
     this.drawn = true;

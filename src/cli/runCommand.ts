@@ -171,7 +171,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   ui?.watch(run);
   const tty = process.stderr.isTTY === true && !values.json;
   const bar = tty ? new ProgressBar(process.stderr) : undefined;
-  if (bar) run.on("progress", (progress) => bar.draw(progress));
+  if (bar) {
+    run.on("store.reading", (reading) => bar.drawReading(reading));
+    run.on("progress", (progress) => bar.draw(progress));
+  }
   let interrupted = false;
   const onSigint = () => {
     if (interrupted) {

@@ -26,6 +26,8 @@ import { wsNet } from "./wsNet.ts";
 
 /** DESIGN §8: the largest frame accepted. */
 const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
+/** A `store.reading` event every this many stored results read (and one at the end). */
+const STORE_READING_EVERY = 500;
 
 export interface WorkersOption {
   /** How many workers (default: the machine's cores). */
@@ -210,7 +212,13 @@ export function createEngine(options: EngineOptions): Engine {
           typeof options.store === "string"
             ? await ResultStore.open(options.store, files, log, clock)
             : options.store;
-        const stored = store && !options.force ? await store.loadAll(plan.jobs.keys()) : undefined;
+        const stored =
+          store && !options.force
+            ? await store.loadAll(plan.jobs.keys(), (done, total) => {
+                if (done % STORE_READING_EVERY === 0 || done === total)
+                  run.emit("store.reading", { done, total });
+              })
+            : undefined;
         if (stored && stored.stored.size > 0) {
           log.info({ reused: stored.stored.size, corrupt: stored.corrupt }, "results reused");
         }

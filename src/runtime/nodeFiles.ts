@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, rm, unlink } from "node:fs/promises";
+import { readFile } from "node:fs";
+import { mkdir, open, readdir, rename, rm, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Files } from "./ports.ts";
 
@@ -7,7 +8,9 @@ import type { Files } from "./ports.ts";
  * The Files port on `node:fs`. `writeAtomic` writes a temp file beside the target
  * (`.NAME.PID.RANDOM.tmp`), fsyncs it, renames it over the target and fsyncs the directory,
  * so a crash leaves either the old content or the new one; the mode (default 0600) is set
- * explicitly, whatever the umask. Parent directories are created as needed.
+ * explicitly, whatever the umask. Parent directories are created as needed. `read` uses the
+ * callback `fs.readFile`, which reads a small file in about half the time of the promise one
+ * (a rerun reads one file per stored result).
  *
  * @example
  * ```ts
@@ -47,13 +50,14 @@ export function nodeFiles(): Files {
       }
     },
 
-    async read(path) {
-      try {
-        return await readFile(path, "utf8");
-      } catch (err) {
-        if (isErrno(err, "ENOENT")) return undefined;
-        throw err;
-      }
+    read(path) {
+      return new Promise((resolve, reject) =>
+        readFile(path, "utf8", (err, text) => {
+          if (!err) resolve(text);
+          else if (isErrno(err, "ENOENT")) resolve(undefined);
+          else reject(err);
+        }),
+      );
     },
 
     async list(dir) {

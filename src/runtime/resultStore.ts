@@ -158,8 +158,12 @@ export class ResultStore {
    * The stored results among `ids`, for a rerun: the shard directories are listed once, so
    * ids with no entry cost nothing, and the entries that exist are read at most
    * {@link CONCURRENCY} at a time. Corrupt entries are quarantined, counted and left out.
+   * `onRead(done, total)` follows the reading: after each entry, of the `total` that exist.
    */
-  async loadAll(ids: Iterable<string>): Promise<LoadedResults> {
+  async loadAll(
+    ids: Iterable<string>,
+    onRead?: (done: number, total: number) => void,
+  ): Promise<LoadedResults> {
     const wanted = [...new Set(ids)].map(checkJobId);
     const shards = [...new Set(wanted.map((id) => id.slice(0, 2)))];
     const present = new Set<string>();
@@ -169,10 +173,12 @@ export class ResultStore {
     const found = wanted.filter((id) => present.has(`${id}.json`));
     const stored = new Map<string, Json>();
     let corrupt = 0;
+    let done = 0;
     await forEachLimited(found, async (id) => {
       const result = await this.#read(id);
       if (result.ok) stored.set(id, result.value);
       else if (result.corrupt) corrupt++;
+      onRead?.(++done, found.length);
     });
     return { stored, corrupt };
   }

@@ -65,10 +65,21 @@ export interface JobProgressEvent {
   message?: string;
 }
 
+/**
+ * A run with a store is reading the results earlier runs stored for its jobs, before any job
+ * starts (a rerun of a large graph reads one file per stored result): `done` of the `total`
+ * entries found so far, emitted every 500 entries and once at the end.
+ */
+export interface StoreReadingEvent {
+  done: number;
+  total: number;
+}
+
 interface RunEvents {
   job: [JobEvent];
   progress: [RunProgress];
   "job.progress": [JobProgressEvent];
+  "store.reading": [StoreReadingEvent];
 }
 
 /**

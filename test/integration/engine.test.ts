@@ -362,6 +362,27 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
     expect(readdirSync(join(store, "results")).length).toBeGreaterThan(0);
   });
 
+  it("a rerun reports reading the stored results before any job runs", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-storing-"));
+    dirs.push(store);
+    const engine = createEngine({ jobs: { step: (n: number) => n }, workers: 2, store });
+    const graph = Array.from({ length: 1_200 }, (_, i) => job("step", i));
+    expect((await engine.run(graph)).ok).toBe(true);
+    const rerun = engine.run([...graph, job("step", -1)]);
+    const seen: string[] = [];
+    rerun.on("store.reading", ({ done, total }) => seen.push(`read ${done}/${total}`));
+    rerun.on("job", (e) => seen.push(`job ${e.state}`));
+    const result = await rerun;
+    expect(result.counts).toMatchObject({ completed: 1_201, cached: 1_200 });
+    // Every 500 entries and at the end; the one new job starts only after that.
+    expect(seen.slice(0, 4)).toEqual([
+      "read 500/1200",
+      "read 1000/1200",
+      "read 1200/1200",
+      "job running",
+    ]);
+  });
+
   it("a result the store cannot write fails that attempt, and the job runs again", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-storing-"));
     dirs.push(dir);

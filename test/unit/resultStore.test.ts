@@ -74,7 +74,13 @@ describe("ResultStore", () => {
     await first.put(idOf(2), "b", [null]);
 
     const rerun = await open();
-    const { stored, corrupt } = await rerun.loadAll([idOf(1), idOf(2), idOf(3), idOf(1)]);
+    const reads: string[] = [];
+    const { stored, corrupt } = await rerun.loadAll(
+      [idOf(1), idOf(2), idOf(3), idOf(1)],
+      (done, total) => reads.push(`${done}/${total}`),
+    );
+    // Only the entries that exist are read, and each read is reported.
+    expect(reads).toEqual(["1/2", "2/2"]);
     expect(corrupt).toBe(0);
     expect(stored).toEqual(
       new Map<string, Json>([

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { ProgressBar } from "../../src/cli/progressBar.ts";
+
+/** A terminal of `columns` columns that keeps what is written to it. */
+function terminal(columns = 200) {
+  const written: string[] = [];
+  const out = {
+    columns,
+    write: (text: string) => written.push(text),
+  } as unknown as NodeJS.WriteStream;
+  return { out, written, last: () => written.at(-1)!.replace("\r\x1b[2K", "") };
+}
+
+const counts = { blocked: 0, ready: 3, running: 2, storing: 0, completed: 4, failed: 1 };
+
+describe("ProgressBar", () => {
+  it("draws done, running, failed, cached, rate and ETA on one line, redrawn in place", () => {
+    const t = terminal();
+    const bar = new ProgressBar(t.out, 10);
+    bar.draw({ total: 10, counts, cached: 1, elapsedMs: 1000, rate: 5 });
+    expect(t.written[0]!.startsWith("\r\x1b[2K")).toBe(true);
+    expect(t.last()).toBe(
+      "█████░░░░░ 5/10 done · 2 running · 1 failed · 1 cached · 5.0 jobs/s ETA 1.0 s",
+    );
+  });
+
+  it("shows results being stored only when there are some", () => {
+    const t = terminal();
+    new ProgressBar(t.out, 10).draw({
+      total: 10,
+      counts: { ...counts, storing: 3 },
+      cached: 0,
+      elapsedMs: 1000,
+      rate: 5,
+    });
+    expect(t.last()).toContain("· 2 running · 3 storing · 1 failed ·");
+  });
+
+  it("says how far reading the stored results has come, then clears the line", () => {
+    const t = terminal();
+    const bar = new ProgressBar(t.out);
+    bar.drawReading({ done: 12_000, total: 20_000 });
+    expect(t.last()).toBe("reading stored results: 12,000 of 20,000");
+    bar.clear();
+    expect(t.written.at(-1)).toBe("\r\x1b[2K");
+  });
+
+  it("cuts the line to the terminal's width", () => {
+    const t = terminal(20);
+    new ProgressBar(t.out).drawReading({ done: 12_000, total: 20_000 });
+    expect(t.last()).toBe("reading stored resu");
+  });
+});
