@@ -43,7 +43,8 @@ export class ProgressBar {
   }
 
   private write(line: string): void {
-    const columns = this.out.columns ?? 120;
+    // A terminal that reports no size (0 columns, as under script(1)) is not cut to nothing.
+    const columns = this.out.columns || 120;
     this.out.write(`\r\x1b[2K${line.slice(0, columns - 1)}`);
     this.drawn = true;
   }

@@ -45,6 +45,12 @@ describe("ProgressBar", () => {
     expect(t.written.at(-1)).toBe("\r\x1b[2K");
   });
 
+  it("does not cut the line on a terminal that reports no width", () => {
+    const t = terminal(0);
+    new ProgressBar(t.out).drawReading({ done: 500, total: 20_000 });
+    expect(t.last()).toBe("reading stored results: 500 of 20,000");
+  });
+
   it("cuts the line to the terminal's width", () => {
     const t = terminal(20);
     new ProgressBar(t.out).drawReading({ done: 12_000, total: 20_000 });
