@@ -1,4 +1,5 @@
 import type { Actor } from "xstate";
+import type { Json } from "../graph/job.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
 import type { ResultStore } from "./resultStore.ts";
 
@@ -8,11 +9,19 @@ export interface ErrorLogger {
 }
 
 /**
+ * Writes in flight at once; the rest wait their turn, first come first served. Each write
+ * holds a file open through its fsync, so an unbounded number could run out of file
+ * descriptors; 64 at once stores as fast as any number did here.
+ */
+export const WRITES_IN_FLIGHT = 64;
+
+/**
  * Carries out the coordinator's `result.store` effects: writes each completed result to the
  * store, then tells the coordinator `STORED`, or `STORE_FAILED` with an error saying what to
- * do. Writes of different jobs run at once, so workers never wait for an fsync: a worker's
- * next job starts while its last result is still being written, and the job board holds that
- * job `storing` (its dependents wait) until the write is durable.
+ * do. Workers never wait for an fsync: a worker's next job starts while its last result is
+ * still being written, and the job board holds that job `storing` (its dependents wait)
+ * until the write is durable. Up to {@link WRITES_IN_FLIGHT} writes run at once (fsyncs of
+ * different files overlap); the others queue in order.
  *
  * A write that ends after the coordinator stopped (a run shut down while a result was being
  * written) tells nobody: the run already counted the job as shut down.
@@ -29,27 +38,48 @@ export function writeResults(
   store: Pick<ResultStore, "dir" | "put">,
   log: ErrorLogger,
 ): void {
+  const queue: { job: string; kind: string; value: Json }[] = [];
+  let head = 0;
+  let inFlight = 0;
   const tell = (event: Parameters<typeof coordinator.send>[0]) => {
     if (coordinator.getSnapshot().status === "active") coordinator.send(event);
   };
+  const write = ({ job, kind, value }: (typeof queue)[number]) =>
+    store.put(job, kind, value).then(
+      () => tell({ type: "STORED", job }),
+      (error: Error) => {
+        log.error({ job, err: error }, "could not store a result");
+        tell({
+          type: "STORE_FAILED",
+          job,
+          error: {
+            name: "StoreError",
+            message: `the result of job ${job} (${kind}) could not be stored in ${store.dir}: ${error.message}; check that the store's disk has room and is writable`,
+          },
+        });
+      },
+    );
+  const next = (): void => {
+    while (inFlight < WRITES_IN_FLIGHT && head < queue.length) {
+      const entry = queue[head++]!;
+      // Let written entries go: at once when the queue is empty, else once they are half of it.
+      if (head === queue.length || (head > 1024 && head * 2 > queue.length)) {
+        queue.splice(0, head);
+        head = 0;
+      }
+      inFlight++;
+      void write(entry).finally(() => {
+        inFlight--;
+        next();
+      });
+    }
+  };
   coordinator.on("effects", ({ effects }) => {
     for (const effect of effects) {
-      if (effect.type !== "result.store") continue;
-      const { job, kind, value } = effect;
-      store.put(job, kind, value).then(
-        () => tell({ type: "STORED", job }),
-        (error: Error) => {
-          log.error({ job, err: error }, "could not store a result");
-          tell({
-            type: "STORE_FAILED",
-            job,
-            error: {
-              name: "StoreError",
-              message: `the result of job ${job} (${kind}) could not be stored in ${store.dir}: ${error.message}; check that the store's disk has room and is writable (the job is retried)`,
-            },
-          });
-        },
-      );
+      if (effect.type === "result.store") {
+        queue.push({ job: effect.job, kind: effect.kind, value: effect.value });
+      }
     }
+    next();
   });
 }
