@@ -15,6 +15,8 @@ import type { SimEntropy } from "./simEntropy.ts";
  *   back `ms` later and resumes from the store; `torn`: its unfinished writes are torn.
  * - `disk-stall`: the store's disk completes no fsync for `ms` (a hung network file system,
  *   a saturated disk): every write waits at its next fsync until the stall is over.
+ * - `disk-full`: the store's disk refuses every write for `ms` (ENOSPC): each result the
+ *   coordinator tries to store meanwhile is a failed attempt. Heavy profile only.
  */
 export type Fault =
   | { kind: "worker-crash"; at: number; target: number }
@@ -23,7 +25,8 @@ export type Fault =
   | { kind: "half-open"; at: number; target: number; side: "server" | "client" }
   | { kind: "slow"; at: number; ms: number; by: number }
   | { kind: "coordinator-crash"; at: number; ms: number; torn: boolean }
-  | { kind: "disk-stall"; at: number; ms: number };
+  | { kind: "disk-stall"; at: number; ms: number }
+  | { kind: "disk-full"; at: number; ms: number };
 
 export type FaultProfile = "none" | "default" | "heavy";
 export const FAULT_PROFILES: readonly FaultProfile[] = ["none", "default", "heavy"];
@@ -36,6 +39,8 @@ const KINDS: readonly { kind: Fault["kind"]; weight: Record<FaultProfile, number
   { kind: "slow", weight: { none: 0, default: 2, heavy: 2 } },
   { kind: "coordinator-crash", weight: { none: 0, default: 1, heavy: 2 } },
   { kind: "disk-stall", weight: { none: 0, default: 1, heavy: 2 } },
+  // Last, and not in the default profile, so that adding it left default plans as they were.
+  { kind: "disk-full", weight: { none: 0, default: 0, heavy: 1 } },
 ];
 
 /** How many faults, and within how many virtual ms of the start. */
@@ -94,6 +99,9 @@ export function drawFaults(entropy: SimEntropy, profile: FaultProfile): Fault[] 
         // Up to twice the 20 s probe deadline, so a stall can outlast a silent worker.
         faults.push({ kind, at, ms: entropy.int(1_000, 40_000) });
         break;
+      case "disk-full":
+        faults.push({ kind, at, ms: entropy.int(1_000, 20_000) });
+        break;
     }
   }
   return faults.sort((a, b) => a.at - b.at);
@@ -128,6 +136,7 @@ function formatFault(f: Fault): string {
     case "coordinator-crash":
       return `${f.kind}@${f.at}+${f.ms}/${f.torn ? "torn" : "clean"}`;
     case "disk-stall":
+    case "disk-full":
       return `${f.kind}@${f.at}+${f.ms}`;
   }
 }
@@ -162,6 +171,7 @@ export function parseFaults(text: string): Fault[] {
         if (option !== "torn" && option !== "clean") throw bad();
         return { kind, at: n(at), ms: n(ms), torn: option === "torn" };
       case "disk-stall":
+      case "disk-full":
         return { kind, at: n(at), ms: n(ms) };
       default:
         throw bad();

@@ -51,6 +51,8 @@ export class SimFiles {
   private temps = 0;
   /** Virtual time until which no fsync completes (`stall`). */
   private stalledUntil = 0;
+  /** Virtual time until which every write fails with ENOSPC (`refuseWrites`). */
+  private refusedUntil = 0;
 
   constructor(
     private readonly entropy: SimEntropy,
@@ -93,6 +95,12 @@ export class SimFiles {
           previous: undefined,
         };
         await stage();
+        if (owner.now() < files.refusedUntil) {
+          files.trace(`files refused ${target}: the disk is full`);
+          throw Object.assign(new Error(`ENOSPC: no space left on device, open '${temp}'`), {
+            code: "ENOSPC",
+          });
+        }
         files.files.set(temp, { data: text, mode });
         files.pending.add(write);
         await fsync();
@@ -130,6 +138,11 @@ export class SimFiles {
   /** The disk completes no fsync until virtual time `untilMs`: writes wait at their next one. */
   stall(untilMs: number): void {
     this.stalledUntil = Math.max(this.stalledUntil, untilMs);
+  }
+
+  /** Every write fails (ENOSPC, before it creates anything) until virtual time `untilMs`. */
+  refuseWrites(untilMs: number): void {
+    this.refusedUntil = Math.max(this.refusedUntil, untilMs);
   }
 
   /** The process of `owner` crashed: its writes stop where they are (see the class notes). */

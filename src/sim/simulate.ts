@@ -324,6 +324,11 @@ class Simulation {
       this.files.stall(this.clock.now() + fault.ms);
       return;
     }
+    if (fault.kind === "disk-full") {
+      this.trace.add(`fault disk-full for ${fault.ms} ms`);
+      this.files.refuseWrites(this.clock.now() + fault.ms);
+      return;
+    }
     const links = this.net.openLinks().filter((l) => l.open && l.server === this.host);
     if (links.length === 0) {
       this.trace.add(`fault ${fault.kind} skipped: no open connection`);

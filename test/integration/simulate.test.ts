@@ -91,6 +91,30 @@ describe("simulate", () => {
     expect(report.trace.filter((l) => l.endsWith(` store ${job}`))).toHaveLength(1);
   });
 
+  it("a result the full disk refuses is a failed attempt: the job runs again", async () => {
+    // The disk is full for the first 4 s: job 871d…'s first answer cannot be stored, so it is
+    // ready again and runs a second time; the checker counts the refusal as a failed result.
+    const report = await simulate({
+      seed: 5,
+      jobs: 10,
+      workers: 2,
+      faults: parseFaults("disk-full@0+4000"),
+    });
+    expect(report.violation).toBeUndefined();
+    const job = "871dd66e859f188d";
+    const lines = report.trace.filter((l) => l.includes(job)).map((l) => l.replace(/^\d+ /, ""));
+    const refused = lines.indexOf(
+      `files refused sim-store/results/87/${job}.json: the disk is full`,
+    );
+    expect(refused).toBeGreaterThan(-1);
+    expect(lines.slice(refused - 1, refused + 3)).toEqual([
+      `job ${job} storing`,
+      `files refused sim-store/results/87/${job}.json: the disk is full`,
+      `job ${job} ready`,
+      `grant ${job} to sim:1 attempt 2`,
+    ]);
+  });
+
   it("sends nothing to the coordinator after the run for a hello that crossed the listener's close", async () => {
     // Seed 200: a worker reconnects as the run finishes; its hello reaches the server's end of
     // a link the listener is closing, after the coordinator stopped. Its connection machine
@@ -160,8 +184,9 @@ describe("simulate", () => {
       const faults = drawFaults(new SimEntropy(seed), "heavy");
       expect(parseFaults(formatFaults(faults))).toEqual(faults);
     }
-    expect(parseFaults("disk-stall@5000+30000")).toEqual([
+    expect(parseFaults("disk-stall@5000+30000,disk-full@6000+2000")).toEqual([
       { kind: "disk-stall", at: 5000, ms: 30_000 },
+      { kind: "disk-full", at: 6000, ms: 2_000 },
     ]);
     expect(() => parseFaults("partition@5")).toThrow(/bad fault "partition@5"/);
     expect(parseFaults("")).toEqual([]);
