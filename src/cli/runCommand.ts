@@ -183,7 +183,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     interrupted = true;
     bar?.clear();
-    process.stderr.write("cancelling: waiting for running jobs to stop (Ctrl-C again to force)\n");
+    const storing = values["no-store"] ? "" : " and for results to be stored";
+    process.stderr.write(
+      `cancelling: waiting for running jobs to stop${storing} (Ctrl-C again to force)\n`,
+    );
     run.cancel("interrupted (Ctrl-C)");
   };
   process.on("SIGINT", onSigint);

@@ -319,7 +319,9 @@ describe("baton", () => {
       const { code, stderr } = await within(run.exit, 5_000, "exiting after SIGINT");
 
       expect(code).toBe(130);
-      expect(stderr).toContain("cancelling: waiting for running jobs to stop");
+      expect(stderr).toContain(
+        "cancelling: waiting for running jobs to stop and for results to be stored (Ctrl-C again to force)",
+      );
       expect(stderr).toMatch(/^total\s+0\s+0\s+0\s+3\s+0$/m);
       expect(isGone(pid)).toBe(true);
       expect(started.filter((child) => !isGone(child))).toEqual([]);
