@@ -302,7 +302,7 @@ export class JobBoard {
     const wasRunning = record.state === "running";
     this.release(conn, record);
     // A job shut down while running keeps its verdict; its holder's answer only ends the lease.
-    // A completed result counts even after a timeout: the value is there (and maybe stored).
+    // A completed result counts even after a timeout: the value is there.
     if (!wasRunning) this.drop(conn, jobId, "finished");
     else if (outcome.status === "completed") this.completed(record, outcome.value);
     else if (this.stopping !== undefined) this.cancelled(record);
