@@ -108,28 +108,6 @@ function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undef
   return { status: "blocked", needs: frame.needs, ...(stored && { stored }) };
 }
 
-/** A PONG while the connection holds a job: the worker is alive, so its lease is renewed. */
-const heartbeatOnPong = {
-  guard: "probing",
-  actions: ["probeAnswered", "sendHeartbeat", "scheduleProbe"],
-} as const;
-
-/** A result for a job other than the held one is dropped, naming the job held. */
-const dropStrayResult = {
-  actions: {
-    type: "dropResult",
-    params: ({ context }: { context: ConnectionContext }) => ({
-      reason: `this connection holds ${context.job}`,
-    }),
-  },
-} as const;
-
-/** The held job's result goes to the coordinator and the connection asks again; others drop. */
-const resultOfHeldJob = [
-  { guard: "holdsJob", target: "idle", actions: "sendResult" },
-  dropStrayResult,
-] as const;
-
 /**
  * One worker's socket as the coordinator sees it:
  * `handshaking → (rejected | registered) ; registered: idle ⇄ busy ; → closing → closed`.
@@ -448,7 +426,17 @@ export const connectionMachine = setup({
         },
         busy: {
           on: {
-            RESULT: resultOfHeldJob,
+            // The held job's result goes to the coordinator and the connection asks again;
+            // a result for another job is dropped, naming the job held.
+            RESULT: [
+              { guard: "holdsJob", target: "idle", actions: "sendResult" },
+              {
+                actions: {
+                  type: "dropResult",
+                  params: ({ context }) => ({ reason: `this connection holds ${context.job}` }),
+                },
+              },
+            ],
             PROGRESS: {
               guard: "progressForHeldJob",
               actions: emit(({ context, event }) => ({
@@ -457,7 +445,11 @@ export const connectionMachine = setup({
                 worker: context.worker,
               })),
             },
-            PONG: heartbeatOnPong,
+            // The worker is alive while it holds a job, so its lease is renewed.
+            PONG: {
+              guard: "probing",
+              actions: ["probeAnswered", "sendHeartbeat", "scheduleProbe"],
+            },
             EXPIRE: {
               guard: "expiresHeldJob",
               target: "#connection.closing",
