@@ -1,11 +1,13 @@
 import { type DeploymentPaths, rankFileName } from "../rank/deploymentPaths.ts";
+import { atomicTempTarget } from "./atomicTempTarget.ts";
 import type { Files } from "./ports.ts";
 
 /**
  * Removes a deployment's control files once its teardown is verified: the manifest first
  * (so no reaper takes a half-cleared directory for an orphan), then, all at once, the lease,
- * the cancel file and every rank's marker and ack. The ranks' logs stay, for reading after
- * the fact.
+ * the cancel file, every rank's marker and ack, and the temp file of any of these whose
+ * writer was killed mid-write (a rank killed while it rewrote its marker). The ranks' logs
+ * stay, for reading after the fact.
  *
  * @example
  * ```ts
@@ -15,13 +17,15 @@ import type { Files } from "./ports.ts";
  */
 export async function clearDeployment(files: Files, paths: DeploymentPaths): Promise<void> {
   await files.remove(paths.manifest);
-  const rankFiles = (await files.list(paths.dir)).filter((name) => {
-    const file = rankFileName(name);
-    return file !== undefined && file.kind !== "log";
-  });
-  await Promise.all([
-    files.remove(paths.lease),
-    files.remove(paths.cancel),
-    ...rankFiles.map((name) => files.remove(`${paths.dir}/${name}`)),
-  ]);
+  const named = new Set(
+    [paths.manifest, paths.lease, paths.cancel].map((path) => path.slice(paths.dir.length + 1)),
+  );
+  const isControlFile = (name: string) =>
+    named.has(name) || (rankFileName(name)?.kind ?? "log") !== "log";
+  const names = await files.list(paths.dir);
+  await Promise.all(
+    names
+      .filter((name) => isControlFile(atomicTempTarget(name) ?? name))
+      .map((name) => files.remove(`${paths.dir}/${name}`)),
+  );
 }

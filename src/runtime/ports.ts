@@ -128,6 +128,11 @@ export interface Procs {
 
 /** Files: atomic writes (temp + fsync + rename, mode 0600), reads, listing, removal. */
 export interface Files {
+  /**
+   * Writes `path` whole or not at all, through a temp file beside it named
+   * `.NAME.<digits>[.<hex>].tmp` (see `atomicTempTarget`). A writer killed mid-write can
+   * leave that temp file behind, never a torn `path`.
+   */
   writeAtomic(path: string, data: string | Uint8Array, mode?: number): Promise<void>;
   /** The file's text, or undefined when it does not exist. */
   read(path: string): Promise<string | undefined>;

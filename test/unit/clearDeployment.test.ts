@@ -1,0 +1,62 @@
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { atomicTempTarget } from "../../src/runtime/atomicTempTarget.ts";
+import { clearDeployment } from "../../src/runtime/clearDeployment.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("atomicTempTarget", () => {
+  it("names the file a node, ssh or simulated atomic write was meant to become", () => {
+    expect(atomicTempTarget(".rank-1.marker.json.8504.f46acc33a054.tmp")).toBe(
+      "rank-1.marker.json",
+    );
+    expect(atomicTempTarget(".lease.json.4711.tmp")).toBe("lease.json");
+    expect(atomicTempTarget(".manifest.json.12.tmp")).toBe("manifest.json");
+    expect(atomicTempTarget(".rank-0.ack.json.8504.123456789012.tmp")).toBe("rank-0.ack.json");
+  });
+
+  it("is undefined for anything else", () => {
+    for (const name of ["rank-1.log", "rank-1.marker.json", ".hidden", ".x.tmp", "a.1.tmp"]) {
+      expect(atomicTempTarget(name)).toBeUndefined();
+    }
+  });
+});
+
+describe("clearDeployment", () => {
+  it("removes every control file and the temp files of interrupted writes, and keeps the logs", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "baton-clear-"));
+    dirs.push(stateDir);
+    const paths = deploymentPaths(stateDir, "dep-abc123def456");
+    mkdirSync(paths.dir);
+    const names = [
+      "manifest.json",
+      "lease.json",
+      "cancel.json",
+      "rank-0.marker.json",
+      "rank-0.ack.json",
+      "rank-0.log",
+      "rank-1.log",
+      ".rank-1.marker.json.8504.f46acc33a054.tmp",
+      ".lease.json.8504.0a1b2c3d4e5f.tmp",
+      ".rank-1.log.8504.0a1b2c3d4e5f.tmp",
+      "notes.txt",
+    ];
+    for (const name of names) writeFileSync(join(paths.dir, name), "{}");
+
+    await clearDeployment(nodeFiles(), paths);
+
+    expect(readdirSync(paths.dir).sort()).toEqual([
+      ".rank-1.log.8504.0a1b2c3d4e5f.tmp",
+      "notes.txt",
+      "rank-0.log",
+      "rank-1.log",
+    ]);
+  });
+});
