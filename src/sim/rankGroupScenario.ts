@@ -1,6 +1,6 @@
 import { BatonError, RankGroupError, TeardownError } from "../errors.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
-import { deploymentPaths } from "../rank/deploymentPaths.ts";
+import { deploymentPaths, rankFileName } from "../rank/deploymentPaths.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger } from "../runtime/logger.ts";
 import type { ProcExit, Procs } from "../runtime/ports.ts";
@@ -49,7 +49,8 @@ const SILENT = createLogger({ level: "silent", pretty: false });
 /**
  * Rank-group invariants, by number: 8 verified teardown ⇒ nothing of the deployment alive,
  * 9 no signal outside a deployment, 10 the manifest exists while the deployment has a live
- * process and is gone after its verified teardown, 11 a failing rank fails its group with its
+ * process, and a verified teardown leaves nothing of the deployment's directory but the ranks'
+ * logs (no manifest, lease, cancel file, marker, ack, or temp file of a killed writer), 11 a failing rank fails its group with its
  * exit code, 12 the next launch's reaper kills a crashed launcher's orphans before launching,
  * 13 stop() settles within the teardown's deadlines (a teardown that trusts a dead rank waits
  * forever for its exit).
@@ -57,7 +58,7 @@ const SILENT = createLogger({ level: "silent", pretty: false });
 export const RANK_GROUP_INVARIANTS: Readonly<Record<number, string>> = {
   8: "verified teardown leaves nothing of the deployment alive",
   9: "no signal reaches a process outside the deployment",
-  10: "the manifest exists until a verified teardown and is removed after it",
+  10: "the manifest exists until a verified teardown, which removes it with every control file",
   11: "a failing rank fails its group with its exit code",
   12: "the next launch's reaper kills a crashed launcher's orphans before launching",
   13: "stop() settles within the teardown's deadlines",
@@ -457,7 +458,7 @@ export class RankGroupScenario {
     }
   }
 
-  /** Invariants 8 and 10 after a verified teardown: nothing alive, the manifest gone. */
+  /** Invariants 8 and 10 after a verified teardown: nothing alive, only the logs left. */
   private verified(launch: Launch, how: string): void {
     if (launch.finished) return;
     launch.finished = true;
@@ -479,11 +480,20 @@ export class RankGroupScenario {
         8,
         `${RANK_GROUP_INVARIANTS[8]}: ${by} of ${deployment} says verified while ${alive.map((p) => `${p.pid} (${p.label}, ${p.state})`).join(", ")} live`,
       );
-    } else if (owned && this.hasManifest(deployment)) {
-      this.hooks.fail(
-        10,
-        `${RANK_GROUP_INVARIANTS[10]}: ${by} of ${deployment} is verified but its manifest is still there`,
-      );
+    } else if (owned) {
+      const prefix = `${deploymentPaths(STATE_DIR, deployment).dir}/`;
+      const left = this.files
+        .paths()
+        .filter(
+          (path) =>
+            path.startsWith(prefix) && rankFileName(path.slice(prefix.length))?.kind !== "log",
+        );
+      if (left.length > 0) {
+        this.hooks.fail(
+          10,
+          `${RANK_GROUP_INVARIANTS[10]}: ${by} of ${deployment} is verified but ${left.join(", ")} ${left.length === 1 ? "is" : "are"} still there`,
+        );
+      }
     }
   }
 

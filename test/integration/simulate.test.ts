@@ -115,6 +115,18 @@ describe("simulate", () => {
     ]);
   });
 
+  it("clears the marker temp files of ranks killed mid-write, leaving only the logs", async () => {
+    // Launch 1's launcher crashes; launch 2, under the same name, reaps its ranks 301 and 302
+    // while each is rewriting its marker, which leaves `.rank-N.marker.json.K.tmp` behind.
+    // Launch 2's verified teardown must clear them with the rest (invariant 10).
+    const report = await simulate({ seed: 333, jobs: 20, workers: 3, faults: "heavy", world: 6 });
+    expect(report.violation).toBeUndefined();
+    expect(
+      report.trace.filter((l) => / ranks dep-\S+ rank \d pid 30[12] died SIGTERM$/.test(l)),
+    ).toHaveLength(2);
+    expect(report.trace.some((l) => l.endsWith(" ranks over"))).toBe(true);
+  });
+
   it("sends nothing to the coordinator after the run for a hello that crossed the listener's close", async () => {
     // Seed 200: a worker reconnects as the run finishes; its hello reaches the server's end of
     // a link the listener is closing, after the coordinator stopped. Its connection machine
