@@ -3,8 +3,8 @@ import type { Logger } from "pino";
 import { carriesDeployment } from "../machines/carriesDeployment.ts";
 import { deploymentPaths, isDeploymentId } from "../rank/deploymentPaths.ts";
 import { isAlive, manifestLauncherGone } from "../rank/launcherWatch.ts";
-import { LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
-import { MANIFEST_FORMAT, type Manifest } from "../rank/manifestFormat.ts";
+import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
+import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
 import { readStateFile } from "../rank/stateFile.ts";
 import { clearDeployment } from "./clearDeployment.ts";
 import { markerPids } from "./markerPids.ts";
@@ -34,7 +34,7 @@ export interface ReapOptions {
   ssh?: SshHostOptions;
 }
 
-/** What one pass of the reaper found and did, per deployment with a manifest. */
+/** What one pass of the reaper found and did, per deployment with a manifest or a stale lease. */
 export interface ReapReport {
   /** Deployments whose launcher was dead: torn down, verified, their files removed. */
   reaped: { deployment: string; why: string; teardown: TeardownReport }[];
@@ -58,7 +58,10 @@ export interface ReapReport {
  * there right before its signal, with the markers of that host's state dir). Success
  * removes the deployment's control files, there and here (logs stay); failure (including a
  * host that cannot be reached) keeps the manifest, which blocks launching that deployment's
- * name until a later reap succeeds.
+ * name until a later reap succeeds. A deployment with a lease and no manifest is a launcher
+ * that died before it wrote its manifest, so before any rank: once its lease is stale it is
+ * reaped the same way (the teardown's scan proves nothing carries the deployment), which
+ * clears the lease `baton status` would otherwise show as orphaned for ever.
  *
  * @example
  * ```ts
@@ -77,42 +80,58 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     let lease: Lease | undefined;
     try {
       manifest = await readStateFile(files, MANIFEST_FORMAT, paths.manifest);
-      if (manifest === undefined) continue;
       lease = await readStateFile(files, LEASE_FORMAT, paths.lease).catch(() => undefined);
     } catch (error) {
       report.failed.push({ deployment, error: error as Error });
       continue;
     }
-    if (manifest.launcher.host !== host) {
-      report.foreign.push({ deployment, host: manifest.launcher.host });
+    let why: string | undefined;
+    if (manifest === undefined) {
+      // No manifest, no rank: a launcher writes its lease, then its manifest, then starts
+      // ranks, and removes the manifest only after a verified teardown. A lease left alone
+      // is a launcher that died before its manifest (or while clearing its files); it is
+      // judged by staleness alone, since it does not say which machine wrote it.
+      if (lease === undefined || !isLeaseStale(lease, clock.now())) continue;
+      why = `no manifest, and the lease of launcher pid ${lease.pid} was last renewed ${clock.now() - lease.renewedAt} ms ago (stale after ${lease.staleAfterMs} ms)`;
+    } else {
+      if (manifest.launcher.host !== host) {
+        report.foreign.push({ deployment, host: manifest.launcher.host });
+        continue;
+      }
+      why = manifestLauncherGone(
+        manifest,
+        lease,
+        procs.inspect(manifest.launcher.pid),
+        clock.now(),
+      );
+      if (why === undefined) {
+        report.live.push({ deployment, pid: manifest.launcher.pid });
+        continue;
+      }
+    }
+    // A launcher that just finished and relaunched this name wrote a new manifest or lease: not ours.
+    const [current, currentLease] = await Promise.all([
+      readStateFile(files, MANIFEST_FORMAT, paths.manifest).catch(() => undefined),
+      readStateFile(files, LEASE_FORMAT, paths.lease).catch(() => undefined),
+    ]);
+    if (
+      current?.launcher.token !== manifest?.launcher.token ||
+      (manifest === undefined && currentLease?.token !== lease?.token)
+    ) {
       continue;
     }
-    const why = manifestLauncherGone(
-      manifest,
-      lease,
-      procs.inspect(manifest.launcher.pid),
-      clock.now(),
-    );
-    if (why === undefined) {
-      report.live.push({ deployment, pid: manifest.launcher.pid });
-      continue;
-    }
-    // A launcher that just finished and relaunched this name wrote a new manifest: not ours.
-    const current = await readStateFile(files, MANIFEST_FORMAT, paths.manifest).catch(
-      () => undefined,
-    );
-    if (current?.launcher.token !== manifest.launcher.token) continue;
+    const ranks = manifest?.ranks ?? [];
     options.logger?.info({ deployment, why }, "reaping an orphaned deployment");
     try {
       const logger = options.logger !== undefined && { logger: options.logger };
       const teardown = await tearDownAcrossHosts(
         () =>
           tearDown(
-            reapTarget(manifest, procs, () => markerPids(files, paths, deployment)),
+            reapTarget(deployment, ranks, procs, () => markerPids(files, paths, deployment)),
             { procs, clock, ...logger },
             options.teardown,
           ),
-        remoteSites(manifest).map(
+        remoteSites(ranks).map(
           ({ host, stateDir, pids }) =>
             () =>
               reapRemoteSite({
@@ -137,9 +156,9 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
 }
 
 /** The manifest's ranks on ssh hosts, by host: its state dir there and the ranks' pids. */
-function remoteSites(manifest: Manifest) {
+function remoteSites(ranks: readonly ManifestRank[]) {
   const sites = new Map<string, { host: SshTarget; stateDir: string; pids: number[] }>();
-  for (const rank of manifest.ranks) {
+  for (const rank of ranks) {
     if (rank.host === "local" || rank.stateDir === undefined) continue;
     const host = parseRankHost(rank.host);
     if (host.kind !== "ssh") continue;
@@ -158,18 +177,18 @@ function remoteSites(manifest: Manifest) {
  * carry it.
  */
 function reapTarget(
-  manifest: Manifest,
+  deployment: string,
+  ranks: readonly ManifestRank[],
   procs: Procs,
   sweepCandidates: () => Promise<number[]>,
 ): TeardownTarget {
-  const { deployment } = manifest;
   const carries = (pid: number, argv: string[]) =>
     carriesDeployment(argv, procs.environ(pid), deployment);
   const table = procs.list().filter(isAlive);
   const groups: number[] = [];
   const pids = new Set<number>();
   const forbiddenGroups = new Set<number>();
-  for (const rank of manifest.ranks) {
+  for (const rank of ranks) {
     if (rank.host !== "local") continue;
     const members = table.filter((info) => info.pgid === rank.pgid);
     const ours = members.filter((info) => carries(info.pid, info.argv));

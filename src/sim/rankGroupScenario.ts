@@ -224,7 +224,7 @@ export class RankGroupScenario {
       }
     }
     if (this.scheduled === 0 && this.launches.every((l) => l.finished || l.crashed)) {
-      const left = this.orphanManifests();
+      const left = this.orphans();
       if (left.length === 0) {
         this.done = true;
         this.trace("ranks over");
@@ -574,7 +574,7 @@ export class RankGroupScenario {
     }
   }
 
-  /** `baton reap`, run by the simulated operator until no orphaned manifest is left. */
+  /** `baton reap`, run by the simulated operator until no orphan's manifest or lease is left. */
   private reap(left: string[]): void {
     const self = this.spawnSelf(REAPER);
     this.trace(`ranks reap ${left.join(", ")} by ${self.pid}`);
@@ -661,10 +661,13 @@ export class RankGroupScenario {
     return this.files.peek(manifest) !== undefined;
   }
 
-  /** Manifests of crashed launches still on disk. */
-  private orphanManifests(): string[] {
+  /** Crashed launches whose manifest, or lease (a crash before the manifest), is still on disk. */
+  private orphans(): string[] {
     const crashed = this.launches.filter((l) => l.crashed).map((l) => l.group.deployment);
-    return [...new Set(crashed)].filter((d) => this.hasManifest(d));
+    return [...new Set(crashed)].filter(
+      (d) =>
+        this.hasManifest(d) || this.files.peek(deploymentPaths(STATE_DIR, d).lease) !== undefined,
+    );
   }
 }
 

@@ -127,6 +127,19 @@ describe("simulate", () => {
     expect(report.trace.some((l) => l.endsWith(" ranks over"))).toBe(true);
   });
 
+  it("reaps the stale lease of a launcher that crashed before writing its manifest", async () => {
+    // Launch 1's launcher dies 6 ms after it starts, after its lease and before its manifest.
+    // The operator's reap passes the lease by while it is fresh, then reaps it once stale.
+    const report = await simulate({ seed: 500 });
+    expect(report.violation).toBeUndefined();
+    const reap = report.trace.filter((l) => / ranks reap(ed)? dep-k34c2lryd9hd/.test(l));
+    expect(reap.map((l) => l.replace(/^\d+ ranks /, "").replace(/ by \d+$/, ""))).toEqual([
+      "reap dep-k34c2lryd9hd",
+      "reap dep-k34c2lryd9hd",
+      "reaped dep-k34c2lryd9hd",
+    ]);
+  });
+
   it("sends nothing to the coordinator after the run for a hello that crossed the listener's close", async () => {
     // Seed 200: a worker reconnects as the run finishes; its hello reaches the server's end of
     // a link the listener is closing, after the coordinator stopped. Its connection machine

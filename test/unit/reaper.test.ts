@@ -4,7 +4,7 @@
  * or foreign, and what it may signal — never a group a stranger has joined, never a rank pid
  * that now belongs to another program.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -192,6 +192,40 @@ describe("reapDeployments", () => {
     expect(signalled(w, "pid", unrelated.pid)).toEqual([]);
     expect(signalled(w, "group", unrelated.pid)).toEqual([]);
     expect(w.procs.inspect(unrelated.pid)?.state).toBe("sleeping");
+  });
+
+  it("clears a lease with no manifest once it is stale: its launcher died before any rank", async () => {
+    const w = world();
+    const write = (deployment: string, name: string, value: object) =>
+      files.writeAtomic(`${w.stateDir}/${deployment}/${name}`, JSON.stringify(value));
+    const lease = (deployment: string, renewedAt: number) =>
+      files.writeAtomic(
+        deploymentPaths(w.stateDir, deployment).lease,
+        encodeStateFile(LEASE_FORMAT, {
+          deployment,
+          pid: 4242,
+          token: "t",
+          renewedAt,
+          staleAfterMs: 30_000,
+        }),
+      );
+    await lease("died-early", NOW - 31_000);
+    await write("died-early", ".lease.json.4242.0a1b2c3d4e5f.tmp", {});
+    await write("died-early", "rank-0.log", {});
+    await lease("starting", NOW - 1_000);
+    const report = await reap(w);
+    expect(report.reaped.map((e) => [e.deployment, e.why])).toEqual([
+      [
+        "died-early",
+        expect.stringMatching(
+          /^no manifest, and the lease of launcher pid 4242 was last renewed 310\d\d ms ago \(stale after 30000 ms\)$/,
+        ),
+      ],
+    ]);
+    expect(report.live).toEqual([]);
+    expect(readdirSync(join(w.stateDir, "died-early"))).toEqual(["rank-0.log"]);
+    expect(await files.read(deploymentPaths(w.stateDir, "starting").lease)).toBeDefined();
+    expect(w.procs.signals.filter((s) => s.signal !== 0)).toEqual([]);
   });
 
   it("keeps the manifest of a deployment it could not tear down, and reports it", async () => {
