@@ -49,11 +49,11 @@ const SILENT = createLogger({ level: "silent", pretty: false });
 /**
  * Rank-group invariants, by number: 8 verified teardown ⇒ nothing of the deployment alive,
  * 9 no signal outside a deployment, 10 the manifest exists while the deployment has a live
- * process, and a verified teardown leaves nothing of the deployment's directory but the ranks'
- * logs (no manifest, lease, cancel file, marker, ack, or temp file of a killed writer), 11 a failing rank fails its group with its
- * exit code, 12 the next launch's reaper kills a crashed launcher's orphans before launching,
- * 13 stop() settles within the teardown's deadlines (a teardown that trusts a dead rank waits
- * forever for its exit).
+ * process, and a verified teardown leaves nothing of the deployment's directory but the
+ * ranks' logs (no manifest, lease, cancel file, marker, ack, or temp file of a killed
+ * writer), 11 a failing rank fails its group with its exit code, 12 the next launch's reaper
+ * kills a crashed launcher's orphans before launching, 13 stop() settles within the
+ * teardown's deadlines (a teardown that trusts a dead rank waits forever for its exit).
  */
 export const RANK_GROUP_INVARIANTS: Readonly<Record<number, string>> = {
   8: "verified teardown leaves nothing of the deployment alive",
