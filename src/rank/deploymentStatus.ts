@@ -165,6 +165,12 @@ async function readDeploymentStatus(
           leaseStaleMs: LEASE_STALE_MS,
         });
     state = reason === undefined ? "live" : "orphaned";
+    if (manifest === undefined && lease !== undefined && reason !== undefined) {
+      const staleInMs = lease.renewedAt + lease.staleAfterMs - now;
+      if (staleInMs >= 0) {
+        reason += `; with no manifest it started no rank, and \`baton reap\` removes its lease once stale, in ${Math.ceil(staleInMs / 1000)} s`;
+      }
+    }
   } else {
     const living = ranks.filter((rank) => rank.alive).map((rank) => rank.pid);
     state = living.length > 0 ? "orphaned" : "ended";

@@ -171,6 +171,17 @@ describe("baton status", () => {
         }),
       );
     await marker("dep-debris000000", dead);
+    // A lease and no manifest: a launcher that died before it wrote its manifest.
+    await files.writeAtomic(
+      deploymentPaths(dir, "dep-leaseonly000").lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment: "dep-leaseonly000",
+        pid: dead,
+        token: "tok",
+        renewedAt: Date.now() - 5_000,
+        staleAfterMs: 30_000,
+      }),
+    );
     const leftover = livePid("dep-leftover0000");
     await marker("dep-leftover0000", leftover);
 
@@ -182,6 +193,7 @@ describe("baton status", () => {
     const byId = new Map(report.deployments.map((dep) => [dep.deployment, dep]));
     expect([...byId.keys()]).toEqual([
       "dep-debris000000",
+      "dep-leaseonly000",
       "dep-leftover0000",
       "dep-live00000000",
       "dep-nolauncher00",
@@ -189,6 +201,12 @@ describe("baton status", () => {
       "dep-stalelease00",
     ]);
     expect(byId.get("dep-debris000000")).toMatchObject({ state: "ended", launcher: null });
+    expect(byId.get("dep-leaseonly000")).toMatchObject({ state: "orphaned", worldSize: null });
+    expect(byId.get("dep-leaseonly000")?.reason).toMatch(
+      new RegExp(
+        `^launcher pid ${dead} is gone; with no manifest it started no rank, and \`baton reap\` removes its lease once stale, in \\d+ s$`,
+      ),
+    );
     expect(byId.get("dep-leftover0000")).toMatchObject({
       state: "orphaned",
       reason: `no manifest or lease, but rank pid ${leftover} still runs`,
