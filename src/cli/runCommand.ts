@@ -33,7 +33,7 @@ Runs a graph of jobs and waits for it to finish.
                      what a run would do (per kind: jobs, stored, to run) without starting
                      anything or writing a file; with --json, the plan as JSON
   --no-store         keep no results: nothing is reused and nothing is written (each result
-                     costs the store two fsyncs, which caps tiny jobs at a few hundred a
+                     costs the store two fsyncs, which caps tiny jobs at several hundred a
                      second); logs still go to .baton/logs
   --in-process       run the workers inside this process instead (no sockets)
   --slurm            run the workers in Slurm allocations (one worker each), scaled to the
