@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs";
+import { readFile, readFileSync } from "node:fs";
 import { mkdir, open, readdir, rename, rm, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Files } from "./ports.ts";
@@ -9,8 +9,9 @@ import type { Files } from "./ports.ts";
  * (`.NAME.PID.RANDOM.tmp`), fsyncs it, renames it over the target and fsyncs the directory,
  * so a crash leaves either the old content or the new one; the mode (default 0600) is set
  * explicitly, whatever the umask. Parent directories are created as needed. `read` uses the
- * callback `fs.readFile`, which reads a small file in about half the time of the promise one
- * (a rerun reads one file per stored result).
+ * callback `fs.readFile`, which reads a small file in about half the time of the promise one;
+ * `readMany` yields to the event loop once and then uses `fs.readFileSync`, about five times
+ * faster again for the small files of a result store, at the cost of blocking while it reads.
  *
  * @example
  * ```ts
@@ -58,6 +59,18 @@ export function nodeFiles(): Files {
           else reject(err);
         }),
       );
+    },
+
+    async readMany(paths) {
+      await new Promise((resolve) => setImmediate(resolve));
+      return paths.map((path) => {
+        try {
+          return readFileSync(path, "utf8");
+        } catch (err) {
+          if (isErrno(err, "ENOENT")) return undefined;
+          throw err;
+        }
+      });
     },
 
     async list(dir) {

@@ -136,6 +136,13 @@ export interface Files {
   writeAtomic(path: string, data: string | Uint8Array, mode?: number): Promise<void>;
   /** The file's text, or undefined when it does not exist. */
   read(path: string): Promise<string | undefined>;
+  /**
+   * The texts of many small files, in order (undefined for one that does not exist): a
+   * rerun reads one file per stored result. The node port yields to the event loop once,
+   * then reads them all synchronously, about five times faster than as many `read`s, so
+   * callers pass a few hundred at a time.
+   */
+  readMany(paths: readonly string[]): Promise<(string | undefined)[]>;
   /** Names (not paths) of the entries of `dir`; empty when `dir` does not exist. */
   list(dir: string): Promise<string[]>;
   /** Removes a file; no error when it is already gone. */

@@ -42,6 +42,14 @@ export function remoteFiles(host: SshHost): Files {
     return result;
   };
 
+  const read = async (path: string): Promise<string | undefined> => {
+    const result = await run(
+      `read ${path}`,
+      `if [ -e ${checkPath(path)} ]; then exec cat ${checkPath(path)}; fi\nexit ${ABSENT}`,
+    );
+    return result.code === ABSENT ? undefined : result.stdout.toString("utf8");
+  };
+
   return {
     async writeAtomic(path, data, mode = 0o600) {
       const target = checkPath(path);
@@ -60,12 +68,13 @@ export function remoteFiles(host: SshHost): Files {
       );
     },
 
-    async read(path) {
-      const result = await run(
-        `read ${path}`,
-        `if [ -e ${checkPath(path)} ]; then exec cat ${checkPath(path)}; fi\nexit ${ABSENT}`,
-      );
-      return result.code === ABSENT ? undefined : result.stdout.toString("utf8");
+    read,
+
+    async readMany(paths) {
+      // One round trip each, one after the other: nothing reads many remote files at once.
+      const texts: (string | undefined)[] = [];
+      for (const path of paths) texts.push(await read(path));
+      return texts;
     },
 
     async list(dir) {

@@ -163,6 +163,7 @@ function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Fi
   return {
     writeAtomic: (path, data, mode) => limit(() => files.writeAtomic(path, data, mode)),
     read: (path) => limit(() => files.read(path)),
+    readMany: (paths) => limit(() => files.readMany(paths)),
     list: (dir) => limit(() => files.list(dir)),
     remove: (path) => limit(() => files.remove(path)),
     mkdirp: (dir) => limit(() => files.mkdirp(dir)),

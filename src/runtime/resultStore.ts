@@ -30,8 +30,10 @@ type Entry = {
 
 const FORMAT = 1;
 const JOB_ID = /^[0-9a-f]{16}$/;
-/** Reads in flight at once in `loadAll` (and shard listings). */
+/** Shard listings in flight at once in `loadAll`. */
 const CONCURRENCY = 64;
+/** Entries `loadAll` reads per `readMany` (a few ms of blocking with the node port). */
+const READ_BATCH = 250;
 
 /**
  * The content-addressed result store: one JSON file per job id,
@@ -156,9 +158,10 @@ export class ResultStore {
 
   /**
    * The stored results among `ids`, for a rerun: the shard directories are listed once, so
-   * ids with no entry cost nothing, and the entries that exist are read at most
-   * {@link CONCURRENCY} at a time. Corrupt entries are quarantined, counted and left out.
-   * `onRead(done, total)` follows the reading: after each entry, of the `total` that exist.
+   * ids with no entry cost nothing, and the entries that exist are read
+   * {@link READ_BATCH} at a time through `Files.readMany`. Corrupt entries are quarantined,
+   * counted and left out. `onRead(done, total)` follows the reading: after each entry, of the
+   * `total` that exist.
    */
   async loadAll(
     ids: Iterable<string>,
@@ -174,12 +177,24 @@ export class ResultStore {
     const stored = new Map<string, Json>();
     let corrupt = 0;
     let done = 0;
-    await forEachLimited(found, async (id) => {
-      const result = await this.#read(id);
-      if (result.ok) stored.set(id, result.value);
-      else if (result.corrupt) corrupt++;
-      onRead?.(++done, found.length);
-    });
+    for (let start = 0; start < found.length; start += READ_BATCH) {
+      const batch = found.slice(start, start + READ_BATCH);
+      const texts = await this.#files.readMany(batch.map((id) => this.#pathOf(id)));
+      for (const [index, id] of batch.entries()) {
+        const text = texts[index];
+        const checked = text === undefined ? undefined : checkEntry(id, text);
+        if (typeof checked === "object") {
+          stored.set(id, checked.value);
+        } else if (checked !== undefined) {
+          // Read again under the id's lock before quarantining, as `get` does: a `put` may
+          // have replaced the entry since.
+          const result = await this.#read(id);
+          if (result.ok) stored.set(id, result.value);
+          else if (result.corrupt) corrupt++;
+        }
+        onRead?.(++done, found.length);
+      }
+    }
     return { stored, corrupt };
   }
 

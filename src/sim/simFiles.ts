@@ -120,6 +120,10 @@ export class SimFiles {
         if (!owner.alive) return hang();
         return files.files.get(normal(path))?.data;
       },
+      async readMany(paths) {
+        if (!owner.alive) return hang();
+        return paths.map((path) => files.files.get(normal(path))?.data);
+      },
       async list(dir) {
         if (!owner.alive) return hang();
         return files.entries(normal(dir));

@@ -26,6 +26,7 @@ function memoryFiles(): Files {
       tree.set(path, typeof data === "string" ? data : new TextDecoder().decode(data));
     },
     read: async (path) => tree.get(path),
+    readMany: async (paths) => paths.map((path) => tree.get(path)),
     list: async (dir) =>
       [...tree.keys()]
         .filter((path) => path.startsWith(`${dir}/`) && !path.slice(dir.length + 1).includes("/"))

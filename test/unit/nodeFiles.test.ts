@@ -64,6 +64,21 @@ describe("nodeFiles", () => {
     expect(await files.read(join(dir, "missing"))).toBeUndefined();
   });
 
+  it("reads many files in order, a missing one as undefined, and throws for one it cannot read", async () => {
+    await files.writeAtomic(join(dir, "a"), "first");
+    await files.writeAtomic(join(dir, "b"), "second");
+    expect(await files.readMany([join(dir, "b"), join(dir, "missing"), join(dir, "a")])).toEqual([
+      "second",
+      undefined,
+      "first",
+    ]);
+    expect(await files.readMany([])).toEqual([]);
+    await files.mkdirp(join(dir, "sub"));
+    await expect(files.readMany([join(dir, "a"), join(dir, "sub")])).rejects.toMatchObject({
+      code: "EISDIR",
+    });
+  });
+
   it("lists entry names, and a missing directory as empty", async () => {
     await files.writeAtomic(join(dir, "b"), "");
     await files.writeAtomic(join(dir, "a"), "");

@@ -186,6 +186,24 @@ describe("ResultStore", () => {
       expect(await readdir(join(dir, "quarantine"))).toEqual([`${id}.json`]);
     });
 
+    it("loadAll keeps a good entry a concurrent put wrote over a corrupt one it had read", async () => {
+      // loadAll reads the torn entry; the put replaces it before loadAll looks at what it read.
+      let store: ResultStore | undefined;
+      const putFirst: typeof files = {
+        ...files,
+        readMany: async (paths) => {
+          const texts = await files.readMany(paths);
+          await store?.put(id, "count", value);
+          return texts;
+        },
+      };
+      store = await ResultStore.open(dir, putFirst, logger);
+      await files.writeAtomic(pathOf(dir, id), "torn");
+      const { stored, corrupt } = await store.loadAll([id]);
+      expect([stored.get(id), corrupt]).toEqual([value, 0]);
+      expect(await store.get(id)).toEqual(value);
+    });
+
     it("never removes a good entry a concurrent put wrote while a corrupt one was quarantined", async () => {
       const store = await open();
       await files.writeAtomic(pathOf(dir, id), "torn");
