@@ -11,7 +11,7 @@ async function settle(clock: SimClock, until = Number.POSITIVE_INFINITY) {
 }
 
 describe("SimFiles", () => {
-  it("writes atomically, reads, lists sorted, removes, and counts commits", async () => {
+  it("writes atomically, reads one or many, lists sorted, removes, and counts commits", async () => {
     const clock = new SimClock();
     const files = new SimFiles(new SimEntropy(1));
     const port = files.port(clock.scope());
@@ -25,6 +25,9 @@ describe("SimFiles", () => {
     expect(await port.list("store/results")).toEqual(["aa", "ab"]);
     expect(await port.list("store/nowhere")).toEqual([]);
     expect(await port.read("store/missing")).toBeUndefined();
+    expect(
+      await port.readMany(["store/results/aa/y.json", "store/missing", "store/results/ab/x.json"]),
+    ).toEqual(["two", undefined, "one"]);
     await port.remove("store/results/ab/x.json");
     await port.remove("store/results/ab/x.json");
     expect(await port.list("store/results/ab")).toEqual([]);
