@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { TeardownTimeouts } from "../machines/teardown.ts";
 import { type DeploymentPaths, deploymentPaths } from "../rank/deploymentPaths.ts";
 import { clearDeployment } from "./clearDeployment.ts";
+import { inFlightLimit } from "./inFlightLimit.ts";
 import { type HeldLease, holdLease } from "./launcherLease.ts";
 import { markerPids } from "./markerPids.ts";
 import type { Clock, Files } from "./ports.ts";
@@ -139,24 +140,6 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
  * on one host would otherwise exceed both.
  */
 const SESSIONS_AT_ONCE = 4;
-
-/** Runs the calls given to it with at most `limit` of them in flight, the rest in order. */
-function inFlightLimit(limit: number): <T>(call: () => Promise<T>) => Promise<T> {
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  return async (call) => {
-    if (active < limit) active++;
-    // A finished call hands its slot straight to the next one waiting.
-    else await new Promise<void>((wake) => waiting.push(wake));
-    try {
-      return await call();
-    } finally {
-      const next = waiting.shift();
-      if (next !== undefined) next();
-      else active--;
-    }
-  };
-}
 
 /** The Files port with every call through `limit`. */
 function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Files {

@@ -1,6 +1,7 @@
 import type { Actor } from "xstate";
 import type { Json } from "../graph/job.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
+import { inFlightLimit } from "./inFlightLimit.ts";
 import type { ResultStore } from "./resultStore.ts";
 
 /** What the writer needs of a logger: pino's `error(object, message)`. */
@@ -38,13 +39,11 @@ export function writeResults(
   store: Pick<ResultStore, "dir" | "put">,
   log: ErrorLogger,
 ): void {
-  const queue: { job: string; kind: string; value: Json }[] = [];
-  let head = 0;
-  let inFlight = 0;
+  const limit = inFlightLimit(WRITES_IN_FLIGHT);
   const tell = (event: Parameters<typeof coordinator.send>[0]) => {
     if (coordinator.getSnapshot().status === "active") coordinator.send(event);
   };
-  const write = ({ job, kind, value }: (typeof queue)[number]) =>
+  const write = (job: string, kind: string, value: Json) =>
     store.put(job, kind, value).then(
       () => tell({ type: "STORED", job }),
       (error: Error) => {
@@ -59,27 +58,12 @@ export function writeResults(
         });
       },
     );
-  const next = (): void => {
-    while (inFlight < WRITES_IN_FLIGHT && head < queue.length) {
-      const entry = queue[head++]!;
-      // Let written entries go: at once when the queue is empty, else once they are half of it.
-      if (head === queue.length || (head > 1024 && head * 2 > queue.length)) {
-        queue.splice(0, head);
-        head = 0;
-      }
-      inFlight++;
-      void write(entry).finally(() => {
-        inFlight--;
-        next();
-      });
-    }
-  };
   coordinator.on("effects", ({ effects }) => {
     for (const effect of effects) {
       if (effect.type === "result.store") {
-        queue.push({ job: effect.job, kind: effect.kind, value: effect.value });
+        const { job, kind, value } = effect;
+        void limit(() => write(job, kind, value));
       }
     }
-    next();
   });
 }
