@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFile, readFileSync } from "node:fs";
-import { mkdir, open, readdir, rename, rm, unlink } from "node:fs/promises";
+import { mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import type { Files } from "./ports.ts";
 
@@ -78,6 +78,15 @@ export function nodeFiles(): Files {
         return (await readdir(dir)).sort();
       } catch (err) {
         if (isErrno(err, "ENOENT")) return [];
+        throw err;
+      }
+    },
+
+    async modifiedAt(path) {
+      try {
+        return (await stat(path)).mtimeMs;
+      } catch (err) {
+        if (isErrno(err, "ENOENT")) return undefined;
         throw err;
       }
     },

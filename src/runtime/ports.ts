@@ -145,6 +145,12 @@ export interface Files {
   readMany(paths: readonly string[]): Promise<(string | undefined)[]>;
   /** Names (not paths) of the entries of `dir`; empty when `dir` does not exist. */
   list(dir: string): Promise<string[]>;
+  /**
+   * When `path` was last written, in ms since the epoch by the clock of the machine that holds
+   * it; undefined when it does not exist. It tells a temp file a dead writer left behind from
+   * one still being written.
+   */
+  modifiedAt(path: string): Promise<number | undefined>;
   /** Removes a file; no error when it is already gone. */
   remove(path: string): Promise<void>;
   mkdirp(dir: string): Promise<void>;

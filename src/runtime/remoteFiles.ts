@@ -94,6 +94,26 @@ export function remoteFiles(host: SshHost): Files {
         .filter((name) => name !== "");
     },
 
+    async modifiedAt(path) {
+      const quoted = checkPath(path);
+      const result = await run(
+        `stat ${path}`,
+        // GNU stat, then BSD stat: seconds since the epoch.
+        `if [ -e ${quoted} ]; then stat -c %Y ${quoted} 2>/dev/null || stat -f %m ${quoted}; exit; fi\nexit ${ABSENT}`,
+      );
+      if (result.code === ABSENT) return undefined;
+      const printed = result.stdout.toString("utf8").trim();
+      const seconds = Number(printed);
+      if (printed === "" || !Number.isFinite(seconds)) {
+        throw new RemoteHostError(
+          "SSH_REMOTE",
+          `${host.target.spec}: cannot tell when ${path} was modified: stat printed ${JSON.stringify(printed)}`,
+          host.target.spec,
+        );
+      }
+      return seconds * 1000;
+    },
+
     async remove(path) {
       await run(`remove ${path}`, `rm -f ${checkPath(path)}`);
     },

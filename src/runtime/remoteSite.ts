@@ -148,6 +148,7 @@ function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Fi
     read: (path) => limit(() => files.read(path)),
     readMany: (paths) => limit(() => files.readMany(paths)),
     list: (dir) => limit(() => files.list(dir)),
+    modifiedAt: (path) => limit(() => files.modifiedAt(path)),
     remove: (path) => limit(() => files.remove(path)),
     mkdirp: (dir) => limit(() => files.mkdirp(dir)),
   };

@@ -2,12 +2,14 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { canonicalJson } from "../graph/canonicalJson.ts";
 import type { Json } from "../graph/job.ts";
+import { atomicTempTarget } from "./atomicTempTarget.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock, Files } from "./ports.ts";
 
-/** What the store needs of a logger: pino's `warn(object, message)`. */
-export interface WarnLogger {
+/** What the store needs of a logger: pino's `warn` and `info(object, message)`. */
+export interface StoreLogger {
   warn(details: object, message: string): void;
+  info(details: object, message: string): void;
 }
 
 /** The outcome of {@link ResultStore.loadAll}. */
@@ -34,6 +36,12 @@ const JOB_ID = /^[0-9a-f]{16}$/;
 const CONCURRENCY = 64;
 /** Entries `loadAll` reads per `readMany` (a few ms of blocking with the node port). */
 const READ_BATCH = 250;
+/**
+ * A temp file of a `put` unchanged for this long is abandoned: its writer died between writing
+ * it and renaming it (a crash while storing). A live write takes milliseconds; one held up
+ * longer than this by a hung disk only fails its rename, and the attempt is retried.
+ */
+export const ABANDONED_TEMP_MS = 15 * 60_000;
 
 /**
  * The content-addressed result store: one JSON file per job id,
@@ -41,7 +49,9 @@ const READ_BATCH = 250;
  * `{ format: 1, id, kind, value, checksum, storedAt }` where `checksum` is the SHA-256 (hex)
  * of `canonicalJson(value)`. Every file access goes through the {@link Files} port, so the
  * simulation can run it on in-memory files; entries are written with `writeAtomic` (temp
- * file, fsync, rename, mode 0600), so a crash leaves either no entry or a whole one.
+ * file, fsync, rename, mode 0600), so a crash leaves either no entry or a whole one, and
+ * perhaps the temp file; `loadAll` removes the temp files it comes across that no write has
+ * touched for {@link ABANDONED_TEMP_MS}.
  *
  * Reading never serves a bad value: an entry that is not JSON, has the wrong format, names
  * another id or fails its checksum (a torn write, a flipped bit) is logged, moved to
@@ -68,7 +78,7 @@ const READ_BATCH = 250;
  */
 export class ResultStore {
   readonly #files: Files;
-  readonly #logger: WarnLogger | undefined;
+  readonly #logger: StoreLogger | undefined;
   readonly #clock: Pick<Clock, "now">;
   readonly #locks = new Map<string, Promise<void>>();
   readonly #readOnly: boolean;
@@ -77,7 +87,7 @@ export class ResultStore {
   private constructor(
     readonly dir: string,
     files: Files,
-    logger: WarnLogger | undefined,
+    logger: StoreLogger | undefined,
     clock: Pick<Clock, "now">,
     readOnly: boolean,
   ) {
@@ -94,7 +104,7 @@ export class ResultStore {
   static async open(
     dir: string,
     files: Files,
-    logger?: WarnLogger,
+    logger?: StoreLogger,
     clock: Pick<Clock, "now"> = nodeClock(),
   ): Promise<ResultStore> {
     const store = new ResultStore(dir, files, logger, clock, false);
@@ -170,8 +180,12 @@ export class ResultStore {
     const wanted = [...new Set(ids)].map(checkJobId);
     const shards = [...new Set(wanted.map((id) => id.slice(0, 2)))];
     const present = new Set<string>();
+    const temps: string[] = [];
     await forEachLimited(shards, async (shard) => {
-      for (const name of await this.#files.list(join(this.#resultsDir, shard))) present.add(name);
+      for (const name of await this.#files.list(join(this.#resultsDir, shard))) {
+        if (atomicTempTarget(name) === undefined) present.add(name);
+        else temps.push(join(this.#resultsDir, shard, name));
+      }
     });
     const found = wanted.filter((id) => present.has(`${id}.json`));
     const stored = new Map<string, Json>();
@@ -195,7 +209,26 @@ export class ResultStore {
         onRead?.(++done, found.length);
       }
     }
+    if (!this.#readOnly && temps.length > 0) await this.#removeAbandoned(temps);
     return { stored, corrupt };
+  }
+
+  /** Removes the temp files among `temps` that no write has touched for {@link ABANDONED_TEMP_MS}. */
+  async #removeAbandoned(temps: readonly string[]): Promise<void> {
+    const now = this.#clock.now();
+    const removed: string[] = [];
+    await forEachLimited(temps, async (temp) => {
+      const modifiedAt = await this.#files.modifiedAt(temp);
+      if (modifiedAt === undefined || now - modifiedAt <= ABANDONED_TEMP_MS) return;
+      await this.#files.remove(temp);
+      removed.push(temp);
+    });
+    if (removed.length === 0) return;
+    removed.sort();
+    this.#logger?.info(
+      { removed },
+      `removed ${removed.length} temp file${removed.length === 1 ? "" : "s"} from the result store that a run left when it stopped while storing results (untouched for over ${ABANDONED_TEMP_MS / 60_000} minutes)`,
+    );
   }
 
   get #resultsDir(): string {

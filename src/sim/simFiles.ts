@@ -6,6 +6,8 @@ import type { SimEntropy } from "./simEntropy.ts";
 interface FileEntry {
   data: string;
   mode: number;
+  /** Virtual time of the write that left this content. */
+  modifiedAt: number;
 }
 
 /** A `writeAtomic` in progress, and how far it got: each stage is a step in virtual time. */
@@ -101,14 +103,23 @@ export class SimFiles {
             code: "ENOSPC",
           });
         }
-        files.files.set(temp, { data: text, mode });
+        files.files.set(temp, { data: text, mode, modifiedAt: owner.now() });
         files.pending.add(write);
         await fsync();
         write.stage = "synced";
         await stage();
+        const written = files.files.get(temp);
+        if (written === undefined) {
+          // Someone removed the temp file meanwhile (a sweep of abandoned temps): the rename fails.
+          files.pending.delete(write);
+          throw Object.assign(
+            new Error(`ENOENT: no such file or directory, rename '${temp}' -> '${target}'`),
+            { code: "ENOENT" },
+          );
+        }
         write.previous = files.files.get(target);
         files.files.delete(temp);
-        files.files.set(target, { data: text, mode });
+        files.files.set(target, written);
         const commits = (files.commits.get(target) ?? 0) + 1;
         files.commits.set(target, commits);
         write.stage = "renamed";
@@ -127,6 +138,10 @@ export class SimFiles {
       async list(dir) {
         if (!owner.alive) return hang();
         return files.entries(normal(dir));
+      },
+      async modifiedAt(path) {
+        if (!owner.alive) return hang();
+        return files.files.get(normal(path))?.modifiedAt;
       },
       async remove(path) {
         if (!owner.alive) return hang();
@@ -154,14 +169,17 @@ export class SimFiles {
     for (const write of [...this.pending]) {
       if (write.owner !== owner) continue;
       this.pending.delete(write);
-      if (write.stage === "written" && options.torn) {
+      const temp = this.files.get(write.temp);
+      if (write.stage === "written" && options.torn && temp !== undefined) {
         const cut = this.entropy.int(0, write.data.length);
-        this.files.set(write.temp, { data: write.data.slice(0, cut), mode: 0o600 });
+        this.files.set(write.temp, { ...temp, data: write.data.slice(0, cut) });
         this.trace(`files torn ${write.temp} at ${cut} of ${write.data.length}`);
       } else if (write.stage === "renamed" && options.torn && this.entropy.chance(0.5)) {
+        const renamed = this.files.get(write.path);
+        if (renamed === undefined) continue;
         if (write.previous === undefined) this.files.delete(write.path);
         else this.files.set(write.path, write.previous);
-        this.files.set(write.temp, { data: write.data, mode: 0o600 });
+        this.files.set(write.temp, renamed);
         this.commits.set(write.path, this.commits.get(write.path)! - 1);
         this.trace(`files rename undone ${write.path}`);
       }
@@ -177,7 +195,11 @@ export class SimFiles {
   poke(path: string, data: string): void {
     const target = normal(path);
     this.mkdirs(posix.dirname(target));
-    this.files.set(target, { data, mode: 0o600 });
+    this.files.set(target, {
+      data,
+      mode: 0o600,
+      modifiedAt: this.files.get(target)?.modifiedAt ?? 0,
+    });
   }
 
   /** Every file path, sorted. */

@@ -590,6 +590,11 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     await files.writeAtomic(`${dir}/.hidden`, new Uint8Array([1, 2, 3]));
     expect(await files.read(`${dir}/lease.json`)).toBe(text);
     expect((await files.list(dir)).sort()).toEqual([".hidden", "lease.json"]);
+    // Whole seconds on the remote clock (this host's, here).
+    const modifiedAt = await files.modifiedAt(`${dir}/lease.json`);
+    expect(Math.abs(modifiedAt! - Date.now())).toBeLessThan(5_000);
+    expect(modifiedAt! % 1000).toBe(0);
+    expect(await files.modifiedAt(`${dir}/missing.json`)).toBeUndefined();
     const modes = await host.run(`stat -c '%a %U' '${dir}' '${dir}/lease.json'`);
     expect(modes.stdout.toString()).toBe(`700 ${sshd.user}\n600 ${sshd.user}\n`);
     await files.remove(`${dir}/lease.json`);

@@ -32,6 +32,7 @@ function memoryFiles(): Files {
         .filter((path) => path.startsWith(`${dir}/`) && !path.slice(dir.length + 1).includes("/"))
         .map((path) => path.slice(dir.length + 1))
         .sort(),
+    modifiedAt: async (path) => (tree.has(path) ? 0 : undefined),
     remove: async (path) => {
       tree.delete(path);
     },

@@ -87,6 +87,16 @@ describe("nodeFiles", () => {
     expect(await files.list(join(dir, "missing"))).toEqual([]);
   });
 
+  it("tells when a file was last written, and undefined for a missing one", async () => {
+    const path = join(dir, "dated");
+    const before = Date.now();
+    await files.writeAtomic(path, "x");
+    const at = await files.modifiedAt(path);
+    expect(at).toBeGreaterThanOrEqual(before - 1000);
+    expect(at).toBeLessThanOrEqual(Date.now() + 1000);
+    expect(await files.modifiedAt(join(dir, "missing"))).toBeUndefined();
+  });
+
   it("removes a file, and ignores one that is already gone", async () => {
     const path = join(dir, "doomed");
     await files.writeAtomic(path, "x");

@@ -1,6 +1,6 @@
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import fc from "fast-check";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import { canonicalJson } from "../../src/graph/canonicalJson.ts";
 import type { Json } from "../../src/graph/job.ts";
 import { jobId } from "../../src/graph/jobId.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
-import { ResultStore } from "../../src/runtime/resultStore.ts";
+import { ABANDONED_TEMP_MS, ResultStore } from "../../src/runtime/resultStore.ts";
 
 const files = nodeFiles();
 const idOf = (n: number) => jobId("test", n, [], "1");
@@ -98,6 +98,33 @@ describe("ResultStore", () => {
     expect(store.writes).toBe(2);
     expect(await store.get(id)).toEqual({ same: true });
     expect(await readdir(join(dir, "results", id.slice(0, 2)))).toEqual([`${id}.json`]);
+  });
+
+  it("loadAll removes the temp files of writes abandoned over 15 minutes ago, and keeps fresh ones", async () => {
+    const infos: Array<{ msg: string; removed: string[] }> = [];
+    const log = pino({ level: "info" }, { write: (line: string) => infos.push(JSON.parse(line)) });
+    const now = Date.now();
+    const store = await ResultStore.open(dir, files, log, { now: () => now });
+    const [a, b] = [idOf(1), idOf(2)];
+    await store.put(a, "k", 1);
+    const shard = join(dir, "results", b.slice(0, 2));
+    const abandoned = join(shard, `.${b}.json.4242.0badc0ffee00.tmp`);
+    const fresh = join(shard, `.${b}.json.4243.0badc0ffee01.tmp`);
+    await files.mkdirp(shard);
+    await writeFile(abandoned, "{");
+    await writeFile(fresh, "{");
+    const old = new Date(now - ABANDONED_TEMP_MS - 60_000);
+    await utimes(abandoned, old, old);
+
+    expect((await store.loadAll([a, b])).stored).toEqual(new Map([[a, 1]]));
+    expect(await readdir(shard)).toEqual([basename(fresh)]);
+    expect(infos.map((line) => line.removed)).toEqual([[abandoned]]);
+    expect(infos[0]!.msg).toMatch(/removed 1 temp file from the result store/);
+
+    // A dry run's read-only store removes nothing.
+    await utimes(fresh, old, old);
+    await ResultStore.openReadOnly(dir, files).loadAll([b]);
+    expect(await readdir(shard)).toEqual([basename(fresh)]);
   });
 
   it("rejects ids that are not 16 hex digits (they would escape the store)", async () => {

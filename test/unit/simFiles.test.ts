@@ -83,6 +83,32 @@ describe("SimFiles", () => {
     expect(torn).toBeGreaterThan(50);
   });
 
+  it("dates each file by the virtual time of its write; a rename whose temp was removed fails", async () => {
+    const clock = new SimClock();
+    const files = new SimFiles(new SimEntropy(1));
+    const port = files.port(clock.scope());
+    clock.scope().setTimeout(() => {}, 5_000);
+    await settle(clock);
+    const first = port.writeAtomic("d/f.json", "one");
+    await settle(clock);
+    await first;
+    const at = await port.modifiedAt("d/f.json");
+    expect(at).toBeGreaterThanOrEqual(5_000);
+    expect(at).toBeLessThanOrEqual(clock.now());
+    expect(await port.modifiedAt("d/missing")).toBeUndefined();
+    // A sweep removes the temp file while the write waits out a stalled disk.
+    files.stall(clock.now() + 10_000);
+    const second = port.writeAtomic("d/f.json", "two");
+    second.catch(() => {});
+    await settle(clock, clock.now() + 5_000);
+    const [temp] = files.paths().filter((p) => p.endsWith(".tmp"));
+    expect(await port.modifiedAt(temp!)).toBeLessThanOrEqual(clock.now());
+    await port.remove(temp!);
+    await settle(clock);
+    await expect(second).rejects.toMatchObject({ code: "ENOENT" });
+    expect(files.peek("d/f.json")).toBe("one");
+  });
+
   it("holds every write at its next fsync while the disk stalls, and reads go on", async () => {
     const clock = new SimClock();
     const files = new SimFiles(new SimEntropy(1));
