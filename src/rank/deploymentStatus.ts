@@ -1,5 +1,6 @@
 import { RankFileError } from "../errors.ts";
 import { carriesDeployment } from "../machines/carriesDeployment.ts";
+import { controlFiles } from "../runtime/clearDeployment.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { deploymentPaths, isDeploymentId, rankFileName } from "./deploymentPaths.ts";
 import { isAlive, launcherGone, manifestLauncherGone } from "./launcherWatch.ts";
@@ -174,10 +175,14 @@ async function readDeploymentStatus(
   } else {
     const living = ranks.filter((rank) => rank.alive).map((rank) => rank.pid);
     state = living.length > 0 ? "orphaned" : "ended";
+    const left = await controlFiles(files, paths);
+    const leftFiles = `the ${left.length} control file${left.length === 1 ? "" : "s"} left (${left.join(", ")})`;
     reason =
       living.length > 0
-        ? `no manifest or lease, but rank pid${living.length > 1 ? "s" : ""} ${living.join(", ")} still run${living.length > 1 ? "" : "s"}`
-        : "no manifest, no lease and no live rank";
+        ? `no manifest or lease, but rank pid${living.length > 1 ? "s" : ""} ${living.join(", ")} still run${living.length > 1 ? "" : "s"}; \`baton reap\` stops ${living.length > 1 ? "them" : "it"} and removes ${leftFiles}`
+        : left.length > 0
+          ? `no manifest, no lease and no live rank; \`baton reap\` removes ${leftFiles} once none has been touched for ${LEASE_STALE_MS / 1000} s`
+          : "no manifest, no lease and no live rank";
   }
   return {
     deployment,

@@ -1,12 +1,13 @@
 import { hostname } from "node:os";
 import type { Logger } from "pino";
 import { carriesDeployment } from "../machines/carriesDeployment.ts";
-import { deploymentPaths, isDeploymentId } from "../rank/deploymentPaths.ts";
+import { type DeploymentPaths, deploymentPaths, isDeploymentId } from "../rank/deploymentPaths.ts";
 import { isAlive, manifestLauncherGone } from "../rank/launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
+import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import { readStateFile } from "../rank/stateFile.ts";
-import { clearDeployment } from "./clearDeployment.ts";
+import { clearDeployment, controlFiles } from "./clearDeployment.ts";
 import { markerPids } from "./markerPids.ts";
 import type { Clock, Files, Procs } from "./ports.ts";
 import { reapRemoteSite } from "./remoteSite.ts";
@@ -61,7 +62,9 @@ export interface ReapReport {
  * name until a later reap succeeds. A deployment with a lease and no manifest is a launcher
  * that died before it wrote its manifest, so before any rank: once its lease is stale it is
  * reaped the same way (the teardown's scan proves nothing carries the deployment), which
- * clears the lease `baton status` would otherwise show as orphaned for ever.
+ * clears the lease `baton status` would otherwise show as orphaned for ever. So is one with
+ * neither, once its control files (a first lease's temp file, markers left by a launcher
+ * killed while clearing them) have been untouched for `LEASE_STALE_MS`.
  *
  * @example
  * ```ts
@@ -91,8 +94,11 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       // ranks, and removes the manifest only after a verified teardown. A lease left alone
       // is a launcher that died before its manifest (or while clearing its files); it is
       // judged by staleness alone, since it does not say which machine wrote it.
-      if (lease === undefined || !isLeaseStale(lease, clock.now())) continue;
-      why = `no manifest, and the lease of launcher pid ${lease.pid} was last renewed ${clock.now() - lease.renewedAt} ms ago (stale after ${lease.staleAfterMs} ms)`;
+      if (lease === undefined) why = await leftBehind(deployment, paths, options);
+      else if (isLeaseStale(lease, clock.now())) {
+        why = `no manifest, and the lease of launcher pid ${lease.pid} was last renewed ${clock.now() - lease.renewedAt} ms ago (stale after ${lease.staleAfterMs} ms)`;
+      }
+      if (why === undefined) continue;
     } else {
       if (manifest.launcher.host !== host) {
         report.foreign.push({ deployment, host: manifest.launcher.host });
@@ -153,6 +159,37 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     }
   }
   return report;
+}
+
+/**
+ * Why a deployment with neither manifest nor lease still needs a reap, or undefined when it
+ * does not. A live launcher always has one of the two, except while it writes its first lease
+ * (a temp file, for milliseconds, before any rank) or clears its files after a verified
+ * teardown (no rank left). So a rank that a marker names and that still carries the
+ * deployment is an orphan, reaped at once; and control files with neither (the temp file of
+ * a first lease its launcher died writing, markers a launcher killed while clearing left) are
+ * leftovers once none has been touched for {@link LEASE_STALE_MS}, long enough for a first
+ * write on a slow disk.
+ */
+async function leftBehind(
+  deployment: string,
+  paths: DeploymentPaths,
+  { files, procs, clock }: ReapOptions,
+): Promise<string | undefined> {
+  const names = await controlFiles(files, paths);
+  if (names.length === 0) return undefined;
+  const orphans = (await markerPids(files, paths, deployment)).filter((pid) => {
+    const info = procs.inspect(pid);
+    return isAlive(info) && carriesDeployment(info!.argv, procs.environ(pid), deployment);
+  });
+  if (orphans.length > 0) {
+    return `no manifest and no lease, but rank pid${orphans.length === 1 ? "" : "s"} ${orphans.join(", ")} still run${orphans.length === 1 ? "s" : ""}`;
+  }
+  const times = await Promise.all(names.map((name) => files.modifiedAt(`${paths.dir}/${name}`)));
+  const newest = Math.max(...times.map((time) => time ?? Number.NEGATIVE_INFINITY));
+  const untouched = clock.now() - newest;
+  if (newest === Number.NEGATIVE_INFINITY || untouched <= LEASE_STALE_MS) return undefined;
+  return `no manifest and no lease, and its control files (${names.join(", ")}) untouched for ${untouched} ms: its launcher died writing its first lease or clearing its files`;
 }
 
 /** The manifest's ranks on ssh hosts, by host: its state dir there and the ranks' pids. */

@@ -3,7 +3,7 @@ import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { deploymentPaths, rankFileName } from "../rank/deploymentPaths.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger } from "../runtime/logger.ts";
-import type { ProcExit, Procs } from "../runtime/ports.ts";
+import type { Files, ProcExit, Procs } from "../runtime/ports.ts";
 import type { GroupExit, RankGroup, RankGroupTimeouts } from "../runtime/rankGroup.ts";
 import { reapDeployments } from "../runtime/reaper.ts";
 import {
@@ -83,8 +83,18 @@ interface LaunchPlan {
   ranks: SimRankBehaviour[];
   /** The operator stops the group this long after the launch (Ctrl-C). */
   stopAfterMs: number;
-  /** The launcher is killed this long after the launch (then relaunched). */
-  crash?: { afterMs: number; torn: boolean; relaunchAfterMs: number; sameName: boolean };
+  /**
+   * The launcher is killed this long after the launch (then relaunched), or `afterMs` after
+   * it starts its `atFileWrite.n`-th write or removal of a file, if that comes first: a
+   * crash in the middle of its first lease, its manifest, or the clearing of its files.
+   */
+  crash?: {
+    afterMs: number;
+    torn: boolean;
+    relaunchAfterMs: number;
+    sameName: boolean;
+    atFileWrite?: { n: number; afterMs: number };
+  };
   /** A stranger takes the pid of a rank that exited (pid reuse), by rank. */
   reuse: Map<number, { afterMs: number; foreignUser: boolean }>;
 }
@@ -137,6 +147,7 @@ export class RankGroupScenario {
   readonly files: SimFiles;
   done = false;
   private readonly launches: Launch[] = [];
+  private readonly crashPoints: SimEntropy;
   /** Deployments seen with a process in disk-sleep (a reap may legitimately fail on them). */
   private readonly sawDiskSleep = new Set<string>();
   private checkedSignals = 0;
@@ -158,6 +169,7 @@ export class RankGroupScenario {
     private readonly hooks: RankGroupHooks,
   ) {
     this.files = new SimFiles(entropy.fork("files"), (line) => this.trace(line));
+    this.crashPoints = entropy.fork("crash-points");
     this.procs = new SimProcs({
       clock,
       programs: {
@@ -280,6 +292,9 @@ export class RankGroupScenario {
         reuse.set(rank, { afterMs: e.int(0, 2_000), foreignUser: e.chance(0.4) });
       }
     }
+    // Crash points come from a stream of their own, so that adding them left every other
+    // draw of a seed as it was.
+    const point = this.crashPoints;
     const crash =
       first && e.chance(0.25)
         ? {
@@ -287,6 +302,9 @@ export class RankGroupScenario {
             torn: e.chance(0.5),
             relaunchAfterMs: e.int(100, 5_000),
             sameName: e.chance(0.5),
+            ...(point.chance(0.5) && {
+              atFileWrite: { n: point.int(1, 12), afterMs: point.int(0, 6) },
+            }),
           }
         : undefined;
     return { ranks, stopAfterMs: e.int(2_000, 40_000), reuse, ...(crash && { crash }) };
@@ -323,7 +341,7 @@ export class RankGroupScenario {
       teardown: TEARDOWN,
       ports: {
         procs,
-        files: this.files.port(self.clock),
+        files: this.launcherFiles(self, plan, () => launch),
         clock: self.clock,
         entropy: this.entropy.fork(`launch-${n}`),
         freePort: async () => 29_500 + n,
@@ -350,6 +368,28 @@ export class RankGroupScenario {
     self.clock.setTimeout(() => this.stop(launch), plan.stopAfterMs);
     const { crash } = plan;
     if (crash !== undefined) this.clock.setTimeout(() => this.crash(launch), crash.afterMs);
+  }
+
+  /** The launcher's files; with a crash point, its writes and removals are counted to it. */
+  private launcherFiles(self: SimSelf, plan: LaunchPlan, launch: () => Launch): Files {
+    const files = this.files.port(self.clock);
+    const point = plan.crash?.atFileWrite;
+    if (point === undefined) return files;
+    let count = 0;
+    const counted = () => {
+      if (++count === point.n) this.clock.setTimeout(() => this.crash(launch()), point.afterMs);
+    };
+    return {
+      ...files,
+      writeAtomic: (path, data, mode) => {
+        counted();
+        return files.writeAtomic(path, data, mode);
+      },
+      remove: (path) => {
+        counted();
+        return files.remove(path);
+      },
+    };
   }
 
   /**
@@ -481,13 +521,7 @@ export class RankGroupScenario {
         `${RANK_GROUP_INVARIANTS[8]}: ${by} of ${deployment} says verified while ${alive.map((p) => `${p.pid} (${p.label}, ${p.state})`).join(", ")} live`,
       );
     } else if (owned) {
-      const prefix = `${deploymentPaths(STATE_DIR, deployment).dir}/`;
-      const left = this.files
-        .paths()
-        .filter(
-          (path) =>
-            path.startsWith(prefix) && rankFileName(path.slice(prefix.length))?.kind !== "log",
-        );
+      const left = this.controlFilesOf(deployment);
       if (left.length > 0) {
         this.hooks.fail(
           10,
@@ -529,7 +563,7 @@ export class RankGroupScenario {
   /** The launcher is killed: its timers and writes stop; its ranks become orphans. */
   private crash(launch: Launch): void {
     const { crash } = launch.plan;
-    if (launch.finished || crash === undefined) return;
+    if (launch.finished || launch.crashed || crash === undefined) return;
     launch.crashed = true;
     const { deployment } = launch.group;
     this.trace(
@@ -574,7 +608,7 @@ export class RankGroupScenario {
     }
   }
 
-  /** `baton reap`, run by the simulated operator until no orphan's manifest or lease is left. */
+  /** `baton reap`, run by the simulated operator until no crashed launch left a control file. */
   private reap(left: string[]): void {
     const self = this.spawnSelf(REAPER);
     this.trace(`ranks reap ${left.join(", ")} by ${self.pid}`);
@@ -664,10 +698,18 @@ export class RankGroupScenario {
   /** Crashed launches whose manifest, or lease (a crash before the manifest), is still on disk. */
   private orphans(): string[] {
     const crashed = this.launches.filter((l) => l.crashed).map((l) => l.group.deployment);
-    return [...new Set(crashed)].filter(
-      (d) =>
-        this.hasManifest(d) || this.files.peek(deploymentPaths(STATE_DIR, d).lease) !== undefined,
-    );
+    return [...new Set(crashed)].filter((d) => this.controlFilesOf(d).length > 0);
+  }
+
+  /** The paths of a deployment's files other than its ranks' logs. */
+  private controlFilesOf(deployment: string): string[] {
+    const prefix = `${deploymentPaths(STATE_DIR, deployment).dir}/`;
+    return this.files
+      .paths()
+      .filter(
+        (path) =>
+          path.startsWith(prefix) && rankFileName(path.slice(prefix.length))?.kind !== "log",
+      );
   }
 }
 

@@ -200,7 +200,12 @@ describe("baton status", () => {
       "dep-noleases0000",
       "dep-stalelease00",
     ]);
-    expect(byId.get("dep-debris000000")).toMatchObject({ state: "ended", launcher: null });
+    expect(byId.get("dep-debris000000")).toMatchObject({
+      state: "ended",
+      launcher: null,
+      reason:
+        "no manifest, no lease and no live rank; `baton reap` removes the 1 control file left (rank-0.marker.json) once none has been touched for 30 s",
+    });
     expect(byId.get("dep-leaseonly000")).toMatchObject({ state: "orphaned", worldSize: null });
     expect(byId.get("dep-leaseonly000")?.reason).toMatch(
       new RegExp(
@@ -209,7 +214,7 @@ describe("baton status", () => {
     );
     expect(byId.get("dep-leftover0000")).toMatchObject({
       state: "orphaned",
-      reason: `no manifest or lease, but rank pid ${leftover} still runs`,
+      reason: `no manifest or lease, but rank pid ${leftover} still runs; \`baton reap\` stops it and removes the 1 control file left (rank-0.marker.json)`,
     });
 
     const live = byId.get("dep-live00000000");

@@ -140,6 +140,21 @@ describe("simulate", () => {
     ]);
   });
 
+  it("reaps the deployment of a launcher that crashed while writing its first lease", async () => {
+    // Launch 1's launcher is killed 3 ms into its first lease write, which leaves only a torn
+    // `.lease.json.1.tmp`: no lease, no manifest. The reaper clears it once it has been
+    // untouched for 30 s; before that fix, nothing ever did.
+    const report = await simulate({ seed: 73, jobs: 10, workers: 2, faults: "heavy", world: 6 });
+    expect(report.violation).toBeUndefined();
+    const lines = report.trace.map((l) => l.replace(/^\d+ /, "").replace(/ by \d+$/, ""));
+    expect(lines).toContain("files torn /sim/run/dep-abty89d3jhaq/.lease.json.1.tmp at 76 of 139");
+    expect(lines.filter((l) => l.includes("reap dep-abty89d3jhaq"))).toEqual([
+      "ranks reap dep-abty89d3jhaq",
+      "ranks reap dep-abty89d3jhaq",
+    ]);
+    expect(lines).toContain("ranks reaped dep-abty89d3jhaq");
+  });
+
   it("sends nothing to the coordinator after the run for a hello that crossed the listener's close", async () => {
     // Seed 200: a worker reconnects as the run finishes; its hello reaches the server's end of
     // a link the listener is closing, after the coordinator stopped. Its connection machine

@@ -5,12 +5,14 @@
  * that now belongs to another program.
  */
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
+import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { type ReapReport, reapDeployments } from "../../src/runtime/reaper.ts";
@@ -226,6 +228,62 @@ describe("reapDeployments", () => {
     expect(readdirSync(join(w.stateDir, "died-early"))).toEqual(["rank-0.log"]);
     expect(await files.read(deploymentPaths(w.stateDir, "starting").lease)).toBeDefined();
     expect(w.procs.signals.filter((s) => s.signal !== 0)).toEqual([]);
+  });
+
+  it("with neither manifest nor lease, stops a rank still running and clears files untouched for 30 s", async () => {
+    const w = world();
+    /** A file dated `ageMs` before NOW on the simulated clock (mtime in seconds). */
+    const write = async (deployment: string, name: string, ageMs: number) => {
+      const path = `${w.stateDir}/${deployment}/${name}`;
+      await files.writeAtomic(path, "{");
+      await utimes(path, (NOW - ageMs) / 1000, (NOW - ageMs) / 1000);
+    };
+    // A launcher killed while writing its first lease, long ago; one writing it now.
+    await write("died-writing", ".lease.json.4242.0a1b2c3d4e5f.tmp", 31_000);
+    await write("died-writing", "rank-0.log", 31_000);
+    await write("writing", ".lease.json.4243.0a1b2c3d4e5f.tmp", 1_000);
+    // A launcher killed while clearing its files after a verified teardown.
+    await write("died-clearing", "rank-1.marker.json", 45_000);
+    await write("died-clearing", "rank-1.ack.json", 40_000);
+    // A deployment that ended cleanly: only its logs.
+    await write("ended", "rank-0.log", 90_000);
+    // A rank still heartbeating its marker with no launcher: an orphan, reaped at once.
+    const orphan = rank(w, "orphan");
+    const marker = deploymentPaths(w.stateDir, "orphan").marker(0);
+    await files.writeAtomic(
+      marker,
+      encodeStateFile(MARKER_FORMAT, {
+        deployment: "orphan",
+        rank: 0,
+        pid: orphan.pid,
+        phase: "ready",
+        startedAt: NOW - 60_000,
+        heartbeatAt: NOW,
+        active: 0,
+        epoch: 0,
+      }),
+    );
+    await utimes(marker, NOW / 1000, NOW / 1000);
+    const report = await reap(w);
+    expect(report.reaped.map((e) => [e.deployment, e.why])).toEqual([
+      [
+        "died-clearing",
+        "no manifest and no lease, and its control files (rank-1.ack.json, rank-1.marker.json) untouched for 40000 ms: its launcher died writing its first lease or clearing its files",
+      ],
+      [
+        "died-writing",
+        "no manifest and no lease, and its control files (.lease.json.4242.0a1b2c3d4e5f.tmp) untouched for 31000 ms: its launcher died writing its first lease or clearing its files",
+      ],
+      ["orphan", `no manifest and no lease, but rank pid ${orphan.pid} still runs`],
+    ]);
+    expect(w.procs.inspect(orphan.pid)).toBeUndefined();
+    expect(readdirSync(join(w.stateDir, "orphan"))).toEqual([]);
+    expect([report.live, report.failed, report.foreign]).toEqual([[], [], []]);
+    expect(readdirSync(join(w.stateDir, "died-writing"))).toEqual(["rank-0.log"]);
+    expect(readdirSync(join(w.stateDir, "died-clearing"))).toEqual([]);
+    expect(readdirSync(join(w.stateDir, "writing"))).toEqual([".lease.json.4243.0a1b2c3d4e5f.tmp"]);
+    expect(readdirSync(join(w.stateDir, "ended"))).toEqual(["rank-0.log"]);
+    expect(w.procs.signals.filter((s) => s.signal !== 0 && s.id !== orphan.pid)).toEqual([]);
   });
 
   it("keeps the manifest of a deployment it could not tear down, and reports it", async () => {
