@@ -170,6 +170,13 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
   }
   const invalid = (what: string, rule: string) =>
     bad(`Job ${label(spec as JobSpec)} has ${what}; ${rule}.`, [kind]);
+  const missing = [after === undefined && "after", requires === undefined && "requires"];
+  if (missing.some(Boolean)) {
+    throw bad(
+      `The job at ${from()} (kind ${preview(kind)}) has no ${missing.filter(Boolean).join(" and no ")}: it was not made by job(); make jobs with job(kind, input, options), which fills them in.`,
+      [kind],
+    );
+  }
   if (!Array.isArray(after)) {
     throw invalid(`after ${preview(after)}`, "after must be an array of jobs");
   }

@@ -247,6 +247,12 @@ describe("planGraph", () => {
     expect(badJob({ ...job("fetch"), after: "none" })).toBe(
       'Job fetch has after "none"; after must be an array of jobs.',
     );
+    expect(badJob({ kind: "fetch", input: 2 } as never)).toBe(
+      'The job at roots[0] (kind "fetch") has no after and no requires: it was not made by job(); make jobs with job(kind, input, options), which fills them in.',
+    );
+    expect(badJob({ kind: "fetch", input: 2, after: [] } as never)).toMatch(
+      /^The job at roots\[0\] \(kind "fetch"\) has no requires: it was not made by job\(\);/,
+    );
   });
 
   it("rejects a kind that is not a non-empty string", () => {
