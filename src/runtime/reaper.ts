@@ -208,10 +208,9 @@ function remoteSites(ranks: readonly ManifestRank[]) {
 }
 
 /**
- * What to tear down for an orphaned manifest (its local ranks): the ranks' groups whose every live member
- * carries the deployment; for a group with a stranger in it (a reused pgid), the members that
- * carry it, by pid, and the group itself is forbidden; the ranks' own pids when they still
- * carry it.
+ * What to tear down for an orphaned deployment: the groups of its manifest's local ranks whose
+ * every live member carries the deployment (a group with a stranger in it, a reused pgid, is
+ * forbidden), and by pid every live process that carries it.
  */
 function reapTarget(
   deployment: string,
@@ -231,10 +230,11 @@ function reapTarget(
     const ours = members.filter((info) => carries(info.pid, info.argv));
     if (members.length > 0 && ours.length === members.length) groups.push(rank.pgid);
     else if (members.length > 0) forbiddenGroups.add(rank.pgid);
-    for (const info of ours) pids.add(info.pid);
-    const own = table.find((info) => info.pid === rank.pid);
-    if (own !== undefined && carries(own.pid, own.argv)) pids.add(own.pid);
   }
+  // By pid, every live process that carries the deployment: the manifest's ranks, their
+  // children, and ranks a launcher started but died before writing into its manifest, which
+  // the sweep alone would give a single KILL.
+  for (const info of table) if (carries(info.pid, info.argv)) pids.add(info.pid);
   return {
     deployment,
     groups: [...new Set(groups)].filter((pgid) => pgid > 1),

@@ -155,6 +155,16 @@ describe("simulate", () => {
     expect(lines).toContain("ranks reaped dep-abty89d3jhaq");
   });
 
+  it("gives ranks missing from a crashed launcher's manifest the whole escalation", async () => {
+    // Launch 1's launcher dies 3 ms into its 4th file write, after starting its 8 ranks and
+    // before writing their pids into its manifest. Only their markers name them. Rank 6 needs
+    // two KILLs; when the reaper left such ranks to the marker sweep, which sends one, launch
+    // 2's reaper could not verify and launch 2 started beside a live orphan (invariant 12).
+    const report = await simulate({ seed: 22502, jobs: 30, workers: 4, world: 8 });
+    expect(report.violation).toBeUndefined();
+    expect(report.trace.some((l) => l.endsWith(" ranks reaped dep-19s7izz88ka8"))).toBe(true);
+  });
+
   it("sends nothing to the coordinator after the run for a hello that crossed the listener's close", async () => {
     // Seed 200: a worker reconnects as the run finishes; its hello reaches the server's end of
     // a link the listener is closing, after the coordinator stopped. Its connection machine

@@ -286,6 +286,33 @@ describe("reapDeployments", () => {
     expect(w.procs.signals.filter((s) => s.signal !== 0 && s.id !== orphan.pid)).toEqual([]);
   });
 
+  it("gives a rank its launcher died before writing into the manifest the whole escalation", async () => {
+    const w = world();
+    // Started, then the launcher died before recording it: the manifest lists no rank. It
+    // ignores TERM and survives its first KILL.
+    const unlisted = w.procs.start({
+      argv: ["python3", "rank.py"],
+      env: { BATON_DEPLOYMENT: "unlisted" },
+      newGroup: true,
+      onTerm: "ignore",
+      killsToDie: 2,
+    });
+    await writeDeployment(w, "unlisted", { pid: 4242, token: "t" }, [], {
+      pid: 4242,
+      token: "t",
+      renewedAt: NOW,
+    });
+    const report = await reap(w);
+    expect(report.reaped.map((e) => e.deployment)).toEqual(["unlisted"]);
+    expect(report.failed).toEqual([]);
+    expect(signalled(w, "pid", unlisted.pid).map((s) => s.signal)).toEqual([
+      "SIGTERM",
+      "SIGKILL",
+      "SIGKILL",
+    ]);
+    expect(w.procs.inspect(unlisted.pid)).toBeUndefined();
+  });
+
   it("keeps the manifest of a deployment it could not tear down, and reports it", async () => {
     const w = world();
     const stuck = w.procs.start({
