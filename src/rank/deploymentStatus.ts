@@ -175,7 +175,7 @@ async function readDeploymentStatus(
   } else {
     const living = ranks.filter((rank) => rank.alive).map((rank) => rank.pid);
     state = living.length > 0 ? "orphaned" : "ended";
-    const left = await controlFiles(files, paths);
+    const left = controlFiles(paths, entries);
     const leftFiles = `the ${left.length} control file${left.length === 1 ? "" : "s"} left (${left.join(", ")})`;
     reason =
       living.length > 0

@@ -17,27 +17,26 @@ import type { Files } from "./ports.ts";
  */
 export async function clearDeployment(files: Files, paths: DeploymentPaths): Promise<void> {
   await files.remove(paths.manifest);
-  const names = await controlFiles(files, paths);
+  const names = controlFiles(paths, await files.list(paths.dir));
   await Promise.all(names.map((name) => files.remove(`${paths.dir}/${name}`)));
 }
 
 /**
- * The names of a deployment's control files in its directory: the manifest, the lease, the
- * cancel file, every rank's marker and ack, and the temp file of any of these; not the
- * ranks' logs.
+ * The deployment's control files among `names` (the entries of its directory): the
+ * manifest, the lease, the cancel file, every rank's marker and ack, and the temp file of any
+ * of these; not the ranks' logs.
  *
  * @example
  * ```ts
- * await controlFiles(files, paths); // ["lease.json", "rank-0.marker.json", ".rank-1.ack.json.7.tmp"]
+ * controlFiles(paths, ["lease.json", "rank-0.log", ".rank-1.ack.json.7.tmp"]);
+ * // ["lease.json", ".rank-1.ack.json.7.tmp"]
  * ```
  */
-export async function controlFiles(files: Files, paths: DeploymentPaths): Promise<string[]> {
+export function controlFiles(paths: DeploymentPaths, names: readonly string[]): string[] {
   const named = new Set(
     [paths.manifest, paths.lease, paths.cancel].map((path) => path.slice(paths.dir.length + 1)),
   );
   const isControlFile = (name: string) =>
     named.has(name) || (rankFileName(name)?.kind ?? "log") !== "log";
-  return (await files.list(paths.dir)).filter((name) =>
-    isControlFile(atomicTempTarget(name) ?? name),
-  );
+  return names.filter((name) => isControlFile(atomicTempTarget(name) ?? name));
 }

@@ -176,7 +176,7 @@ async function leftBehind(
   paths: DeploymentPaths,
   { files, procs, clock }: ReapOptions,
 ): Promise<string | undefined> {
-  const names = await controlFiles(files, paths);
+  const names = controlFiles(paths, await files.list(paths.dir));
   if (names.length === 0) return undefined;
   const orphans = (await markerPids(files, paths, deployment)).filter((pid) => {
     const info = procs.inspect(pid);

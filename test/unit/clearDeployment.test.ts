@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { atomicTempTarget } from "../../src/runtime/atomicTempTarget.ts";
-import { clearDeployment } from "../../src/runtime/clearDeployment.ts";
+import { clearDeployment, controlFiles } from "../../src/runtime/clearDeployment.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 
 const dirs: string[] = [];
@@ -58,5 +58,21 @@ describe("clearDeployment", () => {
       "rank-0.log",
       "rank-1.log",
     ]);
+  });
+});
+
+describe("controlFiles", () => {
+  it("picks the control files and their temp files out of a directory's entries", () => {
+    const paths = deploymentPaths("/state", "dep-abc123def456");
+    expect(
+      controlFiles(paths, [
+        "lease.json",
+        "rank-0.log",
+        ".rank-1.ack.json.7.tmp",
+        "rank-2.marker.json",
+        ".rank-0.log.8504.0a1b2c3d4e5f.tmp",
+        "notes.txt",
+      ]),
+    ).toEqual(["lease.json", ".rank-1.ack.json.7.tmp", "rank-2.marker.json"]);
   });
 });
