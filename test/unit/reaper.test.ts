@@ -39,14 +39,18 @@ function world() {
 
 type World = ReturnType<typeof world>;
 
-/** A rank of `deployment`: a process leading its own group with BATON_DEPLOYMENT set. */
-function rank(w: World, deployment: string, onTerm: "exit" | "ignore" = "exit") {
+/**
+ * A rank of `deployment`: a process leading its own group with BATON_DEPLOYMENT set, dying
+ * at its `killsToDie`-th KILL.
+ */
+function rank(w: World, deployment: string, onTerm: "exit" | "ignore" = "exit", killsToDie = 1) {
   return w.procs.start({
     argv: ["python3", "rank.py"],
     env: { BATON_DEPLOYMENT: deployment },
     newGroup: true,
     onTerm,
     termExitMs: 5,
+    killsToDie,
   });
 }
 
@@ -290,13 +294,7 @@ describe("reapDeployments", () => {
     const w = world();
     // Started, then the launcher died before recording it: the manifest lists no rank. It
     // ignores TERM and survives its first KILL.
-    const unlisted = w.procs.start({
-      argv: ["python3", "rank.py"],
-      env: { BATON_DEPLOYMENT: "unlisted" },
-      newGroup: true,
-      onTerm: "ignore",
-      killsToDie: 2,
-    });
+    const unlisted = rank(w, "unlisted", "ignore", 2);
     await writeDeployment(w, "unlisted", { pid: 4242, token: "t" }, [], {
       pid: 4242,
       token: "t",
