@@ -148,6 +148,7 @@ export class RankGroupScenario {
   done = false;
   private readonly launches: Launch[] = [];
   private readonly crashPoints: SimEntropy;
+  private readonly reaperCrashPoints: SimEntropy;
   /** Deployments seen with a process in disk-sleep (a reap may legitimately fail on them). */
   private readonly sawDiskSleep = new Set<string>();
   private checkedSignals = 0;
@@ -170,6 +171,7 @@ export class RankGroupScenario {
   ) {
     this.files = new SimFiles(entropy.fork("files"), (line) => this.trace(line));
     this.crashPoints = entropy.fork("crash-points");
+    this.reaperCrashPoints = entropy.fork("reaper-crash-points");
     this.procs = new SimProcs({
       clock,
       programs: {
@@ -295,6 +297,8 @@ export class RankGroupScenario {
     // Crash points come from a stream of their own, so that adding them left every other
     // draw of a seed as it was.
     const point = this.crashPoints;
+    const atFileWrite = () => ({ n: point.int(1, 12), afterMs: point.int(0, 6) });
+    // A relaunch may crash too, mostly in its own reap of the crashed launch before it.
     const crash =
       first && e.chance(0.25)
         ? {
@@ -302,11 +306,17 @@ export class RankGroupScenario {
             torn: e.chance(0.5),
             relaunchAfterMs: e.int(100, 5_000),
             sameName: e.chance(0.5),
-            ...(point.chance(0.5) && {
-              atFileWrite: { n: point.int(1, 12), afterMs: point.int(0, 6) },
-            }),
+            ...(point.chance(0.5) && { atFileWrite: atFileWrite() }),
           }
-        : undefined;
+        : !first && point.chance(0.2)
+          ? {
+              afterMs: point.int(0, 20_000),
+              torn: point.chance(0.5),
+              relaunchAfterMs: point.int(100, 5_000),
+              sameName: point.chance(0.5),
+              atFileWrite: atFileWrite(),
+            }
+          : undefined;
     return { ranks, stopAfterMs: e.int(2_000, 40_000), reuse, ...(crash && { crash }) };
   }
 
@@ -341,7 +351,7 @@ export class RankGroupScenario {
       teardown: TEARDOWN,
       ports: {
         procs,
-        files: this.launcherFiles(self, plan, () => launch),
+        files: this.crashingFiles(self, plan.crash?.atFileWrite, () => this.crash(launch)),
         clock: self.clock,
         entropy: this.entropy.fork(`launch-${n}`),
         freePort: async () => 29_500 + n,
@@ -370,14 +380,23 @@ export class RankGroupScenario {
     if (crash !== undefined) this.clock.setTimeout(() => this.crash(launch), crash.afterMs);
   }
 
-  /** The launcher's files; with a crash point, its writes and removals are counted to it. */
-  private launcherFiles(self: SimSelf, plan: LaunchPlan, launch: () => Launch): Files {
+  /**
+   * The files of process `self`; with a crash `point`, `crash` is called `point.afterMs`
+   * after the process starts its `point.n`-th write or removal of a file, or, for 0, right
+   * before it (the call then never happens: its process is dead).
+   */
+  private crashingFiles(
+    self: SimSelf,
+    point: { n: number; afterMs: number } | undefined,
+    crash: () => void,
+  ): Files {
     const files = this.files.port(self.clock);
-    const point = plan.crash?.atFileWrite;
     if (point === undefined) return files;
     let count = 0;
     const counted = () => {
-      if (++count === point.n) this.clock.setTimeout(() => this.crash(launch()), point.afterMs);
+      if (++count !== point.n) return;
+      if (point.afterMs === 0) crash();
+      else this.clock.setTimeout(crash, point.afterMs);
     };
     return {
       ...files,
@@ -436,6 +455,7 @@ export class RankGroupScenario {
           return;
         }
         this.unverified(launch, error);
+        if (launch.finished) launch.self.exit(0);
       },
     );
   }
@@ -500,17 +520,20 @@ export class RankGroupScenario {
 
   /** Invariants 8 and 10 after a verified teardown: nothing alive, only the logs left. */
   private verified(launch: Launch, how: string): void {
-    if (launch.finished) return;
-    launch.finished = true;
-    const { deployment } = launch.group;
-    this.trace(`ranks ${deployment} verified (${how})`);
-    // Stopped before it started a rank: a manifest of this name is a crashed launch's, reaped.
-    this.checkGone(
-      deployment,
-      `the teardown of launch ${launch.n} (${how})`,
-      launch.ranks.size > 0,
-    );
-    launch.self.exit(0);
+    if (!launch.finished) {
+      launch.finished = true;
+      const { deployment } = launch.group;
+      this.trace(`ranks ${deployment} verified (${how})`);
+      // Stopped before it started a rank: a manifest of this name is a crashed launch's, reaped.
+      this.checkGone(
+        deployment,
+        `the teardown of launch ${launch.n} (${how})`,
+        launch.ranks.size > 0,
+      );
+    }
+    // Like `baton launch`, the launcher exits once its stop() has settled too (invariant 13
+    // holds it to that): wait() can settle first when the stop came during the launch's reap.
+    if (launch.stopSince === undefined) launch.self.exit(0);
   }
 
   private checkGone(deployment: string, by: string, owned = true): void {
@@ -612,23 +635,39 @@ export class RankGroupScenario {
   private reap(left: string[]): void {
     const self = this.spawnSelf(REAPER);
     this.trace(`ranks reap ${left.join(", ")} by ${self.pid}`);
+    const again = () =>
+      this.clock.setTimeout(() => {
+        this.reaping = false;
+      }, RETRY_AFTER_MS);
+    // Some reaps are killed in the middle of a file write or removal, and the next one must
+    // finish the job.
+    const e = this.reaperCrashPoints;
+    const point = e.chance(0.5) ? { n: e.int(1, 6), afterMs: e.int(0, 2) } : undefined;
+    let over = false;
+    const crash = () => {
+      if (over) return;
+      over = true;
+      this.trace(`ranks reaper ${self.pid} crashed`);
+      this.files.crash(self.clock, { torn: true });
+      self.exit(137);
+      again();
+    };
     reapDeployments({
       stateDir: STATE_DIR,
       procs: this.view(self.pid),
-      files: this.files.port(self.clock),
+      files: this.crashingFiles(self, point, crash),
       clock: self.clock,
       teardown: TEARDOWN,
     }).then(
       (report) => {
+        over = true;
         for (const { deployment } of report.reaped) {
           this.trace(`ranks reaped ${deployment}`);
           this.checkGone(deployment, "baton reap");
         }
         for (const { deployment } of report.failed) this.trace(`ranks reap failed ${deployment}`);
         self.exit(0);
-        this.clock.setTimeout(() => {
-          this.reaping = false;
-        }, RETRY_AFTER_MS);
+        again();
       },
       (error: Error) => this.hooks.fail(6, `baton reap failed: ${error.stack ?? error}`),
     );
