@@ -1,6 +1,6 @@
 import { RankFileError } from "../errors.ts";
 import { carriesDeployment } from "../machines/carriesDeployment.ts";
-import { controlFiles } from "../runtime/clearDeployment.ts";
+import { controlFiles, untouchedMs } from "../runtime/clearDeployment.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { deploymentPaths, isDeploymentId, rankFileName } from "./deploymentPaths.ts";
 import { isAlive, launcherGone, manifestLauncherGone } from "./launcherWatch.ts";
@@ -177,12 +177,18 @@ async function readDeploymentStatus(
     state = living.length > 0 ? "orphaned" : "ended";
     const left = controlFiles(paths, entries);
     const leftFiles = `the ${left.length} control file${left.length === 1 ? "" : "s"} left (${left.join(", ")})`;
-    reason =
-      living.length > 0
-        ? `no manifest or lease, but rank pid${living.length > 1 ? "s" : ""} ${living.join(", ")} still run${living.length > 1 ? "" : "s"}; \`baton reap\` stops ${living.length > 1 ? "them" : "it"} and removes ${leftFiles}`
-        : left.length > 0
-          ? `no manifest, no lease and no live rank; \`baton reap\` removes ${leftFiles} once none has been touched for ${LEASE_STALE_MS / 1000} s`
-          : "no manifest, no lease and no live rank";
+    if (living.length > 0) {
+      reason = `no manifest or lease, but rank pid${living.length > 1 ? "s" : ""} ${living.join(", ")} still run${living.length > 1 ? "" : "s"}; \`baton reap\` stops ${living.length > 1 ? "them" : "it"} and removes ${leftFiles}`;
+    } else {
+      reason = "no manifest, no lease and no live rank";
+      const untouched =
+        left.length > 0 ? await untouchedMs(files, paths.dir, left, now) : undefined;
+      if (untouched !== undefined) {
+        // The reaper clears leftovers none of which has been touched for LEASE_STALE_MS.
+        const waitMs = LEASE_STALE_MS - untouched;
+        reason += `; \`baton reap\` removes ${leftFiles}${waitMs >= 0 ? ` once none has been touched for ${LEASE_STALE_MS / 1000} s, in ${Math.max(1, Math.ceil(waitMs / 1000))} s` : ""}`;
+      }
+    }
   }
   return {
     deployment,

@@ -40,3 +40,24 @@ export function controlFiles(paths: DeploymentPaths, names: readonly string[]): 
     named.has(name) || (rankFileName(name)?.kind ?? "log") !== "log";
   return names.filter((name) => isControlFile(atomicTempTarget(name) ?? name));
 }
+
+/**
+ * How long none of `names` (control files of the directory `dir`) has been written, in whole
+ * ms by `now`; undefined when none of them exists any more.
+ *
+ * @example
+ * ```ts
+ * const names = controlFiles(paths, await files.list(paths.dir));
+ * await untouchedMs(files, paths.dir, names, clock.now()); // 31250
+ * ```
+ */
+export async function untouchedMs(
+  files: Files,
+  dir: string,
+  names: readonly string[],
+  now: number,
+): Promise<number | undefined> {
+  const times = await Promise.all(names.map((name) => files.modifiedAt(`${dir}/${name}`)));
+  const newest = Math.max(...times.map((time) => time ?? Number.NEGATIVE_INFINITY));
+  return newest === Number.NEGATIVE_INFINITY ? undefined : Math.round(now - newest);
+}

@@ -7,7 +7,7 @@ import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import { readStateFile } from "../rank/stateFile.ts";
-import { clearDeployment, controlFiles } from "./clearDeployment.ts";
+import { clearDeployment, controlFiles, untouchedMs } from "./clearDeployment.ts";
 import { markerPids } from "./markerPids.ts";
 import type { Clock, Files, Procs } from "./ports.ts";
 import { reapRemoteSite } from "./remoteSite.ts";
@@ -185,10 +185,8 @@ async function leftBehind(
   if (orphans.length > 0) {
     return `no manifest and no lease, but rank pid${orphans.length === 1 ? "" : "s"} ${orphans.join(", ")} still run${orphans.length === 1 ? "s" : ""}`;
   }
-  const times = await Promise.all(names.map((name) => files.modifiedAt(`${paths.dir}/${name}`)));
-  const newest = Math.max(...times.map((time) => time ?? Number.NEGATIVE_INFINITY));
-  const untouched = clock.now() - newest;
-  if (newest === Number.NEGATIVE_INFINITY || untouched <= LEASE_STALE_MS) return undefined;
+  const untouched = await untouchedMs(files, paths.dir, names, clock.now());
+  if (untouched === undefined || untouched <= LEASE_STALE_MS) return undefined;
   return `no manifest and no lease, and its control files (${names.join(", ")}) untouched for ${untouched} ms: its launcher died writing its first lease or clearing its files`;
 }
 

@@ -3,7 +3,7 @@
  * fills with files, whose pids are processes the test starts (live) or started and let exit
  * (dead). Every process still running when a test ends is SIGKILLed by pid.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -171,6 +171,10 @@ describe("baton status", () => {
         }),
       );
     await marker("dep-debris000000", dead);
+    // The temp file of a first lease, untouched for two minutes: `baton reap` clears it now.
+    const firstLease = join(dir, "dep-firstlease00", ".lease.json.4242.0a1b2c3d4e5f.tmp");
+    await files.writeAtomic(firstLease, "{");
+    await utimes(firstLease, new Date(Date.now() - 120_000), new Date(Date.now() - 120_000));
     // A lease and no manifest: a launcher that died before it wrote its manifest.
     await files.writeAtomic(
       deploymentPaths(dir, "dep-leaseonly000").lease,
@@ -193,6 +197,7 @@ describe("baton status", () => {
     const byId = new Map(report.deployments.map((dep) => [dep.deployment, dep]));
     expect([...byId.keys()]).toEqual([
       "dep-debris000000",
+      "dep-firstlease00",
       "dep-leaseonly000",
       "dep-leftover0000",
       "dep-live00000000",
@@ -200,11 +205,14 @@ describe("baton status", () => {
       "dep-noleases0000",
       "dep-stalelease00",
     ]);
-    expect(byId.get("dep-debris000000")).toMatchObject({
+    expect(byId.get("dep-debris000000")).toMatchObject({ state: "ended", launcher: null });
+    expect(byId.get("dep-debris000000")?.reason).toMatch(
+      /^no manifest, no lease and no live rank; `baton reap` removes the 1 control file left \(rank-0\.marker\.json\) once none has been touched for 30 s, in \d+ s$/,
+    );
+    expect(byId.get("dep-firstlease00")).toMatchObject({
       state: "ended",
-      launcher: null,
       reason:
-        "no manifest, no lease and no live rank; `baton reap` removes the 1 control file left (rank-0.marker.json) once none has been touched for 30 s",
+        "no manifest, no lease and no live rank; `baton reap` removes the 1 control file left (.lease.json.4242.0a1b2c3d4e5f.tmp)",
     });
     expect(byId.get("dep-leaseonly000")).toMatchObject({ state: "orphaned", worldSize: null });
     expect(byId.get("dep-leaseonly000")?.reason).toMatch(
