@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { canonicalJson } from "../graph/canonicalJson.ts";
 import type { Json } from "../graph/job.ts";
 import { atomicTempTarget } from "./atomicTempTarget.ts";
+import { inFlightLimit } from "./inFlightLimit.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock, Files } from "./ports.ts";
 
@@ -32,7 +33,7 @@ type Entry = {
 
 const FORMAT = 1;
 const JOB_ID = /^[0-9a-f]{16}$/;
-/** Shard listings in flight at once in `loadAll`. */
+/** Shard listings (and checks of temp files) in flight at once in `loadAll`. */
 const CONCURRENCY = 64;
 /** Entries `loadAll` reads per `readMany` (a few ms of blocking with the node port). */
 const READ_BATCH = 250;
@@ -181,12 +182,17 @@ export class ResultStore {
     const shards = [...new Set(wanted.map((id) => id.slice(0, 2)))];
     const present = new Set<string>();
     const temps: string[] = [];
-    await forEachLimited(shards, async (shard) => {
-      for (const name of await this.#files.list(join(this.#resultsDir, shard))) {
-        if (atomicTempTarget(name) === undefined) present.add(name);
-        else temps.push(join(this.#resultsDir, shard, name));
-      }
-    });
+    const limit = inFlightLimit(CONCURRENCY);
+    await Promise.all(
+      shards.map((shard) =>
+        limit(async () => {
+          for (const name of await this.#files.list(join(this.#resultsDir, shard))) {
+            if (atomicTempTarget(name) === undefined) present.add(name);
+            else temps.push(join(this.#resultsDir, shard, name));
+          }
+        }),
+      ),
+    );
     const found = wanted.filter((id) => present.has(`${id}.json`));
     const stored = new Map<string, Json>();
     let corrupt = 0;
@@ -217,12 +223,17 @@ export class ResultStore {
   async #removeAbandoned(temps: readonly string[]): Promise<void> {
     const now = this.#clock.now();
     const removed: string[] = [];
-    await forEachLimited(temps, async (temp) => {
-      const modifiedAt = await this.#files.modifiedAt(temp);
-      if (modifiedAt === undefined || now - modifiedAt <= ABANDONED_TEMP_MS) return;
-      await this.#files.remove(temp);
-      removed.push(temp);
-    });
+    const limit = inFlightLimit(CONCURRENCY);
+    await Promise.all(
+      temps.map((temp) =>
+        limit(async () => {
+          const modifiedAt = await this.#files.modifiedAt(temp);
+          if (modifiedAt === undefined || now - modifiedAt <= ABANDONED_TEMP_MS) return;
+          await this.#files.remove(temp);
+          removed.push(temp);
+        }),
+      ),
+    );
     if (removed.length === 0) return;
     removed.sort();
     this.#logger?.info(
@@ -314,13 +325,4 @@ function checkEntry(id: string, text: string): Entry | string {
   if (typeof e.checksum !== "string") return "checksum is not a string";
   if (checksumOf(e.value as Json) !== e.checksum) return "checksum mismatch (value changed)";
   return e as Entry;
-}
-
-/** Calls `fn` on every item, at most {@link CONCURRENCY} at a time; rejects on the first error. */
-async function forEachLimited<T>(items: readonly T[], fn: (item: T) => Promise<void>) {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, items.length) }, lane));
 }
