@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { RemoteHostError } from "../errors.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import { shellQuote } from "./shellQuote.ts";
+import { isMaster, makeControlDir } from "./sshControlDir.ts";
 import type { SshTarget } from "./sshTarget.ts";
 
 export interface SshHostOptions {
@@ -108,7 +108,7 @@ export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHos
     "LogLevel=ERROR",
     "-T",
   ];
-  const dir = multiplex ? mkdtempSync(join(tmpdir(), "baton-ssh-")) : undefined;
+  const dir = multiplex ? makeControlDir() : undefined;
   const controlPath = dir === undefined ? undefined : join(dir, "master");
   const control = (master: "yes" | "no") =>
     controlPath === undefined
@@ -323,20 +323,6 @@ export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHos
 const ADVICE =
   "Check that `ssh -o BatchMode=yes USER@HOST true` works from this machine: the host key " +
   "must be in known_hosts and a key must be offered (ssh-agent or IdentityFile)";
-
-/**
- * Whether `pid` is a live process (a zombie is not) whose argv names our private control
- * socket: the master we started, never a process that reused its pid.
- */
-function isMaster(pid: number, controlPath: string): boolean {
-  const info = nodeProcs().inspect(pid);
-  return (
-    info !== undefined &&
-    info.state !== "zombie" &&
-    info.state !== "dead" &&
-    info.argv.some((arg) => arg.includes(controlPath))
-  );
-}
 
 /** Waits up to 2 s for the master `pid` to end, then kills it if it is still our master. */
 async function stopMaster(pid: number, controlPath: string): Promise<void> {

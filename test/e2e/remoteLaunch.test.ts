@@ -4,7 +4,7 @@
  * starts is stopped by its pid when it ends: the baton processes, then what is left of the
  * test's deployments on the ssh host, over ssh, after the host checked each pid carries it.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -142,6 +142,9 @@ describe.skipIf(!available)("baton launch --hosts", () => {
   it("after the launcher is SIGKILLed, baton reap --ssh-config removes what is left on both hosts", async () => {
     const { dir, name, launcher } = launchRanks(`local,${sshd.url}`, [], ["--step-ms", "20"]);
     await ranksReady(launcher, 2);
+    const controlDirs = () =>
+      readdirSync(tmpdir()).filter((entry) => entry.startsWith(`baton-ssh-${launcher.child.pid}-`));
+    expect(controlDirs()).toHaveLength(1);
     launcher.child.kill("SIGKILL");
     await launcher.exit;
     const reap = await startBaton([
@@ -161,6 +164,8 @@ describe.skipIf(!available)("baton launch --hosts", () => {
       expect(await remoteFiles(there).list(deploymentPaths(remoteRoot, name).dir)).toEqual([]);
       expect(await remoteProcs(there).snapshot([], name, { scan: true })).toEqual([]);
     });
+    // The dead launcher's ssh control dir, and the master that served it, went with the reap.
+    expect(controlDirs()).toEqual([]);
   }, 60_000);
 
   it("refuses a host list that does not match the world size (exit 2)", async () => {
