@@ -20,6 +20,7 @@ import type { Clock, Entropy, Files, Listener, Net } from "./ports.ts";
 import { ResultStore } from "./resultStore.ts";
 import { writeResults } from "./resultWriter.ts";
 import { type JobOutcome, type JobStatus, Run, type RunProgress, type RunResult } from "./run.ts";
+import { sweepAbandonedRunFiles } from "./runFiles.ts";
 import { writeSecretFile } from "./secret.ts";
 import type { WorkerPool } from "./workerPool.ts";
 import { wsNet } from "./wsNet.ts";
@@ -252,8 +253,12 @@ export function createEngine(options: EngineOptions): Engine {
           options.listen ?? (networked ? "127.0.0.1:0" : `memory://run-${runId}`),
           { maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES },
         );
+        const runDir = join(store?.dir ?? ".baton", "run");
+        const abandonedRunFiles = pool.remote
+          ? await sweepAbandonedRunFiles(runDir, { files, logger: log })
+          : [];
         const secretFile = pool.remote
-          ? await writeSecretFile(join(store?.dir ?? ".baton", "run"), { files, entropy })
+          ? await writeSecretFile(runDir, { files, entropy })
           : undefined;
         const secret = secretFile?.secret ?? entropy.bytes(32);
         const server = new CoordinatorServer({
@@ -297,6 +302,7 @@ export function createEngine(options: EngineOptions): Engine {
               logger: log,
               clock,
               demand: demandGauge(board),
+              abandonedRunFiles,
             });
         let poolError: Error | undefined;
         void workers.failed.then((error) => {

@@ -4,6 +4,7 @@ import { ConfigError } from "../errors.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import type { Entropy, Files } from "./ports.ts";
+import { runFileStem } from "./runFiles.ts";
 
 /** Bytes in a run secret written by `writeSecretFile`. */
 const SECRET_BYTES = 32;
@@ -14,7 +15,8 @@ const SECRET_ENV = "BATON_SECRET";
 
 /**
  * Writes a fresh run secret (32 random bytes, as hex) to a new file in `dir`, atomically and
- * with mode 0600, for workers started with `--secret-file`. The secret is returned as bytes,
+ * with mode 0600, for workers started with `--secret-file`. The file is named after this
+ * process and host (`run-<hex>-<pid>@<host>.secret`, see `sweepAbandonedRunFiles`). The secret is returned as bytes,
  * ready for the coordinator's HMAC checks; it never appears in a log or an error.
  *
  * @example
@@ -30,7 +32,7 @@ export async function writeSecretFile(
   const files = ports.files ?? nodeFiles();
   const entropy = ports.entropy ?? nodeEntropy();
   const secret = entropy.bytes(SECRET_BYTES);
-  const path = join(dir, `run-${Buffer.from(entropy.bytes(6)).toString("hex")}.secret`);
+  const path = join(dir, `${runFileStem(entropy.bytes(6))}.secret`);
   await files.writeAtomic(path, `${Buffer.from(secret).toString("hex")}\n`, 0o600);
   return { path, secret };
 }

@@ -11,6 +11,7 @@ import { type AllocationView, decideScaling } from "../machines/slurmScaling.ts"
 import { logTail } from "./logTail.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock } from "./ports.ts";
+import { slurmPoolOf } from "./runFiles.ts";
 import { shellQuote } from "./shellQuote.ts";
 import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
 import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
@@ -105,6 +106,8 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
  * allocation end) that starts `baton worker --connect ... --secret-file FILE` and restarts
  * it, up to `workerRestarts` times, if it dies: the job it held goes back to the coordinator
  * (WORKER_LOST) and the allocation lives on. Its log is `<logsDir>/slurm-<allocation>.log`.
+ * On start it also cancels what is left active of the pools named by
+ * `context.abandonedRunFiles` (batch scripts of coordinators that died on this host).
  *
  * An allocation that ends FAILED, CANCELLED (not by this pool), TIMEOUT, NODE_FAIL,
  * OUT_OF_MEMORY (or BOOT_FAIL, DEADLINE, PREEMPTED, ...) fails the pool with a `SlurmError`
@@ -147,6 +150,8 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   private order = 0;
   private timer: unknown;
   private polling: Promise<void> = Promise.resolve();
+  /** Cancelling the allocations of pools whose coordinator died (see `cancelAbandoned`). */
+  private readonly reaping: Promise<void>;
   private stopping: Promise<void> | undefined;
   /** Scaling has stopped for a failure. */
   private failing = false;
@@ -180,9 +185,15 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       this.resolveFailed = resolve;
     });
     mkdirSync(context.logsDir, { recursive: true, mode: 0o700 });
-    this.script = join(dirname(context.secretFile), `${this.name}.sbatch`);
+    // Named after the run's secret, so that a run killed before its stop leaves a script the
+    // next run on this host removes with the secret (`sweepAbandonedRunFiles`).
+    const stem = context.secretFile.endsWith(".secret")
+      ? context.secretFile.slice(0, -".secret".length)
+      : join(dirname(context.secretFile), "run");
+    this.script = `${stem}.${this.name}.sbatch`;
     writeFileSync(this.script, batchScript(options, context, this.offer), { mode: 0o700 });
     this.sbatchOptions = sbatchOptions(options, this.offer);
+    this.reaping = this.cancelAbandoned(context.abandonedRunFiles ?? []);
     this.schedule(0);
   }
 
@@ -356,6 +367,37 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     }
   }
 
+  /**
+   * Cancels every allocation still pending or running of the pools whose batch scripts the
+   * engine found abandoned: their coordinator died on this host, so a pending one would only
+   * start a worker that cannot connect, and a running one holds a node for nothing.
+   */
+  private async cancelAbandoned(runFiles: readonly string[]): Promise<void> {
+    for (const file of runFiles) {
+      const pool = slurmPoolOf(file);
+      if (pool === undefined) continue;
+      try {
+        const active = (await this.commands.queue(pool))
+          .filter((entry) => {
+            const phase = allocationPhase(entry.state);
+            return phase === "pending" || phase === "running";
+          })
+          .map((entry) => entry.id);
+        if (active.length === 0) continue;
+        await this.commands.cancel(active, { pendingOnly: false });
+        this.logger.info(
+          { abandonedPool: pool, allocations: active },
+          "cancelled the allocations of a Slurm pool whose coordinator died on this host",
+        );
+      } catch (error) {
+        this.logger.warn(
+          { err: error, abandonedPool: pool },
+          `could not cancel the allocations of the Slurm pool ${pool}, whose coordinator died on this host; cancel them with \`scancel -n ${pool}\``,
+        );
+      }
+    }
+  }
+
   private noInformation(command: string, error: unknown): void {
     this.logger.warn(
       { err: error },
@@ -380,6 +422,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   private async shutDown(): Promise<void> {
     this.clock.clearTimeout(this.timer);
     await this.polling;
+    await this.reaping;
     const stopTimeoutMs = this.options.stopTimeoutMs ?? 60_000;
     const started = this.clock.now();
     const waitMs = Math.min(this.pollMs, 250);

@@ -22,6 +22,12 @@ export interface PoolStart {
    * sizes itself to (busy workers are not spare capacity). Absent outside the engine.
    */
   demand?(offer: Resources): number;
+  /**
+   * The run files (secrets, Slurm batch scripts; see `sweepAbandonedRunFiles`) of coordinators
+   * that died on this host, which the engine removed before this start: a pool cleans up what
+   * they stood for (the Slurm pool cancels the allocations their scripts name).
+   */
+  abandonedRunFiles?: readonly string[];
 }
 
 /** A pool's workers for one run. */

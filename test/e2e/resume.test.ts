@@ -85,6 +85,10 @@ describe("resume after the coordinator dies", () => {
       .map((p) => p.pid);
     for (const pid of workers) started.add(pid);
     expect(workers).toHaveLength(2);
+    // The killed run cannot remove its secret: the rerun does, and then its own.
+    expect(readdirSync(join(store, "run"))).toEqual([
+      expect.stringMatching(new RegExp(`^run-[0-9a-f]+-${killed.child.pid}@.+\\.secret$`)),
+    ]);
     procs.signal(killed.child.pid!, "SIGKILL");
     await killed.exit;
     // Workers lose their connection when the coordinator dies, and exit on their own.
@@ -102,5 +106,6 @@ describe("resume after the coordinator dies", () => {
     expect(result.counts.cached).toBeGreaterThanOrEqual(readdirSync(first).length - 2);
     // Stored jobs are not recomputed: the rerun called exactly the handlers of the others.
     expect(readdirSync(second)).toHaveLength(67 - result.counts.cached);
+    expect(readdirSync(join(store, "run"))).toEqual([]);
   }, 60_000);
 });

@@ -5,7 +5,7 @@
  * with a message, except in CI (`CI=true`), where it fails; a cluster that does not start
  * fails with the daemons' logs.
  */
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -41,6 +41,9 @@ const savedConf = process.env.SLURM_CONF;
 const dirs: string[] = [];
 /** Every pool a test started, so afterEach can cancel what a failed test left. */
 const started: SlurmPool[] = [];
+/** Pools and CLI processes a test started outside this process, for the same reason. */
+const namedPools: string[] = [];
+const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   if (skip) return;
@@ -50,8 +53,11 @@ beforeAll(async () => {
 
 afterEach(() => {
   if (!cluster) return;
-  for (const pool of started.splice(0)) {
-    execFileSync("scancel", ["-n", pool.name], { env: cluster.env, stdio: "pipe" });
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, "SIGKILL");
+  }
+  for (const name of [...started.splice(0).map((pool) => pool.name), ...namedPools.splice(0)]) {
+    execFileSync("scancel", ["-n", name], { env: cluster.env, stdio: "pipe" });
   }
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -208,6 +214,69 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     expect(readdirSync(join(store, "run")).filter((f) => f.endsWith(".sbatch"))).toEqual([]);
     expect(slurm("squeue", ["-h", "-o", "%i"]).trim()).toBe("");
   });
+
+  it("a rerun cancels the allocations of a coordinator killed with SIGKILL, and removes its files", async () => {
+    const dir = tempDir();
+    const store = join(dir, "store");
+    const cli = (wide: number, delayMs: number) => {
+      const child = spawn(
+        process.execPath,
+        ["bin/baton.js", "run", GRAPH, "--slurm", "--max-workers", "3", "--store", store, "--json"],
+        {
+          env: {
+            ...cluster!.env,
+            BATON_TEST_WIDE: String(wide),
+            BATON_TEST_CHAIN: "0",
+            BATON_TEST_DELAY_MS: String(delayMs),
+          },
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      children.push(child);
+      let stdout = "";
+      child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+        stdout += chunk;
+      });
+      child.stderr!.resume();
+      return {
+        child,
+        exit: new Promise<{ code: number | null; stdout: string }>((done) =>
+          child.on("close", (code) => done({ code, stdout })),
+        ),
+      };
+    };
+    const queue = () =>
+      slurm("squeue", ["-h", "-r", "-o", "%j %i %T"])
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .map((line) => line.split(" ") as [string, string, string]);
+
+    // Two CPUs and three allocations: two run, one waits.
+    const first = cli(40, 2000);
+    await until(() => {
+      const states = queue().map(([, , state]) => state);
+      return states.filter((s) => s === "RUNNING").length === 2 && states.includes("PENDING");
+    }, "two running allocations and one pending");
+    const [oldPool] = queue()[0]!;
+    namedPools.push(oldPool);
+    const pending = queue().find(([, , state]) => state === "PENDING")![1];
+    expect(readdirSync(join(store, "run"))).toEqual(
+      expect.arrayContaining([expect.stringMatching(new RegExp(`\\.${oldPool}\\.sbatch$`))]),
+    );
+    first.child.kill("SIGKILL");
+    await first.exit;
+
+    const rerun = cli(2, 50);
+    const { code, stdout } = await rerun.exit;
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ ok: true });
+    // The dead run's waiting allocation was cancelled before it ever started a worker.
+    expect(slurm("scontrol", ["show", "job", "-o", pending])).toMatch(/\bJobState=CANCELLED\b/);
+    expect(everRan(pending)).toBe(false);
+    expect(activeInQueue(oldPool)).toEqual([]);
+    // Its secret and batch script went with the rerun, which removed its own.
+    expect(readdirSync(join(store, "run"))).toEqual([]);
+  }, 90_000);
 
   it("fails the run naming an allocation cancelled from outside, and leaves none", async () => {
     const dir = tempDir();

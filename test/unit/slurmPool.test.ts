@@ -33,6 +33,7 @@ function start(
   slurm: FakeSlurm,
   demand: { value: number },
   options: Partial<SlurmPoolOptions> = {},
+  extra: Partial<PoolStart> = {},
 ): SlurmPool {
   const dir = mkdtempSync(join(tmpdir(), "baton-slurm-unit-"));
   dirs.push(dir);
@@ -47,6 +48,7 @@ function start(
     jobs: loadJobs({ noop: () => null }),
     logger: pino({ level: "silent" }),
     demand: () => demand.value,
+    ...extra,
   };
   const pool = startSlurmPool(
     {
@@ -103,6 +105,34 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(script).toContain("run.secret");
     expect(script).not.toContain(SECRET_HEX);
     expect(script).toContain("'--connect' 'ws://127.0.0.1:7000'");
+  });
+
+  it("cancels what is left of the pools whose batch scripts a dead coordinator left", async () => {
+    const slurm = new FakeSlurm(1);
+    const request = { script: "x", count: 2, array: true, logsDir: "/tmp", options: [] };
+    const [running, pending] = await slurm.submit({ ...request, name: "baton-0123abcd" });
+    slurm.startPending();
+    const [ended] = await slurm.submit({ ...request, name: "baton-4567cdef", count: 1 });
+    slurm.finish(ended!, "COMPLETED");
+    const [bystander] = await slurm.submit({ ...request, name: "baton-89abcdef", count: 1 });
+    start(
+      slurm,
+      { value: 0 },
+      {},
+      {
+        abandonedRunFiles: [
+          "run-aa11-4242@login1.secret",
+          "run-aa11-4242@login1.baton-0123abcd.sbatch",
+          "run-bb22-4343@login1.baton-4567cdef.sbatch",
+        ],
+      },
+    );
+    await until(() => slurm.cancels.length > 0, "the abandoned pool's cancel");
+    expect(slurm.cancels).toEqual([
+      { ids: [running, pending], pendingOnly: false, states: ["RUNNING", "PENDING"] },
+    ]);
+    expect(slurm.inState("CANCELLED").sort()).toEqual([running, pending].sort());
+    expect(slurm.active()).toEqual([bystander]);
   });
 
   it("submits one array for min(demand, maxWorkers) and nothing more while demand holds", async () => {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { makeControlDir, sweepAbandonedControlDirs } from "../../src/runtime/sshControlDir.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
 
 const parents: string[] = [];
 const children: ChildProcess[] = [];
@@ -21,13 +22,6 @@ function parentDir(): string {
   const parent = mkdtempSync(join(tmpdir(), "baton-control-dirs-"));
   parents.push(parent);
   return parent;
-}
-
-/** The pid of a process that has ended and been reaped. */
-async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
-  await new Promise((resolve) => child.once("exit", resolve));
-  return child.pid as number;
 }
 
 /** A stand-in for an ssh master: a live process whose argv names `controlPath`. */

@@ -1,0 +1,88 @@
+import { hostname } from "node:os";
+import { join } from "node:path";
+import type { Files } from "./ports.ts";
+
+/**
+ * A run's own files in the store's `run/` directory: its secret (`<stem>.secret`) and a Slurm
+ * pool's batch script (`<stem>.<pool>.sbatch`), where the stem `run-<hex>-<pid>@<host>` names
+ * the coordinator process that wrote them. A run removes them when it ends; one killed with
+ * SIGKILL cannot, and the next run on the same store and host removes them for it.
+ */
+const RUN_FILE = /^run-[0-9a-f]+-(\d+)@([A-Za-z0-9._-]+?)\.(?:secret|(baton-[0-9a-f]+)\.sbatch)$/;
+
+/** The logger a sweep reports to. */
+export interface RunFilesLogger {
+  info(fields: object, message: string): void;
+}
+
+/**
+ * A new stem for this process's run files: `run-<hex>-<pid>@<host>`.
+ *
+ * @example
+ * ```ts
+ * const path = join(".baton/run", `${runFileStem(entropy)}.secret`);
+ * ```
+ */
+export function runFileStem(random: Uint8Array): string {
+  return `run-${Buffer.from(random).toString("hex")}-${process.pid}@${thisHost()}`;
+}
+
+/**
+ * Removes from `dir` the run files (secrets, batch scripts) of coordinators that ran on this
+ * host and are gone: killed with SIGKILL, or crashed, before they could remove their own.
+ * Another host's files (a store shared over the network) and a living process's are kept; a
+ * pid reused since keeps its files until that process ends too. Returns the removed names.
+ *
+ * @example
+ * ```ts
+ * await sweepAbandonedRunFiles(".baton/run", { files: nodeFiles(), logger });
+ * ```
+ */
+export async function sweepAbandonedRunFiles(
+  dir: string,
+  ports: { files: Files; logger?: RunFilesLogger },
+): Promise<string[]> {
+  const host = thisHost();
+  const removed: string[] = [];
+  for (const name of await ports.files.list(dir)) {
+    const owner = RUN_FILE.exec(name);
+    if (owner === null || owner[2] !== host || isRunning(Number(owner[1]))) continue;
+    await ports.files.remove(join(dir, name));
+    removed.push(name);
+  }
+  if (removed.length > 0) {
+    ports.logger?.info(
+      { dir, files: removed },
+      "removed the run files (secrets, batch scripts) of coordinators on this host that ended without removing them",
+    );
+  }
+  return removed;
+}
+
+/**
+ * The Slurm pool a run file's name stands for (`baton-<hex>` in `<stem>.baton-<hex>.sbatch`),
+ * or undefined for a secret or any other file.
+ *
+ * @example
+ * ```ts
+ * slurmPoolOf("run-3f2a-4242@login1.baton-0123abcd.sbatch"); // "baton-0123abcd"
+ * ```
+ */
+export function slurmPoolOf(name: string): string | undefined {
+  return RUN_FILE.exec(name)?.[3];
+}
+
+/** This host's name as it appears in a stem: letters, digits, dots, dashes, underscores. */
+function thisHost(): string {
+  return hostname().replace(/[^A-Za-z0-9._-]/g, "_") || "localhost";
+}
+
+/** Whether a process `pid` exists (a zombie does: its pid is not free yet). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,65 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { runFileStem, slurmPoolOf, sweepAbandonedRunFiles } from "../../src/runtime/runFiles.ts";
+import { writeSecretFile } from "../../src/runtime/secret.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
+
+const dirs: string[] = [];
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function runDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-run-files-"));
+  dirs.push(dir);
+  return dir;
+}
+
+const host = hostname().replace(/[^A-Za-z0-9._-]/g, "_");
+
+describe("run files", () => {
+  it("names a run's secret after this process and host", async () => {
+    const { path } = await writeSecretFile(runDir());
+    expect(path).toMatch(new RegExp(`/run-[0-9a-f]{12}-${process.pid}@${host}\\.secret$`));
+    expect(runFileStem(new Uint8Array([1, 2]))).toBe(`run-0102-${process.pid}@${host}`);
+  });
+
+  it("removes the secret and batch scripts of a gone coordinator on this host, and nothing else", async () => {
+    const dir = runDir();
+    const dead = await deadPid();
+    const files = [
+      `run-aa11-${dead}@${host}.secret`,
+      `run-aa11-${dead}@${host}.baton-0123abcd.sbatch`,
+      `run-bb22-${process.pid}@${host}.secret`,
+      `run-bb22-${process.pid}@${host}.baton-4567cdef.sbatch`,
+      `run-cc33-${dead}@another-host.example.secret`,
+      "run-dd44.secret",
+      "notes.txt",
+    ];
+    for (const name of files) writeFileSync(join(dir, name), "x", { mode: 0o600 });
+    const infos: object[] = [];
+    const removed = await sweepAbandonedRunFiles(dir, {
+      files: nodeFiles(),
+      logger: { info: (fields) => infos.push(fields) },
+    });
+    expect(removed.sort()).toEqual(files.slice(0, 2).sort());
+    expect(readdirSync(dir).sort()).toEqual(files.slice(2).sort());
+    expect(infos).toEqual([{ dir, files: removed }]);
+  });
+
+  it("reads the Slurm pool a batch script stands for", () => {
+    expect(slurmPoolOf("run-3f2a-4242@login1.cluster.baton-0123abcd.sbatch")).toBe(
+      "baton-0123abcd",
+    );
+    expect(slurmPoolOf("run-3f2a-4242@login1.cluster.secret")).toBeUndefined();
+    expect(slurmPoolOf("baton-0123abcd.sbatch")).toBeUndefined();
+  });
+
+  it("does nothing in a directory that does not exist", async () => {
+    expect(await sweepAbandonedRunFiles(join(runDir(), "run"), { files: nodeFiles() })).toEqual([]);
+  });
+});
