@@ -253,10 +253,15 @@ export function createEngine(options: EngineOptions): Engine {
           options.listen ?? (networked ? "127.0.0.1:0" : `memory://run-${runId}`),
           { maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES },
         );
+        // Everything was in the store: no worker is needed.
+        const nothingToRun = board.done;
         const runDir = join(store?.dir ?? ".baton", "run");
-        const abandonedRunFiles = pool.remote
-          ? await sweepAbandonedRunFiles(runDir, { files, logger: log })
-          : [];
+        // Only a run that starts its pool sweeps: the pool cancels what the swept files stood
+        // for (a dead run's Slurm allocations).
+        const abandonedRunFiles =
+          pool.remote && !nothingToRun
+            ? await sweepAbandonedRunFiles(runDir, { files, logger: log })
+            : [];
         const secretFile = pool.remote
           ? await writeSecretFile(runDir, { files, entropy })
           : undefined;
@@ -288,8 +293,6 @@ export function createEngine(options: EngineOptions): Engine {
             }),
         });
         log.info({ jobs: board.jobs.size, address: listener.address }, "run started");
-        // Everything was in the store: no worker is needed.
-        const nothingToRun = board.done;
         const workers = nothingToRun
           ? { failed: new Promise<Error>(() => {}), stop: async () => {} }
           : pool.start({

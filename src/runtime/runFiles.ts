@@ -20,7 +20,7 @@ export interface RunFilesLogger {
  *
  * @example
  * ```ts
- * const path = join(".baton/run", `${runFileStem(entropy)}.secret`);
+ * const path = join(".baton/run", `${runFileStem(randomBytes(6))}.secret`);
  * ```
  */
 export function runFileStem(random: Uint8Array): string {

@@ -16,8 +16,9 @@ const SECRET_ENV = "BATON_SECRET";
 /**
  * Writes a fresh run secret (32 random bytes, as hex) to a new file in `dir`, atomically and
  * with mode 0600, for workers started with `--secret-file`. The file is named after this
- * process and host (`run-<hex>-<pid>@<host>.secret`, see `sweepAbandonedRunFiles`). The secret is returned as bytes,
- * ready for the coordinator's HMAC checks; it never appears in a log or an error.
+ * process and host (`run-<hex>-<pid>@<host>.secret`, see `sweepAbandonedRunFiles`). The
+ * secret is returned as bytes, ready for the coordinator's HMAC checks; it never appears in
+ * a log or an error.
  *
  * @example
  * ```ts
