@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { nodeProcs } from "./nodeProcs.ts";
 import type { Files } from "./ports.ts";
 
 /**
@@ -8,7 +9,7 @@ import type { Files } from "./ports.ts";
  * the coordinator process that wrote them. A run removes them when it ends; one killed with
  * SIGKILL cannot, and the next run on the same store and host removes them for it.
  */
-const RUN_FILE = /^run-[0-9a-f]+-(\d+)@([A-Za-z0-9._-]+?)\.(?:secret|(baton-[0-9a-f]+)\.sbatch)$/;
+const RUN_FILE = /^run-[0-9a-f]+-([1-9]\d*)@([A-Za-z0-9._-]+?)\.(?:secret|(baton-[0-9a-f]+)\.sbatch)$/;
 
 /** The logger a sweep reports to. */
 export interface RunFilesLogger {
@@ -79,10 +80,5 @@ function thisHost(): string {
 
 /** Whether a process `pid` exists (a zombie does: its pid is not free yet). */
 function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
+  return nodeProcs().signal(pid, 0) !== "ESRCH";
 }

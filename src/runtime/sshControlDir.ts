@@ -1,11 +1,12 @@
 import { lstatSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { isAlive } from "../rank/launcherWatch.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { ProcInfo } from "./ports.ts";
 
 /** `baton-ssh-<pid of the process that made it>-<random>`. */
-const CONTROL_DIR = /^baton-ssh-(\d+)-[A-Za-z0-9]+$/;
+const CONTROL_DIR = /^baton-ssh-([1-9]\d*)-[A-Za-z0-9]+$/;
 
 /**
  * Makes the private (0700) directory that holds one ssh host's control socket (`master`)
@@ -34,6 +35,7 @@ export function makeControlDir(parent: string = tmpdir()): string {
 export function sweepAbandonedControlDirs(parent: string = tmpdir()): void {
   const procs = nodeProcs();
   const uid = process.getuid?.();
+  let table: ProcInfo[] | undefined;
   let names: string[];
   try {
     names = readdirSync(parent);
@@ -48,7 +50,9 @@ export function sweepAbandonedControlDirs(parent: string = tmpdir()): void {
       const stat = lstatSync(dir);
       if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) continue;
       const controlPath = join(dir, "master");
-      for (const entry of procs.list()) {
+      // The table is read once, for the first abandoned directory, and only if there is one.
+      table ??= procs.list().filter(isAlive);
+      for (const entry of table) {
         if (serves(entry, controlPath)) procs.signal(entry.pid, "SIGTERM");
       }
       rmSync(dir, { recursive: true, force: true });
@@ -69,8 +73,4 @@ export function isMaster(pid: number, controlPath: string): boolean {
 
 function serves(info: ProcInfo, controlPath: string): boolean {
   return isAlive(info) && info.argv.some((arg) => arg.includes(controlPath));
-}
-
-function isAlive(info: ProcInfo | undefined): boolean {
-  return info !== undefined && info.state !== "zombie" && info.state !== "dead";
 }
