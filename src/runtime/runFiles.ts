@@ -9,7 +9,8 @@ import type { Files } from "./ports.ts";
  * the coordinator process that wrote them. A run removes them when it ends; one killed with
  * SIGKILL cannot, and the next run on the same store and host removes them for it.
  */
-const RUN_FILE = /^run-[0-9a-f]+-([1-9]\d*)@([A-Za-z0-9._-]+?)\.(?:secret|(baton-[0-9a-f]+)\.sbatch)$/;
+const RUN_FILE =
+  /^run-[0-9a-f]+-([1-9]\d*)@([A-Za-z0-9._-]+?)\.(?:secret|(baton-[0-9a-f]+)\.sbatch)$/;
 
 /** The logger a sweep reports to. */
 export interface RunFilesLogger {
