@@ -126,7 +126,9 @@ export { type RemoteTeardownTarget, tearDownRemote } from "./runtime/remoteTeard
 export type {
   JobEvent,
   JobOutcome,
+  JobProgressEvent,
   JobStatus,
+  ListeningEvent,
   RunProgress,
   RunResult,
   StoreReadingEvent,

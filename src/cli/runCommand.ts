@@ -14,6 +14,7 @@ import type { RunResult } from "../runtime/run.ts";
 import { slurmPool } from "../runtime/slurmPool.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { dryRunReport } from "./dryRunReport.ts";
+import { joinHint } from "./joinHint.ts";
 import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { summaryTable } from "./summaryTable.ts";
@@ -144,7 +145,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     }),
     jobs: loadJobs(jobsOf(jobsModule, jobsPath), await readFile(resolve(jobsPath), "utf8")),
     logger,
-    ...(!values["no-store"] && { store: storeDir }),
+    ...(values["no-store"] ? { batonDir: storeDir } : { store: storeDir }),
     force: values.force,
     workers: slurmMaxWorkers
       ? slurmPool({
@@ -169,6 +170,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const run = engine.run(graph);
   ui?.watch(run);
+  // Workers are meant to join from elsewhere: say how (a `--workers 0` run waits for them).
+  if (count === 0 || values.listen !== undefined) {
+    run.on("listening", (listening) => process.stderr.write(joinHint(listening, jobsPath)));
+  }
   const tty = process.stderr.isTTY === true && !values.json;
   const bar = tty ? new ProgressBar(process.stderr) : undefined;
   if (bar) {

@@ -50,6 +50,12 @@ export interface EngineOptions extends ConnectionTimeouts {
    * counts as completed, and a rerun of the same graph takes them instead of recomputing.
    */
   store?: string | ResultStore;
+  /**
+   * Where a run without a store keeps its own files: `run/` (the secret worker processes
+   * read) and `logs/` (their output). Default: `.baton` in the working directory. A run with
+   * a store keeps them in the store's directory.
+   */
+  batonDir?: string;
   /** Recompute every job even when the store has its result. */
   force?: boolean;
   /**
@@ -255,7 +261,8 @@ export function createEngine(options: EngineOptions): Engine {
         );
         // Everything was in the store: no worker is needed.
         const nothingToRun = board.done;
-        const runDir = join(store?.dir ?? ".baton", "run");
+        const batonDir = store?.dir ?? options.batonDir ?? ".baton";
+        const runDir = join(batonDir, "run");
         // Only a run that starts its pool sweeps: the pool cancels what the swept files stood
         // for (a dead run's Slurm allocations).
         const abandonedRunFiles =
@@ -293,6 +300,12 @@ export function createEngine(options: EngineOptions): Engine {
             }),
         });
         log.info({ jobs: board.jobs.size, address: listener.address }, "run started");
+        if (!nothingToRun) {
+          run.emit("listening", {
+            address: listener.address,
+            ...(secretFile && { secretFile: secretFile.path }),
+          });
+        }
         const workers = nothingToRun
           ? { failed: new Promise<Error>(() => {}), stop: async () => {} }
           : pool.start({
@@ -300,7 +313,7 @@ export function createEngine(options: EngineOptions): Engine {
               net,
               secret,
               ...(secretFile && { secretFile: secretFile.path }),
-              logsDir: store?.logsDir ?? join(".baton", "logs"),
+              logsDir: join(batonDir, "logs"),
               jobs,
               logger: log,
               clock,

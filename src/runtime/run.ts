@@ -75,7 +75,19 @@ export interface StoreReadingEvent {
   total: number;
 }
 
+/**
+ * Where workers join a run, emitted as `listening` once the coordinator listens and before
+ * the pool starts its workers (not at all when the store held every result): `address` for
+ * `baton worker --connect`, and the run's secret file for `--secret-file` when the workers
+ * are processes (a run with in-process workers has none).
+ */
+export interface ListeningEvent {
+  address: string;
+  secretFile?: string;
+}
+
 interface RunEvents {
+  listening: [ListeningEvent];
   job: [JobEvent];
   progress: [RunProgress];
   "job.progress": [JobProgressEvent];

@@ -2,11 +2,11 @@
  * The `baton` command as a user runs it: real child processes of bin/baton.js, their exit
  * codes, stdout and stderr. Every child still running when its test ends is killed by pid.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { type BatonProcess, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { within } from "../fixtures/within.ts";
 
 const PIPELINE = "examples/pipeline.graph.ts";
@@ -23,7 +23,7 @@ afterAll(() => {
 
 /** Starts `baton ...args`; a `run` gets a fresh result store so no test sees another's results. */
 function baton(args: string[], env: Record<string, string> = {}): BatonProcess {
-  if (args[0] === "run" && !args.includes("--store")) {
+  if (args[0] === "run" && !args.includes("--store") && !args.includes("--no-store")) {
     const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
     stores.push(store);
     args = [...args, "--store", store];
@@ -198,6 +198,51 @@ describe("baton run", () => {
     const watched = await dry("--ui");
     expect(watched.code).toBe(2);
     expect(watched.stderr).toContain("--dry-run starts nothing to watch: leave out --ui");
+  });
+
+  it("--workers 0 prints how workers join, keeps its files beside the graph, and runs what joins", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-cli-join-"));
+    stores.push(dir);
+    const graph = join(dir, "joined.graph.ts");
+    writeFileSync(
+      graph,
+      [
+        `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};`,
+        "export const jobs = { twice: (n: number) => 2 * n };",
+        'export default Array.from({ length: 20 }, (_, i) => job("twice", i));',
+      ].join("\n"),
+    );
+    const run = baton(["run", graph, "--workers", "0", "--no-store", "--json"]);
+
+    const hint = await vi.waitFor(
+      () => {
+        const found =
+          /workers join this run with:\n {2}baton worker --connect '(\S+)' --secret-file '(\S+)' --jobs '(\S+)'\n/.exec(
+            run.stderr(),
+          );
+        if (!found) throw new Error(`no join hint yet: ${run.stderr()}`);
+        return found;
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+    const [, address, secretFile, jobsPath] = hint as unknown as [string, string, string, string];
+    expect(address).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
+    // Without a store, the run's files still go beside the graph, where its log is.
+    expect(secretFile.startsWith(join(dir, ".baton", "run", "run-"))).toBe(true);
+    expect(jobsPath).toBe(graph);
+    const secret = readFileSync(secretFile, "utf8").trim();
+    const worker = startBaton(
+      ["worker", "--connect", address, "--secret-file", secretFile, "--jobs", jobsPath],
+      { env: { BATON_SECRET: undefined } },
+    );
+
+    const { code, stdout, stderr } = await within(run.exit, 60_000, "the joined run");
+    expect(code).toBe(0);
+    expect(parseJson(stdout).counts.completed).toBe(20);
+    expect((await within(worker.exit, 10_000, "the worker's exit")).code).toBe(0);
+    expect(stderr).not.toContain(secret);
+    expect(readdirSync(join(dir, ".baton", "run"))).toEqual([]);
+    expect(readdirSync(join(dir, ".baton", "logs"))).toEqual([expect.stringMatching(/^run-/)]);
   });
 
   it("stops attempts past their timeoutMs in the worker processes and retries them", async () => {

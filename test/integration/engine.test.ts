@@ -383,6 +383,29 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
     ]);
   });
 
+  it("says where workers join before any job runs, and says nothing when the store held every result", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-listening-"));
+    dirs.push(store);
+    const engine = createEngine({ jobs: { step: (n: number) => n }, workers: 2, store });
+    const graph = [1, 2, 3].map((n) => job("step", n));
+    const first = engine.run(graph);
+    const seen: string[] = [];
+    first.on("listening", (listening) => seen.push(`listening ${JSON.stringify(listening)}`));
+    first.on("job", (e) => seen.push(`job ${e.state}`));
+    expect((await first).ok).toBe(true);
+    // In-process workers join over the in-memory Net and need no secret file.
+    expect(seen[0]).toMatch(/^listening \{"address":"memory:\/\/run-[\w-]+"\}$/);
+    expect(seen.filter((line) => line.startsWith("listening"))).toHaveLength(1);
+
+    const rerun = engine.run(graph);
+    let listened = false;
+    rerun.on("listening", () => {
+      listened = true;
+    });
+    expect((await rerun).counts).toMatchObject({ completed: 3, cached: 3 });
+    expect(listened).toBe(false);
+  });
+
   it("a result the store cannot write fails that attempt, and the job runs again", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-storing-"));
     dirs.push(dir);

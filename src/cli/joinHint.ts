@@ -1,0 +1,36 @@
+import { resolve } from "node:path";
+import type { ListeningEvent } from "../runtime/run.ts";
+import { shellQuote } from "../runtime/shellQuote.ts";
+import { parseListenAddress } from "../runtime/wsNet.ts";
+
+/** Hosts that mean "every interface": a worker elsewhere must name this machine instead. */
+const WILDCARD_HOSTS = new Set(["0.0.0.0", "::"]);
+
+/**
+ * What `baton run` prints when workers are meant to join it (`--workers 0` or `--listen`):
+ * the `baton worker` command that joins this run, with the absolute paths of its secret file
+ * and job module. The secret itself is never printed.
+ *
+ * @example
+ * ```ts
+ * joinHint({ address: "ws://127.0.0.1:7000", secretFile: ".baton/run/x.secret" }, "jobs.ts");
+ * // workers join this run with:
+ * //   baton worker --connect 'ws://127.0.0.1:7000' --secret-file '/home/me/.baton/run/x.secret' --jobs '/home/me/jobs.ts'
+ * ```
+ */
+export function joinHint({ address, secretFile }: ListeningEvent, jobsPath: string): string {
+  if (secretFile === undefined) return "";
+  const command = [
+    "baton worker --connect",
+    shellQuote(address),
+    "--secret-file",
+    shellQuote(resolve(secretFile)),
+    "--jobs",
+    shellQuote(resolve(jobsPath)),
+  ].join(" ");
+  const { host } = parseListenAddress(address);
+  const elsewhere = WILDCARD_HOSTS.has(host)
+    ? `  (from another machine, put this machine's name or address in place of ${host}, and copy the secret file there with mode 0600)\n`
+    : "";
+  return `workers join this run with:\n  ${command}\n${elsewhere}`;
+}

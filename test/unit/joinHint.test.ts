@@ -1,0 +1,32 @@
+import { resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { joinHint } from "../../src/cli/joinHint.ts";
+
+describe("joinHint", () => {
+  it("gives the baton worker command with the run's address and absolute paths", () => {
+    const hint = joinHint(
+      { address: "ws://127.0.0.1:7000", secretFile: ".baton/run/run-1-2@h.secret" },
+      "graph.ts",
+    );
+    expect(hint).toBe(
+      `workers join this run with:\n  baton worker --connect 'ws://127.0.0.1:7000' --secret-file '${resolve(".baton/run/run-1-2@h.secret")}' --jobs '${resolve("graph.ts")}'\n`,
+    );
+  });
+
+  it("tells a worker on another machine to name this one in place of a wildcard host", () => {
+    for (const address of ["ws://0.0.0.0:7000", "ws://[::]:7000"]) {
+      const hint = joinHint({ address, secretFile: "/s/x.secret" }, "/g.ts");
+      expect(hint).toContain(`--connect '${address}'`);
+      expect(hint).toMatch(
+        /from another machine, put this machine's name or address in place of (0\.0\.0\.0|::)/,
+      );
+    }
+    expect(
+      joinHint({ address: "ws://10.0.0.5:7000", secretFile: "/s/x.secret" }, "/g.ts"),
+    ).not.toContain("another machine");
+  });
+
+  it("says nothing for a run whose workers need no secret file (in-process workers)", () => {
+    expect(joinHint({ address: "memory://run-x" }, "/g.ts")).toBe("");
+  });
+});
