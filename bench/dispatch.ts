@@ -24,6 +24,7 @@ import { job } from "../src/graph/job.ts";
 import { createEngine } from "../src/runtime/engine.ts";
 import { loadJobs } from "../src/runtime/jobModule.ts";
 import { localPool } from "../src/runtime/localPool.ts";
+import { moduleSource } from "../src/runtime/moduleSource.ts";
 import { nodeProcs } from "../src/runtime/nodeProcs.ts";
 import type { Link, Net } from "../src/runtime/ports.ts";
 import { wsNet } from "../src/runtime/wsNet.ts";
@@ -232,7 +233,7 @@ function timedNet(gate: number, timing: Timing): Net {
 }
 
 const module = await import(JOBS_MODULE);
-const jobs = loadJobs(jobsOf(module, JOBS_MODULE), readFileSync(JOBS_MODULE, "utf8"));
+const jobs = loadJobs(jobsOf(module, JOBS_MODULE), moduleSource(JOBS_MODULE));
 const noopGraph = (count: number, offset = 0) =>
   Array.from({ length: count }, (_, i) => job("noop", offset + i));
 

@@ -11,7 +11,7 @@
  * No result store (the runs work in a throwaway directory), so this is the pool and dispatch.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +19,7 @@ import { job } from "../src/graph/job.ts";
 import { createEngine } from "../src/runtime/engine.ts";
 import { loadJobs } from "../src/runtime/jobModule.ts";
 import { localPool } from "../src/runtime/localPool.ts";
+import { moduleSource } from "../src/runtime/moduleSource.ts";
 import { slurmPool } from "../src/runtime/slurmPool.ts";
 import type { WorkerPool } from "../src/runtime/workerPool.ts";
 import { startSlurmCluster } from "../test/fixtures/slurmCluster.ts";
@@ -31,7 +32,7 @@ if (!Number.isInteger(JOBS) || JOBS < 1 || !Number.isInteger(ROUNDS) || ROUNDS <
 }
 const JOBS_MODULE = fileURLToPath(new URL("./fixtures/noop.jobs.ts", import.meta.url));
 const module = await import(JOBS_MODULE);
-const jobs = loadJobs(module.default, readFileSync(JOBS_MODULE, "utf8"));
+const jobs = loadJobs(module.default, moduleSource(JOBS_MODULE));
 
 interface Timed {
   /** From engine.run to the first job running. */

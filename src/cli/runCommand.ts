@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -10,6 +9,7 @@ import { connectInspector, DEFAULT_INSPECTOR_URL } from "../runtime/inspector.ts
 import { loadJobs } from "../runtime/jobModule.ts";
 import { localPool } from "../runtime/localPool.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
+import { moduleSource } from "../runtime/moduleSource.ts";
 import type { RunResult } from "../runtime/run.ts";
 import { slurmPool } from "../runtime/slurmPool.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
@@ -143,7 +143,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         ui?.inspect(event);
       },
     }),
-    jobs: loadJobs(jobsOf(jobsModule, jobsPath), await readFile(resolve(jobsPath), "utf8")),
+    jobs: loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath)),
     logger,
     ...(values["no-store"] ? { batonDir: storeDir } : { store: storeDir }),
     force: values.force,

@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
@@ -6,6 +5,7 @@ import type { Resources } from "../graph/job.ts";
 import { loadJobs } from "../runtime/jobModule.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
+import { moduleSource } from "../runtime/moduleSource.ts";
 import type { Link, Net } from "../runtime/ports.ts";
 import { readSecret } from "../runtime/secret.ts";
 import { runWorker, type WorkerExit } from "../runtime/worker.ts";
@@ -99,7 +99,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   // Job handlers may start programs; they have no use for the run's secret.
   delete process.env.BATON_SECRET;
   const module = await importUserModule(values.jobs);
-  const jobs = loadJobs(jobsOf(module, values.jobs), await readFile(values.jobs, "utf8"));
+  const jobs = loadJobs(jobsOf(module, values.jobs), moduleSource(values.jobs));
   const logger = createLogger({ level });
 
   let link: Link | undefined;

@@ -90,7 +90,8 @@ export interface LoadedJobs {
 
 /**
  * Checks a job module's shape and prepares it. `source` is what the code hash is taken
- * over (the module file's text when loaded from a file; the handlers' source otherwise).
+ * over (`moduleSource(file)` when loaded from a file: its text and that of the local files
+ * it imports; the handlers' source otherwise).
  *
  * @example
  * ```ts

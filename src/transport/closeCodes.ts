@@ -59,7 +59,7 @@ const MEANINGS: Readonly<Record<number, string>> = {
   [CloseCode.leaseExpired]:
     "lease expired: the worker stopped heartbeating while holding a job; check that its event loop is not blocked",
   [CloseCode.codeMismatch]:
-    "code mismatch: the worker's job module differs from the coordinator's; deploy the same job module to both",
+    "code mismatch: the worker's job module (its file, the local files it imports, or a kind's version) differs from the coordinator's; deploy the same files to both and give --jobs the file the coordinator loaded (baton run's --jobs, or its graph module without --jobs)",
   [CloseCode.tooManyHandshakes]:
     "too many handshakes: too many connections were handshaking at once; retry after a delay",
   [CloseCode.replaced]:

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { jobsOf } from "../../src/cli/loadModule.ts";
 import { type JobSpec, job } from "../../src/graph/job.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
+import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
 import { readSecret, writeSecretFile } from "../../src/runtime/secret.ts";
 import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
@@ -38,7 +39,7 @@ function tempDir(): string {
 
 /** A coordinator for `graph` on a fresh 127.0.0.1 port, run from this test's process. */
 async function startCoordinator(graph: JobSpec[], secret: Uint8Array) {
-  const jobs = loadJobs(jobsOf(fixture, JOBS), readFileSync(join(ROOT, JOBS), "utf8"));
+  const jobs = loadJobs(jobsOf(fixture, JOBS), moduleSource(join(ROOT, JOBS)));
   const coordinator = await startSocketCoordinator({ graph, jobs, secret, run: "e2e" });
   cleanups.push(coordinator.close);
   return coordinator;
@@ -135,6 +136,57 @@ describe("baton worker", () => {
     expect(stderr).toMatch(
       /^baton worker: connection closed with code 4006 \(job module mismatch/m,
     );
+  });
+
+  it("is refused (4006) when a file its job module imports differs, and joins when the tree is the same", async () => {
+    const graphText = [
+      `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};`,
+      'export { default as jobs } from "./jobs.ts";',
+      'export default [job("calc", 21)];',
+    ].join("\n");
+    const treeWith = (factor: number) => {
+      const dir = tempDir();
+      writeFileSync(join(dir, "graph.ts"), graphText);
+      writeFileSync(join(dir, "jobs.ts"), `export default { calc: (n: number) => n * ${factor} };`);
+      return join(dir, "graph.ts");
+    };
+    const coordinatorGraph = treeWith(2);
+    const module = (await import(coordinatorGraph)) as Record<string, unknown>;
+    const jobs = loadJobs(jobsOf(module, coordinatorGraph), moduleSource(coordinatorGraph));
+    const { path, secret } = await writeSecretFile(tempDir());
+    const [calc] = module.default as JobSpec[];
+    const coordinator = await startSocketCoordinator({
+      graph: [calc!],
+      jobs,
+      secret,
+      run: "e2e",
+    });
+    cleanups.push(coordinator.close);
+
+    // Same graph file, another handler file behind it: refused before it can lease a job.
+    const refused = await worker([
+      "--connect",
+      coordinator.address,
+      "--secret-file",
+      path,
+      "--jobs",
+      treeWith(1000),
+    ]).exit;
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/connection closed with code 4006 \(job module mismatch/);
+    expect(refused.stderr).toContain("give --jobs the file the coordinator loaded");
+    expect(coordinator.record(calc!).state).toBe("ready");
+
+    const joined = await worker([
+      "--connect",
+      coordinator.address,
+      "--secret-file",
+      path,
+      "--jobs",
+      treeWith(2),
+    ]).exit;
+    expect(joined.code).toBe(0);
+    expect(coordinator.record(calc!)).toMatchObject({ state: "completed", value: 42 });
   });
 
   it("exits 3 saying it gave up (4009) when the coordinator goes silent after the welcome", async () => {

@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine } from "../../src/runtime/engine.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { localPool } from "../../src/runtime/localPool.ts";
+import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
@@ -32,7 +33,7 @@ async function graphWith(leaves: number, delayMs: number, calls: string) {
   process.env.BATON_TEST_DELAY_MS = String(delayMs);
   process.env.BATON_TEST_CALLS = calls;
   const module = await import(`${fixture}?leaves=${leaves}`);
-  return { graph: module.default, jobs: loadJobs(module.jobs, readFileSync(fixture, "utf8")) };
+  return { graph: module.default, jobs: loadJobs(module.jobs, moduleSource(fixture)) };
 }
 
 afterEach(() => {

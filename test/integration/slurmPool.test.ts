@@ -13,6 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SlurmError } from "../../src/errors.ts";
 import { createEngine } from "../../src/runtime/engine.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
+import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
 import {
@@ -102,7 +103,7 @@ async function graph(wide: number, chain: number, delayMs: number, markers = "")
   process.env.BATON_TEST_DELAY_MS = String(delayMs);
   process.env.BATON_TEST_MARKERS = markers;
   const module = await import(`${GRAPH}?wide=${wide}&chain=${chain}&delay=${delayMs}`);
-  return { roots: module.default, jobs: loadJobs(module.jobs, readFileSync(GRAPH, "utf8")) };
+  return { roots: module.default, jobs: loadJobs(module.jobs, moduleSource(GRAPH)) };
 }
 
 function slurm(command: string, args: string[]): string {

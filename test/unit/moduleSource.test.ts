@@ -1,0 +1,77 @@
+/**
+ * `moduleSource`: the text a job module's code hash covers is the module and every local file
+ * it imports, so a worker whose imported handler file differs is told apart.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { moduleSource } from "../../src/runtime/moduleSource.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A folder holding `files` (path → text). */
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-module-source-"));
+  dirs.push(dir);
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, ".."), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  return dir;
+}
+
+const GRAPH = [
+  'import { job } from "baton";',
+  'export { default as jobs } from "./jobs.ts";',
+  'export default [job("calc", 21)];',
+].join("\n");
+
+describe("moduleSource", () => {
+  it("covers the files a module imports, so another handler file gives another text", () => {
+    const coordinator = tree({
+      "graph.ts": GRAPH,
+      "jobs.ts": "export default { calc: (n: number) => n * 2 };",
+    });
+    const worker = tree({
+      "graph.ts": GRAPH,
+      "jobs.ts": "export default { calc: (n: number) => n * 1000 };",
+    });
+    const same = tree({
+      "graph.ts": GRAPH,
+      "jobs.ts": "export default { calc: (n: number) => n * 2 };",
+    });
+    const text = moduleSource(join(coordinator, "graph.ts"));
+    expect(text).toBe(`${GRAPH}\n// jobs.ts\nexport default { calc: (n: number) => n * 2 };`);
+    expect(moduleSource(join(worker, "graph.ts"))).not.toBe(text);
+    // The same tree elsewhere gives the same text: paths are relative to the module.
+    expect(moduleSource(join(same, "graph.ts"))).toBe(text);
+  });
+
+  it("follows imports transitively, once each, through a cycle, .js names and index files", () => {
+    const dir = tree({
+      "jobs.ts": 'import { a } from "./lib/a.js";\nexport default { a };',
+      "lib/a.ts": 'import { b } from "../shared";\nexport const a = () => b;',
+      "shared/index.ts": 'import "../lib/a.js";\nexport const b = 1;',
+    });
+    const text = moduleSource(join(dir, "jobs.ts"));
+    expect([...text.matchAll(/^\/\/ (\S+)$/gm)].map((m) => m[1])).toEqual([
+      "lib/a.ts",
+      "shared/index.ts",
+    ]);
+  });
+
+  it("leaves out packages and relative names that are no file (in a comment, computed)", () => {
+    const source = [
+      'import { readFile } from "node:fs/promises";',
+      'import pino from "pino";',
+      '// see "./notes.md" and from "./missing.ts"',
+      "export default { read: (p: string) => readFile(p) };",
+    ].join("\n");
+    const dir = tree({ "jobs.ts": source });
+    expect(moduleSource(join(dir, "jobs.ts"))).toBe(source);
+  });
+});
