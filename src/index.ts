@@ -13,6 +13,7 @@ export {
   ConfigError,
   GraphError,
   JobModuleError,
+  PoolError,
   ProtocolError,
   RankFileError,
   RankGroupError,
@@ -33,6 +34,7 @@ export { type MachineName, machineCatalog } from "./machines/catalog.ts";
 export { connectionMachine } from "./machines/connection.ts";
 export { coordinatorMachine } from "./machines/coordinator.ts";
 export { type GroupEmitted, type GroupEvent, groupMachine } from "./machines/group.ts";
+export type { FailureCause, JobError, JobState } from "./machines/jobBoard.ts";
 export { type RankEmitted, type RankEvent, rankMachine } from "./machines/rank.ts";
 export {
   type TeardownEffect,
@@ -90,6 +92,7 @@ export { connectInspector, DEFAULT_INSPECTOR_URL } from "./runtime/inspector.ts"
 export type { RankJobDefinition } from "./runtime/jobModule.ts";
 export { defineJobs, type Handler, type JobContext, type JobModule } from "./runtime/jobModule.ts";
 export { launchGroup } from "./runtime/launchGroup.ts";
+export { type LocalWorkersOptions, localPool } from "./runtime/localPool.ts";
 export {
   DEFAULT_RANK_GROUP_TIMEOUTS,
   type DrainReport,
@@ -146,6 +149,7 @@ export {
   tearDown,
   teardownDeadlineMs,
 } from "./runtime/tearDown.ts";
+export type { PoolStart, RunningPool, WorkerPool } from "./runtime/workerPool.ts";
 export { type Fault, type FaultProfile, formatFaults, parseFaults } from "./sim/faultPlan.ts";
 export type { SimTools } from "./sim/simGraph.ts";
 export {

@@ -13,6 +13,7 @@ import { inProcessPool } from "./inProcessPool.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
 import { machineResources } from "./machineResources.ts";
 import { memoryNet } from "./memoryNet.ts";
+import { moduleSource } from "./moduleSource.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
@@ -158,8 +159,14 @@ export interface Engine {
  * ```
  */
 export function createEngine(options: EngineOptions): Engine {
-  const jobs = "codeHash" in options.jobs ? (options.jobs as LoadedJobs) : loadJobs(options.jobs);
   const pool = poolOf(options.workers);
+  const jobs =
+    "codeHash" in options.jobs
+      ? (options.jobs as LoadedJobs)
+      : loadJobs(
+          options.jobs,
+          pool.jobsModule === undefined ? undefined : moduleSource(pool.jobsModule),
+        );
   const clock = options.clock ?? nodeClock();
   const entropy = options.entropy ?? nodeEntropy();
   const files = options.files ?? nodeFiles();

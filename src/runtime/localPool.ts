@@ -335,6 +335,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
   return {
     offers: [resources],
     remote: true,
+    jobsModule: options.jobsModule,
     start(context: PoolStart): RunningPool {
       if (count === 0) return { failed: new Promise(() => {}), stop: async () => {} };
       if (context.secretFile === undefined) {

@@ -91,6 +91,7 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
   return {
     offers: [resources],
     remote: true,
+    jobsModule: options.jobsModule,
     start: (context) => startSlurmPool(options, context),
   };
 }

@@ -54,5 +54,11 @@ export interface WorkerPool {
   readonly offers: readonly Resources[];
   /** True when the workers live in other processes and need a real network. */
   readonly remote: boolean;
+  /**
+   * The job module file its worker processes load. An engine given the handlers themselves
+   * (not a loaded module) takes its code hash over this file (`moduleSource`), as each worker
+   * does, so that its workers are not refused as running other code.
+   */
+  readonly jobsModule?: string;
   start(context: PoolStart): RunningPool;
 }

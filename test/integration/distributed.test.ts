@@ -2,9 +2,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createEngine } from "../../src/runtime/engine.ts";
+import { createEngine, localPool } from "../../src/index.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
-import { localPool } from "../../src/runtime/localPool.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
@@ -33,7 +32,11 @@ async function graphWith(leaves: number, delayMs: number, calls: string) {
   process.env.BATON_TEST_DELAY_MS = String(delayMs);
   process.env.BATON_TEST_CALLS = calls;
   const module = await import(`${fixture}?leaves=${leaves}`);
-  return { graph: module.default, jobs: loadJobs(module.jobs, moduleSource(fixture)) };
+  return {
+    graph: module.default,
+    handlers: module.jobs,
+    jobs: loadJobs(module.jobs, moduleSource(fixture)),
+  };
 }
 
 afterEach(() => {
@@ -46,10 +49,11 @@ describe("runs over real sockets with worker processes", () => {
     const dir = tempDir();
     const calls = join(dir, "calls");
     mkdirSync(calls);
-    const { graph, jobs } = await graphWith(40, 0, calls);
+    const { graph, handlers } = await graphWith(40, 0, calls);
     const store = await ResultStore.open(join(dir, "store"), nodeFiles());
+    // As the README embeds it: the handlers themselves; the code hash comes from the pool's file.
     const engine = createEngine({
-      jobs,
+      jobs: handlers,
       workers: localPool({ jobsModule: fixture, count: 4 }),
       store,
     });
