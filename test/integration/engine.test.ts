@@ -647,6 +647,21 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     expect(waits.filter((w) => result.get(w).attempts === 1)).toHaveLength(2);
   });
 
+  it("leaves the embedding process's event loop free: progress comes during the run, a timer's cancel() takes", async () => {
+    const engine = createEngine({
+      jobs: { step: (n: number) => n },
+      workers: 2,
+      progressIntervalMs: 20,
+    });
+    const run = engine.run(Array.from({ length: 20_000 }, (_, i) => job("step", i)));
+    const completedAtProgress: number[] = [];
+    run.on("progress", (p) => completedAtProgress.push(p.counts.completed));
+    setTimeout(() => run.cancel("enough"), 150);
+    const result = await run;
+    expect(result.counts.cancelled).toBeGreaterThan(0);
+    expect(completedAtProgress.filter((completed) => completed < 20_000).length).toBeGreaterThan(1);
+  });
+
   it("emits progress, job state changes and handler progress", async () => {
     const engine = createEngine({
       jobs: {

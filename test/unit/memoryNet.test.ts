@@ -32,6 +32,31 @@ describe("memoryNet", () => {
     expect(client.frames).toEqual(["s0", "s1"]);
   });
 
+  it("lets the event loop turn during a long exchange: a timer fires before it ends", async () => {
+    const net = memoryNet();
+    const listener = await net.listen(ADDRESS);
+    listener.onConnection((link) => link.onFrame((frame) => link.send(frame)));
+    const link = await net.connect(ADDRESS);
+    const ROUND_TRIPS = 20_000;
+    let trips = 0;
+    let tripsWhenTimerFired = -1;
+    setTimeout(() => {
+      tripsWhenTimerFired = trips;
+    }, 0);
+    const done = new Promise<void>((resolve) =>
+      link.onFrame(() => {
+        trips += 1;
+        if (trips < ROUND_TRIPS) link.send("x");
+        else resolve();
+      }),
+    );
+    link.send("x");
+    await done;
+    // Each round trip is two flushes: the timer waited for at most about a thousand.
+    expect(tripsWhenTimerFired).toBeGreaterThanOrEqual(0);
+    expect(tripsWhenTimerFired).toBeLessThan(ROUND_TRIPS / 4);
+  });
+
   it("delivers each frame to every frame handler", async () => {
     const { server, client } = await connected();
     const second: string[] = [];
