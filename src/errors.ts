@@ -14,8 +14,9 @@ export class BatonError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = new.target.name;
   }
 }
@@ -52,8 +53,8 @@ export class JobModuleError extends BatonError {
 
 /** A setting was given a value it cannot take. */
 export class ConfigError extends BatonError {
-  constructor(message: string) {
-    super("CONFIG", message);
+  constructor(message: string, options?: ErrorOptions) {
+    super("CONFIG", message, options);
   }
 }
 

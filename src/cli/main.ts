@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { BatonError } from "../errors.ts";
 import { launchCommand } from "./launchCommand.ts";
 import { reapCommand } from "./reapCommand.ts";
-import { RUN_USAGE, runCommand } from "./runCommand.ts";
+import { runCommand } from "./runCommand.ts";
 import { simCommand } from "./simCommand.ts";
 import { statusCommand } from "./statusCommand.ts";
 import { vizCommand } from "./vizCommand.ts";
@@ -69,7 +69,7 @@ export async function main(argv: string[]): Promise<number> {
       error instanceof TypeError &&
       (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")
     ) {
-      process.stderr.write(`baton ${name}: ${error.message}\n\n${RUN_USAGE}\n`);
+      process.stderr.write(`baton ${name}: ${error.message} (baton ${name} --help lists them)\n`);
       return 2;
     }
     throw error;

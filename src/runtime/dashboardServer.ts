@@ -12,6 +12,7 @@ import {
   replayTo,
 } from "../viz/dashboardModel.ts";
 import { inspectionFeed } from "../viz/inspectionFeed.ts";
+import { cannotListen } from "./cannotListen.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import type { Clock, Entropy } from "./ports.ts";
@@ -120,7 +121,7 @@ export class DashboardServer {
       maxPayload: 4096,
     });
     await new Promise<void>((resolve, reject) => {
-      http.once("error", reject);
+      http.once("error", (error) => reject(cannotListen(`127.0.0.1:${options.port ?? 0}`, error)));
       http.listen(options.port ?? 0, "127.0.0.1", () => resolve());
     });
     const server = new DashboardServer(http, sockets, token, assets, options);

@@ -72,10 +72,12 @@ async function readPrivateFile(path: string): Promise<string> {
     handle = await open(path, "r");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    // A secret pasted in place of its file's path must not reach a log through this message.
+    const named = looksLikeSecret(path) ? "" : ` ${path}`;
     throw new ConfigError(
       code === "ENOENT"
-        ? `secret file ${path} does not exist; pass the file the coordinator wrote`
-        : `cannot read secret file ${path} (${code ?? (error as Error).message})`,
+        ? `secret file${named} does not exist; pass the path of the file the coordinator wrote${named ? "" : " (what was given looks like a secret itself, so it is not repeated here)"}`
+        : `cannot read secret file${named} (${code ?? (error as Error).message})`,
     );
   }
   try {
@@ -91,6 +93,11 @@ async function readPrivateFile(path: string): Promise<string> {
   } finally {
     await handle.close();
   }
+}
+
+/** Whether `path` is rather a hex secret than a file's path: no slash, 32 hex digits or more. */
+function looksLikeSecret(path: string): boolean {
+  return /^\s*[0-9a-fA-F]{32,}\s*$/.test(path);
 }
 
 /** Hex (surrounding whitespace ignored) to bytes; `what` names the source in errors. */

@@ -5,7 +5,9 @@ import WebSocket, {
   type ServerOptions,
   WebSocketServer,
 } from "ws";
+import { ConfigError } from "../errors.ts";
 import { CLOSE_WAIT_MS } from "../machines/connection.ts";
+import { cannotListen } from "./cannotListen.ts";
 import type { Link, Listener, ListenOptions, Net } from "./ports.ts";
 
 /** DESIGN §8: the largest frame accepted unless `maxFrameBytes` says otherwise. */
@@ -57,7 +59,7 @@ export function parseListenAddress(text: string): WsAddress {
   const match = /^(?:ws:\/\/)?(?:\[([0-9A-Fa-f:.]+)\]|([^\s:/[\]@?#]+)):(\d{1,5})\/?$/.exec(text);
   const port = Number(match?.[3]);
   if (!match || port > 65_535) {
-    throw new Error(
+    throw new ConfigError(
       `"${text}" is not an address baton can use: write HOST:PORT or ws://HOST:PORT (for example 127.0.0.1:7000; an IPv6 host in brackets; port 0 for any free port)`,
     );
   }
@@ -326,9 +328,7 @@ export function wsNet(options: WsNetOptions = {}): Net {
       const server = new WebSocketServer<typeof BatonSocket>(serverOptions);
       await new Promise<void>((resolve, reject) => {
         // Also the server's error handler for good: after listening, errors are not expected.
-        server.on("error", (error) =>
-          reject(new Error(`cannot listen at ${address}: ${error.message}`, { cause: error })),
-        );
+        server.on("error", (error) => reject(cannotListen(address, error)));
         server.once("listening", resolve);
       });
       const bound = server.address();

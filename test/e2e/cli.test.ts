@@ -3,6 +3,7 @@
  * codes, stdout and stderr. Every child still running when its test ends is killed by pid.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
@@ -343,6 +344,37 @@ describe("baton", () => {
     expect(nope.stdout).toBe("");
     expect(nope.stderr).toContain('baton: unknown command "nope"');
     expect(nope.stderr).toContain("usage: baton <command> [options]");
+  });
+
+  it("refuses a bad or busy --listen and an unknown flag with one line and exit 2, no stack", async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
+    const { port } = busy.address() as AddressInfo;
+    try {
+      const [noPort, taken, unknownFlag] = await Promise.all([
+        batonRun("run", PIPELINE, "--listen", "127.0.0.1"),
+        batonRun("run", PIPELINE, "--listen", `127.0.0.1:${port}`),
+        batonRun("sim", "--bogus"),
+      ]);
+      expect(noPort.code).toBe(2);
+      expect(noPort.stderr).toContain(
+        '"127.0.0.1" is not an address baton can use: write HOST:PORT',
+      );
+      expect(taken.code).toBe(2);
+      expect(taken.stderr).toContain(
+        `cannot listen at 127.0.0.1:${port}: the port is in use; pick another, or port 0 for any free one [CONFIG]`,
+      );
+      expect(unknownFlag.code).toBe(2);
+      expect(unknownFlag.stderr).toContain("baton sim: Unknown option '--bogus'");
+      expect(unknownFlag.stderr).toContain("(baton sim --help lists them)");
+      expect(unknownFlag.stderr).not.toContain("usage: baton run");
+      for (const { stderr } of [noPort, taken, unknownFlag]) {
+        expect(stderr).not.toMatch(STACK_LINE);
+        expect(stderr.trim().split("\n")).toHaveLength(1);
+      }
+    } finally {
+      busy.close();
+    }
   });
 
   it("cancels on SIGINT: exits 130 within seconds and leaves no process behind", async () => {

@@ -308,5 +308,12 @@ describe("the run secret", () => {
     await expect(readSecret({ secretFile: `${path}.missing` })).rejects.toThrow(
       `secret file ${path}.missing does not exist`,
     );
+    // A secret pasted where its file's path goes is not repeated.
+    const pasted = hex(nodeEntropy().bytes(32));
+    const refused = await readSecret({ secretFile: pasted }).catch((error: Error) => error);
+    expect((refused as Error).message).toMatch(
+      /^secret file does not exist; .*looks like a secret/,
+    );
+    expect((refused as Error).message).not.toContain(pasted.slice(0, 16));
   });
 });

@@ -6,6 +6,7 @@
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
+import { ConfigError } from "../../src/errors.ts";
 import type { Link, Listener, ListenOptions } from "../../src/runtime/ports.ts";
 import { parseListenAddress, wsNet } from "../../src/runtime/wsNet.ts";
 import { countPongs } from "../fixtures/pongCount.ts";
@@ -339,11 +340,19 @@ describe("wsNet", () => {
     );
   });
 
-  it("refuses to listen on a port that is taken, naming the address", async () => {
+  it("refuses to listen on a port that is taken with a ConfigError naming the address and what to do", async () => {
     const listener = await listen();
-    await expect(wsNet().listen(listener.address)).rejects.toThrow(
-      new RegExp(`^cannot listen at ${listener.address}: .*EADDRINUSE`),
+    const refused = await wsNet()
+      .listen(listener.address)
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(refused).toBeInstanceOf(ConfigError);
+    expect((refused as ConfigError).message).toBe(
+      `cannot listen at ${listener.address}: the port is in use; pick another, or port 0 for any free one`,
     );
+    expect(((refused as ConfigError).cause as { code?: string }).code).toBe("EADDRINUSE");
   });
 
   it("refuses addresses without an explicit host and port", async () => {
