@@ -5,6 +5,7 @@ import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
+import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 /** The exit code after `--time-limit-ms` ran out, as `timeout(1)` exits. */
@@ -132,7 +133,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
     stopping = group.stop(reason).catch((error: unknown) => error);
   };
   const onSignal = (signal: "SIGINT" | "SIGTERM") =>
-    stopAll(signal, `${signal} to the launcher`, signal === "SIGINT" ? 130 : 143);
+    stopAll(signal, `${signal} to the launcher`, SIGNAL_EXIT[signal]);
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   const clock = nodeClock();

@@ -17,6 +17,7 @@ import { dryRunReport } from "./dryRunReport.ts";
 import { joinHint } from "./joinHint.ts";
 import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
 import { ProgressBar } from "./progressBar.ts";
+import { SIGNAL_EXIT } from "./signalExit.ts";
 import { summaryTable } from "./summaryTable.ts";
 
 export const RUN_USAGE = `usage: baton run <graph module> [options]
@@ -54,8 +55,8 @@ Runs a graph of jobs and waits for it to finish.
   -h, --help         this help
 
 Exit code: 0 when every job completed, 1 when some did not, 2 for bad usage or a bad
-graph, 130 when interrupted. Ctrl-C cancels (handlers see their AbortSignal); a second
-Ctrl-C stops at once.`;
+graph, 130 when interrupted (143 on SIGTERM). Ctrl-C or SIGTERM cancels (handlers see
+their AbortSignal); a second one stops at once.`;
 
 /** `baton run`: plans, runs and reports a graph. Returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
@@ -180,21 +181,24 @@ export async function runCommand(argv: string[]): Promise<number> {
     run.on("store.reading", (reading) => bar.drawReading(reading));
     run.on("progress", (progress) => bar.draw(progress));
   }
-  let interrupted = false;
-  const onSigint = () => {
+  /** The signal that interrupted the run: SIGINT (Ctrl-C) or SIGTERM (kill, a scheduler). */
+  let interrupted: "SIGINT" | "SIGTERM" | undefined;
+  const onSignal = (signal: "SIGINT" | "SIGTERM") => {
+    const again = signal === "SIGINT" ? "Ctrl-C" : "SIGTERM";
     if (interrupted) {
-      process.stderr.write("\nstopping now (second Ctrl-C)\n");
-      process.exit(130);
+      process.stderr.write(`\nstopping now (second ${again})\n`);
+      process.exit(SIGNAL_EXIT[signal]);
     }
-    interrupted = true;
+    interrupted = signal;
     bar?.clear();
     const storing = values["no-store"] ? "" : " and for results to be stored";
     process.stderr.write(
-      `cancelling: waiting for running jobs to stop${storing} (Ctrl-C again to force)\n`,
+      `cancelling (${signal}): waiting for running jobs to stop${storing} (${again} again to force)\n`,
     );
-    run.cancel("interrupted (Ctrl-C)");
+    run.cancel(signal === "SIGINT" ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
   };
-  process.on("SIGINT", onSigint);
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   let result: RunResult | undefined;
   try {
     result = await run;
@@ -204,7 +208,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write(`baton run: the run failed: ${error.message} [${error.code}]\n`);
     return 1;
   } finally {
-    process.off("SIGINT", onSigint);
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
     bar?.clear();
     await inspector?.close();
     // --ui-keep keeps the dashboard of a finished run; a run that threw closes it.
@@ -217,7 +222,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     await new Promise((resolve) => process.once("SIGINT", resolve));
     await ui.close();
   }
-  if (interrupted) return 130;
+  if (interrupted) return SIGNAL_EXIT[interrupted];
   return result.ok ? 0 : 1;
 }
 

@@ -12,6 +12,7 @@ import { runWorker, type WorkerExit } from "../runtime/worker.ts";
 import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import { importUserModule, jobsOf } from "./loadModule.ts";
+import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 const WORKER_USAGE = `usage: baton worker --connect ws://HOST:PORT --jobs FILE [options]
@@ -43,7 +44,6 @@ second signal stops at once).`;
 
 /** DESIGN §8's abort grace: how long a stopping worker waits for its job and connection. */
 const GRACE_MS = 5_000;
-const SIGNAL_EXIT: Readonly<Record<"SIGINT" | "SIGTERM", number>> = { SIGINT: 130, SIGTERM: 143 };
 
 /**
  * `baton worker`: loads a job module, connects to a coordinator over WebSockets, proves the

@@ -377,33 +377,42 @@ describe("baton", () => {
     }
   });
 
-  it("cancels on SIGINT: exits 130 within seconds and leaves no process behind", async () => {
-    const markers = mkdtempSync(join(tmpdir(), "baton-sigint-"));
-    try {
-      const run = baton(["run", "test/fixtures/slow.graph.ts", "--workers", "2"], {
-        BATON_TEST_MARKERS: markers,
-      });
-      const pid = run.child.pid!;
-      const deadline = Date.now() + 10_000;
-      while (readdirSync(markers).length < 2) {
-        if (run.child.exitCode !== null) throw new Error(`baton exited early: ${run.stderr()}`);
-        if (Date.now() > deadline) throw new Error(`no job started: ${run.stderr()}`);
-        await new Promise((resolve) => setTimeout(resolve, 25));
+  it.each([
+    ["SIGINT", 130, "Ctrl-C"],
+    ["SIGTERM", 143, "SIGTERM"],
+  ] as const)(
+    "cancels on %s: exits %i within seconds and leaves no process or secret behind",
+    async (signal, exitCode, again) => {
+      const markers = mkdtempSync(join(tmpdir(), "baton-sigint-"));
+      try {
+        const run = baton(["run", "test/fixtures/slow.graph.ts", "--workers", "2"], {
+          BATON_TEST_MARKERS: markers,
+        });
+        const pid = run.child.pid!;
+        const deadline = Date.now() + 10_000;
+        while (readdirSync(markers).length < 2) {
+          if (run.child.exitCode !== null) throw new Error(`baton exited early: ${run.stderr()}`);
+          if (Date.now() > deadline) throw new Error(`no job started: ${run.stderr()}`);
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        const started = descendantsOf(pid);
+
+        const store = run.child.spawnargs.at(-1)!;
+        expect(readdirSync(join(store, "run"))).toHaveLength(1);
+        process.kill(pid, signal);
+        const { code, stderr } = await within(run.exit, 5_000, `exiting after ${signal}`);
+
+        expect(code).toBe(exitCode);
+        expect(stderr).toContain(
+          `cancelling (${signal}): waiting for running jobs to stop and for results to be stored (${again} again to force)`,
+        );
+        expect(readdirSync(join(store, "run"))).toEqual([]);
+        expect(stderr).toMatch(/^total\s+0\s+0\s+0\s+3\s+0$/m);
+        expect(isGone(pid)).toBe(true);
+        expect(started.filter((child) => !isGone(child))).toEqual([]);
+      } finally {
+        rmSync(markers, { recursive: true, force: true });
       }
-      const started = descendantsOf(pid);
-
-      process.kill(pid, "SIGINT");
-      const { code, stderr } = await within(run.exit, 5_000, "exiting after SIGINT");
-
-      expect(code).toBe(130);
-      expect(stderr).toContain(
-        "cancelling: waiting for running jobs to stop and for results to be stored (Ctrl-C again to force)",
-      );
-      expect(stderr).toMatch(/^total\s+0\s+0\s+0\s+3\s+0$/m);
-      expect(isGone(pid)).toBe(true);
-      expect(started.filter((child) => !isGone(child))).toEqual([]);
-    } finally {
-      rmSync(markers, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });

@@ -1,0 +1,10 @@
+/**
+ * The exit code of a command stopped by a signal it handles: 128 + the signal's number, as a
+ * shell reports a process the signal killed.
+ *
+ * @example
+ * ```ts
+ * process.on("SIGTERM", () => process.exit(SIGNAL_EXIT.SIGTERM)); // 143
+ * ```
+ */
+export const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
