@@ -6,8 +6,10 @@ import { toJson } from "../graph/toJson.ts";
 import { verifyCoordinatorProof, workerProof } from "../transport/auth.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import {
+  checkProgressFrame,
   encode,
   type JobFrame,
+  type ProgressFrame,
   parseToWorker,
   type ResultFrame,
   type SerializedError,
@@ -165,7 +167,15 @@ class WorkerSession {
 
   /** Sends a progress frame for `job`, unless it is no longer the job running. */
   progress(job: string, update: { done?: number; total?: number; message?: string }): void {
-    if (this.running?.job.id === job) this.send({ type: "progress", job, ...update });
+    const frame: ProgressFrame = { type: "progress", job, ...update };
+    try {
+      checkProgressFrame(frame);
+    } catch (error) {
+      throw new ConfigError(
+        `ctx.progress cannot send that: ${(error as Error).message}; report done and total as counts of 0 or more and message as a string`,
+      );
+    }
+    if (this.running?.job.id === job) this.send(frame);
   }
 
   /** `ctx.need`: the needed jobs' values if `frame` already has them all, else a `NeedJobs`. */

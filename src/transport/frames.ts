@@ -337,6 +337,22 @@ function checkResult(o: Obj): ResultFrame {
   return o as unknown as ResultFrame;
 }
 
+/**
+ * Checks a progress frame before it is sent, as the coordinator will on arrival: a handler's
+ * bad `ctx.progress` call then fails in the handler, instead of breaking the protocol and
+ * losing the worker.
+ *
+ * @throws ProtocolError with code "BAD_FRAME" naming the field at fault.
+ * @example
+ * ```ts
+ * checkProgressFrame({ type: "progress", job: "j1", done: Number.NaN });
+ * // throws: progress frame: field "done" must be a finite non-negative number (got number)
+ * ```
+ */
+export function checkProgressFrame(frame: ProgressFrame): ProgressFrame {
+  return checkProgress(frame as unknown as Obj);
+}
+
 function checkProgress(o: Obj): ProgressFrame {
   onlyFields(o, PROGRESS_FIELDS, "progress", "");
   requireId(o, "job", "progress", "");

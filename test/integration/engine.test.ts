@@ -662,6 +662,37 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     expect(completedAtProgress.filter((completed) => completed < 20_000).length).toBeGreaterThan(1);
   });
 
+  it("fails the attempt of a handler whose ctx.progress is bad, naming the field, and keeps its worker", async () => {
+    const bad: Record<string, object> = {
+      nan: { done: Number.NaN },
+      negative: { total: -1 },
+      text: { message: { not: "a string" } },
+      extra: { done: 1, percent: 50 },
+    };
+    const engine = createEngine({
+      jobs: {
+        report: (name: string, ctx: JobContext) => {
+          ctx.progress(bad[name] as Parameters<JobContext["progress"]>[0]);
+          return name;
+        },
+      },
+      workers: 1,
+    });
+    const specs = Object.keys(bad).map((name) => job("report", name, { retries: 1 }));
+    const result = await engine.run(specs);
+    for (const spec of specs) {
+      const outcome = result.get(spec);
+      expect(outcome).toMatchObject({ status: "failed", attempts: 2 });
+      expect(outcome.error?.message).toMatch(/^ctx\.progress cannot send that: progress frame: /);
+    }
+    expect(result.get(specs[0]!).error?.message).toContain(
+      'field "done" must be a finite non-negative number',
+    );
+    expect(result.get(specs[3]!).error?.message).toContain('unknown field "percent"');
+    // Failed attempts, not lost workers: the one worker ran all eight.
+    expect([...result.jobs.values()].every((o) => o.cause === "error")).toBe(true);
+  });
+
   it("emits progress, job state changes and handler progress", async () => {
     const engine = createEngine({
       jobs: {
