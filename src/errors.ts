@@ -69,8 +69,8 @@ export class PoolError extends BatonError {
     message: string,
     /** Name of the worker at fault (`local-3.2`). */
     readonly worker: string,
-    /** Its log file. */
-    readonly logFile: string,
+    /** Its log file (none for a worker in the engine's own process). */
+    readonly logFile?: string,
   ) {
     super(code, message);
   }

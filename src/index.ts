@@ -88,6 +88,7 @@ export {
   type PlannedRunJob,
   type RunPlan,
 } from "./runtime/engine.ts";
+export { type InProcessPoolOptions, inProcessPool } from "./runtime/inProcessPool.ts";
 export { connectInspector, DEFAULT_INSPECTOR_URL } from "./runtime/inspector.ts";
 export type { RankJobDefinition } from "./runtime/jobModule.ts";
 export { defineJobs, type Handler, type JobContext, type JobModule } from "./runtime/jobModule.ts";

@@ -1,3 +1,4 @@
+import { PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { runWorker } from "./worker.ts";
 import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
@@ -24,13 +25,34 @@ export function inProcessPool(options: InProcessPoolOptions): WorkerPool {
     offers: [options.resources],
     remote: false,
     start(context: PoolStart): RunningPool {
-      let budget = options.restartBudget ?? options.count * 3;
+      const allowed = options.restartBudget ?? options.count * 3;
+      let budget = allowed;
+      let live = options.count;
       let stopping = false;
-      const failed = new Promise<Error>(() => {});
+      let fail!: (error: Error) => void;
+      const failed = new Promise<Error>((resolve) => {
+        fail = resolve;
+      });
+      /** A worker that cannot be replaced; when it was the last, the pool has failed. */
+      const giveUp = (name: string, why: string) => {
+        live--;
+        context.logger.error({ worker: name, why }, "worker not replaced");
+        if (live > 0 || stopping) return;
+        fail(
+          new PoolError(
+            "WORKER_CRASH_LOOP",
+            `in-process worker ${name} ${why}, and the pool has no worker left: its ${allowed} replacements are spent. ` +
+              "Each replacement followed a connection that ended abnormally: a handler that ignored its AbortSignal past its lease, a result over the frame size limit, or a protocol error; fix that handler, or give the engine a larger `restartBudget` through `inProcessPool`",
+            name,
+          ),
+        );
+      };
       const start = (name: string): Promise<void> =>
         runWorker({ ...context, name, resources: options.resources }).then(
           (exit) => {
-            if (stopping || exit.code === 1000 || exit.code === 1001 || budget <= 0) return;
+            if (stopping || exit.code === 1000 || exit.code === 1001) return;
+            const why = `ended with ${exit.code} (${exit.reason})`;
+            if (budget <= 0) return giveUp(name, why);
             budget--;
             context.logger.warn(
               { worker: name, code: exit.code, reason: exit.reason },
@@ -38,9 +60,7 @@ export function inProcessPool(options: InProcessPoolOptions): WorkerPool {
             );
             return start(name);
           },
-          (error: unknown) => {
-            context.logger.error({ worker: name, err: error }, "worker could not connect");
-          },
+          (error: unknown) => giveUp(name, `could not connect: ${(error as Error).message}`),
         );
       const running = Array.from({ length: options.count }, (_, i) => start(`inproc-${i + 1}`));
       return {

@@ -16,10 +16,12 @@ import {
   createEngine,
   type Engine,
   GraphError,
+  inProcessPool,
   type JobContext,
   type JobEvent,
   type JobSpec,
   job,
+  PoolError,
   type RunProgress,
   type RunResult,
 } from "../../src/index.ts";
@@ -204,6 +206,28 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     expect(result.get(stuck).error).toMatchObject({ name: "JobTimeout" });
     expect(result.get(after)).toMatchObject({ status: "skipped", cause: "skipped" });
     expect(result.get(other)).toMatchObject({ status: "completed", value: "quick" });
+  });
+
+  it("rejects with a PoolError, not a hang, once the in-process workers' replacements are spent", async () => {
+    const engine = createEngine({
+      jobs: { stuck: () => new Promise(() => {}), quick: () => "quick" },
+      workers: inProcessPool({ count: 1, resources: {}, restartBudget: 2 }),
+      leaseTimeoutMs: 200,
+      heartbeatMs: 50,
+    });
+    const stuck = job("stuck", null, { timeoutMs: 50, retries: 5 });
+    const started = Date.now();
+
+    const refused = await engine.run([stuck, job("quick", 1, { after: [stuck] })]).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(refused).toBeInstanceOf(PoolError);
+    expect(refused).toMatchObject({ code: "WORKER_CRASH_LOOP", worker: "inproc-1" });
+    expect((refused as PoolError).message).toContain("in-process worker inproc-1 ended with 4005");
+    expect((refused as PoolError).message).toContain("its 2 replacements are spent");
   });
 
   it("fails a job whose retries are exhausted and skips its dependents, naming it", async () => {
