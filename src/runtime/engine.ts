@@ -8,6 +8,7 @@ import { coordinatorMachine } from "../machines/coordinator.ts";
 import { demandGauge } from "../machines/demand.ts";
 import type { CoordinatorEffect, JobBoard, JobRecord } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
+import { checkEngineOptions } from "./checkEngineOptions.ts";
 import { type ConnectionTimeouts, CoordinatorServer } from "./coordinatorServer.ts";
 import { inProcessPool } from "./inProcessPool.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
@@ -159,6 +160,7 @@ export interface Engine {
  * ```
  */
 export function createEngine(options: EngineOptions): Engine {
+  checkEngineOptions(options);
   const pool = poolOf(options.workers);
   const jobs =
     "codeHash" in options.jobs

@@ -1,7 +1,9 @@
 import type { InspectionEvent, Observer } from "xstate";
+import { ConfigError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import type { JobBoard } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
+import { requireWhole } from "../runtime/checkEngineOptions.ts";
 import { createEngine } from "../runtime/engine.ts";
 import { inProcessPool } from "../runtime/inProcessPool.ts";
 import type { JobModule } from "../runtime/jobModule.ts";
@@ -153,6 +155,16 @@ class Simulation {
   private steps = 0;
 
   constructor(private readonly options: SimulateOptions) {
+    const { seed } = options;
+    if (!(Number.isInteger(seed) && seed >= 0 && seed <= 0xffff_ffff)) {
+      throw new ConfigError(
+        `simulate: seed must be a whole number from 0 to 4294967295, not ${String(seed)}`,
+      );
+    }
+    for (const name of ["workers", "jobs"] as const) {
+      if (options[name] !== undefined) requireWhole("simulate", name, options[name]);
+    }
+    if (options.world !== undefined) requireWhole("simulate", "world", options.world, 0);
     this.seed = options.seed >>> 0;
     this.root = new SimEntropy(this.seed);
     this.trace = new Trace(

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
+import { createEngine } from "../../src/runtime/engine.ts";
+
+const jobs = { noop: () => null };
+
+describe("createEngine's options", () => {
+  it.each([
+    [{ workers: 0 }, "workers must be a whole number of 1 or more, not 0"],
+    [{ workers: Number.NaN }, "workers must be a whole number of 1 or more, not NaN"],
+    [{ workers: { count: 1.5 } }, "workers.count must be a whole number of 1 or more, not 1.5"],
+    [{ throttle: { noop: 0 } }, "throttle.noop must be a whole number of 1 or more, not 0"],
+    [{ maxLost: -1 }, "maxLost must be a whole number of 1 or more, not -1"],
+    [{ maxFrameBytes: 0 }, "maxFrameBytes must be a whole number of 1 or more, not 0"],
+    [
+      { leaseTimeoutMs: Number.NaN },
+      "leaseTimeoutMs must be a finite number of milliseconds above 0, not NaN",
+    ],
+    [{ heartbeatMs: -5 }, "heartbeatMs must be a finite number of milliseconds above 0, not -5"],
+    [
+      { progressIntervalMs: Number.POSITIVE_INFINITY },
+      "progressIntervalMs must be a finite number of milliseconds above 0, not Infinity",
+    ],
+  ])("refuses %o with a ConfigError naming the option", (bad, message) => {
+    expect(() => createEngine({ jobs, ...bad })).toThrow(ConfigError);
+    expect(() => createEngine({ jobs, ...bad })).toThrow(`createEngine: ${message}`);
+  });
+
+  it("takes sensible values and leaves unset ones to the defaults", () => {
+    expect(() =>
+      createEngine({
+        jobs,
+        workers: { count: 2 },
+        throttle: { noop: 1 },
+        maxLost: 3,
+        leaseTimeoutMs: 0.5,
+        heartbeatMs: 1_000,
+      }),
+    ).not.toThrow();
+    expect(() => createEngine({ jobs })).not.toThrow();
+  });
+});
