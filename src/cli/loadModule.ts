@@ -34,7 +34,7 @@ export async function importUserModule(path: string): Promise<Record<string, unk
     if (message.startsWith("Cannot find module 'baton'")) {
       message = `it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or add "type": "module" to the package.json beside ${path}`;
     }
-    throw new BatonError("MODULE_LOAD", `could not load ${path}: ${message}`);
+    throw new BatonError("MODULE_LOAD", `could not load ${path}: ${message}${whereThrown(error)}`);
   }
 }
 
@@ -44,7 +44,16 @@ export async function importUserModule(path: string): Promise<Record<string, unk
  */
 export async function graphOf(module: Record<string, unknown>, path: string): Promise<JobSpec[]> {
   let graph = module.default ?? module.graph;
-  if (typeof graph === "function") graph = await (graph as () => unknown)();
+  if (typeof graph === "function") {
+    try {
+      graph = await (graph as () => unknown)();
+    } catch (error) {
+      throw new BatonError(
+        "GRAPH_FUNCTION",
+        `the graph function ${path} exports threw: ${(error as Error)?.message ?? String(error)}${whereThrown(error)}`,
+      );
+    }
+  }
   if (graph === undefined) {
     throw new BatonError(
       "NO_GRAPH",
@@ -70,4 +79,12 @@ export function jobsOf(module: Record<string, unknown>, path: string): JobModule
     );
   }
   return jobs as JobModule;
+}
+
+/** Where `error` was thrown in the user's code (its first stack frame outside Node and baton). */
+function whereThrown(error: unknown): string {
+  const frames = ((error as Error)?.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
+  const user = frames.find((line) => !/node:|node_modules|\/src\/cli\//.test(line));
+  const at = user?.trim().replace(/^at (?:.* \()?(.*?)\)?$/, "$1");
+  return at ? ` (at ${at})` : "";
 }

@@ -23,6 +23,15 @@ commands:
 
 Quick start: baton run examples/pipeline.graph.ts`;
 
+/** A file-system error on a path the user gave, and what it means: one line, not a stack. */
+const PATH_ERRORS: Readonly<Record<string, string>> = {
+  ENOENT: "no such file or directory; check the path",
+  ENOTDIR: "part of that path is a file, not a directory; give another path",
+  EISDIR: "it is a directory, where a file is expected",
+  EACCES: "permission denied; give a path you can write to",
+  EROFS: "the file system is read-only; give a path you can write to",
+};
+
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   run: runCommand,
   worker: workerCommand,
@@ -63,6 +72,14 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (error instanceof BatonError) {
       process.stderr.write(`baton ${name}: ${error.message} [${error.code}]\n`);
+      return 2;
+    }
+    const system = error as NodeJS.ErrnoException;
+    const advice = system.path === undefined ? undefined : PATH_ERRORS[system.code ?? ""];
+    if (advice !== undefined) {
+      process.stderr.write(
+        `baton ${name}: cannot ${system.syscall ?? "use"} ${system.path}: ${advice} [${system.code}]\n`,
+      );
       return 2;
     }
     if (

@@ -99,7 +99,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const count = values.workers === undefined ? availableParallelism() : Number(values.workers);
   const inProcess = values["in-process"];
-  if (!Number.isInteger(count) || count < (inProcess ? 1 : 0)) {
+  if (!Number.isInteger(count) || count < (inProcess ? 1 : 0) || values.workers?.trim() === "") {
     throw new ConfigError(
       `--workers must be a whole number of at least ${inProcess ? 1 : 0}, not "${values.workers}"`,
     );
@@ -128,11 +128,14 @@ export async function runCommand(argv: string[]): Promise<number> {
     "logs",
     `run-${new Date().toISOString().replace(/[:.]/g, "-")}.log`,
   );
-  // A dry run writes nothing, not even its log.
-  const logger = createLogger({ level, ...(!dryRun && { file: runLog }) });
   const graphModule = await importUserModule(graphPath);
   const jobsPath = values.jobs ?? graphPath;
   const jobsModule = values.jobs ? await importUserModule(values.jobs) : graphModule;
+  const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
+  const graph = await graphOf(graphModule, graphPath);
+  // Only now the run's log, so that a module or graph that does not load leaves no empty one;
+  // a dry run writes nothing, not even its log.
+  const logger = createLogger({ level, ...(!dryRun && { file: runLog }) });
   const inspector =
     values.inspect === undefined ? undefined : connectInspector(values.inspect, { logger });
   const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
@@ -144,7 +147,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         ui?.inspect(event);
       },
     }),
-    jobs: loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath)),
+    jobs,
     logger,
     ...(values["no-store"] ? { batonDir: storeDir } : { store: storeDir }),
     force: values.force,
@@ -160,7 +163,6 @@ export async function runCommand(argv: string[]): Promise<number> {
         : localPool({ jobsModule: resolve(jobsPath), count }),
     ...(values.listen !== undefined && { listen: values.listen }),
   });
-  const graph = await graphOf(graphModule, graphPath);
   if (dryRun) {
     const plan = await engine.plan(graph);
     const store = values["no-store"] ? undefined : { dir: storeDir, force: values.force };

@@ -128,4 +128,16 @@ export class Run extends EventEmitter<RunEvents> implements PromiseLike<RunResul
   ): Promise<A | B> {
     return this.result.then(onFulfilled, onRejected);
   }
+
+  /** As a promise's `catch`: the run's failure (a pool that failed, a store that cannot open). */
+  catch<B = never>(
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<RunResult | B> {
+    return this.result.catch(onRejected);
+  }
+
+  /** As a promise's `finally`. */
+  finally(onFinally?: (() => void) | null): Promise<RunResult> {
+    return this.result.finally(onFinally);
+  }
 }

@@ -307,8 +307,40 @@ describe("baton run", () => {
     },
   );
 
+  it("exits 2 with one line naming where a graph module or its graph function threw, or a store path that is a file, and leaves no log", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-cli-throws-"));
+    stores.push(dir);
+    writeFileSync(
+      join(dir, "import.graph.ts"),
+      'const a = 1;\nthrow new Error("boom at import");\n',
+    );
+    writeFileSync(
+      join(dir, "function.graph.ts"),
+      'export const jobs = { a: () => 1 };\nexport default async () => {\n  throw new Error("no graph today");\n};\n',
+    );
+    writeFileSync(join(dir, "afile"), "");
+    const [atImport, inFunction, storeIsFile] = await Promise.all([
+      batonRun("run", join(dir, "import.graph.ts"), "--store", join(dir, "s1")),
+      batonRun("run", join(dir, "function.graph.ts"), "--store", join(dir, "s2")),
+      batonRun("run", PIPELINE, "--store", join(dir, "afile")),
+    ]);
+    expect(atImport.stderr.trimEnd()).toBe(
+      `baton run: could not load ${join(dir, "import.graph.ts")}: boom at import (at ${join(dir, "import.graph.ts")}:2:7) [MODULE_LOAD]`,
+    );
+    expect(inFunction.stderr.trimEnd()).toBe(
+      `baton run: the graph function ${join(dir, "function.graph.ts")} exports threw: no graph today (at ${join(dir, "function.graph.ts")}:3:9) [GRAPH_FUNCTION]`,
+    );
+    expect(storeIsFile.stderr.trimEnd()).toBe(
+      `baton run: cannot mkdir ${join(dir, "afile", "logs")}: part of that path is a file, not a directory; give another path [ENOTDIR]`,
+    );
+    for (const result of [atImport, inFunction, storeIsFile]) expect(result.code).toBe(2);
+    // Nothing was run, so nothing was written: no store, no empty run log.
+    expect(readdirSync(dir).sort()).toEqual(["afile", "function.graph.ts", "import.graph.ts"]);
+  });
+
   it.each([
     [["--workers=-1", PIPELINE], '--workers must be a whole number of at least 0, not "-1"'],
+    [["--workers=", PIPELINE], '--workers must be a whole number of at least 0, not ""'],
     [["--log-level", "loud", PIPELINE], "--log-level must be one of trace, debug, info, warn"],
     [[], "baton run takes one graph module"],
     [["--bogus", PIPELINE], "Unknown option '--bogus'"],
