@@ -195,7 +195,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     bar?.clear();
     const storing = values["no-store"] ? "" : " and for results to be stored";
     process.stderr.write(
-      `cancelling (${signal}): waiting for running jobs to stop${storing} (${again} again to force)\n`,
+      `cancelling (${signal}): waiting for running jobs to stop${storing}, 10 s at most (${again} again to force)\n`,
     );
     run.cancel(signal === "SIGINT" ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
   };

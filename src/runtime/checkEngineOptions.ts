@@ -10,6 +10,7 @@ const DURATIONS = [
   "helloTimeoutMs",
   "deadAfterMs",
   "progressIntervalMs",
+  "cancelGraceMs",
 ] as const;
 
 /**

@@ -29,6 +29,8 @@ import { wsNet } from "./wsNet.ts";
 
 /** DESIGN §8: the largest frame accepted. */
 const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
+/** How long a cancelled run waits for its running jobs to stop before it shuts down. */
+const DEFAULT_CANCEL_GRACE_MS = 10_000;
 /** A `store.reading` event every this many stored results read (and one at the end). */
 const STORE_READING_EVERY = 500;
 
@@ -58,6 +60,12 @@ export interface EngineOptions extends ConnectionTimeouts {
    * a store keeps them in the store's directory.
    */
   batonDir?: string;
+  /**
+   * How long `cancel()` waits for running jobs to stop (default 10 s); past it the run is shut
+   * down and they end as cancelled, even when a handler ignores its AbortSignal (worker
+   * processes are then stopped; an in-process handler's promise is abandoned).
+   */
+  cancelGraceMs?: number;
   /** Recompute every job even when the store has its result. */
   force?: boolean;
   /**
@@ -335,13 +343,26 @@ export function createEngine(options: EngineOptions): Engine {
           log.error({ err: error }, "the worker pool failed; stopping the run");
           coordinator.send({ type: "SHUTDOWN", reason: error.message });
         });
-        cancel = (reason) => coordinator.send({ type: "CANCEL", reason });
+        let grace: unknown;
+        cancel = (reason) => {
+          coordinator.send({ type: "CANCEL", reason });
+          // A handler that ignores its AbortSignal must not hold the run open for good.
+          const graceMs = options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS;
+          grace ??= clock.setTimeout(() => {
+            log.warn({ graceMs }, "running jobs did not stop after the cancel; shutting down");
+            coordinator.send({
+              type: "SHUTDOWN",
+              reason: `${reason}; the job did not stop within ${graceMs} ms of the cancel`,
+            });
+          }, graceMs);
+        };
         tracker.start(options.progressIntervalMs ?? 200);
         coordinator.start();
         if (cancelled !== undefined) cancel(cancelled);
         try {
           await finished;
         } finally {
+          if (grace !== undefined) clock.clearTimeout(grace);
           tracker.stop();
           // DESIGN §4: the run is marked finished first (done above), then the server
           // closes, then the pool stops.

@@ -436,7 +436,7 @@ describe("baton", () => {
 
         expect(code).toBe(exitCode);
         expect(stderr).toContain(
-          `cancelling (${signal}): waiting for running jobs to stop and for results to be stored (${again} again to force)`,
+          `cancelling (${signal}): waiting for running jobs to stop and for results to be stored, 10 s at most (${again} again to force)`,
         );
         expect(readdirSync(join(store, "run"))).toEqual([]);
         expect(stderr).toMatch(/^total\s+0\s+0\s+0\s+3\s+0$/m);

@@ -722,6 +722,26 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     expect([...result.jobs.values()].every((o) => o.cause === "error")).toBe(true);
   });
 
+  it("cancel() ends the run within cancelGraceMs even when a handler ignores its AbortSignal", async () => {
+    const engine = createEngine({
+      jobs: { forever: () => new Promise(() => {}), quick: (n: number) => n },
+      workers: 1,
+      cancelGraceMs: 200,
+    });
+    const forever = job("forever", 1);
+    const run = engine.run([forever, job("quick", 3)]);
+    setTimeout(() => run.cancel("stop"), 50);
+    const started = Date.now();
+
+    const result = await run;
+
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(result.get(forever)).toMatchObject({ status: "cancelled" });
+    expect(result.get(forever).error?.message).toBe(
+      "stop; the job did not stop within 200 ms of the cancel",
+    );
+  });
+
   it("emits progress, job state changes and handler progress", async () => {
     const engine = createEngine({
       jobs: {
