@@ -94,6 +94,12 @@ export type { RankJobDefinition } from "./runtime/jobModule.ts";
 export { defineJobs, type Handler, type JobContext, type JobModule } from "./runtime/jobModule.ts";
 export { launchGroup } from "./runtime/launchGroup.ts";
 export { type LocalWorkersOptions, localPool } from "./runtime/localPool.ts";
+export { memoryNet } from "./runtime/memoryNet.ts";
+export { nodeClock } from "./runtime/nodeClock.ts";
+export { nodeEntropy } from "./runtime/nodeEntropy.ts";
+export { nodeFiles } from "./runtime/nodeFiles.ts";
+export { nodeProcs } from "./runtime/nodeProcs.ts";
+export type { Clock, Entropy, Files, Link, Listener, Net, Procs } from "./runtime/ports.ts";
 export {
   DEFAULT_RANK_GROUP_TIMEOUTS,
   type DrainReport,
@@ -105,7 +111,7 @@ export {
   type RemoteRanksOptions,
 } from "./runtime/rankGroup.ts";
 export { type RankJobResult, type RankLaunch, runRankJob } from "./runtime/rankJob.ts";
-export { type ReapReport, reapDeployments } from "./runtime/reaper.ts";
+export { type ReapOptions, type ReapReport, reapDeployments } from "./runtime/reaper.ts";
 export { remoteFiles } from "./runtime/remoteFiles.ts";
 export {
   type RemoteProc,
@@ -151,6 +157,7 @@ export {
   teardownDeadlineMs,
 } from "./runtime/tearDown.ts";
 export type { PoolStart, RunningPool, WorkerPool } from "./runtime/workerPool.ts";
+export { wsNet } from "./runtime/wsNet.ts";
 export { type Fault, type FaultProfile, formatFaults, parseFaults } from "./sim/faultPlan.ts";
 export type { SimTools } from "./sim/simGraph.ts";
 export {

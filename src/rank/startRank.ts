@@ -41,7 +41,7 @@ const backgroundClock: Clock = {
  *
  * @example
  * ```ts
- * import { startRank } from "baton";
+ * import { cancelCovers, startRank } from "baton";
  * const rank = await startRank();
  * await loadModel();
  * await rank.ready();

@@ -9,6 +9,9 @@ import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import { readStateFile } from "../rank/stateFile.ts";
 import { clearDeployment, controlFiles, untouchedMs } from "./clearDeployment.ts";
 import { markerPids } from "./markerPids.ts";
+import { nodeClock } from "./nodeClock.ts";
+import { nodeFiles } from "./nodeFiles.ts";
+import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, Files, Procs } from "./ports.ts";
 import { reapRemoteSite } from "./remoteSite.ts";
 import type { SshHostOptions } from "./sshHost.ts";
@@ -24,9 +27,12 @@ import { tearDownAcrossHosts } from "./tearDownAcrossHosts.ts";
 export interface ReapOptions {
   /** The root state dir `S`. */
   stateDir: string;
-  procs: Procs;
-  files: Files;
-  clock: Clock;
+  /** The process table (default: this machine's, `nodeProcs()`). */
+  procs?: Procs;
+  /** The file system (default: Node's, `nodeFiles()`). */
+  files?: Files;
+  /** Time (default: Node's, `nodeClock()`). */
+  clock?: Clock;
   logger?: Logger;
   teardown?: Partial<TeardownTimeouts>;
   /** This machine's name, compared with the manifests' (default `os.hostname()`). */
@@ -68,12 +74,14 @@ export interface ReapReport {
  *
  * @example
  * ```ts
- * const report = await reapDeployments({ stateDir: ".baton/run", procs, files, clock });
+ * const report = await reapDeployments({ stateDir: ".baton/run" });
  * for (const { deployment, error } of report.failed) console.error(deployment, error.message);
  * ```
  */
 export async function reapDeployments(options: ReapOptions): Promise<ReapReport> {
-  const { files, procs, clock } = options;
+  const files = options.files ?? nodeFiles();
+  const procs = options.procs ?? nodeProcs();
+  const clock = options.clock ?? nodeClock();
   const host = options.host ?? hostname();
   const report: ReapReport = { reaped: [], live: [], failed: [], foreign: [] };
   for (const deployment of await files.list(options.stateDir)) {
@@ -94,7 +102,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       // ranks, and removes the manifest only after a verified teardown. A lease left alone
       // is a launcher that died before its manifest (or while clearing its files); it is
       // judged by staleness alone, since it does not say which machine wrote it.
-      if (lease === undefined) why = await leftBehind(deployment, paths, options);
+      if (lease === undefined) why = await leftBehind(deployment, paths, { files, procs, clock });
       else if (isLeaseStale(lease, clock.now())) {
         why = `no manifest, and the lease of launcher pid ${lease.pid} was last renewed ${clock.now() - lease.renewedAt} ms ago (stale after ${lease.staleAfterMs} ms)`;
       }
@@ -174,7 +182,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
 async function leftBehind(
   deployment: string,
   paths: DeploymentPaths,
-  { files, procs, clock }: ReapOptions,
+  { files, procs, clock }: { files: Files; procs: Procs; clock: Clock },
 ): Promise<string | undefined> {
   const names = controlFiles(paths, await files.list(paths.dir));
   if (names.length === 0) return undefined;

@@ -480,11 +480,9 @@ describe("the reaper", () => {
   it("leaves a deployment alone while its launcher is alive and its lease fresh", async () => {
     const group = launch({ argv: [PYTHON, RANK_PY, "--step-ms", "50"], worldSize: 1 });
     await group.ready;
+    // Node's own ports by default, as a library user calls it.
     const report = await reapDeployments({
       stateDir: group.dir.slice(0, group.dir.lastIndexOf("/")),
-      procs,
-      files,
-      clock,
     });
     expect(report.live).toEqual([{ deployment: group.deployment, pid: process.pid }]);
     expect(group.pids()).toHaveLength(1);
