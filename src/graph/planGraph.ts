@@ -105,11 +105,26 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
   if (options.workers !== undefined && options.workers.length > 0) {
     checkSatisfiable(jobs, options.workers);
   }
+  /**
+   * The id of a spec that is not itself in the graph but equal to a job that is (same kind,
+   * input and dependencies: one job, as `job` promises), or undefined.
+   */
+  const sameJobId = (spec: JobSpec): string | undefined => {
+    try {
+      const version = versions.get(spec.kind);
+      const deps = spec.after.map((dep) => ids.get(dep) ?? sameJobId(dep));
+      if (version === undefined || deps.includes(undefined)) return undefined;
+      const input = toJson(spec.input, `input of job "${spec.kind}"`);
+      return jobId(spec.kind, input, [...new Set(deps as string[])], version);
+    } catch {
+      return undefined; // not a job spec, or an input no plan could hold
+    }
+  };
   return {
     jobs,
     idOf(spec) {
-      const id = ids.get(spec);
-      if (id !== undefined) return id;
+      const id = ids.get(spec) ?? sameJobId(spec);
+      if (id !== undefined && jobs.has(id)) return id;
       throw new GraphError(
         "BAD_JOB",
         `Job ${label(spec)} is not part of this plan; plan a graph that contains it.`,

@@ -271,10 +271,18 @@ describe("planGraph", () => {
     );
   });
 
-  it("rejects idOf for a job that is not in the plan", () => {
-    const plan = planGraph([job("fetch", 1)], known);
+  it("rejects idOf for a job that is not in the plan, and finds one equal to a job that is", () => {
+    const fetch = job("fetch", 1);
+    const plan = planGraph([job("parse", "x", { after: [fetch] })], known);
     expect(() => plan.idOf(job("fetch", 2))).toThrow(
       "Job fetch 2 is not part of this plan; plan a graph that contains it.",
+    );
+    // Identical jobs are one job: a spec made again, dependencies and all, names the same one.
+    expect(plan.idOf(job("fetch", 1))).toBe(plan.idOf(fetch));
+    const again = job("parse", "x", { after: [job("fetch", 1)] });
+    expect(plan.jobs.get(plan.idOf(again))?.deps).toEqual([plan.idOf(fetch)]);
+    expect(() => plan.idOf(job("parse", "x", { after: [job("fetch", 2)] }))).toThrow(
+      "is not part of this plan",
     );
   });
 
