@@ -266,7 +266,7 @@ export function createEngine(options: EngineOptions): Engine {
         if (store) writeResults(coordinator, store, log);
         const board = coordinator.getSnapshot().context.board;
         const startedAt = clock.now();
-        const tracker = trackRun(run, board, clock, startedAt);
+        const tracker = trackRun(run, board, clock, startedAt, log);
         coordinator.on("effects", ({ effects }) => tracker.onEffects(effects));
         const finished = new Promise<void>((resolve) =>
           coordinator.on("run.finished", () => resolve()),
@@ -381,7 +381,18 @@ export function createEngine(options: EngineOptions): Engine {
           log.warn({ badFrames, droppedResults }, "frames refused during the run");
         }
         if (poolError) throw poolError;
-        return buildResult(runId, board, plan.idOf, tracker.timings, clock.now() - startedAt);
+        const result = buildResult(
+          runId,
+          board,
+          plan.idOf,
+          tracker.timings,
+          clock.now() - startedAt,
+        );
+        log.info(
+          { ok: result.ok, counts: result.counts, durationMs: result.durationMs },
+          "run finished",
+        );
+        return result;
       }
     },
   };
@@ -397,7 +408,25 @@ function poolOf(workers: EngineOptions["workers"]): WorkerPool {
 }
 
 /** Follows a run's effects for timings, `job` events and periodic `progress`. */
-function trackRun(run: Run, board: JobBoard, clock: Clock, startedAt: number) {
+function trackRun(run: Run, board: JobBoard, clock: Clock, startedAt: number, log: Logger) {
+  /** Jobs whose last change was to `running`. */
+  const running = new Set<string>();
+  /** What the run's log says of a job that failed, or of an attempt it will make again. */
+  const logChange = (change: { job: string; kind: string; state: string }, wasRunning: boolean) => {
+    const record = board.jobs.get(change.job);
+    if (record === undefined) return;
+    const { attempts, error, cause, lostWorkers } = record;
+    const about = { job: change.job, kind: change.kind, ...(error && { err: error }) };
+    if (change.state === "failed") log.info({ ...about, attempts, cause }, "job failed");
+    else if (wasRunning && (change.state === "ready" || change.state === "blocked")) {
+      // The effects of one event are read after it: the job may already run its next attempt.
+      const attempt = record.state === "running" ? attempts - 1 : attempts;
+      log.info(
+        { ...about, attempt, lostWorkers },
+        "attempt ended without a result; the job will run again",
+      );
+    }
+  };
   const timings = new Map<string, { startedAt?: number; finishedAt?: number }>();
   let cached = 0;
   for (const record of board.jobs.values()) if (record.cached) cached++;
@@ -432,11 +461,14 @@ function trackRun(run: Run, board: JobBoard, clock: Clock, startedAt: number) {
       const emitJobs = run.listenerCount("job") > 0;
       for (const change of effects) {
         if (change.type !== "job.changed") continue;
+        const wasRunning = running.delete(change.job);
+        if (change.state === "running") running.add(change.job);
         if (change.state === "running") timings.set(change.job, { startedAt: now });
         else if (change.state === "completed" || change.state === "failed") {
           const t = timings.get(change.job);
           if (t) t.finishedAt = now;
         }
+        logChange(change, wasRunning);
         if (emitJobs) {
           run.emit("job", {
             id: change.job,

@@ -276,6 +276,29 @@ describe("baton run", () => {
       /^✗ broken [0-9a-f]{16} \(error, 2 attempts\): the database is on fire$/m,
     );
     expect(table.stderr).toContain("✗ the run did not complete");
+    // The run's log tells the story: the retried attempt, the failure with its stack, the end.
+    const logs = join(stores.at(-2)!, "logs");
+    const [logFile] = readdirSync(logs).filter((name) => name.startsWith("run-"));
+    const lines = readFileSync(join(logs, logFile!), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const said = (msg: string) => lines.filter((line) => line.msg === msg);
+    expect(said("attempt ended without a result; the job will run again")).toMatchObject([
+      { kind: "broken", attempt: 1, err: { message: "the database is on fire" } },
+    ]);
+    expect(said("job failed")).toMatchObject([
+      {
+        kind: "broken",
+        attempts: 2,
+        cause: "error",
+        err: { stack: expect.stringContaining("failing.graph.ts") },
+      },
+      { kind: "use", cause: "skipped" },
+    ]);
+    expect(said("run finished")).toMatchObject([
+      { ok: false, counts: { completed: 1, failed: 1 } },
+    ]);
 
     expect(json.code).toBe(1);
     const result = parseJson(json.stdout);
