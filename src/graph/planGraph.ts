@@ -39,6 +39,11 @@ export interface PlanOptions {
   timeoutOf?: (kind: string) => number | undefined;
   /** What each configured worker offers; when given and non-empty, every job must fit one. */
   workers?: readonly Resources[];
+  /**
+   * Whether a kind launches rank groups (`{ ranks }` in the job module): its jobs must then
+   * say how many ranks, and other kinds' jobs must not.
+   */
+  launchesRanks?: (kind: string) => boolean;
 }
 
 const DEFAULT_RETRIES = 3;
@@ -82,6 +87,7 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
   const ids = new Map<JobSpec, string>();
   const jobs = new Map<string, PlannedJob>();
   for (const spec of order) {
+    if (options.launchesRanks !== undefined) checkRanks(spec, options.launchesRanks(spec.kind));
     const deps = [...new Set(spec.after.map((dep) => ids.get(dep)!))];
     const input = toJson(spec.input, `input of job "${spec.kind}"`);
     const id = jobId(spec.kind, input, deps, versions.get(spec.kind)!);
@@ -132,6 +138,22 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
       );
     },
   };
+}
+
+/** A rank kind's job says how many ranks; another kind's job does not. */
+function checkRanks(spec: JobSpec, launchesRanks: boolean): void {
+  if (launchesRanks && spec.ranks === undefined) {
+    throw bad(
+      `Job ${label(spec)} has no ranks option, but kind "${spec.kind}" launches ranks; say how many: job("${spec.kind}", input, { ranks: 4 }).`,
+      [spec.kind],
+    );
+  }
+  if (!launchesRanks && spec.ranks !== undefined) {
+    throw bad(
+      `Job ${label(spec)} has ranks: ${spec.ranks}, but kind "${spec.kind}" is a plain handler, which would ignore it; define the kind as { ranks: (input) => argv } in the job module, or leave out ranks.`,
+      [spec.kind],
+    );
+  }
 }
 
 /** Depth-first walk by object identity; returns every job once, dependencies first. */

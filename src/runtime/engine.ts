@@ -187,6 +187,7 @@ export function createEngine(options: EngineOptions): Engine {
     planGraph(Array.isArray(graph) ? (graph as readonly JobSpec[]) : [graph as JobSpec], {
       versionOf: jobs.versionOf,
       timeoutOf: jobs.timeoutOf,
+      launchesRanks: jobs.launchesRanks,
       workers: pool.offers,
     });
   return {

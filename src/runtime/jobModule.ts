@@ -83,6 +83,8 @@ export interface LoadedJobs {
   versionOf(kind: string): string | undefined;
   /** The kind's default `timeoutMs`, if its definition sets one. */
   timeoutOf(kind: string): number | undefined;
+  /** Whether the kind launches rank groups (`{ ranks }`): its jobs need the `ranks` option. */
+  launchesRanks(kind: string): boolean;
   readonly kinds: readonly string[];
   /** Identifies the code: workers with a different hash are refused by the coordinator. */
   readonly codeHash: string;
@@ -161,6 +163,7 @@ export function loadJobs(module: unknown, source?: string): LoadedJobs {
     handler: (kind) => handlers.get(kind),
     versionOf: (kind) => versions.get(kind),
     timeoutOf: (kind) => timeouts.get(kind),
+    launchesRanks: (kind) => sources.has(kind),
     kinds,
     codeHash: hash.digest("hex").slice(0, 16),
   };

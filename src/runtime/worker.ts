@@ -180,8 +180,8 @@ class WorkerSession {
 
   /** `ctx.need`: the needed jobs' values if `frame` already has them all, else a `NeedJobs`. */
   need(frame: JobFrame, specs: JobSpec[]): Json[] {
-    const { versionOf, timeoutOf } = this.options.jobs;
-    const plan = planGraph(specs, { versionOf, timeoutOf });
+    const { versionOf, timeoutOf, launchesRanks } = this.options.jobs;
+    const plan = planGraph(specs, { versionOf, timeoutOf, launchesRanks });
     const ids = specs.map((spec) => plan.idOf(spec));
     if (ids.every((id) => id in frame.deps)) return ids.map((id) => frame.deps[id] as Json);
     throw new NeedJobs([...plan.jobs.values()]);

@@ -128,9 +128,10 @@ describe("graph jobs with ranks", () => {
     expectGone(pids);
   }, 30_000);
 
-  it("a rank job without the ranks option fails and says how to fix it", async () => {
+  it("a rank job without the ranks option is refused before anything runs, saying how to fix it", () => {
     const train = job("train", { stateDir: tempDir(), steps: 1 }, { retries: 0 });
-    const result = await createEngine({ jobs, workers: 1 }).run([train]);
-    expect(result.get(train).error?.message).toContain('job("train", input, { ranks: 4 })');
+    expect(() => createEngine({ jobs, workers: 1 }).run([train])).toThrow(
+      'kind "train" launches ranks; say how many: job("train", input, { ranks: 4 })',
+    );
   });
 });

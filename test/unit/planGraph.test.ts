@@ -271,6 +271,19 @@ describe("planGraph", () => {
     );
   });
 
+  it("refuses a rank kind's job without ranks and a plain kind's job with ranks, before anything runs", () => {
+    const options: PlanOptions = { ...known, launchesRanks: (kind) => kind === "fetch" };
+    const missing = errorOf([job("fetch", 1)], options);
+    expect(missing.code).toBe("BAD_JOB");
+    expect(missing.message).toBe(
+      'Job fetch 1 has no ranks option, but kind "fetch" launches ranks; say how many: job("fetch", input, { ranks: 4 }).',
+    );
+    expect(errorOf([job("parse", 1, { ranks: 2 })], options).message).toMatch(
+      /^Job parse 1 has ranks: 2, but kind "parse" is a plain handler, which would ignore it;/,
+    );
+    expect(planGraph([job("fetch", 1, { ranks: 2 }), job("parse", 1)], options).jobs.size).toBe(2);
+  });
+
   it("rejects idOf for a job that is not in the plan, and finds one equal to a job that is", () => {
     const fetch = job("fetch", 1);
     const plan = planGraph([job("parse", "x", { after: [fetch] })], known);
