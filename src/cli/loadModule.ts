@@ -32,7 +32,7 @@ export async function importUserModule(path: string): Promise<Record<string, unk
     // `require("baton")` from a CommonJS module: the command's own module hook does not
     // reach require, so baton must be installed beside the module.
     if (message.startsWith("Cannot find module 'baton'")) {
-      message = `it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or add "type": "module" to the package.json beside ${path}`;
+      message = `it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or make its folder an ES module package: add "type": "module" to the package.json beside ${path} (or create one holding {"type": "module"})`;
     }
     throw new BatonError("MODULE_LOAD", `could not load ${path}: ${message}${whereThrown(error)}`);
   }
@@ -48,6 +48,8 @@ export async function graphOf(module: Record<string, unknown>, path: string): Pr
     try {
       graph = await (graph as () => unknown)();
     } catch (error) {
+      // A baton error the graph function throws (a ConfigError) already says what to do.
+      if (error instanceof BatonError) throw error;
       throw new BatonError(
         "GRAPH_FUNCTION",
         `the graph function ${path} exports threw: ${(error as Error)?.message ?? String(error)}${whereThrown(error)}`,

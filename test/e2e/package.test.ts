@@ -134,7 +134,7 @@ console.log(JSON.stringify({ seeds, helper: [answer.type, answer.result.seed, an
     const refused = await startBaton(["run", "graph.ts", "--no-store"], { cwd: commonJs }).exit;
     expect(refused.code).toBe(2);
     expect(refused.stderr).toBe(
-      'baton run: could not load graph.ts: it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or add "type": "module" to the package.json beside graph.ts [MODULE_LOAD]\n',
+      'baton run: could not load graph.ts: it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or make its folder an ES module package: add "type": "module" to the package.json beside graph.ts (or create one holding {"type": "module"}) [MODULE_LOAD]\n',
     );
   });
 
