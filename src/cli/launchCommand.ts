@@ -68,9 +68,14 @@ export async function launchCommand(argv: string[]): Promise<number> {
     throw new ConfigError(`baton launch needs a command after --\n\n${LAUNCH_USAGE}`);
   }
   const hosts = values.hosts === undefined ? undefined : hostList(values.hosts);
+  if (values.world === undefined && hosts === undefined) {
+    throw new ConfigError(
+      `baton launch needs --world N, the number of ranks to start (or --hosts, which places them)\n\n${LAUNCH_USAGE}`,
+    );
+  }
   const world =
     values.world === undefined && hosts !== undefined ? hosts.length : Number(values.world);
-  if (!Number.isInteger(world) || world < 1) {
+  if (!Number.isInteger(world) || world < 1 || values.world?.trim() === "") {
     throw new ConfigError(
       `--world must be a whole number of at least 1, not "${values.world ?? ""}"`,
     );

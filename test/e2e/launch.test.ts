@@ -134,7 +134,8 @@ describe("baton launch", () => {
   }, 60_000);
 
   it.each([
-    [["--", "true"], "--world must be a whole number"],
+    [["--", "true"], "baton launch needs --world N, the number of ranks to start"],
+    [["--world", "", "--", "true"], '--world must be a whole number of at least 1, not ""'],
     [["--world", "2"], "needs a command after --"],
     [
       ["--world", "2", "--master-port", "70000", "--", "true"],
