@@ -1,0 +1,29 @@
+/** `launchGroup` refuses a spec it could not run, before it starts anything. */
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
+import { launchGroup } from "../../src/runtime/launchGroup.ts";
+
+const ok = { argv: ["/bin/true"], worldSize: 1, stateDir: "/nonexistent/never-used" };
+
+describe("launchGroup's spec", () => {
+  it.each([
+    [{ argv: [] }, "a rank group needs a command to launch: argv is empty"],
+    [{ worldSize: 0 }, "worldSize must be an integer of at least 1, not 0"],
+    [{ masterPort: 70_000 }, "masterPort must be a TCP port from 1 to 65535, not 70000"],
+    [
+      { timeouts: { loadTimeoutMs: -1 } },
+      "timeouts.loadTimeoutMs must be a positive number of ms, not -1",
+    ],
+    [
+      { teardown: { termGraceMs: -1 } },
+      "teardown.termGraceMs must be a number of ms of 0 or more, not -1",
+    ],
+    [
+      { teardown: { termGraceMs: Number.NaN } },
+      "teardown.termGraceMs must be a number of ms of 0 or more, not NaN",
+    ],
+  ])("refuses %o with a ConfigError", (bad, message) => {
+    expect(() => launchGroup({ ...ok, ...bad })).toThrow(ConfigError);
+    expect(() => launchGroup({ ...ok, ...bad })).toThrow(message);
+  });
+});
