@@ -75,6 +75,8 @@ export interface ConnectionInput {
   helloTimeoutMs?: number;
   heartbeatMs?: number;
   deadAfterMs?: number;
+  /** The largest frame this side accepts, told to workers of protocol version 4 on. */
+  maxFrameBytes?: number;
 }
 
 export interface ConnectionContext {
@@ -89,6 +91,7 @@ export interface ConnectionContext {
   helloTimeoutMs: number;
   heartbeatMs: number;
   deadAfterMs: number;
+  maxFrameBytes: number | undefined;
   worker: string;
   resources: Resources;
   /**
@@ -231,6 +234,7 @@ export const connectionMachine = setup({
     helloTimeoutMs: input.helloTimeoutMs ?? 10_000,
     heartbeatMs: input.heartbeatMs ?? 5_000,
     deadAfterMs: input.deadAfterMs ?? 20_000,
+    maxFrameBytes: input.maxFrameBytes,
     worker: "",
     resources: {},
     job: undefined,
@@ -313,6 +317,11 @@ export const connectionMachine = setup({
                   ...(context.version >= 2 && {
                     heartbeatMs: Math.max(1, Math.ceil(context.heartbeatMs)),
                   }),
+                  ...(context.version >= 4 &&
+                    context.maxFrameBytes !== undefined &&
+                    Number.isFinite(context.maxFrameBytes) && {
+                      maxFrameBytes: Math.floor(context.maxFrameBytes),
+                    }),
                 },
               })),
               emit(({ context, event }) => ({

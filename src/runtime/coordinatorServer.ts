@@ -33,6 +33,8 @@ export interface CoordinatorServerOptions extends ConnectionTimeouts {
    * out until their hello deadline.
    */
   maxHandshakes?: number;
+  /** The largest frame the listener accepts: told to workers, which then keep under it. */
+  maxFrameBytes?: number;
   listener: Listener;
   coordinator: Actor<typeof coordinatorMachine>;
   clock: Clock;
@@ -169,6 +171,7 @@ export class CoordinatorServer {
         ...(options.helloTimeoutMs !== undefined && { helloTimeoutMs: options.helloTimeoutMs }),
         ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
         ...(options.deadAfterMs !== undefined && { deadAfterMs: options.deadAfterMs }),
+        ...(options.maxFrameBytes !== undefined && { maxFrameBytes: options.maxFrameBytes }),
       },
       clock: options.clock,
       ...(options.inspect !== undefined && { inspect: options.inspect }),

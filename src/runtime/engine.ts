@@ -273,9 +273,10 @@ export function createEngine(options: EngineOptions): Engine {
           coordinator.on("run.finished", () => resolve()),
         );
 
+        const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
         const listener: Listener = await net.listen(
           options.listen ?? (networked ? "127.0.0.1:0" : `memory://run-${runId}`),
-          { maxFrameBytes: options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES },
+          { maxFrameBytes },
         );
         // Everything was in the store: no worker is needed.
         const nothingToRun = board.done;
@@ -299,6 +300,7 @@ export function createEngine(options: EngineOptions): Engine {
           secret,
           run: runId,
           codeHash: jobs.codeHash,
+          maxFrameBytes,
           logger: log,
           ...(store &&
             !options.force && {

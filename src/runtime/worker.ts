@@ -136,6 +136,8 @@ class WorkerSession {
   private readonly protocol: ProtocolRange;
   /** The protocol version the coordinator's welcome named (0 before it). */
   private version = 0;
+  /** The largest frame the coordinator accepts (protocol version 4 on), from the welcome. */
+  private maxFrameBytes: number | undefined;
 
   constructor(
     private readonly link: Link,
@@ -262,6 +264,7 @@ class WorkerSession {
         }
         this.welcomed = true;
         this.version = frame.protocol;
+        this.maxFrameBytes = frame.maxFrameBytes;
         this.watchSilence(frame.heartbeatMs);
         this.options.logger.debug(
           { protocol: frame.protocol, run: frame.run, heartbeatMs: frame.heartbeatMs },
@@ -322,7 +325,22 @@ class WorkerSession {
   private answer(result: ResultFrame): void {
     this.running = undefined;
     this.jobsRun++;
-    this.send(result);
+    const text = encode(result);
+    const limit = this.maxFrameBytes;
+    // UTF-8 takes at most 3 bytes a UTF-16 unit: only a long frame needs counting.
+    const size = limit !== undefined && text.length * 3 > limit ? Buffer.byteLength(text) : 0;
+    if (limit === undefined || size <= limit) {
+      this.link.send(text);
+      return;
+    }
+    // The coordinator would close the connection on such a frame, and the job would count
+    // as lost with its worker: a failed attempt says what happened instead.
+    this.send(
+      failed(result.job, {
+        name: "ResultTooLarge",
+        message: `the ${result.status} result of job ${result.job} is a frame of ${size} bytes, over the coordinator's limit of ${limit} bytes (maxFrameBytes); return something smaller, such as the path of a file that holds the data`,
+      }),
+    );
   }
 
   private completed(frame: JobFrame, ctx: HandlerContext, value: unknown): ResultFrame {

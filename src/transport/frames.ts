@@ -54,6 +54,8 @@ export interface WelcomeFrame {
   proof: string;
   /** The coordinator's ping interval on this connection, in ms (a positive integer). */
   heartbeatMs?: number;
+  /** The largest frame the coordinator accepts, in bytes (version 4 on). */
+  maxFrameBytes?: number;
 }
 
 /**
@@ -205,7 +207,14 @@ const FAILED_FIELDS: readonly string[] = ["type", "job", "status", "error"];
 const BLOCKED_FIELDS: readonly string[] = ["type", "job", "status", "needs"];
 const PROGRESS_FIELDS: readonly string[] = ["type", "job", "done", "total", "message"];
 const CHALLENGE_FIELDS: readonly string[] = ["type", "nonce", "protocol"];
-const WELCOME_FIELDS: readonly string[] = ["type", "protocol", "run", "proof", "heartbeatMs"];
+const WELCOME_FIELDS: readonly string[] = [
+  "type",
+  "protocol",
+  "run",
+  "proof",
+  "heartbeatMs",
+  "maxFrameBytes",
+];
 const JOB_FIELDS: readonly string[] = ["type", "id", "kind", "input", "deps", "attempt", "ranks"];
 const CANCEL_FIELDS: readonly string[] = ["type", "job", "reason"];
 const ERROR_FIELDS: readonly string[] = ["message", "name", "stack"];
@@ -375,6 +384,7 @@ function checkWelcome(o: Obj): WelcomeFrame {
   requireId(o, "run", "welcome", "");
   requireId(o, "proof", "welcome", "");
   if (o.heartbeatMs !== undefined) requirePositiveInteger(o, "heartbeatMs", "welcome", "");
+  if (o.maxFrameBytes !== undefined) requirePositiveInteger(o, "maxFrameBytes", "welcome", "");
   return o as unknown as WelcomeFrame;
 }
 

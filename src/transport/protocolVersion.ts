@@ -27,14 +27,16 @@ export type ProtocolRange = readonly [min: number, max: number];
  * only version 1 the connection uses 1 and the welcome goes without it. Version 3 adds the
  * cancel frame's `reason` and a needed job's `timeoutMs`; below 3 the coordinator sends no
  * reason and the worker leaves `timeoutMs` out of the jobs it needs (that coordinator
- * knows no timeouts).
+ * knows no timeouts). Version 4 adds the welcome's `maxFrameBytes` (the largest frame the
+ * coordinator accepts), so the worker fails an attempt whose result is larger with a
+ * `ResultTooLarge` error instead of sending a frame that would cost it its connection.
  *
  * @example
  * ```ts
  * link.send(encode({ type: "challenge", nonce, protocol: PROTOCOL }));
  * ```
  */
-export const PROTOCOL: ProtocolRange = [1, 3];
+export const PROTOCOL: ProtocolRange = [1, 4];
 
 /**
  * The highest version both ranges contain, or `undefined` when they are disjoint.

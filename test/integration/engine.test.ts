@@ -742,6 +742,24 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     );
   });
 
+  it("fails an attempt whose result is over the frame limit as ResultTooLarge, keeping its worker", async () => {
+    const engine = createEngine({
+      jobs: { big: (n: number) => "x".repeat(n) },
+      workers: 1,
+      maxFrameBytes: 2_000,
+    });
+    const big = job("big", 5_000, { retries: 1 });
+    const small = job("big", 10);
+    const result = await engine.run([big, small]);
+    expect(result.get(small)).toMatchObject({ status: "completed", value: "x".repeat(10) });
+    expect(result.get(big)).toMatchObject({ status: "failed", cause: "error", attempts: 2 });
+    expect(result.get(big).error).toMatchObject({ name: "ResultTooLarge" });
+    expect(result.get(big).error?.message).toMatch(
+      /^the completed result of job [0-9a-f]{16} is a frame of 50\d\d bytes, over the coordinator's limit of 2000 bytes \(maxFrameBytes\)/,
+    );
+    expect(result.get(big).lostWorkers ?? []).toEqual([]);
+  });
+
   it("emits progress, job state changes and handler progress", async () => {
     const engine = createEngine({
       jobs: {

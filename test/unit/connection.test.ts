@@ -217,6 +217,28 @@ describe("connection: handshake", () => {
   );
 
   it.each([
+    [4, { maxFrameBytes: 1_000 }],
+    [3, {}],
+  ])(
+    "from protocol version 4 on, the welcome tells the worker the frame limit (version %d)",
+    (version, extra) => {
+      const c = openConnection({ protocol: [1, 4], maxFrameBytes: 1_000 });
+      c.send(hello({ protocol: [1, version] }));
+      expect(c.emitted[1]).toEqual({
+        type: "send",
+        frame: {
+          type: "welcome",
+          protocol: version,
+          run: "r1",
+          proof: "wp",
+          heartbeatMs: 5_000,
+          ...extra,
+        },
+      });
+    },
+  );
+
+  it.each([
     ["RESULT", result("j1"), "protocol violation: a result frame before hello"],
     [
       "PROGRESS",

@@ -107,6 +107,7 @@ const toWorker: ToWorker[] = [
   { type: "cancel", job: "j2" },
   { type: "cancel", job: "j2", reason: "job j2 ran longer than its timeout of 500 ms" },
   { type: "welcome", protocol: 1, run: "r-7f2a", proof: "9c1e", heartbeatMs: 5000 },
+  { type: "welcome", protocol: 4, run: "r-7f2a", proof: "9c1e", maxFrameBytes: 67_108_864 },
 ];
 
 /** A frame as a case: its first 60 characters of JSON to name it, and the frame. */
@@ -392,6 +393,11 @@ const badForWorker: [string, unknown, string][] = [
     "zero protocol",
     { ...toWorker[1], protocol: 0 },
     'welcome frame: field "protocol" must be a positive integer (got 0)',
+  ],
+  [
+    "zero maxFrameBytes",
+    { ...toWorker[1], maxFrameBytes: 0 },
+    'welcome frame: field "maxFrameBytes" must be a positive integer (got 0)',
   ],
   [
     "zero heartbeatMs",
