@@ -15,6 +15,7 @@ const RUN_FILE =
 /** The logger a sweep reports to. */
 export interface RunFilesLogger {
   info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
 }
 
 /**
@@ -34,6 +35,8 @@ export function runFileStem(random: Uint8Array): string {
  * host and are gone: killed with SIGKILL, or crashed, before they could remove their own.
  * Another host's files (a store shared over the network) and a living process's are kept; a
  * pid reused since keeps its files until that process ends too. Returns the removed names.
+ * A living coordinator's secret other than this process's means another run uses the same
+ * store right now: that is logged as a warning (both runs compute the jobs they share).
  *
  * @example
  * ```ts
@@ -46,11 +49,23 @@ export async function sweepAbandonedRunFiles(
 ): Promise<string[]> {
   const host = thisHost();
   const removed: string[] = [];
+  const otherRuns = new Set<number>();
   for (const name of await ports.files.list(dir)) {
     const owner = RUN_FILE.exec(name);
-    if (owner === null || owner[2] !== host || isRunning(Number(owner[1]))) continue;
+    if (owner === null || owner[2] !== host) continue;
+    const pid = Number(owner[1]);
+    if (isRunning(pid)) {
+      if (pid !== process.pid && name.endsWith(".secret")) otherRuns.add(pid);
+      continue;
+    }
     await ports.files.remove(join(dir, name));
     removed.push(name);
+  }
+  if (otherRuns.size > 0) {
+    ports.logger?.warn(
+      { dir, pids: [...otherRuns] },
+      `another baton run on this machine uses this store (pid ${[...otherRuns].join(", ")}): the jobs both runs need are computed by both, and stored once; wait for it, or give this run another --store`,
+    );
   }
   if (removed.length > 0) {
     ports.logger?.info(

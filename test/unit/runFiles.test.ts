@@ -28,7 +28,7 @@ describe("run files", () => {
     expect(runFileStem(new Uint8Array([1, 2]))).toBe(`run-0102-${process.pid}@${host}`);
   });
 
-  it("removes the secret and batch scripts of a gone coordinator on this host, and nothing else", async () => {
+  it("removes the secret and batch scripts of a gone coordinator on this host, and nothing else; warns of another live run", async () => {
     const dir = runDir();
     const dead = await deadPid();
     const files = [
@@ -37,18 +37,34 @@ describe("run files", () => {
       `run-bb22-${process.pid}@${host}.secret`,
       `run-bb22-${process.pid}@${host}.baton-4567cdef.sbatch`,
       `run-cc33-${dead}@another-host.example.secret`,
+      // A living process other than this one: another run using the store right now.
+      `run-ee55-${process.ppid}@${host}.secret`,
       "run-dd44.secret",
       "notes.txt",
     ];
     for (const name of files) writeFileSync(join(dir, name), "x", { mode: 0o600 });
     const infos: object[] = [];
+    const warnings: { fields: object; message: string }[] = [];
     const removed = await sweepAbandonedRunFiles(dir, {
       files: nodeFiles(),
-      logger: { info: (fields) => infos.push(fields) },
+      logger: {
+        info: (fields) => infos.push(fields),
+        warn: (fields, message) => warnings.push({ fields, message }),
+      },
     });
     expect(removed.sort()).toEqual(files.slice(0, 2).sort());
     expect(readdirSync(dir).sort()).toEqual(files.slice(2).sort());
     expect(infos).toEqual([{ dir, files: removed }]);
+    expect(warnings).toEqual([
+      {
+        fields: { dir, pids: [process.ppid] },
+        message: expect.stringMatching(
+          new RegExp(
+            `^another baton run on this machine uses this store \\(pid ${process.ppid}\\)`,
+          ),
+        ),
+      },
+    ]);
   });
 
   it("reads the Slurm pool a batch script stands for", () => {
