@@ -416,19 +416,26 @@ function trackRun(run: Run, board: JobBoard, clock: Clock, startedAt: number, lo
   const running = new Set<string>();
   /** What the run's log says of a job that failed, or of an attempt it will make again. */
   const logChange = (change: { job: string; kind: string; state: string }, wasRunning: boolean) => {
+    const failed = change.state === "failed";
+    // Most changes (running, completed, ready before a first attempt) are not logged: they
+    // cost no lookup.
+    if (!failed && !(wasRunning && (change.state === "ready" || change.state === "blocked"))) {
+      return;
+    }
     const record = board.jobs.get(change.job);
     if (record === undefined) return;
     const { attempts, error, cause, lostWorkers } = record;
     const about = { job: change.job, kind: change.kind, ...(error && { err: error }) };
-    if (change.state === "failed") log.info({ ...about, attempts, cause }, "job failed");
-    else if (wasRunning && (change.state === "ready" || change.state === "blocked")) {
-      // The effects of one event are read after it: the job may already run its next attempt.
-      const attempt = record.state === "running" ? attempts - 1 : attempts;
-      log.info(
-        { ...about, attempt, lostWorkers },
-        "attempt ended without a result; the job will run again",
-      );
+    if (failed) {
+      log.info({ ...about, attempts, cause }, "job failed");
+      return;
     }
+    // The effects of one event are read after it: the job may already run its next attempt.
+    const attempt = record.state === "running" ? attempts - 1 : attempts;
+    log.info(
+      { ...about, attempt, lostWorkers },
+      "attempt ended without a result; the job will run again",
+    );
   };
   const timings = new Map<string, { startedAt?: number; finishedAt?: number }>();
   let cached = 0;
