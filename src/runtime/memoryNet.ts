@@ -1,3 +1,4 @@
+import { frameOverLimit } from "../transport/frameOverLimit.ts";
 import type { Link, Listener, Net } from "./ports.ts";
 
 const PING = 0;
@@ -176,9 +177,8 @@ class MemoryLink implements Link {
 
   private deliver(item: Item): void {
     if (typeof item === "string") {
-      // UTF-8 takes at most 3 bytes per UTF-16 unit: only a long frame needs counting.
-      const size = item.length * 3 > this.maxFrameBytes ? Buffer.byteLength(item) : 0;
-      if (size > this.maxFrameBytes) this.refuse(size);
+      const size = frameOverLimit(item, this.maxFrameBytes);
+      if (size !== undefined) this.refuse(size);
       else for (const handler of this.frameHandlers) handler(item);
     } else if (item === PING) {
       if (!this.open) return;

@@ -5,6 +5,7 @@ import { planGraph } from "../graph/planGraph.ts";
 import { toJson } from "../graph/toJson.ts";
 import { verifyCoordinatorProof, workerProof } from "../transport/auth.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
+import { frameOverLimit } from "../transport/frameOverLimit.ts";
 import {
   checkProgressFrame,
   encode,
@@ -327,9 +328,8 @@ class WorkerSession {
     this.jobsRun++;
     const text = encode(result);
     const limit = this.maxFrameBytes;
-    // UTF-8 takes at most 3 bytes a UTF-16 unit: only a long frame needs counting.
-    const size = limit !== undefined && text.length * 3 > limit ? Buffer.byteLength(text) : 0;
-    if (limit === undefined || size <= limit) {
+    const size = limit === undefined ? undefined : frameOverLimit(text, limit);
+    if (size === undefined) {
       this.link.send(text);
       return;
     }

@@ -1,5 +1,6 @@
 import { CLOSE_WAIT_MS } from "../machines/connection.ts";
 import type { Link, Listener, ListenOptions, Net } from "../runtime/ports.ts";
+import { frameOverLimit } from "../transport/frameOverLimit.ts";
 import type { SimClock } from "./simClock.ts";
 import type { SimEntropy } from "./simEntropy.ts";
 
@@ -390,20 +391,16 @@ export class SimNet {
       return;
     }
     switch (item.kind) {
-      case "frame":
-        if (item.frame.length * 3 > end.maxFrameBytes) {
-          const size = Buffer.byteLength(item.frame);
-          if (size > end.maxFrameBytes) {
-            end.close(
-              4004,
-              `frame of ${size} bytes exceeds the limit of ${end.maxFrameBytes} bytes`,
-            );
-            return;
-          }
+      case "frame": {
+        const size = frameOverLimit(item.frame, end.maxFrameBytes);
+        if (size !== undefined) {
+          end.close(4004, `frame of ${size} bytes exceeds the limit of ${end.maxFrameBytes} bytes`);
+          return;
         }
         this.trace(`net ${end.id} > ${end.side} ${describeFrame(item.frame)}`);
         for (const handler of end.frameHandlers) handler(item.frame);
         return;
+      }
       case "ping":
         this.transmit(end, { kind: "pong" });
         for (const handler of end.pingHandlers) handler();
