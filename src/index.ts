@@ -33,7 +33,12 @@ export { carriesDeployment } from "./machines/carriesDeployment.ts";
 export { type MachineName, machineCatalog } from "./machines/catalog.ts";
 export { connectionMachine } from "./machines/connection.ts";
 export { coordinatorMachine } from "./machines/coordinator.ts";
-export { type GroupEmitted, type GroupEvent, groupMachine } from "./machines/group.ts";
+export {
+  type BarrierPassed,
+  type GroupEmitted,
+  type GroupEvent,
+  groupMachine,
+} from "./machines/group.ts";
 export type { FailureCause, JobError, JobState } from "./machines/jobBoard.ts";
 export { type RankEmitted, type RankEvent, rankMachine } from "./machines/rank.ts";
 export {

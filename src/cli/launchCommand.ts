@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
+import type { BarrierPassed } from "../machines/group.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
@@ -121,7 +122,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
     `deployment ${group.deployment}: ${world} rank${world === 1 ? "" : "s"} of ${command.join(" ")}; logs in ${group.dir}/rank-*.log`,
   );
   group.ready.then(
-    () => say(world === 1 ? "the rank is ready" : `all ${world} ranks ready`),
+    (barrier) => say(barrierLine(barrier, world)),
     () => {},
   );
 
@@ -179,6 +180,16 @@ export async function launchCommand(argv: string[]): Promise<number> {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/** What passing the barrier meant: ranks ready, or ranks that exited 0 without ever serving. */
+function barrierLine({ readyRanks, exitedRanks }: BarrierPassed, world: number): string {
+  if (exitedRanks.length === 0)
+    return world === 1 ? "the rank is ready" : `all ${world} ranks ready`;
+  const exited = `${exitedRanks.length === 1 ? "rank" : "ranks"} ${exitedRanks.join(", ")} exited 0 without writing a ready marker`;
+  return readyRanks.length === 0
+    ? exited
+    : `${exited}; ${readyRanks.length === 1 ? "rank" : "ranks"} ${readyRanks.join(", ")} ready`;
 }
 
 function parseOptions(argv: string[]) {

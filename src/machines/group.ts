@@ -41,10 +41,18 @@ export type GroupOutcome =
 /** What the group asks the runtime to do, and what it reports. */
 export type GroupEmitted =
   | { type: "group.launch" }
-  | { type: "group.ready" }
+  | ({ type: "group.ready" } & BarrierPassed)
   | { type: "group.teardown" }
   | { type: "group.teardownFailed"; message: string }
   | { type: "group.finished"; outcome: GroupOutcome };
+
+/** How the barrier was passed: each rank either wrote its ready marker or exited 0 first. */
+export interface BarrierPassed {
+  /** Ranks that wrote their ready marker, ascending. */
+  readyRanks: number[];
+  /** Ranks that exited 0 before writing one (a program that never serves), ascending. */
+  exitedRanks: number[];
+}
 
 export interface GroupInput {
   deployment: string;
@@ -101,7 +109,7 @@ const whileRanksRun = {
  * The supervisor of one rank group (DESIGN §4):
  * `reaping → launching → barrier → running → stopping → (stopped | teardownFailed)`.
  * It decides; the runtime acts on what it emits: `group.launch` (after the reaper cleared
- * the way), `group.ready` (every rank is ready: the barrier passed), `group.teardown` (stop
+ * the way), `group.ready` (the barrier passed: which ranks are ready, which exited 0 first), `group.teardown` (stop
  * every rank, verified) and `group.finished` with the outcome.
  *
  * - A failed reap refuses the launch: the group ends `stopped` with that failure and nothing
@@ -264,7 +272,14 @@ export const groupMachine = setup({
       },
     },
     running: {
-      entry: emit({ type: "group.ready" as const }),
+      entry: emit(({ context }) => {
+        const readyRanks = [...context.ready].sort((a, b) => a - b);
+        const exitedRanks: number[] = [];
+        for (let rank = 0; rank < context.worldSize; rank++) {
+          if (!context.ready.includes(rank)) exitedRanks.push(rank);
+        }
+        return { type: "group.ready" as const, readyRanks, exitedRanks };
+      }),
       always: { guard: "allExitedCleanly", target: "stopping" },
       on: whileRanksRun,
     },

@@ -4,6 +4,7 @@ import pino, { type Logger } from "pino";
 import { type Actor, createActor } from "xstate";
 import { ConfigError, RankFileError, RankGroupError } from "../errors.ts";
 import {
+  type BarrierPassed,
   type GroupEmitted,
   type GroupEvent,
   type GroupFailure,
@@ -103,7 +104,7 @@ class LaunchedGroup implements RankGroup {
   readonly deployment: string;
   readonly dir: string;
   readonly logFiles: readonly string[];
-  readonly ready: Promise<void>;
+  readonly ready: Promise<BarrierPassed>;
   private readonly exit: Promise<GroupExit>;
   private readonly stateDir: string;
   private readonly paths: DeploymentPaths;
@@ -122,7 +123,10 @@ class LaunchedGroup implements RankGroup {
   private readonly forbiddenGroups = new Set<number>();
   private readonly token: string;
   private readonly cancels: CancelFile;
-  private settleReady!: { resolve: () => void; reject: (error: Error) => void };
+  private settleReady!: {
+    resolve: (barrier: BarrierPassed) => void;
+    reject: (error: Error) => void;
+  };
   private settleExit!: { resolve: (exit: GroupExit) => void; reject: (error: Error) => void };
   private settled = false;
   private launching: Promise<void> = Promise.resolve();
@@ -196,7 +200,7 @@ class LaunchedGroup implements RankGroup {
       stateDir: this.stateDir,
       deployment: this.deployment,
     });
-    this.ready = new Promise<void>((resolve, reject) => {
+    this.ready = new Promise<BarrierPassed>((resolve, reject) => {
       this.settleReady = { resolve, reject };
     });
     this.exit = new Promise<GroupExit>((resolve, reject) => {
@@ -280,7 +284,7 @@ class LaunchedGroup implements RankGroup {
         this.launching = this.launch();
         return;
       case "group.ready":
-        this.settleReady.resolve();
+        this.settleReady.resolve({ readyRanks: event.readyRanks, exitedRanks: event.exitedRanks });
         return;
       case "group.teardown":
         this.attempt = this.runTeardown();

@@ -5,6 +5,7 @@
  */
 import type { Logger } from "pino";
 import type { InspectionEvent, Observer } from "xstate";
+import type { BarrierPassed } from "../machines/group.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { MARKER_HEARTBEAT_MS, MARKER_STALE_MS } from "../rank/markerFormat.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
@@ -146,8 +147,12 @@ export interface RankGroup {
    * process group there).
    */
   pids(): number[];
-  /** Resolves when every rank is ready; rejects with the group's error if it never gets there. */
-  readonly ready: Promise<void>;
+  /**
+   * Resolves when the barrier is passed: every rank wrote its ready marker, or exited 0 before
+   * it (`exitedRanks`, a program that never serves); rejects with the group's error if it never
+   * gets there.
+   */
+  readonly ready: Promise<BarrierPassed>;
   /** How the group ended; rejects with a `RankGroupError` (or a `TeardownError`). */
   wait(): Promise<GroupExit>;
   /** Cancels the requests `ids` on every rank and waits, bounded, for the ranks to apply it. */

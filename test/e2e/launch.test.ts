@@ -37,8 +37,25 @@ describe("baton launch", () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/deployment dep-[a-z0-9]{12}: 2 ranks of .*rank\.py/);
     expect(result.stderr).toContain(`logs in ${dir}/dep-`);
+    expect(result.stderr).toContain("all 2 ranks ready");
     const [deployment] = readdirSync(dir);
     expect(readdirSync(join(dir, deployment ?? "")).sort()).toEqual(["rank-0.log", "rank-1.log"]);
+  }, 60_000);
+
+  it("does not call ranks ready that exited 0 without writing a ready marker", async () => {
+    const result = await startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      tempDir(),
+      "--",
+      "/bin/true",
+    ]).exit;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("ranks 0, 1 exited 0 without writing a ready marker");
+    expect(result.stderr).not.toContain("ready\n");
+    expect(result.stderr).toContain("every rank exited 0");
   }, 60_000);
 
   it("exits with the failing rank's code and quotes its log", async () => {
