@@ -68,6 +68,8 @@ function machinesOnly(): number {
           deps,
           attempt,
         },
+        // Never encoded here, and no hello announces a worker's limit to compare it with.
+        bytes: 0,
       });
     }
   });

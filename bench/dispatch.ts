@@ -164,6 +164,7 @@ function timedLink(link: Link, timing: Timing): Link {
     get bufferedAmount() {
       return link.bufferedAmount;
     },
+    maxFrameBytes: link.maxFrameBytes,
     send(frame) {
       if (frame.startsWith('{"type":"job"')) {
         const now = performance.now();

@@ -40,7 +40,8 @@ export type ConnectionEvent =
   | { type: "PONG" }
   /** The link is closed (by either side); nothing more can be sent. */
   | { type: "CLOSED"; code: number; reason: string }
-  | { type: "GRANT"; job: string; frame: Extract<ToWorker, { type: "job" }> }
+  /** Send the worker `job`; `bytes` is the size of its encoded frame (UTF-8). */
+  | { type: "GRANT"; job: string; frame: Extract<ToWorker, { type: "job" }>; bytes: number }
   /** Tell the worker to abort `job` (if this connection holds it), saying why. */
   | { type: "CANCEL_JOB"; job: string; reason: string }
   | { type: "RELEASE" }
@@ -92,6 +93,8 @@ export interface ConnectionContext {
   heartbeatMs: number;
   deadAfterMs: number;
   maxFrameBytes: number | undefined;
+  /** The largest frame the worker accepts, from its hello (protocol version 5 on). */
+  workerMaxFrameBytes: number | undefined;
   worker: string;
   resources: Resources;
   /**
@@ -170,6 +173,10 @@ export const connectionMachine = setup({
     cancelForHeldJob: ({ context, event }) =>
       event.type === "CANCEL_JOB" && event.job === context.job,
     expiresHeldJob: ({ context, event }) => event.type === "EXPIRE" && event.job === context.job,
+    tooLargeForWorker: ({ context, event }) =>
+      event.type === "GRANT" &&
+      context.workerMaxFrameBytes !== undefined &&
+      event.bytes > context.workerMaxFrameBytes,
   },
   actions: {
     sendLease: sendTo(
@@ -190,6 +197,25 @@ export const connectionMachine = setup({
           conn: context.conn,
           job: frame.job,
           outcome: outcomeOf(frame, stored),
+        };
+      },
+    ),
+    /** A job frame the worker would refuse (closing its link) is never sent: its attempt fails. */
+    failGrant: sendTo(
+      ({ context }) => context.coordinator,
+      ({ context, event }): CoordinatorEvent => {
+        const { job, bytes } = event as Extract<ConnectionEvent, { type: "GRANT" }>;
+        return {
+          type: "RESULT",
+          conn: context.conn,
+          job,
+          outcome: {
+            status: "failed",
+            error: {
+              name: "JobTooLarge",
+              message: `job ${job} was not sent to worker ${context.worker}: its frame (its input and the results of the jobs it runs after) is ${bytes} bytes, over the ${context.workerMaxFrameBytes} bytes the worker accepts; pass large data by reference, such as the path of a file that holds it`,
+            },
+          },
         };
       },
     ),
@@ -235,6 +261,7 @@ export const connectionMachine = setup({
     heartbeatMs: input.heartbeatMs ?? 5_000,
     deadAfterMs: input.deadAfterMs ?? 20_000,
     maxFrameBytes: input.maxFrameBytes,
+    workerMaxFrameBytes: undefined,
     worker: "",
     resources: {},
     job: undefined,
@@ -300,11 +327,15 @@ export const connectionMachine = setup({
           {
             target: "registered",
             actions: [
-              assign(({ context, event }) => ({
-                worker: event.frame.worker,
-                resources: event.frame.resources,
-                version: negotiate(context.protocol, event.frame.protocol)!,
-              })),
+              assign(({ context, event }) => {
+                const version = negotiate(context.protocol, event.frame.protocol)!;
+                return {
+                  worker: event.frame.worker,
+                  resources: event.frame.resources,
+                  version,
+                  workerMaxFrameBytes: version >= 5 ? event.frame.maxFrameBytes : undefined,
+                };
+              }),
               emit(({ context, event }) => ({
                 type: "send" as const,
                 frame: {
@@ -423,13 +454,16 @@ export const connectionMachine = setup({
         idle: {
           entry: "sendLease",
           on: {
-            GRANT: {
-              target: "busy",
-              actions: [
-                assign(({ event }) => ({ job: event.job })),
-                emit(({ event }) => ({ type: "send" as const, frame: event.frame })),
-              ],
-            },
+            GRANT: [
+              { guard: "tooLargeForWorker", target: "idle", reenter: true, actions: "failGrant" },
+              {
+                target: "busy",
+                actions: [
+                  assign(({ event }) => ({ job: event.job })),
+                  emit(({ event }) => ({ type: "send" as const, frame: event.frame })),
+                ],
+              },
+            ],
             RESULT: { actions: { type: "dropResult", params: { reason: "no job is held" } } },
           },
         },

@@ -9,6 +9,7 @@ import { coordinatorProof, verifyWorkerProof } from "../transport/auth.ts";
 import { CloseCode } from "../transport/closeCodes.ts";
 import {
   encode,
+  type JobFrame,
   type ProgressFrame,
   parseToCoordinator,
   type ToCoordinator,
@@ -61,6 +62,8 @@ interface Connection {
   actor: Actor<typeof connectionMachine>;
   /** Link events waiting behind a blocked result's store lookup, in arrival order. */
   backlog: Promise<void> | undefined;
+  /** The job frame being granted, with its text, while the connection machine hears GRANT. */
+  encoded: { frame: JobFrame; text: string } | undefined;
 }
 
 /**
@@ -98,19 +101,25 @@ export class CoordinatorServer {
         const { job, deps, attempt } = effect;
         const connection = this.connections.get(effect.conn);
         if (!connection) return;
+        const frame: JobFrame = {
+          type: "job",
+          id: job.id,
+          kind: job.kind,
+          input: job.input,
+          deps,
+          attempt,
+          ...(job.ranks !== undefined && { ranks: job.ranks }),
+        };
+        // Encoded once: measured for the machine, and sent as is if the machine sends it.
+        const text = encode(frame);
+        connection.encoded = { frame, text };
         connection.actor.send({
           type: "GRANT",
           job: job.id,
-          frame: {
-            type: "job",
-            id: job.id,
-            kind: job.kind,
-            input: job.input,
-            deps,
-            attempt,
-            ...(job.ranks !== undefined && { ranks: job.ranks }),
-          },
+          frame,
+          bytes: Buffer.byteLength(text),
         });
+        connection.encoded = undefined;
         return;
       }
       case "lease.cancelled":
@@ -176,10 +185,12 @@ export class CoordinatorServer {
       clock: options.clock,
       ...(options.inspect !== undefined && { inspect: options.inspect }),
     });
-    const connection: Connection = { link, actor, backlog: undefined };
+    const connection: Connection = { link, actor, backlog: undefined, encoded: undefined };
     this.connections.set(link.id, connection);
     this.admit(connection, log);
-    actor.on("send", ({ frame }) => link.send(encode(frame)));
+    actor.on("send", ({ frame }) =>
+      link.send(frame === connection.encoded?.frame ? connection.encoded.text : encode(frame)),
+    );
     actor.on("close", ({ code, reason }) => {
       if (code !== 1000) log.warn({ code, reason }, "closing connection");
       link.close(code, reason);

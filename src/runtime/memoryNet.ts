@@ -64,7 +64,7 @@ class MemoryLink implements Link {
     readonly id: string,
     readonly remote: string,
     /** The largest frame this end accepts. */
-    private readonly maxFrameBytes: number,
+    readonly maxFrameBytes: number,
     /** Runs once, when either end closes the link. */
     private readonly onClosed: () => void,
   ) {}

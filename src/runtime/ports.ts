@@ -38,6 +38,8 @@ export interface Link {
   readonly remote: string;
   /** Bytes queued for sending and not yet written; used for backpressure. */
   readonly bufferedAmount: number;
+  /** The largest frame this end accepts (UTF-8 bytes); larger ones close the link with 4004. */
+  readonly maxFrameBytes: number;
   send(frame: string): void;
   close(code: number, reason: string): void;
   /** Ask the other end to prove it is alive; an answer arrives through `onPong`. */

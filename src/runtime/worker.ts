@@ -16,7 +16,7 @@ import {
   type SerializedError,
   type ToCoordinator,
 } from "../transport/frames.ts";
-import { PROTOCOL, type ProtocolRange } from "../transport/protocolVersion.ts";
+import { negotiate, PROTOCOL, type ProtocolRange } from "../transport/protocolVersion.ts";
 import type { JobContext, LoadedJobs } from "./jobModule.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock, Link, Net } from "./ports.ts";
@@ -69,6 +69,13 @@ export interface WorkerOptions {
    * coordinator that froze after accepting, would wait forever.
    */
   welcomeTimeoutMs?: number;
+  /**
+   * The largest frame, in UTF-8 bytes, the worker accepts (default the Net's: 64 MiB over
+   * WebSocket). The worker tells the coordinator (protocol version 5 on), which then fails
+   * the attempt of a job whose frame (its input and the results of the jobs it runs after)
+   * is larger with a `JobTooLarge` error instead of sending it.
+   */
+  maxFrameBytes?: number;
 }
 
 /** How a worker's connection ended. `code` 1000 is the coordinator's normal stop. */
@@ -104,7 +111,16 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerExit> {
     "leave it out for 4 × the coordinator's ping interval",
   );
   positiveMs("welcomeTimeoutMs", options.welcomeTimeoutMs, "leave it out for 30 s");
-  const link = await options.net.connect(options.address);
+  const { maxFrameBytes } = options;
+  if (maxFrameBytes !== undefined && !(Number.isInteger(maxFrameBytes) && maxFrameBytes > 0)) {
+    throw new ConfigError(
+      `maxFrameBytes must be a positive whole number of bytes (got ${maxFrameBytes}); leave it out for the Net's limit (64 MiB over WebSocket)`,
+    );
+  }
+  const link = await options.net.connect(
+    options.address,
+    maxFrameBytes === undefined ? undefined : { maxFrameBytes },
+  );
   return new Promise<WorkerExit>((resolve) => {
     const session = new WorkerSession(link, options, resolve);
     link.onClose((code, reason) => session.end(code, reason));
@@ -253,6 +269,12 @@ class WorkerSession {
           resources: this.options.resources,
           codeHash: this.options.jobs.codeHash,
           proof: this.proof,
+          // Version 5 on, known from the challenge's range: an older coordinator would refuse
+          // a hello with a field it does not know.
+          ...((negotiate(this.protocol, frame.protocol) ?? 0) >= 5 &&
+            Number.isFinite(this.link.maxFrameBytes) && {
+              maxFrameBytes: this.link.maxFrameBytes,
+            }),
         });
         return;
       case "welcome":

@@ -171,6 +171,10 @@ class WsLink implements Link {
     });
   }
 
+  get maxFrameBytes(): number {
+    return this.socket.maxFrameBytes;
+  }
+
   get bufferedAmount(): number {
     return this.socket.bufferedAmount;
   }

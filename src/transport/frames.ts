@@ -113,6 +113,8 @@ export interface HelloFrame {
   resources: Resources;
   codeHash: string;
   proof: string;
+  /** The largest frame the worker accepts, in bytes (version 5 on; absent: no limit known). */
+  maxFrameBytes?: number;
 }
 
 /**
@@ -201,6 +203,7 @@ const HELLO_FIELDS: readonly string[] = [
   "resources",
   "codeHash",
   "proof",
+  "maxFrameBytes",
 ];
 const COMPLETED_FIELDS: readonly string[] = ["type", "job", "status", "value"];
 const FAILED_FIELDS: readonly string[] = ["type", "job", "status", "error"];
@@ -316,6 +319,7 @@ function checkHello(o: Obj): HelloFrame {
   requireResources(o, "resources", "hello", "");
   requireId(o, "codeHash", "hello", "");
   requireId(o, "proof", "hello", "");
+  if (o.maxFrameBytes !== undefined) requirePositiveInteger(o, "maxFrameBytes", "hello", "");
   return o as unknown as HelloFrame;
 }
 

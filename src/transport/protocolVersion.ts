@@ -30,13 +30,16 @@ export type ProtocolRange = readonly [min: number, max: number];
  * knows no timeouts). Version 4 adds the welcome's `maxFrameBytes` (the largest frame the
  * coordinator accepts), so the worker fails an attempt whose result is larger with a
  * `ResultTooLarge` error instead of sending a frame that would cost it its connection.
+ * Version 5 adds the hello's `maxFrameBytes` (the largest frame the worker accepts; the
+ * worker sends it only when the challenge's range includes 5), so the coordinator fails an
+ * attempt whose job frame is larger with a `JobTooLarge` error instead of sending it.
  *
  * @example
  * ```ts
  * link.send(encode({ type: "challenge", nonce, protocol: PROTOCOL }));
  * ```
  */
-export const PROTOCOL: ProtocolRange = [1, 4];
+export const PROTOCOL: ProtocolRange = [1, 5];
 
 /**
  * The highest version both ranges contain, or `undefined` when they are disjoint.

@@ -217,6 +217,7 @@ function recordingNet(sent: string[]): Net {
         get bufferedAmount() {
           return link.bufferedAmount;
         },
+        maxFrameBytes: link.maxFrameBytes,
         send(frame) {
           sent.push(frame);
           link.send(frame);
@@ -443,7 +444,7 @@ describe("an abusive client is closed with the documented code and reason; the r
         ],
         [
           { admin: true },
-          'hello frame: unknown field "admin"; allowed fields are type, protocol, worker, resources, codeHash, proof',
+          'hello frame: unknown field "admin"; allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes',
         ],
         [{ resources: { cpus: 1, disks: 3 } }, /^hello frame: unknown field "resources\.disks"/],
         // A hello without a proof is malformed before it is unauthenticated: 4000, naming "proof".

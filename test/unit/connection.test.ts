@@ -72,8 +72,8 @@ function jobFrame(id: string): JobFrame {
   return { type: "job", id, kind: "work", input: { n: 1 }, deps: {}, attempt: 1 };
 }
 
-function grant(id: string): ConnectionEvent {
-  return { type: "GRANT", job: id, frame: jobFrame(id) };
+function grant(id: string, bytes = 100): ConnectionEvent {
+  return { type: "GRANT", job: id, frame: jobFrame(id), bytes };
 }
 
 function result(job: string): ConnectionEvent {
@@ -274,6 +274,50 @@ describe("connection: work", () => {
     expect(c.value()).toEqual({ registered: "busy" });
     expect(c.actor.getSnapshot().context.job).toBe("j1");
   });
+
+  it.each([
+    [5, 1_000, 1_001, true],
+    [5, 1_000, 1_000, false],
+    [4, 1_000, 1_001, false],
+    [5, undefined, 10 ** 9, false],
+  ] as const)(
+    "version %d, worker limit %s: a job frame of %d bytes is refused: %s",
+    (version, limit, bytes, refused) => {
+      const c = openConnection({ protocol: [1, 5] });
+      c.send(
+        hello({ protocol: [1, version], ...(limit !== undefined && { maxFrameBytes: limit }) }),
+      );
+      c.emitted.length = 0;
+      c.events.length = 0;
+      c.send(grant("j1", bytes));
+      if (!refused) {
+        expect(c.emitted).toEqual([{ type: "send", frame: jobFrame("j1") }]);
+        expect(c.value()).toEqual({ registered: "busy" });
+        return;
+      }
+      // Never sent: the attempt fails, the worker keeps its link and is asked for again.
+      expect(c.emitted).toEqual([]);
+      expect(c.events).toEqual([
+        {
+          type: "RESULT",
+          conn: "c1",
+          job: "j1",
+          outcome: {
+            status: "failed",
+            error: {
+              name: "JobTooLarge",
+              message:
+                "job j1 was not sent to worker w1: its frame (its input and the results of the jobs it runs after) is 1001 bytes, over the 1000 bytes the worker accepts; pass large data by reference, such as the path of a file that holds it",
+            },
+          },
+        },
+        { type: "LEASE", conn: "c1", worker: "w1", resources: { cpus: 4 } },
+      ]);
+      expect(c.value()).toEqual({ registered: "idle" });
+      c.send(grant("j2"));
+      expect(c.value()).toEqual({ registered: "busy" });
+    },
+  );
 
   it("RESULT for the held job → RESULT to the coordinator, then LEASE again", () => {
     const c = busy();

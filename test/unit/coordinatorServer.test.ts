@@ -35,6 +35,7 @@ function drivenLink(clock: SimClock, answerPings: boolean) {
     id: "c1",
     remote: "test",
     bufferedAmount: 0,
+    maxFrameBytes: Number.POSITIVE_INFINITY,
     send: (frame) => sent.push(JSON.parse(frame)),
     close: (code, reason) => closes.push([code, reason]),
     // A live worker's side answers every ping 1 ms later; a blocked one never does.

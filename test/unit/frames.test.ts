@@ -97,6 +97,15 @@ const toCoordinator: ToCoordinator[] = [
   },
   { type: "progress", job: "j1" },
   { type: "progress", job: "j1", done: 3, total: 10.5, message: "parsing" },
+  {
+    type: "hello",
+    protocol: [1, 5],
+    worker: "w-1",
+    resources: {},
+    codeHash: "3b9f",
+    proof: "a41c",
+    maxFrameBytes: 67_108_864,
+  },
 ];
 
 const toWorker: ToWorker[] = [
@@ -322,6 +331,16 @@ const badForCoordinator: [string, unknown, string][] = [
     'hello frame: field "resources.cpus" must be a finite non-negative number (got -1)',
   ],
   [
+    "fractional maxFrameBytes",
+    { ...hello, maxFrameBytes: 1.5 },
+    'hello frame: field "maxFrameBytes" must be a positive integer (got 1.5)',
+  ],
+  [
+    "zero maxFrameBytes",
+    { ...hello, maxFrameBytes: 0 },
+    'hello frame: field "maxFrameBytes" must be a positive integer (got 0)',
+  ],
+  [
     "resources as an array",
     { ...hello, resources: [] },
     'hello frame: field "resources" must be an object (got array)',
@@ -334,12 +353,12 @@ const badForCoordinator: [string, unknown, string][] = [
   [
     "extra field",
     { ...hello, token: "s3cret" },
-    'hello frame: unknown field "token"; allowed fields are type, protocol, worker, resources, codeHash, proof',
+    'hello frame: unknown field "token"; allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes',
   ],
   [
     "long extra field",
     { ...hello, ["f".repeat(70)]: 1 },
-    `hello frame: unknown field "${"f".repeat(60)}"… (70 characters); allowed fields are type, protocol, worker, resources, codeHash, proof`,
+    `hello frame: unknown field "${"f".repeat(60)}"… (70 characters); allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes`,
   ],
   [
     "done as a string",
