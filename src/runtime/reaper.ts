@@ -216,7 +216,7 @@ function remoteSites(ranks: readonly ManifestRank[]) {
 /**
  * What to tear down for an orphaned deployment: the groups of its manifest's local ranks whose
  * every live member carries the deployment (a group with a stranger in it, a reused pgid, is
- * forbidden), and by pid every live process that carries it.
+ * forbidden), and by pid every live process whose environment has its `BATON_DEPLOYMENT`.
  */
 function reapTarget(
   deployment: string,
@@ -237,10 +237,14 @@ function reapTarget(
     if (members.length > 0 && ours.length === members.length) groups.push(rank.pgid);
     else if (members.length > 0) forbiddenGroups.add(rank.pgid);
   }
-  // By pid, every live process that carries the deployment: the manifest's ranks, their
-  // children, and ranks a launcher started but died before writing into its manifest, which
-  // the sweep alone would give a single KILL.
-  for (const info of table) if (carries(info.pid, info.argv)) pids.add(info.pid);
+  // By pid, every live process whose environment names the deployment: the manifest's ranks,
+  // their children, and ranks a launcher started but died before writing into its manifest,
+  // which the sweep alone would give a single KILL. Not a process whose arguments merely name
+  // it: a `tail -f` of a rank's log, or the `timeout` that started the launcher, is a
+  // bystander; arguments only confirm a pid already known (a group member, a marker's pid).
+  for (const info of table) {
+    if (procs.environ(info.pid)?.BATON_DEPLOYMENT === deployment) pids.add(info.pid);
+  }
   return {
     deployment,
     groups: [...new Set(groups)].filter((pgid) => pgid > 1),

@@ -187,6 +187,32 @@ describe("reapDeployments", () => {
     expect(w.procs.inspect(stranger.pid)?.state).toBe("sleeping");
   });
 
+  it("never signals a process outside the deployment whose arguments merely name it", async () => {
+    const w = world();
+    const leader = rank(w, "dep-watched");
+    // A user following a rank's log, and the wrapper that started the launcher.
+    const tail = w.procs.start({
+      argv: ["tail", "-f", "/state/dep-watched/rank-0.log"],
+      newGroup: true,
+      onTerm: "ignore",
+    });
+    const wrapper = w.procs.start({
+      argv: ["timeout", "150", "baton", "launch", "--name", "dep-watched"],
+      newGroup: true,
+      onTerm: "ignore",
+    });
+    await writeDeployment(w, "dep-watched", { pid: 4242, token: "t" }, [
+      { pid: leader.pid, pgid: leader.pid },
+    ]);
+    const report = await reap(w);
+    expect(report.reaped.map((e) => e.deployment)).toEqual(["dep-watched"]);
+    expect(w.procs.inspect(leader.pid)).toBeUndefined();
+    for (const bystander of [tail, wrapper]) {
+      expect(signalled(w, "pid", bystander.pid)).toEqual([]);
+      expect(w.procs.inspect(bystander.pid)?.state).toBe("sleeping");
+    }
+  });
+
   it("never signals a rank pid that now belongs to another program", async () => {
     const w = world();
     const unrelated = w.procs.start({ argv: ["postgres"], newGroup: true, onTerm: "ignore" });
