@@ -6,6 +6,7 @@ import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
+import { exitSoon } from "./exitSoon.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
@@ -160,21 +161,30 @@ export async function launchCommand(argv: string[]): Promise<number> {
     say(`every rank exited 0`);
     return 0;
   } catch (error) {
+    // A teardown that could not be verified keeps the ranks' child handles and the lease's
+    // renewal alive: the launcher exits anyway, and `baton reap` takes over from its manifest.
+    const unverified = (code: number) => {
+      say(
+        `the manifest is kept: run \`baton reap --state-dir ${values["state-dir"] ?? DEFAULT_STATE_DIR}\` to try the teardown again`,
+      );
+      return exitSoon(code, EXIT_GRACE_MS);
+    };
     if (error instanceof TeardownError) {
       say(error.message);
-      return 1;
+      return unverified(1);
     }
     if (!(error instanceof RankGroupError)) throw error;
     if (error.code === "STOPPED" || stopped !== undefined) {
       const stopError = await stopping;
       if (stopError instanceof Error) {
         say(stopError.message);
-        return 1;
+        return stopError instanceof TeardownError ? unverified(1) : exitSoon(1, EXIT_GRACE_MS);
       }
       return stopped?.exitCode ?? 130;
     }
     say(`${error.message} [${error.code}]`);
-    return error.details.exitCode ?? 1;
+    const code = error.details.exitCode ?? 1;
+    return error.details.teardownError ? unverified(code) : exitSoon(code, EXIT_GRACE_MS);
   } finally {
     clock.clearTimeout(timeLimit);
     process.off("SIGINT", onSignal);
@@ -191,6 +201,9 @@ function barrierLine({ readyRanks, exitedRanks }: BarrierPassed, world: number):
     ? exited
     : `${exited}; ${readyRanks.length === 1 ? "rank" : "ranks"} ${readyRanks.join(", ")} ready`;
 }
+
+/** How long the launcher lets its last log lines out before it exits over what still runs. */
+const EXIT_GRACE_MS = 1_000;
 
 function parseOptions(argv: string[]) {
   try {

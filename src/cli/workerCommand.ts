@@ -11,6 +11,7 @@ import { readSecret } from "../runtime/secret.ts";
 import { runWorker, type WorkerExit } from "../runtime/worker.ts";
 import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
+import { exitSoon } from "./exitSoon.ts";
 import { importUserModule, jobsOf } from "./loadModule.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -148,30 +149,30 @@ export async function workerCommand(argv: string[]): Promise<number> {
     await Promise.race([outcome, stopping]);
     if (signalled !== undefined) {
       await within(outcome, GRACE_MS);
-      return leave(SIGNAL_EXIT[signalled]);
+      return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
     }
     const exit = await outcome;
     if (exit instanceof Error) {
       process.stderr.write(`baton worker: ${exit.message}\n`);
-      return leave(3);
+      return exitSoon(3, GRACE_MS);
     }
     if (exit.code === CloseCode.normal) {
       logger.info(
         { reason: exit.reason, jobsRun: exit.jobsRun },
         "the coordinator stopped this worker",
       );
-      return leave(0);
+      return exitSoon(0, GRACE_MS);
     }
     if (exit.code === CloseCode.coordinatorSilent) {
       process.stderr.write(
         `baton worker: gave up on the coordinator at ${address} (code ${exit.code}): ${exit.reason}; check that it is still running and reachable from here, then start the worker again\n`,
       );
-      return leave(3);
+      return exitSoon(3, GRACE_MS);
     }
     process.stderr.write(
       `baton worker: connection closed with code ${exit.code} (${exit.reason || "no reason given"}): ${describeClose(exit.code)}\n`,
     );
-    return leave(3);
+    return exitSoon(3, GRACE_MS);
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
@@ -221,14 +222,4 @@ async function within(promise: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
-}
-
-/**
- * Returns `code`, making sure the process exits with it soon: a handler that ignores its
- * AbortSignal (a timer, a socket) must not keep a finished worker alive. The timer does not
- * hold the process open itself.
- */
-function leave(code: number): number {
-  setTimeout(() => process.exit(code), GRACE_MS).unref();
-  return code;
 }

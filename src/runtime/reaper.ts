@@ -93,6 +93,8 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       manifest = await readStateFile(files, MANIFEST_FORMAT, paths.manifest);
       lease = await readStateFile(files, LEASE_FORMAT, paths.lease).catch(() => undefined);
     } catch (error) {
+      // A file of the user's beside the deployments, not a deployment directory.
+      if ((error as NodeJS.ErrnoException).code === "ENOTDIR") continue;
       report.failed.push({ deployment, error: error as Error });
       continue;
     }

@@ -3,11 +3,11 @@
  * exit codes and output, and the ranks they leave (none). Every process a test starts is
  * stopped by its pid when the test ends, even on failure.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
-import { alive, cleanUpRanks, stray, tempDir } from "../fixtures/rankStrays.ts";
+import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/rankStrays.ts";
 import { ranksReady } from "../fixtures/ranksReady.ts";
 import { readManifest } from "../fixtures/readManifest.ts";
 
@@ -56,6 +56,67 @@ describe("baton launch", () => {
     expect(result.stderr).toContain("ranks 0, 1 exited 0 without writing a ready marker");
     expect(result.stderr).not.toContain("ready\n");
     expect(result.stderr).toContain("every rank exited 0");
+  }, 60_000);
+
+  it("exits 1 when its teardown cannot be verified, and baton reap finishes it", async () => {
+    const dir = tempDir();
+    const loopPidFile = join(dir, "loop.pid");
+    // A loop outside the deployment (no BATON_DEPLOYMENT, its own session) that restarts a
+    // process carrying the deployment whenever it dies: no teardown can prove it gone.
+    const rank = [
+      "/bin/sh",
+      "-c",
+      'env -u BATON_DEPLOYMENT setsid /bin/sh -c "while :; do BATON_DEPLOYMENT=$BATON_DEPLOYMENT sleep 300; done" </dev/null >/dev/null 2>&1 & echo $! > "$LOOP_PID_FILE"; sleep 300',
+    ];
+    const launch = startBaton(
+      [
+        "launch",
+        "--world",
+        "1",
+        "--state-dir",
+        dir,
+        "--time-limit-ms",
+        "500",
+        "--grace-ms",
+        "100",
+        "--",
+        ...rank,
+      ],
+      { env: { LOOP_PID_FILE: loopPidFile } },
+    );
+    let loop: number | undefined;
+    const stopLoop = () => {
+      if (loop !== undefined && alive(loop)) process.kill(loop, "SIGKILL");
+    };
+    try {
+      await until(
+        () => existsSync(loopPidFile) && readFileSync(loopPidFile, "utf8").endsWith("\n"),
+        "the loop's pid",
+      );
+      loop = Number(readFileSync(loopPidFile, "utf8"));
+      const result = await launch.exit;
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/is not verified: \d+ \(\w+(-\w+)?\) still alive/);
+      expect(result.stderr).toContain(
+        `the manifest is kept: run \`baton reap --state-dir ${dir}\` to try the teardown again`,
+      );
+      stopLoop();
+      const reaped = await startBaton(["reap", "--state-dir", dir]).exit;
+      expect(reaped.code).toBe(0);
+      // The loop's pid file beside the deployment is not one: passed over.
+      expect(reaped.stderr).toMatch(
+        /^baton reap: dep-[a-z0-9]{12}: reaped \(launcher pid \d+ is gone\); verified in \d+ ms\n$/,
+      );
+    } finally {
+      stopLoop();
+      // The loop's last child, if the reap did not get to it: by pid, found by this test's
+      // state dir in its environment.
+      for (const info of procs.list()) {
+        if (procs.environ(info.pid)?.BATON_STATE_DIR === dir && alive(info.pid)) {
+          process.kill(info.pid, "SIGKILL");
+        }
+      }
+    }
   }, 60_000);
 
   it("exits with the failing rank's code and quotes its log", async () => {
