@@ -67,21 +67,16 @@ export async function launchCommand(argv: string[]): Promise<number> {
   }
   const command = split === -1 ? positionals : [...positionals, ...argv.slice(split + 1)];
   if (command.length === 0) {
-    throw new ConfigError(`baton launch needs a command after --\n\n${LAUNCH_USAGE}`);
+    throw new ConfigError("baton launch needs a command after -- (baton launch --help shows how)");
   }
   const hosts = values.hosts === undefined ? undefined : hostList(values.hosts);
   if (values.world === undefined && hosts === undefined) {
     throw new ConfigError(
-      `baton launch needs --world N, the number of ranks to start (or --hosts, which places them)\n\n${LAUNCH_USAGE}`,
+      "baton launch needs --world N, the number of ranks to start (or --hosts, which places them)",
     );
   }
   const world =
-    values.world === undefined && hosts !== undefined ? hosts.length : Number(values.world);
-  if (!Number.isInteger(world) || world < 1 || values.world?.trim() === "") {
-    throw new ConfigError(
-      `--world must be a whole number of at least 1, not "${values.world ?? ""}"`,
-    );
-  }
+    wholeNumberFlag("--world", values.world, "a whole number of ranks") ?? hosts?.length ?? 0;
   if (hosts !== undefined && hosts.length !== world) {
     throw new ConfigError(
       `--hosts places ${hosts.length} rank${hosts.length === 1 ? "" : "s"} but --world is ${world}: list one host per rank, or HOST*COUNT`,
@@ -229,7 +224,7 @@ function parseOptions(argv: string[]) {
     });
   } catch (error) {
     throw new ConfigError(
-      `${(error as Error).message}; put the command after -- (baton launch --world 2 -- cmd --its-flags)\n\n${LAUNCH_USAGE}`,
+      `${(error as Error).message}; put the command after -- (baton launch --world 2 -- cmd --its-flags; baton launch --help lists the flags)`,
     );
   }
 }

@@ -39,7 +39,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
   try {
     values = parse(argv);
   } catch (error) {
-    throw new ConfigError(`${(error as Error).message}\n\n${REAP_USAGE}`);
+    throw new ConfigError(`${(error as Error).message} (baton reap --help lists its flags)`);
   }
   if (values.help) {
     process.stdout.write(`${REAP_USAGE}\n`);

@@ -91,7 +91,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const graphPath = positionals[0];
   if (!graphPath || positionals.length > 1) {
-    throw new ConfigError(`baton run takes one graph module\n\n${RUN_USAGE}`);
+    throw new ConfigError("baton run takes one graph module (baton run --help shows how)");
   }
   const level = values["log-level"] as LogLevel;
   if (!LOG_LEVELS.includes(level)) {

@@ -39,7 +39,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
       },
     }).values;
   } catch (error) {
-    throw new ConfigError(`${(error as Error).message}\n\n${STATUS_USAGE}`);
+    throw new ConfigError(`${(error as Error).message} (baton status --help lists its flags)`);
   }
   if (values.help) {
     process.stdout.write(`${STATUS_USAGE}\n`);

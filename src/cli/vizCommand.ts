@@ -55,7 +55,9 @@ export async function vizCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 1)
-    throw new ConfigError(`baton viz takes at most one machine\n\n${VIZ_USAGE}`);
+    throw new ConfigError(
+      "baton viz takes at most one machine (baton viz --help lists the machines)",
+    );
   const name = positionals[0];
   if (name !== undefined && !Object.hasOwn(machineCatalog, name)) {
     throw new ConfigError(

@@ -66,7 +66,9 @@ export async function workerCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (values.connect === undefined || values.jobs === undefined) {
-    throw new ConfigError(`baton worker needs --connect and --jobs\n\n${WORKER_USAGE}`);
+    throw new ConfigError(
+      "baton worker needs --connect and --jobs (baton worker --help shows how)",
+    );
   }
   let address: string;
   try {
@@ -203,7 +205,7 @@ function parseOptions(argv: string[]) {
       (error as { code?: string }).code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL"
         ? "baton worker takes no positional arguments"
         : (error as Error).message;
-    throw new ConfigError(`${message}\n\n${WORKER_USAGE}`);
+    throw new ConfigError(`${message} (baton worker --help lists its flags)`);
   }
 }
 

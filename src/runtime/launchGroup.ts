@@ -460,12 +460,17 @@ class LaunchedGroup implements RankGroup {
     this.spawned.push(spawned);
     this.spawned.sort((a, b) => a.rank - b.rank);
     this.ranks[rank]?.send({ type: "SPAWNED", pid: handle.pid, pgid: handle.pid });
-    void handle.exited.then((exit) => {
+    void handle.exited.then(async (exit) => {
       spawned.exit = exit;
       this.logger.info(
         { deployment: this.deployment, rank, pid: handle.pid, ...exit },
         "rank exited",
       );
+      // A short rank can write its ready marker and exit between two reads of the watch:
+      // read it once more, so that it counts as ready and not as gone before the barrier.
+      await this.readMarker(spawned).catch((error: unknown) => {
+        this.logger.warn({ deployment: this.deployment, rank, err: error }, "marker not readable");
+      });
       this.ranks[rank]?.send({ type: "EXITED", code: exit.code, signal: exit.signal });
     });
   }

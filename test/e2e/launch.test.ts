@@ -213,7 +213,10 @@ describe("baton launch", () => {
 
   it.each([
     [["--", "true"], "baton launch needs --world N, the number of ranks to start"],
-    [["--world", "", "--", "true"], '--world must be a whole number of at least 1, not ""'],
+    [["--world", "", "--", "true"], '--world must be a whole number of ranks ≥ 1, not ""'],
+    [["--world", "1e1", "--", "true"], '--world must be a whole number of ranks ≥ 1, not "1e1"'],
+    [["--world", " 2", "--", "true"], '--world must be a whole number of ranks ≥ 1, not " 2"'],
+    [["--world=0x2", "--", "true"], '--world must be a whole number of ranks ≥ 1, not "0x2"'],
     [["--world", "2"], "needs a command after --"],
     [
       ["--world", "2", "--master-port", "70000", "--", "true"],
