@@ -349,6 +349,14 @@ class LaunchedGroup implements RankGroup {
       await files.mkdirp(this.paths.dir);
       // Markers, acks or a cancel file left by an earlier run under this name mean nothing now.
       await clearDeployment(files, this.paths);
+    } catch (error) {
+      this.send({
+        type: "LAUNCH_FAILED",
+        message: `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${(error as Error).message}); give a directory this user can write (--state-dir, or stateDir). No rank was started`,
+      });
+      return;
+    }
+    try {
       const port = this.spec.masterPort ?? (await this.ports.freePort());
       this.lease = await holdLease({
         files,
@@ -372,7 +380,7 @@ class LaunchedGroup implements RankGroup {
         const where = this.hosts[failed]?.kind === "ssh" ? ` on ${this.hosts[failed]?.spec}` : "";
         this.send({
           type: "LAUNCH_FAILED",
-          message: `rank ${failed} of ${this.worldSize} could not be started${where}: ${spawnError.message}`,
+          message: `rank ${failed} of ${this.worldSize} could not be started${where}: ${spawnError.message}${this.worldSize > 1 ? ". The ranks already started were stopped" : ""}`,
         });
         return;
       }
@@ -727,7 +735,7 @@ class LaunchedGroup implements RankGroup {
     const advice: Record<GroupFailure["code"], string> = {
       REAP_FAILED: "",
       DEPLOYMENT_BLOCKED: "",
-      LAUNCH_FAILED: " The ranks already started were stopped; check the command and its path.",
+      LAUNCH_FAILED: "",
       BARRIER_TIMEOUT: ` A rank is ready once it writes ${this.paths.dir}/rank-R.marker.json with phase "ready" (the baton rank library and examples/ranks/rank.py do); raise the load timeout if loading takes longer.`,
       RANK_FAILED: " The other ranks were stopped.",
       RANK_LOST:

@@ -119,6 +119,23 @@ describe("baton launch", () => {
     }
   }, 60_000);
 
+  it("names the state dir, not the command, when the state dir cannot be written", async () => {
+    // sysfs refuses mkdir even to root.
+    const result = await startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      "/sys/baton-state",
+      "--",
+      "true",
+    ]).exit;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /the state dir \/sys\/baton-state cannot hold deployment dep-[a-z0-9]{12} \(E[A-Z]+: [^)]*\); give a directory this user can write \(--state-dir, or stateDir\)\. No rank was started\. \[LAUNCH_FAILED\]\n$/,
+    );
+  }, 60_000);
+
   it("exits with the failing rank's code and quotes its log", async () => {
     const result = await startBaton([
       "launch",
