@@ -55,8 +55,9 @@ export function connectInspector(url: string, options: InspectorOptions = {}): I
       resolve();
     });
     socket.once("error", (error) => {
+      // Nothing listening is a plain situation, not a bug: its reason, without a stack.
       options.logger?.warn(
-        { url, err: error },
+        { url, reason: error.message },
         "could not reach the inspector; inspection events are dropped",
       );
       resolve();

@@ -6,6 +6,7 @@
  */
 import { once } from "node:events";
 import type { AddressInfo } from "node:net";
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { createEngine, job } from "../../src/index.ts";
@@ -107,7 +108,9 @@ describe("live inspection", () => {
     await once(probe, "listening");
     const { port } = probe.address() as AddressInfo;
     await new Promise((resolve) => probe.close(resolve));
-    inspector = connectInspector(`ws://127.0.0.1:${port}`, { closeTimeoutMs: 5_000 });
+    const lines: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => lines.push(line) });
+    inspector = connectInspector(`ws://127.0.0.1:${port}`, { closeTimeoutMs: 5_000, logger });
     const engine = createEngine({ jobs: { one: () => 1 }, workers: 1, inspect: inspector.inspect });
 
     expect((await engine.run([job("one", null)])).ok).toBe(true);
@@ -115,5 +118,14 @@ describe("live inspection", () => {
 
     expect(inspector.stats.sent).toBe(0);
     expect(inspector.stats.dropped).toBeGreaterThan(0);
+    // One warning with the reason, not an error object with its stack.
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] ?? "")).toMatchObject({
+      level: 40,
+      url: `ws://127.0.0.1:${port}`,
+      reason: expect.stringContaining("ECONNREFUSED"),
+      msg: "could not reach the inspector; inspection events are dropped",
+    });
+    expect(lines[0]).not.toContain("stack");
   });
 });
