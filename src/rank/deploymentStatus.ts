@@ -112,9 +112,12 @@ async function readDeploymentStatus(
     } catch (error) {
       if (!(error instanceof RankFileError)) throw error;
       problems.push(error.message);
+      if (path === paths.manifest) manifestUnreadable = true;
       return undefined;
     }
   };
+  /** The manifest is there but malformed: the reaper refuses to judge such a deployment. */
+  let manifestUnreadable = false;
   const manifest: Manifest | undefined = await read(MANIFEST_FORMAT, paths.manifest);
   const lease: Lease | undefined = await read(LEASE_FORMAT, paths.lease);
 
@@ -177,7 +180,13 @@ async function readDeploymentStatus(
     state = living.length > 0 ? "orphaned" : "ended";
     const left = controlFiles(paths, entries);
     const leftFiles = `the ${left.length} control file${left.length === 1 ? "" : "s"} left (${left.join(", ")})`;
-    if (living.length > 0) {
+    if (manifestUnreadable) {
+      const running =
+        living.length > 0
+          ? `rank pid${living.length > 1 ? "s" : ""} ${living.join(", ")} still run${living.length > 1 ? "" : "s"}; `
+          : "";
+      reason = `${running}its manifest cannot be read (below), so \`baton reap\` leaves it alone and a launch of this name is refused: once no process with BATON_DEPLOYMENT=${deployment} runs, remove ${paths.dir}`;
+    } else if (living.length > 0) {
       reason = `no manifest or lease, but rank pid${living.length > 1 ? "s" : ""} ${living.join(", ")} still run${living.length > 1 ? "" : "s"}; \`baton reap\` stops ${living.length > 1 ? "them" : "it"} and removes ${leftFiles}`;
     } else {
       reason = "no manifest, no lease and no live rank";

@@ -321,7 +321,11 @@ class LaunchedGroup implements RankGroup {
       return;
     }
     for (const { deployment, error } of report.failed) {
-      this.logger.warn({ deployment, err: error }, "an orphaned deployment could not be reaped");
+      // The message names the file and what to do; a stack would only bury it.
+      this.logger.warn(
+        { deployment, reason: error.message },
+        "an orphaned deployment could not be reaped",
+      );
     }
     const live = report.live.find((entry) => entry.deployment === this.deployment);
     const failed = report.failed.find((entry) => entry.deployment === this.deployment);

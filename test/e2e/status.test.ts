@@ -3,7 +3,7 @@
  * fills with files, whose pids are processes the test starts (live) or started and let exit
  * (dead). Every process still running when a test ends is SIGKILLed by pid.
  */
-import { mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -271,6 +271,22 @@ describe("baton status", () => {
     expect(lines[3]).toMatch(/^ {2}1 +- +gone/);
     expect(stdout).toMatch(
       /! .*rank-1\.marker\.json is not a valid baton\.marker\/1 file: not JSON/,
+    );
+  });
+
+  it("says what baton reap does with a deployment whose manifest is malformed: nothing", async () => {
+    const dir = await stateDir();
+    const deployment = "dep-broken000000";
+    await mkdir(join(dir, deployment));
+    await writeFile(join(dir, deployment, "manifest.json"), '{"format":"baton.manifest/1", broken');
+    const status = await baton(["status", "--state-dir", dir]);
+    expect(status.stdout).toContain(
+      `${deployment}  ended (its manifest cannot be read (below), so \`baton reap\` leaves it alone and a launch of this name is refused: once no process with BATON_DEPLOYMENT=${deployment} runs, remove ${join(dir, deployment)})`,
+    );
+    const reap = await baton(["reap", "--state-dir", dir]);
+    expect(reap.code).toBe(1);
+    expect(reap.stderr).toContain(
+      `${deployment}: NOT reaped: ${join(dir, deployment, "manifest.json")} is not a valid baton.manifest/1 file`,
     );
   });
 
