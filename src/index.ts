@@ -40,6 +40,7 @@ export {
   groupMachine,
 } from "./machines/group.ts";
 export type { FailureCause, JobError, JobState } from "./machines/jobBoard.ts";
+export { PLANTED_BUGS, type PlantedBug } from "./machines/plantedBugs.ts";
 export { type RankEmitted, type RankEvent, rankMachine } from "./machines/rank.ts";
 export {
   type TeardownEffect,
@@ -165,6 +166,7 @@ export type { PoolStart, RunningPool, WorkerPool } from "./runtime/workerPool.ts
 export { wsNet } from "./runtime/wsNet.ts";
 export { type Fault, type FaultProfile, formatFaults, parseFaults } from "./sim/faultPlan.ts";
 export type { SimTools } from "./sim/simGraph.ts";
+export { SIM_LIMITS } from "./sim/simLimits.ts";
 export {
   type SimProcSpec,
   SimProcs,

@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import type { EngineOptions } from "./engine.ts";
+import { requireWhole } from "./requireWhole.ts";
 
 /** Options counted in whole things, at least 1. */
 const WHOLE = ["maxLost", "maxFrameBytes"] as const;
@@ -39,28 +40,11 @@ export function checkEngineOptions(options: EngineOptions): void {
       value !== undefined &&
       !(typeof value === "number" && Number.isFinite(value) && value > 0)
     ) {
-      refuse("createEngine", name, "a finite number of milliseconds above 0", value);
+      throw new ConfigError(
+        `createEngine: ${name} must be a finite number of milliseconds above 0, not ${String(value)}`,
+      );
     }
   }
   for (const [kind, most] of Object.entries(options.throttle ?? {}))
     whole(`throttle.${kind}`, most);
-}
-
-/**
- * Refuses `value` for the option `name` of `where` unless it is a whole number of at least
- * `least`, with a `ConfigError` naming both.
- *
- * @example
- * ```ts
- * requireWhole("simulate", "workers", 0); // ConfigError: simulate: workers must be a whole number of 1 or more, not 0
- * ```
- */
-export function requireWhole(where: string, name: string, value: unknown, least = 1): void {
-  if (!(typeof value === "number" && Number.isInteger(value) && value >= least)) {
-    refuse(where, name, `a whole number of ${least} or more`, value);
-  }
-}
-
-function refuse(where: string, name: string, expected: string, value: unknown): never {
-  throw new ConfigError(`${where}: ${name} must be ${expected}, not ${String(value)}`);
 }

@@ -1,9 +1,7 @@
 import type { InspectionEvent, Observer } from "xstate";
-import { ConfigError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import type { JobBoard } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
-import { requireWhole } from "../runtime/checkEngineOptions.ts";
 import { createEngine } from "../runtime/engine.ts";
 import { inProcessPool } from "../runtime/inProcessPool.ts";
 import type { JobModule } from "../runtime/jobModule.ts";
@@ -11,6 +9,7 @@ import { createLogger } from "../runtime/logger.ts";
 import { ResultStore } from "../runtime/resultStore.ts";
 import type { RunResult } from "../runtime/run.ts";
 import type { GroupProgress } from "../viz/groupProgress.ts";
+import { checkSimulateOptions } from "./checkSimulateOptions.ts";
 import { CoordinatorWatch } from "./coordinatorWatch.ts";
 import { drawFaults, type Fault, type FaultProfile, faultsEnd, formatFaults } from "./faultPlan.ts";
 import { InvariantChecker } from "./invariants.ts";
@@ -33,18 +32,18 @@ export interface SimulateOptions {
    * promises: a real timer would escape the simulation.
    */
   handlers?: JobModule | ((tools: SimTools) => JobModule);
-  /** Size of the drawn graph (default 100). */
+  /** Size of the drawn graph (default 100, at most `SIM_LIMITS.jobs`: 10,000). */
   jobs?: number;
-  /** In-process workers (default 8). */
+  /** In-process workers (default 8, at most `SIM_LIMITS.workers`: 1,000). */
   workers?: number;
   /** A fault profile to draw a plan from (default `"default"`), or the plan itself. */
   faults?: FaultProfile | readonly Fault[];
   /**
-   * Virtual ms by which the run must be over (liveness); default: 10 minutes plus 4 minutes
-   * per job and worker after the last fault ends.
+   * Virtual ms by which the run must be over (liveness), a whole number of at least 1;
+   * default: 10 minutes plus 4 minutes per job and worker after the last fault ends.
    */
   until?: number;
-  /** Deliberate bugs to switch on (to prove the simulation catches them). */
+  /** Deliberate bugs to switch on (to prove the simulation catches them); one of `PLANTED_BUGS`. */
   plantedBugs?: readonly PlantedBug[];
   /** An XState inspection observer: it sees every actor of every coordinator incarnation. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -109,6 +108,10 @@ const drain = () => new Promise<void>((resolve) => setImmediate(resolve));
  * from one seed: a graph (yours or one drawn from the seed), a fault plan (drawn from a
  * profile or given), DESIGN §4's invariants checked after every coordinator event and every
  * step, and a liveness bound once the faults are over. The same options give the same trace.
+ * Beside the graph, each seed also launches rank groups of up to `world` ranks (default 4)
+ * with the real launcher and reaper on simulated processes; `ranks: false` leaves them out.
+ * Options no simulation can use (an unknown planted bug, a bad `until`, too many jobs) are a
+ * `ConfigError` before anything runs.
  *
  * @example
  * ```ts
@@ -121,6 +124,7 @@ const drain = () => new Promise<void>((resolve) => setImmediate(resolve));
  *   seed: 1,
  *   graph: [job("parse", null, { after: [a] })],
  *   handlers: ({ sleep }) => ({ fetch: async (n) => { await sleep(50); return n; }, parse: () => 2 }),
+ *   ranks: false, // no drawn rank groups beside it
  * });
  * ```
  */
@@ -155,16 +159,7 @@ class Simulation {
   private steps = 0;
 
   constructor(private readonly options: SimulateOptions) {
-    const { seed } = options;
-    if (!(Number.isInteger(seed) && seed >= 0 && seed <= 0xffff_ffff)) {
-      throw new ConfigError(
-        `simulate: seed must be a whole number from 0 to 4294967295, not ${String(seed)}`,
-      );
-    }
-    for (const name of ["workers", "jobs"] as const) {
-      if (options[name] !== undefined) requireWhole("simulate", name, options[name]);
-    }
-    if (options.world !== undefined) requireWhole("simulate", "world", options.world, 0);
+    checkSimulateOptions("simulate", options);
     this.seed = options.seed >>> 0;
     this.root = new SimEntropy(this.seed);
     this.trace = new Trace(

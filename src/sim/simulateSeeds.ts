@@ -1,5 +1,9 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
+import { ConfigError } from "../errors.ts";
+import { requireWhole } from "../runtime/requireWhole.ts";
+import { checkSimulateOptions } from "./checkSimulateOptions.ts";
+import { SIM_LIMITS } from "./simLimits.ts";
 import { type SimulateOptions, type SimulationResult, simulate } from "./simulate.ts";
 
 /**
@@ -42,8 +46,10 @@ export type SeedThreadMessage =
 /**
  * Simulates the seeds `first..last` of a drawn simulation on several threads (this one and
  * `threads − 1` helpers) and yields their results in seed order, as each is ready. Stopping
- * early (a `break`) stops the threads. An error thrown by a simulation (not a broken
- * invariant: a crash of the simulator itself) ends the iteration with that error.
+ * early (a `break`) stops the threads. Options no simulation can use, and a range that is
+ * empty or not of seeds (0 to 4294967295), are a `ConfigError` at the call. An error thrown by
+ * a simulation (not a broken invariant: a crash of the simulator itself) ends the iteration
+ * with that error.
  *
  * @example
  * ```ts
@@ -52,11 +58,28 @@ export type SeedThreadMessage =
  * }
  * ```
  */
-export async function* simulateSeeds(
+export function simulateSeeds(
   first: number,
   last: number,
   simulation: DrawnSimulation,
   options: SimulateSeedsOptions = {},
+): AsyncGenerator<SimulationResult> {
+  requireWhole("simulateSeeds", "first", first, 0, SIM_LIMITS.seed);
+  requireWhole("simulateSeeds", "last", last, 0, SIM_LIMITS.seed);
+  checkSimulateOptions("simulateSeeds", { ...simulation, seed: first });
+  if (first > last) {
+    throw new ConfigError(
+      `simulateSeeds: first (${first}) is after last (${last}); give the lower seed first`,
+    );
+  }
+  return inSeedOrder(first, last, simulation, options);
+}
+
+async function* inSeedOrder(
+  first: number,
+  last: number,
+  simulation: DrawnSimulation,
+  options: SimulateSeedsOptions,
 ): AsyncGenerator<SimulationResult> {
   const data: SeedThreadData = {
     simulation,

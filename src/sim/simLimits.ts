@@ -1,0 +1,20 @@
+/**
+ * The largest drawn simulation `simulate` and `baton sim` take. Beyond them a seed does not
+ * end in reasonable time: the checker holds every job to account after every coordinator
+ * event, so a seed's cost grows with the square of its jobs (1,000 jobs on 8 workers: 2 s;
+ * 10,000: 70 s), and every worker pings and is pinged (1,000 workers on 100 jobs: 34 s and
+ * 0.9 GB). `--jobs 100000000` used to run silently for ever, its memory growing.
+ *
+ * @example
+ * ```ts
+ * requireWhole("simulate", "jobs", jobs, 1, SIM_LIMITS.jobs);
+ * ```
+ */
+export const SIM_LIMITS = {
+  /** Jobs in a drawn graph. */
+  jobs: 10_000,
+  /** In-process workers. */
+  workers: 1_000,
+  /** Seeds are unsigned 32-bit integers. */
+  seed: 0xffff_ffff,
+} as const;

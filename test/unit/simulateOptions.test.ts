@@ -1,0 +1,53 @@
+/**
+ * `simulate` and `simulateSeeds` refuse, before anything runs, the options that would give a
+ * false answer: an unknown planted bug (a typo passed), an `until` that failed every seed (-5)
+ * or switched liveness off (NaN), more jobs or workers than a seed can take, an empty range.
+ */
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
+import type { PlantedBug } from "../../src/machines/plantedBugs.ts";
+import { SIM_LIMITS } from "../../src/sim/simLimits.ts";
+import { simulate } from "../../src/sim/simulate.ts";
+import { simulateSeeds } from "../../src/sim/simulateSeeds.ts";
+
+const nope = ["nope"] as unknown as PlantedBug[];
+
+describe("simulate's options", () => {
+  it.each([
+    [
+      { plantedBugs: nope },
+      'plantedBugs: unknown planted bug "nope"; give one of lease-running-job',
+    ],
+    [{ until: -5 }, "until must be a whole number of 1 or more, not -5"],
+    [{ until: Number.NaN }, "until must be a whole number of 1 or more, not NaN"],
+    [{ jobs: SIM_LIMITS.jobs + 1 }, `jobs must be a whole number from 1 to ${SIM_LIMITS.jobs}`],
+    [{ workers: 100_000 }, `workers must be a whole number from 1 to ${SIM_LIMITS.workers}`],
+    [{ seed: -1 }, "seed must be a whole number from 0 to 4294967295, not -1"],
+    [{ seed: 2 ** 32 }, "seed must be a whole number from 0 to 4294967295, not 4294967296"],
+  ])("refuses %o with a ConfigError saying what to give", async (bad, message) => {
+    const run = simulate({ seed: 1, jobs: 5, ...bad });
+    await expect(run).rejects.toThrow(ConfigError);
+    await expect(run).rejects.toThrow(`simulate: ${message}`);
+  });
+
+  it("takes seed 0 and the largest seed", async () => {
+    for (const seed of [0, SIM_LIMITS.seed]) {
+      const r = await simulate({ seed, jobs: 2, workers: 1, faults: "none", ranks: false });
+      expect(r.ok).toBe(true);
+      expect(r.seed).toBe(seed);
+    }
+  });
+});
+
+describe("simulateSeeds' range and options", () => {
+  it.each([
+    [5, 1, {}, "simulateSeeds: first (5) is after last (1); give the lower seed first"],
+    [1, 2 ** 32, {}, "simulateSeeds: last must be a whole number from 0 to 4294967295"],
+    [-1, 2, {}, "simulateSeeds: first must be a whole number from 0 to 4294967295"],
+    [1, 2, { plantedBugs: nope }, 'simulateSeeds: plantedBugs: unknown planted bug "nope"'],
+    [1, 2, { until: Number.NaN }, "simulateSeeds: until must be a whole number of 1 or more"],
+  ])("refuses %d..%d %o at the call", (first, last, simulation, message) => {
+    expect(() => simulateSeeds(first, last, simulation)).toThrow(ConfigError);
+    expect(() => simulateSeeds(first, last, simulation)).toThrow(message);
+  });
+});
