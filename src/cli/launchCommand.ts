@@ -92,7 +92,9 @@ export async function launchCommand(argv: string[]): Promise<number> {
   if (!LOG_LEVELS.includes(level)) {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
   }
-  const masterPort = wholeNumberFlag("--master-port", values["master-port"], "a TCP port", 65_535);
+  const masterPort = wholeNumberFlag("--master-port", values["master-port"], "a TCP port", {
+    most: 65_535,
+  });
   const graceMs = wholeNumberFlag("--grace-ms", values["grace-ms"], MILLISECONDS);
   const loadTimeoutMs = wholeNumberFlag(
     "--load-timeout-ms",

@@ -19,6 +19,7 @@ import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { summaryTable } from "./summaryTable.ts";
+import { uiPortFlag } from "./uiPortFlag.ts";
 
 export const RUN_USAGE = `usage: baton run <graph module> [options]
 
@@ -106,10 +107,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   if (values.listen !== undefined) parseListenAddress(values.listen);
   const slurmMaxWorkers = checkSlurmFlags(values);
-  const uiPort = values["ui-port"] === undefined ? 0 : Number(values["ui-port"]);
-  if (!Number.isInteger(uiPort) || uiPort < 0 || uiPort > 65535) {
-    throw new ConfigError(`--ui-port must be a port number, not "${values["ui-port"]}"`);
-  }
+  const uiPort = uiPortFlag(values["ui-port"]);
   if (values["no-store"] && (values.store !== undefined || values.force)) {
     throw new ConfigError(
       `--no-store keeps no results, so it does not go with ${values.store !== undefined ? "--store" : "--force"}`,

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
+import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { PLANTED_BUGS, type PlantedBug } from "../machines/plantedBugs.ts";
 import {
   FAULT_PROFILES,
@@ -10,9 +11,12 @@ import {
 } from "../sim/faultPlan.ts";
 import { RANK_GROUP_INVARIANTS } from "../sim/rankGroupScenario.ts";
 import { shrink } from "../sim/shrink.ts";
+import { SIM_LIMITS } from "../sim/simLimits.ts";
 import { type SimulationResult, simulate } from "../sim/simulate.ts";
 import { type DrawnSimulation, simulateSeeds, threadsFor } from "../sim/simulateSeeds.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
+import { uiPortFlag } from "./uiPortFlag.ts";
+import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 export const SIM_USAGE = `usage: baton sim [options]
 
@@ -20,12 +24,12 @@ Runs the whole system (coordinator, workers, store) in virtual time from a seed,
 faults drawn from it, checking DESIGN §4's invariants after every step and that the run
 finishes once the faults are over.
 
-  --seed S               one seed
+  --seed S               one seed (0 to 4294967295)
   --seeds A..B           every seed from A to B (default 1..100)
   --faults PROFILE       ${FAULT_PROFILES.join(" | ")} (default: default)
   --fault-list LIST      this exact fault plan instead (as printed by a failure)
-  --jobs N               jobs in the drawn graph (default 100)
-  --workers N            in-process workers (default 8)
+  --jobs N               jobs in the drawn graph (default 100, at most ${SIM_LIMITS.jobs})
+  --workers N            in-process workers (default 8, at most ${SIM_LIMITS.workers})
   --world N              rank groups (real launcher and reaper on simulated processes) of up
                          to N ranks (default 4; 0: no rank groups)
   --until T              virtual ms by which the run must be over
@@ -33,13 +37,14 @@ finishes once the faults are over.
   --threads N            threads simulating seeds side by side (default: the machine's
                          cores); a seed's trace is the same on any number of threads
   --check-determinism    run each seed twice and compare the traces byte for byte
-  --replay S             run seed S again (with --trace: print its whole trace)
+  --replay S             run seed S again (with --trace: print its whole trace); not with
+                         --seed or --seeds
   --trace                print the whole trace of each seed
   --no-shrink            do not minimise a failure
   --json                 print one JSON object per seed
   --ui                   with --replay S: open the dashboard on the seed's recorded trace (a
                          time slider and step buttons) until Ctrl-C
-  --ui-port P            the dashboard's port (default: any free port)
+  --ui-port P            the dashboard's port (default 0: any free port)
   -h, --help             this help
 
 Exit code: 0 when every seed passed, 1 when one failed, 2 for bad usage.`;
@@ -58,7 +63,7 @@ interface Settings {
   /** Largest rank group drawn; 0 leaves rank groups out. */
   world: number;
   until: number | undefined;
-  plantedBugs: PlantedBug[];
+  plantedBugs: readonly PlantedBug[];
 }
 
 /**
@@ -102,38 +107,45 @@ export async function simCommand(argv: string[]): Promise<number> {
   if (!FAULT_PROFILES.includes(profile)) {
     throw new ConfigError(`--faults must be one of ${FAULT_PROFILES.join(", ")}, not "${profile}"`);
   }
-  const plantedBugs = (values.plant ?? []).flatMap((p) => p.split(",")) as PlantedBug[];
-  for (const bug of plantedBugs) {
-    if (!PLANTED_BUGS.includes(bug)) {
-      throw new ConfigError(`unknown planted bug "${bug}"; known: ${PLANTED_BUGS.join(", ")}`);
-    }
-  }
+  const plantedBugs = (values.plant ?? []).flatMap((p) => p.split(","));
+  checkPlantedBugs("--plant", plantedBugs);
   const settings: Settings = {
     profile,
     faults: values["fault-list"] !== undefined ? parseFaults(values["fault-list"]) : undefined,
-    jobs: count(values.jobs, "--jobs", 100),
-    workers: count(values.workers, "--workers", 8),
-    world: values.world === "0" ? 0 : count(values.world, "--world", DEFAULT_WORLD),
-    until: values.until === undefined ? undefined : count(values.until, "--until", 0),
+    jobs:
+      wholeNumberFlag("--jobs", values.jobs, "a number of jobs", { most: SIM_LIMITS.jobs }) ?? 100,
+    workers:
+      wholeNumberFlag("--workers", values.workers, "a number of workers", {
+        most: SIM_LIMITS.workers,
+      }) ?? 8,
+    world:
+      wholeNumberFlag("--world", values.world, "a number of ranks", { least: 0 }) ?? DEFAULT_WORLD,
+    until: wholeNumberFlag("--until", values.until, MILLISECONDS),
     plantedBugs,
   };
+  const threadsAsked = wholeNumberFlag("--threads", values.threads, "a number of threads");
+  const [first, last] = seedRange(values);
   if (values.ui) {
-    const one = values.replay ?? values.seed;
-    if (one === undefined) throw new ConfigError("--ui shows one seed: give --replay S");
-    const [seed] = seedRange(one, undefined);
-    const port = count(values["ui-port"], "--ui-port", 0);
-    return simDashboard(seed, (hooks) => runSeed(seed, settings, hooks), { port });
+    if (values.seed === undefined && values.replay === undefined) {
+      throw new ConfigError("--ui shows one seed: give --replay S");
+    }
+    const port = uiPortFlag(values["ui-port"]);
+    return simDashboard(first, (hooks) => runSeed(first, settings, hooks), {
+      port,
+      report: async (result) => {
+        process.stdout.write(`${verdict(result)}\n`);
+        if (!result.ok) {
+          process.stdout.write(`${await failureReport(result, settings, !values["no-shrink"])}\n`);
+        }
+      },
+    });
   }
-  const [first, last] = seedRange(values.replay ?? values.seed, values.seeds);
   const many = last > first;
   const terminal = process.stderr.isTTY === true && many && !values.json;
   const started = performance.now();
   let failures = 0;
   let reported = false;
-  const threads = threadsFor(
-    last - first + 1,
-    values.threads === undefined ? undefined : count(values.threads, "--threads", 1),
-  );
+  const threads = threadsFor(last - first + 1, threadsAsked);
   const seeds = simulateSeeds(first, last, drawn(settings), {
     threads,
     checkDeterminism: values["check-determinism"] === true,
@@ -235,26 +247,31 @@ async function failureReport(r: SimulationResult, s: Settings, minimise: boolean
   return lines.join("\n");
 }
 
-function count(text: string | undefined, flag: string, fallback: number): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) {
-    throw new ConfigError(`${flag} must be a positive integer, not "${text}"`);
+/** The seeds the flags ask for, first and last: `--seed S` or `--replay S` is one. */
+function seedRange(values: {
+  seed?: string | undefined;
+  replay?: string | undefined;
+  seeds?: string | undefined;
+}): [number, number] {
+  const given = (["seed", "replay", "seeds"] as const).filter((f) => values[f] !== undefined);
+  if (given.length > 1) {
+    throw new ConfigError(
+      `give one of --seed S, --replay S or --seeds A..B, not ${given.map((f) => `--${f}`).join(" and ")}`,
+    );
   }
-  return n;
-}
-
-function seedRange(seed: string | undefined, seeds: string | undefined): [number, number] {
-  if (seed !== undefined && seeds !== undefined) {
-    throw new ConfigError("give --seed (or --replay) or --seeds, not both");
+  const seed = (flag: string, text: string) =>
+    wholeNumberFlag(flag, text, "a whole number", { least: 0, most: SIM_LIMITS.seed })!;
+  const one = values.seed ?? values.replay;
+  if (one !== undefined) {
+    const s = seed(values.seed !== undefined ? "--seed" : "--replay", one);
+    return [s, s];
   }
-  if (seed !== undefined) {
-    const n = count(seed, "--seed", 1);
-    return [n, n];
+  const seeds = values.seeds ?? "1..100";
+  const m = /^(\d+)\.\.(\d+)$/.exec(seeds);
+  if (!m) throw new ConfigError(`--seeds must look like A..B, e.g. 1..1000, not "${seeds}"`);
+  const [first, last] = [seed("--seeds", m[1]!), seed("--seeds", m[2]!)];
+  if (first > last) {
+    throw new ConfigError(`--seeds must be A..B with A ≤ B, e.g. 1..1000, not "${seeds}"`);
   }
-  const m = /^(\d+)\.\.(\d+)$/.exec(seeds ?? "1..100");
-  if (!m || Number(m[1]) > Number(m[2])) {
-    throw new ConfigError(`--seeds must look like A..B with A ≤ B, e.g. 1..1000, not "${seeds}"`);
-  }
-  return [Number(m[1]), Number(m[2])];
+  return [first, last];
 }

@@ -37,27 +37,36 @@ export async function recordSimulation(
 }
 
 /**
- * `baton sim --replay S --ui`: simulates seed S, then serves the dashboard on its recorded
- * trace (a time slider and step buttons) until Ctrl-C. Returns the exit code: 0 when the
- * seed passed, 1 when it failed.
+ * `baton sim --replay S --ui`: opens the dashboard's port first (a port that is taken is an
+ * error before the simulation, not after it), simulates seed S, hands the result to `report`
+ * (the CLI prints the same verdict and failure report as without `--ui`), then serves the
+ * dashboard on the recorded trace (a time slider and step buttons) until Ctrl-C. Returns the
+ * exit code: 0 when the seed passed, 1 when it failed.
  *
  * @example
  * ```ts
- * return simDashboard(7, (hooks) => simulate({ seed: 7, ...hooks }), { port: 0 });
+ * return simDashboard(7, (hooks) => simulate({ seed: 7, ...hooks }), {
+ *   port: 0,
+ *   report: async (result) => console.log(result.ok ? "pass" : result.violation!.message),
+ * });
  * ```
  */
 export async function simDashboard(
   seed: number,
   simulateWith: (hooks: ReplayHooks) => Promise<SimulationResult>,
-  options: { port?: number } = {},
+  options: { port?: number; report: (result: SimulationResult) => Promise<void> },
 ): Promise<number> {
-  const { result, trace } = await recordSimulation(seed, simulateWith);
-  const server = await DashboardServer.start({ replay: trace, ...options });
-  const verdict = result.ok ? "pass" : `FAIL invariant ${result.violation!.invariant}`;
-  process.stderr.write(
-    `seed ${seed}: ${verdict}; ${trace.length} steps over ${result.virtualMs} virtual ms\ndashboard: ${server.url} (Ctrl-C to exit)\n`,
-  );
-  await new Promise((resolve) => process.once("SIGINT", resolve));
-  await server.close();
-  return result.ok ? 0 : 1;
+  const server = await DashboardServer.start({ port: options.port ?? 0 });
+  try {
+    const { result, trace } = await recordSimulation(seed, simulateWith);
+    await options.report(result);
+    server.showReplay(trace);
+    process.stderr.write(
+      `seed ${seed}: ${trace.length} steps over ${result.virtualMs} virtual ms\ndashboard: ${server.url} (Ctrl-C to exit)\n`,
+    );
+    await new Promise((resolve) => process.once("SIGINT", resolve));
+    return result.ok ? 0 : 1;
+  } finally {
+    await server.close();
+  }
 }

@@ -16,6 +16,7 @@ import { cannotListen } from "./cannotListen.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import type { Clock, Entropy } from "./ports.ts";
+import { requireWhole } from "./requireWhole.ts";
 import type { Run } from "./run.ts";
 
 /** One recorded step of a run or a simulation: what happened, and when (ms, wall or virtual). */
@@ -76,17 +77,20 @@ export class DashboardServer {
   private timer: unknown;
   private lastFlush = Number.NEGATIVE_INFINITY;
   private position = 0;
+  /** The recorded trace a replay serves; undefined for a live run. */
+  private replay: readonly TraceStep[] | undefined;
 
   private constructor(
     private readonly http: Server,
     private readonly sockets: WebSocketServer,
     private readonly token: string,
     private readonly assets: Map<string, Buffer>,
-    private readonly options: DashboardServerOptions,
+    options: DashboardServerOptions,
   ) {
     this.clock = options.clock ?? nodeClock();
     this.interval = 1000 / (options.maxUpdatesPerSecond ?? 10);
     this.model = new DashboardModel();
+    this.replay = options.replay;
     const feed = inspectionFeed((event) => this.push(this.clock.now(), event));
     this.inspect = feed;
     http.on("request", (req, res) => this.serve(req, res));
@@ -100,7 +104,8 @@ export class DashboardServer {
   }
 
   /**
-   * Starts the server on 127.0.0.1.
+   * Starts the server on 127.0.0.1. A port that is not 0 to 65535, taken, or not allowed
+   * rejects with a `ConfigError` saying what to do.
    *
    * @example
    * ```ts
@@ -108,6 +113,7 @@ export class DashboardServer {
    * ```
    */
   static async start(options: DashboardServerOptions = {}): Promise<DashboardServer> {
+    requireWhole("DashboardServer.start", "port", options.port ?? 0, 0, 65_535);
     const assets = new Map<string, Buffer>();
     for (const name of Object.keys(ASSETS)) {
       const file = new URL(`../viz/page/${name || "index.html"}`, import.meta.url);
@@ -127,6 +133,22 @@ export class DashboardServer {
     const server = new DashboardServer(http, sockets, token, assets, options);
     if (options.replay) server.seek(0);
     return server;
+  }
+
+  /**
+   * Serves a recorded trace from now on, from its first step, as `start({ replay })` does:
+   * so a server can hold its port while the trace is still being recorded.
+   *
+   * @example
+   * ```ts
+   * const ui = await DashboardServer.start({ port: 0 });
+   * const { trace } = await recordSimulation(7, (hooks) => simulate({ seed: 7, ...hooks }));
+   * ui.showReplay(trace);
+   * ```
+   */
+  showReplay(trace: readonly TraceStep[]): void {
+    this.replay = trace;
+    this.seek(0);
   }
 
   /** The page's address, with its token. */
@@ -194,7 +216,7 @@ export class DashboardServer {
 
   /** Replay: shows the state after the first `position` events of the trace. */
   private seek(position: number): void {
-    const trace = this.options.replay!;
+    const trace = this.replay!;
     this.position = Math.max(0, Math.min(Math.trunc(position), trace.length));
     this.model = replayTo(trace, this.position);
     this.model.takeDiff();
@@ -234,7 +256,7 @@ export class DashboardServer {
     });
     ws.on("error", () => ws.terminate());
     ws.on("message", (data) => {
-      if (!this.options.replay) return;
+      if (!this.replay) return;
       try {
         const message = JSON.parse(String(data)) as { type?: unknown; position?: unknown };
         if (message.type === "seek" && typeof message.position === "number") {
@@ -249,7 +271,7 @@ export class DashboardServer {
 
   private sendSnapshot(ws: WebSocket): void {
     this.stale.delete(ws);
-    const trace = this.options.replay;
+    const trace = this.replay;
     const message = {
       type: "snapshot",
       state: this.model.snapshot(),

@@ -13,6 +13,7 @@ import WebSocket from "ws";
 import type { DashboardState, GroupView } from "../../src/viz/dashboardModel.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { cleanUpRanks, procs, stray } from "../fixtures/rankStrays.ts";
+import { stderrMatches } from "../fixtures/stderrMatches.ts";
 
 const GRAPH = "test/fixtures/counted.graph.ts";
 const URL_LINE = /dashboard: (http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/)/;
@@ -42,21 +43,6 @@ function store(): string {
   const dir = mkdtempSync(join(tmpdir(), "baton-ui-store-"));
   stores.push(dir);
   return dir;
-}
-
-/** Resolves when the child's stderr matches `pattern` (polled), failing after `ms`. */
-async function stderrMatches(
-  read: () => string,
-  pattern: RegExp,
-  ms = 30_000,
-): Promise<RegExpExecArray> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const match = pattern.exec(read());
-    if (match) return match;
-    if (Date.now() > deadline) throw new Error(`no ${pattern} on stderr:\n${read()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** The first message the dashboard's socket sends: the snapshot. */

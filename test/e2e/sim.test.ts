@@ -4,10 +4,12 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { stderrMatches } from "../fixtures/stderrMatches.ts";
 
 afterEach(stopBatons);
 
 const sim = (...args: string[]) => startBaton(["sim", ...args]).exit;
+const URL_LINE = /dashboard: (http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/)/;
 
 /** The arguments of a printed `baton sim ...` command line (quotes removed). */
 function argsOf(command: string): string[] {
@@ -83,6 +85,89 @@ describe("baton sim", () => {
     expect(exit.stderr).toMatch(/--faults must be one of none, default, heavy/);
     const threads = await sim("--threads", "0");
     expect(threads.code).toBe(2);
-    expect(threads.stderr).toMatch(/--threads must be a positive integer, not "0"/);
+    expect(threads.stderr).toMatch(/--threads must be a number of threads ≥ 1, not "0"/);
+  });
+
+  it("replays seed 0 with the command its failure prints", async () => {
+    const exit = await sim(
+      ...["--seeds", "0..0", "--jobs", "6", "--workers", "4"],
+      ...["--plant", "lease-running-job", "--no-shrink"],
+    );
+    expect(exit.code).toBe(1);
+    const replay = /^replay: (baton sim --seed 0 .*)$/m.exec(exit.stdout)![1]!;
+    const replayed = await sim(...argsOf(replay));
+    expect(replayed.stderr).toBe("");
+    expect(replayed.code).toBe(1);
+    const again = await sim("--replay", "0", "--jobs", "6", "--workers", "4");
+    expect(again.stderr).toBe("");
+    expect(again.stdout).toMatch(/^seed 0: pass/m);
+  });
+
+  it.each([
+    [["--seed", "1e3"], '--seed must be a whole number from 0 to 4294967295, not "1e3"'],
+    [["--seed", "0x10"], '--seed must be a whole number from 0 to 4294967295, not "0x10"'],
+    [["--replay", "abc"], '--replay must be a whole number from 0 to 4294967295, not "abc"'],
+    [["--replay", "3", "--seed", "4"], "give one of --seed S, --replay S or --seeds A..B, not"],
+    [
+      ["--seeds", "4294967294..4294967297"],
+      '--seeds must be a whole number from 0 to 4294967295, not "4294967297"',
+    ],
+    [
+      ["--seeds", "1..99999999999999999999"],
+      '--seeds must be a whole number from 0 to 4294967295, not "99999999999999999999"',
+    ],
+    [["--seeds", "5..1"], '--seeds must be A..B with A ≤ B, e.g. 1..1000, not "5..1"'],
+    [["--jobs", "100000000"], '--jobs must be a number of jobs from 1 to 10000, not "100000000"'],
+    [["--workers", "100000"], '--workers must be a number of workers from 1 to 1000, not "100000"'],
+    [["--world", "1.5"], '--world must be a number of ranks ≥ 0, not "1.5"'],
+    [["--plant", "nope"], '--plant: unknown planted bug "nope"; give one of lease-running-job'],
+    [
+      ["--ui", "--replay", "3", "--ui-port", "99999"],
+      '--ui-port must be a TCP port from 0 to 65535, not "99999"',
+    ],
+  ])("refuses %j with exit 2 and one line, before simulating", async (args, message) => {
+    const exit = await sim(...args);
+    expect(exit.code).toBe(2);
+    expect(exit.stdout).toBe("");
+    expect(exit.stderr).toContain(message);
+    expect(exit.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("takes --world 00 as --world 0 (no rank groups)", async () => {
+    const exit = await sim("--seed", "1", "--jobs", "3", "--workers", "1", "--world", "00");
+    expect(exit.stderr).toBe("");
+    expect(exit.code).toBe(0);
+  });
+});
+
+describe("baton sim --ui", { timeout: 120_000 }, () => {
+  it("on --ui-port 0, prints the failure report of the non-UI path, then the dashboard", async () => {
+    const baton = startBaton(
+      [
+        "sim",
+        "--replay",
+        "2",
+        "--jobs",
+        "20",
+        "--workers",
+        "4",
+        "--plant",
+        "release-lease-twice",
+      ].concat(["--no-shrink", "--ui", "--ui-port", "0"]),
+    );
+    await stderrMatches(baton.stderr, URL_LINE, 90_000);
+    const out = baton.stdout();
+    expect(out).toMatch(
+      /^seed 2: FAIL invariant 1 \(\d+ virtual ms in \d+ ms, trace [0-9a-f]{16}\)$/m,
+    );
+    expect(out).toMatch(/^seed 2 failed: invariant 1 .* violated: /m);
+    expect(out).toMatch(/^faults: partition@/m);
+    expect(out).toMatch(/^last 30 events:$/m);
+    expect(out).toMatch(
+      /^replay: baton sim --seed 2 --jobs 20 --workers 4 --faults default --plant release-lease-twice --trace$/m,
+    );
+    baton.child.kill("SIGINT");
+    const exit = await baton.exit;
+    expect(exit.code).toBe(1);
   });
 });
