@@ -11,7 +11,8 @@ export type ReplayHooks = Required<
 
 /**
  * Runs one simulation while recording what the dashboard needs: every inspection event and
- * every rank group's phases, folded into dashboard events and stamped with the virtual time of the latest trace line.
+ * every rank group's phases, folded into dashboard events and stamped with the virtual time
+ * of the latest trace line, and last the broken invariant, if one broke.
  *
  * @example
  * ```ts
@@ -33,6 +34,8 @@ export async function recordSimulation(
       now = at;
     },
   });
+  // The simulation stops at the step that broke an invariant; its last trace line says so.
+  if (result.violation) record({ type: "violation", ...result.violation });
   return { result, trace };
 }
 

@@ -53,7 +53,8 @@ const ASSETS: Record<string, string> = {
  * snapshot when it connects and then diffs at most `maxUpdatesPerSecond` times a second,
  * however many events arrive. Any other path, and a WebSocket upgrade without the token,
  * gets 403 and no data. With `replay` it serves a recorded trace instead, which the page
- * steps through with `seek` messages.
+ * steps through with `seek` messages; a trace that ends in a broken invariant (a failed
+ * simulation) tells the page at which step, and the page shows it from that step on.
  *
  * @example
  * ```ts
@@ -79,6 +80,8 @@ export class DashboardServer {
   private position = 0;
   /** The recorded trace a replay serves; undefined for a live run. */
   private replay: readonly TraceStep[] | undefined;
+  /** The replay's step that shows a broken invariant, if it has one. */
+  private violationAt: number | undefined;
 
   private constructor(
     private readonly http: Server,
@@ -90,7 +93,6 @@ export class DashboardServer {
     this.clock = options.clock ?? nodeClock();
     this.interval = 1000 / (options.maxUpdatesPerSecond ?? 10);
     this.model = new DashboardModel();
-    this.replay = options.replay;
     const feed = inspectionFeed((event) => this.push(this.clock.now(), event));
     this.inspect = feed;
     http.on("request", (req, res) => this.serve(req, res));
@@ -131,7 +133,7 @@ export class DashboardServer {
       http.listen(options.port ?? 0, "127.0.0.1", () => resolve());
     });
     const server = new DashboardServer(http, sockets, token, assets, options);
-    if (options.replay) server.seek(0);
+    if (options.replay) server.showReplay(options.replay);
     return server;
   }
 
@@ -148,6 +150,8 @@ export class DashboardServer {
    */
   showReplay(trace: readonly TraceStep[]): void {
     this.replay = trace;
+    const broken = trace.findIndex((step) => step.event.type === "violation");
+    this.violationAt = broken === -1 ? undefined : broken + 1;
     this.seek(0);
   }
 
@@ -281,6 +285,7 @@ export class DashboardServer {
           length: trace.length,
           at: this.position > 0 ? trace[this.position - 1]!.at : (trace[0]?.at ?? 0),
           event: this.position > 0 ? describeEvent(trace[this.position - 1]!.event) : undefined,
+          violationAt: this.violationAt,
         },
       }),
     };

@@ -48,7 +48,16 @@ export type DashboardEvent =
       code?: number;
       signal?: string;
     }
-  | { type: "run.finished"; ok: boolean };
+  | { type: "run.finished"; ok: boolean }
+  /** A simulation broke an invariant (only in a replay of `baton sim --ui`). */
+  | { type: "violation"; invariant: number; message: string };
+
+/** The invariant a simulation broke, and when (virtual ms). */
+export interface ViolationView {
+  invariant: number;
+  message: string;
+  at: number;
+}
 
 export interface JobView {
   id: string;
@@ -101,6 +110,8 @@ export interface DashboardState {
   now: number;
   finished: boolean;
   ok: boolean | undefined;
+  /** The invariant a replayed simulation broke, from the step it broke on. */
+  violation: ViolationView | undefined;
   total: number;
   counts: Record<JobState, number>;
   outcomes: Outcomes;
@@ -124,6 +135,7 @@ export interface DashboardDiff {
   now: number;
   finished: boolean;
   ok: boolean | undefined;
+  violation: ViolationView | undefined;
   total: number;
   counts: Record<JobState, number>;
   outcomes: Outcomes;
@@ -178,6 +190,7 @@ export class DashboardModel {
     now: 0,
     finished: false,
     ok: undefined,
+    violation: undefined,
     total: 0,
     counts: emptyCounts(),
     outcomes: { completed: 0, failed: 0, skipped: 0, cancelled: 0, cached: 0 },
@@ -273,6 +286,9 @@ export class DashboardModel {
         s.finished = true;
         s.ok = event.ok;
         return;
+      case "violation":
+        s.violation = { invariant: event.invariant, message: event.message, at };
+        return;
     }
   }
 
@@ -289,6 +305,7 @@ export class DashboardModel {
       now: s.now,
       finished: s.finished,
       ok: s.ok,
+      violation: s.violation && { ...s.violation },
       total: s.total,
       counts: { ...s.counts },
       outcomes: { ...s.outcomes },
@@ -498,6 +515,8 @@ export function describeEvent(event: DashboardEvent): string {
       return `group ${event.group} rank ${event.rank} ${event.phase}${event.code !== undefined ? ` (code ${event.code})` : ""}${event.signal !== undefined ? ` (${event.signal})` : ""}`;
     case "run.finished":
       return `run finished (${event.ok ? "ok" : "not ok"})`;
+    case "violation":
+      return `invariant ${event.invariant} broken: ${event.message}`;
   }
 }
 

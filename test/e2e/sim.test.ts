@@ -3,6 +3,8 @@
  * usage; a failure prints a replay command and a smallest reproducer that both reproduce it.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { DashboardState } from "../../src/viz/dashboardModel.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { stderrMatches } from "../fixtures/stderrMatches.ts";
 
@@ -10,6 +12,31 @@ afterEach(stopBatons);
 
 const sim = (...args: string[]) => startBaton(["sim", ...args]).exit;
 const URL_LINE = /dashboard: (http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/)/;
+
+interface ReplaySnapshot {
+  state: DashboardState;
+  replay: { position: number; length: number; event?: string; violationAt?: number };
+}
+
+/** A replay dashboard's socket: its snapshots one by one, and `seek` as the page sends it. */
+async function replayPage(url: string) {
+  const ws = new WebSocket(`${url.replace(/^http/, "ws")}ws`);
+  const snapshots: ReplaySnapshot[] = [];
+  let wake: (() => void) | undefined;
+  ws.on("message", (data) => {
+    snapshots.push(JSON.parse(String(data)));
+    wake?.();
+  });
+  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  return {
+    async next(): Promise<ReplaySnapshot> {
+      while (snapshots.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+      return snapshots.shift()!;
+    },
+    seek: (position: number) => ws.send(JSON.stringify({ type: "seek", position })),
+    close: () => ws.terminate(),
+  };
+}
 
 /** The arguments of a printed `baton sim ...` command line (quotes removed). */
 function argsOf(command: string): string[] {
@@ -166,6 +193,21 @@ describe("baton sim --ui", { timeout: 120_000 }, () => {
     expect(out).toMatch(
       /^replay: baton sim --seed 2 --jobs 20 --workers 4 --faults default --plant release-lease-twice --trace$/m,
     );
+    // The dashboard shows the broken invariant at the step it broke on, not before.
+    const url = URL_LINE.exec(baton.stderr())![1]!;
+    const message = /^seed 2 failed: (.*)$/m.exec(out)![1]!;
+    const page = await replayPage(url);
+    const first = await page.next();
+    expect(first.state.violation).toBeUndefined();
+    const at = first.replay.violationAt!;
+    expect(at).toBe(first.replay.length);
+    page.seek(at);
+    const broken = await page.next();
+    expect(broken.replay.position).toBe(at);
+    expect(broken.state.violation).toMatchObject({ invariant: 1 });
+    expect(message).toContain(broken.state.violation!.message);
+    expect(broken.replay.event).toMatch(/^invariant 1 broken: /);
+    page.close();
     baton.child.kill("SIGINT");
     const exit = await baton.exit;
     expect(exit.code).toBe(1);

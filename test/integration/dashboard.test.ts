@@ -262,6 +262,32 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     });
   });
 
+  it("shows a failed simulation's broken invariant from the step it broke on", async () => {
+    const { result, trace } = await recordSimulation(2, (hooks) =>
+      simulate({ seed: 2, jobs: 20, workers: 4, plantedBugs: ["release-lease-twice"], ...hooks }),
+    );
+    expect(result.violation?.invariant).toBe(1);
+    server = await DashboardServer.start({ replay: trace });
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+    await page.goto(server.url);
+    await page.waitForSelector("#to-violation:not([hidden])");
+    expect(await page.isVisible("#violation")).toBe(false);
+    await page.click("#to-violation");
+    await page.waitForSelector("#violation:not([hidden])");
+    expect(await text(page, "#violation")).toBe(
+      `invariant 1 broken at t = ${result.virtualMs} ms: ${result.violation!.message}`,
+    );
+    expect(await text(page, "#status")).toBe("FAIL invariant 1");
+    expect(await text(page, "#replay-position")).toContain("invariant 1 broken: ");
+    await page.click("#back");
+    await page.waitForSelector("#violation", { state: "hidden" });
+    await page.screenshot({
+      path: new URL("dashboard-violation.png", ARTIFACTS).pathname,
+      fullPage: true,
+    });
+  });
+
   it("gives a wrong or missing token no page and no data", async () => {
     server = await DashboardServer.start();
     server.push(0, { type: "run.started", run: "secret-run-id" });

@@ -10,6 +10,7 @@ import {
   type DashboardEvent,
   DashboardModel,
   type DashboardState,
+  describeEvent,
   replayTo,
 } from "../../src/viz/dashboardModel.ts";
 
@@ -34,6 +35,7 @@ function applyDiff(state: DashboardState, diff: DashboardDiff): void {
     now: diff.now,
     finished: diff.finished,
     ok: diff.ok,
+    violation: diff.violation,
     total: diff.total,
     counts: diff.counts,
     outcomes: diff.outcomes,
@@ -103,6 +105,23 @@ describe("DashboardModel", () => {
     expect(Object.keys(diff.kinds ?? {}).sort()).toEqual(["k0", "k1", "k2", "k3"]);
     expect(diff.outcomes.completed).toBe(100_000);
     expect(JSON.stringify(diff).length).toBeLessThan(20_000);
+  });
+
+  it("shows a replayed simulation's broken invariant from the step it broke on", () => {
+    const trace: { at: number; event: DashboardEvent }[] = [
+      { at: 0, event: { type: "run.started", run: "seed 2" } },
+      { at: 0, event: graph(3) },
+      { at: 9_000, event: { type: "job", id: "j0", kind: "k0", state: "running" } },
+      { at: 13_601, event: { type: "violation", invariant: 1, message: "job j0 leased twice" } },
+    ];
+    expect(replayTo(trace, 3).snapshot().violation).toBeUndefined();
+    const broken = { invariant: 1, message: "job j0 leased twice", at: 13_601 };
+    expect(replayTo(trace, 4).snapshot().violation).toEqual(broken);
+    const model = replayTo(trace, 3);
+    model.takeDiff();
+    model.apply(13_601, trace[3]!.event);
+    expect(model.takeDiff()?.violation).toEqual(broken);
+    expect(describeEvent(trace[3]!.event)).toBe("invariant 1 broken: job j0 leased twice");
   });
 
   it("keeps a bounded number of finished actors", () => {

@@ -23,7 +23,7 @@ function text(parent, x, y, content, cls) {
 }
 
 function applyDiff(diff) {
-  for (const key of ["now", "finished", "ok", "total", "counts", "outcomes"])
+  for (const key of ["now", "finished", "ok", "violation", "total", "counts", "outcomes"])
     state[key] = diff[key];
   for (const key of ["jobs", "kinds", "groups", "throughput", "charts", "actors"]) {
     for (const [id, value] of Object.entries(diff[key] || {})) {
@@ -52,6 +52,15 @@ function draw() {
     : "running";
   status.className = `status ${state.finished ? (state.ok ? "ok" : "failed") : ""}`;
   status.dataset.finished = String(state.finished);
+  const broken = state.violation;
+  if (broken) {
+    status.textContent = `FAIL invariant ${broken.invariant}`;
+    status.className = "status failed";
+  }
+  $("violation").hidden = !broken;
+  $("violation").textContent = broken
+    ? `invariant ${broken.invariant} broken at t = ${broken.at} ms: ${broken.message}`
+    : "";
   $("total").textContent = state.total;
   for (const s of ["blocked", "ready", "running", "storing"])
     $(`count-${s}`).textContent = state.counts[s];
@@ -66,6 +75,7 @@ function draw() {
     $("slider").value = replay.position;
     $("replay-position").textContent =
       `event ${replay.position} of ${replay.length} · t = ${replay.at} ms${replay.event ? ` · ${replay.event}` : ""}`;
+    $("to-violation").hidden = replay.violationAt === undefined;
   }
 }
 
@@ -291,6 +301,7 @@ function connect() {
   $("back").onclick = () => seek(replay.position - 1);
   $("forward").onclick = () => seek(replay.position + 1);
   $("last").onclick = () => seek(replay.length);
+  $("to-violation").onclick = () => seek(replay.violationAt);
   $("slider").oninput = (event) => seek(Number(event.target.value));
 }
 
