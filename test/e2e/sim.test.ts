@@ -2,6 +2,7 @@
  * `baton sim` as a user runs it: exit 0 when every seed passes, 1 when one fails, 2 for bad
  * usage; a failure prints a replay command and a smallest reproducer that both reproduce it.
  */
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { DashboardState } from "../../src/viz/dashboardModel.ts";
@@ -113,6 +114,18 @@ describe("baton sim", () => {
     const threads = await sim("--threads", "0");
     expect(threads.code).toBe(2);
     expect(threads.stderr).toMatch(/--threads must be a number of threads ≥ 1, not "0"/);
+  });
+
+  it("prints what README's example says it prints", async () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const example = /```text\n\$ (baton sim .*)\n([\s\S]*?)```/.exec(readme)!;
+    const exit = await sim(...argsOf(example[1]!));
+    expect(exit.code).toBe(1);
+    const shown = example[2]!.split("\n").filter((line) => line !== "" && !line.startsWith("  "));
+    const printed = exit.stdout.split("\n").filter((line) => !line.startsWith("  "));
+    for (const line of shown) {
+      expect(printed).toContain(line.replace(/ in \d+ ms,/, / in \d+ ms,/.exec(exit.stdout)![0]));
+    }
   });
 
   it("replays seed 0 with the command its failure prints", async () => {
