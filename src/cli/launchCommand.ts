@@ -193,7 +193,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
 function barrierLine({ readyRanks, exitedRanks }: BarrierPassed, world: number): string {
   if (exitedRanks.length === 0)
     return world === 1 ? "the rank is ready" : `all ${world} ranks ready`;
-  const exited = `${exitedRanks.length === 1 ? "rank" : "ranks"} ${exitedRanks.join(", ")} exited 0 without writing a ready marker`;
+  const exited = `${exitedRanks.length === 1 ? "rank" : "ranks"} ${exitedRanks.join(", ")} exited 0 before the launcher saw a ready marker`;
   return readyRanks.length === 0
     ? exited
     : `${exited}; ${readyRanks.length === 1 ? "rank" : "ranks"} ${readyRanks.join(", ")} ready`;

@@ -478,8 +478,8 @@ class LaunchedGroup implements RankGroup {
         { deployment: this.deployment, rank, pid: handle.pid, ...exit },
         "rank exited",
       );
-      // A short rank can write its ready marker and exit between two reads of the watch:
-      // read it once more, so that it counts as ready and not as gone before the barrier.
+      // A short rank can become ready and exit between two reads of the watch: read its
+      // marker once more, so that one still saying "ready" counts as ready.
       await this.readMarker(spawned).catch((error: unknown) => {
         this.logger.warn({ deployment: this.deployment, rank, err: error }, "marker not readable");
       });
