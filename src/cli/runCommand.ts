@@ -108,6 +108,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (values.listen !== undefined) parseListenAddress(values.listen);
   const slurmMaxWorkers = checkSlurmFlags(values);
   const uiPort = uiPortFlag(values["ui-port"]);
+  const uiOnly =
+    values["ui-port"] !== undefined ? "--ui-port" : values["ui-keep"] ? "--ui-keep" : undefined;
+  if (uiOnly !== undefined && !values.ui) {
+    throw new ConfigError(
+      `${uiOnly} goes with --ui, which starts the dashboard: add --ui, or leave ${uiOnly} out`,
+    );
+  }
   if (values["no-store"] && (values.store !== undefined || values.force)) {
     throw new ConfigError(
       `--no-store keeps no results, so it does not go with ${values.store !== undefined ? "--store" : "--force"}`,

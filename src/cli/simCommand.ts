@@ -125,6 +125,11 @@ export async function simCommand(argv: string[]): Promise<number> {
   };
   const threadsAsked = wholeNumberFlag("--threads", values.threads, "a number of threads");
   const [first, last] = seedRange(values);
+  if (values["ui-port"] !== undefined && !values.ui) {
+    throw new ConfigError(
+      "--ui-port goes with --ui, which starts the dashboard: add --ui, or leave --ui-port out",
+    );
+  }
   if (values.ui) {
     if (values.seed === undefined && values.replay === undefined) {
       throw new ConfigError("--ui shows one seed: give --replay S");

@@ -199,6 +199,14 @@ describe("baton run", () => {
     const watched = await dry("--ui");
     expect(watched.code).toBe(2);
     expect(watched.stderr).toContain("--dry-run starts nothing to watch: leave out --ui");
+    for (const flag of ["--ui-keep", "--ui-port=0"]) {
+      const alone = await dry(flag);
+      expect(alone.code).toBe(2);
+      const name = flag.split("=")[0];
+      expect(alone.stderr).toContain(
+        `${name} goes with --ui, which starts the dashboard: add --ui, or leave ${name} out`,
+      );
+    }
   });
 
   it("--workers 0 prints how workers join, keeps its files beside the graph, and runs what joins", async () => {

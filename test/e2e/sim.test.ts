@@ -165,6 +165,10 @@ describe("baton sim", () => {
       ["--ui", "--replay", "3", "--ui-port", "99999"],
       '--ui-port must be a TCP port from 0 to 65535, not "99999"',
     ],
+    [
+      ["--replay", "3", "--ui-port", "4000"],
+      "--ui-port goes with --ui, which starts the dashboard: add --ui, or leave --ui-port out",
+    ],
   ])("refuses %j with exit 2 and one line, before simulating", async (args, message) => {
     const exit = await sim(...args);
     expect(exit.code).toBe(2);
