@@ -9,6 +9,13 @@ interface Walk {
   readonly onPath: Set<object>;
 }
 
+/**
+ * The deepest nesting of arrays and objects taken. Far past any real input, and far below
+ * the stack that the recursive steps after this one (ids, canonical JSON, frames) need: a
+ * 20,000-deep array used to end in a RangeError from the middle of planning.
+ */
+const MAX_DEPTH = 1_000;
+
 /** How to turn common non-JSON objects into JSON, by constructor name. */
 const HINTS: Readonly<Record<string, string>> = {
   Date: "convert it first, e.g. with date.toISOString()",
@@ -27,8 +34,9 @@ const HINTS: Readonly<Record<string, string>> = {
  * `GraphError` with code `NOT_JSON` naming `where`, the path inside the value and what is
  * wrong there: a function, a BigInt, a symbol, `undefined` at the top level or in an array
  * (holes included), NaN or ±Infinity, a cyclic reference, or a non-plain object (Date,
- * Map, Set, Buffer, typed array, class instance), named by its constructor. A shared but
- * acyclic reference is fine: it is copied at each place it appears.
+ * Map, Set, Buffer, typed array, class instance), named by its constructor, or nesting
+ * deeper than 1,000 levels. A shared but acyclic reference is fine: it is copied at each
+ * place it appears.
  *
  * @param where - what the value is, as a lowercase noun phrase, e.g. `input of job "parse"`.
  *
@@ -68,6 +76,12 @@ function copy(value: unknown, walk: Walk, depth: number): Json {
 }
 
 function copyObject(value: object, walk: Walk, depth: number): Json {
+  if (depth === MAX_DEPTH) {
+    throw new GraphError(
+      "NOT_JSON",
+      `The ${walk.where} nests arrays and objects deeper than ${MAX_DEPTH} levels (at ${pathOf(walk.keys, 3)}…), which baton does not take: every step that reads it recurses. Flatten it, or pass the data by reference, such as the path of a file that holds it.`,
+    );
+  }
   if (walk.onPath.has(value)) {
     const target = pathOf(walk.keys, walk.parents.lastIndexOf(value, depth - 1));
     throw fail(walk, depth, `is a cyclic reference to ${target}`);

@@ -20,6 +20,7 @@ import {
   type JobContext,
   type JobEvent,
   type JobSpec,
+  type Json,
   job,
   PoolError,
   type RunProgress,
@@ -574,6 +575,25 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
 
     const fine = job("value", "still works");
     expect((await engine.run([fine])).get(fine).value).toBe("still works");
+  });
+
+  it("refuses an input nested past 1,000 levels up front, and runs one of 1,000 levels", async () => {
+    const nested = (levels: number) => {
+      let value: unknown = 0;
+      for (let i = 0; i < levels; i++) value = [value];
+      return value as Json;
+    };
+    const engine = createEngine({ jobs: handlers });
+    // It used to be a RangeError (stack overflow) from the middle of planning.
+    const deep = graphErrorOf(engine, [job("value", nested(20_000))]);
+    expect(deep.code).toBe("NOT_JSON");
+    expect(deep.message).toBe(
+      'The input of job "value" nests arrays and objects deeper than 1000 levels (at $[0][0][0]…), which baton does not take: every step that reads it recurses. Flatten it, or pass the data by reference, such as the path of a file that holds it.',
+    );
+    const deepest = job("value", nested(1_000));
+    const result = await engine.run([deepest]);
+    expect(result.get(deepest).status).toBe("completed");
+    expect(result.get(deepest).value).toEqual(nested(1_000));
   });
 
   it("turns a thrown non-Error into a failed result with a message and a stack naming the kind", async () => {
