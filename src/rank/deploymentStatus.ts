@@ -112,13 +112,13 @@ async function readDeploymentStatus(
     } catch (error) {
       if (!(error instanceof RankFileError)) throw error;
       problems.push(error.message);
-      if (path === paths.manifest) manifestUnreadable = true;
       return undefined;
     }
   };
-  /** The manifest is there but malformed: the reaper refuses to judge such a deployment. */
-  let manifestUnreadable = false;
   const manifest: Manifest | undefined = await read(MANIFEST_FORMAT, paths.manifest);
+  // There but not taken (its problem is listed): the reaper refuses to judge such a deployment.
+  const manifestUnreadable =
+    manifest === undefined && entries.includes(paths.manifest.slice(paths.dir.length + 1));
   const lease: Lease | undefined = await read(LEASE_FORMAT, paths.lease);
 
   const rankNumbers = new Set(manifest?.ranks.map((rank) => rank.rank));
