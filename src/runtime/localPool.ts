@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { appendFileSync, mkdirSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,6 +7,7 @@ import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { logTail } from "./logTail.ts";
 import { machineResources } from "./machineResources.ts";
+import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, ProcExit, ProcHandle, Procs, Signal } from "./ports.ts";
@@ -161,7 +162,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     this.failed = new Promise((resolve) => {
       this.resolveFailed = resolve;
     });
-    mkdirSync(options.logsDir, { recursive: true, mode: 0o700 });
+    makeDirs(options.logsDir, 0o700);
     for (let n = 1; n <= maxWorkers && !this.failing; n++) {
       const logFile = join(options.logsDir, `worker-${n}.log`);
       this.launch({ n, generation: 1, logFile, deaths: [] }, "");

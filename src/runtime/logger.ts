@@ -1,7 +1,7 @@
-import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
 import pretty from "pino-pretty";
+import { makeDirs } from "./makeDirs.ts";
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
 
@@ -42,7 +42,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     ? pretty({ destination: 2, sync: true, ignore: "pid,hostname", translateTime: "HH:MM:ss.l" })
     : pino.destination({ fd: 2, sync: true });
   if (options.file === undefined) return pino({ level }, stderr);
-  mkdirSync(dirname(options.file), { recursive: true, mode: 0o700 });
+  makeDirs(dirname(options.file), 0o700);
   const fileLevel = pino.levels.values[level]! < pino.levels.values.info! ? level : "info";
   const minimum = pino.levels.values[level]! < pino.levels.values[fileLevel]! ? level : fileLevel;
   return pino(

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { readFile, readFileSync } from "node:fs";
-import { mkdir, open, readdir, rename, rm, stat, unlink } from "node:fs/promises";
+import { open, readdir, rename, rm, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { makeDirs } from "./makeDirs.ts";
 import type { Files } from "./ports.ts";
 
 /**
@@ -24,7 +25,7 @@ export function nodeFiles(): Files {
   return {
     async writeAtomic(path, data, mode = 0o600) {
       const dir = dirname(path);
-      await mkdir(dir, { recursive: true });
+      makeDirs(dir);
       const temp = join(
         dir,
         `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`,
@@ -100,7 +101,7 @@ export function nodeFiles(): Files {
     },
 
     async mkdirp(dir) {
-      await mkdir(dir, { recursive: true });
+      makeDirs(dir);
     },
   };
 }

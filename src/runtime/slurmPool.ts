@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
@@ -9,6 +9,7 @@ import type { Resources } from "../graph/job.ts";
 import { allocationPhase } from "../machines/allocationState.ts";
 import { type AllocationView, decideScaling } from "../machines/slurmScaling.ts";
 import { logTail } from "./logTail.ts";
+import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock } from "./ports.ts";
 import { slurmPoolOf } from "./runFiles.ts";
@@ -185,7 +186,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     this.failed = new Promise((resolve) => {
       this.resolveFailed = resolve;
     });
-    mkdirSync(context.logsDir, { recursive: true, mode: 0o700 });
+    makeDirs(context.logsDir, 0o700);
     // Named after the run's secret, so that a run killed before its stop leaves a script the
     // next run on this host removes with the secret (`sweepAbandonedRunFiles`).
     const stem = context.secretFile.endsWith(".secret")
