@@ -153,7 +153,11 @@ export interface RankGroup {
    * gets there.
    */
   readonly ready: Promise<BarrierPassed>;
-  /** How the group ended; rejects with a `RankGroupError` (or a `TeardownError`). */
+  /**
+   * How the group ended; rejects with a `RankGroupError` (or a `TeardownError`). It settles
+   * once: after an unverified teardown, a `stop()` that verifies the retry resolves with its
+   * report, and `wait()` keeps its first answer.
+   */
   wait(): Promise<GroupExit>;
   /** Cancels the requests `ids` on every rank and waits, bounded, for the ranks to apply it. */
   abort(ids: readonly string[], reason?: string): Promise<DrainReport>;

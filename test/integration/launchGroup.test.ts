@@ -267,6 +267,7 @@ describe("launchGroup", () => {
     const report = await group.stop();
     expect(report.verified).toBe(true);
     expect(existsSync(paths.manifest)).toBe(false);
+    await expect(group.wait()).rejects.toBe(error);
   }, 30_000);
 
   it("abortAll waits for the ranks' own evidence; a rank that ignores cancels is reported", async () => {
