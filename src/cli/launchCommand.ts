@@ -7,6 +7,7 @@ import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { exitSoon } from "./exitSoon.ts";
+import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
@@ -226,7 +227,7 @@ function parseOptions(argv: string[]) {
     });
   } catch (error) {
     throw new ConfigError(
-      `${(error as Error).message}; put the command after -- (baton launch --world 2 -- cmd --its-flags; baton launch --help lists the flags)`,
+      `${parseArgsMessage(error as Error)}; put the command after -- (baton launch --world 2 -- cmd --its-flags; baton launch --help lists the flags)`,
     );
   }
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { BatonError } from "../errors.ts";
 import { launchCommand } from "./launchCommand.ts";
+import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { reapCommand } from "./reapCommand.ts";
 import { runCommand } from "./runCommand.ts";
 import { simCommand } from "./simCommand.ts";
@@ -86,7 +87,9 @@ export async function main(argv: string[]): Promise<number> {
       error instanceof TypeError &&
       (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")
     ) {
-      process.stderr.write(`baton ${name}: ${error.message} (baton ${name} --help lists them)\n`);
+      process.stderr.write(
+        `baton ${name}: ${parseArgsMessage(error)} (baton ${name} --help lists them)\n`,
+      );
       return 2;
     }
     throw error;

@@ -6,6 +6,7 @@ import { type DeploymentStatus, readDeploymentStatuses } from "../rank/deploymen
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
+import { parseArgsMessage } from "./parseArgsMessage.ts";
 
 const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
 
@@ -39,7 +40,9 @@ export async function statusCommand(argv: string[]): Promise<number> {
       },
     }).values;
   } catch (error) {
-    throw new ConfigError(`${(error as Error).message} (baton status --help lists its flags)`);
+    throw new ConfigError(
+      `${parseArgsMessage(error as Error)} (baton status --help lists its flags)`,
+    );
   }
   if (values.help) {
     process.stdout.write(`${STATUS_USAGE}\n`);

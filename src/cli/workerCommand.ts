@@ -13,6 +13,7 @@ import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { importUserModule, jobsOf } from "./loadModule.ts";
+import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
@@ -204,7 +205,7 @@ function parseOptions(argv: string[]) {
     const message =
       (error as { code?: string }).code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL"
         ? "baton worker takes no positional arguments"
-        : (error as Error).message;
+        : parseArgsMessage(error as Error);
     throw new ConfigError(`${message} (baton worker --help lists its flags)`);
   }
 }

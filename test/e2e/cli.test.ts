@@ -374,7 +374,11 @@ describe("baton run", () => {
     [["--workers=", PIPELINE], '--workers must be a whole number of at least 0, not ""'],
     [["--log-level", "loud", PIPELINE], "--log-level must be one of trace, debug, info, warn"],
     [[], "baton run takes one graph module"],
-    [["--bogus", PIPELINE], "Unknown option '--bogus'"],
+    [["--bogus", PIPELINE], "Unknown option '--bogus' (baton run --help lists them)\n"],
+    [
+      ["--workers", "-1", PIPELINE],
+      "--workers is followed by a value starting with a dash; write --workers=VALUE if that is its value",
+    ],
   ])("exits 2 for bad usage %j with a message", async (args, says) => {
     const result = await batonRun("run", ...args);
 

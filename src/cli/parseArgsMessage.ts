@@ -1,0 +1,20 @@
+/**
+ * One line for an error of Node's `parseArgs`. Its "argument is ambiguous" (a flag followed by
+ * a value starting with a dash, as in `--world -1`) is three lines about `-XYZ`; here it names
+ * the flag and the form that passes such a value, which the flag's own check then judges. An
+ * unknown option is named without Node's advice to pass it as a positional after `--`.
+ *
+ * @example
+ * ```ts
+ * parseArgsMessage(error); // "--world is followed by a value starting with a dash; …"
+ * ```
+ */
+export function parseArgsMessage(error: Error): string {
+  const ambiguous = /argument is ambiguous[\s\S]*use '(--[^=']+)=-XYZ'/.exec(error.message);
+  if (ambiguous !== null) {
+    const flag = ambiguous[1];
+    return `${flag} is followed by a value starting with a dash; write ${flag}=VALUE if that is its value, or give ${flag} a value`;
+  }
+  const unknown = /^Unknown option '[^']*'/.exec(error.message);
+  return unknown !== null ? unknown[0] : error.message.replace(/\s*\n\s*/g, " ");
+}
