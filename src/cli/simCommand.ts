@@ -31,11 +31,12 @@ finishes once the faults are over.
   --jobs N               jobs in the drawn graph (default 100, at most ${SIM_LIMITS.jobs})
   --workers N            in-process workers (default 8, at most ${SIM_LIMITS.workers})
   --world N              rank groups (real launcher and reaper on simulated processes) of up
-                         to N ranks (default 4; 0: no rank groups)
+                         to N ranks (default 4, at most 10000; 0: no rank groups)
   --until T              virtual ms by which the run must be over
   --plant BUG            switch a planted bug on (${PLANTED_BUGS.join(", ")})
   --threads N            threads simulating seeds side by side (default: the machine's
-                         cores); a seed's trace is the same on any number of threads
+                         cores, at most 64); a seed's trace is the same on any number
+                         of threads
   --check-determinism    run each seed twice and compare the traces byte for byte
   --replay S             run seed S again (with --trace: print its whole trace); not with
                          --seed or --seeds
@@ -119,11 +120,16 @@ export async function simCommand(argv: string[]): Promise<number> {
         most: SIM_LIMITS.workers,
       }) ?? 8,
     world:
-      wholeNumberFlag("--world", values.world, "a number of ranks", { least: 0 }) ?? DEFAULT_WORLD,
+      wholeNumberFlag("--world", values.world, "a number of ranks", {
+        least: 0,
+        most: SIM_LIMITS.world,
+      }) ?? DEFAULT_WORLD,
     until: wholeNumberFlag("--until", values.until, MILLISECONDS),
     plantedBugs,
   };
-  const threadsAsked = wholeNumberFlag("--threads", values.threads, "a number of threads");
+  const threadsAsked = wholeNumberFlag("--threads", values.threads, "a number of threads", {
+    most: SIM_LIMITS.threads,
+  });
   const [first, last] = seedRange(values);
   if (values["ui-port"] !== undefined && !values.ui) {
     throw new ConfigError(

@@ -6,7 +6,7 @@ import type { SimulateOptions } from "./simulate.ts";
 /**
  * Refuses, with a `ConfigError` naming `where` and the option, the simulation options that
  * would give a false answer or none: a seed that is not an unsigned 32-bit integer, jobs or
- * workers out of `SIM_LIMITS`, a negative world, an `until` that is not a whole number of
+ * workers or a world out of `SIM_LIMITS`, an `until` that is not a whole number of
  * milliseconds (-5 failed every seed, NaN switched the liveness bound off), an unknown
  * planted bug (a typo passed). `simulate` and `simulateSeeds` check before they start.
  *
@@ -21,7 +21,7 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
   for (const name of ["jobs", "workers"] as const) {
     if (options[name] !== undefined) requireWhole(where, name, options[name], 1, SIM_LIMITS[name]);
   }
-  if (options.world !== undefined) requireWhole(where, "world", options.world, 0);
+  if (options.world !== undefined) requireWhole(where, "world", options.world, 0, SIM_LIMITS.world);
   if (options.until !== undefined) requireWhole(where, "until", options.until);
   checkPlantedBugs(`${where}: plantedBugs`, options.plantedBugs ?? []);
 }

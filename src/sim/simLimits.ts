@@ -3,7 +3,10 @@
  * end in reasonable time: the checker holds every job to account after every coordinator
  * event, so a seed's cost grows with the square of its jobs (1,000 jobs on 8 workers: 2 s;
  * 10,000: 70 s), and every worker pings and is pinged (1,000 workers on 100 jobs: 34 s and
- * 0.9 GB). `--jobs 100000000` used to run silently for ever, its memory growing.
+ * 0.9 GB). `--jobs 100000000` used to run silently for ever, its memory growing. A drawn
+ * rank group's cost grows faster than its world (10,000 ranks: 5 s a seed; 20,000: 16 s;
+ * 100,000 did not end in minutes), and each thread holds about 56 MB (500 threads asked for
+ * on 24 GB would not fit; past the cores they add nothing).
  *
  * @example
  * ```ts
@@ -15,6 +18,10 @@ export const SIM_LIMITS = {
   jobs: 10_000,
   /** In-process workers. */
   workers: 1_000,
+  /** The largest world size of a drawn rank group. */
+  world: 10_000,
+  /** Threads simulating seeds side by side. */
+  threads: 64,
   /** Seeds are unsigned 32-bit integers. */
   seed: 0xffff_ffff,
 } as const;

@@ -67,6 +67,8 @@ export function simulateSeeds(
   requireWhole("simulateSeeds", "first", first, 0, SIM_LIMITS.seed);
   requireWhole("simulateSeeds", "last", last, 0, SIM_LIMITS.seed);
   checkSimulateOptions("simulateSeeds", { ...simulation, seed: first });
+  if (options.threads !== undefined)
+    requireWhole("simulateSeeds", "threads", options.threads, 1, SIM_LIMITS.threads);
   if (first > last) {
     throw new ConfigError(
       `simulateSeeds: first (${first}) is after last (${last}); give the lower seed first`,

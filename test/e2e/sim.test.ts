@@ -113,7 +113,7 @@ describe("baton sim", () => {
     expect(exit.stderr).toMatch(/--faults must be one of none, default, heavy/);
     const threads = await sim("--threads", "0");
     expect(threads.code).toBe(2);
-    expect(threads.stderr).toMatch(/--threads must be a number of threads ≥ 1, not "0"/);
+    expect(threads.stderr).toMatch(/--threads must be a number of threads from 1 to 64, not "0"/);
   });
 
   it("prints what README's example says it prints", async () => {
@@ -159,7 +159,9 @@ describe("baton sim", () => {
     [["--seeds", "5..1"], '--seeds must be A..B with A ≤ B, e.g. 1..1000, not "5..1"'],
     [["--jobs", "100000000"], '--jobs must be a number of jobs from 1 to 10000, not "100000000"'],
     [["--workers", "100000"], '--workers must be a number of workers from 1 to 1000, not "100000"'],
-    [["--world", "1.5"], '--world must be a number of ranks ≥ 0, not "1.5"'],
+    [["--world", "1.5"], '--world must be a number of ranks from 0 to 10000, not "1.5"'],
+    [["--world", "100000"], '--world must be a number of ranks from 0 to 10000, not "100000"'],
+    [["--threads", "500"], '--threads must be a number of threads from 1 to 64, not "500"'],
     [["--plant", "nope"], '--plant: unknown planted bug "nope"; give one of lease-running-job'],
     [
       ["--ui", "--replay", "3", "--ui-port", "99999"],

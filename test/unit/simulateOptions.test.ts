@@ -1,7 +1,7 @@
 /**
  * `simulate` and `simulateSeeds` refuse, before anything runs, the options that would give a
  * false answer: an unknown planted bug (a typo passed), an `until` that failed every seed (-5)
- * or switched liveness off (NaN), more jobs or workers than a seed can take, an empty range.
+ * or switched liveness off (NaN), more jobs, workers or ranks than a seed can take, more threads than fit, an empty range.
  */
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
@@ -22,6 +22,7 @@ describe("simulate's options", () => {
     [{ until: Number.NaN }, "until must be a whole number of 1 or more, not NaN"],
     [{ jobs: SIM_LIMITS.jobs + 1 }, `jobs must be a whole number from 1 to ${SIM_LIMITS.jobs}`],
     [{ workers: 100_000 }, `workers must be a whole number from 1 to ${SIM_LIMITS.workers}`],
+    [{ world: 100_000 }, `world must be a whole number from 0 to ${SIM_LIMITS.world}`],
     [{ seed: -1 }, "seed must be a whole number from 0 to 4294967295, not -1"],
     [{ seed: 2 ** 32 }, "seed must be a whole number from 0 to 4294967295, not 4294967296"],
   ])("refuses %o with a ConfigError saying what to give", async (bad, message) => {
@@ -50,4 +51,13 @@ describe("simulateSeeds' range and options", () => {
     expect(() => simulateSeeds(first, last, simulation)).toThrow(ConfigError);
     expect(() => simulateSeeds(first, last, simulation)).toThrow(message);
   });
+
+  it.each([0, 0.5, Number.NaN, SIM_LIMITS.threads + 1])(
+    "refuses %d threads at the call",
+    (threads) => {
+      expect(() => simulateSeeds(1, 2, {}, { threads })).toThrow(
+        `simulateSeeds: threads must be a whole number from 1 to ${SIM_LIMITS.threads}`,
+      );
+    },
+  );
 });
