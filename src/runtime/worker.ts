@@ -20,6 +20,7 @@ import { negotiate, PROTOCOL, type ProtocolRange } from "../transport/protocolVe
 import type { JobContext, LoadedJobs } from "./jobModule.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock, Link, Net } from "./ports.ts";
+import { isInstance, serializeThrown } from "./serializeThrown.ts";
 import { SilenceWatch } from "./silenceWatch.ts";
 
 /**
@@ -379,14 +380,15 @@ class WorkerSession {
   }
 
   private thrown(frame: JobFrame, ctx: HandlerContext, thrown: unknown): ResultFrame {
-    if (thrown instanceof NeedJobs) {
+    if (isInstance(thrown, NeedJobs)) {
       // Below version 3 the coordinator knows no timeouts, and would refuse the field.
       const needs =
         this.version >= 3 ? thrown.needs : thrown.needs.map(({ timeoutMs: _, ...job }) => job);
       return { type: "result", job: frame.id, status: "blocked", needs };
     }
-    ctx.log.debug({ err: thrown }, "job failed");
-    return failed(frame.id, serializeThrown(thrown, frame));
+    const error = serializeThrown(thrown, frame);
+    ctx.log.debug({ err: error }, "job failed");
+    return failed(frame.id, error);
   }
 }
 
@@ -481,29 +483,4 @@ function resultValue(value: unknown, frame: JobFrame): Json {
 
 function failed(job: string, error: SerializedError): ResultFrame {
   return { type: "result", job, status: "failed", error };
-}
-
-/** Turns anything a handler threw into an error with a message and a stack. */
-function serializeThrown(thrown: unknown, frame: JobFrame): SerializedError {
-  const where = `    at handler "${frame.kind}" (job ${frame.id}, attempt ${frame.attempt})`;
-  if (thrown instanceof Error) {
-    const message = thrown.message || `${thrown.name} without a message`;
-    return {
-      name: thrown.name,
-      message,
-      stack: thrown.stack ?? `${thrown.name}: ${message}\n${where}`,
-    };
-  }
-  let preview: string;
-  try {
-    preview = typeof thrown === "string" ? thrown : (JSON.stringify(thrown) ?? String(thrown));
-  } catch {
-    preview = String(thrown);
-  }
-  const message = `the handler for "${frame.kind}" threw a non-Error value: ${preview.slice(0, 500)}`;
-  return {
-    name: "NonErrorThrown",
-    message,
-    stack: `${message}\n${where}`,
-  };
 }

@@ -630,6 +630,52 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     }
   });
 
+  it("fails a job whose thrown value cannot be read (throwing getters and traps, a name or message that is not text) without crashing the host", async () => {
+    const unreadable = new Error("hidden");
+    for (const field of ["stack", "message"]) {
+      Object.defineProperty(unreadable, field, {
+        get() {
+          throw new Error(`the ${field} getter threw`);
+        },
+      });
+    }
+    const odd = Object.assign(new Error("odd"), { name: 42, message: { big: 1n }, stack: 7 });
+    const trap = () => {
+      throw new Error("a trap threw");
+    };
+    const hostile = new Proxy({}, { get: trap, ownKeys: trap, getPrototypeOf: trap });
+    const thrown: Record<string, unknown> = { unreadable, odd, hostile };
+    const engine = createEngine({
+      jobs: Object.fromEntries(
+        Object.entries(thrown).map(([kind, value]) => [
+          kind,
+          () => {
+            throw value;
+          },
+        ]),
+      ),
+      workers: 2,
+    });
+    const specs = Object.keys(thrown).map((kind) => job(kind, null, { retries: 0 }));
+
+    const result = await engine.run(specs);
+
+    const errors = specs.map((spec) => {
+      const outcome = result.get(spec);
+      expect(outcome).toMatchObject({ status: "failed", cause: "error", attempts: 1 });
+      expect(outcome.error?.stack).toEqual(expect.any(String));
+      return [outcome.error?.name, outcome.error?.message];
+    });
+    expect(errors).toEqual([
+      ["Error", "Error without a message"],
+      ["Error", "Error without a message"],
+      [
+        "NonErrorThrown",
+        'the handler for "hostile" threw a non-Error value: a value that cannot be shown (typeof object)',
+      ],
+    ]);
+  });
+
   it("fails a job whose handler returns a function, a BigInt or a cyclic object, naming it", async () => {
     const cyclic: { self?: unknown } = {};
     cyclic.self = cyclic;
