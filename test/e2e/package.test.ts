@@ -1,13 +1,22 @@
 /**
  * baton as a user's project gets it: a folder of the user's own with baton in its
- * node_modules (a link to this checkout, as `npm install ../baton` makes). Plain JavaScript
+ * node_modules (a link to this checkout, as `npm install ../baton` makes, or the files of the
+ * tarball `npm pack` makes, as installing that tarball puts them). Plain JavaScript
  * imports the compiled package (dist/, built by `npm run build`, which `npm ci` and `npm test`
  * run); TypeScript graph and job modules that import "baton" run under `baton run`, in a
  * package of either module type or in a folder with no package.json at all, with or without
  * a result store. Every process a test starts is stopped by its pid when the test ends.
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -81,6 +90,43 @@ console.log(JSON.stringify({ ok: result.ok, value: result.get(answer).value, sim
     });
     const { code, out } = await runNode(dir, "main.mjs");
     expect(out).toBe(`${JSON.stringify({ ok: true, value: 42, sim: true })}\n`);
+    expect(code).toBe(0);
+  });
+
+  it("works installed from the packed tarball: it holds the compiled entry, the command and its sources, and no tests", async () => {
+    const dir = project(
+      {
+        "jobs.mjs": "export default { double: (n) => n * 2 };\n",
+        "main.mjs": `import { createEngine, job, localPool } from "baton";
+import jobs from "./jobs.mjs";
+const workers = localPool({ jobsModule: "jobs.mjs", count: 1 });
+const answer = job("double", 21);
+const result = await createEngine({ jobs, workers, batonDir: ".baton" }).run([answer]);
+console.log(JSON.stringify({ ok: result.ok, value: result.get(answer).value }));
+`,
+      },
+      false,
+    );
+    // What `npm install baton-0.1.0.tgz` puts in node_modules: the tarball's files, with
+    // baton's dependencies beside them (here this checkout's).
+    const [packed] = JSON.parse(
+      execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], {
+        cwd: ROOT,
+        encoding: "utf8",
+      }),
+    ) as { filename: string; files: { path: string }[] }[];
+    const paths = packed!.files.map((file) => file.path);
+    expect(paths).toEqual(
+      expect.arrayContaining(["dist/index.js", "dist/index.d.ts", "bin/baton.js", "src/index.ts"]),
+    );
+    expect(paths.filter((path) => path.startsWith("test/"))).toEqual([]);
+    mkdirSync(join(dir, "node_modules"));
+    execFileSync("tar", ["xzf", join(dir, packed!.filename), "-C", join(dir, "node_modules")]);
+    renameSync(join(dir, "node_modules", "package"), join(dir, "node_modules", "baton"));
+    symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules", "baton", "node_modules"));
+
+    const { code, out } = await runNode(dir, "main.mjs");
+    expect(out).toBe(`${JSON.stringify({ ok: true, value: 42 })}\n`);
     expect(code).toBe(0);
   });
 
