@@ -24,7 +24,7 @@ import { writeResults } from "./resultWriter.ts";
 import { type JobOutcome, type JobStatus, Run, type RunProgress, type RunResult } from "./run.ts";
 import { sweepAbandonedRunFiles } from "./runFiles.ts";
 import { writeSecretFile } from "./secret.ts";
-import type { WorkerPool } from "./workerPool.ts";
+import type { RunningPool, WorkerPool } from "./workerPool.ts";
 import { wsNet } from "./wsNet.ts";
 
 /** DESIGN §8: the largest frame accepted. */
@@ -278,91 +278,95 @@ export function createEngine(options: EngineOptions): Engine {
           options.listen ?? (networked ? "127.0.0.1:0" : `memory://run-${runId}`),
           { maxFrameBytes },
         );
-        // Everything was in the store: no worker is needed.
-        const nothingToRun = board.done;
-        const batonDir = store?.dir ?? options.batonDir ?? ".baton";
-        const runDir = join(batonDir, "run");
-        // Only a run that starts its pool sweeps: the pool cancels what the swept files stood
-        // for (a dead run's Slurm allocations).
-        const abandonedRunFiles =
-          pool.remote && !nothingToRun
-            ? await sweepAbandonedRunFiles(runDir, { files, logger: log })
-            : [];
-        const secretFile = pool.remote
-          ? await writeSecretFile(runDir, { files, entropy })
-          : undefined;
-        const secret = secretFile?.secret ?? entropy.bytes(32);
-        const server = new CoordinatorServer({
-          listener,
-          coordinator,
-          clock,
-          entropy,
-          secret,
-          run: runId,
-          codeHash: jobs.codeHash,
-          maxFrameBytes,
-          logger: log,
-          ...(store &&
-            !options.force && {
-              lookup: async (ids: readonly string[]) => (await store.loadAll(ids)).stored,
-            }),
-          ...(options.inspect !== undefined && { inspect: options.inspect }),
-          ...(options.helloTimeoutMs !== undefined && { helloTimeoutMs: options.helloTimeoutMs }),
-          ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
-          ...(options.deadAfterMs !== undefined && { deadAfterMs: options.deadAfterMs }),
-          onProgress: (frame, worker) =>
-            run.emit("job.progress", {
-              id: frame.job,
-              worker,
-              ...(frame.done !== undefined && { done: frame.done }),
-              ...(frame.total !== undefined && { total: frame.total }),
-              ...(frame.message !== undefined && { message: frame.message }),
-            }),
-        });
-        log.info({ jobs: board.jobs.size, address: listener.address }, "run started");
-        if (!nothingToRun) {
-          run.emit("listening", {
-            address: listener.address,
-            ...(secretFile && { secretFile: secretFile.path }),
-          });
-        }
-        const workers = nothingToRun
-          ? { failed: new Promise<Error>(() => {}), stop: async () => {} }
-          : pool.start({
-              address: listener.address,
-              net,
-              secret,
-              ...(secretFile && { secretFile: secretFile.path }),
-              logsDir: join(batonDir, "logs"),
-              jobs,
-              logger: log,
-              clock,
-              demand: demandGauge(board),
-              abandonedRunFiles,
-            });
+        // What the run has set up so far: a step that fails (an unwritable secret file, a pool
+        // that cannot start, a throwing listener) ends the run with what it made undone, so no
+        // listening socket or secret outlives it.
+        let secretFile: { path: string; secret: Uint8Array } | undefined;
+        let server: CoordinatorServer | undefined;
+        let workers: RunningPool | undefined;
         let poolError: Error | undefined;
-        void workers.failed.then((error) => {
-          poolError = error;
-          log.error({ err: error }, "the worker pool failed; stopping the run");
-          coordinator.send({ type: "SHUTDOWN", reason: error.message });
-        });
         let grace: unknown;
-        cancel = (reason) => {
-          coordinator.send({ type: "CANCEL", reason });
-          // A handler that ignores its AbortSignal must not hold the run open for good.
-          const graceMs = options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS;
-          grace ??= clock.setTimeout(() => {
-            log.warn({ graceMs }, "running jobs did not stop after the cancel; shutting down");
-            coordinator.send({
-              type: "SHUTDOWN",
-              reason: `${reason}; the job did not stop within ${graceMs} ms of the cancel`,
-            });
-          }, graceMs);
-        };
-        tracker.start(options.progressIntervalMs ?? 200);
-        coordinator.start();
-        if (cancelled !== undefined) cancel(cancelled);
         try {
+          // Everything was in the store: no worker is needed.
+          const nothingToRun = board.done;
+          const batonDir = store?.dir ?? options.batonDir ?? ".baton";
+          const runDir = join(batonDir, "run");
+          // Only a run that starts its pool sweeps: the pool cancels what the swept files stood
+          // for (a dead run's Slurm allocations).
+          const abandonedRunFiles =
+            pool.remote && !nothingToRun
+              ? await sweepAbandonedRunFiles(runDir, { files, logger: log })
+              : [];
+          secretFile = pool.remote ? await writeSecretFile(runDir, { files, entropy }) : undefined;
+          const secret = secretFile?.secret ?? entropy.bytes(32);
+          server = new CoordinatorServer({
+            listener,
+            coordinator,
+            clock,
+            entropy,
+            secret,
+            run: runId,
+            codeHash: jobs.codeHash,
+            maxFrameBytes,
+            logger: log,
+            ...(store &&
+              !options.force && {
+                lookup: async (ids: readonly string[]) => (await store.loadAll(ids)).stored,
+              }),
+            ...(options.inspect !== undefined && { inspect: options.inspect }),
+            ...(options.helloTimeoutMs !== undefined && { helloTimeoutMs: options.helloTimeoutMs }),
+            ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
+            ...(options.deadAfterMs !== undefined && { deadAfterMs: options.deadAfterMs }),
+            onProgress: (frame, worker) =>
+              run.emit("job.progress", {
+                id: frame.job,
+                worker,
+                ...(frame.done !== undefined && { done: frame.done }),
+                ...(frame.total !== undefined && { total: frame.total }),
+                ...(frame.message !== undefined && { message: frame.message }),
+              }),
+          });
+          log.info({ jobs: board.jobs.size, address: listener.address }, "run started");
+          if (!nothingToRun) {
+            run.emit("listening", {
+              address: listener.address,
+              ...(secretFile && { secretFile: secretFile.path }),
+            });
+          }
+          workers = nothingToRun
+            ? { failed: new Promise<Error>(() => {}), stop: async () => {} }
+            : pool.start({
+                address: listener.address,
+                net,
+                secret,
+                ...(secretFile && { secretFile: secretFile.path }),
+                logsDir: join(batonDir, "logs"),
+                jobs,
+                logger: log,
+                clock,
+                demand: demandGauge(board),
+                abandonedRunFiles,
+              });
+          void workers.failed.then((error) => {
+            poolError = error;
+            log.error({ err: error }, "the worker pool failed; stopping the run");
+            coordinator.send({ type: "SHUTDOWN", reason: error.message });
+          });
+          cancel = (reason) => {
+            coordinator.send({ type: "CANCEL", reason });
+            // A handler that ignores its AbortSignal must not hold the run open for good.
+            const graceMs = options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS;
+            grace ??= clock.setTimeout(() => {
+              log.warn({ graceMs }, "running jobs did not stop after the cancel; shutting down");
+              coordinator.send({
+                type: "SHUTDOWN",
+                reason: `${reason}; the job did not stop within ${graceMs} ms of the cancel`,
+              });
+            }, graceMs);
+          };
+          tracker.start(options.progressIntervalMs ?? 200);
+          coordinator.start();
+          if (cancelled !== undefined) cancel(cancelled);
           await finished;
         } finally {
           if (grace !== undefined) clock.clearTimeout(grace);
@@ -371,8 +375,8 @@ export function createEngine(options: EngineOptions): Engine {
           // closes, then the pool stops.
           try {
             await listener.close();
-            server.stop();
-            await workers.stop();
+            server?.stop();
+            await workers?.stop();
           } finally {
             // Even when the pool cannot confirm its stop, the secret does not outlive the run.
             if (secretFile) await files.remove(secretFile.path);

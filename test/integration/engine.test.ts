@@ -5,9 +5,10 @@
  */
 import { once } from "node:events";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
@@ -22,9 +23,12 @@ import {
   type JobSpec,
   type Json,
   job,
+  localPool,
+  type Net,
   PoolError,
   type RunProgress,
   type RunResult,
+  wsNet,
 } from "../../src/index.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
@@ -541,6 +545,10 @@ describe("engine: a dry run (plan)", { timeout: 10_000 }, () => {
 
 describe("engine: bad input is a clear error, never a hang or a crash", { timeout: 10_000 }, () => {
   const handlers = { value: (x: unknown) => x };
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
 
   it("rejects a cycle, an unknown kind, an unsatisfiable job and non-JSON input up front", async () => {
     const engine = createEngine({ jobs: handlers });
@@ -594,6 +602,65 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     const result = await engine.run([deepest]);
     expect(result.get(deepest).status).toBe("completed");
     expect(result.get(deepest).value).toEqual(nested(1_000));
+  });
+
+  it("closes its listener when a step before the first job fails: a secret that cannot be written, a throwing listener", async () => {
+    const sockets = wsNet();
+    const opened: string[] = [];
+    const closed: string[] = [];
+    const net: Net = {
+      connect: (address, options) => sockets.connect(address, options),
+      async listen(address, options) {
+        const listener = await sockets.listen(address, options);
+        opened.push(listener.address);
+        return {
+          address: listener.address,
+          onConnection: (handler) => listener.onConnection(handler),
+          close: async () => {
+            closed.push(listener.address);
+            await listener.close();
+          },
+        };
+      },
+    };
+    const refusedAt = (address: string) =>
+      new Promise<boolean>((resolve) => {
+        const url = new URL(address);
+        const probe = connect(Number(url.port), url.hostname);
+        probe.once("connect", () => {
+          probe.destroy();
+          resolve(false);
+        });
+        probe.once("error", () => resolve(true));
+      });
+    const dir = mkdtempSync(join(tmpdir(), "baton-engine-"));
+    dirs.push(dir);
+    const notADirectory = join(dir, "file");
+    writeFileSync(notADirectory, "");
+    const worker = fileURLToPath(new URL("../fixtures/worker.jobs.ts", import.meta.url));
+    const unwritable = createEngine({
+      jobs: { double: (n: number) => n * 2 },
+      workers: localPool({ jobsModule: worker, count: 1 }),
+      batonDir: notADirectory,
+      net,
+    });
+    await expect(unwritable.run([job("double", 1)])).rejects.toThrow(/ENOTDIR/);
+
+    const throwing = createEngine({
+      jobs: { double: (n: number) => n * 2 },
+      workers: 1,
+      net,
+      listen: "127.0.0.1:0",
+    });
+    const run = throwing.run([job("double", 2)]);
+    run.on("listening", () => {
+      throw new Error("the listener threw");
+    });
+    await expect(run).rejects.toThrow("the listener threw");
+
+    expect(opened).toHaveLength(2);
+    expect(closed).toEqual(opened);
+    for (const address of opened) expect(await refusedAt(address)).toBe(true);
   });
 
   it("turns a thrown non-Error into a failed result with a message and a stack naming the kind", async () => {
