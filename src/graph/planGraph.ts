@@ -17,8 +17,12 @@ import { toJson } from "./toJson.ts";
 export interface Plan {
   /** Every job once, by id, in topological order: dependencies before dependents. */
   jobs: Map<string, PlannedJob>;
-  /** The id planning gave a job of the graph; throws `BAD_JOB` for a job not in it. */
-  idOf(spec: JobSpec): string;
+  /**
+   * The id planning gave a job of the graph, or the id of a job equal to one of `among` (by
+   * default the graph's jobs; a run's result passes its outcomes, which hold the jobs that
+   * handlers added with `ctx.need` too); throws `BAD_JOB` for any other.
+   */
+  idOf(spec: JobSpec, among?: ReadonlyMap<string, unknown>): string;
 }
 
 /**
@@ -112,12 +116,12 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
     checkSatisfiable(jobs, options.workers);
   }
   /**
-   * The id of a spec that is not itself in the graph but equal to a job that is (same kind,
-   * input and dependencies: one job, as `job` promises), or undefined.
+   * The id of a spec that is not itself in the graph (same kind, input and dependencies: one
+   * job, as `job` promises), or undefined.
    */
   const sameJobId = (spec: JobSpec): string | undefined => {
     try {
-      const version = versions.get(spec.kind);
+      const version = versions.get(spec.kind) ?? options.versionOf(spec.kind);
       const deps = spec.after.map((dep) => ids.get(dep) ?? sameJobId(dep));
       if (version === undefined || deps.includes(undefined)) return undefined;
       const input = toJson(spec.input, `input of job "${spec.kind}"`);
@@ -128,14 +132,16 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
   };
   return {
     jobs,
-    idOf(spec) {
+    idOf(spec, among = jobs) {
       const id = ids.get(spec) ?? sameJobId(spec);
-      if (id !== undefined && jobs.has(id)) return id;
-      throw new GraphError(
-        "BAD_JOB",
-        `Job ${label(spec)} is not part of this plan; plan a graph that contains it.`,
-        [spec.kind],
-      );
+      if (id !== undefined && among.has(id)) return id;
+      const where =
+        among === jobs
+          ? "plan; plan a graph that contains it"
+          : "run: it is neither in its graph nor a job that a handler needed";
+      throw new GraphError("BAD_JOB", `Job ${label(spec)} is not part of this ${where}.`, [
+        spec.kind,
+      ]);
     },
   };
 }

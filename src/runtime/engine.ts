@@ -506,7 +506,7 @@ function statusOf(record: JobRecord): JobStatus {
 function buildResult(
   runId: string,
   board: JobBoard,
-  idOf: (spec: JobSpec) => string,
+  idOf: (spec: JobSpec, among: ReadonlyMap<string, unknown>) => string,
   timings: Map<string, { startedAt?: number; finishedAt?: number }>,
   durationMs: number,
 ): RunResult {
@@ -537,7 +537,7 @@ function buildResult(
     jobs,
     counts,
     durationMs,
-    // idOf throws for a job that is not in the planned graph; every planned job has an outcome.
-    get: (spec) => jobs.get(idOf(spec))!,
+    // idOf throws for a job that has no outcome: neither planned nor needed by a handler.
+    get: (spec) => jobs.get(idOf(spec, jobs))!,
   };
 }

@@ -33,7 +33,10 @@ export interface RunResult {
   jobs: Map<string, JobOutcome>;
   counts: Record<JobStatus, number> & { cached: number };
   durationMs: number;
-  /** The outcome of a job of the graph, by the job as written. */
+  /**
+   * The outcome of a job of the run, by the job as written: one of the graph, or an equal one
+   * (same kind, input and dependencies), such as a job a handler added with `ctx.need`.
+   */
   get(spec: JobSpec): JobOutcome;
 }
 

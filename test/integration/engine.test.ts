@@ -296,6 +296,11 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
       expect.arrayContaining([1, 4, 9]),
     );
     expect(result.jobs.size).toBe(4);
+    // A needed job's outcome, by the job as the handler wrote it.
+    expect(result.get(job("square", 3))).toMatchObject({ status: "completed", value: 9 });
+    expect(() => result.get(job("square", 4))).toThrow(
+      "Job square 4 is not part of this run: it is neither in its graph nor a job that a handler needed.",
+    );
   });
 
   it("takes a needed job's stored result on a rerun instead of running it again", async () => {
