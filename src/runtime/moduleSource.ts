@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
+import { ConfigError } from "../errors.ts";
 
 /** `from "./x"`, `import "./x"`, `import("./x")`, `require("./x")`: a relative specifier. */
 const RELATIVE_IMPORT =
@@ -14,7 +15,8 @@ const CANDIDATE_SUFFIXES = [".ts", ".mts", ".js", ".mjs", "/index.ts", "/index.j
  * the module. Packages are left out (their versions are the deployment's business), and so
  * are imports whose path is computed at run time. A coordinator and a worker that load the
  * same module file from the same tree get the same text; a worker whose imported handler
- * file differs does not, and is refused.
+ * file differs does not, and is refused. A module file that cannot be read (a wrong
+ * `jobsModule` given to a pool) is a `ConfigError` naming it.
  *
  * @example
  * ```ts
@@ -29,7 +31,7 @@ export function moduleSource(path: string): string {
   while (pending.length > 0) {
     const file = pending.pop()!;
     if (texts.has(file)) continue;
-    const text = readFileSync(file, "utf8");
+    const text = file === root ? readModule(root, path) : readFileSync(file, "utf8");
     texts.set(file, text);
     for (const [, specifier] of text.matchAll(RELATIVE_IMPORT)) {
       const found = existingFile(join(dirname(file), specifier!));
@@ -42,6 +44,22 @@ export function moduleSource(path: string): string {
     parts.push(`\n// ${file}\n${texts.get(join(base, file))}`);
   }
   return parts.join("");
+}
+
+/** The job module's own text; a module that cannot be read is a `ConfigError` naming it. */
+function readModule(file: string, given: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new ConfigError(
+      `cannot read the job module ${file} (${reason}): give the path of the job module file its workers load` +
+        (file === given
+          ? ""
+          : ` (a relative path such as ${given} is taken from ${process.cwd()})`),
+      { cause: error },
+    );
+  }
 }
 
 /** The file `candidate` names (or a TypeScript file behind its `.js`), if there is one. */

@@ -4,8 +4,9 @@
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ConfigError, createEngine, localPool } from "../../src/index.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 
 const dirs: string[] = [];
@@ -73,5 +74,24 @@ describe("moduleSource", () => {
     ].join("\n");
     const dir = tree({ "jobs.ts": source });
     expect(moduleSource(join(dir, "jobs.ts"))).toBe(source);
+  });
+
+  it("says which job module cannot be read, and where a relative path was taken from", () => {
+    const dir = tree({});
+    const missing = join(dir, "jobs.ts");
+    expect(() => moduleSource(missing)).toThrow(
+      new ConfigError(
+        `cannot read the job module ${missing} (ENOENT): give the path of the job module file its workers load`,
+      ),
+    );
+    const engine = () =>
+      createEngine({
+        jobs: { double: (n: number) => n * 2 },
+        workers: localPool({ jobsModule: "no-such-jobs.ts", count: 1 }),
+      });
+    expect(engine).toThrow(ConfigError);
+    expect(engine).toThrow(
+      `cannot read the job module ${resolve("no-such-jobs.ts")} (ENOENT): give the path of the job module file its workers load (a relative path such as no-such-jobs.ts is taken from ${process.cwd()})`,
+    );
   });
 });
