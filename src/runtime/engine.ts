@@ -370,6 +370,8 @@ export function createEngine(options: EngineOptions): Engine {
           await finished;
         } finally {
           if (grace !== undefined) clock.clearTimeout(grace);
+          // The last progress is emitted once everything is closed: a listener that throws
+          // must not keep the run's socket, workers and secret alive.
           tracker.stop();
           // DESIGN §4: the run is marked finished first (done above), then the server
           // closes, then the pool stops.
@@ -383,6 +385,7 @@ export function createEngine(options: EngineOptions): Engine {
             coordinator.stop();
           }
         }
+        run.emit("progress", tracker.progress());
         const { badFrames, droppedResults } = server.refused;
         if (badFrames + droppedResults > 0) {
           log.warn({ badFrames, droppedResults }, "frames refused during the run");
@@ -463,12 +466,13 @@ function trackRun(run: Run, board: JobBoard, clock: Clock, startedAt: number, lo
   };
   return {
     timings,
+    progress,
     start(interval: number) {
       ticker = clock.setTimeout(() => tick(interval), interval);
     },
+    /** Stops the periodic `progress`; the run emits the last one itself. */
     stop() {
       clock.clearTimeout(ticker);
-      run.emit("progress", progress());
     },
     onEffects(effects: readonly CoordinatorEffect[]) {
       const now = clock.now();

@@ -609,7 +609,7 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     expect(result.get(deepest).value).toEqual(nested(1_000));
   });
 
-  it("closes its listener when a step before the first job fails: a secret that cannot be written, a throwing listener", async () => {
+  it("closes its listener however the run fails: a secret that cannot be written, a listening or last progress listener that throws", async () => {
     const sockets = wsNet();
     const opened: string[] = [];
     const closed: string[] = [];
@@ -656,6 +656,7 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
       workers: 1,
       net,
       listen: "127.0.0.1:0",
+      progressIntervalMs: 60_000,
     });
     const run = throwing.run([job("double", 2)]);
     run.on("listening", () => {
@@ -663,7 +664,14 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     });
     await expect(run).rejects.toThrow("the listener threw");
 
-    expect(opened).toHaveLength(2);
+    // Only the last progress comes within a minute: it is emitted after the run closed.
+    const lastProgress = throwing.run([job("double", 3)]);
+    lastProgress.on("progress", () => {
+      throw new Error("the progress listener threw");
+    });
+    await expect(lastProgress).rejects.toThrow("the progress listener threw");
+
+    expect(opened).toHaveLength(3);
     expect(closed).toEqual(opened);
     for (const address of opened) expect(await refusedAt(address)).toBe(true);
   });
