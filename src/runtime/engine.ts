@@ -1,7 +1,7 @@
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
-import { type Actor, createActor, type InspectionEvent, type Observer } from "xstate";
+import { type Actor, createActor } from "xstate";
 import type { JobSpec, Json, Resources } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { coordinatorMachine } from "../machines/coordinator.ts";
@@ -10,6 +10,7 @@ import type { CoordinatorEffect, JobBoard, JobRecord } from "../machines/jobBoar
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { checkEngineOptions } from "./checkEngineOptions.ts";
 import { type ConnectionTimeouts, CoordinatorServer } from "./coordinatorServer.ts";
+import { guardInspect, type InspectOption } from "./guardInspect.ts";
 import { inProcessPool } from "./inProcessPool.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
 import { machineResources } from "./machineResources.ts";
@@ -75,8 +76,11 @@ export interface EngineOptions extends ConnectionTimeouts {
   listen?: string;
   /** A pino logger; silent by default. */
   logger?: Logger;
-  /** An XState inspection observer; it sees the coordinator and every connection actor. */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * An XState inspection observer; it sees the coordinator and every connection actor. What
+   * it throws is thrown again on a later tick, as XState does for a listener; the run goes on.
+   */
+  inspect?: InspectOption;
   /**
    * Called with each run's coordinator actor right after it is created, before it starts and
    * before the engine's own listeners: to watch the run's decisions at the source, each
@@ -183,6 +187,7 @@ export function createEngine(options: EngineOptions): Engine {
   const networked = pool.remote || options.listen !== undefined;
   const net = options.net ?? (networked ? wsNet() : memoryNet());
   const logger = options.logger ?? pino({ level: "silent" });
+  const inspect = options.inspect === undefined ? undefined : guardInspect(options.inspect);
   const planOf = (graph: JobSpec | readonly JobSpec[]) =>
     planGraph(Array.isArray(graph) ? (graph as readonly JobSpec[]) : [graph as JobSpec], {
       versionOf: jobs.versionOf,
@@ -261,7 +266,7 @@ export function createEngine(options: EngineOptions): Engine {
             ...(options.plantedBugs !== undefined && { plantedBugs: options.plantedBugs }),
           },
           clock,
-          ...(options.inspect !== undefined && { inspect: options.inspect }),
+          ...(inspect !== undefined && { inspect }),
         });
         options.onCoordinator?.(coordinator);
         if (store) writeResults(coordinator, store, log);
@@ -313,7 +318,7 @@ export function createEngine(options: EngineOptions): Engine {
               !options.force && {
                 lookup: async (ids: readonly string[]) => (await store.loadAll(ids)).stored,
               }),
-            ...(options.inspect !== undefined && { inspect: options.inspect }),
+            ...(inspect !== undefined && { inspect }),
             ...(options.helloTimeoutMs !== undefined && { helloTimeoutMs: options.helloTimeoutMs }),
             ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),
             ...(options.deadAfterMs !== undefined && { deadAfterMs: options.deadAfterMs }),

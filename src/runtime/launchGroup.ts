@@ -24,6 +24,7 @@ import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { clearDeployment } from "./clearDeployment.ts";
 import { freePort } from "./freePort.ts";
+import { guardInspect } from "./guardInspect.ts";
 import { type HeldLease, holdLease } from "./launcherLease.ts";
 import { logTail } from "./logTail.ts";
 import { markerPids } from "./markerPids.ts";
@@ -210,6 +211,7 @@ class LaunchedGroup implements RankGroup {
     this.ready.catch(() => {});
     this.exit.catch(() => {});
 
+    const inspect = spec.inspect === undefined ? undefined : guardInspect(spec.inspect);
     this.group = createActor(groupMachine, {
       input: {
         deployment: this.deployment,
@@ -217,13 +219,13 @@ class LaunchedGroup implements RankGroup {
         loadTimeoutMs: this.timeouts.loadTimeoutMs,
       },
       clock,
-      ...(spec.inspect !== undefined && { inspect: spec.inspect }),
+      ...(inspect !== undefined && { inspect }),
     });
     this.ranks = Array.from({ length: this.worldSize }, (_, rank) => {
       const actor = createActor(rankMachine, {
         input: { rank, markerStaleMs: this.timeouts.markerStaleMs },
         clock,
-        ...(spec.inspect !== undefined && { inspect: spec.inspect }),
+        ...(inspect !== undefined && { inspect }),
       });
       actor.on("rank.ready", () => this.send({ type: "RANK_READY", rank }));
       actor.on("rank.exited", ({ code, signal }) =>

@@ -4,12 +4,12 @@
  * exits, group exit, drains). `launchGroup.ts` makes one.
  */
 import type { Logger } from "pino";
-import type { InspectionEvent, Observer } from "xstate";
 import type { BarrierPassed } from "../machines/group.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { MARKER_HEARTBEAT_MS, MARKER_STALE_MS } from "../rank/markerFormat.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import type { RankEvidence } from "./cancelFile.ts";
+import type { InspectOption } from "./guardInspect.ts";
 import type { Clock, Entropy, Files, Procs } from "./ports.ts";
 import type { SshHostOptions } from "./sshHost.ts";
 import type { TeardownReport, TeardownTimeouts } from "./tearDown.ts";
@@ -101,8 +101,11 @@ export interface LaunchSpec {
   ports?: Partial<LaunchPorts>;
   /** A pino logger; silent by default. */
   logger?: Logger;
-  /** An XState inspection observer: it sees the group's machine and every rank's. */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * An XState inspection observer: it sees the group's machine and every rank's. What it
+   * throws is thrown again on a later tick, as XState does for a listener; the group goes on.
+   */
+  inspect?: InspectOption;
   /** Deliberate bugs for the teardown (only tests and the simulation switch them on). */
   plantedBugs?: readonly PlantedBug[];
 }

@@ -3,6 +3,7 @@
  * workers over the in-memory Net. Every run here is real: coordinator and connection
  * machines, frames, the worker loop and the handlers.
  */
+import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { type AddressInfo, connect } from "node:net";
@@ -969,6 +970,39 @@ describe("engine: inspection", { timeout: 15_000 }, () => {
     const a = job("value", "a");
     return [job("value", "b", { after: [a] }), job("value", "c", { after: [a] })];
   };
+
+  it("finishes the run when the inspect observer throws, and throws its error again on a later tick", () => {
+    // In a process of its own: what the observer throws comes back as an uncaught exception.
+    const script = `const { createEngine, job } = await import(${JSON.stringify(
+      new URL("../../src/index.ts", import.meta.url).pathname,
+    )});
+const uncaught = new Set();
+process.on("uncaughtException", (error) => uncaught.add(error.message));
+let armed = false;
+const inspect = (event) => {
+  if (armed && event.type === "@xstate.event") throw new Error("the observer threw");
+};
+const first = job("value", 1);
+const run = createEngine({ jobs: { value: (x) => x }, workers: 1, inspect }).run([
+  job("value", 2, { after: [first] }),
+]);
+run.on("job", (change) => {
+  if (change.state === "running") armed = true;
+});
+const result = await run;
+await new Promise((resolve) => setTimeout(resolve, 10));
+console.log(JSON.stringify({ counts: result.counts, uncaught: [...uncaught] }));`;
+    const child = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      { encoding: "utf8", timeout: 10_000, killSignal: "SIGKILL" },
+    );
+    expect(child.stderr).toBe("");
+    expect(JSON.parse(child.stdout)).toEqual({
+      counts: { completed: 2, failed: 0, skipped: 0, cancelled: 0, cached: 0 },
+      uncaught: ["the observer threw"],
+    });
+  });
 
   it("hands the inspect observer the coordinator and one connection actor per worker", async () => {
     const events: InspectionEvent[] = [];
