@@ -48,6 +48,8 @@ export interface PlanOptions {
    * say how many ranks, and other kinds' jobs must not.
    */
   launchesRanks?: (kind: string) => boolean;
+  /** How messages name the `index`-th job given (default `roots[index]`). */
+  rootName?: (index: number) => string;
 }
 
 const DEFAULT_RETRIES = 3;
@@ -86,7 +88,7 @@ const MAX_LISTED = 10;
  * ```
  */
 export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan {
-  const order = walk(roots);
+  const order = walk(roots, options.rootName ?? ((i) => `roots[${i}]`));
   const versions = versionsOf(order, options.versionOf);
   const ids = new Map<JobSpec, string>();
   const jobs = new Map<string, PlannedJob>();
@@ -163,7 +165,7 @@ function checkRanks(spec: JobSpec, launchesRanks: boolean): void {
 }
 
 /** Depth-first walk by object identity; returns every job once, dependencies first. */
-function walk(roots: readonly JobSpec[]): JobSpec[] {
+function walk(roots: readonly JobSpec[], rootName: (index: number) => string): JobSpec[] {
   if (!Array.isArray(roots)) {
     throw bad(`The graph is ${preview(roots)}; pass an array of jobs made with job().`);
   }
@@ -179,7 +181,7 @@ function walk(roots: readonly JobSpec[]): JobSpec[] {
   };
   roots.forEach((root, i) => {
     if (seen.has(root)) return;
-    enter(root, () => `roots[${i}]`);
+    enter(root, () => rootName(i));
     while (path.length > 0) {
       const frame = path[path.length - 1]!;
       const { spec } = frame;
@@ -203,6 +205,9 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
     throw bad(
       `${from()} is ${preview(spec)}, not a job; make jobs with job(kind, input, options).`,
     );
+  }
+  if (Array.isArray(spec)) {
+    throw bad(`${from()} is an array, not a job; give the jobs themselves (spread it: ...jobs).`);
   }
   const { kind, after, requires, retries, ranks, backoff, timeoutMs } = spec as Partial<JobSpec>;
   if (typeof kind !== "string" || kind === "") {

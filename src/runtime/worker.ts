@@ -201,7 +201,12 @@ class WorkerSession {
   /** `ctx.need`: the needed jobs' values if `frame` already has them all, else a `NeedJobs`. */
   need(frame: JobFrame, specs: JobSpec[]): Json[] {
     const { versionOf, timeoutOf, launchesRanks } = this.options.jobs;
-    const plan = planGraph(specs, { versionOf, timeoutOf, launchesRanks });
+    const plan = planGraph(specs, {
+      versionOf,
+      timeoutOf,
+      launchesRanks,
+      rootName: (i) => `argument ${i + 1} of ctx.need`,
+    });
     const ids = specs.map((spec) => plan.idOf(spec));
     if (ids.every((id) => id in frame.deps)) return ids.map((id) => frame.deps[id] as Json);
     throw new NeedJobs([...plan.jobs.values()]);

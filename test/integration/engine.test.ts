@@ -366,6 +366,28 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     expect(failed.error?.message).toContain(`job ${failed.id} (loop) needs jobs that depend on it`);
     expect(outcomesOf(result, "helper")).toMatchObject([{ status: "skipped", attempts: 0 }]);
   });
+
+  it("names the argument of ctx.need that is not a job: nothing, or an array not spread", async () => {
+    const engine = createEngine({
+      jobs: {
+        square: (n: number) => n * n,
+        needsNothing: (_: null, ctx: JobContext) => ctx.need(job("square", 2), undefined as never),
+        needsArray: (_: null, ctx: JobContext) => ctx.need([job("square", 3)] as never),
+      },
+      workers: 2,
+    });
+    const nothing = job("needsNothing", null, { retries: 0 });
+    const array = job("needsArray", null, { retries: 0 });
+
+    const result = await engine.run([nothing, array]);
+
+    expect(result.get(nothing).error?.message).toBe(
+      "argument 2 of ctx.need is undefined, not a job; make jobs with job(kind, input, options).",
+    );
+    expect(result.get(array).error?.message).toBe(
+      "argument 1 of ctx.need is an array, not a job; give the jobs themselves (spread it: ...jobs).",
+    );
+  });
 });
 
 describe("engine: results written to a store", { timeout: 10_000 }, () => {

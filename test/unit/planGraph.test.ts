@@ -261,6 +261,9 @@ describe("planGraph", () => {
         "the job module.",
     );
     expect(badJob(job(42 as never))).toMatch(/^The job at roots\[0\] has kind 42;/);
+    expect(badJob([job("fetch")] as never)).toBe(
+      "roots[0] is an array, not a job; give the jobs themselves (spread it: ...jobs).",
+    );
   });
 
   it("rejects something that is not a job, saying where it is", () => {
