@@ -22,9 +22,9 @@ class FieldError extends Error {}
  *
  * @example
  * ```ts
- * const LEASE_FORMAT: StateFileFormat<Lease> = {
- *   id: "baton.lease/1",
- *   decode: (fields) => ({ deployment: fields.deployment(), pid: fields.integer("pid", 1), ... }),
+ * const CHECKPOINT_FORMAT: StateFileFormat<{ deployment: string; step: number }> = {
+ *   id: "myapp.checkpoint/1",
+ *   decode: (fields) => ({ deployment: fields.deployment(), step: fields.integer("step", 0) }),
  * };
  * ```
  */

@@ -11,7 +11,7 @@ import type { Files } from "./ports.ts";
  *
  * @example
  * ```ts
- * const target = { ..., sweepCandidates: () => markerPids(files, paths, deployment) };
+ * const pids = await markerPids(files, deploymentPaths(stateDir, deployment), deployment);
  * ```
  */
 export async function markerPids(

@@ -34,7 +34,7 @@ export interface SimRankBehaviour {
  *
  * @example
  * ```ts
- * launchGroup({ argv: rankArgv([{ loadMs: 500 }, { loadMs: 900, ignoreTerm: true }]), worldSize: 2, ... });
+ * launchGroup({ argv: rankArgv([{ loadMs: 500 }, { loadMs: 900, ignoreTerm: true }]), worldSize: 2, ports });
  * ```
  */
 export function rankArgv(plan: readonly SimRankBehaviour[]): [string, string] {
