@@ -37,7 +37,10 @@ export interface SlurmCommands {
   queue(name: string): Promise<QueueEntry[]>;
   /** One allocation (`scontrol show job`), or undefined when Slurm no longer knows it. */
   show(id: string): Promise<QueueEntry | undefined>;
-  /** `scancel`; with `pendingOnly`, Slurm itself skips any that has started (`--state=PENDING`). */
+  /**
+   * `scancel`; with `pendingOnly`, exactly these allocations and only those still pending:
+   * Slurm itself skips any that has started (`--state=PENDING`).
+   */
   cancel(ids: readonly string[], options: { pendingOnly: boolean }): Promise<void>;
 }
 
@@ -50,9 +53,9 @@ export interface NodeSlurmOptions {
 
 /**
  * The Slurm commands run for real: `sbatch --parsable`, `squeue -h -r -t all -o ...`,
- * `scontrol show job -o`, `scancel`. Each runs without a shell, with a timeout (default
- * 30 s, then SIGKILL); `sacct` is not needed. Allocation logs are
- * `<logsDir>/slurm-<id>.log` for both plain and array allocations.
+ * `scontrol show job -o`, `scancel` (a pending-only one after `scontrol hold`). Each runs
+ * without a shell, with a timeout (default 30 s, then SIGKILL); `sacct` is not needed.
+ * Allocation logs are `<logsDir>/slurm-<id>.log` for both plain and array allocations.
  *
  * @example
  * ```ts
@@ -121,7 +124,22 @@ export function nodeSlurmCommands(options: NodeSlurmOptions = {}): SlurmCommands
     },
     async cancel(ids, { pendingOnly }) {
       if (ids.length === 0) return;
-      await run("scancel", [...(pendingOnly ? ["--state=PENDING"] : []), ...ids]);
+      if (!pendingOnly) {
+        await run("scancel", [...ids]);
+        return;
+      }
+      // The tasks of an array that have not started share the array's record, and
+      // `scancel --state=PENDING 1234_5` cancels every pending task of that record, not just
+      // 5. Holding them first gives each its own record (a started one only keeps running).
+      // A hold that fails names an allocation that ended or that Slurm forgot: no matter.
+      await run("scontrol", ["hold", ...ids]).catch(() => undefined);
+      try {
+        await run("scancel", ["--state=PENDING", ...ids]);
+      } catch (error) {
+        // A held allocation that stays pending would never start: let it go again.
+        await run("scontrol", ["release", ...ids]).catch(() => undefined);
+        throw error;
+      }
     },
   };
 }

@@ -299,7 +299,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       });
     }
     for (const allocation of [...this.table.values()]) {
-      let entry = listed.get(allocation.id);
+      let entry = listed.get(allocation.id) ?? arrayRecordOf(listed, allocation.id);
       if (entry === undefined) {
         try {
           entry = await this.commands.show(allocation.id);
@@ -475,6 +475,22 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => this.clock.setTimeout(() => resolve(), ms));
   }
+}
+
+/**
+ * The entry of an array task that Slurm lists only as its array: the tasks of an array that
+ * have not started share the array's own record, and once that record has ended (one
+ * `scancel` of several pending tasks) `squeue` lists it under the array's id (`1234`, not
+ * `1234_5`) and `scontrol show job 1234_5` says "Job 1234_5 not found". Such a task's state
+ * is its array record's; undefined for a plain allocation or when no such record is listed.
+ */
+function arrayRecordOf(
+  listed: ReadonlyMap<string, QueueEntry>,
+  id: string,
+): QueueEntry | undefined {
+  const array = /^(\d+)_\d+$/.exec(id)?.[1];
+  const record = array === undefined ? undefined : listed.get(array);
+  return record && { ...record, id };
 }
 
 /** `sbatch` options for one worker offering `offer`, then the user's. */

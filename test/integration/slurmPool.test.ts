@@ -6,7 +6,7 @@
  * fails with the daemons' logs.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +16,7 @@ import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
+import { nodeSlurmCommands } from "../../src/runtime/slurmCommands.ts";
 import {
   type SlurmPool,
   type SlurmPoolOptions,
@@ -176,6 +177,53 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
       });
     }
   }
+
+  it("ends a run whose array tasks never started: Slurm lists them under the array's id once cancelled", async () => {
+    // Four allocations on two CPUs: two tasks stay pending in the array's own record, and the
+    // one scancel that ends them both leaves Slurm naming only the array (`squeue` lists `N`,
+    // `scontrol show job N_2` says "not found").
+    const dir = tempDir();
+    const { roots, jobs } = await graph(4, 0, 300);
+    const cancelled: string[] = [];
+    const workers = watchedPool({ maxWorkers: 4, stopTimeoutMs: 15_000 }, (pool) => {
+      pool.on("cancelled", ({ ids }) => cancelled.push(...ids));
+    });
+    const result = await createEngine({ jobs, workers, batonDir: dir }).run(roots);
+    expect(result.ok).toBe(true);
+    expect(cancelled.length).toBeGreaterThanOrEqual(2);
+    expect(activeInQueue(started[0]!.name)).toEqual([]);
+  });
+
+  it("cancels exactly the pending array tasks it names, even when their array's other tasks are pending too", async () => {
+    const dir = tempDir();
+    const script = join(dir, "sleep.sh");
+    writeFileSync(script, "#!/bin/sh\nsleep 30\n", { mode: 0o700 });
+    const commands = nodeSlurmCommands();
+    const name = `baton-probe-${process.pid}`;
+    namedPools.push(name);
+    const ids = await commands.submit({
+      script,
+      name,
+      count: 4,
+      array: true,
+      logsDir: dir,
+      options: ["--cpus-per-task=1"],
+    });
+    const states = async () =>
+      Object.fromEntries((await commands.queue(name)).map((entry) => [entry.id, entry.state]));
+    await until(() => activeInQueue(name).length === 4, "four tasks");
+    let seen: Record<string, string> = {};
+    const deadline = Date.now() + 30_000;
+    while (Object.values(seen).filter((state) => state === "RUNNING").length < 2) {
+      if (Date.now() > deadline) throw new Error(`two tasks never ran: ${JSON.stringify(seen)}`);
+      seen = await states();
+    }
+    // Two run on the two CPUs; 2 and 3 wait in the array's record. Cancel only 3.
+    await commands.cancel([ids[3]!], { pendingOnly: true });
+    seen = await states();
+    expect(seen[ids[3]!]).toBe("CANCELLED");
+    expect(seen[ids[2]!]).toBe("PENDING");
+  });
 
   it("runs from the CLI with --slurm --max-workers --partition --slurm-opt", async () => {
     const dir = tempDir();

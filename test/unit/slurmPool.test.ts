@@ -289,6 +289,43 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(() => statSync(pool.script)).toThrow();
   });
 
+  it("settles unstarted array tasks that Slurm lists under their array's id once they end", async () => {
+    // Slurm keeps the tasks of an array that have not started in the array's own record: one
+    // scancel of two of them ends that record, which squeue then lists as `100` (CANCELLED),
+    // and `scontrol show job 100_2` answers "Job 100_2 not found".
+    const slurm = new FakeSlurm(1);
+    const demand = { value: 3 };
+    const pool = start(slurm, demand);
+    await until(() => pool.allocations().length === 3, "three allocations");
+    await polls(pool, 1);
+    for (const id of ["100_1", "100_2"]) slurm.unsplit.add(id);
+    demand.value = 1;
+    await until(() => slurm.inState("CANCELLED").length === 2, "two cancelled");
+    await polls(pool, 3);
+    expect(pool.allocations().map((a) => a.id)).toEqual(["100_0"]);
+    // Counted as ended, they leave room: demand rising again submits anew.
+    demand.value = 2;
+    await until(() => slurm.submissions.length === 2, "a new submission");
+    slurm.finish("100_0", "COMPLETED");
+    let failed = false;
+    void pool.failed.then(() => (failed = true));
+    await pool.stop();
+    expect(failed).toBe(false);
+    expect(slurm.active()).toEqual([]);
+  });
+
+  it("stop cancels unstarted array tasks together and confirms them ended", async () => {
+    const slurm = new FakeSlurm(1);
+    const pool = start(slurm, { value: 3 });
+    await until(() => pool.allocations().length === 3, "three allocations");
+    await polls(pool, 1);
+    for (const id of ["100_1", "100_2"]) slurm.unsplit.add(id);
+    slurm.finish("100_0", "COMPLETED");
+    await pool.stop();
+    expect(slurm.cancels[0]).toMatchObject({ ids: ["100_1", "100_2"], pendingOnly: false });
+    expect(pool.allocations()).toEqual([]);
+  });
+
   it("stop leaves running allocations their grace to end on their own", async () => {
     const slurm = new FakeSlurm(2);
     const pool = start(slurm, { value: 2 }, { graceMs: 5000 });
