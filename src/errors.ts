@@ -95,7 +95,8 @@ export class RankFileError extends BatonError {
 /**
  * The Slurm pool cannot go on: an allocation ended in a failed state (`ALLOCATION_FAILED`,
  * naming it and its log), Slurm refused a submission (`SBATCH_REJECTED`), a Slurm command
- * failed or timed out (`SLURM_COMMAND`, `SLURM_TIMEOUT`), or `stop()` could not get the
+ * failed or timed out (`SLURM_COMMAND`, `SLURM_TIMEOUT`) or is not on the PATH
+ * (`SLURM_MISSING`), or `stop()` could not get the
  * queue to confirm that every allocation is gone (`STOP_UNCONFIRMED`, naming those left).
  */
 export class SlurmError extends BatonError {
@@ -104,6 +105,7 @@ export class SlurmError extends BatonError {
       | "ALLOCATION_FAILED"
       | "SBATCH_REJECTED"
       | "SLURM_COMMAND"
+      | "SLURM_MISSING"
       | "SLURM_TIMEOUT"
       | "STOP_UNCONFIRMED",
     message: string,

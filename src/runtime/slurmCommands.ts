@@ -27,8 +27,9 @@ export interface QueueEntry {
 
 /**
  * The Slurm commands a pool uses, parsed. Every call either answers or throws a
- * `SlurmError` (`SLURM_COMMAND`, `SLURM_TIMEOUT`, `SBATCH_REJECTED`); a failed `queue` is no
- * information about the queue, never an empty one.
+ * `SlurmError` (`SLURM_COMMAND`, `SLURM_TIMEOUT`, `SBATCH_REJECTED`, `SLURM_MISSING` when the
+ * command is not on the PATH); a failed `queue` is no information about the queue, never an
+ * empty one.
  */
 export interface SlurmCommands {
   /** Submits and returns the new allocations' ids. */
@@ -182,14 +183,21 @@ function runCommand(
           return;
         }
         const code = (error as { code?: unknown }).code;
+        if (code === "ENOENT") {
+          reject(
+            new SlurmError(
+              "SLURM_MISSING",
+              `${command} is not on the PATH: Slurm's commands (sbatch, squeue, scontrol, scancel) are not installed on this machine, or not on its PATH; run baton where they are (a login node of the cluster) or add their directory to PATH`,
+            ),
+          );
+          return;
+        }
         const how = typeof code === "number" ? `exited with code ${code}` : `failed (${code})`;
         const rejected = command === "sbatch" && typeof code === "number";
         reject(
           new SlurmError(
             rejected ? "SBATCH_REJECTED" : "SLURM_COMMAND",
-            `${line} ${how}${said ? `: ${said}` : ""}${
-              code === "ENOENT" ? `; is Slurm installed and ${command} on the PATH?` : ""
-            }`,
+            `${line} ${how}${said ? `: ${said}` : ""}`,
           ),
         );
       },

@@ -114,7 +114,7 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
  * An allocation that ends FAILED, CANCELLED (not by this pool), TIMEOUT, NODE_FAIL,
  * OUT_OF_MEMORY (or BOOT_FAIL, DEADLINE, PREEMPTED, ...) fails the pool with a `SlurmError`
  * naming it, its state, its log and the log's last lines; so does an `sbatch` that Slurm
- * refuses. A Slurm command
+ * refuses, and a Slurm command that is not on the PATH (`SLURM_MISSING`). A Slurm command
  * that fails or times out is logged and means "no information": nothing is submitted,
  * cancelled or concluded from it.
  *
@@ -401,6 +401,11 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   }
 
   private noInformation(command: string, error: unknown): void {
+    // Slurm's commands missing from this machine is no passing failure: no round will do better.
+    if (error instanceof SlurmError && error.code === "SLURM_MISSING") {
+      this.fail(error);
+      return;
+    }
     this.logger.warn(
       { err: error },
       `${command} failed; no information this round, nothing is concluded from it`,

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SlurmError } from "../../src/errors.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { memoryNet } from "../../src/runtime/memoryNet.ts";
+import { nodeSlurmCommands } from "../../src/runtime/slurmCommands.ts";
 import {
   type SlurmPool,
   type SlurmPoolOptions,
@@ -265,6 +266,19 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     await polls(pool, 3);
     expect(pool.allocations().map((a) => a.id)).toEqual(["100_0"]);
     expect(slurm.submissions).toHaveLength(1);
+  });
+
+  it("fails the pool at once, saying what to do, when Slurm's commands are not on the PATH", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "baton-no-slurm-"));
+    dirs.push(empty);
+    const commands = nodeSlurmCommands({ env: { PATH: empty } });
+    const pool = start(new FakeSlurm(), { value: 2 }, { commands, stopTimeoutMs: 500 });
+    const error = await pool.failed;
+    expect(error).toBeInstanceOf(SlurmError);
+    expect(error.code).toBe("SLURM_MISSING");
+    expect(error.message).toContain("squeue is not on the PATH");
+    expect(error.message).toContain("add their directory to PATH");
+    await pool.stop();
   });
 
   it("fails the pool when Slurm refuses the submission", async () => {
