@@ -334,7 +334,9 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
   const count = options.count ?? availableParallelism();
   const resourceArgs = Object.entries(resources).flatMap(([k, v]) => [`--${k}`, String(v)]);
   return {
-    offers: [resources],
+    // No workers of its own (`--workers 0`): the workers are those that join, whose resources
+    // are not known in advance, so no job is refused for what this machine offers.
+    offers: count === 0 ? [] : [resources],
     remote: true,
     jobsModule: options.jobsModule,
     start(context: PoolStart): RunningPool {

@@ -41,7 +41,8 @@ export interface RunningPool {
 /**
  * Starts workers. The pool owns worker failure (a dead worker is replaced within a budget);
  * the coordinator owns job failure. `offers` is what its workers will offer, so the graph
- * can be checked before anything runs.
+ * can be checked before anything runs; empty when it starts none (no check: the workers
+ * that join decide).
  *
  * @example
  * ```ts

@@ -209,7 +209,7 @@ describe("baton run", () => {
     }
   });
 
-  it("--workers 0 prints how workers join, keeps its files beside the graph, and runs what joins", async () => {
+  it("--workers 0 prints how workers join, keeps its files beside the graph, and runs what joins, whatever this machine offers", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-cli-join-"));
     stores.push(dir);
     const graph = join(dir, "joined.graph.ts");
@@ -218,7 +218,8 @@ describe("baton run", () => {
       [
         `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};`,
         "export const jobs = { twice: (n: number) => 2 * n };",
-        'export default Array.from({ length: 20 }, (_, i) => job("twice", i));',
+        // More gpus than this machine has: a worker that joins from elsewhere may offer them.
+        'export default [...Array.from({ length: 19 }, (_, i) => job("twice", i)), job("twice", 19, { requires: { gpus: 8 } })];',
       ].join("\n"),
     );
     const run = baton(["run", graph, "--workers", "0", "--no-store", "--json"]);
@@ -241,7 +242,17 @@ describe("baton run", () => {
     expect(jobsPath).toBe(graph);
     const secret = readFileSync(secretFile, "utf8").trim();
     const worker = startBaton(
-      ["worker", "--connect", address, "--secret-file", secretFile, "--jobs", jobsPath],
+      [
+        "worker",
+        "--connect",
+        address,
+        "--secret-file",
+        secretFile,
+        "--jobs",
+        jobsPath,
+        "--gpus",
+        "8",
+      ],
       { env: { BATON_SECRET: undefined } },
     );
 
