@@ -11,6 +11,7 @@ import { readSecret } from "../runtime/secret.ts";
 import { runWorker, type WorkerExit } from "../runtime/worker.ts";
 import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
+import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { importUserModule, jobsOf } from "./loadModule.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
@@ -133,6 +134,13 @@ export async function workerCommand(argv: string[]): Promise<number> {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  const stalls = watchEventLoopStalls();
+  /** An abnormal end: what happened, then why it may be this worker's own doing. */
+  const lost = (message: string) => {
+    const note = stalls.note();
+    process.stderr.write(`baton worker: ${message}\n${note ? `baton worker: ${note}\n` : ""}`);
+    return exitSoon(3, GRACE_MS);
+  };
   try {
     logger.info({ address, name, resources, kinds: jobs.kinds }, "worker connecting");
     const outcome = runWorker({
@@ -155,10 +163,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
       return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
     }
     const exit = await outcome;
-    if (exit instanceof Error) {
-      process.stderr.write(`baton worker: ${exit.message}\n`);
-      return exitSoon(3, GRACE_MS);
-    }
+    if (exit instanceof Error) return lost(exit.message);
     if (exit.code === CloseCode.normal) {
       logger.info(
         { reason: exit.reason, jobsRun: exit.jobsRun },
@@ -167,16 +172,15 @@ export async function workerCommand(argv: string[]): Promise<number> {
       return exitSoon(0, GRACE_MS);
     }
     if (exit.code === CloseCode.coordinatorSilent) {
-      process.stderr.write(
-        `baton worker: gave up on the coordinator at ${address} (code ${exit.code}): ${exit.reason}; check that it is still running and reachable from here, then start the worker again\n`,
+      return lost(
+        `gave up on the coordinator at ${address} (code ${exit.code}): ${exit.reason}; check that it is still running and reachable from here, then start the worker again`,
       );
-      return exitSoon(3, GRACE_MS);
     }
-    process.stderr.write(
-      `baton worker: connection closed with code ${exit.code} (${exit.reason || "no reason given"}): ${describeClose(exit.code)}\n`,
+    return lost(
+      `connection closed with code ${exit.code} (${exit.reason || "no reason given"}): ${describeClose(exit.code)}`,
     );
-    return exitSoon(3, GRACE_MS);
   } finally {
+    stalls.stop();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }

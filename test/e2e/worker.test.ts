@@ -201,6 +201,26 @@ describe("baton worker", () => {
     expect((await coordinator.closed).code).toBe(4009);
   });
 
+  it("says its own event loop was blocked when a synchronous handler cost it its connection", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    const jobs = loadJobs(jobsOf(fixture, JOBS), moduleSource(join(ROOT, JOBS)));
+    const coordinator = await startSocketCoordinator({
+      graph: [job("block", 6_000)],
+      jobs,
+      secret,
+      run: "e2e",
+      heartbeatMs: 500,
+      deadAfterMs: 2_000,
+    });
+    cleanups.push(coordinator.close);
+    const { code, stderr } = await worker(workerArgs(coordinator.address, path)).exit;
+    expect(code).toBe(3);
+    expect(stderr).toMatch(
+      /^baton worker: this worker's event loop was blocked for up to \d+\.\d s at a time, which may be why: a blocked worker cannot answer the coordinator's pings/m,
+    );
+    expect(stderr).toContain("await new Promise(setImmediate)");
+  });
+
   it("takes its limits from --welcome-timeout-ms and --silence-limit-ms", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     const mute = await silentCoordinator({ secret, mute: true });
