@@ -136,10 +136,10 @@ export function nodeSlurmCommands(options: NodeSlurmOptions = {}): SlurmCommands
       await run("scontrol", ["hold", ...ids]).catch(() => undefined);
       try {
         await run("scancel", ["--state=PENDING", ...ids]);
-      } catch (error) {
-        // A held allocation that stays pending would never start: let it go again.
+      } finally {
+        // What was not cancelled (it started meanwhile, or the scancel failed) must not stay
+        // held: a held allocation never starts, not even when Slurm requeues it.
         await run("scontrol", ["release", ...ids]).catch(() => undefined);
-        throw error;
       }
     },
   };

@@ -218,11 +218,16 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
       if (Date.now() > deadline) throw new Error(`two tasks never ran: ${JSON.stringify(seen)}`);
       seen = await states();
     }
-    // Two run on the two CPUs; 2 and 3 wait in the array's record. Cancel only 3.
-    await commands.cancel([ids[3]!], { pendingOnly: true });
-    seen = await states();
-    expect(seen[ids[3]!]).toBe("CANCELLED");
-    expect(seen[ids[2]!]).toBe("PENDING");
+    // Two run on the two CPUs; 2 and 3 wait in the array's record. Cancel only 3, and a
+    // running one, as when it starts between the poll and the cancel.
+    const running = Object.keys(seen).find((id) => seen[id] === "RUNNING")!;
+    await commands.cancel([ids[3]!, running], { pendingOnly: true });
+    const after = new Map((await commands.queue(name)).map((entry) => [entry.id, entry]));
+    expect(after.get(ids[3]!)?.state).toBe("CANCELLED");
+    expect(after.get(ids[2]!)?.state).toBe("PENDING");
+    // The running one runs on, not left held (a held allocation never starts again if requeued).
+    expect(after.get(running)).toMatchObject({ state: "RUNNING" });
+    expect(after.get(running)?.reason).not.toMatch(/Held/);
   });
 
   it("runs from the CLI with --slurm --max-workers --partition --slurm-opt", async () => {
