@@ -512,7 +512,8 @@ function sbatchOptions(options: SlurmPoolOptions, offer: Resources): string[] {
 
 /**
  * The batch script: one `baton worker` per allocation, named after it (`slurm-1234_5`,
- * restarts `slurm-1234_5.2`, ...). The secret stays in its file; the script names the file.
+ * restarts `slurm-1234_5.2`, ...), not restarted after exit code 2 (bad usage, a job module
+ * that does not load). The secret stays in its file; the script names the file.
  */
 function batchScript(options: SlurmPoolOptions, context: PoolStart, offer: Resources): string {
   const restarts = options.workerRestarts ?? 5;
@@ -548,6 +549,8 @@ while :; do
   code=$?
   [ "$code" -eq 0 ] && exit 0
   echo "[baton slurm $(date -u +%Y-%m-%dT%H:%M:%SZ)] worker $name exited with code $code"
+  # 2: bad usage, or a job module that does not load here; another try would do the same.
+  [ "$code" -eq 2 ] && exit 2
   [ "$n" -gt ${restarts} ] && exit "$code"
   n=$((n + 1))
   sleep 1

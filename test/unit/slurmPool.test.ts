@@ -3,6 +3,7 @@
  * demand, the scale-down rule, failed states, "no information" from a failing squeue, and
  * stop. The real Slurm is exercised in test/integration/slurmPool.test.ts.
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -106,6 +107,19 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(script).toContain("run.secret");
     expect(script).not.toContain(SECRET_HEX);
     expect(script).toContain("'--connect' 'ws://127.0.0.1:7000'");
+  });
+
+  it("does not restart a worker that exits 2: a job module that does not load fails the same way again", async () => {
+    const pool = start(new FakeSlurm(), { value: 0 }, { jobsModule: "/nonexistent/jobs.ts" });
+    const ran = spawnSync("/bin/sh", [pool.script], {
+      env: { ...process.env, SLURM_JOB_ID: "77" },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(ran.status).toBe(2);
+    expect(ran.stdout.match(/starting worker/g)).toHaveLength(1);
+    expect(ran.stdout).toContain("worker slurm-77 exited with code 2");
+    expect(ran.stderr).toContain("/nonexistent/jobs.ts does not exist");
   });
 
   it("cancels what is left of the pools whose batch scripts a dead coordinator left", async () => {
