@@ -21,8 +21,14 @@ export class BatonError extends Error {
   }
 }
 
-/** The graph cannot run as written: a cycle, an unknown kind, a job no worker can take, bad input. */
+/**
+ * The graph cannot run as written: a cycle, an unknown kind, a job no worker can take, bad input.
+ * Thrown inside a handler (`ctx.need` of a bad job, a result that is not JSON), the same
+ * attempt would fail the same way again, so the job is not retried (`retryable`).
+ */
 export class GraphError extends BatonError {
+  readonly retryable = false;
+
   constructor(
     code: "GRAPH_CYCLE" | "UNKNOWN_KIND" | "UNSATISFIABLE" | "NOT_JSON" | "BAD_JOB",
     message: string,
@@ -189,5 +195,30 @@ export class RemoteHostError extends BatonError {
     readonly host: string,
   ) {
     super(code, message);
+  }
+}
+
+/**
+ * Thrown by a handler when another attempt cannot help (the input is invalid, a permission
+ * was refused for good): the coordinator fails the job at once instead of retrying it up to
+ * `retries` times, and its `error` carries `retryable: false`. Any thrown error with a
+ * `retryable` property of `false` counts the same, so another library's errors can say so too.
+ *
+ * @example
+ * ```ts
+ * const jobs = defineJobs({
+ *   async load(path: string) {
+ *     if (!path.endsWith(".csv")) throw new NonRetryableError(`${path} is not a .csv file; give a .csv`);
+ *     return readFile(path, "utf8");
+ *   },
+ * });
+ * ```
+ */
+export class NonRetryableError extends Error {
+  readonly retryable = false;
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "NonRetryableError";
   }
 }

@@ -13,6 +13,7 @@ export {
   ConfigError,
   GraphError,
   JobModuleError,
+  NonRetryableError,
   PoolError,
   ProtocolError,
   RankFileError,

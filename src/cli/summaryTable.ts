@@ -38,7 +38,7 @@ export function summaryTable(result: RunResult): string {
   const failures = [...result.jobs.values()].filter((o) => o.status === "failed");
   for (const o of failures.slice(0, 20)) {
     out.push(
-      `✗ ${o.kind} ${o.id} (${o.cause ?? "error"}, ${o.attempts} attempt${o.attempts === 1 ? "" : "s"}): ${o.error?.message ?? ""}`,
+      `✗ ${o.kind} ${o.id} (${o.cause ?? "error"}, ${o.attempts} attempt${o.attempts === 1 ? "" : "s"}${o.error?.retryable === false ? ", not retried" : ""}): ${o.error?.message ?? ""}`,
     );
   }
   if (failures.length > 20)

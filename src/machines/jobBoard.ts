@@ -25,6 +25,8 @@ export interface JobError {
   message: string;
   name?: string;
   stack?: string;
+  /** `false`: the handler said another attempt cannot help; the job is not retried. */
+  retryable?: false;
 }
 
 /** What a worker reported for the job it held. */
@@ -832,7 +834,7 @@ export class JobBoard {
 
   private fail(record: JobRecord, error: JobError): void {
     record.failures++;
-    if (record.failures > record.job.retries) {
+    if (record.failures > record.job.retries || error.retryable === false) {
       this.terminate(record, "error", error);
       return;
     }

@@ -391,9 +391,13 @@ class WorkerSession {
         this.version >= 3 ? thrown.needs : thrown.needs.map(({ timeoutMs: _, ...job }) => job);
       return { type: "result", job: frame.id, status: "blocked", needs };
     }
-    const error = serializeThrown(thrown, frame);
+    const { retryable, ...error } = serializeThrown(thrown, frame);
     ctx.log.debug({ err: error }, "job failed");
-    return failed(frame.id, error);
+    // Below version 6 the coordinator would refuse the field; it retries such a job as before.
+    return failed(
+      frame.id,
+      this.version >= 6 && retryable === false ? { ...error, retryable } : error,
+    );
   }
 }
 

@@ -384,6 +384,9 @@ export class InvariantChecker {
       if (failures > record.job.retries + 1) {
         this.fail(3, `job ${id} failed ${failures} times with ${record.job.retries} retries`);
       }
+      if (record.error?.retryable === false && !terminal(state)) {
+        this.fail(3, `job ${id} is ${state} after a failure its handler called not retryable`);
+      }
       if (lostWorkers.length !== lost) {
         this.fail(
           3,

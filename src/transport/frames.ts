@@ -129,6 +129,12 @@ export interface SerializedError {
   message: string;
   name?: string;
   stack?: string;
+  /**
+   * `false` when the handler said another attempt cannot help (it threw a `NonRetryableError`,
+   * or any error with `retryable: false`): the coordinator fails the job for good at once.
+   * Protocol version 6.
+   */
+  retryable?: false;
 }
 
 /**
@@ -220,7 +226,7 @@ const WELCOME_FIELDS: readonly string[] = [
 ];
 const JOB_FIELDS: readonly string[] = ["type", "id", "kind", "input", "deps", "attempt", "ranks"];
 const CANCEL_FIELDS: readonly string[] = ["type", "job", "reason"];
-const ERROR_FIELDS: readonly string[] = ["message", "name", "stack"];
+const ERROR_FIELDS: readonly string[] = ["message", "name", "stack", "retryable"];
 const RESOURCE_FIELDS: readonly string[] = ["cpus", "gpus", "memory"];
 const BACKOFF_FIELDS: readonly string[] = ["initialMs", "factor", "maxMs"];
 const PLANNED_JOB_FIELDS: readonly string[] = [
@@ -416,6 +422,9 @@ function requireError(o: Obj): void {
   requireString(error, "message", "result", "error");
   if (error.name !== undefined) requireString(error, "name", "result", "error");
   if (error.stack !== undefined) requireString(error, "stack", "result", "error");
+  if (error.retryable !== undefined && error.retryable !== false) {
+    throw fieldError("result", "error", "retryable", error.retryable, "false or absent", "boolean");
+  }
 }
 
 function requireNeeds(o: Obj): void {

@@ -33,13 +33,16 @@ export type ProtocolRange = readonly [min: number, max: number];
  * Version 5 adds the hello's `maxFrameBytes` (the largest frame the worker accepts; the
  * worker sends it only when the challenge's range includes 5), so the coordinator fails an
  * attempt whose job frame is larger with a `JobTooLarge` error instead of sending it.
+ * Version 6 adds a failed result's `error.retryable: false` (the handler threw a
+ * `NonRetryableError`), so the coordinator fails the job without retrying it; the worker
+ * leaves the field out below 6, and that coordinator retries as before.
  *
  * @example
  * ```ts
  * link.send(encode({ type: "challenge", nonce, protocol: PROTOCOL }));
  * ```
  */
-export const PROTOCOL: ProtocolRange = [1, 5];
+export const PROTOCOL: ProtocolRange = [1, 6];
 
 /**
  * The highest version both ranges contain, or `undefined` when they are disjoint.

@@ -290,9 +290,12 @@ describe("baton run", () => {
     ]);
 
     expect(table.code).toBe(1);
-    expect(table.stderr).toMatch(/^total\s+1\s+1\s+1\s+0\s+0$/m);
+    expect(table.stderr).toMatch(/^total\s+1\s+2\s+1\s+0\s+0$/m);
     expect(table.stderr).toMatch(
       /^✗ broken [0-9a-f]{16} \(error, 2 attempts\): the database is on fire$/m,
+    );
+    expect(table.stderr).toMatch(
+      /^✗ refuse [0-9a-f]{16} \(error, 1 attempt, not retried\): the input names no table; fix the input$/m,
     );
     expect(table.stderr).toContain("✗ the run did not complete");
     // The run's log tells the story: the retried attempt, the failure with its stack, the end.
@@ -306,7 +309,7 @@ describe("baton run", () => {
     expect(said("attempt ended without a result; the job will run again")).toMatchObject([
       { kind: "broken", attempt: 1, err: { message: "the database is on fire" } },
     ]);
-    expect(said("job failed")).toMatchObject([
+    expect(said("job failed").filter((line) => line.kind !== "refuse")).toMatchObject([
       {
         kind: "broken",
         attempts: 2,
@@ -316,12 +319,17 @@ describe("baton run", () => {
       { kind: "use", cause: "skipped" },
     ]);
     expect(said("run finished")).toMatchObject([
-      { ok: false, counts: { completed: 1, failed: 1 } },
+      { ok: false, counts: { completed: 1, failed: 2 } },
     ]);
 
     expect(json.code).toBe(1);
     const result = parseJson(json.stdout);
-    expect(result).toMatchObject({ ok: false, counts: { completed: 1, failed: 1, skipped: 1 } });
+    expect(result).toMatchObject({ ok: false, counts: { completed: 1, failed: 2, skipped: 1 } });
+    expect(result.jobs.find((job) => job.kind === "refuse")).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      error: { name: "NonRetryableError", retryable: false },
+    });
     const broken = result.jobs.find((job) => job.kind === "broken")!;
     expect(broken).toMatchObject({ status: "failed", cause: "error", attempts: 2 });
     expect(broken.error).toMatchObject({ name: "Error", message: "the database is on fire" });

@@ -26,6 +26,7 @@ import {
   job,
   localPool,
   type Net,
+  NonRetryableError,
   PoolError,
   type RunProgress,
   type RunResult,
@@ -239,6 +240,46 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     expect(refused).toMatchObject({ code: "WORKER_CRASH_LOOP", worker: "inproc-1" });
     expect((refused as PoolError).message).toContain("in-process worker inproc-1 ended with 4005");
     expect((refused as PoolError).message).toContain("its 2 replacements are spent");
+  });
+
+  it("does not retry a NonRetryableError, a duck-typed retryable: false or ctx.need of a bad job", async () => {
+    const engine = createEngine({
+      jobs: {
+        refuse: () => {
+          throw new NonRetryableError("the input names no file; fix the input");
+        },
+        refuseLikeThat: () => {
+          throw Object.assign(new Error("quota refused for good"), { retryable: false });
+        },
+        needsNothing: (_: null, ctx: JobContext) => ctx.need(job("noSuchKind", 1)),
+        flaky: () => {
+          throw new Error("try again");
+        },
+      },
+      workers: 2,
+    });
+    const refuse = job("refuse", null, { retries: 3 });
+    const refuseLikeThat = job("refuseLikeThat", null, { retries: 3 });
+    const needsNothing = job("needsNothing", null, { retries: 3 });
+    const flaky = job("flaky", null, { retries: 1 });
+
+    const result = await engine.run([refuse, refuseLikeThat, needsNothing, flaky]);
+
+    for (const spec of [refuse, refuseLikeThat, needsNothing]) {
+      expect(result.get(spec)).toMatchObject({
+        status: "failed",
+        cause: "error",
+        attempts: 1,
+        error: { retryable: false },
+      });
+    }
+    expect(result.get(refuse).error).toMatchObject({
+      name: "NonRetryableError",
+      message: "the input names no file; fix the input",
+    });
+    expect(result.get(needsNothing).error?.message).toContain("noSuchKind");
+    expect(result.get(flaky)).toMatchObject({ status: "failed", attempts: 2 });
+    expect(result.get(flaky).error?.retryable).toBeUndefined();
   });
 
   it("fails a job whose retries are exhausted and skips its dependents, naming it", async () => {
@@ -795,13 +836,15 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
       returnsBigInt: "$ is a BigInt (10n)",
       returnsCyclic: "$.self is a cyclic reference to $",
     };
-    const specs = Object.keys(problems).map((kind) => job(kind, null, { retries: 0 }));
+    // Every attempt would return the same: none is retried, whatever `retries` says.
+    const specs = Object.keys(problems).map((kind) => job(kind, null, { retries: 3 }));
 
     const result = await engine.run(specs);
 
     for (const spec of specs) {
       const outcome = result.get(spec);
       expect(outcome).toMatchObject({ status: "failed", cause: "error", attempts: 1 });
+      expect(outcome.error?.retryable).toBe(false);
       expect(outcome.error?.message).toContain(
         `The result of job ${outcome.id} (${spec.kind}) is not JSON: ${problems[spec.kind as keyof typeof problems]}`,
       );

@@ -467,7 +467,10 @@ class Harness {
 
   private outcome(job: string, spec: OutcomeSpec): Outcome {
     if (spec.status === "completed") return { status: "completed", value: `${job} done` };
-    if (spec.status === "failed") return { status: "failed", error: { message: `${job} broke` } };
+    if (spec.status === "failed") {
+      const error = { message: `${job} broke` };
+      return { status: "failed", error: spec.retryable ? error : { ...error, retryable: false } };
+    }
     const known = [...this.board.jobs.keys()];
     return {
       status: "blocked",
@@ -500,7 +503,8 @@ interface NeedSpec extends JobSpec {
 
 type OutcomeSpec =
   | { status: "completed" }
-  | { status: "failed" }
+  /** retryable false: the handler said another attempt cannot help (protocol 6). */
+  | { status: "failed"; retryable: boolean }
   | { status: "blocked"; needs: NeedSpec[] };
 
 interface LateSpec {
@@ -552,7 +556,8 @@ const needSpec: fc.Arbitrary<NeedSpec> = fc.record({
 
 const outcomeSpec: fc.Arbitrary<OutcomeSpec> = fc.oneof(
   { weight: 8, arbitrary: fc.constant({ status: "completed" as const }) },
-  { weight: 3, arbitrary: fc.constant({ status: "failed" as const }) },
+  { weight: 2, arbitrary: fc.constant({ status: "failed" as const, retryable: true }) },
+  { weight: 1, arbitrary: fc.constant({ status: "failed" as const, retryable: false }) },
   {
     weight: 2,
     arbitrary: fc

@@ -286,6 +286,27 @@ describe("coordinator: results", () => {
     expect(c.of("lease.granted")).toHaveLength(4);
   });
 
+  it("a failure the handler calls not retryable is terminal at once, whatever `retries` says", () => {
+    const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })]);
+    c.lease("c1");
+    c.send({
+      type: "RESULT",
+      conn: "c1",
+      job: "a",
+      outcome: { status: "failed", error: { message: "bad input", retryable: false } },
+    });
+    expect(c.record("a")).toMatchObject({
+      state: "failed",
+      cause: "error",
+      attempts: 1,
+      failures: 1,
+      error: { message: "bad input", retryable: false },
+    });
+    expect(c.record("b")).toMatchObject({ state: "failed", cause: "skipped" });
+    expect(c.of("lease.granted")).toHaveLength(1);
+    expect(c.state()).toBe("done");
+  });
+
   it("backoff: RETRY_DUE comes after the delay and the job is not leasable before", () => {
     const c = startCoordinator([planned("a", { backoff: { initialMs: 1000, factor: 3 } })]);
     c.lease("c1");

@@ -77,6 +77,7 @@ const toCoordinator: ToCoordinator[] = [
     status: "failed",
     error: { message: "boom", name: "TypeError", stack: "TypeError: boom\n    at x" },
   },
+  { type: "result", job: "j1", status: "failed", error: { message: "bad", retryable: false } },
   {
     type: "result",
     job: "j1",
@@ -137,7 +138,7 @@ describe("valid frames", () => {
 });
 
 const hello = toCoordinator[0]!;
-const blocked = toCoordinator[6]!;
+const blocked = toCoordinator.find((f) => f.type === "result" && f.status === "blocked")!;
 const long = "x".repeat(201);
 const withNeed = (patch: object) => ({ ...blocked, needs: [{ ...plannedJob, ...patch }] });
 const withoutNeed = (field: string) => ({
@@ -223,7 +224,12 @@ const badForCoordinator: [string, unknown, string][] = [
   [
     "error with a code",
     { type: "result", job: "j", status: "failed", error: { message: "x", code: "E" } },
-    'result frame: unknown field "error.code"; allowed fields are message, name, stack',
+    'result frame: unknown field "error.code"; allowed fields are message, name, stack, retryable',
+  ],
+  [
+    "an error said to be retryable",
+    { type: "result", job: "j", status: "failed", error: { message: "x", retryable: true } },
+    'result frame: field "error.retryable" must be false or absent (got true)',
   ],
   [
     "no needs",

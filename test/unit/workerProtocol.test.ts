@@ -2,10 +2,12 @@
  * What the worker sends and hears depends on the protocol version its welcome names: from
  * version 3 on, a cancel frame's reason becomes the handler's abort reason, and a needed
  * job keeps its `timeoutMs`; below 3 the worker leaves `timeoutMs` out (that coordinator
- * knows no timeouts and would refuse the field).
+ * knows no timeouts and would refuse the field). From version 6 a failed result says when the
+ * handler called its failure not retryable; below, the field is left out.
  */
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { NonRetryableError } from "../../src/errors.ts";
 import { job } from "../../src/graph/job.ts";
 import { type JobContext, loadJobs } from "../../src/runtime/jobModule.ts";
 import { memoryNet } from "../../src/runtime/memoryNet.ts";
@@ -37,6 +39,9 @@ async function welcomedAt(protocol: number) {
         }),
       ),
     needy: (_: null, ctx: JobContext) => ctx.need(job("leaf", 1, { timeoutMs: 5_000 })),
+    refuse: () => {
+      throw new NonRetryableError("the input cannot work");
+    },
     leaf: (n: number) => n,
   });
   const exit = runWorker({
@@ -97,5 +102,17 @@ describe("the worker across protocol versions", () => {
     const result = (await resultOf(w.end)) as { status: string; needs: { timeoutMs?: number }[] };
     expect(result.status).toBe("blocked");
     expect(result.needs[0]!.timeoutMs).toBe(timeoutMs);
+  });
+
+  it.each([
+    [6, false],
+    [5, undefined],
+  ])("at version %i a NonRetryableError's result has retryable %s", async (protocol, retryable) => {
+    const w = await welcomedAt(protocol);
+    w.end.link!.send(jobFrame("refuse"));
+    const result = (await resultOf(w.end)) as { error: { message: string; retryable?: false } };
+    expect(result.error.message).toBe("the input cannot work");
+    expect(result.error.retryable).toBe(retryable);
+    expect("retryable" in result.error).toBe(retryable !== undefined);
   });
 });
