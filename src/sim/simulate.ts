@@ -204,6 +204,22 @@ class Simulation {
           );
   }
 
+  /**
+   * With handlers of the user's own, the jobs still running at the liveness deadline, and the
+   * likeliest reason: a handler that waits on a real timer or real I/O, which virtual time never
+   * reaches (drawn handlers use only the simulation's tools).
+   */
+  private stillRunning(board: JobBoard | undefined): string {
+    if (this.options.handlers === undefined || board === undefined) return "";
+    const running = [...board.jobs.values()].filter((record) => record.state === "running");
+    if (running.length === 0) return "";
+    const named = running
+      .slice(0, 5)
+      .map(({ job }) => `${job.id} (${job.kind})`)
+      .join(", ");
+    return `; still running: ${named}${running.length > 5 ? ` and ${running.length - 5} more` : ""}. If their handlers wait on anything but the simulation's tools (sleep, now, random), such as a real setTimeout or real I/O, they never finish in virtual time: wait with the tools' sleep instead`;
+  }
+
   async run(): Promise<SimulationResult> {
     const { clock, trace } = this;
     trace.add(
@@ -229,7 +245,7 @@ class Simulation {
         const board = this.watch?.board;
         this.fail(
           6,
-          `the run is not over at ${deadline} virtual ms (faults ended at ${end} ms): ${board ? JSON.stringify(board) : "no coordinator"}`,
+          `the run is not over at ${deadline} virtual ms (faults ended at ${end} ms): ${board ? JSON.stringify(board) : "no coordinator"}${this.stillRunning(board)}`,
         );
         break;
       }

@@ -48,6 +48,27 @@ describe("simulate", () => {
     expect(inspected).toBeGreaterThan(0);
   });
 
+  it("names the jobs still running when a handler waits outside virtual time, and why", async () => {
+    const stuck = job("fetch", 1);
+    const report = await simulate({
+      seed: 1,
+      graph: [stuck, job("parse", 2)],
+      // Waits on something the simulation never reaches, as a real timer or socket would.
+      handlers: { fetch: () => new Promise(() => {}), parse: (n: number) => n },
+      workers: 2,
+      faults: "none",
+      ranks: false,
+      until: 60_000,
+    });
+    expect(report.ok).toBe(false);
+    expect(report.violation?.invariant).toBe(6);
+    const message = report.violation!.message;
+    expect(message).toContain("the run is not over at 60000 virtual ms");
+    expect(message).toMatch(/still running: [0-9a-f]{16} \(fetch\)\. If their handlers wait on/);
+    expect(message).toContain("such as a real setTimeout or real I/O");
+    expect(message).not.toContain("(parse)");
+  });
+
   it("resumes from the store after a coordinator crash, results stored once", async () => {
     const report = await simulate({
       seed: 5,
