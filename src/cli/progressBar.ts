@@ -31,7 +31,12 @@ export class ProgressBar {
     const eta = rate > 0 && left > 0 ? ` ETA ${formatDuration((left / rate) * 1000)}` : "";
     // Results waiting for the store show only when there are some (a slow or stalled disk).
     const storing = counts.storing > 0 ? ` · ${counts.storing} storing` : "";
-    const line = `${bar} ${finished}/${total} done · ${counts.running} running${storing} · ${counts.failed} failed · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
+    // A bar that does not move says why when no worker is there to take a job.
+    const workers =
+      progress.workers === 0 && left > 0
+        ? " · waiting for a worker to connect"
+        : ` · ${progress.workers} worker${progress.workers === 1 ? "" : "s"}`;
+    const line = `${bar} ${finished}/${total} done · ${counts.running} running${storing}${workers} · ${counts.failed} failed · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
     this.write(line);
   }
 

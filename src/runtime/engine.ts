@@ -463,6 +463,7 @@ function trackRun(run: Run, board: JobBoard, clock: Clock, startedAt: number, lo
       cached,
       elapsedMs,
       rate: elapsedMs > 0 ? (finished * 1000) / elapsedMs : 0,
+      workers: board.leases.size + board.waiting.size,
     };
   };
   const tick = (interval: number) => {

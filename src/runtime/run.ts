@@ -49,6 +49,12 @@ export interface RunProgress {
   elapsedMs: number;
   /** Jobs finished per second since the run started. */
   rate: number;
+  /**
+   * Workers connected now that hold a job or are asking for one. Zero while jobs are left means
+   * the run is waiting for workers: still starting, Slurm allocations still queued, or none
+   * joined (`--workers 0`).
+   */
+  workers: number;
 }
 
 /** A job changed state, emitted as `job`. */

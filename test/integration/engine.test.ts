@@ -1004,6 +1004,8 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     });
     const completedCounts = progress.map((p) => p.counts.completed);
     expect(completedCounts).toEqual([...completedCounts].sort((x, y) => x - y));
+    // The two in-process workers, each holding or asking for a job; never more.
+    expect(Math.max(...progress.map((p) => p.workers))).toBe(2);
 
     for (const outcome of result.jobs.values()) {
       const states = jobEvents.filter((e) => e.id === outcome.id).map((e) => e.state);

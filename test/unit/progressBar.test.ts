@@ -17,11 +17,24 @@ describe("ProgressBar", () => {
   it("draws done, running, failed, cached, rate and ETA on one line, redrawn in place", () => {
     const t = terminal();
     const bar = new ProgressBar(t.out, 10);
-    bar.draw({ total: 10, counts, cached: 1, elapsedMs: 1000, rate: 5 });
+    bar.draw({ total: 10, counts, cached: 1, elapsedMs: 1000, rate: 5, workers: 3 });
     expect(t.written[0]!.startsWith("\r\x1b[2K")).toBe(true);
     expect(t.last()).toBe(
-      "█████░░░░░ 5/10 done · 2 running · 1 failed · 1 cached · 5.0 jobs/s ETA 1.0 s",
+      "█████░░░░░ 5/10 done · 2 running · 3 workers · 1 failed · 1 cached · 5.0 jobs/s ETA 1.0 s",
     );
+  });
+
+  it("says it waits for a worker when none is connected and jobs are left", () => {
+    const t = terminal();
+    const bar = new ProgressBar(t.out, 10);
+    const idle = { blocked: 0, ready: 5, running: 0, storing: 0, completed: 0, failed: 0 };
+    bar.draw({ total: 5, counts: idle, cached: 0, elapsedMs: 1000, rate: 0, workers: 0 });
+    expect(t.last()).toBe(
+      "░░░░░░░░░░ 0/5 done · 0 running · waiting for a worker to connect · 0 failed · 0 cached · 0.0 jobs/s",
+    );
+    const done = { ...idle, ready: 0, completed: 5 };
+    bar.draw({ total: 5, counts: done, cached: 0, elapsedMs: 1000, rate: 5, workers: 0 });
+    expect(t.last()).toContain("· 0 workers ·");
   });
 
   it("shows results being stored only when there are some", () => {
@@ -32,8 +45,9 @@ describe("ProgressBar", () => {
       cached: 0,
       elapsedMs: 1000,
       rate: 5,
+      workers: 1,
     });
-    expect(t.last()).toContain("· 2 running · 3 storing · 1 failed ·");
+    expect(t.last()).toContain("· 2 running · 3 storing · 1 worker · 1 failed ·");
   });
 
   it("says how far reading the stored results has come, then clears the line", () => {
