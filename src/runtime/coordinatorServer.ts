@@ -198,7 +198,8 @@ export class CoordinatorServer {
     actor.on("ping", () => link.ping());
     actor.on("registered", ({ worker, protocol }) => {
       this.handshaking.delete(connection);
-      log.debug({ worker, protocol }, "worker registered");
+      // At info, so a run's log file says which workers took part (a lost one is a warning).
+      log.info({ worker, protocol }, "worker joined");
     });
     actor.on("dropped", ({ job, reason }) => {
       this.refused.droppedResults++;

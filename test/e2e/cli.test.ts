@@ -306,6 +306,8 @@ describe("baton run", () => {
       .split("\n")
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     const said = (msg: string) => lines.filter((line) => line.msg === msg);
+    expect(said("worker joined").length).toBeGreaterThan(0);
+    expect(said("worker joined")[0]).toMatchObject({ worker: expect.stringMatching(/^local-/) });
     expect(said("attempt ended without a result; the job will run again")).toMatchObject([
       { kind: "broken", attempt: 1, err: { message: "the database is on fire" } },
     ]);
