@@ -1,12 +1,19 @@
+import { NonRetryableError } from "../errors.ts";
 import { type JobSpec, job } from "../graph/job.ts";
 import type { JobContext, JobModule } from "../runtime/jobModule.ts";
 import { SimEntropy } from "./simEntropy.ts";
+
+/** The most retries a drawn job has (the default, 3, is the most too). */
+const MAX_DRAWN_RETRIES = 3;
 
 /** The input of a generated job: how long it works, which attempts fail, whether it needs more. */
 export interface SimJobInput {
   i: number;
   ms: number;
-  /** Attempts 1..failures throw. */
+  /**
+   * Attempts 1..failures throw; 4, more than any drawn `retries` allow, throws a
+   * `NonRetryableError` (the job fails on its first attempt).
+   */
   failures: number;
   /** Calls `ctx.need` for a `leaf` job (so its first attempt ends blocked). */
   need: boolean;
@@ -52,12 +59,12 @@ export function simGraph(seed: number, count: number): JobSpec[] {
       i,
       // Log-uniform from 50 ms to 60 s: mostly short jobs, some long enough to span faults.
       ms: Math.round(50 * 1200 ** r.random()),
-      failures: r.chance(0.15) ? r.int(1, 3) : r.chance(0.02) ? 4 : 0,
+      failures: r.chance(0.15) ? r.int(1, 3) : r.chance(0.02) ? MAX_DRAWN_RETRIES + 1 : 0,
       need: r.chance(0.08),
       slowFirst: false,
       ignoresAbort: false,
     };
-    const retries = r.chance(0.2) ? r.int(0, 3) : undefined;
+    const retries = r.chance(0.2) ? r.int(0, MAX_DRAWN_RETRIES) : undefined;
     const backoff = r.chance(0.1) ? { initialMs: r.int(50, 500) } : undefined;
     const timeoutMs = r.chance(0.15) ? Math.round(input.ms * (0.6 + 2 * r.random())) : undefined;
     input.slowFirst = timeoutMs !== undefined;
@@ -77,8 +84,9 @@ export function simGraph(seed: number, count: number): JobSpec[] {
 /**
  * The handlers of the generated graph: `a` and `b` work for `ms` of virtual time (three times
  * that on the first attempt if `slowFirst`; until their AbortSignal fires, unless
- * `ignoresAbort`), fail their first `failures` attempts, and may `ctx.need` a `leaf`, which
- * doubles its input at once.
+ * `ignoresAbort`), fail their first `failures` attempts (a job drawn to fail more often than
+ * any job may retry says so at once, with a `NonRetryableError`: protocol 6's path, under the
+ * same faults), and may `ctx.need` a `leaf`, which doubles its input at once.
  *
  * @example
  * ```ts
@@ -91,7 +99,10 @@ export function simJobs(tools: SimTools): JobModule {
     const slept = tools.sleep(input.slowFirst && ctx.job.attempt === 1 ? 3 * input.ms : input.ms);
     await (input.ignoresAbort ? slept : untilAborted(slept, ctx.signal));
     if (ctx.job.attempt <= input.failures) {
-      throw new Error(`planned failure of job ${input.i}, attempt ${ctx.job.attempt}`);
+      const message = `planned failure of job ${input.i}, attempt ${ctx.job.attempt}`;
+      throw input.failures > MAX_DRAWN_RETRIES
+        ? new NonRetryableError(message)
+        : new Error(message);
     }
     const needed = input.need ? ctx.need(job("leaf", { of: input.i }))[0]! : null;
     return { i: input.i, deps: ctx.results.length, needed };
