@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { type Actor, createActor, type InspectionEvent, type Observer } from "xstate";
+import { type Actor, createActor } from "xstate";
 import { ProtocolError } from "../errors.ts";
 import type { Json } from "../graph/job.ts";
 import { connectionMachine } from "../machines/connection.ts";
@@ -15,6 +15,7 @@ import {
   type ToCoordinator,
 } from "../transport/frames.ts";
 import { PROTOCOL } from "../transport/protocolVersion.ts";
+import type { InspectOption } from "./guardInspect.ts";
 import type { Clock, Entropy, Link, Listener } from "./ports.ts";
 
 export interface ConnectionTimeouts {
@@ -45,7 +46,7 @@ export interface CoordinatorServerOptions extends ConnectionTimeouts {
   /** Workers must load the job module with this hash; absent: not checked. */
   codeHash?: string;
   logger: Logger;
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  inspect?: InspectOption;
   /** Progress a worker reported for the job it holds. */
   onProgress?: (frame: ProgressFrame, worker: string) => void;
   /**

@@ -1,8 +1,8 @@
-import type { InspectionEvent, Observer } from "xstate";
 import type { JobSpec } from "../graph/job.ts";
 import type { JobBoard } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { createEngine } from "../runtime/engine.ts";
+import type { InspectOption } from "../runtime/guardInspect.ts";
 import { inProcessPool } from "../runtime/inProcessPool.ts";
 import type { JobModule } from "../runtime/jobModule.ts";
 import { createLogger } from "../runtime/logger.ts";
@@ -46,7 +46,7 @@ export interface SimulateOptions {
   /** Deliberate bugs to switch on (to prove the simulation catches them); one of `PLANTED_BUGS`. */
   plantedBugs?: readonly PlantedBug[];
   /** An XState inspection observer: it sees every actor of every coordinator incarnation. */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  inspect?: InspectOption;
   /** Called for every trace line, with its virtual time. */
   onEvent?: (event: { at: number; event: string }) => void;
   /** Called when a simulated rank group's or rank's phase changes. */
