@@ -1,26 +1,21 @@
 import type { Logger } from "pino";
-import { BatonError, ConfigError } from "../errors.ts";
-import type { JobSpec, Json, PlannedJob, Resources } from "../graph/job.ts";
-import { planGraph } from "../graph/planGraph.ts";
-import { toJson } from "../graph/toJson.ts";
+import { ConfigError } from "../errors.ts";
+import type { Resources } from "../graph/job.ts";
 import { verifyCoordinatorProof, workerProof } from "../transport/auth.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import { frameOverLimit } from "../transport/frameOverLimit.ts";
 import {
-  checkProgressFrame,
   encode,
   type JobFrame,
-  type ProgressFrame,
   parseToWorker,
   type ResultFrame,
-  type SerializedError,
   type ToCoordinator,
 } from "../transport/frames.ts";
 import { negotiate, PROTOCOL, type ProtocolRange } from "../transport/protocolVersion.ts";
-import type { JobContext, LoadedJobs } from "./jobModule.ts";
+import type { LoadedJobs } from "./jobModule.ts";
+import { failed, type JobRunner, jobRunner } from "./jobRunner.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock, Link, Net } from "./ports.ts";
-import { isInstance, serializeThrown } from "./serializeThrown.ts";
 import { SilenceWatch } from "./silenceWatch.ts";
 
 /**
@@ -37,7 +32,11 @@ export interface WorkerOptions {
   net: Net;
   /** The coordinator's address (`ws://127.0.0.1:PORT`, or a memory address in-process). */
   address: string;
-  jobs: LoadedJobs;
+  /**
+   * The job module, whose handlers then run on this thread; or a `JobRunner` that runs them
+   * elsewhere (`baton worker --handler-thread` runs them on a thread of their own).
+   */
+  jobs: LoadedJobs | JobRunner;
   /** This worker's name, for the coordinator's logs and poison reports. */
   name: string;
   resources: Resources;
@@ -85,11 +84,6 @@ export interface WorkerExit {
   reason: string;
   /** Jobs this worker ran to a result. */
   jobsRun: number;
-}
-
-/** Thrown by `ctx.need` when needed jobs have no result yet; never escapes the worker. */
-class NeedJobs {
-  constructor(readonly needs: PlannedJob[]) {}
 }
 
 /**
@@ -144,8 +138,9 @@ class WorkerSession {
   private welcomed = false;
   /** The session is over: the link closed, or the worker gave up on a silent coordinator. */
   private ended = false;
-  /** The context of the job running now. */
-  private running: HandlerContext | undefined;
+  /** The id of the job running now. */
+  private running: string | undefined;
+  private readonly runner: JobRunner;
   /**
    * Armed at connecting for the welcome deadline, then re-armed by the welcome for silence;
    * absent after the welcome of a coordinator that announces no ping interval.
@@ -163,6 +158,8 @@ class WorkerSession {
     private readonly resolve: (exit: WorkerExit) => void,
   ) {
     this.protocol = options.protocol ?? PROTOCOL;
+    const { jobs } = options;
+    this.runner = "start" in jobs ? jobs : jobRunner(jobs, options.logger);
     link.onFrame((text) => this.onFrame(text));
     link.onPing(() => this.heard());
     const welcomeMs = options.welcomeTimeoutMs ?? DEFAULT_WELCOME_TIMEOUT_MS;
@@ -177,39 +174,10 @@ class WorkerSession {
     if (this.ended) return;
     this.ended = true;
     this.silence?.stop();
-    this.abortRunning(`connection closed: ${reason || describeClose(code)}`);
-    this.resolve({ code, reason, jobsRun: this.jobsRun });
-  }
-
-  abortRunning(reason: string): void {
-    this.running?.abort(new BatonError("ABORTED", reason));
-  }
-
-  /** Sends a progress frame for `job`, unless it is no longer the job running. */
-  progress(job: string, update: { done?: number; total?: number; message?: string }): void {
-    const frame: ProgressFrame = { type: "progress", job, ...update };
-    try {
-      checkProgressFrame(frame);
-    } catch (error) {
-      throw new ConfigError(
-        `ctx.progress cannot send that: ${(error as Error).message}; report done and total as counts of 0 or more and message as a string`,
-      );
+    if (this.running !== undefined) {
+      this.runner.abort(`connection closed: ${reason || describeClose(code)}`);
     }
-    if (this.running?.job.id === job) this.send(frame);
-  }
-
-  /** `ctx.need`: the needed jobs' values if `frame` already has them all, else a `NeedJobs`. */
-  need(frame: JobFrame, specs: JobSpec[]): Json[] {
-    const { versionOf, timeoutOf, launchesRanks } = this.options.jobs;
-    const plan = planGraph(specs, {
-      versionOf,
-      timeoutOf,
-      launchesRanks,
-      rootName: (i) => `argument ${i + 1} of ctx.need`,
-    });
-    const ids = specs.map((spec) => plan.idOf(spec));
-    if (ids.every((id) => id in frame.deps)) return ids.map((id) => frame.deps[id] as Json);
-    throw new NeedJobs([...plan.jobs.values()]);
+    this.resolve({ code, reason, jobsRun: this.jobsRun });
   }
 
   private send(frame: ToCoordinator): void {
@@ -273,7 +241,7 @@ class WorkerSession {
           protocol: [...this.protocol],
           worker: this.options.name,
           resources: this.options.resources,
-          codeHash: this.options.jobs.codeHash,
+          codeHash: this.runner.codeHash,
           proof: this.proof,
           // Version 5 on, known from the challenge's range: an older coordinator would refuse
           // a hello with a field it does not know.
@@ -302,53 +270,26 @@ class WorkerSession {
         return;
       case "job":
         if (!this.welcomed) this.violation("a job frame before welcome");
-        else if (this.running) {
-          this.violation(`a job frame for ${frame.id} while ${this.running.job.id} runs`);
+        else if (this.running !== undefined) {
+          this.violation(`a job frame for ${frame.id} while ${this.running} runs`);
         } else this.run(frame);
         return;
       case "cancel":
-        if (this.running?.job.id === frame.job) {
-          this.abortRunning(frame.reason ?? `job ${frame.job} was cancelled by the coordinator`);
+        if (this.running === frame.job) {
+          this.runner.abort(frame.reason ?? `job ${frame.job} was cancelled by the coordinator`);
         }
         return;
     }
   }
 
-  /**
-   * Runs one job. A handler that returns a plain value is answered at once; one that returns
-   * a promise (or any thenable) is answered when it settles. Awaiting every handler cost two
-   * promises and two microtask turns per job, for nothing when the handler is synchronous.
-   */
   private run(frame: JobFrame): void {
-    const ctx = new HandlerContext(this, frame, this.options.logger);
-    this.running = ctx;
-    const handler = this.options.jobs.handler(frame.kind);
-    if (!handler) {
-      this.answer(
-        failed(frame.id, {
-          name: "UnknownKind",
-          message: `this worker's job module has no handler for kind "${frame.kind}"`,
-        }),
-      );
-      return;
-    }
-    let value: unknown;
-    let pending: boolean;
-    try {
-      value = handler(frame.input, ctx);
-      pending = isThenable(value);
-    } catch (thrown) {
-      this.answer(this.thrown(frame, ctx, thrown));
-      return;
-    }
-    if (pending) {
-      Promise.resolve(value).then(
-        (settled) => this.answer(this.completed(frame, ctx, settled)),
-        (thrown: unknown) => this.answer(this.thrown(frame, ctx, thrown)),
-      );
-    } else {
-      this.answer(this.completed(frame, ctx, value));
-    }
+    this.running = frame.id;
+    this.runner.start(frame, this.version, {
+      progress: (update) => {
+        if (this.running === update.job) this.send(update);
+      },
+      done: (result) => this.answer(result),
+    });
   }
 
   private answer(result: ResultFrame): void {
@@ -370,126 +311,4 @@ class WorkerSession {
       }),
     );
   }
-
-  private completed(frame: JobFrame, ctx: HandlerContext, value: unknown): ResultFrame {
-    try {
-      return {
-        type: "result",
-        job: frame.id,
-        status: "completed",
-        value: resultValue(value, frame),
-      };
-    } catch (thrown) {
-      return this.thrown(frame, ctx, thrown);
-    }
-  }
-
-  private thrown(frame: JobFrame, ctx: HandlerContext, thrown: unknown): ResultFrame {
-    if (isInstance(thrown, NeedJobs)) {
-      // Below version 3 the coordinator knows no timeouts, and would refuse the field.
-      const needs =
-        this.version >= 3 ? thrown.needs : thrown.needs.map(({ timeoutMs: _, ...job }) => job);
-      return { type: "result", job: frame.id, status: "blocked", needs };
-    }
-    const { retryable, ...error } = serializeThrown(thrown, frame);
-    ctx.log.debug({ err: error }, "job failed");
-    // Below version 6 the coordinator would refuse the field; it retries such a job as before.
-    return failed(
-      frame.id,
-      this.version >= 6 && retryable === false ? { ...error, retryable } : error,
-    );
-  }
-}
-
-/**
- * A handler's `ctx`. What most handlers never touch is made only when they do: the logger
- * child, the AbortController, the results array and the bound `progress` and `need` (one
- * closure and one logger child per job were a measurable cost at thousands of jobs a
- * second). `progress` and `need` are bound, so destructuring `ctx` works.
- */
-class HandlerContext implements JobContext {
-  readonly job: JobContext["job"];
-  readonly deps: Readonly<Record<string, Json>>;
-  private controller: AbortController | undefined;
-  private abortReason: unknown;
-  private aborted = false;
-  private logger: Logger | undefined;
-  private resultList: Json[] | undefined;
-  private boundProgress: JobContext["progress"] | undefined;
-  private boundNeed: JobContext["need"] | undefined;
-
-  constructor(
-    private readonly session: WorkerSession,
-    private readonly frame: JobFrame,
-    private readonly parentLogger: Logger,
-  ) {
-    this.job = {
-      id: frame.id,
-      kind: frame.kind,
-      attempt: frame.attempt,
-      ...(frame.ranks !== undefined && { ranks: frame.ranks }),
-    };
-    this.deps = frame.deps;
-  }
-
-  get results(): readonly Json[] {
-    this.resultList ??= Object.values(this.frame.deps);
-    return this.resultList;
-  }
-
-  get signal(): AbortSignal {
-    this.controller ??= new AbortController();
-    if (this.aborted) this.controller.abort(this.abortReason);
-    return this.controller.signal;
-  }
-
-  get log(): Logger {
-    this.logger ??= this.parentLogger.child({
-      job: this.frame.id,
-      kind: this.frame.kind,
-      attempt: this.frame.attempt,
-    });
-    return this.logger;
-  }
-
-  get progress(): JobContext["progress"] {
-    this.boundProgress ??= (update) => this.session.progress(this.frame.id, update);
-    return this.boundProgress;
-  }
-
-  get need(): JobContext["need"] {
-    this.boundNeed ??= (...specs) => this.session.need(this.frame, specs);
-    return this.boundNeed;
-  }
-
-  abort(reason: unknown): void {
-    this.aborted = true;
-    this.abortReason = reason;
-    this.controller?.abort(reason);
-  }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === "object" || typeof value === "function") &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === "function"
-  );
-}
-
-/** A handler's return value as a result: nothing is null, a JSON primitive is itself. */
-function resultValue(value: unknown, frame: JobFrame): Json {
-  if (value === undefined || value === null) return null;
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return value;
-    case "number":
-      if (Number.isFinite(value)) return value;
-  }
-  return toJson(value, `result of job ${frame.id} (${frame.kind})`);
-}
-
-function failed(job: string, error: SerializedError): ResultFrame {
-  return { type: "result", job, status: "failed", error };
 }

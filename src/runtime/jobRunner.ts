@@ -1,0 +1,265 @@
+import type { Logger } from "pino";
+import { BatonError, ConfigError } from "../errors.ts";
+import type { JobSpec, Json, PlannedJob } from "../graph/job.ts";
+import { planGraph } from "../graph/planGraph.ts";
+import { toJson } from "../graph/toJson.ts";
+import {
+  checkProgressFrame,
+  type JobFrame,
+  type ProgressFrame,
+  type ResultFrame,
+  type SerializedError,
+} from "../transport/frames.ts";
+import type { JobContext, LoadedJobs } from "./jobModule.ts";
+import { isInstance, serializeThrown } from "./serializeThrown.ts";
+
+/** Where a running job's progress and, once, its result go. */
+export interface JobReport {
+  progress(frame: ProgressFrame): void;
+  done(result: ResultFrame): void;
+}
+
+/**
+ * Runs a worker's jobs, one at a time, each to a result frame: on the worker's own event loop
+ * (`jobRunner`), or on a thread of their own (`baton worker --handler-thread`), so that a
+ * handler's synchronous work never keeps the connection from answering the coordinator.
+ *
+ * @example
+ * ```ts
+ * const runner = jobRunner(loadJobs({ double: (n: number) => n * 2 }), logger);
+ * runner.start(frame, 6, { progress: () => {}, done: (result) => console.log(result) });
+ * ```
+ */
+export interface JobRunner {
+  /** The job module's code hash, for the worker's hello. */
+  readonly codeHash: string;
+  /** Runs `frame`'s job; `version` is the protocol version the coordinator chose. */
+  start(frame: JobFrame, version: number, report: JobReport): void;
+  /** Aborts the job running now, if any: its handler's AbortSignal fires with `reason`. */
+  abort(reason: string): void;
+}
+
+/** Thrown by `ctx.need` when needed jobs have no result yet; never escapes the runner. */
+class NeedJobs {
+  constructor(readonly needs: PlannedJob[]) {}
+}
+
+/**
+ * A runner that calls the job module's handlers on the calling thread. A handler that returns
+ * a plain value is answered at once; one that returns a promise (or any thenable) when it
+ * settles. Whatever it throws (an Error or not) becomes a failed result.
+ *
+ * @example
+ * ```ts
+ * const runner = jobRunner(loadJobs({ double: (n: number) => n * 2 }), logger);
+ * ```
+ */
+export function jobRunner(jobs: LoadedJobs, logger: Logger): JobRunner {
+  return new SameThreadRunner(jobs, logger);
+}
+
+class SameThreadRunner implements JobRunner {
+  readonly codeHash: string;
+  /** The context of the job running now. */
+  private running: HandlerContext | undefined;
+
+  constructor(
+    private readonly jobs: LoadedJobs,
+    private readonly logger: Logger,
+  ) {
+    this.codeHash = jobs.codeHash;
+  }
+
+  abort(reason: string): void {
+    this.running?.abort(new BatonError("ABORTED", reason));
+  }
+
+  /**
+   * Awaiting every handler cost two promises and two microtask turns per job, for nothing
+   * when the handler is synchronous: only a thenable is awaited.
+   */
+  start(frame: JobFrame, version: number, report: JobReport): void {
+    const ctx = new HandlerContext(this, frame, report, this.logger);
+    this.running = ctx;
+    const done = (result: ResultFrame) => {
+      if (this.running === ctx) this.running = undefined;
+      report.done(result);
+    };
+    const handler = this.jobs.handler(frame.kind);
+    if (!handler) {
+      done(
+        failed(frame.id, {
+          name: "UnknownKind",
+          message: `this worker's job module has no handler for kind "${frame.kind}"`,
+        }),
+      );
+      return;
+    }
+    let value: unknown;
+    let pending: boolean;
+    try {
+      value = handler(frame.input, ctx);
+      pending = isThenable(value);
+    } catch (thrown) {
+      done(thrownResult(frame, ctx, thrown, version));
+      return;
+    }
+    if (pending) {
+      Promise.resolve(value).then(
+        (settled) => done(completed(frame, ctx, settled, version)),
+        (thrown: unknown) => done(thrownResult(frame, ctx, thrown, version)),
+      );
+    } else {
+      done(completed(frame, ctx, value, version));
+    }
+  }
+
+  /** `ctx.need`: the needed jobs' values if `frame` already has them all, else a `NeedJobs`. */
+  need(frame: JobFrame, specs: JobSpec[]): Json[] {
+    const { versionOf, timeoutOf, launchesRanks } = this.jobs;
+    const plan = planGraph(specs, {
+      versionOf,
+      timeoutOf,
+      launchesRanks,
+      rootName: (i) => `argument ${i + 1} of ctx.need`,
+    });
+    const ids = specs.map((spec) => plan.idOf(spec));
+    if (ids.every((id) => id in frame.deps)) return ids.map((id) => frame.deps[id] as Json);
+    throw new NeedJobs([...plan.jobs.values()]);
+  }
+}
+
+function completed(frame: JobFrame, ctx: HandlerContext, value: unknown, version: number) {
+  try {
+    return {
+      type: "result",
+      job: frame.id,
+      status: "completed",
+      value: resultValue(value, frame),
+    } satisfies ResultFrame;
+  } catch (thrown) {
+    return thrownResult(frame, ctx, thrown, version);
+  }
+}
+
+function thrownResult(
+  frame: JobFrame,
+  ctx: HandlerContext,
+  thrown: unknown,
+  version: number,
+): ResultFrame {
+  if (isInstance(thrown, NeedJobs)) {
+    // Below version 3 the coordinator knows no timeouts, and would refuse the field.
+    const needs = version >= 3 ? thrown.needs : thrown.needs.map(({ timeoutMs: _, ...job }) => job);
+    return { type: "result", job: frame.id, status: "blocked", needs };
+  }
+  const { retryable, ...error } = serializeThrown(thrown, frame);
+  ctx.log.debug({ err: error }, "job failed");
+  // Below version 6 the coordinator would refuse the field; it retries such a job as before.
+  return failed(frame.id, version >= 6 && retryable === false ? { ...error, retryable } : error);
+}
+
+/**
+ * A handler's `ctx`. What most handlers never touch is made only when they do: the logger
+ * child, the AbortController, the results array and the bound `progress` and `need` (one
+ * closure and one logger child per job were a measurable cost at thousands of jobs a
+ * second). `progress` and `need` are bound, so destructuring `ctx` works.
+ */
+class HandlerContext implements JobContext {
+  readonly job: JobContext["job"];
+  readonly deps: Readonly<Record<string, Json>>;
+  private controller: AbortController | undefined;
+  private abortReason: unknown;
+  private aborted = false;
+  private logger: Logger | undefined;
+  private resultList: Json[] | undefined;
+  private boundProgress: JobContext["progress"] | undefined;
+  private boundNeed: JobContext["need"] | undefined;
+
+  constructor(
+    private readonly runner: SameThreadRunner,
+    private readonly frame: JobFrame,
+    private readonly report: JobReport,
+    private readonly parentLogger: Logger,
+  ) {
+    this.job = {
+      id: frame.id,
+      kind: frame.kind,
+      attempt: frame.attempt,
+      ...(frame.ranks !== undefined && { ranks: frame.ranks }),
+    };
+    this.deps = frame.deps;
+  }
+
+  get results(): readonly Json[] {
+    this.resultList ??= Object.values(this.frame.deps);
+    return this.resultList;
+  }
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.aborted) this.controller.abort(this.abortReason);
+    return this.controller.signal;
+  }
+
+  get log(): Logger {
+    this.logger ??= this.parentLogger.child({
+      job: this.frame.id,
+      kind: this.frame.kind,
+      attempt: this.frame.attempt,
+    });
+    return this.logger;
+  }
+
+  get progress(): JobContext["progress"] {
+    this.boundProgress ??= (update) => {
+      const frame: ProgressFrame = { type: "progress", job: this.frame.id, ...update };
+      try {
+        checkProgressFrame(frame);
+      } catch (error) {
+        throw new ConfigError(
+          `ctx.progress cannot send that: ${(error as Error).message}; report done and total as counts of 0 or more and message as a string`,
+        );
+      }
+      this.report.progress(frame);
+    };
+    return this.boundProgress;
+  }
+
+  get need(): JobContext["need"] {
+    this.boundNeed ??= (...specs) => this.runner.need(this.frame, specs);
+    return this.boundNeed;
+  }
+
+  abort(reason: unknown): void {
+    this.aborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === "object" || typeof value === "function") &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/** A handler's return value as a result: nothing is null, a JSON primitive is itself. */
+function resultValue(value: unknown, frame: JobFrame): Json {
+  if (value === undefined || value === null) return null;
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      if (Number.isFinite(value)) return value;
+  }
+  return toJson(value, `result of job ${frame.id} (${frame.kind})`);
+}
+
+/** A failed result frame for `job`. */
+export function failed(job: string, error: SerializedError): ResultFrame {
+  return { type: "result", job, status: "failed", error };
+}
