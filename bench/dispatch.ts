@@ -10,6 +10,8 @@
  * No result store by default, so this is dispatch alone; BENCH_STORE=1 adds one (in a
  * throwaway directory) to see what writing each result durably costs: the engine's time then
  * ends at the last job completed (its result durable), not at the last result received.
+ * BENCH_HANDLER_THREAD=1 runs the workers with `--handler-thread`, to see what handing each job
+ * to a thread of its own costs.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -40,6 +42,8 @@ const WORKER_COUNTS = [2, 8];
 const QUEUED = 100_000;
 /** BENCH_STORE=1: the engine writes every result to a result store (fsync per result). */
 const WITH_STORE = process.env.BENCH_STORE === "1";
+/** BENCH_HANDLER_THREAD=1: the workers run their handlers on a thread of their own. */
+const HANDLER_THREAD = process.env.BENCH_HANDLER_THREAD === "1";
 const JOBS_MODULE = fileURLToPath(new URL("./fixtures/noop.jobs.ts", import.meta.url));
 const ECHO_CLIENT = fileURLToPath(new URL("./fixtures/wsEchoClient.mjs", import.meta.url));
 const BATON_BIN = fileURLToPath(new URL("../bin/baton.js", import.meta.url));
@@ -270,7 +274,11 @@ async function engineRun(workers: number, count: number, offset: number): Promis
     const timing = newTiming(count);
     const engine = createEngine({
       jobs,
-      workers: localPool({ jobsModule: JOBS_MODULE, count: workers }),
+      workers: localPool({
+        jobsModule: JOBS_MODULE,
+        count: workers,
+        handlerThread: HANDLER_THREAD,
+      }),
       net: timedNet(workers, timing),
       ...(WITH_STORE && { store: join(dir, "store") }),
     });
@@ -400,7 +408,8 @@ try {
   console.log(
     `${JOBS.toLocaleString()} no-op jobs per measurement (BENCH_JOBS to change), ` +
       `${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}, ` +
-      (WITH_STORE ? "with a result store (BENCH_STORE=1)" : "no result store"),
+      (WITH_STORE ? "with a result store (BENCH_STORE=1)" : "no result store") +
+      (HANDLER_THREAD ? ", handlers on a thread of their own (BENCH_HANDLER_THREAD=1)" : ""),
   );
   console.log(LEASE_LATENCY);
   const results = [];
@@ -457,6 +466,7 @@ try {
       bench: "dispatch",
       jobs: JOBS,
       store: WITH_STORE,
+      handlerThread: HANDLER_THREAD,
       leaseLatency: "coordinator: result frame in → same worker's next job frame out",
       results,
       coordinatorRssMbWith100kQueued: mb(rss.queued),

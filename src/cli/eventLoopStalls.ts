@@ -43,7 +43,7 @@ export function watchEventLoopStalls(): EventLoopStalls {
     note() {
       look();
       if (longestMs < NOTABLE_STALL_MS) return undefined;
-      return `this worker's event loop was blocked for up to ${(longestMs / 1000).toFixed(1)} s at a time, which may be why: a blocked worker cannot answer the coordinator's pings, and the coordinator drops a worker it has not heard from for 20 s (by default). A handler that runs synchronous code for that long should await between pieces of its work (await new Promise(setImmediate)) or run it in a worker thread or a child process`;
+      return `this worker's event loop was blocked for up to ${(longestMs / 1000).toFixed(1)} s at a time, which may be why: a blocked worker cannot answer the coordinator's pings, and the coordinator drops a worker it has not heard from for 20 s (by default). Run such handlers on a thread of their own with --handler-thread (on baton worker or baton run; handlerThread in localPool and slurmPool), or make them await between pieces of their work (await new Promise(setImmediate))`;
     },
     stop: () => clearInterval(timer),
   };

@@ -38,6 +38,9 @@ Runs a graph of jobs and waits for it to finish.
   --no-store         keep no results: nothing is reused and nothing is written (each result
                      costs the store two fsyncs, which caps tiny jobs at several hundred a
                      second); logs still go to .baton/logs
+  --handler-thread   worker processes run the job handlers on a thread of their own, so that
+                     a handler's synchronous work (minutes of computation) never keeps a
+                     worker from answering the coordinator's pings
   --in-process       run the workers inside this process instead (no sockets)
   --slurm            run the workers in Slurm allocations (one worker each), scaled to the
                      jobs ready or running; --listen must then be reachable from the nodes
@@ -77,6 +80,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       "dry-run": { type: "boolean", default: false },
       "no-store": { type: "boolean", default: false },
       "in-process": { type: "boolean", default: false },
+      "handler-thread": { type: "boolean", default: false },
       slurm: { type: "boolean", default: false },
       "max-workers": { type: "string" },
       partition: { type: "string" },
@@ -103,6 +107,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (!Number.isInteger(count) || count < (inProcess ? 1 : 0) || values.workers?.trim() === "") {
     throw new ConfigError(
       `--workers must be a whole number of at least ${inProcess ? 1 : 0}, not "${values.workers}"`,
+    );
+  }
+  if (inProcess && values["handler-thread"]) {
+    throw new ConfigError(
+      "--handler-thread is for worker processes, and --in-process runs the handlers inside this process: leave one out",
     );
   }
   if (values.listen !== undefined) parseListenAddress(values.listen);
@@ -162,10 +171,15 @@ export async function runCommand(argv: string[]): Promise<number> {
           maxWorkers: slurmMaxWorkers,
           ...(values.partition !== undefined && { partition: values.partition }),
           sbatchOptions: values["slurm-opt"] ?? [],
+          handlerThread: values["handler-thread"],
         })
       : inProcess
         ? count
-        : localPool({ jobsModule: resolve(jobsPath), count }),
+        : localPool({
+            jobsModule: resolve(jobsPath),
+            count,
+            handlerThread: values["handler-thread"],
+          }),
     ...(values.listen !== undefined && { listen: values.listen }),
   });
   if (dryRun) {

@@ -13,6 +13,7 @@ import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
+import { startHandlerThread } from "./handlerThread.ts";
 import { importUserModule, jobsOf } from "./loadModule.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
@@ -30,6 +31,10 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
   --cpus N             cpus offered (default: this machine's cores)
   --gpus N             gpus offered (default: 0)
   --memory MIB         memory offered, in MiB (default: this machine's memory)
+  --handler-thread     run the job handlers on a thread of their own, so that a handler's
+                       synchronous work (minutes of computation) never keeps the worker from
+                       answering the coordinator's pings; each job then costs a few tens of
+                       microseconds more (default: on the connection's thread)
   --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
   --silence-limit-ms MS
                        give up on a coordinator not heard from (no frame, no ping) for this
@@ -103,9 +108,14 @@ export async function workerCommand(argv: string[]): Promise<number> {
   const secret = await readSecret({ secretFile: values["secret-file"], env: process.env });
   // Job handlers may start programs; they have no use for the run's secret.
   delete process.env.BATON_SECRET;
-  const module = await importUserModule(values.jobs);
-  const jobs = loadJobs(jobsOf(module, values.jobs), moduleSource(values.jobs));
   const logger = createLogger({ level });
+  const jobs = values["handler-thread"]
+    ? await startHandlerThread({
+        module: values.jobs,
+        level,
+        pretty: process.stderr.isTTY === true,
+      })
+    : loadJobs(jobsOf(await importUserModule(values.jobs), values.jobs), moduleSource(values.jobs));
 
   let link: Link | undefined;
   let signalled: "SIGINT" | "SIGTERM" | undefined;
@@ -180,6 +190,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
       `connection closed with code ${exit.code} (${exit.reason || "no reason given"}): ${describeClose(exit.code)}`,
     );
   } finally {
+    if ("close" in jobs) await jobs.close();
     stalls.stop();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
@@ -199,6 +210,7 @@ function parseOptions(argv: string[]) {
         gpus: { type: "string" },
         memory: { type: "string" },
         "log-level": { type: "string", default: "warn" },
+        "handler-thread": { type: "boolean", default: false },
         "silence-limit-ms": { type: "string" },
         "welcome-timeout-ms": { type: "string" },
         help: { type: "boolean", short: "h", default: false },

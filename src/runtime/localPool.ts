@@ -316,6 +316,12 @@ export interface LocalWorkersOptions {
   /** Passed to `startLocalPool`. */
   maxRestarts?: number;
   windowMs?: number;
+  /**
+   * Workers run the job handlers on a thread of their own (`baton worker --handler-thread`),
+   * so that minutes of synchronous computation in a handler never keep a worker from
+   * answering the coordinator's pings (default false: on the connection's thread).
+   */
+  handlerThread?: boolean;
 }
 
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
@@ -361,6 +367,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
           "--name",
           name,
           ...resourceArgs,
+          ...(options.handlerThread ? ["--handler-thread"] : []),
         ],
         ...(options.maxRestarts !== undefined && { maxRestarts: options.maxRestarts }),
         ...(options.windowMs !== undefined && { windowMs: options.windowMs }),

@@ -47,6 +47,12 @@ export interface SlurmPoolOptions {
   stopTimeoutMs?: number;
   /** Restarts of a dead worker inside one allocation before the allocation fails (default 5). */
   workerRestarts?: number;
+  /**
+   * Workers run the job handlers on a thread of their own (`baton worker --handler-thread`),
+   * so that minutes of synchronous computation in a handler never keep a worker from
+   * answering the coordinator's pings (default false: on the connection's thread).
+   */
+  handlerThread?: boolean;
   /** The Slurm commands (default: the real ones, with `commandTimeoutMs`). */
   commands?: SlurmCommands;
   clock?: Clock;
@@ -533,6 +539,7 @@ function batchScript(options: SlurmPoolOptions, context: PoolStart, offer: Resou
     String(offer.gpus ?? 0),
     "--memory",
     String(offer.memory ?? 0),
+    ...(options.handlerThread ? ["--handler-thread"] : []),
   ]
     .map(shellQuote)
     .join(" ");

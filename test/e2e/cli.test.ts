@@ -265,22 +265,56 @@ describe("baton run", () => {
     expect(readdirSync(join(dir, ".baton", "logs"))).toEqual([expect.stringMatching(/^run-/)]);
   });
 
-  it("stops attempts past their timeoutMs in the worker processes and retries them", async () => {
-    const { code, stdout } = await batonRun("run", "test/fixtures/timeout.graph.ts", "--json");
+  it("stops attempts past their timeoutMs in the worker processes and retries them, with or without --handler-thread", async () => {
+    const runs = await Promise.all(
+      [[], ["--handler-thread"]].map((more) =>
+        batonRun("run", "test/fixtures/timeout.graph.ts", "--json", "--workers", "1", ...more),
+      ),
+    );
+    for (const { code, stdout } of runs) {
+      expect(code).toBe(1);
+      const result = parseJson(stdout);
+      expect(result.jobs.find((job) => job.kind === "slowOnce")).toMatchObject({
+        status: "completed",
+        attempts: 2,
+        value: "done on attempt 2",
+      });
+      const late = result.jobs.find((job) => job.kind === "neverInTime")!;
+      expect(late).toMatchObject({ status: "failed", cause: "error", attempts: 2 });
+      expect(late.error).toMatchObject({
+        name: "JobTimeout",
+        message: expect.stringContaining("ran longer than its timeout of 300 ms (attempt 2)"),
+      });
+    }
+  });
 
-    expect(code).toBe(1);
-    const result = parseJson(stdout);
-    expect(result.jobs.find((job) => job.kind === "slowOnce")).toMatchObject({
-      status: "completed",
-      attempts: 2,
-      value: "done on attempt 2",
-    });
-    const late = result.jobs.find((job) => job.kind === "neverInTime")!;
-    expect(late).toMatchObject({ status: "failed", cause: "error", attempts: 2 });
-    expect(late.error).toMatchObject({
-      name: "JobTimeout",
-      message: expect.stringContaining("ran longer than its timeout of 300 ms (attempt 2)"),
-    });
+  it("runs the handlers on a thread of their own in each worker process with --handler-thread", async () => {
+    const where = async (...more: string[]) => {
+      const { code, stdout } = await batonRun(
+        "run",
+        "test/fixtures/thread.graph.ts",
+        "--json",
+        "--workers",
+        "1",
+        ...more,
+      );
+      expect(code).toBe(0);
+      return parseJson(stdout).jobs[0]!.value;
+    };
+    const [threaded, plain] = await Promise.all([where("--handler-thread"), where()]);
+    expect(threaded).toBe("a thread of its own");
+    expect(plain).toBe("the connection's thread");
+
+    const both = await batonRun(
+      "run",
+      "test/fixtures/thread.graph.ts",
+      "--in-process",
+      "--handler-thread",
+    );
+    expect(both.code).toBe(2);
+    expect(both.stderr).toBe(
+      "baton run: --handler-thread is for worker processes, and --in-process runs the handlers inside this process: leave one out [CONFIG]\n",
+    );
   });
 
   it("exits 1 and lists the failure when a job fails", async () => {

@@ -303,6 +303,78 @@ describe("baton worker", () => {
   });
 });
 
+describe("baton worker --handler-thread", () => {
+  it("keeps its connection through a synchronous handler that would have cost it, and runs every job", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    const jobs = loadJobs(jobsOf(fixture, JOBS), moduleSource(join(ROOT, JOBS)));
+    const blocked = job("block", 6_000);
+    const needed = job("needDouble", 21);
+    const env = job("secretInEnv");
+    const coordinator = await startSocketCoordinator({
+      graph: [blocked, needed, env],
+      jobs,
+      secret,
+      run: "e2e",
+      heartbeatMs: 500,
+      deadAfterMs: 2_000,
+    });
+    cleanups.push(coordinator.close);
+    const { code, stderr } = await worker(
+      workerArgs(coordinator.address, path, "--name", NAME, "--handler-thread"),
+    ).exit;
+    expect(stderr).not.toContain("event loop was blocked");
+    expect(code).toBe(0);
+    expect(coordinator.record(blocked)).toMatchObject({
+      state: "completed",
+      value: 6_000,
+      lostWorkers: [],
+    });
+    expect(coordinator.record(needed)).toMatchObject({ state: "completed", value: 42 });
+    expect(coordinator.record(env)).toMatchObject({ state: "completed", value: "absent" });
+  });
+
+  it("on SIGTERM aborts the running job and exits 143, within the grace period when it ignores that", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    for (const kind of ["hang", "stubborn"]) {
+      const coordinator = await startCoordinator([job(kind)], secret);
+      const { child, exit } = worker(
+        workerArgs(coordinator.address, path, "--name", NAME, "--handler-thread"),
+      );
+      await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
+      const signalledAt = Date.now();
+      process.kill(child.pid!, "SIGTERM");
+      expect((await exit).code).toBe(143);
+      expect(Date.now() - signalledAt).toBeLessThan(kind === "hang" ? 3_000 : 8_000);
+      await vi.waitFor(() =>
+        expect(coordinator.record(job(kind))).toMatchObject({
+          state: "ready",
+          lostWorkers: [NAME],
+        }),
+      );
+    }
+  });
+
+  it("exits 2 naming the problem when its job module does not load", async () => {
+    const dir = tempDir();
+    const { path } = await writeSecretFile(dir);
+    const broken = join(dir, "broken.jobs.mjs");
+    writeFileSync(broken, "export default { notAHandler: 42 };\n");
+    const { code, stderr } = await worker([
+      "--connect",
+      "ws://127.0.0.1:9",
+      "--secret-file",
+      path,
+      "--jobs",
+      broken,
+      "--handler-thread",
+    ]).exit;
+    expect(code).toBe(2);
+    expect(stderr).toContain(
+      'baton worker: job kind "notAHandler" must be a handler function, { run, version } or { ranks, version }, not number [JOB_MODULE]',
+    );
+  });
+});
+
 describe("the run secret", () => {
   it("is written as 64 hex digits to a new 0600 file and read back as the same bytes", async () => {
     const dir = tempDir();

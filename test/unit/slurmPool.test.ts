@@ -107,6 +107,9 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(script).toContain("run.secret");
     expect(script).not.toContain(SECRET_HEX);
     expect(script).toContain("'--connect' 'ws://127.0.0.1:7000'");
+    expect(script).not.toContain("--handler-thread");
+    const threaded = start(new FakeSlurm(), { value: 0 }, { handlerThread: true });
+    expect(readFileSync(threaded.script, "utf8")).toMatch(/'--memory' '\d+' '--handler-thread'/);
   });
 
   it("does not restart a worker that exits 2: a job module that does not load fails the same way again", async () => {

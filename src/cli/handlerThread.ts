@@ -1,0 +1,165 @@
+import { Worker } from "node:worker_threads";
+import { BatonError } from "../errors.ts";
+import { failed, type JobReport, type JobRunner } from "../runtime/jobRunner.ts";
+import type { LogLevel } from "../runtime/logger.ts";
+import type { JobFrame, ProgressFrame, ResultFrame } from "../transport/frames.ts";
+
+/** What the handler thread is started with. */
+export interface HandlerThreadData {
+  /** The job module's path, as given to `baton worker --jobs`. */
+  module: string;
+  level: LogLevel;
+  /** Pretty log lines (the worker's stderr is a terminal). */
+  pretty: boolean;
+}
+
+/** From the worker's main thread to its handler thread. */
+export type ToHandlerThread =
+  | { type: "start"; frame: JobFrame; version: number }
+  | { type: "abort"; reason: string };
+
+/** From the handler thread to the worker's main thread. */
+export type FromHandlerThread =
+  | { type: "ready"; codeHash: string; kinds: readonly string[] }
+  | { type: "loadFailed"; code: string; message: string }
+  | { type: "progress"; frame: ProgressFrame }
+  | { type: "result"; result: ResultFrame };
+
+const ENTRY = new URL("../../bin/handlerThread.mjs", import.meta.url);
+
+/** A `JobRunner` whose handlers run on a thread of their own; `close()` stops the thread. */
+export interface HandlerThread extends JobRunner {
+  readonly kinds: readonly string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Loads the job module on a thread of its own and runs its handlers there, one job at a time
+ * (`baton worker --handler-thread`). The worker's main thread keeps the connection, so a
+ * handler that computes synchronously for minutes never keeps it from answering the
+ * coordinator's pings. A thread that dies under a job (an uncaught exception in a callback,
+ * `process.exit()`, running out of memory) fails that attempt with what happened, and the next
+ * job gets a new thread. Resolves once the module has loaded; rejects with the reason it did not.
+ *
+ * @example
+ * ```ts
+ * const runner = await startHandlerThread({ module: "jobs.ts", level: "warn", pretty: false });
+ * await runWorker({ net, address, jobs: runner, name, resources, secret, logger });
+ * await runner.close();
+ * ```
+ */
+export async function startHandlerThread(data: HandlerThreadData): Promise<HandlerThread> {
+  const runner = new ThreadRunner(data);
+  const ready = await runner.spawn();
+  runner.codeHash = ready.codeHash;
+  runner.kinds = ready.kinds;
+  return runner;
+}
+
+class ThreadRunner implements HandlerThread {
+  codeHash = "";
+  kinds: readonly string[] = [];
+  /** The thread, once its module has loaded; a thread that died is replaced at the next job. */
+  private thread: Promise<Worker> | undefined;
+  /** The job running now and where its progress and result go. */
+  private job: { id: string; report: JobReport } | undefined;
+  /** Called when the job running now has its result, for `close()`. */
+  private idle: (() => void) | undefined;
+
+  constructor(private readonly data: HandlerThreadData) {}
+
+  /** Starts a thread and loads the module there; the jobs from now on run on it. */
+  spawn(): Promise<{ codeHash: string; kinds: readonly string[] }> {
+    const worker = new Worker(ENTRY, { workerData: this.data });
+    let crash: unknown;
+    const ready = new Promise<{ codeHash: string; kinds: readonly string[] }>((resolve, reject) => {
+      worker.on("message", (message: FromHandlerThread) => {
+        switch (message.type) {
+          case "ready":
+            resolve(message);
+            return;
+          case "loadFailed":
+            reject(new BatonError(message.code, message.message));
+            return;
+          case "progress":
+            if (this.job?.id === message.frame.job) this.job.report.progress(message.frame);
+            return;
+          case "result":
+            this.finish(message.result);
+            return;
+        }
+      });
+      worker.on("error", (error) => {
+        crash = error;
+      });
+      worker.on("exit", (code) => {
+        this.thread = undefined;
+        const why = crash === undefined ? `exit code ${code}` : describeCrash(crash);
+        reject(
+          new BatonError(
+            "HANDLER_THREAD",
+            `the handler thread stopped (${why}) before the job module loaded`,
+          ),
+        );
+        if (this.job !== undefined) {
+          this.finish(
+            failed(this.job.id, {
+              name: "HandlerThreadExited",
+              message: `the thread running job ${this.job.id}'s handler stopped (${why}); the next job gets a new thread`,
+            }),
+          );
+        }
+      });
+    });
+    this.thread = ready.then(() => worker);
+    // A start() that comes meanwhile hears of a failure; the caller of spawn() does too.
+    this.thread.catch(() => {});
+    return ready;
+  }
+
+  start(frame: JobFrame, version: number, report: JobReport): void {
+    this.job = { id: frame.id, report };
+    if (this.thread === undefined) void this.spawn().catch(() => {});
+    this.thread!.then(
+      (worker) => post(worker, { type: "start", frame, version }),
+      (error: Error) =>
+        this.finish(failed(frame.id, { name: "JobModuleError", message: error.message })),
+    );
+  }
+
+  abort(reason: string): void {
+    if (this.job === undefined) return;
+    void this.thread?.then((worker) => post(worker, { type: "abort", reason }));
+  }
+
+  /**
+   * Stops the thread once the job running now, if any, has its result: an aborted handler
+   * still gets to clean up (a rank job tears its ranks down), as on the connection's thread.
+   */
+  async close(): Promise<void> {
+    if (this.job !== undefined) await new Promise<void>((resolve) => (this.idle = resolve));
+    const worker = await this.thread?.catch(() => undefined);
+    await worker?.terminate();
+  }
+
+  private finish(result: ResultFrame): void {
+    const job = this.job;
+    if (job?.id !== result.job) return;
+    this.job = undefined;
+    job.report.done(result);
+    this.idle?.();
+  }
+}
+
+function post(worker: Worker, message: ToHandlerThread): void {
+  worker.postMessage(message);
+}
+
+function describeCrash(crash: unknown): string {
+  if (crash instanceof Error) {
+    return (crash as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY"
+      ? "it ran out of memory"
+      : `uncaught ${crash.name}: ${crash.message}`;
+  }
+  return `uncaught ${String(crash)}`;
+}

@@ -1,0 +1,41 @@
+import { parentPort, workerData } from "node:worker_threads";
+import { BatonError } from "../errors.ts";
+import { loadJobs } from "../runtime/jobModule.ts";
+import { jobRunner } from "../runtime/jobRunner.ts";
+import { createLogger } from "../runtime/logger.ts";
+import { moduleSource } from "../runtime/moduleSource.ts";
+import type { FromHandlerThread, HandlerThreadData, ToHandlerThread } from "./handlerThread.ts";
+import { importUserModule, jobsOf } from "./loadModule.ts";
+
+// The handler thread of `baton worker --handler-thread` (see handlerThread.ts): loads the job
+// module, then runs the jobs the worker's main thread hands it, one at a time.
+const port = parentPort!;
+const data = workerData as HandlerThreadData;
+const send = (message: FromHandlerThread) => port.postMessage(message);
+try {
+  const jobs = loadJobs(
+    jobsOf(await importUserModule(data.module), data.module),
+    moduleSource(data.module),
+  );
+  const runner = jobRunner(jobs, createLogger({ level: data.level, pretty: data.pretty }));
+  port.on("message", (message: ToHandlerThread) => {
+    if (message.type === "abort") runner.abort(message.reason);
+    else {
+      runner.start(message.frame, message.version, {
+        progress: (frame) => send({ type: "progress", frame }),
+        done: (result) => send({ type: "result", result }),
+      });
+    }
+  });
+  send({ type: "ready", codeHash: jobs.codeHash, kinds: jobs.kinds });
+} catch (error) {
+  send(
+    error instanceof BatonError
+      ? { type: "loadFailed", code: error.code, message: error.message }
+      : {
+          type: "loadFailed",
+          code: "MODULE_LOAD",
+          message: `could not load ${data.module}: ${String(error)}`,
+        },
+  );
+}

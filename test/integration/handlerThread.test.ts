@@ -1,0 +1,140 @@
+/**
+ * The handler thread of `baton worker --handler-thread`: a real worker thread loading the
+ * test job module, driven here through its `JobRunner` the way a worker's connection drives it.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type HandlerThread, startHandlerThread } from "../../src/cli/handlerThread.ts";
+import { jobsOf } from "../../src/cli/loadModule.ts";
+import type { Json } from "../../src/graph/job.ts";
+import { loadJobs } from "../../src/runtime/jobModule.ts";
+import { moduleSource } from "../../src/runtime/moduleSource.ts";
+import type { JobFrame, ProgressFrame, ResultFrame } from "../../src/transport/frames.ts";
+import * as fixture from "../fixtures/worker.jobs.ts";
+
+const JOBS = "test/fixtures/worker.jobs.ts";
+const threads: HandlerThread[] = [];
+
+afterEach(async () => {
+  for (const thread of threads.splice(0)) await thread.close();
+});
+
+async function start(module = JOBS): Promise<HandlerThread> {
+  const thread = await startHandlerThread({ module, level: "silent", pretty: false });
+  threads.push(thread);
+  return thread;
+}
+
+let ids = 0;
+function frame(kind: string, input: Json, deps: Record<string, Json> = {}): JobFrame {
+  return { type: "job", id: `job-${++ids}`, kind, input, deps, attempt: 1 };
+}
+
+/** Runs `job` on `thread`: its result and the progress it reported. */
+function run(thread: HandlerThread, job: JobFrame, version = 6) {
+  const progress: ProgressFrame[] = [];
+  const result = new Promise<ResultFrame>((done) =>
+    thread.start(job, version, { progress: (frame) => progress.push(frame), done }),
+  );
+  return { result, progress };
+}
+
+describe("the handler thread", () => {
+  it("loads the job module with the code hash and kinds the connection's thread would", async () => {
+    const thread = await start();
+    const here = loadJobs(jobsOf(fixture, JOBS), moduleSource(JOBS));
+    expect(thread.codeHash).toBe(here.codeHash);
+    expect(thread.kinds).toEqual(here.kinds);
+  });
+
+  it("runs jobs to results: values, dependencies, progress, ctx.need and thrown errors", async () => {
+    const thread = await start();
+    const double = frame("double", 21);
+    expect(await run(thread, double).result).toEqual({
+      type: "result",
+      job: double.id,
+      status: "completed",
+      value: 42,
+    });
+    const sum = frame("sum", null, { a: 1, b: 2 });
+    expect(await run(thread, sum).result).toMatchObject({ status: "completed", value: 3 });
+
+    const report = run(thread, frame("report", null));
+    expect(await report.result).toMatchObject({ status: "completed", value: "reported" });
+    expect(report.progress.map(({ done, total, message }) => ({ done, total, message }))).toEqual([
+      { done: 1, total: 2, message: "half" },
+      { done: 2, total: 2, message: undefined },
+    ]);
+
+    const need = await run(thread, frame("needDouble", 5)).result;
+    expect(need).toMatchObject({ status: "blocked", needs: [{ kind: "double", input: 5 }] });
+
+    const unknown = await run(thread, frame("nope", null)).result;
+    expect(unknown).toMatchObject({ status: "failed", error: { name: "UnknownKind" } });
+  });
+
+  it("keeps the calling thread free while a handler computes synchronously", async () => {
+    const thread = await start();
+    const { result } = run(thread, frame("block", 1_500));
+    let ticks = 0;
+    const ticking = setInterval(() => ticks++, 50);
+    await result;
+    clearInterval(ticking);
+    // Over 1.5 s of blocking on the other thread, this one kept its timers.
+    expect(ticks).toBeGreaterThan(15);
+  });
+
+  it("aborts the running job with the reason given", async () => {
+    const thread = await start();
+    const job = frame("hang", null);
+    const { result } = run(thread, job);
+    thread.abort("the coordinator cancelled it");
+    expect(await result).toMatchObject({
+      status: "failed",
+      error: { name: "BatonError", message: "the coordinator cancelled it" },
+    });
+  });
+
+  it("fails the attempt when its thread dies under a job, and runs the next job on a new thread", async () => {
+    const thread = await start();
+    const job = frame("throwLater", "boom in a timer");
+    expect(await run(thread, job).result).toEqual({
+      type: "result",
+      job: job.id,
+      status: "failed",
+      error: {
+        name: "HandlerThreadExited",
+        message: `the thread running job ${job.id}'s handler stopped (uncaught Error: boom in a timer); the next job gets a new thread`,
+      },
+    });
+    expect(await run(thread, frame("double", 2)).result).toMatchObject({ value: 4 });
+  });
+
+  it("waits on close() for the running job's result", async () => {
+    const thread = await start();
+    const { result } = run(thread, frame("block", 300));
+    let settled = false;
+    void result.then(() => (settled = true));
+    await thread.close();
+    expect(settled).toBe(true);
+  });
+
+  it("rejects with the reason a job module does not load", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-thread-"));
+    try {
+      const broken = join(dir, "broken.jobs.mjs");
+      writeFileSync(broken, "export default { notAHandler: 42 };\n");
+      await expect(start(broken)).rejects.toMatchObject({
+        code: "JOB_MODULE",
+        message:
+          'job kind "notAHandler" must be a handler function, { run, version } or { ranks, version }, not number',
+      });
+      const missing = join(dir, "missing.jobs.ts");
+      await expect(start(missing)).rejects.toMatchObject({ code: "MODULE_NOT_FOUND" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
