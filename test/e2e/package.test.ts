@@ -96,13 +96,17 @@ console.log(JSON.stringify({ ok: result.ok, value: result.get(answer).value, sim
   it("works installed from the packed tarball: it holds the compiled entry, the command and its sources, and no tests", async () => {
     const dir = project(
       {
-        "jobs.mjs": "export default { double: (n) => n * 2 };\n",
+        "jobs.mjs": `import { isMainThread } from "node:worker_threads";
+export default { double: (n) => n * 2, where: () => (isMainThread ? "main" : "handler thread") };
+`,
         "main.mjs": `import { createEngine, job, localPool } from "baton";
 import jobs from "./jobs.mjs";
-const workers = localPool({ jobsModule: "jobs.mjs", count: 1 });
-const answer = job("double", 21);
-const result = await createEngine({ jobs, workers, batonDir: ".baton" }).run([answer]);
-console.log(JSON.stringify({ ok: result.ok, value: result.get(answer).value }));
+const value = async (handlerThread, spec) => {
+  const workers = localPool({ jobsModule: "jobs.mjs", count: 1, handlerThread });
+  const result = await createEngine({ jobs, workers, batonDir: ".baton" }).run([spec]);
+  return result.ok && result.get(spec).value;
+};
+console.log(JSON.stringify([await value(false, job("double", 21)), await value(true, job("where"))]));
 `,
       },
       false,
@@ -117,7 +121,13 @@ console.log(JSON.stringify({ ok: result.ok, value: result.get(answer).value }));
     ) as { filename: string; files: { path: string }[] }[];
     const paths = packed!.files.map((file) => file.path);
     expect(paths).toEqual(
-      expect.arrayContaining(["dist/index.js", "dist/index.d.ts", "bin/baton.js", "src/index.ts"]),
+      expect.arrayContaining([
+        "dist/index.js",
+        "dist/index.d.ts",
+        "bin/baton.js",
+        "bin/handlerThread.mjs",
+        "src/index.ts",
+      ]),
     );
     expect(paths.filter((path) => path.startsWith("test/"))).toEqual([]);
     mkdirSync(join(dir, "node_modules"));
@@ -126,7 +136,7 @@ console.log(JSON.stringify({ ok: result.ok, value: result.get(answer).value }));
     symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules", "baton", "node_modules"));
 
     const { code, out } = await runNode(dir, "main.mjs");
-    expect(out).toBe(`${JSON.stringify({ ok: true, value: 42 })}\n`);
+    expect(out).toBe(`${JSON.stringify([42, "handler thread"])}\n`);
     expect(code).toBe(0);
   });
 
