@@ -225,7 +225,12 @@ export const connectionMachine = setup({
     ),
     sendWorkerLost: sendTo(
       ({ context }) => context.coordinator,
-      ({ context }): CoordinatorEvent => ({ type: "WORKER_LOST", conn: context.conn }),
+      ({ context, event }): CoordinatorEvent => ({
+        type: "WORKER_LOST",
+        conn: context.conn,
+        // Leaving `registered` on these closes the connection for the worker's silence.
+        ...((event.type === "PROBE_DEADLINE" || event.type === "EXPIRE") && { silent: true }),
+      }),
     ),
     scheduleProbe: raise({ type: "PROBE" }, { id: "probe", delay: "heartbeat" }),
     probeAnswered: enqueueActions(({ enqueue }) => {

@@ -14,7 +14,11 @@ import {
 export type CoordinatorEvent =
   | { type: "LEASE"; conn: string; worker: string; resources: Resources }
   | { type: "RESULT"; conn: string; job: string; outcome: Outcome }
-  | { type: "WORKER_LOST"; conn: string }
+  /**
+   * `silent`: the connection was closed because the worker stopped answering pings or let
+   * its lease expire, not because the link closed (a poison job's error then says so).
+   */
+  | { type: "WORKER_LOST"; conn: string; silent?: boolean }
   | { type: "HEARTBEAT"; conn: string }
   /** The runtime made a `storing` job's result durable (after `result.store`). */
   | { type: "STORED"; job: string }
@@ -92,7 +96,7 @@ export const coordinatorMachine = setup({
           board.result(event.conn, event.job, event.outcome);
           return;
         case "WORKER_LOST":
-          board.workerLost(event.conn);
+          board.workerLost(event.conn, event.silent === true);
           return;
         case "HEARTBEAT":
           board.heartbeat(event.conn);

@@ -226,6 +226,8 @@ export class JobBoard {
   private sweepPending = false;
   /** Leases that can still expire: connection → the sweep count when granted or last renewed. */
   private readonly renewed = new Map<string, number>();
+  /** Per job, how many of its lost workers went silent (empty unless some did). */
+  private readonly silentLosses = new Map<string, number>();
   private readonly bugs: ReadonlySet<PlantedBug>;
 
   constructor(
@@ -315,7 +317,7 @@ export class JobBoard {
   }
 
   /** The single path that releases a lease: the job goes back to ready, no failure counted. */
-  workerLost(conn: string): void {
+  workerLost(conn: string, silent = false): void {
     this.waiting.delete(conn);
     const jobId = this.leases.get(conn);
     const worker = this.workerOf.get(conn) ?? conn;
@@ -336,12 +338,12 @@ export class JobBoard {
       return;
     }
     record.lostWorkers.push(worker);
+    if (silent) this.silentLosses.set(jobId, (this.silentLosses.get(jobId) ?? 0) + 1);
     if (this.bugs.has("lost-counts-as-failure")) record.failures++;
     if (record.lostWorkers.length >= this.maxLost) {
-      const names = record.lostWorkers.join(", ");
       this.terminate(record, "poison", {
         name: "PoisonJob",
-        message: `job ${record.job.id} (${record.job.kind}) was running on ${record.lostWorkers.length} workers that were lost (${names}); it is failed as poison so it cannot take down more workers. Look at those workers' logs for how they died.`,
+        message: poisonMessage(record, this.silentLosses.get(jobId) ?? 0),
       });
     } else if (this.stopping !== undefined) {
       this.cancelled(record);
@@ -980,6 +982,16 @@ function timeoutError(record: JobRecord): JobError {
     name: "JobTimeout",
     message: `job ${id} (${kind}) ran longer than its timeout of ${timeoutMs} ms (attempt ${record.attempts}), so its worker was told to stop it; give the job a longer timeoutMs if it needs more time`,
   };
+}
+
+function poisonMessage(record: JobRecord, silent: number): string {
+  const { id, kind } = record.job;
+  const lost = record.lostWorkers.length;
+  let message = `job ${id} (${kind}) was running on ${lost} workers that were lost (${record.lostWorkers.join(", ")}); it is failed as poison so it cannot take down more workers. Look at those workers' logs for how they died.`;
+  if (silent > 0) {
+    message += ` ${silent === lost ? `All ${lost}` : `${silent} of the ${lost}`} stopped answering the coordinator's pings while running it, as a worker does while a handler computes synchronously for longer than the coordinator waits: run the workers with --handler-thread (handlerThread in localPool and slurmPool), or make the handler await between pieces of its work.`;
+  }
+  return message;
 }
 
 function skippedError(failedDep: JobRecord): JobError {

@@ -464,13 +464,16 @@ describe("connection: closing a registered connection", () => {
   it.each([
     [false, "lease of job j1 expired: the worker sent no heartbeat before the lease deadline"],
     [true, "lease of job j1 expired: it ran past its timeout and the worker did not stop it"],
-  ])("EXPIRE (timed out: %s) → close 4005 saying why", (timedOut, reason) => {
-    const c = busy();
-    c.send({ type: "EXPIRE", job: "j1", ...(timedOut && { timedOut }) });
-    expect(c.closes()).toEqual([{ type: "close", code: 4005, reason }]);
-    expect(c.value()).toBe("closing");
-    expect(c.lost()).toHaveLength(1);
-  });
+  ])(
+    "EXPIRE (timed out: %s) → close 4005 saying why, and a WORKER_LOST that says the worker went silent",
+    (timedOut, reason) => {
+      const c = busy();
+      c.send({ type: "EXPIRE", job: "j1", ...(timedOut && { timedOut }) });
+      expect(c.closes()).toEqual([{ type: "close", code: 4005, reason }]);
+      expect(c.value()).toBe("closing");
+      expect(c.lost()).toEqual([{ type: "WORKER_LOST", conn: "c1", silent: true }]);
+    },
+  );
 
   it("EXPIRE of a job the connection no longer holds is ignored: its result came in time", () => {
     const c = busy();
@@ -593,7 +596,7 @@ describe("connection: heartbeat", () => {
     expect(c.value()).toEqual({ registered: "busy" });
   });
 
-  it("no PONG within deadAfter → close 4005 and one WORKER_LOST", () => {
+  it("no PONG within deadAfter → close 4005 and one WORKER_LOST that says the worker went silent", () => {
     const c = busy({ heartbeatMs: 1000, deadAfterMs: 4000 });
     c.clock.increment(1000);
     expect(c.emitted).toEqual([{ type: "ping" }]);
@@ -602,7 +605,7 @@ describe("connection: heartbeat", () => {
     c.clock.increment(1);
     expect(c.closes()).toEqual([{ type: "close", code: 4005, reason: "no heartbeat for 4000 ms" }]);
     expect(c.value()).toBe("closing");
-    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1" }]);
+    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1", silent: true }]);
     c.clock.increment(10_000);
     expect(c.emitted.filter((e) => e.type === "ping")).toHaveLength(1);
     expect(c.lost()).toHaveLength(1);

@@ -528,6 +528,24 @@ describe("coordinator: lost workers", () => {
     expect(c.state()).toBe("done");
   });
 
+  it("poison: says how many of the lost workers went silent, and what to do about it", () => {
+    const poisoned = (silent: boolean[]) => {
+      const c = startCoordinator([planned("a")], { maxLost: 3 });
+      silent.forEach((quiet, i) => {
+        c.lease(`c${i}`, CPU, `w${i}`);
+        c.send({ type: "WORKER_LOST", conn: `c${i}`, ...(quiet && { silent: true }) });
+      });
+      return c.record("a").error!.message;
+    };
+    const advice =
+      "stopped answering the coordinator's pings while running it, as a worker does while a handler computes synchronously for longer than the coordinator waits: run the workers with --handler-thread (handlerThread in localPool and slurmPool), or make the handler await between pieces of its work.";
+    expect(poisoned([true, true, true])).toMatch(
+      new RegExp(`how they died\\. All 3 ${advice.replace(/[.()]/g, "\\$&")}$`),
+    );
+    expect(poisoned([false, true, false])).toContain(`how they died. 1 of the 3 ${advice}`);
+    expect(poisoned([false, false, false])).toMatch(/how they died\.$/);
+  });
+
   it("maxLost defaults to 3", () => {
     const c = startCoordinator([planned("a")]);
     c.lease("c1");
