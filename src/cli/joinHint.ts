@@ -9,7 +9,8 @@ const WILDCARD_HOSTS = new Set(["0.0.0.0", "::"]);
 /**
  * What `baton run` prints when workers are meant to join it (`--workers 0` or `--listen`):
  * the `baton worker` command that joins this run, with the absolute paths of its secret file
- * and job module. The secret itself is never printed.
+ * and job module, and `--handler-thread` when the run's own workers have it. The secret itself
+ * is never printed.
  *
  * @example
  * ```ts
@@ -18,7 +19,11 @@ const WILDCARD_HOSTS = new Set(["0.0.0.0", "::"]);
  * //   baton worker --connect 'ws://127.0.0.1:7000' --secret-file '/home/me/.baton/run/x.secret' --jobs '/home/me/jobs.ts'
  * ```
  */
-export function joinHint({ address, secretFile }: ListeningEvent, jobsPath: string): string {
+export function joinHint(
+  { address, secretFile }: ListeningEvent,
+  jobsPath: string,
+  handlerThread = false,
+): string {
   if (secretFile === undefined) return "";
   const command = [
     "baton worker --connect",
@@ -27,6 +32,7 @@ export function joinHint({ address, secretFile }: ListeningEvent, jobsPath: stri
     shellQuote(resolve(secretFile)),
     "--jobs",
     shellQuote(resolve(jobsPath)),
+    ...(handlerThread ? ["--handler-thread"] : []),
   ].join(" ");
   const { host } = parseListenAddress(address);
   const elsewhere = WILDCARD_HOSTS.has(host)

@@ -194,7 +194,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   ui?.watch(run);
   // Workers are meant to join from elsewhere: say how (a `--workers 0` run waits for them).
   if (count === 0 || values.listen !== undefined) {
-    run.on("listening", (listening) => process.stderr.write(joinHint(listening, jobsPath)));
+    run.on("listening", (listening) =>
+      process.stderr.write(joinHint(listening, jobsPath, values["handler-thread"])),
+    );
   }
   const tty = process.stderr.isTTY === true && !values.json;
   const bar = tty ? new ProgressBar(process.stderr) : undefined;

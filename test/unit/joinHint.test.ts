@@ -13,6 +13,15 @@ describe("joinHint", () => {
     );
   });
 
+  it("passes --handler-thread on when the run's own workers have it", () => {
+    const hint = joinHint(
+      { address: "ws://127.0.0.1:7000", secretFile: "/s/x.secret" },
+      "/g.ts",
+      true,
+    );
+    expect(hint).toContain("--jobs '/g.ts' --handler-thread\n");
+  });
+
   it("tells a worker on another machine to name this one in place of a wildcard host", () => {
     for (const address of ["ws://0.0.0.0:7000", "ws://[::]:7000"]) {
       const hint = joinHint({ address, secretFile: "/s/x.secret" }, "/g.ts");
