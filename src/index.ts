@@ -30,6 +30,7 @@ export {
   job,
   type Resources,
 } from "./graph/job.ts";
+export { type JobBuilder, jobBuilder } from "./graph/jobBuilder.ts";
 export { carriesDeployment } from "./machines/carriesDeployment.ts";
 export { type MachineName, machineCatalog } from "./machines/catalog.ts";
 export { connectionMachine } from "./machines/connection.ts";
@@ -98,7 +99,13 @@ export {
 export { type InProcessPoolOptions, inProcessPool } from "./runtime/inProcessPool.ts";
 export { connectInspector, DEFAULT_INSPECTOR_URL } from "./runtime/inspector.ts";
 export type { RankJobDefinition } from "./runtime/jobModule.ts";
-export { defineJobs, type Handler, type JobContext, type JobModule } from "./runtime/jobModule.ts";
+export {
+  defineJobs,
+  type Handler,
+  type JobContext,
+  type JobModule,
+  type NeededValues,
+} from "./runtime/jobModule.ts";
 export { launchGroup } from "./runtime/launchGroup.ts";
 export { type LocalWorkersOptions, localPool } from "./runtime/localPool.ts";
 export { memoryNet } from "./runtime/memoryNet.ts";

@@ -45,8 +45,14 @@ export interface JobOptions {
   ranks?: number;
 }
 
-/** A job as written by a user, before planning gives it an id. */
-export interface JobSpec {
+/** The key of `JobSpec`'s type-only record of its result's type. */
+declare const output: unique symbol;
+
+/**
+ * A job as written by a user, before planning gives it an id. `Output` is the type of the
+ * value it completes with, known when it was made by a `jobBuilder`; plain JSON otherwise.
+ */
+export interface JobSpec<Output = Json> {
   readonly kind: string;
   readonly input: unknown;
   readonly after: readonly JobSpec[];
@@ -55,6 +61,8 @@ export interface JobSpec {
   readonly backoff?: Backoff;
   readonly timeoutMs?: number;
   readonly ranks?: number;
+  /** Type only, never set: the type of the value the job completes with. */
+  readonly [output]?: Output;
 }
 
 /** A planned job: what the coordinator schedules and what crosses the wire. */

@@ -548,6 +548,7 @@ function buildResult(
     counts,
     durationMs,
     // idOf throws for a job that has no outcome: neither planned nor needed by a handler.
-    get: (spec) => jobs.get(idOf(spec, jobs))!,
+    // The value's type is the job's: what the handler of a `jobBuilder` job returns.
+    get: (spec) => jobs.get(idOf(spec as JobSpec<unknown> as JobSpec, jobs)) as JobOutcome<never>,
   };
 }

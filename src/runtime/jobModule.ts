@@ -27,8 +27,13 @@ export interface JobContext {
    * otherwise the handler stops here, the jobs join the graph and this job runs again
    * after them (so code before `need` must be safe to repeat).
    */
-  need(...jobs: JobSpec[]): Json[];
+  need<const Specs extends readonly JobSpec<unknown>[]>(...jobs: Specs): NeededValues<Specs>;
 }
+
+/** The values `ctx.need` gives, one per job, typed as the jobs are (see `jobBuilder`). */
+export type NeededValues<Specs extends readonly JobSpec<unknown>[]> = {
+  -readonly [I in keyof Specs]: Specs[I] extends JobSpec<infer Value> ? Value : never;
+};
 
 /** A handler: takes the job's input and a context, returns (or resolves to) a JSON value. */
 // biome-ignore lint/suspicious/noExplicitAny: inputs are typed by the user's handler signature

@@ -227,7 +227,9 @@ class HandlerContext implements JobContext {
   }
 
   get need(): JobContext["need"] {
-    this.boundNeed ??= (...specs) => this.runner.need(this.frame, specs);
+    // The values are the jobs' own; their types are what `NeededValues` says of them.
+    this.boundNeed ??= ((...specs: JobSpec[]) =>
+      this.runner.need(this.frame, specs)) as JobContext["need"];
     return this.boundNeed;
   }
 

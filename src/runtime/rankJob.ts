@@ -21,11 +21,11 @@ export type RankLaunch = Omit<
 >;
 
 /** A rank job's result: its deployment and how each rank ended (all 0: it succeeded). */
-export interface RankJobResult {
+export type RankJobResult = {
   deployment: string;
   worldSize: number;
   ranks: { rank: number; code: number | null }[];
-}
+};
 
 /**
  * Runs a rank job inside the worker that leased it: launches its group with `launchGroup`

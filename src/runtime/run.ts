@@ -5,12 +5,12 @@ import type { FailureCause, JobError, JobState } from "../machines/jobBoard.ts";
 /** How a job ended, as users see it: failures caused by others are told apart. */
 export type JobStatus = "completed" | "failed" | "skipped" | "cancelled";
 
-/** One job's result in a `RunResult`. */
-export interface JobOutcome {
+/** One job's result in a `RunResult`; `Value` is its value's type (see `jobBuilder`). */
+export interface JobOutcome<Value = Json> {
   id: string;
   kind: string;
   status: JobStatus;
-  value?: Json;
+  value?: Value;
   error?: JobError;
   /** For failed, skipped and cancelled jobs: what kind of failure. */
   cause?: FailureCause;
@@ -37,7 +37,7 @@ export interface RunResult {
    * The outcome of a job of the run, by the job as written: one of the graph, or an equal one
    * (same kind, input and dependencies), such as a job a handler added with `ctx.need`.
    */
-  get(spec: JobSpec): JobOutcome;
+  get<Value>(spec: JobSpec<Value>): JobOutcome<Value>;
 }
 
 /** A snapshot of a run's progress, emitted as `progress`. */
