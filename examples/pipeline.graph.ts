@@ -7,9 +7,13 @@
  * `publish` fails on its first attempt and succeeds on the retry.
  * Run it with `npx baton run examples/pipeline.graph.ts`.
  */
-import { job } from "../src/index.ts";
+import { jobBuilder } from "../src/index.ts";
+import jobs from "./pipeline.jobs.ts";
 
-export { default as jobs } from "./pipeline.jobs.ts";
+export { jobs };
+
+/** `job`, typed by the job module: a wrong kind or input does not compile. */
+const job = jobBuilder(jobs);
 
 const DOCS = 16;
 
