@@ -65,6 +65,28 @@ export class ConfigError extends BatonError {
 }
 
 /**
+ * The result store cannot be used, found before any job runs: its directory cannot be a
+ * directory because a file is in the way (`STORE_NOT_DIRECTORY`), cannot be created or
+ * written (`STORE_NOT_WRITABLE`: permission denied, a read-only file system), a stored entry
+ * cannot be read at all (`STORE_UNREADABLE`: another user's entry, a directory where an
+ * entry belongs), or another `baton run` of the same graph is using it (`STORE_LOCKED`).
+ * The message names the path and says what to do.
+ */
+export class StoreError extends BatonError {
+  constructor(
+    code: "STORE_NOT_DIRECTORY" | "STORE_NOT_WRITABLE" | "STORE_UNREADABLE" | "STORE_LOCKED",
+    message: string,
+    /** The store's directory. */
+    readonly dir: string,
+    /** The file or directory at fault. */
+    readonly path: string,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/**
  * A worker pool cannot keep its workers alive: a worker slot died more often than its
  * restart budget allows (`WORKER_CRASH_LOOP`), or a worker process could not be started
  * (`WORKER_SPAWN`). The pool owns worker failure; job failures are the coordinator's.

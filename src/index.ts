@@ -20,6 +20,7 @@ export {
   RankGroupError,
   RemoteHostError,
   SlurmError,
+  StoreError,
   TeardownError,
 } from "./errors.ts";
 export {

@@ -6,6 +6,7 @@ import { atomicTempTarget } from "./atomicTempTarget.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock, Files } from "./ports.ts";
+import { storeOpenError, storeReadError } from "./storeErrors.ts";
 
 /** What the store needs of a logger: pino's `warn` and `info(object, message)`. */
 export interface StoreLogger {
@@ -66,6 +67,9 @@ export const ABANDONED_TEMP_MS = 15 * 60_000;
  * handler version), so the same id normally means the same value; if a handler is not
  * deterministic, the last `put` wins.
  *
+ * An entry that cannot be read at all (another user's, mode 0600; a directory in its place)
+ * is a `StoreError`: the job's result could not be stored there either.
+ *
  * `DIR/logs/` is created for the process logs of the run (see {@link ResultStore.logsDir}).
  *
  * @example
@@ -100,7 +104,8 @@ export class ResultStore {
 
   /**
    * Opens (creating as needed) the store in `dir`: `results/`, `quarantine/` and `logs/`.
-   * `clock` stamps `storedAt` (the simulation passes its own).
+   * `clock` stamps `storedAt` (the simulation passes its own). A `dir` that cannot be a
+   * directory (a file is in the way) or cannot be written is a `StoreError`.
    */
   static async open(
     dir: string,
@@ -109,9 +114,13 @@ export class ResultStore {
     clock: Pick<Clock, "now"> = nodeClock(),
   ): Promise<ResultStore> {
     const store = new ResultStore(dir, files, logger, clock, false);
-    await Promise.all(
-      [store.#resultsDir, store.#quarantineDir, store.logsDir].map((d) => files.mkdirp(d)),
-    );
+    try {
+      await Promise.all(
+        [store.#resultsDir, store.#quarantineDir, store.logsDir].map((d) => files.mkdirp(d)),
+      );
+    } catch (error) {
+      throw storeOpenError(dir, error);
+    }
     return store;
   }
 
@@ -186,9 +195,16 @@ export class ResultStore {
     await Promise.all(
       shards.map((shard) =>
         limit(async () => {
-          for (const name of await this.#files.list(join(this.#resultsDir, shard))) {
+          const folder = join(this.#resultsDir, shard);
+          let names: string[];
+          try {
+            names = await this.#files.list(folder);
+          } catch (error) {
+            throw storeReadError(this.dir, folder, error);
+          }
+          for (const name of names) {
             if (atomicTempTarget(name) === undefined) present.add(name);
-            else temps.push(join(this.#resultsDir, shard, name));
+            else temps.push(join(folder, name));
           }
         }),
       ),
@@ -199,7 +215,7 @@ export class ResultStore {
     let done = 0;
     for (let start = 0; start < found.length; start += READ_BATCH) {
       const batch = found.slice(start, start + READ_BATCH);
-      const texts = await this.#files.readMany(batch.map((id) => this.#pathOf(id)));
+      const texts = await this.#readMany(batch.map((id) => this.#pathOf(id)));
       for (const [index, id] of batch.entries()) {
         const text = texts[index];
         const checked = text === undefined ? undefined : checkEntry(id, text);
@@ -242,6 +258,28 @@ export class ResultStore {
     );
   }
 
+  /**
+   * `Files.readMany`, with an entry that cannot be read at all (another user's, a directory)
+   * a `StoreError` naming it: `readMany` does not say which path failed.
+   */
+  async #readMany(paths: readonly string[]): Promise<(string | undefined)[]> {
+    try {
+      return await this.#files.readMany(paths);
+    } catch (error) {
+      for (const path of paths) await this.#readFile(path);
+      throw error;
+    }
+  }
+
+  /** `Files.read`, with an entry that cannot be read at all a `StoreError`. */
+  async #readFile(path: string): Promise<string | undefined> {
+    try {
+      return await this.#files.read(path);
+    } catch (error) {
+      throw storeReadError(this.dir, path, error);
+    }
+  }
+
   get #resultsDir(): string {
     return join(this.dir, "results");
   }
@@ -257,7 +295,7 @@ export class ResultStore {
   async #read(id: string): Promise<{ ok: true; value: Json } | { ok: false; corrupt: boolean }> {
     const path = this.#pathOf(id);
     return this.#exclusive(id, async () => {
-      const text = await this.#files.read(path);
+      const text = await this.#readFile(path);
       if (text === undefined) return { ok: false, corrupt: false };
       const checked = checkEntry(id, text);
       if (typeof checked !== "string") return { ok: true, value: checked.value };

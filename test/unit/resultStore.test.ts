@@ -1,9 +1,10 @@
-import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import fc from "fast-check";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { StoreError } from "../../src/errors.ts";
 import { canonicalJson } from "../../src/graph/canonicalJson.ts";
 import type { Json } from "../../src/graph/job.ts";
 import { jobId } from "../../src/graph/jobId.ts";
@@ -132,6 +133,101 @@ describe("ResultStore", () => {
     await expect(store.put("../../etc/passwd", "k", 1)).rejects.toThrow(/not a job id/);
     await expect(store.get("ABCDEF0123456789")).rejects.toThrow(/not a job id/);
     await expect(store.loadAll(["x"])).rejects.toThrow(/not a job id/);
+  });
+
+  describe("a store that cannot be used", () => {
+    /** An errno error as `node:fs` throws it. */
+    const fsError = (code: string, syscall: string, path: string) =>
+      Object.assign(new Error(`${code}: ${syscall} '${path}'`), { code, syscall, path });
+
+    it("is a StoreError naming the file in the way when the store or a parent of it is a file", async () => {
+      await mkdir(join(dir, ".."), { recursive: true });
+      const file = join(dir, "..", "afile");
+      await writeFile(file, "");
+      for (const [storeDir, code] of [
+        [file, "STORE_NOT_DIRECTORY"],
+        [join(file, "sub", "store"), "STORE_NOT_DIRECTORY"],
+      ] as const) {
+        const opened = ResultStore.open(storeDir, files);
+        await expect(opened).rejects.toBeInstanceOf(StoreError);
+        await expect(opened).rejects.toMatchObject({
+          code,
+          dir: storeDir,
+          path: file,
+          message: `the result store ${storeDir} cannot be made: ${file} is a file, not a directory; give the store (--store) a directory, or a path that does not exist yet`,
+        });
+      }
+      // A file where the store keeps a folder of its own.
+      await mkdir(dir);
+      await writeFile(join(dir, "results"), "");
+      await expect(open()).rejects.toMatchObject({
+        code: "STORE_NOT_DIRECTORY",
+        path: join(dir, "results"),
+      });
+    });
+
+    it("is a StoreError saying so when the store's folder cannot be written", async () => {
+      const denied = {
+        ...files,
+        mkdirp: async (d: string) => {
+          throw fsError("EACCES", "mkdir", d);
+        },
+      };
+      await expect(ResultStore.open(dir, denied)).rejects.toMatchObject({
+        name: "StoreError",
+        code: "STORE_NOT_WRITABLE",
+        message: `the result store ${dir} cannot be written: cannot mkdir ${join(dir, "results")}: permission denied; give the store (--store) a directory you can write to`,
+      });
+      const readOnly = {
+        ...files,
+        mkdirp: async (d: string) => {
+          throw fsError("EROFS", "mkdir", d);
+        },
+      };
+      await expect(ResultStore.open(dir, readOnly)).rejects.toThrow(/the file system is read-only/);
+    });
+
+    it("loadAll is a StoreError naming an entry that cannot be read at all, not a crash", async () => {
+      const store = await open();
+      await store.put(idOf(1), "k", 1);
+      await mkdir(pathOf(dir, idOf(2)), { recursive: true });
+      const ids = [idOf(1), idOf(2)];
+      for (const reader of [store, ResultStore.openReadOnly(dir, files)]) {
+        await expect(reader.loadAll(ids)).rejects.toMatchObject({
+          code: "STORE_UNREADABLE",
+          path: pathOf(dir, idOf(2)),
+          message: expect.stringContaining(
+            "it is a directory where a stored result belongs; move it out of the store",
+          ),
+        });
+      }
+      await rm(pathOf(dir, idOf(2)), { recursive: true });
+      // Another user's entry (mode 0600): root reads everything, so the port is told to refuse.
+      const path = pathOf(dir, idOf(1));
+      const refuse = (p: string) => {
+        if (p === path) throw fsError("EACCES", "open", p);
+      };
+      const denied = {
+        ...files,
+        read: async (p: string) => {
+          refuse(p);
+          return files.read(p);
+        },
+        readMany: async (ps: readonly string[]) => {
+          for (const p of ps) refuse(p);
+          return files.readMany(ps);
+        },
+      };
+      await expect((await ResultStore.open(dir, denied)).loadAll(ids)).rejects.toThrow(
+        `cannot read ${path} in the result store ${dir}: permission denied`,
+      );
+      // A file where a shard's folder belongs.
+      await rm(join(dir, "results", idOf(1).slice(0, 2)), { recursive: true });
+      await writeFile(join(dir, "results", idOf(1).slice(0, 2)), "");
+      await expect(store.loadAll(ids)).rejects.toThrow(
+        /it is a file where a folder of stored results belongs/,
+      );
+    });
   });
 
   describe("corrupt entries", () => {

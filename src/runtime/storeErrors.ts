@@ -1,0 +1,80 @@
+import { existsSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { StoreError } from "../errors.ts";
+
+/**
+ * What a file-system error met while making the result store in `dir` (its folders, or a
+ * file of its own in them) means to the user: a {@link StoreError} naming the path at fault
+ * and what to do, for a file in the way (`ENOTDIR`, `EEXIST`) or a folder that cannot be
+ * written (`EACCES`, `EPERM`, `EROFS`). Any other error (a full disk, an I/O error) is
+ * returned as it is.
+ *
+ * @example
+ * ```ts
+ * try { await files.mkdirp(join(dir, "results")); }
+ * catch (error) { throw storeOpenError(dir, error); }
+ * ```
+ */
+export function storeOpenError(dir: string, error: unknown): unknown {
+  const { code, path = dir, syscall = "write" } = error as NodeJS.ErrnoException;
+  if (code === "ENOTDIR" || code === "EEXIST") {
+    const file = fileInTheWay(path);
+    return new StoreError(
+      "STORE_NOT_DIRECTORY",
+      `the result store ${dir} cannot be made: ${file} is a file, not a directory; give the store (--store) a directory, or a path that does not exist yet`,
+      dir,
+      file,
+      { cause: error },
+    );
+  }
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
+    const why = code === "EROFS" ? "the file system is read-only" : "permission denied";
+    return new StoreError(
+      "STORE_NOT_WRITABLE",
+      `the result store ${dir} cannot be written: cannot ${syscall} ${path}: ${why}; give the store (--store) a directory you can write to`,
+      dir,
+      path,
+      { cause: error },
+    );
+  }
+  return error;
+}
+
+/**
+ * What an error reading `path` of the store in `dir` (an entry, or the folder of a shard)
+ * means to the user: a {@link StoreError} (`STORE_UNREADABLE`) for one that is not this
+ * user's to read (`EACCES`, `EPERM`: entries are mode 0600), a directory where an entry
+ * belongs (`EISDIR`) or a file where a shard's folder belongs (`ENOTDIR`). Any other error
+ * is returned as it is.
+ *
+ * @example
+ * ```ts
+ * try { await files.read(path); }
+ * catch (error) { throw storeReadError(dir, path, error); }
+ * ```
+ */
+export function storeReadError(dir: string, path: string, error: unknown): unknown {
+  const { code } = error as NodeJS.ErrnoException;
+  const advice =
+    code === "EISDIR" || code === "ENOTDIR"
+      ? `it is a ${code === "EISDIR" ? "directory where a stored result" : "file where a folder of stored results"} belongs; move it out of the store (what it stood for is then computed again)`
+      : code === "EACCES" || code === "EPERM"
+        ? "permission denied: entries are readable by the user who stored them only (mode 0600); give this run a store (--store) of its own"
+        : undefined;
+  if (advice === undefined) return error;
+  return new StoreError(
+    "STORE_UNREADABLE",
+    `cannot read ${path} in the result store ${dir}: ${advice}`,
+    dir,
+    path,
+    { cause: error },
+  );
+}
+
+/** The nearest of `path` and its parents that exists and is not a directory, else `path`. */
+function fileInTheWay(path: string): string {
+  for (let at = resolve(path); dirname(at) !== at; at = dirname(at)) {
+    if (existsSync(at)) return statSync(at).isDirectory() ? path : at;
+  }
+  return path;
+}
