@@ -5,6 +5,7 @@ import type { InspectionEvent } from "xstate";
 import { ConfigError, PoolError, SlurmError } from "../errors.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import { createEngine } from "../runtime/engine.ts";
+import { lockGraph } from "../runtime/graphLock.ts";
 import { connectInspector, DEFAULT_INSPECTOR_URL } from "../runtime/inspector.ts";
 import { loadJobs } from "../runtime/jobModule.ts";
 import { localPool } from "../runtime/localPool.ts";
@@ -147,9 +148,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   const jobsModule = values.jobs ? await importUserModule(values.jobs) : graphModule;
   const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
   const graph = await graphOf(graphModule, graphPath);
+  // A second run of this graph on this store fails here, before it writes anything.
+  const lock = dryRun || values["no-store"] ? undefined : lockGraph(storeDir, graphPath);
+  process.once("exit", () => lock?.release());
   // Only now the run's log, so that a module or graph that does not load leaves no empty one;
   // a dry run writes nothing, not even its log.
   const logger = createLogger({ level, ...(!dryRun && { file: runLog }) });
+  if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
   const inspector =
     values.inspect === undefined ? undefined : connectInspector(values.inspect, { logger });
   const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
@@ -231,6 +236,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stderr.write(`baton run: the run failed: ${error.message} [${error.code}]\n`);
     return 1;
   } finally {
+    lock?.release();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     bar?.clear();

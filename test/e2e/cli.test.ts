@@ -417,7 +417,7 @@ describe("baton run", () => {
       `baton run: the graph function ${join(dir, "function.graph.ts")} exports threw: no graph today (at ${join(dir, "function.graph.ts")}:3:9) [GRAPH_FUNCTION]`,
     );
     expect(storeIsFile.stderr.trimEnd()).toBe(
-      `baton run: cannot mkdir ${join(dir, "afile", "logs")}: part of that path is a file, not a directory; give another path [ENOTDIR]`,
+      `baton run: the result store ${join(dir, "afile")} cannot be made: ${join(dir, "afile")} is a file, not a directory; give the store (--store) a directory, or a path that does not exist yet [STORE_NOT_DIRECTORY]`,
     );
     for (const result of [atImport, inFunction, storeIsFile]) expect(result.code).toBe(2);
     // Nothing was run, so nothing was written: no store, no empty run log.
@@ -520,7 +520,10 @@ describe("baton", () => {
         const started = descendantsOf(pid);
 
         const store = run.child.spawnargs.at(-1)!;
-        expect(readdirSync(join(store, "run"))).toHaveLength(1);
+        expect(readdirSync(join(store, "run"))).toEqual([
+          expect.stringMatching(/^graph-[0-9a-f]{16}\.lock$/),
+          expect.stringMatching(/\.secret$/),
+        ]);
         process.kill(pid, signal);
         const { code, stderr } = await within(run.exit, 5_000, `exiting after ${signal}`);
 

@@ -27,7 +27,10 @@ async function until(what: string, test: () => boolean, ms = 20_000): Promise<vo
 function runCli(
   store: string,
   calls: string,
-): { child: ChildProcess; exit: Promise<{ code: number | null; stdout: string }> } {
+): {
+  child: ChildProcess;
+  exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
+} {
   const child = spawn(
     process.execPath,
     [
@@ -52,11 +55,15 @@ function runCli(
   );
   started.add(child.pid!);
   let stdout = "";
+  let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
     stdout += chunk;
   });
-  const exit = new Promise<{ code: number | null; stdout: string }>((resolve) =>
-    child.on("close", (code) => resolve({ code, stdout })),
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const exit = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on("close", (code) => resolve({ code, stdout, stderr })),
   );
   return { child, exit };
 }
@@ -85,8 +92,9 @@ describe("resume after the coordinator dies", () => {
       .map((p) => p.pid);
     for (const pid of workers) started.add(pid);
     expect(workers).toHaveLength(2);
-    // The killed run cannot remove its secret: the rerun does, and then its own.
+    // The killed run cannot remove its lock and secret: the rerun does, and then its own.
     expect(readdirSync(join(store, "run"))).toEqual([
+      expect.stringMatching(/^graph-[0-9a-f]{16}\.lock$/),
       expect.stringMatching(new RegExp(`^run-[0-9a-f]+-${killed.child.pid}@.+\\.secret$`)),
     ]);
     procs.signal(killed.child.pid!, "SIGKILL");
@@ -106,6 +114,35 @@ describe("resume after the coordinator dies", () => {
     expect(result.counts.cached).toBeGreaterThanOrEqual(readdirSync(first).length - 2);
     // Stored jobs are not recomputed: the rerun called exactly the handlers of the others.
     expect(readdirSync(second)).toHaveLength(67 - result.counts.cached);
+    expect(readdirSync(join(store, "run"))).toEqual([]);
+  }, 60_000);
+
+  it("a second run of the same graph on the same store fails at once, naming the first's pid, and computes nothing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-resume-"));
+    dirs.push(dir);
+    const store = join(dir, "store");
+    const first = join(dir, "calls-1");
+    const second = join(dir, "calls-2");
+    mkdirSync(first);
+    mkdirSync(second);
+
+    const running = runCli(store, first);
+    await until("the first run to start its jobs", () => readdirSync(first).length >= 1);
+    const started = Date.now();
+    const refused = await runCli(store, second).exit;
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trimEnd()).toMatch(
+      new RegExp(
+        `^baton run: another baton run of ${ROOT}test/fixtures/counted\\.graph\\.ts is using the result store ${store}: pid ${running.child.pid}, started [-\\d:.TZ]+; wait for it to finish or stop it \\(kill ${running.child.pid}\\), or give this run another --store \\[STORE_LOCKED\\]$`,
+      ),
+    );
+    expect(readdirSync(second)).toEqual([]);
+
+    const { code } = await running.exit;
+    expect(code).toBe(0);
+    // Every job was computed once, by the first run; its lock is gone with it.
+    expect(readdirSync(first)).toHaveLength(67);
     expect(readdirSync(join(store, "run"))).toEqual([]);
   }, 60_000);
 });

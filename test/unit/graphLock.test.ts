@@ -1,0 +1,165 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { StoreError } from "../../src/errors.ts";
+import { LOCK_STALE_MS, lockGraph } from "../../src/runtime/graphLock.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
+
+const dirs: string[] = [];
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function storeDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-graph-lock-"));
+  dirs.push(dir);
+  return join(dir, "store");
+}
+
+/** A live process other than this one, with its argv as the process table shows it. */
+async function liveProcess(): Promise<{ pid: number; argv: string[] }> {
+  const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+  children.push(child);
+  await new Promise((resolve) => child.once("spawn", resolve));
+  return { pid: child.pid as number, argv: nodeProcs().inspect(child.pid as number)!.argv };
+}
+
+/** Writes the lock of `graph` in `store` as another process would, its mtime `ageMs` ago. */
+function forgeLock(store: string, holder: object | string, ageMs = 0): string {
+  const name = createHash("sha256").update(resolve("g.graph.ts")).digest("hex").slice(0, 16);
+  const path = join(store, "run", `graph-${name}.lock`);
+  mkdirSync(join(store, "run"), { recursive: true });
+  writeFileSync(
+    path,
+    typeof holder === "string"
+      ? holder
+      : JSON.stringify({
+          format: "baton.graph-lock/1",
+          host: hostname(),
+          argv: ["node", "baton", "run", "g.graph.ts"],
+          graph: "g.graph.ts",
+          startedAt: 1_700_000_000_000,
+          ...holder,
+        }),
+  );
+  const at = new Date(Date.now() - ageMs);
+  utimesSync(path, at, at);
+  return path;
+}
+
+describe("lockGraph", () => {
+  it("creates DIR/run/graph-<hash>.lock (0600) naming this process, and removes it on release", () => {
+    const store = storeDir();
+    const lock = lockGraph(store, "g.graph.ts");
+    expect(lock.path).toMatch(/\/run\/graph-[0-9a-f]{16}\.lock$/);
+    expect(lock.tookOver).toBeUndefined();
+    expect(JSON.parse(readFileSync(lock.path, "utf8"))).toMatchObject({
+      format: "baton.graph-lock/1",
+      pid: process.pid,
+      host: hostname(),
+      graph: join(process.cwd(), "g.graph.ts"),
+    });
+    // Another graph on the same store has a lock of its own.
+    const other = lockGraph(store, "other.graph.ts");
+    expect(other.path).not.toBe(lock.path);
+    lock.release();
+    other.release();
+    expect(readdirSync(join(store, "run"))).toEqual([]);
+  });
+
+  it("refuses, naming the pid, while another live process on this host holds the lock", async () => {
+    const store = storeDir();
+    const holder = await liveProcess();
+    const path = forgeLock(store, holder);
+    let error: unknown;
+    try {
+      lockGraph(store, "g.graph.ts");
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error).toMatchObject({
+      code: "STORE_LOCKED",
+      dir: store,
+      path,
+      message: `another baton run of ${join(process.cwd(), "g.graph.ts")} is using the result store ${store}: pid ${holder.pid}, started 2023-11-14T22:13:20.000Z; wait for it to finish or stop it (kill ${holder.pid}), or give this run another --store`,
+    });
+    expect(existsSync(path)).toBe(true);
+  });
+
+  it("takes over the lock of a process that is gone or whose pid now runs another program", async () => {
+    const store = storeDir();
+    const dead = await deadPid();
+    forgeLock(store, { pid: dead });
+    const lock = lockGraph(store, "g.graph.ts");
+    expect(lock.tookOver).toMatch(
+      new RegExp(`^the lock of pid ${dead} on .+ \\(its process is gone\\)$`),
+    );
+    expect(JSON.parse(readFileSync(lock.path, "utf8")).pid).toBe(process.pid);
+    lock.release();
+
+    const reused = await liveProcess();
+    forgeLock(store, { pid: reused.pid, argv: ["node", "baton", "run", "g.graph.ts"] });
+    const again = lockGraph(store, "g.graph.ts");
+    expect(again.tookOver).toMatch(/\(its pid was reused\)$/);
+    again.release();
+  });
+
+  it("respects another host's lock while it is renewed, and takes it over once it is not", () => {
+    const store = storeDir();
+    const foreign = { pid: 4242, host: "login2.example" };
+    forgeLock(store, foreign, LOCK_STALE_MS / 2);
+    expect(() => lockGraph(store, "g.graph.ts")).toThrow(
+      /pid 4242 on login2\.example, started .*; wait for it to finish, or give this run another --store \(a lock that is not renewed for 60 s/,
+    );
+    forgeLock(store, foreign, LOCK_STALE_MS + 5_000);
+    expect(lockGraph(store, "g.graph.ts").tookOver).toMatch(
+      /^the lock of pid 4242 on login2\.example, .* \(not renewed\)$/,
+    );
+  });
+
+  it("waits out a torn lock while it is fresh, and takes it over once it is old", () => {
+    const store = storeDir();
+    forgeLock(store, "");
+    expect(() => lockGraph(store, "g.graph.ts")).toThrow(
+      /is starting on the result store .* right now/,
+    );
+    forgeLock(store, '{"format":"baton.gra', LOCK_STALE_MS + 5_000);
+    expect(lockGraph(store, "g.graph.ts").tookOver).toBe(
+      "an unreadable lock (unreadable and not renewed)",
+    );
+  });
+
+  it("does not remove a lock another run took over meanwhile", () => {
+    const store = storeDir();
+    const lock = lockGraph(store, "g.graph.ts");
+    forgeLock(store, { pid: 4242, host: "login2.example" });
+    lock.release();
+    expect(existsSync(lock.path)).toBe(true);
+  });
+
+  it("is a StoreError when a file is in the way of the store's run folder", () => {
+    const store = storeDir();
+    mkdirSync(store);
+    writeFileSync(join(store, "run"), "");
+    expect(() => lockGraph(store, "g.graph.ts")).toThrow(
+      expect.objectContaining({ code: "STORE_NOT_DIRECTORY", path: join(store, "run") }),
+    );
+  });
+});
