@@ -44,7 +44,11 @@ export function summaryTable(result: RunResult): string {
   if (failures.length > 20)
     out.push(`… and ${failures.length - 20} more failures (use --json for all)`);
   if (c.cached > 0) {
-    out.push(`${c.cached} results reused from the store (--force recomputes them)`);
+    const them =
+      c.cached === 1
+        ? "result reused from the store (--force recomputes it)"
+        : "results reused from the store (--force recomputes them)";
+    out.push(`${c.cached} ${them}`);
   }
   const verdict = result.ok ? "✓ every job completed" : "✗ the run did not complete";
   out.push(`${verdict} in ${formatDuration(result.durationMs)}`);

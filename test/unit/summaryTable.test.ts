@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { summaryTable } from "../../src/cli/summaryTable.ts";
+import type { JobOutcome, RunResult } from "../../src/runtime/run.ts";
+
+/** A finished run of `count` completed jobs, `cached` of them taken from the store. */
+function completedRun(count: number, cached: number): RunResult {
+  const jobs = new Map<string, JobOutcome>();
+  for (let n = 0; n < count; n++) {
+    const id = n.toString(16).padStart(16, "0");
+    jobs.set(id, {
+      id,
+      kind: "leaf",
+      status: "completed",
+      attempts: n < cached ? 0 : 1,
+      cached: n < cached,
+      value: n,
+      lostWorkers: [],
+    } as unknown as JobOutcome);
+  }
+  return {
+    run: "r",
+    ok: true,
+    jobs,
+    counts: { completed: count, failed: 0, skipped: 0, cancelled: 0, cached },
+    durationMs: 1200,
+    get: () => {
+      throw new Error("not used");
+    },
+  };
+}
+
+describe("summaryTable", () => {
+  it("says how many stored results were reused, in the right number", () => {
+    expect(summaryTable(completedRun(3, 2))).toContain(
+      "\n2 results reused from the store (--force recomputes them)\n✓ every job completed in 1.2 s\n",
+    );
+    expect(summaryTable(completedRun(3, 1))).toContain(
+      "\n1 result reused from the store (--force recomputes it)\n",
+    );
+    expect(summaryTable(completedRun(3, 0))).not.toContain("reused");
+  });
+});
