@@ -74,15 +74,23 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
+/** A fresh store, and a folder for each of two runs where its handlers record their calls. */
+function twoRuns() {
+  const dir = mkdtempSync(join(tmpdir(), "baton-resume-"));
+  dirs.push(dir);
+  const runs = {
+    store: join(dir, "store"),
+    first: join(dir, "calls-1"),
+    second: join(dir, "calls-2"),
+  };
+  mkdirSync(runs.first);
+  mkdirSync(runs.second);
+  return runs;
+}
+
 describe("resume after the coordinator dies", () => {
   it("reruns only what was not stored when the coordinator was killed with SIGKILL", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-resume-"));
-    dirs.push(dir);
-    const store = join(dir, "store");
-    const first = join(dir, "calls-1");
-    const second = join(dir, "calls-2");
-    mkdirSync(first);
-    mkdirSync(second);
+    const { store, first, second } = twoRuns();
 
     const killed = runCli(store, first);
     await until("a third of the jobs to run", () => readdirSync(first).length >= 20);
@@ -118,13 +126,7 @@ describe("resume after the coordinator dies", () => {
   }, 60_000);
 
   it("a second run of the same graph on the same store fails at once, naming the first's pid, and computes nothing", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-resume-"));
-    dirs.push(dir);
-    const store = join(dir, "store");
-    const first = join(dir, "calls-1");
-    const second = join(dir, "calls-2");
-    mkdirSync(first);
-    mkdirSync(second);
+    const { store, first, second } = twoRuns();
 
     const running = runCli(store, first);
     await until("the first run to start its jobs", () => readdirSync(first).length >= 1);

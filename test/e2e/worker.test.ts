@@ -37,10 +37,19 @@ function tempDir(): string {
   return dir;
 }
 
-/** A coordinator for `graph` on a fresh 127.0.0.1 port, run from this test's process. */
-async function startCoordinator(graph: JobSpec[], secret: Uint8Array) {
+/**
+ * A coordinator for `graph` on a fresh 127.0.0.1 port, run from this test's process; `impatient`
+ * pings every 500 ms and drops a worker silent for 2 s.
+ */
+async function startCoordinator(graph: JobSpec[], secret: Uint8Array, impatient = false) {
   const jobs = loadJobs(jobsOf(fixture, JOBS), moduleSource(join(ROOT, JOBS)));
-  const coordinator = await startSocketCoordinator({ graph, jobs, secret, run: "e2e" });
+  const coordinator = await startSocketCoordinator({
+    graph,
+    jobs,
+    secret,
+    run: "e2e",
+    ...(impatient && { heartbeatMs: 500, deadAfterMs: 2_000 }),
+  });
   cleanups.push(coordinator.close);
   return coordinator;
 }
@@ -203,16 +212,7 @@ describe("baton worker", () => {
 
   it("says its own event loop was blocked when a synchronous handler cost it its connection", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
-    const jobs = loadJobs(jobsOf(fixture, JOBS), moduleSource(join(ROOT, JOBS)));
-    const coordinator = await startSocketCoordinator({
-      graph: [job("block", 6_000)],
-      jobs,
-      secret,
-      run: "e2e",
-      heartbeatMs: 500,
-      deadAfterMs: 2_000,
-    });
-    cleanups.push(coordinator.close);
+    const coordinator = await startCoordinator([job("block", 6_000)], secret, true);
     const { code, stderr } = await worker(workerArgs(coordinator.address, path)).exit;
     expect(code).toBe(3);
     expect(stderr).toMatch(
@@ -306,19 +306,10 @@ describe("baton worker", () => {
 describe("baton worker --handler-thread", () => {
   it("keeps its connection through a synchronous handler that would have cost it, and runs every job", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
-    const jobs = loadJobs(jobsOf(fixture, JOBS), moduleSource(join(ROOT, JOBS)));
     const blocked = job("block", 6_000);
     const needed = job("needDouble", 21);
     const env = job("secretInEnv");
-    const coordinator = await startSocketCoordinator({
-      graph: [blocked, needed, env],
-      jobs,
-      secret,
-      run: "e2e",
-      heartbeatMs: 500,
-      deadAfterMs: 2_000,
-    });
-    cleanups.push(coordinator.close);
+    const coordinator = await startCoordinator([blocked, needed, env], secret, true);
     const { code, stderr } = await worker(
       workerArgs(coordinator.address, path, "--name", NAME, "--handler-thread"),
     ).exit;
