@@ -27,6 +27,12 @@ export type FromHandlerThread =
 
 const ENTRY = new URL("../../bin/handlerThread.mjs", import.meta.url);
 
+/**
+ * How long an aborted handler gets to return before its thread is ended: DESIGN §8's abort
+ * grace, the same `baton worker` gives a handler when it stops.
+ */
+export const ABORT_GRACE_MS = 5_000;
+
 /** A `JobRunner` whose handlers run on a thread of their own; `close()` stops the thread. */
 export interface HandlerThread extends JobRunner {
   readonly kinds: readonly string[];
@@ -65,6 +71,8 @@ class ThreadRunner implements HandlerThread {
   private job: { id: string; report: JobReport } | undefined;
   /** Called when the job running now has its result, for `close()`. */
   private idle: (() => void) | undefined;
+  /** Why the thread is being ended under its job: an abort its handler did not heed. */
+  private ending: string | undefined;
 
   constructor(private readonly data: HandlerThreadData) {}
 
@@ -94,7 +102,9 @@ class ThreadRunner implements HandlerThread {
       });
       worker.on("exit", (code) => {
         this.thread = undefined;
-        const why = crash === undefined ? `exit code ${code}` : describeCrash(crash);
+        const why =
+          this.ending ?? (crash === undefined ? `exit code ${code}` : describeCrash(crash));
+        this.ending = undefined;
         reject(
           new BatonError(
             "HANDLER_THREAD",
@@ -127,9 +137,22 @@ class ThreadRunner implements HandlerThread {
     );
   }
 
+  /**
+   * Aborts the running job's handler; one that has not returned `ABORT_GRACE_MS` later (stuck
+   * in synchronous code, or ignoring its signal) is stopped by ending its thread, which fails
+   * the attempt and keeps the worker.
+   */
   abort(reason: string): void {
-    if (this.job === undefined) return;
-    void this.thread?.then((worker) => post(worker, { type: "abort", reason }));
+    const job = this.job;
+    if (job === undefined) return;
+    void this.thread?.then((worker) => {
+      post(worker, { type: "abort", reason });
+      setTimeout(() => {
+        if (this.job !== job) return;
+        this.ending = `it did not return within ${ABORT_GRACE_MS} ms of being aborted (${reason}), so its thread was ended`;
+        void worker.terminate();
+      }, ABORT_GRACE_MS).unref();
+    });
   }
 
   /**

@@ -6,7 +6,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type HandlerThread, startHandlerThread } from "../../src/cli/handlerThread.ts";
+import {
+  ABORT_GRACE_MS,
+  type HandlerThread,
+  startHandlerThread,
+} from "../../src/cli/handlerThread.ts";
 import { jobsOf } from "../../src/cli/loadModule.ts";
 import type { Json } from "../../src/graph/job.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
@@ -95,6 +99,27 @@ describe("the handler thread", () => {
       status: "failed",
       error: { name: "BatonError", message: "the coordinator cancelled it" },
     });
+  });
+
+  it("ends the thread of a handler that does not return within the grace after an abort, and keeps going", async () => {
+    const thread = await start();
+    const stuck = frame("block", 60_000);
+    const { result } = run(thread, stuck);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const abortedAt = Date.now();
+    thread.abort("job timed out");
+    expect(await result).toEqual({
+      type: "result",
+      job: stuck.id,
+      status: "failed",
+      error: {
+        name: "HandlerThreadExited",
+        message: `the thread running job ${stuck.id}'s handler stopped (it did not return within ${ABORT_GRACE_MS} ms of being aborted (job timed out), so its thread was ended); the next job gets a new thread`,
+      },
+    });
+    expect(Date.now() - abortedAt).toBeGreaterThanOrEqual(ABORT_GRACE_MS - 50);
+    expect(Date.now() - abortedAt).toBeLessThan(ABORT_GRACE_MS + 3_000);
+    expect(await run(thread, frame("double", 3)).result).toMatchObject({ value: 6 });
   });
 
   it("fails the attempt when its thread dies under a job, and runs the next job on a new thread", async () => {
