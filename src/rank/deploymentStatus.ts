@@ -7,6 +7,7 @@ import { isAlive, launcherGone, manifestLauncherGone } from "./launcherWatch.ts"
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "./leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "./manifestFormat.ts";
 import { MARKER_FORMAT, MARKER_STALE_MS, type Marker, type MarkerPhase } from "./markerFormat.ts";
+import { pidReused } from "./pidReused.ts";
 import { LEASE_STALE_MS } from "./rankEnv.ts";
 import { readStateFile, type StateFileFormat } from "./stateFile.ts";
 
@@ -19,8 +20,9 @@ export interface RankStatus {
   alive: boolean;
   /**
    * The marker's phase; `gone` when the pid is dead, `reused` when it now belongs to a process
-   * that does not carry the deployment (argv or `BATON_DEPLOYMENT`), `no marker` when the
-   * rank wrote none.
+   * that does not carry the deployment (argv or `BATON_DEPLOYMENT`) or that started after the
+   * marker (else the manifest) recorded the rank running and lacks `BATON_DEPLOYMENT`
+   * (`pidReused`), `no marker` when the rank wrote none.
    */
   phase: MarkerPhase | "gone" | "reused" | "no marker";
   /** Since the rank started (marker), else since the launch (manifest). */
@@ -132,14 +134,15 @@ async function readDeploymentStatus(
     const pid = marker?.pid ?? manifest?.ranks.find((entry) => entry.rank === rank)?.pid;
     const info = pid === undefined ? undefined : procs.inspect(pid);
     const env = info === undefined ? undefined : procs.environ(info.pid);
-    // An environment that cannot be read (another user's process) proves nothing either way.
+    const startedAt = marker?.startedAt ?? manifest?.startedAt;
+    // An environment that cannot be read (another user's process) proves nothing either way,
+    // but a process that started after the rank was recorded running is not that rank.
     const reused =
       info !== undefined &&
       isAlive(info) &&
-      env !== undefined &&
-      !carriesDeployment(info.argv, env, deployment);
+      ((env !== undefined && !carriesDeployment(info.argv, env, deployment)) ||
+        (startedAt !== undefined && pidReused(procs, info, deployment, startedAt)));
     const alive = isAlive(info) && !reused;
-    const startedAt = marker?.startedAt ?? manifest?.startedAt;
     ranks.push({
       rank,
       pid,

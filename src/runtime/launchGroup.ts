@@ -611,7 +611,8 @@ class LaunchedGroup implements RankGroup {
           deployment: this.deployment,
           groups: pids,
           pids,
-          sweepCandidates: () => markerPids(this.ports.files, this.paths, this.deployment),
+          sweepCandidates: () =>
+            markerPids(this.ports.files, this.paths, this.deployment, this.ports.procs),
           forbiddenGroups: this.forbiddenGroups,
         },
         {

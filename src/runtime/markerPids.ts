@@ -1,23 +1,28 @@
 import { RankFileError } from "../errors.ts";
 import { type DeploymentPaths, rankFileName } from "../rank/deploymentPaths.ts";
 import { MARKER_FORMAT } from "../rank/markerFormat.ts";
+import { pidReused } from "../rank/pidReused.ts";
 import { readStateFile } from "../rank/stateFile.ts";
-import type { Files } from "./ports.ts";
+import type { Files, Procs } from "./ports.ts";
 
 /**
  * The pids named in a deployment's rank markers: the teardown's sweep candidates. A marker
- * of another deployment or one that does not parse names nobody. The teardown still checks
- * that each pid carries the deployment before it signals it.
+ * of another deployment or one that does not parse names nobody. Given this machine's
+ * `procs`, neither does a marker whose pid another program took since (`pidReused`: it
+ * started after the marker's rank did), so its arguments, which may well name the deployment
+ * (`tail -f S/<dep>/rank-0.log`), never make it a candidate. The teardown still checks that
+ * each pid carries the deployment before it signals it.
  *
  * @example
  * ```ts
- * const pids = await markerPids(files, deploymentPaths(stateDir, deployment), deployment);
+ * const pids = await markerPids(files, deploymentPaths(stateDir, deployment), deployment, procs);
  * ```
  */
 export async function markerPids(
   files: Files,
   paths: DeploymentPaths,
   deployment: string,
+  procs?: Pick<Procs, "inspect" | "environ">,
 ): Promise<number[]> {
   const ranks = (await files.list(paths.dir)).flatMap((name) => {
     const file = rankFileName(name);
@@ -32,5 +37,11 @@ export async function markerPids(
       }),
     ),
   );
-  return markers.flatMap((marker) => (marker?.deployment === deployment ? [marker.pid] : []));
+  return markers.flatMap((marker) =>
+    marker?.deployment === deployment &&
+    (procs === undefined ||
+      !pidReused(procs, procs.inspect(marker.pid), deployment, marker.startedAt))
+      ? [marker.pid]
+      : [],
+  );
 }

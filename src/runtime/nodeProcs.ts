@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
 import type { ProcExit, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
-import { parseCmdline, parseStat } from "./procStat.ts";
+import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
 
 /**
  * The Procs port on `node:child_process` and Linux's /proc. `spawn` ignores stdin, replaces the
@@ -13,7 +13,9 @@ import { parseCmdline, parseStat } from "./procStat.ts";
  * (`environ` is undefined for a process that is gone, a zombie, or another user's). An entry
  * is read from `/proc/PID/stat`; its `argv` comes from `/proc/PID/cmdline` when first used
  * (empty if the process is gone by then), so a scan of the table that looks at the states
- * and groups of most processes and the arguments of few reads one file per process.
+ * and groups of most processes and the arguments of few reads one file per process. Its
+ * `startedAt` is the boot time (`btime` in /proc/stat, whole seconds, read once) plus the
+ * process's start in clock ticks (`USER_HZ`, 100 a second on Linux).
  *
  * @example
  * ```ts
@@ -123,13 +125,27 @@ function inspect(pid: number): ProcInfo | undefined {
   const stat = readProc(pid, "stat");
   if (stat === undefined) return undefined;
   let argv: string[] | undefined;
-  return Object.defineProperty(parseStat(pid, stat), "argv", {
+  const entry = Object.defineProperty(parseStat(pid, stat), "argv", {
     enumerable: true,
     get: () => {
       argv ??= parseCmdline(readProc(pid, "cmdline") ?? "");
       return argv;
     },
-  }) as ProcInfo;
+  });
+  const ticks = startTicks(stat);
+  if (ticks !== undefined) entry.startedAt = bootTimeMs() + ticks * (1_000 / USER_HZ);
+  return entry as ProcInfo;
+}
+
+/** Clock ticks a second in /proc (`USER_HZ`): 100 on every Linux architecture Node runs on. */
+const USER_HZ = 100;
+
+let bootMs: number | undefined;
+
+/** When this machine booted, in ms since the epoch (`btime`, whole seconds), read once. */
+function bootTimeMs(): number {
+  bootMs ??= Number(/^btime (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1]) * 1_000;
+  return bootMs;
 }
 
 /** The text of `/proc/PID/FILE`, or undefined when the process is gone. */

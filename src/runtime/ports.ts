@@ -88,6 +88,12 @@ export interface ProcInfo {
   pgid: number;
   state: ProcState;
   argv: string[];
+  /**
+   * When the process started, in ms since the epoch by this machine's clock, to within about
+   * a second; undefined when the table does not say. A pid a file recorded and a process
+   * that started after that record are two programs: the pid was reused.
+   */
+  startedAt?: number;
 }
 
 export interface SpawnOptions {

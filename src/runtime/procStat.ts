@@ -40,6 +40,20 @@ export function parseStat(pid: number, stat: string): ProcStat {
 }
 
 /**
+ * When the process started, in clock ticks since the machine booted: field 22 of the text of
+ * `/proc/PID/stat` (`starttime`, see proc(5)), or undefined when the text has no such field.
+ *
+ * @example
+ * ```ts
+ * startTicks("42 (sleep) S 1 42 42 0 -1 4194304 96 0 0 0 0 0 0 0 20 0 1 0 123456 …"); // 123456
+ * ```
+ */
+export function startTicks(stat: string): number | undefined {
+  const field = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  return field === undefined || !/^\d+$/.test(field) ? undefined : Number(field);
+}
+
+/**
  * The arguments in the text of `/proc/PID/cmdline` (NUL-terminated; empty for a zombie).
  *
  * @example

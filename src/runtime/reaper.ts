@@ -5,6 +5,7 @@ import { type DeploymentPaths, deploymentPaths, isDeploymentId } from "../rank/d
 import { isAlive, manifestLauncherGone } from "../rank/launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
+import { pidReused } from "../rank/pidReused.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import { readStateFile } from "../rank/stateFile.ts";
 import { clearDeployment, controlFiles, untouchedMs } from "./clearDeployment.ts";
@@ -136,18 +137,19 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     ) {
       continue;
     }
-    const ranks = manifest?.ranks ?? [];
     options.logger?.info({ deployment, why }, "reaping an orphaned deployment");
     try {
       const logger = options.logger !== undefined && { logger: options.logger };
       const teardown = await tearDownAcrossHosts(
         () =>
           tearDown(
-            reapTarget(deployment, ranks, procs, () => markerPids(files, paths, deployment)),
+            reapTarget(deployment, manifest, procs, () =>
+              markerPids(files, paths, deployment, procs),
+            ),
             { procs, clock, ...logger },
             options.teardown,
           ),
-        remoteSites(ranks).map(
+        remoteSites(manifest?.ranks ?? []).map(
           ({ host, stateDir, pids }) =>
             () =>
               reapRemoteSite({
@@ -188,7 +190,7 @@ async function leftBehind(
 ): Promise<string | undefined> {
   const names = controlFiles(paths, await files.list(paths.dir));
   if (names.length === 0) return undefined;
-  const orphans = (await markerPids(files, paths, deployment)).filter((pid) => {
+  const orphans = (await markerPids(files, paths, deployment, procs)).filter((pid) => {
     const info = procs.inspect(pid);
     return isAlive(info) && carriesDeployment(info!.argv, procs.environ(pid), deployment);
   });
@@ -218,11 +220,12 @@ function remoteSites(ranks: readonly ManifestRank[]) {
 /**
  * What to tear down for an orphaned deployment: the groups of its manifest's local ranks whose
  * every live member carries the deployment (a group with a stranger in it, a reused pgid, is
- * forbidden), and by pid every live process whose environment has its `BATON_DEPLOYMENT`.
+ * forbidden, and so is a group whose leader started after the manifest recorded its rank:
+ * `pidReused`), and by pid every live process whose environment has its `BATON_DEPLOYMENT`.
  */
 function reapTarget(
   deployment: string,
-  ranks: readonly ManifestRank[],
+  manifest: Manifest | undefined,
   procs: Procs,
   sweepCandidates: () => Promise<number[]>,
 ): TeardownTarget {
@@ -232,8 +235,14 @@ function reapTarget(
   const groups: number[] = [];
   const pids = new Set<number>();
   const forbiddenGroups = new Set<number>();
-  for (const rank of ranks) {
+  for (const rank of manifest?.ranks ?? []) {
     if (rank.host !== "local") continue;
+    const leader = table.find((info) => info.pid === rank.pgid);
+    if (manifest !== undefined && pidReused(procs, leader, deployment, manifest.startedAt)) {
+      // The group's id is its leader's pid: a leader younger than the record is a new group.
+      forbiddenGroups.add(rank.pgid);
+      continue;
+    }
     const members = table.filter((info) => info.pgid === rank.pgid);
     const ours = members.filter((info) => carries(info.pid, info.argv));
     if (members.length > 0 && ours.length === members.length) groups.push(rank.pgid);

@@ -3,10 +3,16 @@
  * exit codes and output, and the ranks they leave (none). Every process a test starts is
  * stopped by its pid when the test ends, even on failure.
  */
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
+import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
+import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/rankStrays.ts";
 import { ranksReady } from "../fixtures/ranksReady.ts";
 import { readManifest } from "../fixtures/readManifest.ts";
@@ -260,5 +266,56 @@ describe("baton reap", () => {
     const result = await startBaton(["reap", "--state-dir", tempDir(), "--json"]).exit;
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ reaped: [], live: [], failed: [] });
+  }, 60_000);
+
+  it("never signals a program that took a dead rank's pid, even one whose arguments name the deployment", async () => {
+    const dir = tempDir();
+    const deployment = "dep-reusedpid01";
+    const paths = deploymentPaths(dir, deployment);
+    mkdirSync(paths.dir);
+    writeFileSync(paths.log(0), "rank 0: ready\n");
+    // The operator's `tail -f` of the log, in a group of its own, at the pid the manifest and
+    // the marker recorded for rank 0 a minute ago: the pid was reused (here, by construction).
+    const tail = procs.spawn({ argv: ["tail", "-f", paths.log(0)], newGroup: true });
+    try {
+      const now = Date.now();
+      writeFileSync(
+        paths.manifest,
+        encodeStateFile(MANIFEST_FORMAT, {
+          deployment,
+          launcher: { pid: await deadPid(), token: "tok", host: hostname() },
+          ranks: [{ rank: 0, localRank: 0, host: "local", pid: tail.pid, pgid: tail.pid }],
+          worldSize: 1,
+          argv: ["python3", "train.py"],
+          startedAt: now - 60_000,
+        }),
+      );
+      writeFileSync(
+        paths.marker(0),
+        encodeStateFile(MARKER_FORMAT, {
+          deployment,
+          rank: 0,
+          pid: tail.pid,
+          phase: "ready",
+          startedAt: now - 60_000,
+          heartbeatAt: now - 50_000,
+          active: 0,
+          epoch: 0,
+        }),
+      );
+      const status = await startBaton(["status", "--state-dir", dir, "--json"]).exit;
+      expect(JSON.parse(status.stdout).deployments[0].ranks[0]).toMatchObject({
+        pid: tail.pid,
+        alive: false,
+        phase: "reused",
+      });
+      const reaped = await startBaton(["reap", "--state-dir", dir, "--grace-ms", "200"]).exit;
+      expect(reaped.stderr).toMatch(/reaped \(launcher pid \d+ is gone\); verified/);
+      expect(reaped.code).toBe(0);
+      expect(alive(tail.pid)).toBe(true);
+    } finally {
+      procs.signal(tail.pid, "SIGKILL");
+      await tail.exited;
+    }
   }, 60_000);
 });

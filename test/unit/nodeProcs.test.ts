@@ -84,7 +84,18 @@ describe("nodeProcs", () => {
       pgid: procs.inspect(process.pid)!.pgid,
       state: "sleeping",
       argv: ["sleep", "30"],
+      startedAt: expect.any(Number),
     });
+  });
+
+  it("knows when a process started, to within the second Linux gives the boot time in", async () => {
+    const before = Date.now();
+    const child = start({ argv: ["sleep", "30"] });
+    const after = Date.now();
+    const { startedAt } = await until(() => procs.inspect(child.pid), "sleep to start");
+    expect(startedAt).toBeGreaterThan(before - 1_100);
+    expect(startedAt).toBeLessThan(after + 1_100);
+    expect(procs.inspect(process.pid)!.startedAt).toBeLessThanOrEqual(startedAt!);
   });
 
   it("keeps empty arguments in argv", async () => {
