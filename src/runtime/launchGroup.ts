@@ -317,7 +317,7 @@ class LaunchedGroup implements RankGroup {
         type: "REAP_FAILED",
         failure: {
           code: "REAP_FAILED",
-          message: `the reaper could not check the state dir ${this.stateDir}: ${(error as Error).message}`,
+          message: `the state dir ${this.stateDir} cannot be read (${(error as Error).message}), so the reaper cannot check it for orphans; give a directory this user can read and write (--state-dir, or stateDir). No rank was started`,
         },
       });
       return;

@@ -143,6 +143,20 @@ describe("baton launch", () => {
     );
   }, 60_000);
 
+  it("says what to do when the state dir is a file, and starts no rank", async () => {
+    const file = join(tempDir(), "state");
+    writeFileSync(file, "not a directory\n");
+    const result = await startBaton(["launch", "--world", "1", "--state-dir", file, "--", "true"])
+      .exit;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `the state dir ${file} cannot be read (ENOTDIR: not a directory`,
+    );
+    expect(result.stderr).toMatch(
+      /give a directory this user can read and write \(--state-dir, or stateDir\)\. No rank was started\. \[REAP_FAILED\]\n$/,
+    );
+  }, 60_000);
+
   it("exits with the failing rank's code and quotes its log", async () => {
     const result = await startBaton([
       "launch",
