@@ -11,9 +11,10 @@ import { parseArgsMessage } from "./parseArgsMessage.ts";
 const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
 
 Lists the rank-group deployments in a state directory: live (the launcher runs and renews
-its lease) or orphaned (the launcher's pid is gone or its lease is stale: run \`baton reap\`),
-with each rank's pid, phase (from its marker; "gone" when the pid is dead), age and heartbeat.
-Only reads; never signals or removes anything.
+its lease), orphaned (the launcher's pid is gone or its lease is stale: run \`baton reap\`)
+or ended (logs, and perhaps leftovers \`baton reap\` removes), with each rank's pid, phase
+(from its marker; "gone" when the pid is dead, "reused" when another program has it now),
+age and heartbeat. Only reads; never signals or removes anything.
 
   --state-dir DIR   the root state directory (default: ${DEFAULT_STATE_DIR})
   --json            one JSON object: { stateDir, deployments: [...] } (unknown values are null)

@@ -62,8 +62,9 @@ export interface DeploymentStatusPorts {
 }
 
 /**
- * Every deployment under the root state dir `stateDir`, by id. Only reads: nothing is
- * signalled or removed. A malformed file is reported in `problems`, never thrown.
+ * Every deployment under the root state dir `stateDir`, by id: each directory holding a
+ * control file or a rank's log (other directories are not deployments). Only reads: nothing
+ * is signalled or removed. A malformed file is reported in `problems`, never thrown.
  *
  * @example
  * ```ts
@@ -85,7 +86,15 @@ export async function readDeploymentStatuses(
     } catch {
       continue; // a file, not a deployment directory
     }
-    if (entries.length === 0) continue;
+    // Neither a control file nor a rank's log: not a deployment (`--state-dir .baton`, the
+    // store's own folders).
+    const isLog = (entry: string) => rankFileName(entry)?.kind === "log";
+    if (
+      !entries.some(isLog) &&
+      controlFiles(deploymentPaths(stateDir, name), entries).length === 0
+    ) {
+      continue;
+    }
     statuses.push(await readDeploymentStatus(ports, stateDir, name, entries));
   }
   return statuses;

@@ -295,6 +295,11 @@ describe("baton status", () => {
     const empty = await baton(["status", "--state-dir", join(dir, "missing")]);
     expect(empty.code).toBe(0);
     expect(empty.stdout).toBe(`no deployments in ${join(dir, "missing")}\n`);
+    // Folders that hold no deployment's file (a store's, when --state-dir names the store).
+    await mkdir(join(dir, "logs"));
+    await writeFile(join(dir, "logs", "run-1.log"), "{}\n");
+    await mkdir(join(dir, "quarantine"));
+    await writeFile(join(dir, "quarantine", "ab12"), "{}\n");
     const json = await baton(["status", "--state-dir", dir, "--json"]);
     expect(JSON.parse(json.stdout)).toEqual({ stateDir: dir, deployments: [] });
     const bad = await baton(["status", "--bogus"]);
