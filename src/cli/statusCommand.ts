@@ -13,8 +13,9 @@ const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
 Lists the rank-group deployments in a state directory: live (the launcher runs and renews
 its lease), orphaned (the launcher's pid is gone or its lease is stale: run \`baton reap\`)
 or ended (logs, and perhaps leftovers \`baton reap\` removes), with each rank's pid, phase
-(from its marker; "gone" when the pid is dead, "reused" when another program has it now),
-age and heartbeat. Only reads; never signals or removes anything.
+(from its marker; "gone" when the pid is dead, "reused" when another program has it now,
+"remote" for a rank on an ssh host, not checked from here), age and heartbeat. Only reads;
+never signals or removes anything.
 
   --state-dir DIR   the root state directory (default: ${DEFAULT_STATE_DIR})
   --json            one JSON object: { stateDir, deployments: [...] } (unknown values are null)
@@ -80,7 +81,7 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
       ...dep.ranks.map((rank) => [
         String(rank.rank),
         rank.pid === undefined ? "-" : String(rank.pid),
-        rank.phase,
+        rank.phase === "remote" ? `remote (${rank.host})` : rank.phase,
         rank.ageMs === undefined ? "-" : duration(rank.ageMs),
         rank.heartbeatAgeMs === undefined
           ? "-"

@@ -14,17 +14,23 @@ import { readStateFile, type StateFileFormat } from "./stateFile.ts";
 /** One rank of a deployment as its files and the process table show it. */
 export interface RankStatus {
   rank: number;
-  /** From the marker, else from the manifest. */
+  /** Where it runs, from the manifest: `local`, or `ssh://USER@HOST[:PORT]`. */
+  host: string;
+  /** From the marker, else from the manifest (a remote rank's is a pid on its host). */
   pid: number | undefined;
-  /** A process with this pid exists, is not a zombie, and does not belong to another program. */
-  alive: boolean;
   /**
-   * The marker's phase; `gone` when the pid is dead, `reused` when it now belongs to a process
+   * A process with this pid exists, is not a zombie, and does not belong to another program;
+   * undefined for a rank on another host, whose process table is not read.
+   */
+  alive: boolean | undefined;
+  /**
+   * `remote` for a rank on another host (its process and marker are there: not checked).
+   * Else the marker's phase; `gone` when the pid is dead, `reused` when it now belongs to a process
    * that does not carry the deployment (argv or `BATON_DEPLOYMENT`) or that started after the
    * marker (else the manifest) recorded the rank running and lacks `BATON_DEPLOYMENT`
    * (`pidReused`), `no marker` when the rank wrote none.
    */
-  phase: MarkerPhase | "gone" | "reused" | "no marker";
+  phase: MarkerPhase | "gone" | "reused" | "no marker" | "remote";
   /** Since the rank started (marker), else since the launch (manifest). */
   ageMs: number | undefined;
   /** Since the marker was last written. */
@@ -139,8 +145,26 @@ async function readDeploymentStatus(
   }
   const ranks: RankStatus[] = [];
   for (const rank of [...rankNumbers].sort((a, b) => a - b)) {
+    const entry = manifest?.ranks.find((candidate) => candidate.rank === rank);
+    const host = entry?.host ?? "local";
+    if (host !== "local") {
+      // Its pid is one on its host, and its marker is there: this machine knows nothing of it.
+      ranks.push({
+        rank,
+        host,
+        pid: entry?.pid,
+        alive: undefined,
+        phase: "remote",
+        ageMs: manifest === undefined ? undefined : now - manifest.startedAt,
+        heartbeatAgeMs: undefined,
+        heartbeatStale: false,
+        active: undefined,
+        epoch: undefined,
+      });
+      continue;
+    }
     const marker: Marker | undefined = await read(MARKER_FORMAT, paths.marker(rank));
-    const pid = marker?.pid ?? manifest?.ranks.find((entry) => entry.rank === rank)?.pid;
+    const pid = marker?.pid ?? entry?.pid;
     const info = pid === undefined ? undefined : procs.inspect(pid);
     const env = info === undefined ? undefined : procs.environ(info.pid);
     const startedAt = marker?.startedAt ?? manifest?.startedAt;
@@ -154,6 +178,7 @@ async function readDeploymentStatus(
     const alive = isAlive(info) && !reused;
     ranks.push({
       rank,
+      host,
       pid,
       alive,
       phase: reused ? "reused" : !alive ? "gone" : (marker?.phase ?? "no marker"),

@@ -274,6 +274,44 @@ describe("baton status", () => {
     );
   });
 
+  it("does not judge a rank on an ssh host by this machine's process table", async () => {
+    const dir = await stateDir();
+    const deployment = "dep-remote000000";
+    await writeDeployment(
+      dir,
+      deployment,
+      livePid(),
+      [{ pid: livePid(deployment), phase: "ready" }],
+      0,
+    );
+    const paths = deploymentPaths(dir, deployment);
+    const manifest = JSON.parse((await files.read(paths.manifest)) ?? "");
+    // Rank 1 runs on gpu-2 under a pid that here is this test's own process: no evidence.
+    manifest.ranks.push({
+      rank: 1,
+      localRank: 0,
+      host: "ssh://alice@gpu-2",
+      pid: process.pid,
+      pgid: process.pid,
+      stateDir: "/home/alice/.baton/run",
+    });
+    manifest.worldSize = 2;
+    await files.writeAtomic(paths.manifest, `${JSON.stringify(manifest)}\n`);
+
+    const json = await baton(["status", "--state-dir", dir, "--json"]);
+    const [dep] = JSON.parse(json.stdout).deployments;
+    expect(
+      dep.ranks.map((rank: Record<string, unknown>) => [rank.host, rank.phase, rank.alive]),
+    ).toEqual([
+      ["local", "ready", true],
+      ["ssh://alice@gpu-2", "remote", null],
+    ]);
+    const table = await baton(["status", "--state-dir", dir]);
+    expect(table.stdout).toMatch(
+      new RegExp(`\\n  1 +${process.pid} +remote \\(ssh://alice@gpu-2\\) +1m0\\ds +- +- +-\\n`),
+    );
+  });
+
   it("says what baton reap does with a deployment whose manifest is malformed: nothing", async () => {
     const dir = await stateDir();
     const deployment = "dep-broken000000";
