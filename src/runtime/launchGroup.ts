@@ -340,7 +340,7 @@ class LaunchedGroup implements RankGroup {
         type: "REAP_FAILED",
         failure: {
           code: "DEPLOYMENT_BLOCKED",
-          message: `deployment ${this.deployment} cannot be launched: ${why}`,
+          message: `it cannot be launched: ${why}`,
         },
       });
       return;
@@ -743,7 +743,7 @@ class LaunchedGroup implements RankGroup {
       REAP_FAILED: "",
       DEPLOYMENT_BLOCKED: "",
       LAUNCH_FAILED: "",
-      BARRIER_TIMEOUT: ` A rank is ready once it writes ${this.paths.dir}/rank-R.marker.json with phase "ready" (the baton rank library and examples/ranks/rank.py do); raise the load timeout if loading takes longer.`,
+      BARRIER_TIMEOUT: ` A rank is ready once it writes ${this.paths.dir}/rank-R.marker.json with phase "ready" (the baton rank library and examples/ranks/rank.py do); raise the load timeout (--load-timeout-ms, or timeouts.loadTimeoutMs) if loading takes longer.`,
       RANK_FAILED: " The other ranks were stopped.",
       RANK_LOST:
         " A rank rewrites its marker every heartbeat; one that stops doing so is hung or cut off, and the group was stopped.",

@@ -37,5 +37,6 @@ export async function logTail(path: string): Promise<string> {
   if (partial) lines.shift();
   const tail = lines.slice(-TAIL_LINES);
   if (tail.length === 0) return "(Its log is empty.)";
-  return `Last ${tail.length} lines of the log:\n${tail.map((line) => `  | ${line}`).join("\n")}`;
+  const heading = tail.length === 1 ? "The last line" : `Last ${tail.length} lines`;
+  return `${heading} of the log:\n${tail.map((line) => `  | ${line}`).join("\n")}`;
 }

@@ -392,6 +392,9 @@ describe("the reaper", () => {
     });
     const error = (await blocked.wait().catch((e: unknown) => e)) as RankGroupError;
     expect(error.code).toBe("DEPLOYMENT_BLOCKED");
+    expect(error.message).toMatch(
+      new RegExp(`^deployment ${deployment}: it cannot be launched: its last reap failed: `),
+    );
     expect(error.message).toContain("baton reap");
     expect(blocked.pids()).toEqual([]);
 
