@@ -7,7 +7,8 @@ import type { Files } from "./ports.ts";
  * (so no reaper takes a half-cleared directory for an orphan), then, all at once, the lease,
  * the cancel file, every rank's marker and ack, and the temp file of any of these whose
  * writer was killed mid-write (a rank killed while it rewrote its marker). The ranks' logs
- * stay, for reading after the fact.
+ * stay, for reading after the fact. `keepLease` keeps the lease: a launcher clearing what an
+ * earlier run left, under the lease that claims the name for it.
  *
  * @example
  * ```ts
@@ -15,9 +16,16 @@ import type { Files } from "./ports.ts";
  * await clearDeployment(files, deploymentPaths(stateDir, deployment));
  * ```
  */
-export async function clearDeployment(files: Files, paths: DeploymentPaths): Promise<void> {
+export async function clearDeployment(
+  files: Files,
+  paths: DeploymentPaths,
+  { keepLease = false }: { keepLease?: boolean } = {},
+): Promise<void> {
   await files.remove(paths.manifest);
-  const names = controlFiles(paths, await files.list(paths.dir));
+  const lease = paths.lease.slice(paths.dir.length + 1);
+  const names = controlFiles(paths, await files.list(paths.dir)).filter(
+    (name) => !(keepLease && name === lease),
+  );
   await Promise.all(names.map((name) => files.remove(`${paths.dir}/${name}`)));
 }
 

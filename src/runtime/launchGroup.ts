@@ -18,6 +18,7 @@ import {
   type DeploymentPaths,
   deploymentPaths,
 } from "../rank/deploymentPaths.ts";
+import { launcherGone } from "../rank/launcherWatch.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../rank/markerFormat.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
@@ -25,7 +26,7 @@ import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { clearDeployment } from "./clearDeployment.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
-import { type HeldLease, holdLease } from "./launcherLease.ts";
+import { claimLease, type HeldLease, holdLease } from "./launcherLease.ts";
 import { logTail } from "./logTail.ts";
 import { markerPids } from "./markerPids.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -336,16 +337,101 @@ class LaunchedGroup implements RankGroup {
         live !== undefined
           ? `it is running under a live launcher (pid ${live.pid}); stop that one first or pick another --name`
           : `its last reap failed: ${failed?.error.message}. Once those processes are gone, run \`baton reap --state-dir ${this.stateDir}\` and launch again`;
+      this.blocked(why);
+      return;
+    }
+    let taken: string | undefined;
+    try {
+      taken = await this.claim();
+    } catch (error) {
       this.send({
         type: "REAP_FAILED",
         failure: {
-          code: "DEPLOYMENT_BLOCKED",
-          message: `it cannot be launched: ${why}`,
+          code: "LAUNCH_FAILED",
+          message: this.cannotHold(error),
         },
       });
       return;
     }
+    if (taken !== undefined) {
+      this.blocked(taken);
+      return;
+    }
+    // Stopped while claiming: the name is given back.
+    if (!this.group.getSnapshot().matches("reaping")) {
+      await this.ports.files.remove(this.paths.lease);
+      return;
+    }
     this.send({ type: "REAPED" });
+  }
+
+  /** The state dir cannot take this deployment's files: what to do about it. */
+  private cannotHold(error: unknown): string {
+    return `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${(error as Error).message}); give a directory this user can write (--state-dir, or stateDir). No rank was started`;
+  }
+
+  private blocked(why: string): void {
+    this.send({
+      type: "REAP_FAILED",
+      failure: { code: "DEPLOYMENT_BLOCKED", message: `it cannot be launched: ${why}` },
+    });
+  }
+
+  /**
+   * Claims this deployment's name by creating its lease exclusively (`claimLease`): of two
+   * launchers of one name at once, one goes on and the other is blocked. A lease a launcher
+   * left behind when it died before writing its manifest (its pid is gone, or it was not
+   * renewed for its stale time; one that cannot be read, once untouched that long) is taken
+   * over. Returns why the name is taken, or undefined once it is this launcher's.
+   */
+  private async claim(): Promise<string | undefined> {
+    const { files, procs, clock } = this.ports;
+    const path = this.paths.lease;
+    const staleAfterMs = this.timeouts.leaseStaleMs;
+    await files.mkdirp(this.paths.dir);
+    for (let attempt = 1; ; attempt++) {
+      const { deployment, token } = this;
+      const held = await claimLease({
+        files,
+        clock,
+        path,
+        deployment,
+        pid: procs.selfPid,
+        token,
+        staleAfterMs,
+      });
+      if (held === undefined) return undefined;
+      const now = clock.now();
+      let gone: string | undefined;
+      if (held === "unreadable") {
+        const modifiedAt = await files.modifiedAt(path);
+        gone =
+          modifiedAt === undefined
+            ? "it was removed meanwhile"
+            : now - modifiedAt > staleAfterMs
+              ? `it cannot be read and was not written for ${Math.round(now - modifiedAt)} ms`
+              : undefined;
+      } else {
+        gone = launcherGone({
+          launcherPid: held.pid,
+          process: procs.inspect(held.pid),
+          lease: held,
+          now,
+          noLeaseSince: now,
+          leaseStaleMs: held.staleAfterMs,
+        });
+      }
+      if (gone === undefined || attempt === 3) {
+        return held === "unreadable"
+          ? `another launcher is claiming it at this moment (its lease ${path} is being written); stop that one first or pick another --name`
+          : `another launcher (pid ${held.pid}) claimed it a moment ago and is starting its ranks; stop that one first or pick another --name`;
+      }
+      this.logger.info(
+        { deployment, lease: path, why: gone },
+        "taking over a lease its launcher left",
+      );
+      await files.remove(path);
+    }
   }
 
   /** Writes the lease and manifest, starts the ranks, and starts watching their markers. */
@@ -353,12 +439,13 @@ class LaunchedGroup implements RankGroup {
     const { files, procs, clock } = this.ports;
     try {
       await files.mkdirp(this.paths.dir);
-      // Markers, acks or a cancel file left by an earlier run under this name mean nothing now.
-      await clearDeployment(files, this.paths);
+      // Markers, acks or a cancel file left by an earlier run under this name mean nothing now;
+      // the lease is this launcher's claim on the name.
+      await clearDeployment(files, this.paths, { keepLease: true });
     } catch (error) {
       this.send({
         type: "LAUNCH_FAILED",
-        message: `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${(error as Error).message}); give a directory this user can write (--state-dir, or stateDir). No rank was started`,
+        message: this.cannotHold(error),
       });
       return;
     }

@@ -52,6 +52,23 @@ export function nodeFiles(): Files {
       }
     },
 
+    async createExclusive(path, data, mode = 0o600) {
+      makeDirs(dirname(path));
+      let handle: Awaited<ReturnType<typeof open>>;
+      try {
+        handle = await open(path, "wx", mode);
+      } catch (err) {
+        if (isErrno(err, "EEXIST")) return false;
+        throw err;
+      }
+      try {
+        await handle.writeFile(data);
+      } finally {
+        await handle.close();
+      }
+      return true;
+    },
+
     read(path) {
       return new Promise((resolve, reject) =>
         readFile(path, "utf8", (err, text) => {

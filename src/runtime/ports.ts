@@ -142,6 +142,13 @@ export interface Files {
    * leave that temp file behind, never a torn `path`.
    */
   writeAtomic(path: string, data: string | Uint8Array, mode?: number): Promise<void>;
+  /**
+   * Creates `path` holding `data` only if nothing is there (parent directories as needed):
+   * true when this call created it, false when it existed. Of two callers at once, exactly one
+   * gets true: a launcher claims a deployment's name with it. A reader may find the file empty
+   * for a moment; a writer killed at that moment leaves it empty.
+   */
+  createExclusive(path: string, data: string, mode?: number): Promise<boolean>;
   /** The file's text, or undefined when it does not exist. */
   read(path: string): Promise<string | undefined>;
   /**

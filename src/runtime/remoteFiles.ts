@@ -3,8 +3,11 @@ import type { Files } from "./ports.ts";
 import { shellQuote } from "./shellQuote.ts";
 import type { SshHost } from "./sshHost.ts";
 
-/** Exit code of the read script when the file does not exist. */
-const ABSENT = 3;
+/**
+ * Exit code of a script whose answer is no, not an error: the file to read or stat does not
+ * exist, or the file to create exclusively does.
+ */
+const ANSWER_NO = 3;
 
 function checkPath(path: string): string {
   if (!path.startsWith("/")) {
@@ -32,7 +35,7 @@ function checkPath(path: string): string {
 export function remoteFiles(host: SshHost): Files {
   const run = async (what: string, script: string, input?: string | Uint8Array) => {
     const result = await host.run(`umask 077\n${script}`, { input });
-    if (result.code !== 0 && result.code !== ABSENT) {
+    if (result.code !== 0 && result.code !== ANSWER_NO) {
       throw new RemoteHostError(
         "SSH_REMOTE",
         `${host.target.spec}: cannot ${what} (exit ${result.code}): ${result.stderr.trim()}`,
@@ -45,9 +48,9 @@ export function remoteFiles(host: SshHost): Files {
   const read = async (path: string): Promise<string | undefined> => {
     const result = await run(
       `read ${path}`,
-      `if [ -e ${checkPath(path)} ]; then exec cat ${checkPath(path)}; fi\nexit ${ABSENT}`,
+      `if [ -e ${checkPath(path)} ]; then exec cat ${checkPath(path)}; fi\nexit ${ANSWER_NO}`,
     );
-    return result.code === ABSENT ? undefined : result.stdout.toString("utf8");
+    return result.code === ANSWER_NO ? undefined : result.stdout.toString("utf8");
   };
 
   return {
@@ -66,6 +69,25 @@ export function remoteFiles(host: SshHost): Files {
         ].join("\n"),
         data,
       );
+    },
+
+    async createExclusive(path, data, mode = 0o600) {
+      const target = checkPath(path);
+      const slash = path.lastIndexOf("/");
+      // The shell's noclobber makes `>` an O_EXCL create: it fails when the file exists.
+      const result = await run(
+        `create ${path}`,
+        [
+          `mkdir -p ${shellQuote(path.slice(0, slash) || "/")} || exit 1`,
+          `[ -e ${target} ] && exit ${ANSWER_NO}`,
+          `set -C`,
+          `if cat >${target} 2>/dev/null; then chmod ${mode.toString(8)} ${target}; exit 0; fi`,
+          `[ -e ${target} ] && exit ${ANSWER_NO}`,
+          "exit 1",
+        ].join("\n"),
+        data,
+      );
+      return result.code !== ANSWER_NO;
     },
 
     read,
@@ -99,9 +121,9 @@ export function remoteFiles(host: SshHost): Files {
       const result = await run(
         `stat ${path}`,
         // GNU stat, then BSD stat: seconds since the epoch.
-        `if [ -e ${quoted} ]; then stat -c %Y ${quoted} 2>/dev/null || stat -f %m ${quoted}; exit; fi\nexit ${ABSENT}`,
+        `if [ -e ${quoted} ]; then stat -c %Y ${quoted} 2>/dev/null || stat -f %m ${quoted}; exit; fi\nexit ${ANSWER_NO}`,
       );
-      if (result.code === ABSENT) return undefined;
+      if (result.code === ANSWER_NO) return undefined;
       const printed = result.stdout.toString("utf8").trim();
       const seconds = Number(printed);
       if (printed === "" || !Number.isFinite(seconds)) {

@@ -145,6 +145,7 @@ const SESSIONS_AT_ONCE = 4;
 function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Files {
   return {
     writeAtomic: (path, data, mode) => limit(() => files.writeAtomic(path, data, mode)),
+    createExclusive: (path, data, mode) => limit(() => files.createExclusive(path, data, mode)),
     read: (path) => limit(() => files.read(path)),
     readMany: (paths) => limit(() => files.readMany(paths)),
     list: (dir) => limit(() => files.list(dir)),

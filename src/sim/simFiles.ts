@@ -127,6 +127,14 @@ export class SimFiles {
         await fsync();
         files.pending.delete(write);
       },
+      async createExclusive(path, data, mode = 0o600) {
+        if (!owner.alive) return hang();
+        const target = normal(path);
+        if (files.files.has(target)) return false;
+        files.mkdirs(posix.dirname(target));
+        files.files.set(target, { data, mode, modifiedAt: owner.now() });
+        return true;
+      },
       async read(path) {
         if (!owner.alive) return hang();
         return files.files.get(normal(path))?.data;

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RankGroupError } from "../../src/errors.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
 import { launchGroup } from "../../src/runtime/launchGroup.ts";
@@ -17,6 +18,7 @@ import type { Procs } from "../../src/runtime/ports.ts";
 import type { LaunchSpec, RankGroup } from "../../src/runtime/rankGroup.ts";
 import { reapDeployments } from "../../src/runtime/reaper.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/rankStrays.ts";
 
 const PYTHON = "/usr/bin/python3";
@@ -479,6 +481,46 @@ describe("the reaper", () => {
     expect(error.code).toBe("DEPLOYMENT_BLOCKED");
     expect(error.message).toContain(`live launcher (pid ${process.pid})`);
     expect(first.pids()).toHaveLength(1);
+  });
+
+  it("of two launches of one name at the same moment, starts one and blocks the other", async () => {
+    const dir = tempDir();
+    const spec = { argv: [process.execPath, ENV_RANK], worldSize: 2, stateDir: dir, name: "twin" };
+    const twins = [launch(spec), launch(spec)];
+    const outcomes = await Promise.allSettled(twins.map((group) => group.wait()));
+    const started = outcomes.findIndex((outcome) => outcome.status === "fulfilled");
+    expect(started).not.toBe(-1);
+    expect(outcomes[started]).toMatchObject({ value: { status: "succeeded" } });
+    const blocked = outcomes[1 - started] as PromiseRejectedResult;
+    expect(blocked.reason).toMatchObject({ code: "DEPLOYMENT_BLOCKED" });
+    expect((blocked.reason as RankGroupError).message).toBe(
+      `deployment twin: it cannot be launched: another launcher (pid ${process.pid}) claimed it a moment ago and is starting its ranks; stop that one first or pick another --name.`,
+    );
+    expect(twins[1 - started]!.pids()).toEqual([]);
+    // The ranks that ran are the started group's: two logs, one per rank, not four.
+    expect(twins[started]!.logFiles.map((file) => existsSync(file))).toEqual([true, true]);
+  });
+
+  it("takes over the lease of a launcher that died before it wrote its manifest", async () => {
+    const dir = tempDir();
+    const paths = deploymentPaths(dir, "left");
+    const lease = {
+      deployment: "left",
+      pid: await deadPid(),
+      token: "gone",
+      renewedAt: Date.now(),
+      staleAfterMs: 30_000,
+    };
+    await files.writeAtomic(paths.lease, encodeStateFile(LEASE_FORMAT, lease));
+    const group = launch({
+      argv: [process.execPath, ENV_RANK],
+      worldSize: 1,
+      stateDir: dir,
+      name: "left",
+    });
+    expect((await group.wait()).status).toBe("succeeded");
+    // The lease was this launcher's while it ran, and went with its verified teardown.
+    expect(existsSync(paths.lease)).toBe(false);
   });
 
   it("leaves a deployment alone while its launcher is alive and its lease fresh", async () => {

@@ -578,7 +578,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     }
   });
 
-  it("reads, lists, writes (atomically, 0600) and removes files in the remote state dir", async () => {
+  it("reads, lists, writes (atomically, 0600), creates exclusively and removes files in the remote state dir", async () => {
     const host = open();
     const deployment = newDeployment();
     const files = remoteFiles(host);
@@ -601,6 +601,16 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     await files.remove(`${dir}/lease.json`);
     expect(await files.list(dir)).toEqual([".hidden"]);
     await expect(files.read("relative/path")).rejects.toThrow(/must be absolute/);
+
+    // Exclusive creation: of two at once exactly one creates the file, which keeps its text.
+    const claim = `${dir}/claims/claim.json`;
+    const created = await Promise.all(
+      ["first", "second"].map((who) => files.createExclusive(claim, who)),
+    );
+    expect(created.filter(Boolean)).toHaveLength(1);
+    expect(await files.read(claim)).toBe(created[0] ? "first" : "second");
+    expect(await files.createExclusive(claim, "third")).toBe(false);
+    expect((await host.run(`stat -c '%a' '${claim}'`)).stdout.toString()).toBe("600\n");
   });
 });
 

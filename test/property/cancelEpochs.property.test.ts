@@ -25,6 +25,11 @@ function memoryFiles(): Files {
     writeAtomic: async (path, data) => {
       tree.set(path, typeof data === "string" ? data : new TextDecoder().decode(data));
     },
+    createExclusive: async (path, data) => {
+      if (tree.has(path)) return false;
+      tree.set(path, data);
+      return true;
+    },
     read: async (path) => tree.get(path),
     readMany: async (paths) => paths.map((path) => tree.get(path)),
     list: async (dir) =>

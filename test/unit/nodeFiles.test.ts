@@ -23,6 +23,19 @@ describe("nodeFiles", () => {
     expect((await stat(path)).mode & 0o777).toBe(0o600);
   });
 
+  it("creates a file exclusively: of many callers at once exactly one, and never over one", async () => {
+    const path = join(dir, "d", "claim.json");
+    const created = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => files.createExclusive(path, `caller ${i}`)),
+    );
+    expect(created.filter(Boolean)).toHaveLength(1);
+    expect(await files.read(path)).toBe(`caller ${created.indexOf(true)}`);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect(await files.createExclusive(path, "late")).toBe(false);
+    await files.remove(path);
+    expect(await files.createExclusive(path, "again")).toBe(true);
+  });
+
   it("applies an explicit mode whatever the umask", async () => {
     const path = join(dir, "script.sh");
     await files.writeAtomic(path, "#!/bin/sh\n", 0o755);

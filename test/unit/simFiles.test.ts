@@ -34,6 +34,11 @@ describe("SimFiles", () => {
     expect(files.commits.get("store/results/aa/y.json")).toBe(1);
     await port.mkdirp("store/logs");
     expect(await port.list("store")).toEqual(["logs", "results"]);
+    const claims = await Promise.all(
+      ["a", "b"].map((who) => port.createExclusive("run/lease", who)),
+    );
+    expect(claims).toEqual([true, false]);
+    expect(await port.read("run/lease")).toBe("a");
   });
 
   it("survives a crash: the tree stays, the crashed process's writes stop where they were", async () => {
