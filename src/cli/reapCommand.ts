@@ -7,6 +7,7 @@ import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { reapDeployments } from "../runtime/reaper.ts";
+import { parseArgsMessage } from "./parseArgsMessage.ts";
 
 const REAP_USAGE = `usage: baton reap [--state-dir DIR] [options]
 
@@ -39,7 +40,9 @@ export async function reapCommand(argv: string[]): Promise<number> {
   try {
     values = parse(argv);
   } catch (error) {
-    throw new ConfigError(`${(error as Error).message} (baton reap --help lists its flags)`);
+    throw new ConfigError(
+      `${parseArgsMessage(error as Error)} (baton reap --help lists its flags)`,
+    );
   }
   if (values.help) {
     process.stdout.write(`${REAP_USAGE}\n`);

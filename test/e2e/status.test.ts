@@ -328,7 +328,7 @@ describe("baton status", () => {
     );
   });
 
-  it("says when there is nothing, and refuses unknown flags", async () => {
+  it("says when there is nothing, and refuses unknown flags (status and reap alike)", async () => {
     const dir = await stateDir();
     const empty = await baton(["status", "--state-dir", join(dir, "missing")]);
     expect(empty.code).toBe(0);
@@ -344,6 +344,11 @@ describe("baton status", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(
       "baton status: Unknown option '--bogus' (baton status --help lists its flags) [CONFIG]\n",
+    );
+    const dashed = await baton(["reap", "--state-dir", dir, "--grace-ms", "-1"]);
+    expect(dashed.code).toBe(2);
+    expect(dashed.stderr).toBe(
+      "baton reap: --grace-ms is followed by a value starting with a dash; write --grace-ms=VALUE if that is its value, or give --grace-ms a value (baton reap --help lists its flags) [CONFIG]\n",
     );
   });
 });
