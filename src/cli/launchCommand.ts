@@ -6,7 +6,10 @@ import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
+import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
 import { exitSoon } from "./exitSoon.ts";
+import { groupStatusLine } from "./groupStatusLine.ts";
+import { LiveLine } from "./liveLine.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -103,6 +106,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
     MILLISECONDS,
   );
   const timeLimitMs = wholeNumberFlag("--time-limit-ms", values["time-limit-ms"], MILLISECONDS);
+  const status = process.stderr.isTTY === true ? liveStatus(process.stderr) : undefined;
   const group = launchGroup({
     argv: command,
     worldSize: world,
@@ -115,8 +119,13 @@ export async function launchCommand(argv: string[]): Promise<number> {
     ...(graceMs !== undefined && { teardown: { termGraceMs: graceMs } }),
     ...(loadTimeoutMs !== undefined && { timeouts: { loadTimeoutMs } }),
     logger: createLogger({ level }),
+    ...(status !== undefined && { inspect: status.inspect }),
   });
-  const say = (line: string) => process.stderr.write(`baton launch: ${line}\n`);
+  const say = (line: string) => {
+    const text = `baton launch: ${line}\n`;
+    if (status !== undefined) status.line.print(text);
+    else process.stderr.write(text);
+  };
   say(
     `deployment ${group.deployment}: ${world} rank${world === 1 ? "" : "s"} of ${command.join(" ")}; logs in ${group.dir}/rank-*.log`,
   );
@@ -184,10 +193,37 @@ export async function launchCommand(argv: string[]): Promise<number> {
     const code = error.details.exitCode ?? 1;
     return error.details.teardownError ? unverified(code) : exitSoon(code, EXIT_GRACE_MS);
   } finally {
+    status?.stop();
     clock.clearTimeout(timeLimit);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/**
+ * The live status line of a launch on a terminal: redrawn whenever the group or a rank
+ * changes state, and every second for the time since the launch.
+ */
+function liveStatus(out: NodeJS.WriteStream) {
+  const line = new LiveLine(out);
+  const startedAt = Date.now();
+  let latest: GroupProgress | undefined;
+  const draw = () => {
+    if (latest !== undefined) line.draw(groupStatusLine(latest, Date.now() - startedAt));
+  };
+  const ticker = setInterval(draw, 1_000);
+  ticker.unref();
+  return {
+    line,
+    inspect: watchGroup((progress) => {
+      latest = progress;
+      draw();
+    }),
+    stop() {
+      clearInterval(ticker);
+      line.clear();
+    },
+  };
 }
 
 /** What passing the barrier meant: ranks ready, or ranks that exited 0 without ever serving. */

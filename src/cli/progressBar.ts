@@ -1,4 +1,5 @@
 import type { RunProgress, StoreReadingEvent } from "../runtime/run.ts";
+import { LiveLine } from "./liveLine.ts";
 
 /**
  * A one-line live progress bar for a terminal: done / running / failed / cached, rate and
@@ -14,12 +15,14 @@ import type { RunProgress, StoreReadingEvent } from "../runtime/run.ts";
  * ```
  */
 export class ProgressBar {
-  private drawn = false;
+  private readonly line: LiveLine;
 
   constructor(
-    private readonly out: NodeJS.WriteStream,
+    out: NodeJS.WriteStream,
     private readonly width = 28,
-  ) {}
+  ) {
+    this.line = new LiveLine(out);
+  }
 
   draw(progress: RunProgress): void {
     const { counts, total, rate, cached } = progress;
@@ -37,26 +40,18 @@ export class ProgressBar {
         ? " · waiting for a worker to connect"
         : ` · ${progress.workers} worker${progress.workers === 1 ? "" : "s"}`;
     const line = `${bar} ${finished}/${total} done · ${counts.running} running${storing}${workers} · ${counts.failed} failed · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
-    this.write(line);
+    this.line.draw(line);
   }
 
   /** Reading the results earlier runs stored: `done` of `total` entries. */
   drawReading({ done, total }: StoreReadingEvent): void {
-    this.write(
+    this.line.draw(
       `reading stored results: ${done.toLocaleString("en-US")} of ${total.toLocaleString("en-US")}`,
     );
   }
 
-  private write(line: string): void {
-    // A terminal that reports no size (0 columns, as under script(1)) is not cut to nothing.
-    const columns = this.out.columns || 120;
-    this.out.write(`\r\x1b[2K${line.slice(0, columns - 1)}`);
-    this.drawn = true;
-  }
-
   clear(): void {
-    if (this.drawn) this.out.write("\r\x1b[2K");
-    this.drawn = false;
+    this.line.clear();
   }
 }
 

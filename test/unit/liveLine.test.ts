@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { LiveLine } from "../../src/cli/liveLine.ts";
+
+/** A terminal of `columns` that keeps what is written to it. */
+function terminal(columns = 80) {
+  const written: string[] = [];
+  const out = {
+    columns,
+    write: (text: string) => written.push(text),
+  } as unknown as NodeJS.WriteStream;
+  return { out, written };
+}
+
+describe("LiveLine", () => {
+  it("redraws one line in place, cut to the terminal's width", () => {
+    const { out, written } = terminal(10);
+    const line = new LiveLine(out);
+    line.draw("1/3 done and more");
+    line.draw("2/3");
+    expect(written).toEqual(["\r\x1b[2K1/3 done ", "\r\x1b[2K2/3"]);
+  });
+
+  it("prints whole lines above itself and draws itself again; clear leaves nothing", () => {
+    const { out, written } = terminal();
+    const line = new LiveLine(out);
+    line.print("before anything\n");
+    line.draw("live");
+    line.print("a line\n");
+    line.clear();
+    line.clear();
+    expect(written).toEqual([
+      "before anything\n",
+      "\r\x1b[2Klive",
+      "\r\x1b[2K",
+      "a line\n",
+      "\r\x1b[2Klive",
+      "\r\x1b[2K",
+    ]);
+  });
+});
