@@ -10,7 +10,8 @@ type EntryFunction<E> = E extends { run: infer F } ? F : E extends { ranks: infe
 type InputOf<E> = EntryFunction<E> extends (input: infer I, ctx: JobContext) => unknown ? I : never;
 
 /** A result as the run reports it: nothing is `null`; a type that is not JSON is any JSON. */
-type ResultOf<T> = [T] extends [undefined | void] ? null : [T] extends [Json] ? T : Json;
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing returns void
+type ResultOf<T> = [T] extends [void] ? null : [T] extends [Json] ? T : Json;
 
 /** The value a job module's entry completes with. */
 type OutputOf<E> = E extends { ranks: unknown }
