@@ -14,6 +14,7 @@ import { CoordinatorWatch } from "./coordinatorWatch.ts";
 import { drawFaults, type Fault, type FaultProfile, faultsEnd, formatFaults } from "./faultPlan.ts";
 import { InvariantChecker } from "./invariants.ts";
 import { RankGroupScenario } from "./rankGroupScenario.ts";
+import { describeRealWork, RealWorkWatch } from "./realWorkWatch.ts";
 import { type ClockScope, SimClock } from "./simClock.ts";
 import { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
@@ -28,8 +29,10 @@ export interface SimulateOptions {
   graph?: JobSpec | readonly JobSpec[];
   /**
    * Handlers for `graph`: a job module, or a function of the simulation's tools (virtual
-   * `sleep`, `now`, `random`) returning one. A handler must wait only on those tools or on
-   * promises: a real timer would escape the simulation.
+   * `sleep`, `now`, `random`) returning one. A handler must wait only on those tools, its
+   * `ctx` or promises: a real timer or real I/O it starts completes at a virtual time real
+   * time chooses, which fails the seed (invariant 0, or 6 if it never completes in time).
+   * `Date.now()` and `Math.random()` are real too; use the tools' `now` and `random`.
    */
   handlers?: JobModule | ((tools: SimTools) => JobModule);
   /** Size of the drawn graph (default 100, at most `SIM_LIMITS.jobs`: 10,000). */
@@ -62,9 +65,10 @@ export interface SimulateOptions {
 
 /**
  * A broken invariant and what happened: 1–5 of DESIGN §4 and 7 (throttle) per coordinator
- * event, 6 liveness, 8 a verified teardown left a process of the deployment alive, 9 a
- * teardown signalled a process outside its deployment, 0 a trace that differs between two
- * runs of one seed (`baton sim --check-determinism`).
+ * event, 6 liveness, 8–13 rank groups (a verified teardown left a process of the deployment
+ * alive, a teardown signalled a process outside its deployment, …), 0 not deterministic: a
+ * trace that differs between two runs of one seed (`baton sim --check-determinism`), or a
+ * real timer or real I/O one of your handlers started that completed during the run.
  */
 export interface SimViolation {
   invariant: number;
@@ -150,6 +154,8 @@ class Simulation {
   private readonly leaseTimeoutMs: number;
   private readonly throttle: Record<string, number> | undefined;
   private readonly ranks: RankGroupScenario | undefined;
+  /** Your handlers' real timers and I/O (drawn handlers use only the simulation's tools). */
+  private readonly realWork: RealWorkWatch | undefined;
   private violation: SimViolation | undefined;
   private result: RunResult | undefined;
   private incarnation = -1;
@@ -189,6 +195,7 @@ class Simulation {
         ? drawFaults(this.root.fork("faults"), faults as FaultProfile)
         : [...(faults as readonly Fault[])];
     this.bugs = [...(options.plantedBugs ?? [])];
+    this.realWork = options.handlers === undefined ? undefined : new RealWorkWatch();
     this.ranks =
       options.ranks === false
         ? undefined
@@ -217,7 +224,11 @@ class Simulation {
       .slice(0, 5)
       .map(({ job }) => `${job.id} (${job.kind})`)
       .join(", ");
-    return `; still running: ${named}${running.length > 5 ? ` and ${running.length - 5} more` : ""}. If their handlers wait on anything but the simulation's tools (sleep, now, random), such as a real setTimeout or real I/O, they never finish in virtual time: wait with the tools' sleep instead`;
+    const waiting = (this.realWork?.pending ?? [])
+      .filter((work) => board.jobs.get(work.jobId)?.state === "running")
+      .map((work) => `${work.jobId} waits on ${describeRealWork(work.type)}`);
+    const seen = waiting.length > 0 ? ` (${[...new Set(waiting)].slice(0, 5).join("; ")})` : "";
+    return `; still running: ${named}${running.length > 5 ? ` and ${running.length - 5} more` : ""}${seen}. If their handlers wait on anything but the simulation's tools (sleep, now, random), such as a real setTimeout or real I/O, they never finish in virtual time: wait with the tools' sleep instead`;
   }
 
   async run(): Promise<SimulationResult> {
@@ -236,20 +247,11 @@ class Simulation {
     const deadline =
       this.options.until ??
       end + LIVENESS_BASE_MS + Math.ceil((LIVENESS_PER_JOB_MS * this.graph.length) / this.workers);
-    for (;;) {
-      await drain();
-      this.ranks?.check();
-      const over = this.result !== undefined && (this.ranks?.done ?? true);
-      if (over || this.violation !== undefined) break;
-      if (!clock.fireNext(deadline)) {
-        const board = this.watch?.board;
-        this.fail(
-          6,
-          `the run is not over at ${deadline} virtual ms (faults ended at ${end} ms): ${board ? JSON.stringify(board) : "no coordinator"}${this.stillRunning(board)}`,
-        );
-        break;
-      }
-      this.steps++;
+    this.realWork?.start();
+    try {
+      await this.step(deadline, end);
+    } finally {
+      this.realWork?.stop();
     }
     if (this.result !== undefined && this.violation === undefined) await this.checkEnd(this.result);
     this.watch?.detach();
@@ -272,6 +274,44 @@ class Simulation {
       steps: this.steps,
       ...(this.result && { counts: this.result.counts }),
     };
+  }
+
+  /**
+   * Fires timers, one step at a time, until the run is over, an invariant breaks, or nothing is
+   * left to fire before `deadline` (liveness; the faults ended at `end`).
+   */
+  private async step(deadline: number, end: number): Promise<void> {
+    const { clock } = this;
+    for (;;) {
+      await drain();
+      this.ranks?.check();
+      this.checkRealWork();
+      const over = this.result !== undefined && (this.ranks?.done ?? true);
+      if (over || this.violation !== undefined) return;
+      if (!clock.fireNext(deadline)) {
+        const board = this.watch?.board;
+        this.fail(
+          6,
+          `the run is not over at ${deadline} virtual ms (faults ended at ${end} ms): ${board ? JSON.stringify(board) : "no coordinator"}${this.stillRunning(board)}`,
+        );
+        return;
+      }
+      this.steps++;
+    }
+  }
+
+  /**
+   * Invariant 0 for handlers of your own: a real timer or real I/O that one of them started
+   * completed during the run, at a virtual time real time chose, so the trace would differ
+   * from run to run.
+   */
+  private checkRealWork(): void {
+    const escaped = this.realWork?.escaped;
+    if (escaped === undefined) return;
+    this.fail(
+      0,
+      `not deterministic: the handler of job ${escaped.jobId} (${escaped.kind}) started ${describeRealWork(escaped.type)}, whose callback ran when real time, not virtual time, said so: where it lands differs from run to run, and the trace with it. Wait with the simulation tools' sleep instead, and use their now and random rather than Date.now and Math.random`,
+    );
   }
 
   /** Starts a coordinator incarnation (the first, or one after a crash) on the store. */
@@ -299,9 +339,7 @@ class Simulation {
       jobs:
         handlers === undefined
           ? simJobs(tools)
-          : typeof handlers === "function"
-            ? handlers(tools)
-            : handlers,
+          : this.realWork!.wrap(typeof handlers === "function" ? handlers(tools) : handlers),
       workers: inProcessPool({
         count: this.workers,
         resources: { cpus: 1 },

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { describe, expect, it, vi } from "vitest";
 import { job } from "../../src/graph/job.ts";
 import { drawFaults, formatFaults, parseFaults } from "../../src/sim/faultPlan.ts";
@@ -67,6 +69,92 @@ describe("simulate", () => {
     expect(message).toMatch(/still running: [0-9a-f]{16} \(fetch\)\. If their handlers wait on/);
     expect(message).toContain("such as a real setTimeout or real I/O");
     expect(message).not.toContain("(parse)");
+  });
+
+  it("fails a seed whose handler waits on a real timer or real I/O, naming the job (invariant 0)", async () => {
+    const options = { seed: 2, workers: 2, faults: "none" as const, ranks: false };
+    const timer = await simulate({
+      ...options,
+      graph: [job("poll", 1), job("parse", 2)],
+      // A real 5 ms timer fires after 5 real ms: at whatever virtual time the run has reached.
+      handlers: {
+        poll: async (n: number) => {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          return n;
+        },
+        parse: (n: number) => n,
+      },
+    });
+    expect(timer.ok).toBe(false);
+    expect(timer.violation?.invariant).toBe(0);
+    expect(timer.violation?.message).toMatch(
+      /^not deterministic: the handler of job [0-9a-f]{16} \(poll\) started a real timer \(setTimeout or setInterval\), whose callback ran when real time/,
+    );
+    expect(timer.violation?.message).toContain("Wait with the simulation tools' sleep instead");
+
+    const io = await simulate({
+      ...options,
+      graph: job("read", 1),
+      handlers: { read: async () => (await readFile(new URL(import.meta.url), "utf8")).length },
+    });
+    expect(io.violation?.invariant).toBe(0);
+    expect(io.violation?.message).toMatch(/\(read\) started real file I\/O \(FSREQ/);
+  });
+
+  it("passes handlers that use only the tools, ctx and work that runs at a fixed point", async () => {
+    const leaf = job("leaf", 5);
+    const run = () =>
+      simulate({
+        seed: 4,
+        graph: [job("top", 1), job("side", 2)],
+        handlers: ({ sleep }) => ({
+          top: (n: number, ctx) => {
+            const [x] = ctx.need(leaf);
+            ctx.progress({ done: 1, total: 1 });
+            return (x as number) + n;
+          },
+          side: async (n: number) => {
+            // A guard timer cleared before it fires, setImmediate, queueMicrotask, nextTick.
+            const guard = setTimeout(() => {}, 60_000);
+            await new Promise((resolve) => setImmediate(resolve));
+            await new Promise<void>((resolve) => queueMicrotask(resolve));
+            await new Promise((resolve) => process.nextTick(resolve));
+            await sleep(1_000);
+            clearTimeout(guard);
+            return readFileSync(new URL(import.meta.url), "utf8").length > 0 ? n : 0;
+          },
+          leaf: async (n: number) => {
+            await sleep(500);
+            return n * 10;
+          },
+        }),
+        workers: 2,
+        faults: "none",
+        ranks: false,
+      });
+    const first = await run();
+    expect(first.violation).toBeUndefined();
+    expect(first.counts?.completed).toBe(3);
+    expect((await run()).trace).toEqual(first.trace);
+  });
+
+  it("names the real timer a job still running waits on at the liveness deadline", async () => {
+    const report = await simulate({
+      seed: 1,
+      graph: [job("fetch", 1), job("parse", 2)],
+      handlers: {
+        fetch: () => new Promise((resolve) => setTimeout(resolve, 600_000).unref()),
+        parse: (n: number) => n,
+      },
+      workers: 2,
+      faults: "none",
+      ranks: false,
+      until: 60_000,
+    });
+    expect(report.violation?.invariant).toBe(6);
+    expect(report.violation?.message).toMatch(
+      /still running: ([0-9a-f]{16}) \(fetch\) \(\1 waits on a real timer \(setTimeout or setInterval\)\)/,
+    );
   });
 
   it("resumes from the store after a coordinator crash, results stored once", async () => {
