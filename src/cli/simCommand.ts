@@ -145,9 +145,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       port,
       report: async (result) => {
         process.stdout.write(`${verdict(result)}\n`);
-        if (!result.ok) {
-          process.stdout.write(`${await failureReport(result, settings, !values["no-shrink"])}\n`);
-        }
+        if (!result.ok) await reportFailure(result, settings, !values["no-shrink"]);
       },
     });
   }
@@ -182,7 +180,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     }
     if (!result.ok && !values.json && !reported) {
       reported = true;
-      process.stdout.write(`${await failureReport(result, settings, !values["no-shrink"])}\n`);
+      await reportFailure(result, settings, !values["no-shrink"]);
     }
   }
   if (terminal) process.stderr.write("\n");
@@ -237,7 +235,12 @@ function command(seed: number, s: Settings, jobs: number, workers: number, fault
   return parts.join(" ");
 }
 
-async function failureReport(r: SimulationResult, s: Settings, minimise: boolean) {
+/**
+ * Prints what failed, the last events and the replay command at once, then shrinks (up to a
+ * minute of simulations) and prints the smallest reproducer: a Ctrl-C while shrinking keeps
+ * the replay command on the screen.
+ */
+async function reportFailure(r: SimulationResult, s: Settings, minimise: boolean) {
   const lines = [
     `seed ${r.seed} failed: ${r.violation!.message}`,
     `faults: ${formatFaults(r.faults) || "none"}`,
@@ -245,17 +248,17 @@ async function failureReport(r: SimulationResult, s: Settings, minimise: boolean
     ...r.trace.slice(-LAST_EVENTS).map((line) => `  ${line}`),
     `replay: ${command(r.seed, s, r.jobs, r.workers)} --trace`,
   ];
+  process.stdout.write(`${lines.join("\n")}\n`);
   if (minimise && r.violation!.invariant !== 0) {
     const small = await shrink(r, {
       ...rankGroups(s),
       plantedBugs: s.plantedBugs,
       ...(s.until !== undefined && { until: s.until }),
     });
-    lines.push(
-      `smallest reproducer (${small.tries} simulations): ${command(r.seed, s, small.jobs, small.workers, small.faults)} --trace`,
+    process.stdout.write(
+      `smallest reproducer (${small.tries} simulations): ${command(r.seed, s, small.jobs, small.workers, small.faults)} --trace\n`,
     );
   }
-  return lines.join("\n");
 }
 
 /** The seeds the flags ask for, first and last: `--seed S` or `--replay S` is one. */
