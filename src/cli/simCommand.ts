@@ -246,7 +246,7 @@ async function reportFailure(r: SimulationResult, s: Settings, minimise: boolean
     `faults: ${formatFaults(r.faults) || "none"}`,
     `last ${LAST_EVENTS} events:`,
     ...r.trace.slice(-LAST_EVENTS).map((line) => `  ${line}`),
-    `replay: ${command(r.seed, s, r.jobs, r.workers)} --trace`,
+    `replay: ${command(r.seed, s, r.jobs, r.workers)}${r.violation!.invariant === 0 ? " --check-determinism" : ""} --trace`,
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
   if (minimise && r.violation!.invariant !== 0) {
