@@ -10,10 +10,18 @@ import { type SimulateOptions, type SimulationResult, simulate } from "./simulat
  * A drawn simulation without its seed: plain data, so that a thread can be handed it (a
  * graph of your own, its handlers and observers cannot cross threads; use `simulate`).
  */
-export type DrawnSimulation = Pick<
-  SimulateOptions,
-  "jobs" | "workers" | "faults" | "until" | "plantedBugs" | "ranks" | "world"
->;
+export type DrawnSimulation = Pick<SimulateOptions, (typeof DRAWN_OPTIONS)[number]>;
+
+/** The options of a drawn simulation: plain data a thread can be handed. */
+const DRAWN_OPTIONS = [
+  "jobs",
+  "workers",
+  "faults",
+  "until",
+  "plantedBugs",
+  "ranks",
+  "world",
+] as const satisfies readonly (keyof SimulateOptions)[];
 
 export interface SimulateSeedsOptions {
   /**
@@ -64,6 +72,7 @@ export function simulateSeeds(
   simulation: DrawnSimulation,
   options: SimulateSeedsOptions = {},
 ): AsyncGenerator<SimulationResult> {
+  checkDrawn(simulation);
   requireWhole("simulateSeeds", "first", first, 0, SIM_LIMITS.seed);
   requireWhole("simulateSeeds", "last", last, 0, SIM_LIMITS.seed);
   checkSimulateOptions("simulateSeeds", { ...simulation, seed: first });
@@ -75,6 +84,23 @@ export function simulateSeeds(
     );
   }
   return inSeedOrder(first, last, simulation, options);
+}
+
+/**
+ * Refuses what a drawn simulation does not take: a graph, handlers or observers of your own
+ * (functions, which cannot cross threads: on several threads they failed with a
+ * DataCloneError, on one the graph ran), and unknown options, which would be ignored.
+ */
+function checkDrawn(simulation: DrawnSimulation): void {
+  for (const name of Object.keys(simulation)) {
+    if ((DRAWN_OPTIONS as readonly string[]).includes(name)) continue;
+    const own = ["graph", "handlers", "inspect", "onEvent", "onGroupProgress"].includes(name);
+    throw new ConfigError(
+      own
+        ? `simulateSeeds: ${name} cannot cross threads (simulateSeeds runs drawn graphs only); for a graph of your own, call simulate({ seed, graph, handlers }) once per seed`
+        : `simulateSeeds: unknown option ${name}; a drawn simulation takes ${DRAWN_OPTIONS.join(", ")}`,
+    );
+  }
 }
 
 async function* inSeedOrder(

@@ -8,7 +8,7 @@ import { ConfigError } from "../../src/errors.ts";
 import type { PlantedBug } from "../../src/machines/plantedBugs.ts";
 import { SIM_LIMITS } from "../../src/sim/simLimits.ts";
 import { simulate } from "../../src/sim/simulate.ts";
-import { simulateSeeds } from "../../src/sim/simulateSeeds.ts";
+import { type DrawnSimulation, simulateSeeds } from "../../src/sim/simulateSeeds.ts";
 
 const nope = ["nope"] as unknown as PlantedBug[];
 
@@ -50,6 +50,20 @@ describe("simulateSeeds' range and options", () => {
   ])("refuses %d..%d %o at the call", (first, last, simulation, message) => {
     expect(() => simulateSeeds(first, last, simulation)).toThrow(ConfigError);
     expect(() => simulateSeeds(first, last, simulation)).toThrow(message);
+  });
+
+  it.each([
+    [
+      { graph: [] },
+      "graph cannot cross threads (simulateSeeds runs drawn graphs only); for a graph",
+    ],
+    [{ handlers: {} }, "handlers cannot cross threads"],
+    [{ onEvent: () => {} }, "onEvent cannot cross threads"],
+    [{ worker: 4 }, "unknown option worker; a drawn simulation takes jobs, workers, faults"],
+  ])("refuses %o, which a drawn simulation does not take, at the call", (simulation, message) => {
+    const seeds = () => simulateSeeds(1, 2, simulation as DrawnSimulation, { threads: 2 });
+    expect(seeds).toThrow(ConfigError);
+    expect(seeds).toThrow(`simulateSeeds: ${message}`);
   });
 
   it.each([0, 0.5, Number.NaN, SIM_LIMITS.threads + 1])(
