@@ -14,6 +14,8 @@ import { shrink } from "../sim/shrink.ts";
 import { SIM_LIMITS } from "../sim/simLimits.ts";
 import { type SimulationResult, simulate } from "../sim/simulate.ts";
 import { type DrawnSimulation, simulateSeeds, threadsFor } from "../sim/simulateSeeds.ts";
+import { LiveLine } from "./liveLine.ts";
+import { SIGNAL_EXIT } from "./signalExit.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
 import { uiPortFlag } from "./uiPortFlag.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -160,30 +162,55 @@ export async function simCommand(argv: string[]): Promise<number> {
     checkDeterminism: values["check-determinism"] === true,
     traces: values.trace === true,
   });
-  for await (const result of seeds) {
-    if (!result.ok) failures++;
-    if (values.trace) process.stdout.write(`${result.trace.join("\n")}\n`);
-    if (values.json) {
-      const { trace: _trace, ...summary } = result;
-      process.stdout.write(
-        `${JSON.stringify({ ...summary, faults: formatFaults(result.faults) })}\n`,
-      );
-    } else if (terminal && result.ok) {
-      const done = result.seed - first + 1;
-      const rate = done / ((performance.now() - started) / 1000);
-      process.stderr.write(
-        `\rseed ${result.seed} (${done}/${last - first + 1}) ${failures} failed, ${rate.toFixed(1)} seeds/s `,
-      );
-    } else {
-      if (terminal) process.stderr.write("\n");
-      process.stdout.write(`${verdict(result)}\n`);
-    }
-    if (!result.ok && !values.json && !reported) {
-      reported = true;
-      await reportFailure(result, settings, !values["no-shrink"]);
-    }
+  const live = terminal ? new LiveLine(process.stderr) : undefined;
+  /** The last seed whose result came (they come in order), for a Ctrl-C's summary. */
+  let lastDone = first - 1;
+  const onSignal = (signal: "SIGINT" | "SIGTERM") => {
+    live?.clear();
+    const done = lastDone - first + 1;
+    const rest =
+      lastDone < last
+        ? `; the rest: ${command(`${lastDone + 1}..${last}`, settings, settings.jobs, settings.workers)}`
+        : "";
+    process.stderr.write(
+      `baton sim: ${signal}: stopped after ${done} of ${last - first + 1} seeds, ${failures} failed${rest}\n`,
+    );
+    process.exit(SIGNAL_EXIT[signal]);
+  };
+  if (many) {
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
   }
-  if (terminal) process.stderr.write("\n");
+  try {
+    for await (const result of seeds) {
+      lastDone = result.seed;
+      if (!result.ok) failures++;
+      if (values.trace) process.stdout.write(`${result.trace.join("\n")}\n`);
+      if (values.json) {
+        const { trace: _trace, ...summary } = result;
+        process.stdout.write(
+          `${JSON.stringify({ ...summary, faults: formatFaults(result.faults) })}\n`,
+        );
+      } else if (live !== undefined && result.ok) {
+        const done = result.seed - first + 1;
+        const rate = done / ((performance.now() - started) / 1000);
+        live.draw(
+          `seed ${result.seed} (${done}/${last - first + 1}) ${failures} failed, ${rate.toFixed(1)} seeds/s`,
+        );
+      } else {
+        live?.clear();
+        process.stdout.write(`${verdict(result)}\n`);
+      }
+      if (!result.ok && !values.json && !reported) {
+        reported = true;
+        await reportFailure(result, settings, !values["no-shrink"]);
+      }
+    }
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    live?.clear();
+  }
   if (many && !values.json) {
     const seconds = (performance.now() - started) / 1000;
     process.stdout.write(
@@ -222,9 +249,19 @@ function verdict(r: SimulationResult): string {
   return `seed ${r.seed}: FAIL invariant ${invariant}${name ? ` (rank groups: ${name})` : ""} (${timing})`;
 }
 
-/** The command that runs `seed` again with `s`, and with `faults` when given. */
-function command(seed: number, s: Settings, jobs: number, workers: number, faults?: Fault[]) {
-  const parts = ["baton sim", `--seed ${seed}`, `--jobs ${jobs}`, `--workers ${workers}`];
+/**
+ * The command that runs `seeds` (a seed, or a range `A..B`) again with `s`, and with `faults`
+ * when given.
+ */
+function command(
+  seeds: number | string,
+  s: Settings,
+  jobs: number,
+  workers: number,
+  faults?: Fault[],
+) {
+  const which = typeof seeds === "number" ? `--seed ${seeds}` : `--seeds ${seeds}`;
+  const parts = ["baton sim", which, `--jobs ${jobs}`, `--workers ${workers}`];
   const plan = faults ?? s.faults;
   if (plan === undefined) parts.push(`--faults ${s.profile}`);
   else if (plan.length === 0) parts.push("--faults none");

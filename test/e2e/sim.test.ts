@@ -179,6 +179,22 @@ describe("baton sim", () => {
     expect(exit.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it("on Ctrl-C stops at once, saying how far it got and the command that runs the rest", async () => {
+    const baton = startBaton(["sim", "--seeds", "1..5000", "--jobs", "10", "--workers", "2"]);
+    await stderrMatches(baton.stdout, /seed 3: pass/);
+    baton.child.kill("SIGINT");
+    const { code, stdout, stderr } = await baton.exit;
+    expect(code).toBe(130);
+    const [, done, next] =
+      /^baton sim: SIGINT: stopped after (\d+) of 5000 seeds, 0 failed; the rest: baton sim --seeds (\d+)\.\.5000 --jobs 10 --workers 2 --faults default\n$/.exec(
+        stderr,
+      )!;
+    expect(Number(next)).toBe(Number(done) + 1);
+    // Every seed it counts as done was reported.
+    expect(stdout).toContain(`seed ${done}: pass`);
+    expect(stdout).not.toContain(`seed ${next}: pass`);
+  });
+
   it("takes --world 00 as --world 0 (no rank groups)", async () => {
     const exit = await sim("--seed", "1", "--jobs", "3", "--workers", "1", "--world", "00");
     expect(exit.stderr).toBe("");
