@@ -6,7 +6,11 @@ import { ConfigError, PoolError, SlurmError } from "../errors.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import { createEngine } from "../runtime/engine.ts";
 import { lockGraph } from "../runtime/graphLock.ts";
-import { connectInspector, DEFAULT_INSPECTOR_URL } from "../runtime/inspector.ts";
+import {
+  checkInspectorUrl,
+  connectInspector,
+  DEFAULT_INSPECTOR_URL,
+} from "../runtime/inspector.ts";
 import { loadJobs } from "../runtime/jobModule.ts";
 import { localPool } from "../runtime/localPool.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
@@ -116,6 +120,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     );
   }
   if (values.listen !== undefined) parseListenAddress(values.listen);
+  if (values.inspect !== undefined) checkInspectorUrl(values.inspect);
   const slurmMaxWorkers = checkSlurmFlags(values);
   const uiPort = uiPortFlag(values["ui-port"]);
   const uiOnly =

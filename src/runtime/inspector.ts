@@ -2,6 +2,7 @@ import { createInspector, type StatelyInspectionEvent } from "@statelyai/inspect
 import type { Logger } from "pino";
 import WebSocket from "ws";
 import type { InspectionEvent, Observer } from "xstate";
+import { ConfigError } from "../errors.ts";
 import { sanitizeInspection } from "../viz/sanitizeInspection.ts";
 
 /** Where `@statelyai/inspect`'s WebSocket inspector listens by default (its docs). */
@@ -11,7 +12,12 @@ export interface InspectorOptions {
   logger?: Logger;
   /** Events held while the connection opens; past this the oldest are dropped (default 1,000). */
   maxPending?: number;
-  /** How long `close()` waits for the connection to open and drain (default 2 s). */
+  /**
+   * Most bytes sent but not yet taken by the inspector; past this, events are dropped until
+   * it catches up (default 16 MiB), so an inspector that stops reading costs events, not memory.
+   */
+  maxBufferedBytes?: number;
+  /** How long `close()` waits, in all, for the connection to open, drain and close (default 2 s). */
   closeTimeoutMs?: number;
 }
 
@@ -22,6 +28,29 @@ export interface InspectorStream {
   readonly stats: { sent: number; dropped: number };
   /** Sends what is still queued, then closes the connection. */
   close(): Promise<void>;
+}
+
+/** The URL schemes the `ws` client connects to (`http` and `https` mean `ws` and `wss`). */
+const SCHEMES = new Set(["ws:", "wss:", "http:", "https:"]);
+
+/**
+ * Checks that `url` is a URL `connectInspector` can connect to (`ws:`, `wss:`, or `http:`
+ * and `https:`, which mean the same), so that a command can refuse a bad one before it
+ * starts anything.
+ *
+ * @throws {ConfigError} naming the URL and an example of a good one.
+ * @example
+ * ```ts
+ * checkInspectorUrl("ws://127.0.0.1:8080"); // fine
+ * checkInspectorUrl("localhost:8080"); // ConfigError
+ * ```
+ */
+export function checkInspectorUrl(url: string): void {
+  if (!URL.canParse(url) || !SCHEMES.has(new URL(url).protocol)) {
+    throw new ConfigError(
+      `the inspector's URL must be a WebSocket URL such as ${DEFAULT_INSPECTOR_URL} (where @statelyai/inspect's createInspectorServer listens), not "${url}"`,
+    );
+  }
 }
 
 /**
@@ -43,10 +72,13 @@ export interface InspectorStream {
  * ```
  */
 export function connectInspector(url: string, options: InspectorOptions = {}): InspectorStream {
+  checkInspectorUrl(url);
   const maxPending = options.maxPending ?? 1000;
+  const maxBuffered = options.maxBufferedBytes ?? 16 * 2 ** 20;
   const stats = { sent: 0, dropped: 0 };
   const pending: string[] = [];
   const socket = new WebSocket(url, { perMessageDeflate: false });
+  let warnedBehind = false;
   let state: "connecting" | "open" | "closed" = "connecting";
   const settled = new Promise<void>((resolve) => {
     socket.once("open", () => {
@@ -75,11 +107,20 @@ export function connectInspector(url: string, options: InspectorOptions = {}): I
   const inspector = createInspector(
     {
       send(event: StatelyInspectionEvent) {
-        const frame = JSON.stringify(event);
-        if (state === "open") send(frame);
-        else if (state === "closed") stats.dropped++;
-        else {
-          pending.push(frame);
+        if (state === "closed") stats.dropped++;
+        else if (state === "open" && socket.bufferedAmount > maxBuffered) {
+          stats.dropped++;
+          if (!warnedBehind) {
+            options.logger?.warn(
+              { url, buffered: socket.bufferedAmount },
+              "the inspector is not reading fast enough; inspection events are dropped until it catches up",
+            );
+          }
+          warnedBehind = true;
+        } else if (state === "open") {
+          send(JSON.stringify(event));
+        } else {
+          pending.push(JSON.stringify(event));
           if (pending.length > maxPending) {
             pending.shift();
             stats.dropped++;
@@ -95,20 +136,22 @@ export function connectInspector(url: string, options: InspectorOptions = {}): I
     async close() {
       // `@statelyai/inspect` converts each event on a later timer tick: let those run first.
       await new Promise((resolve) => setTimeout(resolve, 1));
-      const timeout = options.closeTimeoutMs ?? 2000;
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        settled,
-        new Promise((resolve) => {
-          timer = setTimeout(resolve, timeout);
-        }),
-      ]);
+      const timedOut = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), options.closeTimeoutMs ?? 2000);
+      });
+      await Promise.race([settled, timedOut]);
+      if (state !== "closed") {
+        const closed = new Promise((resolve) => socket.once("close", resolve));
+        if (state === "connecting") socket.terminate();
+        else {
+          socket.close(1000, "the run is over");
+          // An inspector that does not read never answers the close: give up on it in time.
+          if ((await Promise.race([closed, timedOut])) === "timeout") socket.terminate();
+        }
+        await closed;
+      }
       clearTimeout(timer);
-      if (state === "closed") return;
-      const closed = new Promise((resolve) => socket.once("close", resolve));
-      if (state === "open") socket.close(1000, "the run is over");
-      else socket.terminate();
-      await closed;
     },
   };
 }

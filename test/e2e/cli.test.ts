@@ -468,15 +468,16 @@ describe("baton", () => {
     expect(nope.stderr).toContain("usage: baton <command> [options]");
   });
 
-  it("refuses a bad or busy --listen and an unknown flag with one line and exit 2, no stack", async () => {
+  it("refuses a bad or busy --listen, a bad --inspect URL and an unknown flag with one line and exit 2, no stack", async () => {
     const busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
     const { port } = busy.address() as AddressInfo;
     try {
-      const [noPort, taken, unknownFlag] = await Promise.all([
+      const [noPort, taken, unknownFlag, badInspect] = await Promise.all([
         batonRun("run", PIPELINE, "--listen", "127.0.0.1"),
         batonRun("run", PIPELINE, "--listen", `127.0.0.1:${port}`),
         batonRun("sim", "--bogus"),
+        batonRun("run", PIPELINE, "--inspect=localhost:8080"),
       ]);
       expect(noPort.code).toBe(2);
       expect(noPort.stderr).toContain(
@@ -490,7 +491,11 @@ describe("baton", () => {
       expect(unknownFlag.stderr).toContain("baton sim: Unknown option '--bogus'");
       expect(unknownFlag.stderr).toContain("(baton sim --help lists them)");
       expect(unknownFlag.stderr).not.toContain("usage: baton run");
-      for (const { stderr } of [noPort, taken, unknownFlag]) {
+      expect(badInspect.code).toBe(2);
+      expect(badInspect.stderr).toContain(
+        "the inspector's URL must be a WebSocket URL such as ws://localhost:8080 (where @statelyai/inspect's createInspectorServer listens), not \"localhost:8080\" [CONFIG]",
+      );
+      for (const { stderr } of [noPort, taken, unknownFlag, badInspect]) {
         expect(stderr).not.toMatch(STACK_LINE);
         expect(stderr.trim().split("\n")).toHaveLength(1);
       }

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
-import { createEngine, job } from "../../src/index.ts";
+import { ConfigError, createEngine, job } from "../../src/index.ts";
 import { connectInspector, type InspectorStream } from "../../src/runtime/inspector.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
 import type { Entropy } from "../../src/runtime/ports.ts";
@@ -127,5 +127,57 @@ describe("live inspection", () => {
       msg: "could not reach the inspector; inspection events are dropped",
     });
     expect(lines[0]).not.toContain("stack");
+  });
+
+  it("never holds the process up for an inspector that stops reading: events beyond maxBufferedBytes are dropped, close() gives up in time", async () => {
+    server = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    await once(server, "listening");
+    // An inspector that accepts the connection and then never reads (hung, or stopped).
+    server.on("connection", (socket) =>
+      (socket as unknown as { _socket: { pause(): void } })._socket.pause(),
+    );
+    const lines: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => lines.push(line) });
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    inspector = connectInspector(url, {
+      logger,
+      maxBufferedBytes: 256 * 1024,
+      closeTimeoutMs: 500,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // 2,000 events of about 40 KB: 80 MB, far more than the kernel's socket buffers hold.
+    const fields = Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [`field${i}`, "x".repeat(INSPECT_VALUE_LIMIT - 8)]),
+    );
+    const actorRef = { sessionId: "x:0" } as never;
+    for (let i = 0; i < 2_000; i++) {
+      inspector.inspect.next?.({
+        type: "@xstate.event",
+        rootId: "x:0",
+        actorRef,
+        sourceRef: undefined,
+        event: { type: "PING", ...fields },
+      });
+    }
+
+    const started = performance.now();
+    await inspector.close();
+
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(inspector.stats.dropped).toBeGreaterThan(0);
+    expect(inspector.stats.sent + inspector.stats.dropped).toBe(2_000);
+    const warnings = lines.map((line) => JSON.parse(line) as { msg: string });
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        msg: "the inspector is not reading fast enough; inspection events are dropped until it catches up",
+      }),
+    ]);
+  }, 20_000);
+
+  it("refuses a URL that is not a WebSocket URL with a ConfigError that says what to give", () => {
+    for (const url of ["notaurl", "ws://[::1", "ftp://127.0.0.1:8080"]) {
+      expect(() => connectInspector(url)).toThrow(ConfigError);
+      expect(() => connectInspector(url)).toThrow(/ws:\/\/localhost:8080/);
+    }
   });
 });
