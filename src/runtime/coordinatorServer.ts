@@ -171,6 +171,8 @@ export class CoordinatorServer {
     const nonce = options.entropy.id(32);
     const log = options.logger.child({ conn: link.id, remote: link.remote });
     const actor = createActor(connectionMachine, {
+      // What a state-chart inspector names it (as the dashboard does): one per worker socket.
+      id: `connection:${link.id}`,
       input: {
         conn: link.id,
         coordinator: options.coordinator,

@@ -1113,7 +1113,9 @@ console.log(JSON.stringify({ counts: result.counts, uncaught: [...uncaught] }));
             .map((message) => message.name),
         );
       await until(
-        () => actorNames().has("coordinator") && actorNames().has("connection"),
+        () =>
+          actorNames().has("coordinator") &&
+          [...actorNames()].some((name) => name?.startsWith("connection:")),
         "the inspector to report both machines",
       );
       // A field named secret, also inside the JSON-encoded machine definitions (\"secret\":).
