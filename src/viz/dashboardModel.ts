@@ -121,7 +121,10 @@ export interface DashboardState {
   kinds: Record<string, KindView>;
   actors: Record<string, ActorView>;
   groups: Record<string, GroupView>;
-  /** Jobs finished (completed or failed) in each second since the start, by second. */
+  /**
+   * Jobs finished (completed or failed) in each second since the start, by second: the
+   * last 120 seconds only (what the page draws).
+   */
   throughput: Record<string, number>;
   charts: Record<string, ChartLayout>;
 }
@@ -143,7 +146,8 @@ export interface DashboardDiff {
   kinds?: Record<string, KindView>;
   actors?: Record<string, ActorView | null>;
   groups?: Record<string, GroupView>;
-  throughput?: Record<string, number>;
+  /** `null` removes a second that fell out of the window. */
+  throughput?: Record<string, number | null>;
   charts?: Record<string, ChartLayout>;
 }
 
@@ -155,6 +159,12 @@ export interface DashboardModelOptions {
 }
 
 const FINISHED: ReadonlySet<JobState> = new Set(["completed", "failed"]);
+
+/**
+ * Seconds of throughput the model keeps, counted back from the latest: what the page
+ * draws, so that a long run's model and snapshot do not grow by a second every second.
+ */
+const THROUGHPUT_SECONDS = 120;
 
 function emptyCounts(): Record<JobState, number> {
   return { blocked: 0, ready: 0, running: 0, storing: 0, completed: 0, failed: 0 };
@@ -206,6 +216,8 @@ export class DashboardModel {
   private readonly jobStates = new Map<string, { state: JobState; outcome?: keyof Outcomes }>();
   private readonly kindOf = new Map<string, string>();
   private readonly finishedActors: string[] = [];
+  /** The seconds in `throughput`, oldest first. */
+  private readonly seconds: number[] = [];
   private readonly maxGraphJobs: number;
   private readonly keepFinishedActors: number;
   private changed = false;
@@ -326,7 +338,7 @@ export class DashboardModel {
       diff.groups = pick(this.dirtyGroups, s.groups) as Record<string, GroupView>;
     }
     if (this.dirtySeconds.size > 0) {
-      diff.throughput = pick(this.dirtySeconds, s.throughput) as Record<string, number>;
+      diff.throughput = pick(this.dirtySeconds, s.throughput);
     }
     if (this.dirtyCharts.size > 0) {
       diff.charts = pick(this.dirtyCharts, s.charts) as Record<string, ChartLayout>;
@@ -427,9 +439,26 @@ export class DashboardModel {
     if (outcome) s.outcomes[outcome]++;
     known.outcome = outcome;
     if (FINISHED.has(state) && s.startedAt !== undefined) {
-      const second = String(Math.floor((at - s.startedAt) / 1000));
-      s.throughput[second] = (s.throughput[second] ?? 0) + 1;
-      this.dirtySeconds.add(second);
+      this.finishedAt(Math.floor((at - s.startedAt) / 1000));
+    }
+  }
+
+  /** Counts a job finished in `second`, and forgets the seconds that left the window. */
+  private finishedAt(second: number): void {
+    const throughput = this.state.throughput;
+    const latest = this.seconds.at(-1);
+    if (latest !== undefined && second <= latest - THROUGHPUT_SECONDS) return;
+    if (throughput[second] === undefined) {
+      this.seconds.push(second);
+      if (latest !== undefined && second < latest) this.seconds.sort((a, b) => a - b);
+    }
+    throughput[second] = (throughput[second] ?? 0) + 1;
+    this.dirtySeconds.add(String(second));
+    const oldest = this.seconds.at(-1)! - THROUGHPUT_SECONDS;
+    while (this.seconds[0]! <= oldest) {
+      const gone = this.seconds.shift()!;
+      delete throughput[gone];
+      this.dirtySeconds.add(String(gone));
     }
   }
 

@@ -79,6 +79,25 @@ describe("DashboardModel", () => {
     expect(Object.values(s.throughput).reduce((a, b) => a + b, 0)).toBe(6);
   });
 
+  it("keeps the throughput of the last 120 s only, so a day-long run's page stays as small as a minute's", () => {
+    const model = new DashboardModel();
+    model.apply(0, graph(3));
+    const page = model.snapshot();
+    // One job finished every second for a day, the page following by diffs every minute.
+    for (let second = 0; second < 86_400; second++) {
+      const id = `late${second}`;
+      model.apply(second * 1000, { type: "job", id, kind: "k0", state: "completed" });
+      if (second % 60 === 0) applyDiff(page, model.takeDiff()!);
+    }
+    applyDiff(page, model.takeDiff()!);
+    const seconds = Object.keys(model.snapshot().throughput).map(Number);
+    expect(seconds).toHaveLength(120);
+    expect(Math.min(...seconds)).toBe(86_400 - 120);
+    expect(Math.max(...seconds)).toBe(86_399);
+    expect(page.throughput).toEqual(model.snapshot().throughput);
+    expect(model.snapshot().outcomes.completed).toBe(86_400);
+  });
+
   it("coalesces: a thousand changes of one job are one entry of one diff", () => {
     const model = new DashboardModel();
     model.apply(0, graph(3));
