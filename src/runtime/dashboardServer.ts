@@ -34,6 +34,7 @@ export interface DashboardServerOptions {
   replay?: readonly TraceStep[];
   clock?: Clock;
   entropy?: Entropy;
+  /** Where pages connecting, falling behind and catching up are logged, at info (never the URL: it carries the token). */
   logger?: Logger;
 }
 
@@ -71,6 +72,7 @@ export class DashboardServer {
   readonly inspect: (event: InspectionEvent) => void;
   private model: DashboardModel;
   private readonly clock: Clock;
+  private readonly logger: Logger | undefined;
   private readonly interval: number;
   private readonly clients = new Set<WebSocket>();
   /** Pages that fell behind: they get a snapshot instead of the next diff. */
@@ -91,6 +93,7 @@ export class DashboardServer {
     options: DashboardServerOptions,
   ) {
     this.clock = options.clock ?? nodeClock();
+    this.logger = options.logger;
     this.interval = 1000 / (options.maxUpdatesPerSecond ?? 10);
     this.model = new DashboardModel();
     const feed = inspectionFeed((event) => this.push(this.clock.now(), event));
@@ -181,22 +184,35 @@ export class DashboardServer {
     );
   }
 
-  /** Sends what changed now, without waiting for the next interval. */
+  /**
+   * Sends what changed now, without waiting for the next interval. A page that fell behind
+   * gets nothing until it catches up, then the whole state: it is looked at every interval
+   * until then, so it catches up even when nothing changes any more (a finished run).
+   */
   flush(): void {
     this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     this.lastFlush = this.clock.now();
     const diff = this.model.takeDiff();
-    if (diff === undefined) return;
-    const text = JSON.stringify({ type: "diff", diff });
+    const text = diff && JSON.stringify({ type: "diff", diff });
     for (const ws of this.clients) {
-      if (ws.bufferedAmount > MAX_BUFFERED_BYTES) this.stale.add(ws);
-      else if (this.stale.has(ws)) this.sendSnapshot(ws);
-      else {
+      if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+        if (!this.stale.has(ws)) {
+          this.logger?.info(
+            { unsent: ws.bufferedAmount },
+            "a dashboard page stopped reading; it gets no updates until it catches up",
+          );
+        }
+        this.stale.add(ws);
+      } else if (this.stale.has(ws)) {
+        this.logger?.info("a dashboard page caught up; it gets the whole state");
+        this.sendSnapshot(ws);
+      } else if (text !== undefined) {
         ws.send(text);
         this.stats.diffs++;
       }
     }
+    if (this.stale.size > 0) this.schedule();
   }
 
   /** Closes every page's connection and the server. */
@@ -254,6 +270,8 @@ export class DashboardServer {
 
   private connected(ws: WebSocket): void {
     this.clients.add(ws);
+    // Never the URL: it carries the token.
+    this.logger?.info({ pages: this.clients.size }, "a dashboard page connected");
     ws.on("close", () => {
       this.clients.delete(ws);
       this.stale.delete(ws);

@@ -4,6 +4,7 @@
  * bounded number of coalesced updates whose sum is the model's state.
  */
 import { once } from "node:events";
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { DashboardServer } from "../../src/runtime/dashboardServer.ts";
@@ -139,4 +140,52 @@ describe("dashboard server", () => {
     expect(last.diff.outcomes.completed).toBe(jobs);
     expect(last.diff.counts.ready).toBe(0);
   });
+
+  it("sends a page that stopped reading the latest state once it catches up, even when nothing changes after, and logs it without the token", async () => {
+    const clock = manualClock();
+    const lines: string[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => lines.push(line) });
+    server = await DashboardServer.start({ clock, logger });
+    const url = new URL(server.url);
+    const page = await openSocket(`ws://127.0.0.1:${url.port}${url.pathname}ws`);
+    sockets.push(page.ws!);
+    const socket = (page.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    socket.pause();
+    // 1 MB diffs, far past the 4 MiB a page may leave unread and the kernel's buffers.
+    for (let i = 0; i < 40; i++) {
+      const label = `${i}`.padEnd(1_000_000, "x");
+      server.push(clock.now(), {
+        type: "actor",
+        id: "a",
+        machine: "m",
+        label,
+        states: [],
+        status: "active",
+      });
+      server.flush();
+    }
+    server.push(clock.now(), { type: "run.finished", ok: true });
+    server.flush();
+    socket.resume();
+
+    type Message = { type: string; state?: { finished: boolean } };
+    const last = () => page.messages.at(-1) as Message;
+    for (
+      let waited = 0;
+      waited < 5_000 && !(last().type === "snapshot" && last().state?.finished);
+      waited += 50
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      clock.advance(100);
+    }
+    expect(last()).toMatchObject({ type: "snapshot", state: { finished: true } });
+    expect(page.messages.length).toBeLessThan(40);
+    const logged = lines.map((line) => JSON.parse(line) as { msg: string });
+    expect(logged.map((line) => line.msg)).toEqual([
+      "a dashboard page connected",
+      "a dashboard page stopped reading; it gets no updates until it catches up",
+      "a dashboard page caught up; it gets the whole state",
+    ]);
+    for (const line of lines) expect(line).not.toContain(url.pathname.split("/")[1]);
+  }, 30_000);
 });
