@@ -33,7 +33,7 @@ export async function vizCommand(argv: string[]): Promise<number> {
     args: argv,
     allowPositionals: true,
     options: {
-      format: { type: "string", default: "mermaid" },
+      format: { type: "string" },
       out: { type: "string" },
       "update-docs": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
@@ -45,6 +45,15 @@ export async function vizCommand(argv: string[]): Promise<number> {
   }
   const docsFile = values["update-docs"];
   if (docsFile !== undefined) {
+    const other = [
+      ...positionals.map((p) => `"${p}"`),
+      ...(["format", "out"] as const).filter((f) => values[f] !== undefined).map((f) => `--${f}`),
+    ];
+    if (other.length > 0) {
+      throw new ConfigError(
+        `--update-docs writes every machine's Mermaid diagram into the file it names, so ${other.join(" and ")} would be ignored: leave ${other.length === 1 ? "it" : "them"} out, or leave out --update-docs`,
+      );
+    }
     const updated = withMachineDocs(await readFile(docsFile, "utf8"), machineDocs(machineCatalog));
     if (updated === undefined) {
       throw new ConfigError(
@@ -67,13 +76,14 @@ export async function vizCommand(argv: string[]): Promise<number> {
   const catalog: Readonly<Record<string, AnyStateMachine>> = machineCatalog;
   const machines = name === undefined ? catalog : { [name]: catalog[name]! };
   let text: string;
-  if (values.format === "json") {
+  const format = values.format ?? "mermaid";
+  if (format === "json") {
     const json = Object.fromEntries(Object.entries(machines).map(([n, m]) => [n, machineJson(m)]));
     text = `${JSON.stringify(name === undefined ? json : json[name], null, 2)}\n`;
-  } else if (values.format === "mermaid") {
+  } else if (format === "mermaid") {
     text = name === undefined ? `${machineDocs(machines)}\n` : toMermaid(machines[name]!);
   } else {
-    throw new ConfigError(`--format must be mermaid or json, not "${values.format}"`);
+    throw new ConfigError(`--format must be mermaid or json, not "${format}"`);
   }
   if (values.out === undefined) process.stdout.write(text);
   else await writeFile(values.out, text);

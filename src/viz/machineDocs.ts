@@ -23,7 +23,8 @@ export function machineDocs(machines: Readonly<Record<string, AnyStateMachine>>)
 
 /**
  * The diagrams block currently in a markdown text (markers included), or undefined when it
- * has no markers.
+ * has no markers. The begin marker may be the generated one or written by hand as
+ * `<!-- viz:begin -->`, as `baton viz --update-docs` tells a user to.
  *
  * @example
  * ```ts
@@ -31,9 +32,11 @@ export function machineDocs(machines: Readonly<Record<string, AnyStateMachine>>)
  * ```
  */
 export function committedDocs(markdown: string): string | undefined {
-  const begin = markdown.indexOf(DOCS_BEGIN);
+  // The begin marker as written by hand (`<!-- viz:begin -->`) or as generated (DOCS_BEGIN).
+  const begin = /<!-- viz:begin\b[^>]*-->/.exec(markdown)?.index;
+  if (begin === undefined) return undefined;
   const end = markdown.indexOf(DOCS_END, begin);
-  if (begin < 0 || end < 0) return undefined;
+  if (end < 0) return undefined;
   return markdown.slice(begin, end + DOCS_END.length);
 }
 

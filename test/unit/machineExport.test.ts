@@ -2,7 +2,7 @@
  * The exporters: every catalog machine's JSON loads back into XState with the same states
  * and events, and its Mermaid diagram draws every state and every transition.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -120,5 +120,17 @@ describe("baton viz", () => {
   it("refuses an unknown machine and an unknown format", async () => {
     expect(await main(["viz", "nope"])).toBe(2);
     expect(await main(["viz", "connection", "--format", "svg"])).toBe(2);
+  });
+
+  it("refuses a machine, --format or --out beside --update-docs, which would ignore them, and leaves the file alone", async () => {
+    dir = mkdtempSync(join(tmpdir(), "baton-viz-"));
+    const docs = join(dir, "docs.md");
+    writeFileSync(docs, "<!-- viz:begin -->\n<!-- viz:end -->\n");
+    for (const extra of [["connection"], ["--format", "json"], ["--out", join(dir, "x.md")]]) {
+      expect(await main(["viz", ...extra, "--update-docs", docs])).toBe(2);
+      expect(readFileSync(docs, "utf8")).toBe("<!-- viz:begin -->\n<!-- viz:end -->\n");
+    }
+    expect(await main(["viz", "--update-docs", docs])).toBe(0);
+    expect(readFileSync(docs, "utf8")).toContain("stateDiagram-v2");
   });
 });
