@@ -33,8 +33,8 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
   --memory MIB         memory offered, in MiB (default: this machine's memory)
   --handler-thread     run the job handlers on a thread of their own, so that a handler's
                        synchronous work (minutes of computation) never keeps the worker from
-                       answering the coordinator's pings; each job then costs a few tens of
-                       microseconds more (default: on the connection's thread)
+                       answering the coordinator's pings; each job then costs about 0.1 ms
+                       of CPU more (default: on the connection's thread)
   --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
   --silence-limit-ms MS
                        give up on a coordinator not heard from (no frame, no ping) for this
