@@ -1,6 +1,6 @@
 /**
  * A table of counts per job kind, kinds in order, then a `total` row: the first column left
- * aligned, the counts right aligned, a rule under the header.
+ * aligned, the counts right aligned, a rule under the header and another above the totals.
  *
  * @example
  * ```ts
@@ -8,6 +8,7 @@
  * // kind   completed  failed
  * // ─────  ─────────  ──────
  * // fetch         16       0
+ * // ─────  ─────────  ──────
  * // total         16       0
  * ```
  */
@@ -20,13 +21,17 @@ export function countsTable(
   const rows = [...byKind]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([kind, counts]) => [kind, ...counts.map(String)]);
-  rows.push(["total", ...total.map(String)]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const totals = ["total", ...total.map(String)];
+  const widths = header.map((h, i) =>
+    Math.max(h.length, totals[i]!.length, ...rows.map((r) => r[i]!.length)),
+  );
   const line = (cells: string[]) =>
     cells
       .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
       .join("  ");
-  return [line(header), widths.map((w) => "─".repeat(w)).join("  "), ...rows.map(line)];
+  const rule = widths.map((w) => "─".repeat(w)).join("  ");
+  // A rule above the totals too: a kind may well be called "total".
+  return [line(header), rule, ...rows.map(line), rule, line(totals)];
 }
 
 /**
