@@ -72,42 +72,47 @@ describe("runs over real sockets with worker processes", () => {
     expect(workerChildren()).toEqual([]);
   });
 
-  it("completes a 500-job run while worker processes are killed with SIGKILL", async () => {
-    const dir = tempDir();
-    const calls = join(dir, "calls");
-    mkdirSync(calls);
-    const { graph, jobs } = await graphWith(500, 4, calls);
-    const store = await ResultStore.open(join(dir, "store"), nodeFiles());
-    const engine = createEngine({
-      jobs,
-      workers: localPool({ jobsModule: fixture, count: 4, maxRestarts: 50 }),
-      store,
-    });
-    const run = engine.run(graph);
-    let kills = 0;
-    let finished = false;
-    const killer = (async () => {
-      while (!finished && kills < 10) {
-        await new Promise((r) => setTimeout(r, 150 + Math.random() * 250));
-        const pids = workerChildren();
-        const victim = pids[Math.floor(Math.random() * pids.length)];
-        if (!finished && victim !== undefined && procs.signal(victim, "SIGKILL") === "ok") kills++;
-      }
-    })();
-    const result = await run;
-    finished = true;
-    await killer;
-    expect(kills).toBeGreaterThan(3);
-    expect(result.ok).toBe(true);
-    expect(result.counts.completed).toBe(551);
-    // Each result is stored exactly once, even for jobs whose worker died around them.
-    expect(store.writes).toBe(551);
-    const stored = readdirSync(join(dir, "store", "results")).flatMap((shard) =>
-      readdirSync(join(dir, "store", "results", shard)),
-    );
-    expect(new Set(stored).size).toBe(551);
-    expect(workerChildren()).toEqual([]);
-  }, 120_000);
+  it.each([false, true])(
+    "completes a 500-job run while worker processes are killed with SIGKILL (handlers on a thread of their own: %s)",
+    async (handlerThread) => {
+      const dir = tempDir();
+      const calls = join(dir, "calls");
+      mkdirSync(calls);
+      const { graph, jobs } = await graphWith(500, 4, calls);
+      const store = await ResultStore.open(join(dir, "store"), nodeFiles());
+      const engine = createEngine({
+        jobs,
+        workers: localPool({ jobsModule: fixture, count: 4, maxRestarts: 50, handlerThread }),
+        store,
+      });
+      const run = engine.run(graph);
+      let kills = 0;
+      let finished = false;
+      const killer = (async () => {
+        while (!finished && kills < 10) {
+          await new Promise((r) => setTimeout(r, 150 + Math.random() * 250));
+          const pids = workerChildren();
+          const victim = pids[Math.floor(Math.random() * pids.length)];
+          if (!finished && victim !== undefined && procs.signal(victim, "SIGKILL") === "ok")
+            kills++;
+        }
+      })();
+      const result = await run;
+      finished = true;
+      await killer;
+      expect(kills).toBeGreaterThan(3);
+      expect(result.ok).toBe(true);
+      expect(result.counts.completed).toBe(551);
+      // Each result is stored exactly once, even for jobs whose worker died around them.
+      expect(store.writes).toBe(551);
+      const stored = readdirSync(join(dir, "store", "results")).flatMap((shard) =>
+        readdirSync(join(dir, "store", "results", shard)),
+      );
+      expect(new Set(stored).size).toBe(551);
+      expect(workerChildren()).toEqual([]);
+    },
+    120_000,
+  );
 
   it("fails the run naming the worker's log when its workers cannot start", async () => {
     const dir = tempDir();
