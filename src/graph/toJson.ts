@@ -51,6 +51,9 @@ export function toJson(value: unknown, where: string): Json {
   if (value === undefined) {
     throw notJson(where, "$", "is undefined; use null for no value");
   }
+  // A JSON primitive is itself, without the walk (a worker checks every result it sends).
+  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number" && Number.isFinite(value)) return value;
   return copy(value, { where, keys: [], parents: [], onPath: new Set() }, 0);
 }
 

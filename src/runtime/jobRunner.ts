@@ -248,16 +248,9 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
-/** A handler's return value as a result: nothing is null, a JSON primitive is itself. */
+/** A handler's return value as a result: nothing is null. */
 function resultValue(value: unknown, frame: JobFrame): Json {
-  if (value === undefined || value === null) return null;
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return value;
-    case "number":
-      if (Number.isFinite(value)) return value;
-  }
+  if (value === undefined) return null;
   return toJson(value, `result of job ${frame.id} (${frame.kind})`);
 }
 
