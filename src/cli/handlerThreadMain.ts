@@ -1,11 +1,9 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { BatonError } from "../errors.ts";
-import { loadJobs } from "../runtime/jobModule.ts";
 import { jobRunner } from "../runtime/jobRunner.ts";
 import { createLogger } from "../runtime/logger.ts";
-import { moduleSource } from "../runtime/moduleSource.ts";
 import type { FromHandlerThread, HandlerThreadData, ToHandlerThread } from "./handlerThread.ts";
-import { importUserModule, jobsOf } from "./loadModule.ts";
+import { loadJobsFile } from "./loadModule.ts";
 
 // The handler thread of `baton worker --handler-thread` (see handlerThread.ts): loads the job
 // module, then runs the jobs the worker's main thread hands it, one at a time.
@@ -13,10 +11,7 @@ const port = parentPort!;
 const data = workerData as HandlerThreadData;
 const send = (message: FromHandlerThread) => port.postMessage(message);
 try {
-  const jobs = loadJobs(
-    jobsOf(await importUserModule(data.module), data.module),
-    moduleSource(data.module),
-  );
+  const jobs = await loadJobsFile(data.module);
   const runner = jobRunner(jobs, createLogger({ level: data.level, pretty: data.pretty }));
   port.on("message", (message: ToHandlerThread) => {
     if (message.type === "abort") runner.abort(message.reason);

@@ -3,7 +3,8 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BatonError, JobModuleError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
-import type { JobModule } from "../runtime/jobModule.ts";
+import { type JobModule, type LoadedJobs, loadJobs } from "../runtime/jobModule.ts";
+import { moduleSource } from "../runtime/moduleSource.ts";
 
 /**
  * Imports a user module (TypeScript or JavaScript) by path, with errors that name the file.
@@ -89,4 +90,18 @@ function whereThrown(error: unknown): string {
   const user = frames.find((line) => !/node:|node_modules|\/src\/cli\//.test(line));
   const at = user?.trim().replace(/^at (?:.* \()?(.*?)\)?$/, "$1");
   return at ? ` (at ${at})` : "";
+}
+
+/**
+ * The job module of the file `path` (`baton worker --jobs FILE`), imported, checked and
+ * prepared, its code hash taken over the file and the local files it imports.
+ *
+ * @example
+ * ```ts
+ * const jobs = await loadJobsFile("examples/pipeline.jobs.ts");
+ * jobs.kinds; // ["count", "fetch", "merge", …]
+ * ```
+ */
+export async function loadJobsFile(path: string): Promise<LoadedJobs> {
+  return loadJobs(jobsOf(await importUserModule(path), path), moduleSource(path));
 }

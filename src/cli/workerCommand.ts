@@ -2,10 +2,8 @@ import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
-import { loadJobs } from "../runtime/jobModule.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
-import { moduleSource } from "../runtime/moduleSource.ts";
 import type { Link, Net } from "../runtime/ports.ts";
 import { readSecret } from "../runtime/secret.ts";
 import { runWorker, type WorkerExit } from "../runtime/worker.ts";
@@ -14,7 +12,7 @@ import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { startHandlerThread } from "./handlerThread.ts";
-import { importUserModule, jobsOf } from "./loadModule.ts";
+import { loadJobsFile } from "./loadModule.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -115,7 +113,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         level,
         pretty: process.stderr.isTTY === true,
       })
-    : loadJobs(jobsOf(await importUserModule(values.jobs), values.jobs), moduleSource(values.jobs));
+    : await loadJobsFile(values.jobs);
 
   let link: Link | undefined;
   let signalled: "SIGINT" | "SIGTERM" | undefined;
