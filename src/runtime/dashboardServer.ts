@@ -252,9 +252,19 @@ export class DashboardServer {
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
     const name = Object.keys(ASSETS).find((asset) => this.authorised(req, asset));
-    if (name === undefined || req.method !== "GET") {
+    if (name === undefined) {
       res.writeHead(403, { "content-type": "text/plain", "cache-control": "no-store" });
       res.end("forbidden: open the dashboard with the URL baton printed (it carries a token)\n");
+      return;
+    }
+    // HEAD gets GET's headers (Node sends no body for it); nothing is ever posted to it.
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, {
+        allow: "GET, HEAD",
+        "content-type": "text/plain",
+        "cache-control": "no-store",
+      });
+      res.end("method not allowed: the dashboard is only read (GET)\n");
       return;
     }
     res.writeHead(200, {

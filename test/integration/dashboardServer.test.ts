@@ -106,6 +106,14 @@ describe("dashboard server", () => {
     const ok = await fetch(server.url);
     expect(ok.status).toBe(200);
     expect(ok.headers.get("content-security-policy")).toContain("default-src 'none'");
+    // With the token, HEAD is answered as GET is (curl -I), and a method that writes is refused.
+    const head = await fetch(server.url, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toBe(ok.headers.get("content-type"));
+    const post = await fetch(server.url, { method: "POST", body: "x" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, HEAD");
+    expect((await fetch(`${base}/${wrong}/`, { method: "HEAD" })).status).toBe(403);
     const page = await openSocket(`ws://127.0.0.1:${url.port}/${token}/ws`);
     sockets.push(page.ws!);
     expect(page.messages[0]).toMatchObject({ type: "snapshot", state: { run: "r1", total: 3 } });
