@@ -288,6 +288,30 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     });
   });
 
+  it("runs the throughput chart on to the run's latest event while a long job finishes nothing", async () => {
+    server = await DashboardServer.start();
+    server.push(0, { type: "run.started", run: "long" });
+    const jobs = ["quick", "long"].map((id) => ({
+      id,
+      kind: id,
+      deps: [],
+      state: "ready" as const,
+    }));
+    server.push(0, { type: "graph", jobs });
+    server.push(1_500, { type: "job", id: "quick", kind: "quick", state: "completed" });
+    server.push(2_000, { type: "job", id: "long", kind: "long", state: "running" });
+    // 45 s on, the long job still runs: only its connection's pings keep coming.
+    server.push(45_200, { type: "job", id: "long", kind: "long", state: "running" });
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage();
+    await page.goto(server.url);
+    await page.waitForFunction(() => document.querySelector("#throughput text") !== null);
+    const labels = await page.$$eval("#throughput text", (nodes) =>
+      nodes.map((n) => n.textContent),
+    );
+    expect(labels).toEqual(["peak 1/s", "0s", "45s"]);
+  });
+
   it("gives a wrong or missing token no page and no data", async () => {
     server = await DashboardServer.start();
     server.push(0, { type: "run.started", run: "secret-run-id" });

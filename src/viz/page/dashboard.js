@@ -190,8 +190,11 @@ function drawGroups() {
 function drawThroughput() {
   const root = $("throughput");
   root.replaceChildren();
-  const seconds = Object.keys(state.throughput).map(Number);
-  const last = seconds.length > 0 ? Math.max(...seconds) : 0;
+  // The chart runs to the run's latest event (pings arrive every few seconds), not to the last
+  // job that finished: during a long job its bars move on at zero instead of freezing.
+  const elapsed =
+    state.startedAt === undefined ? 0 : Math.floor((state.now - state.startedAt) / 1000);
+  const last = Object.keys(state.throughput).reduce((a, s) => Math.max(a, Number(s)), elapsed);
   const span = Math.min(120, Math.max(30, last + 1));
   const first = Math.max(0, last - span + 1);
   let peak = 1;
