@@ -105,7 +105,8 @@ export class ResultStore {
   /**
    * Opens (creating as needed) the store in `dir`: `results/`, `quarantine/` and `logs/`.
    * `clock` stamps `storedAt` (the simulation passes its own). A `dir` that cannot be a
-   * directory (a file is in the way) or cannot be written is a `StoreError`.
+   * directory (a file is in the way) or cannot be written (checked by making and removing a
+   * file in `results/`) is a `StoreError`.
    */
   static async open(
     dir: string,
@@ -118,6 +119,10 @@ export class ResultStore {
       await Promise.all(
         [store.#resultsDir, store.#quarantineDir, store.logsDir].map((d) => files.mkdirp(d)),
       );
+      // Folders that exist but cannot be written fail here, not at each job's result (a result
+      // that cannot be stored is a failed attempt, so every job would be tried in vain).
+      const probe = join(store.#resultsDir, `.writable-${Math.round(clock.now())}`);
+      if (await files.createExclusive(probe, "")) await files.remove(probe);
     } catch (error) {
       throw storeOpenError(dir, error);
     }

@@ -185,6 +185,24 @@ describe("ResultStore", () => {
         },
       };
       await expect(ResultStore.open(dir, readOnly)).rejects.toThrow(/the file system is read-only/);
+      // Folders that exist but cannot be written: found at open, not at the first result.
+      const unwritable = {
+        ...files,
+        createExclusive: async (p: string) => {
+          throw fsError("EACCES", "open", p);
+        },
+      };
+      await expect(ResultStore.open(dir, unwritable)).rejects.toMatchObject({
+        code: "STORE_NOT_WRITABLE",
+        message: expect.stringMatching(
+          new RegExp(
+            `^the result store ${dir} cannot be written: cannot open ${join(dir, "results")}/\\.writable-\\d+: permission denied`,
+          ),
+        ),
+      });
+      // A store that opens leaves nothing of the check behind.
+      await ResultStore.open(dir, files);
+      expect((await readdir(join(dir, "results"))).filter((n) => n.startsWith("."))).toEqual([]);
     });
 
     it("loadAll is a StoreError naming an entry that cannot be read at all, not a crash", async () => {
