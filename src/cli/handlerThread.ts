@@ -84,7 +84,16 @@ class ThreadRunner implements HandlerThread {
       worker.on("message", (message: FromHandlerThread) => {
         switch (message.type) {
           case "ready":
-            resolve(message);
+            // A new thread after one died loads the file again: it must be the same code.
+            if (this.codeHash !== "" && message.codeHash !== this.codeHash) {
+              reject(
+                new BatonError(
+                  "JOB_MODULE_CHANGED",
+                  `the job module ${this.data.module} changed since this worker started (code hash ${this.codeHash}, now ${message.codeHash}), and its handler thread had to be started again; restart the worker to run the new code`,
+                ),
+              );
+              void worker.terminate();
+            } else resolve(message);
             return;
           case "loadFailed":
             reject(new BatonError(message.code, message.message));

@@ -137,6 +137,34 @@ describe("the handler thread", () => {
     expect(await run(thread, frame("double", 2)).result).toMatchObject({ value: 4 });
   });
 
+  it("will not run a job module that changed on disk on the thread that replaces a dead one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-thread-"));
+    try {
+      const module = join(dir, "changing.jobs.mjs");
+      const source = (n: number) =>
+        `export default { n: () => ${n}, die: () => new Promise(() => setTimeout(() => { throw new Error("gone"); }, 10)) };\n`;
+      writeFileSync(module, source(1));
+      const thread = await start(module);
+      expect(await run(thread, frame("n", null)).result).toMatchObject({ value: 1 });
+      expect(await run(thread, frame("die", null)).result).toMatchObject({
+        error: { name: "HandlerThreadExited" },
+      });
+      writeFileSync(module, source(2));
+      const changed = frame("n", null);
+      expect(await run(thread, changed).result).toMatchObject({
+        status: "failed",
+        error: {
+          name: "JobModuleError",
+          message: expect.stringMatching(
+            /^the job module .*changing\.jobs\.mjs changed since this worker started \(code hash [0-9a-f]{16}, now [0-9a-f]{16}\), and its handler thread had to be started again; restart the worker to run the new code$/,
+          ),
+        },
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("waits on close() for the running job's result", async () => {
     const thread = await start();
     const { result } = run(thread, frame("block", 300));
