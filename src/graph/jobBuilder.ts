@@ -9,9 +9,35 @@ type EntryFunction<E> = E extends { run: infer F } ? F : E extends { ranks: infe
 /** The input a job module's entry takes. */
 type InputOf<E> = EntryFunction<E> extends (input: infer I, ctx: JobContext) => unknown ? I : never;
 
-/** A result as the run reports it: nothing is `null`; a type that is not JSON is any JSON. */
-// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing returns void
-type ResultOf<T> = [T] extends [void] ? null : [T] extends [Json] ? T : Json;
+/**
+ * A result as the run reports it: returning nothing (`undefined`, `void`) is `null`, and a
+ * type that cannot be JSON (a `Date`, a `Map`, a class with methods: the attempt fails) or is
+ * not known (`unknown`, `any`) is any JSON.
+ */
+type ResultOf<T> = unknown extends T
+  ? Json
+  : // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing returns void
+    [T] extends [void]
+    ? null
+    : JsonOf<Exclude<T, void>> | (undefined extends T ? null : never);
+
+/**
+ * A value's type as JSON: a type that is JSON as written stays itself (its name included);
+ * interfaces become the object types they are (an interface is not assignable to `Json`,
+ * which would make its jobs unfit for `after` or a `JobSpec[]`), read-only arrays become
+ * arrays, and an object with a method is any JSON.
+ */
+type JsonOf<T> = [T] extends [Json]
+  ? T
+  : T extends string | number | boolean | null
+    ? T
+    : T extends readonly unknown[]
+      ? { -readonly [I in keyof T]: JsonOf<T[I]> }
+      : T extends object
+        ? [Extract<T | T[keyof T], (...args: never[]) => unknown>] extends [never]
+          ? { -readonly [K in keyof T as K & string]: JsonOf<Exclude<T[K], undefined>> }
+          : Json
+        : Json;
 
 /** The value a job module's entry completes with. */
 type OutputOf<E> = E extends { ranks: unknown }
@@ -20,12 +46,16 @@ type OutputOf<E> = E extends { ranks: unknown }
     ? ResultOf<Awaited<R>>
     : Json;
 
-/** A job's input may be left out when its handler takes none (or takes `null`). */
+/**
+ * A job's input may be left out when its handler takes none (or takes `null`): the input is
+ * then `null`. `undefined` is not JSON, so a handler's optional parameter (`x?: number`)
+ * does not make the input optional; such a handler takes `x: number | null`.
+ */
 type InputArgs<I> = unknown extends I
   ? [input?: I, options?: JobOptions]
   : null extends I
-    ? [input?: I, options?: JobOptions]
-    : [input: I, options?: JobOptions];
+    ? [input?: Exclude<I, undefined>, options?: JobOptions]
+    : [input: Exclude<I, undefined>, options?: JobOptions];
 
 /** `job`, typed by a job module: see `jobBuilder`. */
 export type JobBuilder<M extends JobModule> = <K extends keyof M & string>(

@@ -26,7 +26,54 @@ const jobs = defineJobs({
 });
 const job = jobBuilder(jobs);
 
+/** A result declared as an interface, as users often do: not assignable to `Json` as such. */
+interface Page {
+  url: string;
+  words: readonly string[];
+  title?: string;
+  links: Page[];
+}
+
+const shapes = defineJobs({
+  page: async (url: string): Promise<Page> => ({ url, words: [], links: [] }),
+  lookup: (key: string): string | undefined => (key === "a" ? "found" : undefined),
+  tags: (): readonly string[] => ["a"],
+  stamped: (): { at: Date } => ({ at: new Date(0) }),
+  table: () => new Map<string, number>(),
+  opaque: (): unknown => 1,
+  optional: (n?: number) => n ?? 0,
+  nullable: (n: number | null) => n ?? 0,
+});
+const shape = jobBuilder(shapes);
+
 describe("jobBuilder", () => {
+  it("types an interface, an optional or read-only result as the JSON the run gives", async () => {
+    const page = shape("page", "https://example.org");
+    const lookup = shape("lookup", "b");
+    expectTypeOf(lookup).toEqualTypeOf<JobSpec<string | null>>();
+    expectTypeOf(shape("tags")).toEqualTypeOf<JobSpec<string[]>>();
+    // Never JSON (the attempt fails), or not known: any JSON in its place.
+    expectTypeOf(shape("stamped")).toEqualTypeOf<JobSpec<{ at: Json }>>();
+    expectTypeOf(shape("table")).toEqualTypeOf<JobSpec<Json>>();
+    expectTypeOf(shape("opaque")).toEqualTypeOf<JobSpec<Json>>();
+    // A job whose value is an interface goes in `after` and a JobSpec[] like any other.
+    const graph: JobSpec[] = [page, shape("tags", null, { after: [page, lookup] })];
+    const result = await createEngine({ jobs: shapes, workers: 1 }).run(graph);
+    const value: Page | undefined = result.get(page).value;
+    expectTypeOf(value?.links[0]?.title).toEqualTypeOf<string | undefined>();
+    expect(value).toEqual({ url: "https://example.org", words: [], links: [] });
+    expect(result.get(lookup).value).toBeNull();
+  });
+
+  it("makes an input that may be null optional, and an undefined one not (it would be null)", () => {
+    expect(shape("nullable").input).toBeNull();
+    shape("optional", 1);
+    // @ts-expect-error: left out, the input is null, which "optional" does not take
+    shape("optional");
+    // @ts-expect-error: as above
+    shape("optional", undefined);
+  });
+
   it("types a job's input by its kind, and its value by what the handler returns", () => {
     expectTypeOf(job("double", 21)).toEqualTypeOf<JobSpec<number>>();
     expectTypeOf(job("greet", { name: "ada" })).toEqualTypeOf<JobSpec<string>>();
