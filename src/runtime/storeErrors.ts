@@ -1,5 +1,5 @@
 import { existsSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
 
 /**
@@ -44,8 +44,9 @@ export function storeOpenError(dir: string, error: unknown): unknown {
  * What an error reading `path` of the store in `dir` (an entry, or the folder of a shard)
  * means to the user: a {@link StoreError} (`STORE_UNREADABLE`) for one that is not this
  * user's to read (`EACCES`, `EPERM`: entries are mode 0600), a directory where an entry
- * belongs (`EISDIR`) or a file where a shard's folder belongs (`ENOTDIR`). Any other error
- * is returned as it is.
+ * belongs (`EISDIR`) or a file where a shard's folder belongs (`ENOTDIR`); a file where the
+ * store itself, or a folder above it, belongs is `STORE_NOT_DIRECTORY`, as when it is opened
+ * (a dry run reads a store without making it). Any other error is returned as it is.
  *
  * @example
  * ```ts
@@ -55,6 +56,8 @@ export function storeOpenError(dir: string, error: unknown): unknown {
  */
 export function storeReadError(dir: string, path: string, error: unknown): unknown {
   const { code } = error as NodeJS.ErrnoException;
+  // A file that is the store itself, or one of its parents, is no entry to move out of it.
+  if (code === "ENOTDIR" && !isInside(fileInTheWay(path), dir)) return storeOpenError(dir, error);
   const advice =
     code === "EISDIR" || code === "ENOTDIR"
       ? `it is a ${code === "EISDIR" ? "directory where a stored result" : "file where a folder of stored results"} belongs; move it out of the store (what it stood for is then computed again)`
@@ -77,4 +80,10 @@ function fileInTheWay(path: string): string {
     if (existsSync(at)) return statSync(at).isDirectory() ? path : at;
   }
   return path;
+}
+
+/** Whether `path` is below the directory `dir`. */
+function isInside(path: string, dir: string): boolean {
+  const rel = relative(resolve(dir), resolve(path));
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
 }

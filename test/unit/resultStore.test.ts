@@ -149,13 +149,17 @@ describe("ResultStore", () => {
         [join(file, "sub", "store"), "STORE_NOT_DIRECTORY"],
       ] as const) {
         const opened = ResultStore.open(storeDir, files);
-        await expect(opened).rejects.toBeInstanceOf(StoreError);
-        await expect(opened).rejects.toMatchObject({
-          code,
-          dir: storeDir,
-          path: file,
-          message: `the result store ${storeDir} cannot be made: ${file} is a file, not a directory; give the store (--store) a directory, or a path that does not exist yet`,
-        });
+        // A dry run reads the store without making it, and says the same.
+        const read = ResultStore.openReadOnly(storeDir, files).loadAll([idOf(1)]);
+        for (const attempt of [opened, read]) {
+          await expect(attempt).rejects.toBeInstanceOf(StoreError);
+          await expect(attempt).rejects.toMatchObject({
+            code,
+            dir: storeDir,
+            path: file,
+            message: `the result store ${storeDir} cannot be made: ${file} is a file, not a directory; give the store (--store) a directory, or a path that does not exist yet`,
+          });
+        }
       }
       // A file where the store keeps a folder of its own.
       await mkdir(dir);
