@@ -32,7 +32,8 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
   --handler-thread     run the job handlers on a thread of their own, so that a handler's
                        synchronous work (minutes of computation) never keeps the worker from
                        answering the coordinator's pings; each job then costs about 0.1 ms
-                       of CPU more (default: on the connection's thread)
+                       of CPU more (default: on the connection's thread); the job module
+                       then loads on that thread, again for each thread that died
   --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
   --silence-limit-ms MS
                        give up on a coordinator not heard from (no frame, no ping) for this

@@ -319,7 +319,9 @@ export interface LocalWorkersOptions {
   /**
    * Workers run the job handlers on a thread of their own (`baton worker --handler-thread`),
    * so that minutes of synchronous computation in a handler never keep a worker from
-   * answering the coordinator's pings (default false: on the connection's thread).
+   * answering the coordinator's pings (default false: on the connection's thread). The job
+   * module is then loaded on that thread only, and again on each thread that replaces one
+   * that died: its top-level code runs in a worker thread (no signals, no `process.chdir()`).
    */
   handlerThread?: boolean;
 }
