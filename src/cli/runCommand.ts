@@ -135,6 +135,9 @@ export async function runCommand(argv: string[]): Promise<number> {
       `--no-store keeps no results, so it does not go with ${values.store !== undefined ? "--store" : "--force"}`,
     );
   }
+  if (values.store === "") {
+    throw new ConfigError("--store is empty: give it a directory, or leave it out for .baton/");
+  }
   const dryRun = values["dry-run"];
   const watcher = (["ui", "ui-keep", "inspect"] as const).find(
     (flag) => values[flag] !== undefined && values[flag] !== false,

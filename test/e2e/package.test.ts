@@ -209,6 +209,13 @@ console.log(JSON.stringify({ seeds, helper: [answer.type, answer.result.seed, an
     expect(both.stderr).toBe(
       "baton run: --no-store keeps no results, so it does not go with --force [CONFIG]\n",
     );
+    // An empty --store (an unset variable) would have put the store's folders beside graph.ts.
+    const empty = await startBaton(["run", "graph.ts", "--store", ""], { cwd: dir }).exit;
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toBe(
+      "baton run: --store is empty: give it a directory, or leave it out for .baton/ [CONFIG]\n",
+    );
+    expect(existsSync(join(dir, "results"))).toBe(false);
   });
 
   it("shares baton's classes with the command: a baton error a graph module throws is reported as one", async () => {

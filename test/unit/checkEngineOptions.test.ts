@@ -21,6 +21,14 @@ describe("createEngine's options", () => {
       { progressIntervalMs: Number.POSITIVE_INFINITY },
       "progressIntervalMs must be a finite number of milliseconds above 0, not Infinity",
     ],
+    [
+      { store: "" },
+      "store is an empty path, which would fill the current directory with the run's folders; give a directory, or leave store out to keep no results",
+    ],
+    [
+      { batonDir: "" },
+      "batonDir is an empty path, which would fill the current directory with the run's folders; give a directory",
+    ],
   ])("refuses %o with a ConfigError naming the option", (bad, message) => {
     expect(() => createEngine({ jobs, ...bad })).toThrow(ConfigError);
     expect(() => createEngine({ jobs, ...bad })).toThrow(`createEngine: ${message}`);
