@@ -53,7 +53,8 @@ Runs a graph of jobs and waits for it to finish.
   --partition P      with --slurm: sbatch --partition
   --slurm-opt=OPT    with --slurm: one more sbatch option (repeatable), e.g. --slurm-opt=--time=1:00:00
   --json             print the result as JSON on stdout
-  --log-level L      ${LOG_LEVELS.join(" | ")} (default: warn)
+  --log-level L      ${LOG_LEVELS.join(" | ")} (default: warn), for the run's log and its
+                     worker processes' logs (the store's logs/)
   --inspect [URL]    stream XState inspection events to a Stately inspector
                      (default ${DEFAULT_INSPECTOR_URL}); secrets are never sent, inputs
                      and results are cut to 1 KiB
@@ -185,6 +186,7 @@ export async function runCommand(argv: string[]): Promise<number> {
           ...(values.partition !== undefined && { partition: values.partition }),
           sbatchOptions: values["slurm-opt"] ?? [],
           handlerThread: values["handler-thread"],
+          logLevel: level,
         })
       : inProcess
         ? count
@@ -192,6 +194,7 @@ export async function runCommand(argv: string[]): Promise<number> {
             jobsModule: resolve(jobsPath),
             count,
             handlerThread: values["handler-thread"],
+            logLevel: level,
           }),
     ...(values.listen !== undefined && { listen: values.listen }),
   });

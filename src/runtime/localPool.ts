@@ -12,6 +12,7 @@ import { nodeClock } from "./nodeClock.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, ProcExit, ProcHandle, Procs, Signal } from "./ports.ts";
 import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
+import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOptions.ts";
 
 /** After SIGTERM, how long `stop()` waits before SIGKILL. */
 const KILL_AFTER_MS = 2000;
@@ -306,7 +307,7 @@ function howItEnded(exit: ProcExit): string {
   return exit.signal === null ? `exited with code ${exit.code}` : `was killed by ${exit.signal}`;
 }
 
-export interface LocalWorkersOptions {
+export interface LocalWorkersOptions extends WorkerProcessOptions {
   /** The job module file workers load (`baton worker --jobs FILE`). */
   jobsModule: string;
   /** Worker processes (default: the machine's cores). */
@@ -316,14 +317,6 @@ export interface LocalWorkersOptions {
   /** Passed to `startLocalPool`. */
   maxRestarts?: number;
   windowMs?: number;
-  /**
-   * Workers run the job handlers on a thread of their own (`baton worker --handler-thread`),
-   * so that minutes of synchronous computation in a handler never keep a worker from
-   * answering the coordinator's pings (default false: on the connection's thread). The job
-   * module is then loaded on that thread only, and again on each thread that replaces one
-   * that died: its top-level code runs in a worker thread (no signals, no `process.chdir()`).
-   */
-  handlerThread?: boolean;
 }
 
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
@@ -369,7 +362,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
           "--name",
           name,
           ...resourceArgs,
-          ...(options.handlerThread ? ["--handler-thread"] : []),
+          ...workerProcessFlags(options),
         ],
         ...(options.maxRestarts !== undefined && { maxRestarts: options.maxRestarts }),
         ...(options.windowMs !== undefined && { windowMs: options.windowMs }),

@@ -16,10 +16,11 @@ import { slurmPoolOf } from "./runFiles.ts";
 import { shellQuote } from "./shellQuote.ts";
 import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
 import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
+import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOptions.ts";
 
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
 
-export interface SlurmPoolOptions {
+export interface SlurmPoolOptions extends WorkerProcessOptions {
   /** The job module file workers load (`baton worker --jobs FILE`), on a filesystem the nodes share. */
   jobsModule: string;
   /** The most allocations (one worker each) held at once (default 4). */
@@ -47,14 +48,6 @@ export interface SlurmPoolOptions {
   stopTimeoutMs?: number;
   /** Restarts of a dead worker inside one allocation before the allocation fails (default 5). */
   workerRestarts?: number;
-  /**
-   * Workers run the job handlers on a thread of their own (`baton worker --handler-thread`),
-   * so that minutes of synchronous computation in a handler never keep a worker from
-   * answering the coordinator's pings (default false: on the connection's thread). The job
-   * module is then loaded on that thread only, and again on each thread that replaces one
-   * that died: its top-level code runs in a worker thread (no signals, no `process.chdir()`).
-   */
-  handlerThread?: boolean;
   /** The Slurm commands (default: the real ones, with `commandTimeoutMs`). */
   commands?: SlurmCommands;
   clock?: Clock;
@@ -541,7 +534,7 @@ function batchScript(options: SlurmPoolOptions, context: PoolStart, offer: Resou
     String(offer.gpus ?? 0),
     "--memory",
     String(offer.memory ?? 0),
-    ...(options.handlerThread ? ["--handler-thread"] : []),
+    ...workerProcessFlags(options),
   ]
     .map(shellQuote)
     .join(" ");

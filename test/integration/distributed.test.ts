@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -45,7 +45,7 @@ afterEach(() => {
 });
 
 describe("runs over real sockets with worker processes", () => {
-  it("runs a graph on 4 worker processes and leaves none behind", async () => {
+  it("runs a graph on 4 worker processes, logging at the level asked, and leaves none behind", async () => {
     const dir = tempDir();
     const calls = join(dir, "calls");
     mkdirSync(calls);
@@ -54,7 +54,7 @@ describe("runs over real sockets with worker processes", () => {
     // As the README embeds it: the handlers themselves; the code hash comes from the pool's file.
     const engine = createEngine({
       jobs: handlers,
-      workers: localPool({ jobsModule: fixture, count: 4 }),
+      workers: localPool({ jobsModule: fixture, count: 4, logLevel: "info" }),
       store,
     });
     const run = engine.run(graph);
@@ -70,6 +70,11 @@ describe("runs over real sockets with worker processes", () => {
     expect(store.writes).toBe(45);
     expect(readdirSync(calls)).toHaveLength(45);
     expect(workerChildren()).toEqual([]);
+    // At info, each worker's log says whom it connected to (at the default warn, nothing).
+    for (const n of [1, 2, 3, 4]) {
+      const log = readFileSync(join(dir, "store", "logs", `worker-${n}.log`), "utf8");
+      expect(log).toContain('"msg":"worker connecting"');
+    }
   });
 
   it.each([false, true])(

@@ -1,0 +1,34 @@
+import type { LogLevel } from "./logger.ts";
+
+/** How a pool's `baton worker` processes run: the options every process pool takes. */
+export interface WorkerProcessOptions {
+  /**
+   * Workers run the job handlers on a thread of their own (`baton worker --handler-thread`),
+   * so that minutes of synchronous computation in a handler never keep a worker from
+   * answering the coordinator's pings (default false: on the connection's thread). The job
+   * module is then loaded on that thread only, and again on each thread that replaces one
+   * that died: its top-level code runs in a worker thread (no signals, no `process.chdir()`).
+   */
+  handlerThread?: boolean;
+  /**
+   * What the workers log (`baton worker --log-level`; default `warn`), to their log files in
+   * the store's `logs/`: `info` shows each worker's connection and its handlers' `ctx.log.info`.
+   */
+  logLevel?: LogLevel;
+}
+
+/**
+ * The `baton worker` flags that say what `options` asks for.
+ *
+ * @example
+ * ```ts
+ * workerProcessFlags({ handlerThread: true, logLevel: "info" });
+ * // ["--handler-thread", "--log-level", "info"]
+ * ```
+ */
+export function workerProcessFlags(options: WorkerProcessOptions): string[] {
+  return [
+    ...(options.handlerThread ? ["--handler-thread"] : []),
+    ...(options.logLevel !== undefined ? ["--log-level", options.logLevel] : []),
+  ];
+}
