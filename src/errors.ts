@@ -88,12 +88,13 @@ export class StoreError extends BatonError {
 
 /**
  * A worker pool cannot keep its workers alive: a worker slot died more often than its
- * restart budget allows (`WORKER_CRASH_LOOP`), or a worker process could not be started
- * (`WORKER_SPAWN`). The pool owns worker failure; job failures are the coordinator's.
+ * restart budget allows (`WORKER_CRASH_LOOP`), a worker process could not be started
+ * (`WORKER_SPAWN`), or one ended in a way a new one would too (`WORKER_CANNOT_START`: a job
+ * module that does not load). The pool owns worker failure; job failures are the coordinator's.
  */
 export class PoolError extends BatonError {
   constructor(
-    code: "WORKER_CRASH_LOOP" | "WORKER_SPAWN",
+    code: "WORKER_CRASH_LOOP" | "WORKER_SPAWN" | "WORKER_CANNOT_START",
     message: string,
     /** Name of the worker at fault (`local-3.2`). */
     readonly worker: string,

@@ -36,6 +36,12 @@ export interface LocalPoolOptions {
   maxRestarts?: number;
   /** The restart budget's sliding window, in ms (default 60 000). */
   windowMs?: number;
+  /**
+   * Exit codes after which a worker is not replaced, because a new one would end the same
+   * way: the pool fails at once, with the worker's log (default none; `localPool` gives
+   * `baton worker`'s 2, bad usage or a job module that does not load).
+   */
+  finalExitCodes?: readonly number[];
   procs?: Procs;
   clock?: Clock;
 }
@@ -254,9 +260,10 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     slot.deaths = slot.deaths.filter((at) => now - at < this.windowMs);
     slot.deaths.push(now);
     const previous = { worker: name, pid: handle.pid, exit };
-    if (slot.deaths.length > this.maxRestarts) {
+    const final = exit.code !== null && (this.options.finalExitCodes ?? []).includes(exit.code);
+    if (final || slot.deaths.length > this.maxRestarts) {
       this.failing = true;
-      void this.crashLoop(slot, previous);
+      void this.crashLoop(slot, previous, final);
       return;
     }
     slot.generation++;
@@ -271,20 +278,33 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     });
   }
 
-  private async crashLoop(slot: Slot, previous: WorkerReplaced["previous"]): Promise<void> {
+  /** Fails the pool for a worker that is not replaced: `final`, or past the restart budget. */
+  private async crashLoop(
+    slot: Slot,
+    previous: WorkerReplaced["previous"],
+    final: boolean,
+  ): Promise<void> {
     const tail = await logTail(slot.logFile);
+    const ended = `worker ${previous.worker} (pid ${previous.pid}) ${howItEnded(previous.exit)}`;
     this.fail(
-      new PoolError(
-        "WORKER_CRASH_LOOP",
-        `worker ${previous.worker} (pid ${previous.pid}) ${howItEnded(previous.exit)}: ` +
-          `${slot.deaths.length} deaths of worker slot local-${slot.n} within ${this.windowMs} ms, ` +
-          `more than maxRestarts (${this.maxRestarts}), so the local pool stops replacing ` +
-          `workers. Its log ${slot.logFile} says why it exits (a job module that does not ` +
-          "load, a rejected secret, an unreachable coordinator, a crash); raise maxRestarts " +
-          `only if these deaths are expected. ${tail}`,
-        previous.worker,
-        slot.logFile,
-      ),
+      final
+        ? new PoolError(
+            "WORKER_CANNOT_START",
+            `${ended}, which a new worker would too (bad usage, or a job module that does not ` +
+              `load), so the local pool does not replace it. Its log ${slot.logFile} says why. ${tail}`,
+            previous.worker,
+            slot.logFile,
+          )
+        : new PoolError(
+            "WORKER_CRASH_LOOP",
+            `${ended}: ${slot.deaths.length} deaths of worker slot local-${slot.n} within ${this.windowMs} ms, ` +
+              `more than maxRestarts (${this.maxRestarts}), so the local pool stops replacing ` +
+              `workers. Its log ${slot.logFile} says why it exits (a job module that does not ` +
+              "load, a rejected secret, an unreachable coordinator, a crash); raise maxRestarts " +
+              `only if these deaths are expected. ${tail}`,
+            previous.worker,
+            slot.logFile,
+          ),
     );
   }
 
@@ -366,6 +386,8 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
         ],
         ...(options.maxRestarts !== undefined && { maxRestarts: options.maxRestarts }),
         ...(options.windowMs !== undefined && { windowMs: options.windowMs }),
+        // `baton worker` exits 2 for bad usage or a job module that does not load.
+        finalExitCodes: [2],
       });
       pool.on("replaced", (r) =>
         context.logger.warn(

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createEngine, localPool } from "../../src/index.ts";
+import { createEngine, localPool, type PoolError } from "../../src/index.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
@@ -119,15 +119,20 @@ describe("runs over real sockets with worker processes", () => {
     120_000,
   );
 
-  it("fails the run naming the worker's log when its workers cannot start", async () => {
+  it("fails the run at the first worker's exit 2, naming its log, when its workers cannot start", async () => {
     const dir = tempDir();
     const { graph, jobs } = await graphWith(5, 0, join(dir, "unused"));
     const engine = createEngine({
       jobs,
-      workers: localPool({ jobsModule: join(dir, "missing.jobs.ts"), count: 1, maxRestarts: 2 }),
+      workers: localPool({ jobsModule: join(dir, "missing.jobs.ts"), count: 1 }),
       store: join(dir, "store"),
     });
-    await expect(engine.run(graph)).rejects.toThrow(/worker local-1\.3 .*worker-1\.log/s);
+    const error = (await engine.run(graph).catch((e: unknown) => e)) as PoolError;
+    // Not replaced: a new worker would not load the module either (it used to be, 5 times).
+    expect(error).toMatchObject({ code: "WORKER_CANNOT_START", worker: "local-1" });
+    expect(error.message).toMatch(
+      /^worker local-1 \(pid \d+\) exited with code 2, which a new worker would too \(bad usage, or a job module that does not load\), so the local pool does not replace it\. Its log .*worker-1\.log says why\. .*missing\.jobs\.ts does not exist/s,
+    );
     expect(workerChildren()).toEqual([]);
   }, 60_000);
 });
