@@ -1,5 +1,5 @@
 import { constants, hostname } from "node:os";
-import { resolve } from "node:path";
+import { basename, resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Actor, createActor } from "xstate";
 import { ConfigError, RankFileError, RankGroupError } from "../errors.ts";
@@ -23,7 +23,7 @@ import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manif
 import { MARKER_FORMAT } from "../rank/markerFormat.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
-import { clearDeployment } from "./clearDeployment.ts";
+import { clearDeployment, untouchedMs } from "./clearDeployment.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
 import { claimLease, type HeldLease, holdLease } from "./launcherLease.ts";
@@ -388,9 +388,9 @@ class LaunchedGroup implements RankGroup {
     const { files, procs, clock } = this.ports;
     const path = this.paths.lease;
     const staleAfterMs = this.timeouts.leaseStaleMs;
+    const { deployment, token } = this;
     await files.mkdirp(this.paths.dir);
     for (let attempt = 1; ; attempt++) {
-      const { deployment, token } = this;
       const held = await claimLease({
         files,
         clock,
@@ -404,12 +404,12 @@ class LaunchedGroup implements RankGroup {
       const now = clock.now();
       let gone: string | undefined;
       if (held === "unreadable") {
-        const modifiedAt = await files.modifiedAt(path);
+        const untouched = await untouchedMs(files, this.paths.dir, [basename(path)], now);
         gone =
-          modifiedAt === undefined
+          untouched === undefined
             ? "it was removed meanwhile"
-            : now - modifiedAt > staleAfterMs
-              ? `it cannot be read and was not written for ${Math.round(now - modifiedAt)} ms`
+            : untouched > staleAfterMs
+              ? `it cannot be read and was not written for ${untouched} ms`
               : undefined;
       } else {
         gone = launcherGone({
