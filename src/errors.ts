@@ -65,6 +65,44 @@ export class ConfigError extends BatonError {
 }
 
 /**
+ * A listener on a `Run` (`job`, `progress`, `job.progress`, `listening`, `store.reading`)
+ * threw. The run is cancelled (results already stored stay stored) and rejects with this
+ * error once its workers have stopped; `event` names the event, `cause` is what was thrown.
+ *
+ * @example
+ * ```ts
+ * const run = engine.run(graph);
+ * run.on("job", (event) => rows.get(event.id)!.update(event.state)); // throws for an unknown id
+ * try {
+ *   await run;
+ * } catch (error) {
+ *   if (error instanceof ListenerError) console.error(error.event, error.cause);
+ * }
+ * ```
+ */
+export class ListenerError extends BatonError {
+  constructor(
+    readonly event: string,
+    cause: unknown,
+  ) {
+    super(
+      "LISTENER_THREW",
+      `A "${event}" listener on the run threw: ${messageOf(cause)}. The run was cancelled (with a store, the results it wrote are reused by the next run). Fix the listener, or catch errors inside it: a listener must not throw.`,
+      { cause },
+    );
+  }
+}
+
+/** A thrown value's message, or what it is when even that cannot be read. */
+function messageOf(thrown: unknown): string {
+  try {
+    return thrown instanceof Error ? thrown.message : String(thrown);
+  } catch {
+    return `a value that cannot be shown (typeof ${typeof thrown})`;
+  }
+}
+
+/**
  * The result store cannot be used, found before any job runs: its directory cannot be a
  * directory because a file is in the way (`STORE_NOT_DIRECTORY`), cannot be created or
  * written (`STORE_NOT_WRITABLE`: permission denied, a read-only file system), a stored entry

@@ -13,6 +13,7 @@ export {
   ConfigError,
   GraphError,
   JobModuleError,
+  ListenerError,
   NonRetryableError,
   PoolError,
   ProtocolError,

@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Actor, createActor } from "xstate";
+import type { ListenerError } from "../errors.ts";
 import type { JobSpec, Json, Resources } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { coordinatorMachine } from "../machines/coordinator.ts";
@@ -233,7 +234,18 @@ export function createEngine(options: EngineOptions): Engine {
       const result = new Promise<RunResult>((resolve, reject) => {
         settle = { resolve, reject };
       });
-      const run = new Run(runId, result, (reason) => cancel(reason));
+      let listenerError: ListenerError | undefined;
+      const run = new Run(
+        runId,
+        result,
+        (reason) => cancel(reason),
+        (error) => {
+          if (listenerError !== undefined) return;
+          listenerError = error;
+          log.error({ err: error }, "a listener on the run threw; cancelling the run");
+          cancel(`a "${error.event}" listener on the run threw`);
+        },
+      );
       execute().then(settle.resolve, settle.reject);
       return run;
 
@@ -249,6 +261,7 @@ export function createEngine(options: EngineOptions): Engine {
                   run.emit("store.reading", { done, total });
               })
             : undefined;
+        if (listenerError) throw listenerError;
         if (stored && stored.stored.size > 0) {
           log.info({ reused: stored.stored.size, corrupt: stored.corrupt }, "results reused");
         }
@@ -374,6 +387,8 @@ export function createEngine(options: EngineOptions): Engine {
           if (cancelled !== undefined) cancel(cancelled);
           await finished;
         } finally {
+          // A cancel once the run has finished has nothing left to stop.
+          cancel = () => {};
           if (grace !== undefined) clock.clearTimeout(grace);
           // The last progress is emitted once everything is closed: a listener that throws
           // must not keep the run's socket, workers and secret alive.
@@ -396,6 +411,7 @@ export function createEngine(options: EngineOptions): Engine {
           log.warn({ badFrames, droppedResults }, "frames refused during the run");
         }
         if (poolError) throw poolError;
+        if (listenerError) throw listenerError;
         const result = buildResult(
           runId,
           board,

@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import { ListenerError } from "../errors.ts";
 import type { JobSpec, Json } from "../graph/job.ts";
 import type { FailureCause, JobError, JobState } from "../machines/jobBoard.ts";
 
@@ -121,8 +122,23 @@ export class Run extends EventEmitter<RunEvents> implements PromiseLike<RunResul
     readonly id: string,
     private readonly result: Promise<RunResult>,
     private readonly onCancel: (reason: string) => void,
+    private readonly onListenerError: (error: ListenerError) => void,
   ) {
     super();
+  }
+
+  /**
+   * Calls the event's listeners. One that throws does not throw into the engine (where it
+   * would end the process from inside the coordinator): the run is cancelled and rejects with
+   * a `ListenerError`.
+   */
+  override emit<E extends keyof RunEvents>(event: E, ...args: RunEvents[E]): boolean {
+    try {
+      return super.emit(event as keyof RunEvents, ...(args as never));
+    } catch (thrown) {
+      this.onListenerError(new ListenerError(event, thrown));
+      return true;
+    }
   }
 
   /** Stops the run: nothing new starts, running handlers are aborted. */

@@ -24,6 +24,7 @@ import {
   type JobSpec,
   type Json,
   job,
+  ListenerError,
   localPool,
   type Net,
   NonRetryableError,
@@ -32,6 +33,7 @@ import {
   type RunResult,
   wsNet,
 } from "../../src/index.ts";
+import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
 import type { JobProgressEvent } from "../../src/runtime/run.ts";
@@ -853,6 +855,11 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
 });
 
 describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
   it("cancel() aborts running handlers, cancels the rest, and the run resolves", async () => {
     const aborts: unknown[] = [];
     const engine = createEngine({
@@ -886,6 +893,101 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
       expect(outcome.error?.message).toBe("the test cancelled");
     }
     expect(waits.filter((w) => result.get(w).attempts === 1)).toHaveLength(2);
+  });
+
+  it("a job listener that throws cancels the run, which rejects with a ListenerError; the next run reuses what was stored", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-engine-"));
+    dirs.push(dir);
+    const aborts: unknown[] = [];
+    const calls: string[] = [];
+    const engine = createEngine({
+      jobs: {
+        first: (n: number) => {
+          calls.push("first");
+          return n;
+        },
+        second: async (_: number, ctx: JobContext) => {
+          calls.push("second");
+          try {
+            return await untilAborted(ctx.signal);
+          } finally {
+            aborts.push(ctx.signal.reason);
+          }
+        },
+      },
+      workers: 2,
+      store: dir,
+    });
+    const first = job("first", 1);
+    const graph = [first, job("second", 2, { after: [first] })];
+    const run = engine.run(graph);
+    const thrown = new Error("the job listener threw");
+    run.on("job", (event) => {
+      if (event.kind === "second" && event.state === "running") throw thrown;
+    });
+
+    const error = await run.then(
+      () => undefined,
+      (rejected: unknown) => rejected,
+    );
+
+    expect(error).toBeInstanceOf(ListenerError);
+    expect(error).toMatchObject({ code: "LISTENER_THREW", event: "job", cause: thrown });
+    expect((error as Error).message).toMatch(
+      /^A "job" listener on the run threw: the job listener threw\. The run was cancelled/,
+    );
+    expect(aborts).toHaveLength(1);
+    expect(calls).toEqual(["first", "second"]);
+
+    const quiet = createEngine({
+      jobs: { first: (n: number) => n, second: (n: number) => n },
+      workers: 2,
+      store: dir,
+    });
+    const rerun = await quiet.run(graph);
+    expect(rerun.ok).toBe(true);
+    expect(rerun.get(first).cached).toBe(true);
+  });
+
+  it("a store.reading listener that throws ends the run before any job starts", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-engine-"));
+    dirs.push(dir);
+    let ran = 0;
+    const engine = createEngine({ jobs: { one: () => ++ran }, workers: 1, store: dir });
+    expect((await engine.run([job("one", 1)])).ok).toBe(true);
+    const run = engine.run([job("one", 1), job("one", 2)]);
+    run.on("store.reading", () => {
+      throw "not an Error";
+    });
+    await expect(run).rejects.toMatchObject({
+      code: "LISTENER_THREW",
+      event: "store.reading",
+      message: expect.stringContaining("listener on the run threw: not an Error."),
+    });
+    expect(ran).toBe(1);
+  });
+
+  it("cancel() after the run ended sets no timer and sends nothing", async () => {
+    let timers = 0;
+    const real = nodeClock();
+    const engine = createEngine({
+      jobs: { one: (n: number) => n },
+      workers: 1,
+      cancelGraceMs: 10,
+      clock: {
+        now: () => real.now(),
+        setTimeout: (fn, ms) => {
+          timers++;
+          return real.setTimeout(fn, ms);
+        },
+        clearTimeout: (handle) => real.clearTimeout(handle),
+      },
+    });
+    const run = engine.run([job("one", 1)]);
+    expect((await run).ok).toBe(true);
+    const before = timers;
+    run.cancel("too late");
+    expect(timers).toBe(before);
   });
 
   it("leaves the embedding process's event loop free: progress comes during the run, a timer's cancel() takes", async () => {
