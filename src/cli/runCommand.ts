@@ -15,7 +15,9 @@ import { loadJobs } from "../runtime/jobModule.ts";
 import { localPool } from "../runtime/localPool.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { moduleSource } from "../runtime/moduleSource.ts";
+import { nodeEntropy } from "../runtime/nodeEntropy.ts";
 import type { RunResult } from "../runtime/run.ts";
+import { DEFAULT_KEEP_LOGS, pruneRunLogs, runLogsDir } from "../runtime/runLogs.ts";
 import { slurmPool } from "../runtime/slurmPool.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { dryRunReport } from "./dryRunReport.ts";
@@ -25,6 +27,7 @@ import { ProgressBar } from "./progressBar.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { summaryTable } from "./summaryTable.ts";
 import { uiPortFlag } from "./uiPortFlag.ts";
+import { wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 export const RUN_USAGE = `usage: baton run <graph module> [options]
 
@@ -42,7 +45,7 @@ Runs a graph of jobs and waits for it to finish.
                      anything or writing a file; with --json, the plan as JSON
   --no-store         keep no results: nothing is reused and nothing is written (each result
                      costs the store two fsyncs, which caps tiny jobs at several hundred a
-                     second); logs still go to .baton/logs
+                     second); logs still go to .baton/logs/
   --handler-thread   worker processes run the job handlers on a thread of their own, so that
                      a handler's synchronous work (minutes of computation) never keeps a
                      worker from answering the coordinator's pings
@@ -54,7 +57,9 @@ Runs a graph of jobs and waits for it to finish.
   --slurm-opt=OPT    with --slurm: one more sbatch option (repeatable), e.g. --slurm-opt=--time=1:00:00
   --json             print the result as JSON on stdout
   --log-level L      ${LOG_LEVELS.join(" | ")} (default: warn), for the run's log and its
-                     worker processes' logs (the store's logs/)
+                     worker processes' logs (a folder per run in the store's logs/)
+  --keep-logs N      keep the log folders of the last N runs (default ${DEFAULT_KEEP_LOGS}); older ones
+                     are removed when a run starts, unless written in the last day
   --inspect [URL]    stream XState inspection events to a Stately inspector
                      (default ${DEFAULT_INSPECTOR_URL}); secrets are never sent, inputs
                      and results are cut to 1 KiB
@@ -93,6 +98,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       "slurm-opt": { type: "string", multiple: true },
       json: { type: "boolean", default: false },
       "log-level": { type: "string", default: "warn" },
+      "keep-logs": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -147,11 +153,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     throw new ConfigError(`--dry-run starts nothing to watch: leave out --${watcher}`);
   }
   const storeDir = values.store ?? join(dirname(resolve(graphPath)), ".baton");
-  const runLog = join(
-    storeDir,
-    "logs",
-    `run-${new Date().toISOString().replace(/[:.]/g, "-")}.log`,
-  );
+  const keepLogs =
+    wholeNumberFlag("--keep-logs", values["keep-logs"], "a whole number of runs") ??
+    DEFAULT_KEEP_LOGS;
+  const logsRoot = join(storeDir, "logs");
+  const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
   const graphModule = await importUserModule(graphPath);
   const jobsPath = values.jobs ?? graphPath;
   const jobsModule = values.jobs ? await importUserModule(values.jobs) : graphModule;
@@ -162,8 +168,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   process.once("exit", () => lock?.release());
   // Only now the run's log, so that a module or graph that does not load leaves no empty one;
   // a dry run writes nothing, not even its log.
-  const logger = createLogger({ level, ...(!dryRun && { file: runLog }) });
+  const logger = createLogger({ level, ...(!dryRun && { file: join(logsDir, "run.log") }) });
   if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
+  if (!dryRun) await pruneRunLogs(logsRoot, { keep: keepLogs, now: Date.now(), logger });
   const inspector =
     values.inspect === undefined ? undefined : connectInspector(values.inspect, { logger });
   const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
@@ -178,6 +185,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     jobs,
     logger,
     ...(values["no-store"] ? { batonDir: storeDir } : { store: storeDir }),
+    logsDir,
     force: values.force,
     workers: slurmMaxWorkers
       ? slurmPool({

@@ -3,7 +3,7 @@ import type { EngineOptions } from "./engine.ts";
 import { requireWhole } from "./requireWhole.ts";
 
 /** Options counted in whole things, at least 1. */
-const WHOLE = ["maxLost", "maxFrameBytes"] as const;
+const WHOLE = ["maxLost", "maxFrameBytes", "keepLogs"] as const;
 /** Options in milliseconds, more than 0. */
 const DURATIONS = [
   "leaseTimeoutMs",
@@ -16,8 +16,8 @@ const DURATIONS = [
 
 /**
  * Refuses, with a `ConfigError` naming the option, the engine options no run could use: a
- * count of workers, a throttle or `maxLost` that is not a whole number of at least 1, a
- * duration that is not a finite number of milliseconds above 0, a `store` or `batonDir` that
+ * count of workers, a throttle, `maxLost` or `keepLogs` that is not a whole number of at least 1, a
+ * duration that is not a finite number of milliseconds above 0, a `store`, `batonDir` or `logsDir` that
  * is an empty path. Such a value used to hang a run (no worker, a throttle of 0), fail every
  * job as lost (a NaN timeout) or write `results/`, `logs/` and `run/` into the current
  * directory (an unset variable read as `""`).
@@ -49,7 +49,7 @@ export function checkEngineOptions(options: EngineOptions): void {
   }
   for (const [kind, most] of Object.entries(options.throttle ?? {}))
     whole(`throttle.${kind}`, most);
-  for (const name of ["store", "batonDir"] as const) {
+  for (const name of ["store", "batonDir", "logsDir"] as const) {
     if (options[name] === "") {
       throw new ConfigError(
         `createEngine: ${name} is an empty path, which would fill the current directory with the run's folders; give a directory${name === "store" ? ", or leave store out to keep no results" : ""}`,

@@ -25,6 +25,7 @@ import { ResultStore } from "./resultStore.ts";
 import { writeResults } from "./resultWriter.ts";
 import { type JobOutcome, type JobStatus, Run, type RunProgress, type RunResult } from "./run.ts";
 import { sweepAbandonedRunFiles } from "./runFiles.ts";
+import { DEFAULT_KEEP_LOGS, pruneRunLogs, runLogsDir } from "./runLogs.ts";
 import { writeSecretFile } from "./secret.ts";
 import type { RunningPool, WorkerPool } from "./workerPool.ts";
 import { wsNet } from "./wsNet.ts";
@@ -62,6 +63,18 @@ export interface EngineOptions extends ConnectionTimeouts {
    * a store keeps them in the store's directory.
    */
   batonDir?: string;
+  /**
+   * Where this run's worker processes write their logs (`worker-N.log`, `slurm-<id>.log`).
+   * Default: a folder of its own in `logs/` (of the store, or of `batonDir`) named after the
+   * run's start and id, `logs/2026-12-04T13-50-01-123Z-<run id>/`.
+   */
+  logsDir?: string;
+  /**
+   * How many runs' log folders the default `logs/` keeps (default 20): a run that starts
+   * worker processes removes older ones, except those written in the last day, whose run may
+   * still be going. Not used with `logsDir`, which the caller looks after.
+   */
+  keepLogs?: number;
   /**
    * How long `cancel()` waits for running jobs to stop (default 10 s); past it the run is shut
    * down and they end as cancelled, even when a handler ignores its AbortSignal (worker
@@ -351,6 +364,15 @@ export function createEngine(options: EngineOptions): Engine {
               ...(secretFile && { secretFile: secretFile.path }),
             });
           }
+          const logsRoot = join(batonDir, "logs");
+          if (options.logsDir === undefined && pool.remote && !nothingToRun) {
+            await pruneRunLogs(logsRoot, {
+              // This run's folder is made by the pool, after: it is one of the runs kept.
+              keep: (options.keepLogs ?? DEFAULT_KEEP_LOGS) - 1,
+              now: clock.now(),
+              logger: log,
+            });
+          }
           workers = nothingToRun
             ? { failed: new Promise<Error>(() => {}), stop: async () => {} }
             : pool.start({
@@ -358,7 +380,7 @@ export function createEngine(options: EngineOptions): Engine {
                 net,
                 secret,
                 ...(secretFile && { secretFile: secretFile.path }),
-                logsDir: join(batonDir, "logs"),
+                logsDir: options.logsDir ?? runLogsDir(logsRoot, startedAt, runId),
                 jobs,
                 logger: log,
                 clock,

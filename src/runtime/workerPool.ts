@@ -11,7 +11,7 @@ export interface PoolStart {
   secret: Uint8Array;
   /** A 0600 file holding the secret, for workers in other processes. */
   secretFile?: string;
-  /** Where worker logs go (the store's `logs/`). */
+  /** Where this run's worker logs go (its folder in the store's `logs/`). */
   logsDir: string;
   jobs: LoadedJobs;
   logger: Logger;

@@ -12,7 +12,7 @@ export interface WorkerProcessOptions {
   handlerThread?: boolean;
   /**
    * What the workers log (`baton worker --log-level`; default `warn`), to their log files in
-   * the store's `logs/`: `info` shows each worker's connection and its handlers' `ctx.log.info`.
+   * the run's folder of the store's `logs/`: `info` shows each worker's connection and its handlers' `ctx.log.info`.
    */
   logLevel?: LogLevel;
 }

@@ -2,7 +2,15 @@
  * The `baton` command as a user runs it: real child processes of bin/baton.js, their exit
  * codes, stdout and stderr. Every child still running when its test ends is killed by pid.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -262,7 +270,9 @@ describe("baton run", () => {
     expect((await within(worker.exit, 10_000, "the worker's exit")).code).toBe(0);
     expect(stderr).not.toContain(secret);
     expect(readdirSync(join(dir, ".baton", "run"))).toEqual([]);
-    expect(readdirSync(join(dir, ".baton", "logs"))).toEqual([expect.stringMatching(/^run-/)]);
+    const [logs, ...more] = readdirSync(join(dir, ".baton", "logs"));
+    expect(more).toEqual([]);
+    expect(readdirSync(join(dir, ".baton", "logs", logs!))).toEqual(["run.log"]);
   });
 
   it("stops attempts past their timeoutMs in the worker processes and retries them, with or without --handler-thread", async () => {
@@ -334,8 +344,8 @@ describe("baton run", () => {
     expect(table.stderr).toContain("✗ the run did not complete");
     // The run's log tells the story: the retried attempt, the failure with its stack, the end.
     const logs = join(stores.at(-2)!, "logs");
-    const [logFile] = readdirSync(logs).filter((name) => name.startsWith("run-"));
-    const lines = readFileSync(join(logs, logFile!), "utf8")
+    const [folder] = readdirSync(logs);
+    const lines = readFileSync(join(logs, folder!, "run.log"), "utf8")
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -393,6 +403,32 @@ describe("baton run", () => {
     },
   );
 
+  it("writes each run's logs to a folder of its own, and --keep-logs N removes older runs' folders", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-cli-logs-"));
+    stores.push(store);
+    const logs = join(store, "logs");
+    const run = (...flags: string[]) =>
+      batonRun("run", PIPELINE, "--store", store, "--workers", "1", "--force", ...flags);
+    expect((await run()).code).toBe(0);
+    const [first] = readdirSync(logs);
+    expect(first).toMatch(/^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-[\w-]{8}$/);
+    expect(readdirSync(join(logs, first!)).sort()).toEqual(["run.log", "worker-1.log"]);
+    expect((await run()).code).toBe(0);
+    expect(readdirSync(logs)).toHaveLength(2);
+    // Two days on, a third run keeping two folders removes the first run's.
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000);
+    for (const folder of readdirSync(logs)) {
+      for (const file of readdirSync(join(logs, folder))) {
+        utimesSync(join(logs, folder, file), twoDaysAgo, twoDaysAgo);
+      }
+      utimesSync(join(logs, folder), twoDaysAgo, twoDaysAgo);
+    }
+    expect((await run("--keep-logs", "2")).code).toBe(0);
+    const kept = readdirSync(logs);
+    expect(kept).toHaveLength(2);
+    expect(kept).not.toContain(first);
+  });
+
   it("exits 2 with one line naming where a graph module or its graph function threw, or a store path that is a file, and leaves no log", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-cli-throws-"));
     stores.push(dir);
@@ -429,6 +465,7 @@ describe("baton run", () => {
     [["--workers=", PIPELINE], '--workers must be a whole number of at least 0, not ""'],
     [["--log-level", "loud", PIPELINE], "--log-level must be one of trace, debug, info, warn"],
     [[], "baton run takes one graph module"],
+    [["--keep-logs", "0", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "0"'],
     [["--bogus", PIPELINE], "Unknown option '--bogus' (baton run --help lists them)\n"],
     [
       ["--workers", "-1", PIPELINE],

@@ -71,8 +71,11 @@ describe("runs over real sockets with worker processes", () => {
     expect(readdirSync(calls)).toHaveLength(45);
     expect(workerChildren()).toEqual([]);
     // At info, each worker's log says whom it connected to (at the default warn, nothing).
+    // The run's worker logs are in a folder of its own, named after its start and id.
+    const folders = readdirSync(join(dir, "store", "logs"));
+    expect(folders).toEqual([expect.stringMatching(new RegExp(`^\\d{4}-.*Z-${result.run}$`))]);
     for (const n of [1, 2, 3, 4]) {
-      const log = readFileSync(join(dir, "store", "logs", `worker-${n}.log`), "utf8");
+      const log = readFileSync(join(dir, "store", "logs", folders[0]!, `worker-${n}.log`), "utf8");
       expect(log).toContain('"msg":"worker connecting"');
     }
   });

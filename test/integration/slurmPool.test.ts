@@ -172,7 +172,9 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
         for (const id of scaleDowns) expect(everRan(id)).toBe(false);
         // ... and back: nothing of the pool is left in the queue, and its logs are in the store.
         expect(activeInQueue(pool.name)).toEqual([]);
-        const logs = readdirSync(join(dir, "store", "logs")).filter((f) => f.startsWith("slurm-"));
+        const logs = readdirSync(runLogsOf(join(dir, "store"))).filter((f) =>
+          f.startsWith("slurm-"),
+        );
         expect(logs.length).toBeGreaterThanOrEqual(2);
       });
     }
@@ -262,7 +264,7 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     );
     const result = JSON.parse(out) as { ok: boolean; counts: { completed: number } };
     expect(result).toMatchObject({ ok: true, counts: { completed: 8 } });
-    const logs = readdirSync(join(store, "logs")).filter((f) => /^slurm-\d+_\d+\.log$/.test(f));
+    const logs = readdirSync(runLogsOf(store)).filter((f) => /^slurm-\d+_\d+\.log$/.test(f));
     expect(logs.length).toBeGreaterThanOrEqual(1);
     // The batch script is gone with the run; no allocation of any pool is left.
     expect(readdirSync(join(store, "run")).filter((f) => f.endsWith(".sbatch"))).toEqual([]);
@@ -355,7 +357,7 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     expect((error as SlurmError).message).toContain(`allocation ${victim}`);
     expect((error as SlurmError).message).toContain("CANCELLED");
     expect((error as SlurmError).message).toContain(
-      join(dir, "store", "logs", `slurm-${victim}.log`),
+      join(runLogsOf(join(dir, "store")), `slurm-${victim}.log`),
     );
     expect(activeInQueue(pool.name)).toEqual([]);
   });
@@ -385,9 +387,19 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     expect(killed.lostWorkers[0]).toMatch(/^slurm-\d+_\d+$/);
     expect(killed.attempts).toBe(2);
     const allocation = killed.lostWorkers[0]!.slice("slurm-".length);
-    const log = readFileSync(join(dir, "store", "logs", `slurm-${allocation}.log`), "utf8");
+    const log = readFileSync(
+      join(runLogsOf(join(dir, "store")), `slurm-${allocation}.log`),
+      "utf8",
+    );
     expect(log).toContain(`worker slurm-${allocation} exited with code 137`);
     expect(log).toContain(`starting worker slurm-${allocation}.2`);
     expect(activeInQueue(pool.name)).toEqual([]);
   });
 });
+
+/** The log folder of the one run a test made in `store`: each run writes its own in logs/. */
+function runLogsOf(store: string): string {
+  const folders = readdirSync(join(store, "logs"));
+  expect(folders).toHaveLength(1);
+  return join(store, "logs", folders[0]!);
+}

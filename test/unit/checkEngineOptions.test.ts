@@ -12,6 +12,7 @@ describe("createEngine's options", () => {
     [{ throttle: { noop: 0 } }, "throttle.noop must be a whole number of 1 or more, not 0"],
     [{ maxLost: -1 }, "maxLost must be a whole number of 1 or more, not -1"],
     [{ maxFrameBytes: 0 }, "maxFrameBytes must be a whole number of 1 or more, not 0"],
+    [{ keepLogs: 0 }, "keepLogs must be a whole number of 1 or more, not 0"],
     [
       { leaseTimeoutMs: Number.NaN },
       "leaseTimeoutMs must be a finite number of milliseconds above 0, not NaN",
@@ -28,6 +29,10 @@ describe("createEngine's options", () => {
     [
       { batonDir: "" },
       "batonDir is an empty path, which would fill the current directory with the run's folders; give a directory",
+    ],
+    [
+      { logsDir: "" },
+      "logsDir is an empty path, which would fill the current directory with the run's folders; give a directory",
     ],
   ])("refuses %o with a ConfigError naming the option", (bad, message) => {
     expect(() => createEngine({ jobs, ...bad })).toThrow(ConfigError);

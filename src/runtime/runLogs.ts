@@ -1,0 +1,77 @@
+import { readdir, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import type { Logger } from "pino";
+
+/** How many runs' log folders a store keeps by default. */
+export const DEFAULT_KEEP_LOGS = 20;
+
+/** A folder written this recently may belong to a run still going: it is never removed. */
+const RECENT_MS = 24 * 60 * 60 * 1000;
+
+/** `2026-12-04T13-50-01-123Z-<id>`: a run's log folder, named so that names sort by start. */
+const RUN_FOLDER = /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-[\w-]+$/;
+
+/**
+ * The folder of one run's logs under `root` (a store's `logs/`): its start time, then an id
+ * that tells apart two runs started in the same millisecond. Concurrent runs on one store
+ * (of different graphs) each write their own.
+ *
+ * @example
+ * ```ts
+ * runLogsDir(".baton/logs", Date.parse("2026-12-04T13:50:01.123Z"), "k3x9");
+ * // ".baton/logs/2026-12-04T13-50-01-123Z-k3x9"
+ * ```
+ */
+export function runLogsDir(root: string, startedAt: number, id: string): string {
+  return join(root, `${new Date(startedAt).toISOString().replace(/[:.]/g, "-")}-${id}`);
+}
+
+/**
+ * Removes the log folders of old runs under `root`: all but the newest `keep`, except a
+ * folder with a file written in the last day, whose run may still be going (a long run
+ * started before many short ones). Other entries (a user's own files, the flat logs of
+ * older versions) are left alone. What cannot be removed is logged and skipped: pruning
+ * never fails a run. Resolves to the folders removed.
+ *
+ * @example
+ * ```ts
+ * await pruneRunLogs(join(store, "logs"), { keep: 20, now: Date.now(), logger });
+ * ```
+ */
+export async function pruneRunLogs(
+  root: string,
+  options: { keep: number; now: number; logger: Logger },
+): Promise<string[]> {
+  let entries: string[];
+  try {
+    entries = await readdir(root);
+  } catch {
+    return [];
+  }
+  const folders = entries.filter((name) => RUN_FOLDER.test(name)).sort();
+  const old = folders.slice(0, Math.max(0, folders.length - options.keep));
+  const removed: string[] = [];
+  for (const name of old) {
+    const dir = join(root, name);
+    try {
+      if ((await lastWritten(dir)) > options.now - RECENT_MS) continue;
+      await rm(dir, { recursive: true, force: true });
+      removed.push(dir);
+    } catch (error) {
+      options.logger.warn({ err: error, dir }, "could not remove an old run's logs; left it");
+    }
+  }
+  if (removed.length > 0) {
+    options.logger.info({ removed: removed.length, keep: options.keep }, "removed old runs' logs");
+  }
+  return removed;
+}
+
+/** When anything in a run's log folder (not below) was last written, in ms since the epoch. */
+async function lastWritten(dir: string): Promise<number> {
+  let latest = (await stat(dir)).mtimeMs;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.isFile()) latest = Math.max(latest, (await stat(join(dir, entry.name))).mtimeMs);
+  }
+  return latest;
+}
