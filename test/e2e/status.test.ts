@@ -308,7 +308,7 @@ describe("baton status", () => {
     ]);
     const table = await baton(["status", "--state-dir", dir]);
     expect(table.stdout).toMatch(
-      new RegExp(`\\n  1 +${process.pid} +remote \\(ssh://alice@gpu-2\\) +1m0\\ds +- +- +-\\n`),
+      new RegExp(`\\n  1 +${process.pid} +remote \\(ssh://alice@gpu-2\\) +1m\\d\\ds +- +- +-\\n`),
     );
   });
 
