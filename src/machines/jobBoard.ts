@@ -94,6 +94,9 @@ function addDependent(parent: JobRecord, id: string): void {
   else parent.dependents.push(id);
 }
 
+/** How much of the failed job's error a skipped job's message repeats. */
+const SKIP_MESSAGE_CHARS = 1_000;
+
 /** `deps` of a job frame for a job without dependencies: shared, so frozen. */
 const NO_DEPS: Record<string, Json> = Object.freeze({}) as Record<string, Json>;
 
@@ -128,6 +131,11 @@ export interface JobRecord {
   cached: boolean;
   /** A dependency id that is not in the graph (a malformed lazily added job). */
   unknownDep: string | undefined;
+  /**
+   * A skipped job: the job whose own failure (not a skip) it was skipped for, at the far end
+   * of a chain of skipped dependencies, so each skip names it without repeating the chain.
+   */
+  skippedFor: JobRecord | undefined;
 }
 
 interface Waiter {
@@ -541,6 +549,7 @@ export class JobBoard {
         cause: undefined,
         cached: false,
         unknownDep: undefined,
+        skippedFor: undefined,
       });
       this.tally.blocked++;
       added.push(job);
@@ -916,7 +925,31 @@ export class JobBoard {
   }
 
   private skip(record: JobRecord, failedDep: JobRecord): void {
-    this.terminate(record, "skipped", skippedError(failedDep));
+    this.terminate(record, "skipped", this.skippedError(record, failedDep));
+  }
+
+  /**
+   * Why `record` is skipped: its dependency `failedDep` failed, or was itself skipped for the
+   * failure of `skippedFor`. The message names that job and the start of its error only, so
+   * it stays short at the end of a long chain (10,000 skips used to repeat every message
+   * before them, gigabytes in all).
+   */
+  private skippedError(record: JobRecord, failedDep: JobRecord): JobError {
+    const root = failedDep.skippedFor ?? failedDep;
+    record.skippedFor = root;
+    const { id, kind } = failedDep.job;
+    const message = root.error?.message ?? "unknown error";
+    const shown =
+      message.length > SKIP_MESSAGE_CHARS
+        ? `${message.slice(0, SKIP_MESSAGE_CHARS)}… (${message.length - SKIP_MESSAGE_CHARS} more characters in job ${root.job.id}'s error)`
+        : message;
+    return {
+      name: "Skipped",
+      message:
+        root === failedDep
+          ? `skipped because dependency ${id} (${kind}) failed: ${shown}`
+          : `skipped because dependency ${id} (${kind}) was skipped, after job ${root.job.id} (${root.job.kind}) failed: ${shown}`,
+    };
   }
 
   /**
@@ -958,7 +991,7 @@ export class JobBoard {
       for (const id of parent.dependents) {
         const child = this.jobs.get(id)!;
         if (child.state === "blocked" || child.state === "ready") {
-          this.terminate(child, "skipped", skippedError(parent), false);
+          this.terminate(child, "skipped", this.skippedError(child, parent), false);
           stack.push(child);
         }
       }
@@ -992,11 +1025,4 @@ function poisonMessage(record: JobRecord, silent: number): string {
     message += ` ${silent === lost ? `All ${lost}` : `${silent} of the ${lost}`} stopped answering the coordinator's pings while running it, as a worker does while a handler computes synchronously for longer than the coordinator waits: run the workers with --handler-thread (handlerThread in localPool and slurmPool), or make the handler await between pieces of its work.`;
   }
   return message;
-}
-
-function skippedError(failedDep: JobRecord): JobError {
-  return {
-    name: "Skipped",
-    message: `skipped because dependency ${failedDep.job.id} (${failedDep.job.kind}) failed: ${failedDep.error?.message ?? "unknown error"}`,
-  };
 }

@@ -310,9 +310,11 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     for (const dependent of [child, grandchild]) {
       const skipped = result.get(dependent);
       expect(skipped).toMatchObject({ status: "skipped", cause: "skipped", attempts: 0 });
-      expect(skipped.error?.message).toContain(`dependency ${failed.id} (broken) failed`);
-      expect(skipped.error?.message).toContain("disk on fire");
+      expect(skipped.error?.message).toContain(`${failed.id} (broken) failed: disk on fire`);
     }
+    expect(result.get(grandchild).error?.message).toBe(
+      `skipped because dependency ${result.get(child).id} (use) was skipped, after job ${failed.id} (broken) failed: disk on fire`,
+    );
     expect(result.get(bystander)).toMatchObject({ status: "completed", value: 3 });
   });
 

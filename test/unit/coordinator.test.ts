@@ -264,8 +264,9 @@ describe("coordinator: results", () => {
     expect(c.record("b")).toMatchObject({ state: "failed", cause: "skipped" });
     expect(c.record("b").error!.message).toContain("dependency a (work) failed: boom 3");
     expect(c.record("c")).toMatchObject({ state: "failed", cause: "skipped" });
-    expect(c.record("c").error!.message).toContain("dependency b (work) failed");
-    expect(c.record("c").error!.message).toContain("dependency a (work) failed: boom 3");
+    expect(c.record("c").error!.message).toBe(
+      "skipped because dependency b (work) was skipped, after job a (work) failed: boom 3",
+    );
     expect(c.of("job.changed").filter((e) => e.state === "failed")).toEqual([
       { type: "job.changed", job: "a", kind: "work", state: "failed", cause: "error" },
       { type: "job.changed", job: "b", kind: "work", state: "failed", cause: "skipped" },
@@ -406,6 +407,24 @@ describe("coordinator: results", () => {
     const mark = c.effects.length;
     c.lease("c1");
     expect(c.of("lease.granted", mark)[0]).toMatchObject({ deps: { a: "A" }, attempt: 2 });
+  });
+
+  it("a skip at the end of a long chain names the failed job and the start of its error, not every skip before it", () => {
+    const depth = 2_000;
+    const chain = [planned("j0", { retries: 0 })];
+    for (let i = 1; i <= depth; i++) chain.push(planned(`j${i}`, { deps: [`j${i - 1}`] }));
+    const c = startCoordinator(chain);
+    c.lease("c1");
+    c.fail("c1", "j0", `boom ${"x".repeat(5_000)}`);
+    const last = c.record(`j${depth}`);
+    expect(last).toMatchObject({ state: "failed", cause: "skipped" });
+    expect(last.error!.message).toBe(
+      `skipped because dependency j${depth - 1} (work) was skipped, after job j0 (work) failed: boom ${"x".repeat(995)}… (4005 more characters in job j0's error)`,
+    );
+    expect(c.record("j1").error!.message).toMatch(
+      /^skipped because dependency j0 \(work\) failed: boom x+… /,
+    );
+    expect(c.state()).toBe("done");
   });
 
   it("lazily needed jobs that close a cycle fail the blocked job with cause cycle; dependents are skipped", () => {
