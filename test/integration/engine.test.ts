@@ -778,6 +778,61 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     }
   });
 
+  it("keeps what a thrown error carries: its causes, an AggregateError's errors, a cyclic object; cuts a huge message", async () => {
+    const cyclic: { code: number; self?: unknown } = { code: 7 };
+    cyclic.self = cyclic;
+    const looping = new Error("loops", { cause: new Error("middle") });
+    (looping.cause as Error).cause = looping;
+    const thrown: Record<string, unknown> = {
+      caused: new Error("fetch failed", {
+        cause: new Error("connect ECONNREFUSED", { cause: "the port is closed" }),
+      }),
+      looping,
+      aggregate: new AggregateError(
+        [
+          new Error("a broke"),
+          "b broke",
+          ...Array.from({ length: 6 }, (_, i) => new Error(`${i}`)),
+        ],
+        "8 parts failed",
+      ),
+      cyclic,
+      huge: new Error("x".repeat(1_000_000)),
+    };
+    const engine = createEngine({
+      jobs: Object.fromEntries(
+        Object.entries(thrown).map(([kind, value]) => [
+          kind,
+          () => {
+            throw value;
+          },
+        ]),
+      ),
+      workers: 2,
+    });
+    const specs = Object.keys(thrown).map((kind) => job(kind, null, { retries: 0 }));
+
+    const result = await engine.run(specs);
+
+    const error = (kind: string) => result.get(specs.find((spec) => spec.kind === kind)!).error!;
+    expect(error("caused").message).toBe(
+      "fetch failed; caused by: connect ECONNREFUSED; caused by: the port is closed",
+    );
+    expect(error("caused").stack).toMatch(
+      /fetch failed\n {4}at [\s\S]*\[cause\]: Error: connect ECONNREFUSED/,
+    );
+    expect(error("looping").message).toBe("loops; caused by: middle");
+    expect(error("aggregate").message).toBe(
+      "8 parts failed (errors: a broke; b broke; 0; 1; 2; and 3 more)",
+    );
+    expect(error("aggregate").stack).toContain("[errors]: [");
+    expect(error("cyclic").message).toBe(
+      'the handler for "cyclic" threw a non-Error value: <ref *1> { code: 7, self: [Circular *1] }',
+    );
+    expect(error("huge").message).toBe(`${"x".repeat(10_000)}… (990000 more characters)`);
+    expect(error("huge").stack!.length).toBeLessThan(100_100);
+  });
+
   it("fails a job whose thrown value cannot be read (throwing getters and traps, a name or message that is not text) without crashing the host", async () => {
     const unreadable = new Error("hidden");
     for (const field of ["stack", "message"]) {
