@@ -39,6 +39,9 @@ export interface JobRunner {
   abort(reason: string): void;
 }
 
+/** The longest `ctx.progress` message sent; the rest is cut. */
+const PROGRESS_MESSAGE_CHARS = 1_000;
+
 /** Thrown by `ctx.need` when needed jobs have no result yet; never escapes the runner. */
 class NeedJobs {
   constructor(readonly needs: PlannedJob[]) {}
@@ -220,6 +223,11 @@ class HandlerContext implements JobContext {
         throw new ConfigError(
           `ctx.progress cannot send that: ${(error as Error).message}; report done and total as counts of 0 or more and message as a string`,
         );
+      }
+      // A status line: a longer message (a whole log, say) could pass the frame limit and
+      // cost the worker its connection.
+      if (frame.message !== undefined && frame.message.length > PROGRESS_MESSAGE_CHARS) {
+        frame.message = `${frame.message.slice(0, PROGRESS_MESSAGE_CHARS)}…`;
       }
       this.report.progress(frame);
     };

@@ -1093,6 +1093,26 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     expect([...result.jobs.values()].every((o) => o.cause === "error")).toBe(true);
   });
 
+  it("cuts a ctx.progress message at 1,000 characters, so a long one costs neither the frame limit nor the worker", async () => {
+    const engine = createEngine({
+      jobs: {
+        chatty: (_: null, ctx: JobContext) => {
+          ctx.progress({ done: 1, message: "p".repeat(100_000) });
+          return "done";
+        },
+      },
+      workers: 1,
+      maxFrameBytes: 20_000,
+    });
+    const chatty = job("chatty", null, { retries: 0 });
+    const run = engine.run([chatty]);
+    const messages: (string | undefined)[] = [];
+    run.on("job.progress", (e) => messages.push(e.message));
+    const result = await run;
+    expect(result.get(chatty)).toMatchObject({ status: "completed", value: "done", attempts: 1 });
+    expect(messages).toEqual([`${"p".repeat(1_000)}…`]);
+  });
+
   it("cancel() ends the run within cancelGraceMs even when a handler ignores its AbortSignal", async () => {
     const engine = createEngine({
       jobs: { forever: () => new Promise(() => {}), quick: (n: number) => n },
