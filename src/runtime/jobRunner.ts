@@ -42,9 +42,23 @@ export interface JobRunner {
 /** The longest `ctx.progress` message sent; the rest is cut. */
 const PROGRESS_MESSAGE_CHARS = 1_000;
 
-/** Thrown by `ctx.need` when needed jobs have no result yet; never escapes the runner. */
-class NeedJobs {
-  constructor(readonly needs: PlannedJob[]) {}
+/**
+ * Thrown by `ctx.need` when needed jobs have no result yet, to stop the handler; the runner
+ * turns it into a blocked result. It is an Error saying so, for a handler that catches it by
+ * mistake: what such a catch returns or logs explains why the needed jobs never ran.
+ */
+class NeedJobs extends Error {
+  constructor(
+    readonly needs: PlannedJob[],
+    missing: readonly PlannedJob[],
+  ) {
+    const first = missing[0]!;
+    const more = missing.length > 1 ? ` and ${missing.length - 1} more` : "";
+    super(
+      `ctx.need stops this handler until job ${first.id} (${first.kind})${more} has completed, then runs it again; let this error through: a catch around ctx.need that returns or throws something else keeps the needed jobs from running`,
+    );
+    this.name = "NeedJobs";
+  }
 }
 
 /**
@@ -127,8 +141,12 @@ class SameThreadRunner implements JobRunner {
       rootName: (i) => `argument ${i + 1} of ctx.need`,
     });
     const ids = specs.map((spec) => plan.idOf(spec));
-    if (ids.every((id) => id in frame.deps)) return ids.map((id) => frame.deps[id] as Json);
-    throw new NeedJobs([...plan.jobs.values()]);
+    const missing = ids.filter((id) => !(id in frame.deps));
+    if (missing.length === 0) return ids.map((id) => frame.deps[id] as Json);
+    throw new NeedJobs(
+      [...plan.jobs.values()],
+      missing.map((id) => plan.jobs.get(id)!),
+    );
   }
 }
 

@@ -349,6 +349,42 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     );
   });
 
+  it("tells a handler that catches ctx.need's stop by mistake what it caught and why the needed jobs never ran", async () => {
+    const engine = createEngine({
+      jobs: {
+        square: (n: number) => n * n,
+        swallows: (_: null, ctx: JobContext) => {
+          try {
+            return ctx.need(job("square", 2), job("square", 3));
+          } catch (error) {
+            return String(error);
+          }
+        },
+        wraps: (_: null, ctx: JobContext) => {
+          try {
+            return ctx.need(job("square", 4));
+          } catch (error) {
+            throw new Error("squaring failed", { cause: error });
+          }
+        },
+      },
+      workers: 1,
+    });
+    const swallows = job("swallows");
+    const wraps = job("wraps", null, { retries: 0 });
+
+    const result = await engine.run([swallows, wraps]);
+
+    // The needed jobs never joined the run.
+    expect(result.jobs.size).toBe(2);
+    expect(result.get(swallows).value).toMatch(
+      /^NeedJobs: ctx\.need stops this handler until job [0-9a-f]{16} \(square\) and 1 more has completed, then runs it again; let this error through: a catch around ctx\.need that returns or throws something else keeps the needed jobs from running$/,
+    );
+    expect(result.get(wraps).error?.message).toMatch(
+      /^squaring failed; caused by: ctx\.need stops this handler until job [0-9a-f]{16} \(square\) has completed/,
+    );
+  });
+
   it("takes a needed job's stored result on a rerun instead of running it again", async () => {
     const store = mkdtempSync(join(tmpdir(), "baton-need-store-"));
     try {
