@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import type { EngineOptions } from "./engine.ts";
+import type { LoadedJobs } from "./jobModule.ts";
 import { requireWhole } from "./requireWhole.ts";
 
 /** Options counted in whole things, at least 1. */
@@ -17,6 +18,7 @@ const DURATIONS = [
 /**
  * Refuses, with a `ConfigError` naming the option, the engine options no run could use: a
  * count of workers, a throttle, `maxLost` or `keepLogs` that is not a whole number of at least 1, a
+ * throttle on a kind the job module does not define (a typo there limited nothing), a
  * duration that is not a finite number of milliseconds above 0, a `store`, `batonDir` or `logsDir` that
  * is an empty path. Such a value used to hang a run (no worker, a throttle of 0), fail every
  * job as lost (a NaN timeout) or write `results/`, `logs/` and `run/` into the current
@@ -47,8 +49,15 @@ export function checkEngineOptions(options: EngineOptions): void {
       );
     }
   }
-  for (const [kind, most] of Object.entries(options.throttle ?? {}))
+  const kinds = kindsOf(options.jobs);
+  for (const [kind, most] of Object.entries(options.throttle ?? {})) {
     whole(`throttle.${kind}`, most);
+    if (kinds !== undefined && !kinds.includes(kind)) {
+      throw new ConfigError(
+        `createEngine: throttle.${kind} names a kind the job module does not define, so it would limit nothing; throttle one of its kinds: ${kinds.join(", ")}`,
+      );
+    }
+  }
   for (const name of ["store", "batonDir", "logsDir"] as const) {
     if (options[name] === "") {
       throw new ConfigError(
@@ -56,4 +65,13 @@ export function checkEngineOptions(options: EngineOptions): void {
       );
     }
   }
+}
+
+/**
+ * The kinds of a job module, as given or as `loadJobs` made it; undefined for what is not
+ * an object, which `loadJobs` refuses after these checks, saying what a job module is.
+ */
+function kindsOf(jobs: EngineOptions["jobs"]): readonly string[] | undefined {
+  if (typeof jobs !== "object" || jobs === null) return undefined;
+  return "codeHash" in jobs ? (jobs as LoadedJobs).kinds : Object.keys(jobs).sort();
 }

@@ -335,11 +335,12 @@ class Simulation {
       random: () => this.handlerEntropy.random(),
     };
     const handlers = this.options.handlers;
+    const jobs =
+      handlers === undefined
+        ? simJobs(tools)
+        : this.realWork!.wrap(typeof handlers === "function" ? handlers(tools) : handlers);
     const engine = createEngine({
-      jobs:
-        handlers === undefined
-          ? simJobs(tools)
-          : this.realWork!.wrap(typeof handlers === "function" ? handlers(tools) : handlers),
+      jobs,
       workers: inProcessPool({
         count: this.workers,
         resources: { cpus: 1 },
@@ -355,7 +356,8 @@ class Simulation {
       logger: SILENT,
       leaseTimeoutMs: this.leaseTimeoutMs,
       progressIntervalMs: 60_000,
-      ...(this.throttle && { throttle: this.throttle }),
+      // Your own handlers may have no kind b to throttle.
+      ...(this.throttle && Object.hasOwn(jobs, "b") && { throttle: this.throttle }),
       ...(this.bugs.length > 0 && { plantedBugs: this.bugs }),
     });
     engine.run(this.graph).then(

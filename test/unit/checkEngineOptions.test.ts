@@ -10,6 +10,10 @@ describe("createEngine's options", () => {
     [{ workers: Number.NaN }, "workers must be a whole number of 1 or more, not NaN"],
     [{ workers: { count: 1.5 } }, "workers.count must be a whole number of 1 or more, not 1.5"],
     [{ throttle: { noop: 0 } }, "throttle.noop must be a whole number of 1 or more, not 0"],
+    [
+      { throttle: { nope: 2 } },
+      "throttle.nope names a kind the job module does not define, so it would limit nothing; throttle one of its kinds: noop",
+    ],
     [{ maxLost: -1 }, "maxLost must be a whole number of 1 or more, not -1"],
     [{ maxFrameBytes: 0 }, "maxFrameBytes must be a whole number of 1 or more, not 0"],
     [{ keepLogs: 0 }, "keepLogs must be a whole number of 1 or more, not 0"],
