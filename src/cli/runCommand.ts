@@ -24,6 +24,7 @@ import { dryRunReport } from "./dryRunReport.ts";
 import { joinHint } from "./joinHint.ts";
 import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
 import { ProgressBar } from "./progressBar.ts";
+import { resultJson } from "./resultJson.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { summaryTable } from "./summaryTable.ts";
 import { uiPortFlag } from "./uiPortFlag.ts";
@@ -263,7 +264,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     // --ui-keep keeps the dashboard of a finished run; a run that threw closes it.
     if (ui && !(values["ui-keep"] && result)) await ui.close();
   }
-  if (values.json) process.stdout.write(`${JSON.stringify(resultJson(result))}\n`);
+  if (values.json) for (const piece of resultJson(result)) process.stdout.write(piece);
   else process.stderr.write(summaryTable(result));
   if (ui && values["ui-keep"]) {
     process.stderr.write(`dashboard: ${ui.url} shows the finished run; Ctrl-C to exit\n`);
@@ -313,27 +314,4 @@ function withInspectUrl(argv: string[]): string[] {
       ? [`--inspect=${DEFAULT_INSPECTOR_URL}`]
       : [arg],
   );
-}
-
-/** The `--json` shape: stable, documented in the README. */
-export function resultJson(result: RunResult): object {
-  return {
-    run: result.run,
-    ok: result.ok,
-    durationMs: Math.round(result.durationMs),
-    counts: result.counts,
-    jobs: [...result.jobs.values()].map((o) => ({
-      id: o.id,
-      kind: o.kind,
-      status: o.status,
-      attempts: o.attempts,
-      cached: o.cached,
-      ...(o.value !== undefined && { value: o.value }),
-      ...(o.error !== undefined && { error: o.error }),
-      ...(o.cause !== undefined && { cause: o.cause }),
-      ...(o.lostWorkers.length > 0 && { lostWorkers: o.lostWorkers }),
-      ...(o.startedAt !== undefined && { startedAt: Math.round(o.startedAt) }),
-      ...(o.finishedAt !== undefined && { finishedAt: Math.round(o.finishedAt) }),
-    })),
-  };
 }
