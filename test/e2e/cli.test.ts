@@ -553,7 +553,8 @@ describe("baton", () => {
           BATON_TEST_MARKERS: markers,
         });
         const pid = run.child.pid!;
-        const deadline = Date.now() + 10_000;
+        // Starting tsx and two worker processes takes 2 s here, far longer on a loaded machine.
+        const deadline = Date.now() + 30_000;
         while (readdirSync(markers).length < 2) {
           if (run.child.exitCode !== null) throw new Error(`baton exited early: ${run.stderr()}`);
           if (Date.now() > deadline) throw new Error(`no job started: ${run.stderr()}`);
