@@ -23,7 +23,14 @@ import { nodeFiles } from "./nodeFiles.ts";
 import type { Clock, Entropy, Files, Listener, Net } from "./ports.ts";
 import { ResultStore } from "./resultStore.ts";
 import { writeResults } from "./resultWriter.ts";
-import { type JobOutcome, type JobStatus, Run, type RunProgress, type RunResult } from "./run.ts";
+import {
+  type JobEvent,
+  type JobOutcome,
+  type JobStatus,
+  Run,
+  type RunProgress,
+  type RunResult,
+} from "./run.ts";
 import { sweepAbandonedRunFiles } from "./runFiles.ts";
 import { DEFAULT_KEEP_LOGS, pruneRunLogs, runLogsDir } from "./runLogs.ts";
 import { writeSecretFile } from "./secret.ts";
@@ -462,30 +469,49 @@ function poolOf(workers: EngineOptions["workers"]): WorkerPool {
 
 /** Follows a run's effects for timings, `job` events and periodic `progress`. */
 function trackRun(run: Run, board: JobBoard, clock: Clock, startedAt: number, log: Logger) {
-  /** Jobs whose last change was to `running`. */
-  const running = new Set<string>();
+  /** Jobs whose last change was to `running`, with how many workers they had lost by then. */
+  const running = new Map<string, number>();
+  /**
+   * What a change says of the attempt: the one starting (`running`), the one that ended and
+   * why (to run again: its error, or the worker lost under it), the last (completed or failed).
+   * The effects of one event are read after it: the job may already run its next attempt.
+   */
+  const attemptOf = (
+    change: CoordinatorEffect & { type: "job.changed" },
+    record: JobRecord,
+    lostBefore: number | undefined,
+  ): Pick<JobEvent, "attempt" | "error" | "lostWorker"> => {
+    const { attempts, error, lostWorkers } = record;
+    if (change.state === "running") return { attempt: attempts };
+    if (lostBefore !== undefined && (change.state === "ready" || change.state === "blocked")) {
+      const attempt = record.state === "running" ? attempts - 1 : attempts;
+      const lost = lostWorkers.length > lostBefore ? lostWorkers.at(-1) : undefined;
+      if (lost !== undefined) return { attempt, lostWorker: lost };
+      // Blocked with no retry pending: the handler asked for jobs with `ctx.need`.
+      const failed = change.state === "ready" || record.retryPending;
+      return { attempt, ...(failed && error && { error }) };
+    }
+    if (change.state === "completed") return { attempt: attempts };
+    if (change.state === "failed") {
+      return { ...(attempts > 0 && { attempt: attempts }), ...(error && { error }) };
+    }
+    return {};
+  };
   /** What the run's log says of a job that failed, or of an attempt it will make again. */
-  const logChange = (change: { job: string; kind: string; state: string }, wasRunning: boolean) => {
-    const failed = change.state === "failed";
-    // Most changes (running, completed, ready before a first attempt) are not logged: they
-    // cost no lookup.
-    if (!failed && !(wasRunning && (change.state === "ready" || change.state === "blocked"))) {
-      return;
+  const logChange = (
+    change: CoordinatorEffect & { type: "job.changed" },
+    record: JobRecord,
+    about: Pick<JobEvent, "attempt" | "error" | "lostWorker">,
+  ) => {
+    const at = { job: change.job, kind: change.kind, ...(about.error && { err: about.error }) };
+    if (change.state === "failed") {
+      log.info({ ...at, attempts: record.attempts, cause: record.cause }, "job failed");
+    } else {
+      log.info(
+        { ...at, attempt: about.attempt, lostWorkers: record.lostWorkers },
+        "attempt ended without a result; the job will run again",
+      );
     }
-    const record = board.jobs.get(change.job);
-    if (record === undefined) return;
-    const { attempts, error, cause, lostWorkers } = record;
-    const about = { job: change.job, kind: change.kind, ...(error && { err: error }) };
-    if (failed) {
-      log.info({ ...about, attempts, cause }, "job failed");
-      return;
-    }
-    // The effects of one event are read after it: the job may already run its next attempt.
-    const attempt = record.state === "running" ? attempts - 1 : attempts;
-    log.info(
-      { ...about, attempt, lostWorkers },
-      "attempt ended without a result; the job will run again",
-    );
   };
   const timings = new Map<string, { startedAt?: number; finishedAt?: number }>();
   let cached = 0;
@@ -523,20 +549,33 @@ function trackRun(run: Run, board: JobBoard, clock: Clock, startedAt: number, lo
       const emitJobs = run.listenerCount("job") > 0;
       for (const change of effects) {
         if (change.type !== "job.changed") continue;
-        const wasRunning = running.delete(change.job);
-        if (change.state === "running") running.add(change.job);
-        if (change.state === "running") timings.set(change.job, { startedAt: now });
-        else if (change.state === "completed" || change.state === "failed") {
+        const lostBefore = running.get(change.job);
+        running.delete(change.job);
+        const retry =
+          lostBefore !== undefined && (change.state === "ready" || change.state === "blocked");
+        // Most changes (running, completed, ready before a first attempt) are neither logged
+        // nor, with no `job` listener, told: they cost no lookup.
+        const record =
+          emitJobs || retry || change.state === "failed" || change.state === "running"
+            ? board.jobs.get(change.job)
+            : undefined;
+        if (change.state === "running") {
+          running.set(change.job, record?.lostWorkers.length ?? 0);
+          timings.set(change.job, { startedAt: now });
+        } else if (change.state === "completed" || change.state === "failed") {
           const t = timings.get(change.job);
           if (t) t.finishedAt = now;
         }
-        logChange(change, wasRunning);
+        if (record === undefined) continue;
+        const about = attemptOf(change, record, lostBefore);
+        if (retry || change.state === "failed") logChange(change, record, about);
         if (emitJobs) {
           run.emit("job", {
             id: change.job,
             kind: change.kind,
             state: change.state,
             ...(change.cause !== undefined && { cause: change.cause }),
+            ...about,
           });
         }
       }

@@ -64,6 +64,19 @@ export interface JobEvent {
   kind: string;
   state: JobState;
   cause?: FailureCause;
+  /**
+   * The attempt this change is about: the one starting (`running`), the one that just ended
+   * (`ready` or `blocked` to run again, after a backoff for `blocked`), the last one
+   * (`completed`, `failed`). From 1.
+   */
+  attempt?: number;
+  /**
+   * Why the attempt that ended will be made again, or why the job failed, was skipped or
+   * cancelled.
+   */
+  error?: JobError;
+  /** The worker lost while it ran the attempt that ended: the job runs again. */
+  lostWorker?: string;
 }
 
 /** Progress reported by a handler through `ctx.progress`, emitted as `job.progress`. */

@@ -37,6 +37,7 @@ import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
 import type { JobProgressEvent } from "../../src/runtime/run.ts";
+import workerJobs from "../fixtures/worker.jobs.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -1243,6 +1244,108 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
         { id, worker: updates[0]!.worker, done: 2, total: 2 },
       ]);
     }
+  });
+});
+
+describe("engine: what a job event says of the attempt", { timeout: 20_000 }, () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const eventsOf = (events: JobEvent[], kind: string) =>
+    events.filter((e) => e.kind === kind).map(({ id: _, kind: __, ...rest }) => rest);
+
+  it("names the attempt, the error an attempt ended with, a backoff, and no error for ctx.need", async () => {
+    let flaky = 0;
+    let later = 0;
+    const engine = createEngine({
+      jobs: {
+        flaky: () => {
+          if (++flaky === 1) throw new Error("first try fails");
+          return 1;
+        },
+        later: () => {
+          if (++later === 1) throw new Error("wait and see");
+          return 2;
+        },
+        needs: (n: number, ctx: JobContext) => ctx.need(job("flaky", n))[0],
+        broken: () => {
+          throw new Error("always");
+        },
+      },
+      workers: 1,
+    });
+    const run = engine.run([
+      job("flaky", 1),
+      job("later", 1, { backoff: { initialMs: 20 } }),
+      job("needs", 2),
+      job("broken", 1, { retries: 0 }),
+    ]);
+    const events: JobEvent[] = [];
+    run.on("job", (event) => events.push(event));
+    await run;
+
+    expect(eventsOf(events, "flaky").slice(0, 3)).toEqual([
+      { state: "running", attempt: 1 },
+      {
+        state: "ready",
+        attempt: 1,
+        error: expect.objectContaining({ message: "first try fails" }),
+      },
+      { state: "running", attempt: 2 },
+    ]);
+    expect(eventsOf(events, "flaky")).toContainEqual({ state: "completed", attempt: 2 });
+    expect(eventsOf(events, "later")).toEqual([
+      { state: "running", attempt: 1 },
+      { state: "blocked", attempt: 1, error: expect.objectContaining({ message: "wait and see" }) },
+      { state: "ready" },
+      { state: "running", attempt: 2 },
+      { state: "completed", attempt: 2 },
+    ]);
+    expect(eventsOf(events, "needs")).toEqual([
+      { state: "running", attempt: 1 },
+      { state: "blocked", attempt: 1 },
+      { state: "ready" },
+      { state: "running", attempt: 2 },
+      { state: "completed", attempt: 2 },
+    ]);
+    expect(eventsOf(events, "broken")).toEqual([
+      { state: "running", attempt: 1 },
+      {
+        state: "failed",
+        cause: "error",
+        attempt: 1,
+        error: expect.objectContaining({ message: "always" }),
+      },
+    ]);
+  });
+
+  it("names the worker lost under an attempt, and the poison error at the end", async () => {
+    const worker = fileURLToPath(new URL("../fixtures/worker.jobs.ts", import.meta.url));
+    const dir = mkdtempSync(join(tmpdir(), "baton-engine-"));
+    dirs.push(dir);
+    const engine = createEngine({
+      jobs: workerJobs,
+      workers: localPool({ jobsModule: worker, count: 1 }),
+      maxLost: 2,
+      batonDir: dir,
+    });
+    const run = engine.run([job("throwLater", "the worker dies")]);
+    const events: JobEvent[] = [];
+    run.on("job", (event) => events.push(event));
+    await run;
+
+    expect(eventsOf(events, "throwLater")).toEqual([
+      { state: "running", attempt: 1 },
+      { state: "ready", attempt: 1, lostWorker: "local-1" },
+      { state: "running", attempt: 2 },
+      {
+        state: "failed",
+        cause: "poison",
+        attempt: 2,
+        error: expect.objectContaining({ name: "PoisonJob" }),
+      },
+    ]);
   });
 });
 
