@@ -110,6 +110,7 @@ export {
 } from "./runtime/jobModule.ts";
 export { launchGroup } from "./runtime/launchGroup.ts";
 export { type LocalWorkersOptions, localPool } from "./runtime/localPool.ts";
+export { markerPids } from "./runtime/markerPids.ts";
 export { memoryNet } from "./runtime/memoryNet.ts";
 export { nodeClock } from "./runtime/nodeClock.ts";
 export { nodeEntropy } from "./runtime/nodeEntropy.ts";

@@ -13,7 +13,6 @@ import { watchdogMachine } from "./watchdog.ts";
  *
  * @example
  * ```ts
- * import { machineCatalog } from "./catalog.ts";
  * Object.keys(machineCatalog); // ["coordinator", "connection", ...]
  * ```
  */

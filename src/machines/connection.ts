@@ -139,9 +139,9 @@ function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undef
  * @example
  * ```ts
  * const conn = createActor(connectionMachine, {
- *   input: { conn: link.id, coordinator, run: "r1", nonce, protocol: PROTOCOL },
+ *   input: { conn: link.id, coordinator, run: "r1", nonce: "n0nce", protocol: [1, 6] },
  * });
- * conn.on("send", ({ frame }) => link.send(encode(frame)));
+ * conn.on("send", ({ frame }) => link.send(JSON.stringify(frame)));
  * conn.start();
  * ```
  */

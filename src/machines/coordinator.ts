@@ -72,10 +72,12 @@ const whileJobsRun = {
  *
  * @example
  * ```ts
- * const coordinator = createActor(coordinatorMachine, { input: { jobs: plan.jobs.values() } });
- * coordinator.on("effects", ({ effects }) => effects.forEach(carryOut));
+ * const coordinator = createActor(coordinatorMachine, {
+ *   input: { jobs: [{ id: "a", kind: "double", input: 21, deps: [], requires: {}, retries: 3 }] },
+ * });
+ * coordinator.on("effects", ({ effects }) => console.log(effects));
  * coordinator.start();
- * coordinator.send({ type: "LEASE", conn: "c1", worker: "w1", resources: { cpus: 1 } });
+ * coordinator.send({ type: "LEASE", conn: "c1", worker: "w1", resources: { cpus: 1 } }); // grants "a" to c1
  * ```
  */
 export const coordinatorMachine = setup({

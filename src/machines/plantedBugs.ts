@@ -17,7 +17,8 @@
  *
  * @example
  * ```ts
- * const board = new JobBoard(jobs, { plantedBugs: ["lease-running-job"] });
+ * const report = await simulate({ seed: 2, jobs: 20, workers: 4, plantedBugs: ["release-lease-twice"] });
+ * report.violation?.invariant; // 1: the simulation caught it
  * ```
  */
 export type PlantedBug =
@@ -29,6 +30,17 @@ export type PlantedBug =
   | "complete-before-durable"
   | "timeout-releases-lease";
 
+/**
+ * Every planted bug, as `baton sim --plant` takes them.
+ *
+ * @example
+ * ```ts
+ * for (const bug of PLANTED_BUGS) {
+ *   const report = await simulate({ seed: 1, jobs: 20, workers: 4, plantedBugs: [bug] });
+ *   console.log(bug, report.ok ? "not caught by seed 1" : "caught");
+ * }
+ * ```
+ */
 export const PLANTED_BUGS: readonly PlantedBug[] = [
   "lease-running-job",
   "lost-counts-as-failure",

@@ -72,10 +72,12 @@ const whileAlive = {
  *
  * @example
  * ```ts
+ * const group = createActor(groupMachine, { input: { deployment: "dep-1", worldSize: 1 }, clock }).start();
  * const rank = createActor(rankMachine, { input: { rank: 0 }, clock });
  * rank.on("rank.ready", () => group.send({ type: "RANK_READY", rank: 0 }));
  * rank.start();
  * rank.send({ type: "SPAWNED", pid: 4242, pgid: 4242 });
+ * const heartbeatAt = clock.now();
  * rank.send({ type: "MARKER", marker: { pid: 4242, phase: "ready", heartbeatAt, active: 0, epoch: 0 } });
  * ```
  */

@@ -54,7 +54,7 @@ export interface WatchdogContext {
  * ```ts
  * const watchdog = createActor(watchdogMachine, { input: { tolerance: 2, graceMs: 5_000 }, clock });
  * watchdog.on("abort", () => group.abortAll());
- * watchdog.on("lost", ({ reason }) => group.fail(reason));
+ * watchdog.on("lost", ({ reason }) => void group.stop(reason));
  * watchdog.start();
  * watchdog.send(await probe() ? { type: "PROBE_OK" } : { type: "PROBE_FAILED", reason: "no answer" });
  * ```

@@ -73,7 +73,7 @@ export interface Rank {
  *
  * @example
  * ```ts
- * const rank = await createRank(readRankEnv(env), { files, clock, procs, pid: 4242 }, {
+ * const rank = await createRank(readRankEnv(process.env), { files, clock, procs, pid: 4242 }, {
  *   onOrphaned: (reason) => shutDown(reason),
  * });
  * await rank.ready();

@@ -41,12 +41,11 @@ export type RankJobResult = {
  *
  * @example
  * ```ts
- * // jobs.ts: the handler of a rank job returns what to launch
- * export default defineJobs({
+ * // the handler of a rank job returns what to launch; the worker that leases it calls runRankJob
+ * const jobs = defineJobs({
  *   train: { ranks: (input: { lr: number }) => ["python3", "train.py", "--lr", String(input.lr)] },
  * });
- * // graph.ts
- * export default [job("train", { lr: 0.1 }, { ranks: 4 })];
+ * const result = await createEngine({ jobs }).run([job("train", { lr: 0.1 }, { ranks: 4 })]);
  * ```
  */
 export async function runRankJob(launch: RankLaunch, ctx: JobContext): Promise<Json> {

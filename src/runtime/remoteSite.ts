@@ -178,7 +178,8 @@ export interface OrphanedSiteOptions {
  *
  * @example
  * ```ts
- * await reapRemoteSite({ target, deployment, stateDir: rank.stateDir, pids: [rank.pid],
+ * // a rank of a dead launcher's manifest, on an ssh host (so its stateDir is set)
+ * await reapRemoteSite({ target, deployment, stateDir: rank.stateDir!, pids: [rank.pid],
  *   clock: nodeClock() });
  * ```
  */

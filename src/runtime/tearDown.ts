@@ -96,11 +96,13 @@ function readTable(procs: Procs, effect: Extract<TeardownEffect, { type: "probe"
  *
  * @example
  * ```ts
+ * const deployment = "dep-0123456789ab";
+ * const pids = [4711, 4712]; // its ranks, each the leader of its own process group
  * const target = {
- *   deployment: "dep-0123456789ab",
- *   groups: ranks.map((rank) => rank.pid),
- *   pids: ranks.map((rank) => rank.pid),
- *   sweepCandidates: () => markerPids(stateDir, "dep-0123456789ab"),
+ *   deployment,
+ *   groups: pids,
+ *   pids,
+ *   sweepCandidates: () => markerPids(nodeFiles(), deploymentPaths(".baton/run", deployment), deployment),
  *   forbiddenGroups: new Set<number>(),
  * };
  * const report = await tearDown(target, { procs: nodeProcs(), clock: nodeClock() }, { termGraceMs: 5000 });

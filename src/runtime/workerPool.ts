@@ -47,8 +47,7 @@ export interface RunningPool {
  * @example
  * ```ts
  * const pool: WorkerPool = inProcessPool({ count: 4, resources: { cpus: 1 } });
- * const running = pool.start({ address, net, secret, jobs, logger });
- * await running.stop();
+ * const engine = createEngine({ jobs, workers: pool }); // each run calls pool.start, then stop
  * ```
  */
 export interface WorkerPool {

@@ -10,7 +10,7 @@
  *
  * @example
  * ```ts
- * requireWhole("simulate", "jobs", jobs, 1, SIM_LIMITS.jobs);
+ * const report = await simulate({ seed: 1, jobs: Math.min(wanted, SIM_LIMITS.jobs) }); // more: a ConfigError
  * ```
  */
 export const SIM_LIMITS = {

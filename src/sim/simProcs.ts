@@ -134,11 +134,11 @@ export interface SimProcsOptions {
  *
  * @example
  * ```ts
- * const clock = new SimClock();
- * const procs = new SimProcs({ clock });
+ * const procs = new SimProcs({ clock: nodeClock() });
  * const rank = procs.start({ argv: ["python", "train.py"], newGroup: true, onTerm: "ignore" });
+ * procs.signalGroup(rank.pid, "SIGTERM"); // ignored
  * procs.signalGroup(rank.pid, "SIGKILL");
- * clock.fireNext();
+ * (await rank.exited).signal; // "SIGKILL"
  * ```
  */
 export class SimProcs implements Procs {
