@@ -25,6 +25,15 @@ export class BatonError extends Error {
  * The graph cannot run as written: a cycle, an unknown kind, a job no worker can take, bad input.
  * Thrown inside a handler (`ctx.need` of a bad job, a result that is not JSON), the same
  * attempt would fail the same way again, so the job is not retried (`retryable`).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   engine.run([job("triple", 1)]); // throws at once: nothing runs
+ * } catch (err) {
+ *   if (err instanceof GraphError) console.error(err.code, err.jobs); // "UNKNOWN_KIND" ["triple"]
+ * }
+ * ```
  */
 export class GraphError extends BatonError {
   readonly retryable = false;
@@ -39,7 +48,17 @@ export class GraphError extends BatonError {
   }
 }
 
-/** A frame broke the protocol; carries the close code the connection is closed with. */
+/**
+ * A frame broke the protocol; carries the close code the connection is closed with.
+ *
+ * @example
+ * ```ts
+ * // what baton's coordinator does with a frame that breaks the protocol (a worker sees 4000)
+ * const refuse = (err: unknown) => {
+ *   if (err instanceof ProtocolError) link.close(err.closeCode, err.message);
+ * };
+ * ```
+ */
 export class ProtocolError extends BatonError {
   constructor(
     code: string,
@@ -50,14 +69,28 @@ export class ProtocolError extends BatonError {
   }
 }
 
-/** A job module could not be loaded or does not have the expected shape. */
+/**
+ * A job module could not be loaded or does not have the expected shape.
+ *
+ * @example
+ * ```ts
+ * createEngine({ jobs: { double: 2 } as never }); // JobModuleError: job kind "double" must be a handler function, …
+ * ```
+ */
 export class JobModuleError extends BatonError {
   constructor(message: string) {
     super("JOB_MODULE", message);
   }
 }
 
-/** A setting was given a value it cannot take. */
+/**
+ * A setting was given a value it cannot take.
+ *
+ * @example
+ * ```ts
+ * await simulate({ seed: 1, jobs: 0 }); // ConfigError: simulate: jobs must be a whole number from 1 to 10000, not 0
+ * ```
+ */
 export class ConfigError extends BatonError {
   constructor(message: string, options?: ErrorOptions) {
     super("CONFIG", message, options);
@@ -109,6 +142,15 @@ function messageOf(thrown: unknown): string {
  * cannot be read at all (`STORE_UNREADABLE`: another user's entry, a directory where an
  * entry belongs), or another `baton run` of the same graph is using it (`STORE_LOCKED`).
  * The message names the path and says what to do.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await createEngine({ jobs, store: "/etc/passwd" }).run(graph);
+ * } catch (err) {
+ *   if (err instanceof StoreError) console.error(err.code, err.path); // "STORE_NOT_DIRECTORY" "/etc/passwd"
+ * }
+ * ```
  */
 export class StoreError extends BatonError {
   constructor(
@@ -129,6 +171,14 @@ export class StoreError extends BatonError {
  * restart budget allows (`WORKER_CRASH_LOOP`), a worker process could not be started
  * (`WORKER_SPAWN`), or one ended in a way a new one would too (`WORKER_CANNOT_START`: a job
  * module that does not load). The pool owns worker failure; job failures are the coordinator's.
+ *
+ * @example
+ * ```ts
+ * const run = createEngine({ jobs, workers: localPool({ jobsModule: "jobs.ts", count: 2 }) }).run(graph);
+ * run.catch((err) => {
+ *   if (err instanceof PoolError) console.error(err.message, "see", err.logFile);
+ * });
+ * ```
  */
 export class PoolError extends BatonError {
   constructor(
@@ -146,6 +196,12 @@ export class PoolError extends BatonError {
 /**
  * A rank-group state file (manifest, lease, marker, cancel file, ack) does not follow its
  * format: not JSON, another format, a missing or mistyped field. Names the file and the field.
+ *
+ * @example
+ * ```ts
+ * parseStateFile(MARKER_FORMAT, "{}", "/run/dep-1/rank-0.marker.json");
+ * // RankFileError: /run/dep-1/rank-0.marker.json is not a valid baton.marker/1 file: …
+ * ```
  */
 export class RankFileError extends BatonError {
   constructor(
@@ -165,6 +221,15 @@ export class RankFileError extends BatonError {
  * failed or timed out (`SLURM_COMMAND`, `SLURM_TIMEOUT`) or is not on the PATH
  * (`SLURM_MISSING`), or `stop()` could not get the
  * queue to confirm that every allocation is gone (`STOP_UNCONFIRMED`, naming those left).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await createEngine({ jobs, workers: slurmPool({ jobsModule: "/shared/jobs.ts" }), listen: "0.0.0.0:7000" }).run(graph);
+ * } catch (err) {
+ *   if (err instanceof SlurmError) console.error(err.code, err.allocations, err.logFile);
+ * }
+ * ```
  */
 export class SlurmError extends BatonError {
   constructor(
@@ -189,6 +254,15 @@ export class SlurmError extends BatonError {
  * A rank group's teardown could not verify that every process of the deployment is gone:
  * names the deployment and each survivor with its state. Nothing was forgotten (manifest,
  * lease, handles), so calling `stop()` again retries the whole teardown from the start.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await group.stop();
+ * } catch (err) {
+ *   if (err instanceof TeardownError) console.error(err.survivors); // [{ pid: 4711, state: "disk-sleep" }]
+ * }
+ * ```
  */
 export class TeardownError extends BatonError {
   constructor(
@@ -221,6 +295,15 @@ export class TeardownError extends BatonError {
  * ready. When the
  * group's own teardown failed as well, `teardownError` says so: the group's error is still
  * this one, and `stop()` retries the teardown.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await group.wait();
+ * } catch (err) {
+ *   if (err instanceof RankGroupError && err.code === "RANK_FAILED") process.exitCode = err.details.exitCode ?? 1;
+ * }
+ * ```
  */
 export class RankGroupError extends BatonError {
   constructor(
@@ -247,6 +330,15 @@ export class RankGroupError extends BatonError {
  * (`SSH_UNREACHABLE`: unknown host key, refused key, no route — the message quotes ssh), the
  * call outlived its timeout and was killed (`SSH_TIMEOUT`), or the remote side answered
  * something baton cannot read (`SSH_REMOTE`). Names the host.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await host.run("true", { timeoutMs: 5_000 });
+ * } catch (err) {
+ *   if (err instanceof RemoteHostError) console.error(err.host, err.message); // what ssh said
+ * }
+ * ```
  */
 export class RemoteHostError extends BatonError {
   constructor(

@@ -2,12 +2,6 @@
  * Jobs as users write them. A job is a kind, a JSON input and options; its id is computed
  * when the graph is planned (see `planGraph`), from the kind, the canonical JSON of the
  * input, the ids of its dependencies and the handler's version.
- *
- * @example
- * ```ts
- * const fetch = job("fetch", { url: "https://example.org" });
- * const parse = job("parse", { strict: true }, { after: [fetch], retries: 1, timeoutMs: 60_000 });
- * ```
  */
 
 /** A JSON value: what inputs and results are made of. */
@@ -79,7 +73,16 @@ export interface PlannedJob {
   ranks?: number;
 }
 
-/** Makes a job. Nothing runs until the graph is handed to `engine.run`. */
+/**
+ * Makes a job. Nothing runs until the graph is handed to `engine.run`.
+ *
+ * @example
+ * ```ts
+ * const fetch = job("fetch", { url: "https://example.org" });
+ * const parse = job("parse", { strict: true }, { after: [fetch], retries: 1, timeoutMs: 60_000 });
+ * await engine.run([parse]); // runs fetch, then parse
+ * ```
+ */
 export function job(kind: string, input: unknown = null, options: JobOptions = {}): JobSpec {
   return {
     kind,

@@ -22,7 +22,14 @@ export interface TeardownTimeouts {
   pollMs: number;
 }
 
-/** DESIGN §8: 10 s grace, 2 s after each KILL, 3 s and 2 s per swept pid, probes ≤ 50 ms apart. */
+/**
+ * DESIGN §8: 10 s grace, 2 s after each KILL, 3 s and 2 s per swept pid, probes ≤ 50 ms apart.
+ *
+ * @example
+ * ```ts
+ * teardownDeadlineMs({ ...DEFAULT_TEARDOWN_TIMEOUTS, termGraceMs: 30_000 }); // 39000
+ * ```
+ */
 export const DEFAULT_TEARDOWN_TIMEOUTS: TeardownTimeouts = {
   termGraceMs: 10_000,
   killWaitMs: 2_000,

@@ -1,6 +1,13 @@
 import { ConfigError } from "../errors.ts";
 
-/** The root state directory when none is given, relative to the working directory. */
+/**
+ * The root state directory when none is given, relative to the working directory.
+ *
+ * @example
+ * ```ts
+ * const report = await reapDeployments({ stateDir: DEFAULT_STATE_DIR }); // what `baton reap` reaps
+ * ```
+ */
 export const DEFAULT_STATE_DIR = ".baton/run";
 
 /** What a deployment id may be: 1–64 of `[A-Za-z0-9_.-]`, and not `.` or `..`. */

@@ -4,7 +4,16 @@ import type { Clock } from "../runtime/ports.ts";
 import { createRank, type Rank } from "./rank.ts";
 import { readRankEnv } from "./rankEnv.ts";
 
-/** The exit code of a rank that left because its launcher is gone or its lease is stale. */
+/**
+ * The exit code of a rank that left because its launcher is gone or its lease is stale.
+ *
+ * @example
+ * ```ts
+ * // startRank exits with it by itself; a rank in another language should do the same
+ * const { code } = await nodeProcs().spawn({ argv: ["python3", "rank.py"], newGroup: true, logFile: "rank-0.log" }).exited;
+ * if (code === ORPHANED_EXIT_CODE) console.error("rank 0 left: its launcher was gone");
+ * ```
+ */
 export const ORPHANED_EXIT_CODE = 1;
 
 export interface StartRankOptions {

@@ -5,7 +5,14 @@ import type { InspectionEvent, Observer } from "xstate";
 import { ConfigError } from "../errors.ts";
 import { sanitizeInspection } from "../viz/sanitizeInspection.ts";
 
-/** Where `@statelyai/inspect`'s WebSocket inspector listens by default (its docs). */
+/**
+ * Where `@statelyai/inspect`'s WebSocket inspector listens by default (its docs).
+ *
+ * @example
+ * ```ts
+ * const inspector = connectInspector(process.env.INSPECTOR_URL ?? DEFAULT_INSPECTOR_URL);
+ * ```
+ */
 export const DEFAULT_INSPECTOR_URL = "ws://localhost:8080";
 
 export interface InspectorOptions {

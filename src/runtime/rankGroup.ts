@@ -30,6 +30,15 @@ export interface RankGroupTimeouts {
   drainMs: number;
 }
 
+/**
+ * What a rank group waits for when `launchGroup`'s `timeouts` does not say.
+ *
+ * @example
+ * ```ts
+ * const { loadTimeoutMs } = DEFAULT_RANK_GROUP_TIMEOUTS; // 30 minutes
+ * launchGroup({ argv: ["python3", "serve.py"], worldSize: 2, timeouts: { loadTimeoutMs: 2 * loadTimeoutMs } });
+ * ```
+ */
 export const DEFAULT_RANK_GROUP_TIMEOUTS: RankGroupTimeouts = {
   loadTimeoutMs: 30 * 60_000,
   markerStaleMs: MARKER_STALE_MS,

@@ -117,6 +117,11 @@ export function faultsEnd(faults: readonly Fault[]): number {
 /**
  * A plan as text, for a command line: `kind@at[:target][+ms][/option]`, comma-separated
  * (`slow` writes its extra latency as the option, `coordinator-crash` `torn` or `clean`).
+ *
+ * @example
+ * ```ts
+ * formatFaults([{ kind: "partition", at: 5000, target: 0, ms: 20000 }]); // "partition@5000:0+20000"
+ * ```
  */
 export function formatFaults(faults: readonly Fault[]): string {
   return faults.map(formatFault).join(",");
@@ -141,7 +146,16 @@ function formatFault(f: Fault): string {
   }
 }
 
-/** The inverse of {@link formatFaults}; throws a `ConfigError` naming a malformed entry. */
+/**
+ * The inverse of {@link formatFaults}; throws a `ConfigError` naming a malformed entry.
+ *
+ * @example
+ * ```ts
+ * parseFaults("partition@5000:0+20000,worker-crash@11634:3");
+ * // [{ kind: "partition", at: 5000, target: 0, ms: 20000 }, { kind: "worker-crash", at: 11634, target: 3 }]
+ * await simulate({ seed: 7, faults: parseFaults("partition@5000:0+20000") });
+ * ```
+ */
 export function parseFaults(text: string): Fault[] {
   if (text.trim() === "") return [];
   return text.split(",").map((entry) => {

@@ -6,7 +6,8 @@
  * TSDoc example may use any export of baton without importing it, and names it takes as given
  * (an `engine`, a `clock`, a placeholder such as `loadModel()`) are declared from GIVENS below.
  * A block that starts with a `// NAME.ts` line is that file, beside the files the README named
- * before it (so `graph.ts` can import `./jobs.ts`).
+ * before it (so `graph.ts` can import `./jobs.ts`). Every exported function, class and
+ * constant must carry an example.
  */
 import { dirname, join } from "node:path";
 import ts from "typescript";
@@ -241,6 +242,13 @@ describe("documentation examples", () => {
   it("every @example of a public export compiles against baton", () => {
     expect(tsdoc.length).toBeGreaterThan(50);
     expect(errorsOf(tsdoc)).toEqual({});
+  });
+
+  it("every exported function, class and constant has an @example", () => {
+    const without = [...exports]
+      .filter(([, { value, examples }]) => value && examples.length === 0)
+      .map(([name]) => name);
+    expect(without).toEqual([]);
   });
 
   it("declares a name as given only where the example uses it without declaring it, and imports baton's only in TSDoc", () => {
