@@ -1,0 +1,76 @@
+/**
+ * `baton <command> --help` and README.md name the same flags: every flag a command's help
+ * lists is documented in the README's section on that command, and every flag the README
+ * shows on a `baton <command>` line (its synopses and examples, up to a `--` that starts the
+ * ranks' own command) is one the command's help lists.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+
+afterEach(() => stopBatons());
+
+const README = readFileSync(join(ROOT, "README.md"), "utf8");
+
+/** The README section each command is documented in. */
+const SECTIONS = {
+  run: "## The CLI",
+  worker: "## The CLI",
+  launch: "## Rank groups",
+  reap: "## Rank groups",
+  status: "## Rank groups",
+  sim: "## Simulation",
+  viz: "## Visualiser",
+} as const;
+
+/** `--flag`s in a text, not counting a value's own (`--slurm-opt=--time=1:00:00`). */
+function flags(text: string): Set<string> {
+  return new Set([...text.matchAll(/(?<![\w=-])--[a-z][a-z-]*/g)].map(([flag]) => flag));
+}
+
+function section(title: string): string {
+  const start = README.indexOf(`\n${title}\n`);
+  expect(start).toBeGreaterThanOrEqual(0);
+  const end = README.indexOf("\n## ", start + 1);
+  return README.slice(start, end < 0 ? undefined : end);
+}
+
+/** The flags README shows on `baton COMMAND` lines: in code blocks (with their continuation lines) and inline. */
+function shownFlags(command: string): Set<string> {
+  const lines: string[] = [];
+  let inBlock = false;
+  let inCommand = false;
+  for (const line of README.split("\n")) {
+    if (line.startsWith("```")) inBlock = !inBlock;
+    if (line.startsWith(`baton ${command} `) || line === `baton ${command}`) inCommand = inBlock;
+    else if (!line.startsWith(" ")) inCommand = false;
+    if (inCommand) lines.push(line);
+  }
+  for (const [, inline] of README.matchAll(new RegExp(`\`baton ${command} ([^\`]*)\``, "g"))) {
+    lines.push(inline!);
+  }
+  return flags(lines.map((line) => line.split(" -- ")[0]!.split(" #")[0]!).join("\n"));
+}
+
+describe("the commands' flags in their --help and in README.md", () => {
+  it.each(Object.entries(SECTIONS))(
+    "baton %s: its --help and the README name the same flags",
+    async (command, title) => {
+      const help = await startBaton([command, "--help"]).exit;
+      expect(help.code).toBe(0);
+      const listed = flags(help.stdout);
+      listed.delete("--help");
+      expect(listed.size).toBeGreaterThan(0);
+      const documented = flags(section(title));
+      expect([...listed].filter((flag) => !documented.has(flag))).toEqual([]);
+      expect([...shownFlags(command)].filter((flag) => !listed.has(flag))).toEqual([]);
+    },
+  );
+
+  it("finds the flags of a command's lines, not those of the ranks' command after --", () => {
+    expect([...shownFlags("launch")]).toEqual(expect.arrayContaining(["--world", "--hosts"]));
+    expect(shownFlags("launch").has("--steps")).toBe(false);
+    expect(flags("--slurm-opt=--time=1:00:00 [--ui]")).toEqual(new Set(["--slurm-opt", "--ui"]));
+  });
+});
