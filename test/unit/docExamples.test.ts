@@ -125,12 +125,17 @@ function check(examples: Example[], prefix: (example: Example) => string): Map<E
   );
 }
 
-/** The public exports of baton: name → whether it is a value, and its `@example` blocks. */
-function publicExports(): Map<string, { value: boolean; examples: string[] }> {
+type Exports = Map<string, { value: boolean; examples: string[]; properties: string[] }>;
+
+/**
+ * The public exports of baton: name → whether it is a value, its `@example` blocks, and (for
+ * an interface) the names of its properties.
+ */
+function publicExports(): Exports {
   const index = join(ROOT, "src", "index.ts");
   const program = ts.createProgram([index], OPTIONS);
   const checker = program.getTypeChecker();
-  const exports = new Map<string, { value: boolean; examples: string[] }>();
+  const exports: Exports = new Map();
   for (const symbol of checker.getExportsOfModule(
     checker.getSymbolAtLocation(program.getSourceFile(index)!)!,
   )) {
@@ -140,7 +145,18 @@ function publicExports(): Map<string, { value: boolean; examples: string[] }> {
       .filter((tag) => tag.name === "example")
       .map((tag) => ts.displayPartsToString(tag.text))
       .map((text) => /```ts\n([\s\S]*?)```/.exec(text)?.[1] ?? text);
-    exports.set(symbol.name, { value: (target.flags & ts.SymbolFlags.Value) !== 0, examples });
+    const properties =
+      target.flags & ts.SymbolFlags.Interface
+        ? checker
+            .getDeclaredTypeOfSymbol(target)
+            .getProperties()
+            .map((property) => property.name)
+        : [];
+    exports.set(symbol.name, {
+      value: (target.flags & ts.SymbolFlags.Value) !== 0,
+      examples,
+      properties,
+    });
   }
   return exports;
 }
@@ -163,7 +179,7 @@ function readmeExamples(): Example[] {
   return examples;
 }
 
-function tsdocExamples(exports: ReturnType<typeof publicExports>): Example[] {
+function tsdocExamples(exports: Exports): Example[] {
   return [...exports].flatMap(([name, { examples }]) =>
     examples.map((code, index) => ({
       origin: `the @example of ${name}${examples.length > 1 ? ` (#${index + 1})` : ""}`,
@@ -178,7 +194,7 @@ function tsdocExamples(exports: ReturnType<typeof publicExports>): Example[] {
 const MISSING = /^TS(?:2304|2552|18004): .*?'(\w+)'/;
 
 /** Compiles the examples with what each takes as given; the errors left, by origin. */
-function compileExamples(examples: Example[], exports: ReturnType<typeof publicExports>) {
+function compileExamples(examples: Example[], exports: Exports) {
   const first = check(examples, () => "export {};\n");
   const prefixes = new Map<Example, string>();
   const errors: Record<string, string[]> = {};
@@ -249,6 +265,17 @@ describe("documentation examples", () => {
       .filter(([, { value, examples }]) => value && examples.length === 0)
       .map(([name]) => name);
     expect(without).toEqual([]);
+  });
+
+  it("README's Embedding section names every createEngine option", () => {
+    const readme = ts.sys.readFile(join(ROOT, "README.md"))!;
+    const embedding = readme.slice(
+      readme.indexOf("\n## Embedding\n"),
+      readme.indexOf("\n## The CLI\n"),
+    );
+    const options = exports.get("EngineOptions")!.properties;
+    expect(options).toContain("jobs");
+    expect(options.filter((option) => !embedding.includes(`\`${option}\``))).toEqual([]);
   });
 
   it("declares a name as given only where the example uses it without declaring it, and imports baton's only in TSDoc", () => {
