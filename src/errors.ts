@@ -105,7 +105,11 @@ export class ConfigError extends BatonError {
  * @example
  * ```ts
  * const run = engine.run(graph);
- * run.on("job", (event) => rows.get(event.id)!.update(event.state)); // throws for an unknown id
+ * const seen = new Map<string, string>();
+ * run.on("job", (event) => {
+ *   if (seen.get(event.id) === "completed") throw new Error(`${event.id} changed after completing`);
+ *   seen.set(event.id, event.state);
+ * });
  * try {
  *   await run;
  * } catch (error) {
