@@ -46,11 +46,12 @@ export type ConnectionEvent =
   | { type: "CANCEL_JOB"; job: string; reason: string }
   | { type: "RELEASE" }
   /**
-   * The coordinator's lease on `job` expired: close with 4005. Ignored unless this connection
-   * still holds `job` (its result may have been accepted meanwhile). `timedOut`: the job ran
-   * past its timeout and was not stopped (heartbeats no longer renewed the lease).
+   * The coordinator's lease on attempt `attempt` of `job` expired: close with 4005. Ignored
+   * unless this connection still holds that attempt (its result may have been accepted
+   * meanwhile, and the job granted to it again). `timedOut`: the job ran past its timeout and
+   * was not stopped (heartbeats no longer renewed the lease).
    */
-  | { type: "EXPIRE"; job: string; timedOut?: boolean }
+  | { type: "EXPIRE"; job: string; attempt: number; timedOut?: boolean }
   /** Liveness timers (raised by the machine itself): time to probe, and the probe went unanswered. */
   | { type: "PROBE" }
   | { type: "PROBE_DEADLINE" };
@@ -102,6 +103,8 @@ export interface ConnectionContext {
    * the way back to `idle` (an assign costs a snapshot copy per job, and nothing reads it there).
    */
   job: string | undefined;
+  /** The attempt of `job` granted last (the job frame's `attempt`), kept as `job` is. */
+  attempt: number;
   /** A ping is out and its PONG has not come back yet. */
   probing: boolean;
   closeCode: number;
@@ -172,7 +175,8 @@ export const connectionMachine = setup({
     probing: ({ context }) => context.probing,
     cancelForHeldJob: ({ context, event }) =>
       event.type === "CANCEL_JOB" && event.job === context.job,
-    expiresHeldJob: ({ context, event }) => event.type === "EXPIRE" && event.job === context.job,
+    expiresHeldLease: ({ context, event }) =>
+      event.type === "EXPIRE" && event.job === context.job && event.attempt === context.attempt,
     tooLargeForWorker: ({ context, event }) =>
       event.type === "GRANT" &&
       context.workerMaxFrameBytes !== undefined &&
@@ -270,6 +274,7 @@ export const connectionMachine = setup({
     worker: "",
     resources: {},
     job: undefined,
+    attempt: 0,
     probing: false,
     closeCode: CloseCode.normal,
     closeReason: "",
@@ -464,7 +469,7 @@ export const connectionMachine = setup({
               {
                 target: "busy",
                 actions: [
-                  assign(({ event }) => ({ job: event.job })),
+                  assign(({ event }) => ({ job: event.job, attempt: event.frame.attempt })),
                   emit(({ event }) => ({ type: "send" as const, frame: event.frame })),
                 ],
               },
@@ -499,7 +504,7 @@ export const connectionMachine = setup({
               actions: ["probeAnswered", "sendHeartbeat", "scheduleProbe"],
             },
             EXPIRE: {
-              guard: "expiresHeldJob",
+              guard: "expiresHeldLease",
               target: "#connection.closing",
               actions: {
                 type: "closeWith",

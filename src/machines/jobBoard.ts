@@ -57,8 +57,12 @@ export type CoordinatorEffect =
    * its `timeoutMs`: then `timedOut`); `reason` says why, for the handler's AbortSignal.
    */
   | { type: "lease.cancelled"; conn: string; job: string; reason: string; timedOut?: true }
-  /** The lease was not renewed in time (`timedOut`: the job ran past its timeout and went on). */
-  | { type: "lease.expired"; conn: string; job: string; timedOut?: true }
+  /**
+   * The lease of `attempt` was not renewed in time (`timedOut`: the job ran past its timeout
+   * and went on). The attempt names the lease: a later lease of the same job on the same
+   * connection is another one.
+   */
+  | { type: "lease.expired"; conn: string; job: string; attempt: number; timedOut?: true }
   | { type: "connection.released"; conn: string }
   | { type: "job.changed"; job: string; kind: string; state: JobState; cause?: FailureCause }
   | { type: "result.dropped"; conn: string; job: string; reason: DropReason }
@@ -432,14 +436,16 @@ export class JobBoard {
       if (now - at <= LEASE_SWEEPS) continue;
       this.renewed.delete(conn);
       const job = this.leases.get(conn)!;
+      const record = this.jobs.get(job)!;
       this.effects.push({
         type: "lease.expired",
         conn,
         job,
-        ...(this.jobs.get(job)!.timedOut && { timedOut: true as const }),
+        attempt: record.attempts,
+        ...(record.timedOut && { timedOut: true as const }),
       });
       // The planted bug releases the expired lease here, and WORKER_LOST releases it again.
-      if (this.bugs.has("release-lease-twice")) this.requeueHeld(conn, this.jobs.get(job)!);
+      if (this.bugs.has("release-lease-twice")) this.requeueHeld(conn, record);
     }
     if (this.renewed.size > 0) this.scheduleSweep();
   }

@@ -132,14 +132,16 @@ export class CoordinatorServer {
         return;
       case "lease.expired": {
         // Behind a blocked result of that connection whose needs are being looked up: that
-        // answer came in time and counts, and the expiry then finds the job no longer held
-        // (the connection ignores it) instead of closing the connection.
+        // answer came in time and counts, and the expiry then finds that attempt no longer
+        // held (the connection ignores it, even if the job was granted to it again)
+        // instead of closing the connection.
         const connection = this.connections.get(effect.conn);
         if (!connection) return;
         this.inOrder(connection, () => {
           connection.actor.send({
             type: "EXPIRE",
             job: effect.job,
+            attempt: effect.attempt,
             ...(effect.timedOut && { timedOut: true }),
           });
         });

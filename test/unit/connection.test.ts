@@ -68,12 +68,12 @@ function hello(overrides: Partial<HelloFrame> = {}, authentic = true): Connectio
   return { type: "HELLO", frame: helloFrame(overrides), authentic, welcomeProof: "wp" };
 }
 
-function jobFrame(id: string): JobFrame {
-  return { type: "job", id, kind: "work", input: { n: 1 }, deps: {}, attempt: 1 };
+function jobFrame(id: string, attempt = 1): JobFrame {
+  return { type: "job", id, kind: "work", input: { n: 1 }, deps: {}, attempt };
 }
 
-function grant(id: string, bytes = 100): ConnectionEvent {
-  return { type: "GRANT", job: id, frame: jobFrame(id), bytes };
+function grant(id: string, bytes = 100, attempt = 1): ConnectionEvent {
+  return { type: "GRANT", job: id, frame: jobFrame(id, attempt), bytes };
 }
 
 function result(job: string): ConnectionEvent {
@@ -468,7 +468,7 @@ describe("connection: closing a registered connection", () => {
     "EXPIRE (timed out: %s) → close 4005 saying why, and a WORKER_LOST that says the worker went silent",
     (timedOut, reason) => {
       const c = busy();
-      c.send({ type: "EXPIRE", job: "j1", ...(timedOut && { timedOut }) });
+      c.send({ type: "EXPIRE", job: "j1", attempt: 1, ...(timedOut && { timedOut }) });
       expect(c.closes()).toEqual([{ type: "close", code: 4005, reason }]);
       expect(c.value()).toBe("closing");
       expect(c.lost()).toEqual([{ type: "WORKER_LOST", conn: "c1", silent: true }]);
@@ -478,13 +478,28 @@ describe("connection: closing a registered connection", () => {
   it("EXPIRE of a job the connection no longer holds is ignored: its result came in time", () => {
     const c = busy();
     c.send(result("j1"));
-    c.send({ type: "EXPIRE", job: "j1" });
+    c.send({ type: "EXPIRE", job: "j1", attempt: 1 });
     expect(c.value()).toEqual({ registered: "idle" });
     c.send(grant("j2"));
-    c.send({ type: "EXPIRE", job: "j1" });
+    c.send({ type: "EXPIRE", job: "j1", attempt: 1 });
     expect(c.value()).toEqual({ registered: "busy" });
     expect(c.closes()).toEqual([]);
     expect(c.lost()).toEqual([]);
+  });
+
+  it("EXPIRE of an earlier attempt of the job held is ignored: that lease ended, this one is new", () => {
+    // The expiry of attempt 1 was delivered late (behind a blocked result's store lookup),
+    // after the job was ready again and granted to this same connection as attempt 2.
+    const c = busy();
+    c.send(result("j1"));
+    c.send(grant("j1", 100, 2));
+    c.send({ type: "EXPIRE", job: "j1", attempt: 1 });
+    expect(c.value()).toEqual({ registered: "busy" });
+    expect(c.closes()).toEqual([]);
+    expect(c.lost()).toEqual([]);
+    c.send({ type: "EXPIRE", job: "j1", attempt: 2 });
+    expect(c.value()).toBe("closing");
+    expect(c.lost()).toEqual([{ type: "WORKER_LOST", conn: "c1", silent: true }]);
   });
 
   it("CLOSED from idle → WORKER_LOST exactly once", () => {

@@ -635,7 +635,7 @@ describe("coordinator: attempt timeouts", () => {
       advance(c, 100);
     }
     expect(c.of("lease.expired")).toEqual([
-      { type: "lease.expired", conn: "c1", job: "a", timedOut: true },
+      { type: "lease.expired", conn: "c1", job: "a", attempt: 1, timedOut: true },
     ]);
   });
 
@@ -695,7 +695,9 @@ describe("coordinator: lease deadline", () => {
     advance(c, 1000);
     expect(c.of("lease.expired")).toEqual([]);
     advance(c, 1000 / LEASE_SWEEPS);
-    expect(c.of("lease.expired")).toEqual([{ type: "lease.expired", conn: "c1", job: "a" }]);
+    expect(c.of("lease.expired")).toEqual([
+      { type: "lease.expired", conn: "c1", job: "a", attempt: 1 },
+    ]);
     expect(c.record("a")).toMatchObject({ state: "running", holder: "c1" });
   });
 
@@ -719,7 +721,9 @@ describe("coordinator: lease deadline", () => {
     advance(c, 1000);
     expect(c.of("lease.expired")).toEqual([]);
     advance(c, 1000 / LEASE_SWEEPS);
-    expect(c.of("lease.expired")).toEqual([{ type: "lease.expired", conn: "c1", job: "a" }]);
+    expect(c.of("lease.expired")).toEqual([
+      { type: "lease.expired", conn: "c1", job: "a", attempt: 1 },
+    ]);
   });
 
   it("each lease has its own deadline", () => {
@@ -728,11 +732,13 @@ describe("coordinator: lease deadline", () => {
     advance(c, 500);
     c.lease("c2");
     advance(c, 600);
-    expect(c.of("lease.expired")).toEqual([{ type: "lease.expired", conn: "c1", job: "a" }]);
+    expect(c.of("lease.expired")).toEqual([
+      { type: "lease.expired", conn: "c1", job: "a", attempt: 1 },
+    ]);
     advance(c, 500);
     expect(c.of("lease.expired")).toEqual([
-      { type: "lease.expired", conn: "c1", job: "a" },
-      { type: "lease.expired", conn: "c2", job: "b" },
+      { type: "lease.expired", conn: "c1", job: "a", attempt: 1 },
+      { type: "lease.expired", conn: "c2", job: "b", attempt: 1 },
     ]);
   });
 

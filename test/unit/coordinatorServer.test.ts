@@ -8,7 +8,10 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { createActor } from "xstate";
 import type { PlannedJob } from "../../src/graph/job.ts";
 import { coordinatorMachine } from "../../src/machines/coordinator.ts";
-import { CoordinatorServer } from "../../src/runtime/coordinatorServer.ts";
+import {
+  CoordinatorServer,
+  type CoordinatorServerOptions,
+} from "../../src/runtime/coordinatorServer.ts";
 import type { Link, Listener } from "../../src/runtime/ports.ts";
 import type { ResultStore } from "../../src/runtime/resultStore.ts";
 import { writeResults } from "../../src/runtime/resultWriter.ts";
@@ -67,11 +70,20 @@ type Put = ResultStore["put"];
  * A coordinator for `jobs` and its server, on a SimClock, with one driven link accepted;
  * `store` makes a result store's `put` on that clock, and its results are written with it.
  */
-function serve(jobs: PlannedJob[], store?: (clock: SimClock) => Put, answerPings = false) {
+function serve(
+  jobs: PlannedJob[],
+  store?: (clock: SimClock) => Put,
+  answerPings = false,
+  more: Pick<CoordinatorServerOptions, "lookup"> & { leaseTimeoutMs?: number } = {},
+) {
   const clock = new SimClock();
   const put = store?.(clock);
   const coordinator = createActor(coordinatorMachine, {
-    input: { jobs, durable: put !== undefined },
+    input: {
+      jobs,
+      durable: put !== undefined,
+      ...(more.leaseTimeoutMs !== undefined && { leaseTimeoutMs: more.leaseTimeoutMs }),
+    },
     clock,
   });
   if (put) writeResults(coordinator, { dir: "store", put }, pino({ level: "silent" }));
@@ -92,6 +104,7 @@ function serve(jobs: PlannedJob[], store?: (clock: SimClock) => Put, answerPings
     secret: SECRET,
     run: "r1",
     logger: pino({ level: "silent" }),
+    ...(more.lookup && { lookup: more.lookup }),
   });
   const driven = drivenLink(clock, answerPings);
   accept(driven.link);
@@ -244,6 +257,36 @@ describe("CoordinatorServer", () => {
     arrive({ type: "result", job: "j1", status: "completed", value: 42 });
     await runUntil(clock, 20_000);
     expect(put).not.toHaveBeenCalled();
+    coordinator.stop();
+  });
+
+  it("a lease that expired while its blocked result was looked up does not close the lease granted after it", async () => {
+    // The lease runs out 8.8 s after the grant (the first sweep past 8 s). The worker's
+    // blocked result arrives at 8.5 s; the store lookup of what it needs takes 1 s, so the
+    // expiry waits behind it. The needed job is stored: the job is ready again at once and
+    // goes back to the same worker, as attempt 2. The old expiry must not close that lease.
+    const needed: PlannedJob = { ...crunch, id: "n1", kind: "fetch" };
+    const lookup = (ids: readonly string[]) =>
+      new Promise<ReadonlyMap<string, string>>((resolve) =>
+        clock.setTimeout(() => resolve(new Map(ids.map((id) => [id, `stored ${id}`]))), 1_000),
+      );
+    const { clock, coordinator, sent, closes, arrive } = serve([crunch], undefined, false, {
+      lookup,
+      leaseTimeoutMs: 8_000,
+    });
+    hello(sent, arrive);
+    await runUntil(clock, 8_500);
+    arrive({ type: "result", job: "j1", status: "blocked", needs: [needed] });
+    await runUntil(clock, 10_000);
+    const jobs = sent.filter((f) => f.type === "job").map((f) => [f.id, f.attempt]);
+    expect(jobs).toEqual([
+      ["j1", 1],
+      ["j1", 2],
+    ]);
+    expect(closes).toEqual([]);
+    const record = coordinator.getSnapshot().context.board.jobs.get("j1")!;
+    expect(record.state).toBe("running");
+    expect(record.lostWorkers).toEqual([]);
     coordinator.stop();
   });
 });
