@@ -165,8 +165,10 @@ export const rankMachine = setup({
         STOP: "stopping",
       },
     },
+    // The stale timer runs on from `loading` into `ready`: a ready marker whose heartbeat is
+    // not newer than the last one seen is no sign of life. `stopping` cancels it; the final
+    // states end the actor, and its timers with it.
     loading: {
-      exit: cancel("markerStale"),
       on: {
         ...whileAlive,
         MARKER: [
@@ -177,13 +179,13 @@ export const rankMachine = setup({
     },
     ready: {
       entry: emit(({ context }) => ({ type: "rank.ready" as const, rank: context.rank })),
-      exit: cancel("markerStale"),
       on: {
         ...whileAlive,
         MARKER: { guard: "ownMarker", actions: "takeMarker" },
       },
     },
     stopping: {
+      entry: cancel("markerStale"),
       on: {
         EXITED: { target: "exited", actions: ["recordExit", "emitExited"] },
       },

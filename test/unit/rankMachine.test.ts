@@ -73,6 +73,30 @@ describe("rank machine", () => {
     });
   });
 
+  it("keeps counting toward stale across loading → ready when the ready marker's heartbeat is not newer", () => {
+    // The rank rewrote its marker as ready within the millisecond of its last loading
+    // heartbeat (the same heartbeatAt), then hung: it is lost 45 s after that heartbeat was
+    // first seen, not never.
+    const r = startRank(45_000);
+    r.actor.send({ type: "SPAWNED", pid: 100, pgid: 100 });
+    r.actor.send({ type: "MARKER", marker: marker({ phase: "loading", heartbeatAt: 10 }) });
+    r.clock.increment(1_000);
+    r.actor.send({ type: "MARKER", marker: marker({ phase: "ready", heartbeatAt: 10 }) });
+    expect(r.value()).toBe("ready");
+    r.clock.increment(43_999);
+    expect(r.value()).toBe("ready");
+    r.clock.increment(1);
+    expect(r.value()).toBe("lost");
+    expect(r.emitted).toEqual([
+      { type: "rank.ready", rank: 3 },
+      {
+        type: "rank.lost",
+        rank: 3,
+        reason: "its marker's heartbeat has not advanced for 45000 ms",
+      },
+    ]);
+  });
+
   it("has no stale timer before the first marker: the group's load timeout covers that", () => {
     const r = startRank(1_000);
     r.actor.send({ type: "SPAWNED", pid: 100, pgid: 100 });
