@@ -567,132 +567,148 @@ const outcomeSpec: fc.Arbitrary<OutcomeSpec> = fc.oneof(
 );
 
 /**
- * What can happen next, by weight; cancel and shutdown are rare, so most runs end by
- * themselves or in the liveness phase. `#n` picks among the current candidates (workers,
- * holders, connections) modulo their number, so a step stays meaningful while shrinking.
+ * What can happen next, by weight; cancel and shutdown weigh `operatorWeight` each (1: rare,
+ * so most runs end by themselves or in the liveness phase). `#n` picks among the current
+ * candidates (workers, holders, connections) modulo their number, so a step stays meaningful
+ * while shrinking.
  */
-const steps: fc.Arbitrary<Step> = fc.oneof(
-  {
-    weight: 480,
-    arbitrary: fc
-      .nat(15)
-      .map((n) => new HarnessStep(`lease(worker #${n})`, always, (h) => h.lease(n % h.slotCount))),
-  },
-  {
-    weight: 480,
-    arbitrary: fc.tuple(fc.nat(15), outcomeSpec).map(
-      ([n, outcome]) =>
-        new HarnessStep(
-          `report(holder #${n}, ${JSON.stringify(outcome)})`,
-          (h) => h.holders.length > 0,
-          (h) => h.report(pick(h.holders, n)!, outcome),
+const steps = (operatorWeight: number): fc.Arbitrary<Step> =>
+  fc.oneof(
+    {
+      weight: 480,
+      arbitrary: fc
+        .nat(15)
+        .map(
+          (n) => new HarnessStep(`lease(worker #${n})`, always, (h) => h.lease(n % h.slotCount)),
         ),
-    ),
-  },
-  {
-    weight: 96,
-    arbitrary: fc.nat(15).map(
-      (n) =>
-        new HarnessStep(
-          `lose(connection #${n})`,
-          (h) => h.connected.length > 0,
-          (h) => h.lose(pick(h.connected, n)!),
-        ),
-    ),
-  },
-  {
-    weight: 96,
-    arbitrary: fc.nat(15).map(
-      (n) =>
-        new HarnessStep(
-          `close(closing #${n})`,
-          (h) => h.closing.length > 0,
-          (h) => h.lose(pick(h.closing, n)!),
-        ),
-    ),
-  },
-  {
-    weight: 96,
-    arbitrary: fc
-      .record({
-        mode: fc.constantFrom("stale" as const, "other" as const, "ghost" as const),
-        n: fc.nat(1_000),
-        failed: fc.boolean(),
-      })
-      .map(
-        (late) =>
-          new HarnessStep(`late(${JSON.stringify(late)})`, always, (h) => h.lateResult(late)),
-      ),
-  },
-  {
-    weight: 240,
-    arbitrary: fc
-      .tuple(fc.nat(15), fc.oneof({ weight: 6, arbitrary: fc.constant(true) }, fc.constant(false)))
-      .map(
-        ([n, ok]) =>
+    },
+    {
+      weight: 480,
+      arbitrary: fc.tuple(fc.nat(15), outcomeSpec).map(
+        ([n, outcome]) =>
           new HarnessStep(
-            `${ok ? "stored" : "storeFailed"}(write #${n})`,
-            (h) => h.storing.length > 0,
-            (h) => h.store(n, ok),
+            `report(holder #${n}, ${JSON.stringify(outcome)})`,
+            (h) => h.holders.length > 0,
+            (h) => h.report(pick(h.holders, n)!, outcome),
           ),
       ),
-  },
-  {
-    weight: 16,
-    arbitrary: fc
-      .tuple(fc.nat(1_000), fc.boolean())
-      .map(
-        ([n, ok]) =>
-          new HarnessStep(`strayStore(job #${n}, ${ok})`, always, (h) => h.strayStore(n, ok)),
+    },
+    {
+      weight: 96,
+      arbitrary: fc.nat(15).map(
+        (n) =>
+          new HarnessStep(
+            `lose(connection #${n})`,
+            (h) => h.connected.length > 0,
+            (h) => h.lose(pick(h.connected, n)!),
+          ),
       ),
-  },
-  {
-    weight: 64,
-    arbitrary: fc.nat(15).map(
-      (n) =>
-        new HarnessStep(
-          `heartbeat(connection #${n})`,
-          (h) => h.connected.length > 0,
-          (h) => h.heartbeat(pick(h.connected, n)!),
+    },
+    {
+      weight: 96,
+      arbitrary: fc.nat(15).map(
+        (n) =>
+          new HarnessStep(
+            `close(closing #${n})`,
+            (h) => h.closing.length > 0,
+            (h) => h.lose(pick(h.closing, n)!),
+          ),
+      ),
+    },
+    {
+      weight: 96,
+      arbitrary: fc
+        .record({
+          mode: fc.constantFrom("stale" as const, "other" as const, "ghost" as const),
+          n: fc.nat(1_000),
+          failed: fc.boolean(),
+        })
+        .map(
+          (late) =>
+            new HarnessStep(`late(${JSON.stringify(late)})`, always, (h) => h.lateResult(late)),
         ),
-    ),
-  },
-  {
-    weight: 128,
-    arbitrary: fc
-      .oneof(fc.integer({ min: 1, max: 2_000 }), fc.constantFrom(1_000, 20_000, 60_000))
-      .map((ms) => new HarnessStep(`tick(${ms} ms)`, always, (h) => h.tick(ms))),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.constant(
-      new HarnessStep("cancel", always, (h) =>
-        h.send({ type: "CANCEL", reason: "cancelled by the test" }),
+    },
+    {
+      weight: 240,
+      arbitrary: fc
+        .tuple(
+          fc.nat(15),
+          fc.oneof({ weight: 6, arbitrary: fc.constant(true) }, fc.constant(false)),
+        )
+        .map(
+          ([n, ok]) =>
+            new HarnessStep(
+              `${ok ? "stored" : "storeFailed"}(write #${n})`,
+              (h) => h.storing.length > 0,
+              (h) => h.store(n, ok),
+            ),
+        ),
+    },
+    {
+      weight: 16,
+      arbitrary: fc
+        .tuple(fc.nat(1_000), fc.boolean())
+        .map(
+          ([n, ok]) =>
+            new HarnessStep(`strayStore(job #${n}, ${ok})`, always, (h) => h.strayStore(n, ok)),
+        ),
+    },
+    {
+      weight: 64,
+      arbitrary: fc.nat(15).map(
+        (n) =>
+          new HarnessStep(
+            `heartbeat(connection #${n})`,
+            (h) => h.connected.length > 0,
+            (h) => h.heartbeat(pick(h.connected, n)!),
+          ),
       ),
-    ),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.constant(
-      new HarnessStep("shutdown", always, (h) =>
-        h.send({ type: "SHUTDOWN", reason: "shut down by the test" }),
+    },
+    {
+      weight: 128,
+      arbitrary: fc
+        .oneof(fc.integer({ min: 1, max: 2_000 }), fc.constantFrom(1_000, 20_000, 60_000))
+        .map((ms) => new HarnessStep(`tick(${ms} ms)`, always, (h) => h.tick(ms))),
+    },
+    {
+      weight: operatorWeight,
+      arbitrary: fc.constant(
+        new HarnessStep("cancel", always, (h) =>
+          h.send({ type: "CANCEL", reason: "cancelled by the test" }),
+        ),
       ),
-    ),
-  },
-);
+    },
+    {
+      weight: operatorWeight,
+      arbitrary: fc.constant(
+        new HarnessStep("shutdown", always, (h) =>
+          h.send({ type: "SHUTDOWN", reason: "shut down by the test" }),
+        ),
+      ),
+    },
+  );
 
 /** Every step kind, drawn with fast-check's command shrinker; replayable with `replayPath`. */
-const interleavings = (replayPath: string | undefined) =>
-  fc.commands([steps], { maxCommands: 600, size: "max", ...(replayPath && { replayPath }) });
+const interleavings = (replayPath: string | undefined, operatorWeight: number) =>
+  fc.commands([steps(operatorWeight)], {
+    maxCommands: 600,
+    size: "max",
+    ...(replayPath && { replayPath }),
+  });
 
 /**
  * The property: for any scenario and interleaving, every step keeps invariants 1–5 and the
- * liveness phase finishes the run (6). `plantedBugs` are switched on in the coordinator.
+ * liveness phase finishes the run (6). `plantedBugs` are switched on in the coordinator;
+ * `operatorWeight` (default 1) is how often cancel and shutdown come, relative to the other
+ * steps.
  */
-export function coordinatorProperty(plantedBugs: readonly PlantedBug[] = []) {
+export function coordinatorProperty(
+  plantedBugs: readonly PlantedBug[] = [],
+  { operatorWeight = 1 }: { operatorWeight?: number } = {},
+) {
   return fc.property(
     scenarios,
-    interleavings(process.env.BATON_PROPERTY_REPLAY_PATH),
+    interleavings(process.env.BATON_PROPERTY_REPLAY_PATH, operatorWeight),
     (scenario, commands) => {
       const harness = new Harness(scenario, plantedBugs);
       try {
@@ -721,8 +737,14 @@ export function propertyParameters(): fc.Parameters<[Scenario, Iterable<Step>]> 
   };
 }
 
-/** fast-check's report of a failed run, followed by the command that replays it. */
-export function replayReport(details: fc.RunDetails<[Scenario, Iterable<Step>]>): string {
+/**
+ * fast-check's report of a failed run, followed by the command that replays it: with `test`,
+ * only that test of the file (the seed and path are those of its property).
+ */
+export function replayReport(
+  details: fc.RunDetails<[Scenario, Iterable<Step>]>,
+  test?: string,
+): string {
   const report = fc.defaultReportMessage(details) ?? "";
   const replayPath = /replayPath="([^"]*)"/.exec(report)?.[1];
   const env = [
@@ -730,5 +752,5 @@ export function replayReport(details: fc.RunDetails<[Scenario, Iterable<Step>]>)
     `BATON_PROPERTY_PATH="${details.counterexamplePath}"`,
     ...(replayPath ? [`BATON_PROPERTY_REPLAY_PATH="${replayPath}"`] : []),
   ];
-  return `${report}\n\n${details.errorInstance}\n\nReplay: ${env.join(" ")} npx vitest run test/property/coordinator.property.test.ts`;
+  return `${report}\n\n${details.errorInstance}\n\nReplay: ${env.join(" ")} npx vitest run test/property/coordinator.property.test.ts${test ? ` -t ${JSON.stringify(test)}` : ""}`;
 }
