@@ -15,6 +15,11 @@ import { describeRange, negotiate } from "../transport/protocolVersion.ts";
 import type { CoordinatorEvent } from "./coordinator.ts";
 import type { Outcome } from "./jobBoard.ts";
 
+/** How often the coordinator pings a worker, and a busy worker's lease is renewed. */
+export const DEFAULT_HEARTBEAT_MS = 5_000;
+/** How long a worker may go without answering before its connection is closed as dead. */
+export const DEFAULT_DEAD_AFTER_MS = 20_000;
+
 /**
  * How long a closing connection waits for the other end's answering close before it counts
  * as closed (DESIGN §8's abort grace). The WebSocket Net and the simulated one wait as long.
@@ -267,8 +272,8 @@ export const connectionMachine = setup({
     version: 0,
     codeHash: input.codeHash,
     helloTimeoutMs: input.helloTimeoutMs ?? 10_000,
-    heartbeatMs: input.heartbeatMs ?? 5_000,
-    deadAfterMs: input.deadAfterMs ?? 20_000,
+    heartbeatMs: input.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    deadAfterMs: input.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS,
     maxFrameBytes: input.maxFrameBytes,
     workerMaxFrameBytes: undefined,
     worker: "",

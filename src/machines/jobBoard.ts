@@ -3,6 +3,9 @@ import { findCycle } from "../graph/findCycle.ts";
 import type { Json, PlannedJob, Resources } from "../graph/job.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
 
+/** How long a lease lasts without a heartbeat renewing it. */
+export const DEFAULT_LEASE_TIMEOUT_MS = 20_000;
+
 /**
  * The states of a job: DESIGN §4's, and `storing` between a completed result and its being
  * durable (only with a result store, `durable`): the worker has given the job back and takes
@@ -247,7 +250,7 @@ export class JobBoard {
     private readonly options: JobBoardOptions = {},
   ) {
     this.maxLost = options.maxLost ?? 3;
-    this.leaseTimeoutMs = options.leaseTimeoutMs ?? 20_000;
+    this.leaseTimeoutMs = options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS;
     this.throttled = options.throttle !== undefined && Object.keys(options.throttle).length > 0;
     this.bugs = new Set(options.plantedBugs ?? []);
     this.add([...jobs]);

@@ -1,4 +1,6 @@
 import { ConfigError } from "../errors.ts";
+import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../machines/connection.ts";
+import { DEFAULT_LEASE_TIMEOUT_MS } from "../machines/jobBoard.ts";
 import type { EngineOptions } from "./engine.ts";
 import type { LoadedJobs } from "./jobModule.ts";
 import { requireWhole } from "./requireWhole.ts";
@@ -58,6 +60,28 @@ export function checkEngineOptions(options: EngineOptions): void {
       );
     }
   }
+  // A busy worker renews its lease with each answered ping, once every heartbeatMs.
+  const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+  for (const [name, value, fallback, what] of [
+    [
+      "leaseTimeoutMs",
+      options.leaseTimeoutMs,
+      DEFAULT_LEASE_TIMEOUT_MS,
+      "every lease would expire before its first renewal",
+    ],
+    [
+      "deadAfterMs",
+      options.deadAfterMs,
+      DEFAULT_DEAD_AFTER_MS,
+      "every worker would be judged dead before its next ping",
+    ],
+  ] as const) {
+    if ((value ?? fallback) <= heartbeatMs) {
+      throw new ConfigError(
+        `createEngine: ${name} (${msOf(value, fallback)}) must be more than heartbeatMs (${msOf(options.heartbeatMs, heartbeatMs)}), the time between two pings: ${what}; raise ${name} or lower heartbeatMs (twice heartbeatMs leaves room for a slow answer)`,
+      );
+    }
+  }
   for (const name of ["store", "batonDir", "logsDir"] as const) {
     if (options[name] === "") {
       throw new ConfigError(
@@ -74,4 +98,9 @@ export function checkEngineOptions(options: EngineOptions): void {
 function kindsOf(jobs: EngineOptions["jobs"]): readonly string[] | undefined {
   if (typeof jobs !== "object" || jobs === null) return undefined;
   return "codeHash" in jobs ? (jobs as LoadedJobs).kinds : Object.keys(jobs).sort();
+}
+
+/** A duration option as a message shows it: `3000 ms`, or `5000 ms, the default`. */
+function msOf(value: number | undefined, fallback: number): string {
+  return value === undefined ? `${fallback} ms, the default` : `${value} ms`;
 }

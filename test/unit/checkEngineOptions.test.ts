@@ -35,6 +35,18 @@ describe("createEngine's options", () => {
       "batonDir is an empty path, which would fill the current directory with the run's folders; give a directory",
     ],
     [
+      { leaseTimeoutMs: 3_000 },
+      "leaseTimeoutMs (3000 ms) must be more than heartbeatMs (5000 ms, the default), the time between two pings: every lease would expire before its first renewal; raise leaseTimeoutMs or lower heartbeatMs (twice heartbeatMs leaves room for a slow answer)",
+    ],
+    [
+      { heartbeatMs: 30_000 },
+      "leaseTimeoutMs (20000 ms, the default) must be more than heartbeatMs (30000 ms)",
+    ],
+    [
+      { heartbeatMs: 1_000, deadAfterMs: 1_000 },
+      "deadAfterMs (1000 ms) must be more than heartbeatMs (1000 ms), the time between two pings: every worker would be judged dead before its next ping",
+    ],
+    [
       { logsDir: "" },
       "logsDir is an empty path, which would fill the current directory with the run's folders; give a directory",
     ],
@@ -50,7 +62,7 @@ describe("createEngine's options", () => {
         workers: { count: 2 },
         throttle: { noop: 1 },
         maxLost: 3,
-        leaseTimeoutMs: 0.5,
+        leaseTimeoutMs: 2_500,
         heartbeatMs: 1_000,
       }),
     ).not.toThrow();
