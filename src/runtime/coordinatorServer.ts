@@ -6,7 +6,7 @@ import { connectionMachine } from "../machines/connection.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
 import type { CoordinatorEffect } from "../machines/jobBoard.ts";
 import { coordinatorProof, verifyWorkerProof } from "../transport/auth.ts";
-import { CloseCode } from "../transport/closeCodes.ts";
+import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import {
   encode,
   type JobFrame,
@@ -197,7 +197,10 @@ export class CoordinatorServer {
       link.send(frame === connection.encoded?.frame ? connection.encoded.text : encode(frame)),
     );
     actor.on("close", ({ code, reason }) => {
-      if (code !== 1000) log.warn({ code, reason }, "closing connection");
+      if (code !== CloseCode.normal) {
+        const { worker } = actor.getSnapshot().context;
+        log.warn({ ...(worker !== "" && { worker }), code, reason }, "closing connection");
+      }
       link.close(code, reason);
     });
     actor.on("ping", () => link.ping());
@@ -226,7 +229,10 @@ export class CoordinatorServer {
       if (actor.getSnapshot().status === "active") actor.send({ type: "PONG" });
     });
     link.onClose((code, reason) =>
-      this.inOrder(connection, () => actor.send({ type: "CLOSED", code, reason })),
+      this.inOrder(connection, () => {
+        noteLeaving(actor, code, reason, log);
+        actor.send({ type: "CLOSED", code, reason });
+      }),
     );
     actor.start();
   }
@@ -335,4 +341,29 @@ export class CoordinatorServer {
         return undefined;
     }
   }
+}
+
+/**
+ * Says in the run's log that a worker left while it was registered, its link closed by the
+ * worker or the network rather than by the coordinator (which says so itself): at info when
+ * the worker said it was going away (`baton worker` after Ctrl-C), as a warning otherwise
+ * (its process died, its host or the network failed), naming the job it held, which runs again.
+ */
+function noteLeaving(
+  actor: Actor<typeof connectionMachine>,
+  code: number,
+  reason: string,
+  log: Logger,
+): void {
+  const snapshot = actor.getSnapshot();
+  if (!snapshot.matches("registered")) return;
+  const { worker, job } = snapshot.context;
+  const about = {
+    worker,
+    code,
+    reason,
+    ...(snapshot.matches({ registered: "busy" }) && { job }),
+  };
+  if (code === CloseCode.goingAway) log.info(about, "worker left");
+  else log.warn({ ...about, meaning: describeClose(code) }, "worker lost");
 }
