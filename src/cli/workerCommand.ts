@@ -76,12 +76,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
       "baton worker needs --connect and --jobs (baton worker --help shows how)",
     );
   }
-  let address: string;
-  try {
-    address = parseListenAddress(values.connect).url;
-  } catch (error) {
-    throw new ConfigError(`--connect: ${(error as Error).message}`);
-  }
+  const address = coordinatorAddress(values.connect);
   const level = values["log-level"] as LogLevel;
   if (!LOG_LEVELS.includes(level)) {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
@@ -223,6 +218,25 @@ function parseOptions(argv: string[]) {
         : parseArgsMessage(error as Error);
     throw new ConfigError(`${message} (baton worker --help lists its flags)`);
   }
+}
+
+/**
+ * The coordinator's address from `--connect`: HOST:PORT or ws://HOST:PORT, as `baton run`
+ * prints it. Port 0, which means "any free port" to `baton run --listen`, names no coordinator.
+ */
+function coordinatorAddress(text: string): string {
+  let address: ReturnType<typeof parseListenAddress> | undefined;
+  try {
+    address = parseListenAddress(text);
+  } catch {
+    // parseListenAddress's own message is about listening (it offers port 0).
+  }
+  if (address === undefined || address.port === 0) {
+    throw new ConfigError(
+      `--connect: "${text}" is not a coordinator's address: give the HOST:PORT or ws://HOST:PORT it listens on, as in the baton worker command baton run printed (for example ws://10.0.0.5:7000; an IPv6 host in brackets)`,
+    );
+  }
+  return address.url;
 }
 
 /** A resource amount given on the command line: a number ≥ 0, or undefined when absent. */

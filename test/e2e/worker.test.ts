@@ -262,6 +262,15 @@ describe("baton worker", () => {
     const usage = await worker(["--connect", "ws://127.0.0.1:9", "--jobs", JOBS]).exit;
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/no run secret: pass --secret-file FILE .* or set BATON_SECRET/);
+    // Port 0 is "any free port" to baton run --listen: no coordinator is there.
+    for (const connect of ["ws://127.0.0.1:0", "http://127.0.0.1:7000"]) {
+      const { code, stderr } = await worker(workerArgs(connect, path)).exit;
+      expect(code).toBe(2);
+      expect(stderr).toContain(
+        `baton worker: --connect: "${connect}" is not a coordinator's address: give the HOST:PORT or ws://HOST:PORT it listens on, as in the baton worker command baton run printed`,
+      );
+      expect(stderr).not.toContain("port 0 for any free port");
+    }
     const positional = await worker(["deadbeef"]).exit;
     expect(positional.code).toBe(2);
     expect(positional.stderr).not.toContain("deadbeef");
