@@ -49,6 +49,21 @@ went silent (no welcome within --welcome-timeout-ms of connecting, or, after it,
 143 after SIGINT / SIGTERM (the running job is aborted and goes back to the coordinator; a
 second signal stops at once).`;
 
+/**
+ * Close codes that end a worker through no fault of its setup (the coordinator or its host went
+ * away, the network failed, the coordinator was too busy or stopped hearing it): starting the
+ * worker again can help, which its message then says, since it does not reconnect by itself.
+ */
+const CUT_OFF: ReadonlySet<number> = new Set([
+  CloseCode.goingAway,
+  1006,
+  1011,
+  CloseCode.leaseExpired,
+  CloseCode.tooManyHandshakes,
+]);
+const AGAIN =
+  "; baton worker does not reconnect by itself: start it again once the coordinator is reachable (a run started again prints a new command: its port and secret file are new)";
+
 /** DESIGN §8's abort grace: how long a stopping worker waits for its job and connection. */
 const GRACE_MS = 5_000;
 
@@ -181,7 +196,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
       );
     }
     return lost(
-      `connection closed with code ${exit.code} (${exit.reason || "no reason given"}): ${describeClose(exit.code)}`,
+      `connection to the coordinator at ${address} closed with code ${exit.code} (${exit.reason || "no reason given"}): ${describeClose(exit.code)}${CUT_OFF.has(exit.code) ? AGAIN : ""}`,
     );
   } finally {
     if ("close" in jobs) await jobs.close();

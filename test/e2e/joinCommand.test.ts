@@ -1,0 +1,91 @@
+/**
+ * The `baton worker` command that `baton run --workers 0` prints, used as a user on another
+ * machine would: pasted into a shell in another directory, then the coordinator killed and
+ * started again. Every process is stopped by its pid when the test ends.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type BatonProcess, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { stderrMatches } from "../fixtures/stderrMatches.ts";
+import { within } from "../fixtures/within.ts";
+
+const dirs: string[] = [];
+
+afterEach(() => {
+  stopBatons();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-join-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** The words of a command line made of bare words and single-quoted ones, as a shell reads them. */
+function shellWords(line: string): string[] {
+  return [...line.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)].map(
+    ([, quoted, bare]) => quoted?.replaceAll("'\\''", "'") ?? bare!,
+  );
+}
+
+/** The `baton worker` command a run printed, as the arguments after `baton`. */
+async function joinCommand(run: BatonProcess): Promise<string[]> {
+  const [line] = await stderrMatches(run.stderr, /^ {2}baton worker .*$/m);
+  const [baton, ...args] = shellWords(line.trim());
+  expect(baton).toBe("baton");
+  return args;
+}
+
+describe("the join command baton run --workers 0 prints", () => {
+  it("joins from another directory; when the coordinator is killed its worker exits 3 saying to start it again, and the next run's command resumes the work", async () => {
+    const dir = tempDir();
+    const elsewhere = join(dir, "elsewhere");
+    const calls = join(dir, "calls");
+    mkdirSync(elsewhere);
+    mkdirSync(calls);
+    const env = { BATON_TEST_JOBS: "4", BATON_TEST_DELAY_MS: "1000", BATON_TEST_CALLS: calls };
+    const coordinator = () =>
+      startBaton(
+        ["run", "test/fixtures/counted.graph.ts", "--workers", "0", "--store", join(dir, "store")],
+        { env },
+      );
+    const worker = (args: string[]) => startBaton(args, { cwd: elsewhere, env });
+
+    const first = coordinator();
+    const firstJoin = await joinCommand(first);
+    const far = worker(firstJoin);
+    // Once the worker has finished two jobs (the first one's result is stored by then), the
+    // coordinator's host dies.
+    await within(
+      (async () => {
+        while (readdirSync(calls).length < 2) await new Promise((r) => setTimeout(r, 50));
+      })(),
+      40_000,
+      "the first jobs",
+    );
+    first.child.kill("SIGKILL");
+    const farExit = await within(far.exit, 10_000, "the worker's exit after its coordinator died");
+    expect(farExit.code).toBe(3);
+    expect(farExit.stderr).toMatch(
+      /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 1006 .*; baton worker does not reconnect by itself: start it again once the coordinator is reachable \(a run started again prints a new command: its port and secret file are new\)$/m,
+    );
+
+    const second = coordinator();
+    const secondJoin = await joinCommand(second);
+    expect(secondJoin).not.toEqual(firstJoin);
+    // The old command names a secret file the new run removed, as a run ends or starts.
+    const stale = await worker(firstJoin).exit;
+    expect(stale.code).toBe(2);
+    expect(stale.stderr).toMatch(/secret file .* does not exist/);
+    const again = worker(secondJoin);
+    const { code, stderr } = await within(second.exit, 60_000, "the second run");
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/\d+ results? reused from the store/);
+    expect((await again.exit).code).toBe(0);
+    // Jobs completed before the kill were not computed again.
+    expect(readdirSync(calls).filter((c) => c.startsWith("leaf-")).length).toBeLessThan(8);
+  }, 120_000);
+});
