@@ -184,9 +184,9 @@ export async function workerCommand(argv: string[]): Promise<number> {
     const exit = await outcome;
     if (exit instanceof Error) return lost(exit.message);
     if (exit.code === CloseCode.normal) {
-      logger.info(
-        { reason: exit.reason, jobsRun: exit.jobsRun },
-        "the coordinator stopped this worker",
+      // Said at any log level: a worker started by hand elsewhere otherwise ends in silence.
+      process.stderr.write(
+        `baton worker: the coordinator at ${address} stopped this worker (${exit.reason || "no reason given"}) after ${exit.jobsRun} job${exit.jobsRun === 1 ? "" : "s"} here\n`,
       );
       return exitSoon(0, GRACE_MS);
     }

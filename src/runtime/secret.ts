@@ -76,7 +76,7 @@ async function readPrivateFile(path: string): Promise<string> {
     const named = looksLikeSecret(path) ? "" : ` ${path}`;
     throw new ConfigError(
       code === "ENOENT"
-        ? `secret file${named} does not exist; pass the path of the file the coordinator wrote${named ? "" : " (what was given looks like a secret itself, so it is not repeated here)"}`
+        ? `secret file${named} does not exist; pass the path of the file the coordinator wrote${named ? "" : " (what was given looks like a secret itself, so it is not repeated here)"}. A run removes its secret file when it ends, so a command printed by an earlier run no longer joins: use the one the current run printed`
         : `cannot read secret file${named} (${code ?? (error as Error).message})`,
     );
   }

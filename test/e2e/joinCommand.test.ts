@@ -79,7 +79,9 @@ describe("the join command baton run --workers 0 prints", () => {
     // The old command names a secret file the new run removed, as a run ends or starts.
     const stale = await worker(firstJoin).exit;
     expect(stale.code).toBe(2);
-    expect(stale.stderr).toMatch(/secret file .* does not exist/);
+    expect(stale.stderr).toMatch(
+      /secret file .* does not exist; .* a command printed by an earlier run no longer joins: use the one the current run printed/,
+    );
     const again = worker(secondJoin);
     const { code, stderr } = await within(second.exit, 60_000, "the second run");
     expect(code).toBe(0);
