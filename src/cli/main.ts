@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import { relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 import { BatonError } from "../errors.ts";
 import { launchCommand } from "./launchCommand.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
@@ -20,9 +22,21 @@ commands:
   status               live and orphaned rank-group deployments (baton status --help)
   viz [MACHINE]        export state machines as Mermaid or JSON (baton viz --help)
   help                 this help
-  version              print baton's version
+  version              print baton's version`;
 
-Quick start: baton run examples/pipeline.graph.ts`;
+/**
+ * The example to try first, as a path from the working directory: `examples/…` in a clone,
+ * `node_modules/baton/examples/…` where baton is installed, whose store then goes here
+ * rather than into node_modules.
+ */
+function quickStart(): string {
+  const example = relative(
+    process.cwd(),
+    fileURLToPath(new URL("../../examples/pipeline.graph.ts", import.meta.url)),
+  );
+  const installed = example.split(sep).includes("node_modules");
+  return `Quick start: baton run ${example}${installed ? " --store .baton" : ""}`;
+}
 
 /** A file-system error on a path the user gave, and what it means: one line, not a stack. */
 const PATH_ERRORS: Readonly<Record<string, string>> = {
@@ -55,7 +69,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${USAGE}\n\n${quickStart()}\n`);
     return name === undefined ? 2 : 0;
   }
   if (name === "version" || name === "--version") {

@@ -42,9 +42,13 @@ function project(files: Record<string, string>, installed = true): string {
   return dir;
 }
 
-/** Runs `node FILE` in `dir` (no loader: what plain JavaScript gets), stopped by pid if needed. */
-function runNode(dir: string, file: string): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [file], { cwd: dir });
+/** Runs `node FILE ARGS` in `dir` (no loader: what plain JavaScript gets), stopped by pid if needed. */
+function runNode(
+  dir: string,
+  file: string,
+  ...args: string[]
+): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [file, ...args], { cwd: dir });
   let out = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
     out += chunk;
@@ -130,6 +134,8 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
       ]),
     );
     expect(paths.filter((path) => path.startsWith("test/"))).toEqual([]);
+    // Not the store and logs of an example run in this checkout (`npm start` writes them).
+    expect(paths.filter((path) => path.includes(".baton"))).toEqual([]);
     mkdirSync(join(dir, "node_modules"));
     execFileSync("tar", ["xzf", join(dir, packed!.filename), "-C", join(dir, "node_modules")]);
     renameSync(join(dir, "node_modules", "package"), join(dir, "node_modules", "baton"));
@@ -138,6 +144,17 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
     const { code, out } = await runNode(dir, "main.mjs");
     expect(out).toBe(`${JSON.stringify([42, "handler thread"])}\n`);
     expect(code).toBe(0);
+
+    // The Quick start `baton help` names runs as written, its store here, not in node_modules.
+    const baton = join("node_modules", "baton", "bin", "baton.js");
+    const help = await runNode(dir, baton, "help");
+    const quickStart = "run node_modules/baton/examples/pipeline.graph.ts --store .baton";
+    expect(help.out).toContain(`\nQuick start: baton ${quickStart}\n`);
+    const example = await runNode(dir, baton, ...quickStart.split(" "), "--workers", "1");
+    expect(example.out).toContain("✓ every job completed");
+    expect(example.code).toBe(0);
+    expect(existsSync(join(dir, ".baton", "results"))).toBe(true);
+    expect(existsSync(join(dir, "node_modules", "baton", "examples", ".baton"))).toBe(false);
   });
 
   it("simulates seeds on helper threads that load the compiled files", async () => {
