@@ -18,7 +18,7 @@ export type CoordinatorEvent =
    * `silent`: the connection was closed because the worker stopped answering pings or let
    * its lease expire, not because the link closed (a poison job's error then says so).
    */
-  | { type: "WORKER_LOST"; conn: string; silent?: boolean }
+  | { type: "WORKER_LOST"; conn: string; silent?: boolean; goingAway?: boolean }
   | { type: "HEARTBEAT"; conn: string }
   /** The runtime made a `storing` job's result durable (after `result.store`). */
   | { type: "STORED"; job: string }
@@ -98,7 +98,10 @@ export const coordinatorMachine = setup({
           board.result(event.conn, event.job, event.outcome);
           return;
         case "WORKER_LOST":
-          board.workerLost(event.conn, event.silent === true);
+          board.workerLost(event.conn, {
+            silent: event.silent === true,
+            goingAway: event.goingAway === true,
+          });
           return;
         case "HEARTBEAT":
           board.heartbeat(event.conn);

@@ -116,6 +116,11 @@ export interface JobRecord {
   failures: number;
   /** Workers lost while holding this job, in order. */
   lostWorkers: string[];
+  /**
+   * Of `lostWorkers`, those that went away on purpose (stopped by a signal, preempted): they
+   * do not count towards `maxLost`, since the job did not take them down.
+   */
+  workersLeft: number;
   /** Dependencies not completed yet. */
   waitingOn: number;
   /** Jobs that run after this one (a shared empty list until the first one is added). */
@@ -331,8 +336,11 @@ export class JobBoard {
     this.dispatch();
   }
 
-  /** The single path that releases a lease: the job goes back to ready, no failure counted. */
-  workerLost(conn: string, silent = false): void {
+  /**
+   * The single path that releases a lease: the job goes back to ready, no failure counted.
+   * `silent`: the worker stopped answering; `goingAway`: it closed saying it was stopped.
+   */
+  workerLost(conn: string, { silent = false, goingAway = false } = {}): void {
     this.waiting.delete(conn);
     const jobId = this.leases.get(conn);
     const worker = this.workerOf.get(conn) ?? conn;
@@ -353,9 +361,10 @@ export class JobBoard {
       return;
     }
     record.lostWorkers.push(worker);
+    if (goingAway) record.workersLeft++;
     if (silent) this.silentLosses.set(jobId, (this.silentLosses.get(jobId) ?? 0) + 1);
     if (this.bugs.has("lost-counts-as-failure")) record.failures++;
-    if (record.lostWorkers.length >= this.maxLost) {
+    if (record.lostWorkers.length - record.workersLeft >= this.maxLost) {
       this.terminate(record, "poison", {
         name: "PoisonJob",
         message: poisonMessage(record, this.silentLosses.get(jobId) ?? 0),
@@ -547,6 +556,7 @@ export class JobBoard {
         attempts: 0,
         failures: 0,
         lostWorkers: [],
+        workersLeft: 0,
         waitingOn: 0,
         dependents: NO_DEPENDENTS,
         holder: undefined,
@@ -1028,8 +1038,8 @@ function timeoutError(record: JobRecord): JobError {
 
 function poisonMessage(record: JobRecord, silent: number): string {
   const { id, kind } = record.job;
-  const lost = record.lostWorkers.length;
-  let message = `job ${id} (${kind}) was running on ${lost} workers that were lost (${record.lostWorkers.join(", ")}); it is failed as poison so it cannot take down more workers. Look at those workers' logs for how they died.`;
+  const lost = record.lostWorkers.length - record.workersLeft;
+  let message = `job ${id} (${kind}) was running on ${lost} worker${lost === 1 ? " that was" : "s that were"} lost${record.workersLeft > 0 ? ` and ${record.workersLeft} that went away on purpose` : ""} (${record.lostWorkers.join(", ")}); it is failed as poison so it cannot take down more workers. Look at those workers' logs for how they died.`;
   if (silent > 0) {
     message += ` ${silent === lost ? `All ${lost}` : `${silent} of the ${lost}`} stopped answering the coordinator's pings while running it, as a worker does while a handler computes synchronously for longer than the coordinator waits: run the workers with --handler-thread (handlerThread in localPool and slurmPool), or make the handler await between pieces of its work.`;
   }

@@ -59,6 +59,8 @@ interface JobAccount {
   reported: JobState | undefined;
   failedResults: number;
   lostWhileRunning: number;
+  /** Of those, workers that went away on purpose, which do not count towards maxLost. */
+  leftWhileRunning: number;
   /**
    * The running attempt was cancelled for running past its timeout: however it ends, short
    * of a completed result, it is a failed attempt, not a lost one.
@@ -149,8 +151,10 @@ export class InvariantChecker {
         if (job === undefined) break;
         const account = this.account(job);
         if (this.reported(job) === "running") {
-          if (!account.timedOut) account.lostWhileRunning++;
-          else if (!this.stopping) account.failedResults++;
+          if (!account.timedOut) {
+            account.lostWhileRunning++;
+            if (event.goingAway) account.leftWhileRunning++;
+          } else if (!this.stopping) account.failedResults++;
         }
         this.giveBack(event.conn, job);
         break;
@@ -374,7 +378,8 @@ export class InvariantChecker {
       }
       const failed = account?.failedResults ?? 0;
       const lost = account?.lostWhileRunning ?? 0;
-      const { failures, lostWorkers } = record;
+      const left = account?.leftWhileRunning ?? 0;
+      const { failures, lostWorkers, workersLeft } = record;
       if (failures !== failed) {
         this.fail(
           3,
@@ -393,10 +398,16 @@ export class InvariantChecker {
           `job ${id} counts ${lostWorkers.length} lost workers (${lostWorkers.join(", ")}), but ${lost} were lost while running it`,
         );
       }
-      if (lostWorkers.length > this.maxLost) {
+      if (workersLeft !== left) {
         this.fail(
           3,
-          `job ${id} lost ${lostWorkers.length} workers, more than maxLost ${this.maxLost}`,
+          `job ${id} counts ${workersLeft} workers that went away on purpose, but ${left} did while running it`,
+        );
+      }
+      if (lostWorkers.length - workersLeft > this.maxLost) {
+        this.fail(
+          3,
+          `job ${id} lost ${lostWorkers.length - workersLeft} workers (not counting ${workersLeft} that went away on purpose), more than maxLost ${this.maxLost}`,
         );
       }
     });
@@ -432,6 +443,7 @@ export class InvariantChecker {
         reported: undefined,
         failedResults: 0,
         lostWhileRunning: 0,
+        leftWhileRunning: 0,
         timedOut: false,
         settled: false,
         result: undefined,

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createEngine, localPool, type PoolError } from "../../src/index.ts";
+import { createEngine, type JobEvent, localPool, type PoolError } from "../../src/index.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
@@ -121,6 +121,38 @@ describe("runs over real sockets with worker processes", () => {
     },
     120_000,
   );
+
+  it("does not count a worker stopped on purpose (SIGTERM, as a preemption) towards poison", async () => {
+    const dir = tempDir();
+    const calls = join(dir, "calls");
+    mkdirSync(calls);
+    const { graph, handlers } = await graphWith(1, 1_500, calls);
+    const engine = createEngine({
+      jobs: handlers,
+      workers: localPool({ jobsModule: fixture, count: 1 }),
+      // One worker lost otherwise would fail the job as poison.
+      maxLost: 1,
+      batonDir: dir,
+    });
+    const run = engine.run(graph);
+    const events: JobEvent[] = [];
+    run.on("job", (event) => {
+      if (event.kind !== "leaf") return;
+      events.push(event);
+      // The worker holds the job: stop it, three times, as a scheduler preempting it would.
+      if (event.state === "running" && event.attempt! <= 3) {
+        for (const pid of workerChildren()) procs.signal(pid, "SIGTERM");
+      }
+    });
+
+    const result = await run;
+
+    expect(result.ok).toBe(true);
+    const leaf = [...result.jobs.values()].find((outcome) => outcome.kind === "leaf")!;
+    expect(leaf).toMatchObject({ status: "completed", attempts: 4 });
+    expect(leaf.lostWorkers).toEqual(["local-1", "local-1.2", "local-1.3"]);
+    expect(events.filter((e) => e.lostWorker !== undefined)).toHaveLength(3);
+  }, 60_000);
 
   it("fails the run at the first worker's exit 2, naming its log, when its workers cannot start", async () => {
     const dir = tempDir();

@@ -285,9 +285,12 @@ class Harness {
     }
   }
 
-  /** The connection is closed: WORKER_LOST, and its worker has no connection until it leases again. */
-  lose(conn: Conn): void {
-    this.send({ type: "WORKER_LOST", conn: conn.id });
+  /**
+   * The connection is closed: WORKER_LOST (`goingAway`: the worker closed first, stopped on
+   * purpose), and its worker has no connection until it leases again.
+   */
+  lose(conn: Conn, goingAway = false): void {
+    this.send({ type: "WORKER_LOST", conn: conn.id, ...(goingAway && { goingAway }) });
     this.slots[conn.slot] = undefined;
     if (conn.holds !== undefined) this.past.push({ conn: conn.id, job: conn.holds });
   }
@@ -595,12 +598,12 @@ const steps = (operatorWeight: number): fc.Arbitrary<Step> =>
     },
     {
       weight: 96,
-      arbitrary: fc.nat(15).map(
-        (n) =>
+      arbitrary: fc.tuple(fc.nat(15), fc.boolean()).map(
+        ([n, goingAway]) =>
           new HarnessStep(
-            `lose(connection #${n})`,
+            `lose(connection #${n}${goingAway ? ", going away" : ""})`,
             (h) => h.connected.length > 0,
-            (h) => h.lose(pick(h.connected, n)!),
+            (h) => h.lose(pick(h.connected, n)!, goingAway),
           ),
       ),
     },

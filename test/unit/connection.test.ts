@@ -516,6 +516,14 @@ describe("connection: closing a registered connection", () => {
     expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1" }]);
   });
 
+  it("CLOSED with 1001 from the worker (stopped on purpose) → WORKER_LOST going away", () => {
+    for (const c of [registered(), busy()]) {
+      c.send({ type: "CLOSED", code: 1001, reason: "the worker was stopped (SIGTERM)" });
+      expect(c.value()).toBe("closed");
+      expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1", goingAway: true }]);
+    }
+  });
+
   it("CLOSED after a close was requested (closing) → still WORKER_LOST exactly once", () => {
     const c = busy();
     c.send({ type: "RELEASE" });

@@ -565,6 +565,23 @@ describe("coordinator: lost workers", () => {
     expect(poisoned([false, false, false])).toMatch(/how they died\.$/);
   });
 
+  it("a worker that goes away on purpose releases its job without counting towards poison", () => {
+    const c = startCoordinator([planned("a")], { maxLost: 1 });
+    for (const i of [1, 2, 3]) {
+      c.lease(`c${i}`, CPU, `w${i}`);
+      c.send({ type: "WORKER_LOST", conn: `c${i}`, goingAway: true });
+      expect(c.record("a")).toMatchObject({ state: "ready", failures: 0, workersLeft: i });
+    }
+    c.lease("c4", CPU, "w4");
+    c.send({ type: "WORKER_LOST", conn: "c4" });
+    const a = c.record("a");
+    expect(a).toMatchObject({ state: "failed", cause: "poison", attempts: 4 });
+    expect(a.lostWorkers).toEqual(["w1", "w2", "w3", "w4"]);
+    expect(a.error!.message).toContain(
+      "was running on 1 worker that was lost and 3 that went away on purpose (w1, w2, w3, w4)",
+    );
+  });
+
   it("maxLost defaults to 3", () => {
     const c = startCoordinator([planned("a")]);
     c.lease("c1");
