@@ -14,6 +14,7 @@ import { createRank, type Rank } from "../../src/rank/rank.ts";
 import type { RankEnv } from "../../src/rank/rankEnv.ts";
 import { cancelFile } from "../../src/runtime/cancelFile.ts";
 import type { Clock, Files } from "../../src/runtime/ports.ts";
+import { propertyParameters, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 const DEP = "dep-prop00000000";
 const STATE_DIR = "/state";
@@ -126,19 +127,9 @@ const property = fc.asyncProperty(fc.array(opArbitrary, { maxLength: 40 }), asyn
   await Promise.all(ranks.map((rank) => rank.close()));
 });
 
-const { BATON_PROPERTY_RUNS, BATON_PROPERTY_SEED, BATON_PROPERTY_PATH } = process.env;
-
 describe("cancel epochs under any interleaving of writes and steps", () => {
   it("increase strictly, are applied once each, and lose no id", async () => {
-    const details = await fc.check(property, {
-      numRuns: BATON_PROPERTY_RUNS ? Number(BATON_PROPERTY_RUNS) : 300,
-      ...(BATON_PROPERTY_SEED && { seed: Number(BATON_PROPERTY_SEED) }),
-      ...(BATON_PROPERTY_PATH && { path: BATON_PROPERTY_PATH }),
-    });
-    if (details.failed) {
-      throw new Error(
-        `${fc.defaultReportMessage(details)}\n\nReplay: BATON_PROPERTY_SEED=${details.seed} BATON_PROPERTY_PATH="${details.counterexamplePath}" npx vitest run test/property/cancelEpochs.property.test.ts`,
-      );
-    }
+    const details = await fc.check(property, propertyParameters(300));
+    throwIfFailed(details, "test/property/cancelEpochs.property.test.ts");
   });
 });

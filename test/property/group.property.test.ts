@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createActor, SimulatedClock } from "xstate";
 import { type GroupEmitted, type GroupEvent, groupMachine } from "../../src/machines/group.ts";
+import { propertyParameters, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 type Step = { kind: "send"; event: GroupEvent } | { kind: "advance"; ms: number };
 
@@ -192,19 +193,9 @@ const check = fc.property(property, ([worldSize, steps]) => {
   }
 });
 
-const { BATON_PROPERTY_RUNS, BATON_PROPERTY_SEED, BATON_PROPERTY_PATH } = process.env;
-
 describe("group machine under any sequence of reports, stops and time", () => {
   it("emits what the model says and ends with the first failure", () => {
-    const details = fc.check(check, {
-      numRuns: BATON_PROPERTY_RUNS ? Number(BATON_PROPERTY_RUNS) : 1000,
-      ...(BATON_PROPERTY_SEED && { seed: Number(BATON_PROPERTY_SEED) }),
-      ...(BATON_PROPERTY_PATH && { path: BATON_PROPERTY_PATH }),
-    });
-    if (details.failed) {
-      throw new Error(
-        `${fc.defaultReportMessage(details)}\n\nReplay: BATON_PROPERTY_SEED=${details.seed} BATON_PROPERTY_PATH="${details.counterexamplePath}" npx vitest run test/property/group.property.test.ts`,
-      );
-    }
+    const details = fc.check(check, propertyParameters(1000));
+    throwIfFailed(details, "test/property/group.property.test.ts");
   });
 });

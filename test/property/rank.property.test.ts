@@ -13,6 +13,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createActor, SimulatedClock } from "xstate";
 import { type RankEmitted, type RankEvent, rankMachine } from "../../src/machines/rank.ts";
+import { propertyParameters, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 const STALE_MS = 1_000;
 const PID = 100;
@@ -123,19 +124,9 @@ const check = fc.property(fc.array(steps, { maxLength: 40 }), (run) => {
   expect(emitted.map((event) => event.type)).toEqual(model(run));
 });
 
-const { BATON_PROPERTY_RUNS, BATON_PROPERTY_SEED, BATON_PROPERTY_PATH } = process.env;
-
 describe("rank machine under any sequence of observations and time", () => {
   it("emits what the model says: ready once, one end, lost only on a stale heartbeat", () => {
-    const details = fc.check(check, {
-      numRuns: BATON_PROPERTY_RUNS ? Number(BATON_PROPERTY_RUNS) : 1000,
-      ...(BATON_PROPERTY_SEED && { seed: Number(BATON_PROPERTY_SEED) }),
-      ...(BATON_PROPERTY_PATH && { path: BATON_PROPERTY_PATH }),
-    });
-    if (details.failed) {
-      throw new Error(
-        `${fc.defaultReportMessage(details)}\n\nReplay: BATON_PROPERTY_SEED=${details.seed} BATON_PROPERTY_PATH="${details.counterexamplePath}" npx vitest run test/property/rank.property.test.ts`,
-      );
-    }
+    const details = fc.check(check, propertyParameters(1000));
+    throwIfFailed(details, "test/property/rank.property.test.ts");
   });
 });

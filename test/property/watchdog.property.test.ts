@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createActor, SimulatedClock } from "xstate";
 import { type WatchdogEmitted, watchdogMachine } from "../../src/machines/watchdog.ts";
+import { propertyParameters, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 type Step = { kind: "ok" } | { kind: "fail" } | { kind: "stop" } | { kind: "advance"; ms: number };
 
@@ -91,19 +92,9 @@ const property = fc.property(
   },
 );
 
-const { BATON_PROPERTY_RUNS, BATON_PROPERTY_SEED, BATON_PROPERTY_PATH } = process.env;
-
 describe("watchdog under any sequence of probes, time and stop", () => {
   it("emits what the model says, lost at most once and never after stop", () => {
-    const details = fc.check(property, {
-      numRuns: BATON_PROPERTY_RUNS ? Number(BATON_PROPERTY_RUNS) : 1000,
-      ...(BATON_PROPERTY_SEED && { seed: Number(BATON_PROPERTY_SEED) }),
-      ...(BATON_PROPERTY_PATH && { path: BATON_PROPERTY_PATH }),
-    });
-    if (details.failed) {
-      throw new Error(
-        `${fc.defaultReportMessage(details)}\n\nReplay: BATON_PROPERTY_SEED=${details.seed} BATON_PROPERTY_PATH="${details.counterexamplePath}" npx vitest run test/property/watchdog.property.test.ts`,
-      );
-    }
+    const details = fc.check(property, propertyParameters(1000));
+    throwIfFailed(details, "test/property/watchdog.property.test.ts");
   });
 });
