@@ -41,6 +41,23 @@ import workerJobs from "../fixtures/worker.jobs.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Runs one job per kind on 2 in-process workers, each throwing its value, with no retry. */
+async function runThrowing(thrown: Record<string, unknown>) {
+  const engine = createEngine({
+    jobs: Object.fromEntries(
+      Object.entries(thrown).map(([kind, value]) => [
+        kind,
+        () => {
+          throw value;
+        },
+      ]),
+    ),
+    workers: 2,
+  });
+  const specs = Object.keys(thrown).map((kind) => job(kind, null, { retries: 0 }));
+  return { specs, result: await engine.run(specs) };
+}
+
 /** Settles only when the signal aborts, rejecting with its reason, as a well-behaved handler does. */
 function untilAborted(signal: AbortSignal): Promise<never> {
   return new Promise((_, reject) => {
@@ -836,20 +853,7 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
       cyclic,
       huge: new Error("x".repeat(1_000_000)),
     };
-    const engine = createEngine({
-      jobs: Object.fromEntries(
-        Object.entries(thrown).map(([kind, value]) => [
-          kind,
-          () => {
-            throw value;
-          },
-        ]),
-      ),
-      workers: 2,
-    });
-    const specs = Object.keys(thrown).map((kind) => job(kind, null, { retries: 0 }));
-
-    const result = await engine.run(specs);
+    const { specs, result } = await runThrowing(thrown);
 
     const error = (kind: string) => result.get(specs.find((spec) => spec.kind === kind)!).error!;
     expect(error("caused").message).toBe(
@@ -885,20 +889,7 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     };
     const hostile = new Proxy({}, { get: trap, ownKeys: trap, getPrototypeOf: trap });
     const thrown: Record<string, unknown> = { unreadable, odd, hostile };
-    const engine = createEngine({
-      jobs: Object.fromEntries(
-        Object.entries(thrown).map(([kind, value]) => [
-          kind,
-          () => {
-            throw value;
-          },
-        ]),
-      ),
-      workers: 2,
-    });
-    const specs = Object.keys(thrown).map((kind) => job(kind, null, { retries: 0 }));
-
-    const result = await engine.run(specs);
+    const { specs, result } = await runThrowing(thrown);
 
     const errors = specs.map((spec) => {
       const outcome = result.get(spec);
