@@ -14,7 +14,7 @@ import { createRank, type Rank } from "../../src/rank/rank.ts";
 import type { RankEnv } from "../../src/rank/rankEnv.ts";
 import { cancelFile } from "../../src/runtime/cancelFile.ts";
 import type { Clock, Files } from "../../src/runtime/ports.ts";
-import { propertyParameters, throwIfFailed } from "../fixtures/propertyRun.ts";
+import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 const DEP = "dep-prop00000000";
 const STATE_DIR = "/state";
@@ -129,7 +129,7 @@ const property = fc.asyncProperty(fc.array(opArbitrary, { maxLength: 40 }), asyn
 
 describe("cancel epochs under any interleaving of writes and steps", () => {
   it("increase strictly, are applied once each, and lose no id", async () => {
-    const details = await fc.check(property, propertyParameters(300));
+    const details = await fc.check(property, propertyParameters(propertyRuns(300)));
     throwIfFailed(details, "test/property/cancelEpochs.property.test.ts");
   });
 });

@@ -11,12 +11,10 @@
  */
 import fc from "fast-check";
 import { describe, it } from "vitest";
-import {
-  coordinatorProperty,
-  propertyParameters,
-  propertyTimeoutMs,
-  replayReport,
-} from "./coordinatorModel.ts";
+import { propertyParameters, throwIfFailed } from "../fixtures/propertyRun.ts";
+import { coordinatorProperty, propertyRuns, propertyTimeoutMs } from "./coordinatorModel.ts";
+
+const FILE = "test/property/coordinator.property.test.ts";
 
 /**
  * Cancel and shutdown as often as this (the other steps weigh 1 to 480): about ten times as
@@ -29,8 +27,8 @@ describe("coordinator under random interleavings", () => {
   it(
     steady,
     () => {
-      const details = fc.check(coordinatorProperty(), propertyParameters());
-      if (details.failed) throw new Error(replayReport(details, steady));
+      const details = fc.check(coordinatorProperty(), propertyParameters(propertyRuns));
+      throwIfFailed(details, FILE, steady);
     },
     propertyTimeoutMs,
   );
@@ -41,9 +39,9 @@ describe("coordinator under random interleavings", () => {
     () => {
       const details = fc.check(
         coordinatorProperty([], { operatorWeight: OPERATOR_WEIGHT }),
-        propertyParameters(),
+        propertyParameters(propertyRuns),
       );
-      if (details.failed) throw new Error(replayReport(details, racing));
+      throwIfFailed(details, FILE, racing);
     },
     propertyTimeoutMs,
   );

@@ -15,6 +15,7 @@ import type {
 } from "../../src/machines/jobBoard.ts";
 import type { PlantedBug } from "../../src/machines/plantedBugs.ts";
 import { InvariantChecker } from "../../src/sim/invariants.ts";
+import { propertyRuns as runsOf } from "../fixtures/propertyRun.ts";
 
 /**
  * The coordinator's model-based property, shared by the property tests and the planted-bug
@@ -724,36 +725,8 @@ export function coordinatorProperty(
   );
 }
 
-const { BATON_PROPERTY_RUNS, BATON_PROPERTY_SEED, BATON_PROPERTY_PATH } = process.env;
 /** Runs per property: BATON_PROPERTY_RUNS, 1000 by default. */
-export const propertyRuns = BATON_PROPERTY_RUNS ? Number(BATON_PROPERTY_RUNS) : 1000;
+export const propertyRuns = runsOf(1000);
 
 /** A vitest timeout that grows with the runs (one run takes well under 10 ms here). */
 export const propertyTimeoutMs = Math.max(60_000, 100 * propertyRuns);
-
-/** `numRuns`, `seed` and `path` from BATON_PROPERTY_RUNS / _SEED / _PATH. */
-export function propertyParameters(): fc.Parameters<[Scenario, Iterable<Step>]> {
-  return {
-    numRuns: propertyRuns,
-    ...(BATON_PROPERTY_SEED && { seed: Number(BATON_PROPERTY_SEED) }),
-    ...(BATON_PROPERTY_PATH && { path: BATON_PROPERTY_PATH }),
-  };
-}
-
-/**
- * fast-check's report of a failed run, followed by the command that replays it: with `test`,
- * only that test of the file (the seed and path are those of its property).
- */
-export function replayReport(
-  details: fc.RunDetails<[Scenario, Iterable<Step>]>,
-  test?: string,
-): string {
-  const report = fc.defaultReportMessage(details) ?? "";
-  const replayPath = /replayPath="([^"]*)"/.exec(report)?.[1];
-  const env = [
-    `BATON_PROPERTY_SEED=${details.seed}`,
-    `BATON_PROPERTY_PATH="${details.counterexamplePath}"`,
-    ...(replayPath ? [`BATON_PROPERTY_REPLAY_PATH="${replayPath}"`] : []),
-  ];
-  return `${report}\n\n${details.errorInstance}\n\nReplay: ${env.join(" ")} npx vitest run test/property/coordinator.property.test.ts${test ? ` -t ${JSON.stringify(test)}` : ""}`;
-}

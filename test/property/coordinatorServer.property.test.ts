@@ -38,6 +38,7 @@ import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { workerProof } from "../../src/transport/auth.ts";
 import { PROTOCOL } from "../../src/transport/protocolVersion.ts";
+import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 const SECRET = new Uint8Array(32).fill(7);
 const HEARTBEAT_MS = 5_000;
@@ -567,13 +568,8 @@ const steps: fc.Arbitrary<Step> = fc.oneof(
   },
 );
 
-const {
-  BATON_PROPERTY_RUNS,
-  BATON_PROPERTY_SEED,
-  BATON_PROPERTY_PATH,
-  BATON_PROPERTY_REPLAY_PATH,
-} = process.env;
-const runs = Math.max(1, Math.floor(Number(BATON_PROPERTY_RUNS ?? 1000) / 2));
+const { BATON_PROPERTY_REPLAY_PATH } = process.env;
+const runs = Math.max(1, Math.floor(propertyRuns(1000) / 2));
 
 const property = fc.asyncProperty(
   scenarios,
@@ -597,22 +593,8 @@ describe("coordinator server under interleaved frames, timers and store answers"
   it(
     "keeps invariants 1–5, loses a connection once, expires only unrenewed leases, and finishes",
     async () => {
-      const details = await fc.check(property, {
-        numRuns: runs,
-        ...(BATON_PROPERTY_SEED && { seed: Number(BATON_PROPERTY_SEED) }),
-        ...(BATON_PROPERTY_PATH && { path: BATON_PROPERTY_PATH }),
-      });
-      if (!details.failed) return;
-      const report = fc.defaultReportMessage(details) ?? "";
-      const replayPath = /replayPath="([^"]*)"/.exec(report)?.[1];
-      const env = [
-        `BATON_PROPERTY_SEED=${details.seed}`,
-        `BATON_PROPERTY_PATH="${details.counterexamplePath}"`,
-        ...(replayPath ? [`BATON_PROPERTY_REPLAY_PATH="${replayPath}"`] : []),
-      ];
-      throw new Error(
-        `${report}\n\n${details.errorInstance}\n\nReplay: ${env.join(" ")} npx vitest run test/property/coordinatorServer.property.test.ts`,
-      );
+      const details = await fc.check(property, propertyParameters(runs));
+      throwIfFailed(details, "test/property/coordinatorServer.property.test.ts");
     },
     Math.max(60_000, 300 * runs),
   );

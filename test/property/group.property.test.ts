@@ -12,7 +12,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createActor, SimulatedClock } from "xstate";
 import { type GroupEmitted, type GroupEvent, groupMachine } from "../../src/machines/group.ts";
-import { propertyParameters, throwIfFailed } from "../fixtures/propertyRun.ts";
+import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 type Step = { kind: "send"; event: GroupEvent } | { kind: "advance"; ms: number };
 
@@ -195,7 +195,7 @@ const check = fc.property(property, ([worldSize, steps]) => {
 
 describe("group machine under any sequence of reports, stops and time", () => {
   it("emits what the model says and ends with the first failure", () => {
-    const details = fc.check(check, propertyParameters(1000));
+    const details = fc.check(check, propertyParameters(propertyRuns(1000)));
     throwIfFailed(details, "test/property/group.property.test.ts");
   });
 });

@@ -13,7 +13,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createActor, SimulatedClock } from "xstate";
 import { type RankEmitted, type RankEvent, rankMachine } from "../../src/machines/rank.ts";
-import { propertyParameters, throwIfFailed } from "../fixtures/propertyRun.ts";
+import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 const STALE_MS = 1_000;
 const PID = 100;
@@ -126,7 +126,7 @@ const check = fc.property(fc.array(steps, { maxLength: 40 }), (run) => {
 
 describe("rank machine under any sequence of observations and time", () => {
   it("emits what the model says: ready once, one end, lost only on a stale heartbeat", () => {
-    const details = fc.check(check, propertyParameters(1000));
+    const details = fc.check(check, propertyParameters(propertyRuns(1000)));
     throwIfFailed(details, "test/property/rank.property.test.ts");
   });
 });

@@ -11,20 +11,15 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  propertyParameters,
-  propertyRuns,
-  propertyTimeoutMs,
-  replayReport,
-  teardownProperty,
-} from "./teardownModel.ts";
+import { propertyParameters, throwIfFailed } from "../fixtures/propertyRun.ts";
+import { propertyRuns, propertyTimeoutMs, teardownProperty } from "./teardownModel.ts";
 
 describe("teardown under random process behaviour", () => {
   it(
     "is verified exactly when nothing of the deployment lives, and touches nothing else",
     async () => {
-      const details = await fc.check(teardownProperty(), propertyParameters());
-      if (details.failed) throw new Error(replayReport(details));
+      const details = await fc.check(teardownProperty(), propertyParameters(propertyRuns));
+      throwIfFailed(details, "test/property/teardown.property.test.ts");
     },
     propertyTimeoutMs,
   );

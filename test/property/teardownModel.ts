@@ -10,6 +10,7 @@ import {
 } from "../../src/runtime/tearDown.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { type SimProcSpec, SimProcs } from "../../src/sim/simProcs.ts";
+import { propertyRuns as runsOf } from "../fixtures/propertyRun.ts";
 
 /**
  * The teardown's model-based property, shared by the property test and the planted-bug test:
@@ -299,27 +300,8 @@ export function teardownProperty(plantedBugs: readonly PlantedBug[] = []) {
   return fc.asyncProperty(scenarios, (scenario) => runScenario(scenario, plantedBugs));
 }
 
-const { BATON_PROPERTY_RUNS, BATON_PROPERTY_SEED, BATON_PROPERTY_PATH } = process.env;
 /** Runs per property: BATON_PROPERTY_RUNS, 300 by default. */
-export const propertyRuns = BATON_PROPERTY_RUNS ? Number(BATON_PROPERTY_RUNS) : 300;
+export const propertyRuns = runsOf(300);
 
 /** A vitest timeout that grows with the runs. */
 export const propertyTimeoutMs = Math.max(60_000, 200 * propertyRuns);
-
-/** `numRuns`, `seed` and `path` from BATON_PROPERTY_RUNS / _SEED / _PATH. */
-export function propertyParameters(): fc.Parameters<[Scenario]> {
-  return {
-    numRuns: propertyRuns,
-    ...(BATON_PROPERTY_SEED && { seed: Number(BATON_PROPERTY_SEED) }),
-    ...(BATON_PROPERTY_PATH && { path: BATON_PROPERTY_PATH }),
-  };
-}
-
-/** fast-check's report of a failed run, followed by the command that replays it. */
-export function replayReport(details: fc.RunDetails<[Scenario]>): string {
-  const report = fc.defaultReportMessage(details) ?? "";
-  return (
-    `${report}\n\n${details.errorInstance}\n\nReplay: BATON_PROPERTY_SEED=${details.seed} ` +
-    `BATON_PROPERTY_PATH="${details.counterexamplePath}" npx vitest run test/property/teardown.property.test.ts`
-  );
-}

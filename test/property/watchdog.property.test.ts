@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createActor, SimulatedClock } from "xstate";
 import { type WatchdogEmitted, watchdogMachine } from "../../src/machines/watchdog.ts";
-import { propertyParameters, throwIfFailed } from "../fixtures/propertyRun.ts";
+import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 type Step = { kind: "ok" } | { kind: "fail" } | { kind: "stop" } | { kind: "advance"; ms: number };
 
@@ -94,7 +94,7 @@ const property = fc.property(
 
 describe("watchdog under any sequence of probes, time and stop", () => {
   it("emits what the model says, lost at most once and never after stop", () => {
-    const details = fc.check(property, propertyParameters(1000));
+    const details = fc.check(property, propertyParameters(propertyRuns(1000)));
     throwIfFailed(details, "test/property/watchdog.property.test.ts");
   });
 });
