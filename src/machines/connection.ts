@@ -49,7 +49,8 @@ export type ConnectionEvent =
   | { type: "GRANT"; job: string; frame: Extract<ToWorker, { type: "job" }>; bytes: number }
   /** Tell the worker to abort `job` (if this connection holds it), saying why. */
   | { type: "CANCEL_JOB"; job: string; reason: string }
-  | { type: "RELEASE" }
+  /** No job will come: the run is finished, or was stopped early for `reason`. */
+  | { type: "RELEASE"; reason?: string }
   /**
    * The coordinator's lease on attempt `attempt` of `job` expired: close with 4005. Ignored
    * unless this connection still holds that attempt (its result may have been accepted
@@ -412,7 +413,10 @@ export const connectionMachine = setup({
           target: "rejected",
           actions: {
             type: "closeWith",
-            params: { code: CloseCode.normal, reason: "the run is finished" },
+            params: ({ event }) => ({
+              code: CloseCode.normal,
+              reason: event.reason ?? "the run is finished",
+            }),
           },
         },
         CLOSED: "closed",
@@ -444,7 +448,10 @@ export const connectionMachine = setup({
           target: "closing",
           actions: {
             type: "closeWith",
-            params: { code: CloseCode.normal, reason: "the run is finished" },
+            params: ({ event }) => ({
+              code: CloseCode.normal,
+              reason: event.reason ?? "the run is finished",
+            }),
           },
         },
         CLOSED: "closed",

@@ -125,7 +125,7 @@ export const coordinatorMachine = setup({
           board.cancel(event.reason ?? "the run was cancelled");
           return;
         case "SHUTDOWN":
-          board.finish(event.reason ?? "the run was shut down");
+          board.finish(event.reason ?? "the run was shut down", true);
           return;
       }
     },

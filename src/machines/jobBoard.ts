@@ -66,7 +66,8 @@ export type CoordinatorEffect =
    * connection is another one.
    */
   | { type: "lease.expired"; conn: string; job: string; attempt: number; timedOut?: true }
-  | { type: "connection.released"; conn: string }
+  /** `reason`: why the run stopped early (a cancel, a shutdown); none when it is done. */
+  | { type: "connection.released"; conn: string; reason?: string }
   | { type: "job.changed"; job: string; kind: string; state: JobState; cause?: FailureCause }
   | { type: "result.dropped"; conn: string; job: string; reason: DropReason }
   /** Make this completed result durable, then tell the coordinator: STORED or STORE_FAILED. */
@@ -231,6 +232,8 @@ export class JobBoard {
   finished = false;
   /** Set by cancel(): the reason; no job starts or retries from then on. */
   private stopping: string | undefined;
+  /** The reason of a shutdown that finished the run early (see `finish`). */
+  private stoppedBecause: string | undefined;
   private readonly ready = new Map<string, ReadyClass>();
   private readyCount = 0;
   private runningCount = 0;
@@ -303,7 +306,7 @@ export class JobBoard {
     if (this.leases.has(conn) || this.waiting.has(conn)) return;
     this.workerOf.set(conn, worker);
     if (this.finished || this.stopping !== undefined) {
-      this.effects.push({ type: "connection.released", conn });
+      this.releaseConnection(conn);
       return;
     }
     const cls = this.pickFor(resources);
@@ -494,15 +497,17 @@ export class JobBoard {
         this.terminate(record, "cancelled", { name: "Cancelled", message: reason }, false);
       }
     }
-    for (const conn of this.waiting.keys()) {
-      this.effects.push({ type: "connection.released", conn });
-    }
+    for (const conn of this.waiting.keys()) this.releaseConnection(conn);
     this.waiting.clear();
   }
 
-  /** Marks the run finished (first), then releases every waiting connection. */
-  finish(reason: string): void {
+  /**
+   * Marks the run finished (first), then releases every waiting connection. `stopped`: by a
+   * shutdown, whose reason the released workers are told, not because it is done.
+   */
+  finish(reason: string, stopped = false): void {
     this.finished = true;
+    if (stopped) this.stoppedBecause ??= reason;
     // No lease expires once the run is finished (holders answer or are lost, as ever).
     this.renewed.clear();
     if (this.sweepPending) {
@@ -527,9 +532,7 @@ export class JobBoard {
       }
     }
     if (!this.bugs.has("forget-waiters-on-shutdown")) {
-      for (const conn of this.waiting.keys()) {
-        this.effects.push({ type: "connection.released", conn });
-      }
+      for (const conn of this.waiting.keys()) this.releaseConnection(conn);
       this.waiting.clear();
     }
   }
@@ -727,6 +730,16 @@ export class JobBoard {
   }
 
   /** Ends a lease (result, loss, cancel). The job's state is the caller's business. */
+  /** Tells a connection there is no job for it: the run is done, or stopped early, and why. */
+  private releaseConnection(conn: string): void {
+    const reason = this.stopping ?? this.stoppedBecause;
+    this.effects.push({
+      type: "connection.released",
+      conn,
+      ...(reason !== undefined && { reason }),
+    });
+  }
+
   private release(conn: string, record: JobRecord): void {
     this.leases.delete(conn);
     this.renewed.delete(conn);

@@ -148,7 +148,10 @@ export class CoordinatorServer {
         return;
       }
       case "connection.released":
-        this.connections.get(effect.conn)?.actor.send({ type: "RELEASE" });
+        this.connections.get(effect.conn)?.actor.send({
+          type: "RELEASE",
+          ...(effect.reason !== undefined && { reason: effect.reason }),
+        });
         return;
     }
   }

@@ -454,11 +454,16 @@ describe("connection: closing a registered connection", () => {
     expect(c.value()).toBe("closing");
   });
 
-  it("RELEASE → close 1000", () => {
+  it("RELEASE → close 1000, saying why when the run was stopped early", () => {
     const c = registered();
     c.send({ type: "RELEASE" });
     expect(c.closes()).toEqual([{ type: "close", code: 1000, reason: "the run is finished" }]);
     expect(c.value()).toBe("closing");
+    const stopped = registered();
+    stopped.send({ type: "RELEASE", reason: "interrupted (Ctrl-C)" });
+    expect(stopped.closes()).toEqual([
+      { type: "close", code: 1000, reason: "interrupted (Ctrl-C)" },
+    ]);
   });
 
   it.each([

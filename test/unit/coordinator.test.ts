@@ -861,6 +861,20 @@ describe("coordinator: end of the run", () => {
     ]);
   });
 
+  it("a cancelled run tells the connections it releases why", () => {
+    const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })]);
+    c.lease("c1");
+    c.lease("c2");
+    const mark = c.effects.length;
+    c.send({ type: "CANCEL", reason: "interrupted (Ctrl-C)" });
+    c.complete("c1", "a");
+    c.lease("c1");
+    expect(c.of("connection.released", mark)).toEqual([
+      { type: "connection.released", conn: "c2", reason: "interrupted (Ctrl-C)" },
+      { type: "connection.released", conn: "c1", reason: "interrupted (Ctrl-C)" },
+    ]);
+  });
+
   it("SHUTDOWN releases every waiter, ends running jobs as shutdown and cancels their leases", () => {
     const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })]);
     c.lease("c1");
@@ -873,8 +887,8 @@ describe("coordinator: end of the run", () => {
       { type: "lease.cancelled", conn: "c1", job: "a", reason: "operator said so" },
     ]);
     expect(c.of("connection.released", mark)).toEqual([
-      { type: "connection.released", conn: "c2" },
-      { type: "connection.released", conn: "c3" },
+      { type: "connection.released", conn: "c2", reason: "operator said so" },
+      { type: "connection.released", conn: "c3", reason: "operator said so" },
     ]);
     expect(c.record("a")).toMatchObject({
       state: "failed",
@@ -886,6 +900,13 @@ describe("coordinator: end of the run", () => {
     expect(c.effects.at(-1)).toEqual({
       type: "run.finished",
       counts: { blocked: 0, ready: 0, running: 0, storing: 0, completed: 0, failed: 2 },
+    });
+    // A connection that asks later is told the same.
+    c.lease("c4");
+    expect(c.of("connection.released", mark).at(-1)).toEqual({
+      type: "connection.released",
+      conn: "c4",
+      reason: "operator said so",
     });
     expect(c.of("run.finished")).toHaveLength(1);
   });
@@ -905,7 +926,7 @@ describe("coordinator: end of the run", () => {
     expect(c.board().dropped.finished).toBe(1);
     expect(c.effects.slice(mark)).toEqual([
       { type: "result.dropped", conn: "c1", job: "a", reason: "finished" },
-      { type: "connection.released", conn: "c1" },
+      { type: "connection.released", conn: "c1", reason: "the run was shut down" },
     ]);
   });
 });
@@ -954,7 +975,9 @@ describe("coordinator: cancel", () => {
     c.fail("c2", "b");
     expect(c.record("b")).toMatchObject({ state: "failed", cause: "cancelled", attempts: 1 });
     c.lease("c1");
-    expect(c.of("connection.released")).toEqual([{ type: "connection.released", conn: "c1" }]);
+    expect(c.of("connection.released")).toEqual([
+      { type: "connection.released", conn: "c1", reason: "the run was cancelled" },
+    ]);
     expect(c.grants()).toEqual(["c1 → a", "c2 → b", "c3 → r", "c3 → r"]);
     c.send({ type: "WORKER_LOST", conn: "c3" });
     expect(c.record("r")).toMatchObject({ state: "failed", cause: "cancelled", attempts: 2 });
@@ -977,7 +1000,7 @@ describe("coordinator: cancel", () => {
     const mark = c.effects.length;
     c.send({ type: "CANCEL" });
     expect(c.of("connection.released", mark)).toEqual([
-      { type: "connection.released", conn: "c2" },
+      { type: "connection.released", conn: "c2", reason: "the run was cancelled" },
     ]);
     expect(c.record("g")).toMatchObject({ state: "failed", cause: "cancelled" });
     expect(c.state()).toBe("done");
