@@ -1,6 +1,7 @@
 import { canTake } from "../graph/canTake.ts";
 import { findCycle } from "../graph/findCycle.ts";
 import type { Json, PlannedJob, Resources } from "../graph/job.ts";
+import { cutText } from "../transport/cutText.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
 
 /** How long a lease lasts without a heartbeat renewing it. */
@@ -971,10 +972,7 @@ export class JobBoard {
     record.skippedFor = root;
     const { id, kind } = failedDep.job;
     const message = root.error?.message ?? "unknown error";
-    const shown =
-      message.length > SKIP_MESSAGE_CHARS
-        ? `${message.slice(0, SKIP_MESSAGE_CHARS)}… (${message.length - SKIP_MESSAGE_CHARS} more characters in job ${root.job.id}'s error)`
-        : message;
+    const shown = cutText(message, SKIP_MESSAGE_CHARS, `job ${root.job.id}'s error`);
     return {
       name: "Skipped",
       message:

@@ -1,4 +1,5 @@
 import { inspect, types } from "node:util";
+import { cutText } from "../transport/cutText.ts";
 import type { SerializedError } from "../transport/frames.ts";
 
 /** The longest message kept: a failed job's message is printed whole by `baton run`. */
@@ -37,10 +38,10 @@ export function serializeThrown(
     const name = textOf(() => thrown.name) || "Error";
     const own = textOf(() => thrown.message) || `${name} without a message`;
     const related = relatedErrors(thrown);
-    const message = cut(own + describeRelated(related), MESSAGE_CHARS);
+    const message = cutText(own + describeRelated(related), MESSAGE_CHARS);
     const plain = textOf(() => thrown.stack) ?? `${name}: ${own}\n${where}`;
     const stack = related.values.length > 0 ? (textOf(() => inspect(thrown)) ?? plain) : plain;
-    return { name, message, stack: cut(stack, STACK_CHARS), ...final };
+    return { name, message, stack: cutText(stack, STACK_CHARS), ...final };
   }
   const preview =
     textOf(() => (typeof thrown === "string" ? thrown : JSON.stringify(thrown))) ??
@@ -106,13 +107,6 @@ function shortText(value: unknown): string {
       textOf(() => String(value)) ??
       `a value that cannot be shown (typeof ${typeof value})`);
   return text.slice(0, 500);
-}
-
-/** `text`, or its first `most` characters and how many more there were. */
-function cut(text: string, most: number): string {
-  return text.length <= most
-    ? text
-    : `${text.slice(0, most)}… (${text.length - most} more characters)`;
 }
 
 /** What `read` returns, undefined when it throws. */
