@@ -38,6 +38,11 @@ Runs a graph of jobs and waits for it to finish.
   --workers N        worker processes to start on this machine (default: the number of
                      cores; 0 = only workers that connect with \`baton worker\`)
   --listen HOST:PORT where workers connect (default 127.0.0.1 on a free port)
+  --secret-file FILE the secret workers prove, kept in this file (hex, chmod 600) for run
+                     after run, and made when missing; with a fixed --listen, workers started
+                     with baton worker --retry-for then join this run started again after a
+                     crash, or a later one (default: a new secret for each run, in the
+                     store's run/ folder, removed when the run ends)
   --store DIR        result store (default: .baton/ beside the graph module); a rerun
                      skips the jobs whose results are stored there
   --force            recompute every job, even those with stored results
@@ -87,6 +92,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       jobs: { type: "string" },
       workers: { type: "string" },
       listen: { type: "string" },
+      "secret-file": { type: "string" },
       store: { type: "string" },
       force: { type: "boolean", default: false },
       "dry-run": { type: "boolean", default: false },
@@ -206,6 +212,7 @@ export async function runCommand(argv: string[]): Promise<number> {
             logLevel: level,
           }),
     ...(values.listen !== undefined && { listen: values.listen }),
+    ...(values["secret-file"] !== undefined && { secretFile: values["secret-file"] }),
   });
   if (dryRun) {
     const plan = await engine.plan(graph);

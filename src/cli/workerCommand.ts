@@ -9,6 +9,7 @@ import { readSecret } from "../runtime/secret.ts";
 import { runWorker, type WorkerExit } from "../runtime/worker.ts";
 import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
+import { durationFlag } from "./durationFlag.ts";
 import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { startHandlerThread } from "./handlerThread.ts";
@@ -40,19 +41,26 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
                        long (default: 4 times the ping interval it announces, 20000)
   --welcome-timeout-ms MS
                        give up when no welcome comes this long after connecting (default: 30000)
+  --retry-for DURATION when the coordinator cannot be reached, goes away or goes silent, keep
+                       trying to connect (backing off from 0.5 s to 10 s) for this long, such
+                       as 90s, 10m or 2h, and join the run it serves then: a coordinator started
+                       later, or started again after a crash with the same --listen and
+                       --secret-file (default: no retry; the worker exits 3)
   -h, --help           this help
 
-Exit code: 0 when the coordinator stopped the worker (close 1000), 2 for bad usage, 3 when
-the connection could not be made, was refused or ended abnormally, or when the coordinator
-went silent (no welcome within --welcome-timeout-ms of connecting, or, after it, nothing for
---silence-limit-ms: its host may have crashed or the network dropped the connection), 130 /
-143 after SIGINT / SIGTERM (the running job is aborted and goes back to the coordinator; a
-second signal stops at once).`;
+Exit code: 0 when the coordinator stopped the worker (close 1000: the run ended; to serve
+one run after another, start it again in a loop), 2 for bad usage, 3 when the connection
+could not be made, was refused or ended abnormally, or when the coordinator went silent (no
+welcome within --welcome-timeout-ms of connecting, or, after it, nothing for
+--silence-limit-ms: its host may have crashed or the network dropped the connection) and
+--retry-for, if given, ran out; 130 / 143 after SIGINT / SIGTERM (the running job is aborted
+and goes back to the coordinator; a second signal stops at once).`;
 
 /**
  * Close codes that end a worker through no fault of its setup (the coordinator or its host went
- * away, the network failed, the coordinator was too busy or stopped hearing it): starting the
- * worker again can help, which its message then says, since it does not reconnect by itself.
+ * away, the network failed, the coordinator was too busy, stopped hearing it, or went silent):
+ * connecting again can help. With `--retry-for` the worker does so; without, its message says
+ * to start it again.
  */
 const CUT_OFF: ReadonlySet<number> = new Set([
   CloseCode.goingAway,
@@ -60,9 +68,14 @@ const CUT_OFF: ReadonlySet<number> = new Set([
   1011,
   CloseCode.leaseExpired,
   CloseCode.tooManyHandshakes,
+  CloseCode.coordinatorSilent,
 ]);
 const AGAIN =
-  "; baton worker does not reconnect by itself: start it again once the coordinator is reachable (a run started again prints a new command: its port and secret file are new)";
+  "; start the worker again once the coordinator is reachable, or give it --retry-for DURATION to have it try by itself (a run started again keeps its address and secret only when baton run is given --listen HOST:PORT and --secret-file FILE)";
+
+/** The first wait before connecting again, doubled after each failed attempt up to the most. */
+const FIRST_RETRY_MS = 500;
+const MOST_RETRY_MS = 10_000;
 
 /** DESIGN §8's abort grace: how long a stopping worker waits for its job and connection. */
 const GRACE_MS = 5_000;
@@ -114,6 +127,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     values["welcome-timeout-ms"],
     MILLISECONDS,
   );
+  const retryForMs = durationFlag("--retry-for", values["retry-for"]);
   const secret = await readSecret({ secretFile: values["secret-file"], env: process.env });
   // Job handlers may start programs; they have no use for the run's secret.
   delete process.env.BATON_SECRET;
@@ -154,50 +168,81 @@ export async function workerCommand(argv: string[]): Promise<number> {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   const stalls = watchEventLoopStalls();
-  /** An abnormal end: what happened, then why it may be this worker's own doing. */
-  const lost = (message: string) => {
+  /** A lost coordinator: what happened, then why it may be this worker's own doing. */
+  const say = (message: string) => {
     const note = stalls.note();
     process.stderr.write(`baton worker: ${message}\n${note ? `baton worker: ${note}\n` : ""}`);
-    return exitSoon(3, GRACE_MS);
+  };
+  /** When the worker lost its coordinator, or first failed to reach it; reset by a welcome. */
+  let lostAt: number | undefined;
+  /** Attempts since `lostAt`, for the backoff. */
+  let attempts = 0;
+  /** Jobs run to a result over every connection so far. */
+  let jobsRun = 0;
+  let joined = false;
+  const onWelcome = (run: string) => {
+    if (joined) {
+      process.stderr.write(`baton worker: joined run ${run} at ${address} again\n`);
+    }
+    joined = true;
+    lostAt = undefined;
+    attempts = 0;
   };
   try {
-    logger.info({ address, name, resources, kinds: jobs.kinds }, "worker connecting");
-    const outcome = runWorker({
-      net: tracked,
-      address,
-      jobs,
-      name,
-      resources,
-      secret,
-      logger,
-      ...(silenceLimitMs !== undefined && { silenceLimitMs }),
-      ...(welcomeTimeoutMs !== undefined && { welcomeTimeoutMs }),
-    }).then(
-      (exit): WorkerExit | Error => exit,
-      (error: Error) => error,
-    );
-    await Promise.race([outcome, stopping]);
-    if (signalled !== undefined) {
-      await within(outcome, GRACE_MS);
-      return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
-    }
-    const exit = await outcome;
-    if (exit instanceof Error) return lost(exit.message);
-    if (exit.code === CloseCode.normal) {
-      // Said at any log level: a worker started by hand elsewhere otherwise ends in silence.
-      process.stderr.write(
-        `baton worker: the coordinator at ${address} stopped this worker (${exit.reason || "no reason given"}) after ${exit.jobsRun} job${exit.jobsRun === 1 ? "" : "s"} here\n`,
+    for (;;) {
+      logger.info({ address, name, resources, kinds: jobs.kinds }, "worker connecting");
+      const outcome = runWorker({
+        net: tracked,
+        address,
+        jobs,
+        name,
+        resources,
+        secret,
+        logger,
+        onWelcome,
+        ...(silenceLimitMs !== undefined && { silenceLimitMs }),
+        ...(welcomeTimeoutMs !== undefined && { welcomeTimeoutMs }),
+      }).then(
+        (exit): WorkerExit | Error => exit,
+        (error: Error) => error,
       );
-      return exitSoon(0, GRACE_MS);
+      await Promise.race([outcome, stopping]);
+      if (signalled !== undefined) {
+        await within(outcome, GRACE_MS);
+        return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
+      }
+      const exit = await outcome;
+      if (!(exit instanceof Error)) jobsRun += exit.jobsRun;
+      if (!(exit instanceof Error) && exit.code === CloseCode.normal) {
+        // Said at any log level: a worker started by hand elsewhere otherwise ends in silence.
+        process.stderr.write(
+          `baton worker: the coordinator at ${address} stopped this worker (${exit.reason || "no reason given"}) after ${jobsRun} job${jobsRun === 1 ? "" : "s"} here\n`,
+        );
+        return exitSoon(0, GRACE_MS);
+      }
+      const message = lossMessage(exit, address);
+      const curable = exit instanceof Error || CUT_OFF.has(exit.code);
+      lostAt ??= Date.now();
+      const leftMs = retryForMs === undefined ? 0 : lostAt + retryForMs - Date.now();
+      if (!curable || leftMs <= 0) {
+        say(
+          !curable
+            ? message
+            : retryForMs === undefined
+              ? `${message}${AGAIN}`
+              : `${message}; gave up: the coordinator was not reachable again within ${values["retry-for"]} (--retry-for)`,
+        );
+        return exitSoon(3, GRACE_MS);
+      }
+      if (attempts === 0)
+        say(`${message}; trying again for up to ${values["retry-for"]} (--retry-for)`);
+      logger.info({ address, attempts, leftMs, reason: message }, "coordinator lost; trying again");
+      // One job at a time: a job aborted by the loss must have stopped before the next lease.
+      if (!(exit instanceof Error)) await Promise.race([exit.jobStopped, stopping]);
+      await Promise.race([sleep(Math.min(backoffMs(attempts), leftMs)), stopping]);
+      if (signalled !== undefined) return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
+      attempts += 1;
     }
-    if (exit.code === CloseCode.coordinatorSilent) {
-      return lost(
-        `gave up on the coordinator at ${address} (code ${exit.code}): ${exit.reason}; check that it is still running and reachable from here, then start the worker again`,
-      );
-    }
-    return lost(
-      `connection to the coordinator at ${address} closed with code ${exit.code} (${exit.reason || "no reason given"}): ${describeClose(exit.code)}${CUT_OFF.has(exit.code) ? AGAIN : ""}`,
-    );
   } finally {
     if ("close" in jobs) await jobs.close();
     stalls.stop();
@@ -222,6 +267,7 @@ function parseOptions(argv: string[]) {
         "handler-thread": { type: "boolean", default: false },
         "silence-limit-ms": { type: "string" },
         "welcome-timeout-ms": { type: "string" },
+        "retry-for": { type: "string" },
         help: { type: "boolean", short: "h", default: false },
       },
     }).values;
@@ -262,6 +308,26 @@ function amount(flag: string, text: string | undefined): number | undefined {
     throw new ConfigError(`${flag} must be a number of 0 or more, not "${text}"`);
   }
   return value;
+}
+
+/** What ended a connection that the coordinator did not end normally, for stderr. */
+function lossMessage(exit: WorkerExit | Error, address: string): string {
+  if (exit instanceof Error) return exit.message;
+  if (exit.code === CloseCode.coordinatorSilent) {
+    return `gave up on the coordinator at ${address} (code ${exit.code}): ${exit.reason}; check that it is still running and reachable from here`;
+  }
+  return `connection to the coordinator at ${address} closed with code ${exit.code} (${exit.reason || "no reason given"}): ${describeClose(exit.code)}`;
+}
+
+/** The wait before connecting again after `attempts` failed ones: doubling, a fifth either way. */
+function backoffMs(attempts: number): number {
+  const ms = Math.min(FIRST_RETRY_MS * 2 ** attempts, MOST_RETRY_MS);
+  return ms * (0.8 + 0.4 * Math.random());
+}
+
+/** Resolves after `ms`. */
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Waits for `promise`, or `ms`, whichever comes first. */

@@ -82,6 +82,11 @@ export function checkEngineOptions(options: EngineOptions): void {
       );
     }
   }
+  if (options.secretFile === "") {
+    throw new ConfigError(
+      "createEngine: secretFile is an empty path; give the file that keeps the secret from run to run, or leave secretFile out for a new secret each run",
+    );
+  }
   for (const name of ["store", "batonDir", "logsDir"] as const) {
     if (options[name] === "") {
       throw new ConfigError(

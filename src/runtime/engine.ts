@@ -33,7 +33,7 @@ import {
 } from "./run.ts";
 import { sweepAbandonedRunFiles } from "./runFiles.ts";
 import { DEFAULT_KEEP_LOGS, pruneRunLogs, runLogsDir } from "./runLogs.ts";
-import { writeSecretFile } from "./secret.ts";
+import { keptSecret, writeSecretFile } from "./secret.ts";
 import type { RunningPool, WorkerPool } from "./workerPool.ts";
 import { wsNet } from "./wsNet.ts";
 
@@ -88,6 +88,19 @@ export interface EngineOptions extends ConnectionTimeouts {
    * processes are then stopped; an in-process handler's promise is abandoned).
    */
   cancelGraceMs?: number;
+  /**
+   * A file holding the secret workers prove (hex, mode 0600), kept for run after run instead
+   * of a new secret written for each run and removed at its end; made (32 random bytes) when
+   * nothing is there. With a fixed `listen`, workers started with `baton worker --retry-for`
+   * then join this run started again after a crash, and a run started later.
+   *
+   * @example
+   * ```ts
+   * createEngine({ jobs, workers: localPool({ jobsModule: "jobs.ts", count: 0 }),
+   *   listen: "0.0.0.0:7000", secretFile: "/etc/baton/run.secret" });
+   * ```
+   */
+  secretFile?: string;
   /** Recompute every job even when the store has its result. */
   force?: boolean;
   /**
@@ -335,7 +348,12 @@ export function createEngine(options: EngineOptions): Engine {
             pool.remote && !nothingToRun
               ? await sweepAbandonedRunFiles(runDir, { files, logger: log })
               : [];
-          secretFile = pool.remote ? await writeSecretFile(runDir, { files, entropy }) : undefined;
+          secretFile =
+            options.secretFile !== undefined
+              ? await keptSecretFile(options.secretFile, { files, entropy }, log)
+              : pool.remote
+                ? await writeSecretFile(runDir, { files, entropy })
+                : undefined;
           const secret = secretFile?.secret ?? entropy.bytes(32);
           server = new CoordinatorServer({
             listener,
@@ -429,8 +447,9 @@ export function createEngine(options: EngineOptions): Engine {
             server?.stop();
             await workers?.stop();
           } finally {
-            // Even when the pool cannot confirm its stop, the secret does not outlive the run.
-            if (secretFile) await files.remove(secretFile.path);
+            // Even when the pool cannot confirm its stop, the secret does not outlive the run,
+            // unless the caller keeps it for the next.
+            if (secretFile && options.secretFile === undefined) await files.remove(secretFile.path);
             coordinator.stop();
           }
         }
@@ -456,6 +475,18 @@ export function createEngine(options: EngineOptions): Engine {
       }
     },
   };
+}
+
+/** The caller's kept secret file (see `EngineOptions.secretFile`), saying when it was made. */
+async function keptSecretFile(
+  path: string,
+  ports: { files: Files; entropy: Entropy },
+  log: Logger,
+): Promise<{ path: string; secret: Uint8Array }> {
+  const { secret, created } = await keptSecret(path, ports);
+  if (created)
+    log.info({ secretFile: path }, "wrote a new secret, kept for the runs given this file");
+  return { path, secret };
 }
 
 function poolOf(workers: EngineOptions["workers"]): WorkerPool {

@@ -39,6 +39,29 @@ export async function writeSecretFile(
 }
 
 /**
+ * The secret kept in the file at `path` for run after run (an operator's `baton run
+ * --secret-file`): read as `readSecret` reads it, or, when nothing is there, made first (32
+ * random bytes as hex, mode 0600, parent folders as needed; `created` is then true). Workers
+ * given the same file join every run that keeps it, so a worker started with `--retry-for`
+ * outlives a coordinator that is started again.
+ *
+ * @example
+ * ```ts
+ * const { secret, created } = await keptSecret("/etc/baton/cluster.secret");
+ * ```
+ */
+export async function keptSecret(
+  path: string,
+  ports: { files?: Files; entropy?: Entropy } = {},
+): Promise<{ secret: Uint8Array; created: boolean }> {
+  const files = ports.files ?? nodeFiles();
+  const entropy = ports.entropy ?? nodeEntropy();
+  const hex = Buffer.from(entropy.bytes(SECRET_BYTES)).toString("hex");
+  const created = await files.createExclusive(path, `${hex}\n`, 0o600);
+  return { secret: await readSecret({ secretFile: path }), created };
+}
+
+/**
  * Reads a worker's run secret from `secretFile` (hex; the file must be private to its owner,
  * mode 0600 or stricter) or, without a file, from `BATON_SECRET` in `env` (hex). Errors
  * name the file or the variable, never what it holds.

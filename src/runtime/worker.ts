@@ -76,6 +76,16 @@ export interface WorkerOptions {
    * is larger with a `JobTooLarge` error instead of sending it.
    */
   maxFrameBytes?: number;
+  /**
+   * Called when the coordinator's welcome has proved it knows the secret, with the run's id:
+   * the worker has joined the run.
+   *
+   * @example
+   * ```ts
+   * await runWorker({ ...options, onWelcome: (run) => console.error(`joined run ${run}`) });
+   * ```
+   */
+  onWelcome?: (run: string) => void;
 }
 
 /** How a worker's connection ended. `code` 1000 is the coordinator's normal stop. */
@@ -84,6 +94,12 @@ export interface WorkerExit {
   reason: string;
   /** Jobs this worker ran to a result. */
   jobsRun: number;
+  /**
+   * Settles once the job that was running when the connection ended has stopped (its handler
+   * aborted and returned, or its thread ended); settled already when none was running. A
+   * worker that connects again waits for it, so that it never runs two jobs at once.
+   */
+  jobStopped: Promise<void>;
 }
 
 /**
@@ -140,6 +156,8 @@ class WorkerSession {
   private ended = false;
   /** The id of the job running now. */
   private running: string | undefined;
+  /** Settles `WorkerExit.jobStopped`: set when the session ends under a running job. */
+  private stoppedJob: () => void = () => {};
   private readonly runner: JobRunner;
   /**
    * Armed at connecting for the welcome deadline, then re-armed by the welcome for silence;
@@ -174,10 +192,12 @@ class WorkerSession {
     if (this.ended) return;
     this.ended = true;
     this.silence?.stop();
+    let jobStopped = Promise.resolve();
     if (this.running !== undefined) {
+      jobStopped = new Promise((resolve) => (this.stoppedJob = resolve));
       this.runner.abort(`connection closed: ${reason || describeClose(code)}`);
     }
-    this.resolve({ code, reason, jobsRun: this.jobsRun });
+    this.resolve({ code, reason, jobsRun: this.jobsRun, jobStopped });
   }
 
   private send(frame: ToCoordinator): void {
@@ -267,6 +287,7 @@ class WorkerSession {
           { protocol: frame.protocol, run: frame.run, heartbeatMs: frame.heartbeatMs },
           "welcomed",
         );
+        this.options.onWelcome?.(frame.run);
         return;
       case "job":
         if (!this.welcomed) this.violation("a job frame before welcome");
@@ -294,6 +315,7 @@ class WorkerSession {
 
   private answer(result: ResultFrame): void {
     this.running = undefined;
+    this.stoppedJob();
     this.jobsRun++;
     const text = encode(result);
     const limit = this.maxFrameBytes;

@@ -3,10 +3,11 @@
  * machine would: pasted into a shell in another directory, then the coordinator killed and
  * started again. Every process is stopped by its pid when the test ends.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { freePort } from "../../src/runtime/freePort.ts";
 import { type BatonProcess, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { stderrMatches } from "../fixtures/stderrMatches.ts";
 import { within } from "../fixtures/within.ts";
@@ -70,7 +71,7 @@ describe("the join command baton run --workers 0 prints", () => {
     const farExit = await within(far.exit, 10_000, "the worker's exit after its coordinator died");
     expect(farExit.code).toBe(3);
     expect(farExit.stderr).toMatch(
-      /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 1006 .*; baton worker does not reconnect by itself: start it again once the coordinator is reachable \(a run started again prints a new command: its port and secret file are new\)$/m,
+      /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 1006 .*; start the worker again once the coordinator is reachable, or give it --retry-for DURATION to have it try by itself \(a run started again keeps its address and secret only when baton run is given --listen HOST:PORT and --secret-file FILE\)$/m,
     );
 
     const second = coordinator();
@@ -89,5 +90,71 @@ describe("the join command baton run --workers 0 prints", () => {
     expect((await again.exit).code).toBe(0);
     // Jobs completed before the kill were not computed again.
     expect(readdirSync(calls).filter((c) => c.startsWith("leaf-")).length).toBeLessThan(8);
+  }, 120_000);
+
+  it("with --listen and --secret-file kept, a worker started first with --retry-for joins the run, outlives the coordinator's SIGKILL and joins the run started again", async () => {
+    const dir = tempDir();
+    const calls = join(dir, "calls");
+    mkdirSync(calls);
+    const env = { BATON_TEST_JOBS: "6", BATON_TEST_DELAY_MS: "700", BATON_TEST_CALLS: calls };
+    const address = `127.0.0.1:${await freePort()}`;
+    const secretFile = join(dir, "kept", "cluster.secret");
+    const coordinator = () =>
+      startBaton(
+        [
+          "run",
+          "test/fixtures/counted.graph.ts",
+          "--workers",
+          "0",
+          "--listen",
+          address,
+          "--secret-file",
+          secretFile,
+          "--store",
+          join(dir, "store"),
+        ],
+        { env },
+      );
+
+    // The first run makes the secret file; the worker, started before it, waits for it.
+    const first = coordinator();
+    const join1 = await joinCommand(first);
+    expect(statSync(secretFile).mode & 0o777).toBe(0o600);
+    const worker = startBaton([...join1, "--retry-for", "1m"], { env });
+    await within(
+      (async () => {
+        while (readdirSync(calls).length < 2) await new Promise((r) => setTimeout(r, 50));
+      })(),
+      40_000,
+      "the first jobs",
+    );
+    first.child.kill("SIGKILL");
+    await stderrMatches(
+      worker.stderr,
+      /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 1006 .*; trying again for up to 1m \(--retry-for\)$/m,
+    );
+    const kept = readFileSync(secretFile, "utf8");
+
+    const second = coordinator();
+    expect(await joinCommand(second)).toEqual(join1);
+    await stderrMatches(
+      worker.stderr,
+      /^baton worker: joined run \S+ at ws:\/\/127\.0\.0\.1:\d+ again$/m,
+    );
+    const { code, stderr } = await within(second.exit, 60_000, "the second run");
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/\d+ results? reused from the store/);
+    const workerExit = await within(worker.exit, 10_000, "the worker's exit");
+    expect(workerExit.code).toBe(0);
+    expect(workerExit.stderr).toMatch(
+      /stopped this worker \(the run is finished\) after (\d+) jobs here$/m,
+    );
+    // Its count covers both runs: the jobs before the kill and the rest.
+    const [, ran] = /after (\d+) jobs here/.exec(workerExit.stderr)!;
+    expect(Number(ran)).toBe(readdirSync(calls).length);
+    // The run kept the file and what it holds, for the next run and its workers.
+    expect(readFileSync(secretFile, "utf8")).toBe(kept);
+    expect(`${workerExit.stderr}${stderr}`).not.toContain(kept.trim());
+    expect(readdirSync(calls).filter((c) => c.startsWith("leaf-")).length).toBeLessThan(12);
   }, 120_000);
 });

@@ -13,10 +13,12 @@ import { type JobSpec, job } from "../../src/graph/job.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
-import { readSecret, writeSecretFile } from "../../src/runtime/secret.ts";
+import { keptSecret, readSecret, writeSecretFile } from "../../src/runtime/secret.ts";
 import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { silentCoordinator } from "../fixtures/silentCoordinator.ts";
 import { startSocketCoordinator } from "../fixtures/socketCoordinator.ts";
+import { stderrMatches } from "../fixtures/stderrMatches.ts";
+import { within } from "../fixtures/within.ts";
 import * as fixture from "../fixtures/worker.jobs.ts";
 
 const JOBS = "test/fixtures/worker.jobs.ts";
@@ -41,7 +43,12 @@ function tempDir(): string {
  * A coordinator for `graph` on a fresh 127.0.0.1 port, run from this test's process; `impatient`
  * pings every 500 ms and drops a worker silent for 2 s.
  */
-async function startCoordinator(graph: JobSpec[], secret: Uint8Array, impatient = false) {
+async function startCoordinator(
+  graph: JobSpec[],
+  secret: Uint8Array,
+  impatient = false,
+  listen?: string,
+) {
   const jobs = loadJobs(jobsOf(fixture, JOBS), moduleSource(join(ROOT, JOBS)));
   const coordinator = await startSocketCoordinator({
     graph,
@@ -49,6 +56,7 @@ async function startCoordinator(graph: JobSpec[], secret: Uint8Array, impatient 
     secret,
     run: "e2e",
     ...(impatient && { heartbeatMs: 500, deadAfterMs: 2_000 }),
+    ...(listen !== undefined && { listen }),
   });
   cleanups.push(coordinator.close);
   return coordinator;
@@ -130,7 +138,7 @@ describe("baton worker", () => {
       /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 4001 \(.+\): authentication failed/m,
     );
     // Starting it again the same way would not help.
-    expect(stderr).not.toContain("does not reconnect");
+    expect(stderr).not.toContain("--retry-for");
     expect(`${stdout}${stderr}`).not.toContain(hex(secret));
   });
 
@@ -209,7 +217,7 @@ describe("baton worker", () => {
     const { code, stderr } = await worker(workerArgs(coordinator.address, path)).exit;
     expect(code).toBe(3);
     expect(stderr).toContain(
-      `baton worker: gave up on the coordinator at ${coordinator.address} (code 4009): no frame or ping from the coordinator for 200 ms; it may have crashed or the network dropped the connection; check that it is still running and reachable from here, then start the worker again`,
+      `baton worker: gave up on the coordinator at ${coordinator.address} (code 4009): no frame or ping from the coordinator for 200 ms; it may have crashed or the network dropped the connection; check that it is still running and reachable from here; start the worker again once the coordinator is reachable, or give it --retry-for DURATION to have it try by itself (a run started again keeps its address and secret only when baton run is given --listen HOST:PORT and --secret-file FILE)`,
     );
     expect((await coordinator.closed).code).toBe(4009);
   });
@@ -285,6 +293,61 @@ describe("baton worker", () => {
     expect(refused.stderr).toContain(
       `baton worker: cannot connect to ${address}: connection refused`,
     );
+  });
+
+  it("with --retry-for, started before its coordinator listens, joins it once it does", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    const port = await closedPort();
+    const address = `ws://127.0.0.1:${port}`;
+    const waiting = worker(workerArgs(address, path, "--retry-for", "1m"));
+    await stderrMatches(
+      waiting.stderr,
+      new RegExp(
+        `^baton worker: cannot connect to ${address}: connection refused .*; trying again for up to 1m \\(--retry-for\\)$`,
+        "m",
+      ),
+    );
+    const doubled = job("double", 21);
+    const coordinator = await startCoordinator([doubled], secret, false, address);
+    await coordinator.finished;
+    const { code, stderr } = await within(waiting.exit, 10_000, "the worker's exit");
+    expect(code).toBe(0);
+    expect(coordinator.record(doubled)).toMatchObject({ state: "completed", value: 42 });
+    // It says it is trying once, not at every attempt.
+    expect(stderr.match(/trying again/g)).toHaveLength(1);
+  });
+
+  it("with --retry-for, gives up and exits 3 once the coordinator stayed unreachable that long", async () => {
+    const { path } = await writeSecretFile(tempDir());
+    const address = `ws://127.0.0.1:${await closedPort()}`;
+    const started = Date.now();
+    const { code, stderr } = await worker(workerArgs(address, path, "--retry-for", "2s")).exit;
+    expect(code).toBe(3);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(stderr).toMatch(
+      new RegExp(
+        `^baton worker: cannot connect to ${address}: connection refused .*; gave up: the coordinator was not reachable again within 2s \\(--retry-for\\)$`,
+        "m",
+      ),
+    );
+    const bad = await worker(workerArgs(address, path, "--retry-for", "10")).exit;
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      '--retry-for must be a duration with its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "10"',
+    );
+  });
+
+  it("with --retry-for, does not retry a refusal that connecting again cannot cure (4001)", async () => {
+    const coordinator = await startCoordinator([job("double", 1)], nodeEntropy().bytes(32));
+    const { path } = await writeSecretFile(tempDir());
+    const started = Date.now();
+    const { code, stderr } = await worker(
+      workerArgs(coordinator.address, path, "--retry-for", "1m"),
+    ).exit;
+    expect(code).toBe(3);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(stderr).toMatch(/closed with code 4001 .*authentication failed/);
+    expect(stderr).not.toContain("trying again");
   });
 
   it("on SIGTERM aborts the running job, which goes back to the coordinator, and exits 143", async () => {
@@ -390,6 +453,19 @@ describe("the run secret", () => {
     await expect(readSecret({ secretFile: path })).resolves.toEqual(secret);
     await expect(readSecret({ env: { BATON_SECRET: hex(secret) } })).resolves.toEqual(secret);
     expect((await writeSecretFile(dir)).path).not.toBe(path);
+  });
+
+  it("kept in a file of the operator's is made 0600 when missing and then read as it is", async () => {
+    const path = join(tempDir(), "kept", "cluster.secret");
+    const made = await keptSecret(path);
+    expect(made.created).toBe(true);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const again = await keptSecret(path);
+    expect(again).toEqual({ secret: made.secret, created: false });
+    chmodSync(path, 0o644);
+    await expect(keptSecret(path)).rejects.toThrow(
+      `secret file ${path} is readable by others (mode 0644); chmod 600 ${path}`,
+    );
   });
 
   it("is refused when it is not hex or too short, without quoting it", async () => {

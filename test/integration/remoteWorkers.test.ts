@@ -76,8 +76,10 @@ async function startRun() {
     if (e.state === "running") running.push(e.id);
   });
   const listening = await new Promise<ListeningEvent>((resolve) => run.on("listening", resolve));
-  /** `baton worker` for this run at `address` (the run's own by default), named `name`. */
-  const worker = (name: string, address = listening.address): BatonProcess =>
+  /**
+   * `baton worker ...more` for this run at `address` (the run's own by default), named `name`.
+   */
+  const worker = (name: string, address = listening.address, ...more: string[]): BatonProcess =>
     startBaton(
       [
         "worker",
@@ -89,6 +91,7 @@ async function startRun() {
         fixture,
         "--name",
         name,
+        ...more,
       ],
       {
         cwd: dir,
@@ -123,12 +126,12 @@ describe("workers joined by hand, across a network that fails", () => {
       "both",
       // Whichever comes first: its own silence limit, or the coordinator ending the TCP
       // connection after the close it sent (which the pause held) went unanswered.
-      /^baton worker: (?:gave up on the coordinator at ws:\/\/127\.0\.0\.1:\d+ \(code 4009\).*then start the worker again$|connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 1006 .*start it again once the coordinator is reachable)/m,
+      /^baton worker: (?:gave up on the coordinator at ws:\/\/127\.0\.0\.1:\d+ \(code 4009\).*start the worker again once the coordinator is reachable, or give it --retry-for DURATION.*$|connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 1006 .*start the worker again once the coordinator is reachable, or give it --retry-for DURATION)/m,
     ],
     [
       "from the worker only, half-open",
       "up",
-      /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 4005 .*the network between them stopped carrying the worker's frames.*; baton worker does not reconnect by itself: start it again/m,
+      /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 4005 .*the network between them stopped carrying the worker's frames.*; start the worker again once the coordinator is reachable, or give it --retry-for DURATION/m,
     ],
   ])(
     "a pause (%s) costs the worker its lease and connection: the job runs again once elsewhere, is stored once, and the worker says why it stopped",
@@ -169,7 +172,7 @@ describe("workers joined by hand, across a network that fails", () => {
 
     expect(farExit.code).toBe(3);
     expect(farExit.stderr).toMatch(
-      /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 1006 .*the network failed or the peer crashed.*; baton worker does not reconnect by itself: start it again once the coordinator is reachable/m,
+      /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 1006 .*the network failed or the peer crashed.*; start the worker again once the coordinator is reachable, or give it --retry-for DURATION to have it try by itself/m,
     );
     expect(lines.find((l) => l.msg === "worker lost")).toMatchObject({
       level: 40,
@@ -181,6 +184,27 @@ describe("workers joined by hand, across a network that fails", () => {
     expect(result.jobs.get(running[0]!)).toMatchObject({ attempts: 2, lostWorkers: ["far"] });
     expect(store.writes).toBe(4);
     expect((await near.exit).code).toBe(0);
+  }, 60_000);
+
+  it("with --retry-for, a worker whose connection was reset joins the same run again and finishes it", async () => {
+    const { run, running, worker, proxy, store } = await startRun();
+    const far = worker("far", proxy.address, "--retry-for", "1m");
+    await until(() => running.length === 1, "the far worker's first job");
+    // The welcome and the job are on their way when the lease is granted: let them arrive
+    // (the job runs for LEAF_MS), so that the worker has joined once before the reset.
+    await new Promise((r) => setTimeout(r, 300));
+    proxy.reset();
+    const result = await within(Promise.resolve(run), 45_000, "the run");
+    const farExit = await within(far.exit, 10_000, "the far worker's exit");
+
+    expect(result.ok).toBe(true);
+    // The reset lost its lease (the lost-worker path); the same worker, joined again, ran it.
+    expect(result.jobs.get(running[0]!)).toMatchObject({ attempts: 2, lostWorkers: ["far"] });
+    expect(store.writes).toBe(4);
+    expect(farExit.code).toBe(0);
+    expect(farExit.stderr).toMatch(
+      /closed with code 1006 .*; trying again for up to 1m \(--retry-for\)\nbaton worker: joined run \S+ at ws:\/\/127\.0\.0\.1:\d+ again\n/,
+    );
   }, 60_000);
 
   it("a worker stopped with SIGINT leaves at info, not as a lost worker", async () => {

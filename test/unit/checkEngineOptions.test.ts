@@ -47,6 +47,10 @@ describe("createEngine's options", () => {
       "deadAfterMs (1000 ms) must be more than heartbeatMs (1000 ms), the time between two pings: every worker would be judged dead before its next ping",
     ],
     [
+      { secretFile: "" },
+      "secretFile is an empty path; give the file that keeps the secret from run to run, or leave secretFile out for a new secret each run",
+    ],
+    [
       { logsDir: "" },
       "logsDir is an empty path, which would fill the current directory with the run's folders; give a directory",
     ],

@@ -97,7 +97,7 @@ async function expectGivesUpAt(
   await advance(w.clock, limitMs - 1);
   expect(w.exit()).toBeUndefined();
   await advance(w.clock, 1);
-  expect(w.exit()).toEqual({ code: CloseCode.coordinatorSilent, reason, jobsRun: 0 });
+  expect(w.exit()).toMatchObject({ code: CloseCode.coordinatorSilent, reason, jobsRun: 0 });
   await drain();
   expect(w.closes).toEqual([[CloseCode.coordinatorSilent, reason]]);
   expect(w.clock.pending).toBe(0);
@@ -181,7 +181,11 @@ describe("the worker's silence watchdog", () => {
     const w = await connected({ heartbeatMs: 5_000 });
     w.coordinator.close(CloseCode.normal, "the run is finished");
     await drain();
-    expect(w.exit()).toEqual({ code: CloseCode.normal, reason: "the run is finished", jobsRun: 0 });
+    expect(w.exit()).toMatchObject({
+      code: CloseCode.normal,
+      reason: "the run is finished",
+      jobsRun: 0,
+    });
     expect(w.clock.pending).toBe(0);
   });
 });

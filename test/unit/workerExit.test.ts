@@ -1,0 +1,91 @@
+/**
+ * What `runWorker` tells a caller that connects again (`baton worker --retry-for`): the run it
+ * joined, through `onWelcome`, and, when the connection ended under a running job, when that
+ * job has stopped, so the next connection never runs a second job beside it.
+ */
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { type JobContext, loadJobs } from "../../src/runtime/jobModule.ts";
+import { memoryNet } from "../../src/runtime/memoryNet.ts";
+import { runWorker } from "../../src/runtime/worker.ts";
+import { HAND_DRIVEN_SECRET, handDrivenCoordinator } from "../fixtures/handDrivenCoordinator.ts";
+
+const ADDRESS = "memory://coordinator";
+
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 2));
+  expect(check()).toBe(true);
+}
+
+describe("a worker's exit", () => {
+  it("names the run it joined, and settles jobStopped only once a handler that ignored its abort returned", async () => {
+    const net = memoryNet();
+    const end = handDrivenCoordinator(await net.listen(ADDRESS), {});
+    let release!: () => void;
+    let aborted = false;
+    const jobs = loadJobs({
+      // Ignores its AbortSignal until the test releases it.
+      stubborn: (_: null, ctx: JobContext) => {
+        ctx.signal.addEventListener("abort", () => (aborted = true));
+        return new Promise<string>((resolve) => (release = () => resolve("late")));
+      },
+    });
+    const runs: string[] = [];
+    const exit = runWorker({
+      net,
+      address: ADDRESS,
+      jobs,
+      name: "w-1",
+      resources: {},
+      secret: HAND_DRIVEN_SECRET,
+      logger: pino({ level: "silent" }),
+      onWelcome: (run) => runs.push(run),
+    });
+    await until(() => end.welcomed);
+    await until(() => runs.length === 1);
+    expect(runs).toEqual(["r1"]);
+    end.link!.send(
+      JSON.stringify({
+        type: "job",
+        id: "j1",
+        kind: "stubborn",
+        input: null,
+        deps: {},
+        attempt: 1,
+      }),
+    );
+    await until(() => release !== undefined);
+    end.link!.close(1011, "the coordinator failed");
+    const { code, jobStopped } = await exit;
+    expect(code).toBe(1011);
+    expect(aborted).toBe(true);
+    let stopped = false;
+    void jobStopped.then(() => (stopped = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(stopped).toBe(false);
+    release();
+    await jobStopped;
+  });
+
+  it("has jobStopped settled already when no job was running", async () => {
+    const net = memoryNet();
+    const end = handDrivenCoordinator(await net.listen(ADDRESS), {});
+    const exit = runWorker({
+      net,
+      address: ADDRESS,
+      jobs: loadJobs({ idle: () => null }),
+      name: "w-1",
+      resources: {},
+      secret: HAND_DRIVEN_SECRET,
+      logger: pino({ level: "silent" }),
+    });
+    await until(() => end.welcomed);
+    end.link!.close(1000, "run finished");
+    const { jobStopped } = await exit;
+    let stopped = false;
+    void jobStopped.then(() => (stopped = true));
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(stopped).toBe(true);
+  });
+});
