@@ -181,8 +181,11 @@ export async function workerCommand(argv: string[]): Promise<number> {
   let jobsRun = 0;
   let joined = false;
   const onWelcome = (run: string) => {
-    if (joined) {
-      process.stderr.write(`baton worker: joined run ${run} at ${address} again\n`);
+    // A worker that said it was trying says when it got through.
+    if (lostAt !== undefined) {
+      process.stderr.write(
+        `baton worker: joined run ${run} at ${address}${joined ? " again" : ""}\n`,
+      );
     }
     joined = true;
     lostAt = undefined;

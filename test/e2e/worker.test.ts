@@ -313,8 +313,9 @@ describe("baton worker", () => {
     const { code, stderr } = await within(waiting.exit, 10_000, "the worker's exit");
     expect(code).toBe(0);
     expect(coordinator.record(doubled)).toMatchObject({ state: "completed", value: 42 });
-    // It says it is trying once, not at every attempt.
+    // It says it is trying once, not at every attempt, and when it got through.
     expect(stderr.match(/trying again/g)).toHaveLength(1);
+    expect(stderr).toContain(`baton worker: joined run e2e at ${address}\n`);
   });
 
   it("with --retry-for, gives up and exits 3 once the coordinator stayed unreachable that long", async () => {
