@@ -8,6 +8,7 @@ import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { reapDeployments } from "../runtime/reaper.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
+import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 const REAP_USAGE = `usage: baton reap [--state-dir DIR] [options]
 
@@ -52,10 +53,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
   if (!LOG_LEVELS.includes(level)) {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
   }
-  const grace = values["grace-ms"];
-  if (grace !== undefined && !(/^\d+$/.test(grace) && Number(grace) >= 1)) {
-    throw new ConfigError(`--grace-ms must be a whole number of milliseconds ≥ 1, not "${grace}"`);
-  }
+  const grace = wholeNumberFlag("--grace-ms", values["grace-ms"], MILLISECONDS);
   const stateDir = resolve(values["state-dir"] ?? DEFAULT_STATE_DIR);
   const report = await reapDeployments({
     stateDir,
@@ -63,7 +61,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
     files: nodeFiles(),
     clock: nodeClock(),
     logger: createLogger({ level }),
-    ...(grace !== undefined && { teardown: { termGraceMs: Number(grace) } }),
+    ...(grace !== undefined && { teardown: { termGraceMs: grace } }),
     ...(values["ssh-config"] !== undefined && {
       ssh: { configFile: resolve(values["ssh-config"]) },
     }),

@@ -121,13 +121,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (!LOG_LEVELS.includes(level)) {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
   }
-  const count = values.workers === undefined ? availableParallelism() : Number(values.workers);
   const inProcess = values["in-process"];
-  if (!Number.isInteger(count) || count < (inProcess ? 1 : 0) || values.workers?.trim() === "") {
-    throw new ConfigError(
-      `--workers must be a whole number of at least ${inProcess ? 1 : 0}, not "${values.workers}"`,
-    );
-  }
+  const count =
+    wholeNumberFlag("--workers", values.workers, "a number of workers", {
+      least: inProcess ? 1 : 0,
+    }) ?? availableParallelism();
   if (inProcess && values["handler-thread"]) {
     throw new ConfigError(
       "--handler-thread is for worker processes, and --in-process runs the handlers inside this process: leave one out",
@@ -306,12 +304,7 @@ function checkSlurmFlags(values: {
       "--slurm runs the workers in Slurm allocations: leave out --in-process and --workers (use --max-workers)",
     );
   }
-  const text = values["max-workers"];
-  const maxWorkers = text === undefined ? 4 : Number(text);
-  if (!Number.isInteger(maxWorkers) || maxWorkers < 1) {
-    throw new ConfigError(`--max-workers must be a whole number of at least 1, not "${text}"`);
-  }
-  return maxWorkers;
+  return wholeNumberFlag("--max-workers", values["max-workers"], "a number of allocations") ?? 4;
 }
 
 /** `--inspect` takes an optional URL: a bare `--inspect` means the default inspector. */

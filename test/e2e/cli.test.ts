@@ -461,8 +461,8 @@ describe("baton run", () => {
   });
 
   it.each([
-    [["--workers=-1", PIPELINE], '--workers must be a whole number of at least 0, not "-1"'],
-    [["--workers=", PIPELINE], '--workers must be a whole number of at least 0, not ""'],
+    [["--workers=-1", PIPELINE], '--workers must be a number of workers ≥ 0, not "-1"'],
+    [["--workers=", PIPELINE], '--workers must be a number of workers ≥ 0, not ""'],
     [["--log-level", "loud", PIPELINE], "--log-level must be one of trace, debug, info, warn"],
     [[], "baton run takes one graph module"],
     [["--keep-logs", "0", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "0"'],

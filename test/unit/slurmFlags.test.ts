@@ -20,10 +20,11 @@ describe("baton run --slurm flags", () => {
     }
   });
 
-  it("refuses a --max-workers that is not a whole number of at least 1", async () => {
-    for (const value of ["0", "-1", "1.5", "two"]) {
+  it("refuses a --max-workers that is not written as a whole number of at least 1", async () => {
+    // An exponent or hex is refused like a sign: Number() read 2e0 as 2 and 0x4 as 4.
+    for (const value of ["0", "-1", "1.5", "two", "2e0", "0x4", " 2", ""]) {
       await expect(runCommand([GRAPH, "--slurm", `--max-workers=${value}`])).rejects.toThrow(
-        `--max-workers must be a whole number of at least 1, not "${value}"`,
+        new ConfigError(`--max-workers must be a number of allocations ≥ 1, not "${value}"`),
       );
     }
   });
