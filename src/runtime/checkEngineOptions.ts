@@ -19,12 +19,13 @@ const DURATIONS = [
 
 /**
  * Refuses, with a `ConfigError` naming the option, the engine options no run could use: a
- * count of workers, a throttle, `maxLost` or `keepLogs` that is not a whole number of at least 1, a
- * throttle on a kind the job module does not define (a typo there limited nothing), a
- * duration that is not a finite number of milliseconds above 0, a `store`, `batonDir` or `logsDir` that
- * is an empty path. Such a value used to hang a run (no worker, a throttle of 0), fail every
- * job as lost (a NaN timeout) or write `results/`, `logs/` and `run/` into the current
- * directory (an unset variable read as `""`).
+ * count of workers, a throttle, `maxLost`, `maxFrameBytes` or `keepLogs` that is not a whole
+ * number of at least 1, a throttle on a kind the job module does not define (a typo there
+ * limited nothing), a duration that is not a finite number of milliseconds above 0, a
+ * `leaseTimeoutMs` or `deadAfterMs` not above `heartbeatMs`, a `store`, `batonDir` or `logsDir`
+ * that is an empty path. Such a value used to hang a run (no worker, a throttle of 0), fail
+ * every job as lost (a NaN timeout, a lease that expires before its first renewal) or write
+ * `results/`, `logs/` and `run/` into the current directory (an unset variable read as `""`).
  *
  * @example
  * ```ts
