@@ -43,7 +43,8 @@ export interface SimulateOptions {
   faults?: FaultProfile | readonly Fault[];
   /**
    * Virtual ms by which the run must be over (liveness), a whole number of at least 1;
-   * default: 10 minutes plus 4 minutes per job and worker after the last fault ends.
+   * default: 10 minutes after the last fault ends, plus 4 minutes for each job divided by the
+   * workers (100 jobs on 8 workers: 50 minutes more).
    */
   until?: number;
   /** Deliberate bugs to switch on (to prove the simulation catches them); one of `PLANTED_BUGS`. */
@@ -98,7 +99,7 @@ export interface SimulationResult {
 
 const STORE = "sim-store";
 const LIVENESS_BASE_MS = 600_000;
-/** Per job and worker: a drawn job works at most 60 s and runs at most 4 times. */
+/** Per job, divided by the workers: a drawn job works at most 60 s and runs at most 4 times. */
 const LIVENESS_PER_JOB_MS = 240_000;
 
 /** One silent logger for every simulated engine (making a pino logger per run is not free). */
