@@ -50,7 +50,8 @@ finishes once the faults are over.
   --ui-port P            the dashboard's port (default 0: any free port)
   -h, --help             this help
 
-Exit code: 0 when every seed passed, 1 when one failed, 2 for bad usage.`;
+Exit code: 0 when every seed passed, 1 when one failed, 2 for bad usage, 130 / 143 after
+SIGINT / SIGTERM (which say how many seeds were done and the command that runs the rest).`;
 
 /** The largest rank group drawn by default. */
 const DEFAULT_WORLD = 4;

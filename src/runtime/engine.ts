@@ -128,7 +128,11 @@ export interface EngineOptions extends ConnectionTimeouts {
    * ```
    */
   onCoordinator?: (coordinator: Actor<typeof coordinatorMachine>) => void;
-  /** Losses of a worker while running one job before it fails as poison (default 3). */
+  /**
+   * Losses of a worker while running one job before it fails as poison (default 3). A worker
+   * that leaves on purpose (it closes with 1001: Ctrl-C or SIGTERM, a preemption) gives its
+   * job back without counting.
+   */
   maxLost?: number;
   /** Most jobs of each listed kind running at once. */
   throttle?: Readonly<Record<string, number>>;

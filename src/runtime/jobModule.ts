@@ -17,7 +17,10 @@ export interface JobContext {
   readonly results: readonly Json[];
   /** The same results, by job id. */
   readonly deps: Readonly<Record<string, Json>>;
-  /** Aborted when the run is cancelled or this job's lease is withdrawn. */
+  /**
+   * Aborted when the run is cancelled, the attempt runs past its `timeoutMs`, or the worker's
+   * connection to the coordinator closes; its `reason` says which.
+   */
   readonly signal: AbortSignal;
   /** Reports progress; shown by the CLI and emitted by `Run`. */
   progress(update: { done?: number; total?: number; message?: string }): void;
