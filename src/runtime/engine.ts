@@ -35,10 +35,8 @@ import { sweepAbandonedRunFiles } from "./runFiles.ts";
 import { DEFAULT_KEEP_LOGS, pruneRunLogs, runLogsDir } from "./runLogs.ts";
 import { keptSecret, writeSecretFile } from "./secret.ts";
 import type { RunningPool, WorkerPool } from "./workerPool.ts";
-import { wsNet } from "./wsNet.ts";
+import { DEFAULT_MAX_FRAME_BYTES, wsNet } from "./wsNet.ts";
 
-/** DESIGN §8: the largest frame accepted. */
-const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
 /** How long a cancelled run waits for its running jobs to stop before it shuts down. */
 const DEFAULT_CANCEL_GRACE_MS = 10_000;
 /** A `store.reading` event every this many stored results read (and one at the end). */

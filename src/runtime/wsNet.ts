@@ -11,7 +11,7 @@ import { cannotListen } from "./cannotListen.ts";
 import type { Link, Listener, ListenOptions, Net } from "./ports.ts";
 
 /** DESIGN §8: the largest frame accepted unless `maxFrameBytes` says otherwise. */
-const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
+export const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /**
  * A closing link waits for the other end's answering close frame as long as the connection
