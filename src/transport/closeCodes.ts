@@ -28,7 +28,6 @@ export const CloseCode = {
   leaseExpired: 4005,
   codeMismatch: 4006,
   tooManyHandshakes: 4007,
-  replaced: 4008,
   coordinatorSilent: 4009,
 } as const;
 
@@ -45,7 +44,7 @@ export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
 const MEANINGS: Readonly<Record<number, string>> = {
   [CloseCode.normal]: "normal close: the run is finished or the peer is done; nothing to do",
   [CloseCode.goingAway]:
-    "going away: the other side is shutting down; reconnect if the run is still going",
+    "going away: the other side is shutting down; a worker started with --retry-for connects again, and joins if the run is still going",
   [CloseCode.protocolViolation]:
     "protocol violation: a frame was malformed or out of place; run the same baton build on both sides",
   [CloseCode.authFailed]:
@@ -62,8 +61,6 @@ const MEANINGS: Readonly<Record<number, string>> = {
     "code mismatch: the worker's job module (its file, the local files it imports, or a kind's version) differs from the coordinator's; deploy the same files to both and give --jobs the file the coordinator loaded (baton run's --jobs, or its graph module without --jobs)",
   [CloseCode.tooManyHandshakes]:
     "too many handshakes: too many connections were handshaking at once; retry after a delay",
-  [CloseCode.replaced]:
-    "replaced: a newer connection with the same worker id took over; make sure no two workers share an id",
   [CloseCode.coordinatorSilent]:
     "coordinator silent: the worker heard no frame and no ping from the coordinator for longer than its limit (default 4 × the coordinator's ping interval); check that the coordinator is still running and reachable, then start the worker again",
   1005: "closed without a status code: the peer gave no reason; check the peer's logs",
