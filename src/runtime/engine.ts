@@ -340,8 +340,9 @@ export function createEngine(options: EngineOptions): Engine {
         let poolError: Error | undefined;
         let grace: unknown;
         try {
-          // Everything was in the store: no worker is needed.
-          const nothingToRun = board.done;
+          // Everything was in the store, or the run was cancelled while it read the store: no
+          // worker is needed (decided once, before the sweep, which only a started pool follows).
+          const nothingToRun = board.done || cancelled !== undefined;
           const batonDir = store?.dir ?? options.batonDir ?? ".baton";
           const runDir = join(batonDir, "run");
           // Only a run that starts its pool sweeps: the pool cancels what the swept files stood

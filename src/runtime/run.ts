@@ -100,7 +100,8 @@ export interface StoreReadingEvent {
 
 /**
  * Where workers join a run, emitted as `listening` once the coordinator listens and before
- * the pool starts its workers (not at all when the store held every result): `address` for
+ * the pool starts its workers (not at all when the store held every result, or the run was
+ * cancelled before it listened, which then starts no worker): `address` for
  * `baton worker --connect`, and the run's secret file for `--secret-file` when the workers
  * are processes (a run with in-process workers has none).
  */

@@ -31,6 +31,7 @@ import {
   PoolError,
   type RunProgress,
   type RunResult,
+  type WorkerPool,
   wsNet,
 } from "../../src/index.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
@@ -1139,6 +1140,37 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     const result = await run;
     expect(result.get(chatty)).toMatchObject({ status: "completed", value: "done", attempts: 1 });
     expect(messages).toEqual([`${"p".repeat(1_000)}…`]);
+  });
+
+  it("cancel() before the workers start starts none: every job not stored ends cancelled", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-engine-"));
+    dirs.push(dir);
+    const inner = inProcessPool({ count: 1, resources: { cpus: 1 } });
+    let starts = 0;
+    const pool: WorkerPool = {
+      ...inner,
+      start(context) {
+        starts++;
+        return inner.start(context);
+      },
+    };
+    const engine = createEngine({ jobs: { one: (n: number) => n }, workers: pool, store: dir });
+
+    expect((await engine.run([job("one", 1)])).ok).toBe(true);
+    expect(starts).toBe(1);
+
+    const cancelledAtOnce = engine.run([job("one", 2)]);
+    cancelledAtOnce.cancel("the caller went away");
+    const cancelledReading = engine.run([job("one", 1), job("one", 3)]);
+    cancelledReading.on("store.reading", () => cancelledReading.cancel("not needed after all"));
+
+    expect((await cancelledAtOnce).counts).toMatchObject({ cancelled: 1, completed: 0 });
+    expect((await cancelledReading).counts).toMatchObject({
+      cancelled: 1,
+      completed: 1,
+      cached: 1,
+    });
+    expect(starts).toBe(1);
   });
 
   it("cancel() ends the run within cancelGraceMs even when a handler ignores its AbortSignal", async () => {
