@@ -32,7 +32,7 @@ import {
   type RunResult,
 } from "./run.ts";
 import { sweepAbandonedRunFiles } from "./runFiles.ts";
-import { DEFAULT_KEEP_LOGS, pruneRunLogs, runLogsDir } from "./runLogs.ts";
+import { DEFAULT_KEEP_LOGS, markRunLogsEnded, pruneRunLogs, runLogsDir } from "./runLogs.ts";
 import { keptSecret, writeSecretFile } from "./secret.ts";
 import type { RunningPool, WorkerPool } from "./workerPool.ts";
 import { DEFAULT_MAX_FRAME_BYTES, wsNet } from "./wsNet.ts";
@@ -76,8 +76,9 @@ export interface EngineOptions extends ConnectionTimeouts {
   logsDir?: string;
   /**
    * How many runs' log folders the default `logs/` keeps (default 20): a run that starts
-   * worker processes removes older ones, except those written in the last day, whose run may
-   * still be going. Not used with `logsDir`, which the caller looks after.
+   * worker processes removes older ones, except those written in the last day and not marked
+   * ended (a run marks its folder once its workers stopped), whose run may still be going.
+   * Not used with `logsDir`, which the caller looks after.
    */
   keepLogs?: number;
   /**
@@ -337,6 +338,8 @@ export function createEngine(options: EngineOptions): Engine {
         let secretFile: { path: string; secret: Uint8Array } | undefined;
         let server: CoordinatorServer | undefined;
         let workers: RunningPool | undefined;
+        /** The log folder this run chose for its worker processes, marked ended once they stop. */
+        let ownLogsDir: string | undefined;
         let poolError: Error | undefined;
         let grace: unknown;
         try {
@@ -393,7 +396,9 @@ export function createEngine(options: EngineOptions): Engine {
             });
           }
           const logsRoot = join(batonDir, "logs");
+          const logsDir = options.logsDir ?? runLogsDir(logsRoot, startedAt, runId);
           if (options.logsDir === undefined && pool.remote && !nothingToRun) {
+            ownLogsDir = logsDir;
             await pruneRunLogs(logsRoot, {
               // This run's folder is made by the pool, after: it is one of the runs kept.
               keep: (options.keepLogs ?? DEFAULT_KEEP_LOGS) - 1,
@@ -408,7 +413,7 @@ export function createEngine(options: EngineOptions): Engine {
                 net,
                 secret,
                 ...(secretFile && { secretFile: secretFile.path }),
-                logsDir: options.logsDir ?? runLogsDir(logsRoot, startedAt, runId),
+                logsDir,
                 jobs,
                 logger: log,
                 clock,
@@ -449,6 +454,7 @@ export function createEngine(options: EngineOptions): Engine {
             await listener.close();
             server?.stop();
             await workers?.stop();
+            if (ownLogsDir !== undefined) await markRunLogsEnded(ownLogsDir, log);
           } finally {
             // Even when the pool cannot confirm its stop, the secret does not outlive the run,
             // unless the caller keeps it for the next.

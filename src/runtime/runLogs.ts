@@ -1,4 +1,4 @@
-import { readdir, rm, stat } from "node:fs/promises";
+import { readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 
@@ -7,6 +7,9 @@ export const DEFAULT_KEEP_LOGS = 20;
 
 /** A folder written this recently may belong to a run still going: it is never removed. */
 const RECENT_MS = 24 * 60 * 60 * 1000;
+
+/** The file in a run's log folder that says its run has ended and its workers are gone. */
+const ENDED_FILE = "ended";
 
 /** `2026-12-04T13-50-01-123Z-<id>`: a run's log folder, named so that names sort by start. */
 const RUN_FOLDER = /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-[\w-]+$/;
@@ -27,9 +30,31 @@ export function runLogsDir(root: string, startedAt: number, id: string): string 
 }
 
 /**
+ * Marks the log folder of a run that has ended, once its workers are gone: pruning may then
+ * remove it however recently it was written. A folder that does not exist (no worker wrote
+ * to it) stays absent; a mark that cannot be written is logged, and the folder is kept for a
+ * day like one whose run may still be going.
+ *
+ * @example
+ * ```ts
+ * await pool.stop();
+ * await markRunLogsEnded(logsDir, logger);
+ * ```
+ */
+export async function markRunLogsEnded(dir: string, logger: Logger): Promise<void> {
+  try {
+    await writeFile(join(dir, ENDED_FILE), "", { mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    logger.warn({ err: error, dir }, "could not mark the run's logs as ended; they are kept a day");
+  }
+}
+
+/**
  * Removes the log folders of old runs under `root`: all but the newest `keep`, except a
- * folder with a file written in the last day, whose run may still be going (a long run
- * started before many short ones). Other entries (a user's own files, the flat logs of
+ * folder with a file written in the last day and no mark that its run ended
+ * ({@link markRunLogsEnded}), whose run may still be going (a long run started before many
+ * short ones, or one killed before it could mark its folder). Other entries (a user's own files, the flat logs of
  * older versions) are left alone. What cannot be removed is logged and skipped: pruning
  * never fails a run. Resolves to the folders removed.
  *
@@ -54,7 +79,7 @@ export async function pruneRunLogs(
   for (const name of old) {
     const dir = join(root, name);
     try {
-      if ((await lastWritten(dir)) > options.now - RECENT_MS) continue;
+      if (!(await hasEnded(dir)) && (await lastWritten(dir)) > options.now - RECENT_MS) continue;
       await rm(dir, { recursive: true, force: true });
       removed.push(dir);
     } catch (error) {
@@ -65,6 +90,15 @@ export async function pruneRunLogs(
     options.logger.info({ removed: removed.length, keep: options.keep }, "removed old runs' logs");
   }
   return removed;
+}
+
+/** Whether a run's log folder is marked as its run's, ended. */
+async function hasEnded(dir: string): Promise<boolean> {
+  try {
+    return (await stat(join(dir, ENDED_FILE))).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** When anything in a run's log folder (not below) was last written, in ms since the epoch. */

@@ -5,7 +5,15 @@
  */
 import { spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { type AddressInfo, connect } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -566,6 +574,37 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
     });
     expect((await rerun).counts).toMatchObject({ completed: 3, cached: 3 });
     expect(listened).toBe(false);
+  });
+
+  it("keeps keepLogs runs' log folders of one engine's runs, not every folder written in the last day", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-logs-"));
+    dirs.push(store);
+    // In-process workers that join over WebSockets, as worker processes do, and write their
+    // logs where the run says.
+    const inner = inProcessPool({ count: 1, resources: { cpus: 1 } });
+    const pool: WorkerPool = {
+      ...inner,
+      remote: true,
+      start(context) {
+        mkdirSync(context.logsDir, { recursive: true });
+        writeFileSync(join(context.logsDir, "worker-1.log"), "{}\n");
+        return inner.start(context);
+      },
+    };
+    const engine = createEngine({
+      jobs: { step: (n: number) => n },
+      workers: pool,
+      store,
+      keepLogs: 2,
+    });
+
+    for (const n of [1, 2, 3, 4]) expect((await engine.run([job("step", n)])).ok).toBe(true);
+
+    const folders = readdirSync(join(store, "logs"));
+    expect(folders).toHaveLength(2);
+    for (const folder of folders) {
+      expect(readdirSync(join(store, "logs", folder)).sort()).toEqual(["ended", "worker-1.log"]);
+    }
   });
 
   it("a result the store cannot write fails that attempt, and the job runs again", async () => {

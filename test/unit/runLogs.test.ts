@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { pruneRunLogs, runLogsDir } from "../../src/runtime/runLogs.ts";
+import { markRunLogsEnded, pruneRunLogs, runLogsDir } from "../../src/runtime/runLogs.ts";
 
 const dirs: string[] = [];
 
@@ -69,6 +69,23 @@ describe("run logs", () => {
 
     expect(removed).toEqual([join(root, short!)]);
     expect(readdirSync(root)).toContain(long);
+  });
+
+  it("removes the folder of a run marked ended however recently it was written", async () => {
+    const root = logsRoot([
+      { startedAt: now - 3 * 60_000, writtenAt: now - 2 * 60_000 },
+      { startedAt: now - 2 * 60_000, writtenAt: now - 60_000 },
+      { startedAt: now - 60_000, writtenAt: now - 1_000 },
+    ]);
+    const [ended, going, newest] = readdirSync(root).sort();
+    await markRunLogsEnded(join(root, ended!), silent);
+    // A run that started no worker has no folder, and marking it makes none.
+    await markRunLogsEnded(join(root, "2026-12-04T11-59-59-000Z-none"), silent);
+
+    const removed = await pruneRunLogs(root, { keep: 1, now, logger: silent });
+
+    expect(removed).toEqual([join(root, ended!)]);
+    expect(readdirSync(root).sort()).toEqual([going, newest]);
   });
 
   it("does nothing where there is no logs/ yet", async () => {
