@@ -47,8 +47,20 @@ export function inProcessPool(options: InProcessPoolOptions): WorkerPool {
           ),
         );
       };
+      // What a worker takes, and no more: a handler still stuck after the run ended holds its
+      // worker, which must not hold the run (the demand gauge reads the whole job board).
+      const { address, net, secret, jobs, logger, clock } = context;
       const start = (name: string): Promise<void> =>
-        runWorker({ ...context, name, resources: options.resources }).then(
+        runWorker({
+          address,
+          net,
+          secret,
+          jobs,
+          logger,
+          ...(clock && { clock }),
+          name,
+          resources: options.resources,
+        }).then(
           (exit) => {
             if (stopping || exit.code === 1000 || exit.code === 1001) return;
             const why = `ended with ${exit.code} (${exit.reason})`;

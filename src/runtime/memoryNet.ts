@@ -66,7 +66,7 @@ class MemoryLink implements Link {
     /** The largest frame this end accepts. */
     readonly maxFrameBytes: number,
     /** Runs once, when either end closes the link. */
-    private readonly onClosed: () => void,
+    private onClosed: () => void,
   ) {}
 
   /** Both ends of a new link: `[server, client]`. */
@@ -189,7 +189,22 @@ class MemoryLink implements Link {
     } else {
       this.closed = true;
       for (const handler of this.closeHandlers.splice(0)) handler(this.closeCode, this.closeReason);
+      this.release();
     }
+  }
+
+  /**
+   * Lets go of everything behind a closed end: nothing reaches its handlers any more, and the
+   * peer and the listener are done with it. A handler still running after its run ended
+   * holds its worker's end; before, that end held the other end's handlers and through them
+   * the coordinator and every result of the run.
+   */
+  private release(): void {
+    this.frameHandlers.length = 0;
+    this.pongHandlers.length = 0;
+    this.pingHandlers.length = 0;
+    this.peer = this;
+    this.onClosed = () => {};
   }
 
   /** Drops an oversized frame and, unless a close is already on its way, fails the link. */

@@ -18,6 +18,8 @@ import { type AddressInfo, connect } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
@@ -1210,6 +1212,47 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
       cached: 1,
     });
     expect(starts).toBe(1);
+  });
+
+  it("a handler still stuck after its run ended keeps nothing of the run alive: neither its coordinator nor its job board", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    // Handlers that wait for something that never comes within the run (a socket, a queue):
+    // the engine abandons them after cancelGraceMs.
+    const stuck: (() => void)[] = [];
+    const jobs = {
+      big: (n: number) => `${n}`.repeat(100_000),
+      stuck: () => new Promise<void>((resolve) => stuck.push(resolve)),
+    };
+    const refs: WeakRef<object>[] = [];
+    // The run and its listener are let go of when this returns: only the stuck handler holds on.
+    const runOnce = async () => {
+      const engine = createEngine({
+        jobs,
+        workers: 2,
+        cancelGraceMs: 10,
+        onCoordinator: (coordinator) => {
+          refs.push(new WeakRef(coordinator), new WeakRef(coordinator.getSnapshot().context.board));
+        },
+      });
+      const run = engine.run([job("big", 1), job("stuck", 2)]);
+      run.on("job", (event) => {
+        if (event.kind === "stuck" && event.state === "running") run.cancel("stop");
+      });
+      expect((await run).counts).toMatchObject({ cancelled: 1 });
+    };
+    await runOnce();
+    expect(stuck).toHaveLength(1);
+
+    // deref() keeps its target alive until the current job ends: collect in a later one.
+    for (let i = 0; i < 20; i++) {
+      await sleep(10);
+      gc();
+      if (refs.every((ref) => ref.deref() === undefined)) break;
+    }
+    const kept = refs.map((ref) => ref.deref()?.constructor.name);
+    for (const resolve of stuck) resolve();
+    expect(kept).toEqual([undefined, undefined]);
   });
 
   it("cancel() ends the run within cancelGraceMs even when a handler ignores its AbortSignal", async () => {
