@@ -46,6 +46,8 @@ Runs a graph of jobs and waits for it to finish.
   --store DIR        result store (default: .baton/ beside the graph module); a rerun
                      skips the jobs whose results are stored there
   --force            recompute every job, even those with stored results
+  --fail-fast        stop at the first job that fails for good (after its retries): the
+                     jobs running are cancelled, none starts (default: the rest goes on)
   --dry-run          plan and check the graph and look its jobs up in the store, then say
                      what a run would do (per kind: jobs, stored, to run) without starting
                      anything or writing a file; with --json, the plan as JSON
@@ -95,6 +97,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       "secret-file": { type: "string" },
       store: { type: "string" },
       force: { type: "boolean", default: false },
+      "fail-fast": { type: "boolean", default: false },
       "dry-run": { type: "boolean", default: false },
       "no-store": { type: "boolean", default: false },
       "in-process": { type: "boolean", default: false },
@@ -192,6 +195,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     ...(values["no-store"] ? { batonDir: storeDir } : { store: storeDir }),
     logsDir,
     force: values.force,
+    failFast: values["fail-fast"],
     workers: slurmMaxWorkers
       ? slurmPool({
           jobsModule: resolve(jobsPath),

@@ -43,6 +43,13 @@ export function summaryTable(result: RunResult): string {
   }
   if (failures.length > 20)
     out.push(`… and ${failures.length - 20} more failures (use --json for all)`);
+  // Why the jobs that never ran were cancelled: Ctrl-C, a listener, --fail-fast's first failure.
+  const cancelled = [...result.jobs.values()].find((o) => o.status === "cancelled");
+  if (cancelled?.error) {
+    out.push(
+      `${c.cancelled} job${c.cancelled === 1 ? "" : "s"} cancelled: ${cancelled.error.message}`,
+    );
+  }
   if (c.cached > 0) {
     const them =
       c.cached === 1

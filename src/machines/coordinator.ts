@@ -61,8 +61,9 @@ const whileJobsRun = {
 /**
  * The coordinator: one per run. It decides who runs what; the runtime carries out what it
  * emits (`lease.granted`, `result.store`, … in one `effects` batch per event). States:
- * `running` until nothing is ready, running or being stored, `cancelling` after CANCEL until
- * running jobs answer and their results are stored, then `done`, which is not final so that
+ * `running` until nothing is ready, running or being stored, `cancelling` after CANCEL (or,
+ * with `failFast`, after the first job that failed for good) until running jobs answer and
+ * their results are stored, then `done`, which is not final so that
  * late workers are still told to stop.
  *
  * Every event is two actions: `apply` hands it to the board (a plain action: no builtin, no
@@ -141,6 +142,12 @@ export const coordinatorMachine = setup({
           enqueue.raise(timer.event, { delay: timer.delayMs, id: timer.id });
       }
     }),
+    // A builtin, as `finish` is: XState defers plain actions taken while the actor starts, and
+    // a job can fail for good while the board is built (nothing can take it).
+    cancelAtFirstFailure: enqueueActions(({ context, event, enqueue }) => {
+      context.board.cancelAtFirstFailure();
+      enqueue.emit({ type: "effects", event, effects: context.board.takeEffects() });
+    }),
     finish: enqueueActions(({ context, event, enqueue }) => {
       const board = context.board;
       if (!board.finished) board.finish("the run is done");
@@ -151,6 +158,7 @@ export const coordinatorMachine = setup({
   },
   guards: {
     runComplete: ({ context }) => context.board.done,
+    failedFast: ({ context }) => context.board.failedFast,
     timersRequested: ({ context }) => context.board.timers.length > 0,
   },
 }).createMachine({
@@ -160,7 +168,15 @@ export const coordinatorMachine = setup({
   initial: "running",
   states: {
     running: {
-      always: { guard: "runComplete", target: "done" },
+      always: [
+        { guard: "runComplete", target: "done" },
+        // `failFast`: a job failed for good; once its event is over, the rest is cancelled.
+        {
+          guard: "failedFast",
+          target: "cancelling",
+          actions: "cancelAtFirstFailure",
+        },
+      ],
       on: {
         ...whileJobsRun,
         CANCEL: { target: "cancelling", actions: DECIDE },

@@ -69,6 +69,11 @@ export type CoordinatorEffect =
   | { type: "lease.expired"; conn: string; job: string; attempt: number; timedOut?: true }
   /** `reason`: why the run stopped early (a cancel, a shutdown); none when it is done. */
   | { type: "connection.released"; conn: string; reason?: string }
+  /**
+   * The run stopped starting work, for `reason` (a CANCEL, or with `failFast` its first
+   * failure): running jobs were told to stop; the runtime may give them a grace period.
+   */
+  | { type: "run.cancelled"; reason: string }
   | { type: "job.changed"; job: string; kind: string; state: JobState; cause?: FailureCause }
   | { type: "result.dropped"; conn: string; job: string; reason: DropReason }
   /** Make this completed result durable, then tell the coordinator: STORED or STORE_FAILED. */
@@ -192,6 +197,11 @@ export interface JobBoardOptions {
    * with `result.store`), and the job completes only when the store reports it durable.
    */
   durable?: boolean;
+  /**
+   * Stop the run at the first job that fails for good (an error after its retries, poison, a
+   * cycle, nothing can take it): the board cancels as on CANCEL, naming that job.
+   */
+  failFast?: boolean;
   /** Deliberate bugs, only for proving that the property tests catch them. */
   plantedBugs?: readonly PlantedBug[];
 }
@@ -233,6 +243,8 @@ export class JobBoard {
   finished = false;
   /** Set by cancel(): the reason; no job starts or retries from then on. */
   private stopping: string | undefined;
+  /** With `failFast`: the first job that failed for good (not skipped, cancelled or shut down). */
+  private firstFailure: JobRecord | undefined;
   /** The reason of a shutdown that finished the run early (see `finish`). */
   private stoppedBecause: string | undefined;
   private readonly ready = new Map<string, ReadyClass>();
@@ -265,6 +277,25 @@ export class JobBoard {
     this.add([...jobs]);
     // The starting state is not a change: readers take it from the board itself.
     this.effects = [];
+  }
+
+  /** Cancelled (by CANCEL, or by `failFast`): no job starts or retries any more. */
+  get cancelling(): boolean {
+    return this.stopping !== undefined;
+  }
+
+  /**
+   * With `failFast`, a job has failed for good and the run is not cancelled yet: the
+   * coordinator then calls `cancelAtFirstFailure`, once the event that failed it is over.
+   */
+  get failedFast(): boolean {
+    return this.firstFailure !== undefined && this.stopping === undefined && !this.finished;
+  }
+
+  /** Cancels the run (as `cancel`) for the first job that failed for good, naming it. */
+  cancelAtFirstFailure(): void {
+    const { id, kind } = this.firstFailure!.job;
+    this.cancel(`the run stopped at its first failure (failFast): job ${id} (${kind}) failed`);
   }
 
   /** Nothing is ready, running, being stored or waiting out a retry backoff. */
@@ -485,6 +516,7 @@ export class JobBoard {
    */
   cancel(reason: string): void {
     this.stopping = reason;
+    this.effects.push({ type: "run.cancelled", reason });
     for (const record of this.jobs.values()) {
       if (record.state === "running") {
         this.effects.push({
@@ -1026,6 +1058,7 @@ export class JobBoard {
         }
       }
     }
+    if (this.options.failFast && cause !== "skipped") this.firstFailure ??= record;
   }
 
   private drop(conn: string, jobId: string, reason: DropReason): void {

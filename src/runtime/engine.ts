@@ -100,6 +100,18 @@ export interface EngineOptions extends ConnectionTimeouts {
    * ```
    */
   secretFile?: string;
+  /**
+   * Stop the run at the first job that fails for good (its retries spent, poison, a cycle
+   * through `ctx.need`, nothing can take it): its dependents are skipped, the jobs running are
+   * aborted as by `cancel()`, and every job not started ends as cancelled, naming it. The run
+   * resolves with `ok: false`. Default: the other jobs go on.
+   *
+   * @example
+   * ```ts
+   * const result = await createEngine({ jobs, failFast: true }).run(graph);
+   * ```
+   */
+  failFast?: boolean;
   /** Recompute every job even when the store has its result. */
   force?: boolean;
   /**
@@ -309,6 +321,7 @@ export function createEngine(options: EngineOptions): Engine {
             durable: store !== undefined,
             ...(options.maxLost !== undefined && { maxLost: options.maxLost }),
             ...(options.throttle !== undefined && { throttle: options.throttle }),
+            ...(options.failFast !== undefined && { failFast: options.failFast }),
             ...(options.leaseTimeoutMs !== undefined && {
               leaseTimeoutMs: options.leaseTimeoutMs,
             }),
@@ -321,7 +334,22 @@ export function createEngine(options: EngineOptions): Engine {
         if (store) writeResults(coordinator, store, log);
         const board = coordinator.getSnapshot().context.board;
         const startedAt = clock.now();
-        const tracker = trackRun(run, board, clock, startedAt, log);
+        let grace: unknown;
+        /**
+         * Once the run is cancelled (a `cancel()`, a throwing listener, `failFast`), a handler
+         * that ignores its AbortSignal must not hold it open for good.
+         */
+        const onCancelled = (reason: string) => {
+          const graceMs = options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS;
+          grace ??= clock.setTimeout(() => {
+            log.warn({ graceMs }, "running jobs did not stop after the cancel; shutting down");
+            coordinator.send({
+              type: "SHUTDOWN",
+              reason: `${reason}; the job did not stop within ${graceMs} ms of the cancel`,
+            });
+          }, graceMs);
+        };
+        const tracker = trackRun(run, board, clock, startedAt, log, onCancelled);
         coordinator.on("effects", ({ effects }) => tracker.onEffects(effects));
         const finished = new Promise<void>((resolve) =>
           coordinator.on("run.finished", () => resolve()),
@@ -341,7 +369,6 @@ export function createEngine(options: EngineOptions): Engine {
         /** The log folder this run chose for its worker processes, marked ended once they stop. */
         let ownLogsDir: string | undefined;
         let poolError: Error | undefined;
-        let grace: unknown;
         try {
           // Everything was in the store, or the run was cancelled while it read the store: no
           // worker is needed (decided once, before the sweep, which only a started pool follows).
@@ -425,18 +452,7 @@ export function createEngine(options: EngineOptions): Engine {
             log.error({ err: error }, "the worker pool failed; stopping the run");
             coordinator.send({ type: "SHUTDOWN", reason: error.message });
           });
-          cancel = (reason) => {
-            coordinator.send({ type: "CANCEL", reason });
-            // A handler that ignores its AbortSignal must not hold the run open for good.
-            const graceMs = options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS;
-            grace ??= clock.setTimeout(() => {
-              log.warn({ graceMs }, "running jobs did not stop after the cancel; shutting down");
-              coordinator.send({
-                type: "SHUTDOWN",
-                reason: `${reason}; the job did not stop within ${graceMs} ms of the cancel`,
-              });
-            }, graceMs);
-          };
+          cancel = (reason) => coordinator.send({ type: "CANCEL", reason });
           tracker.start(options.progressIntervalMs ?? 200);
           coordinator.start();
           if (cancelled !== undefined) cancel(cancelled);
@@ -508,7 +524,14 @@ function poolOf(workers: EngineOptions["workers"]): WorkerPool {
 }
 
 /** Follows a run's effects for timings, `job` events and periodic `progress`. */
-function trackRun(run: Run, board: JobBoard, clock: Clock, startedAt: number, log: Logger) {
+function trackRun(
+  run: Run,
+  board: JobBoard,
+  clock: Clock,
+  startedAt: number,
+  log: Logger,
+  onCancelled: (reason: string) => void,
+) {
   /** Jobs whose last change was to `running`, with how many workers they had lost by then. */
   const running = new Map<string, number>();
   /**
@@ -588,6 +611,7 @@ function trackRun(run: Run, board: JobBoard, clock: Clock, startedAt: number, lo
       const now = clock.now();
       const emitJobs = run.listenerCount("job") > 0;
       for (const change of effects) {
+        if (change.type === "run.cancelled") onCancelled(change.reason);
         if (change.type !== "job.changed") continue;
         const lostBefore = running.get(change.job);
         running.delete(change.job);

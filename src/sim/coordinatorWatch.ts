@@ -108,5 +108,7 @@ function describeEffect(effect: CoordinatorEffect): string {
       return `drop ${effect.job} from ${effect.conn} ${effect.reason}`;
     case "result.store":
       return `store ${effect.job}`;
+    case "run.cancelled":
+      return `cancel the run: ${effect.reason}`;
   }
 }

@@ -164,9 +164,6 @@ export class InvariantChecker {
           this.account(event.job).failedResults++;
         }
         break;
-      case "CANCEL":
-        if (!this.finished) this.stopping = true;
-        break;
     }
   }
 
@@ -224,6 +221,10 @@ export class InvariantChecker {
         if (effect.type === "lease.cancelled" && effect.timedOut) {
           this.account(effect.job).timedOut = true;
         }
+        break;
+      case "run.cancelled":
+        // A CANCEL, or the board's own at a first failure (failFast).
+        this.stopping = true;
         break;
       case "connection.released":
         this.waiting.delete(effect.conn);

@@ -327,6 +327,23 @@ describe("baton run", () => {
     );
   });
 
+  it("with --fail-fast stops at the first job that fails for good and says why the rest was cancelled", async () => {
+    const { code, stderr } = await batonRun(
+      "run",
+      "test/fixtures/failing.graph.ts",
+      "--fail-fast",
+      "--in-process",
+      "--workers",
+      "1",
+    );
+    expect(code).toBe(1);
+    // broken fails for good after its retry; its dependent is skipped, the rest cancelled.
+    expect(stderr).toMatch(/^total\s+0\s+1\s+1\s+2\s+0$/m);
+    expect(stderr).toMatch(
+      /^2 jobs cancelled: the run stopped at its first failure \(failFast\): job [0-9a-f]{16} \(broken\) failed$/m,
+    );
+  });
+
   it("exits 1 and lists the failure when a job fails", async () => {
     const [table, json] = await Promise.all([
       batonRun("run", "test/fixtures/failing.graph.ts"),

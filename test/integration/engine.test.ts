@@ -1275,6 +1275,47 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     );
   });
 
+  it("failFast: the first job that fails for good skips its dependents and cancels the rest, within cancelGraceMs of a handler that ignores its signal", async () => {
+    const engine = createEngine({
+      jobs: {
+        broken: () => {
+          throw new Error("no input file");
+        },
+        forever: () => new Promise(() => {}),
+        wait: (_: number, ctx: JobContext) => untilAborted(ctx.signal),
+        quick: (n: number) => n,
+      },
+      workers: 3,
+      failFast: true,
+      cancelGraceMs: 200,
+    });
+    const forever = job("forever", 1);
+    const wait = job("wait", 2);
+    const broken = job("broken", 3, { retries: 0 });
+    const after = job("quick", 4, { after: [broken] });
+    const unstarted = [5, 6, 7].map((n) => job("quick", n, { after: [wait] }));
+    const started = Date.now();
+
+    const result = await engine.run([forever, wait, broken, after, ...unstarted]);
+
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const reason =
+      /^the run stopped at its first failure \(failFast\): job [0-9a-f]{16} \(broken\) failed/;
+    expect(result.ok).toBe(false);
+    expect(result.get(broken)).toMatchObject({ status: "failed", cause: "error" });
+    expect(result.get(after)).toMatchObject({ status: "skipped" });
+    expect(result.get(wait)).toMatchObject({ status: "cancelled" });
+    for (const j of unstarted) {
+      expect(result.get(j)).toMatchObject({ status: "cancelled", attempts: 0 });
+      expect(result.get(j).error?.message).toMatch(reason);
+    }
+    // The handler that ignored its signal was given up on after the grace.
+    expect(result.get(forever)).toMatchObject({ status: "cancelled" });
+    expect(result.get(forever).error?.message).toMatch(
+      /; the job did not stop within 200 ms of the cancel$/,
+    );
+  });
+
   it("fails an attempt whose result is over the frame limit as ResultTooLarge, keeping its worker", async () => {
     const engine = createEngine({
       jobs: { big: (n: number) => "x".repeat(n) },

@@ -65,6 +65,9 @@ const FAILURE_CAUSES: readonly FailureCause[] = [
   "shutdown",
 ];
 
+/** Failures that stop a run with `failFast`: a job's own, not a skip, cancel or shutdown. */
+const STOPS_FAIL_FAST: readonly FailureCause[] = ["error", "poison", "cycle", "unsatisfiable"];
+
 interface JobSpec {
   kind: number;
   requires: number;
@@ -87,6 +90,8 @@ interface Scenario {
   stored: number[];
   /** Results go to a store: a completed job is `storing` until STORED (or STORE_FAILED). */
   durable: boolean;
+  /** The run stops at the first job that fails for good. */
+  failFast: boolean;
 }
 
 /** An index into REQUIREMENTS: mostly jobs most workers can take, sometimes a GPU or memory. */
@@ -127,6 +132,10 @@ const scenarios: fc.Arbitrary<Scenario> = fc.record({
   leaseTimeoutMs: fc.constantFrom(0, 1_000, 20_000),
   stored: fc.uniqueArray(fc.nat(199), { maxLength: 4 }),
   durable: fc.boolean(),
+  failFast: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(false) },
+    { weight: 1, arbitrary: fc.constant(true) },
+  ),
 });
 
 /**
@@ -200,8 +209,10 @@ class Harness {
   readonly storing: string[] = [];
   private added = 0;
   private runFinished = false;
+  private readonly failFast: boolean;
 
   constructor(scenario: Scenario, plantedBugs: readonly PlantedBug[]) {
+    this.failFast = scenario.failFast;
     this.offers = scenario.workers.map((w) => OFFERS[w]!);
     this.slots = scenario.workers.map(() => undefined);
     this.generations = scenario.workers.map(() => 0);
@@ -215,6 +226,7 @@ class Harness {
       stored: new Map(scenario.stored.map((i) => [`j${i % jobs.length}`, `stored ${i}`])),
       offers: this.offers,
       durable: scenario.durable,
+      failFast: scenario.failFast,
       plantedBugs,
       ...(scenario.throttle && {
         throttle: { [KINDS[scenario.throttle.kind]!]: scenario.throttle.limit },
@@ -406,6 +418,15 @@ class Harness {
   }
 
   private carryOut(effect: CoordinatorEffect): void {
+    if (
+      this.failFast &&
+      effect.type === "job.changed" &&
+      STOPS_FAIL_FAST.includes(effect.cause!) &&
+      !this.board.cancelling &&
+      !this.board.finished
+    ) {
+      throw new Error(`failFast: job ${effect.job} failed (${effect.cause}) and the run went on`);
+    }
     switch (effect.type) {
       case "lease.granted": {
         const conn = this.conn(effect.conn);
@@ -433,6 +454,10 @@ class Harness {
   private verify(): void {
     const violation = this.checker.check(this.board);
     if (violation) throw violation;
+    // The chart shows what the board decided: `running` never outlasts a cancel (failFast's own).
+    if (this.board.cancelling && this.actor.getSnapshot().value === "running") {
+      throw new Error("the board cancelled the run, yet the coordinator is still running");
+    }
   }
 
   /** The board keeps its counts as jobs change (not by a walk); they must match a recount. */

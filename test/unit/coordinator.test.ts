@@ -1022,6 +1022,82 @@ describe("coordinator: cancel", () => {
   });
 });
 
+describe("coordinator: failFast", () => {
+  const graph = () => [
+    planned("bad", { retries: 1 }),
+    planned("child", { deps: ["bad"] }),
+    planned("busy"),
+    planned("later"),
+  ];
+
+  it("the first job that fails for good skips its dependents, then cancels the run, naming it", () => {
+    const c = startCoordinator(graph(), { failFast: true });
+    c.lease("c1");
+    c.lease("c2");
+    c.fail("c1", "bad", "first");
+    // A failed attempt with a retry left does not stop the run.
+    expect(c.state()).toBe("running");
+    c.lease("c1");
+    c.lease("c3");
+    expect(c.grants()).toEqual(["c1 → bad", "c2 → busy", "c1 → later", "c3 → bad"]);
+    const from = c.effects.length;
+    c.fail("c3", "bad", "second");
+    const reason = "the run stopped at its first failure (failFast): job bad (work) failed";
+    expect(c.effects.slice(from)).toEqual([
+      { type: "job.changed", job: "bad", kind: "work", state: "failed", cause: "error" },
+      { type: "job.changed", job: "child", kind: "work", state: "failed", cause: "skipped" },
+      { type: "run.cancelled", reason },
+      { type: "lease.cancelled", conn: "c2", job: "busy", reason },
+      { type: "lease.cancelled", conn: "c1", job: "later", reason },
+    ]);
+    expect(c.record("child").error?.message).toContain("dependency bad (work) failed: second");
+    expect(c.state()).toBe("cancelling");
+    // The failure's batch, then the cancel's, both for the RESULT that failed it.
+    expect(c.batches.length).toBeGreaterThanOrEqual(2);
+    c.lease("c3");
+    expect(c.of("connection.released", from)).toEqual([
+      { type: "connection.released", conn: "c3", reason },
+    ]);
+    c.complete("c2", "busy", 1);
+    c.fail("c1", "later", "aborted");
+    expect(c.state()).toBe("done");
+    expect(c.record("busy").state).toBe("completed");
+    expect(c.record("later")).toMatchObject({ state: "failed", cause: "cancelled" });
+  });
+
+  it("without failFast the rest of the run goes on", () => {
+    const c = startCoordinator(graph());
+    c.lease("c1");
+    c.fail("c1", "bad");
+    c.lease("c1");
+    c.fail("c1", "bad");
+    expect(c.state()).toBe("running");
+    expect(c.of("run.cancelled")).toEqual([]);
+    c.lease("c1");
+    expect(c.grants().at(-1)).toBe("c1 → busy");
+  });
+
+  it("a job that fails for good while the board is built (nothing can take it) cancels the run at start", () => {
+    const c = startCoordinator([planned("gpu", { requires: { gpus: 1 } }), planned("cpu")], {
+      failFast: true,
+      offers: [CPU],
+    });
+    expect(c.state()).toBe("done");
+    expect(c.record("gpu").cause).toBe("unsatisfiable");
+    expect(c.record("cpu")).toMatchObject({ state: "failed", cause: "cancelled" });
+    expect(c.of("run.cancelled")).toHaveLength(1);
+  });
+
+  it("a CANCEL before any failure is the run's only cancel: a later failure does not cancel again", () => {
+    const c = startCoordinator(graph(), { failFast: true });
+    c.lease("c1");
+    c.send({ type: "CANCEL", reason: "by hand" });
+    c.fail("c1", "bad");
+    expect(c.of("run.cancelled")).toEqual([{ type: "run.cancelled", reason: "by hand" }]);
+    expect(c.state()).toBe("done");
+  });
+});
+
 describe("coordinator: outcomes carried through", () => {
   it.each([
     [{ status: "completed", value: { rows: 3 } }, "completed"],
