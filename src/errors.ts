@@ -174,7 +174,7 @@ export class StoreError extends BatonError {
  * A worker pool cannot keep its workers alive: a worker slot died more often than its
  * restart budget allows (`WORKER_CRASH_LOOP`), a worker process could not be started
  * (`WORKER_SPAWN`), or one ended in a way a new one would too (`WORKER_CANNOT_START`: a job
- * module that does not load). The pool owns worker failure; job failures are the coordinator's.
+ * module that does not load, or one the coordinator refused as not the module it hashed). The pool owns worker failure; job failures are the coordinator's.
  *
  * @example
  * ```ts

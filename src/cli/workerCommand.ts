@@ -7,6 +7,7 @@ import { machineResources } from "../runtime/machineResources.ts";
 import type { Link, Net } from "../runtime/ports.ts";
 import { readSecret } from "../runtime/secret.ts";
 import { runWorker, type WorkerExit } from "../runtime/worker.ts";
+import { REFUSED_EXIT } from "../runtime/workerExitCodes.ts";
 import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import { durationFlag } from "./durationFlag.ts";
@@ -49,8 +50,10 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
   -h, --help           this help
 
 Exit code: 0 when the coordinator stopped the worker (close 1000: the run ended; to serve
-one run after another, start it again in a loop), 2 for bad usage, 3 when the connection
-could not be made, was refused or ended abnormally, or when the coordinator went silent (no
+one run after another, start it again in a loop), 2 for bad usage, 4 when the coordinator
+refused this worker's setup (the wrong secret or job module, no shared protocol version: fix
+it, starting again the same way ends the same), 3 when the connection could not be made or
+ended abnormally otherwise, or when the coordinator went silent (no
 welcome within --welcome-timeout-ms of connecting, or, after it, nothing for
 --silence-limit-ms: its host may have crashed or the network dropped the connection) and
 --retry-for, if given, ran out; 130 / 143 after SIGINT / SIGTERM (the running job is aborted
@@ -69,6 +72,19 @@ const CUT_OFF: ReadonlySet<number> = new Set([
   CloseCode.leaseExpired,
   CloseCode.tooManyHandshakes,
   CloseCode.coordinatorSilent,
+]);
+/**
+ * Close codes by which the coordinator refused this worker's setup (a protocol violation, the
+ * wrong secret, no shared protocol version, a frame over its limit, another job module):
+ * starting it again the same way ends the same way, so it exits 4, which `localPool` and the
+ * Slurm batch script do not restart.
+ */
+const REFUSED: ReadonlySet<number> = new Set([
+  CloseCode.protocolViolation,
+  CloseCode.authFailed,
+  CloseCode.versionMismatch,
+  CloseCode.frameTooLarge,
+  CloseCode.codeMismatch,
 ]);
 const AGAIN =
   "; start the worker again once the coordinator is reachable, or give it --retry-for DURATION to have it try by itself (a run started again keeps its address and secret only when baton run is given --listen HOST:PORT and --secret-file FILE)";
@@ -227,6 +243,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
       const curable = exit instanceof Error || CUT_OFF.has(exit.code);
       lostAt ??= Date.now();
       const leftMs = retryForMs === undefined ? 0 : lostAt + retryForMs - Date.now();
+      if (!(exit instanceof Error) && REFUSED.has(exit.code)) {
+        say(message);
+        return exitSoon(REFUSED_EXIT, GRACE_MS);
+      }
       if (!curable || leftMs <= 0) {
         say(
           !curable

@@ -11,6 +11,7 @@ import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, ProcExit, ProcHandle, Procs, Signal } from "./ports.ts";
+import { FINAL_WORKER_EXITS } from "./workerExitCodes.ts";
 import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
 import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOptions.ts";
 
@@ -39,7 +40,8 @@ export interface LocalPoolOptions {
   /**
    * Exit codes after which a worker is not replaced, because a new one would end the same
    * way: the pool fails at once, with the worker's log (default none; `localPool` gives
-   * `baton worker`'s 2, bad usage or a job module that does not load).
+   * `baton worker`'s `FINAL_WORKER_EXITS`: bad usage, a job module that does not load, a
+   * setup the coordinator refused).
    */
   finalExitCodes?: readonly number[];
   procs?: Procs;
@@ -290,8 +292,9 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
       final
         ? new PoolError(
             "WORKER_CANNOT_START",
-            `${ended}, which a new worker would too (bad usage, or a job module that does not ` +
-              `load), so the local pool does not replace it. Its log ${slot.logFile} says why. ${tail}`,
+            `${ended}, which a new worker would too (bad usage, a job module that does not load, ` +
+              "or a setup the coordinator refused: a job module other than the one it hashed, " +
+              `which changed on disk since?), so the local pool does not replace it. Its log ${slot.logFile} says why. ${tail}`,
             previous.worker,
             slot.logFile,
           )
@@ -386,8 +389,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
         ],
         ...(options.maxRestarts !== undefined && { maxRestarts: options.maxRestarts }),
         ...(options.windowMs !== undefined && { windowMs: options.windowMs }),
-        // `baton worker` exits 2 for bad usage or a job module that does not load.
-        finalExitCodes: [2],
+        finalExitCodes: FINAL_WORKER_EXITS,
       });
       pool.on("replaced", (r) =>
         context.logger.warn(

@@ -15,6 +15,7 @@ import type { Clock } from "./ports.ts";
 import { slurmPoolOf } from "./runFiles.ts";
 import { shellQuote } from "./shellQuote.ts";
 import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
+import { FINAL_WORKER_EXITS } from "./workerExitCodes.ts";
 import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
 import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOptions.ts";
 
@@ -513,8 +514,9 @@ function sbatchOptions(options: SlurmPoolOptions, offer: Resources): string[] {
 
 /**
  * The batch script: one `baton worker` per allocation, named after it (`slurm-1234_5`,
- * restarts `slurm-1234_5.2`, ...), not restarted after exit code 2 (bad usage, a job module
- * that does not load). The secret stays in its file; the script names the file.
+ * restarts `slurm-1234_5.2`, ...), not restarted after `FINAL_WORKER_EXITS` (bad usage, a job
+ * module that does not load, a setup the coordinator refused). The secret stays in its file;
+ * the script names the file.
  */
 function batchScript(options: SlurmPoolOptions, context: PoolStart, offer: Resources): string {
   const restarts = options.workerRestarts ?? 5;
@@ -551,8 +553,9 @@ while :; do
   code=$?
   [ "$code" -eq 0 ] && exit 0
   echo "[baton slurm $(date -u +%Y-%m-%dT%H:%M:%SZ)] worker $name exited with code $code"
-  # 2: bad usage, or a job module that does not load here; another try would do the same.
-  [ "$code" -eq 2 ] && exit 2
+  # ${FINAL_WORKER_EXITS.join(", ")}: bad usage, a job module that does not load here, or a setup the
+  # coordinator refused (secret, job module, protocol version); another try would do the same.
+  case "$code" in ${FINAL_WORKER_EXITS.join("|")}) exit "$code" ;; esac
   [ "$n" -gt ${restarts} ] && exit "$code"
   n=$((n + 1))
   sleep 1

@@ -129,11 +129,11 @@ describe("baton worker", () => {
     expect(`${stdout}${stderr}`).not.toContain(hex(secret));
   });
 
-  it("exits 3 naming the auth failure (4001) when its secret is not the run's", async () => {
+  it("exits 4 naming the auth failure (4001) when its secret is not the run's", async () => {
     const coordinator = await startCoordinator([job("double", 1)], nodeEntropy().bytes(32));
     const { path, secret } = await writeSecretFile(tempDir());
     const { code, stdout, stderr } = await worker(workerArgs(coordinator.address, path)).exit;
-    expect(code).toBe(3);
+    expect(code).toBe(4);
     expect(stderr).toMatch(
       /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 4001 \(.+\): authentication failed/m,
     );
@@ -142,7 +142,7 @@ describe("baton worker", () => {
     expect(`${stdout}${stderr}`).not.toContain(hex(secret));
   });
 
-  it("exits 3 naming the code mismatch (4006) when it loaded another job module", async () => {
+  it("exits 4 naming the code mismatch (4006) when it loaded another job module", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     const coordinator = await startCoordinator([job("double", 1)], secret);
     const { code, stderr } = await worker([
@@ -153,7 +153,7 @@ describe("baton worker", () => {
       "--jobs",
       "test/fixtures/counted.graph.ts",
     ]).exit;
-    expect(code).toBe(3);
+    expect(code).toBe(4);
     expect(stderr).toMatch(
       /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 4006 \(job module mismatch/m,
     );
@@ -193,7 +193,7 @@ describe("baton worker", () => {
       "--jobs",
       treeWith(1000),
     ]).exit;
-    expect(refused.code).toBe(3);
+    expect(refused.code).toBe(4);
     expect(refused.stderr).toMatch(/closed with code 4006 \(job module mismatch/);
     expect(refused.stderr).toContain("give --jobs the file the coordinator loaded");
     expect(coordinator.record(calc!).state).toBe("ready");
@@ -345,7 +345,7 @@ describe("baton worker", () => {
     const { code, stderr } = await worker(
       workerArgs(coordinator.address, path, "--retry-for", "1m"),
     ).exit;
-    expect(code).toBe(3);
+    expect(code).toBe(4);
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(stderr).toMatch(/closed with code 4001 .*authentication failed/);
     expect(stderr).not.toContain("trying again");

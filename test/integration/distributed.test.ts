@@ -166,7 +166,25 @@ describe("runs over real sockets with worker processes", () => {
     // Not replaced: a new worker would not load the module either (it used to be, 5 times).
     expect(error).toMatchObject({ code: "WORKER_CANNOT_START", worker: "local-1" });
     expect(error.message).toMatch(
-      /^worker local-1 \(pid \d+\) exited with code 2, which a new worker would too \(bad usage, or a job module that does not load\), so the local pool does not replace it\. Its log .*worker-1\.log says why\. .*missing\.jobs\.ts does not exist/s,
+      /^worker local-1 \(pid \d+\) exited with code 2, which a new worker would too \(bad usage, a job module that does not load, or a setup the coordinator refused: .*\), so the local pool does not replace it\. Its log .*worker-1\.log says why\. .*missing\.jobs\.ts does not exist/s,
+    );
+    expect(workerChildren()).toEqual([]);
+  }, 60_000);
+
+  it("fails the run at once when the coordinator refuses its workers' job module (4006, exit 4), instead of replacing them for 20 s", async () => {
+    const dir = tempDir();
+    const { graph, handlers } = await graphWith(5, 0, join(dir, "unused"));
+    // The engine hashed another file than the one its workers load: as if it was edited since.
+    const engine = createEngine({
+      jobs: loadJobs(handlers, moduleSource(resolve("test/fixtures/failing.graph.ts"))),
+      workers: localPool({ jobsModule: fixture, count: 1 }),
+    });
+    const started = Date.now();
+    const error = (await engine.run(graph).catch((e: unknown) => e)) as PoolError;
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(error).toMatchObject({ code: "WORKER_CANNOT_START", worker: "local-1" });
+    expect(error.message).toMatch(
+      /^worker local-1 \(pid \d+\) exited with code 4, which a new worker would too .*closed with code 4006/s,
     );
     expect(workerChildren()).toEqual([]);
   }, 60_000);

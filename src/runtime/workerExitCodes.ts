@@ -1,0 +1,15 @@
+/** `baton worker`'s exit code when the coordinator refused its setup (see `workerCommand`). */
+export const REFUSED_EXIT = 4;
+
+/**
+ * Exit codes of `baton worker` after which starting it again the same way ends the same way:
+ * 2, bad usage or a job module that does not load here; 4, the coordinator refused its setup
+ * (the wrong secret, another job module, no shared protocol version). `localPool` and the
+ * Slurm batch script do not restart a worker that exits with one of them.
+ *
+ * @example
+ * ```ts
+ * if (FINAL_WORKER_EXITS.includes(code)) throw new Error("a new worker would end the same way");
+ * ```
+ */
+export const FINAL_WORKER_EXITS: readonly number[] = [2, REFUSED_EXIT];
