@@ -17,7 +17,12 @@ import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { moduleSource } from "../runtime/moduleSource.ts";
 import { nodeEntropy } from "../runtime/nodeEntropy.ts";
 import type { RunResult } from "../runtime/run.ts";
-import { DEFAULT_KEEP_LOGS, pruneRunLogs, runLogsDir } from "../runtime/runLogs.ts";
+import {
+  DEFAULT_KEEP_LOGS,
+  markRunLogsEnded,
+  pruneRunLogs,
+  runLogsDir,
+} from "../runtime/runLogs.ts";
 import { slurmPool } from "../runtime/slurmPool.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { dryRunReport } from "./dryRunReport.ts";
@@ -266,6 +271,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     return 1;
   } finally {
     lock?.release();
+    // Its workers have stopped: pruning may remove this folder once it is old enough.
+    await markRunLogsEnded(logsDir, logger);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     bar?.clear();

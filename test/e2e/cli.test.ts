@@ -362,6 +362,8 @@ describe("baton run", () => {
     // The run's log tells the story: the retried attempt, the failure with its stack, the end.
     const logs = join(stores.at(-2)!, "logs");
     const [folder] = readdirSync(logs);
+    // Its workers stopped, the run marked its folder ended: pruning need not wait a day.
+    expect(readdirSync(join(logs, folder!))).toContain("ended");
     const lines = readFileSync(join(logs, folder!, "run.log"), "utf8")
       .trim()
       .split("\n")
