@@ -58,8 +58,9 @@ export interface EngineOptions extends ConnectionTimeouts {
    */
   workers?: number | WorkersOption | WorkerPool;
   /**
-   * A result store directory (or an open store): results are written there before a job
-   * counts as completed, and a rerun of the same graph takes them instead of recomputing.
+   * A result store directory: results are written there before a job counts as completed,
+   * and a rerun of the same graph takes them instead of recomputing. (An open `ResultStore`
+   * is taken too, for baton's own tests and tools; it is not part of the public API.)
    */
   store?: string | ResultStore;
   /**
