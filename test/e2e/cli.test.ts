@@ -272,7 +272,7 @@ describe("baton run", () => {
     expect(readdirSync(join(dir, ".baton", "run"))).toEqual([]);
     const [logs, ...more] = readdirSync(join(dir, ".baton", "logs"));
     expect(more).toEqual([]);
-    expect(readdirSync(join(dir, ".baton", "logs", logs!))).toEqual(["run.log"]);
+    expect(readdirSync(join(dir, ".baton", "logs", logs!)).sort()).toEqual(["ended", "run.log"]);
   });
 
   it("stops attempts past their timeoutMs in the worker processes and retries them, with or without --handler-thread", async () => {
@@ -431,7 +431,7 @@ describe("baton run", () => {
     expect((await run()).code).toBe(0);
     const [first] = readdirSync(logs);
     expect(first).toMatch(/^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-[\w-]{8}$/);
-    expect(readdirSync(join(logs, first!)).sort()).toEqual(["run.log", "worker-1.log"]);
+    expect(readdirSync(join(logs, first!)).sort()).toEqual(["ended", "run.log", "worker-1.log"]);
     expect((await run()).code).toBe(0);
     expect(readdirSync(logs)).toHaveLength(2);
     // Two days on, a third run keeping two folders removes the first run's.
