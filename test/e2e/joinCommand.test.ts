@@ -40,6 +40,17 @@ async function joinCommand(run: BatonProcess): Promise<string[]> {
   return args;
 }
 
+/** Resolves once the workers have finished two jobs (the first one's result is stored by then). */
+function firstJobsDone(calls: string): Promise<void> {
+  return within(
+    (async () => {
+      while (readdirSync(calls).length < 2) await new Promise((r) => setTimeout(r, 50));
+    })(),
+    40_000,
+    "the first jobs",
+  );
+}
+
 describe("the join command baton run --workers 0 prints", () => {
   it("joins from another directory; when the coordinator is killed its worker exits 3 saying to start it again, and the next run's command resumes the work", async () => {
     const dir = tempDir();
@@ -58,15 +69,8 @@ describe("the join command baton run --workers 0 prints", () => {
     const first = coordinator();
     const firstJoin = await joinCommand(first);
     const far = worker(firstJoin);
-    // Once the worker has finished two jobs (the first one's result is stored by then), the
-    // coordinator's host dies.
-    await within(
-      (async () => {
-        while (readdirSync(calls).length < 2) await new Promise((r) => setTimeout(r, 50));
-      })(),
-      40_000,
-      "the first jobs",
-    );
+    // Once the worker has finished two jobs, the coordinator's host dies.
+    await firstJobsDone(calls);
     first.child.kill("SIGKILL");
     const farExit = await within(far.exit, 10_000, "the worker's exit after its coordinator died");
     expect(farExit.code).toBe(3);
@@ -121,13 +125,7 @@ describe("the join command baton run --workers 0 prints", () => {
     const join1 = await joinCommand(first);
     expect(statSync(secretFile).mode & 0o777).toBe(0o600);
     const worker = startBaton([...join1, "--retry-for", "1m"], { env });
-    await within(
-      (async () => {
-        while (readdirSync(calls).length < 2) await new Promise((r) => setTimeout(r, 50));
-      })(),
-      40_000,
-      "the first jobs",
-    );
+    await firstJobsDone(calls);
     first.child.kill("SIGKILL");
     await stderrMatches(
       worker.stderr,
