@@ -50,14 +50,14 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
   -h, --help           this help
 
 Exit code: 0 when the coordinator stopped the worker (close 1000: the run ended; to serve
-one run after another, start it again in a loop), 2 for bad usage, 4 when the coordinator
-refused this worker's setup (the wrong secret or job module, no shared protocol version: fix
-it, starting again the same way ends the same), 3 when the connection could not be made or
-ended abnormally otherwise, or when the coordinator went silent (no
-welcome within --welcome-timeout-ms of connecting, or, after it, nothing for
---silence-limit-ms: its host may have crashed or the network dropped the connection) and
---retry-for, if given, ran out; 130 / 143 after SIGINT / SIGTERM (the running job is aborted
-and goes back to the coordinator; a second signal stops at once).`;
+one run after another, start it again in a loop); 2 for bad usage; 3 when the connection
+could not be made, ended abnormally, or the coordinator went silent (no welcome within
+--welcome-timeout-ms of connecting, or, after it, nothing for --silence-limit-ms: its host
+may have crashed or the network dropped the connection), with --retry-for once it ran out;
+4 when the coordinator refused this worker's setup (the wrong secret or job module, no
+shared protocol version: fix it, since starting again the same way ends the same); 130 /
+143 after SIGINT / SIGTERM (the running job is aborted and goes back to the coordinator; a
+second signal stops at once).`;
 
 /**
  * Close codes that end a worker through no fault of its setup (the coordinator or its host went
