@@ -6,11 +6,19 @@ import { parseListenAddress } from "../runtime/wsNet.ts";
 /** Hosts that mean "every interface": a worker elsewhere must name this machine instead. */
 const WILDCARD_HOSTS = new Set(["0.0.0.0", "::"]);
 
+export interface JoinHintOptions {
+  /** The run's own workers run their handlers on a thread of their own. */
+  handlerThread?: boolean;
+  /** The address and secret outlast the run (`--listen` and `--secret-file` both given). */
+  lasting?: boolean;
+}
+
 /**
  * What `baton run` prints when workers are meant to join it (`--workers 0` or `--listen`):
  * the `baton worker` command that joins this run, with the absolute paths of its secret file
- * and job module, and `--handler-thread` when the run's own workers have it. The secret itself
- * is never printed.
+ * and job module, and `--handler-thread` when the run's own workers have it; when the address
+ * and secret outlast the run, that `--retry-for` keeps a worker for the run started again. The
+ * secret itself is never printed.
  *
  * @example
  * ```ts
@@ -22,7 +30,7 @@ const WILDCARD_HOSTS = new Set(["0.0.0.0", "::"]);
 export function joinHint(
   { address, secretFile }: ListeningEvent,
   jobsPath: string,
-  handlerThread = false,
+  { handlerThread = false, lasting = false }: JoinHintOptions = {},
 ): string {
   if (secretFile === undefined) return "";
   const command = [
@@ -38,5 +46,8 @@ export function joinHint(
   const elsewhere = WILDCARD_HOSTS.has(host)
     ? `  (from another machine, put this machine's name or address in place of ${host}, and copy the secret file there with mode 0600)\n`
     : "";
-  return `workers join this run with:\n  ${command}\n${elsewhere}`;
+  const again = lasting
+    ? "  (add --retry-for DURATION, such as 1h, and a worker waits for this run, and rejoins it when it is started again)\n"
+    : "";
+  return `workers join this run with:\n  ${command}\n${elsewhere}${again}`;
 }

@@ -234,7 +234,12 @@ export async function runCommand(argv: string[]): Promise<number> {
   // Workers are meant to join from elsewhere: say how (a `--workers 0` run waits for them).
   if (count === 0 || values.listen !== undefined) {
     run.on("listening", (listening) =>
-      process.stderr.write(joinHint(listening, jobsPath, values["handler-thread"])),
+      process.stderr.write(
+        joinHint(listening, jobsPath, {
+          handlerThread: values["handler-thread"],
+          lasting: values.listen !== undefined && values["secret-file"] !== undefined,
+        }),
+      ),
     );
   }
   const tty = process.stderr.isTTY === true && !values.json;

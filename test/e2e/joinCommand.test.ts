@@ -124,6 +124,7 @@ describe("the join command baton run --workers 0 prints", () => {
     const first = coordinator();
     const join1 = await joinCommand(first);
     expect(statSync(secretFile).mode & 0o777).toBe(0o600);
+    expect(first.stderr()).toContain("(add --retry-for DURATION, such as 1h, and a worker waits");
     const worker = startBaton([...join1, "--retry-for", "1m"], { env });
     await firstJobsDone(calls);
     first.child.kill("SIGKILL");

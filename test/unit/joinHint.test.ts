@@ -14,12 +14,18 @@ describe("joinHint", () => {
   });
 
   it("passes --handler-thread on when the run's own workers have it", () => {
-    const hint = joinHint(
-      { address: "ws://127.0.0.1:7000", secretFile: "/s/x.secret" },
-      "/g.ts",
-      true,
-    );
+    const hint = joinHint({ address: "ws://127.0.0.1:7000", secretFile: "/s/x.secret" }, "/g.ts", {
+      handlerThread: true,
+    });
     expect(hint).toContain("--jobs '/g.ts' --handler-thread\n");
+  });
+
+  it("says that --retry-for keeps a worker for the run started again, when address and secret outlast it", () => {
+    const listening = { address: "ws://10.0.0.5:7000", secretFile: "/etc/baton/cluster.secret" };
+    expect(joinHint(listening, "/g.ts", { lasting: true })).toMatch(
+      /\n {2}\(add --retry-for DURATION, such as 1h, and a worker waits for this run, and rejoins it when it is started again\)\n$/,
+    );
+    expect(joinHint(listening, "/g.ts")).not.toContain("--retry-for");
   });
 
   it("tells a worker on another machine to name this one in place of a wildcard host", () => {
