@@ -3,14 +3,9 @@
  * joined, through `onWelcome`, and, when the connection ended under a running job, when that
  * job has stopped, so the next connection never runs a second job beside it.
  */
-import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { type JobContext, loadJobs } from "../../src/runtime/jobModule.ts";
-import { memoryNet } from "../../src/runtime/memoryNet.ts";
-import { runWorker } from "../../src/runtime/worker.ts";
-import { HAND_DRIVEN_SECRET, handDrivenCoordinator } from "../fixtures/handDrivenCoordinator.ts";
-
-const ADDRESS = "memory://coordinator";
+import { handDrivenWorker } from "../fixtures/handDrivenCoordinator.ts";
 
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 2));
@@ -19,8 +14,6 @@ async function until(check: () => boolean): Promise<void> {
 
 describe("a worker's exit", () => {
   it("names the run it joined, and settles jobStopped only once a handler that ignored its abort returned", async () => {
-    const net = memoryNet();
-    const end = handDrivenCoordinator(await net.listen(ADDRESS), {});
     let release!: () => void;
     let aborted = false;
     const jobs = loadJobs({
@@ -31,16 +24,7 @@ describe("a worker's exit", () => {
       },
     });
     const runs: string[] = [];
-    const exit = runWorker({
-      net,
-      address: ADDRESS,
-      jobs,
-      name: "w-1",
-      resources: {},
-      secret: HAND_DRIVEN_SECRET,
-      logger: pino({ level: "silent" }),
-      onWelcome: (run) => runs.push(run),
-    });
+    const { end, exit } = await handDrivenWorker(jobs, { onWelcome: (run) => runs.push(run) });
     await until(() => end.welcomed);
     await until(() => runs.length === 1);
     expect(runs).toEqual(["r1"]);
@@ -68,17 +52,7 @@ describe("a worker's exit", () => {
   });
 
   it("has jobStopped settled already when no job was running", async () => {
-    const net = memoryNet();
-    const end = handDrivenCoordinator(await net.listen(ADDRESS), {});
-    const exit = runWorker({
-      net,
-      address: ADDRESS,
-      jobs: loadJobs({ idle: () => null }),
-      name: "w-1",
-      resources: {},
-      secret: HAND_DRIVEN_SECRET,
-      logger: pino({ level: "silent" }),
-    });
+    const { end, exit } = await handDrivenWorker(loadJobs({ idle: () => null }));
     await until(() => end.welcomed);
     end.link!.close(1000, "run finished");
     const { jobStopped } = await exit;

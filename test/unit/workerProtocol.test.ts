@@ -5,16 +5,13 @@
  * knows no timeouts and would refuse the field). From version 6 a failed result says when the
  * handler called its failure not retryable; below, the field is left out.
  */
-import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { NonRetryableError } from "../../src/errors.ts";
 import { job } from "../../src/graph/job.ts";
 import { type JobContext, loadJobs } from "../../src/runtime/jobModule.ts";
-import { memoryNet } from "../../src/runtime/memoryNet.ts";
-import { runWorker, type WorkerExit } from "../../src/runtime/worker.ts";
-import { HAND_DRIVEN_SECRET, handDrivenCoordinator } from "../fixtures/handDrivenCoordinator.ts";
+import type { WorkerExit } from "../../src/runtime/worker.ts";
+import { type handDrivenCoordinator, handDrivenWorker } from "../fixtures/handDrivenCoordinator.ts";
 
-const ADDRESS = "memory://coordinator";
 const jobFrame = (kind: string) =>
   JSON.stringify({ type: "job", id: "j1", kind, input: null, deps: {}, attempt: 1 });
 
@@ -26,9 +23,6 @@ afterEach(async () => {
 
 /** A worker welcomed at `protocol` by a coordinator end the test drives. */
 async function welcomedAt(protocol: number) {
-  const net = memoryNet();
-  const listener = await net.listen(ADDRESS);
-  const end = handDrivenCoordinator(listener, { protocol });
   const abortReasons: unknown[] = [];
   const jobs = loadJobs({
     hang: (_: null, ctx: JobContext) =>
@@ -44,15 +38,7 @@ async function welcomedAt(protocol: number) {
     },
     leaf: (n: number) => n,
   });
-  const exit = runWorker({
-    net,
-    address: ADDRESS,
-    jobs,
-    name: "w-1",
-    resources: {},
-    secret: HAND_DRIVEN_SECRET,
-    logger: pino({ level: "silent" }),
-  });
+  const { end, exit } = await handDrivenWorker(jobs, { protocol });
   await until(() => end.welcomed);
   stop = () => {
     end.link!.close(1000, "the test is over");
