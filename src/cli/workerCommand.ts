@@ -240,20 +240,23 @@ export async function workerCommand(argv: string[]): Promise<number> {
         return exitSoon(0, GRACE_MS);
       }
       const message = lossMessage(exit, address);
-      const curable = exit instanceof Error || CUT_OFF.has(exit.code);
-      lostAt ??= Date.now();
-      const leftMs = retryForMs === undefined ? 0 : lostAt + retryForMs - Date.now();
       if (!(exit instanceof Error) && REFUSED.has(exit.code)) {
         say(message);
         return exitSoon(REFUSED_EXIT, GRACE_MS);
       }
-      if (!curable || leftMs <= 0) {
+      if (!(exit instanceof Error) && !CUT_OFF.has(exit.code)) {
+        say(message);
+        return exitSoon(3, GRACE_MS);
+      }
+      if (retryForMs === undefined) {
+        say(`${message}${AGAIN}`);
+        return exitSoon(3, GRACE_MS);
+      }
+      lostAt ??= Date.now();
+      const leftMs = lostAt + retryForMs - Date.now();
+      if (leftMs <= 0) {
         say(
-          !curable
-            ? message
-            : retryForMs === undefined
-              ? `${message}${AGAIN}`
-              : `${message}; gave up: the coordinator was not reachable again within ${values["retry-for"]} (--retry-for)`,
+          `${message}; gave up: the coordinator was not reachable again within ${values["retry-for"]} (--retry-for)`,
         );
         return exitSoon(3, GRACE_MS);
       }
