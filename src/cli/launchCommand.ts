@@ -42,6 +42,9 @@ of launchers that died are reaped first.
   --load-timeout-ms MS every rank must be ready within this (default 1800000: 30 min)
   --time-limit-ms MS   stop every rank (verified, as for Ctrl-C) once the group has run
                        this long, and exit 124, like timeout(1) (default: no limit)
+  --no-contain         do not start the local ranks in a cgroup of their own (by default
+                       they are, where the machine allows it: cgroup v2, as root or in a
+                       delegated cgroup; a rank that makes cgroups of its own needs this)
   --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help           this help
 
@@ -118,6 +121,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
     ...(values.name !== undefined && { name: values.name }),
     ...(graceMs !== undefined && { teardown: { termGraceMs: graceMs } }),
     ...(loadTimeoutMs !== undefined && { timeouts: { loadTimeoutMs } }),
+    ...(values["no-contain"] && { contain: false }),
     logger: createLogger({ level }),
     ...(status !== undefined && { inspect: status.inspect }),
   });
@@ -257,6 +261,7 @@ function parseOptions(argv: string[]) {
         "grace-ms": { type: "string" },
         "load-timeout-ms": { type: "string" },
         "time-limit-ms": { type: "string" },
+        "no-contain": { type: "boolean", default: false },
         "log-level": { type: "string", default: "warn" },
         help: { type: "boolean", short: "h", default: false },
       },

@@ -77,6 +77,11 @@ export function pollDelayMs(pollMs: number, n: number): number {
 /** One process as a probe saw it: its process-table entry and its environment (if readable). */
 export interface ProcView extends ProcInfo {
   env: Record<string, string> | undefined;
+  /**
+   * It is in the deployment's cgroup (see `Containment`): the kernel's word that it descends
+   * from a rank, whatever its environment, arguments or process group now say.
+   */
+  contained?: boolean;
 }
 
 /** A process of the deployment still alive at the final check. */
@@ -188,8 +193,9 @@ const unique = (values: Iterable<number>): number[] => [...new Set(values)].sort
 const alive = (proc: ProcView): boolean => proc.state !== "zombie" && proc.state !== "dead";
 
 /**
- * What a probe tells about one process. `ours`: alive and of the deployment — its environment
- * says so (wherever it is), or its environment is readable (a process of our user), teardown
+ * What a probe tells about one process. `ours`: alive and of the deployment — it is in the
+ * deployment's cgroup, or its environment says so (wherever it is), or its environment is
+ * readable (a process of our user), teardown
  * knows it (a launched pid, a marker's pid, a member of a rank group) and its argv names the
  * deployment. `unknown`: alive, but its environment cannot
  * be read (another user's, or a non-dumpable descendant such as ssh), so nothing proves
@@ -201,7 +207,7 @@ type Evidence = "ours" | "unknown" | "foreign" | "dead";
 function evidence(context: TeardownContext, proc: ProcView): Evidence {
   if (!alive(proc)) return "dead";
   if (proc.pid === context.selfPid) return "foreign";
-  if (proc.env?.BATON_DEPLOYMENT === context.deployment) return "ours";
+  if (proc.contained === true || proc.env?.BATON_DEPLOYMENT === context.deployment) return "ours";
   if (proc.env === undefined) return "unknown";
   const known =
     context.pids.includes(proc.pid) ||
@@ -395,7 +401,7 @@ function awaitStep(phase: Phase, scope: Scope, gone: string, next: string) {
  *   carry it are signalled by pid. A group answering EPERM was reused by another user: it
  *   is recorded, reported with a `groupForbidden` effect and never signalled again.
  * - The sweep reads the markers' pids, adds every process whose environment carries the
- *   deployment, and signals each (TERM, wait, KILL, wait) only after a fresh probe shows it
+ *   deployment or that is in its cgroup, and signals each (TERM, wait, KILL, wait) only after a fresh probe shows it
  *   still carries the deployment.
  * - The final check reads the process table (the sweep's own scan when it had nothing left
  *   to signal): anything of the deployment alive → `unverified` with the survivors and their

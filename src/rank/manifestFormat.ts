@@ -29,11 +29,17 @@ export interface Manifest {
   argv: string[];
   /** Milliseconds since the epoch. */
   startedAt: number;
+  /**
+   * The cgroup the local ranks were started in (see `Containment`): the reaper tears down
+   * every process in it. Absent when they were not contained.
+   */
+  cgroup?: string;
 }
 
 /**
  * The launch manifest's format, `baton.manifest/1`. Ranks are unique and below `worldSize`; a
- * rank whose `host` is not `"local"` also names its host's state dir (`stateDir`).
+ * rank whose `host` is not `"local"` also names its host's state dir (`stateDir`); `cgroup`,
+ * when present, is an absolute path.
  *
  * @example
  * ```ts
@@ -76,6 +82,9 @@ export const MANIFEST_FORMAT: StateFileFormat<Manifest> = {
       worldSize,
       argv: fields.strings("argv"),
       startedAt: fields.integer("startedAt", 0),
+      ...(fields.has("cgroup") && {
+        cgroup: fields.string("cgroup", (dir) => dir.startsWith("/"), "an absolute path"),
+      }),
     };
   },
 };

@@ -43,6 +43,11 @@ export class Fields {
     return value;
   }
 
+  /** Whether the object has the field at all: an optional field is read only when it does. */
+  has(name: string): boolean {
+    return this.value[name] !== undefined;
+  }
+
   /** The `deployment` field every state file carries: a deployment id. */
   deployment(): string {
     return this.string("deployment", isDeploymentId, "a deployment id");

@@ -45,6 +45,7 @@ import {
   type RankGroupTimeouts,
 } from "./rankGroup.ts";
 import { type ReapReport, reapDeployments } from "./reaper.ts";
+import { releaseCgroup } from "./releaseCgroup.ts";
 import type { RemoteRankHandle } from "./remoteRank.ts";
 import { openRemoteSite, type RemoteSite } from "./remoteSite.ts";
 import { parseRankHost, type RankHost } from "./sshTarget.ts";
@@ -139,6 +140,8 @@ class LaunchedGroup implements RankGroup {
   private watching = false;
   /** The last teardown's error, while the group is in `teardownFailed`. */
   private teardownError: Error | undefined;
+  /** The cgroup the local ranks start in, when they are contained. */
+  private cgroup: string | undefined;
 
   constructor(private readonly spec: LaunchSpec) {
     const [command, ...args] = spec.argv;
@@ -461,6 +464,7 @@ class LaunchedGroup implements RankGroup {
         staleAfterMs: this.timeouts.leaseStaleMs,
         logger: this.logger,
       });
+      this.cgroup = this.contain();
       await this.writeManifest();
       if (!this.group.getSnapshot().matches("launching")) return;
       await this.openSites();
@@ -489,6 +493,30 @@ class LaunchedGroup implements RankGroup {
         type: "LAUNCH_FAILED",
         message: `deployment ${this.deployment} could not be launched: ${(error as Error).message}`,
       });
+    }
+  }
+
+  /**
+   * The deployment's cgroup for its local ranks, when `contain` is not off, a rank is local
+   * and this machine lets this user contain processes; otherwise undefined, and why is logged.
+   */
+  private contain(): string | undefined {
+    const { containment } = this.ports.procs;
+    if (this.spec.contain === false || this.hosts.every((host) => host.kind !== "local")) {
+      return undefined;
+    }
+    const { deployment } = this;
+    if (containment === undefined) {
+      this.logger.info({ deployment }, "ranks not contained: this machine has no cgroup v2");
+      return undefined;
+    }
+    try {
+      const cgroup = containment.create(deployment);
+      this.logger.debug({ deployment, cgroup }, "ranks contained");
+      return cgroup;
+    } catch (error) {
+      this.logger.info({ deployment, err: error }, "ranks not contained");
+      return undefined;
     }
   }
 
@@ -593,6 +621,7 @@ class LaunchedGroup implements RankGroup {
       ...(this.spec.cwd !== undefined && { cwd: this.spec.cwd }),
       logFile: this.paths.log(rank),
       newGroup: true,
+      ...(this.cgroup !== undefined && { cgroup: this.cgroup }),
     });
   }
 
@@ -632,6 +661,7 @@ class LaunchedGroup implements RankGroup {
       worldSize: this.worldSize,
       argv: this.argv,
       startedAt: this.ports.clock.now(),
+      ...(this.cgroup !== undefined && { cgroup: this.cgroup }),
     };
     await this.ports.files.writeAtomic(
       this.paths.manifest,
@@ -701,6 +731,7 @@ class LaunchedGroup implements RankGroup {
           sweepCandidates: () =>
             markerPids(this.ports.files, this.paths, this.deployment, this.ports.procs),
           forbiddenGroups: this.forbiddenGroups,
+          ...(this.cgroup !== undefined && { cgroup: this.cgroup }),
         },
         {
           procs: this.ports.procs,
@@ -741,6 +772,7 @@ class LaunchedGroup implements RankGroup {
         }),
       ),
     );
+    if (this.cgroup !== undefined) releaseCgroup(this.ports.procs, this.cgroup, this.logger);
     try {
       await clearDeployment(this.ports.files, this.paths);
     } catch (error) {

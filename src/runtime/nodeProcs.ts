@@ -1,6 +1,16 @@
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
-import type { ProcExit, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+} from "node:fs";
+import { delimiter, join, resolve } from "node:path";
+import { cgroupContainment } from "./cgroupContainment.ts";
+import type { Containment, ProcExit, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
 import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
 
 /**
@@ -15,7 +25,10 @@ import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
  * (empty if the process is gone by then), so a scan of the table that looks at the states
  * and groups of most processes and the arguments of few reads one file per process. Its
  * `startedAt` is the boot time (`btime` in /proc/stat, whole seconds, read once) plus the
- * process's start in clock ticks (`USER_HZ`, 100 a second on Linux).
+ * process's start in clock ticks (`USER_HZ`, 100 a second on Linux). `containment` is
+ * {@link cgroupContainment}, looked up once per process; a process spawned with `cgroup` is
+ * started through `/bin/sh`, which moves itself into the cgroup and then `exec`s the command
+ * (same pid, same arguments), after the command was found on `PATH` as a direct spawn would.
  *
  * @example
  * ```ts
@@ -29,8 +42,23 @@ export function nodeProcs(): Procs {
   return {
     selfPid: process.pid,
 
-    spawn({ argv, env, cwd, logFile, newGroup = false }) {
-      const [command, ...args] = argv;
+    get containment() {
+      containment ??= { found: cgroupContainment() };
+      return containment.found;
+    },
+
+    spawn({ argv, env, cwd, logFile, newGroup = false, cgroup }) {
+      const [command, ...args] =
+        cgroup === undefined
+          ? argv
+          : [
+              "/bin/sh",
+              "-c",
+              'echo $$ > "$0" && exec "$@"',
+              join(cgroup, "cgroup.procs"),
+              findable(argv[0], env?.PATH ?? process.env.PATH ?? "", cwd),
+              ...argv.slice(1),
+            ];
       const log = logFile === undefined ? undefined : openSync(logFile, "a", 0o600);
       const output = log ?? "inherit";
       try {
@@ -44,12 +72,7 @@ export function nodeProcs(): Procs {
         // event emitted on the next tick would crash the process.
         child.once("error", () => {});
         const pid = child.pid;
-        if (pid === undefined) {
-          throw new Error(
-            `cannot start ${JSON.stringify(command)}${cwd === undefined ? "" : ` in ${cwd}`}: ` +
-              "check that the program exists on PATH (or give its full path) and is executable",
-          );
-        }
+        if (pid === undefined) throw cannotStart(command, cwd);
         const exited = new Promise<ProcExit>((resolve) => {
           child.once("exit", (code, signal) => resolve({ code, signal }));
         });
@@ -107,6 +130,38 @@ export function nodeProcs(): Procs {
       return table;
     },
   };
+}
+
+/** This process's containment, once looked up. */
+let containment: { found: Containment | undefined } | undefined;
+
+function cannotStart(command: string, cwd: string | undefined): Error {
+  return new Error(
+    `cannot start ${JSON.stringify(command)}${cwd === undefined ? "" : ` in ${cwd}`}: ` +
+      "check that the program exists on PATH (or give its full path) and is executable",
+  );
+}
+
+/**
+ * `command` as given, once it is known to name an executable file (a path, from `cwd`, or a
+ * name found on `path`), so that a command started through `sh` fails as a direct spawn does.
+ */
+function findable(command: string, path: string, cwd: string | undefined): string {
+  const candidates = command.includes("/")
+    ? [resolve(cwd ?? process.cwd(), command)]
+    : path
+        .split(delimiter)
+        .map((dir) => resolve(cwd ?? process.cwd(), dir === "" ? "." : dir, command));
+  const executable = (file: string) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  };
+  if (!candidates.some(executable)) throw cannotStart(command, cwd);
+  return command;
 }
 
 function deliver(target: number, signal: Signal): SignalOutcome {

@@ -104,6 +104,12 @@ export interface SpawnOptions {
   logFile?: string;
   /** Start the process as the leader of a new process group (setsid-like `detached`). */
   newGroup?: boolean;
+  /**
+   * A cgroup made by {@link Containment.create} to start the process in, before it runs a
+   * line of its own: it and everything it starts stay members, whatever process group,
+   * session or environment they move to.
+   */
+  cgroup?: string;
 }
 
 export interface ProcExit {
@@ -117,9 +123,32 @@ export interface ProcHandle {
   readonly exited: Promise<ProcExit>;
 }
 
+/**
+ * Containment: a kernel-kept set of processes (a cgroup v2 directory on Linux) that a process
+ * started in it cannot leave by `setsid` or by emptying its environment, so teardown and the
+ * reaper find every descendant of a rank, however far it strayed.
+ */
+export interface Containment {
+  /**
+   * Makes an empty cgroup for `name` (a deployment id) and checks that a process can be moved
+   * into it; returns its handle (the node port: its absolute path). Throws when this machine
+   * does not let this user do so, saying why.
+   */
+  create(name: string): string;
+  /**
+   * Pids of the live processes in the cgroup and in any cgroup below it (a zombie has left),
+   * or undefined when the cgroup does not exist (removed, or the machine restarted).
+   */
+  members(cgroup: string): number[] | undefined;
+  /** Removes the cgroup (and any below it); false while a process is still in it. */
+  remove(cgroup: string): boolean;
+}
+
 /** Processes: spawn, signal by pid or group, and read the process table. */
 export interface Procs {
   readonly selfPid: number;
+  /** Where ranks can be contained; undefined where this machine offers no cgroup v2. */
+  readonly containment?: Containment;
   spawn(options: SpawnOptions): ProcHandle;
   signal(pid: number, signal: Signal): SignalOutcome;
   signalGroup(pgid: number, signal: Signal): SignalOutcome;

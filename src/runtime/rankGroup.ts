@@ -104,6 +104,14 @@ export interface LaunchSpec {
    * before the launch. Set it when only known ports are open between the hosts.
    */
   masterPort?: number;
+  /**
+   * Start the local ranks in a cgroup of the deployment's own (`Procs.containment`), so that
+   * teardown and the reaper find every process they started, even one that left its process
+   * group and emptied its environment (`setsid env -i ...`). Default true: used where the
+   * machine allows it (cgroup v2, and root or a cgroup delegated to this user), and logged
+   * and skipped where it does not. Ranks on ssh hosts are never contained.
+   */
+  contain?: boolean;
   timeouts?: Partial<RankGroupTimeouts>;
   /** The teardown's TERM grace, KILL waits and sweep waits (DESIGN §8). */
   teardown?: Partial<TeardownTimeouts>;

@@ -14,6 +14,7 @@ import { nodeClock } from "./nodeClock.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, Files, Procs } from "./ports.ts";
+import { releaseCgroup } from "./releaseCgroup.ts";
 import { reapRemoteSite } from "./remoteSite.ts";
 import type { SshHostOptions } from "./sshHost.ts";
 import { parseRankHost, type SshTarget } from "./sshTarget.ts";
@@ -164,6 +165,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
               }),
         ),
       );
+      if (manifest?.cgroup !== undefined) releaseCgroup(procs, manifest.cgroup, options.logger);
       await clearDeployment(files, paths);
       report.reaped.push({ deployment, why, teardown });
     } catch (error) {
@@ -221,7 +223,8 @@ function remoteSites(ranks: readonly ManifestRank[]) {
  * What to tear down for an orphaned deployment: the groups of its manifest's local ranks whose
  * every live member carries the deployment (a group with a stranger in it, a reused pgid, is
  * forbidden, and so is a group whose leader started after the manifest recorded its rank:
- * `pidReused`), and by pid every live process whose environment has its `BATON_DEPLOYMENT`.
+ * `pidReused`), and by pid every live process whose environment has its `BATON_DEPLOYMENT` or
+ * that is in the manifest's cgroup (which counts as carrying the deployment for the groups).
  */
 function reapTarget(
   deployment: string,
@@ -229,8 +232,10 @@ function reapTarget(
   procs: Procs,
   sweepCandidates: () => Promise<number[]>,
 ): TeardownTarget {
+  const cgroup = manifest?.cgroup;
+  const contained = new Set(cgroup === undefined ? [] : (procs.containment?.members(cgroup) ?? []));
   const carries = (pid: number, argv: string[]) =>
-    carriesDeployment(argv, procs.environ(pid), deployment);
+    contained.has(pid) || carriesDeployment(argv, procs.environ(pid), deployment);
   const table = procs.list().filter(isAlive);
   const groups: number[] = [];
   const pids = new Set<number>();
@@ -253,8 +258,11 @@ function reapTarget(
   // which the sweep alone would give a single KILL. Not a process whose arguments merely name
   // it: a `tail -f` of a rank's log, or the `timeout` that started the launcher, is a
   // bystander; arguments only confirm a pid already known (a group member, a marker's pid).
+  // And every process in its cgroup, whatever it did to its environment and group.
   for (const info of table) {
-    if (procs.environ(info.pid)?.BATON_DEPLOYMENT === deployment) pids.add(info.pid);
+    if (contained.has(info.pid) || procs.environ(info.pid)?.BATON_DEPLOYMENT === deployment) {
+      pids.add(info.pid);
+    }
   }
   return {
     deployment,
@@ -262,5 +270,6 @@ function reapTarget(
     pids: [...pids],
     sweepCandidates,
     forbiddenGroups,
+    ...(cgroup !== undefined && { cgroup }),
   };
 }

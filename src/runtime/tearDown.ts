@@ -27,6 +27,11 @@ export interface TeardownTarget {
   sweepCandidates(): Promise<number[]>;
   /** Groups that answered EPERM once: never signalled again. Mutated by tearDown. */
   forbiddenGroups: Set<number>;
+  /**
+   * The deployment's cgroup (see `Containment`), when its ranks were started in one: every
+   * live member is the deployment's, and the final check finds each.
+   */
+  cgroup?: string;
 }
 
 /** What a verified teardown did. */
@@ -55,9 +60,16 @@ const isPid = (value: number): boolean => Number.isInteger(value) && value > 0;
 
 /**
  * The probe's answer: the requested processes of the table, each live one with its
- * environment (the machine never looks at the environment of a zombie or a dead entry).
+ * environment (the machine never looks at the environment of a zombie or a dead entry) and,
+ * with a cgroup, whether it is in it: the sweep's scan of the whole table then finds a
+ * descendant that left its rank's group and emptied its environment.
  */
-function readTable(procs: Procs, effect: Extract<TeardownEffect, { type: "probe" }>): ProcView[] {
+function readTable(
+  procs: Procs,
+  effect: Extract<TeardownEffect, { type: "probe" }>,
+  cgroup: string | undefined,
+): ProcView[] {
+  const contained = new Set(cgroup === undefined ? [] : (procs.containment?.members(cgroup) ?? []));
   // `argv` stays a getter (no spread): nodeProcs reads a process's arguments when used.
   const view = (info: ProcInfo): ProcView => ({
     pid: info.pid,
@@ -68,6 +80,7 @@ function readTable(procs: Procs, effect: Extract<TeardownEffect, { type: "probe"
       return info.argv;
     },
     env: info.state === "zombie" || info.state === "dead" ? undefined : procs.environ(info.pid),
+    ...(contained.has(info.pid) && { contained: true }),
   });
   if (!effect.scan && effect.groups.length === 0) {
     return effect.pids.flatMap((pid) => {
@@ -154,7 +167,7 @@ export function tearDown(
   ): void {
     switch (effect.type) {
       case "probe":
-        send({ type: "TABLE", seq: effect.seq, procs: readTable(procs, effect) });
+        send({ type: "TABLE", seq: effect.seq, procs: readTable(procs, effect, target.cgroup) });
         return;
       case "signalGroup":
         send({

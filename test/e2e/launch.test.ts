@@ -68,8 +68,9 @@ describe("baton launch", () => {
   it("exits 1 when its teardown cannot be verified, and baton reap finishes it", async () => {
     const dir = tempDir();
     const loopPidFile = join(dir, "loop.pid");
-    // A loop outside the deployment (no BATON_DEPLOYMENT, its own session) that restarts a
-    // process carrying the deployment whenever it dies: no teardown can prove it gone.
+    // A loop outside the deployment (no BATON_DEPLOYMENT, its own session, no cgroup) that
+    // restarts a process carrying the deployment whenever it dies: no teardown can prove it
+    // gone.
     const rank = [
       "/bin/sh",
       "-c",
@@ -86,6 +87,7 @@ describe("baton launch", () => {
         "500",
         "--grace-ms",
         "100",
+        "--no-contain",
         "--",
         ...rank,
       ],

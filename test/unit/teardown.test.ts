@@ -289,6 +289,27 @@ describe("teardown machine", () => {
     expect(run.finish().output).toMatchObject({ verified: true, swept: [900] });
   });
 
+  it("finds a descendant in the deployment's cgroup whose environment and group say nothing", () => {
+    const escaped: ProcView = { ...stranger(950, 950), contained: true };
+    const world: World = { table: [stranger(949), escaped] };
+    world.onSignal = (_, id, signal) => {
+      if (signal === "SIGKILL" && id === 950) remove(world, [950]);
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    expect(run.finish().output).toMatchObject({ verified: true, swept: [950] });
+    expect(run.signals()).toEqual(["SIGTERM pid 950", "SIGKILL pid 950"]);
+  });
+
+  it("is not verified while a process of the cgroup lives, even one no other evidence names", () => {
+    const world: World = { table: [{ ...stranger(950, 950), env: undefined, contained: true }] };
+    const end = scripted({ groups: [500], pids: [500] }, world).finish();
+    expect(end.output).toMatchObject({
+      verified: false,
+      survivors: [{ pid: 950, state: "sleeping" }],
+    });
+  });
+
   it("signals a group holding a stranger member by member, never the stranger", () => {
     const run = scripted(
       { groups: [500], pids: [500] },

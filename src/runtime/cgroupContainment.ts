@@ -1,0 +1,145 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
+import { join } from "node:path";
+import { BatonError } from "../errors.ts";
+import type { Containment } from "./ports.ts";
+
+/** The folder, below this process's own cgroup, that holds one cgroup per deployment. */
+const FOLDER = "baton";
+
+/**
+ * Where this process's cgroup v2 is in the file system, from `/proc/self/cgroup` (its `0::`
+ * line) and `/proc/self/mountinfo` (a `cgroup2` mount); undefined when there is none: not
+ * Linux, cgroup v1 alone, or our cgroup outside what is mounted.
+ */
+export function ownCgroupDir(proc = "/proc/self"): string | undefined {
+  let cgroupPath: string | undefined;
+  let mountinfo: string;
+  try {
+    cgroupPath = /^0::(\/.*)$/m.exec(readFileSync(`${proc}/cgroup`, "utf8"))?.[1];
+    mountinfo = readFileSync(`${proc}/mountinfo`, "utf8");
+  } catch {
+    return undefined;
+  }
+  if (cgroupPath === undefined) return undefined;
+  for (const line of mountinfo.split("\n")) {
+    const [mounted, fsType] = line.split(" - ");
+    if (!fsType?.startsWith("cgroup2 ")) continue;
+    const fields = (mounted ?? "").split(" ");
+    const root = unescapeMountField(fields[3] ?? "");
+    const point = unescapeMountField(fields[4] ?? "");
+    const inside = root === "/" ? cgroupPath : pathBelow(root, cgroupPath);
+    if (inside !== undefined && point !== "") return join(point, inside);
+  }
+  return undefined;
+}
+
+/** `path` relative to `root` (with a leading slash), or undefined when it is not below it. */
+function pathBelow(root: string, path: string): string | undefined {
+  if (path === root) return "/";
+  return path.startsWith(`${root}/`) ? path.slice(root.length) : undefined;
+}
+
+/** mountinfo writes a space, tab, newline and backslash in a path as `\040`, `\011`, … */
+function unescapeMountField(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_, octal: string) =>
+    String.fromCharCode(Number.parseInt(octal, 8)),
+  );
+}
+
+/**
+ * Containment on Linux's cgroup v2: a deployment's cgroup is `baton/<deployment>` below this
+ * process's own cgroup, where the kernel lets an unprivileged user make one only when that
+ * cgroup was delegated to them (systemd's user sessions do; root can anywhere). `create`
+ * proves that a process can be moved in by moving a short `sh` there, so a machine that
+ * lets us make the folder but not move into it says so before any rank starts. `members`
+ * reads `cgroup.procs` of the cgroup and every cgroup below it. Undefined where this process
+ * has no cgroup v2.
+ *
+ * @example
+ * ```ts
+ * const containment = cgroupContainment();
+ * const cgroup = containment?.create("dep-0123456789ab"); // throws when not permitted
+ * nodeProcs().spawn({ argv: ["python", "train.py"], newGroup: true, cgroup });
+ * containment?.members(cgroup!); // [4711, 4712]: the rank and all it started
+ * ```
+ */
+export function cgroupContainment(own = ownCgroupDir()): Containment | undefined {
+  if (own === undefined) return undefined;
+  return {
+    create(name) {
+      const cgroup = join(own, FOLDER, name);
+      try {
+        mkdirSync(cgroup, { recursive: true });
+      } catch (error) {
+        throw unavailable(cgroup, (error as Error).message);
+      }
+      const moved = spawnSync("/bin/sh", ["-c", 'echo $$ > "$0"', join(cgroup, "cgroup.procs")], {
+        stdio: ["ignore", "ignore", "pipe"],
+        encoding: "utf8",
+      });
+      if (moved.status !== 0) {
+        removeTree(cgroup);
+        const why = moved.error?.message ?? moved.stderr.trim();
+        throw unavailable(cgroup, why || `sh exited with ${moved.status ?? moved.signal}`);
+      }
+      return cgroup;
+    },
+
+    members(cgroup) {
+      const pids: number[] = [];
+      const visit = (dir: string): boolean => {
+        let procs: string;
+        try {
+          procs = readFileSync(join(dir, "cgroup.procs"), "utf8");
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+          throw error;
+        }
+        for (const line of procs.split("\n")) if (line !== "") pids.push(Number(line));
+        for (const child of subgroups(dir)) visit(join(dir, child));
+        return true;
+      };
+      return visit(cgroup) ? pids : undefined;
+    },
+
+    remove(cgroup) {
+      return removeTree(cgroup);
+    },
+  };
+}
+
+function unavailable(cgroup: string, why: string): BatonError {
+  return new BatonError(
+    "CONTAINMENT_UNAVAILABLE",
+    `cannot contain ranks in the cgroup ${cgroup}: ${why}. Ranks still start, in their own ` +
+      "process groups; to contain them, run as root or in a cgroup delegated to this user " +
+      "(for example `systemd-run --user --scope -p Delegate=yes baton launch ...`)",
+  );
+}
+
+/** The names of the cgroups right below `dir` (none when it is gone). */
+function subgroups(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+}
+
+/** Removes `dir` and the cgroups below it, deepest first; false while a process is in one. */
+function removeTree(dir: string): boolean {
+  for (const child of subgroups(dir)) if (!removeTree(join(dir, child))) return false;
+  try {
+    rmdirSync(dir);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return true;
+    if (code === "EBUSY") return false;
+    throw error;
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Containment on real processes: a rank's child that leaves its process group and empties its
+ * environment (`setsid`, `env -i`) is found through the deployment's cgroup by the group's
+ * own teardown and by the reaper after its launcher was killed; without the cgroup it gets
+ * away. Needs a cgroup v2 this user can write (root, or a delegated cgroup): CI has one.
+ * Every process a test starts is stopped by its pid when the test ends.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
+import { readStateFile } from "../../src/rank/stateFile.ts";
+import { launchGroup } from "../../src/runtime/launchGroup.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import type { LaunchSpec, RankGroup } from "../../src/runtime/rankGroup.ts";
+import { reapDeployments } from "../../src/runtime/reaper.ts";
+import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/rankStrays.ts";
+
+const ESCAPING_RANK = join(ROOT, "test/fixtures/escapingRank.mjs");
+const FAST_TEARDOWN = {
+  termGraceMs: 400,
+  killWaitMs: 500,
+  killAgainWaitMs: 500,
+  sweepTermWaitMs: 400,
+  sweepKillWaitMs: 500,
+};
+
+/** Whether this machine lets this user make a cgroup and move a process into it. */
+function canContain(): boolean {
+  const containment = procs.containment;
+  if (containment === undefined) return false;
+  try {
+    return containment.remove(containment.create(`containment-probe-${process.pid}`));
+  } catch {
+    return false;
+  }
+}
+
+const groups: RankGroup[] = [];
+
+afterEach(async () => {
+  for (const group of groups.splice(0)) {
+    for (const pid of group.pids()) stray(pid, group.deployment);
+    await group.stop("test over").catch(() => {});
+  }
+  stopBatons();
+  cleanUpRanks();
+});
+
+/** The escapee's pid, once the rank wrote it; cleaned up by pid if a test leaves it. */
+async function escapee(pidFile: string, deployment: string): Promise<number> {
+  await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8") !== "", "the escapee");
+  const pid = Number(readFileSync(pidFile, "utf8"));
+  stray(pid, deployment);
+  return pid;
+}
+
+function launch(spec: Partial<LaunchSpec>, pidFile: string): RankGroup {
+  const group = launchGroup({
+    argv: [process.execPath, ESCAPING_RANK, pidFile],
+    worldSize: 1,
+    stateDir: tempDir(),
+    teardown: FAST_TEARDOWN,
+    timeouts: { watchMs: 50 },
+    ...spec,
+  });
+  groups.push(group);
+  return group;
+}
+
+describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
+  it("the group's teardown stops a descendant that left its group and emptied its environment", async () => {
+    const stateDir = tempDir();
+    const pidFile = join(stateDir, "escapee.pid");
+    const group = launch({ stateDir }, pidFile);
+    const pid = await escapee(pidFile, group.deployment);
+    const { manifest: manifestPath } = deploymentPaths(stateDir, group.deployment);
+    const manifest = await readStateFile(nodeFiles(), MANIFEST_FORMAT, manifestPath);
+    const cgroup = manifest?.cgroup as string;
+    expect(procs.containment?.members(cgroup)).toContain(pid);
+    expect(procs.inspect(pid)?.pgid).toBe(pid);
+    expect(procs.environ(pid)).toEqual({});
+
+    const report = await group.stop();
+    expect(report.swept).toContain(pid);
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(cgroup)).toBe(false);
+  });
+
+  it("without containment (contain: false) the same descendant gets away", async () => {
+    const pidFile = join(tempDir(), "escapee.pid");
+    const group = launch({ contain: false }, pidFile);
+    const pid = await escapee(pidFile, group.deployment);
+    const report = await group.stop();
+    expect(report.verified).toBe(true);
+    expect(alive(pid)).toBe(true);
+  });
+
+  it("the reaper stops it after its launcher was killed with SIGKILL, and removes the cgroup", async () => {
+    const dir = tempDir();
+    const pidFile = join(dir, "escapee.pid");
+    const launcher = startBaton([
+      "launch",
+      "--world",
+      "1",
+      "--state-dir",
+      dir,
+      "--name",
+      "contained",
+      "--",
+      process.execPath,
+      ESCAPING_RANK,
+      pidFile,
+    ]);
+    const pid = await escapee(pidFile, "contained");
+    const paths = deploymentPaths(dir, "contained");
+    await until(() => existsSync(paths.manifest), "the manifest");
+    const manifest = await readStateFile(nodeFiles(), MANIFEST_FORMAT, paths.manifest);
+    const cgroup = manifest?.cgroup as string;
+    for (const rank of manifest?.ranks ?? []) stray(rank.pid, "contained");
+    launcher.child.kill("SIGKILL");
+    await launcher.exit;
+    expect(alive(pid)).toBe(true);
+
+    const report = await reapDeployments({ stateDir: dir, teardown: FAST_TEARDOWN });
+    expect(report.reaped.map((reaped) => reaped.deployment)).toEqual(["contained"]);
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(cgroup)).toBe(false);
+    expect(existsSync(paths.manifest)).toBe(false);
+  }, 30_000);
+});

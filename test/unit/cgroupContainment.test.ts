@@ -1,0 +1,134 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { cgroupContainment, ownCgroupDir } from "../../src/runtime/cgroupContainment.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import type { ProcHandle } from "../../src/runtime/ports.ts";
+
+const procs = nodeProcs();
+const dirs: string[] = [];
+const cgroups: string[] = [];
+const started: ProcHandle[] = [];
+
+afterEach(async () => {
+  for (const handle of started.splice(0)) {
+    try {
+      process.kill(-handle.pid, "SIGKILL");
+    } catch {
+      // The group is gone.
+    }
+  }
+  const made = cgroups.splice(0);
+  for (const cgroup of made) {
+    for (const pid of procs.containment?.members(cgroup) ?? []) process.kill(pid, "SIGKILL");
+  }
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  for (const cgroup of made) procs.containment?.remove(cgroup);
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fake `/proc/self` holding `cgroup` and `mountinfo`. */
+function fakeProc(cgroup: string, mountinfo: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-proc-"));
+  dirs.push(dir);
+  writeFileSync(join(dir, "cgroup"), cgroup);
+  writeFileSync(join(dir, "mountinfo"), mountinfo);
+  return dir;
+}
+
+const V1_LINE = "31 25 0:27 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory";
+
+describe("ownCgroupDir", () => {
+  it("joins the cgroup2 mount point and this process's cgroup path", () => {
+    const proc = fakeProc(
+      "4:memory:/x\n0::/user.slice/app.scope\n",
+      `${V1_LINE}\n40 30 0:37 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw\n`,
+    );
+    expect(ownCgroupDir(proc)).toBe("/sys/fs/cgroup/user.slice/app.scope");
+  });
+
+  it("takes a mount of a sub-tree into account, and unescapes the mount point", () => {
+    const proc = fakeProc(
+      "0::/jobs/job-7/step\n",
+      "40 30 0:37 /jobs/job-7 /mnt/my\\040cgroup rw - cgroup2 cgroup2 rw\n",
+    );
+    expect(ownCgroupDir(proc)).toBe("/mnt/my cgroup/step");
+  });
+
+  it("is undefined with cgroup v1 alone, outside the mounted sub-tree, or without /proc", () => {
+    expect(ownCgroupDir(fakeProc("4:memory:/x\n", `${V1_LINE}\n`))).toBeUndefined();
+    const elsewhere = fakeProc(
+      "0::/other/place\n",
+      "40 30 0:37 /jobs /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+    );
+    expect(ownCgroupDir(elsewhere)).toBeUndefined();
+    expect(ownCgroupDir("/nonexistent/proc")).toBeUndefined();
+  });
+});
+
+describe("cgroupContainment", () => {
+  it("refuses, saying why and what to do, where a cgroup cannot be made", () => {
+    const parent = mkdtempSync(join(tmpdir(), "baton-cg-"));
+    dirs.push(parent);
+    const file = join(parent, "not-a-dir");
+    writeFileSync(file, "");
+    const containment = cgroupContainment(file);
+    expect(() => containment?.create("dep-x")).toThrow(
+      /cannot contain ranks in the cgroup .*not-a-dir\/baton\/dep-x: .*delegated to this user/,
+    );
+  });
+
+  const containment = procs.containment;
+  const usable = (() => {
+    if (containment === undefined) return false;
+    try {
+      return containment.remove(containment.create(`unit-probe-${process.pid}`));
+    } catch {
+      return false;
+    }
+  })();
+
+  it.skipIf(!usable)(
+    "keeps every descendant of a process started in it, lists them, and is removed once empty",
+    async () => {
+      const cgroup = containment!.create(`unit-${process.pid}`);
+      cgroups.push(cgroup);
+      expect(containment!.members(cgroup)).toEqual([]);
+      const handle = procs.spawn({
+        argv: ["sh", "-c", "setsid env -i /bin/sleep 30 & exec sleep 30"],
+        newGroup: true,
+        cgroup,
+      });
+      started.push(handle);
+      const escapedIn = (pids: number[]) =>
+        pids.find((pid) => procs.inspect(pid)?.argv.join(" ") === "/bin/sleep 30");
+      let members: number[] = [];
+      for (let i = 0; i < 100 && escapedIn(members) === undefined; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        members = containment!.members(cgroup) ?? [];
+      }
+      expect(members).toContain(handle.pid);
+      const escaped = escapedIn(members) as number;
+      expect(procs.inspect(escaped)?.pgid).toBe(escaped);
+      expect(procs.environ(escaped)).toEqual({});
+      expect(procs.inspect(handle.pid)?.argv).toEqual(["sleep", "30"]);
+      expect(containment!.remove(cgroup)).toBe(false);
+
+      for (const pid of members) process.kill(pid, "SIGKILL");
+      await handle.exited;
+      for (let i = 0; i < 100 && (containment!.members(cgroup) ?? []).length > 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(containment!.remove(cgroup)).toBe(true);
+      expect(existsSync(cgroup)).toBe(false);
+      expect(containment!.members(cgroup)).toBeUndefined();
+    },
+  );
+
+  it("a command started in a cgroup that cannot be found fails as a direct spawn does", () => {
+    expect(() =>
+      procs.spawn({ argv: ["baton-no-such-program"], cgroup: "/nonexistent/cgroup" }),
+    ).toThrow(/cannot start "baton-no-such-program": check that the program exists on PATH/);
+  });
+});
