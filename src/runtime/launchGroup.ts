@@ -271,7 +271,21 @@ class LaunchedGroup implements RankGroup {
       return this.attempt;
     }
     if (this.report !== undefined) return Promise.resolve(this.report);
-    // Stopped before anything was launched: nothing to tear down, which tearDown verifies.
+    return this.stopUnlaunched();
+  }
+
+  /**
+   * Stopped before anything was launched: nothing of ours to tear down, which tearDown
+   * verifies over the whole table. A crashed launch of this name whose reap is still going
+   * may have left a manifest naming its cgroup: its members count too, or one that emptied
+   * its environment would pass for gone.
+   */
+  private async stopUnlaunched(): Promise<TeardownReport> {
+    const manifest = await readStateFile(
+      this.ports.files,
+      MANIFEST_FORMAT,
+      this.paths.manifest,
+    ).catch(() => undefined);
     return tearDown(
       {
         deployment: this.deployment,
@@ -279,6 +293,7 @@ class LaunchedGroup implements RankGroup {
         pids: [],
         sweepCandidates: async () => [],
         forbiddenGroups: this.forbiddenGroups,
+        ...(manifest?.cgroup !== undefined && { cgroup: manifest.cgroup }),
       },
       { procs: this.ports.procs, clock: this.ports.clock, logger: this.logger },
     );

@@ -97,6 +97,8 @@ interface LaunchPlan {
   };
   /** A stranger takes the pid of a rank that exited (pid reuse), by rank. */
   reuse: Map<number, { afterMs: number; foreignUser: boolean }>;
+  /** The launcher starts its ranks in a cgroup (`contain`), and then helpers may empty their environment. */
+  contain: boolean;
 }
 
 /** One launcher process and its group. */
@@ -149,6 +151,7 @@ export class RankGroupScenario {
   private readonly launches: Launch[] = [];
   private readonly crashPoints: SimEntropy;
   private readonly reaperCrashPoints: SimEntropy;
+  private readonly containment: SimEntropy;
   /** Deployments seen with a process in disk-sleep (a reap may legitimately fail on them). */
   private readonly sawDiskSleep = new Set<string>();
   private checkedSignals = 0;
@@ -172,8 +175,10 @@ export class RankGroupScenario {
     this.files = new SimFiles(entropy.fork("files"), (line) => this.trace(line));
     this.crashPoints = entropy.fork("crash-points");
     this.reaperCrashPoints = entropy.fork("reaper-crash-points");
+    this.containment = entropy.fork("containment");
     this.procs = new SimProcs({
       clock,
+      cgroups: true,
       programs: {
         [SIM_RANK]: simRankProgram({
           files: this.files,
@@ -294,6 +299,13 @@ export class RankGroupScenario {
         reuse.set(rank, { afterMs: e.int(0, 2_000), foreignUser: e.chance(0.4) });
       }
     }
+    // Containment, and a helper that empties its environment (found only through the cgroup,
+    // so only drawn in a contained launch), come from a stream of their own, as crash points
+    // do: adding them left every other draw of a seed as it was.
+    const contain = this.containment.chance(0.5);
+    if (contain) {
+      for (const b of ranks) if (b.helper && this.containment.chance(0.5)) b.helper.clearEnv = true;
+    }
     // Crash points come from a stream of their own, so that adding them left every other
     // draw of a seed as it was.
     const point = this.crashPoints;
@@ -317,7 +329,7 @@ export class RankGroupScenario {
               atFileWrite: atFileWrite(),
             }
           : undefined;
-    return { ranks, stopAfterMs: e.int(2_000, 40_000), reuse, ...(crash && { crash }) };
+    return { ranks, stopAfterMs: e.int(2_000, 40_000), reuse, contain, ...(crash && { crash }) };
   }
 
   private schedule(plan: LaunchPlan, name: string | undefined, afterMs: number): void {
@@ -347,6 +359,7 @@ export class RankGroupScenario {
       stateDir: STATE_DIR,
       ...(name !== undefined && { name }),
       operatorEnv: {},
+      contain: plan.contain,
       timeouts: GROUP_TIMEOUTS,
       teardown: TEARDOWN,
       ports: {
@@ -365,7 +378,7 @@ export class RankGroupScenario {
     this.launches.push(launch);
     const { deployment } = group;
     this.trace(
-      `ranks launch ${n} ${deployment} by launcher ${self.pid}: ${JSON.stringify(plan.ranks)} stop +${plan.stopAfterMs}${plan.crash ? ` crash ${JSON.stringify(plan.crash)}` : ""}`,
+      `ranks launch ${n} ${deployment} by launcher ${self.pid}${plan.contain ? " contained" : ""}: ${JSON.stringify(plan.ranks)} stop +${plan.stopAfterMs}${plan.crash ? ` crash ${JSON.stringify(plan.crash)}` : ""}`,
     );
     launch.group.ready.then(
       () => this.trace(`ranks ${deployment} ready`),
@@ -421,8 +434,20 @@ export class RankGroupScenario {
       const proc = procs.process(pid);
       return proc !== undefined && proc.state !== "zombie";
     };
+    const containment = procs.containment;
     return {
       selfPid: pid,
+      // A dead process makes no cgroup and removes none; reading one is the table's business.
+      ...(containment !== undefined && {
+        containment: {
+          create: (name) => {
+            if (!alive()) throw new Error(`process ${pid} is gone`);
+            return containment.create(name);
+          },
+          members: (cgroup) => containment.members(cgroup),
+          remove: (cgroup) => alive() && containment.remove(cgroup),
+        },
+      }),
       spawn: (options) => {
         onSpawn?.();
         const handle = procs.spawn(options);

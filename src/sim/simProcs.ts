@@ -1,5 +1,6 @@
 import type {
   Clock,
+  Containment,
   ProcExit,
   ProcHandle,
   ProcInfo,
@@ -39,6 +40,8 @@ export interface SimProcSpec {
   zombieMs?: number;
   /** A name for traces and checks (never seen by the code under test). */
   label?: string;
+  /** Its cgroup (made by `containment.create`); default: its parent's, as on Linux. */
+  cgroup?: string;
 }
 
 /**
@@ -64,8 +67,15 @@ export interface SimSelf {
   readonly clock: ClockScope;
   /** Ends the process with `code` (when it wakes, if it sleeps in D). */
   exit(code: number): void;
-  /** Starts a child in its process group, with its environment (and `spec.env` over it). */
-  fork(spec: Omit<SimProcSpec, "ppid" | "pgid" | "newGroup" | "pid">): ProcHandle;
+  /**
+   * Starts a child in its process group and cgroup, with its environment (and `spec.env`
+   * over it), or with `spec.env` alone when `clearEnv` (as `env -i` does).
+   */
+  fork(
+    spec: Omit<SimProcSpec, "ppid" | "pgid" | "newGroup" | "pid" | "cgroup"> & {
+      clearEnv?: boolean;
+    },
+  ): ProcHandle;
   /** Runs `fn` with its exit when it dies, however it dies. */
   onDeath(fn: (exit: ProcExit) => void): void;
 }
@@ -90,6 +100,7 @@ export interface SimProcess {
   readonly argv: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly label: string | undefined;
+  readonly cgroup: string | undefined;
   state: "sleeping" | "disk-sleep" | "zombie";
 }
 
@@ -120,6 +131,8 @@ export interface SimProcsOptions {
   firstPid?: number;
   /** Programs by command (`argv[0]`): `spawn` runs them (see {@link SimProgram}). */
   programs?: Readonly<Record<string, SimProgram>>;
+  /** Offer `containment`, cgroups under `/sim/cgroup/baton` (default: none, as on a machine without cgroup v2). */
+  cgroups?: boolean;
 }
 
 /**
@@ -130,7 +143,9 @@ export interface SimProcsOptions {
  * pid can be taken again (`start({ pid })`), a group whose id now belongs to another user's
  * processes answers EPERM. Deterministic: everything happens through the given clock, in the
  * order it was scheduled. Every signal is recorded in `signals` with who received it.
- * `spawn` runs a {@link SimProgram} when one is registered for the command.
+ * `spawn` runs a {@link SimProgram} when one is registered for the command. With `cgroups`,
+ * `containment` keeps cgroups as Linux does: a process is in its parent's, whatever group
+ * or environment it moves to, and a zombie has left it.
  *
  * @example
  * ```ts
@@ -145,8 +160,11 @@ export class SimProcs implements Procs {
   readonly selfPid: number;
   readonly uid: number;
   readonly signals: SimSignalRecord[] = [];
+  readonly containment: Containment | undefined;
   protected readonly clock: Clock;
   private readonly table = new Map<number, Proc>();
+  /** The cgroups `containment` made and has not removed. */
+  private readonly cgroups = new Set<string>();
   private nextPid: number;
   private readonly programs: Readonly<Record<string, SimProgram>>;
 
@@ -156,6 +174,7 @@ export class SimProcs implements Procs {
     this.selfPid = options.selfPid ?? 100;
     this.uid = options.uid ?? 1000;
     this.nextPid = options.firstPid ?? 300;
+    this.containment = options.cgroups ? this.contain() : undefined;
     this.add({ ppid: 0, uid: 0, argv: ["/sbin/init"], onTerm: "ignore" }, 1, 1);
     this.add({ ppid: 1, argv: ["node", "baton"], onTerm: "ignore" }, this.selfPid, 1);
   }
@@ -194,6 +213,11 @@ export class SimProcs implements Procs {
    * default behaviour (exits on TERM).
    */
   spawn(options: SpawnOptions): ProcHandle {
+    const { cgroup } = options;
+    if (cgroup !== undefined && !this.cgroups.has(cgroup)) {
+      // As `sh` fails to write to a cgroup that is gone, before the command runs.
+      throw new Error(`cannot start ${JSON.stringify(options.argv[0])}: no cgroup ${cgroup}`);
+    }
     const program = Object.hasOwn(this.programs, options.argv[0])
       ? this.programs[options.argv[0]]
       : undefined;
@@ -203,6 +227,7 @@ export class SimProcs implements Procs {
       argv: options.argv,
       env: options.env,
       newGroup: options.newGroup,
+      ...(cgroup !== undefined && { cgroup }),
     });
     if (main !== undefined) main(this.self(this.table.get(handle.pid)!));
     return handle;
@@ -265,6 +290,29 @@ export class SimProcs implements Procs {
     return [...this.table.keys()].sort((a, b) => a - b).map((pid) => this.table.get(pid)!);
   }
 
+  /** Containment on the table: the live members of a cgroup and of those below it. */
+  private contain(): Containment {
+    const inside = (cgroup: string, of: string | undefined) =>
+      of !== undefined && (of === cgroup || of.startsWith(`${cgroup}/`));
+    const members = (cgroup: string) =>
+      this.processes()
+        .filter((proc) => proc.state !== "zombie" && inside(cgroup, proc.cgroup))
+        .map((proc) => proc.pid);
+    return {
+      create: (name) => {
+        const cgroup = `/sim/cgroup/baton/${name}`;
+        this.cgroups.add(cgroup);
+        return cgroup;
+      },
+      members: (cgroup) => (this.cgroups.has(cgroup) ? members(cgroup) : undefined),
+      remove: (cgroup) => {
+        if (members(cgroup).length > 0) return false;
+        for (const made of this.cgroups) if (inside(cgroup, made)) this.cgroups.delete(made);
+        return true;
+      },
+    };
+  }
+
   private add(spec: SimProcSpec, pid: number, pgid: number): Proc & { exited: Promise<ProcExit> } {
     let resolveExit!: (exit: ProcExit) => void;
     const exited = new Promise<ProcExit>((resolve) => {
@@ -278,6 +326,7 @@ export class SimProcs implements Procs {
       argv: [...spec.argv],
       env: { ...spec.env },
       label: spec.label,
+      cgroup: spec.cgroup ?? this.table.get(spec.ppid ?? this.selfPid)?.cgroup,
       state: "sleeping" as SimProcess["state"],
       spec,
       kills: 0,
@@ -403,8 +452,13 @@ export class SimProcs implements Procs {
       env: proc.env,
       clock: scope,
       exit: (code) => this.exitSelf(proc, code),
-      fork: (spec) =>
-        this.start({ ...spec, env: { ...proc.env, ...spec.env }, ppid: proc.pid, pgid: proc.pgid }),
+      fork: ({ clearEnv, ...spec }) =>
+        this.start({
+          ...spec,
+          env: clearEnv ? { ...spec.env } : { ...proc.env, ...spec.env },
+          ppid: proc.pid,
+          pgid: proc.pgid,
+        }),
       onDeath: (fn) => {
         proc.deathHooks.push(fn);
       },

@@ -24,8 +24,11 @@ export interface SimRankBehaviour {
   zombieMs?: number;
   /** It stays when its launcher is gone (a hung rank): only a teardown or a reaper ends it. */
   deaf?: boolean;
-  /** It starts a helper in its process group, which may leave it (setsid) and ignore TERM. */
-  helper?: { setsidAfterMs?: number; ignoreTerm?: boolean };
+  /**
+   * It starts a helper in its process group, which may leave it (setsid), ignore TERM, and
+   * start with an empty environment (`env -i`: only its cgroup still ties it to the rank).
+   */
+  helper?: { setsidAfterMs?: number; ignoreTerm?: boolean; clearEnv?: boolean };
 }
 
 /**
@@ -67,7 +70,8 @@ export interface SimRankWorld {
  * its own clock and the simulated files — marker `loading`, heartbeat, `ready` after loading,
  * exit when its launcher is gone or its lease stale — and misbehaves as its entry in the
  * plan says: fails with a code, ignores TERM, survives a KILL, sleeps in D, stays a zombie,
- * ignores its launcher's death, starts a helper that leaves the group. A process label
+ * ignores its launcher's death, starts a helper that leaves the group (and empties its
+ * environment). A process label
  * `<deployment>/rank-<R>` (`…/helper` for the helper) tells the simulation whose it is.
  *
  * @example
@@ -112,6 +116,7 @@ export function simRankProgram(world: SimRankWorld): SimProgram {
             label: `${label}/helper`,
             ...(helper.ignoreTerm && { onTerm: "ignore" as const }),
             ...(helper.setsidAfterMs !== undefined && { setsidAfterMs: helper.setsidAfterMs }),
+            ...(helper.clearEnv && { clearEnv: true }),
           });
         }
         const ranking = createRank(

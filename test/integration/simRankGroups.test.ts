@@ -14,7 +14,16 @@ const SMALL = { jobs: 2, workers: 1, faults: "none" as const };
 describe("rank groups in the simulation", () => {
   it(`keep every invariant and end for ${SEEDS} seeds, through the faults they draw`, async () => {
     const failures: string[] = [];
-    const seen = { ready: 0, rankFailed: 0, unverified: 0, stranger: 0, crashed: 0, relaunched: 0 };
+    const seen = {
+      ready: 0,
+      rankFailed: 0,
+      unverified: 0,
+      stranger: 0,
+      crashed: 0,
+      relaunched: 0,
+      contained: 0,
+      helperClearedItsEnv: 0,
+    };
     for (let seed = 1; seed <= SEEDS; seed++) {
       const r = await simulate({ seed, ...SMALL });
       if (!r.ok) {
@@ -32,6 +41,8 @@ describe("rank groups in the simulation", () => {
       seen.unverified += has(/ teardown unverified/);
       seen.stranger += has(/ a stranger/);
       seen.ready += has(/ ready$/);
+      seen.contained += has(/ contained: /);
+      seen.helperClearedItsEnv += has(/"clearEnv":true/);
     }
     expect(failures).toEqual([]);
     for (const [what, count] of Object.entries(seen)) {

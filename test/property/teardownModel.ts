@@ -47,18 +47,15 @@ const behaviour = {
   marker: fc.boolean(),
 };
 
-const childArb = fc
-  .record({
-    ...behaviour,
-    setsidAfterMs: fc.option(fc.nat(3000), { nil: undefined }),
-    /** Started with an empty environment: it carries the deployment in argv only. */
-    clearEnv: fc.boolean(),
-  })
-  // A child that drops the environment and leaves its group can only be found by its marker.
-  .map((child) => ({
-    ...child,
-    marker: child.marker || (child.clearEnv && child.setsidAfterMs !== undefined),
-  }));
+const childArb = fc.record({
+  ...behaviour,
+  setsidAfterMs: fc.option(fc.nat(3000), { nil: undefined }),
+  /**
+   * Started with an empty environment: it carries the deployment in argv only, or, in a
+   * contained group, nothing at all but its cgroup.
+   */
+  clearEnv: fc.boolean(),
+});
 
 const rankArb = fc.record({ ...behaviour, children: fc.array(childArb, { maxLength: 2 }) });
 
@@ -89,6 +86,8 @@ export const scenarios = fc.record({
   reuses: fc.array(reuseArb, { maxLength: 3 }),
   startAfterMs: fc.nat(2000),
   timeouts: timeoutsArb,
+  /** The ranks start in a cgroup of the deployment, which the target names. */
+  contained: fc.boolean(),
 });
 
 export type Scenario = typeof scenarios extends fc.Arbitrary<infer T> ? T : never;
@@ -158,7 +157,8 @@ function check(condition: boolean, message: () => string): void {
 
 /** The simulated world of one scenario: the group, the bystanders, the reuse plan. */
 function build(scenario: Scenario, clock: SimClock) {
-  const procs = new RacingProcs({ clock });
+  const procs = new RacingProcs({ clock, cgroups: scenario.contained });
+  const cgroup = procs.containment?.create(DEPLOYMENT);
   // Bystanders that must never be touched: one of our user, one of another.
   procs.start({ argv: ["sleep", "1000"], newGroup: true, label: "bystander" });
   procs.start({ argv: ["sshd"], newGroup: true, uid: 0, label: "bystander" });
@@ -174,6 +174,7 @@ function build(scenario: Scenario, clock: SimClock) {
       env,
       label: `rank-${r}`,
       ...(sharedGroup === undefined ? { newGroup: true } : { pgid: sharedGroup }),
+      ...(cgroup !== undefined && { cgroup }),
     };
     const { pid } = procs.start(spec);
     if (scenario.layout === "one-group") sharedGroup ??= pid;
@@ -183,13 +184,17 @@ function build(scenario: Scenario, clock: SimClock) {
       const started = procs.start({
         ...child,
         ppid: pid,
-        argv: child.clearEnv
-          ? ["python", "worker.py", `--deployment=${DEPLOYMENT}`]
-          : ["python", "worker.py"],
+        argv:
+          child.clearEnv && cgroup === undefined
+            ? ["python", "worker.py", `--deployment=${DEPLOYMENT}`]
+            : ["python", "worker.py"],
         env: child.clearEnv ? {} : env,
         label: `rank-${r}.child-${c}`,
       });
-      members.push({ pid: started.pid, marker: child.marker });
+      // Uncontained, a child that drops the environment and leaves its group can only be
+      // found by its marker; contained, its cgroup finds it.
+      const lost = cgroup === undefined && child.clearEnv && child.setsidAfterMs !== undefined;
+      members.push({ pid: started.pid, marker: child.marker || lost });
     });
   });
 
@@ -225,6 +230,7 @@ function build(scenario: Scenario, clock: SimClock) {
     pids: rankPids,
     sweepCandidates: async () => members.filter((m) => m.marker).map((m) => m.pid),
     forbiddenGroups: new Set<number>(),
+    ...(cgroup !== undefined && { cgroup }),
   };
   return { procs, target };
 }

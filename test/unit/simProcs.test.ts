@@ -77,6 +77,52 @@ describe("SimProcs", () => {
     expect(procs.inspect(child.pid)?.pgid).toBe(child.pid);
   });
 
+  it("keeps cgroups as Linux does: children stay in, whatever group or environment they take", async () => {
+    const clock = new SimClock();
+    const procs = new SimProcs({
+      clock,
+      cgroups: true,
+      programs: {
+        rank: () => ({
+          main(self) {
+            self.fork({
+              argv: ["helper"],
+              env: { ONLY: "this" },
+              clearEnv: true,
+              setsidAfterMs: 10,
+            });
+          },
+        }),
+      },
+    });
+    expect(new SimProcs({ clock }).containment).toBeUndefined();
+    const containment = procs.containment!;
+    const cgroup = containment.create("dep-a");
+    expect(containment.members(cgroup)).toEqual([]);
+    const rank = procs.spawn({
+      argv: ["rank"],
+      env: { BATON_DEPLOYMENT: "dep-a" },
+      newGroup: true,
+      cgroup,
+    });
+    const outside = procs.start({ argv: ["sleep"], newGroup: true });
+    drain(clock);
+    const [, helper] = containment.members(cgroup)!;
+    expect(containment.members(cgroup)).toEqual([rank.pid, helper]);
+    expect(procs.inspect(helper!)?.pgid).toBe(helper);
+    expect(procs.environ(helper!)).toEqual({ ONLY: "this" });
+    expect(containment.members(cgroup)).not.toContain(outside.pid);
+    expect(containment.remove(cgroup)).toBe(false);
+
+    procs.signal(helper!, "SIGKILL");
+    procs.signal(rank.pid, "SIGKILL");
+    await rank.exited;
+    expect(containment.members(cgroup)).toEqual([]);
+    expect(containment.remove(cgroup)).toBe(true);
+    expect(containment.members(cgroup)).toBeUndefined();
+    expect(() => procs.spawn({ argv: ["rank"], cgroup })).toThrow(/no cgroup/);
+  });
+
   it("hands a freed pid to a new program, but not while it is still a group's id", () => {
     const { procs } = world();
     const leader = procs.start({ argv: ["rank"], newGroup: true });
