@@ -1,6 +1,8 @@
+import { dirname } from "node:path";
 import { BatonError, ConfigError } from "../errors.ts";
 import type { Json } from "../graph/job.ts";
 import { type GroupProgress, groupProgressMessage, watchGroup } from "../viz/groupProgress.ts";
+import { pruneDeploymentLogs } from "./deploymentLogs.ts";
 import type { JobContext } from "./jobModule.ts";
 import { launchGroup } from "./launchGroup.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -37,7 +39,9 @@ export type RankJobResult = {
  * The job's AbortSignal — the run was cancelled, the lease was withdrawn, the
  * worker lost its coordinator — stops the group with a verified teardown. A worker process
  * that dies leaves ranks that see their launcher gone and exit; the next launch's reaper (or
- * `baton reap`) clears what is left.
+ * `baton reap`) clears what is left. Once the group has ended, the folders of deployments
+ * in its state dir that ended long ago are removed (`pruneDeploymentLogs`: beyond the newest
+ * 20, after a week), so a state dir that runs rank jobs every day does not grow for ever.
  *
  * @example
  * ```ts
@@ -55,7 +59,8 @@ export async function runRankJob(launch: RankLaunch, ctx: JobContext): Promise<J
       `job kind "${ctx.job.kind}" launches ranks, so its jobs need the ranks option: job("${ctx.job.kind}", input, { ranks: 4 })`,
     );
   }
-  const reporter = groupReporter(ctx, nodeClock());
+  const clock = nodeClock();
+  const reporter = groupReporter(ctx, clock);
   const group = launchGroup({ ...launch, worldSize, logger: ctx.log, inspect: reporter.inspect });
   const signal = ctx.signal;
   const stop = () => {
@@ -82,6 +87,8 @@ export async function runRankJob(launch: RankLaunch, ctx: JobContext): Promise<J
     signal.removeEventListener("abort", stop);
     // The group's last state goes out before the job's result does.
     reporter.flush();
+    // Once the group has ended, its own folder is the newest: never one of those removed.
+    await pruneDeploymentLogs(dirname(group.dir), { now: clock.now(), logger: ctx.log });
   }
 }
 

@@ -4,16 +4,18 @@
  * the run, or the job's timeout, tears the group down. Real rank processes (the Python
  * example rank); every one is stopped by its pid when the test ends.
  */
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, job } from "../../src/index.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
-import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
-import { readStateFile } from "../../src/rank/stateFile.ts";
+import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
+import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
+import { KEEP_ENDED_DEPLOYMENTS } from "../../src/runtime/deploymentLogs.ts";
 import { defineJobs } from "../../src/runtime/jobModule.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ROOT } from "../fixtures/batonCli.ts";
+import { DAY, deploymentFolder, endedDeployments } from "../fixtures/endedDeployments.ts";
 import { cleanUpRanks, procs, stray, tempDir } from "../fixtures/rankStrays.ts";
 
 const RANK_PY = join(ROOT, "examples/ranks/rank.py");
@@ -100,6 +102,41 @@ describe("graph jobs with ranks", () => {
     expect(outcome.error?.name).toBe("RankGroupError");
     expect(outcome.error?.message).toMatch(/rank \d exited with code 4/);
     expect(outcome.error?.message).toContain("failing at step 2 with exit code 4");
+  }, 30_000);
+
+  it("once its group ended, removes the logs of deployments that ended over a week ago beyond the newest 20, never a failed rank's nor one with a manifest", async () => {
+    const dir = tempDir();
+    const now = Date.now();
+    const old = endedDeployments(dir, KEEP_ENDED_DEPLOYMENTS + 1, 30, now);
+    // A deployment another machine launched into this shared state dir two months ago: alive
+    // or not, it is that machine's reaper's, and its logs stay.
+    const elsewhere = deploymentFolder(dir, "dep-elsewhere", now - 60 * DAY, ["rank-0.log"]);
+    const manifest: Manifest = {
+      deployment: "dep-elsewhere",
+      launcher: { pid: 4242, token: "t", host: "another-machine" },
+      ranks: [],
+      worldSize: 1,
+      argv: ["python3", "serve.py"],
+      startedAt: now - 60 * DAY,
+    };
+    writeFileSync(join(elsewhere, "manifest.json"), encodeStateFile(MANIFEST_FORMAT, manifest));
+    utimesSync(elsewhere, new Date(now - 60 * DAY), new Date(now - 60 * DAY));
+    const train = job("train", { stateDir: dir, steps: 20, failAt: 2 }, { ranks: 2, retries: 0 });
+    const result = await createEngine({ jobs, workers: 1 }).run([train]);
+
+    const error = result.get(train).error;
+    expect(error?.name).toBe("RankGroupError");
+    const logFile = /Its log is (\S+rank-\d\.log)\./.exec(error?.message ?? "")?.[1];
+    expect(logFile !== undefined && existsSync(logFile)).toBe(true);
+    const left = readdirSync(dir);
+    // Of 21 old ended deployments and the failed one, the 20 newest are kept.
+    expect(left.sort()).toEqual(
+      [
+        ...old.slice(2).map((folder) => folder.slice(dir.length + 1)),
+        "dep-elsewhere",
+        logFile?.split("/").at(-2),
+      ].sort(),
+    );
   }, 30_000);
 
   it("cancelling the run tears the group down, verified", async () => {
