@@ -1,8 +1,9 @@
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import type { BarrierPassed } from "../machines/group.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
+import { pruneDeploymentLogs } from "../runtime/deploymentLogs.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
@@ -23,7 +24,8 @@ Starts N ranks of the command, like torchrun, on this machine or on ssh hosts, a
 them. Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 MASTER_PORT (--master-port, or a free port), BATON_DEPLOYMENT, BATON_STATE_DIR and
 BATON_LAUNCHER_PID, and writes its output to STATE_DIR/DEPLOYMENT/rank-R.log here. Orphans
-of launchers that died are reaped first.
+of launchers that died are reaped first. Once the group has ended, the folders of
+deployments that ended over 7 days ago are removed, all but the newest 20 that ended.
 
   --world N            number of ranks (required unless --hosts gives them)
   --hosts LIST         where the ranks run, in rank order: comma-separated hosts, each
@@ -56,7 +58,8 @@ stops the ranks; it never leaves one behind).`;
 
 /**
  * `baton launch --world N -- cmd args…`: launches a rank group, reports where its logs are,
- * and exits with the group's code. SIGINT and SIGTERM stop the group with a verified
+ * and exits with the group's code, after removing the logs of deployments that ended long
+ * ago (`pruneDeploymentLogs`). SIGINT and SIGTERM stop the group with a verified
  * teardown before the command returns.
  *
  * @example
@@ -110,6 +113,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
   );
   const timeLimitMs = wholeNumberFlag("--time-limit-ms", values["time-limit-ms"], MILLISECONDS);
   const status = process.stderr.isTTY === true ? liveStatus(process.stderr) : undefined;
+  const logger = createLogger({ level });
   const group = launchGroup({
     argv: command,
     worldSize: world,
@@ -122,7 +126,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
     ...(graceMs !== undefined && { teardown: { termGraceMs: graceMs } }),
     ...(loadTimeoutMs !== undefined && { timeouts: { loadTimeoutMs } }),
     ...(values["no-contain"] && { contain: false }),
-    logger: createLogger({ level }),
+    logger,
     ...(status !== undefined && { inspect: status.inspect }),
   });
   const say = (line: string) => {
@@ -201,6 +205,8 @@ export async function launchCommand(argv: string[]): Promise<number> {
     clock.clearTimeout(timeLimit);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    // As a rank job does: once the group has ended, its own folder is the newest.
+    await pruneDeploymentLogs(dirname(group.dir), { now: clock.now(), logger });
   }
 }
 

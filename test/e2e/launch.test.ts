@@ -11,8 +11,10 @@ import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
+import { KEEP_ENDED_DEPLOYMENTS } from "../../src/runtime/deploymentLogs.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
+import { endedDeployments } from "../fixtures/endedDeployments.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/rankStrays.ts";
 import { ranksReady } from "../fixtures/ranksReady.ts";
 import { readManifest } from "../fixtures/readManifest.ts";
@@ -63,6 +65,30 @@ describe("baton launch", () => {
     expect(result.stderr).toContain("ranks 0, 1 exited 0 before the launcher saw a ready marker");
     expect(result.stderr).not.toContain("ready\n");
     expect(result.stderr).toContain("every rank exited 0");
+  }, 60_000);
+
+  it("once its group ended, removes the logs of deployments that ended over a week ago beyond the newest 20, not the failed one's", async () => {
+    const dir = tempDir();
+    const old = endedDeployments(dir, KEEP_ENDED_DEPLOYMENTS, 30, Date.now());
+    const result = await startBaton([
+      "launch",
+      "--world",
+      "1",
+      "--state-dir",
+      dir,
+      "--",
+      "/bin/sh",
+      "-c",
+      "echo the failing rank says why; exit 3",
+    ]).exit;
+    expect(result.code).toBe(3);
+    const failed = /deployment (dep-[a-z0-9]{12})/.exec(result.stderr)?.[1] ?? "";
+    expect(readFileSync(join(dir, failed, "rank-0.log"), "utf8")).toContain(
+      "the failing rank says why",
+    );
+    expect(readdirSync(dir).sort()).toEqual(
+      [...old.slice(1).map((folder) => folder.slice(dir.length + 1)), failed].sort(),
+    );
   }, 60_000);
 
   it("exits 1 when its teardown cannot be verified, and baton reap finishes it", async () => {
