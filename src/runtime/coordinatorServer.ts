@@ -84,6 +84,8 @@ export class CoordinatorServer {
   private readonly connections = new Map<string, Connection>();
   /** Connections that have not finished the handshake, oldest first. */
   private readonly handshaking = new Set<Connection>();
+  /** Names of the workers that joined (their hello was accepted), kept after they leave. */
+  private readonly joinedNames = new Set<string>();
   /** Counts of what was refused, for logs and the run summary. */
   readonly refused = { badFrames: 0, droppedResults: 0 };
 
@@ -161,6 +163,14 @@ export class CoordinatorServer {
   }
 
   /**
+   * Whether a worker called `worker` joined this server at some point, even if it has left
+   * since: only a worker that joined can have been given a job.
+   */
+  joined(worker: string): boolean {
+    return this.joinedNames.has(worker);
+  }
+
+  /**
    * The run is over and the listener closed: stops every connection machine still running,
    * so that what a link still delivers (a worker's hello that crossed the listener's close)
    * reaches no machine and nothing more is sent to the coordinator.
@@ -209,6 +219,7 @@ export class CoordinatorServer {
     actor.on("ping", () => link.ping());
     actor.on("registered", ({ worker, protocol }) => {
       this.handshaking.delete(connection);
+      this.joinedNames.add(worker);
       // At info, so a run's log file says which workers took part (a lost one is a warning).
       log.info({ worker, protocol }, "worker joined");
     });

@@ -446,6 +446,7 @@ export function createEngine(options: EngineOptions): Engine {
                 logger: log,
                 clock,
                 demand: demandGauge(board),
+                joined: server.joined.bind(server),
                 abandonedRunFiles,
               });
           void workers.failed.then((error) => {

@@ -44,6 +44,12 @@ export interface LocalPoolOptions {
    * setup the coordinator refused).
    */
   finalExitCodes?: readonly number[];
+  /**
+   * Whether the worker called `name` joined the coordinator (default: every worker counts as
+   * joined). `stop()` sends SIGTERM at once to one that did not: it holds no job, and would
+   * otherwise take the whole grace period to load and find its coordinator gone.
+   */
+  joined?(name: string): boolean;
   procs?: Procs;
   clock?: Clock;
 }
@@ -80,10 +86,11 @@ export interface LocalPool {
     listener: (...args: LocalPoolEvents[E]) => void,
   ): this;
   /**
-   * Stops replacing workers, waits up to `graceMs` for them to exit on their own (the
-   * coordinator closing their connections is the normal path), sends SIGTERM to those left,
-   * and SIGKILL 2 s later. Resolves once every worker process has exited and been reaped.
-   * A second call returns the first call's promise.
+   * Stops replacing workers, sends SIGTERM at once to those that never joined (`joined`),
+   * waits up to `graceMs` for the rest to exit on their own (the coordinator closing their
+   * connections is the normal path), sends SIGTERM to those left, and SIGKILL 2 s later.
+   * Resolves once every worker process has exited and been reaped. A second call returns
+   * the first call's promise.
    */
   stop(graceMs?: number): Promise<void>;
 }
@@ -143,8 +150,8 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   private readonly env: Record<string, string>;
   private readonly maxRestarts: number;
   private readonly windowMs: number;
-  /** Worker processes not yet reaped. */
-  private readonly live = new Set<ProcHandle>();
+  /** Worker processes not yet reaped, and their names. */
+  private readonly live = new Map<ProcHandle, string>();
   private resolveFailed: (error: PoolError) => void = () => {};
   private failing = false;
   private stopping: Promise<void> | undefined;
@@ -179,7 +186,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   }
 
   pids(): number[] {
-    return [...this.live].map((handle) => handle.pid);
+    return [...this.live.keys()].map((handle) => handle.pid);
   }
 
   stop(graceMs = 5000): Promise<void> {
@@ -191,16 +198,18 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   }
 
   private async shutDown(graceMs: number): Promise<void> {
+    const { joined } = this.options;
+    if (joined !== undefined) this.signalLive("SIGTERM", (name) => !joined(name));
     await this.allExited(graceMs);
     this.signalLive("SIGTERM");
     await this.allExited(KILL_AFTER_MS);
     this.signalLive("SIGKILL");
-    await Promise.all([...this.live].map((handle) => handle.exited));
+    await Promise.all([...this.live.keys()].map((handle) => handle.exited));
   }
 
   /** Resolves when every live worker has exited, or after `ms`, whichever comes first. */
   private allExited(ms: number): Promise<void> {
-    const exits = [...this.live].map((handle) => handle.exited);
+    const exits = [...this.live.keys()].map((handle) => handle.exited);
     if (exits.length === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = this.clock.setTimeout(() => resolve(), ms);
@@ -211,8 +220,11 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     });
   }
 
-  private signalLive(signal: Signal): void {
-    for (const handle of this.live) this.procs.signal(handle.pid, signal);
+  /** Signals the live workers, or those of them whose name `which` picks. */
+  private signalLive(signal: Signal, which: (name: string) => boolean = () => true): void {
+    for (const [handle, name] of this.live) {
+      if (which(name)) this.procs.signal(handle.pid, signal);
+    }
   }
 
   /**
@@ -250,7 +262,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
       );
       return undefined;
     }
-    this.live.add(handle);
+    this.live.set(handle, name);
     void handle.exited.then((exit) => this.onExit(slot, handle, name, exit));
     return { name, pid: handle.pid };
   }
@@ -390,6 +402,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
         ...(options.maxRestarts !== undefined && { maxRestarts: options.maxRestarts }),
         ...(options.windowMs !== undefined && { windowMs: options.windowMs }),
         finalExitCodes: FINAL_WORKER_EXITS,
+        ...(context.joined !== undefined && { joined: context.joined }),
       });
       pool.on("replaced", (r) =>
         context.logger.warn(

@@ -23,6 +23,12 @@ export interface PoolStart {
    */
   demand?(offer: Resources): number;
   /**
+   * Whether a worker of this name joined the run (the coordinator accepted its hello), even if
+   * it has left since. One that never did was given no job, so a pool's `stop()` need not wait
+   * for it to finish one. Absent outside the engine.
+   */
+  joined?(worker: string): boolean;
+  /**
    * The run files (secrets, Slurm batch scripts; see `sweepAbandonedRunFiles`) of coordinators
    * that died on this host, which the engine removed before this start: a pool cleans up what
    * they stood for (the Slurm pool cancels the allocations their scripts name).

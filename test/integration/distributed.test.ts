@@ -1,17 +1,35 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { Writable } from "node:stream";
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { createEngine, type JobEvent, localPool, type PoolError } from "../../src/index.ts";
+import {
+  createEngine,
+  type JobEvent,
+  job,
+  localPool,
+  type PoolError,
+  type WorkerPool,
+} from "../../src/index.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
+import slowStartJobs from "../fixtures/slowStart.jobs.ts";
 
 const fixture = resolve("test/fixtures/counted.graph.ts");
+/** Worker local-1 loads it at once, the others in 10 s; its `cleanUp` takes 300 ms to stop. */
+const slowStart = resolve("test/fixtures/slowStart.jobs.ts");
 const procs = nodeProcs();
 const dirs: string[] = [];
+
+/** Gone from the process table, or a zombie: either way it runs nothing. */
+function dead(pid: number): boolean {
+  const state = procs.inspect(pid)?.state;
+  return state === undefined || state === "zombie" || state === "dead";
+}
 
 /** Worker processes this test process started (children whose argv says `worker`). */
 function workerChildren(): number[] {
@@ -51,11 +69,25 @@ describe("runs over real sockets with worker processes", () => {
     mkdirSync(calls);
     const { graph, handlers } = await graphWith(40, 0, calls);
     const store = await ResultStore.open(join(dir, "store"), nodeFiles());
+    const joined: string[] = [];
+    const logger = pino(
+      { level: "info" },
+      new Writable({
+        write(chunk, _, done) {
+          for (const text of String(chunk).split("\n")) {
+            const line = text ? (JSON.parse(text) as { msg: string; worker?: string }) : undefined;
+            if (line?.msg === "worker joined" && line.worker) joined.push(line.worker);
+          }
+          done();
+        },
+      }),
+    );
     // As the README embeds it: the handlers themselves; the code hash comes from the pool's file.
     const engine = createEngine({
       jobs: handlers,
       workers: localPool({ jobsModule: fixture, count: 4, logLevel: "info" }),
       store,
+      logger,
     });
     const run = engine.run(graph);
     const seen = new Set<number>();
@@ -70,11 +102,14 @@ describe("runs over real sockets with worker processes", () => {
     expect(store.writes).toBe(45);
     expect(readdirSync(calls)).toHaveLength(45);
     expect(workerChildren()).toEqual([]);
-    // At info, each worker's log says whom it connected to (at the default warn, nothing).
+    // At info, the log of each worker that joined says whom it connected to (at the default
+    // warn, nothing); one still starting when the run ended was stopped before it connected.
     // The run's worker logs are in a folder of its own, named after its start and id.
     const folders = readdirSync(join(dir, "store", "logs"));
     expect(folders).toEqual([expect.stringMatching(new RegExp(`^\\d{4}-.*Z-${result.run}$`))]);
-    for (const n of [1, 2, 3, 4]) {
+    expect(joined.length).toBeGreaterThan(0);
+    for (const worker of joined) {
+      const n = worker.slice("local-".length);
       const log = readFileSync(join(dir, "store", "logs", folders[0]!, `worker-${n}.log`), "utf8");
       expect(log).toContain('"msg":"worker connecting"');
     }
@@ -187,5 +222,63 @@ describe("runs over real sockets with worker processes", () => {
       /^worker local-1 \(pid \d+\) exited with code 4, which a new worker would too .*closed with code 4006/s,
     );
     expect(workerChildren()).toEqual([]);
+  }, 60_000);
+
+  it("a cancel right after the pool started its workers returns within 2 s, every worker gone, instead of waiting 5 s for those still starting", async () => {
+    const dir = tempDir();
+    const inner = localPool({ jobsModule: slowStart, count: 2 });
+    let pids: number[] = [];
+    let cancelledAt = 0;
+    // Cancelled as soon as the workers are started: none has loaded its job module yet.
+    const pool: WorkerPool = {
+      ...inner,
+      start(context) {
+        const running = inner.start(context);
+        pids = workerChildren();
+        cancelledAt = Date.now();
+        run.cancel("the caller went away");
+        return running;
+      },
+    };
+    const engine = createEngine({ jobs: slowStartJobs, workers: pool, batonDir: dir });
+    const run = engine.run([job("cleanUp", null)]);
+
+    const result = await run;
+
+    expect(Date.now() - cancelledAt).toBeLessThan(2_000);
+    expect(result.counts).toMatchObject({ cancelled: 1, completed: 0 });
+    expect(pids).toHaveLength(2);
+    for (const pid of pids) expect(dead(pid)).toBe(true);
+  }, 30_000);
+
+  it("a cancel stops the workers still starting at once, and lets the one that joined finish its job's clean-up", async () => {
+    const dir = tempDir();
+    process.env.BATON_TEST_MARKERS = dir;
+    const engine = createEngine({
+      jobs: slowStartJobs,
+      workers: localPool({ jobsModule: slowStart, count: 2 }),
+      batonDir: dir,
+      logsDir: join(dir, "logs"),
+      // The run ends before the handler has cleaned up: its worker is left to finish it.
+      cancelGraceMs: 100,
+    });
+    const run = engine.run([job("cleanUp", null)]);
+    let pids: number[] = [];
+    let cancelledAt = 0;
+    run.on("job", (event) => {
+      if (event.state !== "running") return;
+      pids = workerChildren();
+      cancelledAt = Date.now();
+      run.cancel("the test cancelled");
+    });
+
+    const result = await run;
+
+    expect(Date.now() - cancelledAt).toBeLessThan(2_000);
+    expect(result.counts).toMatchObject({ cancelled: 1 });
+    expect(pids).toHaveLength(2);
+    for (const pid of pids) expect(dead(pid)).toBe(true);
+    expect(existsSync(join(dir, "cleaned"))).toBe(true);
+    expect(readFileSync(join(dir, "logs", "worker-1.log"), "utf8")).not.toContain("SIGTERM");
   }, 60_000);
 });

@@ -266,6 +266,28 @@ describe("LocalPool.stop", () => {
     for (const n of [1, 2]) expect(await log(logsDir, n)).not.toContain("SIGTERM");
   });
 
+  it("sends SIGTERM at once to a worker that never joined, and gives the one that joined its grace period", async () => {
+    const dir = await tempDir();
+    const closed = join(dir, "closed");
+    const { pool: workers, logsDir } = await pool(() => ["until-file", closed], {
+      maxWorkers: 2,
+      joined: (name) => name === "local-1",
+    });
+    await logSays(logsDir, 1, "local-1 ready");
+    await logSays(logsDir, 2, "local-2 ready");
+    const [first, second] = workers.pids() as [number, number];
+
+    const stopped = workers.stop(5000);
+    await until(() => dead(second), "local-2 to be stopped", 2000);
+    expect(await log(logsDir, 2)).toContain("local-2 got SIGTERM");
+    expect(dead(first)).toBe(false);
+    expect(await settled(stopped)).toBe(false);
+    await writeFile(closed, ""); // the coordinator closes local-1's connection
+    await stopped;
+    expect(dead(first)).toBe(true);
+    expect(await log(logsDir, 1)).not.toContain("SIGTERM");
+  });
+
   it("sends SIGTERM after the grace period, and nothing is replaced", async () => {
     const { pool: workers, logsDir, replaced } = await pool(() => ["sleep"], { maxWorkers: 2 });
     await logSays(logsDir, 1, "local-1 ready");
