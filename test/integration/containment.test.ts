@@ -7,12 +7,14 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
 import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import type { Procs } from "../../src/runtime/ports.ts";
 import type { LaunchSpec, RankGroup } from "../../src/runtime/rankGroup.ts";
 import { reapDeployments } from "../../src/runtime/reaper.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
@@ -69,6 +71,36 @@ function launch(spec: Partial<LaunchSpec>, pidFile: string): RankGroup {
   groups.push(group);
   return group;
 }
+
+describe("ranks where the machine refuses a cgroup", () => {
+  it("start all the same, in their own process groups, and the refusal is logged at info", async () => {
+    const stateDir = tempDir();
+    const lines: { msg: string; err?: { message: string } }[] = [];
+    const logger = pino(
+      { level: "info" },
+      { write: (line: string) => lines.push(JSON.parse(line)) },
+    );
+    const refusing: Procs = {
+      ...procs,
+      containment: {
+        create: () => {
+          throw new Error("EACCES: permission denied");
+        },
+        members: () => undefined,
+        remove: () => true,
+      },
+    };
+    const group = launch(
+      { stateDir, logger, ports: { procs: refusing }, argv: ["/bin/sh", "-c", "exit 0"] },
+      join(stateDir, "unused"),
+    );
+    const exit = await group.wait();
+    expect(exit.status).toBe("succeeded");
+    expect(lines.find((line) => line.msg === "ranks not contained")?.err?.message).toBe(
+      "EACCES: permission denied",
+    );
+  });
+});
 
 describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
   it("the group's teardown stops a descendant that left its group and emptied its environment", async () => {
