@@ -75,6 +75,10 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
       dep.ageMs !== undefined && `up ${duration(dep.ageMs)}`,
       dep.lease &&
         `lease renewed ${duration(dep.lease.ageMs)} ago${dep.lease.stale ? " (stale)" : ""}`,
+      dep.cgroup &&
+        (dep.cgroup.processes === undefined
+          ? "contained"
+          : `contained: ${dep.cgroup.processes} process${dep.cgroup.processes === 1 ? "" : "es"}`),
     ].filter(Boolean);
     const rows = [
       ["RANK", "PID", "PHASE", "AGE", "HEARTBEAT", "ACTIVE", "EPOCH"],

@@ -57,13 +57,19 @@ export interface DeploymentStatus {
   /** Since the launch (manifest). */
   ageMs: number | undefined;
   ranks: RankStatus[];
+  /**
+   * The cgroup its local ranks were started in (see `Containment`) and the live processes in
+   * it now: the ranks and everything they started, however far it strayed. Absent when its
+   * ranks were not contained; `processes` is undefined when this machine cannot read it.
+   */
+  cgroup: { path: string; processes: number | undefined } | undefined;
   /** Files that could not be used (malformed, another deployment's). */
   problems: string[];
 }
 
 export interface DeploymentStatusPorts {
   files: Files;
-  procs: Pick<Procs, "inspect" | "environ">;
+  procs: Pick<Procs, "inspect" | "environ" | "containment">;
   clock: Pick<Clock, "now">;
 }
 
@@ -253,6 +259,13 @@ async function readDeploymentStatus(
     worldSize: manifest?.worldSize,
     ageMs: manifest === undefined ? undefined : now - manifest.startedAt,
     ranks,
+    cgroup:
+      manifest?.cgroup === undefined
+        ? undefined
+        : {
+            path: manifest.cgroup,
+            processes: procs.containment?.members(manifest.cgroup)?.length,
+          },
     problems,
   };
 }

@@ -121,6 +121,21 @@ describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
     expect(existsSync(cgroup)).toBe(false);
   });
 
+  it("baton status counts the processes in the cgroup, strays included", async () => {
+    const stateDir = tempDir();
+    const pidFile = join(stateDir, "escapee.pid");
+    const group = launch({ stateDir }, pidFile);
+    await escapee(pidFile, group.deployment);
+    const json = await startBaton(["status", "--state-dir", stateDir, "--json"]).exit;
+    const [status] = JSON.parse(json.stdout).deployments;
+    expect(status.cgroup).toEqual({
+      path: expect.stringMatching(new RegExp(`/baton/${group.deployment}$`)),
+      processes: 2,
+    });
+    const text = await startBaton(["status", "--state-dir", stateDir]).exit;
+    expect(text.stdout.split("\n")[0]).toMatch(/ {2}contained: 2 processes$/);
+  });
+
   it("without containment (contain: false) the same descendant gets away", async () => {
     const pidFile = join(tempDir(), "escapee.pid");
     const group = launch({ contain: false }, pidFile);
