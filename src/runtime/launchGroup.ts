@@ -787,7 +787,9 @@ class LaunchedGroup implements RankGroup {
         }),
       ),
     );
-    if (this.cgroup !== undefined) releaseCgroup(this.ports.procs, this.cgroup, this.logger);
+    if (this.cgroup !== undefined) {
+      await releaseCgroup(this.ports.procs, this.ports.clock, this.cgroup, this.logger);
+    }
     try {
       await clearDeployment(this.ports.files, this.paths);
     } catch (error) {

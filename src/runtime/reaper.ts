@@ -165,7 +165,9 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
               }),
         ),
       );
-      if (manifest?.cgroup !== undefined) releaseCgroup(procs, manifest.cgroup, options.logger);
+      if (manifest?.cgroup !== undefined) {
+        await releaseCgroup(procs, clock, manifest.cgroup, options.logger);
+      }
       await clearDeployment(files, paths);
       report.reaped.push({ deployment, why, teardown });
     } catch (error) {

@@ -12,23 +12,15 @@ import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
-import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import type { Procs } from "../../src/runtime/ports.ts";
 import type { LaunchSpec, RankGroup } from "../../src/runtime/rankGroup.ts";
 import { reapDeployments } from "../../src/runtime/reaper.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { FAST_TEARDOWN, launch, stopLaunched } from "../fixtures/launchedGroups.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/rankStrays.ts";
 
 const ESCAPING_RANK = join(ROOT, "test/fixtures/escapingRank.mjs");
-const FAST_TEARDOWN = {
-  termGraceMs: 400,
-  killWaitMs: 500,
-  killAgainWaitMs: 500,
-  sweepTermWaitMs: 400,
-  sweepKillWaitMs: 500,
-};
-
 /** Whether this machine lets this user make a cgroup and move a process into it. */
 function canContain(): boolean {
   const containment = procs.containment;
@@ -40,13 +32,8 @@ function canContain(): boolean {
   }
 }
 
-const groups: RankGroup[] = [];
-
 afterEach(async () => {
-  for (const group of groups.splice(0)) {
-    for (const pid of group.pids()) stray(pid, group.deployment);
-    await group.stop("test over").catch(() => {});
-  }
+  await stopLaunched();
   stopBatons();
   cleanUpRanks();
 });
@@ -59,17 +46,9 @@ async function escapee(pidFile: string, deployment: string): Promise<number> {
   return pid;
 }
 
-function launch(spec: Partial<LaunchSpec>, pidFile: string): RankGroup {
-  const group = launchGroup({
-    argv: [process.execPath, ESCAPING_RANK, pidFile],
-    worldSize: 1,
-    stateDir: tempDir(),
-    teardown: FAST_TEARDOWN,
-    timeouts: { watchMs: 50 },
-    ...spec,
-  });
-  groups.push(group);
-  return group;
+/** A group of one rank that starts an escapee and writes its pid to `pidFile`. */
+function launchEscaping(spec: Partial<LaunchSpec>, pidFile: string): RankGroup {
+  return launch({ argv: [process.execPath, ESCAPING_RANK, pidFile], worldSize: 1, ...spec });
 }
 
 describe("ranks where the machine refuses a cgroup", () => {
@@ -90,7 +69,7 @@ describe("ranks where the machine refuses a cgroup", () => {
         remove: () => true,
       },
     };
-    const group = launch(
+    const group = launchEscaping(
       { stateDir, logger, ports: { procs: refusing }, argv: ["/bin/sh", "-c", "exit 0"] },
       join(stateDir, "unused"),
     );
@@ -106,7 +85,7 @@ describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
   it("the group's teardown stops a descendant that left its group and emptied its environment", async () => {
     const stateDir = tempDir();
     const pidFile = join(stateDir, "escapee.pid");
-    const group = launch({ stateDir }, pidFile);
+    const group = launchEscaping({ stateDir }, pidFile);
     const pid = await escapee(pidFile, group.deployment);
     const { manifest: manifestPath } = deploymentPaths(stateDir, group.deployment);
     const manifest = await readStateFile(nodeFiles(), MANIFEST_FORMAT, manifestPath);
@@ -124,7 +103,7 @@ describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
   it("baton status counts the processes in the cgroup, strays included", async () => {
     const stateDir = tempDir();
     const pidFile = join(stateDir, "escapee.pid");
-    const group = launch({ stateDir }, pidFile);
+    const group = launchEscaping({ stateDir }, pidFile);
     await escapee(pidFile, group.deployment);
     const json = await startBaton(["status", "--state-dir", stateDir, "--json"]).exit;
     const [status] = JSON.parse(json.stdout).deployments;
@@ -138,7 +117,7 @@ describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
 
   it("without containment (contain: false) the same descendant gets away", async () => {
     const pidFile = join(tempDir(), "escapee.pid");
-    const group = launch({ contain: false }, pidFile);
+    const group = launchEscaping({ contain: false }, pidFile);
     const pid = await escapee(pidFile, group.deployment);
     const report = await group.stop();
     expect(report.verified).toBe(true);

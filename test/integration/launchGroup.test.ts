@@ -11,14 +11,13 @@ import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
-import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import type { Procs } from "../../src/runtime/ports.ts";
-import type { LaunchSpec, RankGroup } from "../../src/runtime/rankGroup.ts";
 import { reapDeployments } from "../../src/runtime/reaper.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
+import { FAST_TEARDOWN, launch, stopLaunched } from "../fixtures/launchedGroups.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/rankStrays.ts";
 
 const PYTHON = "/usr/bin/python3";
@@ -27,16 +26,6 @@ const ENV_RANK = join(ROOT, "test/fixtures/envRank.mjs");
 const files = nodeFiles();
 const clock = nodeClock();
 
-/** Short waits, so that tests of the KILL path take a second, not ten. */
-const FAST_TEARDOWN = {
-  termGraceMs: 400,
-  killWaitMs: 1000,
-  killAgainWaitMs: 1000,
-  sweepTermWaitMs: 400,
-  sweepKillWaitMs: 1000,
-};
-
-const groups: RankGroup[] = [];
 /** Children this file spawned itself: killed by pid while not yet reaped (so never reused). */
 const children: { pid: number; reaped: boolean }[] = [];
 
@@ -51,25 +40,11 @@ function spawnChild(options: Parameters<Procs["spawn"]>[0]) {
 }
 
 afterEach(async () => {
-  for (const group of groups.splice(0)) {
-    for (const pid of group.pids()) stray(pid, group.deployment);
-    await group.stop("test over").catch(() => {});
-  }
+  await stopLaunched();
   stopBatons();
   for (const child of children.splice(0)) if (!child.reaped) procs.signal(child.pid, "SIGKILL");
   cleanUpRanks();
 });
-
-function launch(spec: Partial<LaunchSpec> & Pick<LaunchSpec, "argv" | "worldSize">): RankGroup {
-  const group = launchGroup({
-    stateDir: tempDir(),
-    teardown: FAST_TEARDOWN,
-    timeouts: { watchMs: 50 },
-    ...spec,
-  });
-  groups.push(group);
-  return group;
-}
 
 /** Ranks 1 … run `failing`, the others `healthy`: rank-specific behaviour through $RANK. */
 function byRank(failingRank: number, failing: string, healthy: string): string[] {
