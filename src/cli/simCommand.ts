@@ -29,12 +29,12 @@ finishes once the faults are over.
   --seed S               one seed (0 to 4294967295)
   --seeds A..B           every seed from A to B (default 1..100)
   --faults PROFILE       ${FAULT_PROFILES.join(" | ")} (default: default)
-  --fault-list LIST      this exact fault plan instead (as printed by a failure)
+  --fault-list LIST      this exact fault plan instead of --faults (as printed by a failure)
   --jobs N               jobs in the drawn graph (default 100, at most ${SIM_LIMITS.jobs})
   --workers N            in-process workers (default 8, at most ${SIM_LIMITS.workers})
   --world N              rank groups (real launcher and reaper on simulated processes) of up
                          to N ranks (default 4, at most 10000; 0: no rank groups)
-  --until T              virtual ms by which the run must be over
+  --until T              virtual ms by which the run must be over (at most 2592000000: 30 days)
   --plant BUG            switch a planted bug on (${PLANTED_BUGS.join(", ")})
   --threads N            threads simulating seeds side by side (default: the machine's
                          cores, at most 64); a seed's trace is the same on any number
@@ -107,6 +107,11 @@ export async function simCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${SIM_USAGE}\n`);
     return 0;
   }
+  if (values.faults !== undefined && values["fault-list"] !== undefined) {
+    throw new ConfigError(
+      "give --faults PROFILE or --fault-list LIST, not both: a fault list is the whole plan, and the profile would be ignored",
+    );
+  }
   const profile = (values.faults ?? "default") as FaultProfile;
   if (!FAULT_PROFILES.includes(profile)) {
     throw new ConfigError(`--faults must be one of ${FAULT_PROFILES.join(", ")}, not "${profile}"`);
@@ -127,7 +132,7 @@ export async function simCommand(argv: string[]): Promise<number> {
         least: 0,
         most: SIM_LIMITS.world,
       }) ?? DEFAULT_WORLD,
-    until: wholeNumberFlag("--until", values.until, MILLISECONDS),
+    until: wholeNumberFlag("--until", values.until, MILLISECONDS, { most: SIM_LIMITS.virtualMs }),
     plantedBugs,
   };
   const threadsAsked = wholeNumberFlag("--threads", values.threads, "a number of threads", {

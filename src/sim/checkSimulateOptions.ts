@@ -1,27 +1,72 @@
+import { ConfigError } from "../errors.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
+import { checkFaults, FAULT_PROFILES, type FaultProfile } from "./faultPlan.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
 import type { SimulateOptions } from "./simulate.ts";
 
+/** Every option `simulate` takes (the compiler holds this to `SimulateOptions`). */
+const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
+  seed: true,
+  graph: true,
+  handlers: true,
+  jobs: true,
+  workers: true,
+  faults: true,
+  until: true,
+  plantedBugs: true,
+  inspect: true,
+  onEvent: true,
+  onGroupProgress: true,
+  ranks: true,
+  world: true,
+};
+
 /**
  * Refuses, with a `ConfigError` naming `where` and the option, the simulation options that
- * would give a false answer or none: a seed that is not an unsigned 32-bit integer, jobs or
- * workers or a world out of `SIM_LIMITS`, an `until` that is not a whole number of
- * milliseconds (-5 failed every seed, NaN switched the liveness bound off), an unknown
- * planted bug (a typo passed). `simulate` and `simulateSeeds` check before they start.
+ * would give a false answer or none: an unknown option (a typo such as `wrkers` ran on the
+ * default 8), a seed that is not an unsigned 32-bit integer, jobs or workers or a world out of
+ * `SIM_LIMITS`, `jobs` beside a graph of your own (which it does not size), an `until` that is
+ * not a whole number of milliseconds up to `SIM_LIMITS.virtualMs` (-5 failed every seed, NaN
+ * switched the liveness bound off), faults that are neither a profile nor a plan of valid
+ * faults, a `ranks` that is not a boolean, an unknown planted bug (a typo passed). `simulate`
+ * and `simulateSeeds` check before they start.
  *
  * @example
  * ```ts
  * checkSimulateOptions("simulate", { seed: 1, until: Number.NaN });
- * // ConfigError: simulate: until must be a whole number of 1 or more, not NaN
+ * // ConfigError: simulate: until must be a whole number from 1 to 2592000000, not NaN
  * ```
  */
 export function checkSimulateOptions(where: string, options: SimulateOptions): void {
+  for (const name of Object.keys(options)) {
+    if (!Object.hasOwn(SIMULATE_OPTIONS, name)) {
+      throw new ConfigError(
+        `${where}: unknown option ${name}; it takes ${Object.keys(SIMULATE_OPTIONS).join(", ")}`,
+      );
+    }
+  }
   requireWhole(where, "seed", options.seed, 0, SIM_LIMITS.seed);
   for (const name of ["jobs", "workers"] as const) {
     if (options[name] !== undefined) requireWhole(where, name, options[name], 1, SIM_LIMITS[name]);
   }
+  if (options.graph !== undefined && options.jobs !== undefined) {
+    throw new ConfigError(
+      `${where}: jobs sizes the drawn graph, and you gave a graph of your own: leave jobs out`,
+    );
+  }
   if (options.world !== undefined) requireWhole(where, "world", options.world, 0, SIM_LIMITS.world);
-  if (options.until !== undefined) requireWhole(where, "until", options.until);
+  if (options.until !== undefined) {
+    requireWhole(where, "until", options.until, 1, SIM_LIMITS.virtualMs);
+  }
+  const { faults } = options;
+  if (faults !== undefined && !FAULT_PROFILES.includes(faults as FaultProfile)) {
+    checkFaults(where, faults);
+  }
+  if (options.ranks !== undefined && typeof options.ranks !== "boolean") {
+    throw new ConfigError(
+      `${where}: ranks must be true or false, not ${JSON.stringify(options.ranks)}`,
+    );
+  }
   checkPlantedBugs(`${where}: plantedBugs`, options.plantedBugs ?? []);
 }

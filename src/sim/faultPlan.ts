@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import type { SimEntropy } from "./simEntropy.ts";
+import { SIM_LIMITS } from "./simLimits.ts";
 
 /**
  * One fault, at a virtual time. `target` picks a worker connection among those open at that
@@ -146,8 +147,80 @@ function formatFault(f: Fault): string {
   }
 }
 
+/** What each kind of fault has beside `kind` and `at`, and how a fault list writes it. */
+const SHAPES: Record<Fault["kind"], { fields: readonly string[]; form: string }> = {
+  "worker-crash": { fields: ["target"], form: "worker-crash@AT:TARGET" },
+  reset: { fields: ["target"], form: "reset@AT:TARGET" },
+  partition: { fields: ["target", "ms"], form: "partition@AT:TARGET+MS" },
+  "half-open": { fields: ["target", "side"], form: "half-open@AT:TARGET/server or /client" },
+  slow: { fields: ["ms", "by"], form: "slow@AT+MS/EXTRA_MS" },
+  "coordinator-crash": { fields: ["ms", "torn"], form: "coordinator-crash@AT+MS/torn or /clean" },
+  "disk-stall": { fields: ["ms"], form: "disk-stall@AT+MS" },
+  "disk-full": { fields: ["ms"], form: "disk-full@AT+MS" },
+};
+
 /**
- * The inverse of {@link formatFaults}; throws a `ConfigError` naming a malformed entry.
+ * What is wrong with `fault` as a `Fault`, or undefined when nothing is: an unknown kind, a
+ * field its kind does not have or lacks, a time, length or extra latency that is not a whole
+ * number of virtual ms up to `SIM_LIMITS.virtualMs`, a target that is not a whole number.
+ */
+function faultProblem(fault: unknown): string | undefined {
+  if (typeof fault !== "object" || fault === null) return `is not a fault: ${String(fault)}`;
+  const { kind, ...rest } = fault as Record<string, unknown>;
+  if (!Object.hasOwn(SHAPES, kind as string)) {
+    return `has an unknown kind "${String(kind)}"; give one of ${Object.keys(SHAPES).join(", ")}`;
+  }
+  const { fields } = SHAPES[kind as Fault["kind"]];
+  const extra = Object.keys(rest).filter((name) => name !== "at" && !fields.includes(name));
+  if (extra.length > 0) return `(${kind}) takes no ${extra.join(" or ")}`;
+  const virtualMs = (v: unknown) =>
+    Number.isInteger(v) && (v as number) >= 0 && (v as number) <= SIM_LIMITS.virtualMs;
+  const checks: Record<string, [(v: unknown) => boolean, string]> = {
+    at: [virtualMs, `a whole number of virtual ms from 0 to ${SIM_LIMITS.virtualMs}`],
+    ms: [virtualMs, `a whole number of virtual ms from 0 to ${SIM_LIMITS.virtualMs}`],
+    by: [virtualMs, `a whole number of virtual ms from 0 to ${SIM_LIMITS.virtualMs}`],
+    target: [(v) => Number.isSafeInteger(v) && (v as number) >= 0, "a whole number of 0 or more"],
+    side: [(v) => v === "server" || v === "client", '"server" or "client"'],
+    torn: [(v) => typeof v === "boolean", "true or false"],
+  };
+  for (const name of ["at", ...fields]) {
+    const [valid, what] = checks[name]!;
+    if (!(name in rest)) return `(${kind}) lacks ${name}: give ${what}`;
+    if (!valid(rest[name])) {
+      return `(${kind}) ${name} must be ${what}, not ${JSON.stringify(rest[name]) ?? String(rest[name])}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Refuses, with a `ConfigError` naming `where` and the fault, a plan that is not a list of
+ * `Fault`s the simulation can apply: such a fault used to be skipped without a word (an
+ * unknown kind), crash the simulation (a partition without a target) or, past 8.64e15 ms,
+ * fail the seed with a RangeError.
+ *
+ * @example
+ * ```ts
+ * checkFaults("simulate", [{ kind: "partition", at: 5000, target: 0, ms: 20000 }]); // fine
+ * checkFaults("simulate", [{ kind: "partition", at: 5000 }]);
+ * // ConfigError: simulate: faults[0] (partition) lacks target: give a whole number of 0 or more
+ * ```
+ */
+export function checkFaults(where: string, faults: unknown): asserts faults is readonly Fault[] {
+  if (!Array.isArray(faults)) {
+    throw new ConfigError(
+      `${where}: faults must be one of ${FAULT_PROFILES.join(", ")} or a list of faults, not ${JSON.stringify(faults) ?? String(faults)}`,
+    );
+  }
+  faults.forEach((fault, i) => {
+    const problem = faultProblem(fault);
+    if (problem !== undefined) throw new ConfigError(`${where}: faults[${i}] ${problem}`);
+  });
+}
+
+/**
+ * The inverse of {@link formatFaults}; throws a `ConfigError` naming a malformed entry, one
+ * with parts its kind does not take, or a time past `SIM_LIMITS.virtualMs`.
  *
  * @example
  * ```ts
@@ -160,35 +233,35 @@ export function parseFaults(text: string): Fault[] {
   if (text.trim() === "") return [];
   return text.split(",").map((entry) => {
     const m = /^([a-z-]+)@(\d+)(?::(\d+))?(?:\+(\d+))?(?:\/([a-z0-9]+))?$/.exec(entry.trim());
-    const bad = () =>
-      new ConfigError(
+    if (!m) {
+      throw new ConfigError(
         `bad fault "${entry}": expected kind@at[:target][+ms][/option], e.g. partition@5000:1+20000`,
       );
-    if (!m) throw bad();
-    const [, kind, at, target, ms, option] = m;
-    const n = (s: string | undefined) => {
-      if (s === undefined) throw bad();
-      return Number(s);
-    };
-    switch (kind) {
-      case "worker-crash":
-      case "reset":
-        return { kind, at: n(at), target: n(target) };
-      case "partition":
-        return { kind, at: n(at), target: n(target), ms: n(ms) };
-      case "half-open":
-        if (option !== "server" && option !== "client") throw bad();
-        return { kind, at: n(at), target: n(target), side: option };
-      case "slow":
-        return { kind, at: n(at), ms: n(ms), by: n(option) };
-      case "coordinator-crash":
-        if (option !== "torn" && option !== "clean") throw bad();
-        return { kind, at: n(at), ms: n(ms), torn: option === "torn" };
-      case "disk-stall":
-      case "disk-full":
-        return { kind, at: n(at), ms: n(ms) };
-      default:
-        throw bad();
     }
+    const [, kind, at, target, ms, option] = m;
+    const fault: Record<string, unknown> = { kind, at: Number(at) };
+    if (target !== undefined) fault.target = Number(target);
+    if (ms !== undefined) fault.ms = Number(ms);
+    if (option !== undefined) fault[optionField(kind!)] = optionValue(kind!, option);
+    const problem = faultProblem(fault);
+    if (problem !== undefined) {
+      const form = SHAPES[kind as Fault["kind"]]?.form;
+      throw new ConfigError(
+        `bad fault "${entry.trim()}": it ${problem}${form ? `; write it as ${form}` : ""}`,
+      );
+    }
+    return fault as Fault;
   });
+}
+
+/** The field a fault list's `/option` sets for `kind` ("option" for a kind that takes none). */
+function optionField(kind: string): string {
+  return { "half-open": "side", slow: "by", "coordinator-crash": "torn" }[kind] ?? "option";
+}
+
+/** A fault list's `/option` as its field holds it: slow's extra ms, coordinator-crash's torn. */
+function optionValue(kind: string, option: string): unknown {
+  if (kind === "slow") return /^\d+$/.test(option) ? Number(option) : option;
+  if (kind === "coordinator-crash") return { torn: true, clean: false }[option] ?? option;
+  return option;
 }

@@ -164,6 +164,22 @@ describe("baton sim", () => {
     [["--threads", "500"], '--threads must be a number of threads from 1 to 64, not "500"'],
     [["--plant", "nope"], '--plant: unknown planted bug "nope"; give one of lease-running-job'],
     [
+      ["--fault-list", "coordinator-crash@1000+99999999999999999999/torn"],
+      'bad fault "coordinator-crash@1000+99999999999999999999/torn": it (coordinator-crash) ms must be a whole number of virtual ms from 0 to 2592000000',
+    ],
+    [
+      ["--fault-list", "worker-crash@1000:5+300"],
+      'bad fault "worker-crash@1000:5+300": it (worker-crash) takes no ms',
+    ],
+    [
+      ["--faults", "heavy", "--fault-list", "reset@100:1"],
+      "give --faults PROFILE or --fault-list LIST, not both",
+    ],
+    [
+      ["--until", "2592000001"],
+      '--until must be a whole number of milliseconds from 1 to 2592000000, not "2592000001"',
+    ],
+    [
       ["--ui", "--replay", "3", "--ui-port", "99999"],
       '--ui-port must be a TCP port from 0 to 65535, not "99999"',
     ],

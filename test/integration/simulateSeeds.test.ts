@@ -3,7 +3,7 @@
  * tsx): each seed must give the trace it gives alone, in seed order, whatever thread ran it.
  */
 import { describe, expect, it } from "vitest";
-import type { FaultProfile } from "../../src/sim/faultPlan.ts";
+import type { Fault } from "../../src/sim/faultPlan.ts";
 import { simulate } from "../../src/sim/simulate.ts";
 import {
   type SeedThreadMessage,
@@ -49,7 +49,9 @@ describe("a seed helper thread", () => {
     expect(answer).toMatchObject({
       type: "error",
       seed: 3,
-      message: expect.stringMatching(/unknown fault profile "apocalyptic"/),
+      message: expect.stringMatching(
+        /faults must be one of none, default, heavy or a list of faults, not "apocalyptic"/,
+      ),
     });
   });
 });
@@ -84,9 +86,12 @@ describe("simulateSeeds", () => {
   });
 
   it("ends with the seed and the message of a simulation that crashed", async () => {
-    const bad = { ...SMALL, faults: "apocalyptic" as FaultProfile };
-    await expect(collect(simulateSeeds(1, 6, bad, { threads: 2 }))).rejects.toThrow(
-      /unknown fault profile "apocalyptic"/,
+    // Options are checked at the call; a plan changed after it is what each seed then meets.
+    const faults: Fault[] = [];
+    const seeds = simulateSeeds(1, 6, { ...SMALL, faults }, { threads: 2 });
+    faults.push({ kind: "apocalypse" } as unknown as Fault);
+    await expect(collect(seeds)).rejects.toThrow(
+      /^seed \d: the simulation crashed: simulate: faults\[0\] has an unknown kind "apocalypse"|^simulate: faults\[0\] has an unknown kind "apocalypse"/,
     );
   });
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import type { PlantedBug } from "../../src/machines/plantedBugs.ts";
 import { SIM_LIMITS } from "../../src/sim/simLimits.ts";
-import { simulate } from "../../src/sim/simulate.ts";
+import { type SimulateOptions, simulate } from "../../src/sim/simulate.ts";
 import { type DrawnSimulation, simulateSeeds } from "../../src/sim/simulateSeeds.ts";
 
 const nope = ["nope"] as unknown as PlantedBug[];
@@ -18,15 +18,57 @@ describe("simulate's options", () => {
       { plantedBugs: nope },
       'plantedBugs: unknown planted bug "nope"; give one of lease-running-job',
     ],
-    [{ until: -5 }, "until must be a whole number of 1 or more, not -5"],
-    [{ until: Number.NaN }, "until must be a whole number of 1 or more, not NaN"],
+    [{ until: -5 }, `until must be a whole number from 1 to ${SIM_LIMITS.virtualMs}, not -5`],
+    [
+      { until: Number.NaN },
+      `until must be a whole number from 1 to ${SIM_LIMITS.virtualMs}, not NaN`,
+    ],
+    [
+      { until: SIM_LIMITS.virtualMs + 1 },
+      `until must be a whole number from 1 to ${SIM_LIMITS.virtualMs}, not 2592000001`,
+    ],
+    [
+      { faults: "apocalyptic" },
+      'faults must be one of none, default, heavy or a list of faults, not "apocalyptic"',
+    ],
+    [
+      { faults: [{ kind: "nope", at: 1 }] },
+      'faults[0] has an unknown kind "nope"; give one of worker-crash',
+    ],
+    [
+      { faults: [{ kind: "partition", at: -5, target: 0, ms: 10 }] },
+      "faults[0] (partition) at must be a whole number of virtual ms from 0 to 2592000000, not -5",
+    ],
+    [
+      { faults: [{ kind: "partition", at: 5000 }] },
+      "faults[0] (partition) lacks target: give a whole number of 0 or more",
+    ],
+    [
+      {
+        faults: [
+          { kind: "reset", at: 0, target: 1 },
+          { kind: "coordinator-crash", at: 1, ms: 1e20, torn: true },
+        ],
+      },
+      "faults[1] (coordinator-crash) ms must be a whole number of virtual ms from 0 to 2592000000, not 100000000000000000000",
+    ],
+    [
+      { faults: [{ kind: "worker-crash", at: 5, target: 0, side: "client" }] },
+      "faults[0] (worker-crash) takes no side",
+    ],
+    [{ ranks: "no" }, 'ranks must be true or false, not "no"'],
+    [{ wrkers: 3 }, "unknown option wrkers; it takes seed, graph, handlers, jobs, workers"],
+    [
+      { graph: [], handlers: {} },
+      "jobs sizes the drawn graph, and you gave a graph of your own: leave jobs out",
+    ],
     [{ jobs: SIM_LIMITS.jobs + 1 }, `jobs must be a whole number from 1 to ${SIM_LIMITS.jobs}`],
     [{ workers: 100_000 }, `workers must be a whole number from 1 to ${SIM_LIMITS.workers}`],
     [{ world: 100_000 }, `world must be a whole number from 0 to ${SIM_LIMITS.world}`],
     [{ seed: -1 }, "seed must be a whole number from 0 to 4294967295, not -1"],
     [{ seed: 2 ** 32 }, "seed must be a whole number from 0 to 4294967295, not 4294967296"],
   ])("refuses %o with a ConfigError saying what to give", async (bad, message) => {
-    const run = simulate({ seed: 1, jobs: 5, ...bad });
+    const run = simulate({ seed: 1, jobs: 5, ...(bad as Partial<SimulateOptions>) });
     await expect(run).rejects.toThrow(ConfigError);
     await expect(run).rejects.toThrow(`simulate: ${message}`);
   });
@@ -46,7 +88,13 @@ describe("simulateSeeds' range and options", () => {
     [1, 2 ** 32, {}, "simulateSeeds: last must be a whole number from 0 to 4294967295"],
     [-1, 2, {}, "simulateSeeds: first must be a whole number from 0 to 4294967295"],
     [1, 2, { plantedBugs: nope }, 'simulateSeeds: plantedBugs: unknown planted bug "nope"'],
-    [1, 2, { until: Number.NaN }, "simulateSeeds: until must be a whole number of 1 or more"],
+    [1, 2, { until: Number.NaN }, "simulateSeeds: until must be a whole number from 1 to"],
+    [
+      1,
+      2,
+      { faults: [{ kind: "slow", at: 0, ms: 10 }] } as unknown as DrawnSimulation,
+      "simulateSeeds: faults[0] (slow) lacks by: give a whole number of virtual ms",
+    ],
   ])("refuses %d..%d %o at the call", (first, last, simulation, message) => {
     expect(() => simulateSeeds(first, last, simulation)).toThrow(ConfigError);
     expect(() => simulateSeeds(first, last, simulation)).toThrow(message);
