@@ -70,6 +70,16 @@ interface Settings {
   plantedBugs: readonly PlantedBug[];
 }
 
+/** How seeds are checked and reported beside what they simulate: a run of the rest keeps them. */
+interface Output {
+  checkDeterminism: boolean;
+  trace: boolean;
+  json: boolean;
+  shrink: boolean;
+  /** Threads asked for with --threads (undefined: the default). */
+  threads: number | undefined;
+}
+
 /**
  * `baton sim`: simulates seeds, prints pass/fail per seed and, for a failure, the invariant,
  * the last events, the command that replays it and the smallest reproducer found by shrinking.
@@ -135,9 +145,15 @@ export async function simCommand(argv: string[]): Promise<number> {
     until: wholeNumberFlag("--until", values.until, MILLISECONDS, { most: SIM_LIMITS.virtualMs }),
     plantedBugs,
   };
-  const threadsAsked = wholeNumberFlag("--threads", values.threads, "a number of threads", {
-    most: SIM_LIMITS.threads,
-  });
+  const output: Output = {
+    checkDeterminism: values["check-determinism"] === true,
+    trace: values.trace === true,
+    json: values.json === true,
+    shrink: values["no-shrink"] !== true,
+    threads: wholeNumberFlag("--threads", values.threads, "a number of threads", {
+      most: SIM_LIMITS.threads,
+    }),
+  };
   const [first, last] = seedRange(values);
   if (values["ui-port"] !== undefined && !values.ui) {
     throw new ConfigError(
@@ -153,22 +169,26 @@ export async function simCommand(argv: string[]): Promise<number> {
       port,
       report: async (result) => {
         process.stdout.write(`${verdict(result)}\n`);
-        if (!result.ok) await reportFailure(result, settings, !values["no-shrink"]);
+        if (!result.ok) await reportFailure(result, settings, output.shrink);
       },
     });
   }
   const many = last > first;
-  const terminal = process.stderr.isTTY === true && many && !values.json;
   const started = performance.now();
   let failures = 0;
-  let reported = false;
-  const threads = threadsFor(last - first + 1, threadsAsked);
+  const threads = threadsFor(last - first + 1, output.threads);
   const seeds = simulateSeeds(first, last, drawn(settings), {
     threads,
-    checkDeterminism: values["check-determinism"] === true,
-    traces: values.trace === true,
+    checkDeterminism: output.checkDeterminism,
+    traces: output.trace,
   });
-  const live = terminal ? new LiveLine(process.stderr) : undefined;
+  // The progress line replaces the passes on a terminal; stdout sent elsewhere still gets them.
+  const live =
+    process.stderr.isTTY === true && many && !output.json
+      ? new LiveLine(process.stderr)
+      : undefined;
+  const passesShown = live === undefined || process.stdout.isTTY !== true;
+  live?.draw(`seeds ${first}..${last} on ${threads} thread${threads === 1 ? "" : "s"}`);
   /** The last seed whose result came (they come in order), for a Ctrl-C's summary. */
   let lastDone = first - 1;
   const onSignal = (signal: "SIGINT" | "SIGTERM") => {
@@ -176,7 +196,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     const done = lastDone - first + 1;
     const rest =
       lastDone < last
-        ? `; the rest: ${command(`${lastDone + 1}..${last}`, settings, settings.jobs, settings.workers)}`
+        ? `; the rest: ${command(`${lastDone + 1}..${last}`, settings, settings.jobs, settings.workers)}${outputFlags(output)}`
         : "";
     process.stderr.write(
       `baton sim: ${signal}: stopped after ${done} of ${last - first + 1} seeds, ${failures} failed${rest}\n`,
@@ -191,25 +211,28 @@ export async function simCommand(argv: string[]): Promise<number> {
     for await (const result of seeds) {
       lastDone = result.seed;
       if (!result.ok) failures++;
-      if (values.trace) process.stdout.write(`${result.trace.join("\n")}\n`);
-      if (values.json) {
-        const { trace: _trace, ...summary } = result;
-        process.stdout.write(
-          `${JSON.stringify({ ...summary, faults: formatFaults(result.faults) })}\n`,
-        );
-      } else if (live !== undefined && result.ok) {
+      if (output.json) {
+        process.stdout.write(`${JSON.stringify(jsonOf(result, settings, output))}\n`);
+        continue;
+      }
+      if (output.trace) writeAbove(live, `${result.trace.join("\n")}\n`);
+      if (!result.ok || passesShown) writeAbove(live, `${verdict(result)}\n`);
+      if (live !== undefined && result.ok) {
         const done = result.seed - first + 1;
         const rate = done / ((performance.now() - started) / 1000);
         live.draw(
           `seed ${result.seed} (${done}/${last - first + 1}) ${failures} failed, ${rate.toFixed(1)} seeds/s`,
         );
-      } else {
-        live?.clear();
-        process.stdout.write(`${verdict(result)}\n`);
       }
-      if (!result.ok && !values.json && !reported) {
-        reported = true;
-        await reportFailure(result, settings, !values["no-shrink"]);
+      if (result.ok) continue;
+      // The first failure is reported whole and shrunk (up to a minute); each later one by
+      // what broke and its replay command, which are enough to take it up.
+      if (failures === 1) await reportFailure(result, settings, output.shrink);
+      else {
+        writeAbove(
+          live,
+          `seed ${result.seed} failed: ${result.violation!.message}\nreplay: ${replayCommand(result, settings)}\n`,
+        );
       }
     }
   } finally {
@@ -217,7 +240,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     process.off("SIGTERM", onSignal);
     live?.clear();
   }
-  if (many && !values.json) {
+  if (many && !output.json) {
     const seconds = (performance.now() - started) / 1000;
     process.stdout.write(
       `${last - first + 1} seeds, ${failures} failed, in ${seconds.toFixed(1)} s (${((last - first + 1) / seconds).toFixed(1)} seeds/s on ${threads} thread${threads === 1 ? "" : "s"})\n`,
@@ -278,6 +301,45 @@ function command(
   return parts.join(" ");
 }
 
+/** The command that replays the failed seed `r` of `s` with its trace. */
+function replayCommand(r: SimulationResult, s: Settings): string {
+  const check = r.violation!.invariant === 0 ? " --check-determinism" : "";
+  return `${command(r.seed, s, r.jobs, r.workers)}${check} --trace`;
+}
+
+/** The flags of `output` that a run of the rest of the seeds keeps. */
+function outputFlags(output: Output): string {
+  const flags = [
+    output.checkDeterminism && "--check-determinism",
+    output.trace && "--trace",
+    output.json && "--json",
+    !output.shrink && "--no-shrink",
+    output.threads !== undefined && `--threads ${output.threads}`,
+  ];
+  return flags.map((flag) => (flag ? ` ${flag}` : "")).join("");
+}
+
+/**
+ * A seed's line of `--json`: its result with the fault plan as a fault list, with the whole
+ * trace under `--trace` (never as lines of its own, which no JSON reader takes), and for a
+ * failure its last events and the command that replays it.
+ */
+function jsonOf(r: SimulationResult, s: Settings, output: Output) {
+  const { trace, ...summary } = r;
+  return {
+    ...summary,
+    faults: formatFaults(r.faults),
+    ...(!r.ok && { lastEvents: trace.slice(-LAST_EVENTS), replay: replayCommand(r, s) }),
+    ...(output.trace && { trace }),
+  };
+}
+
+/** Writes `text` to stdout, clearing the progress line first when there is one. */
+function writeAbove(live: LiveLine | undefined, text: string): void {
+  live?.clear();
+  process.stdout.write(text);
+}
+
 /**
  * Prints what failed, the last events and the replay command at once, then shrinks (up to a
  * minute of simulations) and prints the smallest reproducer: a Ctrl-C while shrinking keeps
@@ -289,7 +351,7 @@ async function reportFailure(r: SimulationResult, s: Settings, minimise: boolean
     `faults: ${formatFaults(r.faults) || "none"}`,
     `last ${LAST_EVENTS} events:`,
     ...r.trace.slice(-LAST_EVENTS).map((line) => `  ${line}`),
-    `replay: ${command(r.seed, s, r.jobs, r.workers)}${r.violation!.invariant === 0 ? " --check-determinism" : ""} --trace`,
+    `replay: ${replayCommand(r, s)}`,
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
   if (minimise && r.violation!.invariant !== 0) {

@@ -1,7 +1,9 @@
 /**
  * `baton sim`'s failure report, in process: what failed and the replay command are printed
  * before shrinking starts (it may take a minute), so a Ctrl-C while it shrinks keeps them; a
- * seed that failed the determinism check is replayed with the check.
+ * seed that failed the determinism check is replayed with the check; every failure of a range
+ * gets its replay command, `--json` lines stay JSON, the passes reach a stdout that is not the
+ * terminal the progress line is on, and a Ctrl-C's command for the rest keeps the checks.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Shrunk } from "../../src/sim/shrink.ts";
@@ -10,7 +12,7 @@ import type { SimulationResult } from "../../src/sim/simulate.ts";
 const fake = vi.hoisted(() => ({
   finishShrinking: undefined as ((s: Shrunk) => void) | undefined,
   /** What the seeds give instead of simulating, when set. */
-  seeds: undefined as SimulationResult[] | undefined,
+  seeds: undefined as SimulationResult[] | AsyncIterable<SimulationResult> | undefined,
 }));
 vi.mock("../../src/sim/shrink.ts", () => ({
   shrink: () => new Promise<Shrunk>((resolve) => (fake.finishShrinking = resolve)),
@@ -30,18 +32,49 @@ vi.mock("../../src/sim/simulateSeeds.ts", async (importOriginal) => {
 
 const { simCommand } = await import("../../src/cli/simCommand.ts");
 
-/** Everything `simCommand` writes to stdout from now on. */
-function stdout() {
+/** Everything `simCommand` writes to `stream` (stdout by default) from now on. */
+function stdout(stream: NodeJS.WriteStream = process.stdout) {
   const out = { text: "" };
-  vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+  vi.spyOn(stream, "write").mockImplementation((chunk) => {
     out.text += String(chunk);
     return true;
   });
   return out;
 }
 
+/** A seed's result as `simulateSeeds` yields it: passed, or failed invariant 1. */
+function seedResult(seed: number, ok: boolean): SimulationResult {
+  return {
+    ok,
+    seed,
+    jobs: 5,
+    workers: 2,
+    faults: [],
+    plantedBugs: [],
+    ...(!ok && { violation: { invariant: 1, message: `invariant 1 broken in seed ${seed}` } }),
+    traceHash: "0123456789abcdef",
+    trace: Array.from({ length: 40 }, (_, i) => `${i} event ${i} of seed ${seed}`),
+    virtualMs: 10,
+    wallMs: 1,
+    steps: 1,
+  };
+}
+
+/** Makes `stream` a terminal (`isTTY`) or not, until the test ends. */
+function terminal(stream: NodeJS.WriteStream, isTTY: boolean) {
+  const had = Object.getOwnPropertyDescriptor(stream, "isTTY");
+  Object.defineProperty(stream, "isTTY", { value: isTTY, configurable: true });
+  restores.push(() => {
+    if (had) Object.defineProperty(stream, "isTTY", had);
+    else delete (stream as { isTTY?: boolean }).isTTY;
+  });
+}
+
+const restores: (() => void)[] = [];
+
 afterEach(() => {
   vi.restoreAllMocks();
+  for (const restore of restores.splice(0)) restore();
   fake.seeds = undefined;
   fake.finishShrinking = undefined;
 });
@@ -93,5 +126,98 @@ describe("baton sim's failure report", () => {
       /^replay: baton sim --seed 9 --jobs 5 --workers 2 --faults none --check-determinism --trace$/m,
     );
     expect(fake.finishShrinking).toBeUndefined();
+  });
+
+  it("prints what broke and the replay command of every failure in a range, shrinking the first", async () => {
+    fake.seeds = [seedResult(1, true), seedResult(2, false), seedResult(3, false)];
+    const out = stdout();
+    const exit = simCommand(["--seeds", "1..3", "--jobs", "5", "--workers", "2"]);
+    await vi.waitFor(() => expect(fake.finishShrinking).toBeDefined());
+    fake.finishShrinking!({ jobs: 1, workers: 1, faults: [], tries: 3 } as unknown as Shrunk);
+    expect(await exit).toBe(1);
+    expect(out.text).toMatch(/^seed 2 failed: invariant 1 broken in seed 2$/m);
+    expect(out.text).toMatch(/^last 30 events:$/m);
+    expect(out.text).toMatch(/^seed 3 failed: invariant 1 broken in seed 3$/m);
+    expect(out.text).toMatch(
+      /^replay: baton sim --seed 3 --jobs 5 --workers 2 --faults default --trace$/m,
+    );
+    expect(out.text.match(/^smallest reproducer/gm)).toHaveLength(1);
+  });
+
+  it("prints one JSON object a line with --json --trace, a failure with its last events and replay", async () => {
+    fake.seeds = [seedResult(1, true), seedResult(2, false)];
+    const out = stdout();
+    const exit = await simCommand([
+      "--seeds",
+      "1..2",
+      "--jobs",
+      "5",
+      "--workers",
+      "2",
+      "--json",
+      "--trace",
+    ]);
+    expect(exit).toBe(1);
+    const lines = out.text
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ seed: 1, ok: true, trace: seedResult(1, true).trace });
+    expect(lines[0]).not.toHaveProperty("replay");
+    expect(lines[1]).toMatchObject({
+      seed: 2,
+      ok: false,
+      violation: { invariant: 1 },
+      lastEvents: seedResult(2, false).trace.slice(-30),
+      replay: "baton sim --seed 2 --jobs 5 --workers 2 --faults default --trace",
+    });
+  });
+
+  it.each([
+    [false, true],
+    [true, false],
+  ])(
+    "with the progress line on stderr and stdout a terminal: %s, prints the passes: %s",
+    async (stdoutTTY, passes) => {
+      terminal(process.stderr, true);
+      terminal(process.stdout, stdoutTTY);
+      fake.seeds = [seedResult(1, true), seedResult(2, true)];
+      const out = stdout();
+      const err = stdout(process.stderr);
+      expect(await simCommand(["--seeds", "1..2", "--jobs", "5", "--workers", "2"])).toBe(0);
+      expect(err.text).toContain("seed 2 (2/2) 0 failed");
+      expect(out.text.includes("seed 1: pass")).toBe(passes);
+      expect(out.text).toMatch(/^2 seeds, 0 failed, in /m);
+    },
+  );
+
+  it("on Ctrl-C, gives a command for the rest that checks and reports as this run did", async () => {
+    let exited: (code: number) => void = () => {};
+    const exitCode = new Promise<number>((resolve) => (exited = resolve));
+    vi.spyOn(process, "exit").mockImplementation((code) => {
+      exited(Number(code));
+      return undefined as never;
+    });
+    let end: () => void = () => {};
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    fake.seeds = (async function* () {
+      yield seedResult(1, true);
+      await ended;
+    })();
+    const out = stdout();
+    const err = stdout(process.stderr);
+    const run = simCommand([
+      ...["--seeds", "1..9", "--jobs", "5", "--workers", "2", "--threads", "1"],
+      ...["--check-determinism", "--no-shrink"],
+    ]);
+    await vi.waitFor(() => expect(out.text).toContain("seed 1: pass"));
+    process.emit("SIGINT", "SIGINT");
+    expect(await exitCode).toBe(130);
+    end();
+    await run;
+    expect(err.text).toBe(
+      "baton sim: SIGINT: stopped after 1 of 9 seeds, 0 failed; the rest: baton sim --seeds 2..9 --jobs 5 --workers 2 --faults default --check-determinism --no-shrink --threads 1\n",
+    );
   });
 });
