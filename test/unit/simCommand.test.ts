@@ -186,6 +186,8 @@ describe("baton sim's failure report", () => {
       const out = stdout();
       const err = stdout(process.stderr);
       expect(await simCommand(["--seeds", "1..2", "--jobs", "5", "--workers", "2"])).toBe(0);
+      // Drawn before the first seed ends, which may take a minute.
+      expect(err.text).toMatch(/^\r\x1b\[2Kseeds 1\.\.2 on \d threads?\r/);
       expect(err.text).toContain("seed 2 (2/2) 0 failed");
       expect(out.text.includes("seed 1: pass")).toBe(passes);
       expect(out.text).toMatch(/^2 seeds, 0 failed, in /m);
