@@ -57,6 +57,7 @@ describe("simulate's options", () => {
       "faults[0] (worker-crash) takes no side",
     ],
     [{ ranks: "no" }, 'ranks must be true or false, not "no"'],
+    [{ seed: "1" }, 'seed must be a whole number from 0 to 4294967295, not "1"'],
     [{ wrkers: 3 }, "unknown option wrkers; it takes seed, graph, handlers, jobs, workers"],
     [
       { graph: [], handlers: {} },
