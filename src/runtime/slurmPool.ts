@@ -20,6 +20,8 @@ import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
 import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOptions.ts";
 
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
+/** Restarts of a dead worker inside one allocation, by default. */
+const WORKER_RESTARTS = 5;
 
 export interface SlurmPoolOptions extends WorkerProcessOptions {
   /** The job module file workers load (`baton worker --jobs FILE`), on a filesystem the nodes share. */
@@ -43,7 +45,10 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
   pollMs?: number;
   /** Longest any Slurm command may take (default 30 s). */
   commandTimeoutMs?: number;
-  /** On stop, how long running allocations get to end on their own before `scancel` (default 5 s). */
+  /**
+   * On stop, how long the allocations whose worker joined the run get to end on their own
+   * before `scancel` (default 5 s); the others are cancelled at once.
+   */
   graceMs?: number;
   /** On stop, how long to wait for the queue to confirm every allocation gone (default 60 s). */
   stopTimeoutMs?: number;
@@ -120,10 +125,11 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
  * that fails or times out is logged and means "no information": nothing is submitted,
  * cancelled or concluded from it.
  *
- * `stop()` cancels the pending allocations, gives the running ones `graceMs` to end (their
- * workers leave when the coordinator closes), cancels what is left, and resolves once a
- * successful `squeue` shows none of them active; after `stopTimeoutMs` it rejects with
- * `STOP_UNCONFIRMED` naming those left.
+ * `stop()` cancels at once the allocations whose worker never joined the run
+ * (`context.joined`; such a worker holds no job) and the pending ones, gives the others
+ * `graceMs` to end (their workers leave when the coordinator closes), cancels what is left,
+ * and resolves once a successful `squeue` shows none of them active; after `stopTimeoutMs`
+ * it rejects with `STOP_UNCONFIRMED` naming those left.
  *
  * @example
  * ```ts
@@ -435,17 +441,24 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     const stopTimeoutMs = this.options.stopTimeoutMs ?? 60_000;
     const started = this.clock.now();
     const waitMs = Math.min(this.pollMs, 250);
-    // Pending allocations would only start a worker with nothing to do.
-    await this.cancel(
-      this.allocations()
-        .filter((a) => a.state === "pending")
-        .map((a) => a.id),
-    );
-    // Running ones end on their own: the coordinator has closed their workers' connections.
+    // An allocation whose worker never joined holds no job, and a pending one would only
+    // start a worker with nothing to do: both are cancelled at once (one the queue shows
+    // only now, an sbatch that timed out, as soon as it does). The others end on their own:
+    // the coordinator has closed their workers' connections.
+    const unjoined = new Set<string>();
+    const cancelUnjoined = () => {
+      const ids = this.allocations()
+        .filter((a) => !unjoined.has(a.id) && !this.workerJoined(a))
+        .map((a) => a.id);
+      for (const id of ids) unjoined.add(id);
+      return this.cancel(ids);
+    };
+    await cancelUnjoined();
     const graceUntil = started + (this.options.graceMs ?? 5000);
     while (this.table.size > 0 && this.clock.now() < graceUntil) {
       await this.sleep(waitMs);
       await this.refresh();
+      await cancelUnjoined();
     }
     let cancelledAt = Number.NEGATIVE_INFINITY;
     while (this.table.size > 0) {
@@ -467,6 +480,23 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     }
     rmSync(this.script, { force: true });
     this.logger.info("every allocation has ended");
+  }
+
+  /**
+   * Whether a worker of this allocation joined the run: one of the names the batch script
+   * gives it (`slurm-<id>`, then `slurm-<id>.2`, ... for its restarts) is one the
+   * coordinator accepted. Called by a stop, after the coordinator stopped accepting workers,
+   * so a worker whose hello was still on its way never joins. Outside the engine (no
+   * `PoolStart.joined`) a running allocation counts as joined and a pending one does not.
+   */
+  private workerJoined(allocation: AllocationView): boolean {
+    const { joined } = this.context;
+    if (joined === undefined) return allocation.state === "running";
+    const restarts = this.options.workerRestarts ?? WORKER_RESTARTS;
+    for (let n = 1; n <= restarts + 1; n++) {
+      if (joined(workerName(allocation.id, n))) return true;
+    }
+    return false;
   }
 
   /** A stop's `scancel` (any state); a failure is retried by the caller's loop. */
@@ -513,13 +543,21 @@ function sbatchOptions(options: SlurmPoolOptions, offer: Resources): string[] {
 }
 
 /**
+ * The name the batch script gives the `n`th worker of an allocation: `slurm-1234_5`, then
+ * `slurm-1234_5.2`, ... for its restarts.
+ */
+function workerName(allocation: string, n: number): string {
+  return n === 1 ? `slurm-${allocation}` : `slurm-${allocation}.${n}`;
+}
+
+/**
  * The batch script: one `baton worker` per allocation, named after it (`slurm-1234_5`,
  * restarts `slurm-1234_5.2`, ...), not restarted after `FINAL_WORKER_EXITS` (bad usage, a job
  * module that does not load, a setup the coordinator refused). The secret stays in its file;
  * the script names the file.
  */
 function batchScript(options: SlurmPoolOptions, context: PoolStart, offer: Resources): string {
-  const restarts = options.workerRestarts ?? 5;
+  const restarts = options.workerRestarts ?? WORKER_RESTARTS;
   const worker = [
     process.execPath,
     BATON_BIN,

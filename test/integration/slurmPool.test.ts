@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SlurmError } from "../../src/errors.ts";
+import { job } from "../../src/index.ts";
 import { createEngine } from "../../src/runtime/engine.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
@@ -23,6 +24,7 @@ import {
   startSlurmPool,
 } from "../../src/runtime/slurmPool.ts";
 import type { WorkerPool } from "../../src/runtime/workerPool.ts";
+import slowStartJobs from "../fixtures/slowStart.jobs.ts";
 import {
   missingSlurmPrograms,
   type SlurmCluster,
@@ -30,6 +32,8 @@ import {
 } from "../fixtures/slurmCluster.ts";
 
 const GRAPH = resolve("test/fixtures/slurm.graph.ts");
+/** A job module every Slurm worker takes 10 s to load (see the fixture). */
+const SLOW_START = resolve("test/fixtures/slowStart.jobs.ts");
 const missing = missingSlurmPrograms();
 const skip = missing.length > 0 && process.env.CI !== "true";
 if (skip) {
@@ -81,7 +85,7 @@ function tempDir(): string {
  * before its first poll.
  */
 function watchedPool(
-  options: Omit<SlurmPoolOptions, "jobsModule">,
+  options: Partial<SlurmPoolOptions>,
   watch: (pool: SlurmPool) => void = () => {},
 ): WorkerPool {
   const full: SlurmPoolOptions = { jobsModule: GRAPH, pollMs: 200, graceMs: 5000, ...options };
@@ -360,6 +364,34 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
       join(runLogsOf(join(dir, "store")), `slurm-${victim}.log`),
     );
     expect(activeInQueue(pool.name)).toEqual([]);
+  });
+
+  it("a cancel right after an allocation started ends the run within 2 s, cancelling it at once instead of waiting 5 s for its worker", async () => {
+    const dir = tempDir();
+    const jobs = loadJobs(slowStartJobs, moduleSource(SLOW_START));
+    const cancelled: string[] = [];
+    let cancelledAt = 0;
+    let pool: SlurmPool | undefined;
+    // Cancelled at the first poll that sees an allocation running: its worker takes 10 s to
+    // load the job module, so it has not joined.
+    const workers = watchedPool({ jobsModule: SLOW_START, maxWorkers: 2 }, (started) => {
+      pool = started;
+      started.on("poll", ({ allocations }) => {
+        if (cancelledAt > 0 || !allocations.some((a) => a.state === "running")) return;
+        cancelledAt = Date.now();
+        run.cancel("the caller went away");
+      });
+      started.on("cancelled", ({ ids }) => cancelled.push(...ids));
+    });
+    const run = createEngine({ jobs, workers, batonDir: dir }).run([job("cleanUp", null)]);
+
+    const result = await run;
+
+    expect(cancelledAt).toBeGreaterThan(0);
+    expect(Date.now() - cancelledAt).toBeLessThan(2_000);
+    expect(result.counts).toMatchObject({ cancelled: 1, completed: 0 });
+    expect(cancelled.length).toBeGreaterThan(0);
+    expect(activeInQueue(pool!.name)).toEqual([]);
   });
 
   it("requeues the job of a worker killed inside its allocation and completes the run", async () => {

@@ -369,6 +369,51 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(slurm.cancels).toEqual([]);
   });
 
+  it("stop cancels at once the allocations whose worker never joined, and gives the one that joined its grace", async () => {
+    const slurm = new FakeSlurm(3);
+    // Allocation 100_2's first worker died before joining; its restart joined.
+    const joined = new Set(["slurm-100_0", "slurm-100_2.2"]);
+    const pool = start(
+      slurm,
+      { value: 3 },
+      { graceMs: 5000 },
+      { joined: (worker) => joined.has(worker) },
+    );
+    await until(() => slurm.inState("RUNNING").length === 3, "three running");
+    await polls(pool, 1);
+    const stopped = pool.stop();
+    await until(() => slurm.cancels.length > 0, "a cancel", 1000);
+    expect(slurm.cancels).toEqual([{ ids: ["100_1"], pendingOnly: false, states: ["RUNNING"] }]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(slurm.inState("RUNNING")).toEqual(["100_0", "100_2"]);
+    slurm.finish("100_0", "COMPLETED");
+    slurm.finish("100_2", "COMPLETED");
+    await stopped;
+    expect(slurm.cancels).toHaveLength(1);
+    expect(slurm.active()).toEqual([]);
+  });
+
+  it("stop gives its grace to an allocation it last saw pending whose worker has joined since", async () => {
+    const slurm = new FakeSlurm(1);
+    slurm.startsOnQueue = false;
+    // One poll only: the pool never sees the allocation start.
+    const pool = start(
+      slurm,
+      { value: 1 },
+      { graceMs: 5000, pollMs: 60_000 },
+      { joined: (worker) => worker === "slurm-100_0" },
+    );
+    await until(() => pool.allocations().length === 1, "one allocation");
+    expect(pool.allocations()[0]!.state).toBe("pending");
+    slurm.startPending();
+    const stopped = pool.stop();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(slurm.cancels).toEqual([]);
+    slurm.finish("100_0", "COMPLETED");
+    await stopped;
+    expect(slurm.cancels).toEqual([]);
+  });
+
   it("stop rejects naming the allocations it could not see end", async () => {
     const slurm = new FakeSlurm(2);
     const pool = start(slurm, { value: 1 }, { stopTimeoutMs: 100 });
