@@ -1,15 +1,7 @@
 import { spawn } from "node:child_process";
-import {
-  accessSync,
-  closeSync,
-  constants,
-  openSync,
-  readdirSync,
-  readFileSync,
-  statSync,
-} from "node:fs";
-import { delimiter, join, resolve } from "node:path";
-import { cgroupContainment } from "./cgroupContainment.ts";
+import { closeSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { cgroupContainment, ownCgroupDir } from "./cgroupContainment.ts";
 import type { Containment, ProcExit, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
 import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
 
@@ -26,9 +18,10 @@ import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
  * and groups of most processes and the arguments of few reads one file per process. Its
  * `startedAt` is the boot time (`btime` in /proc/stat, whole seconds, read once) plus the
  * process's start in clock ticks (`USER_HZ`, 100 a second on Linux). `containment` is
- * {@link cgroupContainment}, looked up once per process; a process spawned with `cgroup` is
- * started through `/bin/sh`, which moves itself into the cgroup and then `exec`s the command
- * (same pid, same arguments), after the command was found on `PATH` as a direct spawn would.
+ * {@link cgroupContainment}, looked up once per process; to spawn a process with `cgroup`,
+ * this process moves into the cgroup, forks it there and moves back to its own cgroup before
+ * `spawn` returns (spawn is synchronous), so the child is a member from its first instruction
+ * and gets its arguments and environment exactly as a direct spawn does.
  *
  * @example
  * ```ts
@@ -48,20 +41,12 @@ export function nodeProcs(): Procs {
     },
 
     spawn({ argv, env, cwd, logFile, newGroup = false, cgroup }) {
-      const [command, ...args] =
-        cgroup === undefined
-          ? argv
-          : [
-              "/bin/sh",
-              "-c",
-              'echo $$ > "$0" && exec "$@"',
-              join(cgroup, "cgroup.procs"),
-              findable(argv[0], env?.PATH ?? process.env.PATH ?? "", cwd),
-              ...argv.slice(1),
-            ];
+      const [command, ...args] = argv;
       const log = logFile === undefined ? undefined : openSync(logFile, "a", 0o600);
       const output = log ?? "inherit";
+      let home: string | undefined;
       try {
+        if (cgroup !== undefined) home = enterCgroup(cgroup);
         const child = spawn(command, args, {
           env,
           cwd,
@@ -78,6 +63,7 @@ export function nodeProcs(): Procs {
         });
         return { pid, exited };
       } finally {
+        if (home !== undefined) moveSelf(home);
         if (log !== undefined) closeSync(log);
       }
     },
@@ -143,25 +129,27 @@ function cannotStart(command: string, cwd: string | undefined): Error {
 }
 
 /**
- * `command` as given, once it is known to name an executable file (a path, from `cwd`, or a
- * name found on `path`), so that a command started through `sh` fails as a direct spawn does.
+ * Moves this process into `cgroup` so that the child it forks next starts there, and returns
+ * the cgroup it was in, to move back to right after. The child then is a member before it
+ * runs a line of its own, with the arguments and environment it was given, untouched.
  */
-function findable(command: string, path: string, cwd: string | undefined): string {
-  const candidates = command.includes("/")
-    ? [resolve(cwd ?? process.cwd(), command)]
-    : path
-        .split(delimiter)
-        .map((dir) => resolve(cwd ?? process.cwd(), dir === "" ? "." : dir, command));
-  const executable = (file: string) => {
-    try {
-      accessSync(file, constants.X_OK);
-      return statSync(file).isFile();
-    } catch {
-      return false;
-    }
-  };
-  if (!candidates.some(executable)) throw cannotStart(command, cwd);
-  return command;
+function enterCgroup(cgroup: string): string {
+  const home = ownCgroupDir();
+  try {
+    if (home === undefined) throw new Error("this process has no cgroup v2");
+    moveSelf(cgroup);
+  } catch (error) {
+    throw new Error(
+      `cannot start a process in the cgroup ${cgroup}: ${(error as Error).message}. ` +
+        "Launch again (a new launch makes its cgroup anew), or without containment (--no-contain)",
+    );
+  }
+  return home;
+}
+
+/** Moves this process, every thread of it, into `cgroup`. */
+function moveSelf(cgroup: string): void {
+  writeFileSync(join(cgroup, "cgroup.procs"), String(process.pid));
 }
 
 function deliver(target: number, signal: Signal): SignalOutcome {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -126,9 +126,68 @@ describe("cgroupContainment", () => {
     },
   );
 
-  it("a command started in a cgroup that cannot be found fails as a direct spawn does", () => {
-    expect(() =>
-      procs.spawn({ argv: ["baton-no-such-program"], cgroup: "/nonexistent/cgroup" }),
-    ).toThrow(/cannot start "baton-no-such-program": check that the program exists on PATH/);
+  it.skipIf(!usable)(
+    "starts a process with exactly the arguments, environment and cwd a direct spawn gives it, and moves back",
+    async () => {
+      const cgroup = containment!.create(`unit-env-${process.pid}`);
+      cgroups.push(cgroup);
+      const dir = mkdtempSync(join(tmpdir(), "baton-cg-env-"));
+      dirs.push(dir);
+      // Names /bin/sh would drop (an exported bash function, a dash) and no PWD, which a
+      // shell would add.
+      const env = { "FOO-BAR": "1", "BASH_FUNC_m%%": "() { echo; }", X: "a b$c\nd" };
+      const argv: [string, ...string[]] = ["cat", "/proc/self/environ", "/proc/self/cmdline"];
+      const ownBefore = readFileSync("/proc/self/cgroup", "utf8");
+      const run = async (name: string, inCgroup: string | undefined) => {
+        const logFile = join(dir, name);
+        const handle = procs.spawn({
+          argv,
+          env: { ...env, PATH: process.env.PATH ?? "/usr/bin:/bin" },
+          cwd: dir,
+          logFile,
+          newGroup: true,
+          ...(inCgroup !== undefined && { cgroup: inCgroup }),
+        });
+        started.push(handle);
+        expect(await handle.exited).toEqual({ code: 0, signal: null });
+        return readFileSync(logFile, "utf8");
+      };
+      const contained = await run("contained", cgroup);
+      expect(readFileSync("/proc/self/cgroup", "utf8")).toBe(ownBefore);
+      expect(contained).toBe(await run("direct", undefined));
+      expect(contained).toContain("FOO-BAR=1\0BASH_FUNC_m%%=() { echo; }\0");
+    },
+  );
+
+  it.skipIf(!usable)(
+    "a missing or unexecutable command started in a cgroup fails as a direct spawn does",
+    () => {
+      const cgroup = containment!.create(`unit-missing-${process.pid}`);
+      cgroups.push(cgroup);
+      const dir = mkdtempSync(join(tmpdir(), "baton-cg-noexec-"));
+      dirs.push(dir);
+      writeFileSync(join(dir, "not-executable"), "echo hi\n", { mode: 0o644 });
+      const ownBefore = readFileSync("/proc/self/cgroup", "utf8");
+      for (const command of ["baton-no-such-program", join(dir, "not-executable")]) {
+        const direct = () => procs.spawn({ argv: [command] });
+        expect(direct).toThrow(/cannot start .*: check that the program exists on PATH/);
+        expect(() => procs.spawn({ argv: [command], cgroup })).toThrow(
+          (() => {
+            try {
+              direct();
+            } catch (error) {
+              return (error as Error).message;
+            }
+          })(),
+        );
+      }
+      expect(readFileSync("/proc/self/cgroup", "utf8")).toBe(ownBefore);
+    },
+  );
+
+  it("a process cannot start in a cgroup that is gone, and the error says what to do", () => {
+    expect(() => procs.spawn({ argv: ["true"], cgroup: "/nonexistent/cgroup" })).toThrow(
+      /cannot start a process in the cgroup \/nonexistent\/cgroup: .*without containment \(--no-contain\)/,
+    );
   });
 });
