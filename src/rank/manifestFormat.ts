@@ -1,3 +1,4 @@
+import { posix } from "node:path";
 import type { StateFileFormat } from "./stateFile.ts";
 
 /** One rank as the launcher started it. */
@@ -30,8 +31,8 @@ export interface Manifest {
   /** Milliseconds since the epoch. */
   startedAt: number;
   /**
-   * The cgroup the local ranks were started in (see `Containment`): the reaper tears down
-   * every process in it. Absent when they were not contained.
+   * The cgroup the local ranks were started in (see `Containment`), `…/baton/<deployment>`:
+   * the reaper tears down every process in it. Absent when they were not contained.
    */
   cgroup?: string;
 }
@@ -39,7 +40,10 @@ export interface Manifest {
 /**
  * The launch manifest's format, `baton.manifest/1`. Ranks are unique and below `worldSize`; a
  * rank whose `host` is not `"local"` also names its host's state dir (`stateDir`); `cgroup`,
- * when present, is an absolute path.
+ * when present, is the absolute path of a cgroup named after the deployment
+ * (`…/baton/<deployment>`, as `Containment.create` makes it): the reaper stops every process
+ * in it, so a manifest that names any other cgroup (the machine's root, another program's) is
+ * refused rather than obeyed.
  *
  * @example
  * ```ts
@@ -71,8 +75,9 @@ export const MANIFEST_FORMAT: StateFileFormat<Manifest> = {
       if (seen.has(rank)) throw fields.invalid(`rank ${rank} is listed twice`);
       seen.add(rank);
     }
+    const deployment = fields.deployment();
     return {
-      deployment: fields.deployment(),
+      deployment,
       launcher: fields.object("launcher", (launcher) => ({
         pid: launcher.integer("pid", 1),
         token: launcher.string("token"),
@@ -83,7 +88,14 @@ export const MANIFEST_FORMAT: StateFileFormat<Manifest> = {
       argv: fields.strings("argv"),
       startedAt: fields.integer("startedAt", 0),
       ...(fields.has("cgroup") && {
-        cgroup: fields.string("cgroup", (dir) => dir.startsWith("/"), "an absolute path"),
+        cgroup: fields.string(
+          "cgroup",
+          (dir) =>
+            dir.startsWith("/") &&
+            posix.normalize(dir) === dir &&
+            dir.endsWith(`/baton/${deployment}`),
+          `the absolute path of the deployment's cgroup (ending in /baton/${deployment})`,
+        ),
       }),
     };
   },

@@ -130,6 +130,29 @@ describe("state file formats", () => {
     expect(() => parse({ argv: ["a", 1] })).toThrow(/field "argv" must be an array of strings/);
   });
 
+  it("takes as the manifest's cgroup only the deployment's own, whose every process the reaper stops", () => {
+    const parse = (cgroup: string) =>
+      parseStateFile(
+        MANIFEST_FORMAT,
+        JSON.stringify({ format: "baton.manifest/1", ...manifest, cgroup }),
+        "/s/manifest.json",
+      );
+    const own = "/sys/fs/cgroup/user.slice/baton/dep-abc123def456";
+    expect(parse(own).cgroup).toBe(own);
+    for (const other of [
+      "/sys/fs/cgroup",
+      "/sys/fs/cgroup/system.slice/sshd.service",
+      "/sys/fs/cgroup/baton/dep-000000000000",
+      "/sys/fs/cgroup/baton/dep-abc123def456/..",
+      "/sys/fs/cgroup/baton/dep-abc123def456/../../x/baton/dep-abc123def456/..",
+      "sys/fs/cgroup/baton/dep-abc123def456",
+    ]) {
+      expect(() => parse(other), other).toThrow(
+        /field "cgroup" must be the absolute path of the deployment's cgroup \(ending in \/baton\/dep-abc123def456\)/,
+      );
+    }
+  });
+
   it("requires ids for a requests cancel, and says what a cancel covers", () => {
     const parse = (value: object) =>
       parseStateFile(
