@@ -1,16 +1,21 @@
 import type { Logger } from "pino";
+import { isAlive } from "../rank/launcherWatch.ts";
 import type { Clock, Procs } from "./ports.ts";
 
-/** How often, and how many times, an empty cgroup the kernel still calls busy is removed again. */
-const RETRY_MS = 20;
-const RETRIES = 50;
+/**
+ * How long a cgroup whose processes were all verified dead may still hold one. A killed
+ * process with threads reads as a zombie (dead) once its main thread has exited, while its
+ * other threads are still exiting in the cgroup: a few ms, longer on a loaded machine.
+ */
+export const RELEASE_WAIT_MS = 2_000;
+const RELEASE_POLL_MS = 20;
 
 /**
- * Removes a deployment's cgroup once its teardown was verified. Processes the teardown saw
- * die can keep the cgroup busy for a few milliseconds while the kernel finishes their exit,
- * so a cgroup with no member left is removed again every 20 ms, for up to a second. A cgroup
- * that cannot go (a process was moved into it since, or the folder is not ours to remove) is
- * logged and left: nothing of the deployment runs, and the cgroup holds no state of it.
+ * Removes a deployment's cgroup once its teardown was verified, trying again every 20 ms for
+ * up to {@link RELEASE_WAIT_MS} while nothing alive is left in it (the last exiting threads
+ * of a dead process). A cgroup that cannot go (a live process was moved into it since, or the
+ * folder is not ours to remove) is logged and left: nothing of the deployment runs, and the
+ * cgroup holds no state of it.
  *
  * @example
  * ```ts
@@ -25,14 +30,17 @@ export async function releaseCgroup(
 ): Promise<void> {
   const { containment } = procs;
   if (containment === undefined) return;
+  const deadline = clock.now() + RELEASE_WAIT_MS;
   try {
-    for (let attempt = 1; !containment.remove(cgroup); attempt++) {
-      const members = containment.members(cgroup) ?? [];
-      if (members.length > 0 || attempt > RETRIES) {
-        logger?.warn({ cgroup, members }, "cgroup not removed: a process is still in it");
+    while (!containment.remove(cgroup)) {
+      const living = (containment.members(cgroup) ?? []).filter((pid) =>
+        isAlive(procs.inspect(pid)),
+      );
+      if (living.length > 0 || clock.now() >= deadline) {
+        logger?.warn({ cgroup, living }, "cgroup not removed: a process is still in it");
         return;
       }
-      await new Promise((resolve) => clock.setTimeout(resolve, RETRY_MS));
+      await new Promise((resolve) => clock.setTimeout(resolve, RELEASE_POLL_MS));
     }
   } catch (error) {
     logger?.warn({ cgroup, err: error }, "cgroup not removed");
