@@ -127,6 +127,9 @@ describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
   it("the reaper stops it after its launcher was killed with SIGKILL, and removes the cgroup", async () => {
     const dir = tempDir();
     const pidFile = join(dir, "escapee.pid");
+    // Its cgroup is baton/<name> below this machine's: unique, so that another run of this
+    // test on the same machine never shares it.
+    const name = `contained-${process.pid}`;
     const launcher = startBaton([
       "launch",
       "--world",
@@ -134,24 +137,24 @@ describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
       "--state-dir",
       dir,
       "--name",
-      "contained",
+      name,
       "--",
       process.execPath,
       ESCAPING_RANK,
       pidFile,
     ]);
-    const pid = await escapee(pidFile, "contained");
-    const paths = deploymentPaths(dir, "contained");
+    const pid = await escapee(pidFile, name);
+    const paths = deploymentPaths(dir, name);
     await until(() => existsSync(paths.manifest), "the manifest");
     const manifest = await readStateFile(nodeFiles(), MANIFEST_FORMAT, paths.manifest);
     const cgroup = manifest?.cgroup as string;
-    for (const rank of manifest?.ranks ?? []) stray(rank.pid, "contained");
+    for (const rank of manifest?.ranks ?? []) stray(rank.pid, name);
     launcher.child.kill("SIGKILL");
     await launcher.exit;
     expect(alive(pid)).toBe(true);
 
     const report = await reapDeployments({ stateDir: dir, teardown: FAST_TEARDOWN });
-    expect(report.reaped.map((reaped) => reaped.deployment)).toEqual(["contained"]);
+    expect(report.reaped.map((reaped) => reaped.deployment)).toEqual([name]);
     expect(alive(pid)).toBe(false);
     expect(existsSync(cgroup)).toBe(false);
     expect(existsSync(paths.manifest)).toBe(false);
