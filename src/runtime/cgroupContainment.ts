@@ -1,5 +1,4 @@
-import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BatonError } from "../errors.ts";
 import type { Containment } from "./ports.ts";
@@ -51,8 +50,9 @@ function unescapeMountField(field: string): string {
  * Containment on Linux's cgroup v2: a deployment's cgroup is `baton/<deployment>` below this
  * process's own cgroup, where the kernel lets an unprivileged user make one only when that
  * cgroup was delegated to them (systemd's user sessions do; root can anywhere). `create`
- * proves that a process can be moved in by moving a short `sh` there, so a machine that
- * lets us make the folder but not move into it says so before any rank starts. `members`
+ * proves that a process can be moved in by moving this one there and back (as `spawn` does
+ * to start a rank inside), so a machine that lets us make the folder but not move into it
+ * says so before any rank starts. `members`
  * reads `cgroup.procs` of the cgroup and every cgroup below it. Undefined where this process
  * has no cgroup v2.
  *
@@ -74,15 +74,13 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
       } catch (error) {
         throw unavailable(cgroup, (error as Error).message);
       }
-      const moved = spawnSync("/bin/sh", ["-c", 'echo $$ > "$0"', join(cgroup, "cgroup.procs")], {
-        stdio: ["ignore", "ignore", "pipe"],
-        encoding: "utf8",
-      });
-      if (moved.status !== 0) {
+      try {
+        moveSelfInto(cgroup);
+      } catch (error) {
         removeTree(cgroup);
-        const why = moved.error?.message ?? moved.stderr.trim();
-        throw unavailable(cgroup, why || `sh exited with ${moved.status ?? moved.signal}`);
+        throw unavailable(cgroup, (error as Error).message);
       }
+      moveSelfInto(own);
       return cgroup;
     },
 
@@ -107,6 +105,11 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
       return removeTree(cgroup);
     },
   };
+}
+
+/** Moves this whole process, every thread of it, into `cgroup`. */
+export function moveSelfInto(cgroup: string): void {
+  writeFileSync(join(cgroup, "cgroup.procs"), String(process.pid));
 }
 
 function unavailable(cgroup: string, why: string): BatonError {

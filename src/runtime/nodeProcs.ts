@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { cgroupContainment, ownCgroupDir } from "./cgroupContainment.ts";
+import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { cgroupContainment, moveSelfInto, ownCgroupDir } from "./cgroupContainment.ts";
 import type { Containment, ProcExit, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
 import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
 
@@ -63,7 +62,7 @@ export function nodeProcs(): Procs {
         });
         return { pid, exited };
       } finally {
-        if (home !== undefined) moveSelf(home);
+        if (home !== undefined) moveSelfInto(home);
         if (log !== undefined) closeSync(log);
       }
     },
@@ -137,7 +136,7 @@ function enterCgroup(cgroup: string): string {
   const home = ownCgroupDir();
   try {
     if (home === undefined) throw new Error("this process has no cgroup v2");
-    moveSelf(cgroup);
+    moveSelfInto(cgroup);
   } catch (error) {
     throw new Error(
       `cannot start a process in the cgroup ${cgroup}: ${(error as Error).message}. ` +
@@ -145,11 +144,6 @@ function enterCgroup(cgroup: string): string {
     );
   }
   return home;
-}
-
-/** Moves this process, every thread of it, into `cgroup`. */
-function moveSelf(cgroup: string): void {
-  writeFileSync(join(cgroup, "cgroup.procs"), String(process.pid));
 }
 
 function deliver(target: number, signal: Signal): SignalOutcome {
