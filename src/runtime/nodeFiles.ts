@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFile, readFileSync } from "node:fs";
-import { open, readdir, rename, rm, stat, unlink } from "node:fs/promises";
+import { open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { makeDirs } from "./makeDirs.ts";
 import type { Files } from "./ports.ts";
@@ -114,6 +114,28 @@ export function nodeFiles(): Files {
         await unlink(path);
       } catch (err) {
         if (!isErrno(err, "ENOENT")) throw err;
+      }
+    },
+
+    async removeDir(dir) {
+      try {
+        await rmdir(dir);
+        return true;
+      } catch (err) {
+        if (isErrno(err, "ENOENT") || isErrno(err, "ENOTEMPTY") || isErrno(err, "EEXIST")) {
+          return false;
+        }
+        throw err;
+      }
+    },
+
+    async owner(path) {
+      try {
+        const { uid } = await stat(path);
+        return { uid, self: uid === process.geteuid?.() };
+      } catch (err) {
+        if (isErrno(err, "ENOENT")) return undefined;
+        throw err;
       }
     },
 

@@ -163,6 +163,12 @@ export interface Procs {
   environ(pid: number): Record<string, string> | undefined;
 }
 
+/** Who owns a file: its user id, and whether that is the user this process runs as. */
+export interface FileOwner {
+  uid: number;
+  self: boolean;
+}
+
 /** Files: atomic writes (temp + fsync + rename, mode 0600), reads, listing, removal. */
 export interface Files {
   /**
@@ -197,5 +203,15 @@ export interface Files {
   modifiedAt(path: string): Promise<number | undefined>;
   /** Removes a file; no error when it is already gone. */
   remove(path: string): Promise<void>;
+  /**
+   * Removes the directory `dir` if it is empty: true when this call removed it, false when
+   * something is in it (it is left as it is) or it is gone already.
+   */
+  removeDir(dir: string): Promise<boolean>;
+  /**
+   * Who owns `path` (a file or a directory), or undefined when it does not exist: what tells
+   * a file another user left in a shared directory, which this user may not read or remove.
+   */
+  owner(path: string): Promise<FileOwner | undefined>;
   mkdirp(dir: string): Promise<void>;
 }

@@ -140,6 +140,40 @@ export function remoteFiles(host: SshHost): Files {
       await run(`remove ${path}`, `rm -f ${checkPath(path)}`);
     },
 
+    async removeDir(dir) {
+      const quoted = checkPath(dir);
+      // rmdir fails on a directory with anything in it: that, or one gone already, is a no.
+      const result = await run(
+        `remove ${dir}`,
+        [
+          `rmdir ${quoted} 2>/dev/null && exit 0`,
+          `[ ! -e ${quoted} ] && exit ${ANSWER_NO}`,
+          `[ -n "$(ls -A ${quoted} 2>/dev/null)" ] && exit ${ANSWER_NO}`,
+          `exec rmdir ${quoted}`,
+        ].join("\n"),
+      );
+      return result.code !== ANSWER_NO;
+    },
+
+    async owner(path) {
+      const quoted = checkPath(path);
+      const result = await run(
+        `stat ${path}`,
+        // GNU stat, then BSD stat: the owner's uid; then this user's.
+        `if [ -e ${quoted} ]; then stat -c %u ${quoted} 2>/dev/null || stat -f %u ${quoted}; id -u; exit; fi\nexit ${ANSWER_NO}`,
+      );
+      if (result.code === ANSWER_NO) return undefined;
+      const [uid, self] = result.stdout.toString("utf8").trim().split(/\s+/).map(Number);
+      if (!Number.isInteger(uid) || !Number.isInteger(self)) {
+        throw new RemoteHostError(
+          "SSH_REMOTE",
+          `${host.target.spec}: cannot tell who owns ${path}: stat and id printed ${JSON.stringify(result.stdout.toString("utf8").trim())}`,
+          host.target.spec,
+        );
+      }
+      return { uid: uid!, self: uid === self };
+    },
+
     async mkdirp(dir) {
       await run(`create ${dir}`, `mkdir -p ${checkPath(dir)}`);
     },

@@ -151,6 +151,8 @@ function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Fi
     list: (dir) => limit(() => files.list(dir)),
     modifiedAt: (path) => limit(() => files.modifiedAt(path)),
     remove: (path) => limit(() => files.remove(path)),
+    removeDir: (dir) => limit(() => files.removeDir(dir)),
+    owner: (path) => limit(() => files.owner(path)),
     mkdirp: (dir) => limit(() => files.mkdirp(dir)),
   };
 }

@@ -155,6 +155,21 @@ export class SimFiles {
         if (!owner.alive) return hang();
         files.files.delete(normal(path));
       },
+      async removeDir(dir) {
+        if (!owner.alive) return hang();
+        const target = normal(dir);
+        if (!files.dirs.has(target) || files.entries(target).length > 0) return false;
+        files.dirs.delete(target);
+        return true;
+      },
+      async owner(path) {
+        if (!owner.alive) return hang();
+        const target = normal(path);
+        // One user owns every simulated file.
+        return files.files.has(target) || files.dirs.has(target)
+          ? { uid: 0, self: true }
+          : undefined;
+      },
       async mkdirp(dir) {
         if (!owner.alive) return hang();
         files.mkdirs(normal(dir));

@@ -578,7 +578,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     }
   });
 
-  it("reads, lists, writes (atomically, 0600), creates exclusively and removes files in the remote state dir", async () => {
+  it("reads, lists, writes (atomically, 0600), creates exclusively, removes files and empty folders and tells owners in the remote state dir", async () => {
     const host = open();
     const deployment = newDeployment();
     const files = remoteFiles(host);
@@ -611,6 +611,17 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     expect(await files.read(claim)).toBe(created[0] ? "first" : "second");
     expect(await files.createExclusive(claim, "third")).toBe(false);
     expect((await host.run(`stat -c '%a' '${claim}'`)).stdout.toString()).toBe("600\n");
+
+    // Owners, as the remote user sees them: its own files, and root's.
+    expect(await files.owner(claim)).toEqual({ uid: expect.any(Number), self: true });
+    expect(await files.owner("/etc/passwd")).toEqual({ uid: 0, self: false });
+    expect(await files.owner(`${dir}/missing.json`)).toBeUndefined();
+    // A directory goes only once it is empty.
+    expect(await files.removeDir(`${dir}/claims`)).toBe(false);
+    await files.remove(claim);
+    expect(await files.removeDir(`${dir}/claims`)).toBe(true);
+    expect(await files.removeDir(`${dir}/claims`)).toBe(false);
+    expect(await files.list(dir)).toEqual([".hidden"]);
   });
 });
 

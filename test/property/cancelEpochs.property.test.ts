@@ -42,6 +42,8 @@ function memoryFiles(): Files {
     remove: async (path) => {
       tree.delete(path);
     },
+    removeDir: async () => false,
+    owner: async (path) => (tree.has(path) ? { uid: 0, self: true } : undefined),
     mkdirp: async () => {},
   };
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { chown, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -116,6 +116,32 @@ describe("nodeFiles", () => {
     await files.remove(path);
     expect(await files.read(path)).toBeUndefined();
     await expect(files.remove(path)).resolves.toBeUndefined();
+  });
+
+  it("removes a directory only once it is empty, and says whether it did", async () => {
+    const sub = join(dir, "sub");
+    await files.writeAtomic(join(sub, "a.log"), "x");
+    expect(await files.removeDir(sub)).toBe(false);
+    expect(await readdir(sub)).toEqual(["a.log"]);
+    await files.remove(join(sub, "a.log"));
+    expect(await files.removeDir(sub)).toBe(true);
+    expect(await readdir(dir)).toEqual([]);
+    expect(await files.removeDir(sub)).toBe(false);
+  });
+
+  it("tells who owns a file or directory, and undefined for a missing one", async () => {
+    const path = join(dir, "mine");
+    await files.writeAtomic(path, "x");
+    const uid = process.geteuid!();
+    expect(await files.owner(path)).toEqual({ uid, self: true });
+    expect(await files.owner(dir)).toEqual({ uid, self: true });
+    expect(await files.owner(join(dir, "missing"))).toBeUndefined();
+    // Another user's: root's /, seen by anyone else; nobody's file, seen by root.
+    if (uid !== 0) expect(await files.owner("/")).toEqual({ uid: 0, self: false });
+    else {
+      await chown(path, 65_534, 65_534);
+      expect(await files.owner(path)).toEqual({ uid: 65_534, self: false });
+    }
   });
 
   it("creates nested directories and accepts existing ones", async () => {

@@ -41,6 +41,19 @@ describe("SimFiles", () => {
     expect(await port.read("run/lease")).toBe("a");
   });
 
+  it("removes a folder only once it is empty; one user owns every file", async () => {
+    const port = new SimFiles(new SimEntropy(1)).port(new SimClock().scope());
+    await port.createExclusive("state/dep-a/rank-0.log", "x");
+    expect(await port.owner("state/dep-a/rank-0.log")).toEqual({ uid: 0, self: true });
+    expect(await port.owner("state/dep-a")).toEqual({ uid: 0, self: true });
+    expect(await port.owner("state/dep-b")).toBeUndefined();
+    expect(await port.removeDir("state/dep-a")).toBe(false);
+    await port.remove("state/dep-a/rank-0.log");
+    expect(await port.removeDir("state/dep-a")).toBe(true);
+    expect(await port.list("state")).toEqual([]);
+    expect(await port.removeDir("state/dep-a")).toBe(false);
+  });
+
   it("survives a crash: the tree stays, the crashed process's writes stop where they were", async () => {
     for (let seed = 1; seed <= 200; seed++) {
       const clock = new SimClock();
