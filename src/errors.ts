@@ -144,7 +144,9 @@ function messageOf(thrown: unknown): string {
  * directory because a file is in the way (`STORE_NOT_DIRECTORY`), cannot be created or
  * written (`STORE_NOT_WRITABLE`: permission denied, a read-only file system), a stored entry
  * cannot be read at all (`STORE_UNREADABLE`: another user's entry, a directory where an
- * entry belongs), or another `baton run` of the same graph is using it (`STORE_LOCKED`).
+ * entry belongs), or another `baton run` of the same graph is using it (`STORE_LOCKED`), or
+ * its lock of that graph, or the folder it is made in, is another user's, which this one may
+ * not read, write or remove (`STORE_LOCK_DENIED`: a store shared with that user).
  * The message names the path and says what to do.
  *
  * @example
@@ -158,7 +160,12 @@ function messageOf(thrown: unknown): string {
  */
 export class StoreError extends BatonError {
   constructor(
-    code: "STORE_NOT_DIRECTORY" | "STORE_NOT_WRITABLE" | "STORE_UNREADABLE" | "STORE_LOCKED",
+    code:
+      | "STORE_NOT_DIRECTORY"
+      | "STORE_NOT_WRITABLE"
+      | "STORE_UNREADABLE"
+      | "STORE_LOCKED"
+      | "STORE_LOCK_DENIED",
     message: string,
     /** The store's directory. */
     readonly dir: string,

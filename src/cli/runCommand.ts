@@ -177,123 +177,133 @@ export async function runCommand(argv: string[]): Promise<number> {
   const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
   const graph = await graphOf(graphModule, graphPath);
   // A second run of this graph on this store fails here, before it writes anything.
-  const lock = dryRun || values["no-store"] ? undefined : lockGraph(storeDir, graphPath);
-  process.once("exit", () => lock?.release());
-  // Only now the run's log, so that a module or graph that does not load leaves no empty one;
-  // a dry run writes nothing, not even its log.
-  const logger = createLogger({ level, ...(!dryRun && { file: join(logsDir, "run.log") }) });
-  if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
-  if (!dryRun) await pruneRunLogs(logsRoot, { keep: keepLogs, now: Date.now(), logger });
-  const inspector =
-    values.inspect === undefined ? undefined : connectInspector(values.inspect, { logger });
-  const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
-  if (ui) process.stderr.write(`dashboard: ${ui.url}\n`);
-  const engine = createEngine({
-    ...((inspector || ui) && {
-      inspect: (event: InspectionEvent) => {
-        inspector?.inspect.next?.(event);
-        ui?.inspect(event);
-      },
-    }),
-    jobs,
-    logger,
-    ...(values["no-store"] ? { batonDir: storeDir } : { store: storeDir }),
-    logsDir,
-    force: values.force,
-    failFast: values["fail-fast"],
-    workers: slurmMaxWorkers
-      ? slurmPool({
-          jobsModule: resolve(jobsPath),
-          maxWorkers: slurmMaxWorkers,
-          ...(values.partition !== undefined && { partition: values.partition }),
-          sbatchOptions: values["slurm-opt"] ?? [],
-          handlerThread: values["handler-thread"],
-          logLevel: level,
-        })
-      : inProcess
-        ? count
-        : localPool({
+  const lock = dryRun || values["no-store"] ? undefined : await lockGraph(storeDir, graphPath);
+  try {
+    // Only now the run's log, so that a module or graph that does not load leaves no empty one;
+    // a dry run writes nothing, not even its log.
+    const logger = createLogger({ level, ...(!dryRun && { file: join(logsDir, "run.log") }) });
+    if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
+    if (!dryRun) await pruneRunLogs(logsRoot, { keep: keepLogs, now: Date.now(), logger });
+    const inspector =
+      values.inspect === undefined ? undefined : connectInspector(values.inspect, { logger });
+    const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
+    if (ui) process.stderr.write(`dashboard: ${ui.url}\n`);
+    const engine = createEngine({
+      ...((inspector || ui) && {
+        inspect: (event: InspectionEvent) => {
+          inspector?.inspect.next?.(event);
+          ui?.inspect(event);
+        },
+      }),
+      jobs,
+      logger,
+      ...(values["no-store"] ? { batonDir: storeDir } : { store: storeDir }),
+      logsDir,
+      force: values.force,
+      failFast: values["fail-fast"],
+      workers: slurmMaxWorkers
+        ? slurmPool({
             jobsModule: resolve(jobsPath),
-            count,
+            maxWorkers: slurmMaxWorkers,
+            ...(values.partition !== undefined && { partition: values.partition }),
+            sbatchOptions: values["slurm-opt"] ?? [],
             handlerThread: values["handler-thread"],
             logLevel: level,
-          }),
-    ...(values.listen !== undefined && { listen: values.listen }),
-    ...(values["secret-file"] !== undefined && { secretFile: values["secret-file"] }),
-  });
-  if (dryRun) {
-    const plan = await engine.plan(graph);
-    const store = values["no-store"] ? undefined : { dir: storeDir, force: values.force };
-    if (values.json) {
-      process.stdout.write(`${JSON.stringify({ dryRun: true, store: store ?? null, ...plan })}\n`);
-    } else process.stderr.write(dryRunReport(plan, store));
-    return 0;
-  }
-  const run = engine.run(graph);
-  ui?.watch(run);
-  // Workers are meant to join from elsewhere: say how (a `--workers 0` run waits for them).
-  if (count === 0 || values.listen !== undefined) {
-    run.on("listening", (listening) =>
-      process.stderr.write(
-        joinHint(listening, jobsPath, {
-          handlerThread: values["handler-thread"],
-          lasting: values.listen !== undefined && values["secret-file"] !== undefined,
-        }),
-      ),
-    );
-  }
-  const tty = process.stderr.isTTY === true && !values.json;
-  const bar = tty ? new ProgressBar(process.stderr) : undefined;
-  if (bar) {
-    run.on("store.reading", (reading) => bar.drawReading(reading));
-    run.on("progress", (progress) => bar.draw(progress));
-  }
-  /** The signal that interrupted the run: SIGINT (Ctrl-C) or SIGTERM (kill, a scheduler). */
-  let interrupted: "SIGINT" | "SIGTERM" | undefined;
-  const onSignal = (signal: "SIGINT" | "SIGTERM") => {
-    const again = signal === "SIGINT" ? "Ctrl-C" : "SIGTERM";
-    if (interrupted) {
-      process.stderr.write(`\nstopping now (second ${again})\n`);
-      process.exit(SIGNAL_EXIT[signal]);
+          })
+        : inProcess
+          ? count
+          : localPool({
+              jobsModule: resolve(jobsPath),
+              count,
+              handlerThread: values["handler-thread"],
+              logLevel: level,
+            }),
+      ...(values.listen !== undefined && { listen: values.listen }),
+      ...(values["secret-file"] !== undefined && { secretFile: values["secret-file"] }),
+    });
+    if (dryRun) {
+      const plan = await engine.plan(graph);
+      const store = values["no-store"] ? undefined : { dir: storeDir, force: values.force };
+      if (values.json) {
+        process.stdout.write(
+          `${JSON.stringify({ dryRun: true, store: store ?? null, ...plan })}\n`,
+        );
+      } else process.stderr.write(dryRunReport(plan, store));
+      return 0;
     }
-    interrupted = signal;
-    bar?.clear();
-    const storing = values["no-store"] ? "" : " and for results to be stored";
-    process.stderr.write(
-      `cancelling (${signal}): waiting for running jobs to stop${storing}, 10 s at most (${again} again to force)\n`,
-    );
-    run.cancel(signal === "SIGINT" ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
-  let result: RunResult | undefined;
-  try {
-    result = await run;
-  } catch (error) {
-    // The pool failing (a crash loop, a failed allocation) fails the run: exit 1, not usage's 2.
-    if (!(error instanceof PoolError || error instanceof SlurmError)) throw error;
-    process.stderr.write(`baton run: the run failed: ${error.message} [${error.code}]\n`);
-    return 1;
+    const run = engine.run(graph);
+    ui?.watch(run);
+    // Workers are meant to join from elsewhere: say how (a `--workers 0` run waits for them).
+    if (count === 0 || values.listen !== undefined) {
+      run.on("listening", (listening) =>
+        process.stderr.write(
+          joinHint(listening, jobsPath, {
+            handlerThread: values["handler-thread"],
+            lasting: values.listen !== undefined && values["secret-file"] !== undefined,
+          }),
+        ),
+      );
+    }
+    const tty = process.stderr.isTTY === true && !values.json;
+    const bar = tty ? new ProgressBar(process.stderr) : undefined;
+    if (bar) {
+      run.on("store.reading", (reading) => bar.drawReading(reading));
+      run.on("progress", (progress) => bar.draw(progress));
+    }
+    /** The signal that interrupted the run: SIGINT (Ctrl-C) or SIGTERM (kill, a scheduler). */
+    let interrupted: "SIGINT" | "SIGTERM" | undefined;
+    const onSignal = (signal: "SIGINT" | "SIGTERM") => {
+      const again = signal === "SIGINT" ? "Ctrl-C" : "SIGTERM";
+      if (interrupted) {
+        process.stderr.write(`\nstopping now (second ${again})\n`);
+        // The lock goes first, unless the disk keeps it from going for a second.
+        const exit = () => process.exit(SIGNAL_EXIT[signal]);
+        setTimeout(exit, 1_000);
+        (lock?.release() ?? Promise.resolve()).then(exit, exit);
+        return;
+      }
+      interrupted = signal;
+      bar?.clear();
+      const storing = values["no-store"] ? "" : " and for results to be stored";
+      process.stderr.write(
+        `cancelling (${signal}): waiting for running jobs to stop${storing}, 10 s at most (${again} again to force)\n`,
+      );
+      run.cancel(signal === "SIGINT" ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    let result: RunResult | undefined;
+    try {
+      result = await run;
+    } catch (error) {
+      // The pool failing (a crash loop, a failed allocation) fails the run: exit 1, not usage's 2.
+      if (!(error instanceof PoolError || error instanceof SlurmError)) throw error;
+      process.stderr.write(`baton run: the run failed: ${error.message} [${error.code}]\n`);
+      return 1;
+    } finally {
+      await lock?.release();
+      // Its workers have stopped: pruning may remove this folder once it is old enough.
+      await markRunLogsEnded(logsDir, logger);
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+      bar?.clear();
+      await inspector?.close();
+      // --ui-keep keeps the dashboard of a finished run; a run that threw closes it.
+      if (ui && !(values["ui-keep"] && result)) await ui.close();
+    }
+    if (values.json) for (const piece of resultJson(result)) process.stdout.write(piece);
+    else process.stderr.write(summaryTable(result));
+    if (ui && values["ui-keep"]) {
+      process.stderr.write(`dashboard: ${ui.url} shows the finished run; Ctrl-C to exit\n`);
+      await new Promise((resolve) => process.once("SIGINT", resolve));
+      await ui.close();
+    }
+    if (interrupted) return SIGNAL_EXIT[interrupted];
+    return result.ok ? 0 : 1;
   } finally {
-    lock?.release();
-    // Its workers have stopped: pruning may remove this folder once it is old enough.
-    await markRunLogsEnded(logsDir, logger);
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
-    bar?.clear();
-    await inspector?.close();
-    // --ui-keep keeps the dashboard of a finished run; a run that threw closes it.
-    if (ui && !(values["ui-keep"] && result)) await ui.close();
+    // Whatever failed after the lock was taken (a dashboard port that is taken), it goes.
+    await lock?.release();
   }
-  if (values.json) for (const piece of resultJson(result)) process.stdout.write(piece);
-  else process.stderr.write(summaryTable(result));
-  if (ui && values["ui-keep"]) {
-    process.stderr.write(`dashboard: ${ui.url} shows the finished run; Ctrl-C to exit\n`);
-    await new Promise((resolve) => process.once("SIGINT", resolve));
-    await ui.close();
-  }
-  if (interrupted) return SIGNAL_EXIT[interrupted];
-  return result.ok ? 0 : 1;
 }
 
 /**

@@ -1,19 +1,12 @@
 import { createHash } from "node:crypto";
-import {
-  closeSync,
-  openSync,
-  readFileSync,
-  statSync,
-  unlinkSync,
-  utimesSync,
-  writeSync,
-} from "node:fs";
 import { hostname } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
-import { makeDirs } from "./makeDirs.ts";
+import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
+import type { Files } from "./ports.ts";
 import { storeOpenError } from "./storeErrors.ts";
+import { userName } from "./userName.ts";
 
 /** The format of a lock file. */
 const LOCK_FORMAT = "baton.graph-lock/1";
@@ -43,32 +36,44 @@ export interface GraphLock {
   /** The stale lock this one replaced, said for a log line: whose it was and why it was stale. */
   readonly tookOver?: string;
   /** Stops renewing the lock and removes its file, if it is still this process's. */
-  release(): void;
+  release(): Promise<void>;
+}
+
+export interface LockGraphOptions {
+  /** Where the lock file is made, read, renewed and removed (default `nodeFiles()`). */
+  files?: Files;
 }
 
 /**
  * Takes the lock of graph module `graph` in the result store `storeDir`, so that a second
  * `baton run` of the same graph on the same store fails at once instead of computing every
  * job the first one computes: the file `DIR/run/graph-<hash of the graph's path>.lock`,
- * created exclusively (mode 0600), holding this process's pid, host, argv and start time, and
- * renewed (its modification time) every {@link LOCK_RENEW_MS}.
+ * created exclusively (mode 0600) through the Files port, holding this process's pid, host,
+ * argv and start time, and renewed (written again, while it is still this process's) every
+ * {@link LOCK_RENEW_MS}.
  *
  * A lock that is already there is taken over when its holder is gone: on this host, when its
  * pid no longer exists or now belongs to another program (another argv); from another host,
  * whose pids mean nothing here, when nobody renewed it for {@link LOCK_STALE_MS}. Otherwise
- * this is a {@link StoreError} `STORE_LOCKED` naming the holder's pid and host. A file in the
- * way of `DIR/run/`, or one that cannot be written, is a `StoreError` as well.
+ * this is a {@link StoreError} `STORE_LOCKED` naming the holder's pid and host. A lock, or a
+ * `DIR/run/` folder, of another user that this one may not read, make or remove is
+ * `STORE_LOCK_DENIED` naming the file and its owner. A file in the way of `DIR/run/`, or
+ * one that cannot be written, is a `StoreError` as well.
  *
  * The store itself does not need the lock: writes are atomic and each result is the same
  * whoever computes it. Runs of different graphs share a store freely.
  *
  * @example
  * ```ts
- * const lock = lockGraph(".baton", "pipeline.graph.ts");
- * try { await engine.run(graph); } finally { lock.release(); }
+ * const lock = await lockGraph(".baton", "pipeline.graph.ts");
+ * try { await engine.run(graph); } finally { await lock.release(); }
  * ```
  */
-export function lockGraph(storeDir: string, graph: string): GraphLock {
+export async function lockGraph(
+  storeDir: string,
+  graph: string,
+  { files = nodeFiles() }: LockGraphOptions = {},
+): Promise<GraphLock> {
   const dir = join(storeDir, "run");
   const graphPath = resolve(graph);
   const name = createHash("sha256").update(graphPath).digest("hex").slice(0, 16);
@@ -82,70 +87,77 @@ export function lockGraph(storeDir: string, graph: string): GraphLock {
     graph: graphPath,
     startedAt: Date.now(),
   };
+  const text = JSON.stringify(holder);
+  const lock = { files, storeDir, path, graph: graphPath };
   try {
-    makeDirs(dir);
+    await files.mkdirp(dir);
   } catch (error) {
-    throw storeOpenError(storeDir, error);
+    throw await lockFileError(lock, dir, "make", error);
   }
   let tookOver: string | undefined;
   // Another run may take the lock between a stale one's removal and this one's creation.
-  for (let attempt = 1; !create(storeDir, path, holder); attempt++) {
-    const other = readHolder(path);
+  for (let attempt = 1; !(await create(lock, text)); attempt++) {
+    const other = await readHolder(lock);
     if (other === "gone") continue;
-    const stale = staleness(other, path);
-    if (stale === undefined || attempt === 3) throw lockedError(storeDir, path, graphPath, other);
-    removeIfUnchanged(path, other);
+    const stale = await staleness(other, lock);
+    if (stale === undefined || attempt === 3) throw lockedError(lock, other);
+    await removeIfUnchanged(lock, other);
     tookOver =
       other === "being written"
         ? `an unreadable lock (${stale})`
         : `the lock of pid ${other.pid} on ${other.host}, started ${new Date(other.startedAt).toISOString()} (${stale})`;
   }
+  /** Whether the lock file still holds this process's lock. */
+  const ours = async () => {
+    const now = await readHolder(lock);
+    return now !== "gone" && now !== "being written" && isSame(now, holder);
+  };
+  let renewing: Promise<void> = Promise.resolve();
   const renew = setInterval(() => {
-    try {
-      const now = new Date();
-      utimesSync(path, now, now);
-    } catch {
+    renewing = (async () => {
+      if (await ours()) await files.writeAtomic(path, text);
+    })().catch(() => {
       // Removed by hand, or a disk that failed: the run goes on without its lock.
-    }
+    });
   }, LOCK_RENEW_MS);
   renew.unref();
   return {
     path,
     ...(tookOver !== undefined && { tookOver }),
-    release() {
+    async release() {
       clearInterval(renew);
-      const now = readHolder(path);
-      if (now !== "gone" && now !== "being written" && isSame(now, holder)) removeQuietly(path);
+      await renewing;
+      if (await ours()) await files.remove(path);
     },
   };
 }
 
-/** Creates the lock file with `holder`; false when it exists already. */
-function create(storeDir: string, path: string, holder: LockHolder): boolean {
-  let fd: number;
+/** What the lock's functions share: where it is, and for which graph. */
+interface LockPlace {
+  files: Files;
+  storeDir: string;
+  path: string;
+  graph: string;
+}
+
+/** Creates the lock file with `text`; false when it exists already. */
+async function create(lock: LockPlace, text: string): Promise<boolean> {
   try {
-    fd = openSync(path, "wx", 0o600);
+    return await lock.files.createExclusive(lock.path, text, 0o600);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw storeOpenError(storeDir, error);
+    throw await lockFileError(lock, lock.path, "create", error);
   }
-  try {
-    writeSync(fd, JSON.stringify(holder));
-  } finally {
-    closeSync(fd);
-  }
-  return true;
 }
 
 /** The lock's holder; "being written" while it is empty or torn, "gone" when there is none. */
-function readHolder(path: string): LockHolder | "being written" | "gone" {
-  let text: string;
+async function readHolder(lock: LockPlace): Promise<LockHolder | "being written" | "gone"> {
+  let text: string | undefined;
   try {
-    text = readFileSync(path, "utf8");
+    text = await lock.files.read(lock.path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "gone";
-    throw error;
+    throw await lockFileError(lock, lock.path, "read", error);
   }
+  if (text === undefined) return "gone";
   try {
     const holder = JSON.parse(text) as LockHolder;
     if (holder.format === LOCK_FORMAT && Number.isInteger(holder.pid)) return holder;
@@ -156,8 +168,11 @@ function readHolder(path: string): LockHolder | "being written" | "gone" {
 }
 
 /** Why the lock is stale (its holder is gone), or undefined when its holder may still run. */
-function staleness(holder: LockHolder | "being written", path: string): string | undefined {
-  const renewedAgo = Date.now() - (modifiedAt(path) ?? 0);
+async function staleness(
+  holder: LockHolder | "being written",
+  lock: LockPlace,
+): Promise<string | undefined> {
+  const renewedAgo = Date.now() - ((await lock.files.modifiedAt(lock.path)) ?? 0);
   if (holder === "being written") {
     return renewedAgo > LOCK_STALE_MS ? "unreadable and not renewed" : undefined;
   }
@@ -176,15 +191,22 @@ function staleness(holder: LockHolder | "being written", path: string): string |
 }
 
 /** Removes a stale lock, unless another run replaced it meanwhile. */
-function removeIfUnchanged(path: string, stale: LockHolder | "being written"): void {
-  const now = readHolder(path);
+async function removeIfUnchanged(
+  lock: LockPlace,
+  stale: LockHolder | "being written",
+): Promise<void> {
+  const now = await readHolder(lock);
   if (now === "gone") return;
   if (
     now === "being written"
       ? stale === "being written"
       : stale !== "being written" && isSame(now, stale)
   ) {
-    removeQuietly(path);
+    try {
+      await lock.files.remove(lock.path);
+    } catch (error) {
+      throw await lockFileError(lock, lock.path, "remove", error);
+    }
   }
 }
 
@@ -192,27 +214,47 @@ function isSame(a: LockHolder, b: LockHolder): boolean {
   return a.pid === b.pid && a.host === b.host && a.startedAt === b.startedAt;
 }
 
-function removeQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+/**
+ * What an error making, reading or removing the lock (`path`: the file, or its `run/` folder)
+ * means to the user: permission denied by another user's file or folder (a store shared with
+ * them) is `STORE_LOCK_DENIED`, naming that file or folder, its owner and what to do;
+ * anything else is what `storeOpenError` makes of it.
+ */
+async function lockFileError(
+  lock: LockPlace,
+  path: string,
+  action: "make" | "create" | "read" | "remove",
+  error: unknown,
+): Promise<unknown> {
+  const { code } = error as NodeJS.ErrnoException;
+  if (code !== "EACCES" && code !== "EPERM") return storeOpenError(lock.storeDir, error);
+  // The file itself or, for one not made yet, the nearest folder above it that is there.
+  let owned = path;
+  let owner = await lock.files.owner(owned).catch(() => undefined);
+  while (owner === undefined && dirname(owned) !== owned) {
+    owned = dirname(owned);
+    owner = await lock.files.owner(owned).catch(() => undefined);
   }
-}
-
-function modifiedAt(path: string): number | undefined {
-  try {
-    return statSync(path).mtimeMs;
-  } catch {
-    return undefined;
-  }
+  if (owner?.self) return storeOpenError(lock.storeDir, error);
+  const name = owner && (userName(owner.uid) ?? `uid ${owner.uid}`);
+  const who = owner === undefined ? "another user" : `${name} (uid ${owner.uid})`;
+  const isLock = owned === lock.path;
+  const verb = action === "read" || action === "remove" ? action : "write to";
+  const ask = isLock
+    ? `remove ${owned} once no run of theirs uses the store`
+    : `let you write to ${owned} (chmod 1777, as /tmp is, for a store shared by several users)`;
+  return new StoreError(
+    "STORE_LOCK_DENIED",
+    `cannot take the lock of ${lock.graph} on the result store ${lock.storeDir}: ${isLock ? "the lock" : "the folder"} ${owned} belongs to ${who}, and this user may not ${verb} it${isLock ? " (a run of theirs may be using this store)" : ""}; give this run a store of its own (--store DIR), or ask ${name ?? "its owner"} to ${ask}`,
+    lock.storeDir,
+    owned,
+    { cause: error },
+  );
 }
 
 /** The `STORE_LOCKED` error: who holds the lock, and what to do. */
 function lockedError(
-  storeDir: string,
-  path: string,
-  graph: string,
+  { storeDir, path, graph }: LockPlace,
   holder: LockHolder | "being written",
 ): StoreError {
   const wait = "wait for it to finish";

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,6 +30,7 @@ function runCli(
   store: string,
   calls: string,
   delayMs = 60,
+  flags: string[] = [],
 ): {
   child: ChildProcess;
   exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
@@ -44,6 +46,7 @@ function runCli(
       "--workers",
       "2",
       "--json",
+      ...flags,
     ],
     {
       cwd: ROOT,
@@ -152,5 +155,36 @@ describe("resume after the coordinator dies", () => {
     // Every job was computed once, by the first run; its lock is gone with it.
     expect(readdirSync(first)).toHaveLength(67);
     expect(readdirSync(join(store, "run"))).toEqual([]);
+  }, 60_000);
+
+  it("a run's lock goes when a second Ctrl-C stops it at once, and when its dashboard cannot start", async () => {
+    const { store, first, second } = twoRuns();
+    const locks = () =>
+      readdirSync(join(store, "run")).filter((name) => /^graph-[0-9a-f]{16}\.lock$/.test(name));
+
+    const running = runCli(store, first, 300);
+    await until("the run to start its jobs", () => readdirSync(first).length >= 1);
+    expect(locks()).toHaveLength(1);
+    running.child.kill("SIGINT");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    running.child.kill("SIGINT");
+    const stopped = await running.exit;
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toContain("stopping now (second Ctrl-C)");
+    expect(locks()).toEqual([]);
+
+    // A port that is taken fails the run after it took the lock: the lock goes all the same.
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = taken.address() as AddressInfo;
+      const refused = await runCli(store, second, 60, ["--ui", "--ui-port", String(port)]).exit;
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`127.0.0.1:${port}`);
+      expect(locks()).toEqual([]);
+      expect(readdirSync(second)).toEqual([]);
+    } finally {
+      taken.close();
+    }
   }, 60_000);
 });

@@ -7,21 +7,25 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { StoreError } from "../../src/errors.ts";
-import { LOCK_STALE_MS, lockGraph } from "../../src/runtime/graphLock.ts";
+import { LOCK_RENEW_MS, LOCK_STALE_MS, lockGraph } from "../../src/runtime/graphLock.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import type { Files } from "../../src/runtime/ports.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 
 afterEach(() => {
+  vi.useRealTimers();
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -64,9 +68,9 @@ function forgeLock(store: string, holder: object | string, ageMs = 0): string {
 }
 
 describe("lockGraph", () => {
-  it("creates DIR/run/graph-<hash>.lock (0600) naming this process, and removes it on release", () => {
+  it("creates DIR/run/graph-<hash>.lock (0600) naming this process, and removes it on release", async () => {
     const store = storeDir();
-    const lock = lockGraph(store, "g.graph.ts");
+    const lock = await lockGraph(store, "g.graph.ts");
     expect(lock.path).toMatch(/\/run\/graph-[0-9a-f]{16}\.lock$/);
     expect(lock.tookOver).toBeUndefined();
     expect(JSON.parse(readFileSync(lock.path, "utf8"))).toMatchObject({
@@ -76,10 +80,10 @@ describe("lockGraph", () => {
       graph: join(process.cwd(), "g.graph.ts"),
     });
     // Another graph on the same store has a lock of its own.
-    const other = lockGraph(store, "other.graph.ts");
+    const other = await lockGraph(store, "other.graph.ts");
     expect(other.path).not.toBe(lock.path);
-    lock.release();
-    other.release();
+    await lock.release();
+    await other.release();
     expect(readdirSync(join(store, "run"))).toEqual([]);
   });
 
@@ -89,7 +93,7 @@ describe("lockGraph", () => {
     const path = forgeLock(store, holder);
     let error: unknown;
     try {
-      lockGraph(store, "g.graph.ts");
+      await lockGraph(store, "g.graph.ts");
     } catch (thrown) {
       error = thrown;
     }
@@ -107,59 +111,156 @@ describe("lockGraph", () => {
     const store = storeDir();
     const dead = await deadPid();
     forgeLock(store, { pid: dead });
-    const lock = lockGraph(store, "g.graph.ts");
+    const lock = await lockGraph(store, "g.graph.ts");
     expect(lock.tookOver).toMatch(
       new RegExp(`^the lock of pid ${dead} on .+ \\(its process is gone\\)$`),
     );
     expect(JSON.parse(readFileSync(lock.path, "utf8")).pid).toBe(process.pid);
-    lock.release();
+    await lock.release();
 
     const reused = await liveProcess();
     forgeLock(store, { pid: reused.pid, argv: ["node", "baton", "run", "g.graph.ts"] });
-    const again = lockGraph(store, "g.graph.ts");
+    const again = await lockGraph(store, "g.graph.ts");
     expect(again.tookOver).toMatch(/\(its pid was reused\)$/);
-    again.release();
+    await again.release();
   });
 
-  it("respects another host's lock while it is renewed, and takes it over once it is not", () => {
+  it("respects another host's lock while it is renewed, and takes it over once it is not", async () => {
     const store = storeDir();
     const foreign = { pid: 4242, host: "login2.example" };
     forgeLock(store, foreign, LOCK_STALE_MS / 2);
-    expect(() => lockGraph(store, "g.graph.ts")).toThrow(
+    await expect(lockGraph(store, "g.graph.ts")).rejects.toThrow(
       /pid 4242 on login2\.example, started .*; wait for it to finish, or give this run another --store \(a lock that is not renewed for 60 s/,
     );
     forgeLock(store, foreign, LOCK_STALE_MS + 5_000);
-    expect(lockGraph(store, "g.graph.ts").tookOver).toMatch(
+    expect((await lockGraph(store, "g.graph.ts")).tookOver).toMatch(
       /^the lock of pid 4242 on login2\.example, .* \(not renewed\)$/,
     );
   });
 
-  it("waits out a torn lock while it is fresh, and takes it over once it is old", () => {
+  it("waits out a torn lock while it is fresh, and takes it over once it is old", async () => {
     const store = storeDir();
     forgeLock(store, "");
-    expect(() => lockGraph(store, "g.graph.ts")).toThrow(
+    await expect(lockGraph(store, "g.graph.ts")).rejects.toThrow(
       /is starting on the result store .* right now/,
     );
     forgeLock(store, '{"format":"baton.gra', LOCK_STALE_MS + 5_000);
-    expect(lockGraph(store, "g.graph.ts").tookOver).toBe(
+    expect((await lockGraph(store, "g.graph.ts")).tookOver).toBe(
       "an unreadable lock (unreadable and not renewed)",
     );
   });
 
-  it("does not remove a lock another run took over meanwhile", () => {
+  it("does not remove a lock another run took over meanwhile", async () => {
     const store = storeDir();
-    const lock = lockGraph(store, "g.graph.ts");
+    const lock = await lockGraph(store, "g.graph.ts");
     forgeLock(store, { pid: 4242, host: "login2.example" });
-    lock.release();
+    await lock.release();
     expect(existsSync(lock.path)).toBe(true);
   });
 
-  it("is a StoreError when a file is in the way of the store's run folder", () => {
+  it("is a StoreError when a file is in the way of the store's run folder", async () => {
     const store = storeDir();
     mkdirSync(store);
     writeFileSync(join(store, "run"), "");
-    expect(() => lockGraph(store, "g.graph.ts")).toThrow(
+    await expect(lockGraph(store, "g.graph.ts")).rejects.toThrow(
       expect.objectContaining({ code: "STORE_NOT_DIRECTORY", path: join(store, "run") }),
     );
   });
+
+  it("makes, reads, renews and removes the lock through the Files port it is given", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const store = storeDir();
+    const calls: string[] = [];
+    const real = nodeFiles();
+    const files: Files = {
+      ...real,
+      createExclusive: (path, data, mode) => {
+        calls.push(`create ${path}`);
+        return real.createExclusive(path, data, mode);
+      },
+      writeAtomic: (path, data, mode) => {
+        calls.push(`write ${path}`);
+        return real.writeAtomic(path, data, mode);
+      },
+      remove: (path) => {
+        calls.push(`remove ${path}`);
+        return real.remove(path);
+      },
+    };
+    const lock = await lockGraph(store, "g.graph.ts", { files });
+    const renewedBefore = Date.now();
+    await vi.advanceTimersByTimeAsync(LOCK_RENEW_MS);
+    await vi.waitFor(() => expect(calls).toHaveLength(2));
+    expect(statSync(lock.path).mtimeMs).toBeGreaterThanOrEqual(renewedBefore - 1_000);
+    // A lock another run took over meanwhile is never written over, nor removed.
+    forgeLock(store, { pid: 4242, host: "login2.example" });
+    await vi.advanceTimersByTimeAsync(LOCK_RENEW_MS);
+    await lock.release();
+    expect(JSON.parse(readFileSync(lock.path, "utf8")).pid).toBe(4242);
+    rmSync(lock.path);
+    expect(calls).toEqual([`create ${lock.path}`, `write ${lock.path}`]);
+    const again = await lockGraph(store, "g.graph.ts", { files });
+    await again.release();
+    expect(calls.slice(2)).toEqual([`create ${lock.path}`, `remove ${lock.path}`]);
+    expect(readdirSync(join(store, "run"))).toEqual([]);
+  });
+
+  it("names another user's lock it may not read, that user, and what to do (STORE_LOCK_DENIED)", async () => {
+    const store = storeDir();
+    const path = forgeLock(store, { pid: 4242 });
+    const real = nodeFiles();
+    // As a user other than root finds a lock root's run left in a shared store (mode 0600).
+    const files: Files = {
+      ...real,
+      read: async (file) => {
+        if (file === path) throw denied("open", file);
+        return real.read(file);
+      },
+      owner: async (file) => (file === path ? { uid: 0, self: false } : real.owner(file)),
+    };
+    const error = await lockGraph(store, "g.graph.ts", { files }).catch((thrown) => thrown);
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error).toMatchObject({
+      code: "STORE_LOCK_DENIED",
+      dir: store,
+      path,
+      message: `cannot take the lock of ${resolve("g.graph.ts")} on the result store ${store}: the lock ${path} belongs to root (uid 0), and this user may not read it (a run of theirs may be using this store); give this run a store of its own (--store DIR), or ask root to remove ${path} once no run of theirs uses the store`,
+    });
+    expect(existsSync(path)).toBe(true);
+  });
+
+  it("names the folder of another user that it may not make the lock in", async () => {
+    const store = storeDir();
+    const run = join(store, "run");
+    mkdirSync(run, { recursive: true });
+    const real = nodeFiles();
+    const files: Files = {
+      ...real,
+      createExclusive: async (file) => {
+        throw denied("open", file);
+      },
+      owner: async (file) => (file === run ? { uid: 0, self: false } : real.owner(file)),
+    };
+    await expect(lockGraph(store, "g.graph.ts", { files })).rejects.toMatchObject({
+      code: "STORE_LOCK_DENIED",
+      path: run,
+      message: expect.stringContaining(
+        `: the folder ${run} belongs to root (uid 0), and this user may not write to it; give this run a store of its own (--store DIR), or ask root to let you write to ${run} (chmod 1777, as /tmp is, for a store shared by several users)`,
+      ),
+    });
+    // Permission denied on this user's own folder is no other user's doing.
+    const own: Files = { ...files, owner: real.owner };
+    await expect(lockGraph(store, "g.graph.ts", { files: own })).rejects.toMatchObject({
+      code: "STORE_NOT_WRITABLE",
+    });
+  });
 });
+
+/** The error node:fs throws when permission is denied. */
+function denied(syscall: string, path: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`EACCES: permission denied, ${syscall} '${path}'`), {
+    code: "EACCES",
+    syscall,
+    path,
+  });
+}
