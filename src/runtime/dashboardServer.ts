@@ -38,6 +38,12 @@ export interface DashboardServerOptions {
   logger?: Logger;
 }
 
+/** Why pages are closed (with 1001, going away) when the dashboard stops: the page shows it. */
+export const CLOSE_REASON = "baton stopped serving the dashboard";
+
+/** How long a page gets to answer the close before its connection is cut. */
+export const CLOSE_WAIT_MS = 1_000;
+
 /** A page that stops reading gets no diffs past this much unsent data, then one snapshot. */
 const MAX_BUFFERED_BYTES = 4 * 2 ** 20;
 
@@ -215,11 +221,28 @@ export class DashboardServer {
     if (this.stale.size > 0) this.schedule();
   }
 
-  /** Closes every page's connection and the server. */
+  /**
+   * Closes every page's connection with a close handshake (1001, "{@link CLOSE_REASON}"),
+   * so the page hears why; a page that has not answered within {@link CLOSE_WAIT_MS} is cut
+   * off. Then the server stops.
+   */
   async close(): Promise<void> {
     this.clock.clearTimeout(this.timer);
     this.timer = undefined;
-    for (const ws of this.clients) ws.terminate();
+    const pages = [...this.clients];
+    const closed = pages.map(
+      (ws) => ws.readyState === WebSocket.CLOSED || new Promise((gone) => ws.once("close", gone)),
+    );
+    for (const ws of pages) ws.close(1001, CLOSE_REASON);
+    let waiting: unknown;
+    await Promise.race([
+      Promise.all(closed),
+      new Promise<void>((resolve) => {
+        waiting = this.clock.setTimeout(() => resolve(), CLOSE_WAIT_MS);
+      }),
+    ]);
+    this.clock.clearTimeout(waiting);
+    for (const ws of pages) ws.terminate();
     this.sockets.close();
     this.http.closeAllConnections();
     await new Promise<void>((resolve) => this.http.close(() => resolve()));

@@ -4,10 +4,11 @@
  * bounded number of coalesced updates whose sum is the model's state.
  */
 import { once } from "node:events";
+import { connect } from "node:net";
 import pino from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
-import { DashboardServer } from "../../src/runtime/dashboardServer.ts";
+import { CLOSE_REASON, CLOSE_WAIT_MS, DashboardServer } from "../../src/runtime/dashboardServer.ts";
 import type { Clock } from "../../src/runtime/ports.ts";
 import type { DashboardEvent } from "../../src/viz/dashboardModel.ts";
 
@@ -117,6 +118,47 @@ describe("dashboard server", () => {
     const page = await openSocket(`ws://127.0.0.1:${url.port}/${token}/ws`);
     sockets.push(page.ws!);
     expect(page.messages[0]).toMatchObject({ type: "snapshot", state: { run: "r1", total: 3 } });
+  });
+
+  it("closes a page with a close handshake (1001 and why) when it stops, and cuts off one that does not answer", async () => {
+    const clock = manualClock();
+    server = await DashboardServer.start({ clock });
+    const url = new URL(server.url);
+    const page = await openSocket(`ws://127.0.0.1:${url.port}${url.pathname}ws`);
+    sockets.push(page.ws!);
+    const heard = new Promise<{ code: number; reason: string }>((resolve) =>
+      page.ws!.once("close", (code, reason) => resolve({ code, reason: String(reason) })),
+    );
+    // A page that connects and then never answers: a bare socket that does the upgrade.
+    const mute = connect(Number(url.port), "127.0.0.1");
+    let received = Buffer.alloc(0);
+    mute.on("data", (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+    });
+    const muteGone = once(mute, "close");
+    try {
+      mute.write(
+        `GET ${url.pathname}ws HTTP/1.1\r\nHost: 127.0.0.1:${url.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
+      await vi.waitFor(() => expect(received.toString("latin1")).toContain('"type":"snapshot"'));
+
+      let closed = false;
+      const closing = server.close().then(() => {
+        closed = true;
+      });
+      expect(await heard).toEqual({ code: 1001, reason: CLOSE_REASON });
+      // The mute page got the close frame (unmasked, 1001 = 0x03e9) and does not answer it.
+      const frame = Buffer.from([0x88, 2 + Buffer.byteLength(CLOSE_REASON), 0x03, 0xe9]);
+      await vi.waitFor(() => expect(received.includes(frame)).toBe(true));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(closed).toBe(false);
+      clock.advance(CLOSE_WAIT_MS);
+      await closing;
+      await muteGone;
+      server = undefined;
+    } finally {
+      mute.destroy();
+    }
   });
 
   it("sends at most ten coalesced updates a second however many events arrive", async () => {
