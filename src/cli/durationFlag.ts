@@ -1,13 +1,5 @@
 import { ConfigError } from "../errors.ts";
-
-/** Milliseconds in each unit a duration flag takes. */
-const UNIT_MS: Readonly<Record<string, number>> = {
-  ms: 1,
-  s: 1_000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-};
+import { durationMs } from "../runtime/duration.ts";
 
 /**
  * A command-line flag's duration in milliseconds: a whole number of 1 or more and its unit
@@ -24,9 +16,8 @@ const UNIT_MS: Readonly<Record<string, number>> = {
  */
 export function durationFlag(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const parts = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
-  const ms = parts ? Number(parts[1]) * UNIT_MS[parts[2]!]! : 0;
-  if (!(ms >= 1 && Number.isSafeInteger(ms))) {
+  const ms = durationMs(text);
+  if (ms === undefined) {
     throw new ConfigError(
       `${flag} must be a duration with its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "${text}"`,
     );

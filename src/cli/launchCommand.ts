@@ -3,7 +3,13 @@ import { parseArgs } from "node:util";
 import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import type { BarrierPassed } from "../machines/group.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
-import { pruneDeploymentLogs } from "../runtime/deploymentLogs.ts";
+import {
+  endedLogsRetention,
+  KEEP_ENDED_DEPLOYMENTS,
+  KEEP_ENDED_LOGS_ENV,
+  parseEndedLogsRetention,
+  pruneDeploymentLogs,
+} from "../runtime/deploymentLogs.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
@@ -24,8 +30,9 @@ Starts N ranks of the command, like torchrun, on this machine or on ssh hosts, a
 them. Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 MASTER_PORT (--master-port, or a free port), BATON_DEPLOYMENT, BATON_STATE_DIR and
 BATON_LAUNCHER_PID, and writes its output to STATE_DIR/DEPLOYMENT/rank-R.log here. Orphans
-of launchers that died are reaped first. Once the group has ended, the folders of
-deployments that ended over 7 days ago are removed, all but the newest 20 that ended.
+of launchers that died are reaped first. Once the group has ended, the folders of this
+user's deployments that ended over 7 days ago are removed, all but the newest 20 that ended
+(--keep-ended-logs).
 
   --world N            number of ranks (required unless --hosts gives them)
   --hosts LIST         where the ranks run, in rank order: comma-separated hosts, each
@@ -47,6 +54,10 @@ deployments that ended over 7 days ago are removed, all but the newest 20 that e
   --no-contain         do not start the local ranks in a cgroup of their own (by default
                        they are, where the machine allows it: cgroup v2, as root or in a
                        delegated cgroup; a rank that makes cgroups of its own needs this)
+  --keep-ended-logs R  how long the logs of this user's ended deployments stay in the
+                       state dir: COUNT[,AGE] keeps the newest COUNT (1 or more) and any
+                       that ended within AGE (7d, 12h, or 0; default 7d); forever keeps them
+                       all (default: $${KEEP_ENDED_LOGS_ENV}, else ${KEEP_ENDED_DEPLOYMENTS},7d)
   --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help           this help
 
@@ -58,8 +69,9 @@ stops the ranks; it never leaves one behind).`;
 
 /**
  * `baton launch --world N -- cmd args…`: launches a rank group, reports where its logs are,
- * and exits with the group's code, after removing the logs of deployments that ended long
- * ago (`pruneDeploymentLogs`). SIGINT and SIGTERM stop the group with a verified
+ * and exits with the group's code, after removing the logs of this user's deployments that
+ * ended long ago (`pruneDeploymentLogs`, as `--keep-ended-logs` or `BATON_KEEP_ENDED_LOGS`
+ * says). SIGINT and SIGTERM stop the group with a verified
  * teardown before the command returns.
  *
  * @example
@@ -112,6 +124,10 @@ export async function launchCommand(argv: string[]): Promise<number> {
     MILLISECONDS,
   );
   const timeLimitMs = wholeNumberFlag("--time-limit-ms", values["time-limit-ms"], MILLISECONDS);
+  const keepEndedLogs =
+    values["keep-ended-logs"] === undefined
+      ? endedLogsRetention(process.env)
+      : parseEndedLogsRetention(values["keep-ended-logs"], "--keep-ended-logs");
   const status = process.stderr.isTTY === true ? liveStatus(process.stderr) : undefined;
   const logger = createLogger({ level });
   const group = launchGroup({
@@ -206,7 +222,11 @@ export async function launchCommand(argv: string[]): Promise<number> {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     // As a rank job does: once the group has ended, its own folder is the newest.
-    await pruneDeploymentLogs(dirname(group.dir), { now: clock.now(), logger });
+    await pruneDeploymentLogs(dirname(group.dir), {
+      now: clock.now(),
+      logger,
+      retention: keepEndedLogs,
+    });
   }
 }
 
@@ -268,6 +288,7 @@ function parseOptions(argv: string[]) {
         "load-timeout-ms": { type: "string" },
         "time-limit-ms": { type: "string" },
         "no-contain": { type: "boolean", default: false },
+        "keep-ended-logs": { type: "string" },
         "log-level": { type: "string", default: "warn" },
         help: { type: "boolean", short: "h", default: false },
       },

@@ -4,6 +4,12 @@ import { parseArgs } from "node:util";
 import type { InspectionEvent } from "xstate";
 import { ConfigError, PoolError, SlurmError } from "../errors.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
+import {
+  endedLogsRetention,
+  KEEP_ENDED_DEPLOYMENTS,
+  KEEP_ENDED_LOGS_ENV,
+  parseEndedLogsRetention,
+} from "../runtime/deploymentLogs.ts";
 import { createEngine } from "../runtime/engine.ts";
 import { lockGraph } from "../runtime/graphLock.ts";
 import {
@@ -73,6 +79,11 @@ Runs a graph of jobs and waits for it to finish.
                      worker processes' logs (a folder per run in the store's logs/)
   --keep-logs N      keep the log folders of the last N runs (default ${DEFAULT_KEEP_LOGS}); older ones
                      are removed when a run starts, unless written in the last day
+  --keep-ended-logs R for rank jobs, how long the logs of this user's ended deployments
+                     stay in their state dir: COUNT[,AGE] keeps the newest COUNT (1 or more)
+                     and any that ended within AGE (7d, 12h, or 0; default 7d); forever
+                     keeps them all (default: $${KEEP_ENDED_LOGS_ENV}, else ${KEEP_ENDED_DEPLOYMENTS},7d);
+                     for this run's own workers (one started with baton worker reads its own)
   --inspect [URL]    stream XState inspection events to a Stately inspector
                      (default ${DEFAULT_INSPECTOR_URL}); secrets are never sent, inputs
                      and results are cut to 1 KiB
@@ -114,6 +125,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       json: { type: "boolean", default: false },
       "log-level": { type: "string", default: "warn" },
       "keep-logs": { type: "string" },
+      "keep-ended-logs": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -169,6 +181,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   const keepLogs =
     wholeNumberFlag("--keep-logs", values["keep-logs"], "a whole number of runs") ??
     DEFAULT_KEEP_LOGS;
+  // Rank jobs read it where they run: this run's workers inherit it, a bad one fails here.
+  if (values["keep-ended-logs"] !== undefined) {
+    parseEndedLogsRetention(values["keep-ended-logs"], "--keep-ended-logs");
+    process.env[KEEP_ENDED_LOGS_ENV] = values["keep-ended-logs"];
+  } else endedLogsRetention(process.env);
   const logsRoot = join(storeDir, "logs");
   const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
   const graphModule = await importUserModule(graphPath);

@@ -1,14 +1,91 @@
-import type { Dirent } from "node:fs";
-import { readdir, rmdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { ConfigError } from "../errors.ts";
 import { isDeploymentId, rankFileName } from "../rank/deploymentPaths.ts";
+import { durationMs } from "./duration.ts";
+import { nodeFiles } from "./nodeFiles.ts";
+import type { Files } from "./ports.ts";
+import { requireWhole } from "./requireWhole.ts";
 
 /** How many ended deployments' folders a state dir keeps, however old. */
 export const KEEP_ENDED_DEPLOYMENTS = 20;
 
 /** An ended deployment's folder is kept this long after it ended, however many newer there are. */
 export const ENDED_DEPLOYMENT_KEPT_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * How long the folders of ended deployments stay: one is removed once it is beyond the
+ * newest `keep` and ended more than `keptMs` ago. `false` keeps them all.
+ */
+export type EndedLogsRetention = { keep: number; keptMs: number } | false;
+
+/** What a state dir keeps when nobody says: the newest 20, and a week of them. */
+export const DEFAULT_ENDED_LOGS_RETENTION: EndedLogsRetention = {
+  keep: KEEP_ENDED_DEPLOYMENTS,
+  keptMs: ENDED_DEPLOYMENT_KEPT_MS,
+};
+
+/** The environment variable that sets the retention of rank jobs and `baton launch`. */
+export const KEEP_ENDED_LOGS_ENV = "BATON_KEEP_ENDED_LOGS";
+
+/**
+ * Reads a retention as `--keep-ended-logs` and {@link KEEP_ENDED_LOGS_ENV} take it:
+ * `COUNT[,AGE]` (keep the newest COUNT, 1 or more, and any that ended within AGE: a
+ * duration such as `7d` or `12h`, or 0; default 7d) or `forever`. COUNT is never 0: the
+ * newest is the deployment that just ended, whose log a failed rank's error names. Anything
+ * else is a `ConfigError` naming `source` (the flag or the variable) and what it got.
+ *
+ * @example
+ * ```ts
+ * parseEndedLogsRetention("5,1d", "--keep-ended-logs"); // { keep: 5, keptMs: 86400000 }
+ * parseEndedLogsRetention("forever", "--keep-ended-logs"); // false
+ * ```
+ */
+export function parseEndedLogsRetention(text: string, source: string): EndedLogsRetention {
+  if (text.trim() === "forever") return false;
+  const [count = "", age, ...rest] = text.split(",").map((part) => part.trim());
+  const keep = /^[1-9]\d{0,8}$/.test(count) ? Number(count) : undefined;
+  const keptMs = age === undefined ? ENDED_DEPLOYMENT_KEPT_MS : age === "0" ? 0 : durationMs(age);
+  if (keep === undefined || keptMs === undefined || rest.length > 0) {
+    throw new ConfigError(
+      `${source} must be COUNT[,AGE] (keep the logs of the newest COUNT ended deployments, 1 or more, and of any that ended within AGE, such as 7d or 12h, or 0; default ${KEEP_ENDED_DEPLOYMENTS},7d) or forever (keep them all), not ${JSON.stringify(text)}`,
+    );
+  }
+  return { keep, keptMs };
+}
+
+/**
+ * The retention `env` sets ({@link KEEP_ENDED_LOGS_ENV}), else the default; a value that is
+ * not one is a `ConfigError` naming the variable.
+ *
+ * @example
+ * ```ts
+ * endedLogsRetention({ BATON_KEEP_ENDED_LOGS: "forever" }); // false
+ * ```
+ */
+export function endedLogsRetention(env: NodeJS.ProcessEnv): EndedLogsRetention {
+  const text = env[KEEP_ENDED_LOGS_ENV];
+  return text === undefined
+    ? DEFAULT_ENDED_LOGS_RETENTION
+    : parseEndedLogsRetention(text, KEEP_ENDED_LOGS_ENV);
+}
+
+/**
+ * Refuses a retention given in code (`where`: whose option) that is not `false` or
+ * `{ keep, keptMs }` of whole numbers (`keep` 1 or more, as for {@link parseEndedLogsRetention}),
+ * with a `ConfigError`.
+ */
+export function checkEndedLogsRetention(where: string, retention: unknown): void {
+  if (retention === false) return;
+  if (typeof retention !== "object" || retention === null) {
+    throw new ConfigError(
+      `${where}: keepEndedLogs must be { keep, keptMs } or false (keep them all), not ${JSON.stringify(retention)}`,
+    );
+  }
+  const { keep, keptMs } = retention as { keep?: unknown; keptMs?: unknown };
+  requireWhole(where, "keepEndedLogs.keep", keep, 1);
+  requireWhole(where, "keepEndedLogs.keptMs", keptMs, 0);
+}
 
 /** An ended deployment's folder: its name, and when it last changed (its deployment ended). */
 interface Ended {
@@ -17,19 +94,21 @@ interface Ended {
 }
 
 /**
- * Removes the folders of deployments that ended long ago from the root state dir `stateDir`:
- * a folder holding nothing but its ranks' logs (`rank-R.log`: its manifest, lease and every
- * other control file are gone, so none of its ranks can be alive and the reaper has nothing
- * left there), beyond the newest {@link KEEP_ENDED_DEPLOYMENTS}, that last changed (its
- * control files were removed when its deployment ended) more than
- * {@link ENDED_DEPLOYMENT_KEPT_MS} ago. A folder with anything else in it — a control file
- * (a live, orphaned or half-cleared deployment: the reaper's), a file of the user's — is left
- * alone, and so are other entries of the state dir. The oldest go first. Right before removing a folder its
- * entries are read again, and it is kept if it holds anything but logs by then or a log was
- * written within the kept time: a launch of the same name (`--name`) may be taking it over.
- * A folder another prune removes at the same time (two workers' rank jobs ending together)
- * is passed by; what cannot be removed is logged and skipped: pruning never fails a launch.
- * Resolves to the folders removed.
+ * Removes the folders of deployments that ended long ago from the root state dir `stateDir`,
+ * through the Files port: a folder of this user's (another user's is theirs to prune, by
+ * their own launches) holding nothing but its ranks' logs (`rank-R.log`: its manifest,
+ * lease and every other control file are gone, so none of its ranks can be alive and the
+ * reaper has nothing left there), beyond the newest `retention.keep`, that last changed (its
+ * control files were removed when its deployment ended) more than `retention.keptMs` ago
+ * (default {@link DEFAULT_ENDED_LOGS_RETENTION}; `false` removes nothing). A folder with
+ * anything else in it — a control file (a live, orphaned or half-cleared deployment: the
+ * reaper's), a file of the user's — is left alone, and so are other entries of the state
+ * dir. The oldest go first. Right before removing a folder its entries are read again, and
+ * it is kept if it holds anything but logs by then or a log was written within the kept
+ * time: a launch of the same name (`--name`) may be taking it over. A folder another prune
+ * removes at the same time (two workers' rank jobs ending together) is passed by; what
+ * cannot be removed is logged and skipped: pruning never fails a launch. Resolves to the
+ * folders removed.
  *
  * @example
  * ```ts
@@ -39,47 +118,56 @@ interface Ended {
  */
 export async function pruneDeploymentLogs(
   stateDir: string,
-  { now, logger }: { now: number; logger: Logger },
+  {
+    now,
+    logger,
+    files = nodeFiles(),
+    retention = DEFAULT_ENDED_LOGS_RETENTION,
+  }: { now: number; logger: Logger; files?: Files; retention?: EndedLogsRetention },
 ): Promise<string[]> {
-  const ended = await endedDeployments(stateDir);
+  if (retention === false) return [];
+  const keptSince = now - retention.keptMs;
+  const ended = await endedDeployments(stateDir, files);
   const old = ended
     .sort((a, b) => b.endedAt - a.endedAt)
-    .slice(KEEP_ENDED_DEPLOYMENTS)
-    .filter(({ endedAt }) => endedAt < now - ENDED_DEPLOYMENT_KEPT_MS)
+    .slice(retention.keep)
+    .filter(({ endedAt }) => endedAt < keptSince)
     .reverse();
   const removed: string[] = [];
   for (const { dir } of old) {
     try {
-      if (await removeEnded(dir, now)) removed.push(dir);
+      if (await removeEnded(dir, keptSince, files)) removed.push(dir);
     } catch (error) {
       logger.warn({ err: error, dir }, "could not remove an ended deployment's logs; left it");
     }
   }
   if (removed.length > 0) {
     logger.info(
-      { removed: removed.length, stateDir, keep: KEEP_ENDED_DEPLOYMENTS },
+      { removed: removed.length, stateDir, keep: retention.keep, keptMs: retention.keptMs },
       "removed the logs of deployments that ended long ago",
     );
   }
   return removed;
 }
 
-/** The folders of `stateDir` that hold only ranks' logs, with when each last changed. */
-async function endedDeployments(stateDir: string): Promise<Ended[]> {
-  let entries: Dirent[];
+/** The folders of `stateDir` of this user's that hold only ranks' logs, with when each last changed. */
+async function endedDeployments(stateDir: string, files: Files): Promise<Ended[]> {
+  let names: string[];
   try {
-    entries = await readdir(stateDir, { withFileTypes: true });
+    names = await files.list(stateDir);
   } catch {
     return [];
   }
   const ended: Ended[] = [];
-  for (const entry of entries) {
-    if (!entry.isDirectory() || !isDeploymentId(entry.name)) continue;
-    const dir = join(stateDir, entry.name);
+  for (const name of names) {
+    if (!isDeploymentId(name)) continue;
+    const dir = join(stateDir, name);
     try {
-      if (onlyLogs(await readdir(dir))) ended.push({ dir, endedAt: (await stat(dir)).mtimeMs });
+      if (!(await files.owner(dir))?.self || !onlyLogs(await files.list(dir))) continue;
+      const endedAt = await files.modifiedAt(dir);
+      if (endedAt !== undefined) ended.push({ dir, endedAt });
     } catch {
-      // Removed meanwhile, or not ours to read: not a folder to prune.
+      // A file, removed meanwhile, or not ours to read: not a folder to prune.
     }
   }
   return ended;
@@ -91,23 +179,16 @@ function onlyLogs(names: readonly string[]): boolean {
 }
 
 /**
- * Removes an ended deployment's folder: its logs, then the folder, which fails if anything
+ * Removes an ended deployment's folder: its logs, then the folder, which is kept if anything
  * came in meanwhile. False, and the folder kept, when it no longer holds only logs last
- * written before the kept time, or when it went while this ran (another prune took it).
+ * written before `keptSince`, or when it went while this ran (another prune took it).
  */
-async function removeEnded(dir: string, now: number): Promise<boolean> {
-  try {
-    const names = await readdir(dir);
-    if (!onlyLogs(names)) return false;
-    const paths = names.map((name) => join(dir, name));
-    const written = await Promise.all(paths.map(async (path) => (await stat(path)).mtimeMs));
-    if (written.some((at) => at >= now - ENDED_DEPLOYMENT_KEPT_MS)) return false;
-    await Promise.all(paths.map((path) => unlink(path)));
-    await rmdir(dir);
-    return true;
-  } catch (error) {
-    const { code } = error as NodeJS.ErrnoException;
-    if (code === "ENOENT" || code === "ENOTEMPTY") return false;
-    throw error;
-  }
+async function removeEnded(dir: string, keptSince: number, files: Files): Promise<boolean> {
+  const names = await files.list(dir);
+  if (!onlyLogs(names)) return false;
+  const paths = names.map((name) => join(dir, name));
+  const written = await Promise.all(paths.map((path) => files.modifiedAt(path)));
+  if (written.some((at) => at === undefined || at >= keptSince)) return false;
+  await Promise.all(paths.map((path) => files.remove(path)));
+  return files.removeDir(dir);
 }

@@ -2,7 +2,12 @@ import { dirname } from "node:path";
 import { BatonError, ConfigError } from "../errors.ts";
 import type { Json } from "../graph/job.ts";
 import { type GroupProgress, groupProgressMessage, watchGroup } from "../viz/groupProgress.ts";
-import { pruneDeploymentLogs } from "./deploymentLogs.ts";
+import {
+  checkEndedLogsRetention,
+  type EndedLogsRetention,
+  endedLogsRetention,
+  pruneDeploymentLogs,
+} from "./deploymentLogs.ts";
 import type { JobContext } from "./jobModule.ts";
 import { launchGroup } from "./launchGroup.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -15,12 +20,14 @@ export const GROUP_REPORT_INTERVAL_MS = 250;
 /**
  * What a rank job launches: the command every rank runs, and optionally where its state
  * lives, environment defaults, a working directory, a name and timeouts. The number of ranks
- * is the job's own `ranks` option.
+ * is the job's own `ranks` option. `keepEndedLogs` says how long the folders of ended
+ * deployments in its state dir stay (`{ keep, keptMs }`, or `false` to keep them all;
+ * default: `BATON_KEEP_ENDED_LOGS` of the worker, else the newest 20 and a week).
  */
 export type RankLaunch = Omit<
   LaunchSpec,
   "worldSize" | "ports" | "logger" | "operatorEnv" | "inspect"
->;
+> & { keepEndedLogs?: EndedLogsRetention };
 
 /** A rank job's result: its deployment and how each rank ended (all 0: it succeeded). */
 export type RankJobResult = {
@@ -40,8 +47,9 @@ export type RankJobResult = {
  * worker lost its coordinator — stops the group with a verified teardown. A worker process
  * that dies leaves ranks that see their launcher gone and exit; the next launch's reaper (or
  * `baton reap`) clears what is left. Once the group has ended, the folders of deployments
- * in its state dir that ended long ago are removed (`pruneDeploymentLogs`: beyond the newest
- * 20, after a week), so a state dir that runs rank jobs every day does not grow for ever.
+ * of this user's in its state dir that ended long ago are removed (`pruneDeploymentLogs`:
+ * by default beyond the newest 20, after a week; `keepEndedLogs`), so a state dir that runs
+ * rank jobs every day does not grow for ever.
  *
  * @example
  * ```ts
@@ -52,13 +60,21 @@ export type RankJobResult = {
  * const result = await createEngine({ jobs }).run([job("train", { lr: 0.1 }, { ranks: 4 })]);
  * ```
  */
-export async function runRankJob(launch: RankLaunch, ctx: JobContext): Promise<Json> {
+export async function runRankJob(
+  { keepEndedLogs, ...launch }: RankLaunch,
+  ctx: JobContext,
+): Promise<Json> {
   const worldSize = ctx.job.ranks;
   if (worldSize === undefined) {
     throw new ConfigError(
       `job kind "${ctx.job.kind}" launches ranks, so its jobs need the ranks option: job("${ctx.job.kind}", input, { ranks: 4 })`,
     );
   }
+  // Checked before any rank starts, as the launch is.
+  if (keepEndedLogs !== undefined) {
+    checkEndedLogsRetention(`job kind "${ctx.job.kind}"`, keepEndedLogs);
+  }
+  const retention = keepEndedLogs ?? endedLogsRetention(process.env);
   const clock = nodeClock();
   const reporter = groupReporter(ctx, clock);
   const group = launchGroup({ ...launch, worldSize, logger: ctx.log, inspect: reporter.inspect });
@@ -88,7 +104,11 @@ export async function runRankJob(launch: RankLaunch, ctx: JobContext): Promise<J
     // The group's last state goes out before the job's result does.
     reporter.flush();
     // Once the group has ended, its own folder is the newest: never one of those removed.
-    await pruneDeploymentLogs(dirname(group.dir), { now: clock.now(), logger: ctx.log });
+    await pruneDeploymentLogs(dirname(group.dir), {
+      now: clock.now(),
+      logger: ctx.log,
+      retention,
+    });
   }
 }
 

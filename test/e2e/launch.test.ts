@@ -91,6 +91,38 @@ describe("baton launch", () => {
     );
   }, 60_000);
 
+  it("keeps the logs of ended deployments as --keep-ended-logs or BATON_KEEP_ENDED_LOGS says, and refuses one that is not a retention", async () => {
+    const dir = tempDir();
+    // Four deployments that ended three days ago: by default they would all stay a week.
+    endedDeployments(dir, 4, 3, Date.now());
+    const launch = (flags: string[], env: Record<string, string> = {}) =>
+      startBaton(["launch", "--world", "1", "--state-dir", dir, ...flags, "--", "/bin/true"], {
+        env,
+      }).exit;
+    const deploymentOf = (stderr: string) => /deployment (dep-[a-z0-9]{12})/.exec(stderr)?.[1];
+
+    const kept = await launch([], { BATON_KEEP_ENDED_LOGS: "1,12h" });
+    expect(kept.code).toBe(0);
+    expect(readdirSync(dir)).toEqual([deploymentOf(kept.stderr)]);
+
+    const refused = await launch(["--keep-ended-logs", "20,7"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(
+      'baton launch: --keep-ended-logs must be COUNT[,AGE] (keep the logs of the newest COUNT ended deployments, 1 or more, and of any that ended within AGE, such as 7d or 12h, or 0; default 20,7d) or forever (keep them all), not "20,7" [CONFIG]\n',
+    );
+    const badEnv = await launch([], { BATON_KEEP_ENDED_LOGS: "lots" });
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.stderr).toMatch(/^baton launch: BATON_KEEP_ENDED_LOGS must be COUNT\[,AGE\]/);
+    expect(readdirSync(dir)).toHaveLength(1);
+
+    // The flag wins over the variable.
+    const forever = await launch(["--keep-ended-logs", "forever"], {
+      BATON_KEEP_ENDED_LOGS: "1,0",
+    });
+    expect(forever.code).toBe(0);
+    expect(readdirSync(dir)).toHaveLength(2);
+  }, 60_000);
+
   it("exits 1 when its teardown cannot be verified, and baton reap finishes it", async () => {
     const dir = tempDir();
     const loopPidFile = join(dir, "loop.pid");

@@ -12,6 +12,7 @@ import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts
 import { readStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { endedDeployments } from "../fixtures/endedDeployments.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir } from "../fixtures/rankStrays.ts";
 
 afterEach(() => {
@@ -69,5 +70,23 @@ describe("a rank job in a worker process", () => {
       "rank-0.log",
       "rank-1.log",
     ]);
+  }, 90_000);
+
+  it("keeps the logs of ended deployments as baton run --keep-ended-logs says, in its worker processes", async () => {
+    const stateDir = tempDir();
+    endedDeployments(stateDir, 3, 3, Date.now());
+    const args = ["run", "test/fixtures/ranks.graph.ts", "--workers", "1", "--json"];
+    const env = { env: { BATON_TEST_STATE_DIR: stateDir } };
+    const refused = await startBaton([...args, "--keep-ended-logs", "3 days"], env).exit;
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^baton run: --keep-ended-logs must be COUNT\[,AGE\]/);
+
+    const result = await startBaton(
+      [...args, "--store", tempDir(), "--keep-ended-logs", "1,1d"],
+      env,
+    ).exit;
+    expect(result.code).toBe(0);
+    const { deployment } = JSON.parse(result.stdout).jobs[0].value;
+    expect(readdirSync(stateDir)).toEqual([deployment]);
   }, 90_000);
 });

@@ -11,7 +11,10 @@ import { createEngine, job } from "../../src/index.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
 import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
-import { KEEP_ENDED_DEPLOYMENTS } from "../../src/runtime/deploymentLogs.ts";
+import {
+  type EndedLogsRetention,
+  KEEP_ENDED_DEPLOYMENTS,
+} from "../../src/runtime/deploymentLogs.ts";
 import { defineJobs } from "../../src/runtime/jobModule.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ROOT } from "../fixtures/batonCli.ts";
@@ -26,7 +29,12 @@ afterEach(() => {
 
 const jobs = defineJobs({
   train: {
-    ranks: (input: { stateDir: string; steps: number; failAt?: number }) => ({
+    ranks: (input: {
+      stateDir: string;
+      steps: number;
+      failAt?: number;
+      keepEndedLogs?: EndedLogsRetention | "not one";
+    }) => ({
       argv: [
         "/usr/bin/python3",
         RANK_PY,
@@ -39,6 +47,9 @@ const jobs = defineJobs({
           : ["--fail-at", String(input.failAt), "--exit-code", "4"]),
       ],
       stateDir: input.stateDir,
+      ...(input.keepEndedLogs !== undefined && {
+        keepEndedLogs: input.keepEndedLogs as EndedLogsRetention,
+      }),
       timeouts: { watchMs: 50 },
       teardown: { termGraceMs: 300 },
     }),
@@ -102,6 +113,41 @@ describe("graph jobs with ranks", () => {
     expect(outcome.error?.name).toBe("RankGroupError");
     expect(outcome.error?.message).toMatch(/rank \d exited with code 4/);
     expect(outcome.error?.message).toContain("failing at step 2 with exit code 4");
+  }, 30_000);
+
+  it("keeps the logs of ended deployments as its keepEndedLogs says, else as BATON_KEEP_ENDED_LOGS says, and refuses one that is not a retention before any rank starts", async () => {
+    const dir = tempDir();
+    const now = Date.now();
+    endedDeployments(dir, 3, 30, now);
+    const engine = createEngine({ jobs, workers: 1 });
+    process.env.BATON_KEEP_ENDED_LOGS = "forever";
+    try {
+      const kept = job("train", { stateDir: dir, steps: 2 }, { ranks: 1, retries: 0 });
+      expect((await engine.run([kept])).get(kept).status).toBe("completed");
+      expect(readdirSync(dir)).toHaveLength(4);
+    } finally {
+      delete process.env.BATON_KEEP_ENDED_LOGS;
+    }
+    const pruned = job(
+      "train",
+      { stateDir: dir, steps: 2, keepEndedLogs: { keep: 1, keptMs: 0 } },
+      { ranks: 1, retries: 0 },
+    );
+    const result = await engine.run([pruned]);
+    const own = (result.get(pruned).value as { deployment: string }).deployment;
+    expect(readdirSync(dir)).toEqual([own]);
+
+    const fresh = tempDir();
+    const refused = job(
+      "train",
+      { stateDir: fresh, steps: 2, keepEndedLogs: "not one" },
+      { ranks: 1, retries: 0 },
+    );
+    const error = (await engine.run([refused])).get(refused).error;
+    expect(error?.message).toBe(
+      'job kind "train": keepEndedLogs must be { keep, keptMs } or false (keep them all), not "not one"',
+    );
+    expect(readdirSync(fresh)).toEqual([]);
   }, 30_000);
 
   it("once its group ended, removes the logs of deployments that ended over a week ago beyond the newest 20, never a failed rank's nor one with a manifest", async () => {
