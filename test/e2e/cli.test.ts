@@ -503,10 +503,16 @@ describe("baton run", () => {
 
 describe("baton", () => {
   it("exits 1 naming the worker and its log when the worker processes crash in a loop", async () => {
-    const { code, stderr } = await batonRun("run", "test/fixtures/crashingWorkers.graph.ts");
+    // One slot: its six deaths end the run (each worker start costs a tsx start-up).
+    const { code, stderr } = await batonRun(
+      "run",
+      "test/fixtures/crashingWorkers.graph.ts",
+      "--workers",
+      "1",
+    );
 
     expect(code).toBe(1);
-    expect(stderr).toMatch(/the run failed: worker local-\d+\.\d+ \(pid \d+\) exited with code 9/);
+    expect(stderr).toMatch(/the run failed: worker local-1\.6 \(pid \d+\) exited with code 9/);
     expect(stderr).toContain("cannot reach the licence server");
     expect(stderr).toContain("[WORKER_CRASH_LOOP]");
     expect(stderr).not.toMatch(STACK_LINE);
