@@ -14,6 +14,8 @@ import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import type { ProcInfo } from "../../src/runtime/ports.ts";
 
 const DEP = "dep-rank00000000";
+/** The rank writes its marker on a real disk: a loaded machine needs more than `waitFor`'s default second. */
+const SETTLED = { timeout: 10_000 };
 const files = nodeFiles();
 
 describe("createRank", () => {
@@ -100,17 +102,17 @@ describe("createRank", () => {
     await writeLease(1_000, 60_000);
     const rank = await start(clock);
     clock.increment(1_000);
-    await vi.waitFor(async () => expect((await marker()).heartbeatAt).toBe(2_000));
+    await vi.waitFor(async () => expect((await marker()).heartbeatAt).toBe(2_000), SETTLED);
     clock.increment(1_000);
-    await vi.waitFor(async () => expect((await marker()).heartbeatAt).toBe(3_000));
+    await vi.waitFor(async () => expect((await marker()).heartbeatAt).toBe(3_000), SETTLED);
     rank.begin("a");
     rank.begin("b");
     rank.begin("b");
     expect(rank.active).toBe(2);
-    await vi.waitFor(async () => expect((await marker()).active).toBe(2));
+    await vi.waitFor(async () => expect((await marker()).active).toBe(2), SETTLED);
     rank.end("a");
     rank.end("unknown");
-    await vi.waitFor(async () => expect((await marker()).active).toBe(1));
+    await vi.waitFor(async () => expect((await marker()).active).toBe(1), SETTLED);
     expect(rank.inFlight()).toEqual(["b"]);
   });
 
@@ -124,7 +126,10 @@ describe("createRank", () => {
     expect(orphaned).toEqual([]);
     launcher = { ...(launcher as ProcInfo), state: "zombie" };
     clock.increment(200);
-    await vi.waitFor(() => expect(orphaned).toEqual(["launcher pid 4242 is a zombie process"]));
+    await vi.waitFor(
+      () => expect(orphaned).toEqual(["launcher pid 4242 is a zombie process"]),
+      SETTLED,
+    );
     expect((await marker()).phase).toBe("exiting");
     clock.increment(5_000);
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -143,7 +148,7 @@ describe("createRank", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(orphaned).toEqual([]);
     clock.increment(400);
-    await vi.waitFor(() => expect(orphaned).toHaveLength(1));
+    await vi.waitFor(() => expect(orphaned).toHaveLength(1), SETTLED);
     expect(orphaned[0]).toMatch(/lease was last renewed 1200 ms ago \(stale after 1000 ms\)/);
 
     await rm(paths().lease);
@@ -155,8 +160,9 @@ describe("createRank", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(noLease).toEqual([]);
     later.increment(400);
-    await vi.waitFor(() =>
-      expect(noLease).toEqual(["no readable lease for 3200 ms (stale after 3000 ms)"]),
+    await vi.waitFor(
+      () => expect(noLease).toEqual(["no readable lease for 3200 ms (stale after 3000 ms)"]),
+      SETTLED,
     );
   });
 });
