@@ -26,7 +26,9 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
  * Refuses, with a `ConfigError` naming `where` and the option, the simulation options that
  * would give a false answer or none: an unknown option (a typo such as `wrkers` ran on the
  * default 8), a seed that is not an unsigned 32-bit integer, jobs or workers or a world out of
- * `SIM_LIMITS`, `jobs` beside a graph of your own (which it does not size), an `until` that is
+ * `SIM_LIMITS`, `jobs` beside a graph of your own (which it does not size), `world` beside
+ * `ranks: false` (which leaves out the rank groups it sizes; `world: 0` drew groups of one
+ * rank, so it is refused too, pointing at `ranks: false`), an `until` that is
  * not a whole number of milliseconds up to `SIM_LIMITS.virtualMs` (-5 failed every seed, NaN
  * switched the liveness bound off), faults that are neither a profile nor a plan of valid
  * faults, a `ranks` that is not a boolean, an unknown planted bug (a typo passed). `simulate`
@@ -55,7 +57,19 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
       `${where}: jobs sizes the drawn graph, and you gave a graph of your own: leave jobs out`,
     );
   }
-  if (options.world !== undefined) requireWhole(where, "world", options.world, 0, SIM_LIMITS.world);
+  if (options.world !== undefined) {
+    if (options.world === 0) {
+      throw new ConfigError(
+        `${where}: world must be a whole number from 1 to ${SIM_LIMITS.world}, not 0; to leave the rank groups out, give ranks: false`,
+      );
+    }
+    requireWhole(where, "world", options.world, 1, SIM_LIMITS.world);
+    if (options.ranks === false) {
+      throw new ConfigError(
+        `${where}: world sizes the drawn rank groups, and ranks: false leaves them out: leave world out, or ranks`,
+      );
+    }
+  }
   if (options.until !== undefined) {
     requireWhole(where, "until", options.until, 1, SIM_LIMITS.virtualMs);
   }

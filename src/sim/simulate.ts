@@ -60,7 +60,10 @@ export interface SimulateOptions {
    * with faults drawn from the seed (default true; see `RankGroupScenario`).
    */
   ranks?: boolean;
-  /** The largest world size of a drawn rank group (default 4). */
+  /**
+   * The largest world size of a drawn rank group (default 4, from 1 to `SIM_LIMITS.world`:
+   * 10,000). Not beside `ranks: false`, which leaves the rank groups out.
+   */
   world?: number;
 }
 

@@ -359,7 +359,7 @@ describe("simulate's options", () => {
     [{ seed: 1.5 }, "seed must be a whole number from 0 to 4294967295, not 1.5"],
     [{ seed: 1, workers: 0 }, "workers must be a whole number from 1 to 1000, not 0"],
     [{ seed: 1, jobs: -3 }, "jobs must be a whole number from 1 to 10000, not -3"],
-    [{ seed: 1, world: 0.5 }, "world must be a whole number from 0 to 10000, not 0.5"],
+    [{ seed: 1, world: 0.5 }, "world must be a whole number from 1 to 10000, not 0.5"],
   ])(
     "refuses %o with a ConfigError at once (workers: 0 used to spin for good)",
     async (bad, message) => {

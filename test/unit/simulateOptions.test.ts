@@ -1,7 +1,8 @@
 /**
  * `simulate` and `simulateSeeds` refuse, before anything runs, the options that would give a
  * false answer: an unknown planted bug (a typo passed), an `until` that failed every seed (-5)
- * or switched liveness off (NaN), more jobs, workers or ranks than a seed can take, more threads than fit, an empty range.
+ * or switched liveness off (NaN), more jobs, workers or ranks than a seed can take, a `world`
+ * that `ranks: false` ignored, more threads than fit, an empty range.
  */
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
@@ -65,7 +66,15 @@ describe("simulate's options", () => {
     ],
     [{ jobs: SIM_LIMITS.jobs + 1 }, `jobs must be a whole number from 1 to ${SIM_LIMITS.jobs}`],
     [{ workers: 100_000 }, `workers must be a whole number from 1 to ${SIM_LIMITS.workers}`],
-    [{ world: 100_000 }, `world must be a whole number from 0 to ${SIM_LIMITS.world}`],
+    [{ world: 100_000 }, `world must be a whole number from 1 to ${SIM_LIMITS.world}`],
+    [
+      { world: 0 },
+      `world must be a whole number from 1 to ${SIM_LIMITS.world}, not 0; to leave the rank groups out, give ranks: false`,
+    ],
+    [
+      { world: 3, ranks: false },
+      "world sizes the drawn rank groups, and ranks: false leaves them out: leave world out, or ranks",
+    ],
     [{ seed: -1 }, "seed must be a whole number from 0 to 4294967295, not -1"],
     [{ seed: 2 ** 32 }, "seed must be a whole number from 0 to 4294967295, not 4294967296"],
   ])("refuses %o with a ConfigError saying what to give", async (bad, message) => {
