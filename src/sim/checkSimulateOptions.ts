@@ -26,7 +26,10 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
  * Refuses, with a `ConfigError` naming `where` and the option, the simulation options that
  * would give a false answer or none: an unknown option (a typo such as `wrkers` ran on the
  * default 8), a seed that is not an unsigned 32-bit integer, jobs or workers or a world out of
- * `SIM_LIMITS`, `jobs` beside a graph of your own (which it does not size), `world` beside
+ * `SIM_LIMITS`, `jobs` beside a graph of your own (which it does not size), a graph without
+ * handlers (the drawn handlers ran it, and the engine said to add kinds "to the job module")
+ * or handlers without a graph (they ran the drawn graph), handlers that are neither a job
+ * module nor a function (what a module cannot run is `yourJobs`'s to say), `world` beside
  * `ranks: false` (which leaves out the rank groups it sizes; `world: 0` drew groups of one
  * rank, so it is refused too, pointing at `ranks: false`), an `until` that is
  * not a whole number of milliseconds up to `SIM_LIMITS.virtualMs` (-5 failed every seed, NaN
@@ -55,6 +58,19 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
   if (options.graph !== undefined && options.jobs !== undefined) {
     throw new ConfigError(
       `${where}: jobs sizes the drawn graph, and you gave a graph of your own: leave jobs out`,
+    );
+  }
+  if ((options.graph === undefined) !== (options.handlers === undefined)) {
+    throw new ConfigError(
+      options.graph === undefined
+        ? `${where}: handlers go with a graph of your own (the drawn graph has handlers of its own): give graph too, or leave handlers out`
+        : `${where}: a graph of your own needs its handlers: give handlers, a job module such as { fetch: async (input, ctx) => … } or a function of the simulation's tools ({ sleep, now, random }) returning one`,
+    );
+  }
+  const { handlers } = options;
+  if (handlers !== undefined && typeof handlers !== "function" && typeof handlers !== "object") {
+    throw new ConfigError(
+      `${where}: handlers must be a job module (an object mapping each kind of your graph to its handler) or a function of the simulation's tools returning one, not ${typeof handlers}`,
     );
   }
   if (options.world !== undefined) {

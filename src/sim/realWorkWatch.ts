@@ -71,7 +71,10 @@ export class RealWorkWatch {
     return [...this.started.values()];
   }
 
-  /** `module` with each handler run in its job's watched context (rank jobs as they are). */
+  /**
+   * `module` with each handler run in its job's watched context (rank jobs, and entries that
+   * are no handler at all, as they are: loading the module refuses those).
+   */
   wrap(module: JobModule): JobModule {
     const watched = (kind: string, run: Handler): Handler => {
       return (input, ctx) => this.context.run({ jobId: ctx.job.id, kind }, () => run(input, ctx));
@@ -79,7 +82,8 @@ export class RealWorkWatch {
     return Object.fromEntries(
       Object.entries(module).map(([kind, entry]) => {
         if (typeof entry === "function") return [kind, watched(kind, entry)];
-        if ("run" in entry) return [kind, { ...entry, run: watched(kind, entry.run) }];
+        if (typeof entry === "object" && entry !== null && "run" in entry)
+          return [kind, { ...entry, run: watched(kind, entry.run) }];
         return [kind, entry];
       }),
     );

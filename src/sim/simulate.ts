@@ -4,7 +4,7 @@ import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { createEngine } from "../runtime/engine.ts";
 import type { InspectOption } from "../runtime/guardInspect.ts";
 import { inProcessPool } from "../runtime/inProcessPool.ts";
-import type { JobModule } from "../runtime/jobModule.ts";
+import { type JobModule, loadJobs } from "../runtime/jobModule.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { ResultStore } from "../runtime/resultStore.ts";
 import type { RunResult } from "../runtime/run.ts";
@@ -21,6 +21,7 @@ import { SimFiles } from "./simFiles.ts";
 import { type SimTools, simGraph, simJobs } from "./simGraph.ts";
 import { SimNet } from "./simNet.ts";
 import { Trace } from "./trace.ts";
+import { yourJobs } from "./yourJobs.ts";
 
 export interface SimulateOptions {
   /** Everything random in the run comes from this seed (an unsigned 32-bit integer). */
@@ -341,8 +342,8 @@ class Simulation {
     const handlers = this.options.handlers;
     const jobs =
       handlers === undefined
-        ? simJobs(tools)
-        : this.realWork!.wrap(typeof handlers === "function" ? handlers(tools) : handlers);
+        ? loadJobs(simJobs(tools))
+        : yourJobs(handlers, tools, this.realWork!, this.graph);
     const engine = createEngine({
       jobs,
       workers: inProcessPool({
@@ -361,7 +362,7 @@ class Simulation {
       leaseTimeoutMs: this.leaseTimeoutMs,
       progressIntervalMs: 60_000,
       // Your own handlers may have no kind b to throttle.
-      ...(this.throttle && Object.hasOwn(jobs, "b") && { throttle: this.throttle }),
+      ...(this.throttle && jobs.versionOf("b") !== undefined && { throttle: this.throttle }),
       ...(this.bugs.length > 0 && { plantedBugs: this.bugs }),
     });
     engine.run(this.graph).then(

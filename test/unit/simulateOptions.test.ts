@@ -2,16 +2,21 @@
  * `simulate` and `simulateSeeds` refuse, before anything runs, the options that would give a
  * false answer: an unknown planted bug (a typo passed), an `until` that failed every seed (-5)
  * or switched liveness off (NaN), more jobs, workers or ranks than a seed can take, a `world`
- * that `ranks: false` ignored, more threads than fit, an empty range.
+ * that `ranks: false` ignored, handlers that cannot run the graph (naming `handlers`), more
+ * threads than fit, an empty range.
  */
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
+import { job } from "../../src/graph/job.ts";
 import type { PlantedBug } from "../../src/machines/plantedBugs.ts";
 import { SIM_LIMITS } from "../../src/sim/simLimits.ts";
 import { type SimulateOptions, simulate } from "../../src/sim/simulate.ts";
 import { type DrawnSimulation, simulateSeeds } from "../../src/sim/simulateSeeds.ts";
 
 const nope = ["nope"] as unknown as PlantedBug[];
+/** A graph of your own: fetch, then parse. */
+const graph = job("parse", null, { after: [job("fetch", 1)] });
+const one = () => 1;
 
 describe("simulate's options", () => {
   it.each([
@@ -63,6 +68,38 @@ describe("simulate's options", () => {
     [
       { graph: [], handlers: {} },
       "jobs sizes the drawn graph, and you gave a graph of your own: leave jobs out",
+    ],
+    [
+      { handlers: { fetch: one } },
+      "handlers go with a graph of your own (the drawn graph has handlers of its own): give graph too, or leave handlers out",
+    ],
+    [
+      { graph: [graph], jobs: undefined },
+      "a graph of your own needs its handlers: give handlers, a job module such as",
+    ],
+    [
+      { graph: [graph], jobs: undefined, handlers: {} },
+      "handlers defines no job kinds: give it a handler for each kind of your graph (fetch, parse), e.g. { fetch: async (input, ctx) => … }",
+    ],
+    [
+      { graph: [graph], jobs: undefined, handlers: () => ({}) },
+      "the job module your handlers function returned defines no job kinds: give it a handler",
+    ],
+    [
+      { graph: [graph], jobs: undefined, handlers: { fetch: one } },
+      "your graph has jobs of kind parse, which handlers does not define (it defines fetch): add a handler for each, or fix the kind",
+    ],
+    [
+      { graph: [graph], jobs: undefined, handlers: { fetch: 5, parse: one } },
+      'handlers: job kind "fetch" must be a handler function, { run, version } or { ranks, version }, not number',
+    ],
+    [
+      { graph: [graph], jobs: undefined, handlers: 5 },
+      "handlers must be a job module (an object mapping each kind of your graph to its handler) or a function",
+    ],
+    [
+      { graph: [graph], jobs: undefined, handlers: () => null },
+      "the job module your handlers function returned must be an object mapping each kind of your graph (fetch, parse) to its handler, not null",
     ],
     [{ jobs: SIM_LIMITS.jobs + 1 }, `jobs must be a whole number from 1 to ${SIM_LIMITS.jobs}`],
     [{ workers: 100_000 }, `workers must be a whole number from 1 to ${SIM_LIMITS.workers}`],
