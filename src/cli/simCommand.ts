@@ -9,8 +9,8 @@ import {
   formatFaults,
   parseFaults,
 } from "../sim/faultPlan.ts";
-import { RANK_GROUP_INVARIANTS } from "../sim/rankGroupScenario.ts";
 import { shrink } from "../sim/shrink.ts";
+import { RANK_GROUP_INVARIANTS, SIM_INVARIANTS } from "../sim/simInvariants.ts";
 import { SIM_LIMITS } from "../sim/simLimits.ts";
 import { type SimulationResult, simulate } from "../sim/simulate.ts";
 import { type DrawnSimulation, simulateSeeds, threadsFor } from "../sim/simulateSeeds.ts";
@@ -274,8 +274,10 @@ function verdict(r: SimulationResult): string {
   const timing = `${r.virtualMs} virtual ms in ${r.wallMs.toFixed(0)} ms, trace ${r.traceHash}`;
   if (r.ok) return `seed ${r.seed}: pass (${timing})`;
   const { invariant } = r.violation!;
-  const name = RANK_GROUP_INVARIANTS[invariant];
-  return `seed ${r.seed}: FAIL invariant ${invariant}${name ? ` (rank groups: ${name})` : ""} (${timing})`;
+  const name = RANK_GROUP_INVARIANTS.includes(invariant)
+    ? ` (rank groups: ${SIM_INVARIANTS[invariant]})`
+    : "";
+  return `seed ${r.seed}: FAIL invariant ${invariant}${name} (${timing})`;
 }
 
 /**

@@ -9,21 +9,14 @@ import type {
   JobError,
   JobState,
 } from "../machines/jobBoard.ts";
+import { type SimInvariant, violationMessage } from "./simInvariants.ts";
 
 /**
  * The coordinator invariants of DESIGN §4 that hold after every single step (6 is liveness),
- * and 7, the throttle: no kind has more jobs running than its throttle allows.
+ * and 7, the throttle: no kind has more jobs running than its throttle allows (what each
+ * says: `SIM_INVARIANTS`).
  */
-export type InvariantNumber = 1 | 2 | 3 | 4 | 5 | 7;
-
-const STATEMENTS: Record<InvariantNumber, string> = {
-  1: "a job has at most one lease; a connection holds at most one job",
-  2: "a job reaches completed or failed exactly once, and its result is stored once, before it counts",
-  3: "failed attempts ≤ retries + 1 and lost attempts ≤ maxLost; a lost worker never consumes a failed attempt",
-  4: "no connection waits while a job it can take is ready",
-  5: "after the run is done no lease is granted and no connection is left waiting",
-  7: "no kind has more jobs running than its throttle",
-};
+export type InvariantNumber = Extract<SimInvariant, 1 | 2 | 3 | 4 | 5 | 7>;
 
 /** One broken invariant: its number, and what happened, naming the jobs and connections. */
 export class InvariantViolation extends BatonError {
@@ -31,7 +24,7 @@ export class InvariantViolation extends BatonError {
     readonly invariant: InvariantNumber,
     readonly detail: string,
   ) {
-    super("INVARIANT", `invariant ${invariant} (${STATEMENTS[invariant]}) violated: ${detail}`);
+    super("INVARIANT", violationMessage(invariant, detail));
   }
 }
 

@@ -15,6 +15,7 @@ import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
 import type { SimClock } from "./simClock.ts";
 import type { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
+import type { SimInvariant } from "./simInvariants.ts";
 import { type SimProcess, SimProcs, type SimSelf } from "./simProcs.ts";
 import {
   rankArgv,
@@ -46,28 +47,11 @@ const STRANGER = "stranger";
 const SIGNAL_NUMBERS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 const SILENT = createLogger({ level: "silent", pretty: false });
 
-/**
- * Rank-group invariants, by number: 8 verified teardown ⇒ nothing of the deployment alive,
- * 9 no signal outside a deployment, 10 the manifest exists while the deployment has a live
- * process, and a verified teardown leaves nothing of the deployment's directory but the
- * ranks' logs (no manifest, lease, cancel file, marker, ack, or temp file of a killed
- * writer), 11 a failing rank fails its group with its exit code, 12 the next launch's reaper
- * kills a crashed launcher's orphans before launching, 13 stop() settles within the
- * teardown's deadlines (a teardown that trusts a dead rank waits forever for its exit).
- */
-export const RANK_GROUP_INVARIANTS: Readonly<Record<number, string>> = {
-  8: "verified teardown leaves nothing of the deployment alive",
-  9: "no signal reaches a process outside the deployment",
-  10: "the manifest exists until a verified teardown, which removes it with every control file",
-  11: "a failing rank fails its group with its exit code",
-  12: "the next launch's reaper kills a crashed launcher's orphans before launching",
-  13: "stop() settles within the teardown's deadlines",
-};
-
 /** How the rank-group scenario reports what it sees and what broke. */
 export interface RankGroupHooks {
   trace(line: string): void;
-  fail(invariant: number, message: string): void;
+  /** Invariant `invariant` broke: `detail` says what happened (`violationMessage` says the rest). */
+  fail(invariant: SimInvariant, detail: string): void;
   /** Each launch's group and rank phases as they change (the dashboard's replay). */
   groupProgress?(progress: GroupProgress): void;
 }
@@ -132,7 +116,14 @@ interface Launch {
  * crashes (its writes cut, maybe torn) and is relaunched, under the same name or another, so
  * that the new launch's reaper must clear the orphans. The operator stops the group at a drawn
  * moment and retries while the teardown is not verified; a final `baton reap` clears what a
- * failed reap left. After every step it checks {@link RANK_GROUP_INVARIANTS}, and that it
+ * failed reap left. After every step it checks the rank-group invariants (8–13 of
+ * `SIM_INVARIANTS`: 8 verified teardown ⇒ nothing of the deployment alive, 9 no signal
+ * outside a deployment, 10 the manifest exists while the deployment has a live process, and
+ * a verified teardown leaves nothing of the deployment's directory but the ranks' logs (no
+ * manifest, lease, cancel file, marker, ack, or temp file of a killed writer), 11 a failing
+ * rank fails its group with its exit code, 12 the next launch's reaper kills a crashed
+ * launcher's orphans before launching, 13 stop() settles within the teardown's deadlines (a
+ * teardown that trusts a dead rank waits forever for its exit)), and that it
  * is all over within 20 virtual minutes (invariant 6).
  *
  * @example
@@ -227,7 +218,7 @@ export class RankGroupScenario {
         if (deploymentOf(receiver.label) === undefined) {
           this.hooks.fail(
             9,
-            `${RANK_GROUP_INVARIANTS[9]}: ${record.signal} (to ${record.target} ${record.id}) reached pid ${receiver.pid} (${receiver.label ?? "no label"}), which is no rank of any deployment`,
+            `${record.signal} (to ${record.target} ${record.id}) reached pid ${receiver.pid} (${receiver.label ?? "no label"}), which is no rank of any deployment`,
           );
         }
       }
@@ -238,7 +229,7 @@ export class RankGroupScenario {
       if (!this.hasManifest(deployment)) {
         this.hooks.fail(
           10,
-          `${RANK_GROUP_INVARIANTS[10]}: pid ${proc.pid} (${proc.label}) is alive but ${deploymentPaths(STATE_DIR, deployment).manifest} is gone`,
+          `pid ${proc.pid} (${proc.label}) is alive but ${deploymentPaths(STATE_DIR, deployment).manifest} is gone`,
         );
       }
     }
@@ -261,7 +252,7 @@ export class RankGroupScenario {
         const alive = this.alive().filter((p) => deploymentOf(p.label) === launch.group.deployment);
         this.hooks.fail(
           13,
-          `${RANK_GROUP_INVARIANTS[13]}: stop() of ${launch.group.deployment} has not settled ${this.clock.now() - since} ms after it was called (bound ${STOP_BOUND_MS} ms); alive: ${alive.map((p) => `${p.pid} (${p.label}, ${p.state})`).join(", ") || "none"}`,
+          `stop() of ${launch.group.deployment} has not settled ${this.clock.now() - since} ms after it was called (bound ${STOP_BOUND_MS} ms); alive: ${alive.map((p) => `${p.pid} (${p.label}, ${p.state})`).join(", ") || "none"}`,
         );
       }
     }
@@ -499,7 +490,7 @@ export class RankGroupScenario {
       if (failed !== undefined) {
         this.hooks.fail(
           11,
-          `${RANK_GROUP_INVARIANTS[11]}: rank ${launch.ranks.get(failed[0])} (pid ${failed[0]}) of ${deployment} exited with code ${failed[1].exit.code}, yet the group ${result.status}`,
+          `rank ${launch.ranks.get(failed[0])} (pid ${failed[0]}) of ${deployment} exited with code ${failed[1].exit.code}, yet the group ${result.status}`,
         );
       }
       this.verified(launch, `wait() ${result.status}`);
@@ -538,7 +529,7 @@ export class RankGroupScenario {
     if (actual === undefined || actual !== exitCode || actual === 0) {
       this.hooks.fail(
         11,
-        `${RANK_GROUP_INVARIANTS[11]}: ${launch.group.deployment} failed naming rank ${rank} with code ${exitCode}, but that rank ${death === undefined ? "has not exited" : `exited with ${JSON.stringify(death.exit)}`}`,
+        `${launch.group.deployment} failed naming rank ${rank} with code ${exitCode}, but that rank ${death === undefined ? "has not exited" : `exited with ${JSON.stringify(death.exit)}`}`,
       );
     }
   }
@@ -566,14 +557,14 @@ export class RankGroupScenario {
     if (alive.length > 0) {
       this.hooks.fail(
         8,
-        `${RANK_GROUP_INVARIANTS[8]}: ${by} of ${deployment} says verified while ${alive.map((p) => `${p.pid} (${p.label}, ${p.state})`).join(", ")} live`,
+        `${by} of ${deployment} says verified while ${alive.map((p) => `${p.pid} (${p.label}, ${p.state})`).join(", ")} live`,
       );
     } else if (owned) {
       const left = this.controlFilesOf(deployment);
       if (left.length > 0) {
         this.hooks.fail(
           10,
-          `${RANK_GROUP_INVARIANTS[10]}: ${by} of ${deployment} is verified but ${left.join(", ")} ${left.length === 1 ? "is" : "are"} still there`,
+          `${by} of ${deployment} is verified but ${left.join(", ")} ${left.length === 1 ? "is" : "are"} still there`,
         );
       }
     }
@@ -590,15 +581,12 @@ export class RankGroupScenario {
     if (!survivors.some((s) => alive.has(s.pid))) {
       this.hooks.fail(
         8,
-        `${RANK_GROUP_INVARIANTS[8]}: the teardown of ${deployment} is unverified, but none of its survivors (${survivors.map((s) => s.pid).join(", ")}) is alive`,
+        `the teardown of ${deployment} is unverified, but none of its survivors (${survivors.map((s) => s.pid).join(", ")}) is alive`,
       );
       return;
     }
     if (!this.hasManifest(deployment)) {
-      this.hooks.fail(
-        10,
-        `${RANK_GROUP_INVARIANTS[10]}: the teardown of ${deployment} is unverified, but its manifest is gone`,
-      );
+      this.hooks.fail(10, `the teardown of ${deployment} is unverified, but its manifest is gone`);
     }
     if (launch.retrying) return;
     launch.retrying = true;
@@ -640,7 +628,7 @@ export class RankGroupScenario {
         if (alive.length > 0) {
           this.hooks.fail(
             12,
-            `${RANK_GROUP_INVARIANTS[12]}: launch ${launch.n} of ${deployment} starts its ranks while ${alive.map((p) => p.pid).join(", ")} of the crashed launch ${earlier.n} live`,
+            `launch ${launch.n} of ${deployment} starts its ranks while ${alive.map((p) => p.pid).join(", ")} of the crashed launch ${earlier.n} live`,
           );
         }
         continue;
@@ -650,7 +638,7 @@ export class RankGroupScenario {
       if ((alive.length > 0 || manifest) && !excused) {
         this.hooks.fail(
           12,
-          `${RANK_GROUP_INVARIANTS[12]}: launch ${launch.n} starts its ranks while the crashed ${deployment} ${alive.length > 0 ? `has ${alive.map((p) => `${p.pid} (${p.label})`).join(", ")} alive` : "still has its manifest"}`,
+          `launch ${launch.n} starts its ranks while the crashed ${deployment} ${alive.length > 0 ? `has ${alive.map((p) => `${p.pid} (${p.label})`).join(", ")} alive` : "still has its manifest"}`,
         );
       }
     }

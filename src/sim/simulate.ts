@@ -19,6 +19,7 @@ import { type ClockScope, SimClock } from "./simClock.ts";
 import { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
 import { type SimTools, simGraph, simJobs } from "./simGraph.ts";
+import { type SimInvariant, violationMessage } from "./simInvariants.ts";
 import { SimNet } from "./simNet.ts";
 import { Trace } from "./trace.ts";
 import { yourJobs } from "./yourJobs.ts";
@@ -73,10 +74,12 @@ export interface SimulateOptions {
  * event, 6 liveness, 8–13 rank groups (a verified teardown left a process of the deployment
  * alive, a teardown signalled a process outside its deployment, …), 0 not deterministic: a
  * trace that differs between two runs of one seed (`baton sim --check-determinism`), or a
- * real timer or real I/O one of your handlers started that completed during the run.
+ * real timer or real I/O one of your handlers started that completed during the run. Every
+ * message has one shape: `invariant N (what holds, as SIM_INVARIANTS says) violated: what
+ * happened`.
  */
 export interface SimViolation {
-  invariant: number;
+  invariant: SimInvariant;
   message: string;
 }
 
@@ -315,7 +318,7 @@ class Simulation {
     if (escaped === undefined) return;
     this.fail(
       0,
-      `not deterministic: the handler of job ${escaped.jobId} (${escaped.kind}) started ${describeRealWork(escaped.type)}, whose callback ran when real time, not virtual time, said so: where it lands differs from run to run, and the trace with it. Wait with the simulation tools' sleep instead, and use their now and random rather than Date.now and Math.random`,
+      `the handler of job ${escaped.jobId} (${escaped.kind}) started ${describeRealWork(escaped.type)}, whose callback ran when real time, not virtual time, said so: where it lands differs from run to run, and the trace with it. Wait with the simulation tools' sleep instead, and use their now and random rather than Date.now and Math.random`,
     );
   }
 
@@ -329,7 +332,7 @@ class Simulation {
     const durable = this.durableResults();
     const watch = new CoordinatorWatch(
       new InvariantChecker({ durable: true, ...(this.throttle && { throttle: this.throttle }) }),
-      (violation) => this.fail(violation.invariant, violation.message),
+      (violation) => this.fail(violation.invariant, violation.detail),
       this.trace.add,
       (board) => this.checkResumed(board, durable),
     );
@@ -491,7 +494,8 @@ class Simulation {
     }
   }
 
-  private fail(invariant: number, message: string): void {
-    this.violation ??= { invariant, message };
+  /** Invariant `invariant` broke, as `detail` says; the first violation sticks. */
+  private fail(invariant: SimInvariant, detail: string): void {
+    this.violation ??= { invariant, message: violationMessage(invariant, detail) };
   }
 }

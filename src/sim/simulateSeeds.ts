@@ -3,6 +3,7 @@ import { Worker } from "node:worker_threads";
 import { ConfigError } from "../errors.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
 import { checkSimulateOptions } from "./checkSimulateOptions.ts";
+import { violationMessage } from "./simInvariants.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
 import { type SimulateOptions, type SimulationResult, simulate } from "./simulate.ts";
 
@@ -203,7 +204,10 @@ export async function simulateSeed(seed: number, data: SeedThreadData): Promise<
         ok: false,
         violation: {
           invariant: 0,
-          message: `not deterministic: the traces differ at line ${at + 1}:\n  first:  ${result.trace[at] ?? "(end)"}\n  second: ${again.trace[at] ?? "(end)"}`,
+          message: violationMessage(
+            0,
+            `the traces differ at line ${at + 1}:\n  first:  ${result.trace[at] ?? "(end)"}\n  second: ${again.trace[at] ?? "(end)"}`,
+          ),
         },
       };
     }
