@@ -9,7 +9,7 @@ import {
   formatFaults,
   parseFaults,
 } from "../sim/faultPlan.ts";
-import { shrink } from "../sim/shrink.ts";
+import { type Shrunk, shrink } from "../sim/shrink.ts";
 import { RANK_GROUP_INVARIANTS, SIM_INVARIANTS } from "../sim/simInvariants.ts";
 import { SIM_LIMITS } from "../sim/simLimits.ts";
 import { type SimulationResult, simulate } from "../sim/simulate.ts";
@@ -40,9 +40,10 @@ finishes once the faults are over.
                          cores, at most 64); a seed's trace is the same on any number
                          of threads
   --check-determinism    run each seed twice and compare the traces byte for byte
-  --replay S             run seed S again (with --trace: print its whole trace); not with
-                         --seed or --seeds
-  --trace                print the whole trace of each seed
+  --replay S             run seed S again, as a failure's replay command does: a failure
+                         is reported, not shrunk again; not with --seed or --seeds
+  --trace                print the whole trace of each seed (a failure's report then
+                         leaves out its last events, which the trace ends with)
   --no-shrink            do not minimise a failure
   --json                 print one JSON object per seed
   --ui                   with --replay S: open the dashboard on the seed's recorded trace (a
@@ -155,6 +156,12 @@ export async function simCommand(argv: string[]): Promise<number> {
     }),
   };
   const [first, last] = seedRange(values);
+  /** How a failure is reported: a replay (of a printed command) is not shrunk again. */
+  const report: Report = {
+    shrink: output.shrink && values.replay === undefined,
+    traced: output.trace,
+    replaying: values.replay !== undefined,
+  };
   if (values["ui-port"] !== undefined && !values.ui) {
     throw new ConfigError(
       "--ui-port goes with --ui, which starts the dashboard: add --ui, or leave --ui-port out",
@@ -168,8 +175,9 @@ export async function simCommand(argv: string[]): Promise<number> {
     return simDashboard(first, (hooks) => runSeed(first, settings, hooks), {
       port,
       report: async (result) => {
+        if (output.trace) process.stdout.write(`${result.trace.join("\n")}\n`);
         process.stdout.write(`${verdict(result)}\n`);
-        if (!result.ok) await reportFailure(result, settings, output.shrink);
+        if (!result.ok) await reportFailure(result, settings, report);
       },
     });
   }
@@ -196,7 +204,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     const done = lastDone - first + 1;
     const rest =
       lastDone < last
-        ? `; the rest: ${command(`${lastDone + 1}..${last}`, settings, settings.jobs, settings.workers)}${outputFlags(output)}`
+        ? `; the rest: ${command(`--seeds ${lastDone + 1}..${last}`, settings, settings.jobs, settings.workers)}${outputFlags(output)}`
         : "";
     process.stderr.write(
       `baton sim: ${signal}: stopped after ${done} of ${last - first + 1} seeds, ${failures} failed${rest}\n`,
@@ -227,7 +235,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       if (result.ok) continue;
       // The first failure is reported whole and shrunk (up to a minute); each later one by
       // what broke and its replay command, which are enough to take it up.
-      if (failures === 1) await reportFailure(result, settings, output.shrink);
+      if (failures === 1) await reportFailure(result, settings, report);
       else {
         writeAbove(
           live,
@@ -281,18 +289,11 @@ function verdict(r: SimulationResult): string {
 }
 
 /**
- * The command that runs `seeds` (a seed, or a range `A..B`) again with `s`, and with `faults`
- * when given.
+ * The command that runs `seeds` (`--replay S`, or `--seeds A..B`) again with `s`, and with
+ * `faults` when given.
  */
-function command(
-  seeds: number | string,
-  s: Settings,
-  jobs: number,
-  workers: number,
-  faults?: Fault[],
-) {
-  const which = typeof seeds === "number" ? `--seed ${seeds}` : `--seeds ${seeds}`;
-  const parts = ["baton sim", which, `--jobs ${jobs}`, `--workers ${workers}`];
+function command(seeds: string, s: Settings, jobs: number, workers: number, faults?: Fault[]) {
+  const parts = ["baton sim", seeds, `--jobs ${jobs}`, `--workers ${workers}`];
   const plan = faults ?? s.faults;
   if (plan === undefined) parts.push(`--faults ${s.profile}`);
   else if (plan.length === 0) parts.push("--faults none");
@@ -303,10 +304,14 @@ function command(
   return parts.join(" ");
 }
 
-/** The command that replays the failed seed `r` of `s` with its trace. */
-function replayCommand(r: SimulationResult, s: Settings): string {
+/**
+ * The command that replays the failed seed `r` of `s` with its whole trace (`--replay`: it
+ * does not shrink again), or the `smaller` reproducer shrinking found.
+ */
+function replayCommand(r: SimulationResult, s: Settings, smaller?: Shrunk): string {
+  const { jobs, workers } = smaller ?? r;
   const check = r.violation!.invariant === 0 ? " --check-determinism" : "";
-  return `${command(r.seed, s, r.jobs, r.workers)}${check} --trace`;
+  return `${command(`--replay ${r.seed}`, s, jobs, workers, smaller?.faults)}${check} --trace`;
 }
 
 /** The flags of `output` that a run of the rest of the seeds keeps. */
@@ -342,28 +347,41 @@ function writeAbove(live: LiveLine | undefined, text: string): void {
   process.stdout.write(text);
 }
 
+/** How `reportFailure` reports a failed seed. */
+interface Report {
+  /** Minimise it (not for a replay, whose command came from a report that did). */
+  shrink: boolean;
+  /** Its whole trace was printed (`--trace`), which ends with the last events. */
+  traced: boolean;
+  /** It is a replay (`--replay`), which needs no command to replay it. */
+  replaying: boolean;
+}
+
 /**
- * Prints what failed, the last events and the replay command at once, then shrinks (up to a
- * minute of simulations) and prints the smallest reproducer: a Ctrl-C while shrinking keeps
- * the replay command on the screen.
+ * Prints what failed, the last events (unless the whole trace was printed) and the replay
+ * command (unless this is the replay) at once, then shrinks (up to a minute of simulations)
+ * and prints the smallest reproducer: a Ctrl-C while shrinking keeps the replay command on
+ * the screen. A replay with `--trace` used to print the last events again after the trace,
+ * and shrink again for up to a minute, as the run that printed its command had.
  */
-async function reportFailure(r: SimulationResult, s: Settings, minimise: boolean) {
+async function reportFailure(r: SimulationResult, s: Settings, how: Report) {
   const lines = [
     `seed ${r.seed} failed: ${r.violation!.message}`,
     `faults: ${formatFaults(r.faults) || "none"}`,
-    `last ${LAST_EVENTS} events:`,
-    ...r.trace.slice(-LAST_EVENTS).map((line) => `  ${line}`),
-    `replay: ${replayCommand(r, s)}`,
+    ...(how.traced
+      ? []
+      : [`last ${LAST_EVENTS} events:`, ...r.trace.slice(-LAST_EVENTS).map((line) => `  ${line}`)]),
+    ...(how.replaying ? [] : [`replay: ${replayCommand(r, s)}`]),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
-  if (minimise && r.violation!.invariant !== 0) {
+  if (how.shrink && r.violation!.invariant !== 0) {
     const small = await shrink(r, {
       ...rankGroups(s),
       plantedBugs: s.plantedBugs,
       ...(s.until !== undefined && { until: s.until }),
     });
     process.stdout.write(
-      `smallest reproducer (${small.tries} simulations): ${command(r.seed, s, small.jobs, small.workers, small.faults)} --trace\n`,
+      `smallest reproducer (${small.tries} simulations): ${replayCommand(r, s, small)}\n`,
     );
   }
 }

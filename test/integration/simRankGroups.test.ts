@@ -28,7 +28,7 @@ describe("rank groups in the simulation", () => {
       const r = await simulate({ seed, ...SMALL });
       if (!r.ok) {
         failures.push(
-          `seed ${seed}: invariant ${r.violation!.invariant}: ${r.violation!.message}\n  replay: node bin/baton.js sim --seed ${seed} --jobs 2 --workers 1 --faults none --trace`,
+          `seed ${seed}: invariant ${r.violation!.invariant}: ${r.violation!.message}\n  replay: node bin/baton.js sim --replay ${seed} --jobs 2 --workers 1 --faults none --trace`,
         );
         continue;
       }

@@ -27,7 +27,7 @@ describe("the whole system under faults", () => {
         const r = await simulate({ seed, jobs: JOBS, workers: WORKERS, faults });
         if (!r.ok) {
           failures.push(
-            `seed ${seed}: ${r.violation!.message}\n  faults: ${formatFaults(r.faults)}\n  replay: node bin/baton.js sim --seed ${seed} --jobs ${JOBS} --workers ${WORKERS} --faults ${faults} --trace`,
+            `seed ${seed}: ${r.violation!.message}\n  faults: ${formatFaults(r.faults)}\n  replay: node bin/baton.js sim --replay ${seed} --jobs ${JOBS} --workers ${WORKERS} --faults ${faults} --trace`,
           );
         }
       }

@@ -88,15 +88,32 @@ describe("baton sim's failure report", () => {
     ]);
     await vi.waitFor(() => expect(fake.finishShrinking).toBeDefined(), { timeout: 10_000 });
     expect(out.text).toMatch(/^seed 4: FAIL invariant 1 /m);
-    expect(out.text).toMatch(/^replay: baton sim --seed 4 --jobs 6 --workers 4 .* --trace$/m);
+    expect(out.text).toMatch(/^replay: baton sim --replay 4 --jobs 6 --workers 4 .* --trace$/m);
     expect(out.text).not.toContain("smallest reproducer");
 
     const failed = { jobs: 2, workers: 1, faults: [], tries: 7 } as unknown as Shrunk;
     fake.finishShrinking!(failed);
     expect(await exit).toBe(1);
     expect(out.text).toMatch(
-      /\nsmallest reproducer \(7 simulations\): baton sim --seed 4 --jobs 2 --workers 1 --faults none --world 0 --plant lease-running-job --trace\n$/,
+      /\nsmallest reproducer \(7 simulations\): baton sim --replay 4 --jobs 2 --workers 1 --faults none --world 0 --plant lease-running-job --trace\n$/,
     );
+  });
+
+  it("replays with the printed command: the trace once, what failed, and no shrinking again", async () => {
+    fake.seeds = [seedResult(4, false)];
+    const out = stdout();
+    const exit = simCommand(["--replay", "4", "--jobs", "5", "--workers", "2", "--trace"]);
+    await vi.waitFor(() => expect(out.text).toMatch(/^faults: none$/m));
+    expect(fake.finishShrinking).toBeUndefined();
+    expect(await exit).toBe(1);
+    // The whole trace, once: it ends with the last events, which are not printed again.
+    expect(out.text.split("\n").filter((line) => line.endsWith("event 39 of seed 4"))).toEqual([
+      "39 event 39 of seed 4",
+    ]);
+    expect(out.text).toMatch(/^seed 4: FAIL invariant 1 /m);
+    expect(out.text).toMatch(/^seed 4 failed: invariant 1 broken in seed 4$/m);
+    expect(out.text).not.toContain("last 30 events");
+    expect(out.text).not.toContain("replay:");
   });
 
   it("replays a seed whose traces differed with --check-determinism, which alone shows it", async () => {
@@ -123,7 +140,7 @@ describe("baton sim's failure report", () => {
     ]);
     expect(exit).toBe(1);
     expect(out.text).toMatch(
-      /^replay: baton sim --seed 9 --jobs 5 --workers 2 --faults none --check-determinism --trace$/m,
+      /^replay: baton sim --replay 9 --jobs 5 --workers 2 --faults none --check-determinism --trace$/m,
     );
     expect(fake.finishShrinking).toBeUndefined();
   });
@@ -139,7 +156,7 @@ describe("baton sim's failure report", () => {
     expect(out.text).toMatch(/^last 30 events:$/m);
     expect(out.text).toMatch(/^seed 3 failed: invariant 1 broken in seed 3$/m);
     expect(out.text).toMatch(
-      /^replay: baton sim --seed 3 --jobs 5 --workers 2 --faults default --trace$/m,
+      /^replay: baton sim --replay 3 --jobs 5 --workers 2 --faults default --trace$/m,
     );
     expect(out.text.match(/^smallest reproducer/gm)).toHaveLength(1);
   });
@@ -170,7 +187,7 @@ describe("baton sim's failure report", () => {
       ok: false,
       violation: { invariant: 1 },
       lastEvents: seedResult(2, false).trace.slice(-30),
-      replay: "baton sim --seed 2 --jobs 5 --workers 2 --faults default --trace",
+      replay: "baton sim --replay 2 --jobs 5 --workers 2 --faults default --trace",
     });
   });
 
