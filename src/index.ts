@@ -187,6 +187,7 @@ export {
   type SimSelf,
 } from "./sim/simProcs.ts";
 export {
+  type SimProgress,
   type SimulateOptions,
   type SimulationResult,
   type SimViolation,

@@ -12,8 +12,14 @@ import {
 import { type Shrunk, shrink } from "../sim/shrink.ts";
 import { RANK_GROUP_INVARIANTS, SIM_INVARIANTS } from "../sim/simInvariants.ts";
 import { SIM_LIMITS } from "../sim/simLimits.ts";
-import { type SimulationResult, simulate } from "../sim/simulate.ts";
-import { type DrawnSimulation, simulateSeeds, threadsFor } from "../sim/simulateSeeds.ts";
+import { type SimProgress, type SimulationResult, simulate } from "../sim/simulate.ts";
+import {
+  type DrawnSimulation,
+  type SeedThreadData,
+  simulateSeed,
+  simulateSeeds,
+  threadsFor,
+} from "../sim/simulateSeeds.ts";
 import { LiveLine } from "./liveLine.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
@@ -56,6 +62,9 @@ SIGINT / SIGTERM (which say how many seeds were done and the command that runs t
 
 /** The largest rank group drawn by default. */
 const DEFAULT_WORLD = 4;
+
+/** How often a seed's progress line is drawn again, at most (wall ms). */
+const PROGRESS_EVERY_MS = 100;
 
 /** How many trace lines a failure report shows. */
 const LAST_EVENTS = 30;
@@ -185,18 +194,16 @@ export async function simCommand(argv: string[]): Promise<number> {
   const started = performance.now();
   let failures = 0;
   const threads = threadsFor(last - first + 1, output.threads);
-  const seeds = simulateSeeds(first, last, drawn(settings), {
-    threads,
-    checkDeterminism: output.checkDeterminism,
-    traces: output.trace,
-  });
-  // The progress line replaces the passes on a terminal; stdout sent elsewhere still gets them.
+  // A progress line on a terminal: seeds done for a range, jobs and virtual time for one seed.
   const live =
-    process.stderr.isTTY === true && many && !output.json
-      ? new LiveLine(process.stderr)
-      : undefined;
-  const passesShown = live === undefined || process.stdout.isTTY !== true;
-  live?.draw(`seeds ${first}..${last} on ${threads} thread${threads === 1 ? "" : "s"}`);
+    process.stderr.isTTY === true && !output.json ? new LiveLine(process.stderr) : undefined;
+  const checks = { checkDeterminism: output.checkDeterminism, traces: output.trace };
+  const seeds = many
+    ? simulateSeeds(first, last, drawn(settings), { threads, ...checks })
+    : oneSeed(first, { simulation: drawn(settings), ...checks }, live);
+  // The range's progress line replaces the passes on a terminal; stdout sent elsewhere still gets them.
+  const passesShown = !many || live === undefined || process.stdout.isTTY !== true;
+  if (many) live?.draw(`seeds ${first}..${last} on ${threads} thread${threads === 1 ? "" : "s"}`);
   /** The last seed whose result came (they come in order), for a Ctrl-C's summary. */
   let lastDone = first - 1;
   const onSignal = (signal: "SIGINT" | "SIGTERM") => {
@@ -225,7 +232,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       }
       if (output.trace) writeAbove(live, `${result.trace.join("\n")}\n`);
       if (!result.ok || passesShown) writeAbove(live, `${verdict(result)}\n`);
-      if (live !== undefined && result.ok) {
+      if (live !== undefined && many && result.ok) {
         const done = result.seed - first + 1;
         const rate = done / ((performance.now() - started) / 1000);
         live.draw(
@@ -259,6 +266,33 @@ export async function simCommand(argv: string[]): Promise<number> {
 
 function runSeed(seed: number, s: Settings, hooks?: ReplayHooks): Promise<SimulationResult> {
   return simulate({ ...hooks, seed, ...drawn(s) });
+}
+
+/**
+ * The one seed `baton sim --seed S` (or `--replay S`) asks for, on this thread, with its
+ * progress drawn on `live` when there is one (a terminal): a seed of thousands of jobs takes
+ * minutes, and showed nothing until it ended.
+ */
+async function* oneSeed(
+  seed: number,
+  data: SeedThreadData,
+  live: LiveLine | undefined,
+): AsyncGenerator<SimulationResult> {
+  if (live === undefined) {
+    yield await simulateSeed(seed, data);
+    return;
+  }
+  const started = performance.now();
+  let drawnAt = Number.NEGATIVE_INFINITY;
+  const draw = ({ virtualMs, ended, jobs }: SimProgress) => {
+    const now = performance.now();
+    if (now - drawnAt < PROGRESS_EVERY_MS) return;
+    drawnAt = now;
+    const seconds = ((now - started) / 1000).toFixed(0);
+    live.draw(`seed ${seed}: ${ended}/${jobs} jobs ended, ${virtualMs} virtual ms (${seconds} s)`);
+  };
+  draw({ virtualMs: 0, ended: 0, jobs: data.simulation.jobs ?? 0 });
+  yield await simulateSeed(seed, data, { onProgress: draw });
 }
 
 /** The drawn simulation `s` asks for, as `simulate` and `simulateSeeds` take it. */

@@ -18,6 +18,7 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
   inspect: true,
   onEvent: true,
   onGroupProgress: true,
+  onProgress: true,
   ranks: true,
   world: true,
 };

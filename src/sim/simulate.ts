@@ -58,6 +58,12 @@ export interface SimulateOptions {
   /** Called when a simulated rank group's or rank's phase changes. */
   onGroupProgress?: (progress: GroupProgress) => void;
   /**
+   * Called after every step of the run with its virtual time and how many jobs have ended: a
+   * long seed's progress (`baton sim --seed S` draws it on a terminal). Steps come thousands a
+   * second: draw at most every so often.
+   */
+  onProgress?: (progress: SimProgress) => void;
+  /**
    * Also launch rank groups with the real `launchGroup` and reaper on simulated processes,
    * with faults drawn from the seed (default true; see `RankGroupScenario`).
    */
@@ -81,6 +87,15 @@ export interface SimulateOptions {
 export interface SimViolation {
   invariant: SimInvariant;
   message: string;
+}
+
+/** How far a simulation is: `onProgress` is called with it after every step. */
+export interface SimProgress {
+  /** The virtual time reached. */
+  virtualMs: number;
+  /** Jobs completed or failed, of `jobs` the coordinator knows (the graph, and jobs `ctx.need` added). */
+  ended: number;
+  jobs: number;
 }
 
 export interface SimulationResult {
@@ -305,7 +320,17 @@ class Simulation {
         return;
       }
       this.steps++;
+      if (this.options.onProgress) this.options.onProgress(this.progress());
     }
+  }
+
+  /** The virtual time and the jobs ended of the latest coordinator (the graph, before one starts). */
+  private progress(): SimProgress {
+    const counts = this.watch?.board?.counts();
+    const virtualMs = this.clock.now();
+    if (counts === undefined) return { virtualMs, ended: 0, jobs: this.graph.length };
+    const jobs = Object.values(counts).reduce((sum, n) => sum + n, 0);
+    return { virtualMs, ended: counts.completed + counts.failed, jobs };
   }
 
   /**

@@ -95,7 +95,14 @@ export function simulateSeeds(
 function checkDrawn(simulation: DrawnSimulation): void {
   for (const name of Object.keys(simulation)) {
     if ((DRAWN_OPTIONS as readonly string[]).includes(name)) continue;
-    const own = ["graph", "handlers", "inspect", "onEvent", "onGroupProgress"].includes(name);
+    const own = [
+      "graph",
+      "handlers",
+      "inspect",
+      "onEvent",
+      "onGroupProgress",
+      "onProgress",
+    ].includes(name);
     throw new ConfigError(
       own
         ? `simulateSeeds: ${name} cannot cross threads (simulateSeeds runs drawn graphs only); for a graph of your own, call simulate({ seed, graph, handlers }) once per seed`
@@ -191,12 +198,17 @@ export function threadsFor(seeds: number, requested = availableParallelism()): n
 
 /**
  * One seed as `simulateSeeds` runs it, on whichever thread: twice when determinism is
- * checked, and without its trace when it passed and traces were not asked for.
+ * checked, and without its trace when it passed and traces were not asked for. `onProgress`
+ * (on the calling thread only: `baton sim` with one seed) follows each run.
  */
-export async function simulateSeed(seed: number, data: SeedThreadData): Promise<SimulationResult> {
-  let result = await simulate({ ...data.simulation, seed });
+export async function simulateSeed(
+  seed: number,
+  data: SeedThreadData,
+  hooks: Pick<SimulateOptions, "onProgress"> = {},
+): Promise<SimulationResult> {
+  let result = await simulate({ ...data.simulation, ...hooks, seed });
   if (result.ok && data.checkDeterminism) {
-    const again = await simulate({ ...data.simulation, seed });
+    const again = await simulate({ ...data.simulation, ...hooks, seed });
     const at = firstDifference(result.trace, again.trace);
     if (at !== undefined) {
       result = {

@@ -27,6 +27,11 @@ vi.mock("../../src/sim/simulateSeeds.ts", async (importOriginal) => {
         : (async function* () {
             yield* fake.seeds!;
           })(),
+    // One seed runs on this thread: the first fake result stands for it.
+    simulateSeed: async (...args: Parameters<typeof real.simulateSeed>) =>
+      fake.seeds === undefined
+        ? real.simulateSeed(...args)
+        : (fake.seeds as SimulationResult[])[0]!,
   };
 });
 
@@ -74,7 +79,8 @@ const restores: (() => void)[] = [];
 
 afterEach(() => {
   vi.restoreAllMocks();
-  for (const restore of restores.splice(0)) restore();
+  // Last made, first undone: a stream made a terminal twice gets back what it first had.
+  for (const restore of restores.splice(0).reverse()) restore();
   fake.seeds = undefined;
   fake.finishShrinking = undefined;
 });
@@ -210,6 +216,27 @@ describe("baton sim's failure report", () => {
       expect(out.text).toMatch(/^2 seeds, 0 failed, in /m);
     },
   );
+
+  it("draws one seed's progress, jobs ended and virtual time, on a terminal only", async () => {
+    const args = ["--seed", "1", "--workers", "2", "--world", "0", "--faults", "none"];
+    terminal(process.stderr, true);
+    const out = stdout();
+    const err = stdout(process.stderr);
+    expect(await simCommand([...args, "--jobs", "400"])).toBe(0);
+    expect(err.text).toMatch(/^\r\x1b\[2Kseed 1: 0\/400 jobs ended, 0 virtual ms \(0 s\)\r/);
+    const drawn = [...err.text.matchAll(/seed 1: (\d+)\/(\d+) jobs ended, (\d+) virtual ms/g)];
+    const last = drawn.at(-1)!;
+    expect(Number(last[1])).toBeGreaterThan(0);
+    expect(Number(last[3])).toBeGreaterThan(0);
+    // Cleared before the verdict, which is printed as without a terminal.
+    expect(err.text.endsWith("\r\x1b[2K")).toBe(true);
+    expect(out.text).toMatch(/^seed 1: pass \(/);
+
+    terminal(process.stderr, false);
+    err.text = "";
+    expect(await simCommand([...args, "--jobs", "5"])).toBe(0);
+    expect(err.text).toBe("");
+  });
 
   it("on Ctrl-C, gives a command for the rest that checks and reports as this run did", async () => {
     let exited: (code: number) => void = () => {};

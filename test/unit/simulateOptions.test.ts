@@ -154,6 +154,7 @@ describe("simulateSeeds' range and options", () => {
     ],
     [{ handlers: {} }, "handlers cannot cross threads"],
     [{ onEvent: () => {} }, "onEvent cannot cross threads"],
+    [{ onProgress: () => {} }, "onProgress cannot cross threads"],
     [{ worker: 4 }, "unknown option worker; a drawn simulation takes jobs, workers, faults"],
   ])("refuses %o, which a drawn simulation does not take, at the call", (simulation, message) => {
     const seeds = () => simulateSeeds(1, 2, simulation as DrawnSimulation, { threads: 2 });
