@@ -29,8 +29,9 @@ import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 export const SIM_USAGE = `usage: baton sim [options]
 
 Runs the whole system (coordinator, workers, store) in virtual time from a seed, with
-faults drawn from it, checking DESIGN §4's invariants after every step and that the run
-finishes once the faults are over.
+a graph and faults drawn from it, checking DESIGN §4's invariants after every step and
+that the run finishes once the faults are over. Your own graph and handlers: simulate()
+in code (README: Simulation).
 
   --seed S               one seed (0 to 4294967295)
   --seeds A..B           every seed from A to B (default 1..100)
@@ -100,8 +101,9 @@ interface Output {
  * ```
  */
 export async function simCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: argv,
+    allowPositionals: true,
     options: {
       seed: { type: "string" },
       seeds: { type: "string" },
@@ -126,6 +128,13 @@ export async function simCommand(argv: string[]): Promise<number> {
   if (values.help) {
     process.stdout.write(`${SIM_USAGE}\n`);
     return 0;
+  }
+  // `baton run graph.ts --jobs jobs.ts`, typed as `baton sim …`: say where your own graph goes.
+  const module = positionals[0] ?? (values.jobs?.match(/[/\\]|\.[cm]?[jt]s$/) && values.jobs);
+  if (module) {
+    throw new ConfigError(
+      `${module}: the simulation draws its graph and handlers from the seed and takes no graph or job module (--jobs N is how many jobs it draws); to simulate your own graph and handlers, call simulate({ seed, graph, handlers }) from code (README: Simulation)`,
+    );
   }
   if (values.faults !== undefined && values["fault-list"] !== undefined) {
     throw new ConfigError(
