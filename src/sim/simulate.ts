@@ -1,5 +1,5 @@
 import type { JobSpec } from "../graph/job.ts";
-import type { JobBoard } from "../machines/jobBoard.ts";
+import type { FailureCause, JobBoard } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { createEngine } from "../runtime/engine.ts";
 import type { InspectOption } from "../runtime/guardInspect.ts";
@@ -117,12 +117,29 @@ export interface SimulationResult {
   steps: number;
   /** The run's result, when it finished. */
   counts?: RunResult["counts"];
+  /**
+   * The jobs that failed, when the run finished, with why: a failed job breaks no invariant
+   * (a seed whose handler throws passes), so this is where your handlers' errors show.
+   */
+  failed?: { id: string; kind: string; cause?: FailureCause; message: string }[];
 }
 
 const STORE = "sim-store";
 const LIVENESS_BASE_MS = 600_000;
 /** Per job, divided by the workers: a drawn job works at most 60 s and runs at most 4 times. */
 const LIVENESS_PER_JOB_MS = 240_000;
+
+/** The failed jobs of `result`, as plain data (a seed's result crosses threads). */
+function failedJobs(result: RunResult): NonNullable<SimulationResult["failed"]> {
+  return [...result.jobs.values()]
+    .filter((outcome) => outcome.status === "failed")
+    .map(({ id, kind, cause, error }) => ({
+      id,
+      kind,
+      ...(cause !== undefined && { cause }),
+      message: error?.message ?? "",
+    }));
+}
 
 /** One silent logger for every simulated engine (making a pino logger per run is not free). */
 const SILENT = createLogger({ level: "silent", pretty: false });
@@ -295,7 +312,7 @@ class Simulation {
       virtualMs: clock.now(),
       wallMs: performance.now() - this.started,
       steps: this.steps,
-      ...(this.result && { counts: this.result.counts }),
+      ...(this.result && { counts: this.result.counts, failed: failedJobs(this.result) }),
     };
   }
 

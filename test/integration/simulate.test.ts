@@ -140,6 +140,31 @@ describe("simulate", () => {
     expect((await run()).trace).toEqual(first.trace);
   });
 
+  it("says which jobs failed and why: a handler that throws breaks no invariant", async () => {
+    const report = await simulate({
+      seed: 1,
+      graph: [job("parse", 2, { after: [job("fetch", 1, { retries: 0 })] })],
+      handlers: {
+        fetch: () => {
+          throw new Error("boom: the mirror is down");
+        },
+        parse: (n: number) => n,
+      },
+      faults: "none",
+      ranks: false,
+    });
+    expect(report.ok).toBe(true);
+    expect(report.counts).toMatchObject({ failed: 1, skipped: 1 });
+    expect(report.failed).toEqual([
+      {
+        id: expect.stringMatching(/^[0-9a-f]{16}$/),
+        kind: "fetch",
+        cause: "error",
+        message: "boom: the mirror is down",
+      },
+    ]);
+  });
+
   it("names the real timer a job still running waits on at the liveness deadline", async () => {
     const report = await simulate({
       seed: 1,
