@@ -54,7 +54,8 @@ in code (README: Simulation).
   --no-shrink            do not minimise a failure
   --json                 print one JSON object per seed
   --ui                   with --replay S: open the dashboard on the seed's recorded trace (a
-                         time slider and step buttons) until Ctrl-C
+                         time slider and step buttons) until Ctrl-C; not with --json or
+                         --check-determinism
   --ui-port P            the dashboard's port (default 0: any free port)
   -h, --help             this help
 
@@ -188,6 +189,13 @@ export async function simCommand(argv: string[]): Promise<number> {
   if (values.ui) {
     if (values.seed === undefined && values.replay === undefined) {
       throw new ConfigError("--ui shows one seed: give --replay S");
+    }
+    // The dashboard's run is one simulation, reported as text: these were ignored.
+    const ignored = (["json", "check-determinism"] as const).filter((flag) => values[flag]);
+    if (ignored.length > 0) {
+      throw new ConfigError(
+        `--ui replays one run of the seed on the dashboard and reports it as text: leave out --${ignored.join(" and --")}, or --ui`,
+      );
     }
     const port = uiPortFlag(values["ui-port"]);
     return simDashboard(first, (hooks) => runSeed(first, settings, hooks), {

@@ -193,6 +193,10 @@ describe("baton sim", () => {
       '--ui-port must be a TCP port from 0 to 65535, not "99999"',
     ],
     [
+      ["--ui", "--replay", "3", "--json", "--check-determinism"],
+      "--ui replays one run of the seed on the dashboard and reports it as text: leave out --json and --check-determinism, or --ui",
+    ],
+    [
       ["--replay", "3", "--ui-port", "4000"],
       "--ui-port goes with --ui, which starts the dashboard: add --ui, or leave --ui-port out",
     ],
