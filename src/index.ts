@@ -33,7 +33,11 @@ export {
   type Resources,
 } from "./graph/job.ts";
 export { type JobBuilder, jobBuilder } from "./graph/jobBuilder.ts";
-export { carriesDeployment } from "./machines/carriesDeployment.ts";
+export {
+  carriesDeployment,
+  type DeploymentIdentity,
+  envCarries,
+} from "./machines/carriesDeployment.ts";
 export { type MachineName, machineCatalog } from "./machines/catalog.ts";
 export { connectionMachine } from "./machines/connection.ts";
 export { coordinatorMachine } from "./machines/coordinator.ts";

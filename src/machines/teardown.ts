@@ -1,6 +1,6 @@
 import { enqueueActions, setup } from "xstate";
 import type { ProcInfo, ProcState, Signal, SignalOutcome } from "../runtime/ports.ts";
-import { carriesDeployment } from "./carriesDeployment.ts";
+import { carriesDeployment, envCarries } from "./carriesDeployment.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
 
 /** How long each step of a teardown may take, and how often liveness is probed meanwhile. */
@@ -122,6 +122,11 @@ export type TeardownEvent =
 
 export interface TeardownInput {
   deployment: string;
+  /**
+   * The deployment's root state dir, absolute and resolved (its ranks' `BATON_STATE_DIR`): a
+   * process of the same name launched from another state dir is not this deployment's.
+   */
+  stateDir: string;
   /** Process groups of the ranks. */
   groups: readonly number[];
   /** Rank pids the launcher knows. */
@@ -146,6 +151,7 @@ export interface TeardownOutput {
 
 export interface TeardownContext {
   deployment: string;
+  stateDir: string;
   selfPid: number;
   groups: number[];
   pids: number[];
@@ -194,10 +200,11 @@ const alive = (proc: ProcView): boolean => proc.state !== "zombie" && proc.state
 
 /**
  * What a probe tells about one process. `ours`: alive and of the deployment — it is in the
- * deployment's cgroup, or its environment says so (wherever it is), or its environment is
- * readable (a process of our user), teardown
- * knows it (a launched pid, a marker's pid, a member of a rank group) and its argv names the
- * deployment. `unknown`: alive, but its environment cannot
+ * deployment's cgroup, or its environment says so (`BATON_DEPLOYMENT` and `BATON_STATE_DIR`
+ * both, wherever it is), or its environment is readable (a process of our user), teardown
+ * knows it (a launched pid, a marker's pid, a member of a rank group) and it carries the
+ * deployment (`carriesDeployment`: its argv names it, and its environment is not that of the
+ * same name in another state dir). `unknown`: alive, but its environment cannot
  * be read (another user's, or a non-dumpable descendant such as ssh), so nothing proves
  * either way. `foreign`: alive, readable and not of the deployment, or the caller itself.
  * `dead`: gone, zombie or not alive.
@@ -207,13 +214,13 @@ type Evidence = "ours" | "unknown" | "foreign" | "dead";
 function evidence(context: TeardownContext, proc: ProcView): Evidence {
   if (!alive(proc)) return "dead";
   if (proc.pid === context.selfPid) return "foreign";
-  if (proc.contained === true || proc.env?.BATON_DEPLOYMENT === context.deployment) return "ours";
+  if (proc.contained === true || envCarries(proc.env, context)) return "ours";
   if (proc.env === undefined) return "unknown";
   const known =
     context.pids.includes(proc.pid) ||
     context.candidates.includes(proc.pid) ||
     context.groups.includes(proc.pgid);
-  return known && carriesDeployment(proc.argv, proc.env, context.deployment) ? "ours" : "foreign";
+  return known && carriesDeployment(proc.argv, proc.env, context) ? "ours" : "foreign";
 }
 
 /** Whether a live process belongs to the deployment (positive evidence only). */
@@ -413,7 +420,7 @@ function awaitStep(phase: Phase, scope: Scope, gone: string, next: string) {
  * ```ts
  * const teardown = createActor(teardownMachine, {
  *   clock,
- *   input: { deployment: "dep-abc", groups: [4711], pids: [4711], selfPid: process.pid },
+ *   input: { deployment: "dep-abc", stateDir: "/srv/app/.baton/run", groups: [4711], pids: [4711], selfPid: process.pid },
  * });
  * teardown.on("effects", ({ effects }) => effects.forEach(perform));
  * teardown.start();
@@ -555,6 +562,7 @@ export const teardownMachine = setup({
   id: "teardown",
   context: ({ input }) => ({
     deployment: input.deployment,
+    stateDir: input.stateDir,
     selfPid: input.selfPid,
     groups: unique(input.groups),
     pids: unique(input.pids),

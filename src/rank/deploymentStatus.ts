@@ -1,5 +1,6 @@
+import { resolve } from "node:path";
 import { RankFileError } from "../errors.ts";
-import { carriesDeployment } from "../machines/carriesDeployment.ts";
+import { carriesDeployment, type DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import { controlFiles, untouchedMs } from "../runtime/clearDeployment.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { deploymentPaths, isDeploymentId, rankFileName } from "./deploymentPaths.ts";
@@ -119,6 +120,7 @@ async function readDeploymentStatus(
   entries: string[],
 ): Promise<DeploymentStatus> {
   const paths = deploymentPaths(stateDir, deployment);
+  const id: DeploymentIdentity = { deployment, stateDir: resolve(stateDir) };
   const now = clock.now();
   const problems: string[] = [];
   const read = async <T extends { deployment: string }>(
@@ -179,8 +181,8 @@ async function readDeploymentStatus(
     const reused =
       info !== undefined &&
       isAlive(info) &&
-      ((env !== undefined && !carriesDeployment(info.argv, env, deployment)) ||
-        (startedAt !== undefined && pidReused(procs, info, deployment, startedAt)));
+      ((env !== undefined && !carriesDeployment(info.argv, env, id)) ||
+        (startedAt !== undefined && pidReused(procs, info, id, startedAt)));
     const alive = isAlive(info) && !reused;
     ranks.push({
       rank,

@@ -1,4 +1,4 @@
-import { posix } from "node:path";
+import { CGROUP_FOLDER, isDeploymentCgroup } from "./deploymentCgroup.ts";
 import type { StateFileFormat } from "./stateFile.ts";
 
 /** One rank as the launcher started it. */
@@ -31,19 +31,27 @@ export interface Manifest {
   /** Milliseconds since the epoch. */
   startedAt: number;
   /**
-   * The cgroup the local ranks were started in (see `Containment`), `…/baton/<deployment>`:
-   * the reaper tears down every process in it. Absent when they were not contained.
+   * The root state dir the launcher gave its ranks as `BATON_STATE_DIR` (absolute, resolved):
+   * with the name, what tells this deployment from one of the same name in another state dir.
+   * Absent in manifests of launchers from before it was written.
+   */
+  stateDir?: string;
+  /**
+   * The cgroup the local ranks were started in (see `Containment`),
+   * `…/baton/<deploymentCgroupName>` (`…/baton/<deployment>` in a manifest without
+   * `stateDir`): the reaper tears down every process in it. Absent when they were not contained.
    */
   cgroup?: string;
 }
 
 /**
  * The launch manifest's format, `baton.manifest/1`. Ranks are unique and below `worldSize`; a
- * rank whose `host` is not `"local"` also names its host's state dir (`stateDir`); `cgroup`,
- * when present, is the absolute path of a cgroup named after the deployment
- * (`…/baton/<deployment>`, as `Containment.create` makes it): the reaper stops every process
- * in it, so a manifest that names any other cgroup (the machine's root, another program's) is
- * refused rather than obeyed.
+ * rank whose `host` is not `"local"` also names its host's state dir (`stateDir`); the
+ * manifest's own `stateDir`, when present, is an absolute path; `cgroup`, when present, is the
+ * absolute path of the deployment's own cgroup (`isDeploymentCgroup`: named after the
+ * deployment and its `stateDir`, as the launcher makes it): the reaper stops every process in
+ * it, so a manifest that names any other cgroup (the machine's root, another program's, the
+ * same name's in another state dir) is refused rather than obeyed.
  *
  * @example
  * ```ts
@@ -76,6 +84,9 @@ export const MANIFEST_FORMAT: StateFileFormat<Manifest> = {
       seen.add(rank);
     }
     const deployment = fields.deployment();
+    const stateDir = fields.has("stateDir")
+      ? fields.string("stateDir", (dir) => dir.startsWith("/"), "an absolute path")
+      : undefined;
     return {
       deployment,
       launcher: fields.object("launcher", (launcher) => ({
@@ -87,14 +98,12 @@ export const MANIFEST_FORMAT: StateFileFormat<Manifest> = {
       worldSize,
       argv: fields.strings("argv"),
       startedAt: fields.integer("startedAt", 0),
+      ...(stateDir !== undefined && { stateDir }),
       ...(fields.has("cgroup") && {
         cgroup: fields.string(
           "cgroup",
-          (dir) =>
-            dir.startsWith("/") &&
-            posix.normalize(dir) === dir &&
-            dir.endsWith(`/baton/${deployment}`),
-          `the absolute path of the deployment's cgroup (ending in /baton/${deployment})`,
+          (dir) => isDeploymentCgroup(dir, { deployment, stateDir }),
+          `the absolute path of the deployment's cgroup (ending in /${CGROUP_FOLDER}/${deployment}${stateDir === undefined ? "" : "-<hash of its stateDir>"})`,
         ),
       }),
     };

@@ -1,3 +1,4 @@
+import { carriesDeployment, type DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import type { ProcInfo, Procs } from "../runtime/ports.ts";
 
 /**
@@ -11,22 +12,23 @@ export const START_SLACK_MS = 2_000;
  * started (more than {@link START_SLACK_MS}) after `recordedAt`, a time when the recorded
  * process was already running — a manifest's `startedAt` (written after its ranks were
  * spawned) or a marker's `startedAt` (written by the rank itself) — and its environment does
- * not carry the deployment (`BATON_DEPLOYMENT`, which a rank's descendants inherit). Such a
+ * not carry the deployment (`BATON_DEPLOYMENT` and, if set, `BATON_STATE_DIR`, which a rank's
+ * descendants inherit; `carriesDeployment` with no arguments). Such a
  * process is never the deployment's, whatever its arguments name: the operator's `tail -f
  * S/<dep>/rank-0.log` that took a dead rank's pid names the deployment too. False when the
  * process table does not say when the process started.
  *
  * @example
  * ```ts
- * if (pidReused(procs, procs.inspect(marker.pid), deployment, marker.startedAt)) phase = "reused";
+ * if (pidReused(procs, procs.inspect(marker.pid), { deployment, stateDir }, marker.startedAt)) phase = "reused";
  * ```
  */
 export function pidReused(
   procs: Pick<Procs, "environ">,
   info: ProcInfo | undefined,
-  deployment: string,
+  id: DeploymentIdentity,
   recordedAt: number,
 ): boolean {
   if (info?.startedAt === undefined || info.startedAt <= recordedAt + START_SLACK_MS) return false;
-  return procs.environ(info.pid)?.BATON_DEPLOYMENT !== deployment;
+  return !carriesDeployment([], procs.environ(info.pid), id);
 }

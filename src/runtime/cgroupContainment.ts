@@ -1,10 +1,8 @@
 import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BatonError } from "../errors.ts";
+import { CGROUP_FOLDER } from "../rank/deploymentCgroup.ts";
 import type { Containment } from "./ports.ts";
-
-/** The folder, below this process's own cgroup, that holds one cgroup per deployment. */
-const FOLDER = "baton";
 
 /**
  * Where this process's cgroup v2 is in the file system, from `/proc/self/cgroup` (its `0::`
@@ -47,8 +45,8 @@ function unescapeMountField(field: string): string {
 }
 
 /**
- * Containment on Linux's cgroup v2: a deployment's cgroup is `baton/<deployment>` below this
- * process's own cgroup, where the kernel lets an unprivileged user make one only when that
+ * Containment on Linux's cgroup v2: a deployment's cgroup is `baton/<name>` below this
+ * process's own cgroup `own` (`name` as `deploymentCgroupName` makes it), where the kernel lets an unprivileged user make one only when that
  * cgroup was delegated to them (systemd's user sessions do; root can anywhere). `create`
  * proves that a process can be moved in by moving this one there and back (as `spawn` does
  * to start a rank inside), so a machine that lets us make the folder but not move into it
@@ -59,7 +57,7 @@ function unescapeMountField(field: string): string {
  * @example
  * ```ts
  * const containment = cgroupContainment();
- * const cgroup = containment?.create("dep-0123456789ab"); // throws when not permitted
+ * const cgroup = containment?.create(deploymentCgroupName({ deployment, stateDir })); // throws when not permitted
  * nodeProcs().spawn({ argv: ["python", "train.py"], newGroup: true, cgroup });
  * containment?.members(cgroup!); // [4711, 4712]: the rank and all it started
  * ```
@@ -68,7 +66,7 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
   if (own === undefined) return undefined;
   return {
     create(name) {
-      const cgroup = join(own, FOLDER, name);
+      const cgroup = join(own, CGROUP_FOLDER, name);
       try {
         mkdirSync(cgroup, { recursive: true });
       } catch (error) {

@@ -3,6 +3,7 @@ import { basename, resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Actor, createActor } from "xstate";
 import { ConfigError, RankFileError, RankGroupError } from "../errors.ts";
+import type { DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import {
   type BarrierPassed,
   type GroupEmitted,
@@ -12,6 +13,7 @@ import {
   groupMachine,
 } from "../machines/group.ts";
 import { rankMachine } from "../machines/rank.ts";
+import { deploymentCgroupName } from "../rank/deploymentCgroup.ts";
 import {
   checkDeploymentId,
   DEFAULT_STATE_DIR,
@@ -288,7 +290,7 @@ class LaunchedGroup implements RankGroup {
     ).catch(() => undefined);
     return tearDown(
       {
-        deployment: this.deployment,
+        ...this.identity(),
         groups: [],
         pids: [],
         sweepCandidates: async () => [],
@@ -511,6 +513,11 @@ class LaunchedGroup implements RankGroup {
     }
   }
 
+  /** This deployment as teardown tells it from one of its name in another state dir. */
+  private identity(): DeploymentIdentity {
+    return { deployment: this.deployment, stateDir: this.stateDir };
+  }
+
   /**
    * The deployment's cgroup for its local ranks, when `contain` is not off, a rank is local
    * and this machine lets this user contain processes; otherwise undefined, and why is logged.
@@ -526,7 +533,7 @@ class LaunchedGroup implements RankGroup {
       return undefined;
     }
     try {
-      const cgroup = containment.create(deployment);
+      const cgroup = containment.create(deploymentCgroupName(this.identity()));
       this.logger.debug({ deployment, cgroup }, "ranks contained");
       return cgroup;
     } catch (error) {
@@ -676,6 +683,7 @@ class LaunchedGroup implements RankGroup {
       worldSize: this.worldSize,
       argv: this.argv,
       startedAt: this.ports.clock.now(),
+      stateDir: this.stateDir,
       ...(this.cgroup !== undefined && { cgroup: this.cgroup }),
     };
     await this.ports.files.writeAtomic(
@@ -740,11 +748,11 @@ class LaunchedGroup implements RankGroup {
     const local = () =>
       tearDown(
         {
-          deployment: this.deployment,
+          ...this.identity(),
           groups: pids,
           pids,
           sweepCandidates: () =>
-            markerPids(this.ports.files, this.paths, this.deployment, this.ports.procs),
+            markerPids(this.ports.files, this.paths, this.identity(), this.ports.procs),
           forbiddenGroups: this.forbiddenGroups,
           ...(this.cgroup !== undefined && { cgroup: this.cgroup }),
         },

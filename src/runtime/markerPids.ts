@@ -1,4 +1,5 @@
 import { RankFileError } from "../errors.ts";
+import type { DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import { type DeploymentPaths, rankFileName } from "../rank/deploymentPaths.ts";
 import { MARKER_FORMAT } from "../rank/markerFormat.ts";
 import { pidReused } from "../rank/pidReused.ts";
@@ -15,13 +16,13 @@ import type { Files, Procs } from "./ports.ts";
  *
  * @example
  * ```ts
- * const pids = await markerPids(files, deploymentPaths(stateDir, deployment), deployment, procs);
+ * const pids = await markerPids(files, deploymentPaths(stateDir, deployment), { deployment, stateDir }, procs);
  * ```
  */
 export async function markerPids(
   files: Files,
   paths: DeploymentPaths,
-  deployment: string,
+  id: DeploymentIdentity,
   procs?: Pick<Procs, "inspect" | "environ">,
 ): Promise<number[]> {
   const ranks = (await files.list(paths.dir)).flatMap((name) => {
@@ -38,9 +39,8 @@ export async function markerPids(
     ),
   );
   return markers.flatMap((marker) =>
-    marker?.deployment === deployment &&
-    (procs === undefined ||
-      !pidReused(procs, procs.inspect(marker.pid), deployment, marker.startedAt))
+    marker?.deployment === id.deployment &&
+    (procs === undefined || !pidReused(procs, procs.inspect(marker.pid), id, marker.startedAt))
       ? [marker.pid]
       : [],
   );

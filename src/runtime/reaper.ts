@@ -1,6 +1,12 @@
 import { hostname } from "node:os";
+import { resolve } from "node:path";
 import type { Logger } from "pino";
-import { carriesDeployment } from "../machines/carriesDeployment.ts";
+import { ConfigError } from "../errors.ts";
+import {
+  carriesDeployment,
+  type DeploymentIdentity,
+  envCarries,
+} from "../machines/carriesDeployment.ts";
 import { type DeploymentPaths, deploymentPaths, isDeploymentId } from "../rank/deploymentPaths.ts";
 import { isAlive, manifestLauncherGone } from "../rank/launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
@@ -27,7 +33,11 @@ import {
 import { tearDownAcrossHosts } from "./tearDownAcrossHosts.ts";
 
 export interface ReapOptions {
-  /** The root state dir `S`. */
+  /**
+   * The root state dir `S` (resolved against the working directory): with a deployment's
+   * name, what its ranks carry (`BATON_STATE_DIR`), so a deployment of the same name in
+   * another state dir is never touched.
+   */
   stateDir: string;
   /** The process table (default: this machine's, `nodeProcs()`). */
   procs?: Procs;
@@ -60,9 +70,14 @@ export interface ReapReport {
  * deployment in the state dir with a manifest, it judges the launcher: alive when its pid is
  * a live process, the lease carries the manifest's pid and instance token, and the lease is
  * fresh. A dead launcher's deployment is torn down through `tearDown` (verified): its ranks'
- * process groups, but only groups whose every live member carries the deployment (argv or
- * `BATON_DEPLOYMENT`); a group with a stranger in it was reused and is never signalled —
- * only the members that carry the deployment are, by pid. Then the marker sweep. Ranks on ssh
+ * process groups, but only groups whose every live member carries the deployment
+ * (`carriesDeployment`); a group with a stranger in it was reused and is never signalled —
+ * only the members that carry the deployment are, by pid. Then the marker sweep. A deployment
+ * is its name in this state dir: a process of the same name whose `BATON_STATE_DIR` is
+ * another state dir is never the reaper's, and a manifest whose launch recorded another state
+ * dir (a symlink's other path, a moved directory) is refused (`failed`) rather than reaped
+ * from here; a manifest of a launcher from before it recorded one is taken as this state
+ * dir's. Ranks on ssh
  * hosts are torn down on their hosts at the same time (`reapRemoteSite`: by pid, each checked
  * there right before its signal, with the markers of that host's state dir). Success
  * removes the deployment's control files, there and here (logs stay); failure (including a
@@ -85,10 +100,12 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
   const procs = options.procs ?? nodeProcs();
   const clock = options.clock ?? nodeClock();
   const host = options.host ?? hostname();
+  const stateDir = resolve(options.stateDir);
   const report: ReapReport = { reaped: [], live: [], failed: [], foreign: [] };
-  for (const deployment of await files.list(options.stateDir)) {
+  for (const deployment of await files.list(stateDir)) {
     if (!isDeploymentId(deployment)) continue;
-    const paths = deploymentPaths(options.stateDir, deployment);
+    const id: DeploymentIdentity = { deployment, stateDir };
+    const paths = deploymentPaths(stateDir, deployment);
     let manifest: Manifest | undefined;
     let lease: Lease | undefined;
     try {
@@ -106,7 +123,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       // ranks, and removes the manifest only after a verified teardown. A lease left alone
       // is a launcher that died before its manifest (or while clearing its files); it is
       // judged by staleness alone, since it does not say which machine wrote it.
-      if (lease === undefined) why = await leftBehind(deployment, paths, { files, procs, clock });
+      if (lease === undefined) why = await leftBehind(id, paths, { files, procs, clock });
       else if (isLeaseStale(lease, clock.now())) {
         why = `no manifest, and the lease of launcher pid ${lease.pid} was last renewed ${clock.now() - lease.renewedAt} ms ago (stale after ${lease.staleAfterMs} ms)`;
       }
@@ -124,6 +141,10 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       );
       if (why === undefined) {
         report.live.push({ deployment, pid: manifest.launcher.pid });
+        continue;
+      }
+      if (manifest.stateDir !== undefined && manifest.stateDir !== stateDir) {
+        report.failed.push({ deployment, error: otherStateDir(paths.manifest, manifest.stateDir) });
         continue;
       }
     }
@@ -144,9 +165,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       const teardown = await tearDownAcrossHosts(
         () =>
           tearDown(
-            reapTarget(deployment, manifest, procs, () =>
-              markerPids(files, paths, deployment, procs),
-            ),
+            reapTarget(id, manifest, procs, () => markerPids(files, paths, id, procs)),
             { procs, clock, ...logger },
             options.teardown,
           ),
@@ -188,15 +207,15 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
  * write on a slow disk.
  */
 async function leftBehind(
-  deployment: string,
+  id: DeploymentIdentity,
   paths: DeploymentPaths,
   { files, procs, clock }: { files: Files; procs: Procs; clock: Clock },
 ): Promise<string | undefined> {
   const names = controlFiles(paths, await files.list(paths.dir));
   if (names.length === 0) return undefined;
-  const orphans = (await markerPids(files, paths, deployment, procs)).filter((pid) => {
+  const orphans = (await markerPids(files, paths, id, procs)).filter((pid) => {
     const info = procs.inspect(pid);
-    return isAlive(info) && carriesDeployment(info!.argv, procs.environ(pid), deployment);
+    return isAlive(info) && carriesDeployment(info!.argv, procs.environ(pid), id);
   });
   if (orphans.length > 0) {
     return `no manifest and no lease, but rank pid${orphans.length === 1 ? "" : "s"} ${orphans.join(", ")} still run${orphans.length === 1 ? "s" : ""}`;
@@ -204,6 +223,17 @@ async function leftBehind(
   const untouched = await untouchedMs(files, paths.dir, names, clock.now());
   if (untouched === undefined || untouched <= LEASE_STALE_MS) return undefined;
   return `no manifest and no lease, and its control files (${names.join(", ")}) untouched for ${untouched} ms: its launcher died writing its first lease or clearing its files`;
+}
+
+/**
+ * A manifest whose launcher gave its ranks another state dir than the one it is in: the
+ * state dir reached by another path (a symlink) or moved. Its ranks carry that state dir, so
+ * from here they could not be told from a deployment of the same name elsewhere.
+ */
+function otherStateDir(manifest: string, launchedIn: string): ConfigError {
+  return new ConfigError(
+    `${manifest} was written by a launch in the state dir ${launchedIn}, which its ranks carry (BATON_STATE_DIR): reap it from there (\`baton reap --state-dir ${launchedIn}\`), or, once none of its processes runs, remove its directory`,
+  );
 }
 
 /** The manifest's ranks on ssh hosts, by host: its state dir there and the ranks' pids. */
@@ -225,11 +255,11 @@ function remoteSites(ranks: readonly ManifestRank[]) {
  * What to tear down for an orphaned deployment: the groups of its manifest's local ranks whose
  * every live member carries the deployment (a group with a stranger in it, a reused pgid, is
  * forbidden, and so is a group whose leader started after the manifest recorded its rank:
- * `pidReused`), and by pid every live process whose environment has its `BATON_DEPLOYMENT` or
+ * `pidReused`), and by pid every live process whose environment carries it (`envCarries`) or
  * that is in the manifest's cgroup (which counts as carrying the deployment for the groups).
  */
 function reapTarget(
-  deployment: string,
+  id: DeploymentIdentity,
   manifest: Manifest | undefined,
   procs: Procs,
   sweepCandidates: () => Promise<number[]>,
@@ -237,7 +267,7 @@ function reapTarget(
   const cgroup = manifest?.cgroup;
   const contained = new Set(cgroup === undefined ? [] : (procs.containment?.members(cgroup) ?? []));
   const carries = (pid: number, argv: string[]) =>
-    contained.has(pid) || carriesDeployment(argv, procs.environ(pid), deployment);
+    contained.has(pid) || carriesDeployment(argv, procs.environ(pid), id);
   const table = procs.list().filter(isAlive);
   const groups: number[] = [];
   const pids = new Set<number>();
@@ -245,7 +275,7 @@ function reapTarget(
   for (const rank of manifest?.ranks ?? []) {
     if (rank.host !== "local") continue;
     const leader = table.find((info) => info.pid === rank.pgid);
-    if (manifest !== undefined && pidReused(procs, leader, deployment, manifest.startedAt)) {
+    if (manifest !== undefined && pidReused(procs, leader, id, manifest.startedAt)) {
       // The group's id is its leader's pid: a leader younger than the record is a new group.
       forbiddenGroups.add(rank.pgid);
       continue;
@@ -262,12 +292,10 @@ function reapTarget(
   // bystander; arguments only confirm a pid already known (a group member, a marker's pid).
   // And every process in its cgroup, whatever it did to its environment and group.
   for (const info of table) {
-    if (contained.has(info.pid) || procs.environ(info.pid)?.BATON_DEPLOYMENT === deployment) {
-      pids.add(info.pid);
-    }
+    if (contained.has(info.pid) || envCarries(procs.environ(info.pid), id)) pids.add(info.pid);
   }
   return {
-    deployment,
+    ...id,
     groups: [...new Set(groups)].filter((pgid) => pgid > 1),
     pids: [...pids],
     sweepCandidates,

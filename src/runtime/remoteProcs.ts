@@ -1,17 +1,18 @@
 import { RemoteHostError } from "../errors.ts";
+import type { DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import { checkDeploymentId } from "../rank/deploymentPaths.ts";
 import type { ProcInfo, Signal, SignalOutcome } from "./ports.ts";
 import { parseProcStat } from "./procStat.ts";
 import { shellQuote } from "./shellQuote.ts";
 import type { SshHost } from "./sshHost.ts";
 
-/** A remote process table entry, with what its environment says about the deployment. */
+/** A remote process table entry, with the part of its environment ownership reads. */
 export interface RemoteProc extends ProcInfo {
   /**
-   * Whether its environment has `BATON_DEPLOYMENT=<deployment>`; undefined when the
-   * environment cannot be read (another user's process).
+   * Its `BATON_DEPLOYMENT` and `BATON_STATE_DIR`, those it has (what `carriesDeployment` and
+   * `envCarries` read); undefined when the environment cannot be read (another user's process).
    */
-  envCarries: boolean | undefined;
+  env: Record<string, string> | undefined;
 }
 
 /** What `signalIfOwned` did to one pid; `not-owned`: it no longer carries the deployment. */
@@ -27,40 +28,51 @@ export interface RemoteProcs {
   readonly host: SshHost;
   /**
    * The entries of `pids` that exist on the host (a pid absent from the result is gone; a
-   * zombie is reported as one). With `scan`, also every process whose environment carries
+   * zombie is reported as one). With `scan`, also every process whose environment has
    * `BATON_DEPLOYMENT=<deployment>`.
    */
   snapshot(
     pids: readonly number[],
-    deployment: string,
+    id: DeploymentIdentity,
     options?: { scan?: boolean },
   ): Promise<RemoteProc[]>;
   /**
    * Signals each pid only if, checked on the host right before its `kill`, it is alive and
-   * carries `deployment` (an argument names it, or its environment has
-   * `BATON_DEPLOYMENT=<deployment>`). A zombie or a missing pid is `ESRCH`.
+   * carries the deployment (as `carriesDeployment` decides locally: its environment carries
+   * it, or is not of the same name in another state dir and an argument names it). A zombie
+   * or a missing pid is `ESRCH`.
    */
   signalIfOwned(
     pids: readonly number[],
-    deployment: string,
+    id: DeploymentIdentity,
     signal: Signal,
   ): Promise<Map<number, RemoteSignalOutcome>>;
 }
 
-/** Shell functions both scripts use: the ownership tests, with `dep` and `pattern` set. */
-function prelude(deployment: string): string {
+/** Shell functions both scripts use: the ownership tests, with `dep`, `sd` and `pattern` set. */
+function prelude({ deployment, stateDir }: DeploymentIdentity): string {
   // An argument names the deployment as a whole word, as `carriesDeployment` decides locally.
   const word = checkDeploymentId(deployment).replaceAll(".", "[.]");
   return [
     "LC_ALL=C; export LC_ALL",
     `dep=${shellQuote(deployment)}`,
+    `sd=${shellQuote(stateDir)}`,
     `pattern=${shellQuote(`(^|[^A-Za-z0-9_.-])${word}([^A-Za-z0-9_.-]|$)`)}`,
     // One line per entry: a newline inside a value becomes \001 first, so no value can fake
     // an entry of its own.
     `entries() { { tr '\\012\\000' '\\001\\012' <"$1"; } 2>/dev/null; }`,
-    `env_carries() { entries "/proc/$1/environ" | grep -Fqx -e "BATON_DEPLOYMENT=$dep"; }`,
+    // What the environment says, as `carriesDeployment` reads it: y the deployment's (its name
+    // and state dir), o its name in another state dir, d its name and no state dir, n neither.
+    `env_is() {`,
+    `  entries "/proc/$1/environ" | grep -Fqx -e "BATON_DEPLOYMENT=$dep" || { echo n; return; }`,
+    `  if entries "/proc/$1/environ" | grep -Fqx -e "BATON_STATE_DIR=$sd"; then echo y`,
+    `  elif entries "/proc/$1/environ" | grep -q '^BATON_STATE_DIR='; then echo o`,
+    "  else echo d; fi; }",
     `argv_carries() { entries "/proc/$1/cmdline" | grep -Eq -e "$pattern"; }`,
     `hex() { { od -An -v -tx1 "$1"; } 2>/dev/null | tr -d ' \\n'; }`,
+    // A variable's value in hex and a dot (so an empty one is "."), or - when it is not set.
+    `var() { v=$(entries "/proc/$1/environ" | sed -n "/^$2=/{p;q;}"); [ -n "$v" ] || { echo -; return; }`,
+    `  printf '%s' "\${v#*=}" | od -An -v -tx1 | tr -d ' \\n'; echo .; }`,
   ].join("\n");
 }
 
@@ -93,8 +105,9 @@ const fromHex = (hex: string): string => (hex === "." ? "" : Buffer.from(hex, "h
  * @example
  * ```ts
  * const table = remoteProcs(sshHost(target));
- * const alive = await table.snapshot([4711], "dep-4kq9z0c1m2xa");
- * const outcomes = await table.signalIfOwned([4711], "dep-4kq9z0c1m2xa", "SIGTERM");
+ * const id = { deployment: "dep-4kq9z0c1m2xa", stateDir: "/home/alice/.baton/run" };
+ * const alive = await table.snapshot([4711], id);
+ * const outcomes = await table.signalIfOwned([4711], id, "SIGTERM");
  * outcomes.get(4711); // "ok" | "ESRCH" | "EPERM" | "not-owned"
  * ```
  */
@@ -117,9 +130,9 @@ export function remoteProcs(host: SshHost, options: RemoteProcsOptions = {}): Re
   return {
     host,
 
-    async snapshot(pids, deployment, { scan = false } = {}) {
+    async snapshot(pids, id, { scan = false } = {}) {
       const script = [
-        prelude(deployment),
+        prelude(id),
         `pids=${shellQuote(checkPids(pids, 1))}`,
         scan
           ? `for f in $(grep -l -F -s -e "BATON_DEPLOYMENT=$dep" /proc/[0-9]*/environ); do p=\${f#/proc/}; pids="$pids \${p%/environ}"; done`
@@ -127,32 +140,41 @@ export function remoteProcs(host: SshHost, options: RemoteProcsOptions = {}): Re
         "for p in $pids; do",
         '  stat=$(hex "/proc/$p/stat"); [ -n "$stat" ] || continue',
         '  argv=$(hex "/proc/$p/cmdline")',
-        '  if [ ! -r "/proc/$p/environ" ]; then e=u; elif env_carries "$p"; then e=y; else e=n; fi',
-        `  printf '%s %s %s %s\\n' "$p" "$stat" "\${argv:-.}" "$e"`,
+        '  if [ -r "/proc/$p/environ" ]; then d=$(var "$p" BATON_DEPLOYMENT); s=$(var "$p" BATON_STATE_DIR); else d=u; s=u; fi',
+        `  printf '%s %s %s %s %s\\n' "$p" "$stat" "\${argv:-.}" "$d" "$s"`,
         "done",
       ].join("\n");
       const seen = new Map<number, RemoteProc>();
       for (const line of await run(script)) {
-        const [pidText = "", stat = "", argv = "", env = ""] = line.split(" ");
+        const [pidText = "", stat = "", argv = "", deployment = "", stateDir = ""] =
+          line.split(" ");
         const pid = Number(pidText);
         if (seen.has(pid)) continue;
+        const value = (hexDot: string) => fromHex(hexDot.slice(0, -1) || ".");
         seen.set(pid, {
           ...parseProcStat(pid, fromHex(stat), fromHex(argv)),
-          envCarries: env === "u" ? undefined : env === "y",
+          env:
+            deployment === "u"
+              ? undefined
+              : {
+                  ...(deployment !== "-" && { BATON_DEPLOYMENT: value(deployment) }),
+                  ...(stateDir !== "-" && { BATON_STATE_DIR: value(stateDir) }),
+                },
         });
       }
       return [...seen.values()];
     },
 
-    async signalIfOwned(pids, deployment, signal) {
+    async signalIfOwned(pids, id, signal) {
       const name = SIGNAL_NAMES[String(signal)];
       const script = [
-        prelude(deployment),
+        prelude(id),
         `for p in ${checkPids(pids, 2)}; do`,
         `  if ! { read -r line <"/proc/$p/stat"; } 2>/dev/null; then echo "$p ESRCH"; continue; fi`,
         `  rest=\${line##*') '}; state=\${rest%% *}`,
         `  case $state in Z|X|x) echo "$p ESRCH"; continue ;; esac`,
-        `  if ! env_carries "$p" && ! argv_carries "$p"; then echo "$p not-owned"; continue; fi`,
+        `  case $(env_is "$p") in y|d) ;; o) echo "$p not-owned"; continue ;;`,
+        `    *) if ! argv_carries "$p"; then echo "$p not-owned"; continue; fi ;; esac`,
         `  if kill -s ${name} "$p" 2>/dev/null; then echo "$p ok"`,
         `  elif [ -e "/proc/$p" ]; then echo "$p EPERM"`,
         `  else echo "$p ESRCH"; fi`,

@@ -114,7 +114,7 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
           }),
         ),
       tearDown: (pids, timeouts) =>
-        tearDownDeploymentThere({ ...options, files, table, paths, pids, timeouts }),
+        tearDownDeploymentThere({ ...options, stateDir, files, table, paths, pids, timeouts }),
       async close({ clear = false } = {}) {
         try {
           await held.release();
@@ -206,6 +206,8 @@ export async function reapRemoteSite(options: OrphanedSiteOptions): Promise<Tear
 /** `tearDownRemote` for a deployment's ranks on one host, its markers swept. */
 function tearDownDeploymentThere(options: {
   deployment: string;
+  /** The host's root state dir: what its ranks carry as `BATON_STATE_DIR`. */
+  stateDir: string;
   files: Files;
   table: RemoteProcs;
   paths: DeploymentPaths;
@@ -214,9 +216,10 @@ function tearDownDeploymentThere(options: {
   logger?: Logger;
   timeouts?: Partial<TeardownTimeouts>;
 }): Promise<TeardownReport> {
-  const { deployment, files, paths } = options;
+  const { files, paths } = options;
+  const id = { deployment: options.deployment, stateDir: options.stateDir };
   return tearDownRemote(
-    { deployment, pids: options.pids, sweepCandidates: () => markerPids(files, paths, deployment) },
+    { ...id, pids: options.pids, sweepCandidates: () => markerPids(files, paths, id) },
     { table: options.table, clock: options.clock, logger: options.logger },
     options.timeouts,
   );

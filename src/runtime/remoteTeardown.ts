@@ -1,13 +1,15 @@
 import type { Logger } from "pino";
-import type { ProcView, TeardownEffect, TeardownTimeouts } from "../machines/teardown.ts";
+import type { TeardownEffect, TeardownTimeouts } from "../machines/teardown.ts";
 import { driveTeardown, sweepCandidatesEvent } from "./driveTeardown.ts";
 import type { Clock } from "./ports.ts";
-import type { RemoteProc, RemoteProcs } from "./remoteProcs.ts";
+import type { RemoteProcs } from "./remoteProcs.ts";
 import type { TeardownReport } from "./tearDown.ts";
 
 /** The ranks of one deployment on one remote host. */
 export interface RemoteTeardownTarget {
   deployment: string;
+  /** The root state dir on that host, as its ranks got it in `BATON_STATE_DIR`. */
+  stateDir: string;
   /** The remote pids of the ranks, as their launcher learnt them. */
   pids: number[];
   /** Pids named by the deployment's markers on that host (`markerPids(remoteFiles(host), …)`). */
@@ -23,15 +25,6 @@ export interface RemoteTeardownPorts {
 /** Remote probes cost an ssh round trip: poll less often than locally unless told. */
 const REMOTE_POLL_MS = 250;
 
-/** What the teardown machine reads in a process table entry; the environment is summarised. */
-function view(deployment: string, proc: RemoteProc): ProcView {
-  const { envCarries, ...info } = proc;
-  return {
-    ...info,
-    env: envCarries === undefined ? undefined : envCarries ? { BATON_DEPLOYMENT: deployment } : {},
-  };
-}
-
 /**
  * Verified teardown of the ranks of one deployment on one remote host: the same teardown
  * machine as local ranks (DESIGN §4: TERM, grace, KILL, KILL again, the marker sweep with TERM,
@@ -39,7 +32,7 @@ function view(deployment: string, proc: RemoteProc): ProcView {
  * ranks are signalled by pid, each only after the host itself checked, right before the
  * `kill`, that the pid still carries the deployment (a pid that no longer does is reported as
  * gone and never signalled); the sweep and the final check also find every process whose
- * environment carries `BATON_DEPLOYMENT` (the ranks' children). Each probe is one ssh round
+ * environment carries the deployment (the ranks' children). Each probe is one ssh round
  * trip; probes are at most 250 ms apart unless `timeouts.pollMs` says otherwise. Resolves
  * with the report when nothing of the deployment is alive there; throws `TeardownError`
  * naming the survivors, or `RemoteHostError` when the host cannot be reached (nothing is
@@ -49,7 +42,8 @@ function view(deployment: string, proc: RemoteProc): ProcView {
  * ```ts
  * const host = sshHost(target);
  * const report = await tearDownRemote(
- *   { deployment, pids: [rank.pid], sweepCandidates: () => markerPids(remoteFiles(host), paths, deployment) },
+ *   { deployment, stateDir, pids: [rank.pid],
+ *     sweepCandidates: () => markerPids(remoteFiles(host), paths, { deployment, stateDir }) },
  *   { table: remoteProcs(host), clock: nodeClock() },
  * );
  * ```
@@ -61,9 +55,10 @@ export function tearDownRemote(
 ): Promise<TeardownReport> {
   const { table, clock, logger } = ports;
   const { deployment } = target;
+  const id = { deployment, stateDir: target.stateDir };
   return driveTeardown({
     input: {
-      deployment,
+      ...id,
       groups: [],
       pids: target.pids,
       // No process on the remote host is the caller.
@@ -79,12 +74,9 @@ export function tearDownRemote(
         const effect = effects[at] as TeardownEffect;
         switch (effect.type) {
           case "probe": {
-            const procs = await table.snapshot(effect.pids, deployment, { scan: effect.scan });
-            send({
-              type: "TABLE",
-              seq: effect.seq,
-              procs: procs.map((proc) => view(deployment, proc)),
-            });
+            // An entry carries the variables of its environment that ownership reads.
+            const procs = await table.snapshot(effect.pids, id, { scan: effect.scan });
+            send({ type: "TABLE", seq: effect.seq, procs });
             break;
           }
           case "signal": {
@@ -97,7 +89,7 @@ export function tearDownRemote(
               at++;
             }
             at--;
-            const outcomes = await table.signalIfOwned(batch, deployment, effect.signal);
+            const outcomes = await table.signalIfOwned(batch, id, effect.signal);
             for (const pid of batch) {
               const outcome = outcomes.get(pid) ?? "ESRCH";
               if (outcome === "not-owned") {

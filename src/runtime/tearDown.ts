@@ -19,6 +19,11 @@ export {
 /** The rank group to tear down, as its launcher (or the reaper) knows it. */
 export interface TeardownTarget {
   deployment: string;
+  /**
+   * The deployment's root state dir, absolute and resolved, as its ranks got it in
+   * `BATON_STATE_DIR`: a process of the same name from another state dir is not signalled.
+   */
+  stateDir: string;
   /** Process group ids of the ranks. */
   groups: number[];
   /** Rank pids the launcher knows. */
@@ -110,12 +115,15 @@ function readTable(
  * @example
  * ```ts
  * const deployment = "dep-0123456789ab";
+ * const stateDir = "/srv/app/.baton/run";
  * const pids = [4711, 4712]; // its ranks, each the leader of its own process group
  * const target = {
  *   deployment,
+ *   stateDir,
  *   groups: pids,
  *   pids,
- *   sweepCandidates: () => markerPids(nodeFiles(), deploymentPaths(".baton/run", deployment), deployment),
+ *   sweepCandidates: () =>
+ *     markerPids(nodeFiles(), deploymentPaths(stateDir, deployment), { deployment, stateDir }),
  *   forbiddenGroups: new Set<number>(),
  * };
  * const report = await tearDown(target, { procs: nodeProcs(), clock: nodeClock() }, { termGraceMs: 5000 });
@@ -143,6 +151,7 @@ export function tearDown(
   return driveTeardown({
     input: {
       deployment,
+      stateDir: target.stateDir,
       groups: target.groups,
       pids: target.pids,
       forbiddenGroups: [...target.forbiddenGroups],

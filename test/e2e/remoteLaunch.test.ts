@@ -133,7 +133,10 @@ describe.skipIf(!available)("baton launch --hosts", () => {
     expect(result.stderr).toContain("stopped; every rank is gone");
     expect(result.code).toBe(143);
     await onSshHost(async (there) => {
-      const [proc] = await remoteProcs(there).snapshot([remote?.pid as number], name);
+      const [proc] = await remoteProcs(there).snapshot([remote?.pid as number], {
+        deployment: name,
+        stateDir: remoteRoot,
+      });
       expect(proc === undefined || proc.state === "zombie").toBe(true);
       expect(await remoteFiles(there).list(deploymentPaths(remoteRoot, name).dir)).toEqual([]);
     });
@@ -162,7 +165,8 @@ describe.skipIf(!available)("baton launch --hosts", () => {
     expect(report.reaped.map((entry) => entry.deployment)).toEqual([name]);
     await onSshHost(async (there) => {
       expect(await remoteFiles(there).list(deploymentPaths(remoteRoot, name).dir)).toEqual([]);
-      expect(await remoteProcs(there).snapshot([], name, { scan: true })).toEqual([]);
+      const id = { deployment: name, stateDir: remoteRoot };
+      expect(await remoteProcs(there).snapshot([], id, { scan: true })).toEqual([]);
     });
     // The dead launcher's ssh control dir, and the master that served it, went with the reap.
     expect(controlDirs()).toEqual([]);

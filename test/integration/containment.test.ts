@@ -108,7 +108,7 @@ describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
     const json = await startBaton(["status", "--state-dir", stateDir, "--json"]).exit;
     const [status] = JSON.parse(json.stdout).deployments;
     expect(status.cgroup).toEqual({
-      path: expect.stringMatching(new RegExp(`/baton/${group.deployment}$`)),
+      path: expect.stringMatching(new RegExp(`/baton/${group.deployment}-[0-9a-f]{12}$`)),
       processes: 2,
     });
     const text = await startBaton(["status", "--state-dir", stateDir]).exit;
@@ -127,8 +127,7 @@ describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
   it("the reaper stops it after its launcher was killed with SIGKILL, and removes the cgroup", async () => {
     const dir = tempDir();
     const pidFile = join(dir, "escapee.pid");
-    // Its cgroup is baton/<name> below this machine's: unique, so that another run of this
-    // test on the same machine never shares it.
+    // Its cgroup is baton/<name>-<hash of the state dir> below this machine's: unique either way.
     const name = `contained-${process.pid}`;
     const launcher = startBaton([
       "launch",

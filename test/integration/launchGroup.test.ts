@@ -398,7 +398,11 @@ describe("the reaper", () => {
     const deployment = "reused";
     // A stranger leads the group; one member of the group carries the deployment.
     const stranger = spawnChild({
-      argv: ["/bin/sh", "-c", `BATON_DEPLOYMENT=${deployment} /bin/sleep 60 & exec /bin/sleep 60`],
+      argv: [
+        "/bin/sh",
+        "-c",
+        `BATON_DEPLOYMENT=${deployment} BATON_STATE_DIR='${dir}' /bin/sleep 60 & exec /bin/sleep 60`,
+      ],
       newGroup: true,
     });
     let member = 0;

@@ -173,7 +173,10 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
       for (const info of procs.list()) {
         if (info.state === "zombie" || info.state === "dead") continue;
         const env = procs.environ(info.pid);
-        const deployment = deployments.find((dep) => carriesDeployment(info.argv, env, dep));
+        const stateDir = env?.BATON_STATE_DIR ?? "";
+        const deployment = deployments.find((dep) =>
+          carriesDeployment(info.argv, env, { deployment: dep, stateDir }),
+        );
         if (deployment !== undefined && env?.USER !== sshd.user && info.pid !== process.pid) {
           procs.signal(info.pid, "SIGKILL");
         }
@@ -181,9 +184,9 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
       const cleaner = sshHost(target, { configFile: sshd.configFile, multiplex: false });
       try {
         await killRemoteLeftovers(cleaner, deployments);
-        const still = (await remoteProcs(cleaner).snapshot(strangers, "unused")).filter(
-          (proc) => proc.argv.join(" ") === "sleep 300" && proc.state !== "zombie",
-        );
+        const still = (
+          await remoteProcs(cleaner).snapshot(strangers, { deployment: "unused", stateDir: "/" })
+        ).filter((proc) => proc.argv.join(" ") === "sleep 300" && proc.state !== "zombie");
         const dirs = deployments.map((dep) => `'${remoteRoot}/${dep}'`).join(" ");
         await cleaner.run(
           `${still.length > 0 ? `kill -s KILL ${still.map((proc) => proc.pid).join(" ")};` : ""} rm -rf ${dirs}; exit 0`,
@@ -283,8 +286,12 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
       phase: "ready",
     });
     expect(await there.read(paths.lease)).toContain(group.deployment);
-    const [proc] = await remoteProcs(open()).snapshot([remotePid], group.deployment);
-    expect(proc).toMatchObject({ pid: remotePid, envCarries: true });
+    const id = { deployment: group.deployment, stateDir: remoteRoot };
+    const [proc] = await remoteProcs(open()).snapshot([remotePid], id);
+    expect(proc).toMatchObject({
+      pid: remotePid,
+      env: { BATON_DEPLOYMENT: group.deployment, BATON_STATE_DIR: remoteRoot },
+    });
 
     const report = await group.stop("test");
     expect(report.verified).toBe(true);
@@ -373,8 +380,8 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     const steps = report.reaped[0]?.teardown.steps.join("\n") ?? "";
     expect(steps).toContain(`${sshd.url}: start: pids ${stranger}`);
     expect(steps).not.toMatch(new RegExp(`(TERM|KILL) to pids ${stranger}`));
-    const [after] = await remoteProcs(host).snapshot([stranger], deployment);
-    expect(after).toMatchObject({ pid: stranger, argv: ["sleep", "300"], envCarries: false });
+    const [after] = await remoteProcs(host).snapshot([stranger], { deployment, stateDir });
+    expect(after).toMatchObject({ pid: stranger, argv: ["sleep", "300"], env: {} });
     expect(after?.state).not.toBe("zombie");
   }, 60_000);
 

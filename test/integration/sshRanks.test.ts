@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RemoteHostError, TeardownError } from "../../src/errors.ts";
+import { envCarries } from "../../src/machines/carriesDeployment.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MARKER_FORMAT, type Marker } from "../../src/rank/markerFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
@@ -233,9 +234,9 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     });
     // No value is in any argv on the remote host: not the guard's, not the rank's.
     const table = remoteProcs(host);
-    const [mine] = await table.snapshot([rank.pid], deployment);
+    const [mine] = await table.snapshot([rank.pid], { deployment, stateDir });
     expect(mine?.argv.join(" ")).not.toContain("from-default");
-    const guard = await table.snapshot([mine?.ppid as number], deployment);
+    const guard = await table.snapshot([mine?.ppid as number], { deployment, stateDir });
     expect(guard[0]?.argv.join(" ")).toMatch(/^\/bin\/sh -c /);
     expect(guard[0]?.argv.join(" ")).not.toContain("from-default");
   });
@@ -272,25 +273,28 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     expect(line[2]).toBe(deployment);
     const sessionPid = Number(line[3]);
     const table = remoteProcs(host);
-    const procs = await table.snapshot([rank.pid, sessionPid, 999_999_999], deployment);
+    const procs = await table.snapshot([rank.pid, sessionPid, 999_999_999], {
+      deployment,
+      stateDir,
+    });
     const mine = procs.find((proc) => proc.pid === rank.pid);
     expect(mine).toMatchObject({
       pid: rank.pid,
       pgid: rank.pid,
       state: "sleeping",
       argv: ["/usr/bin/node", STUBBORN, "alone"],
-      envCarries: true,
+      env: { BATON_DEPLOYMENT: deployment, BATON_STATE_DIR: stateDir },
     });
     // BATON_LAUNCHER_PID is the remote sshd session serving this rank's connection.
     const session = procs.find((proc) => proc.pid === sessionPid);
     expect(session?.argv.join(" ")).toMatch(/^sshd: /);
     // sshd makes its session process undumpable: its environment is unreadable, not "no".
-    expect(session?.envCarries).toBeUndefined();
+    expect(session?.env).toBeUndefined();
     expect(procs.some((proc) => proc.pid === 999_999_999)).toBe(false);
     // The scan finds it by its environment alone.
-    const scanned = await table.snapshot([], deployment, { scan: true });
+    const scanned = await table.snapshot([], { deployment, stateDir }, { scan: true });
     expect(scanned.map((proc) => proc.pid)).toContain(rank.pid);
-    expect(scanned.every((proc) => proc.envCarries)).toBe(true);
+    expect(scanned.every((proc) => envCarries(proc.env, { deployment, stateDir }))).toBe(true);
 
     // A zombie counts as dead: its parent (exec'd into sleep) never reaps it.
     const zombieFile = `/tmp/baton-ssh-test-${process.pid}.pid`;
@@ -307,11 +311,15 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     expect(zombie).toBeGreaterThan(1);
     let state: string | undefined;
     for (let waited = 0; state !== "zombie" && waited < 5_000; waited += 100) {
-      state = (await table.snapshot([zombie as number], deployment))[0]?.state;
+      state = (await table.snapshot([zombie as number], { deployment, stateDir }))[0]?.state;
       if (state !== "zombie") await sleep(100);
     }
     expect(state).toBe("zombie");
-    const outcomes = await table.signalIfOwned([zombie as number], deployment, "SIGKILL");
+    const outcomes = await table.signalIfOwned(
+      [zombie as number],
+      { deployment, stateDir },
+      "SIGKILL",
+    );
     expect(outcomes.get(zombie as number)).toBe("ESRCH");
   });
 
@@ -324,7 +332,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     remotePids.push(stranger);
     const table = remoteProcs(host);
     for (const signal of ["SIGTERM", "SIGKILL"] as const) {
-      const outcomes = await table.signalIfOwned([stranger], deployment, signal);
+      const outcomes = await table.signalIfOwned([stranger], { deployment, stateDir }, signal);
       expect(outcomes.get(stranger)).toBe("not-owned");
     }
     // A value cannot pose as an entry of the environment.
@@ -333,28 +341,57 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     );
     const poser = Number(posing.stdout.toString());
     remotePids.push(poser);
-    expect((await table.signalIfOwned([poser], deployment, "SIGKILL")).get(poser)).toBe(
-      "not-owned",
-    );
-    expect((await table.snapshot([poser], deployment))[0]?.envCarries).toBe(false);
+    expect(
+      (await table.signalIfOwned([poser], { deployment, stateDir }, "SIGKILL")).get(poser),
+    ).toBe("not-owned");
+    expect((await table.snapshot([poser], { deployment, stateDir }))[0]?.env).toEqual({});
     // The whole remote teardown, told the pid is a rank and named by a marker, leaves it alone.
     const report = await tearDownRemote(
-      { deployment, pids: [stranger], sweepCandidates: async () => [stranger] },
+      { deployment, stateDir, pids: [stranger], sweepCandidates: async () => [stranger] },
       { table, clock: nodeClock() },
       FAST,
     );
     expect(report.verified).toBe(true);
     expect(report.swept).toEqual([]);
-    const [after] = await table.snapshot([stranger], deployment);
-    expect(after).toMatchObject({ pid: stranger, argv: ["sleep", "300"], envCarries: false });
+    const [after] = await table.snapshot([stranger], { deployment, stateDir });
+    expect(after).toMatchObject({ pid: stranger, argv: ["sleep", "300"], env: {} });
     expect(after?.state).not.toBe("zombie");
     // A gone pid and a pid of another user are refused as such.
     const other = await table
-      .signalIfOwned([999_999_999, 1], deployment, "SIGTERM")
+      .signalIfOwned([999_999_999, 1], { deployment, stateDir }, "SIGTERM")
       .catch((err: Error) => err);
     expect(other).toBeInstanceOf(Error);
-    const gone = await table.signalIfOwned([999_999_999], deployment, "SIGTERM");
+    const gone = await table.signalIfOwned([999_999_999], { deployment, stateDir }, "SIGTERM");
     expect(gone.get(999_999_999)).toBe("ESRCH");
+  });
+
+  it("never signals a process of the same name launched from another state dir there", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const other = "/tmp/another state dir";
+    const started = await host.run(
+      `BATON_DEPLOYMENT=${deployment} BATON_STATE_DIR='${other}' /bin/sh -c 'sleep 300; :' ${deployment} >/dev/null 2>&1 </dev/null & echo $!`,
+    );
+    const twin = Number(started.stdout.toString());
+    remotePids.push(twin);
+    const table = remoteProcs(host);
+    const [seen] = await table.snapshot([twin], { deployment, stateDir });
+    expect(seen?.env).toEqual({ BATON_DEPLOYMENT: deployment, BATON_STATE_DIR: other });
+    // Its arguments name the deployment, which would do for a pid of no state dir's.
+    for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+      const outcomes = await table.signalIfOwned([twin], { deployment, stateDir }, signal);
+      expect(outcomes.get(twin)).toBe("not-owned");
+    }
+    // The teardown's scan finds it by its name, and leaves it alone.
+    const report = await tearDownRemote(
+      { deployment, stateDir, pids: [], sweepCandidates: async () => [twin] },
+      { table, clock: nodeClock() },
+      FAST,
+    );
+    expect(report.verified).toBe(true);
+    expect(report.swept).toEqual([]);
+    const [after] = await table.snapshot([twin], { deployment, stateDir });
+    expect(after?.state).not.toBe("zombie");
   });
 
   it("tears down a remote rank that ignores TERM (and its escaped child) with TERM, wait, KILL", async () => {
@@ -365,7 +402,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     remotePids.push(child);
     const table = remoteProcs(host);
     const report = await tearDownRemote(
-      { deployment, pids: [rank.pid], sweepCandidates: async () => [rank.pid] },
+      { deployment, stateDir, pids: [rank.pid], sweepCandidates: async () => [rank.pid] },
       { table, clock: nodeClock() },
       FAST,
     );
@@ -393,18 +430,18 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     });
     localChildren.push(byEnv);
     const envPid = byEnv.pid as number;
-    expect((await table.signalIfOwned([envPid], deployment, "SIGTERM")).get(envPid)).toBe(
-      "not-owned",
-    );
+    expect(
+      (await table.signalIfOwned([envPid], { deployment, stateDir }, "SIGTERM")).get(envPid),
+    ).toBe("not-owned");
     // A root process whose argv names the deployment: owned, but the kill is not permitted.
     const byArgv = spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)", deployment], {
       stdio: "ignore",
     });
     localChildren.push(byArgv);
     const argvPid = byArgv.pid as number;
-    expect((await table.signalIfOwned([argvPid], deployment, "SIGKILL")).get(argvPid)).toBe(
-      "EPERM",
-    );
+    expect(
+      (await table.signalIfOwned([argvPid], { deployment, stateDir }, "SIGKILL")).get(argvPid),
+    ).toBe("EPERM");
     expect(nodeProcs().inspect(envPid)?.state).not.toBe("zombie");
     expect(nodeProcs().inspect(argvPid)?.state).not.toBe("zombie");
   });
@@ -415,17 +452,17 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     const table = remoteProcs(host);
     // A loop outside the deployment restarts a process that carries it as soon as it dies.
     const loop = await host.run(
-      `/bin/sh -c 'while :; do BATON_DEPLOYMENT=${deployment} sleep 300; done' >/dev/null 2>&1 </dev/null & echo $!`,
+      `/bin/sh -c 'while :; do BATON_DEPLOYMENT=${deployment} BATON_STATE_DIR=${stateDir} sleep 300; done' >/dev/null 2>&1 </dev/null & echo $!`,
     );
     remotePids.push(Number(loop.stdout.toString()));
     let first: number | undefined;
     for (let waited = 0; first === undefined && waited < 5_000; waited += 100) {
-      first = (await table.snapshot([], deployment, { scan: true }))[0]?.pid;
+      first = (await table.snapshot([], { deployment, stateDir }, { scan: true }))[0]?.pid;
       if (first === undefined) await sleep(100);
     }
     expect(first).toBeGreaterThan(1);
     const error = await tearDownRemote(
-      { deployment, pids: [first as number], sweepCandidates: async () => [] },
+      { deployment, stateDir, pids: [first as number], sweepCandidates: async () => [] },
       { table, clock: nodeClock() },
       FAST,
     ).catch((err: unknown) => err);
@@ -478,7 +515,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
       await logged(deployment, /stubborn rank/);
       // Renewed: alive well past the staleness.
       await sleep(4_000);
-      const [alive] = await remoteProcs(host).snapshot([rank.pid], deployment);
+      const [alive] = await remoteProcs(host).snapshot([rank.pid], { deployment, stateDir });
       expect(alive?.state).toMatch(/sleeping|running/);
       // The launcher stops renewing, its ssh session still open: the guard stops the rank.
       await lease.release();
@@ -563,7 +600,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
       expect(marker).toMatchObject({ phase: "ready", pid: rank.pid, deployment });
       // Past the lease's staleness the rank (and its guard) still see a live launcher.
       await sleep(3_000);
-      const [alive] = await site.table.snapshot([rank.pid], deployment);
+      const [alive] = await site.table.snapshot([rank.pid], { deployment, stateDir });
       expect(alive?.state).toMatch(/sleeping|running/);
       const report = await site.tearDown([rank.pid], FAST);
       expect(report.verified).toBe(true);

@@ -93,6 +93,7 @@ async function deployment() {
   const env = (rank: number) => ({
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     BATON_DEPLOYMENT: id,
+    BATON_STATE_DIR: stateDir,
     RANK: String(rank),
   });
   const ranks: ProcHandle[] = [];
@@ -131,9 +132,10 @@ async function deployment() {
     target(): TeardownTarget {
       return {
         deployment: id,
+        stateDir,
         groups: ranks.map((handle) => handle.pid),
         pids: ranks.map((handle) => handle.pid),
-        sweepCandidates: () => markerPids(files, paths, id),
+        sweepCandidates: () => markerPids(files, paths, { deployment: id, stateDir }),
         forbiddenGroups: new Set<number>(),
       };
     },

@@ -32,6 +32,8 @@ import { propertyRuns as runsOf } from "../fixtures/propertyRun.ts";
  */
 
 export const DEPLOYMENT = "dep-0123456789ab";
+/** The deployment's state dir; a rank of the same name from another one is a bystander. */
+export const STATE_DIR = "/srv/app/.baton/run";
 
 /** What a simulated process of the deployment does. */
 const behaviour = {
@@ -162,12 +164,19 @@ function build(scenario: Scenario, clock: SimClock) {
   // Bystanders that must never be touched: one of our user, one of another.
   procs.start({ argv: ["sleep", "1000"], newGroup: true, label: "bystander" });
   procs.start({ argv: ["sshd"], newGroup: true, uid: 0, label: "bystander" });
+  // And a rank of the same name launched from another state dir, naming it in its arguments.
+  procs.start({
+    argv: ["python", "train.py", `--deployment=${DEPLOYMENT}`],
+    env: { BATON_DEPLOYMENT: DEPLOYMENT, BATON_STATE_DIR: "/home/other/.baton/run" },
+    newGroup: true,
+    label: "bystander",
+  });
 
   const members: { pid: number; marker: boolean }[] = [];
   const rankPids: number[] = [];
   let sharedGroup: number | undefined;
   scenario.ranks.forEach((rank, r) => {
-    const env = { BATON_DEPLOYMENT: DEPLOYMENT, RANK: String(r) };
+    const env = { BATON_DEPLOYMENT: DEPLOYMENT, BATON_STATE_DIR: STATE_DIR, RANK: String(r) };
     const spec: SimProcSpec = {
       ...rank,
       argv: ["python", "train.py"],
@@ -226,6 +235,7 @@ function build(scenario: Scenario, clock: SimClock) {
   for (const index of scenario.denied) if (index < groups.length) procs.denied.add(groups[index]!);
   const target: TeardownTarget = {
     deployment: DEPLOYMENT,
+    stateDir: STATE_DIR,
     groups,
     pids: rankPids,
     sweepCandidates: async () => members.filter((m) => m.marker).map((m) => m.pid),

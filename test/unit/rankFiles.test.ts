@@ -1,7 +1,11 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, RankFileError } from "../../src/errors.ts";
 import { ACK_FORMAT } from "../../src/rank/ackFormat.ts";
 import { CANCEL_FORMAT, cancelCovers } from "../../src/rank/cancelFormat.ts";
+import { CGROUP_FOLDER, deploymentCgroupName } from "../../src/rank/deploymentCgroup.ts";
 import {
   checkDeploymentId,
   deploymentPaths,
@@ -14,6 +18,7 @@ import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts
 import { MARKER_FORMAT, type Marker } from "../../src/rank/markerFormat.ts";
 import { readRankEnv } from "../../src/rank/rankEnv.ts";
 import { encodeStateFile, parseStateFile, type StateFileFormat } from "../../src/rank/stateFile.ts";
+import { cgroupContainment } from "../../src/runtime/cgroupContainment.ts";
 import type { ProcInfo } from "../../src/runtime/ports.ts";
 
 const manifest: Manifest = {
@@ -150,6 +155,48 @@ describe("state file formats", () => {
       expect(() => parse(other), other).toThrow(
         /field "cgroup" must be the absolute path of the deployment's cgroup \(ending in \/baton\/dep-abc123def456\)/,
       );
+    }
+  });
+
+  it("takes as the cgroup of a manifest with a stateDir only the one named after both", () => {
+    const stateDir = "/srv/app/.baton/run";
+    const parse = (cgroup: string) =>
+      parseStateFile(
+        MANIFEST_FORMAT,
+        JSON.stringify({ format: "baton.manifest/1", ...manifest, stateDir, cgroup }),
+        "/s/manifest.json",
+      );
+    const name = deploymentCgroupName({ deployment: manifest.deployment, stateDir });
+    expect(name).toMatch(new RegExp(`^${manifest.deployment}-[0-9a-f]{12}$`));
+    const own = `/sys/fs/cgroup/user.slice/baton/${name}`;
+    expect(parse(own)).toMatchObject({ stateDir, cgroup: own });
+    const twin = deploymentCgroupName({ deployment: manifest.deployment, stateDir: "/tmp/run" });
+    for (const other of [
+      `/sys/fs/cgroup/user.slice/baton/${manifest.deployment}`,
+      `/sys/fs/cgroup/user.slice/baton/${twin}`,
+    ]) {
+      expect(() => parse(other), other).toThrow(
+        /field "cgroup" must be the absolute path of the deployment's cgroup \(ending in \/baton\/dep-abc123def456-<hash of its stateDir>\)/,
+      );
+    }
+  });
+
+  it("makes a deployment's cgroup where a manifest takes it", () => {
+    const own = mkdtempSync(join(tmpdir(), "baton-own-cgroup-"));
+    try {
+      const stateDir = "/srv/app/.baton/run";
+      const name = deploymentCgroupName({ deployment: manifest.deployment, stateDir });
+      // A plain directory passes for this process's cgroup: making one there is mkdir alone.
+      const cgroup = cgroupContainment(own)!.create(name);
+      expect(cgroup).toBe(join(own, CGROUP_FOLDER, name));
+      const parsed = parseStateFile(
+        MANIFEST_FORMAT,
+        JSON.stringify({ format: "baton.manifest/1", ...manifest, stateDir, cgroup }),
+        "/s/manifest.json",
+      );
+      expect(parsed.cgroup).toBe(cgroup);
+    } finally {
+      rmSync(own, { recursive: true, force: true });
     }
   });
 

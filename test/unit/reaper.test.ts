@@ -46,7 +46,7 @@ type World = ReturnType<typeof world>;
 function rank(w: World, deployment: string, onTerm: "exit" | "ignore" = "exit", killsToDie = 1) {
   return w.procs.start({
     argv: ["python3", "rank.py"],
-    env: { BATON_DEPLOYMENT: deployment },
+    env: { BATON_DEPLOYMENT: deployment, BATON_STATE_DIR: w.stateDir },
     newGroup: true,
     onTerm,
     termExitMs: 5,
@@ -60,6 +60,7 @@ async function writeDeployment(
   launcher: { pid: number; token: string; host?: string },
   ranks: { pid: number; pgid: number }[],
   lease?: { pid: number; token: string; renewedAt: number },
+  fields: Partial<Manifest> = {},
 ): Promise<void> {
   const paths = deploymentPaths(w.stateDir, deployment);
   if (lease !== undefined) {
@@ -75,6 +76,7 @@ async function writeDeployment(
     worldSize: Math.max(1, ranks.length),
     argv: ["python3", "rank.py"],
     startedAt: NOW,
+    ...fields,
   };
   await files.writeAtomic(paths.manifest, encodeStateFile(MANIFEST_FORMAT, manifest));
 }
@@ -213,6 +215,77 @@ describe("reapDeployments", () => {
     }
   });
 
+  it("never signals a rank of the same name launched from another state dir", async () => {
+    const w = world();
+    const ours = rank(w, "dep-twin");
+    // The twin's arguments name the deployment too, and it leads a group of its own.
+    const twin = w.procs.start({
+      argv: ["python3", "rank.py", "--deployment=dep-twin"],
+      env: { BATON_DEPLOYMENT: "dep-twin", BATON_STATE_DIR: "/home/other/.baton/run" },
+      newGroup: true,
+      onTerm: "exit",
+    });
+    await writeDeployment(
+      w,
+      "dep-twin",
+      { pid: 4242, token: "t" },
+      [{ pid: ours.pid, pgid: ours.pid }],
+      undefined,
+      { stateDir: w.stateDir },
+    );
+    const report = await reap(w);
+    expect(report.reaped.map((e) => e.deployment)).toEqual(["dep-twin"]);
+    expect(w.procs.inspect(ours.pid)).toBeUndefined();
+    expect(signalled(w, "pid", twin.pid)).toEqual([]);
+    expect(signalled(w, "group", twin.pid)).toEqual([]);
+    expect(w.procs.inspect(twin.pid)?.state).toBe("sleeping");
+  });
+
+  it("refuses a manifest whose launch gave its ranks another state dir, saying where to reap it", async () => {
+    const w = world();
+    const r = w.procs.start({
+      argv: ["python3", "rank.py"],
+      env: { BATON_DEPLOYMENT: "dep-moved", BATON_STATE_DIR: "/srv/old/.baton/run" },
+      newGroup: true,
+    });
+    await writeDeployment(
+      w,
+      "dep-moved",
+      { pid: 4242, token: "t" },
+      [{ pid: r.pid, pgid: r.pid }],
+      undefined,
+      { stateDir: "/srv/old/.baton/run" },
+    );
+    const report = await reap(w);
+    expect(report.reaped).toEqual([]);
+    expect(report.failed.map((e) => [e.deployment, e.error.message])).toEqual([
+      [
+        "dep-moved",
+        `${deploymentPaths(w.stateDir, "dep-moved").manifest} was written by a launch in the state dir /srv/old/.baton/run, which its ranks carry (BATON_STATE_DIR): reap it from there (\`baton reap --state-dir /srv/old/.baton/run\`), or, once none of its processes runs, remove its directory`,
+      ],
+    ]);
+    expect(w.procs.signals.filter((s) => s.signal !== 0)).toEqual([]);
+    expect(await files.read(deploymentPaths(w.stateDir, "dep-moved").manifest)).toBeDefined();
+  });
+
+  it("leaves a live launcher that recorded another path to its state dir alone, as live", async () => {
+    const w = world();
+    const launcher = w.procs.start({ argv: ["node", "baton", "launch"], onTerm: "ignore" });
+    const r = rank(w, "dep-linked");
+    const common = { pid: launcher.pid, token: "mine" };
+    await writeDeployment(
+      w,
+      "dep-linked",
+      common,
+      [{ pid: r.pid, pgid: r.pid }],
+      { ...common, renewedAt: NOW },
+      { stateDir: "/srv/link/.baton/run" },
+    );
+    const report = await reap(w);
+    expect(report.live).toEqual([{ deployment: "dep-linked", pid: launcher.pid }]);
+    expect(report.failed).toEqual([]);
+  });
+
   it("never signals a rank pid that now belongs to another program", async () => {
     const w = world();
     const unrelated = w.procs.start({ argv: ["postgres"], newGroup: true, onTerm: "ignore" });
@@ -341,7 +414,7 @@ describe("reapDeployments", () => {
     const w = world();
     const stuck = w.procs.start({
       argv: ["python3", "rank.py"],
-      env: { BATON_DEPLOYMENT: "stuck" },
+      env: { BATON_DEPLOYMENT: "stuck", BATON_STATE_DIR: w.stateDir },
       newGroup: true,
       killsToDie: 10,
       onTerm: "ignore",

@@ -18,6 +18,7 @@ import { SimProcs } from "../../src/sim/simProcs.ts";
 import { onSimClock } from "../property/teardownModel.ts";
 
 const DEP = "dep-0123456789ab";
+const STATE_DIR = "/srv/app/.baton/run";
 const TIMEOUTS: TeardownTimeouts = {
   termGraceMs: 1000,
   killWaitMs: 200,
@@ -34,7 +35,7 @@ const rank = (pid: number, pgid = pid, state: ProcView["state"] = "sleeping"): P
   pgid,
   state,
   argv: ["python", "train.py"],
-  env: { BATON_DEPLOYMENT: DEP },
+  env: { BATON_DEPLOYMENT: DEP, BATON_STATE_DIR: STATE_DIR },
 });
 
 /** A process of our user that has nothing to do with the deployment. */
@@ -61,7 +62,15 @@ function scripted(input: Partial<TeardownInput>, world: World) {
   const effects: TeardownEffect[] = [];
   const actor = createActor(teardownMachine, {
     clock,
-    input: { deployment: DEP, groups: [], pids: [], selfPid: 100, timeouts: TIMEOUTS, ...input },
+    input: {
+      deployment: DEP,
+      stateDir: STATE_DIR,
+      groups: [],
+      pids: [],
+      selfPid: 100,
+      timeouts: TIMEOUTS,
+      ...input,
+    },
   });
   actor.on("effects", ({ effects: batch }) => {
     for (const effect of batch) {
@@ -361,7 +370,7 @@ describe("tearDown on simulated processes", () => {
       (_, r) =>
         procs.start({
           argv: ["python", "train.py"],
-          env: { BATON_DEPLOYMENT: DEP, RANK: String(r) },
+          env: { BATON_DEPLOYMENT: DEP, BATON_STATE_DIR: STATE_DIR, RANK: String(r) },
           newGroup: true,
           label: `rank-${r}`,
           ...behaviour,
@@ -369,6 +378,7 @@ describe("tearDown on simulated processes", () => {
     );
     const target: TeardownTarget = {
       deployment: DEP,
+      stateDir: STATE_DIR,
       groups: [...pids],
       pids,
       sweepCandidates: async () => pids,
@@ -404,7 +414,7 @@ describe("tearDown on simulated processes", () => {
     const target = group(procs, 2, { onTerm: "ignore" });
     const stuck = procs.start({
       argv: ["python", "train.py"],
-      env: { BATON_DEPLOYMENT: DEP },
+      env: { BATON_DEPLOYMENT: DEP, BATON_STATE_DIR: STATE_DIR },
       pgid: target.groups[0],
       ppid: target.pids[0],
       diskSleep: { afterMs: 0, forMs: teardownDeadlineMs(TIMEOUTS) + 100 },
@@ -456,7 +466,7 @@ describe("tearDown on simulated processes", () => {
     // A process of the deployment stuck in D makes the first attempt unverified.
     procs.start({
       argv: ["python"],
-      env: { BATON_DEPLOYMENT: DEP },
+      env: { BATON_DEPLOYMENT: DEP, BATON_STATE_DIR: STATE_DIR },
       newGroup: true,
       diskSleep: { afterMs: 0, forMs: 60_000 },
     });
