@@ -17,9 +17,9 @@ import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
  * and groups of most processes and the arguments of few reads one file per process. Its
  * `startedAt` is the boot time (`btime` in /proc/stat, whole seconds, read once) plus the
  * process's start in clock ticks (`USER_HZ`, 100 a second on Linux). `containment` is
- * {@link cgroupContainment}, looked up once per process; to spawn a process with `cgroup`,
- * this process moves into the cgroup, forks it there and moves back to its own cgroup before
- * `spawn` returns (spawn is synchronous), so the child is a member from its first instruction
+ * {@link cgroupContainment}, looked up once per process with this process's own cgroup; to
+ * spawn a process with `cgroup`, this process moves into the cgroup, forks it there and moves
+ * back to that own cgroup (not looked up again) before `spawn` returns (spawn is synchronous), so the child is a member from its first instruction
  * and gets its arguments and environment exactly as a direct spawn does.
  *
  * @example
@@ -35,8 +35,7 @@ export function nodeProcs(): Procs {
     selfPid: process.pid,
 
     get containment() {
-      containment ??= { found: cgroupContainment() };
-      return containment.found;
+      return cgroups().containment;
     },
 
     spawn({ argv, env, cwd, logFile, newGroup = false, cgroup }) {
@@ -117,8 +116,16 @@ export function nodeProcs(): Procs {
   };
 }
 
-/** This process's containment, once looked up. */
-let containment: { found: Containment | undefined } | undefined;
+/** This process's own cgroup and the containment below it, once looked up. */
+let found: { own: string | undefined; containment: Containment | undefined } | undefined;
+
+function cgroups(): { own: string | undefined; containment: Containment | undefined } {
+  if (found === undefined) {
+    const own = ownCgroupDir();
+    found = { own, containment: cgroupContainment(own) };
+  }
+  return found;
+}
 
 function cannotStart(command: string, cwd: string | undefined): Error {
   return new Error(
@@ -133,7 +140,7 @@ function cannotStart(command: string, cwd: string | undefined): Error {
  * runs a line of its own, with the arguments and environment it was given, untouched.
  */
 function enterCgroup(cgroup: string): string {
-  const home = ownCgroupDir();
+  const home = cgroups().own;
   try {
     if (home === undefined) throw new Error("this process has no cgroup v2");
     moveSelfInto(cgroup);
