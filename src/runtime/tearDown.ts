@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { ConfigError } from "../errors.ts";
+import { envCarries } from "../machines/carriesDeployment.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import type {
   ProcView,
@@ -67,14 +68,17 @@ const isPid = (value: number): boolean => Number.isInteger(value) && value > 0;
  * The probe's answer: the requested processes of the table, each live one with its
  * environment (the machine never looks at the environment of a zombie or a dead entry) and,
  * with a cgroup, whether it is in it: the sweep's scan of the whole table then finds a
- * descendant that left its rank's group and emptied its environment.
+ * descendant that left its rank's group and emptied its environment. The cgroup's members
+ * are read only when a live process of the answer is not the deployment's by its environment
+ * (membership could make it so): a quick look at ranks that still carry their environment,
+ * or that are all gone, reads no cgroup.
  */
 function readTable(
   procs: Procs,
   effect: Extract<TeardownEffect, { type: "probe" }>,
-  cgroup: string | undefined,
+  target: TeardownTarget,
 ): ProcView[] {
-  const contained = new Set(cgroup === undefined ? [] : (procs.containment?.members(cgroup) ?? []));
+  const { cgroup } = target;
   // `argv` stays a getter (no spread): nodeProcs reads a process's arguments when used.
   const view = (info: ProcInfo): ProcView => ({
     pid: info.pid,
@@ -85,20 +89,26 @@ function readTable(
       return info.argv;
     },
     env: info.state === "zombie" || info.state === "dead" ? undefined : procs.environ(info.pid),
-    ...(contained.has(info.pid) && { contained: true }),
   });
-  if (!effect.scan && effect.groups.length === 0) {
-    return effect.pids.flatMap((pid) => {
-      const info = procs.inspect(pid);
-      return info === undefined ? [] : [view(info)];
-    });
-  }
   const groups = new Set(effect.groups);
   const pids = new Set(effect.pids);
-  return procs
-    .list()
-    .filter((info) => effect.scan || groups.has(info.pgid) || pids.has(info.pid))
-    .map(view);
+  const table =
+    !effect.scan && effect.groups.length === 0
+      ? effect.pids.flatMap((pid) => {
+          const info = procs.inspect(pid);
+          return info === undefined ? [] : [view(info)];
+        })
+      : procs
+          .list()
+          .filter((info) => effect.scan || groups.has(info.pgid) || pids.has(info.pid))
+          .map(view);
+  const undecided = table.filter(
+    (proc) => proc.state !== "zombie" && proc.state !== "dead" && !envCarries(proc.env, target),
+  );
+  if (cgroup === undefined || undecided.length === 0) return table;
+  const contained = new Set(procs.containment?.members(cgroup) ?? []);
+  for (const proc of undecided) if (contained.has(proc.pid)) proc.contained = true;
+  return table;
 }
 
 /**
@@ -176,7 +186,7 @@ export function tearDown(
   ): void {
     switch (effect.type) {
       case "probe":
-        send({ type: "TABLE", seq: effect.seq, procs: readTable(procs, effect, target.cgroup) });
+        send({ type: "TABLE", seq: effect.seq, procs: readTable(procs, effect, target) });
         return;
       case "signalGroup":
         send({

@@ -100,6 +100,31 @@ describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
     expect(existsSync(cgroup)).toBe(false);
   });
 
+  it("the group's teardown reads the cgroup only for processes their environment does not prove", async () => {
+    let reads = 0;
+    const counting: Procs = {
+      ...procs,
+      containment: {
+        ...procs.containment!,
+        members: (cgroup) => {
+          reads++;
+          return procs.containment!.members(cgroup);
+        },
+      },
+    };
+    const group = launch({ argv: ["sleep", "60"], worldSize: 2, ports: { procs: counting } });
+    await until(() => group.pids().length === 2, "the ranks");
+    for (const pid of group.pids()) stray(pid, group.deployment);
+    reads = 0;
+    const report = await group.stop();
+    // TERM, the quick looks at the ranks while they die, the look at their groups: none reads
+    // it (each rank carries its environment, or is dead); the sweep's scan of the whole table
+    // does, once.
+    const probes = report.steps.filter((step) => / (TERM to|awaitTerm|sweep)/.test(step));
+    expect(probes.length).toBeGreaterThan(2);
+    expect(reads).toBe(1);
+  });
+
   it("baton status counts the processes in the cgroup, strays included", async () => {
     const stateDir = tempDir();
     const pidFile = join(stateDir, "escapee.pid");
