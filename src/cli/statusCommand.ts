@@ -75,10 +75,7 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
       dep.ageMs !== undefined && `up ${duration(dep.ageMs)}`,
       dep.lease &&
         `lease renewed ${duration(dep.lease.ageMs)} ago${dep.lease.stale ? " (stale)" : ""}`,
-      dep.cgroup &&
-        (dep.cgroup.processes === undefined
-          ? "contained"
-          : `contained: ${dep.cgroup.processes} process${dep.cgroup.processes === 1 ? "" : "es"}`),
+      dep.cgroup && `contained: ${describeCgroup(dep.cgroup)}`,
     ].filter(Boolean);
     const rows = [
       ["RANK", "PID", "PHASE", "AGE", "HEARTBEAT", "ACTIVE", "EPOCH"],
@@ -106,6 +103,14 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
     return [head.join("  "), ...(dep.ranks.length > 0 ? table : []), ...problems].join("\n");
   });
   return `${blocks.join("\n\n")}\n`;
+}
+
+/** What a deployment's cgroup holds: its processes, or that it is gone, or why it cannot be read. */
+function describeCgroup(cgroup: NonNullable<DeploymentStatus["cgroup"]>): string {
+  if (cgroup.processes !== undefined) {
+    return `${cgroup.processes} process${cgroup.processes === 1 ? "" : "es"}`;
+  }
+  return cgroup.gone ? "cgroup gone" : `cannot read ${cgroup.path}: ${cgroup.error}`;
 }
 
 /** A duration a person reads at a glance: 850ms, 12s, 5m03s, 2h05m, 3d04h. */

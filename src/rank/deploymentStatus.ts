@@ -61,9 +61,13 @@ export interface DeploymentStatus {
   /**
    * The cgroup its local ranks were started in (see `Containment`) and the live processes in
    * it now: the ranks and everything they started, however far it strayed. Absent when its
-   * ranks were not contained; `processes` is undefined when this machine cannot read it.
+   * ranks were not contained. `processes` is undefined when it was not counted: `gone` when
+   * the cgroup no longer exists (removed, or the machine restarted), else `error` says why it
+   * cannot be read from here.
    */
-  cgroup: { path: string; processes: number | undefined } | undefined;
+  cgroup:
+    | { path: string; processes: number | undefined; gone: boolean; error: string | undefined }
+    | undefined;
   /** Files that could not be used (malformed, another deployment's). */
   problems: string[];
 }
@@ -261,13 +265,29 @@ async function readDeploymentStatus(
     worldSize: manifest?.worldSize,
     ageMs: manifest === undefined ? undefined : now - manifest.startedAt,
     ranks,
-    cgroup:
-      manifest?.cgroup === undefined
-        ? undefined
-        : {
-            path: manifest.cgroup,
-            processes: procs.containment?.members(manifest.cgroup)?.length,
-          },
+    cgroup: manifest?.cgroup === undefined ? undefined : cgroupStatus(procs, manifest.cgroup),
     problems,
   };
+}
+
+/** How many processes a deployment's cgroup holds, or why that is not known. */
+function cgroupStatus(
+  procs: DeploymentStatusPorts["procs"],
+  path: string,
+): NonNullable<DeploymentStatus["cgroup"]> {
+  const { containment } = procs;
+  if (containment === undefined) {
+    return {
+      path,
+      processes: undefined,
+      gone: false,
+      error: "this process has no cgroup v2 to read it through",
+    };
+  }
+  try {
+    const members = containment.members(path);
+    return { path, processes: members?.length, gone: members === undefined, error: undefined };
+  } catch (error) {
+    return { path, processes: undefined, gone: false, error: (error as Error).message };
+  }
 }

@@ -328,6 +328,59 @@ describe("baton status", () => {
     );
   });
 
+  it.skipIf(procs.containment === undefined)(
+    "tells a cgroup that is gone from one it cannot read",
+    async () => {
+      const dir = await stateDir();
+      const launcher = await deadPid();
+      const cgroups = {
+        "dep-cgroupgone00": join(tmpdir(), `baton-no-cgroup-${process.pid}`, "baton"),
+        // A path through a file: reading it fails with ENOTDIR, not "no such cgroup".
+        "dep-cgroupfile00": join(dir, "file", "baton"),
+      };
+      await writeFile(join(dir, "file"), "");
+      for (const [deployment, parent] of Object.entries(cgroups)) {
+        await mkdir(join(dir, deployment));
+        await files.writeAtomic(
+          deploymentPaths(dir, deployment).manifest,
+          encodeStateFile(MANIFEST_FORMAT, {
+            deployment,
+            launcher: { pid: launcher, token: "tok", host: "here" },
+            ranks: [],
+            worldSize: 1,
+            argv: ["python3", "train.py"],
+            startedAt: Date.now(),
+            // A manifest of an older launcher: no stateDir, its cgroup named after it alone.
+            cgroup: join(parent, deployment),
+          }),
+        );
+      }
+      const json = await baton(["status", "--state-dir", dir, "--json"]);
+      const byId = new Map<string, DeploymentStatus>(
+        JSON.parse(json.stdout).deployments.map((dep: DeploymentStatus) => [dep.deployment, dep]),
+      );
+      expect(byId.get("dep-cgroupgone00")?.cgroup).toEqual({
+        path: join(cgroups["dep-cgroupgone00"], "dep-cgroupgone00"),
+        processes: null,
+        gone: true,
+        error: null,
+      });
+      expect(byId.get("dep-cgroupfile00")?.cgroup).toMatchObject({
+        processes: null,
+        gone: false,
+        error: expect.stringMatching(/^ENOTDIR/),
+      });
+      const { stdout } = await baton(["status", "--state-dir", dir]);
+      expect(stdout).toMatch(/^dep-cgroupgone00 .* {2}contained: cgroup gone$/m);
+      expect(stdout).toMatch(
+        new RegExp(
+          `^dep-cgroupfile00 .* {2}contained: cannot read ${join(dir, "file")}/baton/dep-cgroupfile00: ENOTDIR`,
+          "m",
+        ),
+      );
+    },
+  );
+
   it("says when there is nothing, and refuses unknown flags (status and reap alike)", async () => {
     const dir = await stateDir();
     const empty = await baton(["status", "--state-dir", join(dir, "missing")]);

@@ -135,6 +135,8 @@ describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
     expect(status.cgroup).toEqual({
       path: expect.stringMatching(new RegExp(`/baton/${group.deployment}-[0-9a-f]{12}$`)),
       processes: 2,
+      gone: false,
+      error: null,
     });
     const text = await startBaton(["status", "--state-dir", stateDir]).exit;
     expect(text.stdout.split("\n")[0]).toMatch(/ {2}contained: 2 processes$/);
