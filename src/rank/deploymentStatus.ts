@@ -218,23 +218,21 @@ async function readDeploymentStatus(
           leaseStaleMs: LEASE_STALE_MS,
         });
     state = reason === undefined ? "live" : "orphaned";
-    if (manifest === undefined && lease !== undefined && reason !== undefined) {
+    if (manifestUnreadable && reason !== undefined) {
+      reason += `; ${unreadableManifest(livingPids(ranks), id, paths.dir)}`;
+    } else if (manifest === undefined && lease !== undefined && reason !== undefined) {
       const staleInMs = lease.renewedAt + lease.staleAfterMs - now;
       if (staleInMs >= 0) {
         reason += `; with no manifest it started no rank, and \`baton reap\` removes its lease once stale, in ${Math.ceil(staleInMs / 1000)} s`;
       }
     }
   } else {
-    const living = ranks.filter((rank) => rank.alive).map((rank) => rank.pid);
+    const living = livingPids(ranks);
     state = living.length > 0 ? "orphaned" : "ended";
     const left = controlFiles(paths, entries);
     const leftFiles = `the ${left.length} control file${left.length === 1 ? "" : "s"} left (${left.join(", ")})`;
     if (manifestUnreadable) {
-      const running =
-        living.length > 0
-          ? `rank pid${living.length > 1 ? "s" : ""} ${living.join(", ")} still run${living.length > 1 ? "" : "s"}; `
-          : "";
-      reason = `${running}its manifest cannot be read (below), so \`baton reap\` leaves it alone and a launch of this name is refused: once no process with BATON_DEPLOYMENT=${deployment} runs, remove ${paths.dir}`;
+      reason = unreadableManifest(living, id, paths.dir);
     } else if (living.length > 0) {
       reason = `no manifest or lease, but rank pid${living.length > 1 ? "s" : ""} ${living.join(", ")} still run${living.length > 1 ? "" : "s"}; \`baton reap\` stops ${living.length > 1 ? "them" : "it"} and removes ${leftFiles}`;
     } else {
@@ -268,6 +266,20 @@ async function readDeploymentStatus(
     cgroup: manifest?.cgroup === undefined ? undefined : cgroupStatus(procs, manifest.cgroup),
     problems,
   };
+}
+
+/** The live pids among the ranks. */
+function livingPids(ranks: readonly RankStatus[]): number[] {
+  return ranks.filter((rank) => rank.alive).map((rank) => rank.pid as number);
+}
+
+/** Why a deployment whose manifest is there but invalid stays, and what to do about it. */
+function unreadableManifest(living: number[], id: DeploymentIdentity, dir: string): string {
+  const running =
+    living.length > 0
+      ? `rank pid${living.length > 1 ? "s" : ""} ${living.join(", ")} still run${living.length > 1 ? "" : "s"}; `
+      : "";
+  return `${running}its manifest is invalid (below), so \`baton reap\` leaves it alone and a launch of this name is refused: once no process with BATON_DEPLOYMENT=${id.deployment} and BATON_STATE_DIR=${id.stateDir} runs, remove ${dir}`;
 }
 
 /** How many processes a deployment's cgroup holds, or why that is not known. */

@@ -319,13 +319,37 @@ describe("baton status", () => {
     await writeFile(join(dir, deployment, "manifest.json"), '{"format":"baton.manifest/1", broken');
     const status = await baton(["status", "--state-dir", dir]);
     expect(status.stdout).toContain(
-      `${deployment}  ended (its manifest cannot be read (below), so \`baton reap\` leaves it alone and a launch of this name is refused: once no process with BATON_DEPLOYMENT=${deployment} runs, remove ${join(dir, deployment)})`,
+      `${deployment}  ended (its manifest is invalid (below), so \`baton reap\` leaves it alone and a launch of this name is refused: once no process with BATON_DEPLOYMENT=${deployment} and BATON_STATE_DIR=${dir} runs, remove ${join(dir, deployment)})`,
     );
     const reap = await baton(["reap", "--state-dir", dir]);
     expect(reap.code).toBe(1);
     expect(reap.stderr).toContain(
       `${deployment}: NOT reaped: ${join(dir, deployment, "manifest.json")} is not a valid baton.manifest/1 file`,
     );
+  });
+
+  it("says a deployment's invalid manifest is why it stays, not that it started no rank", async () => {
+    const dir = await stateDir();
+    const deployment = "dep-brokenlease0";
+    const paths = deploymentPaths(dir, deployment);
+    await mkdir(paths.dir);
+    await writeFile(paths.manifest, '{"format":"baton.manifest/1", broken');
+    const dead = await deadPid();
+    await files.writeAtomic(
+      paths.lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment,
+        pid: dead,
+        token: "tok",
+        renewedAt: Date.now(),
+        staleAfterMs: 30_000,
+      }),
+    );
+    const { stdout } = await baton(["status", "--state-dir", dir]);
+    expect(stdout.split("\n")[0]).toContain(
+      `${deployment}  orphaned (launcher pid ${dead} is gone; its manifest is invalid (below), so \`baton reap\` leaves it alone and a launch of this name is refused: once no process with BATON_DEPLOYMENT=${deployment} and BATON_STATE_DIR=${dir} runs, remove ${paths.dir})  launcher ${dead} (gone)`,
+    );
+    expect(stdout).not.toContain("with no manifest");
   });
 
   it.skipIf(procs.containment === undefined)(
