@@ -25,12 +25,21 @@ async function until(what: string, test: () => boolean, ms = 20_000): Promise<vo
   }
 }
 
+/** The pids of the `baton worker` processes the run with pid `pid` started. */
+function workersOf(pid: number): number[] {
+  return procs
+    .list()
+    .filter((p) => p.ppid === pid && p.argv.includes("worker"))
+    .map((p) => p.pid);
+}
+
 /** `baton run` of the counted graph: 60 leaves of `delayMs` each on 2 workers, and 7 totals. */
 function runCli(
   store: string,
   calls: string,
   delayMs = 60,
   flags: string[] = [],
+  env: Record<string, string> = {},
 ): {
   child: ChildProcess;
   exit: Promise<{ code: number | null; stdout: string; stderr: string }>;
@@ -55,6 +64,7 @@ function runCli(
         BATON_TEST_JOBS: "60",
         BATON_TEST_DELAY_MS: String(delayMs),
         BATON_TEST_CALLS: calls,
+        ...env,
       },
     },
   );
@@ -99,10 +109,7 @@ describe("resume after the coordinator dies", () => {
 
     const killed = runCli(store, first);
     await until("a third of the jobs to run", () => readdirSync(first).length >= 20);
-    const workers = procs
-      .list()
-      .filter((p) => p.ppid === killed.child.pid && p.argv.includes("worker"))
-      .map((p) => p.pid);
+    const workers = workersOf(killed.child.pid!);
     for (const pid of workers) started.add(pid);
     expect(workers).toHaveLength(2);
     // The killed run cannot remove its lock and secret: the rerun does, and then its own.
@@ -162,8 +169,14 @@ describe("resume after the coordinator dies", () => {
     const locks = () =>
       readdirSync(join(store, "run")).filter((name) => /^graph-[0-9a-f]{16}\.lock$/.test(name));
 
-    const running = runCli(store, first, 300);
-    await until("the run to start its jobs", () => readdirSync(first).length >= 1);
+    // Leaves of 3 s that ignore the cancel: the first Ctrl-C cannot end the run before the
+    // second arrives, however loaded the machine.
+    const running = runCli(store, first, 3_000, [], { BATON_TEST_IGNORE_ABORT: "1" });
+    await until("the run's workers to start", () => workersOf(running.child.pid!).length === 2);
+    const workers = workersOf(running.child.pid!);
+    for (const pid of workers) started.add(pid);
+    // A leaf ended, so the workers are running the next ones, which hold the run up.
+    await until("the first leaf to end", () => readdirSync(first).length >= 1);
     expect(locks()).toHaveLength(1);
     running.child.kill("SIGINT");
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -172,6 +185,7 @@ describe("resume after the coordinator dies", () => {
     expect(stopped.code).toBe(130);
     expect(stopped.stderr).toContain("stopping now (second Ctrl-C)");
     expect(locks()).toEqual([]);
+    await until("the run's workers to exit", () => workers.every((pid) => !alive(pid)), 15_000);
 
     // A port that is taken fails the run after it took the lock: the lock goes all the same.
     const taken = createServer();
