@@ -82,6 +82,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
           error: error.message,
         })),
         foreign: report.foreign,
+        otherUsers: report.otherUsers,
       })}\n`,
     );
   } else {
@@ -92,6 +93,8 @@ export async function reapCommand(argv: string[]): Promise<number> {
     for (const { deployment, pid } of report.live) say(`${deployment}: live (launcher pid ${pid})`);
     for (const { deployment, host } of report.foreign)
       say(`${deployment}: launched on ${host}, not here`);
+    for (const { deployment, owner } of report.otherUsers)
+      say(`${deployment}: ${owner === undefined ? "another user's" : `${owner}'s`}, left alone`);
     for (const { deployment, error } of report.failed)
       say(`${deployment}: NOT reaped: ${error.message}`);
     if (report.reaped.length + report.live.length + report.failed.length === 0) {

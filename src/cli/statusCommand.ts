@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
@@ -11,8 +12,9 @@ import { parseArgsMessage } from "./parseArgsMessage.ts";
 const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
 
 Lists the rank-group deployments in a state directory: live (the launcher runs and renews
-its lease), orphaned (the launcher's pid is gone or its lease is stale: run \`baton reap\`)
-or ended (logs, and perhaps leftovers \`baton reap\` removes), with each rank's pid, phase
+its lease), orphaned (the launcher's pid is gone or its lease is stale: run \`baton reap\`),
+ended (logs, and perhaps leftovers \`baton reap\` removes) or unreadable (another user's,
+in a shared state dir), with each rank's pid, phase
 (from its marker; "gone" when the pid is dead, "reused" when another program has it now,
 "remote" for a rank on an ssh host, not checked from here), age and heartbeat. Only reads;
 never signals or removes anything.
@@ -65,7 +67,12 @@ export async function statusCommand(argv: string[]): Promise<number> {
 
 /** The table `baton status` prints. */
 function describeDeployments(stateDir: string, deployments: DeploymentStatus[]): string {
-  if (deployments.length === 0) return `no deployments in ${stateDir}\n`;
+  if (deployments.length === 0) {
+    // A mistyped --state-dir must not look like a quiet machine.
+    return existsSync(stateDir)
+      ? `no deployments in ${stateDir}\n`
+      : `no deployments: ${stateDir} does not exist (no launch used it; is --state-dir right?)\n`;
+  }
   const blocks = deployments.map((dep) => {
     const head = [
       dep.deployment,

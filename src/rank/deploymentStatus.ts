@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { RankFileError } from "../errors.ts";
 import { carriesDeployment, type DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import { controlFiles, untouchedMs } from "../runtime/clearDeployment.ts";
+import { isPermissionDenied, ownerName } from "../runtime/fileOwner.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { deploymentPaths, isDeploymentId, rankFileName } from "./deploymentPaths.ts";
 import { isAlive, launcherGone, manifestLauncherGone } from "./launcherWatch.ts";
@@ -45,11 +46,12 @@ export interface RankStatus {
 /**
  * One deployment of a state dir: `live` (its launcher's pid lives and its lease is fresh),
  * `orphaned` (launcher gone or lease stale while a manifest or a live rank remains: a case
- * for `baton reap`), or `ended` (nothing but debris: no manifest, no lease, no live rank).
+ * for `baton reap`), `ended` (nothing but debris: no manifest, no lease, no live rank), or
+ * `unreadable` (another user's, in a shared state dir: this user may not read its files).
  */
 export interface DeploymentStatus {
   deployment: string;
-  state: "live" | "orphaned" | "ended";
+  state: "live" | "orphaned" | "ended" | "unreadable";
   /** Why it is orphaned or ended. */
   reason: string | undefined;
   launcher: { pid: number; alive: boolean } | undefined;
@@ -100,8 +102,16 @@ export async function readDeploymentStatuses(
     let entries: string[];
     try {
       entries = await ports.files.list(`${stateDir}/${name}`);
-    } catch {
-      continue; // a file, not a deployment directory
+    } catch (error) {
+      if (isPermissionDenied(error)) {
+        const dir = `${stateDir}/${name}`;
+        statuses.push(
+          unreadable(name, await ownerName(ports.files, dir), stateDir, [
+            `cannot list ${dir}: permission denied`,
+          ]),
+        );
+      }
+      continue; // else a file, not a deployment directory
     }
     // Neither a control file nor a rank's log: not a deployment (`--state-dir .baton`, the
     // store's own folders).
@@ -127,6 +137,8 @@ async function readDeploymentStatus(
   const id: DeploymentIdentity = { deployment, stateDir: resolve(stateDir) };
   const now = clock.now();
   const problems: string[] = [];
+  /** The first control file this user may not read: another user's deployment. */
+  let denied: string | undefined;
   const read = async <T extends { deployment: string }>(
     format: StateFileFormat<T>,
     path: string,
@@ -139,6 +151,11 @@ async function readDeploymentStatus(
       }
       return value;
     } catch (error) {
+      if (isPermissionDenied(error)) {
+        denied ??= path;
+        problems.push(`cannot read ${path}: permission denied`);
+        return undefined;
+      }
       if (!(error instanceof RankFileError)) throw error;
       problems.push(error.message);
       return undefined;
@@ -149,6 +166,9 @@ async function readDeploymentStatus(
   const manifestUnreadable =
     manifest === undefined && entries.includes(paths.manifest.slice(paths.dir.length + 1));
   const lease: Lease | undefined = await read(LEASE_FORMAT, paths.lease);
+  if (denied !== undefined) {
+    return unreadable(deployment, await ownerName(files, denied), stateDir, problems);
+  }
 
   const rankNumbers = new Set(manifest?.ranks.map((rank) => rank.rank));
   for (const entry of entries) {
@@ -264,6 +284,31 @@ async function readDeploymentStatus(
     ageMs: manifest === undefined ? undefined : now - manifest.startedAt,
     ranks,
     cgroup: manifest?.cgroup === undefined ? undefined : cgroupStatus(procs, manifest.cgroup),
+    problems,
+  };
+}
+
+/**
+ * A deployment whose control files this user may not read: another user's, in a shared state
+ * dir. Nothing about it is known here, so it is neither live, orphaned nor ended.
+ */
+function unreadable(
+  deployment: string,
+  owner: string | undefined,
+  stateDir: string,
+  problems: string[],
+): DeploymentStatus {
+  const whose = owner === undefined ? "another user's" : `${owner}'s`;
+  return {
+    deployment,
+    state: "unreadable",
+    reason: `its files are ${whose} and this user may not read them: run \`baton status --state-dir ${stateDir}\` as ${owner ?? "that user"} to see it (\`baton reap\` leaves it alone)`,
+    launcher: undefined,
+    lease: undefined,
+    worldSize: undefined,
+    ageMs: undefined,
+    ranks: [],
+    cgroup: undefined,
     problems,
   };
 }

@@ -15,6 +15,7 @@ import { pidReused } from "../rank/pidReused.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import { readStateFile } from "../rank/stateFile.ts";
 import { clearDeployment, controlFiles, untouchedMs } from "./clearDeployment.ts";
+import { isPermissionDenied, ownerName } from "./fileOwner.ts";
 import { markerPids } from "./markerPids.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeFiles } from "./nodeFiles.ts";
@@ -63,6 +64,12 @@ export interface ReapReport {
   failed: { deployment: string; error: Error }[];
   /** Deployments launched on another machine (a shared state dir): not this reaper's. */
   foreign: { deployment: string; host: string }[];
+  /**
+   * Deployments of another user (a shared state dir), whose control files this user may not
+   * read: not this reaper's either (their ranks are not this user's to signal). `owner` is
+   * that user's name, when it can be told.
+   */
+  otherUsers: { deployment: string; owner: string | undefined }[];
 }
 
 /**
@@ -101,7 +108,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
   const clock = options.clock ?? nodeClock();
   const host = options.host ?? hostname();
   const stateDir = resolve(options.stateDir);
-  const report: ReapReport = { reaped: [], live: [], failed: [], foreign: [] };
+  const report: ReapReport = { reaped: [], live: [], failed: [], foreign: [], otherUsers: [] };
   for (const deployment of await files.list(stateDir)) {
     if (!isDeploymentId(deployment)) continue;
     const id: DeploymentIdentity = { deployment, stateDir };
@@ -114,6 +121,11 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     } catch (error) {
       // A file of the user's beside the deployments, not a deployment directory.
       if ((error as NodeJS.ErrnoException).code === "ENOTDIR") continue;
+      if (isPermissionDenied(error)) {
+        const owner = await ownerName(files, (error as NodeJS.ErrnoException).path ?? paths.dir);
+        report.otherUsers.push({ deployment, owner });
+        continue;
+      }
       report.failed.push({ deployment, error: error as Error });
       continue;
     }

@@ -409,7 +409,9 @@ describe("baton status", () => {
     const dir = await stateDir();
     const empty = await baton(["status", "--state-dir", join(dir, "missing")]);
     expect(empty.code).toBe(0);
-    expect(empty.stdout).toBe(`no deployments in ${join(dir, "missing")}\n`);
+    expect(empty.stdout).toBe(
+      `no deployments: ${join(dir, "missing")} does not exist (no launch used it; is --state-dir right?)\n`,
+    );
     // Folders that hold no deployment's file (a store's, when --state-dir names the store).
     await mkdir(join(dir, "logs"));
     await writeFile(join(dir, "logs", "run-1.log"), "{}\n");

@@ -15,9 +15,11 @@ import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import type { Files } from "../../src/runtime/ports.ts";
 import { type ReapReport, reapDeployments } from "../../src/runtime/reaper.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
+import { filesDenying } from "../fixtures/filesDenying.ts";
 
 const files = nodeFiles();
 const dirs: string[] = [];
@@ -82,12 +84,12 @@ async function writeDeployment(
 }
 
 /** Runs the reaper, advancing the simulated clock whenever it waits on it. */
-async function reap(w: World): Promise<ReapReport> {
+async function reap(w: World, through: Files = files): Promise<ReapReport> {
   let done = false;
   const run = reapDeployments({
     stateDir: w.stateDir,
     procs: w.procs,
-    files,
+    files: through,
     clock: w.clock,
     host: HOST,
     teardown: {
@@ -172,6 +174,24 @@ describe("reapDeployments", () => {
     const report = await reap(w);
     expect(report.foreign).toEqual([{ deployment: "elsewhere", host: "other-host" }]);
     expect(w.procs.signals.filter((s) => s.signal !== 0)).toEqual([]);
+  });
+
+  it("leaves another user's deployment in a shared state dir alone, naming its owner", async () => {
+    const w = world();
+    const r = rank(w, "dep-theirs");
+    await writeDeployment(w, "dep-theirs", { pid: 4242, token: "t" }, [
+      { pid: r.pid, pgid: r.pid },
+    ]);
+    const { manifest } = deploymentPaths(w.stateDir, "dep-theirs");
+    const report = await reap(
+      w,
+      filesDenying((path) => path === manifest),
+    );
+    const owner = process.getuid?.() === 0 ? "root" : expect.any(String);
+    expect(report.otherUsers).toEqual([{ deployment: "dep-theirs", owner }]);
+    expect(report.failed).toEqual([]);
+    expect(w.procs.signals.filter((s) => s.signal !== 0)).toEqual([]);
+    expect(await files.read(manifest)).toBeDefined();
   });
 
   it("never signals a group a stranger joined; the members that carry the deployment go by pid", async () => {
