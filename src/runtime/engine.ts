@@ -525,6 +525,12 @@ function poolOf(workers: EngineOptions["workers"]): WorkerPool {
   });
 }
 
+/** When a job's last attempt started and, once the job finished, when it did. */
+interface Timing {
+  startedAt: number;
+  finishedAt?: number;
+}
+
 /** Follows a run's effects for timings, `job` events and periodic `progress`. */
 function trackRun(
   run: Run,
@@ -578,7 +584,7 @@ function trackRun(
       );
     }
   };
-  const timings = new Map<string, { startedAt?: number; finishedAt?: number }>();
+  const timings = new Map<string, Timing>();
   let cached = 0;
   for (const record of board.jobs.values()) if (record.cached) cached++;
   let ticker: unknown;
@@ -656,11 +662,34 @@ function statusOf(record: JobRecord): JobStatus {
   return "failed";
 }
 
+/**
+ * A job's outcome, its optional fields set only when present, in the order the result has
+ * always listed them: field by field, as spreading each optional field made throwaway
+ * objects for every job of the run.
+ */
+function outcomeOf(
+  id: string,
+  record: JobRecord,
+  status: JobStatus,
+  timing: Timing | undefined,
+): JobOutcome {
+  const outcome: JobOutcome = { id, kind: record.job.kind, status } as JobOutcome;
+  if (record.value !== undefined) outcome.value = record.value as Json;
+  if (status !== "completed" && record.error !== undefined) outcome.error = record.error;
+  if (record.cause !== undefined) outcome.cause = record.cause;
+  outcome.attempts = record.attempts;
+  outcome.lostWorkers = record.lostWorkers;
+  outcome.cached = record.cached;
+  if (timing?.startedAt !== undefined) outcome.startedAt = timing.startedAt;
+  if (timing?.finishedAt !== undefined) outcome.finishedAt = timing.finishedAt;
+  return outcome;
+}
+
 function buildResult(
   runId: string,
   board: JobBoard,
   idOf: (spec: JobSpec, among: ReadonlyMap<string, unknown>) => string,
-  timings: Map<string, { startedAt?: number; finishedAt?: number }>,
+  timings: ReadonlyMap<string, Timing>,
   durationMs: number,
 ): RunResult {
   const jobs = new Map<string, JobOutcome>();
@@ -669,20 +698,7 @@ function buildResult(
     const status = statusOf(record);
     counts[status]++;
     if (record.cached) counts.cached++;
-    const t = timings.get(id);
-    jobs.set(id, {
-      id,
-      kind: record.job.kind,
-      status,
-      ...(record.value !== undefined && { value: record.value as Json }),
-      ...(status !== "completed" && record.error !== undefined && { error: record.error }),
-      ...(record.cause !== undefined && { cause: record.cause }),
-      attempts: record.attempts,
-      lostWorkers: record.lostWorkers,
-      cached: record.cached,
-      ...(t?.startedAt !== undefined && { startedAt: t.startedAt }),
-      ...(t?.finishedAt !== undefined && { finishedAt: t.finishedAt }),
-    });
+    jobs.set(id, outcomeOf(id, record, status, timings.get(id)));
   }
   return {
     run: runId,
