@@ -98,13 +98,11 @@ class SameThreadRunner implements JobRunner {
   start(frame: JobFrame, version: number, report: JobReport): void {
     const ctx = new HandlerContext(this, frame, report, this.logger);
     this.running = ctx;
-    const done = (result: ResultFrame) => {
-      if (this.running === ctx) this.running = undefined;
-      report.done(result);
-    };
     const handler = this.jobs.handler(frame.kind);
     if (!handler) {
-      done(
+      this.done(
+        ctx,
+        report,
         failed(frame.id, {
           name: "UnknownKind",
           message: `this worker's job module has no handler for kind "${frame.kind}"`,
@@ -118,17 +116,23 @@ class SameThreadRunner implements JobRunner {
       value = handler(frame.input, ctx);
       pending = isThenable(value);
     } catch (thrown) {
-      done(thrownResult(frame, ctx, thrown, version));
+      this.done(ctx, report, thrownResult(frame, ctx, thrown, version));
       return;
     }
     if (pending) {
       Promise.resolve(value).then(
-        (settled) => done(completed(frame, ctx, settled, version)),
-        (thrown: unknown) => done(thrownResult(frame, ctx, thrown, version)),
+        (settled) => this.done(ctx, report, completed(frame, ctx, settled, version)),
+        (thrown: unknown) => this.done(ctx, report, thrownResult(frame, ctx, thrown, version)),
       );
     } else {
-      done(completed(frame, ctx, value, version));
+      this.done(ctx, report, completed(frame, ctx, value, version));
     }
+  }
+
+  /** `ctx`'s job has its result; a synchronous handler's makes no closure on the way. */
+  private done(ctx: HandlerContext, report: JobReport, result: ResultFrame): void {
+    if (this.running === ctx) this.running = undefined;
+    report.done(result);
   }
 
   /** `ctx.need`: the needed jobs' values if `frame` already has them all, else a `NeedJobs`. */

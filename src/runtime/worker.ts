@@ -7,13 +7,14 @@ import { frameOverLimit } from "../transport/frameOverLimit.ts";
 import {
   encode,
   type JobFrame,
+  type ProgressFrame,
   parseToWorker,
   type ResultFrame,
   type ToCoordinator,
 } from "../transport/frames.ts";
 import { negotiate, PROTOCOL, type ProtocolRange } from "../transport/protocolVersion.ts";
 import type { LoadedJobs } from "./jobModule.ts";
-import { failed, type JobRunner, jobRunner } from "./jobRunner.ts";
+import { failed, type JobReport, type JobRunner, jobRunner } from "./jobRunner.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock, Link, Net } from "./ports.ts";
 import { SilenceWatch } from "./silenceWatch.ts";
@@ -147,7 +148,7 @@ function positiveMs(name: string, value: number | undefined, otherwise: string):
   }
 }
 
-class WorkerSession {
+class WorkerSession implements JobReport {
   jobsRun = 0;
   private nonce = "";
   private proof = "";
@@ -303,17 +304,17 @@ class WorkerSession {
     }
   }
 
+  /** The session is the report of every job it runs: no closures made a job. */
   private run(frame: JobFrame): void {
     this.running = frame.id;
-    this.runner.start(frame, this.version, {
-      progress: (update) => {
-        if (this.running === update.job) this.send(update);
-      },
-      done: (result) => this.answer(result),
-    });
+    this.runner.start(frame, this.version, this);
   }
 
-  private answer(result: ResultFrame): void {
+  progress(update: ProgressFrame): void {
+    if (this.running === update.job) this.send(update);
+  }
+
+  done(result: ResultFrame): void {
     this.running = undefined;
     this.stoppedJob();
     this.jobsRun++;
