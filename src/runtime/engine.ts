@@ -491,7 +491,7 @@ export function createEngine(options: EngineOptions): Engine {
           runId,
           board,
           plan.idOf,
-          tracker.timings,
+          tracker.attempts,
           clock.now() - startedAt,
         );
         log.info(
@@ -525,10 +525,13 @@ function poolOf(workers: EngineOptions["workers"]): WorkerPool {
   });
 }
 
-/** When a job's last attempt started and, once the job finished, when it did. */
-interface Timing {
+/** An attempt of a job: when it started and, when it was the job's last, when the job finished. */
+interface Attempt {
+  job: string;
   startedAt: number;
-  finishedAt?: number;
+  finishedAt: number | undefined;
+  /** Until the job's next change: how many workers it had lost when the attempt started. */
+  lostBefore: number | undefined;
 }
 
 /** Follows a run's effects for timings, `job` events and periodic `progress`. */
@@ -540,8 +543,14 @@ function trackRun(
   log: Logger,
   onCancelled: (reason: string) => void,
 ) {
-  /** Jobs whose last change was to `running`, with how many workers they had lost by then. */
-  const running = new Map<string, number>();
+  /** Every attempt started, in order: a job's last is the timing of its outcome. */
+  const attempts: Attempt[] = [];
+  /**
+   * The last attempt of each job that started one and has not finished (running, storing, or
+   * to run again): a handful, where a map of every job's timing took an insert into a map of
+   * the whole run for each job.
+   */
+  const open = new Map<string, Attempt>();
   /**
    * What a change says of the attempt: the one starting (`running`), the one that ended and
    * why (to run again: its error, or the worker lost under it), the last (completed or failed).
@@ -584,7 +593,6 @@ function trackRun(
       );
     }
   };
-  const timings = new Map<string, Timing>();
   let cached = 0;
   for (const record of board.jobs.values()) if (record.cached) cached++;
   let ticker: unknown;
@@ -606,7 +614,7 @@ function trackRun(
     ticker = clock.setTimeout(() => tick(interval), interval);
   };
   return {
-    timings,
+    attempts,
     progress,
     start(interval: number) {
       ticker = clock.setTimeout(() => tick(interval), interval);
@@ -621,8 +629,9 @@ function trackRun(
       for (const change of effects) {
         if (change.type === "run.cancelled") onCancelled(change.reason);
         if (change.type !== "job.changed") continue;
-        const lostBefore = running.get(change.job);
-        running.delete(change.job);
+        const attempt = open.get(change.job);
+        const lostBefore = attempt?.lostBefore;
+        if (attempt !== undefined) attempt.lostBefore = undefined;
         const retry =
           lostBefore !== undefined && (change.state === "ready" || change.state === "blocked");
         // Most changes (running, completed, ready before a first attempt) are neither logged
@@ -632,11 +641,21 @@ function trackRun(
             ? board.jobs.get(change.job)
             : undefined;
         if (change.state === "running") {
-          running.set(change.job, record?.lostWorkers.length ?? 0);
-          timings.set(change.job, { startedAt: now });
-        } else if (change.state === "completed" || change.state === "failed") {
-          const t = timings.get(change.job);
-          if (t) t.finishedAt = now;
+          const started: Attempt = {
+            job: change.job,
+            startedAt: now,
+            finishedAt: undefined,
+            lostBefore: record?.lostWorkers.length ?? 0,
+          };
+          attempts.push(started);
+          open.set(change.job, started);
+        } else if (
+          attempt !== undefined &&
+          (change.state === "completed" || change.state === "failed")
+        ) {
+          // Either happens once to a job (DESIGN §4, invariant 2).
+          attempt.finishedAt = now;
+          open.delete(change.job);
         }
         if (record === undefined) continue;
         const about = attemptOf(change, record, lostBefore);
@@ -667,12 +686,7 @@ function statusOf(record: JobRecord): JobStatus {
  * always listed them: field by field, as spreading each optional field made throwaway
  * objects for every job of the run.
  */
-function outcomeOf(
-  id: string,
-  record: JobRecord,
-  status: JobStatus,
-  timing: Timing | undefined,
-): JobOutcome {
+function outcomeOf(id: string, record: JobRecord, status: JobStatus): JobOutcome {
   const outcome: JobOutcome = { id, kind: record.job.kind, status } as JobOutcome;
   if (record.value !== undefined) outcome.value = record.value as Json;
   if (status !== "completed" && record.error !== undefined) outcome.error = record.error;
@@ -680,8 +694,6 @@ function outcomeOf(
   outcome.attempts = record.attempts;
   outcome.lostWorkers = record.lostWorkers;
   outcome.cached = record.cached;
-  if (timing?.startedAt !== undefined) outcome.startedAt = timing.startedAt;
-  if (timing?.finishedAt !== undefined) outcome.finishedAt = timing.finishedAt;
   return outcome;
 }
 
@@ -689,7 +701,7 @@ function buildResult(
   runId: string,
   board: JobBoard,
   idOf: (spec: JobSpec, among: ReadonlyMap<string, unknown>) => string,
-  timings: ReadonlyMap<string, Timing>,
+  attempts: readonly Attempt[],
   durationMs: number,
 ): RunResult {
   const jobs = new Map<string, JobOutcome>();
@@ -698,7 +710,14 @@ function buildResult(
     const status = statusOf(record);
     counts[status]++;
     if (record.cached) counts.cached++;
-    jobs.set(id, outcomeOf(id, record, status, timings.get(id)));
+    jobs.set(id, outcomeOf(id, record, status));
+  }
+  // In order, so each job's last attempt is the one its outcome keeps; the times come last
+  // in the outcome, as they always did. Only the last attempt of a job has a finishedAt.
+  for (const { job, startedAt, finishedAt } of attempts) {
+    const outcome = jobs.get(job)!;
+    outcome.startedAt = startedAt;
+    if (finishedAt !== undefined) outcome.finishedAt = finishedAt;
   }
   return {
     run: runId,

@@ -138,6 +138,49 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     expect(result.get(total).startedAt).toBeGreaterThanOrEqual(lastSquare);
   });
 
+  it("times a job by its last attempt, through a store's storing, and a job that never ran not at all", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-timings-"));
+    try {
+      let firstFailedAt = 0;
+      const engine = createEngine({
+        jobs: {
+          flaky: async (_: number, ctx: JobContext) => {
+            if (ctx.job.attempt > 1) return "second";
+            await sleep(30);
+            firstFailedAt = Date.now();
+            throw new Error("first attempt fails");
+          },
+          broken: () => {
+            throw new NonRetryableError("never works");
+          },
+          after: () => "unreachable",
+        },
+        workers: 2,
+        store: dir,
+      });
+      const flaky = job("flaky", 1, { backoff: { initialMs: 0 } });
+      const broken = job("broken", 2);
+      const skipped = job("after", 3, { after: [broken] });
+      const result = await engine.run([flaky, skipped]);
+
+      const retried = result.get(flaky);
+      expect(retried).toMatchObject({ status: "completed", attempts: 2, value: "second" });
+      expect(retried.startedAt).toBeGreaterThanOrEqual(firstFailedAt);
+      expect(retried.finishedAt).toBeGreaterThanOrEqual(retried.startedAt!);
+      const failed = result.get(broken);
+      expect(failed).toMatchObject({ status: "failed", attempts: 1 });
+      expect(failed.finishedAt).toBeGreaterThanOrEqual(failed.startedAt!);
+      const never = result.get(skipped);
+      expect(never.status).toBe("skipped");
+      expect(never).not.toHaveProperty("startedAt");
+      expect(never).not.toHaveProperty("finishedAt");
+      // The times come last, as the result has always listed them.
+      expect(Object.keys(retried).slice(-2)).toEqual(["startedAt", "finishedAt"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("hands dependency results to a handler in the order of after, and by id", async () => {
     const engine = createEngine({
       jobs: {
