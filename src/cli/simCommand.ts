@@ -223,22 +223,25 @@ export async function simCommand(argv: string[]): Promise<number> {
   if (many) live?.draw(`seeds ${first}..${last} on ${threads} thread${threads === 1 ? "" : "s"}`);
   /** The last seed whose result came (they come in order), for a Ctrl-C's summary. */
   let lastDone = first - 1;
+  // A range's rest, or the one seed (as it was asked for) that a long run stopped in.
+  const rest = () =>
+    many
+      ? `--seeds ${lastDone + 1}..${last}`
+      : `--${values.replay !== undefined ? "replay" : "seed"} ${first}`;
   const onSignal = (signal: "SIGINT" | "SIGTERM") => {
     live?.clear();
     const done = lastDone - first + 1;
-    const rest =
+    const runRest =
       lastDone < last
-        ? `; the rest: ${command(`--seeds ${lastDone + 1}..${last}`, settings, settings.jobs, settings.workers)}${outputFlags(output)}`
+        ? `; the rest: ${command(rest(), settings, settings.jobs, settings.workers)}${outputFlags(output)}`
         : "";
     process.stderr.write(
-      `baton sim: ${signal}: stopped after ${done} of ${last - first + 1} seeds, ${failures} failed${rest}\n`,
+      `baton sim: ${signal}: stopped after ${done} of ${last - first + 1} seed${many ? "s" : ""}, ${failures} failed${runRest}\n`,
     );
     process.exit(SIGNAL_EXIT[signal]);
   };
-  if (many) {
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
-  }
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
   try {
     for await (const result of seeds) {
       lastDone = result.seed;

@@ -28,10 +28,11 @@ vi.mock("../../src/sim/simulateSeeds.ts", async (importOriginal) => {
             yield* fake.seeds!;
           })(),
     // One seed runs on this thread: the first fake result stands for it.
-    simulateSeed: async (...args: Parameters<typeof real.simulateSeed>) =>
-      fake.seeds === undefined
-        ? real.simulateSeed(...args)
-        : (fake.seeds as SimulationResult[])[0]!,
+    simulateSeed: async (...args: Parameters<typeof real.simulateSeed>) => {
+      if (fake.seeds === undefined) return real.simulateSeed(...args);
+      for await (const result of fake.seeds) return result;
+      throw new Error("no fake result for the seed");
+    },
   };
 });
 
@@ -264,6 +265,34 @@ describe("baton sim's failure report", () => {
     await run;
     expect(err.text).toBe(
       "baton sim: SIGINT: stopped after 1 of 9 seeds, 0 failed; the rest: baton sim --seeds 2..9 --jobs 5 --workers 2 --faults default --check-determinism --no-shrink --threads 1\n",
+    );
+  });
+
+  it("on Ctrl-C in one long seed, clears its progress line and gives the command that runs it again", async () => {
+    let exited: (code: number) => void = () => {};
+    const exitCode = new Promise<number>((resolve) => (exited = resolve));
+    vi.spyOn(process, "exit").mockImplementation((code) => {
+      exited(Number(code));
+      return undefined as never;
+    });
+    let end: () => void = () => {};
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    fake.seeds = (async function* () {
+      await ended;
+      yield seedResult(1, true);
+    })();
+    terminal(process.stderr, true);
+    stdout();
+    const err = stdout(process.stderr);
+    const run = simCommand(["--seed", "1", "--jobs", "5000", "--workers", "2", "--no-shrink"]);
+    await vi.waitFor(() => expect(err.text).toContain("seed 1: 0/5000 jobs ended"));
+    err.text = "";
+    process.emit("SIGINT", "SIGINT");
+    expect(await exitCode).toBe(130);
+    end();
+    await run;
+    expect(err.text).toMatch(
+      /^(\r\x1b\[2K)+baton sim: SIGINT: stopped after 0 of 1 seed, 0 failed; the rest: baton sim --seed 1 --jobs 5000 --workers 2 --faults default --no-shrink\n/,
     );
   });
 });
