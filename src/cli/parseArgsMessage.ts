@@ -1,7 +1,8 @@
 /**
  * One line for an error of Node's `parseArgs`. Its "argument is ambiguous" (a flag followed by
  * a value starting with a dash, as in `--world -1`) is three lines about `-XYZ`; here it names
- * the flag and the form that passes such a value, which the flag's own check then judges. An
+ * the flag and the form that passes such a value, which the flag's own check then judges (a
+ * command that passes its argv through `negativeValues` sends such a number to that check). An
  * unknown option is named without Node's advice to pass it as a positional after `--`.
  *
  * @example

@@ -21,6 +21,7 @@ import {
   threadsFor,
 } from "../sim/simulateSeeds.ts";
 import { LiveLine } from "./liveLine.ts";
+import { negativeValues } from "./negativeValues.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
 import { uiPortFlag } from "./uiPortFlag.ts";
@@ -71,6 +72,28 @@ const PROGRESS_EVERY_MS = 100;
 /** How many trace lines a failure report shows. */
 const LAST_EVENTS = 30;
 
+/** `baton sim`'s flags. */
+const SIM_OPTIONS = {
+  seed: { type: "string" },
+  seeds: { type: "string" },
+  faults: { type: "string" },
+  "fault-list": { type: "string" },
+  jobs: { type: "string" },
+  workers: { type: "string" },
+  world: { type: "string" },
+  until: { type: "string" },
+  plant: { type: "string", multiple: true },
+  threads: { type: "string" },
+  "check-determinism": { type: "boolean" },
+  replay: { type: "string" },
+  trace: { type: "boolean" },
+  "no-shrink": { type: "boolean" },
+  json: { type: "boolean" },
+  ui: { type: "boolean" },
+  "ui-port": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 interface Settings {
   profile: FaultProfile;
   faults: Fault[] | undefined;
@@ -103,28 +126,9 @@ interface Output {
  */
 export async function simCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: argv,
+    args: negativeValues(argv, SIM_OPTIONS),
     allowPositionals: true,
-    options: {
-      seed: { type: "string" },
-      seeds: { type: "string" },
-      faults: { type: "string" },
-      "fault-list": { type: "string" },
-      jobs: { type: "string" },
-      workers: { type: "string" },
-      world: { type: "string" },
-      until: { type: "string" },
-      plant: { type: "string", multiple: true },
-      threads: { type: "string" },
-      "check-determinism": { type: "boolean" },
-      replay: { type: "string" },
-      trace: { type: "boolean" },
-      "no-shrink": { type: "boolean" },
-      json: { type: "boolean" },
-      ui: { type: "boolean" },
-      "ui-port": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: SIM_OPTIONS,
   });
   if (values.help) {
     process.stdout.write(`${SIM_USAGE}\n`);

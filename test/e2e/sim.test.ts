@@ -170,6 +170,10 @@ describe("baton sim", () => {
     [["--workers", "100000"], '--workers must be a number of workers from 1 to 1000, not "100000"'],
     [["--world", "1.5"], '--world must be a number of ranks from 0 to 10000, not "1.5"'],
     [["--world", "100000"], '--world must be a number of ranks from 0 to 10000, not "100000"'],
+    // A negative number gets the flag's own message, not parseArgs' about a leading dash.
+    [["--world", "-1"], '--world must be a number of ranks from 0 to 10000, not "-1"'],
+    [["--jobs", "-5"], '--jobs must be a number of jobs from 1 to 10000, not "-5"'],
+    [["--seed", "-1"], '--seed must be a whole number from 0 to 4294967295, not "-1"'],
     [["--threads", "500"], '--threads must be a number of threads from 1 to 64, not "500"'],
     [["--plant", "nope"], '--plant: unknown planted bug "nope"; give one of lease-running-job'],
     [
