@@ -7,6 +7,7 @@ import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { reapDeployments } from "../runtime/reaper.ts";
+import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
@@ -98,7 +99,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
     for (const { deployment, error } of report.failed)
       say(`${deployment}: NOT reaped: ${error.message}`);
     if (report.reaped.length + report.live.length + report.failed.length === 0) {
-      say(`nothing to reap in ${stateDir}`);
+      say(nothingInStateDir("nothing to reap", stateDir));
     }
   }
   return report.failed.length === 0 ? 0 : 1;

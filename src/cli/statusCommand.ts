@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
@@ -7,6 +6,7 @@ import { type DeploymentStatus, readDeploymentStatuses } from "../rank/deploymen
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
+import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 
 const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
@@ -67,12 +67,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
 
 /** The table `baton status` prints. */
 function describeDeployments(stateDir: string, deployments: DeploymentStatus[]): string {
-  if (deployments.length === 0) {
-    // A mistyped --state-dir must not look like a quiet machine.
-    return existsSync(stateDir)
-      ? `no deployments in ${stateDir}\n`
-      : `no deployments: ${stateDir} does not exist (no launch used it; is --state-dir right?)\n`;
-  }
+  if (deployments.length === 0) return `${nothingInStateDir("no deployments", stateDir)}\n`;
   const blocks = deployments.map((dep) => {
     const head = [
       dep.deployment,

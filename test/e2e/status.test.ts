@@ -412,6 +412,11 @@ describe("baton status", () => {
     expect(empty.stdout).toBe(
       `no deployments: ${join(dir, "missing")} does not exist (no launch used it; is --state-dir right?)\n`,
     );
+    const reapMissing = await baton(["reap", "--state-dir", join(dir, "missing")]);
+    expect(reapMissing.code).toBe(0);
+    expect(reapMissing.stderr).toBe(
+      `baton reap: nothing to reap: ${join(dir, "missing")} does not exist (no launch used it; is --state-dir right?)\n`,
+    );
     // Folders that hold no deployment's file (a store's, when --state-dir names the store).
     await mkdir(join(dir, "logs"));
     await writeFile(join(dir, "logs", "run-1.log"), "{}\n");
