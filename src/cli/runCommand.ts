@@ -314,6 +314,11 @@ export async function runCommand(argv: string[]): Promise<number> {
       process.stderr.write(`dashboard: ${ui.url} shows the finished run; Ctrl-C to exit\n`);
       await new Promise((resolve) => process.once("SIGINT", resolve));
       await ui.close();
+    } else if (ui) {
+      // A short run ends before anyone opens the URL: say where the page went, and how to keep it.
+      process.stderr.write(
+        "dashboard: closed with the run; --ui-keep keeps it open after the run\n",
+      );
     }
     if (interrupted) return SIGNAL_EXIT[interrupted];
     return result.ok ? 0 : 1;

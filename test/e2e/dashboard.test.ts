@@ -1,6 +1,6 @@
 /**
  * `baton run --ui` and `--ui-keep` as a user runs them: the command prints the dashboard's
- * address, closes it with the run by default, keeps serving the finished run with
+ * address, closes it with the run by default (saying so), keeps serving the finished run with
  * `--ui-keep` until Ctrl-C, shows a rank job's group run by a worker process, and `baton viz`
  * prints a machine's diagram. Children (and ranks) still running when a test ends are killed
  * by pid.
@@ -58,7 +58,7 @@ function snapshotOf(url: string): Promise<{ state: { finished: boolean; total: n
 }
 
 describe("baton run --ui", { timeout: 60_000 }, () => {
-  it("prints the dashboard's address and closes it with the run", async () => {
+  it("prints the dashboard's address, closes it with the run and says so last, on stderr", async () => {
     const baton = startBaton([
       "run",
       GRAPH,
@@ -66,12 +66,17 @@ describe("baton run --ui", { timeout: 60_000 }, () => {
       "--workers",
       "2",
       "--ui",
+      "--json",
       "--store",
       store(),
     ]);
     const result = await baton.exit;
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(URL_LINE);
+    expect(result.stderr).toMatch(
+      /\ndashboard: closed with the run; --ui-keep keeps it open after the run\n$/,
+    );
+    expect(JSON.parse(result.stdout).ok).toBe(true);
   });
 
   it("keeps serving the finished run with --ui-keep until Ctrl-C", async () => {
@@ -99,6 +104,7 @@ describe("baton run --ui", { timeout: 60_000 }, () => {
     const result = await baton.exit;
     expect(result.code).toBe(0);
     await expect(fetch(url)).rejects.toThrow();
+    expect(result.stderr).not.toContain("closed with the run");
   });
 });
 
