@@ -3,7 +3,8 @@
  * follows a live run (in-process workers, a graph held open by the test until it has
  * looked), its counts match the run's result at the end, selecting an actor draws its
  * state chart with the current state highlighted, a rank job's group shows its ranks'
- * phases as they change, and a wrong or missing token gets no data. Screenshots go to
+ * phases as they change, a page baton stops serving says why, and a wrong or missing token
+ * gets no data. Screenshots go to
  * test-artifacts/. Rank processes still running when a test ends are killed by pid.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -14,7 +15,7 @@ import type { AnyStateNode } from "xstate";
 import { recordSimulation } from "../../src/cli/simDashboard.ts";
 import { createEngine, job } from "../../src/index.ts";
 import { connectionMachine } from "../../src/machines/connection.ts";
-import { DashboardServer } from "../../src/runtime/dashboardServer.ts";
+import { CLOSE_REASON, DashboardServer } from "../../src/runtime/dashboardServer.ts";
 import { defineJobs } from "../../src/runtime/jobModule.ts";
 import { simulate } from "../../src/sim/simulate.ts";
 import { replayTo } from "../../src/viz/dashboardModel.ts";
@@ -310,6 +311,23 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       nodes.map((n) => n.textContent),
     );
     expect(labels).toEqual(["peak 1/s", "0s", "45s"]);
+  });
+
+  it("says why it stopped updating when baton stops serving it, after a finished run's outcome", async () => {
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    for (const finished of [false, true]) {
+      server = await DashboardServer.start();
+      server.push(0, { type: "run.started", run: `finished-${finished}` });
+      if (finished) server.push(10, { type: "run.finished", ok: true });
+      const page = await browser.newPage();
+      await page.goto(server.url);
+      const status = (s: string) =>
+        page.waitForFunction((want) => document.querySelector("#status")?.textContent === want, s);
+      await status(finished ? "finished: ok" : "running");
+      await server.close();
+      server = undefined;
+      await status(finished ? `finished: ok · ${CLOSE_REASON}` : CLOSE_REASON);
+    }
   });
 
   it("gives a wrong or missing token no page and no data", async () => {

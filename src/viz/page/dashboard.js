@@ -296,8 +296,11 @@ function connect() {
     }
     if (state) scheduleDraw();
   };
-  ws.onclose = () => {
-    $("status").textContent = state?.finished ? $("status").textContent : "disconnected";
+  // baton closes with why (1001, "baton stopped serving the dashboard"); a cut has no reason.
+  ws.onclose = (event) => {
+    const status = $("status");
+    if (!state?.finished) status.textContent = event.reason || "disconnected";
+    else if (event.reason) status.textContent += ` · ${event.reason}`;
   };
   const seek = (position) => ws.send(JSON.stringify({ type: "seek", position }));
   $("first").onclick = () => seek(0);
