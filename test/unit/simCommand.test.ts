@@ -86,6 +86,22 @@ afterEach(() => {
   fake.finishShrinking = undefined;
 });
 
+/**
+ * `process.exit` caught: `exitCode` resolves with the code it was called with; `ended` holds
+ * a stand-in seed up until the test calls `end`.
+ */
+function interceptExit() {
+  let exited: (code: number) => void = () => {};
+  const exitCode = new Promise<number>((resolve) => (exited = resolve));
+  vi.spyOn(process, "exit").mockImplementation((code) => {
+    exited(Number(code));
+    return undefined as never;
+  });
+  let end: () => void = () => {};
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  return { exitCode, ended, end };
+}
+
 describe("baton sim's failure report", () => {
   it("prints the failure and the replay command before shrinking, the reproducer after", async () => {
     const out = stdout();
@@ -240,14 +256,7 @@ describe("baton sim's failure report", () => {
   });
 
   it("on Ctrl-C, gives a command for the rest that checks and reports as this run did", async () => {
-    let exited: (code: number) => void = () => {};
-    const exitCode = new Promise<number>((resolve) => (exited = resolve));
-    vi.spyOn(process, "exit").mockImplementation((code) => {
-      exited(Number(code));
-      return undefined as never;
-    });
-    let end: () => void = () => {};
-    const ended = new Promise<void>((resolve) => (end = resolve));
+    const { exitCode, ended, end } = interceptExit();
     fake.seeds = (async function* () {
       yield seedResult(1, true);
       await ended;
@@ -269,14 +278,7 @@ describe("baton sim's failure report", () => {
   });
 
   it("on Ctrl-C in one long seed, clears its progress line and gives the command that runs it again", async () => {
-    let exited: (code: number) => void = () => {};
-    const exitCode = new Promise<number>((resolve) => (exited = resolve));
-    vi.spyOn(process, "exit").mockImplementation((code) => {
-      exited(Number(code));
-      return undefined as never;
-    });
-    let end: () => void = () => {};
-    const ended = new Promise<void>((resolve) => (end = resolve));
+    const { exitCode, ended, end } = interceptExit();
     fake.seeds = (async function* () {
       await ended;
       yield seedResult(1, true);
