@@ -29,5 +29,5 @@ export function isPermissionDenied(error: unknown): boolean {
  */
 export async function ownerName(files: Files, path: string): Promise<string | undefined> {
   const owner = await files.owner(path).catch(() => undefined);
-  return owner && (userName(owner.uid) ?? `uid ${owner.uid}`);
+  return owner && userName(owner.uid);
 }

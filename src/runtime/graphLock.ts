@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
+import { isPermissionDenied } from "./fileOwner.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Files } from "./ports.ts";
@@ -226,8 +227,7 @@ async function lockFileError(
   action: "make" | "create" | "read" | "remove",
   error: unknown,
 ): Promise<unknown> {
-  const { code } = error as NodeJS.ErrnoException;
-  if (code !== "EACCES" && code !== "EPERM") return storeOpenError(lock.storeDir, error);
+  if (!isPermissionDenied(error)) return storeOpenError(lock.storeDir, error);
   // The file itself or, for one not made yet, the nearest folder above it that is there.
   let owned = path;
   let owner = await lock.files.owner(owned).catch(() => undefined);
@@ -236,8 +236,9 @@ async function lockFileError(
     owner = await lock.files.owner(owned).catch(() => undefined);
   }
   if (owner?.self) return storeOpenError(lock.storeDir, error);
-  const name = owner && (userName(owner.uid) ?? `uid ${owner.uid}`);
-  const who = owner === undefined ? "another user" : `${name} (uid ${owner.uid})`;
+  const name = owner && userName(owner.uid);
+  const uid = `uid ${owner?.uid}`;
+  const who = name === undefined ? "another user" : name === uid ? name : `${name} (${uid})`;
   const isLock = owned === lock.path;
   const verb = action === "read" || action === "remove" ? action : "write to";
   const ask = isLock

@@ -248,6 +248,16 @@ describe("lockGraph", () => {
         `: the folder ${run} belongs to root (uid 0), and this user may not write to it; give this run a store of its own (--store DIR), or ask root to let you write to ${run} (chmod 1777, as /tmp is, for a store shared by several users)`,
       ),
     });
+    // A uid the user database does not know is named by its number, once.
+    const unknown: Files = {
+      ...files,
+      owner: async (file) => (file === run ? { uid: 4_242_424, self: false } : real.owner(file)),
+    };
+    await expect(lockGraph(store, "g.graph.ts", { files: unknown })).rejects.toMatchObject({
+      message: expect.stringContaining(
+        `: the folder ${run} belongs to uid 4242424, and this user may not write to it; give this run a store of its own (--store DIR), or ask uid 4242424 to let you write`,
+      ),
+    });
     // Permission denied on this user's own folder is no other user's doing.
     const own: Files = { ...files, owner: real.owner };
     await expect(lockGraph(store, "g.graph.ts", { files: own })).rejects.toMatchObject({
