@@ -17,6 +17,7 @@ import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { groupStatusLine } from "./groupStatusLine.ts";
 import { LiveLine } from "./liveLine.ts";
+import { negativeValues } from "./negativeValues.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -269,29 +270,32 @@ function barrierLine({ readyRanks, exitedRanks }: BarrierPassed, world: number):
 /** How long the launcher lets its last log lines out before it exits over what still runs. */
 const EXIT_GRACE_MS = 1_000;
 
+/** The flags of `baton launch`. */
+const LAUNCH_OPTIONS = {
+  world: { type: "string" },
+  hosts: { type: "string" },
+  "ssh-config": { type: "string" },
+  "remote-state-dir": { type: "string" },
+  "remote-cwd": { type: "string" },
+  "master-addr": { type: "string" },
+  "master-port": { type: "string" },
+  "state-dir": { type: "string" },
+  name: { type: "string" },
+  "grace-ms": { type: "string" },
+  "load-timeout-ms": { type: "string" },
+  "time-limit-ms": { type: "string" },
+  "no-contain": { type: "boolean", default: false },
+  "keep-ended-logs": { type: "string" },
+  "log-level": { type: "string", default: "warn" },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
 function parseOptions(argv: string[]) {
   try {
     return parseArgs({
-      args: argv,
+      args: negativeValues(argv, LAUNCH_OPTIONS),
       allowPositionals: true,
-      options: {
-        world: { type: "string" },
-        hosts: { type: "string" },
-        "ssh-config": { type: "string" },
-        "remote-state-dir": { type: "string" },
-        "remote-cwd": { type: "string" },
-        "master-addr": { type: "string" },
-        "master-port": { type: "string" },
-        "state-dir": { type: "string" },
-        name: { type: "string" },
-        "grace-ms": { type: "string" },
-        "load-timeout-ms": { type: "string" },
-        "time-limit-ms": { type: "string" },
-        "no-contain": { type: "boolean", default: false },
-        "keep-ended-logs": { type: "string" },
-        "log-level": { type: "string", default: "warn" },
-        help: { type: "boolean", short: "h", default: false },
-      },
+      options: LAUNCH_OPTIONS,
     });
   } catch (error) {
     throw new ConfigError(

@@ -34,6 +34,7 @@ import { parseListenAddress } from "../runtime/wsNet.ts";
 import { dryRunReport } from "./dryRunReport.ts";
 import { joinHint } from "./joinHint.ts";
 import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
+import { negativeValues } from "./negativeValues.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { resultJson } from "./resultJson.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
@@ -97,37 +98,40 @@ Exit code: 0 when every job completed, 1 when some did not, 2 for bad usage or a
 graph, 130 when interrupted (143 on SIGTERM). Ctrl-C or SIGTERM cancels (handlers see
 their AbortSignal); a second one stops at once.`;
 
+/** The flags of `baton run`. */
+const RUN_OPTIONS = {
+  inspect: { type: "string" },
+  ui: { type: "boolean", default: false },
+  "ui-port": { type: "string" },
+  "ui-keep": { type: "boolean", default: false },
+  jobs: { type: "string" },
+  workers: { type: "string" },
+  listen: { type: "string" },
+  "secret-file": { type: "string" },
+  store: { type: "string" },
+  force: { type: "boolean", default: false },
+  "fail-fast": { type: "boolean", default: false },
+  "dry-run": { type: "boolean", default: false },
+  "no-store": { type: "boolean", default: false },
+  "in-process": { type: "boolean", default: false },
+  "handler-thread": { type: "boolean", default: false },
+  slurm: { type: "boolean", default: false },
+  "max-workers": { type: "string" },
+  partition: { type: "string" },
+  "slurm-opt": { type: "string", multiple: true },
+  json: { type: "boolean", default: false },
+  "log-level": { type: "string", default: "warn" },
+  "keep-logs": { type: "string" },
+  "keep-ended-logs": { type: "string" },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
 /** `baton run`: plans, runs and reports a graph. Returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: withInspectUrl(argv),
+    args: negativeValues(withInspectUrl(argv), RUN_OPTIONS),
     allowPositionals: true,
-    options: {
-      inspect: { type: "string" },
-      ui: { type: "boolean", default: false },
-      "ui-port": { type: "string" },
-      "ui-keep": { type: "boolean", default: false },
-      jobs: { type: "string" },
-      workers: { type: "string" },
-      listen: { type: "string" },
-      "secret-file": { type: "string" },
-      store: { type: "string" },
-      force: { type: "boolean", default: false },
-      "fail-fast": { type: "boolean", default: false },
-      "dry-run": { type: "boolean", default: false },
-      "no-store": { type: "boolean", default: false },
-      "in-process": { type: "boolean", default: false },
-      "handler-thread": { type: "boolean", default: false },
-      slurm: { type: "boolean", default: false },
-      "max-workers": { type: "string" },
-      partition: { type: "string" },
-      "slurm-opt": { type: "string", multiple: true },
-      json: { type: "boolean", default: false },
-      "log-level": { type: "string", default: "warn" },
-      "keep-logs": { type: "string" },
-      "keep-ended-logs": { type: "string" },
-      help: { type: "boolean", short: "h", default: false },
-    },
+    options: RUN_OPTIONS,
   });
   if (values.help) {
     process.stdout.write(`${RUN_USAGE}\n`);

@@ -15,6 +15,7 @@ import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { startHandlerThread } from "./handlerThread.ts";
 import { loadJobsFile } from "./loadModule.ts";
+import { negativeValues } from "./negativeValues.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -277,25 +278,28 @@ export async function workerCommand(argv: string[]): Promise<number> {
   }
 }
 
+/** The flags of `baton worker`. */
+const WORKER_OPTIONS = {
+  connect: { type: "string" },
+  "secret-file": { type: "string" },
+  jobs: { type: "string" },
+  name: { type: "string" },
+  cpus: { type: "string" },
+  gpus: { type: "string" },
+  memory: { type: "string" },
+  "log-level": { type: "string", default: "warn" },
+  "handler-thread": { type: "boolean", default: false },
+  "silence-limit-ms": { type: "string" },
+  "welcome-timeout-ms": { type: "string" },
+  "retry-for": { type: "string" },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
 function parseOptions(argv: string[]) {
   try {
     return parseArgs({
-      args: argv,
-      options: {
-        connect: { type: "string" },
-        "secret-file": { type: "string" },
-        jobs: { type: "string" },
-        name: { type: "string" },
-        cpus: { type: "string" },
-        gpus: { type: "string" },
-        memory: { type: "string" },
-        "log-level": { type: "string", default: "warn" },
-        "handler-thread": { type: "boolean", default: false },
-        "silence-limit-ms": { type: "string" },
-        "welcome-timeout-ms": { type: "string" },
-        "retry-for": { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
-      },
+      args: negativeValues(argv, WORKER_OPTIONS),
+      options: WORKER_OPTIONS,
     }).values;
   } catch (error) {
     // parseArgs quotes a stray positional argument, which could be a pasted secret: not that one.

@@ -486,9 +486,12 @@ describe("baton run", () => {
     [[], "baton run takes one graph module"],
     [["--keep-logs", "0", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "0"'],
     [["--bogus", PIPELINE], "Unknown option '--bogus' (baton run --help lists them)\n"],
+    // A negative number gets the flag's own message, not parseArgs' about a leading dash.
+    [["--workers", "-1", PIPELINE], '--workers must be a number of workers ≥ 0, not "-1"'],
+    [["--keep-logs", "-3", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "-3"'],
     [
-      ["--workers", "-1", PIPELINE],
-      "--workers is followed by a value starting with a dash; write --workers=VALUE if that is its value",
+      ["--ui", "--ui-port", "-8080", PIPELINE],
+      '--ui-port must be a TCP port from 0 to 65535, not "-8080"',
     ],
   ])("exits 2 for bad usage %j with a message", async (args, says) => {
     const result = await batonRun("run", ...args);

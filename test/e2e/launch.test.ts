@@ -324,6 +324,12 @@ describe("baton launch", () => {
       ["--world", "1", "--time-limit-ms", "30 days", "--", "true"],
       '--time-limit-ms must be a whole number of milliseconds ≥ 1, not "30 days"',
     ],
+    // A negative number gets the flag's own message, not parseArgs' about a leading dash.
+    [["--world", "-2", "--", "true"], '--world must be a whole number of ranks ≥ 1, not "-2"'],
+    [
+      ["--world", "1", "--grace-ms", "-5", "--", "true"],
+      '--grace-ms must be a whole number of milliseconds ≥ 1, not "-5"',
+    ],
   ])(
     "refuses %j with exit code 2: %s",
     async (args, message) => {

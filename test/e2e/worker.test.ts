@@ -258,6 +258,26 @@ describe("baton worker", () => {
     );
   });
 
+  it.each([
+    // A negative number gets the flag's own message, not parseArgs' about a leading dash.
+    [["--cpus", "-1"], '--cpus must be a number of 0 or more, not "-1"'],
+    [
+      ["--silence-limit-ms", "-5"],
+      '--silence-limit-ms must be a whole number of milliseconds ≥ 1, not "-5"',
+    ],
+    [["--retry-for", "-5s"], "--retry-for must be a duration with its unit, such as 90s"],
+  ])("refuses %j with exit 2: %s", async (flags, says) => {
+    const { code, stderr } = await worker([
+      "--connect",
+      "ws://127.0.0.1:9",
+      "--jobs",
+      JOBS,
+      ...flags,
+    ]).exit;
+    expect(code).toBe(2);
+    expect(stderr).toContain(`baton worker: ${says}`);
+  });
+
   it("exits 2 with the chmod hint when the secret file is readable by others", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     chmodSync(path, 0o644);
