@@ -105,7 +105,13 @@ async function readPrivateFile(path: string): Promise<string> {
   }
   try {
     // The mode of the file that was opened, not of whatever is at the path by now.
-    const mode = (await handle.stat()).mode & 0o777;
+    const stats = await handle.stat();
+    if (stats.isDirectory()) {
+      throw new ConfigError(
+        `secret file ${path} is a directory; pass the path of the file that holds the secret`,
+      );
+    }
+    const mode = stats.mode & 0o777;
     if ((mode & 0o077) !== 0) {
       const access = (mode & 0o044) !== 0 ? "readable" : "writable";
       throw new ConfigError(

@@ -3,12 +3,21 @@
  * coordinator built in the test from the library pieces (coordinator machine, CoordinatorServer,
  * wsNet on 127.0.0.1). Every child still running when its test ends is killed by its pid.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { jobsOf } from "../../src/cli/loadModule.ts";
+import { ConfigError } from "../../src/errors.ts";
 import { type JobSpec, job } from "../../src/graph/job.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
@@ -508,5 +517,20 @@ describe("the run secret", () => {
       /^secret file does not exist; .*looks like a secret/,
     );
     expect((refused as Error).message).not.toContain(pasted.slice(0, 16));
+  });
+
+  it("is refused when its path is a directory, private or not, without advice to chmod it", async () => {
+    const open = tempDir();
+    const closed = join(open, "private");
+    mkdirSync(closed, { mode: 0o700 });
+    chmodSync(open, 0o755);
+    for (const dir of [open, closed]) {
+      await expect(readSecret({ secretFile: dir })).rejects.toThrow(
+        new ConfigError(
+          `secret file ${dir} is a directory; pass the path of the file that holds the secret`,
+        ),
+      );
+      await expect(keptSecret(dir)).rejects.toThrow(`secret file ${dir} is a directory`);
+    }
   });
 });
