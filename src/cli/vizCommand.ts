@@ -54,7 +54,14 @@ export async function vizCommand(argv: string[]): Promise<number> {
         `--update-docs writes every machine's Mermaid diagram into the file it names, so ${other.join(" and ")} would be ignored: leave ${other.length === 1 ? "it" : "them"} out, or leave out --update-docs`,
       );
     }
-    const updated = withMachineDocs(await readFile(docsFile, "utf8"), machineDocs(machineCatalog));
+    const docs = await readFile(docsFile, "utf8").catch((error: NodeJS.ErrnoException) => {
+      // Reading a directory fails without naming it, so main cannot say which path it was.
+      if (error.code !== "EISDIR") throw error;
+      throw new ConfigError(
+        `--update-docs: ${docsFile} is a directory; give the markdown file whose viz markers take the diagrams`,
+      );
+    });
+    const updated = withMachineDocs(docs, machineDocs(machineCatalog));
     if (updated === undefined) {
       throw new ConfigError(
         `${docsFile} has no viz markers; add "<!-- viz:begin -->" and "<!-- viz:end -->" lines where the diagrams go`,

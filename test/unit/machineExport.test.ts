@@ -5,7 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { type AnyStateMachine, type AnyStateNode, createMachine } from "xstate";
 import { main } from "../../src/cli/main.ts";
 import { machineCatalog } from "../../src/machines/catalog.ts";
@@ -132,5 +132,18 @@ describe("baton viz", () => {
     }
     expect(await main(["viz", "--update-docs", docs])).toBe(0);
     expect(readFileSync(docs, "utf8")).toContain("stateDiagram-v2");
+  });
+
+  it("says that --update-docs names a directory, in one line with exit 2", async () => {
+    dir = mkdtempSync(join(tmpdir(), "baton-viz-"));
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      expect(await main(["viz", "--update-docs", dir])).toBe(2);
+      expect(stderr.mock.calls.map(([text]) => text)).toEqual([
+        `baton viz: --update-docs: ${dir} is a directory; give the markdown file whose viz markers take the diagrams [CONFIG]\n`,
+      ]);
+    } finally {
+      stderr.mockRestore();
+    }
   });
 });
