@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BatonError, JobModuleError } from "../errors.ts";
@@ -7,7 +7,8 @@ import { type JobModule, type LoadedJobs, loadJobs } from "../runtime/jobModule.
 import { moduleSource } from "../runtime/moduleSource.ts";
 
 /**
- * Imports a user module (TypeScript or JavaScript) by path, with errors that name the file.
+ * Imports a user module (TypeScript or JavaScript) by path, with errors that name the file
+ * (one that does not exist or is a directory is a `MODULE_NOT_FOUND`).
  *
  * @example
  * ```ts
@@ -16,8 +17,15 @@ import { moduleSource } from "../runtime/moduleSource.ts";
  */
 export async function importUserModule(path: string): Promise<Record<string, unknown>> {
   const absolute = resolve(path);
-  if (!existsSync(absolute)) {
+  const stats = statSync(absolute, { throwIfNoEntry: false });
+  if (stats === undefined) {
     throw new BatonError("MODULE_NOT_FOUND", `${path} does not exist (looked at ${absolute})`);
+  }
+  if (stats.isDirectory()) {
+    throw new BatonError(
+      "MODULE_NOT_FOUND",
+      `${path} is a directory (${absolute}); give the path of the module file in it`,
+    );
   }
   try {
     const namespace = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;

@@ -486,6 +486,8 @@ describe("baton run", () => {
     [[], "baton run takes one graph module"],
     [["--keep-logs", "0", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "0"'],
     [["--bogus", PIPELINE], "Unknown option '--bogus' (baton run --help lists them)\n"],
+    [["examples"], "examples is a directory ("],
+    [["--jobs", "examples", PIPELINE], "give the path of the module file in it [MODULE_NOT_FOUND]"],
     // A negative number gets the flag's own message, not parseArgs' about a leading dash.
     [["--workers", "-1", PIPELINE], '--workers must be a number of workers ≥ 0, not "-1"'],
     [["--keep-logs", "-3", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "-3"'],
