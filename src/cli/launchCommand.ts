@@ -14,6 +14,7 @@ import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
+import { emptyFlags } from "./emptyFlags.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { groupStatusLine } from "./groupStatusLine.ts";
 import { LiveLine } from "./liveLine.ts";
@@ -88,6 +89,14 @@ export async function launchCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${LAUNCH_USAGE}\n`);
     return 0;
   }
+  emptyFlags("launch", values, [
+    "state-dir",
+    "name",
+    "ssh-config",
+    "remote-state-dir",
+    "remote-cwd",
+    "master-addr",
+  ]);
   const command = split === -1 ? positionals : [...positionals, ...argv.slice(split + 1)];
   if (command.length === 0) {
     throw new ConfigError("baton launch needs a command after -- (baton launch --help shows how)");

@@ -32,6 +32,7 @@ import {
 import { slurmPool } from "../runtime/slurmPool.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { dryRunReport } from "./dryRunReport.ts";
+import { emptyFlags } from "./emptyFlags.ts";
 import { joinHint } from "./joinHint.ts";
 import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
 import { negativeValues } from "./negativeValues.ts";
@@ -137,6 +138,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${RUN_USAGE}\n`);
     return 0;
   }
+  emptyFlags("run", values, ["jobs", "secret-file", "store", "partition"]);
   const graphPath = positionals[0];
   if (!graphPath || positionals.length > 1) {
     throw new ConfigError("baton run takes one graph module (baton run --help shows how)");
@@ -170,9 +172,6 @@ export async function runCommand(argv: string[]): Promise<number> {
     throw new ConfigError(
       `--no-store keeps no results, so it does not go with ${values.store !== undefined ? "--store" : "--force"}`,
     );
-  }
-  if (values.store === "") {
-    throw new ConfigError("--store is empty: give it a directory, or leave it out for .baton/");
   }
   const dryRun = values["dry-run"];
   const watcher = (["ui", "ui-keep", "inspect"] as const).find(

@@ -6,6 +6,7 @@ import { machineCatalog } from "../machines/catalog.ts";
 import { machineDocs, withMachineDocs } from "../viz/machineDocs.ts";
 import { machineJson } from "../viz/machineJson.ts";
 import { toMermaid } from "../viz/toMermaid.ts";
+import { emptyFlags } from "./emptyFlags.ts";
 
 export const VIZ_USAGE = `usage: baton viz [MACHINE] [options]
 
@@ -43,6 +44,7 @@ export async function vizCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${VIZ_USAGE}\n`);
     return 0;
   }
+  emptyFlags("viz", values, ["out", "update-docs"]);
   const docsFile = values["update-docs"];
   if (docsFile !== undefined) {
     const other = [

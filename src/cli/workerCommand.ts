@@ -11,6 +11,7 @@ import { REFUSED_EXIT } from "../runtime/workerExitCodes.ts";
 import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import { durationFlag } from "./durationFlag.ts";
+import { emptyFlags } from "./emptyFlags.ts";
 import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { startHandlerThread } from "./handlerThread.ts";
@@ -116,6 +117,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${WORKER_USAGE}\n`);
     return 0;
   }
+  emptyFlags("worker", values, ["jobs", "secret-file", "name"]);
   if (values.connect === undefined || values.jobs === undefined) {
     throw new ConfigError(
       "baton worker needs --connect and --jobs (baton worker --help shows how)",
@@ -127,7 +129,6 @@ export async function workerCommand(argv: string[]): Promise<number> {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
   }
   const name = values.name ?? `${hostname()}-${process.pid}`;
-  if (name === "") throw new ConfigError("--name must not be empty");
   const machine = machineResources();
   const resources: Resources = {
     cpus: amount("--cpus", values.cpus) ?? machine.cpus,

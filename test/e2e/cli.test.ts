@@ -487,6 +487,8 @@ describe("baton run", () => {
     [["--keep-logs", "0", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "0"'],
     [["--bogus", PIPELINE], "Unknown option '--bogus' (baton run --help lists them)\n"],
     [["examples"], "examples is a directory ("],
+    // An unset variable, as in --jobs "$JOBS", is not the working directory.
+    [["--jobs", "", PIPELINE], "--jobs is empty: give it a value, or leave it out"],
     [["--jobs", "examples", PIPELINE], "give the path of the module file in it [MODULE_NOT_FOUND]"],
     // A negative number gets the flag's own message, not parseArgs' about a leading dash.
     [["--workers", "-1", PIPELINE], '--workers must be a number of workers ≥ 0, not "-1"'],

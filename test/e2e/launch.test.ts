@@ -325,6 +325,11 @@ describe("baton launch", () => {
       '--time-limit-ms must be a whole number of milliseconds ≥ 1, not "30 days"',
     ],
     // A negative number gets the flag's own message, not parseArgs' about a leading dash.
+    // An unset variable, as in --state-dir "$DIR", is not the working directory.
+    [
+      ["--world", "1", "--state-dir", "", "--", "true"],
+      "--state-dir is empty: give it a value, or leave it out (baton launch --help says what it takes)",
+    ],
     [["--world", "-2", "--", "true"], '--world must be a whole number of ranks ≥ 1, not "-2"'],
     [
       ["--world", "1", "--grace-ms", "-5", "--", "true"],

@@ -230,7 +230,7 @@ console.log(JSON.stringify({ seeds, helper: [answer.type, answer.result.seed, an
     const empty = await startBaton(["run", "graph.ts", "--store", ""], { cwd: dir }).exit;
     expect(empty.code).toBe(2);
     expect(empty.stderr).toBe(
-      "baton run: --store is empty: give it a directory, or leave it out for .baton/ [CONFIG]\n",
+      "baton run: --store is empty: give it a value, or leave it out (baton run --help says what it takes) [CONFIG]\n",
     );
     expect(existsSync(join(dir, "results"))).toBe(false);
   });

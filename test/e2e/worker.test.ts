@@ -274,6 +274,7 @@ describe("baton worker", () => {
       ["--silence-limit-ms", "-5"],
       '--silence-limit-ms must be a whole number of milliseconds ≥ 1, not "-5"',
     ],
+    [["--secret-file", ""], "--secret-file is empty: give it a value, or leave it out"],
     [["--retry-for", "-5s"], "--retry-for must be a duration with its unit, such as 90s"],
   ])("refuses %j with exit 2: %s", async (flags, says) => {
     const { code, stderr } = await worker([

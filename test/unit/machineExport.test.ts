@@ -99,6 +99,17 @@ describe("Mermaid", () => {
   });
 });
 
+/** `baton viz ...args`'s exit code and what it wrote on stderr. */
+async function vizSays(...args: string[]): Promise<{ code: number; stderr: string }> {
+  const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  try {
+    const code = await main(["viz", ...args]);
+    return { code, stderr: stderr.mock.calls.map(([text]) => String(text)).join("") };
+  } finally {
+    stderr.mockRestore();
+  }
+}
+
 describe("baton viz", () => {
   let dir: string | undefined;
   afterEach(() => {
@@ -134,16 +145,20 @@ describe("baton viz", () => {
     expect(readFileSync(docs, "utf8")).toContain("stateDiagram-v2");
   });
 
+  it("refuses an empty --out or --update-docs (an unset variable) instead of writing nowhere", async () => {
+    for (const flag of ["--out", "--update-docs"]) {
+      expect(await vizSays(flag, "")).toEqual({
+        code: 2,
+        stderr: `baton viz: ${flag} is empty: give it a value, or leave it out (baton viz --help says what it takes) [CONFIG]\n`,
+      });
+    }
+  });
+
   it("says that --update-docs names a directory, in one line with exit 2", async () => {
     dir = mkdtempSync(join(tmpdir(), "baton-viz-"));
-    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-    try {
-      expect(await main(["viz", "--update-docs", dir])).toBe(2);
-      expect(stderr.mock.calls.map(([text]) => text)).toEqual([
-        `baton viz: --update-docs: ${dir} is a directory; give the markdown file whose viz markers take the diagrams [CONFIG]\n`,
-      ]);
-    } finally {
-      stderr.mockRestore();
-    }
+    expect(await vizSays("--update-docs", dir)).toEqual({
+      code: 2,
+      stderr: `baton viz: --update-docs: ${dir} is a directory; give the markdown file whose viz markers take the diagrams [CONFIG]\n`,
+    });
   });
 });
