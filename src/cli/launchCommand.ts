@@ -307,8 +307,13 @@ function parseOptions(argv: string[]) {
       options: LAUNCH_OPTIONS,
     });
   } catch (error) {
+    // An unknown flag may be the command's own, given without the -- before it.
+    const commandsOwn =
+      (error as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
+        ? "; put the command after -- (baton launch --world 2 -- cmd --its-flags)"
+        : "";
     throw new ConfigError(
-      `${parseArgsMessage(error as Error)}; put the command after -- (baton launch --world 2 -- cmd --its-flags; baton launch --help lists the flags)`,
+      `${parseArgsMessage(error as Error)}${commandsOwn} (baton launch --help lists its flags)`,
     );
   }
 }

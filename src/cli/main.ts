@@ -102,7 +102,7 @@ export async function main(argv: string[]): Promise<number> {
       (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")
     ) {
       process.stderr.write(
-        `baton ${name}: ${parseArgsMessage(error)} (baton ${name} --help lists them)\n`,
+        `baton ${name}: ${parseArgsMessage(error)} (baton ${name} --help lists its flags)\n`,
       );
       return 2;
     }

@@ -484,8 +484,12 @@ describe("baton run", () => {
     [["--workers=", PIPELINE], '--workers must be a number of workers ≥ 0, not ""'],
     [["--log-level", "loud", PIPELINE], "--log-level must be one of trace, debug, info, warn"],
     [[], "baton run takes one graph module"],
+    [
+      [PIPELINE, "--no-store", "--workers"],
+      "baton run: --workers needs a value (baton run --help lists its flags)",
+    ],
     [["--keep-logs", "0", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "0"'],
-    [["--bogus", PIPELINE], "Unknown option '--bogus' (baton run --help lists them)\n"],
+    [["--bogus", PIPELINE], "Unknown option '--bogus' (baton run --help lists its flags)\n"],
     [["examples"], "examples is a directory ("],
     // An unset variable, as in --jobs "$JOBS", is not the working directory.
     [["--jobs", "", PIPELINE], "--jobs is empty: give it a value, or leave it out"],
@@ -558,7 +562,7 @@ describe("baton", () => {
       );
       expect(unknownFlag.code).toBe(2);
       expect(unknownFlag.stderr).toContain("baton sim: Unknown option '--bogus'");
-      expect(unknownFlag.stderr).toContain("(baton sim --help lists them)");
+      expect(unknownFlag.stderr).toContain("(baton sim --help lists its flags)");
       expect(unknownFlag.stderr).not.toContain("usage: baton run");
       expect(badInspect.code).toBe(2);
       expect(badInspect.stderr).toContain(

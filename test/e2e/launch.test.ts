@@ -317,6 +317,14 @@ describe("baton launch", () => {
     [["--world=0x2", "--", "true"], '--world must be a whole number of ranks ≥ 1, not "0x2"'],
     [["--world", "2"], "needs a command after --"],
     [
+      ["--world", "2", "true", "--verbose"],
+      "Unknown option '--verbose'; put the command after -- (baton launch --world 2 -- cmd --its-flags) (baton launch --help lists its flags)",
+    ],
+    [
+      ["--world", "--", "true"],
+      "baton launch: --world needs a value (baton launch --help lists its flags) [CONFIG]\n",
+    ],
+    [
       ["--world", "2", "--master-port", "70000", "--", "true"],
       '--master-port must be a TCP port from 1 to 65535, not "70000"',
     ],

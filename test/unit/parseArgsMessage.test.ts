@@ -23,7 +23,18 @@ describe("parseArgsMessage", () => {
     expect(messageFor(["--nope"])).toBe("Unknown option '--nope'");
   });
 
+  it("names a flag given no value as needing one", () => {
+    expect(messageFor(["--world"])).toBe("--world needs a value");
+    expect(messageFor(["-w"])).toBe("--world needs a value");
+  });
+
   it("keeps any other error on one line", () => {
-    expect(messageFor(["--world"])).toBe("Option '-w, --world <value>' argument missing");
+    let message = "";
+    try {
+      parseArgs({ args: ["--json=1"], options: { json: { type: "boolean" } } });
+    } catch (error) {
+      message = parseArgsMessage(error as Error);
+    }
+    expect(message).toBe("Option '--json' does not take an argument");
   });
 });
