@@ -21,8 +21,8 @@ commands:
   reap                 stop the ranks of dead launchers (baton reap --help)
   status               live and orphaned rank-group deployments (baton status --help)
   viz [MACHINE]        export state machines as Mermaid or JSON (baton viz --help)
-  help                 this help
-  version              print baton's version`;
+  help [COMMAND]       this help, or a command's (as baton COMMAND --help)
+  version              print baton's version (also --version)`;
 
 /**
  * The example to try first, as a path from the working directory: `examples/…` in a clone,
@@ -68,6 +68,7 @@ const commands: Record<string, (argv: string[]) => Promise<number>> = {
  */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === "help" && rest.length > 0) return main([...rest.slice(0, 1), "--help"]);
   if (name === undefined || name === "help" || name === "--help" || name === "-h") {
     process.stdout.write(`${USAGE}\n\n${quickStart()}\n`);
     return name === undefined ? 2 : 0;

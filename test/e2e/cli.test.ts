@@ -529,8 +529,14 @@ describe("baton", () => {
     expect(stderr).not.toMatch(STACK_LINE);
   });
 
-  it("prints help with exit 0, and refuses an unknown command with exit 2", async () => {
-    const [help, nope] = await Promise.all([batonRun("help"), batonRun("nope")]);
+  it("prints help with exit 0, a command's with help COMMAND, and refuses an unknown command with exit 2", async () => {
+    const [help, nope, helpLaunch] = await Promise.all([
+      batonRun("help"),
+      batonRun("nope"),
+      batonRun("help", "launch"),
+    ]);
+    expect(helpLaunch.code).toBe(0);
+    expect(helpLaunch.stdout).toMatch(/^usage: baton launch --world N/);
 
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("usage: baton <command> [options]");
