@@ -331,14 +331,17 @@ function coordinatorAddress(text: string): string {
   return address.url;
 }
 
-/** A resource amount given on the command line: a number ≥ 0, or undefined when absent. */
+/**
+ * A resource amount given on the command line: a decimal number ≥ 0 (`4`, `0.5`), or undefined
+ * when absent. What else `Number()` reads (`0x10`, `1e3`, ` 5`) is refused, as a whole-number
+ * flag refuses it.
+ */
 function amount(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const value = Number(text);
-  if (text.trim() === "" || !Number.isFinite(value) || value < 0) {
-    throw new ConfigError(`${flag} must be a number of 0 or more, not "${text}"`);
+  if (!/^\d+(\.\d+)?$/.test(text)) {
+    throw new ConfigError(`${flag} must be a number of 0 or more, such as 4 or 0.5, not "${text}"`);
   }
-  return value;
+  return Number(text);
 }
 
 /** What ended a connection that the coordinator did not end normally, for stderr. */

@@ -269,7 +269,12 @@ describe("baton worker", () => {
 
   it.each([
     // A negative number gets the flag's own message, not parseArgs' about a leading dash.
-    [["--cpus", "-1"], '--cpus must be a number of 0 or more, not "-1"'],
+    [["--cpus", "-1"], '--cpus must be a number of 0 or more, such as 4 or 0.5, not "-1"'],
+    [
+      ["--memory", "0x400"],
+      '--memory must be a number of 0 or more, such as 4 or 0.5, not "0x400"',
+    ],
+    [["--gpus", "1e1"], '--gpus must be a number of 0 or more, such as 4 or 0.5, not "1e1"'],
     [
       ["--silence-limit-ms", "-5"],
       '--silence-limit-ms must be a whole number of milliseconds ≥ 1, not "-5"',
