@@ -23,6 +23,12 @@ import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
+/**
+ * The most ranks one launcher starts: it holds a state machine (about 5 KB) and a process for
+ * each, so a world of 10^8, one typo away from 10, would fill its memory before starting any.
+ */
+const MOST_RANKS = 65_536;
+
 /** The exit code after `--time-limit-ms` ran out, as `timeout(1)` exits. */
 const TIME_LIMIT_EXIT_CODE = 124;
 
@@ -36,7 +42,8 @@ of launchers that died are reaped first. Once the group has ended, the folders o
 user's deployments that ended over 7 days ago are removed, all but the newest 20 that ended
 (--keep-ended-logs).
 
-  --world N            number of ranks (required unless --hosts gives them)
+  --world N            number of ranks, at most ${MOST_RANKS} (required unless --hosts gives
+                       them)
   --hosts LIST         where the ranks run, in rank order: comma-separated hosts, each
                        \`local\` or \`ssh://USER@HOST[:PORT]\`, optionally \`*COUNT\` for COUNT
                        ranks in a row (local*2,ssh://alice@gpu-2*2 = ranks 0-1 here, 2-3 on
@@ -108,7 +115,9 @@ export async function launchCommand(argv: string[]): Promise<number> {
     );
   }
   const world =
-    wholeNumberFlag("--world", values.world, "a whole number of ranks") ?? hosts?.length ?? 0;
+    wholeNumberFlag("--world", values.world, "a whole number of ranks", { most: MOST_RANKS }) ??
+    hosts?.length ??
+    0;
   if (hosts !== undefined && hosts.length !== world) {
     throw new ConfigError(
       `--hosts places ${hosts.length} rank${hosts.length === 1 ? "" : "s"} but --world is ${world}: list one host per rank, or HOST*COUNT`,
@@ -320,10 +329,11 @@ function parseOptions(argv: string[]) {
 
 /**
  * `--hosts`: comma-separated hosts in rank order, each optionally `*COUNT` for COUNT ranks in
- * a row; the host specs themselves are checked by the launch (`parseRankHost`).
+ * a row, `MOST_RANKS` in all; the host specs themselves are checked by the launch
+ * (`parseRankHost`).
  */
 function hostList(text: string): string[] {
-  return text.split(",").flatMap((entry) => {
+  const entries = text.split(",").map((entry) => {
     const star = entry.lastIndexOf("*");
     const host = star === -1 ? entry : entry.slice(0, star);
     const count = star === -1 ? "1" : entry.slice(star + 1);
@@ -332,6 +342,11 @@ function hostList(text: string): string[] {
         `--hosts entry "${entry}" must be a host (\`local\` or ssh://USER@HOST[:PORT]) with an optional *COUNT, as in local*2,ssh://alice@gpu-2*2`,
       );
     }
-    return Array.from({ length: Number(count) }, () => host);
+    return { host, count: Number(count) };
   });
+  const ranks = entries.reduce((sum, { count }) => sum + count, 0);
+  if (ranks > MOST_RANKS) {
+    throw new ConfigError(`--hosts places ${ranks} ranks; a launch starts at most ${MOST_RANKS}`);
+  }
+  return entries.flatMap(({ host, count }) => Array.from({ length: count }, () => host));
 }

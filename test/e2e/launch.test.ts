@@ -311,11 +311,32 @@ describe("baton launch", () => {
 
   it.each([
     [["--", "true"], "baton launch needs --world N, the number of ranks to start"],
-    [["--world", "", "--", "true"], '--world must be a whole number of ranks ≥ 1, not ""'],
-    [["--world", "1e1", "--", "true"], '--world must be a whole number of ranks ≥ 1, not "1e1"'],
-    [["--world", " 2", "--", "true"], '--world must be a whole number of ranks ≥ 1, not " 2"'],
-    [["--world=0x2", "--", "true"], '--world must be a whole number of ranks ≥ 1, not "0x2"'],
+    [
+      ["--world", "", "--", "true"],
+      '--world must be a whole number of ranks from 1 to 65536, not ""',
+    ],
+    [
+      ["--world", "1e1", "--", "true"],
+      '--world must be a whole number of ranks from 1 to 65536, not "1e1"',
+    ],
+    [
+      ["--world", " 2", "--", "true"],
+      '--world must be a whole number of ranks from 1 to 65536, not " 2"',
+    ],
+    [
+      ["--world=0x2", "--", "true"],
+      '--world must be a whole number of ranks from 1 to 65536, not "0x2"',
+    ],
     [["--world", "2"], "needs a command after --"],
+    // A typo for 10 would fill the launcher's memory before it started a rank.
+    [
+      ["--world", "100000000", "--", "true"],
+      '--world must be a whole number of ranks from 1 to 65536, not "100000000"',
+    ],
+    [
+      ["--hosts", "local*999999,local", "--", "true"],
+      "--hosts places 1000000 ranks; a launch starts at most 65536",
+    ],
     [
       ["--world", "2", "true", "--verbose"],
       "Unknown option '--verbose'; put the command after -- (baton launch --world 2 -- cmd --its-flags) (baton launch --help lists its flags)",
@@ -338,7 +359,10 @@ describe("baton launch", () => {
       ["--world", "1", "--state-dir", "", "--", "true"],
       "--state-dir is empty: give it a value, or leave it out (baton launch --help says what it takes)",
     ],
-    [["--world", "-2", "--", "true"], '--world must be a whole number of ranks ≥ 1, not "-2"'],
+    [
+      ["--world", "-2", "--", "true"],
+      '--world must be a whole number of ranks from 1 to 65536, not "-2"',
+    ],
     [
       ["--world", "1", "--grace-ms", "-5", "--", "true"],
       '--grace-ms must be a whole number of milliseconds ≥ 1, not "-5"',
