@@ -70,7 +70,8 @@ Runs a graph of jobs and waits for it to finish.
   --handler-thread   worker processes run the job handlers on a thread of their own, so that
                      a handler's synchronous work (minutes of computation) never keeps a
                      worker from answering the coordinator's pings
-  --in-process       run the workers inside this process instead (no sockets)
+  --in-process       run the workers inside this process instead (no sockets; with --listen
+                     and --secret-file, workers started with baton worker join them)
   --slurm            run the workers in Slurm allocations (one worker each), scaled to the
                      jobs ready or running; --listen must then be reachable from the nodes
   --max-workers N    with --slurm: the most allocations at once (default 4)
@@ -158,6 +159,12 @@ export async function runCommand(argv: string[]): Promise<number> {
     );
   }
   if (values.listen !== undefined) parseListenAddress(values.listen);
+  // Only worker processes get a secret file of the run's: one made for --in-process is lost.
+  if (inProcess && values.listen !== undefined && values["secret-file"] === undefined) {
+    throw new ConfigError(
+      "--in-process with --listen: a worker joins only with the run's secret, which --in-process keeps in memory; add --secret-file FILE to keep it in a file workers can read (baton run then prints how they join), or leave out --listen",
+    );
+  }
   if (values.inspect !== undefined) checkInspectorUrl(values.inspect);
   const slurmMaxWorkers = checkSlurmFlags(values);
   const uiPort = uiPortFlag(values["ui-port"]);

@@ -488,6 +488,10 @@ describe("baton run", () => {
       [PIPELINE, "--no-store", "--workers"],
       "baton run: --workers needs a value (baton run --help lists its flags)",
     ],
+    [
+      ["--in-process", "--listen", "127.0.0.1:0", PIPELINE],
+      "--in-process with --listen: a worker joins only with the run's secret",
+    ],
     [["--keep-logs", "0", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "0"'],
     [["--bogus", PIPELINE], "Unknown option '--bogus' (baton run --help lists its flags)\n"],
     [["examples"], "examples is a directory ("],
