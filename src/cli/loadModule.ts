@@ -71,6 +71,13 @@ export async function graphOf(module: Record<string, unknown>, path: string): Pr
       `${path} exports no graph: add \`export default [job("kind", input), …]\``,
     );
   }
+  // A job module given where the graph goes (`baton run jobs.ts`): its handlers are no job.
+  if (typeof graph === "object" && graph !== null && !Array.isArray(graph) && !("kind" in graph)) {
+    throw new BatonError(
+      "NO_GRAPH",
+      `${path} exports no graph: its export is neither a job nor a list of jobs (a job module? give the graph module, and this file as --jobs)`,
+    );
+  }
   return (Array.isArray(graph) ? graph : [graph]) as JobSpec[];
 }
 

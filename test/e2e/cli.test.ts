@@ -495,6 +495,10 @@ describe("baton run", () => {
     [["--keep-logs", "0", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "0"'],
     [["--bogus", PIPELINE], "Unknown option '--bogus' (baton run --help lists its flags)\n"],
     [["examples"], "examples is a directory ("],
+    [
+      ["examples/pipeline.jobs.ts"],
+      "baton run: examples/pipeline.jobs.ts exports no graph: its export is neither a job nor a list of jobs (a job module? give the graph module, and this file as --jobs) [NO_GRAPH]",
+    ],
     // An unset variable, as in --jobs "$JOBS", is not the working directory.
     [["--jobs", "", PIPELINE], "--jobs is empty: give it a value, or leave it out"],
     [["--jobs", "examples", PIPELINE], "give the path of the module file in it [MODULE_NOT_FOUND]"],
