@@ -11,7 +11,7 @@ import { durationMs } from "../runtime/duration.ts";
  * ```ts
  * durationFlag("--retry-for", "10m"); // 600000
  * durationFlag("--retry-for", "10");
- * // ConfigError: --retry-for must be a duration with its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "10"
+ * // ConfigError: --retry-for must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "10"
  * ```
  */
 export function durationFlag(flag: string, text: string | undefined): number | undefined {
@@ -19,7 +19,7 @@ export function durationFlag(flag: string, text: string | undefined): number | u
   const ms = durationMs(text);
   if (ms === undefined) {
     throw new ConfigError(
-      `${flag} must be a duration with its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "${text}"`,
+      `${flag} must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "${text}"`,
     );
   }
   return ms;

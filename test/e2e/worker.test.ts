@@ -280,7 +280,10 @@ describe("baton worker", () => {
       '--silence-limit-ms must be a whole number of milliseconds ≥ 1, not "-5"',
     ],
     [["--secret-file", ""], "--secret-file is empty: give it a value, or leave it out"],
-    [["--retry-for", "-5s"], "--retry-for must be a duration with its unit, such as 90s"],
+    [
+      ["--retry-for", "-5s"],
+      "--retry-for must be a duration: a whole number above 0 and its unit, such as 90s",
+    ],
   ])("refuses %j with exit 2: %s", async (flags, says) => {
     const { code, stderr } = await worker([
       "--connect",
@@ -369,7 +372,7 @@ describe("baton worker", () => {
     const bad = await worker(workerArgs(address, path, "--retry-for", "10")).exit;
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(
-      '--retry-for must be a duration with its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "10"',
+      '--retry-for must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "10"',
     );
   });
 

@@ -22,7 +22,7 @@ describe("a duration flag", () => {
     (text) => {
       expect(() => durationFlag("--retry-for", text)).toThrow(ConfigError);
       expect(() => durationFlag("--retry-for", text)).toThrow(
-        `--retry-for must be a duration with its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "${text}"`,
+        `--retry-for must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "${text}"`,
       );
     },
   );
