@@ -106,9 +106,15 @@ async function readPrivateFile(path: string): Promise<string> {
   try {
     // The mode of the file that was opened, not of whatever is at the path by now.
     const stats = await handle.stat();
-    if (stats.isDirectory()) {
+    // Not to be chmod'ed (/dev/null, /tmp): a pipe (`<(pass show run)`) is fine.
+    const notAFile = stats.isDirectory()
+      ? "a directory"
+      : stats.isCharacterDevice() || stats.isBlockDevice()
+        ? "a device"
+        : undefined;
+    if (notAFile !== undefined) {
       throw new ConfigError(
-        `secret file ${path} is a directory; pass the path of the file that holds the secret`,
+        `secret file ${path} is ${notAFile}; pass the path of the file that holds the secret`,
       );
     }
     const mode = stats.mode & 0o777;

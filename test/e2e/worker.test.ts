@@ -528,7 +528,7 @@ describe("the run secret", () => {
     expect((refused as Error).message).not.toContain(pasted.slice(0, 16));
   });
 
-  it("is refused when its path is a directory, private or not, without advice to chmod it", async () => {
+  it("is refused when its path is a directory, private or not, or a device, without advice to chmod it", async () => {
     const open = tempDir();
     const closed = join(open, "private");
     mkdirSync(closed, { mode: 0o700 });
@@ -541,5 +541,8 @@ describe("the run secret", () => {
       );
       await expect(keptSecret(dir)).rejects.toThrow(`secret file ${dir} is a directory`);
     }
+    await expect(readSecret({ secretFile: "/dev/null" })).rejects.toThrow(
+      "secret file /dev/null is a device; pass the path of the file that holds the secret",
+    );
   });
 });
