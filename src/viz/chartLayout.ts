@@ -17,7 +17,10 @@ export interface LaidOutState {
 export interface LaidOutEdge {
   source: string;
   target: string;
+  /** The events that take it, in full (the arrow's tooltip). */
   label: string;
+  /** The label as drawn: cut to {@link LABEL_CHARS} characters, ending `…`. */
+  text: string;
   /** An SVG path (`M x y C ...`). */
   path: string;
   labelX: number;
@@ -46,6 +49,11 @@ const PAD = 14;
 const HEADER = 24;
 const BAND_COLUMNS = 3;
 const BAND_GAP = 70;
+/** Height of a line of label text, and how far a loop on a state reaches out of its box. */
+const LINE = 13;
+const LOOP = 26;
+/** Labels longer than this are cut (the whole label is the arrow's tooltip). */
+const LABEL_CHARS = 34;
 
 interface Box {
   w: number;
@@ -57,8 +65,12 @@ interface Box {
 /**
  * Lays a chart out for the dashboard: each compound state's children in columns by their
  * distance from its initial state along transitions (breadth first), each nested box sized
- * to its children, arrows as curves between boxes labelled with their events. Pure and
- * deterministic, so the server computes it once per machine.
+ * to its children, arrows as curves between boxes labelled with their events, a transition
+ * that re-enters its own state as a loop outside its box. Each label goes where no box,
+ * compound state's title or other label is: its usual place, else the first free place
+ * along its arrow or a line or more above or below (shortest arrows first, as they have
+ * the least room); the chart is as wide as its labels reach. Pure and deterministic, so
+ * the server computes it once per machine.
  *
  * @example
  * ```ts
@@ -179,7 +191,8 @@ export function chartLayout(chart: StateChart): ChartLayout {
       labels.set(key, [...(labels.get(key) ?? []), transitionLabel(t)]);
     }
   }
-  const edges: LaidOutEdge[] = [];
+  const arrows: { source: string; target: string; label: string; text: string; arrow: Arrow }[] =
+    [];
   let bend = 0;
   for (const [key, list] of labels) {
     const [source, target] = key.split("\n") as [string, string];
@@ -189,12 +202,46 @@ export function chartLayout(chart: StateChart): ChartLayout {
       handlers[source] = [...(handlers[source] ?? []), ...list.map((l) => `${l} → ${target}`)];
       continue;
     }
-    edges.push(curve(a, b, list.join(", "), bend++, states));
+    const label = list.join(", ");
+    const text = label.length > LABEL_CHARS ? `${label.slice(0, LABEL_CHARS - 1)}…` : label;
+    arrows.push({
+      source,
+      target,
+      label,
+      text,
+      arrow: a === b ? loop(a) : curve(a, b, bend++, states),
+    });
   }
+  // What a label must not cover: every box but a compound's (whose inside holds its
+  // children), a compound's title, and the labels placed before it. Short arrows, which
+  // have the least room beside them, are labelled first.
+  const taken: Rect[] = states.map((s) =>
+    s.type === "compound" || s.type === "parallel"
+      ? { x: s.x + 6, y: s.y + 3, w: textWidth(s.key) * 1.1 + 6, h: 16 }
+      : { x: s.x, y: s.y, w: s.w, h: s.h },
+  );
+  const placed = new Map<Arrow, ReturnType<typeof placeLabel>>();
+  for (const { arrow, text } of [...arrows].sort((a, b) => reach(a.arrow) - reach(b.arrow))) {
+    const at = placeLabel(arrow, textWidth(text), taken);
+    taken.push(at.rect);
+    placed.set(arrow, at);
+  }
+  const edges: LaidOutEdge[] = arrows.map(({ arrow, ...edge }) => {
+    const at = placed.get(arrow)!;
+    return {
+      ...edge,
+      path: pathOf(arrow.points),
+      labelX: r(at.x),
+      labelY: r(at.y),
+      anchor: at.anchor,
+    };
+  });
+  const right = Math.max(rootBox.w, ...taken.map((t) => t.x + t.w));
+  const bottom = Math.max(rootBox.h, ...taken.map((t) => t.y + t.h));
   return {
     machine: chart.id,
-    width: rootBox.w,
-    height: rootBox.h + 40,
+    width: Math.ceil(right),
+    height: Math.ceil(bottom) + 40,
     states,
     edges,
     handlers,
@@ -202,17 +249,32 @@ export function chartLayout(chart: StateChart): ChartLayout {
   };
 }
 
+type Point = readonly [number, number];
+
+interface Rect {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** A cubic curve (start, two control points, end) and where its label goes unless taken. */
+interface Arrow {
+  points: readonly [Point, Point, Point, Point];
+  label: { x: number; y: number; anchor: "middle" | "start" };
+}
+
 /**
  * An arrow between two boxes: side to side when one is beside the other (bending below
- * when it goes back to the left), top to bottom when one is above the other.
+ * when it goes back to the left), top to bottom when one is above the other, around on
+ * the right when another box sits between them in a column.
  */
 function curve(
   a: LaidOutState,
   b: LaidOutState,
-  label: string,
   n: number,
   states: readonly LaidOutState[],
-): LaidOutEdge {
+): Arrow {
   let sx: number;
   let sy: number;
   let tx: number;
@@ -226,20 +288,19 @@ function curve(
     ty = b.y + b.h / 2;
     sag = right ? 0 : 40 + (n % 3) * 14;
   } else if (between(a, b, states)) {
-    // Another box sits between them in the column: go around it on the right.
     sx = a.x + a.w;
     tx = b.x + b.w;
     sy = a.y + a.h / 2;
     ty = b.y + b.h / 2;
     const out = Math.max(sx, tx) + 40 + (n % 3) * 14;
     return {
-      source: a.id,
-      target: b.id,
-      label,
-      path: `M ${r(sx)} ${r(sy)} C ${r(out)} ${r(sy)} ${r(out)} ${r(ty)} ${r(tx)} ${r(ty)}`,
-      labelX: r(out + 4),
-      labelY: r((sy + ty) / 2),
-      anchor: "start",
+      points: [
+        [sx, sy],
+        [out, sy],
+        [out, ty],
+        [tx, ty],
+      ],
+      label: { x: out + 4, y: (sy + ty) / 2, anchor: "start" },
     };
   } else {
     const down = b.y >= a.y + a.h;
@@ -250,19 +311,112 @@ function curve(
   }
   const midX = (sx + tx) / 2;
   const vertical = Math.abs(tx - sx) < 20;
-  const path =
-    sag === 0 && sx !== tx && sy !== ty && Math.abs(tx - sx) > Math.abs(ty - sy)
-      ? `M ${r(sx)} ${r(sy)} C ${r(midX)} ${r(sy)} ${r(midX)} ${r(ty)} ${r(tx)} ${r(ty)}`
-      : `M ${r(sx)} ${r(sy)} C ${r(sx)} ${r(sy + sag)} ${r(tx)} ${r(ty + sag)} ${r(tx)} ${r(ty)}`;
+  const flat = sag === 0 && sx !== tx && sy !== ty && Math.abs(tx - sx) > Math.abs(ty - sy);
   return {
-    source: a.id,
-    target: b.id,
-    label,
-    path,
-    labelX: r(vertical ? midX + 6 : midX),
-    labelY: r((sy + ty) / 2 + sag * 0.75 - 4),
-    anchor: vertical ? "start" : "middle",
+    points: flat
+      ? [
+          [sx, sy],
+          [midX, sy],
+          [midX, ty],
+          [tx, ty],
+        ]
+      : [
+          [sx, sy],
+          [sx, sy + sag],
+          [tx, ty + sag],
+          [tx, ty],
+        ],
+    // Beside a vertical arrow the text is centred on it; above any other.
+    label: {
+      x: vertical ? midX + 6 : midX,
+      y: (sy + ty) / 2 + (vertical ? 4 : sag * 0.75 - 4),
+      anchor: vertical ? "start" : "middle",
+    },
   };
+}
+
+/**
+ * A transition that leaves a state and enters it again (`reenter`): a loop out of the
+ * box's top near its right corner and back into its right side, outside the box.
+ */
+function loop(a: LaidOutState): Arrow {
+  const sx = a.x + a.w - 18;
+  const ty = a.y + 10;
+  return {
+    points: [
+      [sx, a.y],
+      [sx, a.y - LOOP],
+      [a.x + a.w + LOOP, ty],
+      [a.x + a.w, ty],
+    ],
+    label: { x: a.x + a.w + 8, y: a.y - 6, anchor: "start" },
+  };
+}
+
+/**
+ * Where an arrow's label goes: its usual place if nothing is there, else the first free
+ * place along the curve (its middle first) or a line above or below one; its usual place
+ * when none is free.
+ */
+function placeLabel(
+  arrow: Arrow,
+  width: number,
+  taken: readonly Rect[],
+): { x: number; y: number; anchor: "middle" | "start"; rect: Rect } {
+  const [p0, c1, c2, p3] = arrow.points;
+  const along = (t: number): Point => {
+    const u = 1 - t;
+    const at = (i: 0 | 1) =>
+      u * u * u * p0[i] + 3 * u * u * t * c1[i] + 3 * u * t * t * c2[i] + t * t * t * p3[i];
+    return [at(0), at(1)];
+  };
+  const candidates = [arrow.label];
+  for (const t of [0.5, 0.35, 0.65, 0.2, 0.8]) {
+    const [x, y] = along(t);
+    candidates.push({ x, y: y - 4, anchor: "middle" }, { x: x + 6, y: y + 4, anchor: "start" });
+  }
+  const onCurve = candidates.length;
+  for (let lines = 1; lines <= 6; lines++) {
+    for (const shift of [-lines * LINE, lines * LINE]) {
+      for (const c of candidates.slice(0, onCurve)) candidates.push({ ...c, y: c.y + shift });
+    }
+  }
+  const rectOf = (c: Arrow["label"]): Rect => ({
+    x: c.anchor === "middle" ? c.x - width / 2 : c.x,
+    y: c.y - 10,
+    w: width,
+    h: 13,
+  });
+  const free = candidates.find((c) => {
+    const rect = rectOf(c);
+    return rect.x >= -8 && rect.y >= -8 && !taken.some((t) => overlaps(rect, t));
+  });
+  const chosen = free ?? arrow.label;
+  return { ...chosen, rect: rectOf(chosen) };
+}
+
+/**
+ * About how wide a text is at the page's 10 px (wider rather than narrower): capitals,
+ * digits and `_` about 6.6 px, lower case 5.4, the rest (spaces, commas, brackets) 3.4.
+ */
+function textWidth(text: string): number {
+  let width = 4;
+  for (const c of text) width += /[A-Z0-9_…]/.test(c) ? 6.6 : /[a-z]/.test(c) ? 5.4 : 3.4;
+  return width;
+}
+
+function overlaps(a: Rect, b: Rect): boolean {
+  return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+/** How far an arrow goes, end to end. */
+function reach({ points: [from, , , to] }: Arrow): number {
+  return Math.hypot(to[0] - from[0], to[1] - from[1]);
+}
+
+function pathOf([p0, c1, c2, p3]: Arrow["points"]): string {
+  const at = ([x, y]: Point) => `${r(x)} ${r(y)}`;
+  return `M ${at(p0)} C ${at(c1)} ${at(c2)} ${at(p3)}`;
 }
 
 /** Whether a box other than the two (and their ancestors) lies between them vertically. */

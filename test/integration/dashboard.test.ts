@@ -14,11 +14,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { AnyStateNode } from "xstate";
 import { recordSimulation } from "../../src/cli/simDashboard.ts";
 import { createEngine, job } from "../../src/index.ts";
+import { machineCatalog } from "../../src/machines/catalog.ts";
 import { connectionMachine } from "../../src/machines/connection.ts";
 import { CLOSE_REASON, DashboardServer } from "../../src/runtime/dashboardServer.ts";
 import { defineJobs } from "../../src/runtime/jobModule.ts";
 import { simulate } from "../../src/sim/simulate.ts";
+import { chartLayout } from "../../src/viz/chartLayout.ts";
 import { replayTo } from "../../src/viz/dashboardModel.ts";
+import { stateChart } from "../../src/viz/stateChart.ts";
 import { cleanUpRanks, stray, tempDir } from "../fixtures/rankStrays.ts";
 
 /** The states of a machine below `node`, at every depth: one chart box each. */
@@ -328,6 +331,73 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       server = undefined;
       await status(finished ? `finished: ok · ${CLOSE_REASON}` : CLOSE_REASON);
     }
+  });
+
+  it("draws every machine's chart with no text over another text or a state, all inside the chart", async () => {
+    server = await DashboardServer.start();
+    for (const [name, machine] of Object.entries(machineCatalog)) {
+      const chart = chartLayout(stateChart(machine));
+      server.push(0, {
+        type: "actor",
+        id: name,
+        machine: name,
+        label: name,
+        states: [],
+        status: "active",
+        chart,
+      });
+    }
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+    await page.goto(server.url);
+    for (const name of Object.keys(machineCatalog)) {
+      await page.click(`#actors tr[data-actor="${name}"]`);
+      await page.waitForFunction(
+        (n) => document.querySelector("#chart-title")?.textContent === `${n} (${n}): active`,
+        name,
+      );
+      // What the page drew, measured by Chromium: every text and every state's box.
+      const clashes = await page.evaluate(() => {
+        const box = (el: Element) => (el as SVGGraphicsElement).getBBox();
+        const texts = [...document.querySelectorAll("#chart text")].map((t) => ({
+          what: t.firstChild?.textContent ?? "",
+          at: box(t),
+        }));
+        const boxes = [...document.querySelectorAll("#chart g.state:not(.compound) > rect")].map(
+          (rect) => ({ what: rect.parentElement?.dataset.state ?? "", at: box(rect) }),
+        );
+        const view = (document.querySelector("#chart") as SVGSVGElement).viewBox.baseVal;
+        // Half a pixel of slack: the white halo around a label may touch what is next to it.
+        const clash = (a: DOMRect, b: DOMRect) =>
+          a.x + 0.5 < b.x + b.width &&
+          b.x + 0.5 < a.x + a.width &&
+          a.y + 0.5 < b.y + b.height &&
+          b.y + 0.5 < a.y + a.height;
+        const found: string[] = [];
+        texts.forEach((t, i) => {
+          for (const other of texts.slice(i + 1)) {
+            if (clash(t.at, other.at)) found.push(`"${t.what}" over "${other.what}"`);
+          }
+          for (const state of boxes) {
+            if (t.what !== state.what.split(".").at(-1) && clash(t.at, state.at)) {
+              found.push(`"${t.what}" over state ${state.what}`);
+            }
+          }
+          const inside =
+            t.at.x >= view.x &&
+            t.at.y >= view.y &&
+            t.at.x + t.at.width <= view.x + view.width &&
+            t.at.y + t.at.height <= view.y + view.height;
+          if (!inside) found.push(`"${t.what}" outside the chart`);
+        });
+        return found;
+      });
+      expect(clashes, name).toEqual([]);
+    }
+    await page.click('#actors tr[data-actor="connection"]');
+    await (await page.$("#chart-panel"))!.screenshot({
+      path: new URL("dashboard-chart-connection.png", ARTIFACTS).pathname,
+    });
   });
 
   it("gives a wrong or missing token no page and no data", async () => {

@@ -40,4 +40,23 @@ describe("chartLayout", () => {
       }
     },
   );
+
+  it("draws a transition that re-enters its own state as a loop outside the state's box", () => {
+    const layout = chartLayout(stateChart(machineCatalog.connection));
+    const idle = layout.states.find((s) => s.id === "connection.registered.idle")!;
+    const loop = layout.edges.find((e) => e.source === idle.id && e.target === idle.id)!;
+    expect(loop.label).toBe("GRANT [tooLargeForWorker]");
+    const [from, c1, c2, to] = [...loop.path.matchAll(/(-?[\d.]+) (-?[\d.]+)/g)].map((m) => ({
+      x: Number(m[1]),
+      y: Number(m[2]),
+    }));
+    const within = (p: { x: number; y: number }) =>
+      p.x >= idle.x && p.x <= idle.x + idle.w && p.y >= idle.y && p.y <= idle.y + idle.h;
+    const onEdge = (p: { x: number; y: number }) =>
+      within(p) && (p.x === idle.x + idle.w || p.y === idle.y);
+    expect(onEdge(from!) && onEdge(to!), loop.path).toBe(true);
+    expect(within(c1!) || within(c2!), loop.path).toBe(false);
+    expect(loop.labelX).toBeGreaterThan(idle.x + idle.w);
+    expect(loop.labelY).toBeLessThan(idle.y);
+  });
 });

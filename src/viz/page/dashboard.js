@@ -263,8 +263,7 @@ function drawChart() {
   }
   for (const e of chart.edges) {
     svg("path", { d: e.path, class: "edge", "marker-end": "url(#arrow)" }, root);
-    const label = e.label.length > 34 ? `${e.label.slice(0, 32)}…` : e.label;
-    const t = text(root, e.labelX, e.labelY, label, "edge-label");
+    const t = text(root, e.labelX, e.labelY, e.text, "edge-label");
     t.setAttribute("text-anchor", e.anchor);
     svg("title", {}, t).textContent = e.label;
   }
