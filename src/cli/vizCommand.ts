@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import type { AnyStateMachine } from "xstate";
 import { ConfigError } from "../errors.ts";
 import { machineCatalog } from "../machines/catalog.ts";
-import { machineDocs, withMachineDocs } from "../viz/machineDocs.ts";
+import { DOCS_BEGIN_PATTERN, DOCS_END, machineDocs, withMachineDocs } from "../viz/machineDocs.ts";
 import { machineJson } from "../viz/machineJson.ts";
 import { toMermaid } from "../viz/toMermaid.ts";
 import { emptyFlags } from "./emptyFlags.ts";
@@ -56,17 +56,19 @@ export async function vizCommand(argv: string[]): Promise<number> {
         `--update-docs writes every machine's Mermaid diagram into the file it names, so ${other.join(" and ")} would be ignored: leave ${other.length === 1 ? "it" : "them"} out, or leave out --update-docs`,
       );
     }
-    const docs = await readFile(docsFile, "utf8").catch((error: NodeJS.ErrnoException) => {
+    const markdown = await readFile(docsFile, "utf8").catch((error: NodeJS.ErrnoException) => {
       // Reading a directory fails without naming it, so main cannot say which path it was.
       if (error.code !== "EISDIR") throw error;
       throw new ConfigError(
         `--update-docs: ${docsFile} is a directory; give the markdown file whose viz markers take the diagrams`,
       );
     });
-    const updated = withMachineDocs(docs, machineDocs(machineCatalog));
+    const updated = withMachineDocs(markdown, machineDocs(machineCatalog));
     if (updated === undefined) {
       throw new ConfigError(
-        `${docsFile} has no viz markers; add "<!-- viz:begin -->" and "<!-- viz:end -->" lines where the diagrams go`,
+        DOCS_BEGIN_PATTERN.test(markdown)
+          ? `${docsFile} has a viz:begin marker but no "${DOCS_END}" line after it; add one where the diagrams end (everything between the two is replaced)`
+          : `${docsFile} has no viz markers; add "<!-- viz:begin -->" and "${DOCS_END}" lines where the diagrams go`,
       );
     }
     await writeFile(docsFile, updated);

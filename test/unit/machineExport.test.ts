@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type AnyStateMachine, type AnyStateNode, createMachine } from "xstate";
 import { main } from "../../src/cli/main.ts";
+import { vizCommand } from "../../src/cli/vizCommand.ts";
+import { ConfigError } from "../../src/errors.ts";
 import { machineCatalog } from "../../src/machines/catalog.ts";
 import { machineJson } from "../../src/viz/machineJson.ts";
 import { stateChart, transitionLabel } from "../../src/viz/stateChart.ts";
@@ -160,5 +162,28 @@ describe("baton viz", () => {
       code: 2,
       stderr: `baton viz: --update-docs: ${dir} is a directory; give the markdown file whose viz markers take the diagrams [CONFIG]\n`,
     });
+  });
+
+  it("says which viz marker a file lacks, and leaves it alone", async () => {
+    dir = mkdtempSync(join(tmpdir(), "baton-viz-"));
+    const docs = join(dir, "docs.md");
+    const cases = [
+      ["# notes\n", /docs\.md has no viz markers; add "<!-- viz:begin -->" and "<!-- viz:end -->"/],
+      [
+        "<!-- viz:begin -->\nold diagrams\n",
+        /docs\.md has a viz:begin marker but no "<!-- viz:end -->" line after it/,
+      ],
+      [
+        "<!-- viz:end -->\n<!-- viz:begin -->\n",
+        /docs\.md has a viz:begin marker but no "<!-- viz:end -->" line after it/,
+      ],
+    ] as const;
+    for (const [text, message] of cases) {
+      writeFileSync(docs, text);
+      const refused = vizCommand(["--update-docs", docs]);
+      await expect(refused).rejects.toBeInstanceOf(ConfigError);
+      await expect(refused).rejects.toThrow(message);
+      expect(readFileSync(docs, "utf8")).toBe(text);
+    }
   });
 });
