@@ -199,7 +199,9 @@ export function chartLayout(chart: StateChart): ChartLayout {
     const a = absolute.get(source);
     const b = absolute.get(target);
     if (!a || !b) {
-      handlers[source] = [...(handlers[source] ?? []), ...list.map((l) => `${l} → ${target}`)];
+      // A machine-wide transition (the root has no box): listed with where it goes.
+      const to = target.slice(chart.id.length + 1);
+      handlers[source] = [...(handlers[source] ?? []), ...list.map((l) => `${l} → ${to}`)];
       continue;
     }
     const label = list.join(", ");

@@ -400,6 +400,44 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     });
   });
 
+  it("lists what the selected actor handles in place, the machine-wide transitions first", async () => {
+    server = await DashboardServer.start();
+    for (const [machine, states] of [
+      ["coordinator", ["coordinator.running"]],
+      ["watchdog", ["watchdog.suspect"]],
+    ] as const) {
+      const chart = chartLayout(stateChart(machineCatalog[machine]));
+      server.push(0, {
+        type: "actor",
+        id: machine,
+        machine,
+        label: machine,
+        states: [...states],
+        status: "active",
+        chart,
+      });
+    }
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage();
+    await page.goto(server.url);
+    const handled = async (machine: string) => {
+      await page.click(`#actors tr[data-actor="${machine}"]`);
+      await page.waitForFunction(
+        (m) => document.querySelector("#chart-title")?.textContent?.startsWith(m),
+        machine,
+      );
+      return page.$$eval("#handlers li", (items) => items.map((li) => li.textContent));
+    };
+    const coordinator = await handled("coordinator");
+    expect(coordinator[0]).toBe("in every state: always [timersRequested]");
+    expect(coordinator).toContain("running: LEASE");
+    // A machine-wide transition to a state is listed with where it goes.
+    expect(await handled("watchdog")).toEqual([
+      "in every state: STOP → stopped",
+      "suspect: PROBE_FAILED",
+    ]);
+  });
+
   it("gives a wrong or missing token no page and no data", async () => {
     server = await DashboardServer.start();
     server.push(0, { type: "run.started", run: "secret-run-id" });

@@ -270,10 +270,12 @@ function drawChart() {
   root.setAttribute("viewBox", `-10 -10 ${chart.width + 20} ${chart.height + 20}`);
   const scale = Math.min(1.3, root.clientWidth / (chart.width + 20));
   root.style.height = `${Math.round(Math.min(760, Math.max(200, (chart.height + 20) * scale)))}px`;
-  for (const id of actor.states) {
+  // The machine's own (root) transitions first: they are handled in every state.
+  for (const id of [chart.machine, ...actor.states]) {
+    const where = id === chart.machine ? "in every state" : id.split(".").slice(1).join(".");
     for (const handler of chart.handlers[id] || []) {
       const li = document.createElement("li");
-      li.textContent = `${id.split(".").slice(1).join(".")}: ${handler}`;
+      li.textContent = `${where}: ${handler}`;
       list.appendChild(li);
     }
   }
