@@ -51,6 +51,8 @@ const ASSETS: Record<string, string> = {
   "": "text/html; charset=utf-8",
   "dashboard.js": "text/javascript; charset=utf-8",
   "dashboard.css": "text/css; charset=utf-8",
+  // Its own icon, or the browser asks for /favicon.ico, outside the token: a 403 on every load.
+  "favicon.svg": "image/svg+xml",
 };
 
 /**

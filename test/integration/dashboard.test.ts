@@ -9,7 +9,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Page, type Response } from "playwright-core";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyStateNode } from "xstate";
 import { recordSimulation } from "../../src/cli/simDashboard.ts";
@@ -436,6 +436,37 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       "in every state: STOP → stopped",
       "suspect: PROBE_FAILED",
     ]);
+  });
+
+  it("loads with every request it makes answered, its icon too, and no error in the console", async () => {
+    server = await DashboardServer.start();
+    server.push(0, { type: "run.started", run: "icon" });
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    let icon: Response | undefined;
+    // Without an icon of its own, Chromium asks for /favicon.ico, which has no token: its
+    // 403 shows only as an error in the console.
+    const iconOrError = new Promise<void>((resolve) => {
+      page.on("console", (m) => {
+        if (m.type() !== "error") return;
+        problems.push(m.text());
+        resolve();
+      });
+      page.on("response", (r) => {
+        if (r.status() >= 400) problems.push(`${r.status()} ${new URL(r.url()).pathname}`);
+        if (new URL(r.url()).pathname.endsWith("/favicon.svg")) {
+          icon = r;
+          resolve();
+        }
+      });
+    });
+    await page.goto(server.url);
+    await page.waitForFunction(() => document.querySelector("#run-id")?.textContent === "icon");
+    await iconOrError;
+    expect(problems).toEqual([]);
+    expect(icon?.status()).toBe(200);
+    expect(icon?.headers()["content-type"]).toBe("image/svg+xml");
   });
 
   it("gives a wrong or missing token no page and no data", async () => {
