@@ -469,6 +469,25 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     expect(icon?.headers()["content-type"]).toBe("image/svg+xml");
   });
 
+  it("charts the coordinator on a page opened before the run started, as on one opened later", async () => {
+    server = await DashboardServer.start();
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage();
+    await page.goto(server.url);
+    await page.waitForFunction(() => document.querySelector("#status")?.textContent === "running");
+    expect(await text(page, "#chart-title")).toBe("select an actor");
+    const run = createEngine({
+      jobs: { double: (n: number) => n * 2 },
+      inspect: server.inspect,
+    }).run([job("double", 21)]);
+    server.watch(run);
+    expect((await run).ok).toBe(true);
+    await page.waitForSelector('#chart g.state.active[data-state="coordinator.done"]', {
+      timeout: 10_000,
+    });
+    expect(await text(page, "#chart-title")).toBe("coordinator (coordinator): done");
+  });
+
   it("gives a wrong or missing token no page and no data", async () => {
     server = await DashboardServer.start();
     server.push(0, { type: "run.started", run: "secret-run-id" });

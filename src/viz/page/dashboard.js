@@ -291,11 +291,13 @@ function connect() {
       state = data.state;
       replay = data.replay;
       $("replay").hidden = !replay;
-      if (!selected && state.actors.coordinator) selected = "coordinator";
     } else if (data.type === "diff" && state) {
       applyDiff(data.diff);
     }
-    if (state) scheduleDraw();
+    if (!state) return;
+    // The coordinator's chart until another actor is picked, whenever the coordinator appears.
+    if (!selected && state.actors.coordinator) selected = "coordinator";
+    scheduleDraw();
   };
   // baton closes with why (1001, "baton stopped serving the dashboard"); a cut has no reason.
   ws.onclose = (event) => {
