@@ -10,7 +10,11 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { ConfigError, createEngine, job } from "../../src/index.ts";
-import { connectInspector, type InspectorStream } from "../../src/runtime/inspector.ts";
+import {
+  checkInspectorUrl,
+  connectInspector,
+  type InspectorStream,
+} from "../../src/runtime/inspector.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
 import type { Entropy } from "../../src/runtime/ports.ts";
 import { INSPECT_VALUE_LIMIT, REDACTED } from "../../src/viz/sanitizeInspection.ts";
@@ -182,6 +186,15 @@ describe("live inspection", () => {
     for (const url of ["notaurl", "ws://[::1", "ftp://127.0.0.1:8080"]) {
       expect(() => connectInspector(url)).toThrow(ConfigError);
       expect(() => connectInspector(url)).toThrow(/ws:\/\/localhost:8080/);
+    }
+    // `ws` takes http and https as ws and wss: the inspector server's page address works too.
+    for (const url of [
+      "ws://localhost:8080",
+      "wss://x.test",
+      "http://localhost:8080",
+      "https://x.test",
+    ]) {
+      expect(() => checkInspectorUrl(url), url).not.toThrow();
     }
   });
 });
