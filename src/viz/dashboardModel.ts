@@ -84,6 +84,8 @@ export interface ActorView {
   states: string[];
   status: string;
   job?: string;
+  /** The kind of its job, when the graph has it, so that the page can say what it runs. */
+  jobKind?: string;
 }
 
 export interface RankView {
@@ -261,6 +263,7 @@ export class DashboardModel {
         }
         const known = s.actors[event.id];
         if (!known && event.status !== "active") return;
+        const jobKind = event.job === undefined ? undefined : this.kindOf.get(event.job);
         s.actors[event.id] = {
           id: event.id,
           machine: event.machine,
@@ -268,6 +271,7 @@ export class DashboardModel {
           states: event.states,
           status: event.status,
           ...(event.job !== undefined && { job: event.job }),
+          ...(jobKind !== undefined && { jobKind }),
         };
         this.dirtyActors.add(event.id);
         if (event.status !== "active" && known?.status === "active") this.retire(event.id);

@@ -107,6 +107,9 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       () => document.querySelector("#outcome-completed")?.textContent === "15",
     );
     expect(await text(page, "#count-running")).toBe("1");
+    // The worker holding the gate says what it runs: the job's kind, then its id.
+    const busy = page.locator("#actors tr", { hasText: "registered.busy" });
+    expect(await busy.locator("td").last().textContent()).toMatch(/^gate [0-9a-f]{16}$/);
     await page.click('#actors tr[data-actor="coordinator"]');
     await page.waitForSelector('#chart g.state.active[data-state="coordinator.running"]');
     mkdirSync(ARTIFACTS, { recursive: true });

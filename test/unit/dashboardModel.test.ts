@@ -143,6 +143,30 @@ describe("DashboardModel", () => {
     expect(describeEvent(trace[3]!.event)).toBe("invariant 1 broken: job j0 leased twice");
   });
 
+  it("gives a busy actor its job's kind, from the graph", () => {
+    const model = new DashboardModel();
+    model.apply(0, {
+      type: "graph",
+      jobs: [{ id: "j1", kind: "fetch", deps: [], state: "ready" }],
+    });
+    const actor = { type: "actor" as const, id: "c1", machine: "connection", label: "w1" };
+    model.apply(1, {
+      ...actor,
+      states: ["connection.registered.busy"],
+      status: "active",
+      job: "j1",
+    });
+    expect(model.snapshot().actors.c1).toMatchObject({ job: "j1", jobKind: "fetch" });
+    // A job the graph does not hold (yet) gets no kind rather than a wrong one.
+    model.apply(2, {
+      ...actor,
+      states: ["connection.registered.busy"],
+      status: "active",
+      job: "j9",
+    });
+    expect(model.snapshot().actors.c1?.jobKind).toBeUndefined();
+  });
+
   it("keeps a bounded number of finished actors", () => {
     const model = new DashboardModel({ keepFinishedActors: 2 });
     for (let i = 0; i < 5; i++) {

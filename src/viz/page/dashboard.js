@@ -136,7 +136,8 @@ function drawActors() {
     row.dataset.actor = actor.id;
     if (actor.id === selected) row.classList.add("selected");
     if (actor.status !== "active") row.classList.add("done");
-    for (const value of [actor.label, actor.machine, leafName(actor), actor.job || ""]) {
+    const job = actor.job ? `${actor.jobKind ? `${actor.jobKind} ` : ""}${actor.job}` : "";
+    for (const value of [actor.label, actor.machine, leafName(actor), job]) {
       row.insertCell().textContent = value;
     }
     row.addEventListener("click", () => {
