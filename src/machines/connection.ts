@@ -113,6 +113,10 @@ export interface ConnectionContext {
   attempt: number;
   /** A ping is out and its PONG has not come back yet. */
   probing: boolean;
+  /**
+   * Why the connection closed: the code and reason this side closed with, or, when the link
+   * closed first (the worker went away, crashed, or the network failed), the link's.
+   */
   closeCode: number;
   closeReason: string;
 }
@@ -253,6 +257,10 @@ export const connectionMachine = setup({
       closeCode: params.code,
       closeReason: params.reason,
     })),
+    // The link closed first (the worker's side, or the network): its code and reason are why.
+    closedByLink: assign(({ event }) =>
+      event.type === "CLOSED" ? { closeCode: event.code, closeReason: event.reason } : {},
+    ),
     emitClose: emit(({ context }) => ({
       type: "close" as const,
       code: context.closeCode,
@@ -419,7 +427,7 @@ export const connectionMachine = setup({
             }),
           },
         },
-        CLOSED: "closed",
+        CLOSED: { target: "closed", actions: "closedByLink" },
       },
     },
     registered: {
@@ -454,7 +462,7 @@ export const connectionMachine = setup({
             }),
           },
         },
-        CLOSED: "closed",
+        CLOSED: { target: "closed", actions: "closedByLink" },
         PROBE: {
           actions: [
             assign({ probing: true }),

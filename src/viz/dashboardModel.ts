@@ -27,6 +27,8 @@ export type DashboardEvent =
       status: "active" | "done" | "error" | "stopped";
       /** The job it works on now, if any. */
       job?: string;
+      /** A finished connection that did not close normally: its close code and why. */
+      closed?: string;
       /** The machine's chart, sent with the first actor of that machine. */
       chart?: ChartLayout;
     }
@@ -85,7 +87,8 @@ export interface ActorView {
   status: string;
   job?: string;
   /** The kind of its job, when the graph has it, so that the page can say what it runs. */
-  jobKind?: string;
+  jobKind?: string /** A finished connection that did not close normally: its close code and why. */;
+  closed?: string;
 }
 
 export interface RankView {
@@ -272,6 +275,7 @@ export class DashboardModel {
           status: event.status,
           ...(event.job !== undefined && { job: event.job }),
           ...(jobKind !== undefined && { jobKind }),
+          ...(event.closed !== undefined && { closed: event.closed }),
         };
         this.dirtyActors.add(event.id);
         if (event.status !== "active" && known?.status === "active") this.retire(event.id);

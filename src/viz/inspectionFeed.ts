@@ -8,6 +8,7 @@ import type {
 import type { ConnectionEmitted } from "../machines/connection.ts";
 import type { CoordinatorEmitted } from "../machines/coordinator.ts";
 import type { JobBoard } from "../machines/jobBoard.ts";
+import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import { chartLayout } from "./chartLayout.ts";
 import type { DashboardEvent } from "./dashboardModel.ts";
 import { groupFeed, readGroupProgress } from "./groupProgress.ts";
@@ -77,8 +78,9 @@ export function inspectionFeed(
       typeof context.job === "string" && states.some((s) => s.endsWith(".busy"))
         ? context.job
         : undefined;
+    const closed = snapshot.status === "active" ? undefined : abnormalClose(context);
     // Most snapshots change only context: an actor is reported when its view changes.
-    const view = `${states.join(" ")}|${snapshot.status}|${label}|${job ?? ""}`;
+    const view = `${states.join(" ")}|${snapshot.status}|${label}|${job ?? ""}|${closed ?? ""}`;
     if (views.get(actor) === view) return;
     views.set(actor, view);
     const chart = charted.has(machine.id) ? undefined : chartLayout(stateChart(machine));
@@ -91,6 +93,7 @@ export function inspectionFeed(
       states,
       status: snapshot.status as "active",
       ...(job !== undefined && { job }),
+      ...(closed !== undefined && { closed }),
       ...(chart && { chart }),
     });
   };
@@ -120,6 +123,20 @@ function fromEmitted(
     );
     emit({ type: "run.finished", ok });
   }
+}
+
+/**
+ * Why a finished connection closed, when it was not the normal close at the end of a run:
+ * its close code and the reason given (`4005: lease of job … expired: …`), or, with none,
+ * what the code means (`1006 connection lost without a close frame`: a crashed worker or
+ * a failed network).
+ */
+function abnormalClose(context: Context): string | undefined {
+  const code = context.closeCode;
+  if (typeof code !== "number" || code === CloseCode.normal) return undefined;
+  const reason = context.closeReason;
+  if (typeof reason === "string" && reason !== "") return `${code}: ${reason}`;
+  return `${code} ${describeClose(code).split(":")[0]}`;
 }
 
 function nameOf(machine: string, context: Context, counters: Map<string, number>): string {

@@ -491,6 +491,48 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     expect(await text(page, "#chart-title")).toBe("coordinator (coordinator): done");
   });
 
+  it("says which workers were lost and why, where a normal close says closed", async () => {
+    server = await DashboardServer.start();
+    const worker = (id: string, label: string) => ({
+      type: "actor" as const,
+      id,
+      label,
+      machine: "connection",
+    });
+    for (const [id, label] of [
+      ["connection:ws:1", "lost-one"],
+      ["connection:ws:2", "done-one"],
+    ] as const) {
+      server.push(0, {
+        ...worker(id, label),
+        states: ["connection.registered.idle"],
+        status: "active",
+      });
+    }
+    server.push(1, {
+      ...worker("connection:ws:1", "lost-one"),
+      states: ["connection.closed"],
+      status: "done",
+      closed: "1006 connection lost without a close frame",
+    });
+    server.push(2, {
+      ...worker("connection:ws:2", "done-one"),
+      states: ["connection.closed"],
+      status: "done",
+    });
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage();
+    await page.goto(server.url);
+    const state = (id: string) => page.locator(`#actors tr[data-actor="${id}"] td`).nth(2);
+    await page.waitForSelector('#actors tr.done[data-actor="connection:ws:2"]');
+    expect(await state("connection:ws:1").textContent()).toBe(
+      "closed (1006 connection lost without a close frame)",
+    );
+    expect(await page.locator('#actors tr.lost[data-actor="connection:ws:1"]').count()).toBe(1);
+    expect(await state("connection:ws:2").textContent()).toBe("closed");
+    expect(await page.locator("#actors tr.lost").count()).toBe(1);
+  });
+
   it("gives a wrong or missing token no page and no data", async () => {
     server = await DashboardServer.start();
     server.push(0, { type: "run.started", run: "secret-run-id" });

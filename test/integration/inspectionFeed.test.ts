@@ -3,8 +3,10 @@
  * actors, folded into the model, give the run's own counts, and every worker's chart.
  */
 import { describe, expect, it } from "vitest";
+import { recordSimulation } from "../../src/cli/simDashboard.ts";
 import { createEngine, job } from "../../src/index.ts";
-import { DashboardModel } from "../../src/viz/dashboardModel.ts";
+import { simulate } from "../../src/sim/simulate.ts";
+import { DashboardModel, replayTo } from "../../src/viz/dashboardModel.ts";
 import { inspectionFeed } from "../../src/viz/inspectionFeed.ts";
 
 describe("inspection feed", () => {
@@ -50,7 +52,34 @@ describe("inspection feed", () => {
       "inproc-3",
       "inproc-4",
     ]);
-    for (const worker of workers) expect(worker.states).toEqual(["connection.closed"]);
+    for (const worker of workers) {
+      expect(worker.states).toEqual(["connection.closed"]);
+      // Closed at the end of the run, as normal: nothing to say why.
+      expect(worker.closed).toBeUndefined();
+    }
     expect(Object.keys(state.charts).sort()).toEqual(["connection", "coordinator"]);
+  });
+
+  it("says why a worker's connection closed when it was lost: cut, crashed or silent", async () => {
+    const { trace } = await recordSimulation(2, (hooks) => simulate({ seed: 2, ...hooks }));
+    const lost = trace.flatMap(({ event }) =>
+      event.type === "actor" && event.closed !== undefined ? [event] : [],
+    );
+    for (const actor of lost) {
+      expect(actor.machine).toBe("connection");
+      expect(actor.states).toEqual(["connection.closed"]);
+    }
+    const why = lost.map((actor) => actor.closed);
+    expect(why).toContain("1006: connection reset by peer");
+    expect(why).toContainEqual(
+      expect.stringMatching(
+        /^4005: lease of job [0-9a-f]{16} expired: the worker sent no heartbeat before the lease deadline$/,
+      ),
+    );
+    // The model keeps it for the page, whenever the page connects.
+    const model = replayTo(trace, trace.length);
+    expect(Object.values(model.snapshot().actors).some((a) => a.closed?.startsWith("4005: "))).toBe(
+      true,
+    );
   });
 });

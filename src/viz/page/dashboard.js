@@ -137,9 +137,14 @@ function drawActors() {
     if (actor.id === selected) row.classList.add("selected");
     if (actor.status !== "active") row.classList.add("done");
     const job = actor.job ? `${actor.jobKind ? `${actor.jobKind} ` : ""}${actor.job}` : "";
-    for (const value of [actor.label, actor.machine, leafName(actor), job]) {
-      row.insertCell().textContent = value;
+    // A worker lost (crashed, cut off, silent) says so where a normal close says "closed".
+    const where = actor.closed ? `${leafName(actor)} (${actor.closed})` : leafName(actor);
+    for (const value of [actor.label, actor.machine, where, job]) {
+      const cell = row.insertCell();
+      cell.textContent = value;
+      cell.title = value;
     }
+    if (actor.closed) row.classList.add("lost");
     row.addEventListener("click", () => {
       selected = actor.id;
       draw();
