@@ -545,7 +545,7 @@ export function describeEvent(event: DashboardEvent): string {
     case "job":
       return `job ${event.id} (${event.kind}) ${event.state}${event.cause ? ` (${event.cause})` : ""}`;
     case "actor":
-      return `${event.label}: ${event.states.at(-1)?.split(".").slice(1).join(".") ?? event.status}`;
+      return `${event.label}: ${event.states.at(-1)?.split(".").slice(1).join(".") ?? event.status}${event.closed ? ` (${event.closed})` : ""}`;
     case "group":
       return `group ${event.id} ${event.state}`;
     case "rank":

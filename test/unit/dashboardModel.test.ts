@@ -141,6 +141,18 @@ describe("DashboardModel", () => {
     model.apply(13_601, trace[3]!.event);
     expect(model.takeDiff()?.violation).toEqual(broken);
     expect(describeEvent(trace[3]!.event)).toBe("invariant 1 broken: job j0 leased twice");
+    const lost = {
+      type: "actor" as const,
+      id: "connection:sim:4",
+      machine: "connection",
+      label: "inproc-4",
+      states: ["connection.closed"],
+      status: "done" as const,
+    };
+    expect(describeEvent(lost)).toBe("inproc-4: closed");
+    expect(describeEvent({ ...lost, closed: "1006: connection reset by peer" })).toBe(
+      "inproc-4: closed (1006: connection reset by peer)",
+    );
   });
 
   it("gives a busy actor its job's kind, from the graph", () => {
