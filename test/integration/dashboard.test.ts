@@ -502,6 +502,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     for (const [id, label] of [
       ["connection:ws:1", "lost-one"],
       ["connection:ws:2", "done-one"],
+      ["connection:ws:4", "timed-out"],
     ] as const) {
       server.push(0, {
         ...worker(id, label),
@@ -520,17 +521,42 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       states: ["connection.closed"],
       status: "done",
     });
+    // A busy worker on a job of a long kind, and a worker that timed out with a long reason.
+    const id = "0123456789abcdef";
+    server.push(3, {
+      type: "graph",
+      jobs: [{ id, kind: "tokenize-every-document", deps: [], state: "running" }],
+    });
+    server.push(4, {
+      ...worker("connection:ws:3", "busy-worker-with-a-long-name"),
+      states: ["connection.registered", "connection.registered.busy"],
+      status: "active",
+      job: id,
+    });
+    server.push(5, {
+      ...worker("connection:ws:4", "timed-out"),
+      states: ["connection.closed"],
+      status: "done",
+      closed: `4005: lease of job ${id} expired: the worker sent no heartbeat before the lease deadline`,
+    });
     browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     const page = await browser.newPage();
     await page.goto(server.url);
     const state = (id: string) => page.locator(`#actors tr[data-actor="${id}"] td`).nth(2);
-    await page.waitForSelector('#actors tr.done[data-actor="connection:ws:2"]');
+    await page.waitForSelector('#actors tr.done[data-actor="connection:ws:4"]');
     expect(await state("connection:ws:1").textContent()).toBe(
-      "closed (1006 connection lost without a close frame)",
+      "closed1006 connection lost without a close frame",
+    );
+    expect(await state("connection:ws:1").locator(".why").textContent()).toBe(
+      "1006 connection lost without a close frame",
     );
     expect(await page.locator('#actors tr.lost[data-actor="connection:ws:1"]').count()).toBe(1);
     expect(await state("connection:ws:2").textContent()).toBe("closed");
-    expect(await page.locator("#actors tr.lost").count()).toBe(1);
+    expect(await page.locator("#actors tr.lost").count()).toBe(2);
+    // However long the reason, the page does not grow wider than the window.
+    expect(
+      await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+    ).toBe(true);
   });
 
   it("gives a wrong or missing token no page and no data", async () => {

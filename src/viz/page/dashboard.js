@@ -137,14 +137,21 @@ function drawActors() {
     if (actor.id === selected) row.classList.add("selected");
     if (actor.status !== "active") row.classList.add("done");
     const job = actor.job ? `${actor.jobKind ? `${actor.jobKind} ` : ""}${actor.job}` : "";
-    // A worker lost (crashed, cut off, silent) says so where a normal close says "closed".
-    const where = actor.closed ? `${leafName(actor)} (${actor.closed})` : leafName(actor);
-    for (const value of [actor.label, actor.machine, where, job]) {
+    for (const value of [actor.label, actor.machine, leafName(actor), job]) {
       const cell = row.insertCell();
       cell.textContent = value;
       cell.title = value;
     }
-    if (actor.closed) row.classList.add("lost");
+    // A worker lost (killed, cut off, silent) says why under its state, where a normal close
+    // says only "closed".
+    if (actor.closed) {
+      row.classList.add("lost");
+      const why = document.createElement("small");
+      why.className = "why";
+      why.textContent = actor.closed;
+      row.cells[2].appendChild(why);
+      row.cells[2].title = `${leafName(actor)}: ${actor.closed}`;
+    }
     row.addEventListener("click", () => {
       selected = actor.id;
       draw();
