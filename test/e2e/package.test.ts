@@ -20,6 +20,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import ts from "typescript";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 
@@ -63,6 +64,35 @@ function runNode(
       resolve({ code, out });
     });
   });
+}
+
+let tarball: { file: string; paths: string[] } | undefined;
+
+/**
+ * Installs baton into `dir` as `npm install baton-0.1.0.tgz` does: the files of the tarball
+ * `npm pack` makes (made once for the file), with baton's dependencies beside them (here this
+ * checkout's). Returns the tarball's paths.
+ */
+function installPacked(dir: string): string[] {
+  if (tarball === undefined) {
+    const packDir = mkdtempSync(join(tmpdir(), "baton-pack-"));
+    projects.push(packDir);
+    const [packed] = JSON.parse(
+      execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", packDir], {
+        cwd: ROOT,
+        encoding: "utf8",
+      }),
+    ) as { filename: string; files: { path: string }[] }[];
+    tarball = {
+      file: join(packDir, packed!.filename),
+      paths: packed!.files.map((file) => file.path),
+    };
+  }
+  mkdirSync(join(dir, "node_modules"));
+  execFileSync("tar", ["xzf", tarball.file, "-C", join(dir, "node_modules")]);
+  renameSync(join(dir, "node_modules", "package"), join(dir, "node_modules", "baton"));
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules", "baton", "node_modules"));
+  return tarball.paths;
 }
 
 const GRAPH = `import { job } from "baton";
@@ -115,15 +145,7 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
       },
       false,
     );
-    // What `npm install baton-0.1.0.tgz` puts in node_modules: the tarball's files, with
-    // baton's dependencies beside them (here this checkout's).
-    const [packed] = JSON.parse(
-      execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir], {
-        cwd: ROOT,
-        encoding: "utf8",
-      }),
-    ) as { filename: string; files: { path: string }[] }[];
-    const paths = packed!.files.map((file) => file.path);
+    const paths = installPacked(dir);
     expect(paths).toEqual(
       expect.arrayContaining([
         "dist/index.js",
@@ -136,11 +158,6 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
     expect(paths.filter((path) => path.startsWith("test/"))).toEqual([]);
     // Not the store and logs of an example run in this checkout (`npm start` writes them).
     expect(paths.filter((path) => path.includes(".baton"))).toEqual([]);
-    mkdirSync(join(dir, "node_modules"));
-    execFileSync("tar", ["xzf", join(dir, packed!.filename), "-C", join(dir, "node_modules")]);
-    renameSync(join(dir, "node_modules", "package"), join(dir, "node_modules", "baton"));
-    symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules", "baton", "node_modules"));
-
     const { code, out } = await runNode(dir, "main.mjs");
     expect(out).toBe(`${JSON.stringify([42, "handler thread"])}\n`);
     expect(code).toBe(0);
@@ -155,6 +172,94 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
     expect(example.code).toBe(0);
     expect(existsSync(join(dir, ".baton", "results"))).toBe(true);
     expect(existsSync(join(dir, "node_modules", "baton", "examples", ".baton"))).toBe(false);
+  });
+
+  it("type-checks a TypeScript program against the packed package under nodenext, bundler and node10 resolution, and runs it", async () => {
+    const dir = project(
+      {
+        "package.json": JSON.stringify({ type: "module" }),
+        "jobs.ts": `import { defineJobs } from "baton";
+export default defineJobs({ double: (n: number) => n * 2 });
+`,
+        "main.ts": `import { BatonError, createEngine, jobBuilder, localPool, StoreError } from "baton";
+import jobs from "./jobs.js";
+
+const job = jobBuilder(jobs);
+const answer = job("double", 21);
+// The worker process loads the job module's TypeScript source itself.
+const workers = localPool({ jobsModule: "jobs.ts", count: 1 });
+const engine = createEngine({ jobs, workers, batonDir: ".baton" });
+const result = await engine.run([answer]);
+const value: number | undefined = result.get(answer).value;
+const seen: string[] = [];
+try {
+  createEngine({ jobs, store: "" });
+} catch (error) {
+  if (error instanceof BatonError) seen.push(error.code);
+}
+try {
+  await createEngine({ jobs, store: "main.ts" }).run([answer]);
+} catch (error) {
+  if (error instanceof StoreError && error.code === "STORE_NOT_DIRECTORY") seen.push(error.code);
+}
+console.log(JSON.stringify({ value, seen }));
+`,
+        "main.cjs": `const { job } = require("baton");
+console.log(job("double", 1).kind);
+`,
+      },
+      false,
+    );
+    installPacked(dir);
+    // As most projects (and `tsc --init`) set it: the user's files are checked, not the libraries'.
+    const base: ts.CompilerOptions = {
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      skipLibCheck: true,
+      types: ["node"],
+      typeRoots: [join(ROOT, "node_modules", "@types")],
+    };
+    const settings: Record<string, ts.CompilerOptions> = {
+      nodenext: {
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        outDir: join(dir, "out"),
+      },
+      bundler: {
+        module: ts.ModuleKind.ESNext,
+        moduleResolution: ts.ModuleResolutionKind.Bundler,
+        noEmit: true,
+      },
+      node10: {
+        module: ts.ModuleKind.ESNext,
+        moduleResolution: ts.ModuleResolutionKind.Node10,
+        esModuleInterop: true,
+        noEmit: true,
+      },
+    };
+    // The three programs parse the same declaration files once.
+    const host = ts.createCompilerHost(base);
+    const parsed = new Map<string, ts.SourceFile | undefined>();
+    const parse = host.getSourceFile;
+    host.getSourceFile = (path, ...rest) => {
+      if (!parsed.has(path)) parsed.set(path, parse.call(host, path, ...rest));
+      return parsed.get(path);
+    };
+    const errors = Object.fromEntries(
+      Object.entries(settings).map(([name, options]) => {
+        const program = ts.createProgram([join(dir, "main.ts")], { ...base, ...options }, host);
+        const emitted = program.emit();
+        const diagnostics = [...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics];
+        return [name, diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, " "))];
+      }),
+    );
+    expect(errors).toEqual({ nodenext: [], bundler: [], node10: [] });
+    const main = await runNode(dir, join("out", "main.js"));
+    expect(main.out).toBe(
+      `${JSON.stringify({ value: 42, seen: ["CONFIG", "STORE_NOT_DIRECTORY"] })}\n`,
+    );
+    expect(main.code).toBe(0);
+    expect(await runNode(dir, "main.cjs")).toEqual({ code: 0, out: "double\n" });
   });
 
   it("simulates seeds on helper threads that load the compiled files", async () => {
