@@ -2,12 +2,16 @@ import type { GroupFailure } from "./machines/group.ts";
 
 /**
  * Every error baton raises is a `BatonError` with a stable `code` and a message that says
- * what to do about it.
+ * what to do about it. Each subclass types `code` as the codes it can carry
+ * (`StoreError["code"]`), so comparing one with a code it never has does not compile.
  *
  * @example
  * ```ts
  * try { await engine.run(graph); }
- * catch (err) { if (err instanceof BatonError) console.error(err.code, err.message); }
+ * catch (err) {
+ *   if (err instanceof StoreError && err.code === "STORE_LOCKED") console.error("another run holds the store");
+ *   else if (err instanceof BatonError) console.error(err.code, err.message);
+ * }
  * ```
  */
 export class BatonError extends Error {
@@ -36,10 +40,11 @@ export class BatonError extends Error {
  * ```
  */
 export class GraphError extends BatonError {
+  declare readonly code: "GRAPH_CYCLE" | "UNKNOWN_KIND" | "UNSATISFIABLE" | "NOT_JSON" | "BAD_JOB";
   readonly retryable = false;
 
   constructor(
-    code: "GRAPH_CYCLE" | "UNKNOWN_KIND" | "UNSATISFIABLE" | "NOT_JSON" | "BAD_JOB",
+    code: GraphError["code"],
     message: string,
     /** Ids (or kinds, before planning) of the jobs at fault. */
     readonly jobs: readonly string[] = [],
@@ -60,8 +65,10 @@ export class GraphError extends BatonError {
  * ```
  */
 export class ProtocolError extends BatonError {
+  declare readonly code: "BAD_FRAME";
+
   constructor(
-    code: string,
+    code: ProtocolError["code"],
     message: string,
     readonly closeCode: number,
   ) {
@@ -78,6 +85,8 @@ export class ProtocolError extends BatonError {
  * ```
  */
 export class JobModuleError extends BatonError {
+  declare readonly code: "JOB_MODULE";
+
   constructor(message: string) {
     super("JOB_MODULE", message);
   }
@@ -92,6 +101,8 @@ export class JobModuleError extends BatonError {
  * ```
  */
 export class ConfigError extends BatonError {
+  declare readonly code: "CONFIG";
+
   constructor(message: string, options?: ErrorOptions) {
     super("CONFIG", message, options);
   }
@@ -118,6 +129,8 @@ export class ConfigError extends BatonError {
  * ```
  */
 export class ListenerError extends BatonError {
+  declare readonly code: "LISTENER_THREW";
+
   constructor(
     readonly event: string,
     cause: unknown,
@@ -159,13 +172,15 @@ function messageOf(thrown: unknown): string {
  * ```
  */
 export class StoreError extends BatonError {
+  declare readonly code:
+    | "STORE_NOT_DIRECTORY"
+    | "STORE_NOT_WRITABLE"
+    | "STORE_UNREADABLE"
+    | "STORE_LOCKED"
+    | "STORE_LOCK_DENIED";
+
   constructor(
-    code:
-      | "STORE_NOT_DIRECTORY"
-      | "STORE_NOT_WRITABLE"
-      | "STORE_UNREADABLE"
-      | "STORE_LOCKED"
-      | "STORE_LOCK_DENIED",
+    code: StoreError["code"],
     message: string,
     /** The store's directory. */
     readonly dir: string,
@@ -192,8 +207,10 @@ export class StoreError extends BatonError {
  * ```
  */
 export class PoolError extends BatonError {
+  declare readonly code: "WORKER_CRASH_LOOP" | "WORKER_SPAWN" | "WORKER_CANNOT_START";
+
   constructor(
-    code: "WORKER_CRASH_LOOP" | "WORKER_SPAWN" | "WORKER_CANNOT_START",
+    code: PoolError["code"],
     message: string,
     /** Name of the worker at fault (`local-3.2`). */
     readonly worker: string,
@@ -215,6 +232,8 @@ export class PoolError extends BatonError {
  * ```
  */
 export class RankFileError extends BatonError {
+  declare readonly code: "RANK_FILE_MALFORMED";
+
   constructor(
     message: string,
     /** The file at fault. */
@@ -243,14 +262,16 @@ export class RankFileError extends BatonError {
  * ```
  */
 export class SlurmError extends BatonError {
+  declare readonly code:
+    | "ALLOCATION_FAILED"
+    | "SBATCH_REJECTED"
+    | "SLURM_COMMAND"
+    | "SLURM_MISSING"
+    | "SLURM_TIMEOUT"
+    | "STOP_UNCONFIRMED";
+
   constructor(
-    code:
-      | "ALLOCATION_FAILED"
-      | "SBATCH_REJECTED"
-      | "SLURM_COMMAND"
-      | "SLURM_MISSING"
-      | "SLURM_TIMEOUT"
-      | "STOP_UNCONFIRMED",
+    code: SlurmError["code"],
     message: string,
     /** The allocations at fault (`1234_5`), if any. */
     readonly allocations: readonly string[] = [],
@@ -276,6 +297,8 @@ export class SlurmError extends BatonError {
  * ```
  */
 export class TeardownError extends BatonError {
+  declare readonly code: "TEARDOWN_UNVERIFIED";
+
   constructor(
     readonly deployment: string,
     /** Processes of the deployment still alive at the final check, with their states. */
@@ -317,8 +340,10 @@ export class TeardownError extends BatonError {
  * ```
  */
 export class RankGroupError extends BatonError {
+  declare readonly code: GroupFailure["code"] | "STOPPED";
+
   constructor(
-    code: GroupFailure["code"] | "STOPPED",
+    code: RankGroupError["code"],
     message: string,
     readonly deployment: string,
     readonly details: {
@@ -352,8 +377,10 @@ export class RankGroupError extends BatonError {
  * ```
  */
 export class RemoteHostError extends BatonError {
+  declare readonly code: "SSH_UNREACHABLE" | "SSH_TIMEOUT" | "SSH_REMOTE";
+
   constructor(
-    code: "SSH_UNREACHABLE" | "SSH_TIMEOUT" | "SSH_REMOTE",
+    code: RemoteHostError["code"],
     message: string,
     /** The host spec at fault (`ssh://user@host:port`). */
     readonly host: string,

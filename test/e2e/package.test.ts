@@ -201,6 +201,8 @@ try {
   await createEngine({ jobs, store: "main.ts" }).run([answer]);
 } catch (error) {
   if (error instanceof StoreError && error.code === "STORE_NOT_DIRECTORY") seen.push(error.code);
+  // @ts-expect-error: a StoreError's code is one of its own, so a mistyped one does not compile
+  if (error instanceof StoreError && error.code === "STORE_NOT_A_DIRECTORY") seen.push("never");
 }
 console.log(JSON.stringify({ value, seen }));
 `,

@@ -125,11 +125,15 @@ function check(examples: Example[], prefix: (example: Example) => string): Map<E
   );
 }
 
-type Exports = Map<string, { value: boolean; examples: string[]; properties: string[] }>;
+type Exports = Map<
+  string,
+  { value: boolean; examples: string[]; properties: string[]; codes: string[] }
+>;
 
 /**
- * The public exports of baton: name → whether it is a value, its `@example` blocks, and (for
- * an interface) the names of its properties.
+ * The public exports of baton: name → whether it is a value, its `@example` blocks, (for
+ * an interface) the names of its properties, and (for an error class) the codes its `code`
+ * can be.
  */
 function publicExports(): Exports {
   const index = join(ROOT, "src", "index.ts");
@@ -152,10 +156,19 @@ function publicExports(): Exports {
             .getProperties()
             .map((property) => property.name)
         : [];
+    const code =
+      target.flags & ts.SymbolFlags.Class
+        ? checker.getDeclaredTypeOfSymbol(target).getProperty("code")
+        : undefined;
+    const codeType = code && checker.getTypeOfSymbol(code);
+    const codes = (codeType?.isUnion() ? codeType.types : codeType ? [codeType] : []).flatMap(
+      (type) => (type.isStringLiteral() ? [type.value] : []),
+    );
     exports.set(symbol.name, {
       value: (target.flags & ts.SymbolFlags.Value) !== 0,
       examples,
       properties,
+      codes,
     });
   }
   return exports;
@@ -276,6 +289,30 @@ describe("documentation examples", () => {
     const options = exports.get("EngineOptions")!.properties;
     expect(options).toContain("jobs");
     expect(options.filter((option) => !embedding.includes(`\`${option}\``))).toEqual([]);
+  });
+
+  it("README's Embedding section lists every error class with the codes its code can be", () => {
+    const readme = ts.sys.readFile(join(ROOT, "README.md"))!;
+    const embedding = readme.slice(
+      readme.indexOf("\n## Embedding\n"),
+      readme.indexOf("\n## The CLI\n"),
+    );
+    const table = Object.fromEntries(
+      [...embedding.matchAll(/^\| `(\w+Error)` +\| (.*?) +\|$/gm)].map(([, name, codes]) => [
+        name,
+        codes!
+          .split(", ")
+          .map((code) => code.replaceAll("`", ""))
+          .sort(),
+      ]),
+    );
+    const classes = Object.fromEntries(
+      [...exports].flatMap(([name, { codes }]) =>
+        codes.length > 0 ? [[name, [...codes].sort()]] : [],
+      ),
+    );
+    expect(Object.keys(classes)).toContain("StoreError");
+    expect(table).toEqual(classes);
   });
 
   it("declares a name as given only where the example uses it without declaring it, and imports baton's only in TSDoc", () => {
