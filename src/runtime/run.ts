@@ -119,9 +119,9 @@ interface RunEvents {
 }
 
 /**
- * A running graph. Await it for the `RunResult`; listen to it for job state changes and
- * progress; `cancel()` it to stop (handlers see their AbortSignal fire; jobs not started
- * end as cancelled).
+ * A running graph: a `Promise<RunResult>` that is also an EventEmitter. Await it for the
+ * `RunResult`; listen to it for job state changes and progress; `cancel()` it to stop
+ * (handlers see their AbortSignal fire; jobs not started end as cancelled).
  *
  * @example
  * ```ts
@@ -129,9 +129,10 @@ interface RunEvents {
  * run.on("progress", (p) => console.log(`${p.counts.completed}/${p.total}`));
  * const result = await run;
  * if (!result.ok) process.exitCode = 1;
+ * const later: Promise<RunResult> = engine.run(graph); // where a Promise is asked for
  * ```
  */
-export class Run extends EventEmitter<RunEvents> implements PromiseLike<RunResult> {
+export class Run extends EventEmitter<RunEvents> implements Promise<RunResult> {
   constructor(
     readonly id: string,
     private readonly result: Promise<RunResult>,
@@ -173,6 +174,11 @@ export class Run extends EventEmitter<RunEvents> implements PromiseLike<RunResul
     onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): Promise<RunResult | B> {
     return this.result.catch(onRejected);
+  }
+
+  /** What makes a `Run` a `Promise<RunResult>` to TypeScript, as it is to `await`. */
+  get [Symbol.toStringTag](): string {
+    return "Run";
   }
 
   /** As a promise's `finally`. */

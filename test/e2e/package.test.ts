@@ -181,7 +181,7 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
         "jobs.ts": `import { defineJobs } from "baton";
 export default defineJobs({ double: (n: number) => n * 2 });
 `,
-        "main.ts": `import { BatonError, createEngine, jobBuilder, localPool, StoreError } from "baton";
+        "main.ts": `import { BatonError, createEngine, jobBuilder, localPool, type RunResult, StoreError } from "baton";
 import jobs from "./jobs.js";
 
 const job = jobBuilder(jobs);
@@ -189,8 +189,10 @@ const answer = job("double", 21);
 // The worker process loads the job module's TypeScript source itself.
 const workers = localPool({ jobsModule: "jobs.ts", count: 1 });
 const engine = createEngine({ jobs, workers, batonDir: ".baton" });
-const result = await engine.run([answer]);
-const value: number | undefined = result.get(answer).value;
+// A run is a promise of its result, to the type checker too.
+const runs: Promise<RunResult>[] = [engine.run([answer])];
+const [result] = await Promise.all(runs);
+const value: number | undefined = result?.get(answer).value;
 const seen: string[] = [];
 try {
   createEngine({ jobs, store: "" });
