@@ -21,6 +21,7 @@ export interface Backoff {
   maxMs?: number;
 }
 
+/** How a job runs: the third argument of `job(kind, input, options)`. */
 export interface JobOptions {
   /** Jobs that must complete first; their results reach the handler as `ctx.deps`. */
   after?: readonly JobSpec[];

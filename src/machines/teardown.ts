@@ -120,6 +120,7 @@ export type TeardownEvent =
   | { type: "POLL" }
   | { type: "DEADLINE" };
 
+/** What `teardownMachine` is started with: the deployment and the processes to stop. */
 export interface TeardownInput {
   deployment: string;
   /**
@@ -139,6 +140,7 @@ export interface TeardownInput {
   plantedBugs?: readonly PlantedBug[];
 }
 
+/** What `teardownMachine` ends with: whether the teardown is verified, and who survived it. */
 export interface TeardownOutput {
   verified: boolean;
   /** Processes of the deployment alive at the final check (empty when verified). */

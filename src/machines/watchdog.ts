@@ -24,6 +24,7 @@ export type WatchdogEmitted =
   | { type: "recovered"; strikes: number }
   | { type: "lost"; strikes: number; reason: string };
 
+/** What `watchdogMachine` is started with: how many failed probes it tolerates, and for how long. */
 export interface WatchdogInput {
   /** Failed probes in a row that trigger the abort stage (default 2). */
   tolerance?: number;

@@ -2,6 +2,7 @@ import type { StateFileFormat } from "./stateFile.ts";
 
 /** A rank's phases, in order: it loads, is ready to serve, drains, exits. */
 export const MARKER_PHASES = ["loading", "ready", "draining", "exiting"] as const;
+/** The phase a rank's marker says it is in: `loading`, `ready`, `draining` or `exiting`. */
 export type MarkerPhase = (typeof MARKER_PHASES)[number];
 
 /**

@@ -19,6 +19,7 @@ export interface RankPorts {
   pid: number;
 }
 
+/** What `createRank` takes beside the rank's environment and ports. */
 export interface RankOptions {
   /** How often the launcher's pid and lease are checked (default 1000 ms). */
   watchEveryMs?: number;

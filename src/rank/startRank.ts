@@ -16,6 +16,7 @@ import { readRankEnv } from "./rankEnv.ts";
  */
 export const ORPHANED_EXIT_CODE = 1;
 
+/** What `startRank` takes; every field has a default, so `startRank()` is the usual call. */
 export interface StartRankOptions {
   /** The environment to read (default `process.env`). */
   env?: Record<string, string | undefined>;

@@ -25,6 +25,7 @@ export interface TraceStep {
   event: DashboardEvent;
 }
 
+/** What `DashboardServer.start` takes. */
 export interface DashboardServerOptions {
   /** Port on 127.0.0.1 (default 0: any free port). */
   port?: number;

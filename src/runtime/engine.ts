@@ -49,6 +49,7 @@ export interface WorkersOption {
   resources?: Resources;
 }
 
+/** What `createEngine` takes: the job module, and how and where its jobs run (README, "Embedding"). */
 export interface EngineOptions extends ConnectionTimeouts {
   /** The job module: kind → handler. */
   jobs: JobModule | LoadedJobs;

@@ -3,6 +3,7 @@ import type { Resources } from "../graph/job.ts";
 import { runWorker } from "./worker.ts";
 import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
 
+/** What `inProcessPool` takes: how many workers, what each offers, how many replacements. */
 export interface InProcessPoolOptions {
   count: number;
   resources: Resources;

@@ -342,6 +342,7 @@ function howItEnded(exit: ProcExit): string {
   return exit.signal === null ? `exited with code ${exit.code}` : `was killed by ${exit.signal}`;
 }
 
+/** What `localPool` takes: the job module its worker processes load, and how many. */
 export interface LocalWorkersOptions extends WorkerProcessOptions {
   /** The job module file workers load (`baton worker --jobs FILE`). */
   jobsModule: string;

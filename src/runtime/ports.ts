@@ -59,6 +59,7 @@ export interface ListenOptions {
   maxFrameBytes?: number;
 }
 
+/** Where a `Net` accepts connections: what `net.listen` gives. */
 export interface Listener {
   /** The address clients connect to (for ws: `ws://127.0.0.1:PORT`). */
   readonly address: string;

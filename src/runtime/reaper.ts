@@ -33,6 +33,7 @@ import {
 } from "./tearDown.ts";
 import { tearDownAcrossHosts } from "./tearDownAcrossHosts.ts";
 
+/** What `reapDeployments` takes: the state dir to clean up, and how. */
 export interface ReapOptions {
   /**
    * The root state dir `S` (resolved against the working directory): with a deployment's

@@ -5,6 +5,7 @@ import type { ProcExit } from "./ports.ts";
 import { shellQuote } from "./shellQuote.ts";
 import type { SshHost } from "./sshHost.ts";
 
+/** What `spawnRemoteRank` takes: the host, and the rank's program, environment and log. */
 export interface RemoteRankOptions {
   host: SshHost;
   /** The rank's program and arguments, as found on the remote host's PATH. */

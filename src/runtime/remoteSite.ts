@@ -15,6 +15,7 @@ import { type SshHost, type SshHostOptions, sshHost } from "./sshHost.ts";
 import type { SshTarget } from "./sshTarget.ts";
 import type { TeardownReport } from "./tearDown.ts";
 
+/** What `openRemoteSite` takes: the host, the deployment, and its lease and state dir there. */
 export interface RemoteSiteOptions {
   target: SshTarget;
   deployment: string;

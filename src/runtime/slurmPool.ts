@@ -23,6 +23,7 @@ const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
 /** Restarts of a dead worker inside one allocation, by default. */
 const WORKER_RESTARTS = 5;
 
+/** What `slurmPool` takes: the job module on a shared filesystem, and what to ask Slurm for. */
 export interface SlurmPoolOptions extends WorkerProcessOptions {
   /** The job module file workers load (`baton worker --jobs FILE`), on a filesystem the nodes share. */
   jobsModule: string;

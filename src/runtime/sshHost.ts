@@ -7,6 +7,7 @@ import { shellQuote } from "./shellQuote.ts";
 import { isMaster, makeControlDir } from "./sshControlDir.ts";
 import type { SshTarget } from "./sshTarget.ts";
 
+/** What `sshHost` takes beside its target: how `ssh` reaches the host. */
 export interface SshHostOptions {
   /** An ssh_config file (`ssh -F`); default: the user's own (~/.ssh/config). */
   configFile?: string;

@@ -29,6 +29,7 @@ export type Fault =
   | { kind: "disk-stall"; at: number; ms: number }
   | { kind: "disk-full"; at: number; ms: number };
 
+/** How many faults a simulation draws from its seed: none, the default mix, or more and harsher. */
 export type FaultProfile = "none" | "default" | "heavy";
 export const FAULT_PROFILES: readonly FaultProfile[] = ["none", "default", "heavy"];
 

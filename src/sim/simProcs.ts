@@ -51,6 +51,7 @@ export interface SimProcSpec {
  */
 export type SimProgram = (spawn: SpawnOptions) => SimProgramStart;
 
+/** What a `SimProgram` says about a process it starts: its behaviour, and with `main` its code. */
 export interface SimProgramStart
   extends Omit<SimProcSpec, "argv" | "env" | "ppid" | "newGroup" | "pgid" | "pid"> {
   main?(self: SimSelf): void;
@@ -121,6 +122,7 @@ interface Proc extends SimProcess {
   resolveExit: (exit: ProcExit) => void;
 }
 
+/** What `new SimProcs` takes: its clock, and the pids and uid it hands out. */
 export interface SimProcsOptions {
   clock: Clock;
   /** The simulation's own pid (default 100); it is in the table and is never a new pid. */

@@ -24,6 +24,7 @@ import { SimNet } from "./simNet.ts";
 import { Trace } from "./trace.ts";
 import { yourJobs } from "./yourJobs.ts";
 
+/** What `simulate` takes: the seed, and a graph of your own or the size of the drawn one. */
 export interface SimulateOptions {
   /** Everything random in the run comes from this seed (an unsigned 32-bit integer). */
   seed: number;
@@ -98,6 +99,7 @@ export interface SimProgress {
   jobs: number;
 }
 
+/** What `simulate` resolves to: whether every invariant held, what broke, and the trace. */
 export interface SimulationResult {
   /** No invariant broke and the run finished in time. */
   ok: boolean;

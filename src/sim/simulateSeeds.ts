@@ -24,6 +24,7 @@ const DRAWN_OPTIONS = [
   "world",
 ] as const satisfies readonly (keyof SimulateOptions)[];
 
+/** How `simulateSeeds` runs its seeds (its fourth argument): threads, and what each result keeps. */
 export interface SimulateSeedsOptions {
   /**
    * Threads running seeds side by side (default: the machine's cores, at most one per

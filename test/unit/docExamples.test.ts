@@ -6,8 +6,8 @@
  * TSDoc example may use any export of baton without importing it, and names it takes as given
  * (an `engine`, a `clock`, a placeholder such as `loadModel()`) are declared from GIVENS below.
  * A block that starts with a `// NAME.ts` line is that file, beside the files the README named
- * before it (so `graph.ts` can import `./jobs.ts`). Every exported function, class and
- * constant must carry an example.
+ * before it (so `graph.ts` can import `./jobs.ts`). Every export must carry a doc comment, and
+ * every exported function, class and constant an example.
  */
 import { dirname, join } from "node:path";
 import ts from "typescript";
@@ -127,13 +127,13 @@ function check(examples: Example[], prefix: (example: Example) => string): Map<E
 
 type Exports = Map<
   string,
-  { value: boolean; examples: string[]; properties: string[]; codes: string[] }
+  { value: boolean; documented: boolean; examples: string[]; properties: string[]; codes: string[] }
 >;
 
 /**
- * The public exports of baton: name → whether it is a value, its `@example` blocks, (for
- * an interface) the names of its properties, and (for an error class) the codes its `code`
- * can be.
+ * The public exports of baton: name → whether it is a value, whether it has a doc comment, its
+ * `@example` blocks, (for an interface) the names of its properties, and (for an error class)
+ * the codes its `code` can be.
  */
 function publicExports(): Exports {
   const index = join(ROOT, "src", "index.ts");
@@ -166,6 +166,7 @@ function publicExports(): Exports {
     );
     exports.set(symbol.name, {
       value: (target.flags & ts.SymbolFlags.Value) !== 0,
+      documented: ts.displayPartsToString(target.getDocumentationComment(checker)).trim() !== "",
       examples,
       properties,
       codes,
@@ -277,6 +278,11 @@ describe("documentation examples", () => {
     const without = [...exports]
       .filter(([, { value, examples }]) => value && examples.length === 0)
       .map(([name]) => name);
+    expect(without).toEqual([]);
+  });
+
+  it("every export has a doc comment, which an editor shows on hover", () => {
+    const without = [...exports].filter(([, { documented }]) => !documented).map(([name]) => name);
     expect(without).toEqual([]);
   });
 
