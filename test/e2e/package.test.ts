@@ -12,13 +12,14 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import ts from "typescript";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -174,7 +175,7 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
     expect(existsSync(join(dir, "node_modules", "baton", "examples", ".baton"))).toBe(false);
   });
 
-  it("type-checks a TypeScript program against the packed package under nodenext, bundler and node10 resolution, and runs it", async () => {
+  it("type-checks a TypeScript program against the packed package under nodenext, bundler and node10 resolution, runs it, and maps its declarations to baton's sources", async () => {
     const dir = project(
       {
         "package.json": JSON.stringify({ type: "module" }),
@@ -264,6 +265,21 @@ console.log(job("double", 1).kind);
     );
     expect(main.code).toBe(0);
     expect(await runNode(dir, "main.cjs")).toEqual({ code: 0, out: "double\n" });
+
+    // An editor's "go to definition" on createEngine opens baton's TypeScript source, not a
+    // .d.ts: each declaration file has a map (what tsserver follows) to a source in the package.
+    const dist = join(dir, "node_modules", "baton", "dist");
+    const declarations = (readdirSync(dist, { recursive: true }) as string[]).filter((file) =>
+      file.endsWith(".d.ts"),
+    );
+    expect(declarations).toContain(join("runtime", "engine.d.ts"));
+    const unmapped = declarations.filter((file) => {
+      const map = ts.sys.readFile(join(dist, `${file}.map`));
+      if (map === undefined) return true;
+      const { sources } = JSON.parse(map) as { sources: string[] };
+      return !sources.every((path) => existsSync(join(dist, dirname(file), path)));
+    });
+    expect(unmapped).toEqual([]);
   });
 
   it("simulates seeds on helper threads that load the compiled files", async () => {
