@@ -11,7 +11,9 @@ import type { SimTools } from "./simGraph.ts";
  * What cannot run `graph` is a `ConfigError` that names `handlers` and says what to give: a
  * module with no kinds (`handlers: {}` got the engine's "the job module defines no job
  * kinds", which did not say which option), one that is not a module, and a graph with a kind
- * the module does not define (the engine said to add it "to the job module").
+ * the module does not define (the engine said to add it "to the job module"). A plain handler
+ * of a kind whose graph jobs have `ranks` stands in for the rank group (planning refused it
+ * with `BAD_JOB`); a kind defined `{ ranks }`, which launched real processes, is refused.
  *
  * @example
  * ```ts
@@ -28,7 +30,7 @@ export function yourJobs(
   const made = typeof handlers === "function";
   const module: unknown = made ? handlers(tools) : handlers;
   const what = made ? "the job module your handlers function returned" : "handlers";
-  const kinds = graphKinds(graph);
+  const { kinds, rankKinds } = graphKinds(graph);
   const listed = kinds.length > 0 ? ` (${kinds.join(", ")})` : "";
   if (module === null || typeof module !== "object") {
     throw new ConfigError(
@@ -40,6 +42,7 @@ export function yourJobs(
       `simulate: ${what} defines no job kinds: give it a handler for each kind of your graph${listed}, e.g. { ${kinds[0] ?? "fetch"}: async (input, ctx) => … }`,
     );
   }
+  refuseRankLaunches(module as JobModule, what);
   let jobs: LoadedJobs;
   try {
     jobs = loadJobs(watch.wrap(module as JobModule));
@@ -55,19 +58,43 @@ export function yourJobs(
       `simulate: your graph has jobs of kind ${missing.join(", ")}, which ${what} does not define (it defines ${jobs.kinds.join(", ")}): add a handler for each, or fix the kind`,
     );
   }
-  return jobs;
+  // A plain handler of a kind whose jobs have `ranks` stands in for the group it would launch.
+  return { ...jobs, launchesRanks: (kind) => rankKinds.has(kind) };
 }
 
 /**
- * The kinds of `graph`'s jobs, in the order planning meets them; none for a graph the engine
- * refuses (a cycle, a bad job), which it does with a message of its own.
+ * Refuses a kind defined `{ ranks }`: its handler would launch a real rank group (real
+ * processes, real files under the state dir) from inside virtual time, which hung the seed
+ * until its liveness bound. The simulation takes a plain handler for it instead.
  */
-function graphKinds(graph: readonly JobSpec[]): string[] {
+function refuseRankLaunches(module: JobModule, what: string): void {
+  const launching = Object.entries(module).find(
+    ([, entry]) =>
+      entry !== null &&
+      typeof entry === "object" &&
+      typeof Reflect.get(entry, "ranks") === "function",
+  );
+  if (launching === undefined) return;
+  const [kind] = launching;
+  throw new ConfigError(
+    `simulate: ${what} defines kind "${kind}" as { ranks }, which launches real processes, and the simulation starts none: give a plain handler that stands in for the group instead, e.g. ${kind}: async (input, ctx) => { await sleep(60_000); return { worldSize: ctx.job.ranks } } (its jobs keep their ranks option; what it returns is the job's result, and a throw fails the job as a failing rank does)`,
+  );
+}
+
+/**
+ * The kinds of `graph`'s jobs, in the order planning meets them, and those whose jobs have
+ * `ranks` (rank kinds, whose plain handlers stand in for their groups); none for a graph the
+ * engine refuses (a cycle, a bad job), which it does with a message of its own.
+ */
+function graphKinds(graph: readonly JobSpec[]): { kinds: string[]; rankKinds: Set<string> } {
   try {
-    const plan = planGraph(graph, { versionOf: () => "0" });
-    return [...new Set([...plan.jobs.values()].map((job) => job.kind))];
+    const jobs = [...planGraph(graph, { versionOf: () => "0" }).jobs.values()];
+    return {
+      kinds: [...new Set(jobs.map((job) => job.kind))],
+      rankKinds: new Set(jobs.filter((job) => job.ranks !== undefined).map((job) => job.kind)),
+    };
   } catch (error) {
-    if (error instanceof GraphError) return [];
+    if (error instanceof GraphError) return { kinds: [], rankKinds: new Set() };
     throw error;
   }
 }

@@ -1,6 +1,9 @@
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
 import { job } from "../../src/graph/job.ts";
 import { drawFaults, formatFaults, parseFaults } from "../../src/sim/faultPlan.ts";
 import { shrink } from "../../src/sim/shrink.ts";
@@ -48,6 +51,58 @@ describe("simulate", () => {
     expect(report.wallMs).toBeLessThan(report.virtualMs);
     expect(events).toEqual([...report.trace]);
     expect(inspected).toBeGreaterThan(0);
+  });
+
+  it("runs a plain handler of a rank job's kind as the group's stand-in, with the job's ranks", async () => {
+    const train = job("train", { lr: 0.1 }, { ranks: 4 });
+    const score = job("score", null, { after: [train] });
+    const seen: (number | undefined)[] = [];
+    const report = await simulate({
+      seed: 5,
+      graph: [score],
+      handlers: ({ sleep }) => ({
+        train: async (_: { lr: number }, ctx) => {
+          seen.push(ctx.job.ranks);
+          await sleep(60_000);
+          // The group's first launch fails, as a failing rank fails it; the retry succeeds.
+          if (ctx.job.attempt === 1) throw new Error("rank 2 exited with code 1");
+          return { worldSize: ctx.job.ranks ?? 0 };
+        },
+        score: (_: null, ctx) => ctx.results[0],
+      }),
+      workers: 2,
+      faults: "none",
+      ranks: false,
+    });
+    expect(report.violation).toBeUndefined();
+    expect(report.counts?.completed).toBe(2);
+    expect(seen).toEqual([4, 4]);
+  });
+
+  it("refuses a kind defined { ranks }, which launched real processes, saying to give a stand-in", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-sim-ranks-"));
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const run = simulate({
+        seed: 1,
+        graph: [job("train", null, { ranks: 2 })],
+        // A rank that exits at once: without the refusal, the real launcher started it.
+        handlers: { train: { ranks: () => ["true"] } },
+        ranks: false,
+        faults: "none",
+        until: 60_000,
+      });
+      await expect(run).rejects.toThrow(ConfigError);
+      await expect(run).rejects.toThrow(
+        'simulate: handlers defines kind "train" as { ranks }, which launches real processes, and the simulation starts none: give a plain handler that stands in for the group instead',
+      );
+      // No deployment was launched: the real launcher's state dir is never made.
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      process.chdir(cwd);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("names the jobs still running when a handler waits outside virtual time, and why", async () => {
