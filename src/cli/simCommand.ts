@@ -22,6 +22,7 @@ import {
 } from "../sim/simulateSeeds.ts";
 import { LiveLine } from "./liveLine.ts";
 import { negativeValues } from "./negativeValues.ts";
+import { SeedsProgress } from "./seedsProgress.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
 import { uiPortFlag } from "./uiPortFlag.ts";
@@ -219,12 +220,18 @@ export async function simCommand(argv: string[]): Promise<number> {
   const live =
     process.stderr.isTTY === true && !output.json ? new LiveLine(process.stderr) : undefined;
   const checks = { checkDeterminism: output.checkDeterminism, traces: output.trace };
+  /** A range's line on a terminal: it counts the seeds as they end on every thread. */
+  let progress: SeedsProgress | undefined;
   const seeds = many
-    ? simulateSeeds(first, last, drawn(settings), { threads, ...checks })
+    ? simulateSeeds(first, last, drawn(settings), {
+        threads,
+        ...checks,
+        onSeedEnded: (r) => progress?.ended(r.ok),
+      })
     : oneSeed(first, { simulation: drawn(settings), ...checks }, live);
+  if (many && live !== undefined) progress = new SeedsProgress(live, first, last, threads);
   // The range's progress line replaces the passes on a terminal; stdout sent elsewhere still gets them.
   const passesShown = !many || live === undefined || process.stdout.isTTY !== true;
-  if (many) live?.draw(`seeds ${first}..${last} on ${threads} thread${threads === 1 ? "" : "s"}`);
   /** The last seed whose result came (they come in order), for a Ctrl-C's summary. */
   let lastDone = first - 1;
   // A range's rest, or the one seed (as it was asked for) that a long run stopped in.
@@ -233,6 +240,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       ? `--seeds ${lastDone + 1}..${last}`
       : `--${values.replay !== undefined ? "replay" : "seed"} ${first}`;
   const onSignal = (signal: "SIGINT" | "SIGTERM") => {
+    progress?.stop();
     live?.clear();
     const done = lastDone - first + 1;
     const runRest =
@@ -256,27 +264,21 @@ export async function simCommand(argv: string[]): Promise<number> {
       }
       if (output.trace) writeAbove(live, `${result.trace.join("\n")}\n`);
       if (!result.ok || passesShown) writeAbove(live, `${verdict(result)}\n`);
-      if (live !== undefined && many && result.ok) {
-        const done = result.seed - first + 1;
-        const rate = done / ((performance.now() - started) / 1000);
-        live.draw(
-          `seed ${result.seed} (${done}/${last - first + 1}) ${failures} failed, ${rate.toFixed(1)} seeds/s`,
-        );
-      }
-      if (result.ok) continue;
       // The first failure is reported whole and shrunk (up to a minute); each later one by
       // what broke and its replay command, which are enough to take it up.
-      if (failures === 1) await reportFailure(result, settings, report);
-      else {
+      if (!result.ok && failures === 1) await reportFailure(result, settings, report, live);
+      else if (!result.ok) {
         writeAbove(
           live,
           `seed ${result.seed} failed: ${result.violation!.message}\nreplay: ${replayCommand(result, settings)}\n`,
         );
       }
+      progress?.draw();
     }
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    progress?.stop();
     live?.clear();
   }
   if (many && !output.json) {
@@ -422,7 +424,7 @@ interface Report {
  * the screen. A replay with `--trace` used to print the last events again after the trace,
  * and shrink again for up to a minute, as the run that printed its command had.
  */
-async function reportFailure(r: SimulationResult, s: Settings, how: Report) {
+async function reportFailure(r: SimulationResult, s: Settings, how: Report, live?: LiveLine) {
   const lines = [
     `seed ${r.seed} failed: ${r.violation!.message}`,
     `faults: ${formatFaults(r.faults) || "none"}`,
@@ -431,14 +433,16 @@ async function reportFailure(r: SimulationResult, s: Settings, how: Report) {
       : [`last ${LAST_EVENTS} events:`, ...r.trace.slice(-LAST_EVENTS).map((line) => `  ${line}`)]),
     ...(how.replaying ? [] : [`replay: ${replayCommand(r, s)}`]),
   ];
-  process.stdout.write(`${lines.join("\n")}\n`);
+  writeAbove(live, `${lines.join("\n")}\n`);
   if (how.shrink && r.violation!.invariant !== 0) {
     const small = await shrink(r, {
       ...rankGroups(s),
       plantedBugs: s.plantedBugs,
       ...(s.until !== undefined && { until: s.until }),
     });
-    process.stdout.write(
+    // A range's progress line went on being drawn while it shrank.
+    writeAbove(
+      live,
       `smallest reproducer (${small.tries} simulations): ${replayCommand(r, s, small)}\n`,
     );
   }

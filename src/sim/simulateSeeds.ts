@@ -39,6 +39,12 @@ export interface SimulateSeedsOptions {
    * (a passed one has `trace: []`): a trace is thousands of lines to copy between threads.
    */
   traces?: boolean;
+  /**
+   * Called on the calling thread as each seed ends, on whichever thread ran it, in the order
+   * they end (the iteration yields them in seed order, so a slow first seed holds the others
+   * back): a long range's progress (`baton sim --seeds` draws it on a terminal).
+   */
+  onSeedEnded?: (result: SimulationResult) => void;
 }
 
 /** What a seed thread is started with (its `workerData`). */
@@ -124,8 +130,12 @@ async function* inSeedOrder(
     traces: options.traces ?? false,
   };
   const threads = threadsFor(last - first + 1, options.threads);
+  const ended = (result: SimulationResult) => {
+    options.onSeedEnded?.(result);
+    return result;
+  };
   if (threads <= 1) {
-    for (let seed = first; seed <= last; seed++) yield await simulateSeed(seed, data);
+    for (let seed = first; seed <= last; seed++) yield ended(await simulateSeed(seed, data));
     return;
   }
   const finished = new Map<number, SimulationResult>();
@@ -144,7 +154,7 @@ async function* inSeedOrder(
     };
     helper.on("message", (message: SeedThreadMessage) => {
       if (message.type === "result") {
-        finished.set(message.result.seed, message.result);
+        finished.set(message.result.seed, ended(message.result));
         feed();
       } else if (failure === undefined) {
         failure = new Error(`seed ${message.seed}: the simulation crashed: ${message.message}`);
@@ -166,7 +176,7 @@ async function* inSeedOrder(
   const here = (async () => {
     while (next <= last && failure === undefined) {
       const seed = next++;
-      finished.set(seed, await simulateSeed(seed, data));
+      finished.set(seed, ended(await simulateSeed(seed, data)));
       settle();
     }
   })().catch((error: Error) => {

@@ -95,6 +95,20 @@ describe("simulateSeeds", () => {
     );
   });
 
+  it("reports each seed as it ends, on whichever thread, before it is yielded", async () => {
+    const ended: number[] = [];
+    const yielded: number[] = [];
+    for await (const r of simulateSeeds(1, 6, SMALL, {
+      threads: 2,
+      onSeedEnded: (result) => ended.push(result.seed),
+    })) {
+      expect(ended).toContain(r.seed);
+      yielded.push(r.seed);
+    }
+    expect(yielded).toEqual([1, 2, 3, 4, 5, 6]);
+    expect([...ended].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
   it("stops its threads when the caller stops early", async () => {
     const started = performance.now();
     let seen = 0;

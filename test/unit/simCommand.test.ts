@@ -8,11 +8,14 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Shrunk } from "../../src/sim/shrink.ts";
 import type { SimulationResult } from "../../src/sim/simulate.ts";
+import type { SimulateSeedsOptions } from "../../src/sim/simulateSeeds.ts";
 
 const fake = vi.hoisted(() => ({
   finishShrinking: undefined as ((s: Shrunk) => void) | undefined,
   /** What the seeds give instead of simulating, when set. */
   seeds: undefined as SimulationResult[] | AsyncIterable<SimulationResult> | undefined,
+  /** The options the fake `simulateSeeds` was called with. */
+  options: undefined as SimulateSeedsOptions | undefined,
 }));
 vi.mock("../../src/sim/shrink.ts", () => ({
   shrink: () => new Promise<Shrunk>((resolve) => (fake.finishShrinking = resolve)),
@@ -21,12 +24,13 @@ vi.mock("../../src/sim/simulateSeeds.ts", async (importOriginal) => {
   const real = await importOriginal<typeof import("../../src/sim/simulateSeeds.ts")>();
   return {
     ...real,
-    simulateSeeds: (...args: Parameters<typeof real.simulateSeeds>) =>
-      fake.seeds === undefined
-        ? real.simulateSeeds(...args)
-        : (async function* () {
-            yield* fake.seeds!;
-          })(),
+    simulateSeeds: (...args: Parameters<typeof real.simulateSeeds>) => {
+      if (fake.seeds === undefined) return real.simulateSeeds(...args);
+      fake.options = args[3];
+      return (async function* () {
+        yield* fake.seeds!;
+      })();
+    },
     // One seed runs on this thread: the first fake result stands for it.
     simulateSeed: async (...args: Parameters<typeof real.simulateSeed>) => {
       if (fake.seeds === undefined) return real.simulateSeed(...args);
@@ -83,6 +87,7 @@ afterEach(() => {
   // Last made, first undone: a stream made a terminal twice gets back what it first had.
   for (const restore of restores.splice(0).reverse()) restore();
   fake.seeds = undefined;
+  fake.options = undefined;
   fake.finishShrinking = undefined;
 });
 
@@ -227,12 +232,42 @@ describe("baton sim's failure report", () => {
       const err = stdout(process.stderr);
       expect(await simCommand(["--seeds", "1..2", "--jobs", "5", "--workers", "2"])).toBe(0);
       // Drawn before the first seed ends, which may take a minute.
-      expect(err.text).toMatch(/^\r\x1b\[2Kseeds 1\.\.2 on \d threads?\r/);
-      expect(err.text).toContain("seed 2 (2/2) 0 failed");
+      expect(err.text).toMatch(/^\r\x1b\[2Kseeds 1\.\.2 on \d threads?: 0\/2 done, 0 failed \(/);
       expect(out.text.includes("seed 1: pass")).toBe(passes);
       expect(out.text).toMatch(/^2 seeds, 0 failed, in /m);
     },
   );
+
+  it("counts a range's seeds as they end on any thread, with an ETA, before the first is reported", async () => {
+    terminal(process.stderr, true);
+    terminal(process.stdout, true);
+    let end: () => void = () => {};
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    fake.seeds = (async function* () {
+      // Seeds 2 and 3 end on a helper thread while seed 1 is still running here.
+      fake.options!.onSeedEnded!(seedResult(2, true));
+      fake.options!.onSeedEnded!(seedResult(3, false));
+      await ended;
+      fake.options!.onSeedEnded!(seedResult(1, true));
+      yield* [1, 2, 3].map((seed) => seedResult(seed, seed !== 3));
+    })();
+    stdout();
+    const err = stdout(process.stderr);
+    const run = simCommand([
+      ...["--seeds", "1..3", "--jobs", "5", "--workers", "2", "--threads", "2", "--no-shrink"],
+    ]);
+    await vi.waitFor(
+      () =>
+        expect(err.text).toMatch(
+          /seeds 1\.\.3 on 2 threads: 2\/3 done, 1 failed, \d+\.\d seeds\/s, ETA \d/,
+        ),
+      { timeout: 5_000 },
+    );
+    end();
+    expect(await run).toBe(1);
+    expect(err.text).toContain("seeds 1..3 on 2 threads: 3/3 done, 1 failed (");
+    expect(err.text.endsWith("\r\x1b[2K")).toBe(true);
+  });
 
   it("draws one seed's progress, jobs ended and virtual time, on a terminal only", async () => {
     const args = ["--seed", "1", "--workers", "2", "--world", "0", "--faults", "none"];
