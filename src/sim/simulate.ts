@@ -22,7 +22,7 @@ import { type SimTools, simGraph, simJobs } from "./simGraph.ts";
 import { type SimInvariant, violationMessage } from "./simInvariants.ts";
 import { SimNet } from "./simNet.ts";
 import { Trace } from "./trace.ts";
-import { yourJobs } from "./yourJobs.ts";
+import { type YourGraph, yourGraph, yourJobs } from "./yourJobs.ts";
 
 /** What `simulate` takes: the seed, and a graph of your own or the size of the drawn one. */
 export interface SimulateOptions {
@@ -47,7 +47,8 @@ export interface SimulateOptions {
   /**
    * Virtual ms by which the run must be over (liveness), a whole number of at least 1;
    * default: 10 minutes after the last fault ends, plus 4 minutes for each job divided by the
-   * workers (100 jobs on 8 workers: 50 minutes more).
+   * workers (100 jobs on 8 workers: 50 minutes more; a graph of your own counts its jobs, the
+   * roots and what they run after). Give it when your jobs take more than a minute or so.
    */
   until?: number;
   /** Deliberate bugs to switch on (to prove the simulation catches them); one of `PLANTED_BUGS`. */
@@ -190,6 +191,10 @@ class Simulation {
   private readonly ids: SimEntropy;
   private readonly handlerEntropy: SimEntropy;
   private readonly graph: readonly JobSpec[];
+  /** A graph of your own, planned once (the drawn graph is its list of jobs). */
+  private readonly yours: YourGraph | undefined;
+  /** The graph's jobs: the liveness bound's size, and the trace's and the result's `jobs`. */
+  private readonly jobs: number;
   private readonly workers: number;
   private readonly faults: Fault[];
   private readonly bugs: PlantedBug[];
@@ -227,6 +232,10 @@ class Simulation {
         : Array.isArray(given)
           ? (given as readonly JobSpec[])
           : [given as JobSpec];
+    // Your graph given by its roots (`graph: [publish]`) counted 1 job: its liveness bound
+    // was that of one job, and the result said `jobs: 1`.
+    this.yours = given === undefined ? undefined : yourGraph(this.graph);
+    this.jobs = this.yours?.jobs ?? this.graph.length;
     this.workers = options.workers ?? 8;
     const drawn = this.root.fork("options");
     this.leaseTimeoutMs = drawn.pick([20_000, 8_000]);
@@ -270,13 +279,19 @@ class Simulation {
       .filter((work) => board.jobs.get(work.jobId)?.state === "running")
       .map((work) => `${work.jobId} waits on ${describeRealWork(work.type)}`);
     const seen = waiting.length > 0 ? ` (${[...new Set(waiting)].slice(0, 5).join("; ")})` : "";
-    return `; still running: ${named}${running.length > 5 ? ` and ${running.length - 5} more` : ""}${seen}. If their handlers wait on anything but the simulation's tools (sleep, now, random), such as a real setTimeout or real I/O, they never finish in virtual time: wait with the tools' sleep instead`;
+    // A handler that only sleeps longer than a drawn job (a minute a try) outran the default
+    // bound too, and was told only that it waited on real work.
+    const longer =
+      waiting.length > 0 || this.options.until !== undefined
+        ? ""
+        : `; if they only take longer than the default bound allows (${LIVENESS_BASE_MS / 60_000} virtual minutes after the faults, and ${LIVENESS_PER_JOB_MS / 60_000} minutes a job for each worker: ${this.jobs} job${this.jobs === 1 ? "" : "s"} on ${this.workers} worker${this.workers === 1 ? "" : "s"}), give until, the virtual ms by which your run must be over`;
+    return `; still running: ${named}${running.length > 5 ? ` and ${running.length - 5} more` : ""}${seen}. If their handlers wait on anything but the simulation's tools (sleep, now, random), such as a real setTimeout or real I/O, they never finish in virtual time: wait with the tools' sleep instead${longer}`;
   }
 
   async run(): Promise<SimulationResult> {
     const { clock, trace } = this;
     trace.add(
-      `sim seed ${this.seed} jobs ${this.graph.length} workers ${this.workers} lease ${this.leaseTimeoutMs} throttle ${JSON.stringify(this.throttle ?? {})} faults ${formatFaults(this.faults) || "none"}${this.bugs.length ? ` planted ${this.bugs.join(",")}` : ""}`,
+      `sim seed ${this.seed} jobs ${this.jobs} workers ${this.workers} lease ${this.leaseTimeoutMs} throttle ${JSON.stringify(this.throttle ?? {})} faults ${formatFaults(this.faults) || "none"}${this.bugs.length ? ` planted ${this.bugs.join(",")}` : ""}`,
     );
     this.start();
     this.ranks?.start();
@@ -288,7 +303,7 @@ class Simulation {
     }, end);
     const deadline =
       this.options.until ??
-      end + LIVENESS_BASE_MS + Math.ceil((LIVENESS_PER_JOB_MS * this.graph.length) / this.workers);
+      end + LIVENESS_BASE_MS + Math.ceil((LIVENESS_PER_JOB_MS * this.jobs) / this.workers);
     this.realWork?.start();
     try {
       await this.step(deadline, end);
@@ -304,7 +319,7 @@ class Simulation {
     return {
       ok: this.violation === undefined,
       seed: this.seed,
-      jobs: this.graph.length,
+      jobs: this.jobs,
       workers: this.workers,
       faults: this.faults,
       plantedBugs: this.bugs,
@@ -347,7 +362,7 @@ class Simulation {
   private progress(): SimProgress {
     const counts = this.watch?.board?.counts();
     const virtualMs = this.clock.now();
-    if (counts === undefined) return { virtualMs, ended: 0, jobs: this.graph.length };
+    if (counts === undefined) return { virtualMs, ended: 0, jobs: this.jobs };
     const jobs = Object.values(counts).reduce((sum, n) => sum + n, 0);
     return { virtualMs, ended: counts.completed + counts.failed, jobs };
   }
@@ -390,7 +405,7 @@ class Simulation {
     const jobs =
       handlers === undefined
         ? loadJobs(simJobs(tools))
-        : yourJobs(handlers, tools, this.realWork!, this.graph);
+        : yourJobs(handlers, tools, this.realWork!, this.yours!);
     const engine = createEngine({
       jobs,
       workers: inProcessPool({

@@ -17,7 +17,7 @@ import type { SimTools } from "./simGraph.ts";
  *
  * @example
  * ```ts
- * yourJobs({}, tools, watch, [job("fetch", 1)]);
+ * yourJobs({}, tools, watch, yourGraph([job("fetch", 1)]));
  * // ConfigError: simulate: handlers defines no job kinds: give it a handler for each kind of your graph (fetch), …
  * ```
  */
@@ -25,12 +25,11 @@ export function yourJobs(
   handlers: JobModule | ((tools: SimTools) => JobModule),
   tools: SimTools,
   watch: RealWorkWatch,
-  graph: readonly JobSpec[],
+  { kinds, rankKinds }: YourGraph,
 ): LoadedJobs {
   const made = typeof handlers === "function";
   const module: unknown = made ? handlers(tools) : handlers;
   const what = made ? "the job module your handlers function returned" : "handlers";
-  const { kinds, rankKinds } = graphKinds(graph);
   const listed = kinds.length > 0 ? ` (${kinds.join(", ")})` : "";
   if (module === null || typeof module !== "object") {
     throw new ConfigError(
@@ -81,20 +80,36 @@ function refuseRankLaunches(module: JobModule, what: string): void {
   );
 }
 
+/** What the simulation knows of a graph of your own before it runs it (see `yourGraph`). */
+export interface YourGraph {
+  /** Its jobs, the roots and what they run after, as planning merges them. */
+  jobs: number;
+  /** The kinds of its jobs, in the order planning meets them. */
+  kinds: string[];
+  /** The kinds whose jobs have `ranks`: their plain handlers stand in for their groups. */
+  rankKinds: Set<string>;
+}
+
 /**
- * The kinds of `graph`'s jobs, in the order planning meets them, and those whose jobs have
- * `ranks` (rank kinds, whose plain handlers stand in for their groups); none for a graph the
- * engine refuses (a cycle, a bad job), which it does with a message of its own.
+ * Plans `graph` once, as the engine will: its jobs and their kinds. A graph the engine refuses
+ * (a cycle, a bad job), which it does with a message of its own, counts its roots and no kinds.
+ *
+ * @example
+ * ```ts
+ * yourGraph([job("parse", null, { after: [job("fetch", 1)] })]);
+ * // { jobs: 2, kinds: ["fetch", "parse"], rankKinds: Set {} }
+ * ```
  */
-function graphKinds(graph: readonly JobSpec[]): { kinds: string[]; rankKinds: Set<string> } {
+export function yourGraph(graph: readonly JobSpec[]): YourGraph {
   try {
     const jobs = [...planGraph(graph, { versionOf: () => "0" }).jobs.values()];
     return {
+      jobs: jobs.length,
       kinds: [...new Set(jobs.map((job) => job.kind))],
       rankKinds: new Set(jobs.filter((job) => job.ranks !== undefined).map((job) => job.kind)),
     };
   } catch (error) {
-    if (error instanceof GraphError) return { kinds: [], rankKinds: new Set() };
+    if (error instanceof GraphError) return { jobs: graph.length, kinds: [], rankKinds: new Set() };
     throw error;
   }
 }

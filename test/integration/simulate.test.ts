@@ -126,6 +126,46 @@ describe("simulate", () => {
     expect(message).toMatch(/still running: [0-9a-f]{16} \(fetch\)\. If their handlers wait on/);
     expect(message).toContain("such as a real setTimeout or real I/O");
     expect(message).not.toContain("(parse)");
+    // until was given: the default bound is not what cut it off.
+    expect(message).not.toContain("give until");
+  });
+
+  it("counts and bounds your graph by its jobs, not the roots it was given by", async () => {
+    // A chain of 4 jobs of 250 virtual s each, given by its last job: 1,000 s of work, which
+    // a bound sized for 1 job (10 minutes + 4 minutes) cut off.
+    let last = job("step", 0);
+    for (let i = 1; i < 4; i++) last = job("step", i, { after: [last] });
+    const report = await simulate({
+      seed: 1,
+      graph: last,
+      handlers: ({ sleep }) => ({
+        step: async (i: number) => {
+          await sleep(250_000);
+          return i;
+        },
+      }),
+      workers: 1,
+      faults: "none",
+      ranks: false,
+    });
+    expect(report.violation).toBeUndefined();
+    expect(report.jobs).toBe(4);
+    expect(report.trace[0]).toMatch(/^0 sim seed 1 jobs 4 workers 1 /);
+  });
+
+  it("says a job that only outlasts the default bound needs until, when none was given", async () => {
+    const report = await simulate({
+      seed: 1,
+      graph: job("train", 1),
+      handlers: ({ sleep }) => ({ train: () => sleep(3_600_000) }),
+      workers: 1,
+      faults: "none",
+      ranks: false,
+    });
+    expect(report.violation?.invariant).toBe(6);
+    expect(report.violation?.message).toContain(
+      "if they only take longer than the default bound allows (10 virtual minutes after the faults, and 4 minutes a job for each worker: 1 job on 1 worker), give until, the virtual ms by which your run must be over",
+    );
   });
 
   it("fails a seed whose handler waits on a real timer or real I/O, naming the job (invariant 0)", async () => {
