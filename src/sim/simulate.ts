@@ -263,6 +263,15 @@ class Simulation {
   }
 
   /**
+   * When the faults end, beside a liveness `deadline`: an `until` before their end failed the
+   * seed with "faults ended at" a time still to come, as if the run had had its time.
+   */
+  private faultsEnd(deadline: number, end: number): string {
+    if (end <= deadline) return `faults ended at ${end} ms`;
+    return `the faults end later, at ${end} ms: a run is only bound to be over once its faults are; give until after ${end} ms, or fewer faults`;
+  }
+
+  /**
    * With handlers of the user's own, the jobs still running at the liveness deadline, and the
    * likeliest reason: a handler that waits on a real timer or real I/O, which virtual time never
    * reaches (drawn handlers use only the simulation's tools).
@@ -349,7 +358,7 @@ class Simulation {
         const board = this.watch?.board;
         this.fail(
           6,
-          `the run is not over at ${deadline} virtual ms (faults ended at ${end} ms): ${board ? JSON.stringify(board) : "no coordinator"}${this.stillRunning(board)}`,
+          `the run is not over at ${deadline} virtual ms (${this.faultsEnd(deadline, end)}): ${board ? JSON.stringify(board) : "no coordinator"}${this.stillRunning(board)}`,
         );
         return;
       }

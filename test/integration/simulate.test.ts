@@ -168,6 +168,21 @@ describe("simulate", () => {
     );
   });
 
+  it("says when until comes before the faults end, instead of that they ended", async () => {
+    const report = await simulate({
+      seed: 1,
+      jobs: 5,
+      workers: 1,
+      ranks: false,
+      faults: parseFaults("partition@5000:0+1000"),
+      until: 10,
+    });
+    expect(report.violation?.invariant).toBe(6);
+    expect(report.violation?.message).toContain(
+      "the run is not over at 10 virtual ms (the faults end later, at 6000 ms: a run is only bound to be over once its faults are; give until after 6000 ms, or fewer faults)",
+    );
+  });
+
   it("fails a seed whose handler waits on a real timer or real I/O, naming the job (invariant 0)", async () => {
     const options = { seed: 2, workers: 2, faults: "none" as const, ranks: false };
     const timer = await simulate({
