@@ -382,8 +382,16 @@ function bad(message: string, jobs: readonly string[] = []): GraphError {
   return new GraphError("BAD_JOB", message, jobs);
 }
 
-/** `kind` followed by a short preview of the input, unless the input is null. */
-function label(job: { kind: string; input: unknown }): string {
+/**
+ * `kind` followed by a short preview of the input, unless the input is null: how messages,
+ * and a simulation's trace of your own graph, name a job.
+ *
+ * @example
+ * ```ts
+ * label({ kind: "fetch", input: { doc: 3 } }); // 'fetch {"doc":3}'
+ * ```
+ */
+export function label(job: { kind: string; input: unknown }): string {
   return job.input === null || job.input === undefined
     ? job.kind
     : `${job.kind} ${preview(job.input)}`;

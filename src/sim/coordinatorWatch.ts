@@ -1,4 +1,5 @@
 import type { Actor } from "xstate";
+import { label } from "../graph/planGraph.ts";
 import type {
   CoordinatorEmitted,
   CoordinatorEvent,
@@ -35,6 +36,11 @@ export class CoordinatorWatch {
     private readonly trace: (line: string) => void,
     /** Called once, with the board, when the coordinator has started. */
     private readonly onStart: (board: JobBoard) => void = () => {},
+    /**
+     * Name each job granted by its kind and input (a graph of your own, whose ids say nothing
+     * to whoever reads its trace; a drawn graph's traces stay as they were).
+     */
+    private readonly nameJobs = false,
   ) {}
 
   /**
@@ -68,7 +74,7 @@ export class CoordinatorWatch {
     this.checker.observe(emitted);
     if (emitted.type === "run.finished")
       this.trace(`run finished ${JSON.stringify(emitted.counts)}`);
-    else for (const effect of emitted.effects) this.trace(describeEffect(effect));
+    else for (const effect of emitted.effects) this.trace(describeEffect(effect, this.nameJobs));
   }
 
   private stepped(): void {
@@ -92,10 +98,12 @@ export class CoordinatorWatch {
   }
 }
 
-function describeEffect(effect: CoordinatorEffect): string {
+function describeEffect(effect: CoordinatorEffect, nameJobs: boolean): string {
   switch (effect.type) {
-    case "lease.granted":
-      return `grant ${effect.job.id} to ${effect.conn} attempt ${effect.attempt}`;
+    case "lease.granted": {
+      const name = nameJobs ? ` (${label(effect.job)})` : "";
+      return `grant ${effect.job.id}${name} to ${effect.conn} attempt ${effect.attempt}`;
+    }
     case "lease.cancelled":
       return `cancel ${effect.job} on ${effect.conn}${effect.timedOut ? " (timed out)" : ""}`;
     case "lease.expired":

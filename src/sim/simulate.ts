@@ -403,6 +403,7 @@ class Simulation {
       (violation) => this.fail(violation.invariant, violation.detail),
       this.trace.add,
       (board) => this.checkResumed(board, durable),
+      this.yours !== undefined,
     );
     this.watch = watch;
     const tools: SimTools = {

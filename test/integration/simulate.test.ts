@@ -51,6 +51,12 @@ describe("simulate", () => {
     expect(report.wallMs).toBeLessThan(report.virtualMs);
     expect(events).toEqual([...report.trace]);
     expect(inspected).toBeGreaterThan(0);
+    // Each grant names the job by its kind and input: the ids alone say nothing to a reader.
+    const grants = report.trace.filter((line) => / grant /.test(line));
+    expect(grants).toEqual([
+      expect.stringMatching(/^\d+ grant [0-9a-f]{16} \(fetch 21\) to sim:\d+ attempt 1$/),
+      expect.stringMatching(/^\d+ grant [0-9a-f]{16} \(double\) to sim:\d+ attempt 1$/),
+    ]);
   });
 
   it("runs a plain handler of a rank job's kind as the group's stand-in, with the job's ranks", async () => {
