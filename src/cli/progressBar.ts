@@ -59,8 +59,10 @@ export class ProgressBar {
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(1)} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${String(Math.round(s % 60)).padStart(2, "0")} s`;
+  if (s < 59.95) return `${s.toFixed(1)} s`;
+  // Rounded before it is split, so that 119.6 s reads 2 min 00 s, not 1 min 60 s.
+  const whole = Math.round(s);
+  const m = Math.floor(whole / 60);
+  if (m < 60) return `${m} min ${String(whole % 60).padStart(2, "0")} s`;
   return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, "0")} min`;
 }
