@@ -45,9 +45,10 @@ export interface PlanOptions {
   workers?: readonly Resources[];
   /**
    * Whether a kind launches rank groups (`{ ranks }` in the job module): its jobs must then
-   * say how many ranks, and other kinds' jobs must not.
+   * say how many ranks, and other kinds' jobs must not; `undefined` for a kind whose jobs may
+   * do either (a simulation's stand-in for a kind its graph has no job of).
    */
-  launchesRanks?: (kind: string) => boolean;
+  launchesRanks?: (kind: string) => boolean | undefined;
   /** How messages name the `index`-th job given (default `roots[index]`). */
   rootName?: (index: number) => string;
 }
@@ -100,7 +101,8 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
   };
   const jobs = new Map<string, PlannedJob>();
   for (const spec of order) {
-    if (options.launchesRanks !== undefined) checkRanks(spec, options.launchesRanks(spec.kind));
+    const launches = options.launchesRanks?.(spec.kind);
+    if (launches !== undefined) checkRanks(spec, launches);
     const deps =
       spec.after.length === 0
         ? []

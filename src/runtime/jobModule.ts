@@ -91,8 +91,12 @@ export interface LoadedJobs {
   versionOf(kind: string): string | undefined;
   /** The kind's default `timeoutMs`, if its definition sets one. */
   timeoutOf(kind: string): number | undefined;
-  /** Whether the kind launches rank groups (`{ ranks }`): its jobs need the `ranks` option. */
-  launchesRanks(kind: string): boolean;
+  /**
+   * Whether the kind launches rank groups (`{ ranks }`): its jobs need the `ranks` option;
+   * `undefined` when its jobs may have it or not (a simulation's handler for a kind its graph
+   * has no job of, which stands in for a group only if the job has ranks).
+   */
+  launchesRanks(kind: string): boolean | undefined;
   readonly kinds: readonly string[];
   /** Identifies the code: workers with a different hash are refused by the coordinator. */
   readonly codeHash: string;

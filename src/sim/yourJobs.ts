@@ -57,8 +57,14 @@ export function yourJobs(
       `simulate: your graph has jobs of kind ${missing.join(", ")}, which ${what} does not define (it defines ${jobs.kinds.join(", ")}): add a handler for each, or fix the kind`,
     );
   }
-  // A plain handler of a kind whose jobs have `ranks` stands in for the group it would launch.
-  return { ...jobs, launchesRanks: (kind) => rankKinds.has(kind) };
+  // A plain handler of a kind whose jobs have `ranks` stands in for the group it would launch;
+  // one of a kind only `ctx.need` adds may or may not (its needed jobs were refused, saying
+  // to define the kind as { ranks }, which the simulation refuses).
+  return {
+    ...jobs,
+    launchesRanks: (kind) =>
+      rankKinds.has(kind) ? true : kinds.includes(kind) ? false : undefined,
+  };
 }
 
 /**

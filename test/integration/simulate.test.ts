@@ -85,6 +85,24 @@ describe("simulate", () => {
     expect(seen).toEqual([4, 4]);
   });
 
+  it("runs a rank job that only ctx.need adds on its kind's stand-in", async () => {
+    const report = await simulate({
+      seed: 1,
+      graph: [job("prep", 1)],
+      handlers: ({ sleep }) => ({
+        prep: (_: number, ctx) => ctx.need(job("train", 1, { ranks: 2 }))[0],
+        train: async (_: number, ctx) => {
+          await sleep(10_000);
+          return ctx.job.ranks ?? 0;
+        },
+      }),
+      faults: "none",
+      ranks: false,
+    });
+    expect(report.failed).toEqual([]);
+    expect(report.counts?.completed).toBe(2);
+  });
+
   it("refuses a kind defined { ranks }, which launched real processes, saying to give a stand-in", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-sim-ranks-"));
     const cwd = process.cwd();
