@@ -12,7 +12,12 @@ import {
 import { type Shrunk, shrink } from "../sim/shrink.ts";
 import { RANK_GROUP_INVARIANTS, SIM_INVARIANTS } from "../sim/simInvariants.ts";
 import { SIM_LIMITS } from "../sim/simLimits.ts";
-import { type SimProgress, type SimulationResult, simulate } from "../sim/simulate.ts";
+import {
+  type SimProgress,
+  type SimulateOptions,
+  type SimulationResult,
+  simulate,
+} from "../sim/simulate.ts";
 import {
   type DrawnSimulation,
   type SeedThreadData,
@@ -191,6 +196,9 @@ export async function simCommand(argv: string[]): Promise<number> {
       "--ui-port goes with --ui, which starts the dashboard: add --ui, or leave --ui-port out",
     );
   }
+  // A progress line on a terminal: seeds done for a range, jobs and virtual time for one seed.
+  const live =
+    process.stderr.isTTY === true && !output.json ? new LiveLine(process.stderr) : undefined;
   if (values.ui) {
     if (values.seed === undefined && values.replay === undefined) {
       throw new ConfigError("--ui shows one seed: give --replay S");
@@ -203,9 +211,12 @@ export async function simCommand(argv: string[]): Promise<number> {
       );
     }
     const port = uiPortFlag(values["ui-port"]);
-    return simDashboard(first, (hooks) => runSeed(first, settings, hooks), {
+    // The seed runs before the dashboard opens on it: minutes, for thousands of jobs.
+    const progress = live && { onProgress: seedProgress(first, settings.jobs, live) };
+    return simDashboard(first, (hooks) => runSeed(first, settings, { ...hooks, ...progress }), {
       port,
       report: async (result) => {
+        live?.clear();
         if (output.trace) process.stdout.write(`${result.trace.join("\n")}\n`);
         process.stdout.write(`${verdict(result)}\n`);
         if (!result.ok) await reportFailure(result, settings, report);
@@ -216,9 +227,6 @@ export async function simCommand(argv: string[]): Promise<number> {
   const started = performance.now();
   let failures = 0;
   const threads = threadsFor(last - first + 1, output.threads);
-  // A progress line on a terminal: seeds done for a range, jobs and virtual time for one seed.
-  const live =
-    process.stderr.isTTY === true && !output.json ? new LiveLine(process.stderr) : undefined;
   const checks = { checkDeterminism: output.checkDeterminism, traces: output.trace };
   /** A range's line on a terminal: it counts the seeds as they end on every thread. */
   let progress: SeedsProgress | undefined;
@@ -290,7 +298,11 @@ export async function simCommand(argv: string[]): Promise<number> {
   return failures > 0 ? 1 : 0;
 }
 
-function runSeed(seed: number, s: Settings, hooks?: ReplayHooks): Promise<SimulationResult> {
+function runSeed(
+  seed: number,
+  s: Settings,
+  hooks: ReplayHooks & Pick<SimulateOptions, "onProgress">,
+): Promise<SimulationResult> {
   return simulate({ ...hooks, seed, ...drawn(s) });
 }
 
@@ -308,6 +320,15 @@ async function* oneSeed(
     yield await simulateSeed(seed, data);
     return;
   }
+  const onProgress = seedProgress(seed, data.simulation.jobs ?? 0, live);
+  yield await simulateSeed(seed, data, { onProgress });
+}
+
+/**
+ * Draws seed `seed`'s progress line on `live` now (none of its `jobs` ended) and returns the
+ * `onProgress` that draws it again, at most every `PROGRESS_EVERY_MS`.
+ */
+function seedProgress(seed: number, jobs: number, live: LiveLine): (p: SimProgress) => void {
   const started = performance.now();
   let drawnAt = Number.NEGATIVE_INFINITY;
   const draw = ({ virtualMs, ended, jobs }: SimProgress) => {
@@ -317,8 +338,8 @@ async function* oneSeed(
     const seconds = ((now - started) / 1000).toFixed(0);
     live.draw(`seed ${seed}: ${ended}/${jobs} jobs ended, ${virtualMs} virtual ms (${seconds} s)`);
   };
-  draw({ virtualMs: 0, ended: 0, jobs: data.simulation.jobs ?? 0 });
-  yield await simulateSeed(seed, data, { onProgress: draw });
+  draw({ virtualMs: 0, ended: 0, jobs });
+  return draw;
 }
 
 /** The drawn simulation `s` asks for, as `simulate` and `simulateSeeds` take it. */

@@ -290,6 +290,23 @@ describe("baton sim's failure report", () => {
     expect(err.text).toBe("");
   });
 
+  it("--replay S --ui draws the seed's progress while it runs, before the dashboard opens", async () => {
+    terminal(process.stderr, true);
+    const out = stdout();
+    const err = stdout(process.stderr);
+    const run = simCommand([
+      ...["--replay", "1", "--ui", "--jobs", "400", "--workers", "2", "--world", "0"],
+      ...["--faults", "none"],
+    ]);
+    await vi.waitFor(() => expect(err.text).toContain("dashboard: http://"), { timeout: 30_000 });
+    process.emit("SIGINT", "SIGINT");
+    expect(await run).toBe(0);
+    expect(err.text).toMatch(/^\r\x1b\[2Kseed 1: 0\/400 jobs ended, 0 virtual ms \(0 s\)\r/);
+    // Cleared before the report, which is printed as without a terminal.
+    expect(err.text).toMatch(/\r\x1b\[2Kseed 1: \d+ steps over \d+ virtual ms\n/);
+    expect(out.text).toMatch(/^seed 1: pass \(/);
+  });
+
   it("on Ctrl-C, gives a command for the rest that checks and reports as this run did", async () => {
     const { exitCode, ended, end } = interceptExit();
     fake.seeds = (async function* () {
