@@ -35,7 +35,9 @@ export interface SimulateOptions {
    * `sleep`, `now`, `random`) returning one. A handler must wait only on those tools, its
    * `ctx` or promises: a real timer or real I/O it starts completes at a virtual time real
    * time chooses, which fails the seed (invariant 0, or 6 if it never completes in time).
-   * `Date.now()` and `Math.random()` are real too; use the tools' `now` and `random`.
+   * `Date.now()` and `Math.random()` are real too; use the tools' `now` and `random`. A
+   * function is called again for each coordinator incarnation (after a crash), as a restarted
+   * process loads its module again: keep state that must outlive a crash outside it.
    */
   handlers?: JobModule | ((tools: SimTools) => JobModule);
   /** Size of the drawn graph (default 100, at most `SIM_LIMITS.jobs`: 10,000). */

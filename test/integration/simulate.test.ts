@@ -103,6 +103,23 @@ describe("simulate", () => {
     expect(report.counts?.completed).toBe(2);
   });
 
+  it("calls a handlers function again after a coordinator crash, as README says", async () => {
+    let made = 0;
+    const report = await simulate({
+      seed: 1,
+      graph: [job("work", 1)],
+      handlers: ({ sleep }) => {
+        made++;
+        return { work: () => sleep(20_000) };
+      },
+      faults: parseFaults("coordinator-crash@5000+1000/clean"),
+      ranks: false,
+    });
+    expect(report.violation).toBeUndefined();
+    expect(report.trace).toContain("6000 start coordinator-1");
+    expect(made).toBe(2);
+  });
+
   it("refuses a kind defined { ranks }, which launched real processes, saying to give a stand-in", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-sim-ranks-"));
     const cwd = process.cwd();
