@@ -42,7 +42,8 @@ export interface SimulateSeedsOptions {
   /**
    * Called on the calling thread as each seed ends, on whichever thread ran it, in the order
    * they end (the iteration yields them in seed order, so a slow first seed holds the others
-   * back): a long range's progress (`baton sim --seeds` draws it on a terminal).
+   * back): a long range's progress (`baton sim --seeds` draws it on a terminal). What it
+   * throws ends the iteration with that error.
    */
   onSeedEnded?: (result: SimulationResult) => void;
 }
@@ -154,7 +155,12 @@ async function* inSeedOrder(
     };
     helper.on("message", (message: SeedThreadMessage) => {
       if (message.type === "result") {
-        finished.set(message.result.seed, ended(message.result));
+        try {
+          finished.set(message.result.seed, ended(message.result));
+        } catch (error) {
+          // Thrown by the caller's onSeedEnded: it ends the iteration, not the process.
+          failure ??= error as Error;
+        }
         feed();
       } else if (failure === undefined) {
         failure = new Error(`seed ${message.seed}: the simulation crashed: ${message.message}`);

@@ -109,6 +109,19 @@ describe("simulateSeeds", () => {
     expect([...ended].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  it("ends the iteration with what onSeedEnded throws, on a helper's seed too", async () => {
+    const run = collect(
+      simulateSeeds(1, 4, SMALL, {
+        threads: 2,
+        // The helper is handed the first seed before this thread takes the next.
+        onSeedEnded: (result) => {
+          if (result.seed === 1) throw new Error("progress broke at seed 1");
+        },
+      }),
+    );
+    await expect(run).rejects.toThrow("progress broke at seed 1");
+  });
+
   it("stops its threads when the caller stops early", async () => {
     const started = performance.now();
     let seen = 0;
