@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
@@ -7,6 +8,7 @@ import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { reapDeployments } from "../runtime/reaper.ts";
+import { negativeValues } from "./negativeValues.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -21,7 +23,8 @@ does this too, every time it starts.
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
   --ssh-config FILE ssh_config file for reaching the ssh hosts of remote ranks
-  --json            print the report as JSON on stdout
+  --json            print the report as JSON on stdout: { stateDir, stateDirExists, reaped,
+                    live, failed, foreign, otherUsers }
   --log-level L     ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help        this help
 
@@ -56,6 +59,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
   }
   const grace = wholeNumberFlag("--grace-ms", values["grace-ms"], MILLISECONDS);
   const stateDir = resolve(values["state-dir"] ?? DEFAULT_STATE_DIR);
+  const stateDirExists = existsSync(stateDir);
   const report = await reapDeployments({
     stateDir,
     procs: nodeProcs(),
@@ -71,6 +75,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
     process.stdout.write(
       `${JSON.stringify({
         stateDir,
+        stateDirExists,
         reaped: report.reaped.map(({ deployment, why, teardown }) => ({
           deployment,
           why,
@@ -99,22 +104,21 @@ export async function reapCommand(argv: string[]): Promise<number> {
     for (const { deployment, error } of report.failed)
       say(`${deployment}: NOT reaped: ${error.message}`);
     if (report.reaped.length + report.live.length + report.failed.length === 0) {
-      say(nothingInStateDir("nothing to reap", stateDir));
+      say(nothingInStateDir("nothing to reap", stateDir, stateDirExists));
     }
   }
   return report.failed.length === 0 ? 0 : 1;
 }
 
+const REAP_OPTIONS = {
+  "state-dir": { type: "string" },
+  "grace-ms": { type: "string" },
+  "ssh-config": { type: "string" },
+  json: { type: "boolean", default: false },
+  "log-level": { type: "string", default: "warn" },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
 function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    options: {
-      "state-dir": { type: "string" },
-      "grace-ms": { type: "string" },
-      "ssh-config": { type: "string" },
-      json: { type: "boolean", default: false },
-      "log-level": { type: "string", default: "warn" },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  }).values;
+  return parseArgs({ args: negativeValues(argv, REAP_OPTIONS), options: REAP_OPTIONS }).values;
 }

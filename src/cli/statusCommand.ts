@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
@@ -20,7 +21,8 @@ in a shared state dir), with each rank's pid, phase
 never signals or removes anything.
 
   --state-dir DIR   the root state directory (default: ${DEFAULT_STATE_DIR})
-  --json            one JSON object: { stateDir, deployments: [...] } (unknown values are null)
+  --json            one JSON object: { stateDir, stateDirExists, deployments: [...] }
+                    (unknown values are null)
   -h, --help        this help`;
 
 /**
@@ -53,21 +55,28 @@ export async function statusCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const stateDir = resolve(values["state-dir"]);
+  const stateDirExists = existsSync(stateDir);
   const deployments = await readDeploymentStatuses(
     { files: nodeFiles(), procs: nodeProcs(), clock: nodeClock() },
     stateDir,
   );
   process.stdout.write(
     values.json
-      ? `${JSON.stringify({ stateDir, deployments }, (_, value) => value ?? null)}\n`
-      : describeDeployments(stateDir, deployments),
+      ? `${JSON.stringify({ stateDir, stateDirExists, deployments }, (_, value) => value ?? null)}\n`
+      : describeDeployments(stateDir, stateDirExists, deployments),
   );
   return 0;
 }
 
 /** The table `baton status` prints. */
-function describeDeployments(stateDir: string, deployments: DeploymentStatus[]): string {
-  if (deployments.length === 0) return `${nothingInStateDir("no deployments", stateDir)}\n`;
+function describeDeployments(
+  stateDir: string,
+  stateDirExists: boolean,
+  deployments: DeploymentStatus[],
+): string {
+  if (deployments.length === 0) {
+    return `${nothingInStateDir("no deployments", stateDir, stateDirExists)}\n`;
+  }
   const blocks = deployments.map((dep) => {
     const head = [
       dep.deployment,

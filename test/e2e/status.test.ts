@@ -405,7 +405,7 @@ describe("baton status", () => {
     },
   );
 
-  it("says when there is nothing, and refuses unknown flags (status and reap alike)", async () => {
+  it("says when there is nothing, also in --json, and refuses unknown flags and negative numbers (status and reap alike)", async () => {
     const dir = await stateDir();
     const empty = await baton(["status", "--state-dir", join(dir, "missing")]);
     expect(empty.code).toBe(0);
@@ -417,19 +417,50 @@ describe("baton status", () => {
     expect(reapMissing.stderr).toBe(
       `baton reap: nothing to reap: ${join(dir, "missing")} does not exist (no launch used it; is --state-dir right?)\n`,
     );
+    // --json says so too, in a field of its own.
+    const reapMissingJson = await baton(["reap", "--state-dir", join(dir, "missing"), "--json"]);
+    expect(reapMissingJson.code).toBe(0);
+    expect(JSON.parse(reapMissingJson.stdout)).toMatchObject({
+      stateDir: join(dir, "missing"),
+      stateDirExists: false,
+      reaped: [],
+    });
+    const statusMissingJson = await baton([
+      "status",
+      "--state-dir",
+      join(dir, "missing"),
+      "--json",
+    ]);
+    expect(JSON.parse(statusMissingJson.stdout)).toEqual({
+      stateDir: join(dir, "missing"),
+      stateDirExists: false,
+      deployments: [],
+    });
+    const reapJson = await baton(["reap", "--state-dir", dir, "--json"]);
+    expect(JSON.parse(reapJson.stdout)).toMatchObject({ stateDir: dir, stateDirExists: true });
     // Folders that hold no deployment's file (a store's, when --state-dir names the store).
     await mkdir(join(dir, "logs"));
     await writeFile(join(dir, "logs", "run-1.log"), "{}\n");
     await mkdir(join(dir, "quarantine"));
     await writeFile(join(dir, "quarantine", "ab12"), "{}\n");
     const json = await baton(["status", "--state-dir", dir, "--json"]);
-    expect(JSON.parse(json.stdout)).toEqual({ stateDir: dir, deployments: [] });
+    expect(JSON.parse(json.stdout)).toEqual({
+      stateDir: dir,
+      stateDirExists: true,
+      deployments: [],
+    });
     const bad = await baton(["status", "--bogus"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(
       "baton status: Unknown option '--bogus' (baton status --help lists its flags) [CONFIG]\n",
     );
-    const dashed = await baton(["reap", "--state-dir", dir, "--grace-ms", "-1"]);
+    // A negative number gets the flag's own range message, as any other value out of range.
+    const negative = await baton(["reap", "--state-dir", dir, "--grace-ms", "-1"]);
+    expect(negative.code).toBe(2);
+    expect(negative.stderr).toBe(
+      'baton reap: --grace-ms must be a whole number of milliseconds ≥ 1, not "-1" [CONFIG]\n',
+    );
+    const dashed = await baton(["reap", "--state-dir", dir, "--grace-ms", "--json"]);
     expect(dashed.code).toBe(2);
     expect(dashed.stderr).toBe(
       "baton reap: --grace-ms is followed by a value starting with a dash; write --grace-ms=VALUE if that is its value, or give --grace-ms a value (baton reap --help lists its flags) [CONFIG]\n",
