@@ -3,7 +3,11 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
-import { type DeploymentStatus, readDeploymentStatuses } from "../rank/deploymentStatus.ts";
+import {
+  type DeploymentStatus,
+  type RankStatus,
+  readDeploymentStatuses,
+} from "../rank/deploymentStatus.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
@@ -14,11 +18,12 @@ const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
 
 Lists the rank-group deployments in a state directory: live (the launcher runs and renews
 its lease), orphaned (the launcher's pid is gone or its lease is stale: run \`baton reap\`),
-ended (logs, and perhaps leftovers \`baton reap\` removes) or unreadable (another user's,
-in a shared state dir), with each rank's pid, phase
+ended (how: succeeded, failed, stopped or reaped, why and when, each rank's exit code or
+signal as its launcher recorded it, and where the logs are; perhaps leftovers \`baton reap\`
+removes) or unreadable (another user's, in a shared state dir), with each rank's pid, phase
 (from its marker; "gone" when the pid is dead, "reused" when another program has it now,
-"remote" for a rank on an ssh host, not checked from here), age and heartbeat. Only reads;
-never signals or removes anything.
+"remote" for a rank on an ssh host, not checked from here, "exited" once its exit is
+recorded), age and heartbeat. Only reads; never signals or removes anything.
 
   --state-dir DIR   the root state directory (default: ${DEFAULT_STATE_DIR})
   --json            one JSON object: { stateDir, stateDirExists, deployments: [...] }
@@ -86,21 +91,22 @@ function describeDeployments(
       dep.ageMs !== undefined && `up ${duration(dep.ageMs)}`,
       dep.lease &&
         `lease renewed ${duration(dep.lease.ageMs)} ago${dep.lease.stale ? " (stale)" : ""}`,
+      dep.ended && `ran ${duration(dep.ended.ranForMs)}, ended ${duration(dep.ended.agoMs)} ago`,
       dep.cgroup && `contained: ${describeCgroup(dep.cgroup)}`,
     ].filter(Boolean);
+    // An ended deployment's ranks have no heartbeat to show; what is known is how they exited.
+    const running = dep.state !== "ended";
+    const exits = dep.ended !== undefined || dep.ranks.some((rank) => rank.exit !== undefined);
+    const columns: [string, (rank: RankStatus) => string][] = [
+      ["RANK", (rank) => String(rank.rank)],
+      ["PID", (rank) => (rank.pid === undefined ? "-" : String(rank.pid))],
+      ["PHASE", (rank) => (rank.phase === "remote" ? `remote (${rank.host})` : rank.phase)],
+      ...(running ? LIVE_COLUMNS : []),
+      ...(exits ? EXIT_COLUMNS : []),
+    ];
     const rows = [
-      ["RANK", "PID", "PHASE", "AGE", "HEARTBEAT", "ACTIVE", "EPOCH"],
-      ...dep.ranks.map((rank) => [
-        String(rank.rank),
-        rank.pid === undefined ? "-" : String(rank.pid),
-        rank.phase === "remote" ? `remote (${rank.host})` : rank.phase,
-        rank.ageMs === undefined ? "-" : duration(rank.ageMs),
-        rank.heartbeatAgeMs === undefined
-          ? "-"
-          : `${duration(rank.heartbeatAgeMs)} ago${rank.heartbeatStale ? " (stale)" : ""}`,
-        rank.active === undefined ? "-" : String(rank.active),
-        rank.epoch === undefined ? "-" : String(rank.epoch),
-      ]),
+      columns.map(([title]) => title),
+      ...dep.ranks.map((rank) => columns.map(([, cell]) => cell(rank))),
     ];
     const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
     const table = rows.map(
@@ -110,11 +116,41 @@ function describeDeployments(
           .join("  ")
           .trimEnd()}`,
     );
+    const notes = [
+      ...(dep.ended !== undefined && dep.ranks.some((rank) => rank.exit === undefined)
+        ? ["  (EXIT -: not recorded, its launcher died before that rank exited; its log may say)"]
+        : []),
+      ...(dep.ranks.some((rank) => rank.log !== undefined)
+        ? [`  logs: ${stateDir}/${dep.deployment}/rank-*.log`]
+        : []),
+    ];
     const problems = dep.problems.map((problem) => `  ! ${problem}`);
-    return [head.join("  "), ...(dep.ranks.length > 0 ? table : []), ...problems].join("\n");
+    return [head.join("  "), ...(dep.ranks.length > 0 ? table : []), ...notes, ...problems].join(
+      "\n",
+    );
   });
   return `${blocks.join("\n\n")}\n`;
 }
+
+/** The columns of a running (live or orphaned) deployment's ranks: what their markers say. */
+const LIVE_COLUMNS: [string, (rank: RankStatus) => string][] = [
+  ["AGE", (rank) => (rank.ageMs === undefined ? "-" : duration(rank.ageMs))],
+  [
+    "HEARTBEAT",
+    (rank) =>
+      rank.heartbeatAgeMs === undefined
+        ? "-"
+        : `${duration(rank.heartbeatAgeMs)} ago${rank.heartbeatStale ? " (stale)" : ""}`,
+  ],
+  ["ACTIVE", (rank) => (rank.active === undefined ? "-" : String(rank.active))],
+  ["EPOCH", (rank) => (rank.epoch === undefined ? "-" : String(rank.epoch))],
+];
+
+/** The columns of ranks that exited: how (`code 3`, `SIGKILL`) and when, as their launcher recorded it. */
+const EXIT_COLUMNS: [string, (rank: RankStatus) => string][] = [
+  ["EXIT", ({ exit }) => (exit === undefined ? "-" : (exit.signal ?? `code ${exit.code ?? "?"}`))],
+  ["EXITED", ({ exit }) => (exit === undefined ? "-" : `${duration(exit.agoMs)} ago`)],
+];
 
 /** What a deployment's cgroup holds: its processes, or that it is gone, or why it cannot be read. */
 function describeCgroup(cgroup: NonNullable<DeploymentStatus["cgroup"]>): string {

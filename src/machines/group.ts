@@ -313,8 +313,11 @@ export const groupMachine = setup({
   },
 });
 
-/** The outcome a finished group reports: its failure, else its stop, else success. */
-function outcomeOf(context: GroupContext): GroupOutcome {
+/**
+ * The outcome a finished group reports: its failure, else its stop, else success. Known once
+ * the group is `stopping` (the runtime records it when its teardown is verified).
+ */
+export function outcomeOf(context: GroupContext): GroupOutcome {
   if (context.failure !== undefined) return { status: "failed", failure: context.failure };
   if (context.stopReason !== undefined) return { status: "stopped", reason: context.stopReason };
   return { status: "succeeded" };

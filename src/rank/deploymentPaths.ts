@@ -43,12 +43,20 @@ export function checkDeploymentId(id: string): string {
   return id;
 }
 
+/**
+ * The name of a deployment's outcome record (`DeploymentPaths.outcome`): the one file besides
+ * its ranks' logs that stays once it ended.
+ */
+export const OUTCOME_FILE = "outcome.json";
+
 /** The files of one deployment, `S/<deployment>/…`. */
 export interface DeploymentPaths {
   readonly dir: string;
   readonly manifest: string;
   readonly lease: string;
   readonly cancel: string;
+  /** How it ran and ended (`baton.outcome/1`): not a control file; it stays with the logs. */
+  readonly outcome: string;
   marker(rank: number): string;
   ack(rank: number): string;
   log(rank: number): string;
@@ -71,6 +79,7 @@ export function deploymentPaths(stateDir: string, deployment: string): Deploymen
     manifest: `${dir}/manifest.json`,
     lease: `${dir}/lease.json`,
     cancel: `${dir}/cancel.json`,
+    outcome: `${dir}/${OUTCOME_FILE}`,
     marker: (rank) => `${dir}/rank-${rank}.marker.json`,
     ack: (rank) => `${dir}/rank-${rank}.ack.json`,
     log: (rank) => `${dir}/rank-${rank}.log`,

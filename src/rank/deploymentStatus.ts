@@ -4,11 +4,12 @@ import { carriesDeployment, type DeploymentIdentity } from "../machines/carriesD
 import { controlFiles, untouchedMs } from "../runtime/clearDeployment.ts";
 import { isPermissionDenied, ownerName } from "../runtime/fileOwner.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
-import { deploymentPaths, isDeploymentId, rankFileName } from "./deploymentPaths.ts";
+import { deploymentPaths, isDeploymentId, OUTCOME_FILE, rankFileName } from "./deploymentPaths.ts";
 import { isAlive, launcherGone, manifestLauncherGone } from "./launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "./leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "./manifestFormat.ts";
 import { MARKER_FORMAT, MARKER_STALE_MS, type Marker, type MarkerPhase } from "./markerFormat.ts";
+import { OUTCOME_FORMAT, type Outcome, type OutcomeStatus } from "./outcomeFormat.ts";
 import { pidReused } from "./pidReused.ts";
 import { LEASE_STALE_MS } from "./rankEnv.ts";
 import { readStateFile, type StateFileFormat } from "./stateFile.ts";
@@ -27,12 +28,15 @@ export interface RankStatus {
   alive: boolean | undefined;
   /**
    * `remote` for a rank on another host (its process and marker are there: not checked).
+   * `exited` for a rank whose exit its launcher recorded (`exit`), and `gone` for every other
+   * rank of a deployment whose end is recorded (its teardown was verified): their pids are
+   * not looked up, since another program may have them by now.
    * Else the marker's phase; `gone` when the pid is dead, `reused` when it now belongs to a process
    * that does not carry the deployment (argv or `BATON_DEPLOYMENT`) or that started after the
    * marker (else the manifest) recorded the rank running and lacks `BATON_DEPLOYMENT`
    * (`pidReused`), `no marker` when the rank wrote none.
    */
-  phase: MarkerPhase | "gone" | "reused" | "no marker" | "remote";
+  phase: MarkerPhase | "gone" | "reused" | "no marker" | "remote" | "exited";
   /** Since the rank started (marker), else since the launch (manifest). */
   ageMs: number | undefined;
   /** Since the marker was last written. */
@@ -41,6 +45,14 @@ export interface RankStatus {
   heartbeatStale: boolean;
   active: number | undefined;
   epoch: number | undefined;
+  /**
+   * How its process ended, as its launcher learned it (`outcome.json`): the exit code, or the
+   * signal that killed it, and when. Undefined while it runs, and when nobody learned it (its
+   * launcher died first: its log may say).
+   */
+  exit: { code: number | null; signal: string | null; at: number; agoMs: number } | undefined;
+  /** Its log file (`rank-R.log` of the deployment's directory), when there is one. */
+  log: string | undefined;
 }
 
 /**
@@ -59,6 +71,22 @@ export interface DeploymentStatus {
   worldSize: number | undefined;
   /** Since the launch (manifest). */
   ageMs: number | undefined;
+  /**
+   * How it ended, from its outcome record: `succeeded`, `failed`, `stopped` (its launcher's
+   * teardown was verified) or `reaped` (its launcher died; a reaper stopped what was left),
+   * with the failure, the stop's reason or why it was reaped; when, and how long it ran.
+   */
+  ended:
+    | {
+        status: OutcomeStatus;
+        reason: string | undefined;
+        at: number;
+        agoMs: number;
+        ranForMs: number;
+      }
+    | undefined;
+  /** The command its ranks ran (manifest, else outcome record). */
+  argv: string[] | undefined;
   ranks: RankStatus[];
   /**
    * The cgroup its local ranks were started in (see `Containment`) and the live processes in
@@ -113,11 +141,12 @@ export async function readDeploymentStatuses(
       }
       continue; // else a file, not a deployment directory
     }
-    // Neither a control file nor a rank's log: not a deployment (`--state-dir .baton`, the
+    // Neither a control file, a rank's log nor an outcome record: not a deployment (`--state-dir .baton`, the
     // store's own folders).
-    const isLog = (entry: string) => rankFileName(entry)?.kind === "log";
+    const isRecord = (entry: string) =>
+      rankFileName(entry)?.kind === "log" || entry === OUTCOME_FILE;
     if (
-      !entries.some(isLog) &&
+      !entries.some(isRecord) &&
       controlFiles(deploymentPaths(stateDir, name), entries).length === 0
     ) {
       continue;
@@ -166,11 +195,17 @@ async function readDeploymentStatus(
   const manifestUnreadable =
     manifest === undefined && entries.includes(paths.manifest.slice(paths.dir.length + 1));
   const lease: Lease | undefined = await read(LEASE_FORMAT, paths.lease);
+  const recorded: Outcome | undefined = await read(OUTCOME_FORMAT, paths.outcome);
+  // A record of another launch of this name (an earlier one, being replaced) is not this one's.
+  const launchToken = manifest?.launcher.token ?? lease?.token;
+  const outcome =
+    launchToken === undefined || recorded?.launcher.token === launchToken ? recorded : undefined;
   if (denied !== undefined) {
     return unreadable(deployment, await ownerName(files, denied), stateDir, problems);
   }
 
   const rankNumbers = new Set(manifest?.ranks.map((rank) => rank.rank));
+  for (const { rank } of outcome?.ranks ?? []) rankNumbers.add(rank);
   for (const entry of entries) {
     const file = rankFileName(entry);
     if (file?.kind === "marker") rankNumbers.add(file.rank);
@@ -178,7 +213,37 @@ async function readDeploymentStatus(
   const ranks: RankStatus[] = [];
   for (const rank of [...rankNumbers].sort((a, b) => a - b)) {
     const entry = manifest?.ranks.find((candidate) => candidate.rank === rank);
-    const host = entry?.host ?? "local";
+    const record = outcome?.ranks.find((candidate) => candidate.rank === rank);
+    const host = entry?.host ?? record?.host ?? "local";
+    const logName = paths.log(rank).slice(paths.dir.length + 1);
+    const log = entries.includes(logName) ? paths.log(rank) : undefined;
+    const exit =
+      record?.exit === undefined
+        ? undefined
+        : {
+            code: record.exit.code ?? null,
+            signal: record.exit.signal ?? null,
+            at: record.exit.at,
+            agoMs: now - record.exit.at,
+          };
+    if (exit !== undefined || outcome?.ended !== undefined) {
+      // Known to have ended: whatever runs under its pid now is another program.
+      ranks.push({
+        rank,
+        host,
+        pid: record?.pid ?? entry?.pid,
+        alive: false,
+        phase: exit !== undefined ? "exited" : "gone",
+        ageMs: undefined,
+        heartbeatAgeMs: undefined,
+        heartbeatStale: false,
+        active: undefined,
+        epoch: undefined,
+        exit,
+        log,
+      });
+      continue;
+    }
     if (host !== "local") {
       // Its pid is one on its host, and its marker is there: this machine knows nothing of it.
       ranks.push({
@@ -192,6 +257,8 @@ async function readDeploymentStatus(
         heartbeatStale: false,
         active: undefined,
         epoch: undefined,
+        exit: undefined,
+        log,
       });
       continue;
     }
@@ -219,6 +286,8 @@ async function readDeploymentStatus(
       heartbeatStale: marker !== undefined && now - marker.heartbeatAt > MARKER_STALE_MS,
       active: marker?.active,
       epoch: marker?.epoch,
+      exit: undefined,
+      log,
     });
   }
 
@@ -256,7 +325,12 @@ async function readDeploymentStatus(
     } else if (living.length > 0) {
       reason = `no manifest or lease, but rank pid${living.length > 1 ? "s" : ""} ${living.join(", ")} still run${living.length > 1 ? "" : "s"}; \`baton reap\` stops ${living.length > 1 ? "them" : "it"} and removes ${leftFiles}`;
     } else {
-      reason = "no manifest, no lease and no live rank";
+      // How it ended, when its outcome record says; else what is known.
+      const ended = outcome?.ended;
+      reason =
+        ended === undefined
+          ? "no manifest, no lease and no live rank"
+          : `${ended.status}${ended.reason === undefined ? "" : `: ${ended.reason}`}`;
       const untouched =
         left.length > 0 ? await untouchedMs(files, paths.dir, left, now) : undefined;
       if (untouched !== undefined) {
@@ -280,8 +354,19 @@ async function readDeploymentStatus(
             staleAfterMs: lease.staleAfterMs,
             stale: isLeaseStale(lease, now),
           },
-    worldSize: manifest?.worldSize,
+    worldSize: manifest?.worldSize ?? outcome?.worldSize,
     ageMs: manifest === undefined ? undefined : now - manifest.startedAt,
+    ended:
+      outcome?.ended === undefined
+        ? undefined
+        : {
+            status: outcome.ended.status,
+            reason: outcome.ended.reason,
+            at: outcome.ended.at,
+            agoMs: now - outcome.ended.at,
+            ranForMs: outcome.ended.at - outcome.startedAt,
+          },
+    argv: manifest?.argv ?? outcome?.argv,
     ranks,
     cgroup: manifest?.cgroup === undefined ? undefined : cgroupStatus(procs, manifest.cgroup),
     problems,
@@ -307,6 +392,8 @@ function unreadable(
     lease: undefined,
     worldSize: undefined,
     ageMs: undefined,
+    ended: undefined,
+    argv: undefined,
     ranks: [],
     cgroup: undefined,
     problems,

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { ConfigError } from "../errors.ts";
-import { isDeploymentId, rankFileName } from "../rank/deploymentPaths.ts";
+import { isDeploymentId, OUTCOME_FILE, rankFileName } from "../rank/deploymentPaths.ts";
 import { durationMs } from "./duration.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import type { Files } from "./ports.ts";
@@ -96,7 +96,8 @@ interface Ended {
 /**
  * Removes the folders of deployments that ended long ago from the root state dir `stateDir`,
  * through the Files port: a folder of this user's (another user's is theirs to prune, by
- * their own launches) holding nothing but its ranks' logs (`rank-R.log`: its manifest,
+ * their own launches) holding nothing but its ranks' logs (`rank-R.log`) and its outcome
+ * record (`outcome.json`: its manifest,
  * lease and every other control file are gone, so none of its ranks can be alive and the
  * reaper has nothing left there), beyond the newest `retention.keep`, that last changed (its
  * control files were removed when its deployment ended) more than `retention.keptMs` ago
@@ -150,7 +151,10 @@ export async function pruneDeploymentLogs(
   return removed;
 }
 
-/** The folders of `stateDir` of this user's that hold only ranks' logs, with when each last changed. */
+/**
+ * The folders of `stateDir` of this user's that hold only ranks' logs (and an outcome
+ * record), with when each last changed.
+ */
 async function endedDeployments(stateDir: string, files: Files): Promise<Ended[]> {
   let names: string[];
   try {
@@ -173,9 +177,13 @@ async function endedDeployments(stateDir: string, files: Files): Promise<Ended[]
   return ended;
 }
 
-/** Whether `names`, a folder's entries, are ranks' logs and nothing else (and at least one). */
+/**
+ * Whether `names`, a folder's entries, are ranks' logs (at least one) and perhaps the
+ * deployment's outcome record, and nothing else.
+ */
 function onlyLogs(names: readonly string[]): boolean {
-  return names.length > 0 && names.every((name) => rankFileName(name)?.kind === "log");
+  const isLog = (name: string) => rankFileName(name)?.kind === "log";
+  return names.some(isLog) && names.every((name) => isLog(name) || name === OUTCOME_FILE);
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   type GroupFailure,
   type GroupOutcome,
   groupMachine,
+  outcomeOf,
 } from "../machines/group.ts";
 import { rankMachine } from "../machines/rank.ts";
 import { deploymentCgroupName } from "../rank/deploymentCgroup.ts";
@@ -23,6 +24,7 @@ import {
 import { launcherGone } from "../rank/launcherWatch.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../rank/markerFormat.ts";
+import { OUTCOME_FORMAT, type Outcome } from "../rank/outcomeFormat.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { clearDeployment, untouchedMs } from "./clearDeployment.ts";
@@ -60,6 +62,8 @@ interface Spawned {
   pid: number;
   handle: ProcHandle | RemoteRankHandle;
   exit: ProcExit | undefined;
+  /** When the launcher learned its exit (Clock port). */
+  exitedAt: number | undefined;
   site: RemoteSite | undefined;
 }
 
@@ -144,6 +148,10 @@ class LaunchedGroup implements RankGroup {
   private teardownError: Error | undefined;
   /** The cgroup the local ranks start in, when they are contained. */
   private cgroup: string | undefined;
+  /** When the ranks were started: the outcome record's `startedAt`, undefined before. */
+  private outcomeStartedAt: number | undefined;
+  /** The outcome record's writes, one after another. */
+  private outcomeWrites: Promise<void> = Promise.resolve();
 
   constructor(private readonly spec: LaunchSpec) {
     const [command, ...args] = spec.argv;
@@ -462,6 +470,8 @@ class LaunchedGroup implements RankGroup {
       // Markers, acks or a cancel file left by an earlier run under this name mean nothing now;
       // the lease is this launcher's claim on the name.
       await clearDeployment(files, this.paths, { keepLease: true });
+      // An earlier run's outcome is not this one's.
+      await files.remove(this.paths.outcome);
     } catch (error) {
       this.send({
         type: "LAUNCH_FAILED",
@@ -486,8 +496,10 @@ class LaunchedGroup implements RankGroup {
       if (!this.group.getSnapshot().matches("launching")) return;
       await this.openSites();
       if (!this.group.getSnapshot().matches("launching")) return;
+      this.outcomeStartedAt = clock.now();
       const started = await Promise.allSettled(this.hosts.map((_, rank) => this.spawn(rank, port)));
       await this.writeManifest();
+      await this.recordOutcome();
       const failed = started.findIndex((outcome) => outcome.status === "rejected");
       if (failed !== -1) {
         const spawnError = (started[failed] as PromiseRejectedResult).reason as Error;
@@ -606,13 +618,22 @@ class LaunchedGroup implements RankGroup {
       this.ranks[rank]?.send({ type: "SPAWN_FAILED", reason: (error as Error).message });
       throw error;
     }
-    const spawned: Spawned = { rank, pid: handle.pid, handle, exit: undefined, site };
+    const spawned: Spawned = {
+      rank,
+      pid: handle.pid,
+      handle,
+      exit: undefined,
+      exitedAt: undefined,
+      site,
+    };
     // Remote ranks start in any order; everything the group reports stays in rank order.
     this.spawned.push(spawned);
     this.spawned.sort((a, b) => a.rank - b.rank);
     this.ranks[rank]?.send({ type: "SPAWNED", pid: handle.pid, pgid: handle.pid });
     void handle.exited.then(async (exit) => {
       spawned.exit = exit;
+      spawned.exitedAt = this.ports.clock.now();
+      void this.recordOutcome();
       this.logger.info(
         { deployment: this.deployment, rank, pid: handle.pid, ...exit },
         "rank exited",
@@ -690,6 +711,43 @@ class LaunchedGroup implements RankGroup {
       this.paths.manifest,
       encodeStateFile(MANIFEST_FORMAT, manifest),
     );
+  }
+
+  /**
+   * Writes the outcome record (`outcome.json`) as it stands, once the ranks are being started:
+   * each rank started, how each one that exited ended, and `ended` once the teardown is
+   * verified. Writes go one after another; one that fails is logged and passed by (the record
+   * is for a person to read afterwards, never for deciding).
+   */
+  private recordOutcome(ended?: Outcome["ended"]): Promise<void> {
+    if (this.outcomeStartedAt === undefined) return this.outcomeWrites;
+    const outcome: Outcome = {
+      deployment: this.deployment,
+      launcher: { pid: this.ports.procs.selfPid, token: this.token },
+      worldSize: this.worldSize,
+      argv: this.argv,
+      startedAt: this.outcomeStartedAt,
+      ranks: this.spawned.map(({ rank, pid, exit, exitedAt }) => ({
+        rank,
+        host: (this.hosts[rank] as RankHost).spec,
+        pid,
+        ...(exit !== undefined && {
+          exit: {
+            at: exitedAt as number,
+            ...(exit.code !== null && { code: exit.code }),
+            ...(exit.signal !== null && { signal: exit.signal }),
+          },
+        }),
+      })),
+      ...(ended !== undefined && { ended }),
+    };
+    const text = encodeStateFile(OUTCOME_FORMAT, outcome);
+    this.outcomeWrites = this.outcomeWrites
+      .then(() => this.ports.files.writeAtomic(this.paths.outcome, text))
+      .catch((error: unknown) => {
+        this.logger.warn({ deployment: this.deployment, err: error }, "outcome not recorded");
+      });
+    return this.outcomeWrites;
   }
 
   /** Reads every running rank's marker, every `watchMs`, while the group runs. */
@@ -781,6 +839,18 @@ class LaunchedGroup implements RankGroup {
     }
     // Verified dead: each child's exit is reported as soon as Node has reaped it.
     await Promise.all(this.spawned.map((spawned) => spawned.handle.exited));
+    const outcome = outcomeOf(this.group.getSnapshot().context);
+    const reason =
+      outcome.status === "failed"
+        ? outcome.failure.message
+        : outcome.status === "stopped"
+          ? outcome.reason
+          : undefined;
+    await this.recordOutcome({
+      at: this.ports.clock.now(),
+      status: outcome.status,
+      ...(reason !== undefined && { reason }),
+    });
     await this.lease?.release();
     const sites = [...this.sites.values()];
     this.sites.clear();

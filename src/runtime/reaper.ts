@@ -11,9 +11,10 @@ import { type DeploymentPaths, deploymentPaths, isDeploymentId } from "../rank/d
 import { isAlive, manifestLauncherGone } from "../rank/launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
+import { OUTCOME_FORMAT, type Outcome } from "../rank/outcomeFormat.ts";
 import { pidReused } from "../rank/pidReused.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
-import { readStateFile } from "../rank/stateFile.ts";
+import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { clearDeployment, controlFiles, untouchedMs } from "./clearDeployment.ts";
 import { isPermissionDenied, ownerName } from "./fileOwner.ts";
 import { markerPids } from "./markerPids.ts";
@@ -200,6 +201,11 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       if (manifest?.cgroup !== undefined) {
         await releaseCgroup(procs, clock, manifest.cgroup, options.logger);
       }
+      if (manifest !== undefined) {
+        await recordReaped(files, paths, manifest, why, clock.now()).catch((error: unknown) => {
+          options.logger?.warn({ deployment, err: error }, "outcome not recorded");
+        });
+      }
       await clearDeployment(files, paths);
       report.reaped.push({ deployment, why, teardown });
     } catch (error) {
@@ -236,6 +242,35 @@ async function leftBehind(
   const untouched = await untouchedMs(files, paths.dir, names, clock.now());
   if (untouched === undefined || untouched <= LEASE_STALE_MS) return undefined;
   return `no manifest and no lease, and its control files (${names.join(", ")}) untouched for ${untouched} ms: its launcher died writing its first lease or clearing its files`;
+}
+
+/**
+ * Records in the deployment's outcome record (`outcome.json`) that it was reaped at `now`,
+ * and why: the record its launcher kept (the exits it learned before it died), else one made
+ * from the manifest, whose ranks' exits nobody learned. A record of the manifest's launcher
+ * that already says how the deployment ended (the launcher died after its verified teardown,
+ * before it removed its manifest) is kept as it is.
+ */
+async function recordReaped(
+  files: Files,
+  paths: DeploymentPaths,
+  manifest: Manifest,
+  why: string,
+  now: number,
+): Promise<void> {
+  const kept = await readStateFile(files, OUTCOME_FORMAT, paths.outcome).catch(() => undefined);
+  const ours = kept?.launcher.token === manifest.launcher.token ? kept : undefined;
+  if (ours?.ended !== undefined) return;
+  const outcome: Outcome = ours ?? {
+    deployment: manifest.deployment,
+    launcher: { pid: manifest.launcher.pid, token: manifest.launcher.token },
+    worldSize: manifest.worldSize,
+    argv: manifest.argv,
+    startedAt: manifest.startedAt,
+    ranks: manifest.ranks.map(({ rank, host, pid }) => ({ rank, host, pid })),
+  };
+  const ended = { at: now, status: "reaped" as const, reason: why };
+  await files.writeAtomic(paths.outcome, encodeStateFile(OUTCOME_FORMAT, { ...outcome, ended }));
 }
 
 /**

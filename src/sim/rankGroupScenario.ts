@@ -1,6 +1,7 @@
 import { BatonError, RankGroupError, TeardownError } from "../errors.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
-import { deploymentPaths, rankFileName } from "../rank/deploymentPaths.ts";
+import { deploymentPaths } from "../rank/deploymentPaths.ts";
+import { controlFiles } from "../runtime/clearDeployment.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger } from "../runtime/logger.ts";
 import type { Files, ProcExit, Procs } from "../runtime/ports.ts";
@@ -753,15 +754,15 @@ export class RankGroupScenario {
     return [...new Set(crashed)].filter((d) => this.controlFilesOf(d).length > 0);
   }
 
-  /** The paths of a deployment's files other than its ranks' logs. */
+  /** The paths of a deployment's control files (not its ranks' logs or its outcome record). */
   private controlFilesOf(deployment: string): string[] {
-    const prefix = `${deploymentPaths(STATE_DIR, deployment).dir}/`;
-    return this.files
+    const paths = deploymentPaths(STATE_DIR, deployment);
+    const prefix = `${paths.dir}/`;
+    const names = this.files
       .paths()
-      .filter(
-        (path) =>
-          path.startsWith(prefix) && rankFileName(path.slice(prefix.length))?.kind !== "log",
-      );
+      .filter((path) => path.startsWith(prefix))
+      .map((path) => path.slice(prefix.length));
+    return controlFiles(paths, names).map((name) => `${prefix}${name}`);
   }
 }
 

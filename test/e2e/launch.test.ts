@@ -8,6 +8,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import type { RankStatus } from "../../src/rank/deploymentStatus.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
@@ -48,7 +49,11 @@ describe("baton launch", () => {
     expect(result.stderr).toContain(`logs in ${dir}/dep-`);
     expect(result.stderr).toContain("all 2 ranks ready");
     const [deployment] = readdirSync(dir);
-    expect(readdirSync(join(dir, deployment ?? "")).sort()).toEqual(["rank-0.log", "rank-1.log"]);
+    expect(readdirSync(join(dir, deployment ?? "")).sort()).toEqual([
+      "outcome.json",
+      "rank-0.log",
+      "rank-1.log",
+    ]);
   }, 60_000);
 
   it("does not call ranks ready that exited 0 without a ready marker", async () => {
@@ -280,10 +285,109 @@ describe("baton launch", () => {
       expect(result.stderr).toContain(says);
       expect(result.stderr).toContain("stopped; every rank is gone");
       for (const pid of pids) expect(alive(pid)).toBe(false);
-      expect(readdirSync(join(dir, "stopped")).sort()).toEqual(["rank-0.log", "rank-1.log"]);
+      expect(readdirSync(join(dir, "stopped")).sort()).toEqual([
+        "outcome.json",
+        "rank-0.log",
+        "rank-1.log",
+      ]);
     },
     60_000,
   );
+
+  it("leaves baton status how the group ended: each rank's exit code, when, and the logs", async () => {
+    const dir = tempDir();
+    const result = await startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      dir,
+      "--name",
+      "failing",
+      "--",
+      ...RANK,
+      "--step-ms",
+      "20",
+      "--fail-at",
+      "2",
+      "--exit-code",
+      "5",
+    ]).exit;
+    expect(result.code).toBe(5);
+    const json = await startBaton(["status", "--state-dir", dir, "--json"]).exit;
+    const [dep] = JSON.parse(json.stdout).deployments;
+    expect(dep).toMatchObject({
+      deployment: "failing",
+      state: "ended",
+      reason: expect.stringMatching(/^failed: rank \d exited with code 5$/),
+      worldSize: 2,
+      argv: [...RANK, "--step-ms", "20", "--fail-at", "2", "--exit-code", "5"],
+      ended: { status: "failed", reason: expect.stringMatching(/^rank \d exited with code 5$/) },
+    });
+    expect(dep.ended.ranForMs).toBeGreaterThan(0);
+    expect(
+      dep.ranks.map((rank: RankStatus) => [rank.rank, rank.phase, rank.exit?.code, rank.log]),
+    ).toEqual([
+      [0, "exited", 5, join(dir, "failing", "rank-0.log")],
+      [1, "exited", 5, join(dir, "failing", "rank-1.log")],
+    ]);
+    const table = await startBaton(["status", "--state-dir", dir]).exit;
+    const lines = table.stdout.split("\n");
+    expect(lines[0]).toMatch(
+      /^failing {2}ended \(failed: rank \d exited with code 5\) {2}world 2 {2}ran \d+m?s, ended \d+m?s ago$/,
+    );
+    expect(lines[1]).toMatch(/^ {2}RANK +PID +PHASE +EXIT +EXITED$/);
+    expect(lines[2]).toMatch(/^ {2}0 +\d+ +exited +code 5 +\d+m?s ago$/);
+    expect(lines[4]).toBe(`  logs: ${dir}/failing/rank-*.log`);
+  }, 60_000);
+
+  it("leaves baton status, after a launcher killed with SIGKILL, orphaned and then reaped", async () => {
+    const dir = tempDir();
+    const launcher = startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      dir,
+      "--name",
+      "killed",
+      "--",
+      ...RANK,
+      "--step-ms",
+      "20",
+    ]);
+    await ranksReady(launcher, 2);
+    const manifest = await readManifest(dir, "killed");
+    for (const rank of manifest?.ranks ?? []) stray(rank.pid, "killed");
+    launcher.child.kill("SIGKILL");
+    await launcher.exit;
+    const orphaned = await startBaton(["status", "--state-dir", dir, "--json"]).exit;
+    expect(JSON.parse(orphaned.stdout).deployments[0]).toMatchObject({
+      state: "orphaned",
+      reason: `launcher pid ${manifest?.launcher.pid} is gone`,
+      ended: null,
+    });
+    const reap = await startBaton(["reap", "--state-dir", dir, "--json"]).exit;
+    expect(reap.code).toBe(0);
+    expect(JSON.parse(reap.stdout).reaped).toMatchObject([{ deployment: "killed" }]);
+    const json = await startBaton(["status", "--state-dir", dir, "--json"]).exit;
+    const [dep] = JSON.parse(json.stdout).deployments;
+    expect(dep).toMatchObject({
+      state: "ended",
+      reason: `reaped: launcher pid ${manifest?.launcher.pid} is gone`,
+      ended: { status: "reaped" },
+      worldSize: 2,
+    });
+    // Nobody learned how the ranks exited: their launcher was gone.
+    expect(dep.ranks.map((rank: RankStatus) => [rank.pid, rank.phase, rank.exit])).toEqual(
+      manifest?.ranks.map((rank) => [rank.pid, "gone", null]),
+    );
+    const table = await startBaton(["status", "--state-dir", dir]).exit;
+    expect(table.stdout).toContain(
+      "  (EXIT -: not recorded, its launcher died before that rank exited; its log may say)\n",
+    );
+    expect(table.stdout).toContain(`  logs: ${dir}/killed/rank-*.log\n`);
+  }, 60_000);
 
   it("gives every rank the --master-port asked for", async () => {
     const dir = tempDir();

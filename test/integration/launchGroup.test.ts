@@ -10,10 +10,11 @@ import { RankGroupError } from "../../src/errors.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
+import { OUTCOME_FORMAT, type Outcome } from "../../src/rank/outcomeFormat.ts";
 import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
-import type { Procs } from "../../src/runtime/ports.ts";
+import type { Files, Procs } from "../../src/runtime/ports.ts";
 import { reapDeployments } from "../../src/runtime/reaper.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
@@ -173,6 +174,57 @@ describe("launchGroup", () => {
     expect(failure.message).toContain("rank 1 exited with code 7");
     expect(failure.message).toContain("| rank 1: failing at step 3 with exit code 7");
     await until(() => group.pids().length === 0, "every rank reaped");
+    // How it ended stays with the logs: each rank's exit as the launcher learned it.
+    const outcome = await readStateFile(files, OUTCOME_FORMAT, join(group.dir, "outcome.json"));
+    expect(outcome?.ended).toEqual({
+      at: expect.any(Number),
+      status: "failed",
+      reason: "rank 1 exited with code 7",
+    });
+    expect(outcome?.ranks.map((rank) => [rank.rank, rank.exit?.code ?? rank.exit?.signal])).toEqual(
+      [
+        [0, "SIGTERM"],
+        [1, 7],
+        [2, "SIGTERM"],
+      ],
+    );
+    for (const rank of outcome?.ranks ?? []) {
+      expect(rank.exit?.at).toBeGreaterThanOrEqual(outcome?.startedAt ?? Number.POSITIVE_INFINITY);
+      expect(rank.exit?.at).toBeLessThanOrEqual(outcome?.ended?.at ?? 0);
+    }
+  });
+
+  it("a launch that fails before starting a rank leaves no earlier launch's outcome of its name", async () => {
+    const stateDir = tempDir();
+    const paths = deploymentPaths(stateDir, "again");
+    const earlier: Outcome = {
+      deployment: "again",
+      launcher: { pid: 4242, token: "earlier" },
+      worldSize: 1,
+      argv: ["true"],
+      startedAt: Date.now() - 60_000,
+      ranks: [{ rank: 0, host: "local", pid: 4243, exit: { at: Date.now() - 50_000, code: 0 } }],
+      ended: { at: Date.now() - 50_000, status: "succeeded" },
+    };
+    await files.writeAtomic(paths.outcome, encodeStateFile(OUTCOME_FORMAT, earlier));
+    // The manifest cannot be written (a full disk): the launch fails before any rank.
+    const full: Files = {
+      ...files,
+      writeAtomic: async (path, data, mode) => {
+        if (path === paths.manifest) throw new Error("ENOSPC: no space left on device");
+        return files.writeAtomic(path, data, mode);
+      },
+    };
+    const group = launch({
+      argv: [PYTHON, RANK_PY],
+      worldSize: 1,
+      stateDir,
+      name: "again",
+      ports: { files: full },
+    });
+    const error = (await group.wait().catch((e: unknown) => e)) as RankGroupError;
+    expect(error.code).toBe("LAUNCH_FAILED");
+    expect(await files.read(paths.outcome)).toBeUndefined();
   });
 
   it("ranks that ignore TERM are killed with KILL, verified", async () => {

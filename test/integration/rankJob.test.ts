@@ -98,7 +98,11 @@ describe("graph jobs with ranks", () => {
       { rank: 0, code: 0 },
       { rank: 1, code: 0 },
     ]);
-    expect(readdirSync(join(dir, value.deployment)).sort()).toEqual(["rank-0.log", "rank-1.log"]);
+    expect(readdirSync(join(dir, value.deployment)).sort()).toEqual([
+      "outcome.json",
+      "rank-0.log",
+      "rank-1.log",
+    ]);
   }, 30_000);
 
   it("a failing rank fails the job with the rank's exit code and log", async () => {

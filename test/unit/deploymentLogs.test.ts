@@ -68,6 +68,7 @@ describe("the logs of ended deployments", () => {
       deploymentFolder(root, "torn", old, [".lease.json.42.tmp", "rank-0.log"]),
       deploymentFolder(root, "notes", old, ["rank-0.log", "notes.txt"]),
       deploymentFolder(root, "empty", old, []),
+      deploymentFolder(root, "outcome-only", old, ["outcome.json"]),
       // Its folder is old but a log was written just now: a launch of that name took it over.
       deploymentFolder(root, "relaunched", old),
     ];

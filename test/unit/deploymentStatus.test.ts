@@ -9,6 +9,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { readDeploymentStatuses } from "../../src/rank/deploymentStatus.ts";
+import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
+import { OUTCOME_FORMAT, type Outcome } from "../../src/rank/outcomeFormat.ts";
+import { encodeStateFile } from "../../src/rank/stateFile.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { filesDenying } from "../fixtures/filesDenying.ts";
 
@@ -47,5 +51,72 @@ describe("readDeploymentStatuses", () => {
     }
     expect(statuses[0]?.problems).toEqual([`cannot list ${closed.dir}: permission denied`]);
     expect(statuses[1]?.problems).toEqual([`cannot read ${theirs.manifest}: permission denied`]);
+  });
+
+  it("says how a deployment ended from its outcome record, and ignores a record of another launch of its name", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "baton-outcome-"));
+    dirs.push(stateDir);
+    const now = Date.now();
+    const outcome = (deployment: string, token: string): Outcome => ({
+      deployment,
+      launcher: { pid: 4242, token },
+      worldSize: 2,
+      argv: ["python3", "train.py"],
+      startedAt: now - 60_000,
+      // This test's own pid: another program's by now, which an ended rank's record is not judged by.
+      ranks: [
+        { rank: 0, host: "local", pid: process.pid, exit: { at: now - 2_000, code: 3 } },
+        { rank: 1, host: "local", pid: process.pid, exit: { at: now - 1_000, signal: "SIGTERM" } },
+      ],
+      ended: { at: now - 1_000, status: "failed", reason: "rank 0 exited with code 3" },
+    });
+    const ended = deploymentPaths(stateDir, "dep-ended0000000");
+    await mkdir(ended.dir);
+    await writeFile(
+      ended.outcome,
+      encodeStateFile(OUTCOME_FORMAT, outcome("dep-ended0000000", "t")),
+    );
+    await writeFile(ended.log(0), "rank 0: failing\n");
+    // Launched again under the same name: the record left by the launch before is not its own.
+    const relaunched = deploymentPaths(stateDir, "dep-relaunched00");
+    await mkdir(relaunched.dir);
+    await writeFile(
+      relaunched.outcome,
+      encodeStateFile(OUTCOME_FORMAT, outcome("dep-relaunched00", "old")),
+    );
+    await writeFile(
+      relaunched.lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment: "dep-relaunched00",
+        pid: process.pid,
+        token: "new",
+        renewedAt: now,
+        staleAfterMs: 30_000,
+      }),
+    );
+    const [endedStatus, relaunchedStatus] = await readDeploymentStatuses(
+      { files: nodeFiles(), procs: nodeProcs(), clock: { now: () => now } },
+      stateDir,
+    );
+    expect(endedStatus).toMatchObject({
+      state: "ended",
+      reason: "failed: rank 0 exited with code 3",
+      worldSize: 2,
+      argv: ["python3", "train.py"],
+      ended: { status: "failed", at: now - 1_000, agoMs: 1_000, ranForMs: 59_000 },
+    });
+    expect(
+      endedStatus?.ranks.map((rank) => [rank.rank, rank.phase, rank.alive, rank.exit, rank.log]),
+    ).toEqual([
+      [0, "exited", false, { code: 3, signal: null, at: now - 2_000, agoMs: 2_000 }, ended.log(0)],
+      [
+        1,
+        "exited",
+        false,
+        { code: null, signal: "SIGTERM", at: now - 1_000, agoMs: 1_000 },
+        undefined,
+      ],
+    ]);
+    expect(relaunchedStatus).toMatchObject({ state: "live", ended: undefined, ranks: [] });
   });
 });

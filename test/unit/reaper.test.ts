@@ -13,7 +13,8 @@ import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
-import { encodeStateFile } from "../../src/rank/stateFile.ts";
+import { OUTCOME_FORMAT, type Outcome } from "../../src/rank/outcomeFormat.ts";
+import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import type { Files } from "../../src/runtime/ports.ts";
 import { type ReapReport, reapDeployments } from "../../src/runtime/reaper.ts";
@@ -129,6 +130,59 @@ describe("reapDeployments", () => {
     expect(w.procs.inspect(r.pid)).toBeUndefined();
     expect(await files.read(deploymentPaths(w.stateDir, "dep-a").manifest)).toBeUndefined();
     expect(await files.read(deploymentPaths(w.stateDir, "dep-a").lease)).toBeUndefined();
+  });
+
+  it("records that it reaped the deployment and why, keeping the exits its launcher recorded", async () => {
+    const w = world();
+    const running = rank(w, "dep-a");
+    const exited = rank(w, "dep-a");
+    const paths = deploymentPaths(w.stateDir, "dep-a");
+    await writeDeployment(w, "dep-a", { pid: 4242, token: "t" }, [
+      { pid: exited.pid, pgid: exited.pid },
+      { pid: running.pid, pgid: running.pid },
+    ]);
+    // The launcher recorded rank 0's exit, then died.
+    const outcome: Outcome = {
+      deployment: "dep-a",
+      launcher: { pid: 4242, token: "t" },
+      worldSize: 2,
+      argv: ["python3", "rank.py"],
+      startedAt: NOW,
+      ranks: [
+        { rank: 0, host: "local", pid: exited.pid, exit: { at: NOW + 5, code: 3 } },
+        { rank: 1, host: "local", pid: running.pid },
+      ],
+    };
+    await files.writeAtomic(paths.outcome, encodeStateFile(OUTCOME_FORMAT, outcome));
+    // Another deployment's launcher recorded nothing: the manifest says what ran.
+    const other = rank(w, "dep-b");
+    await writeDeployment(w, "dep-b", { pid: 4243, token: "u" }, [
+      { pid: other.pid, pgid: other.pid },
+    ]);
+    await reap(w);
+    const reapedAt = w.clock.now();
+    expect(await readStateFile(files, OUTCOME_FORMAT, paths.outcome)).toEqual({
+      ...outcome,
+      ended: {
+        at: expect.any(Number),
+        status: "reaped",
+        reason: "launcher pid 4242 is gone",
+      },
+    });
+    expect(
+      await readStateFile(files, OUTCOME_FORMAT, deploymentPaths(w.stateDir, "dep-b").outcome),
+    ).toEqual({
+      deployment: "dep-b",
+      launcher: { pid: 4243, token: "u" },
+      worldSize: 1,
+      argv: ["python3", "rank.py"],
+      startedAt: NOW,
+      ranks: [{ rank: 0, host: "local", pid: other.pid }],
+      ended: { at: expect.any(Number), status: "reaped", reason: expect.any(String) },
+    });
+    const ended = (await readStateFile(files, OUTCOME_FORMAT, paths.outcome))?.ended;
+    expect(ended?.at).toBeGreaterThanOrEqual(NOW);
+    expect(ended?.at).toBeLessThanOrEqual(reapedAt);
   });
 
   it("leaves a live launcher with a fresh lease alone, and judges a stale or foreign lease dead", async () => {

@@ -1,0 +1,95 @@
+import type { StateFileFormat } from "./stateFile.ts";
+
+/** How a deployment ended: as its launcher saw it, or reaped after its launcher died. */
+export const OUTCOME_STATUSES = ["succeeded", "failed", "stopped", "reaped"] as const;
+export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
+
+/** How a rank's process ended, as its launcher learned it: its exit code or the signal that killed it. */
+export interface RankExitRecord {
+  /** Milliseconds since the epoch: when the launcher learned it. */
+  at: number;
+  /** Its exit code; absent when a signal killed it. */
+  code?: number;
+  /** The signal that killed it (`SIGKILL`); absent when it exited with a code. */
+  signal?: string;
+}
+
+/** One rank as the launcher started it, and how it ended once that is known. */
+export interface OutcomeRank {
+  rank: number;
+  /** `"local"`, or `ssh://user@host[:port]`. */
+  host: string;
+  /** Its pid on its host. */
+  pid: number;
+  /** Absent while it runs, and for a rank whose launcher died before it exited. */
+  exit?: RankExitRecord;
+}
+
+/**
+ * `S/<dep>/outcome.json`: what a deployment was and how it ended, kept with its ranks' logs
+ * after its control files are gone. The launcher writes it beside its manifest, again each
+ * time it learns a rank's exit, and once more with `ended` when its teardown is verified; the
+ * reaper adds `ended` (`reaped`) when it reaps the deployment of a launcher that died. It is
+ * not a control file: no reaper or launch acts on it (a launch of the same name replaces it),
+ * and it is pruned with the logs.
+ */
+export interface Outcome {
+  deployment: string;
+  /** The launcher's pid and instance token (as in its manifest). */
+  launcher: { pid: number; token: string };
+  worldSize: number;
+  argv: string[];
+  /** Milliseconds since the epoch. */
+  startedAt: number;
+  ranks: OutcomeRank[];
+  /** Absent while the deployment runs (or its launcher died and it was not reaped yet). */
+  ended?: {
+    /** Milliseconds since the epoch: when its teardown was verified. */
+    at: number;
+    status: OutcomeStatus;
+    /** The failure (`rank 1 exited with code 3`), the stop's reason, or why it was reaped. */
+    reason?: string;
+  };
+}
+
+/**
+ * The outcome record's format, `baton.outcome/1`.
+ *
+ * @example
+ * ```ts
+ * const outcome = await readStateFile(files, OUTCOME_FORMAT, paths.outcome);
+ * outcome?.ended?.status; // "failed"
+ * ```
+ */
+export const OUTCOME_FORMAT: StateFileFormat<Outcome> = {
+  id: "baton.outcome/1",
+  decode: (fields) => ({
+    deployment: fields.deployment(),
+    launcher: fields.object("launcher", (launcher) => ({
+      pid: launcher.integer("pid", 1),
+      token: launcher.string("token"),
+    })),
+    worldSize: fields.integer("worldSize", 1),
+    argv: fields.strings("argv"),
+    startedAt: fields.integer("startedAt", 0),
+    ranks: fields.list("ranks", (rank) => ({
+      rank: rank.integer("rank", 0),
+      host: rank.string("host"),
+      pid: rank.integer("pid", 1),
+      ...(rank.has("exit") && {
+        exit: rank.object("exit", (exit) => ({
+          at: exit.integer("at", 0),
+          ...(exit.has("code") && { code: exit.integer("code", 0) }),
+          ...(exit.has("signal") && { signal: exit.string("signal") }),
+        })),
+      }),
+    })),
+    ...(fields.has("ended") && {
+      ended: fields.object("ended", (ended) => ({
+        at: ended.integer("at", 0),
+        status: ended.oneOf("status", OUTCOME_STATUSES),
+        ...(ended.has("reason") && { reason: ended.string("reason") }),
+      })),
+    }),
+  }),
+};
