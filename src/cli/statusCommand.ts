@@ -23,7 +23,8 @@ signal as its launcher recorded it, and where the logs are; perhaps leftovers \`
 removes) or unreadable (another user's, in a shared state dir), with each rank's pid, phase
 (from its marker; "gone" when the pid is dead, "reused" when another program has it now,
 "remote" for a rank on an ssh host, not checked from here, "exited" once its exit is
-recorded), age and heartbeat. Only reads; never signals or removes anything.
+recorded, "reaped" when a reap stopped it after its launcher died), age and heartbeat. Only
+reads; never signals or removes anything.
 
   --state-dir DIR   the root state directory (default: ${DEFAULT_STATE_DIR})
   --json            one JSON object: { stateDir, stateDirExists, deployments: [...] }
@@ -116,9 +117,14 @@ function describeDeployments(
           .join("  ")
           .trimEnd()}`,
     );
+    const reaped = dep.ranks.some((rank) => rank.phase === "reaped")
+      ? "; reaped: it still ran, and the reap stopped it"
+      : "";
     const notes = [
       ...(dep.ended !== undefined && dep.ranks.some((rank) => rank.exit === undefined)
-        ? ["  (EXIT -: not recorded, its launcher died before that rank exited; its log may say)"]
+        ? [
+            `  (EXIT -: its launcher died before that rank exited, so nobody recorded how; its log may say${reaped})`,
+          ]
         : []),
       ...(dep.ranks.some((rank) => rank.log !== undefined)
         ? [`  logs: ${stateDir}/${dep.deployment}/rank-*.log`]

@@ -28,15 +28,16 @@ export interface RankStatus {
   alive: boolean | undefined;
   /**
    * `remote` for a rank on another host (its process and marker are there: not checked).
-   * `exited` for a rank whose exit its launcher recorded (`exit`), and `gone` for every other
-   * rank of a deployment whose end is recorded (its teardown was verified): their pids are
-   * not looked up, since another program may have them by now.
+   * `exited` for a rank whose exit its launcher recorded (`exit`), `reaped` for one a reaper
+   * found still running after its launcher died and stopped, and `gone` for every other rank
+   * of a deployment whose end is recorded (its teardown was verified): their pids are not
+   * looked up, since another program may have them by now.
    * Else the marker's phase; `gone` when the pid is dead, `reused` when it now belongs to a process
    * that does not carry the deployment (argv or `BATON_DEPLOYMENT`) or that started after the
    * marker (else the manifest) recorded the rank running and lacks `BATON_DEPLOYMENT`
    * (`pidReused`), `no marker` when the rank wrote none.
    */
-  phase: MarkerPhase | "gone" | "reused" | "no marker" | "remote" | "exited";
+  phase: MarkerPhase | "gone" | "reused" | "no marker" | "remote" | "exited" | "reaped";
   /** Since the rank started (marker), else since the launch (manifest). */
   ageMs: number | undefined;
   /** Since the marker was last written. */
@@ -233,7 +234,7 @@ async function readDeploymentStatus(
         host,
         pid: record?.pid ?? entry?.pid,
         alive: false,
-        phase: exit !== undefined ? "exited" : "gone",
+        phase: exit !== undefined ? "exited" : record?.reaped ? "reaped" : "gone",
         ageMs: undefined,
         heartbeatAgeMs: undefined,
         heartbeatStale: false,

@@ -23,6 +23,8 @@ export interface OutcomeRank {
   pid: number;
   /** Absent while it runs, and for a rank whose launcher died before it exited. */
   exit?: RankExitRecord;
+  /** The reaper found it still running (its launcher dead) and stopped it. */
+  reaped?: boolean;
 }
 
 /**
@@ -83,6 +85,7 @@ export const OUTCOME_FORMAT: StateFileFormat<Outcome> = {
           ...(exit.has("signal") && { signal: exit.string("signal") }),
         })),
       }),
+      ...(rank.has("reaped") && { reaped: rank.boolean("reaped") }),
     })),
     ...(fields.has("ended") && {
       ended: fields.object("ended", (ended) => ({

@@ -62,6 +62,13 @@ export class Fields {
     return value;
   }
 
+  /** A boolean. */
+  boolean(name: string): boolean {
+    const value = this.value[name];
+    if (typeof value !== "boolean") throw this.refuse(name, "true or false", value);
+    return value;
+  }
+
   /** One of `values`. */
   oneOf<V extends string>(name: string, values: readonly V[]): V {
     const value = this.value[name];

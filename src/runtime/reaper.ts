@@ -174,6 +174,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       continue;
     }
     options.logger?.info({ deployment, why }, "reaping an orphaned deployment");
+    const running = manifest === undefined ? [] : runningRanks(id, manifest, procs);
     try {
       const logger = options.logger !== undefined && { logger: options.logger };
       const teardown = await tearDownAcrossHosts(
@@ -202,7 +203,8 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
         await releaseCgroup(procs, clock, manifest.cgroup, options.logger);
       }
       if (manifest !== undefined) {
-        await recordReaped(files, paths, manifest, why, clock.now()).catch((error: unknown) => {
+        const reaped = { why, at: clock.now(), running };
+        await recordReaped(files, paths, manifest, reaped).catch((error: unknown) => {
           options.logger?.warn({ deployment, err: error }, "outcome not recorded");
         });
       }
@@ -245,18 +247,37 @@ async function leftBehind(
 }
 
 /**
- * Records in the deployment's outcome record (`outcome.json`) that it was reaped at `now`,
- * and why: the record its launcher kept (the exits it learned before it died), else one made
- * from the manifest, whose ranks' exits nobody learned. A record of the manifest's launcher
- * that already says how the deployment ended (the launcher died after its verified teardown,
- * before it removed its manifest) is kept as it is.
+ * The manifest's local ranks still running as the reap begins (alive, carrying the
+ * deployment, and not started after the manifest recorded them): the ranks the reap stops,
+ * rather than ones that had exited on their own.
+ */
+function runningRanks(id: DeploymentIdentity, manifest: Manifest, procs: Procs): number[] {
+  return manifest.ranks
+    .filter(({ host, pid }) => {
+      const info = procs.inspect(pid);
+      return (
+        host === "local" &&
+        isAlive(info) &&
+        carriesDeployment(info!.argv, procs.environ(pid), id) &&
+        !pidReused(procs, info, id, manifest.startedAt)
+      );
+    })
+    .map(({ rank }) => rank);
+}
+
+/**
+ * Records in the deployment's outcome record (`outcome.json`) that it was reaped (`at`), and
+ * why: the record its launcher kept (the exits it learned before it died), else one made from
+ * the manifest, whose ranks' exits nobody learned; the ranks that were still `running` as the
+ * reap began are marked `reaped`. A record of the manifest's launcher that already says how
+ * the deployment ended (the launcher died after its verified teardown, before it removed its
+ * manifest) is kept as it is.
  */
 async function recordReaped(
   files: Files,
   paths: DeploymentPaths,
   manifest: Manifest,
-  why: string,
-  now: number,
+  { why, at, running }: { why: string; at: number; running: readonly number[] },
 ): Promise<void> {
   const kept = await readStateFile(files, OUTCOME_FORMAT, paths.outcome).catch(() => undefined);
   const ours = kept?.launcher.token === manifest.launcher.token ? kept : undefined;
@@ -269,8 +290,14 @@ async function recordReaped(
     startedAt: manifest.startedAt,
     ranks: manifest.ranks.map(({ rank, host, pid }) => ({ rank, host, pid })),
   };
-  const ended = { at: now, status: "reaped" as const, reason: why };
-  await files.writeAtomic(paths.outcome, encodeStateFile(OUTCOME_FORMAT, { ...outcome, ended }));
+  const ranks = outcome.ranks.map((rank) =>
+    rank.exit === undefined && running.includes(rank.rank) ? { ...rank, reaped: true } : rank,
+  );
+  const ended = { at, status: "reaped" as const, reason: why };
+  await files.writeAtomic(
+    paths.outcome,
+    encodeStateFile(OUTCOME_FORMAT, { ...outcome, ranks, ended }),
+  );
 }
 
 /**

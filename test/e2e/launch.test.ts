@@ -367,6 +367,10 @@ describe("baton launch", () => {
       reason: `launcher pid ${manifest?.launcher.pid} is gone`,
       ended: null,
     });
+    // The ranks see their launcher gone and exit on their own, before the reap.
+    for (const rank of manifest?.ranks ?? []) {
+      await until(() => !alive(rank.pid), `rank pid ${rank.pid} to exit`);
+    }
     const reap = await startBaton(["reap", "--state-dir", dir, "--json"]).exit;
     expect(reap.code).toBe(0);
     expect(JSON.parse(reap.stdout).reaped).toMatchObject([{ deployment: "killed" }]);
@@ -378,13 +382,13 @@ describe("baton launch", () => {
       ended: { status: "reaped" },
       worldSize: 2,
     });
-    // Nobody learned how the ranks exited: their launcher was gone.
+    // Nobody learned how the ranks exited (their launcher was gone), nor did the reap stop them.
     expect(dep.ranks.map((rank: RankStatus) => [rank.pid, rank.phase, rank.exit])).toEqual(
       manifest?.ranks.map((rank) => [rank.pid, "gone", null]),
     );
     const table = await startBaton(["status", "--state-dir", dir]).exit;
     expect(table.stdout).toContain(
-      "  (EXIT -: not recorded, its launcher died before that rank exited; its log may say)\n",
+      "  (EXIT -: its launcher died before that rank exited, so nobody recorded how; its log may say)\n",
     );
     expect(table.stdout).toContain(`  logs: ${dir}/killed/rank-*.log\n`);
   }, 60_000);

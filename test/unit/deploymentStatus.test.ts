@@ -94,7 +94,21 @@ describe("readDeploymentStatuses", () => {
         staleAfterMs: 30_000,
       }),
     );
-    const [endedStatus, relaunchedStatus] = await readDeploymentStatuses(
+    // Reaped: its launcher died; rank 0 still ran and the reap stopped it, rank 1 had exited.
+    const reaped = deploymentPaths(stateDir, "dep-reaped000000");
+    await mkdir(reaped.dir);
+    await writeFile(
+      reaped.outcome,
+      encodeStateFile(OUTCOME_FORMAT, {
+        ...outcome("dep-reaped000000", "r"),
+        ranks: [
+          { rank: 0, host: "local", pid: process.pid, reaped: true },
+          { rank: 1, host: "local", pid: process.pid },
+        ],
+        ended: { at: now - 1_000, status: "reaped", reason: "launcher pid 4242 is gone" },
+      }),
+    );
+    const [endedStatus, reapedStatus, relaunchedStatus] = await readDeploymentStatuses(
       { files: nodeFiles(), procs: nodeProcs(), clock: { now: () => now } },
       stateDir,
     );
@@ -116,6 +130,14 @@ describe("readDeploymentStatuses", () => {
         { code: null, signal: "SIGTERM", at: now - 1_000, agoMs: 1_000 },
         undefined,
       ],
+    ]);
+    expect(reapedStatus).toMatchObject({
+      state: "ended",
+      reason: "reaped: launcher pid 4242 is gone",
+    });
+    expect(reapedStatus?.ranks.map((rank) => [rank.phase, rank.alive, rank.exit])).toEqual([
+      ["reaped", false, undefined],
+      ["gone", false, undefined],
     ]);
     expect(relaunchedStatus).toMatchObject({ state: "live", ended: undefined, ranks: [] });
   });

@@ -135,22 +135,24 @@ describe("reapDeployments", () => {
   it("records that it reaped the deployment and why, keeping the exits its launcher recorded", async () => {
     const w = world();
     const running = rank(w, "dep-a");
-    const exited = rank(w, "dep-a");
     const paths = deploymentPaths(w.stateDir, "dep-a");
+    // Rank 0 exited (pid 4300 is gone); so did rank 2, after its launcher died.
     await writeDeployment(w, "dep-a", { pid: 4242, token: "t" }, [
-      { pid: exited.pid, pgid: exited.pid },
+      { pid: 4300, pgid: 4300 },
       { pid: running.pid, pgid: running.pid },
+      { pid: 4302, pgid: 4302 },
     ]);
     // The launcher recorded rank 0's exit, then died.
     const outcome: Outcome = {
       deployment: "dep-a",
       launcher: { pid: 4242, token: "t" },
-      worldSize: 2,
+      worldSize: 3,
       argv: ["python3", "rank.py"],
       startedAt: NOW,
       ranks: [
-        { rank: 0, host: "local", pid: exited.pid, exit: { at: NOW + 5, code: 3 } },
+        { rank: 0, host: "local", pid: 4300, exit: { at: NOW + 5, code: 3 } },
         { rank: 1, host: "local", pid: running.pid },
+        { rank: 2, host: "local", pid: 4302 },
       ],
     };
     await files.writeAtomic(paths.outcome, encodeStateFile(OUTCOME_FORMAT, outcome));
@@ -161,8 +163,10 @@ describe("reapDeployments", () => {
     ]);
     await reap(w);
     const reapedAt = w.clock.now();
+    // Rank 1 still ran, and the reap stopped it.
     expect(await readStateFile(files, OUTCOME_FORMAT, paths.outcome)).toEqual({
       ...outcome,
+      ranks: [outcome.ranks[0], { ...outcome.ranks[1], reaped: true }, outcome.ranks[2]],
       ended: {
         at: expect.any(Number),
         status: "reaped",
@@ -177,7 +181,7 @@ describe("reapDeployments", () => {
       worldSize: 1,
       argv: ["python3", "rank.py"],
       startedAt: NOW,
-      ranks: [{ rank: 0, host: "local", pid: other.pid }],
+      ranks: [{ rank: 0, host: "local", pid: other.pid, reaped: true }],
       ended: { at: expect.any(Number), status: "reaped", reason: expect.any(String) },
     });
     const ended = (await readStateFile(files, OUTCOME_FORMAT, paths.outcome))?.ended;
