@@ -22,6 +22,11 @@ function doing(progress: GroupProgress): string {
       return `${ranks} running`;
     case "stopping":
       return `stopping ${ranks}`;
+    // Whether it succeeded, failed or was stopped, the launch says next; the line, that it is over.
+    case "stopped":
+      return `${ranks} ended`;
+    case "teardownFailed":
+      return `the stop of ${ranks} is not verified`;
     default:
       return `${ranks}: ${progress.state}`;
   }

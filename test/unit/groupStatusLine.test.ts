@@ -28,6 +28,16 @@ describe("groupStatusLine", () => {
     );
   });
 
+  it("says that the group ended, or that its stop is not verified, not its machine's state", () => {
+    // The machine's final state is "stopped" whether the group succeeded, failed or was stopped.
+    expect(groupStatusLine(progress("stopped", ["exited", "exited"]), 4_100)).toBe(
+      "2 ranks ended: 2 exited · 4.1 s",
+    );
+    expect(groupStatusLine(progress("teardownFailed", ["stopping"]), 4_100)).toBe(
+      "the stop of 1 rank is not verified: 1 stopping · 4.1 s",
+    );
+  });
+
   it("counts no rank while the state dir is checked for orphans: none has started", () => {
     expect(groupStatusLine(progress("reaping", ["spawning", "spawning"]), 11)).toBe(
       "checking the state dir for orphaned ranks · 11 ms",
