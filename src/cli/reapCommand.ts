@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
@@ -11,6 +10,7 @@ import { reapDeployments } from "../runtime/reaper.ts";
 import { negativeValues } from "./negativeValues.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
+import { stateDirExists } from "./stateDirExists.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 const REAP_USAGE = `usage: baton reap [--state-dir DIR] [options]
@@ -59,7 +59,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
   }
   const grace = wholeNumberFlag("--grace-ms", values["grace-ms"], MILLISECONDS);
   const stateDir = resolve(values["state-dir"] ?? DEFAULT_STATE_DIR);
-  const stateDirExists = existsSync(stateDir);
+  const exists = stateDirExists(stateDir);
   const report = await reapDeployments({
     stateDir,
     procs: nodeProcs(),
@@ -75,7 +75,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
     process.stdout.write(
       `${JSON.stringify({
         stateDir,
-        stateDirExists,
+        stateDirExists: exists,
         reaped: report.reaped.map(({ deployment, why, teardown }) => ({
           deployment,
           why,
@@ -104,7 +104,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
     for (const { deployment, error } of report.failed)
       say(`${deployment}: NOT reaped: ${error.message}`);
     if (report.reaped.length + report.live.length + report.failed.length === 0) {
-      say(nothingInStateDir("nothing to reap", stateDir, stateDirExists));
+      say(nothingInStateDir("nothing to reap", stateDir, exists));
     }
   }
   return report.failed.length === 0 ? 0 : 1;

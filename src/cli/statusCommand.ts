@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
@@ -13,6 +12,7 @@ import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
+import { stateDirExists } from "./stateDirExists.ts";
 
 const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
 
@@ -61,15 +61,15 @@ export async function statusCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const stateDir = resolve(values["state-dir"]);
-  const stateDirExists = existsSync(stateDir);
+  const exists = stateDirExists(stateDir);
   const deployments = await readDeploymentStatuses(
     { files: nodeFiles(), procs: nodeProcs(), clock: nodeClock() },
     stateDir,
   );
   process.stdout.write(
     values.json
-      ? `${JSON.stringify({ stateDir, stateDirExists, deployments }, (_, value) => value ?? null)}\n`
-      : describeDeployments(stateDir, stateDirExists, deployments),
+      ? `${JSON.stringify({ stateDir, stateDirExists: exists, deployments }, (_, value) => value ?? null)}\n`
+      : describeDeployments(stateDir, exists, deployments),
   );
   return 0;
 }
@@ -77,11 +77,11 @@ export async function statusCommand(argv: string[]): Promise<number> {
 /** The table `baton status` prints. */
 function describeDeployments(
   stateDir: string,
-  stateDirExists: boolean,
+  exists: boolean,
   deployments: DeploymentStatus[],
 ): string {
   if (deployments.length === 0) {
-    return `${nothingInStateDir("no deployments", stateDir, stateDirExists)}\n`;
+    return `${nothingInStateDir("no deployments", stateDir, exists)}\n`;
   }
   const blocks = deployments.map((dep) => {
     const head = [

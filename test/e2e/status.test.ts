@@ -436,6 +436,15 @@ describe("baton status", () => {
       stateDirExists: false,
       deployments: [],
     });
+    // A file is no state dir: said in words, not as a failed scandir.
+    await writeFile(join(dir, "afile"), "x");
+    for (const command of ["status", "reap"]) {
+      const onFile = await baton([command, "--state-dir", join(dir, "afile"), "--json"]);
+      expect(onFile.code).toBe(2);
+      expect(onFile.stderr).toBe(
+        `baton ${command}: the state dir ${join(dir, "afile")} is a file, not a directory: give --state-dir the directory your launches used (default .baton/run) [CONFIG]\n`,
+      );
+    }
     const reapJson = await baton(["reap", "--state-dir", dir, "--json"]);
     expect(JSON.parse(reapJson.stdout)).toMatchObject({ stateDir: dir, stateDirExists: true });
     // Folders that hold no deployment's file (a store's, when --state-dir names the store).
