@@ -152,6 +152,10 @@ class LaunchedGroup implements RankGroup {
   private outcomeStartedAt: number | undefined;
   /** The outcome record's writes, one after another. */
   private outcomeWrites: Promise<void> = Promise.resolve();
+  /** The outcome record's next write while it waits for the one before: it takes every change. */
+  private outcomeQueued: Promise<void> | undefined;
+  /** How the group ended, for the outcome record, once its teardown is verified. */
+  private outcomeEnded: Outcome["ended"];
 
   constructor(private readonly spec: LaunchSpec) {
     const [command, ...args] = spec.argv;
@@ -716,17 +720,35 @@ class LaunchedGroup implements RankGroup {
   /**
    * Writes the outcome record (`outcome.json`) as it stands, once the ranks are being started:
    * each rank started, how each one that exited ended, and `ended` once the teardown is
-   * verified. Writes go one after another; one that fails is logged and passed by (the record
-   * is for a person to read afterwards, never for deciding).
+   * verified. Writes go one after another, each taking the record as it is when it starts, so
+   * changes that come during a write share the next one (a thousand ranks stopped together
+   * are a few writes, not a thousand); one that fails is logged and passed by (the record is
+   * for a person to read afterwards, never for deciding).
    */
   private recordOutcome(ended?: Outcome["ended"]): Promise<void> {
+    if (ended !== undefined) this.outcomeEnded = ended;
     if (this.outcomeStartedAt === undefined) return this.outcomeWrites;
-    const outcome: Outcome = {
+    if (this.outcomeQueued !== undefined) return this.outcomeQueued;
+    const write = async () => {
+      this.outcomeQueued = undefined;
+      const text = encodeStateFile(OUTCOME_FORMAT, this.outcome(this.outcomeStartedAt as number));
+      await this.ports.files.writeAtomic(this.paths.outcome, text);
+    };
+    this.outcomeQueued = this.outcomeWrites.then(write).catch((error: unknown) => {
+      this.logger.warn({ deployment: this.deployment, err: error }, "outcome not recorded");
+    });
+    this.outcomeWrites = this.outcomeQueued;
+    return this.outcomeQueued;
+  }
+
+  /** The outcome record as it stands: the ranks started, their exits, and how the group ended. */
+  private outcome(startedAt: number): Outcome {
+    return {
       deployment: this.deployment,
       launcher: { pid: this.ports.procs.selfPid, token: this.token },
       worldSize: this.worldSize,
       argv: this.argv,
-      startedAt: this.outcomeStartedAt,
+      startedAt,
       ranks: this.spawned.map(({ rank, pid, exit, exitedAt }) => ({
         rank,
         host: (this.hosts[rank] as RankHost).spec,
@@ -739,15 +761,8 @@ class LaunchedGroup implements RankGroup {
           },
         }),
       })),
-      ...(ended !== undefined && { ended }),
+      ...(this.outcomeEnded !== undefined && { ended: this.outcomeEnded }),
     };
-    const text = encodeStateFile(OUTCOME_FORMAT, outcome);
-    this.outcomeWrites = this.outcomeWrites
-      .then(() => this.ports.files.writeAtomic(this.paths.outcome, text))
-      .catch((error: unknown) => {
-        this.logger.warn({ deployment: this.deployment, err: error }, "outcome not recorded");
-      });
-    return this.outcomeWrites;
   }
 
   /** Reads every running rank's marker, every `watchMs`, while the group runs. */

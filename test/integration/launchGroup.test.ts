@@ -194,6 +194,36 @@ describe("launchGroup", () => {
     }
   });
 
+  it("records the exits of ranks that end together in a few writes of the outcome, not one each", async () => {
+    const stateDir = tempDir();
+    const outcomePath = deploymentPaths(stateDir, "many").outcome;
+    let writes = 0;
+    // A slow disk: each write of the outcome takes 100 ms.
+    const slow: Files = {
+      ...files,
+      writeAtomic: async (path, data, mode) => {
+        if (path === outcomePath) {
+          writes++;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        return files.writeAtomic(path, data, mode);
+      },
+    };
+    const group = launch({
+      argv: ["/bin/true"],
+      worldSize: 20,
+      stateDir,
+      name: "many",
+      ports: { files: slow },
+    });
+    expect((await group.wait()).status).toBe("succeeded");
+    const outcome = await readStateFile(files, OUTCOME_FORMAT, outcomePath);
+    expect(outcome?.ended?.status).toBe("succeeded");
+    expect(outcome?.ranks.map((rank) => rank.exit?.code)).toEqual(Array(20).fill(0));
+    // One write at the start, one with the end, and a few for the 20 exits between.
+    expect(writes).toBeLessThan(10);
+  });
+
   it("a launch that fails before starting a rank leaves no earlier launch's outcome of its name", async () => {
     const stateDir = tempDir();
     const paths = deploymentPaths(stateDir, "again");
