@@ -1,13 +1,13 @@
-import { type DeploymentPaths, rankFileName } from "../rank/deploymentPaths.ts";
+import { type DeploymentPaths, OUTCOME_FILE, rankFileName } from "../rank/deploymentPaths.ts";
 import { atomicTempTarget } from "./atomicTempTarget.ts";
 import type { Files } from "./ports.ts";
 
 /**
  * Removes a deployment's control files once its teardown is verified: the manifest first
  * (so no reaper takes a half-cleared directory for an orphan), then, all at once, the lease,
- * the cancel file, every rank's marker and ack, and the temp file of any of these whose
- * writer was killed mid-write (a rank killed while it rewrote its marker). The ranks' logs
- * stay, for reading after the fact. `keepLease` keeps the lease: a launcher clearing what an
+ * the cancel file, every rank's marker and ack, and the temp file of any of these or of the
+ * outcome record whose writer was killed mid-write (a rank killed while it rewrote its
+ * marker). The ranks' logs and the outcome record stay, for reading after the fact. `keepLease` keeps the lease: a launcher clearing what an
  * earlier run left, under the lease that claims the name for it.
  *
  * @example
@@ -32,7 +32,9 @@ export async function clearDeployment(
 /**
  * The deployment's control files among `names` (the entries of its directory): the
  * manifest, the lease, the cancel file, every rank's marker and ack, and the temp file of any
- * of these; not the ranks' logs.
+ * of these or of the outcome record (torn: a launcher killed while it wrote it, which would
+ * otherwise keep the folder from ever counting as ended); not the ranks' logs or the outcome
+ * record.
  *
  * @example
  * ```ts
@@ -46,7 +48,12 @@ export function controlFiles(paths: DeploymentPaths, names: readonly string[]): 
   );
   const isControlFile = (name: string) =>
     named.has(name) || (rankFileName(name)?.kind ?? "log") !== "log";
-  return names.filter((name) => isControlFile(atomicTempTarget(name) ?? name));
+  return names.filter((name) => {
+    const target = atomicTempTarget(name);
+    return target === undefined
+      ? isControlFile(name)
+      : isControlFile(target) || target === OUTCOME_FILE;
+  });
 }
 
 /**

@@ -4,7 +4,7 @@
  * long, the job runs again on the replacement worker, and that launch reaps the old
  * deployment. Every process the test starts is stopped by its pid, even on failure.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
@@ -67,9 +67,15 @@ describe("a rank job in a worker process", () => {
     ]);
     for (const pid of ranks) expect(alive(pid)).toBe(false);
     expect(readdirSync(join(stateDir, first.deployment)).sort()).toEqual([
+      "outcome.json",
       "rank-0.log",
       "rank-1.log",
     ]);
+    // The reap that cleared the old group says so in its outcome record.
+    const outcome = JSON.parse(
+      readFileSync(join(stateDir, first.deployment, "outcome.json"), "utf8"),
+    );
+    expect(outcome.ended).toMatchObject({ status: "reaped" });
   }, 90_000);
 
   it("keeps the logs of ended deployments as baton run --keep-ended-logs says, in its worker processes", async () => {

@@ -46,6 +46,9 @@ describe("clearDeployment", () => {
       ".rank-1.marker.json.8504.f46acc33a054.tmp",
       ".lease.json.8504.0a1b2c3d4e5f.tmp",
       ".rank-1.log.8504.0a1b2c3d4e5f.tmp",
+      "outcome.json",
+      // A launcher killed while it rewrote its outcome record.
+      ".outcome.json.8504.0a1b2c3d4e5f.tmp",
       "notes.txt",
     ];
     for (const name of names) writeFileSync(join(paths.dir, name), "{}");
@@ -55,6 +58,7 @@ describe("clearDeployment", () => {
     expect(readdirSync(paths.dir).sort()).toEqual([
       ".rank-1.log.8504.0a1b2c3d4e5f.tmp",
       "notes.txt",
+      "outcome.json",
       "rank-0.log",
       "rank-1.log",
     ]);
@@ -71,8 +75,15 @@ describe("controlFiles", () => {
         ".rank-1.ack.json.7.tmp",
         "rank-2.marker.json",
         ".rank-0.log.8504.0a1b2c3d4e5f.tmp",
+        "outcome.json",
+        ".outcome.json.8504.0a1b2c3d4e5f.tmp",
         "notes.txt",
       ]),
-    ).toEqual(["lease.json", ".rank-1.ack.json.7.tmp", "rank-2.marker.json"]);
+    ).toEqual([
+      "lease.json",
+      ".rank-1.ack.json.7.tmp",
+      "rank-2.marker.json",
+      ".outcome.json.8504.0a1b2c3d4e5f.tmp",
+    ]);
   });
 });
