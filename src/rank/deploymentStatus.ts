@@ -111,7 +111,8 @@ export interface DeploymentStatusPorts {
 
 /**
  * Every deployment under the root state dir `stateDir`, by id: each directory holding a
- * control file or a rank's log (other directories are not deployments). Only reads: nothing
+ * control file, a rank's log or an outcome record (other directories are not deployments),
+ * and, once it ended, how (its outcome record, `outcome.json`). Only reads: nothing
  * is signalled or removed. A malformed file is reported in `problems`, never thrown.
  *
  * @example
@@ -142,8 +143,8 @@ export async function readDeploymentStatuses(
       }
       continue; // else a file, not a deployment directory
     }
-    // Neither a control file, a rank's log nor an outcome record: not a deployment (`--state-dir .baton`, the
-    // store's own folders).
+    // Neither a control file, a rank's log nor an outcome record: not a deployment
+    // (`--state-dir .baton`, the store's own folders).
     const isRecord = (entry: string) =>
       rankFileName(entry)?.kind === "log" || entry === OUTCOME_FILE;
     if (

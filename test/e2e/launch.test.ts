@@ -296,6 +296,13 @@ describe("baton launch", () => {
 
   it("leaves baton status how the group ended: each rank's exit code, when, and the logs", async () => {
     const dir = tempDir();
+    // Rank 1 fails at its second step; rank 0 runs until the group stops it.
+    const rank = RANK.join(" ");
+    const failing = [
+      "/bin/sh",
+      "-c",
+      `if [ "$RANK" = 1 ]; then exec ${rank} --step-ms 20 --fail-at 2 --exit-code 5; else exec ${rank} --steps 100000 --step-ms 20; fi`,
+    ];
     const result = await startBaton([
       "launch",
       "--world",
@@ -305,13 +312,7 @@ describe("baton launch", () => {
       "--name",
       "failing",
       "--",
-      ...RANK,
-      "--step-ms",
-      "20",
-      "--fail-at",
-      "2",
-      "--exit-code",
-      "5",
+      ...failing,
     ]).exit;
     expect(result.code).toBe(5);
     const json = await startBaton(["status", "--state-dir", dir, "--json"]).exit;
@@ -319,25 +320,32 @@ describe("baton launch", () => {
     expect(dep).toMatchObject({
       deployment: "failing",
       state: "ended",
-      reason: expect.stringMatching(/^failed: rank \d exited with code 5$/),
+      reason: "failed: rank 1 exited with code 5",
       worldSize: 2,
-      argv: [...RANK, "--step-ms", "20", "--fail-at", "2", "--exit-code", "5"],
-      ended: { status: "failed", reason: expect.stringMatching(/^rank \d exited with code 5$/) },
+      argv: failing,
+      ended: { status: "failed", reason: "rank 1 exited with code 5" },
     });
     expect(dep.ended.ranForMs).toBeGreaterThan(0);
     expect(
-      dep.ranks.map((rank: RankStatus) => [rank.rank, rank.phase, rank.exit?.code, rank.log]),
+      dep.ranks.map((rank: RankStatus) => [
+        rank.rank,
+        rank.phase,
+        rank.exit?.code,
+        rank.exit?.signal,
+        rank.log,
+      ]),
     ).toEqual([
-      [0, "exited", 5, join(dir, "failing", "rank-0.log")],
-      [1, "exited", 5, join(dir, "failing", "rank-1.log")],
+      [0, "exited", null, "SIGTERM", join(dir, "failing", "rank-0.log")],
+      [1, "exited", 5, null, join(dir, "failing", "rank-1.log")],
     ]);
     const table = await startBaton(["status", "--state-dir", dir]).exit;
     const lines = table.stdout.split("\n");
     expect(lines[0]).toMatch(
-      /^failing {2}ended \(failed: rank \d exited with code 5\) {2}world 2 {2}ran \d+m?s, ended \d+m?s ago$/,
+      /^failing {2}ended \(failed: rank 1 exited with code 5\) {2}world 2 {2}ran \d+m?s, ended \d+m?s ago$/,
     );
     expect(lines[1]).toMatch(/^ {2}RANK +PID +PHASE +EXIT +EXITED$/);
-    expect(lines[2]).toMatch(/^ {2}0 +\d+ +exited +code 5 +\d+m?s ago$/);
+    expect(lines[2]).toMatch(/^ {2}0 +\d+ +exited +SIGTERM +\d+m?s ago$/);
+    expect(lines[3]).toMatch(/^ {2}1 +\d+ +exited +code 5 +\d+m?s ago$/);
     expect(lines[4]).toBe(`  logs: ${dir}/failing/rank-*.log`);
   }, 60_000);
 
