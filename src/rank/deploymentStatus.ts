@@ -3,6 +3,7 @@ import { RankFileError } from "../errors.ts";
 import { carriesDeployment, type DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import { controlFiles, untouchedMs } from "../runtime/clearDeployment.ts";
 import { isPermissionDenied, ownerName } from "../runtime/fileOwner.ts";
+import { launchStateDir } from "../runtime/launchStateDir.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { deploymentPaths, isDeploymentId, OUTCOME_FILE, rankFileName } from "./deploymentPaths.ts";
 import { isAlive, launcherGone, manifestLauncherGone } from "./launcherWatch.ts";
@@ -165,7 +166,6 @@ async function readDeploymentStatus(
   entries: string[],
 ): Promise<DeploymentStatus> {
   const paths = deploymentPaths(stateDir, deployment);
-  const id: DeploymentIdentity = { deployment, stateDir: resolve(stateDir) };
   const now = clock.now();
   const problems: string[] = [];
   /** The first control file this user may not read: another user's deployment. */
@@ -193,6 +193,11 @@ async function readDeploymentStatus(
     }
   };
   const manifest: Manifest | undefined = await read(MANIFEST_FORMAT, paths.manifest);
+  // Through a symlink, the path its ranks carry; another directory's, this one's, as the reaper's.
+  const id: DeploymentIdentity = {
+    deployment,
+    stateDir: (await launchStateDir(files, manifest, resolve(stateDir))) ?? resolve(stateDir),
+  };
   // There but not taken (its problem is listed): the reaper refuses to judge such a deployment.
   const manifestUnreadable =
     manifest === undefined && entries.includes(paths.manifest.slice(paths.dir.length + 1));

@@ -139,6 +139,16 @@ export function nodeFiles(): Files {
       }
     },
 
+    async sameFile(a, b) {
+      try {
+        const [one, other] = await Promise.all([stat(a), stat(b)]);
+        return one.dev === other.dev && one.ino === other.ino;
+      } catch (err) {
+        if (isErrno(err, "ENOENT") || isErrno(err, "ENOTDIR")) return false;
+        throw err;
+      }
+    },
+
     async mkdirp(dir) {
       makeDirs(dir);
     },

@@ -214,5 +214,11 @@ export interface Files {
    * a file another user left in a shared directory, which this user may not read or remove.
    */
   owner(path: string): Promise<FileOwner | undefined>;
+  /**
+   * Whether `a` and `b` are one file or directory (symlinks followed: one device and inode),
+   * false when either does not exist: what tells a state dir reached through a symlink from
+   * another.
+   */
+  sameFile(a: string, b: string): Promise<boolean>;
   mkdirp(dir: string): Promise<void>;
 }

@@ -17,6 +17,7 @@ import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { clearDeployment, controlFiles, untouchedMs } from "./clearDeployment.ts";
 import { isPermissionDenied, ownerName } from "./fileOwner.ts";
+import { launchStateDir } from "./launchStateDir.ts";
 import { markerPids } from "./markerPids.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeFiles } from "./nodeFiles.ts";
@@ -113,7 +114,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
   const report: ReapReport = { reaped: [], live: [], failed: [], foreign: [], otherUsers: [] };
   for (const deployment of await files.list(stateDir)) {
     if (!isDeploymentId(deployment)) continue;
-    const id: DeploymentIdentity = { deployment, stateDir };
+    let id: DeploymentIdentity = { deployment, stateDir };
     const paths = deploymentPaths(stateDir, deployment);
     let manifest: Manifest | undefined;
     let lease: Lease | undefined;
@@ -157,10 +158,15 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
         report.live.push({ deployment, pid: manifest.launcher.pid });
         continue;
       }
-      if (manifest.stateDir !== undefined && manifest.stateDir !== stateDir) {
-        report.failed.push({ deployment, error: otherStateDir(paths.manifest, manifest.stateDir) });
+      const launchedIn = await launchStateDir(files, manifest, stateDir);
+      if (launchedIn === undefined) {
+        report.failed.push({
+          deployment,
+          error: otherStateDir(paths.manifest, manifest.stateDir!),
+        });
         continue;
       }
+      id = { deployment, stateDir: launchedIn };
     }
     // A launcher that just finished and relaunched this name wrote a new manifest or lease: not ours.
     const [current, currentLease] = await Promise.all([

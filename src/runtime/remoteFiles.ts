@@ -174,6 +174,15 @@ export function remoteFiles(host: SshHost): Files {
       return { uid: uid!, self: uid === self };
     },
 
+    async sameFile(a, b) {
+      // test's -ef: one device and inode, symlinks followed; false when either is missing.
+      const result = await run(
+        `compare ${a} and ${b}`,
+        `[ ${checkPath(a)} -ef ${checkPath(b)} ] && exit 0\nexit ${ANSWER_NO}`,
+      );
+      return result.code !== ANSWER_NO;
+    },
+
     async mkdirp(dir) {
       await run(`create ${dir}`, `mkdir -p ${checkPath(dir)}`);
     },

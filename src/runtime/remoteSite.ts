@@ -154,6 +154,7 @@ function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Fi
     remove: (path) => limit(() => files.remove(path)),
     removeDir: (dir) => limit(() => files.removeDir(dir)),
     owner: (path) => limit(() => files.owner(path)),
+    sameFile: (a, b) => limit(() => files.sameFile(a, b)),
     mkdirp: (dir) => limit(() => files.mkdirp(dir)),
   };
 }

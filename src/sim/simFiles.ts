@@ -170,6 +170,12 @@ export class SimFiles {
           ? { uid: 0, self: true }
           : undefined;
       },
+      async sameFile(a, b) {
+        if (!owner.alive) return hang();
+        // The simulated disk has no links: one file has one path.
+        const target = normal(a);
+        return target === normal(b) && (files.files.has(target) || files.dirs.has(target));
+      },
       async mkdirp(dir) {
         if (!owner.alive) return hang();
         files.mkdirs(normal(dir));

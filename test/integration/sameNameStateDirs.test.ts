@@ -4,12 +4,16 @@
  * or not. Every process a test starts is stopped by its pid when the test ends, even on
  * failure.
  */
-import { existsSync } from "node:fs";
+import { existsSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { readDeploymentStatuses } from "../../src/rank/deploymentStatus.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
+import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { reapDeployments } from "../../src/runtime/reaper.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { FAST_TEARDOWN, launch, stopLaunched } from "../fixtures/launchedGroups.ts";
@@ -60,33 +64,68 @@ describe.each([
   });
 });
 
-it("baton reap in one state dir leaves a same-name deployment of another state dir running", async () => {
-  const name = nameFor("reaped-twin");
-  const orphanDir = tempDir();
+/** `baton launch` of one rank that sleeps, killed with SIGKILL once its rank runs: an orphan. */
+async function orphan(name: string, stateDir: string): Promise<number[]> {
   const launcher = startBaton([
     "launch",
     "--world",
     "1",
     "--state-dir",
-    orphanDir,
+    stateDir,
     "--name",
     name,
     "--",
     "sleep",
     "60",
   ]);
-  const paths = deploymentPaths(orphanDir, name);
-  let orphanPids: number[] = [];
+  let pids: number[] = [];
   await until(async () => {
-    const manifest = await readStateFile(nodeFiles(), MANIFEST_FORMAT, paths.manifest).catch(
-      () => undefined,
-    );
-    orphanPids = manifest?.ranks.map((rank) => rank.pid) ?? [];
-    return orphanPids.length === 1;
+    const manifest = await readStateFile(
+      nodeFiles(),
+      MANIFEST_FORMAT,
+      deploymentPaths(stateDir, name).manifest,
+    ).catch(() => undefined);
+    pids = manifest?.ranks.map((rank) => rank.pid) ?? [];
+    return pids.length === 1;
   }, "the orphan's manifest");
-  for (const pid of orphanPids) stray(pid, name);
+  for (const pid of pids) stray(pid, name);
   launcher.child.kill("SIGKILL");
   await launcher.exit;
+  return pids;
+}
+
+it("an orphan launched through a symlinked state dir is seen and reaped through the real path, and through the link", async () => {
+  for (const [through, reapedThrough] of [
+    ["link", "real path"],
+    ["real path", "link"],
+  ] as const) {
+    const name = nameFor(`linked-${through === "link" ? "l" : "r"}`);
+    const real = tempDir();
+    const link = join(tempDir(), "state");
+    symlinkSync(real, link);
+    const [launchDir, reapDir] = through === "link" ? [link, real] : [real, link];
+    const pids = await orphan(name, launchDir);
+    const ports = { files: nodeFiles(), procs: nodeProcs(), clock: nodeClock() };
+    const [status] = await readDeploymentStatuses(ports, reapDir);
+    expect(status).toMatchObject({ deployment: name, state: "orphaned" });
+    // Its ranks carry the path it was launched through: still its own, not a reused pid.
+    expect(status?.ranks.map(({ pid, alive }) => ({ pid, alive }))).toEqual(
+      pids.map((pid) => ({ pid, alive: true })),
+    );
+    const report = await reapDeployments({ stateDir: reapDir, teardown: FAST_TEARDOWN });
+    expect({ reapedThrough, reaped: report.reaped.map((r) => r.deployment) }).toEqual({
+      reapedThrough,
+      reaped: [name],
+    });
+    await until(() => pids.filter(alive).length === 0, `the ranks of ${name} stopped`);
+  }
+}, 60_000);
+
+it("baton reap in one state dir leaves a same-name deployment of another state dir running", async () => {
+  const name = nameFor("reaped-twin");
+  const orphanDir = tempDir();
+  const orphanPids = await orphan(name, orphanDir);
+  const paths = deploymentPaths(orphanDir, name);
 
   const live = await sleepers(name, tempDir(), true);
   const livePids = live.pids();

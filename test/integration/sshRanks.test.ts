@@ -615,7 +615,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     }
   });
 
-  it("reads, lists, writes (atomically, 0600), creates exclusively, removes files and empty folders and tells owners in the remote state dir", async () => {
+  it("reads, lists, writes (atomically, 0600), creates exclusively, removes files and empty folders, tells owners and one directory by two paths in the remote state dir", async () => {
     const host = open();
     const deployment = newDeployment();
     const files = remoteFiles(host);
@@ -653,6 +653,12 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     expect(await files.owner(claim)).toEqual({ uid: expect.any(Number), self: true });
     expect(await files.owner("/etc/passwd")).toEqual({ uid: 0, self: false });
     expect(await files.owner(`${dir}/missing.json`)).toBeUndefined();
+    // One directory by two paths (a symlink) is the same file; a missing one is none.
+    await host.run(`ln -s '${dir}/claims' '${dir}/linked'`);
+    expect(await files.sameFile(`${dir}/linked`, `${dir}/claims`)).toBe(true);
+    expect(await files.sameFile(`${dir}/linked`, dir)).toBe(false);
+    expect(await files.sameFile(`${dir}/missing`, `${dir}/missing`)).toBe(false);
+    await files.remove(`${dir}/linked`);
     // A directory goes only once it is empty.
     expect(await files.removeDir(`${dir}/claims`)).toBe(false);
     await files.remove(claim);

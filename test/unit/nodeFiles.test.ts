@@ -1,4 +1,4 @@
-import { chown, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { chown, mkdtemp, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -142,6 +142,16 @@ describe("nodeFiles", () => {
       await chown(path, 65_534, 65_534);
       expect(await files.owner(path)).toEqual({ uid: 65_534, self: false });
     }
+  });
+
+  it("tells one file or directory by two paths (a symlink on the way) from two", async () => {
+    const real = join(dir, "real");
+    await files.mkdirp(real);
+    await symlink(real, join(dir, "link"));
+    expect(await files.sameFile(join(dir, "link"), real)).toBe(true);
+    expect(await files.sameFile(join(dir, "link", "."), `${real}/`)).toBe(true);
+    expect(await files.sameFile(join(dir, "link"), dir)).toBe(false);
+    expect(await files.sameFile(join(dir, "missing"), join(dir, "missing"))).toBe(false);
   });
 
   it("creates nested directories and accepts existing ones", async () => {

@@ -47,6 +47,10 @@ describe("SimFiles", () => {
     expect(await port.owner("state/dep-a/rank-0.log")).toEqual({ uid: 0, self: true });
     expect(await port.owner("state/dep-a")).toEqual({ uid: 0, self: true });
     expect(await port.owner("state/dep-b")).toBeUndefined();
+    // No links on the simulated disk: one path, one file.
+    expect(await port.sameFile("state/dep-a", "state//dep-a/")).toBe(true);
+    expect(await port.sameFile("state/dep-a", "state")).toBe(false);
+    expect(await port.sameFile("state/dep-b", "state/dep-b")).toBe(false);
     expect(await port.removeDir("state/dep-a")).toBe(false);
     await port.remove("state/dep-a/rank-0.log");
     expect(await port.removeDir("state/dep-a")).toBe(true);
