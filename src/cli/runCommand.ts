@@ -365,10 +365,16 @@ function checkSlurmFlags(values: {
   return wholeNumberFlag("--max-workers", values["max-workers"], "a number of allocations") ?? 4;
 }
 
+/**
+ * What after `--inspect` is its URL, not the graph module: an address with a scheme
+ * (`ws://`, `http://`, or one `checkInspectorUrl` refuses) or a bare `host:port`.
+ */
+const INSPECT_VALUE = /^([a-z][a-z0-9+.-]*:\/\/|[\w.-]+:\d+(\/|$))/i;
+
 /** `--inspect` takes an optional URL: a bare `--inspect` means the default inspector. */
 function withInspectUrl(argv: string[]): string[] {
   return argv.flatMap((arg, i) =>
-    arg === "--inspect" && !/^wss?:\/\//.test(argv[i + 1] ?? "")
+    arg === "--inspect" && !INSPECT_VALUE.test(argv[i + 1] ?? "")
       ? [`--inspect=${DEFAULT_INSPECTOR_URL}`]
       : [arg],
   );

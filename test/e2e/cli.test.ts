@@ -560,12 +560,16 @@ describe("baton", () => {
     await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));
     const { port } = busy.address() as AddressInfo;
     try {
-      const [noPort, taken, unknownFlag, badInspect] = await Promise.all([
-        batonRun("run", PIPELINE, "--listen", "127.0.0.1"),
-        batonRun("run", PIPELINE, "--listen", `127.0.0.1:${port}`),
-        batonRun("sim", "--bogus"),
-        batonRun("run", PIPELINE, "--inspect=localhost:8080"),
-      ]);
+      const [noPort, taken, unknownFlag, badInspect, spacedInspect, otherScheme] =
+        await Promise.all([
+          batonRun("run", PIPELINE, "--listen", "127.0.0.1"),
+          batonRun("run", PIPELINE, "--listen", `127.0.0.1:${port}`),
+          batonRun("sim", "--bogus"),
+          batonRun("run", PIPELINE, "--inspect=localhost:8080"),
+          // After a space too, an address is --inspect's, not a second graph module.
+          batonRun("run", PIPELINE, "--inspect", "localhost:8080"),
+          batonRun("run", "--inspect", "ftp://localhost:8080", PIPELINE),
+        ]);
       expect(noPort.code).toBe(2);
       expect(noPort.stderr).toContain(
         '"127.0.0.1" is not an address baton can use: write HOST:PORT',
@@ -582,7 +586,22 @@ describe("baton", () => {
       expect(badInspect.stderr).toContain(
         "the inspector's URL must be a WebSocket URL such as ws://localhost:8080 (where @statelyai/inspect's createInspectorServer listens), not \"localhost:8080\" [CONFIG]",
       );
-      for (const { stderr } of [noPort, taken, unknownFlag, badInspect]) {
+      for (const [inspect, url] of [
+        [spacedInspect, "localhost:8080"],
+        [otherScheme, "ftp://localhost:8080"],
+      ] as const) {
+        expect(inspect.code).toBe(2);
+        expect(inspect.stderr).toContain(`such as ws://localhost:8080`);
+        expect(inspect.stderr).toContain(`not "${url}" [CONFIG]`);
+      }
+      for (const { stderr } of [
+        noPort,
+        taken,
+        unknownFlag,
+        badInspect,
+        spacedInspect,
+        otherScheme,
+      ]) {
         expect(stderr).not.toMatch(STACK_LINE);
         expect(stderr.trim().split("\n")).toHaveLength(1);
       }
