@@ -12,6 +12,7 @@ import {
 import { type Shrunk, shrink } from "../sim/shrink.ts";
 import { RANK_GROUP_INVARIANTS, SIM_INVARIANTS } from "../sim/simInvariants.ts";
 import { SIM_LIMITS } from "../sim/simLimits.ts";
+import { loadSimModules, type SimModules } from "../sim/simModules.ts";
 import {
   type SimProgress,
   type SimulateOptions,
@@ -24,6 +25,7 @@ import {
   simulateSeed,
   simulateSeeds,
   threadsFor,
+  yourModules,
 } from "../sim/simulateSeeds.ts";
 import { LiveLine } from "./liveLine.ts";
 import { negativeValues } from "./negativeValues.ts";
@@ -33,18 +35,22 @@ import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
 import { uiPortFlag } from "./uiPortFlag.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
-export const SIM_USAGE = `usage: baton sim [options]
+export const SIM_USAGE = `usage: baton sim [GRAPH --handlers SIM] [options]
 
 Runs the whole system (coordinator, workers, store) in virtual time from a seed, with
 a graph and faults drawn from it, checking DESIGN §4's invariants after every step and
-that the run finishes once the faults are over. Your own graph and handlers: simulate()
-in code (README: Simulation).
+that the run finishes once the faults are over. With GRAPH (a graph module, as baton run
+takes it) it simulates your graph, on the handlers SIM's default export gives: a function
+of the simulation's tools ({ sleep, now, random }) returning a job module, as simulate()
+takes it (README: Simulation).
 
+  --handlers SIM         the module of GRAPH's handlers for the simulation (with GRAPH)
   --seed S               one seed (0 to 4294967295)
   --seeds A..B           every seed from A to B (default 1..100)
   --faults PROFILE       ${FAULT_PROFILES.join(" | ")} (default: default)
   --fault-list LIST      this exact fault plan instead of --faults (as printed by a failure)
-  --jobs N               jobs in the drawn graph (default 100, at most ${SIM_LIMITS.jobs})
+  --jobs N               jobs in the drawn graph (default 100, at most ${SIM_LIMITS.jobs}; not
+                         with GRAPH)
   --workers N            in-process workers (default 8, at most ${SIM_LIMITS.workers})
   --world N              rank groups (real launcher and reaper on simulated processes) of up
                          to N ranks (default 4, at most 10000; 0: no rank groups)
@@ -58,7 +64,8 @@ in code (README: Simulation).
                          is reported, not shrunk again; not with --seed or --seeds
   --trace                print the whole trace of each seed (a failure's report then
                          leaves out its last events, which the trace ends with)
-  --no-shrink            do not minimise a failure
+  --no-shrink            do not minimise a failure (GRAPH's jobs stay: its workers and
+                         faults shrink)
   --json                 print one JSON object per seed
   --ui                   with --replay S: open the dashboard on the seed's recorded trace (a
                          time slider and step buttons) until Ctrl-C; not with --json or
@@ -85,6 +92,7 @@ const SIM_OPTIONS = {
   faults: { type: "string" },
   "fault-list": { type: "string" },
   jobs: { type: "string" },
+  handlers: { type: "string" },
   workers: { type: "string" },
   world: { type: "string" },
   until: { type: "string" },
@@ -101,6 +109,8 @@ const SIM_OPTIONS = {
 } as const;
 
 interface Settings {
+  /** Your graph and its handlers, as module paths (`GRAPH --handlers SIM`); none: drawn. */
+  modules: SimModules | undefined;
   profile: FaultProfile;
   faults: Fault[] | undefined;
   jobs: number;
@@ -140,13 +150,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${SIM_USAGE}\n`);
     return 0;
   }
-  // `baton run graph.ts --jobs jobs.ts`, typed as `baton sim …`: say where your own graph goes.
-  const module = positionals[0] ?? (values.jobs?.match(/[/\\]|\.[cm]?[jt]s$/) && values.jobs);
-  if (module) {
-    throw new ConfigError(
-      `${module}: the simulation draws its graph and handlers from the seed and takes no graph or job module (--jobs N is how many jobs it draws); to simulate your own graph and handlers, call simulate({ seed, graph, handlers }) from code (README: Simulation)`,
-    );
-  }
+  const modules = yourGraph(positionals, values);
   if (values.faults !== undefined && values["fault-list"] !== undefined) {
     throw new ConfigError(
       "give --faults PROFILE or --fault-list LIST, not both: a fault list is the whole plan, and the profile would be ignored",
@@ -159,6 +163,7 @@ export async function simCommand(argv: string[]): Promise<number> {
   const plantedBugs = (values.plant ?? []).flatMap((p) => p.split(","));
   checkPlantedBugs("--plant", plantedBugs);
   const settings: Settings = {
+    modules,
     profile,
     faults: values["fault-list"] !== undefined ? parseFaults(values["fault-list"]) : undefined,
     jobs:
@@ -185,6 +190,8 @@ export async function simCommand(argv: string[]): Promise<number> {
     }),
   };
   const [first, last] = seedRange(values);
+  // A path that does not load, or a module without the export asked for: said before any seed.
+  if (modules !== undefined) await loadSimModules(modules);
   /** How a failure is reported: a replay (of a printed command) is not shrunk again. */
   const report: Report = {
     shrink: output.shrink && values.replay === undefined,
@@ -298,12 +305,12 @@ export async function simCommand(argv: string[]): Promise<number> {
   return failures > 0 ? 1 : 0;
 }
 
-function runSeed(
+async function runSeed(
   seed: number,
   s: Settings,
   hooks: ReplayHooks & Pick<SimulateOptions, "onProgress">,
 ): Promise<SimulationResult> {
-  return simulate({ ...hooks, seed, ...drawn(s) });
+  return simulate({ ...hooks, seed, ...(await yourModules(drawn(s))) });
 }
 
 /**
@@ -342,10 +349,49 @@ function seedProgress(seed: number, jobs: number, live: LiveLine): (p: SimProgre
   return draw;
 }
 
-/** The drawn simulation `s` asks for, as `simulate` and `simulateSeeds` take it. */
+/**
+ * The graph of your own that `positionals` and `--handlers` give (`baton sim GRAPH --handlers
+ * SIM`), or none (the drawn graph). Refuses a graph without its handlers and the reverse, a
+ * second module, and `--jobs` beside a graph, or given a module (`baton run`'s `--jobs FILE`).
+ */
+function yourGraph(
+  positionals: string[],
+  values: { handlers?: string | undefined; jobs?: string | undefined },
+): SimModules | undefined {
+  const [graph, ...more] = positionals;
+  if (more.length > 0) {
+    throw new ConfigError(
+      `baton sim takes one graph module, not ${positionals.length} (${positionals.join(", ")}): give GRAPH --handlers SIM`,
+    );
+  }
+  if (values.jobs?.match(/[/\\]|\.[cm]?[jt]s$/)) {
+    throw new ConfigError(
+      `--jobs ${values.jobs}: --jobs N is how many jobs the drawn graph has; the simulation runs no job module: give your graph's simulated handlers as --handlers SIM (a module whose default export is a function of the tools { sleep, now, random } returning them; README: Simulation)`,
+    );
+  }
+  if (graph === undefined) {
+    if (values.handlers === undefined) return undefined;
+    throw new ConfigError(
+      `--handlers ${values.handlers} goes with a graph of your own: give its module first (baton sim GRAPH --handlers SIM), or leave --handlers out to simulate a drawn graph`,
+    );
+  }
+  if (values.handlers === undefined) {
+    throw new ConfigError(
+      `${graph}: a graph of your own needs its simulated handlers: add --handlers SIM, a module whose default export is a function of the tools { sleep, now, random } returning a handler for each kind (README: Simulation)`,
+    );
+  }
+  if (values.jobs !== undefined) {
+    throw new ConfigError(
+      `--jobs sizes the drawn graph, and you gave a graph of your own (${graph}): leave --jobs out`,
+    );
+  }
+  return { graph, handlers: values.handlers };
+}
+
+/** The simulation `s` asks for, as `simulate` and `simulateSeeds` take it. */
 function drawn(s: Settings): DrawnSimulation {
   return {
-    jobs: s.jobs,
+    ...(s.modules === undefined ? { jobs: s.jobs } : { modules: s.modules }),
     workers: s.workers,
     ...rankGroups(s),
     faults: s.faults ?? s.profile,
@@ -374,7 +420,11 @@ function verdict(r: SimulationResult): string {
  * `faults` when given.
  */
 function command(seeds: string, s: Settings, jobs: number, workers: number, faults?: Fault[]) {
-  const parts = ["baton sim", seeds, `--jobs ${jobs}`, `--workers ${workers}`];
+  const parts = ["baton sim"];
+  if (s.modules !== undefined) {
+    parts.push(quoted(s.modules.graph), `--handlers ${quoted(s.modules.handlers)}`, seeds);
+  } else parts.push(seeds, `--jobs ${jobs}`);
+  parts.push(`--workers ${workers}`);
   const plan = faults ?? s.faults;
   if (plan === undefined) parts.push(`--faults ${s.profile}`);
   else if (plan.length === 0) parts.push("--faults none");
@@ -383,6 +433,11 @@ function command(seeds: string, s: Settings, jobs: number, workers: number, faul
   if (s.until !== undefined) parts.push(`--until ${s.until}`);
   for (const bug of s.plantedBugs) parts.push(`--plant ${bug}`);
   return parts.join(" ");
+}
+
+/** `path` as a word of a command line: quoted when it has a space. */
+function quoted(path: string): string {
+  return /\s/.test(path) ? `"${path}"` : path;
 }
 
 /**
@@ -457,6 +512,7 @@ async function reportFailure(r: SimulationResult, s: Settings, how: Report, live
   writeAbove(live, `${lines.join("\n")}\n`);
   if (how.shrink && r.violation!.invariant !== 0) {
     const small = await shrink(r, {
+      ...(s.modules !== undefined && (await loadSimModules(s.modules))),
       ...rankGroups(s),
       plantedBugs: s.plantedBugs,
       ...(s.until !== undefined && { until: s.until }),

@@ -4,6 +4,7 @@
  * crashed the simulator), one message per seed.
  */
 import { parentPort, workerData } from "node:worker_threads";
+import { BatonError } from "../errors.ts";
 import { type SeedThreadData, type SeedThreadMessage, simulateSeed } from "./simulateSeeds.ts";
 
 const port = parentPort!;
@@ -15,7 +16,8 @@ port.on("message", async (seed: number) => {
     message = { type: "result", result: await simulateSeed(seed, data) };
   } catch (error) {
     const crash = error instanceof Error ? error : new Error(String(error));
-    message = { type: "error", seed, message: crash.message, stack: crash.stack };
+    const code = error instanceof BatonError ? error.code : undefined;
+    message = { type: "error", seed, message: crash.message, stack: crash.stack, code };
   }
   port.postMessage(message);
 });

@@ -14,7 +14,8 @@ export interface Shrunk {
 /**
  * Minimises a failing simulation with fast-check: fewer jobs (a drawn graph of n jobs is the
  * first n jobs of a larger one), fewer workers, fewer faults, keeping the seed and asking that
- * the same invariant still breaks. The failing configuration is handed to fast-check as its
+ * the same invariant still breaks. A graph of your own (`options.graph`, with its handlers)
+ * keeps its jobs: only the workers and faults shrink. The failing configuration is handed to fast-check as its
  * only example, so shrinking starts from it; `budgetMs` bounds the search.
  *
  * @example
@@ -26,7 +27,7 @@ export interface Shrunk {
  */
 export async function shrink(
   failed: SimulationResult,
-  options: Omit<SimulateOptions, "seed" | "jobs" | "workers" | "faults" | "graph"> = {},
+  options: Omit<SimulateOptions, "seed" | "jobs" | "workers" | "faults"> = {},
   budgetMs = 60_000,
 ): Promise<Shrunk> {
   const invariant = failed.violation?.invariant;
@@ -41,7 +42,10 @@ export async function shrink(
   const size = (s: { jobs: number; workers: number; faults: unknown[] }) =>
     s.jobs + s.workers + 10 * s.faults.length;
   const configs = fc.record({
-    jobs: fc.integer({ min: 1, max: failed.jobs }),
+    jobs:
+      options.graph === undefined
+        ? fc.integer({ min: 1, max: failed.jobs })
+        : fc.constant(failed.jobs),
     workers: fc.integer({ min: 1, max: failed.workers }),
     keep: fc.array(fc.boolean(), {
       minLength: failed.faults.length,
@@ -51,7 +55,8 @@ export async function shrink(
   const property = fc.asyncProperty(configs, async ({ jobs, workers, keep }) => {
     const faults = failed.faults.filter((_, i) => keep[i]);
     tries++;
-    const result = await simulate({ ...options, seed: failed.seed, jobs, workers, faults });
+    const drawn = options.graph === undefined && { jobs };
+    const result = await simulate({ ...options, ...drawn, seed: failed.seed, workers, faults });
     const fails = !result.ok && result.violation?.invariant === invariant;
     if (fails && size({ jobs, workers, faults }) < size(best)) {
       best = { jobs, workers, faults, result, tries: 0 };

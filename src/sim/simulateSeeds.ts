@@ -1,17 +1,25 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import { ConfigError } from "../errors.ts";
+import { BatonError, ConfigError } from "../errors.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
 import { checkSimulateOptions } from "./checkSimulateOptions.ts";
 import { violationMessage } from "./simInvariants.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
+import { loadSimModules, type SimModules } from "./simModules.ts";
 import { type SimulateOptions, type SimulationResult, simulate } from "./simulate.ts";
 
 /**
- * A drawn simulation without its seed: plain data, so that a thread can be handed it (a
- * graph of your own, its handlers and observers cannot cross threads; use `simulate`).
+ * A simulation without its seed, as plain data so that a thread can be handed it: drawn, or
+ * of a graph of your own and its handlers given as module paths (`modules`: each thread
+ * imports them). The graph, handlers and observers themselves cannot cross threads.
  */
-export type DrawnSimulation = Pick<SimulateOptions, (typeof DRAWN_OPTIONS)[number]>;
+export type DrawnSimulation = Pick<
+  SimulateOptions,
+  Exclude<(typeof DRAWN_OPTIONS)[number], "modules">
+> & {
+  /** Your graph and handlers, as the paths of their modules; not beside `jobs`. */
+  modules?: SimModules;
+};
 
 /** The options of a drawn simulation: plain data a thread can be handed. */
 const DRAWN_OPTIONS = [
@@ -22,7 +30,8 @@ const DRAWN_OPTIONS = [
   "plantedBugs",
   "ranks",
   "world",
-] as const satisfies readonly (keyof SimulateOptions)[];
+  "modules",
+] as const satisfies readonly (keyof SimulateOptions | "modules")[];
 
 /** How `simulateSeeds` runs its seeds (its fourth argument): threads, and what each result keeps. */
 export interface SimulateSeedsOptions {
@@ -58,15 +67,24 @@ export interface SeedThreadData {
 /** What a seed thread answers for each seed it is sent. */
 export type SeedThreadMessage =
   | { type: "result"; result: SimulationResult }
-  | { type: "error"; seed: number; message: string; stack: string | undefined };
+  | {
+      type: "error";
+      seed: number;
+      message: string;
+      stack: string | undefined;
+      /** A baton error's code (a module of your own that cannot run): it is thrown again as one. */
+      code: string | undefined;
+    };
 
 /**
- * Simulates the seeds `first..last` of a drawn simulation on several threads (this one and
+ * Simulates the seeds `first..last` of a drawn simulation, or of your graph and handlers given
+ * as module paths (`modules`), on several threads (this one and
  * `threads − 1` helpers) and yields their results in seed order, as each is ready. Stopping
  * early (a `break`) stops the threads. Options no simulation can use, and a range that is
  * empty or not of seeds (0 to 4294967295), are a `ConfigError` at the call. An error thrown by
  * a simulation (not a broken invariant: a crash of the simulator itself) ends the iteration
- * with that error.
+ * with that error; so does a module of yours that does not load or cannot run the graph, as
+ * the baton error (`MODULE_NOT_FOUND`, `ConfigError`, …) it is on any thread.
  *
  * @example
  * ```ts
@@ -84,7 +102,13 @@ export function simulateSeeds(
   checkDrawn(simulation);
   requireWhole("simulateSeeds", "first", first, 0, SIM_LIMITS.seed);
   requireWhole("simulateSeeds", "last", last, 0, SIM_LIMITS.seed);
-  checkSimulateOptions("simulateSeeds", { ...simulation, seed: first });
+  const { modules, ...drawn } = simulation;
+  checkSimulateOptions("simulateSeeds", { ...drawn, seed: first });
+  if (modules !== undefined && drawn.jobs !== undefined) {
+    throw new ConfigError(
+      "simulateSeeds: jobs sizes the drawn graph, and you gave a graph of your own (modules): leave jobs out",
+    );
+  }
   if (options.threads !== undefined)
     requireWhole("simulateSeeds", "threads", options.threads, 1, SIM_LIMITS.threads);
   if (first > last) {
@@ -96,11 +120,21 @@ export function simulateSeeds(
 }
 
 /**
- * Refuses what a drawn simulation does not take: a graph, handlers or observers of your own
- * (functions, which cannot cross threads: on several threads they failed with a
- * DataCloneError, on one the graph ran), and unknown options, which would be ignored.
+ * Refuses what cannot cross threads: a graph, handlers or observers of your own (functions:
+ * on several threads they failed with a DataCloneError, on one the graph ran; your graph and
+ * handlers go as `modules`), `modules` that are not two paths, and unknown options, which
+ * would be ignored.
  */
 function checkDrawn(simulation: DrawnSimulation): void {
+  const { modules } = simulation;
+  if (
+    modules !== undefined &&
+    (typeof modules?.graph !== "string" || typeof modules?.handlers !== "string")
+  ) {
+    throw new ConfigError(
+      "simulateSeeds: modules must be { graph, handlers }, the paths of your graph module and of the module whose default export is its handlers",
+    );
+  }
   for (const name of Object.keys(simulation)) {
     if ((DRAWN_OPTIONS as readonly string[]).includes(name)) continue;
     const own = [
@@ -113,7 +147,7 @@ function checkDrawn(simulation: DrawnSimulation): void {
     ].includes(name);
     throw new ConfigError(
       own
-        ? `simulateSeeds: ${name} cannot cross threads (simulateSeeds runs drawn graphs only); for a graph of your own, call simulate({ seed, graph, handlers }) once per seed`
+        ? `simulateSeeds: ${name} cannot cross threads; for a graph of your own, give modules: { graph, handlers } (the paths of their modules, which each thread imports), or call simulate({ seed, graph, handlers }) once per seed`
         : `simulateSeeds: unknown option ${name}; a drawn simulation takes ${DRAWN_OPTIONS.join(", ")}`,
     );
   }
@@ -162,6 +196,13 @@ async function* inSeedOrder(
           failure ??= error as Error;
         }
         feed();
+      } else if (failure === undefined && message.code !== undefined) {
+        // A module of your own that does not load or cannot run the graph: the same error
+        // as on this thread, whichever thread tried first.
+        failure =
+          message.code === "CONFIG"
+            ? new ConfigError(message.message)
+            : new BatonError(message.code, message.message);
       } else if (failure === undefined) {
         failure = new Error(`seed ${message.seed}: the simulation crashed: ${message.message}`);
         failure.stack = message.stack;
@@ -223,9 +264,10 @@ export async function simulateSeed(
   data: SeedThreadData,
   hooks: Pick<SimulateOptions, "onProgress"> = {},
 ): Promise<SimulationResult> {
-  let result = await simulate({ ...data.simulation, ...hooks, seed });
+  const simulation = await yourModules(data.simulation);
+  let result = await simulate({ ...simulation, ...hooks, seed });
   if (result.ok && data.checkDeterminism) {
-    const again = await simulate({ ...data.simulation, ...hooks, seed });
+    const again = await simulate({ ...simulation, ...hooks, seed });
     const at = firstDifference(result.trace, again.trace);
     if (at !== undefined) {
       result = {
@@ -244,6 +286,22 @@ export async function simulateSeed(
   return result.ok && !data.traces ? { ...result, trace: [] } : result;
 }
 
+/**
+ * `simulation` as `simulate` takes it: its `modules` imported (once per thread) as the graph
+ * and handlers they export.
+ *
+ * @example
+ * ```ts
+ * await simulate({ ...(await yourModules({ modules: { graph: "g.ts", handlers: "sim.ts" } })), seed: 1 });
+ * ```
+ */
+export async function yourModules({
+  modules,
+  ...drawn
+}: DrawnSimulation): Promise<Omit<SimulateOptions, "seed">> {
+  return modules === undefined ? drawn : { ...drawn, ...(await loadSimModules(modules)) };
+}
+
 function firstDifference(a: readonly string[], b: readonly string[]): number | undefined {
   for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i;
   return undefined;
@@ -252,13 +310,16 @@ function firstDifference(a: readonly string[], b: readonly string[]): number | u
 /**
  * A helper thread running `seedThread`: post it a seed, it answers a `SeedThreadMessage`.
  * From baton's TypeScript sources (the `baton` command, the tests) the thread first
- * registers tsx, as `bin/baton.js` does; from the compiled package it loads the compiled file.
+ * registers the command's module hooks, as `bin/baton.js` does; from the compiled package it
+ * loads the compiled file.
  */
 export function startSeedThread(data: SeedThreadData): Worker {
   const source = import.meta.url.endsWith(".ts");
   const entry = new URL(source ? "./seedThread.ts" : "./seedThread.js", import.meta.url);
   if (!source) return new Worker(entry, { workerData: data });
-  const tsx = JSON.stringify(import.meta.resolve("tsx/esm/api"));
-  const boot = `import(${tsx}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
+  // The `baton` command's hooks: a graph or handlers module of your own in TypeScript, and
+  // its `import "baton"`, load on the thread as on the command's main thread.
+  const hooks = JSON.stringify(new URL("../../bin/registerHooks.mjs", import.meta.url).href);
+  const boot = `import(${hooks}).then(() => import(${JSON.stringify(entry.href)}));`;
   return new Worker(boot, { eval: true, workerData: data });
 }

@@ -163,9 +163,9 @@ describe("baton sim", () => {
     [["--seeds", "5..1"], '--seeds must be A..B with A ≤ B, e.g. 1..1000, not "5..1"'],
     [
       ["graph.ts", "--jobs", "jobs.ts"],
-      "graph.ts: the simulation draws its graph and handlers from the seed and takes no graph or job module (--jobs N is how many jobs it draws); to simulate your own graph and handlers, call simulate({ seed, graph, handlers })",
+      "--jobs jobs.ts: --jobs N is how many jobs the drawn graph has; the simulation runs no job module: give your graph's simulated handlers as --handlers SIM",
     ],
-    [["--jobs", "./jobs.mjs"], "./jobs.mjs: the simulation draws its graph and handlers"],
+    [["--jobs", "./jobs.mjs"], "--jobs ./jobs.mjs: --jobs N is how many jobs the drawn graph has"],
     [["--jobs", "100000000"], '--jobs must be a number of jobs from 1 to 10000, not "100000000"'],
     [["--workers", "100000"], '--workers must be a number of workers from 1 to 1000, not "100000"'],
     [["--world", "1.5"], '--world must be a number of ranks from 0 to 10000, not "1.5"'],

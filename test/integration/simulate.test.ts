@@ -516,6 +516,34 @@ describe("simulate", () => {
     expect(again.traceHash).toBe(small.result.traceHash);
   });
 
+  it("shrinks a failure of a graph of your own by its workers and faults, keeping its jobs", async () => {
+    const fetches = ["a", "bb", "ccc"].map((name) => job("fetch", name));
+    const yours = {
+      graph: [job("merge", null, { after: fetches })],
+      handlers: ({ sleep }: { sleep: (ms: number) => Promise<void> }) => ({
+        fetch: async (name: string) => {
+          await sleep(1_000);
+          return name.length;
+        },
+        merge: () => 0,
+      }),
+      plantedBugs: ["lease-running-job" as const],
+    };
+    const failed = await simulate({ ...yours, seed: 0, workers: 3 });
+    expect(failed.violation?.invariant).toBe(1);
+    const small = await shrink(failed, yours);
+    expect(small.jobs).toBe(failed.jobs);
+    expect(small.result.violation?.invariant).toBe(1);
+    expect(small.workers + small.faults.length).toBeLessThan(failed.workers + failed.faults.length);
+    const again = await simulate({
+      ...yours,
+      seed: 0,
+      workers: small.workers,
+      faults: small.faults,
+    });
+    expect(again.traceHash).toBe(small.result.traceHash);
+  });
+
   it("writes fault plans as text and reads them back", () => {
     for (let seed = 1; seed <= 50; seed++) {
       const faults = drawFaults(new SimEntropy(seed), "heavy");

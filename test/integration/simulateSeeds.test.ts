@@ -2,7 +2,9 @@
  * `simulateSeeds` runs seeds on real threads (this one and helpers that load baton through
  * tsx): each seed must give the trace it gives alone, in seed order, whatever thread ran it.
  */
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
 import type { Fault } from "../../src/sim/faultPlan.ts";
 import { simulate } from "../../src/sim/simulate.ts";
 import {
@@ -10,8 +12,13 @@ import {
   simulateSeeds,
   startSeedThread,
 } from "../../src/sim/simulateSeeds.ts";
+import yourGraph from "../fixtures/simOwn.graph.ts";
+import yourHandlers from "../fixtures/simOwn.sim.ts";
 
 const SMALL = { jobs: 5, workers: 2 };
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+/** A graph of your own and its handlers, as module paths. */
+const YOURS = { graph: fixture("simOwn.graph.ts"), handlers: fixture("simOwn.sim.ts") };
 
 async function collect(iterable: AsyncIterable<Awaited<ReturnType<typeof simulate>>>) {
   const out = [];
@@ -44,6 +51,15 @@ describe("a seed helper thread", () => {
     expect(result.trace).toEqual(alone.trace);
   });
 
+  it("answers a handlers module that cannot run the graph with the ConfigError's code", async () => {
+    const lacking = { ...YOURS, handlers: fixture("simOwnLacking.sim.ts") };
+    const answer = await askHelper(1, { modules: lacking });
+    expect(answer).toMatchObject({ type: "error", seed: 1, code: "CONFIG" });
+    expect(answer.type === "error" && answer.message).toMatch(
+      "your graph has jobs of kind merge, which the job module your handlers function returned does not define",
+    );
+  });
+
   it("answers a simulation that crashed with the seed and the error", async () => {
     const answer = await askHelper(3, { ...SMALL, faults: "apocalyptic" });
     expect(answer).toMatchObject({
@@ -66,6 +82,29 @@ describe("simulateSeeds", () => {
       expect(r.traceHash).toBe(alone.traceHash);
       expect(r.trace).toEqual(alone.trace);
     }
+  });
+
+  it("runs a graph of your own given as module paths, imported on each thread, as simulate runs it", async () => {
+    const results = await collect(
+      simulateSeeds(1, 4, { workers: 2, modules: YOURS }, { threads: 2, traces: true }),
+    );
+    expect(results.map((r) => r.seed)).toEqual([1, 2, 3, 4]);
+    for (const r of results) {
+      const alone = await simulate({
+        seed: r.seed,
+        workers: 2,
+        graph: yourGraph,
+        handlers: yourHandlers,
+      });
+      expect(r.traceHash).toBe(alone.traceHash);
+      expect(r.jobs).toBe(5);
+    }
+  });
+
+  it("ends with a ConfigError when your handlers cannot run your graph, on any thread", async () => {
+    const lacking = { ...YOURS, handlers: fixture("simOwnLacking.sim.ts") };
+    const run = collect(simulateSeeds(1, 4, { modules: lacking }, { threads: 2 }));
+    await expect(run).rejects.toThrow(ConfigError);
   });
 
   it("keeps only a failed seed's trace unless traces are asked for", async () => {

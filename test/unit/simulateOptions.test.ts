@@ -150,7 +150,15 @@ describe("simulateSeeds' range and options", () => {
   it.each([
     [
       { graph: [] },
-      "graph cannot cross threads (simulateSeeds runs drawn graphs only); for a graph",
+      "graph cannot cross threads; for a graph of your own, give modules: { graph, handlers } (the paths of their modules",
+    ],
+    [
+      { modules: { graph: "g.ts" } },
+      "modules must be { graph, handlers }, the paths of your graph module and of the module",
+    ],
+    [
+      { modules: { graph: "g.ts", handlers: "sim.ts" }, jobs: 5 },
+      "jobs sizes the drawn graph, and you gave a graph of your own (modules): leave jobs out",
     ],
     [{ handlers: {} }, "handlers cannot cross threads"],
     [{ onEvent: () => {} }, "onEvent cannot cross threads"],

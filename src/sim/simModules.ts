@@ -1,0 +1,55 @@
+import { graphOf, importUserModule } from "../cli/loadModule.ts";
+import { ConfigError } from "../errors.ts";
+import type { SimulateOptions } from "./simulate.ts";
+
+/**
+ * A graph of your own and its handlers given as the paths of their modules (`baton sim
+ * GRAPH.ts --handlers SIM.ts`): plain data a seed thread can be handed, where the graph and
+ * handlers themselves (functions) cannot cross threads. Each thread imports them itself.
+ */
+export interface SimModules {
+  /** A graph module, as `baton run` takes it (its default export: the jobs). */
+  graph: string;
+  /** A module whose default export is `simulate`'s `handlers`: a function of the tools, or a job module. */
+  handlers: string;
+}
+
+/** What a thread has loaded, by module paths: a range imports and builds them once per thread. */
+const loaded = new Map<string, Promise<Required<Pick<SimulateOptions, "graph" | "handlers">>>>();
+
+/**
+ * The graph and handlers the modules of `modules` export, imported once per thread. A path
+ * that does not exist is a `MODULE_NOT_FOUND`, a graph module that exports no graph a
+ * `NO_GRAPH`, and a handlers module whose default export is neither a function nor a job
+ * module a `ConfigError` saying what to export.
+ *
+ * @example
+ * ```ts
+ * const { graph, handlers } = await loadSimModules({ graph: "g.ts", handlers: "sim.ts" });
+ * await simulate({ seed: 1, graph, handlers });
+ * ```
+ */
+export function loadSimModules(
+  modules: SimModules,
+): Promise<Required<Pick<SimulateOptions, "graph" | "handlers">>> {
+  const key = JSON.stringify([modules.graph, modules.handlers]);
+  let load = loaded.get(key);
+  if (load === undefined) {
+    load = importSimModules(modules);
+    loaded.set(key, load);
+    // A failed load is tried again next time (the file may be fixed between two calls).
+    load.catch(() => loaded.delete(key));
+  }
+  return load;
+}
+
+async function importSimModules(modules: SimModules) {
+  const graph = await graphOf(await importUserModule(modules.graph), modules.graph);
+  const handlers = (await importUserModule(modules.handlers)).default;
+  if (typeof handlers !== "function" && (typeof handlers !== "object" || handlers === null)) {
+    throw new ConfigError(
+      `${modules.handlers} exports no handlers: give it \`export default ({ sleep, now, random }) => ({ kind: async (input, ctx) => …, … })\`, the handlers simulate takes (README: Simulation), not ${handlers === null ? "null" : typeof handlers}`,
+    );
+  }
+  return { graph, handlers: handlers as NonNullable<SimulateOptions["handlers"]> };
+}

@@ -1,0 +1,117 @@
+/**
+ * `baton sim GRAPH --handlers SIM` as a user hunting a race in their own graph runs it: seed
+ * ranges on several threads (each importing the modules itself), a failure's replay command
+ * that carries the modules and replays it, and clear refusals (exit 2) of what cannot run.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+
+afterEach(stopBatons);
+
+const sim = (...args: string[]) => startBaton(["sim", ...args]).exit;
+const F = "test/fixtures";
+const OWN = [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwn.sim.ts`];
+
+/** The arguments of a printed `baton sim ...` command line (quotes removed). */
+function argsOf(command: string): string[] {
+  const words = command.match(/"[^"]*"|\S+/g) ?? [];
+  return words.slice(2).map((w) => w.replace(/^"|"$/g, ""));
+}
+
+/** The verdict lines of `stdout`, without their wall time. */
+const verdicts = (stdout: string) =>
+  stdout
+    .split("\n")
+    .filter((line) => /^seed \d+: /.test(line))
+    .map((line) => line.replace(/ in \d+ ms/, ""));
+
+describe("baton sim on a graph of your own", () => {
+  it("gives every seed of a range the same trace on 2 threads as on 1", async () => {
+    const one = await sim(...OWN, "--seeds", "1..4", "--workers", "2", "--threads", "1");
+    const two = await sim(...OWN, "--seeds", "1..4", "--workers", "2", "--threads", "2");
+    expect(two.stderr).toBe("");
+    expect(one.code).toBe(0);
+    expect(two.code).toBe(0);
+    expect(verdicts(two.stdout)).toHaveLength(4);
+    expect(verdicts(two.stdout)).toEqual(verdicts(one.stdout));
+    expect(two.stdout).toMatch(/4 seeds, 0 failed, in [\d.]+ s \([\d.]+ seeds\/s on 2 threads\)/);
+    // The graph's own jobs ran: the trace's grants name them by kind and input.
+    const traced = await sim(...OWN, "--seed", "1", "--workers", "2", "--trace");
+    expect(traced.stdout).toMatch(/grant \w+ \(fetch "dddd"\)/);
+    expect(traced.stdout).toMatch(/grant \w+ \(merge\) to/);
+    expect(verdicts(traced.stdout)).toEqual([verdicts(one.stdout)[0]]);
+  });
+
+  it("prints a replay command with the graph and handlers that replays the failure, and shrinks only workers and faults", async () => {
+    const exit = await sim(...OWN, "--seed", "0", "--workers", "3", "--plant", "lease-running-job");
+    expect(exit.stderr).toBe("");
+    expect(exit.code).toBe(1);
+    const [failed] = verdicts(exit.stdout);
+    expect(failed).toMatch(/^seed 0: FAIL invariant 1 /);
+    const replay = /^replay: (baton sim .*)$/m.exec(exit.stdout)![1]!;
+    expect(replay).toBe(
+      `baton sim ${OWN.join(" ")} --replay 0 --workers 3 --faults default --plant lease-running-job --trace`,
+    );
+    const replayed = await sim(...argsOf(replay));
+    expect(replayed.stderr).toBe("");
+    expect(replayed.code).toBe(1);
+    expect(verdicts(replayed.stdout)).toEqual([failed]);
+    expect(replayed.stdout).not.toMatch(/smallest reproducer/);
+    const small = /^smallest reproducer \(\d+ simulations\): (baton sim .*)$/m.exec(
+      exit.stdout,
+    )![1]!;
+    expect(small).toMatch(new RegExp(`^baton sim ${OWN.join(" ")} --replay 0 --workers [123] `));
+    expect(small).not.toMatch(/--jobs/);
+    const smaller = await sim(...argsOf(small));
+    expect(smaller.code).toBe(1);
+    expect(smaller.stdout).toMatch(/^seed 0: FAIL invariant 1 /m);
+  });
+
+  it("carries the modules in --json's replay command", async () => {
+    const exit = await sim(
+      ...OWN,
+      ...["--seeds", "0..1", "--threads", "2", "--plant", "lease-running-job", "--json"],
+    );
+    expect(exit.code).toBe(1);
+    const lines = exit.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines.map((line) => line.seed)).toEqual([0, 1]);
+    const failed = lines.find((line) => !line.ok);
+    expect(failed.replay).toContain(`baton sim ${OWN.join(" ")} --replay ${failed.seed} `);
+  });
+
+  it.each([
+    [
+      [`${F}/nope.ts`, "--handlers", `${F}/simOwn.sim.ts`],
+      `baton sim: ${F}/nope.ts does not exist`,
+    ],
+    [
+      [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnNoDefault.sim.ts`],
+      `baton sim: ${F}/simOwnNoDefault.sim.ts exports no handlers: give it \`export default ({ sleep, now, random }) =>`,
+    ],
+    [
+      [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnLacking.sim.ts`, "--seeds", "1..4"],
+      "your graph has jobs of kind merge, which the job module your handlers function returned does not define (it defines fetch)",
+    ],
+    [
+      [`${F}/simOwn.graph.ts`],
+      `baton sim: ${F}/simOwn.graph.ts: a graph of your own needs its simulated handlers: add --handlers SIM`,
+    ],
+    [
+      ["--handlers", `${F}/simOwn.sim.ts`],
+      `baton sim: --handlers ${F}/simOwn.sim.ts goes with a graph of your own: give its module first`,
+    ],
+    [
+      [...OWN, "--jobs", "5"],
+      `baton sim: --jobs sizes the drawn graph, and you gave a graph of your own (${F}/simOwn.graph.ts): leave --jobs out`,
+    ],
+    [[...OWN, `${F}/simOwn.sim.ts`], "baton sim: baton sim takes one graph module, not 2"],
+  ])("refuses %j with exit 2", async (args, message) => {
+    const exit = await sim(...args, "--threads", "2");
+    expect(exit.stdout).toBe("");
+    expect(exit.stderr).toContain(message);
+    expect(exit.code).toBe(2);
+  });
+});
