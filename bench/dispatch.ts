@@ -21,7 +21,6 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type WebSocket, WebSocketServer } from "ws";
-import { jobsOf } from "../src/cli/loadModule.ts";
 import { job } from "../src/graph/job.ts";
 import { createEngine } from "../src/runtime/engine.ts";
 import { loadJobs } from "../src/runtime/jobModule.ts";
@@ -29,6 +28,7 @@ import { localPool } from "../src/runtime/localPool.ts";
 import { moduleSource } from "../src/runtime/moduleSource.ts";
 import { nodeProcs } from "../src/runtime/nodeProcs.ts";
 import type { Link, Net } from "../src/runtime/ports.ts";
+import { jobsOf } from "../src/runtime/userModule.ts";
 import { wsNet } from "../src/runtime/wsNet.ts";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 20_000);

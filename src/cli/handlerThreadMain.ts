@@ -2,8 +2,8 @@ import { parentPort, workerData } from "node:worker_threads";
 import { BatonError } from "../errors.ts";
 import { jobRunner } from "../runtime/jobRunner.ts";
 import { createLogger } from "../runtime/logger.ts";
+import { loadJobsFile } from "../runtime/userModule.ts";
 import type { FromHandlerThread, HandlerThreadData, ToHandlerThread } from "./handlerThread.ts";
-import { loadJobsFile } from "./loadModule.ts";
 
 // The handler thread of `baton worker --handler-thread` (see handlerThread.ts): loads the job
 // module, then runs the jobs the worker's main thread hands it, one at a time.

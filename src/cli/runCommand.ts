@@ -30,11 +30,11 @@ import {
   runLogsDir,
 } from "../runtime/runLogs.ts";
 import { slurmPool } from "../runtime/slurmPool.ts";
+import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { dryRunReport } from "./dryRunReport.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { joinHint } from "./joinHint.ts";
-import { graphOf, importUserModule, jobsOf } from "./loadModule.ts";
 import { negativeValues } from "./negativeValues.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { resultJson } from "./resultJson.ts";

@@ -1,5 +1,5 @@
-import { graphOf, importUserModule } from "../cli/loadModule.ts";
 import { ConfigError } from "../errors.ts";
+import { graphOf, importUserModule } from "../runtime/userModule.ts";
 import type { SimulateOptions } from "./simulate.ts";
 
 /**

@@ -11,10 +11,10 @@ import {
   type HandlerThread,
   startHandlerThread,
 } from "../../src/cli/handlerThread.ts";
-import { jobsOf } from "../../src/cli/loadModule.ts";
 import type { Json } from "../../src/graph/job.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
+import { jobsOf } from "../../src/runtime/userModule.ts";
 import type { JobFrame, ProgressFrame, ResultFrame } from "../../src/transport/frames.ts";
 import * as fixture from "../fixtures/worker.jobs.ts";
 

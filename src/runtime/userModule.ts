@@ -3,8 +3,8 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BatonError, JobModuleError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
-import { type JobModule, type LoadedJobs, loadJobs } from "../runtime/jobModule.ts";
-import { moduleSource } from "../runtime/moduleSource.ts";
+import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
+import { moduleSource } from "./moduleSource.ts";
 
 /**
  * Imports a user module (TypeScript or JavaScript) by path, with errors that name the file
