@@ -249,7 +249,8 @@ export class RankFileError extends BatonError {
  * The Slurm pool cannot go on: an allocation ended in a failed state (`ALLOCATION_FAILED`,
  * naming it and its log), Slurm refused a submission (`SBATCH_REJECTED`), a Slurm command
  * failed or timed out (`SLURM_COMMAND`, `SLURM_TIMEOUT`) or is not on the PATH
- * (`SLURM_MISSING`), or `stop()` could not get the
+ * (`SLURM_MISSING`), no Slurm command has succeeded since the pool started
+ * (`SLURM_UNREACHABLE`: no working Slurm client here), or `stop()` could not get the
  * queue to confirm that every allocation is gone (`STOP_UNCONFIRMED`, naming those left).
  *
  * @example
@@ -268,6 +269,7 @@ export class SlurmError extends BatonError {
     | "SLURM_COMMAND"
     | "SLURM_MISSING"
     | "SLURM_TIMEOUT"
+    | "SLURM_UNREACHABLE"
     | "STOP_UNCONFIRMED";
 
   constructor(

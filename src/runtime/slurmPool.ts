@@ -22,6 +22,8 @@ import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOp
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
 /** Restarts of a dead worker inside one allocation, by default. */
 const WORKER_RESTARTS = 5;
+/** A failing Slurm command's warning, unchanged, is logged again at most this often. */
+const REPEAT_WARNING_MS = 60_000;
 
 /** What `slurmPool` takes: the job module on a shared filesystem, and what to ask Slurm for. */
 export interface SlurmPoolOptions extends WorkerProcessOptions {
@@ -55,6 +57,12 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
   stopTimeoutMs?: number;
   /** Restarts of a dead worker inside one allocation before the allocation fails (default 5). */
   workerRestarts?: number;
+  /**
+   * How long Slurm's commands may fail on every call from the pool's start, none having
+   * succeeded yet, before the pool fails with `SLURM_UNREACHABLE` (default 30 s): no working
+   * Slurm client on this machine. Once one has succeeded, failures are tolerated.
+   */
+  unreachableMs?: number;
   /** The Slurm commands (default: the real ones, with `commandTimeoutMs`). */
   commands?: SlurmCommands;
   clock?: Clock;
@@ -123,8 +131,10 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
  * OUT_OF_MEMORY (or BOOT_FAIL, DEADLINE, PREEMPTED, ...) fails the pool with a `SlurmError`
  * naming it, its state, its log and the log's last lines; so does an `sbatch` that Slurm
  * refuses, and a Slurm command that is not on the PATH (`SLURM_MISSING`). A Slurm command
- * that fails or times out is logged and means "no information": nothing is submitted,
- * cancelled or concluded from it.
+ * that fails or times out is logged (once while it fails the same way, then at most once a
+ * minute) and means "no information": nothing is submitted, cancelled or concluded from it.
+ * But when none has succeeded in the `unreachableMs` since the start, this machine is no
+ * working Slurm client: the pool fails (`SLURM_UNREACHABLE`, quoting Slurm's last line).
  *
  * `stop()` cancels at once the allocations whose worker never joined the run
  * (`context.joined`; such a worker holds no job) and the pending ones, gives the others
@@ -169,6 +179,11 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   /** `failed` has been resolved. */
   private reported = false;
   private resolveFailed: (error: SlurmError) => void = () => {};
+  private readonly startedAt: number;
+  /** A Slurm command has succeeded since the pool started. */
+  private answered = false;
+  /** The failure last logged (command and Slurm's last line), when, and the failures not logged since. */
+  private lastWarning: { failure: string; at: number; unlogged: number } | undefined;
 
   constructor(
     private readonly options: SlurmPoolOptions,
@@ -190,6 +205,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     this.commands =
       options.commands ?? nodeSlurmCommands({ timeoutMs: options.commandTimeoutMs ?? 30_000 });
     this.clock = options.clock ?? nodeClock();
+    this.startedAt = this.clock.now();
     this.name = `baton-${randomBytes(4).toString("hex")}`;
     this.logger = context.logger.child({ pool: this.name });
     this.failed = new Promise((resolve) => {
@@ -275,6 +291,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       }
       return;
     }
+    this.answered = true;
     for (const id of ids) {
       this.table.set(id, { id, state: "pending", order: this.order++, cancelRequested: false });
     }
@@ -294,6 +311,8 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       this.noInformation("squeue", error);
       return false;
     }
+    this.answered = true;
+    this.lastWarning = undefined;
     const listed = new Map(entries.map((entry) => [entry.id, entry]));
     for (const entry of entries) {
       const phase = allocationPhase(entry.state);
@@ -409,15 +428,44 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     }
   }
 
+  /**
+   * A Slurm command failed: no information. A failure is logged when it is new or changed,
+   * and the same one again at most every `REPEAT_WARNING_MS`, with the count of those not
+   * logged. Slurm failing on every call since the start for `unreachableMs` fails the pool.
+   */
   private noInformation(command: string, error: unknown): void {
     // Slurm's commands missing from this machine is no passing failure: no round will do better.
     if (error instanceof SlurmError && error.code === "SLURM_MISSING") {
       this.fail(error);
       return;
     }
+    const said = lastLine(error instanceof Error ? error.message : String(error));
+    const now = this.clock.now();
+    const unreachableMs = this.options.unreachableMs ?? 30_000;
+    if (!this.answered && this.stopping === undefined && now - this.startedAt >= unreachableMs) {
+      this.fail(
+        new SlurmError(
+          "SLURM_UNREACHABLE",
+          `no Slurm command has succeeded in the ${Math.round((now - this.startedAt) / 1000)} s since the pool started; ${command} last said: ${said}. ` +
+            "This machine is no working Slurm client: check `scontrol ping` and the Slurm configuration here (slurm.conf, SLURM_CONF), run baton on a login node of the cluster, or run without --slurm.",
+        ),
+      );
+      return;
+    }
+    const failure = `${command}: ${said}`;
+    const last = this.lastWarning;
+    if (last !== undefined && last.failure === failure && now - last.at < REPEAT_WARNING_MS) {
+      last.unlogged++;
+      return;
+    }
+    const since =
+      last?.failure === failure && last.unlogged > 0
+        ? ` (failed ${last.unlogged} more times since the last warning)`
+        : "";
+    this.lastWarning = { failure, at: now, unlogged: 0 };
     this.logger.warn(
       { err: error },
-      `${command} failed; no information this round, nothing is concluded from it`,
+      `${command} failed${since}; no information this round, nothing is concluded from it`,
     );
   }
 
@@ -529,6 +577,17 @@ function arrayRecordOf(
   const array = /^(\d+)_\d+$/.exec(id)?.[1];
   const record = array === undefined ? undefined : listed.get(array);
   return record && { ...record, id };
+}
+
+/** The last non-empty line of a command's error: Slurm's own conclusion, not its whole trace. */
+function lastLine(message: string): string {
+  return (
+    message
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line !== "")
+      .at(-1) ?? message
+  );
 }
 
 /** `sbatch` options for one worker offering `offer`, then the user's. */

@@ -12,7 +12,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { SlurmError } from "../../src/errors.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { memoryNet } from "../../src/runtime/memoryNet.ts";
-import { nodeSlurmCommands } from "../../src/runtime/slurmCommands.ts";
+import { nodeClock } from "../../src/runtime/nodeClock.ts";
+import { nodeSlurmCommands, type QueueEntry } from "../../src/runtime/slurmCommands.ts";
 import {
   type SlurmPool,
   type SlurmPoolOptions,
@@ -296,6 +297,130 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(error.message).toContain("squeue is not on the PATH");
     expect(error.message).toContain("add their directory to PATH");
     await pool.stop();
+  });
+
+  describe("when Slurm's commands fail from the start", () => {
+    /** The in-memory Slurm whose squeue fails with `failure` while it is set, counting calls. */
+    class BrokenSlurm extends FakeSlurm {
+      failure: string | undefined;
+      queueCalls = 0;
+      override async queue(name: string): Promise<QueueEntry[]> {
+        this.queueCalls++;
+        if (this.failure !== undefined) throw new SlurmError("SLURM_COMMAND", this.failure);
+        return super.queue(name);
+      }
+    }
+    const NO_CONFIG =
+      "squeue -h -n baton-x exited with code 1: squeue: error: fetch_config: DNS SRV lookup failed\n" +
+      "squeue: fatal: Could not establish a configuration source";
+
+    /** Real timers, and a `now()` the test moves forward: minutes pass without waiting. */
+    function steppedClock() {
+      const real = nodeClock();
+      const clock = { ...real, skipped: 0, now: () => real.now() + clock.skipped };
+      return clock;
+    }
+
+    /** A logger whose warnings' messages land in `warnings`. */
+    function capturing(warnings: string[]) {
+      return pino(
+        { level: "warn" },
+        { write: (line: string) => warnings.push(JSON.parse(line).msg) },
+      );
+    }
+
+    async function calls(slurm: BrokenSlurm, n: number): Promise<void> {
+      const target = slurm.queueCalls + n;
+      await until(() => slurm.queueCalls >= target, `${n} more squeue calls`);
+    }
+
+    it("fails the pool with SLURM_UNREACHABLE once none has succeeded for unreachableMs, quoting Slurm's last line", async () => {
+      const slurm = new BrokenSlurm(2);
+      slurm.failure = NO_CONFIG;
+      const clock = steppedClock();
+      const pool = start(slurm, { value: 2 }, { clock, unreachableMs: 30_000 });
+      let failed = false;
+      void pool.failed.then(() => (failed = true));
+      await calls(slurm, 5);
+      expect(failed).toBe(false);
+      clock.skipped = 30_000;
+      const error = await pool.failed;
+      expect(error).toBeInstanceOf(SlurmError);
+      expect(error.code).toBe("SLURM_UNREACHABLE");
+      expect(error.message).toContain(
+        "squeue last said: squeue: fatal: Could not establish a configuration source",
+      );
+      expect(error.message).not.toContain("DNS SRV");
+      expect(error.message).toContain("scontrol ping");
+      expect(error.message).toContain("without --slurm");
+      expect(slurm.submissions).toHaveLength(0);
+      await pool.stop().catch(() => {});
+    });
+
+    it("tolerates failures once a Slurm command has succeeded", async () => {
+      const slurm = new BrokenSlurm(2);
+      const clock = steppedClock();
+      const pool = start(slurm, { value: 1 }, { clock, unreachableMs: 30_000 });
+      await polls(pool, 1);
+      slurm.failure = NO_CONFIG;
+      let failed = false;
+      void pool.failed.then(() => (failed = true));
+      clock.skipped = 10 * 60_000;
+      await calls(slurm, 5);
+      expect(failed).toBe(false);
+      slurm.failure = undefined;
+      await polls(pool, 1);
+      expect(failed).toBe(false);
+    });
+
+    it("logs a failure when it is new or changed, and the same one again at most once a minute", async () => {
+      const slurm = new BrokenSlurm(2);
+      slurm.failure = NO_CONFIG;
+      const clock = steppedClock();
+      const warnings: string[] = [];
+      start(
+        slurm,
+        { value: 1 },
+        { clock, unreachableMs: 3_600_000 },
+        { logger: capturing(warnings) },
+      );
+      await calls(slurm, 6);
+      expect(warnings).toEqual([
+        "squeue failed; no information this round, nothing is concluded from it",
+      ]);
+      slurm.failure =
+        "squeue -h -n baton-x exited with code 1: squeue: error: Unable to contact slurm controller";
+      await calls(slurm, 3);
+      expect(warnings).toHaveLength(2);
+      clock.skipped = 60_000;
+      await calls(slurm, 3);
+      expect(warnings).toHaveLength(3);
+      expect(warnings[2]).toMatch(
+        /^squeue failed \(failed \d+ more times since the last warning\); no information this round/,
+      );
+    });
+
+    it("fails the pool with the real squeue of a machine with no usable Slurm configuration", async (context) => {
+      if (spawnSync("squeue", ["--version"]).error !== undefined) {
+        context.skip("squeue is not on the PATH");
+      }
+      const dir = mkdtempSync(join(tmpdir(), "baton-slurm-conf-"));
+      dirs.push(dir);
+      const conf = join(dir, "slurm.conf");
+      writeFileSync(conf, "");
+      const commands = nodeSlurmCommands({ env: { ...process.env, SLURM_CONF: conf } });
+      const pool = start(
+        new FakeSlurm(),
+        { value: 1 },
+        { commands, pollMs: 20, unreachableMs: 200, stopTimeoutMs: 200 },
+      );
+      const error = await pool.failed;
+      expect(error.code).toBe("SLURM_UNREACHABLE");
+      expect(error.message).toContain(
+        "squeue last said: squeue: fatal: Unable to process configuration file",
+      );
+      await pool.stop().catch(() => {});
+    });
   });
 
   it("fails the pool when Slurm refuses the submission", async () => {
