@@ -121,6 +121,12 @@ function describeDeployments(
       ? "; reaped: it still ran, and the reap stopped it"
       : "";
     const notes = [
+      // What to do about an orphan, unless its reason already says when baton reap will.
+      ...(dep.state === "orphaned" && !dep.reason?.includes("baton reap")
+        ? [
+            `  \`baton reap --state-dir ${stateDir}\` stops its ranks (verified) and clears its control files`,
+          ]
+        : []),
       ...(dep.ended !== undefined && dep.ranks.some((rank) => rank.exit === undefined)
         ? [
             `  (EXIT -: its launcher died before that rank exited, so nobody recorded how; its log may say${reaped})`,

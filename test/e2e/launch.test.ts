@@ -375,6 +375,11 @@ describe("baton launch", () => {
       reason: `launcher pid ${manifest?.launcher.pid} is gone`,
       ended: null,
     });
+    // The table says what to do about it.
+    const orphanTable = await startBaton(["status", "--state-dir", dir]).exit;
+    expect(orphanTable.stdout).toContain(
+      `\n  \`baton reap --state-dir ${dir}\` stops its ranks (verified) and clears its control files\n`,
+    );
     // The ranks see their launcher gone and exit on their own, before the reap.
     for (const rank of manifest?.ranks ?? []) {
       await until(() => !alive(rank.pid), `rank pid ${rank.pid} to exit`);
