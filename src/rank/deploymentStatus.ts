@@ -194,9 +194,10 @@ async function readDeploymentStatus(
   };
   const manifest: Manifest | undefined = await read(MANIFEST_FORMAT, paths.manifest);
   // Through a symlink, the path its ranks carry; another directory's, this one's, as the reaper's.
+  const here = resolve(stateDir);
   const id: DeploymentIdentity = {
     deployment,
-    stateDir: (await launchStateDir(files, manifest, resolve(stateDir))) ?? resolve(stateDir),
+    stateDir: (await launchStateDir(files, manifest, here)) ?? here,
   };
   // There but not taken (its problem is listed): the reaper refuses to judge such a deployment.
   const manifestUnreadable =

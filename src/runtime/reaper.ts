@@ -307,9 +307,10 @@ async function recordReaped(
 }
 
 /**
- * A manifest whose launcher gave its ranks another state dir than the one it is in: the
- * state dir reached by another path (a symlink) or moved. Its ranks carry that state dir, so
- * from here they could not be told from a deployment of the same name elsewhere.
+ * A manifest whose launcher gave its ranks another state dir than the one it is in (not the
+ * same directory by another path, which `launchStateDir` takes: one moved or copied since).
+ * Its ranks carry that state dir, so from here they could not be told from a deployment of
+ * the same name elsewhere.
  */
 function otherStateDir(manifest: string, launchedIn: string): ConfigError {
   return new ConfigError(
