@@ -148,8 +148,11 @@ export interface Containment {
 /** Processes: spawn, signal by pid or group, and read the process table. */
 export interface Procs {
   readonly selfPid: number;
-  /** Where ranks can be contained; undefined where this machine offers no cgroup v2. */
-  readonly containment?: Containment;
+  /**
+   * Where ranks can be contained; undefined where this machine offers no cgroup v2 (absent,
+   * or present and undefined, so that an implementation may hold it in a field either way).
+   */
+  readonly containment?: Containment | undefined;
   spawn(options: SpawnOptions): ProcHandle;
   signal(pid: number, signal: Signal): SignalOutcome;
   signalGroup(pgid: number, signal: Signal): SignalOutcome;
