@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { InspectionEvent } from "xstate";
@@ -31,6 +30,7 @@ import {
 } from "../runtime/runLogs.ts";
 import { slurmPool } from "../runtime/slurmPool.ts";
 import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
+import { checkWorkerCount } from "../runtime/workerCountLimit.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { dryRunReport } from "./dryRunReport.ts";
 import { emptyFlags } from "./emptyFlags.ts";
@@ -49,7 +49,9 @@ Runs a graph of jobs and waits for it to finish.
 
   --jobs FILE        job module (kind → handler); default: the graph module's \`jobs\` export
   --workers N        worker processes to start on this machine (default: the number of
-                     cores; 0 = only workers that connect with \`baton worker\`)
+                     cores; 0 = only workers that connect with \`baton worker\`); at most what
+                     its memory holds (64 MiB each) and ulimit -u allows (12 threads each),
+                     and more than the cores only helps jobs that wait (a warning says so)
   --listen HOST:PORT where workers connect (default 127.0.0.1 on a free port)
   --secret-file FILE the secret workers prove, kept in this file (hex, chmod 600) for run
                      after run, and made when missing; with a fixed --listen, workers started
@@ -149,10 +151,12 @@ export async function runCommand(argv: string[]): Promise<number> {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
   }
   const inProcess = values["in-process"];
-  const count =
-    wholeNumberFlag("--workers", values.workers, "a number of workers", {
-      least: inProcess ? 1 : 0,
-    }) ?? availableParallelism();
+  const count = wholeNumberFlag("--workers", values.workers, "a number of workers", {
+    least: inProcess ? 1 : 0,
+  });
+  if (count !== undefined) {
+    checkWorkerCount("--workers", count, inProcess ? "inProcess" : "processes");
+  }
   if (inProcess && values["handler-thread"]) {
     throw new ConfigError(
       "--handler-thread is for worker processes, and --in-process runs the handlers inside this process: leave one out",
@@ -241,7 +245,7 @@ export async function runCommand(argv: string[]): Promise<number> {
           ? count
           : localPool({
               jobsModule: resolve(jobsPath),
-              count,
+              ...(count !== undefined && { count }),
               handlerThread: values["handler-thread"],
               logLevel: level,
             }),

@@ -4,6 +4,7 @@ import { DEFAULT_LEASE_TIMEOUT_MS } from "../machines/jobBoard.ts";
 import type { EngineOptions } from "./engine.ts";
 import type { LoadedJobs } from "./jobModule.ts";
 import { requireWhole } from "./requireWhole.ts";
+import { checkWorkerCount } from "./workerCountLimit.ts";
 
 /** Options counted in whole things, at least 1. */
 const WHOLE = ["maxLost", "maxFrameBytes", "keepLogs"] as const;
@@ -19,7 +20,8 @@ const DURATIONS = [
 
 /**
  * Refuses, with a `ConfigError` naming the option, the engine options no run could use: a
- * count of workers, a throttle, `maxLost`, `maxFrameBytes` or `keepLogs` that is not a whole
+ * count of in-process workers more than this machine's memory holds (`workerCountLimit`;
+ * `localPool` bounds its worker processes itself), a count of workers, a throttle, `maxLost`, `maxFrameBytes` or `keepLogs` that is not a whole
  * number of at least 1, a throttle on a kind the job module does not define (a typo there
  * limited nothing), a duration that is not a finite number of milliseconds above 0, a
  * `leaseTimeoutMs` or `deadAfterMs` not above `heartbeatMs`, a `store`, `batonDir` or `logsDir`
@@ -36,9 +38,15 @@ const DURATIONS = [
 export function checkEngineOptions(options: EngineOptions): void {
   const { workers } = options;
   const whole = (name: string, value: unknown) => requireWhole("createEngine", name, value);
-  if (typeof workers === "number") whole("workers", workers);
-  else if (workers !== undefined && !("start" in workers) && workers.count !== undefined) {
-    whole("workers.count", workers.count);
+  const [name, count] =
+    typeof workers === "number"
+      ? ["workers", workers]
+      : workers !== undefined && !("start" in workers)
+        ? ["workers.count", workers.count]
+        : [];
+  if (name !== undefined && count !== undefined) {
+    whole(name, count);
+    checkWorkerCount(`createEngine: ${name}`, count, "inProcess");
   }
   for (const name of WHOLE) if (options[name] !== undefined) whole(name, options[name]);
   for (const name of DURATIONS) {

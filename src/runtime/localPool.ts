@@ -11,6 +11,8 @@ import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, ProcExit, ProcHandle, Procs, Signal } from "./ports.ts";
+import { requireWhole } from "./requireWhole.ts";
+import { checkWorkerCount, defaultWorkerProcesses, machineLimits } from "./workerCountLimit.ts";
 import { FINAL_WORKER_EXITS } from "./workerExitCodes.ts";
 import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
 import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOptions.ts";
@@ -346,7 +348,11 @@ function howItEnded(exit: ProcExit): string {
 export interface LocalWorkersOptions extends WorkerProcessOptions {
   /** The job module file workers load (`baton worker --jobs FILE`). */
   jobsModule: string;
-  /** Worker processes (default: the machine's cores). */
+  /**
+   * Worker processes, 0 for none (workers join with `baton worker`), at most what this
+   * machine's memory and `ulimit -u` allow (default: the machine's cores, or that most when
+   * fewer). More than the cores is logged as a warning when the pool starts.
+   */
   count?: number;
   /** What each worker offers (default: the machine's cores and memory, no gpus). */
   resources?: Resources;
@@ -368,7 +374,10 @@ const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
  */
 export function localPool(options: LocalWorkersOptions): WorkerPool {
   const resources = options.resources ?? machineResources();
-  const count = options.count ?? availableParallelism();
+  const machine = machineLimits();
+  const count = options.count ?? defaultWorkerProcesses(machine);
+  requireWhole("localPool", "count", count, 0);
+  checkWorkerCount("localPool: count", count, "processes", machine);
   const resourceArgs = Object.entries(resources).flatMap(([k, v]) => [`--${k}`, String(v)]);
   return {
     // No workers of its own (`--workers 0`): the workers are those that join, whose resources
@@ -382,6 +391,12 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
         throw new ConfigError("worker processes need the run's secret in a file");
       }
       const secretFile = context.secretFile;
+      if (count > machine.cores) {
+        context.logger.warn(
+          { workers: count, cores: machine.cores },
+          `${count} worker processes on this machine's ${machine.cores} cores: handlers that compute share the cores, so workers beyond them help only jobs that wait (on I/O, a service, a lock)`,
+        );
+      }
       const pool = startLocalPool({
         maxWorkers: count,
         logsDir: context.logsDir,

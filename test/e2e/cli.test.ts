@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
@@ -493,6 +493,15 @@ describe("baton run", () => {
       "--in-process with --listen: a worker joins only with the run's secret",
     ],
     [["--keep-logs", "0", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "0"'],
+    // Never started: 100,000 processes are more than any machine here holds.
+    [
+      ["--workers", "100000", PIPELINE],
+      "baton run: --workers 100000 is more worker processes than this machine can run: at most ",
+    ],
+    [
+      ["--in-process", "--workers", "1000000000", PIPELINE],
+      "baton run: --workers 1000000000 is more in-process workers than this machine can run: at most ",
+    ],
     [["--bogus", PIPELINE], "Unknown option '--bogus' (baton run --help lists its flags)\n"],
     [["examples"], "examples is a directory ("],
     [
@@ -521,6 +530,23 @@ describe("baton run", () => {
 });
 
 describe("baton", () => {
+  it("warns, and runs, when --workers starts more worker processes than the cores", async () => {
+    const cores = availableParallelism();
+    const { code, stderr } = await batonRun(
+      "run",
+      PIPELINE,
+      "--no-store",
+      "--workers",
+      String(cores + 1),
+    );
+
+    expect(code).toBe(0);
+    expect(stderr).toContain(
+      `${cores + 1} worker processes on this machine's ${cores} cores: handlers that compute share the cores, so workers beyond them help only jobs that wait`,
+    );
+    expect(stderr).toContain("every job completed");
+  });
+
   it("exits 1 naming the worker and its log when the worker processes crash in a loop", async () => {
     // One slot: its six deaths end the run (each worker start costs a tsx start-up).
     const { code, stderr } = await batonRun(
