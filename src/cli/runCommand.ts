@@ -33,6 +33,7 @@ import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
 import { checkWorkerCount } from "../runtime/workerCountLimit.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { dryRunReport } from "./dryRunReport.ts";
+import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { joinHint } from "./joinHint.ts";
 import { negativeValues } from "./negativeValues.ts";
@@ -79,6 +80,10 @@ Runs a graph of jobs and waits for it to finish.
   --max-workers N    with --slurm: the most allocations at once (default 4)
   --partition P      with --slurm: sbatch --partition
   --slurm-opt=OPT    with --slurm: one more sbatch option (repeatable), e.g. --slurm-opt=--time=1:00:00
+  --slurm-unreachable-after DURATION
+                     with --slurm: stop the run (SLURM_UNREACHABLE) when no Slurm command has
+                     worked this long after the start, such as 90s or 5m (default 30s); once
+                     one has worked, failing commands are retried for as long as the run lasts
   --json             print the result as JSON on stdout
   --log-level L      ${LOG_LEVELS.join(" | ")} (default: warn), for the run's log and its
                      worker processes' logs (a folder per run in the store's logs/)
@@ -123,6 +128,7 @@ const RUN_OPTIONS = {
   "max-workers": { type: "string" },
   partition: { type: "string" },
   "slurm-opt": { type: "string", multiple: true },
+  "slurm-unreachable-after": { type: "string" },
   json: { type: "boolean", default: false },
   "log-level": { type: "string", default: "warn" },
   "keep-logs": { type: "string" },
@@ -170,7 +176,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     );
   }
   if (values.inspect !== undefined) checkInspectorUrl(values.inspect);
-  const slurmMaxWorkers = checkSlurmFlags(values);
+  const slurm = checkSlurmFlags(values);
   const uiPort = uiPortFlag(values["ui-port"]);
   const uiOnly =
     values["ui-port"] !== undefined ? "--ui-port" : values["ui-keep"] ? "--ui-keep" : undefined;
@@ -232,10 +238,10 @@ export async function runCommand(argv: string[]): Promise<number> {
       logsDir,
       force: values.force,
       failFast: values["fail-fast"],
-      workers: slurmMaxWorkers
+      workers: slurm
         ? slurmPool({
             jobsModule: resolve(jobsPath),
-            maxWorkers: slurmMaxWorkers,
+            ...slurm,
             ...(values.partition !== undefined && { partition: values.partition }),
             sbatchOptions: values["slurm-opt"] ?? [],
             handlerThread: values["handler-thread"],
@@ -344,7 +350,8 @@ export async function runCommand(argv: string[]): Promise<number> {
 
 /**
  * The Slurm flags go with `--slurm`, and `--slurm` with no other kind of worker. Returns
- * `--max-workers` (default 4) with `--slurm`, undefined without.
+ * `--max-workers` (default 4) and `--slurm-unreachable-after` (when given) with `--slurm`,
+ * undefined without.
  */
 function checkSlurmFlags(values: {
   slurm?: boolean;
@@ -353,11 +360,12 @@ function checkSlurmFlags(values: {
   "max-workers"?: string;
   partition?: string;
   "slurm-opt"?: string[];
-}): number | undefined {
+  "slurm-unreachable-after"?: string;
+}): { maxWorkers: number; unreachableMs?: number } | undefined {
   if (!values.slurm) {
-    const stray = (["max-workers", "partition", "slurm-opt"] as const).find(
-      (flag) => values[flag] !== undefined,
-    );
+    const stray = (
+      ["max-workers", "partition", "slurm-opt", "slurm-unreachable-after"] as const
+    ).find((flag) => values[flag] !== undefined);
     if (stray) throw new ConfigError(`--${stray} goes with --slurm`);
     return undefined;
   }
@@ -366,7 +374,15 @@ function checkSlurmFlags(values: {
       "--slurm runs the workers in Slurm allocations: leave out --in-process and --workers (use --max-workers)",
     );
   }
-  return wholeNumberFlag("--max-workers", values["max-workers"], "a number of allocations") ?? 4;
+  const unreachableMs = durationFlag(
+    "--slurm-unreachable-after",
+    values["slurm-unreachable-after"],
+  );
+  return {
+    maxWorkers:
+      wholeNumberFlag("--max-workers", values["max-workers"], "a number of allocations") ?? 4,
+    ...(unreachableMs !== undefined && { unreachableMs }),
+  };
 }
 
 /**

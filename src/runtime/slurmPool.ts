@@ -59,8 +59,9 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
   workerRestarts?: number;
   /**
    * How long Slurm's commands may fail on every call from the pool's start, none having
-   * succeeded yet, before the pool fails with `SLURM_UNREACHABLE` (default 30 s): no working
-   * Slurm client on this machine. Once one has succeeded, failures are tolerated.
+   * succeeded yet, before the pool fails with `SLURM_UNREACHABLE` (default 30 s; `Infinity`:
+   * never): no working Slurm client on this machine. Once one has succeeded, failures are
+   * tolerated. `baton run --slurm-unreachable-after DURATION`.
    */
   unreachableMs?: number;
   /** The Slurm commands (default: the real ones, with `commandTimeoutMs`). */
@@ -197,6 +198,12 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     }
     if (!(this.pollMs > 0)) {
       throw new ConfigError(`pollMs must be a positive number of ms, not ${this.pollMs}`);
+    }
+    const { unreachableMs } = options;
+    if (unreachableMs !== undefined && !(unreachableMs > 0)) {
+      throw new ConfigError(
+        `unreachableMs must be a positive number of ms (Infinity: never give up), not ${unreachableMs}`,
+      );
     }
     if (context.secretFile === undefined) {
       throw new ConfigError("Slurm workers need the run's secret in a file");
@@ -447,7 +454,8 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
         new SlurmError(
           "SLURM_UNREACHABLE",
           `no Slurm command has succeeded in the ${Math.round((now - this.startedAt) / 1000)} s since the pool started; ${command} last said: ${said}. ` +
-            "This machine is no working Slurm client: check `scontrol ping` and the Slurm configuration here (slurm.conf, SLURM_CONF), run baton on a login node of the cluster, or run without --slurm.",
+            "This machine is no working Slurm client: check `scontrol ping` and the Slurm configuration here (slurm.conf, SLURM_CONF), run baton on a login node of the cluster, or run without --slurm. " +
+            "If Slurm here only answers late (a controller restarting), wait longer with baton run --slurm-unreachable-after (slurmPool's unreachableMs).",
         ),
       );
       return;

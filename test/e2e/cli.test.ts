@@ -2,6 +2,8 @@
  * The `baton` command as a user runs it: real child processes of bin/baton.js, their exit
  * codes, stdout and stderr. Every child still running when its test ends is killed by pid.
  */
+
+import { spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdtempSync,
@@ -545,6 +547,28 @@ describe("baton", () => {
       `${cores + 1} worker processes on this machine's ${cores} cores: handlers that compute share the cores, so workers beyond them help only jobs that wait`,
     );
     expect(stderr).toContain("every job completed");
+  });
+
+  it("--slurm-unreachable-after 2s stops a --slurm run on a machine with no Slurm configuration after 2 s, not 30", async (context) => {
+    if (spawnSync("squeue", ["--version"]).error !== undefined) {
+      context.skip("squeue is not on the PATH");
+    }
+    const dir = mkdtempSync(join(tmpdir(), "baton-cli-slurm-"));
+    stores.push(dir);
+    const conf = join(dir, "slurm.conf");
+    writeFileSync(conf, "");
+    const started = Date.now();
+    const { code, stderr } = await baton(
+      ["run", "test/fixtures/slurm.graph.ts", "--slurm", "--slurm-unreachable-after", "2s"],
+      { SLURM_CONF: conf },
+    ).exit;
+
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      "baton run: the run failed: no Slurm command has succeeded in the 2 s since the pool started",
+    );
+    expect(stderr).toContain("[SLURM_UNREACHABLE]");
+    expect(Date.now() - started).toBeLessThan(25_000);
   });
 
   it("exits 1 naming the worker and its log when the worker processes crash in a loop", async () => {

@@ -7,7 +7,12 @@ const GRAPH = "test/fixtures/slurm.graph.ts";
 
 describe("baton run --slurm flags", () => {
   it("refuses Slurm options without --slurm", async () => {
-    for (const flag of ["--max-workers=2", "--partition=cpu", "--slurm-opt=--time=5"]) {
+    for (const flag of [
+      "--max-workers=2",
+      "--partition=cpu",
+      "--slurm-opt=--time=5",
+      "--slurm-unreachable-after=2m",
+    ]) {
       await expect(runCommand([GRAPH, flag])).rejects.toThrow(
         new ConfigError(`${flag.split("=")[0]} goes with --slurm`),
       );
@@ -25,6 +30,18 @@ describe("baton run --slurm flags", () => {
     for (const value of ["0", "-1", "1.5", "two", "2e0", "0x4", " 2", ""]) {
       await expect(runCommand([GRAPH, "--slurm", `--max-workers=${value}`])).rejects.toThrow(
         new ConfigError(`--max-workers must be a number of allocations ≥ 1, not "${value}"`),
+      );
+    }
+  });
+
+  it("refuses a --slurm-unreachable-after that is not a duration with its unit", async () => {
+    for (const value of ["30", "0s", "-5s", "1.5m", "soon", ""]) {
+      await expect(
+        runCommand([GRAPH, "--slurm", `--slurm-unreachable-after=${value}`]),
+      ).rejects.toThrow(
+        new ConfigError(
+          `--slurm-unreachable-after must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "${value}"`,
+        ),
       );
     }
   });

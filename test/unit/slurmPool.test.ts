@@ -353,8 +353,19 @@ describe("startSlurmPool against the in-memory Slurm", () => {
       expect(error.message).not.toContain("DNS SRV");
       expect(error.message).toContain("scontrol ping");
       expect(error.message).toContain("without --slurm");
+      expect(error.message).toContain(
+        "wait longer with baton run --slurm-unreachable-after (slurmPool's unreachableMs)",
+      );
       expect(slurm.submissions).toHaveLength(0);
       await pool.stop().catch(() => {});
+    });
+
+    it("refuses an unreachableMs that is not a positive number of ms", () => {
+      for (const unreachableMs of [0, -1, Number.NaN]) {
+        expect(() => start(new FakeSlurm(), { value: 1 }, { unreachableMs })).toThrow(
+          `unreachableMs must be a positive number of ms (Infinity: never give up), not ${unreachableMs}`,
+        );
+      }
     });
 
     it("tolerates failures once a Slurm command has succeeded", async () => {
