@@ -135,6 +135,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     gpus: amount("--gpus", values.gpus) ?? machine.gpus,
     memory: amount("--memory", values.memory) ?? machine.memory,
   };
+  for (const warning of overOffers(resources, machine)) process.stderr.write(warning);
   const silenceLimitMs = wholeNumberFlag(
     "--silence-limit-ms",
     values["silence-limit-ms"],
@@ -332,16 +333,43 @@ function coordinatorAddress(text: string): string {
 }
 
 /**
- * A resource amount given on the command line: a decimal number ≥ 0 (`4`, `0.5`), or undefined
- * when absent. What else `Number()` reads (`0x10`, `1e3`, ` 5`) is refused, as a whole-number
- * flag refuses it.
+ * A resource amount given on the command line: a decimal number from 0 to 2^53 - 1 (`4`,
+ * `0.5`), or undefined when absent. What else `Number()` reads (`0x10`, `1e3`, ` 5`) is
+ * refused, as a whole-number flag refuses it, and so is a longer number: 400 digits read as
+ * Infinity, which the worker's hello frame cannot carry (the coordinator refused it as a
+ * protocol violation).
  */
 function amount(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   if (!/^\d+(\.\d+)?$/.test(text)) {
     throw new ConfigError(`${flag} must be a number of 0 or more, such as 4 or 0.5, not "${text}"`);
   }
-  return Number(text);
+  const value = Number(text);
+  if (value > Number.MAX_SAFE_INTEGER) {
+    throw new ConfigError(
+      `${flag} ${text} is more than any machine offers: give at most ${Number.MAX_SAFE_INTEGER}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * A warning for each of `--cpus` and `--memory` that offers more than this machine has: the
+ * coordinator then sends this worker jobs that require that much, which share what there is.
+ */
+function overOffers(offered: Resources, machine: Resources): string[] {
+  return (
+    [
+      ["--cpus", offered.cpus, machine.cpus, "cores"],
+      ["--memory", offered.memory, machine.memory, "MiB of memory"],
+    ] as const
+  ).flatMap(([flag, offer = 0, has = 0, what]) =>
+    offer > has
+      ? [
+          `baton worker: ${flag} ${offer} offers more than this machine's ${has} ${what}: jobs that require up to ${offer} are sent here, and share the ${has}\n`,
+        ]
+      : [],
+  );
 }
 
 /** What ended a connection that the coordinator did not end normally, for stderr. */

@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
@@ -275,6 +275,11 @@ describe("baton worker", () => {
       '--memory must be a number of 0 or more, such as 4 or 0.5, not "0x400"',
     ],
     [["--gpus", "1e1"], '--gpus must be a number of 0 or more, such as 4 or 0.5, not "1e1"'],
+    // Read as Infinity, which the hello frame cannot carry: the coordinator refused the worker.
+    [
+      ["--memory", "9".repeat(400)],
+      `--memory ${"9".repeat(400)} is more than any machine offers: give at most 9007199254740991`,
+    ],
     [
       ["--silence-limit-ms", "-5"],
       '--silence-limit-ms must be a whole number of milliseconds ≥ 1, not "-5"',
@@ -305,6 +310,27 @@ describe("baton worker", () => {
       `secret file ${path} is readable by others (mode 0644); chmod 600 ${path}`,
     );
     expect(`${stdout}${stderr}`).not.toContain(hex(secret));
+  });
+
+  it("warns when --cpus or --memory offers more than this machine has, and goes on", async () => {
+    const { path } = await writeSecretFile(tempDir());
+    const cores = availableParallelism();
+    const mib = Math.floor(totalmem() / 2 ** 20);
+    const { code, stderr } = await worker(
+      workerArgs(`ws://127.0.0.1:${await closedPort()}`, path, "--cpus", String(cores + 1)),
+    ).exit;
+    expect(code).toBe(3);
+    expect(stderr).toContain(
+      `baton worker: --cpus ${cores + 1} offers more than this machine's ${cores} cores: jobs that require up to ${cores + 1} are sent here, and share the ${cores}\n`,
+    );
+    expect(stderr).not.toContain("--memory");
+    const over = await worker(
+      workerArgs(`ws://127.0.0.1:${await closedPort()}`, path, "--memory", String(mib + 1)),
+    ).exit;
+    expect(over.stderr).toContain(
+      `baton worker: --memory ${mib + 1} offers more than this machine's ${mib} MiB of memory`,
+    );
+    expect(over.stderr).not.toContain("--cpus");
   });
 
   it("exits 2 for bad usage and 3 when nothing listens at the address", async () => {
