@@ -7,9 +7,11 @@ import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { reapDeployments } from "../runtime/reaper.ts";
+import { emptyFlags } from "./emptyFlags.ts";
 import { negativeValues } from "./negativeValues.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
+import { sshConfigFlag } from "./sshConfigFlag.ts";
 import { stateDirExists } from "./stateDirExists.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
@@ -53,11 +55,13 @@ export async function reapCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${REAP_USAGE}\n`);
     return 0;
   }
+  emptyFlags("reap", values, ["state-dir", "grace-ms", "ssh-config", "log-level"]);
   const level = values["log-level"] as LogLevel;
   if (!LOG_LEVELS.includes(level)) {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
   }
   const grace = wholeNumberFlag("--grace-ms", values["grace-ms"], MILLISECONDS);
+  const sshConfig = sshConfigFlag(values["ssh-config"]);
   const stateDir = resolve(values["state-dir"] ?? DEFAULT_STATE_DIR);
   const exists = stateDirExists(stateDir);
   const report = await reapDeployments({
@@ -67,9 +71,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
     clock: nodeClock(),
     logger: createLogger({ level }),
     ...(grace !== undefined && { teardown: { termGraceMs: grace } }),
-    ...(values["ssh-config"] !== undefined && {
-      ssh: { configFile: resolve(values["ssh-config"]) },
-    }),
+    ...(sshConfig !== undefined && { ssh: { configFile: sshConfig } }),
   });
   if (values.json) {
     process.stdout.write(

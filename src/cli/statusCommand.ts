@@ -10,6 +10,7 @@ import {
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
+import { emptyFlags } from "./emptyFlags.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { stateDirExists } from "./stateDirExists.ts";
@@ -60,6 +61,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${STATUS_USAGE}\n`);
     return 0;
   }
+  emptyFlags("status", values, ["state-dir"]);
   const stateDir = resolve(values["state-dir"]);
   const exists = stateDirExists(stateDir);
   const deployments = await readDeploymentStatuses(

@@ -405,6 +405,86 @@ describe("baton status", () => {
     },
   );
 
+  it("refuses an empty or unusable value of every flag of status and reap, saying what to do", async () => {
+    const dir = await stateDir();
+    // An unset variable: "" would have been the working directory.
+    const empties: [string, string][] = [
+      ["status", "state-dir"],
+      ["reap", "state-dir"],
+      ["reap", "grace-ms"],
+      ["reap", "ssh-config"],
+      ["reap", "log-level"],
+    ];
+    // At once: each is a start of the command, and what is checked is only its answer.
+    const answers = await Promise.all(
+      empties.map(([command, flag]) => baton([command, `--${flag}`, ""])),
+    );
+    for (const [index, [command, flag]] of empties.entries()) {
+      const empty = answers[index]!;
+      expect(empty.code).toBe(2);
+      expect(empty.stdout).toBe("");
+      expect(empty.stderr).toBe(
+        `baton ${command}: --${flag} is empty: give it a value, or leave it out (baton ${command} --help says what it takes) [CONFIG]\n`,
+      );
+    }
+    await writeFile(join(dir, "afile"), "x");
+    const refused: [string[], string][] = [
+      [["--grace-ms", "0"], '--grace-ms must be a whole number of milliseconds ≥ 1, not "0"'],
+      [["--grace-ms", "soon"], '--grace-ms must be a whole number of milliseconds ≥ 1, not "soon"'],
+      [
+        ["--ssh-config", join(dir, "missing")],
+        `--ssh-config ${join(dir, "missing")} does not exist: give the path of an ssh_config file`,
+      ],
+      [
+        ["--ssh-config", dir],
+        `--ssh-config ${dir} is a directory: give the path of an ssh_config file`,
+      ],
+      [
+        ["--ssh-config", join(dir, "afile", "config")],
+        `--ssh-config ${join(dir, "afile", "config")} is under a file, not a directory: give the path of an ssh_config file`,
+      ],
+    ];
+    const results = await Promise.all(
+      refused.map(([flags]) => baton(["reap", "--state-dir", dir, ...flags])),
+    );
+    for (const [index, [, message]] of refused.entries()) {
+      const result = results[index]!;
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(`baton reap: ${message} [CONFIG]\n`);
+    }
+    for (const command of ["status", "reap"]) {
+      const underFile = await baton([command, "--state-dir", join(dir, "afile", "run")]);
+      expect(underFile.code).toBe(2);
+      expect(underFile.stderr).toBe(
+        `baton ${command}: the state dir ${join(dir, "afile", "run")} is under a file, not a directory: give --state-dir the directory your launches used (default .baton/run) [CONFIG]\n`,
+      );
+    }
+  });
+
+  it.runIf(process.getuid?.() === 0)(
+    "tells a user who may not list the state dir whose it is, instead of scandir's EACCES",
+    async () => {
+      // mkdtemp's directory is root's, 0700: closed to nobody, and so is everything under it.
+      const dir = await stateDir();
+      for (const command of ["status", "reap"]) {
+        const closed = await startBaton([command, "--state-dir", dir], { uid: 65534 }).exit;
+        expect(closed.code).toBe(2);
+        expect(closed.stderr).toMatch(
+          new RegExp(
+            `^baton ${command}: this user \\(\\S+\\) may not list the state dir ${dir} \\(root's, mode 700\\): run the command as root, or give --state-dir the directory your launches used \\(default \\.baton/run\\) \\[CONFIG\\]\n$`,
+          ),
+        );
+        const below = await startBaton([command, "--state-dir", join(dir, "run")], {
+          uid: 65534,
+        }).exit;
+        expect(below.code).toBe(2);
+        expect(below.stderr).toContain(
+          `may not list the state dir ${join(dir, "run")}: a directory above it is closed to this user; run the command as the user who launched there, or give --state-dir`,
+        );
+      }
+    },
+  );
+
   it("says when there is nothing, also in --json, and refuses unknown flags and negative numbers (status and reap alike)", async () => {
     const dir = await stateDir();
     const empty = await baton(["status", "--state-dir", join(dir, "missing")]);
