@@ -18,18 +18,19 @@ import { stateDirExists } from "./stateDirExists.ts";
 const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
 
 Lists the rank-group deployments in a state directory: live (the launcher runs and renews
-its lease), orphaned (the launcher's pid is gone or its lease is stale: run \`baton reap\`),
-ended (how: succeeded, failed, stopped or reaped, why and when, each rank's exit code or
-signal as its launcher recorded it, and where the logs are; perhaps leftovers \`baton reap\`
-removes) or unreadable (another user's, in a shared state dir), with each rank's pid, phase
-(from its marker; "gone" when the pid is dead, "reused" when another program has it now,
-"remote" for a rank on an ssh host, not checked from here, "exited" once its exit is
-recorded, "reaped" when a reap stopped it after its launcher died), age and heartbeat. Only
-reads; never signals or removes anything.
+its lease; up how long), orphaned (the launcher's pid is gone or its lease is stale: run
+\`baton reap\`; launched how long ago, and when its launcher was last seen: its lease's last
+renewal, or the last rank exit it recorded), ended (how: succeeded, failed, stopped or
+reaped, why and when, each rank's exit code or signal as its launcher recorded it, and where
+the logs are; perhaps leftovers \`baton reap\` removes) or unreadable (another user's, in a
+shared state dir), with each rank's pid, phase (from its marker; "gone" when the pid is
+dead, "reused" when another program has it now, "remote" for a rank on an ssh host, not
+checked from here, "exited" once its exit is recorded, "reaped" when a reap stopped it after
+its launcher died), age and heartbeat. Only reads; never signals or removes anything.
 
   --state-dir DIR   the root state directory (default: ${DEFAULT_STATE_DIR})
   --json            one JSON object: { stateDir, stateDirExists, deployments: [...] }
-                    (unknown values are null)
+                    (unknown values are null; an orphan's launcherLastSeen: { at, agoMs })
   -h, --help        this help`;
 
 /**
@@ -86,13 +87,19 @@ function describeDeployments(
     return `${nothingInStateDir("no deployments", stateDir, exists)}\n`;
   }
   const blocks = deployments.map((dep) => {
+    // An orphan's launcher is not up: what counts is since when nobody has seen it.
+    const lastSeen = dep.launcherLastSeen;
     const head = [
       dep.deployment,
       dep.state === "live" ? "live" : `${dep.state} (${dep.reason})`,
-      dep.launcher && `launcher ${dep.launcher.pid}${dep.launcher.alive ? "" : " (gone)"}`,
+      dep.launcher && `launcher ${dep.launcher.pid}${launcherNote(dep.launcher.alive, lastSeen)}`,
       dep.worldSize !== undefined && `world ${dep.worldSize}`,
-      dep.ageMs !== undefined && `up ${duration(dep.ageMs)}`,
+      dep.ageMs !== undefined &&
+        (dep.state === "live"
+          ? `up ${duration(dep.ageMs)}`
+          : `launched ${duration(dep.ageMs)} ago`),
       dep.lease &&
+        lastSeen === undefined &&
         `lease renewed ${duration(dep.lease.ageMs)} ago${dep.lease.stale ? " (stale)" : ""}`,
       dep.ended && `ran ${duration(dep.ended.ranForMs)}, ended ${duration(dep.ended.agoMs)} ago`,
       dep.cgroup && `contained: ${describeCgroup(dep.cgroup)}`,
@@ -146,9 +153,25 @@ function describeDeployments(
   return `${blocks.join("\n\n")}\n`;
 }
 
-/** The columns of a running (live or orphaned) deployment's ranks: what their markers say. */
+/** What follows the launcher's pid: ` (gone, last seen 45s ago)`, nothing for a live one. */
+function launcherNote(alive: boolean, lastSeen: DeploymentStatus["launcherLastSeen"]): string {
+  const notes = [
+    !alive && "gone",
+    lastSeen !== undefined && `last seen ${duration(lastSeen.agoMs)} ago`,
+  ].filter(Boolean);
+  return notes.length === 0 ? "" : ` (${notes.join(", ")})`;
+}
+
+/**
+ * The columns of a running (live or orphaned) deployment's ranks: what their markers say. A
+ * rank whose process is gone (or another program's) has no age; its heartbeat says when it
+ * was last seen.
+ */
 const LIVE_COLUMNS: [string, (rank: RankStatus) => string][] = [
-  ["AGE", (rank) => (rank.ageMs === undefined ? "-" : duration(rank.ageMs))],
+  [
+    "AGE",
+    (rank) => (rank.ageMs === undefined || rank.alive === false ? "-" : duration(rank.ageMs)),
+  ],
   [
     "HEARTBEAT",
     (rank) =>

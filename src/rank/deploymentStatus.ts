@@ -70,6 +70,13 @@ export interface DeploymentStatus {
   reason: string | undefined;
   launcher: { pid: number; alive: boolean } | undefined;
   lease: { renewedAt: number; ageMs: number; staleAfterMs: number; stale: boolean } | undefined;
+  /**
+   * For an orphaned deployment whose launcher is known: when that launcher was last seen
+   * alive, by the latest of what it wrote — its lease's last renewal (every third of
+   * `staleAfterMs`, so it died at most that much later), its manifest's start, the rank exits
+   * it recorded. Undefined for every other deployment (a live launcher is alive now).
+   */
+  launcherLastSeen: { at: number; agoMs: number } | undefined;
   worldSize: number | undefined;
   /** Since the launch (manifest). */
   ageMs: number | undefined;
@@ -348,11 +355,16 @@ async function readDeploymentStatus(
       }
     }
   }
+  const lastSeen =
+    state === "orphaned" && launcherPid !== undefined
+      ? launcherLastSeen(manifest, lease, outcome)
+      : undefined;
   return {
     deployment,
     state,
     reason,
     launcher: launcherPid === undefined ? undefined : { pid: launcherPid, alive: launcherAlive },
+    launcherLastSeen: lastSeen === undefined ? undefined : { at: lastSeen, agoMs: now - lastSeen },
     lease:
       lease === undefined
         ? undefined
@@ -398,6 +410,7 @@ function unreadable(
     reason: `its files are ${whose} and this user may not read them: run \`baton status --state-dir ${stateDir}\` as ${owner ?? "that user"} to see it (\`baton reap\` leaves it alone)`,
     launcher: undefined,
     lease: undefined,
+    launcherLastSeen: undefined,
     worldSize: undefined,
     ageMs: undefined,
     ended: undefined,
@@ -406,6 +419,27 @@ function unreadable(
     cgroup: undefined,
     problems,
   };
+}
+
+/**
+ * When the launcher of the manifest (else of the lease) was last known alive: the latest
+ * time it wrote down — its lease's renewal (a lease of another launcher instance says
+ * nothing of this one), its manifest's start, an exit it recorded in the outcome record.
+ */
+function launcherLastSeen(
+  manifest: Manifest | undefined,
+  lease: Lease | undefined,
+  outcome: Outcome | undefined,
+): number | undefined {
+  const launcher = manifest?.launcher;
+  const ownLease =
+    launcher === undefined || (lease?.pid === launcher.pid && lease.token === launcher.token);
+  const times = [
+    ownLease ? lease?.renewedAt : undefined,
+    manifest?.startedAt,
+    ...(outcome?.ranks ?? []).map((rank) => rank.exit?.at),
+  ].filter((at): at is number => at !== undefined);
+  return times.length === 0 ? undefined : Math.max(...times);
 }
 
 /** The live pids among the ranks. */

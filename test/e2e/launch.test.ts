@@ -367,16 +367,30 @@ describe("baton launch", () => {
     await ranksReady(launcher, 2);
     const manifest = await readManifest(dir, "killed");
     for (const rank of manifest?.ranks ?? []) stray(rank.pid, "killed");
+    const killedAt = Date.now();
     launcher.child.kill("SIGKILL");
     await launcher.exit;
     const orphaned = await startBaton(["status", "--state-dir", dir, "--json"]).exit;
-    expect(JSON.parse(orphaned.stdout).deployments[0]).toMatchObject({
+    const orphan = JSON.parse(orphaned.stdout).deployments[0];
+    expect(orphan).toMatchObject({
       state: "orphaned",
       reason: `launcher pid ${manifest?.launcher.pid} is gone`,
       ended: null,
     });
-    // The table says what to do about it.
+    // Seen last by what it wrote (its lease, its manifest), before it was killed.
+    expect(orphan.launcherLastSeen.at).toBeGreaterThanOrEqual(manifest!.startedAt);
+    expect(orphan.launcherLastSeen.at).toBeLessThanOrEqual(killedAt);
+    expect(orphan.launcherLastSeen.agoMs).toBeGreaterThanOrEqual(
+      orphan.ageMs - (killedAt - manifest!.startedAt),
+    );
+    // The table says since when nobody saw the launcher, rather than counting it up, and what to do.
     const orphanTable = await startBaton(["status", "--state-dir", dir]).exit;
+    expect(orphanTable.stdout.split("\n")[0]).toMatch(
+      new RegExp(
+        `^killed {2}orphaned \\(launcher pid ${manifest?.launcher.pid} is gone\\) {2}launcher ${manifest?.launcher.pid} \\(gone, last seen \\d+m?\\d*s ago\\) {2}world 2 {2}launched \\d+m?\\d*s ago( |$)`,
+      ),
+    );
+    expect(orphanTable.stdout).not.toMatch(/ up \d| lease renewed/);
     expect(orphanTable.stdout).toContain(
       `\n  \`baton reap --state-dir ${dir}\` stops its ranks (verified) and clears its control files\n`,
     );
@@ -394,6 +408,7 @@ describe("baton launch", () => {
       reason: `reaped: launcher pid ${manifest?.launcher.pid} is gone`,
       ended: { status: "reaped" },
       worldSize: 2,
+      launcherLastSeen: null,
     });
     // Nobody learned how the ranks exited (their launcher was gone), nor did the reap stop them.
     expect(dep.ranks.map((rank: RankStatus) => [rank.pid, rank.phase, rank.exit])).toEqual(

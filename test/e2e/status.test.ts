@@ -242,6 +242,18 @@ describe("baton status", () => {
       reason: `launcher pid ${dead} is gone`,
       launcher: { pid: dead, alive: false },
     });
+    // An orphan's launcher was last seen at its lease's last renewal (later than its launch),
+    // or, with no lease of its own, at its launch; a live one's is not asked.
+    const lastSeen = (deployment: string) => byId.get(deployment)?.launcherLastSeen?.agoMs;
+    expect(lastSeen("dep-nolauncher00")).toBeGreaterThanOrEqual(1_000);
+    expect(lastSeen("dep-nolauncher00")).toBeLessThan(40_000);
+    expect(lastSeen("dep-stalelease00")).toBeGreaterThanOrEqual(40_000);
+    expect(lastSeen("dep-stalelease00")).toBeLessThan(65_000);
+    expect(lastSeen("dep-noleases0000")).toBeGreaterThanOrEqual(65_000);
+    expect(lastSeen("dep-leaseonly000")).toBeGreaterThanOrEqual(5_000);
+    expect(lastSeen("dep-leaseonly000")).toBeLessThan(40_000);
+    expect(byId.get("dep-live00000000")?.launcherLastSeen).toBeNull();
+    expect(byId.get("dep-leftover0000")?.launcherLastSeen).toBeNull();
     expect(byId.get("dep-noleases0000")).toMatchObject({
       state: "orphaned",
       reason: `launcher pid ${reused} holds no lease (it was removed, or pid ${reused} is another program now)`,
@@ -268,7 +280,8 @@ describe("baton status", () => {
     expect(lines[0]).toMatch(/^dep-live00000000 {2}live {2}launcher \d+ {2}world 1 {2}up 1m\d\ds/);
     expect(lines[1]).toMatch(/^ {2}RANK +PID +PHASE +AGE +HEARTBEAT +ACTIVE +EPOCH$/);
     expect(lines[2]).toMatch(new RegExp(`^  0 +${rankPid} +ready +1m\\d\\ds +\\d+s ago +0 +0$`));
-    expect(lines[3]).toMatch(/^ {2}1 +- +gone/);
+    // A rank whose process is gone has no age to count.
+    expect(lines[3]).toMatch(/^ {2}1 +- +gone +- +- +- +-$/);
     expect(stdout).toMatch(
       /! .*rank-1\.marker\.json is not a valid baton\.marker\/1 file: not JSON/,
     );

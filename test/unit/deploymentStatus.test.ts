@@ -10,10 +10,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { readDeploymentStatuses } from "../../src/rank/deploymentStatus.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
+import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { OUTCOME_FORMAT, type Outcome } from "../../src/rank/outcomeFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
 import { filesDenying } from "../fixtures/filesDenying.ts";
 
 const dirs: string[] = [];
@@ -140,5 +142,72 @@ describe("readDeploymentStatuses", () => {
       ["gone", false, undefined],
     ]);
     expect(relaunchedStatus).toMatchObject({ state: "live", ended: undefined, ranks: [] });
+  });
+
+  it("dates an orphan's launcher by the last it wrote: its lease's renewal or a rank exit it recorded, not another launcher's lease", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "baton-lastseen-"));
+    dirs.push(stateDir);
+    const now = Date.now();
+    const launcher = await deadPid();
+    const write = async (
+      deployment: string,
+      lease: { pid: number; token: string; renewedAt: number },
+      exitAt: number | undefined,
+    ) => {
+      const paths = deploymentPaths(stateDir, deployment);
+      await mkdir(paths.dir);
+      await writeFile(
+        paths.manifest,
+        encodeStateFile(MANIFEST_FORMAT, {
+          deployment,
+          launcher: { pid: launcher, token: "t", host: "here" },
+          ranks: [],
+          worldSize: 1,
+          argv: ["python3", "train.py"],
+          startedAt: now - 60_000,
+        }),
+      );
+      await writeFile(
+        paths.lease,
+        encodeStateFile(LEASE_FORMAT, { deployment, staleAfterMs: 30_000, ...lease }),
+      );
+      if (exitAt === undefined) return;
+      await writeFile(
+        paths.outcome,
+        encodeStateFile(OUTCOME_FORMAT, {
+          deployment,
+          launcher: { pid: launcher, token: "t" },
+          worldSize: 1,
+          argv: ["python3", "train.py"],
+          startedAt: now - 60_000,
+          ranks: [{ rank: 0, host: "local", pid: launcher, exit: { at: exitAt, code: 0 } }],
+        }),
+      );
+    };
+    await write(
+      "dep-byexit000000",
+      { pid: launcher, token: "t", renewedAt: now - 20_000 },
+      now - 15_000,
+    );
+    await write(
+      "dep-bylease00000",
+      { pid: launcher, token: "t", renewedAt: now - 20_000 },
+      now - 25_000,
+    );
+    // A lease another launcher instance renewed says nothing of this one: seen last at its launch.
+    await write(
+      "dep-otherlease00",
+      { pid: launcher, token: "other", renewedAt: now - 1_000 },
+      undefined,
+    );
+    const statuses = await readDeploymentStatuses(
+      { files: nodeFiles(), procs: nodeProcs(), clock: { now: () => now } },
+      stateDir,
+    );
+    expect(statuses.map((dep) => [dep.deployment, dep.state, dep.launcherLastSeen])).toEqual([
+      ["dep-byexit000000", "orphaned", { at: now - 15_000, agoMs: 15_000 }],
+      ["dep-bylease00000", "orphaned", { at: now - 20_000, agoMs: 20_000 }],
+      ["dep-otherlease00", "orphaned", { at: now - 60_000, agoMs: 60_000 }],
+    ]);
   });
 });
