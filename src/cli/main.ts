@@ -2,14 +2,7 @@ import { readFileSync } from "node:fs";
 import { relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BatonError } from "../errors.ts";
-import { launchCommand } from "./launchCommand.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
-import { reapCommand } from "./reapCommand.ts";
-import { runCommand } from "./runCommand.ts";
-import { simCommand } from "./simCommand.ts";
-import { statusCommand } from "./statusCommand.ts";
-import { vizCommand } from "./vizCommand.ts";
-import { workerCommand } from "./workerCommand.ts";
 
 const USAGE = `usage: baton <command> [options]
 
@@ -47,14 +40,21 @@ const PATH_ERRORS: Readonly<Record<string, string>> = {
   EROFS: "the file system is read-only; give a path you can write to",
 };
 
-const commands: Record<string, (argv: string[]) => Promise<number>> = {
-  run: runCommand,
-  worker: workerCommand,
-  sim: simCommand,
-  launch: launchCommand,
-  reap: reapCommand,
-  status: statusCommand,
-  viz: vizCommand,
+type Command = (argv: string[]) => Promise<number>;
+
+/**
+ * Each command's module, imported only when that command runs: `baton version`, `help`,
+ * `status` and `reap` never load the engine, the simulation, the dashboard or their
+ * dependencies (xstate, ws, pino, fast-check, the inspector), which took most of a second.
+ */
+const commands: Record<string, () => Promise<Command>> = {
+  run: async () => (await import("./runCommand.ts")).runCommand,
+  worker: async () => (await import("./workerCommand.ts")).workerCommand,
+  sim: async () => (await import("./simCommand.ts")).simCommand,
+  launch: async () => (await import("./launchCommand.ts")).launchCommand,
+  reap: async () => (await import("./reapCommand.ts")).reapCommand,
+  status: async () => (await import("./statusCommand.ts")).statusCommand,
+  viz: async () => (await import("./vizCommand.ts")).vizCommand,
 };
 
 /**
@@ -78,12 +78,13 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`baton ${pkg.version}\n`);
     return 0;
   }
-  const command = commands[name];
-  if (!command) {
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  if (!load) {
     process.stderr.write(`baton: unknown command "${name}"\n\n${USAGE}\n`);
     return 2;
   }
   try {
+    const command = await load();
     return await command(rest);
   } catch (error) {
     if (error instanceof BatonError) {

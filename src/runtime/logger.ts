@@ -1,7 +1,16 @@
+import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
-import pretty from "pino-pretty";
+import type pretty from "pino-pretty";
 import { makeDirs } from "./makeDirs.ts";
+
+/**
+ * pino-pretty (30 modules), loaded only for a logger that writes pretty lines: a command whose
+ * stderr is not a terminal, or that logs nothing, never pays for it.
+ */
+function prettyStream(options: pretty.PrettyOptions): pretty.PrettyStream {
+  return (createRequire(import.meta.url)("pino-pretty") as typeof pretty)(options);
+}
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
 
@@ -39,7 +48,12 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? "warn";
   const usePretty = options.pretty ?? process.stderr.isTTY === true;
   const stderr = usePretty
-    ? pretty({ destination: 2, sync: true, ignore: "pid,hostname", translateTime: "HH:MM:ss.l" })
+    ? prettyStream({
+        destination: 2,
+        sync: true,
+        ignore: "pid,hostname",
+        translateTime: "HH:MM:ss.l",
+      })
     : pino.destination({ fd: 2, sync: true });
   if (options.file === undefined) return pino({ level }, stderr);
   makeDirs(dirname(options.file), 0o700);

@@ -605,6 +605,15 @@ describe("baton", () => {
     expect(nope.stderr).toContain("usage: baton <command> [options]");
   });
 
+  it("refuses a command named after an object's property (toString, constructor) as unknown, instead of crashing", async () => {
+    for (const name of ["toString", "constructor"]) {
+      const { code, stderr } = await batonRun(name);
+      expect(code, name).toBe(2);
+      expect(stderr).toContain(`baton: unknown command "${name}"`);
+      expect(stderr).not.toMatch(STACK_LINE);
+    }
+  });
+
   it("refuses a bad or busy --listen, a bad --inspect URL and an unknown flag with one line and exit 2, no stack", async () => {
     const busy = createServer();
     await new Promise<void>((resolve) => busy.listen(0, "127.0.0.1", resolve));

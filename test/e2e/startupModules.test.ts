@@ -1,0 +1,109 @@
+/**
+ * What the `baton` command loads to start, module by module (never by time): the cheap
+ * commands (version, help, status, reap) load no engine, simulation, dashboard or transport
+ * and none of their packages. Each case runs a copy of this checkout (bin/, src/, dist/ and
+ * package.json copied, node_modules linked); every process is stopped by its pid when its
+ * test ends.
+ */
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+
+const RECORDER = join(ROOT, "test/fixtures/loadedModules.mjs");
+/** Packages the engine, the transport, the simulation and the dashboard load. */
+const HEAVY_PACKAGES = ["xstate", "ws", "pino", "pino-pretty", "fast-check", "@statelyai/inspect"];
+/** baton's own folders and modules that only running a graph, a worker or a simulation needs. */
+const HEAVY_OWN = /\/(?:sim|viz|transport)\/|\/runtime\/(?:engine|wsNet|worker|localPool)\./;
+
+const dirs: string[] = [];
+let root = "";
+
+afterEach(() => stopBatons());
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(() => {
+  if (!existsSync(join(ROOT, "dist/cli/main.js"))) {
+    throw new Error("dist/ is missing: run `npm run build` before this test");
+  }
+  root = mkdtempSync(join(tmpdir(), "baton-startup-"));
+  dirs.push(root);
+  for (const dir of ["bin", "src", "dist", "scripts"]) {
+    cpSync(join(ROOT, dir), join(root, dir), { recursive: true });
+  }
+  rmSync(join(root, "dist/sources.digest"), { force: true });
+  cpSync(join(ROOT, "package.json"), join(root, "package.json"));
+  symlinkSync(join(ROOT, "node_modules"), join(root, "node_modules"), "dir");
+  symlinkSync(join(ROOT, "examples"), join(root, "examples"), "dir");
+});
+
+/** Runs `baton ...args` in the copy; its output and the URLs of every module it loaded. */
+async function loaded(
+  ...args: string[]
+): Promise<{ stdout: string; code: number | null; modules: string[] }> {
+  const record = join(root, `loaded-${dirs.length}-${args.join("_").replace(/\W/g, "")}.txt`);
+  writeFileSync(record, "");
+  const exit = await startBaton(args, {
+    root,
+    env: { NODE_OPTIONS: `--import=${RECORDER}`, BATON_LOADED_MODULES: record },
+  }).exit;
+  expect(exit.stderr.match(/^\s+at /m), exit.stderr).toBeNull();
+  const modules = [...new Set(readFileSync(record, "utf8").split("\n").filter(Boolean))];
+  return { stdout: exit.stdout, code: exit.code, modules };
+}
+
+const packageOf = (url: string) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)?.[1];
+
+/** The heavy modules among `modules`, except the packages in `allowed`. */
+function heavy(modules: string[], allowed: string[] = []): string[] {
+  return modules.filter((url) => {
+    const name = packageOf(url);
+    if (name !== undefined) return HEAVY_PACKAGES.includes(name) && !allowed.includes(name);
+    return url.startsWith(`file://${root}/`) && HEAVY_OWN.test(url);
+  });
+}
+
+describe("the cheap commands load neither the engine nor its packages", () => {
+  const stateDir = () => {
+    const dir = join(root, "state");
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  };
+
+  it("baton version, help and help status", async () => {
+    for (const args of [["version"], ["--help"], ["help", "status"]]) {
+      const { code, stdout, modules } = await loaded(...args);
+      expect(code, args.join(" ")).toBe(0);
+      expect(stdout).toMatch(args[0] === "version" ? /^baton \d+\.\d+\.\d+\n$/ : /^usage: baton /);
+      expect(modules).toContain(`file://${root}/src/cli/main.ts`);
+      expect(heavy(modules), args.join(" ")).toEqual([]);
+    }
+  });
+
+  it("baton status", async () => {
+    const { code, stdout, modules } = await loaded("status", "--state-dir", stateDir(), "--json");
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ stateDirExists: true });
+    expect(modules).toContain(`file://${root}/src/cli/main.ts`);
+    expect(heavy(modules)).toEqual([]);
+  });
+
+  it("baton reap loads the logger and the teardown machine, not pino-pretty", async () => {
+    const { code, modules } = await loaded("reap", "--state-dir", stateDir(), "--json");
+    expect(code).toBe(0);
+    expect(modules).toContain(`file://${root}/src/cli/main.ts`);
+    expect(heavy(modules, ["xstate", "pino"])).toEqual([]);
+  });
+});
