@@ -42,6 +42,8 @@ export function inspectionFeed(
   const views = new WeakMap<ActorRefLike, string>();
   const charted = new Set<string>();
   const counters = new Map<string, number>();
+  const workerLabels = new WeakMap<ActorRefLike, string>();
+  const connections = new Map<string, number>();
   const groups = groupFeed(emit);
   return (inspection) => {
     if (inspection.type === "@xstate.action") {
@@ -73,7 +75,14 @@ export function inspectionFeed(
       }
     }
     const states = activeStates(machine.root, snapshot.value);
-    const label = labelOf(machine.id, context, name);
+    const label = labelOf(machine.id, context, name, () => {
+      let worker = workerLabels.get(actor);
+      if (worker === undefined) {
+        worker = connectionLabel(context.worker as string, connections);
+        workerLabels.set(actor, worker);
+      }
+      return worker;
+    });
     const job =
       typeof context.job === "string" && states.some((s) => s.endsWith(".busy"))
         ? context.job
@@ -150,10 +159,28 @@ function nameOf(machine: string, context: Context, counters: Map<string, number>
   return `${machine}:${n}`;
 }
 
-function labelOf(machine: string, context: Context, name: string): string {
+/** An actor's label: its worker's (`workerLabel`) once it has one, else its name. */
+function labelOf(
+  machine: string,
+  context: Context,
+  name: string,
+  workerLabel: () => string,
+): string {
   const worker = context.worker;
-  if (typeof worker === "string" && worker !== "") return worker;
+  if (typeof worker === "string" && worker !== "") return workerLabel();
   return machine === "coordinator" ? "coordinator" : name;
+}
+
+/**
+ * The label of a connection of the worker `worker`: its name for its first connection, and
+ * `inproc-1 (connection 2)` for each one after (a worker that reconnected after its
+ * connection was lost, or after a coordinator restart), so that its lost connection and the
+ * new one are two rows that say which came first, not two rows of one name.
+ */
+function connectionLabel(worker: string, connections: Map<string, number>): string {
+  const n = (connections.get(worker) ?? 0) + 1;
+  connections.set(worker, n);
+  return n === 1 ? worker : `${worker} (connection ${n})`;
 }
 
 function graphOf(board: JobBoard): DashboardEvent {
