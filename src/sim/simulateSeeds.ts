@@ -311,15 +311,20 @@ function firstDifference(a: readonly string[], b: readonly string[]): number | u
  * A helper thread running `seedThread`: post it a seed, it answers a `SeedThreadMessage`.
  * From baton's TypeScript sources (the `baton` command, the tests) the thread first
  * registers the command's module hooks, as `bin/baton.js` does; from the compiled package it
- * loads the compiled file.
+ * loads the compiled file, after tsx's hooks when it imports modules of yours (TypeScript
+ * ones load as on the calling thread: `typeScriptHooks.ts`).
  */
 export function startSeedThread(data: SeedThreadData): Worker {
   const source = import.meta.url.endsWith(".ts");
   const entry = new URL(source ? "./seedThread.ts" : "./seedThread.js", import.meta.url);
-  if (!source) return new Worker(entry, { workerData: data });
   // The `baton` command's hooks: a graph or handlers module of your own in TypeScript, and
   // its `import "baton"`, load on the thread as on the command's main thread.
-  const hooks = JSON.stringify(new URL("../../bin/registerHooks.mjs", import.meta.url).href);
-  const boot = `import(${hooks}).then(() => import(${JSON.stringify(entry.href)}));`;
+  const hooks = source
+    ? new URL("../../bin/registerHooks.mjs", import.meta.url)
+    : data.simulation.modules !== undefined
+      ? new URL("./typeScriptHooks.js", import.meta.url)
+      : undefined;
+  if (hooks === undefined) return new Worker(entry, { workerData: data });
+  const boot = `import(${JSON.stringify(hooks.href)}).then(() => import(${JSON.stringify(entry.href)}));`;
   return new Worker(boot, { eval: true, workerData: data });
 }

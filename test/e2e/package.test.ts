@@ -351,6 +351,41 @@ console.log(JSON.stringify({ seeds, helper: [answer.type, answer.result.seed, an
     expect(code).toBe(0);
   });
 
+  it("simulates a TypeScript graph of yours on helper threads of the packed package, run under tsx", async () => {
+    const dir = project(
+      {
+        "package.json": JSON.stringify({ type: "module" }),
+        "x.graph.ts": `import { job } from "baton";
+const n: number = 3;
+export default [job("square", n)];
+`,
+        "x.sim.ts": `import type { SimTools } from "baton";
+export default ({ sleep }: SimTools) => ({
+  square: async (n: number) => {
+    await sleep(10);
+    return n * n;
+  },
+});
+`,
+        "main.ts": `import { simulateSeeds } from "baton";
+const modules = { graph: "x.graph.ts", handlers: "x.sim.ts" };
+const seeds: (number | false)[] = [];
+// A helper thread takes the first seed: without tsx's hooks it failed to load x.graph.ts.
+for await (const r of simulateSeeds(1, 4, { modules, ranks: false }, { threads: 2 })) {
+  seeds.push(r.ok && r.seed);
+}
+console.log(JSON.stringify(seeds));
+`,
+      },
+      false,
+    );
+    installPacked(dir);
+    const tsx = join(ROOT, "node_modules", "tsx", "dist", "cli.mjs");
+    const { code, out } = await runNode(dir, tsx, "main.ts");
+    expect(out).toBe(`${JSON.stringify([1, 2, 3, 4])}\n`);
+    expect(code).toBe(0);
+  });
+
   it.each([
     ["a folder with no package.json", undefined],
     ["a CommonJS package", "commonjs"],
