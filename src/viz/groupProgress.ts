@@ -40,6 +40,9 @@ const DEPLOYMENT = /^[A-Za-z0-9_.-]{1,64}$/;
 const STATE = /^[A-Za-z]{1,32}$/;
 const SIGNAL = /^SIG[A-Z0-9]{1,16}$/;
 
+/** The group's events that a rank's machine emitted, whose new state XState shows after the group's. */
+const RANK_EVENTS: ReadonlySet<string> = new Set(["RANK_READY", "RANK_EXITED", "RANK_LOST"]);
+
 /**
  * Follows the inspection events of one rank group (`launchGroup`'s `inspect` option: the
  * group's actor and every rank's) and calls `report` with the group's progress each time
@@ -72,6 +75,10 @@ export function watchGroup(
         worldSize: Number(context.worldSize),
         state,
       };
+      // XState hands a rank's emitted event (its RANK_READY, RANK_EXITED, RANK_LOST) to the
+      // group before it shows the rank's own new state: the group's change is reported with
+      // that rank's, which comes next, or the group would read `running` with a rank `loading`.
+      if (RANK_EVENTS.has(inspection.event.type)) return;
     } else if (machine === "rank" && typeof context.rank === "number") {
       ranks.set(context.rank, rankOf(context.rank, state, context));
     } else return;
