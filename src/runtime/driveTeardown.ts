@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { createActor } from "xstate";
+import { createActor, type InspectionEvent } from "xstate";
 import { TeardownError } from "../errors.ts";
 import {
   type TeardownEffect,
@@ -15,6 +15,8 @@ export interface TeardownDriver {
   input: TeardownInput;
   clock: Clock;
   logger?: Logger;
+  /** Sees the teardown machine's inspection events, as `createActor`'s `inspect` option does. */
+  inspect?: (event: InspectionEvent) => void;
   /** The remote host the steps happened on (prefixes each step and is logged); none locally. */
   host?: string;
   /** The first step's text, after `start: `. */
@@ -89,7 +91,11 @@ export function driveTeardown(driver: TeardownDriver): Promise<TeardownReport> {
   };
   step(`start: ${driver.start}`);
 
-  const actor = createActor(teardownMachine, { clock, input });
+  const actor = createActor(teardownMachine, {
+    clock,
+    input,
+    ...(driver.inspect !== undefined && { inspect: driver.inspect }),
+  });
   return new Promise<TeardownReport>((resolve, reject) => {
     let failed = false;
     /** Asynchronous batches still running; later batches wait for them. */

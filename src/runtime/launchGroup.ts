@@ -1,7 +1,7 @@
 import { constants, hostname } from "node:os";
 import { basename, resolve } from "node:path";
 import pino, { type Logger } from "pino";
-import { type Actor, createActor } from "xstate";
+import { type Actor, createActor, type InspectionEvent } from "xstate";
 import { ConfigError, RankFileError, RankGroupError } from "../errors.ts";
 import type { DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import {
@@ -132,6 +132,8 @@ class LaunchedGroup implements RankGroup {
   private readonly forbiddenGroups = new Set<number>();
   private readonly token: string;
   private readonly cancels: CancelFile;
+  /** The launch's `inspect`, guarded: it sees the group's, each rank's and the local teardown's machine. */
+  private readonly inspect: ((event: InspectionEvent) => void) | undefined;
   private settleReady!: {
     resolve: (barrier: BarrierPassed) => void;
     reject: (error: Error) => void;
@@ -230,6 +232,7 @@ class LaunchedGroup implements RankGroup {
     this.exit.catch(() => {});
 
     const inspect = spec.inspect === undefined ? undefined : guardInspect(spec.inspect);
+    this.inspect = inspect;
     this.group = createActor(groupMachine, {
       input: {
         deployment: this.deployment,
@@ -834,6 +837,7 @@ class LaunchedGroup implements RankGroup {
           clock: this.ports.clock,
           logger: this.logger,
           ...(this.spec.plantedBugs !== undefined && { plantedBugs: this.spec.plantedBugs }),
+          ...(this.inspect !== undefined && { inspect: this.inspect }),
         },
         this.spec.teardown,
       );

@@ -119,7 +119,8 @@ export interface LaunchSpec {
   /** A pino logger; silent by default. */
   logger?: Logger;
   /**
-   * An XState inspection observer: it sees the group's machine and every rank's. What it
+   * An XState inspection observer: it sees the group's machine, every rank's and, while the
+   * group stops, the teardown's of the ranks on this machine (not an ssh host's). What it
    * throws is thrown again on a later tick, as XState does for a listener; the group goes on.
    */
   inspect?: InspectOption;

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { InspectionEvent } from "xstate";
 import { ConfigError } from "../errors.ts";
 import { envCarries } from "../machines/carriesDeployment.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
@@ -60,6 +61,8 @@ export interface TeardownPorts {
   clock: Clock;
   logger?: Logger;
   plantedBugs?: readonly PlantedBug[];
+  /** Sees the teardown machine's inspection events (a launch's `inspect`: its dashboard, its report). */
+  inspect?: (event: InspectionEvent) => void;
 }
 
 const isPid = (value: number): boolean => Number.isInteger(value) && value > 0;
@@ -171,6 +174,7 @@ export function tearDown(
     },
     clock,
     logger,
+    ...(ports.inspect !== undefined && { inspect: ports.inspect }),
     start: `groups ${target.groups.join(", ") || "none"}, pids ${target.pids.join(", ") || "none"}`,
     perform(effects, send, step) {
       for (const effect of effects) perform(effect, send, step);

@@ -40,6 +40,10 @@ export type DashboardEvent =
       /** The rank job that launched it. */
       job?: string;
       worldSize?: number;
+      /** Its teardown's state, dotted (`sweep.reading`), once it began to stop. */
+      teardown?: string;
+      /** The charts of the group's, the rank's and the teardown's machines, with the first event that shows each. */
+      charts?: ChartLayout[];
     }
   | {
       type: "rank";
@@ -103,6 +107,8 @@ export interface GroupView {
   state: string;
   job?: string;
   worldSize?: number;
+  /** Its teardown's state (`sweep.reading`), once it began to stop. */
+  teardown?: string;
   /** Each rank's view, by rank. */
   ranks: Record<string, RankView>;
 }
@@ -260,10 +266,7 @@ export class DashboardModel {
         this.jobChanged(at, event.id, event.kind, event.state, event.cause);
         return;
       case "actor": {
-        if (event.chart && !s.charts[event.machine]) {
-          s.charts[event.machine] = event.chart;
-          this.dirtyCharts.add(event.machine);
-        }
+        if (event.chart) this.chart(event.chart);
         const known = s.actors[event.id];
         if (!known && event.status !== "active") return;
         const jobKind = event.job === undefined ? undefined : this.kindOf.get(event.job);
@@ -282,10 +285,12 @@ export class DashboardModel {
         return;
       }
       case "group": {
+        for (const chart of event.charts ?? []) this.chart(chart);
         const group = s.groups[event.id] ?? { id: event.id, state: event.state, ranks: {} };
         group.state = event.state;
         if (event.job !== undefined) group.job = event.job;
         if (event.worldSize !== undefined) group.worldSize = event.worldSize;
+        if (event.teardown !== undefined) group.teardown = event.teardown;
         s.groups[event.id] = group;
         this.dirtyGroups.add(event.id);
         return;
@@ -353,6 +358,13 @@ export class DashboardModel {
     }
     this.changed = false;
     return diff;
+  }
+
+  /** Keeps a machine's chart, the first one that came. */
+  private chart(chart: ChartLayout): void {
+    if (this.state.charts[chart.machine]) return;
+    this.state.charts[chart.machine] = chart;
+    this.dirtyCharts.add(chart.machine);
   }
 
   private start(event: Extract<DashboardEvent, { type: "graph" }>): void {
@@ -547,7 +559,7 @@ export function describeEvent(event: DashboardEvent): string {
     case "actor":
       return `${event.label}: ${event.states.at(-1)?.split(".").slice(1).join(".") ?? event.status}${event.closed ? ` (${event.closed})` : ""}`;
     case "group":
-      return `group ${event.id} ${event.state}`;
+      return `group ${event.id} ${event.state}${event.teardown ? ` (teardown ${event.teardown})` : ""}`;
     case "rank":
       return `group ${event.group} rank ${event.rank} ${event.phase}${event.code !== undefined ? ` (code ${event.code})` : ""}${event.signal !== undefined ? ` (${event.signal})` : ""}`;
     case "run.finished":

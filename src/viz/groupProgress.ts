@@ -1,5 +1,10 @@
-import type { InspectionEvent, StateValue } from "xstate";
+import type { AnyStateMachine, InspectionEvent, StateValue } from "xstate";
+import { groupMachine } from "../machines/group.ts";
+import { rankMachine } from "../machines/rank.ts";
+import { teardownMachine } from "../machines/teardown.ts";
+import { chartLayout } from "./chartLayout.ts";
 import type { DashboardEvent } from "./dashboardModel.ts";
+import { stateChart } from "./stateChart.ts";
 
 /** The `format` of a rank group's progress report. */
 export const GROUP_PROGRESS_FORMAT = "baton.groupProgress/1";
@@ -33,11 +38,17 @@ export interface GroupProgress {
   worldSize: number;
   /** The group machine's state: reaping, launching, barrier, running, stopping, stopped… */
   state: string;
+  /**
+   * The state of its ranks' teardown on this machine (the teardown machine's, nested states
+   * dotted: `sweep.reading`), once the group began to stop; the last attempt's.
+   */
+  teardown?: string;
   ranks: RankProgress[];
 }
 
 const DEPLOYMENT = /^[A-Za-z0-9_.-]{1,64}$/;
 const STATE = /^[A-Za-z]{1,32}$/;
+const STATE_PATH = /^[A-Za-z]{1,32}(\.[A-Za-z]{1,32}){0,3}$/;
 const SIGNAL = /^SIG[A-Z0-9]{1,16}$/;
 
 /** The group's events that a rank's machine emitted, whose new state XState shows after the group's. */
@@ -45,9 +56,10 @@ const RANK_EVENTS: ReadonlySet<string> = new Set(["RANK_READY", "RANK_EXITED", "
 
 /**
  * Follows the inspection events of one rank group (`launchGroup`'s `inspect` option: the
- * group's actor and every rank's) and calls `report` with the group's progress each time
- * its view changes (a state, a pid, an exit); a marker's heartbeat alone is not a change.
- * Nothing is reported before the group's own actor is seen.
+ * group's actor, every rank's and its teardown's) and calls `report` with the group's
+ * progress each time its view changes (a state, a pid, an exit, a teardown's step); a
+ * marker's heartbeat alone is not a change. Nothing is reported before the group's own
+ * actor is seen.
  *
  * @example
  * ```ts
@@ -58,6 +70,7 @@ export function watchGroup(
   report: (progress: GroupProgress) => void,
 ): (event: InspectionEvent) => void {
   let group: { deployment: string; worldSize: number; state: string } | undefined;
+  let teardown: string | undefined;
   const ranks = new Map<number, RankProgress>();
   let last = "";
   return (inspection) => {
@@ -81,11 +94,14 @@ export function watchGroup(
       if (RANK_EVENTS.has(inspection.event.type)) return;
     } else if (machine === "rank" && typeof context.rank === "number") {
       ranks.set(context.rank, rankOf(context.rank, state, context));
+    } else if (machine === "teardown") {
+      teardown = statePath(snapshot.value);
     } else return;
     if (group === undefined) return;
     const progress: GroupProgress = {
       format: GROUP_PROGRESS_FORMAT,
       ...group,
+      ...(teardown !== undefined && { teardown }),
       ranks: [...ranks.values()].sort((a, b) => a.rank - b.rank).slice(0, MAX_REPORTED_RANKS),
     };
     const text = JSON.stringify(progress);
@@ -134,6 +150,8 @@ export function readGroupProgress(message: string | undefined): GroupProgress | 
     !isCount(o.worldSize) ||
     typeof o.state !== "string" ||
     !STATE.test(o.state) ||
+    (o.teardown !== undefined &&
+      !(typeof o.teardown === "string" && STATE_PATH.test(o.teardown))) ||
     !Array.isArray(o.ranks) ||
     o.ranks.length > MAX_REPORTED_RANKS
   ) {
@@ -166,13 +184,14 @@ export function readGroupProgress(message: string | undefined): GroupProgress | 
     deployment: o.deployment,
     worldSize: o.worldSize,
     state: o.state,
+    ...(o.teardown !== undefined && { teardown: o.teardown as string }),
     ranks,
   };
 }
 
 /**
  * The dashboard events that bring the page from a group's `previous` report (if any) to
- * `progress`: the group's event when its state changed, and one event per rank that
+ * `progress`: the group's event when its state (or its teardown's) changed, and one event per rank that
  * changed, so a replay steps through real changes only. `job` names the rank job that
  * launched it (none for a group launched directly, as in a simulation).
  *
@@ -190,6 +209,7 @@ export function groupProgressEvents(
   if (
     previous === undefined ||
     previous.state !== progress.state ||
+    previous.teardown !== progress.teardown ||
     previous.worldSize !== progress.worldSize
   ) {
     events.push({
@@ -198,6 +218,7 @@ export function groupProgressEvents(
       state: progress.state,
       ...(job !== undefined && { job }),
       worldSize: progress.worldSize,
+      ...(progress.teardown !== undefined && { teardown: progress.teardown }),
     });
   }
   const before = new Map(previous?.ranks.map((r) => [r.rank, JSON.stringify(r)]));
@@ -232,6 +253,14 @@ function topState(value: StateValue): string {
   return typeof value === "string" ? value : (Object.keys(value)[0] ?? "");
 }
 
+/** The active state's path, outermost first, dotted (`sweep.reading`). */
+function statePath(value: StateValue): string {
+  if (typeof value === "string") return value;
+  const [key, inner] = Object.entries(value)[0] ?? [];
+  if (key === undefined) return "";
+  return inner === undefined ? key : `${key}.${statePath(inner as StateValue)}`;
+}
+
 function isCount(value: unknown): value is number {
   return typeof value === "number" && Number.isInteger(value) && value >= 0;
 }
@@ -239,9 +268,19 @@ function isCount(value: unknown): value is number {
 /** Group states after which a group reports nothing more that matters. */
 const GROUP_ENDS: ReadonlySet<string> = new Set(["stopped", "teardownFailed"]);
 
+/** The machines a group report shows the states of, by id: the page draws their charts. */
+const GROUP_MACHINES: Record<string, AnyStateMachine> = {
+  group: groupMachine,
+  rank: rankMachine,
+  teardown: teardownMachine,
+};
+
 /**
  * Rank groups on the dashboard from their reports, as the changes since each group's last
- * report (`groupProgressEvents`). `jobChanged` hears every job's state: a job that leaves
+ * report (`groupProgressEvents`). The first group event brings the group's and the rank's
+ * charts, the first with a teardown the teardown's (laid out once per feed), so the page
+ * draws the state of a group, a rank or a teardown on its machine's chart.
+ * `jobChanged` hears every job's state: a job that leaves
  * `running` before its group reported its end (its worker was lost, or it was cancelled and
  * its last report dropped) leaves the group `unreported` rather than shown running forever.
  *
@@ -258,12 +297,23 @@ export function groupFeed(emit: (event: DashboardEvent) => void): {
 } {
   const groups = new Map<string, GroupProgress>();
   const groupOfJob = new Map<string, string>();
+  const charted = new Set<string>();
+  /** A group event with the charts of the machines it shows that no event brought yet. */
+  const withCharts = (event: DashboardEvent): DashboardEvent => {
+    if (event.type !== "group") return event;
+    const machines = ["group", "rank", ...(event.teardown === undefined ? [] : ["teardown"])];
+    const fresh = machines.filter((machine) => !charted.has(machine));
+    if (fresh.length === 0) return event;
+    for (const machine of fresh) charted.add(machine);
+    const charts = fresh.map((machine) => chartLayout(stateChart(GROUP_MACHINES[machine]!)));
+    return { ...event, charts };
+  };
   return {
     report(progress, job) {
       const events = groupProgressEvents(progress, job, groups.get(progress.deployment));
       groups.set(progress.deployment, progress);
       if (job !== undefined) groupOfJob.set(job, progress.deployment);
-      for (const event of events) emit(event);
+      for (const event of events) emit(withCharts(event));
     },
     jobChanged(job, state) {
       const deployment = groupOfJob.get(job);

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { freePort } from "../../src/runtime/freePort.ts";
 import type { DashboardState, GroupView } from "../../src/viz/dashboardModel.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { cleanUpRanks, procs, stray } from "../fixtures/rankStrays.ts";
@@ -128,6 +129,7 @@ function follow(url: string): {
       for (const [id, group] of Object.entries(diff.groups ?? {})) {
         state.groups[id] = group as GroupView;
       }
+      Object.assign(state.charts, diff.charts);
     }
     for (const wake of waiting) wake();
   });
@@ -151,10 +153,11 @@ function follow(url: string): {
 }
 
 describe("baton run --ui with a rank job", { timeout: 90_000 }, () => {
-  it("shows the group and its ranks' phases as a worker process reports them", async () => {
+  it("shows the group and its ranks' phases as a worker process reports them, on their machines' charts", async () => {
     const dir = store();
     const gate = join(dir, "gate");
     gates.push(gate);
+    const port = await freePort();
     const baton = startBaton(
       [
         "run",
@@ -162,6 +165,8 @@ describe("baton run --ui with a rank job", { timeout: 90_000 }, () => {
         "--workers",
         "1",
         "--ui",
+        "--ui-port",
+        String(port),
         "--ui-keep",
         "--store",
         store(),
@@ -169,8 +174,14 @@ describe("baton run --ui with a rank job", { timeout: 90_000 }, () => {
       { env: { BATON_TEST_STATE_DIR: join(dir, "state"), BATON_TEST_GATE: gate } },
     );
     const url = (await stderrMatches(baton.stderr, URL_LINE))[1]!;
+    expect(url.startsWith(`http://127.0.0.1:${port}/`)).toBe(true);
+    const html = await (await fetch(url)).text();
+    expect(html).toContain('id="chart"');
     const page = follow(url);
     const only = (s: DashboardState) => Object.values(s.groups)[0];
+    /** Whether `machine`'s chart, as the page got it, has a box for `state` (what it highlights). */
+    const charted = (s: DashboardState, machine: string, state: string) =>
+      s.charts[machine]?.states.some((box) => box.id === `${machine}.${state}`) === true;
     const ready = only(
       await page.until("both ranks ready", (s) => {
         const group = only(s);
@@ -181,6 +192,9 @@ describe("baton run --ui with a rank job", { timeout: 90_000 }, () => {
     )!;
     const pids = ["0", "1"].map((r) => ready.ranks[r]!.pid!);
     for (const pid of pids) stray(pid, ready.id);
+    const live = await page.until("the group's and the rank's charts", (s) => "rank" in s.charts);
+    expect(charted(live, "group", "running")).toBe(true);
+    expect(charted(live, "rank", "ready")).toBe(true);
     expect(ready).toMatchObject({ worldSize: 2, job: expect.any(String) });
     // The group runs in the worker process, not in the process serving the dashboard.
     const launcher = procs.environ(pids[0]!)?.BATON_LAUNCHER_PID;
@@ -198,6 +212,10 @@ describe("baton run --ui with a rank job", { timeout: 90_000 }, () => {
       "0": { phase: "exited", pid: pids[0], code: 0 },
       "1": { phase: "exited", pid: pids[1], code: 0 },
     });
+    // The worker's teardown of the ranks, on the teardown machine's chart.
+    expect(only(end)!.teardown).toBe("verified");
+    expect(charted(end, "teardown", "verified")).toBe(true);
+    expect(charted(end, "rank", "exited") && charted(end, "group", "stopped")).toBe(true);
     await stderrMatches(baton.stderr, /shows the finished run/);
     baton.child.kill("SIGINT");
     expect((await baton.exit).code).toBe(0);

@@ -55,6 +55,14 @@ function graph() {
   return [...fetches, ...parses, report, gate];
 }
 
+/** The states the chart highlights, once it has drawn some. */
+async function activeStates(page: Page): Promise<string[]> {
+  await page.waitForSelector("#chart g.state.active");
+  return page.$$eval("#chart g.state.active", (gs) =>
+    gs.map((g) => g.getAttribute("data-state") ?? ""),
+  );
+}
+
 async function text(page: Page, selector: string): Promise<string> {
   return (await page.textContent(selector)) ?? "";
 }
@@ -191,6 +199,14 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       }
       const title = await text(page, "#groups .group-title");
       expect(title).toMatch(new RegExp(`^${deployment} \\(job [\\w-]+\\): running, 2 ranks$`));
+      // The group's chart, then rank 1's, each with its state highlighted.
+      await page.click("#groups .group-title");
+      expect(await activeStates(page)).toEqual(["group.running"]);
+      expect(await text(page, "#chart-title")).toBe(`${deployment} (group): running`);
+      await page.click('#groups .rank[data-rank="1"]');
+      expect(await activeStates(page)).toEqual(["rank.ready"]);
+      expect(await text(page, "#chart-title")).toBe(`rank 1 of ${deployment} (rank): ready`);
+      expect(await page.$$eval("#handlers li", (items) => items.length)).toBeGreaterThan(0);
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({
         path: new URL("dashboard-ranks-live.png", ARTIFACTS).pathname,
@@ -210,6 +226,14 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       expect(
         await group.locator(".rank").evaluateAll((spans) => spans.map((span) => span.textContent)),
       ).toEqual(pids.map((pid, rank) => `${rank}: exited (code 0) · pid ${pid}`));
+      // The selected rank's chart followed it, without another click.
+      expect(await activeStates(page)).toEqual(["rank.exited"]);
+      // Its teardown, verified, on the teardown machine's chart.
+      await page.click('#groups .teardown[data-teardown="verified"]');
+      expect(await activeStates(page)).toEqual(["teardown.verified"]);
+      await (await page.$("#chart-panel"))!.screenshot({
+        path: new URL("dashboard-chart-teardown.png", ARTIFACTS).pathname,
+      });
       await page.screenshot({
         path: new URL("dashboard-ranks.png", ARTIFACTS).pathname,
         fullPage: true,

@@ -6,11 +6,13 @@
  */
 
 import { afterEach, describe, expect, it } from "vitest";
-import { createActor, type InspectionEvent } from "xstate";
+import { type AnyStateMachine, createActor, type InspectionEvent } from "xstate";
 import { groupMachine } from "../../src/machines/group.ts";
 import { rankMachine } from "../../src/machines/rank.ts";
+import { teardownMachine } from "../../src/machines/teardown.ts";
 import { GROUP_REPORT_INTERVAL_MS, groupReporter } from "../../src/runtime/rankJob.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
+import { chartLayout } from "../../src/viz/chartLayout.ts";
 import { type DashboardEvent, DashboardModel } from "../../src/viz/dashboardModel.ts";
 import {
   GROUP_PROGRESS_FORMAT,
@@ -23,11 +25,16 @@ import {
   watchGroup,
 } from "../../src/viz/groupProgress.ts";
 import { inspectionFeed } from "../../src/viz/inspectionFeed.ts";
+import { stateChart } from "../../src/viz/stateChart.ts";
 
 const stops: (() => void)[] = [];
 afterEach(() => {
   for (const stop of stops.splice(0)) stop();
 });
+
+function chartOf(machine: AnyStateMachine) {
+  return chartLayout(stateChart(machine));
+}
 
 function report(state: string, ranks: GroupProgress["ranks"]): GroupProgress {
   return { format: GROUP_PROGRESS_FORMAT, deployment: "dep-abc", worldSize: 2, state, ranks };
@@ -130,6 +137,32 @@ describe("watchGroup", () => {
     expect(lines.at(-1)).toBe("stopping: exited exited");
   });
 
+  it("reports its teardown's state, nested states dotted", () => {
+    const reports: GroupProgress[] = [];
+    const inspect = watchGroup((p) => reports.push(structuredClone(p)));
+    const group = createActor(groupMachine, {
+      input: { deployment: "dep-abc", worldSize: 1 },
+      inspect,
+    }).start();
+    stops.push(() => group.stop());
+    expect(reports.at(-1)?.teardown).toBeUndefined();
+    const teardown = createActor(teardownMachine, {
+      input: { deployment: "dep-abc", stateDir: "/s", groups: [], pids: [], selfPid: 1 },
+      inspect,
+    }).start();
+    stops.push(() => teardown.stop());
+    expect(reports.at(-1)?.teardown).toBe("term");
+    // No rank left: on to the sweep, which reads the markers, then signals what they name.
+    teardown.send({ type: "TABLE", seq: 1, procs: [] });
+    expect(reports.at(-1)?.teardown).toBe("sweep.reading");
+    teardown.send({ type: "CANDIDATES", pids: [] });
+    expect(reports.at(-1)).toEqual({
+      ...report("reaping", []),
+      worldSize: 1,
+      teardown: "sweep.term",
+    });
+  });
+
   it("lists at most MAX_REPORTED_RANKS ranks of a large group", () => {
     const reports: GroupProgress[] = [];
     const inspect = watchGroup((p) => reports.push(p));
@@ -213,6 +246,8 @@ describe("readGroupProgress", () => {
 
   it("reads back what was sent", () => {
     expect(readGroupProgress(groupProgressMessage(good))).toEqual(good);
+    const stopping = { ...good, state: "stopping", teardown: "sweep.sweepAwaitTerm" };
+    expect(readGroupProgress(groupProgressMessage(stopping))).toEqual(stopping);
   });
 
   it("ignores other jobs' messages and anything not well formed", () => {
@@ -222,6 +257,9 @@ describe("readGroupProgress", () => {
       { ...good, deployment: "x".repeat(65) },
       { ...good, worldSize: -1 },
       { ...good, state: "<script>" },
+      { ...good, teardown: "sweep..reading" },
+      { ...good, teardown: "sweep.<b>" },
+      { ...good, teardown: 3 },
       { ...good, ranks: [{ rank: 0, phase: "ready", pid: 1.5 }] },
       { ...good, ranks: [{ rank: 0, phase: "ready", signal: "kill -9" }] },
       { ...good, ranks: [null] },
@@ -292,10 +330,40 @@ describe("groupFeed", () => {
     groups.report(report("launching", [{ rank: 0, phase: "loading", pid: 3 }]));
     groups.jobChanged("some-job", "completed");
     expect(events).toEqual([
-      { type: "group", id: "dep-abc", state: "launching", worldSize: 2 },
+      {
+        type: "group",
+        id: "dep-abc",
+        state: "launching",
+        worldSize: 2,
+        charts: [chartOf(groupMachine), chartOf(rankMachine)],
+      },
       { type: "rank", group: "dep-abc", rank: 0, phase: "spawning" },
       { type: "rank", group: "dep-abc", rank: 0, phase: "loading", pid: 3 },
     ]);
+  });
+
+  it("brings the teardown's chart with its first state, and each chart once", () => {
+    const events: DashboardEvent[] = [];
+    const groups = groupFeed((event) => events.push(event));
+    groups.report(report("running", [{ rank: 0, phase: "ready" }]));
+    groups.report({ ...report("stopping", [{ rank: 0, phase: "stopping" }]), teardown: "term" });
+    groups.report({ ...report("stopping", []), deployment: "dep-two", teardown: "sweep.reading" });
+    groups.report({ ...report("stopped", [{ rank: 0, phase: "exited" }]), teardown: "verified" });
+    const shown = events.filter((e) => e.type === "group");
+    expect(shown.map((e) => [e.id, e.state, e.teardown, e.charts?.map((c) => c.machine)])).toEqual([
+      ["dep-abc", "running", undefined, ["group", "rank"]],
+      ["dep-abc", "stopping", "term", ["teardown"]],
+      ["dep-two", "stopping", "sweep.reading", undefined],
+      ["dep-abc", "stopped", "verified", undefined],
+    ]);
+    const model = new DashboardModel();
+    for (const event of events) model.apply(0, event);
+    const state = model.snapshot();
+    expect(Object.keys(state.charts).sort()).toEqual(["group", "rank", "teardown"]);
+    expect(state.groups["dep-two"]?.teardown).toBe("sweep.reading");
+    // The page highlights `teardown.sweep` and `teardown.sweep.reading`: both are on the chart.
+    const ids = state.charts.teardown!.states.map((s) => s.id);
+    expect(ids).toEqual(expect.arrayContaining(["teardown.sweep", "teardown.sweep.reading"]));
   });
 });
 

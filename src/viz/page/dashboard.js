@@ -4,6 +4,8 @@
 const SVG = "http://www.w3.org/2000/svg";
 let state;
 let replay;
+// What the chart shows: { actor: id }, or a rank group's { group: id, part } where part is
+// "group", "teardown" or a rank's number.
 let selected;
 let drawPending = false;
 
@@ -134,7 +136,7 @@ function drawActors() {
   for (const actor of actors) {
     const row = body.insertRow();
     row.dataset.actor = actor.id;
-    if (actor.id === selected) row.classList.add("selected");
+    if (actor.id === selected?.actor) row.classList.add("selected");
     if (actor.status !== "active") row.classList.add("done");
     const job = actor.job ? `${actor.jobKind ? `${actor.jobKind} ` : ""}${actor.job}` : "";
     for (const value of [actor.label, actor.machine, leafName(actor), job]) {
@@ -152,11 +154,18 @@ function drawActors() {
       row.cells[2].appendChild(why);
       row.cells[2].title = `${leafName(actor)}: ${actor.closed}`;
     }
-    row.addEventListener("click", () => {
-      selected = actor.id;
-      draw();
-    });
+    pickOnClick(row, { actor: actor.id });
   }
+}
+
+/** Makes `el` select `what` for the chart when clicked, and marks it while it is selected. */
+function pickOnClick(el, what) {
+  el.classList.add("pickable");
+  if (JSON.stringify(what) === JSON.stringify(selected)) el.classList.add("selected");
+  el.addEventListener("click", () => {
+    selected = what;
+    draw();
+  });
 }
 
 function drawGroups() {
@@ -179,6 +188,8 @@ function drawGroups() {
     title.className = "group-title";
     const size = group.worldSize === undefined ? "" : `, ${group.worldSize} ranks`;
     title.textContent = `${group.id}${group.job ? ` (job ${group.job})` : ""}: ${group.state}${size}`;
+    title.title = "the group's state chart";
+    pickOnClick(title, { group: group.id, part: "group" });
     div.appendChild(title);
     for (const [rank, view] of Object.entries(group.ranks)) {
       const span = document.createElement("span");
@@ -188,12 +199,23 @@ function drawGroups() {
       const how =
         view.code !== undefined ? ` (code ${view.code})` : view.signal ? ` (${view.signal})` : "";
       span.textContent = `${rank}: ${view.phase}${how}`;
+      span.title = `rank ${rank}'s state chart`;
+      pickOnClick(span, { group: group.id, part: Number(rank) });
       if (view.pid !== undefined) {
         span.dataset.pid = String(view.pid);
         const pid = document.createElement("small");
         pid.textContent = ` · pid ${view.pid}`;
         span.appendChild(pid);
       }
+      div.appendChild(span);
+    }
+    if (group.teardown) {
+      const span = document.createElement("span");
+      span.className = "teardown";
+      span.dataset.teardown = group.teardown;
+      span.textContent = `teardown: ${group.teardown}`;
+      span.title = "the teardown's state chart";
+      pickOnClick(span, { group: group.id, part: "teardown" });
       div.appendChild(span);
     }
     root.appendChild(div);
@@ -230,10 +252,46 @@ function drawThroughput() {
   root.setAttribute("viewBox", `0 0 ${w} ${h + 18}`);
 }
 
+/**
+ * What the chart shows for the selection: its title, machine, active state ids (outermost
+ * first) and current state. A rank group's machines run where its rank job runs: their
+ * states come in the group's reports (a state, or a dotted path for a nested one).
+ */
+function chartView() {
+  if (selected?.actor !== undefined) {
+    const actor = state.actors[selected.actor];
+    return (
+      actor && {
+        title: `${actor.label} (${actor.machine})`,
+        machine: actor.machine,
+        states: actor.states,
+        now: leafName(actor),
+      }
+    );
+  }
+  const group = selected && state.groups[selected.group];
+  if (!group) return undefined;
+  const view = (title, machine, path) => {
+    const keys = path.split(".");
+    return {
+      title: `${title} (${machine})`,
+      machine,
+      states: keys.map((_, i) => [machine, ...keys.slice(0, i + 1)].join(".")),
+      now: path,
+    };
+  };
+  if (selected.part === "group") return view(group.id, "group", group.state);
+  if (selected.part === "teardown") {
+    return group.teardown && view(`teardown of ${group.id}`, "teardown", group.teardown);
+  }
+  const rank = group.ranks[selected.part];
+  return rank && view(`rank ${selected.part} of ${group.id}`, "rank", rank.phase);
+}
+
 function drawChart() {
   const root = $("chart");
   root.replaceChildren();
-  const actor = state.actors[selected];
+  const actor = chartView();
   const list = $("handlers");
   list.replaceChildren();
   if (!actor) {
@@ -241,7 +299,8 @@ function drawChart() {
     return;
   }
   const chart = state.charts[actor.machine];
-  $("chart-title").textContent = `${actor.label} (${actor.machine}): ${leafName(actor)}`;
+  $("chart-title").textContent = `${actor.title}: ${actor.now}`;
+  root.dataset.machine = actor.machine;
   if (!chart) return;
   const active = new Set(actor.states);
   const defs = svg("defs", {}, root);
@@ -309,7 +368,7 @@ function connect() {
     }
     if (!state) return;
     // The coordinator's chart until another actor is picked, whenever the coordinator appears.
-    if (!selected && state.actors.coordinator) selected = "coordinator";
+    if (!selected && state.actors.coordinator) selected = { actor: "coordinator" };
     scheduleDraw();
   };
   // baton closes with why (1001, "baton stopped serving the dashboard"); a cut has no reason.
