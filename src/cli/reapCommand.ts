@@ -20,12 +20,14 @@ const REAP_USAGE = `usage: baton reap [--state-dir DIR] [options]
 Finds the deployments in the state directory whose launcher is dead (its pid is gone, or its
 lease is stale or another launcher's), stops their ranks with a verified teardown, and
 removes their manifests. Deployments with a live launcher are left alone. \`baton launch\`
-does this too, every time it starts.
+does this too, every time it starts. The report (a line per deployment: reaped and why,
+live, another machine's or user's, NOT reaped and why) goes to stdout; warnings and errors
+to stderr.
 
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
   --ssh-config FILE ssh_config file for reaching the ssh hosts of remote ranks
-  --json            print the report as JSON on stdout: { stateDir, stateDirExists, reaped,
+  --json            print the report as JSON instead: { stateDir, stateDirExists, reaped,
                     live, failed, foreign, otherUsers }
   --log-level L     ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help        this help
@@ -94,7 +96,9 @@ export async function reapCommand(argv: string[]): Promise<number> {
       })}\n`,
     );
   } else {
-    const say = (line: string) => process.stderr.write(`baton reap: ${line}\n`);
+    // The report is the command's output, as baton status's table is: stdout. Stderr is for
+    // its log's warnings and for an error that stops it; the exit code says if a reap failed.
+    const say = (line: string) => process.stdout.write(`${line}\n`);
     for (const { deployment, why, teardown } of report.reaped) {
       say(`${deployment}: reaped (${why}); verified in ${teardown.elapsedMs} ms`);
     }

@@ -176,9 +176,11 @@ describe("baton launch", () => {
       const reaped = await startBaton(["reap", "--state-dir", dir]).exit;
       expect(reaped.code).toBe(0);
       // The loop's pid file beside the deployment is not one: passed over.
-      expect(reaped.stderr).toMatch(
-        /^baton reap: dep-[a-z0-9]{12}: reaped \(launcher pid \d+ is gone\); verified in \d+ ms\n$/,
+      // The report on stdout, as baton status's table; nothing on stderr.
+      expect(reaped.stdout).toMatch(
+        /^dep-[a-z0-9]{12}: reaped \(launcher pid \d+ is gone\); verified in \d+ ms\n$/,
       );
+      expect(reaped.stderr).toBe("");
     } finally {
       stopLoop();
       // The loop's last child, if the reap did not get to it: by pid, found by this test's
@@ -563,7 +565,7 @@ describe("baton reap", () => {
         phase: "reused",
       });
       const reaped = await startBaton(["reap", "--state-dir", dir, "--grace-ms", "200"]).exit;
-      expect(reaped.stderr).toMatch(/reaped \(launcher pid \d+ is gone\); verified/);
+      expect(reaped.stdout).toMatch(/reaped \(launcher pid \d+ is gone\); verified/);
       expect(reaped.code).toBe(0);
       expect(alive(tail.pid)).toBe(true);
     } finally {

@@ -393,7 +393,7 @@ describe("the reaper", () => {
       } else {
         const reap = startBaton(["reap", "--state-dir", dir, "--grace-ms", "300"]);
         const result = await reap.exit;
-        expect(result.stderr).toContain("orphaned: reaped (launcher pid");
+        expect(result.stdout).toContain("orphaned: reaped (launcher pid");
         expect(result.code).toBe(0);
       }
       for (const pid of orphans) expect(alive(pid)).toBe(false);
