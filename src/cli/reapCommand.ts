@@ -77,23 +77,27 @@ export async function reapCommand(argv: string[]): Promise<number> {
   });
   if (values.json) {
     process.stdout.write(
-      `${JSON.stringify({
-        stateDir,
-        stateDirExists: exists,
-        reaped: report.reaped.map(({ deployment, why, teardown }) => ({
-          deployment,
-          why,
-          elapsedMs: teardown.elapsedMs,
-          swept: teardown.swept,
-        })),
-        live: report.live,
-        failed: report.failed.map(({ deployment, error }) => ({
-          deployment,
-          error: error.message,
-        })),
-        foreign: report.foreign,
-        otherUsers: report.otherUsers,
-      })}\n`,
+      `${JSON.stringify(
+        {
+          stateDir,
+          stateDirExists: exists,
+          reaped: report.reaped.map(({ deployment, why, teardown }) => ({
+            deployment,
+            why,
+            elapsedMs: teardown.elapsedMs,
+            swept: teardown.swept,
+          })),
+          live: report.live,
+          failed: report.failed.map(({ deployment, error }) => ({
+            deployment,
+            error: error.message,
+          })),
+          foreign: report.foreign,
+          otherUsers: report.otherUsers,
+          // An unknown value (the owner nobody could tell) is null, as in baton status: every key stays.
+        },
+        (_, value) => value ?? null,
+      )}\n`,
     );
   } else {
     // The report is the command's output, as baton status's table is: stdout. Stderr is for

@@ -125,7 +125,9 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       // A file of the user's beside the deployments, not a deployment directory.
       if ((error as NodeJS.ErrnoException).code === "ENOTDIR") continue;
       if (isPermissionDenied(error)) {
-        const owner = await ownerName(files, (error as NodeJS.ErrnoException).path ?? paths.dir);
+        // The file refused, else its directory: in a 0700 one, the file cannot even be looked at.
+        const refused = (error as NodeJS.ErrnoException).path ?? paths.dir;
+        const owner = (await ownerName(files, refused)) ?? (await ownerName(files, paths.dir));
         report.otherUsers.push({ deployment, owner });
         continue;
       }

@@ -3,7 +3,7 @@
  * fills with files, whose pids are processes the test starts (live) or started and let exit
  * (dead). Every process still running when a test ends is SIGKILLed by pid.
  */
-import { mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -495,6 +495,24 @@ describe("baton status", () => {
           `may not list the state dir ${join(dir, "run")}: a directory above it is closed to this user; run the command as the user who launched there, or give --state-dir`,
         );
       }
+    },
+  );
+
+  it.runIf(process.getuid?.() === 0)(
+    "baton reap as another user in a shared state dir names the owner of a 0700 deployment, in the report and --json",
+    async () => {
+      const dir = await stateDir();
+      await chmod(dir, 0o755);
+      const deployment = "dep-theirs000000";
+      await writeDeployment(dir, deployment, await deadPid(), [], 1_000);
+      await chmod(join(dir, deployment), 0o700);
+      const [text, json] = await Promise.all([
+        startBaton(["reap", "--state-dir", dir], { uid: 65534 }).exit,
+        startBaton(["reap", "--state-dir", dir, "--json"], { uid: 65534 }).exit,
+      ]);
+      expect(text.stdout).toBe(`${deployment}: root's, left alone\nnothing to reap in ${dir}\n`);
+      expect(text.code).toBe(0);
+      expect(JSON.parse(json.stdout).otherUsers).toEqual([{ deployment, owner: "root" }]);
     },
   );
 

@@ -252,6 +252,25 @@ describe("reapDeployments", () => {
     expect(await files.read(manifest)).toBeDefined();
   });
 
+  it("names the owner of another user's 0700 deployment by its directory, whose files cannot even be looked at", async () => {
+    const w = world();
+    const r = rank(w, "dep-closed");
+    await writeDeployment(w, "dep-closed", { pid: 4242, token: "t" }, [
+      { pid: r.pid, pgid: r.pid },
+    ]);
+    const { manifest } = deploymentPaths(w.stateDir, "dep-closed");
+    const denying = filesDenying((path) => path === manifest);
+    const report = await reap(w, {
+      ...denying,
+      owner: async (path) => {
+        if (path === manifest) throw Object.assign(new Error("EACCES"), { code: "EACCES" });
+        return denying.owner(path);
+      },
+    });
+    const owner = process.getuid?.() === 0 ? "root" : expect.any(String);
+    expect(report.otherUsers).toEqual([{ deployment: "dep-closed", owner }]);
+  });
+
   it("never signals a group a stranger joined; the members that carry the deployment go by pid", async () => {
     const w = world();
     const leader = rank(w, "mixed");
