@@ -28,7 +28,8 @@ to stderr.
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
   --ssh-config FILE ssh_config file for reaching the ssh hosts of remote ranks
   --json            print the report as JSON instead: { stateDir, stateDirExists, reaped,
-                    live, failed, foreign, otherUsers }
+                    live, failed, foreign, otherUsers }; each reaped: { deployment, why,
+                    elapsedMs, swept, stoppedRanks }
   --log-level L     ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help        this help
 
@@ -81,11 +82,12 @@ export async function reapCommand(argv: string[]): Promise<number> {
         {
           stateDir,
           stateDirExists: exists,
-          reaped: report.reaped.map(({ deployment, why, teardown }) => ({
+          reaped: report.reaped.map(({ deployment, why, stopped, teardown }) => ({
             deployment,
             why,
             elapsedMs: teardown.elapsedMs,
             swept: teardown.swept,
+            stoppedRanks: stopped,
           })),
           live: report.live,
           failed: report.failed.map(({ deployment, error }) => ({
@@ -103,8 +105,12 @@ export async function reapCommand(argv: string[]): Promise<number> {
     // The report is the command's output, as baton status's table is: stdout. Stderr is for
     // its log's warnings and for an error that stops it; the exit code says if a reap failed.
     const say = (line: string) => process.stdout.write(`${line}\n`);
-    for (const { deployment, why, teardown } of report.reaped) {
-      say(`${deployment}: reaped (${why}); verified in ${teardown.elapsedMs} ms`);
+    for (const { deployment, why, stopped, teardown } of report.reaped) {
+      const ranks =
+        stopped.length === 0
+          ? ""
+          : `; stopped rank${stopped.length === 1 ? "" : "s"} ${stopped.join(", ")} (still running)`;
+      say(`${deployment}: reaped (${why})${ranks}; verified in ${teardown.elapsedMs} ms`);
     }
     for (const { deployment, pid } of report.live) say(`${deployment}: live (launcher pid ${pid})`);
     for (const { deployment, host } of report.foreign)

@@ -60,7 +60,13 @@ export interface ReapOptions {
 /** What one pass of the reaper found and did, per deployment with a manifest or a stale lease. */
 export interface ReapReport {
   /** Deployments whose launcher was dead: torn down, verified, their files removed. */
-  reaped: { deployment: string; why: string; teardown: TeardownReport }[];
+  reaped: {
+    deployment: string;
+    why: string;
+    /** The local ranks still running as the reap began, which it stopped (by rank number). */
+    stopped: number[];
+    teardown: TeardownReport;
+  }[];
   /** Deployments whose launcher is alive: left alone. */
   live: { deployment: string; pid: number }[];
   /** Deployments that could not be reaped: their manifest stays and blocks their name. */
@@ -217,7 +223,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
         });
       }
       await clearDeployment(files, paths);
-      report.reaped.push({ deployment, why, teardown });
+      report.reaped.push({ deployment, why, stopped: running, teardown });
     } catch (error) {
       report.failed.push({ deployment, error: error as Error });
     }
