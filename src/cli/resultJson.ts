@@ -28,7 +28,16 @@ export function* resultJson(result: RunResult): Generator<string> {
   yield "]}\n";
 }
 
-function jobJson(o: JobOutcome): object {
+/**
+ * One job's outcome as `baton run --json` writes it (and `baton sim --seed S --json`, in
+ * its `outcomes`): times rounded to whole ms, and empty fields left out.
+ *
+ * @example
+ * ```ts
+ * jobJson(result.get(answer)); // { id: "3f2a…", kind: "double", status: "completed", attempts: 1, cached: false, value: 42, … }
+ * ```
+ */
+export function jobJson(o: JobOutcome): object {
   return {
     id: o.id,
     kind: o.kind,

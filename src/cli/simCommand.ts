@@ -29,6 +29,7 @@ import {
 } from "../sim/simulateSeeds.ts";
 import { LiveLine } from "./liveLine.ts";
 import { negativeValues } from "./negativeValues.ts";
+import { jobJson } from "./resultJson.ts";
 import { SeedsProgress } from "./seedsProgress.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
@@ -66,7 +67,8 @@ takes it (README: Simulation).
                          leaves out its last events, which the trace ends with)
   --no-shrink            do not minimise a failure (GRAPH's jobs stay: its workers and
                          faults shrink)
-  --json                 print one JSON object per seed
+  --json                 print one JSON object per seed (one seed's has each job's outcome,
+                         its value or error, as outcomes)
   --ui                   with --replay S: open the dashboard on the seed's recorded trace (a
                          time slider and step buttons) until Ctrl-C; not with --json or
                          --check-determinism
@@ -274,7 +276,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       lastDone = result.seed;
       if (!result.ok) failures++;
       if (output.json) {
-        process.stdout.write(`${JSON.stringify(jsonOf(result, settings, output))}\n`);
+        process.stdout.write(`${JSON.stringify(jsonOf(result, settings, output, !many))}\n`);
         continue;
       }
       if (output.trace) writeAbove(live, `${result.trace.join("\n")}\n`);
@@ -465,13 +467,16 @@ function outputFlags(output: Output): string {
 /**
  * A seed's line of `--json`: its result with the fault plan as a fault list, with the whole
  * trace under `--trace` (never as lines of its own, which no JSON reader takes), and for a
- * failure its last events and the command that replays it.
+ * failure its last events and the command that replays it. One seed's (`--seed S`,
+ * `--replay S`) has each job's outcome too, as `baton run --json` has them: what your
+ * handlers returned (a range's lines leave them out: a seed's graph of jobs each).
  */
-function jsonOf(r: SimulationResult, s: Settings, output: Output) {
-  const { trace, ...summary } = r;
+function jsonOf(r: SimulationResult, s: Settings, output: Output, one: boolean) {
+  const { trace, outcomes, ...summary } = r;
   return {
     ...summary,
     faults: formatFaults(r.faults),
+    ...(one && outcomes && { outcomes: [...outcomes.values()].map(jobJson) }),
     ...(!r.ok && { lastEvents: trace.slice(-LAST_EVENTS), replay: replayCommand(r, s) }),
     ...(output.trace && { trace }),
   };

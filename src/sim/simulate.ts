@@ -123,6 +123,22 @@ export interface SimulationResult {
   /** The run's result, when it finished. */
   counts?: RunResult["counts"];
   /**
+   * Every job's outcome, when the run finished, by job id, as `engine.run`'s `RunResult.jobs`
+   * has them: what each of your handlers returned (`value`), or why its job failed, was
+   * skipped or was cancelled, its attempts and the workers it lost. Plain data, as the whole
+   * result is (it crosses threads). `baton sim --seed S --json` prints it as `outcomes`.
+   *
+   * @example
+   * ```ts
+   * const parse = job("parse", null, { after: [job("fetch", 1)] });
+   * const handlers = { fetch: (n: number) => n, parse: () => 2 };
+   * const report = await simulate({ seed: 1, graph: [parse], handlers, ranks: false });
+   * const parsed = [...(report.outcomes?.values() ?? [])].find((o) => o.kind === "parse");
+   * if (parsed?.value !== 2) throw new Error(`parse returned ${JSON.stringify(parsed?.value)}`);
+   * ```
+   */
+  outcomes?: RunResult["jobs"];
+  /**
    * The jobs that failed, when the run finished, with why: a failed job breaks no invariant
    * (a seed whose handler throws passes), so this is where your handlers' errors show.
    */
@@ -340,7 +356,11 @@ class Simulation {
       virtualMs: clock.now(),
       wallMs: performance.now() - this.started,
       steps: this.steps,
-      ...(this.result && { counts: this.result.counts, failed: failedJobs(this.result) }),
+      ...(this.result && {
+        counts: this.result.counts,
+        outcomes: this.result.jobs,
+        failed: failedJobs(this.result),
+      }),
     };
   }
 

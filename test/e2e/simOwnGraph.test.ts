@@ -82,6 +82,27 @@ describe("baton sim on a graph of your own", () => {
     expect(failed.replay).toContain(`baton sim ${OWN.join(" ")} --replay ${failed.seed} `);
   });
 
+  it("prints what each job returned in one seed's --json, and not in a range's", async () => {
+    const one = await sim(...OWN, "--seed", "1", "--workers", "2", "--json");
+    expect(one.stderr).toBe("");
+    expect(one.code).toBe(0);
+    const { outcomes } = JSON.parse(one.stdout) as {
+      outcomes: { kind: string; status: string; value: unknown }[];
+    };
+    expect(outcomes.map(({ kind, status, value }) => [kind, status, value])).toEqual([
+      ["fetch", "completed", 1],
+      ["fetch", "completed", 2],
+      ["fetch", "completed", 3],
+      ["fetch", "completed", 4],
+      ["merge", "completed", 10],
+    ]);
+    const range = await sim(...OWN, "--seeds", "1..2", "--workers", "2", "--json");
+    expect(range.code).toBe(0);
+    for (const line of range.stdout.trim().split("\n")) {
+      expect(JSON.parse(line)).not.toHaveProperty("outcomes");
+    }
+  });
+
   it.each([
     [
       [`${F}/nope.ts`, "--handlers", `${F}/simOwn.sim.ts`],

@@ -47,6 +47,15 @@ describe("simulate", () => {
     });
     expect(report.ok).toBe(true);
     expect(report.counts?.completed).toBe(2);
+    // What each handler returned, per job, as engine.run's result has it.
+    const outcomes = [...(report.outcomes?.values() ?? [])];
+    expect(
+      outcomes.map(({ kind, status, value, attempts }) => ({ kind, status, value, attempts })),
+    ).toEqual([
+      { kind: "fetch", status: "completed", value: 21, attempts: 1 },
+      { kind: "double", status: "completed", value: 42, attempts: 1 },
+    ]);
+    expect([...report.outcomes!.keys()]).toEqual(outcomes.map((outcome) => outcome.id));
     expect(report.virtualMs).toBeGreaterThanOrEqual(3_600_000);
     expect(report.wallMs).toBeLessThan(report.virtualMs);
     expect(events).toEqual([...report.trace]);
