@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
@@ -424,7 +425,9 @@ function verdict(r: SimulationResult): string {
 function command(seeds: string, s: Settings, jobs: number, workers: number, faults?: Fault[]) {
   const parts = ["baton sim"];
   if (s.modules !== undefined) {
-    parts.push(quoted(s.modules.graph), `--handlers ${quoted(s.modules.handlers)}`, seeds);
+    // Absolute: a replay command is pasted from wherever the person is, often another folder.
+    const { graph, handlers } = s.modules;
+    parts.push(quoted(resolve(graph)), `--handlers ${quoted(resolve(handlers))}`, seeds);
   } else parts.push(seeds, `--jobs ${jobs}`);
   parts.push(`--workers ${workers}`);
   const plan = faults ?? s.faults;
@@ -437,9 +440,14 @@ function command(seeds: string, s: Settings, jobs: number, workers: number, faul
   return parts.join(" ");
 }
 
-/** `path` as a word of a command line: quoted when it has a space. */
+/**
+ * `path` as one word of a shell command line: as it is when it holds only characters no shell
+ * reads, else in double quotes, with `"`, `$`, `` ` `` and `\` escaped (a space was quoted,
+ * but a `$` in a folder's name was expanded by the shell the command was pasted into).
+ */
 function quoted(path: string): string {
-  return /\s/.test(path) ? `"${path}"` : path;
+  if (/^[\w@%+=:,./-]+$/.test(path)) return path;
+  return `"${path.replace(/["$`\\]/g, "\\$&")}"`;
 }
 
 /**

@@ -3,14 +3,32 @@
  * ranges on several threads (each importing the modules itself), a failure's replay command
  * that carries the modules and replays it, and clear refusals (exit 2) of what cannot run.
  */
-import { afterEach, describe, expect, it } from "vitest";
-import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 
-afterEach(stopBatons);
+/** Shells a test started: killed by pid if still running when it ends. */
+const shells: ChildProcess[] = [];
+afterEach(() => {
+  stopBatons();
+  for (const shell of shells.splice(0)) {
+    if (shell.exitCode === null && shell.signalCode === null) shell.kill("SIGKILL");
+  }
+});
+/** Folders a test made, removed at the end. */
+const folders: string[] = [];
+afterAll(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
 
 const sim = (...args: string[]) => startBaton(["sim", ...args]).exit;
 const F = "test/fixtures";
 const OWN = [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwn.sim.ts`];
+/** OWN as a replay command prints it: absolute, so that it replays from any folder. */
+const OWN_ABSOLUTE = `${join(ROOT, F, "simOwn.graph.ts")} --handlers ${join(ROOT, F, "simOwn.sim.ts")}`;
 
 /** The arguments of a printed `baton sim ...` command line (quotes removed). */
 function argsOf(command: string): string[] {
@@ -42,7 +60,7 @@ describe("baton sim on a graph of your own", () => {
     expect(verdicts(traced.stdout)).toEqual([verdicts(one.stdout)[0]]);
   });
 
-  it("prints a replay command with the graph and handlers that replays the failure, and shrinks only workers and faults", async () => {
+  it("prints a replay command with the graph and handlers (absolute) that replays the failure from another folder, and shrinks only workers and faults", async () => {
     const exit = await sim(...OWN, "--seed", "0", "--workers", "3", "--plant", "lease-running-job");
     expect(exit.stderr).toBe("");
     expect(exit.code).toBe(1);
@@ -50,9 +68,10 @@ describe("baton sim on a graph of your own", () => {
     expect(failed).toMatch(/^seed 0: FAIL invariant 1 /);
     const replay = /^replay: (baton sim .*)$/m.exec(exit.stdout)![1]!;
     expect(replay).toBe(
-      `baton sim ${OWN.join(" ")} --replay 0 --workers 3 --faults default --plant lease-running-job --trace`,
+      `baton sim ${OWN_ABSOLUTE} --replay 0 --workers 3 --faults default --plant lease-running-job --trace`,
     );
-    const replayed = await sim(...argsOf(replay));
+    // Pasted in another folder than the one the seed failed in, as a person often does.
+    const replayed = await startBaton(["sim", ...argsOf(replay)], { cwd: tmpdir() }).exit;
     expect(replayed.stderr).toBe("");
     expect(replayed.code).toBe(1);
     expect(verdicts(replayed.stdout)).toEqual([failed]);
@@ -60,11 +79,55 @@ describe("baton sim on a graph of your own", () => {
     const small = /^smallest reproducer \(\d+ simulations\): (baton sim .*)$/m.exec(
       exit.stdout,
     )![1]!;
-    expect(small).toMatch(new RegExp(`^baton sim ${OWN.join(" ")} --replay 0 --workers [123] `));
+    expect(small).toMatch(new RegExp(`^baton sim ${OWN_ABSOLUTE} --replay 0 --workers [123] `));
     expect(small).not.toMatch(/--jobs/);
     const smaller = await sim(...argsOf(small));
     expect(smaller.code).toBe(1);
     expect(smaller.stdout).toMatch(/^seed 0: FAIL invariant 1 /m);
+  });
+
+  it("prints a replay command that a shell runs from another folder, whatever the modules' folder is called", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "baton-sim-")), "my $HOME copy");
+    folders.push(dirname(dir));
+    mkdirSync(dir);
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
+    for (const name of ["simOwn.graph.ts", "simOwn.sim.ts"]) {
+      const source = readFileSync(join(ROOT, F, name), "utf8");
+      writeFileSync(join(dir, name), source.replace("../../src/index.ts", "baton"));
+    }
+    const typed = ["simOwn.graph.ts", "--handlers", "simOwn.sim.ts"];
+    const failing = [
+      "--seed",
+      "0",
+      "--workers",
+      "3",
+      "--plant",
+      "lease-running-job",
+      "--no-shrink",
+    ];
+    const exit = await startBaton(["sim", ...typed, ...failing], { cwd: dir }).exit;
+    expect(exit.code).toBe(1);
+    const replay = /^replay: baton sim (.*)$/m.exec(exit.stdout)![1]!;
+    const quoted = (name: string) => `"${join(dir, name).replace("$", "\\$")}"`;
+    expect(replay).toBe(
+      `${quoted("simOwn.graph.ts")} --handlers ${quoted("simOwn.sim.ts")} --replay 0 --workers 3 --faults default --plant lease-running-job --trace`,
+    );
+    // `exec`: the shell becomes the command, so the pid killed is the command's.
+    const shell = spawn(
+      "sh",
+      ["-c", `exec "${process.execPath}" "${ROOT}/bin/baton.js" sim ${replay}`],
+      {
+        cwd: tmpdir(),
+      },
+    );
+    shells.push(shell);
+    let out = "";
+    shell.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      out += chunk;
+    });
+    const code = await new Promise((resolve) => shell.on("close", resolve));
+    expect(code).toBe(1);
+    expect(verdicts(out)).toEqual(verdicts(exit.stdout));
   });
 
   it("carries the modules in --json's replay command", async () => {
@@ -79,7 +142,7 @@ describe("baton sim on a graph of your own", () => {
       .map((line) => JSON.parse(line));
     expect(lines.map((line) => line.seed)).toEqual([0, 1]);
     const failed = lines.find((line) => !line.ok);
-    expect(failed.replay).toContain(`baton sim ${OWN.join(" ")} --replay ${failed.seed} `);
+    expect(failed.replay).toContain(`baton sim ${OWN_ABSOLUTE} --replay ${failed.seed} `);
   });
 
   it("prints what each job returned in one seed's --json, and not in a range's", async () => {

@@ -5,13 +5,17 @@
  * the seed and the command that replays it. About 30 ms of CPU per seed here (a minute for
  * the 2,000); the timeout leaves room for a machine shared with other work.
  */
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type FaultProfile, formatFaults } from "../../src/sim/faultPlan.ts";
 import { simulate } from "../../src/sim/simulate.ts";
+import { ROOT } from "../fixtures/batonCli.ts";
 
 const SEEDS = Number(process.env.BATON_SIM_SEEDS ?? 2000);
 const JOBS = 8;
 const WORKERS = 3;
+/** The command's path in a failure's replay command: absolute, to paste from any folder. */
+const BATON = join(ROOT, "bin", "baton.js");
 const RUNS: [FaultProfile, number][] = [
   ["default", SEEDS],
   ["heavy", Math.ceil(SEEDS / 5)],
@@ -27,7 +31,7 @@ describe("the whole system under faults", () => {
         const r = await simulate({ seed, jobs: JOBS, workers: WORKERS, faults });
         if (!r.ok) {
           failures.push(
-            `seed ${seed}: ${r.violation!.message}\n  faults: ${formatFaults(r.faults)}\n  replay: node bin/baton.js sim --replay ${seed} --jobs ${JOBS} --workers ${WORKERS} --faults ${faults} --trace`,
+            `seed ${seed}: ${r.violation!.message}\n  faults: ${formatFaults(r.faults)}\n  replay: node ${BATON} sim --replay ${seed} --jobs ${JOBS} --workers ${WORKERS} --faults ${faults} --trace`,
           );
         }
       }
