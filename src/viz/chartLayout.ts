@@ -11,6 +11,8 @@ export interface LaidOutState {
   h: number;
   /** Nesting depth (top-level states are 1). */
   depth: number;
+  /** How wide its name may be drawn: inside its box, or a compound's title in its place. */
+  room: number;
 }
 
 /** An arrow from one box to another, with the events that take it. */
@@ -27,6 +29,8 @@ export interface LaidOutEdge {
   labelY: number;
   /** Where the label sits against (labelX, labelY): centred, or starting there. */
   anchor: "middle" | "start";
+  /** How wide the label may be drawn: the place kept free for it, from an estimate of its width. */
+  room: number;
 }
 
 /** A machine's chart, ready to draw as SVG: boxes, arrows, and what each state handles in place. */
@@ -54,6 +58,11 @@ const LINE = 13;
 const LOOP = 26;
 /** Labels longer than this are cut (the whole label is the arrow's tooltip). */
 const LABEL_CHARS = 34;
+/** Where a compound state's name starts, from its box's left side, and its font against a label's. */
+const TITLE_X = 8;
+const TITLE_SCALE = 1.1;
+/** Space kept on either side of a state's name inside its box. */
+const NAME_PAD = 4;
 
 interface Box {
   w: number;
@@ -159,6 +168,7 @@ export function chartLayout(chart: StateChart): ChartLayout {
   const position = (state: ChartState, x: number, y: number, depth: number) => {
     const box = boxes.get(state.id)!;
     if (depth > 0) {
+      const compound = state.type === "compound" || state.type === "parallel";
       const laid = {
         id: state.id,
         key: state.key,
@@ -168,6 +178,7 @@ export function chartLayout(chart: StateChart): ChartLayout {
         w: box.w,
         h: box.h,
         depth,
+        room: compound ? titleWidth(state.key) : box.w - 2 * NAME_PAD,
       };
       states.push(laid);
       absolute.set(state.id, laid);
@@ -219,7 +230,7 @@ export function chartLayout(chart: StateChart): ChartLayout {
   // have the least room beside them, are labelled first.
   const taken: Rect[] = states.map((s) =>
     s.type === "compound" || s.type === "parallel"
-      ? { x: s.x + 6, y: s.y + 3, w: textWidth(s.key) * 1.1 + 6, h: 16 }
+      ? { x: s.x + TITLE_X - 2, y: s.y + 3, w: s.room + 4, h: 16 }
       : { x: s.x, y: s.y, w: s.w, h: s.h },
   );
   const placed = new Map<Arrow, ReturnType<typeof placeLabel>>();
@@ -236,6 +247,7 @@ export function chartLayout(chart: StateChart): ChartLayout {
       labelX: r(at.x),
       labelY: r(at.y),
       anchor: at.anchor,
+      room: r(at.rect.w),
     };
   });
   const right = Math.max(rootBox.w, ...taken.map((t) => t.x + t.w));
@@ -397,9 +409,16 @@ function placeLabel(
   return { ...chosen, rect: rectOf(chosen) };
 }
 
+/** How wide a compound state's name may be: its text at the page's 11 px. */
+function titleWidth(key: string): number {
+  return textWidth(key) * TITLE_SCALE + 2;
+}
+
 /**
- * About how wide a text is at the page's 10 px (wider rather than narrower): capitals,
- * digits and `_` about 6.6 px, lower case 5.4, the rest (spaces, commas, brackets) 3.4.
+ * About how wide a text is at the page's 10 px: capitals, digits and `_` about 6.6 px, lower
+ * case 5.4, the rest (spaces, commas, brackets) 3.4. An estimate: a browser's font may draw
+ * it wider (DejaVu Sans, Linux's usual one, up to 6 % wider, a serif or monospaced one 13 %),
+ * so the page squeezes a text into its `room` when it measures it wider.
  */
 function textWidth(text: string): number {
   let width = 4;

@@ -55,6 +55,46 @@ function graph() {
   return [...fetches, ...parses, report, gate];
 }
 
+/**
+ * The texts of `machine`'s drawn chart wider than the room its layout kept for them (a
+ * state's name inside its box or its title's place, a label in the place kept free for it),
+ * as measured by the browser's font (its length, ending where its box ends: Chromium's box
+ * of a text starts a pixel before it), with half a pixel of slack.
+ */
+async function outsideRooms(page: Page, machine: string): Promise<string[]> {
+  await page.waitForFunction(
+    (m) => document.querySelector("#chart")?.getAttribute("data-machine") === m,
+    machine,
+  );
+  const layout = chartLayout(stateChart(machineCatalog[machine as keyof typeof machineCatalog]));
+  const rooms = [
+    ...layout.states.map((s) =>
+      s.type === "compound" || s.type === "parallel"
+        ? { what: s.key, from: s.x + 8, to: s.x + 8 + s.room }
+        : { what: s.key, from: s.x + s.w / 2 - s.room / 2, to: s.x + s.w / 2 + s.room / 2 },
+    ),
+    ...layout.edges.map((e) => {
+      const from = e.anchor === "middle" ? e.labelX - e.room / 2 : e.labelX;
+      return { what: e.text, from, to: from + e.room };
+    }),
+  ];
+  return page.evaluate((rooms) => {
+    const texts = [
+      ...document.querySelectorAll("#chart g.state text"),
+      ...document.querySelectorAll("#chart text.edge-label"),
+    ] as SVGTextElement[];
+    if (texts.length !== rooms.length) return [`${texts.length} texts for ${rooms.length} rooms`];
+    return rooms.flatMap((room, i) => {
+      const box = texts[i]!.getBBox();
+      const to = box.x + box.width;
+      const from = to - texts[i]!.getComputedTextLength();
+      const inside = from >= room.from - 0.5 && to <= room.to + 0.5;
+      const drawn = `"${texts[i]!.firstChild?.textContent}" at ${from.toFixed(1)} to ${to.toFixed(1)}`;
+      return inside ? [] : [`${drawn}, room ${room.from.toFixed(1)} to ${room.to.toFixed(1)}`];
+    });
+  }, rooms);
+}
+
 /** The states the chart highlights, once it has drawn some. */
 async function activeStates(page: Page): Promise<string[]> {
   await page.waitForSelector("#chart g.state.active");
@@ -383,6 +423,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
         (n) => document.querySelector("#chart-title")?.textContent === `${n} (${n}): active`,
         name,
       );
+      expect(await outsideRooms(page, name), name).toEqual([]);
       // What the page drew, measured by Chromium: every text and every state's box.
       const clashes = await page.evaluate(() => {
         const box = (el: Element) => (el as SVGGraphicsElement).getBBox();
@@ -420,6 +461,19 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
         return found;
       });
       expect(clashes, name).toEqual([]);
+    }
+    // A font wider than the layout's estimate (a serif one, bold) squeezes into the same room.
+    await page.evaluate(() => {
+      const chart = document.querySelector<SVGSVGElement>("#chart")!;
+      chart.style.fontFamily = '"DejaVu Serif"';
+      chart.style.fontWeight = "bold";
+    });
+    for (const name of Object.keys(machineCatalog)) {
+      await page.click(
+        `#actors tr[data-actor="${name === "connection" ? "group" : "connection"}"]`,
+      );
+      await page.click(`#actors tr[data-actor="${name}"]`);
+      expect(await outsideRooms(page, name), `${name} in DejaVu Serif`).toEqual([]);
     }
     await page.click('#actors tr[data-actor="connection"]');
     await (await page.$("#chart-panel"))!.screenshot({

@@ -41,6 +41,45 @@ describe("chartLayout", () => {
     },
   );
 
+  it.each(Object.entries(machineCatalog) as [string, AnyStateMachine][])(
+    "%s: each text's room is free of every other text's room and of every state's box",
+    (_, machine) => {
+      const layout = chartLayout(stateChart(machine));
+      // A label's text is drawn 10 px above to 3 px below its baseline; the page keeps each
+      // text within its room, squeezing it when the browser's font draws it wider.
+      const labels = layout.edges.map((e) => ({
+        what: e.text,
+        x: e.anchor === "middle" ? e.labelX - e.room / 2 : e.labelX,
+        y: e.labelY - 10,
+        w: e.room,
+        h: 13,
+      }));
+      const boxes = layout.states.map((s) =>
+        s.type === "compound" || s.type === "parallel"
+          ? { what: `title ${s.id}`, x: s.x + 8, y: s.y + 4, w: s.room, h: 14 }
+          : { what: `box ${s.id}`, ...s },
+      );
+      for (const s of layout.states) {
+        if (s.type !== "compound" && s.type !== "parallel") {
+          // Its name, centred in its box, fits inside it.
+          expect(s.room, s.id).toBeGreaterThanOrEqual(s.key.length * 5.4);
+          expect(s.room, s.id).toBeLessThan(s.w);
+        } else expect(s.x + 8 + s.room, s.id).toBeLessThanOrEqual(s.x + s.w);
+      }
+      const clashes: string[] = [];
+      labels.forEach((label, i) => {
+        expect(label.w, label.what).toBeGreaterThanOrEqual(label.what.length * 3.4);
+        for (const other of [...labels.slice(i + 1), ...boxes]) {
+          if (overlap(label as unknown as LaidOutState, other as unknown as LaidOutState)) {
+            clashes.push(`${label.what} / ${other.what}`);
+          }
+        }
+        expect(label.x + label.w, label.what).toBeLessThanOrEqual(layout.width);
+      });
+      expect(clashes).toEqual([]);
+    },
+  );
+
   it("draws a transition that re-enters its own state as a loop outside the state's box", () => {
     const layout = chartLayout(stateChart(machineCatalog.connection));
     const idle = layout.states.find((s) => s.id === "connection.registered.idle")!;

@@ -288,6 +288,17 @@ function chartView() {
   return rank && view(`rank ${selected.part} of ${group.id}`, "rank", rank.phase);
 }
 
+/**
+ * Squeezes a chart's text into the room the layout kept for it when this browser's font
+ * draws it wider: the layout only estimates widths, and a wider font would spill the text
+ * over its neighbours.
+ */
+function fitText(t, room) {
+  if (t.getComputedTextLength() <= room) return;
+  t.setAttribute("textLength", room);
+  t.setAttribute("lengthAdjust", "spacingAndGlyphs");
+}
+
 function drawChart() {
   const root = $("chart");
   root.replaceChildren();
@@ -326,18 +337,21 @@ function drawChart() {
     );
     svg("rect", { x: s.x, y: s.y, width: s.w, height: s.h, rx: 8 }, g);
     const compound = s.type === "compound" || s.type === "parallel";
-    text(
+    const name = text(
       g,
       s.x + (compound ? 8 : s.w / 2),
       s.y + (compound ? 15 : s.h / 2 + 4),
       s.key,
-    ).setAttribute("text-anchor", compound ? "start" : "middle");
+    );
+    name.setAttribute("text-anchor", compound ? "start" : "middle");
+    fitText(name, s.room);
   }
   for (const e of chart.edges) {
     svg("path", { d: e.path, class: "edge", "marker-end": "url(#arrow)" }, root);
     const t = text(root, e.labelX, e.labelY, e.text, "edge-label");
     t.setAttribute("text-anchor", e.anchor);
     svg("title", {}, t).textContent = e.label;
+    fitText(t, e.room);
   }
   root.setAttribute("viewBox", `-10 -10 ${chart.width + 20} ${chart.height + 20}`);
   const scale = Math.min(1.3, root.clientWidth / (chart.width + 20));
