@@ -48,20 +48,25 @@ export const RUN_USAGE = `usage: baton run <graph module> [options]
 
 Runs a graph of jobs and waits for it to finish.
 
-  --jobs FILE        job module (kind → handler); default: the graph module's \`jobs\` export
-  --workers N        worker processes to start on this machine (default: the number of
-                     cores; 0 = only workers that connect with \`baton worker\`); at most what
-                     its memory holds (64 MiB each) and ulimit -u allows (12 threads each),
-                     and more than the cores only helps jobs that wait (a warning says so)
-  --listen HOST:PORT where workers connect (default 127.0.0.1 on a free port)
+  --jobs FILE        job module (kind → handler) (default: the graph module's \`jobs\`
+                     export)
+  --workers N        worker processes to start on this machine, such as 8 (default: one
+                     per core; 0 = only workers that join with \`baton worker\`); at most
+                     what its memory holds (64 MiB each) and ulimit -u allows (12 threads
+                     each); more than the cores only helps jobs that wait, and is warned
+                     about; with --in-process: the workers inside this process (1 or more)
+  --listen HOST:PORT where workers connect, such as 0.0.0.0:7000 for workers on other
+                     machines; port 0 takes a free one (default: 127.0.0.1:0, and no
+                     socket at all with --in-process)
   --secret-file FILE the secret workers prove, kept in this file (hex, chmod 600) for run
-                     after run, and made when missing; with a fixed --listen, workers started
-                     with baton worker --retry-for then join this run started again after a
-                     crash, or a later one (default: a new secret for each run, in the
-                     store's run/ folder, removed when the run ends)
+                     after run, and made when missing; with a fixed --listen, workers
+                     started with baton worker --retry-for then join this run started again
+                     after a crash, or a later one (default: a new secret for each run, in
+                     the store's run/ folder, removed when the run ends)
   --store DIR        result store (default: .baton/ beside the graph module); a rerun
                      skips the jobs whose results are stored there
-  --force            recompute every job, even those with stored results
+  --force            recompute every job, even those with stored results (default: reuse
+                     them)
   --fail-fast        stop at the first job that fails for good (after its retries): the
                      jobs running are cancelled, none starts (default: the rest goes on)
   --dry-run          plan and check the graph and look its jobs up in the store, then say
@@ -69,43 +74,51 @@ Runs a graph of jobs and waits for it to finish.
                      anything or writing a file; with --json, the plan as JSON
   --no-store         keep no results: nothing is reused and nothing is written (each result
                      costs the store two fsyncs, which caps tiny jobs at several hundred a
-                     second); logs still go to .baton/logs/
+                     second); logs still go to .baton/logs/ beside the graph module
   --handler-thread   worker processes run the job handlers on a thread of their own, so that
                      a handler's synchronous work (minutes of computation) never keeps a
-                     worker from answering the coordinator's pings
+                     worker from answering the coordinator's pings; each job then costs
+                     about 0.1 ms of CPU more (default: on the connection's thread)
   --in-process       run the workers inside this process instead (no sockets; with --listen
                      and --secret-file, workers started with baton worker join them)
   --slurm            run the workers in Slurm allocations (one worker each), scaled to the
                      jobs ready or running; --listen must then be reachable from the nodes
   --max-workers N    with --slurm: the most allocations at once (default 4)
-  --partition P      with --slurm: sbatch --partition
-  --slurm-opt=OPT    with --slurm: one more sbatch option (repeatable), e.g. --slurm-opt=--time=1:00:00
+  --partition P      with --slurm: sbatch --partition, such as cpu (default: Slurm's own)
+  --slurm-opt=OPT    with --slurm: one more sbatch option (repeatable; the = is needed),
+                     such as --slurm-opt=--time=1:00:00 --slurm-opt=--qos=low
   --slurm-unreachable-after DURATION
-                     with --slurm: stop the run (SLURM_UNREACHABLE) when no Slurm command has
-                     worked this long after the start, such as 90s or 5m (default 30s); once
-                     one has worked, failing commands are retried for as long as the run lasts
-  --json             print the result as JSON on stdout
-  --log-level L      ${LOG_LEVELS.join(" | ")} (default: warn), for the run's log and its
-                     worker processes' logs (a folder per run in the store's logs/)
+                     with --slurm: stop the run (SLURM_UNREACHABLE) when no Slurm command
+                     has worked this long after the start, such as 90s or 5m (default
+                     30s); once one has worked, a failing one is retried as long as the
+                     run lasts
+  --json             print the result as JSON on stdout (default: a table on stderr)
+  --log-level L      ${LOG_LEVELS.join(" | ")}
+                     (default: warn): for stderr and the worker processes' logs
+                     (worker-N.log); the run's own log, run.log, takes info too (both in
+                     a folder per run in the store's logs/)
   --keep-logs N      keep the log folders of the last N runs (default ${DEFAULT_KEEP_LOGS}); older ones
                      are removed when a run starts, unless written in the last day
-  --keep-ended-logs R for rank jobs, how long the logs of this user's ended deployments
+  --keep-ended-logs COUNT[,AGE]|forever
+                     for rank jobs, how long the logs of this user's ended deployments
                      stay in their state dir: COUNT[,AGE] keeps the newest COUNT (1 or more)
-                     and any that ended within AGE (7d, 12h, or 0; default 7d); forever
-                     keeps them all (default: $${KEEP_ENDED_LOGS_ENV}, else ${KEEP_ENDED_DEPLOYMENTS},7d);
-                     for this run's own workers (one started with baton worker reads its own)
+                     and any that ended within AGE (7d, 12h, or 0; default 7d), such as
+                     5,2d; forever keeps them all (default: $${KEEP_ENDED_LOGS_ENV}, else
+                     ${KEEP_ENDED_DEPLOYMENTS},7d); for this run's own workers (one started with baton
+                     worker reads its own)
   --inspect [URL]    stream XState inspection events to a Stately inspector
                      (default ${DEFAULT_INSPECTOR_URL}); secrets are never sent, inputs
                      and results are cut to 1 KiB
   --ui               serve a live dashboard on 127.0.0.1 (its URL, with a token, is
                      printed on stderr); it closes when the run ends
-  --ui-port P        the dashboard's port (default: any free port)
+  --ui-port P        the dashboard's port, such as 8080 (default: any free port)
   --ui-keep          keep the dashboard open after the run until Ctrl-C
   -h, --help         this help
 
-Exit code: 0 when every job completed, 1 when some did not, 2 for bad usage or a bad
-graph, 130 when interrupted (143 on SIGTERM). Ctrl-C or SIGTERM cancels (handlers see
-their AbortSignal); a second one stops at once.`;
+Exit code: 0 when every job completed, 1 when some did not or the workers failed (a
+crash loop, Slurm), 2 for bad usage or a bad graph, 130 when interrupted (143 on
+SIGTERM). Ctrl-C or SIGTERM cancels (handlers see their AbortSignal); a second one
+stops at once.`;
 
 /** The flags of `baton run`. */
 const RUN_OPTIONS = {

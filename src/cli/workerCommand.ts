@@ -21,34 +21,43 @@ import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
-const WORKER_USAGE = `usage: baton worker --connect ws://HOST:PORT --jobs FILE [options]
+const WORKER_USAGE = `usage: baton worker --connect ws://HOST:PORT --jobs FILE --secret-file FILE [options]
 
 Connects to a coordinator and runs its jobs, one at a time, until the coordinator stops it.
 
-  --connect URL        the coordinator's address, ws://HOST:PORT
+  --connect URL        the coordinator's address, ws://HOST:PORT or HOST:PORT, as in the
+                       baton worker command baton run prints, such as ws://10.0.0.5:7000
+                       (required)
   --secret-file FILE   the run's secret (hex) in a file only its owner can read (chmod 600);
-                       or set BATON_SECRET. The secret never goes on the command line.
+                       or set BATON_SECRET (one of the two is required). The secret never
+                       goes on the command line.
   --jobs FILE          job module (kind → handler): the same file the coordinator loaded
+                       (required)
   --name NAME          this worker's name in the coordinator's logs (default: HOSTNAME-PID)
-  --cpus N             cpus offered (default: this machine's cores)
-  --gpus N             gpus offered (default: 0)
-  --memory MIB         memory offered, in MiB (default: this machine's memory)
+  --cpus N             cpus offered to the jobs' requires, such as 4 or 0.5 (default: this
+                       machine's cores; more is warned about: the jobs then share them)
+  --gpus N             gpus offered, such as 1 (default: 0)
+  --memory MIB         memory offered, in MiB, such as 16384 for 16 GiB (default: this
+                       machine's memory; more is warned about, as for --cpus)
   --handler-thread     run the job handlers on a thread of their own, so that a handler's
                        synchronous work (minutes of computation) never keeps the worker from
                        answering the coordinator's pings; each job then costs about 0.1 ms
                        of CPU more (default: on the connection's thread); the job module
                        then loads on that thread, again for each thread that died
-  --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
+  --log-level L        ${LOG_LEVELS.join(" | ")}
+                       (default: warn): what this worker logs on stderr
   --silence-limit-ms MS
                        give up on a coordinator not heard from (no frame, no ping) for this
-                       long (default: 4 times the ping interval it announces, 20000)
+                       many milliseconds, such as 120000 across a network that stalls
+                       (default: 4 times the ping interval it announces: 20000 for 5 s)
   --welcome-timeout-ms MS
-                       give up when no welcome comes this long after connecting (default: 30000)
-  --retry-for DURATION when the coordinator cannot be reached, goes away or goes silent, keep
-                       trying to connect (backing off from 0.5 s to 10 s) for this long, such
-                       as 90s, 10m or 2h, and join the run it serves then: a coordinator started
-                       later, or started again after a crash with the same --listen and
-                       --secret-file (default: no retry; the worker exits 3)
+                       give up when no welcome comes this many milliseconds after
+                       connecting (default: 30000)
+  --retry-for DURATION when the coordinator cannot be reached, goes away or goes silent,
+                       keep trying to connect (backing off from 0.5 s to 10 s) for this
+                       long, such as 90s, 10m or 2h, and join the run it serves then: a
+                       coordinator started later, or started again after a crash with the
+                       same --listen and --secret-file (default: no retry, exit 3)
   -h, --help           this help
 
 Exit code: 0 when the coordinator stopped the worker (close 1000: the run ended; to serve

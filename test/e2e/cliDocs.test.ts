@@ -74,3 +74,39 @@ describe("the commands' flags in their --help and in README.md", () => {
     expect(flags("--slurm-opt=--time=1:00:00 [--ui]")).toEqual(new Set(["--slurm-opt", "--ui"]));
   });
 });
+
+/** A command's --help split into its flags' entries: `--flag VALUE  text…`, with their continuation lines. */
+function helpEntries(help: string): Map<string, string> {
+  const entries = new Map<string, string>();
+  let flag: string | undefined;
+  for (const line of help.split("\n")) {
+    const start = /^ {2}(?:-\w, )?(--[a-z-]+)/.exec(line);
+    if (start) {
+      flag = start[1]!;
+      entries.set(flag, line.trim());
+    } else if (flag !== undefined && /^ {6,}\S/.test(line)) {
+      entries.set(flag, `${entries.get(flag)} ${line.trim()}`);
+    } else flag = undefined;
+  }
+  return entries;
+}
+
+describe("baton run --help and baton worker --help, read by a new user", () => {
+  it.each(["run", "worker"])(
+    "baton %s: every flag that takes a value says its default (or that it is required) and its unit",
+    async (command) => {
+      const help = await startBaton([command, "--help"]).exit;
+      const entries = helpEntries(help.stdout);
+      expect(entries.size).toBeGreaterThan(10);
+      for (const [flag, entry] of entries) {
+        // A value: `--flag VALUE`, `--flag=VALUE` or `--flag [VALUE]`.
+        if (!/^--[a-z-]+(=| \[?[A-Z])/.test(entry)) continue;
+        const says = `${flag}: ${entry}`;
+        if (!/repeatable/.test(entry)) expect(says).toMatch(/default|required/);
+        if (/ MS\b/.test(entry.split("  ")[0]!)) expect(says).toContain("milliseconds");
+        if (/ DURATION\b/.test(entry.split("  ")[0]!)) expect(says).toMatch(/such as \d+[a-z]+/);
+        if (/ MIB\b/.test(entry.split("  ")[0]!)) expect(says).toContain("MiB");
+      }
+    },
+  );
+});
