@@ -21,8 +21,8 @@ const DURATIONS = [
 /**
  * Refuses, with a `ConfigError` naming the option, the engine options no run could use: a
  * count of in-process workers more than this machine's memory holds (`workerCountLimit`;
- * `localPool` bounds its worker processes itself), a count of workers, a throttle, `maxLost`, `maxFrameBytes` or `keepLogs` that is not a whole
- * number of at least 1, a throttle on a kind the job module does not define (a typo there
+ * `localPool` bounds its worker processes itself), a count of workers, a throttle,
+ * `maxLost`, `maxFrameBytes` or `keepLogs` that is not a whole number of at least 1, a throttle on a kind the job module does not define (a typo there
  * limited nothing), a duration that is not a finite number of milliseconds above 0, a
  * `leaseTimeoutMs` or `deadAfterMs` not above `heartbeatMs`, a `store`, `batonDir` or `logsDir`
  * that is an empty path. Such a value used to hang a run (no worker, a throttle of 0), fail
