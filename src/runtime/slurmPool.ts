@@ -286,10 +286,15 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       });
     } catch (error) {
       if (error instanceof SlurmError && error.code === "SBATCH_REJECTED") {
+        // A cluster's MaxArraySize (1001 by default) or a per-user submit limit refuses many at once.
+        const many =
+          count > 1
+            ? `, or ask for fewer allocations at once with --max-workers (maxWorkers): this submission asked for ${count}${this.options.array === false ? "" : " as one job array"}, which a limit of the cluster's (MaxArraySize, MaxSubmitJobs) may refuse`
+            : "";
         this.fail(
           new SlurmError(
             "SBATCH_REJECTED",
-            `Slurm refused the pool's allocations: ${error.message}. Check --partition and --slurm-opt.`,
+            `Slurm refused the pool's allocations: ${error.message}. Check --partition and --slurm-opt${many}.`,
           ),
         );
       } else {

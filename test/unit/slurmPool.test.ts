@@ -441,6 +441,20 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     const error = await pool.failed;
     expect(error.code).toBe("SBATCH_REJECTED");
     expect(error.message).toContain("invalid partition");
+    expect(error.message).not.toContain("--max-workers");
+  });
+
+  it("says to ask for fewer at once when Slurm refuses a submission of many allocations", async () => {
+    for (const array of [true, false]) {
+      const slurm = new FakeSlurm(2);
+      slurm.rejectSubmissions = true;
+      const pool = start(slurm, { value: 1200 }, { maxWorkers: 1200, array });
+      const error = await pool.failed;
+      expect(error.code).toBe("SBATCH_REJECTED");
+      expect(error.message).toBe(
+        `Slurm refused the pool's allocations: sbatch exited with code 1: invalid partition. Check --partition and --slurm-opt, or ask for fewer allocations at once with --max-workers (maxWorkers): this submission asked for 1200${array ? " as one job array" : ""}, which a limit of the cluster's (MaxArraySize, MaxSubmitJobs) may refuse.`,
+      );
+    }
   });
 
   it("stop cancels what is left and resolves once the queue confirms it", async () => {
