@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// The `baton` command.
-import "./registerHooks.mjs";
+// The `baton` command: compiled (dist/) when dist/ is current and the command loads no
+// module of the user's, else baton's TypeScript sources through tsx (bin/batonEntry.mjs).
+import { batonEntry } from "./batonEntry.mjs";
 
 // A closed pipe on stdout (`baton run … --json | head`) is the reader's choice, not an error.
 process.stdout.on("error", (error) => {
   if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
   throw error;
 });
-const { main } = await import("../src/cli/main.ts");
-process.exitCode = await main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+const { main } = await import(await batonEntry(argv[0]));
+process.exitCode = await main(argv);

@@ -151,6 +151,8 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
       expect.arrayContaining([
         "dist/index.js",
         "dist/index.d.ts",
+        // What tells the command its dist/ is current, so that it runs it (bin/distCurrent.mjs).
+        "dist/sources.digest",
         "bin/baton.js",
         "bin/handlerThread.mjs",
         "src/index.ts",

@@ -1,11 +1,15 @@
 /**
  * What the `baton` command loads to start, module by module (never by time): the cheap
  * commands (version, help, status, reap) load no engine, simulation, dashboard or transport
- * and none of their packages. Each case runs a copy of this checkout (bin/, src/, dist/ and
- * package.json copied, node_modules linked); every process is stopped by its pid when its
- * test ends.
+ * and none of their packages; the compiled dist/ runs them, without tsx, when it is current,
+ * and the sources run when it is not (a stale dist/ never runs) and for the commands that
+ * load a user's modules. Each case runs a copy of this checkout (bin/, src/, dist/ and
+ * package.json copied, node_modules linked) whose dist/ a test can stamp or make stale;
+ * every process is stopped by its pid when its test ends.
  */
+import { execFileSync } from "node:child_process";
 import {
+  appendFileSync,
   cpSync,
   existsSync,
   mkdirSync,
@@ -49,6 +53,9 @@ beforeEach(() => {
   symlinkSync(join(ROOT, "examples"), join(root, "examples"), "dir");
 });
 
+/** Marks the copy's dist/ as compiled from its src/, as the last step of `npm run build` does. */
+const stamp = () => execFileSync(process.execPath, [join(root, "scripts/stampDist.mjs")]);
+
 /** Runs `baton ...args` in the copy; its output and the URLs of every module it loaded. */
 async function loaded(
   ...args: string[]
@@ -82,28 +89,85 @@ describe("the cheap commands load neither the engine nor its packages", () => {
     return dir;
   };
 
-  it("baton version, help and help status", async () => {
-    for (const args of [["version"], ["--help"], ["help", "status"]]) {
-      const { code, stdout, modules } = await loaded(...args);
-      expect(code, args.join(" ")).toBe(0);
-      expect(stdout).toMatch(args[0] === "version" ? /^baton \d+\.\d+\.\d+\n$/ : /^usage: baton /);
-      expect(modules).toContain(`file://${root}/src/cli/main.ts`);
-      expect(heavy(modules), args.join(" ")).toEqual([]);
+  for (const compiled of [false, true]) {
+    const from = compiled ? "from a current dist/" : "from the sources";
+    const main = compiled ? "/dist/cli/main.js" : "/src/cli/main.ts";
+
+    it(`baton version, help and help status ${from}`, async () => {
+      if (compiled) stamp();
+      for (const args of [["version"], ["--help"], ["help", "status"]]) {
+        const { code, stdout, modules } = await loaded(...args);
+        expect(code, args.join(" ")).toBe(0);
+        expect(stdout).toMatch(
+          args[0] === "version" ? /^baton \d+\.\d+\.\d+\n$/ : /^usage: baton /,
+        );
+        expect(modules).toContain(`file://${root}${main}`);
+        expect(heavy(modules), args.join(" ")).toEqual([]);
+      }
+    });
+
+    it(`baton status ${from}`, async () => {
+      if (compiled) stamp();
+      const { code, stdout, modules } = await loaded("status", "--state-dir", stateDir(), "--json");
+      expect(code).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({ stateDirExists: true });
+      expect(modules).toContain(`file://${root}${main}`);
+      expect(heavy(modules)).toEqual([]);
+    });
+
+    it(`baton reap ${from} loads the logger and the teardown machine, not pino-pretty`, async () => {
+      if (compiled) stamp();
+      const { code, modules } = await loaded("reap", "--state-dir", stateDir(), "--json");
+      expect(code).toBe(0);
+      expect(modules).toContain(`file://${root}${main}`);
+      expect(heavy(modules, ["xstate", "pino"])).toEqual([]);
+    });
+  }
+});
+
+describe("which copy of baton runs", () => {
+  const tsx = (modules: string[]) => modules.filter((url) => packageOf(url) === "tsx");
+
+  it("a current dist/ runs without tsx", async () => {
+    stamp();
+    const { modules } = await loaded("version");
+    expect(modules).toContain(`file://${root}/dist/cli/main.js`);
+    expect(modules.filter((url) => url.startsWith(`file://${root}/src/`))).toEqual([]);
+    expect(tsx(modules)).toEqual([]);
+  });
+
+  it("an edit to src/ after the build runs the sources, not the stale dist/", async () => {
+    stamp();
+    appendFileSync(join(root, "src/cli/main.ts"), "\n// edited after the build\n");
+    const { stdout, modules } = await loaded("version");
+    expect(stdout).toMatch(/^baton /);
+    expect(modules).toContain(`file://${root}/src/cli/main.ts`);
+    expect(modules.filter((url) => url.startsWith(`file://${root}/dist/`))).toEqual([]);
+  });
+
+  it("a file added to src/ after the build runs the sources", async () => {
+    stamp();
+    writeFileSync(join(root, "src/added.ts"), "export const added = 1;\n");
+    const { modules } = await loaded("version");
+    expect(modules).toContain(`file://${root}/src/cli/main.ts`);
+  });
+
+  it("a dist/ that no build stamped (an interrupted or older build) runs the sources", async () => {
+    const { modules } = await loaded("version");
+    expect(modules).toContain(`file://${root}/src/cli/main.ts`);
+    expect(tsx(modules).length).toBeGreaterThan(0);
+  });
+
+  it("the commands that load a user's modules run the sources through tsx even so", async () => {
+    stamp();
+    for (const command of ["run", "worker", "sim"]) {
+      const { code, modules } = await loaded(command, "--help");
+      expect(code, command).toBe(0);
+      expect(modules, command).toContain(`file://${root}/src/cli/main.ts`);
+      expect(
+        modules.filter((url) => url.startsWith(`file://${root}/dist/`)),
+        command,
+      ).toEqual([]);
     }
-  });
-
-  it("baton status", async () => {
-    const { code, stdout, modules } = await loaded("status", "--state-dir", stateDir(), "--json");
-    expect(code).toBe(0);
-    expect(JSON.parse(stdout)).toMatchObject({ stateDirExists: true });
-    expect(modules).toContain(`file://${root}/src/cli/main.ts`);
-    expect(heavy(modules)).toEqual([]);
-  });
-
-  it("baton reap loads the logger and the teardown machine, not pino-pretty", async () => {
-    const { code, modules } = await loaded("reap", "--state-dir", stateDir(), "--json");
-    expect(code).toBe(0);
-    expect(modules).toContain(`file://${root}/src/cli/main.ts`);
-    expect(heavy(modules, ["xstate", "pino"])).toEqual([]);
   });
 });
