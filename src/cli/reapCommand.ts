@@ -67,11 +67,10 @@ export async function reapCommand(argv: string[]): Promise<number> {
   const sshConfig = sshConfigFlag(values["ssh-config"]);
   const stateDir = resolve(values["state-dir"] ?? DEFAULT_STATE_DIR);
   const exists = stateDirExists(stateDir);
+  const ports = { procs: nodeProcs(), files: nodeFiles(), clock: nodeClock() };
   const report = await reapDeployments({
     stateDir,
-    procs: nodeProcs(),
-    files: nodeFiles(),
-    clock: nodeClock(),
+    ...ports,
     logger: createLogger({ level }),
     ...(grace !== undefined && { teardown: { termGraceMs: grace } }),
     ...(sshConfig !== undefined && { ssh: { configFile: sshConfig } }),
@@ -120,7 +119,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
     for (const { deployment, error } of report.failed)
       say(`${deployment}: NOT reaped: ${error.message}`);
     if (report.reaped.length + report.live.length + report.failed.length === 0) {
-      say(nothingInStateDir("nothing to reap", stateDir, exists));
+      say(await nothingInStateDir("nothing to reap", stateDir, exists, ports));
     }
   }
   return report.failed.length === 0 ? 0 : 1;

@@ -31,7 +31,10 @@ its launcher died), age and heartbeat. Only reads; never signals or removes anyt
   --state-dir DIR   the root state directory (default: ${DEFAULT_STATE_DIR})
   --json            one JSON object: { stateDir, stateDirExists, deployments: [...] }
                     (unknown values are null; an orphan's launcherLastSeen: { at, agoMs })
-  -h, --help        this help`;
+  -h, --help        this help
+
+Exit code: 0 whatever the deployments' states (read them from --json), 2 for bad usage (an
+empty flag, a state dir that is a file or that this user may not list).`;
 
 /**
  * `baton status`: prints the deployments of a state dir, as a table or (`--json`) as one
@@ -65,27 +68,20 @@ export async function statusCommand(argv: string[]): Promise<number> {
   emptyFlags("status", values, ["state-dir"]);
   const stateDir = resolve(values["state-dir"]);
   const exists = stateDirExists(stateDir);
-  const deployments = await readDeploymentStatuses(
-    { files: nodeFiles(), procs: nodeProcs(), clock: nodeClock() },
-    stateDir,
-  );
+  const ports = { files: nodeFiles(), procs: nodeProcs(), clock: nodeClock() };
+  const deployments = await readDeploymentStatuses(ports, stateDir);
   process.stdout.write(
     values.json
       ? `${JSON.stringify({ stateDir, stateDirExists: exists, deployments }, (_, value) => value ?? null)}\n`
-      : describeDeployments(stateDir, exists, deployments),
+      : deployments.length === 0
+        ? `${await nothingInStateDir("no deployments", stateDir, exists, ports)}\n`
+        : describeDeployments(stateDir, deployments),
   );
   return 0;
 }
 
 /** The table `baton status` prints. */
-function describeDeployments(
-  stateDir: string,
-  exists: boolean,
-  deployments: DeploymentStatus[],
-): string {
-  if (deployments.length === 0) {
-    return `${nothingInStateDir("no deployments", stateDir, exists)}\n`;
-  }
+function describeDeployments(stateDir: string, deployments: DeploymentStatus[]): string {
   const blocks = deployments.map((dep) => {
     // An orphan's launcher is not up: what counts is since when nobody has seen it.
     const lastSeen = dep.launcherLastSeen;

@@ -570,6 +570,19 @@ describe("baton status", () => {
       stateDirExists: true,
       deployments: [],
     });
+    // The store's run folder holds the deployments (the default .baton/run): say to look there.
+    await writeDeployment(join(dir, "run"), "dep-below0000000", await deadPid(), [], 1_000);
+    const [statusAbove, reapAbove] = await Promise.all([
+      baton(["status", "--state-dir", dir]),
+      baton(["reap", "--state-dir", dir]),
+    ]);
+    const below = join(dir, "run");
+    expect(statusAbove.stdout).toBe(
+      `no deployments in ${dir}, but ${below} holds 1 deployment: give --state-dir ${below}\n`,
+    );
+    expect(reapAbove.stdout).toBe(
+      `nothing to reap in ${dir}, but ${below} holds 1 deployment: give --state-dir ${below}\n`,
+    );
     const bad = await baton(["status", "--bogus"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(
