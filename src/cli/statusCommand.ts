@@ -129,7 +129,7 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
       // What to do about an orphan, unless its reason already says when baton reap will.
       ...(dep.state === "orphaned" && !dep.reason?.includes("baton reap")
         ? [
-            `  \`baton reap --state-dir ${stateDir}\` stops its ranks (verified) and clears its control files`,
+            `  \`baton reap --state-dir ${stateDir}\` ${nothingRuns(dep) ? "clears its control files (nothing of it runs any more)" : "stops its ranks (verified) and clears its control files"}`,
           ]
         : []),
       ...(dep.ended !== undefined && dep.ranks.some((rank) => rank.exit === undefined)
@@ -147,6 +147,17 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
     );
   });
   return `${blocks.join("\n\n")}\n`;
+}
+
+/**
+ * Whether nothing of a deployment runs: every rank is known gone (not one on an ssh host,
+ * unseen from here), and its cgroup, if it has one, holds no stray.
+ */
+function nothingRuns(dep: DeploymentStatus): boolean {
+  return (
+    dep.ranks.every((rank) => rank.alive === false) &&
+    (dep.cgroup === undefined || dep.cgroup.processes === 0)
+  );
 }
 
 /** What follows the launcher's pid: ` (gone, last seen 45s ago)`, nothing for a live one. */

@@ -273,6 +273,15 @@ describe("baton status", () => {
       0,
     );
     await writeFile(join(dir, "dep-live00000000", "rank-1.marker.json"), "{ broken");
+    // Orphaned, one rank still running: the reap to run stops it.
+    const orphan = "dep-orphan000000";
+    await writeDeployment(
+      dir,
+      orphan,
+      await deadPid(),
+      [{ pid: livePid(orphan), phase: "ready" }],
+      5_000,
+    );
 
     const { code, stdout } = await baton(["status", "--state-dir", dir]);
     expect(code).toBe(0);
@@ -284,6 +293,9 @@ describe("baton status", () => {
     expect(lines[3]).toMatch(/^ {2}1 +- +gone +- +- +- +-$/);
     expect(stdout).toMatch(
       /! .*rank-1\.marker\.json is not a valid baton\.marker\/1 file: not JSON/,
+    );
+    expect(stdout).toContain(
+      `\n  \`baton reap --state-dir ${dir}\` stops its ranks (verified) and clears its control files\n`,
     );
   });
 
