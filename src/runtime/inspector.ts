@@ -1,4 +1,5 @@
-import { createInspector, type StatelyInspectionEvent } from "@statelyai/inspect";
+import { createRequire } from "node:module";
+import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import type { Logger } from "pino";
 import WebSocket from "ws";
 import type { InspectionEvent, Observer } from "xstate";
@@ -61,6 +62,24 @@ export function checkInspectorUrl(url: string): void {
 }
 
 /**
+ * `@statelyai/inspect`, an optional peer dependency (an installed baton does not bring it):
+ * imported when an inspector is first connected, so that `import "baton"` neither needs nor
+ * loads it.
+ *
+ * @throws {ConfigError} when it is not installed, saying what to install.
+ */
+function importStatelyInspect(): Promise<typeof import("@statelyai/inspect")> {
+  try {
+    createRequire(import.meta.url).resolve("@statelyai/inspect");
+  } catch {
+    throw new ConfigError(
+      "streaming to an inspector needs @statelyai/inspect, which baton leaves to you (an optional peer dependency): install it beside baton with npm install @statelyai/inspect",
+    );
+  }
+  return import("@statelyai/inspect");
+}
+
+/**
  * Streams XState inspection events to a Stately WebSocket inspector (`@statelyai/inspect`'s
  * `createInspectorServer`, or anything speaking its protocol: one JSON inspection event
  * per text frame). Events are converted by `@statelyai/inspect` and sanitised by
@@ -70,7 +89,11 @@ export function checkInspectorUrl(url: string): void {
  * `createWebSocketInspector`, whose adapter retries an unreachable URL every 5 s forever,
  * even after `stop()`, which would keep `baton run` from exiting: here one attempt is made,
  * and an unreachable inspector costs a warning and the events, never the run.
+ * `@statelyai/inspect` is loaded by the first call: events until it is are held as those
+ * while the connection opens.
  *
+ * @throws {ConfigError} for a URL that is not a WebSocket URL, or when `@statelyai/inspect`
+ * is not installed.
  * @example
  * ```ts
  * const inspector = connectInspector(DEFAULT_INSPECTOR_URL);
@@ -80,9 +103,18 @@ export function checkInspectorUrl(url: string): void {
  */
 export function connectInspector(url: string, options: InspectorOptions = {}): InspectorStream {
   checkInspectorUrl(url);
+  const loading = importStatelyInspect();
   const maxPending = options.maxPending ?? 1000;
   const maxBuffered = options.maxBufferedBytes ?? 16 * 2 ** 20;
   const stats = { sent: 0, dropped: 0 };
+  /** Queues `item` until it can go; past `maxPending`, the oldest is dropped. */
+  const hold = <T>(queue: T[], item: T) => {
+    queue.push(item);
+    if (queue.length > maxPending) {
+      queue.shift();
+      stats.dropped++;
+    }
+  };
   const pending: string[] = [];
   const socket = new WebSocket(url, { perMessageDeflate: false });
   let warnedBehind = false;
@@ -111,36 +143,38 @@ export function connectInspector(url: string, options: InspectorOptions = {}): I
     socket.send(frame);
     stats.sent++;
   };
-  const inspector = createInspector(
-    {
-      send(event: StatelyInspectionEvent) {
-        if (state === "closed") stats.dropped++;
-        else if (state === "open" && socket.bufferedAmount > maxBuffered) {
-          stats.dropped++;
-          if (!warnedBehind) {
-            options.logger?.warn(
-              { url, buffered: socket.bufferedAmount },
-              "the inspector is not reading fast enough; inspection events are dropped until it catches up",
-            );
-          }
-          warnedBehind = true;
-        } else if (state === "open") {
-          send(JSON.stringify(event));
-        } else {
-          pending.push(JSON.stringify(event));
-          if (pending.length > maxPending) {
-            pending.shift();
-            stats.dropped++;
-          }
+  const adapter = {
+    send(event: StatelyInspectionEvent) {
+      if (state === "closed") stats.dropped++;
+      else if (state === "open" && socket.bufferedAmount > maxBuffered) {
+        stats.dropped++;
+        if (!warnedBehind) {
+          options.logger?.warn(
+            { url, buffered: socket.bufferedAmount },
+            "the inspector is not reading fast enough; inspection events are dropped until it catches up",
+          );
         }
-      },
+        warnedBehind = true;
+      } else if (state === "open") {
+        send(JSON.stringify(event));
+      } else {
+        hold(pending, JSON.stringify(event));
+      }
     },
-    { serialize: (event) => sanitizeInspection(event) },
-  );
+  };
+  const held: InspectionEvent[] = [];
+  let inspect: Observer<InspectionEvent> | undefined;
+  const loaded = loading.then(({ createInspector }) => {
+    inspect = createInspector(adapter, {
+      serialize: (event) => sanitizeInspection(event),
+    }).inspect;
+    for (const event of held.splice(0)) inspect.next?.(event);
+  });
   return {
-    inspect: inspector.inspect,
+    inspect: { next: (event) => (inspect ? inspect.next?.(event) : hold(held, event)) },
     stats,
     async close() {
+      await loaded;
       // `@statelyai/inspect` converts each event on a later timer tick: let those run first.
       await new Promise((resolve) => setTimeout(resolve, 1));
       let timer: NodeJS.Timeout | undefined;

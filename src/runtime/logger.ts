@@ -36,7 +36,8 @@ export interface LoggerOptions {
 /**
  * baton's logger: pino, structured; pretty on a terminal and JSON lines otherwise, on
  * stderr so that stdout stays for results; quiet by default (`warn`). With `file`, a full
- * JSON log of the run is kept as well.
+ * JSON log of the run is kept as well. pino-pretty is loaded only for pretty lines, so that
+ * `import "baton"` and a run whose stderr is not a terminal do not load it.
  *
  * @example
  * ```ts

@@ -13,6 +13,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -71,8 +72,9 @@ let tarball: { file: string; paths: string[] } | undefined;
 
 /**
  * Installs baton into `dir` as `npm install baton-0.1.0.tgz` does: the files of the tarball
- * `npm pack` makes (made once for the file), with baton's dependencies beside them (here this
- * checkout's). Returns the tarball's paths.
+ * `npm pack` makes (made once for the file), with baton's dependencies beside them (links to
+ * this checkout's), and only those: no devDependency, such as the optional peer
+ * `@statelyai/inspect` or `@types/ws`. Returns the tarball's paths.
  */
 function installPacked(dir: string): string[] {
   if (tarball === undefined) {
@@ -92,7 +94,18 @@ function installPacked(dir: string): string[] {
   mkdirSync(join(dir, "node_modules"));
   execFileSync("tar", ["xzf", tarball.file, "-C", join(dir, "node_modules")]);
   renameSync(join(dir, "node_modules", "package"), join(dir, "node_modules", "baton"));
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules", "baton", "node_modules"));
+  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
+    packages: Record<string, { dev?: true; devOptional?: true }>;
+  };
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    const name = path.replace(/^node_modules\//, "");
+    // The lock's own entry, nested copies (inside the links), dev-only and other platforms' ones.
+    if (name === path || name.includes("/node_modules/") || entry.dev || entry.devOptional)
+      continue;
+    if (!existsSync(join(ROOT, path))) continue;
+    mkdirSync(dirname(join(dir, "node_modules", name)), { recursive: true });
+    symlinkSync(join(ROOT, path), join(dir, "node_modules", name), "dir");
+  }
   return tarball.paths;
 }
 
@@ -175,6 +188,51 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
     expect(example.code).toBe(0);
     expect(existsSync(join(dir, ".baton", "results"))).toBe(true);
     expect(existsSync(join(dir, "node_modules", "baton", "examples", ".baton"))).toBe(false);
+  });
+
+  it("installed without its optional peer: import baton loads neither it nor pino-pretty, connectInspector says what to install, pretty lines still come", async () => {
+    const dir = project(
+      {
+        "main.mjs": `import { createRequire } from "node:module";
+import { connectInspector } from "baton";
+const { createLogger } = await import("./node_modules/baton/dist/runtime/logger.js");
+const cache = createRequire(import.meta.url).cache;
+const pretty = () => Object.keys(cache).some((path) => path.includes("/pino-pretty/"));
+const seen = { prettyOnImport: pretty() };
+try {
+  connectInspector("ws://127.0.0.1:9");
+} catch (error) {
+  seen.inspector = \`\${error.name} \${error.code}: \${error.message}\`;
+}
+createLogger({ level: "info", pretty: false }).info("plain");
+seen.prettyForJson = pretty();
+createLogger({ level: "info", pretty: true }).info("shown pretty");
+seen.prettyForPretty = pretty();
+console.log(\`seen \${JSON.stringify(seen)}\`);
+`,
+      },
+      false,
+    );
+    installPacked(dir);
+    expect(existsSync(join(dir, "node_modules", "@statelyai"))).toBe(false);
+    const { code, out } = await runNode(dir, "main.mjs");
+    const seen = JSON.parse(/^seen (.*)$/m.exec(out)?.[1] ?? "{}");
+    expect(seen).toEqual({
+      prettyOnImport: false,
+      inspector:
+        "ConfigError CONFIG: streaming to an inspector needs @statelyai/inspect, which baton leaves to you (an optional peer dependency): install it beside baton with npm install @statelyai/inspect",
+      prettyForJson: false,
+      prettyForPretty: true,
+    });
+    expect(out).toMatch(/"msg":"plain"/);
+    expect(out).toMatch(/INFO.*: shown pretty/);
+    expect(code).toBe(0);
+    const baton = join("node_modules", "baton", "bin", "baton.js");
+    const example = join("node_modules", "baton", "examples", "pipeline.graph.ts");
+    expect(await runNode(dir, baton, "run", example, "--inspect", "ws://127.0.0.1:9")).toEqual({
+      code: 2,
+      out: `baton run: ${seen.inspector.replace(/^ConfigError CONFIG: /, "")} [CONFIG]\n`,
+    });
   });
 
   it("type-checks a TypeScript program against the packed package under nodenext, bundler and node10 resolution, runs it, and maps its declarations to baton's sources", async () => {
