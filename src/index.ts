@@ -45,12 +45,21 @@ export {
   type BarrierPassed,
   type GroupEmitted,
   type GroupEvent,
+  type GroupFailure,
+  type GroupOutcome,
   groupMachine,
 } from "./machines/group.ts";
 export type { FailureCause, JobError, JobState } from "./machines/jobBoard.ts";
 export { PLANTED_BUGS, type PlantedBug } from "./machines/plantedBugs.ts";
-export { type RankEmitted, type RankEvent, rankMachine } from "./machines/rank.ts";
 export {
+  type RankEmitted,
+  type RankEvent,
+  type RankMarkerSeen,
+  rankMachine,
+} from "./machines/rank.ts";
+export {
+  type ProcView,
+  type Survivor,
   type TeardownEffect,
   type TeardownEvent,
   type TeardownInput,
@@ -72,6 +81,7 @@ export {
 } from "./rank/deploymentPaths.ts";
 export {
   type DeploymentStatus,
+  type DeploymentStatusPorts,
   type RankStatus,
   readDeploymentStatuses,
 } from "./rank/deploymentStatus.ts";
@@ -83,33 +93,46 @@ export { type RankEnv, readRankEnv } from "./rank/rankEnv.ts";
 export { ORPHANED_EXIT_CODE, type StartRankOptions, startRank } from "./rank/startRank.ts";
 export {
   encodeStateFile,
+  Fields,
   parseStateFile,
   readStateFile,
   type StateFileFormat,
 } from "./rank/stateFile.ts";
 export {
   type CancelFile,
+  type CancelFileOptions,
   type CancelOrder,
   cancelFile,
   nextEpoch,
   type RankEvidence,
 } from "./runtime/cancelFile.ts";
-export { DashboardServer, type DashboardServerOptions } from "./runtime/dashboardServer.ts";
+export {
+  DashboardServer,
+  type DashboardServerOptions,
+  type TraceStep,
+} from "./runtime/dashboardServer.ts";
 export {
   createEngine,
   type Engine,
   type EngineOptions,
   type PlannedRunJob,
   type RunPlan,
+  type WorkersOption,
 } from "./runtime/engine.ts";
 export { type InProcessPoolOptions, inProcessPool } from "./runtime/inProcessPool.ts";
-export { connectInspector, DEFAULT_INSPECTOR_URL } from "./runtime/inspector.ts";
+export {
+  connectInspector,
+  DEFAULT_INSPECTOR_URL,
+  type InspectorOptions,
+  type InspectorStream,
+} from "./runtime/inspector.ts";
 export type { RankJobDefinition } from "./runtime/jobModule.ts";
 export {
   defineJobs,
   type Handler,
   type JobContext,
   type JobModule,
+  type LoadedJobs,
   type NeededValues,
 } from "./runtime/jobModule.ts";
 export { launchGroup } from "./runtime/launchGroup.ts";
@@ -120,7 +143,25 @@ export { nodeClock } from "./runtime/nodeClock.ts";
 export { nodeEntropy } from "./runtime/nodeEntropy.ts";
 export { nodeFiles } from "./runtime/nodeFiles.ts";
 export { nodeProcs } from "./runtime/nodeProcs.ts";
-export type { Clock, Entropy, Files, Link, Listener, Net, Procs } from "./runtime/ports.ts";
+export type {
+  Clock,
+  Containment,
+  Entropy,
+  FileOwner,
+  Files,
+  Link,
+  Listener,
+  ListenOptions,
+  Net,
+  ProcExit,
+  ProcHandle,
+  ProcInfo,
+  ProcState,
+  Procs,
+  Signal,
+  SignalOutcome,
+  SpawnOptions,
+} from "./runtime/ports.ts";
 export {
   DEFAULT_RANK_GROUP_TIMEOUTS,
   type DrainReport,
@@ -137,6 +178,7 @@ export { remoteFiles } from "./runtime/remoteFiles.ts";
 export {
   type RemoteProc,
   type RemoteProcs,
+  type RemoteProcsOptions,
   type RemoteSignalOutcome,
   remoteProcs,
 } from "./runtime/remoteProcs.ts";
@@ -146,6 +188,7 @@ export {
   spawnRemoteRank,
 } from "./runtime/remoteRank.ts";
 export {
+  type OrphanedSiteOptions,
   openRemoteSite,
   type RemoteSite,
   type RemoteSiteOptions,
@@ -153,7 +196,11 @@ export {
   type SiteRankOptions,
 } from "./runtime/remoteSite.ts";
 export { remoteStateDir } from "./runtime/remoteStateDir.ts";
-export { type RemoteTeardownTarget, tearDownRemote } from "./runtime/remoteTeardown.ts";
+export {
+  type RemoteTeardownPorts,
+  type RemoteTeardownTarget,
+  tearDownRemote,
+} from "./runtime/remoteTeardown.ts";
 export type {
   JobEvent,
   JobOutcome,
@@ -165,6 +212,7 @@ export type {
   StoreReadingEvent,
 } from "./runtime/run.ts";
 export { Run } from "./runtime/run.ts";
+export type { QueueEntry, SlurmCommands, SubmitRequest } from "./runtime/slurmCommands.ts";
 export { type SlurmPoolOptions, slurmPool } from "./runtime/slurmPool.ts";
 export { type SshHost, type SshHostOptions, sshHost } from "./runtime/sshHost.ts";
 export { parseRankHost, type RankHost, type SshTarget } from "./runtime/sshTarget.ts";
@@ -178,17 +226,21 @@ export {
   teardownDeadlineMs,
 } from "./runtime/tearDown.ts";
 export type { PoolStart, RunningPool, WorkerPool } from "./runtime/workerPool.ts";
-export { wsNet } from "./runtime/wsNet.ts";
+export { type WsNetOptions, wsNet } from "./runtime/wsNet.ts";
 export { type Fault, type FaultProfile, formatFaults, parseFaults } from "./sim/faultPlan.ts";
+export type { ClockScope } from "./sim/simClock.ts";
 export type { SimTools } from "./sim/simGraph.ts";
 export { SIM_LIMITS } from "./sim/simLimits.ts";
+export type { SimModules } from "./sim/simModules.ts";
 export {
+  type SimProcess,
   type SimProcSpec,
   SimProcs,
   type SimProcsOptions,
   type SimProgram,
   type SimProgramStart,
   type SimSelf,
+  type SimSignalRecord,
 } from "./sim/simProcs.ts";
 export {
   type SimProgress,
@@ -202,5 +254,7 @@ export {
   type SimulateSeedsOptions,
   simulateSeeds,
 } from "./sim/simulateSeeds.ts";
-export { machineJson } from "./viz/machineJson.ts";
+export type { DashboardEvent } from "./viz/dashboardModel.ts";
+export type { GroupProgress, RankProgress } from "./viz/groupProgress.ts";
+export { type MachineJson, machineJson } from "./viz/machineJson.ts";
 export { toMermaid } from "./viz/toMermaid.ts";

@@ -111,6 +111,7 @@ export interface DeploymentStatus {
   problems: string[];
 }
 
+/** What `readDeploymentStatuses` reads through (it only reads: no signal, no write). */
 export interface DeploymentStatusPorts {
   files: Files;
   procs: Pick<Procs, "inspect" | "environ" | "containment">;

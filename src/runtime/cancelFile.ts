@@ -33,6 +33,7 @@ export interface RankEvidence {
   problems: string[];
 }
 
+/** Where `cancelFile` writes: the ports, the root state dir and the deployment's id. */
 export interface CancelFileOptions {
   files: Files;
   clock: Clock;

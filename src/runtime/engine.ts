@@ -42,6 +42,7 @@ const DEFAULT_CANCEL_GRACE_MS = 10_000;
 /** A `store.reading` event every this many stored results read (and one at the end). */
 const STORE_READING_EVERY = 500;
 
+/** `createEngine`'s `workers` as a count and resources of in-process workers. */
 export interface WorkersOption {
   /** How many workers (default: the machine's cores). */
   count?: number;

@@ -16,6 +16,7 @@ import { sanitizeInspection } from "../viz/sanitizeInspection.ts";
  */
 export const DEFAULT_INSPECTOR_URL = "ws://localhost:8080";
 
+/** How `connectInspector` logs, and how much it holds for an inspector that is slow or not there. */
 export interface InspectorOptions {
   logger?: Logger;
   /** Events held while the connection opens; past this the oldest are dropped (default 1,000). */

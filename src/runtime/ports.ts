@@ -54,6 +54,7 @@ export interface Link {
   onClose(handler: (code: number, reason: string) => void): void;
 }
 
+/** How `Net.listen` listens. */
 export interface ListenOptions {
   /** Frames larger than this are refused before parsing and the link closed with 4004. */
   maxFrameBytes?: number;
@@ -83,6 +84,7 @@ export type SignalOutcome = "ok" | "ESRCH" | "EPERM";
 /** A process's state as the process table reports it. A zombie counts as dead. */
 export type ProcState = "running" | "sleeping" | "disk-sleep" | "stopped" | "zombie" | "dead";
 
+/** One entry of the process table (`Procs.inspect`, `Procs.list`). */
 export interface ProcInfo {
   pid: number;
   ppid: number;
@@ -97,6 +99,7 @@ export interface ProcInfo {
   startedAt?: number;
 }
 
+/** What `Procs.spawn` starts, and how. */
 export interface SpawnOptions {
   argv: [string, ...string[]];
   env?: Record<string, string>;
@@ -113,11 +116,13 @@ export interface SpawnOptions {
   cgroup?: string;
 }
 
+/** How a process ended: its exit code, or the signal that ended it. */
 export interface ProcExit {
   code: number | null;
   signal: string | null;
 }
 
+/** A process `Procs.spawn` started. */
 export interface ProcHandle {
   readonly pid: number;
   /** Settles when the process has exited and been reaped. */

@@ -18,6 +18,7 @@ export interface RemoteProc extends ProcInfo {
 /** What `signalIfOwned` did to one pid; `not-owned`: it no longer carries the deployment. */
 export type RemoteSignalOutcome = SignalOutcome | "not-owned";
 
+/** How `remoteProcs` talks to its host. */
 export interface RemoteProcsOptions {
   /** Timeout of each round trip (default: the host's). */
   timeoutMs?: number;

@@ -16,6 +16,7 @@ export interface RemoteTeardownTarget {
   sweepCandidates(): Promise<number[]>;
 }
 
+/** What `tearDownRemote` acts through: the remote process table, a clock, and where it logs. */
 export interface RemoteTeardownPorts {
   table: RemoteProcs;
   clock: Clock;

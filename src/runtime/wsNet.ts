@@ -281,6 +281,7 @@ class WsListener implements Listener {
   }
 }
 
+/** How long `wsNet`'s links wait to connect and to close. */
 export interface WsNetOptions {
   /** How long `connect` waits for the coordinator to accept (default 10 s). */
   connectTimeoutMs?: number;
