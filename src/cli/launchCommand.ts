@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import type { BarrierPassed } from "../machines/group.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
+import { DashboardServer } from "../runtime/dashboardServer.ts";
 import {
   endedLogsRetention,
   KEEP_ENDED_DEPLOYMENTS,
@@ -21,6 +22,7 @@ import { LiveLine } from "./liveLine.ts";
 import { negativeValues } from "./negativeValues.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
+import { uiPortFlag } from "./uiPortFlag.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 /**
@@ -67,6 +69,10 @@ user's deployments that ended over 7 days ago are removed, all but the newest 20
                        state dir: COUNT[,AGE] keeps the newest COUNT (1 or more) and any
                        that ended within AGE (7d, 12h, or 0; default 7d); forever keeps them
                        all (default: $${KEEP_ENDED_LOGS_ENV}, else ${KEEP_ENDED_DEPLOYMENTS},7d)
+  --ui                 serve a live dashboard of the group on 127.0.0.1 (its URL, with a
+                       token, is printed on stderr): the group's, each rank's and the
+                       teardown's state on their state charts; it closes with the launch
+  --ui-port P          the dashboard's port (default: any free port)
   --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help           this help
 
@@ -147,23 +153,46 @@ export async function launchCommand(argv: string[]): Promise<number> {
     values["keep-ended-logs"] === undefined
       ? endedLogsRetention(process.env)
       : parseEndedLogsRetention(values["keep-ended-logs"], "--keep-ended-logs");
-  const status = process.stderr.isTTY === true ? liveStatus(process.stderr) : undefined;
+  const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui });
   const logger = createLogger({ level });
-  const group = launchGroup({
-    argv: command,
-    worldSize: world,
-    ...(hosts !== undefined && { hosts }),
-    ...(Object.keys(remote).length > 0 && { remote }),
-    ...(values["master-addr"] !== undefined && { masterAddr: values["master-addr"] }),
-    ...(masterPort !== undefined && { masterPort }),
-    ...(values["state-dir"] !== undefined && { stateDir: values["state-dir"] }),
-    ...(values.name !== undefined && { name: values.name }),
-    ...(graceMs !== undefined && { teardown: { termGraceMs: graceMs } }),
-    ...(loadTimeoutMs !== undefined && { timeouts: { loadTimeoutMs } }),
-    ...(values["no-contain"] && { contain: false }),
-    logger,
-    ...(status !== undefined && { inspect: status.inspect }),
-  });
+  // Opened before any rank starts: a port that is taken fails the launch, not a running group.
+  const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
+  if (ui !== undefined) process.stderr.write(`dashboard: ${ui.url}\n`);
+  const shown = ui?.showGroup();
+  const status = process.stderr.isTTY === true ? liveStatus(process.stderr) : undefined;
+  const watchers = [status?.show, shown?.report].filter((show) => show !== undefined);
+  let group: ReturnType<typeof launchGroup>;
+  try {
+    group = launchGroup({
+      argv: command,
+      worldSize: world,
+      ...(hosts !== undefined && { hosts }),
+      ...(Object.keys(remote).length > 0 && { remote }),
+      ...(values["master-addr"] !== undefined && { masterAddr: values["master-addr"] }),
+      ...(masterPort !== undefined && { masterPort }),
+      ...(values["state-dir"] !== undefined && { stateDir: values["state-dir"] }),
+      ...(values.name !== undefined && { name: values.name }),
+      ...(graceMs !== undefined && { teardown: { termGraceMs: graceMs } }),
+      ...(loadTimeoutMs !== undefined && { timeouts: { loadTimeoutMs } }),
+      ...(values["no-contain"] && { contain: false }),
+      logger,
+      ...(watchers.length > 0 && {
+        inspect: watchGroup((progress) => {
+          for (const show of watchers) show(progress);
+        }),
+      }),
+    });
+  } catch (error) {
+    // A launch refused before any rank started (a bad --name) leaves no dashboard open.
+    await ui?.close();
+    throw error;
+  }
+  if (shown !== undefined) {
+    group.wait().then(
+      (exit) => shown.ended(exit.status === "succeeded"),
+      () => shown.ended(false),
+    );
+  }
   const say = (line: string) => {
     const text = `baton launch: ${line}\n`;
     if (status !== undefined) status.line.print(text);
@@ -237,6 +266,10 @@ export async function launchCommand(argv: string[]): Promise<number> {
     return error.details.teardownError ? unverified(code) : exitSoon(code, EXIT_GRACE_MS);
   } finally {
     status?.stop();
+    if (ui !== undefined) {
+      await ui.close();
+      say("the dashboard closed with the launch");
+    }
     clock.clearTimeout(timeLimit);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
@@ -264,10 +297,10 @@ function liveStatus(out: NodeJS.WriteStream) {
   ticker.unref();
   return {
     line,
-    inspect: watchGroup((progress) => {
+    show(progress: GroupProgress) {
       latest = progress;
       draw();
-    }),
+    },
     stop() {
       clearInterval(ticker);
       line.clear();
@@ -304,6 +337,8 @@ const LAUNCH_OPTIONS = {
   "time-limit-ms": { type: "string" },
   "no-contain": { type: "boolean", default: false },
   "keep-ended-logs": { type: "string" },
+  ui: { type: "boolean", default: false },
+  "ui-port": { type: "string" },
   "log-level": { type: "string", default: "warn" },
   help: { type: "boolean", short: "h", default: false },
 } as const;

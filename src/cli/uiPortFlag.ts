@@ -1,17 +1,25 @@
+import { ConfigError } from "../errors.ts";
 import { wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 /**
- * The dashboard's port from `--ui-port` (`baton run`, `baton sim`): 0 to 65535, where 0 (also
- * when the flag is absent) lets the system pick a free port. Anything else is a `ConfigError`
- * naming the flag, before anything runs.
+ * The dashboard's port from `--ui-port` (`baton run`, `baton sim`, `baton launch`): 0 to
+ * 65535, where 0 (also when the flag is absent) lets the system pick a free port. Anything
+ * else is a `ConfigError` naming the flag, before anything runs; so is `--ui-port` without
+ * `--ui`, when the command says whether it was given (`{ ui }`).
  *
  * @example
  * ```ts
  * uiPortFlag("8377"); // 8377
  * uiPortFlag(undefined); // 0
  * uiPortFlag("99999"); // ConfigError: --ui-port must be a TCP port from 0 to 65535, not "99999"
+ * uiPortFlag("8377", { ui: false }); // ConfigError: --ui-port goes with --ui, …
  * ```
  */
-export function uiPortFlag(text: string | undefined): number {
+export function uiPortFlag(text: string | undefined, given?: { ui: boolean }): number {
+  if (text !== undefined && given?.ui === false) {
+    throw new ConfigError(
+      "--ui-port goes with --ui, which starts the dashboard: add --ui, or leave --ui-port out",
+    );
+  }
   return wholeNumberFlag("--ui-port", text, "a TCP port", { least: 0, most: 65_535 }) ?? 0;
 }

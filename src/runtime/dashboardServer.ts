@@ -11,6 +11,7 @@ import {
   describeEvent,
   replayTo,
 } from "../viz/dashboardModel.ts";
+import { type GroupProgress, groupFeed } from "../viz/groupProgress.ts";
 import { inspectionFeed } from "../viz/inspectionFeed.ts";
 import { cannotListen } from "./cannotListen.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -191,6 +192,35 @@ export class DashboardServer {
         this.flush();
       },
     );
+  }
+
+  /**
+   * Shows one rank group launched in this process (`baton launch --ui`) as a run of its own,
+   * named after its deployment: give `report` to `watchGroup`, as a rank job's reports feed
+   * a run's page (the group, its ranks, its teardown, their charts); `ended(ok)` shows the
+   * launch finished and sends the last state at once.
+   *
+   * @example
+   * ```ts
+   * const shown = ui.showGroup();
+   * const group = launchGroup({ argv, worldSize: 2, inspect: watchGroup(shown.report) });
+   * group.wait().then((exit) => shown.ended(exit.status === "succeeded"), () => shown.ended(false));
+   * ```
+   */
+  showGroup(): { report(progress: GroupProgress): void; ended(ok: boolean): void } {
+    const groups = groupFeed((event) => this.push(this.clock.now(), event));
+    let named = false;
+    return {
+      report: (progress) => {
+        if (!named) this.push(this.clock.now(), { type: "run.started", run: progress.deployment });
+        named = true;
+        groups.report(progress);
+      },
+      ended: (ok) => {
+        this.push(this.clock.now(), { type: "run.finished", ok });
+        this.flush();
+      },
+    };
   }
 
   /**

@@ -146,6 +146,8 @@ export interface DashboardState {
  * already has it is harmless. `null` removes an actor.
  */
 export interface DashboardDiff {
+  /** The run's name, which may come after a page connected (a launch's, with its first report). */
+  run: string | undefined;
   now: number;
   finished: boolean;
   ok: boolean | undefined;
@@ -327,6 +329,7 @@ export class DashboardModel {
     if (!this.changed) return undefined;
     const s = this.state;
     const diff: DashboardDiff = {
+      run: s.run,
       now: s.now,
       finished: s.finished,
       ok: s.ok,

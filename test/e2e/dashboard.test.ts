@@ -126,6 +126,7 @@ function follow(url: string): {
     else if (state) {
       const diff = message.diff;
       Object.assign(state, { finished: diff.finished, ok: diff.ok, counts: diff.counts });
+      if (diff.run !== undefined) state.run = diff.run;
       for (const [id, group] of Object.entries(diff.groups ?? {})) {
         state.groups[id] = group as GroupView;
       }
@@ -219,6 +220,85 @@ describe("baton run --ui with a rank job", { timeout: 90_000 }, () => {
     await stderrMatches(baton.stderr, /shows the finished run/);
     baton.child.kill("SIGINT");
     expect((await baton.exit).code).toBe(0);
+  });
+});
+
+describe("baton launch --ui", { timeout: 90_000 }, () => {
+  it("shows the group, its ranks and its teardown on their charts, and closes with the launch", async () => {
+    const dir = store();
+    const gate = join(dir, "gate");
+    gates.push(gate);
+    const port = await freePort();
+    const baton = startBaton(
+      [
+        "launch",
+        "--world",
+        "2",
+        "--state-dir",
+        join(dir, "state"),
+        "--ui",
+        "--ui-port",
+        String(port),
+        "--",
+        process.execPath,
+        "test/fixtures/gatedRank.mjs",
+      ],
+      { env: { GATE_FILE: gate } },
+    );
+    const url = (await stderrMatches(baton.stderr, URL_LINE))[1]!;
+    expect(url.startsWith(`http://127.0.0.1:${port}/`)).toBe(true);
+    expect(await (await fetch(url)).text()).toContain('id="chart"');
+    const page = follow(url);
+    const only = (s: DashboardState) => Object.values(s.groups)[0];
+    const ready = await page.until("both ranks ready, and the charts", (s) => {
+      const group = only(s);
+      return (
+        group?.state === "running" &&
+        ["0", "1"].every((r) => group.ranks[r]?.phase === "ready") &&
+        "rank" in s.charts
+      );
+    });
+    const group = only(ready)!;
+    for (const rank of ["0", "1"]) stray(group.ranks[rank]!.pid!, group.id);
+    // No job launched it: the page names the launch after its deployment.
+    expect(group.job).toBeUndefined();
+    expect(ready.run).toBe(group.id);
+    expect(Object.keys(ready.charts).sort()).toEqual(["group", "rank"]);
+
+    writeFileSync(gate, "");
+    const end = await page.until(
+      "the launch finished",
+      (s) => s.finished && only(s)?.state === "stopped",
+    );
+    expect(end.ok).toBe(true);
+    expect(only(end)!.teardown).toBe("verified");
+    expect(end.charts.teardown?.states.some((s) => s.id === "teardown.verified")).toBe(true);
+    const result = await baton.exit;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("baton launch: the dashboard closed with the launch");
+    await expect(fetch(url)).rejects.toThrow();
+  });
+
+  it("refuses --ui-port without --ui, and a bad launch after --ui leaves no dashboard open", async () => {
+    const alone = await startBaton(["launch", "--world", "1", "--ui-port", "0", "--", "true"]).exit;
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain("--ui-port goes with --ui");
+    const state = join(store(), "state");
+    const bad = [
+      "launch",
+      "--world",
+      "1",
+      "--ui",
+      "--state-dir",
+      state,
+      "--name",
+      "a/b",
+      "--",
+      "true",
+    ];
+    const refused = await startBaton(bad).exit;
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/dashboard: http/);
   });
 });
 

@@ -25,7 +25,7 @@ function text(parent, x, y, content, cls) {
 }
 
 function applyDiff(diff) {
-  for (const key of ["now", "finished", "ok", "violation", "total", "counts", "outcomes"])
+  for (const key of ["run", "now", "finished", "ok", "violation", "total", "counts", "outcomes"])
     state[key] = diff[key];
   for (const key of ["jobs", "kinds", "groups", "throughput", "charts", "actors"]) {
     for (const [id, value] of Object.entries(diff[key] || {})) {
