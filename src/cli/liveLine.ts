@@ -19,8 +19,11 @@ export class LiveLine {
   draw(line: string): void {
     // A terminal that reports no size (0 columns, as under script(1)) is not cut to nothing.
     const columns = this.out.columns || 120;
-    this.shown = line.slice(0, columns - 1);
-    this.out.write(`\r\x1b[2K${this.shown}`);
+    const shown = line.slice(0, columns - 1);
+    // A group's teardown steps redraw `baton launch`'s line, often with the same text.
+    if (shown === this.shown) return;
+    this.shown = shown;
+    this.out.write(`\r\x1b[2K${shown}`);
   }
 
   /** Writes `text` (whole lines) above the live line, then draws the line again. */

@@ -20,6 +20,16 @@ describe("LiveLine", () => {
     expect(written).toEqual(["\r\x1b[2K1/3 done ", "\r\x1b[2K2/3"]);
   });
 
+  it("writes nothing when the line it would draw is the one shown", () => {
+    const { out, written } = terminal(10);
+    const line = new LiveLine(out);
+    line.draw("stopping: 2 exited");
+    // Cut to the width, a change past it is no change on the terminal either.
+    line.draw("stopping: 2 exited · 1.5 s");
+    line.draw("stopping");
+    expect(written).toEqual(["\r\x1b[2Kstopping:", "\r\x1b[2Kstopping"]);
+  });
+
   it("prints whole lines above itself and draws itself again; clear leaves nothing", () => {
     const { out, written } = terminal();
     const line = new LiveLine(out);
