@@ -58,8 +58,9 @@ const LINE = 13;
 const LOOP = 26;
 /** Labels longer than this are cut (the whole label is the arrow's tooltip). */
 const LABEL_CHARS = 34;
-/** Where a compound state's name starts, from its box's left side, and its font against a label's. */
+/** Where a compound state's name starts, from its box's left side (the page draws it there). */
 const TITLE_X = 8;
+/** A state's name is drawn at 11 px, a label at 10. */
 const TITLE_SCALE = 1.1;
 /** Space kept on either side of a state's name inside its box. */
 const NAME_PAD = 4;
