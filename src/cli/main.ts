@@ -43,9 +43,10 @@ const PATH_ERRORS: Readonly<Record<string, string>> = {
 type Command = (argv: string[]) => Promise<number>;
 
 /**
- * Each command's module, imported only when that command runs: `baton version`, `help`,
- * `status` and `reap` never load the engine, the simulation, the dashboard or their
- * dependencies (xstate, ws, pino, fast-check, the inspector), which took most of a second.
+ * Each command's module, imported only when that command runs: `baton version`, `help` and
+ * `status` never load the engine, the simulation, the dashboard or their dependencies
+ * (xstate, ws, pino, fast-check, the inspector), nor `reap` more of them than its logger and
+ * the teardown machine; importing all of them took most of a second.
  */
 const commands: Record<string, () => Promise<Command>> = {
   run: async () => (await import("./runCommand.ts")).runCommand,

@@ -6,7 +6,7 @@ import { makeDirs } from "./makeDirs.ts";
 
 /**
  * pino-pretty (30 modules), loaded only for a logger that writes pretty lines: a command whose
- * stderr is not a terminal, or that logs nothing, never pays for it.
+ * stderr is not a terminal never pays for it.
  */
 function prettyStream(options: pretty.PrettyOptions): pretty.PrettyStream {
   return (createRequire(import.meta.url)("pino-pretty") as typeof pretty)(options);
