@@ -372,7 +372,7 @@ describe("baton status", () => {
     );
     const { stdout } = await baton(["status", "--state-dir", dir]);
     expect(stdout.split("\n")[0]).toContain(
-      `${deployment}  orphaned (launcher pid ${dead} is gone; its manifest is invalid (below), so \`baton reap\` leaves it alone and a launch of this name is refused: once no process with BATON_DEPLOYMENT=${deployment} and BATON_STATE_DIR=${dir} runs, remove ${paths.dir})  launcher ${dead} (gone)`,
+      `${deployment}  orphaned (launcher pid ${dead} is gone; its manifest is invalid (below), so \`baton reap\` leaves it alone and a launch of this name is refused: once no process with BATON_DEPLOYMENT=${deployment} and BATON_STATE_DIR=${dir} runs, remove ${paths.dir})  launcher ${dead} (gone, last seen `,
     );
     expect(stdout).not.toContain("with no manifest");
   });
