@@ -317,8 +317,9 @@ function firstDifference(a: readonly string[], b: readonly string[]): number | u
 export function startSeedThread(data: SeedThreadData): Worker {
   const source = import.meta.url.endsWith(".ts");
   const entry = new URL(source ? "./seedThread.ts" : "./seedThread.js", import.meta.url);
-  // The `baton` command's hooks: a graph or handlers module of your own in TypeScript, and
-  // its `import "baton"`, load on the thread as on the command's main thread.
+  // From the sources the `baton` command's hooks (a graph or handlers module of your own in
+  // TypeScript, and its `import "baton"`, load as on the command's main thread); compiled,
+  // tsx's alone, and only for modules of yours (a drawn simulation imports none).
   const hooks = source
     ? new URL("../../bin/registerHooks.mjs", import.meta.url)
     : data.simulation.modules !== undefined
