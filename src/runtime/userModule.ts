@@ -28,7 +28,7 @@ export async function importUserModule(path: string): Promise<Record<string, unk
     );
   }
   try {
-    const namespace = (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
+    const namespace = await importModule(pathToFileURL(absolute).href);
     // A TypeScript module in a CommonJS package (no "type": "module") is compiled to
     // CommonJS: its exports arrive as the default export, marked by the compiler.
     const compiled = namespace.default as { __esModule?: unknown } | undefined;
@@ -44,6 +44,23 @@ export async function importUserModule(path: string): Promise<Record<string, unk
       message = `it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or make its folder an ES module package: add "type": "module" to the package.json beside ${path} (or create one holding {"type": "module"})`;
     }
     throw new BatonError("MODULE_LOAD", `could not load ${path}: ${message}${whereThrown(error)}`);
+  }
+}
+
+/**
+ * Imports a module by URL: with Node's own loader, and a TypeScript one that Node cannot load
+ * (a program of yours run by plain `node`, with no tsx hooks registered, calling
+ * `simulateSeeds({ modules })`) through tsx's `tsImport`, which compiles it and what it
+ * imports without registering hooks for the whole process. The `baton` command registers
+ * tsx's hooks, so there the first import succeeds.
+ */
+async function importModule(url: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(url)) as Record<string, unknown>;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_UNKNOWN_FILE_EXTENSION") throw error;
+    const { tsImport } = await import("tsx/esm/api");
+    return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
   }
 }
 

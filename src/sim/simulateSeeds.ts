@@ -310,22 +310,17 @@ function firstDifference(a: readonly string[], b: readonly string[]): number | u
 /**
  * A helper thread running `seedThread`: post it a seed, it answers a `SeedThreadMessage`.
  * From baton's TypeScript sources (the `baton` command, the tests) the thread first
- * registers the command's module hooks, as `bin/baton.js` does; from the compiled package it
- * loads the compiled file, after tsx's hooks when it imports modules of yours (TypeScript
- * ones load as on the calling thread: `typeScriptHooks.ts`).
+ * registers the command's module hooks, as `bin/baton.js` does, so a graph or handlers module
+ * of yours and its `import "baton"` load as on the command's main thread; from the compiled
+ * package it loads the compiled file alone, and a TypeScript module of yours loads through
+ * tsx's `tsImport` (`importUserModule`).
  */
 export function startSeedThread(data: SeedThreadData): Worker {
-  const source = import.meta.url.endsWith(".ts");
-  const entry = new URL(source ? "./seedThread.ts" : "./seedThread.js", import.meta.url);
-  // From the sources the `baton` command's hooks (a graph or handlers module of your own in
-  // TypeScript, and its `import "baton"`, load as on the command's main thread); compiled,
-  // tsx's alone, and only for modules of yours (a drawn simulation imports none).
-  const hooks = source
-    ? new URL("../../bin/registerHooks.mjs", import.meta.url)
-    : data.simulation.modules !== undefined
-      ? new URL("./typeScriptHooks.js", import.meta.url)
-      : undefined;
-  if (hooks === undefined) return new Worker(entry, { workerData: data });
+  if (!import.meta.url.endsWith(".ts")) {
+    return new Worker(new URL("./seedThread.js", import.meta.url), { workerData: data });
+  }
+  const hooks = new URL("../../bin/registerHooks.mjs", import.meta.url);
+  const entry = new URL("./seedThread.ts", import.meta.url);
   const boot = `import(${JSON.stringify(hooks.href)}).then(() => import(${JSON.stringify(entry.href)}));`;
   return new Worker(boot, { eval: true, workerData: data });
 }

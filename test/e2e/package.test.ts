@@ -411,15 +411,20 @@ console.log(JSON.stringify({ seeds, helper: [answer.type, answer.result.seed, an
     expect(code).toBe(0);
   });
 
-  it("simulates a TypeScript graph of yours on helper threads of the packed package, run under tsx", async () => {
-    const dir = project(
-      {
-        "package.json": JSON.stringify({ type: "module" }),
-        "x.graph.ts": `import { job } from "baton";
+  it.each([
+    ["run under tsx", true],
+    ["run by plain node", false],
+  ])(
+    "simulates a TypeScript graph of yours on helper threads of the packed package, %s",
+    async (_, underTsx) => {
+      const dir = project(
+        {
+          "package.json": JSON.stringify({ type: "module" }),
+          "x.graph.ts": `import { job } from "baton";
 const n: number = 3;
 export default [job("square", n)];
 `,
-        "x.sim.ts": `import type { SimTools } from "baton";
+          "x.sim.ts": `import type { SimTools } from "baton";
 export default ({ sleep }: SimTools) => ({
   square: async (n: number) => {
     await sleep(10);
@@ -427,24 +432,27 @@ export default ({ sleep }: SimTools) => ({
   },
 });
 `,
-        "main.ts": `import { simulateSeeds } from "baton";
+          "main.mjs": `import { simulateSeeds } from "baton";
 const modules = { graph: "x.graph.ts", handlers: "x.sim.ts" };
-const seeds: (number | false)[] = [];
-// A helper thread takes the first seed: without tsx's hooks it failed to load x.graph.ts.
+const seeds = [];
+// A helper thread takes the first seed: it has no tsx hooks, and failed to load x.graph.ts.
 for await (const r of simulateSeeds(1, 4, { modules, ranks: false }, { threads: 2 })) {
   seeds.push(r.ok && r.seed);
 }
 console.log(JSON.stringify(seeds));
 `,
-      },
-      false,
-    );
-    installPacked(dir);
-    const tsx = join(ROOT, "node_modules", "tsx", "dist", "cli.mjs");
-    const { code, out } = await runNode(dir, tsx, "main.ts");
-    expect(out).toBe(`${JSON.stringify([1, 2, 3, 4])}\n`);
-    expect(code).toBe(0);
-  });
+        },
+        false,
+      );
+      installPacked(dir);
+      const tsx = join(ROOT, "node_modules", "tsx", "dist", "cli.mjs");
+      const { code, out } = await (underTsx
+        ? runNode(dir, tsx, "main.mjs")
+        : runNode(dir, "main.mjs"));
+      expect(out).toBe(`${JSON.stringify([1, 2, 3, 4])}\n`);
+      expect(code).toBe(0);
+    },
+  );
 
   it.each([
     ["a folder with no package.json", undefined],
