@@ -41,7 +41,7 @@ import { ProgressBar } from "./progressBar.ts";
 import { resultJson } from "./resultJson.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { summaryTable } from "./summaryTable.ts";
-import { uiPortFlag } from "./uiPortFlag.ts";
+import { uiPortFlag, withoutUi } from "./uiPortFlag.ts";
 import { wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 export const RUN_USAGE = `usage: baton run <graph module> [options]
@@ -190,14 +190,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   if (values.inspect !== undefined) checkInspectorUrl(values.inspect);
   const slurm = checkSlurmFlags(values);
-  const uiPort = uiPortFlag(values["ui-port"]);
-  const uiOnly =
-    values["ui-port"] !== undefined ? "--ui-port" : values["ui-keep"] ? "--ui-keep" : undefined;
-  if (uiOnly !== undefined && !values.ui) {
-    throw new ConfigError(
-      `${uiOnly} goes with --ui, which starts the dashboard: add --ui, or leave ${uiOnly} out`,
-    );
-  }
+  const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui });
+  if (values["ui-keep"] && !values.ui) throw withoutUi("--ui-keep");
   if (values["no-store"] && (values.store !== undefined || values.force)) {
     throw new ConfigError(
       `--no-store keeps no results, so it does not go with ${values.store !== undefined ? "--store" : "--force"}`,

@@ -201,11 +201,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     traced: output.trace,
     replaying: values.replay !== undefined,
   };
-  if (values["ui-port"] !== undefined && !values.ui) {
-    throw new ConfigError(
-      "--ui-port goes with --ui, which starts the dashboard: add --ui, or leave --ui-port out",
-    );
-  }
+  const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui === true });
   // A progress line on a terminal: seeds done for a range, jobs and virtual time for one seed.
   const live =
     process.stderr.isTTY === true && !output.json ? new LiveLine(process.stderr) : undefined;
@@ -220,11 +216,10 @@ export async function simCommand(argv: string[]): Promise<number> {
         `--ui replays one run of the seed on the dashboard and reports it as text: leave out --${ignored.join(" and --")}, or --ui`,
       );
     }
-    const port = uiPortFlag(values["ui-port"]);
     // The seed runs before the dashboard opens on it: minutes, for thousands of jobs.
     const progress = live && { onProgress: seedProgress(first, settings.jobs, live) };
     return simDashboard(first, (hooks) => runSeed(first, settings, { ...hooks, ...progress }), {
-      port,
+      port: uiPort,
       report: async (result) => {
         live?.clear();
         if (output.trace) process.stdout.write(`${result.trace.join("\n")}\n`);

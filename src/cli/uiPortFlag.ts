@@ -16,10 +16,20 @@ import { wholeNumberFlag } from "./wholeNumberFlag.ts";
  * ```
  */
 export function uiPortFlag(text: string | undefined, given?: { ui: boolean }): number {
-  if (text !== undefined && given?.ui === false) {
-    throw new ConfigError(
-      "--ui-port goes with --ui, which starts the dashboard: add --ui, or leave --ui-port out",
-    );
-  }
+  if (text !== undefined && given?.ui === false) throw withoutUi("--ui-port");
   return wholeNumberFlag("--ui-port", text, "a TCP port", { least: 0, most: 65_535 }) ?? 0;
+}
+
+/**
+ * The error for a dashboard flag given without `--ui`, which starts the dashboard.
+ *
+ * @example
+ * ```ts
+ * if (values["ui-keep"] && !values.ui) throw withoutUi("--ui-keep");
+ * ```
+ */
+export function withoutUi(flag: string): ConfigError {
+  return new ConfigError(
+    `${flag} goes with --ui, which starts the dashboard: add --ui, or leave ${flag} out`,
+  );
 }
