@@ -1,4 +1,4 @@
-import { dirname, resolve } from "node:path";
+import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import type { BarrierPassed } from "../machines/group.ts";
@@ -22,6 +22,7 @@ import { LiveLine } from "./liveLine.ts";
 import { negativeValues } from "./negativeValues.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
+import { sshConfigFlag } from "./sshConfigFlag.ts";
 import { uiPortFlag } from "./uiPortFlag.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
@@ -129,9 +130,9 @@ export async function launchCommand(argv: string[]): Promise<number> {
       `--hosts places ${hosts.length} rank${hosts.length === 1 ? "" : "s"} but --world is ${world}: list one host per rank, or HOST*COUNT`,
     );
   }
-  const sshConfig = values["ssh-config"];
+  const sshConfig = sshConfigFlag(values["ssh-config"]);
   const remote = {
-    ...(sshConfig !== undefined && { ssh: { configFile: resolve(sshConfig) } }),
+    ...(sshConfig !== undefined && { ssh: { configFile: sshConfig } }),
     ...(values["remote-state-dir"] !== undefined && { stateDir: values["remote-state-dir"] }),
     ...(values["remote-cwd"] !== undefined && { cwd: values["remote-cwd"] }),
   };

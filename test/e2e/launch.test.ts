@@ -508,6 +508,11 @@ describe("baton launch", () => {
       ["--world", "1", "--state-dir", "", "--", "true"],
       "--state-dir is empty: give it a value, or leave it out (baton launch --help says what it takes)",
     ],
+    // ssh would fail on it only once a remote rank is reached, after the local ones started.
+    [
+      ["--world", "1", "--ssh-config", "/nonexistent/ssh_config", "--", "true"],
+      "--ssh-config /nonexistent/ssh_config does not exist: give the path of an ssh_config file",
+    ],
     [
       ["--world", "-2", "--", "true"],
       '--world must be a whole number of ranks from 1 to 65536, not "-2"',
