@@ -218,10 +218,19 @@ class WorkerSession implements JobReport {
       this.options.silenceLimitMs ??
       (heartbeatMs === undefined ? undefined : SILENCE_LIMIT_PINGS * heartbeatMs);
     if (limitMs === undefined) return;
-    this.giveUpAfter(
-      limitMs,
-      `no frame or ping from the coordinator for ${limitMs} ms; it may have crashed or the network dropped the connection`,
-    );
+    // A limit the coordinator's pings cannot keep up with (typed in seconds, say) gives up on
+    // a live coordinator: say so, rather than blame a crash.
+    const betweenPings = heartbeatMs !== undefined && limitMs <= heartbeatMs;
+    const why = betweenPings
+      ? `, which is not above its ping interval of ${heartbeatMs} ms, so the worker gave up between two pings: raise the silence limit (--silence-limit-ms, in milliseconds) to ${SILENCE_LIMIT_PINGS * heartbeatMs} or leave it out`
+      : "; it may have crashed or the network dropped the connection";
+    if (betweenPings) {
+      this.options.logger.warn(
+        { silenceLimitMs: limitMs, heartbeatMs },
+        "the silence limit is not above the coordinator's ping interval: the worker will give up on it between two pings",
+      );
+    }
+    this.giveUpAfter(limitMs, `no frame or ping from the coordinator for ${limitMs} ms${why}`);
   }
 
   /** The coordinator was heard from: after the welcome, that restarts the silence limit. */

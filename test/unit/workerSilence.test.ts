@@ -158,6 +158,15 @@ describe("the worker's silence watchdog", () => {
     expect(unannounced.exit()?.code).toBe(CloseCode.coordinatorSilent);
   });
 
+  it("says a silenceLimitMs not above the announced ping interval gave up between pings, not that the coordinator crashed", async () => {
+    const w = await connected({ heartbeatMs: 5_000, silenceLimitMs: 20 });
+    await expectGivesUpAt(
+      w,
+      20,
+      "no frame or ping from the coordinator for 20 ms, which is not above its ping interval of 5000 ms, so the worker gave up between two pings: raise the silence limit (--silence-limit-ms, in milliseconds) to 20000 or leave it out",
+    );
+  });
+
   it("waits out a limit longer than Node's longest timer in full", async () => {
     const w = await connected({ heartbeatMs: 2 ** 30 });
     await advance(w.clock, 2 ** 32 - 1);
