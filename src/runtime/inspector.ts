@@ -165,12 +165,24 @@ export function connectInspector(url: string, options: InspectorOptions = {}): I
   };
   const held: InspectionEvent[] = [];
   let inspect: Observer<InspectionEvent> | undefined;
-  const loaded = loading.then(({ createInspector }) => {
-    inspect = createInspector(adapter, {
-      serialize: (event) => sanitizeInspection(event),
-    }).inspect;
-    for (const event of held.splice(0)) inspect.next?.(event);
-  });
+  const loaded = loading.then(
+    ({ createInspector }) => {
+      inspect = createInspector(adapter, {
+        serialize: (event) => sanitizeInspection(event),
+      }).inspect;
+      for (const event of held.splice(0)) inspect.next?.(event);
+    },
+    // Installed but broken (a dependency of its own missing): like an inspector that cannot
+    // be reached, it costs a warning and the events, never the run.
+    (error: unknown) => {
+      options.logger?.warn(
+        { reason: (error as Error)?.message ?? String(error) },
+        "could not load @statelyai/inspect; inspection events are dropped (reinstall it: npm install @statelyai/inspect)",
+      );
+      stats.dropped += held.splice(0).length;
+      inspect = { next: () => void stats.dropped++ };
+    },
+  );
   return {
     inspect: { next: (event) => (inspect ? inspect.next?.(event) : hold(held, event)) },
     stats,
