@@ -95,6 +95,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
           })),
           foreign: report.foreign,
           otherUsers: report.otherUsers,
+          waiting: report.waiting,
           // An unknown value (the owner nobody could tell) is null, as in baton status: every key stays.
         },
         (_, value) => value ?? null,
@@ -118,7 +119,12 @@ export async function reapCommand(argv: string[]): Promise<number> {
       say(`${deployment}: ${owner === undefined ? "another user's" : `${owner}'s`}, left alone`);
     for (const { deployment, error } of report.failed)
       say(`${deployment}: NOT reaped: ${error.message}`);
-    if (report.reaped.length + report.live.length + report.failed.length === 0) {
+    for (const { deployment, pid, staleInMs } of report.waiting)
+      say(
+        `${deployment}: a lease and no manifest: launcher pid ${pid} is starting, or died before it wrote its manifest; left alone until its lease is stale, in ${Math.ceil(staleInMs / 1000)} s (reap again then)`,
+      );
+    const { reaped, live, failed, waiting } = report;
+    if (reaped.length + live.length + failed.length + waiting.length === 0) {
       say(await nothingInStateDir("nothing to reap", stateDir, exists, ports));
     }
   }

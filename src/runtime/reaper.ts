@@ -79,6 +79,12 @@ export interface ReapReport {
    * that user's name, when it can be told.
    */
   otherUsers: { deployment: string; owner: string | undefined }[];
+  /**
+   * Deployments with a fresh lease and no manifest: a launcher starting (it writes its
+   * manifest next), or one that died before it wrote it. Left alone; a reap once the lease is
+   * stale, in `staleInMs`, clears it.
+   */
+  waiting: { deployment: string; pid: number; staleInMs: number }[];
 }
 
 /**
@@ -117,7 +123,14 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
   const clock = options.clock ?? nodeClock();
   const host = options.host ?? hostname();
   const stateDir = resolve(options.stateDir);
-  const report: ReapReport = { reaped: [], live: [], failed: [], foreign: [], otherUsers: [] };
+  const report: ReapReport = {
+    reaped: [],
+    live: [],
+    failed: [],
+    foreign: [],
+    otherUsers: [],
+    waiting: [],
+  };
   for (const deployment of await files.list(stateDir)) {
     if (!isDeploymentId(deployment)) continue;
     let id: DeploymentIdentity = { deployment, stateDir };
@@ -149,6 +162,9 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       if (lease === undefined) why = await leftBehind(id, paths, { files, procs, clock });
       else if (isLeaseStale(lease, clock.now())) {
         why = `no manifest, and the lease of launcher pid ${lease.pid} was last renewed ${clock.now() - lease.renewedAt} ms ago (stale after ${lease.staleAfterMs} ms)`;
+      } else {
+        const staleInMs = lease.renewedAt + lease.staleAfterMs - clock.now();
+        report.waiting.push({ deployment, pid: lease.pid, staleInMs });
       }
       if (why === undefined) continue;
     } else {

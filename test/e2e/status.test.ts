@@ -353,6 +353,32 @@ describe("baton status", () => {
     );
   });
 
+  it("says baton reap leaves a fresh lease with no manifest until it is stale, and when, instead of nothing to reap", async () => {
+    const dir = await stateDir();
+    const deployment = "dep-leaseonly000";
+    const dead = await deadPid();
+    await files.writeAtomic(
+      deploymentPaths(dir, deployment).lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment,
+        pid: dead,
+        token: "tok",
+        renewedAt: Date.now() - 5_000,
+        staleAfterMs: 30_000,
+      }),
+    );
+    const reap = await baton(["reap", "--state-dir", dir]);
+    expect(reap.code).toBe(0);
+    expect(reap.stdout).toMatch(
+      new RegExp(
+        `^${deployment}: a lease and no manifest: launcher pid ${dead} is starting, or died before it wrote its manifest; left alone until its lease is stale, in (2[0-9]|1[0-9]) s \\(reap again then\\)\n$`,
+      ),
+    );
+    const json = JSON.parse((await baton(["reap", "--state-dir", dir, "--json"])).stdout);
+    expect(json.waiting).toEqual([{ deployment, pid: dead, staleInMs: expect.any(Number) }]);
+    expect(await files.read(deploymentPaths(dir, deployment).lease)).toBeDefined();
+  });
+
   it("says a deployment's invalid manifest is why it stays, not that it started no rank", async () => {
     const dir = await stateDir();
     const deployment = "dep-brokenlease0";

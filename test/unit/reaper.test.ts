@@ -425,6 +425,7 @@ describe("reapDeployments", () => {
       ],
     ]);
     expect(report.live).toEqual([]);
+    expect(report.waiting).toEqual([{ deployment: "starting", pid: 4242, staleInMs: 29_000 }]);
     expect(readdirSync(join(w.stateDir, "died-early"))).toEqual(["rank-0.log"]);
     expect(await files.read(deploymentPaths(w.stateDir, "starting").lease)).toBeDefined();
     expect(w.procs.signals.filter((s) => s.signal !== 0)).toEqual([]);
