@@ -326,7 +326,8 @@ export class TeardownError extends BatonError {
  * way (`REAP_FAILED`), the deployment's name is held by a live launcher or an unreaped
  * manifest (`DEPLOYMENT_BLOCKED`), a rank could not be started (`LAUNCH_FAILED`), a rank was
  * not ready within the load timeout (`BARRIER_TIMEOUT`), a rank failed (`RANK_FAILED`, with
- * its exit code and the tail of its log) or its heartbeat went stale (`RANK_LOST`); `ready`
+ * its exit code and the tail of its log) or its heartbeat went stale (`RANK_LOST`), or the
+ * launcher could not renew its lease and stopped the ranks (`LEASE_LOST`); `ready`
  * rejects with `STOPPED` when the group was stopped or finished before every rank was
  * ready. When the
  * group's own teardown failed as well, `teardownError` says so: the group's error is still

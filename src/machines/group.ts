@@ -8,7 +8,8 @@ export interface GroupFailure {
     | "LAUNCH_FAILED"
     | "BARRIER_TIMEOUT"
     | "RANK_FAILED"
-    | "RANK_LOST";
+    | "RANK_LOST"
+    | "LEASE_LOST";
   message: string;
   /** The rank at fault, for RANK_FAILED and RANK_LOST. */
   rank?: number;
@@ -25,6 +26,7 @@ export type GroupEvent =
   | { type: "RANK_READY"; rank: number }
   | { type: "RANK_EXITED"; rank: number; code: number | null; signal: string | null }
   | { type: "RANK_LOST"; rank: number; reason: string }
+  | { type: "LEASE_LOST"; message: string }
   /** Stop the group: a user's stop(), a cancelled job, Ctrl-C; again after teardownFailed to retry. */
   | { type: "STOP"; reason: string }
   | { type: "TEARDOWN_DONE" }
@@ -102,6 +104,16 @@ const whileRanksRun = {
     { actions: "recordExit" },
   ],
   RANK_LOST: { target: "#group.stopping", actions: "loseRank" },
+  LEASE_LOST: {
+    target: "#group.stopping",
+    actions: {
+      type: "fail",
+      params: ({ event }: { event: { message: string } }) => ({
+        code: "LEASE_LOST" as const,
+        message: event.message,
+      }),
+    },
+  },
   STOP: { target: "#group.stopping", actions: "recordStop" },
 } as const;
 
@@ -119,6 +131,8 @@ const whileRanksRun = {
  *   A rank's first exit counts; a later report for the same rank is ignored.
  * - A rank that exits with another code or a signal, or whose heartbeat goes stale, fails the
  *   group: the others are torn down, and the outcome names that first rank and how it ended.
+ * - A lease the launcher could not renew (its watchdog gave it up, `LEASE_LOST`) fails the
+ *   group too: its ranks would soon take the launcher for dead and stop on their own.
  *   When every rank has exited 0 the group is torn down too (their process groups may hold
  *   children) and succeeds.
  * - A failed launch tears down and then reports the launch failure, never the teardown's.

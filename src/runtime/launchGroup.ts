@@ -497,6 +497,8 @@ class LaunchedGroup implements RankGroup {
         token: this.token,
         staleAfterMs: this.timeouts.leaseStaleMs,
         logger: this.logger,
+        onLost: (reason) => this.leaseLost(this.paths.lease, reason),
+        ...(this.inspect !== undefined && { inspect: this.inspect }),
       });
       this.cgroup = this.contain();
       await this.writeManifest();
@@ -584,6 +586,8 @@ class LaunchedGroup implements RankGroup {
                 leaseStaleMs: this.timeouts.leaseStaleMs,
                 clock: this.ports.clock,
                 logger: this.logger,
+                onLeaseLost: (reason) => this.leaseLost(`mirrored on ${target.spec}`, reason),
+                ...(this.inspect !== undefined && { inspect: this.inspect }),
               }).then((site) => {
                 const cancels = cancelFile({
                   files: site.files,
@@ -980,6 +984,7 @@ class LaunchedGroup implements RankGroup {
       RANK_FAILED: " The other ranks were stopped.",
       RANK_LOST:
         " A rank rewrites its marker every heartbeat; one that stops doing so is hung or cut off, and the group was stopped.",
+      LEASE_LOST: ` Ranks stop on their own once the launcher's lease is ${this.timeouts.leaseStaleMs} ms old, so the launcher stopped them first. Check that the state dir takes writes (disk full, quota, read-only, a network file system gone)${this.hosts.some((host) => host.kind === "ssh") ? " and that its ssh hosts answer" : ""}, then launch again.`,
     };
     const tail =
       logFile !== undefined ? ` Its log is ${logFile}. ${await this.ports.logTail(logFile)}` : "";
@@ -1049,6 +1054,15 @@ class LaunchedGroup implements RankGroup {
   }
 
   /** Sends to the group unless it has finished. */
+  /** The watchdog of a lease (`where`: its path, or the host it is mirrored on) gave it up. */
+  private leaseLost(where: string, reason: string): void {
+    this.logger.error({ deployment: this.deployment, reason }, `lease ${where} lost`);
+    this.send({
+      type: "LEASE_LOST",
+      message: `the launcher could not renew its lease ${where}: ${reason}`,
+    });
+  }
+
   private send(event: GroupEvent): void {
     if (this.group.getSnapshot().status === "active") this.group.send(event);
   }

@@ -1,4 +1,11 @@
 import type { Logger } from "pino";
+import { createActor, type InspectionEvent } from "xstate";
+import {
+  WATCHDOG_GRACE_MS,
+  WATCHDOG_TOLERANCE,
+  type WatchdogEvent,
+  watchdogMachine,
+} from "../machines/watchdog.ts";
 import { LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import type { Clock, Files } from "./ports.ts";
@@ -15,6 +22,13 @@ export interface LeaseOptions {
   /** Ranks and reapers presume the launcher dead when the lease is older than this. */
   staleAfterMs: number;
   logger?: Logger;
+  /**
+   * Called once when renewals have failed for too long (see `holdLease`), with why; never
+   * after `release()`. The lease goes stale soon after, and the ranks then stop themselves.
+   */
+  onLost?: (reason: string) => void;
+  /** Sees the lease's watchdog machine (`--inspect`, the dashboard). */
+  inspect?: (event: InspectionEvent) => void;
 }
 
 /** A lease the launcher holds: renewed until `release()`. */
@@ -69,22 +83,50 @@ export async function claimLease(
 /**
  * Writes the launcher's lease (`baton.lease/1`, atomic, 0600) and renews it every
  * `staleAfterMs / 3` through the Clock port, so that ranks and reapers can tell a live
- * launcher from a dead one whose pid was reused. A renewal that fails is logged and tried
- * again at the next tick: missing one leaves two more before the lease goes stale.
+ * launcher from a dead one whose pid was reused. Each renewal is a probe of a
+ * `watchdogMachine` (DESIGN §4): one that fails is logged and tried again at the next tick
+ * (the peer is `suspect`); two in a row (its tolerance) are the abort stage, after which the
+ * renewal is retried every fifth of the grace (5 s, or a sixth of `staleAfterMs` when that is
+ * shorter); a renewal that succeeds within the grace clears it, and the end of the grace calls
+ * `onLost` — about `staleAfterMs / 6` before the ranks would find the lease stale and stop
+ * themselves, so the launcher can tear them down and say why. Renewals go on after that until
+ * `release()`, which never lets `onLost` come later.
  *
  * @example
  * ```ts
  * const lease = await holdLease({ files, clock, path: paths.lease, deployment, pid, token,
- *   staleAfterMs: 30_000 });
+ *   staleAfterMs: 30_000, onLost: (reason) => void group.stop(`lease lost: ${reason}`) });
  * // ... after a verified teardown:
  * await lease.release();
  * await files.remove(paths.lease);
  * ```
  */
 export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
-  const { files, clock, path, staleAfterMs } = options;
+  const { files, clock, path, staleAfterMs, logger } = options;
   const write = () => files.writeAtomic(path, leaseText(options));
   await write();
+  const renewMs = Math.max(1, Math.floor(staleAfterMs / 3));
+  const graceMs = Math.min(WATCHDOG_GRACE_MS, Math.floor(staleAfterMs / 6));
+  const retryMs = Math.max(1, Math.floor(graceMs / 5));
+  const watchdog = createActor(watchdogMachine, {
+    input: { tolerance: WATCHDOG_TOLERANCE, graceMs },
+    clock,
+    ...(options.inspect !== undefined && { inspect: options.inspect }),
+  });
+  watchdog.on("abort", ({ strikes }) =>
+    logger?.error(
+      { lease: path },
+      `lease renewal failed ${strikes} times in a row; retrying every ${retryMs} ms for ${graceMs} ms before giving the ranks up (they take the launcher for dead once its lease is ${staleAfterMs} ms old)`,
+    ),
+  );
+  watchdog.on("recovered", ({ strikes }) =>
+    logger?.info({ lease: path }, `lease renewed again after ${strikes} failed renewals`),
+  );
+  watchdog.on("lost", ({ reason }) => options.onLost?.(reason));
+  watchdog.start();
+  const tell = (event: WatchdogEvent) => {
+    if (watchdog.getSnapshot().status === "active") watchdog.send(event);
+  };
   let released = false;
   let inFlight: Promise<void> = Promise.resolve();
   let timer: unknown;
@@ -93,15 +135,19 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
       () => {
         inFlight = write().then(
           () => {
-            if (!released) schedule();
+            if (released) return;
+            tell({ type: "PROBE_OK" });
+            schedule();
           },
           (error: unknown) => {
-            options.logger?.warn({ err: error, lease: path }, "lease renewal failed");
-            if (!released) schedule();
+            if (released) return;
+            logger?.warn({ err: error, lease: path }, "lease renewal failed");
+            tell({ type: "PROBE_FAILED", reason: (error as Error).message ?? String(error) });
+            schedule();
           },
         );
       },
-      Math.max(1, Math.floor(staleAfterMs / 3)),
+      watchdog.getSnapshot().matches("reprobing") ? retryMs : renewMs,
     );
   };
   schedule();
@@ -109,6 +155,7 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
     async release() {
       released = true;
       clock.clearTimeout(timer);
+      tell({ type: "STOP" });
       await inFlight;
     },
   };

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { InspectionEvent } from "xstate";
 import type { TeardownTimeouts } from "../machines/teardown.ts";
 import { type DeploymentPaths, deploymentPaths } from "../rank/deploymentPaths.ts";
 import { clearDeployment } from "./clearDeployment.ts";
@@ -30,6 +31,10 @@ export interface RemoteSiteOptions {
   leaseStaleMs: number;
   clock: Clock;
   logger?: Logger;
+  /** Called once when the mirrored lease could not be renewed for too long (`holdLease`'s `onLost`). */
+  onLeaseLost?: (reason: string) => void;
+  /** Sees the mirrored lease's watchdog machine. */
+  inspect?: (event: InspectionEvent) => void;
 }
 
 /** What a rank on the site needs beyond what the site knows. */
@@ -97,6 +102,8 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
       token: options.token,
       staleAfterMs: options.leaseStaleMs,
       logger: options.logger,
+      onLost: options.onLeaseLost,
+      inspect: options.inspect,
     });
     const held = lease;
     return {

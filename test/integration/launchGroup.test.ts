@@ -290,6 +290,47 @@ describe("launchGroup", () => {
     for (const pid of pids) expect(alive(pid)).toBe(false);
   });
 
+  it("a lease the launcher cannot renew fails the group with LEASE_LOST before the ranks stop on their own", async () => {
+    let leaseWrites = "working";
+    const watchdogStates: string[] = [];
+    const failingLease: Files = {
+      ...files,
+      writeAtomic: (path, text) =>
+        leaseWrites === "failing" && path.endsWith("/lease.json")
+          ? Promise.reject(new Error(`ENOSPC: no space left on device, open '${path}'`))
+          : files.writeAtomic(path, text),
+    };
+    const group = launch({
+      argv: [PYTHON, RANK_PY, "--step-ms", "50"],
+      worldSize: 2,
+      // Renewed every second; given up 2.5 s after the last renewal, the ranks' limit is 3 s.
+      timeouts: { watchMs: 50, leaseStaleMs: 3_000 },
+      ports: { files: failingLease },
+      inspect: (event) => {
+        const machine = (event.actorRef as { logic?: { id?: string } }).logic?.id;
+        if (event.type === "@xstate.snapshot" && machine === "watchdog")
+          watchdogStates.push(String((event.snapshot as { value?: unknown }).value));
+      },
+    });
+    await group.ready;
+    const pids = group.pids();
+    leaseWrites = "failing";
+    const error = (await group.wait().catch((e: unknown) => e)) as RankGroupError;
+    expect(error).toBeInstanceOf(RankGroupError);
+    expect(error.code).toBe("LEASE_LOST");
+    expect(error.message).toContain(
+      `the launcher could not renew its lease ${join(group.dir, "lease.json")}: ENOSPC: no space left on device`,
+    );
+    expect(error.message).toContain("Check that the state dir takes writes");
+    // The inspector saw the lease's watchdog through its stages.
+    expect([...new Set(watchdogStates)]).toEqual(["healthy", "suspect", "reprobing", "lost"]);
+    // The launcher stopped them (TERM), not their own watch of the lease.
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+    const outcome = await readStateFile(files, OUTCOME_FORMAT, join(group.dir, "outcome.json"));
+    expect(outcome?.ended?.status).toBe("failed");
+    expect(outcome?.ranks.map((rank) => rank.exit?.signal)).toEqual(["SIGTERM", "SIGTERM"]);
+  });
+
   it("a launch that cannot start its command fails with LAUNCH_FAILED", async () => {
     const group = launch({ argv: ["/nonexistent/rank-program"], worldSize: 2 });
     const error = (await group.wait().catch((e: unknown) => e)) as RankGroupError;

@@ -50,6 +50,7 @@ function stepArbitrary(worldSize: number): fc.Arbitrary<Step> {
       ),
     },
     send(rank.map((r) => ({ type: "RANK_LOST" as const, rank: r, reason: "stale" }))),
+    send(fc.constant({ type: "LEASE_LOST" as const, message: "lease not renewed" })),
     send(fc.constant({ type: "STOP" as const, reason: "user" })),
     { weight: 2, arbitrary: send(fc.constant({ type: "TEARDOWN_DONE" as const })) },
     send(fc.constant({ type: "TEARDOWN_FAILED" as const, message: "survivor" })),
@@ -125,8 +126,8 @@ function model(worldSize: number, steps: Step[]): { types: string[]; outcome: st
         ) {
           enter("stopping");
         }
-      } else if (e.type === "RANK_LOST") {
-        fail("RANK_LOST");
+      } else if (e.type === "RANK_LOST" || e.type === "LEASE_LOST") {
+        fail(e.type);
         enter("stopping");
       } else if (e.type === "STOP") {
         if (failure === undefined) stopped = true;

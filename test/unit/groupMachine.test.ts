@@ -160,6 +160,21 @@ describe("group machine", () => {
     });
   });
 
+  it("a lease the launcher could not renew fails the group, and the ranks' exits after it do not replace it", () => {
+    const g = launched();
+    g.actor.send({ type: "RANK_READY", rank: 0 });
+    g.actor.send({ type: "RANK_READY", rank: 1 });
+    g.actor.send({ type: "LEASE_LOST", message: "the launcher could not renew its lease" });
+    expect(g.value()).toBe("stopping");
+    g.actor.send({ type: "RANK_EXITED", rank: 0, code: null, signal: "SIGTERM" });
+    g.actor.send({ type: "TEARDOWN_DONE" });
+    const finished = g.finished();
+    expect(finished?.type === "group.finished" && finished.outcome).toEqual({
+      status: "failed",
+      failure: { code: "LEASE_LOST", message: "the launcher could not renew its lease" },
+    });
+  });
+
   it("a stop is an outcome of its own, and a failure after it does not replace it", () => {
     const g = launched();
     g.actor.send({ type: "RANK_READY", rank: 0 });

@@ -1,11 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
 import { holdLease } from "../../src/runtime/launcherLease.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import type { Files } from "../../src/runtime/ports.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 
 const files = nodeFiles();
@@ -53,5 +55,120 @@ describe("holdLease", () => {
     await lease.release();
     expect(clock.nextDue()).toBeUndefined();
     expect((await read())?.renewedAt).toBe(6_000);
+  });
+});
+
+/**
+ * A lease held on a file system that fails its writes while `failing`, on a simulated clock
+ * (30 s staleness: renewed every 10 s; watchdog grace 5 s, retried every second within it).
+ */
+function failingLease() {
+  const clock = new SimClock();
+  const state = {
+    failing: false,
+    writes: [] as number[],
+    lost: [] as { at: number; reason: string }[],
+  };
+  const logs: { level: number; msg: string }[] = [];
+  const fake = {
+    async writeAtomic() {
+      state.writes.push(clock.now());
+      if (state.failing) throw new Error("ENOSPC: no space left on device, open 'lease.json'");
+    },
+  } as unknown as Files;
+  const held = holdLease({
+    files: fake,
+    clock,
+    path: "/state/dep-w/lease.json",
+    deployment: "dep-w",
+    pid: 1,
+    token: "tok",
+    staleAfterMs: 30_000,
+    logger: pino({ level: "info" }, { write: (line: string) => logs.push(JSON.parse(line)) }),
+    onLost: (reason) => state.lost.push({ at: clock.now(), reason }),
+  });
+  /** Fires every timer due up to `until`, letting each renewal settle before the next. */
+  const runUntil = async (until: number) => {
+    while (clock.fireNext(until)) await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { clock, state, logs, held, runUntil };
+}
+
+describe("holdLease's watchdog", () => {
+  it("gives the lease up once, 5 s after the second failed renewal in a row, and keeps renewing", async () => {
+    const { state, logs, held, runUntil } = failingLease();
+    await held;
+    state.failing = true;
+    await runUntil(24_999);
+    expect(state.writes).toEqual([0, 10_000, 20_000, 21_000, 22_000, 23_000, 24_000]);
+    expect(state.lost).toEqual([]);
+    expect(logs.filter((l) => l.msg === "lease renewal failed")).toHaveLength(6);
+    expect(logs.find((l) => l.level === 50)?.msg).toMatch(
+      /lease renewal failed 2 times in a row; retrying every 1000 ms for 5000 ms/,
+    );
+    await runUntil(60_000);
+    expect(state.lost).toHaveLength(1);
+    expect(state.lost[0]?.at).toBe(25_000);
+    expect(state.lost[0]?.reason).toMatch(
+      /ENOSPC: no space left on device.*no recovery within 5000 ms/,
+    );
+    // After it gave up, renewals go on at their usual pace: the teardown still needs the lease.
+    expect(state.writes.filter((at) => at > 25_000)).toEqual([35_000, 45_000, 55_000]);
+    await (await held).release();
+  });
+
+  it("forgives a renewal that succeeds within the grace", async () => {
+    const { clock, state, logs, held, runUntil } = failingLease();
+    await held;
+    state.failing = true;
+    await runUntil(22_000);
+    state.failing = false;
+    await runUntil(23_000);
+    expect(logs.at(-1)?.msg).toBe("lease renewed again after 4 failed renewals");
+    // Back to healthy: the next renewal comes 10 s later, and one more failure is only suspect.
+    expect(clock.nextDue()).toBe(33_000);
+    await runUntil(40_000);
+    state.failing = true;
+    await runUntil(55_000);
+    expect(state.lost).toEqual([]);
+    await runUntil(100_000);
+    expect(state.lost).toHaveLength(1);
+    await (await held).release();
+  });
+
+  it("never gives the lease up after release, even within the grace", async () => {
+    const { clock, state, held, runUntil } = failingLease();
+    const lease = await held;
+    state.failing = true;
+    await runUntil(21_500);
+    await lease.release();
+    expect(clock.nextDue()).toBeUndefined();
+    await runUntil(100_000);
+    expect(state.lost).toEqual([]);
+  });
+
+  it("keeps the grace inside a short lease's staleness", async () => {
+    const clock = new SimClock();
+    const lost: number[] = [];
+    let failing = false;
+    const lease = await holdLease({
+      files: {
+        async writeAtomic() {
+          if (failing) throw new Error("EROFS");
+        },
+      } as unknown as Files,
+      clock,
+      path: "/l",
+      deployment: "dep-s",
+      pid: 1,
+      token: "t",
+      staleAfterMs: 600,
+      onLost: () => lost.push(clock.now()),
+    });
+    failing = true;
+    while (clock.fireNext(10_000)) await new Promise((resolve) => setImmediate(resolve));
+    // Renewed every 200 ms; failures at 200 and 400; a grace of 100 ms: given up at 500, before 600.
+    expect(lost).toEqual([500]);
+    await lease.release();
   });
 });
