@@ -56,15 +56,19 @@ def write_atomic(path, value):
     temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, (json.dumps(value) + "\n").encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
+        try:
+            os.fchmod(fd, 0o600)
+            os.write(fd, (json.dumps(value) + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.rename(temp, path)
     except OSError:
-        os.unlink(temp)
+        # A full disk or a path taken by something else: leave no temp file behind.
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
         raise
     dir_fd = os.open(directory, os.O_RDONLY)
     try:
@@ -209,6 +213,15 @@ class Rank:
         self.phase = phase
         self.write_marker()
 
+    def heartbeat(self):
+        """Rewrites the marker; one that cannot be written is warned about, and the next
+        heartbeat tries again (the launcher only gives the rank up if none gets through
+        before its marker goes stale)."""
+        try:
+            self.write_marker()
+        except OSError as error:
+            self.warn(f"cannot write the marker: {error}")
+
     def read_cancel(self):
         cancel, problem = read_file(self.cancel_path, "baton.cancel/1", check_cancel)
         if problem:
@@ -257,13 +270,14 @@ class Rank:
         while True:
             now = now_ms()
             if now >= self.next_heartbeat:
-                self.write_marker()
+                self.heartbeat()
                 self.next_heartbeat = now + self.heartbeat_ms
             if now >= self.next_watch:
                 reason = self.launcher_gone()
                 if reason:
                     say(f"{reason}; exiting")
-                    self.set_phase("exiting")
+                    self.phase = "exiting"
+                    self.heartbeat()
                     sys.exit(ORPHANED_EXIT_CODE)
                 self.next_watch = now_ms() + self.watch_ms
             if now >= until:
@@ -315,7 +329,8 @@ def main():
             sys.exit(args.exit_code)
         rank.sleep(args.step_ms)
     rank.step(apply)
-    rank.set_phase("exiting")
+    rank.phase = "exiting"
+    rank.heartbeat()
     say(f"done after {step} steps")
 
 

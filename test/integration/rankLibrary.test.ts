@@ -4,7 +4,7 @@
  * environment set by hand in a temp state dir and a stand-in "launcher" process the test
  * starts and kills. Every process a test starts is SIGKILLed by pid in afterEach.
  */
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -229,6 +229,36 @@ describe.each(Object.entries(RANKS))("the %s example rank", (_, command) => {
     const exit = await r.exit("after the lease stopped being renewed");
     expect(exit.code).toBe(1);
     expect(await r.output()).toMatch(/lease was last renewed \d+ ms ago \(stale after 2000 ms\)/);
+  });
+
+  it("warns about a heartbeat it cannot write and keeps running, leaving no temp file behind", async () => {
+    const r = await launch(["--step-ms", "20"]);
+    await vi.waitFor(async () => expect((await r.marker())?.phase).toBe("ready"), {
+      timeout: 15_000,
+      interval: 20,
+    });
+    const beat = (await r.marker())?.heartbeatAt ?? 0;
+    // A directory where the marker goes: every rename over it fails, as root too.
+    await vi.waitFor(
+      async () => {
+        await rm(r.paths.marker(1), { force: true });
+        await mkdir(r.paths.marker(1));
+      },
+      { timeout: 5_000, interval: 5 },
+    );
+    await vi.waitFor(async () => expect(await r.output()).toMatch(/cannot write the marker/), {
+      timeout: 10_000,
+      interval: 50,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(started.has(r.rank)).toBe(true);
+    expect((await readdir(r.paths.dir)).filter((name) => name.endsWith(".tmp"))).toEqual([]);
+    await rm(r.paths.marker(1), { recursive: true });
+    await vi.waitFor(async () => expect((await r.marker())?.heartbeatAt).toBeGreaterThan(beat), {
+      timeout: 5_000,
+      interval: 50,
+    });
+    expect((await r.marker())?.phase).toBe("ready");
   });
 
   it("exits with the requested code at --fail-at", async () => {
