@@ -14,6 +14,9 @@
  *   other jobs already used.
  * - `timeout-releases-lease`: an attempt past its timeout gives its job back at once (ready
  *   again) while its holder still holds the lease, so the job can run twice at once.
+ * - `watchdog-never-aborts`: the watchdog counts failed probes but never reaches its abort
+ *   stage, so a launcher that cannot renew its lease never gives its ranks up: they take it
+ *   for dead and leave on their own.
  *
  * @example
  * ```ts
@@ -28,7 +31,8 @@ export type PlantedBug =
   | "release-lease-twice"
   | "teardown-trusts-single-kill"
   | "complete-before-durable"
-  | "timeout-releases-lease";
+  | "timeout-releases-lease"
+  | "watchdog-never-aborts";
 
 /**
  * Every planted bug, as `baton sim --plant` takes them.
@@ -49,4 +53,5 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
   "teardown-trusts-single-kill",
   "complete-before-durable",
   "timeout-releases-lease",
+  "watchdog-never-aborts",
 ];

@@ -1,5 +1,6 @@
 import { assign, cancel, emit, raise, setup } from "xstate";
 import { ConfigError } from "../errors.ts";
+import type { PlantedBug } from "./plantedBugs.ts";
 
 /** DESIGN §8: failed probes in a row before the watchdog aborts. */
 export const WATCHDOG_TOLERANCE = 2;
@@ -30,6 +31,8 @@ export interface WatchdogInput {
   tolerance?: number;
   /** How long the re-probe window after an abort lasts (default 5000 ms). */
   graceMs?: number;
+  /** Known bugs switched on (tests and `baton sim --plant` only). */
+  plantedBugs?: readonly PlantedBug[];
 }
 
 export interface WatchdogContext {
@@ -39,6 +42,8 @@ export interface WatchdogContext {
   strikes: number;
   /** The last failure's reason. */
   reason: string;
+  /** The planted bug `watchdog-never-aborts` is on. */
+  neverAborts: boolean;
 }
 
 /**
@@ -71,7 +76,8 @@ export const watchdogMachine = setup({
     grace: ({ context }) => context.graceMs,
   },
   guards: {
-    toleranceReached: ({ context }) => context.strikes + 1 >= context.tolerance,
+    toleranceReached: ({ context }) =>
+      !context.neverAborts && context.strikes + 1 >= context.tolerance,
   },
   actions: {
     strike: assign(({ context, event }) => ({
@@ -100,7 +106,8 @@ export const watchdogMachine = setup({
     if (!Number.isFinite(graceMs) || graceMs < 0) {
       throw new ConfigError(`watchdog grace must be a number of milliseconds ≥ 0, not ${graceMs}`);
     }
-    return { tolerance, graceMs, strikes: 0, reason: "" };
+    const neverAborts = input.plantedBugs?.includes("watchdog-never-aborts") ?? false;
+    return { tolerance, graceMs, strikes: 0, reason: "", neverAborts };
   },
   initial: "healthy",
   on: {

@@ -499,6 +499,7 @@ class LaunchedGroup implements RankGroup {
         logger: this.logger,
         onLost: (reason) => this.leaseLost(this.paths.lease, reason),
         ...(this.inspect !== undefined && { inspect: this.inspect }),
+        ...(this.spec.plantedBugs !== undefined && { plantedBugs: this.spec.plantedBugs }),
       });
       this.cgroup = this.contain();
       await this.writeManifest();

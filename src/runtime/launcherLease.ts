@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { createActor, type InspectionEvent } from "xstate";
+import type { PlantedBug } from "../machines/plantedBugs.ts";
 import {
   WATCHDOG_GRACE_MS,
   WATCHDOG_TOLERANCE,
@@ -29,6 +30,8 @@ export interface LeaseOptions {
   onLost?: (reason: string) => void;
   /** Sees the lease's watchdog machine (`--inspect`, the dashboard). */
   inspect?: (event: InspectionEvent) => void;
+  /** Known bugs switched on in its watchdog (tests and `baton sim --plant` only). */
+  plantedBugs?: readonly PlantedBug[];
 }
 
 /** A lease the launcher holds: renewed until `release()`. */
@@ -109,7 +112,11 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
   const graceMs = Math.min(WATCHDOG_GRACE_MS, Math.floor(staleAfterMs / 6));
   const retryMs = Math.max(1, Math.floor(graceMs / 5));
   const watchdog = createActor(watchdogMachine, {
-    input: { tolerance: WATCHDOG_TOLERANCE, graceMs },
+    input: {
+      tolerance: WATCHDOG_TOLERANCE,
+      graceMs,
+      ...(options.plantedBugs !== undefined && { plantedBugs: options.plantedBugs }),
+    },
     clock,
     ...(options.inspect !== undefined && { inspect: options.inspect }),
   });

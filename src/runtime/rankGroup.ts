@@ -119,12 +119,13 @@ export interface LaunchSpec {
   /** A pino logger; silent by default. */
   logger?: Logger;
   /**
-   * An XState inspection observer: it sees the group's machine, every rank's and, while the
-   * group stops, the teardown's of the ranks on this machine (not an ssh host's). What it
+   * An XState inspection observer: it sees the group's machine, every rank's, the watchdog
+   * of each lease the launcher holds (here and mirrored on ssh hosts) and, while the group
+   * stops, the teardown's of the ranks on this machine (not an ssh host's). What it
    * throws is thrown again on a later tick, as XState does for a listener; the group goes on.
    */
   inspect?: InspectOption;
-  /** Deliberate bugs for the teardown (only tests and the simulation switch them on). */
+  /** Deliberate bugs for the teardown and the lease's watchdog (only tests and the simulation switch them on). */
   plantedBugs?: readonly PlantedBug[];
 }
 

@@ -84,6 +84,8 @@ interface LaunchPlan {
   reuse: Map<number, { afterMs: number; foreignUser: boolean }>;
   /** The launcher starts its ranks in a cgroup (`contain`), and then helpers may empty their environment. */
   contain: boolean;
+  /** The state dir's disk refuses every write for `forMs`, `afterMs` after the launch. */
+  diskFull?: { afterMs: number; forMs: number };
 }
 
 /** One launcher process and its group. */
@@ -96,6 +98,8 @@ interface Launch {
   ranks: Map<number, number>;
   /** How each of its ranks died, with the step it happened in. */
   deaths: Map<number, { exit: ProcExit; step: number }>;
+  /** Its ranks that took their launcher for dead, by pid. */
+  orphaned: Set<number>;
   /** The step the operator asked to stop in. */
   stopStep?: number;
   crashed: boolean;
@@ -115,16 +119,18 @@ interface Launch {
  * ignore TERM, survive a KILL, hang in D, stay zombies, ignore their launcher's death, start a
  * helper that leaves the group; strangers that take a dead rank's pid; and a launcher that
  * crashes (its writes cut, maybe torn) and is relaunched, under the same name or another, so
- * that the new launch's reaper must clear the orphans. The operator stops the group at a drawn
+ * that the new launch's reaper must clear the orphans; and a state dir whose disk is full for
+ * a while. The operator stops the group at a drawn
  * moment and retries while the teardown is not verified; a final `baton reap` clears what a
- * failed reap left. After every step it checks the rank-group invariants (8–13 of
+ * failed reap left. After every step it checks the rank-group invariants (8–14 of
  * `SIM_INVARIANTS`: 8 verified teardown ⇒ nothing of the deployment alive, 9 no signal
  * outside a deployment, 10 the manifest exists while the deployment has a live process, and
  * a verified teardown leaves nothing of the deployment's directory but the ranks' logs (no
  * manifest, lease, cancel file, marker, ack, or temp file of a killed writer), 11 a failing
  * rank fails its group with its exit code, 12 the next launch's reaper kills a crashed
  * launcher's orphans before launching, 13 stop() settles within the teardown's deadlines (a
- * teardown that trusts a dead rank waits forever for its exit)), and that it
+ * teardown that trusts a dead rank waits forever for its exit), 14 a live launcher gives its
+ * ranks up before they take it for dead), and that it
  * is all over within 20 virtual minutes (invariant 6).
  *
  * @example
@@ -144,6 +150,7 @@ export class RankGroupScenario {
   private readonly crashPoints: SimEntropy;
   private readonly reaperCrashPoints: SimEntropy;
   private readonly containment: SimEntropy;
+  private readonly diskFulls: SimEntropy;
   /** Deployments seen with a process in disk-sleep (a reap may legitimately fail on them). */
   private readonly sawDiskSleep = new Set<string>();
   private checkedSignals = 0;
@@ -168,6 +175,7 @@ export class RankGroupScenario {
     this.crashPoints = entropy.fork("crash-points");
     this.reaperCrashPoints = entropy.fork("reaper-crash-points");
     this.containment = entropy.fork("containment");
+    this.diskFulls = entropy.fork("disk-full");
     this.procs = new SimProcs({
       clock,
       cgroups: true,
@@ -321,7 +329,20 @@ export class RankGroupScenario {
               atFileWrite: atFileWrite(),
             }
           : undefined;
-    return { ranks, stopAfterMs: e.int(2_000, 40_000), reuse, contain, ...(crash && { crash }) };
+    // A full disk under the state dir, from a stream of its own too: long enough, and the
+    // launcher cannot renew its lease and must give its ranks up before they take it for dead.
+    const full = this.diskFulls;
+    const diskFull = full.chance(0.25)
+      ? { afterMs: full.int(0, 10_000), forMs: full.int(1_000, 45_000) }
+      : undefined;
+    return {
+      ranks,
+      stopAfterMs: e.int(2_000, 40_000),
+      reuse,
+      contain,
+      ...(crash && { crash }),
+      ...(diskFull && { diskFull }),
+    };
   }
 
   private schedule(plan: LaunchPlan, name: string | undefined, afterMs: number): void {
@@ -366,11 +387,21 @@ export class RankGroupScenario {
       plantedBugs: this.options.plantedBugs,
       ...(this.hooks.groupProgress && { inspect: watchGroup(this.hooks.groupProgress) }),
     });
-    launch = { n, plan, self, group, ranks, deaths: new Map(), crashed: false, finished: false };
+    launch = {
+      n,
+      plan,
+      self,
+      group,
+      ranks,
+      deaths: new Map(),
+      orphaned: new Set(),
+      crashed: false,
+      finished: false,
+    };
     this.launches.push(launch);
     const { deployment } = group;
     this.trace(
-      `ranks launch ${n} ${deployment} by launcher ${self.pid}${plan.contain ? " contained" : ""}: ${JSON.stringify(plan.ranks)} stop +${plan.stopAfterMs}${plan.crash ? ` crash ${JSON.stringify(plan.crash)}` : ""}`,
+      `ranks launch ${n} ${deployment} by launcher ${self.pid}${plan.contain ? " contained" : ""}: ${JSON.stringify(plan.ranks)} stop +${plan.stopAfterMs}${plan.crash ? ` crash ${JSON.stringify(plan.crash)}` : ""}${plan.diskFull ? ` disk full +${plan.diskFull.afterMs} for ${plan.diskFull.forMs} ms` : ""}`,
     );
     launch.group.ready.then(
       () => this.trace(`ranks ${deployment} ready`),
@@ -381,8 +412,14 @@ export class RankGroupScenario {
       (error: Error) => this.settled(launch, error),
     );
     self.clock.setTimeout(() => this.stop(launch), plan.stopAfterMs);
-    const { crash } = plan;
+    const { crash, diskFull } = plan;
     if (crash !== undefined) this.clock.setTimeout(() => this.crash(launch), crash.afterMs);
+    if (diskFull !== undefined) {
+      this.clock.setTimeout(() => {
+        this.trace(`ranks disk full for ${diskFull.forMs} ms`);
+        this.files.refuseWrites(this.clock.now() + diskFull.forMs);
+      }, diskFull.afterMs);
+    }
   }
 
   /**
@@ -507,6 +544,7 @@ export class RankGroupScenario {
     }
     if (result instanceof RankGroupError && result.code === "RANK_FAILED") {
       this.checkFailure(launch, result);
+      this.checkNotOrphaned(launch, result);
     }
     if (result instanceof TeardownError) {
       this.unverified(launch, result);
@@ -533,6 +571,20 @@ export class RankGroupScenario {
         `${launch.group.deployment} failed naming rank ${rank} with code ${exitCode}, but that rank ${death === undefined ? "has not exited" : `exited with ${JSON.stringify(death.exit)}`}`,
       );
     }
+  }
+
+  /**
+   * Invariant 14: a launcher that never crashed gives its ranks up itself (`LEASE_LOST` when it
+   * cannot renew its lease) before any of them takes it for dead, so its group never fails
+   * because a rank left orphaned.
+   */
+  private checkNotOrphaned(launch: Launch, error: RankGroupError): void {
+    const pid = [...launch.ranks].find(([, r]) => r === error.details.rank)?.[0];
+    if (pid === undefined || !launch.orphaned.has(pid)) return;
+    this.hooks.fail(
+      14,
+      `${launch.group.deployment} failed naming rank ${error.details.rank} (pid ${pid}), which left because it took its launcher ${launch.self.pid} for dead, and that launcher never crashed`,
+    );
   }
 
   /** Invariants 8 and 10 after a verified teardown: nothing alive, only the logs left. */
@@ -692,9 +744,13 @@ export class RankGroupScenario {
     this.trace(
       `ranks ${deployment} rank ${rank} pid ${pid} ${event.kind}${exit ? ` ${exit.code ?? exit.signal}` : ""}`,
     );
-    if (event.kind !== "died") return;
+    if (event.kind === "ready") return;
     const launch = this.launches.find((l) => l.ranks.has(pid));
     if (launch === undefined) return;
+    if (event.kind === "orphaned") {
+      launch.orphaned.add(pid);
+      return;
+    }
     launch.deaths.set(pid, { exit: exit!, step: this.step });
     const reuse = launch.plan.reuse.get(rank);
     if (reuse !== undefined) {

@@ -1,7 +1,7 @@
 /**
  * Every invariant the simulation checks, by number, as what holds: 0 determinism; 1–5 DESIGN
  * §4's and 7 (the throttle), which the `InvariantChecker` holds each coordinator to after
- * every event (the runner adds 2 across crashes); 6 liveness; 8–13 the rank groups drawn
+ * every event (the runner adds 2 across crashes); 6 liveness; 8–14 the rank groups drawn
  * beside the graph (`RankGroupScenario`).
  */
 export const SIM_INVARIANTS = {
@@ -19,12 +19,13 @@ export const SIM_INVARIANTS = {
   11: "a failing rank fails its group with its exit code",
   12: "the next launch's reaper kills a crashed launcher's orphans before launching",
   13: "stop() settles within the teardown's deadlines",
+  14: "a live launcher gives its ranks up before they take it for dead",
 } as const;
 
 export type SimInvariant = keyof typeof SIM_INVARIANTS;
 
 /** The rank groups' invariants: `baton sim` says so beside their number (`--world 0` draws none). */
-export const RANK_GROUP_INVARIANTS: readonly SimInvariant[] = [8, 9, 10, 11, 12, 13];
+export const RANK_GROUP_INVARIANTS: readonly SimInvariant[] = [8, 9, 10, 11, 12, 13, 14];
 
 /**
  * The message of a broken invariant, one shape for every one of them: its number, what holds,

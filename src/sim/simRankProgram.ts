@@ -46,7 +46,8 @@ export function rankArgv(plan: readonly SimRankBehaviour[]): [string, string] {
 
 /** What a simulated rank tells the simulation (never seen by the code under test). */
 export interface SimRankEvent {
-  kind: "ready" | "died";
+  /** `orphaned`: it took its launcher for dead (pid gone or lease stale) and is leaving. */
+  kind: "ready" | "orphaned" | "died";
   deployment: string;
   rank: number;
   pid: number;
@@ -124,15 +125,24 @@ export function simRankProgram(world: SimRankWorld): SimProgram {
           { files, clock: self.clock, procs: world.procs, pid: self.pid },
           {
             watchEveryMs: world.watchEveryMs,
-            ...(!behaviour.deaf && { onOrphaned: () => self.exit(ORPHANED_EXIT_CODE) }),
+            ...(!behaviour.deaf && {
+              onOrphaned: () => {
+                event(self.pid, "orphaned");
+                self.exit(ORPHANED_EXIT_CODE);
+              },
+            }),
           },
         );
         ranking.then(
           (rank) => {
             if (behaviour.loadMs !== undefined) {
-              self.clock.setTimeout(async () => {
-                await rank.ready();
-                event(self.pid, "ready");
+              self.clock.setTimeout(() => {
+                // A ready marker that cannot be written (the state dir full) fails the rank,
+                // as it would a real program.
+                rank.ready().then(
+                  () => event(self.pid, "ready"),
+                  () => self.exit(2),
+                );
               }, behaviour.loadMs);
             }
             const { exit } = behaviour;

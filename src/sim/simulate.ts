@@ -81,7 +81,7 @@ export interface SimulateOptions {
 
 /**
  * A broken invariant and what happened: 1–5 of DESIGN §4 and 7 (throttle) per coordinator
- * event, 6 liveness, 8–13 rank groups (a verified teardown left a process of the deployment
+ * event, 6 liveness, 8–14 rank groups (a verified teardown left a process of the deployment
  * alive, a teardown signalled a process outside its deployment, …), 0 not deterministic: a
  * trace that differs between two runs of one seed (`baton sim --check-determinism`), or a
  * real timer or real I/O one of your handlers started that completed during the run. Every

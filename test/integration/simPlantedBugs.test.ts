@@ -1,6 +1,6 @@
 /**
- * The simulation has teeth: with each planted bug switched on (the coordinator's and the rank
- * teardown's), one of the first 1,000 seeds fails, and on the invariant that bug breaks, which
+ * The simulation has teeth: with each planted bug switched on (the coordinator's, the rank
+ * teardown's and the lease watchdog's), one of the first 1,000 seeds fails, and on the invariant that bug breaks, which
  * its message names as every invariant's does (the rank groups' had no number).
  */
 import { describe, expect, it } from "vitest";
@@ -20,6 +20,8 @@ const BROKEN: [PlantedBug, keyof typeof SIM_INVARIANTS][] = [
   ["complete-before-durable", 2],
   // A timed-out job ready again while its holder still holds it: two leases on one job.
   ["timeout-releases-lease", 1],
+  // A launcher whose lease's watchdog never aborts, on a full disk: its ranks take it for dead.
+  ["watchdog-never-aborts", 14],
 ];
 
 describe("the simulation catches planted bugs within 1,000 seeds", () => {

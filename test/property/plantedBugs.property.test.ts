@@ -11,9 +11,12 @@ import { coordinatorProperty, propertyRuns, propertyTimeoutMs } from "./coordina
 
 /**
  * The coordinator's planted bugs (`teardown-trusts-single-kill` is caught by the teardown
- * property).
+ * property, `watchdog-never-aborts` by the watchdog's).
  */
-const BROKEN: Record<Exclude<PlantedBug, "teardown-trusts-single-kill">, number> = {
+const BROKEN: Record<
+  Exclude<PlantedBug, "teardown-trusts-single-kill" | "watchdog-never-aborts">,
+  number
+> = {
   "lease-running-job": 1,
   "lost-counts-as-failure": 3,
   "forget-waiters-on-shutdown": 5,

@@ -9,6 +9,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createActor, SimulatedClock } from "xstate";
+import type { PlantedBug } from "../../src/machines/plantedBugs.ts";
 import { type WatchdogEmitted, watchdogMachine } from "../../src/machines/watchdog.ts";
 import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
@@ -58,43 +59,55 @@ function expectedTypes(tolerance: number, graceMs: number, steps: Step[]): strin
   return out;
 }
 
-const property = fc.property(
-  fc.integer({ min: 1, max: 4 }),
-  fc.integer({ min: 0, max: 5_000 }),
-  fc.array(stepArbitrary, { maxLength: 60 }),
-  (tolerance, graceMs, steps) => {
-    const clock = new SimulatedClock();
-    const actor = createActor(watchdogMachine, { input: { tolerance, graceMs }, clock });
-    const emitted: { event: WatchdogEmitted; afterStop: boolean }[] = [];
-    let stopped = false;
-    actor.on("*", (event) => emitted.push({ event, afterStop: stopped }));
-    actor.start();
-    for (const step of steps) {
-      if (actor.getSnapshot().status !== "active") break;
-      if (step.kind === "advance") clock.increment(step.ms);
-      else if (step.kind === "stop") {
-        stopped = true;
-        actor.send({ type: "STOP" });
-      } else actor.send({ type: step.kind === "ok" ? "PROBE_OK" : "PROBE_FAILED" });
-    }
-    // Whatever was pending fires now, if it still can.
-    clock.increment(10 * (graceMs + 1));
-    const lost = emitted.filter(({ event }) => event.type === "lost");
-    expect(lost.length).toBeLessThanOrEqual(1);
-    expect(lost.filter(({ afterStop }) => afterStop)).toEqual([]);
-    const types = emitted.map(({ event }) => event.type);
-    // The final advance can end a grace the steps left open, unless a stop came first.
-    const model = expectedTypes(tolerance, graceMs, [
-      ...steps,
-      { kind: "advance", ms: 10 * (graceMs + 1) },
-    ]);
-    expect(types).toEqual(model);
-  },
-);
+const property = (plantedBugs: readonly PlantedBug[] = []) =>
+  fc.property(
+    fc.integer({ min: 1, max: 4 }),
+    fc.integer({ min: 0, max: 5_000 }),
+    fc.array(stepArbitrary, { maxLength: 60 }),
+    (tolerance, graceMs, steps) => {
+      const clock = new SimulatedClock();
+      const actor = createActor(watchdogMachine, {
+        input: { tolerance, graceMs, plantedBugs },
+        clock,
+      });
+      const emitted: { event: WatchdogEmitted; afterStop: boolean }[] = [];
+      let stopped = false;
+      actor.on("*", (event) => emitted.push({ event, afterStop: stopped }));
+      actor.start();
+      for (const step of steps) {
+        if (actor.getSnapshot().status !== "active") break;
+        if (step.kind === "advance") clock.increment(step.ms);
+        else if (step.kind === "stop") {
+          stopped = true;
+          actor.send({ type: "STOP" });
+        } else actor.send({ type: step.kind === "ok" ? "PROBE_OK" : "PROBE_FAILED" });
+      }
+      // Whatever was pending fires now, if it still can.
+      clock.increment(10 * (graceMs + 1));
+      const lost = emitted.filter(({ event }) => event.type === "lost");
+      expect(lost.length).toBeLessThanOrEqual(1);
+      expect(lost.filter(({ afterStop }) => afterStop)).toEqual([]);
+      const types = emitted.map(({ event }) => event.type);
+      // The final advance can end a grace the steps left open, unless a stop came first.
+      const model = expectedTypes(tolerance, graceMs, [
+        ...steps,
+        { kind: "advance", ms: 10 * (graceMs + 1) },
+      ]);
+      expect(types).toEqual(model);
+    },
+  );
 
 describe("watchdog under any sequence of probes, time and stop", () => {
   it("emits what the model says, lost at most once and never after stop", () => {
-    const details = fc.check(property, propertyParameters(propertyRuns(1000)));
+    const details = fc.check(property(), propertyParameters(propertyRuns(1000)));
     throwIfFailed(details, "test/property/watchdog.property.test.ts");
+  });
+
+  it("has teeth: with watchdog-never-aborts planted, it finds a counterexample", () => {
+    const details = fc.check(property(["watchdog-never-aborts"]), {
+      numRuns: 1000,
+      endOnFailure: true,
+    });
+    expect(details.failed).toBe(true);
   });
 });

@@ -161,9 +161,24 @@ describe("the simulated rank program", () => {
     w.procs.signal(w.launcher.pid, "SIGKILL");
     await runUntil(w.clock, 5_000);
     expect(await polite.exited).toEqual({ code: ORPHANED_EXIT_CODE, signal: null });
+    // It says why it left before it dies; the deaf one never does.
+    expect(w.events.filter((e) => e.kind !== "ready").map((e) => [e.kind, e.rank])).toEqual([
+      ["orphaned", 0],
+      ["died", 0],
+    ]);
     expect(w.procs.inspect(deaf.pid)?.state).toBe("sleeping");
     expect(w.marker(1).phase).toBe("exiting");
     expect(w.procs.inspect(helper.pid)?.state).toBe("sleeping");
+  });
+
+  it("exits 2 when its ready marker cannot be written (the disk is full)", async () => {
+    const w = world([{ loadMs: 2_000 }]);
+    const rank = w.spawn(0);
+    await runUntil(w.clock, 1_000);
+    w.files.refuseWrites(60_000);
+    await runUntil(w.clock, 3_000);
+    expect(await rank.exited).toEqual({ code: 2, signal: null });
+    expect(w.events.map((e) => e.kind)).toEqual(["died"]);
   });
 
   it("ignores TERM and survives the first KILL when its plan says so", async () => {
