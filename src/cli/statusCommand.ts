@@ -97,7 +97,7 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
       dep.lease &&
         lastSeen === undefined &&
         `lease renewed ${duration(dep.lease.ageMs)} ago${dep.lease.stale ? " (stale)" : ""}`,
-      dep.ended && `ran ${duration(dep.ended.ranForMs)}, ended ${duration(dep.ended.agoMs)} ago`,
+      dep.ended && endedNote(dep.ended),
       dep.cgroup && `contained: ${describeCgroup(dep.cgroup)}`,
     ].filter(Boolean);
     // An ended deployment's ranks have no heartbeat to show; what is known is how they exited.
@@ -158,6 +158,16 @@ function nothingRuns(dep: DeploymentStatus): boolean {
     dep.ranks.every((rank) => rank.alive === false) &&
     (dep.cgroup === undefined || dep.cgroup.processes === 0)
   );
+}
+
+/**
+ * How long an ended deployment ran and when it ended: `ran 5m, ended 2h ago`; a reaped one
+ * says `reaped`, and `ran at least` when some rank ended unseen after its launcher died.
+ */
+function endedNote(ended: NonNullable<DeploymentStatus["ended"]>): string {
+  const when = `${ended.status === "reaped" ? "reaped" : "ended"} ${duration(ended.agoMs)} ago`;
+  if (ended.ranForMs === undefined) return when;
+  return `ran ${ended.ranAtLeast ? "at least " : ""}${duration(ended.ranForMs)}, ${when}`;
 }
 
 /** What follows the launcher's pid: ` (gone, last seen 45s ago)`, nothing for a live one. */

@@ -83,7 +83,11 @@ export interface DeploymentStatus {
   /**
    * How it ended, from its outcome record: `succeeded`, `failed`, `stopped` (its launcher's
    * teardown was verified) or `reaped` (its launcher died; a reaper stopped what was left),
-   * with the failure, the stop's reason or why it was reaped; when, and how long it ran.
+   * with the failure, the stop's reason or why it was reaped; when, and how long it ran:
+   * until it ended, or, when it was reaped, until the reap if a rank was still running then,
+   * else until its last rank's exit. `ranAtLeast` when a rank's exit is unknown (it ended
+   * after its launcher died, before the reap): it ran that long at least; `ranForMs` is
+   * undefined when no rank's exit is known at all.
    */
   ended:
     | {
@@ -91,7 +95,8 @@ export interface DeploymentStatus {
         reason: string | undefined;
         at: number;
         agoMs: number;
-        ranForMs: number;
+        ranForMs: number | undefined;
+        ranAtLeast: boolean;
       }
     | undefined;
   /** The command its ranks ran (manifest, else outcome record). */
@@ -385,7 +390,7 @@ async function readDeploymentStatus(
             reason: outcome.ended.reason,
             at: outcome.ended.at,
             agoMs: now - outcome.ended.at,
-            ranForMs: outcome.ended.at - outcome.startedAt,
+            ...ranFor(outcome, outcome.ended),
           },
     argv: manifest?.argv ?? outcome?.argv,
     ranks,
@@ -427,6 +432,27 @@ function unreadable(
  * time it wrote down — its lease's renewal (a lease of another launcher instance says
  * nothing of this one), its manifest's start, an exit it recorded in the outcome record.
  */
+/**
+ * How long an ended deployment ran. Its launcher's record ends with the group's verified
+ * teardown; a reaped one's ends at the reap, which says how long its ranks ran only when one
+ * of them was still running then. Otherwise they ended before, unseen: their last known exit
+ * is the end, or a lower bound when some rank's exit is unknown.
+ */
+function ranFor(
+  outcome: Outcome,
+  ended: NonNullable<Outcome["ended"]>,
+): { ranForMs: number | undefined; ranAtLeast: boolean } {
+  if (ended.status !== "reaped" || outcome.ranks.some((rank) => rank.reaped)) {
+    return { ranForMs: ended.at - outcome.startedAt, ranAtLeast: false };
+  }
+  const exits = outcome.ranks.flatMap((rank) => (rank.exit === undefined ? [] : [rank.exit.at]));
+  if (exits.length === 0) return { ranForMs: undefined, ranAtLeast: false };
+  return {
+    ranForMs: Math.max(...exits) - outcome.startedAt,
+    ranAtLeast: exits.length < outcome.ranks.length,
+  };
+}
+
 function launcherLastSeen(
   manifest: Manifest | undefined,
   lease: Lease | undefined,

@@ -12,6 +12,7 @@ import type { DeploymentStatus } from "../../src/rank/deploymentStatus.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT, type Marker } from "../../src/rank/markerFormat.ts";
+import { OUTCOME_FORMAT } from "../../src/rank/outcomeFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
@@ -296,6 +297,33 @@ describe("baton status", () => {
     );
     expect(stdout).toContain(
       `\n  \`baton reap --state-dir ${dir}\` stops its ranks (verified) and clears its control files\n`,
+    );
+  });
+
+  it("says how long a reaped deployment ran: at least to its last exit seen, when its ranks ended unseen", async () => {
+    const dir = await stateDir();
+    const now = Date.now();
+    await mkdir(join(dir, "dep-reaped000000"));
+    await writeFile(
+      deploymentPaths(dir, "dep-reaped000000").outcome,
+      encodeStateFile(OUTCOME_FORMAT, {
+        deployment: "dep-reaped000000",
+        launcher: { pid: 4242, token: "t" },
+        worldSize: 2,
+        argv: ["python3", "train.py"],
+        startedAt: now - 3 * 3_600_000,
+        ranks: [
+          { rank: 0, host: "local", pid: 4243, exit: { at: now - 2 * 3_600_000, code: 0 } },
+          { rank: 1, host: "local", pid: 4244 },
+        ],
+        ended: { at: now - 60_000, status: "reaped", reason: "launcher pid 4242 is gone" },
+      }),
+    );
+    const { code, stdout } = await baton(["status", "--state-dir", dir]);
+    expect(code).toBe(0);
+    // Not "ran 2h59m": the reap came long after rank 0 exited, and rank 1's end is unknown.
+    expect(stdout.split("\n")[0]).toMatch(
+      /^dep-reaped000000 {2}ended \(reaped: launcher pid 4242 is gone\) {2}world 2 {2}ran at least 1h0\dm, reaped 1m\d\ds ago$/,
     );
   });
 

@@ -136,12 +136,59 @@ describe("readDeploymentStatuses", () => {
     expect(reapedStatus).toMatchObject({
       state: "ended",
       reason: "reaped: launcher pid 4242 is gone",
+      // Rank 0 ran until the reap stopped it.
+      ended: { status: "reaped", ranForMs: 59_000, ranAtLeast: false },
     });
     expect(reapedStatus?.ranks.map((rank) => [rank.phase, rank.alive, rank.exit])).toEqual([
       ["reaped", false, undefined],
       ["gone", false, undefined],
     ]);
     expect(relaunchedStatus).toMatchObject({ state: "live", ended: undefined, ranks: [] });
+  });
+
+  it("says how long a reaped deployment ran: to the reap while a rank ran, else to its last exit known", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "baton-ranfor-"));
+    dirs.push(stateDir);
+    const now = Date.now();
+    const reaped = async (deployment: string, exits: (number | undefined)[]) => {
+      const paths = deploymentPaths(stateDir, deployment);
+      await mkdir(paths.dir);
+      await writeFile(
+        paths.outcome,
+        encodeStateFile(OUTCOME_FORMAT, {
+          deployment,
+          launcher: { pid: 4242, token: "t" },
+          worldSize: exits.length,
+          argv: ["python3", "train.py"],
+          startedAt: now - 3_600_000,
+          ranks: exits.map((at, rank) => ({
+            rank,
+            host: "local",
+            pid: process.pid,
+            ...(at !== undefined && { exit: { at, code: 0 } }),
+          })),
+          ended: { at: now - 1_000, status: "reaped", reason: "launcher pid 4242 is gone" },
+        }),
+      );
+    };
+    // Both ranks exited (the launcher saw it) an hour before the reap.
+    await reaped("dep-ranall000000", [now - 3_000_000, now - 3_000_000 + 5_000]);
+    // One exit seen, the other rank ended unseen after its launcher died.
+    await reaped("dep-ransome00000", [now - 3_000_000, undefined]);
+    // No exit seen at all.
+    await reaped("dep-rannone00000", [undefined, undefined]);
+    const statuses = await readDeploymentStatuses(
+      { files: nodeFiles(), procs: nodeProcs(), clock: { now: () => now } },
+      stateDir,
+    );
+    expect(statuses.map((status) => [status.deployment, status.ended])).toEqual([
+      [
+        "dep-ranall000000",
+        expect.objectContaining({ ranForMs: 605_000, ranAtLeast: false, agoMs: 1_000 }),
+      ],
+      ["dep-rannone00000", expect.objectContaining({ ranForMs: undefined, ranAtLeast: false })],
+      ["dep-ransome00000", expect.objectContaining({ ranForMs: 600_000, ranAtLeast: true })],
+    ]);
   });
 
   it("dates an orphan's launcher by the last it wrote: its lease's renewal or a rank exit it recorded, not another launcher's lease", async () => {
