@@ -31,12 +31,16 @@ function quickStart(): string {
   return `Quick start: baton run ${example}${installed ? " --store .baton" : ""}`;
 }
 
-/** A file-system error on a path the user gave, and what it means: one line, not a stack. */
+/**
+ * A file-system error on a path the user gave, and what it means: one line, not a stack. What
+ * this user may not do to the path (`EACCES`) depends on the operation and the path: the
+ * advice is `permissionAdvice`'s, loaded only then.
+ */
 const PATH_ERRORS: Readonly<Record<string, string>> = {
   ENOENT: "no such file or directory; check the path",
   ENOTDIR: "part of that path is a file, not a directory; give another path",
   EISDIR: "it is a directory, where a file is expected",
-  EACCES: "permission denied; give a path you can write to",
+  EACCES: "",
   EROFS: "the file system is read-only; give a path you can write to",
 };
 
@@ -93,8 +97,12 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     const system = error as NodeJS.ErrnoException;
-    const advice = system.path === undefined ? undefined : PATH_ERRORS[system.code ?? ""];
-    if (advice !== undefined) {
+    const known = system.path !== undefined && Object.hasOwn(PATH_ERRORS, system.code ?? "");
+    if (known) {
+      const advice =
+        system.code === "EACCES"
+          ? (await import("./permissionAdvice.ts")).permissionAdvice(system.syscall, system.path!)
+          : PATH_ERRORS[system.code!];
       process.stderr.write(
         `baton ${name}: cannot ${system.syscall ?? "use"} ${system.path}: ${advice} [${system.code}]\n`,
       );

@@ -5,7 +5,9 @@
 
 import { spawnSync } from "node:child_process";
 import {
+  chmodSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -586,6 +588,37 @@ describe("baton", () => {
     expect(stderr).toContain("[WORKER_CRASH_LOOP]");
     expect(stderr).not.toMatch(STACK_LINE);
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    "says what a user may not do to a path they gave (enter, create in, write) and whose it is, instead of always to give a path they can write to",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "baton-cli-denied-"));
+      stores.push(dir);
+      chmodSync(dir, 0o755);
+      const closed = join(dir, "closed");
+      mkdirSync(closed, { mode: 0o700 });
+      writeFileSync(join(closed, "train.graph.ts"), "export default [];\n");
+      const taken = join(dir, "taken.md");
+      writeFileSync(taken, "", { mode: 0o644 });
+      const asNobody = (...args: string[]) => startBaton(args, { uid: 65534 }).exit;
+      const [enter, create, write] = await Promise.all([
+        asNobody("run", join(closed, "train.graph.ts")),
+        asNobody("viz", "--out", join(dir, "machines.md")),
+        asNobody("viz", "--out", taken),
+      ]);
+      const nobody = "this user (nobody)";
+      expect(enter.stderr).toBe(
+        `baton run: cannot stat ${join(closed, "train.graph.ts")}: ${nobody} may not enter ${closed} (root's, mode 700), a directory on that path; give a path outside it, or run the command as root [EACCES]\n`,
+      );
+      expect(create.stderr).toBe(
+        `baton viz: cannot open ${join(dir, "machines.md")}: ${nobody} may not create anything in ${dir} (root's, mode 755); give a path in a directory you can write to, or run the command as root [EACCES]\n`,
+      );
+      expect(write.stderr).toBe(
+        `baton viz: cannot open ${taken}: ${nobody} may not write it (root's, mode 644); give a path you can write to, or run the command as root [EACCES]\n`,
+      );
+      for (const result of [enter, create, write]) expect(result.code).toBe(2);
+    },
+  );
 
   it("prints help with exit 0, a command's with help COMMAND, and refuses an unknown command with exit 2", async () => {
     const [help, nope, helpLaunch] = await Promise.all([

@@ -1,0 +1,106 @@
+import { accessSync, constants, statSync } from "node:fs";
+import { dirname, parse, resolve } from "node:path";
+import { userName } from "../runtime/userName.ts";
+
+/** System calls that list a directory. */
+const LISTING = new Set(["scandir", "opendir"]);
+/** System calls that read a file (an `open` is told apart by what the path lets this user do). */
+const READING = new Set(["read", "readlink"]);
+/** System calls that change a file (an `open` is told apart as for reading). */
+const WRITING = new Set(["write", "copyfile", "truncate", "ftruncate", "chmod", "chown", "utime"]);
+/** System calls that create an entry in the directory the path is in. */
+const CREATING = new Set(["mkdir", "mkdtemp", "link", "symlink"]);
+/** System calls that remove or rename an entry of the directory the path is in. */
+const REMOVING = new Set(["rmdir", "unlink", "rename"]);
+
+/**
+ * What an `EACCES` from system call `syscall` on `path` means for this user, and what to do,
+ * as the operation it was and as the path's permissions now say: a directory on the way to the
+ * path that this user may not enter (any call); a directory it may not list (`scandir`); a
+ * file it may not read or write (`read`, `write`, or an `open`, told apart by which of the two
+ * the file allows); a directory it may not write in (creating an entry: `mkdir`, an `open` of
+ * a file not there; removing or renaming one: `unlink`, `rename`). Each names whose the path
+ * is and its mode, where it can tell, and says to run the command as its owner (or, for this
+ * user's own, to change its mode).
+ *
+ * @example
+ * ```ts
+ * permissionAdvice("scandir", "/srv/graphs"); // as bob, on root's 0700 directory:
+ * // "this user (bob) may not list that directory (root's, mode 700); give a directory you can read, or run the command as root"
+ * permissionAdvice("mkdir", "/srv/out/.baton");
+ * // "this user (bob) may not create anything in /srv/out (root's, mode 755); give a path in a directory you can write to, or run the command as root"
+ * ```
+ */
+export function permissionAdvice(syscall: string | undefined, path: string): string {
+  const absolute = resolve(path);
+  const uid = process.getuid?.() ?? -1;
+  const user = `this user (${userName(uid)})`;
+  const closed = closedDirectory(absolute);
+  if (closed !== undefined) {
+    const { whose, or } = ownership(closed, uid);
+    return `${user} may not enter ${closed}${whose}, a directory on that path; give a path outside it${or}`;
+  }
+  const exists = statSync(absolute, { throwIfNoEntry: false }) !== undefined;
+  if (LISTING.has(syscall ?? "")) {
+    const { whose, or } = ownership(absolute, uid);
+    return `${user} may not list that directory${whose}; give a directory you can read${or}`;
+  }
+  // Creating, removing or renaming an entry needs the right to write in its directory.
+  const creating = CREATING.has(syscall ?? "") || (syscall === "open" && !exists);
+  if (creating || REMOVING.has(syscall ?? "")) {
+    const parent = dirname(absolute);
+    const { whose, or } = ownership(parent, uid);
+    const what = creating ? "create anything" : "remove or rename anything";
+    return `${user} may not ${what} in ${parent}${whose}; give a path in a directory you can write to${or}`;
+  }
+  const { whose, or } = ownership(absolute, uid);
+  const mayRead = allowed(absolute, constants.R_OK);
+  if (
+    READING.has(syscall ?? "") ||
+    (syscall === "open" && !mayRead && allowed(absolute, constants.W_OK))
+  ) {
+    return `${user} may not read it${whose}; give a file you can read${or}`;
+  }
+  if (syscall === "open" && !mayRead) {
+    return `${user} may neither read nor write it${whose}; give another path${or}`;
+  }
+  if (syscall === "open" || WRITING.has(syscall ?? "")) {
+    return `${user} may not write it${whose}; give a path you can write to${or}`;
+  }
+  return `${user} may not ${syscall ?? "use"} it${whose}; check its permissions${or}`;
+}
+
+/** The first directory above `path` (from the root down) this user may not enter, if any. */
+function closedDirectory(path: string): string | undefined {
+  const above: string[] = [];
+  for (let dir = dirname(path); dir !== parse(dir).root; dir = dirname(dir)) above.unshift(dir);
+  return above.find(
+    (dir) =>
+      statSync(dir, { throwIfNoEntry: false })?.isDirectory() && !allowed(dir, constants.X_OK),
+  );
+}
+
+/** Whether this user may do `mode` (`R_OK`, `W_OK`, `X_OK`) to `path`. */
+function allowed(path: string, mode: number): boolean {
+  try {
+    accessSync(path, mode);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whose `path` is and its mode (` (alice's, mode 700)`), and the other way out: run the command
+ * as its owner, or, when it is this user's own (`uid`), change its mode; nothing of either when
+ * it cannot be looked at.
+ */
+function ownership(path: string, uid: number): { whose: string; or: string } {
+  const stats = statSync(path, { throwIfNoEntry: false });
+  if (stats === undefined) return { whose: "", or: "" };
+  const mode = (stats.mode & 0o777).toString(8);
+  if (stats.uid === uid)
+    return { whose: ` (yours, mode ${mode})`, or: ", or change its mode (chmod)" };
+  const owner = userName(stats.uid);
+  return { whose: ` (${owner}'s, mode ${mode})`, or: `, or run the command as ${owner}` };
+}
