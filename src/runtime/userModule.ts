@@ -37,6 +37,11 @@ export async function importUserModule(path: string): Promise<Record<string, unk
     }
     return namespace;
   } catch (error) {
+    // A module (or one it imports) this user may not read: its open was to read it, which the
+    // command line then says this user may not do, and whose the file is (main.ts).
+    if ((error as NodeJS.ErrnoException).code === "EACCES") {
+      throw Object.assign(error as Error, { syscall: "read" });
+    }
     let message = (error as Error).message ?? String(error);
     // `require("baton")` from a CommonJS module: the command's own module hook does not
     // reach require, so baton must be installed beside the module.

@@ -590,7 +590,7 @@ describe("baton", () => {
   });
 
   it.runIf(process.getuid?.() === 0)(
-    "says what a user may not do to a path they gave (enter, create in, write) and whose it is, instead of always to give a path they can write to",
+    "says what a user may not do to a path they gave (enter, create in, write, read) and whose it is, instead of always to give a path they can write to",
     async () => {
       const dir = mkdtempSync(join(tmpdir(), "baton-cli-denied-"));
       stores.push(dir);
@@ -600,9 +600,12 @@ describe("baton", () => {
       writeFileSync(join(closed, "train.graph.ts"), "export default [];\n");
       const taken = join(dir, "taken.md");
       writeFileSync(taken, "", { mode: 0o644 });
+      const unreadable = join(dir, "their.graph.ts");
+      writeFileSync(unreadable, "export default [];\n", { mode: 0o600 });
       const asNobody = (...args: string[]) => startBaton(args, { uid: 65534 }).exit;
-      const [enter, create, write] = await Promise.all([
+      const [enter, read, create, write] = await Promise.all([
         asNobody("run", join(closed, "train.graph.ts")),
+        asNobody("run", unreadable),
         asNobody("viz", "--out", join(dir, "machines.md")),
         asNobody("viz", "--out", taken),
       ]);
@@ -610,13 +613,16 @@ describe("baton", () => {
       expect(enter.stderr).toBe(
         `baton run: cannot stat ${join(closed, "train.graph.ts")}: ${nobody} may not enter ${closed} (root's, mode 700), a directory on that path; give a path outside it, or run the command as root [EACCES]\n`,
       );
+      expect(read.stderr).toBe(
+        `baton run: cannot read ${unreadable}: ${nobody} may not read it (root's, mode 600); give a file you can read, or run the command as root [EACCES]\n`,
+      );
       expect(create.stderr).toBe(
         `baton viz: cannot open ${join(dir, "machines.md")}: ${nobody} may not create anything in ${dir} (root's, mode 755); give a path in a directory you can write to, or run the command as root [EACCES]\n`,
       );
       expect(write.stderr).toBe(
         `baton viz: cannot open ${taken}: ${nobody} may not write it (root's, mode 644); give a path you can write to, or run the command as root [EACCES]\n`,
       );
-      for (const result of [enter, create, write]) expect(result.code).toBe(2);
+      for (const result of [enter, read, create, write]) expect(result.code).toBe(2);
     },
   );
 
