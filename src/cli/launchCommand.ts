@@ -15,6 +15,7 @@ import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
+import { closeDashboard } from "./closeDashboard.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { groupStatusLine } from "./groupStatusLine.ts";
@@ -23,7 +24,7 @@ import { negativeValues } from "./negativeValues.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { sshConfigFlag } from "./sshConfigFlag.ts";
-import { uiPortFlag } from "./uiPortFlag.ts";
+import { uiPortFlag, withoutUi } from "./uiPortFlag.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 /**
@@ -74,6 +75,7 @@ user's deployments that ended over 7 days ago are removed, all but the newest 20
                        token, is printed on stderr): the group's, each rank's and the
                        teardown's state on their state charts; it closes with the launch
   --ui-port P          the dashboard's port (default: any free port)
+  --ui-keep            keep the dashboard open after the launch until Ctrl-C
   --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help           this help
 
@@ -88,7 +90,8 @@ stops the ranks; it never leaves one behind).`;
  * and exits with the group's code, after removing the logs of this user's deployments that
  * ended long ago (`pruneDeploymentLogs`, as `--keep-ended-logs` or `BATON_KEEP_ENDED_LOGS`
  * says). SIGINT and SIGTERM stop the group with a verified
- * teardown before the command returns.
+ * teardown before the command returns. With `--ui`, the dashboard closes once the group has
+ * ended, or with `--ui-keep` after the Ctrl-C that follows (`closeDashboard`, as `baton run`).
  *
  * @example
  * ```ts
@@ -155,6 +158,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
       ? endedLogsRetention(process.env)
       : parseEndedLogsRetention(values["keep-ended-logs"], "--keep-ended-logs");
   const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui });
+  if (values["ui-keep"] && !values.ui) throw withoutUi("--ui-keep");
   const logger = createLogger({ level });
   // Opened before any rank starts: a port that is taken fails the launch, not a running group.
   const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
@@ -231,46 +235,59 @@ export async function launchCommand(argv: string[]): Promise<number> {
           const why = `time limit of ${timeLimitMs} ms reached`;
           stopAll(why, why, TIME_LIMIT_EXIT_CODE);
         }, timeLimitMs);
-  try {
-    const exit = await group.wait();
-    if (stopped !== undefined) {
-      await stopping;
-      say(`stopped; every rank is gone (verified in ${exit.teardown.elapsedMs} ms)`);
-      return stopped.exitCode;
-    }
-    say(`every rank exited 0`);
-    return 0;
-  } catch (error) {
-    // A teardown that could not be verified keeps the ranks' child handles and the lease's
-    // renewal alive: the launcher exits anyway, and `baton reap` takes over from its manifest.
-    const unverified = (code: number) => {
-      say(
-        `the manifest is kept: run \`baton reap --state-dir ${values["state-dir"] ?? DEFAULT_STATE_DIR}\` to try the teardown again`,
-      );
-      return exitSoon(code, EXIT_GRACE_MS);
-    };
-    if (error instanceof TeardownError) {
-      say(error.message);
-      return unverified(1);
-    }
-    if (!(error instanceof RankGroupError)) throw error;
-    if (error.code === "STOPPED" || stopped !== undefined) {
-      const stopError = await stopping;
-      if (stopError instanceof Error) {
-        say(stopError.message);
-        return stopError instanceof TeardownError ? unverified(1) : exitSoon(1, EXIT_GRACE_MS);
+  /**
+   * The group's code is to be exited with even if the ranks' child handles or the lease's
+   * renewal hold the process open (after the dashboard, which --ui-keep holds open on purpose).
+   */
+  let holding = false;
+  const leftHolding = (code: number) => {
+    holding = true;
+    return code;
+  };
+  /** The launch's exit code once the group has ended; throws for an error of baton's. */
+  const groupExit = async (): Promise<number> => {
+    try {
+      const exit = await group.wait();
+      if (stopped !== undefined) {
+        await stopping;
+        say(`stopped; every rank is gone (verified in ${exit.teardown.elapsedMs} ms)`);
+        return stopped.exitCode;
       }
-      return stopped?.exitCode ?? 130;
+      say(`every rank exited 0`);
+      return 0;
+    } catch (error) {
+      // A teardown that could not be verified keeps the ranks' child handles and the lease's
+      // renewal alive: the launcher exits anyway, and `baton reap` takes over from its manifest.
+      const unverified = (code: number) => {
+        say(
+          `the manifest is kept: run \`baton reap --state-dir ${values["state-dir"] ?? DEFAULT_STATE_DIR}\` to try the teardown again`,
+        );
+        return leftHolding(code);
+      };
+      if (error instanceof TeardownError) {
+        say(error.message);
+        return unverified(1);
+      }
+      if (!(error instanceof RankGroupError)) throw error;
+      if (error.code === "STOPPED" || stopped !== undefined) {
+        const stopError = await stopping;
+        if (stopError instanceof Error) {
+          say(stopError.message);
+          return stopError instanceof TeardownError ? unverified(1) : leftHolding(1);
+        }
+        return stopped?.exitCode ?? 130;
+      }
+      say(`${error.message} [${error.code}]`);
+      const code = error.details.exitCode ?? 1;
+      return error.details.teardownError ? unverified(code) : leftHolding(code);
     }
-    say(`${error.message} [${error.code}]`);
-    const code = error.details.exitCode ?? 1;
-    return error.details.teardownError ? unverified(code) : exitSoon(code, EXIT_GRACE_MS);
+  };
+  let code: number | undefined;
+  try {
+    code = await groupExit();
+    return code;
   } finally {
     status?.stop();
-    if (ui !== undefined) {
-      await ui.close();
-      say("the dashboard closed with the launch");
-    }
     clock.clearTimeout(timeLimit);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
@@ -280,6 +297,13 @@ export async function launchCommand(argv: string[]): Promise<number> {
       logger,
       retention: keepEndedLogs,
     });
+    // A launch that ended keeps its dashboard with --ui-keep (Ctrl-C, no longer ours, ends
+    // the wait); one baton failed closes it.
+    if (ui !== undefined) {
+      if (code === undefined) await ui.close();
+      else await closeDashboard(ui, { keep: values["ui-keep"], what: "launch" });
+    }
+    if (holding && code !== undefined) exitSoon(code, EXIT_GRACE_MS);
   }
 }
 
@@ -340,6 +364,7 @@ const LAUNCH_OPTIONS = {
   "keep-ended-logs": { type: "string" },
   ui: { type: "boolean", default: false },
   "ui-port": { type: "string" },
+  "ui-keep": { type: "boolean", default: false },
   "log-level": { type: "string", default: "warn" },
   help: { type: "boolean", short: "h", default: false },
 } as const;

@@ -32,6 +32,7 @@ import { slurmPool } from "../runtime/slurmPool.ts";
 import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
 import { checkWorkerCount } from "../runtime/workerCountLimit.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
+import { closeDashboard } from "./closeDashboard.ts";
 import { dryRunReport } from "./dryRunReport.ts";
 import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
@@ -332,21 +333,12 @@ export async function runCommand(argv: string[]): Promise<number> {
       process.off("SIGTERM", onSignal);
       bar?.clear();
       await inspector?.close();
-      // --ui-keep keeps the dashboard of a finished run; a run that threw closes it.
-      if (ui && !(values["ui-keep"] && result)) await ui.close();
+      // A run that threw closes its dashboard here; a finished one's closes after its result.
+      if (ui && !result) await ui.close();
     }
     if (values.json) for (const piece of resultJson(result)) process.stdout.write(piece);
     else process.stderr.write(summaryTable(result));
-    if (ui && values["ui-keep"]) {
-      process.stderr.write(`dashboard: ${ui.url} shows the finished run; Ctrl-C to exit\n`);
-      await new Promise((resolve) => process.once("SIGINT", resolve));
-      await ui.close();
-    } else if (ui) {
-      // A short run ends before anyone opens the URL: say where the page went, and how to keep it.
-      process.stderr.write(
-        "dashboard: closed with the run; --ui-keep keeps it open after the run\n",
-      );
-    }
+    if (ui) await closeDashboard(ui, { keep: values["ui-keep"], what: "run" });
     if (interrupted) return SIGNAL_EXIT[interrupted];
     return result.ok ? 0 : 1;
   } finally {

@@ -1,7 +1,8 @@
 /**
  * `baton run --ui` and `--ui-keep` as a user runs them: the command prints the dashboard's
  * address, closes it with the run by default (saying so), keeps serving the finished run with
- * `--ui-keep` until Ctrl-C, shows a rank job's group run by a worker process, and `baton viz`
+ * `--ui-keep` until Ctrl-C, shows a rank job's group run by a worker process; `baton launch
+ * --ui` the same for its group; and `baton viz`
  * prints a machine's diagram. Children (and ranks) still running when a test ends are killed
  * by pid.
  */
@@ -275,14 +276,50 @@ describe("baton launch --ui", { timeout: 90_000 }, () => {
     expect(end.charts.teardown?.states.some((s) => s.id === "teardown.verified")).toBe(true);
     const result = await baton.exit;
     expect(result.code).toBe(0);
-    expect(result.stderr).toContain("baton launch: the dashboard closed with the launch");
+    expect(result.stderr).toMatch(
+      /\ndashboard: closed with the launch; --ui-keep keeps it open after the launch\n$/,
+    );
     await expect(fetch(url)).rejects.toThrow();
   });
 
-  it("refuses --ui-port without --ui, and a bad launch after --ui leaves no dashboard open", async () => {
-    const alone = await startBaton(["launch", "--world", "1", "--ui-port", "0", "--", "true"]).exit;
-    expect(alone.code).toBe(2);
-    expect(alone.stderr).toContain("--ui-port goes with --ui");
+  it("keeps serving the ended launch with --ui-keep until Ctrl-C", async () => {
+    const baton = startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      join(store(), "state"),
+      "--ui",
+      "--ui-keep",
+      "--",
+      "true",
+    ]);
+    await stderrMatches(baton.stderr, /shows the finished launch; Ctrl-C to exit\n/);
+    const url = URL_LINE.exec(baton.stderr())![1]!;
+    expect(baton.stderr()).toContain("baton launch: every rank exited 0");
+    const page = follow(url);
+    const end = await page.until("the ended group", (s) => s.finished);
+    expect(end.ok).toBe(true);
+    expect(Object.values(end.groups)[0]?.state).toBe("stopped");
+    // The launch has ended, and its dashboard still answers.
+    expect((await fetch(url)).status).toBe(200);
+    expect(baton.child.exitCode).toBeNull();
+
+    process.kill(baton.child.pid!, "SIGINT");
+    const result = await baton.exit;
+    expect(result.code).toBe(0);
+    await expect(fetch(url)).rejects.toThrow();
+    expect(result.stderr).not.toContain("closed with the launch");
+  });
+
+  it("refuses --ui-port and --ui-keep without --ui, and a bad launch after --ui leaves no dashboard open", async () => {
+    for (const flag of ["--ui-port=0", "--ui-keep"]) {
+      const alone = await startBaton(["launch", "--world", "1", flag, "--", "true"]).exit;
+      expect(alone.code).toBe(2);
+      expect(alone.stderr).toBe(
+        `baton launch: ${flag.split("=")[0]} goes with --ui, which starts the dashboard: add --ui, or leave ${flag.split("=")[0]} out [CONFIG]\n`,
+      );
+    }
     const state = join(store(), "state");
     const bad = [
       "launch",
