@@ -24,13 +24,14 @@ import { nodeEntropy } from "../runtime/nodeEntropy.ts";
 import type { RunResult } from "../runtime/run.ts";
 import {
   DEFAULT_KEEP_LOGS,
+  MOST_KEEP_LOGS,
   markRunLogsEnded,
   pruneRunLogs,
   runLogsDir,
 } from "../runtime/runLogs.ts";
 import { slurmPool } from "../runtime/slurmPool.ts";
 import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
-import { checkWorkerCount } from "../runtime/workerCountLimit.ts";
+import { COORDINATOR_OWN_FILES, checkWorkerCount } from "../runtime/workerCountLimit.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { closeDashboard } from "./closeDashboard.ts";
 import { dryRunReport } from "./dryRunReport.ts";
@@ -84,7 +85,9 @@ Runs a graph of jobs and waits for it to finish.
                      and --secret-file, workers started with baton worker join them)
   --slurm            run the workers in Slurm allocations (one worker each), scaled to the
                      jobs ready or running; --listen must then be reachable from the nodes
-  --max-workers N    with --slurm: the most allocations at once (default 4)
+  --max-workers N    with --slurm: the most allocations at once, such as 16 (default 4); at
+                     most this process's ulimit -n less ${COORDINATOR_OWN_FILES} (each worker's connection is
+                     an open file here)
   --partition P      with --slurm: sbatch --partition, such as cpu (default: Slurm's own)
   --slurm-opt=OPT    with --slurm: one more sbatch option (repeatable; the = is needed),
                      such as --slurm-opt=--time=1:00:00 --slurm-opt=--qos=low
@@ -98,8 +101,9 @@ Runs a graph of jobs and waits for it to finish.
                      (default: warn): for stderr and the worker processes' logs
                      (worker-N.log); the run's own log, run.log, takes info too (both in
                      a folder per run in the store's logs/)
-  --keep-logs N      keep the log folders of the last N runs (default ${DEFAULT_KEEP_LOGS}); older ones
-                     are removed when a run starts, unless written in the last day
+  --keep-logs N      keep the log folders of the last N runs (default ${DEFAULT_KEEP_LOGS}, at most
+                     ${MOST_KEEP_LOGS}); older ones are removed when a run starts, unless written
+                     in the last day
   --keep-ended-logs COUNT[,AGE]|forever
                      for rank jobs, how long the logs of this user's ended deployments
                      stay in their state dir: COUNT[,AGE] keeps the newest COUNT (1 or more)
@@ -207,8 +211,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const storeDir = values.store ?? join(dirname(resolve(graphPath)), ".baton");
   const keepLogs =
-    wholeNumberFlag("--keep-logs", values["keep-logs"], "a whole number of runs") ??
-    DEFAULT_KEEP_LOGS;
+    wholeNumberFlag("--keep-logs", values["keep-logs"], "a whole number of runs", {
+      most: MOST_KEEP_LOGS,
+      beyond: "to keep a run's logs for good, copy its folder out of the store's logs/",
+    }) ?? DEFAULT_KEEP_LOGS;
   // Rank jobs read it where they run: this run's workers inherit it, a bad one fails here.
   if (values["keep-ended-logs"] !== undefined) {
     parseEndedLogsRetention(values["keep-ended-logs"], "--keep-ended-logs");
@@ -377,11 +383,10 @@ function checkSlurmFlags(values: {
     "--slurm-unreachable-after",
     values["slurm-unreachable-after"],
   );
-  return {
-    maxWorkers:
-      wholeNumberFlag("--max-workers", values["max-workers"], "a number of allocations") ?? 4,
-    ...(unreachableMs !== undefined && { unreachableMs }),
-  };
+  const maxWorkers =
+    wholeNumberFlag("--max-workers", values["max-workers"], "a number of allocations") ?? 4;
+  checkWorkerCount("--max-workers", maxWorkers, "connected");
+  return { maxWorkers, ...(unreachableMs !== undefined && { unreachableMs }) };
 }
 
 /**

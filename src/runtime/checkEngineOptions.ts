@@ -4,10 +4,11 @@ import { DEFAULT_LEASE_TIMEOUT_MS } from "../machines/jobBoard.ts";
 import type { EngineOptions } from "./engine.ts";
 import type { LoadedJobs } from "./jobModule.ts";
 import { requireWhole } from "./requireWhole.ts";
+import { MOST_KEEP_LOGS } from "./runLogs.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
 
-/** Options counted in whole things, at least 1. */
-const WHOLE = ["maxLost", "maxFrameBytes", "keepLogs"] as const;
+/** Options counted in whole things, at least 1 (and `keepLogs`, at most `MOST_KEEP_LOGS`). */
+const WHOLE = ["maxLost", "maxFrameBytes"] as const;
 /** Options in milliseconds, more than 0. */
 const DURATIONS = [
   "leaseTimeoutMs",
@@ -22,7 +23,8 @@ const DURATIONS = [
  * Refuses, with a `ConfigError` naming the option, the engine options no run could use: a
  * count of in-process workers more than this machine's memory holds (`workerCountLimit`;
  * `localPool` bounds its worker processes itself), a count of workers, a throttle,
- * `maxLost`, `maxFrameBytes` or `keepLogs` that is not a whole number of at least 1, a throttle on a kind the job module does not define (a typo there
+ * `maxLost`, `maxFrameBytes` or `keepLogs` that is not a whole number of at least 1 (`keepLogs`
+ * at most `MOST_KEEP_LOGS`, 10,000), a throttle on a kind the job module does not define (a typo there
  * limited nothing), a duration that is not a finite number of milliseconds above 0, a
  * `leaseTimeoutMs` or `deadAfterMs` not above `heartbeatMs`, a `store`, `batonDir` or `logsDir`
  * that is an empty path. Such a value used to hang a run (no worker, a throttle of 0), fail
@@ -49,6 +51,9 @@ export function checkEngineOptions(options: EngineOptions): void {
     checkWorkerCount(`createEngine: ${name}`, count, "inProcess");
   }
   for (const name of WHOLE) if (options[name] !== undefined) whole(name, options[name]);
+  if (options.keepLogs !== undefined) {
+    requireWhole("createEngine", "keepLogs", options.keepLogs, 1, MOST_KEEP_LOGS);
+  }
   for (const name of DURATIONS) {
     const value = options[name];
     if (

@@ -15,6 +15,7 @@ import type { Clock } from "./ports.ts";
 import { slurmPoolOf } from "./runFiles.ts";
 import { shellQuote } from "./shellQuote.ts";
 import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
+import { checkWorkerCount } from "./workerCountLimit.ts";
 import { FINAL_WORKER_EXITS } from "./workerExitCodes.ts";
 import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
 import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOptions.ts";
@@ -196,6 +197,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     if (!Number.isInteger(this.maxWorkers) || this.maxWorkers < 1) {
       throw new ConfigError(`maxWorkers must be an integer of at least 1, not ${this.maxWorkers}`);
     }
+    checkWorkerCount("maxWorkers", this.maxWorkers, "connected");
     if (!(this.pollMs > 0)) {
       throw new ConfigError(`pollMs must be a positive number of ms, not ${this.pollMs}`);
     }

@@ -12,6 +12,16 @@ export const WORKER_PROCESS_MIB = 64;
 export const WORKER_PROCESS_THREADS = 12;
 /** The least memory an in-process worker takes, in KiB (measured: 40 to 47 KiB each). */
 export const IN_PROCESS_WORKER_KIB = 32;
+/**
+ * The open files a coordinator keeps for its own, beside one per connected worker: its logs,
+ * the store, its listening sockets, the dashboard (27 measured, waiting with none connected).
+ */
+export const COORDINATOR_OWN_FILES = 64;
+/**
+ * The most files a Linux process may hold open unless root raised `fs.nr_open`: the bound on
+ * connected workers where this process's `ulimit -n` cannot be read.
+ */
+export const NR_OPEN = 1_048_576;
 
 /** What bounds the workers a machine can run. */
 export interface MachineLimits {
@@ -21,15 +31,18 @@ export interface MachineLimits {
   memoryMiB: number;
   /** How many processes and threads this user may run (`ulimit -u`); undefined for no limit. */
   taskLimit: number | undefined;
+  /** How many files this process may hold open (`ulimit -n`); undefined when not known. */
+  openFiles?: number | undefined;
 }
 
 /**
  * This machine's limits: its cores, its memory (or its cgroup's, when less), and the soft
- * `ulimit -u` as Linux's /proc/self/limits gives it (none where that file is missing).
+ * `ulimit -u` and `ulimit -n` as Linux's /proc/self/limits gives them (none where that file
+ * is missing).
  *
  * @example
  * ```ts
- * machineLimits(); // { cores: 2, memoryMiB: 24105, taskLimit: 96369 }
+ * machineLimits(); // { cores: 2, memoryMiB: 24105, taskLimit: 96369, openFiles: 20000 }
  * ```
  */
 export function machineLimits(): MachineLimits {
@@ -39,21 +52,33 @@ export function machineLimits(): MachineLimits {
   return {
     cores: availableParallelism(),
     memoryMiB: Math.floor(memory / 2 ** 20),
-    taskLimit: taskLimit(),
+    ...softLimits(),
   };
 }
 
-/** The soft limit on this user's processes and threads, or undefined for none (or not Linux). */
-function taskLimit(): number | undefined {
-  let limits: string;
+/**
+ * The soft limits on this user's processes and threads and on this process's open files, each
+ * undefined for none (or not Linux).
+ */
+function softLimits(): Pick<MachineLimits, "taskLimit" | "openFiles"> {
+  let limits = "";
   try {
     limits = readFileSync("/proc/self/limits", "utf8");
   } catch {
-    return undefined;
+    // Not Linux: no limit known.
   }
-  const soft = /^Max processes\s+(\S+)/m.exec(limits)?.[1];
-  return soft === undefined || soft === "unlimited" ? undefined : Number(soft);
+  const soft = (name: string) => {
+    const value = new RegExp(`^Max ${name}\\s+(\\S+)`, "m").exec(limits)?.[1];
+    return value === undefined || value === "unlimited" ? undefined : Number(value);
+  };
+  return { taskLimit: soft("processes"), openFiles: soft("open files") };
 }
+
+/**
+ * Where workers run: worker processes on this machine, workers inside this process, or
+ * workers elsewhere (Slurm allocations) connected to this process.
+ */
+export type WorkerKind = "processes" | "inProcess" | "connected";
 
 /** The most workers a machine can run, and what sets that bound, for a message. */
 export interface WorkerCountLimit {
@@ -64,7 +89,9 @@ export interface WorkerCountLimit {
 /**
  * The most workers `machine` could run: worker processes (`localPool`, `baton run
  * --workers`) by its memory and its `ulimit -u`, whichever allows fewer; workers inside
- * this process (`--in-process`, `createEngine({ workers })`) by its memory.
+ * this process (`--in-process`, `createEngine({ workers })`) by its memory; workers elsewhere
+ * connected to this process, the coordinator (`slurmPool`'s `maxWorkers`, `baton run
+ * --max-workers`), by its `ulimit -n`: a connection is an open file.
  *
  * @example
  * ```ts
@@ -73,9 +100,16 @@ export interface WorkerCountLimit {
  * ```
  */
 export function workerCountLimit(
-  kind: "processes" | "inProcess",
+  kind: WorkerKind,
   machine: MachineLimits = machineLimits(),
 ): WorkerCountLimit {
+  if (kind === "connected") {
+    const files = machine.openFiles;
+    return {
+      most: Math.max(1, (files ?? NR_OPEN) - COORDINATOR_OWN_FILES),
+      why: `each holds a connection to this coordinator, an open file, and ${files === undefined ? `a process holds at most ${NR_OPEN} (Linux's fs.nr_open)` : `ulimit -n allows this process ${files}`}, ${COORDINATOR_OWN_FILES} of them kept for its own`,
+    };
+  }
   if (kind === "inProcess") {
     return {
       most: Math.floor((machine.memoryMiB * 1024) / IN_PROCESS_WORKER_KIB),
@@ -115,15 +149,26 @@ export function defaultWorkerProcesses(machine: MachineLimits = machineLimits())
 export function checkWorkerCount(
   where: string,
   count: number,
-  kind: "processes" | "inProcess",
+  kind: WorkerKind,
   machine: MachineLimits = machineLimits(),
 ): void {
   const { most, why } = workerCountLimit(kind, machine);
   if (count <= most) return;
-  const what = kind === "processes" ? "worker processes" : "in-process workers";
-  const elsewhere =
-    kind === "processes" ? ", and run more on other machines (baton worker, or Slurm)" : "";
+  const { what, beyond } = WORDING[kind];
   throw new ConfigError(
-    `${where} ${count} is more ${what} than this machine can run: at most ${most}, since ${why}; give ${most} or fewer${elsewhere}`,
+    `${where} ${count} is more ${what}: at most ${most}, since ${why}; give ${most} or fewer${beyond}`,
   );
 }
+
+/** What {@link checkWorkerCount} says of each kind of worker, and how to have more. */
+const WORDING: Readonly<Record<WorkerKind, { what: string; beyond: string }>> = {
+  processes: {
+    what: "worker processes than this machine can run",
+    beyond: ", and run more on other machines (baton worker, or Slurm)",
+  },
+  inProcess: { what: "in-process workers than this machine can run", beyond: "" },
+  connected: {
+    what: "workers than this coordinator can hold connections to",
+    beyond: " (a higher hard ulimit -n allows more: Node.js raises its own to it)",
+  },
+};

@@ -496,7 +496,19 @@ describe("baton run", () => {
       ["--in-process", "--listen", "127.0.0.1:0", PIPELINE],
       "--in-process with --listen: a worker joins only with the run's secret",
     ],
-    [["--keep-logs", "0", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "0"'],
+    [
+      ["--keep-logs", "0", PIPELINE],
+      '--keep-logs must be a whole number of runs from 1 to 10000, not "0" [CONFIG]',
+    ],
+    // A typo's extra digits would have kept every run's logs for good, unsaid.
+    [
+      ["--keep-logs", "1000000000000", PIPELINE],
+      `--keep-logs must be a whole number of runs from 1 to 10000, not "1000000000000"; to keep a run's logs for good, copy its folder out of the store's logs/ [CONFIG]`,
+    ],
+    [
+      ["--slurm", "--max-workers", "1000000000000", PIPELINE],
+      "baton run: --max-workers 1000000000000 is more workers than this coordinator can hold connections to: at most ",
+    ],
     // Never started: 100,000 processes are more than any machine here holds.
     [
       ["--workers", "100000", PIPELINE],
@@ -517,7 +529,10 @@ describe("baton run", () => {
     [["--jobs", "examples", PIPELINE], "give the path of the module file in it [MODULE_NOT_FOUND]"],
     // A negative number gets the flag's own message, not parseArgs' about a leading dash.
     [["--workers", "-1", PIPELINE], '--workers must be a number of workers ≥ 0, not "-1"'],
-    [["--keep-logs", "-3", PIPELINE], '--keep-logs must be a whole number of runs ≥ 1, not "-3"'],
+    [
+      ["--keep-logs", "-3", PIPELINE],
+      '--keep-logs must be a whole number of runs from 1 to 10000, not "-3"',
+    ],
     [
       ["--ui", "--ui-port", "-8080", PIPELINE],
       '--ui-port must be a TCP port from 0 to 65535, not "-8080"',

@@ -16,7 +16,8 @@ describe("createEngine's options", () => {
     ],
     [{ maxLost: -1 }, "maxLost must be a whole number of 1 or more, not -1"],
     [{ maxFrameBytes: 0 }, "maxFrameBytes must be a whole number of 1 or more, not 0"],
-    [{ keepLogs: 0 }, "keepLogs must be a whole number of 1 or more, not 0"],
+    [{ keepLogs: 0 }, "keepLogs must be a whole number from 1 to 10000, not 0"],
+    [{ keepLogs: 1e12 }, "keepLogs must be a whole number from 1 to 10000, not 1000000000000"],
     [
       { leaseTimeoutMs: Number.NaN },
       "leaseTimeoutMs must be a finite number of milliseconds above 0, not NaN",

@@ -100,6 +100,12 @@ describe("slurmPool", () => {
 });
 
 describe("startSlurmPool against the in-memory Slurm", () => {
+  it("refuses more workers at once (maxWorkers) than this process can hold connections to", () => {
+    expect(() => start(new FakeSlurm(), { value: 0 }, { maxWorkers: 1e12 })).toThrow(
+      /^maxWorkers 1000000000000 is more workers than this coordinator can hold connections to: at most \d+, since each holds a connection to this coordinator, an open file, and /,
+    );
+  });
+
   it("writes a private batch script that names the secret file, never the secret", () => {
     const pool = start(new FakeSlurm(), { value: 0 });
     const script = readFileSync(pool.script, "utf8");

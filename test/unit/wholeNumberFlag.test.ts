@@ -30,6 +30,16 @@ describe("wholeNumberFlag", () => {
       '--n must be a number from 1 to 9, not "0"',
     );
   });
+
+  it("says what to do instead of a number above the range, when the range says", () => {
+    const range = { most: 9, beyond: "keep the rest yourself" };
+    expect(() => wholeNumberFlag("--n", "10", "a number", range)).toThrow(
+      new ConfigError('--n must be a number from 1 to 9, not "10"; keep the rest yourself'),
+    );
+    expect(() => wholeNumberFlag("--n", "0", "a number", range)).toThrow(
+      new ConfigError('--n must be a number from 1 to 9, not "0"'),
+    );
+  });
 });
 
 describe("uiPortFlag", () => {

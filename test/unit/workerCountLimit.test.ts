@@ -31,6 +31,25 @@ describe("workerCountLimit", () => {
     expect(workerCountLimit("inProcess", { ...big, taskLimit: 12 }).most).toBe(771_360);
   });
 
+  it("bounds workers connected from elsewhere by this process's ulimit -n, 64 files kept for its own, or Linux's nr_open when unknown", () => {
+    expect(workerCountLimit("connected", { ...big, openFiles: 20_000 })).toEqual({
+      most: 19_936,
+      why: "each holds a connection to this coordinator, an open file, and ulimit -n allows this process 20000, 64 of them kept for its own",
+    });
+    expect(workerCountLimit("connected", big)).toEqual({
+      most: 1_048_512,
+      why: "each holds a connection to this coordinator, an open file, and a process holds at most 1048576 (Linux's fs.nr_open), 64 of them kept for its own",
+    });
+    expect(() =>
+      checkWorkerCount("--max-workers", 1e12, "connected", { ...big, openFiles: 1_024 }),
+    ).toThrow(
+      "--max-workers 1000000000000 is more workers than this coordinator can hold connections to: at most 960, since each holds a connection to this coordinator, an open file, and ulimit -n allows this process 1024, 64 of them kept for its own; give 960 or fewer (a higher hard ulimit -n allows more: Node.js raises its own to it)",
+    );
+    expect(() =>
+      checkWorkerCount("--max-workers", 960, "connected", { ...big, openFiles: 1_024 }),
+    ).not.toThrow();
+  });
+
   it("refuses more workers than the bound, saying the most and why, and takes the bound itself", () => {
     expect(() => checkWorkerCount("--workers", 376, "processes", big)).not.toThrow();
     expect(() => checkWorkerCount("--workers", 377, "processes", big)).toThrow(ConfigError);
@@ -48,11 +67,12 @@ describe("workerCountLimit", () => {
     expect(defaultWorkerProcesses({ cores: 64, memoryMiB: 1_024, taskLimit: undefined })).toBe(16);
   });
 
-  it("reads this machine's cores, memory and ulimit -u", () => {
+  it("reads this machine's cores, memory, ulimit -u and ulimit -n", () => {
     const machine = machineLimits();
     expect(machine.cores).toBeGreaterThanOrEqual(1);
     expect(machine.memoryMiB).toBeGreaterThan(0);
     expect(machine.taskLimit === undefined || machine.taskLimit > 0).toBe(true);
+    if (process.platform === "linux") expect(machine.openFiles).toBeGreaterThan(0);
   });
 });
 
