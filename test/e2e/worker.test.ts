@@ -275,6 +275,11 @@ describe("baton worker", () => {
       '--memory must be a number of 0 or more, such as 4 or 0.5, not "0x400"',
     ],
     [["--gpus", "1e1"], '--gpus must be a number of 0 or more, such as 4 or 0.5, not "1e1"'],
+    // baton cannot count a machine's gpus: a typo's extra digits were taken unsaid.
+    [
+      ["--gpus", "1000000000000"],
+      "--gpus 1000000000000 is more than any machine offers: give at most 1024, the gpus of this worker's machine (nvidia-smi -L lists them) [CONFIG]",
+    ],
     // Read as Infinity, which the hello frame cannot carry: the coordinator refused the worker.
     [
       ["--memory", "9".repeat(400)],
