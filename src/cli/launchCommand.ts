@@ -13,6 +13,7 @@ import {
 } from "../runtime/deploymentLogs.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
+import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
 import { closeDashboard } from "./closeDashboard.ts";
@@ -68,7 +69,7 @@ user's deployments that ended over 7 days ago are removed, all but the newest 20
                        they are, where the machine allows it: cgroup v2, as root or in a
                        delegated cgroup; a rank that makes cgroups of its own needs this)
   --keep-ended-logs R  how long the logs of this user's ended deployments stay in the
-                       state dir: COUNT[,AGE] keeps the newest COUNT (1 or more) and any
+                       state dir: COUNT[,AGE] keeps the newest COUNT (1 to ${MOST_KEPT_LOGS}) and any
                        that ended within AGE (7d, 12h, or 0; default 7d); forever keeps them
                        all (default: $${KEEP_ENDED_LOGS_ENV}, else ${KEEP_ENDED_DEPLOYMENTS},7d)
   --ui                 serve a live dashboard of the group on 127.0.0.1 (its URL, with a

@@ -20,11 +20,11 @@ import { loadJobs } from "../runtime/jobModule.ts";
 import { localPool } from "../runtime/localPool.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { moduleSource } from "../runtime/moduleSource.ts";
+import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
 import { nodeEntropy } from "../runtime/nodeEntropy.ts";
 import type { RunResult } from "../runtime/run.ts";
 import {
   DEFAULT_KEEP_LOGS,
-  MOST_KEEP_LOGS,
   markRunLogsEnded,
   pruneRunLogs,
   runLogsDir,
@@ -102,15 +102,15 @@ Runs a graph of jobs and waits for it to finish.
                      (worker-N.log); the run's own log, run.log, takes info too (both in
                      a folder per run in the store's logs/)
   --keep-logs N      keep the log folders of the last N runs (default ${DEFAULT_KEEP_LOGS}, at most
-                     ${MOST_KEEP_LOGS}); older ones are removed when a run starts, unless written
+                     ${MOST_KEPT_LOGS}); older ones are removed when a run starts, unless written
                      in the last day
   --keep-ended-logs COUNT[,AGE]|forever
                      for rank jobs, how long the logs of this user's ended deployments
-                     stay in their state dir: COUNT[,AGE] keeps the newest COUNT (1 or more)
-                     and any that ended within AGE (7d, 12h, or 0; default 7d), such as
-                     5,2d; forever keeps them all (default: $${KEEP_ENDED_LOGS_ENV}, else
-                     ${KEEP_ENDED_DEPLOYMENTS},7d); for this run's own workers (one started with baton
-                     worker reads its own)
+                     stay in their state dir: COUNT[,AGE] keeps the newest COUNT (1 to
+                     ${MOST_KEPT_LOGS}) and any that ended within AGE (7d, 12h, or 0; default
+                     7d), such as 5,2d; forever keeps them all (default:
+                     $${KEEP_ENDED_LOGS_ENV}, else ${KEEP_ENDED_DEPLOYMENTS},7d); for this run's own workers (one
+                     started with baton worker reads its own)
   --inspect [URL]    stream XState inspection events to a Stately inspector
                      (default ${DEFAULT_INSPECTOR_URL}); secrets are never sent, inputs
                      and results are cut to 1 KiB
@@ -212,7 +212,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const storeDir = values.store ?? join(dirname(resolve(graphPath)), ".baton");
   const keepLogs =
     wholeNumberFlag("--keep-logs", values["keep-logs"], "a whole number of runs", {
-      most: MOST_KEEP_LOGS,
+      most: MOST_KEPT_LOGS,
       beyond: "to keep a run's logs for good, copy its folder out of the store's logs/",
     }) ?? DEFAULT_KEEP_LOGS;
   // Rank jobs read it where they run: this run's workers inherit it, a bad one fails here.

@@ -3,11 +3,11 @@ import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../machines/connect
 import { DEFAULT_LEASE_TIMEOUT_MS } from "../machines/jobBoard.ts";
 import type { EngineOptions } from "./engine.ts";
 import type { LoadedJobs } from "./jobModule.ts";
+import { MOST_KEPT_LOGS } from "./mostKeptLogs.ts";
 import { requireWhole } from "./requireWhole.ts";
-import { MOST_KEEP_LOGS } from "./runLogs.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
 
-/** Options counted in whole things, at least 1 (and `keepLogs`, at most `MOST_KEEP_LOGS`). */
+/** Options counted in whole things, at least 1 (and `keepLogs`, at most `MOST_KEPT_LOGS`). */
 const WHOLE = ["maxLost", "maxFrameBytes"] as const;
 /** Options in milliseconds, more than 0. */
 const DURATIONS = [
@@ -24,7 +24,7 @@ const DURATIONS = [
  * count of in-process workers more than this machine's memory holds (`workerCountLimit`;
  * `localPool` bounds its worker processes itself), a count of workers, a throttle,
  * `maxLost`, `maxFrameBytes` or `keepLogs` that is not a whole number of at least 1 (`keepLogs`
- * at most `MOST_KEEP_LOGS`, 10,000), a throttle on a kind the job module does not define (a typo there
+ * at most `MOST_KEPT_LOGS`, 10,000), a throttle on a kind the job module does not define (a typo there
  * limited nothing), a duration that is not a finite number of milliseconds above 0, a
  * `leaseTimeoutMs` or `deadAfterMs` not above `heartbeatMs`, a `store`, `batonDir` or `logsDir`
  * that is an empty path. Such a value used to hang a run (no worker, a throttle of 0), fail
@@ -52,7 +52,7 @@ export function checkEngineOptions(options: EngineOptions): void {
   }
   for (const name of WHOLE) if (options[name] !== undefined) whole(name, options[name]);
   if (options.keepLogs !== undefined) {
-    requireWhole("createEngine", "keepLogs", options.keepLogs, 1, MOST_KEEP_LOGS);
+    requireWhole("createEngine", "keepLogs", options.keepLogs, 1, MOST_KEPT_LOGS);
   }
   for (const name of DURATIONS) {
     const value = options[name];

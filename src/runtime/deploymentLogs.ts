@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { ConfigError } from "../errors.ts";
 import { isDeploymentId, OUTCOME_FILE, rankFileName } from "../rank/deploymentPaths.ts";
 import { durationMs } from "./duration.ts";
+import { MOST_KEPT_LOGS } from "./mostKeptLogs.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import type { Files } from "./ports.ts";
 import { requireWhole } from "./requireWhole.ts";
@@ -30,7 +31,7 @@ export const KEEP_ENDED_LOGS_ENV = "BATON_KEEP_ENDED_LOGS";
 
 /**
  * Reads a retention as `--keep-ended-logs` and {@link KEEP_ENDED_LOGS_ENV} take it:
- * `COUNT[,AGE]` (keep the newest COUNT, 1 or more, and any that ended within AGE: a
+ * `COUNT[,AGE]` (keep the newest COUNT, 1 to `MOST_KEPT_LOGS`, and any that ended within AGE: a
  * duration such as `7d` or `12h`, or 0; default 7d) or `forever`. COUNT is never 0: the
  * newest is the deployment that just ended, whose log a failed rank's error names. Anything
  * else is a `ConfigError` naming `source` (the flag or the variable) and what it got.
@@ -44,11 +45,14 @@ export const KEEP_ENDED_LOGS_ENV = "BATON_KEEP_ENDED_LOGS";
 export function parseEndedLogsRetention(text: string, source: string): EndedLogsRetention {
   if (text.trim() === "forever") return false;
   const [count = "", age, ...rest] = text.split(",").map((part) => part.trim());
-  const keep = /^[1-9]\d{0,8}$/.test(count) ? Number(count) : undefined;
+  const keep =
+    /^\d+$/.test(count) && Number(count) >= 1 && Number(count) <= MOST_KEPT_LOGS
+      ? Number(count)
+      : undefined;
   const keptMs = age === undefined ? ENDED_DEPLOYMENT_KEPT_MS : age === "0" ? 0 : durationMs(age);
   if (keep === undefined || keptMs === undefined || rest.length > 0) {
     throw new ConfigError(
-      `${source} must be COUNT[,AGE] (keep the logs of the newest COUNT ended deployments, 1 or more, and of any that ended within AGE, such as 7d or 12h, or 0; default ${KEEP_ENDED_DEPLOYMENTS},7d) or forever (keep them all), not ${JSON.stringify(text)}`,
+      `${source} must be COUNT[,AGE] (keep the logs of the newest COUNT ended deployments, 1 to ${MOST_KEPT_LOGS}, and of any that ended within AGE, such as 7d or 12h, or 0; default ${KEEP_ENDED_DEPLOYMENTS},7d) or forever (keep them all), not ${JSON.stringify(text)}`,
     );
   }
   return { keep, keptMs };
@@ -72,7 +76,7 @@ export function endedLogsRetention(env: NodeJS.ProcessEnv): EndedLogsRetention {
 
 /**
  * Refuses a retention given in code (`where`: whose option) that is not `false` or
- * `{ keep, keptMs }` of whole numbers (`keep` 1 or more, as for {@link parseEndedLogsRetention}),
+ * `{ keep, keptMs }` of whole numbers (`keep` 1 to `MOST_KEPT_LOGS`, as for {@link parseEndedLogsRetention}),
  * with a `ConfigError`.
  */
 export function checkEndedLogsRetention(where: string, retention: unknown): void {
@@ -83,7 +87,7 @@ export function checkEndedLogsRetention(where: string, retention: unknown): void
     );
   }
   const { keep, keptMs } = retention as { keep?: unknown; keptMs?: unknown };
-  requireWhole(where, "keepEndedLogs.keep", keep, 1);
+  requireWhole(where, "keepEndedLogs.keep", keep, 1, MOST_KEPT_LOGS);
   requireWhole(where, "keepEndedLogs.keptMs", keptMs, 0);
 }
 

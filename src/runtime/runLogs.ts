@@ -4,12 +4,6 @@ import type { Logger } from "pino";
 
 /** How many runs' log folders a store keeps by default. */
 export const DEFAULT_KEEP_LOGS = 20;
-/**
- * The most runs' log folders a store is told to keep: a week of a run a minute. More is a
- * typo's extra digits (10^12 kept every folder for good, unsaid), and every run's start lists
- * them all.
- */
-export const MOST_KEEP_LOGS = 10_000;
 
 /** A folder written this recently may belong to a run still going: it is never removed. */
 const RECENT_MS = 24 * 60 * 60 * 1000;

@@ -113,7 +113,7 @@ describe("baton launch", () => {
     const refused = await launch(["--keep-ended-logs", "20,7"]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toBe(
-      'baton launch: --keep-ended-logs must be COUNT[,AGE] (keep the logs of the newest COUNT ended deployments, 1 or more, and of any that ended within AGE, such as 7d or 12h, or 0; default 20,7d) or forever (keep them all), not "20,7" [CONFIG]\n',
+      'baton launch: --keep-ended-logs must be COUNT[,AGE] (keep the logs of the newest COUNT ended deployments, 1 to 10000, and of any that ended within AGE, such as 7d or 12h, or 0; default 20,7d) or forever (keep them all), not "20,7" [CONFIG]\n',
     );
     const badEnv = await launch([], { BATON_KEEP_ENDED_LOGS: "lots" });
     expect(badEnv.code).toBe(2);

@@ -152,10 +152,15 @@ describe("the logs of ended deployments", () => {
     });
     expect(parseEndedLogsRetention("1,0", "--keep-ended-logs")).toEqual({ keep: 1, keptMs: 0 });
     expect(parseEndedLogsRetention("forever", "--keep-ended-logs")).toBe(false);
-    for (const bad of ["", "0,0", "-1", "5,7", "5,7d,1", "lots", "5,-1d", "1e3", "all"]) {
-      expect(() => parseEndedLogsRetention(bad, "--keep-ended-logs")).toThrow(
+    expect(parseEndedLogsRetention("10000", "--keep-ended-logs")).toEqual({
+      keep: 10_000,
+      keptMs: ENDED_DEPLOYMENT_KEPT_MS,
+    });
+    const bad = ["", "0,0", "-1", "5,7", "5,7d,1", "lots", "5,-1d", "1e3", "all", "10001"];
+    for (const text of [...bad, "999999999", "1000000000000"]) {
+      expect(() => parseEndedLogsRetention(text, "--keep-ended-logs")).toThrow(
         new ConfigError(
-          `--keep-ended-logs must be COUNT[,AGE] (keep the logs of the newest COUNT ended deployments, 1 or more, and of any that ended within AGE, such as 7d or 12h, or 0; default 20,7d) or forever (keep them all), not ${JSON.stringify(bad)}`,
+          `--keep-ended-logs must be COUNT[,AGE] (keep the logs of the newest COUNT ended deployments, 1 to 10000, and of any that ended within AGE, such as 7d or 12h, or 0; default 20,7d) or forever (keep them all), not ${JSON.stringify(text)}`,
         ),
       );
     }
@@ -176,7 +181,10 @@ describe("the logs of ended deployments", () => {
       'job kind "train": keepEndedLogs.keptMs must be a whole number of 0 or more, not undefined',
     );
     expect(() => checkEndedLogsRetention('job kind "train"', { keep: 0, keptMs: 0 })).toThrow(
-      /keepEndedLogs\.keep must be a whole number of 1 or more, not 0/,
+      /keepEndedLogs\.keep must be a whole number from 1 to 10000, not 0/,
+    );
+    expect(() => checkEndedLogsRetention('job kind "train"', { keep: 1e12, keptMs: 0 })).toThrow(
+      /keepEndedLogs\.keep must be a whole number from 1 to 10000, not 1000000000000/,
     );
   });
 });
