@@ -33,14 +33,13 @@ function quickStart(): string {
 
 /**
  * A file-system error on a path the user gave, and what it means: one line, not a stack. What
- * this user may not do to the path (`EACCES`) depends on the operation and the path: the
- * advice is `permissionAdvice`'s, loaded only then.
+ * this user may not do to the path (`EACCES`) depends on the operation and the path: that is
+ * `permissionAdvice`'s to say, loaded only then.
  */
 const PATH_ERRORS: Readonly<Record<string, string>> = {
   ENOENT: "no such file or directory; check the path",
   ENOTDIR: "part of that path is a file, not a directory; give another path",
   EISDIR: "it is a directory, where a file is expected",
-  EACCES: "",
   EROFS: "the file system is read-only; give a path you can write to",
 };
 
@@ -97,12 +96,13 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     const system = error as NodeJS.ErrnoException;
-    const known = system.path !== undefined && Object.hasOwn(PATH_ERRORS, system.code ?? "");
-    if (known) {
-      const advice =
-        system.code === "EACCES"
-          ? (await import("./permissionAdvice.ts")).permissionAdvice(system.syscall, system.path!)
-          : PATH_ERRORS[system.code!];
+    const advice =
+      system.path === undefined
+        ? undefined
+        : system.code === "EACCES"
+          ? (await import("./permissionAdvice.ts")).permissionAdvice(system.syscall, system.path)
+          : PATH_ERRORS[system.code ?? ""];
+    if (advice !== undefined) {
       process.stderr.write(
         `baton ${name}: cannot ${system.syscall ?? "use"} ${system.path}: ${advice} [${system.code}]\n`,
       );
