@@ -133,6 +133,6 @@ const property = fc.asyncProperty(fc.array(opArbitrary, { maxLength: 40 }), asyn
 describe("cancel epochs under any interleaving of writes and steps", () => {
   it("increase strictly, are applied once each, and lose no id", async () => {
     const details = await fc.check(property, propertyParameters(propertyRuns(300)));
-    throwIfFailed(details, "test/property/cancelEpochs.property.test.ts");
+    throwIfFailed(details, import.meta.url);
   });
 });

@@ -14,8 +14,6 @@ import { describe, it } from "vitest";
 import { propertyParameters, throwIfFailed } from "../fixtures/propertyRun.ts";
 import { coordinatorProperty, propertyRuns, propertyTimeoutMs } from "./coordinatorModel.ts";
 
-const FILE = "test/property/coordinator.property.test.ts";
-
 /**
  * Cancel and shutdown as often as this (the other steps weigh 1 to 480): about ten times as
  * many of them meet a result being stored, a running job, a blocked answer or a lost holder.
@@ -28,7 +26,7 @@ describe("coordinator under random interleavings", () => {
     steady,
     () => {
       const details = fc.check(coordinatorProperty(), propertyParameters(propertyRuns));
-      throwIfFailed(details, FILE, steady);
+      throwIfFailed(details, import.meta.url, steady);
     },
     propertyTimeoutMs,
   );
@@ -41,7 +39,7 @@ describe("coordinator under random interleavings", () => {
         coordinatorProperty([], { operatorWeight: OPERATOR_WEIGHT }),
         propertyParameters(propertyRuns),
       );
-      throwIfFailed(details, FILE, racing);
+      throwIfFailed(details, import.meta.url, racing);
     },
     propertyTimeoutMs,
   );

@@ -594,7 +594,7 @@ describe("coordinator server under interleaved frames, timers and store answers"
     "keeps invariants 1–5, loses a connection once, expires only unrenewed leases, and finishes",
     async () => {
       const details = await fc.check(property, propertyParameters(runs));
-      throwIfFailed(details, "test/property/coordinatorServer.property.test.ts");
+      throwIfFailed(details, import.meta.url);
     },
     Math.max(60_000, 300 * runs),
   );

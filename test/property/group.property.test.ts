@@ -197,6 +197,6 @@ const check = fc.property(property, ([worldSize, steps]) => {
 describe("group machine under any sequence of reports, stops and time", () => {
   it("emits what the model says and ends with the first failure", () => {
     const details = fc.check(check, propertyParameters(propertyRuns(1000)));
-    throwIfFailed(details, "test/property/group.property.test.ts");
+    throwIfFailed(details, import.meta.url);
   });
 });

@@ -127,6 +127,6 @@ const check = fc.property(fc.array(steps, { maxLength: 40 }), (run) => {
 describe("rank machine under any sequence of observations and time", () => {
   it("emits what the model says: ready once, one end, lost only on a stale heartbeat", () => {
     const details = fc.check(check, propertyParameters(propertyRuns(1000)));
-    throwIfFailed(details, "test/property/rank.property.test.ts");
+    throwIfFailed(details, import.meta.url);
   });
 });

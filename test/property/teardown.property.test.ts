@@ -19,7 +19,7 @@ describe("teardown under random process behaviour", () => {
     "is verified exactly when nothing of the deployment lives, and touches nothing else",
     async () => {
       const details = await fc.check(teardownProperty(), propertyParameters(propertyRuns));
-      throwIfFailed(details, "test/property/teardown.property.test.ts");
+      throwIfFailed(details, import.meta.url);
     },
     propertyTimeoutMs,
   );

@@ -100,7 +100,7 @@ const property = (plantedBugs: readonly PlantedBug[] = []) =>
 describe("watchdog under any sequence of probes, time and stop", () => {
   it("emits what the model says, lost at most once and never after stop", () => {
     const details = fc.check(property(), propertyParameters(propertyRuns(1000)));
-    throwIfFailed(details, "test/property/watchdog.property.test.ts");
+    throwIfFailed(details, import.meta.url);
   });
 
   it("has teeth: with watchdog-never-aborts planted, it finds a counterexample", () => {

@@ -13,6 +13,7 @@ import {
   describeEvent,
   replayTo,
 } from "../../src/viz/dashboardModel.ts";
+import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 const STATES: JobState[] = ["blocked", "ready", "running", "completed", "failed"];
 const CAUSES: (FailureCause | undefined)[] = [undefined, "error", "skipped", "cancelled", "poison"];
@@ -190,7 +191,6 @@ describe("DashboardModel", () => {
   });
 
   it("diffs rebuild exactly the model's state, and replay reaches any step (property)", () => {
-    const { BATON_PROPERTY_RUNS, BATON_PROPERTY_SEED, BATON_PROPERTY_PATH } = process.env;
     const step = fc.oneof(
       fc.record({
         type: fc.constant("job" as const),
@@ -244,16 +244,8 @@ describe("DashboardModel", () => {
           expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(total);
         },
       ),
-      {
-        numRuns: Number(BATON_PROPERTY_RUNS ?? 300),
-        ...(BATON_PROPERTY_SEED && { seed: Number(BATON_PROPERTY_SEED) }),
-        ...(BATON_PROPERTY_PATH && { path: BATON_PROPERTY_PATH }),
-      },
+      propertyParameters(propertyRuns(300)),
     );
-    if (details.failed) {
-      throw new Error(
-        `${fc.defaultReportMessage(details)}\n\nReplay: BATON_PROPERTY_SEED=${details.seed} BATON_PROPERTY_PATH="${details.counterexamplePath}" npx vitest run test/unit/dashboardModel.test.ts`,
-      );
-    }
+    throwIfFailed(details, import.meta.url);
   });
 });

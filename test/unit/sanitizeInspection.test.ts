@@ -6,6 +6,7 @@ import {
   REDACTED,
   sanitizeInspection,
 } from "../../src/viz/sanitizeInspection.ts";
+import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 describe("sanitizeInspection", () => {
   it("redacts proofs, nonces and secrets at any depth", () => {
@@ -79,7 +80,6 @@ describe("sanitizeInspection", () => {
         }),
       ),
     })).node;
-    const { BATON_PROPERTY_RUNS, BATON_PROPERTY_SEED, BATON_PROPERTY_PATH } = process.env;
     const details = fc.check(
       fc.property(tree, (value) => {
         const once = sanitizeInspection({ event: value });
@@ -100,16 +100,8 @@ describe("sanitizeInspection", () => {
         };
         check(once, undefined);
       }),
-      {
-        numRuns: Number(BATON_PROPERTY_RUNS ?? 200),
-        ...(BATON_PROPERTY_SEED && { seed: Number(BATON_PROPERTY_SEED) }),
-        ...(BATON_PROPERTY_PATH && { path: BATON_PROPERTY_PATH }),
-      },
+      propertyParameters(propertyRuns(200)),
     );
-    if (details.failed) {
-      throw new Error(
-        `${fc.defaultReportMessage(details)}\n\nReplay: BATON_PROPERTY_SEED=${details.seed} BATON_PROPERTY_PATH="${details.counterexamplePath}" npx vitest run test/unit/sanitizeInspection.test.ts`,
-      );
-    }
+    throwIfFailed(details, import.meta.url);
   });
 });

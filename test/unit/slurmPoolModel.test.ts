@@ -21,10 +21,9 @@ import { memoryNet } from "../../src/runtime/memoryNet.ts";
 import { startSlurmPool } from "../../src/runtime/slurmPool.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { FakeSlurm } from "../fixtures/fakeSlurm.ts";
+import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
-const runs = Math.max(1, Math.floor(Number(process.env.BATON_PROPERTY_RUNS ?? 1000) / 2));
-const seed = process.env.BATON_PROPERTY_SEED;
-const path = process.env.BATON_PROPERTY_PATH;
+const runs = Math.max(1, Math.floor(propertyRuns(1000) / 2));
 const dir = mkdtempSync(join(tmpdir(), "baton-slurm-model-"));
 const secretFile = join(dir, "run.secret");
 writeFileSync(secretFile, `${"cd".repeat(32)}\n`, { mode: 0o600 });
@@ -124,16 +123,7 @@ describe("the Slurm pool under random histories", () => {
         expect(slurm.active()).toEqual([]);
       },
     );
-    const details = await fc.check(property, {
-      numRuns: runs,
-      ...(seed && { seed: Number(seed) }),
-      ...(path && { path }),
-    });
-    if (details.failed) {
-      throw new Error(
-        `${fc.defaultReportMessage(details)}\n\nReplay: BATON_PROPERTY_SEED=${details.seed} ` +
-          `BATON_PROPERTY_PATH="${details.counterexamplePath}" npx vitest run test/unit/slurmPoolModel.test.ts`,
-      );
-    }
+    const details = await fc.check(property, propertyParameters(runs));
+    throwIfFailed(details, import.meta.url);
   }, 120_000);
 });

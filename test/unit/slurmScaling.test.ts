@@ -11,10 +11,7 @@ import {
   decideScaling,
   type ScalingInput,
 } from "../../src/machines/slurmScaling.ts";
-
-const runs = Number(process.env.BATON_PROPERTY_RUNS ?? 1000);
-const seed = process.env.BATON_PROPERTY_SEED;
-const path = process.env.BATON_PROPERTY_PATH;
+import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 function alloc(id: string, state: AllocationView["state"], order: number): AllocationView {
   return { id, state, order };
@@ -95,14 +92,9 @@ describe("decideScaling", () => {
           for (const other of kept) expect(byId.get(id)!.order).toBeGreaterThan(other.order);
         }
       }),
-      { numRuns: runs, ...(seed && { seed: Number(seed) }), ...(path && { path }) },
+      propertyParameters(propertyRuns(1000)),
     );
-    if (details.failed) {
-      throw new Error(
-        `${fc.defaultReportMessage(details)}\n\nReplay: BATON_PROPERTY_SEED=${details.seed} ` +
-          `BATON_PROPERTY_PATH="${details.counterexamplePath}" npx vitest run test/unit/slurmScaling.test.ts`,
-      );
-    }
+    throwIfFailed(details, import.meta.url);
   });
 });
 
