@@ -143,6 +143,7 @@ export { nodeClock } from "./runtime/nodeClock.ts";
 export { nodeEntropy } from "./runtime/nodeEntropy.ts";
 export { nodeFiles } from "./runtime/nodeFiles.ts";
 export { nodeProcs } from "./runtime/nodeProcs.ts";
+export type { Overrides } from "./runtime/overrides.ts";
 export type {
   Clock,
   Containment,

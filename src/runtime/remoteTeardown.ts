@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { TeardownEffect, TeardownTimeouts } from "../machines/teardown.ts";
 import { driveTeardown, sweepCandidatesEvent } from "./driveTeardown.ts";
+import { givenOverrides, type Overrides } from "./overrides.ts";
 import type { Clock } from "./ports.ts";
 import type { RemoteProcs } from "./remoteProcs.ts";
 import type { TeardownReport } from "./tearDown.ts";
@@ -20,7 +21,7 @@ export interface RemoteTeardownTarget {
 export interface RemoteTeardownPorts {
   table: RemoteProcs;
   clock: Clock;
-  logger?: Logger;
+  logger?: Logger | undefined;
 }
 
 /** Remote probes cost an ssh round trip: poll less often than locally unless told. */
@@ -52,7 +53,7 @@ const REMOTE_POLL_MS = 250;
 export function tearDownRemote(
   target: RemoteTeardownTarget,
   ports: RemoteTeardownPorts,
-  timeouts: Partial<TeardownTimeouts> = {},
+  timeouts: Overrides<TeardownTimeouts> = {},
 ): Promise<TeardownReport> {
   const { table, clock, logger } = ports;
   const { deployment } = target;
@@ -64,7 +65,7 @@ export function tearDownRemote(
       pids: target.pids,
       // No process on the remote host is the caller.
       selfPid: 0,
-      timeouts: { pollMs: REMOTE_POLL_MS, ...timeouts },
+      timeouts: { pollMs: REMOTE_POLL_MS, ...givenOverrides(timeouts) },
     },
     clock,
     logger,

@@ -10,6 +10,7 @@ import type {
   TeardownTimeouts,
 } from "../machines/teardown.ts";
 import { driveTeardown, sweepCandidatesEvent } from "./driveTeardown.ts";
+import { givenOverrides, type Overrides } from "./overrides.ts";
 import type { Clock, ProcInfo, Procs } from "./ports.ts";
 
 export {
@@ -38,7 +39,7 @@ export interface TeardownTarget {
    * The deployment's cgroup (see `Containment`), when its ranks were started in one: every
    * live member is the deployment's, and the final check finds each.
    */
-  cgroup?: string;
+  cgroup?: string | undefined;
 }
 
 /** What a verified teardown did. */
@@ -59,10 +60,10 @@ export interface TeardownReport {
 export interface TeardownPorts {
   procs: Procs;
   clock: Clock;
-  logger?: Logger;
-  plantedBugs?: readonly PlantedBug[];
+  logger?: Logger | undefined;
+  plantedBugs?: readonly PlantedBug[] | undefined;
   /** Sees the teardown machine's inspection events (a launch's `inspect`: its dashboard, its report). */
-  inspect?: (event: InspectionEvent) => void;
+  inspect?: ((event: InspectionEvent) => void) | undefined;
 }
 
 const isPid = (value: number): boolean => Number.isInteger(value) && value > 0;
@@ -146,7 +147,7 @@ function readTable(
 export function tearDown(
   target: TeardownTarget,
   ports: TeardownPorts,
-  timeouts: Partial<TeardownTimeouts> = {},
+  timeouts: Overrides<TeardownTimeouts> = {},
 ): Promise<TeardownReport> {
   const { procs, clock, logger } = ports;
   const { deployment } = target;
@@ -169,7 +170,7 @@ export function tearDown(
       pids: target.pids,
       forbiddenGroups: [...target.forbiddenGroups],
       selfPid: procs.selfPid,
-      timeouts,
+      timeouts: givenOverrides(timeouts),
       plantedBugs: ports.plantedBugs,
     },
     clock,

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createActor } from "xstate";
 import { ConfigError, TeardownError } from "../../src/errors.ts";
 import {
+  DEFAULT_TEARDOWN_TIMEOUTS,
   type ProcView,
   pollDelayMs,
   type TeardownEffect,
@@ -11,6 +12,7 @@ import {
   teardownDeadlineMs,
   teardownMachine,
 } from "../../src/machines/teardown.ts";
+import type { Overrides } from "../../src/runtime/overrides.ts";
 import type { Signal, SignalOutcome } from "../../src/runtime/ports.ts";
 import { type TeardownTarget, tearDown } from "../../src/runtime/tearDown.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
@@ -406,6 +408,21 @@ describe("tearDown on simulated processes", () => {
     );
     expect(steps).toContain(`+0ms TERM to groups ${target.groups.join(", ")}`);
     expect(procs.processes().filter((proc) => proc.label?.startsWith("rank"))).toEqual([]);
+  });
+
+  it("keeps the default of a timeout given as undefined, as of one left out", async () => {
+    const kill = async (timeouts: Overrides<TeardownTimeouts>) => {
+      const clock = new SimClock();
+      const procs = new SimProcs({ clock });
+      const target = group(procs, 1, { onTerm: "ignore" });
+      const outcome = await onSimClock(clock, tearDown(target, { procs, clock }, timeouts));
+      const { steps } = (outcome as { value: { steps: string[] } }).value;
+      return steps.find((step) => step.includes("KILL to groups"));
+    };
+    const unset = Object.fromEntries(Object.keys(TIMEOUTS).map((name) => [name, undefined]));
+    expect(await kill({})).toMatch(`+${DEFAULT_TEARDOWN_TIMEOUTS.termGraceMs}ms KILL`);
+    expect(await kill(unset)).toBe(await kill({}));
+    expect(await kill({ ...unset, termGraceMs: 700 })).toMatch("+700ms KILL");
   });
 
   it("raises TeardownError naming survivors, then verifies when called again", async () => {
