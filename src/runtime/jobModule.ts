@@ -11,7 +11,7 @@ export interface JobContext {
     readonly id: string;
     readonly kind: string;
     readonly attempt: number;
-    readonly ranks?: number;
+    readonly ranks?: number | undefined;
   };
   /** Results of the jobs this one runs after, in the order of `after`. */
   readonly results: readonly Json[];
@@ -23,7 +23,11 @@ export interface JobContext {
    */
   readonly signal: AbortSignal;
   /** Reports progress; shown by the CLI and emitted by `Run`. */
-  progress(update: { done?: number; total?: number; message?: string }): void;
+  progress(update: {
+    done?: number | undefined;
+    total?: number | undefined;
+    message?: string | undefined;
+  }): void;
   readonly log: Logger;
   /**
    * Results of jobs discovered while running. When they are all done, returns their values;
@@ -45,9 +49,9 @@ export type Handler = (input: any, ctx: JobContext) => unknown;
 /** A handler with a version: bump it when the handler's output changes, to recompute. */
 export interface HandlerDefinition {
   run: Handler;
-  version?: string;
+  version?: string | undefined;
   /** The `timeoutMs` of every job of this kind that does not set its own. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /**
@@ -58,9 +62,9 @@ export interface HandlerDefinition {
 export interface RankJobDefinition {
   // biome-ignore lint/suspicious/noExplicitAny: inputs are typed by the user's handler signature
   ranks: (input: any, ctx: JobContext) => RankLaunch | readonly string[];
-  version?: string;
+  version?: string | undefined;
   /** The `timeoutMs` of every job of this kind that does not set its own. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /** A job module: kind → handler. */
@@ -146,8 +150,8 @@ export function loadJobs(module: unknown, source?: string): LoadedJobs {
         }
         timeouts.set(kind, timeoutMs);
       }
-      if ("ranks" in entry) {
-        const launch = entry.ranks;
+      if (typeof (entry as RankJobDefinition).ranks === "function") {
+        const launch = (entry as RankJobDefinition).ranks;
         handlers.set(kind, (input, ctx) => {
           const declared = launch(input, ctx);
           return runRankJob(

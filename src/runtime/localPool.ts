@@ -353,12 +353,12 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
    * machine's memory and `ulimit -u` allow (default: the machine's cores, or that most when
    * fewer). More than the cores is logged as a warning when the pool starts.
    */
-  count?: number;
+  count?: number | undefined;
   /** What each worker offers (default: the machine's cores and memory, no gpus). */
-  resources?: Resources;
+  resources?: Resources | undefined;
   /** Passed to `startLocalPool`. */
-  maxRestarts?: number;
-  windowMs?: number;
+  maxRestarts?: number | undefined;
+  windowMs?: number | undefined;
 }
 
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
@@ -378,7 +378,9 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
   const count = options.count ?? defaultWorkerProcesses(machine);
   requireWhole("localPool", "count", count, 0);
   checkWorkerCount("localPool: count", count, "processes", machine);
-  const resourceArgs = Object.entries(resources).flatMap(([k, v]) => [`--${k}`, String(v)]);
+  const resourceArgs = Object.entries(resources).flatMap(([k, v]) =>
+    v === undefined ? [] : [`--${k}`, String(v)],
+  );
   return {
     // No workers of its own (`--workers 0`): the workers are those that join, whose resources
     // are not known in advance, so no job is refused for what this machine offers.

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage, createHook } from "node:async_hooks";
-import type { Handler, JobModule } from "../runtime/jobModule.ts";
+import type { Handler, HandlerDefinition, JobModule } from "../runtime/jobModule.ts";
 
 /** The job whose handler started a piece of real asynchronous work, and what the work was. */
 export interface RealWork {
@@ -82,8 +82,12 @@ export class RealWorkWatch {
     return Object.fromEntries(
       Object.entries(module).map(([kind, entry]) => {
         if (typeof entry === "function") return [kind, watched(kind, entry)];
-        if (typeof entry === "object" && entry !== null && "run" in entry)
-          return [kind, { ...entry, run: watched(kind, entry.run) }];
+        if (
+          typeof entry === "object" &&
+          entry !== null &&
+          typeof Reflect.get(entry, "run") === "function"
+        )
+          return [kind, { ...entry, run: watched(kind, (entry as HandlerDefinition).run) }];
         return [kind, entry];
       }),
     );

@@ -189,6 +189,27 @@ describe("runs over real sockets with worker processes", () => {
     expect(events.filter((e) => e.lostWorker !== undefined)).toHaveLength(3);
   }, 60_000);
 
+  it("starts workers whose resources give a field as undefined, as if left out", async () => {
+    const dir = tempDir();
+    const calls = join(dir, "calls");
+    mkdirSync(calls);
+    const { graph, jobs } = await graphWith(2, 0, calls);
+    const engine = createEngine({
+      jobs,
+      // Given as undefined, gpus and memory were passed on as `--gpus undefined`, which
+      // `baton worker` refuses: the run failed with WORKER_CANNOT_START.
+      workers: localPool({
+        jobsModule: fixture,
+        count: 1,
+        resources: { cpus: 1, gpus: undefined, memory: undefined },
+      }),
+      batonDir: dir,
+    });
+    const result = await engine.run(graph);
+    expect(result.ok).toBe(true);
+    expect(workerChildren()).toEqual([]);
+  }, 60_000);
+
   it("fails the run at the first worker's exit 2, naming its log, when its workers cannot start", async () => {
     const dir = tempDir();
     const { graph, jobs } = await graphWith(5, 0, join(dir, "unused"));

@@ -22,6 +22,16 @@ describe("loadJobs", () => {
     expect(["double", "fetch", "train"].map(jobs.timeoutOf)).toEqual([undefined, 30_000, 600_000]);
   });
 
+  it("takes a definition whose version, timeoutMs or ranks is undefined as one without them", () => {
+    const jobs = loadJobs({
+      fetch: { run: double, version: undefined, timeoutMs: undefined, ranks: undefined },
+    });
+    expect(jobs.handler("fetch")).toBe(double);
+    expect(jobs.launchesRanks("fetch")).toBe(false);
+    expect(jobs.versionOf("fetch")).toBe("0");
+    expect(jobs.timeoutOf("fetch")).toBeUndefined();
+  });
+
   it("gives another code hash when a version or the source changes", () => {
     const hash = (module: object, source?: string) => loadJobs(module, source).codeHash;
     expect(hash({ double })).toMatch(/^[0-9a-f]{16}$/);

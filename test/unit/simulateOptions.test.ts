@@ -94,6 +94,11 @@ describe("simulate's options", () => {
       'handlers: job kind "fetch" must be a handler function, { run, version } or { ranks, version }, not number',
     ],
     [
+      // Wrapped as if a handler, it failed each job with "run is not a function" instead.
+      { graph: [graph], jobs: undefined, handlers: { fetch: { run: undefined }, parse: one } },
+      'handlers: job kind "fetch" must be a handler function, { run, version } or { ranks, version }, not object',
+    ],
+    [
       { graph: [graph], jobs: undefined, handlers: 5 },
       "handlers must be a job module (an object mapping each kind of your graph to its handler) or a function",
     ],
