@@ -351,13 +351,13 @@ export class RankGroupError extends BatonError {
     readonly deployment: string,
     readonly details: {
       /** The rank at fault. */
-      rank?: number;
+      rank?: number | undefined;
       /** The exit code a launcher should exit with: the rank's code, or 128 + its signal. */
-      exitCode?: number;
+      exitCode?: number | undefined;
       /** The rank's log file. */
-      logFile?: string;
+      logFile?: string | undefined;
       /** The teardown that followed, when it could not be verified. */
-      teardownError?: Error;
+      teardownError?: Error | undefined;
     } = {},
   ) {
     super(code, message);

@@ -9,35 +9,35 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 
 /** What a job needs from a worker, or what a worker offers. `memory` is in MiB. */
 export interface Resources {
-  cpus?: number;
-  gpus?: number;
-  memory?: number;
+  cpus?: number | undefined;
+  gpus?: number | undefined;
+  memory?: number | undefined;
 }
 
 /** Delay before a retry: `initialMs * factor^(failures - 1)`, capped at `maxMs`. */
 export interface Backoff {
   initialMs: number;
-  factor?: number;
-  maxMs?: number;
+  factor?: number | undefined;
+  maxMs?: number | undefined;
 }
 
 /** How a job runs: the third argument of `job(kind, input, options)`. */
 export interface JobOptions {
   /** Jobs that must complete first; their results reach the handler as `ctx.deps`. */
-  after?: readonly JobSpec[];
+  after?: readonly JobSpec[] | undefined;
   /** Resources a worker must offer to take this job. */
-  requires?: Resources;
+  requires?: Resources | undefined;
   /** Failed attempts retried before the job is terminal (default 3: at most 4 attempts). */
-  retries?: number;
-  backoff?: Backoff;
+  retries?: number | undefined;
+  backoff?: Backoff | undefined;
   /**
    * Longest time one attempt may run, in ms (absent: no limit). When it is over, the
    * coordinator tells the worker to stop (the handler's AbortSignal fires) and counts the
    * attempt as failed with a `JobTimeout` error, then retries as for any failure.
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Number of cooperating processes (a rank group); absent for an ordinary job. */
-  ranks?: number;
+  ranks?: number | undefined;
 }
 
 /** The key of `JobSpec`'s type-only record of its result's type. */
@@ -52,12 +52,12 @@ export interface JobSpec<Output = Json> {
   readonly input: unknown;
   readonly after: readonly JobSpec[];
   readonly requires: Resources;
-  readonly retries?: number;
-  readonly backoff?: Backoff;
-  readonly timeoutMs?: number;
-  readonly ranks?: number;
+  readonly retries?: number | undefined;
+  readonly backoff?: Backoff | undefined;
+  readonly timeoutMs?: number | undefined;
+  readonly ranks?: number | undefined;
   /** Type only, never set: the type of the value the job completes with. */
-  readonly [output]?: Output;
+  readonly [output]?: Output | undefined;
 }
 
 /** A planned job: what the coordinator schedules and what crosses the wire. */

@@ -22,14 +22,14 @@ export interface RankPorts {
 /** What `createRank` takes beside the rank's environment and ports. */
 export interface RankOptions {
   /** How often the launcher's pid and lease are checked (default 1000 ms). */
-  watchEveryMs?: number;
+  watchEveryMs?: number | undefined;
   /**
    * Called once when the launcher is gone or its lease is stale, after the marker says
    * `exiting` and every timer is stopped. The Node `startRank` exits the process after it.
    */
-  onOrphaned?: (reason: string) => void | Promise<void>;
+  onOrphaned?: ((reason: string) => void | Promise<void>) | undefined;
   /** Where the rank reports a file it ignored or could not write (default: nowhere). */
-  warn?: (message: string) => void;
+  warn?: ((message: string) => void) | undefined;
 }
 
 /** One rank of a deployment, as the rank process itself sees it. */

@@ -19,15 +19,15 @@ export const ORPHANED_EXIT_CODE = 1;
 /** What `startRank` takes; every field has a default, so `startRank()` is the usual call. */
 export interface StartRankOptions {
   /** The environment to read (default `process.env`). */
-  env?: Record<string, string | undefined>;
+  env?: Record<string, string | undefined> | undefined;
   /** How often the launcher's pid and lease are checked (default 1000 ms). */
-  watchEveryMs?: number;
+  watchEveryMs?: number | undefined;
   /**
    * Called once when the launcher is gone or its lease is stale, before the process exits
    * with `ORPHANED_EXIT_CODE`: release what only this process can (the marker already says
    * `exiting`). Keep it short; the process exits when it settles, or after 5 s.
    */
-  onOrphaned?: (reason: string) => void | Promise<void>;
+  onOrphaned?: ((reason: string) => void | Promise<void>) | undefined;
 }
 
 /** How long `onOrphaned` may run before the process exits anyway. */

@@ -10,7 +10,7 @@ import type { Clock, Files } from "./ports.ts";
 export interface CancelOrder {
   scope: CancelScope;
   /** The request ids (`scope: "requests"`, at least one); ignored for `"all"`. */
-  ids?: readonly string[];
+  ids?: readonly string[] | undefined;
   reason: string;
 }
 

@@ -20,11 +20,11 @@ import type { Clock, Entropy, Link, Listener } from "./ports.ts";
 
 export interface ConnectionTimeouts {
   /** A connection that sends no hello within this is closed with 4003 (default 10 s). */
-  helloTimeoutMs?: number;
+  helloTimeoutMs?: number | undefined;
   /** Interval of liveness probes (default 5 s). */
-  heartbeatMs?: number;
+  heartbeatMs?: number | undefined;
   /** A worker silent for this long is closed with 4005, releasing its lease (default 20 s). */
-  deadAfterMs?: number;
+  deadAfterMs?: number | undefined;
 }
 
 export interface CoordinatorServerOptions extends ConnectionTimeouts {

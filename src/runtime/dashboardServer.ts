@@ -29,15 +29,15 @@ export interface TraceStep {
 /** What `DashboardServer.start` takes. */
 export interface DashboardServerOptions {
   /** Port on 127.0.0.1 (default 0: any free port). */
-  port?: number;
+  port?: number | undefined;
   /** Most updates a page receives per second (default 10); changes in between are coalesced. */
-  maxUpdatesPerSecond?: number;
+  maxUpdatesPerSecond?: number | undefined;
   /** A recorded trace to replay (a time slider and step buttons) instead of a live run. */
-  replay?: readonly TraceStep[];
-  clock?: Clock;
-  entropy?: Entropy;
+  replay?: readonly TraceStep[] | undefined;
+  clock?: Clock | undefined;
+  entropy?: Entropy | undefined;
   /** Where pages connecting, falling behind and catching up are logged, at info (never the URL: it carries the token). */
-  logger?: Logger;
+  logger?: Logger | undefined;
 }
 
 /** Why pages are closed (with 1001, going away) when the dashboard stops: the page shows it. */

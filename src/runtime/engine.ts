@@ -45,9 +45,9 @@ const STORE_READING_EVERY = 500;
 /** `createEngine`'s `workers` as a count and resources of in-process workers. */
 export interface WorkersOption {
   /** How many workers (default: the machine's cores). */
-  count?: number;
+  count?: number | undefined;
   /** What each worker offers (default: the machine's cores and memory, no gpus). */
-  resources?: Resources;
+  resources?: Resources | undefined;
 }
 
 /** What `createEngine` takes: the job module, and how and where its jobs run (README, "Embedding"). */
@@ -58,38 +58,38 @@ export interface EngineOptions extends ConnectionTimeouts {
    * Who runs the jobs: a count (or count and resources) of in-process workers, or a pool
    * such as `localPool(...)` for worker processes. Default: one in-process worker per core.
    */
-  workers?: number | WorkersOption | WorkerPool;
+  workers?: number | WorkersOption | WorkerPool | undefined;
   /**
    * A result store directory: results are written there before a job counts as completed,
    * and a rerun of the same graph takes them instead of recomputing. (An open `ResultStore`
    * is taken too, for baton's own tests and tools; it is not part of the public API.)
    */
-  store?: string | ResultStore;
+  store?: string | ResultStore | undefined;
   /**
    * Where a run without a store keeps its own files: `run/` (the secret worker processes
    * read) and `logs/` (their output). Default: `.baton` in the working directory. A run with
    * a store keeps them in the store's directory.
    */
-  batonDir?: string;
+  batonDir?: string | undefined;
   /**
    * Where this run's worker processes write their logs (`worker-N.log`, `slurm-<id>.log`).
    * Default: a folder of its own in `logs/` (of the store, or of `batonDir`) named after the
    * run's start and id, `logs/2026-12-04T13-50-01-123Z-<run id>/`.
    */
-  logsDir?: string;
+  logsDir?: string | undefined;
   /**
    * How many runs' log folders the default `logs/` keeps (default 20): a run that starts
    * worker processes removes older ones, except those written in the last day and not marked
    * ended (a run marks its folder once its workers stopped), whose run may still be going.
    * Not used with `logsDir`, which the caller looks after.
    */
-  keepLogs?: number;
+  keepLogs?: number | undefined;
   /**
    * How long `cancel()` waits for running jobs to stop (default 10 s); past it the run is shut
    * down and they end as cancelled, even when a handler ignores its AbortSignal (worker
    * processes are then stopped; an in-process handler's promise is abandoned).
    */
-  cancelGraceMs?: number;
+  cancelGraceMs?: number | undefined;
   /**
    * A file holding the secret workers prove (hex, mode 0600), kept for run after run instead
    * of a new secret written for each run and removed at its end; made (32 random bytes) when
@@ -102,7 +102,7 @@ export interface EngineOptions extends ConnectionTimeouts {
    *   listen: "0.0.0.0:7000", secretFile: "/etc/baton/run.secret" });
    * ```
    */
-  secretFile?: string;
+  secretFile?: string | undefined;
   /**
    * Stop the run at the first job that fails for good (its retries spent, poison, a cycle
    * through `ctx.need`, nothing can take it): its dependents are skipped, the jobs running are
@@ -114,21 +114,21 @@ export interface EngineOptions extends ConnectionTimeouts {
    * const result = await createEngine({ jobs, failFast: true }).run(graph);
    * ```
    */
-  failFast?: boolean;
+  failFast?: boolean | undefined;
   /** Recompute every job even when the store has its result. */
-  force?: boolean;
+  force?: boolean | undefined;
   /**
    * Where the coordinator listens (`HOST:PORT`, port 0 for any), over WebSockets. Default:
    * the in-memory Net for in-process workers, `127.0.0.1:0` for worker processes.
    */
-  listen?: string;
+  listen?: string | undefined;
   /** A pino logger; silent by default. */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /**
    * An XState inspection observer; it sees the coordinator and every connection actor. What
    * it throws is thrown again on a later tick, as XState does for a listener; the run goes on.
    */
-  inspect?: InspectOption;
+  inspect?: InspectOption | undefined;
   /**
    * Called with each run's coordinator actor right after it is created, before it starts and
    * before the engine's own listeners: to watch the run's decisions at the source, each
@@ -141,28 +141,28 @@ export interface EngineOptions extends ConnectionTimeouts {
    *   coordinator.on("effects", ({ event, effects }) => console.log(event.type, effects)) });
    * ```
    */
-  onCoordinator?: (coordinator: Actor<typeof coordinatorMachine>) => void;
+  onCoordinator?: ((coordinator: Actor<typeof coordinatorMachine>) => void) | undefined;
   /**
    * Losses of a worker while running one job before it fails as poison (default 3). A worker
    * that leaves on purpose (it closes with 1001: Ctrl-C or SIGTERM, a preemption) gives its
    * job back without counting.
    */
-  maxLost?: number;
+  maxLost?: number | undefined;
   /** Most jobs of each listed kind running at once. */
-  throttle?: Readonly<Record<string, number>>;
+  throttle?: Readonly<Record<string, number>> | undefined;
   /** A lease without a heartbeat for this long expires (default 20 s). */
-  leaseTimeoutMs?: number;
+  leaseTimeoutMs?: number | undefined;
   /** Frames larger than this are refused and their connection closed with 4004 (default 64 MiB). */
-  maxFrameBytes?: number;
+  maxFrameBytes?: number | undefined;
   /** How often a run emits `progress` (default 200 ms). */
-  progressIntervalMs?: number;
+  progressIntervalMs?: number | undefined;
   /** Ports to run on; Node's by default. */
-  clock?: Clock;
-  entropy?: Entropy;
-  net?: Net;
-  files?: Files;
+  clock?: Clock | undefined;
+  entropy?: Entropy | undefined;
+  net?: Net | undefined;
+  files?: Files | undefined;
   /** Deliberate bugs, for proving tests catch them. Never set this in production. */
-  plantedBugs?: readonly PlantedBug[];
+  plantedBugs?: readonly PlantedBug[] | undefined;
 }
 
 /** One job of a {@link RunPlan}. */

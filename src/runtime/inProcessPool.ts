@@ -8,7 +8,7 @@ export interface InProcessPoolOptions {
   count: number;
   resources: Resources;
   /** Replacements allowed for workers whose connection ended abnormally (default 3 × count). */
-  restartBudget?: number;
+  restartBudget?: number | undefined;
 }
 
 /**

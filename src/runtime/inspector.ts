@@ -18,16 +18,16 @@ export const DEFAULT_INSPECTOR_URL = "ws://localhost:8080";
 
 /** How `connectInspector` logs, and how much it holds for an inspector that is slow or not there. */
 export interface InspectorOptions {
-  logger?: Logger;
+  logger?: Logger | undefined;
   /** Events held while the connection opens; past this the oldest are dropped (default 1,000). */
-  maxPending?: number;
+  maxPending?: number | undefined;
   /**
    * Most bytes sent but not yet taken by the inspector; past this, events are dropped until
    * it catches up (default 16 MiB), so an inspector that stops reading costs events, not memory.
    */
-  maxBufferedBytes?: number;
+  maxBufferedBytes?: number | undefined;
   /** How long `close()` waits, in all, for the connection to open, drain and close (default 2 s). */
-  closeTimeoutMs?: number;
+  closeTimeoutMs?: number | undefined;
 }
 
 /** A live inspection stream: pass `inspect` to the engine, `close()` when the run is over. */

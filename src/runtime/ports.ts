@@ -57,7 +57,7 @@ export interface Link {
 /** How `Net.listen` listens. */
 export interface ListenOptions {
   /** Frames larger than this are refused before parsing and the link closed with 4004. */
-  maxFrameBytes?: number;
+  maxFrameBytes?: number | undefined;
 }
 
 /** Where a `Net` accepts connections: what `net.listen` gives. */
@@ -96,24 +96,24 @@ export interface ProcInfo {
    * a second; undefined when the table does not say. A pid a file recorded and a process
    * that started after that record are two programs: the pid was reused.
    */
-  startedAt?: number;
+  startedAt?: number | undefined;
 }
 
 /** What `Procs.spawn` starts, and how. */
 export interface SpawnOptions {
   argv: [string, ...string[]];
-  env?: Record<string, string>;
-  cwd?: string;
+  env?: Record<string, string> | undefined;
+  cwd?: string | undefined;
   /** File that receives stdout and stderr; when absent they are inherited. */
-  logFile?: string;
+  logFile?: string | undefined;
   /** Start the process as the leader of a new process group (setsid-like `detached`). */
-  newGroup?: boolean;
+  newGroup?: boolean | undefined;
   /**
    * A cgroup made by {@link Containment.create} to start the process in, before it runs a
    * line of its own: it and everything it starts stay members, whatever process group,
    * session or environment they move to.
    */
-  cgroup?: string;
+  cgroup?: string | undefined;
 }
 
 /** How a process ended: its exit code, or the signal that ended it. */

@@ -27,7 +27,7 @@ export const GROUP_REPORT_INTERVAL_MS = 250;
 export type RankLaunch = Omit<
   LaunchSpec,
   "worldSize" | "ports" | "logger" | "operatorEnv" | "inspect"
-> & { keepEndedLogs?: EndedLogsRetention };
+> & { keepEndedLogs?: EndedLogsRetention | undefined };
 
 /** A rank job's result: its deployment and how each rank ended (all 0: it succeeded). */
 export type RankJobResult = {

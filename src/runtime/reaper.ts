@@ -22,6 +22,7 @@ import { markerPids } from "./markerPids.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
+import type { Overrides } from "./overrides.ts";
 import type { Clock, Files, Procs } from "./ports.ts";
 import { releaseCgroup } from "./releaseCgroup.ts";
 import { reapRemoteSite } from "./remoteSite.ts";
@@ -44,17 +45,17 @@ export interface ReapOptions {
    */
   stateDir: string;
   /** The process table (default: this machine's, `nodeProcs()`). */
-  procs?: Procs;
+  procs?: Procs | undefined;
   /** The file system (default: Node's, `nodeFiles()`). */
-  files?: Files;
+  files?: Files | undefined;
   /** Time (default: Node's, `nodeClock()`). */
-  clock?: Clock;
-  logger?: Logger;
-  teardown?: Partial<TeardownTimeouts>;
+  clock?: Clock | undefined;
+  logger?: Logger | undefined;
+  teardown?: Overrides<TeardownTimeouts> | undefined;
   /** This machine's name, compared with the manifests' (default `os.hostname()`). */
-  host?: string;
+  host?: string | undefined;
   /** How to reach the ssh hosts of remote ranks (ssh_config file, options, timeouts). */
-  ssh?: SshHostOptions;
+  ssh?: SshHostOptions | undefined;
 }
 
 /** What one pass of the reaper found and did, per deployment with a manifest or a stale lease. */

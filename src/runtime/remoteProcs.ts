@@ -21,7 +21,7 @@ export type RemoteSignalOutcome = SignalOutcome | "not-owned";
 /** How `remoteProcs` talks to its host. */
 export interface RemoteProcsOptions {
   /** Timeout of each round trip (default: the host's). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /** The process table of a remote host, seen and acted on through one ssh round trip per call. */
@@ -35,7 +35,7 @@ export interface RemoteProcs {
   snapshot(
     pids: readonly number[],
     id: DeploymentIdentity,
-    options?: { scan?: boolean },
+    options?: { scan?: boolean | undefined },
   ): Promise<RemoteProc[]>;
   /**
    * Signals each pid only if, checked on the host right before its `kill`, it is alive and

@@ -17,22 +17,22 @@ export interface RemoteRankOptions {
    */
   env: Record<string, string>;
   /** Variables set only where the remote login environment does not set them already. */
-  envDefaults?: Record<string, string>;
+  envDefaults?: Record<string, string> | undefined;
   /** Remote working directory (default: the remote login directory). */
-  cwd?: string;
+  cwd?: string | undefined;
   /** Local file that receives the rank's stdout and stderr (appended, mode 0600). */
   logFile: string;
   /** How long the remote guard waits between TERM and KILL when the session drops (default 3 s). */
-  guardGraceMs?: number;
+  guardGraceMs?: number | undefined;
   /**
    * The launcher's lease as mirrored on the remote host (`S/<dep>/lease.json` there, renewed
    * by the launcher through `remoteFiles`). When given, the guard also stops the rank when the
    * file has not changed for `staleAfterMs` (measured on the remote host's own clock), as a
    * frozen or partitioned launcher leaves it. Missing counts as unchanged since the start.
    */
-  lease?: { path: string; staleAfterMs: number };
+  lease?: { path: string; staleAfterMs: number } | undefined;
   /** How long until the remote side reports the rank's pid (default 30 s). */
-  startTimeoutMs?: number;
+  startTimeoutMs?: number | undefined;
 }
 
 /** One rank running on a remote host, started through a local `ssh` child. */

@@ -6,6 +6,7 @@ import { clearDeployment } from "./clearDeployment.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
 import { type HeldLease, holdLease } from "./launcherLease.ts";
 import { markerPids } from "./markerPids.ts";
+import type { Overrides } from "./overrides.ts";
 import type { Clock, Files } from "./ports.ts";
 import { remoteFiles } from "./remoteFiles.ts";
 import { type RemoteProcs, remoteProcs } from "./remoteProcs.ts";
@@ -21,20 +22,20 @@ export interface RemoteSiteOptions {
   target: SshTarget;
   deployment: string;
   /** How to reach the host (ssh_config file, extra options, timeouts). */
-  ssh?: SshHostOptions;
+  ssh?: SshHostOptions | undefined;
   /** The root state dir on the host: absolute, or under the remote home (default `.baton/run`). */
-  stateDir?: string;
+  stateDir?: string | undefined;
   /** The launcher's pid and instance token, written into the mirrored lease. */
   launcherPid: number;
   token: string;
   /** The lease's staleness, as for local ranks (`BATON_LEASE_STALE_MS`). */
   leaseStaleMs: number;
   clock: Clock;
-  logger?: Logger;
+  logger?: Logger | undefined;
   /** Called once when the mirrored lease could not be renewed for too long (`holdLease`'s `onLost`). */
-  onLeaseLost?: (reason: string) => void;
+  onLeaseLost?: ((reason: string) => void) | undefined;
   /** Sees the mirrored lease's watchdog machine. */
-  inspect?: (event: InspectionEvent) => void;
+  inspect?: ((event: InspectionEvent) => void) | undefined;
 }
 
 /** What a rank on the site needs beyond what the site knows. */
@@ -56,12 +57,12 @@ export interface RemoteSite {
    */
   spawnRank(options: SiteRankOptions): Promise<RemoteRankHandle>;
   /** Verified teardown of the deployment on the host (`tearDownRemote`), markers swept. */
-  tearDown(pids: number[], timeouts?: Partial<TeardownTimeouts>): Promise<TeardownReport>;
+  tearDown(pids: number[], timeouts?: Overrides<TeardownTimeouts>): Promise<TeardownReport>;
   /**
    * Stops renewing the lease; with `clear` (after a verified teardown) removes the
    * deployment's control files there (logs stay); then closes the ssh host.
    */
-  close(options?: { clear?: boolean }): Promise<void>;
+  close(options?: { clear?: boolean | undefined }): Promise<void>;
 }
 
 /**
@@ -170,14 +171,14 @@ function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Fi
 export interface OrphanedSiteOptions {
   target: SshTarget;
   deployment: string;
-  ssh?: SshHostOptions;
+  ssh?: SshHostOptions | undefined;
   /** The host's absolute root state dir, as the manifest recorded it. */
   stateDir: string;
   /** The manifest's remote pids of the deployment's ranks on that host. */
   pids: number[];
   clock: Clock;
-  logger?: Logger;
-  timeouts?: Partial<TeardownTimeouts>;
+  logger?: Logger | undefined;
+  timeouts?: Overrides<TeardownTimeouts> | undefined;
 }
 
 /**
@@ -223,7 +224,7 @@ function tearDownDeploymentThere(options: {
   pids: number[];
   clock: Clock;
   logger?: Logger;
-  timeouts?: Partial<TeardownTimeouts>;
+  timeouts?: Overrides<TeardownTimeouts>;
 }): Promise<TeardownReport> {
   const { files, paths } = options;
   const id = { deployment: options.deployment, stateDir: options.stateDir };

@@ -11,10 +11,10 @@ export interface JobOutcome<Value = Json> {
   id: string;
   kind: string;
   status: JobStatus;
-  value?: Value;
-  error?: JobError;
+  value?: Value | undefined;
+  error?: JobError | undefined;
   /** For failed, skipped and cancelled jobs: what kind of failure. */
-  cause?: FailureCause;
+  cause?: FailureCause | undefined;
   /** Leases granted (0 for a job skipped, cancelled or taken from the store). */
   attempts: number;
   /** Workers lost while running it. */
@@ -22,8 +22,8 @@ export interface JobOutcome<Value = Json> {
   /** The result came from the store of an earlier run. */
   cached: boolean;
   /** Clock time the last attempt started and the job finished, in ms. */
-  startedAt?: number;
-  finishedAt?: number;
+  startedAt?: number | undefined;
+  finishedAt?: number | undefined;
 }
 
 /** What `await run` gives: every job's outcome, and counts. */

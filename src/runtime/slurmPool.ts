@@ -31,43 +31,43 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
   /** The job module file workers load (`baton worker --jobs FILE`), on a filesystem the nodes share. */
   jobsModule: string;
   /** The most allocations (one worker each) held at once (default 4). */
-  maxWorkers?: number;
+  maxWorkers?: number | undefined;
   /** `sbatch --partition`. */
-  partition?: string;
+  partition?: string | undefined;
   /** Further `sbatch` options, passed as given (`--time=1:00:00`, `--qos=low`). */
-  sbatchOptions?: readonly string[];
+  sbatchOptions?: readonly string[] | undefined;
   /** Submit a scale-up as one job array (default) or as separate jobs. */
-  array?: boolean;
+  array?: boolean | undefined;
   /**
    * What each worker offers (default `{ cpus: 1 }`); asked of Slurm as `--cpus-per-task`,
    * `--mem` (MiB) and `--gres=gpu:N`.
    */
-  resources?: Resources;
+  resources?: Resources | undefined;
   /** The coordinator's address as the nodes reach it (default: the address it listens on). */
-  connect?: string;
+  connect?: string | undefined;
   /** How often the queue is read and the pool rescaled (default 1000 ms). */
-  pollMs?: number;
+  pollMs?: number | undefined;
   /** Longest any Slurm command may take (default 30 s). */
-  commandTimeoutMs?: number;
+  commandTimeoutMs?: number | undefined;
   /**
    * On stop, how long the allocations whose worker joined the run get to end on their own
    * before `scancel` (default 5 s); the others are cancelled at once.
    */
-  graceMs?: number;
+  graceMs?: number | undefined;
   /** On stop, how long to wait for the queue to confirm every allocation gone (default 60 s). */
-  stopTimeoutMs?: number;
+  stopTimeoutMs?: number | undefined;
   /** Restarts of a dead worker inside one allocation before the allocation fails (default 5). */
-  workerRestarts?: number;
+  workerRestarts?: number | undefined;
   /**
    * How long Slurm's commands may fail on every call from the pool's start, none having
    * succeeded yet, before the pool fails with `SLURM_UNREACHABLE` (default 30 s; `Infinity`:
    * never): no working Slurm client on this machine. Once one has succeeded, failures are
    * tolerated. `baton run --slurm-unreachable-after DURATION`.
    */
-  unreachableMs?: number;
+  unreachableMs?: number | undefined;
   /** The Slurm commands (default: the real ones, with `commandTimeoutMs`). */
-  commands?: SlurmCommands;
-  clock?: Clock;
+  commands?: SlurmCommands | undefined;
+  clock?: Clock | undefined;
 }
 
 /** The allocations of a pool as the last poll saw them. */

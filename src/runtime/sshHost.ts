@@ -10,19 +10,19 @@ import type { SshTarget } from "./sshTarget.ts";
 /** What `sshHost` takes beside its target: how `ssh` reaches the host. */
 export interface SshHostOptions {
   /** An ssh_config file (`ssh -F`); default: the user's own (~/.ssh/config). */
-  configFile?: string;
+  configFile?: string | undefined;
   /** More ssh settings as `Key=Value` (each passed as `-o Key=Value`), e.g. `IdentityFile=…`. */
-  options?: readonly string[];
+  options?: readonly string[] | undefined;
   /** How long connecting may take (`ConnectTimeout`, rounded up to seconds; default 10 s). */
-  connectTimeoutMs?: number;
+  connectTimeoutMs?: number | undefined;
   /** How long one call may take before its ssh client is killed (default 30 s). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Share one connection between calls (ControlMaster; default true). */
-  multiplex?: boolean;
+  multiplex?: boolean | undefined;
   /** How long an idle shared connection outlives its last call (`ControlPersist`; default 300 s). */
-  controlPersistMs?: number;
+  controlPersistMs?: number | undefined;
   /** The ssh program (default `ssh` on PATH). */
-  program?: string;
+  program?: string | undefined;
 }
 
 /** What a remote script did: its exit code and output. */
@@ -34,9 +34,9 @@ export interface RemoteResult {
 
 export interface RunOptions {
   /** Bytes for the script's stdin (file contents travel this way, never in argv). */
-  input?: string | Uint8Array;
+  input?: string | Uint8Array | undefined;
   /** This call's timeout (default: the host's `timeoutMs`). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /** A remote host reached through the system `ssh` client. */

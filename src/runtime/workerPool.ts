@@ -10,30 +10,30 @@ export interface PoolStart {
   net: Net;
   secret: Uint8Array;
   /** A 0600 file holding the secret, for workers in other processes. */
-  secretFile?: string;
+  secretFile?: string | undefined;
   /** Where this run's worker logs go (its folder in the store's `logs/`). */
   logsDir: string;
   jobs: LoadedJobs;
   logger: Logger;
   /** The engine's clock, for workers in this process (their silence watchdog runs on it). */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /**
    * Jobs ready or running that a worker offering `offer` can take, now: what a scaling pool
    * sizes itself to (busy workers are not spare capacity). Absent outside the engine.
    */
-  demand?(offer: Resources): number;
+  demand?: ((offer: Resources) => number) | undefined;
   /**
    * Whether a worker of this name joined the run (the coordinator accepted its hello), even if
    * it has left since. One that never did was given no job, so a pool's `stop()` need not wait
    * for it to finish one. Absent outside the engine.
    */
-  joined?(worker: string): boolean;
+  joined?: ((worker: string) => boolean) | undefined;
   /**
    * The run files (secrets, Slurm batch scripts; see `sweepAbandonedRunFiles`) of coordinators
    * that died on this host, which the engine removed before this start: a pool cleans up what
    * they stood for (the Slurm pool cancels the allocations their scripts name).
    */
-  abandonedRunFiles?: readonly string[];
+  abandonedRunFiles?: readonly string[] | undefined;
 }
 
 /** A pool's workers for one run. */
@@ -65,6 +65,6 @@ export interface WorkerPool {
    * (not a loaded module) takes its code hash over this file (`moduleSource`), as each worker
    * does, so that its workers are not refused as running other code.
    */
-  readonly jobsModule?: string;
+  readonly jobsModule?: string | undefined;
   start(context: PoolStart): RunningPool;
 }

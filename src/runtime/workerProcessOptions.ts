@@ -9,12 +9,12 @@ export interface WorkerProcessOptions {
    * module is then loaded on that thread only, and again on each thread that replaces one
    * that died: its top-level code runs in a worker thread (no signals, no `process.chdir()`).
    */
-  handlerThread?: boolean;
+  handlerThread?: boolean | undefined;
   /**
    * What the workers log (`baton worker --log-level`; default `warn`), to their log files in
    * the run's folder of the store's `logs/`: `info` shows each worker's connection and its handlers' `ctx.log.info`.
    */
-  logLevel?: LogLevel;
+  logLevel?: LogLevel | undefined;
 }
 
 /**

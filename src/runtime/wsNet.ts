@@ -284,12 +284,12 @@ class WsListener implements Listener {
 /** How long `wsNet`'s links wait to connect and to close. */
 export interface WsNetOptions {
   /** How long `connect` waits for the coordinator to accept (default 10 s). */
-  connectTimeoutMs?: number;
+  connectTimeoutMs?: number | undefined;
   /**
    * How long a closing link, on either end, waits for the other end to answer its close
    * before dropping the connection (default 5 s).
    */
-  closeTimeoutMs?: number;
+  closeTimeoutMs?: number | undefined;
 }
 
 /**

@@ -14,34 +14,34 @@ import type { ClockScope } from "./simClock.ts";
 /** How one simulated process behaves; every time is in ms after it starts. */
 export interface SimProcSpec {
   argv: string[];
-  env?: Record<string, string>;
+  env?: Record<string, string> | undefined;
   /** Its parent (default: the simulation's own process). */
-  ppid?: number;
+  ppid?: number | undefined;
   /** Lead a new process group (default: join `pgid`, or the parent's group). */
-  newGroup?: boolean;
+  newGroup?: boolean | undefined;
   /** Join this existing group. */
-  pgid?: number;
+  pgid?: number | undefined;
   /** Take this pid (pid reuse); it must be free: no process has it as pid or pgid. */
-  pid?: number;
+  pid?: number | undefined;
   /** Owner; another uid than the simulation's answers EPERM and hides its environment. */
-  uid?: number;
+  uid?: number | undefined;
   /** What TERM (and INT) does: exit after `termExitMs` (default), or nothing. */
-  onTerm?: "exit" | "ignore";
-  termExitMs?: number;
+  onTerm?: "exit" | "ignore" | undefined;
+  termExitMs?: number | undefined;
   /** KILLs it takes to die (default 1; 2 models a process that survives the first KILL). */
-  killsToDie?: number;
+  killsToDie?: number | undefined;
   /** Uninterruptible sleep (D) from `afterMs` for `forMs`: signals wait until it wakes. */
-  diskSleep?: { afterMs: number; forMs: number };
+  diskSleep?: { afterMs: number; forMs: number } | undefined;
   /** Exits by itself (code 0). */
-  exitAfterMs?: number;
+  exitAfterMs?: number | undefined;
   /** Leaves its group for a new session and group of its own (ignored for a group leader). */
-  setsidAfterMs?: number;
+  setsidAfterMs?: number | undefined;
   /** Stays a zombie this long after dying before its parent reaps it (default 0). */
-  zombieMs?: number;
+  zombieMs?: number | undefined;
   /** A name for traces and checks (never seen by the code under test). */
-  label?: string;
+  label?: string | undefined;
   /** Its cgroup (made by `containment.create`); default: its parent's, as on Linux. */
-  cgroup?: string;
+  cgroup?: string | undefined;
 }
 
 /**
@@ -54,7 +54,7 @@ export type SimProgram = (spawn: SpawnOptions) => SimProgramStart;
 /** What a `SimProgram` says about a process it starts: its behaviour, and with `main` its code. */
 export interface SimProgramStart
   extends Omit<SimProcSpec, "argv" | "env" | "ppid" | "newGroup" | "pgid" | "pid"> {
-  main?(self: SimSelf): void;
+  main?: ((self: SimSelf) => void) | undefined;
 }
 
 /** A running simulated process as its program sees itself. */
@@ -74,7 +74,7 @@ export interface SimSelf {
    */
   fork(
     spec: Omit<SimProcSpec, "ppid" | "pgid" | "newGroup" | "pid" | "cgroup"> & {
-      clearEnv?: boolean;
+      clearEnv?: boolean | undefined;
     },
   ): ProcHandle;
   /** Runs `fn` with its exit when it dies, however it dies. */
@@ -126,15 +126,15 @@ interface Proc extends SimProcess {
 export interface SimProcsOptions {
   clock: Clock;
   /** The simulation's own pid (default 100); it is in the table and is never a new pid. */
-  selfPid?: number;
+  selfPid?: number | undefined;
   /** The simulation's uid (default 1000). */
-  uid?: number;
+  uid?: number | undefined;
   /** First pid handed out (default 300); pids then count up, skipping those in use. */
-  firstPid?: number;
+  firstPid?: number | undefined;
   /** Programs by command (`argv[0]`): `spawn` runs them (see {@link SimProgram}). */
-  programs?: Readonly<Record<string, SimProgram>>;
+  programs?: Readonly<Record<string, SimProgram>> | undefined;
   /** Offer `containment`, cgroups under `/sim/cgroup/baton` (default: none, as on a machine without cgroup v2). */
-  cgroups?: boolean;
+  cgroups?: boolean | undefined;
 }
 
 /**

@@ -29,7 +29,7 @@ export interface SimulateOptions {
   /** Everything random in the run comes from this seed (an unsigned 32-bit integer). */
   seed: number;
   /** Your graph; default: a graph of `jobs` jobs drawn from the seed. */
-  graph?: JobSpec | readonly JobSpec[];
+  graph?: JobSpec | readonly JobSpec[] | undefined;
   /**
    * Handlers for `graph`: a job module, or a function of the simulation's tools (virtual
    * `sleep`, `now`, `random`) returning one. A handler must wait only on those tools, its
@@ -39,44 +39,44 @@ export interface SimulateOptions {
    * function is called again for each coordinator incarnation (after a crash), as a restarted
    * process loads its module again: keep state that must outlive a crash outside it.
    */
-  handlers?: JobModule | ((tools: SimTools) => JobModule);
+  handlers?: JobModule | ((tools: SimTools) => JobModule) | undefined;
   /** Size of the drawn graph (default 100, at most `SIM_LIMITS.jobs`: 10,000). */
-  jobs?: number;
+  jobs?: number | undefined;
   /** In-process workers (default 8, at most `SIM_LIMITS.workers`: 1,000). */
-  workers?: number;
+  workers?: number | undefined;
   /** A fault profile to draw a plan from (default `"default"`), or the plan itself. */
-  faults?: FaultProfile | readonly Fault[];
+  faults?: FaultProfile | readonly Fault[] | undefined;
   /**
    * Virtual ms by which the run must be over (liveness), a whole number of at least 1;
    * default: 10 minutes after the last fault ends, plus 4 minutes for each job divided by the
    * workers (100 jobs on 8 workers: 50 minutes more; a graph of your own counts its jobs, the
    * roots and what they run after). Give it when your jobs take more than a minute or so.
    */
-  until?: number;
+  until?: number | undefined;
   /** Deliberate bugs to switch on (to prove the simulation catches them); one of `PLANTED_BUGS`. */
-  plantedBugs?: readonly PlantedBug[];
+  plantedBugs?: readonly PlantedBug[] | undefined;
   /** An XState inspection observer: it sees every actor of every coordinator incarnation. */
-  inspect?: InspectOption;
+  inspect?: InspectOption | undefined;
   /** Called for every trace line, with its virtual time. */
-  onEvent?: (event: { at: number; event: string }) => void;
+  onEvent?: ((event: { at: number; event: string }) => void) | undefined;
   /** Called when a simulated rank group's or rank's phase changes. */
-  onGroupProgress?: (progress: GroupProgress) => void;
+  onGroupProgress?: ((progress: GroupProgress) => void) | undefined;
   /**
    * Called after every step of the run with its virtual time and how many jobs have ended: a
    * long seed's progress (`baton sim --seed S` draws it on a terminal). Steps come thousands a
    * second: draw at most every so often.
    */
-  onProgress?: (progress: SimProgress) => void;
+  onProgress?: ((progress: SimProgress) => void) | undefined;
   /**
    * Also launch rank groups with the real `launchGroup` and reaper on simulated processes,
    * with faults drawn from the seed (default true; see `RankGroupScenario`).
    */
-  ranks?: boolean;
+  ranks?: boolean | undefined;
   /**
    * The largest world size of a drawn rank group (default 4, from 1 to `SIM_LIMITS.world`:
    * 10,000). Not beside `ranks: false`, which leaves the rank groups out.
    */
-  world?: number;
+  world?: number | undefined;
 }
 
 /**

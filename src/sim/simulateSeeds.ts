@@ -18,7 +18,7 @@ export type DrawnSimulation = Pick<
   Exclude<(typeof DRAWN_OPTIONS)[number], "modules">
 > & {
   /** Your graph and handlers, as the paths of their modules; not beside `jobs`. */
-  modules?: SimModules;
+  modules?: SimModules | undefined;
 };
 
 /** The options of a drawn simulation: plain data a thread can be handed. */
@@ -40,21 +40,21 @@ export interface SimulateSeedsOptions {
    * seed). Seeds are independent, so each gives the trace it gives alone; 1 runs every
    * seed on the calling thread.
    */
-  threads?: number;
+  threads?: number | undefined;
   /** Run each seed twice and fail it (invariant 0) when the two traces differ. */
-  checkDeterminism?: boolean;
+  checkDeterminism?: boolean | undefined;
   /**
    * Keep the trace of a passed seed too. By default only a failed seed keeps its trace
    * (a passed one has `trace: []`): a trace is thousands of lines to copy between threads.
    */
-  traces?: boolean;
+  traces?: boolean | undefined;
   /**
    * Called on the calling thread as each seed ends, on whichever thread ran it, in the order
    * they end (the iteration yields them in seed order, so a slow first seed holds the others
    * back): a long range's progress (`baton sim --seeds` draws it on a terminal). What it
    * throws ends the iteration with that error.
    */
-  onSeedEnded?: (result: SimulationResult) => void;
+  onSeedEnded?: ((result: SimulationResult) => void) | undefined;
 }
 
 /** What a seed thread is started with (its `workerData`). */

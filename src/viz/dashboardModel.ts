@@ -13,9 +13,15 @@ export type DashboardEvent =
   | { type: "run.started"; run: string }
   | {
       type: "graph";
-      jobs: { id: string; kind: string; deps: string[]; state: JobState; cached?: boolean }[];
+      jobs: {
+        id: string;
+        kind: string;
+        deps: string[];
+        state: JobState;
+        cached?: boolean | undefined;
+      }[];
     }
-  | { type: "job"; id: string; kind: string; state: JobState; cause?: FailureCause }
+  | { type: "job"; id: string; kind: string; state: JobState; cause?: FailureCause | undefined }
   | {
       type: "actor";
       /** Stable within the run (`connection:memory:3`, `coordinator`). */
@@ -26,11 +32,11 @@ export type DashboardEvent =
       states: string[];
       status: "active" | "done" | "error" | "stopped";
       /** The job it works on now, if any. */
-      job?: string;
+      job?: string | undefined;
       /** A finished connection that did not close normally: its close code and why. */
-      closed?: string;
+      closed?: string | undefined;
       /** The machine's chart, sent with the first actor of that machine. */
-      chart?: ChartLayout;
+      chart?: ChartLayout | undefined;
     }
   | {
       type: "group";
@@ -38,21 +44,21 @@ export type DashboardEvent =
       id: string;
       state: string;
       /** The rank job that launched it. */
-      job?: string;
-      worldSize?: number;
+      job?: string | undefined;
+      worldSize?: number | undefined;
       /** Its teardown's state, dotted (`sweep.reading`), once it began to stop. */
-      teardown?: string;
+      teardown?: string | undefined;
       /** The charts of the group's, the rank's and the teardown's machines, with the first event that shows each. */
-      charts?: ChartLayout[];
+      charts?: ChartLayout[] | undefined;
     }
   | {
       type: "rank";
       group: string;
       rank: number;
       phase: string;
-      pid?: number;
-      code?: number;
-      signal?: string;
+      pid?: number | undefined;
+      code?: number | undefined;
+      signal?: string | undefined;
     }
   | { type: "run.finished"; ok: boolean }
   /** A simulation broke an invariant (only in a replay of `baton sim --ui`). */

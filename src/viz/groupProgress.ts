@@ -20,11 +20,11 @@ export interface RankProgress {
   rank: number;
   /** The rank machine's state: spawning, loading, ready, stopping, exited, failed, lost. */
   phase: string;
-  pid?: number;
+  pid?: number | undefined;
   /** Its exit code, once it exited by itself. */
-  code?: number;
+  code?: number | undefined;
   /** The signal that ended it, if one did. */
-  signal?: string;
+  signal?: string | undefined;
 }
 
 /**
@@ -42,7 +42,7 @@ export interface GroupProgress {
    * The state of its ranks' teardown on this machine (the teardown machine's, nested states
    * dotted: `sweep.reading`), once the group began to stop; the last attempt's.
    */
-  teardown?: string;
+  teardown?: string | undefined;
   ranks: RankProgress[];
 }
 

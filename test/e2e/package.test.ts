@@ -353,6 +353,73 @@ const options: EngineOptions = { jobs: { double: (n: number) => n * 2 } };
 const result = await createEngine(options).run([job("double", 21)]);
 console.log(result.ok, Object.keys(baton).length);
 `,
+        // Under exactOptionalPropertyTypes, an option declared \`x?: T\` refused a value that
+        // may be undefined (\`store: process.env.STORE\`); each takes \`T | undefined\` now.
+        "maybeUndefined.ts": `import {
+  connectInspector, createEngine, DashboardServer, inProcessPool, job, localPool, nodeClock,
+  nodeProcs, simulate, simulateSeeds, slurmPool, sshHost, tearDown, wsNet,
+  type EngineOptions, type SshTarget, type TeardownTarget,
+} from "baton";
+
+export async function maybeUndefined(
+  n: number | undefined,
+  s: string | undefined,
+  b: boolean | undefined,
+  logger: EngineOptions["logger"],
+  target: TeardownTarget,
+  ssh: SshTarget,
+): Promise<void> {
+  const jobs = { double: (x: number) => x * 2 };
+  const resources = { cpus: n, gpus: n, memory: n };
+  const engine = createEngine({
+    jobs, workers: n, store: s, batonDir: s, logsDir: s, keepLogs: n, cancelGraceMs: n,
+    secretFile: s, failFast: b, force: b, listen: s, logger, inspect: undefined,
+    onCoordinator: undefined, maxLost: n, throttle: undefined, leaseTimeoutMs: n,
+    maxFrameBytes: n, progressIntervalMs: n, heartbeatMs: n, helloTimeoutMs: n,
+    deadAfterMs: n, clock: undefined, entropy: undefined, net: undefined, files: undefined,
+  });
+  await engine.run([
+    job("double", 21, {
+      after: undefined, requires: resources, retries: n, timeoutMs: n, ranks: n,
+      backoff: { initialMs: 100, factor: n, maxMs: n },
+    }),
+  ]);
+  createEngine({ jobs, workers: { count: n, resources } });
+  createEngine({ jobs, workers: inProcessPool({ count: 2, resources, restartBudget: n }) });
+  createEngine({
+    jobs,
+    workers: localPool({
+      jobsModule: "jobs.ts", count: n, resources: undefined, maxRestarts: n, windowMs: n,
+      handlerThread: b, logLevel: undefined,
+    }),
+  });
+  createEngine({
+    jobs,
+    workers: slurmPool({
+      jobsModule: "jobs.ts", maxWorkers: n, partition: s, sbatchOptions: undefined, array: b,
+      resources: undefined, connect: s, pollMs: n, commandTimeoutMs: n, graceMs: n,
+      stopTimeoutMs: n, workerRestarts: n, unreachableMs: n, commands: undefined,
+      clock: undefined, handlerThread: b, logLevel: undefined,
+    }),
+  });
+  await simulate({
+    seed: 1, jobs: n, workers: n, faults: undefined, until: n, plantedBugs: undefined,
+    inspect: undefined, onEvent: undefined, onGroupProgress: undefined, onProgress: undefined,
+    ranks: b, world: n,
+  });
+  const seeds = simulateSeeds(
+    1, 4, { jobs: n, workers: n, until: n, ranks: b, world: n, modules: undefined },
+    { threads: n, checkDeterminism: b, traces: b, onSeedEnded: undefined },
+  );
+  for await (const seed of seeds) console.log(seed.ok);
+  nodeProcs().spawn({ argv: ["true"], env: undefined, cwd: s, logFile: s, newGroup: b, cgroup: s });
+  await tearDown(target, { procs: nodeProcs(), clock: nodeClock(), logger }, { termGraceMs: n, pollMs: n });
+  sshHost(ssh, { configFile: s, timeoutMs: n, multiplex: b });
+  wsNet({ connectTimeoutMs: n, closeTimeoutMs: n });
+  await connectInspector("ws://127.0.0.1:8080", { logger, maxPending: n, closeTimeoutMs: n }).close();
+  await (await DashboardServer.start({ port: n, maxUpdatesPerSecond: n, logger })).close();
+}
+`,
       },
       false,
     );
@@ -381,7 +448,10 @@ console.log(result.ok, Object.keys(baton).length);
     const diagnostics = (skipLibCheck: boolean) =>
       ts
         .getPreEmitDiagnostics(
-          ts.createProgram([join(dir, "main.ts")], { ...strictest, skipLibCheck }),
+          ts.createProgram([join(dir, "main.ts"), join(dir, "maybeUndefined.ts")], {
+            ...strictest,
+            skipLibCheck,
+          }),
         )
         .map((d) => `${d.file?.fileName}: ${ts.flattenDiagnosticMessageText(d.messageText, " ")}`);
     const all = diagnostics(false);
