@@ -27,10 +27,10 @@ export type FailureCause =
 /** An error as it crosses the wire and lands in a result. */
 export interface JobError {
   message: string;
-  name?: string;
-  stack?: string;
+  name?: string | undefined;
+  stack?: string | undefined;
   /** `false`: the handler said another attempt cannot help; the job is not retried. */
-  retryable?: false;
+  retryable?: false | undefined;
 }
 
 /** What a worker reported for the job it held. */

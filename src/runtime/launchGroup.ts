@@ -37,6 +37,7 @@ import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
+import { givenOverrides } from "./overrides.ts";
 import type { Entropy, ProcExit, ProcHandle } from "./ports.ts";
 import {
   DEFAULT_RANK_GROUP_TIMEOUTS,
@@ -188,13 +189,13 @@ class LaunchedGroup implements RankGroup {
     if (port !== undefined && !(Number.isInteger(port) && port >= 1 && port <= 65_535)) {
       throw new ConfigError(`masterPort must be a TCP port from 1 to 65535, not ${port}`);
     }
-    this.timeouts = { ...DEFAULT_RANK_GROUP_TIMEOUTS, ...spec.timeouts };
+    this.timeouts = { ...DEFAULT_RANK_GROUP_TIMEOUTS, ...givenOverrides(spec.timeouts ?? {}) };
     for (const [name, value] of Object.entries(this.timeouts)) {
       if (!(Number.isFinite(value) && value > 0)) {
         throw new ConfigError(`timeouts.${name} must be a positive number of ms, not ${value}`);
       }
     }
-    for (const [name, value] of Object.entries(spec.teardown ?? {})) {
+    for (const [name, value] of Object.entries(givenOverrides(spec.teardown ?? {}))) {
       if (!(typeof value === "number" && Number.isFinite(value) && value >= 0)) {
         throw new ConfigError(`teardown.${name} must be a number of ms of 0 or more, not ${value}`);
       }

@@ -10,6 +10,7 @@ import { MARKER_HEARTBEAT_MS, MARKER_STALE_MS } from "../rank/markerFormat.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import type { RankEvidence } from "./cancelFile.ts";
 import type { InspectOption } from "./guardInspect.ts";
+import type { Overrides } from "./overrides.ts";
 import type { Clock, Entropy, Files, Procs } from "./ports.ts";
 import type { SshHostOptions } from "./sshHost.ts";
 import type { TeardownReport, TeardownTimeouts } from "./tearDown.ts";
@@ -63,13 +64,13 @@ export interface LaunchPorts {
 /** How ranks on `ssh://` hosts are reached and started. */
 export interface RemoteRanksOptions {
   /** The ssh client's settings: an ssh_config file (`configFile`), extra `-o` options, timeouts. */
-  ssh?: SshHostOptions;
+  ssh?: SshHostOptions | undefined;
   /** The root state dir on every ssh host: absolute, or under the remote home (default `.baton/run`). */
-  stateDir?: string;
+  stateDir?: string | undefined;
   /** The remote ranks' working directory (default: the remote login directory). */
-  cwd?: string;
+  cwd?: string | undefined;
   /** After the launcher is gone, how long the remote guard waits between TERM and KILL (3 s). */
-  guardGraceMs?: number;
+  guardGraceMs?: number | undefined;
 }
 
 /** What to launch: `worldSize` copies of `argv`, as ranks 0 … worldSize − 1. */
@@ -77,33 +78,33 @@ export interface LaunchSpec {
   argv: readonly string[];
   worldSize: number;
   /** The root state dir `S` (default `.baton/run` under `cwd`). */
-  stateDir?: string;
+  stateDir?: string | undefined;
   /** The deployment's name (`[A-Za-z0-9_.-]{1,64}`); default `dep-` and 12 random characters. */
-  name?: string;
+  name?: string | undefined;
   /** Environment defaults for the ranks: a variable the operator already set wins. */
-  env?: Readonly<Record<string, string>>;
+  env?: Readonly<Record<string, string>> | undefined;
   /** The operator's environment, which ranks inherit (default `process.env`). */
-  operatorEnv?: Readonly<Record<string, string | undefined>>;
+  operatorEnv?: Readonly<Record<string, string | undefined>> | undefined;
   /** The local ranks' working directory (default this process's). */
-  cwd?: string;
+  cwd?: string | undefined;
   /**
    * Where each rank runs, one entry per rank (rank R on `hosts[R]`): `local`, or
    * `ssh://user@host[:port]` (started through the system ssh client). Default: all `local`.
    */
-  hosts?: readonly string[];
+  hosts?: readonly string[] | undefined;
   /** For ranks on ssh hosts: how to reach them, their state dir and working directory. */
-  remote?: RemoteRanksOptions;
+  remote?: RemoteRanksOptions | undefined;
   /**
    * `MASTER_ADDR` for every rank. Default `127.0.0.1` when every rank is local; otherwise
    * rank 0's host: this machine's host name (`os.hostname()`) when rank 0 is local, the ssh
    * host's address when it is remote.
    */
-  masterAddr?: string;
+  masterAddr?: string | undefined;
   /**
    * `MASTER_PORT` for every rank (1–65535). Default: a port found free on this machine just
    * before the launch. Set it when only known ports are open between the hosts.
    */
-  masterPort?: number;
+  masterPort?: number | undefined;
   /**
    * Start the local ranks in a cgroup of the deployment's own (`Procs.containment`), so that
    * teardown and the reaper find every process they started, even one that left its process
@@ -111,22 +112,22 @@ export interface LaunchSpec {
    * machine allows it (cgroup v2, and root or a cgroup delegated to this user), and logged
    * and skipped where it does not. Ranks on ssh hosts are never contained.
    */
-  contain?: boolean;
-  timeouts?: Partial<RankGroupTimeouts>;
+  contain?: boolean | undefined;
+  timeouts?: Overrides<RankGroupTimeouts> | undefined;
   /** The teardown's TERM grace, KILL waits and sweep waits (DESIGN §8). */
-  teardown?: Partial<TeardownTimeouts>;
-  ports?: Partial<LaunchPorts>;
+  teardown?: Overrides<TeardownTimeouts> | undefined;
+  ports?: Overrides<LaunchPorts> | undefined;
   /** A pino logger; silent by default. */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /**
    * An XState inspection observer: it sees the group's machine, every rank's, the watchdog
    * of each lease the launcher holds (here and mirrored on ssh hosts) and, while the group
    * stops, the teardown's of the ranks on this machine (not an ssh host's). What it
    * throws is thrown again on a later tick, as XState does for a listener; the group goes on.
    */
-  inspect?: InspectOption;
+  inspect?: InspectOption | undefined;
   /** Deliberate bugs for the teardown and the lease's watchdog (only tests and the simulation switch them on). */
-  plantedBugs?: readonly PlantedBug[];
+  plantedBugs?: readonly PlantedBug[] | undefined;
 }
 
 /** How one rank ended. */

@@ -356,8 +356,8 @@ console.log(result.ok, Object.keys(baton).length);
         // Under exactOptionalPropertyTypes, an option declared \`x?: T\` refused a value that
         // may be undefined (\`store: process.env.STORE\`); each takes \`T | undefined\` now.
         "maybeUndefined.ts": `import {
-  connectInspector, createEngine, DashboardServer, inProcessPool, job, localPool, nodeClock,
-  nodeProcs, simulate, simulateSeeds, slurmPool, sshHost, tearDown, wsNet,
+  connectInspector, createEngine, DashboardServer, inProcessPool, job, launchGroup, localPool,
+  nodeClock, nodeProcs, simulate, simulateSeeds, slurmPool, sshHost, tearDown, wsNet,
   type EngineOptions, type SshTarget, type TeardownTarget,
 } from "baton";
 
@@ -414,6 +414,13 @@ export async function maybeUndefined(
   for await (const seed of seeds) console.log(seed.ok);
   nodeProcs().spawn({ argv: ["true"], env: undefined, cwd: s, logFile: s, newGroup: b, cgroup: s });
   await tearDown(target, { procs: nodeProcs(), clock: nodeClock(), logger }, { termGraceMs: n, pollMs: n });
+  launchGroup({
+    argv: ["true"], worldSize: 1, stateDir: s, name: s, env: undefined, operatorEnv: undefined,
+    cwd: s, hosts: undefined, masterAddr: s, masterPort: n, contain: b, logger,
+    inspect: undefined, plantedBugs: undefined, ports: { clock: undefined, procs: undefined },
+    timeouts: { watchMs: n, loadTimeoutMs: n }, teardown: { termGraceMs: n, pollMs: n },
+    remote: { ssh: undefined, stateDir: s, cwd: s, guardGraceMs: n },
+  });
   sshHost(ssh, { configFile: s, timeoutMs: n, multiplex: b });
   wsNet({ connectTimeoutMs: n, closeTimeoutMs: n });
   await connectInspector("ws://127.0.0.1:8080", { logger, maxPending: n, closeTimeoutMs: n }).close();

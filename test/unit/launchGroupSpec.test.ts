@@ -1,4 +1,7 @@
 /** `launchGroup` refuses a spec it could not run, before it starts anything. */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { launchGroup } from "../../src/runtime/launchGroup.ts";
@@ -25,5 +28,20 @@ describe("launchGroup's spec", () => {
   ])("refuses %o with a ConfigError", (bad, message) => {
     expect(() => launchGroup({ ...ok, ...bad })).toThrow(ConfigError);
     expect(() => launchGroup({ ...ok, ...bad })).toThrow(message);
+  });
+
+  it("takes a timeout given as undefined as left out: its default applies", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "baton-spec-"));
+    try {
+      const group = launchGroup({
+        ...ok,
+        stateDir,
+        timeouts: { watchMs: undefined, loadTimeoutMs: undefined },
+        teardown: { termGraceMs: undefined },
+      });
+      expect((await group.wait()).status).toBe("succeeded");
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
   });
 });
