@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The `baton` command: compiled (dist/) when dist/ is current and the command loads no
-// module of the user's, else baton's TypeScript sources through tsx (bin/batonEntry.mjs).
+// The `baton` command: compiled (dist/) when dist/ is current, else baton's TypeScript
+// sources through tsx (bin/batonEntry.mjs).
 import { batonEntry } from "./batonEntry.mjs";
 
 // A closed pipe on stdout (`baton run … --json | head`) is the reader's choice, not an error.
@@ -9,5 +9,5 @@ process.stdout.on("error", (error) => {
   throw error;
 });
 const argv = process.argv.slice(2);
-const { main } = await import(await batonEntry(argv[0]));
+const { main } = await import(await batonEntry());
 process.exitCode = await main(argv);

@@ -25,7 +25,15 @@ export type FromHandlerThread =
   | { type: "progress"; frame: ProgressFrame }
   | { type: "result"; result: ResultFrame };
 
-const ENTRY = new URL("../../bin/handlerThread.mjs", import.meta.url);
+/**
+ * The thread's entry: from baton's TypeScript sources, bin/handlerThread.mjs, which registers
+ * the command's module hooks first (hooks registered on a thread do not reach the threads it
+ * starts); from the compiled dist/, the compiled main alone, which loads the job module as the
+ * compiled command does (`importUserModule`).
+ */
+const ENTRY = import.meta.url.endsWith(".ts")
+  ? new URL("../../bin/handlerThread.mjs", import.meta.url)
+  : new URL("./handlerThreadMain.js", import.meta.url);
 
 /**
  * How long an aborted handler gets to return before its thread is ended: DESIGN §8's abort

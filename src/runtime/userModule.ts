@@ -53,21 +53,25 @@ export async function importUserModule(path: string): Promise<Record<string, unk
 }
 
 /**
- * Imports a module by URL: with Node's own loader, and a TypeScript one that Node cannot load
- * (a program of yours run by plain `node`, with no tsx hooks registered, calling
- * `simulateSeeds({ modules })`) through tsx's `tsImport`, which compiles it and what it
- * imports without registering hooks for the whole process. The `baton` command registers
- * tsx's hooks, so there the first import succeeds.
+ * Imports a module of the user's by URL, with the command's module hooks (bin/registerHooks.mjs:
+ * tsx for TypeScript, ES module or CommonJS, and its `import "baton"` resolved to the baton
+ * that runs) registered on this thread. From baton's TypeScript sources they are already
+ * registered (the `baton` command when its dist/ is not current) or TypeScript loads
+ * otherwise (the tests). From the compiled dist/ (the `baton` command, its handler and seed
+ * threads, a program of yours run by plain `node`) they are registered here, before the
+ * thread's first module of the user's and after baton's own, which they leave alone: tsx's
+ * hooks, once registered, see every module the thread loads.
  */
 async function importModule(url: string): Promise<Record<string, unknown>> {
-  try {
-    return (await import(url)) as Record<string, unknown>;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ERR_UNKNOWN_FILE_EXTENSION") throw error;
-    const { tsImport } = await import("tsx/esm/api");
-    return (await tsImport(url, import.meta.url)) as Record<string, unknown>;
+  if (!import.meta.url.endsWith(".ts")) {
+    hooksRegistered ??= import(HOOKS).then((hooks) => hooks.registerHooks(true));
+    await hooksRegistered;
   }
+  return (await import(url)) as Record<string, unknown>;
 }
+
+const HOOKS = new URL("../../bin/registerHooks.mjs", import.meta.url).href;
+let hooksRegistered: Promise<void> | undefined;
 
 /**
  * The graph a graph module exports: `export default [job(...), …]` (or one job, or a

@@ -312,8 +312,8 @@ function firstDifference(a: readonly string[], b: readonly string[]): number | u
  * From baton's TypeScript sources (the `baton` command, the tests) the thread first
  * registers the command's module hooks, as `bin/baton.js` does, so a graph or handlers module
  * of yours and its `import "baton"` load as on the command's main thread; from the compiled
- * package it loads the compiled file alone, and a TypeScript module of yours loads through
- * tsx's `tsImport` (`importUserModule`).
+ * package it loads the compiled file alone, which registers them (resolving `import "baton"`
+ * to the compiled copy) at its first import of a module of yours (`importUserModule`).
  */
 export function startSeedThread(data: SeedThreadData): Worker {
   if (!import.meta.url.endsWith(".ts")) {
@@ -321,6 +321,6 @@ export function startSeedThread(data: SeedThreadData): Worker {
   }
   const hooks = new URL("../../bin/registerHooks.mjs", import.meta.url);
   const entry = new URL("./seedThread.ts", import.meta.url);
-  const boot = `import(${JSON.stringify(hooks.href)}).then(() => import(${JSON.stringify(entry.href)}));`;
+  const boot = `import(${JSON.stringify(hooks.href)}).then((hooks) => { hooks.registerHooks(); return import(${JSON.stringify(entry.href)}); });`;
   return new Worker(boot, { eval: true, workerData: data });
 }

@@ -7,14 +7,12 @@
  * package of either module type or in a folder with no package.json at all, with or without
  * a result store. Every process a test starts is stopped by its pid when the test ends.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
-  readFileSync,
-  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -25,12 +23,14 @@ import { pathToFileURL } from "node:url";
 import ts from "typescript";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { installPacked, removePackedTarball } from "../fixtures/packedInstall.ts";
 
 const projects: string[] = [];
 
 afterEach(() => stopBatons());
 afterAll(() => {
   for (const dir of projects) rmSync(dir, { recursive: true, force: true });
+  removePackedTarball();
 });
 
 /** A user's project folder with the given files and baton installed (linked), unless not. */
@@ -66,47 +66,6 @@ function runNode(
       resolve({ code, out });
     });
   });
-}
-
-let tarball: { file: string; paths: string[] } | undefined;
-
-/**
- * Installs baton into `dir` as `npm install baton-0.1.0.tgz` does: the files of the tarball
- * `npm pack` makes (made once for the file), with baton's dependencies beside them (links to
- * this checkout's), and only those: no devDependency, such as the optional peer
- * `@statelyai/inspect` or `@types/ws`. Returns the tarball's paths.
- */
-function installPacked(dir: string): string[] {
-  if (tarball === undefined) {
-    const packDir = mkdtempSync(join(tmpdir(), "baton-pack-"));
-    projects.push(packDir);
-    const [packed] = JSON.parse(
-      execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", packDir], {
-        cwd: ROOT,
-        encoding: "utf8",
-      }),
-    ) as { filename: string; files: { path: string }[] }[];
-    tarball = {
-      file: join(packDir, packed!.filename),
-      paths: packed!.files.map((file) => file.path),
-    };
-  }
-  mkdirSync(join(dir, "node_modules"));
-  execFileSync("tar", ["xzf", tarball.file, "-C", join(dir, "node_modules")]);
-  renameSync(join(dir, "node_modules", "package"), join(dir, "node_modules", "baton"));
-  const lock = JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as {
-    packages: Record<string, { dev?: true; devOptional?: true }>;
-  };
-  for (const [path, entry] of Object.entries(lock.packages)) {
-    const name = path.replace(/^node_modules\//, "");
-    // The lock's own entry, nested copies (inside the links), dev-only and other platforms' ones.
-    if (name === path || name.includes("/node_modules/") || entry.dev || entry.devOptional)
-      continue;
-    if (!existsSync(join(ROOT, path))) continue;
-    mkdirSync(dirname(join(dir, "node_modules", name)), { recursive: true });
-    symlinkSync(join(ROOT, path), join(dir, "node_modules", name), "dir");
-  }
-  return tarball.paths;
 }
 
 const GRAPH = `import { job } from "baton";

@@ -1,28 +1,17 @@
 /**
  * What the `baton` command loads to start, module by module (never by time): the cheap
  * commands (version, help, status, reap) load no engine, simulation, dashboard or transport
- * and none of their packages; the compiled dist/ runs them, without tsx, when it is current,
- * and the sources run when it is not (a stale dist/ never runs) and for the commands that
- * load a user's modules. Each case runs a copy of this checkout (bin/, src/, dist/ and
+ * and none of their packages; the compiled dist/ runs every command, without tsx until it
+ * loads a user's module, when it is current, and the sources run when it is not (a stale
+ * dist/ never runs). Each case runs a copy of this checkout (bin/, src/, dist/ and
  * package.json copied, node_modules linked) whose dist/ a test can stamp or make stale;
  * every process is stopped by its pid when its test ends.
  */
-import { execFileSync } from "node:child_process";
-import {
-  appendFileSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { copyCheckout, stampDist } from "../fixtures/checkoutCopy.ts";
 
 const RECORDER = join(ROOT, "test/fixtures/loadedModules.mjs");
 /** Packages the engine, the transport, the simulation and the dashboard load. */
@@ -39,22 +28,11 @@ afterAll(() => {
 });
 
 beforeEach(() => {
-  if (!existsSync(join(ROOT, "dist/cli/main.js"))) {
-    throw new Error("dist/ is missing: run `npm run build` before this test");
-  }
-  root = mkdtempSync(join(tmpdir(), "baton-startup-"));
+  root = copyCheckout();
   dirs.push(root);
-  for (const dir of ["bin", "src", "dist", "scripts"]) {
-    cpSync(join(ROOT, dir), join(root, dir), { recursive: true });
-  }
-  rmSync(join(root, "dist/sources.digest"), { force: true });
-  cpSync(join(ROOT, "package.json"), join(root, "package.json"));
-  symlinkSync(join(ROOT, "node_modules"), join(root, "node_modules"), "dir");
-  symlinkSync(join(ROOT, "examples"), join(root, "examples"), "dir");
 });
 
-/** Marks the copy's dist/ as compiled from its src/, as the last step of `npm run build` does. */
-const stamp = () => execFileSync(process.execPath, [join(root, "scripts/stampDist.mjs")]);
+const stamp = () => stampDist(root);
 
 /** Runs `baton ...args` in the copy; its output and the URLs of every module it loaded. */
 async function loaded(
@@ -158,16 +136,25 @@ describe("which copy of baton runs", () => {
     expect(tsx(modules).length).toBeGreaterThan(0);
   });
 
-  it("the commands that load a user's modules run the sources through tsx even so", async () => {
+  it("run, worker and sim run the compiled dist/ too, and load tsx only for a user's module", async () => {
     stamp();
+    const fromSources = (modules: string[]) =>
+      modules.filter((url) => url.startsWith(`file://${root}/src/`));
     for (const command of ["run", "worker", "sim"]) {
       const { code, modules } = await loaded(command, "--help");
       expect(code, command).toBe(0);
-      expect(modules, command).toContain(`file://${root}/src/cli/main.ts`);
-      expect(
-        modules.filter((url) => url.startsWith(`file://${root}/dist/`)),
-        command,
-      ).toEqual([]);
+      expect(modules, command).toContain(`file://${root}/dist/cli/main.js`);
+      expect(fromSources(modules), command).toEqual([]);
+      expect(tsx(modules), command).toEqual([]);
     }
+    // The example imports "../src/index.ts": it gets the compiled twin the command runs.
+    const example = join(root, "examples/pipeline.graph.ts");
+    const run = await loaded("run", example, "--in-process", "--no-store", "--json");
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true });
+    expect(run.modules).toContain(`file://${root}/dist/cli/main.js`);
+    expect(run.modules).toContain(`file://${root}/dist/index.js`);
+    expect(fromSources(run.modules)).toEqual([]);
+    expect(tsx(run.modules).length).toBeGreaterThan(0);
   });
 });
