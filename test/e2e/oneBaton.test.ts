@@ -7,8 +7,10 @@
  * the `ConfigError` its module imported. The command runs from a packed install, from a clone
  * whose dist/ is current (compiled: the user's modules alone go through tsx), from a clone
  * whose dist/ is not (the sources), and from a clone beside a project with another baton
- * installed. Every process a test starts is stopped by its pid when the test ends.
+ * installed; and a program of yours run by plain `node` hands the modules to `simulateSeeds`.
+ * Every process a test starts is stopped by its pid when the test ends.
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -163,4 +165,33 @@ describe("a user's modules get the baton the command runs", () => {
       );
     });
   }
+
+  it("a program of yours run by plain node: simulateSeeds with the modules, on its thread and a helper", () => {
+    const dir = project();
+    installPacked(dir);
+    writeFileSync(
+      join(dir, "main.mjs"),
+      `import { simulateSeeds } from "baton";
+const modules = { graph: "graph.ts", handlers: "sim.ts" };
+for await (const r of simulateSeeds(1, 2, { modules, ranks: false }, { threads: 2 })) {
+  if (!r.ok) process.exitCode = 1;
+}
+`,
+    );
+    const probeFile = join(dir, "probe.txt");
+    writeFileSync(probeFile, "");
+    // Killed (by its pid, as spawnSync does) if it runs past the timeout.
+    const node = spawnSync(process.execPath, ["main.mjs"], {
+      cwd: dir,
+      env: { ...process.env, PROBE_FILE: probeFile },
+      encoding: "utf8",
+      timeout: 60_000,
+      killSignal: "SIGKILL",
+    });
+    expect(node.stderr).toBe("");
+    expect(node.status).toBe(0);
+    expect(new Set(readFileSync(probeFile, "utf8").split("\n").filter(Boolean))).toEqual(
+      new Set(["main thread: one ConfigError", "its own thread: one ConfigError"]),
+    );
+  });
 });
