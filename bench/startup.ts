@@ -7,10 +7,9 @@
  *   runs TypeScript (baton's sources, or a user's graph and job modules).
  *
  * Timed: `baton version`, `baton --help`, `baton status` (on an empty state dir), and
- * `baton run --help`, which loads the engine and, like every command that loads a user's
- * modules, runs the sources through tsx. The others run the compiled dist/ when it is
- * compiled from this checkout's src/ (`npm run build`) and the sources otherwise; the
- * report says which. Each figure is the median of BENCH_ROUNDS rounds (default 10), the
+ * `baton run --help`, which loads the engine. Each runs the compiled dist/ when it is
+ * compiled from this checkout's src/ (`npm run build`) and the sources through tsx
+ * otherwise; the report says which. Each figure is the median of BENCH_ROUNDS rounds (default 10), the
  * programs taking turns within a round, with the fastest and slowest round beside it.
  */
 import { spawnSync } from "node:child_process";
@@ -101,7 +100,7 @@ try {
   };
   console.log(
     compiled
-      ? "dist/ is compiled from this src/: version, help and status run it"
+      ? "dist/ is compiled from this src/: every command runs it"
       : "dist/ is missing or older than src/ (npm run build): every command runs the sources through tsx",
   );
   line("node", "node -e ''");
@@ -109,7 +108,7 @@ try {
   line("version", "baton version");
   line("help", "baton --help");
   line("status", "baton status (empty state dir)");
-  line("runHelp", "baton run --help (sources through tsx, loads the engine)");
+  line("runHelp", "baton run --help (loads the engine)");
   console.log(
     `load average (1 min): ${figures.load1AtStart} at the start, ${figures.load1} at the end, ` +
       `on ${figures.cores} cores`,
