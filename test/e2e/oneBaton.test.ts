@@ -8,6 +8,8 @@
  * whose dist/ is current (compiled: the user's modules alone go through tsx), from a clone
  * whose dist/ is not (the sources), and from a clone beside a project with another baton
  * installed; and a program of yours run by plain `node` hands the modules to `simulateSeeds`.
+ * From each, the Quick start example (which imports baton's sources by a relative path) runs,
+ * and so does `baton sim` of drawn graphs on 2 threads.
  * Every process a test starts is stopped by its pid when the test ends.
  */
 import { spawnSync } from "node:child_process";
@@ -163,6 +165,24 @@ describe("a user's modules get the baton the command runs", () => {
       expect(new Set(readFileSync(probeFile, "utf8").split("\n").filter(Boolean))).toEqual(
         new Set(["main thread: one ConfigError", "its own thread: one ConfigError"]),
       );
+    });
+
+    it(`${name}: the Quick start example runs, and baton sim of drawn graphs`, async () => {
+      const setup = make();
+      const example = join(setup.root, "examples", "pipeline.graph.ts");
+      const run = await startBaton(["run", example, "--in-process", "--no-store", "--json"], {
+        root: setup.root,
+        cwd: setup.dir,
+      }).exit;
+      expect(run.stderr).toBe("");
+      expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, counts: { completed: 55 } });
+      const sim = await startBaton(["sim", "--seeds", "1..2", "--threads", "2"], {
+        root: setup.root,
+        cwd: setup.dir,
+      }).exit;
+      expect(sim.stderr).toBe("");
+      expect(sim.stdout).toMatch(/2 seeds, 0 failed/);
+      expect(sim.code).toBe(0);
     });
   }
 
