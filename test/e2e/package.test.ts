@@ -118,7 +118,15 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
       },
       false,
     );
+    // The note a check of this checkout's dist/ leaves (stat of its src/, no use elsewhere) is
+    // there when the tarball, made at this first install of the file, is packed.
+    const { distIsCurrent } = (await import(
+      pathToFileURL(join(ROOT, "bin", "distCurrent.mjs")).href
+    )) as { distIsCurrent(root: string, now: number): boolean };
+    expect(distIsCurrent(ROOT, Date.now() + 10_000)).toBe(true);
+    expect(existsSync(join(ROOT, "dist", "sources.checked"))).toBe(true);
     const paths = installPacked(dir);
+    expect(paths.filter((path) => path.startsWith("dist/sources.checked"))).toEqual([]);
     expect(paths).toEqual(
       expect.arrayContaining([
         "dist/index.js",
