@@ -167,6 +167,7 @@ export {
   DEFAULT_RANK_GROUP_TIMEOUTS,
   type DrainReport,
   type GroupExit,
+  type LaunchPorts,
   type LaunchSpec,
   type RankExit,
   type RankGroup,
@@ -255,6 +256,7 @@ export {
   type SimulateSeedsOptions,
   simulateSeeds,
 } from "./sim/simulateSeeds.ts";
+export type { ChartLayout, LaidOutEdge, LaidOutState } from "./viz/chartLayout.ts";
 export type { DashboardEvent } from "./viz/dashboardModel.ts";
 export type { GroupProgress, RankProgress } from "./viz/groupProgress.ts";
 export { type MachineJson, machineJson } from "./viz/machineJson.ts";
