@@ -100,7 +100,10 @@ export async function main(argv: string[]): Promise<number> {
       system.path === undefined
         ? undefined
         : system.code === "EACCES"
-          ? (await import("./permissionAdvice.ts")).permissionAdvice(system.syscall, system.path)
+          ? (await import("../runtime/permissionAdvice.ts")).permissionAdvice(
+              system.syscall,
+              system.path,
+            )
           : PATH_ERRORS[system.code ?? ""];
     if (advice !== undefined) {
       process.stderr.write(

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { ConfigError } from "../errors.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
+import { permissionAdvice } from "./permissionAdvice.ts";
 import type { Entropy, Files } from "./ports.ts";
 import { runFileStem } from "./runFiles.ts";
 
@@ -100,7 +101,9 @@ async function readPrivateFile(path: string): Promise<string> {
     throw new ConfigError(
       code === "ENOENT"
         ? `secret file${named} does not exist; pass the path of the file the coordinator wrote${named ? "" : " (what was given looks like a secret itself, so it is not repeated here)"}. A run removes its secret file when it ends, so a command printed by an earlier run no longer joins: use the one the current run printed`
-        : `cannot read secret file${named} (${code ?? (error as Error).message})`,
+        : code === "EACCES" && named
+          ? `cannot read secret file${named}: ${permissionAdvice("read", path)}`
+          : `cannot read secret file${named} (${code ?? (error as Error).message})`,
     );
   }
   try {

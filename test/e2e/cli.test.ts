@@ -617,12 +617,23 @@ describe("baton", () => {
       writeFileSync(taken, "", { mode: 0o644 });
       const unreadable = join(dir, "their.graph.ts");
       writeFileSync(unreadable, "export default [];\n", { mode: 0o600 });
+      const secret = join(dir, "run.secret");
+      writeFileSync(secret, "00".repeat(32), { mode: 0o600 });
       const asNobody = (...args: string[]) => startBaton(args, { uid: 65534 }).exit;
-      const [enter, read, create, write] = await Promise.all([
+      const [enter, read, create, write, secretRead] = await Promise.all([
         asNobody("run", join(closed, "train.graph.ts")),
         asNobody("run", unreadable),
         asNobody("viz", "--out", join(dir, "machines.md")),
         asNobody("viz", "--out", taken),
+        asNobody(
+          "worker",
+          "--connect",
+          "127.0.0.1:9",
+          "--jobs",
+          unreadable,
+          "--secret-file",
+          secret,
+        ),
       ]);
       const nobody = "this user (nobody)";
       expect(enter.stderr).toBe(
@@ -637,7 +648,10 @@ describe("baton", () => {
       expect(write.stderr).toBe(
         `baton viz: cannot open ${taken}: ${nobody} may not write it (root's, mode 644); give a path you can write to, or run the command as root [EACCES]\n`,
       );
-      for (const result of [enter, read, create, write]) expect(result.code).toBe(2);
+      expect(secretRead.stderr).toContain(
+        `cannot read secret file ${secret}: ${nobody} may not read it (root's, mode 600); give a file you can read, or run the command as root`,
+      );
+      for (const result of [enter, read, create, write, secretRead]) expect(result.code).toBe(2);
     },
   );
 

@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { dirname, parse, resolve } from "node:path";
-import { userName } from "../runtime/userName.ts";
+import { userName } from "./userName.ts";
 
 /** System calls that list a directory. */
 const LISTING = new Set(["scandir", "opendir"]);
