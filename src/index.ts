@@ -72,6 +72,7 @@ export {
   type WatchdogInput,
   watchdogMachine,
 } from "./machines/watchdog.ts";
+export type { Overrides } from "./overrides.ts";
 export { ACK_FORMAT, type Ack } from "./rank/ackFormat.ts";
 export { CANCEL_FORMAT, type Cancel, type CancelScope, cancelCovers } from "./rank/cancelFormat.ts";
 export {
@@ -143,7 +144,6 @@ export { nodeClock } from "./runtime/nodeClock.ts";
 export { nodeEntropy } from "./runtime/nodeEntropy.ts";
 export { nodeFiles } from "./runtime/nodeFiles.ts";
 export { nodeProcs } from "./runtime/nodeProcs.ts";
-export type { Overrides } from "./runtime/overrides.ts";
 export type {
   Clock,
   Containment,

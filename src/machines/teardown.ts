@@ -1,4 +1,5 @@
 import { enqueueActions, setup } from "xstate";
+import { givenOverrides, type Overrides } from "../overrides.ts";
 import type { ProcInfo, ProcState, Signal, SignalOutcome } from "../runtime/ports.ts";
 import { carriesDeployment, envCarries } from "./carriesDeployment.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
@@ -136,7 +137,8 @@ export interface TeardownInput {
   forbiddenGroups?: readonly number[];
   /** The caller's own pid: never signalled, never counted as a rank. */
   selfPid: number;
-  timeouts?: Partial<TeardownTimeouts>;
+  /** Timeouts to replace the defaults; one given as `undefined` keeps its default. */
+  timeouts?: Overrides<TeardownTimeouts>;
   plantedBugs?: readonly PlantedBug[];
 }
 
@@ -569,7 +571,7 @@ export const teardownMachine = setup({
     groups: unique(input.groups),
     pids: unique(input.pids),
     forbidden: unique(input.forbiddenGroups ?? []),
-    timeouts: { ...DEFAULT_TEARDOWN_TIMEOUTS, ...input.timeouts },
+    timeouts: { ...DEFAULT_TEARDOWN_TIMEOUTS, ...givenOverrides(input.timeouts ?? {}) },
     trustSingleKill: input.plantedBugs?.includes("teardown-trusts-single-kill") ?? false,
     candidates: [],
     swept: [],

@@ -14,6 +14,7 @@ import {
   outcomeOf,
 } from "../machines/group.ts";
 import { rankMachine } from "../machines/rank.ts";
+import { givenOverrides } from "../overrides.ts";
 import { deploymentCgroupName } from "../rank/deploymentCgroup.ts";
 import {
   checkDeploymentId,
@@ -37,7 +38,6 @@ import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
-import { givenOverrides } from "./overrides.ts";
 import type { Entropy, ProcExit, ProcHandle } from "./ports.ts";
 import {
   DEFAULT_RANK_GROUP_TIMEOUTS,

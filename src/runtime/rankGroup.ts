@@ -6,11 +6,11 @@
 import type { Logger } from "pino";
 import type { BarrierPassed } from "../machines/group.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
+import type { Overrides } from "../overrides.ts";
 import { MARKER_HEARTBEAT_MS, MARKER_STALE_MS } from "../rank/markerFormat.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import type { RankEvidence } from "./cancelFile.ts";
 import type { InspectOption } from "./guardInspect.ts";
-import type { Overrides } from "./overrides.ts";
 import type { Clock, Entropy, Files, Procs } from "./ports.ts";
 import type { SshHostOptions } from "./sshHost.ts";
 import type { TeardownReport, TeardownTimeouts } from "./tearDown.ts";

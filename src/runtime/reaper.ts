@@ -7,6 +7,7 @@ import {
   type DeploymentIdentity,
   envCarries,
 } from "../machines/carriesDeployment.ts";
+import type { Overrides } from "../overrides.ts";
 import { type DeploymentPaths, deploymentPaths, isDeploymentId } from "../rank/deploymentPaths.ts";
 import { isAlive, manifestLauncherGone } from "../rank/launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
@@ -22,7 +23,6 @@ import { markerPids } from "./markerPids.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
-import type { Overrides } from "./overrides.ts";
 import type { Clock, Files, Procs } from "./ports.ts";
 import { releaseCgroup } from "./releaseCgroup.ts";
 import { reapRemoteSite } from "./remoteSite.ts";

@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
 import type { InspectionEvent } from "xstate";
 import type { TeardownTimeouts } from "../machines/teardown.ts";
+import type { Overrides } from "../overrides.ts";
 import { type DeploymentPaths, deploymentPaths } from "../rank/deploymentPaths.ts";
 import { clearDeployment } from "./clearDeployment.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
 import { type HeldLease, holdLease } from "./launcherLease.ts";
 import { markerPids } from "./markerPids.ts";
-import type { Overrides } from "./overrides.ts";
 import type { Clock, Files } from "./ports.ts";
 import { remoteFiles } from "./remoteFiles.ts";
 import { type RemoteProcs, remoteProcs } from "./remoteProcs.ts";

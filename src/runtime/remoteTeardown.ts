@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { TeardownEffect, TeardownTimeouts } from "../machines/teardown.ts";
+import { givenOverrides, type Overrides } from "../overrides.ts";
 import { driveTeardown, sweepCandidatesEvent } from "./driveTeardown.ts";
-import { givenOverrides, type Overrides } from "./overrides.ts";
 import type { Clock } from "./ports.ts";
 import type { RemoteProcs } from "./remoteProcs.ts";
 import type { TeardownReport } from "./tearDown.ts";

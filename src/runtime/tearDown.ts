@@ -9,8 +9,8 @@ import type {
   TeardownEvent,
   TeardownTimeouts,
 } from "../machines/teardown.ts";
+import type { Overrides } from "../overrides.ts";
 import { driveTeardown, sweepCandidatesEvent } from "./driveTeardown.ts";
-import { givenOverrides, type Overrides } from "./overrides.ts";
 import type { Clock, ProcInfo, Procs } from "./ports.ts";
 
 export {
@@ -170,7 +170,7 @@ export function tearDown(
       pids: target.pids,
       forbiddenGroups: [...target.forbiddenGroups],
       selfPid: procs.selfPid,
-      timeouts: givenOverrides(timeouts),
+      timeouts,
       plantedBugs: ports.plantedBugs,
     },
     clock,

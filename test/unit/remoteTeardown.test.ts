@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { pollDelayMs, type TeardownTimeouts } from "../../src/machines/teardown.ts";
-import type { Overrides } from "../../src/runtime/overrides.ts";
+import type { Overrides } from "../../src/overrides.ts";
 import type { Signal } from "../../src/runtime/ports.ts";
 import type { RemoteProc, RemoteProcs } from "../../src/runtime/remoteProcs.ts";
 import { tearDownRemote } from "../../src/runtime/remoteTeardown.ts";

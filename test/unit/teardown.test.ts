@@ -12,7 +12,7 @@ import {
   teardownDeadlineMs,
   teardownMachine,
 } from "../../src/machines/teardown.ts";
-import type { Overrides } from "../../src/runtime/overrides.ts";
+import type { Overrides } from "../../src/overrides.ts";
 import type { Signal, SignalOutcome } from "../../src/runtime/ports.ts";
 import { type TeardownTarget, tearDown } from "../../src/runtime/tearDown.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
@@ -423,6 +423,23 @@ describe("tearDown on simulated processes", () => {
     expect(await kill({})).toMatch(`+${DEFAULT_TEARDOWN_TIMEOUTS.termGraceMs}ms KILL`);
     expect(await kill(unset)).toBe(await kill({}));
     expect(await kill({ ...unset, termGraceMs: 700 })).toMatch("+700ms KILL");
+  });
+
+  it("the machine itself keeps the default of a timeout given as undefined, whoever drives it", () => {
+    const actor = createActor(teardownMachine, {
+      input: {
+        deployment: DEP,
+        stateDir: STATE_DIR,
+        groups: [],
+        pids: [],
+        selfPid: 1,
+        timeouts: { termGraceMs: undefined, pollMs: 50 },
+      },
+    });
+    expect(actor.getSnapshot().context.timeouts).toEqual({
+      ...DEFAULT_TEARDOWN_TIMEOUTS,
+      pollMs: 50,
+    });
   });
 
   it("raises TeardownError naming survivors, then verifies when called again", async () => {
