@@ -296,10 +296,12 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     expect(scanned.map((proc) => proc.pid)).toContain(rank.pid);
     expect(scanned.every((proc) => envCarries(proc.env, { deployment, stateDir }))).toBe(true);
 
-    // A zombie counts as dead: its parent (exec'd into sleep) never reaps it.
+    // A zombie counts as dead: its parent (exec'd into sleep) never reaps it. The child
+    // outlives the exec by a second: a `sleep 0` could end first and be reaped by the shell,
+    // leaving no zombie at all (it did, once in a CI run).
     const zombieFile = `/tmp/baton-ssh-test-${process.pid}.pid`;
     const parent = await host.run(
-      `/bin/sh -c 'sleep 0 & echo $! > ${zombieFile}; exec sleep 300' >/dev/null 2>&1 </dev/null & echo $!`,
+      `/bin/sh -c 'sleep 1 & echo $! > ${zombieFile}; exec sleep 300' >/dev/null 2>&1 </dev/null & echo $!`,
     );
     remotePids.push(Number(parent.stdout.toString()));
     let zombie: number | undefined;
