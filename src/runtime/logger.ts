@@ -60,14 +60,39 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   makeDirs(dirname(options.file), 0o700);
   const fileLevel = pino.levels.values[level]! < pino.levels.values.info! ? level : "info";
   const minimum = pino.levels.values[level]! < pino.levels.values[fileLevel]! ? level : fileLevel;
-  return pino(
+  const logger = pino(
     { level: minimum },
     pino.multistream([
       { level: level === "silent" ? "fatal" : level, stream: stderr },
-      {
-        level: fileLevel,
-        stream: pino.destination({ dest: options.file, sync: true, mkdir: true }),
-      },
+      { level: fileLevel, stream: logFile(options.file, (warning) => logger.warn(warning)) },
     ]),
   );
+  return logger;
+}
+
+/**
+ * The log file's stream: JSON lines appended to `path`. A write that fails (a full disk,
+ * an I/O error) must not end the process, as the unhandled `error` event of pino's
+ * destination did (a run whose store filled its disk crashed with a stack): the file is given
+ * up at the first failure, its later lines are dropped rather than held in memory, and
+ * `warn` is told once, after the write that failed.
+ */
+function logFile(path: string, warn: (message: string) => void): { write(line: string): void } {
+  const file = pino.destination({ dest: path, sync: true, mkdir: true });
+  let failed = false;
+  file.on("error", (error: NodeJS.ErrnoException) => {
+    if (failed) return;
+    failed = true;
+    const why = error.code === "ENOSPC" ? "no space left on its disk" : error.message;
+    queueMicrotask(() =>
+      warn(
+        `cannot write the log ${path} (${why}): it ends here, and what follows is only on stderr, at the level asked for there`,
+      ),
+    );
+  });
+  return {
+    write(line) {
+      if (!failed) file.write(line);
+    },
+  };
 }

@@ -8,10 +8,15 @@ import { describe, expect, it } from "vitest";
 
 const LOGGER = new URL("../../src/runtime/logger.ts", import.meta.url).pathname;
 
-/** What `createLogger(options)` writes on stderr for one info line, in a child process. */
-function stderrOf(options: object): string {
+/**
+ * What `createLogger(options)` writes on stderr for one info line (or `lines` of them, and
+ * then a warning on a later tick), in a child process.
+ */
+function stderrOf(options: object, lines = 1): string {
   const script = `const { createLogger } = await import(${JSON.stringify(LOGGER)});
-createLogger(${JSON.stringify(options)}).info({ jobs: 52 }, "run started");`;
+const log = createLogger(${JSON.stringify(options)});
+for (let i = 0; i < ${lines}; i++) log.info({ jobs: 52 }, "run started");
+if (${lines} > 1) setTimeout(() => log.warn("still running"), 10);`;
   const result = spawnSync(
     process.execPath,
     ["--import", "tsx", "--input-type=module", "-e", script],
@@ -31,5 +36,17 @@ describe("createLogger", () => {
   it("writes JSON lines with pretty: false", () => {
     const line = JSON.parse(stderrOf({ level: "info", pretty: false }));
     expect(line).toMatchObject({ level: 30, msg: "run started", jobs: 52 });
+  });
+
+  it("gives up a log file it cannot write, saying so once, instead of crashing", () => {
+    // /dev/full fails every write with ENOSPC, as a store's full disk does.
+    const lines = stderrOf({ level: "warn", pretty: false, file: "/dev/full" }, 3)
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line).msg);
+    expect(lines).toEqual([
+      "cannot write the log /dev/full (no space left on its disk): it ends here, and what follows is only on stderr, at the level asked for there",
+      "still running",
+    ]);
   });
 });
