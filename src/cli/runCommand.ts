@@ -33,6 +33,7 @@ import { slurmPool } from "../runtime/slurmPool.ts";
 import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
 import { COORDINATOR_OWN_FILES, checkWorkerCount } from "../runtime/workerCountLimit.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
+import { batonDirBesideGraph } from "./batonDirBesideGraph.ts";
 import { closeDashboard } from "./closeDashboard.ts";
 import { dryRunReport } from "./dryRunReport.ts";
 import { durationFlag } from "./durationFlag.ts";
@@ -65,8 +66,9 @@ Runs a graph of jobs and waits for it to finish.
                      started with baton worker --retry-for then join this run started again
                      after a crash, or a later one (default: a new secret for each run, in
                      the store's run/ folder, removed when the run ends)
-  --store DIR        result store (default: .baton/ beside the graph module); a rerun
-                     skips the jobs whose results are stored there
+  --store DIR        result store (default: .baton/ beside the graph module, which must
+                     be a folder you can write in); a rerun skips the jobs whose results
+                     are stored there
   --force            recompute every job, even those with stored results (default: reuse
                      them)
   --fail-fast        stop at the first job that fails for good (after its retries): the
@@ -76,7 +78,8 @@ Runs a graph of jobs and waits for it to finish.
                      anything or writing a file; with --json, the plan as JSON
   --no-store         keep no results: nothing is reused and nothing is written (each result
                      costs the store two fsyncs, which caps tiny jobs at several hundred a
-                     second); logs still go to .baton/logs/ beside the graph module
+                     second); logs still go to .baton/logs/ beside the graph module, or
+                     where you may not write there, to baton-UID/logs/ in the temp directory
   --handler-thread   worker processes run the job handlers on a thread of their own, so that
                      a handler's synchronous work (minutes of computation) never keeps a
                      worker from answering the coordinator's pings; each job then costs
@@ -209,7 +212,6 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (dryRun && watcher) {
     throw new ConfigError(`--dry-run starts nothing to watch: leave out --${watcher}`);
   }
-  const storeDir = values.store ?? join(dirname(resolve(graphPath)), ".baton");
   const keepLogs =
     wholeNumberFlag("--keep-logs", values["keep-logs"], "a whole number of runs", {
       most: MOST_KEPT_LOGS,
@@ -220,13 +222,24 @@ export async function runCommand(argv: string[]): Promise<number> {
     parseEndedLogsRetention(values["keep-ended-logs"], "--keep-ended-logs");
     process.env[KEEP_ENDED_LOGS_ENV] = values["keep-ended-logs"];
   } else endedLogsRetention(process.env);
-  const logsRoot = join(storeDir, "logs");
-  const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
   const graphModule = await importUserModule(graphPath);
   const jobsPath = values.jobs ?? graphPath;
   const jobsModule = values.jobs ? await importUserModule(values.jobs) : graphModule;
   const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
   const graph = await graphOf(graphModule, graphPath);
+  // A dry run only looks at the store: it makes nothing, and what it cannot read holds nothing.
+  const besideGraph =
+    values.store === undefined && !dryRun
+      ? batonDirBesideGraph(graphPath, !values["no-store"])
+      : undefined;
+  if (besideGraph?.instead !== undefined) {
+    process.stderr.write(
+      `baton run: .baton beside the graph module cannot be used (${besideGraph.instead}), so this run's logs go to ${join(besideGraph.dir, "logs")}\n`,
+    );
+  }
+  const storeDir = values.store ?? besideGraph?.dir ?? join(dirname(resolve(graphPath)), ".baton");
+  const logsRoot = join(storeDir, "logs");
+  const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
   // A second run of this graph on this store fails here, before it writes anything.
   const lock = dryRun || values["no-store"] ? undefined : await lockGraph(storeDir, graphPath);
   try {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
 import { isPermissionDenied } from "./fileOwner.ts";
 import { nodeFiles } from "./nodeFiles.ts";
@@ -58,8 +58,9 @@ export interface LockGraphOptions {
  * whose pids mean nothing here, when nobody renewed it for {@link LOCK_STALE_MS}. Otherwise
  * this is a {@link StoreError} `STORE_LOCKED` naming the holder's pid and host. A lock, or a
  * `DIR/run/` folder, of another user that this one may not read, make or remove is
- * `STORE_LOCK_DENIED` naming the file and its owner. A file in the way of `DIR/run/`, or
- * one that cannot be written, is a `StoreError` as well.
+ * `STORE_LOCK_DENIED` naming the file and its owner. A file in the way of `DIR/run/`, a
+ * store that cannot be made (`STORE_NOT_WRITABLE`, whoever owns the folder above it), or one
+ * that cannot be written, is a `StoreError` as well.
  *
  * The store itself does not need the lock: writes are atomic and each result is the same
  * whoever computes it. Runs of different graphs share a store freely.
@@ -211,6 +212,12 @@ async function removeIfUnchanged(
   }
 }
 
+/** Whether `path` is the directory `dir` or below it. */
+function isWithin(path: string, dir: string): boolean {
+  const rel = relative(resolve(dir), resolve(path));
+  return !rel.startsWith("..") && !isAbsolute(rel);
+}
+
 function isSame(a: LockHolder, b: LockHolder): boolean {
   return a.pid === b.pid && a.host === b.host && a.startedAt === b.startedAt;
 }
@@ -219,7 +226,8 @@ function isSame(a: LockHolder, b: LockHolder): boolean {
  * What an error making, reading or removing the lock (`path`: the file, or its `run/` folder)
  * means to the user: permission denied by another user's file or folder (a store shared with
  * them) is `STORE_LOCK_DENIED`, naming that file or folder, its owner and what to do;
- * anything else is what `storeOpenError` makes of it.
+ * anything else, a store that does not exist and cannot be made among them, is what
+ * `storeOpenError` makes of it.
  */
 async function lockFileError(
   lock: LockPlace,
@@ -235,7 +243,9 @@ async function lockFileError(
     owned = dirname(owned);
     owner = await lock.files.owner(owned).catch(() => undefined);
   }
-  if (owner?.self) return storeOpenError(lock.storeDir, error);
+  // A store that is not there yet and cannot be made (no folder of it exists to be shared)
+  // is no other user's lock or folder: nothing of the store is in the way.
+  if (owner?.self || !isWithin(owned, lock.storeDir)) return storeOpenError(lock.storeDir, error);
   const name = owner && userName(owner.uid);
   const uid = `uid ${owner?.uid}`;
   const who = name === undefined ? "another user" : name === uid ? name : `${name} (${uid})`;

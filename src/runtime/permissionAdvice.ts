@@ -32,18 +32,42 @@ const REMOVING = new Set(["rmdir", "unlink", "rename"]);
  * ```
  */
 export function permissionAdvice(syscall: string | undefined, path: string): string {
+  const { problem, advice } = permissionDenied(syscall, path);
+  return `${problem}; ${advice}`;
+}
+
+/**
+ * {@link permissionAdvice} in its two parts, for a message that gives advice of its own: what
+ * this user may not do (`problem`), and what to do about it (`advice`).
+ *
+ * @example
+ * ```ts
+ * permissionDenied("mkdir", "/srv/out/.baton").problem;
+ * // "this user (bob) may not create anything in /srv/out (root's, mode 755)"
+ * ```
+ */
+export function permissionDenied(
+  syscall: string | undefined,
+  path: string,
+): { problem: string; advice: string } {
   const absolute = resolve(path);
   const uid = process.getuid?.() ?? -1;
   const user = `this user (${userName(uid)})`;
   const closed = closedDirectory(absolute);
   if (closed !== undefined) {
     const { whose, or } = ownership(closed, uid);
-    return `${user} may not enter ${closed}${whose}, a directory on that path; give a path outside it${or}`;
+    return {
+      problem: `${user} may not enter ${closed}${whose}, a directory on that path`,
+      advice: `give a path outside it${or}`,
+    };
   }
   const exists = statSync(absolute, { throwIfNoEntry: false }) !== undefined;
   if (LISTING.has(syscall ?? "")) {
     const { whose, or } = ownership(absolute, uid);
-    return `${user} may not list that directory${whose}; give a directory you can read${or}`;
+    return {
+      problem: `${user} may not list that directory${whose}`,
+      advice: `give a directory you can read${or}`,
+    };
   }
   // Creating, removing or renaming an entry needs the right to write in its directory.
   const creating = CREATING.has(syscall ?? "") || (syscall === "open" && !exists);
@@ -51,7 +75,10 @@ export function permissionAdvice(syscall: string | undefined, path: string): str
     const parent = dirname(absolute);
     const { whose, or } = ownership(parent, uid);
     const what = creating ? "create anything" : "remove or rename anything";
-    return `${user} may not ${what} in ${parent}${whose}; give a path in a directory you can write to${or}`;
+    return {
+      problem: `${user} may not ${what} in ${parent}${whose}`,
+      advice: `give a path in a directory you can write to${or}`,
+    };
   }
   const { whose, or } = ownership(absolute, uid);
   const mayRead = allowed(absolute, constants.R_OK);
@@ -59,15 +86,24 @@ export function permissionAdvice(syscall: string | undefined, path: string): str
     READING.has(syscall ?? "") ||
     (syscall === "open" && !mayRead && allowed(absolute, constants.W_OK))
   ) {
-    return `${user} may not read it${whose}; give a file you can read${or}`;
+    return { problem: `${user} may not read it${whose}`, advice: `give a file you can read${or}` };
   }
   if (syscall === "open" && !mayRead) {
-    return `${user} may neither read nor write it${whose}; give another path${or}`;
+    return {
+      problem: `${user} may neither read nor write it${whose}`,
+      advice: `give another path${or}`,
+    };
   }
   if (syscall === "open" || WRITING.has(syscall ?? "")) {
-    return `${user} may not write it${whose}; give a path you can write to${or}`;
+    return {
+      problem: `${user} may not write it${whose}`,
+      advice: `give a path you can write to${or}`,
+    };
   }
-  return `${user} may not ${syscall ?? "use"} it${whose}; check its permissions${or}`;
+  return {
+    problem: `${user} may not ${syscall ?? "use"} it${whose}`,
+    advice: `check its permissions${or}`,
+  };
 }
 
 /** The first directory above `path` (from the root down) this user may not enter, if any. */

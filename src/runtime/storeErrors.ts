@@ -1,12 +1,14 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
+import { permissionDenied } from "./permissionAdvice.ts";
 
 /**
  * What a file-system error met while making the result store in `dir` (its folders, or a
  * file of its own in them) means to the user: a {@link StoreError} naming the path at fault
  * and what to do, for a file in the way (`ENOTDIR`, `EEXIST`) or a folder that cannot be
- * written (`EACCES`, `EPERM`, `EROFS`). Any other error (a full disk, an I/O error) is
+ * written (`EACCES`, `EPERM`: saying what this user may not do there and whose it is;
+ * `EROFS`). Any other error (a full disk, an I/O error) is
  * returned as it is.
  *
  * @example
@@ -28,7 +30,10 @@ export function storeOpenError(dir: string, error: unknown): unknown {
     );
   }
   if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
-    const why = code === "EROFS" ? "the file system is read-only" : "permission denied";
+    const why =
+      code === "EROFS"
+        ? "the file system is read-only"
+        : `permission denied: ${permissionDenied(syscall, path).problem}`;
     return new StoreError(
       "STORE_NOT_WRITABLE",
       `the result store ${dir} cannot be written: cannot ${syscall} ${path}: ${why}; give the store (--store) a directory you can write to`,

@@ -12,6 +12,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -652,6 +653,61 @@ describe("baton", () => {
         `cannot read secret file ${secret}: ${nobody} may not read it (root's, mode 600); give a file you can read, or run the command as root`,
       );
       for (const result of [enter, read, create, write, secretRead]) expect(result.code).toBe(2);
+    },
+  );
+
+  it.runIf(process.getuid?.() === 0)(
+    "a graph in a folder the user may not write in: the default store says to give --store DIR or --no-store, and --no-store keeps its logs in the user's own temp folder",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "baton-cli-unwritable-"));
+      stores.push(dir);
+      chmodSync(dir, 0o755);
+      const graph = join(dir, "shared.graph.ts");
+      writeFileSync(
+        graph,
+        `import { defineJobs, job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};\nexport const jobs = defineJobs({ one: (n: number) => n });\nexport default [job("one", 1)];\n`,
+      );
+      // Its own temp directory, as /tmp is (1777), so the test leaves nothing in the real one.
+      const temp = join(dir, "tmp");
+      mkdirSync(temp);
+      chmodSync(temp, 0o1777);
+      const asNobody = (...args: string[]) =>
+        startBaton(args, { uid: 65534, env: { TMPDIR: temp } }).exit;
+      const nobody = "this user (nobody)";
+      const [kept, given, none] = await Promise.all([
+        asNobody("run", graph, "--in-process"),
+        asNobody("run", graph, "--in-process", "--store", join(dir, "store")),
+        asNobody("run", graph, "--in-process", "--no-store"),
+      ]);
+      expect(kept.stderr).toBe(
+        `baton run: the result store ${join(dir, ".baton")} (by default .baton beside the graph module) cannot be used: ${nobody} may not create anything in ${dir} (root's, mode 755); give this run a store you can write to (--store DIR), or keep no results (--no-store) [STORE_NOT_WRITABLE]\n`,
+      );
+      expect(kept.code).toBe(2);
+      // A store it was told to make there is no other user's lock: it cannot be made.
+      expect(given.stderr).toBe(
+        `baton run: the result store ${join(dir, "store")} cannot be written: cannot mkdir ${join(dir, "store")}: permission denied: ${nobody} may not create anything in ${dir} (root's, mode 755); give the store (--store) a directory you can write to [STORE_NOT_WRITABLE]\n`,
+      );
+      expect(given.code).toBe(2);
+      const own = join(temp, "baton-65534");
+      expect(none.stderr).toContain(
+        `baton run: .baton beside the graph module cannot be used (${nobody} may not create anything in ${dir} (root's, mode 755)), so this run's logs go to ${join(own, "logs")}\n`,
+      );
+      expect(none.stderr).toContain("every job completed");
+      expect(none.code).toBe(0);
+      expect(statSync(own)).toMatchObject({ uid: 65534, mode: 0o40700 });
+      const [folder] = readdirSync(join(own, "logs"));
+      expect(readdirSync(join(own, "logs", folder!))).toContain("run.log");
+      expect(existsSync(join(dir, ".baton"))).toBe(false);
+
+      // That folder must be the user's own, closed to others: another's is refused.
+      rmSync(own, { recursive: true });
+      mkdirSync(own, { mode: 0o777 });
+      chmodSync(own, 0o777);
+      const squatted = await asNobody("run", graph, "--in-process", "--no-store");
+      expect(squatted.stderr).toContain(
+        `or else in ${own}, which is not a folder of this user's closed to others (it must be a directory of yours, mode 700)`,
+      );
+      expect(squatted.code).toBe(2);
     },
   );
 

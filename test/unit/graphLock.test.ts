@@ -264,6 +264,29 @@ describe("lockGraph", () => {
       code: "STORE_NOT_WRITABLE",
     });
   });
+
+  it("a store that is not there and cannot be made in another user's folder cannot be made: no lock of theirs is in the way", async () => {
+    const store = storeDir();
+    const above = join(store, "..");
+    const real = nodeFiles();
+    const files: Files = {
+      ...real,
+      mkdirp: async () => {
+        throw denied("mkdir", store);
+      },
+      owner: async (file) => (file === above ? { uid: 0, self: false } : real.owner(file)),
+    };
+    await expect(lockGraph(store, "g.graph.ts", { files })).rejects.toMatchObject({
+      code: "STORE_NOT_WRITABLE",
+      path: store,
+      message: expect.stringMatching(
+        new RegExp(
+          `^the result store ${store} cannot be written: cannot mkdir ${store}: permission denied: `,
+        ),
+      ),
+    });
+    expect(existsSync(store)).toBe(false);
+  });
 });
 
 /** The error node:fs throws when permission is denied. */

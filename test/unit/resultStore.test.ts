@@ -180,7 +180,11 @@ describe("ResultStore", () => {
       await expect(ResultStore.open(dir, denied)).rejects.toMatchObject({
         name: "StoreError",
         code: "STORE_NOT_WRITABLE",
-        message: `the result store ${dir} cannot be written: cannot mkdir ${join(dir, "results")}: permission denied; give the store (--store) a directory you can write to`,
+        message: expect.stringMatching(
+          new RegExp(
+            `^the result store ${dir} cannot be written: cannot mkdir ${join(dir, "results")}: permission denied: this user \\(\\w+\\) may not create anything in ${dir}( \\(.+\\))?; give the store \\(--store\\) a directory you can write to$`,
+          ),
+        ),
       });
       const readOnly = {
         ...files,

@@ -1,0 +1,82 @@
+import { accessSync, constants, lstatSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { ConfigError, StoreError } from "../errors.ts";
+import { makeDirs } from "../runtime/makeDirs.ts";
+import { permissionDenied } from "../runtime/permissionAdvice.ts";
+
+/** Where `baton run` without `--store` keeps its files. */
+export interface BatonDir {
+  dir: string;
+  /**
+   * Why `.baton` beside the graph module could not be used, when `dir` is this user's folder
+   * in the system's temp directory instead (with `--no-store` only).
+   */
+  instead?: string;
+}
+
+/**
+ * The folder `baton run` keeps its files in when `--store` is not given: `.baton` beside the
+ * graph module (made here when missing), the result store, or with `--no-store`
+ * (`keepsResults` false) the folder of its logs and run files. A graph module in a folder this
+ * user may not write in (another user's, a read-only checkout or file system, a package
+ * installed for the whole machine) made `baton run` fail on the store's lock, naming that
+ * folder's owner and asking them to chmod it, and `--no-store` fail on its log, with no flag
+ * to put that elsewhere. Now a run that keeps results fails with a `StoreError`
+ * (`STORE_NOT_WRITABLE`) that says why and to give `--store DIR` or `--no-store`; a
+ * `--no-store` run keeps its files in `baton-<uid>` in the system's temp directory instead, a
+ * folder that must be this user's and closed to others (as `tmux` keeps its sockets), else a
+ * `ConfigError`.
+ *
+ * @example
+ * ```ts
+ * batonDirBesideGraph("/opt/pipelines/graph.ts", false);
+ * // { dir: "/tmp/baton-1000", instead: "this user (bob) may not create anything in /opt/pipelines (root's, mode 755)" }
+ * ```
+ */
+export function batonDirBesideGraph(graphPath: string, keepsResults: boolean): BatonDir {
+  const beside = join(dirname(resolve(graphPath)), ".baton");
+  const problem = cannotWriteIn(beside);
+  if (problem === undefined) return { dir: beside };
+  if (keepsResults) {
+    throw new StoreError(
+      "STORE_NOT_WRITABLE",
+      `the result store ${beside} (by default .baton beside the graph module) cannot be used: ${problem.why}; give this run a store you can write to (--store DIR), or keep no results (--no-store)`,
+      beside,
+      problem.path,
+    );
+  }
+  const uid = process.getuid?.();
+  const own = join(tmpdir(), `baton-${uid ?? "user"}`);
+  try {
+    mkdirSync(own, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const stats = lstatSync(own);
+  if (!stats.isDirectory() || (uid !== undefined && stats.uid !== uid) || stats.mode & 0o077) {
+    throw new ConfigError(
+      `--no-store keeps this run's logs in .baton beside the graph module, which cannot be used (${problem.why}), or else in ${own}, which is not a folder of this user's closed to others (it must be a directory of yours, mode 700); move that aside, or run a copy of the graph module from a folder you can write to`,
+    );
+  }
+  return { dir: own, instead: problem.why };
+}
+
+/**
+ * Why this user cannot make `dir` or write in it (permission denied, a read-only file system),
+ * and the path at fault; undefined when it can, or when what is wrong is for the store to say
+ * (a file in the way).
+ */
+function cannotWriteIn(dir: string): { why: string; path: string } | undefined {
+  try {
+    makeDirs(dir);
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    return undefined;
+  } catch (error) {
+    const { code, syscall, path = dir } = error as NodeJS.ErrnoException;
+    if (code === "EROFS") return { why: `${path} is on a read-only file system`, path };
+    if (code !== "EACCES" && code !== "EPERM") return undefined;
+    // An `access` of the folder that exists is a write to it.
+    return { why: permissionDenied(syscall === "access" ? "write" : syscall, path).problem, path };
+  }
+}
