@@ -33,6 +33,7 @@ export interface RunResult {
   ok: boolean;
   jobs: Map<string, JobOutcome>;
   counts: Record<JobStatus, number> & { cached: number };
+  /** From `run()` to the end, reading the results earlier runs stored included. */
   durationMs: number;
   /**
    * The outcome of a job of the run, by the job as written: one of the graph, or an equal one

@@ -652,6 +652,36 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
     }
   });
 
+  it("counts the time reading the store in the run's duration", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-storing-"));
+    dirs.push(dir);
+    const store = await ResultStore.open(dir, nodeFiles());
+    const a = job("step", 1);
+    const engine = createEngine({ jobs: { step: (n: number) => n }, workers: 1, store });
+    expect((await engine.run([a])).get(a).cached).toBe(false);
+    // Reading the stored results takes a minute of the clock the engine reads.
+    const real = nodeClock();
+    let skipped = 0;
+    const loadAll = store.loadAll.bind(store);
+    store.loadAll = async (ids, onRead) => {
+      skipped += 60_000;
+      return loadAll(ids, onRead);
+    };
+    const rerun = createEngine({
+      jobs: { step: (n: number) => n },
+      workers: 1,
+      store,
+      clock: {
+        now: () => real.now() + skipped,
+        setTimeout: (fn, ms) => real.setTimeout(fn, ms),
+        clearTimeout: (handle) => real.clearTimeout(handle),
+      },
+    });
+    const result = await rerun.run([a]);
+    expect(result.get(a).cached).toBe(true);
+    expect(result.durationMs).toBeGreaterThanOrEqual(60_000);
+  });
+
   it("a result the store cannot write fails that attempt, and the job runs again", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-storing-"));
     dirs.push(dir);
