@@ -7,6 +7,37 @@ import { MOST_KEPT_LOGS } from "./mostKeptLogs.ts";
 import { requireWhole } from "./requireWhole.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
 
+/** Every option `createEngine` takes (the compiler holds this to `EngineOptions`). */
+const ENGINE_OPTIONS: Record<keyof EngineOptions, true> = {
+  jobs: true,
+  workers: true,
+  store: true,
+  batonDir: true,
+  logsDir: true,
+  keepLogs: true,
+  cancelGraceMs: true,
+  secretFile: true,
+  failFast: true,
+  force: true,
+  listen: true,
+  logger: true,
+  inspect: true,
+  onCoordinator: true,
+  maxLost: true,
+  throttle: true,
+  leaseTimeoutMs: true,
+  maxFrameBytes: true,
+  progressIntervalMs: true,
+  clock: true,
+  entropy: true,
+  net: true,
+  files: true,
+  plantedBugs: true,
+  helloTimeoutMs: true,
+  heartbeatMs: true,
+  deadAfterMs: true,
+};
+
 /** Options counted in whole things, at least 1 (and `keepLogs`, at most `MOST_KEPT_LOGS`). */
 const WHOLE = ["maxLost", "maxFrameBytes"] as const;
 /** Options in milliseconds, more than 0. */
@@ -20,8 +51,10 @@ const DURATIONS = [
 ] as const;
 
 /**
- * Refuses, with a `ConfigError` naming the option, the engine options no run could use: a
- * count of in-process workers more than this machine's memory holds (`workerCountLimit`;
+ * Refuses, with a `ConfigError` naming the option, the engine options no run could use:
+ * options that are not an object, an unknown option (a typo such as `failfast` was ignored),
+ * no `jobs` or a path given as `jobs` (it takes the module itself), `workers` that are neither
+ * a count, `{ count, resources }` nor a pool, a count of in-process workers more than this machine's memory holds (`workerCountLimit`;
  * `localPool` bounds its worker processes itself), a count of workers, a throttle,
  * `maxLost`, `maxFrameBytes` or `keepLogs` that is not a whole number of at least 1 (`keepLogs`
  * at most `MOST_KEPT_LOGS`, 10,000), a throttle on a kind the job module does not define (a typo there
@@ -38,7 +71,33 @@ const DURATIONS = [
  * ```
  */
 export function checkEngineOptions(options: EngineOptions): void {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ConfigError(
+      `createEngine takes an object of options, { jobs, workers, store, … }, not ${shown(options)}`,
+    );
+  }
+  for (const name of Object.keys(options)) {
+    if (!Object.hasOwn(ENGINE_OPTIONS, name)) {
+      throw new ConfigError(
+        `createEngine: unknown option ${name}; it takes ${Object.keys(ENGINE_OPTIONS).join(", ")}`,
+      );
+    }
+  }
+  if (options.jobs === undefined || options.jobs === null || typeof options.jobs === "string") {
+    throw new ConfigError(
+      `createEngine: jobs must be the job module, an object mapping each job kind to its handler (import it, or write { double: (n) => n * 2 }), not ${shown(options.jobs)}${typeof options.jobs === "string" ? "; a pool of worker processes takes its path, as localPool({ jobsModule })" : ""}`,
+    );
+  }
   const { workers } = options;
+  if (
+    workers !== undefined &&
+    typeof workers !== "number" &&
+    (typeof workers !== "object" || workers === null || Array.isArray(workers))
+  ) {
+    throw new ConfigError(
+      `createEngine: workers must be a count of in-process workers, { count, resources }, or a pool such as inProcessPool(…), localPool(…) or slurmPool(…), not ${shown(workers)}`,
+    );
+  }
   const whole = (name: string, value: unknown) => requireWhole("createEngine", name, value);
   const [name, count] =
     typeof workers === "number"
@@ -122,4 +181,12 @@ function kindsOf(jobs: EngineOptions["jobs"]): readonly string[] | undefined {
 /** A duration option as a message shows it: `3000 ms`, or `5000 ms, the default`. */
 function msOf(value: number | undefined, fallback: number): string {
   return value === undefined ? `${fallback} ms, the default` : `${value} ms`;
+}
+
+/** A value a message names: a string in quotes, a function or an array by what it is. */
+function shown(value: unknown): string {
+  if (typeof value === "function")
+    return "a function (a pool is made by calling one: localPool({ … }))";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
 }

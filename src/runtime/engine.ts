@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Actor, createActor } from "xstate";
@@ -14,7 +13,6 @@ import { type ConnectionTimeouts, CoordinatorServer } from "./coordinatorServer.
 import { guardInspect, type InspectOption } from "./guardInspect.ts";
 import { inProcessPool } from "./inProcessPool.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
-import { machineResources } from "./machineResources.ts";
 import { memoryNet } from "./memoryNet.ts";
 import { moduleSource } from "./moduleSource.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -227,7 +225,7 @@ export function createEngine(options: EngineOptions): Engine {
   checkEngineOptions(options);
   const pool = poolOf(options.workers);
   const jobs =
-    "codeHash" in options.jobs
+    typeof options.jobs === "object" && "codeHash" in options.jobs
       ? (options.jobs as LoadedJobs)
       : loadJobs(
           options.jobs,
@@ -523,11 +521,7 @@ async function keptSecretFile(
 
 function poolOf(workers: EngineOptions["workers"]): WorkerPool {
   if (workers !== undefined && typeof workers === "object" && "start" in workers) return workers;
-  const option = typeof workers === "number" ? { count: workers } : workers;
-  return inProcessPool({
-    count: option?.count ?? availableParallelism(),
-    resources: option?.resources ?? machineResources(),
-  });
+  return inProcessPool(typeof workers === "number" ? { count: workers } : workers);
 }
 
 /** An attempt of a job: when it started and, when it was the job's last, when the job finished. */

@@ -1,13 +1,22 @@
-import { PoolError } from "../errors.ts";
+import { availableParallelism } from "node:os";
+import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
+import { machineResources } from "./machineResources.ts";
+import { requireWhole } from "./requireWhole.ts";
 import { runWorker } from "./worker.ts";
+import { checkWorkerCount } from "./workerCountLimit.ts";
 import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
 
 /** What `inProcessPool` takes: how many workers, what each offers, how many replacements. */
 export interface InProcessPoolOptions {
-  count: number;
-  resources: Resources;
-  /** Replacements allowed for workers whose connection ended abnormally (default 3 × count). */
+  /** How many workers, at least 1 (default: the machine's cores). */
+  count?: number | undefined;
+  /** What each worker offers (default: the machine's cores and memory, no gpus). */
+  resources?: Resources | undefined;
+  /**
+   * Replacements allowed for workers whose connection ended abnormally, a whole number or
+   * `Infinity` (default 3 × count).
+   */
   restartBudget?: number | undefined;
 }
 
@@ -15,20 +24,39 @@ export interface InProcessPoolOptions {
  * Workers in this process, over whatever Net the engine gives them (the in-memory Net by
  * default). A worker whose connection ends abnormally (not a normal stop) is replaced,
  * within a restart budget; the pool owns worker failure, the coordinator owns job failure.
+ * A count that is not a whole number of at least 1 (0 workers would leave a run waiting for
+ * good), or more than this machine's memory holds, and a restart budget below 0, are a
+ * `ConfigError`.
  *
  * @example
  * ```ts
  * const engine = createEngine({ jobs, workers: inProcessPool({ count: 4, resources: { cpus: 1 } }) });
  * ```
  */
-export function inProcessPool(options: InProcessPoolOptions): WorkerPool {
+export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
+  const count = options.count ?? availableParallelism();
+  requireWhole("inProcessPool", "count", count);
+  checkWorkerCount("inProcessPool: count", count, "inProcess");
+  const { restartBudget } = options;
+  if (
+    restartBudget !== undefined &&
+    !(
+      restartBudget === Number.POSITIVE_INFINITY ||
+      (Number.isInteger(restartBudget) && restartBudget >= 0)
+    )
+  ) {
+    throw new ConfigError(
+      `inProcessPool: restartBudget must be a whole number of 0 or more, or Infinity, not ${typeof restartBudget === "string" ? JSON.stringify(restartBudget) : String(restartBudget)}`,
+    );
+  }
+  const resources = options.resources ?? machineResources();
   return {
-    offers: [options.resources],
+    offers: [resources],
     remote: false,
     start(context: PoolStart): RunningPool {
-      const allowed = options.restartBudget ?? options.count * 3;
+      const allowed = restartBudget ?? count * 3;
       let budget = allowed;
-      let live = options.count;
+      let live = count;
       let stopping = false;
       let fail!: (error: Error) => void;
       const failed = new Promise<Error>((resolve) => {
@@ -60,7 +88,7 @@ export function inProcessPool(options: InProcessPoolOptions): WorkerPool {
           logger,
           ...(clock && { clock }),
           name,
-          resources: options.resources,
+          resources,
         }).then(
           (exit) => {
             if (stopping || exit.code === 1000 || exit.code === 1001) return;
@@ -75,7 +103,7 @@ export function inProcessPool(options: InProcessPoolOptions): WorkerPool {
           },
           (error: unknown) => giveUp(name, `could not connect: ${(error as Error).message}`),
         );
-      const running = Array.from({ length: options.count }, (_, i) => start(`inproc-${i + 1}`));
+      const running = Array.from({ length: count }, (_, i) => start(`inproc-${i + 1}`));
       return {
         failed,
         async stop() {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
-import { createEngine } from "../../src/runtime/engine.ts";
+import { createEngine, type EngineOptions } from "../../src/runtime/engine.ts";
+import { inProcessPool } from "../../src/runtime/inProcessPool.ts";
+import { localPool } from "../../src/runtime/localPool.ts";
 
 const jobs = { noop: () => null };
 
@@ -58,6 +60,61 @@ describe("createEngine's options", () => {
   ])("refuses %o with a ConfigError naming the option", (bad, message) => {
     expect(() => createEngine({ jobs, ...bad })).toThrow(ConfigError);
     expect(() => createEngine({ jobs, ...bad })).toThrow(`createEngine: ${message}`);
+  });
+
+  // What a program in JavaScript can pass, which the types would have refused: each used to
+  // throw a TypeError from inside baton, or (a typo) to be ignored.
+  it.each([
+    [
+      undefined,
+      "createEngine takes an object of options, { jobs, workers, store, … }, not undefined",
+    ],
+    [[], "createEngine takes an object of options, { jobs, workers, store, … }, not an array"],
+    [
+      {},
+      "createEngine: jobs must be the job module, an object mapping each job kind to its handler (import it, or write { double: (n) => n * 2 }), not undefined",
+    ],
+    [
+      { jobs: null },
+      "createEngine: jobs must be the job module, an object mapping each job kind to its handler (import it, or write { double: (n) => n * 2 }), not null",
+    ],
+    [
+      { jobs: "./jobs.ts" },
+      'not "./jobs.ts"; a pool of worker processes takes its path, as localPool({ jobsModule })',
+    ],
+    [
+      { jobs, workers: "4" },
+      'createEngine: workers must be a count of in-process workers, { count, resources }, or a pool such as inProcessPool(…), localPool(…) or slurmPool(…), not "4"',
+    ],
+    [
+      { jobs, workers: localPool },
+      "not a function (a pool is made by calling one: localPool({ … }))",
+    ],
+    [{ jobs, workers: null }, "createEngine: workers must be a count of in-process workers"],
+    [
+      { jobs, failfast: true },
+      "createEngine: unknown option failfast; it takes jobs, workers, store,",
+    ],
+  ])(
+    "refuses options %o that are not an engine's with a ConfigError saying what it takes",
+    (bad, message) => {
+      const create = () => createEngine(bad as unknown as EngineOptions);
+      expect(create).toThrow(ConfigError);
+      expect(create).toThrow(message);
+    },
+  );
+
+  it("takes an inProcessPool with defaults, and refuses one of no workers, which waited for good", async () => {
+    expect(() => inProcessPool({ count: 0 })).toThrow(
+      "inProcessPool: count must be a whole number of 1 or more, not 0",
+    );
+    expect(() => inProcessPool({ count: 1, restartBudget: -1 })).toThrow(ConfigError);
+    expect(() =>
+      inProcessPool({ count: 1, restartBudget: Number.POSITIVE_INFINITY }),
+    ).not.toThrow();
+    const result = await createEngine({ jobs, workers: inProcessPool({ count: 2 }) }).run([]);
+    expect(result.ok).toBe(true);
+    expect(inProcessPool().offers).toHaveLength(1);
   });
 
   it("takes sensible values and leaves unset ones to the defaults", () => {
