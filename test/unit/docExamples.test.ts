@@ -1,7 +1,8 @@
 /**
  * The examples users copy compile against the package as it is: every ```ts block of
  * README.md, and every `@example` in the TSDoc of baton's public exports (what an editor shows
- * on hover), are type-checked with the project's strict settings, `import … from "baton"`
+ * on hover), are type-checked with the project's strict settings and, as a user's project may
+ * set it, `exactOptionalPropertyTypes` (README, "Embedding", promises both), `import … from "baton"`
  * resolving to src/index.ts. README examples import what they use, as a user's file must; a
  * TSDoc example may use any export of baton without importing it, and names it takes as given
  * (an `engine`, a `clock`, a placeholder such as `loadModel()`) are declared from GIVENS below.
@@ -80,6 +81,7 @@ const OPTIONS: ts.CompilerOptions = {
     ROOT,
   ).options,
   paths: { baton: [join(ROOT, "src", "index.ts")] },
+  exactOptionalPropertyTypes: true,
 };
 const HERE = join(ROOT, "test", "docExamples");
 
