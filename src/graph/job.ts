@@ -4,6 +4,8 @@
  * input, the ids of its dependencies and the handler's version.
  */
 
+import { GraphError } from "../errors.ts";
+
 /** A JSON value: what inputs and results are made of. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -74,8 +76,20 @@ export interface PlannedJob {
   ranks?: number;
 }
 
+/** Every option `job` takes (the compiler holds this to `JobOptions`). */
+const JOB_OPTIONS: Record<keyof JobOptions, true> = {
+  after: true,
+  requires: true,
+  retries: true,
+  backoff: true,
+  timeoutMs: true,
+  ranks: true,
+};
+
 /**
- * Makes a job. Nothing runs until the graph is handed to `engine.run`.
+ * Makes a job. Nothing runs until the graph is handed to `engine.run`, which checks the
+ * options' values; options that are not an object, or a name that is no option (a typo such
+ * as `retires`, which went unnoticed), are a `GraphError` (`BAD_JOB`) at once.
  *
  * @example
  * ```ts
@@ -85,6 +99,21 @@ export interface PlannedJob {
  * ```
  */
 export function job(kind: string, input: unknown = null, options: JobOptions = {}): JobSpec {
+  const named = `job(${typeof kind === "string" ? JSON.stringify(kind) : String(kind)}, …)`;
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new GraphError(
+      "BAD_JOB",
+      `${named}: options must be an object such as { after: [...], retries: 2 }, not ${Array.isArray(options) ? "an array (jobs to run after go in { after: [...] })" : (JSON.stringify(options) ?? String(options))}`,
+    );
+  }
+  for (const name of Object.keys(options)) {
+    if (!Object.hasOwn(JOB_OPTIONS, name)) {
+      throw new GraphError(
+        "BAD_JOB",
+        `${named}: unknown option ${name}; a job takes ${Object.keys(JOB_OPTIONS).join(", ")}`,
+      );
+    }
+  }
   return {
     kind,
     input,

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { GraphError } from "../../src/errors.ts";
+import { type JobOptions, job } from "../../src/graph/job.ts";
+
+/** The GraphError `job(...args)` throws. */
+function refusal(...args: unknown[]): GraphError {
+  try {
+    (job as (...args: unknown[]) => unknown)(...args);
+  } catch (err) {
+    expect(err).toBeInstanceOf(GraphError);
+    expect((err as GraphError).code).toBe("BAD_JOB");
+    return err as GraphError;
+  }
+  throw new Error("expected job to throw");
+}
+
+describe("job", () => {
+  it("refuses an option it does not know, which used to be dropped unnoticed", () => {
+    expect(refusal("fetch", "x", { retires: 5 }).message).toBe(
+      'job("fetch", …): unknown option retires; a job takes after, requires, retries, backoff, timeoutMs, ranks',
+    );
+  });
+
+  it("refuses options that are not an object, saying what they are", () => {
+    expect(refusal("fetch", "x", null).message).toBe(
+      'job("fetch", …): options must be an object such as { after: [...], retries: 2 }, not null',
+    );
+    expect(refusal("fetch", "x", "fast").message).toMatch(/, not "fast"$/);
+    expect(refusal("parse", 1, [job("fetch")]).message).toMatch(
+      /, not an array \(jobs to run after go in \{ after: \[\.\.\.\] \}\)$/,
+    );
+  });
+
+  it("takes every option of JobOptions, and undefined ones as left out", () => {
+    const options: Required<JobOptions> = {
+      after: [job("fetch")],
+      requires: { cpus: 1 },
+      retries: 2,
+      backoff: { initialMs: 10 },
+      timeoutMs: 1_000,
+      ranks: 2,
+    };
+    expect(job("train", null, options)).toMatchObject({ retries: 2, timeoutMs: 1_000, ranks: 2 });
+    expect(job("fetch", null, { retries: undefined })).toEqual(job("fetch"));
+  });
+});
