@@ -11,6 +11,7 @@ import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, ProcExit, ProcHandle, Procs, Signal } from "./ports.ts";
+import { requireJobsModule } from "./requireJobsModule.ts";
 import { requireWhole } from "./requireWhole.ts";
 import { checkWorkerCount, defaultWorkerProcesses, machineLimits } from "./workerCountLimit.ts";
 import { FINAL_WORKER_EXITS } from "./workerExitCodes.ts";
@@ -373,6 +374,7 @@ const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
  * ```
  */
 export function localPool(options: LocalWorkersOptions): WorkerPool {
+  requireJobsModule("localPool", options.jobsModule);
   const resources = options.resources ?? machineResources();
   const machine = machineLimits();
   const count = options.count ?? defaultWorkerProcesses(machine);

@@ -12,6 +12,7 @@ import { logTail } from "./logTail.ts";
 import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock } from "./ports.ts";
+import { requireJobsModule } from "./requireJobsModule.ts";
 import { slurmPoolOf } from "./runFiles.ts";
 import { shellQuote } from "./shellQuote.ts";
 import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
@@ -106,6 +107,7 @@ interface Allocation extends AllocationView {
  * ```
  */
 export function slurmPool(options: SlurmPoolOptions): WorkerPool {
+  requireJobsModule("slurmPool", options.jobsModule);
   const resources = options.resources ?? { cpus: 1 };
   return {
     offers: [resources],
