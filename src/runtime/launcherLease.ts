@@ -38,18 +38,22 @@ export interface LeaseOptions {
 export interface HeldLease {
   /**
    * Stops renewing and waits for a renewal in flight, so that removing the file afterwards
-   * cannot race a rename that would bring it back. Does not remove the file.
+   * cannot race a rename that would bring it back; but not for one that is overdue (see
+   * `holdLease`), which may never return: that is logged. Does not remove the file.
    */
   release(): Promise<void>;
 }
 
-/** The lease file's text for the launcher of `options`, renewed now. */
-function leaseText(options: Omit<LeaseOptions, "files" | "logger">): string {
+/** The lease file's text for the launcher of `options`, renewed at `renewedAt` (now by default). */
+function leaseText(
+  options: Omit<LeaseOptions, "files" | "logger">,
+  renewedAt = options.clock.now(),
+): string {
   const lease: Lease = {
     deployment: options.deployment,
     pid: options.pid,
     token: options.token,
-    renewedAt: options.clock.now(),
+    renewedAt,
     staleAfterMs: options.staleAfterMs,
   };
   return encodeStateFile(LEASE_FORMAT, lease);
@@ -84,16 +88,25 @@ export async function claimLease(
 }
 
 /**
- * Writes the launcher's lease (`baton.lease/1`, atomic, 0600) and renews it every
- * `staleAfterMs / 3` through the Clock port, so that ranks and reapers can tell a live
+ * Writes the launcher's lease (`baton.lease/1`, atomic, 0600) and renews it every period,
+ * `staleAfterMs / 3`, through the Clock port, so that ranks and reapers can tell a live
  * launcher from a dead one whose pid was reused. Each renewal is a probe of a
  * `watchdogMachine` (DESIGN §4): one that fails is logged and tried again at the next tick
  * (the peer is `suspect`); two in a row (its tolerance) are the abort stage, after which the
  * renewal is retried every fifth of the grace (5 s, or a sixth of `staleAfterMs` when that is
  * shorter); a renewal that succeeds within the grace clears it, and the end of the grace calls
  * `onLost` — about `staleAfterMs / 6` before the ranks would find the lease stale and stop
- * themselves, so the launcher can tear them down and say why. Renewals go on after that until
- * `release()`, which never lets `onLost` come later.
+ * themselves, so the launcher can tear them down and say why.
+ *
+ * A renewal that hangs (a write to a network file system whose server is gone, an ssh call
+ * that gets no answer) fails too: one still in flight when the lease on disk is two periods
+ * old, which is when the renewal after it is due, counts as a failed probe, and so does each
+ * retry period it goes on hanging. No second renewal starts beside a hung one: each would hold
+ * a thread of Node's file I/O pool. One that lands late (a good probe) is followed by the next
+ * at once, as its file is as old as its start. And a renewal slow to land or to fail does not
+ * push the next one past a retry period after the lease on disk turned two periods old. So
+ * however renewals go, the launcher gives the ranks up before they would leave.
+ * Renewals go on after `onLost` until `release()`, which never lets `onLost` come later.
  *
  * @example
  * ```ts
@@ -106,8 +119,9 @@ export async function claimLease(
  */
 export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
   const { files, clock, path, staleAfterMs, logger } = options;
-  const write = () => files.writeAtomic(path, leaseText(options));
-  await write();
+  /** When the lease on disk was renewed: the start of the last renewal that landed. */
+  let renewedAt = clock.now();
+  await files.writeAtomic(path, leaseText(options, renewedAt));
   const renewMs = Math.max(1, Math.floor(staleAfterMs / 3));
   const graceMs = Math.min(WATCHDOG_GRACE_MS, Math.floor(staleAfterMs / 6));
   const retryMs = Math.max(1, Math.floor(graceMs / 5));
@@ -131,31 +145,69 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
   );
   watchdog.on("lost", ({ reason }) => options.onLost?.(reason));
   watchdog.start();
+  const watching = () => watchdog.getSnapshot().status === "active";
   const tell = (event: WatchdogEvent) => {
-    if (watchdog.getSnapshot().status === "active") watchdog.send(event);
+    if (watching()) watchdog.send(event);
   };
   let released = false;
+  /** The renewal in flight: done once it settles, or once it is overdue. */
   let inFlight: Promise<void> = Promise.resolve();
+  /** The renewal in flight until it settles, with when it started. */
+  let unsettled: { startedAt: number } | undefined;
   let timer: unknown;
-  const schedule = () => {
-    timer = clock.setTimeout(
+  /**
+   * When the next renewal starts: a period after the last settled (a retry period while
+   * reprobing), but while watching, no later than a retry period after the lease on disk
+   * turns two periods old (yet a retry period after the last settled at the soonest).
+   */
+  const schedule = (ms?: number) => {
+    const interval = watchdog.getSnapshot().matches("reprobing") ? retryMs : renewMs;
+    const latest = renewedAt + 2 * renewMs + retryMs - clock.now();
+    const delay = ms ?? (watching() ? Math.min(interval, Math.max(retryMs, latest)) : interval);
+    timer = clock.setTimeout(renew, delay);
+  };
+  const renew = () => {
+    const startedAt = clock.now();
+    const renewal = { startedAt };
+    unsettled = renewal;
+    let overdue = false;
+    let looking: unknown;
+    let stopWaiting = () => {};
+    const overdueOrSettled = new Promise<void>((resolve) => {
+      stopWaiting = resolve;
+    });
+    // Only a renewal that does not settle in time ever sees this timer fire.
+    const look = (ms: number) => {
+      looking = clock.setTimeout(() => {
+        stopWaiting();
+        if (released || !watching()) return;
+        const pendingMs = clock.now() - startedAt;
+        if (!overdue) logger?.warn({ lease: path, pendingMs }, "lease renewal has not returned");
+        overdue = true;
+        tell({ type: "PROBE_FAILED", reason: `a renewal has not returned in ${pendingMs} ms` });
+        look(retryMs);
+      }, ms);
+    };
+    look(Math.max(renewedAt + 2 * renewMs, startedAt + retryMs) - startedAt);
+    const settled = files.writeAtomic(path, leaseText(options, startedAt)).then(
       () => {
-        inFlight = write().then(
-          () => {
-            if (released) return;
-            tell({ type: "PROBE_OK" });
-            schedule();
-          },
-          (error: unknown) => {
-            if (released) return;
-            logger?.warn({ err: error, lease: path }, "lease renewal failed");
-            tell({ type: "PROBE_FAILED", reason: (error as Error).message ?? String(error) });
-            schedule();
-          },
-        );
+        clock.clearTimeout(looking);
+        if (unsettled === renewal) unsettled = undefined;
+        if (released) return;
+        renewedAt = startedAt;
+        tell({ type: "PROBE_OK" });
+        schedule(overdue ? 0 : undefined);
       },
-      watchdog.getSnapshot().matches("reprobing") ? retryMs : renewMs,
+      (error: unknown) => {
+        clock.clearTimeout(looking);
+        if (unsettled === renewal) unsettled = undefined;
+        if (released) return;
+        logger?.warn({ err: error, lease: path }, "lease renewal failed");
+        tell({ type: "PROBE_FAILED", reason: (error as Error).message ?? String(error) });
+        schedule();
+      },
     );
+    inFlight = Promise.race([settled, overdueOrSettled]);
   };
   schedule();
   return {
@@ -164,6 +216,12 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
       clock.clearTimeout(timer);
       tell({ type: "STOP" });
       await inFlight;
+      if (unsettled !== undefined) {
+        logger?.warn(
+          { lease: path, pendingMs: clock.now() - unsettled.startedAt },
+          "stopped waiting for a lease renewal that has not returned: should it land after the lease is removed, the file comes back, and the next launch of this name or `baton reap` removes it once stale",
+        );
+      }
     },
   };
 }

@@ -331,6 +331,43 @@ describe("launchGroup", () => {
     expect(outcome?.ranks.map((rank) => rank.exit?.signal)).toEqual(["SIGTERM", "SIGTERM"]);
   });
 
+  it("a lease renewal that hangs (a stalled network file system) fails the group with LEASE_LOST, and wait() settles", async () => {
+    let hanging = false;
+    const hangingLease: Files = {
+      ...files,
+      writeAtomic: (path, text) =>
+        hanging && path.endsWith("/lease.json")
+          ? new Promise<void>(() => {})
+          : files.writeAtomic(path, text),
+    };
+    const group = launch({
+      // The ranks check the lease every 50 ms (the default is every second).
+      argv: [PYTHON, RANK_PY, "--step-ms", "50", "--watch-ms", "50"],
+      worldSize: 2,
+      // Renewed every 2 s; a renewal in flight is overdue 4 s after the last that landed,
+      // given up 1.2 s later; the ranks' limit is 6 s.
+      timeouts: { watchMs: 50, leaseStaleMs: 6_000 },
+      ports: { files: hangingLease },
+    });
+    await group.ready;
+    const pids = group.pids();
+    hanging = true;
+    const error = (await group.wait().catch((e: unknown) => e)) as RankGroupError;
+    expect(error).toBeInstanceOf(RankGroupError);
+    expect(error.code).toBe("LEASE_LOST");
+    expect(error.message).toMatch(
+      /the launcher could not renew its lease .*lease\.json: a renewal has not returned in \d+ ms; no recovery within 1000 ms of aborting/,
+    );
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+    const outcome = await readStateFile(files, OUTCOME_FORMAT, join(group.dir, "outcome.json"));
+    expect(outcome?.ended?.status).toBe("failed");
+    // The launcher stopped them (TERM), not their own watch of the lease.
+    expect(outcome?.ranks.map((rank) => rank.exit?.signal)).toEqual(["SIGTERM", "SIGTERM"]);
+    // The teardown was verified: the control files are gone (the hung write never lands).
+    expect(existsSync(join(group.dir, "manifest.json"))).toBe(false);
+    expect(existsSync(join(group.dir, "lease.json"))).toBe(false);
+  }, 30_000);
+
   it("a launch that cannot start its command fails with LAUNCH_FAILED", async () => {
     const group = launch({ argv: ["/nonexistent/rank-program"], worldSize: 2 });
     const error = (await group.wait().catch((e: unknown) => e)) as RankGroupError;

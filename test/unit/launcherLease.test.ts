@@ -66,6 +66,11 @@ function failingLease() {
   const clock = new SimClock();
   const state = {
     failing: false,
+    /** Writes from now on never return, until `land` lets the oldest one finish. */
+    hanging: false,
+    hung: [] as (() => void)[],
+    /** How long each write takes before it lands or fails. */
+    slowMs: 0,
     writes: [] as number[],
     lost: [] as { at: number; reason: string }[],
   };
@@ -73,6 +78,8 @@ function failingLease() {
   const fake = {
     async writeAtomic() {
       state.writes.push(clock.now());
+      if (state.hanging) return new Promise<void>((resolve) => state.hung.push(resolve));
+      if (state.slowMs > 0) await new Promise((resolve) => clock.setTimeout(resolve, state.slowMs));
       if (state.failing) throw new Error("ENOSPC: no space left on device, open 'lease.json'");
     },
   } as unknown as Files;
@@ -169,6 +176,86 @@ describe("holdLease's watchdog", () => {
     while (clock.fireNext(10_000)) await new Promise((resolve) => setImmediate(resolve));
     // Renewed every 200 ms; failures at 200 and 400; a grace of 100 ms: given up at 500, before 600.
     expect(lost).toEqual([500]);
+    await lease.release();
+  });
+
+  it("counts a renewal that hangs as failed once the next is due, and gives up before the ranks would", async () => {
+    const { state, logs, held, runUntil } = failingLease();
+    const lease = await held;
+    state.hanging = true;
+    await runUntil(25_999);
+    // The renewal of 10 s hangs: no second one starts beside it. The lease on disk is of 0 s.
+    expect(state.writes).toEqual([0, 10_000]);
+    expect(state.lost).toEqual([]);
+    expect(logs.filter((l) => l.msg === "lease renewal has not returned")).toHaveLength(1);
+    expect(logs.find((l) => l.level === 50)?.msg).toMatch(/lease renewal failed 2 times in a row/);
+    await runUntil(60_000);
+    // Overdue at 20 s (when the next was due), again at 21 s: the abort; 5 s of grace. The
+    // ranks would take the launcher for dead after 30 s.
+    expect(state.lost).toEqual([
+      {
+        at: 26_000,
+        reason: "a renewal has not returned in 15000 ms; no recovery within 5000 ms of aborting",
+      },
+    ]);
+    expect(state.writes).toEqual([0, 10_000]);
+    // release() does not wait for a renewal that may never return; it says so.
+    await lease.release();
+    expect(logs.at(-1)?.msg).toMatch(/^stopped waiting for a lease renewal that has not returned/);
+  });
+
+  it("forgives a hung renewal that lands within the grace, and renews again at once", async () => {
+    const { clock, state, logs, held, runUntil } = failingLease();
+    const lease = await held;
+    state.hanging = true;
+    await runUntil(23_000);
+    // The renewal of 10 s lands at 23 s: its file says 10 s, so the next starts at once ...
+    state.hung.shift()?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    await runUntil(23_000);
+    expect(logs.find((l) => l.msg.startsWith("lease renewed again"))?.msg).toBe(
+      "lease renewed again after 4 failed renewals",
+    );
+    expect(state.writes).toEqual([0, 10_000, 23_000]);
+    // ... and, hanging too, is overdue when the lease on disk is 20 s old, not 10 s after it
+    // started: given up at 36 s, before the ranks would at 40 s.
+    await runUntil(60_000);
+    expect(state.lost.map((l) => l.at)).toEqual([36_000]);
+    expect(clock.now()).toBe(60_000);
+    await lease.release();
+  });
+
+  it("waits for a renewal in flight on release only until it is overdue", async () => {
+    const { clock, state, held, runUntil } = failingLease();
+    const lease = await held;
+    state.hanging = true;
+    await runUntil(15_000);
+    let released = false;
+    const releasing = lease.release().then(() => {
+      released = true;
+    });
+    await runUntil(19_999);
+    expect(released).toBe(false);
+    await runUntil(20_000);
+    await releasing;
+    expect(clock.nextDue()).toBeUndefined();
+    // It lands after all: nothing more happens, and never a loss.
+    state.hung.shift()?.();
+    await runUntil(100_000);
+    expect(state.writes).toEqual([0, 10_000]);
+    expect(state.lost).toEqual([]);
+  });
+
+  it("does not let a slow failure push the next renewal past the lease's two periods", async () => {
+    const { state, held, runUntil } = failingLease();
+    const lease = await held;
+    state.failing = true;
+    state.slowMs = 8_000;
+    await runUntil(60_000);
+    // The renewal of 10 s fails at 18 s; the next starts at 21 s, not 28 s, is overdue at 22 s
+    // (the abort), and the lease is given up at 27 s, before the ranks would at 30 s.
+    expect(state.writes.slice(0, 3)).toEqual([0, 10_000, 21_000]);
+    expect(state.lost.map((l) => l.at)).toEqual([27_000]);
     await lease.release();
   });
 });
