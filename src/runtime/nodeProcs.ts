@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { cannotStart } from "./cannotStart.ts";
 import { cgroupContainment, moveSelfInto, ownCgroupDir } from "./cgroupContainment.ts";
 import type { Containment, ProcExit, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
 import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
@@ -55,7 +56,7 @@ export function nodeProcs(): Procs {
         // event emitted on the next tick would crash the process.
         child.once("error", () => {});
         const pid = child.pid;
-        if (pid === undefined) throw cannotStart(command, cwd);
+        if (pid === undefined) throw cannotStart(command, cwd, (env ?? process.env).PATH);
         const exited = new Promise<ProcExit>((resolve) => {
           child.once("exit", (code, signal) => resolve({ code, signal }));
         });
@@ -125,13 +126,6 @@ function cgroups(): { own: string | undefined; containment: Containment | undefi
     found = { own, containment: cgroupContainment(own) };
   }
   return found;
-}
-
-function cannotStart(command: string, cwd: string | undefined): Error {
-  return new Error(
-    `cannot start ${JSON.stringify(command)}${cwd === undefined ? "" : ` in ${cwd}`}: ` +
-      "check that the program exists on PATH (or give its full path) and is executable",
-  );
 }
 
 /**
