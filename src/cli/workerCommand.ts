@@ -115,6 +115,12 @@ const MOST_RETRY_MS = 10_000;
 const GRACE_MS = 5_000;
 
 /**
+ * How long a worker that lost its coordinator waits for the aborted job's handler before it
+ * says the handler does not stop: past the grace after which `--handler-thread` ends one.
+ */
+const STUCK_MS = 2 * GRACE_MS;
+
+/**
  * `baton worker`: loads a job module, connects to a coordinator over WebSockets, proves the
  * run secret and runs jobs until the coordinator closes the connection. Returns the exit code.
  * Meant for the `baton` process itself: it handles SIGINT and SIGTERM while it runs, and once
@@ -287,7 +293,21 @@ export async function workerCommand(argv: string[]): Promise<number> {
         say(`${message}; trying again for up to ${values["retry-for"]} (--retry-for)`);
       logger.info({ address, attempts, leftMs, reason: message }, "coordinator lost; trying again");
       // One job at a time: a job aborted by the loss must have stopped before the next lease.
-      if (!(exit instanceof Error)) await Promise.race([exit.jobStopped, stopping]);
+      if (!(exit instanceof Error)) {
+        const returned = (ms: number) => within(Promise.race([exit.jobStopped, stopping]), ms);
+        if (!(await returned(STUCK_MS)) && signalled === undefined) {
+          say(
+            `the handler of the job this worker was running has not returned ${STUCK_MS / 1000} s after it was aborted (it does not stop on ctx.signal); a worker runs one job at a time, so it connects again once that handler returns, for up to ${values["retry-for"]} (--retry-for) since it lost the coordinator (with --handler-thread, a handler that does not stop is ended ${GRACE_MS / 1000} s after it is aborted)`,
+          );
+          if (!(await returned(lostAt + retryForMs - Date.now())) && signalled === undefined) {
+            say(
+              `gave up: the handler of the job this worker was running did not return within ${values["retry-for"]} (--retry-for) of losing the coordinator`,
+            );
+            return exitSoon(3, GRACE_MS);
+          }
+        }
+        if (signalled !== undefined) return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
+      }
       await Promise.race([sleep(Math.min(backoffMs(attempts), leftMs)), stopping]);
       if (signalled !== undefined) return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
       attempts += 1;
@@ -419,9 +439,20 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Waits for `promise`, or `ms`, whichever comes first. */
-async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+/**
+ * Waits for `promise`, or `ms`, whichever comes first; true when `promise` settled first. The
+ * timer holds the process open: a promise that can never settle (a handler awaiting one that
+ * nothing resolves) would otherwise let Node end the process with code 13 while it waits.
+ */
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  const settled = await Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
   clearTimeout(timer);
+  return settled;
 }

@@ -27,6 +27,7 @@ import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/bat
 import { silentCoordinator } from "../fixtures/silentCoordinator.ts";
 import { startSocketCoordinator } from "../fixtures/socketCoordinator.ts";
 import { stderrMatches } from "../fixtures/stderrMatches.ts";
+import { startTcpProxy } from "../fixtures/tcpProxy.ts";
 import { within } from "../fixtures/within.ts";
 import * as fixture from "../fixtures/worker.jobs.ts";
 
@@ -419,6 +420,34 @@ describe("baton worker", () => {
     expect(stderr).toMatch(/closed with code 4001 .*authentication failed/);
     expect(stderr).not.toContain("trying again");
   });
+
+  it("with --retry-for, says so when the handler cut off with its coordinator does not return, and gives up at the end of the window", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    const coordinator = await startCoordinator([job("forsaken")], secret);
+    const proxy = await startTcpProxy({
+      host: "127.0.0.1",
+      port: Number(new URL(coordinator.address).port),
+    });
+    cleanups.push(proxy.close);
+    const { exit } = worker(workerArgs(proxy.address, path, "--retry-for", "12s"));
+    await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
+    // The job frame is on its way when the lease is granted: let it arrive before the reset.
+    await new Promise((r) => setTimeout(r, 300));
+    proxy.reset();
+    // Its handler's promise can never settle: Node used to end the waiting worker with 13.
+    const { code, stderr } = await within(exit, 30_000, "the worker's exit");
+    expect(code).toBe(3);
+    expect(stderr).toMatch(
+      /closed with code 1006 .*; trying again for up to 12s \(--retry-for\)\n/,
+    );
+    expect(stderr).toContain(
+      "baton worker: the handler of the job this worker was running has not returned 10 s after it was aborted (it does not stop on ctx.signal); a worker runs one job at a time, so it connects again once that handler returns, for up to 12s (--retry-for)",
+    );
+    expect(stderr).toContain(
+      "baton worker: gave up: the handler of the job this worker was running did not return within 12s (--retry-for) of losing the coordinator\n",
+    );
+    expect(stderr).not.toContain("joined run");
+  }, 40_000);
 
   it("on SIGTERM aborts the running job, which goes back to the coordinator, and exits 143", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
