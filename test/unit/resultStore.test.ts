@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import fc from "fast-check";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -333,6 +333,27 @@ describe("ResultStore", () => {
       expect(corrupt).toBe(1);
       expect(warnings).toHaveLength(1);
       expect(await readdir(join(dir, "quarantine"))).toEqual([`${id}.json`]);
+    });
+
+    it("quarantines many corrupt entries without listing quarantine/ for each (that made reading them quadratic)", async () => {
+      const ids = Array.from({ length: 300 }, (_, n) => idOf(n));
+      for (const each of ids) {
+        await mkdir(dirname(pathOf(dir, each)), { recursive: true });
+        await writeFile(pathOf(dir, each), "garbage");
+      }
+      const quarantine = join(dir, "quarantine");
+      let listed = 0;
+      const counting: typeof files = {
+        ...files,
+        list: async (folder) => {
+          if (folder === quarantine) listed++;
+          return files.list(folder);
+        },
+      };
+      const store = await ResultStore.open(dir, counting, logger);
+      expect(await store.loadAll(ids)).toEqual({ stored: new Map(), corrupt: 300 });
+      expect(listed).toBe(0);
+      expect((await readdir(quarantine)).sort()).toEqual(ids.map((each) => `${each}.json`).sort());
     });
 
     it("loadAll keeps a good entry a concurrent put wrote over a corrupt one it had read", async () => {
