@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { realpathSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
@@ -48,7 +49,7 @@ export interface LockGraphOptions {
 /**
  * Takes the lock of graph module `graph` in the result store `storeDir`, so that a second
  * `baton run` of the same graph on the same store fails at once instead of computing every
- * job the first one computes: the file `DIR/run/graph-<hash of the graph's path>.lock`,
+ * job the first one computes: the file `DIR/run/graph-<hash of the graph's real path>.lock`,
  * created exclusively (mode 0600) through the Files port, holding this process's pid, host,
  * argv and start time, and renewed (written again, while it is still this process's) every
  * {@link LOCK_RENEW_MS}.
@@ -77,7 +78,7 @@ export async function lockGraph(
   { files = nodeFiles() }: LockGraphOptions = {},
 ): Promise<GraphLock> {
   const dir = join(storeDir, "run");
-  const graphPath = resolve(graph);
+  const graphPath = realPath(graph);
   const name = createHash("sha256").update(graphPath).digest("hex").slice(0, 16);
   const path = join(dir, `graph-${name}.lock`);
   const holder: LockHolder = {
@@ -132,6 +133,19 @@ export async function lockGraph(
       if (await ours()) await files.remove(path);
     },
   };
+}
+
+/**
+ * The graph module's path with its links resolved, so that a run of it through a symbolic
+ * link takes the same lock (two runs of one graph did both compute every job that way); a
+ * path that is not there is taken as it is.
+ */
+function realPath(graph: string): string {
+  try {
+    return realpathSync(resolve(graph));
+  } catch {
+    return resolve(graph);
+  }
 }
 
 /** What the lock's functions share: where it is, and for which graph. */

@@ -8,6 +8,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from "node:fs";
@@ -44,9 +45,17 @@ async function liveProcess(): Promise<{ pid: number; argv: string[] }> {
   return { pid: child.pid as number, argv: nodeProcs().inspect(child.pid as number)!.argv };
 }
 
-/** Writes the lock of `graph` in `store` as another process would, its mtime `ageMs` ago. */
-function forgeLock(store: string, holder: object | string, ageMs = 0): string {
-  const name = createHash("sha256").update(resolve("g.graph.ts")).digest("hex").slice(0, 16);
+/**
+ * Writes the lock of the graph module `graph` (default `g.graph.ts`) in `store` as another
+ * process would, its mtime `ageMs` ago.
+ */
+function forgeLock(
+  store: string,
+  holder: object | string,
+  ageMs = 0,
+  graph = resolve("g.graph.ts"),
+): string {
+  const name = createHash("sha256").update(graph).digest("hex").slice(0, 16);
   const path = join(store, "run", `graph-${name}.lock`);
   mkdirSync(join(store, "run"), { recursive: true });
   writeFileSync(
@@ -105,6 +114,16 @@ describe("lockGraph", () => {
       message: `another baton run of ${join(process.cwd(), "g.graph.ts")} is using the result store ${store}: pid ${holder.pid}, started 2023-11-14T22:13:20.000Z; wait for it to finish or stop it (kill ${holder.pid}), or give this run another --store`,
     });
     expect(existsSync(path)).toBe(true);
+  });
+
+  it("takes the lock of a graph module's real path: a run of it through a symbolic link is refused too", async () => {
+    const store = storeDir();
+    const graph = join(store, "..", "real.graph.ts");
+    writeFileSync(graph, "export default [];\n");
+    const link = join(store, "..", "link.graph.ts");
+    symlinkSync(graph, link);
+    const path = forgeLock(store, await liveProcess(), 0, graph);
+    await expect(lockGraph(store, link)).rejects.toMatchObject({ code: "STORE_LOCKED", path });
   });
 
   it("takes over the lock of a process that is gone or whose pid now runs another program", async () => {
