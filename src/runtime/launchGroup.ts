@@ -28,6 +28,7 @@ import { MARKER_FORMAT } from "../rank/markerFormat.ts";
 import { OUTCOME_FORMAT, type Outcome } from "../rank/outcomeFormat.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
+import { checkLaunchSpec } from "./checkLaunchSpec.ts";
 import { clearDeployment, untouchedMs } from "./clearDeployment.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
@@ -161,6 +162,7 @@ class LaunchedGroup implements RankGroup {
   private outcomeEnded: Outcome["ended"];
 
   constructor(private readonly spec: LaunchSpec) {
+    checkLaunchSpec(spec);
     const [command, ...args] = spec.argv;
     if (command === undefined || command === "") {
       throw new ConfigError("a rank group needs a command to launch: argv is empty");

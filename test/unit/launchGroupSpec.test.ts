@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { launchGroup } from "../../src/runtime/launchGroup.ts";
+import type { LaunchSpec } from "../../src/runtime/rankGroup.ts";
 
 const ok = { argv: ["/bin/true"], worldSize: 1, stateDir: "/nonexistent/never-used" };
 
@@ -28,6 +29,39 @@ describe("launchGroup's spec", () => {
   ])("refuses %o with a ConfigError", (bad, message) => {
     expect(() => launchGroup({ ...ok, ...bad })).toThrow(ConfigError);
     expect(() => launchGroup({ ...ok, ...bad })).toThrow(message);
+  });
+
+  // What JavaScript, or a rank kind's `ranks` function, can pass that the types refuse: none
+  // of it launched what was meant, or it threw a TypeError from inside.
+  it.each([
+    [
+      { argv: "python3 serve.py" },
+      'a rank group\'s argv must be an array, the program and then its arguments (["python3", "serve.py"]), not the string "python3 serve.py": split it into its words',
+    ],
+    [
+      { argv: undefined },
+      "a rank group's argv must be an array, the program and then its arguments",
+    ],
+    [{ wrldSize: 2 }, "a rank group has no option wrldSize; it takes argv, worldSize, stateDir,"],
+    [
+      { teardown: { termGrace: 5_000 } },
+      "a rank group's teardown has no option termGrace; it takes termGraceMs, killWaitMs,",
+    ],
+    [
+      { timeouts: { loadTimeout: 60_000 } },
+      "a rank group's timeouts has no option loadTimeout; it takes loadTimeoutMs,",
+    ],
+  ])("refuses %o, a spec of the wrong shape, with a ConfigError", (bad, message) => {
+    const launch = () => launchGroup({ ...ok, ...bad } as unknown as LaunchSpec);
+    expect(launch).toThrow(ConfigError);
+    expect(launch).toThrow(message);
+  });
+
+  it("refuses a spec that is not an object", () => {
+    expect(() => launchGroup(undefined as never)).toThrow(
+      "launchGroup takes an object, { argv, worldSize, … }, not undefined",
+    );
+    expect(() => launchGroup(["/bin/true"] as never)).toThrow("not an array (give it as argv)");
   });
 
   it("takes a timeout given as undefined as left out: its default applies", async () => {
