@@ -79,6 +79,7 @@ const whileJobsRun = {
  * coordinator.on("effects", ({ effects }) => console.log(effects));
  * coordinator.start();
  * coordinator.send({ type: "LEASE", conn: "c1", worker: "w1", resources: { cpus: 1 } }); // grants "a" to c1
+ * coordinator.stop(); // when done: a started actor's timers (the lease's deadline) keep the process alive
  * ```
  */
 export const coordinatorMachine = setup({

@@ -79,6 +79,8 @@ const whileAlive = {
  * rank.send({ type: "SPAWNED", pid: 4242, pgid: 4242 });
  * const heartbeatAt = clock.now();
  * rank.send({ type: "MARKER", marker: { pid: 4242, phase: "ready", heartbeatAt, active: 0, epoch: 0 } });
+ * rank.stop(); // when done: a started actor's timers (the marker's staleness) keep the process alive
+ * group.stop();
  * ```
  */
 export const rankMachine = setup({

@@ -73,6 +73,8 @@ const ASSETS: Record<string, string> = {
  * const run = createEngine({ jobs, inspect: ui.inspect }).run(graph);
  * ui.watch(run);
  * console.error(`dashboard: ${ui.url}`);
+ * await run;
+ * await ui.close(); // the page then says it stopped; an open server keeps the process alive
  * ```
  */
 export class DashboardServer {

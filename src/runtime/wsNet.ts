@@ -309,7 +309,10 @@ export interface WsNetOptions {
  * const listener = await net.listen("ws://127.0.0.1:0", { maxFrameBytes: 1 << 20 });
  * listener.onConnection((link) => link.onFrame((frame) => link.send(frame)));
  * const link = await net.connect(listener.address); // ws://127.0.0.1:PORT
- * link.onFrame((frame) => console.log(frame)); // "hello"
+ * link.onFrame((frame) => {
+ *   console.log(frame); // "hello"
+ *   void listener.close(); // and its links: an open socket keeps the process alive
+ * });
  * link.send("hello");
  * ```
  */
