@@ -25,7 +25,7 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
 
 /**
  * Refuses, with a `ConfigError` naming `where` and the option, the simulation options that
- * would give a false answer or none: an unknown option (a typo such as `wrkers` ran on the
+ * would give a false answer or none: options that are not an object, an unknown option (a typo such as `wrkers` ran on the
  * default 8), a seed that is not an unsigned 32-bit integer, jobs or workers or a world out of
  * `SIM_LIMITS`, `jobs` beside a graph of your own (which it does not size), a graph without
  * handlers (the drawn handlers ran it, and the engine said to add kinds "to the job module")
@@ -45,6 +45,11 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
  * ```
  */
 export function checkSimulateOptions(where: string, options: SimulateOptions): void {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ConfigError(
+      `${where} takes an object of options, { seed, jobs, workers, faults, … }, not ${Array.isArray(options) ? "an array" : String(options)}`,
+    );
+  }
   for (const name of Object.keys(options)) {
     if (!Object.hasOwn(SIMULATE_OPTIONS, name)) {
       throw new ConfigError(

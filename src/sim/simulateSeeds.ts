@@ -96,10 +96,11 @@ export type SeedThreadMessage =
 export function simulateSeeds(
   first: number,
   last: number,
-  simulation: DrawnSimulation,
+  simulation: DrawnSimulation = {},
   options: SimulateSeedsOptions = {},
 ): AsyncGenerator<SimulationResult> {
   checkDrawn(simulation);
+  checkSeedsOptions(options);
   requireWhole("simulateSeeds", "first", first, 0, SIM_LIMITS.seed);
   requireWhole("simulateSeeds", "last", last, 0, SIM_LIMITS.seed);
   const { modules, ...drawn } = simulation;
@@ -126,6 +127,11 @@ export function simulateSeeds(
  * would be ignored.
  */
 function checkDrawn(simulation: DrawnSimulation): void {
+  if (typeof simulation !== "object" || simulation === null || Array.isArray(simulation)) {
+    throw new ConfigError(
+      `simulateSeeds: its third argument is the simulation, { jobs, workers, faults, … } (or { modules: { graph, handlers } } for a graph of your own), not ${Array.isArray(simulation) ? "an array" : String(simulation)}`,
+    );
+  }
   const { modules } = simulation;
   if (
     modules !== undefined &&
@@ -150,6 +156,30 @@ function checkDrawn(simulation: DrawnSimulation): void {
         ? `simulateSeeds: ${name} cannot cross threads; for a graph of your own, give modules: { graph, handlers } (the paths of their modules, which each thread imports), or call simulate({ seed, graph, handlers }) once per seed`
         : `simulateSeeds: unknown option ${name}; a drawn simulation takes ${DRAWN_OPTIONS.join(", ")}`,
     );
+  }
+}
+
+/** Every option of how `simulateSeeds` runs (the compiler holds this to `SimulateSeedsOptions`). */
+const SEEDS_OPTIONS: Record<keyof SimulateSeedsOptions, true> = {
+  threads: true,
+  checkDeterminism: true,
+  traces: true,
+  onSeedEnded: true,
+};
+
+/** Refuses a fourth argument that is not an object of `SimulateSeedsOptions`, or names another. */
+function checkSeedsOptions(options: SimulateSeedsOptions): void {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ConfigError(
+      `simulateSeeds: its fourth argument is how to run the seeds, { threads, checkDeterminism, traces, onSeedEnded }, not ${Array.isArray(options) ? "an array" : String(options)}`,
+    );
+  }
+  for (const name of Object.keys(options)) {
+    if (!Object.hasOwn(SEEDS_OPTIONS, name)) {
+      throw new ConfigError(
+        `simulateSeeds: unknown option ${name} in its fourth argument; it takes ${Object.keys(SEEDS_OPTIONS).join(", ")}${(DRAWN_OPTIONS as readonly string[]).includes(name) ? ` (${name} belongs to the simulation, the third)` : ""}`,
+      );
+    }
   }
 }
 

@@ -175,6 +175,40 @@ describe("simulateSeeds' range and options", () => {
     expect(seeds).toThrow(`simulateSeeds: ${message}`);
   });
 
+  // What JavaScript can pass that the types refuse: each threw a TypeError from inside
+  // ("Cannot destructure property 'modules'"), or (a number, a misplaced option) was ignored.
+  it.each([
+    [
+      [1, 2, null],
+      "simulateSeeds: its third argument is the simulation, { jobs, workers, faults, … } (or { modules: { graph, handlers } } for a graph of your own), not null",
+    ],
+    [
+      [1, 2, 5],
+      "simulateSeeds: its third argument is the simulation, { jobs, workers, faults, … }",
+    ],
+    [
+      [1, 2, {}, { workers: 2 }],
+      "simulateSeeds: unknown option workers in its fourth argument; it takes threads, checkDeterminism, traces, onSeedEnded (workers belongs to the simulation, the third)",
+    ],
+    [[1, 2, {}, "fast"], "simulateSeeds: its fourth argument is how to run the seeds"],
+  ])("refuses simulateSeeds(%o) at the call", (args, message) => {
+    const seeds = () => (simulateSeeds as (...args: unknown[]) => unknown)(...args);
+    expect(seeds).toThrow(ConfigError);
+    expect(seeds).toThrow(message);
+  });
+
+  it("draws its simulations with the defaults when given only the seeds", async () => {
+    const results = [];
+    for await (const result of simulateSeeds(3, 3)) results.push(result);
+    expect(results.map((result) => [result.seed, result.ok])).toEqual([[3, true]]);
+  });
+
+  it("refuses simulate() without an object of options", async () => {
+    await expect(simulate(undefined as never)).rejects.toThrow(
+      "simulate takes an object of options, { seed, jobs, workers, faults, … }, not undefined",
+    );
+  });
+
   it.each([0, 0.5, Number.NaN, SIM_LIMITS.threads + 1])(
     "refuses %d threads at the call",
     (threads) => {
