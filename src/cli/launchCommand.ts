@@ -166,7 +166,15 @@ export async function launchCommand(argv: string[]): Promise<number> {
   if (ui !== undefined) process.stderr.write(`dashboard: ${ui.url}\n`);
   const shown = ui?.showGroup();
   const status = process.stderr.isTTY === true ? liveStatus(process.stderr) : undefined;
-  const watchers = [status?.show, shown?.report].filter((show) => show !== undefined);
+  /** What the group does now, for what a signal says it stops. */
+  let groupState = "reaping";
+  const watchers = [
+    status?.show,
+    shown?.report,
+    (progress: GroupProgress) => {
+      groupState = progress.state;
+    },
+  ].filter((show) => show !== undefined);
   let group: ReturnType<typeof launchGroup>;
   try {
     group = launchGroup({
@@ -182,10 +190,8 @@ export async function launchCommand(argv: string[]): Promise<number> {
       ...(loadTimeoutMs !== undefined && { timeouts: { loadTimeoutMs } }),
       ...(values["no-contain"] && { contain: false }),
       logger,
-      ...(watchers.length > 0 && {
-        inspect: watchGroup((progress) => {
-          for (const show of watchers) show(progress);
-        }),
+      inspect: watchGroup((progress) => {
+        for (const show of watchers) show(progress);
       }),
     });
   } catch (error) {
@@ -213,15 +219,19 @@ export async function launchCommand(argv: string[]): Promise<number> {
   );
 
   /** Why the launcher stopped the group (a signal, the time limit), and its exit code then. */
-  let stopped: { exitCode: number } | undefined;
+  let stopped: { exitCode: number; beforeAnyRank: boolean } | undefined;
   let stopping: Promise<unknown> | undefined;
   const stopAll = (why: string, reason: string, exitCode: number) => {
     if (stopped !== undefined) {
       say(`${why}: still stopping the ranks (a teardown is verified before baton exits)`);
       return;
     }
-    stopped = { exitCode };
-    say(`${why}: stopping every rank of ${group.deployment}`);
+    stopped = { exitCode, beforeAnyRank: groupState === "reaping" };
+    say(
+      stopped.beforeAnyRank
+        ? `${why}: no rank of ${group.deployment} was started, and none will be (a reap of orphans under way finishes first)`
+        : `${why}: stopping every rank of ${group.deployment}`,
+    );
     stopping = group.stop(reason).catch((error: unknown) => error);
   };
   const onSignal = (signal: "SIGINT" | "SIGTERM") =>
@@ -251,7 +261,11 @@ export async function launchCommand(argv: string[]): Promise<number> {
       const exit = await group.wait();
       if (stopped !== undefined) {
         await stopping;
-        say(`stopped; every rank is gone (verified in ${exit.teardown.elapsedMs} ms)`);
+        say(
+          stopped.beforeAnyRank
+            ? "stopped before any rank started"
+            : `stopped; every rank is gone (verified in ${exit.teardown.elapsedMs} ms)`,
+        );
         return stopped.exitCode;
       }
       say(`every rank exited 0`);

@@ -143,6 +143,8 @@ class LaunchedGroup implements RankGroup {
   private settleExit!: { resolve: (exit: GroupExit) => void; reject: (error: Error) => void };
   private settled = false;
   private launching: Promise<void> = Promise.resolve();
+  /** The reap that clears the way (`reap()`), under way from the start. */
+  private reaping: Promise<void> = Promise.resolve();
   private attempt: Promise<TeardownReport> | undefined;
   private report: TeardownReport | undefined;
   private lease: HeldLease | undefined;
@@ -260,7 +262,7 @@ class LaunchedGroup implements RankGroup {
     });
     this.group.on("*", (event) => this.onGroup(event));
     this.group.start();
-    void this.reap();
+    this.reaping = this.reap();
   }
 
   wait(): Promise<GroupExit> {
@@ -301,6 +303,9 @@ class LaunchedGroup implements RankGroup {
    * its environment would pass for gone.
    */
   private async stopUnlaunched(): Promise<TeardownReport> {
+    // A reap under way (orphans of other launches, in their TERM grace) is not cut short:
+    // the launcher would exit before its KILL, leaving the orphans that ignore TERM.
+    await this.reaping.catch(() => {});
     const manifest = await readStateFile(
       this.ports.files,
       MANIFEST_FORMAT,

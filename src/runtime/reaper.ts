@@ -204,8 +204,17 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     ) {
       continue;
     }
-    options.logger?.info({ deployment, why }, "reaping an orphaned deployment");
     const running = manifest === undefined ? [] : runningRanks(id, manifest, procs);
+    // Ranks about to be signalled are news to whoever waits (a launch, `baton reap`): the
+    // teardown may take their whole TERM grace, silent otherwise.
+    if (running.length === 0)
+      options.logger?.info({ deployment, why }, "reaping an orphaned deployment");
+    else {
+      options.logger?.warn(
+        { deployment, why, ranks: running },
+        `reaping orphaned deployment ${deployment}: stopping its rank${running.length === 1 ? "" : "s"} ${running.join(", ")}, which still run${running.length === 1 ? "s" : ""} (TERM, then KILL after the grace)`,
+      );
+    }
     try {
       const logger = options.logger !== undefined && { logger: options.logger };
       const teardown = await tearDownAcrossHosts(

@@ -296,6 +296,67 @@ describe("baton launch", () => {
     60_000,
   );
 
+  it("on Ctrl-C while it reaps another launch's orphans, finishes that reap, even on a second Ctrl-C, and starts no rank", async () => {
+    const dir = tempDir();
+    const orphaned = startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      dir,
+      "--name",
+      "orphaned",
+      "--",
+      // Ranks that ignore TERM and do not watch their launcher: only a reap ends them.
+      "/bin/sh",
+      "-c",
+      "trap '' TERM; while :; do sleep 1; done",
+    ]);
+    let pids: number[] = [];
+    await until(async () => {
+      pids = (await readManifest(dir, "orphaned"))?.ranks.map((rank) => rank.pid) ?? [];
+      return pids.length === 2;
+    }, "the orphans' pids in their manifest");
+    for (const pid of pids) stray(pid, "orphaned");
+    orphaned.child.kill("SIGKILL");
+    await orphaned.exit;
+    const launcher = startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      dir,
+      "--name",
+      "next",
+      "--grace-ms",
+      "3000",
+      "--",
+      ...RANK,
+    ]);
+    // The orphans ignore TERM: the reap waits out the 3 s grace, then KILLs them.
+    await until(
+      () => launcher.stderr().includes("reaping orphaned deployment orphaned"),
+      "the reap of the orphans",
+    );
+    expect(launcher.stderr()).toContain(
+      "stopping its ranks 0, 1, which still run (TERM, then KILL after the grace)",
+    );
+    launcher.child.kill("SIGINT");
+    await until(
+      () => launcher.stderr().includes("SIGINT: no rank of next was started"),
+      "the first SIGINT's line",
+    );
+    // The second Ctrl-C used to find baton done but for the reap, and kill it before the KILL.
+    launcher.child.kill("SIGINT");
+    const result = await launcher.exit;
+    expect(result.code).toBe(130);
+    expect(result.stderr).toContain("SIGINT: still stopping");
+    expect(result.stderr).toContain("stopped before any rank started");
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+    expect(existsSync(join(dir, "orphaned", "manifest.json"))).toBe(false);
+    expect(existsSync(join(dir, "next", "rank-0.log"))).toBe(false);
+  }, 60_000);
+
   it("leaves baton status how the group ended: each rank's exit code, when, and the logs", async () => {
     const dir = tempDir();
     // Rank 1 fails at its second step; rank 0 runs until the group stops it.
