@@ -28,8 +28,9 @@ to stderr.
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
   --ssh-config FILE ssh_config file for reaching the ssh hosts of remote ranks
   --json            print the report as JSON instead: { stateDir, stateDirExists, reaped,
-                    live, failed, foreign, otherUsers }; each reaped: { deployment, why,
-                    elapsedMs, swept, stoppedRanks }
+                    live, failed, foreign, otherUsers, waiting }; each reaped: { deployment,
+                    why, elapsedMs, swept, stoppedRanks }; each waiting (a fresh lease, no
+                    manifest): { deployment, pid, staleInMs }
   --log-level L     ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help        this help
 

@@ -597,7 +597,12 @@ describe("baton reap", () => {
   it("reports an empty state dir and exits 0", async () => {
     const result = await startBaton(["reap", "--state-dir", tempDir(), "--json"]).exit;
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ reaped: [], live: [], failed: [] });
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({ reaped: [], live: [], failed: [], waiting: [] });
+    // --help names every key --json prints (it left out `waiting`).
+    const help = (await startBaton(["reap", "--help"]).exit).stdout.replace(/\s+/g, " ");
+    const keys = Object.keys(report).join(", ");
+    expect(help).toContain(`{ ${keys} }`);
   }, 60_000);
 
   it("never signals a program that took a dead rank's pid, even one whose arguments name the deployment", async () => {
