@@ -11,7 +11,7 @@ import {
 import type { Json, Resources } from "../graph/job.ts";
 import { CloseCode } from "../transport/closeCodes.ts";
 import type { ToCoordinator, ToWorker } from "../transport/frames.ts";
-import { describeRange, negotiate } from "../transport/protocolVersion.ts";
+import { negotiate, noCommonVersion } from "../transport/protocolVersion.ts";
 import type { CoordinatorEvent } from "./coordinator.ts";
 import type { Outcome } from "./jobBoard.ts";
 
@@ -323,7 +323,7 @@ export const connectionMachine = setup({
               type: "closeWith",
               params: ({ context, event }) => ({
                 code: CloseCode.versionMismatch,
-                reason: `no common protocol version: the coordinator speaks ${describeRange(context.protocol)}, the worker speaks ${describeRange(event.frame.protocol)}; install matching baton versions`,
+                reason: noCommonVersion(context.protocol, event.frame.protocol),
               }),
             },
           },

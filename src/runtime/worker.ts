@@ -12,7 +12,12 @@ import {
   type ResultFrame,
   type ToCoordinator,
 } from "../transport/frames.ts";
-import { negotiate, PROTOCOL, type ProtocolRange } from "../transport/protocolVersion.ts";
+import {
+  negotiate,
+  noCommonVersion,
+  PROTOCOL,
+  type ProtocolRange,
+} from "../transport/protocolVersion.ts";
 import type { LoadedJobs } from "./jobModule.ts";
 import { failed, type JobReport, type JobRunner, jobRunner } from "./jobRunner.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -258,7 +263,16 @@ class WorkerSession implements JobReport {
       return;
     }
     switch (frame.type) {
-      case "challenge":
+      case "challenge": {
+        const version = negotiate(this.protocol, frame.protocol);
+        // Neither side could speak to the other: say so now, rather than prove the secret to
+        // a coordinator that can only refuse the hello.
+        if (version === undefined) {
+          const reason = noCommonVersion(frame.protocol, this.protocol);
+          this.options.logger.error({ reason }, "no protocol version shared with the coordinator");
+          this.link.close(CloseCode.versionMismatch, reason);
+          return;
+        }
         this.nonce = frame.nonce;
         this.proof = workerProof(
           this.options.secret,
@@ -275,12 +289,13 @@ class WorkerSession implements JobReport {
           proof: this.proof,
           // Version 5 on, known from the challenge's range: an older coordinator would refuse
           // a hello with a field it does not know.
-          ...((negotiate(this.protocol, frame.protocol) ?? 0) >= 5 &&
+          ...(version >= 5 &&
             Number.isFinite(this.link.maxFrameBytes) && {
               maxFrameBytes: this.link.maxFrameBytes,
             }),
         });
         return;
+      }
       case "welcome":
         if (!verifyCoordinatorProof(this.options.secret, this.nonce, this.proof, frame.proof)) {
           this.link.close(

@@ -71,3 +71,17 @@ export function negotiate(ours: ProtocolRange, theirs: ProtocolRange): number | 
 export function describeRange(range: ProtocolRange): string {
   return range[0] === range[1] ? `${range[0]}` : `${range[0]}..${range[1]}`;
 }
+
+/**
+ * Why a connection closes with 4002 (no shared version), naming both ranges; the coordinator
+ * says it to a worker's hello, and a worker to a challenge, whichever side finds it first.
+ *
+ * @example
+ * ```ts
+ * noCommonVersion([1, 6], [7, 8]);
+ * // "no common protocol version: the coordinator speaks 1..6, the worker speaks 7..8; install matching baton versions"
+ * ```
+ */
+export function noCommonVersion(coordinator: ProtocolRange, worker: ProtocolRange): string {
+  return `no common protocol version: the coordinator speaks ${describeRange(coordinator)}, the worker speaks ${describeRange(worker)}; install matching baton versions`;
+}

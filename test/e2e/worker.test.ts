@@ -23,6 +23,7 @@ import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
 import { keptSecret, readSecret, writeSecretFile } from "../../src/runtime/secret.ts";
 import { jobsOf } from "../../src/runtime/userModule.ts";
+import { describeRange, PROTOCOL } from "../../src/transport/protocolVersion.ts";
 import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { silentCoordinator } from "../fixtures/silentCoordinator.ts";
 import { startSocketCoordinator } from "../fixtures/socketCoordinator.ts";
@@ -230,6 +231,23 @@ describe("baton worker", () => {
       `baton worker: gave up on the coordinator at ${coordinator.address} (code 4009): no frame or ping from the coordinator for 200 ms; it may have crashed or the network dropped the connection; check that it is still running and reachable from here; start the worker again once the coordinator is reachable, or give it --retry-for DURATION to have it try by itself (a run started again keeps its address and secret only when baton run is given --listen HOST:PORT and --secret-file FILE)`,
     );
     expect((await coordinator.closed).code).toBe(4009);
+  });
+
+  it("exits 4 naming both ranges, without proving the secret, when the coordinator shares no protocol version with it", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    const newer = await silentCoordinator({ secret, heartbeatMs: 50, protocol: [99, 100] });
+    cleanups.push(newer.close);
+    const { code, stderr } = await within(
+      worker(workerArgs(newer.address, path)).exit,
+      10_000,
+      "the worker's exit",
+    );
+    const reason = `no common protocol version: the coordinator speaks 99..100, the worker speaks ${describeRange(PROTOCOL)}; install matching baton versions`;
+    expect(await newer.closed).toEqual({ code: 4002, reason });
+    expect(code).toBe(4);
+    expect(stderr).toContain(
+      `baton worker: connection to the coordinator at ${newer.address} closed with code 4002 (${reason}): protocol version mismatch`,
+    );
   });
 
   it("says its own event loop was blocked when a synchronous handler cost it its connection", async () => {
