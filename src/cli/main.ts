@@ -41,6 +41,8 @@ const PATH_ERRORS: Readonly<Record<string, string>> = {
   ENOTDIR: "part of that path is a file, not a directory; give another path",
   EISDIR: "it is a directory, where a file is expected",
   EROFS: "the file system is read-only; give a path you can write to",
+  ENOSPC: "no space left on the disk; free some space, or give a path on another disk",
+  EDQUOT: "this user's disk quota is used up; free some space, or give a path on another disk",
 };
 
 type Command = (argv: string[]) => Promise<number>;
@@ -96,9 +98,12 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     const system = error as NodeJS.ErrnoException;
+    // A full disk is the machine's, whatever the file: a write through a handle names none.
     const advice =
       system.path === undefined
-        ? undefined
+        ? system.code === "ENOSPC" || system.code === "EDQUOT"
+          ? PATH_ERRORS[system.code]
+          : undefined
         : system.code === "EACCES"
           ? (await import("../runtime/permissionAdvice.ts")).permissionAdvice(
               system.syscall,
@@ -107,7 +112,7 @@ export async function main(argv: string[]): Promise<number> {
           : PATH_ERRORS[system.code ?? ""];
     if (advice !== undefined) {
       process.stderr.write(
-        `baton ${name}: cannot ${system.syscall ?? "use"} ${system.path}: ${advice} [${system.code}]\n`,
+        `baton ${name}: cannot ${system.syscall ?? "use"}${system.path === undefined ? "" : ` ${system.path}`}: ${advice} [${system.code}]\n`,
       );
       return 2;
     }

@@ -42,7 +42,7 @@ export function nodeFiles(): Files {
         await rename(temp, path);
       } catch (err) {
         await rm(temp, { force: true });
-        throw err;
+        throw named(err, path);
       }
       const dirHandle = await open(dir, "r");
       try {
@@ -63,9 +63,13 @@ export function nodeFiles(): Files {
       }
       try {
         await handle.writeFile(data);
-      } finally {
+      } catch (err) {
+        // A full disk: the file this call made goes again, or an empty lock stays behind.
         await handle.close();
+        await rm(path, { force: true });
+        throw named(err, path);
       }
+      await handle.close();
       return true;
     },
 
@@ -157,4 +161,15 @@ export function nodeFiles(): Files {
 
 function isErrno(err: unknown, code: string): boolean {
   return err instanceof Error && (err as NodeJS.ErrnoException).code === code;
+}
+
+/**
+ * `err` with `path` as its path when it names none: a write through a file handle that fails
+ * (`ENOSPC` on a full disk) says only `write`, and the message the user sees must say where.
+ */
+function named(err: unknown, path: string): unknown {
+  if (err instanceof Error && (err as NodeJS.ErrnoException).path === undefined) {
+    (err as NodeJS.ErrnoException).path = path;
+  }
+  return err;
 }

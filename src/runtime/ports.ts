@@ -190,7 +190,8 @@ export interface Files {
    * Creates `path` holding `data` only if nothing is there (parent directories as needed):
    * true when this call created it, false when it existed. Of two callers at once, exactly one
    * gets true: a launcher claims a deployment's name with it. A reader may find the file empty
-   * for a moment; a writer killed at that moment leaves it empty.
+   * for a moment; a writer killed at that moment leaves it empty. A write that fails (a full
+   * disk) removes the file again before it throws.
    */
   createExclusive(path: string, data: string, mode?: number): Promise<boolean>;
   /** The file's text, or undefined when it does not exist. */

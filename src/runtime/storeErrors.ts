@@ -8,8 +8,8 @@ import { permissionDenied } from "./permissionAdvice.ts";
  * file of its own in them) means to the user: a {@link StoreError} naming the path at fault
  * and what to do, for a file in the way (`ENOTDIR`, `EEXIST`) or a folder that cannot be
  * written (`EACCES`, `EPERM`: saying what this user may not do there and whose it is;
- * `EROFS`). Any other error (a full disk, an I/O error) is
- * returned as it is.
+ * `EROFS`), or on a disk that is full (`ENOSPC`, `EDQUOT`). Any other error (an I/O error)
+ * is returned as it is.
  *
  * @example
  * ```ts
@@ -26,6 +26,17 @@ export function storeOpenError(dir: string, error: unknown): unknown {
       `the result store ${dir} cannot be made: ${file} is a file, not a directory; give the store (--store) a directory, or a path that does not exist yet`,
       dir,
       file,
+      { cause: error },
+    );
+  }
+  if (code === "ENOSPC" || code === "EDQUOT") {
+    const why =
+      code === "ENOSPC" ? "no space left on its disk" : "this user's disk quota is used up";
+    return new StoreError(
+      "STORE_NOT_WRITABLE",
+      `the result store ${dir} cannot be written: cannot ${syscall} ${path}: ${why}; free some space, or give the store (--store) a directory on another disk`,
+      dir,
+      path,
       { cause: error },
     );
   }

@@ -711,6 +711,15 @@ describe("baton", () => {
     },
   );
 
+  it("says a full disk is full, in one line with exit 2, when the failed write names no file", async () => {
+    // /dev/full fails every write with ENOSPC, through a handle whose error has no path.
+    const { code, stderr } = await batonRun("viz", "--out", "/dev/full");
+    expect(stderr).toBe(
+      "baton viz: cannot write: no space left on the disk; free some space, or give a path on another disk [ENOSPC]\n",
+    );
+    expect(code).toBe(2);
+  });
+
   it("prints help with exit 0, a command's with help COMMAND, and refuses an unknown command with exit 2", async () => {
     const [help, nope, helpLaunch] = await Promise.all([
       batonRun("help"),

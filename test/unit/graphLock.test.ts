@@ -116,6 +116,24 @@ describe("lockGraph", () => {
     expect(existsSync(path)).toBe(true);
   });
 
+  it("a store whose disk is full says so, instead of crashing on Node's bare ENOSPC", async () => {
+    const store = storeDir();
+    const files: Files = {
+      ...nodeFiles(),
+      createExclusive: async () => {
+        throw Object.assign(new Error("ENOSPC: no space left on device, write"), {
+          code: "ENOSPC",
+          syscall: "write",
+        });
+      },
+    };
+    await expect(lockGraph(store, "g.graph.ts", { files })).rejects.toMatchObject({
+      name: "StoreError",
+      code: "STORE_NOT_WRITABLE",
+      message: `the result store ${store} cannot be written: cannot write ${store}: no space left on its disk; free some space, or give the store (--store) a directory on another disk`,
+    });
+  });
+
   it("takes the lock of a graph module's real path: a run of it through a symbolic link is refused too", async () => {
     const store = storeDir();
     const graph = join(store, "..", "real.graph.ts");

@@ -1,8 +1,12 @@
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { chown, mkdtemp, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+
+const NODE_FILES = new URL("../../src/runtime/nodeFiles.ts", import.meta.url).pathname;
 
 describe("nodeFiles", () => {
   const files = nodeFiles();
@@ -34,6 +38,30 @@ describe("nodeFiles", () => {
     expect(await files.createExclusive(path, "late")).toBe(false);
     await files.remove(path);
     expect(await files.createExclusive(path, "again")).toBe(true);
+  });
+
+  it("leaves no file behind when it cannot write what it created exclusively (a full disk), and names it", () => {
+    // A child whose files may hold no byte (ulimit -f 0, SIGXFSZ ignored) fails each write
+    // with EFBIG once the file is open, as a full disk does with ENOSPC.
+    const path = join(dir, "run", "graph.lock");
+    const script = `const { nodeFiles } = await import(${JSON.stringify(NODE_FILES)});
+await nodeFiles().createExclusive(${JSON.stringify(path)}, "held").then(
+  () => console.log("created"),
+  (error) => console.log(error.code, error.path),
+);`;
+    const result = spawnSync(
+      "bash",
+      [
+        "-c",
+        'trap "" XFSZ; ulimit -f 0; exec "$0" --import tsx --input-type=module -e "$1"',
+        process.execPath,
+        script,
+      ],
+      { encoding: "utf8", timeout: 30_000, killSignal: "SIGKILL" },
+    );
+    // The error names the file: a write through a handle names none of itself.
+    expect(result.stdout.trim(), result.stderr).toBe(`EFBIG ${path}`);
+    expect(existsSync(path)).toBe(false);
   });
 
   it("applies an explicit mode whatever the umask", async () => {
