@@ -23,7 +23,8 @@ export function dryRunReport(
   const { jobs, stored, toRun, corrupt } = plan.counts;
   const out = countsTable(["jobs", "stored", "to run"], byKind, [jobs, stored, toRun]);
   if (corrupt > 0) {
-    out.push(`${corrupt} stored results are corrupt: a run moves them aside and recomputes them`);
+    const [are, them] = corrupt === 1 ? ["result is", "it"] : ["results are", "them"];
+    out.push(`${corrupt} stored ${are} corrupt: a run moves ${them} aside and recomputes ${them}`);
   }
   const where =
     store === undefined
