@@ -209,6 +209,7 @@ export type {
   JobProgressEvent,
   JobStatus,
   ListeningEvent,
+  RunOptions,
   RunProgress,
   RunResult,
   StoreReadingEvent,

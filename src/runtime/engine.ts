@@ -22,12 +22,15 @@ import type { Clock, Entropy, Files, Listener, Net } from "./ports.ts";
 import { ResultStore } from "./resultStore.ts";
 import { writeResults } from "./resultWriter.ts";
 import {
+  cancelOnAbort,
   type JobEvent,
   type JobOutcome,
   type JobStatus,
   Run,
+  type RunOptions,
   type RunProgress,
   type RunResult,
+  runSignal,
 } from "./run.ts";
 import { sweepAbandonedRunFiles } from "./runFiles.ts";
 import { DEFAULT_KEEP_LOGS, markRunLogsEnded, pruneRunLogs, runLogsDir } from "./runLogs.ts";
@@ -192,9 +195,10 @@ export interface RunPlan {
 export interface Engine {
   /**
    * Plans and validates the graph (throwing a `GraphError` before anything runs), then
-   * starts it. Pass the jobs you want; the jobs they run after are included.
+   * starts it. Pass the jobs you want; the jobs they run after are included. An AbortSignal
+   * given as `signal` cancels the run when it aborts, as `run.cancel()` does.
    */
-  run(graph: JobSpec | readonly JobSpec[]): Run;
+  run(graph: JobSpec | readonly JobSpec[], options?: RunOptions): Run;
   /**
    * A dry run: plans and validates the graph as `run` does and looks its jobs up in the
    * store, read-only (nothing is created, a corrupt entry is only counted), but starts
@@ -271,7 +275,8 @@ export function createEngine(options: EngineOptions): Engine {
       };
     },
 
-    run(graph) {
+    run(graph, runOptions = {}) {
+      const signal = runSignal(runOptions);
       const plan = planOf(graph);
       const runId = entropy.id(12);
       const log = logger.child({ run: runId });
@@ -296,6 +301,7 @@ export function createEngine(options: EngineOptions): Engine {
         },
       );
       execute().then(settle.resolve, settle.reject);
+      if (signal !== undefined) cancelOnAbort(run, signal);
       return run;
 
       async function execute(): Promise<RunResult> {

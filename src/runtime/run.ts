@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { ListenerError } from "../errors.ts";
+import { ConfigError, ListenerError } from "../errors.ts";
 import type { JobSpec, Json } from "../graph/job.ts";
 import type { FailureCause, JobError, JobState } from "../machines/jobBoard.ts";
 
@@ -119,6 +119,21 @@ interface RunEvents {
   "store.reading": [StoreReadingEvent];
 }
 
+/** How one `engine.run` runs: its second argument. */
+export interface RunOptions {
+  /**
+   * Cancels the run when it aborts, as `run.cancel()` does, with the signal's reason as the
+   * cancelled jobs' message (an `AbortController`'s, `AbortSignal.timeout(ms)`, a request's):
+   * one that has aborted already cancels the run before it starts a worker.
+   *
+   * @example
+   * ```ts
+   * const result = await engine.run(graph, { signal: AbortSignal.timeout(60_000) });
+   * ```
+   */
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * A running graph: a `Promise<RunResult>` that is also an EventEmitter. Await it for the
  * `RunResult`; listen to it for job state changes and progress; `cancel()` it to stop
@@ -186,4 +201,62 @@ export class Run extends EventEmitter<RunEvents> implements Promise<RunResult> {
   finally(onFinally?: (() => void) | null): Promise<RunResult> {
     return this.result.finally(onFinally);
   }
+}
+
+/**
+ * Refuses, with a `ConfigError`, run options that are not an object, an option that is not one
+ * of `RunOptions`, and a `signal` that is not an AbortSignal; returns the signal, if any.
+ */
+export function runSignal(options: RunOptions): AbortSignal | undefined {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new ConfigError(
+      `engine.run: its second argument is the run's options, { signal }, not ${Array.isArray(options) ? "an array (the jobs go in the first)" : String(options)}`,
+    );
+  }
+  for (const name of Object.keys(options)) {
+    if (name !== "signal") {
+      throw new ConfigError(
+        `engine.run: unknown option ${name}; a run takes signal (the engine's options go to createEngine)`,
+      );
+    }
+  }
+  const { signal } = options;
+  if (
+    signal !== undefined &&
+    !(
+      typeof signal === "object" &&
+      signal !== null &&
+      typeof signal.aborted === "boolean" &&
+      typeof signal.addEventListener === "function"
+    )
+  ) {
+    throw new ConfigError(
+      `engine.run: signal must be an AbortSignal (an AbortController's signal, or AbortSignal.timeout(ms)), not ${String(signal)}`,
+    );
+  }
+  return signal;
+}
+
+/**
+ * Cancels `run` when `signal` aborts (at once when it has), with the reason's message; stops
+ * listening once the run settles, so one signal can serve many runs without piling listeners.
+ */
+export function cancelOnAbort(run: Run, signal: AbortSignal): void {
+  const abort = () => {
+    const { reason } = signal;
+    run.cancel(
+      reason instanceof Error
+        ? `the run's AbortSignal aborted: ${reason.message}`
+        : reason === undefined
+          ? "the run's AbortSignal aborted"
+          : `the run's AbortSignal aborted: ${String(reason)}`,
+    );
+  };
+  if (signal.aborted) {
+    abort();
+    return;
+  }
+  signal.addEventListener("abort", abort, { once: true });
+  const stop = () => signal.removeEventListener("abort", abort);
+  run.then(stop, stop);
 }

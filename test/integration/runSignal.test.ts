@@ -1,0 +1,104 @@
+/**
+ * `engine.run(graph, { signal })`: an AbortSignal cancels the run as `run.cancel()` does, with
+ * in-process workers over the in-memory Net.
+ */
+import { getEventListeners } from "node:events";
+import { describe, expect, it } from "vitest";
+import {
+  ConfigError,
+  createEngine,
+  inProcessPool,
+  type JobContext,
+  job,
+  type WorkerPool,
+} from "../../src/index.ts";
+
+/** Settles only when the signal aborts, rejecting with its reason, as a well-behaved handler does. */
+function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+}
+
+describe("engine.run with an AbortSignal", { timeout: 10_000 }, () => {
+  it("its abort cancels the run: running handlers see their signal, the rest end cancelled, naming the reason", async () => {
+    const aborted: unknown[] = [];
+    const engine = createEngine({
+      jobs: {
+        wait: async (_: number, ctx: JobContext) => {
+          try {
+            return await untilAborted(ctx.signal);
+          } finally {
+            aborted.push(ctx.signal.reason);
+          }
+        },
+      },
+      workers: 2,
+    });
+    const controller = new AbortController();
+    const run = engine.run(
+      [1, 2, 3].map((n) => job("wait", n)),
+      { signal: controller.signal },
+    );
+    let running = 0;
+    run.on("job", (event) => {
+      if (event.state === "running" && ++running === 2) controller.abort(new Error("user left"));
+    });
+
+    const result = await run;
+
+    expect(aborted).toHaveLength(2);
+    expect(result.counts).toMatchObject({ completed: 0, cancelled: 3 });
+    for (const outcome of result.jobs.values()) {
+      expect(outcome.error?.message).toBe("the run's AbortSignal aborted: user left");
+    }
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("one already aborted starts no worker; one that never aborts is let go of when the run ends", async () => {
+    const inner = inProcessPool({ count: 1 });
+    let starts = 0;
+    const pool: WorkerPool = {
+      ...inner,
+      start(context) {
+        starts++;
+        return inner.start(context);
+      },
+    };
+    const engine = createEngine({ jobs: { one: (n: number) => n }, workers: pool });
+
+    const early = await engine.run([job("one", 1)], { signal: AbortSignal.abort("not now") });
+    expect(early.counts).toMatchObject({ cancelled: 1, completed: 0 });
+    expect(early.get(job("one", 1)).error?.message).toBe("the run's AbortSignal aborted: not now");
+    expect(starts).toBe(0);
+
+    // One signal for many runs, as a service's shutdown signal: no listener is left behind.
+    const controller = new AbortController();
+    for (const n of [2, 3, 4]) {
+      expect((await engine.run([job("one", n)], { signal: controller.signal })).ok).toBe(true);
+    }
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    expect(starts).toBe(3);
+  });
+
+  it.each([
+    [
+      { signal: "stop" },
+      "engine.run: signal must be an AbortSignal (an AbortController's signal, or AbortSignal.timeout(ms)), not stop",
+    ],
+    [
+      { singal: new AbortController().signal },
+      "engine.run: unknown option singal; a run takes signal",
+    ],
+    [
+      { workers: 2 },
+      "engine.run: unknown option workers; a run takes signal (the engine's options go to createEngine)",
+    ],
+    [null, "engine.run: its second argument is the run's options, { signal }, not null"],
+  ])("refuses run options %o with a ConfigError, before anything runs", (options, message) => {
+    const engine = createEngine({ jobs: { one: (n: number) => n }, workers: 1 });
+    const run = () => engine.run([job("one", 1)], options as never);
+    expect(run).toThrow(ConfigError);
+    expect(run).toThrow(message);
+  });
+});
