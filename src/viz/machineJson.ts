@@ -1,4 +1,6 @@
 import type { AnyStateMachine } from "xstate";
+import type { MachineName } from "../machines/catalog.ts";
+import { machineOf } from "./machineOf.ts";
 
 /** A machine's definition as plain JSON: its config, with code replaced by named references. */
 export type MachineJson = { id: string } & Record<string, unknown>;
@@ -9,6 +11,7 @@ export type MachineJson = { id: string } & Record<string, unknown>;
  * replaced by a reference `{ type }` naming it (`xstate.assign`, `closeWith`, ...) and the
  * context factory left out (context is run-time data, not structure). `createMachine` loads
  * it back with the same states and events as `machine.toJSON()` reports for the original.
+ * It takes any machine, or the name of one of baton's (`machineCatalog`).
  *
  * @example
  * ```ts
@@ -16,7 +19,8 @@ export type MachineJson = { id: string } & Record<string, unknown>;
  * createMachine(json).root.events; // the same events as connectionMachine.root.events
  * ```
  */
-export function machineJson(machine: AnyStateMachine): MachineJson {
+export function machineJson(given: AnyStateMachine | MachineName): MachineJson {
+  const machine = machineOf("machineJson", given);
   return JSON.parse(
     JSON.stringify(machine.config, function replace(this: unknown, key, value) {
       if (typeof value !== "function") return value;

@@ -1,4 +1,6 @@
 import type { AnyStateMachine } from "xstate";
+import type { MachineName } from "../machines/catalog.ts";
+import { machineOf } from "./machineOf.ts";
 import {
   type ChartState,
   type ChartTransition,
@@ -14,15 +16,16 @@ import {
  * for a delayed one, `always [runComplete]` for an eventless one). Transitions that only run
  * actions are drawn as a loop on their state; machine-wide ones are listed in a note on the
  * initial state. The output depends only on the definition, so it can be committed and
- * checked.
+ * checked. It takes any machine, or the name of one of baton's (`machineCatalog`).
  *
  * @example
  * ```ts
  * toMermaid(connectionMachine).split("\n")[0]; // "stateDiagram-v2"
+ * toMermaid("coordinator") === toMermaid(coordinatorMachine); // true
  * ```
  */
-export function toMermaid(machine: AnyStateMachine): string {
-  const chart = stateChart(machine);
+export function toMermaid(machine: AnyStateMachine | MachineName): string {
+  const chart = stateChart(machineOf("toMermaid", machine));
   const { parentOf } = indexChart(chart);
   const name = (id: string) =>
     id === chart.root.id ? "[*]" : id.slice(chart.root.id.length + 1).replace(/\./g, "_");

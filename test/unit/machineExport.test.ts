@@ -101,6 +101,30 @@ describe("Mermaid", () => {
   });
 });
 
+describe("the exporters from code", () => {
+  it("take the name of one of baton's machines, as baton viz does", () => {
+    expect(toMermaid("coordinator")).toBe(toMermaid(machineCatalog.coordinator));
+    expect(machineJson("connection")).toEqual(machineJson(machineCatalog.connection));
+  });
+
+  it.each([
+    ["conection", '"conection"'],
+    [undefined, "undefined"],
+    ["toString", '"toString"'],
+  ])(
+    "refuse %o, no machine and no name of one, with a ConfigError naming the machines",
+    (bad, shown) => {
+      // Each used to be a TypeError from inside: "Cannot read properties of undefined".
+      for (const exporter of [toMermaid, machineJson] as ((machine: unknown) => unknown)[]) {
+        expect(() => exporter(bad)).toThrow(ConfigError);
+        expect(() => exporter(bad)).toThrow(
+          `${exporter.name} takes a state machine or the name of one of baton's: coordinator, connection, group, rank, teardown, watchdog; not ${shown}`,
+        );
+      }
+    },
+  );
+});
+
 /** `baton viz ...args`'s exit code and what it wrote on stderr. */
 async function vizSays(...args: string[]): Promise<{ code: number; stderr: string }> {
   const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
