@@ -104,6 +104,7 @@ export function job(kind: string, input: unknown = null, options: JobOptions = {
     throw new GraphError(
       "BAD_JOB",
       `${named}: options must be an object such as { after: [...], retries: 2 }, not ${Array.isArray(options) ? "an array (jobs to run after go in { after: [...] })" : (JSON.stringify(options) ?? String(options))}`,
+      [String(kind)],
     );
   }
   for (const name of Object.keys(options)) {
@@ -111,6 +112,7 @@ export function job(kind: string, input: unknown = null, options: JobOptions = {
       throw new GraphError(
         "BAD_JOB",
         `${named}: unknown option ${name}; a job takes ${Object.keys(JOB_OPTIONS).join(", ")}`,
+        [String(kind)],
       );
     }
   }

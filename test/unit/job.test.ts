@@ -16,6 +16,7 @@ function refusal(...args: unknown[]): GraphError {
 
 describe("job", () => {
   it("refuses an option it does not know, which used to be dropped unnoticed", () => {
+    expect(refusal("fetch", "x", { retires: 5 }).jobs).toEqual(["fetch"]);
     expect(refusal("fetch", "x", { retires: 5 }).message).toBe(
       'job("fetch", …): unknown option retires; a job takes after, requires, retries, backoff, timeoutMs, ranks',
     );
