@@ -259,6 +259,6 @@ export {
 } from "./sim/simulateSeeds.ts";
 export type { ChartLayout, LaidOutEdge, LaidOutState } from "./viz/chartLayout.ts";
 export type { DashboardEvent } from "./viz/dashboardModel.ts";
-export type { GroupProgress, RankProgress } from "./viz/groupProgress.ts";
+export { type GroupProgress, type RankProgress, watchGroup } from "./viz/groupProgress.ts";
 export { type MachineJson, machineJson } from "./viz/machineJson.ts";
 export { toMermaid } from "./viz/toMermaid.ts";

@@ -154,13 +154,17 @@ export class DashboardServer {
 
   /**
    * Serves a recorded trace from now on, from its first step, as `start({ replay })` does:
-   * so a server can hold its port while the trace is still being recorded.
+   * so a server can hold its port while the trace is still being recorded (`baton sim
+   * --replay S --ui` records a seed's this way).
    *
    * @example
    * ```ts
    * const ui = await DashboardServer.start({ port: 0 });
-   * const { trace } = await recordSimulation(7, (hooks) => simulate({ seed: 7, ...hooks }));
-   * ui.showReplay(trace);
+   * ui.showReplay([
+   *   { at: 0, event: { type: "run.started", run: "r1" } },
+   *   { at: 5, event: { type: "job", id: "a1", kind: "fetch", state: "running" } },
+   *   { at: 90, event: { type: "run.finished", ok: true } },
+   * ]); // the page steps through them with a time slider
    * ```
    */
   showReplay(trace: readonly TraceStep[]): void {
@@ -204,9 +208,11 @@ export class DashboardServer {
    *
    * @example
    * ```ts
+   * const ui = await DashboardServer.start({ port: 0 });
    * const shown = ui.showGroup();
-   * const group = launchGroup({ argv, worldSize: 2, inspect: watchGroup(shown.report) });
-   * group.wait().then((exit) => shown.ended(exit.status === "succeeded"), () => shown.ended(false));
+   * const group = launchGroup({ argv: ["python3", "train.py"], worldSize: 2, inspect: watchGroup(shown.report) });
+   * await group.wait().then((exit) => shown.ended(exit.status === "succeeded"), () => shown.ended(false));
+   * await ui.close();
    * ```
    */
   showGroup(): { report(progress: GroupProgress): void; ended(ok: boolean): void } {

@@ -63,7 +63,8 @@ const RANK_EVENTS: ReadonlySet<string> = new Set(["RANK_READY", "RANK_EXITED", "
  *
  * @example
  * ```ts
- * const group = launchGroup({ argv, worldSize: 2, inspect: watchGroup((p) => show(p)) });
+ * const group = launchGroup({ argv: ["python3", "train.py"], worldSize: 2,
+ *   inspect: watchGroup((p) => console.log(p.state, p.ranks.map((rank) => rank.phase))) }); // running [ "ready", "ready" ]
  * ```
  */
 export function watchGroup(

@@ -6,6 +6,7 @@
  * resolving to src/index.ts. README examples import what they use, as a user's file must; a
  * TSDoc example may use any export of baton without importing it, and names it takes as given
  * (an `engine`, a `clock`, a placeholder such as `loadModel()`) are declared from GIVENS below.
+ * The examples of an exported interface's or class's members (an option, a method) count too.
  * A block that starts with a `// NAME.ts` line is that file, beside the files the README named
  * before it (so `graph.ts` can import `./jobs.ts`). Every export must carry a doc comment, and
  * every exported function, class and constant an example.
@@ -129,8 +130,25 @@ function check(examples: Example[], prefix: (example: Example) => string): Map<E
 
 type Exports = Map<
   string,
-  { value: boolean; documented: boolean; examples: string[]; properties: string[]; codes: string[] }
+  {
+    value: boolean;
+    documented: boolean;
+    examples: string[];
+    /** The `@example` blocks of its members (an option, a method, a static one), by member. */
+    memberExamples: [member: string, code: string][];
+    properties: string[];
+    codes: string[];
+  }
 >;
+
+/** The code of each `@example` of a symbol's doc comment. */
+function examplesOf(symbol: ts.Symbol, checker: ts.TypeChecker): string[] {
+  return symbol
+    .getJsDocTags(checker)
+    .filter((tag) => tag.name === "example")
+    .map((tag) => ts.displayPartsToString(tag.text))
+    .map((text) => /```ts\n([\s\S]*?)```/.exec(text)?.[1] ?? text);
+}
 
 /**
  * The public exports of baton: name → whether it is a value, whether it has a doc comment, its
@@ -146,11 +164,19 @@ function publicExports(): Exports {
     checker.getSymbolAtLocation(program.getSourceFile(index)!)!,
   )) {
     const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
-    const examples = target
-      .getJsDocTags(checker)
-      .filter((tag) => tag.name === "example")
-      .map((tag) => ts.displayPartsToString(tag.text))
-      .map((text) => /```ts\n([\s\S]*?)```/.exec(text)?.[1] ?? text);
+    const examples = examplesOf(target, checker);
+    const members =
+      target.flags & (ts.SymbolFlags.Interface | ts.SymbolFlags.Class)
+        ? [
+            ...checker.getDeclaredTypeOfSymbol(target).getProperties(),
+            ...(target.flags & ts.SymbolFlags.Class
+              ? checker.getTypeOfSymbol(target).getProperties()
+              : []),
+          ]
+        : [];
+    const memberExamples = members.flatMap((member) =>
+      examplesOf(member, checker).map((code): [string, string] => [member.name, code]),
+    );
     const properties =
       target.flags & ts.SymbolFlags.Interface
         ? checker
@@ -170,6 +196,7 @@ function publicExports(): Exports {
       value: (target.flags & ts.SymbolFlags.Value) !== 0,
       documented: ts.displayPartsToString(target.getDocumentationComment(checker)).trim() !== "",
       examples,
+      memberExamples,
       properties,
       codes,
     });
@@ -196,15 +223,22 @@ function readmeExamples(): Example[] {
 }
 
 function tsdocExamples(exports: Exports): Example[] {
-  return [...exports].flatMap(([name, { examples }]) =>
-    examples.map((code, index) => ({
+  return [...exports].flatMap(([name, { examples, memberExamples }]) => [
+    ...examples.map((code, index) => ({
       origin: `the @example of ${name}${examples.length > 1 ? ` (#${index + 1})` : ""}`,
       path: join(HERE, "tsdoc", `${name}-${index + 1}.ts`),
       code,
       beside: new Map(),
       autoImport: true,
     })),
-  );
+    ...memberExamples.map(([member, code], index) => ({
+      origin: `the @example of ${name}.${member}`,
+      path: join(HERE, "tsdoc", `${name}.${member}-${index + 1}.ts`),
+      code,
+      beside: new Map(),
+      autoImport: true,
+    })),
+  ]);
 }
 
 const MISSING = /^TS(?:2304|2552|18004): .*?'(\w+)'/;
