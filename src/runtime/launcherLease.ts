@@ -125,6 +125,8 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
   const renewMs = Math.max(1, Math.floor(staleAfterMs / 3));
   const graceMs = Math.min(WATCHDOG_GRACE_MS, Math.floor(staleAfterMs / 6));
   const retryMs = Math.max(1, Math.floor(graceMs / 5));
+  /** The renewal in flight until it settles, with when it started. */
+  let unsettled: { startedAt: number } | undefined;
   const watchdog = createActor(watchdogMachine, {
     input: {
       tolerance: WATCHDOG_TOLERANCE,
@@ -137,7 +139,11 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
   watchdog.on("abort", ({ strikes }) =>
     logger?.error(
       { lease: path },
-      `lease renewal failed ${strikes} times in a row; retrying every ${retryMs} ms for ${graceMs} ms before giving the ranks up (they take the launcher for dead once its lease is ${staleAfterMs} ms old)`,
+      `${
+        unsettled === undefined
+          ? `lease renewal failed ${strikes} times in a row; retrying every ${retryMs} ms`
+          : `lease renewal has not returned in ${clock.now() - unsettled.startedAt} ms; waiting for it`
+      } for ${graceMs} ms before giving the ranks up (they take the launcher for dead once its lease is ${staleAfterMs} ms old)`,
     ),
   );
   watchdog.on("recovered", ({ strikes }) =>
@@ -152,8 +158,6 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
   let released = false;
   /** The renewal in flight: done once it settles, or once it is overdue. */
   let inFlight: Promise<void> = Promise.resolve();
-  /** The renewal in flight until it settles, with when it started. */
-  let unsettled: { startedAt: number } | undefined;
   let timer: unknown;
   /**
    * When the next renewal starts: a period after the last settled (a retry period while
