@@ -720,6 +720,18 @@ describe("baton", () => {
     expect(code).toBe(2);
   });
 
+  it("a reader that closes its pipe early changes no exit code: 1 for a failed run with --json | head, 0 for a run whose stderr went away", async () => {
+    const failed = baton(["run", "test/fixtures/failing.graph.ts", "--in-process", "--json"]);
+    failed.child.stdout.destroy();
+    const completed = baton(["run", PIPELINE, "--in-process", "--log-level", "info"]);
+    completed.child.stderr.destroy();
+    const [failedExit, completedExit] = await Promise.all([failed.exit, completed.exit]);
+    // Exiting at once on stdout's EPIPE gave 0 before the run set its exit code.
+    expect(failedExit.code).toBe(1);
+    // An uncaught EPIPE on stderr, writing the summary, gave 1.
+    expect(completedExit.code).toBe(0);
+  });
+
   it("prints help with exit 0, a command's with help COMMAND, and refuses an unknown command with exit 2", async () => {
     const [help, nope, helpLaunch] = await Promise.all([
       batonRun("help"),
