@@ -3,16 +3,19 @@
 // sources through tsx (bin/batonEntry.mjs).
 import { batonEntry } from "./batonEntry.mjs";
 
-// A closed pipe (`baton run … --json | head`, `baton run … 2>&1 | less` quit early) is the
-// reader's choice, not an error: what is left to write there is dropped, and the command ends as
-// it would have. Exiting at once, as it did for stdout, ended a failed run with 0 before its
-// exit code was set; on stderr a closed pipe was an uncaught error, exit 1 for a run that
-// completed.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (error) => {
-    if (error.code !== "EPIPE") throw error;
-  });
-}
+// A closed pipe on stdout (`baton run … --json | head`) is the reader's choice, not an error:
+// the command's output has nobody left to read it, so it ends at once, with the exit code it
+// set (`baton run` sets it before writing its results). On stderr, which says how the work
+// goes rather than what it gave, what is left is dropped and the work goes on (a run that
+// completed, with its stderr piped to a `less` quit early, used to end with an uncaught error
+// and exit 1).
+process.stdout.on("error", (error) => {
+  if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  throw error;
+});
+process.stderr.on("error", (error) => {
+  if (error.code !== "EPIPE") throw error;
+});
 const argv = process.argv.slice(2);
 const { main } = await import(await batonEntry());
 process.exitCode = await main(argv);

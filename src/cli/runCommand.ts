@@ -355,11 +355,14 @@ export async function runCommand(argv: string[]): Promise<number> {
       // A run that threw closes its dashboard here; a finished one's closes after its result.
       if (ui && !result) await ui.close();
     }
+    const code = interrupted ? SIGNAL_EXIT[interrupted] : result.ok ? 0 : 1;
+    // Set before the results are written: a reader that closes stdout early ends the command
+    // at once with it (bin/baton.js), where it ended a failed run with 0.
+    process.exitCode = code;
     if (values.json) for (const piece of resultJson(result)) process.stdout.write(piece);
     else process.stderr.write(summaryTable(result));
     if (ui) await closeDashboard(ui, { keep: values["ui-keep"], what: "run" });
-    if (interrupted) return SIGNAL_EXIT[interrupted];
-    return result.ok ? 0 : 1;
+    return code;
   } finally {
     // Whatever failed after the lock was taken (a dashboard port that is taken), it goes.
     await lock?.release();
