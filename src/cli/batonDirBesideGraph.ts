@@ -35,7 +35,7 @@ export interface BatonDir {
  * ```
  */
 export function batonDirBesideGraph(graphPath: string, keepsResults: boolean): BatonDir {
-  const beside = join(dirname(resolve(graphPath)), ".baton");
+  const beside = besideGraph(graphPath);
   const problem = cannotWriteIn(beside);
   if (problem === undefined) return { dir: beside };
   if (keepsResults) {
@@ -60,6 +60,11 @@ export function batonDirBesideGraph(graphPath: string, keepsResults: boolean): B
     );
   }
   return { dir: own, instead: problem.why };
+}
+
+/** `.baton` beside the graph module, as it is (a dry run looks there without making it). */
+export function besideGraph(graphPath: string): string {
+  return join(dirname(resolve(graphPath)), ".baton");
 }
 
 /**

@@ -1,4 +1,4 @@
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { InspectionEvent } from "xstate";
 import { ConfigError, PoolError, SlurmError } from "../errors.ts";
@@ -33,7 +33,7 @@ import { slurmPool } from "../runtime/slurmPool.ts";
 import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
 import { COORDINATOR_OWN_FILES, checkWorkerCount } from "../runtime/workerCountLimit.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
-import { batonDirBesideGraph } from "./batonDirBesideGraph.ts";
+import { batonDirBesideGraph, besideGraph } from "./batonDirBesideGraph.ts";
 import { closeDashboard } from "./closeDashboard.ts";
 import { dryRunReport } from "./dryRunReport.ts";
 import { durationFlag } from "./durationFlag.ts";
@@ -228,16 +228,16 @@ export async function runCommand(argv: string[]): Promise<number> {
   const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
   const graph = await graphOf(graphModule, graphPath);
   // A dry run only looks at the store: it makes nothing, and what it cannot read holds nothing.
-  const besideGraph =
+  const batonDir =
     values.store === undefined && !dryRun
       ? batonDirBesideGraph(graphPath, !values["no-store"])
       : undefined;
-  if (besideGraph?.instead !== undefined) {
+  if (batonDir?.instead !== undefined) {
     process.stderr.write(
-      `baton run: .baton beside the graph module cannot be used (${besideGraph.instead}), so this run's logs go to ${join(besideGraph.dir, "logs")}\n`,
+      `baton run: .baton beside the graph module cannot be used (${batonDir.instead}), so this run's logs go to ${join(batonDir.dir, "logs")}\n`,
     );
   }
-  const storeDir = values.store ?? besideGraph?.dir ?? join(dirname(resolve(graphPath)), ".baton");
+  const storeDir = values.store ?? batonDir?.dir ?? besideGraph(graphPath);
   const logsRoot = join(storeDir, "logs");
   const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
   // A second run of this graph on this store fails here, before it writes anything.
