@@ -35,6 +35,7 @@ import {
 import { sweepAbandonedRunFiles } from "./runFiles.ts";
 import { DEFAULT_KEEP_LOGS, markRunLogsEnded, pruneRunLogs, runLogsDir } from "./runLogs.ts";
 import { keptSecret, writeSecretFile } from "./secret.ts";
+import { unservedWarning, waitsForOffers } from "./unservedJobs.ts";
 import type { RunningPool, WorkerPool } from "./workerPool.ts";
 import { DEFAULT_MAX_FRAME_BYTES, wsNet } from "./wsNet.ts";
 
@@ -614,8 +615,16 @@ function trackRun(
       workers: board.leases.size + board.waiting.size,
     };
   };
+  /** The run waited, at the last tick, for a worker that offers more (said once per wait). */
+  let unserved = false;
   const tick = (interval: number) => {
     run.emit("progress", progress());
+    const waits = waitsForOffers(board);
+    if (waits && !unserved) {
+      const { message, jobs, offers } = unservedWarning(board);
+      log.warn({ jobs, offers }, message);
+    }
+    unserved = waits;
     ticker = clock.setTimeout(() => tick(interval), interval);
   };
   return {
