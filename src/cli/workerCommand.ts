@@ -257,7 +257,11 @@ export async function workerCommand(argv: string[]): Promise<number> {
       await Promise.race([outcome, stopping]);
       if (signalled !== undefined) {
         await within(outcome, GRACE_MS);
-        return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
+        return exitSoon(
+          SIGNAL_EXIT[signalled],
+          GRACE_MS,
+          `baton worker: still running ${GRACE_MS / 1000} s after ${signalled}, most likely a job handler that does not stop on ctx.signal: stopping without it`,
+        );
       }
       const exit = await outcome;
       if (!(exit instanceof Error)) jobsRun += exit.jobsRun;

@@ -479,6 +479,7 @@ describe("baton worker", () => {
     expect(code).toBe(143);
     expect(Date.now() - signalledAt).toBeLessThan(3_000);
     expect(stderr).toContain("baton worker: SIGTERM: stopping");
+    expect(stderr).not.toContain("still running");
     await vi.waitFor(() =>
       expect(coordinator.record(hang)).toMatchObject({ state: "ready", lostWorkers: [NAME] }),
     );
@@ -491,8 +492,13 @@ describe("baton worker", () => {
     await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
     const signalledAt = Date.now();
     process.kill(child.pid!, "SIGTERM");
-    expect((await exit).code).toBe(143);
+    const { code, stderr } = await exit;
+    expect(code).toBe(143);
     expect(Date.now() - signalledAt).toBeLessThan(8_000);
+    // The pause before the exit is explained.
+    expect(stderr).toContain(
+      "baton worker: still running 5 s after SIGTERM, most likely a job handler that does not stop on ctx.signal: stopping without it\n",
+    );
   });
 });
 
