@@ -350,9 +350,9 @@ export async function maybeUndefined(
       after: undefined, requires: resources, retries: n, timeoutMs: n, ranks: n,
       backoff: { initialMs: 100, factor: n, maxMs: n },
     }),
-  ]);
+  ], { signal: undefined });
   createEngine({ jobs, workers: { count: n, resources } });
-  createEngine({ jobs, workers: inProcessPool({ count: 2, resources, restartBudget: n }) });
+  createEngine({ jobs, workers: inProcessPool({ count: n, resources: undefined, restartBudget: n }) });
   createEngine({
     jobs,
     workers: localPool({
