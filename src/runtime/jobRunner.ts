@@ -45,7 +45,8 @@ const PROGRESS_MESSAGE_CHARS = 1_000;
 /**
  * Thrown by `ctx.need` when needed jobs have no result yet, to stop the handler; the runner
  * turns it into a blocked result. It is an Error saying so, for a handler that catches it by
- * mistake: what such a catch returns or logs explains why the needed jobs never ran.
+ * mistake: the attempt still ends blocked (the runner remembers what was needed), and what
+ * such a catch logs says why.
  */
 class NeedJobs extends Error {
   constructor(
@@ -55,7 +56,7 @@ class NeedJobs extends Error {
     const first = missing[0]!;
     const more = missing.length > 1 ? ` and ${missing.length - 1} more` : "";
     super(
-      `ctx.need stops this handler until job ${first.id} (${first.kind})${more} has completed, then runs it again; let this error through: a catch around ctx.need that returns or throws something else keeps the needed jobs from running`,
+      `ctx.need stops this handler until job ${first.id} (${first.kind})${more} has completed, then runs it again; let this error through: what a catch around ctx.need returns or throws instead is disregarded`,
     );
     this.name = "NeedJobs";
   }
@@ -155,6 +156,8 @@ class SameThreadRunner implements JobRunner {
 }
 
 function completed(frame: JobFrame, ctx: HandlerContext, value: unknown, version: number) {
+  // A handler that caught what ctx.need threw ran without the values it asked for.
+  if (ctx.unmet !== undefined) return blocked(frame, ctx.unmet, version);
   try {
     return {
       type: "result",
@@ -173,15 +176,24 @@ function thrownResult(
   thrown: unknown,
   version: number,
 ): ResultFrame {
-  if (isInstance(thrown, NeedJobs)) {
-    // Below version 3 the coordinator knows no timeouts, and would refuse the field.
-    const needs = version >= 3 ? thrown.needs : thrown.needs.map(({ timeoutMs: _, ...job }) => job);
-    return { type: "result", job: frame.id, status: "blocked", needs };
+  if (ctx.unmet !== undefined || isInstance(thrown, NeedJobs)) {
+    return blocked(frame, ctx.unmet ?? (thrown as NeedJobs).needs, version);
   }
   const { retryable, ...error } = serializeThrown(thrown, frame);
   ctx.log.debug({ err: error }, "job failed");
   // Below version 6 the coordinator would refuse the field; it retries such a job as before.
   return failed(frame.id, version >= 6 && retryable === false ? { ...error, retryable } : error);
+}
+
+/** The result of an attempt that needs `needs` first: blocked on them, to run again after them. */
+function blocked(frame: JobFrame, needs: readonly PlannedJob[], version: number): ResultFrame {
+  // Below version 3 the coordinator knows no timeouts, and would refuse the field.
+  return {
+    type: "result",
+    job: frame.id,
+    status: "blocked",
+    needs: version >= 3 ? [...needs] : needs.map(({ timeoutMs: _, ...job }) => job),
+  };
 }
 
 /**
@@ -200,6 +212,11 @@ class HandlerContext implements JobContext {
   private resultList: Json[] | undefined;
   private boundProgress: JobContext["progress"] | undefined;
   private boundNeed: JobContext["need"] | undefined;
+  /**
+   * The jobs (with theirs) that a `ctx.need` of this attempt found missing, every call's: the
+   * attempt ends blocked on them however the handler ends, even when it caught the `NeedJobs`.
+   */
+  unmet: PlannedJob[] | undefined;
 
   constructor(
     private readonly runner: SameThreadRunner,
@@ -258,8 +275,17 @@ class HandlerContext implements JobContext {
 
   get need(): JobContext["need"] {
     // The values are the jobs' own; their types are what `NeededValues` says of them.
-    this.boundNeed ??= ((...specs: JobSpec[]) =>
-      this.runner.need(this.frame, specs)) as JobContext["need"];
+    this.boundNeed ??= ((...specs: JobSpec[]) => {
+      try {
+        return this.runner.need(this.frame, specs);
+      } catch (thrown) {
+        if (isInstance(thrown, NeedJobs)) {
+          const known = new Set(this.unmet?.map((job) => job.id));
+          this.unmet = [...(this.unmet ?? []), ...thrown.needs.filter((job) => !known.has(job.id))];
+        }
+        throw thrown;
+      }
+    }) as JobContext["need"];
     return this.boundNeed;
   }
 

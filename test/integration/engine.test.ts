@@ -421,7 +421,8 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     );
   });
 
-  it("tells a handler that catches ctx.need's stop by mistake what it caught and why the needed jobs never ran", async () => {
+  it("runs the needed jobs even for a handler that catches ctx.need's stop by mistake, and tells it what it caught", async () => {
+    const caught: string[] = [];
     const engine = createEngine({
       jobs: {
         square: (n: number) => n * n,
@@ -429,7 +430,8 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
           try {
             return ctx.need(job("square", 2), job("square", 3));
           } catch (error) {
-            return String(error);
+            caught.push(String(error));
+            return "no squares";
           }
         },
         wraps: (_: null, ctx: JobContext) => {
@@ -447,14 +449,37 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
 
     const result = await engine.run([swallows, wraps]);
 
-    // The needed jobs never joined the run.
-    expect(result.jobs.size).toBe(2);
-    expect(result.get(swallows).value).toMatch(
-      /^NeedJobs: ctx\.need stops this handler until job [0-9a-f]{16} \(square\) and 1 more has completed, then runs it again; let this error through: a catch around ctx\.need that returns or throws something else keeps the needed jobs from running$/,
+    // What the catch returned or threw instead was disregarded: the attempt ended blocked, the
+    // needed jobs ran, and the handler ran again with their values. (Before, the needed jobs
+    // never joined the run, and the catch's value or error was the job's outcome.)
+    expect(result.jobs.size).toBe(5);
+    expect(result.get(swallows)).toMatchObject({ status: "completed", value: [4, 9], attempts: 2 });
+    expect(result.get(wraps)).toMatchObject({ status: "completed", value: [16], attempts: 2 });
+    expect(caught).toHaveLength(1);
+    expect(caught[0]).toMatch(
+      /^NeedJobs: ctx\.need stops this handler until job [0-9a-f]{16} \(square\) and 1 more has completed, then runs it again; let this error through: what a catch around ctx\.need returns or throws instead is disregarded$/,
     );
-    expect(result.get(wraps).error?.message).toMatch(
-      /^squaring failed; caused by: ctx\.need stops this handler until job [0-9a-f]{16} \(square\) has completed/,
-    );
+  });
+
+  it("blocks on what every ctx.need of an attempt lacked, when a handler caught one and needed more", async () => {
+    const engine = createEngine({
+      jobs: {
+        square: (n: number) => n * n,
+        twice: (_: null, ctx: JobContext) => {
+          let first: number[] = [];
+          try {
+            first = ctx.need(job("square", 5)) as number[];
+          } catch {
+            // Caught by mistake; the next need throws through.
+          }
+          return [...first, ...(ctx.need(job("square", 6)) as number[])];
+        },
+      },
+      workers: 1,
+    });
+    const twice = job("twice");
+    const result = await engine.run([twice]);
+    expect(result.get(twice)).toMatchObject({ status: "completed", value: [25, 36], attempts: 2 });
   });
 
   it("takes a needed job's stored result on a rerun instead of running it again", async () => {
