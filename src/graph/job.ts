@@ -5,6 +5,7 @@
  */
 
 import { GraphError } from "../errors.ts";
+import { checkOptionNames } from "../optionNames.ts";
 
 /** A JSON value: what inputs and results are made of. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -99,23 +100,15 @@ const JOB_OPTIONS: Record<keyof JobOptions, true> = {
  * ```
  */
 export function job(kind: string, input: unknown = null, options: JobOptions = {}): JobSpec {
-  const named = `job(${typeof kind === "string" ? JSON.stringify(kind) : String(kind)}, …)`;
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new GraphError(
-      "BAD_JOB",
-      `${named}: options must be an object such as { after: [...], retries: 2 }, not ${Array.isArray(options) ? "an array (jobs to run after go in { after: [...] })" : (JSON.stringify(options) ?? String(options))}`,
-      [String(kind)],
-    );
-  }
-  for (const name of Object.keys(options)) {
-    if (!Object.hasOwn(JOB_OPTIONS, name)) {
-      throw new GraphError(
-        "BAD_JOB",
-        `${named}: unknown option ${name}; a job takes ${Object.keys(JOB_OPTIONS).join(", ")}`,
-        [String(kind)],
-      );
-    }
-  }
+  checkOptionNames(
+    `job(${typeof kind === "string" ? JSON.stringify(kind) : String(kind)}, …)`,
+    options,
+    JOB_OPTIONS,
+    {
+      shape: "such as { after: [...], retries: 2 }",
+      fail: (message) => new GraphError("BAD_JOB", message, [String(kind)]),
+    },
+  );
   return {
     kind,
     input,

@@ -1,6 +1,7 @@
 import { ConfigError } from "../errors.ts";
 import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../machines/connection.ts";
 import { DEFAULT_LEASE_TIMEOUT_MS } from "../machines/jobBoard.ts";
+import { checkOptionNames } from "../optionNames.ts";
 import type { EngineOptions } from "./engine.ts";
 import type { LoadedJobs } from "./jobModule.ts";
 import { MOST_KEPT_LOGS } from "./mostKeptLogs.ts";
@@ -71,18 +72,9 @@ const DURATIONS = [
  * ```
  */
 export function checkEngineOptions(options: EngineOptions): void {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new ConfigError(
-      `createEngine takes an object of options, { jobs, workers, store, … }, not ${shown(options)}`,
-    );
-  }
-  for (const name of Object.keys(options)) {
-    if (!Object.hasOwn(ENGINE_OPTIONS, name)) {
-      throw new ConfigError(
-        `createEngine: unknown option ${name}; it takes ${Object.keys(ENGINE_OPTIONS).join(", ")}`,
-      );
-    }
-  }
+  checkOptionNames("createEngine", options, ENGINE_OPTIONS, {
+    shape: "{ jobs, workers, store, … }",
+  });
   if (options.jobs === undefined || options.jobs === null || typeof options.jobs === "string") {
     throw new ConfigError(
       `createEngine: jobs must be the job module, an object mapping each job kind to its handler (import it, or write { double: (n) => n * 2 }), not ${shown(options.jobs)}${typeof options.jobs === "string" ? "; a pool of worker processes takes its path, as localPool({ jobsModule })" : ""}`,

@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import { DEFAULT_TEARDOWN_TIMEOUTS } from "../machines/teardown.ts";
+import { checkOptionNames } from "../optionNames.ts";
 import { DEFAULT_RANK_GROUP_TIMEOUTS, type LaunchSpec } from "./rankGroup.ts";
 
 /** Every option `launchGroup` takes (the compiler holds this to `LaunchSpec`). */
@@ -34,38 +35,28 @@ const LAUNCH_OPTIONS: Record<keyof LaunchSpec, true> = {
  *
  * @example
  * ```ts
- * checkLaunchSpec({ argv: "python3 serve.py", worldSize: 2 });
+ * checkLaunchSpec({ argv: "python3 serve.py", worldSize: 2 } as never);
  * // ConfigError: a rank group's argv must be an array, the program and then its arguments (["python3", "serve.py"]), not the string "python3 serve.py": split it into its words
  * ```
  */
 export function checkLaunchSpec(spec: LaunchSpec): void {
-  if (typeof spec !== "object" || spec === null || Array.isArray(spec)) {
-    throw new ConfigError(
-      `launchGroup takes an object, { argv, worldSize, … }, not ${Array.isArray(spec) ? "an array (give it as argv)" : String(spec)}`,
-    );
-  }
-  const { argv } = spec as { argv: unknown };
+  // Before the names: a `ranks` function's string, spread, has names 0, 1, … and no argv.
+  const argv: unknown =
+    typeof spec === "object" && spec !== null && !Array.isArray(spec) ? spec.argv : [];
   if (!Array.isArray(argv)) {
     throw new ConfigError(
       `a rank group's argv must be an array, the program and then its arguments (["python3", "serve.py"]), not ${typeof argv === "string" ? `the string ${JSON.stringify(argv)}: split it into its words` : String(argv)}`,
     );
   }
-  refuseUnknown("a rank group", spec, LAUNCH_OPTIONS);
+  checkOptionNames("launchGroup", spec, LAUNCH_OPTIONS, { shape: "{ argv, worldSize, … }" });
   if (spec.timeouts !== undefined) {
-    refuseUnknown("a rank group's timeouts", spec.timeouts, DEFAULT_RANK_GROUP_TIMEOUTS);
+    checkOptionNames("launchGroup: timeouts", spec.timeouts, DEFAULT_RANK_GROUP_TIMEOUTS, {
+      shape: "{ loadTimeoutMs, … }",
+    });
   }
   if (spec.teardown !== undefined) {
-    refuseUnknown("a rank group's teardown", spec.teardown, DEFAULT_TEARDOWN_TIMEOUTS);
-  }
-}
-
-/** Refuses a name of `given` that `known` does not have, listing those it has. */
-function refuseUnknown(what: string, given: object, known: object): void {
-  for (const name of Object.keys(given)) {
-    if (!Object.hasOwn(known, name)) {
-      throw new ConfigError(
-        `${what} has no option ${name}; it takes ${Object.keys(known).join(", ")}`,
-      );
-    }
+    checkOptionNames("launchGroup: teardown", spec.teardown, DEFAULT_TEARDOWN_TIMEOUTS, {
+      shape: "{ termGraceMs, … }",
+    });
   }
 }

@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import { ConfigError, ListenerError } from "../errors.ts";
 import type { JobSpec, Json } from "../graph/job.ts";
 import type { FailureCause, JobError, JobState } from "../machines/jobBoard.ts";
+import { checkOptionNames } from "../optionNames.ts";
 
 /** How a job ended, as users see it: failures caused by others are told apart. */
 export type JobStatus = "completed" | "failed" | "skipped" | "cancelled";
@@ -208,18 +209,15 @@ export class Run extends EventEmitter<RunEvents> implements Promise<RunResult> {
  * of `RunOptions`, and a `signal` that is not an AbortSignal; returns the signal, if any.
  */
 export function runSignal(options: RunOptions): AbortSignal | undefined {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new ConfigError(
-      `engine.run: its second argument is the run's options, { signal }, not ${Array.isArray(options) ? "an array (the jobs go in the first)" : String(options)}`,
-    );
-  }
-  for (const name of Object.keys(options)) {
-    if (name !== "signal") {
-      throw new ConfigError(
-        `engine.run: unknown option ${name}; a run takes signal (the engine's options go to createEngine)`,
-      );
-    }
-  }
+  checkOptionNames(
+    "engine.run",
+    options,
+    { signal: true } satisfies Record<keyof RunOptions, true>,
+    {
+      shape: "{ signal } (its second argument; the jobs go in the first)",
+      hint: () => " (the engine's options go to createEngine)",
+    },
+  );
   const { signal } = options;
   if (
     signal !== undefined &&

@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
+import { checkOptionNames } from "../optionNames.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
 import { checkFaults, FAULT_PROFILES, type FaultProfile } from "./faultPlan.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
@@ -45,18 +46,9 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
  * ```
  */
 export function checkSimulateOptions(where: string, options: SimulateOptions): void {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new ConfigError(
-      `${where} takes an object of options, { seed, jobs, workers, faults, … }, not ${Array.isArray(options) ? "an array" : String(options)}`,
-    );
-  }
-  for (const name of Object.keys(options)) {
-    if (!Object.hasOwn(SIMULATE_OPTIONS, name)) {
-      throw new ConfigError(
-        `${where}: unknown option ${name}; it takes ${Object.keys(SIMULATE_OPTIONS).join(", ")}`,
-      );
-    }
-  }
+  checkOptionNames(where, options, SIMULATE_OPTIONS, {
+    shape: "{ seed, jobs, workers, faults, … }",
+  });
   requireWhole(where, "seed", options.seed, 0, SIM_LIMITS.seed);
   for (const name of ["jobs", "workers"] as const) {
     if (options[name] !== undefined) requireWhole(where, name, options[name], 1, SIM_LIMITS[name]);

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { BatonError, ConfigError } from "../errors.ts";
+import { checkOptionNames } from "../optionNames.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
 import { checkSimulateOptions } from "./checkSimulateOptions.ts";
 import { violationMessage } from "./simInvariants.ts";
@@ -169,18 +170,13 @@ const SEEDS_OPTIONS: Record<keyof SimulateSeedsOptions, true> = {
 
 /** Refuses a fourth argument that is not an object of `SimulateSeedsOptions`, or names another. */
 function checkSeedsOptions(options: SimulateSeedsOptions): void {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new ConfigError(
-      `simulateSeeds: its fourth argument is how to run the seeds, { threads, checkDeterminism, traces, onSeedEnded }, not ${Array.isArray(options) ? "an array" : String(options)}`,
-    );
-  }
-  for (const name of Object.keys(options)) {
-    if (!Object.hasOwn(SEEDS_OPTIONS, name)) {
-      throw new ConfigError(
-        `simulateSeeds: unknown option ${name} in its fourth argument; it takes ${Object.keys(SEEDS_OPTIONS).join(", ")}${(DRAWN_OPTIONS as readonly string[]).includes(name) ? ` (${name} belongs to the simulation, the third)` : ""}`,
-      );
-    }
-  }
+  checkOptionNames("simulateSeeds", options, SEEDS_OPTIONS, {
+    shape: "{ threads, checkDeterminism, traces, onSeedEnded } (its fourth argument)",
+    hint: (name) =>
+      (DRAWN_OPTIONS as readonly string[]).includes(name)
+        ? ` (${name} belongs to the simulation, its third argument)`
+        : "",
+  });
 }
 
 async function* inSeedOrder(

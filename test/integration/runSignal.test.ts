@@ -88,13 +88,16 @@ describe("engine.run with an AbortSignal", { timeout: 10_000 }, () => {
     ],
     [
       { singal: new AbortController().signal },
-      "engine.run: unknown option singal; a run takes signal",
+      "engine.run: unknown option singal; it takes signal",
     ],
     [
       { workers: 2 },
-      "engine.run: unknown option workers; a run takes signal (the engine's options go to createEngine)",
+      "engine.run: unknown option workers; it takes signal (the engine's options go to createEngine)",
     ],
-    [null, "engine.run: its second argument is the run's options, { signal }, not null"],
+    [
+      null,
+      "engine.run: the options must be an object, { signal } (its second argument; the jobs go in the first), not null",
+    ],
   ])("refuses run options %o with a ConfigError, before anything runs", (options, message) => {
     const engine = createEngine({ jobs: { one: (n: number) => n }, workers: 1 });
     const run = () => engine.run([job("one", 1)], options as never);

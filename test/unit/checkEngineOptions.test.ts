@@ -67,9 +67,9 @@ describe("createEngine's options", () => {
   it.each([
     [
       undefined,
-      "createEngine takes an object of options, { jobs, workers, store, … }, not undefined",
+      "createEngine: the options must be an object, { jobs, workers, store, … }, not undefined",
     ],
-    [[], "createEngine takes an object of options, { jobs, workers, store, … }, not an array"],
+    [[], "createEngine: the options must be an object, { jobs, workers, store, … }, not an array"],
     [
       {},
       "createEngine: jobs must be the job module, an object mapping each job kind to its handler (import it, or write { double: (n) => n * 2 }), not undefined",

@@ -18,18 +18,16 @@ describe("job", () => {
   it("refuses an option it does not know, which used to be dropped unnoticed", () => {
     expect(refusal("fetch", "x", { retires: 5 }).jobs).toEqual(["fetch"]);
     expect(refusal("fetch", "x", { retires: 5 }).message).toBe(
-      'job("fetch", …): unknown option retires; a job takes after, requires, retries, backoff, timeoutMs, ranks',
+      'job("fetch", …): unknown option retires; it takes after, requires, retries, backoff, timeoutMs, ranks',
     );
   });
 
   it("refuses options that are not an object, saying what they are", () => {
     expect(refusal("fetch", "x", null).message).toBe(
-      'job("fetch", …): options must be an object such as { after: [...], retries: 2 }, not null',
+      'job("fetch", …): the options must be an object, such as { after: [...], retries: 2 }, not null',
     );
     expect(refusal("fetch", "x", "fast").message).toMatch(/, not "fast"$/);
-    expect(refusal("parse", 1, [job("fetch")]).message).toMatch(
-      /, not an array \(jobs to run after go in \{ after: \[\.\.\.\] \}\)$/,
-    );
+    expect(refusal("parse", 1, [job("fetch")]).message).toMatch(/, not an array$/);
   });
 
   it("takes every option of JobOptions, and undefined ones as left out", () => {

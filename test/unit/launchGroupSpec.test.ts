@@ -42,14 +42,14 @@ describe("launchGroup's spec", () => {
       { argv: undefined },
       "a rank group's argv must be an array, the program and then its arguments",
     ],
-    [{ wrldSize: 2 }, "a rank group has no option wrldSize; it takes argv, worldSize, stateDir,"],
+    [{ wrldSize: 2 }, "launchGroup: unknown option wrldSize; it takes argv, worldSize, stateDir,"],
     [
       { teardown: { termGrace: 5_000 } },
-      "a rank group's teardown has no option termGrace; it takes termGraceMs, killWaitMs,",
+      "launchGroup: teardown: unknown option termGrace; it takes termGraceMs, killWaitMs,",
     ],
     [
       { timeouts: { loadTimeout: 60_000 } },
-      "a rank group's timeouts has no option loadTimeout; it takes loadTimeoutMs,",
+      "launchGroup: timeouts: unknown option loadTimeout; it takes loadTimeoutMs,",
     ],
   ])("refuses %o, a spec of the wrong shape, with a ConfigError", (bad, message) => {
     const launch = () => launchGroup({ ...ok, ...bad } as unknown as LaunchSpec);
@@ -59,9 +59,11 @@ describe("launchGroup's spec", () => {
 
   it("refuses a spec that is not an object", () => {
     expect(() => launchGroup(undefined as never)).toThrow(
-      "launchGroup takes an object, { argv, worldSize, … }, not undefined",
+      "launchGroup: the options must be an object, { argv, worldSize, … }, not undefined",
     );
-    expect(() => launchGroup(["/bin/true"] as never)).toThrow("not an array (give it as argv)");
+    expect(() => launchGroup(["/bin/true"] as never)).toThrow(
+      "launchGroup: the options must be an object, { argv, worldSize, … }, not an array",
+    );
   });
 
   it("takes a timeout given as undefined as left out: its default applies", async () => {

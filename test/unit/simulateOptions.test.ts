@@ -188,9 +188,12 @@ describe("simulateSeeds' range and options", () => {
     ],
     [
       [1, 2, {}, { workers: 2 }],
-      "simulateSeeds: unknown option workers in its fourth argument; it takes threads, checkDeterminism, traces, onSeedEnded (workers belongs to the simulation, the third)",
+      "simulateSeeds: unknown option workers; it takes threads, checkDeterminism, traces, onSeedEnded (workers belongs to the simulation, its third argument)",
     ],
-    [[1, 2, {}, "fast"], "simulateSeeds: its fourth argument is how to run the seeds"],
+    [
+      [1, 2, {}, "fast"],
+      'simulateSeeds: the options must be an object, { threads, checkDeterminism, traces, onSeedEnded } (its fourth argument), not "fast"',
+    ],
   ])("refuses simulateSeeds(%o) at the call", (args, message) => {
     const seeds = () => (simulateSeeds as (...args: unknown[]) => unknown)(...args);
     expect(seeds).toThrow(ConfigError);
@@ -205,7 +208,7 @@ describe("simulateSeeds' range and options", () => {
 
   it("refuses simulate() without an object of options", async () => {
     await expect(simulate(undefined as never)).rejects.toThrow(
-      "simulate takes an object of options, { seed, jobs, workers, faults, … }, not undefined",
+      "simulate: the options must be an object, { seed, jobs, workers, faults, … }, not undefined",
     );
   });
 
