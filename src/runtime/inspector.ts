@@ -55,9 +55,9 @@ const SCHEMES = new Set(["ws:", "wss:", "http:", "https:"]);
  * ```
  */
 export function checkInspectorUrl(url: string): void {
-  if (!URL.canParse(url) || !SCHEMES.has(new URL(url).protocol)) {
+  if (typeof url !== "string" || !URL.canParse(url) || !SCHEMES.has(new URL(url).protocol)) {
     throw new ConfigError(
-      `the inspector's URL must be a WebSocket URL such as ${DEFAULT_INSPECTOR_URL} (where @statelyai/inspect's createInspectorServer listens), not "${url}"`,
+      `the inspector's URL must be a WebSocket URL such as ${DEFAULT_INSPECTOR_URL} (where @statelyai/inspect's createInspectorServer listens), not ${typeof url === "string" ? `"${url}"` : String(url)}`,
     );
   }
 }
@@ -93,6 +93,9 @@ function importStatelyInspect(): Promise<typeof import("@statelyai/inspect")> {
  * `@statelyai/inspect` is loaded by the first call: events until it is are held as those
  * while the connection opens.
  *
+ * Without a URL it connects to `DEFAULT_INSPECTOR_URL`, where `@statelyai/inspect`'s server
+ * listens by default.
+ *
  * @throws {ConfigError} for a URL that is not a WebSocket URL, or when `@statelyai/inspect`
  * is not installed.
  * @example
@@ -102,7 +105,10 @@ function importStatelyInspect(): Promise<typeof import("@statelyai/inspect")> {
  * await inspector.close();
  * ```
  */
-export function connectInspector(url: string, options: InspectorOptions = {}): InspectorStream {
+export function connectInspector(
+  url: string = DEFAULT_INSPECTOR_URL,
+  options: InspectorOptions = {},
+): InspectorStream {
   checkInspectorUrl(url);
   const loading = importStatelyInspect();
   const maxPending = options.maxPending ?? 1000;

@@ -182,6 +182,14 @@ describe("live inspection", () => {
     ]);
   }, 20_000);
 
+  it("connects to the default URL when given none, and refuses one that is no string, saying so", async () => {
+    const inspector = connectInspector();
+    await inspector.close();
+    expect(() => connectInspector(null as never)).toThrow(
+      "the inspector's URL must be a WebSocket URL such as ws://localhost:8080 (where @statelyai/inspect's createInspectorServer listens), not null",
+    );
+  });
+
   it("refuses a URL that is not a WebSocket URL with a ConfigError that says what to give", () => {
     for (const url of ["notaurl", "ws://[::1", "ftp://127.0.0.1:8080"]) {
       expect(() => connectInspector(url)).toThrow(ConfigError);
