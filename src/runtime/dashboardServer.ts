@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
 import { WebSocket, WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
+import { checkOptionNames } from "../optionNames.ts";
 import {
   type DashboardEvent,
   DashboardModel,
@@ -39,6 +40,16 @@ export interface DashboardServerOptions {
   /** Where pages connecting, falling behind and catching up are logged, at info (never the URL: it carries the token). */
   logger?: Logger | undefined;
 }
+
+/** Every option `DashboardServer.start` takes (the compiler holds this to its options). */
+const SERVER_OPTIONS: Record<keyof DashboardServerOptions, true> = {
+  port: true,
+  maxUpdatesPerSecond: true,
+  replay: true,
+  clock: true,
+  entropy: true,
+  logger: true,
+};
 
 /** Why pages are closed (with 1001, going away) when the dashboard stops: the page shows it. */
 export const CLOSE_REASON = "baton stopped serving the dashboard";
@@ -130,6 +141,9 @@ export class DashboardServer {
    * ```
    */
   static async start(options: DashboardServerOptions = {}): Promise<DashboardServer> {
+    checkOptionNames("DashboardServer.start", options, SERVER_OPTIONS, {
+      shape: "{ port, maxUpdatesPerSecond, replay, … }",
+    });
     requireWhole("DashboardServer.start", "port", options.port ?? 0, 0, 65_535);
     const assets = new Map<string, Buffer>();
     for (const name of Object.keys(ASSETS)) {

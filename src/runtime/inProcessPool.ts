@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
+import { checkOptionNames } from "../optionNames.ts";
 import { machineResources } from "./machineResources.ts";
 import { requireWhole } from "./requireWhole.ts";
 import { runWorker } from "./worker.ts";
@@ -20,6 +21,13 @@ export interface InProcessPoolOptions {
   restartBudget?: number | undefined;
 }
 
+/** Every option `inProcessPool` takes (the compiler holds this to `InProcessPoolOptions`). */
+const POOL_OPTIONS: Record<keyof InProcessPoolOptions, true> = {
+  count: true,
+  resources: true,
+  restartBudget: true,
+};
+
 /**
  * Workers in this process, over whatever Net the engine gives them (the in-memory Net by
  * default). A worker whose connection ends abnormally (not a normal stop) is replaced,
@@ -34,6 +42,9 @@ export interface InProcessPoolOptions {
  * ```
  */
 export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
+  checkOptionNames("inProcessPool", options, POOL_OPTIONS, {
+    shape: "{ count, resources, restartBudget }",
+  });
   const count = options.count ?? availableParallelism();
   requireWhole("inProcessPool", "count", count);
   checkWorkerCount("inProcessPool: count", count, "inProcess");

@@ -109,6 +109,9 @@ describe("createEngine's options", () => {
       "inProcessPool: count must be a whole number of 1 or more, not 0",
     );
     expect(() => inProcessPool({ count: 1, restartBudget: -1 })).toThrow(ConfigError);
+    expect(() => inProcessPool({ cout: 2 } as never)).toThrow(
+      "inProcessPool: unknown option cout; it takes count, resources, restartBudget",
+    );
     expect(() =>
       inProcessPool({ count: 1, restartBudget: Number.POSITIVE_INFINITY }),
     ).not.toThrow();

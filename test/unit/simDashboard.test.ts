@@ -23,6 +23,13 @@ describe("the dashboard's port", () => {
     );
   });
 
+  it("given under a name it does not take: DashboardServer.start rejects, listing its options", async () => {
+    // `{ prot: 8080 }` used to start on a random port without a word.
+    await expect(DashboardServer.start({ prot: 8080 } as never)).rejects.toThrow(
+      "DashboardServer.start: unknown option prot; it takes port, maxUpdatesPerSecond, replay, clock, entropy, logger",
+    );
+  });
+
   it("taken: simDashboard fails before it simulates", async () => {
     taken = createServer();
     await new Promise<void>((resolve) => taken!.listen(0, "127.0.0.1", resolve));
