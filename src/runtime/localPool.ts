@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
+import { checkOptionNames } from "../optionNames.ts";
 import { logTail } from "./logTail.ts";
 import { machineResources } from "./machineResources.ts";
 import { makeDirs } from "./makeDirs.ts";
@@ -364,6 +365,17 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
 
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
 
+/** The options `localPool` takes, by name, for `checkOptionNames`. */
+const LOCAL_POOL_OPTIONS: Record<keyof LocalWorkersOptions, true> = {
+  jobsModule: true,
+  count: true,
+  resources: true,
+  maxRestarts: true,
+  windowMs: true,
+  handlerThread: true,
+  logLevel: true,
+};
+
 /**
  * The engine's pool of `baton worker` processes on this machine, over real sockets to the
  * coordinator. The run's secret reaches them through a 0600 file, never argv.
@@ -374,6 +386,7 @@ const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
  * ```
  */
 export function localPool(options: LocalWorkersOptions): WorkerPool {
+  checkOptionNames("localPool", options, LOCAL_POOL_OPTIONS, { shape: "{ jobsModule, count, … }" });
   requireJobsModule("localPool", options.jobsModule);
   const resources = options.resources ?? machineResources();
   const machine = machineLimits();

@@ -8,6 +8,7 @@ import { ConfigError, SlurmError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { allocationPhase } from "../machines/allocationState.ts";
 import { type AllocationView, decideScaling } from "../machines/slurmScaling.ts";
+import { checkOptionNames } from "../optionNames.ts";
 import { logTail } from "./logTail.ts";
 import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -93,6 +94,27 @@ interface Allocation extends AllocationView {
   cancelRequested: boolean;
 }
 
+/** The options `slurmPool` takes, by name, for `checkOptionNames`. */
+const SLURM_POOL_OPTIONS: Record<keyof SlurmPoolOptions, true> = {
+  jobsModule: true,
+  maxWorkers: true,
+  partition: true,
+  sbatchOptions: true,
+  array: true,
+  resources: true,
+  connect: true,
+  pollMs: true,
+  commandTimeoutMs: true,
+  graceMs: true,
+  stopTimeoutMs: true,
+  workerRestarts: true,
+  unreachableMs: true,
+  commands: true,
+  clock: true,
+  handlerThread: true,
+  logLevel: true,
+};
+
 /**
  * Baton workers in Slurm allocations; see `startSlurmPool`. The CLI's `baton run --slurm`.
  *
@@ -107,6 +129,9 @@ interface Allocation extends AllocationView {
  * ```
  */
 export function slurmPool(options: SlurmPoolOptions): WorkerPool {
+  checkOptionNames("slurmPool", options, SLURM_POOL_OPTIONS, {
+    shape: "{ jobsModule, maxWorkers, partition, … }",
+  });
   requireJobsModule("slurmPool", options.jobsModule);
   const resources = options.resources ?? { cpus: 1 };
   return {
