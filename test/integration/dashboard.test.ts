@@ -344,8 +344,19 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     await page.goto(server.url);
     await page.waitForSelector("#to-violation:not([hidden])");
     expect(await page.isVisible("#violation")).toBe(false);
+    // The step buttons and the slider stay where they are whatever the step's line says (the
+    // broken invariant's is long), so that a user clicking ▶ again hits ▶ again.
+    const controls = () =>
+      page.$$eval(["#first", "#back", "#slider", "#forward", "#last"].join(","), (els) =>
+        els.map((el) => {
+          const box = el.getBoundingClientRect();
+          return [box.x, box.y, box.width].map(Math.round);
+        }),
+      );
+    const atStart = await controls();
     await page.click("#to-violation");
     await page.waitForSelector("#violation:not([hidden])");
+    expect(await controls()).toEqual(atStart);
     expect(await text(page, "#violation")).toBe(
       `invariant 1 broken at t = ${result.virtualMs} ms: ${result.violation!.message}`,
     );
