@@ -392,6 +392,17 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       nodes.map((n) => n.textContent),
     );
     expect(labels).toEqual(["peak 1/s", "0s", "45s"]);
+    // The peak's bar (the quick job's second) stands under its label, not over it.
+    const [label, bars] = await page.evaluate(() => {
+      const svg = document.querySelector("#throughput") as SVGSVGElement;
+      const box = (svg.querySelector("text") as SVGTextElement).getBBox();
+      const tops = [...svg.querySelectorAll("rect.bar")]
+        .filter((r) => Number(r.getAttribute("height")) > 0)
+        .map((r) => Number(r.getAttribute("y")));
+      return [box.y + box.height, tops];
+    });
+    expect(bars.length).toBe(1);
+    for (const top of bars) expect(top).toBeGreaterThanOrEqual(label);
   });
 
   it("says why it stopped updating when baton stops serving it, after a finished run's outcome", async () => {

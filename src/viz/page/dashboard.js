@@ -236,10 +236,12 @@ function drawThroughput() {
   for (let s = first; s <= last; s++) peak = Math.max(peak, state.throughput[s] || 0);
   const w = 600;
   const h = 90;
+  // The peak's label has the band above the bars to itself: the tallest bar starts below it.
+  const top = 14;
   const bar = w / span;
   for (let s = first; s <= last; s++) {
     const n = state.throughput[s] || 0;
-    const bh = (h * n) / peak;
+    const bh = ((h - top) * n) / peak;
     svg(
       "rect",
       { x: (s - first) * bar, y: h - bh, width: Math.max(bar - 1, 1), height: bh, class: "bar" },
