@@ -102,7 +102,11 @@ export class DashboardServer {
   private readonly stale = new Set<WebSocket>();
   private timer: unknown;
   private lastFlush = Number.NEGATIVE_INFINITY;
-  private position = 0;
+  /**
+   * A replay's step each page shows: each page steps on its own, so two people (or two tabs
+   * comparing steps) do not move each other's. A page starts at the first step.
+   */
+  private readonly positions = new WeakMap<WebSocket, number>();
   /** The recorded trace a replay serves; undefined for a live run. */
   private replay: readonly TraceStep[] | undefined;
   /** The replay's step that shows a broken invariant, if it has one. */
@@ -185,7 +189,10 @@ export class DashboardServer {
     this.replay = trace;
     const broken = trace.findIndex((step) => step.event.type === "violation");
     this.violationAt = broken === -1 ? undefined : broken + 1;
-    this.seek(0);
+    // Nothing the live model held before is sent on as a diff.
+    this.model = replayTo(trace, 0);
+    this.model.takeDiff();
+    for (const ws of this.clients) this.seek(ws, 0);
   }
 
   /** The page's address, with its token. */
@@ -312,13 +319,10 @@ export class DashboardServer {
     }, wait);
   }
 
-  /** Replay: shows the state after the first `position` events of the trace. */
-  private seek(position: number): void {
-    const trace = this.replay!;
-    this.position = Math.max(0, Math.min(Math.trunc(position), trace.length));
-    this.model = replayTo(trace, this.position);
-    this.model.takeDiff();
-    for (const ws of this.clients) this.sendSnapshot(ws);
+  /** Replay: shows page `ws` the state after the first `position` events of the trace. */
+  private seek(ws: WebSocket, position: number): void {
+    this.positions.set(ws, Math.max(0, Math.min(Math.trunc(position), this.replay!.length)));
+    this.sendSnapshot(ws);
   }
 
   private authorised(req: IncomingMessage, asset: string): boolean {
@@ -370,7 +374,7 @@ export class DashboardServer {
       try {
         const message = JSON.parse(String(data)) as { type?: unknown; position?: unknown };
         if (message.type === "seek" && typeof message.position === "number") {
-          this.seek(message.position);
+          this.seek(ws, message.position);
         }
       } catch {
         ws.close(1003, "messages are JSON");
@@ -382,15 +386,16 @@ export class DashboardServer {
   private sendSnapshot(ws: WebSocket): void {
     this.stale.delete(ws);
     const trace = this.replay;
+    const position = this.positions.get(ws) ?? 0;
     const message = {
       type: "snapshot",
-      state: this.model.snapshot(),
+      state: (trace ? replayTo(trace, position) : this.model).snapshot(),
       ...(trace && {
         replay: {
-          position: this.position,
+          position,
           length: trace.length,
-          at: this.position > 0 ? trace[this.position - 1]!.at : (trace[0]?.at ?? 0),
-          event: this.position > 0 ? describeEvent(trace[this.position - 1]!.event) : undefined,
+          at: position > 0 ? trace[position - 1]!.at : (trace[0]?.at ?? 0),
+          event: position > 0 ? describeEvent(trace[position - 1]!.event) : undefined,
           violationAt: this.violationAt,
         },
       }),

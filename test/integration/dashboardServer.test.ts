@@ -239,3 +239,46 @@ describe("dashboard server", () => {
     for (const line of lines) expect(line).not.toContain(url.pathname.split("/")[1]);
   }, 30_000);
 });
+
+describe("dashboard server replaying a trace to two pages", () => {
+  let server: DashboardServer | undefined;
+  const sockets: WebSocket[] = [];
+  afterEach(async () => {
+    for (const ws of sockets.splice(0)) ws.terminate();
+    await server?.close();
+    server = undefined;
+  });
+
+  it("moves only the page that seeks: each page has its own step", async () => {
+    const trace = [
+      { at: 0, event: { type: "run.started", run: "r1" } as DashboardEvent },
+      { at: 0, event: graph(2) },
+      { at: 5, event: { type: "job", id: "j0", kind: "k0", state: "completed" } as DashboardEvent },
+      { at: 9, event: { type: "job", id: "j1", kind: "k1", state: "completed" } as DashboardEvent },
+    ];
+    server = await DashboardServer.start({ replay: trace });
+    const wsUrl = `${server.url.replace("http:", "ws:")}ws`;
+    const [a, b] = [await openSocket(wsUrl), await openSocket(wsUrl)];
+    sockets.push(a.ws!, b.ws!);
+    type Snapshot = { replay: { position: number }; state: { outcomes: { completed: number } } };
+    const next = (ws: WebSocket) =>
+      once(ws, "message").then(([data]) => JSON.parse(String(data)) as Snapshot);
+
+    const seen = next(a.ws!);
+    a.ws!.send(JSON.stringify({ type: "seek", position: 4 }));
+    const moved = await seen;
+    expect(moved.replay.position).toBe(4);
+    expect(moved.state.outcomes.completed).toBe(2);
+
+    // The other page was not moved, and its own seek starts from where it was.
+    const other = next(b.ws!);
+    b.ws!.send(JSON.stringify({ type: "seek", position: 3 }));
+    const own = await other;
+    expect(b.messages.map((m) => (m as Snapshot).replay.position)).toEqual([0, 3]);
+    expect(own.state.outcomes.completed).toBe(1);
+    // A page that connects later starts at the first step, whatever the others show.
+    const late = await openSocket(wsUrl);
+    sockets.push(late.ws!);
+    expect((late.messages[0] as Snapshot).replay.position).toBe(0);
+  });
+});
