@@ -23,6 +23,7 @@ import { chartLayout } from "../../src/viz/chartLayout.ts";
 import { replayTo } from "../../src/viz/dashboardModel.ts";
 import { stateChart } from "../../src/viz/stateChart.ts";
 import { cleanUpRanks, stray, tempDir } from "../fixtures/rankStrays.ts";
+import { startTcpProxy } from "../fixtures/tcpProxy.ts";
 
 /** The states of a machine below `node`, at every depth: one chart box each. */
 function stateCount(node: AnyStateNode): number {
@@ -403,6 +404,89 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     });
     expect(bars.length).toBe(1);
     for (const top of bars) expect(top).toBeGreaterThanOrEqual(label);
+  });
+
+  it("reconnects when its connection is cut while baton still serves it, and catches up", async () => {
+    server = await DashboardServer.start();
+    server.push(0, { type: "run.started", run: "cut" });
+    server.push(0, {
+      type: "graph",
+      jobs: ["a", "b"].map((id) => ({ id, kind: "k", deps: [], state: "ready" as const })),
+    });
+    const proxy = await startTcpProxy({
+      host: "127.0.0.1",
+      port: Number(new URL(server.url).port),
+    });
+    try {
+      browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+      const page = await browser.newPage();
+      const through = new URL(server.url);
+      through.port = new URL(proxy.address).port;
+      await page.goto(through.href);
+      await page.waitForFunction(
+        () => document.querySelector("#status")?.textContent === "running",
+      );
+      proxy.reset();
+      await page.waitForFunction(() =>
+        document.querySelector("#status")?.textContent?.startsWith("disconnected"),
+      );
+      // What happened while it was cut off reaches it once it is back.
+      server.push(50, { type: "job", id: "a", kind: "k", state: "completed" });
+      await page.waitForFunction(
+        () => document.querySelector("#outcome-completed")?.textContent === "1",
+        undefined,
+        { timeout: 15_000 },
+      );
+      expect(await text(page, "#status")).toBe("running");
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("comes back to the replay's step it showed when its connection is cut", async () => {
+    server = await DashboardServer.start({
+      replay: [
+        { at: 0, event: { type: "run.started", run: "cut" } },
+        {
+          at: 1,
+          event: { type: "graph", jobs: [{ id: "a", kind: "k", deps: [], state: "ready" }] },
+        },
+        { at: 2, event: { type: "job", id: "a", kind: "k", state: "running" } },
+        { at: 3, event: { type: "job", id: "a", kind: "k", state: "completed" } },
+      ],
+    });
+    const proxy = await startTcpProxy({
+      host: "127.0.0.1",
+      port: Number(new URL(server.url).port),
+    });
+    try {
+      browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+      const page = await browser.newPage();
+      const through = new URL(server.url);
+      through.port = new URL(proxy.address).port;
+      await page.goto(through.href);
+      const at = (n: number) =>
+        page.waitForFunction(
+          (n) =>
+            document.querySelector("#replay-position")?.textContent?.startsWith(`event ${n} of`),
+          n,
+          { timeout: 15_000 },
+        );
+      await at(0);
+      await page.locator("#slider").fill("3");
+      await at(3);
+      proxy.reset();
+      await page.waitForFunction(() =>
+        document.querySelector("#status")?.textContent?.startsWith("disconnected"),
+      );
+      await page.waitForFunction(
+        () => document.querySelector("#status")?.textContent === "running",
+      );
+      await at(3);
+      expect(await text(page, "#count-running")).toBe("1");
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("says why it stopped updating when baton stops serving it, after a finished run's outcome", async () => {

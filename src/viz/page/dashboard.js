@@ -59,6 +59,7 @@ function draw() {
     status.textContent = `FAIL invariant ${broken.invariant}`;
     status.className = "status failed";
   }
+  status.dataset.outcome = status.textContent;
   $("violation").hidden = !broken;
   $("violation").textContent = broken
     ? `invariant ${broken.invariant} broken at t = ${broken.at} ms: ${broken.message}`
@@ -369,10 +370,19 @@ function drawChart() {
   }
 }
 
+// How long the page waits before it tries again after a cut, doubling up to the last.
+const RECONNECT_MS = [500, 1000, 2000, 5000];
+let attempts = 0;
+
 function connect() {
   const url = new URL("ws", location.href);
   url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
   const ws = new WebSocket(url);
+  ws.onopen = () => {
+    attempts = 0;
+    // A replay's page comes back to the step it showed (a new connection starts at the first).
+    if (replay?.position > 0) seek(replay.position);
+  };
   ws.onmessage = (message) => {
     const data = JSON.parse(message.data);
     if (data.type === "snapshot") {
@@ -387,11 +397,17 @@ function connect() {
     if (!selected && state.actors.coordinator) selected = { actor: "coordinator" };
     scheduleDraw();
   };
-  // baton closes with why (1001, "baton stopped serving the dashboard"); a cut has no reason.
+  // baton closes with why (1001, "baton stopped serving the dashboard"), and the page stops
+  // there. A cut has no reason (a network blip, a laptop waking up): the page tries again, and
+  // the snapshot it gets then brings it up to date; it says so meanwhile.
   ws.onclose = (event) => {
     const status = $("status");
-    if (!state?.finished) status.textContent = event.reason || "disconnected";
-    else if (event.reason) status.textContent += ` · ${event.reason}`;
+    const wait = RECONNECT_MS[Math.min(attempts, RECONNECT_MS.length - 1)];
+    const why = event.reason || `disconnected; trying again in ${wait / 1000} s`;
+    status.textContent = state?.finished ? `${status.dataset.outcome} · ${why}` : why;
+    if (event.reason) return;
+    attempts++;
+    setTimeout(connect, wait);
   };
   const seek = (position) => ws.send(JSON.stringify({ type: "seek", position }));
   $("first").onclick = () => seek(0);
