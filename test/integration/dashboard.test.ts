@@ -299,6 +299,8 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     await page.waitForFunction(() =>
       /^event 0 of /.test(document.querySelector("#replay-position")?.textContent ?? ""),
     );
+    // Before its first event the run has not started: the page does not say it runs.
+    expect(await text(page, "#status")).toBe("not started yet");
 
     await page.click("#last");
     await page.waitForFunction(
@@ -661,7 +663,10 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     const page = await browser.newPage();
     await page.goto(server.url);
-    await page.waitForFunction(() => document.querySelector("#status")?.textContent === "running");
+    // Nothing runs yet, and the page does not say it does.
+    await page.waitForFunction(
+      () => document.querySelector("#status")?.textContent === "not started yet",
+    );
     expect(await text(page, "#chart-title")).toBe("select an actor");
     const run = createEngine({
       jobs: { double: (n: number) => n * 2 },

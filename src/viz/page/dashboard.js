@@ -51,7 +51,9 @@ function draw() {
     ? state.ok
       ? "finished: ok"
       : "finished: not ok"
-    : "running";
+    : state.run === undefined
+      ? "not started yet"
+      : "running";
   status.className = `status ${state.finished ? (state.ok ? "ok" : "failed") : ""}`;
   status.dataset.finished = String(state.finished);
   const broken = state.violation;
