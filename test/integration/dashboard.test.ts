@@ -748,6 +748,49 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     ).toBe(true);
   });
 
+  it("heads each column of the graph with its jobs' kinds, cut to the column, whole on hover", async () => {
+    server = await DashboardServer.start();
+    server.push(0, { type: "run.started", run: "kinds" });
+    const node = (id: string, kind: string, deps: string[]) => ({
+      id,
+      kind,
+      deps,
+      state: "ready" as const,
+    });
+    server.push(0, {
+      type: "graph",
+      jobs: [
+        node("f1", "fetch", []),
+        node("g1", "gate", []),
+        node("t1", "tokenize-every-document", ["f1"]),
+        node("r1", "report", ["t1"]),
+      ],
+    });
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage();
+    await page.goto(server.url);
+    await page.waitForFunction(() => document.querySelectorAll("#graph circle").length === 4);
+    const labels = await page.$$eval("#graph text.layer-label", (texts) =>
+      (texts as SVGTextElement[]).map((t) => ({
+        shown: t.firstChild?.textContent,
+        whole: t.querySelector("title")?.textContent,
+        width: t.getComputedTextLength(),
+      })),
+    );
+    expect(labels.map((l) => l.whole)).toEqual([
+      "fetch, gate",
+      "tokenize-every-document",
+      "report",
+    ]);
+    expect(labels.map((l) => l.shown)).toEqual([
+      "fetch, gate",
+      expect.stringMatching(/^tok.*…$/),
+      "report",
+    ]);
+    // Each fits its column (70 px), so no heading runs into the next.
+    for (const label of labels) expect(label.width).toBeLessThanOrEqual(64);
+  });
+
   it("gives a wrong or missing token no page and no data", async () => {
     server = await DashboardServer.start();
     server.push(0, { type: "run.started", run: "secret-run-id" });

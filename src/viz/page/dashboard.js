@@ -92,8 +92,21 @@ function drawGraph() {
   const nodes = Object.values(byKind ? state.kinds : state.jobs);
   const colW = byKind ? 190 : 70;
   const rowH = byKind ? 64 : 22;
+  // By job, each column is headed by the kinds of its jobs (cut to the column, whole on hover):
+  // the dots say a job's state, the heading which step of the graph it is.
+  const top = byKind ? 16 : 34;
   const pos = new Map();
-  for (const n of nodes) pos.set(byKind ? n.kind : n.id, [20 + n.layer * colW, 16 + n.row * rowH]);
+  for (const n of nodes) pos.set(byKind ? n.kind : n.id, [20 + n.layer * colW, top + n.row * rowH]);
+  if (!byKind) {
+    const layers = new Map();
+    for (const n of nodes) layers.set(n.layer, (layers.get(n.layer) || new Set()).add(n.kind));
+    for (const [layer, kinds] of layers) {
+      const names = [...kinds].sort().join(", ");
+      const t = text(root, 13 + layer * colW, 14, names, "layer-label");
+      clip(t, colW - 6);
+      svg("title", {}, t).textContent = names;
+    }
+  }
   for (const n of nodes) {
     const [x, y] = pos.get(byKind ? n.kind : n.id);
     for (const dep of n.deps) {
@@ -123,6 +136,13 @@ function drawGraph() {
     }
   }
   root.setAttribute("viewBox", `0 0 ${Math.max(width, 300)} ${Math.max(height, 100)}`);
+}
+
+/** Cuts a text that its font draws wider than `room` to fit, ending it with "…". */
+function clip(t, room) {
+  const full = t.textContent;
+  for (let n = full.length - 1; n > 0 && t.getComputedTextLength() > room; n--)
+    t.textContent = `${full.slice(0, n)}…`;
 }
 
 function leafName(actor) {
