@@ -166,12 +166,24 @@ export async function launchCommand(argv: string[]): Promise<number> {
   if (ui !== undefined) process.stderr.write(`dashboard: ${ui.url}\n`);
   const shown = ui?.showGroup();
   const status = process.stderr.isTTY === true ? liveStatus(process.stderr) : undefined;
+  const say = (line: string) => {
+    const text = `baton launch: ${line}\n`;
+    if (status !== undefined) status.line.print(text);
+    else process.stderr.write(text);
+  };
   /** What the group does now, for what a signal says it stops. */
   let groupState = "reaping";
   const watchers = [
     status?.show,
     shown?.report,
     (progress: GroupProgress) => {
+      // Where the logs are is said once the state dir took the deployment's name: a launch
+      // refused there (a state dir that is a file, a name another launcher holds) has no logs.
+      if (groupState === "reaping" && progress.state === "launching") {
+        say(
+          `deployment ${progress.deployment}: ${world} rank${world === 1 ? "" : "s"} of ${command.join(" ")}; logs in ${group.dir}/rank-*.log`,
+        );
+      }
       groupState = progress.state;
     },
   ].filter((show) => show !== undefined);
@@ -205,14 +217,6 @@ export async function launchCommand(argv: string[]): Promise<number> {
       () => shown.ended(false),
     );
   }
-  const say = (line: string) => {
-    const text = `baton launch: ${line}\n`;
-    if (status !== undefined) status.line.print(text);
-    else process.stderr.write(text);
-  };
-  say(
-    `deployment ${group.deployment}: ${world} rank${world === 1 ? "" : "s"} of ${command.join(" ")}; logs in ${group.dir}/rank-*.log`,
-  );
   group.ready.then(
     (barrier) => say(barrierLine(barrier, world)),
     () => {},

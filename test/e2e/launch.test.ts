@@ -205,8 +205,10 @@ describe("baton launch", () => {
       "true",
     ]).exit;
     expect(result.code).toBe(1);
+    // No "logs in /sys/baton-state/…": the state dir refused the deployment, so it has none.
+    expect(result.stderr.split("\n")).toHaveLength(2);
     expect(result.stderr).toMatch(
-      /the state dir \/sys\/baton-state cannot hold deployment dep-[a-z0-9]{12} \(E[A-Z]+: [^)]*\); give a directory this user can write \(--state-dir, or stateDir\)\. No rank was started\. \[LAUNCH_FAILED\]\n$/,
+      /^baton launch: deployment dep-[a-z0-9]{12}: the state dir \/sys\/baton-state cannot hold deployment dep-[a-z0-9]{12} \(E[A-Z]+: [^)]*\); give a directory this user can write \(--state-dir, or stateDir\)\. No rank was started\. \[LAUNCH_FAILED\]\n$/,
     );
   }, 60_000);
 
@@ -216,6 +218,7 @@ describe("baton launch", () => {
     const result = await startBaton(["launch", "--world", "1", "--state-dir", file, "--", "true"])
       .exit;
     expect(result.code).toBe(1);
+    expect(result.stderr).not.toContain("logs in");
     expect(result.stderr).toContain(
       `the state dir ${file} cannot be read (ENOTDIR: not a directory`,
     );
