@@ -1,4 +1,5 @@
 import type { RunProgress, StoreReadingEvent } from "../runtime/run.ts";
+import { formatDuration } from "./formatDuration.ts";
 import { LiveLine } from "./liveLine.ts";
 
 /**
@@ -53,16 +54,4 @@ export class ProgressBar {
   clear(): void {
     this.line.clear();
   }
-}
-
-/** "850 ms", "12.3 s", "4 min 05 s", "2 h 03 min". */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  const s = ms / 1000;
-  if (s < 59.95) return `${s.toFixed(1)} s`;
-  // Rounded before it is split, so that 119.6 s reads 2 min 00 s, not 1 min 60 s.
-  const whole = Math.round(s);
-  const m = Math.floor(whole / 60);
-  if (m < 60) return `${m} min ${String(whole % 60).padStart(2, "0")} s`;
-  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, "0")} min`;
 }

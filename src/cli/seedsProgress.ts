@@ -1,5 +1,5 @@
+import { formatDuration } from "./formatDuration.ts";
 import type { LiveLine } from "./liveLine.ts";
-import { formatDuration } from "./progressBar.ts";
 
 /** How often the line is drawn again when seeds end, at most (wall ms). */
 const DRAW_EVERY_MS = 100;

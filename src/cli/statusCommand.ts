@@ -11,6 +11,7 @@ import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { emptyFlags } from "./emptyFlags.ts";
+import { formatDuration } from "./formatDuration.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 import { stateDirExists } from "./stateDirExists.ts";
@@ -92,11 +93,11 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
       dep.worldSize !== undefined && `world ${dep.worldSize}`,
       dep.ageMs !== undefined &&
         (dep.state === "live"
-          ? `up ${duration(dep.ageMs)}`
-          : `launched ${duration(dep.ageMs)} ago`),
+          ? `up ${formatDuration(dep.ageMs)}`
+          : `launched ${formatDuration(dep.ageMs)} ago`),
       dep.lease &&
         lastSeen === undefined &&
-        `lease renewed ${duration(dep.lease.ageMs)} ago${dep.lease.stale ? " (stale)" : ""}`,
+        `lease renewed ${formatDuration(dep.lease.ageMs)} ago${dep.lease.stale ? " (stale)" : ""}`,
       dep.ended && endedNote(dep.ended),
       dep.cgroup && `contained: ${describeCgroup(dep.cgroup)}`,
     ].filter(Boolean);
@@ -161,20 +162,20 @@ function nothingRuns(dep: DeploymentStatus): boolean {
 }
 
 /**
- * How long an ended deployment ran and when it ended: `ran 5m, ended 2h ago`; a reaped one
+ * How long an ended deployment ran and when it ended: `ran 2.8 s, ended 2 h 05 min ago`; a reaped one
  * says `reaped`, and `ran at least` when some rank ended unseen after its launcher died.
  */
 function endedNote(ended: NonNullable<DeploymentStatus["ended"]>): string {
-  const when = `${ended.status === "reaped" ? "reaped" : "ended"} ${duration(ended.agoMs)} ago`;
+  const when = `${ended.status === "reaped" ? "reaped" : "ended"} ${formatDuration(ended.agoMs)} ago`;
   if (ended.ranForMs === undefined) return when;
-  return `ran ${ended.ranAtLeast ? "at least " : ""}${duration(ended.ranForMs)}, ${when}`;
+  return `ran ${ended.ranAtLeast ? "at least " : ""}${formatDuration(ended.ranForMs)}, ${when}`;
 }
 
-/** What follows the launcher's pid: ` (gone, last seen 45s ago)`, nothing for a live one. */
+/** What follows the launcher's pid: ` (gone, last seen 45.0 s ago)`, nothing for a live one. */
 function launcherNote(alive: boolean, lastSeen: DeploymentStatus["launcherLastSeen"]): string {
   const notes = [
     !alive && "gone",
-    lastSeen !== undefined && `last seen ${duration(lastSeen.agoMs)} ago`,
+    lastSeen !== undefined && `last seen ${formatDuration(lastSeen.agoMs)} ago`,
   ].filter(Boolean);
   return notes.length === 0 ? "" : ` (${notes.join(", ")})`;
 }
@@ -187,14 +188,14 @@ function launcherNote(alive: boolean, lastSeen: DeploymentStatus["launcherLastSe
 const LIVE_COLUMNS: [string, (rank: RankStatus) => string][] = [
   [
     "AGE",
-    (rank) => (rank.ageMs === undefined || rank.alive === false ? "-" : duration(rank.ageMs)),
+    (rank) => (rank.ageMs === undefined || rank.alive === false ? "-" : formatDuration(rank.ageMs)),
   ],
   [
     "HEARTBEAT",
     (rank) =>
       rank.heartbeatAgeMs === undefined
         ? "-"
-        : `${duration(rank.heartbeatAgeMs)} ago${rank.heartbeatStale ? " (stale)" : ""}`,
+        : `${formatDuration(rank.heartbeatAgeMs)} ago${rank.heartbeatStale ? " (stale)" : ""}`,
   ],
   ["ACTIVE", (rank) => (rank.active === undefined ? "-" : String(rank.active))],
   ["EPOCH", (rank) => (rank.epoch === undefined ? "-" : String(rank.epoch))],
@@ -203,7 +204,7 @@ const LIVE_COLUMNS: [string, (rank: RankStatus) => string][] = [
 /** The columns of ranks that exited: how (`code 3`, `SIGKILL`) and when, as their launcher recorded it. */
 const EXIT_COLUMNS: [string, (rank: RankStatus) => string][] = [
   ["EXIT", ({ exit }) => (exit === undefined ? "-" : (exit.signal ?? `code ${exit.code ?? "?"}`))],
-  ["EXITED", ({ exit }) => (exit === undefined ? "-" : `${duration(exit.agoMs)} ago`)],
+  ["EXITED", ({ exit }) => (exit === undefined ? "-" : `${formatDuration(exit.agoMs)} ago`)],
 ];
 
 /** What a deployment's cgroup holds: its processes, or that it is gone, or why it cannot be read. */
@@ -212,16 +213,4 @@ function describeCgroup(cgroup: NonNullable<DeploymentStatus["cgroup"]>): string
     return `${cgroup.processes} process${cgroup.processes === 1 ? "" : "es"}`;
   }
   return cgroup.gone ? "cgroup gone" : `cannot read ${cgroup.path}: ${cgroup.error}`;
-}
-
-/** A duration a person reads at a glance: 850ms, 12s, 5m03s, 2h05m, 3d04h. */
-function duration(ms: number): string {
-  if (ms < 0) return "0ms";
-  if (ms < 1_000) return `${Math.round(ms)}ms`;
-  const s = Math.floor(ms / 1_000);
-  if (s < 60) return `${s}s`;
-  const pad = (n: number) => String(n).padStart(2, "0");
-  if (s < 3_600) return `${Math.floor(s / 60)}m${pad(s % 60)}s`;
-  if (s < 86_400) return `${Math.floor(s / 3_600)}h${pad(Math.floor(s / 60) % 60)}m`;
-  return `${Math.floor(s / 86_400)}d${pad(Math.floor(s / 3_600) % 24)}h`;
 }

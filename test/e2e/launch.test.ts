@@ -407,11 +407,11 @@ describe("baton launch", () => {
     const table = await startBaton(["status", "--state-dir", dir]).exit;
     const lines = table.stdout.split("\n");
     expect(lines[0]).toMatch(
-      /^failing {2}ended \(failed: rank 1 exited with code 5\) {2}world 2 {2}ran \d+m?s, ended \d+m?s ago$/,
+      /^failing {2}ended \(failed: rank 1 exited with code 5\) {2}world 2 {2}ran \d+(\.\d)? (ms|s), ended \d+(\.\d)? (ms|s) ago$/,
     );
     expect(lines[1]).toMatch(/^ {2}RANK +PID +PHASE +EXIT +EXITED$/);
-    expect(lines[2]).toMatch(/^ {2}0 +\d+ +exited +SIGTERM +\d+m?s ago$/);
-    expect(lines[3]).toMatch(/^ {2}1 +\d+ +exited +code 5 +\d+m?s ago$/);
+    expect(lines[2]).toMatch(/^ {2}0 +\d+ +exited +SIGTERM +\d+(\.\d)? (ms|s) ago$/);
+    expect(lines[3]).toMatch(/^ {2}1 +\d+ +exited +code 5 +\d+(\.\d)? (ms|s) ago$/);
     expect(lines[4]).toBe(`  logs: ${dir}/failing/rank-*.log`);
   }, 60_000);
 
@@ -453,7 +453,7 @@ describe("baton launch", () => {
     const orphanTable = await startBaton(["status", "--state-dir", dir]).exit;
     expect(orphanTable.stdout.split("\n")[0]).toMatch(
       new RegExp(
-        `^killed {2}orphaned \\(launcher pid ${manifest?.launcher.pid} is gone\\) {2}launcher ${manifest?.launcher.pid} \\(gone, last seen \\d+m?\\d*s ago\\) {2}world 2 {2}launched \\d+m?\\d*s ago( |$)`,
+        `^killed {2}orphaned \\(launcher pid ${manifest?.launcher.pid} is gone\\) {2}launcher ${manifest?.launcher.pid} \\(gone, last seen \\d+(\\.\\d)? (ms|s) ago\\) {2}world 2 {2}launched \\d+(\\.\\d)? (ms|s) ago( |$)`,
       ),
     );
     expect(orphanTable.stdout).not.toMatch(/ up \d| lease renewed/);

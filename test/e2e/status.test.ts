@@ -287,9 +287,13 @@ describe("baton status", () => {
     const { code, stdout } = await baton(["status", "--state-dir", dir]);
     expect(code).toBe(0);
     const lines = stdout.split("\n");
-    expect(lines[0]).toMatch(/^dep-live00000000 {2}live {2}launcher \d+ {2}world 1 {2}up 1m\d\ds/);
+    expect(lines[0]).toMatch(
+      /^dep-live00000000 {2}live {2}launcher \d+ {2}world 1 {2}up 1 min \d\d s/,
+    );
     expect(lines[1]).toMatch(/^ {2}RANK +PID +PHASE +AGE +HEARTBEAT +ACTIVE +EPOCH$/);
-    expect(lines[2]).toMatch(new RegExp(`^  0 +${rankPid} +ready +1m\\d\\ds +\\d+s ago +0 +0$`));
+    expect(lines[2]).toMatch(
+      new RegExp(`^  0 +${rankPid} +ready +1 min \\d\\d s +\\d+(\\.\\d)? (ms|s) ago +0 +0$`),
+    );
     // A rank whose process is gone has no age to count.
     expect(lines[3]).toMatch(/^ {2}1 +- +gone +- +- +- +-$/);
     expect(stdout).toMatch(
@@ -321,10 +325,45 @@ describe("baton status", () => {
     );
     const { code, stdout } = await baton(["status", "--state-dir", dir]);
     expect(code).toBe(0);
-    // Not "ran 2h59m": the reap came long after rank 0 exited, and rank 1's end is unknown.
+    // Not "ran 2 h 59 min": the reap came long after rank 0 exited, and rank 1's end is unknown.
     expect(stdout.split("\n")[0]).toMatch(
-      /^dep-reaped000000 {2}ended \(reaped: launcher pid 4242 is gone\) {2}world 2 {2}ran at least 1h0\dm, reaped 1m\d\ds ago$/,
+      /^dep-reaped000000 {2}ended \(reaped: launcher pid 4242 is gone\) {2}world 2 {2}ran at least 1 h 0\d min, reaped 1 min 0\d s ago$/,
     );
+  });
+
+  it("says how long a short run ran to a tenth of a second, not rounded down to whole seconds", async () => {
+    const dir = await stateDir();
+    const now = Date.now();
+    await mkdir(join(dir, "dep-short0000000"));
+    await writeFile(
+      deploymentPaths(dir, "dep-short0000000").outcome,
+      encodeStateFile(OUTCOME_FORMAT, {
+        deployment: "dep-short0000000",
+        launcher: { pid: 4242, token: "t" },
+        worldSize: 1,
+        argv: ["python3", "train.py"],
+        startedAt: now - 3 * 86_400_000,
+        ranks: [
+          {
+            rank: 0,
+            host: "local",
+            pid: 4243,
+            exit: { at: now - 3 * 86_400_000 + 2_794, code: 0 },
+          },
+        ],
+        ended: {
+          at: now - 3 * 86_400_000 + 2_794,
+          status: "succeeded",
+          reason: "every rank exited 0",
+        },
+      }),
+    );
+    const { code, stdout } = await baton(["status", "--state-dir", dir]);
+    expect(code).toBe(0);
+    const lines = stdout.split("\n");
+    // It said "ran 2s, ended 2d23h ago".
+    expect(lines[0]).toMatch(/ {2}ran 2\.8 s, ended 2 d 23 h ago$/);
+    expect(lines[2]).toMatch(/^ {2}0 +4243 +exited +code 0 +2 d 23 h ago$/);
   });
 
   it("does not judge a rank on an ssh host by this machine's process table", async () => {
@@ -361,7 +400,9 @@ describe("baton status", () => {
     ]);
     const table = await baton(["status", "--state-dir", dir]);
     expect(table.stdout).toMatch(
-      new RegExp(`\\n  1 +${process.pid} +remote \\(ssh://alice@gpu-2\\) +1m\\d\\ds +- +- +-\\n`),
+      new RegExp(
+        `\\n  1 +${process.pid} +remote \\(ssh://alice@gpu-2\\) +1 min \\d\\d s +- +- +-\\n`,
+      ),
     );
   });
 

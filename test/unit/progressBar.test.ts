@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatDuration, ProgressBar } from "../../src/cli/progressBar.ts";
+import { ProgressBar } from "../../src/cli/progressBar.ts";
 
 /** A terminal of `columns` columns that keeps what is written to it. */
 function terminal(columns = 200) {
@@ -69,19 +69,5 @@ describe("ProgressBar", () => {
     const t = terminal(20);
     new ProgressBar(t.out).drawReading({ done: 12_000, total: 20_000 });
     expect(t.last()).toBe("reading stored resu");
-  });
-});
-
-describe("formatDuration", () => {
-  it.each([
-    [850, "850 ms"],
-    [12_340, "12.3 s"],
-    [59_960, "1 min 00 s"],
-    [119_600, "2 min 00 s"],
-    [245_000, "4 min 05 s"],
-    [3_599_600, "1 h 00 min"],
-    [7_380_000, "2 h 03 min"],
-  ])("gives %d ms as %s, never 60 s of a minute", (ms, text) => {
-    expect(formatDuration(ms)).toBe(text);
   });
 });
