@@ -146,9 +146,21 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
       } for ${graceMs} ms before giving the ranks up (they take the launcher for dead once its lease is ${staleAfterMs} ms old)`,
     ),
   );
-  watchdog.on("recovered", ({ strikes }) =>
-    logger?.info({ lease: path }, `lease renewed again after ${strikes} failed renewals`),
-  );
+  /**
+   * Since the last renewal that landed: how many returned an error, and how long the longest
+   * one that went overdue hung before it returned. A hung renewal strikes the watchdog each
+   * retry period it stays out, so its strikes are not failed renewals.
+   */
+  let troubles = { failed: 0, hungMs: 0 };
+  watchdog.on("recovered", () => {
+    const { failed, hungMs } = troubles;
+    const hung = hungMs > 0 ? `a renewal hung for ${hungMs} ms` : "";
+    const failures = failed > 0 ? `${failed} failed renewal${failed === 1 ? "" : "s"}` : "";
+    logger?.info(
+      { lease: path, failedRenewals: failed, hungMs },
+      `lease renewed again after ${[failures, hung].filter(Boolean).join(" and ")}`,
+    );
+  });
   watchdog.on("lost", ({ reason }) => options.onLost?.(reason));
   watchdog.start();
   const watching = () => watchdog.getSnapshot().status === "active";
@@ -193,19 +205,25 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
       }, ms);
     };
     look(Math.max(renewedAt + 2 * renewMs, startedAt + retryMs) - startedAt);
+    /** Ends this renewal's wait; an overdue one counts how long it hung. */
+    const settle = () => {
+      clock.clearTimeout(looking);
+      if (unsettled === renewal) unsettled = undefined;
+      if (overdue) troubles.hungMs = Math.max(troubles.hungMs, clock.now() - startedAt);
+    };
     const settled = files.writeAtomic(path, leaseText(options, startedAt)).then(
       () => {
-        clock.clearTimeout(looking);
-        if (unsettled === renewal) unsettled = undefined;
+        settle();
         if (released) return;
         renewedAt = startedAt;
         tell({ type: "PROBE_OK" });
+        troubles = { failed: 0, hungMs: 0 };
         schedule(overdue ? 0 : undefined);
       },
       (error: unknown) => {
-        clock.clearTimeout(looking);
-        if (unsettled === renewal) unsettled = undefined;
+        settle();
         if (released) return;
+        troubles.failed += 1;
         logger?.warn({ err: error, lease: path }, "lease renewal failed");
         tell({ type: "PROBE_FAILED", reason: (error as Error).message ?? String(error) });
         schedule();
