@@ -78,6 +78,12 @@ interface Location {
 const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
 /**
+ * How long the launcher spawns local ranks before it lets the event loop run: a stop waits
+ * at most about this long (200 ranks took 5 s to spawn here, all in one go).
+ */
+const SPAWN_SLICE_MS = 50;
+
+/**
  * Launches a rank group, like torchrun: `worldSize` processes of `argv`, on this machine or,
  * per `hosts`, on ssh hosts, each the leader of its own process group, with `RANK`,
  * `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE` (counted per host), `MASTER_ADDR`
@@ -515,7 +521,7 @@ class LaunchedGroup implements RankGroup {
       await this.openSites();
       if (!this.group.getSnapshot().matches("launching")) return;
       this.outcomeStartedAt = clock.now();
-      const started = await Promise.allSettled(this.hosts.map((_, rank) => this.spawn(rank, port)));
+      const started = await Promise.allSettled(await this.spawnAll(port));
       await this.writeManifest();
       await this.recordOutcome();
       const failed = started.findIndex((outcome) => outcome.status === "rejected");
@@ -611,6 +617,28 @@ class LaunchedGroup implements RankGroup {
       ),
     );
     for (const outcome of opened) if (outcome.status === "rejected") throw outcome.reason;
+  }
+
+  /**
+   * Starts every rank, in rank order, the remote ones side by side. A local spawn blocks the
+   * event loop (Node's spawn is synchronous, and a cgroup move is part of it), so the ranks
+   * are spawned in slices of `SPAWN_SLICE_MS`, yielding between them: a signal or a time limit
+   * that comes while a large world starts is handled then, and the ranks not yet spawned never
+   * are. Returns each started rank's spawn.
+   */
+  private async spawnAll(port: number): Promise<Promise<void>[]> {
+    const { clock } = this.ports;
+    const spawns: Promise<void>[] = [];
+    let sliceStart = clock.now();
+    for (let rank = 0; rank < this.worldSize; rank++) {
+      if (clock.now() - sliceStart >= SPAWN_SLICE_MS) {
+        await new Promise((resolve) => clock.setTimeout(resolve, 0));
+        if (!this.group.getSnapshot().matches("launching")) break;
+        sliceStart = clock.now();
+      }
+      spawns.push(this.spawn(rank, port));
+    }
+    return spawns;
   }
 
   /** Starts one rank on its host; a rank that cannot be started is told so, and this rejects. */
