@@ -45,7 +45,9 @@ MASTER_PORT (--master-port, or a free port), BATON_DEPLOYMENT, BATON_STATE_DIR a
 BATON_LAUNCHER_PID, and writes its output to STATE_DIR/DEPLOYMENT/rank-R.log here. Orphans
 of launchers that died are reaped first. Once the group has ended, the folders of this
 user's deployments that ended over 7 days ago are removed, all but the newest 20 that ended
-(--keep-ended-logs).
+(--keep-ended-logs). From another terminal, \`baton status\` (with the same --state-dir)
+shows the group and its ranks, and how it ended; \`baton reap\` stops the ranks of a
+launcher that was killed (the next launch does too).
 
   --world N            number of ranks, at most ${MOST_RANKS} (required unless --hosts gives
                        them)
