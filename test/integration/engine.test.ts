@@ -48,6 +48,7 @@ import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
 import type { JobProgressEvent } from "../../src/runtime/run.ts";
+import { untilAborted } from "../fixtures/untilAborted.ts";
 import workerJobs from "../fixtures/worker.jobs.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -67,14 +68,6 @@ async function runThrowing(thrown: Record<string, unknown>) {
   });
   const specs = Object.keys(thrown).map((kind) => job(kind, null, { retries: 0 }));
   return { specs, result: await engine.run(specs) };
-}
-
-/** Settles only when the signal aborts, rejecting with its reason, as a well-behaved handler does. */
-function untilAborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-  });
 }
 
 /** Polls until `check` holds, failing after `ms`. */

@@ -12,13 +12,7 @@ import {
   job,
   type WorkerPool,
 } from "../../src/index.ts";
-
-/** Settles only when the signal aborts, rejecting with its reason, as a well-behaved handler does. */
-function untilAborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-  });
-}
+import { untilAborted } from "../fixtures/untilAborted.ts";
 
 describe("engine.run with an AbortSignal", { timeout: 10_000 }, () => {
   it("its abort cancels the run: running handlers see their signal, the rest end cancelled, naming the reason", async () => {
