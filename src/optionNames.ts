@@ -1,3 +1,4 @@
+import { didYouMean } from "./closestName.ts";
 import { ConfigError } from "./errors.ts";
 
 /** How `checkOptionNames` words its refusals, and what it throws. */
@@ -14,12 +15,12 @@ export interface OptionNamesWording {
  * Refuses options, as JavaScript can pass them, that are not an object (`null`, a string, an
  * array: each used to end in a TypeError from inside baton) and a name that `known` does not
  * have (a typo such as `failfast` was ignored without a word), with a message naming `where`,
- * the name and every name it takes.
+ * the name, every name it takes and, for a likely typo, the one meant (`closestName`).
  *
  * @example
  * ```ts
  * checkOptionNames("createEngine", { jobs, failfast: true }, ENGINE_OPTIONS, { shape: "{ jobs, workers, … }" });
- * // ConfigError: createEngine: unknown option failfast; it takes jobs, workers, …
+ * // ConfigError: createEngine: unknown option failfast; it takes jobs, workers, …; did you mean failFast?
  * ```
  */
 export function checkOptionNames(
@@ -37,7 +38,7 @@ export function checkOptionNames(
   for (const name of Object.keys(options)) {
     if (!Object.hasOwn(known, name)) {
       throw fail(
-        `${where}: unknown option ${name}; it takes ${Object.keys(known).join(", ")}${wording.hint?.(name) ?? ""}`,
+        `${where}: unknown option ${name}; it takes ${Object.keys(known).join(", ")}${wording.hint?.(name) ?? ""}${didYouMean(name, Object.keys(known))}`,
       );
     }
   }

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { didYouMean } from "../closestName.ts";
 import { BatonError } from "../errors.ts";
 import { parseArgsMessage } from "./parseArgsMessage.ts";
 
@@ -86,7 +87,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!load) {
-    process.stderr.write(`baton: unknown command "${name}"\n\n${USAGE}\n`);
+    process.stderr.write(
+      `baton: unknown command "${name}"${didYouMean(name, [...Object.keys(commands), "help", "version"], (meant) => `baton ${meant}`)}\n\n${USAGE}\n`,
+    );
     return 2;
   }
   try {

@@ -1,3 +1,4 @@
+import { didYouMean } from "../closestName.ts";
 import { GraphError } from "../errors.ts";
 import type { JobContext, JobModule } from "../runtime/jobModule.ts";
 import type { RankJobResult } from "../runtime/rankJob.ts";
@@ -85,7 +86,7 @@ export function jobBuilder<M extends JobModule>(jobs: M): JobBuilder<M> {
         "UNKNOWN_KIND",
         `unknown job kind "${kind}": the job module defines ${Object.keys(jobs)
           .map((k) => `"${k}"`)
-          .join(", ")}`,
+          .join(", ")}${didYouMean(kind, Object.keys(jobs), (meant) => `"${meant}"`)}`,
         [kind],
       );
     }

@@ -1,3 +1,4 @@
+import { didYouMean } from "../closestName.ts";
 import { ConfigError } from "../errors.ts";
 import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../machines/connection.ts";
 import { DEFAULT_LEASE_TIMEOUT_MS } from "../machines/jobBoard.ts";
@@ -121,7 +122,7 @@ export function checkEngineOptions(options: EngineOptions): void {
     whole(`throttle.${kind}`, most);
     if (kinds !== undefined && !kinds.includes(kind)) {
       throw new ConfigError(
-        `createEngine: throttle.${kind} names a kind the job module does not define, so it would limit nothing; throttle one of its kinds: ${kinds.join(", ")}`,
+        `createEngine: throttle.${kind} names a kind the job module does not define, so it would limit nothing; throttle one of its kinds: ${kinds.join(", ")}${didYouMean(kind, kinds)}`,
       );
     }
   }

@@ -733,9 +733,10 @@ describe("baton", () => {
   });
 
   it("prints help with exit 0, a command's with help COMMAND, and refuses an unknown command with exit 2", async () => {
-    const [help, nope, helpLaunch] = await Promise.all([
+    const [help, nope, typo, helpLaunch] = await Promise.all([
       batonRun("help"),
       batonRun("nope"),
+      batonRun("rnu"),
       batonRun("help", "launch"),
     ]);
     expect(helpLaunch.code).toBe(0);
@@ -746,8 +747,10 @@ describe("baton", () => {
     expect(help.stdout).toContain("run <graph module>");
     expect(nope.code).toBe(2);
     expect(nope.stdout).toBe("");
-    expect(nope.stderr).toContain('baton: unknown command "nope"');
+    expect(nope.stderr).toContain('baton: unknown command "nope"\n');
     expect(nope.stderr).toContain("usage: baton <command> [options]");
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('baton: unknown command "rnu"; did you mean baton run?\n');
   });
 
   it("refuses a command named after an object's property (toString, constructor) as unknown, instead of crashing", async () => {

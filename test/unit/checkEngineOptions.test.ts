@@ -16,6 +16,10 @@ describe("createEngine's options", () => {
       { throttle: { nope: 2 } },
       "throttle.nope names a kind the job module does not define, so it would limit nothing; throttle one of its kinds: noop",
     ],
+    [
+      { throttle: { Noop: 2 } },
+      "throttle.Noop names a kind the job module does not define, so it would limit nothing; throttle one of its kinds: noop; did you mean noop?",
+    ],
     [{ maxLost: -1 }, "maxLost must be a whole number of 1 or more, not -1"],
     [{ maxFrameBytes: 0 }, "maxFrameBytes must be a whole number of 1 or more, not 0"],
     [{ keepLogs: 0 }, "keepLogs must be a whole number from 1 to 10000, not 0"],

@@ -18,7 +18,7 @@ describe("job", () => {
   it("refuses an option it does not know, which used to be dropped unnoticed", () => {
     expect(refusal("fetch", "x", { retires: 5 }).jobs).toEqual(["fetch"]);
     expect(refusal("fetch", "x", { retires: 5 }).message).toBe(
-      'job("fetch", …): unknown option retires; it takes after, requires, retries, backoff, timeoutMs, ranks',
+      'job("fetch", …): unknown option retires; it takes after, requires, retries, backoff, timeoutMs, ranks; did you mean retries?',
     );
   });
 

@@ -102,6 +102,9 @@ describe("jobBuilder", () => {
     expect(unknown).toThrow(
       'unknown job kind "tripple": the job module defines "double", "greet", "nothing", "versioned", "asDate", "quadruple", "train"',
     );
+    expect(() => (job as (kind: string) => JobSpec)("doubel")).toThrow(
+      '"quadruple", "train"; did you mean "double"?',
+    );
     // A key the module inherits is no kind of it.
     expect(() => (job as (kind: string) => JobSpec)("toString")).toThrow(GraphError);
   });

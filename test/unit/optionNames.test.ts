@@ -17,7 +17,9 @@ describe("checkOptionNames", () => {
     [undefined, "thing: the options must be an object, { alpha, beta }, not undefined"],
     ["alpha", 'thing: the options must be an object, { alpha, beta }, not "alpha"'],
     [["alpha"], "thing: the options must be an object, { alpha, beta }, not an array"],
-    [{ alpah: 1 }, "thing: unknown option alpah; it takes alpha, beta"],
+    [{ alpah: 1 }, "thing: unknown option alpah; it takes alpha, beta; did you mean alpha?"],
+    [{ BETA: 1 }, "thing: unknown option BETA; it takes alpha, beta; did you mean beta?"],
+    [{ gamma: 1 }, /^thing: unknown option gamma; it takes alpha, beta$/],
   ])("refuses %o with a ConfigError saying what it takes", (options, message) => {
     expect(() => check(options)).toThrow(ConfigError);
     expect(() => check(options)).toThrow(message);
