@@ -78,7 +78,7 @@ export function inspectionFeed(
     const label = labelOf(machine.id, context, name, () => {
       let worker = workerLabels.get(actor);
       if (worker === undefined) {
-        worker = connectionLabel(context.worker as string, connections);
+        worker = connectionLabel(context.worker as string, String(context.conn), connections);
         workerLabels.set(actor, worker);
       }
       return worker;
@@ -172,15 +172,18 @@ function labelOf(
 }
 
 /**
- * The label of a connection of the worker `worker`: its name for its first connection, and
- * `inproc-1 (connection 2)` for each one after (a worker that reconnected after its
- * connection was lost, or after a coordinator restart), so that its lost connection and the
- * new one are two rows that say which came first, not two rows of one name.
+ * The label of the connection `conn` of the worker `worker`: its name and its connection
+ * as the trace and the invariants name it (`inproc-2 (connection sim:2)`), so that a
+ * violation's connection is found in the table without guessing; each connection after
+ * its first (a worker that reconnected after its connection was lost, or after a
+ * coordinator restart) also says which reconnect it is (`inproc-1 (connection sim:3,
+ * reconnect 1)`), so that its lost connection and the new one are two rows that say which
+ * came first.
  */
-function connectionLabel(worker: string, connections: Map<string, number>): string {
+function connectionLabel(worker: string, conn: string, connections: Map<string, number>): string {
   const n = (connections.get(worker) ?? 0) + 1;
   connections.set(worker, n);
-  return n === 1 ? worker : `${worker} (connection ${n})`;
+  return `${worker} (connection ${conn}${n === 1 ? "" : `, reconnect ${n - 1}`})`;
 }
 
 function graphOf(board: JobBoard): DashboardEvent {

@@ -182,7 +182,11 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     await page.waitForSelector('#chart g.state.active[data-state="coordinator.done"]');
     expect(await page.locator("#chart g.state.active").count()).toBe(1);
     const worker = page.locator('#actors tr[data-actor^="connection:"]').first();
-    expect(await worker.locator("td").first().textContent()).toMatch(/^inproc-\d$/);
+    // A worker's row names its connection as the coordinator knows it, beside the worker.
+    const conn = (await worker.getAttribute("data-actor"))!.slice("connection:".length);
+    expect(await worker.locator("td").first().textContent()).toMatch(
+      new RegExp(`^inproc-\\d \\(connection ${conn}\\)$`),
+    );
     await worker.click();
     await page.waitForSelector('#chart g.state.active[data-state="connection.closed"]');
     expect(await page.locator("#chart g.state.active").count()).toBe(1);

@@ -46,12 +46,17 @@ describe("inspection feed", () => {
     expect(skipped).toBe(1);
     expect(state.counts.running + state.counts.ready + state.counts.blocked).toBe(0);
     const workers = Object.values(state.actors).filter((a) => a.machine === "connection");
-    expect(workers.map((w) => w.label).sort()).toEqual([
+    // Each labelled by its worker and its connection, as the coordinator knows it.
+    expect(workers.map((w) => w.label.split(" ")[0]).sort()).toEqual([
       "inproc-1",
       "inproc-2",
       "inproc-3",
       "inproc-4",
     ]);
+    for (const worker of workers) {
+      expect(worker.label).toMatch(/^inproc-\d \(connection \S+\)$/);
+      expect(worker.label).toContain(`(connection ${worker.id.slice("connection:".length)})`);
+    }
     for (const worker of workers) {
       expect(worker.states).toEqual(["connection.closed"]);
       // Closed at the end of the run, as normal: nothing to say why.
