@@ -55,44 +55,60 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         ignore: "pid,hostname",
         translateTime: "HH:MM:ss.l",
       })
-    : pino.destination({ fd: 2, sync: true });
-  if (options.file === undefined) return pino({ level }, stderr);
+    : givingUp(
+        pino.destination({ fd: 2, sync: true }),
+        (why) =>
+          `cannot write stderr (${why}): it ends here${options.file === undefined ? "" : `, and what follows is only in the log ${options.file}`}`,
+        (warning) => logger.warn(warning),
+      );
+  let logger: Logger;
+  if (options.file === undefined) {
+    logger = pino({ level }, stderr);
+    return logger;
+  }
   makeDirs(dirname(options.file), 0o700);
+  const path = options.file;
   const fileLevel = pino.levels.values[level]! < pino.levels.values.info! ? level : "info";
   const minimum = pino.levels.values[level]! < pino.levels.values[fileLevel]! ? level : fileLevel;
-  const logger = pino(
+  const file = givingUp(
+    pino.destination({ dest: path, sync: true, mkdir: true }),
+    (why) =>
+      `cannot write the log ${path} (${why}): it ends here, and what follows is only on stderr, at the level asked for there`,
+    (warning) => logger.warn(warning),
+  );
+  logger = pino(
     { level: minimum },
     pino.multistream([
       { level: level === "silent" ? "fatal" : level, stream: stderr },
-      { level: fileLevel, stream: logFile(options.file, (warning) => logger.warn(warning)) },
+      { level: fileLevel, stream: file },
     ]),
   );
   return logger;
 }
 
 /**
- * The log file's stream: JSON lines appended to `path`. A write that fails (a full disk,
- * an I/O error) must not end the process, as the unhandled `error` event of pino's
- * destination did (a run whose store filled its disk crashed with a stack): the file is given
- * up at the first failure, its later lines are dropped rather than held in memory, and
- * `warn` is told once, after the write that failed.
+ * A log destination (the log file, or stderr when it is not a terminal) that a failed write
+ * (a full disk, an I/O error) does not end the process with, as the unhandled `error` event
+ * of pino's destination did (a run whose store filled its disk crashed with a stack; a
+ * `baton worker` whose stderr is a file on a full disk died before its first job): it is
+ * given up at the first failure, its later lines are dropped rather than held in memory,
+ * and `warn` is told once, after the write that failed, what `failure` says of it.
  */
-function logFile(path: string, warn: (message: string) => void): { write(line: string): void } {
-  const file = pino.destination({ dest: path, sync: true, mkdir: true });
+function givingUp(
+  destination: ReturnType<typeof pino.destination>,
+  failure: (why: string) => string,
+  warn: (message: string) => void,
+): { write(line: string): void } {
   let failed = false;
-  file.on("error", (error: NodeJS.ErrnoException) => {
+  destination.on("error", (error: NodeJS.ErrnoException) => {
     if (failed) return;
     failed = true;
     const why = error.code === "ENOSPC" ? "no space left on its disk" : error.message;
-    queueMicrotask(() =>
-      warn(
-        `cannot write the log ${path} (${why}): it ends here, and what follows is only on stderr, at the level asked for there`,
-      ),
-    );
+    queueMicrotask(() => warn(failure(why)));
   });
   return {
     write(line) {
-      if (!failed) file.write(line);
+      if (!failed) destination.write(line);
     },
   };
 }

@@ -5,8 +5,10 @@
  */
 import {
   chmodSync,
+  closeSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readFileSync,
   rmSync,
   statSync,
@@ -124,6 +126,25 @@ describe("baton worker", () => {
     );
     expect(argv).toContain(path);
     for (const text of [stdout, stderr, argv.join(" ")]) expect(text).not.toContain(hex(secret));
+  });
+
+  it("runs its jobs and exits 0 when its stderr is a file on a full disk, its logging given up", async () => {
+    // A pool's worker logs to a file in the run's logs folder; /dev/full fails each write with
+    // ENOSPC, as that folder's full disk does.
+    const { path, secret } = await writeSecretFile(tempDir());
+    const a = job("double", 20);
+    const b = job("double", 1);
+    const total = job("sum", null, { after: [a, b] });
+    const coordinator = await startCoordinator([total], secret);
+    const full = openSync("/dev/full", "w");
+    cleanups.push(() => closeSync(full));
+    const { exit } = startBaton(
+      ["worker", ...workerArgs(coordinator.address, path, "--log-level", "trace")],
+      { env: { BATON_SECRET: undefined }, stderrTo: full },
+    );
+    await coordinator.finished;
+    expect((await exit).code).toBe(0);
+    expect(coordinator.record(total)).toMatchObject({ state: "completed", value: 42 });
   });
 
   it("takes the secret from BATON_SECRET and keeps it out of its handlers' environment", async () => {

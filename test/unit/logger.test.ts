@@ -4,6 +4,9 @@
  * 2), which spawnSync stops with SIGKILL if it outlives its timeout.
  */
 import { spawnSync } from "node:child_process";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const LOGGER = new URL("../../src/runtime/logger.ts", import.meta.url).pathname;
@@ -12,7 +15,7 @@ const LOGGER = new URL("../../src/runtime/logger.ts", import.meta.url).pathname;
  * What `createLogger(options)` writes on stderr for one info line (or `lines` of them, and
  * then a warning on a later tick), in a child process.
  */
-function stderrOf(options: object, lines = 1): string {
+function stderrOf(options: object, lines = 1, stderr?: number): string {
   const script = `const { createLogger } = await import(${JSON.stringify(LOGGER)});
 const log = createLogger(${JSON.stringify(options)});
 for (let i = 0; i < ${lines}; i++) log.info({ jobs: 52 }, "run started");
@@ -20,9 +23,14 @@ if (${lines} > 1) setTimeout(() => log.warn("still running"), 10);`;
   const result = spawnSync(
     process.execPath,
     ["--import", "tsx", "--input-type=module", "-e", script],
-    { encoding: "utf8", timeout: 30_000, killSignal: "SIGKILL" },
+    {
+      encoding: "utf8",
+      timeout: 30_000,
+      killSignal: "SIGKILL",
+      ...(stderr !== undefined && { stdio: ["ignore", "pipe", stderr] }),
+    },
   );
-  expect(result.status, result.stderr).toBe(0);
+  expect(result.status, result.stderr ?? "").toBe(0);
   return result.stderr;
 }
 
@@ -48,5 +56,28 @@ describe("createLogger", () => {
       "cannot write the log /dev/full (no space left on its disk): it ends here, and what follows is only on stderr, at the level asked for there",
       "still running",
     ]);
+  });
+
+  it("gives up a stderr it cannot write (a file on a full disk), saying so in the log file, instead of crashing", () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-logger-"));
+    const full = openSync("/dev/full", "w");
+    try {
+      const file = join(dir, "worker.log");
+      stderrOf({ level: "info", pretty: false, file }, 3, full);
+      const lines = readFileSync(file, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).msg);
+      expect(lines).toEqual([
+        "run started",
+        "run started",
+        "run started",
+        `cannot write stderr (no space left on its disk): it ends here, and what follows is only in the log ${file}`,
+        "still running",
+      ]);
+    } finally {
+      closeSync(full);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
