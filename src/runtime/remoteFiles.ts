@@ -74,16 +74,19 @@ export function remoteFiles(host: SshHost): Files {
     async createExclusive(path, data, mode = 0o600) {
       const target = checkPath(path);
       const slash = path.lastIndexOf("/");
-      // The shell's noclobber makes `>` an O_EXCL create: it fails when the file exists.
+      // The shell's noclobber makes `>` an O_EXCL create: it fails when the file exists. The
+      // file is created first (`true`, not a special built-in, so a failed redirection does not
+      // end the shell), then written: a write that fails (a full disk) removes it and says why,
+      // where one `cat >` left it empty and answered that it existed already.
       const result = await run(
         `create ${path}`,
         [
           `mkdir -p ${shellQuote(path.slice(0, slash) || "/")} || exit 1`,
           `[ -e ${target} ] && exit ${ANSWER_NO}`,
           `set -C`,
-          `if cat >${target} 2>/dev/null; then chmod ${mode.toString(8)} ${target}; exit 0; fi`,
-          `[ -e ${target} ] && exit ${ANSWER_NO}`,
-          "exit 1",
+          `if ! true >${target}; then [ -e ${target} ] && exit ${ANSWER_NO}; exit 1; fi`,
+          `if cat >>${target} && chmod ${mode.toString(8)} ${target}; then exit 0; fi`,
+          `rm -f ${target}; exit 1`,
         ].join("\n"),
         data,
       );

@@ -667,6 +667,19 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     expect(await files.removeDir(`${dir}/claims`)).toBe(true);
     expect(await files.removeDir(`${dir}/claims`)).toBe(false);
     expect(await files.list(dir)).toEqual([".hidden"]);
+
+    // A remote shell whose files may hold no byte (ulimit -f 0, SIGXFSZ ignored) fails each
+    // write with EFBIG once the file is made, as a full disk does with ENOSPC: the file goes
+    // again and the error is the write's, not "it existed already".
+    const cramped = remoteFiles({
+      ...host,
+      run: (script, options) => host.run(`trap '' XFSZ; ulimit -f 0\n${script}`, options),
+    });
+    const lock = `${dir}/graph.lock`;
+    await expect(cramped.createExclusive(lock, "held")).rejects.toThrow(
+      new RegExp(`cannot create ${lock} \\(exit 1\\): .*File too large`),
+    );
+    expect(await files.list(dir)).toEqual([".hidden"]);
   });
 });
 
