@@ -23,7 +23,7 @@ import { chartLayout } from "../../src/viz/chartLayout.ts";
 import { replayTo } from "../../src/viz/dashboardModel.ts";
 import { stateChart } from "../../src/viz/stateChart.ts";
 import { cleanUpRanks, stray, tempDir } from "../fixtures/rankStrays.ts";
-import { startTcpProxy } from "../fixtures/tcpProxy.ts";
+import { startTcpProxy, type TcpProxy } from "../fixtures/tcpProxy.ts";
 
 /** The states of a machine below `node`, at every depth: one chart box each. */
 function stateCount(node: AnyStateNode): number {
@@ -111,13 +111,32 @@ async function text(page: Page, selector: string): Promise<string> {
 describe("dashboard in Chromium", { timeout: 60_000 }, () => {
   let browser: Browser | undefined;
   let server: DashboardServer | undefined;
+  const proxies: TcpProxy[] = [];
   afterEach(async () => {
     await browser?.close();
     await server?.close();
+    for (const proxy of proxies.splice(0)) await proxy.close();
     browser = undefined;
     server = undefined;
     cleanUpRanks();
   });
+
+  /** A page of `dashboard` through a TCP proxy the test can cut (`proxy.reset()`). */
+  async function pageThroughProxy(
+    dashboard: DashboardServer,
+  ): Promise<{ page: Page; proxy: TcpProxy }> {
+    const proxy = await startTcpProxy({
+      host: "127.0.0.1",
+      port: Number(new URL(dashboard.url).port),
+    });
+    proxies.push(proxy);
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage();
+    const through = new URL(dashboard.url);
+    through.port = new URL(proxy.address).port;
+    await page.goto(through.href);
+    return { page, proxy };
+  }
 
   it("follows a live run, matches its result, and charts the selected actor", async () => {
     let open!: () => void;
@@ -419,34 +438,20 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       type: "graph",
       jobs: ["a", "b"].map((id) => ({ id, kind: "k", deps: [], state: "ready" as const })),
     });
-    const proxy = await startTcpProxy({
-      host: "127.0.0.1",
-      port: Number(new URL(server.url).port),
-    });
-    try {
-      browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-      const page = await browser.newPage();
-      const through = new URL(server.url);
-      through.port = new URL(proxy.address).port;
-      await page.goto(through.href);
-      await page.waitForFunction(
-        () => document.querySelector("#status")?.textContent === "running",
-      );
-      proxy.reset();
-      await page.waitForFunction(() =>
-        document.querySelector("#status")?.textContent?.startsWith("disconnected"),
-      );
-      // What happened while it was cut off reaches it once it is back.
-      server.push(50, { type: "job", id: "a", kind: "k", state: "completed" });
-      await page.waitForFunction(
-        () => document.querySelector("#outcome-completed")?.textContent === "1",
-        undefined,
-        { timeout: 15_000 },
-      );
-      expect(await text(page, "#status")).toBe("running");
-    } finally {
-      await proxy.close();
-    }
+    const { page, proxy } = await pageThroughProxy(server);
+    await page.waitForFunction(() => document.querySelector("#status")?.textContent === "running");
+    proxy.reset();
+    await page.waitForFunction(() =>
+      document.querySelector("#status")?.textContent?.startsWith("disconnected"),
+    );
+    // What happened while it was cut off reaches it once it is back.
+    server.push(50, { type: "job", id: "a", kind: "k", state: "completed" });
+    await page.waitForFunction(
+      () => document.querySelector("#outcome-completed")?.textContent === "1",
+      undefined,
+      { timeout: 15_000 },
+    );
+    expect(await text(page, "#status")).toBe("running");
   });
 
   it("comes back to the replay's step it showed when its connection is cut", async () => {
@@ -461,38 +466,23 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
         { at: 3, event: { type: "job", id: "a", kind: "k", state: "completed" } },
       ],
     });
-    const proxy = await startTcpProxy({
-      host: "127.0.0.1",
-      port: Number(new URL(server.url).port),
-    });
-    try {
-      browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-      const page = await browser.newPage();
-      const through = new URL(server.url);
-      through.port = new URL(proxy.address).port;
-      await page.goto(through.href);
-      const at = (n: number) =>
-        page.waitForFunction(
-          (n) =>
-            document.querySelector("#replay-position")?.textContent?.startsWith(`event ${n} of`),
-          n,
-          { timeout: 15_000 },
-        );
-      await at(0);
-      await page.locator("#slider").fill("3");
-      await at(3);
-      proxy.reset();
-      await page.waitForFunction(() =>
-        document.querySelector("#status")?.textContent?.startsWith("disconnected"),
+    const { page, proxy } = await pageThroughProxy(server);
+    const at = (n: number) =>
+      page.waitForFunction(
+        (n) => document.querySelector("#replay-position")?.textContent?.startsWith(`event ${n} of`),
+        n,
+        { timeout: 15_000 },
       );
-      await page.waitForFunction(
-        () => document.querySelector("#status")?.textContent === "running",
-      );
-      await at(3);
-      expect(await text(page, "#count-running")).toBe("1");
-    } finally {
-      await proxy.close();
-    }
+    await at(0);
+    await page.locator("#slider").fill("3");
+    await at(3);
+    proxy.reset();
+    await page.waitForFunction(() =>
+      document.querySelector("#status")?.textContent?.startsWith("disconnected"),
+    );
+    await page.waitForFunction(() => document.querySelector("#status")?.textContent === "running");
+    await at(3);
+    expect(await text(page, "#count-running")).toBe("1");
   });
 
   it("says why it stopped updating when baton stops serving it, after a finished run's outcome", async () => {

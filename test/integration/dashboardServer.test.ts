@@ -238,16 +238,6 @@ describe("dashboard server", () => {
     ]);
     for (const line of lines) expect(line).not.toContain(url.pathname.split("/")[1]);
   }, 30_000);
-});
-
-describe("dashboard server replaying a trace to two pages", () => {
-  let server: DashboardServer | undefined;
-  const sockets: WebSocket[] = [];
-  afterEach(async () => {
-    for (const ws of sockets.splice(0)) ws.terminate();
-    await server?.close();
-    server = undefined;
-  });
 
   it("moves only the page that seeks: each page has its own step", async () => {
     const trace = [
