@@ -1,5 +1,4 @@
 import { dirname } from "node:path";
-import { parseArgs } from "node:util";
 import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import type { BarrierPassed } from "../machines/group.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
@@ -21,8 +20,7 @@ import { emptyFlags } from "./emptyFlags.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { groupStatusLine } from "./groupStatusLine.ts";
 import { LiveLine } from "./liveLine.ts";
-import { negativeValues } from "./negativeValues.ts";
-import { parseArgsMessage } from "./parseArgsMessage.ts";
+import { parseFlags } from "./parseFlags.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { sshConfigFlag } from "./sshConfigFlag.ts";
 import { uiPortFlag, withoutUi } from "./uiPortFlag.ts";
@@ -104,7 +102,12 @@ stops the ranks; it never leaves one behind).`;
 export async function launchCommand(argv: string[]): Promise<number> {
   const split = argv.indexOf("--");
   const own = split === -1 ? argv : argv.slice(0, split);
-  const { values, positionals } = parseOptions(own);
+  const { values, positionals } = parseFlags(
+    "launch",
+    { args: own, allowPositionals: true, options: LAUNCH_OPTIONS },
+    // An unknown flag may be the ranks' command's own, given without the -- before it.
+    "if it is the command's own, put the command after -- (baton launch --world 2 -- cmd --its-flags)",
+  );
   if (values.help) {
     process.stdout.write(`${LAUNCH_USAGE}\n`);
     return 0;
@@ -389,25 +392,6 @@ const LAUNCH_OPTIONS = {
   "log-level": { type: "string", default: "warn" },
   help: { type: "boolean", short: "h", default: false },
 } as const;
-
-function parseOptions(argv: string[]) {
-  try {
-    return parseArgs({
-      args: negativeValues(argv, LAUNCH_OPTIONS),
-      allowPositionals: true,
-      options: LAUNCH_OPTIONS,
-    });
-  } catch (error) {
-    // An unknown flag may be the command's own, given without the -- before it.
-    const commandsOwn =
-      (error as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION"
-        ? "; put the command after -- (baton launch --world 2 -- cmd --its-flags)"
-        : "";
-    throw new ConfigError(
-      `${parseArgsMessage(error as Error)}${commandsOwn} (baton launch --help lists its flags)`,
-    );
-  }
-}
 
 /**
  * `--hosts`: comma-separated hosts in rank order, each optionally `*COUNT` for COUNT ranks in

@@ -3,7 +3,6 @@ import { relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { didYouMean } from "../closestName.ts";
 import { BatonError } from "../errors.ts";
-import { parseArgsMessage } from "./parseArgsMessage.ts";
 
 const USAGE = `usage: baton <command> [options]
 
@@ -116,15 +115,6 @@ export async function main(argv: string[]): Promise<number> {
     if (advice !== undefined) {
       process.stderr.write(
         `baton ${name}: cannot ${system.syscall ?? "use"}${system.path === undefined ? "" : ` ${system.path}`}: ${advice} [${system.code}]\n`,
-      );
-      return 2;
-    }
-    if (
-      error instanceof TypeError &&
-      (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")
-    ) {
-      process.stderr.write(
-        `baton ${name}: ${parseArgsMessage(error)} (baton ${name} --help lists its flags)\n`,
       );
       return 2;
     }

@@ -8,7 +8,7 @@ const NEGATIVE = /^-\d/;
  * `argv` with each long flag that takes a value and is followed by a negative number (`--world
  * -1`) joined to it (`--world=-1`), up to a `--`: Node's `parseArgs` refuses such a value as
  * ambiguous, so the flag's own check, which says what it takes, never saw it. Any other value
- * starting with a dash is left to `parseArgs` (and `parseArgsMessage`).
+ * starting with a dash is left to `parseArgs` (and `parseFlags`, which calls this first).
  *
  * @example
  * ```ts

@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
@@ -8,9 +7,8 @@ import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { reapDeployments } from "../runtime/reaper.ts";
 import { emptyFlags } from "./emptyFlags.ts";
-import { negativeValues } from "./negativeValues.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
-import { parseArgsMessage } from "./parseArgsMessage.ts";
+import { parseFlags } from "./parseFlags.ts";
 import { sshConfigFlag } from "./sshConfigFlag.ts";
 import { stateDirExists } from "./stateDirExists.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -47,14 +45,7 @@ usage.`;
  * ```
  */
 export async function reapCommand(argv: string[]): Promise<number> {
-  let values: ReturnType<typeof parse>;
-  try {
-    values = parse(argv);
-  } catch (error) {
-    throw new ConfigError(
-      `${parseArgsMessage(error as Error)} (baton reap --help lists its flags)`,
-    );
-  }
+  const { values } = parseFlags("reap", { args: argv, options: REAP_OPTIONS });
   if (values.help) {
     process.stdout.write(`${REAP_USAGE}\n`);
     return 0;
@@ -140,7 +131,3 @@ const REAP_OPTIONS = {
   "log-level": { type: "string", default: "warn" },
   help: { type: "boolean", short: "h", default: false },
 } as const;
-
-function parse(argv: string[]) {
-  return parseArgs({ args: negativeValues(argv, REAP_OPTIONS), options: REAP_OPTIONS }).values;
-}

@@ -1,5 +1,4 @@
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
 import type { InspectionEvent } from "xstate";
 import { ConfigError, PoolError, SlurmError } from "../errors.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
@@ -39,7 +38,7 @@ import { dryRunReport } from "./dryRunReport.ts";
 import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { joinHint } from "./joinHint.ts";
-import { negativeValues } from "./negativeValues.ts";
+import { parseFlags } from "./parseFlags.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { resultJson } from "./resultJson.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
@@ -159,8 +158,8 @@ const RUN_OPTIONS = {
 
 /** `baton run`: plans, runs and reports a graph. Returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: negativeValues(withInspectUrl(argv), RUN_OPTIONS),
+  const { values, positionals } = parseFlags("run", {
+    args: withInspectUrl(argv),
     allowPositionals: true,
     options: RUN_OPTIONS,
   });
@@ -171,7 +170,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   emptyFlags("run", values, ["jobs", "secret-file", "store", "partition"]);
   const graphPath = positionals[0];
   if (!graphPath || positionals.length > 1) {
-    throw new ConfigError("baton run takes one graph module (baton run --help shows how)");
+    const given =
+      positionals.length > 1 ? `, not ${positionals.length} (${positionals.join(", ")})` : "";
+    throw new ConfigError(`baton run takes one graph module${given} (baton run --help shows how)`);
   }
   const level = values["log-level"] as LogLevel;
   if (!LOG_LEVELS.includes(level)) {

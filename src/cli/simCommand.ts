@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { PLANTED_BUGS, type PlantedBug } from "../machines/plantedBugs.ts";
@@ -29,7 +28,7 @@ import {
   yourModules,
 } from "../sim/simulateSeeds.ts";
 import { LiveLine } from "./liveLine.ts";
-import { negativeValues } from "./negativeValues.ts";
+import { parseFlags } from "./parseFlags.ts";
 import { jobJson } from "./resultJson.ts";
 import { SeedsProgress } from "./seedsProgress.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
@@ -144,8 +143,8 @@ interface Output {
  * ```
  */
 export async function simCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: negativeValues(argv, SIM_OPTIONS),
+  const { values, positionals } = parseFlags("sim", {
+    args: argv,
     allowPositionals: true,
     options: SIM_OPTIONS,
   });

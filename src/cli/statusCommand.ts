@@ -1,6 +1,4 @@
 import { resolve } from "node:path";
-import { parseArgs } from "node:util";
-import { ConfigError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import {
   type DeploymentStatus,
@@ -13,7 +11,7 @@ import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { formatDuration } from "./formatDuration.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
-import { parseArgsMessage } from "./parseArgsMessage.ts";
+import { parseFlags } from "./parseFlags.ts";
 import { stateDirExists } from "./stateDirExists.ts";
 
 const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
@@ -47,21 +45,14 @@ empty flag, a state dir that is a file or that this user may not list).`;
  * ```
  */
 export async function statusCommand(argv: string[]): Promise<number> {
-  let values: { "state-dir": string; json: boolean; help: boolean };
-  try {
-    values = parseArgs({
-      args: argv,
-      options: {
-        "state-dir": { type: "string", default: DEFAULT_STATE_DIR },
-        json: { type: "boolean", default: false },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    }).values;
-  } catch (error) {
-    throw new ConfigError(
-      `${parseArgsMessage(error as Error)} (baton status --help lists its flags)`,
-    );
-  }
+  const { values } = parseFlags("status", {
+    args: argv,
+    options: {
+      "state-dir": { type: "string", default: DEFAULT_STATE_DIR },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
   if (values.help) {
     process.stdout.write(`${STATUS_USAGE}\n`);
     return 0;

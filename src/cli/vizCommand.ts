@@ -1,5 +1,4 @@
 import { readFile, writeFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
 import type { AnyStateMachine } from "xstate";
 import { ConfigError } from "../errors.ts";
 import { machineCatalog } from "../machines/catalog.ts";
@@ -7,6 +6,7 @@ import { DOCS_BEGIN_PATTERN, DOCS_END, machineDocs, withMachineDocs } from "../v
 import { machineJson } from "../viz/machineJson.ts";
 import { toMermaid } from "../viz/toMermaid.ts";
 import { emptyFlags } from "./emptyFlags.ts";
+import { parseFlags } from "./parseFlags.ts";
 
 export const VIZ_USAGE = `usage: baton viz [MACHINE] [options]
 
@@ -30,7 +30,7 @@ Writes baton's state machines: one machine, or all of them (${Object.keys(machin
  * ```
  */
 export async function vizCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals } = parseFlags("viz", {
     args: argv,
     allowPositionals: true,
     options: {
@@ -76,7 +76,7 @@ export async function vizCommand(argv: string[]): Promise<number> {
   }
   if (positionals.length > 1)
     throw new ConfigError(
-      "baton viz takes at most one machine (baton viz --help lists the machines)",
+      `baton viz takes at most one machine, not ${positionals.length} (${positionals.join(", ")}) (baton viz --help lists the machines)`,
     );
   const name = positionals[0];
   if (name !== undefined && !Object.hasOwn(machineCatalog, name)) {

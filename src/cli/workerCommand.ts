@@ -1,5 +1,4 @@
 import { hostname } from "node:os";
-import { parseArgs } from "node:util";
 import { ConfigError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
@@ -16,8 +15,7 @@ import { emptyFlags } from "./emptyFlags.ts";
 import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { startHandlerThread } from "./handlerThread.ts";
-import { negativeValues } from "./negativeValues.ts";
-import { parseArgsMessage } from "./parseArgsMessage.ts";
+import { parseFlags } from "./parseFlags.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
@@ -134,7 +132,7 @@ const STUCK_MS = 2 * GRACE_MS;
  * ```
  */
 export async function workerCommand(argv: string[]): Promise<number> {
-  const values = parseOptions(argv);
+  const { values } = parseFlags("worker", { args: argv, options: WORKER_OPTIONS });
   if (values.help) {
     process.stdout.write(`${WORKER_USAGE}\n`);
     return 0;
@@ -340,22 +338,6 @@ const WORKER_OPTIONS = {
   "retry-for": { type: "string" },
   help: { type: "boolean", short: "h", default: false },
 } as const;
-
-function parseOptions(argv: string[]) {
-  try {
-    return parseArgs({
-      args: negativeValues(argv, WORKER_OPTIONS),
-      options: WORKER_OPTIONS,
-    }).values;
-  } catch (error) {
-    // parseArgs quotes a stray positional argument, which could be a pasted secret: not that one.
-    const message =
-      (error as { code?: string }).code === "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL"
-        ? "baton worker takes no positional arguments"
-        : parseArgsMessage(error as Error);
-    throw new ConfigError(`${message} (baton worker --help lists its flags)`);
-  }
-}
 
 /**
  * The coordinator's address from `--connect`: HOST:PORT or ws://HOST:PORT, as `baton run`

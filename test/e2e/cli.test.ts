@@ -491,7 +491,7 @@ describe("baton run", () => {
     [[], "baton run takes one graph module"],
     [
       [PIPELINE, "--no-store", "--workers"],
-      "baton run: --workers needs a value (baton run --help lists its flags)",
+      "baton run: --workers needs a value (baton run --help lists its flags) [CONFIG]\n",
     ],
     [
       ["--in-process", "--listen", "127.0.0.1:0", PIPELINE],
@@ -519,7 +519,20 @@ describe("baton run", () => {
       ["--in-process", "--workers", "1000000000", PIPELINE],
       "baton run: --workers 1000000000 is more in-process workers than this machine can run: at most ",
     ],
-    [["--bogus", PIPELINE], "Unknown option '--bogus' (baton run --help lists its flags)\n"],
+    [["--bogus", PIPELINE], "unknown flag --bogus (baton run --help lists its flags) [CONFIG]\n"],
+    [
+      [PIPELINE, "--worker", "4"],
+      "baton run: unknown flag --worker; did you mean --workers? (baton run --help lists its flags) [CONFIG]\n",
+    ],
+    [
+      [PIPELINE, "--no-store=1"],
+      "baton run: --no-store takes no value; give it alone, as --no-store (baton run --help lists its flags) [CONFIG]\n",
+    ],
+    // A flag's value given to one that takes none is a second graph module, named as such.
+    [
+      [PIPELINE, "--force", "yes"],
+      `baton run: baton run takes one graph module, not 2 (${PIPELINE}, yes) (baton run --help shows how) [CONFIG]\n`,
+    ],
     [["examples"], "examples is a directory ("],
     [
       ["examples/pipeline.jobs.ts"],
@@ -786,8 +799,9 @@ describe("baton", () => {
         `cannot listen at 127.0.0.1:${port}: the port is in use; pick another, or port 0 for any free one [CONFIG]`,
       );
       expect(unknownFlag.code).toBe(2);
-      expect(unknownFlag.stderr).toContain("baton sim: Unknown option '--bogus'");
-      expect(unknownFlag.stderr).toContain("(baton sim --help lists its flags)");
+      expect(unknownFlag.stderr).toBe(
+        "baton sim: unknown flag --bogus (baton sim --help lists its flags) [CONFIG]\n",
+      );
       expect(unknownFlag.stderr).not.toContain("usage: baton run");
       expect(badInspect.code).toBe(2);
       expect(badInspect.stderr).toContain(

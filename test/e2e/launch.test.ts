@@ -552,7 +552,11 @@ describe("baton launch", () => {
     ],
     [
       ["--world", "2", "true", "--verbose"],
-      "Unknown option '--verbose'; put the command after -- (baton launch --world 2 -- cmd --its-flags) (baton launch --help lists its flags)",
+      "unknown flag --verbose; if it is the command's own, put the command after -- (baton launch --world 2 -- cmd --its-flags) (baton launch --help lists its flags)",
+    ],
+    [
+      ["--wrold", "2", "--", "true"],
+      "baton launch: unknown flag --wrold; did you mean --world? If it is the command's own, put the command after -- (baton launch --world 2 -- cmd --its-flags) (baton launch --help lists its flags) [CONFIG]\n",
     ],
     [
       ["--world", "--", "true"],

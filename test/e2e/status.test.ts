@@ -693,7 +693,7 @@ describe("baton status", () => {
     const bad = await baton(["status", "--bogus"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toBe(
-      "baton status: Unknown option '--bogus' (baton status --help lists its flags) [CONFIG]\n",
+      "baton status: unknown flag --bogus (baton status --help lists its flags) [CONFIG]\n",
     );
     // A negative number gets the flag's own range message, as any other value out of range.
     const negative = await baton(["reap", "--state-dir", dir, "--grace-ms", "-1"]);
@@ -704,7 +704,7 @@ describe("baton status", () => {
     const dashed = await baton(["reap", "--state-dir", dir, "--grace-ms", "--json"]);
     expect(dashed.code).toBe(2);
     expect(dashed.stderr).toBe(
-      "baton reap: --grace-ms is followed by a value starting with a dash; write --grace-ms=VALUE if that is its value, or give --grace-ms a value (baton reap --help lists its flags) [CONFIG]\n",
+      "baton reap: --grace-ms needs a value, and is followed by the flag --json: give --grace-ms its value first (baton reap --help lists its flags) [CONFIG]\n",
     );
   });
 });

@@ -1,0 +1,154 @@
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import { closestName } from "../closestName.ts";
+import { ConfigError } from "../errors.ts";
+import { negativeValues } from "./negativeValues.ts";
+
+/** A command's flags, as `parseArgs` takes them: the command's one table of them. */
+type Flags = NonNullable<ParseArgsConfig["options"]>;
+
+/** What a command hands {@link parseFlags}: its arguments and its flags, as to `parseArgs`. */
+export interface FlagsConfig extends ParseArgsConfig {
+  args: readonly string[];
+  options: Flags;
+}
+
+/** What `parseArgs` gives for `T`. */
+type Parsed<T extends ParseArgsConfig> = ReturnType<typeof parseArgs<T>>;
+
+type Token = NonNullable<ReturnType<typeof parseArgs>["tokens"]>[number];
+
+/**
+ * `parseArgs` of a command's arguments, with each long flag that takes a value joined to a
+ * negative number after it (`negativeValues`), and every mistake `parseArgs` refuses as a
+ * one-line `ConfigError` that says what to do, from the command's own flags: an unknown flag
+ * with the closest of them (`--worker`: did you mean --workers?; `-workers`, one dash: did
+ * you mean --workers?; `--secret`, a start of one: did you mean --secret-file?), a flag
+ * that takes no value given one (`--no-store=1`), a flag given none (`--workers` last, or
+ * followed by another flag), an argument where the command takes only flags (never quoted,
+ * as it could be a pasted secret; named by what comes before it). `unknownAdvice`, when
+ * given, is added to an unknown flag's message (`baton launch`: a flag of the ranks'
+ * command given before the `--`).
+ *
+ * @example
+ * ```ts
+ * parseFlags("run", { args: ["--worker", "4"], options: { workers: { type: "string" } } });
+ * // ConfigError: unknown flag --worker; did you mean --workers? (baton run --help lists its flags)
+ * ```
+ */
+export function parseFlags<T extends FlagsConfig>(
+  command: string,
+  config: T,
+  unknownAdvice = "",
+): Parsed<T> {
+  const args = negativeValues(config.args, config.options);
+  try {
+    return parseArgs({ ...config, args }) as Parsed<T>;
+  } catch (error) {
+    if (!(error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) throw error;
+    const problem =
+      flagProblem(command, args, config.options, config.allowPositionals === true, unknownAdvice) ??
+      (error as Error).message.replace(/\s*\n\s*/g, " ");
+    throw new ConfigError(`${problem} (baton ${command} --help lists its flags)`);
+  }
+}
+
+/**
+ * What is wrong with `args`, read as `parseArgs` reads them, at the first argument it would
+ * refuse; `undefined` when it would refuse none.
+ */
+function flagProblem(
+  command: string,
+  args: readonly string[],
+  flags: Flags,
+  allowPositionals: boolean,
+  unknownAdvice: string,
+): string | undefined {
+  const { tokens } = parseArgs({
+    args,
+    options: flags,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  for (const [i, token] of tokens.entries()) {
+    if (token.kind === "positional" && !allowPositionals) {
+      return strayArgument(command, tokens[i - 1], flags);
+    }
+    if (token.kind !== "option") continue;
+    const flag = Object.hasOwn(flags, token.name) ? flags[token.name] : undefined;
+    if (flag === undefined) {
+      return unknownFlag(token.rawName, args[token.index]!, Object.keys(flags), unknownAdvice);
+    }
+    const name = `--${token.name}`;
+    if (flag.type === "boolean") {
+      if (token.value !== undefined) return `${name} takes no value; give it alone, as ${name}`;
+    } else if (token.value === undefined) {
+      return `${name} needs a value`;
+    } else if (!token.inlineValue && token.value.startsWith("-")) {
+      const next = /^--?([^=]+)/.exec(token.value)?.[1];
+      return next !== undefined && Object.hasOwn(flags, next)
+        ? `${name} needs a value, and is followed by the flag --${next}: give ${name} its value first`
+        : `${name} is followed by a value starting with a dash; write ${name}=VALUE if that is its value, or give ${name} a value`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * An unknown flag (`rawName` as `parseArgs` names it, in the argument `arg`) and the flags
+ * it may be a typo of. A long flag's name after one dash (`-workers`) is, to `parseArgs`,
+ * one-letter flags (`-w`, `-o`, …): it is named whole only when it is close to a flag.
+ */
+function unknownFlag(
+  rawName: string,
+  arg: string,
+  names: readonly string[],
+  advice: string,
+): string {
+  let flag = rawName;
+  let meant = rawName.startsWith("--") ? closestFlags(rawName.slice(2), names) : [];
+  const word = /^-([^-=][^=]+)/.exec(arg)?.[1];
+  if (word !== undefined) {
+    meant = names.includes(word) ? [word] : closestFlags(word, names);
+    if (meant.length > 0) flag = `-${word}`;
+  }
+  const suggestion =
+    meant.length === 0
+      ? ""
+      : `; did you mean ${new Intl.ListFormat("en", { type: "disjunction" }).format(meant.map((name) => `--${name}`))}?`;
+  const then =
+    advice === ""
+      ? ""
+      : suggestion === ""
+        ? `; ${advice}`
+        : ` ${advice[0]!.toUpperCase()}${advice.slice(1)}`;
+  return `unknown flag ${flag}${suggestion}${then}`;
+}
+
+/**
+ * The flags `name` is likely meant as: its `closestName` (a typo), else those it is the
+ * start of, when it is three letters or more (`secret` for `secret-file`, `keep` for
+ * `keep-logs` and `keep-ended-logs`).
+ */
+function closestFlags(name: string, names: readonly string[]): string[] {
+  const closest = closestName(name, names);
+  if (closest !== undefined) return [closest];
+  const lower = name.toLowerCase();
+  return lower.length < 3 ? [] : names.filter((candidate) => candidate.startsWith(lower));
+}
+
+/**
+ * An argument where `command` takes only flags, named by what comes before it (`previous`),
+ * not quoted: a flag that takes no value, the `--` that ends the flags, or a flag's value.
+ */
+function strayArgument(command: string, previous: Token | undefined, flags: Flags): string {
+  if (previous?.kind === "option" && flags[previous.name]?.type === "boolean") {
+    return `--${previous.name} takes no value; leave out the argument after it`;
+  }
+  const only = `baton ${command} takes only flags`;
+  if (previous?.kind === "option-terminator")
+    return `the arguments after -- are not flags, and ${only}`;
+  return previous?.kind === "option"
+    ? `the argument after --${previous.name}'s value is not a flag, and ${only} (a value with spaces needs quotes)`
+    : `the first argument is not a flag, and ${only}`;
+}

@@ -1,0 +1,56 @@
+/**
+ * Every command's answer to a mistyped flag, as a user sees it from `node bin/baton.js`: one
+ * line on stderr naming the closest flag of that command and its `--help`, exit code 2,
+ * nothing on stdout and nothing started. Every child still running when its test ends is
+ * killed by pid.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+
+afterEach(stopBatons);
+
+const helpOf = (command: string) => `(baton ${command} --help lists its flags) [CONFIG]\n`;
+
+describe("a mistyped flag", () => {
+  it.each([
+    ["run", ["examples/pipeline.graph.ts", "--worker", "4"], "--worker; did you mean --workers?"],
+    ["worker", ["--conect", "ws://127.0.0.1:1"], "--conect; did you mean --connect?"],
+    ["worker", ["--silence-limit", "3"], "--silence-limit; did you mean --silence-limit-ms?"],
+    ["sim", ["--sede", "3"], "--sede; did you mean --seed?"],
+    ["sim", ["-seeds", "1..3"], "-seeds; did you mean --seeds?"],
+    [
+      "launch",
+      ["--wrold", "2", "--", "true"],
+      "--wrold; did you mean --world? If it is the command's own, put the command after -- (baton launch --world 2 -- cmd --its-flags)",
+    ],
+    ["reap", ["--grace", "5"], "--grace; did you mean --grace-ms?"],
+    ["status", ["--state", "/nonexistent"], "--state; did you mean --state-dir?"],
+    // A flag of another command is no flag of this one.
+    ["status", ["--worker", "2"], "--worker"],
+    ["viz", ["--fromat", "json"], "--fromat; did you mean --format?"],
+  ])("baton %s %j names the command's closest flag", async (command, args, says) => {
+    const { code, stdout, stderr } = await startBaton([command, ...args]).exit;
+    expect(stderr).toBe(`baton ${command}: unknown flag ${says} ${helpOf(command)}`);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+  });
+});
+
+describe("a flag's value where none goes, or none where one does", () => {
+  it.each([
+    ["status", ["--json=1"], "--json takes no value; give it alone, as --json"],
+    ["sim", ["--seeds"], "--seeds needs a value"],
+    ["reap", ["--json", "yes"], "--json takes no value; leave out the argument after it"],
+    // Never repeated: a stray argument to a worker could be a pasted secret.
+    [
+      "worker",
+      ["--name", "w1", "s3cr3t"],
+      "the argument after --name's value is not a flag, and baton worker takes only flags (a value with spaces needs quotes)",
+    ],
+  ])("baton %s %j says what to do", async (command, args, says) => {
+    const { code, stdout, stderr } = await startBaton([command, ...args]).exit;
+    expect(stderr).toBe(`baton ${command}: ${says} ${helpOf(command)}`);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+  });
+});

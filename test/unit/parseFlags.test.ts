@@ -1,0 +1,131 @@
+import { describe, expect, it } from "vitest";
+import { parseFlags } from "../../src/cli/parseFlags.ts";
+import { ConfigError } from "../../src/errors.ts";
+
+/** A command's flags, as `baton run`'s and `baton worker`'s look. */
+const OPTIONS = {
+  workers: { type: "string" },
+  world: { type: "string" },
+  "secret-file": { type: "string" },
+  "keep-logs": { type: "string" },
+  "keep-ended-logs": { type: "string" },
+  "dry-run": { type: "boolean" },
+  "no-store": { type: "boolean" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const HELP = " (baton try --help lists its flags)";
+
+/** The message parseFlags refuses `args` with, for a command `try` taking these flags. */
+function refusal(args: string[], allowPositionals = false, advice?: string): string {
+  try {
+    parseFlags("try", { args, options: OPTIONS, allowPositionals }, advice);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    const { message } = error as ConfigError;
+    expect(message.endsWith(HELP)).toBe(true);
+    return message.slice(0, -HELP.length);
+  }
+  throw new Error(`parseFlags accepted ${args.join(" ")}`);
+}
+
+describe("parseFlags", () => {
+  it("gives parseArgs' values and positionals for arguments it accepts", () => {
+    const { values, positionals } = parseFlags("try", {
+      args: ["g.ts", "--workers", "4", "--json"],
+      options: OPTIONS,
+      allowPositionals: true,
+    });
+    expect(values).toEqual({ workers: "4", json: true });
+    expect(positionals).toEqual(["g.ts"]);
+  });
+
+  it("joins a flag to the negative number after it, for the flag's own check", () => {
+    expect(parseFlags("try", { args: ["--world", "-1"], options: OPTIONS }).values).toEqual({
+      world: "-1",
+    });
+  });
+
+  it.each([
+    [["--worker", "4"], "unknown flag --worker; did you mean --workers?"],
+    [["--worker=4"], "unknown flag --worker; did you mean --workers?"],
+    [["--Workers", "4"], "unknown flag --Workers; did you mean --workers?"],
+    [["--dryrun"], "unknown flag --dryrun; did you mean --dry-run?"],
+    [["--wrold", "2"], "unknown flag --wrold; did you mean --world?"],
+    // One dash: parseArgs reads -workers as -w -o -r …; it is named whole when close to a flag.
+    [["-workers", "4"], "unknown flag -workers; did you mean --workers?"],
+    [["-dryrun"], "unknown flag -dryrun; did you mean --dry-run?"],
+    // The start of a flag's name: the flags it starts.
+    [["--secret", "s"], "unknown flag --secret; did you mean --secret-file?"],
+    [["--keep", "3"], "unknown flag --keep; did you mean --keep-logs or --keep-ended-logs?"],
+  ])("names the closest flag of the command for %o", (args, message) => {
+    expect(refusal(args)).toBe(message);
+  });
+
+  it.each([
+    [["--colour"], "unknown flag --colour"],
+    [["-n", "3"], "unknown flag -n"],
+    [["-hx"], "unknown flag -x"],
+    // Two letters start too many names to be a likely start of one.
+    [["--ke", "3"], "unknown flag --ke"],
+    // Not close to a flag, so not repeated: it could be anything pasted, such as a secret.
+    [["-s3cr3tvalue"], "unknown flag -s"],
+  ])("names no flag for %o, which is close to none", (args, message) => {
+    expect(refusal(args)).toBe(message);
+  });
+
+  it("adds the command's advice for an unknown flag, after a suggestion or without one", () => {
+    const advice = "if it is the command's own, put it after --";
+    expect(refusal(["--epochs", "3"], true, advice)).toBe(
+      "unknown flag --epochs; if it is the command's own, put it after --",
+    );
+    expect(refusal(["--wrold", "2"], true, advice)).toBe(
+      "unknown flag --wrold; did you mean --world? If it is the command's own, put it after --",
+    );
+  });
+
+  it("refuses a value for a flag that takes none", () => {
+    expect(refusal(["--no-store=1"])).toBe(
+      "--no-store takes no value; give it alone, as --no-store",
+    );
+    expect(refusal(["--help=yes"])).toBe("--help takes no value; give it alone, as --help");
+  });
+
+  it("names a flag given no value, last or followed by another flag", () => {
+    expect(refusal(["--json", "--workers"])).toBe("--workers needs a value");
+    expect(refusal(["--workers", "--json"])).toBe(
+      "--workers needs a value, and is followed by the flag --json: give --workers its value first",
+    );
+    expect(refusal(["--workers", "-x"])).toBe(
+      "--workers is followed by a value starting with a dash; write --workers=VALUE if that is its value, or give --workers a value",
+    );
+  });
+
+  it("names an argument where the command takes only flags by where it is, never quoting it", () => {
+    expect(refusal(["s3cr3t"])).toBe(
+      "the first argument is not a flag, and baton try takes only flags",
+    );
+    expect(refusal(["--json", "yes"])).toBe(
+      "--json takes no value; leave out the argument after it",
+    );
+    expect(refusal(["--secret-file", "my", "file"])).toBe(
+      "the argument after --secret-file's value is not a flag, and baton try takes only flags (a value with spaces needs quotes)",
+    );
+    expect(refusal(["--json", "--", "x"])).toBe(
+      "the arguments after -- are not flags, and baton try takes only flags",
+    );
+    for (const args of [["s3cr3t"], ["--workers", "2", "s3cr3t"]]) {
+      expect(refusal(args)).not.toContain("s3cr3t");
+    }
+  });
+
+  it("names the first argument parseArgs refuses, as it would", () => {
+    expect(refusal(["--worker", "4", "--no-store=1", "extra"])).toBe(
+      "unknown flag --worker; did you mean --workers?",
+    );
+    expect(refusal(["extra", "--worker", "4"])).toBe(
+      "the first argument is not a flag, and baton try takes only flags",
+    );
+  });
+});
