@@ -1,6 +1,9 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseFlags } from "../../src/cli/parseFlags.ts";
 import { ConfigError } from "../../src/errors.ts";
+import { ROOT } from "../fixtures/batonCli.ts";
 
 /** A command's flags, as `baton run`'s and `baton worker`'s look. */
 const OPTIONS = {
@@ -127,5 +130,13 @@ describe("parseFlags", () => {
     expect(refusal(["extra", "--worker", "4"])).toBe(
       "the first argument is not a flag, and baton try takes only flags",
     );
+  });
+
+  it("is how every command reads its arguments: no other file of src/ calls parseArgs", () => {
+    const src = join(ROOT, "src");
+    const callers = readdirSync(src, { recursive: true, encoding: "utf8" })
+      .filter((file) => file.endsWith(".ts"))
+      .filter((file) => /\bparseArgs\s*[(<]/.test(readFileSync(join(src, file), "utf8")));
+    expect(callers).toEqual([join("cli", "parseFlags.ts")]);
   });
 });
