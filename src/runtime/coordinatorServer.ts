@@ -18,6 +18,16 @@ import { PROTOCOL } from "../transport/protocolVersion.ts";
 import type { InspectOption } from "./guardInspect.ts";
 import type { Clock, Entropy, Link, Listener } from "./ports.ts";
 
+/**
+ * The most a connection may send before its hello is accepted (`ListenOptions`'
+ * `maxHandshakeBytes`, which the engine's listener is given): 64 KiB. A hello is at most a
+ * few KiB (four ids of at most 200 characters, a range, three amounts, a frame limit), and a
+ * worker sends nothing else before its welcome; the rest is room for a hello with whitespace
+ * or fields a later version adds. A stranger then costs the coordinator that much, not a
+ * frame of up to 64 MiB held until its hello deadline.
+ */
+export const MAX_HANDSHAKE_BYTES = 64 * 2 ** 10;
+
 export interface ConnectionTimeouts {
   /** A connection that sends no hello within this is closed with 4003 (default 10 s). */
   helloTimeoutMs?: number | undefined;
@@ -37,6 +47,10 @@ export interface CoordinatorServerOptions extends ConnectionTimeouts {
   maxHandshakes?: number;
   /** The largest frame the listener accepts: told to workers, which then keep under it. */
   maxFrameBytes?: number;
+  /**
+   * Where workers connect; over WebSocket, made with `maxHandshakeBytes: MAX_HANDSHAKE_BYTES`
+   * (the server admits each link whose hello it accepts).
+   */
   listener: Listener;
   coordinator: Actor<typeof coordinatorMachine>;
   clock: Clock;
@@ -219,6 +233,7 @@ export class CoordinatorServer {
     actor.on("ping", () => link.ping());
     actor.on("registered", ({ worker, protocol }) => {
       this.handshaking.delete(connection);
+      link.admit?.();
       this.joinedNames.add(worker);
       // At info, so a run's log file says which workers took part (a lost one is a warning).
       log.info({ worker, protocol }, "worker joined");
@@ -244,7 +259,9 @@ export class CoordinatorServer {
     });
     link.onClose((code, reason) =>
       this.inOrder(connection, () => {
-        noteLeaving(actor, code, reason, log);
+        // An evicted connection was named when it was evicted.
+        if (this.handshaking.has(connection)) noteClosedBeforeHello(actor, code, reason, log);
+        else noteLeaving(actor, code, reason, log);
         actor.send({ type: "CLOSED", code, reason });
       }),
     );
@@ -355,6 +372,25 @@ export class CoordinatorServer {
         return undefined;
     }
   }
+}
+
+/**
+ * Says in the run's log why a connection closed before its hello when its connection machine
+ * did not decide it (a rejection says so itself, as `closing connection`): its link refused
+ * what the other end sent (a binary frame, 4000; a frame over the limit, or more than
+ * `MAX_HANDSHAKE_BYTES`, 4004; text that is not UTF-8, 1007), or the other end closed (a
+ * worker that shares no protocol version, 4002) or vanished (1006). A worker going away
+ * (1001) and the run's end (the listener closes its links with 1001) are not worth a line.
+ */
+function noteClosedBeforeHello(
+  actor: Actor<typeof connectionMachine>,
+  code: number,
+  reason: string,
+  log: Logger,
+): void {
+  if (!actor.getSnapshot().matches("handshaking")) return;
+  if (code === CloseCode.normal || code === CloseCode.goingAway) return;
+  log.warn({ code, reason, meaning: describeClose(code) }, "connection closed before its hello");
 }
 
 /**

@@ -9,7 +9,11 @@ import { demandGauge } from "../machines/demand.ts";
 import type { CoordinatorEffect, JobBoard, JobRecord } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { checkEngineOptions } from "./checkEngineOptions.ts";
-import { type ConnectionTimeouts, CoordinatorServer } from "./coordinatorServer.ts";
+import {
+  type ConnectionTimeouts,
+  CoordinatorServer,
+  MAX_HANDSHAKE_BYTES,
+} from "./coordinatorServer.ts";
 import { guardInspect, type InspectOption } from "./guardInspect.ts";
 import { inProcessPool } from "./inProcessPool.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
@@ -369,7 +373,7 @@ export function createEngine(options: EngineOptions): Engine {
         const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
         const listener: Listener = await net.listen(
           options.listen ?? (networked ? "127.0.0.1:0" : `memory://run-${runId}`),
-          { maxFrameBytes },
+          { maxFrameBytes, maxHandshakeBytes: MAX_HANDSHAKE_BYTES },
         );
         // What the run has set up so far: a step that fails (an unwritable secret file, a pool
         // that cannot start, a throwing listener) ends the run with what it made undone, so no

@@ -52,12 +52,24 @@ export interface Link {
    */
   onPing(handler: () => void): void;
   onClose(handler: (code: number, reason: string) => void): void;
+  /**
+   * The other end has proved who it is (the coordinator accepted a worker's hello): lifts
+   * the listener's `maxHandshakeBytes`. Only a Net that strangers can reach (WebSocket) has
+   * that budget; the others leave this out.
+   */
+  admit?(): void;
 }
 
-/** How `Net.listen` listens. */
+/** How `Net.listen` listens (`connect` reads `maxFrameBytes` only). */
 export interface ListenOptions {
   /** Frames larger than this are refused before parsing and the link closed with 4004. */
   maxFrameBytes?: number | undefined;
+  /**
+   * The most bytes a link may receive before `admit()`; past them it closes with 4004 and
+   * reads no more, so a stranger costs the listener this much memory, not a whole frame.
+   * Absent: no budget of its own (`maxFrameBytes` still applies).
+   */
+  maxHandshakeBytes?: number | undefined;
 }
 
 /** Where a `Net` accepts connections: what `net.listen` gives. */

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import WebSocket, {
   type ClientOptions,
   type Server,
@@ -137,6 +138,8 @@ class WsLink implements Link {
   private closed: Closed | undefined;
   /** Why `ws` gave up on the socket, for a close it started without a reason. */
   private error: Error | undefined;
+  /** Stops counting against the handshake budget (`limitUntilAdmitted`) until `admit`. */
+  private stopCounting: (() => void) | undefined;
   /** Settles when the socket has closed. */
   readonly ended: Promise<void>;
 
@@ -210,6 +213,39 @@ class WsLink implements Link {
     else this.closeHandlers.push(handler);
   }
 
+  admit(): void {
+    this.stopCounting?.();
+  }
+
+  /**
+   * Closes the link with 4004 once `tcp`, its TCP connection, has carried more than `budget`
+   * bytes from the other end before `admit()`, and stops reading it: `ws` would otherwise go
+   * on buffering the message under way up to the frame limit. The close frame goes out, then
+   * the end of the stream, so the other end learns the code at once; this end, which reads
+   * no answer, drops the connection `closeTimeout` later. `ws`'s `maxPayload` cannot serve:
+   * it is the server's, for every socket, and fixed once a socket is open. Counted after
+   * `ws` has read each chunk (its listener came first): one chunk (at most 64 KiB as Node
+   * reads TCP) past the budget is read, and a message that ends in it is still delivered.
+   */
+  limitUntilAdmitted(tcp: Socket, budget: number): void {
+    let received = 0;
+    const count = (chunk: Buffer) => {
+      // A chunk that carried an accepted hello and more still reaches this listener.
+      if (this.stopCounting === undefined) return;
+      received += chunk.length;
+      if (received <= budget) return;
+      this.stopCounting();
+      this.socket.pause();
+      this.close(4004, `more than ${budget} bytes before the handshake finished`);
+      tcp.end();
+    };
+    this.stopCounting = () => {
+      tcp.off("data", count);
+      this.stopCounting = undefined;
+    };
+    tcp.on("data", count);
+  }
+
   private receive(item: string | Closed): void {
     const frameWithoutHandler = typeof item === "string" && this.frameHandlers.length === 0;
     if (frameWithoutHandler || this.waiting.length > 0) this.waiting.push(item);
@@ -256,11 +292,14 @@ class WsListener implements Listener {
     readonly address: string,
     private readonly server: Server<typeof BatonSocket>,
     maxFrameBytes: number,
+    maxHandshakeBytes: number | undefined,
   ) {
     server.on("connection", (socket, request) => {
       socket.maxFrameBytes = maxFrameBytes;
       this.count += 1;
       const link = new WsLink(`ws:${this.count}`, remoteOf(request), socket);
+      if (maxHandshakeBytes !== undefined)
+        link.limitUntilAdmitted(request.socket, maxHandshakeBytes);
       this.links.add(link);
       void link.ended.then(() => this.links.delete(link));
       if (this.handlers.length === 0) this.waiting.push(link);
@@ -296,8 +335,9 @@ export interface WsNetOptions {
  * The Net port over WebSockets (`ws`), for workers on other processes and machines. Text
  * frames only, permessage-deflate off. Each end refuses messages over its `maxFrameBytes`
  * (default 64 MiB) before buffering them and closes the link with 4004; a binary message
- * closes it with 4000. Close reasons over 123 UTF-8 bytes are cut at a code point and end
- * in "…"; codes must be ones WebSocket allows (1000–1003, 1007–1014, 3000–4999). `onClose`
+ * closes it with 4000. A listener given `maxHandshakeBytes` closes a link whose other end
+ * sends more than that before `admit()` with 4004 and stops reading it. Close reasons over 123
+ * UTF-8 bytes are cut at a code point and end in "…"; codes must be ones WebSocket allows (1000–1003, 1007–1014, 3000–4999). `onClose`
  * runs once per link, with the code and reason of the end that closed (1006 when the
  * connection died without a close frame); a closing end waits `closeTimeoutMs` (5 s) for the
  * other's answering close, then drops the connection. Frames, and the close behind them, that
@@ -341,7 +381,12 @@ export function wsNet(options: WsNetOptions = {}): Net {
       });
       const bound = server.address();
       const realPort = typeof bound === "object" && bound !== null ? bound.port : port;
-      return new WsListener(urlOf(host, realPort), server, maxFrameBytes);
+      return new WsListener(
+        urlOf(host, realPort),
+        server,
+        maxFrameBytes,
+        listenOptions.maxHandshakeBytes,
+      );
     },
 
     connect(address, connectOptions: ListenOptions = {}) {

@@ -54,7 +54,7 @@ const MEANINGS: Readonly<Record<number, string>> = {
   [CloseCode.helloTimeout]:
     "hello timeout: the worker sent no hello before the deadline (default 10 s); check that it starts and can reach the coordinator",
   [CloseCode.frameTooLarge]:
-    "frame too large: a frame exceeded the size limit (default 64 MiB); return smaller results or raise the limit",
+    "frame too large: a frame exceeded the size limit (default 64 MiB), or a connection sent more than 64 KiB before its hello was accepted; return smaller results or raise the limit",
   [CloseCode.leaseExpired]:
     "lease expired: the coordinator heard no heartbeat (no answer to its pings) from the worker in time, or the worker did not stop a job that ran past its timeout; either the worker's event loop was blocked (for CPU-bound handlers, use --handler-thread) or the network between them stopped carrying the worker's frames; the job it held, if any, runs again elsewhere",
   [CloseCode.codeMismatch]:

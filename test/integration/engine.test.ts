@@ -22,7 +22,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { afterEach, describe, expect, it } from "vitest";
-import { WebSocketServer } from "ws";
+import WebSocket, { WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
 import {
   createEngine,
@@ -44,10 +44,11 @@ import {
   type WorkerPool,
   wsNet,
 } from "../../src/index.ts";
+import { MAX_HANDSHAKE_BYTES } from "../../src/runtime/coordinatorServer.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
-import type { JobProgressEvent } from "../../src/runtime/run.ts";
+import type { JobProgressEvent, ListeningEvent } from "../../src/runtime/run.ts";
 import { untilAborted } from "../fixtures/untilAborted.ts";
 import workerJobs from "../fixtures/worker.jobs.ts";
 
@@ -929,6 +930,44 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     expect(opened).toHaveLength(3);
     expect(closed).toEqual(opened);
     for (const address of opened) expect(await refusedAt(address)).toBe(true);
+  });
+
+  it("closes a stranger that sends more than 64 KiB before its hello with 4004; its own workers send more", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const engine = createEngine({
+      jobs: {
+        big: async (n: number) => {
+          await released;
+          return "x".repeat(n);
+        },
+      },
+      workers: 1,
+      listen: "127.0.0.1:0",
+    });
+    const big = job("big", 4 * MAX_HANDSHAKE_BYTES);
+    const run = engine.run([big]);
+    try {
+      const { address } = await new Promise<ListeningEvent>((resolve) =>
+        run.on("listening", resolve),
+      );
+      const stranger = new WebSocket(address, { perMessageDeflate: false });
+      const closed = new Promise<[number, string]>((resolve) => {
+        stranger.once("close", (code, reason) => resolve([code, String(reason)]));
+      });
+      stranger.once("open", () => stranger.send("x".repeat(4 * MAX_HANDSHAKE_BYTES)));
+      await expect(closed).resolves.toEqual([
+        4004,
+        `more than ${MAX_HANDSHAKE_BYTES} bytes before the handshake finished`,
+      ]);
+    } finally {
+      release();
+    }
+    const result = await run;
+    expect(result.get(big)).toMatchObject({ status: "completed", attempts: 1 });
+    expect(result.get(big).value).toHaveLength(4 * MAX_HANDSHAKE_BYTES);
   });
 
   it("turns a thrown non-Error into a failed result with a message and a stack naming the kind", async () => {

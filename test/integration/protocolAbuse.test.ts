@@ -10,6 +10,7 @@
  * `echo` jobs after it. Every job's correct value is its input, so an abusive client that is
  * handed a job can answer it correctly, and a forged answer shows in the final values.
  */
+import { Writable } from "node:stream";
 import fc from "fast-check";
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -18,7 +19,7 @@ import { createActor } from "xstate";
 import { type JobSpec, job } from "../../src/graph/job.ts";
 import { planGraph } from "../../src/graph/planGraph.ts";
 import { coordinatorMachine } from "../../src/machines/coordinator.ts";
-import { CoordinatorServer } from "../../src/runtime/coordinatorServer.ts";
+import { CoordinatorServer, MAX_HANDSHAKE_BYTES } from "../../src/runtime/coordinatorServer.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
@@ -26,6 +27,7 @@ import type { Link, Listener, Net } from "../../src/runtime/ports.ts";
 import { runWorker, type WorkerExit } from "../../src/runtime/worker.ts";
 import { wsNet } from "../../src/runtime/wsNet.ts";
 import { verifyCoordinatorProof, workerProof } from "../../src/transport/auth.ts";
+import { describeClose } from "../../src/transport/closeCodes.ts";
 import { parseToCoordinator } from "../../src/transport/frames.ts";
 import {
   describeRange,
@@ -59,6 +61,8 @@ afterEach(async () => {
 interface HarnessOptions {
   helloTimeoutMs?: number;
   maxFrameBytes?: number;
+  /** How long a closing link waits for the client's answering close (wsNet's default: 5 s). */
+  closeTimeoutMs?: number;
   /** Open the gate from the start (the run needs no `openGate()`). */
   gateOpen?: boolean;
 }
@@ -97,8 +101,20 @@ async function startHarness(options: HarnessOptions = {}) {
     clock,
   });
   const maxFrameBytes = options.maxFrameBytes ?? 4096;
-  const listener: Listener = await wsNet().listen("ws://127.0.0.1:0", { maxFrameBytes });
-  const logger = pino({ level: "silent" });
+  const listener: Listener = await wsNet(
+    options.closeTimeoutMs === undefined ? {} : { closeTimeoutMs: options.closeTimeoutMs },
+  ).listen("ws://127.0.0.1:0", { maxFrameBytes, maxHandshakeBytes: MAX_HANDSHAKE_BYTES });
+  /** The coordinator's warnings (and worse), as the engine's listener is made. */
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino(
+    { level: "warn" },
+    new Writable({
+      write(chunk, _, done) {
+        for (const line of String(chunk).split("\n")) if (line) lines.push(JSON.parse(line));
+        done();
+      },
+    }),
+  );
   const server = new CoordinatorServer({
     listener,
     coordinator,
@@ -144,7 +160,7 @@ async function startHarness(options: HarnessOptions = {}) {
       name,
       resources: { cpus: 1 },
       secret,
-      logger,
+      logger: pino({ level: "silent" }),
     }).then((e) => {
       exit = e;
       return e;
@@ -164,6 +180,7 @@ async function startHarness(options: HarnessOptions = {}) {
     address: listener.address,
     secret,
     codeHash: jobs.codeHash,
+    lines,
     coordinator,
     server,
     plan,
@@ -244,12 +261,17 @@ class RawClient {
   readonly frames: Frame[] = [];
   readonly closed: Promise<Closed>;
   closedWith: Closed | undefined;
+  /** This end's port, once connected: the coordinator knows the client as 127.0.0.1:port. */
+  localPort: number | undefined;
   private readonly taken = new Set<number>();
   private wake: (() => void)[] = [];
 
   constructor(address: string) {
     this.socket = new WebSocket(address, { perMessageDeflate: false });
     this.socket.on("error", () => {});
+    this.socket.on("upgrade", (response) => {
+      this.localPort = response.socket.localPort;
+    });
     this.socket.on("message", (data: Buffer) => {
       this.frames.push(JSON.parse(data.toString("utf8")) as Frame);
       for (const wake of this.wake.splice(0)) wake();
@@ -543,6 +565,76 @@ describe("an abusive client is closed with the documented code and reason; the r
     );
   });
 
+  it("more than 64 KiB before the hello is accepted: 4004, never read, and a warning naming the client's address", async () => {
+    await whileARunGoesOn(
+      async (h) => {
+        const { client } = await rawClient(h.address);
+        // Under the frame limit: only the handshake budget refuses it. (Node reads TCP in
+        // chunks of up to 64 KiB, and a message that ends in the chunk that crosses the budget
+        // is still read whole.)
+        client.send({ ...helloFor(h, "n"), pad: "x".repeat(4 * MAX_HANDSHAKE_BYTES) });
+        const reason = `more than ${MAX_HANDSHAKE_BYTES} bytes before the handshake finished`;
+        await expectClosed(client, 4004, reason);
+        await vi.waitFor(() =>
+          expect(h.lines).toContainEqual(
+            expect.objectContaining({
+              level: 40,
+              msg: "connection closed before its hello",
+              remote: `127.0.0.1:${client.localPort}`,
+              code: 4004,
+              reason,
+              meaning: describeClose(4004),
+            }),
+          ),
+        );
+        // Never parsed: read whole, the frame is refused for its extra field (4000).
+        expect(h.server.refused.badFrames).toBe(0);
+        // A worker whose hello was accepted is bound by the frame limit alone.
+        const after = await registered(h);
+        after.client.send({
+          type: "result",
+          job: "no-such-job",
+          status: "completed",
+          value: "y".repeat(4 * MAX_HANDSHAKE_BYTES),
+        });
+        await vi.waitFor(() => expect(h.server.refused.droppedResults).toBe(1));
+        expect(after.client.open).toBe(true);
+        after.client.socket.close(1000, "done");
+        await after.client.closed;
+      },
+      { maxFrameBytes: 2 ** 20, closeTimeoutMs: 300 },
+    );
+  });
+
+  it("a binary frame before hello: one warning saying why, naming the client's address; a rejection is named once", async () => {
+    await whileARunGoesOn(async (h) => {
+      const binary = await rawClient(h.address);
+      binary.client.send(Buffer.from('{"type":"hello"}'));
+      const reason = "binary frames are not part of the protocol";
+      await expectClosed(binary.client, 4000, reason);
+      const wrongProof = await rawClient(h.address);
+      wrongProof.client.send({ ...helloFor(h, "n"), proof: "0".repeat(64) });
+      await expectClosed(wrongProof.client, 4001, AUTH_FAILED);
+      const about = (client: RawClient) =>
+        h.lines.filter((line) => line.remote === `127.0.0.1:${client.localPort}`);
+      await vi.waitFor(() =>
+        expect(about(binary.client)).toEqual([
+          expect.objectContaining({
+            level: 40,
+            msg: "connection closed before its hello",
+            code: 4000,
+            reason,
+            meaning: describeClose(4000),
+          }),
+        ]),
+      );
+      expect(about(wrongProof.client)).toEqual([
+        expect.objectContaining({ level: 40, msg: "closing connection", code: 4001 }),
+      ]);
+      expect(JSON.stringify(h.lines)).not.toContain(Buffer.from(h.secret).toString("hex"));
+    });
+  });
+
   it("results for jobs not held are dropped and counted; the connection stays open and works", async () => {
     const h = await withTheGateHeld();
     const gateId = h.plan.idOf(h.gate);
@@ -722,6 +814,11 @@ describe("an abusive client is closed with the documented code and reason; the r
       );
     }
     await vi.waitFor(() => expect(h.server.connectionCount).toBe(0));
+    // Each named once: the evicted when evicted, the others by their own rejection.
+    const warned = h.lines.map((line) => `${line.msg} ${line.code ?? ""}`.trim());
+    expect(warned.filter((line) => line.startsWith("too many connections"))).toHaveLength(137);
+    expect(warned.filter((line) => line === "closing connection 4003")).toHaveLength(63);
+    expect(warned.filter((line) => line.startsWith("connection closed before"))).toEqual([]);
   });
 });
 

@@ -216,6 +216,36 @@ describe("wsNet", () => {
     await vi.waitFor(() => expect(client.closes).toEqual([closed]), { timeout: 10_000 });
   });
 
+  it("closes a link sent more than maxHandshakeBytes before admit() with 4004, and reads no more of it", async () => {
+    const listener = await wsNet({ closeTimeoutMs: 300 }).listen(ANY_PORT, {
+      maxHandshakeBytes: 1024,
+    });
+    cleanups.push(() => listener.close());
+    const servers = recordConnections(listener);
+    const client = record(closedAfterTest(await wsNet().connect(listener.address)));
+    client.link.send("x".repeat(1000));
+    await vi.waitFor(() => expect(servers[0]?.frames).toEqual(["x".repeat(1000)]));
+    // Past the budget: without it, the frame is well under the limit and would arrive.
+    client.link.send("y".repeat(2 ** 20));
+    const closed: [number, string] = [4004, "more than 1024 bytes before the handshake finished"];
+    await vi.waitFor(() => expect(client.closes).toEqual([closed]));
+    // This end read neither the rest of the frame nor the answering close: it dropped the
+    // connection after closeTimeoutMs.
+    await vi.waitFor(() => expect(servers[0]!.closes).toEqual([closed]));
+    expect(servers[0]!.frames).toHaveLength(1);
+  });
+
+  it("lets an admitted link receive frames up to maxFrameBytes, however much came before", async () => {
+    const { server, client } = await connected({ maxHandshakeBytes: 1024 });
+    client.link.send("hello");
+    await vi.waitFor(() => expect(server.frames).toEqual(["hello"]));
+    server.link.admit?.();
+    for (let i = 0; i < 3; i++) client.link.send("z".repeat(2 ** 20));
+    await vi.waitFor(() => expect(server.frames).toHaveLength(4));
+    expect(server.closes).toEqual([]);
+    expect(client.closes).toEqual([]);
+  });
+
   it("reports bytes not yet written as bufferedAmount", async () => {
     const { server, client } = await connected();
     client.link.send("x".repeat(32 * 2 ** 20));

@@ -3,6 +3,7 @@
  * events once that link's connection machine has stopped or is closing, and how a result
  * being written to the store (by `writeResults`) and a worker's silence meet.
  */
+import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createActor } from "xstate";
@@ -18,6 +19,7 @@ import { writeResults } from "../../src/runtime/resultWriter.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { workerProof } from "../../src/transport/auth.ts";
+import { describeClose } from "../../src/transport/closeCodes.ts";
 import { PROTOCOL } from "../../src/transport/protocolVersion.ts";
 
 afterEach(() => {
@@ -34,6 +36,7 @@ function drivenLink(clock: SimClock, answerPings: boolean) {
   const closeHandlers: ((code: number, reason: string) => void)[] = [];
   const sent: Record<string, unknown>[] = [];
   const closes: [number, string][] = [];
+  let admitted = 0;
   const link: Link = {
     id: "c1",
     remote: "test",
@@ -52,6 +55,9 @@ function drivenLink(clock: SimClock, answerPings: boolean) {
     onPong: (handler) => pongHandlers.push(handler),
     onPing: () => {},
     onClose: (handler) => closeHandlers.push(handler),
+    admit: () => {
+      admitted += 1;
+    },
   };
   const arrive = (frame: object) => {
     for (const handler of frameHandlers) handler(JSON.stringify(frame));
@@ -59,7 +65,7 @@ function drivenLink(clock: SimClock, answerPings: boolean) {
   const arriveClosed = (code: number, reason: string) => {
     for (const handler of closeHandlers) handler(code, reason);
   };
-  return { link, sent, closes, arrive, arriveClosed };
+  return { link, sent, closes, arrive, arriveClosed, admitted: () => admitted };
 }
 
 const SECRET = new Uint8Array(32).fill(3);
@@ -74,7 +80,9 @@ function serve(
   jobs: PlannedJob[],
   store?: (clock: SimClock) => Put,
   answerPings = false,
-  more: Pick<CoordinatorServerOptions, "lookup"> & { leaseTimeoutMs?: number } = {},
+  more: Partial<Pick<CoordinatorServerOptions, "lookup" | "logger">> & {
+    leaseTimeoutMs?: number;
+  } = {},
 ) {
   const clock = new SimClock();
   const put = store?.(clock);
@@ -103,7 +111,7 @@ function serve(
     entropy: new SimEntropy(1),
     secret: SECRET,
     run: "r1",
-    logger: pino({ level: "silent" }),
+    logger: more.logger ?? pino({ level: "silent" }),
     ...(more.lookup && { lookup: more.lookup }),
   });
   const driven = drivenLink(clock, answerPings);
@@ -140,6 +148,21 @@ function hello(sent: Record<string, unknown>[], arrive: (frame: object) => void)
   });
 }
 
+/** A logger at info whose lines are kept, parsed, in `lines`. */
+function capturedLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino(
+    { level: "info" },
+    new Writable({
+      write(chunk, _, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    }),
+  );
+  return { logger, lines };
+}
+
 /** Runs the clock's timers up to `ms`, letting microtasks run between them. */
 async function runUntil(clock: SimClock, ms: number): Promise<void> {
   while (clock.fireNext(ms)) await new Promise((resolve) => setImmediate(resolve));
@@ -157,6 +180,62 @@ describe("CoordinatorServer", () => {
     arriveClosed(4003, "no hello within 10000 ms of connecting");
     await new Promise((resolve) => setImmediate(resolve));
     expect(warn).not.toHaveBeenCalled();
+    coordinator.stop();
+  });
+
+  it("admits the link (lifting its handshake budget) when its hello is accepted, not before", async () => {
+    const { clock, coordinator, sent, arrive, admitted } = serve([crunch]);
+    await runUntil(clock, 1_000);
+    expect(admitted()).toBe(0);
+    hello(sent, arrive);
+    expect(admitted()).toBe(1);
+    coordinator.stop();
+  });
+
+  it.each<[string, number, string, string[]]>([
+    [
+      "its link refused a binary frame: a warning saying so",
+      4000,
+      "binary frames are not part of the protocol",
+      ["connection closed before its hello 4000"],
+    ],
+    ["the client vanished: a warning", 1006, "", ["connection closed before its hello 1006"]],
+    ["the client went away: nothing", 1001, "going away", []],
+  ])("a link closed before its hello, as %s", async (_, code, reason, warned) => {
+    const { logger, lines } = capturedLogger();
+    const { coordinator, arriveClosed } = serve([], undefined, false, { logger });
+    arriveClosed(code, reason);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.map((line) => `${line.msg} ${line.code}`)).toEqual(warned);
+    if (warned.length > 0) {
+      expect(lines[0]).toMatchObject({
+        level: 40,
+        remote: "test",
+        reason,
+        meaning: describeClose(code),
+      });
+    }
+    coordinator.stop();
+  });
+
+  it("a rejected hello is named once, by the rejection, not again when its link closes", async () => {
+    const { logger, lines } = capturedLogger();
+    const { coordinator, sent, arrive, arriveClosed, closes } = serve([], undefined, false, {
+      logger,
+    });
+    const challenge = sent[0] as { nonce: string };
+    arrive({
+      type: "hello",
+      protocol: [...PROTOCOL],
+      worker: "w1",
+      resources: {},
+      codeHash: "c",
+      proof: workerProof(new Uint8Array(32), challenge.nonce, PROTOCOL, "w1"),
+    });
+    expect(closes.map(([code]) => code)).toEqual([4001]);
+    arriveClosed(...closes[0]!);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.map((line) => `${line.msg} ${line.code}`)).toEqual(["closing connection 4001"]);
     coordinator.stop();
   });
 
