@@ -1,5 +1,6 @@
 import type { FailureCause, JobState } from "../machines/jobBoard.ts";
 import type { ChartLayout } from "./chartLayout.ts";
+import { Throughput, type ThroughputView } from "./throughput.ts";
 
 /** Job outcomes as a run's result counts them. */
 export type Outcomes = Record<"completed" | "failed" | "skipped" | "cancelled" | "cached", number>;
@@ -138,11 +139,8 @@ export interface DashboardState {
   kinds: Record<string, KindView>;
   actors: Record<string, ActorView>;
   groups: Record<string, GroupView>;
-  /**
-   * Jobs finished (completed or failed) in each second since the start, by second: the
-   * last 120 seconds only (what the page draws).
-   */
-  throughput: Record<string, number>;
+  /** Jobs finished (completed or failed) over the run, in bars as wide as its length asks. */
+  throughput: ThroughputView;
   charts: Record<string, ChartLayout>;
 }
 
@@ -165,8 +163,8 @@ export interface DashboardDiff {
   kinds?: Record<string, KindView>;
   actors?: Record<string, ActorView | null>;
   groups?: Record<string, GroupView>;
-  /** `null` removes a second that fell out of the window. */
-  throughput?: Record<string, number | null>;
+  /** Whole (at most 120 bars), when it changed. */
+  throughput?: ThroughputView;
   charts?: Record<string, ChartLayout>;
 }
 
@@ -175,15 +173,14 @@ export interface DashboardModelOptions {
   maxGraphJobs?: number;
   /** Finished actors kept for display; older ones are dropped (default 50). */
   keepFinishedActors?: number;
+  /**
+   * The run's whole length (ms), when it is known before it is shown (a replay, which
+   * `replayTo` gives): the throughput's bars are as wide as it asks from the first step.
+   */
+  runMs?: number | undefined;
 }
 
 const FINISHED: ReadonlySet<JobState> = new Set(["completed", "failed"]);
-
-/**
- * Seconds of throughput the model keeps, counted back from the latest: what the page
- * draws, so that a long run's model and snapshot do not grow by a second every second.
- */
-const THROUGHPUT_SECONDS = 120;
 
 function emptyCounts(): Record<JobState, number> {
   return { blocked: 0, ready: 0, running: 0, storing: 0, completed: 0, failed: 0 };
@@ -228,15 +225,14 @@ export class DashboardModel {
     kinds: {},
     actors: {},
     groups: {},
-    throughput: {},
+    throughput: new Throughput().view(),
     charts: {},
   };
   /** Every job's state and outcome, whatever the graph mode. */
   private readonly jobStates = new Map<string, { state: JobState; outcome?: keyof Outcomes }>();
   private readonly kindOf = new Map<string, string>();
   private readonly finishedActors: string[] = [];
-  /** The seconds in `throughput`, oldest first. */
-  private readonly seconds: number[] = [];
+  private readonly throughput: Throughput;
   private readonly maxGraphJobs: number;
   private readonly keepFinishedActors: number;
   private changed = false;
@@ -244,12 +240,14 @@ export class DashboardModel {
   private dirtyKinds = new Set<string>();
   private dirtyActors = new Set<string>();
   private dirtyGroups = new Set<string>();
-  private dirtySeconds = new Set<string>();
+  private dirtyThroughput = false;
   private dirtyCharts = new Set<string>();
 
   constructor(options: DashboardModelOptions = {}) {
     this.maxGraphJobs = options.maxGraphJobs ?? 300;
     this.keepFinishedActors = options.keepFinishedActors ?? 50;
+    this.throughput = new Throughput(options.runMs);
+    this.state.throughput = this.throughput.view();
   }
 
   /** Whether anything changed since the last `takeDiff()`. */
@@ -263,6 +261,7 @@ export class DashboardModel {
     s.startedAt ??= at;
     s.now = at;
     this.changed = true;
+    this.moveThroughput(at - s.startedAt, false);
     switch (event.type) {
       case "run.started":
         s.run = event.run;
@@ -359,8 +358,9 @@ export class DashboardModel {
     if (this.dirtyGroups.size > 0) {
       diff.groups = pick(this.dirtyGroups, s.groups) as Record<string, GroupView>;
     }
-    if (this.dirtySeconds.size > 0) {
-      diff.throughput = pick(this.dirtySeconds, s.throughput);
+    if (this.dirtyThroughput) {
+      diff.throughput = structuredClone(s.throughput);
+      this.dirtyThroughput = false;
     }
     if (this.dirtyCharts.size > 0) {
       diff.charts = pick(this.dirtyCharts, s.charts) as Record<string, ChartLayout>;
@@ -468,27 +468,29 @@ export class DashboardModel {
     if (outcome) s.outcomes[outcome]++;
     known.outcome = outcome;
     if (FINISHED.has(state) && s.startedAt !== undefined) {
-      this.finishedAt(Math.floor((at - s.startedAt) / 1000));
+      this.moveThroughput(at - s.startedAt, true);
     }
   }
 
-  /** Counts a job finished in `second`, and forgets the seconds that left the window. */
-  private finishedAt(second: number): void {
-    const throughput = this.state.throughput;
-    const latest = this.seconds.at(-1);
-    if (latest !== undefined && second <= latest - THROUGHPUT_SECONDS) return;
-    if (throughput[second] === undefined) {
-      this.seconds.push(second);
-      if (latest !== undefined && second < latest) this.seconds.sort((a, b) => a - b);
+  /**
+   * Moves the throughput's axis on to `elapsed` ms since the start, counting a job finished
+   * then if `finished`; the view is rebuilt (at most 120 bars) only when what it shows changed.
+   */
+  private moveThroughput(elapsed: number, finished: boolean): void {
+    if (finished) this.throughput.finished(elapsed);
+    else this.throughput.at(elapsed);
+    const before = this.state.throughput;
+    const after = this.throughput.view();
+    if (
+      !finished &&
+      after.barMs === before.barMs &&
+      after.bars.length === before.bars.length &&
+      after.end === before.end
+    ) {
+      return;
     }
-    throughput[second] = (throughput[second] ?? 0) + 1;
-    this.dirtySeconds.add(String(second));
-    const oldest = this.seconds.at(-1)! - THROUGHPUT_SECONDS;
-    while (this.seconds[0]! <= oldest) {
-      const gone = this.seconds.shift()!;
-      delete throughput[gone];
-      this.dirtySeconds.add(String(gone));
-    }
+    this.state.throughput = after;
+    this.dirtyThroughput = true;
   }
 
   /** Keeps the last few finished actors; older ones leave the view. */
@@ -592,7 +594,8 @@ export function replayTo(
   upTo: number,
   options?: DashboardModelOptions,
 ): DashboardModel {
-  const model = new DashboardModel(options);
+  const runMs = trace.length === 0 ? 0 : trace.at(-1)!.at - trace[0]!.at;
+  const model = new DashboardModel({ runMs, ...options });
   for (const { at, event } of trace.slice(0, upTo)) model.apply(at, event);
   return model;
 }

@@ -417,7 +417,8 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     const labels = await page.$$eval("#throughput text", (nodes) =>
       nodes.map((n) => n.textContent),
     );
-    expect(labels).toEqual(["peak 1/s", "0s", "45s"]);
+    expect(labels).toEqual(["peak 1/s", "0", "45.2 s"]);
+    expect(await text(page, "#throughput-caption")).toBe("jobs finished per second");
     // The peak's bar (the quick job's second) stands under its label, not over it.
     const [label, bars] = await page.evaluate(() => {
       const svg = document.querySelector("#throughput") as SVGSVGElement;

@@ -41,7 +41,8 @@ function applyDiff(state: DashboardState, diff: DashboardDiff): void {
     counts: diff.counts,
     outcomes: diff.outcomes,
   });
-  for (const key of ["jobs", "kinds", "groups", "throughput", "charts", "actors"] as const) {
+  if (diff.throughput) state.throughput = diff.throughput;
+  for (const key of ["jobs", "kinds", "groups", "charts", "actors"] as const) {
     const target = state[key] as Record<string, unknown>;
     for (const [id, value] of Object.entries(diff[key] ?? {})) {
       if (value === null) delete target[id];
@@ -77,10 +78,10 @@ describe("DashboardModel", () => {
       failed: 3,
     });
     expect(s.outcomes).toEqual({ completed: 3, failed: 1, skipped: 1, cancelled: 1, cached: 0 });
-    expect(Object.values(s.throughput).reduce((a, b) => a + b, 0)).toBe(6);
+    expect(s.throughput.bars.reduce((a, b) => a + b, 0)).toBe(6);
   });
 
-  it("keeps the throughput of the last 120 s only, so a day-long run's page stays as small as a minute's", () => {
+  it("draws a day-long run's throughput in minutes, so its page stays as small as a minute's", () => {
     const model = new DashboardModel();
     model.apply(0, graph(3));
     const page = model.snapshot();
@@ -91,11 +92,12 @@ describe("DashboardModel", () => {
       if (second % 60 === 0) applyDiff(page, model.takeDiff()!);
     }
     applyDiff(page, model.takeDiff()!);
-    const seconds = Object.keys(model.snapshot().throughput).map(Number);
-    expect(seconds).toHaveLength(120);
-    expect(Math.min(...seconds)).toBe(86_400 - 120);
-    expect(Math.max(...seconds)).toBe(86_399);
-    expect(page.throughput).toEqual(model.snapshot().throughput);
+    const throughput = model.snapshot().throughput;
+    expect(throughput.barMs).toBe(20 * 60_000);
+    expect(throughput.bars).toHaveLength(72);
+    expect(throughput.bars.every((n) => n === 20 * 60)).toBe(true);
+    expect(throughput.caption).toBe("jobs finished per 20 min");
+    expect(page.throughput).toEqual(throughput);
     expect(model.snapshot().outcomes.completed).toBe(86_400);
   });
 

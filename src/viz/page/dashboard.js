@@ -27,7 +27,8 @@ function text(parent, x, y, content, cls) {
 function applyDiff(diff) {
   for (const key of ["run", "now", "finished", "ok", "violation", "total", "counts", "outcomes"])
     state[key] = diff[key];
-  for (const key of ["jobs", "kinds", "groups", "throughput", "charts", "actors"]) {
+  if (diff.throughput) state.throughput = diff.throughput;
+  for (const key of ["jobs", "kinds", "groups", "charts", "actors"]) {
     for (const [id, value] of Object.entries(diff[key] || {})) {
       if (value === null) delete state[key][id];
       else state[key][id] = value;
@@ -248,32 +249,33 @@ function drawGroups() {
 function drawThroughput() {
   const root = $("throughput");
   root.replaceChildren();
-  // The chart runs to the run's latest event (pings arrive every few seconds), not to the last
-  // job that finished: during a long job its bars move on at zero instead of freezing.
-  const elapsed =
-    state.startedAt === undefined ? 0 : Math.floor((state.now - state.startedAt) / 1000);
-  const last = Object.keys(state.throughput).reduce((a, s) => Math.max(a, Number(s)), elapsed);
-  const span = Math.min(120, Math.max(30, last + 1));
-  const first = Math.max(0, last - span + 1);
-  let peak = 1;
-  for (let s = first; s <= last; s++) peak = Math.max(peak, state.throughput[s] || 0);
+  // The model chose the bars' width from the run's length (1 ms bars for a run over in 60 ms,
+  // minutes for a day's) and says what they count; the axis runs from the start to now (a
+  // replay's: to its end, the bars filling in as it steps).
+  const t = state.throughput;
+  $("throughput-caption").textContent = t.caption;
+  const peak = Math.max(1, ...t.bars);
   const w = 600;
   const h = 90;
   // The peak's label has the band above the bars to itself: the tallest bar starts below it.
   const top = 14;
-  const bar = w / span;
-  for (let s = first; s <= last; s++) {
-    const n = state.throughput[s] || 0;
+  const bar = w / t.slots;
+  t.bars.forEach((n, i) => {
     const bh = ((h - top) * n) / peak;
     svg(
       "rect",
-      { x: (s - first) * bar, y: h - bh, width: Math.max(bar - 1, 1), height: bh, class: "bar" },
+      { x: i * bar, y: h - bh, width: Math.max(bar - 1, 1), height: bh, class: "bar" },
       root,
     );
+  });
+  // A replay's axis runs past the step it shows: a line marks where that step is.
+  if (t.slots > t.bars.length) {
+    const x = t.bars.length * bar;
+    svg("line", { x1: x, y1: top, x2: x, y2: h, class: "now" }, root);
   }
-  text(root, 2, 10, `peak ${peak}/s`, "bar-label");
-  text(root, 2, h + 14, `${first}s`, "bar-label");
-  text(root, w - 40, h + 14, `${last}s`, "bar-label");
+  text(root, 2, 10, t.peak, "bar-label");
+  text(root, 2, h + 14, "0", "bar-label");
+  text(root, w - 2, h + 14, t.end, "bar-label").setAttribute("text-anchor", "end");
   root.setAttribute("viewBox", `0 0 ${w} ${h + 18}`);
 }
 
