@@ -1,5 +1,6 @@
 import type { FailureCause, JobState } from "../machines/jobBoard.ts";
 import type { ChartLayout } from "./chartLayout.ts";
+import { type GraphLayout, graphLayout } from "./graphLayout.ts";
 import { Throughput, type ThroughputView } from "./throughput.ts";
 
 /** Job outcomes as a run's result counts them. */
@@ -77,9 +78,11 @@ export interface JobView {
   kind: string;
   deps: string[];
   state: JobState;
-  /** Column (longest dependency chain before it) and row within the column, for drawing. */
+  /** Column: the longest chain of dependencies before it. */
   layer: number;
-  row: number;
+  /** Where the page draws it (`graphLayout`). */
+  x: number;
+  y: number;
 }
 
 export interface KindView {
@@ -87,7 +90,8 @@ export interface KindView {
   deps: string[];
   counts: Record<JobState, number>;
   layer: number;
-  row: number;
+  x: number;
+  y: number;
 }
 
 export interface ActorView {
@@ -135,6 +139,8 @@ export interface DashboardState {
   outcomes: Outcomes;
   /** Each job, for a small graph; else each kind with counts (`graphMode`). */
   graphMode: "jobs" | "kinds";
+  /** The drawn graph's size and, by job, its columns' headings. */
+  graph: GraphLayout;
   jobs: Record<string, JobView>;
   kinds: Record<string, KindView>;
   actors: Record<string, ActorView>;
@@ -159,6 +165,8 @@ export interface DashboardDiff {
   total: number;
   counts: Record<JobState, number>;
   outcomes: Outcomes;
+  /** Whole, when it changed. */
+  graph?: GraphLayout;
   jobs?: Record<string, JobView>;
   kinds?: Record<string, KindView>;
   actors?: Record<string, ActorView | null>;
@@ -221,6 +229,7 @@ export class DashboardModel {
     counts: emptyCounts(),
     outcomes: { completed: 0, failed: 0, skipped: 0, cancelled: 0, cached: 0 },
     graphMode: "jobs",
+    graph: { width: 0, height: 0, headings: [] },
     jobs: {},
     kinds: {},
     actors: {},
@@ -241,6 +250,7 @@ export class DashboardModel {
   private dirtyActors = new Set<string>();
   private dirtyGroups = new Set<string>();
   private dirtyThroughput = false;
+  private dirtyGraph = false;
   private dirtyCharts = new Set<string>();
 
   constructor(options: DashboardModelOptions = {}) {
@@ -349,6 +359,10 @@ export class DashboardModel {
       ids.clear();
       return out;
     };
+    if (this.dirtyGraph) {
+      diff.graph = structuredClone(s.graph);
+      this.dirtyGraph = false;
+    }
     if (this.dirtyJobs.size > 0)
       diff.jobs = pick(this.dirtyJobs, s.jobs) as Record<string, JobView>;
     if (this.dirtyKinds.size > 0) {
@@ -400,18 +414,24 @@ export class DashboardModel {
       }
     }
     if (s.graphMode === "jobs") {
-      const place = layers(event.jobs.map((j) => ({ id: j.id, deps: j.deps })));
+      const layer = layers(event.jobs.map((j) => ({ id: j.id, deps: j.deps })));
       for (const job of event.jobs) {
-        const at = place.get(job.id)!;
-        s.jobs[job.id] = { id: job.id, kind: job.kind, deps: job.deps, state: job.state, ...at };
-        this.dirtyJobs.add(job.id);
+        const { id, kind, deps, state } = job;
+        s.jobs[id] = { id, kind, deps, state, layer: layer.get(id)!, x: 0, y: 0 };
       }
     }
-    const place = layers([...kindDeps].map(([id, deps]) => ({ id, deps: [...deps] })));
+    const layer = layers([...kindDeps].map(([id, deps]) => ({ id, deps: [...deps] })));
     for (const [kind, deps] of kindDeps) {
-      s.kinds[kind] = { kind, deps: [...deps], counts: emptyCounts(), ...place.get(kind)! };
-      this.dirtyKinds.add(kind);
+      s.kinds[kind] = {
+        kind,
+        deps: [...deps],
+        counts: emptyCounts(),
+        layer: layer.get(kind)!,
+        x: 0,
+        y: 0,
+      };
     }
+    this.layOut();
     for (const job of event.jobs) {
       this.kindOf.set(job.id, job.kind);
       this.jobStates.set(job.id, { state: job.state });
@@ -443,12 +463,14 @@ export class DashboardModel {
       this.kindOf.set(id, kind);
       s.total++;
       s.counts[state]++;
-      const k = s.kinds[kind] ?? { kind, deps: [], counts: emptyCounts(), layer: 0, row: 0 };
+      const k = s.kinds[kind] ?? { kind, deps: [], counts: emptyCounts(), layer: 0, x: 0, y: 0 };
       k.counts[state]++;
+      const newKind = s.kinds[kind] === undefined;
       s.kinds[kind] = k;
-      if (s.graphMode === "jobs" && Object.keys(s.jobs).length < this.maxGraphJobs) {
-        s.jobs[id] = { id, kind, deps: [], state, layer: 0, row: -1 };
-      }
+      const drawn = s.graphMode === "jobs" && Object.keys(s.jobs).length < this.maxGraphJobs;
+      if (drawn) s.jobs[id] = { id, kind, deps: [], state, layer: 0, x: 0, y: 0 };
+      // It joins the first column (its dependencies are not told): the graph is laid out again.
+      if (drawn || newKind) this.layOut();
     } else {
       s.counts[known.state]--;
       s.counts[state]++;
@@ -493,6 +515,35 @@ export class DashboardModel {
     this.dirtyThroughput = true;
   }
 
+  /**
+   * Places every job and every kind (`graphLayout`), marking those that moved; the graph's
+   * size and headings are the drawn mode's. O(jobs drawn), at most 300, once per graph and
+   * once per job added while running.
+   */
+  private layOut(): void {
+    const s = this.state;
+    const place = <V extends { x: number; y: number }>(
+      views: Record<string, V>,
+      at: Map<string, { x: number; y: number }>,
+      dirty: Set<string>,
+    ) => {
+      for (const [id, view] of Object.entries(views)) {
+        const { x, y } = at.get(id)!;
+        if (view.x === x && view.y === y) continue;
+        view.x = x;
+        view.y = y;
+        dirty.add(id);
+      }
+    };
+    const byJob = graphLayout(Object.values(s.jobs), "jobs");
+    place(s.jobs, byJob.at, this.dirtyJobs);
+    const kinds = Object.values(s.kinds).map(({ kind, layer }) => ({ id: kind, kind, layer }));
+    const byKind = graphLayout(kinds, "kinds");
+    place(s.kinds, byKind.at, this.dirtyKinds);
+    s.graph = s.graphMode === "jobs" ? byJob.layout : byKind.layout;
+    this.dirtyGraph = true;
+  }
+
   /** Keeps the last few finished actors; older ones leave the view. */
   private retire(id: string): void {
     this.finishedActors.push(id);
@@ -505,12 +556,10 @@ export class DashboardModel {
 }
 
 /**
- * Column and row of each node: its column is the longest chain of dependencies before it
- * (iteratively, for deep graphs), its row its place in that column.
+ * The column of each node: the longest chain of dependencies before it (iteratively, for
+ * deep graphs).
  */
-function layers(
-  nodes: { id: string; deps: string[] }[],
-): Map<string, { layer: number; row: number }> {
+function layers(nodes: { id: string; deps: string[] }[]): Map<string, number> {
   const byId = new Map(nodes.map((n) => [n.id, n]));
   const layer = new Map<string, number>();
   for (const node of nodes) {
@@ -540,15 +589,7 @@ function layers(
       onStack.delete(top.id);
     }
   }
-  const rows = new Map<number, number>();
-  const out = new Map<string, { layer: number; row: number }>();
-  for (const node of nodes) {
-    const l = layer.get(node.id) ?? 0;
-    const row = rows.get(l) ?? 0;
-    rows.set(l, row + 1);
-    out.set(node.id, { layer: l, row });
-  }
-  return out;
+  return layer;
 }
 
 /**

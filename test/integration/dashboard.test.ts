@@ -786,6 +786,42 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     for (const label of labels) expect(label.width).toBeLessThanOrEqual(64);
   });
 
+  it("keeps a 100-job graph's headings at their size: tall columns wrap, a wide graph scrolls", async () => {
+    server = await DashboardServer.start();
+    server.push(0, { type: "run.started", run: "hundred" });
+    // A simulated run's shape: 35 jobs in the first column, then chains 13 columns deep.
+    const jobs = Array.from({ length: 100 }, (_, i) => ({
+      id: `j${i}`,
+      kind: i < 35 ? "fetch" : "step",
+      deps: i < 35 ? [] : [`j${i < 40 ? i - 35 : i - 5}`],
+      state: "ready" as const,
+    }));
+    server.push(0, { type: "graph", jobs });
+    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(server.url);
+    await page.waitForFunction(() => document.querySelectorAll("#graph circle").length === 100);
+    const drawn = await page.evaluate(() => {
+      const svg = document.querySelector("#graph") as SVGSVGElement;
+      const scroll = document.querySelector("#graph-scroll") as HTMLElement;
+      const heading = svg.querySelector("text.layer-label") as SVGTextElement;
+      return {
+        scale: svg.getScreenCTM()!.a,
+        headingPx: heading.getBoundingClientRect().height,
+        svgHeight: svg.getBoundingClientRect().height,
+        scrolls: scroll.scrollWidth > scroll.clientWidth,
+      };
+    });
+    // Until the graph was laid out by graphLayout, its 35-job column made the drawing 800 units
+    // tall, shrunk into 300 px: headings and dots at 0.37 of their size.
+    expect(drawn.scale).toBe(1);
+    expect(drawn.headingPx).toBeGreaterThanOrEqual(11);
+    expect(drawn.svgHeight).toBeLessThanOrEqual(300);
+    expect(drawn.scrolls).toBe(true);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: new URL("dashboard-graph-100.png", ARTIFACTS).pathname });
+  });
+
   it("gives a wrong or missing token no page and no data", async () => {
     server = await DashboardServer.start();
     server.push(0, { type: "run.started", run: "secret-run-id" });

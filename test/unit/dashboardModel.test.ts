@@ -42,6 +42,7 @@ function applyDiff(state: DashboardState, diff: DashboardDiff): void {
     outcomes: diff.outcomes,
   });
   if (diff.throughput) state.throughput = diff.throughput;
+  if (diff.graph) state.graph = diff.graph;
   for (const key of ["jobs", "kinds", "groups", "charts", "actors"] as const) {
     const target = state[key] as Record<string, unknown>;
     for (const [id, value] of Object.entries(diff[key] ?? {})) {

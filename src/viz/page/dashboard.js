@@ -28,6 +28,7 @@ function applyDiff(diff) {
   for (const key of ["run", "now", "finished", "ok", "violation", "total", "counts", "outcomes"])
     state[key] = diff[key];
   if (diff.throughput) state.throughput = diff.throughput;
+  if (diff.graph) state.graph = diff.graph;
   for (const key of ["jobs", "kinds", "groups", "charts", "actors"]) {
     for (const [id, value] of Object.entries(diff[key] || {})) {
       if (value === null) delete state[key][id];
@@ -91,38 +92,25 @@ function drawGraph() {
   const byKind = state.graphMode === "kinds";
   $("graph-mode").textContent = byKind ? "by kind (large graph)" : "by job";
   const nodes = Object.values(byKind ? state.kinds : state.jobs);
-  const colW = byKind ? 190 : 70;
-  const rowH = byKind ? 64 : 22;
-  // By job, each column is headed by the kinds of its jobs (cut to the column, whole on hover):
-  // the dots say a job's state, the heading which step of the graph it is.
-  const top = byKind ? 16 : 34;
-  const pos = new Map();
-  for (const n of nodes) pos.set(byKind ? n.kind : n.id, [20 + n.layer * colW, top + n.row * rowH]);
-  if (!byKind) {
-    const layers = new Map();
-    for (const n of nodes) layers.set(n.layer, (layers.get(n.layer) || new Set()).add(n.kind));
-    for (const [layer, kinds] of layers) {
-      const names = [...kinds].sort().join(", ");
-      const t = text(root, 13 + layer * colW, 14, names, "layer-label");
-      clip(t, colW - 6);
-      svg("title", {}, t).textContent = names;
-    }
+  // The model placed every node (src/viz/graphLayout.ts); by job, each column is headed by
+  // the kinds of its jobs (cut to the column, whole on hover): the dots say a job's state, the
+  // heading which step of the graph it is. Drawn at its own size, never scaled down: the
+  // panel scrolls sideways for a graph wider than it, and the headings stay legible.
+  for (const h of state.graph.headings) {
+    const t = text(root, h.x, h.y, h.text, "layer-label");
+    clip(t, h.room);
+    svg("title", {}, t).textContent = h.text;
   }
+  const pos = new Map(nodes.map((n) => [byKind ? n.kind : n.id, n]));
   for (const n of nodes) {
-    const [x, y] = pos.get(byKind ? n.kind : n.id);
     for (const dep of n.deps) {
       const from = pos.get(dep);
-      if (from) svg("line", { x1: from[0], y1: from[1], x2: x, y2: y, class: "dep" }, root);
+      if (from) svg("line", { x1: from.x, y1: from.y, x2: n.x, y2: n.y, class: "dep" }, root);
     }
   }
-  let width = 0;
-  let height = 0;
   for (const n of nodes) {
-    const [x, y] = pos.get(byKind ? n.kind : n.id);
-    width = Math.max(width, x + colW);
-    height = Math.max(height, y + rowH);
     if (byKind) {
-      const g = svg("g", { class: "kind", transform: `translate(${x},${y - 12})` }, root);
+      const g = svg("g", { class: "kind", transform: `translate(${n.x},${n.y - 12})` }, root);
       const total = Object.values(n.counts).reduce((a, b) => a + b, 0) || 1;
       let offset = 0;
       for (const s of ["completed", "failed", "storing", "running", "ready", "blocked"]) {
@@ -132,11 +120,14 @@ function drawGraph() {
       }
       text(g, 0, 28, `${n.kind}: ${n.counts.completed}/${total}`);
     } else {
-      const c = svg("circle", { cx: x, cy: y, r: 7, class: `job ${n.state}` }, root);
+      const c = svg("circle", { cx: n.x, cy: n.y, r: 7, class: `job ${n.state}` }, root);
       svg("title", {}, c).textContent = `${n.kind} ${n.id}: ${n.state}`;
     }
   }
-  root.setAttribute("viewBox", `0 0 ${Math.max(width, 300)} ${Math.max(height, 100)}`);
+  const { width, height } = state.graph;
+  root.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  root.style.width = `${width}px`;
+  root.style.height = `${height}px`;
 }
 
 /** Cuts a text that its font draws wider than `room` to fit, ending it with "…". */
