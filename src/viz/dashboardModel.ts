@@ -71,6 +71,10 @@ export interface ViolationView {
   invariant: number;
   message: string;
   at: number;
+  /** What its message names (`namedIn`), for the page to mark: jobs, their kinds, actors. */
+  jobs: string[];
+  kinds: string[];
+  actors: string[];
 }
 
 export interface JobView {
@@ -328,9 +332,20 @@ export class DashboardModel {
         s.finished = true;
         s.ok = event.ok;
         return;
-      case "violation":
-        s.violation = { invariant: event.invariant, message: event.message, at };
+      case "violation": {
+        const jobs = namedIn(event.message, this.jobStates.keys());
+        s.violation = {
+          invariant: event.invariant,
+          message: event.message,
+          at,
+          jobs,
+          kinds: [...new Set(jobs.map((id) => this.kindOf.get(id)!))],
+          actors: Object.values(s.actors)
+            .filter((actor) => namedIn(event.message, actorNames(actor)).length > 0)
+            .map((actor) => actor.id),
+        };
         return;
+      }
     }
   }
 
@@ -348,7 +363,7 @@ export class DashboardModel {
       now: s.now,
       finished: s.finished,
       ok: s.ok,
-      violation: s.violation && { ...s.violation },
+      violation: s.violation && structuredClone(s.violation),
       total: s.total,
       counts: { ...s.counts },
       outcomes: { ...s.outcomes },
@@ -553,6 +568,39 @@ export class DashboardModel {
       this.dirtyActors.add(gone);
     }
   }
+}
+
+/**
+ * The names among `names` that `message` mentions as a whole (`inproc-1` is not in
+ * `inproc-10`, nor `sim:1` in `sim:12`). O(names × message), once per broken invariant.
+ */
+function namedIn(message: string, names: Iterable<string>): string[] {
+  const part = /[\w-]/;
+  const found: string[] = [];
+  for (const name of names) {
+    for (let at = message.indexOf(name); at !== -1; at = message.indexOf(name, at + 1)) {
+      const before = message[at - 1];
+      const after = message[at + name.length];
+      if (
+        (before === undefined || !part.test(before)) &&
+        (after === undefined || !part.test(after))
+      ) {
+        found.push(name);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+/**
+ * What a broken invariant may call an actor: its worker's name (`inproc-5`, which its label
+ * starts with) and its connection's (`connection sim:5`), or its id.
+ */
+function actorNames(actor: ActorView): string[] {
+  const names = [actor.id, actor.label.split(" (")[0]!];
+  if (actor.id.startsWith("connection:")) names.push(`connection ${actor.id.slice(11)}`);
+  return names;
 }
 
 /**

@@ -388,8 +388,26 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     );
     expect(await text(page, "#status")).toBe("FAIL invariant 1");
     expect(await text(page, "#replay-position")).toContain("invariant 1 broken: ");
+    // The jobs and the workers its message names are marked, so a user sees which dot it means.
+    const ringed = await page.$$eval("#graph circle.named", (dots) =>
+      dots.map((dot) => dot.querySelector("title")?.textContent ?? ""),
+    );
+    expect(ringed.length).toBeGreaterThan(0);
+    for (const title of ringed) {
+      const id = /^\S+ (\S+):/.exec(title)![1]!;
+      expect(result.violation!.message).toContain(`job ${id}`);
+      expect(title).toContain("(named by the broken invariant)");
+    }
+    const rows = await page.$$eval("#actors tr.named td:first-child", (cells) =>
+      cells.map((cell) => cell.textContent ?? ""),
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    for (const row of rows) {
+      expect(result.violation!.message).toContain(/^\S+ \(connection (\S+?)[,)]/.exec(row)![1]!);
+    }
     await page.click("#back");
     await page.waitForSelector("#violation", { state: "hidden" });
+    expect(await page.$$("#graph circle.named")).toHaveLength(0);
     await page.screenshot({
       path: new URL("dashboard-violation.png", ARTIFACTS).pathname,
       fullPage: true,

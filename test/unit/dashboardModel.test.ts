@@ -138,7 +138,14 @@ describe("DashboardModel", () => {
       { at: 13_601, event: { type: "violation", invariant: 1, message: "job j0 leased twice" } },
     ];
     expect(replayTo(trace, 3).snapshot().violation).toBeUndefined();
-    const broken = { invariant: 1, message: "job j0 leased twice", at: 13_601 };
+    const broken = {
+      invariant: 1,
+      message: "job j0 leased twice",
+      at: 13_601,
+      jobs: ["j0"],
+      kinds: ["k0"],
+      actors: [],
+    };
     expect(replayTo(trace, 4).snapshot().violation).toEqual(broken);
     const model = replayTo(trace, 3);
     model.takeDiff();
@@ -157,6 +164,42 @@ describe("DashboardModel", () => {
     expect(describeEvent({ ...lost, closed: "1006: connection reset by peer" })).toBe(
       "inproc-4: closed (1006: connection reset by peer)",
     );
+  });
+
+  it("names the jobs, kinds and actors a broken invariant's message names, each as a whole", () => {
+    const model = new DashboardModel();
+    model.apply(0, graph(12, 2));
+    const worker = (n: number, link: number) => ({
+      type: "actor" as const,
+      id: `connection:sim:${link}`,
+      machine: "connection",
+      label: `inproc-${n} (connection sim:${link})`,
+      states: ["connection.registered.busy"],
+      status: "active" as const,
+    });
+    for (const [n, link] of [
+      [1, 1],
+      [10, 2],
+      [1, 12],
+      [3, 3],
+    ] as const) {
+      model.apply(1, worker(n, link));
+    }
+    model.apply(2, {
+      type: "violation",
+      invariant: 3,
+      message:
+        "invariant 3 (…) violated: job j1 counts 1 failed attempts (workers lost while running it: inproc-1); connection sim:3 still holds j11",
+    });
+    const { violation } = model.snapshot();
+    // j1 and j11, not j10 (whose id starts j1); inproc-1's two connections and sim:3, not inproc-10's.
+    expect(violation?.jobs).toEqual(["j1", "j11"]);
+    expect(violation?.kinds).toEqual(["k1"]);
+    expect(violation?.actors).toEqual([
+      "connection:sim:1",
+      "connection:sim:12",
+      "connection:sim:3",
+    ]);
   });
 
   it("gives a busy actor its job's kind, from the graph", () => {

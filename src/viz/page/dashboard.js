@@ -92,6 +92,7 @@ function drawGraph() {
   const byKind = state.graphMode === "kinds";
   $("graph-mode").textContent = byKind ? "by kind (large graph)" : "by job";
   const nodes = Object.values(byKind ? state.kinds : state.jobs);
+  const named = namedByViolation();
   // The model placed every node (src/viz/graphLayout.ts); by job, each column is headed by
   // the kinds of its jobs (cut to the column, whole on hover): the dots say a job's state, the
   // heading which step of the graph it is. Drawn at its own size, never scaled down: the
@@ -119,15 +120,35 @@ function drawGraph() {
         offset += w;
       }
       text(g, 0, 28, `${n.kind}: ${n.counts.completed}/${total}`);
+      if (named.kinds.has(n.kind)) {
+        const ring = svg("rect", { x: -3, y: -3, width: 156, height: 20, class: "ring" }, g);
+        svg("title", {}, ring).textContent = `${n.kind}: has a job the broken invariant names`;
+      }
     } else {
-      const c = svg("circle", { cx: n.x, cy: n.y, r: 7, class: `job ${n.state}` }, root);
-      svg("title", {}, c).textContent = `${n.kind} ${n.id}: ${n.state}`;
+      const mark = named.jobs.has(n.id);
+      const c = svg(
+        "circle",
+        { cx: n.x, cy: n.y, r: 7, class: `job ${n.state}${mark ? " named" : ""}` },
+        root,
+      );
+      svg("title", {}, c).textContent =
+        `${n.kind} ${n.id}: ${n.state}${mark ? " (named by the broken invariant)" : ""}`;
     }
   }
   const { width, height } = state.graph;
   root.setAttribute("viewBox", `0 0 ${width} ${height}`);
   root.style.width = `${width}px`;
   root.style.height = `${height}px`;
+}
+
+/** The jobs, kinds and actors a broken invariant names (ringed in red), none before it broke. */
+function namedByViolation() {
+  const v = state.violation;
+  return {
+    jobs: new Set(v ? v.jobs : []),
+    kinds: new Set(v ? v.kinds : []),
+    actors: new Set(v ? v.actors : []),
+  };
 }
 
 /** Cuts a text that its font draws wider than `room` to fit, ending it with "…". */
@@ -145,6 +166,7 @@ function leafName(actor) {
 function drawActors() {
   const body = $("actors").tBodies[0];
   body.replaceChildren();
+  const named = namedByViolation().actors;
   const actors = Object.values(state.actors).sort(
     (a, b) => (a.machine === "coordinator" ? -1 : 0) - (b.machine === "coordinator" ? -1 : 0),
   );
@@ -153,6 +175,7 @@ function drawActors() {
     row.dataset.actor = actor.id;
     if (actor.id === selected?.actor) row.classList.add("selected");
     if (actor.status !== "active") row.classList.add("done");
+    if (named.has(actor.id)) row.classList.add("named");
     const job = actor.job ? `${actor.jobKind ? `${actor.jobKind} ` : ""}${actor.job}` : "";
     for (const value of [actor.label, actor.machine, leafName(actor), job]) {
       const cell = row.insertCell();
