@@ -759,6 +759,22 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     expect(
       await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
     ).toBe(true);
+    // Nor the table wider than its panel: the job column stays in sight, its text cut with "…"
+    // (until an audit a long label pushed it past the panel's edge, to be scrolled to).
+    const [panel, cells] = await page.evaluate(() => {
+      const panel = document.querySelector("#workers-panel")!.getBoundingClientRect();
+      const cells = [...document.querySelectorAll("#actors th, #actors td")].map(
+        (cell) => cell.getBoundingClientRect().right,
+      );
+      return [panel.right, cells];
+    });
+    for (const right of cells) expect(right).toBeLessThanOrEqual(panel);
+    expect(
+      await page
+        .locator('#actors tr[data-actor="connection:ws:3"] td')
+        .nth(3)
+        .getAttribute("title"),
+    ).toBe(`tokenize-every-document ${id}`);
   });
 
   it("heads each column of the graph with its jobs' kinds, cut to the column, whole on hover", async () => {
