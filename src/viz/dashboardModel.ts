@@ -63,7 +63,10 @@ export type DashboardEvent =
       signal?: string | undefined;
     }
   | { type: "run.finished"; ok: boolean }
-  /** A simulation broke an invariant (only in a replay of `baton sim --ui`). */
+  /**
+   * A simulation broke an invariant (only in a replay of `baton sim --ui`); `message` is the
+   * simulation's, which names the invariant: "invariant N (what holds) violated: …".
+   */
   | { type: "violation"; invariant: number; message: string };
 
 /** The invariant a simulation broke, and when (virtual ms). */
@@ -665,7 +668,7 @@ export function describeEvent(event: DashboardEvent): string {
     case "run.finished":
       return `run finished (${event.ok ? "ok" : "not ok"})`;
     case "violation":
-      return `invariant ${event.invariant} broken: ${event.message}`;
+      return event.message;
   }
 }
 

@@ -386,10 +386,10 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     await page.waitForSelector("#violation:not([hidden])");
     expect(await controls()).toEqual(atStart);
     expect(await text(page, "#violation")).toBe(
-      `invariant 1 broken at t = ${result.virtualMs} ms: ${result.violation!.message}`,
+      `at t = ${result.virtualMs} ms: ${result.violation!.message}`,
     );
     expect(await text(page, "#status")).toBe("FAIL invariant 1");
-    expect(await text(page, "#replay-position")).toContain("invariant 1 broken: ");
+    expect(await text(page, "#replay-position")).toContain("invariant 1 (");
     // The jobs and the workers its message names are marked, so a user sees which dot it means.
     const ringed = await page.$$eval("#graph circle.named", (dots) =>
       dots.map((dot) => dot.querySelector("title")?.textContent ?? ""),

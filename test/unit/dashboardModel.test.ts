@@ -135,12 +135,19 @@ describe("DashboardModel", () => {
       { at: 0, event: { type: "run.started", run: "seed 2" } },
       { at: 0, event: graph(3) },
       { at: 9_000, event: { type: "job", id: "j0", kind: "k0", state: "running" } },
-      { at: 13_601, event: { type: "violation", invariant: 1, message: "job j0 leased twice" } },
+      {
+        at: 13_601,
+        event: {
+          type: "violation",
+          invariant: 1,
+          message: "invariant 1 (…) violated: job j0 leased twice",
+        },
+      },
     ];
     expect(replayTo(trace, 3).snapshot().violation).toBeUndefined();
     const broken = {
       invariant: 1,
-      message: "job j0 leased twice",
+      message: "invariant 1 (…) violated: job j0 leased twice",
       at: 13_601,
       jobs: ["j0"],
       kinds: ["k0"],
@@ -151,7 +158,7 @@ describe("DashboardModel", () => {
     model.takeDiff();
     model.apply(13_601, trace[3]!.event);
     expect(model.takeDiff()?.violation).toEqual(broken);
-    expect(describeEvent(trace[3]!.event)).toBe("invariant 1 broken: job j0 leased twice");
+    expect(describeEvent(trace[3]!.event)).toBe("invariant 1 (…) violated: job j0 leased twice");
     const lost = {
       type: "actor" as const,
       id: "connection:sim:4",

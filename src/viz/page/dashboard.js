@@ -69,9 +69,7 @@ function draw() {
   }
   status.dataset.outcome = status.textContent;
   $("violation").hidden = !broken;
-  $("violation").textContent = broken
-    ? `invariant ${broken.invariant} broken at t = ${broken.at} ms: ${broken.message}`
-    : "";
+  $("violation").textContent = broken ? `at t = ${broken.at} ms: ${broken.message}` : "";
   $("total").textContent = state.total;
   for (const s of ["blocked", "ready", "running", "storing"])
     $(`count-${s}`).textContent = state.counts[s];
