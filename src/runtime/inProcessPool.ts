@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { machineResources } from "./machineResources.ts";
 import { requireWhole } from "./requireWhole.ts";
 import { runWorker } from "./worker.ts";
@@ -47,6 +48,7 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
   });
   const count = options.count ?? availableParallelism();
   requireWhole("inProcessPool", "count", count);
+  checkPoolOptions("inProcessPool", { resources: options.resources });
   checkWorkerCount("inProcessPool: count", count, "inProcess");
   const { restartBudget } = options;
   if (

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { logTail } from "./logTail.ts";
 import { machineResources } from "./machineResources.ts";
 import { makeDirs } from "./makeDirs.ts";
@@ -358,8 +359,12 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
   count?: number | undefined;
   /** What each worker offers (default: the machine's cores and memory, no gpus). */
   resources?: Resources | undefined;
-  /** Passed to `startLocalPool`. */
+  /**
+   * Deaths of one worker slot tolerated within `windowMs` before the pool stops replacing it
+   * and the run rejects with a `PoolError` (`WORKER_CRASH_LOOP`) (default 5).
+   */
   maxRestarts?: number | undefined;
+  /** The sliding window `maxRestarts` counts deaths in, in ms (default 60 000: a minute). */
   windowMs?: number | undefined;
 }
 
@@ -388,6 +393,7 @@ const LOCAL_POOL_OPTIONS: Record<keyof LocalWorkersOptions, true> = {
 export function localPool(options: LocalWorkersOptions): WorkerPool {
   checkOptionNames("localPool", options, LOCAL_POOL_OPTIONS, { shape: "{ jobsModule, count, … }" });
   requireJobsModule("localPool", options.jobsModule);
+  checkPoolOptions("localPool", options);
   const resources = options.resources ?? machineResources();
   const machine = machineLimits();
   const count = options.count ?? defaultWorkerProcesses(machine);
