@@ -31,7 +31,7 @@ export function dryRunReport(
       ? "no result store"
       : store.force
         ? `--force: no result stored in ${store.dir} is used`
-        : `${stored} results stored in ${store.dir}`;
+        : `${stored} ${stored === 1 ? "result" : "results"} stored in ${store.dir}`;
   out.push(
     `dry run: ${toRun} of ${jobs} jobs would run (${where}); jobs that handlers add with ctx.need are not counted`,
   );

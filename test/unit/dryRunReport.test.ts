@@ -26,4 +26,12 @@ describe("dryRunReport", () => {
     );
     expect(dryRunReport(planOf(3, 3, 0), store)).not.toContain("corrupt");
   });
+
+  it("says how many results are stored, in the right number", () => {
+    const store = { dir: ".baton", force: false };
+    expect(dryRunReport(planOf(2, 1, 0), store)).toContain(
+      "\ndry run: 1 of 2 jobs would run (1 result stored in .baton);",
+    );
+    expect(dryRunReport(planOf(3, 2, 0), store)).toContain("(2 results stored in .baton);");
+  });
 });
