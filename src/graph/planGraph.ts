@@ -1,3 +1,4 @@
+import { closestName } from "../closestName.ts";
 import { GraphError } from "../errors.ts";
 import { canonicalJson } from "./canonicalJson.ts";
 import { canTake } from "./canTake.ts";
@@ -39,6 +40,11 @@ export interface Plan {
 export interface PlanOptions {
   /** The handler's version for a kind, or `undefined` when the job module has no such kind. */
   versionOf: (kind: string) => string | undefined;
+  /**
+   * The job module's kinds: an unknown kind's error lists them, and names the one it is most
+   * likely a typo of.
+   */
+  kinds?: readonly string[];
   /** A kind's default `timeoutMs`, for the jobs of that kind that set none. */
   timeoutOf?: (kind: string) => number | undefined;
   /** What each configured worker offers; when given and non-empty, every job must fit one. */
@@ -75,7 +81,8 @@ const ON_PATH = -1;
  *   different options (`requires`, `retries`, `backoff`, `timeoutMs`, `ranks`).
  * - `GRAPH_CYCLE`: a job that (through `after`) runs after itself, possible only when
  *   `after` arrays are mutated after `job()`; found by object identity.
- * - `UNKNOWN_KIND`: every kind `versionOf` does not know, with how many jobs use it.
+ * - `UNKNOWN_KIND`: every kind `versionOf` does not know, with how many jobs use it (and,
+ *   given `kinds`, the module's kinds and the one a typo most likely meant).
  * - `NOT_JSON`: an input that is not JSON (see `toJson`).
  * - `UNSATISFIABLE`: when `workers` is non-empty, a job that no worker can take by
  *   `canTake` — a resource missing on either side counts as 0, so a worker that does not
@@ -92,7 +99,7 @@ const ON_PATH = -1;
  */
 export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan {
   const { order, positions } = walk(roots, options.rootName ?? ((i) => `roots[${i}]`));
-  const versions = versionsOf(order, options.versionOf);
+  const versions = versionsOf(order, options.versionOf, options.kinds);
   /** The id of each job of `order`, at its position there. */
   const ids: string[] = [];
   const idIn = (spec: JobSpec): string | undefined => {
@@ -293,10 +300,14 @@ function isAtLeast(value: unknown, min: number): boolean {
   return typeof value === "number" && Number.isFinite(value) && value >= min;
 }
 
-/** The version of every kind in the graph; throws `UNKNOWN_KIND` listing every unknown one. */
+/**
+ * The version of every kind in the graph; throws `UNKNOWN_KIND` listing every unknown one,
+ * and the module's `kinds` when known.
+ */
 function versionsOf(
   order: readonly JobSpec[],
   versionOf: (kind: string) => string | undefined,
+  kinds: readonly string[] | undefined,
 ): Map<string, string> {
   const versions = new Map<string, string>();
   const unknown = new Map<string, number>();
@@ -318,7 +329,29 @@ function versionsOf(
       ? `Unknown job kind ${list[0]}. Add a handler for it to the job module, or fix the kind.`
       : `Unknown job kinds ${list.join(", ")}. Add handlers for them to the job module, ` +
         "or fix the kinds.";
-  throw new GraphError("UNKNOWN_KIND", message, [...unknown.keys()]);
+  throw new GraphError(
+    "UNKNOWN_KIND",
+    kinds === undefined ? message : `${message} ${moduleKinds([...unknown.keys()], kinds)}`,
+    [...unknown.keys()],
+  );
+}
+
+/** What the job module defines, and the kind each unknown one most likely meant. */
+function moduleKinds(unknown: readonly string[], kinds: readonly string[]): string {
+  if (kinds.length === 0) return "The job module defines no kind.";
+  const quoted = kinds.slice(0, MAX_LISTED).map((kind) => `"${kind}"`);
+  if (kinds.length > MAX_LISTED) quoted.push(`… (${kinds.length - MAX_LISTED} more)`);
+  const meant = unknown.flatMap((kind) => {
+    const close = closestName(kind, kinds);
+    return close === undefined ? [] : [{ kind, close }];
+  });
+  const guess =
+    meant.length === 0
+      ? "."
+      : unknown.length === 1
+        ? `; did you mean "${meant[0]!.close}"?`
+        : `; did you mean ${meant.map(({ kind, close }) => `"${close}" for "${kind}"`).join(", ")}?`;
+  return `The job module defines ${quoted.join(", ")}${guess}`;
 }
 
 function checkSatisfiable(jobs: Map<string, PlannedJob>, workers: readonly Resources[]): void {

@@ -250,6 +250,7 @@ export function createEngine(options: EngineOptions): Engine {
   const planOf = (graph: JobSpec | readonly JobSpec[]) =>
     planGraph(Array.isArray(graph) ? (graph as readonly JobSpec[]) : [graph as JobSpec], {
       versionOf: jobs.versionOf,
+      kinds: jobs.kinds,
       timeoutOf: jobs.timeoutOf,
       launchesRanks: jobs.launchesRanks,
       workers: pool.offers,

@@ -138,9 +138,10 @@ class SameThreadRunner implements JobRunner {
 
   /** `ctx.need`: the needed jobs' values if `frame` already has them all, else a `NeedJobs`. */
   need(frame: JobFrame, specs: JobSpec[]): Json[] {
-    const { versionOf, timeoutOf, launchesRanks } = this.jobs;
+    const { versionOf, kinds, timeoutOf, launchesRanks } = this.jobs;
     const plan = planGraph(specs, {
       versionOf,
+      kinds,
       timeoutOf,
       launchesRanks,
       rootName: (i) => `argument ${i + 1} of ctx.need`,

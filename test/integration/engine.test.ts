@@ -824,6 +824,10 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     const unknown = graphErrorOf(engine, [job("value", 1), job("nope", 2)]);
     expect(unknown.code).toBe("UNKNOWN_KIND");
     expect(unknown.message).toContain('Unknown job kind "nope" (1 job)');
+    expect(unknown.message).toContain('The job module defines "value".');
+    expect(graphErrorOf(engine, [job("valeu", 1)]).message).toContain(
+      'The job module defines "value"; did you mean "value"?',
+    );
     expect(unknown.jobs).toEqual(["nope"]);
 
     const unsatisfiable = graphErrorOf(engine, [job("value", "gpu", { requires: { gpus: 1 } })]);

@@ -125,6 +125,30 @@ describe("planGraph", () => {
     );
   });
 
+  it("given the module's kinds, lists them and names the kind a typo most likely meant", () => {
+    const withKinds: PlanOptions = { ...known, kinds: Object.keys(versions) };
+    const listed = Object.keys(versions)
+      .map((kind) => `"${kind}"`)
+      .join(", ");
+    expect(errorOf([job("fecth", 1)], withKinds).message).toBe(
+      'Unknown job kind "fecth" (1 job). Add a handler for it to the job module, or fix the ' +
+        `kind. The job module defines ${listed}; did you mean "fetch"?`,
+    );
+    expect(
+      errorOf([job("prase", 1, { after: [job("fecth", 1)] }), job("zzz", 1)], withKinds).message,
+    ).toBe(
+      'Unknown job kinds "fecth" (1 job), "prase" (1 job), "zzz" (1 job). Add handlers for them ' +
+        `to the job module, or fix the kinds. The job module defines ${listed}; did you mean ` +
+        '"fetch" for "fecth", "parse" for "prase"?',
+    );
+    expect(errorOf([job("zzz", 1)], withKinds).message).toMatch(
+      / The job module defines "[^;]*\.$/,
+    );
+    expect(errorOf([job("zzz", 1)], { ...known, kinds: [] }).message).toMatch(
+      / The job module defines no kind\.$/,
+    );
+  });
+
   it("rejects a cycle made by mutating after, printing it with kinds and inputs", () => {
     const a = job("fetch", { url: "x" });
     const b = job("parse", null, { after: [a] });
