@@ -89,6 +89,7 @@ export {
 export { isLeaseStale, LEASE_FORMAT, type Lease } from "./rank/leaseFormat.ts";
 export { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "./rank/manifestFormat.ts";
 export { MARKER_FORMAT, type Marker, type MarkerPhase } from "./rank/markerFormat.ts";
+export type { OutcomeStatus } from "./rank/outcomeFormat.ts";
 export { createRank, type Rank, type RankOptions, type RankPorts } from "./rank/rank.ts";
 export { type RankEnv, readRankEnv } from "./rank/rankEnv.ts";
 export { ORPHANED_EXIT_CODE, type StartRankOptions, startRank } from "./rank/startRank.ts";
@@ -112,6 +113,7 @@ export {
   type DashboardServerOptions,
   type TraceStep,
 } from "./runtime/dashboardServer.ts";
+export type { EndedLogsRetention } from "./runtime/deploymentLogs.ts";
 export {
   createEngine,
   type Engine,
@@ -120,6 +122,7 @@ export {
   type RunPlan,
   type WorkersOption,
 } from "./runtime/engine.ts";
+export type { InspectOption } from "./runtime/guardInspect.ts";
 export { type InProcessPoolOptions, inProcessPool } from "./runtime/inProcessPool.ts";
 export {
   connectInspector,
@@ -127,7 +130,7 @@ export {
   type InspectorOptions,
   type InspectorStream,
 } from "./runtime/inspector.ts";
-export type { RankJobDefinition } from "./runtime/jobModule.ts";
+export type { HandlerDefinition, RankJobDefinition } from "./runtime/jobModule.ts";
 export {
   defineJobs,
   type Handler,
@@ -217,7 +220,13 @@ export type {
 export { Run } from "./runtime/run.ts";
 export type { QueueEntry, SlurmCommands, SubmitRequest } from "./runtime/slurmCommands.ts";
 export { type SlurmPoolOptions, slurmPool } from "./runtime/slurmPool.ts";
-export { type SshHost, type SshHostOptions, sshHost } from "./runtime/sshHost.ts";
+export {
+  type RemoteResult,
+  type SshHost,
+  type SshHostOptions,
+  type SshRunOptions,
+  sshHost,
+} from "./runtime/sshHost.ts";
 export { parseRankHost, type RankHost, type SshTarget } from "./runtime/sshTarget.ts";
 export {
   DEFAULT_TEARDOWN_TIMEOUTS,

@@ -2,6 +2,11 @@ import type { StateFileFormat } from "./stateFile.ts";
 
 /** How a deployment ended: as its launcher saw it, or reaped after its launcher died. */
 export const OUTCOME_STATUSES = ["succeeded", "failed", "stopped", "reaped"] as const;
+/**
+ * How a deployment ended, as `baton status` shows it: every rank exited 0 (`succeeded`), the
+ * group failed (`failed`: a rank failed or was lost, say), it was stopped or ran out of time
+ * (`stopped`), or its launcher died and the reaper cleaned up (`reaped`).
+ */
 export type OutcomeStatus = (typeof OUTCOME_STATUSES)[number];
 
 /** How a rank's process ended, as its launcher learned it: its exit code or the signal that killed it. */

@@ -32,7 +32,8 @@ export interface RemoteResult {
   stderr: string;
 }
 
-export interface RunOptions {
+/** What one `SshHost.run` call takes: its stdin, and its own timeout. */
+export interface SshRunOptions {
   /** Bytes for the script's stdin (file contents travel this way, never in argv). */
   input?: string | Uint8Array | undefined;
   /** This call's timeout (default: the host's `timeoutMs`). */
@@ -48,7 +49,7 @@ export interface SshHost {
    * (`SSH_UNREACHABLE`) or the call outlives its timeout (`SSH_TIMEOUT`: the local client
    * is killed by pid, and the remote script's process group too).
    */
-  run(script: string, options?: RunOptions): Promise<RemoteResult>;
+  run(script: string, options?: SshRunOptions): Promise<RemoteResult>;
   /**
    * The argv of an ssh client that runs `script` with `/bin/sh` on the host over a
    * connection of its own (never the shared one), without a terminal: the remote session
