@@ -295,7 +295,9 @@ export class JobBoard {
   /** Cancels the run (as `cancel`) for the first job that failed for good, naming it. */
   cancelAtFirstFailure(): void {
     const { id, kind } = this.firstFailure!.job;
-    this.cancel(`the run stopped at its first failure (failFast): job ${id} (${kind}) failed`);
+    this.cancel(
+      `the run stopped at its first failure (failFast, --fail-fast): job ${id} (${kind}) failed`,
+    );
   }
 
   /** Nothing is ready, running, being stored or waiting out a retry backoff. */

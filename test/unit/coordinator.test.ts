@@ -1042,7 +1042,8 @@ describe("coordinator: failFast", () => {
     expect(c.grants()).toEqual(["c1 → bad", "c2 → busy", "c1 → later", "c3 → bad"]);
     const from = c.effects.length;
     c.fail("c3", "bad", "second");
-    const reason = "the run stopped at its first failure (failFast): job bad (work) failed";
+    const reason =
+      "the run stopped at its first failure (failFast, --fail-fast): job bad (work) failed";
     expect(c.effects.slice(from)).toEqual([
       { type: "job.changed", job: "bad", kind: "work", state: "failed", cause: "error" },
       { type: "job.changed", job: "child", kind: "work", state: "failed", cause: "skipped" },
