@@ -23,12 +23,28 @@ export interface SimJobInput {
   ignoresAbort: boolean;
 }
 
-/** What a simulated handler may use: time and randomness of the simulation. */
+/** What a simulated handler may use: time and randomness of the simulation, and its world. */
 export interface SimTools {
   /** Resolves after `ms` of virtual time (never, if the process crashes first). */
   sleep(ms: number): Promise<void>;
   now(): number;
   random(): number;
+  /**
+   * The value `make` gives for `name`, made once per seed: every coordinator incarnation of
+   * the seed gets the same one (it outlives a crash, as an outside service does), and the
+   * next seed a new one. Keep here what your handlers write to outside the run (a stand-in for
+   * a payment provider, a database): state in your module outlives the seed too, so a seed
+   * run after others on a thread would start from theirs, and its replay would differ.
+   *
+   * @example
+   * ```ts
+   * export default ({ sleep, keep }: SimTools) => {
+   *   const charged = keep("charged", () => new Map<number, number>());
+   *   return { charge: async (id: number) => { charged.set(id, (charged.get(id) ?? 0) + 1); await sleep(50); } };
+   * };
+   * ```
+   */
+  keep<T>(name: string, make: () => T): T;
 }
 
 /**

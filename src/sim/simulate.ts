@@ -37,7 +37,8 @@ export interface SimulateOptions {
    * time chooses, which fails the seed (invariant 0, or 6 if it never completes in time).
    * `Date.now()` and `Math.random()` are real too; use the tools' `now` and `random`. A
    * function is called again for each coordinator incarnation (after a crash), as a restarted
-   * process loads its module again: keep state that must outlive a crash outside it.
+   * process loads its module again: keep state that must outlive a crash with the tools'
+   * `keep`, which gives each seed its own (state in your module would outlive the seed too).
    */
   handlers?: JobModule | ((tools: SimTools) => JobModule) | undefined;
   /** Size of the drawn graph (default 100, at most `SIM_LIMITS.jobs`: 10,000). */
@@ -228,6 +229,8 @@ class Simulation {
   private watch: CoordinatorWatch | undefined;
   private host = "";
   private steps = 0;
+  /** What your handlers keep (`SimTools.keep`): one world per seed, across incarnations. */
+  private readonly kept = new Map<string, unknown>();
 
   constructor(private readonly options: SimulateOptions) {
     checkSimulateOptions("simulate", options);
@@ -432,6 +435,10 @@ class Simulation {
       sleep: (ms) => new Promise((resolve) => scope.setTimeout(() => resolve(), ms)),
       now: () => this.clock.now(),
       random: () => this.handlerEntropy.random(),
+      keep: <T>(name: string, make: () => T): T => {
+        if (!this.kept.has(name)) this.kept.set(name, make());
+        return this.kept.get(name) as T;
+      },
     };
     const handlers = this.options.handlers;
     const jobs =

@@ -281,6 +281,15 @@ export function threadsFor(seeds: number, requested = availableParallelism()): n
 }
 
 /**
+ * Why the two runs of a seed of your own handlers differ, when no real timer or I/O was seen:
+ * what the handlers read that the seed does not fix, or state their module kept from the run
+ * before (a stand-in for an outside service kept outside the handlers function, as the README
+ * once advised, outlived the seed: the second run started from the first's).
+ */
+const YOUR_NONDETERMINISM =
+  "\nYour handlers read something the seed does not fix: Date.now() or Math.random() (use the tools' now and random), or state your module keeps outside the handlers function, which the second run starts from where the first left it (keep it with the tools' keep, which gives each seed its own)";
+
+/**
  * One seed as `simulateSeeds` runs it, on whichever thread: twice when determinism is
  * checked, and without its trace when it passed and traces were not asked for. `onProgress`
  * (on the calling thread only: `baton sim` with one seed) follows each run.
@@ -303,7 +312,7 @@ export async function simulateSeed(
           invariant: 0,
           message: violationMessage(
             0,
-            `the traces differ at line ${at + 1}:\n  first:  ${result.trace[at] ?? "(end)"}\n  second: ${again.trace[at] ?? "(end)"}`,
+            `the traces differ at line ${at + 1}:\n  first:  ${result.trace[at] ?? "(end)"}\n  second: ${again.trace[at] ?? "(end)"}${simulation.handlers === undefined ? "" : YOUR_NONDETERMINISM}`,
           ),
         },
       };

@@ -129,6 +129,40 @@ describe("simulate", () => {
     expect(made).toBe(2);
   });
 
+  it("gives what tools.keep makes to every incarnation of a seed, and a new one to the next seed", async () => {
+    const worlds: Map<number, number>[] = [];
+    const run = () =>
+      simulate({
+        seed: 1,
+        graph: [job("charge", 7)],
+        handlers: ({ sleep, keep }) => {
+          const charged = keep("charged", () => {
+            const made = new Map<number, number>();
+            worlds.push(made);
+            return made;
+          });
+          return {
+            charge: async (id: number) => {
+              charged.set(id, (charged.get(id) ?? 0) + 1);
+              await sleep(20_000);
+              return charged.get(id);
+            },
+          };
+        },
+        faults: parseFaults("coordinator-crash@5000+1000/clean"),
+        ranks: false,
+      });
+    const first = await run();
+    expect(first.violation).toBeUndefined();
+    // The crash cut the first attempt short: the second incarnation charged the same world again.
+    expect(worlds).toHaveLength(1);
+    expect([...(first.outcomes?.values() ?? [])].map((o) => o.value)).toEqual([2]);
+    const second = await run();
+    expect(worlds).toHaveLength(2);
+    expect(second.traceHash).toBe(first.traceHash);
+    expect([...(second.outcomes?.values() ?? [])].map((o) => o.value)).toEqual([2]);
+  });
+
   it("refuses a kind defined { ranks }, which launched real processes, saying to give a stand-in", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-sim-ranks-"));
     const cwd = process.cwd();

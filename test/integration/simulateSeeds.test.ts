@@ -12,6 +12,8 @@ import {
   simulateSeeds,
   startSeedThread,
 } from "../../src/sim/simulateSeeds.ts";
+import chargesGraph from "../fixtures/simCharges.graph.ts";
+import chargesHandlers from "../fixtures/simCharges.sim.ts";
 import yourGraph from "../fixtures/simOwn.graph.ts";
 import yourHandlers from "../fixtures/simOwn.sim.ts";
 
@@ -99,6 +101,44 @@ describe("simulateSeeds", () => {
       expect(r.traceHash).toBe(alone.traceHash);
       expect(r.jobs).toBe(5);
     }
+  });
+
+  it("gives each seed of your graph the world tools.keep makes anew, so it traces as alone", async () => {
+    const charges = {
+      graph: fixture("simCharges.graph.ts"),
+      handlers: fixture("simCharges.sim.ts"),
+    };
+    const simulation = { workers: 2, faults: "heavy" as const, ranks: false };
+    const results = await collect(
+      simulateSeeds(1, 6, { ...simulation, modules: charges }, { threads: 1, traces: true }),
+    );
+    for (const r of results) {
+      const alone = await simulate({
+        ...simulation,
+        seed: r.seed,
+        graph: chargesGraph,
+        handlers: chargesHandlers,
+      });
+      expect(r.traceHash).toBe(alone.traceHash);
+    }
+  });
+
+  it("says, when your handlers' two runs of a seed differ, that module state outlives the seed", async () => {
+    const leaky = {
+      graph: fixture("simCharges.graph.ts"),
+      handlers: fixture("simChargesLeaky.sim.ts"),
+    };
+    const [result] = await collect(
+      simulateSeeds(
+        1,
+        1,
+        { modules: leaky, faults: "none", ranks: false },
+        { checkDeterminism: true },
+      ),
+    );
+    expect(result!.violation?.invariant).toBe(0);
+    expect(result!.violation?.message).toMatch(/second: .*result [0-9a-f]+ failed/);
+    expect(result!.violation?.message).toContain("keep it with the tools' keep");
   });
 
   it("ends with a ConfigError when your handlers cannot run your graph, on any thread", async () => {
