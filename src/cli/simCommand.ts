@@ -42,9 +42,9 @@ Runs the whole system (coordinator, workers, store) in virtual time from a seed,
 a graph and faults drawn from it, checking DESIGN §4's invariants after every step and
 that the run finishes once the faults are over. With GRAPH (a graph module, as baton run
 takes it) it simulates your graph, on the handlers SIM's default export gives: a function
-of the simulation's tools ({ sleep, now, random, keep }) returning a job module, as
-simulate() takes it (README: Simulation); keep(name, make) holds what outlives a crash,
-one per seed.
+of the simulation's tools ({ sleep, now, random, keep, invariant }) returning a job
+module, as simulate() takes it (README: Simulation); keep(name, make) holds what outlives a
+crash, one per seed; invariant(holds, message) fails the seed when holds is false.
 
   --handlers SIM         the module of GRAPH's handlers for the simulation (with GRAPH)
   --seed S               one seed (0 to 4294967295)

@@ -66,6 +66,11 @@ export class RealWorkWatch {
     this.started.clear();
   }
 
+  /** The job whose handler is running in the current async context, if any. */
+  get current(): { jobId: string; kind: string } | undefined {
+    return this.context.getStore();
+  }
+
   /** Real work handlers started that has not completed, nor been cleared, yet. */
   get pending(): RealWork[] {
     return [...this.started.values()];

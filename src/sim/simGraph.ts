@@ -23,7 +23,10 @@ export interface SimJobInput {
   ignoresAbort: boolean;
 }
 
-/** What a simulated handler may use: time and randomness of the simulation, and its world. */
+/**
+ * What a simulated handler may use: time and randomness of the simulation, its world, and
+ * checks of your own.
+ */
 export interface SimTools {
   /** Resolves after `ms` of virtual time (never, if the process crashes first). */
   sleep(ms: number): Promise<void>;
@@ -45,6 +48,26 @@ export interface SimTools {
    * ```
    */
   keep<T>(name: string, make: () => T): T;
+  /**
+   * Fails the seed when `holds` is false (invariant 15, naming the job whose handler said so
+   * and `message`), as a broken invariant of baton's own does: printed with a replay command,
+   * shrunk. A handler that throws only fails its job, which breaks no invariant, so a check of
+   * your own (an order charged once) goes here. Inside a handler, it then throws a
+   * `NonRetryableError` to stop it.
+   *
+   * @example
+   * ```ts
+   * export default ({ keep, invariant }: SimTools) => {
+   *   const charged = keep("charged", () => new Map<number, number>());
+   *   return {
+   *     reconcile: () => {
+   *       for (const [order, times] of charged) invariant(times === 1, `order ${order} charged ${times} times`);
+   *     },
+   *   };
+   * };
+   * ```
+   */
+  invariant(holds: unknown, message: string): void;
 }
 
 /**

@@ -2,7 +2,7 @@
  * Every invariant the simulation checks, by number, as what holds: 0 determinism; 1–5 DESIGN
  * §4's and 7 (the throttle), which the `InvariantChecker` holds each coordinator to after
  * every event (the runner adds 2 across crashes); 6 liveness; 8–14 the rank groups drawn
- * beside the graph (`RankGroupScenario`).
+ * beside the graph (`RankGroupScenario`); 15 what your own handlers check (`SimTools.invariant`).
  */
 export const SIM_INVARIANTS = {
   0: "a seed gives the same trace on every run",
@@ -20,6 +20,7 @@ export const SIM_INVARIANTS = {
   12: "the next launch's reaper kills a crashed launcher's orphans before launching",
   13: "stop() settles within the teardown's deadlines",
   14: "a live launcher gives its ranks up before they take it for dead",
+  15: "your handlers' own checks hold (the tools' invariant)",
 } as const;
 
 export type SimInvariant = keyof typeof SIM_INVARIANTS;

@@ -1,3 +1,4 @@
+import { NonRetryableError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import type { FailureCause, JobBoard } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
@@ -83,7 +84,8 @@ export interface SimulateOptions {
 /**
  * A broken invariant and what happened: 1–5 of DESIGN §4 and 7 (throttle) per coordinator
  * event, 6 liveness, 8–14 rank groups (a verified teardown left a process of the deployment
- * alive, a teardown signalled a process outside its deployment, …), 0 not deterministic: a
+ * alive, a teardown signalled a process outside its deployment, …), 15 a check of your
+ * handlers' (`SimTools.invariant`), 0 not deterministic: a
  * trace that differs between two runs of one seed (`baton sim --check-determinism`), or a
  * real timer or real I/O one of your handlers started that completed during the run. Every
  * message has one shape: `invariant N (what holds, as SIM_INVARIANTS says) violated: what
@@ -439,6 +441,7 @@ class Simulation {
         if (!this.kept.has(name)) this.kept.set(name, make());
         return this.kept.get(name) as T;
       },
+      invariant: (holds, message) => this.check(holds, message),
     };
     const handlers = this.options.handlers;
     const jobs =
@@ -590,6 +593,18 @@ class Simulation {
         return;
       }
     }
+  }
+
+  /**
+   * Invariant 15, what your handlers hold true (`SimTools.invariant`): when `holds` is false the
+   * seed fails, naming the job whose handler said so, and that handler is stopped.
+   */
+  private check(holds: unknown, message: string): void {
+    if (holds) return;
+    const job = this.realWork?.current;
+    const detail = job === undefined ? message : `job ${job.jobId} (${job.kind}): ${message}`;
+    this.fail(15, detail);
+    if (job !== undefined) throw new NonRetryableError(violationMessage(15, detail));
   }
 
   /** Invariant `invariant` broke, as `detail` says; the first violation sticks. */

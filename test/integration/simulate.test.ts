@@ -9,6 +9,8 @@ import { drawFaults, formatFaults, parseFaults } from "../../src/sim/faultPlan.t
 import { shrink } from "../../src/sim/shrink.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { simulate } from "../../src/sim/simulate.ts";
+import chargesGraph from "../fixtures/simCharges.graph.ts";
+import chargesHandlers from "../fixtures/simCharges.sim.ts";
 
 describe("simulate", () => {
   it("gives the same trace, byte for byte, for the same seed, and another for another seed", async () => {
@@ -161,6 +163,36 @@ describe("simulate", () => {
     expect(worlds).toHaveLength(2);
     expect(second.traceHash).toBe(first.traceHash);
     expect([...(second.outcomes?.values() ?? [])].map((o) => o.value)).toEqual([2]);
+  });
+
+  it("fails the seed when a check of your handlers' (tools.invariant) does not hold, naming the job", async () => {
+    const yours = { seed: 1, graph: chargesGraph, handlers: chargesHandlers, ranks: false };
+    const calm = await simulate({ ...yours, workers: 1, faults: "none" });
+    expect(calm.ok).toBe(true);
+    const reconciled = [...(calm.outcomes?.values() ?? [])].find((o) => o.kind === "reconcile");
+    expect(reconciled?.value).toBe(3);
+    // The worker dies during the first charge: its next attempt charges the order again.
+    const crashed = await simulate({
+      ...yours,
+      workers: 1,
+      faults: parseFaults("worker-crash@500:0"),
+    });
+    expect(crashed.ok).toBe(false);
+    expect(crashed.violation).toEqual({
+      invariant: 15,
+      message: expect.stringMatching(
+        /^invariant 15 \(your handlers' own checks hold \(the tools' invariant\)\) violated: job [0-9a-f]{16} \(reconcile\): order \d charged 2 times$/,
+      ),
+    });
+    expect(crashed.trace.at(-1)).toBe(
+      `${crashed.virtualMs} violation 15: ${crashed.violation!.message}`,
+    );
+    const small = await shrink(crashed, {
+      graph: chargesGraph,
+      handlers: chargesHandlers,
+      ranks: false,
+    });
+    expect(small.result.violation?.invariant).toBe(15);
   });
 
   it("refuses a kind defined { ranks }, which launched real processes, saying to give a stand-in", async () => {
