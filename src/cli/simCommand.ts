@@ -223,7 +223,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       report: async (result) => {
         live?.clear();
         if (output.trace) process.stdout.write(`${result.trace.join("\n")}\n`);
-        process.stdout.write(`${verdict(result)}\n`);
+        process.stdout.write(`${verdict(result, settings)}\n`);
         if (!result.ok) await reportFailure(result, settings, report);
       },
     });
@@ -247,6 +247,8 @@ export async function simCommand(argv: string[]): Promise<number> {
   const passesShown = !many || live === undefined || process.stdout.isTTY !== true;
   /** The last seed whose result came (they come in order), for a Ctrl-C's summary. */
   let lastDone = first - 1;
+  /** Passed seeds in which jobs of your graph failed, and the first such job (said at the end). */
+  let jobsFailed: { seed: number; seeds: number; first: FailedJob } | undefined;
   // A range's rest, or the one seed (as it was asked for) that a long run stopped in.
   const rest = () =>
     many
@@ -276,7 +278,11 @@ export async function simCommand(argv: string[]): Promise<number> {
         continue;
       }
       if (output.trace) writeAbove(live, `${result.trace.join("\n")}\n`);
-      if (!result.ok || passesShown) writeAbove(live, `${verdict(result)}\n`);
+      if (!result.ok || passesShown) writeAbove(live, `${verdict(result, settings)}\n`);
+      if (result.ok && settings.modules !== undefined && result.failed?.length) {
+        jobsFailed ??= { seed: result.seed, seeds: 0, first: result.failed[0]! };
+        jobsFailed.seeds++;
+      }
       // The first failure is reported whole and shrunk (up to a minute); each later one by
       // what broke and its replay command, which are enough to take it up.
       if (!result.ok && failures === 1) await reportFailure(result, settings, report, live);
@@ -299,6 +305,12 @@ export async function simCommand(argv: string[]): Promise<number> {
     process.stdout.write(
       `${last - first + 1} seeds, ${failures} failed, in ${seconds.toFixed(1)} s (${((last - first + 1) / seconds).toFixed(1)} seeds/s on ${threads} thread${threads === 1 ? "" : "s"})\n`,
     );
+    if (jobsFailed !== undefined) {
+      const { seed, seeds, first: job } = jobsFailed;
+      process.stdout.write(
+        `jobs of your graph failed in ${seeds} passed seed${seeds === 1 ? "" : "s"}, the first in seed ${seed} (${failedJob(job)}): a failed job breaks no invariant; to fail a seed on a check of your own, call the tools' invariant(holds, message); --seed S --json lists a seed's failed jobs\n`,
+      );
+    }
   }
   return failures > 0 ? 1 : 0;
 }
@@ -403,14 +415,36 @@ function rankGroups(s: Settings) {
   return s.world === 0 ? { ranks: false } : { world: s.world };
 }
 
-function verdict(r: SimulationResult): string {
+/**
+ * A seed's line: pass or FAIL, its times and trace hash. A pass of your own graph whose jobs
+ * failed says so: a handler that throws breaks no invariant, and a seed whose every job failed
+ * read "pass" and nothing more (`--json` alone carried `failed`).
+ */
+function verdict(r: SimulationResult, s: Settings): string {
   const timing = `${r.virtualMs} virtual ms in ${r.wallMs.toFixed(0)} ms, trace ${r.traceHash}`;
-  if (r.ok) return `seed ${r.seed}: pass (${timing})`;
+  if (r.ok) {
+    const failed = s.modules === undefined ? [] : (r.failed ?? []);
+    if (failed.length === 0) return `seed ${r.seed}: pass (${timing})`;
+    const more =
+      failed.length > 1 ? `, first ${failedJob(failed[0]!)}` : `: ${failedJob(failed[0]!)}`;
+    return `seed ${r.seed}: pass (${timing}); ${failed.length} of your jobs failed${more}`;
+  }
   const { invariant } = r.violation!;
   const name = RANK_GROUP_INVARIANTS.includes(invariant)
     ? ` (rank groups: ${SIM_INVARIANTS[invariant]})`
     : "";
   return `seed ${r.seed}: FAIL invariant ${invariant}${name} (${timing})`;
+}
+
+type FailedJob = NonNullable<SimulationResult["failed"]>[number];
+
+/** How long a failed job's message may be on a seed's line (its first line, cut). */
+const FAILED_MESSAGE_CHARS = 120;
+
+/** A failed job of your graph on one line: its kind and the first line of its message, cut. */
+function failedJob({ kind, message }: FailedJob): string {
+  const line = message.split("\n", 1)[0] ?? "";
+  return `${kind}: ${line.length > FAILED_MESSAGE_CHARS ? `${line.slice(0, FAILED_MESSAGE_CHARS)}…` : line}`;
 }
 
 /**

@@ -130,6 +130,30 @@ describe("baton sim on a graph of your own", () => {
     expect(verdicts(out)).toEqual(verdicts(exit.stdout));
   });
 
+  it("says which of your jobs failed in a seed that passed, and in how many seeds of a range", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-sim-throws-"));
+    folders.push(dir);
+    const throwing = join(dir, "throws.sim.mjs");
+    writeFileSync(
+      throwing,
+      `export default () => ({
+        fetch: (name) => name.length,
+        merge: () => { throw new Error("boom: a part is missing\\nat merge"); },
+      });\n`,
+    );
+    const yours = [`${F}/simOwn.graph.ts`, "--handlers", throwing, "--workers", "2"];
+    const one = await sim(...yours, "--seed", "1");
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(
+      /^seed 1: pass \(\d+ virtual ms in \d+ ms, trace [0-9a-f]{16}\); 1 of your jobs failed: merge: boom: a part is missing\n$/,
+    );
+    const range = await sim(...yours, "--seeds", "1..3");
+    expect(range.code).toBe(0);
+    expect(range.stdout).toContain(
+      "jobs of your graph failed in 3 passed seeds, the first in seed 1 (merge: boom: a part is missing): a failed job breaks no invariant; to fail a seed on a check of your own, call the tools' invariant(holds, message)",
+    );
+  });
+
   it("carries the modules in --json's replay command", async () => {
     const exit = await sim(
       ...OWN,
