@@ -125,8 +125,15 @@ export function jobsOf(module: Record<string, unknown>, path: string): JobModule
   return jobs as JobModule;
 }
 
-/** Where `error` was thrown in the user's code (its first stack frame outside Node and baton). */
-function whereThrown(error: unknown): string {
+/**
+ * Where `error` was thrown in the user's code (its first stack frame outside Node and baton).
+ *
+ * @example
+ * ```ts
+ * whereThrown(new TypeError("x is undefined")); // " (at /home/me/sim.ts:3:27)"
+ * ```
+ */
+export function whereThrown(error: unknown): string {
   const frames = ((error as Error)?.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
   const user = frames.find((line) => !/node:|node_modules|\/src\/cli\//.test(line));
   const at = user?.trim().replace(/^at (?:.* \()?(.*?)\)?$/, "$1");

@@ -1,4 +1,4 @@
-import { NonRetryableError } from "../errors.ts";
+import { BatonError, ConfigError, NonRetryableError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import type { FailureCause, JobBoard } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
@@ -9,6 +9,7 @@ import { type JobModule, loadJobs } from "../runtime/jobModule.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { ResultStore } from "../runtime/resultStore.ts";
 import type { RunResult } from "../runtime/run.ts";
+import { whereThrown } from "../runtime/userModule.ts";
 import type { GroupProgress } from "../viz/groupProgress.ts";
 import { checkSimulateOptions } from "./checkSimulateOptions.ts";
 import { CoordinatorWatch } from "./coordinatorWatch.ts";
@@ -444,10 +445,7 @@ class Simulation {
       invariant: (holds, message) => this.check(holds, message),
     };
     const handlers = this.options.handlers;
-    const jobs =
-      handlers === undefined
-        ? loadJobs(simJobs(tools))
-        : yourJobs(handlers, tools, this.realWork!, this.yours!);
+    const jobs = handlers === undefined ? loadJobs(simJobs(tools)) : this.yourJobs(handlers, tools);
     const engine = createEngine({
       jobs,
       workers: inProcessPool({
@@ -479,6 +477,24 @@ class Simulation {
         if (scope.alive) this.fail(6, `the run failed: ${(error as Error).stack ?? error}`);
       },
     );
+  }
+
+  /**
+   * Your handlers for this incarnation. A handlers function that throws (at the first start, or
+   * only at a restart after a crash) crashed `baton sim` with a bare stack and exit 1, naming no
+   * seed: it is a `ConfigError` saying when, and where in your code.
+   */
+  private yourJobs(handlers: NonNullable<SimulateOptions["handlers"]>, tools: SimTools) {
+    try {
+      return yourJobs(handlers, tools, this.realWork!, this.yours!);
+    } catch (error) {
+      if (error instanceof BatonError) throw error;
+      const restart = this.incarnation > 0 ? ", after a coordinator crash" : "";
+      throw new ConfigError(
+        `simulate: seed ${this.seed}: your handlers function threw when ${this.host} started${restart}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}${whereThrown(error)}. It is called for each coordinator incarnation: make it return the handlers every time`,
+        { cause: error },
+      );
+    }
   }
 
   private apply(fault: Fault): void {

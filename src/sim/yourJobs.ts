@@ -31,6 +31,12 @@ export function yourJobs(
   const module: unknown = made ? handlers(tools) : handlers;
   const what = made ? "the job module your handlers function returned" : "handlers";
   const listed = kinds.length > 0 ? ` (${kinds.join(", ")})` : "";
+  // An async handlers function: its Promise has no keys, and was said to define no job kinds.
+  if (module instanceof Promise) {
+    throw new ConfigError(
+      `simulate: your handlers function returned a Promise: it must return the job module itself${listed}, as the simulation starts each coordinator at a point in virtual time (leave out async, and await inside the handlers)`,
+    );
+  }
   if (module === null || typeof module !== "object") {
     throw new ConfigError(
       `simulate: ${what} must be an object mapping each kind of your graph${listed} to its handler, not ${module === null ? "null" : typeof module}`,

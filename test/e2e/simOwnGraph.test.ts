@@ -216,6 +216,10 @@ describe("baton sim on a graph of your own", () => {
       `baton sim: --jobs sizes the drawn graph, and you gave a graph of your own (${F}/simOwn.graph.ts): leave --jobs out`,
     ],
     [[...OWN, `${F}/simOwn.sim.ts`], "baton sim: baton sim takes one graph module, not 2"],
+    [
+      [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnThrows.sim.ts`, "--seeds", "1..4"],
+      `your handlers function threw when coordinator-0 started: TypeError: Cannot read properties of undefined (reading 'url') (at ${join(ROOT, F, "simOwnThrows.sim.ts")}:8:`,
+    ],
   ])("refuses %j with exit 2", async (args, message) => {
     const exit = await sim(...args, "--threads", "2");
     expect(exit.stdout).toBe("");

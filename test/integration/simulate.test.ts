@@ -195,6 +195,45 @@ describe("simulate", () => {
     expect(small.result.violation?.invariant).toBe(15);
   });
 
+  it("says when and where a handlers function threw, at the start or only at a restart, as a ConfigError", async () => {
+    let made = 0;
+    const restart = simulate({
+      seed: 1,
+      graph: [job("work", 1)],
+      handlers: ({ sleep }) => {
+        if (++made > 1) throw new TypeError("config.url is undefined");
+        return { work: () => sleep(20_000) };
+      },
+      faults: parseFaults("coordinator-crash@5000+1000/clean"),
+      ranks: false,
+    });
+    await expect(restart).rejects.toThrow(ConfigError);
+    await expect(restart).rejects.toThrow(
+      /^simulate: seed 1: your handlers function threw when coordinator-1 started, after a coordinator crash: TypeError: config.url is undefined \(at .*simulate\.test\.ts:\d+:\d+\)\. It is called for each coordinator incarnation/,
+    );
+    const never = simulate({
+      seed: 2,
+      graph: [job("work", 1)],
+      handlers: () => {
+        throw new Error("no config");
+      },
+      ranks: false,
+    });
+    await expect(never).rejects.toThrow(
+      /^simulate: seed 2: your handlers function threw when coordinator-0 started: Error: no config/,
+    );
+    const later = simulate({
+      seed: 1,
+      graph: [job("work", 1)],
+      // A JavaScript module (or an untyped export) can: TypeScript refuses it.
+      handlers: (async () => ({ work: () => 1 })) as never,
+      ranks: false,
+    });
+    await expect(later).rejects.toThrow(
+      "simulate: your handlers function returned a Promise: it must return the job module itself (work)",
+    );
+  });
+
   it("refuses a kind defined { ranks }, which launched real processes, saying to give a stand-in", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-sim-ranks-"));
     const cwd = process.cwd();
