@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
+import type { JobSpec } from "../graph/job.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { PLANTED_BUGS, type PlantedBug } from "../machines/plantedBugs.ts";
 import {
@@ -27,6 +28,7 @@ import {
   threadsFor,
   yourModules,
 } from "../sim/simulateSeeds.ts";
+import { yourGraph as planned } from "../sim/yourJobs.ts";
 import { LiveLine } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { jobJson } from "./resultJson.ts";
@@ -194,7 +196,12 @@ export async function simCommand(argv: string[]): Promise<number> {
   };
   const [first, last] = seedRange(values);
   // A path that does not load, or a module without the export asked for: said before any seed.
-  if (modules !== undefined) await loadSimModules(modules);
+  // A seed's progress line counts the graph's jobs from the start (it read 0/0 until the
+  // coordinator had planned a graph of your own).
+  const jobs =
+    modules === undefined
+      ? settings.jobs
+      : planned(([] as readonly JobSpec[]).concat((await loadSimModules(modules)).graph)).jobs;
   /** How a failure is reported: a replay (of a printed command) is not shrunk again. */
   const report: Report = {
     shrink: output.shrink && values.replay === undefined,
@@ -217,7 +224,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       );
     }
     // The seed runs before the dashboard opens on it: minutes, for thousands of jobs.
-    const progress = live && { onProgress: seedProgress(first, settings.jobs, live) };
+    const progress = live && { onProgress: seedProgress(first, jobs, live) };
     return simDashboard(first, (hooks) => runSeed(first, settings, { ...hooks, ...progress }), {
       port: uiPort,
       report: async (result) => {
@@ -241,7 +248,7 @@ export async function simCommand(argv: string[]): Promise<number> {
         ...checks,
         onSeedEnded: (r) => progress?.ended(r.ok),
       })
-    : oneSeed(first, { simulation: drawn(settings), ...checks }, live);
+    : oneSeed(first, { simulation: drawn(settings), ...checks }, jobs, live);
   if (many && live !== undefined) progress = new SeedsProgress(live, first, last, threads);
   // The range's progress line replaces the passes on a terminal; stdout sent elsewhere still gets them.
   const passesShown = !many || live === undefined || process.stdout.isTTY !== true;
@@ -325,19 +332,20 @@ async function runSeed(
 
 /**
  * The one seed `baton sim --seed S` (or `--replay S`) asks for, on this thread, with its
- * progress drawn on `live` when there is one (a terminal): a seed of thousands of jobs takes
- * minutes, and showed nothing until it ended.
+ * progress (of its graph's `jobs`) drawn on `live` when there is one (a terminal): a seed of
+ * thousands of jobs takes minutes, and showed nothing until it ended.
  */
 async function* oneSeed(
   seed: number,
   data: SeedThreadData,
+  jobs: number,
   live: LiveLine | undefined,
 ): AsyncGenerator<SimulationResult> {
   if (live === undefined) {
     yield await simulateSeed(seed, data);
     return;
   }
-  const onProgress = seedProgress(seed, data.simulation.jobs ?? 0, live);
+  const onProgress = seedProgress(seed, jobs, live);
   yield await simulateSeed(seed, data, { onProgress });
 }
 

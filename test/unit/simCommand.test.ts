@@ -290,6 +290,16 @@ describe("baton sim's failure report", () => {
     expect(err.text).toBe("");
   });
 
+  it("counts a graph of your own in one seed's progress line from its first drawing", async () => {
+    terminal(process.stderr, true);
+    stdout();
+    const err = stdout(process.stderr);
+    const yours = ["test/fixtures/simOwn.graph.ts", "--handlers", "test/fixtures/simOwn.sim.ts"];
+    expect(await simCommand([...yours, "--seed", "1", "--workers", "2", "--world", "0"])).toBe(0);
+    // It read 0/0 until the coordinator had planned the graph.
+    expect(err.text).toMatch(/^\r\x1b\[2Kseed 1: 0\/5 jobs ended, 0 virtual ms \(0 s\)\r/);
+  });
+
   it("--replay S --ui draws the seed's progress while it runs, before the dashboard opens", async () => {
     terminal(process.stderr, true);
     const out = stdout();
