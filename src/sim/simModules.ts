@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { ConfigError } from "../errors.ts";
 import { graphOf, importUserModule } from "../runtime/userModule.ts";
 import type { SimulateOptions } from "./simulate.ts";
@@ -8,9 +9,16 @@ import type { SimulateOptions } from "./simulate.ts";
  * handlers themselves (functions) cannot cross threads. Each thread imports them itself.
  */
 export interface SimModules {
-  /** A graph module, as `baton run` takes it (its default export: the jobs). */
+  /**
+   * A graph module, as `baton run` takes it (its default export: the jobs): a path from the
+   * working directory, or a `file:` URL (`new URL("./graph.ts", import.meta.url).href`, beside
+   * the test that names it).
+   */
   graph: string;
-  /** A module whose default export is `simulate`'s `handlers`: a function of the tools, or a job module. */
+  /**
+   * A module whose default export is `simulate`'s `handlers`: a function of the tools, or a job
+   * module. A path or a `file:` URL, as `graph`.
+   */
   handlers: string;
 }
 
@@ -43,9 +51,17 @@ export function loadSimModules(
   return load;
 }
 
+/**
+ * The path a module is given by: a `file:` URL as its path (a test names modules beside it
+ * with `import.meta.url`, which was looked for as a file named `file:` in the working directory).
+ */
+function pathOf(module: string): string {
+  return module.startsWith("file:") ? fileURLToPath(module) : module;
+}
+
 async function importSimModules(modules: SimModules) {
-  const graph = await graphOf(await importUserModule(modules.graph), modules.graph);
-  const handlers = (await importUserModule(modules.handlers)).default;
+  const graph = await graphOf(await importUserModule(pathOf(modules.graph)), pathOf(modules.graph));
+  const handlers = (await importUserModule(pathOf(modules.handlers))).default;
   if (typeof handlers !== "function" && (typeof handlers !== "object" || handlers === null)) {
     throw new ConfigError(
       `${modules.handlers} exports no handlers: give it \`export default ({ sleep, now, random }) => ({ kind: async (input, ctx) => …, … })\`, the handlers simulate takes (README: Simulation), not ${handlers === null ? "null" : typeof handlers}`,

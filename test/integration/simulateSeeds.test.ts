@@ -141,6 +141,16 @@ describe("simulateSeeds", () => {
     expect(result!.violation?.message).toContain("keep it with the tools' keep");
   });
 
+  it("takes your modules as file: URLs, as a test names them beside itself", async () => {
+    const beside = (name: string) => new URL(`../fixtures/${name}`, import.meta.url).href;
+    const modules = { graph: beside("simOwn.graph.ts"), handlers: beside("simOwn.sim.ts") };
+    const results = await collect(simulateSeeds(1, 2, { workers: 2, modules }, { threads: 2 }));
+    const byPath = await collect(
+      simulateSeeds(1, 2, { workers: 2, modules: YOURS }, { threads: 2 }),
+    );
+    expect(results.map((r) => r.traceHash)).toEqual(byPath.map((r) => r.traceHash));
+  });
+
   it("ends with a ConfigError when your handlers cannot run your graph, on any thread", async () => {
     const lacking = { ...YOURS, handlers: fixture("simOwnLacking.sim.ts") };
     const run = collect(simulateSeeds(1, 4, { modules: lacking }, { threads: 2 }));
