@@ -1,5 +1,5 @@
 import { AsyncLocalStorage, createHook } from "node:async_hooks";
-import type { Handler, HandlerDefinition, JobModule } from "../runtime/jobModule.ts";
+import type { Handler, HandlerDefinition, JobContext, JobModule } from "../runtime/jobModule.ts";
 
 /** The job whose handler started a piece of real asynchronous work, and what the work was. */
 export interface RealWork {
@@ -78,11 +78,13 @@ export class RealWorkWatch {
 
   /**
    * `module` with each handler run in its job's watched context (rank jobs, and entries that
-   * are no handler at all, as they are: loading the module refuses those).
+   * are no handler at all, as they are: loading the module refuses those), given the ctx
+   * `contextOf` makes of its own (the simulation's `traceLog`).
    */
-  wrap(module: JobModule): JobModule {
+  wrap(module: JobModule, contextOf: (ctx: JobContext) => JobContext = (ctx) => ctx): JobModule {
     const watched = (kind: string, run: Handler): Handler => {
-      return (input, ctx) => this.context.run({ jobId: ctx.job.id, kind }, () => run(input, ctx));
+      return (input, ctx) =>
+        this.context.run({ jobId: ctx.job.id, kind }, () => run(input, contextOf(ctx)));
     };
     return Object.fromEntries(
       Object.entries(module).map(([kind, entry]) => {

@@ -5,7 +5,7 @@ import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { createEngine } from "../runtime/engine.ts";
 import type { InspectOption } from "../runtime/guardInspect.ts";
 import { inProcessPool } from "../runtime/inProcessPool.ts";
-import { type JobModule, loadJobs } from "../runtime/jobModule.ts";
+import { type JobContext, type JobModule, loadJobs } from "../runtime/jobModule.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { ResultStore } from "../runtime/resultStore.ts";
 import type { RunResult } from "../runtime/run.ts";
@@ -24,6 +24,7 @@ import { type SimTools, simGraph, simJobs } from "./simGraph.ts";
 import { type SimInvariant, violationMessage } from "./simInvariants.ts";
 import { SimNet } from "./simNet.ts";
 import { Trace } from "./trace.ts";
+import { traceLog } from "./traceLog.ts";
 import { type YourGraph, yourGraph, yourJobs } from "./yourJobs.ts";
 
 /** What `simulate` takes: the seed, and a graph of your own or the size of the drawn one. */
@@ -225,6 +226,8 @@ class Simulation {
   private readonly ranks: RankGroupScenario | undefined;
   /** Your handlers' real timers and I/O (drawn handlers use only the simulation's tools). */
   private readonly realWork: RealWorkWatch | undefined;
+  /** Your handlers' `ctx.log`, into the trace (the engine's own logger is silent). */
+  private readonly handlerLog: ((ctx: JobContext) => JobContext) | undefined;
   private violation: SimViolation | undefined;
   private result: RunResult | undefined;
   private incarnation = -1;
@@ -271,6 +274,7 @@ class Simulation {
         : [...(faults as readonly Fault[])];
     this.bugs = [...(options.plantedBugs ?? [])];
     this.realWork = options.handlers === undefined ? undefined : new RealWorkWatch();
+    this.handlerLog = options.handlers === undefined ? undefined : traceLog(this.trace.add);
     this.ranks =
       options.ranks === false
         ? undefined
@@ -486,7 +490,7 @@ class Simulation {
    */
   private yourJobs(handlers: NonNullable<SimulateOptions["handlers"]>, tools: SimTools) {
     try {
-      return yourJobs(handlers, tools, this.realWork!, this.yours!);
+      return yourJobs(handlers, tools, this.realWork!, this.yours!, this.handlerLog);
     } catch (error) {
       if (error instanceof BatonError) throw error;
       const restart = this.incarnation > 0 ? ", after a coordinator crash" : "";

@@ -1,7 +1,12 @@
 import { ConfigError, GraphError, JobModuleError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
-import { type JobModule, type LoadedJobs, loadJobs } from "../runtime/jobModule.ts";
+import {
+  type JobContext,
+  type JobModule,
+  type LoadedJobs,
+  loadJobs,
+} from "../runtime/jobModule.ts";
 import type { RealWorkWatch } from "./realWorkWatch.ts";
 import type { SimTools } from "./simGraph.ts";
 
@@ -26,6 +31,7 @@ export function yourJobs(
   tools: SimTools,
   watch: RealWorkWatch,
   { kinds, rankKinds }: YourGraph,
+  contextOf?: (ctx: JobContext) => JobContext,
 ): LoadedJobs {
   const made = typeof handlers === "function";
   const module: unknown = made ? handlers(tools) : handlers;
@@ -50,7 +56,7 @@ export function yourJobs(
   refuseRankLaunches(module as JobModule, what);
   let jobs: LoadedJobs;
   try {
-    jobs = loadJobs(watch.wrap(module as JobModule));
+    jobs = loadJobs(watch.wrap(module as JobModule, contextOf));
   } catch (error) {
     if (error instanceof JobModuleError) {
       throw new ConfigError(`simulate: ${what}: ${error.message}`, { cause: error });

@@ -234,6 +234,36 @@ describe("simulate", () => {
     );
   });
 
+  it("writes what your handlers log (ctx.log, info and above) into the trace, at its virtual time", async () => {
+    const run = () =>
+      simulate({
+        seed: 1,
+        graph: [job("charge", 7)],
+        handlers: ({ sleep }) => ({
+          charge: async (order: number, ctx) => {
+            await sleep(250);
+            ctx.log.info({ order, balance: 90 }, "read balance");
+            ctx.log.debug("not this one");
+            ctx.log.warn("paid");
+            return order;
+          },
+        }),
+        faults: "none",
+        ranks: false,
+      });
+    const report = await run();
+    expect(report.ok).toBe(true);
+    const logged = report.trace.filter((line) => line.includes(" log "));
+    expect(logged).toEqual([
+      expect.stringMatching(
+        /^\d+ log [0-9a-f]{16} \(charge\) attempt 1 info: read balance \{"order":7,"balance":90\}$/,
+      ),
+      expect.stringMatching(/^\d+ log [0-9a-f]{16} \(charge\) attempt 1 warn: paid$/),
+    ]);
+    expect(Number(logged[0]!.split(" ")[0])).toBeGreaterThanOrEqual(250);
+    expect((await run()).traceHash).toBe(report.traceHash);
+  });
+
   it("refuses a kind defined { ranks }, which launched real processes, saying to give a stand-in", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-sim-ranks-"));
     const cwd = process.cwd();
