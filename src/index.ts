@@ -242,6 +242,7 @@ export { type WsNetOptions, wsNet } from "./runtime/wsNet.ts";
 export { type Fault, type FaultProfile, formatFaults, parseFaults } from "./sim/faultPlan.ts";
 export type { ClockScope } from "./sim/simClock.ts";
 export type { SimTools } from "./sim/simGraph.ts";
+export { SIM_INVARIANTS, type SimInvariant } from "./sim/simInvariants.ts";
 export { SIM_LIMITS } from "./sim/simLimits.ts";
 export type { SimModules } from "./sim/simModules.ts";
 export {
@@ -270,4 +271,5 @@ export type { ChartLayout, LaidOutEdge, LaidOutState } from "./viz/chartLayout.t
 export type { DashboardEvent } from "./viz/dashboardModel.ts";
 export { type GroupProgress, type RankProgress, watchGroup } from "./viz/groupProgress.ts";
 export { type MachineJson, machineJson } from "./viz/machineJson.ts";
+export type { ChartState } from "./viz/stateChart.ts";
 export { toMermaid } from "./viz/toMermaid.ts";

@@ -3,6 +3,11 @@
  * §4's and 7 (the throttle), which the `InvariantChecker` holds each coordinator to after
  * every event (the runner adds 2 across crashes); 6 liveness; 8–14 the rank groups drawn
  * beside the graph (`RankGroupScenario`); 15 what your own handlers check (`SimTools.invariant`).
+ *
+ * @example
+ * ```ts
+ * SIM_INVARIANTS[1]; // "a job has at most one lease; a connection holds at most one job"
+ * ```
  */
 export const SIM_INVARIANTS = {
   0: "a seed gives the same trace on every run",
@@ -23,6 +28,15 @@ export const SIM_INVARIANTS = {
   15: "your handlers' own checks hold (the tools' invariant)",
 } as const;
 
+/**
+ * An invariant's number, as a violation names it (`SimViolation.invariant`).
+ *
+ * @example
+ * ```ts
+ * const report = await simulate({ seed: 7 });
+ * if (report.violation) console.log(SIM_INVARIANTS[report.violation.invariant]); // what should have held
+ * ```
+ */
 export type SimInvariant = keyof typeof SIM_INVARIANTS;
 
 /** The rank groups' invariants: `baton sim` says so beside their number (`--world 0` draws none). */

@@ -1,6 +1,9 @@
 import type { AnyStateMachine, AnyStateNode } from "xstate";
 
-/** One state of a chart, with its children (a compound or parallel state has some). */
+/**
+ * One state of a machine's chart, with its children (a compound or parallel state has some);
+ * the dashboard draws each as a `LaidOutState` of its `type`.
+ */
 export interface ChartState {
   /** The state's id, as XState names it (`connection.registered.idle`). */
   id: string;
