@@ -159,8 +159,9 @@ function messageOf(thrown: unknown): string {
  * cannot be read at all (`STORE_UNREADABLE`: another user's entry, a directory where an
  * entry belongs), or another `baton run` of the same graph is using it (`STORE_LOCKED`), or
  * its lock of that graph, or the folder it is made in, is another user's, which this one may
- * not read, write or remove (`STORE_LOCK_DENIED`: a store shared with that user).
- * The message names the path and says what to do.
+ * not read, write or remove (`STORE_LOCK_DENIED`: a store shared with that user), or a newer
+ * baton wrote it in a format this one does not know (`STORE_NEWER_FORMAT`: nothing of it is
+ * touched). The message names the path and says what to do.
  *
  * @example
  * ```ts
@@ -177,7 +178,8 @@ export class StoreError extends BatonError {
     | "STORE_NOT_WRITABLE"
     | "STORE_UNREADABLE"
     | "STORE_LOCKED"
-    | "STORE_LOCK_DENIED";
+    | "STORE_LOCK_DENIED"
+    | "STORE_NEWER_FORMAT";
 
   constructor(
     code: StoreError["code"],

@@ -8,6 +8,7 @@ import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Files } from "./ports.ts";
 import { storeOpenError } from "./storeErrors.ts";
+import { checkStoreFormat } from "./storeFormat.ts";
 import { userName } from "./userName.ts";
 
 /** The format of a lock file. */
@@ -61,7 +62,8 @@ export interface LockGraphOptions {
  * `DIR/run/` folder, of another user that this one may not read, make or remove is
  * `STORE_LOCK_DENIED` naming the file and its owner. A file in the way of `DIR/run/`, a
  * store that cannot be made (`STORE_NOT_WRITABLE`, whoever owns the folder above it), or one
- * that cannot be written, is a `StoreError` as well.
+ * that cannot be written, is a `StoreError` as well. A store a newer baton wrote (its format
+ * marker) is `STORE_NEWER_FORMAT` before anything is made in it, the lock included.
  *
  * The store itself does not need the lock: writes are atomic and each result is the same
  * whoever computes it. Runs of different graphs share a store freely.
@@ -92,6 +94,7 @@ export async function lockGraph(
   };
   const text = JSON.stringify(holder);
   const lock = { files, storeDir, path, graph: graphPath };
+  await checkStoreFormat(storeDir, files);
   try {
     await files.mkdirp(dir);
   } catch (error) {

@@ -7,6 +7,12 @@ import { inFlightLimit } from "./inFlightLimit.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock, Files } from "./ports.ts";
 import { storeOpenError, storeReadError } from "./storeErrors.ts";
+import {
+  checkStoreFormat,
+  markStoreFormat,
+  newerFormatError,
+  STORE_FORMAT,
+} from "./storeFormat.ts";
 
 /** What the store needs of a logger: pino's `warn` and `info(object, message)`. */
 export interface StoreLogger {
@@ -24,7 +30,7 @@ export interface LoadedResults {
 
 /** One file of the store, as written on disk (keys in canonical order). */
 type Entry = {
-  format: 1;
+  format: typeof STORE_FORMAT;
   id: string;
   kind: string;
   value: Json;
@@ -32,7 +38,6 @@ type Entry = {
   storedAt: number;
 };
 
-const FORMAT = 1;
 const JOB_ID = /^[0-9a-f]{16}$/;
 /** Shard listings (and checks of temp files) in flight at once in `loadAll`. */
 const CONCURRENCY = 64;
@@ -55,10 +60,12 @@ export const ABANDONED_TEMP_MS = 15 * 60_000;
  * perhaps the temp file; `loadAll` removes the temp files it comes across that no write has
  * touched for {@link ABANDONED_TEMP_MS}.
  *
- * Reading never serves a bad value: an entry that is not JSON, has the wrong format, names
+ * Reading never serves a bad value: an entry that is not JSON, has an unknown format, names
  * another id or fails its checksum (a torn write, a flipped bit) is logged, moved to
  * `DIR/quarantine/` (nothing is deleted) and reported as missing, so the job is computed
- * again. Operations on one id are serialized within a store, so quarantining an entry
+ * again. A store, or an entry, of a format newer than {@link STORE_FORMAT} is a `StoreError`
+ * (`STORE_NEWER_FORMAT`) instead, before anything of it is moved or written over: the store
+ * says its format in `DIR/format.json` (see `storeFormat.ts`). Operations on one id are serialized within a store, so quarantining an entry
  * never removes a good one a concurrent `put` has just written.
  *
  * There is deliberately no way to delete results. `--force` ("recompute everything") means
@@ -87,6 +94,8 @@ export class ResultStore {
   readonly #clock: Pick<Clock, "now">;
   readonly #locks = new Map<string, Promise<void>>();
   readonly #readOnly: boolean;
+  /** The check of the store's format marker, made once: at `open`, or at the first read. */
+  #formatChecked: Promise<void> | undefined;
   #writes = 0;
 
   private constructor(
@@ -103,10 +112,11 @@ export class ResultStore {
   }
 
   /**
-   * Opens (creating as needed) the store in `dir`: `results/`, `quarantine/` and `logs/`.
-   * `clock` stamps `storedAt` (the simulation passes its own). A `dir` that cannot be a
-   * directory (a file is in the way) or cannot be written (checked by making and removing a
-   * file in `results/`) is a `StoreError`.
+   * Opens (creating as needed) the store in `dir`: its format marker, `results/`,
+   * `quarantine/` and `logs/`. `clock` stamps `storedAt` (the simulation passes its own). A
+   * store of a newer format, a `dir` that cannot be a directory (a file is in the way) or one
+   * that cannot be written (checked by making and removing a file in `results/`) is a
+   * `StoreError`.
    */
   static async open(
     dir: string,
@@ -116,6 +126,9 @@ export class ResultStore {
   ): Promise<ResultStore> {
     const store = new ResultStore(dir, files, logger, clock, false);
     try {
+      // First, so that a store a newer baton wrote is refused before anything is made in it.
+      store.#formatChecked = checkStoreFormat(dir, files).then(() => undefined);
+      await store.#formatChecked;
       await Promise.all(
         [store.#resultsDir, store.#quarantineDir, store.logsDir].map((d) => files.mkdirp(d)),
       );
@@ -123,6 +136,7 @@ export class ResultStore {
       // that cannot be stored is a failed attempt, so every job would be tried in vain).
       const probe = join(store.#resultsDir, `.writable-${Math.round(clock.now())}`);
       if (await files.createExclusive(probe, "")) await files.remove(probe);
+      await markStoreFormat(dir, files);
     } catch (error) {
       throw storeOpenError(dir, error);
     }
@@ -159,7 +173,7 @@ export class ResultStore {
     if (this.#readOnly) throw new Error(`the result store ${this.dir} was opened read-only`);
     const path = this.#pathOf(id);
     const entry: Entry = {
-      format: FORMAT,
+      format: STORE_FORMAT,
       id,
       kind,
       value,
@@ -167,6 +181,11 @@ export class ResultStore {
       storedAt: this.#clock.now(),
     };
     return this.#exclusive(id, async () => {
+      // A newer baton's entry (in a store without its marker) is never written over. One that
+      // cannot be read is for the write to say.
+      const existing = await this.#files.read(path).catch(() => undefined);
+      const checked = existing === undefined ? undefined : checkEntry(id, existing);
+      if (checked && "newer" in checked) throw newerFormatError(this.dir, path, checked.newer);
       await this.#files.writeAtomic(path, canonicalJson(entry));
       this.#writes++;
     });
@@ -193,6 +212,7 @@ export class ResultStore {
     onRead?: (done: number, total: number) => void,
   ): Promise<LoadedResults> {
     const wanted = [...new Set(ids)].map(checkJobId);
+    await this.#checkFormat();
     const shards = [...new Set(wanted.map((id) => id.slice(0, 2)))];
     const present = new Set<string>();
     const temps: string[] = [];
@@ -216,7 +236,7 @@ export class ResultStore {
     );
     const found = wanted.filter((id) => present.has(`${id}.json`));
     const stored = new Map<string, Json>();
-    let corrupt = 0;
+    const suspect: string[] = [];
     let done = 0;
     for (let start = 0; start < found.length; start += READ_BATCH) {
       const batch = found.slice(start, start + READ_BATCH);
@@ -224,17 +244,23 @@ export class ResultStore {
       for (const [index, id] of batch.entries()) {
         const text = texts[index];
         const checked = text === undefined ? undefined : checkEntry(id, text);
-        if (typeof checked === "object") {
-          stored.set(id, checked.value);
-        } else if (checked !== undefined) {
-          // Read again under the id's lock before quarantining, as `get` does: a `put` may
-          // have replaced the entry since.
-          const result = await this.#read(id);
-          if (result.ok) stored.set(id, result.value);
-          else if (result.corrupt) corrupt++;
-        }
+        if (checked === undefined) {
+          // Gone since the listing.
+        } else if ("entry" in checked) stored.set(id, checked.entry.value);
+        else if ("newer" in checked) {
+          throw newerFormatError(this.dir, this.#pathOf(id), checked.newer);
+        } else suspect.push(id);
         onRead?.(++done, found.length);
       }
+    }
+    // Only once every entry was read, so that a store holding a newer baton's entries has
+    // nothing moved: read again under the id's lock before quarantining, as `get` does (a
+    // `put` may have replaced the entry since).
+    let corrupt = 0;
+    for (const id of suspect) {
+      const result = await this.#read(id);
+      if (result.ok) stored.set(id, result.value);
+      else if (result.corrupt) corrupt++;
     }
     if (!this.#readOnly && temps.length > 0) await this.#removeAbandoned(temps);
     return { stored, corrupt };
@@ -300,13 +326,21 @@ export class ResultStore {
   async #read(id: string): Promise<{ ok: true; value: Json } | { ok: false; corrupt: boolean }> {
     const path = this.#pathOf(id);
     return this.#exclusive(id, async () => {
+      await this.#checkFormat();
       const text = await this.#readFile(path);
       if (text === undefined) return { ok: false, corrupt: false };
       const checked = checkEntry(id, text);
-      if (typeof checked !== "string") return { ok: true, value: checked.value };
-      if (!this.#readOnly) await this.#quarantine(id, path, text, checked);
+      if ("entry" in checked) return { ok: true, value: checked.entry.value };
+      if ("newer" in checked) throw newerFormatError(this.dir, path, checked.newer);
+      if (!this.#readOnly) await this.#quarantine(id, path, text, checked.problem);
       return { ok: false, corrupt: true };
     });
+  }
+
+  /** Refuses a store whose marker names a newer format (checked once). */
+  #checkFormat(): Promise<void> {
+    this.#formatChecked ??= checkStoreFormat(this.dir, this.#files).then(() => undefined);
+    return this.#formatChecked;
   }
 
   /**
@@ -353,24 +387,35 @@ function checksumOf(value: Json): string {
   return createHash("sha256").update(canonicalJson(value)).digest("hex");
 }
 
-/** The entry in `text` if it is a valid entry for `id`, else what is wrong with it. */
-function checkEntry(id: string, text: string): Entry | string {
+/**
+ * What `text` is as the entry of `id`: a valid entry, one a newer baton wrote (its format is
+ * above {@link STORE_FORMAT}: not to be read, moved or written over), or what is wrong with it.
+ */
+function checkEntry(
+  id: string,
+  text: string,
+): { entry: Entry } | { newer: number } | { problem: string } {
   let entry: unknown;
   try {
     entry = JSON.parse(text);
   } catch {
-    return "not valid JSON (torn or truncated write?)";
+    return { problem: "not valid JSON (torn or truncated write?)" };
   }
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
-    return "not a JSON object";
+    return { problem: "not a JSON object" };
   }
   const e = entry as Partial<Record<keyof Entry, unknown>>;
-  if (e.format !== FORMAT) return `unknown format ${JSON.stringify(e.format)}`;
-  if (e.id !== id) return `holds id ${JSON.stringify(e.id)}, expected ${id}`;
-  if (typeof e.kind !== "string") return "kind is not a string";
-  if (typeof e.storedAt !== "number") return "storedAt is not a number";
-  if (!("value" in e)) return "no value";
-  if (typeof e.checksum !== "string") return "checksum is not a string";
-  if (checksumOf(e.value as Json) !== e.checksum) return "checksum mismatch (value changed)";
-  return e as Entry;
+  if (Number.isSafeInteger(e.format) && (e.format as number) > STORE_FORMAT) {
+    return { newer: e.format as number };
+  }
+  const problem = (what: string) => ({ problem: what });
+  if (e.format !== STORE_FORMAT) return problem(`unknown format ${JSON.stringify(e.format)}`);
+  if (e.id !== id) return problem(`holds id ${JSON.stringify(e.id)}, expected ${id}`);
+  if (typeof e.kind !== "string") return problem("kind is not a string");
+  if (typeof e.storedAt !== "number") return problem("storedAt is not a number");
+  if (!("value" in e)) return problem("no value");
+  if (typeof e.checksum !== "string") return problem("checksum is not a string");
+  if (checksumOf(e.value as Json) !== e.checksum)
+    return problem("checksum mismatch (value changed)");
+  return { entry: e as Entry };
 }

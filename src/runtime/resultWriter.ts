@@ -1,4 +1,5 @@
 import type { Actor } from "xstate";
+import { StoreError } from "../errors.ts";
 import type { Json } from "../graph/job.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
@@ -53,7 +54,8 @@ export function writeResults(
           job,
           error: {
             name: "StoreError",
-            message: `the result of job ${job} (${kind}) could not be stored in ${store.dir}: ${error.message}; check that the store's disk has room and is writable`,
+            // A StoreError says what to do itself (a newer baton's entry is in the way).
+            message: `the result of job ${job} (${kind}) could not be stored in ${store.dir}: ${error.message}${error instanceof StoreError ? "" : "; check that the store's disk has room and is writable"}`,
           },
         });
       },

@@ -763,7 +763,7 @@ describe("engine: a dry run (plan)", { timeout: 10_000 }, () => {
     ]);
     expect(plan.jobs[2]!.deps).toEqual([plan.jobs[1]!.id]);
     expect(calls).toEqual([]);
-    expect(readdirSync(store).sort()).toEqual(["logs", "quarantine", "results"]);
+    expect(readdirSync(store).sort()).toEqual(["format.json", "logs", "quarantine", "results"]);
   });
 
   it("creates nothing where there is no store yet, and uses none with force", async () => {

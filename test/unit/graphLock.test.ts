@@ -20,6 +20,7 @@ import { LOCK_RENEW_MS, LOCK_STALE_MS, lockGraph } from "../../src/runtime/graph
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { Files } from "../../src/runtime/ports.ts";
+import { STORE_FORMAT } from "../../src/runtime/storeFormat.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
 
 const dirs: string[] = [];
@@ -202,6 +203,26 @@ describe("lockGraph", () => {
     await expect(lockGraph(store, "g.graph.ts")).rejects.toThrow(
       expect.objectContaining({ code: "STORE_NOT_DIRECTORY", path: join(store, "run") }),
     );
+  });
+
+  it("refuses a store a newer baton wrote before it makes anything in it, the lock included", async () => {
+    const store = storeDir();
+    mkdirSync(store);
+    writeFileSync(join(store, "format.json"), `{"format":${STORE_FORMAT + 1}}`);
+    await expect(lockGraph(store, "g.graph.ts")).rejects.toThrow(
+      expect.objectContaining({
+        name: "StoreError",
+        code: "STORE_NEWER_FORMAT",
+        path: join(store, "format.json"),
+      }),
+    );
+    expect(readdirSync(store)).toEqual(["format.json"]);
+    // This baton's format, or none (a store made before the marker), is locked as before.
+    for (const marker of [`{"format":${STORE_FORMAT}}`, undefined]) {
+      if (marker === undefined) rmSync(join(store, "format.json"));
+      else writeFileSync(join(store, "format.json"), marker);
+      await (await lockGraph(store, "g.graph.ts")).release();
+    }
   });
 
   it("makes, reads, renews and removes the lock through the Files port it is given", async () => {

@@ -10,6 +10,7 @@ import type { Json } from "../../src/graph/job.ts";
 import { jobId } from "../../src/graph/jobId.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ABANDONED_TEMP_MS, ResultStore } from "../../src/runtime/resultStore.ts";
+import { STORE_FORMAT } from "../../src/runtime/storeFormat.ts";
 
 const files = nodeFiles();
 const idOf = (n: number) => jobId("test", n, [], "1");
@@ -57,10 +58,12 @@ describe("ResultStore", () => {
     expect(await readdir(join(dir, "results", id.slice(0, 2)))).toEqual([`${id}.json`]);
   });
 
-  it("creates logs/ and quarantine/ beside results/", async () => {
+  it("creates logs/ and quarantine/ beside results/, and its format marker, readable by all", async () => {
     const store = await open();
     expect(store.logsDir).toBe(join(dir, "logs"));
-    expect((await readdir(dir)).sort()).toEqual(["logs", "quarantine", "results"]);
+    expect((await readdir(dir)).sort()).toEqual(["format.json", "logs", "quarantine", "results"]);
+    expect(await readFile(join(dir, "format.json"), "utf8")).toBe('{"format":1}\n');
+    expect((await stat(join(dir, "format.json"))).mode & 0o777).toBe(0o644);
   });
 
   it("returns undefined for a job with no entry", async () => {
@@ -208,6 +211,18 @@ describe("ResultStore", () => {
           ),
         ),
       });
+      // Nor a store whose format marker cannot be made.
+      const noMarker = {
+        ...files,
+        createExclusive: async (p: string, data: string, mode?: number) => {
+          if (p.endsWith("format.json")) throw fsError("EROFS", "open", p);
+          return files.createExclusive(p, data, mode);
+        },
+      };
+      await expect(ResultStore.open(dir, noMarker)).rejects.toMatchObject({
+        code: "STORE_NOT_WRITABLE",
+        path: join(dir, "format.json"),
+      });
       // A store that opens leaves nothing of the check behind.
       await ResultStore.open(dir, files);
       expect((await readdir(join(dir, "results"))).filter((n) => n.startsWith("."))).toEqual([]);
@@ -256,6 +271,101 @@ describe("ResultStore", () => {
     });
   });
 
+  describe("a store written by a newer baton", () => {
+    const newer = STORE_FORMAT + 1;
+    /** Every file of the store and its text, to show that nothing was moved or changed. */
+    const snapshot = async () => {
+      const texts: Record<string, string> = {};
+      for (const name of await readdir(dir, { recursive: true })) {
+        const path = join(dir, name);
+        if ((await stat(path)).isFile()) texts[name] = await readFile(path, "utf8");
+      }
+      return texts;
+    };
+
+    it("is refused whole by its format marker, before anything is made or read in it", async () => {
+      const store = await open();
+      await store.put(idOf(1), "k", 1);
+      await writeFile(join(dir, "format.json"), `{"format":${newer}}\n`);
+      await rm(join(dir, "quarantine"), { recursive: true });
+      const before = await snapshot();
+      const refused = {
+        code: "STORE_NEWER_FORMAT",
+        dir,
+        path: join(dir, "format.json"),
+        message: `the result store ${dir} was written by a newer baton: ${join(dir, "format.json")} is in store format ${newer}, and this baton knows formats up to ${STORE_FORMAT}; no entry of it was moved or written over. Upgrade baton to use this store, or give this run another store (--store DIR) or none (--no-store)`,
+      };
+      await expect(open()).rejects.toMatchObject(refused);
+      await expect(ResultStore.openReadOnly(dir, files).loadAll([idOf(1)])).rejects.toMatchObject(
+        refused,
+      );
+      await expect(ResultStore.openReadOnly(dir, files).get(idOf(1))).rejects.toBeInstanceOf(
+        StoreError,
+      );
+      expect(await snapshot()).toEqual(before);
+    });
+
+    it("an entry of a newer format in a store without its marker is never quarantined nor written over", async () => {
+      const store = await open();
+      for (const n of [1, 2, 3]) await store.put(idOf(n), "k", n);
+      const newerEntry = (await readFile(pathOf(dir, idOf(2)), "utf8")).replace(
+        `"format":${STORE_FORMAT}`,
+        `"format":${newer}`,
+      );
+      await writeFile(pathOf(dir, idOf(2)), newerEntry);
+      await writeFile(pathOf(dir, idOf(3)), "{torn");
+      await rm(join(dir, "format.json"));
+      const before = await snapshot();
+      const refused = {
+        code: "STORE_NEWER_FORMAT",
+        path: pathOf(dir, idOf(2)),
+        message: expect.stringContaining(`is in store format ${newer}, and this baton knows`),
+      };
+      // The corrupt entry (read before or after it) stays where it is too: nothing is quarantined
+      // until every entry was read.
+      const rerun = ResultStore.openReadOnly(dir, files);
+      for (const ids of [
+        [idOf(1), idOf(2), idOf(3)],
+        [idOf(3), idOf(2)],
+      ]) {
+        await expect(store.loadAll(ids)).rejects.toMatchObject(refused);
+        await expect(rerun.loadAll(ids)).rejects.toMatchObject(refused);
+      }
+      await expect(store.get(idOf(2))).rejects.toMatchObject(refused);
+      // `--force` recomputes without reading: its result is not written over the newer one.
+      await expect(store.put(idOf(2), "k", 2)).rejects.toMatchObject(refused);
+      expect(await snapshot()).toEqual(before);
+      expect(warnings).toEqual([]);
+    });
+
+    it("a store without a marker, made before it, is read as this format and gets its marker when opened to write", async () => {
+      const store = await open();
+      await store.put(idOf(1), "k", 1);
+      await rm(join(dir, "format.json"));
+      expect((await ResultStore.openReadOnly(dir, files).loadAll([idOf(1)])).stored.size).toBe(1);
+      await expect(stat(join(dir, "format.json"))).rejects.toThrow(/ENOENT/);
+      expect((await (await open()).loadAll([idOf(1)])).stored.get(idOf(1))).toBe(1);
+      expect(await readFile(join(dir, "format.json"), "utf8")).toBe(`{"format":${STORE_FORMAT}}\n`);
+      // An empty marker (another run is making it, or one was killed making it) reads the same.
+      await writeFile(join(dir, "format.json"), "");
+      expect((await (await open()).loadAll([idOf(1)])).stored.size).toBe(1);
+    });
+
+    it("a marker that names no format is a StoreError saying what it holds", async () => {
+      await mkdir(dir, { recursive: true });
+      for (const text of ["{not json", '{"format":"2"}', "[]", '{"format":0}']) {
+        await writeFile(join(dir, "format.json"), text);
+        await expect(open()).rejects.toMatchObject({
+          code: "STORE_UNREADABLE",
+          path: join(dir, "format.json"),
+          message: expect.stringContaining(
+            `that names no format (it holds ${JSON.stringify(text)})`,
+          ),
+        });
+      }
+    });
+  });
+
   describe("corrupt entries", () => {
     const id = idOf(42);
     const value: Json = { count: 4, items: ["a", "b"] };
@@ -276,7 +386,12 @@ describe("ResultStore", () => {
         /checksum mismatch/,
       ],
       ["a wrong id inside", (t) => t.replace(id, idOf(43)), /holds id/],
-      ["an unknown format", (t) => t.replace('"format":1', '"format":2'), /unknown format/],
+      ["an unknown format", (t) => t.replace('"format":1', '"format":0'), /unknown format 0/],
+      [
+        "a format that is no number",
+        (t) => t.replace('"format":1', '"format":"2"'),
+        /unknown format "2"/,
+      ],
       ["a JSON value that is not an entry", () => "[1,2]", /not a JSON object/],
       ["a missing checksum", (t) => t.replace('"checksum"', '"chksum"'), /checksum is not/],
     ];

@@ -4,6 +4,7 @@ import { createActor } from "xstate";
 import type { Json, PlannedJob } from "../../src/graph/job.ts";
 import { coordinatorMachine } from "../../src/machines/coordinator.ts";
 import { WRITES_IN_FLIGHT, writeResults } from "../../src/runtime/resultWriter.ts";
+import { newerFormatError } from "../../src/runtime/storeFormat.ts";
 
 const planned = (i: number): PlannedJob => ({
   id: `j${i}`,
@@ -85,6 +86,16 @@ describe("writeResults", () => {
       message:
         "the result of job j0 (work) could not be stored in /data/store: ENOSPC: no space left on device; check that the store's disk has room and is writable",
     });
+  });
+
+  it("passes a StoreError's own advice on, without the advice about the disk", async () => {
+    const w = writing(1);
+    w.answerAll();
+    w.pending[0]!.end(newerFormatError("/data/store", "/data/store/results/j0.json", 2));
+    await w.settle();
+    expect(w.board().jobs.get("j0")!.error?.message).toMatch(
+      /^the result of job j0 \(work\) could not be stored in \/data\/store: the result store \/data\/store was written by a newer baton: .* or none \(--no-store\)$/,
+    );
   });
 
   it("tells a stopped coordinator nothing (a write that ends after a shutdown)", async () => {
