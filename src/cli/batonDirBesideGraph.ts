@@ -4,6 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { ConfigError, StoreError } from "../errors.ts";
 import { makeDirs } from "../runtime/makeDirs.ts";
 import { permissionDenied } from "../runtime/permissionAdvice.ts";
+import { reuseAdvice } from "../runtime/storeErrors.ts";
 
 /** Where `baton run` without `--store` keeps its files. */
 export interface BatonDir {
@@ -41,7 +42,7 @@ export function batonDirBesideGraph(graphPath: string, keepsResults: boolean): B
   if (keepsResults) {
     throw new StoreError(
       "STORE_NOT_WRITABLE",
-      `the result store ${beside} (by default .baton beside the graph module) cannot be used: ${problem.why}; give this run a store you can write to (--store DIR), or keep no results (--no-store)`,
+      `the result store ${beside} (by default .baton beside the graph module) cannot be used: ${problem.why}; ${reuseAdvice(beside) ?? "give this run a store you can write to (--store DIR), or keep no results (--no-store)"}`,
       beside,
       problem.path,
     );

@@ -1,15 +1,18 @@
-import { existsSync, statSync } from "node:fs";
-import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
 import { permissionDenied } from "./permissionAdvice.ts";
+import { shellQuote } from "./shellQuote.ts";
 
 /**
  * What a file-system error met while making the result store in `dir` (its folders, or a
  * file of its own in them) means to the user: a {@link StoreError} naming the path at fault
  * and what to do, for a file in the way (`ENOTDIR`, `EEXIST`) or a folder that cannot be
- * written (`EACCES`, `EPERM`: saying what this user may not do there and whose it is;
- * `EROFS`), or on a disk that is full (`ENOSPC`, `EDQUOT`). Any other error (an I/O error)
- * is returned as it is.
+ * written (`EACCES`, `EPERM`: saying what this user may not do there and whose it is, or, for
+ * an `EPERM` its permissions do not explain, that the folder may be immutable; `EROFS`), or on
+ * a disk that is full (`ENOSPC`, `EDQUOT`). A store that cannot be written but holds results
+ * is refused all the same, saying how to reuse them ({@link reuseAdvice}). Any other error
+ * (an I/O error) is returned as it is.
  *
  * @example
  * ```ts
@@ -41,13 +44,16 @@ export function storeOpenError(dir: string, error: unknown): unknown {
     );
   }
   if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
+    const folder = nearestFolder(path);
     const why =
       code === "EROFS"
         ? "the file system is read-only"
-        : `permission denied: ${permissionDenied(syscall, path).problem}`;
+        : code === "EPERM" && modeLetsWrite(folder)
+          ? `operation not permitted, though the permissions of ${folder} let this user write there (is it immutable? see lsattr -d ${folder})`
+          : `permission denied: ${permissionDenied(syscall, path).problem}`;
     return new StoreError(
       "STORE_NOT_WRITABLE",
-      `the result store ${dir} cannot be written: cannot ${syscall} ${path}: ${why}; give the store (--store) a directory you can write to`,
+      `the result store ${dir} cannot be written: cannot ${syscall} ${path}: ${why}; ${reuseAdvice(dir) ?? "give the store (--store) a directory you can write to"}`,
       dir,
       path,
       { cause: error },
@@ -88,6 +94,58 @@ export function storeReadError(dir: string, path: string, error: unknown): unkno
     path,
     { cause: error },
   );
+}
+
+/**
+ * What to do with a store in `dir` that cannot be written but holds results (a colleague's, a
+ * read-only mount, a folder made read-only); undefined when it holds none. A run stores each
+ * result as it completes, so it refuses a store it cannot write to rather than compute results
+ * it would lose: it says to reuse them from a copy, or to keep no results.
+ *
+ * @example
+ * ```ts
+ * reuseAdvice("/mnt/shared/.baton");
+ * // "a run does not start on a store it cannot write to, even to reuse the results it holds (…): to reuse them, copy them … (--store COPY), or keep no results (--no-store)"
+ * ```
+ */
+export function reuseAdvice(dir: string): string | undefined {
+  const results = join(dir, "results");
+  let names: string[];
+  try {
+    names = readdirSync(results);
+  } catch {
+    return undefined;
+  }
+  if (!names.some((name) => /^[0-9a-f]{2}$/.test(name))) return undefined;
+  const copy = `mkdir -p COPY && cp -r ${shellWord(results)} COPY/`;
+  return `a run does not start on a store it cannot write to, even to reuse the results it holds (what the run computed would be lost): to reuse them, copy them to a folder you can write to and give that (${copy}, then --store COPY), or keep no results (--no-store)`;
+}
+
+/** `text` as one word for a shell, quoted only when it must be. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : shellQuote(text);
+}
+
+/** The nearest folder above `path` that exists. */
+function nearestFolder(path: string): string {
+  let at = dirname(resolve(path));
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  return at;
+}
+
+/**
+ * Whether the mode of the folder `dir` lets this user write in it, as its owner, a member of
+ * its group or anyone (root always): an `EPERM` there is then no matter of permissions.
+ */
+function modeLetsWrite(dir: string): boolean {
+  const uid = process.getuid?.();
+  if (uid === undefined) return false;
+  if (uid === 0) return true;
+  const { mode, uid: owner, gid } = statSync(dir);
+  if (owner === uid) return (mode & 0o200) !== 0;
+  if (process.getgroups?.().includes(gid) || process.getgid?.() === gid)
+    return (mode & 0o020) !== 0;
+  return (mode & 0o002) !== 0;
 }
 
 /** The nearest of `path` and its parents that exists and is not a directory, else `path`. */

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { StoreError } from "../errors.ts";
+import { isPermissionDenied } from "./fileOwner.ts";
 import type { Files } from "./ports.ts";
 import { storeOpenError, storeReadError } from "./storeErrors.ts";
 
@@ -36,6 +37,9 @@ export async function checkStoreFormat(dir: string, files: Files): Promise<numbe
  * Checks the store's format ({@link checkStoreFormat}), then writes its marker if it has none,
  * as the first baton that writes to it: a store made before the marker gets one the first
  * time it is opened to be written. A marker is never written over, so a newer baton's stays.
+ * One this user may not make (a store shared by several users, whose own folder is another
+ * user's while `results/` and `run/` are open to all) is left to a user who may: a store
+ * without a marker reads as this format all the same.
  */
 export async function markStoreFormat(dir: string, files: Files): Promise<void> {
   if ((await markedFormat(dir, files)) !== undefined) return;
@@ -43,7 +47,7 @@ export async function markStoreFormat(dir: string, files: Files): Promise<void> 
     // Readable by all: every user of a store shared by several checks it (entries stay 0600).
     await files.createExclusive(formatMarker(dir), `{"format":${STORE_FORMAT}}\n`, 0o644);
   } catch (error) {
-    throw storeOpenError(dir, error);
+    if (!isPermissionDenied(error)) throw storeOpenError(dir, error);
   }
 }
 

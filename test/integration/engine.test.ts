@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -49,6 +50,7 @@ import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
 import type { JobProgressEvent, ListeningEvent } from "../../src/runtime/run.ts";
+import { STORE_FORMAT } from "../../src/runtime/storeFormat.ts";
 import { untilAborted } from "../fixtures/untilAborted.ts";
 import workerJobs from "../fixtures/worker.jobs.ts";
 
@@ -594,6 +596,54 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
       "b completed",
     ]);
     expect(readdirSync(join(store, "results")).length).toBeGreaterThan(0);
+  });
+
+  it("a store it cannot write to (a read-only mount) is refused before any job runs, saying how to reuse what it holds; one a newer baton wrote is refused untouched", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-read-only-"));
+    dirs.push(store);
+    const ran: number[] = [];
+    const jobs = { step: (n: number) => ran.push(n) };
+    const graph = [1, 2].map((n) => job("step", n));
+    expect((await createEngine({ jobs, workers: 1, store }).run(graph)).ok).toBe(true);
+    ran.length = 0;
+    const real = nodeFiles();
+    const readOnly = (code: string, syscall: string) => (path: string) => {
+      throw Object.assign(new Error(`${code}: ${syscall} '${path}'`), { code, syscall, path });
+    };
+    const mounted = {
+      ...real,
+      createExclusive: readOnly("EROFS", "open"),
+      writeAtomic: readOnly("EROFS", "open"),
+      remove: readOnly("EROFS", "unlink"),
+    };
+    const refused = createEngine({ jobs, workers: 1, store, files: mounted }).run([
+      ...graph,
+      job("step", 3),
+    ]);
+    await expect(refused).rejects.toMatchObject({
+      name: "StoreError",
+      code: "STORE_NOT_WRITABLE",
+      message: expect.stringMatching(
+        new RegExp(
+          `^the result store ${store} cannot be written: cannot open ${join(store, "results")}/\\.writable-\\d+: the file system is read-only; a run does not start on a store it cannot write to, even to reuse the results it holds \\(what the run computed would be lost\\): to reuse them, copy them to a folder you can write to and give that \\(mkdir -p COPY && cp -r ${join(store, "results")} COPY/, then --store COPY\\), or keep no results \\(--no-store\\)$`,
+        ),
+      ),
+    });
+    expect(ran).toEqual([]);
+    // What it says to do: the copy reuses both results and runs the new job only.
+    const copy = join(store, "copy");
+    cpSync(join(store, "results"), join(copy, "results"), { recursive: true });
+    const again = await createEngine({ jobs, workers: 1, store: copy }).run([
+      ...graph,
+      job("step", 3),
+    ]);
+    expect(again.counts).toMatchObject({ completed: 3, cached: 2 });
+    expect(ran).toEqual([3]);
+
+    writeFileSync(join(copy, "format.json"), `{"format":${STORE_FORMAT + 1}}`);
+    const newer = createEngine({ jobs, workers: 1, store: copy }).run([job("step", 4)]);
+    await expect(newer).rejects.toMatchObject({ code: "STORE_NEWER_FORMAT" });
+    expect(ran).toEqual([3]);
   });
 
   it("a rerun reports reading the stored results before any job runs", async () => {

@@ -211,21 +211,63 @@ describe("ResultStore", () => {
           ),
         ),
       });
-      // Nor a store whose format marker cannot be made.
-      const noMarker = {
+      // A format marker that cannot be made: a full disk fails, while one another user's folder
+      // refuses is left to that user (a shared store whose own folder is theirs).
+      const noMarker = (code: string) => ({
         ...files,
         createExclusive: async (p: string, data: string, mode?: number) => {
-          if (p.endsWith("format.json")) throw fsError("EROFS", "open", p);
+          if (p.endsWith("format.json")) throw fsError(code, "open", p);
           return files.createExclusive(p, data, mode);
         },
-      };
-      await expect(ResultStore.open(dir, noMarker)).rejects.toMatchObject({
+      });
+      await expect(ResultStore.open(dir, noMarker("ENOSPC"))).rejects.toMatchObject({
         code: "STORE_NOT_WRITABLE",
         path: join(dir, "format.json"),
+        message: expect.stringContaining("no space left on its disk"),
       });
+      await ResultStore.open(dir, noMarker("EACCES"));
+      await expect(stat(join(dir, "format.json"))).rejects.toThrow(/ENOENT/);
       // A store that opens leaves nothing of the check behind.
       await ResultStore.open(dir, files);
       expect((await readdir(join(dir, "results"))).filter((n) => n.startsWith("."))).toEqual([]);
+    });
+
+    it("one that holds results but cannot be written is refused all the same, saying how to reuse them from a copy", async () => {
+      await (await open()).put(idOf(1), "k", 1);
+      const refusing = (code: string) => ({
+        ...files,
+        createExclusive: async (p: string) => {
+          throw fsError(code, "open", p);
+        },
+      });
+      const results = join(dir, "results");
+      const reuse = `a run does not start on a store it cannot write to, even to reuse the results it holds (what the run computed would be lost): to reuse them, copy them to a folder you can write to and give that (mkdir -p COPY && cp -r ${results} COPY/, then --store COPY), or keep no results (--no-store)`;
+      /** Regular-expression text matching `text` as it is. */
+      const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      for (const [code, why] of [
+        ["EROFS", "the file system is read-only"],
+        // Root, or the folder's owner: its mode lets this user write there, so not permissions.
+        [
+          "EPERM",
+          `operation not permitted, though the permissions of ${results} let this user write there (is it immutable? see lsattr -d ${results})`,
+        ],
+      ] as const) {
+        await expect(ResultStore.open(dir, refusing(code))).rejects.toMatchObject({
+          code: "STORE_NOT_WRITABLE",
+          dir,
+          message: expect.stringMatching(
+            new RegExp(
+              `^${literal(`the result store ${dir} cannot be written: cannot open ${results}/.writable-`)}\\d+: ${literal(`${why}; ${reuse}`)}$`,
+            ),
+          ),
+        });
+      }
+      // A path the shell would split is quoted.
+      const spaced = join(dir, "..", "my store");
+      await (await ResultStore.open(spaced, files)).put(idOf(1), "k", 1);
+      await expect(ResultStore.open(spaced, refusing("EROFS"))).rejects.toThrow(
+        `cp -r '${join(spaced, "results")}' COPY/`,
+      );
     });
 
     it("loadAll is a StoreError naming an entry that cannot be read at all, not a crash", async () => {
