@@ -65,8 +65,9 @@ export const ABANDONED_TEMP_MS = 15 * 60_000;
  * `DIR/quarantine/` (nothing is deleted) and reported as missing, so the job is computed
  * again. A store, or an entry, of a format newer than {@link STORE_FORMAT} is a `StoreError`
  * (`STORE_NEWER_FORMAT`) instead, before anything of it is moved or written over: the store
- * says its format in `DIR/format.json` (see `storeFormat.ts`). Operations on one id are serialized within a store, so quarantining an entry
- * never removes a good one a concurrent `put` has just written.
+ * says its format in `DIR/format.json` (see `storeFormat.ts`). Operations on one id are
+ * serialized within a store, so quarantining an entry never removes a good one a concurrent
+ * `put` has just written.
  *
  * There is deliberately no way to delete results. `--force` ("recompute everything") means
  * the caller does not call {@link ResultStore.loadAll}: every job runs and its `put`
@@ -127,8 +128,7 @@ export class ResultStore {
     const store = new ResultStore(dir, files, logger, clock, false);
     try {
       // First, so that a store a newer baton wrote is refused before anything is made in it.
-      store.#formatChecked = checkStoreFormat(dir, files).then(() => undefined);
-      await store.#formatChecked;
+      await store.#checkFormat();
       await Promise.all(
         [store.#resultsDir, store.#quarantineDir, store.logsDir].map((d) => files.mkdirp(d)),
       );
@@ -244,12 +244,12 @@ export class ResultStore {
       for (const [index, id] of batch.entries()) {
         const text = texts[index];
         const checked = text === undefined ? undefined : checkEntry(id, text);
-        if (checked === undefined) {
-          // Gone since the listing.
-        } else if ("entry" in checked) stored.set(id, checked.entry.value);
-        else if ("newer" in checked) {
-          throw newerFormatError(this.dir, this.#pathOf(id), checked.newer);
-        } else suspect.push(id);
+        if (checked !== undefined) {
+          if ("entry" in checked) stored.set(id, checked.entry.value);
+          else if ("newer" in checked) {
+            throw newerFormatError(this.dir, this.#pathOf(id), checked.newer);
+          } else suspect.push(id);
+        }
         onRead?.(++done, found.length);
       }
     }
