@@ -345,7 +345,7 @@ describe("baton run", () => {
     // broken fails for good after its retry; its dependent is skipped, the rest cancelled.
     expect(stderr).toMatch(/^total\s+0\s+1\s+1\s+2\s+0$/m);
     expect(stderr).toMatch(
-      /^2 jobs cancelled: the run stopped at its first failure \(failFast\): job [0-9a-f]{16} \(broken\) failed$/m,
+      /^2 jobs cancelled: the run stopped at its first failure \(failFast, --fail-fast\): job [0-9a-f]{16} \(broken\) failed$/m,
     );
   });
 

@@ -1484,7 +1484,7 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
 
     expect(Date.now() - started).toBeLessThan(2_000);
     const reason =
-      /^the run stopped at its first failure \(failFast\): job [0-9a-f]{16} \(broken\) failed/;
+      /^the run stopped at its first failure \(failFast, --fail-fast\): job [0-9a-f]{16} \(broken\) failed/;
     expect(result.ok).toBe(false);
     expect(result.get(broken)).toMatchObject({ status: "failed", cause: "error" });
     expect(result.get(after)).toMatchObject({ status: "skipped" });
