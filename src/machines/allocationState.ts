@@ -4,11 +4,15 @@
  * - `pending`: waiting for resources; it may be cancelled on scale-down.
  * - `running`: its worker may hold a job; never cancelled while the run goes on.
  * - `ended`: finished normally (its worker left when the run ended).
+ * - `lost`: ended by Slurm for a cause outside its worker: its time limit (TIMEOUT), its
+ *   node (NODE_FAIL), or a job that preempted it (PREEMPTED). Its worker is lost like a
+ *   worker that dies (its job goes back and is retried) and the pool replaces it: a run
+ *   longer than one allocation's `--time` goes on in new allocations.
  * - `failed`: ended in a state a run cannot shrug off (FAILED, CANCELLED by someone else,
- *   TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, and BOOT_FAIL, DEADLINE, PREEMPTED, REVOKED,
- *   SPECIAL_EXIT, which end the same way for a worker).
+ *   OUT_OF_MEMORY, and BOOT_FAIL, DEADLINE, REVOKED, SPECIAL_EXIT, which end the same way
+ *   for a worker).
  */
-export type AllocationPhase = "pending" | "running" | "ended" | "failed";
+export type AllocationPhase = "pending" | "running" | "ended" | "lost" | "failed";
 
 const PHASES: Readonly<Record<string, AllocationPhase>> = {
   PENDING: "pending",
@@ -27,12 +31,12 @@ const PHASES: Readonly<Record<string, AllocationPhase>> = {
   COMPLETED: "ended",
   CANCELLED: "failed",
   FAILED: "failed",
-  TIMEOUT: "failed",
-  NODE_FAIL: "failed",
+  TIMEOUT: "lost",
+  NODE_FAIL: "lost",
+  PREEMPTED: "lost",
   OUT_OF_MEMORY: "failed",
   BOOT_FAIL: "failed",
   DEADLINE: "failed",
-  PREEMPTED: "failed",
   REVOKED: "failed",
   SPECIAL_EXIT: "failed",
 };

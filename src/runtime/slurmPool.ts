@@ -156,9 +156,11 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
  * On start it also cancels what is left active of the pools named by
  * `context.abandonedRunFiles` (batch scripts of coordinators that died on this host).
  *
- * An allocation that ends FAILED, CANCELLED (not by this pool), TIMEOUT, NODE_FAIL,
- * OUT_OF_MEMORY (or BOOT_FAIL, DEADLINE, PREEMPTED, ...) fails the pool with a `SlurmError`
- * naming it, its state, its log and the log's last lines; so does an `sbatch` that Slurm
+ * An allocation that Slurm ends TIMEOUT, NODE_FAIL or PREEMPTED after its worker joined is
+ * replaced: the job its worker held goes back (WORKER_LOST) and the next round submits
+ * another while demand lasts. One that ends FAILED, CANCELLED (not by this pool),
+ * OUT_OF_MEMORY (or BOOT_FAIL, DEADLINE, ...), or TIMEOUT before its worker joined, fails the
+ * pool with a `SlurmError` naming it, its state, its log and the log's last lines; so does an `sbatch` that Slurm
  * refuses, and a Slurm command that is not on the PATH (`SLURM_MISSING`). A Slurm command
  * that fails or times out is logged (once while it fails the same way, then at most once a
  * minute) and means "no information": nothing is submitted, cancelled or concluded from it.
@@ -409,6 +411,28 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
         this.table.delete(allocation.id);
         this.logger.info({ allocation: allocation.id, state: entry.state }, "allocation ended");
         return;
+      case "lost":
+        this.table.delete(allocation.id);
+        if (this.stopping !== undefined) {
+          this.logger.info({ allocation: allocation.id, state: entry.state }, "allocation ended");
+          return;
+        }
+        // A time limit that ends a worker before it joins would end every replacement so.
+        if (entry.state.startsWith("TIMEOUT") && !this.workerJoined(allocation)) {
+          this.failAllocation(
+            allocation.id,
+            entry,
+            " before its worker joined the run: its time limit leaves a worker no time to start (raise --time in --slurm-opt, or leave it out for the partition's default)",
+          );
+          return;
+        }
+        // Its worker is gone: the coordinator hands its job on (WORKER_LOST), and the next
+        // round submits a replacement while jobs remain.
+        this.logger.warn(
+          { allocation: allocation.id, state: entry.state, reason: entry.reason },
+          `Slurm allocation ${allocation.id} ended ${entry.state}${reasonOf(entry)}: the job its worker held goes back and is retried, and another allocation is submitted while jobs remain`,
+        );
+        return;
       case "failed": {
         this.table.delete(allocation.id);
         const ours =
@@ -418,24 +442,28 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
           this.logger.info({ allocation: allocation.id, state: entry.state }, "allocation ended");
           return;
         }
-        this.halt();
-        const log = this.logFile(allocation.id);
-        const reason = entry.reason && entry.reason !== "None" ? ` (reason: ${entry.reason})` : "";
-        void logTail(log).then((tail) =>
-          this.fail(
-            new SlurmError(
-              "ALLOCATION_FAILED",
-              `Slurm allocation ${allocation.id} of pool ${this.name} ended ${entry.state}${reason}, ` +
-                `so the run stops. Its log ${log} says what its worker did; ` +
-                `\`scontrol show job ${allocation.id}\` says why Slurm ended it (while Slurm remembers it). ${tail}`,
-              [allocation.id],
-              log,
-            ),
-          ),
-        );
+        this.failAllocation(allocation.id, entry, "");
         return;
       }
     }
+  }
+
+  /** Fails the pool with `ALLOCATION_FAILED` for an allocation that ended `entry.state`. */
+  private failAllocation(id: string, entry: QueueEntry, when: string): void {
+    this.halt();
+    const log = this.logFile(id);
+    void logTail(log).then((tail) =>
+      this.fail(
+        new SlurmError(
+          "ALLOCATION_FAILED",
+          `Slurm allocation ${id} of pool ${this.name} ended ${entry.state}${reasonOf(entry)}${when}, ` +
+            `so the run stops. Its log ${log} says what its worker did; ` +
+            `\`scontrol show job ${id}\` says why Slurm ended it (while Slurm remembers it). ${tail}`,
+          [id],
+          log,
+        ),
+      ),
+    );
   }
 
   /**
@@ -576,7 +604,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   /**
    * Whether a worker of this allocation joined the run: one of the names the batch script
    * gives it (`slurm-<id>`, then `slurm-<id>.2`, ... for its restarts) is one the
-   * coordinator accepted. Called by a stop, after the coordinator stopped accepting workers,
+   * coordinator accepted. A stop calls it after the coordinator stopped accepting workers,
    * so a worker whose hello was still on its way never joins. Outside the engine (no
    * `PoolStart.joined`) a running allocation counts as joined and a pending one does not.
    */
@@ -619,6 +647,11 @@ function arrayRecordOf(
   const array = /^(\d+)_\d+$/.exec(id)?.[1];
   const record = array === undefined ? undefined : listed.get(array);
   return record && { ...record, id };
+}
+
+/** ` (reason: R)` for an entry with a reason other than Slurm's `None`, else "". */
+function reasonOf(entry: QueueEntry): string {
+  return entry.reason && entry.reason !== "None" ? ` (reason: ${entry.reason})` : "";
 }
 
 /** The last non-empty line of a command's error: Slurm's own conclusion, not its whole trace. */

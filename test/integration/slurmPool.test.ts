@@ -394,6 +394,32 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     expect(activeInQueue(pool!.name)).toEqual([]);
   });
 
+  it("replaces allocations that reach their --time mid-job and completes the run, retrying their jobs", async () => {
+    // Four jobs of 50 s on two allocations of one minute: Slurm ends both (TIMEOUT) 60 to
+    // 90 s after they start (it checks limits every 30 s), during the second pair of jobs,
+    // which go back to the run and complete in the replacements.
+    const dir = tempDir();
+    const { roots, jobs } = await graph(4, 0, 50_000);
+    const store = await ResultStore.open(join(dir, "store"), nodeFiles());
+    const submitted: string[] = [];
+    const workers = watchedPool({ maxWorkers: 2, sbatchOptions: ["--time=1"] }, (pool) =>
+      pool.on("submitted", (ids) => submitted.push(...ids)),
+    );
+    const result = await createEngine({ jobs, workers, store }).run(roots);
+
+    expect(result.ok).toBe(true);
+    expect(result.counts.completed).toBe(4);
+    const retried = [...result.jobs.values()].filter((o) => o.lostWorkers.length > 0);
+    expect(retried.length).toBeGreaterThan(0);
+    for (const outcome of retried) {
+      expect(outcome.attempts).toBe(outcome.lostWorkers.length + 1);
+      const allocation = outcome.lostWorkers[0]!.slice("slurm-".length);
+      expect(slurm("scontrol", ["show", "job", "-o", allocation])).toMatch(/\bJobState=TIMEOUT\b/);
+    }
+    expect(submitted.length).toBeGreaterThan(2);
+    expect(activeInQueue(started[0]!.name)).toEqual([]);
+  }, 300_000);
+
   it("requeues the job of a worker killed inside its allocation and completes the run", async () => {
     const dir = tempDir();
     const markers = join(dir, "markers");

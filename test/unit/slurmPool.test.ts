@@ -225,7 +225,34 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(pool.allocations().map((a) => a.id)).toEqual(["100_1", "101_0"]);
   });
 
-  for (const state of ["FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"]) {
+  for (const state of ["TIMEOUT", "NODE_FAIL", "PREEMPTED"]) {
+    it(`replaces an allocation Slurm ends ${state} after its worker joined, and goes on`, async () => {
+      const slurm = new FakeSlurm(2);
+      const pool = start(slurm, { value: 2 }, {}, { joined: (worker) => worker === "slurm-100_1" });
+      await until(() => slurm.inState("RUNNING").length === 2, "two running");
+      slurm.finish("100_1", state, "TimeLimit");
+      await until(() => slurm.submissions.length === 2, "a replacement");
+      expect(slurm.submissions[1]!.count).toBe(1);
+      expect(pool.allocations().map((a) => a.id)).toEqual(["100_0", "101_0"]);
+      const failed = await Promise.race([pool.failed, polls(pool, 3).then(() => "not failed")]);
+      expect(failed).toBe("not failed");
+    });
+  }
+
+  it("fails the pool when an allocation reaches its time limit before its worker joined", async () => {
+    const slurm = new FakeSlurm(2);
+    const pool = start(slurm, { value: 2 }, {}, { joined: () => false });
+    await until(() => slurm.inState("RUNNING").length === 2, "two running");
+    slurm.finish("100_1", "TIMEOUT", "TimeLimit");
+    const error = await pool.failed;
+    expect(error.code).toBe("ALLOCATION_FAILED");
+    expect(error.message).toContain(
+      `Slurm allocation 100_1 of pool ${pool.name} ended TIMEOUT (reason: TimeLimit) before its worker joined the run: its time limit leaves a worker no time to start (raise --time in --slurm-opt`,
+    );
+    expect(slurm.submissions).toHaveLength(1);
+  });
+
+  for (const state of ["FAILED", "CANCELLED", "OUT_OF_MEMORY", "BOOT_FAIL"]) {
     it(`fails the pool naming an allocation that ends ${state}, and its log`, async () => {
       const slurm = new FakeSlurm(2);
       const pool = start(slurm, { value: 2 });

@@ -106,8 +106,11 @@ describe("allocationPhase", () => {
     expect(allocationPhase("RUNNING")).toBe("running");
     expect(allocationPhase("COMPLETING")).toBe("running");
     expect(allocationPhase("COMPLETED")).toBe("ended");
-    for (const state of ["FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"]) {
+    for (const state of ["FAILED", "CANCELLED", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE"]) {
       expect(allocationPhase(state)).toBe("failed");
+    }
+    for (const state of ["TIMEOUT", "NODE_FAIL", "PREEMPTED"]) {
+      expect(allocationPhase(state)).toBe("lost");
     }
   });
 
