@@ -249,7 +249,9 @@ export class RankFileError extends BatonError {
 
 /**
  * The Slurm pool cannot go on: an allocation ended in a failed state (`ALLOCATION_FAILED`,
- * naming it and its log), Slurm refused a submission (`SBATCH_REJECTED`), a Slurm command
+ * naming it and its log), Slurm refused a submission (`SBATCH_REJECTED`) or keeps an
+ * allocation pending for a reason it will never start it for as asked
+ * (`ALLOCATION_UNSATISFIABLE`: a request beyond the partition's limits), a Slurm command
  * failed or timed out (`SLURM_COMMAND`, `SLURM_TIMEOUT`) or is not on the PATH
  * (`SLURM_MISSING`), no Slurm command has succeeded since the pool started
  * (`SLURM_UNREACHABLE`: no working Slurm client here), or `stop()` could not get the
@@ -267,6 +269,7 @@ export class RankFileError extends BatonError {
 export class SlurmError extends BatonError {
   declare readonly code:
     | "ALLOCATION_FAILED"
+    | "ALLOCATION_UNSATISFIABLE"
     | "SBATCH_REJECTED"
     | "SLURM_COMMAND"
     | "SLURM_MISSING"

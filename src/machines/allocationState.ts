@@ -55,3 +55,65 @@ const PHASES: Readonly<Record<string, AllocationPhase>> = {
 export function allocationPhase(state: string): AllocationPhase | undefined {
   return PHASES[state.trim().split(/\s+/)[0]!.toUpperCase()];
 }
+
+/**
+ * What Slurm's reason for keeping an allocation pending means: `blocked` when Slurm will
+ * not start it as asked however long it waits (the request exceeds what the partition, the
+ * account or the QOS allows, or names one that is not valid), so that only a change of the
+ * request or of the cluster's configuration starts it; otherwise it waits its turn. `says`
+ * puts the reason in words, when it is one this table knows.
+ */
+export interface PendingReason {
+  blocked: boolean;
+  says: string | undefined;
+}
+
+const BLOCKED_REASONS: Readonly<Record<string, string>> = {
+  PartitionConfig:
+    "it asks for more than the partition allows (CPUs, memory or GPUs on one node, or nodes)",
+  PartitionTimeLimit: "its time limit is longer than the partition's MaxTime",
+  BadConstraints: "no node has the features or resources it asks for",
+  InvalidAccount: "its account is not valid",
+  InvalidQOS: "its QOS is not valid",
+  AccountNotAllowed: "its account may not use the partition",
+};
+
+const WAITING_REASONS: Readonly<Record<string, string>> = {
+  None: "Slurm has not scheduled it yet",
+  Resources: "the nodes it needs are busy",
+  Priority: "jobs of higher priority are ahead of it",
+  BeginTime: "its start time has not come: Slurm holds a requeued job back for a while",
+  ReqNodeNotAvail: "the nodes it needs are not available (down, drained or reserved)",
+  PartitionNodeLimit: "the partition's node limits, or nodes down or drained, keep it waiting",
+  PartitionDown: "the partition is down",
+  PartitionInactive: "the partition is inactive",
+  JobHeldUser: "it is held (scontrol release releases it)",
+  JobHeldAdmin: "an administrator holds it",
+  Reservation: "it waits for its reservation",
+};
+
+/**
+ * The meaning of the reason `squeue` gives for a pending allocation.
+ *
+ * @example
+ * ```ts
+ * pendingReason("Priority"); // { blocked: false, says: "jobs of higher priority are ahead of it" }
+ * pendingReason("PartitionTimeLimit").blocked; // true
+ * ```
+ */
+export function pendingReason(reason: string): PendingReason {
+  const blocked = BLOCKED_REASONS[reason];
+  if (blocked !== undefined) return { blocked: true, says: blocked };
+  const waiting = WAITING_REASONS[reason];
+  if (waiting !== undefined) return { blocked: false, says: waiting };
+  if (/^(Assoc|QOS)Grp/.test(reason)) {
+    return {
+      blocked: false,
+      says: "an aggregate limit of its account or QOS is reached (it waits for other jobs to end)",
+    };
+  }
+  if (/^(Assoc|QOS)Max|^Max.*PerAccount$/.test(reason)) {
+    return { blocked: false, says: "a limit of its account or QOS holds it back" };
+  }
+  return { blocked: false, says: undefined };
+}

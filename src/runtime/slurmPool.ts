@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import { ConfigError, SlurmError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
-import { allocationPhase } from "../machines/allocationState.ts";
+import { allocationPhase, pendingReason } from "../machines/allocationState.ts";
 import { type AllocationView, decideScaling } from "../machines/slurmScaling.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { logTail } from "./logTail.ts";
@@ -27,6 +27,10 @@ const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
 const WORKER_RESTARTS = 5;
 /** A failing Slurm command's warning, unchanged, is logged again at most this often. */
 const REPEAT_WARNING_MS = 60_000;
+/** How long allocations may all stay pending, none running, before the user is told why. */
+const PENDING_WARNING_MS = 60_000;
+/** The same pending reasons are told again at most this often. */
+const REPEAT_PENDING_MS = 10 * 60_000;
 
 /** What `slurmPool` takes: the job module on a shared filesystem, and what to ask Slurm for. */
 export interface SlurmPoolOptions extends WorkerProcessOptions {
@@ -92,6 +96,8 @@ export interface SlurmPoolEvents {
 interface Allocation extends AllocationView {
   /** A pending-only cancel was sent (scale-down) or any cancel (stop). */
   cancelRequested: boolean;
+  /** Slurm's reason for it, as the last poll read it (`Priority`, `Resources`, ...). */
+  reason: string;
 }
 
 /** The options `slurmPool` takes, by name, for `checkOptionNames`. */
@@ -215,6 +221,11 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   private answered = false;
   /** The failure last logged (command and Slurm's last line), when, and the failures not logged since. */
   private lastWarning: { failure: string; at: number; unlogged: number } | undefined;
+  /**
+   * Since when every allocation has been pending (none running), and the pending reasons
+   * last told and when; undefined while one runs or none is pending.
+   */
+  private waiting: { since: number; told?: { reasons: string; at: number } } | undefined;
 
   constructor(
     private readonly options: SlurmPoolOptions,
@@ -289,6 +300,8 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   private async scale(): Promise<void> {
     if (!(await this.refresh())) return;
     if (this.failing || this.stopping !== undefined) return;
+    this.watchPending();
+    if (this.failing) return;
     const demand = this.context.demand?.(this.offer) ?? this.maxWorkers;
     const allocations = this.allocations();
     const decision = decideScaling({ demand, maxWorkers: this.maxWorkers, allocations });
@@ -336,7 +349,13 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     }
     this.answered = true;
     for (const id of ids) {
-      this.table.set(id, { id, state: "pending", order: this.order++, cancelRequested: false });
+      this.table.set(id, {
+        id,
+        state: "pending",
+        order: this.order++,
+        cancelRequested: false,
+        reason: "None",
+      });
     }
     this.logger.info({ allocations: ids, demand }, "allocations submitted");
     this.emit("submitted", ids);
@@ -367,6 +386,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
         state: phase,
         order: this.order++,
         cancelRequested: false,
+        reason: entry.reason,
       });
     }
     for (const allocation of [...this.table.values()]) {
@@ -399,6 +419,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
         return;
       case "pending":
         allocation.state = "pending";
+        allocation.reason = entry.reason;
         return;
       case "running":
         // A pending-only cancel does not touch a job that has started.
@@ -446,6 +467,47 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
         return;
       }
     }
+  }
+
+  /**
+   * Tells the user why the run waits for Slurm. An allocation pending for a reason that
+   * Slurm will never start it for as asked (`pendingReason`) fails the pool
+   * (`ALLOCATION_UNSATISFIABLE`), as an `sbatch` that refuses it would. When every
+   * allocation has been pending, none running, for `PENDING_WARNING_MS`, a warning says for
+   * how long and Slurm's reasons in words; again when they change, and at most every
+   * `REPEAT_PENDING_MS` while they do not.
+   */
+  private watchPending(): void {
+    const pending = [...this.table.values()].filter((a) => a.state === "pending");
+    const blocked = pending.find((a) => pendingReason(a.reason).blocked);
+    if (blocked !== undefined) {
+      this.fail(
+        new SlurmError(
+          "ALLOCATION_UNSATISFIABLE",
+          `Slurm will not start allocation ${blocked.id} of pool ${this.name} as asked: it is pending for ${blocked.reason}, ${pendingReason(blocked.reason).says}. ` +
+            `Change what the pool asks for (--partition, --slurm-opt; its sbatch options are ${this.sbatchOptions.join(" ")}), or ask the cluster's administrators; ` +
+            `\`scontrol show job ${blocked.id}\` and \`scontrol show partition\` show the request and the limits.`,
+          [blocked.id],
+        ),
+      );
+      return;
+    }
+    if (pending.length === 0 || pending.length < this.table.size) {
+      this.waiting = undefined;
+      return;
+    }
+    const now = this.clock.now();
+    this.waiting ??= { since: now };
+    const waited = now - this.waiting.since;
+    if (waited < PENDING_WARNING_MS) return;
+    const reasons = reasonsOf(pending);
+    const { told } = this.waiting;
+    if (told?.reasons === reasons && now - told.at < REPEAT_PENDING_MS) return;
+    this.waiting.told = { reasons, at: now };
+    this.logger.warn(
+      { allocations: pending.map((a) => a.id) },
+      `no allocation of the Slurm pool ${this.name} has started in ${minutes(waited)}: ${reasons}; the run waits for Slurm (\`squeue -n ${this.name}\` lists them)`,
+    );
   }
 
   /** Fails the pool with `ALLOCATION_FAILED` for an allocation that ended `entry.state`. */
@@ -647,6 +709,24 @@ function arrayRecordOf(
   const array = /^(\d+)_\d+$/.exec(id)?.[1];
   const record = array === undefined ? undefined : listed.get(array);
   return record && { ...record, id };
+}
+
+/** "3 pending for Priority (jobs of higher priority are ahead of it), 1 for Resources (...)". */
+function reasonsOf(pending: readonly Allocation[]): string {
+  const counts = new Map<string, number>();
+  for (const { reason } of pending) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  return [...counts]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([reason, count], i) => {
+      const says = pendingReason(reason).says;
+      return `${count}${i === 0 ? " pending" : ""} for ${reason}${says === undefined ? "" : ` (${says})`}`;
+    })
+    .join(", ");
+}
+
+/** "45 s", or whole minutes from two minutes on. */
+function minutes(ms: number): string {
+  return ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
 }
 
 /** ` (reason: R)` for an entry with a reason other than Slurm's `None`, else "". */

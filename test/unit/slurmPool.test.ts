@@ -91,6 +91,18 @@ function polls(pool: SlurmPool, n: number): Promise<void> {
   });
 }
 
+/** Real timers, and a `now()` the test moves forward: minutes pass without waiting. */
+function steppedClock() {
+  const real = nodeClock();
+  const clock = { ...real, skipped: 0, now: () => real.now() + clock.skipped };
+  return clock;
+}
+
+/** A logger whose warnings' messages land in `warnings`. */
+function capturing(warnings: string[]) {
+  return pino({ level: "warn" }, { write: (line: string) => warnings.push(JSON.parse(line).msg) });
+}
+
 describe("slurmPool", () => {
   it("offers its resources and needs worker processes", () => {
     const pool = slurmPool({ jobsModule: "/jobs.ts", resources: { cpus: 2, memory: 512 } });
@@ -272,6 +284,55 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     });
   }
 
+  it("fails the pool when Slurm keeps an allocation pending for a reason it will never start it for", async () => {
+    const slurm = new FakeSlurm(2);
+    slurm.startsOnQueue = false;
+    const pool = start(slurm, { value: 2 });
+    await until(() => slurm.allocations.size === 2, "two allocations");
+    for (const id of ["100_0", "100_1"]) slurm.allocations.get(id)!.reason = "PartitionConfig";
+    const error = await pool.failed;
+    expect(error.code).toBe("ALLOCATION_UNSATISFIABLE");
+    expect(error.allocations).toEqual(["100_0"]);
+    expect(error.message).toBe(
+      `Slurm will not start allocation 100_0 of pool ${pool.name} as asked: it is pending for PartitionConfig, it asks for more than the partition allows (CPUs, memory or GPUs on one node, or nodes). ` +
+        `Change what the pool asks for (--partition, --slurm-opt; its sbatch options are --cpus-per-task=1 --chdir=${process.cwd()}), or ask the cluster's administrators; ` +
+        "`scontrol show job 100_0` and `scontrol show partition` show the request and the limits.",
+    );
+    await pool.stop();
+    expect(slurm.active()).toEqual([]);
+  });
+
+  it("says why, after a minute in which no allocation started, and again when Slurm's reasons change", async () => {
+    const slurm = new FakeSlurm(2);
+    slurm.startsOnQueue = false;
+    const clock = steppedClock();
+    const warnings: string[] = [];
+    const pool = start(slurm, { value: 3 }, { clock }, { logger: capturing(warnings) });
+    await until(() => slurm.allocations.size === 3, "three allocations");
+    for (const id of ["100_0", "100_1", "100_2"]) slurm.allocations.get(id)!.reason = "Priority";
+    await polls(pool, 2);
+    clock.skipped = 59_000;
+    await polls(pool, 2);
+    expect(warnings).toEqual([]);
+    clock.skipped = 65_000;
+    await polls(pool, 3);
+    expect(warnings).toEqual([
+      `no allocation of the Slurm pool ${pool.name} has started in 65 s: 3 pending for Priority (jobs of higher priority are ahead of it); the run waits for Slurm (\`squeue -n ${pool.name}\` lists them)`,
+    ]);
+    slurm.allocations.get("100_2")!.reason = "Resources";
+    clock.skipped = 180_000;
+    await polls(pool, 3);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]).toBe(
+      `no allocation of the Slurm pool ${pool.name} has started in 3 min: 2 pending for Priority (jobs of higher priority are ahead of it), 1 for Resources (the nodes it needs are busy); the run waits for Slurm (\`squeue -n ${pool.name}\` lists them)`,
+    );
+    // One starts: the run is no longer waiting, and nothing more is said.
+    slurm.startPending();
+    clock.skipped = 3_600_000;
+    await polls(pool, 3);
+    expect(warnings).toHaveLength(2);
+  });
+
   it("takes a failing squeue as no information: nothing submitted, cancelled or failed", async () => {
     const slurm = new FakeSlurm(2);
     const demand = { value: 2 };
@@ -346,21 +407,6 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     const NO_CONFIG =
       "squeue -h -n baton-x exited with code 1: squeue: error: fetch_config: DNS SRV lookup failed\n" +
       "squeue: fatal: Could not establish a configuration source";
-
-    /** Real timers, and a `now()` the test moves forward: minutes pass without waiting. */
-    function steppedClock() {
-      const real = nodeClock();
-      const clock = { ...real, skipped: 0, now: () => real.now() + clock.skipped };
-      return clock;
-    }
-
-    /** A logger whose warnings' messages land in `warnings`. */
-    function capturing(warnings: string[]) {
-      return pino(
-        { level: "warn" },
-        { write: (line: string) => warnings.push(JSON.parse(line).msg) },
-      );
-    }
 
     async function calls(slurm: BrokenSlurm, n: number): Promise<void> {
       const target = slurm.queueCalls + n;

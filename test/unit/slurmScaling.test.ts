@@ -5,7 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { allocationPhase } from "../../src/machines/allocationState.ts";
+import { allocationPhase, pendingReason } from "../../src/machines/allocationState.ts";
 import {
   type AllocationView,
   decideScaling,
@@ -118,5 +118,30 @@ describe("allocationPhase", () => {
     expect(allocationPhase("CANCELLED by 0")).toBe("failed");
     expect(allocationPhase("running")).toBe("running");
     expect(allocationPhase("SOMETHING_NEW")).toBeUndefined();
+  });
+});
+
+describe("pendingReason", () => {
+  it("tells the reasons Slurm will never start an allocation for as asked from those it waits for", () => {
+    for (const reason of [
+      "PartitionConfig",
+      "PartitionTimeLimit",
+      "BadConstraints",
+      "InvalidAccount",
+    ]) {
+      expect(pendingReason(reason).blocked).toBe(true);
+    }
+    for (const reason of ["None", "Resources", "Priority", "BeginTime", "ReqNodeNotAvail"]) {
+      expect(pendingReason(reason).blocked).toBe(false);
+    }
+    expect(pendingReason("QOSGrpCpuLimit")).toEqual({
+      blocked: false,
+      says: "an aggregate limit of its account or QOS is reached (it waits for other jobs to end)",
+    });
+    expect(pendingReason("QOSMaxJobsPerUserLimit").blocked).toBe(false);
+    expect(pendingReason("MaxCpuPerAccount").says).toBe(
+      "a limit of its account or QOS holds it back",
+    );
+    expect(pendingReason("SomethingNew")).toEqual({ blocked: false, says: undefined });
   });
 });
