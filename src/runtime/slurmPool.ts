@@ -27,6 +27,12 @@ const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
 const WORKER_RESTARTS = 5;
 /** A failing Slurm command's warning, unchanged, is logged again at most this often. */
 const REPEAT_WARNING_MS = 60_000;
+/**
+ * What `sbatch` says when a submission is refused for its size: more array tasks than
+ * MaxArraySize ("Invalid job array specification") or more jobs than a submit limit
+ * ("Job violates accounting/QOS policy (job submit limit, ...)").
+ */
+const SUBMIT_LIMIT = /job array|submit limit|MaxSubmit|accounting\/QOS policy/i;
 /** How long allocations may all stay pending, none running, before the user is told why. */
 const PENDING_WARNING_MS = 60_000;
 /** The same pending reasons are told again at most this often. */
@@ -330,9 +336,10 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       });
     } catch (error) {
       if (error instanceof SlurmError && error.code === "SBATCH_REJECTED") {
-        // A cluster's MaxArraySize (1001 by default) or a per-user submit limit refuses many at once.
+        // A cluster's MaxArraySize (1001 by default) or a per-user submit limit refuses many
+        // at once; a bad partition or option refuses one as well, and then the hint misleads.
         const many =
-          count > 1
+          count > 1 && SUBMIT_LIMIT.test(error.message)
             ? `, or ask for fewer allocations at once with --max-workers (maxWorkers): this submission asked for ${count}${this.options.array === false ? "" : " as one job array"}, which a limit of the cluster's (MaxArraySize, MaxSubmitJobs) may refuse`
             : "";
         this.fail(

@@ -523,15 +523,29 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(error.message).not.toContain("--max-workers");
   });
 
+  it("says nothing of many allocations at once when Slurm refuses a submission of many for another cause", async () => {
+    const slurm = new FakeSlurm(2);
+    slurm.rejectSubmissions = true;
+    const pool = start(slurm, { value: 4 }, { maxWorkers: 4 });
+    const error = await pool.failed;
+    expect(slurm.submissions[0]!.count).toBe(4);
+    expect(error.message).toBe(
+      "Slurm refused the pool's allocations: sbatch exited with code 1: invalid partition. Check --partition and --slurm-opt.",
+    );
+  });
+
   it("says to ask for fewer at once when Slurm refuses a submission of many allocations", async () => {
     for (const array of [true, false]) {
       const slurm = new FakeSlurm(2);
       slurm.rejectSubmissions = true;
+      slurm.rejection = array
+        ? "sbatch: error: Batch job submission failed: Invalid job array specification"
+        : "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)";
       const pool = start(slurm, { value: 1200 }, { maxWorkers: 1200, array });
       const error = await pool.failed;
       expect(error.code).toBe("SBATCH_REJECTED");
       expect(error.message).toBe(
-        `Slurm refused the pool's allocations: sbatch exited with code 1: invalid partition. Check --partition and --slurm-opt, or ask for fewer allocations at once with --max-workers (maxWorkers): this submission asked for 1200${array ? " as one job array" : ""}, which a limit of the cluster's (MaxArraySize, MaxSubmitJobs) may refuse.`,
+        `Slurm refused the pool's allocations: ${slurm.rejection}. Check --partition and --slurm-opt, or ask for fewer allocations at once with --max-workers (maxWorkers): this submission asked for 1200${array ? " as one job array" : ""}, which a limit of the cluster's (MaxArraySize, MaxSubmitJobs) may refuse.`,
       );
     }
   });
