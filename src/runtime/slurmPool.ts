@@ -9,11 +9,13 @@ import type { Resources } from "../graph/job.ts";
 import { allocationPhase, pendingReason } from "../machines/allocationState.ts";
 import { type AllocationView, decideScaling } from "../machines/slurmScaling.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { logTail } from "./logTail.ts";
 import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock } from "./ports.ts";
 import { requireJobsModule } from "./requireJobsModule.ts";
+import { requireWhole } from "./requireWhole.ts";
 import { slurmPoolOf } from "./runFiles.ts";
 import { shellQuote } from "./shellQuote.ts";
 import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
@@ -33,6 +35,8 @@ const REPEAT_WARNING_MS = 60_000;
  * ("Job violates accounting/QOS policy (job submit limit, ...)").
  */
 const SUBMIT_LIMIT = /job array|submit limit|MaxSubmit|accounting\/QOS policy/i;
+/** The most allocations a pool holds at once unless told (`maxWorkers`). */
+const DEFAULT_MAX_WORKERS = 4;
 /** How long allocations may all stay pending, none running, before the user is told why. */
 const PENDING_WARNING_MS = 60_000;
 /** The same pending reasons are told again at most this often. */
@@ -145,6 +149,10 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
     shape: "{ jobsModule, maxWorkers, partition, … }",
   });
   requireJobsModule("slurmPool", options.jobsModule);
+  checkPoolOptions("slurmPool", options);
+  const maxWorkers = options.maxWorkers ?? DEFAULT_MAX_WORKERS;
+  requireWhole("slurmPool", "maxWorkers", maxWorkers);
+  checkWorkerCount("slurmPool: maxWorkers", maxWorkers, "connected");
   const resources = options.resources ?? { cpus: 1 };
   return {
     offers: [resources],
@@ -238,12 +246,8 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     private readonly context: PoolStart,
   ) {
     super();
-    this.maxWorkers = options.maxWorkers ?? 4;
+    this.maxWorkers = options.maxWorkers ?? DEFAULT_MAX_WORKERS;
     this.pollMs = options.pollMs ?? 1000;
-    if (!Number.isInteger(this.maxWorkers) || this.maxWorkers < 1) {
-      throw new ConfigError(`maxWorkers must be an integer of at least 1, not ${this.maxWorkers}`);
-    }
-    checkWorkerCount("maxWorkers", this.maxWorkers, "connected");
     if (!(this.pollMs > 0)) {
       throw new ConfigError(`pollMs must be a positive number of ms, not ${this.pollMs}`);
     }

@@ -109,15 +109,27 @@ describe("slurmPool", () => {
     expect(pool.offers).toEqual([{ cpus: 2, memory: 512 }]);
     expect(pool.remote).toBe(true);
   });
+
+  it("refuses, when it is made, values its workers or Slurm could never take", () => {
+    const made = (options: Partial<SlurmPoolOptions>) => () =>
+      slurmPool({ jobsModule: "/jobs.ts", ...options });
+    expect(made({ logLevel: "verbose" as "info" })).toThrow(
+      /^slurmPool: logLevel must be one of trace, debug, info, warn, error, fatal, silent, not "verbose"/,
+    );
+    expect(made({ handlerThread: "yes" as unknown as boolean })).toThrow(
+      /^slurmPool: handlerThread must be true or false, not "yes"/,
+    );
+    expect(made({ resources: { cpus: -1 } })).toThrow(/^slurmPool: resources.cpus must be/);
+    expect(made({ maxWorkers: -1 })).toThrow(
+      /^slurmPool: maxWorkers must be a whole number of 1 or more, not -1/,
+    );
+    expect(made({ maxWorkers: 1e12 })).toThrow(
+      /^slurmPool: maxWorkers 1000000000000 is more workers than this coordinator can hold connections to: at most \d+, since each holds a connection to this coordinator, an open file, and /,
+    );
+  });
 });
 
 describe("startSlurmPool against the in-memory Slurm", () => {
-  it("refuses more workers at once (maxWorkers) than this process can hold connections to", () => {
-    expect(() => start(new FakeSlurm(), { value: 0 }, { maxWorkers: 1e12 })).toThrow(
-      /^maxWorkers 1000000000000 is more workers than this coordinator can hold connections to: at most \d+, since each holds a connection to this coordinator, an open file, and /,
-    );
-  });
-
   it("writes a private batch script that names the secret file, never the secret", () => {
     const pool = start(new FakeSlurm(), { value: 0 });
     const script = readFileSync(pool.script, "utf8");
