@@ -3,6 +3,7 @@ import { ConfigError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { PLANTED_BUGS, type PlantedBug } from "../machines/plantedBugs.ts";
+import { DRAWN_WORLD } from "../sim/drawnRankGroups.ts";
 import {
   FAULT_PROFILES,
   type Fault,
@@ -56,8 +57,9 @@ crash, one per seed; invariant(holds, message) fails the seed when holds is fals
   --jobs N               jobs in the drawn graph (default 100, at most ${SIM_LIMITS.jobs}; not
                          with GRAPH)
   --workers N            in-process workers (default 8, at most ${SIM_LIMITS.workers})
-  --world N              rank groups (real launcher and reaper on simulated processes) of up
-                         to N ranks (default 4, at most 10000; 0: no rank groups)
+  --world N              draw rank groups (real launcher and reaper on simulated processes)
+                         of up to N ranks beside the graph, at most 10000; 0: none (default
+                         4 with the drawn graph, 0 with GRAPH: their trace is not yours)
   --until T              virtual ms by which the run must be over (at most 2592000000: 30 days)
   --plant BUG            switch a planted bug on (${PLANTED_BUGS.join(", ")})
   --threads N            threads simulating seeds side by side (default: the machine's
@@ -80,9 +82,6 @@ crash, one per seed; invariant(holds, message) fails the seed when holds is fals
 
 Exit code: 0 when every seed passed, 1 when one failed, 2 for bad usage, 130 / 143 after
 SIGINT / SIGTERM (which say how many seeds were done and the command that runs the rest).`;
-
-/** The largest rank group drawn by default. */
-const DEFAULT_WORLD = 4;
 
 /** How often a seed's progress line is drawn again, at most (wall ms). */
 const PROGRESS_EVERY_MS = 100;
@@ -181,7 +180,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       wholeNumberFlag("--world", values.world, "a number of ranks", {
         least: 0,
         most: SIM_LIMITS.world,
-      }) ?? DEFAULT_WORLD,
+      }) ?? defaultWorld(modules),
     until: wholeNumberFlag("--until", values.until, MILLISECONDS, { most: SIM_LIMITS.virtualMs }),
     plantedBugs,
   };
@@ -418,6 +417,14 @@ function drawn(s: Settings): DrawnSimulation {
   };
 }
 
+/**
+ * The largest rank group drawn when `--world` is left out: none beside a graph of your own
+ * (`drawsRankGroups`).
+ */
+function defaultWorld(modules: SimModules | undefined): number {
+  return modules === undefined ? DRAWN_WORLD : 0;
+}
+
 /** `simulate`'s rank-group options for `s`. */
 function rankGroups(s: Settings) {
   return s.world === 0 ? { ranks: false } : { world: s.world };
@@ -471,7 +478,7 @@ function command(seeds: string, s: Settings, jobs: number, workers: number, faul
   if (plan === undefined) parts.push(`--faults ${s.profile}`);
   else if (plan.length === 0) parts.push("--faults none");
   else parts.push(`--fault-list "${formatFaults(plan)}"`);
-  if (s.world !== DEFAULT_WORLD) parts.push(`--world ${s.world}`);
+  if (s.world !== defaultWorld(s.modules)) parts.push(`--world ${s.world}`);
   if (s.until !== undefined) parts.push(`--until ${s.until}`);
   for (const bug of s.plantedBugs) parts.push(`--plant ${bug}`);
   return parts.join(" ");

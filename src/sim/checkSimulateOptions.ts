@@ -2,6 +2,7 @@ import { ConfigError } from "../errors.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
+import { RANK_GROUPS_RULE } from "./drawnRankGroups.ts";
 import { checkFaults, FAULT_PROFILES, type FaultProfile } from "./faultPlan.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
 import type { SimulateOptions } from "./simulate.ts";
@@ -32,8 +33,8 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
  * handlers (the drawn handlers ran it, and the engine said to add kinds "to the job module")
  * or handlers without a graph (they ran the drawn graph), handlers that are neither a job
  * module nor a function (what a module cannot run is `yourJobs`'s to say), `world` beside
- * `ranks: false` (which leaves out the rank groups it sizes; `world: 0` drew groups of one
- * rank, so it is refused too, pointing at `ranks: false`), an `until` that is
+ * `ranks: false` (`world` draws the rank groups `ranks: false` leaves out: `RANK_GROUPS_RULE`;
+ * `world: 0` drew groups of one rank, so it is refused too, saying how to draw none), an `until` that is
  * not a whole number of milliseconds up to `SIM_LIMITS.virtualMs` (-5 failed every seed, NaN
  * switched the liveness bound off), faults that are neither a profile nor a plan of valid
  * faults, a `ranks` that is not a boolean, an unknown planted bug (a typo passed). `simulate`
@@ -74,13 +75,13 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
   if (options.world !== undefined) {
     if (options.world === 0) {
       throw new ConfigError(
-        `${where}: world must be a whole number from 1 to ${SIM_LIMITS.world}, not 0; to leave the rank groups out, give ranks: false`,
+        `${where}: world must be a whole number from 1 to ${SIM_LIMITS.world}, not 0; to draw no rank groups, leave world out beside a graph of your own, or give ranks: false (${RANK_GROUPS_RULE})`,
       );
     }
     requireWhole(where, "world", options.world, 1, SIM_LIMITS.world);
     if (options.ranks === false) {
       throw new ConfigError(
-        `${where}: world sizes the drawn rank groups, and ranks: false leaves them out: leave world out, or ranks`,
+        `${where}: world draws rank groups, and ranks: false leaves them out: give one of them (${RANK_GROUPS_RULE})`,
       );
     }
   }

@@ -13,6 +13,7 @@ import { whereThrown } from "../runtime/userModule.ts";
 import type { GroupProgress } from "../viz/groupProgress.ts";
 import { checkSimulateOptions } from "./checkSimulateOptions.ts";
 import { CoordinatorWatch } from "./coordinatorWatch.ts";
+import { DRAWN_WORLD, drawsRankGroups } from "./drawnRankGroups.ts";
 import { drawFaults, type Fault, type FaultProfile, faultsEnd, formatFaults } from "./faultPlan.ts";
 import { InvariantChecker } from "./invariants.ts";
 import { RankGroupScenario } from "./rankGroupScenario.ts";
@@ -73,12 +74,15 @@ export interface SimulateOptions {
   onProgress?: ((progress: SimProgress) => void) | undefined;
   /**
    * Also launch rank groups with the real `launchGroup` and reaper on simulated processes,
-   * with faults drawn from the seed (default true; see `RankGroupScenario`).
+   * with faults drawn from the seed (see `RankGroupScenario`). Default: true beside the drawn
+   * graph, false beside a graph of your own (their trace lines are not yours, and they cost
+   * each seed more than a small graph does) unless you give `world`.
    */
   ranks?: boolean | undefined;
   /**
-   * The largest world size of a drawn rank group (default 4, from 1 to `SIM_LIMITS.world`:
-   * 10,000). Not beside `ranks: false`, which leaves the rank groups out.
+   * Draw rank groups of up to this many ranks (from 1 to `SIM_LIMITS.world`: 10,000; drawn
+   * groups are of up to 4 when it is left out), beside your graph too. Not beside
+   * `ranks: false`, which leaves them out.
    */
   world?: number | undefined;
 }
@@ -137,7 +141,7 @@ export interface SimulationResult {
    * ```ts
    * const parse = job("parse", null, { after: [job("fetch", 1)] });
    * const handlers = { fetch: (n: number) => n, parse: () => 2 };
-   * const report = await simulate({ seed: 1, graph: [parse], handlers, ranks: false });
+   * const report = await simulate({ seed: 1, graph: [parse], handlers });
    * const parsed = [...(report.outcomes?.values() ?? [])].find((o) => o.kind === "parse");
    * if (parsed?.value !== 2) throw new Error(`parse returned ${JSON.stringify(parsed?.value)}`);
    * ```
@@ -178,8 +182,9 @@ const drain = () => new Promise<void>((resolve) => setImmediate(resolve));
  * from one seed: a graph (yours or one drawn from the seed), a fault plan (drawn from a
  * profile or given), DESIGN §4's invariants checked after every coordinator event and every
  * step, and a liveness bound once the faults are over. The same options give the same trace.
- * Beside the graph, each seed also launches rank groups of up to `world` ranks (default 4)
- * with the real launcher and reaper on simulated processes; `ranks: false` leaves them out.
+ * Beside the drawn graph, each seed also launches rank groups of up to `world` ranks (default
+ * 4) with the real launcher and reaper on simulated processes (`ranks: false` leaves them
+ * out); beside a graph of your own, only when you give `world` (or `ranks: true`).
  * Options no simulation can use (an unknown planted bug, a bad `until`, too many jobs) are a
  * `ConfigError` before anything runs.
  *
@@ -194,7 +199,7 @@ const drain = () => new Promise<void>((resolve) => setImmediate(resolve));
  *   seed: 1,
  *   graph: [job("parse", null, { after: [a] })],
  *   handlers: ({ sleep }) => ({ fetch: async (n) => { await sleep(50); return n; }, parse: () => 2 }),
- *   ranks: false, // no drawn rank groups beside it
+ *   world: 8, // drawn rank groups of up to 8 ranks beside it (none without)
  * });
  * ```
  */
@@ -275,19 +280,18 @@ class Simulation {
     this.bugs = [...(options.plantedBugs ?? [])];
     this.realWork = options.handlers === undefined ? undefined : new RealWorkWatch();
     this.handlerLog = options.handlers === undefined ? undefined : traceLog(this.trace.add);
-    this.ranks =
-      options.ranks === false
-        ? undefined
-        : new RankGroupScenario(
-            this.clock,
-            this.root.fork("ranks"),
-            { maxWorld: options.world ?? 4, plantedBugs: this.bugs },
-            {
-              trace: this.trace.add,
-              fail: (invariant, message) => this.fail(invariant, message),
-              ...(options.onGroupProgress && { groupProgress: options.onGroupProgress }),
-            },
-          );
+    this.ranks = drawsRankGroups(options)
+      ? new RankGroupScenario(
+          this.clock,
+          this.root.fork("ranks"),
+          { maxWorld: options.world ?? DRAWN_WORLD, plantedBugs: this.bugs },
+          {
+            trace: this.trace.add,
+            fail: (invariant, message) => this.fail(invariant, message),
+            ...(options.onGroupProgress && { groupProgress: options.onGroupProgress }),
+          },
+        )
+      : undefined;
   }
 
   /**

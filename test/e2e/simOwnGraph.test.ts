@@ -86,6 +86,30 @@ describe("baton sim on a graph of your own", () => {
     expect(smaller.stdout).toMatch(/^seed 0: FAIL invariant 1 /m);
   });
 
+  it("draws rank groups beside your graph only with --world N, which its replay command keeps", async () => {
+    const alone = await sim(...OWN, "--seed", "1", "--workers", "2", "--trace");
+    expect(alone.code).toBe(0);
+    expect(alone.stdout).toMatch(/grant \w+ \(merge\) to/);
+    expect(alone.stdout).not.toMatch(/ ranks /);
+    const beside = await sim(...OWN, "--seed", "1", "--workers", "2", "--world", "4", "--trace");
+    expect(beside.code).toBe(0);
+    expect(beside.stdout).toMatch(/ ranks launch 1 /);
+    const failing = [
+      "--seed",
+      "0",
+      "--workers",
+      "3",
+      "--plant",
+      "lease-running-job",
+      "--no-shrink",
+    ];
+    const exit = await sim(...OWN, ...failing, "--world", "4");
+    expect(exit.code).toBe(1);
+    expect(/^replay: (baton sim .*)$/m.exec(exit.stdout)![1]!).toBe(
+      `baton sim ${OWN_ABSOLUTE} --replay 0 --workers 3 --faults default --world 4 --plant lease-running-job --trace`,
+    );
+  });
+
   it("prints a replay command that a shell runs from another folder, whatever the modules' folder is called", async () => {
     const dir = join(mkdtempSync(join(tmpdir(), "baton-sim-")), "my $HOME copy");
     folders.push(dirname(dir));

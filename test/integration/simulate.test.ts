@@ -70,6 +70,30 @@ describe("simulate", () => {
     ]);
   });
 
+  it("draws rank groups beside a graph of your own only when world or ranks: true asks, and beside the drawn graph unless ranks: false", async () => {
+    const yours = {
+      seed: 5,
+      graph: [job("fetch", 1)],
+      handlers: { fetch: (n: number) => n },
+      workers: 1,
+      faults: "none" as const,
+    };
+    const drawnGraph = { seed: 5, jobs: 2, workers: 1, faults: "none" as const };
+    /** The rank lists of the launches a seed traced (`ranks launch N dep by launcher P: [...]`). */
+    const launches = async (options: Parameters<typeof simulate>[0]) =>
+      (await simulate(options)).trace.flatMap((line) => {
+        const ranks = / ranks launch \d+ \S+ by launcher \d+(?: contained)?: (\[.*?\])/.exec(line);
+        return ranks ? [JSON.parse(ranks[1]!) as unknown[]] : [];
+      });
+    expect(await launches(yours)).toEqual([]);
+    const sized = await launches({ ...yours, world: 2 });
+    expect(sized.length).toBeGreaterThan(0);
+    expect(Math.max(...sized.map((ranks) => ranks.length))).toBeLessThanOrEqual(2);
+    expect((await launches({ ...yours, ranks: true })).length).toBeGreaterThan(0);
+    expect((await launches(drawnGraph)).length).toBeGreaterThan(0);
+    expect(await launches({ ...drawnGraph, ranks: false })).toEqual([]);
+  });
+
   it("runs a plain handler of a rank job's kind as the group's stand-in, with the job's ranks", async () => {
     const train = job("train", { lr: 0.1 }, { ranks: 4 });
     const score = job("score", null, { after: [train] });

@@ -2,7 +2,7 @@
  * `simulate` and `simulateSeeds` refuse, before anything runs, the options that would give a
  * false answer: an unknown planted bug (a typo passed), an `until` that failed every seed (-5)
  * or switched liveness off (NaN), more jobs, workers or ranks than a seed can take, a `world`
- * that `ranks: false` ignored, handlers that cannot run the graph (naming `handlers`), more
+ * (which draws rank groups) beside `ranks: false` (which leaves them out), handlers that cannot run the graph (naming `handlers`), more
  * threads than fit, an empty range.
  */
 import { describe, expect, it } from "vitest";
@@ -17,6 +17,9 @@ const nope = ["nope"] as unknown as PlantedBug[];
 /** A graph of your own: fetch, then parse. */
 const graph = job("parse", null, { after: [job("fetch", 1)] });
 const one = () => 1;
+/** When rank groups are drawn, as the errors about `world` and `ranks` say it. */
+const RULE =
+  "rank groups are drawn beside the drawn graph (up to 4 ranks) and not beside a graph of your own; world: N draws them beside either, of up to N ranks, and ranks: false leaves them out";
 
 describe("simulate's options", () => {
   it.each([
@@ -111,11 +114,25 @@ describe("simulate's options", () => {
     [{ world: 100_000 }, `world must be a whole number from 1 to ${SIM_LIMITS.world}`],
     [
       { world: 0 },
-      `world must be a whole number from 1 to ${SIM_LIMITS.world}, not 0; to leave the rank groups out, give ranks: false`,
+      `world must be a whole number from 1 to ${SIM_LIMITS.world}, not 0; to draw no rank groups, leave world out beside a graph of your own, or give ranks: false (${RULE})`,
+    ],
+    [
+      { graph: [graph], jobs: undefined, handlers: { fetch: one, parse: one }, world: 0 },
+      `world must be a whole number from 1 to ${SIM_LIMITS.world}, not 0; to draw no rank groups, leave world out beside a graph of your own, or give ranks: false (${RULE})`,
     ],
     [
       { world: 3, ranks: false },
-      "world sizes the drawn rank groups, and ranks: false leaves them out: leave world out, or ranks",
+      `world draws rank groups, and ranks: false leaves them out: give one of them (${RULE})`,
+    ],
+    [
+      {
+        graph: [graph],
+        jobs: undefined,
+        handlers: { fetch: one, parse: one },
+        world: 3,
+        ranks: false,
+      },
+      `world draws rank groups, and ranks: false leaves them out: give one of them (${RULE})`,
     ],
     [{ seed: -1 }, "seed must be a whole number from 0 to 4294967295, not -1"],
     [{ seed: 2 ** 32 }, "seed must be a whole number from 0 to 4294967295, not 4294967296"],
