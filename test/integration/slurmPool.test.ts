@@ -101,11 +101,22 @@ function watchedPool(
   };
 }
 
-/** The graph module with these sizes (workers read the same variables through sbatch's environment). */
-async function graph(wide: number, chain: number, delayMs: number, markers = "") {
+/**
+ * The graph module with these sizes (workers read the same variables through sbatch's
+ * environment): `markers` is the folder jobs mark as they start, `firstAttemptMs` how long a
+ * job's first attempt takes instead of `delayMs`.
+ */
+async function graph(
+  wide: number,
+  chain: number,
+  delayMs: number,
+  { markers = "", firstAttemptMs }: { markers?: string; firstAttemptMs?: number } = {},
+) {
   process.env.BATON_TEST_WIDE = String(wide);
   process.env.BATON_TEST_CHAIN = String(chain);
   process.env.BATON_TEST_DELAY_MS = String(delayMs);
+  process.env.BATON_TEST_FIRST_ATTEMPT_MS =
+    firstAttemptMs === undefined ? "" : String(firstAttemptMs);
   process.env.BATON_TEST_MARKERS = markers;
   const module = await import(`${GRAPH}?wide=${wide}&chain=${chain}&delay=${delayMs}`);
   return { roots: module.default, jobs: loadJobs(module.jobs, moduleSource(GRAPH)) };
@@ -342,7 +353,7 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     const dir = tempDir();
     const markers = join(dir, "markers");
     mkdirSync(markers);
-    const { roots, jobs } = await graph(40, 0, 300, markers);
+    const { roots, jobs } = await graph(40, 0, 300, { markers });
     const store = await ResultStore.open(join(dir, "store"), nodeFiles());
     const engine = createEngine({ jobs, workers: watchedPool({ maxWorkers: 2 }), store });
     const run = engine.run(roots);
@@ -395,20 +406,32 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
   });
 
   it("replaces allocations that reach their --time mid-job and completes the run, retrying their jobs", async () => {
-    // Four jobs of 50 s on two allocations of one minute: Slurm ends both (TIMEOUT) 60 to
-    // 90 s after they start (it checks limits every 30 s), during the second pair of jobs,
-    // which go back to the run and complete in the replacements.
+    // Two jobs on two allocations of ten minutes. Once both run, each allocation's limit is
+    // lowered to 0, below the time it has run (`TimeLimit=0:01` would round up to a minute),
+    // so Slurm ends both TIMEOUT at its next check of limits (every 30 s). The jobs' first
+    // attempts outlast that check; they go back to the run and their retries complete at once
+    // in the replacements.
     const dir = tempDir();
-    const { roots, jobs } = await graph(4, 0, 50_000);
+    const markers = join(dir, "markers");
+    mkdirSync(markers);
+    const { roots, jobs } = await graph(2, 0, 100, { markers, firstAttemptMs: 600_000 });
     const store = await ResultStore.open(join(dir, "store"), nodeFiles());
     const submitted: string[] = [];
-    const workers = watchedPool({ maxWorkers: 2, sbatchOptions: ["--time=1"] }, (pool) =>
+    const workers = watchedPool({ maxWorkers: 2, sbatchOptions: ["--time=10"] }, (pool) =>
       pool.on("submitted", (ids) => submitted.push(...ids)),
     );
-    const result = await createEngine({ jobs, workers, store }).run(roots);
+    const run = createEngine({ jobs, workers, store }).run(roots);
+    const running = () => started[0]?.allocations().filter((a) => a.state === "running") ?? [];
+    await until(
+      () => readdirSync(markers).length === 2 && running().length === 2,
+      "both jobs to run, one in each allocation",
+    );
+    const limited = running().map((a) => a.id);
+    for (const id of limited) slurm("scontrol", ["update", `JobId=${id}`, "TimeLimit=0"]);
+    const result = await run;
 
     expect(result.ok).toBe(true);
-    expect(result.counts.completed).toBe(4);
+    expect(result.counts.completed).toBe(2);
     const retried = [...result.jobs.values()].filter((o) => o.lostWorkers.length > 0);
     expect(retried.length).toBeGreaterThan(0);
     for (const outcome of retried) {
@@ -416,15 +439,18 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
       const allocation = outcome.lostWorkers[0]!.slice("slurm-".length);
       expect(slurm("scontrol", ["show", "job", "-o", allocation])).toMatch(/\bJobState=TIMEOUT\b/);
     }
+    // Each job was lost with the allocation it ran in.
+    const lost = retried.flatMap((o) => o.lostWorkers.map((w) => w.slice("slurm-".length)));
+    expect(lost.sort()).toEqual([...limited].sort());
     expect(submitted.length).toBeGreaterThan(2);
     expect(activeInQueue(started[0]!.name)).toEqual([]);
-  }, 300_000);
+  }, 120_000);
 
   it("requeues the job of a worker killed inside its allocation and completes the run", async () => {
     const dir = tempDir();
     const markers = join(dir, "markers");
     mkdirSync(markers);
-    const { roots, jobs } = await graph(8, 0, 1000, markers);
+    const { roots, jobs } = await graph(8, 0, 1000, { markers });
     const store = await ResultStore.open(join(dir, "store"), nodeFiles());
     const engine = createEngine({ jobs, workers: watchedPool({ maxWorkers: 2 }), store });
     const run = engine.run(roots);
