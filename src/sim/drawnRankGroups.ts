@@ -7,8 +7,7 @@ export const DRAWN_WORLD = 4;
  * When a simulation draws rank groups beside its graph, in words, for the errors that refuse
  * a contradiction of it.
  */
-export const RANK_GROUPS_RULE =
-  "rank groups are drawn beside the drawn graph (up to 4 ranks) and not beside a graph of your own; world: N draws them beside either, of up to N ranks, and ranks: false leaves them out";
+export const RANK_GROUPS_RULE = `rank groups are drawn beside the drawn graph (up to ${DRAWN_WORLD} ranks) and not beside a graph of your own; world: N draws them beside either, of up to N ranks, and ranks: false leaves them out`;
 
 /**
  * Whether the simulation `options` ask for launches drawn rank groups beside its graph:
