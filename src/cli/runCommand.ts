@@ -1,6 +1,7 @@
 import { join, resolve } from "node:path";
 import type { InspectionEvent } from "xstate";
 import { ConfigError, PoolError, SlurmError } from "../errors.ts";
+import type { Resources } from "../graph/job.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import {
   endedLogsRetention,
@@ -42,6 +43,7 @@ import { parseFlags } from "./parseFlags.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { resultJson } from "./resultJson.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
+import { slurmResourcesAdvice, slurmResourcesFlag } from "./slurmResourcesFlag.ts";
 import { summaryTable } from "./summaryTable.ts";
 import { uiPortFlag, withoutUi } from "./uiPortFlag.ts";
 import { wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -91,6 +93,11 @@ Runs a graph of jobs and waits for it to finish.
                      most this process's ulimit -n less ${COORDINATOR_OWN_FILES} (each worker's connection is
                      an open file here)
   --partition P      with --slurm: sbatch --partition, such as cpu (default: Slurm's own)
+  --slurm-resources cpus=N,gpus=N,memory=MIB
+                     with --slurm: what each worker offers to the jobs' requires, asked of
+                     Slurm as --cpus-per-task, --mem and --gres=gpu:N, such as
+                     cpus=4,memory=16384,gpus=1 (memory in MiB, no unit; each name at most
+                     once; default cpus=1 and nothing else)
   --slurm-opt=OPT    with --slurm: one more sbatch option (repeatable; the = is needed),
                      such as --slurm-opt=--time=1:00:00 --slurm-opt=--qos=low
   --slurm-unreachable-after DURATION
@@ -147,6 +154,7 @@ const RUN_OPTIONS = {
   slurm: { type: "boolean", default: false },
   "max-workers": { type: "string" },
   partition: { type: "string" },
+  "slurm-resources": { type: "string" },
   "slurm-opt": { type: "string", multiple: true },
   "slurm-unreachable-after": { type: "string" },
   json: { type: "boolean", default: false },
@@ -167,7 +175,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${RUN_USAGE}\n`);
     return 0;
   }
-  emptyFlags("run", values, ["jobs", "secret-file", "store", "partition"]);
+  emptyFlags("run", values, ["jobs", "secret-file", "store", "partition", "slurm-resources"]);
   const graphPath = positionals[0];
   if (!graphPath || positionals.length > 1) {
     const given =
@@ -267,14 +275,18 @@ export async function runCommand(argv: string[]): Promise<number> {
       force: values.force,
       failFast: values["fail-fast"],
       workers: slurm
-        ? slurmPool({
-            jobsModule: resolve(jobsPath),
-            ...slurm,
-            ...(values.partition !== undefined && { partition: values.partition }),
-            sbatchOptions: values["slurm-opt"] ?? [],
-            handlerThread: values["handler-thread"],
-            logLevel: level,
-          })
+        ? {
+            ...slurmPool({
+              jobsModule: resolve(jobsPath),
+              ...slurm,
+              ...(values.partition !== undefined && { partition: values.partition }),
+              sbatchOptions: values["slurm-opt"] ?? [],
+              handlerThread: values["handler-thread"],
+              logLevel: level,
+            }),
+            // A graph that asks more than the workers offer: the way out is this flag.
+            offerMore: slurmResourcesAdvice,
+          }
         : inProcess
           ? count
           : localPool({
@@ -372,8 +384,8 @@ export async function runCommand(argv: string[]): Promise<number> {
 
 /**
  * The Slurm flags go with `--slurm`, and `--slurm` with no other kind of worker. Returns
- * `--max-workers` (default 4) and `--slurm-unreachable-after` (when given) with `--slurm`,
- * undefined without.
+ * `--max-workers` (default 4), `--slurm-unreachable-after` and `--slurm-resources` (when
+ * given) with `--slurm`, undefined without.
  */
 function checkSlurmFlags(values: {
   slurm?: boolean;
@@ -381,12 +393,19 @@ function checkSlurmFlags(values: {
   workers?: string;
   "max-workers"?: string;
   partition?: string;
+  "slurm-resources"?: string;
   "slurm-opt"?: string[];
   "slurm-unreachable-after"?: string;
-}): { maxWorkers: number; unreachableMs?: number } | undefined {
+}): { maxWorkers: number; unreachableMs?: number; resources?: Resources } | undefined {
   if (!values.slurm) {
     const stray = (
-      ["max-workers", "partition", "slurm-opt", "slurm-unreachable-after"] as const
+      [
+        "max-workers",
+        "partition",
+        "slurm-resources",
+        "slurm-opt",
+        "slurm-unreachable-after",
+      ] as const
     ).find((flag) => values[flag] !== undefined);
     if (stray) throw new ConfigError(`--${stray} goes with --slurm`);
     return undefined;
@@ -403,7 +422,12 @@ function checkSlurmFlags(values: {
   const maxWorkers =
     wholeNumberFlag("--max-workers", values["max-workers"], "a number of allocations") ?? 4;
   checkWorkerCount("--max-workers", maxWorkers, "connected");
-  return { maxWorkers, ...(unreachableMs !== undefined && { unreachableMs }) };
+  const resources = slurmResourcesFlag(values["slurm-resources"]);
+  return {
+    maxWorkers,
+    ...(unreachableMs !== undefined && { unreachableMs }),
+    ...(resources !== undefined && { resources }),
+  };
 }
 
 /**

@@ -16,15 +16,9 @@ import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { startHandlerThread } from "./handlerThread.ts";
 import { parseFlags } from "./parseFlags.ts";
+import { MOST_GPUS, resourceAmount } from "./resourceAmount.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
-
-/**
- * The most gpus a worker offers: more than any one machine holds (the largest hold 8 or 16,
- * and 7 MIG slices of each); baton cannot count them, so `--gpus` is not checked against the
- * machine as `--cpus` and `--memory` are, and 10^12 was taken unsaid.
- */
-const MOST_GPUS = 1_024;
 
 const WORKER_USAGE = `usage: baton worker --connect ws://HOST:PORT --jobs FILE --secret-file FILE [options]
 
@@ -151,13 +145,13 @@ export async function workerCommand(argv: string[]): Promise<number> {
   const name = values.name ?? `${hostname()}-${process.pid}`;
   const machine = machineResources();
   const resources: Resources = {
-    cpus: amount("--cpus", values.cpus) ?? machine.cpus,
+    cpus: resourceAmount("--cpus", values.cpus) ?? machine.cpus,
     gpus:
-      amount("--gpus", values.gpus, {
+      resourceAmount("--gpus", values.gpus, {
         most: MOST_GPUS,
         instead: ", the gpus of this worker's machine (nvidia-smi -L lists them)",
       }) ?? machine.gpus,
-    memory: amount("--memory", values.memory) ?? machine.memory,
+    memory: resourceAmount("--memory", values.memory) ?? machine.memory,
   };
   for (const warning of overOffers(resources, machine)) process.stderr.write(warning);
   const silenceLimitMs = wholeNumberFlag(
@@ -356,34 +350,6 @@ function coordinatorAddress(text: string): string {
     );
   }
   return address.url;
-}
-
-/**
- * A resource amount given on the command line: a decimal number from 0 to `most` (default
- * 2^53 - 1; `4`, `0.5`), or undefined when absent. What else `Number()` reads (`0x10`, `1e3`,
- * ` 5`) is refused, as a whole-number flag refuses it, and so is a longer number: 400 digits
- * read as Infinity, which the worker's hello frame cannot carry (the coordinator refused it
- * as a protocol violation). Above `most`, `instead` says what to give.
- */
-function amount(
-  flag: string,
-  text: string | undefined,
-  { most, instead }: { most: number; instead: string } = {
-    most: Number.MAX_SAFE_INTEGER,
-    instead: "",
-  },
-): number | undefined {
-  if (text === undefined) return undefined;
-  if (!/^\d+(\.\d+)?$/.test(text)) {
-    throw new ConfigError(`${flag} must be a number of 0 or more, such as 4 or 0.5, not "${text}"`);
-  }
-  const value = Number(text);
-  if (value > most) {
-    throw new ConfigError(
-      `${flag} ${text} is more than any machine offers: give at most ${most}${instead}`,
-    );
-  }
-  return value;
 }
 
 /**

@@ -50,6 +50,12 @@ export interface PlanOptions {
   /** What each configured worker offers; when given and non-empty, every job must fit one. */
   workers?: readonly Resources[];
   /**
+   * How to have the workers offer `enough` (what every job refused needs, and what the
+   * workers offer beyond it), the way out that `UNSATISFIABLE` names, such as "give
+   * slurmPool resources { cpus: 4 }" (default: "configure a worker that offers enough").
+   */
+  offerMore?: ((enough: Resources) => string) | undefined;
+  /**
    * Whether a kind launches rank groups (`{ ranks }` in the job module): its jobs must then
    * say how many ranks, and other kinds' jobs must not; `undefined` for a kind whose jobs may
    * do either (a simulation's stand-in for a kind its graph has no job of).
@@ -134,7 +140,7 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
     else if (optionsKey(same) !== optionsKey(planned)) throw conflict(spec, same, planned);
   }
   if (options.workers !== undefined && options.workers.length > 0) {
-    checkSatisfiable(jobs, options.workers);
+    checkSatisfiable(jobs, options.workers, options.offerMore);
   }
   /**
    * The id of a spec that is not itself in the graph (same kind, input and dependencies: one
@@ -354,9 +360,19 @@ function moduleKinds(unknown: readonly string[], kinds: readonly string[]): stri
   return `The job module defines ${quoted.join(", ")}${guess}`;
 }
 
-function checkSatisfiable(jobs: Map<string, PlannedJob>, workers: readonly Resources[]): void {
+function checkSatisfiable(
+  jobs: Map<string, PlannedJob>,
+  workers: readonly Resources[],
+  offerMore: ((enough: Resources) => string) | undefined,
+): void {
   const stuck = [...jobs.values()].filter((j) => !workers.some((w) => canTake(w, j.requires)));
   if (stuck.length === 0) return;
+  const enough: Resources = {};
+  for (const r of [...workers, ...stuck.map((j) => j.requires)]) {
+    for (const key of ["cpus", "gpus", "memory"] as const) {
+      enough[key] = Math.max(enough[key] ?? 0, r[key] ?? 0);
+    }
+  }
   const listed = stuck
     .slice(0, MAX_LISTED)
     .map((j) => `  job ${j.id} (${label(j)}) requires ${formatResources(j.requires)}`);
@@ -367,7 +383,7 @@ function checkSatisfiable(jobs: Map<string, PlannedJob>, workers: readonly Resou
     `No configured worker can take ${stuck.length === 1 ? "this job" : `these ${stuck.length} jobs`}:\n` +
       `${listed.join("\n")}\n` +
       `The workers offer:\n${offers.join("\n")}\n` +
-      "Lower what the job requires, or configure a worker that offers enough " +
+      `Lower what the job requires, or ${offerMore?.(enough) ?? "configure a worker that offers enough"} ` +
       "(a resource a worker does not declare counts as 0).",
     stuck.map((j) => j.id),
   );

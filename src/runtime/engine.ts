@@ -254,6 +254,7 @@ export function createEngine(options: EngineOptions): Engine {
       timeoutOf: jobs.timeoutOf,
       launchesRanks: jobs.launchesRanks,
       workers: pool.offers,
+      offerMore: pool.offerMore,
     });
   return {
     async plan(graph) {

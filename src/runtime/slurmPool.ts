@@ -156,6 +156,11 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
   const resources = options.resources ?? { cpus: 1 };
   return {
     offers: [resources],
+    offerMore: (enough) =>
+      `give slurmPool resources that offer enough, such as { ${Object.entries(enough)
+        .filter(([, value]) => value)
+        .map(([key, value]) => `${key}: ${value}`)
+        .join(", ")} }`,
     remote: true,
     jobsModule: options.jobsModule,
     start: (context) => startSlurmPool(options, context),
@@ -496,7 +501,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
         new SlurmError(
           "ALLOCATION_UNSATISFIABLE",
           `Slurm will not start allocation ${blocked.id} of pool ${this.name} as asked: it is pending for ${blocked.reason}, ${pendingReason(blocked.reason).says}. ` +
-            `Change what the pool asks for (--partition, --slurm-opt; its sbatch options are ${this.sbatchOptions.join(" ")}), or ask the cluster's administrators; ` +
+            `Change what the pool asks for (--slurm-resources, --partition, --slurm-opt; its sbatch options are ${this.sbatchOptions.join(" ")}), or ask the cluster's administrators; ` +
             `\`scontrol show job ${blocked.id}\` and \`scontrol show partition\` show the request and the limits.`,
           [blocked.id],
         ),

@@ -58,6 +58,11 @@ export interface RunningPool {
  */
 export interface WorkerPool {
   readonly offers: readonly Resources[];
+  /**
+   * How to have its workers offer `enough`, the way out named when a graph is refused as
+   * `UNSATISFIABLE` (`PlanOptions.offerMore`), such as "give slurmPool resources { cpus: 4 }".
+   */
+  readonly offerMore?: ((enough: Resources) => string) | undefined;
   /** True when the workers live in other processes and need a real network. */
   readonly remote: boolean;
   /**

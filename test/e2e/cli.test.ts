@@ -24,6 +24,8 @@ import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/bat
 import { within } from "../fixtures/within.ts";
 
 const PIPELINE = "examples/pipeline.graph.ts";
+/** One job that requires 4 cpus and 8192 MiB. */
+const FOUR_CPUS = "test/fixtures/fourCpus.graph.ts";
 /** A line of a stack trace, which a person should never see for a bad graph or bad flags. */
 const STACK_LINE = /^\s+at /m;
 
@@ -509,6 +511,28 @@ describe("baton run", () => {
     [
       ["--slurm", "--max-workers", "1000000000000", PIPELINE],
       "baton run: --max-workers 1000000000000 is more workers than this coordinator can hold connections to: at most ",
+    ],
+    [["--slurm-resources", "cpus=4", PIPELINE], "baton run: --slurm-resources goes with --slurm"],
+    [
+      ["--slurm", "--slurm-resources", "mem=16G", PIPELINE],
+      'baton run: --slurm-resources: "mem" is no resource (did you mean memory?); give NAME=AMOUNT pairs joined by commas, such as cpus=4,memory=16384,gpus=1: the names are cpus and gpus (numbers of 0 or more) and memory (MiB, without a unit) [CONFIG]\n',
+    ],
+    [
+      ["--slurm", "--slurm-resources", "memory=16G", PIPELINE],
+      "baton run: --slurm-resources memory is in MiB, without a unit: for 16G give memory=16384 [CONFIG]\n",
+    ],
+    [
+      ["--slurm", "--slurm-resources", "cpus=-4", PIPELINE],
+      'baton run: --slurm-resources cpus must be a number of 0 or more, such as 4 or 0.5, not "-4" [CONFIG]\n',
+    ],
+    // A job that asks more than a Slurm worker offers: the way out is the flag, with amounts.
+    [
+      ["--slurm", "--dry-run", FOUR_CPUS],
+      "The workers offer:\n  cpus 1, gpus 0, memory 0 MiB\nLower what the job requires, or have each Slurm worker offer enough with --slurm-resources cpus=4,memory=8192 (a resource a worker does not declare counts as 0). [UNSATISFIABLE]\n",
+    ],
+    [
+      ["--slurm", "--slurm-resources", "gpus=1,cpus=2", "--dry-run", FOUR_CPUS],
+      "have each Slurm worker offer enough with --slurm-resources cpus=4,gpus=1,memory=8192 (",
     ],
     // Never started: 100,000 processes are more than any machine here holds.
     [

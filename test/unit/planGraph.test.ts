@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GraphError } from "../../src/errors.ts";
-import { type JobSpec, job } from "../../src/graph/job.ts";
+import { type JobSpec, job, type Resources } from "../../src/graph/job.ts";
 import { type PlanOptions, planGraph } from "../../src/graph/planGraph.ts";
 
 const versions: Record<string, string> = { fetch: "1", parse: "1", train: "2", step: "1" };
@@ -205,6 +205,22 @@ describe("planGraph", () => {
         "(a resource a worker does not declare counts as 0).",
     );
     expect(err.jobs).toEqual([id]);
+  });
+
+  it("names the workers' own way out, given what every refused job needs and the workers offer", () => {
+    const wide = job("train", 1, { requires: { cpus: 4 } });
+    const deep = job("train", 2, { requires: { memory: 8192 } });
+    const asked: Resources[] = [];
+    const offerMore = (enough: Resources) => {
+      asked.push(enough);
+      return "give the pool more";
+    };
+    const err = errorOf([wide, deep], { ...known, workers: [{ cpus: 1, gpus: 1 }], offerMore });
+    expect(err.code).toBe("UNSATISFIABLE");
+    expect(asked).toEqual([{ cpus: 4, gpus: 1, memory: 8192 }]);
+    expect(err.message).toMatch(
+      /\nLower what the job requires, or give the pool more \(a resource a worker does not declare counts as 0\)\.$/,
+    );
   });
 
   it("lists at most ten jobs no worker can take", () => {

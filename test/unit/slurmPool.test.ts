@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
+import { slurmResourcesFlag } from "../../src/cli/slurmResourcesFlag.ts";
 import { SlurmError } from "../../src/errors.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { memoryNet } from "../../src/runtime/memoryNet.ts";
@@ -110,6 +111,14 @@ describe("slurmPool", () => {
     expect(pool.remote).toBe(true);
   });
 
+  it("names its resources as the way out for a job it cannot take", () => {
+    const pool = slurmPool({ jobsModule: "/jobs.ts" });
+    expect(pool.offers).toEqual([{ cpus: 1 }]);
+    expect(pool.offerMore?.({ cpus: 4, gpus: 0, memory: 8192 })).toBe(
+      "give slurmPool resources that offer enough, such as { cpus: 4, memory: 8192 }",
+    );
+  });
+
   it("refuses, when it is made, values its workers or Slurm could never take", () => {
     const made = (options: Partial<SlurmPoolOptions>) => () =>
       slurmPool({ jobsModule: "/jobs.ts", ...options });
@@ -182,6 +191,28 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     ]);
     expect(slurm.inState("CANCELLED").sort()).toEqual([running, pending].sort());
     expect(slurm.active()).toEqual([bystander]);
+  });
+
+  it("asks sbatch for what baton run --slurm-resources offers, and has each worker offer it", async () => {
+    const slurm = new FakeSlurm(2);
+    const resources = slurmResourcesFlag("cpus=3.5,memory=16384,gpus=2");
+    const pool = start(slurm, { value: 1 }, { resources });
+    await until(() => slurm.submissions.length === 1, "a submission");
+    const options = slurm.submissions[0]!.options;
+    expect(options.slice(0, 3)).toEqual(["--cpus-per-task=4", "--mem=16384M", "--gres=gpu:2"]);
+    expect(readFileSync(pool.script, "utf8")).toContain(
+      "'--cpus' '3.5' '--gpus' '2' '--memory' '16384'",
+    );
+    const onlyMemory = start(
+      new FakeSlurm(2),
+      { value: 1 },
+      {
+        resources: slurmResourcesFlag("memory=512"),
+      },
+    );
+    expect(readFileSync(onlyMemory.script, "utf8")).toContain(
+      "'--cpus' '1' '--gpus' '0' '--memory' '512'",
+    );
   });
 
   it("submits one array for min(demand, maxWorkers) and nothing more while demand holds", async () => {
@@ -307,7 +338,7 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(error.allocations).toEqual(["100_0"]);
     expect(error.message).toBe(
       `Slurm will not start allocation 100_0 of pool ${pool.name} as asked: it is pending for PartitionConfig, it asks for more than the partition allows (CPUs, memory or GPUs on one node, or nodes). ` +
-        `Change what the pool asks for (--partition, --slurm-opt; its sbatch options are --cpus-per-task=1 --chdir=${process.cwd()}), or ask the cluster's administrators; ` +
+        `Change what the pool asks for (--slurm-resources, --partition, --slurm-opt; its sbatch options are --cpus-per-task=1 --chdir=${process.cwd()}), or ask the cluster's administrators; ` +
         "`scontrol show job 100_0` and `scontrol show partition` show the request and the limits.",
     );
     await pool.stop();
