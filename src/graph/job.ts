@@ -78,7 +78,7 @@ export interface PlannedJob {
 }
 
 /** Every option `job` takes (the compiler holds this to `JobOptions`). */
-const JOB_OPTIONS: Record<keyof JobOptions, true> = {
+export const JOB_OPTIONS: Record<keyof JobOptions, true> = {
   after: true,
   requires: true,
   retries: true,

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { JobModuleError } from "../errors.ts";
 import type { JobSpec, Json } from "../graph/job.ts";
+import { checkJobDefinition } from "./checkJobDefinition.ts";
 import { type RankLaunch, runRankJob } from "./rankJob.ts";
 
 /** What a handler can do besides computing its result. */
@@ -85,8 +86,29 @@ export type JobModule = Readonly<Record<string, Handler | HandlerDefinition | Ra
  * });
  * ```
  */
-export function defineJobs<T extends JobModule>(module: T): T {
+export function defineJobs<T extends JobModule>(module: T & OnlyDefinitionKeys<T>): T {
   return module;
+}
+
+/**
+ * A job module whose definitions have no key a definition does not take: `defineJobs`'s
+ * generic parameter escapes the compiler's excess property check, so each other key is typed
+ * as `NotADefinitionKey`, which no value is, and the compiler's error names it.
+ */
+type OnlyDefinitionKeys<T> = {
+  [Kind in keyof T]: T[Kind] extends Handler
+    ? T[Kind]
+    : {
+        [Key in Exclude<
+          keyof T[Kind],
+          T[Kind] extends { run: unknown } ? keyof HandlerDefinition : keyof RankJobDefinition
+        >]: NotADefinitionKey;
+      };
+};
+
+/** What a key a definition does not take must be: a sentence saying so, as a property no value has. */
+interface NotADefinitionKey {
+  "is not a key of a job definition, which takes run (or ranks), version and timeoutMs; a job's options (requires, retries, ranks, …) go to job(kind, input, { … })": never;
 }
 
 /** A job module checked once and ready to serve: handlers, versions and a code hash. */
@@ -132,12 +154,16 @@ export function loadJobs(module: unknown, source?: string): LoadedJobs {
     if (typeof entry === "function") {
       handlers.set(kind, entry as Handler);
       versions.set(kind, "0");
-    } else if (
-      entry !== null &&
-      typeof entry === "object" &&
-      (typeof (entry as HandlerDefinition).run === "function" ||
-        typeof (entry as RankJobDefinition).ranks === "function")
-    ) {
+    } else if (entry !== null && typeof entry === "object" && !Array.isArray(entry)) {
+      checkJobDefinition(kind, entry);
+      if (
+        typeof (entry as HandlerDefinition).run !== "function" &&
+        typeof (entry as RankJobDefinition).ranks !== "function"
+      ) {
+        throw new JobModuleError(
+          `job kind "${kind}" must be a handler function, { run, version } or { ranks, version }: its definition has no run function`,
+        );
+      }
       if (entry.version !== undefined && typeof entry.version !== "string") {
         throw new JobModuleError(`the version of job kind "${kind}" must be a string`);
       }

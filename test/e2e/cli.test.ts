@@ -486,6 +486,22 @@ describe("baton run", () => {
     expect(readdirSync(dir).sort()).toEqual(["afile", "function.graph.ts", "import.graph.ts"]);
   });
 
+  it("exits 2 naming a job option put on a kind's definition in the job module, which would be ignored", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-cli-definition-"));
+    stores.push(dir);
+    writeFileSync(join(dir, "package.json"), '{"type": "module"}\n');
+    writeFileSync(
+      join(dir, "big.graph.ts"),
+      'import { defineJobs, job } from "baton";\nexport const jobs = defineJobs({ big: { requires: { cpus: 4 }, run: () => 1 } } as never);\nexport default [job("big")];\n',
+    );
+    const result = await batonRun("run", join(dir, "big.graph.ts"), "--store", join(dir, "store"));
+    expect(result.stderr.trimEnd()).toBe(
+      'baton run: job kind "big": unknown option requires; it takes run, version, timeoutMs; requires is an option of each job, not of its kind: job("big", input, { requires: … }) [JOB_MODULE]',
+    );
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+  });
+
   it.each([
     [["--workers=-1", PIPELINE], '--workers must be a number of workers ≥ 0, not "-1"'],
     [["--workers=", PIPELINE], '--workers must be a number of workers ≥ 0, not ""'],

@@ -1,10 +1,12 @@
 /**
  * `loadJobs`: a job module's shape is checked once, with errors that name the kind, and the
- * loaded module serves handlers, versions, default timeouts and a code hash.
+ * loaded module serves handlers, versions, default timeouts and a code hash. `defineJobs`'s
+ * type checks are compile-time (`npm run typecheck` covers this file): each
+ * `@ts-expect-error` line must fail to compile.
  */
 import { describe, expect, it } from "vitest";
 import { JobModuleError } from "../../src/errors.ts";
-import { loadJobs } from "../../src/runtime/jobModule.ts";
+import { defineJobs, loadJobs } from "../../src/runtime/jobModule.ts";
 
 const double = (n: number) => n * 2;
 
@@ -61,5 +63,68 @@ describe("loadJobs", () => {
   ])("refuses %j: %s", (module, message) => {
     expect(() => loadJobs(module)).toThrow(JobModuleError);
     expect(() => loadJobs(module)).toThrow(message);
+  });
+
+  const launch = () => ["python3", "train.py"];
+  it.each([
+    [
+      { big: { requires: { cpus: 4 }, run: double } },
+      'job kind "big": unknown option requires; it takes run, version, timeoutMs; requires is an option of each job, not of its kind: job("big", input, { requires: … })',
+    ],
+    [
+      { big: { run: double, retries: 2 } },
+      'job kind "big": unknown option retries; it takes run, version, timeoutMs; retries is an option of each job, not of its kind: job("big", input, { retries: … })',
+    ],
+    [
+      { train: { ranks: launch, after: [] } },
+      'job kind "train": unknown option after; it takes ranks, version, timeoutMs; after is an option of each job',
+    ],
+    [
+      { train: { run: double, ranks: 4 } },
+      'job kind "train": unknown option ranks; it takes run, version, timeoutMs; ranks, the size of a rank group, is an option of each job (job("train", input, { ranks: … })); a rank job\'s definition is { ranks: (input, ctx) => argv }, without run',
+    ],
+    [{ train: { run: double, ranks: launch } }, "unknown option ranks; it takes run, version"],
+    [
+      { train: { ranks: launch, run: "python3" } },
+      'job kind "train": unknown option run; it takes ranks, version, timeoutMs; a definition has run or ranks, not both',
+    ],
+    [
+      { big: { run: double, throttle: 2 } },
+      'job kind "big": unknown option throttle; it takes run, version, timeoutMs; throttle is the engine\'s, per kind: createEngine({ jobs, throttle: { "big": 2 } })',
+    ],
+    [
+      { fetch: { run: double, verison: "2" } },
+      'job kind "fetch": unknown option verison; it takes run, version, timeoutMs; did you mean version?',
+    ],
+    [
+      { fetch: { run: double, timeout: 30_000 } },
+      "unknown option timeout; it takes run, version, timeoutMs; did you mean timeoutMs?",
+    ],
+    [
+      { fetch: { runn: double } },
+      'job kind "fetch": unknown option runn; it takes run, version, timeoutMs; did you mean run?',
+    ],
+    [
+      { fetch: { version: "2" } },
+      'job kind "fetch" must be a handler function, { run, version } or { ranks, version }: its definition has no run function',
+    ],
+  ])("refuses a definition's key it does not take, saying where it goes: %j", (module, message) => {
+    expect(() => loadJobs(module)).toThrow(JobModuleError);
+    expect(() => loadJobs(module)).toThrow(message);
+  });
+});
+
+describe("defineJobs", () => {
+  it("does not compile a definition's key it does not take, such as a job's option", () => {
+    const jobs = defineJobs({ double, fetch: { run: double, version: "1", timeoutMs: 5 } });
+    expect(loadJobs(jobs).kinds).toEqual(["double", "fetch"]);
+    // @ts-expect-error: requires is each job's option
+    defineJobs({ big: { requires: { cpus: 4 }, run: double } });
+    // @ts-expect-error: as above, for a number
+    defineJobs({ big: { run: double, retries: 2 } });
+    // @ts-expect-error: a rank job's definition has no run
+    defineJobs({ train: { ranks: () => ["python3"], run: double } });
+    // @ts-expect-error: the size of the group is each job's ranks option
+    defineJobs({ train: { run: double, ranks: 4 } });
   });
 });
