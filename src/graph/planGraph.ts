@@ -67,6 +67,9 @@ export interface PlanOptions {
 
 const DEFAULT_RETRIES = 3;
 const RESOURCE_KEYS: readonly string[] = ["cpus", "gpus", "memory"];
+
+/** The keys of a job's `backoff` (the compiler holds this to `Backoff`). */
+const BACKOFF_KEYS: Record<keyof Backoff, true> = { initialMs: true, factor: true, maxMs: true };
 const MAX_LISTED = 10;
 /** A job's position while the walk is still below it. */
 const ON_PATH = -1;
@@ -83,7 +86,8 @@ const ON_PATH = -1;
  *   non-empty string; `retries` not a non-negative integer; `ranks` not a positive
  *   integer; `timeoutMs` not a finite number > 0; a `requires` value that is negative or not a finite number, or a key other
  *   than `cpus`, `gpus`, `memory`; a `backoff` with `initialMs`/`maxMs` not finite and
- *   non-negative or `factor` not finite and at least 1; two identical jobs (same id) with
+ *   non-negative, `factor` not finite and at least 1, or a key other than those three (a
+ *   likely typo of a key is named, as for `requires`); two identical jobs (same id) with
  *   different options (`requires`, `retries`, `backoff`, `timeoutMs`, `ranks`).
  * - `GRAPH_CYCLE`: a job that (through `after`) runs after itself, possible only when
  *   `after` arrays are mutated after `job()`; found by object identity.
@@ -265,7 +269,10 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
   }
   for (const [key, value] of Object.entries(requires)) {
     if (!RESOURCE_KEYS.includes(key)) {
-      throw invalid(`requires.${key}`, "the resources a job can require are cpus, gpus, memory");
+      throw invalid(
+        `requires.${key}`,
+        `the resources a job can require are cpus, gpus, memory${meantKey(key, RESOURCE_KEYS)}`,
+      );
     }
     if (value !== undefined && !isAtLeast(value, 0)) {
       throw invalid(`requires.${key} ${preview(value)}`, "it must be a finite number ≥ 0");
@@ -290,6 +297,14 @@ function checkBackoff(backoff: Backoff, invalid: (what: string, rule: string) =>
   if (typeof backoff !== "object" || backoff === null) {
     throw invalid(`backoff ${preview(backoff)}`, "backoff must be { initialMs, factor?, maxMs? }");
   }
+  for (const key of Object.keys(backoff)) {
+    if (!Object.hasOwn(BACKOFF_KEYS, key)) {
+      throw invalid(
+        `backoff.${key}`,
+        `backoff takes initialMs, factor, maxMs${meantKey(key, Object.keys(BACKOFF_KEYS))}`,
+      );
+    }
+  }
   const { initialMs, factor, maxMs } = backoff;
   if (!isAtLeast(initialMs, 0)) {
     throw invalid(`backoff.initialMs ${preview(initialMs)}`, "it must be a finite number ≥ 0");
@@ -300,6 +315,12 @@ function checkBackoff(backoff: Backoff, invalid: (what: string, rule: string) =>
   if (maxMs !== undefined && !isAtLeast(maxMs, 0)) {
     throw invalid(`backoff.maxMs ${preview(maxMs)}`, "it must be a finite number ≥ 0");
   }
+}
+
+/** ` (did you mean maxMs?)` for a key that is likely a typo of one of `keys`, else `""`. */
+function meantKey(key: string, keys: readonly string[]): string {
+  const meant = closestName(key, keys);
+  return meant === undefined ? "" : ` (did you mean ${meant}?)`;
 }
 
 function isAtLeast(value: unknown, min: number): boolean {

@@ -271,7 +271,17 @@ describe("planGraph", () => {
       /^Job fetch has requires\.gpus NaN;/,
     );
     expect(badJob(job("fetch", null, { requires: { gpu: 1 } as never }))).toBe(
-      "Job fetch has requires.gpu; the resources a job can require are cpus, gpus, memory.",
+      "Job fetch has requires.gpu; the resources a job can require are cpus, gpus, memory (did you mean gpus?).",
+    );
+    expect(badJob(job("fetch", null, { requires: { disk: 1 } as never }))).toBe(
+      "Job fetch has requires.disk; the resources a job can require are cpus, gpus, memory.",
+    );
+    // A typo's value (a cap of 1 s on the delay) used to be ignored: the delay grew without one.
+    expect(badJob(job("fetch", null, { backoff: { initialMs: 5, max: 1000 } as never }))).toBe(
+      "Job fetch has backoff.max; backoff takes initialMs, factor, maxMs.",
+    );
+    expect(badJob(job("fetch", null, { backoff: { initialMs: 5, maxMS: 1000 } as never }))).toBe(
+      "Job fetch has backoff.maxMS; backoff takes initialMs, factor, maxMs (did you mean maxMs?).",
     );
     expect(badJob(job("fetch", null, { backoff: { initialMs: -5 } }))).toMatch(
       /^Job fetch has backoff\.initialMs -5; it must be a finite number ≥ 0\./,
