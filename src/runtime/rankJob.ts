@@ -24,10 +24,21 @@ export const GROUP_REPORT_INTERVAL_MS = 250;
  * deployments in its state dir stay (`{ keep, keptMs }`, or `false` to keep them all;
  * default: `BATON_KEEP_ENDED_LOGS` of the worker, else the newest 20 and a week).
  */
-export type RankLaunch = Omit<
-  LaunchSpec,
-  "worldSize" | "ports" | "logger" | "operatorEnv" | "inspect"
-> & { keepEndedLogs?: EndedLogsRetention | undefined };
+export type RankLaunch = Omit<LaunchSpec, NotRankLaunchKey> & {
+  keepEndedLogs?: EndedLogsRetention | undefined;
+};
+
+/** What `launchGroup` takes that a rank job does not: the worker sets these itself. */
+type NotRankLaunchKey = "worldSize" | "ports" | "logger" | "operatorEnv" | "inspect";
+
+/** The keys of `NotRankLaunchKey`, for the check of what a `ranks` function returned. */
+const NOT_RANK_LAUNCH_KEYS: Record<NotRankLaunchKey, true> = {
+  worldSize: true,
+  ports: true,
+  logger: true,
+  operatorEnv: true,
+  inspect: true,
+};
 
 /** A rank job's result: its deployment and how each rank ended (all 0: it succeeded). */
 export type RankJobResult = {
@@ -64,6 +75,7 @@ export async function runRankJob(
   { keepEndedLogs, ...launch }: RankLaunch,
   ctx: JobContext,
 ): Promise<Json> {
+  checkRankLaunch(launch, ctx.job.kind);
   const worldSize = ctx.job.ranks;
   if (worldSize === undefined) {
     throw new ConfigError(
@@ -109,6 +121,23 @@ export async function runRankJob(
       logger: ctx.log,
       retention,
     });
+  }
+}
+
+/**
+ * Refuses a key of `launchGroup`'s that a rank job's launch does not take, which the worker
+ * set over the user's without a word: `worldSize` (the job's `ranks` option is the group's
+ * size: a launch's `worldSize: 8` ran a group of the job's 4), or the worker's own `logger`,
+ * `inspect`, `ports` and `operatorEnv`. The other keys are `launchGroup`'s to check.
+ */
+function checkRankLaunch(launch: object, kind: string): void {
+  for (const [name, value] of Object.entries(launch)) {
+    if (value === undefined || !Object.hasOwn(NOT_RANK_LAUNCH_KEYS, name)) continue;
+    throw new ConfigError(
+      name === "worldSize"
+        ? `the ranks function of job kind "${kind}" returned worldSize ${String(value)}, which a rank job does not take: the job's ranks option is its group's size; leave worldSize out and give each job its size, job("${kind}", input, { ranks: ${String(value)} })`
+        : `the ranks function of job kind "${kind}" returned ${name}, which a rank job does not take: the worker that launches the group sets it; leave it out`,
+    );
   }
 }
 

@@ -154,6 +154,22 @@ describe("graph jobs with ranks", () => {
     expect(readdirSync(fresh)).toEqual([]);
   }, 30_000);
 
+  it("refuses a launch's worldSize, which the job's ranks option sets, before any rank starts", async () => {
+    const dir = tempDir();
+    const sized = defineJobs({
+      train: {
+        ranks: (stateDir: string) =>
+          ({ argv: ["/usr/bin/python3", RANK_PY], stateDir, worldSize: 8 }) as never,
+      },
+    });
+    const train = job("train", dir, { ranks: 1, retries: 0 });
+    const error = (await createEngine({ jobs: sized, workers: 1 }).run([train])).get(train).error;
+    expect(error?.message).toBe(
+      'the ranks function of job kind "train" returned worldSize 8, which a rank job does not take: the job\'s ranks option is its group\'s size; leave worldSize out and give each job its size, job("train", input, { ranks: 8 })',
+    );
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it("once its group ended, removes the logs of deployments that ended over a week ago beyond the newest 20, never a failed rank's nor one with a manifest", async () => {
     const dir = tempDir();
     const now = Date.now();
