@@ -303,7 +303,9 @@ export function createEngine(options: EngineOptions): Engine {
         (error) => {
           if (listenerError !== undefined) return;
           listenerError = error;
-          log.error({ err: error }, "a listener on the run threw; cancelling the run");
+          // The run rejects with it: its caller reports it (`baton run` on stderr), so the
+          // log keeps it at info (the run's log file), not a second time where errors show.
+          log.info({ err: error }, "a listener on the run threw; cancelling the run");
           cancel(`a "${error.event}" listener on the run threw`);
         },
       );
@@ -467,7 +469,8 @@ export function createEngine(options: EngineOptions): Engine {
               });
           void workers.failed.then((error) => {
             poolError = error;
-            log.error({ err: error }, "the worker pool failed; stopping the run");
+            // Like a listener's throw: the run rejects with it, its caller reports it.
+            log.info({ err: error }, "the worker pool failed; stopping the run");
             coordinator.send({ type: "SHUTDOWN", reason: error.message });
           });
           cancel = (reason) => coordinator.send({ type: "CANCEL", reason });

@@ -78,8 +78,11 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
       /** A worker that cannot be replaced; when it was the last, the pool has failed. */
       const giveUp = (name: string, why: string) => {
         live--;
-        context.logger.error({ worker: name, why }, "worker not replaced");
-        if (live > 0 || stopping) return;
+        if (live > 0 || stopping) {
+          context.logger.error({ worker: name, why }, "worker not replaced");
+          return;
+        }
+        // The pool's failure says why, once: the run rejects with it.
         fail(
           new PoolError(
             "WORKER_CRASH_LOOP",

@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
 import type pretty from "pino-pretty";
+import { BatonError } from "../errors.ts";
 import { makeDirs } from "./makeDirs.ts";
 
 /**
@@ -63,7 +64,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       );
   let logger: Logger;
   if (options.file === undefined) {
-    logger = pino({ level }, stderr);
+    logger = pino({ level, serializers: { err: loggedError } }, stderr);
     return logger;
   }
   makeDirs(dirname(options.file), 0o700);
@@ -77,13 +78,28 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     (warning) => logger.warn(warning),
   );
   logger = pino(
-    { level: minimum },
+    { level: minimum, serializers: { err: loggedError } },
     pino.multistream([
       { level: level === "silent" ? "fatal" : level, stream: stderr },
       { level: fileLevel, stream: file },
     ]),
   );
   return logger;
+}
+
+/**
+ * An error as a log line holds it (`err`): pino's own form, without the stack for a
+ * `BatonError`, which is expected and says what to do in its message and code; a stack is
+ * kept for what is a bug: any other error, including one a `BatonError` was caused by (a
+ * listener that threw), under `cause`.
+ */
+function loggedError(error: unknown): Record<string, unknown> {
+  const serialized = pino.stdSerializers.err(error as Error);
+  if (!(error instanceof BatonError)) return serialized;
+  const { stack: _, ...classified } = serialized;
+  return error.cause instanceof Error
+    ? { ...classified, cause: loggedError(error.cause) }
+    : classified;
 }
 
 /**

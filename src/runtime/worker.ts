@@ -211,7 +211,9 @@ class WorkerSession implements JobReport {
   }
 
   private violation(reason: string): void {
-    this.options.logger.error({ reason }, "coordinator broke the protocol");
+    // Info: the worker's exit carries the reason, and its caller reports it (`baton worker`
+    // on stderr, the in-process pool in its log).
+    this.options.logger.info({ reason }, "coordinator broke the protocol");
     this.link.close(CloseCode.protocolViolation, reason);
   }
 
@@ -246,7 +248,7 @@ class WorkerSession implements JobReport {
   /** Gives up on the coordinator, closing with 4009, after `limitMs` without hearing from it. */
   private giveUpAfter(limitMs: number, reason: string): void {
     this.silence = new SilenceWatch(this.options.clock ?? nodeClock(), limitMs, () => {
-      this.options.logger.warn({ limitMs, reason }, "giving up on the coordinator");
+      this.options.logger.info({ limitMs, reason }, "giving up on the coordinator");
       this.link.close(CloseCode.coordinatorSilent, reason);
       this.end(CloseCode.coordinatorSilent, reason);
     });
@@ -269,7 +271,7 @@ class WorkerSession implements JobReport {
         // a coordinator that can only refuse the hello.
         if (version === undefined) {
           const reason = noCommonVersion(frame.protocol, this.protocol);
-          this.options.logger.error({ reason }, "no protocol version shared with the coordinator");
+          this.options.logger.info({ reason }, "no protocol version shared with the coordinator");
           this.link.close(CloseCode.versionMismatch, reason);
           return;
         }

@@ -642,20 +642,51 @@ describe("baton", () => {
     expect(Date.now() - started).toBeLessThan(25_000);
   });
 
-  it("exits 1 naming the worker and its log when the worker processes crash in a loop", async () => {
-    // One slot: its six deaths end the run (each worker start costs a tsx start-up).
-    const { code, stderr } = await batonRun(
-      "run",
-      "test/fixtures/crashingWorkers.graph.ts",
-      "--workers",
-      "1",
-    );
+  /** Runs `graph` on one local worker with its own store; the exit and the pool's failure as run.log holds it. */
+  async function poolFailure(graph: string) {
+    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
+    stores.push(store);
+    const exit = await batonRun("run", graph, "--workers", "1", "--store", store);
+    const [folder] = readdirSync(join(store, "logs"));
+    const logged = readFileSync(join(store, "logs", folder!, "run.log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .find((line) => line.msg === "the worker pool failed; stopping the run");
+    return { ...exit, logged };
+  }
+
+  it("says once, without a stack or a log line, that the run failed when its workers cannot start", async () => {
+    const { code, stderr, logged } = await poolFailure("test/fixtures/workersCannotLoad.graph.ts");
 
     expect(code).toBe(1);
-    expect(stderr).toMatch(/the run failed: worker local-1\.6 \(pid \d+\) exited with code 9/);
-    expect(stderr).toContain("cannot reach the licence server");
-    expect(stderr).toContain("[WORKER_CRASH_LOOP]");
-    expect(stderr).not.toMatch(STACK_LINE);
+    // The run's log keeps the failure, classified and without a stack, below the level
+    // stderr shows: the terminal gets the CLI's one message, not the log line as well.
+    expect(logged).toMatchObject({ level: 30, err: { code: "WORKER_CANNOT_START" } });
+    expect(logged.err).not.toHaveProperty("stack");
+    expect(stderr).toBe(`baton run: the run failed: ${logged.err.message} [WORKER_CANNOT_START]\n`);
+    expect(stderr).toMatch(/the run failed: worker local-1 \(pid \d+\) exited with code 2/);
+    expect(stderr).toContain(
+      `could not load ${join(ROOT, "test/fixtures/workersCannotLoad.graph.ts")}: the licence file is missing`,
+    );
+  });
+
+  it("exits 1 naming the worker and its log, once, when the worker processes crash in a loop", async () => {
+    // One slot: its six deaths end the run (each worker start costs a tsx start-up).
+    const { code, stderr, logged } = await poolFailure("test/fixtures/crashingWorkers.graph.ts");
+
+    expect(code).toBe(1);
+    expect(logged).toMatchObject({ level: 30, err: { code: "WORKER_CRASH_LOOP" } });
+    expect(logged.err).not.toHaveProperty("stack");
+    // Each replacement is warned of as it happens; the failure is said once, at the end.
+    const message = `baton run: the run failed: ${logged.err.message} [WORKER_CRASH_LOOP]\n`;
+    expect(stderr.endsWith(message)).toBe(true);
+    const before = stderr.slice(0, -message.length).trim().split("\n");
+    expect(before.map((line) => JSON.parse(line).msg)).toEqual(
+      Array(5).fill("worker process replaced"),
+    );
+    expect(message).toMatch(/the run failed: worker local-1\.6 \(pid \d+\) exited with code 9/);
+    expect(message).toContain("cannot reach the licence server");
   });
 
   it.runIf(process.getuid?.() === 0)(

@@ -10,16 +10,23 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const LOGGER = new URL("../../src/runtime/logger.ts", import.meta.url).pathname;
+const ERRORS = new URL("../../src/errors.ts", import.meta.url).pathname;
 
 /**
  * What `createLogger(options)` writes on stderr for one info line (or `lines` of them, and
- * then a warning on a later tick), in a child process.
+ * then a warning on a later tick; or what the script `lines` logs with `log`, baton's error
+ * classes in `errors`), in a child process.
  */
-function stderrOf(options: object, lines = 1, stderr?: number): string {
+function stderrOf(options: object, lines: number | string = 1, stderr?: number): string {
   const script = `const { createLogger } = await import(${JSON.stringify(LOGGER)});
+const errors = await import(${JSON.stringify(ERRORS)});
 const log = createLogger(${JSON.stringify(options)});
-for (let i = 0; i < ${lines}; i++) log.info({ jobs: 52 }, "run started");
-if (${lines} > 1) setTimeout(() => log.warn("still running"), 10);`;
+${
+  typeof lines === "string"
+    ? lines
+    : `for (let i = 0; i < ${lines}; i++) log.info({ jobs: 52 }, "run started");
+if (${lines} > 1) setTimeout(() => log.warn("still running"), 10);`
+}`;
   const result = spawnSync(
     process.execPath,
     ["--import", "tsx", "--input-type=module", "-e", script],
@@ -44,6 +51,31 @@ describe("createLogger", () => {
   it("writes JSON lines with pretty: false", () => {
     const line = JSON.parse(stderrOf({ level: "info", pretty: false }));
     expect(line).toMatchObject({ level: 30, msg: "run started", jobs: 52 });
+  });
+
+  it("logs a BatonError without a stack, and a stack for anything else, a BatonError's cause included", () => {
+    const [classified, bug, listener] = stderrOf(
+      { level: "info", pretty: false },
+      `log.error({ err: new errors.PoolError("WORKER_CRASH_LOOP", "workers crash", "local-1") }, "pool");
+log.error({ err: new TypeError("x is undefined") }, "bug");
+log.error({ err: new errors.ListenerError("job", new RangeError("too far")) }, "listener");`,
+    )
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line).err);
+    expect(classified).toEqual({
+      type: "PoolError",
+      name: "PoolError",
+      code: "WORKER_CRASH_LOOP",
+      message: "workers crash",
+      worker: "local-1",
+    });
+    expect(bug).toMatchObject({ type: "TypeError", stack: expect.stringMatching(/\n {4}at /) });
+    expect(listener).not.toHaveProperty("stack");
+    expect(listener).toMatchObject({
+      code: "LISTENER_THREW",
+      cause: { type: "RangeError", message: "too far", stack: expect.stringMatching(/\n {4}at /) },
+    });
   });
 
   it("gives up a log file it cannot write, saying so once, instead of crashing", () => {
