@@ -1093,7 +1093,8 @@ class LaunchedGroup implements RankGroup {
   /** Sends to the group unless it has finished. */
   /** The watchdog of a lease (`where`: its path, or the host it is mirrored on) gave it up. */
   private leaseLost(where: string, reason: string): void {
-    this.logger.error({ deployment: this.deployment, reason }, `lease ${where} lost`);
+    // Info: the group fails with it (LEASE_LOST), which its caller reports (`baton launch`).
+    this.logger.info({ deployment: this.deployment, reason }, `lease ${where} lost`);
     this.send({
       type: "LEASE_LOST",
       message: `the launcher could not renew its lease ${where}: ${reason}`,
