@@ -5,9 +5,9 @@ import type { coordinatorMachine } from "../machines/coordinator.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
 import type { ResultStore } from "./resultStore.ts";
 
-/** What the writer needs of a logger: pino's `error(object, message)`. */
-export interface ErrorLogger {
-  error(details: object, message: string): void;
+/** What the writer needs of a logger: pino's `info(object, message)`. */
+export interface InfoLogger {
+  info(details: object, message: string): void;
 }
 
 /**
@@ -38,7 +38,7 @@ export const WRITES_IN_FLIGHT = 64;
 export function writeResults(
   coordinator: Actor<typeof coordinatorMachine>,
   store: Pick<ResultStore, "dir" | "put">,
-  log: ErrorLogger,
+  log: InfoLogger,
 ): void {
   const limit = inFlightLimit(WRITES_IN_FLIGHT);
   const tell = (event: Parameters<typeof coordinator.send>[0]) => {
@@ -48,7 +48,9 @@ export function writeResults(
     store.put(job, kind, value).then(
       () => tell({ type: "STORED", job }),
       (error: Error) => {
-        log.error({ job, err: error }, "could not store a result");
+        // Info, as any attempt that ended without a result: the job's error says it, and
+        // `baton run` prints it once, with the job that failed.
+        log.info({ job, err: error }, "could not store a result");
         tell({
           type: "STORE_FAILED",
           job,

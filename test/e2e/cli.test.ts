@@ -671,6 +671,32 @@ describe("baton", () => {
     );
   });
 
+  it("says once, in its summary, that a result could not be stored, each attempt's error only in run.log", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
+    stores.push(store);
+    const { code, stderr } = await baton(
+      ["run", "test/fixtures/storeInTheWay.graph.ts", "--workers", "1", "--store", store],
+      { STORE_IN_THE_WAY: store },
+    ).exit;
+
+    expect(code).toBe(1);
+    const lines = stderr.trim().split("\n");
+    expect(lines.filter((line) => line.includes("could not be stored"))).toEqual([
+      expect.stringMatching(
+        /^✗ sabotage [0-9a-f]{16} \(error, 4 attempts\): the result of job [0-9a-f]{16} \(sabotage\) could not be stored in .*; check that the store's disk has room and is writable$/,
+      ),
+    ]);
+    expect(stderr).not.toContain('"level"');
+    expect(stderr).not.toMatch(STACK_LINE);
+    const [folder] = readdirSync(join(store, "logs"));
+    const logged = readFileSync(join(store, "logs", folder!, "run.log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.msg === "could not store a result");
+    expect(logged.map((line) => line.level)).toEqual([30, 30, 30, 30]);
+  });
+
   it("exits 1 naming the worker and its log, once, when the worker processes crash in a loop", async () => {
     // One slot: its six deaths end the run (each worker start costs a tsx start-up).
     const { code, stderr, logged } = await poolFailure("test/fixtures/crashingWorkers.graph.ts");
