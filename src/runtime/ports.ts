@@ -57,7 +57,7 @@ export interface Link {
    * the listener's `maxHandshakeBytes`. Only a Net that strangers can reach (WebSocket) has
    * that budget; the others leave this out.
    */
-  admit?(): void;
+  admit?: (() => void) | undefined;
 }
 
 /** How `Net.listen` listens (`connect` reads `maxFrameBytes` only). */

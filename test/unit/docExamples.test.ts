@@ -204,62 +204,6 @@ function publicExports(): Exports {
   return exports;
 }
 
-/**
- * Types that a public export's declaration names (an option's type, a parameter's, a result's;
- * not a base interface, whose members are the export's own) but baton does not export, each with the exports that name it. Private
- * class members and function bodies do not count.
- */
-function namedButUnexported(): Map<string, Set<string>> {
-  const index = join(ROOT, "src", "index.ts");
-  const src = join(ROOT, "src");
-  const program = ts.createProgram([index], OPTIONS);
-  const checker = program.getTypeChecker();
-  const resolve = (symbol: ts.Symbol) =>
-    symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
-  const exported = new Set(
-    checker
-      .getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(index)!)!)
-      .map(resolve),
-  );
-  const named = new Map<string, Set<string>>();
-  const visit = (node: ts.Node, owner: string): void => {
-    if (ts.isHeritageClause(node)) return;
-    const member = ts.isClassElement(node) ? ts.getCombinedModifierFlags(node) : 0;
-    if (member & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) return;
-    if (ts.isClassElement(node) && node.name !== undefined && ts.isPrivateIdentifier(node.name))
-      return;
-    if (ts.isTypeReferenceNode(node)) {
-      const symbol = checker.getSymbolAtLocation(node.typeName);
-      const target = symbol && resolve(symbol);
-      const file = target?.declarations?.[0]?.getSourceFile().fileName;
-      if (
-        target &&
-        file?.startsWith(src) &&
-        !(target.flags & ts.SymbolFlags.TypeParameter) &&
-        !exported.has(target)
-      ) {
-        named.set(target.name, (named.get(target.name) ?? new Set()).add(owner));
-      }
-    }
-    if (ts.isFunctionLike(node) && "body" in node && node.body !== undefined) {
-      for (const parameter of node.parameters) visit(parameter, owner);
-      if (node.type) visit(node.type, owner);
-      return;
-    }
-    if (ts.isVariableDeclaration(node)) {
-      if (node.type) visit(node.type, owner);
-      return;
-    }
-    ts.forEachChild(node, (child) => visit(child, owner));
-  };
-  for (const symbol of exported) {
-    for (const declaration of symbol.declarations ?? []) {
-      if (declaration.getSourceFile().fileName.startsWith(src)) visit(declaration, symbol.name);
-    }
-  }
-  return named;
-}
-
 function readmeExamples(): Example[] {
   const readme = ts.sys.readFile(join(ROOT, "README.md"))!;
   const named = new Map<string, string>();
@@ -376,19 +320,6 @@ describe("documentation examples", () => {
   it("every export has a doc comment, which an editor shows on hover", () => {
     const without = [...exports].filter(([, { documented }]) => !documented).map(([name]) => name);
     expect(without).toEqual([]);
-  });
-
-  it("exports by name every type a public export names (README, Embedding)", () => {
-    // What a user never needs to name: the store's own class (`store` takes one for baton's
-    // tests and tools, not part of the public API), the Run's event map (each event's type is
-    // exported), and the type functions inside `JobBuilder`.
-    const internal = ["ResultStore", "RunEvents", "InputArgs", "InputOf", "OutputOf"];
-    const unexported = Object.fromEntries(
-      [...namedButUnexported()]
-        .filter(([name]) => !internal.includes(name))
-        .map(([name, owners]) => [name, [...owners]]),
-    );
-    expect(unexported).toEqual({});
   });
 
   it("README's Embedding section names every createEngine option", () => {
