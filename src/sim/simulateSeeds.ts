@@ -53,7 +53,7 @@ export interface SimulateSeedsOptions {
    * Called on the calling thread as each seed ends, on whichever thread ran it, in the order
    * they end (the iteration yields them in seed order, so a slow first seed holds the others
    * back): a long range's progress (`baton sim --seeds` draws it on a terminal). What it
-   * throws ends the iteration with that error.
+   * throws ends the iteration with that error, after the seeds before its seed.
    */
   onSeedEnded?: ((result: SimulationResult) => void) | undefined;
 }
@@ -84,8 +84,9 @@ export type SeedThreadMessage =
  * early (a `break`) stops the threads. Options no simulation can use, and a range that is
  * empty or not of seeds (0 to 4294967295), are a `ConfigError` at the call. An error thrown by
  * a simulation (not a broken invariant: a crash of the simulator itself) ends the iteration
- * with that error; so does a module of yours that does not load or cannot run the graph, as
- * the baton error (`MODULE_NOT_FOUND`, `ConfigError`, …) it is on any thread.
+ * with that error (the first seed's in seed order, on any thread); so does a module of yours
+ * that does not load or cannot run the graph, as the baton error (`MODULE_NOT_FOUND`,
+ * `ConfigError`, …) it is on any thread.
  *
  * @example
  * ```ts
@@ -200,7 +201,12 @@ async function* inSeedOrder(
     return;
   }
   const finished = new Map<number, SimulationResult>();
+  // What ended a seed instead of its result (a crash, a module of yours that cannot run, the
+  // caller's onSeedEnded), by seed: the iteration throws the first in seed order, whichever
+  // thread came to its error first (it threw a later seed's when that thread was quicker).
+  const failed = new Map<number, Error>();
   let next = first;
+  /** What ended a thread rather than a seed: thrown at once. */
   let failure: Error | undefined;
   let stopping = false;
   let wake: (() => void) | undefined;
@@ -208,10 +214,12 @@ async function* inSeedOrder(
     wake?.();
     wake = undefined;
   };
+  // After a seed's error no seed is started: those before it run on, to find the first.
+  const more = () => next <= last && failed.size === 0 && failure === undefined;
   const helpers = Array.from({ length: threads - 1 }, () => startSeedThread(data));
   for (const helper of helpers) {
     const feed = () => {
-      if (next <= last && failure === undefined) helper.postMessage(next++);
+      if (more()) helper.postMessage(next++);
     };
     helper.on("message", (message: SeedThreadMessage) => {
       if (message.type === "result") {
@@ -219,20 +227,10 @@ async function* inSeedOrder(
           finished.set(message.result.seed, ended(message.result));
         } catch (error) {
           // Thrown by the caller's onSeedEnded: it ends the iteration, not the process.
-          failure ??= error as Error;
+          failed.set(message.result.seed, error as Error);
         }
         feed();
-      } else if (failure === undefined && message.code !== undefined) {
-        // A module of your own that does not load or cannot run the graph: the same error
-        // as on this thread, whichever thread tried first.
-        failure =
-          message.code === "CONFIG"
-            ? new ConfigError(message.message)
-            : new BatonError(message.code, message.message);
-      } else if (failure === undefined) {
-        failure = new Error(`seed ${message.seed}: the simulation crashed: ${message.message}`);
-        failure.stack = message.stack;
-      }
+      } else failed.set(message.seed, threadError(message));
       settle();
     });
     helper.on("error", (error) => {
@@ -247,19 +245,21 @@ async function* inSeedOrder(
   }
   // This thread takes seeds too: it runs them while the helpers load baton, and beside them.
   const here = (async () => {
-    while (next <= last && failure === undefined) {
+    while (more()) {
       const seed = next++;
-      finished.set(seed, ended(await simulateSeed(seed, data)));
+      try {
+        finished.set(seed, ended(await simulateSeed(seed, data)));
+      } catch (error) {
+        failed.set(seed, error as Error);
+      }
       settle();
     }
-  })().catch((error: Error) => {
-    failure ??= error;
-    settle();
-  });
+  })();
   try {
     for (let seed = first; seed <= last; seed++) {
       while (!finished.has(seed)) {
-        if (failure !== undefined) throw failure;
+        const error = failed.get(seed) ?? failure;
+        if (error !== undefined) throw error;
         await new Promise<void>((resolve) => {
           wake = resolve;
         });
@@ -273,6 +273,19 @@ async function* inSeedOrder(
     next = last + 1;
     await Promise.all([here, ...helpers.map((helper) => helper.terminate())]);
   }
+}
+
+/**
+ * The error a helper thread answered for its seed, as this thread would have thrown it: a
+ * baton error (a module of your own that does not load or cannot run the graph) as the same
+ * error, else a crash of the simulator naming its seed.
+ */
+function threadError(message: Extract<SeedThreadMessage, { type: "error" }>): Error {
+  if (message.code === "CONFIG") return new ConfigError(message.message);
+  if (message.code !== undefined) return new BatonError(message.code, message.message);
+  const crash = new Error(`seed ${message.seed}: the simulation crashed: ${message.message}`);
+  crash.stack = message.stack;
+  return crash;
 }
 
 /** The threads `simulateSeeds` uses for `seeds` seeds: `requested` or the cores, at most one a seed. */

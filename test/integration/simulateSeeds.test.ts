@@ -211,6 +211,23 @@ describe("simulateSeeds", () => {
     await expect(run).rejects.toThrow("progress broke at seed 1");
   });
 
+  it("ends with the first seed's error in seed order, whichever thread met its error first", async () => {
+    const yielded: number[] = [];
+    const run = (async () => {
+      for await (const r of simulateSeeds(1, 8, SMALL, {
+        threads: 2,
+        // Seed 3 and every seed after it throw, on both threads; 1 and 2 pass.
+        onSeedEnded: ({ seed }) => {
+          if (seed >= 3) throw new Error(`progress broke at seed ${seed}`);
+        },
+      })) {
+        yielded.push(r.seed);
+      }
+    })();
+    await expect(run).rejects.toThrow(/^progress broke at seed 3$/);
+    expect(yielded).toEqual([1, 2]);
+  });
+
   it("stops its threads when the caller stops early", async () => {
     const started = performance.now();
     let seen = 0;
