@@ -260,6 +260,17 @@ export async function simCommand(argv: string[]): Promise<number> {
     many
       ? `--seeds ${lastDone + 1}..${last}`
       : `--${values.replay !== undefined ? "replay" : "seed"} ${first}`;
+  /** How long the range's `seeds` done so far took, and their rate. */
+  const pace = (seeds: number) => {
+    const seconds = (performance.now() - started) / 1000;
+    return `in ${seconds.toFixed(1)} s (${(seeds / seconds).toFixed(1)} seeds/s on ${threads} thread${threads === 1 ? "" : "s"})`;
+  };
+  /** The line on the passed seeds in which jobs of your graph failed, if any did. */
+  const jobsFailedLine = () => {
+    if (jobsFailed === undefined) return "";
+    const { seed, seeds, first: job } = jobsFailed;
+    return `jobs of your graph failed in ${seeds} passed seed${seeds === 1 ? "" : "s"}, the first in seed ${seed} (${failedJob(job)}): a failed job breaks no invariant; to fail a seed on a check of your own, call the tools' invariant(holds, message); --seed S --json lists a seed's failed jobs\n`;
+  };
   const onSignal = (signal: "SIGINT" | "SIGTERM") => {
     progress?.stop();
     live?.clear();
@@ -268,8 +279,10 @@ export async function simCommand(argv: string[]): Promise<number> {
       lastDone < last
         ? `; the rest: ${command(rest(), settings, settings.jobs, settings.workers)}${outputFlags(output)}`
         : "";
+    // A range's summary of the seeds done, as its end gives it (the jobs of your graph that
+    // failed were left out after a Ctrl-C, though the seeds that ran had them).
     process.stderr.write(
-      `baton sim: ${signal}: stopped after ${done} of ${last - first + 1} seed${many ? "s" : ""}, ${failures} failed${runRest}\n`,
+      `baton sim: ${signal}: stopped after ${done} of ${last - first + 1} seed${many ? "s" : ""}, ${failures} failed${many && done > 0 ? `, ${pace(done)}` : ""}${runRest}\n${jobsFailedLine()}`,
     );
     process.exit(SIGNAL_EXIT[signal]);
   };
@@ -307,16 +320,9 @@ export async function simCommand(argv: string[]): Promise<number> {
     live?.clear();
   }
   if (many && !output.json) {
-    const seconds = (performance.now() - started) / 1000;
     process.stdout.write(
-      `${last - first + 1} seeds, ${failures} failed, in ${seconds.toFixed(1)} s (${((last - first + 1) / seconds).toFixed(1)} seeds/s on ${threads} thread${threads === 1 ? "" : "s"})\n`,
+      `${last - first + 1} seeds, ${failures} failed, ${pace(last - first + 1)}\n${jobsFailedLine()}`,
     );
-    if (jobsFailed !== undefined) {
-      const { seed, seeds, first: job } = jobsFailed;
-      process.stdout.write(
-        `jobs of your graph failed in ${seeds} passed seed${seeds === 1 ? "" : "s"}, the first in seed ${seed} (${failedJob(job)}): a failed job breaks no invariant; to fail a seed on a check of your own, call the tools' invariant(holds, message); --seed S --json lists a seed's failed jobs\n`,
-      );
-    }
   }
   return failures > 0 ? 1 : 0;
 }

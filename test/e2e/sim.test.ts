@@ -219,7 +219,7 @@ describe("baton sim", () => {
     const { code, stdout, stderr } = await baton.exit;
     expect(code).toBe(130);
     const [, done, next] =
-      /^baton sim: SIGINT: stopped after (\d+) of 5000 seeds, 0 failed; the rest: baton sim --seeds (\d+)\.\.5000 --jobs 10 --workers 2 --faults default\n$/.exec(
+      /^baton sim: SIGINT: stopped after (\d+) of 5000 seeds, 0 failed, in [\d.]+ s \([\d.]+ seeds\/s on \d+ threads?\); the rest: baton sim --seeds (\d+)\.\.5000 --jobs 10 --workers 2 --faults default\n$/.exec(
         stderr,
       )!;
     expect(Number(next)).toBe(Number(done) + 1);

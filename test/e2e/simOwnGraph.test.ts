@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { stderrMatches } from "../fixtures/stderrMatches.ts";
 
 /** Shells a test started: killed by pid if still running when it ends. */
 const shells: ChildProcess[] = [];
@@ -177,6 +178,42 @@ describe("baton sim on a graph of your own", () => {
       "jobs of your graph failed in 3 passed seeds, the first in seed 1 (merge: boom: a part is missing): a failed job breaks no invariant; to fail a seed on a check of your own, call the tools' invariant(holds, message)",
     );
   });
+
+  it.each(["SIGINT", "SIGTERM"] as const)(
+    "after %s on 2 threads, sums up the seeds done as a range's end does, with your failed jobs",
+    async (signal) => {
+      const dir = mkdtempSync(join(tmpdir(), "baton-sim-stopped-"));
+      folders.push(dir);
+      const throwing = join(dir, "throws.sim.mjs");
+      writeFileSync(
+        throwing,
+        `export default () => ({
+        fetch: (name) => name.length,
+        merge: () => { throw new Error("boom: a part is missing"); },
+      });\n`,
+      );
+      const baton = startBaton([
+        ...["sim", `${F}/simOwn.graph.ts`, "--handlers", throwing, "--workers", "2"],
+        ...["--seeds", "1..5000", "--threads", "2"],
+      ]);
+      await stderrMatches(baton.stdout, /seed 3: pass/);
+      baton.child.kill(signal);
+      const { code, stdout, stderr } = await baton.exit;
+      expect(code).toBe(signal === "SIGINT" ? 130 : 143);
+      const [stopped, jobs, ...more] = stderr.split("\n");
+      const [, done, next] = new RegExp(
+        `^baton sim: ${signal}: stopped after (\\d+) of 5000 seeds, 0 failed, in [\\d.]+ s \\([\\d.]+ seeds/s on 2 threads\\); the rest: baton sim \\S+ --handlers \\S+ --seeds (\\d+)\\.\\.5000 --workers 2 --faults default --threads 2$`,
+      ).exec(stopped!)!;
+      expect(Number(next)).toBe(Number(done) + 1);
+      expect(stdout).toContain(`seed ${done}: pass`);
+      expect(stdout).not.toContain(`seed ${next}: pass`);
+      // Every seed done passed with its merge failed: the line a range's end prints, for them.
+      expect(jobs).toBe(
+        `jobs of your graph failed in ${done} passed seeds, the first in seed 1 (merge: boom: a part is missing): a failed job breaks no invariant; to fail a seed on a check of your own, call the tools' invariant(holds, message); --seed S --json lists a seed's failed jobs`,
+      );
+      expect(more).toEqual([""]);
+    },
+  );
 
   it("carries the modules in --json's replay command", async () => {
     const exit = await sim(
