@@ -72,8 +72,9 @@ crash, one per seed; invariant(holds, message) fails the seed when holds is fals
                          leaves out its last events, which the trace ends with)
   --no-shrink            do not minimise a failure (GRAPH's jobs stay: its workers and
                          faults shrink)
-  --json                 print one JSON object per seed (one seed's has each job's outcome,
-                         its value or error, as outcomes)
+  --json                 print one JSON object per seed on stdout (one seed's has each
+                         job's outcome, its value or error, as outcomes), a range's
+                         summary on stderr
   --ui                   with --replay S: open the dashboard on the seed's recorded trace (a
                          time slider and step buttons) until Ctrl-C; not with --json or
                          --check-determinism
@@ -292,16 +293,16 @@ export async function simCommand(argv: string[]): Promise<number> {
     for await (const result of seeds) {
       lastDone = result.seed;
       if (!result.ok) failures++;
+      if (result.ok && settings.modules !== undefined && result.failed?.length) {
+        jobsFailed ??= { seed: result.seed, seeds: 0, first: result.failed[0]! };
+        jobsFailed.seeds++;
+      }
       if (output.json) {
         process.stdout.write(`${JSON.stringify(jsonOf(result, settings, output, !many))}\n`);
         continue;
       }
       if (output.trace) writeAbove(live, `${result.trace.join("\n")}\n`);
       if (!result.ok || passesShown) writeAbove(live, `${verdict(result, settings)}\n`);
-      if (result.ok && settings.modules !== undefined && result.failed?.length) {
-        jobsFailed ??= { seed: result.seed, seeds: 0, first: result.failed[0]! };
-        jobsFailed.seeds++;
-      }
       // The first failure is reported whole and shrunk (up to a minute); each later one by
       // what broke and its replay command, which are enough to take it up.
       if (!result.ok && failures === 1) await reportFailure(result, settings, report, live);
@@ -319,8 +320,10 @@ export async function simCommand(argv: string[]): Promise<number> {
     progress?.stop();
     live?.clear();
   }
-  if (many && !output.json) {
-    process.stdout.write(
+  if (many) {
+    // Under --json, stdout is the objects alone: the summary goes to stderr, where a sweep
+    // piped to a file said nothing at all, not even how many seeds failed.
+    (output.json ? process.stderr : process.stdout).write(
       `${last - first + 1} seeds, ${failures} failed, ${pace(last - first + 1)}\n${jobsFailedLine()}`,
     );
   }

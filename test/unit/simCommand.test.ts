@@ -189,9 +189,10 @@ describe("baton sim's failure report", () => {
     expect(out.text.match(/^smallest reproducer/gm)).toHaveLength(1);
   });
 
-  it("prints one JSON object a line with --json --trace, a failure with its last events and replay", async () => {
+  it("prints one JSON object a line with --json --trace, a failure with its last events and replay, and the summary on stderr", async () => {
     fake.seeds = [seedResult(1, true), seedResult(2, false)];
     const out = stdout();
+    const err = stdout(process.stderr);
     const exit = await simCommand([
       "--seeds",
       "1..2",
@@ -203,6 +204,10 @@ describe("baton sim's failure report", () => {
       "--trace",
     ]);
     expect(exit).toBe(1);
+    // The range's summary, on stderr: stdout is the objects alone.
+    expect(err.text).toMatch(
+      /^2 seeds, 1 failed, in [\d.]+ s \([\d.]+ seeds\/s on \d+ threads?\)\n$/,
+    );
     const lines = out.text
       .trimEnd()
       .split("\n")
