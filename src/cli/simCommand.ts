@@ -238,6 +238,8 @@ export async function simCommand(argv: string[]): Promise<number> {
   const many = last > first;
   const started = performance.now();
   let failures = 0;
+  /** The first seed that failed: a summary names it, the one whose failure was reported whole. */
+  let firstFailed: number | undefined;
   const threads = threadsFor(last - first + 1, output.threads);
   const checks = { checkDeterminism: output.checkDeterminism, traces: output.trace };
   /** A range's line on a terminal: it counts the seeds as they end on every thread. */
@@ -261,6 +263,12 @@ export async function simCommand(argv: string[]): Promise<number> {
     many
       ? `--seeds ${lastDone + 1}..${last}`
       : `--${values.replay !== undefined ? "replay" : "seed"} ${first}`;
+  /**
+   * How many seeds failed, and the first: after hundreds of seeds the summary said "29 failed"
+   * and the failure reported whole (and shrunk) was far up, among the passes.
+   */
+  const failed = () =>
+    `${failures} failed${firstFailed === undefined ? "" : ` (the first in seed ${firstFailed})`}`;
   /** How long the range's `seeds` done so far took, and their rate. */
   const pace = (seeds: number) => {
     const seconds = (performance.now() - started) / 1000;
@@ -283,7 +291,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     // A range's summary of the seeds done, as its end gives it (the jobs of your graph that
     // failed were left out after a Ctrl-C, though the seeds that ran had them).
     process.stderr.write(
-      `baton sim: ${signal}: stopped after ${done} of ${last - first + 1} seed${many ? "s" : ""}, ${failures} failed${many && done > 0 ? `, ${pace(done)}` : ""}${runRest}\n${jobsFailedLine()}`,
+      `baton sim: ${signal}: stopped after ${done} of ${last - first + 1} seed${many ? "s" : ""}, ${failed()}${many && done > 0 ? `, ${pace(done)}` : ""}${runRest}\n${jobsFailedLine()}`,
     );
     process.exit(SIGNAL_EXIT[signal]);
   };
@@ -292,7 +300,10 @@ export async function simCommand(argv: string[]): Promise<number> {
   try {
     for await (const result of seeds) {
       lastDone = result.seed;
-      if (!result.ok) failures++;
+      if (!result.ok) {
+        failures++;
+        firstFailed ??= result.seed;
+      }
       if (result.ok && settings.modules !== undefined && result.failed?.length) {
         jobsFailed ??= { seed: result.seed, seeds: 0, first: result.failed[0]! };
         jobsFailed.seeds++;
@@ -324,7 +335,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     // Under --json, stdout is the objects alone: the summary goes to stderr, where a sweep
     // piped to a file said nothing at all, not even how many seeds failed.
     (output.json ? process.stderr : process.stdout).write(
-      `${last - first + 1} seeds, ${failures} failed, ${pace(last - first + 1)}\n${jobsFailedLine()}`,
+      `${last - first + 1} seeds, ${failed()}, ${pace(last - first + 1)}\n${jobsFailedLine()}`,
     );
   }
   return failures > 0 ? 1 : 0;

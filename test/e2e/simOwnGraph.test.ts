@@ -226,13 +226,13 @@ describe("baton sim on a graph of your own", () => {
       .split("\n")
       .map((line) => JSON.parse(line));
     expect(lines.map((line) => line.seed)).toEqual([0, 1]);
-    const failures = lines.filter((line) => !line.ok).length;
+    const failures = lines.filter((line) => !line.ok);
     expect(exit.stderr).toMatch(
       new RegExp(
-        `^2 seeds, ${failures} failed, in [\\d.]+ s \\([\\d.]+ seeds/s on 2 threads\\)\n$`,
+        `^2 seeds, ${failures.length} failed \\(the first in seed ${failures[0].seed}\\), in [\\d.]+ s \\([\\d.]+ seeds/s on 2 threads\\)\n$`,
       ),
     );
-    const failed = lines.find((line) => !line.ok);
+    const failed = failures[0];
     expect(failed.replay).toContain(`baton sim ${OWN_ABSOLUTE} --replay ${failed.seed} `);
   });
 

@@ -206,7 +206,7 @@ describe("baton sim's failure report", () => {
     expect(exit).toBe(1);
     // The range's summary, on stderr: stdout is the objects alone.
     expect(err.text).toMatch(
-      /^2 seeds, 1 failed, in [\d.]+ s \([\d.]+ seeds\/s on \d+ threads?\)\n$/,
+      /^2 seeds, 1 failed \(the first in seed 2\), in [\d.]+ s \([\d.]+ seeds\/s on \d+ threads?\)\n$/,
     );
     const lines = out.text
       .trimEnd()
