@@ -99,7 +99,7 @@ describe("simulate's options", () => {
     [
       // Wrapped as if a handler, it failed each job with "run is not a function" instead.
       { graph: [graph], jobs: undefined, handlers: { fetch: { run: undefined }, parse: one } },
-      'handlers: job kind "fetch" must be a handler function, { run, version } or { ranks, version }, not object',
+      'handlers: job kind "fetch" must be a handler function, { run, version } or { ranks, version }: its definition has no run function',
     ],
     [
       { graph: [graph], jobs: undefined, handlers: 5 },
