@@ -37,6 +37,21 @@ function argsOf(command: string): string[] {
   return words.slice(2).map((w) => w.replace(/^"|"$/g, ""));
 }
 
+/** Handlers for simOwn.graph.ts whose merge always throws `message`, in a folder of the test's. */
+function mergeThrows(message: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-sim-throws-"));
+  folders.push(dir);
+  const file = join(dir, "throws.sim.mjs");
+  writeFileSync(
+    file,
+    `export default () => ({
+      fetch: (name) => name.length,
+      merge: () => { throw new Error(${JSON.stringify(message)}); },
+    });\n`,
+  );
+  return file;
+}
+
 /** The verdict lines of `stdout`, without their wall time. */
 const verdicts = (stdout: string) =>
   stdout
@@ -156,16 +171,7 @@ describe("baton sim on a graph of your own", () => {
   });
 
   it("says which of your jobs failed in a seed that passed, and in how many seeds of a range", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-sim-throws-"));
-    folders.push(dir);
-    const throwing = join(dir, "throws.sim.mjs");
-    writeFileSync(
-      throwing,
-      `export default () => ({
-        fetch: (name) => name.length,
-        merge: () => { throw new Error("boom: a part is missing\\nat merge"); },
-      });\n`,
-    );
+    const throwing = mergeThrows("boom: a part is missing\nat merge");
     const yours = [`${F}/simOwn.graph.ts`, "--handlers", throwing, "--workers", "2"];
     const one = await sim(...yours, "--seed", "1");
     expect(one.code).toBe(0);
@@ -182,16 +188,7 @@ describe("baton sim on a graph of your own", () => {
   it.each(["SIGINT", "SIGTERM"] as const)(
     "after %s on 2 threads, sums up the seeds done as a range's end does, with your failed jobs",
     async (signal) => {
-      const dir = mkdtempSync(join(tmpdir(), "baton-sim-stopped-"));
-      folders.push(dir);
-      const throwing = join(dir, "throws.sim.mjs");
-      writeFileSync(
-        throwing,
-        `export default () => ({
-        fetch: (name) => name.length,
-        merge: () => { throw new Error("boom: a part is missing"); },
-      });\n`,
-      );
+      const throwing = mergeThrows("boom: a part is missing");
       const baton = startBaton([
         ...["sim", `${F}/simOwn.graph.ts`, "--handlers", throwing, "--workers", "2"],
         ...["--seeds", "1..5000", "--threads", "2"],
