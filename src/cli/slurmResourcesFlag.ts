@@ -1,13 +1,13 @@
 import { closestName } from "../closestName.ts";
 import { ConfigError } from "../errors.ts";
-import type { Resources } from "../graph/job.ts";
+import { RESOURCE_NAMES, type Resources } from "../graph/job.ts";
 import { MOST_GPUS, resourceAmount } from "./resourceAmount.ts";
 
 /** The flag of `baton run --slurm` that says what each Slurm worker offers. */
 export const SLURM_RESOURCES_FLAG = "--slurm-resources";
 
 /** The resources a worker offers, as the flag names them (those of `baton worker`'s flags). */
-const NAMES = ["cpus", "gpus", "memory"] as const;
+const NAMES = RESOURCE_NAMES;
 
 const EXAMPLE = "cpus=4,memory=16384,gpus=1";
 const ACCEPTED = `give NAME=AMOUNT pairs joined by commas, such as ${EXAMPLE}: the names are cpus and gpus (numbers of 0 or more) and memory (MiB, without a unit)`;

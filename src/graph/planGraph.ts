@@ -2,7 +2,13 @@ import { closestName } from "../closestName.ts";
 import { GraphError } from "../errors.ts";
 import { canonicalJson } from "./canonicalJson.ts";
 import { canTake } from "./canTake.ts";
-import type { Backoff, JobSpec, PlannedJob, Resources } from "./job.ts";
+import {
+  type Backoff,
+  type JobSpec,
+  type PlannedJob,
+  RESOURCE_NAMES,
+  type Resources,
+} from "./job.ts";
 import { jobId } from "./jobId.ts";
 import { toJson } from "./toJson.ts";
 
@@ -66,7 +72,7 @@ export interface PlanOptions {
 }
 
 const DEFAULT_RETRIES = 3;
-const RESOURCE_KEYS: readonly string[] = ["cpus", "gpus", "memory"];
+const RESOURCE_KEYS: readonly string[] = RESOURCE_NAMES;
 
 /** The keys of a job's `backoff` (the compiler holds this to `Backoff`). */
 const BACKOFF_KEYS: Record<keyof Backoff, true> = { initialMs: true, factor: true, maxMs: true };
@@ -390,7 +396,7 @@ function checkSatisfiable(
   if (stuck.length === 0) return;
   const enough: Resources = {};
   for (const r of [...workers, ...stuck.map((j) => j.requires)]) {
-    for (const key of ["cpus", "gpus", "memory"] as const) {
+    for (const key of RESOURCE_NAMES) {
       enough[key] = Math.max(enough[key] ?? 0, r[key] ?? 0);
     }
   }

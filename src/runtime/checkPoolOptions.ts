@@ -1,5 +1,5 @@
 import { ConfigError } from "../errors.ts";
-import type { Resources } from "../graph/job.ts";
+import { RESOURCE_NAMES, type Resources } from "../graph/job.ts";
 import { LOG_LEVELS } from "./logger.ts";
 import { requireWhole } from "./requireWhole.ts";
 
@@ -12,7 +12,7 @@ export interface PoolOptionValues {
   windowMs?: number | undefined;
 }
 
-const RESOURCE_KEYS = ["cpus", "gpus", "memory"];
+const RESOURCE_KEYS: readonly string[] = RESOURCE_NAMES;
 
 /**
  * Refuses, when the pool is made, a value its workers could not take: an offer that is not

@@ -14,7 +14,7 @@
  * ```
  */
 import { ProtocolError } from "../errors.ts";
-import type { Json, PlannedJob, Resources } from "../graph/job.ts";
+import { type Json, type PlannedJob, RESOURCE_NAMES, type Resources } from "../graph/job.ts";
 import { CloseCode } from "./closeCodes.ts";
 import type { ProtocolRange } from "./protocolVersion.ts";
 
@@ -227,7 +227,7 @@ const WELCOME_FIELDS: readonly string[] = [
 const JOB_FIELDS: readonly string[] = ["type", "id", "kind", "input", "deps", "attempt", "ranks"];
 const CANCEL_FIELDS: readonly string[] = ["type", "job", "reason"];
 const ERROR_FIELDS: readonly string[] = ["message", "name", "stack", "retryable"];
-const RESOURCE_FIELDS: readonly string[] = ["cpus", "gpus", "memory"];
+const RESOURCE_FIELDS: readonly string[] = RESOURCE_NAMES;
 const BACKOFF_FIELDS: readonly string[] = ["initialMs", "factor", "maxMs"];
 const PLANNED_JOB_FIELDS: readonly string[] = [
   "id",
