@@ -198,6 +198,7 @@ function timedLink(link: Link, timing: Timing): Link {
     },
     close: (code, reason) => link.close(code, reason),
     ping: () => link.ping(),
+    admit: () => link.admit(),
     onPong: (handler) => link.onPong(handler),
     onPing: (handler) => link.onPing(handler),
     onClose: (handler) => link.onClose(handler),

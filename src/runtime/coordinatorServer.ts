@@ -233,7 +233,7 @@ export class CoordinatorServer {
     actor.on("ping", () => link.ping());
     actor.on("registered", ({ worker, protocol }) => {
       this.handshaking.delete(connection);
-      link.admit?.();
+      link.admit();
       this.joinedNames.add(worker);
       // At info, so a run's log file says which workers took part (a lost one is a warning).
       log.info({ worker, protocol }, "worker joined");

@@ -122,6 +122,9 @@ class MemoryLink implements Link {
     else this.closeHandlers.push(handler);
   }
 
+  /** No stranger reaches a memory net, so it keeps no handshake budget to lift. */
+  admit(): void {}
+
   private shut(code: number, reason: string): void {
     this.open = false;
     this.closeCode = code;

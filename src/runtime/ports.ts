@@ -55,9 +55,11 @@ export interface Link {
   /**
    * The other end has proved who it is (the coordinator accepted a worker's hello): lifts
    * the listener's `maxHandshakeBytes`. Only a Net that strangers can reach (WebSocket) has
-   * that budget; the others leave this out.
+   * that budget; on the others it does nothing. Required, so that a `Link` wrapping another
+   * (to time or log its frames) cannot forget to pass it on: the wrapped link would close
+   * once its worker had sent 64 KiB.
    */
-  admit?: (() => void) | undefined;
+  admit(): void;
 }
 
 /** How `Net.listen` listens (`connect` reads `maxFrameBytes` only). */

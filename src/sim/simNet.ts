@@ -95,6 +95,9 @@ class SimEnd implements Link {
       void Promise.resolve().then(() => handler(this.closeCode, this.closeReason));
     } else this.closeHandlers.push(handler);
   }
+
+  /** A simulated net keeps no handshake budget (no stranger reaches it). */
+  admit(): void {}
 }
 
 class SimListener implements Listener {

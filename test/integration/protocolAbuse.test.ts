@@ -245,6 +245,7 @@ function recordingNet(sent: string[]): Net {
         onPong: (handler) => link.onPong(handler),
         onPing: (handler) => link.onPing(handler),
         onClose: (handler) => link.onClose(handler),
+        admit: () => link.admit(),
       };
       return recorded;
     },

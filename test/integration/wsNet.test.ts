@@ -239,7 +239,7 @@ describe("wsNet", () => {
     const { server, client } = await connected({ maxHandshakeBytes: 1024 });
     client.link.send("hello");
     await vi.waitFor(() => expect(server.frames).toEqual(["hello"]));
-    server.link.admit?.();
+    server.link.admit();
     for (let i = 0; i < 3; i++) client.link.send("z".repeat(2 ** 20));
     await vi.waitFor(() => expect(server.frames).toHaveLength(4));
     expect(server.closes).toEqual([]);

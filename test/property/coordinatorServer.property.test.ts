@@ -122,6 +122,7 @@ class Worker {
       onPong: (handler) => this.pongs.push(handler),
       onPing: () => {},
       onClose: (handler) => this.closeHandlers.push(handler),
+      admit: () => {},
     };
   }
 
