@@ -16,6 +16,7 @@ import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
 import { closeDashboard } from "./closeDashboard.ts";
+import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { groupStatusLine } from "./groupStatusLine.ts";
@@ -104,7 +105,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
   const own = split === -1 ? argv : argv.slice(0, split);
   const { values, positionals } = parseFlags(
     "launch",
-    { args: own, allowPositionals: true, options: LAUNCH_OPTIONS },
+    { args: own, allowPositionals: true, options: commandCatalog.launch.flags },
     // An unknown flag may be the ranks' command's own, given without the -- before it.
     "if it is the command's own, put the command after -- (baton launch --world 2 -- cmd --its-flags)",
   );
@@ -369,29 +370,6 @@ function barrierLine({ readyRanks, exitedRanks }: BarrierPassed, world: number):
 
 /** How long the launcher lets its last log lines out before it exits over what still runs. */
 const EXIT_GRACE_MS = 1_000;
-
-/** The flags of `baton launch`. */
-const LAUNCH_OPTIONS = {
-  world: { type: "string" },
-  hosts: { type: "string" },
-  "ssh-config": { type: "string" },
-  "remote-state-dir": { type: "string" },
-  "remote-cwd": { type: "string" },
-  "master-addr": { type: "string" },
-  "master-port": { type: "string" },
-  "state-dir": { type: "string" },
-  name: { type: "string" },
-  "grace-ms": { type: "string" },
-  "load-timeout-ms": { type: "string" },
-  "time-limit-ms": { type: "string" },
-  "no-contain": { type: "boolean", default: false },
-  "keep-ended-logs": { type: "string" },
-  ui: { type: "boolean", default: false },
-  "ui-port": { type: "string" },
-  "ui-keep": { type: "boolean", default: false },
-  "log-level": { type: "string", default: "warn" },
-  help: { type: "boolean", short: "h", default: false },
-} as const;
 
 /**
  * `--hosts`: comma-separated hosts in rank order, each optionally `*COUNT` for COUNT ranks in

@@ -3,17 +3,18 @@ import { relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { didYouMean } from "../closestName.ts";
 import { BatonError } from "../errors.ts";
+import { type CommandName, commandCatalog } from "./commandCatalog.ts";
 
+/** `baton help`: each command of the catalog with its operands and what it does, then `help` and `version`. */
 const USAGE = `usage: baton <command> [options]
 
 commands:
-  run <graph module>   run a graph of jobs (baton run --help)
-  worker               run jobs for a coordinator (baton worker --help)
-  sim                  simulate the system from seeds, with faults (baton sim --help)
-  launch -- cmd …      run N ranks of a command, like torchrun (baton launch --help)
-  reap                 stop the ranks of dead launchers (baton reap --help)
-  status               live and orphaned rank-group deployments (baton status --help)
-  viz [MACHINE]        export state machines as Mermaid or JSON (baton viz --help)
+${Object.entries(commandCatalog)
+  .map(
+    ([name, { operands, does }]) =>
+      `  ${`${name} ${operands}`.padEnd(21)}${does} (baton ${name} --help)`,
+  )
+  .join("\n")}
   help [COMMAND]       this help, or a command's (as baton COMMAND --help)
   version              print baton's version (also --version)`;
 
@@ -53,7 +54,7 @@ type Command = (argv: string[]) => Promise<number>;
  * (xstate, ws, pino, fast-check, the inspector), nor `reap` more of them than its logger and
  * the teardown machine; importing all of them took most of a second.
  */
-const commands: Record<string, () => Promise<Command>> = {
+const commands: Record<CommandName, () => Promise<Command>> = {
   run: async () => (await import("./runCommand.ts")).runCommand,
   worker: async () => (await import("./workerCommand.ts")).workerCommand,
   sim: async () => (await import("./simCommand.ts")).simCommand,
@@ -84,7 +85,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`baton ${pkg.version}\n`);
     return 0;
   }
-  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
+  const load = Object.hasOwn(commands, name) ? commands[name as CommandName] : undefined;
   if (!load) {
     process.stderr.write(
       `baton: unknown command "${name}"${didYouMean(name, [...Object.keys(commands), "help", "version"], (meant) => `baton ${meant}`)}\n\n${USAGE}\n`,

@@ -1,6 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { closestName } from "../closestName.ts";
 import { ConfigError } from "../errors.ts";
+import { type CommandName, commandCatalog } from "./commandCatalog.ts";
 import { negativeValues } from "./negativeValues.ts";
 
 /** A command's flags, as `parseArgs` takes them: the command's one table of them. */
@@ -25,9 +26,10 @@ type Token = NonNullable<ReturnType<typeof parseArgs>["tokens"]>[number];
  * you mean --workers?; `--secret`, a start of one: did you mean --secret-file?), a flag
  * that takes no value given one (`--no-store=1`), a flag given none (`--workers` last, or
  * followed by another flag), an argument where the command takes only flags (never quoted,
- * as it could be a pasted secret; named by what comes before it). `unknownAdvice`, when
- * given, is added to an unknown flag's message (`baton launch`: a flag of the ranks'
- * command given before the `--`).
+ * as it could be a pasted secret; named by what comes before it). An unknown flag close to
+ * none of the command's is named as another command's, if it is one (`baton run --seeds`:
+ * --seeds is for baton sim). `unknownAdvice`, when given, is added to an unknown flag's
+ * message (`baton launch`: a flag of the ranks' command given before the `--`).
  *
  * @example
  * ```ts
@@ -77,7 +79,7 @@ function flagProblem(
     if (token.kind !== "option") continue;
     const flag = Object.hasOwn(flags, token.name) ? flags[token.name] : undefined;
     if (flag === undefined) {
-      return unknownFlag(token.rawName, args[token.index]!, Object.keys(flags), unknownAdvice);
+      return unknownFlag(command, token.rawName, args[token.index]!, flags, unknownAdvice);
     }
     const name = `--${token.name}`;
     if (flag.type === "boolean") {
@@ -95,34 +97,52 @@ function flagProblem(
 }
 
 /**
- * An unknown flag (`rawName` as `parseArgs` names it, in the argument `arg`) and the flags
- * it may be a typo of. A long flag's name after one dash (`-workers`) is, to `parseArgs`,
- * one-letter flags (`-w`, `-o`, …): it is named whole only when it is close to a flag.
+ * An unknown flag of `command` (`rawName` as `parseArgs` names it, in the argument `arg`):
+ * the command's `flags` it may be a typo of, else the other commands it is a flag of. A long
+ * flag's name after one dash (`-workers`) is, to `parseArgs`, one-letter flags (`-w`, `-o`,
+ * …): it is named whole only when it is close to a flag, or another command's.
  */
 function unknownFlag(
+  command: string,
   rawName: string,
   arg: string,
-  names: readonly string[],
+  flags: Flags,
   advice: string,
 ): string {
+  const names = Object.keys(flags);
   let flag = rawName;
-  let meant = rawName.startsWith("--") ? closestFlags(rawName.slice(2), names) : [];
+  let name = rawName.startsWith("--") ? rawName.slice(2) : undefined;
+  let meant = name === undefined ? [] : closestFlags(name, names);
   const word = /^-([^-=][^=]+)/.exec(arg)?.[1];
   if (word !== undefined) {
+    name = word;
     meant = names.includes(word) ? [word] : closestFlags(word, names);
-    if (meant.length > 0) flag = `-${word}`;
   }
-  const suggestion =
-    meant.length === 0
-      ? ""
-      : `; did you mean ${new Intl.ListFormat("en", { type: "disjunction" }).format(meant.map((name) => `--${name}`))}?`;
-  const then =
-    advice === ""
-      ? ""
-      : suggestion === ""
-        ? `; ${advice}`
-        : ` ${advice[0]!.toUpperCase()}${advice.slice(1)}`;
-  return `unknown flag ${flag}${suggestion}${then}`;
+  const others = meant.length === 0 && name !== undefined ? commandsWith(name, command) : [];
+  if (word !== undefined && meant.length + others.length > 0) flag = `-${word}`;
+  let said = `unknown flag ${flag}`;
+  if (meant.length > 0) said += `; did you mean ${or(meant.map((meantName) => `--${meantName}`))}?`;
+  else if (others.length > 0) {
+    const what = others.length === 1 ? `, to ${commandCatalog[others[0]!].does}` : "";
+    said += `; --${name!.toLowerCase()} is for ${or(others.map((other) => `baton ${other}`))}${what}`;
+  }
+  if (advice === "") return said;
+  return said.endsWith("?")
+    ? `${said} ${advice[0]!.toUpperCase()}${advice.slice(1)}`
+    : `${said}; ${advice}`;
+}
+
+/** `items` joined with commas and "or". */
+function or(items: readonly string[]): string {
+  return new Intl.ListFormat("en", { type: "disjunction" }).format(items);
+}
+
+/** The commands other than `command` that have a flag `name` (in any case), in the catalog's order. */
+function commandsWith(name: string, command: string): CommandName[] {
+  const lower = name.toLowerCase();
+  return (Object.keys(commandCatalog) as CommandName[]).filter(
+    (other) => other !== command && Object.hasOwn(commandCatalog[other].flags, lower),
+  );
 }
 
 /**

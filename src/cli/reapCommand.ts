@@ -6,6 +6,7 @@ import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { reapDeployments } from "../runtime/reaper.ts";
+import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseFlags } from "./parseFlags.ts";
@@ -45,7 +46,10 @@ usage.`;
  * ```
  */
 export async function reapCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags("reap", { args: argv, options: REAP_OPTIONS });
+  const { values } = parseFlags("reap", {
+    args: argv,
+    options: commandCatalog.reap.flags,
+  });
   if (values.help) {
     process.stdout.write(`${REAP_USAGE}\n`);
     return 0;
@@ -122,12 +126,3 @@ export async function reapCommand(argv: string[]): Promise<number> {
   }
   return report.failed.length === 0 ? 0 : 1;
 }
-
-const REAP_OPTIONS = {
-  "state-dir": { type: "string" },
-  "grace-ms": { type: "string" },
-  "ssh-config": { type: "string" },
-  json: { type: "boolean", default: false },
-  "log-level": { type: "string", default: "warn" },
-  help: { type: "boolean", short: "h", default: false },
-} as const;

@@ -35,6 +35,7 @@ import { COORDINATOR_OWN_FILES, checkWorkerCount } from "../runtime/workerCountL
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { batonDirBesideGraph, besideGraph } from "./batonDirBesideGraph.ts";
 import { closeDashboard } from "./closeDashboard.ts";
+import { commandCatalog } from "./commandCatalog.ts";
 import { dryRunReport } from "./dryRunReport.ts";
 import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
@@ -134,42 +135,12 @@ crash loop, Slurm), 2 for bad usage or a bad graph, 130 when interrupted (143 on
 SIGTERM). Ctrl-C or SIGTERM cancels (handlers see their AbortSignal); a second one
 stops at once.`;
 
-/** The flags of `baton run`. */
-const RUN_OPTIONS = {
-  inspect: { type: "string" },
-  ui: { type: "boolean", default: false },
-  "ui-port": { type: "string" },
-  "ui-keep": { type: "boolean", default: false },
-  jobs: { type: "string" },
-  workers: { type: "string" },
-  listen: { type: "string" },
-  "secret-file": { type: "string" },
-  store: { type: "string" },
-  force: { type: "boolean", default: false },
-  "fail-fast": { type: "boolean", default: false },
-  "dry-run": { type: "boolean", default: false },
-  "no-store": { type: "boolean", default: false },
-  "in-process": { type: "boolean", default: false },
-  "handler-thread": { type: "boolean", default: false },
-  slurm: { type: "boolean", default: false },
-  "max-workers": { type: "string" },
-  partition: { type: "string" },
-  "slurm-resources": { type: "string" },
-  "slurm-opt": { type: "string", multiple: true },
-  "slurm-unreachable-after": { type: "string" },
-  json: { type: "boolean", default: false },
-  "log-level": { type: "string", default: "warn" },
-  "keep-logs": { type: "string" },
-  "keep-ended-logs": { type: "string" },
-  help: { type: "boolean", short: "h", default: false },
-} as const;
-
 /** `baton run`: plans, runs and reports a graph. Returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags("run", {
     args: withInspectUrl(argv),
     allowPositionals: true,
-    options: RUN_OPTIONS,
+    options: commandCatalog.run.flags,
   });
   if (values.help) {
     process.stdout.write(`${RUN_USAGE}\n`);

@@ -30,6 +30,7 @@ import {
   yourModules,
 } from "../sim/simulateSeeds.ts";
 import { yourGraph as planned } from "../sim/yourJobs.ts";
+import { commandCatalog } from "./commandCatalog.ts";
 import { LiveLine } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { jobJson } from "./resultJson.ts";
@@ -90,29 +91,6 @@ const PROGRESS_EVERY_MS = 100;
 /** How many trace lines a failure report shows. */
 const LAST_EVENTS = 30;
 
-/** `baton sim`'s flags. */
-const SIM_OPTIONS = {
-  seed: { type: "string" },
-  seeds: { type: "string" },
-  faults: { type: "string" },
-  "fault-list": { type: "string" },
-  jobs: { type: "string" },
-  handlers: { type: "string" },
-  workers: { type: "string" },
-  world: { type: "string" },
-  until: { type: "string" },
-  plant: { type: "string", multiple: true },
-  threads: { type: "string" },
-  "check-determinism": { type: "boolean" },
-  replay: { type: "string" },
-  trace: { type: "boolean" },
-  "no-shrink": { type: "boolean" },
-  json: { type: "boolean" },
-  ui: { type: "boolean" },
-  "ui-port": { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
-
 interface Settings {
   /** Your graph and its handlers, as module paths (`GRAPH --handlers SIM`); none: drawn. */
   modules: SimModules | undefined;
@@ -149,7 +127,7 @@ export async function simCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags("sim", {
     args: argv,
     allowPositionals: true,
-    options: SIM_OPTIONS,
+    options: commandCatalog.sim.flags,
   });
   if (values.help) {
     process.stdout.write(`${SIM_USAGE}\n`);

@@ -8,6 +8,7 @@ import {
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
+import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { formatDuration } from "./formatDuration.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
@@ -47,11 +48,7 @@ empty flag, a state dir that is a file or that this user may not list).`;
 export async function statusCommand(argv: string[]): Promise<number> {
   const { values } = parseFlags("status", {
     args: argv,
-    options: {
-      "state-dir": { type: "string", default: DEFAULT_STATE_DIR },
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h", default: false },
-    },
+    options: commandCatalog.status.flags,
   });
   if (values.help) {
     process.stdout.write(`${STATUS_USAGE}\n`);

@@ -5,6 +5,7 @@ import { machineCatalog } from "../machines/catalog.ts";
 import { DOCS_BEGIN_PATTERN, DOCS_END, machineDocs, withMachineDocs } from "../viz/machineDocs.ts";
 import { machineJson } from "../viz/machineJson.ts";
 import { toMermaid } from "../viz/toMermaid.ts";
+import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { parseFlags } from "./parseFlags.ts";
 
@@ -33,12 +34,7 @@ export async function vizCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags("viz", {
     args: argv,
     allowPositionals: true,
-    options: {
-      format: { type: "string" },
-      out: { type: "string" },
-      "update-docs": { type: "string" },
-      help: { type: "boolean", short: "h", default: false },
-    },
+    options: commandCatalog.viz.flags,
   });
   if (values.help) {
     process.stdout.write(`${VIZ_USAGE}\n`);

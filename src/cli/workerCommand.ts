@@ -10,6 +10,7 @@ import { runWorker, type WorkerExit } from "../runtime/worker.ts";
 import { REFUSED_EXIT } from "../runtime/workerExitCodes.ts";
 import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
+import { commandCatalog } from "./commandCatalog.ts";
 import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { watchEventLoopStalls } from "./eventLoopStalls.ts";
@@ -126,7 +127,10 @@ const STUCK_MS = 2 * GRACE_MS;
  * ```
  */
 export async function workerCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags("worker", { args: argv, options: WORKER_OPTIONS });
+  const { values } = parseFlags("worker", {
+    args: argv,
+    options: commandCatalog.worker.flags,
+  });
   if (values.help) {
     process.stdout.write(`${WORKER_USAGE}\n`);
     return 0;
@@ -315,23 +319,6 @@ export async function workerCommand(argv: string[]): Promise<number> {
     process.off("SIGTERM", onSignal);
   }
 }
-
-/** The flags of `baton worker`. */
-const WORKER_OPTIONS = {
-  connect: { type: "string" },
-  "secret-file": { type: "string" },
-  jobs: { type: "string" },
-  name: { type: "string" },
-  cpus: { type: "string" },
-  gpus: { type: "string" },
-  memory: { type: "string" },
-  "log-level": { type: "string", default: "warn" },
-  "handler-thread": { type: "boolean", default: false },
-  "silence-limit-ms": { type: "string" },
-  "welcome-timeout-ms": { type: "string" },
-  "retry-for": { type: "string" },
-  help: { type: "boolean", short: "h", default: false },
-} as const;
 
 /**
  * The coordinator's address from `--connect`: HOST:PORT or ws://HOST:PORT, as `baton run`

@@ -1,8 +1,8 @@
 /**
  * Every command's answer to a mistyped flag, as a user sees it from `node bin/baton.js`: one
- * line on stderr naming the closest flag of that command and its `--help`, exit code 2,
- * nothing on stdout and nothing started. Every child still running when its test ends is
- * killed by pid.
+ * line on stderr naming the closest flag of that command (or, close to none, the other
+ * command it is a flag of) and its `--help`, exit code 2, nothing on stdout and nothing
+ * started. Every child still running when its test ends is killed by pid.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
@@ -50,6 +50,18 @@ describe("a flag's value where none goes, or none where one does", () => {
   ])("baton %s %j says what to do", async (command, args, says) => {
     const { code, stdout, stderr } = await startBaton([command, ...args]).exit;
     expect(stderr).toBe(`baton ${command}: ${says} ${helpOf(command)}`);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+  });
+});
+
+describe("a flag of another command", () => {
+  it("baton run g.ts --seeds 1..10 names the command it is for", async () => {
+    const args = ["run", "examples/pipeline.graph.ts", "--seeds", "1..10"];
+    const { code, stdout, stderr } = await startBaton(args).exit;
+    expect(stderr).toBe(
+      `baton run: unknown flag --seeds; --seeds is for baton sim, to simulate the system from seeds, with faults ${helpOf("run")}`,
+    );
     expect(code).toBe(2);
     expect(stdout).toBe("");
   });

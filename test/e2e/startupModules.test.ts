@@ -60,6 +60,10 @@ function heavy(modules: string[], allowed: string[] = []): string[] {
   });
 }
 
+/** The commands whose modules (`src/cli/<name>Command.ts`) are among `modules`. */
+const commandModules = (modules: string[]) =>
+  modules.flatMap((url) => /\/cli\/(\w+)Command\.[jt]s$/.exec(url)?.[1] ?? []);
+
 describe("the cheap commands load neither the engine nor its packages", () => {
   const stateDir = () => {
     const dir = join(root, "state");
@@ -81,6 +85,10 @@ describe("the cheap commands load neither the engine nor its packages", () => {
         );
         expect(modules).toContain(`file://${root}${main}`);
         expect(heavy(modules), args.join(" ")).toEqual([]);
+        // The command catalog (each command's flags and what it does) is no command's module.
+        expect(commandModules(modules), args.join(" ")).toEqual(
+          args[1] === "status" ? ["status"] : [],
+        );
       }
     });
 
@@ -91,6 +99,7 @@ describe("the cheap commands load neither the engine nor its packages", () => {
       expect(JSON.parse(stdout)).toMatchObject({ stateDirExists: true });
       expect(modules).toContain(`file://${root}${main}`);
       expect(heavy(modules)).toEqual([]);
+      expect(commandModules(modules)).toEqual(["status"]);
     });
 
     it(`baton reap ${from} loads the logger and the teardown machine, not pino-pretty`, async () => {

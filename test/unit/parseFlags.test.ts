@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { commandCatalog } from "../../src/cli/commandCatalog.ts";
 import { parseFlags } from "../../src/cli/parseFlags.ts";
 import { ConfigError } from "../../src/errors.ts";
 import { ROOT } from "../fixtures/batonCli.ts";
@@ -85,6 +86,34 @@ describe("parseFlags", () => {
     );
     expect(refusal(["--wrold", "2"], true, advice)).toBe(
       "unknown flag --wrold; did you mean --world? If it is the command's own, put it after --",
+    );
+  });
+
+  it("names the other commands an unknown flag is a flag of, when it is close to none of this one's", () => {
+    const run = (args: string[]) => {
+      try {
+        parseFlags("run", { args, options: commandCatalog.run.flags, allowPositionals: true });
+      } catch (error) {
+        return (error as ConfigError).message;
+      }
+      throw new Error(`parseFlags accepted ${args.join(" ")}`);
+    };
+    expect(run(["g.ts", "--seeds", "1..10"])).toBe(
+      "unknown flag --seeds; --seeds is for baton sim, to simulate the system from seeds, with faults (baton run --help lists its flags)",
+    );
+    expect(run(["g.ts", "-seeds", "1..10"])).toMatch(
+      /^unknown flag -seeds; --seeds is for baton sim,/,
+    );
+    expect(run(["g.ts", "--World", "2"])).toBe(
+      "unknown flag --World; --world is for baton sim or baton launch (baton run --help lists its flags)",
+    );
+    // A typo of the command's own flag is the likelier mistake: workers is also baton sim's.
+    expect(refusal(["--seed", "1"])).toBe(
+      "unknown flag --seed; --seed is for baton sim, to simulate the system from seeds, with faults",
+    );
+    expect(refusal(["--workerz", "2"])).toBe("unknown flag --workerz; did you mean --workers?");
+    expect(refusal(["--jobs", "2"], true, "if it is the command's own, put it after --")).toBe(
+      "unknown flag --jobs; --jobs is for baton run, baton worker, or baton sim; if it is the command's own, put it after --",
     );
   });
 
