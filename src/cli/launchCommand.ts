@@ -22,6 +22,7 @@ import { exitSoon } from "./exitSoon.ts";
 import { groupStatusLine } from "./groupStatusLine.ts";
 import { LiveLine } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
+import { printHelp } from "./printHelp.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { sshConfigFlag } from "./sshConfigFlag.ts";
 import { uiPortFlag, withoutUi } from "./uiPortFlag.ts";
@@ -103,16 +104,13 @@ stops the ranks; it never leaves one behind).`;
 export async function launchCommand(argv: string[]): Promise<number> {
   const split = argv.indexOf("--");
   const own = split === -1 ? argv : argv.slice(0, split);
-  const { values, positionals } = parseFlags(
+  const { values, positionals, mistake } = parseFlags(
     "launch",
     { args: own, allowPositionals: true, options: commandCatalog.launch.flags },
     // An unknown flag may be the ranks' command's own, given without the -- before it.
     "if it is the command's own, put the command after -- (baton launch --world 2 -- cmd --its-flags)",
   );
-  if (values.help) {
-    process.stdout.write(`${LAUNCH_USAGE}\n`);
-    return 0;
-  }
+  if (values.help) return printHelp(LAUNCH_USAGE, mistake);
   emptyFlags("launch", values, [
     "state-dir",
     "name",

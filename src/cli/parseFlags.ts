@@ -13,8 +13,13 @@ export interface FlagsConfig extends ParseArgsConfig {
   options: Flags;
 }
 
-/** What `parseArgs` gives for `T`. */
-type Parsed<T extends ParseArgsConfig> = ReturnType<typeof parseArgs<T>>;
+/**
+ * What `parseArgs` gives for `T`; with `--help` given beside a mistake, the values of
+ * `--help` alone and the `mistake`, a line for stderr after the help.
+ */
+type Parsed<T extends ParseArgsConfig> = ReturnType<typeof parseArgs<T>> & {
+  mistake?: string | undefined;
+};
 
 type Token = NonNullable<ReturnType<typeof parseArgs>["tokens"]>[number];
 
@@ -29,7 +34,10 @@ type Token = NonNullable<ReturnType<typeof parseArgs>["tokens"]>[number];
  * as it could be a pasted secret; named by what comes before it). An unknown flag close to
  * none of the command's is named as another command's, if it is one (`baton run --seeds`:
  * --seeds is for baton sim). `unknownAdvice`, when given, is added to an unknown flag's
- * message (`baton launch`: a flag of the ranks' command given before the `--`).
+ * message (`baton launch`: a flag of the ranks' command given before the `--`). Arguments
+ * that ask for `--help` (`-h`) get it whatever their mistake (`baton run --wrokers 2
+ * --help`): the values of `--help` alone, and the mistake as `mistake` (`printHelp` writes
+ * it after the help); `--help` as a flag's value with `=` (`--name=--help`) is that value.
  *
  * @example
  * ```ts
@@ -47,31 +55,71 @@ export function parseFlags<T extends FlagsConfig>(
     return parseArgs({ ...config, args }) as Parsed<T>;
   } catch (error) {
     if (!(error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) throw error;
+    const tokens = tokensOf(args, config.options);
     const problem =
-      flagProblem(command, args, config.options, config.allowPositionals === true, unknownAdvice) ??
-      (error as Error).message.replace(/\s*\n\s*/g, " ");
+      flagProblem(
+        command,
+        args,
+        tokens,
+        config.options,
+        config.allowPositionals === true,
+        unknownAdvice,
+      ) ?? (error as Error).message.replace(/\s*\n\s*/g, " ");
+    if (asksForHelp(tokens, config.options)) {
+      return {
+        ...(parseArgs({ ...config, args: ["--help"] }) as Parsed<T>),
+        mistake: `baton ${command}: ${problem} (only the help was shown, for --help)`,
+      };
+    }
     throw new ConfigError(`${problem} (baton ${command} --help lists its flags)`);
   }
 }
 
+/** `args` as `parseArgs` reads them with `flags`, refusing nothing. */
+function tokensOf(args: readonly string[], flags: Flags): Token[] {
+  return parseArgs({ args, options: flags, allowPositionals: true, strict: false, tokens: true })
+    .tokens;
+}
+
 /**
- * What is wrong with `args`, read as `parseArgs` reads them, at the first argument it would
- * refuse; `undefined` when it would refuse none.
+ * The name among `flags` of a flag as written (`--help`; `-h`, its short name; `-json`, its
+ * name after one dash), if it is one of them.
+ */
+function flagNamed(written: string, flags: Flags): string | undefined {
+  const name = /^--?([^=]+)/.exec(written)?.[1];
+  if (name === undefined || Object.hasOwn(flags, name)) return name;
+  if (written.startsWith("--")) return undefined;
+  return Object.keys(flags).find((flag) => flags[flag]!.short === name);
+}
+
+/**
+ * Whether `tokens` ask for the command's `--help` (or `-h`): as a flag, or as what follows a
+ * flag that takes a value (`--name --help`), which `flagProblem` names as a flag too.
+ */
+function asksForHelp(tokens: readonly Token[], flags: Flags): boolean {
+  if (!Object.hasOwn(flags, "help")) return false;
+  return tokens.some(
+    (token) =>
+      token.kind === "option" &&
+      (token.name === "help" ||
+        (!token.inlineValue &&
+          token.value !== undefined &&
+          flagNamed(token.value, flags) === "help")),
+  );
+}
+
+/**
+ * What is wrong with `args` (read by `parseArgs` as `tokens`) at the first argument it
+ * would refuse; `undefined` when it would refuse none.
  */
 function flagProblem(
   command: string,
   args: readonly string[],
+  tokens: readonly Token[],
   flags: Flags,
   allowPositionals: boolean,
   unknownAdvice: string,
 ): string | undefined {
-  const { tokens } = parseArgs({
-    args,
-    options: flags,
-    allowPositionals: true,
-    strict: false,
-    tokens: true,
-  });
   for (const [i, token] of tokens.entries()) {
     if (token.kind === "positional" && !allowPositionals) {
       return strayArgument(command, tokens[i - 1], flags);
@@ -87,8 +135,8 @@ function flagProblem(
     } else if (token.value === undefined) {
       return `${name} needs a value`;
     } else if (!token.inlineValue && token.value.startsWith("-")) {
-      const next = /^--?([^=]+)/.exec(token.value)?.[1];
-      return next !== undefined && Object.hasOwn(flags, next)
+      const next = flagNamed(token.value, flags);
+      return next !== undefined
         ? `${name} needs a value, and is followed by the flag --${next}: give ${name} its value first`
         : `${name} is followed by a value starting with a dash; write ${name}=VALUE if that is its value, or give ${name} a value`;
     }

@@ -10,6 +10,7 @@ import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseFlags } from "./parseFlags.ts";
+import { printHelp } from "./printHelp.ts";
 import { sshConfigFlag } from "./sshConfigFlag.ts";
 import { stateDirExists } from "./stateDirExists.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -46,14 +47,11 @@ usage.`;
  * ```
  */
 export async function reapCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags("reap", {
+  const { values, mistake } = parseFlags("reap", {
     args: argv,
     options: commandCatalog.reap.flags,
   });
-  if (values.help) {
-    process.stdout.write(`${REAP_USAGE}\n`);
-    return 0;
-  }
+  if (values.help) return printHelp(REAP_USAGE, mistake);
   emptyFlags("reap", values, ["state-dir", "grace-ms", "ssh-config", "log-level"]);
   const level = values["log-level"] as LogLevel;
   if (!LOG_LEVELS.includes(level)) {

@@ -41,6 +41,7 @@ import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { joinHint } from "./joinHint.ts";
 import { parseFlags } from "./parseFlags.ts";
+import { printHelp } from "./printHelp.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { resultJson } from "./resultJson.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
@@ -137,15 +138,12 @@ stops at once.`;
 
 /** `baton run`: plans, runs and reports a graph. Returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags("run", {
+  const { values, positionals, mistake } = parseFlags("run", {
     args: withInspectUrl(argv),
     allowPositionals: true,
     options: commandCatalog.run.flags,
   });
-  if (values.help) {
-    process.stdout.write(`${RUN_USAGE}\n`);
-    return 0;
-  }
+  if (values.help) return printHelp(RUN_USAGE, mistake);
   emptyFlags("run", values, ["jobs", "secret-file", "store", "partition", "slurm-resources"]);
   const graphPath = positionals[0];
   if (!graphPath || positionals.length > 1) {

@@ -33,6 +33,7 @@ import { yourGraph as planned } from "../sim/yourJobs.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { LiveLine } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
+import { printHelp } from "./printHelp.ts";
 import { jobJson } from "./resultJson.ts";
 import { SeedsProgress } from "./seedsProgress.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
@@ -124,15 +125,12 @@ interface Output {
  * ```
  */
 export async function simCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags("sim", {
+  const { values, positionals, mistake } = parseFlags("sim", {
     args: argv,
     allowPositionals: true,
     options: commandCatalog.sim.flags,
   });
-  if (values.help) {
-    process.stdout.write(`${SIM_USAGE}\n`);
-    return 0;
-  }
+  if (values.help) return printHelp(SIM_USAGE, mistake);
   const modules = yourGraph(positionals, values);
   if (values.faults !== undefined && values["fault-list"] !== undefined) {
     throw new ConfigError(

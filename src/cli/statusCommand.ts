@@ -13,6 +13,7 @@ import { emptyFlags } from "./emptyFlags.ts";
 import { formatDuration } from "./formatDuration.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseFlags } from "./parseFlags.ts";
+import { printHelp } from "./printHelp.ts";
 import { stateDirExists } from "./stateDirExists.ts";
 
 const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
@@ -46,14 +47,11 @@ empty flag, a state dir that is a file or that this user may not list).`;
  * ```
  */
 export async function statusCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags("status", {
+  const { values, mistake } = parseFlags("status", {
     args: argv,
     options: commandCatalog.status.flags,
   });
-  if (values.help) {
-    process.stdout.write(`${STATUS_USAGE}\n`);
-    return 0;
-  }
+  if (values.help) return printHelp(STATUS_USAGE, mistake);
   emptyFlags("status", values, ["state-dir"]);
   const stateDir = resolve(values["state-dir"]);
   const exists = stateDirExists(stateDir);

@@ -8,6 +8,7 @@ import { toMermaid } from "../viz/toMermaid.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { parseFlags } from "./parseFlags.ts";
+import { printHelp } from "./printHelp.ts";
 
 export const VIZ_USAGE = `usage: baton viz [MACHINE] [options]
 
@@ -31,15 +32,12 @@ Writes baton's state machines: one machine, or all of them (${Object.keys(machin
  * ```
  */
 export async function vizCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags("viz", {
+  const { values, positionals, mistake } = parseFlags("viz", {
     args: argv,
     allowPositionals: true,
     options: commandCatalog.viz.flags,
   });
-  if (values.help) {
-    process.stdout.write(`${VIZ_USAGE}\n`);
-    return 0;
-  }
+  if (values.help) return printHelp(VIZ_USAGE, mistake);
   emptyFlags("viz", values, ["out", "update-docs"]);
   const docsFile = values["update-docs"];
   if (docsFile !== undefined) {

@@ -17,6 +17,7 @@ import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { startHandlerThread } from "./handlerThread.ts";
 import { parseFlags } from "./parseFlags.ts";
+import { printHelp } from "./printHelp.ts";
 import { MOST_GPUS, resourceAmount } from "./resourceAmount.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -127,14 +128,11 @@ const STUCK_MS = 2 * GRACE_MS;
  * ```
  */
 export async function workerCommand(argv: string[]): Promise<number> {
-  const { values } = parseFlags("worker", {
+  const { values, mistake } = parseFlags("worker", {
     args: argv,
     options: commandCatalog.worker.flags,
   });
-  if (values.help) {
-    process.stdout.write(`${WORKER_USAGE}\n`);
-    return 0;
-  }
+  if (values.help) return printHelp(WORKER_USAGE, mistake);
   emptyFlags("worker", values, ["jobs", "secret-file", "name"]);
   if (values.connect === undefined || values.jobs === undefined) {
     throw new ConfigError(

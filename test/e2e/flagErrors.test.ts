@@ -2,7 +2,8 @@
  * Every command's answer to a mistyped flag, as a user sees it from `node bin/baton.js`: one
  * line on stderr naming the closest flag of that command (or, close to none, the other
  * command it is a flag of) and its `--help`, exit code 2, nothing on stdout and nothing
- * started. Every child still running when its test ends is killed by pid.
+ * started; with `--help` beside it, the help and then the mistake on stderr, exit code 0.
+ * Every child still running when its test ends is killed by pid.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
@@ -64,5 +65,16 @@ describe("a flag of another command", () => {
     );
     expect(code).toBe(2);
     expect(stdout).toBe("");
+  });
+});
+
+describe("--help beside a mistake", () => {
+  it("baton run --wrokers 2 --help prints the help, then the mistake on stderr, exit 0", async () => {
+    const { code, stdout, stderr } = await startBaton(["run", "--wrokers", "2", "--help"]).exit;
+    expect(stdout).toMatch(/^usage: baton run /);
+    expect(stderr).toBe(
+      "baton run: unknown flag --wrokers; did you mean --workers? (only the help was shown, for --help)\n",
+    );
+    expect(code).toBe(0);
   });
 });

@@ -70,7 +70,6 @@ describe("parseFlags", () => {
   it.each([
     [["--colour"], "unknown flag --colour"],
     [["-n", "3"], "unknown flag -n"],
-    [["-hx"], "unknown flag -x"],
     // Two letters start too many names to be a likely start of one.
     [["--ke", "3"], "unknown flag --ke"],
     // Not close to a flag, so not repeated: it could be anything pasted, such as a secret.
@@ -117,11 +116,50 @@ describe("parseFlags", () => {
     );
   });
 
+  it("gives --help whatever else the arguments hold, with their mistake for after the help", () => {
+    const help = parseFlags("try", { args: ["--help"], options: OPTIONS, allowPositionals: true });
+    expect(help.mistake).toBeUndefined();
+    const helped = (args: string[], allowPositionals = false) => {
+      const { mistake, ...parsed } = parseFlags("try", {
+        args,
+        options: OPTIONS,
+        allowPositionals,
+      });
+      expect(parsed).toEqual(help);
+      return mistake;
+    };
+    const shown = " (only the help was shown, for --help)";
+    expect(helped(["--wrokers", "2", "--help"], true)).toBe(
+      `baton try: unknown flag --wrokers; did you mean --workers?${shown}`,
+    );
+    expect(helped(["-h", "--bogus"])).toBe(`baton try: unknown flag --bogus${shown}`);
+    expect(helped(["-hx"])).toBe(`baton try: unknown flag -x${shown}`);
+    expect(helped(["--help=yes"])).toBe(
+      `baton try: --help takes no value; give it alone, as --help${shown}`,
+    );
+    expect(helped(["s3cr3t", "--help"])).toBe(
+      `baton try: the first argument is not a flag, and baton try takes only flags${shown}`,
+    );
+    // Where parseFlags names --help (-h) as a flag after one that needs a value, it is one.
+    for (const asked of ["--help", "-h"]) {
+      expect(helped(["--secret-file", asked])).toBe(
+        `baton try: --secret-file needs a value, and is followed by the flag --help: give --secret-file its value first${shown}`,
+      );
+    }
+  });
+
+  it("takes no --help from a flag's value or from after --", () => {
+    expect(parseFlags("try", { args: ["--secret-file=--help"], options: OPTIONS }).values).toEqual({
+      "secret-file": "--help",
+    });
+    expect(refusal(["--secret-file=--help", "--bogus"])).toBe("unknown flag --bogus");
+    expect(refusal(["--bogus", "--", "--help"], true)).toBe("unknown flag --bogus");
+  });
+
   it("refuses a value for a flag that takes none", () => {
     expect(refusal(["--no-store=1"])).toBe(
       "--no-store takes no value; give it alone, as --no-store",
     );
-    expect(refusal(["--help=yes"])).toBe("--help takes no value; give it alone, as --help");
   });
 
   it("names a flag given no value, last or followed by another flag", () => {
