@@ -107,6 +107,11 @@ Runs a graph of jobs and waits for it to finish.
                      has worked this long after the start, such as 90s or 5m (default
                      30s); once one has worked, a failing one is retried as long as the
                      run lasts
+  --slurm-idle-exit DURATION
+                     with --slurm: a worker with no job for this long leaves the run and
+                     its allocation ends, giving its node back (a job sent to it as it
+                     leaves runs elsewhere; allocations are submitted again when jobs come),
+                     such as 1m or 30m, or never (default 5m)
   --json             print the result as JSON on stdout (default: a table on stderr)
   --log-level L      ${LOG_LEVELS.join(" | ")}
                      (default: warn): for stderr and the worker processes' logs
@@ -353,8 +358,8 @@ export async function runCommand(argv: string[]): Promise<number> {
 
 /**
  * The Slurm flags go with `--slurm`, and `--slurm` with no other kind of worker. Returns
- * `--max-workers` (default 4), `--slurm-unreachable-after` and `--slurm-resources` (when
- * given) with `--slurm`, undefined without.
+ * `--max-workers` (default 4), `--slurm-unreachable-after`, `--slurm-idle-exit` and
+ * `--slurm-resources` (when given) with `--slurm`, undefined without.
  */
 function checkSlurmFlags(values: {
   slurm?: boolean;
@@ -365,7 +370,10 @@ function checkSlurmFlags(values: {
   "slurm-resources"?: string;
   "slurm-opt"?: string[];
   "slurm-unreachable-after"?: string;
-}): { maxWorkers: number; unreachableMs?: number; resources?: Resources } | undefined {
+  "slurm-idle-exit"?: string;
+}):
+  | { maxWorkers: number; unreachableMs?: number; idleExitMs?: number; resources?: Resources }
+  | undefined {
   if (!values.slurm) {
     const stray = (
       [
@@ -374,6 +382,7 @@ function checkSlurmFlags(values: {
         "slurm-resources",
         "slurm-opt",
         "slurm-unreachable-after",
+        "slurm-idle-exit",
       ] as const
     ).find((flag) => values[flag] !== undefined);
     if (stray) throw new ConfigError(`--${stray} goes with --slurm`);
@@ -388,6 +397,9 @@ function checkSlurmFlags(values: {
     "--slurm-unreachable-after",
     values["slurm-unreachable-after"],
   );
+  const idleExitMs = durationFlag("--slurm-idle-exit", values["slurm-idle-exit"], {
+    never: true,
+  });
   const maxWorkers =
     wholeNumberFlag("--max-workers", values["max-workers"], "a number of allocations") ?? 4;
   checkWorkerCount("--max-workers", maxWorkers, "connected");
@@ -395,6 +407,7 @@ function checkSlurmFlags(values: {
   return {
     maxWorkers,
     ...(unreachableMs !== undefined && { unreachableMs }),
+    ...(idleExitMs !== undefined && { idleExitMs }),
     ...(resources !== undefined && { resources }),
   };
 }

@@ -59,17 +59,22 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
                        long, such as 90s, 10m or 2h, and join the run it serves then: a
                        coordinator started later, or started again after a crash with the
                        same --listen and --secret-file (default: no retry, exit 3)
+  --idle-exit DURATION leave the run after this long without a job, such as 5m, and exit 0,
+                       giving back the machine it holds (baton run --slurm starts its
+                       workers so, to end idle allocations); a job sent to it as it leaves
+                       goes back to the coordinator, to run elsewhere (default: stay until
+                       the run ends)
   -h, --help           this help
 
 Exit code: 0 when the coordinator stopped the worker (close 1000: the run ended; to serve
-one run after another, start it again in a loop); 2 for bad usage; 3 when the connection
-could not be made, ended abnormally, or the coordinator went silent (no welcome within
---welcome-timeout-ms of connecting, or, after it, nothing for --silence-limit-ms: its host
-may have crashed or the network dropped the connection), with --retry-for once it ran out;
-4 when the coordinator refused this worker's setup (the wrong secret or job module, no
-shared protocol version: fix it, since starting again the same way ends the same); 130 /
-143 after SIGINT / SIGTERM (the running job is aborted and goes back to the coordinator; a
-second signal stops at once).`;
+one run after another, start it again in a loop) or it left after --idle-exit; 2 for bad
+usage; 3 when the connection could not be made, ended abnormally, or the coordinator went
+silent (no welcome within --welcome-timeout-ms of connecting, or, after it, nothing for
+--silence-limit-ms: its host may have crashed or the network dropped the connection), with
+--retry-for once it ran out; 4 when the coordinator refused this worker's setup (the wrong
+secret or job module, no shared protocol version: fix it, since starting again the same
+way ends the same); 130 / 143 after SIGINT / SIGTERM (the running job is aborted and goes
+back to the coordinator; a second signal stops at once).`;
 
 /**
  * Close codes that end a worker through no fault of its setup (the coordinator or its host went
@@ -167,6 +172,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     MILLISECONDS,
   );
   const retryForMs = durationFlag("--retry-for", values["retry-for"]);
+  const idleExitMs = durationFlag("--idle-exit", values["idle-exit"]);
   const secret = await readSecret({ secretFile: values["secret-file"], env: process.env });
   // Job handlers may start programs; they have no use for the run's secret.
   delete process.env.BATON_SECRET;
@@ -244,6 +250,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         onWelcome,
         ...(silenceLimitMs !== undefined && { silenceLimitMs }),
         ...(welcomeTimeoutMs !== undefined && { welcomeTimeoutMs }),
+        ...(idleExitMs !== undefined && { idleExitMs }),
       }).then(
         (exit): WorkerExit | Error => exit,
         (error: Error) => error,
@@ -259,10 +266,17 @@ export async function workerCommand(argv: string[]): Promise<number> {
       }
       const exit = await outcome;
       if (!(exit instanceof Error)) jobsRun += exit.jobsRun;
+      const jobsHere = `${jobsRun} job${jobsRun === 1 ? "" : "s"} here`;
+      if (!(exit instanceof Error) && exit.idle) {
+        process.stderr.write(
+          `baton worker: left the run at ${address} after ${jobsHere}: no job for ${values["idle-exit"]} (--idle-exit)\n`,
+        );
+        return exitSoon(0, GRACE_MS);
+      }
       if (!(exit instanceof Error) && exit.code === CloseCode.normal) {
         // Said at any log level: a worker started by hand elsewhere otherwise ends in silence.
         process.stderr.write(
-          `baton worker: the coordinator at ${address} stopped this worker (${exit.reason || "no reason given"}) after ${jobsRun} job${jobsRun === 1 ? "" : "s"} here\n`,
+          `baton worker: the coordinator at ${address} stopped this worker (${exit.reason || "no reason given"}) after ${jobsHere}\n`,
         );
         return exitSoon(0, GRACE_MS);
       }

@@ -3,7 +3,8 @@
  *
  * - `pending`: waiting for resources; it may be cancelled on scale-down.
  * - `running`: its worker may hold a job; never cancelled while the run goes on.
- * - `ended`: finished normally (its worker left when the run ended).
+ * - `ended`: finished normally: its worker left when the run ended, or after the pool's
+ *   `idleExitMs` without a job (the pool submits another if demand rises again).
  * - `lost`: ended by Slurm for a cause outside its worker: its time limit (TIMEOUT), its
  *   node (NODE_FAIL), or a job that preempted it (PREEMPTED). Its worker is lost like a
  *   worker that dies (its job goes back and is retried) and the pool replaces it: a run

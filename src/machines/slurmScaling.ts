@@ -32,8 +32,10 @@ export interface ScalingDecision {
  * One worker per allocation, one job per worker: the pool wants `min(demand, maxWorkers)`
  * allocations. Running jobs count in the demand, so a busy worker is never taken for spare
  * capacity. Short of that it submits the difference; over it, it cancels the newest pending
- * allocations and never a running one (a running allocation's worker may hold a job, and an
- * idle one leaves by itself when the run ends).
+ * allocations and never a running one: a running allocation's worker may hold a job, or be
+ * handed one while the cancel is on its way. An idle one is not cancelled from here: its
+ * worker leaves by itself after the pool's `idleExitMs` without a job, through the
+ * coordinator's single path that releases a lease, and its allocation then ends COMPLETED.
  *
  * @example
  * ```ts

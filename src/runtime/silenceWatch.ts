@@ -5,7 +5,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Notices a coordinator gone silent: one timer, restarted whenever the coordinator is heard
- * from, that calls `onSilent` once `limitMs` has passed without. It measures with timers
+ * from, that calls `onSilent` once `limitMs` has passed without. A worker also counts its
+ * time without a job with one (`idleExitMs`), restarted at each result. It measures with timers
  * alone, never with `now()`: a wall clock stepped forward (NTP at boot, a resumed VM) must not
  * look like silence. A limit past Node's longest timer is waited out in pieces.
  *

@@ -27,6 +27,8 @@ import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOp
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
 /** Restarts of a dead worker inside one allocation, by default. */
 const WORKER_RESTARTS = 5;
+/** How long a worker stays without a job before it leaves and its allocation ends, by default. */
+const IDLE_EXIT_MS = 5 * 60_000;
 /** A failing Slurm command's warning, unchanged, is logged again at most this often. */
 const REPEAT_WARNING_MS = 60_000;
 /**
@@ -74,6 +76,20 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
   stopTimeoutMs?: number | undefined;
   /** Restarts of a dead worker inside one allocation before the allocation fails (default 5). */
   workerRestarts?: number | undefined;
+  /**
+   * How long, in ms, a worker stays without a job before it leaves the run, so that its
+   * allocation ends and gives its node back (default 5 min; `Infinity`: never, each worker
+   * stays until the run ends). Its workers run `baton worker --idle-exit`: a worker leaves as
+   * a stopped one does, so a job handed to it as it leaves goes back to ready, and the pool
+   * submits new allocations if demand rises again. `baton run --slurm-idle-exit DURATION`.
+   *
+   * @example
+   * ```ts
+   * // A long tail: nodes whose workers have had nothing to do for a minute are given back.
+   * slurmPool({ jobsModule: "/shared/jobs.ts", maxWorkers: 64, idleExitMs: 60_000 });
+   * ```
+   */
+  idleExitMs?: number | undefined;
   /**
    * How long Slurm's commands may fail on every call from the pool's start, none having
    * succeeded yet, before the pool fails with `SLURM_UNREACHABLE` (default 30 s; `Infinity`:
@@ -124,6 +140,7 @@ const SLURM_POOL_OPTIONS: Record<keyof SlurmPoolOptions, true> = {
   graceMs: true,
   stopTimeoutMs: true,
   workerRestarts: true,
+  idleExitMs: true,
   unreachableMs: true,
   commands: true,
   clock: true,
@@ -153,6 +170,7 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
   const maxWorkers = options.maxWorkers ?? DEFAULT_MAX_WORKERS;
   requireWhole("slurmPool", "maxWorkers", maxWorkers);
   checkWorkerCount("slurmPool: maxWorkers", maxWorkers, "connected");
+  idleExitFlags(options);
   const resources = options.resources ?? { cpus: 1 };
   return {
     offers: [resources],
@@ -178,6 +196,9 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
  * allocation end) that starts `baton worker --connect ... --secret-file FILE` and restarts
  * it, up to `workerRestarts` times, if it dies: the job it held goes back to the coordinator
  * (WORKER_LOST) and the allocation lives on. Its log is `<logsDir>/slurm-<allocation>.log`.
+ * A worker that has had no job for `idleExitMs` (5 min) leaves the run by itself, which ends
+ * its allocation COMPLETED and gives its node back: the pool drops it as it does any
+ * allocation that completes, and submits another when demand exceeds what is left.
  * On start it also cancels what is left active of the pools named by
  * `context.abandonedRunFiles` (batch scripts of coordinators that died on this host).
  *
@@ -782,6 +803,21 @@ function workerName(allocation: string, n: number): string {
 }
 
 /**
+ * The `baton worker` flags for `idleExitMs`: `--idle-exit 300000ms` by default, none for
+ * `Infinity`. Anything but a whole number of ms ≥ 1 or `Infinity` is a `ConfigError`.
+ */
+function idleExitFlags(options: SlurmPoolOptions): string[] {
+  const ms = options.idleExitMs ?? IDLE_EXIT_MS;
+  if (ms === Number.POSITIVE_INFINITY) return [];
+  if (!(Number.isSafeInteger(ms) && ms >= 1)) {
+    throw new ConfigError(
+      `slurmPool: idleExitMs must be a whole number of ms of 1 or more, such as 300000 for 5 min (Infinity: workers never leave before the run ends), not ${ms}`,
+    );
+  }
+  return ["--idle-exit", `${ms}ms`];
+}
+
+/**
  * The batch script: one `baton worker` per allocation, named after it (`slurm-1234_5`,
  * restarts `slurm-1234_5.2`, ...), not restarted after `FINAL_WORKER_EXITS` (bad usage, a job
  * module that does not load, a setup the coordinator refused). The secret stays in its file;
@@ -806,6 +842,7 @@ function batchScript(options: SlurmPoolOptions, context: PoolStart, offer: Resou
     "--memory",
     String(offer.memory ?? 0),
     ...workerProcessFlags(options),
+    ...idleExitFlags(options),
   ]
     .map(shellQuote)
     .join(" ");

@@ -92,6 +92,23 @@ export interface WorkerOptions {
    * ```
    */
   onWelcome?: (run: string) => void;
+  /**
+   * How long, in ms, the worker stays without a job before it leaves the run by itself
+   * (default: never; it stays until the coordinator stops it). Counted from the welcome and
+   * from each result it sends. It leaves as a stopped worker does: it closes with 1001 (going
+   * away) and runs nothing sent to it after that, so a job the coordinator handed it as it
+   * left goes back to ready, counted as neither a failure nor a lost worker. `runWorker` then
+   * returns with `idle` set. This gives a machine back when a run's tail needs fewer workers:
+   * `baton worker --idle-exit DURATION`, and `slurmPool`'s workers (`idleExitMs`), whose
+   * allocations then end and free their nodes.
+   *
+   * @example
+   * ```ts
+   * const exit = await runWorker({ ...options, idleExitMs: 5 * 60_000 });
+   * exit.idle; // true when it left after 5 min without a job
+   * ```
+   */
+  idleExitMs?: number | undefined;
 }
 
 /** How a worker's connection ended. `code` 1000 is the coordinator's normal stop. */
@@ -106,6 +123,8 @@ export interface WorkerExit {
    * worker that connects again waits for it, so that it never runs two jobs at once.
    */
   jobStopped: Promise<void>;
+  /** The worker left by itself after `idleExitMs` without a job. */
+  idle: boolean;
 }
 
 /**
@@ -128,6 +147,11 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerExit> {
     "leave it out for 4 × the coordinator's ping interval",
   );
   positiveMs("welcomeTimeoutMs", options.welcomeTimeoutMs, "leave it out for 30 s");
+  positiveMs(
+    "idleExitMs",
+    options.idleExitMs,
+    "leave it out for a worker that stays until the run ends",
+  );
   const { maxFrameBytes } = options;
   if (maxFrameBytes !== undefined && !(Number.isInteger(maxFrameBytes) && maxFrameBytes > 0)) {
     throw new ConfigError(
@@ -170,6 +194,10 @@ class WorkerSession implements JobReport {
    * absent after the welcome of a coordinator that announces no ping interval.
    */
   private silence: SilenceWatch | undefined;
+  /** Armed while the worker, welcomed, holds no job, when `idleExitMs` is given. */
+  private idle: SilenceWatch | undefined;
+  /** The worker has left for idleness: it closed the link and takes no job any more. */
+  private leaving = false;
   private readonly protocol: ProtocolRange;
   /** The protocol version the coordinator's welcome named (0 before it). */
   private version = 0;
@@ -198,12 +226,13 @@ class WorkerSession implements JobReport {
     if (this.ended) return;
     this.ended = true;
     this.silence?.stop();
+    this.idle?.stop();
     let jobStopped = Promise.resolve();
     if (this.running !== undefined) {
       jobStopped = new Promise((resolve) => (this.stoppedJob = resolve));
       this.runner.abort(`connection closed: ${reason || describeClose(code)}`);
     }
-    this.resolve({ code, reason, jobsRun: this.jobsRun, jobStopped });
+    this.resolve({ code, reason, jobsRun: this.jobsRun, jobStopped, idle: this.leaving });
   }
 
   private send(frame: ToCoordinator): void {
@@ -254,8 +283,31 @@ class WorkerSession implements JobReport {
     });
   }
 
+  /**
+   * Starts counting idleness again, when `idleExitMs` is given: after the welcome, and after
+   * each result.
+   */
+  private idleFrom(): void {
+    const ms = this.options.idleExitMs;
+    if (ms === undefined || this.ended || this.leaving) return;
+    this.idle ??= new SilenceWatch(this.options.clock ?? nodeClock(), ms, () => this.leave(ms));
+    this.idle.heard();
+  }
+
+  /**
+   * Leaves the run after `ms` without a job, as a stopped worker does: closes with 1001 and
+   * takes nothing sent after that, so the coordinator gives a job already on its way back to
+   * ready (WORKER_LOST, going away). The session ends when the close does.
+   */
+  private leave(ms: number): void {
+    this.leaving = true;
+    const reason = `worker ${this.options.name} leaving: no job for ${ms} ms`;
+    this.options.logger.info({ idleExitMs: ms }, "no job for the idle exit: leaving the run");
+    this.link.close(CloseCode.goingAway, reason);
+  }
+
   private onFrame(text: string): void {
-    if (this.ended) return;
+    if (this.ended || this.leaving) return;
     this.heard();
     let frame: ReturnType<typeof parseToWorker>;
     try {
@@ -315,6 +367,7 @@ class WorkerSession implements JobReport {
           "welcomed",
         );
         this.options.onWelcome?.(frame.run);
+        this.idleFrom();
         return;
       case "job":
         if (!this.welcomed) this.violation("a job frame before welcome");
@@ -332,6 +385,7 @@ class WorkerSession implements JobReport {
 
   /** The session is the report of every job it runs: no closures made a job. */
   private run(frame: JobFrame): void {
+    this.idle?.stop();
     this.running = frame.id;
     this.runner.start(frame, this.version, this);
   }
@@ -344,6 +398,7 @@ class WorkerSession implements JobReport {
     this.running = undefined;
     this.stoppedJob();
     this.jobsRun++;
+    this.idleFrom();
     const text = encode(result);
     const limit = this.maxFrameBytes;
     const size = limit === undefined ? undefined : frameOverLimit(text, limit);

@@ -104,19 +104,24 @@ function watchedPool(
 /**
  * The graph module with these sizes (workers read the same variables through sbatch's
  * environment): `markers` is the folder jobs mark as they start, `firstAttemptMs` how long a
- * job's first attempt takes instead of `delayMs`.
+ * job's first attempt takes instead of `delayMs`, `tailMs` how long the last wide job takes.
  */
 async function graph(
   wide: number,
   chain: number,
   delayMs: number,
-  { markers = "", firstAttemptMs }: { markers?: string; firstAttemptMs?: number } = {},
+  {
+    markers = "",
+    firstAttemptMs,
+    tailMs,
+  }: { markers?: string; firstAttemptMs?: number; tailMs?: number } = {},
 ) {
   process.env.BATON_TEST_WIDE = String(wide);
   process.env.BATON_TEST_CHAIN = String(chain);
   process.env.BATON_TEST_DELAY_MS = String(delayMs);
   process.env.BATON_TEST_FIRST_ATTEMPT_MS =
     firstAttemptMs === undefined ? "" : String(firstAttemptMs);
+  process.env.BATON_TEST_TAIL_MS = tailMs === undefined ? "" : String(tailMs);
   process.env.BATON_TEST_MARKERS = markers;
   const module = await import(`${GRAPH}?wide=${wide}&chain=${chain}&delay=${delayMs}`);
   return { roots: module.default, jobs: loadJobs(module.jobs, moduleSource(GRAPH)) };
@@ -445,6 +450,37 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     expect(submitted.length).toBeGreaterThan(2);
     expect(activeInQueue(started[0]!.name)).toEqual([]);
   }, 120_000);
+
+  it("ends the allocation of a worker idle through a long tail, and completes the run", async () => {
+    // Two jobs on two allocations, one of them 5 s long: the worker done with the short one
+    // has no job for the idle exit's 1 s, leaves, and its allocation ends COMPLETED while
+    // the long job runs on in the other.
+    const dir = tempDir();
+    const { roots, jobs } = await graph(2, 0, 100, { tailMs: 5_000 });
+    const store = await ResultStore.open(join(dir, "store"), nodeFiles());
+    const submitted: string[] = [];
+    let gone: string | undefined;
+    const workers = watchedPool({ maxWorkers: 2, idleExitMs: 1_000 }, (pool) => {
+      pool.on("submitted", (ids) => submitted.push(...ids));
+      pool.on("poll", ({ demand, allocations }) => {
+        if (gone !== undefined || demand === 0 || submitted.length < 2) return;
+        gone = submitted.find((id) => !allocations.some((a) => a.id === id));
+      });
+    });
+    const result = await createEngine({ jobs, workers, store }).run(roots);
+
+    expect(result.ok).toBe(true);
+    expect(result.counts.completed).toBe(2);
+    expect(gone).toBeDefined();
+    expect(slurm("scontrol", ["show", "job", "-o", gone!])).toMatch(/\bJobState=COMPLETED\b/);
+    const log = readFileSync(join(runLogsOf(join(dir, "store")), `slurm-${gone}.log`), "utf8");
+    expect(log).toMatch(
+      /baton worker: left the run at \S+ after \d jobs? here: no job for 1000ms \(--idle-exit\)/,
+    );
+    // Demand (the long job) never outgrew the allocation left: none was submitted again.
+    expect(submitted).toHaveLength(2);
+    expect(activeInQueue(started[0]!.name)).toEqual([]);
+  });
 
   it("requeues the job of a worker killed inside its allocation and completes the run", async () => {
     const dir = tempDir();

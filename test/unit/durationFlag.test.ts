@@ -13,6 +13,17 @@ describe("a duration flag", () => {
     expect(durationFlag("--retry-for", text)).toBe(ms);
   });
 
+  it("reads never as Infinity where the flag takes it, and says so when refusing", () => {
+    expect(durationFlag("--slurm-idle-exit", "never", { never: true })).toBe(
+      Number.POSITIVE_INFINITY,
+    );
+    expect(durationFlag("--slurm-idle-exit", "5m", { never: true })).toBe(300_000);
+    expect(() => durationFlag("--slurm-idle-exit", "0", { never: true })).toThrow(
+      '--slurm-idle-exit must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), or never, not "0"',
+    );
+    expect(() => durationFlag("--retry-for", "never")).toThrow('(ms, s, m, h, d), not "never"');
+  });
+
   it("is undefined when absent", () => {
     expect(durationFlag("--retry-for", undefined)).toBeUndefined();
   });

@@ -12,6 +12,7 @@ describe("baton run --slurm flags", () => {
       "--partition=cpu",
       "--slurm-opt=--time=5",
       "--slurm-unreachable-after=2m",
+      "--slurm-idle-exit=1m",
     ]) {
       await expect(runCommand([GRAPH, flag])).rejects.toThrow(
         new ConfigError(`${flag.split("=")[0]} goes with --slurm`),
@@ -41,6 +42,16 @@ describe("baton run --slurm flags", () => {
       ).rejects.toThrow(
         new ConfigError(
           `--slurm-unreachable-after must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "${value}"`,
+        ),
+      );
+    }
+  });
+
+  it("refuses a --slurm-idle-exit that is neither a duration with its unit nor never", async () => {
+    for (const value of ["0", "off", "5"]) {
+      await expect(runCommand([GRAPH, "--slurm", `--slurm-idle-exit=${value}`])).rejects.toThrow(
+        new ConfigError(
+          `--slurm-idle-exit must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), or never, not "${value}"`,
         ),
       );
     }

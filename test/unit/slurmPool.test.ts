@@ -132,6 +132,11 @@ describe("slurmPool", () => {
     expect(made({ maxWorkers: -1 })).toThrow(
       /^slurmPool: maxWorkers must be a whole number of 1 or more, not -1/,
     );
+    for (const idleExitMs of [0, -1, 1.5, Number.NaN]) {
+      expect(made({ idleExitMs })).toThrow(
+        `slurmPool: idleExitMs must be a whole number of ms of 1 or more, such as 300000 for 5 min (Infinity: workers never leave before the run ends), not ${idleExitMs}`,
+      );
+    }
     expect(made({ maxWorkers: 1e12 })).toThrow(
       /^slurmPool: maxWorkers 1000000000000 is more workers than this coordinator can hold connections to: at most \d+, since each holds a connection to this coordinator, an open file, and /,
     );
@@ -148,8 +153,15 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(script).not.toContain(SECRET_HEX);
     expect(script).toContain("'--connect' 'ws://127.0.0.1:7000'");
     expect(script).not.toContain("--handler-thread");
+    expect(script).toContain("'--idle-exit' '300000ms'");
+    const stays = start(new FakeSlurm(), { value: 0 }, { idleExitMs: Number.POSITIVE_INFINITY });
+    expect(readFileSync(stays.script, "utf8")).not.toContain("--idle-exit");
+    const brief = start(new FakeSlurm(), { value: 0 }, { idleExitMs: 1_500 });
+    expect(readFileSync(brief.script, "utf8")).toContain("'--idle-exit' '1500ms'");
     const threaded = start(new FakeSlurm(), { value: 0 }, { handlerThread: true });
-    expect(readFileSync(threaded.script, "utf8")).toMatch(/'--memory' '\d+' '--handler-thread'/);
+    expect(readFileSync(threaded.script, "utf8")).toMatch(
+      /'--memory' '\d+' '--handler-thread' '--idle-exit'/,
+    );
   });
 
   it("does not restart a worker that exits 2: a job module that does not load fails the same way again", async () => {
@@ -270,14 +282,23 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(slurm.cancelledWhileRunning()).toEqual([]);
   });
 
-  it("resubmits when an allocation completes while demand remains", async () => {
+  it("takes an allocation whose idle worker left as gone, not failed, and submits again when demand rises", async () => {
     const slurm = new FakeSlurm(2);
-    const pool = start(slurm, { value: 2 });
+    const demand = { value: 2 };
+    const pool = start(slurm, demand, {}, { joined: () => true });
     await until(() => slurm.inState("RUNNING").length === 2, "two running");
-    slurm.finish("100_0", "COMPLETED");
-    await until(() => slurm.submissions.length === 2, "a second submission");
-    expect(slurm.submissions[1]!.count).toBe(1);
-    expect(pool.allocations().map((a) => a.id)).toEqual(["100_1", "101_0"]);
+    // The tail: one job runs on, and the other allocation's worker, idle, left the run.
+    demand.value = 1;
+    slurm.finish("100_1", "COMPLETED");
+    await until(() => pool.allocations().length === 1, "the completed allocation dropped");
+    const failed = await Promise.race([pool.failed, polls(pool, 5).then(() => "not failed")]);
+    expect(failed).toBe("not failed");
+    expect(slurm.submissions).toHaveLength(1);
+    expect(slurm.cancels).toEqual([]);
+    demand.value = 3;
+    await until(() => slurm.submissions.length === 2, "a new submission");
+    expect(slurm.submissions[1]!.count).toBe(2);
+    expect(pool.allocations().map((a) => a.id)).toEqual(["100_0", "101_0", "101_1"]);
   });
 
   for (const state of ["TIMEOUT", "NODE_FAIL", "PREEMPTED"]) {

@@ -1,5 +1,5 @@
 /**
- * The worker's silence watchdog and welcome deadline in virtual time: `runWorker` over
+ * The worker's silence watchdog, welcome deadline and idle exit in virtual time: `runWorker` over
  * memoryNet on a SimClock, against a hand-driven coordinator end that handshakes (or does
  * not) and then sends frames and pings only when the test says so.
  */
@@ -34,6 +34,7 @@ async function advance(clock: SimClock, ms: number): Promise<void> {
 interface Options extends Omit<HandDrivenOptions, "protocol"> {
   silenceLimitMs?: number;
   welcomeTimeoutMs?: number;
+  idleExitMs?: number;
 }
 
 /**
@@ -45,7 +46,14 @@ async function connected(options: Options = {}) {
   const net = memoryNet();
   const listener = await net.listen(ADDRESS);
   const aborted: unknown[] = [];
+  /** The ids of the jobs whose handler started, and how to end each `held` job. */
+  const started: string[] = [];
+  const release = new Map<string, () => void>();
   const jobs = loadJobs({
+    held: (_: unknown, ctx: { job: { id: string } }) => {
+      started.push(ctx.job.id);
+      return new Promise((resolve) => release.set(ctx.job.id, () => resolve("done")));
+    },
     hang: (_: unknown, ctx: { signal: AbortSignal }) =>
       new Promise((_resolve, reject) =>
         ctx.signal.addEventListener("abort", () => {
@@ -74,6 +82,7 @@ async function connected(options: Options = {}) {
     clock: wallClock,
     ...(options.silenceLimitMs !== undefined && { silenceLimitMs: options.silenceLimitMs }),
     ...(options.welcomeTimeoutMs !== undefined && { welcomeTimeoutMs: options.welcomeTimeoutMs }),
+    ...(options.idleExitMs !== undefined && { idleExitMs: options.idleExitMs }),
   }).then((e) => {
     exit = e;
   });
@@ -83,7 +92,10 @@ async function connected(options: Options = {}) {
     wallClock,
     coordinator: end.link!,
     closes: end.closes,
+    frames: end.frames,
     aborted,
+    started,
+    release,
     exit: () => exit,
   };
 }
@@ -220,6 +232,62 @@ describe("the worker's welcome deadline", () => {
   });
 });
 
+const jobFrame = (id: string) =>
+  JSON.stringify({ type: "job", id, kind: "held", input: null, deps: {}, attempt: 1 });
+const leaving = (ms: number) => `worker w-1 leaving: no job for ${ms} ms`;
+
+describe("the worker's idle exit", () => {
+  it("leaves with 1001 after idleExitMs without a job from the welcome, not before", async () => {
+    const w = await connected({ heartbeatMs: 5_000, idleExitMs: 60_000 });
+    for (let i = 0; i < 5; i++) {
+      await advance(w.clock, 11_999);
+      w.coordinator.ping();
+    }
+    expect(w.exit()).toBeUndefined();
+    await advance(w.clock, 5);
+    expect(w.closes).toEqual([[CloseCode.goingAway, leaving(60_000)]]);
+    expect(w.exit()).toMatchObject({ code: CloseCode.goingAway, idle: true, jobsRun: 0 });
+    expect(w.clock.pending).toBe(0);
+  });
+
+  it("does not count while a job runs, and counts again from its result", async () => {
+    const w = await connected({ idleExitMs: 1_000 });
+    await advance(w.clock, 999);
+    w.coordinator.send(jobFrame("j1"));
+    await advance(w.clock, 10_000);
+    expect(w.started).toEqual(["j1"]);
+    expect(w.exit()).toBeUndefined();
+    w.release.get("j1")!();
+    await drain();
+    expect(w.frames).toMatchObject([{ type: "result", job: "j1", status: "completed" }]);
+    await advance(w.clock, 999);
+    expect(w.exit()).toBeUndefined();
+    await advance(w.clock, 1);
+    expect(w.exit()).toMatchObject({ code: CloseCode.goingAway, idle: true, jobsRun: 1 });
+  });
+
+  it("runs no job sent as it leaves: the close gives it back to the coordinator", async () => {
+    const w = await connected({ idleExitMs: 1_000 });
+    await advance(w.clock, 999);
+    // The coordinator hands it a job in the same instant the worker decides to leave: the
+    // frame is on its way, behind it the worker's close.
+    w.coordinator.send(jobFrame("j1"));
+    expect(w.clock.fireNext(w.clock.now() + 1)).toBe(true);
+    await drain();
+    expect(w.started).toEqual([]);
+    expect(w.frames).toEqual([]);
+    expect(w.closes).toEqual([[CloseCode.goingAway, leaving(1_000)]]);
+    expect(w.exit()).toMatchObject({ idle: true, jobsRun: 0 });
+  });
+
+  it("stays for good without idleExitMs", async () => {
+    const w = await connected();
+    await advance(w.clock, 7_200_000);
+    expect(w.exit()).toBeUndefined();
+    expect(w.clock.pending).toBe(0);
+  });
+});
+
 describe("the worker's timeout options", () => {
   it.each([
     ["silenceLimitMs", 0, "leave it out for 4 × the coordinator's ping interval"],
@@ -233,6 +301,12 @@ describe("the worker's timeout options", () => {
     ["welcomeTimeoutMs", 0, "leave it out for 30 s"],
     ["welcomeTimeoutMs", -5, "leave it out for 30 s"],
     ["welcomeTimeoutMs", Number.NaN, "leave it out for 30 s"],
+    ["idleExitMs", 0, "leave it out for a worker that stays until the run ends"],
+    [
+      "idleExitMs",
+      Number.POSITIVE_INFINITY,
+      "leave it out for a worker that stays until the run ends",
+    ],
   ])("refuses %s %d before connecting", async (name, ms, otherwise) => {
     const failure = runWorker({
       net: memoryNet(),
