@@ -394,6 +394,32 @@ function checkSatisfiable(
 ): void {
   const stuck = [...jobs.values()].filter((j) => !workers.some((w) => canTake(w, j.requires)));
   if (stuck.length === 0) return;
+  throw new GraphError(
+    "UNSATISFIABLE",
+    noWorkerCanTake(stuck, workers, offerMore),
+    stuck.map((j) => j.id),
+  );
+}
+
+/**
+ * Why no worker can take the `stuck` jobs (none of `workers` can, by `canTake`): each job, up
+ * to ten, with what it requires, every distinct offer, and the way out: `offerMore` given
+ * the amounts that would take them all (`PlanOptions.offerMore`, such as "have each Slurm
+ * worker offer enough with --slurm-resources cpus=4"), else "configure a worker that offers
+ * enough". One message for a graph refused before it runs (`UNSATISFIABLE`) and for a job
+ * added while it runs (`ctx.need`) that the job board fails as unsatisfiable.
+ *
+ * @example
+ * ```ts
+ * noWorkerCanTake([gpuJob], [{ cpus: 1 }], undefined);
+ * // "No configured worker can take this job:\n  job 3b9f… (train) requires cpus 0, gpus 1, memory 0 MiB\n…"
+ * ```
+ */
+export function noWorkerCanTake(
+  stuck: readonly PlannedJob[],
+  workers: readonly Resources[],
+  offerMore: ((enough: Resources) => string) | undefined,
+): string {
   const enough: Resources = {};
   for (const r of [...workers, ...stuck.map((j) => j.requires)]) {
     for (const key of RESOURCE_NAMES) {
@@ -405,14 +431,12 @@ function checkSatisfiable(
     .map((j) => `  job ${j.id} (${label(j)}) requires ${formatResources(j.requires)}`);
   if (stuck.length > MAX_LISTED) listed.push(`  … and ${stuck.length - MAX_LISTED} more`);
   const offers = [...new Set(workers.map((w) => `  ${formatResources(w)}`))];
-  throw new GraphError(
-    "UNSATISFIABLE",
+  return (
     `No configured worker can take ${stuck.length === 1 ? "this job" : `these ${stuck.length} jobs`}:\n` +
-      `${listed.join("\n")}\n` +
-      `The workers offer:\n${offers.join("\n")}\n` +
-      `Lower what the job requires, or ${offerMore?.(enough) ?? "configure a worker that offers enough"} ` +
-      "(a resource a worker does not declare counts as 0).",
-    stuck.map((j) => j.id),
+    `${listed.join("\n")}\n` +
+    `The workers offer:\n${offers.join("\n")}\n` +
+    `Lower what the job requires, or ${offerMore?.(enough) ?? "configure a worker that offers enough"} ` +
+    "(a resource a worker does not declare counts as 0)."
   );
 }
 

@@ -1,6 +1,7 @@
 import { canTake } from "../graph/canTake.ts";
 import { findCycle } from "../graph/findCycle.ts";
 import type { Json, PlannedJob, Resources } from "../graph/job.ts";
+import { noWorkerCanTake } from "../graph/planGraph.ts";
 import { cutText } from "../transport/cutText.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
 
@@ -190,6 +191,12 @@ export interface JobBoardOptions {
    * them can take fails as unsatisfiable instead of waiting forever. Absent: not checked.
    */
   offers?: readonly Resources[];
+  /**
+   * The way out named to such a job, given the amounts that would take it, as `planGraph`'s
+   * (`PlanOptions.offerMore`): "have each Slurm worker offer enough with --slurm-resources
+   * cpus=4". Absent: "configure a worker that offers enough".
+   */
+  offerMore?: ((enough: Resources) => string) | undefined;
   /** Values already stored from an earlier run, by job id: those jobs start completed. */
   stored?: ReadonlyMap<string, Json>;
   /**
@@ -651,7 +658,7 @@ export class JobBoard {
     if (offers && offers.length > 0 && !offers.some((o) => canTake(o, record.job.requires))) {
       this.terminate(record, "unsatisfiable", {
         name: "Unsatisfiable",
-        message: `no worker of this run can take job ${record.job.id} (${record.job.kind}): it requires ${JSON.stringify(record.job.requires)}, the workers offer ${offers.map((o) => JSON.stringify(o)).join(", ")}`,
+        message: noWorkerCanTake([record.job], offers, this.options.offerMore),
       });
       return;
     }

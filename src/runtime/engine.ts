@@ -336,6 +336,7 @@ export function createEngine(options: EngineOptions): Engine {
           input: {
             jobs: plan.jobs.values(),
             offers: pool.offers,
+            offerMore: pool.offerMore,
             ...(stored && { stored: stored.stored }),
             durable: store !== undefined,
             ...(options.maxLost !== undefined && { maxLost: options.maxLost }),

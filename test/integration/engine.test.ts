@@ -861,6 +861,28 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
+  it("fails a job added by ctx.need that no worker can take with the up-front refusal's words, naming the pool's way out", async () => {
+    const workers: WorkerPool = {
+      ...inProcessPool({ count: 1, resources: { cpus: 1 } }),
+      offerMore: (enough) => `give the pool gpus=${enough.gpus}`,
+    };
+    const engine = createEngine({
+      jobs: {
+        gpu: () => 1,
+        needsGpu: (_: null, ctx: JobContext) => ctx.need(job("gpu", 1, { requires: { gpus: 2 } })),
+      },
+      workers,
+    });
+    const needsGpu = job("needsGpu", null);
+    const result = await engine.run(needsGpu);
+    const gpu = [...result.jobs.values()].find((o) => o.kind === "gpu")!;
+    expect(gpu).toMatchObject({ status: "failed", cause: "unsatisfiable" });
+    expect(gpu.error!.message).toMatch(
+      /^No configured worker can take this job:\n {2}job [0-9a-f]{16} \(gpu 1\) requires cpus 0, gpus 2, memory 0 MiB\nThe workers offer:\n {2}cpus 1, gpus 0, memory 0 MiB\nLower what the job requires, or give the pool gpus=2 \(/,
+    );
+    expect(result.get(needsGpu)).toMatchObject({ status: "skipped", cause: "skipped" });
+  });
+
   it("rejects a cycle, an unknown kind, an unsatisfiable job and non-JSON input up front", async () => {
     const engine = createEngine({ jobs: handlers });
 

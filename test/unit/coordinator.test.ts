@@ -440,14 +440,23 @@ describe("coordinator: results", () => {
     expect(c.state()).toBe("done");
   });
 
-  it("an unsatisfiable job added lazily (offers given) fails with cause unsatisfiable", () => {
-    const c = startCoordinator([planned("p")], { offers: [{ cpus: 4, memory: 4096 }] });
+  it("an unsatisfiable job added lazily (offers given) fails with cause unsatisfiable, naming the pool's way out as planGraph does", () => {
+    const c = startCoordinator([planned("p")], {
+      offers: [{ cpus: 4, memory: 4096 }],
+      offerMore: (enough) => `offer more, such as ${JSON.stringify(enough)}`,
+    });
     c.lease("c1");
     c.block("c1", "p", [planned("g", { kind: "gpu", requires: { gpus: 1 } })]);
     const g = c.record("g");
     expect(g).toMatchObject({ state: "failed", cause: "unsatisfiable" });
-    expect(g.error!.message).toContain('requires {"gpus":1}');
-    expect(g.error!.message).toContain('offer {"cpus":4,"memory":4096}');
+    expect(g.error!.message).toBe(
+      "No configured worker can take this job:\n" +
+        "  job g (gpu) requires cpus 0, gpus 1, memory 0 MiB\n" +
+        "The workers offer:\n" +
+        "  cpus 4, gpus 0, memory 4096 MiB\n" +
+        'Lower what the job requires, or offer more, such as {"cpus":4,"gpus":1,"memory":4096} ' +
+        "(a resource a worker does not declare counts as 0).",
+    );
     expect(c.record("p")).toMatchObject({ state: "failed", cause: "skipped" });
     expect(c.state()).toBe("done");
   });
