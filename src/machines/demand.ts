@@ -7,17 +7,28 @@ import type { JobBoard } from "./jobBoard.ts";
  * offering `offer` can take. Running jobs count: a busy worker is not spare capacity, so a
  * pool sized to this keeps every worker that holds a job and adds one per ready job.
  *
- * When every job of the graph fits the offer (the usual case: the graph was checked
- * against the pool's offers), this is the board's ready + running tally, O(1). Otherwise it
- * walks the jobs. The check is redone only when jobs are added (`ctx.need`).
+ * Ready jobs of a kind held back by `throttle` (the engine's most of a kind running at
+ * once) count only up to what the throttle lets start: no worker could take the rest, so a
+ * worker started for them would sit idle, and with the Slurm pool's idle exit leave and be
+ * submitted again, over and over, while they wait.
+ *
+ * When every job of the graph fits the offer and nothing is throttled (the usual case: the
+ * graph was checked against the pool's offers), this is the board's ready + running tally,
+ * O(1). Otherwise it walks the jobs. The fit is rechecked only when jobs are added
+ * (`ctx.need`).
  *
  * @example
  * ```ts
  * const demand = demandGauge(board);
  * demand({ cpus: 1 }); // e.g. 12 jobs ready + 2 running = 14
+ * demandGauge(board, { train: 1 })({ cpus: 1 }); // 1 running train job and 5 ready: 1
  * ```
  */
-export function demandGauge(board: JobBoard): (offer: Resources) => number {
+export function demandGauge(
+  board: JobBoard,
+  throttle: Readonly<Record<string, number>> = {},
+): (offer: Resources) => number {
+  const throttled = Object.keys(throttle).length > 0;
   const fits = new Map<Resources, { jobs: number; all: boolean }>();
   return (offer) => {
     let known = fits.get(offer);
@@ -32,18 +43,30 @@ export function demandGauge(board: JobBoard): (offer: Resources) => number {
       known = { jobs: board.jobs.size, all };
       fits.set(offer, known);
     }
-    if (known.all) {
+    if (known.all && !throttled) {
       const counts = board.counts();
       return counts.ready + counts.running;
     }
     let demand = 0;
+    /** Per throttled kind: its jobs running (any offer's), and its ready ones this offer fits. */
+    const kinds = new Map<string, { running: number; ready: number }>();
     for (const record of board.jobs.values()) {
-      if (
-        (record.state === "ready" || record.state === "running") &&
-        canTake(offer, record.job.requires)
-      ) {
-        demand++;
+      const { state } = record;
+      if (state !== "ready" && state !== "running") continue;
+      const { kind } = record.job;
+      const limited = throttle[kind] !== undefined;
+      let tally = limited ? kinds.get(kind) : undefined;
+      if (limited && tally === undefined) {
+        tally = { running: 0, ready: 0 };
+        kinds.set(kind, tally);
       }
+      if (state === "running" && tally) tally.running++;
+      if (!canTake(offer, record.job.requires)) continue;
+      if (state === "ready" && tally) tally.ready++;
+      else demand++;
+    }
+    for (const [kind, { running, ready }] of kinds) {
+      demand += Math.min(ready, Math.max(0, throttle[kind]! - running));
     }
     return demand;
   };

@@ -464,7 +464,7 @@ export function createEngine(options: EngineOptions): Engine {
                 jobs,
                 logger: log,
                 clock,
-                demand: demandGauge(board),
+                demand: demandGauge(board, options.throttle),
                 joined: server.joined.bind(server),
                 abandonedRunFiles,
               });

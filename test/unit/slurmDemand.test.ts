@@ -4,8 +4,13 @@ import type { PlannedJob, Resources } from "../../src/graph/job.ts";
 import { demandGauge } from "../../src/machines/demand.ts";
 import { JobBoard } from "../../src/machines/jobBoard.ts";
 
-function planned(id: string, deps: string[] = [], requires: Resources = {}): PlannedJob {
-  return { id, kind: "k", input: null, deps, requires, retries: 0 };
+function planned(
+  id: string,
+  deps: string[] = [],
+  requires: Resources = {},
+  kind = "k",
+): PlannedJob {
+  return { id, kind, input: null, deps, requires, retries: 0 };
 }
 
 describe("demandGauge", () => {
@@ -52,5 +57,27 @@ describe("demandGauge", () => {
     // a waits on n1 and n2; only n1 fits a cpu-only offer.
     expect(demand(offer)).toBe(1);
     expect(demand({ cpus: 1, gpus: 1 })).toBe(2);
+  });
+
+  it("counts ready jobs of a throttled kind only up to what the throttle lets start", () => {
+    const trains = ["t1", "t2", "t3", "t4"].map((id) => planned(id, [], {}, "train"));
+    const board = new JobBoard(
+      [...trains, planned("a"), planned("big", [], { cpus: 8 }, "train")],
+      {
+        throttle: { train: 2 },
+      },
+    );
+    const demand = demandGauge(board, { train: 2 });
+    const offer = { cpus: 1 };
+    // 4 small trains ready (2 may start), and a: 3. The big train does not fit the offer.
+    expect(demand(offer)).toBe(3);
+    board.lease("c1", "w1", offer);
+    board.lease("c2", "w2", offer);
+    // Two trains running: none of the others may start until one ends; a is still ready.
+    expect([...board.leases.values()]).toEqual(["t1", "t2"]);
+    expect(demand(offer)).toBe(3);
+    // A big offer fits the big train too, but the throttle is full.
+    expect(demand({ cpus: 8 })).toBe(3);
+    expect(demandGauge(board)(offer)).toBe(5);
   });
 });
