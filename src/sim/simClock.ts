@@ -21,6 +21,9 @@ export interface ClockScope extends Clock {
  * Virtual time. Nothing moves until the runner calls {@link SimClock.fireNext}, which jumps to
  * the earliest pending timer and runs it; timers due at the same time run in the order they
  * were set. Usable wherever a `Clock` is (the engine's ports, XState's `clock` option).
+ * Virtual time is whole milliseconds: a delay that is not whole is rounded up, so a timer
+ * never fires before its delay has passed (a handler's `sleep(2_000 + 3_000 * random())` put
+ * the trace and every time after it at 4044.1008647950493 ms).
  *
  * @example
  * ```ts
@@ -114,7 +117,7 @@ export class SimClock implements Clock {
   }
 
   private schedule(fn: () => void, ms: number): Timer {
-    const delay = Number.isFinite(ms) && ms > 0 ? ms : 0;
+    const delay = Number.isFinite(ms) && ms > 0 ? Math.ceil(ms) : 0;
     const timer: Timer = { due: this.time + delay, seq: this.seq++, fn, cancelled: false };
     this.live++;
     this.push(timer);

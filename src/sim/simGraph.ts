@@ -28,8 +28,12 @@ export interface SimJobInput {
  * checks of your own.
  */
 export interface SimTools {
-  /** Resolves after `ms` of virtual time (never, if the process crashes first). */
+  /**
+   * Resolves after `ms` of virtual time, rounded up to a whole ms (never, if the process
+   * crashes first).
+   */
   sleep(ms: number): Promise<void>;
+  /** The virtual time, in whole ms. */
   now(): number;
   random(): number;
   /**

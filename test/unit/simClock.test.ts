@@ -25,6 +25,17 @@ describe("SimClock", () => {
     expect(order).toEqual(["zero", "a", "b", "c", "d"]);
   });
 
+  it("keeps virtual time whole: a delay that is not whole is rounded up, on the clock and its scopes", () => {
+    const clock = new SimClock();
+    const scope = clock.scope();
+    const seen: number[] = [];
+    clock.setTimeout(() => seen.push(clock.now()), 2_000 + 3_000 * 0.3481);
+    scope.setTimeout(() => seen.push(scope.now()), 0.25);
+    clock.setTimeout(() => seen.push(clock.now()), -3.5);
+    while (clock.fireNext()) {}
+    expect(seen).toEqual([0, 1, 3045]);
+  });
+
   it("clears timers, counts what is pending, and moves to the limit when nothing is due", () => {
     const clock = new SimClock();
     const fired: number[] = [];
