@@ -256,6 +256,7 @@ export {
   type SimSignalRecord,
 } from "./sim/simProcs.ts";
 export {
+  type SimCounts,
   type SimProgress,
   type SimulateOptions,
   type SimulationResult,

@@ -74,9 +74,10 @@ crash, one per seed; invariant(holds, message) fails the seed when holds is fals
                          leaves out its last events, which the trace ends with)
   --no-shrink            do not minimise a failure (GRAPH's jobs stay: its workers and
                          faults shrink)
-  --json                 print one JSON object per seed on stdout (one seed's has each
-                         job's outcome, its value or error, as outcomes), a range's
-                         summary on stderr
+  --json                 print one JSON object per seed on stdout, the same fields for a
+                         pass or a failure (one seed's has each job's outcome, its value
+                         or error, as outcomes; the first failure's, its smallest
+                         reproducer), a range's summary on stderr
   --ui                   with --replay S: open the dashboard on the seed's recorded trace (a
                          time slider and step buttons) until Ctrl-C; not with --json or
                          --check-determinism
@@ -280,12 +281,18 @@ export async function simCommand(argv: string[]): Promise<number> {
         failures++;
         firstFailed ??= result.seed;
       }
-      if (result.ok && settings.modules !== undefined && result.failed?.length) {
+      if (result.ok && settings.modules !== undefined && result.failed.length > 0) {
         jobsFailed ??= { seed: result.seed, seeds: 0, first: result.failed[0]! };
         jobsFailed.seeds++;
       }
       if (output.json) {
-        process.stdout.write(`${JSON.stringify(jsonOf(result, settings, output, !many))}\n`);
+        // The first failure is shrunk as the text report's is, its reproducer in its object.
+        const smallest =
+          !result.ok && failures === 1 && shrinks(result, report)
+            ? await smallestReproducer(result, settings)
+            : undefined;
+        const json = jsonOf(result, settings, output, !many, smallest);
+        process.stdout.write(`${JSON.stringify(json)}\n`);
         continue;
       }
       if (output.trace) writeAbove(live, `${result.trace.join("\n")}\n`);
@@ -432,9 +439,9 @@ function rankGroups(s: Settings) {
  * read "pass" and nothing more (`--json` alone carried `failed`).
  */
 function verdict(r: SimulationResult, s: Settings): string {
-  const timing = `${r.virtualMs} virtual ms in ${r.wallMs.toFixed(0)} ms, trace ${r.traceHash}`;
+  const timing = `${r.virtualMs} virtual ms in ${r.wallMs} ms, trace ${r.traceHash}`;
   if (r.ok) {
-    const failed = s.modules === undefined ? [] : (r.failed ?? []);
+    const failed = s.modules === undefined ? [] : r.failed;
     if (failed.length === 0) return `seed ${r.seed}: pass (${timing})`;
     const more =
       failed.length > 1 ? `, first ${failedJob(failed[0]!)}` : `: ${failedJob(failed[0]!)}`;
@@ -447,7 +454,7 @@ function verdict(r: SimulationResult, s: Settings): string {
   return `seed ${r.seed}: FAIL invariant ${invariant}${name} (${timing})`;
 }
 
-type FailedJob = NonNullable<SimulationResult["failed"]>[number];
+type FailedJob = SimulationResult["failed"][number];
 
 /** How long a failed job's message may be on a seed's line (its first line, cut). */
 const FAILED_MESSAGE_CHARS = 120;
@@ -513,19 +520,31 @@ function outputFlags(output: Output): string {
 }
 
 /**
- * A seed's line of `--json`: its result with the fault plan as a fault list, with the whole
- * trace under `--trace` (never as lines of its own, which no JSON reader takes), and for a
- * failure its last events and the command that replays it. One seed's (`--seed S`,
- * `--replay S`) has each job's outcome too, as `baton run --json` has them: what your
- * handlers returned (a range's lines leave them out: a seed's graph of jobs each).
+ * A seed's line of `--json`: its result (`counts`, `failed`, … as `SimulationResult` has
+ * them, a failed seed's too) with the fault plan as a fault list, with the whole trace under
+ * `--trace` (never as lines of its own, which no JSON reader takes), and for a failure its
+ * last events, the command that replays it and, for the first failure when it was shrunk, the
+ * `smallest` reproducer (its command, jobs, workers, faults, and the simulations it took). One
+ * seed's (`--seed S`, `--replay S`) has each job's outcome too, as `baton run --json` has
+ * them: what your handlers returned (a range's lines leave them out: a seed's graph of jobs
+ * each).
  */
-function jsonOf(r: SimulationResult, s: Settings, output: Output, one: boolean) {
+function jsonOf(r: SimulationResult, s: Settings, output: Output, one: boolean, smallest?: Shrunk) {
   const { trace, outcomes, ...summary } = r;
   return {
     ...summary,
     faults: formatFaults(r.faults),
-    ...(one && outcomes && { outcomes: [...outcomes.values()].map(jobJson) }),
+    ...(one && { outcomes: [...outcomes.values()].map(jobJson) }),
     ...(!r.ok && { lastEvents: trace.slice(-LAST_EVENTS), replay: replayCommand(r, s) }),
+    ...(smallest && {
+      smallest: {
+        replay: replayCommand(r, s, smallest),
+        jobs: smallest.jobs,
+        workers: smallest.workers,
+        faults: formatFaults(smallest.faults),
+        tries: smallest.tries,
+      },
+    }),
     ...(output.trace && { trace }),
   };
 }
@@ -563,19 +582,32 @@ async function reportFailure(r: SimulationResult, s: Settings, how: Report, live
     ...(how.replaying ? [] : [`replay: ${replayCommand(r, s)}`]),
   ];
   writeAbove(live, `${lines.join("\n")}\n`);
-  if (how.shrink && r.violation!.invariant !== 0) {
-    const small = await shrink(r, {
-      ...(s.modules !== undefined && (await loadSimModules(s.modules))),
-      ...rankGroups(s),
-      plantedBugs: s.plantedBugs,
-      ...(s.until !== undefined && { until: s.until }),
-    });
+  if (shrinks(r, how)) {
+    const small = await smallestReproducer(r, s);
     // A range's progress line went on being drawn while it shrank.
     writeAbove(
       live,
       `smallest reproducer (${small.tries} simulations): ${replayCommand(r, s, small)}\n`,
     );
   }
+}
+
+/**
+ * Whether the failed seed `r` is minimised: not for a replay, nor for a seed that failed the
+ * determinism check (its every run passes alone).
+ */
+function shrinks(r: SimulationResult, how: Pick<Report, "shrink">): boolean {
+  return how.shrink && r.violation!.invariant !== 0;
+}
+
+/** The smallest configuration of `s` in which seed `r` fails as it did (up to a minute of simulations). */
+async function smallestReproducer(r: SimulationResult, s: Settings): Promise<Shrunk> {
+  return shrink(r, {
+    ...(s.modules !== undefined && (await loadSimModules(s.modules))),
+    ...rankGroups(s),
+    plantedBugs: s.plantedBugs,
+    ...(s.until !== undefined && { until: s.until }),
+  });
 }
 
 /** The seeds the flags ask for, first and last: `--seed S` or `--replay S` is one. */

@@ -721,6 +721,38 @@ function outcomeOf(id: string, record: JobRecord, status: JobStatus): JobOutcome
   return outcome;
 }
 
+/**
+ * The outcomes of the jobs on `board` that have ended, by id, as a run's result has them
+ * (less the times of their last attempt), their counts, and how many jobs have not ended: none
+ * once the run is over (its finish ends every job), some on the board of a simulated seed a
+ * broken invariant stopped.
+ *
+ * @example
+ * ```ts
+ * const { jobs, counts, unfinished } = endedOutcomes(coordinator.getSnapshot().context.board);
+ * ```
+ */
+export function endedOutcomes(board: JobBoard): {
+  jobs: Map<string, JobOutcome>;
+  counts: RunResult["counts"];
+  unfinished: number;
+} {
+  const jobs = new Map<string, JobOutcome>();
+  const counts = { completed: 0, failed: 0, skipped: 0, cancelled: 0, cached: 0 };
+  let unfinished = 0;
+  for (const [id, record] of board.jobs) {
+    if (record.state !== "completed" && record.state !== "failed") {
+      unfinished++;
+      continue;
+    }
+    const status = statusOf(record);
+    counts[status]++;
+    if (record.cached) counts.cached++;
+    jobs.set(id, outcomeOf(id, record, status));
+  }
+  return { jobs, counts, unfinished };
+}
+
 function buildResult(
   runId: string,
   board: JobBoard,
@@ -728,14 +760,7 @@ function buildResult(
   attempts: readonly Attempt[],
   durationMs: number,
 ): RunResult {
-  const jobs = new Map<string, JobOutcome>();
-  const counts = { completed: 0, failed: 0, skipped: 0, cancelled: 0, cached: 0 };
-  for (const [id, record] of board.jobs) {
-    const status = statusOf(record);
-    counts[status]++;
-    if (record.cached) counts.cached++;
-    jobs.set(id, outcomeOf(id, record, status));
-  }
+  const { jobs, counts } = endedOutcomes(board);
   // In order, so each job's last attempt is the one its outcome keeps; the times come last
   // in the outcome, as they always did. Only the last attempt of a job has a finishedAt.
   for (const { job, startedAt, finishedAt } of attempts) {

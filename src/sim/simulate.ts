@@ -2,7 +2,7 @@ import { BatonError, ConfigError, NonRetryableError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import type { FailureCause, JobBoard } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
-import { createEngine } from "../runtime/engine.ts";
+import { createEngine, endedOutcomes } from "../runtime/engine.ts";
 import type { InspectOption } from "../runtime/guardInspect.ts";
 import { inProcessPool } from "../runtime/inProcessPool.ts";
 import { type JobContext, type JobModule, loadJobs } from "../runtime/jobModule.ts";
@@ -111,7 +111,19 @@ export interface SimProgress {
   jobs: number;
 }
 
-/** What `simulate` resolves to: whether every invariant held, what broke, and the trace. */
+/**
+ * How a seed's jobs ended, as `RunResult.counts` counts them, and `unfinished`: the jobs that
+ * had not ended when a broken invariant stopped the seed (0 once its run is over).
+ */
+export type SimCounts = RunResult["counts"] & { unfinished: number };
+
+/**
+ * What `simulate` resolves to: whether every invariant held, what broke, the trace, and how
+ * the jobs ended. A failed seed has the same fields as a passed one, and `violation`: a seed
+ * that an invariant stopped before its run was over has the jobs that had ended by then in
+ * `outcomes`, `failed` and `counts`, and the others in `counts.unfinished`. Plain data, so it
+ * crosses threads (`simulateSeeds`).
+ */
 export interface SimulationResult {
   /** No invariant broke and the run finished in time. */
   ok: boolean;
@@ -124,34 +136,35 @@ export interface SimulationResult {
   /** Hash of the trace: equal for equal seeds and options. */
   traceHash: string;
   trace: readonly string[];
-  /** Virtual time the simulation covered, and the wall time it took. */
+  /** Virtual time the simulation covered, and the wall time it took: whole ms both. */
   virtualMs: number;
   wallMs: number;
   /** Timer steps the runner took. */
   steps: number;
-  /** The run's result, when it finished. */
-  counts?: RunResult["counts"];
+  /** How many jobs ended how (`RunResult.counts`), and how many had not ended. */
+  counts: SimCounts;
   /**
-   * Every job's outcome, when the run finished, by job id, as `engine.run`'s `RunResult.jobs`
-   * has them: what each of your handlers returned (`value`), or why its job failed, was
-   * skipped or was cancelled, its attempts and the workers it lost. Plain data, as the whole
-   * result is (it crosses threads). `baton sim --seed S --json` prints it as `outcomes`.
+   * Every job's outcome, by job id, as `engine.run`'s `RunResult.jobs` has them: what each of
+   * your handlers returned (`value`), or why its job failed, was skipped or was cancelled, its
+   * attempts and the workers it lost. Of a seed stopped before its run was over, the jobs that
+   * had ended, without `startedAt` and `finishedAt` (the coordinator's board has no times).
+   * `baton sim --seed S --json` prints it as `outcomes`.
    *
    * @example
    * ```ts
    * const parse = job("parse", null, { after: [job("fetch", 1)] });
    * const handlers = { fetch: (n: number) => n, parse: () => 2 };
    * const report = await simulate({ seed: 1, graph: [parse], handlers });
-   * const parsed = [...(report.outcomes?.values() ?? [])].find((o) => o.kind === "parse");
+   * const parsed = [...report.outcomes.values()].find((o) => o.kind === "parse");
    * if (parsed?.value !== 2) throw new Error(`parse returned ${JSON.stringify(parsed?.value)}`);
    * ```
    */
-  outcomes?: RunResult["jobs"];
+  outcomes: RunResult["jobs"];
   /**
-   * The jobs that failed, when the run finished, with why: a failed job breaks no invariant
-   * (a seed whose handler throws passes), so this is where your handlers' errors show.
+   * The jobs that failed (of `outcomes`), with why: a failed job breaks no invariant (a seed
+   * whose handler throws passes), so this is where your handlers' errors show.
    */
-  failed?: { id: string; kind: string; cause?: FailureCause; message: string }[];
+  failed: { id: string; kind: string; cause?: FailureCause; message: string }[];
 }
 
 const STORE = "sim-store";
@@ -159,9 +172,9 @@ const LIVENESS_BASE_MS = 600_000;
 /** Per job, divided by the workers: a drawn job works at most 60 s and runs at most 4 times. */
 const LIVENESS_PER_JOB_MS = 240_000;
 
-/** The failed jobs of `result`, as plain data (a seed's result crosses threads). */
-function failedJobs(result: RunResult): NonNullable<SimulationResult["failed"]> {
-  return [...result.jobs.values()]
+/** The failed jobs of `outcomes`, as plain data (a seed's result crosses threads). */
+function failedJobs(outcomes: RunResult["jobs"]): SimulationResult["failed"] {
+  return [...outcomes.values()]
     .filter((outcome) => outcome.status === "failed")
     .map(({ id, kind, cause, error }) => ({
       id,
@@ -238,6 +251,8 @@ class Simulation {
   private incarnation = -1;
   private scope: ClockScope | undefined;
   private watch: CoordinatorWatch | undefined;
+  /** The board of the latest coordinator that had one, kept while the next one starts. */
+  private board: JobBoard | undefined;
   private host = "";
   private steps = 0;
   /** What your handlers keep (`SimTools.keep`): one world per seed, across incarnations. */
@@ -357,6 +372,7 @@ class Simulation {
     this.ranks?.close();
     if (this.violation)
       trace.add(`violation ${this.violation.invariant}: ${this.violation.message}`);
+    const { counts, outcomes } = this.ended();
     return {
       ok: this.violation === undefined,
       seed: this.seed,
@@ -368,14 +384,30 @@ class Simulation {
       traceHash: trace.hash,
       trace: trace.lines,
       virtualMs: clock.now(),
-      wallMs: performance.now() - this.started,
+      wallMs: Math.round(performance.now() - this.started),
       steps: this.steps,
-      ...(this.result && {
-        counts: this.result.counts,
-        outcomes: this.result.jobs,
-        failed: failedJobs(this.result),
-      }),
+      counts,
+      outcomes,
+      failed: failedJobs(outcomes),
     };
+  }
+
+  /**
+   * How the jobs ended: as the run's result says, or, for a seed stopped before its run was
+   * over, as the board of the latest coordinator says (a failed seed used to give neither
+   * counts nor its failed jobs, just where they were wanted); before any board, all unfinished.
+   */
+  private ended(): { counts: SimCounts; outcomes: RunResult["jobs"] } {
+    if (this.result !== undefined) {
+      return { counts: { ...this.result.counts, unfinished: 0 }, outcomes: this.result.jobs };
+    }
+    const board = this.watch?.board ?? this.board;
+    if (board === undefined) {
+      const none = { completed: 0, failed: 0, skipped: 0, cancelled: 0, cached: 0 };
+      return { counts: { ...none, unfinished: this.jobs }, outcomes: new Map() };
+    }
+    const { jobs, counts, unfinished } = endedOutcomes(board);
+    return { counts: { ...counts, unfinished }, outcomes: jobs };
   }
 
   /**
@@ -432,6 +464,7 @@ class Simulation {
     const scope = this.clock.scope();
     this.scope = scope;
     this.host = `coordinator-${n}`;
+    this.board = this.watch?.board ?? this.board;
     this.trace.add(`start ${this.host}`);
     const durable = this.durableResults();
     const watch = new CoordinatorWatch(

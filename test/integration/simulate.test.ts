@@ -48,9 +48,9 @@ describe("simulate", () => {
       },
     });
     expect(report.ok).toBe(true);
-    expect(report.counts?.completed).toBe(2);
+    expect(report.counts.completed).toBe(2);
     // What each handler returned, per job, as engine.run's result has it.
-    const outcomes = [...(report.outcomes?.values() ?? [])];
+    const outcomes = [...report.outcomes.values()];
     expect(
       outcomes.map(({ kind, status, value, attempts }) => ({ kind, status, value, attempts })),
     ).toEqual([
@@ -116,7 +116,7 @@ describe("simulate", () => {
       ranks: false,
     });
     expect(report.violation).toBeUndefined();
-    expect(report.counts?.completed).toBe(2);
+    expect(report.counts.completed).toBe(2);
     expect(seen).toEqual([4, 4]);
   });
 
@@ -135,7 +135,7 @@ describe("simulate", () => {
       ranks: false,
     });
     expect(report.failed).toEqual([]);
-    expect(report.counts?.completed).toBe(2);
+    expect(report.counts.completed).toBe(2);
   });
 
   it("calls a handlers function again after a coordinator crash, as README says", async () => {
@@ -182,18 +182,18 @@ describe("simulate", () => {
     expect(first.violation).toBeUndefined();
     // The crash cut the first attempt short: the second incarnation charged the same world again.
     expect(worlds).toHaveLength(1);
-    expect([...(first.outcomes?.values() ?? [])].map((o) => o.value)).toEqual([2]);
+    expect([...first.outcomes.values()].map((o) => o.value)).toEqual([2]);
     const second = await run();
     expect(worlds).toHaveLength(2);
     expect(second.traceHash).toBe(first.traceHash);
-    expect([...(second.outcomes?.values() ?? [])].map((o) => o.value)).toEqual([2]);
+    expect([...second.outcomes.values()].map((o) => o.value)).toEqual([2]);
   });
 
   it("fails the seed when a check of your handlers' (tools.invariant) does not hold, naming the job", async () => {
     const yours = { seed: 1, graph: chargesGraph, handlers: chargesHandlers, ranks: false };
     const calm = await simulate({ ...yours, workers: 1, faults: "none" });
     expect(calm.ok).toBe(true);
-    const reconciled = [...(calm.outcomes?.values() ?? [])].find((o) => o.kind === "reconcile");
+    const reconciled = [...calm.outcomes.values()].find((o) => o.kind === "reconcile");
     expect(reconciled?.value).toBe(3);
     // The worker dies during the first charge: its next attempt charges the order again.
     const crashed = await simulate({
@@ -455,7 +455,7 @@ describe("simulate", () => {
       });
     const first = await run();
     expect(first.violation).toBeUndefined();
-    expect(first.counts?.completed).toBe(3);
+    expect(first.counts.completed).toBe(3);
     expect((await run()).trace).toEqual(first.trace);
   });
 
@@ -482,6 +482,54 @@ describe("simulate", () => {
         message: "boom: the mirror is down",
       },
     ]);
+  });
+
+  it("gives a seed an invariant stopped its jobs as far as they got: counts, failed, outcomes", async () => {
+    const report = await simulate({
+      seed: 1,
+      graph: [job("fetch", 1, { retries: 0 }), job("audit", 2), job("check", 3)],
+      handlers: ({ sleep, invariant }) => ({
+        fetch: () => {
+          throw new Error("boom: the mirror is down");
+        },
+        audit: (n: number) => n * 10,
+        check: async () => {
+          await sleep(5_000.5);
+          invariant(false, "the books do not balance");
+        },
+      }),
+      faults: "none",
+      ranks: false,
+    });
+    expect(report.violation?.invariant).toBe(15);
+    // check's handler broke the invariant while it ran: the seed stopped with it unfinished.
+    expect(report.counts).toEqual({
+      completed: 1,
+      failed: 1,
+      skipped: 0,
+      cancelled: 0,
+      cached: 0,
+      unfinished: 1,
+    });
+    expect(report.failed).toEqual([
+      expect.objectContaining({
+        kind: "fetch",
+        cause: "error",
+        message: "boom: the mirror is down",
+      }),
+    ]);
+    const ended = [...report.outcomes.values()].map(({ kind, status, value }) => ({
+      kind,
+      status,
+      value,
+    }));
+    expect(ended.sort((a, b) => a.kind.localeCompare(b.kind))).toEqual([
+      { kind: "audit", status: "completed", value: 20 },
+      { kind: "fetch", status: "failed", value: undefined },
+    ]);
+    // Whole ms: the sleep of 5000.5 virtual ms ends at a whole time, and the wall time is rounded.
+    expect(Number.isInteger(report.virtualMs) && report.virtualMs > 5_000).toBe(true);
+    expect(Number.isInteger(report.wallMs)).toBe(true);
   });
 
   it("names the real timer a job still running waits on at the liveness deadline", async () => {
@@ -512,7 +560,7 @@ describe("simulate", () => {
     });
     expect(report.violation).toBeUndefined();
     expect(report.trace.filter((l) => / start coordinator-/.test(l))).toHaveLength(3);
-    expect(report.counts?.cached).toBeGreaterThan(0);
+    expect(report.counts.cached).toBeGreaterThan(0);
   });
 
   it("counts a result being stored when its worker is lost meanwhile, and stores it once", async () => {

@@ -67,8 +67,16 @@ function seedResult(seed: number, ok: boolean): SimulationResult {
     virtualMs: 10,
     wallMs: 1,
     steps: 1,
+    ...NO_JOBS_ENDED,
   };
 }
+
+/** A seed's jobs when none has ended: its five are unfinished. */
+const NO_JOBS_ENDED = {
+  counts: { completed: 0, failed: 0, skipped: 0, cancelled: 0, cached: 0, unfinished: 5 },
+  outcomes: new Map(),
+  failed: [],
+} satisfies Partial<SimulationResult>;
 
 /** Makes `stream` a terminal (`isTTY`) or not, until the test ends. */
 function terminal(stream: NodeJS.WriteStream, isTTY: boolean) {
@@ -159,6 +167,7 @@ describe("baton sim's failure report", () => {
         virtualMs: 10,
         wallMs: 1,
         steps: 1,
+        ...NO_JOBS_ENDED,
       },
     ];
     const out = stdout();
@@ -189,39 +198,51 @@ describe("baton sim's failure report", () => {
     expect(out.text.match(/^smallest reproducer/gm)).toHaveLength(1);
   });
 
-  it("prints one JSON object a line with --json --trace, a failure with its last events and replay, and the summary on stderr", async () => {
-    fake.seeds = [seedResult(1, true), seedResult(2, false)];
+  it("prints one JSON object a line with --json --trace, a failure with its last events, replay and smallest reproducer, and the summary on stderr", async () => {
+    fake.seeds = [seedResult(1, true), seedResult(2, false), seedResult(3, false)];
     const out = stdout();
     const err = stdout(process.stderr);
-    const exit = await simCommand([
-      "--seeds",
-      "1..2",
-      "--jobs",
-      "5",
-      "--workers",
-      "2",
-      "--json",
-      "--trace",
+    const exited = simCommand([
+      ...["--seeds", "1..3", "--jobs", "5", "--workers", "2"],
+      ...["--json", "--trace"],
     ]);
-    expect(exit).toBe(1);
+    // The first failure is shrunk, as the text report's is; its line waits for the reproducer.
+    await vi.waitFor(() => expect(fake.finishShrinking).toBeDefined(), { timeout: 10_000 });
+    expect(out.text.trimEnd().split("\n")).toHaveLength(1);
+    fake.finishShrinking!({ jobs: 2, workers: 1, faults: [], tries: 7 } as unknown as Shrunk);
+    expect(await exited).toBe(1);
     // The range's summary, on stderr: stdout is the objects alone.
     expect(err.text).toMatch(
-      /^2 seeds, 1 failed \(the first in seed 2\), in [\d.]+ s \([\d.]+ seeds\/s on \d+ threads?\)\n$/,
+      /^3 seeds, 2 failed \(the first in seed 2\), in [\d.]+ s \([\d.]+ seeds\/s on \d+ threads?\)\n$/,
     );
     const lines = out.text
       .trimEnd()
       .split("\n")
       .map((line) => JSON.parse(line));
-    expect(lines).toHaveLength(2);
+    expect(lines).toHaveLength(3);
     expect(lines[0]).toMatchObject({ seed: 1, ok: true, trace: seedResult(1, true).trace });
     expect(lines[0]).not.toHaveProperty("replay");
-    expect(lines[1]).toMatchObject({
+    // A failed seed carries what a passed one does (counts, failed), and what broke.
+    expect(lines[1]).toEqual({
+      ...JSON.parse(JSON.stringify(lines[0])),
       seed: 2,
       ok: false,
-      violation: { invariant: 1 },
+      trace: seedResult(2, false).trace,
+      violation: { invariant: 1, message: "invariant 1 broken in seed 2" },
       lastEvents: seedResult(2, false).trace.slice(-30),
       replay: "baton sim --replay 2 --jobs 5 --workers 2 --faults default --trace",
+      smallest: {
+        replay: "baton sim --replay 2 --jobs 2 --workers 1 --faults none --trace",
+        jobs: 2,
+        workers: 1,
+        faults: "",
+        tries: 7,
+      },
     });
+    expect(lines[1]).toMatchObject({ counts: { unfinished: 5 }, failed: [] });
+    // Only the first failure is shrunk, as in the text report.
+    expect(lines[2]).toMatchObject({ seed: 3, ok: false });
+    expect(lines[2]).not.toHaveProperty("smallest");
   });
 
   it.each([
