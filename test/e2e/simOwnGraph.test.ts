@@ -216,6 +216,7 @@ describe("baton sim on a graph of your own", () => {
     const exit = await sim(
       ...OWN,
       ...["--seeds", "0..1", "--threads", "2", "--plant", "lease-running-job", "--json"],
+      "--no-shrink",
     );
     expect(exit.code).toBe(1);
     const lines = exit.stdout
@@ -231,6 +232,8 @@ describe("baton sim on a graph of your own", () => {
     );
     const failed = failures[0];
     expect(failed.replay).toContain(`baton sim ${OWN_ABSOLUTE} --replay ${failed.seed} `);
+    // Shrinking is what --no-shrink leaves out (the unit tests see smallest).
+    expect(failed).not.toHaveProperty("smallest");
   });
 
   it("prints what each job returned in one seed's --json, and not in a range's", async () => {
