@@ -164,8 +164,10 @@ const SHAPES: Record<Fault["kind"], { fields: readonly string[]; form: string }>
  * What is wrong with `fault` as a `Fault`, or undefined when nothing is: an unknown kind, a
  * field its kind does not have or lacks, a time, length or extra latency that is not a whole
  * number of virtual ms up to `SIM_LIMITS.virtualMs`, a target that is not a whole number.
+ * `listed`: the fault was read from a fault list, which writes `torn` as `/torn` or `/clean`
+ * (its message said to give true or false, and refused `/true`).
  */
-function faultProblem(fault: unknown): string | undefined {
+function faultProblem(fault: unknown, listed = false): string | undefined {
   if (typeof fault !== "object" || fault === null) return `is not a fault: ${String(fault)}`;
   const { kind, ...rest } = fault as Record<string, unknown>;
   if (!Object.hasOwn(SHAPES, kind as string)) {
@@ -182,7 +184,7 @@ function faultProblem(fault: unknown): string | undefined {
     by: [virtualMs, `a whole number of virtual ms from 0 to ${SIM_LIMITS.virtualMs}`],
     target: [(v) => Number.isSafeInteger(v) && (v as number) >= 0, "a whole number of 0 or more"],
     side: [(v) => v === "server" || v === "client", '"server" or "client"'],
-    torn: [(v) => typeof v === "boolean", "true or false"],
+    torn: [(v) => typeof v === "boolean", listed ? "/torn or /clean" : "true or false"],
   };
   for (const name of ["at", ...fields]) {
     const [valid, what] = checks[name]!;
@@ -244,7 +246,7 @@ export function parseFaults(text: string): Fault[] {
     if (target !== undefined) fault.target = Number(target);
     if (ms !== undefined) fault.ms = Number(ms);
     if (option !== undefined) fault[optionField(kind!)] = optionValue(kind!, option);
-    const problem = faultProblem(fault);
+    const problem = faultProblem(fault, true);
     if (problem !== undefined) {
       const form = SHAPES[kind as Fault["kind"]]?.form;
       throw new ConfigError(

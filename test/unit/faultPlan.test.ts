@@ -31,7 +31,8 @@ describe("parseFaults", () => {
     ["worker-crash@1000:5/server", "(worker-crash) takes no option"],
     ["slow@1000:3+5000/200", "(slow) takes no target; write it as slow@AT+MS/EXTRA_MS"],
     ["half-open@1:2/up", '(half-open) side must be "server" or "client", not "up"'],
-    ["coordinator-crash@1+5/foo", '(coordinator-crash) torn must be true or false, not "foo"'],
+    ["coordinator-crash@1+5/true", '(coordinator-crash) torn must be /torn or /clean, not "true"'],
+    ["coordinator-crash@1+5", "(coordinator-crash) lacks torn: give /torn or /clean"],
     ["nuke@5", 'has an unknown kind "nuke"; give one of worker-crash, reset, partition'],
     ["partition@5", "(partition) lacks target: give a whole number of 0 or more"],
   ])("refuses %s, saying what is wrong and how to write it", (text, message) => {
