@@ -93,7 +93,10 @@ export class JobModuleError extends BatonError {
 }
 
 /**
- * A setting was given a value it cannot take.
+ * A setting was given a value it cannot take. Thrown inside a handler (a rank job whose launch
+ * baton refuses: a `worldSize` in it, bad timeouts, a program or working directory that is not
+ * there), another attempt would be refused the same way, so the job is not retried
+ * (`retryable`): it fails at once with the message saying what to fix.
  *
  * @example
  * ```ts
@@ -102,6 +105,7 @@ export class JobModuleError extends BatonError {
  */
 export class ConfigError extends BatonError {
   declare readonly code: "CONFIG";
+  readonly retryable = false;
 
   constructor(message: string, options?: ErrorOptions) {
     super("CONFIG", message, options);
@@ -336,7 +340,9 @@ export class TeardownError extends BatonError {
  * rejects with `STOPPED` when the group was stopped or finished before every rank was
  * ready. When the
  * group's own teardown failed as well, `teardownError` says so: the group's error is still
- * this one, and `stop()` retries the teardown.
+ * this one, and `stop()` retries the teardown. `retryable` is `false` when another launch
+ * would fail the same way (a rank's program or working directory is not there): a rank job
+ * that fails with it is not retried.
  *
  * @example
  * ```ts
@@ -364,6 +370,8 @@ export class RankGroupError extends BatonError {
       /** The teardown that followed, when it could not be verified. */
       teardownError?: Error | undefined;
     } = {},
+    /** `false` when another launch would fail the same way; undefined when it may not. */
+    readonly retryable?: false | undefined,
   ) {
     super(code, message);
   }

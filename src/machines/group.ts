@@ -15,6 +15,8 @@ export interface GroupFailure {
   rank?: number;
   /** How that rank ended, for RANK_FAILED. */
   exit?: { code: number | null; signal: string | null };
+  /** `false` when another launch would fail the same way (a rank's program is not there). */
+  retryable?: false;
 }
 
 /** Events of a group: what the runtime did or observed, and its own barrier timer. */
@@ -22,7 +24,8 @@ export type GroupEvent =
   | { type: "REAPED" }
   | { type: "REAP_FAILED"; failure: GroupFailure }
   | { type: "LAUNCHED" }
-  | { type: "LAUNCH_FAILED"; message: string }
+  /** `retryable: false` when another launch would fail the same way. */
+  | { type: "LAUNCH_FAILED"; message: string; retryable?: false }
   | { type: "RANK_READY"; rank: number }
   | { type: "RANK_EXITED"; rank: number; code: number | null; signal: string | null }
   | { type: "RANK_LOST"; rank: number; reason: string }
@@ -254,7 +257,11 @@ export const groupMachine = setup({
           target: "stopping",
           actions: {
             type: "fail",
-            params: ({ event }) => ({ code: "LAUNCH_FAILED", message: event.message }),
+            params: ({ event }) => ({
+              code: "LAUNCH_FAILED",
+              message: event.message,
+              ...(event.retryable === false && { retryable: false as const }),
+            }),
           },
         },
         RANK_READY: { actions: "recordReady" },

@@ -1,5 +1,6 @@
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { delimiter, resolve } from "node:path";
+import { ConfigError } from "../errors.ts";
 
 /**
  * The error of a `spawn` that gave no process, saying why. Node tells the errno only on the
@@ -8,6 +9,9 @@ import { delimiter, resolve } from "node:path";
  * it) or not executable; or else, with the program there, the system refused another
  * process (EAGAIN): this user's limit on processes (`ulimit -u`, read from
  * `/proc/self/limits`), reached by a large world size, or the machine's memory or pids.
+ * A working directory or a program that is not there is a `ConfigError`: starting it again
+ * fails the same way (a rank job that meets one is not retried). A refused process is an
+ * `Error`: it may start once other processes have ended.
  *
  * @example
  * ```ts
@@ -22,10 +26,12 @@ export function cannotStart(
 ): Error {
   const what = `cannot start ${JSON.stringify(command)}${cwd === undefined ? "" : ` in ${cwd}`}`;
   if (cwd !== undefined && !isDirectory(cwd)) {
-    return new Error(`${what}: ${cwd} is not a directory; give a working directory that exists`);
+    return new ConfigError(
+      `${what}: ${cwd} is not a directory; give a working directory that exists`,
+    );
   }
   if (program(command, cwd, path) === undefined) {
-    return new Error(
+    return new ConfigError(
       `${what}: check that the program exists on PATH (or give its full path) and is executable`,
     );
   }

@@ -54,6 +54,7 @@ import { type ReapReport, reapDeployments } from "./reaper.ts";
 import { releaseCgroup } from "./releaseCgroup.ts";
 import type { RemoteRankHandle } from "./remoteRank.ts";
 import { openRemoteSite, type RemoteSite } from "./remoteSite.ts";
+import { saysNotRetryable } from "./serializeThrown.ts";
 import { parseRankHost, type RankHost } from "./sshTarget.ts";
 import { type TeardownReport, tearDown } from "./tearDown.ts";
 import { tearDownAcrossHosts } from "./tearDownAcrossHosts.ts";
@@ -531,6 +532,8 @@ class LaunchedGroup implements RankGroup {
         this.send({
           type: "LAUNCH_FAILED",
           message: `rank ${failed} of ${this.worldSize} could not be started${where}: ${spawnError.message}${this.worldSize > 1 ? ". The ranks already started were stopped" : ""}`,
+          // A program or working directory that is not there is not there for the next launch.
+          ...(saysNotRetryable(spawnError) && { retryable: false as const }),
         });
         return;
       }
@@ -1039,6 +1042,7 @@ class LaunchedGroup implements RankGroup {
         ...(logFile !== undefined && { logFile }),
         ...(teardownError !== undefined && { teardownError }),
       },
+      failure.retryable,
     );
   }
 

@@ -14,7 +14,8 @@ const NAMED_CAUSES = 5;
  * failed result. It never throws itself, whatever the value does when read: a getter or a
  * Proxy trap that throws, or a `name`, `message` or `stack` that is not a string (what cannot
  * be read as text is replaced, so the frame always encodes). A thrown value with
- * `retryable: false` (a `NonRetryableError`, a `GraphError`) gives `retryable: false`.
+ * `retryable: false` (a `NonRetryableError`, a `GraphError`, a `ConfigError`, a `RankGroupError`
+ * of a launch that cannot work) gives `retryable: false`.
  *
  * An Error's `cause` (and its cause's, and so on) and an AggregateError's `errors` are kept:
  * their messages follow the error's own (`fetch failed; caused by: ECONNREFUSED`), and the
@@ -118,8 +119,11 @@ function readOr(read: () => unknown): unknown {
   }
 }
 
-/** Whether `thrown` has `retryable: false` (a `NonRetryableError`), false when asking throws. */
-function saysNotRetryable(thrown: unknown): boolean {
+/**
+ * Whether `thrown` has `retryable: false` (a `NonRetryableError`, a `ConfigError`), false when
+ * asking throws.
+ */
+export function saysNotRetryable(thrown: unknown): boolean {
   try {
     return (
       typeof thrown === "object" &&

@@ -162,12 +162,28 @@ describe("graph jobs with ranks", () => {
           ({ argv: ["/usr/bin/python3", RANK_PY], stateDir, worldSize: 8 }) as never,
       },
     });
-    const train = job("train", dir, { ranks: 1, retries: 0 });
-    const error = (await createEngine({ jobs: sized, workers: 1 }).run([train])).get(train).error;
-    expect(error?.message).toBe(
+    // Another attempt would be refused the same way: the first is the last, whatever retries says.
+    const train = job("train", dir, { ranks: 1, retries: 3 });
+    const outcome = (await createEngine({ jobs: sized, workers: 1 }).run([train])).get(train);
+    expect(outcome).toMatchObject({ status: "failed", attempts: 1 });
+    expect(outcome.error?.retryable).toBe(false);
+    expect(outcome.error?.message).toBe(
       'the ranks function of job kind "train" returned worldSize 8, which a rank job does not take: the job\'s ranks option is its group\'s size; leave worldSize out and give each job its size, job("train", input, { ranks: 8 })',
     );
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("fails a job whose ranks' program is not there at its first attempt, saying what to fix", async () => {
+    const missing = defineJobs({
+      train: { ranks: (stateDir: string) => ({ argv: ["/nonexistent/train-program"], stateDir }) },
+    });
+    const train = job("train", tempDir(), { ranks: 2, retries: 3 });
+    const outcome = (await createEngine({ jobs: missing, workers: 1 }).run([train])).get(train);
+    expect(outcome).toMatchObject({ status: "failed", attempts: 1 });
+    expect(outcome.error).toMatchObject({ name: "RankGroupError", retryable: false });
+    expect(outcome.error?.message).toContain(
+      'rank 0 of 2 could not be started: cannot start "/nonexistent/train-program": check that the program exists on PATH (or give its full path) and is executable',
+    );
   });
 
   it("once its group ended, removes the logs of deployments that ended over a week ago beyond the newest 20, never a failed rank's nor one with a manifest", async () => {

@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
 import { cannotStart } from "../../src/runtime/cannotStart.ts";
 
 const dirs: string[] = [];
@@ -20,16 +21,22 @@ describe("cannotStart", () => {
       ["plain.sh", dir],
       [join(dir, "plain.sh"), undefined],
     ] as const) {
-      expect(cannotStart(command, undefined, path).message).toBe(
+      const error = cannotStart(command, undefined, path);
+      expect(error.message).toBe(
         `cannot start ${JSON.stringify(command)}: check that the program exists on PATH (or give its full path) and is executable`,
       );
+      // Starting it again fails the same way: a rank job that meets it is not retried.
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error).toHaveProperty("retryable", false);
     }
   });
 
   it("names a working directory that does not exist", () => {
-    expect(cannotStart("sh", "/nonexistent/work", "/usr/bin:/bin").message).toBe(
+    const error = cannotStart("sh", "/nonexistent/work", "/usr/bin:/bin");
+    expect(error.message).toBe(
       'cannot start "sh" in /nonexistent/work: /nonexistent/work is not a directory; give a working directory that exists',
     );
+    expect(error).toHaveProperty("retryable", false);
   });
 
   it("says the system refused another process when the program is there (EAGAIN at ulimit -u)", () => {
@@ -44,9 +51,13 @@ describe("cannotStart", () => {
       ["rank.sh", dir, "."],
       [join(dir, "rank.sh"), undefined, undefined],
     ] as const) {
-      expect(cannotStart(command, cwd, path).message).toMatch(
+      const error = cannotStart(command, cwd, path);
+      expect(error.message).toMatch(
         /: the system refused another process( \(this user may run at most \d+ processes and threads: ulimit -u\))?, or is out of memory; start fewer processes \(a smaller world\), or raise the limit$/,
       );
+      // Once other processes have ended it may start: worth another attempt.
+      expect(error).not.toBeInstanceOf(ConfigError);
+      expect(error).not.toHaveProperty("retryable");
     }
   });
 });

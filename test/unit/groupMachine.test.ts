@@ -139,6 +139,18 @@ describe("group machine", () => {
     });
   });
 
+  it("a launch that would fail the same way again says so in its failure", () => {
+    const g = startGroup();
+    g.actor.send({ type: "REAPED" });
+    g.actor.send({ type: "LAUNCH_FAILED", message: "cannot start python9", retryable: false });
+    g.actor.send({ type: "TEARDOWN_DONE" });
+    const finished = g.finished();
+    expect(finished?.type === "group.finished" && finished.outcome).toEqual({
+      status: "failed",
+      failure: { code: "LAUNCH_FAILED", message: "cannot start python9", retryable: false },
+    });
+  });
+
   it("a failed reap refuses the launch: nothing is launched", () => {
     const g = startGroup();
     g.actor.send({
