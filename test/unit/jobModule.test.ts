@@ -83,7 +83,26 @@ describe("loadJobs", () => {
       { train: { run: double, ranks: 4 } },
       'job kind "train": unknown option ranks; it takes run, version, timeoutMs; ranks, the size of a rank group, is an option of each job (job("train", input, { ranks: … })); a rank job\'s definition is { ranks: (input, ctx) => argv }, without run',
     ],
-    [{ train: { run: double, ranks: launch } }, "unknown option ranks; it takes run, version"],
+    [
+      { train: { run: double, ranks: launch } },
+      'job kind "train": unknown option ranks; it takes run, version, timeoutMs; a definition has run or ranks, not both',
+    ],
+    [
+      { train: { rank: launch } },
+      'job kind "train": unknown option rank; it takes run, ranks, version, timeoutMs; did you mean ranks?',
+    ],
+    [
+      { train: { ranks: ["python3", "train.py"] } },
+      'job kind "train": ranks must be a function that returns what each rank runs, { ranks: (input, ctx) => ["python3", "train.py"] }, not an array',
+    ],
+    [
+      { train: { ranks: { argv: ["python3"] } } },
+      'job kind "train": ranks must be a function that returns what each rank runs, { ranks: (input, ctx) => ["python3", "train.py"] }, not an object',
+    ],
+    [
+      { train: { ranks: 4, version: "2" } },
+      'job kind "train": ranks must be a function that returns what each rank runs, { ranks: (input, ctx) => ["python3", "train.py"] }, not 4; the size of a rank group is an option of each job: job("train", input, { ranks: 4 })',
+    ],
     [
       { train: { ranks: launch, run: "python3" } },
       'job kind "train": unknown option run; it takes ranks, version, timeoutMs; a definition has run or ranks, not both',
@@ -102,7 +121,7 @@ describe("loadJobs", () => {
     ],
     [
       { fetch: { runn: double } },
-      'job kind "fetch": unknown option runn; it takes run, version, timeoutMs; did you mean run?',
+      'job kind "fetch": unknown option runn; it takes run, ranks, version, timeoutMs; did you mean run?',
     ],
     [
       { fetch: { version: "2" } },
