@@ -164,19 +164,13 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   constructor(private readonly options: LocalPoolOptions) {
     super();
     const maxWorkers = options.maxWorkers ?? availableParallelism();
+    requireWhole("startLocalPool", "maxWorkers", maxWorkers);
+    checkPoolOptions("startLocalPool", {
+      maxRestarts: options.maxRestarts,
+      windowMs: options.windowMs,
+    });
     this.maxRestarts = options.maxRestarts ?? 5;
     this.windowMs = options.windowMs ?? 60_000;
-    if (!Number.isInteger(maxWorkers) || maxWorkers < 1) {
-      throw new ConfigError(`maxWorkers must be an integer of at least 1, not ${maxWorkers}`);
-    }
-    if (!Number.isInteger(this.maxRestarts) || this.maxRestarts < 0) {
-      throw new ConfigError(
-        `maxRestarts must be an integer of at least 0, not ${this.maxRestarts}`,
-      );
-    }
-    if (!(this.windowMs > 0)) {
-      throw new ConfigError(`windowMs must be a positive number of ms, not ${this.windowMs}`);
-    }
     this.procs = options.procs ?? nodeProcs();
     this.clock = options.clock ?? nodeClock();
     this.env = { ...inheritedEnv(), ...options.env };

@@ -239,9 +239,26 @@ describe("startLocalPool", () => {
 
   it("refuses settings it cannot use", () => {
     const base = { argvFor: (): [string] => ["true"], logsDir: "/nonexistent", procs };
-    expect(() => startLocalPool({ ...base, maxWorkers: 0 })).toThrow(ConfigError);
-    expect(() => startLocalPool({ ...base, maxRestarts: -1 })).toThrow(/maxRestarts/);
-    expect(() => startLocalPool({ ...base, windowMs: 0 })).toThrow(/windowMs/);
+    for (const [settings, message] of [
+      [{ maxWorkers: 0 }, "startLocalPool: maxWorkers must be a whole number of 1 or more, not 0"],
+      [
+        { maxWorkers: 1.5 },
+        "startLocalPool: maxWorkers must be a whole number of 1 or more, not 1.5",
+      ],
+      [
+        { maxWorkers: "2" },
+        'startLocalPool: maxWorkers must be a whole number of 1 or more, not "2"',
+      ],
+      [
+        { maxRestarts: -1 },
+        "startLocalPool: maxRestarts must be a whole number of 0 or more, not -1",
+      ],
+      [{ windowMs: 0 }, "startLocalPool: windowMs must be a whole number of 1 or more, not 0"],
+    ] as const) {
+      const refused = () => startLocalPool({ ...base, ...(settings as object) });
+      expect(refused).toThrow(ConfigError);
+      expect(refused).toThrow(message);
+    }
     expect(started.size).toBe(0);
   });
 });
