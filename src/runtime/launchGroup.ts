@@ -531,7 +531,7 @@ class LaunchedGroup implements RankGroup {
         const where = this.hosts[failed]?.kind === "ssh" ? ` on ${this.hosts[failed]?.spec}` : "";
         this.send({
           type: "LAUNCH_FAILED",
-          message: `rank ${failed} of ${this.worldSize} could not be started${where}: ${spawnError.message}${this.worldSize > 1 ? ". The ranks already started were stopped" : ""}`,
+          message: `rank ${failed} of ${this.worldSize} could not be started${where}: ${spawnError.message}${this.spawned.length > 0 ? ". The ranks already started were stopped" : ""}`,
           // A program or working directory that is not there is not there for the next launch.
           ...(saysNotRetryable(spawnError) && { retryable: false as const }),
         });
@@ -639,7 +639,11 @@ class LaunchedGroup implements RankGroup {
         if (!this.group.getSnapshot().matches("launching")) break;
         sliceStart = clock.now();
       }
-      spawns.push(this.spawn(rank, port));
+      const spawning = this.spawn(rank, port);
+      // Handled here at once: it may reject while the loop yields above, before the caller's
+      // `allSettled` takes it, and an unhandled rejection ends the worker's process.
+      spawning.catch(() => {});
+      spawns.push(spawning);
     }
     return spawns;
   }
