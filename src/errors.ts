@@ -381,7 +381,9 @@ export class RankGroupError extends BatonError {
  * A command on a remote host could not be run through `ssh`: the connection failed
  * (`SSH_UNREACHABLE`: unknown host key, refused key, no route — the message quotes ssh), the
  * call outlived its timeout and was killed (`SSH_TIMEOUT`), or the remote side answered
- * something baton cannot read (`SSH_REMOTE`). Names the host.
+ * something baton cannot read (`SSH_REMOTE`). Names the host. `retryable` is `false` when the
+ * host said something another attempt would meet again (a rank's program or working
+ * directory is not there): a rank job that fails with it is not retried.
  *
  * @example
  * ```ts
@@ -400,6 +402,8 @@ export class RemoteHostError extends BatonError {
     message: string,
     /** The host spec at fault (`ssh://user@host:port`). */
     readonly host: string,
+    /** `false` when another attempt would meet the same; undefined when it may not. */
+    readonly retryable?: false | undefined,
   ) {
     super(code, message);
   }

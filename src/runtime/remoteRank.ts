@@ -55,6 +55,8 @@ export interface RemoteRankHandle {
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SAFE_BYTE = /^[A-Za-z0-9_./:,=@+%-]$/;
 const PID_LINE = /^baton-remote-pid (\d+)\n/m;
+/** What the guard says when the rank's directory or program is not on the host (exit 126, 127). */
+const GUARD_REFUSAL = /^baton: (cannot enter |.*: not found on )/m;
 
 /** A value on one line of safe characters, each other byte as `\0ooo` for sh's `printf %b`. */
 function encodeValue(name: string, value: string): string {
@@ -213,9 +215,13 @@ export function spawnRemoteRank(options: RemoteRankOptions): Promise<RemoteRankH
   return new Promise<RemoteRankHandle>((resolve, reject) => {
     let said = "";
     let pid: number | undefined;
-    const fail = (code: "SSH_UNREACHABLE" | "SSH_TIMEOUT" | "SSH_REMOTE", why: string) => {
+    const fail = (
+      code: "SSH_UNREACHABLE" | "SSH_TIMEOUT" | "SSH_REMOTE",
+      why: string,
+      retryable?: false,
+    ) => {
       clearTimeout(timer);
-      reject(new RemoteHostError(code, `${host.target.spec}: ${why}`, host.target.spec));
+      reject(new RemoteHostError(code, `${host.target.spec}: ${why}`, host.target.spec, retryable));
     };
     const timer = setTimeout(() => {
       if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, "SIGKILL");
@@ -253,9 +259,12 @@ export function spawnRemoteRank(options: RemoteRankOptions): Promise<RemoteRankH
     child.once("close", (code: number | null, signal: string | null) => {
       if (pid !== undefined) return;
       const why = said.trim() || `ssh ended with ${signal ?? `exit ${code}`}`;
+      // The guard's own refusal: its directory or program is not on that host, next time too.
+      const missing = (code === 126 || code === 127) && GUARD_REFUSAL.test(said);
       fail(
         code === 255 ? "SSH_UNREACHABLE" : "SSH_REMOTE",
         `the rank could not be started: ${why}`,
+        missing ? false : undefined,
       );
     });
   });

@@ -252,7 +252,8 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     const missing = await spawnRemoteRank({ ...base, argv: ["/nonexistent/rank"] }).catch(
       (err: unknown) => err,
     );
-    expect(missing).toMatchObject({ code: "SSH_REMOTE", host: sshd.url });
+    // Not there next time either: a rank job that meets it is not retried.
+    expect(missing).toMatchObject({ code: "SSH_REMOTE", host: sshd.url, retryable: false });
     expect((missing as Error).message).toMatch(/\/nonexistent\/rank: not found on /);
     await logged(deployment, /\/nonexistent\/rank: not found on /);
     const nowhere = await spawnRemoteRank({
@@ -260,7 +261,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
       argv: ["/usr/bin/node", STUBBORN],
       cwd: "/nonexistent/dir",
     }).catch((err: unknown) => err);
-    expect(nowhere).toMatchObject({ code: "SSH_REMOTE" });
+    expect(nowhere).toMatchObject({ code: "SSH_REMOTE", retryable: false });
     expect((nowhere as Error).message).toMatch(/cannot enter \/nonexistent\/dir/);
   });
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, GraphError, NonRetryableError, RankGroupError } from "../../src/errors.ts";
+import {
+  ConfigError,
+  GraphError,
+  NonRetryableError,
+  RankGroupError,
+  RemoteHostError,
+} from "../../src/errors.ts";
 import { serializeThrown } from "../../src/runtime/serializeThrown.ts";
 
 const frame = { kind: "train", id: "3f2a", attempt: 1 };
@@ -13,6 +19,10 @@ describe("serializeThrown: which failures another attempt cannot help", () => {
       "a rank group whose program is not there",
       new RankGroupError("LAUNCH_FAILED", "cannot start", "dep-1", {}, false),
     ],
+    [
+      "an ssh host without the rank's program",
+      new RemoteHostError("SSH_REMOTE", "baton: train: not found on gpu-2", "ssh://gpu-2", false),
+    ],
   ])("%s is not retryable", (_, thrown) => {
     expect(serializeThrown(thrown, frame).retryable).toBe(false);
   });
@@ -24,6 +34,7 @@ describe("serializeThrown: which failures another attempt cannot help", () => {
     ["a rank whose heartbeat stopped", new RankGroupError("RANK_LOST", "rank 0", "dep-1")],
     ["a rank that could not start for now", new RankGroupError("LAUNCH_FAILED", "EAGAIN", "d")],
     ["a name another launcher holds", new RankGroupError("DEPLOYMENT_BLOCKED", "live", "d")],
+    ["an ssh host that did not answer", new RemoteHostError("SSH_UNREACHABLE", "refused", "h")],
   ])("%s is retried", (_, thrown) => {
     expect(serializeThrown(thrown, frame)).not.toHaveProperty("retryable");
   });
