@@ -51,9 +51,10 @@ export type RankJobResult = {
  * Runs a rank job inside the worker that leased it: launches its group with `launchGroup`
  * (the reaper, the barrier, the watch), and resolves with the group's outcome when every rank
  * exited 0. A failing rank fails the job with the group's `RankGroupError` (retried as any
- * failure is); a launch that cannot work (a `ConfigError`: a spec `launchGroup` refuses, a
- * program or working directory that is not there) is not retried. While it runs, the group's state and each rank's phase, pid and exit are the
- * job's progress (a `GroupProgress` report as the message, at most one every
+ * failure is); a launch that cannot work (a spec `launchGroup` refuses, a program or working
+ * directory that is not there: `retryable: false`) is not retried. While it runs, the group's
+ * state and each rank's phase, pid and exit are the job's progress (a `GroupProgress` report
+ * as the message, at most one every
  * `GROUP_REPORT_INTERVAL_MS`, the last one before the result), which the dashboard shows.
  * The job's AbortSignal — the run was cancelled, the lease was withdrawn, the
  * worker lost its coordinator — stops the group with a verified teardown. A worker process
