@@ -157,7 +157,7 @@ function messageOf(thrown: unknown): string {
 }
 
 /**
- * The result store cannot be used, found before any job runs: its directory cannot be a
+ * The result store cannot be used, mostly found before any job runs: its directory cannot be a
  * directory because a file is in the way (`STORE_NOT_DIRECTORY`), cannot be created or
  * written (`STORE_NOT_WRITABLE`: permission denied, a read-only file system), a stored entry
  * cannot be read at all (`STORE_UNREADABLE`: another user's entry, a directory where an
@@ -165,7 +165,9 @@ function messageOf(thrown: unknown): string {
  * its lock of that graph, or the folder it is made in, is another user's, which this one may
  * not read, write or remove (`STORE_LOCK_DENIED`: a store shared with that user), or a newer
  * baton wrote it in a format this one does not know (`STORE_NEWER_FORMAT`: nothing of it is
- * touched). The message names the path and says what to do.
+ * touched). During a run: its disk had no room for results for longer than the run waits
+ * (`STORE_FULL`: the run stopped, keeping what was stored). The message names the path and
+ * says what to do.
  *
  * @example
  * ```ts
@@ -183,7 +185,8 @@ export class StoreError extends BatonError {
     | "STORE_UNREADABLE"
     | "STORE_LOCKED"
     | "STORE_LOCK_DENIED"
-    | "STORE_NEWER_FORMAT";
+    | "STORE_NEWER_FORMAT"
+    | "STORE_FULL";
 
   constructor(
     code: StoreError["code"],

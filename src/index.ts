@@ -215,6 +215,7 @@ export type {
   RunOptions,
   RunProgress,
   RunResult,
+  StoreFullEvent,
   StoreReadingEvent,
 } from "./runtime/run.ts";
 export { Run } from "./runtime/run.ts";

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import type { InspectionEvent } from "xstate";
-import { ConfigError, PoolError, SlurmError } from "../errors.ts";
+import { ConfigError, PoolError, SlurmError, StoreError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import {
@@ -301,6 +301,11 @@ export async function runCommand(argv: string[]): Promise<number> {
       run.on("store.reading", (reading) => bar.drawReading(reading));
       run.on("progress", (progress) => bar.draw(progress));
     }
+    // A full store holds the run up: say so at once, and again when it goes on.
+    run.on("store.full", ({ message }) => {
+      bar?.clear();
+      process.stderr.write(`baton run: ${message}\n`);
+    });
     /** The signal that interrupted the run: SIGINT (Ctrl-C) or SIGTERM (kill, a scheduler). */
     let interrupted: "SIGINT" | "SIGTERM" | undefined;
     const onSignal = (signal: "SIGINT" | "SIGTERM") => {
@@ -327,8 +332,13 @@ export async function runCommand(argv: string[]): Promise<number> {
     try {
       result = await run;
     } catch (error) {
-      // The pool failing (a crash loop, a failed allocation) fails the run: exit 1, not usage's 2.
-      if (!(error instanceof PoolError || error instanceof SlurmError)) throw error;
+      // The pool failing (a crash loop, a failed allocation), or a store that stayed full,
+      // fails the run: exit 1, not usage's 2.
+      const failed =
+        error instanceof PoolError ||
+        error instanceof SlurmError ||
+        (error instanceof StoreError && error.code === "STORE_FULL");
+      if (!failed) throw error;
       process.stderr.write(`baton run: the run failed: ${error.message} [${error.code}]\n`);
       return 1;
     } finally {

@@ -24,6 +24,11 @@ export type CoordinatorEvent =
   | { type: "STORED"; job: string }
   /** The runtime could not make a `storing` job's result durable: a failed attempt. */
   | { type: "STORE_FAILED"; job: string; error: JobError }
+  /**
+   * The store's disk had no room for a `storing` job's result: the runtime holds it and
+   * writes it again (no attempt is spent); no lease is granted until STORED or STORE_FAILED.
+   */
+  | { type: "STORE_FULL"; job: string }
   | { type: "CANCEL"; reason?: string }
   | { type: "SHUTDOWN"; reason?: string }
   | TimerEvent;
@@ -52,6 +57,7 @@ const whileJobsRun = {
   HEARTBEAT: { actions: DECIDE },
   STORED: { actions: DECIDE },
   STORE_FAILED: { actions: DECIDE },
+  STORE_FULL: { actions: DECIDE },
   LEASE_SWEEP: { actions: DECIDE },
   RETRY_DUE: { actions: DECIDE },
   ATTEMPT_TIMEOUT: { actions: DECIDE },
@@ -113,6 +119,9 @@ export const coordinatorMachine = setup({
           return;
         case "STORE_FAILED":
           board.storeFailed(event.job, event.error);
+          return;
+        case "STORE_FULL":
+          board.storeFullFor(event.job);
           return;
         case "LEASE_SWEEP":
           board.leaseSweep();

@@ -77,7 +77,10 @@ export type CoordinatorEffect =
   | { type: "run.cancelled"; reason: string }
   | { type: "job.changed"; job: string; kind: string; state: JobState; cause?: FailureCause }
   | { type: "result.dropped"; conn: string; job: string; reason: DropReason }
-  /** Make this completed result durable, then tell the coordinator: STORED or STORE_FAILED. */
+  /**
+   * Make this completed result durable, then tell the coordinator: STORED or STORE_FAILED,
+   * or STORE_FULL (and write it again) while the store's disk has no room for it.
+   */
   | { type: "result.store"; job: string; kind: string; value: Json };
 
 /** A timer the board wants started or cancelled; the machine turns these into delayed events. */
@@ -259,6 +262,11 @@ export class JobBoard {
   private runningCount = 0;
   private retryCount = 0;
   private storingCount = 0;
+  /**
+   * The store's last answer about a result was STORE_FULL: its disk has no room. No lease is
+   * granted until it answers STORED or STORE_FAILED; the connections that ask wait.
+   */
+  private noRoom = false;
   /** Jobs running by kind; kept only when a throttle is set (nothing else reads it). */
   private readonly runningByKind = new Map<string, number>();
   private readonly throttled: boolean;
@@ -307,6 +315,14 @@ export class JobBoard {
     );
   }
 
+  /**
+   * The store's disk has no room (its last answer was STORE_FULL): no lease is granted, so
+   * connections wait while jobs are ready, until it answers STORED or STORE_FAILED.
+   */
+  get storeFull(): boolean {
+    return this.noRoom;
+  }
+
   /** Nothing is ready, running, being stored or waiting out a retry backoff. */
   get done(): boolean {
     return (
@@ -350,7 +366,7 @@ export class JobBoard {
       this.releaseConnection(conn);
       return;
     }
-    const cls = this.pickFor(resources);
+    const cls = this.noRoom ? undefined : this.pickFor(resources);
     if (cls === undefined) this.waiting.set(conn, { worker, resources });
     else this.grant(conn, cls);
   }
@@ -431,13 +447,24 @@ export class JobBoard {
     if (job !== undefined && !this.jobs.get(job)!.timedOut) this.renew(conn);
   }
 
-  /** The result of a `storing` job is durable: the job completes. */
+  /** The result of a `storing` job is durable: the job completes, and the store has room. */
   stored(jobId: string): void {
     const record = this.jobs.get(jobId);
     if (record?.state !== "storing") return;
     this.storingCount--;
+    this.noRoom = false;
     this.complete(record, record.value!);
     this.dispatch();
+  }
+
+  /**
+   * The store's disk has no room for the result of a `storing` job (ENOSPC, EDQUOT), which the
+   * runtime holds and writes again: the job stays `storing`, no attempt of it is spent, and no
+   * lease is granted until the store answers STORED or STORE_FAILED, so that the workers do
+   * not compute results there is no room for (the runtime stops the run if no room comes).
+   */
+  storeFullFor(jobId: string): void {
+    if (this.jobs.get(jobId)?.state === "storing") this.noRoom = true;
   }
 
   /**
@@ -448,6 +475,7 @@ export class JobBoard {
     const record = this.jobs.get(jobId);
     if (record?.state !== "storing") return;
     this.storingCount--;
+    this.noRoom = false;
     record.value = undefined;
     this.setState(record, "blocked");
     if (this.stopping !== undefined) this.cancelled(record);
@@ -706,7 +734,7 @@ export class JobBoard {
 
   /** Hands ready jobs to waiting connections until no waiting connection can take one. */
   private dispatch(): void {
-    if (this.readyCount === 0 || this.waiting.size === 0 || this.finished) return;
+    if (this.readyCount === 0 || this.waiting.size === 0 || this.finished || this.noRoom) return;
     for (const [conn, waiter] of this.waiting) {
       const cls = this.pickFor(waiter.resources);
       if (cls === undefined) continue;

@@ -18,6 +18,7 @@ const ENGINE_OPTIONS: Record<keyof EngineOptions, true> = {
   logsDir: true,
   keepLogs: true,
   cancelGraceMs: true,
+  storeFullWaitMs: true,
   secretFile: true,
   failFast: true,
   force: true,
@@ -50,6 +51,7 @@ const DURATIONS = [
   "deadAfterMs",
   "progressIntervalMs",
   "cancelGraceMs",
+  "storeFullWaitMs",
 ] as const;
 
 /**

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Actor, createActor } from "xstate";
-import type { ListenerError } from "../errors.ts";
+import type { ListenerError, StoreError } from "../errors.ts";
 import type { JobSpec, Json, Resources } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { coordinatorMachine } from "../machines/coordinator.ts";
@@ -24,7 +24,7 @@ import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import type { Clock, Entropy, Files, Listener, Net } from "./ports.ts";
 import { ResultStore } from "./resultStore.ts";
-import { writeResults } from "./resultWriter.ts";
+import { STORE_FULL_WAIT_MS, writeResults } from "./resultWriter.ts";
 import {
   cancelOnAbort,
   type JobEvent,
@@ -123,6 +123,13 @@ export interface EngineOptions extends ConnectionTimeouts {
   failFast?: boolean | undefined;
   /** Recompute every job even when the store has its result. */
   force?: boolean | undefined;
+  /**
+   * How long the run waits when the store's disk has no room for results (`ENOSPC`,
+   * `EDQUOT`; default 5 minutes): meanwhile the results are held, no job starts and no
+   * attempt is spent, and the run emits `store.full`; past it the run stops and rejects with
+   * a `StoreError` (`STORE_FULL`), keeping what was stored for the next run to resume from.
+   */
+  storeFullWaitMs?: number | undefined;
   /**
    * Where the coordinator listens (`HOST:PORT`, port 0 for any), over WebSockets. Default:
    * the in-memory Net for in-process workers, `127.0.0.1:0` for worker processes.
@@ -351,7 +358,24 @@ export function createEngine(options: EngineOptions): Engine {
           ...(inspect !== undefined && { inspect }),
         });
         options.onCoordinator?.(coordinator);
-        if (store) writeResults(coordinator, store, log);
+        /** The store had no room for too long: the run stops and rejects with this. */
+        let storeFull: StoreError | undefined;
+        if (store) {
+          writeResults(coordinator, store, log, {
+            clock,
+            waitMs: options.storeFullWaitMs ?? STORE_FULL_WAIT_MS,
+            said: (event) => run.emit("store.full", event),
+            giveUp: (error) => {
+              if (storeFull !== undefined) return;
+              storeFull = error;
+              log.info(
+                { err: error },
+                "the result store had no room for too long; stopping the run",
+              );
+              coordinator.send({ type: "SHUTDOWN", reason: error.message });
+            },
+          });
+        }
         const board = coordinator.getSnapshot().context.board;
         const startedAt = clock.now();
         let grace: unknown;
@@ -506,6 +530,7 @@ export function createEngine(options: EngineOptions): Engine {
           log.warn({ badFrames, droppedResults }, "frames refused during the run");
         }
         if (poolError) throw poolError;
+        if (storeFull) throw storeFull;
         if (listenerError) throw listenerError;
         const result = buildResult(
           runId,

@@ -3,7 +3,10 @@ import { StoreError } from "../errors.ts";
 import type { Json } from "../graph/job.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
+import type { Clock } from "./ports.ts";
 import type { ResultStore } from "./resultStore.ts";
+import type { StoreFullEvent } from "./run.ts";
+import { isDiskFull, noRoomReason } from "./storeErrors.ts";
 
 /** What the writer needs of a logger: pino's `info(object, message)`. */
 export interface InfoLogger {
@@ -17,6 +20,32 @@ export interface InfoLogger {
  */
 export const WRITES_IN_FLIGHT = 64;
 
+/** How long a run waits for room on a full store by default before it stops (5 minutes). */
+export const STORE_FULL_WAIT_MS = 5 * 60_000;
+
+/** The first wait before a held result is written again; each try that finds no room doubles it. */
+const FULL_RETRY_FIRST_MS = 1_000;
+/** The longest wait between two tries of a full store. */
+const FULL_RETRY_MOST_MS = 30_000;
+
+/** What the writer does when the store's disk has no room for a result. */
+export interface StoreFullOptions {
+  clock: Pick<Clock, "now" | "setTimeout" | "clearTimeout">;
+  /** How long the store may have no room before the run is stopped (`giveUp`). */
+  waitMs: number;
+  /** Called when the store turns full and when it has room again. */
+  said: (event: StoreFullEvent) => void;
+  /** The store has had no room for `waitMs`: stop the run with this `STORE_FULL` error. */
+  giveUp: (error: StoreError) => void;
+}
+
+/** A completed result on its way to the store. */
+interface Result {
+  job: string;
+  kind: string;
+  value: Json;
+}
+
 /**
  * Carries out the coordinator's `result.store` effects: writes each completed result to the
  * store, then tells the coordinator `STORED`, or `STORE_FAILED` with an error saying what to
@@ -25,13 +54,24 @@ export const WRITES_IN_FLIGHT = 64;
  * until the write is durable. Up to {@link WRITES_IN_FLIGHT} writes run at once (fsyncs of
  * different files overlap); the others queue in order.
  *
- * A write that ends after the coordinator stopped (a run shut down while a result was being
+ * A write the store's disk has no room for (`ENOSPC`, `EDQUOT`) fails no attempt: the result
+ * is held, the coordinator is told `STORE_FULL` (it grants no lease until the store answers
+ * otherwise, so the memory held is the results already computed), `full.said` tells the user
+ * once, and the oldest held result is written again after 1 s, then 2, 4, … up to 30 s. The
+ * first write that goes through writes the others and says the store has room again. A store
+ * that has had no room for `full.waitMs` is given up (`full.giveUp`, a `STORE_FULL` error):
+ * the caller stops the run, and the results stored so far are what a rerun resumes from.
+ *
+ * A write that ends after the coordinator finished (a run shut down while a result was being
  * written) tells nobody: the run already counted the job as shut down.
  *
  * @example
  * ```ts
  * const coordinator = createActor(coordinatorMachine, { input: { jobs, durable: true } });
- * writeResults(coordinator, store, logger);
+ * writeResults(coordinator, store, logger, {
+ *   clock, waitMs: STORE_FULL_WAIT_MS, said: (e) => console.error(e.message),
+ *   giveUp: (error) => coordinator.send({ type: "SHUTDOWN", reason: error.message }),
+ * });
  * coordinator.start();
  * ```
  */
@@ -39,15 +79,36 @@ export function writeResults(
   coordinator: Actor<typeof coordinatorMachine>,
   store: Pick<ResultStore, "dir" | "put">,
   log: InfoLogger,
+  full: StoreFullOptions,
 ): void {
   const limit = inFlightLimit(WRITES_IN_FLIGHT);
+  const { clock } = full;
+  let over = false;
   const tell = (event: Parameters<typeof coordinator.send>[0]) => {
-    if (coordinator.getSnapshot().status === "active") coordinator.send(event);
+    if (!over && coordinator.getSnapshot().status === "active") coordinator.send(event);
   };
-  const write = (job: string, kind: string, value: Json) =>
-    store.put(job, kind, value).then(
-      () => tell({ type: "STORED", job }),
+  /** Results the disk had no room for, oldest first. */
+  const held: Result[] = [];
+  /** Since when the store has had no room; undefined while it has. */
+  let fullSince: number | undefined;
+  let retryMs = FULL_RETRY_FIRST_MS;
+  let retry: unknown;
+  let stored = 0;
+
+  const write = (result: Result) =>
+    store.put(result.job, result.kind, result.value).then(
+      () => {
+        stored++;
+        tell({ type: "STORED", job: result.job });
+        if (fullSince !== undefined) roomAgain();
+      },
       (error: Error) => {
+        if (over) return;
+        if (isDiskFull(error)) {
+          hold(result, error);
+          return;
+        }
+        const { job, kind } = result;
         // Info, as any attempt that ended without a result: the job's error says it, and
         // `baton run` prints it once, with the job that failed.
         log.info({ job, err: error }, "could not store a result");
@@ -60,14 +121,91 @@ export function writeResults(
             message: `the result of job ${job} (${kind}) could not be stored in ${store.dir}: ${error.message}${error instanceof StoreError ? "" : "; check that the store's disk has room and is writable"}`,
           },
         });
+        // A try of a held result that failed otherwise: the others are still held.
+        if (held.length > 0) scheduleRetry();
       },
     );
+
+  const hold = (result: Result, error: Error) => {
+    held.push(result);
+    tell({ type: "STORE_FULL", job: result.job });
+    if (fullSince === undefined) {
+      fullSince = clock.now();
+      retryMs = FULL_RETRY_FIRST_MS;
+      const why = noRoomReason(store.dir, error);
+      log.info({ job: result.job, err: error }, "the result store has no room");
+      full.said({
+        dir: store.dir,
+        full: true,
+        message: `the result store ${store.dir} has no room: ${why}. No job's attempt is spent on it: the results it cannot write are held, no new job starts, and baton tries again every few seconds, stopping the run if there is no room within ${minutes(full.waitMs)}. Free some space on that disk; the results stored so far are kept either way, and baton run again resumes from them`,
+      });
+    }
+    scheduleRetry();
+  };
+
+  /** Writes the oldest held result again, after the wait, unless a try is already due. */
+  const scheduleRetry = () => {
+    if (retry !== undefined || over || fullSince === undefined) return;
+    const left = fullSince + full.waitMs - clock.now();
+    const wait = Math.max(0, Math.min(retryMs, left));
+    retryMs = Math.min(retryMs * 2, FULL_RETRY_MOST_MS);
+    retry = clock.setTimeout(() => {
+      retry = undefined;
+      if (over || fullSince === undefined) return;
+      if (clock.now() - fullSince >= full.waitMs) {
+        giveUp();
+        return;
+      }
+      const oldest = held.shift();
+      if (oldest !== undefined) void write(oldest);
+    }, wait);
+  };
+
+  const roomAgain = () => {
+    fullSince = undefined;
+    if (retry !== undefined) clock.clearTimeout(retry);
+    retry = undefined;
+    const waiting = held.splice(0);
+    log.info({ held: waiting.length }, "the result store has room again");
+    full.said({
+      dir: store.dir,
+      full: false,
+      message: `the result store ${store.dir} has room again: ${waiting.length === 0 ? "the run goes on" : `writing the ${waiting.length} result${waiting.length === 1 ? "" : "s"} held, and the run goes on`}`,
+    });
+    for (const result of waiting) void limit(() => write(result));
+  };
+
+  const giveUp = () => {
+    const lost = held.length;
+    full.giveUp(
+      new StoreError(
+        "STORE_FULL",
+        `the result store ${store.dir} had no room for ${minutes(full.waitMs)}, so the run stopped: the ${lost} result${lost === 1 ? "" : "s"} it could not write and the jobs running then are not kept; the results stored before (${stored} during this run) are. Free some space on that disk, or give --store a directory on another disk, and baton run again resumes from them`,
+        store.dir,
+        store.dir,
+      ),
+    );
+  };
+
   coordinator.on("effects", ({ effects }) => {
     for (const effect of effects) {
       if (effect.type === "result.store") {
         const { job, kind, value } = effect;
-        void limit(() => write(job, kind, value));
+        void limit(() => write({ job, kind, value }));
       }
     }
   });
+  // The run is over (done, or shut down): nothing held is written, and no try keeps a timer.
+  coordinator.on("run.finished", () => {
+    over = true;
+    held.length = 0;
+    if (retry !== undefined) clock.clearTimeout(retry);
+    retry = undefined;
+  });
+}
+
+/** A wait as a person says it: `5 minutes`, `1 minute`, `30 s`, `1500 ms`. */
+function minutes(ms: number): string {
+  if (ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? "" : "s"}`;
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }

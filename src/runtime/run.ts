@@ -101,6 +101,18 @@ export interface StoreReadingEvent {
 }
 
 /**
+ * The result store's disk has no room for the run's results (`full`: the run holds them,
+ * starts no job and tries again; see `EngineOptions.storeFullWaitMs`), or has room again
+ * (`full: false`: the held results are written and the run goes on). `message` says so to a
+ * person, naming the store `dir`, the free space and what to do.
+ */
+export interface StoreFullEvent {
+  dir: string;
+  full: boolean;
+  message: string;
+}
+
+/**
  * Where workers join a run, emitted as `listening` once the coordinator listens and before
  * the pool starts its workers (not at all when the store held every result, or the run was
  * cancelled before it listened, which then starts no worker): `address` for
@@ -118,6 +130,7 @@ interface RunEvents {
   progress: [RunProgress];
   "job.progress": [JobProgressEvent];
   "store.reading": [StoreReadingEvent];
+  "store.full": [StoreFullEvent];
 }
 
 /** How one `engine.run` runs: its second argument. */

@@ -6,7 +6,7 @@ const NAMED = 3;
 
 /**
  * Whether the run waits for a worker it may never get: jobs are ready, workers are connected,
- * and every one of them waits for a job, none holding one. The board hands a ready job to a
+ * and every one of them waits for a job, none holding one, and the store has room. The board hands a ready job to a
  * waiting worker that can take it at once (invariant 4), so none of these workers offers what
  * any ready job requires, and no busy worker will come free to take one. A run of workers that
  * join by hand (`--workers 0`, whose offers are not known in advance, so the graph is not
@@ -18,7 +18,13 @@ const NAMED = 3;
  * ```
  */
 export function waitsForOffers(board: JobBoard): boolean {
-  return board.waiting.size > 0 && board.leases.size === 0 && board.counts().ready > 0;
+  return (
+    board.waiting.size > 0 &&
+    board.leases.size === 0 &&
+    board.counts().ready > 0 &&
+    // Held back by a full store (which the run says itself), not by what they offer.
+    !board.storeFull
+  );
 }
 
 /**

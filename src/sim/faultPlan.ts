@@ -17,7 +17,8 @@ import { SIM_LIMITS } from "./simLimits.ts";
  * - `disk-stall`: the store's disk completes no fsync for `ms` (a hung network file system,
  *   a saturated disk): every write waits at its next fsync until the stall is over.
  * - `disk-full`: the store's disk refuses every write for `ms` (ENOSPC): each result the
- *   coordinator tries to store meanwhile is a failed attempt. Heavy profile only.
+ *   coordinator tries to store meanwhile is held and written again, no lease is granted
+ *   until one is written, and no attempt is spent. Heavy profile only.
  */
 export type Fault =
   | { kind: "worker-crash"; at: number; target: number }

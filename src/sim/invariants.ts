@@ -107,6 +107,11 @@ export class InvariantChecker {
   private readonly maxLost: number;
   private stopping = false;
   private finished = false;
+  /**
+   * The store's last answer for a job being stored was STORE_FULL: no lease is granted until
+   * its next STORED or STORE_FAILED, so connections may wait while jobs are ready (not 4).
+   */
+  private storeFull = false;
   private step: Step = { released: [] };
   private started = false;
   private violation: InvariantViolation | undefined;
@@ -153,9 +158,15 @@ export class InvariantChecker {
         break;
       }
       case "STORE_FAILED":
-        if (this.reported(event.job) === "storing" && !this.stopping) {
-          this.account(event.job).failedResults++;
-        }
+        if (this.reported(event.job) !== "storing") break;
+        this.storeFull = false;
+        if (!this.stopping) this.account(event.job).failedResults++;
+        break;
+      case "STORED":
+        if (this.reported(event.job) === "storing") this.storeFull = false;
+        break;
+      case "STORE_FULL":
+        if (this.reported(event.job) === "storing") this.storeFull = true;
         break;
     }
   }
@@ -337,7 +348,7 @@ export class InvariantChecker {
    */
   private checkJobs(board: JobBoard): void {
     const running = new Map<string, number>();
-    const someoneWaits = this.waiting.size > 0;
+    const someoneWaits = this.waiting.size > 0 && !this.storeFull;
     const ready = new Map<string, PlannedJob>();
     board.jobs.forEach((record, id) => {
       const account = this.accounts.get(id);

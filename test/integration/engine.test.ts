@@ -646,6 +646,90 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
     expect(ran).toEqual([3]);
   });
 
+  /** Node's files, except that a result is refused for want of room (ENOSPC) while `full()`. */
+  const filesFilling = (full: () => boolean) => {
+    const real = nodeFiles();
+    return {
+      ...real,
+      writeAtomic: async (path: string, data: string | Uint8Array, mode?: number) => {
+        if (full() && path.includes("/results/")) {
+          const error = new Error(`ENOSPC: no space left on device, open '${path}'`);
+          throw Object.assign(error, { code: "ENOSPC", syscall: "open", path });
+        }
+        return real.writeAtomic(path, data, mode);
+      },
+    };
+  };
+
+  it("a disk that fills up spends no attempt: the results wait for room, the run says so, and goes on", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-full-"));
+    dirs.push(store);
+    let full = true;
+    const ran: number[] = [];
+    const engine = createEngine({
+      jobs: { step: (n: number) => ran.push(n) },
+      workers: 2,
+      store,
+      files: filesFilling(() => full),
+    });
+    const run = engine.run([1, 2, 3].map((n) => job("step", n, { retries: 0 })));
+    const said: string[] = [];
+    run.on("store.full", (event) => {
+      said.push(event.message);
+      // Room comes once the run has said it has none: the next try, a second later, writes.
+      full = false;
+    });
+    const result = await run;
+    expect(result.ok).toBe(true);
+    expect(ran.sort()).toEqual([1, 2, 3]);
+    expect(said).toHaveLength(2);
+    expect(said[0]).toMatch(
+      new RegExp(
+        `^the result store ${store} has no room: no space left on its disk \\(.* free\\)\\. No job's attempt is spent on it`,
+      ),
+    );
+    expect(said[1]).toMatch(new RegExp(`^the result store ${store} has room again: `));
+    expect(readdirSync(join(store, "results")).length).toBeGreaterThan(0);
+  });
+
+  it("a store that stays full stops the run with STORE_FULL, keeping what was stored for the rerun", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-full-"));
+    dirs.push(store);
+    let full = false;
+    const ran: string[] = [];
+    const jobs = {
+      a: (n: number) => {
+        ran.push("a");
+        return n;
+      },
+      b: (n: number) => {
+        ran.push("b");
+        // The disk fills up while b runs, after a's result was stored.
+        full = true;
+        return n;
+      },
+    };
+    const a = job("a", 1);
+    const graph = [job("b", 2, { after: [a] })];
+    const stopped = createEngine({
+      jobs,
+      workers: 1,
+      store,
+      files: filesFilling(() => full),
+      storeFullWaitMs: 1_500,
+    }).run(graph);
+    await expect(stopped).rejects.toMatchObject({
+      name: "StoreError",
+      code: "STORE_FULL",
+      dir: store,
+      message: `the result store ${store} had no room for 1500 ms, so the run stopped: the 1 result it could not write and the jobs running then are not kept; the results stored before (1 during this run) are. Free some space on that disk, or give --store a directory on another disk, and baton run again resumes from them`,
+    });
+    expect(ran).toEqual(["a", "b"]);
+    const rerun = await createEngine({ jobs, workers: 1, store }).run(graph);
+    expect(rerun.counts).toMatchObject({ completed: 2, cached: 1 });
+    expect(ran).toEqual(["a", "b", "b"]);
+  });
+
   it("a rerun reports reading the stored results before any job runs", async () => {
     const store = mkdtempSync(join(tmpdir(), "baton-storing-"));
     dirs.push(store);

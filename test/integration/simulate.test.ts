@@ -594,9 +594,10 @@ describe("simulate", () => {
     expect(report.trace.filter((l) => l.endsWith(` store ${job}`))).toHaveLength(1);
   });
 
-  it("a result the full disk refuses is a failed attempt: the job runs again", async () => {
-    // The disk is full for the first 4 s: job 871d…'s first answer cannot be stored, so it is
-    // ready again and runs a second time; the checker counts the refusal as a failed result.
+  it("a result the full disk refuses is held, spending no attempt, and written once there is room", async () => {
+    // The disk is full for the first 4 s: job 871d…'s answer cannot be stored, so the result
+    // is held and written again 1 s, then 2 s later (refused, as the disk is still full); once
+    // another job's result is written after the fault, it is written too. It ran once.
     const report = await simulate({
       seed: 5,
       jobs: 10,
@@ -606,16 +607,18 @@ describe("simulate", () => {
     expect(report.violation).toBeUndefined();
     const job = "871dd66e859f188d";
     const lines = report.trace.filter((l) => l.includes(job)).map((l) => l.replace(/^\d+ /, ""));
-    const refused = lines.indexOf(
-      `files refused sim-store/results/87/${job}.json: the disk is full`,
-    );
-    expect(refused).toBeGreaterThan(-1);
-    expect(lines.slice(refused - 1, refused + 3)).toEqual([
+    const refused = `files refused sim-store/results/87/${job}.json: the disk is full`;
+    expect(lines.slice(lines.indexOf(`job ${job} storing`))).toEqual([
       `job ${job} storing`,
-      `files refused sim-store/results/87/${job}.json: the disk is full`,
-      `job ${job} ready`,
-      `grant ${job} to sim:1 attempt 2`,
+      refused,
+      refused,
+      refused,
+      `job ${job} completed`,
     ]);
+    expect(lines.filter((l) => l.startsWith(`grant ${job} `))).toEqual([
+      `grant ${job} to sim:1 attempt 1`,
+    ]);
+    expect(report.counts).toMatchObject({ completed: 13, failed: 0 });
   });
 
   it("clears the marker temp files of ranks killed mid-write, leaving only the logs", async () => {

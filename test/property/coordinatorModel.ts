@@ -88,7 +88,10 @@ interface Scenario {
   leaseTimeoutMs: number;
   /** Jobs whose value is already stored from an earlier run (indices, modulo the job count). */
   stored: number[];
-  /** Results go to a store: a completed job is `storing` until STORED (or STORE_FAILED). */
+  /**
+   * Results go to a store: a completed job is `storing` until STORED (or STORE_FAILED); a
+   * STORE_FULL between keeps it there and holds back every lease.
+   */
   durable: boolean;
   /** The run stops at the first job that fails for good. */
   failFast: boolean;
@@ -308,25 +311,23 @@ class Harness {
     if (conn.holds !== undefined) this.past.push({ conn: conn.id, job: conn.holds });
   }
 
-  /** The store answers the `n`th pending write: durable (STORED) or not (STORE_FAILED). */
-  store(n: number, ok: boolean): void {
-    const job = this.storing.splice(n % this.storing.length, 1)[0]!;
-    this.send(
-      ok
-        ? { type: "STORED", job }
-        : { type: "STORE_FAILED", job, error: { name: "StoreError", message: "disk full" } },
-    );
+  /**
+   * The store answers the `n`th pending write: durable (STORED), not (STORE_FAILED), or no
+   * room on its disk (STORE_FULL), after which the write stays pending, as the runtime holds
+   * the result and writes it again.
+   */
+  store(n: number, answer: StoreAnswer): void {
+    const at = n % this.storing.length;
+    const job = this.storing[at]!;
+    if (answer !== "full") this.storing.splice(at, 1);
+    this.send(storeEvent(job, answer, "disk broke"));
   }
 
   /** A store answer for a job the coordinator did not ask to store (or no longer waits for). */
-  strayStore(n: number, ok: boolean): void {
+  strayStore(n: number, answer: StoreAnswer): void {
     const job = pick([...this.board.jobs.keys()], n)!;
     if (this.storing.includes(job)) return;
-    this.send(
-      ok
-        ? { type: "STORED", job }
-        : { type: "STORE_FAILED", job, error: { name: "StoreError", message: "stray" } },
-    );
+    this.send(storeEvent(job, answer, "stray"));
   }
 
   heartbeat(conn: Conn): void {
@@ -380,7 +381,7 @@ class Harness {
   /** One liveness step: store a result, answer a lease, close, reconnect, lease, or let time pass. */
   private progress(): void {
     if (this.storing.length > 0) {
-      this.store(0, true);
+      this.store(0, "stored");
       return;
     }
     const holder = this.holders[0];
@@ -543,6 +544,21 @@ interface LateSpec {
   failed: boolean;
 }
 
+/** What the store says of a write: durable, failed, or no room on its disk. */
+type StoreAnswer = "stored" | "failed" | "full";
+
+const storeAnswer: fc.Arbitrary<StoreAnswer> = fc.oneof(
+  { weight: 6, arbitrary: fc.constant("stored" as const) },
+  { weight: 1, arbitrary: fc.constant("failed" as const) },
+  { weight: 1, arbitrary: fc.constant("full" as const) },
+);
+
+function storeEvent(job: string, answer: StoreAnswer, message: string): CoordinatorEvent {
+  if (answer === "stored") return { type: "STORED", job };
+  if (answer === "full") return { type: "STORE_FULL", job };
+  return { type: "STORE_FAILED", job, error: { name: "StoreError", message } };
+}
+
 function pick<T>(items: readonly T[], n: number): T | undefined {
   return items.length === 0 ? undefined : items[n % items.length];
 }
@@ -659,27 +675,24 @@ const steps = (operatorWeight: number): fc.Arbitrary<Step> =>
     },
     {
       weight: 240,
-      arbitrary: fc
-        .tuple(
-          fc.nat(15),
-          fc.oneof({ weight: 6, arbitrary: fc.constant(true) }, fc.constant(false)),
-        )
-        .map(
-          ([n, ok]) =>
-            new HarnessStep(
-              `${ok ? "stored" : "storeFailed"}(write #${n})`,
-              (h) => h.storing.length > 0,
-              (h) => h.store(n, ok),
-            ),
-        ),
+      arbitrary: fc.tuple(fc.nat(15), storeAnswer).map(
+        ([n, answer]) =>
+          new HarnessStep(
+            `store(write #${n}, ${answer})`,
+            (h) => h.storing.length > 0,
+            (h) => h.store(n, answer),
+          ),
+      ),
     },
     {
       weight: 16,
       arbitrary: fc
-        .tuple(fc.nat(1_000), fc.boolean())
+        .tuple(fc.nat(1_000), storeAnswer)
         .map(
-          ([n, ok]) =>
-            new HarnessStep(`strayStore(job #${n}, ${ok})`, always, (h) => h.strayStore(n, ok)),
+          ([n, answer]) =>
+            new HarnessStep(`strayStore(job #${n}, ${answer})`, always, (h) =>
+              h.strayStore(n, answer),
+            ),
         ),
     },
     {

@@ -31,7 +31,7 @@ import type { Json, PlannedJob } from "../../src/graph/job.ts";
 import { type CoordinatorEvent, coordinatorMachine } from "../../src/machines/coordinator.ts";
 import { CoordinatorServer } from "../../src/runtime/coordinatorServer.ts";
 import type { Link, Listener } from "../../src/runtime/ports.ts";
-import { writeResults } from "../../src/runtime/resultWriter.ts";
+import { STORE_FULL_WAIT_MS, writeResults } from "../../src/runtime/resultWriter.ts";
 import { CoordinatorWatch } from "../../src/sim/coordinatorWatch.ts";
 import { InvariantChecker } from "../../src/sim/invariants.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
@@ -56,6 +56,8 @@ interface Scenario {
   lookupMs: number;
   /** Every `failPutEvery`-th write fails (0: none does). */
   failPutEvery: number;
+  /** Those writes fail for want of room (ENOSPC: held and written again), else with EIO. */
+  diskFull: boolean;
 }
 
 const scenarios: fc.Arbitrary<Scenario> = fc.record({
@@ -74,6 +76,7 @@ const scenarios: fc.Arbitrary<Scenario> = fc.record({
   putMs: fc.constantFrom(0, 1, 500, 3_000),
   lookupMs: fc.constantFrom(0, 1, 700, 2_500, 2_500),
   failPutEvery: fc.constantFrom(0, 0, 3),
+  diskFull: fc.boolean(),
 });
 
 /** Lets promise callbacks (store writes, lookups, the server's backlog) run. */
@@ -254,8 +257,10 @@ class Harness {
           new Promise<void>((resolve, reject) => {
             const failing = scenario.failPutEvery > 0 && ++this.puts % scenario.failPutEvery === 0;
             this.clock.setTimeout(() => {
-              if (failing) reject(new Error("disk full"));
-              else {
+              if (failing) {
+                const code = scenario.diskFull ? "ENOSPC" : "EIO";
+                reject(Object.assign(new Error(`${code}: the disk says no`), { code }));
+              } else {
                 this.store.set(job, value);
                 resolve();
               }
@@ -263,6 +268,13 @@ class Harness {
           }),
       },
       silent,
+      {
+        clock: this.clock,
+        waitMs: STORE_FULL_WAIT_MS,
+        said: () => {},
+        // As the engine does: the run stops.
+        giveUp: (error) => this.coordinator.send({ type: "SHUTDOWN", reason: error.message }),
+      },
     );
     const listener: Listener = {
       address: "memory://property",

@@ -1130,6 +1130,7 @@ describe("coordinator: results written to a store (durable)", () => {
     job,
     error: { name: "StoreError", message: "the disk is full" },
   });
+  const storeFull = (job: string): CoordinatorEvent => ({ type: "STORE_FULL", job });
 
   it("a completed result makes its job storing and asks for the write; the worker leases again at once", () => {
     const c = startCoordinator([planned("a"), planned("b")], durable);
@@ -1186,6 +1187,79 @@ describe("coordinator: results written to a store (durable)", () => {
       failures: 2,
       error: { name: "StoreError", message: "the disk is full" },
     });
+    expect(c.state()).toBe("done");
+  });
+
+  it("STORE_FULL spends no attempt: the job stays storing, no lease is granted until the store answers", () => {
+    const c = startCoordinator([planned("a", { retries: 0 }), planned("b"), planned("c")], durable);
+    c.lease("c1");
+    c.lease("c2");
+    c.complete("c1", "a", "A");
+    const mark = c.effects.length;
+    c.send(storeFull("a"));
+    expect(c.effects.slice(mark)).toEqual([]);
+    expect(c.record("a")).toMatchObject({ state: "storing", failures: 0, value: "A" });
+    // b runs on c2 and is held too; c1 asks and waits, though c is ready.
+    c.lease("c1");
+    c.complete("c2", "b", "B");
+    c.send(storeFull("b"));
+    c.lease("c2");
+    expect(c.grants(mark)).toEqual([]);
+    expect([...c.board().waiting.keys()]).toEqual(["c1", "c2"]);
+    expect(c.record("c").state).toBe("ready");
+    // The held write of a goes through: room again, and the waiting connection gets c.
+    c.send(stored("a"));
+    expect(c.grants(mark)).toEqual(["c1 → c"]);
+    expect(c.record("a")).toMatchObject({ state: "completed", failures: 0, attempts: 1 });
+    c.send(stored("b"));
+    c.complete("c1", "c");
+    c.send(stored("c"));
+    expect(c.state()).toBe("done");
+  });
+
+  it("a STORE_FAILED after STORE_FULL is a failed attempt and lets leases go again", () => {
+    const c = startCoordinator([planned("a", { retries: 1 }), planned("b")], durable);
+    c.lease("c1");
+    c.complete("c1", "a");
+    c.send(storeFull("a"));
+    c.lease("c1");
+    expect(c.grants()).toEqual(["c1 → a"]);
+    c.send(storeFailed("a"));
+    expect(c.record("a")).toMatchObject({ state: "ready", failures: 1 });
+    expect(c.grants()).toEqual(["c1 → a", "c1 → b"]);
+  });
+
+  it("STORE_FULL for a job not being stored holds nothing back", () => {
+    const c = startCoordinator([planned("a"), planned("b")], durable);
+    c.lease("c1");
+    c.send(storeFull("a"));
+    c.send(storeFull("nope"));
+    c.lease("c2");
+    expect(c.grants()).toEqual(["c1 → a", "c2 → b"]);
+  });
+
+  it("CANCEL while the store is full: the held result still completes its job once written", () => {
+    const c = startCoordinator([planned("a"), planned("b")], durable);
+    c.lease("c1");
+    c.complete("c1", "a");
+    c.send(storeFull("a"));
+    c.lease("c1");
+    c.send({ type: "CANCEL", reason: "stop" });
+    expect(c.of("connection.released").map((e) => e.conn)).toEqual(["c1"]);
+    expect(c.record("b")).toMatchObject({ state: "failed", cause: "cancelled" });
+    expect(c.state()).toBe("cancelling");
+    c.send(stored("a"));
+    expect(c.record("a")).toMatchObject({ state: "completed", failures: 0 });
+    expect(c.state()).toBe("done");
+  });
+
+  it("SHUTDOWN while the store is full ends the held job as shut down, with no attempt spent", () => {
+    const c = startCoordinator([planned("a")], durable);
+    c.lease("c1");
+    c.complete("c1", "a");
+    c.send(storeFull("a"));
+    c.send({ type: "SHUTDOWN", reason: "the result store is full" });
+    expect(c.record("a")).toMatchObject({ state: "failed", cause: "shutdown", failures: 0 });
     expect(c.state()).toBe("done");
   });
 

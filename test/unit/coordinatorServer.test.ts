@@ -15,7 +15,7 @@ import {
 } from "../../src/runtime/coordinatorServer.ts";
 import type { Link, Listener } from "../../src/runtime/ports.ts";
 import type { ResultStore } from "../../src/runtime/resultStore.ts";
-import { writeResults } from "../../src/runtime/resultWriter.ts";
+import { STORE_FULL_WAIT_MS, writeResults } from "../../src/runtime/resultWriter.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { workerProof } from "../../src/transport/auth.ts";
@@ -94,7 +94,14 @@ function serve(
     },
     clock,
   });
-  if (put) writeResults(coordinator, { dir: "store", put }, pino({ level: "silent" }));
+  if (put) {
+    writeResults(coordinator, { dir: "store", put }, pino({ level: "silent" }), {
+      clock,
+      waitMs: STORE_FULL_WAIT_MS,
+      said: () => {},
+      giveUp: () => {},
+    });
+  }
   coordinator.start();
   let accept!: (link: Link) => void;
   const listener: Listener = {
@@ -300,7 +307,7 @@ describe("CoordinatorServer", () => {
   it("a result the store cannot write is a failed attempt, and the job runs again", async () => {
     let writes = 0;
     const put = vi.fn<Put>(async () => {
-      if (++writes === 1) throw new Error("ENOSPC: no space left on device");
+      if (++writes === 1) throw Object.assign(new Error("EIO: i/o error"), { code: "EIO" });
     });
     const { clock, coordinator, sent, arrive } = serve([crunch], () => put, true);
     hello(sent, arrive);
@@ -310,7 +317,7 @@ describe("CoordinatorServer", () => {
     const record = coordinator.getSnapshot().context.board.jobs.get("j1")!;
     expect(record.failures).toBe(1);
     expect(record.error?.message).toMatch(
-      /^the result of job j1 \(crunch\) could not be stored in store: ENOSPC: no space left on device; check that the store's disk has room and is writable$/,
+      /^the result of job j1 \(crunch\) could not be stored in store: EIO: i\/o error; check that the store's disk has room and is writable$/,
     );
     expect(sent.filter((f) => f.type === "job")).toHaveLength(2);
     arrive({ type: "result", job: "j1", status: "completed", value: 42 });

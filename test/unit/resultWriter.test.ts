@@ -1,10 +1,17 @@
 import pino from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { createActor } from "xstate";
+import type { StoreError } from "../../src/errors.ts";
 import type { Json, PlannedJob } from "../../src/graph/job.ts";
 import { coordinatorMachine } from "../../src/machines/coordinator.ts";
-import { WRITES_IN_FLIGHT, writeResults } from "../../src/runtime/resultWriter.ts";
+import {
+  STORE_FULL_WAIT_MS,
+  WRITES_IN_FLIGHT,
+  writeResults,
+} from "../../src/runtime/resultWriter.ts";
+import type { StoreFullEvent } from "../../src/runtime/run.ts";
 import { newerFormatError } from "../../src/runtime/storeFormat.ts";
+import { SimClock } from "../../src/sim/simClock.ts";
 
 const planned = (i: number): PlannedJob => ({
   id: `j${i}`,
@@ -15,8 +22,15 @@ const planned = (i: number): PlannedJob => ({
   retries: 0,
 });
 
-/** A coordinator with results written by `writeResults` to a store whose writes the test ends. */
-function writing(jobs: number) {
+/** An error of the node Files port: `code` and a message that names the file. */
+const systemError = (code: string, text: string) =>
+  Object.assign(new Error(`${code}: ${text}, open '/data/store/results/j0.json'`), { code });
+
+/**
+ * A coordinator with results written by `writeResults` to a store whose writes the test
+ * ends; the writer's retries of a full store run on `clock`, and what it says is kept.
+ */
+function writing(jobs: number, waitMs = STORE_FULL_WAIT_MS) {
   const coordinator = createActor(coordinatorMachine, {
     input: { jobs: Array.from({ length: jobs }, (_, i) => planned(i)), durable: true },
   });
@@ -36,7 +50,15 @@ function writing(jobs: number) {
         },
       });
     });
-  writeResults(coordinator, { dir: "/data/store", put }, pino({ level: "silent" }));
+  const clock = new SimClock();
+  const said: StoreFullEvent[] = [];
+  const gaveUp: StoreError[] = [];
+  writeResults(coordinator, { dir: "/data/store", put }, pino({ level: "silent" }), {
+    clock,
+    waitMs,
+    said: (event) => said.push(event),
+    giveUp: (error) => gaveUp.push(error),
+  });
   coordinator.start();
   const board = () => coordinator.getSnapshot().context.board;
   /** Every job leased by a connection of its own and answered completed. */
@@ -53,7 +75,17 @@ function writing(jobs: number) {
     }
   };
   const settle = () => new Promise((resolve) => setImmediate(resolve));
-  return { coordinator, board, pending, answerAll, settle, most: () => most };
+  return {
+    coordinator,
+    board,
+    pending,
+    answerAll,
+    settle,
+    most: () => most,
+    clock,
+    said,
+    gaveUp,
+  };
 }
 
 describe("writeResults", () => {
@@ -77,15 +109,95 @@ describe("writeResults", () => {
   it("tells the coordinator a write failed, naming the job, the store and what to check", async () => {
     const w = writing(1);
     w.answerAll();
-    w.pending[0]!.end(new Error("ENOSPC: no space left on device"));
+    w.pending[0]!.end(systemError("EIO", "i/o error"));
     await w.settle();
     const record = w.board().jobs.get("j0")!;
     expect(record.state).toBe("failed");
     expect(record.error).toEqual({
       name: "StoreError",
       message:
-        "the result of job j0 (work) could not be stored in /data/store: ENOSPC: no space left on device; check that the store's disk has room and is writable",
+        "the result of job j0 (work) could not be stored in /data/store: EIO: i/o error, open '/data/store/results/j0.json'; check that the store's disk has room and is writable",
     });
+  });
+
+  it.each(["ENOSPC", "EDQUOT"])(
+    "holds a result the disk has no room for (%s), spending no attempt, and writes it once there is room",
+    async (code) => {
+      const w = writing(3);
+      w.answerAll();
+      w.pending.shift()!.end(systemError(code, "no room"));
+      w.pending.shift()!.end(systemError(code, "no room"));
+      await w.settle();
+      expect(w.board().jobs.get("j0")).toMatchObject({ state: "storing", failures: 0 });
+      expect(w.said).toEqual([
+        {
+          dir: "/data/store",
+          full: true,
+          message: expect.stringMatching(
+            /^the result store \/data\/store has no room: .*\. No job's attempt is spent on it: .* stopping the run if there is no room within 5 minutes\. Free some space on that disk; the results stored so far are kept either way, and baton run again resumes from them$/,
+          ),
+        },
+      ]);
+      expect(w.said[0]!.message).toContain(
+        code === "ENOSPC" ? "no space left on its disk" : "this user's disk quota is used up",
+      );
+      // No lease while the store is full: a connection that asks waits.
+      w.coordinator.send({ type: "LEASE", conn: "c9", worker: "w9", resources: {} });
+      expect([...w.board().waiting.keys()]).toEqual(["c9"]);
+      // After 1 s the oldest held result is written again; no room yet: 2 s more.
+      expect(w.clock.fireNext(999)).toBe(false);
+      expect(w.clock.fireNext(1_000)).toBe(true);
+      expect(w.pending.map((p) => p.job)).toEqual(["j2", "j0"]);
+      w.pending.pop()!.end(systemError(code, "no room"));
+      await w.settle();
+      expect(w.clock.nextDue()).toBe(3_000);
+      // j2's write goes through: room again, and j0 and j1 are written.
+      w.pending.shift()!.end();
+      await w.settle();
+      expect(w.said.map((e) => e.full)).toEqual([true, false]);
+      expect(w.said[1]!.message).toBe(
+        "the result store /data/store has room again: writing the 2 results held, and the run goes on",
+      );
+      expect(w.clock.pending).toBe(0);
+      expect(w.pending.map((p) => p.job).sort()).toEqual(["j0", "j1"]);
+      while (w.pending.length > 0) w.pending.shift()!.end();
+      await w.settle();
+      expect(w.board().counts()).toMatchObject({ completed: 3 });
+      for (const record of w.board().jobs.values()) expect(record.failures).toBe(0);
+      expect(w.gaveUp).toEqual([]);
+      w.coordinator.stop();
+    },
+  );
+
+  it("gives up on a store that has no room for the whole wait, with a STORE_FULL error", async () => {
+    const w = writing(2, 60_000);
+    w.answerAll();
+    w.pending.shift()!.end(systemError("ENOSPC", "no room"));
+    w.pending.shift()!.end();
+    await w.settle();
+    // j1 was stored while j0 waited: that was room, so j0 is written again at once.
+    expect(w.pending.map((p) => p.job)).toEqual(["j0"]);
+    w.pending.shift()!.end(systemError("ENOSPC", "no room"));
+    await w.settle();
+    let tries = 0;
+    while (w.clock.fireNext()) {
+      await w.settle();
+      for (const p of w.pending.splice(0)) {
+        tries++;
+        p.end(systemError("ENOSPC", "no room"));
+      }
+      await w.settle();
+    }
+    // 1 + 2 + 4 + 8 + 16 + 29 (the rest of the minute) s: 5 tries, then it gives up.
+    expect(tries).toBe(5);
+    expect(w.clock.now()).toBe(60_000);
+    expect(w.gaveUp).toHaveLength(1);
+    expect(w.gaveUp[0]).toMatchObject({ code: "STORE_FULL", dir: "/data/store" });
+    expect(w.gaveUp[0]!.message).toBe(
+      "the result store /data/store had no room for 1 minute, so the run stopped: the 1 result it could not write and the jobs running then are not kept; the results stored before (1 during this run) are. Free some space on that disk, or give --store a directory on another disk, and baton run again resumes from them",
+    );
+    expect(w.board().jobs.get("j0")).toMatchObject({ state: "storing", failures: 0 });
+    w.coordinator.stop();
   });
 
   it("passes a StoreError's own advice on, without the advice about the disk", async () => {
