@@ -40,6 +40,7 @@ export const commandCatalog = {
       "secret-file": { type: "string" },
       store: { type: "string" },
       force: { type: "boolean", default: false },
+      "store-full-wait": { type: "string" },
       "fail-fast": { type: "boolean", default: false },
       "dry-run": { type: "boolean", default: false },
       "no-store": { type: "boolean", default: false },

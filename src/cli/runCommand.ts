@@ -74,6 +74,11 @@ Runs a graph of jobs and waits for it to finish.
                      are stored there
   --force            recompute every job, even those with stored results (default: reuse
                      them)
+  --store-full-wait DURATION
+                     how long to wait when the store's disk has no room for results
+                     (they are held, no job starts and no attempt is spent; the run says
+                     so) before stopping the run, keeping what was stored, such as 30s or
+                     1h (default 5m)
   --fail-fast        stop at the first job that fails for good (after its retries): the
                      jobs running are cancelled, none starts (default: the rest goes on)
   --dry-run          plan and check the graph and look its jobs up in the store, then say
@@ -183,11 +188,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   const slurm = checkSlurmFlags(values);
   const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui });
   if (values["ui-keep"] && !values.ui) throw withoutUi("--ui-keep");
-  if (values["no-store"] && (values.store !== undefined || values.force)) {
-    throw new ConfigError(
-      `--no-store keeps no results, so it does not go with ${values.store !== undefined ? "--store" : "--force"}`,
-    );
+  const keeping = (["store", "force", "store-full-wait"] as const).find(
+    (flag) => values[flag] !== undefined && values[flag] !== false,
+  );
+  if (values["no-store"] && keeping !== undefined) {
+    throw new ConfigError(`--no-store keeps no results, so it does not go with --${keeping}`);
   }
+  const storeFullWaitMs = durationFlag("--store-full-wait", values["store-full-wait"]);
   const dryRun = values["dry-run"];
   const watcher = (["ui", "ui-keep", "inspect"] as const).find(
     (flag) => values[flag] !== undefined && values[flag] !== false,
@@ -247,6 +254,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       ...(values["no-store"] ? { batonDir: storeDir } : { store: storeDir }),
       logsDir,
       force: values.force,
+      ...(storeFullWaitMs !== undefined && { storeFullWaitMs }),
       failFast: values["fail-fast"],
       workers: slurm
         ? {
