@@ -41,6 +41,7 @@ export const commandCatalog = {
       store: { type: "string" },
       force: { type: "boolean", default: false },
       "store-full-wait": { type: "string" },
+      "store-read-only": { type: "boolean", default: false },
       "fail-fast": { type: "boolean", default: false },
       "dry-run": { type: "boolean", default: false },
       "no-store": { type: "boolean", default: false },

@@ -74,6 +74,10 @@ Runs a graph of jobs and waits for it to finish.
                      are stored there
   --force            recompute every job, even those with stored results (default: reuse
                      them)
+  --store-read-only  reuse the results stored in --store (or .baton beside the graph module)
+                     without writing to it: a read-only mount, a colleague's store; what
+                     this run computes is not stored, so a rerun computes it again, and
+                     its logs go where --no-store puts them
   --store-full-wait DURATION
                      how long to wait when the store's disk has no room for results
                      (they are held, no job starts and no attempt is spent; the run says
@@ -188,11 +192,18 @@ export async function runCommand(argv: string[]): Promise<number> {
   const slurm = checkSlurmFlags(values);
   const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui });
   if (values["ui-keep"] && !values.ui) throw withoutUi("--ui-keep");
-  const keeping = (["store", "force", "store-full-wait"] as const).find(
-    (flag) => values[flag] !== undefined && values[flag] !== false,
-  );
+  const given = (flags: readonly (keyof typeof values)[]) =>
+    flags.find((flag) => values[flag] !== undefined && values[flag] !== false);
+  const keeping = given(["store", "force", "store-full-wait", "store-read-only"]);
   if (values["no-store"] && keeping !== undefined) {
     throw new ConfigError(`--no-store keeps no results, so it does not go with --${keeping}`);
+  }
+  const readOnly = values["store-read-only"];
+  const writing = given(["force", "store-full-wait"]);
+  if (readOnly && writing !== undefined) {
+    throw new ConfigError(
+      `--store-read-only reuses the stored results and writes none, so it does not go with --${writing}`,
+    );
   }
   const storeFullWaitMs = durationFlag("--store-full-wait", values["store-full-wait"]);
   const dryRun = values["dry-run"];
@@ -218,20 +229,24 @@ export async function runCommand(argv: string[]): Promise<number> {
   const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
   const graph = await graphOf(graphModule, graphPath);
   // A dry run only looks at the store: it makes nothing, and what it cannot read holds nothing.
+  // A store only read keeps the run's own files where --no-store does.
   const batonDir =
-    values.store === undefined && !dryRun
-      ? batonDirBesideGraph(graphPath, !values["no-store"])
+    (values.store === undefined || readOnly) && !dryRun
+      ? batonDirBesideGraph(graphPath, !values["no-store"] && !readOnly)
       : undefined;
   if (batonDir?.instead !== undefined) {
     process.stderr.write(
       `baton run: .baton beside the graph module cannot be used (${batonDir.instead}), so this run's logs go to ${join(batonDir.dir, "logs")}\n`,
     );
   }
-  const storeDir = values.store ?? batonDir?.dir ?? besideGraph(graphPath);
-  const logsRoot = join(storeDir, "logs");
+  const storeDir = values.store ?? (readOnly ? undefined : batonDir?.dir) ?? besideGraph(graphPath);
+  /** Where the run's logs and run files go: the store's folder, unless the store is only read. */
+  const filesDir = readOnly ? (batonDir?.dir ?? storeDir) : storeDir;
+  const logsRoot = join(filesDir, "logs");
   const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
   // A second run of this graph on this store fails here, before it writes anything.
-  const lock = dryRun || values["no-store"] ? undefined : await lockGraph(storeDir, graphPath);
+  const lock =
+    dryRun || values["no-store"] || readOnly ? undefined : await lockGraph(storeDir, graphPath);
   try {
     // Only now the run's log, so that a module or graph that does not load leaves no empty one;
     // a dry run writes nothing, not even its log.
@@ -251,7 +266,11 @@ export async function runCommand(argv: string[]): Promise<number> {
       }),
       jobs,
       logger,
-      ...(values["no-store"] ? { batonDir: storeDir } : { store: storeDir }),
+      ...(values["no-store"]
+        ? { batonDir: storeDir }
+        : readOnly
+          ? { store: storeDir, storeReadOnly: true, batonDir: filesDir }
+          : { store: storeDir }),
       logsDir,
       force: values.force,
       ...(storeFullWaitMs !== undefined && { storeFullWaitMs }),
@@ -289,6 +308,11 @@ export async function runCommand(argv: string[]): Promise<number> {
         );
       } else process.stderr.write(dryRunReport(plan, store));
       return 0;
+    }
+    if (readOnly) {
+      process.stderr.write(
+        `baton run: reusing the results stored in ${storeDir} without writing to it (--store-read-only): what this run computes is not stored, so a rerun computes it again\n`,
+      );
     }
     const run = engine.run(graph);
     ui?.watch(run);
@@ -328,7 +352,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       }
       interrupted = signal;
       bar?.clear();
-      const storing = values["no-store"] ? "" : " and for results to be stored";
+      const storing = values["no-store"] || readOnly ? "" : " and for results to be stored";
       process.stderr.write(
         `cancelling (${signal}): waiting for running jobs to stop${storing}, 10 s at most (${again} again to force)\n`,
       );

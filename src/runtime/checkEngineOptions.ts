@@ -22,6 +22,7 @@ const ENGINE_OPTIONS: Record<keyof EngineOptions, true> = {
   secretFile: true,
   failFast: true,
   force: true,
+  storeReadOnly: true,
   listen: true,
   logger: true,
   inspect: true,
@@ -64,7 +65,7 @@ const DURATIONS = [
  * at most `MOST_KEPT_LOGS`, 10,000), a throttle on a kind the job module does not define (a typo there
  * limited nothing), a duration that is not a finite number of milliseconds above 0, a
  * `leaseTimeoutMs` or `deadAfterMs` not above `heartbeatMs`, a `store`, `batonDir` or `logsDir`
- * that is an empty path. Such a value used to hang a run (no worker, a throttle of 0), fail
+ * that is an empty path, `storeReadOnly` without a store's directory or with `force`. Such a value used to hang a run (no worker, a throttle of 0), fail
  * every job as lost (a NaN timeout, a lease that expires before its first renewal) or write
  * `results/`, `logs/` and `run/` into the current directory (an unset variable read as `""`).
  *
@@ -153,6 +154,16 @@ export function checkEngineOptions(options: EngineOptions): void {
   if (options.secretFile === "") {
     throw new ConfigError(
       "createEngine: secretFile is an empty path; give the file that keeps the secret from run to run, or leave secretFile out for a new secret each run",
+    );
+  }
+  if (options.storeReadOnly && typeof options.store !== "string") {
+    throw new ConfigError(
+      "createEngine: storeReadOnly reuses the results of a store without writing to it: give that store's directory as store",
+    );
+  }
+  if (options.storeReadOnly && options.force) {
+    throw new ConfigError(
+      "createEngine: storeReadOnly reuses a store's results and force reuses none, so together they keep and reuse nothing: leave out store, storeReadOnly and force for that",
     );
   }
   for (const name of ["store", "batonDir", "logsDir"] as const) {

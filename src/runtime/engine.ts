@@ -124,6 +124,14 @@ export interface EngineOptions extends ConnectionTimeouts {
   /** Recompute every job even when the store has its result. */
   force?: boolean | undefined;
   /**
+   * Reuse the results in `store` (a directory) without writing to it: a store that cannot be
+   * written (a read-only mount, another user's results) or that should stay as it is. Nothing
+   * is made or moved in it (a corrupt entry is left in place and its job run); what the run
+   * computes is kept in memory only, so a rerun computes it again; the run's own files (`run/`,
+   * `logs/`) go to `batonDir`. Default: a store is written, and refused if it cannot be.
+   */
+  storeReadOnly?: boolean | undefined;
+  /**
    * How long the run waits when the store's disk has no room for results (`ENOSPC`,
    * `EDQUOT`; default 5 minutes): meanwhile the results are held, no job starts and no
    * attempt is spent, and the run emits `store.full`; past it the run stops and rejects with
@@ -324,10 +332,21 @@ export function createEngine(options: EngineOptions): Engine {
         // The run's duration counts reading the store: a rerun of a large graph spends most
         // of its time there.
         const calledAt = clock.now();
+        const readOnly = options.storeReadOnly === true;
         const store =
           typeof options.store === "string"
-            ? await ResultStore.open(options.store, files, log, clock)
+            ? readOnly
+              ? ResultStore.openReadOnly(options.store, files)
+              : await ResultStore.open(options.store, files, log, clock)
             : options.store;
+        /** Where results are written: the store, unless it is only read. */
+        const written = readOnly ? undefined : store;
+        if (readOnly) {
+          log.info(
+            { store: options.store },
+            "the store's results are reused, and what this run computes is not stored",
+          );
+        }
         const stored =
           store && !options.force
             ? await store.loadAll(plan.jobs.keys(), (done, total) => {
@@ -345,7 +364,7 @@ export function createEngine(options: EngineOptions): Engine {
             offers: pool.offers,
             offerMore: pool.offerMore,
             ...(stored && { stored: stored.stored }),
-            durable: store !== undefined,
+            durable: written !== undefined,
             ...(options.maxLost !== undefined && { maxLost: options.maxLost }),
             ...(options.throttle !== undefined && { throttle: options.throttle }),
             ...(options.failFast !== undefined && { failFast: options.failFast }),
@@ -360,8 +379,8 @@ export function createEngine(options: EngineOptions): Engine {
         options.onCoordinator?.(coordinator);
         /** The store had no room for too long: the run stops and rejects with this. */
         let storeFull: StoreError | undefined;
-        if (store) {
-          writeResults(coordinator, store, log, {
+        if (written) {
+          writeResults(coordinator, written, log, {
             clock,
             waitMs: options.storeFullWaitMs ?? STORE_FULL_WAIT_MS,
             said: (event) => run.emit("store.full", event),
@@ -417,7 +436,7 @@ export function createEngine(options: EngineOptions): Engine {
           // Everything was in the store, or the run was cancelled while it read the store: no
           // worker is needed (decided once, before the sweep, which only a started pool follows).
           const nothingToRun = board.done || cancelled !== undefined;
-          const batonDir = store?.dir ?? options.batonDir ?? ".baton";
+          const batonDir = written?.dir ?? options.batonDir ?? ".baton";
           const runDir = join(batonDir, "run");
           // Only a run that starts its pool sweeps: the pool cancels what the swept files stood
           // for (a dead run's Slurm allocations).

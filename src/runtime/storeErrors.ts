@@ -143,12 +143,13 @@ export function storeReadError(dir: string, path: string, error: unknown): unkno
  * What to do with a store in `dir` that cannot be written but holds results (a colleague's, a
  * read-only mount, a folder made read-only); undefined when it holds none. A run stores each
  * result as it completes, so it refuses a store it cannot write to rather than compute results
- * it would lose: it says to reuse them from a copy, or to keep no results.
+ * it would lose: it says to reuse them from a copy, or as they are without storing what the
+ * run computes (`--store-read-only`, which the run must be asked for), or to keep no results.
  *
  * @example
  * ```ts
  * reuseAdvice("/mnt/shared/.baton");
- * // "a run does not start on a store it cannot write to, even to reuse the results it holds (…): to reuse them, copy them … (--store COPY), or keep no results (--no-store)"
+ * // "a run does not start on a store it cannot write to, even to reuse the results it holds (…): to reuse them, copy them … (--store COPY), or reuse them without storing what the run computes (--store-read-only), or keep no results (--no-store)"
  * ```
  */
 export function reuseAdvice(dir: string): string | undefined {
@@ -161,7 +162,7 @@ export function reuseAdvice(dir: string): string | undefined {
   }
   if (!names.some((name) => /^[0-9a-f]{2}$/.test(name))) return undefined;
   const copy = `mkdir -p COPY && cp -r ${shellWord(results)} COPY/`;
-  return `a run does not start on a store it cannot write to, even to reuse the results it holds (what the run computed would be lost): to reuse them, copy them to a folder you can write to and give that (${copy}, then --store COPY), or keep no results (--no-store)`;
+  return `a run does not start on a store it cannot write to, even to reuse the results it holds (what the run computed would be lost): to reuse them, copy them to a folder you can write to and give that (${copy}, then --store COPY), or reuse them without storing what the run computes (--store-read-only), or keep no results (--no-store)`;
 }
 
 /** `text` as one word for a shell, quoted only when it must be. */

@@ -91,7 +91,7 @@ describe("baton run on a store it cannot write to", { timeout: 60_000 }, () => {
       }
       expect(mounted.stderr).toMatch(
         new RegExp(
-          `^baton run: the result store ${store} cannot be written: cannot open ${join(store, "run")}/graph-[0-9a-f]{16}\\.lock: the file system is read-only; a run does not start on a store it cannot write to, even to reuse the results it holds \\(what the run computed would be lost\\): to reuse them, copy them to a folder you can write to and give that \\(mkdir -p COPY && cp -r ${join(store, "results")} COPY/, then --store COPY\\), or keep no results \\(--no-store\\) \\[STORE_NOT_WRITABLE\\]\\n$`,
+          `^baton run: the result store ${store} cannot be written: cannot open ${join(store, "run")}/graph-[0-9a-f]{16}\\.lock: the file system is read-only; a run does not start on a store it cannot write to, even to reuse the results it holds \\(what the run computed would be lost\\): to reuse them, copy them to a folder you can write to and give that \\(mkdir -p COPY && cp -r ${join(store, "results")} COPY/, then --store COPY\\), or reuse them without storing what the run computes \\(--store-read-only\\), or keep no results \\(--no-store\\) \\[STORE_NOT_WRITABLE\\]\\n$`,
         ),
       );
       expect(mounted.status).toBe(2);
@@ -111,7 +111,7 @@ describe("baton run on a store it cannot write to", { timeout: 60_000 }, () => {
   );
 
   it.runIf(isRoot)(
-    "as another user, a store made read-only with chmod -R a-w: refused the same; --dry-run and --no-store still work",
+    "as another user, a store made read-only with chmod -R a-w: refused the same; --dry-run, --no-store and --store-read-only work",
     async () => {
       const { dir, graph } = graphDir();
       chownSync(dir, NOBODY, NOBODY);
@@ -122,10 +122,11 @@ describe("baton run on a store it cannot write to", { timeout: 60_000 }, () => {
       const store = join(dir, ".baton");
       spawnSync("chmod", ["-R", "a-w", store]);
       const before = contents(store);
-      const [refused, dryRun, none] = await Promise.all([
+      const [refused, dryRun, none, reusing] = await Promise.all([
         asNobody("run", graph, "--in-process"),
         asNobody("run", graph, "--dry-run"),
         asNobody("run", graph, "--in-process", "--no-store"),
+        asNobody("run", graph, "--in-process", "--store-read-only"),
       ]);
       expect(refused.stderr).toMatch(
         new RegExp(
@@ -139,6 +140,12 @@ describe("baton run on a store it cannot write to", { timeout: 60_000 }, () => {
       expect(dryRun.code).toBe(0);
       expect(none.stderr).toContain("every job completed");
       expect(none.code).toBe(0);
+      // Its logs go where --no-store's do: the temp folder, as the store's cannot be written.
+      expect(reusing.stderr).toContain(
+        `baton run: reusing the results stored in ${store} without writing to it (--store-read-only): what this run computes is not stored, so a rerun computes it again\n`,
+      );
+      expect(reusing.stderr).toContain("3 results reused from the store");
+      expect(reusing.code).toBe(0);
       expect(contents(store)).toEqual(before);
     },
   );

@@ -625,11 +625,25 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
       code: "STORE_NOT_WRITABLE",
       message: expect.stringMatching(
         new RegExp(
-          `^the result store ${store} cannot be written: cannot open ${join(store, "results")}/\\.writable-\\d+: the file system is read-only; a run does not start on a store it cannot write to, even to reuse the results it holds \\(what the run computed would be lost\\): to reuse them, copy them to a folder you can write to and give that \\(mkdir -p COPY && cp -r ${join(store, "results")} COPY/, then --store COPY\\), or keep no results \\(--no-store\\)$`,
+          `^the result store ${store} cannot be written: cannot open ${join(store, "results")}/\\.writable-\\d+: the file system is read-only; a run does not start on a store it cannot write to, even to reuse the results it holds \\(what the run computed would be lost\\): to reuse them, copy them to a folder you can write to and give that \\(mkdir -p COPY && cp -r ${join(store, "results")} COPY/, then --store COPY\\), or reuse them without storing what the run computes \\(--store-read-only\\), or keep no results \\(--no-store\\)$`,
         ),
       ),
     });
     expect(ran).toEqual([]);
+    // Or, asked for, it reuses them as they are, writes nothing there, and runs the new job.
+    const elsewhere = `${store}-files`;
+    dirs.push(elsewhere);
+    const reused = await createEngine({
+      jobs,
+      workers: 1,
+      store,
+      storeReadOnly: true,
+      batonDir: elsewhere,
+      files: mounted,
+    }).run([...graph, job("step", 3)]);
+    expect(reused.counts).toMatchObject({ completed: 3, cached: 2 });
+    expect(ran).toEqual([3]);
+    ran.length = 0;
     // What it says to do: the copy reuses both results and runs the new job only.
     const copy = join(store, "copy");
     cpSync(join(store, "results"), join(copy, "results"), { recursive: true });

@@ -38,6 +38,18 @@ describe("createEngine's options", () => {
       "store is an empty path, which would fill the current directory with the run's folders; give a directory, or leave store out to keep no results",
     ],
     [
+      { storeReadOnly: true },
+      "storeReadOnly reuses the results of a store without writing to it: give that store's directory as store",
+    ],
+    [
+      { store: "/data/.baton", storeReadOnly: true, force: true },
+      "storeReadOnly reuses a store's results and force reuses none, so together they keep and reuse nothing: leave out store, storeReadOnly and force for that",
+    ],
+    [
+      { storeFullWaitMs: 0 },
+      "storeFullWaitMs must be a finite number of milliseconds above 0, not 0",
+    ],
+    [
       { batonDir: "" },
       "batonDir is an empty path, which would fill the current directory with the run's folders; give a directory",
     ],

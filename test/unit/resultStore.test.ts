@@ -241,7 +241,7 @@ describe("ResultStore", () => {
         },
       });
       const results = join(dir, "results");
-      const reuse = `a run does not start on a store it cannot write to, even to reuse the results it holds (what the run computed would be lost): to reuse them, copy them to a folder you can write to and give that (mkdir -p COPY && cp -r ${results} COPY/, then --store COPY), or keep no results (--no-store)`;
+      const reuse = `a run does not start on a store it cannot write to, even to reuse the results it holds (what the run computed would be lost): to reuse them, copy them to a folder you can write to and give that (mkdir -p COPY && cp -r ${results} COPY/, then --store COPY), or reuse them without storing what the run computes (--store-read-only), or keep no results (--no-store)`;
       /** Regular-expression text matching `text` as it is. */
       const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
       for (const [code, why] of [
