@@ -12,14 +12,16 @@ const STATUS_COLUMN: Record<JobStatus, number> = {
 
 /**
  * The end-of-run summary: one row per job kind with counts, then every failure with its
- * cause (a run with many failures lists the first 20).
+ * cause (a run with many failures lists the first 20). `storeReadOnly`: the store was only
+ * read (`--store-read-only`), so the results it gave are not followed by `--force`'s advice,
+ * which that flag refuses.
  *
  * @example
  * ```ts
  * process.stderr.write(summaryTable(await run));
  * ```
  */
-export function summaryTable(result: RunResult): string {
+export function summaryTable(result: RunResult, storeReadOnly = false): string {
   const byKind = countByKind(
     result.jobs.values(),
     (outcome) => outcome.kind,
@@ -51,11 +53,11 @@ export function summaryTable(result: RunResult): string {
     );
   }
   if (c.cached > 0) {
-    const them =
-      c.cached === 1
-        ? "result reused from the store (--force recomputes it)"
-        : "results reused from the store (--force recomputes them)";
-    out.push(`${c.cached} ${them}`);
+    const one = c.cached === 1;
+    const why = storeReadOnly
+      ? "read only: what this run computed was not stored"
+      : `--force recomputes ${one ? "it" : "them"}`;
+    out.push(`${c.cached} result${one ? "" : "s"} reused from the store (${why})`);
   }
   const verdict = result.ok ? "✓ every job completed" : "✗ the run did not complete";
   out.push(`${verdict} in ${formatDuration(result.durationMs)}`);

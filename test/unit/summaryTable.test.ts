@@ -39,4 +39,12 @@ describe("summaryTable", () => {
     );
     expect(summaryTable(completedRun(3, 0))).not.toContain("reused");
   });
+
+  it("gives no --force advice when the store was only read (--store-read-only refuses --force)", () => {
+    const summary = summaryTable(completedRun(3, 2), true);
+    expect(summary).toContain(
+      "\n2 results reused from the store (read only: what this run computed was not stored)\n",
+    );
+    expect(summary).not.toContain("--force");
+  });
 });
