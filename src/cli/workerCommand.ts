@@ -3,8 +3,10 @@ import { ConfigError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
+import { nodeClock } from "../runtime/nodeClock.ts";
 import type { Link, Net } from "../runtime/ports.ts";
 import { readSecret } from "../runtime/secret.ts";
+import { settledWithin } from "../runtime/settledWithin.ts";
 import { loadJobsFile } from "../runtime/userModule.ts";
 import { runWorker, type WorkerExit } from "../runtime/worker.ts";
 import { REFUSED_EXIT } from "../runtime/workerExitCodes.ts";
@@ -257,7 +259,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
       );
       await Promise.race([outcome, stopping]);
       if (signalled !== undefined) {
-        await within(outcome, GRACE_MS);
+        await settledWithin(outcome, GRACE_MS, nodeClock());
         return exitSoon(
           SIGNAL_EXIT[signalled],
           GRACE_MS,
@@ -306,7 +308,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
       logger.info({ address, attempts, leftMs, reason: message }, "coordinator lost; trying again");
       // One job at a time: a job aborted by the loss must have stopped before the next lease.
       if (!(exit instanceof Error)) {
-        const returned = (ms: number) => within(Promise.race([exit.jobStopped, stopping]), ms);
+        const returned = (ms: number) =>
+          settledWithin(Promise.race([exit.jobStopped, stopping]), ms, nodeClock());
         if (!(await returned(STUCK_MS)) && signalled === undefined) {
           say(
             `the handler of the job this worker was running has not returned ${STUCK_MS / 1000} s after it was aborted (it does not stop on ctx.signal); a worker runs one job at a time, so it connects again once that handler returns, for up to ${values["retry-for"]} (--retry-for) since it lost the coordinator (with --handler-thread, a handler that does not stop is ended ${GRACE_MS / 1000} s after it is aborted)`,
@@ -388,22 +391,4 @@ function backoffMs(attempts: number): number {
 /** Resolves after `ms`. */
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/**
- * Waits for `promise`, or `ms`, whichever comes first; true when `promise` settled first. The
- * timer holds the process open: a promise that can never settle (a handler awaiting one that
- * nothing resolves) would otherwise let Node end the process with code 13 while it waits.
- */
-async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const settled = await Promise.race([
-    promise.then(
-      () => true,
-      () => true,
-    ),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
-  ]);
-  clearTimeout(timer);
-  return settled;
 }

@@ -4,10 +4,17 @@ import type { Resources } from "../graph/job.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { machineResources } from "./machineResources.ts";
+import { nodeClock } from "./nodeClock.ts";
 import { requireWhole } from "./requireWhole.ts";
+import { settledWithin } from "./settledWithin.ts";
 import { runWorker } from "./worker.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
-import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
+import {
+  POOL_STOP_GRACE_MS,
+  type PoolStart,
+  type RunningPool,
+  type WorkerPool,
+} from "./workerPool.ts";
 
 /** What `inProcessPool` takes: how many workers, what each offers, how many replacements. */
 export interface InProcessPoolOptions {
@@ -95,6 +102,8 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
       // What a worker takes, and no more: a handler still stuck after the run ended holds its
       // worker, which must not hold the run (the demand gauge reads the whole job board).
       const { address, net, secret, jobs, logger, clock } = context;
+      // Ends the workers still there `POOL_STOP_GRACE_MS` into the stop, each at once.
+      const halt = new AbortController();
       const start = (name: string): Promise<void> =>
         runWorker({
           address,
@@ -105,6 +114,7 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
           ...(clock && { clock }),
           name,
           resources,
+          signal: halt.signal,
         }).then(
           (exit) => {
             if (stopping || exit.code === 1000 || exit.code === 1001) return;
@@ -124,7 +134,17 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
         failed,
         async stop() {
           stopping = true;
-          await Promise.all(running);
+          const ended = Promise.all(running);
+          // A worker that cannot hear the coordinator's close (partitioned) would otherwise
+          // hold the run until its silence limit, 20 s by default, though it holds no job the
+          // run still needs: the run has ended (or been shut down) before the pool stops.
+          if (await settledWithin(ended, POOL_STOP_GRACE_MS, clock ?? nodeClock())) return;
+          logger.info(
+            { graceMs: POOL_STOP_GRACE_MS },
+            "in-process workers still connected after the grace: stopping them",
+          );
+          halt.abort(`the run is over: the pool stopped its workers ${POOL_STOP_GRACE_MS} ms ago`);
+          await ended;
         },
       };
     },

@@ -15,9 +15,15 @@ import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, ProcExit, ProcHandle, Procs, Signal } from "./ports.ts";
 import { requireJobsModule } from "./requireJobsModule.ts";
 import { requireWhole } from "./requireWhole.ts";
+import { settledWithin } from "./settledWithin.ts";
 import { checkWorkerCount, defaultWorkerProcesses, machineLimits } from "./workerCountLimit.ts";
 import { FINAL_WORKER_EXITS } from "./workerExitCodes.ts";
-import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
+import {
+  POOL_STOP_GRACE_MS,
+  type PoolStart,
+  type RunningPool,
+  type WorkerPool,
+} from "./workerPool.ts";
 import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOptions.ts";
 
 /** After SIGTERM, how long `stop()` waits before SIGKILL. */
@@ -188,7 +194,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     return [...this.live.keys()].map((handle) => handle.pid);
   }
 
-  stop(graceMs = 5000): Promise<void> {
+  stop(graceMs = POOL_STOP_GRACE_MS): Promise<void> {
     if (!(graceMs >= 0)) {
       return Promise.reject(new ConfigError(`graceMs must be at least 0, not ${graceMs}`));
     }
@@ -207,16 +213,8 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   }
 
   /** Resolves when every live worker has exited, or after `ms`, whichever comes first. */
-  private allExited(ms: number): Promise<void> {
-    const exits = [...this.live.keys()].map((handle) => handle.exited);
-    if (exits.length === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = this.clock.setTimeout(() => resolve(), ms);
-      void Promise.all(exits).then(() => {
-        this.clock.clearTimeout(timer);
-        resolve();
-      });
-    });
+  private async allExited(ms: number): Promise<void> {
+    await settledWithin(Promise.all([...this.live.keys()].map((h) => h.exited)), ms, this.clock);
   }
 
   /** Signals the live workers, or those of them whose name `which` picks. */

@@ -109,6 +109,20 @@ export interface WorkerOptions {
    * ```
    */
   idleExitMs?: number | undefined;
+  /**
+   * Stops the worker when it aborts: it closes with 1001 (going away, the signal's reason if a
+   * string) and `runWorker` returns at once, its running job aborted, without waiting for a
+   * close handshake the coordinator may never answer (a partitioned or dead peer). A pool
+   * stops the workers that have not left `POOL_STOP_GRACE_MS` after the run ended this way.
+   *
+   * @example
+   * ```ts
+   * const stop = new AbortController();
+   * const exit = runWorker({ ...options, signal: stop.signal });
+   * stop.abort("the service is shutting down"); // (await exit).code === 1001
+   * ```
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** How a worker's connection ended. `code` 1000 is the coordinator's normal stop. */
@@ -163,8 +177,15 @@ export async function runWorker(options: WorkerOptions): Promise<WorkerExit> {
     maxFrameBytes === undefined ? undefined : { maxFrameBytes },
   );
   return new Promise<WorkerExit>((resolve) => {
-    const session = new WorkerSession(link, options, resolve);
+    const { signal } = options;
+    const stop = () => session.stop(typeof signal?.reason === "string" ? signal.reason : "");
+    const session = new WorkerSession(link, options, (exit) => {
+      signal?.removeEventListener("abort", stop);
+      resolve(exit);
+    });
     link.onClose((code, reason) => session.end(code, reason));
+    if (signal?.aborted) stop();
+    else signal?.addEventListener("abort", stop, { once: true });
   });
 }
 
@@ -233,6 +254,14 @@ class WorkerSession implements JobReport {
       this.runner.abort(`connection closed: ${reason || describeClose(code)}`);
     }
     this.resolve({ code, reason, jobsRun: this.jobsRun, jobStopped, idle: this.leaving });
+  }
+
+  /** Leaves at once, as `WorkerOptions.signal` asks: closes with 1001 and ends the session. */
+  stop(reason: string): void {
+    if (this.ended) return;
+    const why = reason || `worker ${this.options.name} stopped`;
+    this.link.close(CloseCode.goingAway, why);
+    this.end(CloseCode.goingAway, why);
   }
 
   private send(frame: ToCoordinator): void {

@@ -36,6 +36,14 @@ export interface PoolStart {
   abandonedRunFiles?: readonly string[] | undefined;
 }
 
+/**
+ * How long a pool's `stop()` waits for its workers to leave on their own (the coordinator
+ * closed their connections) before it stops them: the coordinator's own wait for a closing
+ * worker's answer (wsNet's close handshake). A worker that has not left by then cannot hear
+ * its coordinator (a partition, a stopped process), and the run it served is over.
+ */
+export const POOL_STOP_GRACE_MS = 5000;
+
 /** A pool's workers for one run. */
 export interface RunningPool {
   /** Settles only if the pool cannot keep its workers alive (it never resolves otherwise). */

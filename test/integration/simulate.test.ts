@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { job } from "../../src/graph/job.ts";
+import { POOL_STOP_GRACE_MS } from "../../src/runtime/workerPool.ts";
 import { drawFaults, formatFaults, parseFaults } from "../../src/sim/faultPlan.ts";
 import { shrink } from "../../src/sim/shrink.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
@@ -685,6 +686,31 @@ describe("simulate", () => {
     } finally {
       warn.mockRestore();
     }
+  });
+
+  it("ends the run once the pool's stop grace is over, though a partitioned worker never hears the close", async () => {
+    // The idle worker (sim:2) is cut off from 1 s to 61 s. Its coordinator's close cannot
+    // reach it, so it used to hold the pool's stop, and the run, until its silence limit:
+    // 20005 ms (the README's example, heavy seed 7, likewise), for a run over at 3010.
+    const report = await simulate({
+      seed: 1,
+      graph: [job("work", null)],
+      handlers: ({ sleep }) => ({
+        work: async () => {
+          await sleep(3_000);
+          return 1;
+        },
+      }),
+      workers: 2,
+      faults: parseFaults("partition@1000:1+60000"),
+    });
+    expect(report.ok).toBe(true);
+    expect(report.counts.completed).toBe(1);
+    expect(report.trace).toContain("1000 fault partition sim:2 for 60000 ms");
+    const finished = report.trace.find((l) => / run finished /.test(l));
+    const finishedAt = Number(finished?.split(" ")[0]);
+    expect(finishedAt).toBeLessThan(4_000);
+    expect(report.virtualMs).toBe(finishedAt + POOL_STOP_GRACE_MS);
   });
 
   it("does not store an answer that reaches a connection already closing", async () => {

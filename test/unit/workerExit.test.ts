@@ -62,4 +62,42 @@ describe("a worker's exit", () => {
     await Promise.resolve();
     expect(stopped).toBe(true);
   });
+
+  it("leaves at once when its signal aborts: 1001 with the reason, its running job aborted", async () => {
+    let started = false;
+    let aborted = false;
+    const jobs = loadJobs({
+      // Never returns, as a handler cut off from its coordinator may not.
+      stuck: (_: null, ctx: JobContext) => {
+        started = true;
+        ctx.signal.addEventListener("abort", () => (aborted = true));
+        return new Promise<never>(() => {});
+      },
+    });
+    const stop = new AbortController();
+    const { end, exit } = await handDrivenWorker(jobs, { signal: stop.signal });
+    await until(() => end.welcomed);
+    end.link!.send(
+      JSON.stringify({ type: "job", id: "j1", kind: "stuck", input: null, deps: {}, attempt: 1 }),
+    );
+    await until(() => started);
+    stop.abort("the run is over");
+    // Settled without the coordinator's end doing anything: no answer to the close is needed.
+    const { code, reason, jobsRun } = await exit;
+    expect([code, reason, jobsRun]).toEqual([1001, "the run is over", 0]);
+    expect(aborted).toBe(true);
+    await until(() => end.closes.length === 1);
+    expect(end.closes[0]).toEqual([1001, "the run is over"]);
+  });
+
+  it("leaves as soon as it has connected when its signal aborted before", async () => {
+    const stop = new AbortController();
+    stop.abort();
+    const { end, exit } = await handDrivenWorker(loadJobs({ idle: () => null }), {
+      signal: stop.signal,
+    });
+    const { code, reason } = await exit;
+    expect([code, reason]).toEqual([1001, "worker w-1 stopped"]);
+    expect(end.welcomed).toBe(false);
+  });
 });
