@@ -530,11 +530,21 @@ export function createEngine(options: EngineOptions): Engine {
           // must not keep the run's socket, workers and secret alive.
           tracker.stop();
           // DESIGN §4: the run is marked finished first (done above), then the server
-          // closes, then the pool stops.
+          // closes, then the pool stops. The listener sends every close before it returns its
+          // promise, which waits for the workers' answers; the pool's grace runs beside that
+          // wait, so a worker that cannot answer (stopped, its event loop blocked) is waited
+          // for once, not for the close handshake and then the whole grace again.
           try {
-            await listener.close();
-            server?.stop();
-            await workers?.stop();
+            const closed = listener.close();
+            const stopped = Promise.resolve(workers?.stop());
+            // Awaited below in every case; not an unhandled rejection while the close waits.
+            stopped.catch(() => {});
+            try {
+              await closed;
+            } finally {
+              server?.stop();
+              await stopped;
+            }
             if (ownLogsDir !== undefined) await markRunLogsEnded(ownLogsDir, log);
           } finally {
             // Even when the pool cannot confirm its stop, the secret does not outlive the run,
