@@ -2,6 +2,7 @@ import { closestName } from "../closestName.ts";
 import { GraphError } from "../errors.ts";
 import { canonicalJson } from "./canonicalJson.ts";
 import { canTake } from "./canTake.ts";
+import { formatResources } from "./formatResources.ts";
 import {
   type Backoff,
   type JobSpec,
@@ -10,6 +11,8 @@ import {
   type Resources,
 } from "./job.ts";
 import { jobId } from "./jobId.ts";
+import { label, preview } from "./label.ts";
+import { MAX_LISTED, noWorkerCanTake } from "./noWorkerCanTake.ts";
 import { toJson } from "./toJson.ts";
 
 /**
@@ -76,7 +79,6 @@ const RESOURCE_KEYS: readonly string[] = RESOURCE_NAMES;
 
 /** The keys of a job's `backoff` (the compiler holds this to `Backoff`). */
 const BACKOFF_KEYS: Record<keyof Backoff, true> = { initialMs: true, factor: true, maxMs: true };
-const MAX_LISTED = 10;
 /** A job's position while the walk is still below it. */
 const ON_PATH = -1;
 
@@ -401,49 +403,6 @@ function checkSatisfiable(
   );
 }
 
-/**
- * Why no worker can take the `stuck` jobs (none of `workers` can, by `canTake`): each job, up
- * to ten, with what it requires, every distinct offer, and the way out: `offerMore` given
- * the amounts that would take them all (`PlanOptions.offerMore`, such as "have each Slurm
- * worker offer enough with --slurm-resources cpus=4"), else "configure a worker that offers
- * enough". One message for a graph refused before it runs (`UNSATISFIABLE`) and for a job
- * added while it runs (`ctx.need`) that the job board fails as unsatisfiable.
- *
- * @example
- * ```ts
- * noWorkerCanTake([gpuJob], [{ cpus: 1 }], undefined);
- * // "No configured worker can take this job:\n  job 3b9f… (train) requires cpus 0, gpus 1, memory 0 MiB\n…"
- * ```
- */
-export function noWorkerCanTake(
-  stuck: readonly PlannedJob[],
-  workers: readonly Resources[],
-  offerMore: ((enough: Resources) => string) | undefined,
-): string {
-  const enough: Resources = {};
-  for (const r of [...workers, ...stuck.map((j) => j.requires)]) {
-    for (const key of RESOURCE_NAMES) {
-      enough[key] = Math.max(enough[key] ?? 0, r[key] ?? 0);
-    }
-  }
-  const listed = stuck
-    .slice(0, MAX_LISTED)
-    .map((j) => `  job ${j.id} (${label(j)}) requires ${formatResources(j.requires)}`);
-  if (stuck.length > MAX_LISTED) listed.push(`  … and ${stuck.length - MAX_LISTED} more`);
-  const offers = [...new Set(workers.map((w) => `  ${formatResources(w)}`))];
-  return (
-    `No configured worker can take ${stuck.length === 1 ? "this job" : `these ${stuck.length} jobs`}:\n` +
-    `${listed.join("\n")}\n` +
-    `The workers offer:\n${offers.join("\n")}\n` +
-    `Lower what the job requires, or ${offerMore?.(enough) ?? "configure a worker that offers enough"} ` +
-    "(a resource a worker does not declare counts as 0)."
-  );
-}
-
-function formatResources(r: Resources): string {
-  return `cpus ${r.cpus ?? 0}, gpus ${r.gpus ?? 0}, memory ${r.memory ?? 0} MiB`;
-}
-
 /** What must agree between two jobs merged because they have the same id. */
 function optionsKey(job: PlannedJob): string {
   const { requires: r, backoff: b } = job;
@@ -482,35 +441,4 @@ function cycle(path: readonly { spec: JobSpec }[], back: JobSpec): GraphError {
 
 function bad(message: string, jobs: readonly string[] = []): GraphError {
   return new GraphError("BAD_JOB", message, jobs);
-}
-
-/**
- * `kind` followed by a short preview of the input, unless the input is null: how messages,
- * and a simulation's trace of your own graph, name a job.
- *
- * @example
- * ```ts
- * label({ kind: "fetch", input: { doc: 3 } }); // 'fetch {"doc":3}'
- * ```
- */
-export function label(job: { kind: string; input: unknown }): string {
-  return job.input === null || job.input === undefined
-    ? job.kind
-    : `${job.kind} ${preview(job.input)}`;
-}
-
-/** A short, single-line rendering of any value, for messages. */
-function preview(value: unknown): string {
-  let text: string;
-  if (typeof value === "string") text = JSON.stringify(value);
-  else if (typeof value === "function") text = "a function";
-  else if (typeof value !== "object" || value === null) text = String(value);
-  else {
-    try {
-      text = JSON.stringify(value) ?? Object.prototype.toString.call(value);
-    } catch {
-      text = Object.prototype.toString.call(value);
-    }
-  }
-  return text.length > 40 ? `${text.slice(0, 39)}…` : text;
 }

@@ -1,7 +1,7 @@
 import { canTake } from "../graph/canTake.ts";
 import { findCycle } from "../graph/findCycle.ts";
 import type { Json, PlannedJob, Resources } from "../graph/job.ts";
-import { noWorkerCanTake } from "../graph/planGraph.ts";
+import { noWorkerCanTake } from "../graph/noWorkerCanTake.ts";
 import { cutText } from "../transport/cutText.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
 

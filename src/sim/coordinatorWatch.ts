@@ -1,5 +1,5 @@
 import type { Actor } from "xstate";
-import { label } from "../graph/planGraph.ts";
+import { label } from "../graph/label.ts";
 import type {
   CoordinatorEmitted,
   CoordinatorEvent,
