@@ -12,6 +12,10 @@ import type { JobBoard } from "./jobBoard.ts";
  * worker started for them would sit idle, and with the Slurm pool's idle exit leave and be
  * submitted again, over and over, while they wait.
  *
+ * While the store's disk is full (`board.storeFull`) no lease is granted, so ready jobs
+ * count for nothing: a worker started for them would only wait for room (and, on Slurm,
+ * hold a node meanwhile).
+ *
  * When every job of the graph fits the offer and nothing is throttled (the usual case: the
  * graph was checked against the pool's offers), this is the board's ready + running tally,
  * O(1). Otherwise it walks the jobs. The fit is rechecked only when jobs are added
@@ -31,6 +35,7 @@ export function demandGauge(
   const throttled = Object.keys(throttle).length > 0;
   const fits = new Map<Resources, { jobs: number; all: boolean }>();
   return (offer) => {
+    const leasing = !board.storeFull;
     let known = fits.get(offer);
     if (known?.jobs !== board.jobs.size) {
       let all = true;
@@ -45,14 +50,14 @@ export function demandGauge(
     }
     if (known.all && !throttled) {
       const counts = board.counts();
-      return counts.ready + counts.running;
+      return (leasing ? counts.ready : 0) + counts.running;
     }
     let demand = 0;
     /** Per throttled kind: its jobs running (any offer's), and its ready ones this offer fits. */
     const kinds = new Map<string, { running: number; ready: number }>();
     for (const record of board.jobs.values()) {
       const { state } = record;
-      if (state !== "ready" && state !== "running") continue;
+      if (state !== "running" && (state !== "ready" || !leasing)) continue;
       const { kind } = record.job;
       const limited = throttle[kind] !== undefined;
       let tally = limited ? kinds.get(kind) : undefined;

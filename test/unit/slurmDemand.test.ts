@@ -44,6 +44,28 @@ describe("demandGauge", () => {
     expect(demand({ cpus: 1, gpus: 1 })).toBe(2);
   });
 
+  it("counts no ready job while the store is full (no lease is granted), and counts them again once it has room", () => {
+    const board = new JobBoard(
+      [planned("a"), planned("b"), planned("c"), planned("g", [], { gpus: 1 })],
+      {
+        durable: true,
+      },
+    );
+    const offer = { cpus: 1 };
+    const wide = { cpus: 1, gpus: 1 };
+    const demand = demandGauge(board);
+    board.lease("c1", "w1", offer);
+    board.lease("c2", "w2", offer);
+    board.result("c1", "a", { status: "completed", value: 1 });
+    board.storeFullFor("a");
+    // b running on c2; c and g ready but not leased while the disk is full.
+    expect(demand(offer)).toBe(1);
+    expect(demand(wide)).toBe(1);
+    board.stored("a");
+    expect(demand(offer)).toBe(2);
+    expect(demand(wide)).toBe(3);
+  });
+
   it("sees jobs added while running (ctx.need)", () => {
     const board = new JobBoard([planned("a")]);
     const demand = demandGauge(board);
