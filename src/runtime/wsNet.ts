@@ -221,8 +221,11 @@ class WsLink implements Link {
    * Closes the link with 4004 once `tcp`, its TCP connection, has carried more than `budget`
    * bytes from the other end before `admit()`, and stops reading it: `ws` would otherwise go
    * on buffering the message under way up to the frame limit. The close frame goes out, then
-   * the end of the stream, so the other end learns the code at once; this end, which reads
-   * no answer, drops the connection `closeTimeout` later. `ws`'s `maxPayload` cannot serve:
+   * the end of the stream, so the other end learns the code at once; once both are written,
+   * this end, which would read no answer, drops the connection, not `closeTimeout` later (a
+   * listener's close, and a run's end with it, waited that long). With bytes unread, the
+   * drop is a TCP reset; it follows the close frame, which the other end reads first.
+   * `ws`'s `maxPayload` cannot serve:
    * it is the server's, for every socket, and fixed once a socket is open. Counted after
    * `ws` has read each chunk (its listener came first): one chunk (at most 64 KiB as Node
    * reads TCP) past the budget is read, and a message that ends in it is still delivered.
@@ -237,7 +240,7 @@ class WsLink implements Link {
       this.stopCounting();
       this.socket.pause();
       this.close(4004, `more than ${budget} bytes before the handshake finished`);
-      tcp.end();
+      tcp.end(() => tcp.destroy());
     };
     this.stopCounting = () => {
       tcp.off("data", count);
