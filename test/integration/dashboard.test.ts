@@ -10,7 +10,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, chromium, type Page, type Response } from "playwright-core";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { AnyStateNode } from "xstate";
 import { recordSimulation } from "../../src/cli/simDashboard.ts";
 import { createEngine, job } from "../../src/index.ts";
@@ -109,17 +109,33 @@ async function text(page: Page, selector: string): Promise<string> {
 }
 
 describe("dashboard in Chromium", { timeout: 60_000 }, () => {
+  /** One Chromium for the file, started by the first test that opens a page. */
   let browser: Browser | undefined;
+  /** The pages a test opened, each in a browser context of its own, closed after it. */
+  const pages: Page[] = [];
   let server: DashboardServer | undefined;
   const proxies: TcpProxy[] = [];
   afterEach(async () => {
-    await browser?.close();
+    for (const page of pages.splice(0)) await page.close();
     await server?.close();
     for (const proxy of proxies.splice(0)) await proxy.close();
-    browser = undefined;
     server = undefined;
     cleanUpRanks();
   });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  /**
+   * A page in a fresh browser context (no cookies, cache or storage of another test's), of
+   * the file's one Chromium: starting Chromium for each test cost a second or more each.
+   */
+  async function newPage(options?: Parameters<Browser["newPage"]>[0]): Promise<Page> {
+    browser ??= await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
+    const page = await browser.newPage(options);
+    pages.push(page);
+    return page;
+  }
 
   /** A page of `dashboard` through a TCP proxy the test can cut (`proxy.reset()`). */
   async function pageThroughProxy(
@@ -130,8 +146,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       port: Number(new URL(dashboard.url).port),
     });
     proxies.push(proxy);
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage();
+    const page = await newPage();
     const through = new URL(dashboard.url);
     through.port = new URL(proxy.address).port;
     await page.goto(through.href);
@@ -162,8 +177,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     });
     const run = engine.run(graph());
     server.watch(run);
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+    const page = await newPage({ viewport: { width: 1280, height: 1100 } });
     const response = await page.goto(server.url);
     expect(response?.status()).toBe(200);
 
@@ -238,11 +252,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     );
     try {
       server.watch(run);
-      browser = await chromium.launch({
-        executablePath: "/usr/bin/chromium",
-        args: CHROMIUM_ARGS,
-      });
-      const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+      const page = await newPage({ viewport: { width: 1280, height: 1100 } });
       await page.goto(server.url);
 
       // The gated ranks stay ready until the test opens the gate.
@@ -314,8 +324,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     );
     expect(result.ok).toBe(true);
     server = await DashboardServer.start({ replay: trace });
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+    const page = await newPage({ viewport: { width: 1280, height: 1100 } });
     await page.goto(server.url);
     await page.waitForSelector("#replay:not([hidden])");
     const position = () => text(page, "#replay-position");
@@ -367,8 +376,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     );
     expect(result.violation?.invariant).toBe(1);
     server = await DashboardServer.start({ replay: trace });
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+    const page = await newPage({ viewport: { width: 1280, height: 1100 } });
     await page.goto(server.url);
     await page.waitForSelector("#to-violation:not([hidden])");
     expect(await page.isVisible("#violation")).toBe(false);
@@ -430,8 +438,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     server.push(2_000, { type: "job", id: "long", kind: "long", state: "running" });
     // 45 s on, the long job still runs: only its connection's pings keep coming.
     server.push(45_200, { type: "job", id: "long", kind: "long", state: "running" });
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage();
+    const page = await newPage();
     await page.goto(server.url);
     await page.waitForFunction(() => document.querySelector("#throughput text") !== null);
     const labels = await page.$$eval("#throughput text", (nodes) =>
@@ -507,12 +514,11 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
   });
 
   it("says why it stopped updating when baton stops serving it, after a finished run's outcome", async () => {
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
     for (const finished of [false, true]) {
       server = await DashboardServer.start();
       server.push(0, { type: "run.started", run: `finished-${finished}` });
       if (finished) server.push(10, { type: "run.finished", ok: true });
-      const page = await browser.newPage();
+      const page = await newPage();
       await page.goto(server.url);
       const status = (s: string) =>
         page.waitForFunction((want) => document.querySelector("#status")?.textContent === want, s);
@@ -537,8 +543,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
         chart,
       });
     }
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1100 } });
+    const page = await newPage({ viewport: { width: 1280, height: 1100 } });
     await page.goto(server.url);
     for (const name of Object.keys(machineCatalog)) {
       await page.click(`#actors tr[data-actor="${name}"]`);
@@ -621,8 +626,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
         chart,
       });
     }
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage();
+    const page = await newPage();
     await page.goto(server.url);
     const handled = async (machine: string) => {
       await page.click(`#actors tr[data-actor="${machine}"]`);
@@ -645,8 +649,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
   it("loads with every request it makes answered, its icon too, and no error in the console", async () => {
     server = await DashboardServer.start();
     server.push(0, { type: "run.started", run: "icon" });
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage();
+    const page = await newPage();
     const problems: string[] = [];
     let icon: Response | undefined;
     // Without an icon of its own, Chromium asks for /favicon.ico, which has no token: its
@@ -675,8 +678,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
 
   it("charts the coordinator on a page opened before the run started, as on one opened later", async () => {
     server = await DashboardServer.start();
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage();
+    const page = await newPage();
     await page.goto(server.url);
     // Nothing runs yet, and the page does not say it does.
     await page.waitForFunction(
@@ -743,8 +745,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       status: "done",
       closed: `4005: lease of job ${id} expired: the worker sent no heartbeat before the lease deadline`,
     });
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage();
+    const page = await newPage();
     await page.goto(server.url);
     const state = (id: string) => page.locator(`#actors tr[data-actor="${id}"] td`).nth(2);
     await page.waitForSelector('#actors tr.done[data-actor="connection:ws:4"]');
@@ -797,8 +798,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
         node("r1", "report", ["t1"]),
       ],
     });
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage();
+    const page = await newPage();
     await page.goto(server.url);
     await page.waitForFunction(() => document.querySelectorAll("#graph circle").length === 4);
     const labels = await page.$$eval("#graph text.layer-label", (texts) =>
@@ -833,8 +833,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       state: "ready" as const,
     }));
     server.push(0, { type: "graph", jobs });
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(server.url);
     await page.waitForFunction(() => document.querySelectorAll("#graph circle").length === 100);
     const drawn = await page.evaluate(() => {
@@ -862,8 +861,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     server = await DashboardServer.start();
     server.push(0, { type: "run.started", run: "secret-run-id" });
     const url = new URL(server.url);
-    browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: CHROMIUM_ARGS });
-    const page = await browser.newPage();
+    const page = await newPage();
     for (const path of ["/", "/not-the-token/", url.pathname.replace(/.\/$/, "x/")]) {
       const response = await page.goto(`${url.origin}${path}`);
       expect(response?.status(), path).toBe(403);
