@@ -37,47 +37,75 @@ import * as fixture from "../fixtures/worker.jobs.ts";
 const JOBS = "test/fixtures/worker.jobs.ts";
 const NAME = "e2e-worker";
 
-/** Everything a test started or made, undone after it whether it passed or not. */
-const cleanups: (() => Promise<void> | void)[] = [];
+type Cleanup = () => Promise<void> | void;
 
-afterEach(async () => {
+/**
+ * The helpers of a test, each undoing what it starts or makes through `defer`: a temporary
+ * directory, a coordinator, `baton worker` processes.
+ */
+function helpers(defer: (cleanup: Cleanup) => void) {
+  /** A temporary directory, removed after the test. */
+  function tempDir(): string {
+    const dir = mkdtempSync(join(tmpdir(), "baton-worker-"));
+    defer(() => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  /**
+   * A coordinator for `graph` on a fresh 127.0.0.1 port, run from this test's process;
+   * `impatient` pings every 500 ms and drops a worker silent for 2 s.
+   */
+  async function startCoordinator(
+    graph: JobSpec[],
+    secret: Uint8Array,
+    impatient = false,
+    listen?: string,
+  ) {
+    const jobs = loadJobs(jobsOf(fixture, JOBS), moduleSource(join(ROOT, JOBS)));
+    const coordinator = await startSocketCoordinator({
+      graph,
+      jobs,
+      secret,
+      run: "e2e",
+      ...(impatient && { heartbeatMs: 500, deadAfterMs: 2_000 }),
+      ...(listen !== undefined && { listen }),
+    });
+    defer(coordinator.close);
+    return coordinator;
+  }
+
+  /** Starts `baton worker ...args` without the caller's BATON_SECRET; killed by pid after the test. */
+  function worker(args: string[], env: Record<string, string> = {}): BatonProcess {
+    const started = startBaton(["worker", ...args], { env: { BATON_SECRET: undefined, ...env } });
+    const { child } = started;
+    defer(() => {
+      if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, "SIGKILL");
+    });
+    return started;
+  }
+
+  return { tempDir, startCoordinator, worker, defer };
+}
+
+/** What the tests that run one at a time started or made, undone after each. */
+const cleanups: Cleanup[] = [];
+const { tempDir, startCoordinator, worker } = helpers((cleanup) => cleanups.push(cleanup));
+
+async function cleanUp(): Promise<void> {
   stopBatons();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-/** A temporary directory, removed after the test. */
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-worker-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 /**
- * A coordinator for `graph` on a fresh 127.0.0.1 port, run from this test's process; `impatient`
- * pings every 500 ms and drops a worker silent for 2 s.
+ * The helpers of a test that runs beside others (`describe.concurrent`): what they start is
+ * undone when that test ends, not when another does.
  */
-async function startCoordinator(
-  graph: JobSpec[],
-  secret: Uint8Array,
-  impatient = false,
-  listen?: string,
-) {
-  const jobs = loadJobs(jobsOf(fixture, JOBS), moduleSource(join(ROOT, JOBS)));
-  const coordinator = await startSocketCoordinator({
-    graph,
-    jobs,
-    secret,
-    run: "e2e",
-    ...(impatient && { heartbeatMs: 500, deadAfterMs: 2_000 }),
-    ...(listen !== undefined && { listen }),
+function scoped(onTestFinished: (hook: () => Promise<void>) => void) {
+  const own: Cleanup[] = [];
+  onTestFinished(async () => {
+    for (const cleanup of own.splice(0).reverse()) await cleanup();
   });
-  cleanups.push(coordinator.close);
-  return coordinator;
-}
-
-/** Starts `baton worker ...args` without the caller's BATON_SECRET. */
-function worker(args: string[], env: Record<string, string> = {}): BatonProcess {
-  return startBaton(["worker", ...args], { env: { BATON_SECRET: undefined, ...env } });
+  return helpers((cleanup) => own.push(cleanup));
 }
 
 /** `baton worker`'s arguments for the coordinator at `address`, the secret in `secretFile`. */
@@ -100,6 +128,8 @@ const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
 
 describe("baton worker", () => {
+  afterEach(cleanUp);
+
   it("runs the coordinator's jobs and exits 0 when the coordinator stops it", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     const a = job("double", 20);
@@ -272,81 +302,6 @@ describe("baton worker", () => {
     );
   });
 
-  it("says its own event loop was blocked when a synchronous handler cost it its connection", async () => {
-    const { path, secret } = await writeSecretFile(tempDir());
-    const coordinator = await startCoordinator([job("block", 6_000)], secret, true);
-    const { code, stderr } = await worker(workerArgs(coordinator.address, path)).exit;
-    expect(code).toBe(3);
-    expect(stderr).toMatch(
-      /^baton worker: this worker's event loop was blocked for up to \d+\.\d s at a time, which may be why: a blocked worker cannot answer the coordinator's pings/m,
-    );
-    expect(stderr).toContain("await new Promise(setImmediate)");
-  });
-
-  it("takes its limits from --welcome-timeout-ms and --silence-limit-ms", async () => {
-    const { path, secret } = await writeSecretFile(tempDir());
-    const mute = await silentCoordinator({ secret, mute: true });
-    cleanups.push(() => mute.close());
-    const unwelcomed = await worker(workerArgs(mute.address, path, "--welcome-timeout-ms", "300"))
-      .exit;
-    expect(unwelcomed.code).toBe(3);
-    expect(unwelcomed.stderr).toContain(
-      `baton worker: gave up on the coordinator at ${mute.address} (code 4009): no welcome from the coordinator within 300 ms of connecting`,
-    );
-
-    const silent = await silentCoordinator({ secret, heartbeatMs: 50 });
-    cleanups.push(() => silent.close());
-    const patient = await worker(workerArgs(silent.address, path, "--silence-limit-ms", "700"))
-      .exit;
-    expect(patient.code).toBe(3);
-    expect(patient.stderr).toContain("no frame or ping from the coordinator for 700 ms");
-
-    const bad = await worker(workerArgs(silent.address, path, "--silence-limit-ms", "20s")).exit;
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain(
-      'baton worker: --silence-limit-ms must be a whole number of milliseconds ≥ 1, not "20s" [CONFIG]',
-    );
-  });
-
-  it.each([
-    // A negative number gets the flag's own message, not parseArgs' about a leading dash.
-    [["--cpus", "-1"], '--cpus must be a number of 0 or more, such as 4 or 0.5, not "-1"'],
-    [
-      ["--memory", "0x400"],
-      '--memory must be a number of 0 or more, such as 4 or 0.5, not "0x400"',
-    ],
-    [["--gpus", "1e1"], '--gpus must be a number of 0 or more, such as 4 or 0.5, not "1e1"'],
-    // baton cannot count a machine's gpus: a typo's extra digits were taken unsaid.
-    [
-      ["--gpus", "1000000000000"],
-      "--gpus 1000000000000 is more than any machine offers: give at most 1024, the gpus of this worker's machine (nvidia-smi -L lists them) [CONFIG]",
-    ],
-    // Read as Infinity, which the hello frame cannot carry: the coordinator refused the worker.
-    [
-      ["--memory", "9".repeat(400)],
-      `--memory ${"9".repeat(400)} is more than any machine offers: give at most 9007199254740991`,
-    ],
-    [
-      ["--silence-limit-ms", "-5"],
-      '--silence-limit-ms must be a whole number of milliseconds ≥ 1, not "-5"',
-    ],
-    [["--secret-file", ""], "--secret-file is empty: give it a value, or leave it out"],
-    [
-      ["--retry-for", "-5s"],
-      "--retry-for must be a duration: a whole number above 0 and its unit, such as 90s",
-    ],
-  ])("refuses %j with exit 2: %s", async (flags, says) => {
-    const { code, stderr } = await worker([
-      "--connect",
-      "ws://127.0.0.1:9",
-      "--jobs",
-      JOBS,
-      ...flags,
-    ]).exit;
-    expect(code).toBe(2);
-    expect(stderr).toContain(`baton worker: ${says}`);
-  });
-
   it("exits 2 with the chmod hint when the secret file is readable by others", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     chmodSync(path, 0o644);
@@ -428,26 +383,6 @@ describe("baton worker", () => {
     expect(stderr).toContain(`baton worker: joined run e2e at ${address}\n`);
   });
 
-  it("with --retry-for, gives up and exits 3 once the coordinator stayed unreachable that long", async () => {
-    const { path } = await writeSecretFile(tempDir());
-    const address = `ws://127.0.0.1:${await closedPort()}`;
-    const started = Date.now();
-    const { code, stderr } = await worker(workerArgs(address, path, "--retry-for", "2s")).exit;
-    expect(code).toBe(3);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
-    expect(stderr).toMatch(
-      new RegExp(
-        `^baton worker: cannot connect to ${address}: connection refused .*; gave up: the coordinator was not reachable again within 2s \\(--retry-for\\)$`,
-        "m",
-      ),
-    );
-    const bad = await worker(workerArgs(address, path, "--retry-for", "10")).exit;
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain(
-      '--retry-for must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "10"',
-    );
-  });
-
   it("with --retry-for, does not retry a refusal that connecting again cannot cure (4001)", async () => {
     const coordinator = await startCoordinator([job("double", 1)], nodeEntropy().bytes(32));
     const { path } = await writeSecretFile(tempDir());
@@ -460,34 +395,6 @@ describe("baton worker", () => {
     expect(stderr).toMatch(/closed with code 4001 .*authentication failed/);
     expect(stderr).not.toContain("trying again");
   });
-
-  it("with --retry-for, says so when the handler cut off with its coordinator does not return, and gives up at the end of the window", async () => {
-    const { path, secret } = await writeSecretFile(tempDir());
-    const coordinator = await startCoordinator([job("forsaken")], secret);
-    const proxy = await startTcpProxy({
-      host: "127.0.0.1",
-      port: Number(new URL(coordinator.address).port),
-    });
-    cleanups.push(proxy.close);
-    const { exit } = worker(workerArgs(proxy.address, path, "--retry-for", "12s"));
-    await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
-    // The job frame is on its way when the lease is granted: let it arrive before the reset.
-    await new Promise((r) => setTimeout(r, 300));
-    proxy.reset();
-    // Its handler's promise can never settle: Node used to end the waiting worker with 13.
-    const { code, stderr } = await within(exit, 30_000, "the worker's exit");
-    expect(code).toBe(3);
-    expect(stderr).toMatch(
-      /closed with code 1006 .*; trying again for up to 12s \(--retry-for\)\n/,
-    );
-    expect(stderr).toContain(
-      "baton worker: the handler of the job this worker was running has not returned 10 s after it was aborted (it does not stop on ctx.signal); a worker runs one job at a time, so it connects again once that handler returns, for up to 12s (--retry-for)",
-    );
-    expect(stderr).toContain(
-      "baton worker: gave up: the handler of the job this worker was running did not return within 12s (--retry-for) of losing the coordinator\n",
-    );
-    expect(stderr).not.toContain("joined run");
-  }, 40_000);
 
   it("on SIGTERM aborts the running job, which goes back to the coordinator, and exits 143", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
@@ -506,65 +413,10 @@ describe("baton worker", () => {
       expect(coordinator.record(hang)).toMatchObject({ state: "ready", lostWorkers: [NAME] }),
     );
   });
-
-  it("exits after the grace period when a handler ignores its AbortSignal", async () => {
-    const { path, secret } = await writeSecretFile(tempDir());
-    const coordinator = await startCoordinator([job("stubborn")], secret);
-    const { child, exit } = worker(workerArgs(coordinator.address, path));
-    await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
-    const signalledAt = Date.now();
-    process.kill(child.pid!, "SIGTERM");
-    const { code, stderr } = await exit;
-    expect(code).toBe(143);
-    expect(Date.now() - signalledAt).toBeLessThan(8_000);
-    // The pause before the exit is explained.
-    expect(stderr).toContain(
-      "baton worker: still running 5 s after SIGTERM, most likely a job handler that does not stop on ctx.signal: stopping without it\n",
-    );
-  });
 });
 
 describe("baton worker --handler-thread", () => {
-  it("keeps its connection through a synchronous handler that would have cost it, and runs every job", async () => {
-    const { path, secret } = await writeSecretFile(tempDir());
-    const blocked = job("block", 6_000);
-    const needed = job("needDouble", 21);
-    const env = job("secretInEnv");
-    const coordinator = await startCoordinator([blocked, needed, env], secret, true);
-    const { code, stderr } = await worker(
-      workerArgs(coordinator.address, path, "--name", NAME, "--handler-thread"),
-    ).exit;
-    expect(stderr).not.toContain("event loop was blocked");
-    expect(code).toBe(0);
-    expect(coordinator.record(blocked)).toMatchObject({
-      state: "completed",
-      value: 6_000,
-      lostWorkers: [],
-    });
-    expect(coordinator.record(needed)).toMatchObject({ state: "completed", value: 42 });
-    expect(coordinator.record(env)).toMatchObject({ state: "completed", value: "absent" });
-  });
-
-  it("on SIGTERM aborts the running job and exits 143, within the grace period when it ignores that", async () => {
-    const { path, secret } = await writeSecretFile(tempDir());
-    for (const kind of ["hang", "stubborn"]) {
-      const coordinator = await startCoordinator([job(kind)], secret);
-      const { child, exit } = worker(
-        workerArgs(coordinator.address, path, "--name", NAME, "--handler-thread"),
-      );
-      await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
-      const signalledAt = Date.now();
-      process.kill(child.pid!, "SIGTERM");
-      expect((await exit).code).toBe(143);
-      expect(Date.now() - signalledAt).toBeLessThan(kind === "hang" ? 3_000 : 8_000);
-      await vi.waitFor(() =>
-        expect(coordinator.record(job(kind))).toMatchObject({
-          state: "ready",
-          lostWorkers: [NAME],
-        }),
-      );
-    }
-  });
+  afterEach(cleanUp);
 
   it("exits 2 naming the problem when its job module does not load", async () => {
     const dir = tempDir();
@@ -587,7 +439,227 @@ describe("baton worker --handler-thread", () => {
   });
 });
 
+/**
+ * Tests that spend most of their time waiting on a worker's own timers (its 5 s grace, the
+ * 10 s a cut-off handler gets, --retry-for windows, silence limits) or on a handler that
+ * blocks for 6 s, and quick refusals of bad flags: side by side, each undoing what it started
+ * when it ends. Test files run one at a time, and one at a time these left CI's second core
+ * idle for most of a minute.
+ */
+describe.concurrent("baton worker, side by side", () => {
+  it("with --retry-for, says so when the handler cut off with its coordinator does not return, and gives up at the end of the window", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, startCoordinator, worker, defer } = scoped(onTestFinished);
+    const { path, secret } = await writeSecretFile(tempDir());
+    const coordinator = await startCoordinator([job("forsaken")], secret);
+    const proxy = await startTcpProxy({
+      host: "127.0.0.1",
+      port: Number(new URL(coordinator.address).port),
+    });
+    defer(proxy.close);
+    const { exit } = worker(workerArgs(proxy.address, path, "--retry-for", "12s"));
+    await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
+    // The job frame is on its way when the lease is granted: let it arrive before the reset.
+    await new Promise((r) => setTimeout(r, 300));
+    proxy.reset();
+    // Its handler's promise can never settle: Node used to end the waiting worker with 13.
+    const { code, stderr } = await within(exit, 30_000, "the worker's exit");
+    expect(code).toBe(3);
+    expect(stderr).toMatch(
+      /closed with code 1006 .*; trying again for up to 12s \(--retry-for\)\n/,
+    );
+    expect(stderr).toContain(
+      "baton worker: the handler of the job this worker was running has not returned 10 s after it was aborted (it does not stop on ctx.signal); a worker runs one job at a time, so it connects again once that handler returns, for up to 12s (--retry-for)",
+    );
+    expect(stderr).toContain(
+      "baton worker: gave up: the handler of the job this worker was running did not return within 12s (--retry-for) of losing the coordinator\n",
+    );
+    expect(stderr).not.toContain("joined run");
+  }, 40_000);
+
+  it("says its own event loop was blocked when a synchronous handler cost it its connection", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, startCoordinator, worker } = scoped(onTestFinished);
+    const { path, secret } = await writeSecretFile(tempDir());
+    const coordinator = await startCoordinator([job("block", 6_000)], secret, true);
+    const { code, stderr } = await worker(workerArgs(coordinator.address, path)).exit;
+    expect(code).toBe(3);
+    expect(stderr).toMatch(
+      /^baton worker: this worker's event loop was blocked for up to \d+\.\d s at a time, which may be why: a blocked worker cannot answer the coordinator's pings/m,
+    );
+    expect(stderr).toContain("await new Promise(setImmediate)");
+  });
+
+  it("with --handler-thread, keeps its connection through a synchronous handler that would have cost it, and runs every job", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, startCoordinator, worker } = scoped(onTestFinished);
+    const { path, secret } = await writeSecretFile(tempDir());
+    const blocked = job("block", 6_000);
+    const needed = job("needDouble", 21);
+    const env = job("secretInEnv");
+    const coordinator = await startCoordinator([blocked, needed, env], secret, true);
+    const { code, stderr } = await worker(
+      workerArgs(coordinator.address, path, "--name", NAME, "--handler-thread"),
+    ).exit;
+    expect(stderr).not.toContain("event loop was blocked");
+    expect(code).toBe(0);
+    expect(coordinator.record(blocked)).toMatchObject({
+      state: "completed",
+      value: 6_000,
+      lostWorkers: [],
+    });
+    expect(coordinator.record(needed)).toMatchObject({ state: "completed", value: 42 });
+    expect(coordinator.record(env)).toMatchObject({ state: "completed", value: "absent" });
+  });
+
+  it("exits after the grace period when a handler ignores its AbortSignal", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, startCoordinator, worker } = scoped(onTestFinished);
+    const { path, secret } = await writeSecretFile(tempDir());
+    const coordinator = await startCoordinator([job("stubborn")], secret);
+    const { child, exit } = worker(workerArgs(coordinator.address, path));
+    await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
+    const signalledAt = Date.now();
+    process.kill(child.pid!, "SIGTERM");
+    const { code, stderr } = await exit;
+    expect(code).toBe(143);
+    expect(Date.now() - signalledAt).toBeLessThan(8_000);
+    // The pause before the exit is explained.
+    expect(stderr).toContain(
+      "baton worker: still running 5 s after SIGTERM, most likely a job handler that does not stop on ctx.signal: stopping without it\n",
+    );
+  });
+
+  it("with --handler-thread, on SIGTERM aborts the running job and exits 143, within the grace period when it ignores that", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, startCoordinator, worker } = scoped(onTestFinished);
+    const { path, secret } = await writeSecretFile(tempDir());
+    for (const kind of ["hang", "stubborn"]) {
+      const coordinator = await startCoordinator([job(kind)], secret);
+      const { child, exit } = worker(
+        workerArgs(coordinator.address, path, "--name", NAME, "--handler-thread"),
+      );
+      await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
+      const signalledAt = Date.now();
+      process.kill(child.pid!, "SIGTERM");
+      expect((await exit).code).toBe(143);
+      expect(Date.now() - signalledAt).toBeLessThan(kind === "hang" ? 3_000 : 8_000);
+      await vi.waitFor(() =>
+        expect(coordinator.record(job(kind))).toMatchObject({
+          state: "ready",
+          lostWorkers: [NAME],
+        }),
+      );
+    }
+  });
+
+  it("with --retry-for, gives up and exits 3 once the coordinator stayed unreachable that long", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, worker } = scoped(onTestFinished);
+    const { path } = await writeSecretFile(tempDir());
+    const address = `ws://127.0.0.1:${await closedPort()}`;
+    const started = Date.now();
+    const { code, stderr } = await worker(workerArgs(address, path, "--retry-for", "2s")).exit;
+    expect(code).toBe(3);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(stderr).toMatch(
+      new RegExp(
+        `^baton worker: cannot connect to ${address}: connection refused .*; gave up: the coordinator was not reachable again within 2s \\(--retry-for\\)$`,
+        "m",
+      ),
+    );
+    const bad = await worker(workerArgs(address, path, "--retry-for", "10")).exit;
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      '--retry-for must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "10"',
+    );
+  });
+
+  it("takes its limits from --welcome-timeout-ms and --silence-limit-ms", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, worker, defer } = scoped(onTestFinished);
+    const { path, secret } = await writeSecretFile(tempDir());
+    const mute = await silentCoordinator({ secret, mute: true });
+    defer(() => mute.close());
+    const unwelcomed = await worker(workerArgs(mute.address, path, "--welcome-timeout-ms", "300"))
+      .exit;
+    expect(unwelcomed.code).toBe(3);
+    expect(unwelcomed.stderr).toContain(
+      `baton worker: gave up on the coordinator at ${mute.address} (code 4009): no welcome from the coordinator within 300 ms of connecting`,
+    );
+
+    const silent = await silentCoordinator({ secret, heartbeatMs: 50 });
+    defer(() => silent.close());
+    const patient = await worker(workerArgs(silent.address, path, "--silence-limit-ms", "700"))
+      .exit;
+    expect(patient.code).toBe(3);
+    expect(patient.stderr).toContain("no frame or ping from the coordinator for 700 ms");
+
+    const bad = await worker(workerArgs(silent.address, path, "--silence-limit-ms", "20s")).exit;
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      'baton worker: --silence-limit-ms must be a whole number of milliseconds ≥ 1, not "20s" [CONFIG]',
+    );
+  });
+
+  it.for<[string[], string]>([
+    // A negative number gets the flag's own message, not parseArgs' about a leading dash.
+    [["--cpus", "-1"], '--cpus must be a number of 0 or more, such as 4 or 0.5, not "-1"'],
+    [
+      ["--memory", "0x400"],
+      '--memory must be a number of 0 or more, such as 4 or 0.5, not "0x400"',
+    ],
+    [["--gpus", "1e1"], '--gpus must be a number of 0 or more, such as 4 or 0.5, not "1e1"'],
+    // baton cannot count a machine's gpus: a typo's extra digits were taken unsaid.
+    [
+      ["--gpus", "1000000000000"],
+      "--gpus 1000000000000 is more than any machine offers: give at most 1024, the gpus of this worker's machine (nvidia-smi -L lists them) [CONFIG]",
+    ],
+    // Read as Infinity, which the hello frame cannot carry: the coordinator refused the worker.
+    [
+      ["--memory", "9".repeat(400)],
+      `--memory ${"9".repeat(400)} is more than any machine offers: give at most 9007199254740991`,
+    ],
+    [
+      ["--silence-limit-ms", "-5"],
+      '--silence-limit-ms must be a whole number of milliseconds ≥ 1, not "-5"',
+    ],
+    [["--secret-file", ""], "--secret-file is empty: give it a value, or leave it out"],
+    [
+      ["--retry-for", "-5s"],
+      "--retry-for must be a duration: a whole number above 0 and its unit, such as 90s",
+    ],
+  ])("refuses %j with exit 2: %s", async ([flags, says], { expect, onTestFinished }) => {
+    const { worker } = scoped(onTestFinished);
+    const { code, stderr } = await worker([
+      "--connect",
+      "ws://127.0.0.1:9",
+      "--jobs",
+      JOBS,
+      ...flags,
+    ]).exit;
+    expect(code).toBe(2);
+    expect(stderr).toContain(`baton worker: ${says}`);
+  });
+});
+
 describe("the run secret", () => {
+  afterEach(cleanUp);
+
   it("is written as 64 hex digits to a new 0600 file and read back as the same bytes", async () => {
     const dir = tempDir();
     const { path, secret } = await writeSecretFile(dir);
