@@ -20,7 +20,13 @@ import { type AddressInfo, createServer } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import {
+  type BatonProcess,
+  ROOT,
+  startBaton,
+  startOwnBaton,
+  stopBatons,
+} from "../fixtures/batonCli.ts";
 import { within } from "../fixtures/within.ts";
 
 const PIPELINE = "examples/pipeline.graph.ts";
@@ -37,14 +43,17 @@ afterAll(() => {
   for (const dir of stores.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts `baton ...args`; a `run` gets a fresh result store so no test sees another's results. */
+/** `args`, a `run` given a fresh result store so no test sees another's results. */
+function withStore(args: string[]): string[] {
+  if (args[0] !== "run" || args.includes("--store") || args.includes("--no-store")) return args;
+  const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
+  stores.push(store);
+  return [...args, "--store", store];
+}
+
+/** Starts `baton ...args`; a `run` gets a fresh result store. */
 function baton(args: string[], env: Record<string, string> = {}): BatonProcess {
-  if (args[0] === "run" && !args.includes("--store") && !args.includes("--no-store")) {
-    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
-    stores.push(store);
-    args = [...args, "--store", store];
-  }
-  return startBaton(args, { env });
+  return startBaton(withStore(args), { env });
 }
 
 /** Runs baton to the end. */
@@ -501,8 +510,14 @@ describe("baton run", () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe("");
   });
+});
 
-  it.each([
+/**
+ * Quick refusals, each its own `baton` process and nothing else: side by side, since test
+ * files run one at a time and one process at a time left CI's second core idle.
+ */
+describe.concurrent("baton run's refusals of bad usage", () => {
+  it.for<[string[], string]>([
     [["--workers=-1", PIPELINE], '--workers must be a number of workers ≥ 0, not "-1"'],
     [["--workers=", PIPELINE], '--workers must be a number of workers ≥ 0, not ""'],
     [["--log-level", "loud", PIPELINE], "--log-level must be one of trace, debug, info, warn"],
@@ -591,15 +606,18 @@ describe("baton run", () => {
       ["--ui", "--ui-port", "-8080", PIPELINE],
       '--ui-port must be a TCP port from 0 to 65535, not "-8080"',
     ],
-  ])("exits 2 for bad usage %j with a message", async (args, says) => {
-    const result = await batonRun("run", ...args);
+  ])(
+    "exits 2 for bad usage %j with a message",
+    async ([args, says], { expect, onTestFinished }) => {
+      const result = await startOwnBaton(onTestFinished, withStore(["run", ...args])).exit;
 
-    expect(result.code).toBe(2);
-    expect(result.stdout).toBe("");
-    expect(result.stderr).toContain(says);
-    expect(result.stderr).toContain("baton run");
-    expect(result.stderr).not.toMatch(STACK_LINE);
-  });
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toContain(says);
+      expect(result.stderr).toContain("baton run");
+      expect(result.stderr).not.toMatch(STACK_LINE);
+    },
+  );
 });
 
 describe("baton", () => {
