@@ -13,7 +13,7 @@ import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import { KEEP_ENDED_DEPLOYMENTS } from "../../src/runtime/deploymentLogs.ts";
-import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { startBaton, startOwnBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
 import { endedDeployments } from "../fixtures/endedDeployments.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/rankStrays.ts";
@@ -521,8 +521,14 @@ describe("baton launch", () => {
     );
     expect(logs).toEqual(["rank 0 port 29611", "rank 1 port 29611"]);
   }, 60_000);
+});
 
-  it.each([
+/**
+ * Quick refusals, each its own `baton` process and nothing else: side by side, since test
+ * files run one at a time and one process at a time left CI's second core idle.
+ */
+describe.concurrent("baton launch's refusals of bad usage", () => {
+  it.for<[string[], string]>([
     [["--", "true"], "baton launch needs --world N, the number of ranks to start"],
     [
       ["--world", "", "--", "true"],
@@ -591,12 +597,12 @@ describe("baton launch", () => {
     ],
   ])(
     "refuses %j with exit code 2: %s",
-    async (args, message) => {
-      const result = await startBaton(["launch", ...args]).exit;
+    { timeout: 60_000 },
+    async ([args, message], { expect, onTestFinished }) => {
+      const result = await startOwnBaton(onTestFinished, ["launch", ...args]).exit;
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(message);
     },
-    60_000,
   );
 });
 
