@@ -16,15 +16,14 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { afterAll, describe, expect, it } from "vitest";
+import { ROOT, startOwnBaton } from "../fixtures/batonCli.ts";
 import { copyCheckout, stampDist } from "../fixtures/checkoutCopy.ts";
 import { installPacked, removePackedTarball } from "../fixtures/packedInstall.ts";
 
 const RECORDER = join(ROOT, "test/fixtures/loadedModules.mjs");
 
 const folders: string[] = [];
-afterEach(() => stopBatons());
 afterAll(() => {
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
   removePackedTarball();
@@ -112,28 +111,46 @@ const SETUPS: Record<string, () => Setup> = {
   },
 };
 
+type OnTestFinished = (hook: () => void) => void;
+
 /** The value of the probe job of `baton run graph.ts …` (as `--json` gives it). */
-async function probed(setup: Setup, ...args: string[]): Promise<unknown> {
-  const exit = await startBaton(["run", "graph.ts", "--no-store", "--json", ...args], {
-    root: setup.root,
-    cwd: setup.dir,
-  }).exit;
+async function probed(
+  onTestFinished: OnTestFinished,
+  setup: Setup,
+  ...args: string[]
+): Promise<unknown> {
+  const exit = await startOwnBaton(
+    onTestFinished,
+    ["run", "graph.ts", "--no-store", "--json", ...args],
+    { root: setup.root, cwd: setup.dir },
+  ).exit;
   expect(exit.stderr, args.join(" ")).toBe("");
   expect(exit.code).toBe(0);
   return (JSON.parse(exit.stdout) as { jobs: { value: unknown }[] }).jobs[0]?.value;
 }
 
-describe("a user's modules get the baton the command runs", () => {
+/**
+ * Side by side: each test starts its commands one after another, each mostly a process loading
+ * modules, and test files run one at a time, which left CI's second core idle.
+ */
+describe.concurrent("a user's modules get the baton the command runs", () => {
   for (const [name, make] of Object.entries(SETUPS)) {
-    it(`${name}: on the command's thread, a worker's, its handler thread and sim's threads`, async () => {
+    it(`${name}: on the command's thread, a worker's, its handler thread and sim's threads`, async ({
+      expect,
+      onTestFinished,
+    }) => {
       const setup = make();
       const record = join(setup.dir, "loaded.txt");
       writeFileSync(record, "");
-      const exit = await startBaton(["run", "graph.ts", "--no-store", "--json", "--in-process"], {
-        root: setup.root,
-        cwd: setup.dir,
-        env: { NODE_OPTIONS: `--import=${RECORDER}`, BATON_LOADED_MODULES: record },
-      }).exit;
+      const exit = await startOwnBaton(
+        onTestFinished,
+        ["run", "graph.ts", "--no-store", "--json", "--in-process"],
+        {
+          root: setup.root,
+          cwd: setup.dir,
+          env: { NODE_OPTIONS: `--import=${RECORDER}`, BATON_LOADED_MODULES: record },
+        },
+      ).exit;
       expect(exit.stderr).toBe("");
       const { jobs } = JSON.parse(exit.stdout) as { jobs: { value: unknown }[] };
       expect(jobs[0]?.value).toBe("main thread: one ConfigError");
@@ -148,15 +165,18 @@ describe("a user's modules get the baton the command runs", () => {
         new Set([`file://${setup.root}/${ran}/errors.${ran === "dist" ? "js" : "ts"}`]),
       );
 
-      expect(await probed(setup, "--workers", "1")).toBe("main thread: one ConfigError");
-      expect(await probed(setup, "--workers", "1", "--handler-thread")).toBe(
+      expect(await probed(onTestFinished, setup, "--workers", "1")).toBe(
+        "main thread: one ConfigError",
+      );
+      expect(await probed(onTestFinished, setup, "--workers", "1", "--handler-thread")).toBe(
         "its own thread: one ConfigError",
       );
 
       // The helper thread takes the first seed, the calling thread the second.
       const probeFile = join(setup.dir, "probe.txt");
       writeFileSync(probeFile, "");
-      const sim = await startBaton(
+      const sim = await startOwnBaton(
+        onTestFinished,
         ["sim", "graph.ts", "--handlers", "sim.ts", "--seeds", "1..2", "--threads", "2"],
         { root: setup.root, cwd: setup.dir, env: { PROBE_FILE: probeFile } },
       ).exit;
@@ -167,25 +187,38 @@ describe("a user's modules get the baton the command runs", () => {
       );
     });
 
-    it(`${name}: the Quick start example runs, and baton sim of drawn graphs`, async () => {
+    it(`${name}: the Quick start example runs, and baton sim of drawn graphs`, async ({
+      expect,
+      onTestFinished,
+    }) => {
       const setup = make();
       const example = join(setup.root, "examples", "pipeline.graph.ts");
-      const run = await startBaton(["run", example, "--in-process", "--no-store", "--json"], {
-        root: setup.root,
-        cwd: setup.dir,
-      }).exit;
+      const run = await startOwnBaton(
+        onTestFinished,
+        ["run", example, "--in-process", "--no-store", "--json"],
+        {
+          root: setup.root,
+          cwd: setup.dir,
+        },
+      ).exit;
       expect(run.stderr).toBe("");
       expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, counts: { completed: 55 } });
-      const sim = await startBaton(["sim", "--seeds", "1..2", "--threads", "2"], {
-        root: setup.root,
-        cwd: setup.dir,
-      }).exit;
+      const sim = await startOwnBaton(
+        onTestFinished,
+        ["sim", "--seeds", "1..2", "--threads", "2"],
+        {
+          root: setup.root,
+          cwd: setup.dir,
+        },
+      ).exit;
       expect(sim.stderr).toBe("");
       expect(sim.stdout).toMatch(/2 seeds, 0 failed/);
       expect(sim.code).toBe(0);
     });
   }
+});
 
+describe("a user's program gets the baton it imports", () => {
   it("a program of yours run by plain node: simulateSeeds with the modules, on its thread and a helper", () => {
     const dir = project();
     installPacked(dir);
