@@ -21,6 +21,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import {
+  type BatonExit,
   type BatonProcess,
   ROOT,
   startBaton,
@@ -58,6 +59,16 @@ function baton(args: string[], env: Record<string, string> = {}): BatonProcess {
 
 /** Runs baton to the end. */
 const batonRun = (...args: string[]) => baton(args).exit;
+
+/**
+ * `baton` and `batonRun` for a test that runs beside others (`describe.concurrent`): its
+ * processes are stopped by pid when it ends, not by another test's `stopBatons`.
+ */
+function own(onTestFinished: (hook: () => void) => void) {
+  const ownBaton = (args: string[], env: Record<string, string> = {}): BatonProcess =>
+    startOwnBaton(onTestFinished, withStore(args), { env });
+  return { baton: ownBaton, batonRun: (...args: string[]) => ownBaton(args).exit };
+}
 
 /** The state letter of a process (R, S, Z, …), or undefined when it no longer exists. */
 function processState(pid: number): string | undefined {
@@ -422,22 +433,6 @@ describe("baton run", () => {
     });
   });
 
-  it.each([
-    ["a cycle", "cycle.graph.ts", "The graph has a cycle", "GRAPH_CYCLE"],
-    ["an unknown kind", "unknown-kind.graph.ts", 'Unknown job kind "stpe" (1 job)', "UNKNOWN_KIND"],
-  ])(
-    "exits 2 for a graph with %s, one line on stderr and no stack",
-    async (_, file, says, code) => {
-      const result = await batonRun("run", `test/fixtures/${file}`);
-
-      expect(result.code).toBe(2);
-      expect(result.stdout).toBe("");
-      expect(result.stderr).toContain(says);
-      expect(result.stderr.trimEnd()).toMatch(new RegExp(`^baton run: .*\\[${code}\\]$`));
-      expect(result.stderr).not.toMatch(STACK_LINE);
-    },
-  );
-
   it("writes each run's logs to a folder of its own, and --keep-logs N removes older runs' folders", async () => {
     const store = mkdtempSync(join(tmpdir(), "baton-cli-logs-"));
     stores.push(store);
@@ -462,53 +457,6 @@ describe("baton run", () => {
     const kept = readdirSync(logs);
     expect(kept).toHaveLength(2);
     expect(kept).not.toContain(first);
-  });
-
-  it("exits 2 with one line naming where a graph module or its graph function threw, or a store path that is a file, and leaves no log", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-cli-throws-"));
-    stores.push(dir);
-    writeFileSync(
-      join(dir, "import.graph.ts"),
-      'const a = 1;\nthrow new Error("boom at import");\n',
-    );
-    writeFileSync(
-      join(dir, "function.graph.ts"),
-      'export const jobs = { a: () => 1 };\nexport default async () => {\n  throw new Error("no graph today");\n};\n',
-    );
-    writeFileSync(join(dir, "afile"), "");
-    const [atImport, inFunction, storeIsFile] = await Promise.all([
-      batonRun("run", join(dir, "import.graph.ts"), "--store", join(dir, "s1")),
-      batonRun("run", join(dir, "function.graph.ts"), "--store", join(dir, "s2")),
-      batonRun("run", PIPELINE, "--store", join(dir, "afile")),
-    ]);
-    expect(atImport.stderr.trimEnd()).toBe(
-      `baton run: could not load ${join(dir, "import.graph.ts")}: boom at import (at ${join(dir, "import.graph.ts")}:2:7) [MODULE_LOAD]`,
-    );
-    expect(inFunction.stderr.trimEnd()).toBe(
-      `baton run: the graph function ${join(dir, "function.graph.ts")} exports threw: no graph today (at ${join(dir, "function.graph.ts")}:3:9) [GRAPH_FUNCTION]`,
-    );
-    expect(storeIsFile.stderr.trimEnd()).toBe(
-      `baton run: the result store ${join(dir, "afile")} cannot be made: ${join(dir, "afile")} is a file, not a directory; give the store (--store) a directory, or a path that does not exist yet [STORE_NOT_DIRECTORY]`,
-    );
-    for (const result of [atImport, inFunction, storeIsFile]) expect(result.code).toBe(2);
-    // Nothing was run, so nothing was written: no store, no empty run log.
-    expect(readdirSync(dir).sort()).toEqual(["afile", "function.graph.ts", "import.graph.ts"]);
-  });
-
-  it("exits 2 naming a job option put on a kind's definition in the job module, which would be ignored", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-cli-definition-"));
-    stores.push(dir);
-    writeFileSync(join(dir, "package.json"), '{"type": "module"}\n');
-    writeFileSync(
-      join(dir, "big.graph.ts"),
-      'import { defineJobs, job } from "baton";\nexport const jobs = defineJobs({ big: { requires: { cpus: 4 }, run: () => 1 } } as never);\nexport default [job("big")];\n',
-    );
-    const result = await batonRun("run", join(dir, "big.graph.ts"), "--store", join(dir, "store"));
-    expect(result.stderr.trimEnd()).toBe(
-      'baton run: job kind "big": unknown option requires; it takes run, version, timeoutMs; requires is an option of each job, not of its kind: job("big", input, { requires: … }) [JOB_MODULE]',
-    );
-    expect(result.code).toBe(2);
-    expect(result.stdout).toBe("");
   });
 });
 
@@ -620,6 +568,242 @@ describe.concurrent("baton run's refusals of bad usage", () => {
   );
 });
 
+/**
+ * Runs that fail or are refused, each of its own processes and files: side by side, since
+ * test files run one at a time and one process at a time left CI's second core idle.
+ */
+describe.concurrent("baton's failures and refusals", () => {
+  /** Runs `graph` on one local worker with its own store; the exit and the pool's failure as run.log holds it. */
+  async function poolFailure(batonRun: (...args: string[]) => Promise<BatonExit>, graph: string) {
+    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
+    stores.push(store);
+    const exit = await batonRun("run", graph, "--workers", "1", "--store", store);
+    const [folder] = readdirSync(join(store, "logs"));
+    const logged = readFileSync(join(store, "logs", folder!, "run.log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .find((line) => line.msg === "the worker pool failed; stopping the run");
+    return { ...exit, logged };
+  }
+
+  it.for([
+    ["a cycle", "cycle.graph.ts", "The graph has a cycle", "GRAPH_CYCLE"],
+    ["an unknown kind", "unknown-kind.graph.ts", 'Unknown job kind "stpe" (1 job)', "UNKNOWN_KIND"],
+  ])(
+    "exits 2 for a graph with %s, one line on stderr and no stack",
+    async ([, file, says, code], { expect, onTestFinished }) => {
+      const { batonRun } = own(onTestFinished);
+      const result = await batonRun("run", `test/fixtures/${file}`);
+
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toContain(says);
+      expect(result.stderr.trimEnd()).toMatch(new RegExp(`^baton run: .*\\[${code}\\]$`));
+      expect(result.stderr).not.toMatch(STACK_LINE);
+    },
+  );
+
+  it("exits 2 with one line naming where a graph module or its graph function threw, or a store path that is a file, and leaves no log", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { batonRun } = own(onTestFinished);
+    const dir = mkdtempSync(join(tmpdir(), "baton-cli-throws-"));
+    stores.push(dir);
+    writeFileSync(
+      join(dir, "import.graph.ts"),
+      'const a = 1;\nthrow new Error("boom at import");\n',
+    );
+    writeFileSync(
+      join(dir, "function.graph.ts"),
+      'export const jobs = { a: () => 1 };\nexport default async () => {\n  throw new Error("no graph today");\n};\n',
+    );
+    writeFileSync(join(dir, "afile"), "");
+    const [atImport, inFunction, storeIsFile] = await Promise.all([
+      batonRun("run", join(dir, "import.graph.ts"), "--store", join(dir, "s1")),
+      batonRun("run", join(dir, "function.graph.ts"), "--store", join(dir, "s2")),
+      batonRun("run", PIPELINE, "--store", join(dir, "afile")),
+    ]);
+    expect(atImport.stderr.trimEnd()).toBe(
+      `baton run: could not load ${join(dir, "import.graph.ts")}: boom at import (at ${join(dir, "import.graph.ts")}:2:7) [MODULE_LOAD]`,
+    );
+    expect(inFunction.stderr.trimEnd()).toBe(
+      `baton run: the graph function ${join(dir, "function.graph.ts")} exports threw: no graph today (at ${join(dir, "function.graph.ts")}:3:9) [GRAPH_FUNCTION]`,
+    );
+    expect(storeIsFile.stderr.trimEnd()).toBe(
+      `baton run: the result store ${join(dir, "afile")} cannot be made: ${join(dir, "afile")} is a file, not a directory; give the store (--store) a directory, or a path that does not exist yet [STORE_NOT_DIRECTORY]`,
+    );
+    for (const result of [atImport, inFunction, storeIsFile]) expect(result.code).toBe(2);
+    // Nothing was run, so nothing was written: no store, no empty run log.
+    expect(readdirSync(dir).sort()).toEqual(["afile", "function.graph.ts", "import.graph.ts"]);
+  });
+
+  it("exits 2 naming a job option put on a kind's definition in the job module, which would be ignored", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { batonRun } = own(onTestFinished);
+    const dir = mkdtempSync(join(tmpdir(), "baton-cli-definition-"));
+    stores.push(dir);
+    writeFileSync(join(dir, "package.json"), '{"type": "module"}\n');
+    writeFileSync(
+      join(dir, "big.graph.ts"),
+      'import { defineJobs, job } from "baton";\nexport const jobs = defineJobs({ big: { requires: { cpus: 4 }, run: () => 1 } } as never);\nexport default [job("big")];\n',
+    );
+    const result = await batonRun("run", join(dir, "big.graph.ts"), "--store", join(dir, "store"));
+    expect(result.stderr.trimEnd()).toBe(
+      'baton run: job kind "big": unknown option requires; it takes run, version, timeoutMs; requires is an option of each job, not of its kind: job("big", input, { requires: … }) [JOB_MODULE]',
+    );
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+  });
+
+  it("says once, without a stack or a log line, that the run failed when its workers cannot start", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { batonRun } = own(onTestFinished);
+    const { code, stderr, logged } = await poolFailure(
+      batonRun,
+      "test/fixtures/workersCannotLoad.graph.ts",
+    );
+
+    expect(code).toBe(1);
+    // The run's log keeps the failure, classified and without a stack, below the level
+    // stderr shows: the terminal gets the CLI's one message, not the log line as well.
+    expect(logged).toMatchObject({ level: 30, err: { code: "WORKER_CANNOT_START" } });
+    expect(logged.err).not.toHaveProperty("stack");
+    expect(stderr).toBe(`baton run: the run failed: ${logged.err.message} [WORKER_CANNOT_START]\n`);
+    expect(stderr).toMatch(/the run failed: worker local-1 \(pid \d+\) exited with code 2/);
+    expect(stderr).toContain(
+      `could not load ${join(ROOT, "test/fixtures/workersCannotLoad.graph.ts")}: the licence file is missing`,
+    );
+  });
+
+  it("says once, in its summary, that a result could not be stored, each attempt's error only in run.log", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { baton } = own(onTestFinished);
+    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
+    stores.push(store);
+    const { code, stderr } = await baton(
+      ["run", "test/fixtures/storeInTheWay.graph.ts", "--workers", "1", "--store", store],
+      { STORE_IN_THE_WAY: store },
+    ).exit;
+
+    expect(code).toBe(1);
+    const lines = stderr.trim().split("\n");
+    expect(lines.filter((line) => line.includes("could not be stored"))).toEqual([
+      expect.stringMatching(
+        /^✗ sabotage [0-9a-f]{16} \(error, 4 attempts\): the result of job [0-9a-f]{16} \(sabotage\) could not be stored in .*; check that the store's disk has room and is writable$/,
+      ),
+    ]);
+    expect(stderr).not.toContain('"level"');
+    expect(stderr).not.toMatch(STACK_LINE);
+    const [folder] = readdirSync(join(store, "logs"));
+    const logged = readFileSync(join(store, "logs", folder!, "run.log"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.msg === "could not store a result");
+    expect(logged.map((line) => line.level)).toEqual([30, 30, 30, 30]);
+  });
+
+  it("exits 1 naming the worker and its log, once, when the worker processes crash in a loop", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { batonRun } = own(onTestFinished);
+    // One slot: its six deaths end the run (each worker start costs a tsx start-up).
+    const { code, stderr, logged } = await poolFailure(
+      batonRun,
+      "test/fixtures/crashingWorkers.graph.ts",
+    );
+
+    expect(code).toBe(1);
+    expect(logged).toMatchObject({ level: 30, err: { code: "WORKER_CRASH_LOOP" } });
+    expect(logged.err).not.toHaveProperty("stack");
+    // Each replacement is warned of as it happens; the failure is said once, at the end.
+    const message = `baton run: the run failed: ${logged.err.message} [WORKER_CRASH_LOOP]\n`;
+    expect(stderr.endsWith(message)).toBe(true);
+    const before = stderr.slice(0, -message.length).trim().split("\n");
+    expect(before.map((line) => JSON.parse(line).msg)).toEqual(
+      Array(5).fill("worker process replaced"),
+    );
+    expect(message).toMatch(/the run failed: worker local-1\.6 \(pid \d+\) exited with code 9/);
+    expect(message).toContain("cannot reach the licence server");
+  });
+
+  it("says a full disk is full, in one line with exit 2, when the failed write names no file", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { batonRun } = own(onTestFinished);
+    // /dev/full fails every write with ENOSPC, through a handle whose error has no path.
+    const { code, stderr } = await batonRun("viz", "--out", "/dev/full");
+    expect(stderr).toBe(
+      "baton viz: cannot write: no space left on the disk; free some space, or give a path on another disk [ENOSPC]\n",
+    );
+    expect(code).toBe(2);
+  });
+
+  it("a reader that closes its pipe early changes no exit code: 1 for a failed run with --json | head, 0 for a run whose stderr went away", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { baton } = own(onTestFinished);
+    const failed = baton(["run", "test/fixtures/failing.graph.ts", "--in-process", "--json"]);
+    failed.child.stdout.destroy();
+    const completed = baton(["run", PIPELINE, "--in-process", "--log-level", "info"]);
+    completed.child.stderr.destroy();
+    const [failedExit, completedExit] = await Promise.all([failed.exit, completed.exit]);
+    // Exiting at once on stdout's EPIPE gave 0 before the run set its exit code.
+    expect(failedExit.code).toBe(1);
+    // An uncaught EPIPE on stderr, writing the summary, gave 1.
+    expect(completedExit.code).toBe(0);
+  });
+
+  it("prints help with exit 0, a command's with help COMMAND, and refuses an unknown command with exit 2", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { batonRun } = own(onTestFinished);
+    const [help, nope, typo, helpLaunch] = await Promise.all([
+      batonRun("help"),
+      batonRun("nope"),
+      batonRun("rnu"),
+      batonRun("help", "launch"),
+    ]);
+    expect(helpLaunch.code).toBe(0);
+    expect(helpLaunch.stdout).toMatch(/^usage: baton launch --world N/);
+
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("usage: baton <command> [options]");
+    expect(help.stdout).toContain("run <graph module>");
+    expect(nope.code).toBe(2);
+    expect(nope.stdout).toBe("");
+    expect(nope.stderr).toContain('baton: unknown command "nope"\n');
+    expect(nope.stderr).toContain("usage: baton <command> [options]");
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('baton: unknown command "rnu"; did you mean baton run?\n');
+  });
+
+  it("refuses a command named after an object's property (toString, constructor) as unknown, instead of crashing", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { batonRun } = own(onTestFinished);
+    for (const name of ["toString", "constructor"]) {
+      const { code, stderr } = await batonRun(name);
+      expect(code, name).toBe(2);
+      expect(stderr).toContain(`baton: unknown command "${name}"`);
+      expect(stderr).not.toMatch(STACK_LINE);
+    }
+  });
+});
+
 describe("baton", () => {
   it("warns, and runs, when --workers starts more worker processes than the cores", async () => {
     const cores = availableParallelism();
@@ -658,79 +842,6 @@ describe("baton", () => {
     );
     expect(stderr).toContain("[SLURM_UNREACHABLE]");
     expect(Date.now() - started).toBeLessThan(25_000);
-  });
-
-  /** Runs `graph` on one local worker with its own store; the exit and the pool's failure as run.log holds it. */
-  async function poolFailure(graph: string) {
-    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
-    stores.push(store);
-    const exit = await batonRun("run", graph, "--workers", "1", "--store", store);
-    const [folder] = readdirSync(join(store, "logs"));
-    const logged = readFileSync(join(store, "logs", folder!, "run.log"), "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line))
-      .find((line) => line.msg === "the worker pool failed; stopping the run");
-    return { ...exit, logged };
-  }
-
-  it("says once, without a stack or a log line, that the run failed when its workers cannot start", async () => {
-    const { code, stderr, logged } = await poolFailure("test/fixtures/workersCannotLoad.graph.ts");
-
-    expect(code).toBe(1);
-    // The run's log keeps the failure, classified and without a stack, below the level
-    // stderr shows: the terminal gets the CLI's one message, not the log line as well.
-    expect(logged).toMatchObject({ level: 30, err: { code: "WORKER_CANNOT_START" } });
-    expect(logged.err).not.toHaveProperty("stack");
-    expect(stderr).toBe(`baton run: the run failed: ${logged.err.message} [WORKER_CANNOT_START]\n`);
-    expect(stderr).toMatch(/the run failed: worker local-1 \(pid \d+\) exited with code 2/);
-    expect(stderr).toContain(
-      `could not load ${join(ROOT, "test/fixtures/workersCannotLoad.graph.ts")}: the licence file is missing`,
-    );
-  });
-
-  it("says once, in its summary, that a result could not be stored, each attempt's error only in run.log", async () => {
-    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
-    stores.push(store);
-    const { code, stderr } = await baton(
-      ["run", "test/fixtures/storeInTheWay.graph.ts", "--workers", "1", "--store", store],
-      { STORE_IN_THE_WAY: store },
-    ).exit;
-
-    expect(code).toBe(1);
-    const lines = stderr.trim().split("\n");
-    expect(lines.filter((line) => line.includes("could not be stored"))).toEqual([
-      expect.stringMatching(
-        /^✗ sabotage [0-9a-f]{16} \(error, 4 attempts\): the result of job [0-9a-f]{16} \(sabotage\) could not be stored in .*; check that the store's disk has room and is writable$/,
-      ),
-    ]);
-    expect(stderr).not.toContain('"level"');
-    expect(stderr).not.toMatch(STACK_LINE);
-    const [folder] = readdirSync(join(store, "logs"));
-    const logged = readFileSync(join(store, "logs", folder!, "run.log"), "utf8")
-      .trim()
-      .split("\n")
-      .map((line) => JSON.parse(line))
-      .filter((line) => line.msg === "could not store a result");
-    expect(logged.map((line) => line.level)).toEqual([30, 30, 30, 30]);
-  });
-
-  it("exits 1 naming the worker and its log, once, when the worker processes crash in a loop", async () => {
-    // One slot: its six deaths end the run (each worker start costs a tsx start-up).
-    const { code, stderr, logged } = await poolFailure("test/fixtures/crashingWorkers.graph.ts");
-
-    expect(code).toBe(1);
-    expect(logged).toMatchObject({ level: 30, err: { code: "WORKER_CRASH_LOOP" } });
-    expect(logged.err).not.toHaveProperty("stack");
-    // Each replacement is warned of as it happens; the failure is said once, at the end.
-    const message = `baton run: the run failed: ${logged.err.message} [WORKER_CRASH_LOOP]\n`;
-    expect(stderr.endsWith(message)).toBe(true);
-    const before = stderr.slice(0, -message.length).trim().split("\n");
-    expect(before.map((line) => JSON.parse(line).msg)).toEqual(
-      Array(5).fill("worker process replaced"),
-    );
-    expect(message).toMatch(/the run failed: worker local-1\.6 \(pid \d+\) exited with code 9/);
-    expect(message).toContain("cannot reach the licence server");
   });
 
   it.runIf(process.getuid?.() === 0)(
@@ -838,57 +949,6 @@ describe("baton", () => {
       expect(squatted.code).toBe(2);
     },
   );
-
-  it("says a full disk is full, in one line with exit 2, when the failed write names no file", async () => {
-    // /dev/full fails every write with ENOSPC, through a handle whose error has no path.
-    const { code, stderr } = await batonRun("viz", "--out", "/dev/full");
-    expect(stderr).toBe(
-      "baton viz: cannot write: no space left on the disk; free some space, or give a path on another disk [ENOSPC]\n",
-    );
-    expect(code).toBe(2);
-  });
-
-  it("a reader that closes its pipe early changes no exit code: 1 for a failed run with --json | head, 0 for a run whose stderr went away", async () => {
-    const failed = baton(["run", "test/fixtures/failing.graph.ts", "--in-process", "--json"]);
-    failed.child.stdout.destroy();
-    const completed = baton(["run", PIPELINE, "--in-process", "--log-level", "info"]);
-    completed.child.stderr.destroy();
-    const [failedExit, completedExit] = await Promise.all([failed.exit, completed.exit]);
-    // Exiting at once on stdout's EPIPE gave 0 before the run set its exit code.
-    expect(failedExit.code).toBe(1);
-    // An uncaught EPIPE on stderr, writing the summary, gave 1.
-    expect(completedExit.code).toBe(0);
-  });
-
-  it("prints help with exit 0, a command's with help COMMAND, and refuses an unknown command with exit 2", async () => {
-    const [help, nope, typo, helpLaunch] = await Promise.all([
-      batonRun("help"),
-      batonRun("nope"),
-      batonRun("rnu"),
-      batonRun("help", "launch"),
-    ]);
-    expect(helpLaunch.code).toBe(0);
-    expect(helpLaunch.stdout).toMatch(/^usage: baton launch --world N/);
-
-    expect(help.code).toBe(0);
-    expect(help.stdout).toContain("usage: baton <command> [options]");
-    expect(help.stdout).toContain("run <graph module>");
-    expect(nope.code).toBe(2);
-    expect(nope.stdout).toBe("");
-    expect(nope.stderr).toContain('baton: unknown command "nope"\n');
-    expect(nope.stderr).toContain("usage: baton <command> [options]");
-    expect(typo.code).toBe(2);
-    expect(typo.stderr).toContain('baton: unknown command "rnu"; did you mean baton run?\n');
-  });
-
-  it("refuses a command named after an object's property (toString, constructor) as unknown, instead of crashing", async () => {
-    for (const name of ["toString", "constructor"]) {
-      const { code, stderr } = await batonRun(name);
-      expect(code, name).toBe(2);
-      expect(stderr).toContain(`baton: unknown command "${name}"`);
-      expect(stderr).not.toMatch(STACK_LINE);
-    }
-  });
 
   it("refuses a bad or busy --listen, a bad --inspect URL and an unknown flag with one line and exit 2, no stack", async () => {
     const busy = createServer();
