@@ -20,6 +20,7 @@ import { nodeEntropy } from "./nodeEntropy.ts";
 import type { Clock, Entropy } from "./ports.ts";
 import { requireWhole } from "./requireWhole.ts";
 import type { Run } from "./run.ts";
+import { settledWithin } from "./settledWithin.ts";
 
 /** One recorded step of a run or a simulation: what happened, and when (ms, wall or virtual). */
 export interface TraceStep {
@@ -296,14 +297,7 @@ export class DashboardServer {
       (ws) => ws.readyState === WebSocket.CLOSED || new Promise((gone) => ws.once("close", gone)),
     );
     for (const ws of pages) ws.close(1001, CLOSE_REASON);
-    let waiting: unknown;
-    await Promise.race([
-      Promise.all(closed),
-      new Promise<void>((resolve) => {
-        waiting = this.clock.setTimeout(() => resolve(), CLOSE_WAIT_MS);
-      }),
-    ]);
-    this.clock.clearTimeout(waiting);
+    await settledWithin(Promise.all(closed), CLOSE_WAIT_MS, this.clock);
     for (const ws of pages) ws.terminate();
     this.sockets.close();
     this.http.closeAllConnections();

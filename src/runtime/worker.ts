@@ -220,6 +220,8 @@ class WorkerSession implements JobReport {
   /** The worker has left for idleness: it closed the link and takes no job any more. */
   private leaving = false;
   private readonly protocol: ProtocolRange;
+  /** The clock of the silence and idle watches. */
+  private readonly clock: Clock;
   /** The protocol version the coordinator's welcome named (0 before it). */
   private version = 0;
   /** The largest frame the coordinator accepts (protocol version 4 on), from the welcome. */
@@ -231,6 +233,7 @@ class WorkerSession implements JobReport {
     private readonly resolve: (exit: WorkerExit) => void,
   ) {
     this.protocol = options.protocol ?? PROTOCOL;
+    this.clock = options.clock ?? nodeClock();
     const { jobs } = options;
     this.runner = "start" in jobs ? jobs : jobRunner(jobs, options.logger);
     link.onFrame((text) => this.onFrame(text));
@@ -305,7 +308,7 @@ class WorkerSession implements JobReport {
 
   /** Gives up on the coordinator, closing with 4009, after `limitMs` without hearing from it. */
   private giveUpAfter(limitMs: number, reason: string): void {
-    this.silence = new SilenceWatch(this.options.clock ?? nodeClock(), limitMs, () => {
+    this.silence = new SilenceWatch(this.clock, limitMs, () => {
       this.options.logger.info({ limitMs, reason }, "giving up on the coordinator");
       this.link.close(CloseCode.coordinatorSilent, reason);
       this.end(CloseCode.coordinatorSilent, reason);
@@ -319,7 +322,7 @@ class WorkerSession implements JobReport {
   private idleFrom(): void {
     const ms = this.options.idleExitMs;
     if (ms === undefined || this.ended || this.leaving) return;
-    this.idle ??= new SilenceWatch(this.options.clock ?? nodeClock(), ms, () => this.leave(ms));
+    this.idle ??= new SilenceWatch(this.clock, ms, () => this.leave(ms));
     this.idle.heard();
   }
 
