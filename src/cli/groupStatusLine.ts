@@ -1,5 +1,5 @@
+import { formatDuration } from "../formatDuration.ts";
 import type { GroupProgress } from "../viz/groupProgress.ts";
-import { formatDuration } from "./formatDuration.ts";
 
 /**
  * `rankMachine`'s states in the order the line counts them: ready first, which is what a

@@ -1,5 +1,5 @@
+import { formatDuration } from "../formatDuration.ts";
 import type { RunProgress, StoreReadingEvent } from "../runtime/run.ts";
-import { formatDuration } from "./formatDuration.ts";
 import { LiveLine } from "./liveLine.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { formatDuration } from "./formatDuration.ts";
+import { formatDuration } from "../formatDuration.ts";
 import type { LiveLine } from "./liveLine.ts";
 
 /** How often the line is drawn again when seeds end, at most (wall ms). */

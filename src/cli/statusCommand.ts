@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { formatDuration } from "../formatDuration.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import {
   type DeploymentStatus,
@@ -10,7 +11,6 @@ import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
-import { formatDuration } from "./formatDuration.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";

@@ -1,6 +1,6 @@
+import { formatDuration } from "../formatDuration.ts";
 import type { JobStatus, RunResult } from "../runtime/run.ts";
 import { countByKind, countsTable } from "./countsTable.ts";
-import { formatDuration } from "./formatDuration.ts";
 
 /** The column of each job status in the summary's counts. */
 const STATUS_COLUMN: Record<JobStatus, number> = {

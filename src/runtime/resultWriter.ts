@@ -1,5 +1,6 @@
 import type { Actor } from "xstate";
 import { StoreError } from "../errors.ts";
+import { formatDuration } from "../formatDuration.ts";
 import type { Json } from "../graph/job.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
@@ -137,7 +138,7 @@ export function writeResults(
       full.said({
         dir: store.dir,
         full: true,
-        message: `the result store ${store.dir} has no room: ${why}. No job's attempt is spent on it: the results it cannot write are held, no new job starts, and baton tries again every few seconds, stopping the run if there is no room within ${minutes(full.waitMs)}. Free some space on that disk; the results stored so far are kept either way, and baton run again resumes from them`,
+        message: `the result store ${store.dir} has no room: ${why}. No job's attempt is spent on it: the results it cannot write are held, no new job starts, and baton tries again every few seconds, stopping the run if there is no room within ${formatDuration(full.waitMs)}. Free some space on that disk; the results stored so far are kept either way, and baton run again resumes from them`,
       });
     }
     scheduleRetry();
@@ -180,7 +181,7 @@ export function writeResults(
     full.giveUp(
       new StoreError(
         "STORE_FULL",
-        `the result store ${store.dir} had no room for ${minutes(full.waitMs)}, so the run stopped: the ${lost} result${lost === 1 ? "" : "s"} it could not write and the jobs running then are not kept; the results stored before (${stored} during this run) are. Free some space on that disk, or give --store a directory on another disk, and baton run again resumes from them`,
+        `the result store ${store.dir} had no room for ${formatDuration(full.waitMs)}, so the run stopped: the ${lost} result${lost === 1 ? "" : "s"} it could not write and the jobs running then are not kept; the results stored before (${stored} during this run) are. Free some space on that disk, or give --store a directory on another disk, and baton run again resumes from them`,
         store.dir,
         store.dir,
       ),
@@ -202,10 +203,4 @@ export function writeResults(
     if (retry !== undefined) clock.clearTimeout(retry);
     retry = undefined;
   });
-}
-
-/** A wait as a person says it: `5 minutes`, `1 minute`, `30 s`, `1500 ms`. */
-function minutes(ms: number): string {
-  if (ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? "" : "s"}`;
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import { ConfigError, SlurmError } from "../errors.ts";
+import { formatDuration } from "../formatDuration.ts";
 import type { Resources } from "../graph/job.ts";
 import { allocationPhase, pendingReason } from "../machines/allocationState.ts";
 import { type AllocationView, decideScaling } from "../machines/slurmScaling.ts";
@@ -543,7 +544,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     this.waiting.told = { reasons, at: now };
     this.logger.warn(
       { allocations: pending.map((a) => a.id) },
-      `no allocation of the Slurm pool ${this.name} has started in ${minutes(waited)}: ${reasons}; the run waits for Slurm (\`squeue -n ${this.name}\` lists them)`,
+      `no allocation of the Slurm pool ${this.name} has started in ${formatDuration(waited)}: ${reasons}; the run waits for Slurm (\`squeue -n ${this.name}\` lists them)`,
     );
   }
 
@@ -759,11 +760,6 @@ function reasonsOf(pending: readonly Allocation[]): string {
       return `${count}${i === 0 ? " pending" : ""} for ${reason}${says === undefined ? "" : ` (${says})`}`;
     })
     .join(", ");
-}
-
-/** "45 s", or whole minutes from two minutes on. */
-function minutes(ms: number): string {
-  return ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`;
 }
 
 /** ` (reason: R)` for an entry with a reason other than Slurm's `None`, else "". */

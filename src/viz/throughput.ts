@@ -1,4 +1,4 @@
-import { formatDuration } from "../cli/formatDuration.ts";
+import { formatDuration } from "../formatDuration.ts";
 
 /**
  * What the dashboard's throughput panel draws: jobs finished in each bar from the run's start

@@ -736,7 +736,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
       name: "StoreError",
       code: "STORE_FULL",
       dir: store,
-      message: `the result store ${store} had no room for 1500 ms, so the run stopped: the 1 result it could not write and the jobs running then are not kept; the results stored before (1 during this run) are. Free some space on that disk, or give --store a directory on another disk, and baton run again resumes from them`,
+      message: `the result store ${store} had no room for 1.5 s, so the run stopped: the 1 result it could not write and the jobs running then are not kept; the results stored before (1 during this run) are. Free some space on that disk, or give --store a directory on another disk, and baton run again resumes from them`,
     });
     expect(ran).toEqual(["a", "b"]);
     const rerun = await createEngine({ jobs, workers: 1, store }).run(graph);

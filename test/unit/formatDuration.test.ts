@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatDuration } from "../../src/cli/formatDuration.ts";
+import { formatDuration } from "../../src/formatDuration.ts";
 
 describe("formatDuration", () => {
   it.each([

@@ -134,7 +134,7 @@ describe("writeResults", () => {
           dir: "/data/store",
           full: true,
           message: expect.stringMatching(
-            /^the result store \/data\/store has no room: .*\. No job's attempt is spent on it: .* stopping the run if there is no room within 5 minutes\. Free some space on that disk; the results stored so far are kept either way, and baton run again resumes from them$/,
+            /^the result store \/data\/store has no room: .*\. No job's attempt is spent on it: .* stopping the run if there is no room within 5 min 00 s\. Free some space on that disk; the results stored so far are kept either way, and baton run again resumes from them$/,
           ),
         },
       ]);
@@ -194,7 +194,7 @@ describe("writeResults", () => {
     expect(w.gaveUp).toHaveLength(1);
     expect(w.gaveUp[0]).toMatchObject({ code: "STORE_FULL", dir: "/data/store" });
     expect(w.gaveUp[0]!.message).toBe(
-      "the result store /data/store had no room for 1 minute, so the run stopped: the 1 result it could not write and the jobs running then are not kept; the results stored before (1 during this run) are. Free some space on that disk, or give --store a directory on another disk, and baton run again resumes from them",
+      "the result store /data/store had no room for 1 min 00 s, so the run stopped: the 1 result it could not write and the jobs running then are not kept; the results stored before (1 during this run) are. Free some space on that disk, or give --store a directory on another disk, and baton run again resumes from them",
     );
     expect(w.board().jobs.get("j0")).toMatchObject({ state: "storing", failures: 0 });
     w.coordinator.stop();

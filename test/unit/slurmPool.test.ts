@@ -381,14 +381,14 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     clock.skipped = 65_000;
     await polls(pool, 3);
     expect(warnings).toEqual([
-      `no allocation of the Slurm pool ${pool.name} has started in 65 s: 3 pending for Priority (jobs of higher priority are ahead of it); the run waits for Slurm (\`squeue -n ${pool.name}\` lists them)`,
+      `no allocation of the Slurm pool ${pool.name} has started in 1 min 05 s: 3 pending for Priority (jobs of higher priority are ahead of it); the run waits for Slurm (\`squeue -n ${pool.name}\` lists them)`,
     ]);
     slurm.allocations.get("100_2")!.reason = "Resources";
     clock.skipped = 180_000;
     await polls(pool, 3);
     expect(warnings).toHaveLength(2);
     expect(warnings[1]).toBe(
-      `no allocation of the Slurm pool ${pool.name} has started in 3 min: 2 pending for Priority (jobs of higher priority are ahead of it), 1 for Resources (the nodes it needs are busy); the run waits for Slurm (\`squeue -n ${pool.name}\` lists them)`,
+      `no allocation of the Slurm pool ${pool.name} has started in 3 min 00 s: 2 pending for Priority (jobs of higher priority are ahead of it), 1 for Resources (the nodes it needs are busy); the run waits for Slurm (\`squeue -n ${pool.name}\` lists them)`,
     );
     // One starts: the run is no longer waiting, and nothing more is said.
     slurm.startPending();
