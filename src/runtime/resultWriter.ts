@@ -48,6 +48,21 @@ interface Result {
 }
 
 /**
+ * A time the store had no room: from the first result refused for want of it until every
+ * result refused meanwhile is written. Said once at each end, however often a little room
+ * came and went in between.
+ */
+interface NoRoomEpisode {
+  since: number;
+  /** The results refused during it that are not written yet (held, or being written again). */
+  unwritten: Set<Result>;
+  /** How many of those have been written. */
+  written: number;
+  /** How many times a write went through and a later one found no room again. */
+  cameAndWent: number;
+}
+
+/**
  * Carries out the coordinator's `result.store` effects: writes each completed result to the
  * store, then tells the coordinator `STORED`, or `STORE_FAILED` with an error saying what to
  * do. Workers never wait for an fsync: a worker's next job starts while its last result is
@@ -57,11 +72,14 @@ interface Result {
  *
  * A write the store's disk has no room for (`ENOSPC`, `EDQUOT`) fails no attempt: the result
  * is held, the coordinator is told `STORE_FULL` (it grants no lease until the store answers
- * otherwise, so the memory held is the results already computed), `full.said` tells the user
- * once, and the oldest held result is written again after 1 s, then 2, 4, … up to 30 s. The
- * first write that goes through writes the others and says the store has room again. A store
- * that has had no room for `full.waitMs` is given up (`full.giveUp`, a `STORE_FULL` error):
- * the caller stops the run, and the results stored so far are what a rerun resumes from.
+ * otherwise, so the memory held is the results already computed), `full.said` tells the user,
+ * and the oldest held result is written again after 1 s, then 2, 4, … up to 30 s. The first
+ * write that goes through writes the others. A store that gets a little room now and then
+ * refuses some of them again: that is the same episode, said once, so `full.said` says the
+ * store has room again only once every result it refused is written, with how long it had
+ * none and how often room came and went meanwhile. A store that has let no write through for
+ * `full.waitMs` is given up (`full.giveUp`, a `STORE_FULL` error): the caller stops the run,
+ * and the results stored so far are what a rerun resumes from.
  *
  * A write that ends after the coordinator finished (a run shut down while a result was being
  * written) tells nobody: the run already counted the job as shut down.
@@ -88,10 +106,12 @@ export function writeResults(
   const tell = (event: Parameters<typeof coordinator.send>[0]) => {
     if (!over && coordinator.getSnapshot().status === "active") coordinator.send(event);
   };
-  /** Results the disk had no room for, oldest first. */
+  /** Results the disk had no room for, waiting for their next try, oldest first. */
   const held: Result[] = [];
-  /** Since when the store has had no room; undefined while it has. */
+  /** Since when no write has gone through, the last one having found no room; else undefined. */
   let fullSince: number | undefined;
+  let episode: NoRoomEpisode | undefined;
+  let episodes = 0;
   let retryMs = FULL_RETRY_FIRST_MS;
   let retry: unknown;
   let stored = 0;
@@ -100,8 +120,11 @@ export function writeResults(
     store.put(result.job, result.kind, result.value).then(
       () => {
         stored++;
+        if (fullSince !== undefined) roomCame();
+        if (episode?.unwritten.delete(result)) episode.written++;
+        // Said before the coordinator hears of it: the last result stored ends the run.
+        caughtUp();
         tell({ type: "STORED", job: result.job });
-        if (fullSince !== undefined) roomAgain();
       },
       (error: Error) => {
         if (over) return;
@@ -109,6 +132,7 @@ export function writeResults(
           hold(result, error);
           return;
         }
+        episode?.unwritten.delete(result);
         const { job, kind } = result;
         // Info, as any attempt that ended without a result: the job's error says it, and
         // `baton run` prints it once, with the job that failed.
@@ -124,6 +148,7 @@ export function writeResults(
         });
         // A try of a held result that failed otherwise: the others are still held.
         if (held.length > 0) scheduleRetry();
+        caughtUp();
       },
     );
 
@@ -133,15 +158,28 @@ export function writeResults(
     if (fullSince === undefined) {
       fullSince = clock.now();
       retryMs = FULL_RETRY_FIRST_MS;
-      const why = noRoomReason(store.dir, error);
-      log.info({ job: result.job, err: error }, "the result store has no room");
-      full.said({
-        dir: store.dir,
-        full: true,
-        message: `the result store ${store.dir} has no room: ${why}. No job's attempt is spent on it: the results it cannot write are held, no new job starts, and baton tries again every few seconds, stopping the run if there is no room within ${formatDuration(full.waitMs)}. Free some space on that disk; the results stored so far are kept either way, and baton run again resumes from them`,
-      });
+      if (episode === undefined) noRoom(result, error);
+      else episode.cameAndWent++;
     }
+    episode?.unwritten.add(result);
     scheduleRetry();
+  };
+
+  /** A first result refused for want of room since the store last caught up: say so once. */
+  const noRoom = (result: Result, error: Error) => {
+    episode = { since: clock.now(), unwritten: new Set(), written: 0, cameAndWent: 0 };
+    episodes++;
+    const why = noRoomReason(store.dir, error);
+    const wait = formatDuration(full.waitMs);
+    log.info({ job: result.job, err: error, times: episodes }, "the result store has no room");
+    full.said({
+      dir: store.dir,
+      full: true,
+      message:
+        episodes === 1
+          ? `the result store ${store.dir} has no room: ${why}. No job's attempt is spent on it: the results it cannot write are held, no new job starts, and baton tries again every few seconds, stopping the run if there is no room within ${wait}. Free some space on that disk; the results stored so far are kept either way, and baton run again resumes from them`
+          : `the result store ${store.dir} has no room again (${episodes} times in this run): ${why}. As before, the results it cannot write are held and no new job starts, stopping the run if there is no room within ${wait}`,
+    });
   };
 
   /** Writes the oldest held result again, after the wait, unless a try is already due. */
@@ -162,18 +200,30 @@ export function writeResults(
     }, wait);
   };
 
-  const roomAgain = () => {
+  /** A write went through: every held result is written again at once. */
+  const roomCame = () => {
     fullSince = undefined;
     if (retry !== undefined) clock.clearTimeout(retry);
     retry = undefined;
-    const waiting = held.splice(0);
-    log.info({ held: waiting.length }, "the result store has room again");
+    for (const result of held.splice(0)) void limit(() => write(result));
+  };
+
+  /** Every result the store refused is written, the last write having gone through: say so. */
+  const caughtUp = () => {
+    if (episode === undefined || episode.unwritten.size > 0 || fullSince !== undefined) return;
+    const { since, written, cameAndWent } = episode;
+    episode = undefined;
+    const after = formatDuration(clock.now() - since);
+    log.info({ written, cameAndWent, ms: clock.now() - since }, "the result store has room again");
+    const flapped =
+      cameAndWent === 0
+        ? ""
+        : ` (room came and went ${cameAndWent} time${cameAndWent === 1 ? "" : "s"} meanwhile)`;
     full.said({
       dir: store.dir,
       full: false,
-      message: `the result store ${store.dir} has room again: ${waiting.length === 0 ? "the run goes on" : `writing the ${waiting.length} result${waiting.length === 1 ? "" : "s"} held, and the run goes on`}`,
+      message: `the result store ${store.dir} has room again after ${after}${flapped}: ${written === 0 ? "the run goes on" : `the ${written} result${written === 1 ? "" : "s"} held ${written === 1 ? "is" : "are"} written, and the run goes on`}`,
     });
-    for (const result of waiting) void limit(() => write(result));
   };
 
   const giveUp = () => {
@@ -200,6 +250,7 @@ export function writeResults(
   coordinator.on("run.finished", () => {
     over = true;
     held.length = 0;
+    episode = undefined;
     if (retry !== undefined) clock.clearTimeout(retry);
     retry = undefined;
   });

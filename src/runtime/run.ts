@@ -103,8 +103,10 @@ export interface StoreReadingEvent {
 /**
  * The result store's disk has no room for the run's results (`full`: the run holds them,
  * starts no job and tries again; see `EngineOptions.storeFullWaitMs`), or has room again
- * (`full: false`: the held results are written and the run goes on). `message` says so to a
- * person, naming the store `dir`, the free space and what to do.
+ * (`full: false`: every result it refused is written, and the run goes on). Once each: a
+ * store that has a little room now and then, letting some results through and refusing
+ * others, is one time with no room, not one per refusal. `message` says so to a person,
+ * naming the store `dir`, the free space and what to do.
  */
 export interface StoreFullEvent {
   dir: string;

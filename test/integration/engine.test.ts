@@ -702,7 +702,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
         `^the result store ${store} has no room: no space left on its disk \\(.* free\\)\\. No job's attempt is spent on it`,
       ),
     );
-    expect(said[1]).toMatch(new RegExp(`^the result store ${store} has room again: `));
+    expect(said[1]).toMatch(new RegExp(`^the result store ${store} has room again after `));
     expect(readdirSync(join(store, "results")).length).toBeGreaterThan(0);
   });
 

@@ -1,4 +1,3 @@
-import pino from "pino";
 import { describe, expect, it, vi } from "vitest";
 import { createActor } from "xstate";
 import type { StoreError } from "../../src/errors.ts";
@@ -53,7 +52,9 @@ function writing(jobs: number, waitMs = STORE_FULL_WAIT_MS) {
   const clock = new SimClock();
   const said: StoreFullEvent[] = [];
   const gaveUp: StoreError[] = [];
-  writeResults(coordinator, { dir: "/data/store", put }, pino({ level: "silent" }), {
+  const logged: string[] = [];
+  const log = { info: (_details: object, message: string) => logged.push(message) };
+  writeResults(coordinator, { dir: "/data/store", put }, log, {
     clock,
     waitMs,
     said: (event) => said.push(event),
@@ -85,6 +86,7 @@ function writing(jobs: number, waitMs = STORE_FULL_WAIT_MS) {
     clock,
     said,
     gaveUp,
+    logged,
   };
 }
 
@@ -151,23 +153,83 @@ describe("writeResults", () => {
       w.pending.pop()!.end(systemError(code, "no room"));
       await w.settle();
       expect(w.clock.nextDue()).toBe(3_000);
-      // j2's write goes through: room again, and j0 and j1 are written.
+      // j2's write goes through: room, and j0 and j1 are written; the store has room again
+      // once they are.
+      w.pending.shift()!.end();
+      await w.settle();
+      expect(w.clock.pending).toBe(0);
+      expect(w.pending.map((p) => p.job).sort()).toEqual(["j0", "j1"]);
+      w.pending.shift()!.end();
+      await w.settle();
+      expect(w.said.map((e) => e.full)).toEqual([true]);
       w.pending.shift()!.end();
       await w.settle();
       expect(w.said.map((e) => e.full)).toEqual([true, false]);
       expect(w.said[1]!.message).toBe(
-        "the result store /data/store has room again: writing the 2 results held, and the run goes on",
+        "the result store /data/store has room again after 1.0 s: the 2 results held are written, and the run goes on",
       );
-      expect(w.clock.pending).toBe(0);
-      expect(w.pending.map((p) => p.job).sort()).toEqual(["j0", "j1"]);
-      while (w.pending.length > 0) w.pending.shift()!.end();
-      await w.settle();
       expect(w.board().counts()).toMatchObject({ completed: 3 });
       for (const record of w.board().jobs.values()) expect(record.failures).toBe(0);
       expect(w.gaveUp).toEqual([]);
       w.coordinator.stop();
     },
   );
+
+  it("says a store that has a little room now and then has none once, and room again once it caught up, with how often room came and went", async () => {
+    const w = writing(8);
+    w.answerAll();
+    /** Ends the write of `job` in flight: stored, or refused for want of room. */
+    const end = async (job: string, room: boolean) => {
+      const at = w.pending.findIndex((p) => p.job === job);
+      expect(at, `a write of ${job} in flight`).toBeGreaterThanOrEqual(0);
+      const [write] = w.pending.splice(at, 1);
+      write!.end(room ? undefined : systemError("ENOSPC", "no room"));
+      await w.settle();
+    };
+    await end("j0", false);
+    // Room for j1, and j0 is written again at once; none for j2, nor for j0 again.
+    await end("j1", true);
+    await end("j2", false);
+    await end("j0", false);
+    await end("j3", true);
+    await end("j2", false);
+    await end("j0", false);
+    expect(w.said.map((e) => e.full)).toEqual([true]);
+    // A second later j2 is tried again and goes through, then j0: every held result is written.
+    expect(w.clock.fireNext()).toBe(true);
+    await end("j2", true);
+    await end("j0", true);
+    expect(w.said.map((e) => e.message)).toEqual([
+      expect.stringMatching(
+        /^the result store \/data\/store has no room: no space left on its disk\. No job's attempt is spent on it: /,
+      ),
+      "the result store /data/store has room again after 1.0 s (room came and went 2 times meanwhile): the 2 results held are written, and the run goes on",
+    ]);
+    // The disk fills again: a second time, said shortly, and room again once j4 is written.
+    await end("j4", false);
+    expect(w.said[2]).toEqual({
+      dir: "/data/store",
+      full: true,
+      message:
+        "the result store /data/store has no room again (2 times in this run): no space left on its disk. As before, the results it cannot write are held and no new job starts, stopping the run if there is no room within 5 min 00 s",
+    });
+    w.clock.fireNext();
+    await end("j4", true);
+    expect(w.said[3]!.message).toBe(
+      "the result store /data/store has room again after 1.0 s: the 1 result held is written, and the run goes on",
+    );
+    for (const job of ["j5", "j6", "j7"]) await end(job, true);
+    expect(w.said).toHaveLength(4);
+    expect(w.logged).toEqual([
+      "the result store has no room",
+      "the result store has room again",
+      "the result store has no room",
+      "the result store has room again",
+    ]);
+    expect(w.board().counts()).toMatchObject({ completed: 8 });
+    for (const record of w.board().jobs.values()) expect(record.failures).toBe(0);
+    expect(w.gaveUp).toEqual([]);
+  });
 
   it("gives up on a store that has no room for the whole wait, with a STORE_FULL error", async () => {
     const w = writing(2, 60_000);
