@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { hostname } from "node:os";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
 import { isPermissionDenied } from "./fileOwner.ts";
+import { isWithin } from "./isWithin.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Files } from "./ports.ts";
@@ -227,12 +228,6 @@ async function removeIfUnchanged(
       throw await lockFileError(lock, lock.path, "remove", error);
     }
   }
-}
-
-/** Whether `path` is the directory `dir` or below it. */
-function isWithin(path: string, dir: string): boolean {
-  const rel = relative(resolve(dir), resolve(path));
-  return !rel.startsWith("..") && !isAbsolute(rel);
 }
 
 function isSame(a: LockHolder, b: LockHolder): boolean {

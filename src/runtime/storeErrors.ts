@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, statfsSync, statSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
+import { isWithin } from "./isWithin.ts";
 import { permissionDenied } from "./permissionAdvice.ts";
 import { shellQuote } from "./shellQuote.ts";
 
@@ -122,7 +123,9 @@ function bytesText(bytes: number): string {
 export function storeReadError(dir: string, path: string, error: unknown): unknown {
   const { code } = error as NodeJS.ErrnoException;
   // A file that is the store itself, or one of its parents, is no entry to move out of it.
-  if (code === "ENOTDIR" && !isInside(fileInTheWay(path), dir)) return storeOpenError(dir, error);
+  const inTheWay = code === "ENOTDIR" ? fileInTheWay(path) : undefined;
+  if (inTheWay !== undefined && (resolve(inTheWay) === resolve(dir) || !isWithin(inTheWay, dir)))
+    return storeOpenError(dir, error);
   const advice =
     code === "EISDIR" || code === "ENOTDIR"
       ? `it is a ${code === "EISDIR" ? "directory where a stored result" : "file where a folder of stored results"} belongs; move it out of the store (what it stood for is then computed again)`
@@ -198,10 +201,4 @@ function fileInTheWay(path: string): string {
     if (existsSync(at)) return statSync(at).isDirectory() ? path : at;
   }
   return path;
-}
-
-/** Whether `path` is below the directory `dir`. */
-function isInside(path: string, dir: string): boolean {
-  const rel = relative(resolve(dir), resolve(path));
-  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
 }
