@@ -1,7 +1,8 @@
-import { accessSync, constants, lstatSync, mkdirSync } from "node:fs";
+import { accessSync, constants, lstatSync, mkdirSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { ConfigError, StoreError } from "../errors.ts";
+import { isWithin } from "../runtime/isWithin.ts";
 import { makeDirs } from "../runtime/makeDirs.ts";
 import { permissionDenied } from "../runtime/permissionAdvice.ts";
 import { reuseAdvice } from "../runtime/storeErrors.ts";
@@ -11,15 +12,23 @@ export interface BatonDir {
   dir: string;
   /**
    * Why `.baton` beside the graph module could not be used, when `dir` is this user's folder
-   * in the system's temp directory instead (with `--no-store` only).
+   * in the system's temp directory instead (with `--no-store` or `--store-read-only` only).
    */
   instead?: string;
 }
 
+/** What the run does with results, which decides where its own files may go. */
+export interface BatonDirUse {
+  /** It keeps them: `.baton` is the store, and must be usable. */
+  keepsResults: boolean;
+  /** The store a `--store-read-only` run reuses them from, where nothing is written. */
+  readsOnly?: string | undefined;
+}
+
 /**
  * The folder `baton run` keeps its files in when `--store` is not given: `.baton` beside the
- * graph module (made here when missing), the result store, or with `--no-store`
- * (`keepsResults` false) the folder of its logs and run files. A graph module in a folder this
+ * graph module (made here when missing), the result store, or with `--no-store` or
+ * `--store-read-only` (`keepsResults` false) the folder of its logs and run files. A graph module in a folder this
  * user may not write in (another user's, a read-only checkout or file system, a package
  * installed for the whole machine) made `baton run` fail on the store's lock, naming that
  * folder's owner and asking them to chmod it, and `--no-store` fail on its log, with no flag
@@ -27,19 +36,28 @@ export interface BatonDir {
  * (`STORE_NOT_WRITABLE`) that says why and to give `--store DIR` or `--no-store`; a
  * `--no-store` run keeps its files in `baton-<uid>` in the system's temp directory instead, a
  * folder that must be this user's and closed to others (as `tmux` keeps its sockets), else a
- * `ConfigError`.
+ * `ConfigError`. So does a `--store-read-only` run whose store is `.baton` beside the graph
+ * module, or holds it: nothing is written in a store only read, not even a log (a run's logs
+ * in the store's `logs/` would also prune the logs of the runs that wrote it).
  *
  * @example
  * ```ts
- * batonDirBesideGraph("/opt/pipelines/graph.ts", false);
+ * batonDirBesideGraph("/opt/pipelines/graph.ts", { keepsResults: false });
  * // { dir: "/tmp/baton-1000", instead: "this user (bob) may not create anything in /opt/pipelines (root's, mode 755)" }
  * ```
  */
-export function batonDirBesideGraph(graphPath: string, keepsResults: boolean): BatonDir {
+export function batonDirBesideGraph(graphPath: string, use: BatonDirUse): BatonDir {
   const beside = besideGraph(graphPath);
+  const { readsOnly } = use;
+  const flag = readsOnly === undefined ? "--no-store" : "--store-read-only";
+  // Asked before `.baton` is made: a store only read gets no folder either.
+  if (readsOnly !== undefined && isWithin(realPath(beside), realPath(readsOnly))) {
+    const why = `${realPath(beside) === realPath(readsOnly) ? "it is" : "it is in"} the store this run only reads`;
+    return { dir: ownTempDir(flag, why), instead: why };
+  }
   const problem = cannotWriteIn(beside);
   if (problem === undefined) return { dir: beside };
-  if (keepsResults) {
+  if (use.keepsResults) {
     throw new StoreError(
       "STORE_NOT_WRITABLE",
       `the result store ${beside} (by default .baton beside the graph module) cannot be used: ${problem.why}; ${reuseAdvice(beside) ?? "give this run a store you can write to (--store DIR), or keep no results (--no-store)"}`,
@@ -47,6 +65,15 @@ export function batonDirBesideGraph(graphPath: string, keepsResults: boolean): B
       problem.path,
     );
   }
+  return { dir: ownTempDir(flag, problem.why), instead: problem.why };
+}
+
+/**
+ * `baton-<uid>` in the system's temp directory, made 0700 when missing; a `ConfigError` when
+ * it is not a directory of this user's closed to others, as anyone may make it first in a
+ * shared `/tmp`. `flag` and `why` say why the run's files go there.
+ */
+function ownTempDir(flag: string, why: string): string {
   const uid = process.getuid?.();
   const own = join(tmpdir(), `baton-${uid ?? "user"}`);
   try {
@@ -57,10 +84,19 @@ export function batonDirBesideGraph(graphPath: string, keepsResults: boolean): B
   const stats = lstatSync(own);
   if (!stats.isDirectory() || (uid !== undefined && stats.uid !== uid) || stats.mode & 0o077) {
     throw new ConfigError(
-      `--no-store keeps this run's logs in .baton beside the graph module, which cannot be used (${problem.why}), or else in ${own}, which is not a folder of this user's closed to others (it must be a directory of yours, mode 700); move that aside, or run a copy of the graph module from a folder you can write to`,
+      `${flag} keeps this run's logs in .baton beside the graph module, which cannot be used (${why}), or else in ${own}, which is not a folder of this user's closed to others (it must be a directory of yours, mode 700); move that aside, or run a copy of the graph module from a folder you can write to`,
     );
   }
-  return { dir: own, instead: problem.why };
+  return own;
+}
+
+/** `path` with its links followed, as it is when it exists; else as written. */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
 }
 
 /** `.baton` beside the graph module, as it is (a dry run looks there without making it). */

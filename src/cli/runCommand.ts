@@ -75,9 +75,11 @@ Runs a graph of jobs and waits for it to finish.
   --force            recompute every job, even those with stored results (default: reuse
                      them)
   --store-read-only  reuse the results stored in --store (or .baton beside the graph module)
-                     without writing to it: a read-only mount, a colleague's store; what
-                     this run computes is not stored, so a rerun computes it again, and
-                     its logs go where --no-store puts them
+                     without writing anything there: a read-only mount, a colleague's store;
+                     what this run computes is not stored, so a rerun computes it again;
+                     its logs go where --no-store puts them, never into that store (with
+                     .baton as the store, to baton-UID/logs/ in the temp directory), and
+                     the run says where
   --store-full-wait DURATION
                      how long to wait when the store's disk has no room for results
                      (they are held, no job starts and no attempt is spent; the run says
@@ -229,17 +231,22 @@ export async function runCommand(argv: string[]): Promise<number> {
   const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
   const graph = await graphOf(graphModule, graphPath);
   // A dry run only looks at the store: it makes nothing, and what it cannot read holds nothing.
-  // A store only read keeps the run's own files where --no-store does.
+  // A store only read keeps the run's own files where --no-store does, never in that store.
+  const readsOnly = readOnly ? (values.store ?? besideGraph(graphPath)) : undefined;
   const batonDir =
     (values.store === undefined || readOnly) && !dryRun
-      ? batonDirBesideGraph(graphPath, !values["no-store"] && !readOnly)
+      ? batonDirBesideGraph(graphPath, {
+          keepsResults: !values["no-store"] && !readOnly,
+          readsOnly,
+        })
       : undefined;
-  if (batonDir?.instead !== undefined) {
+  // A read-only run says where its logs go when it says what it reuses.
+  if (batonDir?.instead !== undefined && !readOnly) {
     process.stderr.write(
       `baton run: .baton beside the graph module cannot be used (${batonDir.instead}), so this run's logs go to ${join(batonDir.dir, "logs")}\n`,
     );
   }
-  const storeDir = values.store ?? (readOnly ? undefined : batonDir?.dir) ?? besideGraph(graphPath);
+  const storeDir = readsOnly ?? values.store ?? batonDir?.dir ?? besideGraph(graphPath);
   /** Where the run's logs and run files go: the store's folder, unless the store is only read. */
   const filesDir = readOnly ? (batonDir?.dir ?? storeDir) : storeDir;
   const logsRoot = join(filesDir, "logs");
@@ -310,8 +317,12 @@ export async function runCommand(argv: string[]): Promise<number> {
       return 0;
     }
     if (readOnly) {
+      const instead =
+        batonDir?.instead === undefined
+          ? ""
+          : ` (not in .baton beside the graph module: ${batonDir.instead})`;
       process.stderr.write(
-        `baton run: reusing the results stored in ${storeDir} without writing to it (--store-read-only): what this run computes is not stored, so a rerun computes it again\n`,
+        `baton run: reusing the results stored in ${storeDir} without writing anything there (--store-read-only): what this run computes is not stored, so a rerun computes it again; its logs go to ${logsDir}${instead}\n`,
       );
     }
     const run = engine.run(graph);

@@ -1,9 +1,11 @@
+import { resolve } from "node:path";
 import { didYouMean } from "../closestName.ts";
 import { ConfigError } from "../errors.ts";
 import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../machines/connection.ts";
 import { DEFAULT_LEASE_TIMEOUT_MS } from "../machines/jobBoard.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import type { EngineOptions } from "./engine.ts";
+import { isWithin } from "./isWithin.ts";
 import type { LoadedJobs } from "./jobModule.ts";
 import { MOST_KEPT_LOGS } from "./mostKeptLogs.ts";
 import { requireWhole } from "./requireWhole.ts";
@@ -65,7 +67,8 @@ const DURATIONS = [
  * at most `MOST_KEPT_LOGS`, 10,000), a throttle on a kind the job module does not define (a typo there
  * limited nothing), a duration that is not a finite number of milliseconds above 0, a
  * `leaseTimeoutMs` or `deadAfterMs` not above `heartbeatMs`, a `store`, `batonDir` or `logsDir`
- * that is an empty path, `storeReadOnly` without a store's directory or with `force`. Such a value used to hang a run (no worker, a throttle of 0), fail
+ * that is an empty path, `storeReadOnly` without a store's directory or with `force`, or with
+ * worker processes whose `batonDir` or `logsDir` is in the store (it would be written). Such a value used to hang a run (no worker, a throttle of 0), fail
  * every job as lost (a NaN timeout, a lease that expires before its first renewal) or write
  * `results/`, `logs/` and `run/` into the current directory (an unset variable read as `""`).
  *
@@ -165,6 +168,29 @@ export function checkEngineOptions(options: EngineOptions): void {
     throw new ConfigError(
       "createEngine: storeReadOnly reuses a store's results and force reuses none, so together they keep and reuse nothing: leave out store, storeReadOnly and force for that",
     );
+  }
+  // Worker processes need the run's own files (a secret in run/, their logs), which a store
+  // only read must not get; in-process workers need none.
+  if (
+    options.storeReadOnly &&
+    typeof options.store === "string" &&
+    typeof workers === "object" &&
+    "start" in workers &&
+    workers.remote
+  ) {
+    const { store } = options;
+    const own = [
+      ["batonDir", options.batonDir ?? ".baton"],
+      ["logsDir", options.logsDir],
+    ] as const;
+    for (const [name, dir] of own) {
+      if (dir === undefined || dir === "" || !isWithin(dir, store)) continue;
+      const given =
+        options[name] === undefined ? " (by default .baton in the working directory)" : "";
+      throw new ConfigError(
+        `createEngine: storeReadOnly writes nothing in the store ${store}, but ${name}${given}, where the run's worker processes get their files, is ${resolve(dir) === resolve(store) ? "that store" : "in it"}: give ${name} a directory outside the store`,
+      );
+    }
   }
   for (const name of ["store", "batonDir", "logsDir"] as const) {
     if (options[name] === "") {

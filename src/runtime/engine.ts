@@ -128,7 +128,9 @@ export interface EngineOptions extends ConnectionTimeouts {
    * written (a read-only mount, another user's results) or that should stay as it is. Nothing
    * is made or moved in it (a corrupt entry is left in place and its job run); what the run
    * computes is kept in memory only, so a rerun computes it again; the run's own files (`run/`,
-   * `logs/`) go to `batonDir`. Default: a store is written, and refused if it cannot be.
+   * `logs/`) go to `batonDir`, which must be outside the store when the workers are processes
+   * (a `ConfigError` otherwise: the default `.baton` is refused as a store only read). Default:
+   * a store is written, and refused if it cannot be.
    */
   storeReadOnly?: boolean | undefined;
   /**

@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { createEngine, type EngineOptions } from "../../src/runtime/engine.ts";
@@ -119,6 +120,37 @@ describe("createEngine's options", () => {
       expect(create).toThrow(message);
     },
   );
+
+  it("refuses storeReadOnly with worker processes whose own files would go into the store, and takes it otherwise", () => {
+    const processes = localPool({
+      jobsModule: fileURLToPath(new URL("../fixtures/worker.jobs.ts", import.meta.url)),
+    });
+    const readOnly = { jobs, storeReadOnly: true, workers: processes };
+    expect(() => createEngine({ ...readOnly, store: ".baton" })).toThrow(
+      new ConfigError(
+        `createEngine: storeReadOnly writes nothing in the store .baton, but batonDir (by default .baton in the working directory), where the run's worker processes get their files, is that store: give batonDir a directory outside the store`,
+      ),
+    );
+    expect(() =>
+      createEngine({
+        ...readOnly,
+        store: "/data/store",
+        batonDir: "/tmp/own",
+        logsDir: "/data/store/logs/mine",
+      }),
+    ).toThrow(
+      "createEngine: storeReadOnly writes nothing in the store /data/store, but logsDir, where the run's worker processes get their files, is in it: give logsDir a directory outside the store",
+    );
+    expect(() =>
+      createEngine({ ...readOnly, store: "/data/store", batonDir: "/data/store/own" }),
+    ).toThrow("but batonDir, where the run's worker processes get their files, is in it");
+    expect(() => createEngine({ ...readOnly, store: "/data/store" })).not.toThrow();
+    expect(() =>
+      createEngine({ ...readOnly, store: ".baton", batonDir: "/tmp/own" }),
+    ).not.toThrow();
+    // In-process workers need no files of the run's.
+    expect(() => createEngine({ jobs, storeReadOnly: true, store: ".baton" })).not.toThrow();
+  });
 
   it("takes an inProcessPool with defaults, and refuses one of no workers, which waited for good", async () => {
     expect(() => inProcessPool({ count: 0 })).toThrow(
