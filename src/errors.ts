@@ -77,7 +77,10 @@ export class ProtocolError extends BatonError {
 }
 
 /**
- * A job module could not be loaded or does not have the expected shape.
+ * A job module could not be loaded or does not have the expected shape. Failing a job (a
+ * worker whose module has no handler for the job's kind, or whose handler thread cannot load
+ * the module again), it is not retried (`retryable`): every worker of a run has the same code,
+ * so another attempt would meet the same module.
  *
  * @example
  * ```ts
@@ -86,6 +89,7 @@ export class ProtocolError extends BatonError {
  */
 export class JobModuleError extends BatonError {
   declare readonly code: "JOB_MODULE";
+  readonly retryable = false;
 
   constructor(message: string) {
     super("JOB_MODULE", message);
@@ -233,6 +237,8 @@ export class PoolError extends BatonError {
 /**
  * A rank-group state file (manifest, lease, marker, cancel file, ack) does not follow its
  * format: not JSON, another format, a missing or mistyped field. Names the file and the field.
+ * Baton writes these files whole (atomically), so one stays malformed until someone replaces
+ * or removes it: a launch it blocks (its manifest cannot be reaped) is not retried (`retryable`).
  *
  * @example
  * ```ts
@@ -242,6 +248,7 @@ export class PoolError extends BatonError {
  */
 export class RankFileError extends BatonError {
   declare readonly code: "RANK_FILE_MALFORMED";
+  readonly retryable = false;
 
   constructor(
     message: string,

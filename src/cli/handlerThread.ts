@@ -1,7 +1,8 @@
 import { Worker } from "node:worker_threads";
-import { BatonError } from "../errors.ts";
+import { BatonError, JobModuleError } from "../errors.ts";
 import { failed, type JobReport, type JobRunner } from "../runtime/jobRunner.ts";
 import type { LogLevel } from "../runtime/logger.ts";
+import { serializeThrown } from "../runtime/serializeThrown.ts";
 import type { JobFrame, ProgressFrame, ResultFrame } from "../transport/frames.ts";
 
 /** What the handler thread is started with. */
@@ -75,8 +76,8 @@ class ThreadRunner implements HandlerThread {
   kinds: readonly string[] = [];
   /** The thread, once its module has loaded; a thread that died is replaced at the next job. */
   private thread: Promise<Worker> | undefined;
-  /** The job running now and where its progress and result go. */
-  private job: { id: string; report: JobReport } | undefined;
+  /** The job running now, where its progress and result go, and the protocol version. */
+  private job: { id: string; report: JobReport; version: number } | undefined;
   /** Called when the job running now has its result, for `close()`. */
   private idle: (() => void) | undefined;
   /** Why the thread is being ended under its job: an abort its handler did not heed. */
@@ -97,7 +98,7 @@ class ThreadRunner implements HandlerThread {
               reject(
                 new BatonError(
                   "JOB_MODULE_CHANGED",
-                  `the job module ${this.data.module} changed since this worker started (code hash ${this.codeHash}, now ${message.codeHash}), and its handler thread had to be started again; restart the worker to run the new code`,
+                  `the job module ${this.data.module} changed since this worker started (code hash ${this.codeHash}, now ${message.codeHash})`,
                 ),
               );
               void worker.terminate();
@@ -130,10 +131,14 @@ class ThreadRunner implements HandlerThread {
         );
         if (this.job !== undefined) {
           this.finish(
-            failed(this.job.id, {
-              name: "HandlerThreadExited",
-              message: `the thread running job ${this.job.id}'s handler stopped (${why}); the next job gets a new thread`,
-            }),
+            failed(
+              this.job.id,
+              {
+                name: "HandlerThreadExited",
+                message: `the thread running job ${this.job.id}'s handler stopped (${why}); the next job gets a new thread`,
+              },
+              this.job.version,
+            ),
           );
         }
       });
@@ -144,13 +149,24 @@ class ThreadRunner implements HandlerThread {
     return ready;
   }
 
+  /**
+   * Runs `frame`'s job on the thread, starting a new one if the last one died. A new thread
+   * that cannot load the module (it was removed or broken since), or loads another code than
+   * the run admitted, fails the job with a `JobModuleError`, not retried: the module on disk
+   * stays what it is. One that dies while loading (out of memory) fails the attempt as any
+   * death of the thread does, `HandlerThreadExited`, retried.
+   */
   start(frame: JobFrame, version: number, report: JobReport): void {
-    this.job = { id: frame.id, report };
+    this.job = { id: frame.id, report, version };
     if (this.thread === undefined) void this.spawn().catch(() => {});
     this.thread!.then(
       (worker) => post(worker, { type: "start", frame, version }),
-      (error: Error) =>
-        this.finish(failed(frame.id, { name: "JobModuleError", message: error.message })),
+      (error: Error) => {
+        const thrown = new JobModuleError(
+          `job ${frame.id} (${frame.kind}) cannot run on this worker: its handler thread had to be started again after the last one stopped, and ${error.message}. No job can run on it until the job module is as it was when the run started: put it back, or start the run again (results already stored are reused)`,
+        );
+        this.finish(failed(frame.id, serializeThrown(thrown, frame), version));
+      },
     );
   }
 

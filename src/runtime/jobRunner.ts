@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { BatonError, ConfigError } from "../errors.ts";
+import { BatonError, ConfigError, JobModuleError } from "../errors.ts";
 import type { JobSpec, Json, PlannedJob } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { toJson } from "../graph/toJson.ts";
@@ -101,14 +101,7 @@ class SameThreadRunner implements JobRunner {
     this.running = ctx;
     const handler = this.jobs.handler(frame.kind);
     if (!handler) {
-      this.done(
-        ctx,
-        report,
-        failed(frame.id, {
-          name: "UnknownKind",
-          message: `this worker's job module has no handler for kind "${frame.kind}"`,
-        }),
-      );
+      this.done(ctx, report, thrownResult(frame, ctx, this.noHandler(frame.kind), version));
       return;
     }
     let value: unknown;
@@ -128,6 +121,16 @@ class SameThreadRunner implements JobRunner {
     } else {
       this.done(ctx, report, completed(frame, ctx, value, version));
     }
+  }
+
+  /**
+   * A job of a kind this worker's module has no handler for. The coordinator admitted the
+   * worker for its code hash, which covers the kinds, so no worker of the run has one.
+   */
+  private noHandler(kind: string): JobModuleError {
+    return new JobModuleError(
+      `this worker's job module (code hash ${this.codeHash}) has no handler for kind "${kind}"; it has ${this.jobs.kinds.map((k) => `"${k}"`).join(", ")}. Add a handler for "${kind}" to the job module, or fix the job's kind, and start the run again`,
+    );
   }
 
   /** `ctx`'s job has its result; a synchronous handler's makes no closure on the way. */
@@ -180,10 +183,9 @@ function thrownResult(
   if (ctx.unmet !== undefined || isInstance(thrown, NeedJobs)) {
     return blocked(frame, ctx.unmet ?? (thrown as NeedJobs).needs, version);
   }
-  const { retryable, ...error } = serializeThrown(thrown, frame);
+  const error = serializeThrown(thrown, frame);
   ctx.log.debug({ err: error }, "job failed");
-  // Below version 6 the coordinator would refuse the field; it retries such a job as before.
-  return failed(frame.id, version >= 6 && retryable === false ? { ...error, retryable } : error);
+  return failed(frame.id, error, version);
 }
 
 /** The result of an attempt that needs `needs` first: blocked on them, to run again after them. */
@@ -311,7 +313,15 @@ function resultValue(value: unknown, frame: JobFrame): Json {
   return toJson(value, `result of job ${frame.id} (${frame.kind})`);
 }
 
-/** A failed result frame for `job`. */
-export function failed(job: string, error: SerializedError): ResultFrame {
-  return { type: "result", job, status: "failed", error };
+/**
+ * A failed result frame for `job`, for a coordinator that chose protocol `version`. Every
+ * failed result a worker sends is made here: below version 6 that coordinator would refuse
+ * `error.retryable`, so it is left out (and the job is retried as before).
+ */
+export function failed(job: string, error: SerializedError, version: number): ResultFrame {
+  if (version >= 6 || error.retryable === undefined) {
+    return { type: "result", job, status: "failed", error };
+  }
+  const { retryable: _, ...older } = error;
+  return { type: "result", job, status: "failed", error: older };
 }

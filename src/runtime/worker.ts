@@ -442,11 +442,15 @@ class WorkerSession implements JobReport {
     // as lost with its worker: a failed attempt says what happened instead. Another attempt
     // would compute the same result for the same limit, so (version 6 on) it is not retried.
     this.send(
-      failed(result.job, {
-        name: "ResultTooLarge",
-        message: `the ${result.status} result of job ${result.job} is a frame of ${size} bytes, over the coordinator's limit of ${limit} bytes (maxFrameBytes); return something smaller, such as the path of a file that holds the data`,
-        ...(this.version >= 6 && { retryable: false as const }),
-      }),
+      failed(
+        result.job,
+        {
+          name: "ResultTooLarge",
+          message: `the ${result.status} result of job ${result.job} is a frame of ${size} bytes, over the coordinator's limit of ${limit} bytes (maxFrameBytes); return something smaller, such as the path of a file that holds the data`,
+          retryable: false,
+        },
+        this.version,
+      ),
     );
   }
 }

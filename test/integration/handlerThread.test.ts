@@ -76,7 +76,14 @@ describe("the handler thread", () => {
     expect(need).toMatchObject({ status: "blocked", needs: [{ kind: "double", input: 5 }] });
 
     const unknown = await run(thread, frame("nope", null)).result;
-    expect(unknown).toMatchObject({ status: "failed", error: { name: "UnknownKind" } });
+    expect(unknown).toMatchObject({
+      status: "failed",
+      error: {
+        name: "JobModuleError",
+        message: expect.stringContaining('has no handler for kind "nope"; it has "block", '),
+        retryable: false,
+      },
+    });
   });
 
   it("keeps the calling thread free while a handler computes synchronously", async () => {
@@ -151,15 +158,21 @@ describe("the handler thread", () => {
       });
       writeFileSync(module, source(2));
       const changed = frame("n", null);
+      // Not retried: every attempt on this worker would load the changed module again.
       expect(await run(thread, changed).result).toMatchObject({
         status: "failed",
         error: {
           name: "JobModuleError",
           message: expect.stringMatching(
-            /^the job module .*changing\.jobs\.mjs changed since this worker started \(code hash [0-9a-f]{16}, now [0-9a-f]{16}\), and its handler thread had to be started again; restart the worker to run the new code$/,
+            /^job job-\d+ \(n\) cannot run on this worker: its handler thread had to be started again after the last one stopped, and the job module .*changing\.jobs\.mjs changed since this worker started \(code hash [0-9a-f]{16}, now [0-9a-f]{16}\)\. No job can run on it until the job module is as it was when the run started: put it back, or start the run again \(results already stored are reused\)$/,
           ),
+          retryable: false,
         },
       });
+      // A coordinator of protocol 5 would refuse the field: it is left out.
+      expect(
+        ((await run(thread, frame("n", null), 5).result) as { error: object }).error,
+      ).not.toHaveProperty("retryable");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

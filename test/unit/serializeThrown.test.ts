@@ -2,9 +2,12 @@ import { describe, expect, it } from "vitest";
 import {
   ConfigError,
   GraphError,
+  JobModuleError,
   NonRetryableError,
+  RankFileError,
   RankGroupError,
   RemoteHostError,
+  TeardownError,
 } from "../../src/errors.ts";
 import { serializeThrown } from "../../src/runtime/serializeThrown.ts";
 
@@ -18,6 +21,15 @@ describe("serializeThrown: which failures another attempt cannot help", () => {
     [
       "a rank group whose program is not there",
       new RankGroupError("LAUNCH_FAILED", "cannot start", "dep-1", {}, false),
+    ],
+    ["a JobModuleError (a kind the worker has no handler for)", new JobModuleError("no kind")],
+    [
+      "a malformed manifest, which blocks its name until replaced",
+      new RankFileError("not JSON", "/run/d/manifest.json", "baton.manifest/1"),
+    ],
+    [
+      "a name whose manifest cannot be reaped for good",
+      new RankGroupError("DEPLOYMENT_BLOCKED", "not JSON", "d", {}, false),
     ],
     [
       "an ssh host without the rank's program",
@@ -34,6 +46,10 @@ describe("serializeThrown: which failures another attempt cannot help", () => {
     ["a rank whose heartbeat stopped", new RankGroupError("RANK_LOST", "rank 0", "dep-1")],
     ["a rank that could not start for now", new RankGroupError("LAUNCH_FAILED", "EAGAIN", "d")],
     ["a name another launcher holds", new RankGroupError("DEPLOYMENT_BLOCKED", "live", "d")],
+    [
+      "an orphan a reap could not stop yet",
+      new TeardownError("d", [{ pid: 7, state: "disk-sleep" }]),
+    ],
     ["an ssh host that did not answer", new RemoteHostError("SSH_UNREACHABLE", "refused", "h")],
   ])("%s is retried", (_, thrown) => {
     expect(serializeThrown(thrown, frame)).not.toHaveProperty("retryable");

@@ -6,7 +6,7 @@
  * handler called its failure not retryable; below, the field is left out.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { NonRetryableError } from "../../src/errors.ts";
+import { JobModuleError, NonRetryableError } from "../../src/errors.ts";
 import { job } from "../../src/graph/job.ts";
 import { type JobContext, loadJobs } from "../../src/runtime/jobModule.ts";
 import type { WorkerExit } from "../../src/runtime/worker.ts";
@@ -35,6 +35,9 @@ async function welcomedAt(protocol: number) {
     needy: (_: null, ctx: JobContext) => ctx.need(job("leaf", 1, { timeoutMs: 5_000 })),
     refuse: () => {
       throw new NonRetryableError("the input cannot work");
+    },
+    loadsNothing: () => {
+      throw new JobModuleError("plugins.mjs exports no job module");
     },
     leaf: (n: number) => n,
   });
@@ -101,4 +104,27 @@ describe("the worker across protocol versions", () => {
     expect(result.error.retryable).toBe(retryable);
     expect("retryable" in result.error).toBe(retryable !== undefined);
   });
+
+  it.each([
+    [6, "loadsNothing", false],
+    [6, "nope", false],
+    [5, "nope", undefined],
+  ])(
+    "at version %i the JobModuleError of kind %s has retryable %s",
+    async (protocol, kind, retryable) => {
+      const w = await welcomedAt(protocol);
+      w.end.link!.send(jobFrame(kind));
+      const result = (await resultOf(w.end)) as {
+        error: { name: string; message: string; retryable?: false };
+      };
+      expect(result.error.name).toBe("JobModuleError");
+      expect(result.error.retryable).toBe(retryable);
+      expect("retryable" in result.error).toBe(retryable !== undefined);
+      if (kind === "nope") {
+        expect(result.error.message).toMatch(
+          /^this worker's job module \(code hash [0-9a-f]{16}\) has no handler for kind "nope"; it has "hang", "leaf", "loadsNothing", "needy", "refuse"\. Add a handler for "nope" to the job module, or fix the job's kind, and start the run again$/,
+        );
+      }
+    },
+  );
 });
