@@ -51,6 +51,7 @@ import {
   type RankGroupTimeouts,
 } from "./rankGroup.ts";
 import { type ReapReport, reapDeployments } from "./reaper.ts";
+import { refusedForGood } from "./refusedForGood.ts";
 import { releaseCgroup } from "./releaseCgroup.ts";
 import type { RemoteRankHandle } from "./remoteRank.ts";
 import { openRemoteSite, type RemoteSite } from "./remoteSite.ts";
@@ -369,6 +370,7 @@ class LaunchedGroup implements RankGroup {
         failure: {
           code: "REAP_FAILED",
           message: `the state dir ${this.stateDir} cannot be read (${(error as Error).message}), so the reaper cannot check it for orphans; give a directory this user can read and write (--state-dir, or stateDir). No rank was started`,
+          ...(refusedForGood(error) && { retryable: false as const }),
         },
       });
       return;
@@ -382,12 +384,25 @@ class LaunchedGroup implements RankGroup {
     }
     const live = report.live.find((entry) => entry.deployment === this.deployment);
     const failed = report.failed.find((entry) => entry.deployment === this.deployment);
-    if (live !== undefined || failed !== undefined) {
-      const why =
-        live !== undefined
-          ? `it is running under a live launcher (pid ${live.pid}); stop that one first or pick another --name`
-          : `its last reap failed: ${failed?.error.message}. Once those processes are gone, run \`baton reap --state-dir ${this.stateDir}\` and launch again`;
-      this.blocked(why);
+    if (live !== undefined) {
+      this.blocked(
+        `it is running under a live launcher (pid ${live.pid}); stop that one first or pick another --name`,
+      );
+      return;
+    }
+    if (failed !== undefined) {
+      // What failed the reap says whether a later one can succeed: survivors of a teardown
+      // may die, a host may answer; a manifest that is not one, or is another state dir's, stays.
+      if (saysNotRetryable(failed.error)) {
+        this.blocked(
+          `its last reap failed, and no reap will succeed until that is fixed: ${failed.error.message}`,
+          false,
+        );
+      } else {
+        this.blocked(
+          `its last reap failed: ${failed.error.message}. Every launch reaps again first, so one succeeds once those processes are gone; \`baton reap --state-dir ${this.stateDir}\` tells whether they are`,
+        );
+      }
       return;
     }
     let taken: string | undefined;
@@ -399,6 +414,7 @@ class LaunchedGroup implements RankGroup {
         failure: {
           code: "LAUNCH_FAILED",
           message: this.cannotHold(error),
+          ...(refusedForGood(error) && { retryable: false as const }),
         },
       });
       return;
@@ -420,10 +436,15 @@ class LaunchedGroup implements RankGroup {
     return `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${(error as Error).message}); give a directory this user can write (--state-dir, or stateDir). No rank was started`;
   }
 
-  private blocked(why: string): void {
+  /** The name is not free: `retryable: false` when it will not be without a person's help. */
+  private blocked(why: string, retryable?: false): void {
     this.send({
       type: "REAP_FAILED",
-      failure: { code: "DEPLOYMENT_BLOCKED", message: `it cannot be launched: ${why}` },
+      failure: {
+        code: "DEPLOYMENT_BLOCKED",
+        message: `it cannot be launched: ${why}`,
+        ...(retryable === false && { retryable }),
+      },
     });
   }
 
@@ -498,6 +519,7 @@ class LaunchedGroup implements RankGroup {
       this.send({
         type: "LAUNCH_FAILED",
         message: this.cannotHold(error),
+        ...(refusedForGood(error) && { retryable: false as const }),
       });
       return;
     }

@@ -1,5 +1,5 @@
 import { dirname } from "node:path";
-import { BatonError, ConfigError } from "../errors.ts";
+import { BatonError, ConfigError, RankGroupError } from "../errors.ts";
 import type { Json } from "../graph/job.ts";
 import { type GroupProgress, groupProgressMessage, watchGroup } from "../viz/groupProgress.ts";
 import {
@@ -13,6 +13,7 @@ import { launchGroup } from "./launchGroup.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock } from "./ports.ts";
 import type { LaunchSpec } from "./rankGroup.ts";
+import { isInstance } from "./serializeThrown.ts";
 
 /** A rank job reports its group at most once per this many ms; changes in between coalesce. */
 export const GROUP_REPORT_INTERVAL_MS = 250;
@@ -52,7 +53,8 @@ export type RankJobResult = {
  * (the reaper, the barrier, the watch), and resolves with the group's outcome when every rank
  * exited 0. A failing rank fails the job with the group's `RankGroupError` (retried as any
  * failure is); a launch that cannot work (a spec `launchGroup` refuses, a program or working
- * directory that is not there: `retryable: false`) is not retried. While it runs, the group's
+ * directory that is not there: `retryable: false`) is not retried. A name that is not free
+ * yet is retried, and its message says to give the job a backoff and each job its own name. While it runs, the group's
  * state and each rank's phase, pid and exit are the job's progress (a `GroupProgress` report
  * as the message, at most one every
  * `GROUP_REPORT_INTERVAL_MS`, the last one before the result), which the dashboard shows.
@@ -101,7 +103,9 @@ export async function runRankJob(
   if (signal.aborted) stop();
   else signal.addEventListener("abort", stop, { once: true });
   try {
-    const exit = await group.wait();
+    const exit = await group.wait().catch((error: unknown) => {
+      throw isInstance(error, RankGroupError) ? forTheJob(error, ctx.job) : error;
+    });
     if (exit.status === "stopped") {
       throw signal.reason instanceof Error
         ? signal.reason
@@ -124,6 +128,23 @@ export async function runRankJob(
       retention,
     });
   }
+}
+
+/**
+ * A group's error as the job's: a name that is not free (`DEPLOYMENT_BLOCKED`) but may be
+ * (its launcher ends, a reap succeeds) is retried, so the message adds what makes a retry
+ * come late enough and what keeps jobs from sharing a name. Any other error is the group's.
+ */
+function forTheJob(error: RankGroupError, job: JobContext["job"]): RankGroupError {
+  if (error.code !== "DEPLOYMENT_BLOCKED" || error.retryable === false) return error;
+  const advice = ` Job ${job.id} (kind "${job.kind}", attempt ${job.attempt}) is retried, and a retry launches it again, which works once the name is free: give the job a backoff that outlasts what holds the name, job("${job.kind}", input, { backoff: { initialMs: 30_000 } }), or retries follow at once and fail alike. Jobs that run at the same time never share a name: let each job's ranks function give its own name (from its input), or give none.`;
+  return new RankGroupError(
+    error.code,
+    error.message + advice,
+    error.deployment,
+    error.details,
+    error.retryable,
+  );
 }
 
 /**

@@ -5,10 +5,12 @@
  * example rank); every one is stopped by its pid when the test ends.
  */
 import { existsSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, job } from "../../src/index.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
 import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
 import {
@@ -183,6 +185,64 @@ describe("graph jobs with ranks", () => {
     expect(outcome.error).toMatchObject({ name: "RankGroupError", retryable: false });
     expect(outcome.error?.message).toContain(
       'rank 0 of 2 could not be started: cannot start "/nonexistent/train-program": check that the program exists on PATH (or give its full path) and is executable',
+    );
+  });
+
+  it("retries a job whose deployment name a live launcher holds, saying to give it a backoff; fails one whose name an unreadable manifest blocks at once", async () => {
+    // Control files written here stand for the other launcher: no rank process starts.
+    const named = defineJobs({
+      train: {
+        ranks: (input: { stateDir: string; name: string }) => ({
+          argv: ["/nonexistent/never-started"],
+          ...input,
+        }),
+      },
+    });
+    const engine = createEngine({ jobs: named, workers: 1 });
+    const dir = tempDir();
+    const held = deploymentPaths(dir, "held");
+    await nodeFiles().mkdirp(held.dir);
+    const launcher = { pid: process.pid, token: "other", host: hostname() };
+    await nodeFiles().writeAtomic(
+      held.manifest,
+      encodeStateFile(MANIFEST_FORMAT, {
+        deployment: "held",
+        launcher,
+        ranks: [],
+        worldSize: 1,
+        argv: ["x"],
+        startedAt: Date.now(),
+      }),
+    );
+    await nodeFiles().writeAtomic(
+      held.lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment: "held",
+        pid: process.pid,
+        token: "other",
+        renewedAt: Date.now(),
+        staleAfterMs: 600_000,
+      }),
+    );
+    const waits = job("train", { stateDir: dir, name: "held" }, { ranks: 1, retries: 1 });
+    const retried = (await engine.run([waits])).get(waits);
+    expect(retried).toMatchObject({ status: "failed", attempts: 2 });
+    expect(retried.error).toMatchObject({ name: "RankGroupError" });
+    expect(retried.error?.retryable).toBeUndefined();
+    expect(retried.error?.message).toBe(
+      `deployment held: it cannot be launched: it is running under a live launcher (pid ${process.pid}); stop that one first or pick another --name. Job ${retried.id} (kind "train", attempt 2) is retried, and a retry launches it again, which works once the name is free: give the job a backoff that outlasts what holds the name, job("train", input, { backoff: { initialMs: 30_000 } }), or retries follow at once and fail alike. Jobs that run at the same time never share a name: let each job's ranks function give its own name (from its input), or give none.`,
+    );
+
+    const other = tempDir();
+    const broken = deploymentPaths(other, "broken");
+    await nodeFiles().mkdirp(broken.dir);
+    writeFileSync(broken.manifest, "[]");
+    const blocked = job("train", { stateDir: other, name: "broken" }, { ranks: 1, retries: 3 });
+    const final = (await engine.run([blocked])).get(blocked);
+    expect(final).toMatchObject({ status: "failed", attempts: 1 });
+    expect(final.error).toMatchObject({ name: "RankGroupError", retryable: false });
+    expect(final.error?.message).toBe(
+      `deployment broken: it cannot be launched: its last reap failed, and no reap will succeed until that is fixed: ${broken.manifest} is not a valid baton.manifest/1 file: not a JSON object (the format is documented in ARCHITECTURE.md, "Rank-side files and library"; a file no baton process owns can be removed).`,
     );
   });
 

@@ -1,0 +1,64 @@
+/**
+ * A launch its state dir refuses says whether another attempt can do better: a rank job whose
+ * launch fails so is retried only when the refusal may clear. Nothing is spawned: the files
+ * port refuses before any rank.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { RankGroupError } from "../../src/errors.ts";
+import { launchGroup } from "../../src/runtime/launchGroup.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import type { Files } from "../../src/runtime/ports.ts";
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+function refusal(code: string, call: string, path: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${code}: refused, ${call} '${path}'`), { code, path });
+}
+
+/** What `launchGroup` fails with when `files` refuses `method` with `code`. */
+async function refusedBy(method: "list" | "mkdirp", code: string): Promise<RankGroupError> {
+  const stateDir = await mkdtemp(join(tmpdir(), "baton-refused-"));
+  dirs.push(stateDir);
+  const real = nodeFiles();
+  const files: Files = {
+    ...real,
+    [method]: async (path: string) => {
+      throw refusal(code, method, path);
+    },
+  };
+  const group = launchGroup({
+    argv: ["/nonexistent/never-started"],
+    worldSize: 1,
+    stateDir,
+    ports: { files },
+  });
+  const error = (await group.wait().catch((thrown: unknown) => thrown)) as RankGroupError;
+  expect(group.pids()).toEqual([]);
+  return error;
+}
+
+describe("a launch its state dir refuses", () => {
+  it.each([
+    ["list", "EACCES", "REAP_FAILED", false],
+    ["list", "EIO", "REAP_FAILED", undefined],
+    ["mkdirp", "EACCES", "LAUNCH_FAILED", false],
+    ["mkdirp", "EROFS", "LAUNCH_FAILED", false],
+    ["mkdirp", "ENOTDIR", "LAUNCH_FAILED", false],
+    ["mkdirp", "ENOSPC", "LAUNCH_FAILED", undefined],
+  ] as const)(
+    "%s refused with %s fails as %s, retryable %s",
+    async (method, code, failure, retryable) => {
+      const error = await refusedBy(method, code);
+      expect(error).toMatchObject({ code: failure });
+      expect(error.retryable).toBe(retryable);
+      expect(error.message).toContain(`${code}: refused`);
+      expect(error.message).toContain("No rank was started");
+    },
+  );
+});
