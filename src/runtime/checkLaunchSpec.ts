@@ -30,8 +30,10 @@ const LAUNCH_OPTIONS: Record<keyof LaunchSpec, true> = {
  * kind's `ranks` function) can pass: not an object, an `argv` that is not an array (a command
  * line as one string used to launch its first letter, `cannot start "p"`; none at all threw
  * "undefined is not iterable"), an option it does not know, or a name in `timeouts` or
- * `teardown` that is no timeout (a typo such as `termGrace` was ignored, the default kept).
- * `launchGroup` checks the values itself.
+ * `teardown` that is no timeout (a typo such as `termGrace` was ignored, the default kept),
+ * or an argument or environment variable with a NUL byte, which no process can be given (the
+ * spawn's refusal failed the launch as if another attempt could do better).
+ * `launchGroup` checks the other values itself.
  *
  * @example
  * ```ts
@@ -49,6 +51,20 @@ export function checkLaunchSpec(spec: LaunchSpec): void {
     );
   }
   checkOptionNames("launchGroup", spec, LAUNCH_OPTIONS, { shape: "{ argv, worldSize, … }" });
+  argv.forEach((word: unknown, i) => {
+    if (typeof word === "string" && word.includes("\0")) {
+      throw new ConfigError(
+        `a rank group's argv[${i}] holds a NUL byte, which no program's argument can: ${JSON.stringify(word)}`,
+      );
+    }
+  });
+  for (const [name, value] of Object.entries(spec.env ?? {})) {
+    if (name.includes("\0") || (typeof value === "string" && value.includes("\0"))) {
+      throw new ConfigError(
+        `a rank group's env variable ${JSON.stringify(name)} holds a NUL byte, which no environment variable can: ${JSON.stringify(value)}`,
+      );
+    }
+  }
   if (spec.timeouts !== undefined) {
     checkOptionNames("launchGroup: timeouts", spec.timeouts, DEFAULT_RANK_GROUP_TIMEOUTS, {
       shape: "{ loadTimeoutMs, … }",

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { cannotStart } from "./cannotStart.ts";
 import { cgroupContainment, moveSelfInto, ownCgroupDir } from "./cgroupContainment.ts";
@@ -46,7 +46,7 @@ export function nodeProcs(): Procs {
       let home: string | undefined;
       try {
         if (cgroup !== undefined) home = enterCgroup(cgroup);
-        const child = spawn(command, args, {
+        const child = spawnOrSay(command, args, {
           env,
           cwd,
           detached: newGroup,
@@ -194,5 +194,22 @@ function readProc(pid: number, file: "stat" | "cmdline"): string | undefined {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ESRCH") return undefined;
     throw err;
+  }
+}
+
+/**
+ * `spawn`, whose refusals with an errno (a working directory that is a file is refused at
+ * once, `spawn ENOTDIR`; most others come on the next tick) say why as `cannotStart` does.
+ */
+function spawnOrSay(
+  command: string,
+  args: string[],
+  options: SpawnOptions & { cwd: string | undefined },
+): ChildProcess {
+  try {
+    return spawn(command, args, options);
+  } catch (error) {
+    if (typeof (error as NodeJS.ErrnoException).errno !== "number") throw error;
+    throw cannotStart(command, options.cwd, (options.env ?? process.env).PATH);
   }
 }

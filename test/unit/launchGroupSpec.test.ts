@@ -26,6 +26,15 @@ describe("launchGroup's spec", () => {
       { teardown: { termGraceMs: Number.NaN } },
       "teardown.termGraceMs must be a number of ms of 0 or more, not NaN",
     ],
+    // Node's spawn refused these, which failed the launch as if another attempt could do better.
+    [
+      { argv: ["/bin/echo", "a\0b"] },
+      `a rank group's argv[1] holds a NUL byte, which no program's argument can: "a\\u0000b"`,
+    ],
+    [
+      { env: { TOKEN: "x\0y" } },
+      `a rank group's env variable "TOKEN" holds a NUL byte, which no environment variable can: "x\\u0000y"`,
+    ],
   ])("refuses %o with a ConfigError", (bad, message) => {
     expect(() => launchGroup({ ...ok, ...bad })).toThrow(ConfigError);
     expect(() => launchGroup({ ...ok, ...bad })).toThrow(message);

@@ -3,6 +3,7 @@ import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle, ProcInfo, SpawnOptions } from "../../src/runtime/ports.ts";
 
@@ -201,6 +202,15 @@ describe("nodeProcs", () => {
   it("throws when the program cannot be started", () => {
     expect(() => procs.spawn({ argv: ["/nonexistent/baton-test-program"] })).toThrow(
       /cannot start "\/nonexistent\/baton-test-program"/,
+    );
+  });
+
+  it("says a working directory that is a file is not one, a refusal no retry gets past", () => {
+    // Node refuses this one at once (spawn ENOTDIR), not on the next tick as the others.
+    const inAFile = () => procs.spawn({ argv: ["/bin/true"], cwd: "/etc/passwd" });
+    expect(inAFile).toThrow(ConfigError);
+    expect(inAFile).toThrow(
+      'cannot start "/bin/true" in /etc/passwd: /etc/passwd is not a directory; give a working directory that exists',
     );
   });
 
