@@ -137,7 +137,7 @@ export async function runRankJob(
  */
 function forTheJob(error: RankGroupError, job: JobContext["job"]): RankGroupError {
   if (error.code !== "DEPLOYMENT_BLOCKED" || error.retryable === false) return error;
-  const advice = ` Job ${job.id} (kind "${job.kind}", attempt ${job.attempt}) is retried, and a retry launches it again, which works once the name is free: give the job a backoff that outlasts what holds the name, job("${job.kind}", input, { backoff: { initialMs: 30_000 } }), or retries follow at once and fail alike. Jobs that run at the same time never share a name: let each job's ranks function give its own name (from its input), or give none.`;
+  const advice = ` Each retry of job ${job.id} (kind "${job.kind}", this was attempt ${job.attempt}) launches it again, which works only once the name is free: give the job a backoff that outlasts what holds the name, job("${job.kind}", input, { backoff: { initialMs: 30_000 } }), or its retries follow at once and fail alike. Jobs that run at the same time never share a name: let each job's ranks function give its own name (from its input), or give none.`;
   return new RankGroupError(
     error.code,
     error.message + advice,

@@ -230,7 +230,7 @@ describe("graph jobs with ranks", () => {
     expect(retried.error).toMatchObject({ name: "RankGroupError" });
     expect(retried.error?.retryable).toBeUndefined();
     expect(retried.error?.message).toBe(
-      `deployment held: it cannot be launched: it is running under a live launcher (pid ${process.pid}); stop that one first or pick another --name. Job ${retried.id} (kind "train", attempt 2) is retried, and a retry launches it again, which works once the name is free: give the job a backoff that outlasts what holds the name, job("train", input, { backoff: { initialMs: 30_000 } }), or retries follow at once and fail alike. Jobs that run at the same time never share a name: let each job's ranks function give its own name (from its input), or give none.`,
+      `deployment held: it cannot be launched: it is running under a live launcher (pid ${process.pid}); stop that one first or pick another --name. Each retry of job ${retried.id} (kind "train", this was attempt 2) launches it again, which works only once the name is free: give the job a backoff that outlasts what holds the name, job("train", input, { backoff: { initialMs: 30_000 } }), or its retries follow at once and fail alike. Jobs that run at the same time never share a name: let each job's ranks function give its own name (from its input), or give none.`,
     );
 
     const other = tempDir();
