@@ -570,6 +570,7 @@ class LaunchedGroup implements RankGroup {
       this.send({
         type: "LAUNCH_FAILED",
         message: `deployment ${this.deployment} could not be launched: ${(error as Error).message}`,
+        ...(saysNotRetryable(error) && { retryable: false as const }),
       });
     }
   }

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { closeSync, createWriteStream, openSync } from "node:fs";
-import { RemoteHostError } from "../errors.ts";
+import { ConfigError, RemoteHostError } from "../errors.ts";
 import type { ProcExit } from "./ports.ts";
 import { shellQuote } from "./shellQuote.ts";
 import type { SshHost } from "./sshHost.ts";
@@ -60,7 +60,7 @@ const GUARD_REFUSAL = /^baton: (cannot enter |.*: not found on )/m;
 
 /** A value on one line of safe characters, each other byte as `\0ooo` for sh's `printf %b`. */
 function encodeValue(name: string, value: string): string {
-  if (value.includes("\0")) throw new Error(`variable ${name} contains a NUL byte`);
+  if (value.includes("\0")) throw new ConfigError(`variable ${name} contains a NUL byte`);
   let out = "";
   for (const byte of Buffer.from(value, "utf8")) {
     const char = String.fromCharCode(byte);
@@ -77,7 +77,11 @@ function envBlock(env: Record<string, string>, defaults: Record<string, string>)
     ["S", env],
   ] as const) {
     for (const [name, value] of Object.entries(vars)) {
-      if (!NAME.test(name)) throw new Error(`${JSON.stringify(name)} is not a variable name`);
+      if (!NAME.test(name)) {
+        throw new ConfigError(
+          `${JSON.stringify(name)} is not a variable name a rank on an ssh host can be given (letters, digits and _, not first a digit): rename it in the launch's env`,
+        );
+      }
       lines.push(`${kind} ${name} ${encodeValue(name, value)}`);
     }
   }

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { RemoteHostError } from "../errors.ts";
+import { ConfigError, RemoteHostError } from "../errors.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import { shellQuote } from "./shellQuote.ts";
 import { isMaster, makeControlDir } from "./sshControlDir.ts";
@@ -87,7 +87,7 @@ export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHos
   const multiplex = options.multiplex ?? true;
   for (const option of options.options ?? []) {
     if (!OPTION.test(option)) {
-      throw new Error(
+      throw new ConfigError(
         `ssh option ${JSON.stringify(option)} must be written Key=Value (as after ssh -o)`,
       );
     }
