@@ -12,6 +12,7 @@ import { LiveLine } from "./liveLine.ts";
  * const bar = new ProgressBar(process.stderr);
  * run.on("store.reading", (r) => bar.drawReading(r));
  * run.on("progress", (p) => bar.draw(p));
+ * bar.print("a worker joined\n"); // above the bar, which is drawn again
  * bar.clear();
  * ```
  */
@@ -49,6 +50,11 @@ export class ProgressBar {
     this.line.draw(
       `reading stored results: ${done.toLocaleString("en-US")} of ${total.toLocaleString("en-US")}`,
     );
+  }
+
+  /** Writes `text` (whole lines: a log line, a notice) above the bar, then draws it again. */
+  print(text: string): void {
+    this.line.print(text);
   }
 
   clear(): void {

@@ -257,7 +257,15 @@ export async function runCommand(argv: string[]): Promise<number> {
   try {
     // Only now the run's log, so that a module or graph that does not load leaves no empty one;
     // a dry run writes nothing, not even its log.
-    const logger = createLogger({ level, ...(!dryRun && { file: join(logsDir, "run.log") }) });
+    const tty = process.stderr.isTTY === true && !values.json && !dryRun;
+    const bar = tty ? new ProgressBar(process.stderr) : undefined;
+    /** Writes `text` on stderr, above the progress bar on a terminal. */
+    const say = (text: string) => (bar ? bar.print(text) : process.stderr.write(text));
+    const logger = createLogger({
+      level,
+      ...(!dryRun && { file: join(logsDir, "run.log") }),
+      ...(bar && { stderr: say }),
+    });
     if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
     if (!dryRun) await pruneRunLogs(logsRoot, { keep: keepLogs, now: Date.now(), logger });
     const inspector =
@@ -330,7 +338,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     // Workers are meant to join from elsewhere: say how (a `--workers 0` run waits for them).
     if (count === 0 || values.listen !== undefined) {
       run.on("listening", (listening) =>
-        process.stderr.write(
+        say(
           joinHint(listening, jobsPath, {
             handlerThread: values["handler-thread"],
             lasting: values.listen !== undefined && values["secret-file"] !== undefined,
@@ -338,17 +346,12 @@ export async function runCommand(argv: string[]): Promise<number> {
         ),
       );
     }
-    const tty = process.stderr.isTTY === true && !values.json;
-    const bar = tty ? new ProgressBar(process.stderr) : undefined;
     if (bar) {
       run.on("store.reading", (reading) => bar.drawReading(reading));
       run.on("progress", (progress) => bar.draw(progress));
     }
     // A full store holds the run up: say so at once, and again when it goes on.
-    run.on("store.full", ({ message }) => {
-      bar?.clear();
-      process.stderr.write(`baton run: ${message}\n`);
-    });
+    run.on("store.full", ({ message }) => say(`baton run: ${message}\n`));
     /** The signal that interrupted the run: SIGINT (Ctrl-C) or SIGTERM (kill, a scheduler). */
     let interrupted: "SIGINT" | "SIGTERM" | undefined;
     const onSignal = (signal: "SIGINT" | "SIGTERM") => {
@@ -362,9 +365,8 @@ export async function runCommand(argv: string[]): Promise<number> {
         return;
       }
       interrupted = signal;
-      bar?.clear();
       const storing = values["no-store"] || readOnly ? "" : " and for results to be stored";
-      process.stderr.write(
+      say(
         `cancelling (${signal}): waiting for running jobs to stop${storing}, 10 s at most (${again} again to force)\n`,
       );
       run.cancel(signal === "SIGINT" ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
@@ -382,6 +384,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         error instanceof SlurmError ||
         (error instanceof StoreError && error.code === "STORE_FULL");
       if (!failed) throw error;
+      bar?.clear();
       process.stderr.write(`baton run: the run failed: ${error.message} [${error.code}]\n`);
       return 1;
     } finally {

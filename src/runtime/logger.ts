@@ -7,10 +7,24 @@ import { makeDirs } from "./makeDirs.ts";
 
 /**
  * pino-pretty (30 modules), loaded only for a logger that writes pretty lines: a command whose
- * stderr is not a terminal never pays for it.
+ * stderr is not a terminal never pays for it. Each JSON line becomes its pretty text at once
+ * and is written to `out` in the same call, so a line written just before or after it (a
+ * progress bar's) keeps its place.
  */
-function prettyStream(options: pretty.PrettyOptions): pretty.PrettyStream {
-  return (createRequire(import.meta.url)("pino-pretty") as typeof pretty)(options);
+function prettyLines(out: Sink, options: pretty.PrettyOptions): Sink {
+  const { prettyFactory } = createRequire(import.meta.url)("pino-pretty") as typeof pretty;
+  const prettify = prettyFactory(options);
+  return {
+    write(line) {
+      const text = prettify(line);
+      if (text) out.write(text);
+    },
+  };
+}
+
+/** Where log lines are written, each whole line in one call. */
+interface Sink {
+  write(text: string): void;
 }
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
@@ -32,6 +46,11 @@ export interface LoggerOptions {
   pretty?: boolean;
   /** Also append JSON lines to this file, at `info` or the chosen level if lower. */
   file?: string;
+  /**
+   * Writes what would go to stderr instead, each whole line in one call: `baton run` prints
+   * it above its progress bar, which would otherwise end up glued to the line's start.
+   */
+  stderr?: ((text: string) => void) | undefined;
 }
 
 /**
@@ -49,19 +68,18 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? "warn";
   const usePretty = options.pretty ?? process.stderr.isTTY === true;
+  const out: Sink =
+    options.stderr !== undefined
+      ? { write: options.stderr }
+      : givingUp(
+          pino.destination({ fd: 2, sync: true }),
+          (why) =>
+            `cannot write stderr (${why}): it ends here${options.file === undefined ? "" : `, and what follows is only in the log ${options.file}`}`,
+          (warning) => logger.warn(warning),
+        );
   const stderr = usePretty
-    ? prettyStream({
-        destination: 2,
-        sync: true,
-        ignore: "pid,hostname",
-        translateTime: "HH:MM:ss.l",
-      })
-    : givingUp(
-        pino.destination({ fd: 2, sync: true }),
-        (why) =>
-          `cannot write stderr (${why}): it ends here${options.file === undefined ? "" : `, and what follows is only in the log ${options.file}`}`,
-        (warning) => logger.warn(warning),
-      );
+    ? prettyLines(out, { ignore: "pid,hostname", translateTime: "HH:MM:ss.l" })
+    : out;
   let logger: Logger;
   if (options.file === undefined) {
     logger = pino({ level, serializers: { err: loggedError } }, stderr);
@@ -114,7 +132,7 @@ function givingUp(
   destination: ReturnType<typeof pino.destination>,
   failure: (why: string) => string,
   warn: (message: string) => void,
-): { write(line: string): void } {
+): Sink {
   let failed = false;
   destination.on("error", (error: NodeJS.ErrnoException) => {
     if (failed) return;

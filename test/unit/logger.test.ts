@@ -8,6 +8,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { createLogger } from "../../src/runtime/logger.ts";
 
 const LOGGER = new URL("../../src/runtime/logger.ts", import.meta.url).pathname;
 const ERRORS = new URL("../../src/errors.ts", import.meta.url).pathname;
@@ -90,26 +91,47 @@ log.error({ err: new errors.ListenerError("job", new RangeError("too far")) }, "
     ]);
   });
 
-  it("gives up a stderr it cannot write (a file on a full disk), saying so in the log file, instead of crashing", () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-logger-"));
-    const full = openSync("/dev/full", "w");
-    try {
-      const file = join(dir, "worker.log");
-      stderrOf({ level: "info", pretty: false, file }, 3, full);
-      const lines = readFileSync(file, "utf8")
-        .trim()
-        .split("\n")
-        .map((line) => JSON.parse(line).msg);
-      expect(lines).toEqual([
-        "run started",
-        "run started",
-        "run started",
-        `cannot write stderr (no space left on its disk): it ends here, and what follows is only in the log ${file}`,
-        "still running",
-      ]);
-    } finally {
-      closeSync(full);
-      rmSync(dir, { recursive: true, force: true });
+  it.each([false, true])(
+    "gives up a stderr it cannot write (a file on a full disk), saying so in the log file, instead of crashing (pretty: %s)",
+    (pretty) => {
+      const dir = mkdtempSync(join(tmpdir(), "baton-logger-"));
+      const full = openSync("/dev/full", "w");
+      try {
+        const file = join(dir, "worker.log");
+        stderrOf({ level: "info", pretty, file }, 3, full);
+        const lines = readFileSync(file, "utf8")
+          .trim()
+          .split("\n")
+          .map((line) => JSON.parse(line).msg);
+        expect(lines).toEqual([
+          "run started",
+          "run started",
+          "run started",
+          `cannot write stderr (no space left on its disk): it ends here, and what follows is only in the log ${file}`,
+          "still running",
+        ]);
+      } finally {
+        closeSync(full);
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it("hands each line, whole and at once, to the stderr it is given (baton run's progress bar prints it above itself)", () => {
+    for (const pretty of [true, false]) {
+      const written: string[] = [];
+      const log = createLogger({ level: "warn", pretty, stderr: (text) => written.push(text) });
+      log.info("not at this level");
+      log.warn({ code: 4001 }, "closing connection");
+      // Written before warn returned, so nothing is drawn between its pieces.
+      expect(written).toHaveLength(1);
+      if (pretty) {
+        expect(written[0]).toMatch(
+          /^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: closing connection\n {4}code: 4001\n$/,
+        );
+      } else {
+        expect(JSON.parse(written[0]!)).toMatchObject({ level: 40, msg: "closing connection" });
+      }
     }
   });
 });

@@ -70,4 +70,14 @@ describe("ProgressBar", () => {
     new ProgressBar(t.out).drawReading({ done: 12_000, total: 20_000 });
     expect(t.last()).toBe("reading stored resu");
   });
+
+  it("prints lines above itself (a log line, a notice) and draws itself again at once", () => {
+    const t = terminal();
+    const bar = new ProgressBar(t.out, 10);
+    bar.draw({ total: 10, counts, cached: 1, elapsedMs: 1000, rate: 5, workers: 3 });
+    const drawn = t.written.join("");
+    bar.print("WARN: worker lost\n");
+    // Cleared, the line, and the same bar again: the bar does not wait for its next change.
+    expect(t.written.join("")).toBe(`${drawn}\r\x1b[2KWARN: worker lost\n${drawn}`);
+  });
 });
