@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
@@ -32,8 +33,8 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
                        baton worker command baton run prints, such as ws://10.0.0.5:7000
                        (required)
   --secret-file FILE   the run's secret (hex) in a file only its owner can read (chmod 600);
-                       or set BATON_SECRET (one of the two is required). The secret never
-                       goes on the command line.
+                       or set BATON_SECRET (one of the two is required; this flag wins when
+                       both are given). The secret never goes on the command line.
   --jobs FILE          job module (kind → handler): the same file the coordinator loaded
                        (required)
   --name NAME          this worker's name in the coordinator's logs (default: HOSTNAME-PID)
@@ -176,6 +177,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
   const retryForMs = durationFlag("--retry-for", values["retry-for"]);
   const idleExitMs = durationFlag("--idle-exit", values["idle-exit"]);
   const secret = await readSecret({ secretFile: values["secret-file"], env: process.env });
+  const secretFrom =
+    values["secret-file"] === undefined
+      ? "came from BATON_SECRET"
+      : `was read from ${resolve(values["secret-file"])}${process.env.BATON_SECRET ? " (--secret-file is used, not BATON_SECRET)" : ""}`;
   // Job handlers may start programs; they have no use for the run's secret.
   delete process.env.BATON_SECRET;
   const logger = createLogger({ level });
@@ -282,7 +287,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         );
         return exitSoon(0, GRACE_MS);
       }
-      const message = lossMessage(exit, address);
+      const message = lossMessage(exit, address, secretFrom);
       if (!(exit instanceof Error) && REFUSED.has(exit.code)) {
         say(message);
         return exitSoon(REFUSED_EXIT, GRACE_MS);
@@ -373,13 +378,29 @@ function overOffers(offered: Resources, machine: Resources): string[] {
   );
 }
 
-/** What ended a connection that the coordinator did not end normally, for stderr. */
-function lossMessage(exit: WorkerExit | Error, address: string): string {
+/**
+ * What ended a connection that the coordinator did not end normally, for stderr. `secretFrom`
+ * says where this worker's secret came from, for a refused proof.
+ */
+function lossMessage(exit: WorkerExit | Error, address: string, secretFrom: string): string {
   if (exit instanceof Error) return exit.message;
   if (exit.code === CloseCode.coordinatorSilent) {
     return `gave up on the coordinator at ${address} (code ${exit.code}): ${exit.reason}; check that it is still running and reachable from here`;
   }
-  return `connection to the coordinator at ${address} closed with code ${exit.code} (${exit.reason || "no reason given"}): ${describeClose(exit.code)}`;
+  const closed = `connection to the coordinator at ${address} closed with code ${exit.code}`;
+  const meaning = describeClose(exit.code);
+  const secret = exit.code === CloseCode.authFailed ? `; this worker's secret ${secretFrom}` : "";
+  // A reason that already says what the code means (a refused proof's) is not told twice.
+  if (exit.reason !== "" && label(exit.reason) === label(meaning)) {
+    return `${closed}: ${exit.reason}${secret}`;
+  }
+  return `${closed} (${exit.reason || "no reason given"}): ${meaning}${secret}`;
+}
+
+/** What a message is about: its text before the first colon. */
+function label(text: string): string {
+  const colon = text.indexOf(":");
+  return colon < 0 ? text : text.slice(0, colon);
 }
 
 /** The wait before connecting again after `attempts` failed ones: doubling, a fifth either way. */

@@ -79,6 +79,11 @@ interface Connection {
   backlog: Promise<void> | undefined;
   /** The job frame being granted, with its text, while the connection machine hears GRANT. */
   encoded: { frame: JobFrame; text: string } | undefined;
+  /**
+   * The worker id its hello gave, for the log line of a rejection: the connection machine
+   * keeps only the id of a worker it admitted, and the operator looks for the refused one.
+   */
+  hello: string | undefined;
 }
 
 /**
@@ -217,7 +222,13 @@ export class CoordinatorServer {
       clock: options.clock,
       ...(options.inspect !== undefined && { inspect: options.inspect }),
     });
-    const connection: Connection = { link, actor, backlog: undefined, encoded: undefined };
+    const connection: Connection = {
+      link,
+      actor,
+      backlog: undefined,
+      encoded: undefined,
+      hello: undefined,
+    };
     this.connections.set(link.id, connection);
     this.admit(connection, log);
     actor.on("send", ({ frame }) =>
@@ -225,8 +236,8 @@ export class CoordinatorServer {
     );
     actor.on("close", ({ code, reason }) => {
       if (code !== CloseCode.normal) {
-        const { worker } = actor.getSnapshot().context;
-        log.warn({ ...(worker !== "" && { worker }), code, reason }, "closing connection");
+        const worker = actor.getSnapshot().context.worker || connection.hello;
+        log.warn({ ...(worker && { worker }), code, reason }, "closing connection");
       }
       link.close(code, reason);
     });
@@ -352,6 +363,7 @@ export class CoordinatorServer {
           frame.proof,
         );
         const welcomeProof = authentic ? coordinatorProof(secret, nonce, frame.proof) : "";
+        connection.hello = frame.worker;
         actor.send({ type: "HELLO", frame, authentic, welcomeProof });
         return undefined;
       }

@@ -225,7 +225,7 @@ describe("CoordinatorServer", () => {
     coordinator.stop();
   });
 
-  it("a rejected hello is named once, by the rejection, not again when its link closes", async () => {
+  it("a rejected hello is named once, by the rejection with the worker it named, not again when its link closes", async () => {
     const { logger, lines } = capturedLogger();
     const { coordinator, sent, arrive, arriveClosed, closes } = serve([], undefined, false, {
       logger,
@@ -243,6 +243,8 @@ describe("CoordinatorServer", () => {
     arriveClosed(...closes[0]!);
     await new Promise((resolve) => setImmediate(resolve));
     expect(lines.map((line) => `${line.msg} ${line.code}`)).toEqual(["closing connection 4001"]);
+    // The worker its hello named, which the operator looks for among the workers started.
+    expect(lines[0]).toMatchObject({ worker: "w1" });
     coordinator.stop();
   });
 
