@@ -411,11 +411,15 @@ export function wsNet(options: WsNetOptions = {}): Net {
         }, connectTimeoutMs);
         const fail = (error: Error & { code?: string }) => {
           clearTimeout(timer);
+          // ws's words for an HTTP answer that is not a WebSocket upgrade (its only clue).
+          const status = /^Unexpected server response: (\d+)$/.exec(error.message)?.[1];
           const why = timedOut
             ? `no answer within ${connectTimeoutMs} ms`
             : error.code === "ECONNREFUSED"
               ? "connection refused (nothing listens there)"
-              : error.message;
+              : status !== undefined
+                ? `a web server answered (HTTP status ${status}), not a baton coordinator: another program's port, such as the run's --ui dashboard, or a proxy that does not pass WebSockets on`
+                : error.message;
           reject(
             new Error(
               `cannot connect to ${address}: ${why}; check that the coordinator is running and the address is right`,

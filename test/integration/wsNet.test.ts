@@ -3,6 +3,7 @@
  * one close per end with the closer's code and reason, ping → pong, the frame limit (4004),
  * and what only a real network has: refused and unanswered connects, dropped connections.
  */
+import { createServer as createHttpServer } from "node:http";
 import { createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
@@ -373,6 +374,15 @@ describe("wsNet", () => {
     const address = `ws://127.0.0.1:${await listenOnFreePort(silent)}`;
     await expect(wsNet({ connectTimeoutMs: 200 }).connect(address)).rejects.toThrow(
       `cannot connect to ${address}: no answer within 200 ms`,
+    );
+  });
+
+  it("says that a web server, not a coordinator, answered at the address (a dashboard's port)", async () => {
+    const web = createHttpServer((_request, response) => response.writeHead(403).end());
+    cleanups.push(() => closeServer(web));
+    const address = `ws://127.0.0.1:${await listenOnFreePort(web)}`;
+    await expect(wsNet().connect(address)).rejects.toThrow(
+      `cannot connect to ${address}: a web server answered (HTTP status 403), not a baton coordinator`,
     );
   });
 
