@@ -202,8 +202,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
   const onSignal = (signal: "SIGINT" | "SIGTERM") => {
     if (signalled !== undefined) process.exit(SIGNAL_EXIT[signal]);
     signalled = signal;
+    // Between connections (waiting to try again) there is no job to give back.
+    const job = link ? "; the running job is aborted and goes back to the coordinator" : "";
     process.stderr.write(
-      `baton worker: ${signal}: stopping; the running job is aborted and goes back to the coordinator (${signal} again to stop at once)\n`,
+      `baton worker: ${signal}: stopping${job} (${signal} again to stop at once)\n`,
     );
     link?.close(CloseCode.goingAway, goodbye(signal));
     stopped();
@@ -272,6 +274,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         );
       }
       const exit = await outcome;
+      link = undefined;
       if (!(exit instanceof Error)) jobsRun += exit.jobsRun;
       const jobsHere = `${jobsRun} job${jobsRun === 1 ? "" : "s"} here`;
       if (!(exit instanceof Error) && exit.idle) {
@@ -328,7 +331,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
         }
         if (signalled !== undefined) return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
       }
-      await Promise.race([sleep(Math.min(backoffMs(attempts), leftMs)), stopping]);
+      // Cut short by a signal, leaving no timer to hold the process open until it fires.
+      await settledWithin(stopping, Math.min(backoffMs(attempts), leftMs), nodeClock());
       if (signalled !== undefined) return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
       attempts += 1;
     }
@@ -407,9 +411,4 @@ function label(text: string): string {
 function backoffMs(attempts: number): number {
   const ms = Math.min(FIRST_RETRY_MS * 2 ** attempts, MOST_RETRY_MS);
   return ms * (0.8 + 0.4 * Math.random());
-}
-
-/** Resolves after `ms`. */
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -589,6 +589,22 @@ describe.concurrent("baton worker, side by side", () => {
     );
   });
 
+  it("with --retry-for, on SIGTERM between attempts exits 143 without speaking of a job it does not hold", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, worker } = scoped(onTestFinished);
+    const { path } = await writeSecretFile(tempDir());
+    const address = `ws://127.0.0.1:${await closedPort()}`;
+    const waiting = worker(workerArgs(address, path, "--retry-for", "1m"));
+    await stderrMatches(waiting.stderr, /trying again for up to 1m/);
+    process.kill(waiting.child.pid!, "SIGTERM");
+    const { code, stderr } = await within(waiting.exit, 10_000, "the worker's exit");
+    expect(code).toBe(143);
+    expect(stderr).toContain("baton worker: SIGTERM: stopping (SIGTERM again to stop at once)\n");
+    expect(stderr).not.toContain("running job");
+  });
+
   it("takes its limits from --welcome-timeout-ms and --silence-limit-ms", async ({
     expect,
     onTestFinished,
