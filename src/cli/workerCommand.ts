@@ -177,10 +177,14 @@ export async function workerCommand(argv: string[]): Promise<number> {
   const retryForMs = durationFlag("--retry-for", values["retry-for"]);
   const idleExitMs = durationFlag("--idle-exit", values["idle-exit"]);
   const secret = await readSecret({ secretFile: values["secret-file"], env: process.env });
-  const secretFrom =
-    values["secret-file"] === undefined
-      ? "came from BATON_SECRET"
-      : `was read from ${resolve(values["secret-file"])}${process.env.BATON_SECRET ? " (--secret-file is used, not BATON_SECRET)" : ""}`;
+  /** What this worker used, for the refusals that name it: to compare with `baton run`'s hint. */
+  const setup: Readonly<Record<number, string>> = {
+    [CloseCode.authFailed]:
+      values["secret-file"] === undefined
+        ? "this worker's secret came from BATON_SECRET"
+        : `this worker's secret was read from ${resolve(values["secret-file"])}${process.env.BATON_SECRET ? " (--secret-file is used, not BATON_SECRET)" : ""}`,
+    [CloseCode.codeMismatch]: `this worker loaded ${resolve(values.jobs)}`,
+  };
   // Job handlers may start programs; they have no use for the run's secret.
   delete process.env.BATON_SECRET;
   const logger = createLogger({ level });
@@ -290,7 +294,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         );
         return exitSoon(0, GRACE_MS);
       }
-      const message = lossMessage(exit, address, secretFrom);
+      const message = lossMessage(exit, address, setup);
       if (!(exit instanceof Error) && REFUSED.has(exit.code)) {
         say(message);
         return exitSoon(REFUSED_EXIT, GRACE_MS);
@@ -383,22 +387,26 @@ function overOffers(offered: Resources, machine: Resources): string[] {
 }
 
 /**
- * What ended a connection that the coordinator did not end normally, for stderr. `secretFrom`
- * says where this worker's secret came from, for a refused proof.
+ * What ended a connection that the coordinator did not end normally, for stderr. `setup` says,
+ * by close code, what of this worker's own the coordinator refused (its secret, its module).
  */
-function lossMessage(exit: WorkerExit | Error, address: string, secretFrom: string): string {
+function lossMessage(
+  exit: WorkerExit | Error,
+  address: string,
+  setup: Readonly<Record<number, string>>,
+): string {
   if (exit instanceof Error) return exit.message;
   if (exit.code === CloseCode.coordinatorSilent) {
     return `gave up on the coordinator at ${address} (code ${exit.code}): ${exit.reason}; check that it is still running and reachable from here`;
   }
   const closed = `connection to the coordinator at ${address} closed with code ${exit.code}`;
   const meaning = describeClose(exit.code);
-  const secret = exit.code === CloseCode.authFailed ? `; this worker's secret ${secretFrom}` : "";
+  const mine = setup[exit.code] === undefined ? "" : `; ${setup[exit.code]}`;
   // A reason that already says what the code means (a refused proof's) is not told twice.
   if (exit.reason !== "" && label(exit.reason) === label(meaning)) {
-    return `${closed}: ${exit.reason}${secret}`;
+    return `${closed}: ${exit.reason}${mine}`;
   }
-  return `${closed} (${exit.reason || "no reason given"}): ${meaning}${secret}`;
+  return `${closed} (${exit.reason || "no reason given"}): ${meaning}${mine}`;
 }
 
 /** What a message is about: its text before the first colon. */

@@ -221,6 +221,10 @@ describe("baton worker", () => {
     expect(stderr).toMatch(
       /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 4006 \(job module mismatch/m,
     );
+    // What it loaded, to hold against the --jobs of the command baton run prints.
+    expect(stderr).toContain(
+      `; this worker loaded ${join(ROOT, "test/fixtures/counted.graph.ts")}\n`,
+    );
   });
 
   it("is refused (4006) when a file its job module imports differs, and joins when the tree is the same", async () => {
