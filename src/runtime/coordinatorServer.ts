@@ -105,6 +105,8 @@ export class CoordinatorServer {
   private readonly handshaking = new Set<Connection>();
   /** Names of the workers that joined (their hello was accepted), kept after they leave. */
   private readonly joinedNames = new Set<string>();
+  /** Names of the joined workers given up on since they last joined (see `gaveUpOn`). */
+  private readonly gaveUpNames = new Set<string>();
   /** Counts of what was refused, for logs and the run summary. */
   readonly refused = { badFrames: 0, droppedResults: 0 };
 
@@ -190,6 +192,19 @@ export class CoordinatorServer {
   }
 
   /**
+   * Whether this server gave up on the worker called `worker`: its last connection ended by
+   * neither this server's normal close (the run's end) nor the worker's going away (1001), but
+   * otherwise. The server closed it
+   * (a lease that expired, a silence, a protocol violation) or its link broke (the worker's
+   * process died, its host or the network failed), and it has not joined again since. Its
+   * process, if it still runs, serves no run: it may be stopped (SIGSTOP), its event loop
+   * blocked, or a handler that ignores its AbortSignal may hold it up.
+   */
+  gaveUpOn(worker: string): boolean {
+    return this.gaveUpNames.has(worker);
+  }
+
+  /**
    * The run is over and the listener closed: stops every connection machine still running,
    * so that what a link still delivers (a worker's hello that crossed the listener's close)
    * reaches no machine and nothing more is sent to the coordinator.
@@ -234,10 +249,13 @@ export class CoordinatorServer {
     actor.on("send", ({ frame }) =>
       link.send(frame === connection.encoded?.frame ? connection.encoded.text : encode(frame)),
     );
+    /** The worker's name once its hello is accepted. */
+    let joinedAs: string | undefined;
     actor.on("close", ({ code, reason }) => {
       if (code !== CloseCode.normal) {
         const worker = actor.getSnapshot().context.worker || connection.hello;
         log.warn({ ...(worker && { worker }), code, reason }, "closing connection");
+        if (joinedAs !== undefined) this.gaveUpNames.add(joinedAs);
       }
       link.close(code, reason);
     });
@@ -246,6 +264,8 @@ export class CoordinatorServer {
       this.handshaking.delete(connection);
       link.admit();
       this.joinedNames.add(worker);
+      this.gaveUpNames.delete(worker);
+      joinedAs = worker;
       // At info, so a run's log file says which workers took part (a lost one is a warning).
       log.info({ worker, protocol }, "worker joined");
     });
@@ -272,7 +292,7 @@ export class CoordinatorServer {
       this.inOrder(connection, () => {
         // An evicted connection was named when it was evicted.
         if (this.handshaking.has(connection)) noteClosedBeforeHello(actor, code, reason, log);
-        else noteLeaving(actor, code, reason, log);
+        else if (noteLeaving(actor, code, reason, log) === "lost") this.gaveUpNames.add(joinedAs!);
         actor.send({ type: "CLOSED", code, reason });
       }),
     );
@@ -410,15 +430,16 @@ function noteClosedBeforeHello(
  * worker or the network rather than by the coordinator (which says so itself): at info when
  * the worker said it was going away (`baton worker` after Ctrl-C), as a warning otherwise
  * (its process died, its host or the network failed), naming the job it held, which runs again.
+ * Returns which of the two it was, if either.
  */
 function noteLeaving(
   actor: Actor<typeof connectionMachine>,
   code: number,
   reason: string,
   log: Logger,
-): void {
+): "left" | "lost" | undefined {
   const snapshot = actor.getSnapshot();
-  if (!snapshot.matches("registered")) return;
+  if (!snapshot.matches("registered")) return undefined;
   const { worker, job } = snapshot.context;
   const about = {
     worker,
@@ -426,6 +447,10 @@ function noteLeaving(
     reason,
     ...(snapshot.matches({ registered: "busy" }) && { job }),
   };
-  if (code === CloseCode.goingAway) log.info(about, "worker left");
-  else log.warn({ ...about, meaning: describeClose(code) }, "worker lost");
+  if (code === CloseCode.goingAway) {
+    log.info(about, "worker left");
+    return "left";
+  }
+  log.warn({ ...about, meaning: describeClose(code) }, "worker lost");
+  return "lost";
 }

@@ -511,6 +511,7 @@ export function createEngine(options: EngineOptions): Engine {
                 clock,
                 demand: demandGauge(board, options.throttle),
                 joined: server.joined.bind(server),
+                gaveUpOn: server.gaveUpOn.bind(server),
                 abandonedRunFiles,
               });
           void workers.failed.then((error) => {

@@ -61,6 +61,12 @@ export interface LocalPoolOptions {
    * otherwise take the whole grace period to load and find its coordinator gone.
    */
   joined?(name: string): boolean;
+  /**
+   * Whether the coordinator gave up on the worker called `name` (default: on none): it closed
+   * that worker's connection for a lease that expired or a silence, or the connection broke.
+   * `stop()` treats it as one that never joined: it holds no job, and hears no close.
+   */
+  gaveUpOn?(name: string): boolean;
   procs?: Procs;
   clock?: Clock;
 }
@@ -97,8 +103,9 @@ export interface LocalPool {
     listener: (...args: LocalPoolEvents[E]) => void,
   ): this;
   /**
-   * Stops replacing workers, sends SIGTERM at once to those that never joined (`joined`),
-   * waits up to `graceMs` for the rest to exit on their own (the coordinator closing their
+   * Stops replacing workers, sends SIGTERM at once to those that never joined (`joined`) or
+   * that the coordinator gave up on (`gaveUpOn`), and SIGKILL 2 s later to those of them left.
+   * Waits up to `graceMs` for the rest to exit on their own (the coordinator closing their
    * connections is the normal path), sends SIGTERM to those left, and SIGKILL 2 s later.
    * Resolves once every worker process has exited and been reaped. A second call returns
    * the first call's promise.
@@ -203,24 +210,34 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   }
 
   private async shutDown(graceMs: number): Promise<void> {
-    const { joined } = this.options;
-    if (joined !== undefined) this.signalLive("SIGTERM", (name) => !joined(name));
-    await this.allExited(graceMs);
-    this.signalLive("SIGTERM");
-    await this.allExited(KILL_AFTER_MS);
-    this.signalLive("SIGKILL");
-    await Promise.all([...this.live.keys()].map((handle) => handle.exited));
+    const { joined, gaveUpOn } = this.options;
+    // Those the run does not wait for: no job, and no close they could hear.
+    const unawaited = (name: string) =>
+      (joined !== undefined && !joined(name)) || gaveUpOn?.(name) === true;
+    const now: ProcHandle[] = [];
+    const later: ProcHandle[] = [];
+    for (const [handle, name] of this.live) (unawaited(name) ? now : later).push(handle);
+    await Promise.all([this.terminate(now, 0), this.terminate(later, graceMs)]);
   }
 
-  /** Resolves when every live worker has exited, or after `ms`, whichever comes first. */
-  private async allExited(ms: number): Promise<void> {
-    await settledWithin(Promise.all([...this.live.keys()].map((h) => h.exited)), ms, this.clock);
+  /**
+   * Waits up to `graceMs` for `handles` to exit, sends SIGTERM to those left, and SIGKILL
+   * 2 s later; resolves once each has exited and been reaped.
+   */
+  private async terminate(handles: readonly ProcHandle[], graceMs: number): Promise<void> {
+    if (handles.length === 0) return;
+    const exited = Promise.all(handles.map((handle) => handle.exited));
+    if (graceMs > 0) await settledWithin(exited, graceMs, this.clock);
+    this.signalLive(handles, "SIGTERM");
+    await settledWithin(exited, KILL_AFTER_MS, this.clock);
+    this.signalLive(handles, "SIGKILL");
+    await exited;
   }
 
-  /** Signals the live workers, or those of them whose name `which` picks. */
-  private signalLive(signal: Signal, which: (name: string) => boolean = () => true): void {
-    for (const [handle, name] of this.live) {
-      if (which(name)) this.procs.signal(handle.pid, signal);
+  /** Signals those of `handles` not yet reaped. */
+  private signalLive(handles: readonly ProcHandle[], signal: Signal): void {
+    for (const handle of handles) {
+      if (this.live.has(handle)) this.procs.signal(handle.pid, signal);
     }
   }
 
@@ -434,6 +451,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
         ...(options.windowMs !== undefined && { windowMs: options.windowMs }),
         finalExitCodes: FINAL_WORKER_EXITS,
         ...(context.joined !== undefined && { joined: context.joined }),
+        ...(context.gaveUpOn !== undefined && { gaveUpOn: context.gaveUpOn }),
       });
       pool.on("replaced", (r) =>
         context.logger.warn(

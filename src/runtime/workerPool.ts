@@ -29,6 +29,13 @@ export interface PoolStart {
    */
   joined?: ((worker: string) => boolean) | undefined;
   /**
+   * Whether the coordinator gave up on the worker of this name (`CoordinatorServer.gaveUpOn`):
+   * it closed the worker's connection for a lease that expired or a silence, or the connection
+   * broke, and the worker has not joined again since. Such a worker holds no job and will hear
+   * no close, so a pool's `stop()` need not wait for it to leave. Absent outside the engine.
+   */
+  gaveUpOn?: ((worker: string) => boolean) | undefined;
+  /**
    * The run files (secrets, Slurm batch scripts; see `sweepAbandonedRunFiles`) of coordinators
    * that died on this host, which the engine removed before this start: a pool cleans up what
    * they stood for (the Slurm pool cancels the allocations their scripts name).

@@ -305,6 +305,31 @@ describe("LocalPool.stop", () => {
     expect(await log(logsDir, 1)).not.toContain("SIGTERM");
   });
 
+  it("stops at once the workers the coordinator gave up on, with SIGKILL 2 s later for one that is stopped, while the others get their grace", async () => {
+    const dir = await tempDir();
+    const closed = join(dir, "closed");
+    const { pool: workers, logsDir } = await pool(
+      (name) => (name === "local-3" ? ["until-file", closed] : ["sleep"]),
+      { maxWorkers: 3, gaveUpOn: (name) => name !== "local-3" },
+    );
+    for (const n of [1, 2, 3]) await logSays(logsDir, n, `local-${n} ready`);
+    const [frozen, stubborn, third] = workers.pids() as [number, number, number];
+    const frozenExit = [...started].find((handle) => handle.pid === frozen)!.exited;
+    // Closed for its silence: a stopped process, which only SIGKILL ends.
+    process.kill(frozen, "SIGSTOP");
+
+    const stopped = workers.stop(60_000);
+    await logSays(logsDir, 2, "local-2 got SIGTERM");
+    expect(await frozenExit).toEqual({ code: null, signal: "SIGKILL" });
+    expect(dead(stubborn)).toBe(true);
+    expect(dead(third)).toBe(false);
+    expect(await settled(stopped)).toBe(false);
+    await writeFile(closed, ""); // the coordinator closes local-3's connection
+    await stopped;
+    expect(dead(third)).toBe(true);
+    expect(await log(logsDir, 3)).not.toContain("SIGTERM");
+  });
+
   it("sends SIGTERM after the grace period, and nothing is replaced", async () => {
     const { pool: workers, logsDir, replaced } = await pool(() => ["sleep"], { maxWorkers: 2 });
     await logSays(logsDir, 1, "local-1 ready");

@@ -30,7 +30,7 @@ afterEach(() => {
  * A link driven by the test: it records what the server sends and closes, delivers the
  * frames the test makes arrive, and never answers a close by itself.
  */
-function drivenLink(clock: SimClock, answerPings: boolean) {
+function drivenLink(clock: SimClock, answerPings: boolean, id = "c1") {
   const frameHandlers: ((frame: string) => void)[] = [];
   const pongHandlers: (() => void)[] = [];
   const closeHandlers: ((code: number, reason: string) => void)[] = [];
@@ -38,7 +38,7 @@ function drivenLink(clock: SimClock, answerPings: boolean) {
   const closes: [number, string][] = [];
   let admitted = 0;
   const link: Link = {
-    id: "c1",
+    id,
     remote: "test",
     bufferedAmount: 0,
     maxFrameBytes: Number.POSITIVE_INFINITY,
@@ -121,9 +121,15 @@ function serve(
     logger: more.logger ?? pino({ level: "silent" }),
     ...(more.lookup && { lookup: more.lookup }),
   });
+  /** A second link from a worker, accepted as `id`. */
+  const another = (id: string) => {
+    const link = drivenLink(clock, answerPings, id);
+    accept(link.link);
+    return link;
+  };
   const driven = drivenLink(clock, answerPings);
   accept(driven.link);
-  return { clock, coordinator, server, put, ...driven };
+  return { clock, coordinator, server, put, another, ...driven };
 }
 
 /** A result store whose every write takes `ms` of virtual time (a stalled disk). */
@@ -176,6 +182,56 @@ async function runUntil(clock: SimClock, ms: number): Promise<void> {
 }
 
 describe("CoordinatorServer", () => {
+  it("gives up on a worker it closed for silence, until that worker joins again", async () => {
+    const { clock, coordinator, server, sent, closes, arrive, another } = serve([crunch]);
+    hello(sent, arrive);
+    expect(server.joined("w1")).toBe(true);
+    expect(server.gaveUpOn("w1")).toBe(false);
+    await runUntil(clock, 20_000);
+    expect(closes).toEqual([[4005, "no heartbeat for 20000 ms"]]);
+    expect(server.gaveUpOn("w1")).toBe(true);
+    // The same worker, back on a new connection (baton worker --retry-for).
+    const again = another("c2");
+    hello(again.sent, again.arrive);
+    expect(server.gaveUpOn("w1")).toBe(false);
+    expect(server.gaveUpOn("w2")).toBe(false);
+    coordinator.stop();
+  });
+
+  it.each<[string, number, boolean]>([
+    ["broke (1006): lost, given up on", 1006, true],
+    ["gave up on a silent coordinator (4009): lost, given up on", 4009, true],
+    ["went away (1001): left on its own, not given up on", 1001, false],
+  ])("a joined worker whose link %s", async (_, code, given) => {
+    const { coordinator, server, sent, arrive, arriveClosed } = serve([crunch]);
+    hello(sent, arrive);
+    arriveClosed(code, "");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(server.gaveUpOn("w1")).toBe(given);
+    coordinator.stop();
+  });
+
+  it("does not give up on a worker it stops at the run's end, nor on one whose hello it refused", async () => {
+    const { clock, coordinator, server, sent, closes, arrive, another } = serve([]);
+    hello(sent, arrive);
+    await runUntil(clock, 0);
+    expect(closes).toEqual([[1000, "the run is finished"]]);
+    expect(server.gaveUpOn("w1")).toBe(false);
+    const stranger = another("c2");
+    const challenge = stranger.sent[0] as { nonce: string };
+    stranger.arrive({
+      type: "hello",
+      protocol: [...PROTOCOL],
+      worker: "w2",
+      resources: {},
+      codeHash: "c",
+      proof: workerProof(new Uint8Array(32), challenge.nonce, PROTOCOL, "w2"),
+    });
+    expect(stranger.closes.map(([code]) => code)).toEqual([4001]);
+    expect(server.gaveUpOn("w2")).toBe(false);
+    coordinator.stop();
+  });
+
   it("drops a link's close that arrives after its connection machine stopped on its own", async () => {
     const { clock, coordinator, server, closes, arriveClosed } = serve([]);
     expect(server.connectionCount).toBe(1);
