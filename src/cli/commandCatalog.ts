@@ -78,6 +78,7 @@ export const commandCatalog = {
       "welcome-timeout-ms": { type: "string" },
       "retry-for": { type: "string" },
       "idle-exit": { type: "string" },
+      "abort-grace": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   },

@@ -37,10 +37,16 @@ const ENTRY = import.meta.url.endsWith(".ts")
   : new URL("./handlerThreadMain.js", import.meta.url);
 
 /**
- * How long an aborted handler gets to return before its thread is ended: DESIGN §8's abort
- * grace, the same `baton worker` gives a handler when it stops.
+ * How long an aborted handler gets to return before its thread is ended, by default: DESIGN
+ * §8's abort grace, the same `baton worker` gives a handler when it stops (`--abort-grace`).
  */
-export const ABORT_GRACE_MS = 5_000;
+export const DEFAULT_ABORT_GRACE_MS = 5_000;
+
+/** What `startHandlerThread` takes: what the thread is started with, and the abort grace. */
+export interface HandlerThreadOptions extends HandlerThreadData {
+  /** How long an aborted handler gets to return before its thread is ended (default 5 s). */
+  abortGraceMs?: number | undefined;
+}
 
 /** A `JobRunner` whose handlers run on a thread of their own; `close()` stops the thread. */
 export interface HandlerThread extends JobRunner {
@@ -63,8 +69,9 @@ export interface HandlerThread extends JobRunner {
  * await runner.close();
  * ```
  */
-export async function startHandlerThread(data: HandlerThreadData): Promise<HandlerThread> {
-  const runner = new ThreadRunner(data);
+export async function startHandlerThread(options: HandlerThreadOptions): Promise<HandlerThread> {
+  const { abortGraceMs = DEFAULT_ABORT_GRACE_MS, ...data } = options;
+  const runner = new ThreadRunner(data, abortGraceMs);
   const ready = await runner.spawn();
   runner.codeHash = ready.codeHash;
   runner.kinds = ready.kinds;
@@ -83,7 +90,10 @@ class ThreadRunner implements HandlerThread {
   /** Why the thread is being ended under its job: an abort its handler did not heed. */
   private ending: string | undefined;
 
-  constructor(private readonly data: HandlerThreadData) {}
+  constructor(
+    private readonly data: HandlerThreadData,
+    private readonly abortGraceMs: number,
+  ) {}
 
   /** Starts a thread and loads the module there; the jobs from now on run on it. */
   spawn(): Promise<{ codeHash: string; kinds: readonly string[] }> {
@@ -171,7 +181,7 @@ class ThreadRunner implements HandlerThread {
   }
 
   /**
-   * Aborts the running job's handler; one that has not returned `ABORT_GRACE_MS` later (stuck
+   * Aborts the running job's handler; one that has not returned `abortGraceMs` later (stuck
    * in synchronous code, or ignoring its signal) is stopped by ending its thread, which fails
    * the attempt and keeps the worker.
    */
@@ -182,9 +192,9 @@ class ThreadRunner implements HandlerThread {
       post(worker, { type: "abort", reason });
       setTimeout(() => {
         if (this.job !== job) return;
-        this.ending = `it did not return within ${ABORT_GRACE_MS} ms of being aborted (${reason}), so its thread was ended`;
+        this.ending = `it did not return within ${this.abortGraceMs} ms of being aborted (${reason}), so its thread was ended`;
         void worker.terminate();
-      }, ABORT_GRACE_MS).unref();
+      }, this.abortGraceMs).unref();
     });
   }
 

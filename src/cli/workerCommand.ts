@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
+import { formatDuration } from "../formatDuration.ts";
 import type { Resources } from "../graph/job.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
@@ -18,7 +19,7 @@ import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
-import { startHandlerThread } from "./handlerThread.ts";
+import { DEFAULT_ABORT_GRACE_MS, startHandlerThread } from "./handlerThread.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 import { MOST_GPUS, resourceAmount } from "./resourceAmount.ts";
@@ -67,6 +68,12 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
                        workers so, to end idle allocations); a job sent to it as it leaves
                        goes back to the coordinator, to run elsewhere (default: stay until
                        the run ends)
+  --abort-grace DURATION
+                       how long an aborted job's handler gets to return (to save a
+                       checkpoint, stop what it started) before the worker goes on without
+                       it, such as 30s: when the worker stops (a signal, the coordinator
+                       stopped or lost) it then exits, and with --handler-thread a handler
+                       aborted by a cancel or its timeout has its thread ended (default 5s)
   -h, --help           this help
 
 Exit code: 0 when the coordinator stopped the worker (close 1000: the run ended; to serve
@@ -113,20 +120,12 @@ const AGAIN =
 const FIRST_RETRY_MS = 500;
 const MOST_RETRY_MS = 10_000;
 
-/** DESIGN §8's abort grace: how long a stopping worker waits for its job and connection. */
-const GRACE_MS = 5_000;
-
-/**
- * How long a worker that lost its coordinator waits for the aborted job's handler before it
- * says the handler does not stop: past the grace after which `--handler-thread` ends one.
- */
-const STUCK_MS = 2 * GRACE_MS;
-
 /**
  * `baton worker`: loads a job module, connects to a coordinator over WebSockets, proves the
  * run secret and runs jobs until the coordinator closes the connection. Returns the exit code.
  * Meant for the `baton` process itself: it handles SIGINT and SIGTERM while it runs, and once
- * it has returned the process exits within 5 s even if a handler would keep it alive.
+ * it has returned the process exits within the abort grace (`--abort-grace`, DESIGN §8's, 5 s
+ * by default) even if a handler would keep it alive.
  *
  * @example
  * ```ts
@@ -176,6 +175,12 @@ export async function workerCommand(argv: string[]): Promise<number> {
   );
   const retryForMs = durationFlag("--retry-for", values["retry-for"]);
   const idleExitMs = durationFlag("--idle-exit", values["idle-exit"]);
+  const graceMs = durationFlag("--abort-grace", values["abort-grace"]) ?? DEFAULT_ABORT_GRACE_MS;
+  /**
+   * How long a worker that lost its coordinator waits for the aborted job's handler before it
+   * says the handler does not stop: past the grace after which `--handler-thread` ends one.
+   */
+  const stuckMs = 2 * graceMs;
   const secret = await readSecret({ secretFile: values["secret-file"], env: process.env });
   /** What this worker used, for the refusals that name it: to compare with `baton run`'s hint. */
   const setup: Readonly<Record<number, string>> = {
@@ -193,6 +198,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         module: values.jobs,
         level,
         pretty: process.stderr.isTTY === true,
+        abortGraceMs: graceMs,
       })
     : await loadJobsFile(values.jobs);
 
@@ -270,11 +276,11 @@ export async function workerCommand(argv: string[]): Promise<number> {
       );
       await Promise.race([outcome, stopping]);
       if (signalled !== undefined) {
-        await settledWithin(outcome, GRACE_MS, nodeClock());
+        await settledWithin(outcome, graceMs, nodeClock());
         return exitSoon(
           SIGNAL_EXIT[signalled],
-          GRACE_MS,
-          `baton worker: still running ${GRACE_MS / 1000} s after ${signalled}, most likely a job handler that does not stop on ctx.signal: stopping without it`,
+          graceMs,
+          `baton worker: still running ${formatDuration(graceMs)} after ${signalled} (--abort-grace), most likely a job handler that does not stop on ctx.signal: stopping without it`,
         );
       }
       const exit = await outcome;
@@ -285,27 +291,27 @@ export async function workerCommand(argv: string[]): Promise<number> {
         process.stderr.write(
           `baton worker: left the run at ${address} after ${jobsHere}: no job for ${values["idle-exit"]} (--idle-exit)\n`,
         );
-        return exitSoon(0, GRACE_MS);
+        return exitSoon(0, graceMs);
       }
       if (!(exit instanceof Error) && exit.code === CloseCode.normal) {
         // Said at any log level: a worker started by hand elsewhere otherwise ends in silence.
         process.stderr.write(
           `baton worker: the coordinator at ${address} stopped this worker (${exit.reason || "no reason given"}) after ${jobsHere}\n`,
         );
-        return exitSoon(0, GRACE_MS);
+        return exitSoon(0, graceMs);
       }
       const message = lossMessage(exit, address, setup);
       if (!(exit instanceof Error) && REFUSED.has(exit.code)) {
         say(message);
-        return exitSoon(REFUSED_EXIT, GRACE_MS);
+        return exitSoon(REFUSED_EXIT, graceMs);
       }
       if (!(exit instanceof Error) && !CUT_OFF.has(exit.code)) {
         say(message);
-        return exitSoon(3, GRACE_MS);
+        return exitSoon(3, graceMs);
       }
       if (retryForMs === undefined) {
         say(`${message}${AGAIN}`);
-        return exitSoon(3, GRACE_MS);
+        return exitSoon(3, graceMs);
       }
       lostAt ??= Date.now();
       const leftMs = lostAt + retryForMs - Date.now();
@@ -313,7 +319,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         say(
           `${message}; gave up: the coordinator was not reachable again within ${values["retry-for"]} (--retry-for)`,
         );
-        return exitSoon(3, GRACE_MS);
+        return exitSoon(3, graceMs);
       }
       if (attempts === 0)
         say(`${message}; trying again for up to ${values["retry-for"]} (--retry-for)`);
@@ -322,22 +328,22 @@ export async function workerCommand(argv: string[]): Promise<number> {
       if (!(exit instanceof Error)) {
         const returned = (ms: number) =>
           settledWithin(Promise.race([exit.jobStopped, stopping]), ms, nodeClock());
-        if (!(await returned(STUCK_MS)) && signalled === undefined) {
+        if (!(await returned(stuckMs)) && signalled === undefined) {
           say(
-            `the handler of the job this worker was running has not returned ${STUCK_MS / 1000} s after it was aborted (it does not stop on ctx.signal); a worker runs one job at a time, so it connects again once that handler returns, for up to ${values["retry-for"]} (--retry-for) since it lost the coordinator (with --handler-thread, a handler that does not stop is ended ${GRACE_MS / 1000} s after it is aborted)`,
+            `the handler of the job this worker was running has not returned ${formatDuration(stuckMs)} after it was aborted (it does not stop on ctx.signal); a worker runs one job at a time, so it connects again once that handler returns, for up to ${values["retry-for"]} (--retry-for) since it lost the coordinator (with --handler-thread, a handler that does not stop is ended ${formatDuration(graceMs)} after it is aborted: --abort-grace)`,
           );
           if (!(await returned(lostAt + retryForMs - Date.now())) && signalled === undefined) {
             say(
               `gave up: the handler of the job this worker was running did not return within ${values["retry-for"]} (--retry-for) of losing the coordinator`,
             );
-            return exitSoon(3, GRACE_MS);
+            return exitSoon(3, graceMs);
           }
         }
-        if (signalled !== undefined) return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
+        if (signalled !== undefined) return exitSoon(SIGNAL_EXIT[signalled], graceMs);
       }
       // Cut short by a signal, leaving no timer to hold the process open until it fires.
       await settledWithin(stopping, Math.min(backoffMs(attempts), leftMs), nodeClock());
-      if (signalled !== undefined) return exitSoon(SIGNAL_EXIT[signalled], GRACE_MS);
+      if (signalled !== undefined) return exitSoon(SIGNAL_EXIT[signalled], graceMs);
       attempts += 1;
     }
   } finally {

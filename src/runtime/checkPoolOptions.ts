@@ -10,6 +10,7 @@ export interface PoolOptionValues {
   logLevel?: string | undefined;
   maxRestarts?: number | undefined;
   windowMs?: number | undefined;
+  abortGraceMs?: number | undefined;
 }
 
 const RESOURCE_KEYS: readonly string[] = RESOURCE_NAMES;
@@ -17,8 +18,8 @@ const RESOURCE_KEYS: readonly string[] = RESOURCE_NAMES;
 /**
  * Refuses, when the pool is made, a value its workers could not take: an offer that is not
  * cpus, gpus and memory of finite numbers ≥ 0, a `handlerThread` that is not a boolean, a
- * `logLevel` that is no level, a `maxRestarts` that is not a whole number ≥ 0 or a `windowMs`
- * that is not one ≥ 1. Each would otherwise surface only once a run started, as workers that
+ * `logLevel` that is no level, a `maxRestarts` that is not a whole number ≥ 0, or a `windowMs`
+ * or `abortGraceMs` that is not one ≥ 1. Each would otherwise surface only once a run started, as workers that
  * cannot start, crash on their hello, or a job no worker can take.
  *
  * @example
@@ -28,7 +29,7 @@ const RESOURCE_KEYS: readonly string[] = RESOURCE_NAMES;
  * ```
  */
 export function checkPoolOptions(where: string, options: PoolOptionValues): void {
-  const { resources, handlerThread, logLevel, maxRestarts, windowMs } = options;
+  const { resources, handlerThread, logLevel, maxRestarts, windowMs, abortGraceMs } = options;
   if (resources !== undefined) {
     if (typeof resources !== "object" || resources === null) {
       throw new ConfigError(
@@ -63,6 +64,7 @@ export function checkPoolOptions(where: string, options: PoolOptionValues): void
   }
   if (maxRestarts !== undefined) requireWhole(where, "maxRestarts", maxRestarts, 0);
   if (windowMs !== undefined) requireWhole(where, "windowMs", windowMs, 1);
+  if (abortGraceMs !== undefined) requireWhole(where, "abortGraceMs", abortGraceMs, 1);
 }
 
 function show(value: unknown): string {

@@ -388,6 +388,7 @@ const LOCAL_POOL_OPTIONS: Record<keyof LocalWorkersOptions, true> = {
   windowMs: true,
   handlerThread: true,
   logLevel: true,
+  abortGraceMs: true,
 };
 
 /**
@@ -459,7 +460,9 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
           "worker process replaced",
         ),
       );
-      return { failed: pool.failed, stop: () => pool.stop() };
+      // A worker whose handler cleans up after its abort gets as long as its flag gives it.
+      const graceMs = Math.max(POOL_STOP_GRACE_MS, options.abortGraceMs ?? 0);
+      return { failed: pool.failed, stop: () => pool.stop(graceMs) };
     },
   };
 }

@@ -70,7 +70,8 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
   commandTimeoutMs?: number | undefined;
   /**
    * On stop, how long the allocations whose worker joined the run get to end on their own
-   * before `scancel` (default 5 s); the others are cancelled at once.
+   * before `scancel` (default 5 s, or `abortGraceMs` when longer); the others are cancelled at
+   * once.
    */
   graceMs?: number | undefined;
   /** On stop, how long to wait for the queue to confirm every allocation gone (default 60 s). */
@@ -147,6 +148,7 @@ const SLURM_POOL_OPTIONS: Record<keyof SlurmPoolOptions, true> = {
   clock: true,
   handlerThread: true,
   logLevel: true,
+  abortGraceMs: true,
 };
 
 /**
@@ -673,7 +675,8 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       return this.cancel(ids);
     };
     await cancelUnjoined();
-    const graceUntil = started + (this.options.graceMs ?? 5000);
+    const graceUntil =
+      started + (this.options.graceMs ?? Math.max(5000, this.options.abortGraceMs ?? 0));
     while (this.table.size > 0 && this.clock.now() < graceUntil) {
       await this.sleep(waitMs);
       await this.refresh();

@@ -15,6 +15,14 @@ export interface WorkerProcessOptions {
    * the run's folder of the store's `logs/`: `info` shows each worker's connection and its handlers' `ctx.log.info`.
    */
   logLevel?: LogLevel | undefined;
+  /**
+   * How long, in ms, an aborted job's handler gets to return before its worker goes on without
+   * it (`baton worker --abort-grace`; default 5000): a worker that stops, or whose coordinator
+   * closed or lost it, exits then; with `handlerThread`, a handler aborted by a cancel or its
+   * timeout has its thread ended then. Raise it for handlers that clean up for longer (save a
+   * checkpoint); the pool then waits as long for its workers when it stops.
+   */
+  abortGraceMs?: number | undefined;
 }
 
 /**
@@ -22,13 +30,14 @@ export interface WorkerProcessOptions {
  *
  * @example
  * ```ts
- * workerProcessFlags({ handlerThread: true, logLevel: "info" });
- * // ["--handler-thread", "--log-level", "info"]
+ * workerProcessFlags({ handlerThread: true, logLevel: "info", abortGraceMs: 30_000 });
+ * // ["--handler-thread", "--log-level", "info", "--abort-grace", "30000ms"]
  * ```
  */
 export function workerProcessFlags(options: WorkerProcessOptions): string[] {
   return [
     ...(options.handlerThread ? ["--handler-thread"] : []),
     ...(options.logLevel !== undefined ? ["--log-level", options.logLevel] : []),
+    ...(options.abortGraceMs !== undefined ? ["--abort-grace", `${options.abortGraceMs}ms`] : []),
   ];
 }

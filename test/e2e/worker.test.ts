@@ -446,11 +446,11 @@ describe("baton worker --handler-thread", () => {
 });
 
 /**
- * Tests that spend most of their time waiting on a worker's own timers (its 5 s grace, the
- * 10 s a cut-off handler gets, --retry-for windows, silence limits) or on a handler that
- * blocks for 6 s, and quick refusals of bad flags: side by side, each undoing what it started
- * when it ends. Test files run one at a time, and one at a time these left CI's second core
- * idle for most of a minute.
+ * Tests that spend most of their time waiting on a worker's own timers (its abort grace, made
+ * short with --abort-grace, --retry-for windows, silence limits) or on a handler that blocks
+ * for 6 s, and quick refusals of bad flags: side by side, each undoing what it started when it
+ * ends. Test files run one at a time, and one at a time these left CI's second core idle for
+ * most of a minute.
  */
 describe.concurrent("baton worker, side by side", () => {
   it("with --retry-for, says so when the handler cut off with its coordinator does not return, and gives up at the end of the window", async ({
@@ -465,7 +465,9 @@ describe.concurrent("baton worker, side by side", () => {
       port: Number(new URL(coordinator.address).port),
     });
     defer(proxy.close);
-    const { exit } = worker(workerArgs(proxy.address, path, "--retry-for", "12s"));
+    const { exit } = worker(
+      workerArgs(proxy.address, path, "--retry-for", "3s", "--abort-grace", "300ms"),
+    );
     await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
     // The job frame is on its way when the lease is granted: let it arrive before the reset.
     await new Promise((r) => setTimeout(r, 300));
@@ -473,17 +475,16 @@ describe.concurrent("baton worker, side by side", () => {
     // Its handler's promise can never settle: Node used to end the waiting worker with 13.
     const { code, stderr } = await within(exit, 30_000, "the worker's exit");
     expect(code).toBe(3);
-    expect(stderr).toMatch(
-      /closed with code 1006 .*; trying again for up to 12s \(--retry-for\)\n/,
+    expect(stderr).toMatch(/closed with code 1006 .*; trying again for up to 3s \(--retry-for\)\n/);
+    // Twice the abort grace, past the one after which --handler-thread ends a handler.
+    expect(stderr).toContain(
+      "baton worker: the handler of the job this worker was running has not returned 600 ms after it was aborted (it does not stop on ctx.signal); a worker runs one job at a time, so it connects again once that handler returns, for up to 3s (--retry-for) since it lost the coordinator (with --handler-thread, a handler that does not stop is ended 300 ms after it is aborted: --abort-grace)\n",
     );
     expect(stderr).toContain(
-      "baton worker: the handler of the job this worker was running has not returned 10 s after it was aborted (it does not stop on ctx.signal); a worker runs one job at a time, so it connects again once that handler returns, for up to 12s (--retry-for)",
-    );
-    expect(stderr).toContain(
-      "baton worker: gave up: the handler of the job this worker was running did not return within 12s (--retry-for) of losing the coordinator\n",
+      "baton worker: gave up: the handler of the job this worker was running did not return within 3s (--retry-for) of losing the coordinator\n",
     );
     expect(stderr).not.toContain("joined run");
-  }, 40_000);
+  });
 
   it("says its own event loop was blocked when a synchronous handler cost it its connection", async ({
     expect,
@@ -524,14 +525,14 @@ describe.concurrent("baton worker, side by side", () => {
     expect(coordinator.record(env)).toMatchObject({ state: "completed", value: "absent" });
   });
 
-  it("exits after the grace period when a handler ignores its AbortSignal", async ({
+  it("exits after its abort grace when a handler ignores its AbortSignal", async ({
     expect,
     onTestFinished,
   }) => {
     const { tempDir, startCoordinator, worker } = scoped(onTestFinished);
     const { path, secret } = await writeSecretFile(tempDir());
     const coordinator = await startCoordinator([job("stubborn")], secret);
-    const { child, exit } = worker(workerArgs(coordinator.address, path));
+    const { child, exit } = worker(workerArgs(coordinator.address, path, "--abort-grace", "500ms"));
     await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
     const signalledAt = Date.now();
     process.kill(child.pid!, "SIGTERM");
@@ -540,11 +541,11 @@ describe.concurrent("baton worker, side by side", () => {
     expect(Date.now() - signalledAt).toBeLessThan(8_000);
     // The pause before the exit is explained.
     expect(stderr).toContain(
-      "baton worker: still running 5 s after SIGTERM, most likely a job handler that does not stop on ctx.signal: stopping without it\n",
+      "baton worker: still running 500 ms after SIGTERM (--abort-grace), most likely a job handler that does not stop on ctx.signal: stopping without it\n",
     );
   });
 
-  it("with --handler-thread, on SIGTERM aborts the running job and exits 143, within the grace period when it ignores that", async ({
+  it("with --handler-thread, on SIGTERM aborts the running job and exits 143, within its abort grace when it ignores that", async ({
     expect,
     onTestFinished,
   }) => {
@@ -553,7 +554,15 @@ describe.concurrent("baton worker, side by side", () => {
     for (const kind of ["hang", "stubborn"]) {
       const coordinator = await startCoordinator([job(kind)], secret);
       const { child, exit } = worker(
-        workerArgs(coordinator.address, path, "--name", NAME, "--handler-thread"),
+        workerArgs(
+          coordinator.address,
+          path,
+          "--name",
+          NAME,
+          "--handler-thread",
+          "--abort-grace",
+          "500ms",
+        ),
       );
       await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
       const signalledAt = Date.now();

@@ -27,6 +27,10 @@ describe("a pool given an option value its workers cannot take", () => {
     [{ maxRestarts: -1 }, "localPool: maxRestarts must be a whole number of 0 or more, not -1"],
     [{ maxRestarts: 1.5 }, "localPool: maxRestarts must be a whole number of 0 or more, not 1.5"],
     [{ windowMs: 0 }, "localPool: windowMs must be a whole number of 1 or more, not 0"],
+    [
+      { abortGraceMs: "30s" },
+      'localPool: abortGraceMs must be a whole number of 1 or more, not "30s"',
+    ],
   ])("localPool refuses %o when it is made", (option, message) => {
     const make = () =>
       localPool({ jobsModule: "jobs.ts", count: 1, ...option } as LocalWorkersOptions);

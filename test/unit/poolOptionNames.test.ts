@@ -14,7 +14,7 @@ describe("a pool of worker processes given options it does not take", () => {
       } as unknown as LocalWorkersOptions);
     expect(local).toThrow(ConfigError);
     expect(local).toThrow(
-      "localPool: unknown option maxRestart; it takes jobsModule, count, resources, maxRestarts, windowMs, handlerThread, logLevel",
+      "localPool: unknown option maxRestart; it takes jobsModule, count, resources, maxRestarts, windowMs, handlerThread, logLevel, abortGraceMs",
     );
     const slurm = () =>
       slurmPool({ jobsModule: "/shared/jobs.ts", maxWorker: 64 } as unknown as SlurmPoolOptions);
@@ -43,6 +43,7 @@ describe("a pool of worker processes given options it does not take", () => {
       windowMs: 1000,
       handlerThread: undefined,
       logLevel: "info",
+      abortGraceMs: 30_000,
     });
     expect(local.jobsModule).toBe("jobs.ts");
     const slurm = slurmPool({
@@ -55,6 +56,7 @@ describe("a pool of worker processes given options it does not take", () => {
       pollMs: 1000,
       graceMs: 5000,
       handlerThread: true,
+      abortGraceMs: undefined,
     });
     expect(slurm.offers).toEqual([{ cpus: 1 }]);
   });

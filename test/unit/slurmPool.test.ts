@@ -162,6 +162,9 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(readFileSync(threaded.script, "utf8")).toMatch(
       /'--memory' '\d+' '--handler-thread' '--idle-exit'/,
     );
+    expect(script).not.toContain("--abort-grace");
+    const patient = start(new FakeSlurm(), { value: 0 }, { abortGraceMs: 30_000 });
+    expect(readFileSync(patient.script, "utf8")).toContain("'--abort-grace' '30000ms'");
   });
 
   it("does not restart a worker that exits 2: a job module that does not load fails the same way again", async () => {
