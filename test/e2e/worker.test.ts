@@ -466,7 +466,7 @@ describe.concurrent("baton worker, side by side", () => {
     });
     defer(proxy.close);
     const { exit } = worker(
-      workerArgs(proxy.address, path, "--retry-for", "3s", "--abort-grace", "300ms"),
+      workerArgs(proxy.address, path, "--retry-for", "2s", "--abort-grace", "300ms"),
     );
     await vi.waitFor(() => expect(coordinator.running.size).toBe(1), { timeout: 20_000 });
     // The job frame is on its way when the lease is granted: let it arrive before the reset.
@@ -475,13 +475,13 @@ describe.concurrent("baton worker, side by side", () => {
     // Its handler's promise can never settle: Node used to end the waiting worker with 13.
     const { code, stderr } = await within(exit, 30_000, "the worker's exit");
     expect(code).toBe(3);
-    expect(stderr).toMatch(/closed with code 1006 .*; trying again for up to 3s \(--retry-for\)\n/);
+    expect(stderr).toMatch(/closed with code 1006 .*; trying again for up to 2s \(--retry-for\)\n/);
     // Twice the abort grace, past the one after which --handler-thread ends a handler.
     expect(stderr).toContain(
-      "baton worker: the handler of the job this worker was running has not returned 600 ms after it was aborted (it does not stop on ctx.signal); a worker runs one job at a time, so it connects again once that handler returns, for up to 3s (--retry-for) since it lost the coordinator (with --handler-thread, a handler that does not stop is ended 300 ms after it is aborted: --abort-grace)\n",
+      "baton worker: the handler of the job this worker was running has not returned 600 ms after it was aborted (it does not stop on ctx.signal); a worker runs one job at a time, so it connects again once that handler returns, for up to 2s (--retry-for) since it lost the coordinator (with --handler-thread, a handler that does not stop is ended 300 ms after it is aborted: --abort-grace)\n",
     );
     expect(stderr).toContain(
-      "baton worker: gave up: the handler of the job this worker was running did not return within 3s (--retry-for) of losing the coordinator\n",
+      "baton worker: gave up: the handler of the job this worker was running did not return within 2s (--retry-for) of losing the coordinator\n",
     );
     expect(stderr).not.toContain("joined run");
   });
