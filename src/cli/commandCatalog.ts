@@ -47,6 +47,7 @@ export const commandCatalog = {
       "no-store": { type: "boolean", default: false },
       "in-process": { type: "boolean", default: false },
       "handler-thread": { type: "boolean", default: false },
+      "abort-grace": { type: "string" },
       slurm: { type: "boolean", default: false },
       "max-workers": { type: "string" },
       partition: { type: "string" },

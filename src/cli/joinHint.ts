@@ -9,6 +9,8 @@ const WILDCARD_HOSTS = new Set(["0.0.0.0", "::"]);
 export interface JoinHintOptions {
   /** The run's own workers run their handlers on a thread of their own. */
   handlerThread?: boolean;
+  /** The run's own workers' `--abort-grace`, as given. */
+  abortGrace?: string | undefined;
   /** The address and secret outlast the run (`--listen` and `--secret-file` both given). */
   lasting?: boolean;
 }
@@ -16,7 +18,8 @@ export interface JoinHintOptions {
 /**
  * What `baton run` prints when workers are meant to join it (`--workers 0` or `--listen`):
  * the `baton worker` command that joins this run, with the absolute paths of its secret file
- * and job module, and `--handler-thread` when the run's own workers have it; when the address
+ * and job module, and `--handler-thread` and `--abort-grace` when the run's own workers have
+ * them; when the address
  * and secret outlast the run, that `--retry-for` keeps a worker for the run started again. The
  * secret itself is never printed.
  *
@@ -30,7 +33,7 @@ export interface JoinHintOptions {
 export function joinHint(
   { address, secretFile }: ListeningEvent,
   jobsPath: string,
-  { handlerThread = false, lasting = false }: JoinHintOptions = {},
+  { handlerThread = false, abortGrace, lasting = false }: JoinHintOptions = {},
 ): string {
   if (secretFile === undefined) return "";
   const command = [
@@ -41,6 +44,7 @@ export function joinHint(
     "--jobs",
     shellQuote(resolve(jobsPath)),
     ...(handlerThread ? ["--handler-thread"] : []),
+    ...(abortGrace !== undefined ? ["--abort-grace", shellQuote(abortGrace)] : []),
   ].join(" ");
   const { host } = parseListenAddress(address);
   const elsewhere = WILDCARD_HOSTS.has(host)

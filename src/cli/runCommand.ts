@@ -98,6 +98,11 @@ Runs a graph of jobs and waits for it to finish.
                      a handler's synchronous work (minutes of computation) never keeps a
                      worker from answering the coordinator's pings; each job then costs
                      about 0.1 ms of CPU more (default: on the connection's thread)
+  --abort-grace DURATION
+                     worker processes give an aborted job's handler this long to return
+                     (to save a checkpoint) before they go on without it, such as 30s, and
+                     the run waits as long for them when it ends (baton worker
+                     --abort-grace; default 5s)
   --in-process       run the workers inside this process instead (no sockets; with --listen
                      and --secret-file, workers started with baton worker join them)
   --slurm            run the workers in Slurm allocations (one worker each), scaled to the
@@ -178,11 +183,14 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (count !== undefined) {
     checkWorkerCount("--workers", count, inProcess ? "inProcess" : "processes");
   }
-  if (inProcess && values["handler-thread"]) {
-    throw new ConfigError(
-      "--handler-thread is for worker processes, and --in-process runs the handlers inside this process: leave one out",
-    );
+  for (const flag of ["handler-thread", "abort-grace"] as const) {
+    if (inProcess && values[flag] !== undefined && values[flag] !== false) {
+      throw new ConfigError(
+        `--${flag} is for worker processes, and --in-process runs the handlers inside this process: leave one out`,
+      );
+    }
   }
+  const abortGraceMs = durationFlag("--abort-grace", values["abort-grace"]);
   if (values.listen !== undefined) parseListenAddress(values.listen);
   // Only worker processes get a secret file of the run's: one made for --in-process is lost.
   if (inProcess && values.listen !== undefined && values["secret-file"] === undefined) {
@@ -299,6 +307,7 @@ export async function runCommand(argv: string[]): Promise<number> {
               sbatchOptions: values["slurm-opt"] ?? [],
               handlerThread: values["handler-thread"],
               logLevel: level,
+              abortGraceMs,
             }),
             // A graph that asks more than the workers offer: the way out is this flag.
             offerMore: slurmResourcesAdvice,
@@ -310,6 +319,7 @@ export async function runCommand(argv: string[]): Promise<number> {
               ...(count !== undefined && { count }),
               handlerThread: values["handler-thread"],
               logLevel: level,
+              abortGraceMs,
             }),
       ...(values.listen !== undefined && { listen: values.listen }),
       ...(values["secret-file"] !== undefined && { secretFile: values["secret-file"] }),
@@ -341,6 +351,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         say(
           joinHint(listening, jobsPath, {
             handlerThread: values["handler-thread"],
+            abortGrace: values["abort-grace"],
             lasting: values.listen !== undefined && values["secret-file"] !== undefined,
           }),
         ),

@@ -342,15 +342,17 @@ describe("baton run", () => {
     expect(threaded).toBe("a thread of its own");
     expect(plain).toBe("the connection's thread");
 
-    const both = await batonRun(
-      "run",
-      "test/fixtures/thread.graph.ts",
-      "--in-process",
-      "--handler-thread",
-    );
+    const [both, grace] = await Promise.all([
+      batonRun("run", "test/fixtures/thread.graph.ts", "--in-process", "--handler-thread"),
+      batonRun("run", "test/fixtures/thread.graph.ts", "--in-process", "--abort-grace", "30s"),
+    ]);
     expect(both.code).toBe(2);
     expect(both.stderr).toBe(
       "baton run: --handler-thread is for worker processes, and --in-process runs the handlers inside this process: leave one out [CONFIG]\n",
+    );
+    expect(grace.code).toBe(2);
+    expect(grace.stderr).toBe(
+      "baton run: --abort-grace is for worker processes, and --in-process runs the handlers inside this process: leave one out [CONFIG]\n",
     );
   });
 

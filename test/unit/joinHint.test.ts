@@ -13,11 +13,17 @@ describe("joinHint", () => {
     );
   });
 
-  it("passes --handler-thread on when the run's own workers have it", () => {
+  it("passes --handler-thread and --abort-grace on when the run's own workers have them", () => {
     const hint = joinHint({ address: "ws://127.0.0.1:7000", secretFile: "/s/x.secret" }, "/g.ts", {
       handlerThread: true,
     });
     expect(hint).toContain("--jobs '/g.ts' --handler-thread\n");
+    const patient = joinHint(
+      { address: "ws://127.0.0.1:7000", secretFile: "/s/x.secret" },
+      "/g.ts",
+      { handlerThread: true, abortGrace: "30s" },
+    );
+    expect(patient).toContain("--jobs '/g.ts' --handler-thread --abort-grace '30s'\n");
   });
 
   it("says that --retry-for keeps a worker for the run started again, when address and secret outlast it", () => {
