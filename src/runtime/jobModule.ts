@@ -111,6 +111,22 @@ interface NotADefinitionKey {
   "is not a key of a job definition, which takes run (or ranks), version and timeoutMs; a job's options (requires, retries, ranks, …) go to job(kind, input, { … })": never;
 }
 
+/**
+ * Why `module` is a module namespace rather than the job module its default export is: an
+ * `import * as jobs` of a file that `export default`s its handlers, passed as `jobs`, has a
+ * kind "default" whose definition is the job module itself (it was refused as a definition
+ * with an unknown option named after the first kind). A kind "default" with a `run` or a
+ * `ranks` is a kind like any other.
+ */
+function nestedModule(module: object): string | undefined {
+  const inner: unknown = (module as Record<string, unknown>).default;
+  if (inner === null || typeof inner !== "object" || "run" in inner || "ranks" in inner) {
+    return undefined;
+  }
+  const kinds = Object.keys(inner);
+  return `the job module's kind "default" is itself a job module (of ${kinds.length === 0 ? "no kinds" : kinds.join(", ")}): a module namespace (import * as jobs) was given; give its default export instead (import jobs from "./jobs.js", or jobs.default)`;
+}
+
 /** A job module checked once and ready to serve: handlers, versions and a code hash. */
 export interface LoadedJobs {
   handler(kind: string): Handler | undefined;
@@ -140,11 +156,13 @@ export interface LoadedJobs {
  * ```
  */
 export function loadJobs(module: unknown, source?: string): LoadedJobs {
-  if (module === null || typeof module !== "object") {
+  if (module === null || typeof module !== "object" || Array.isArray(module)) {
     throw new JobModuleError(
-      "a job module must export an object mapping each job kind to a handler function (or { run, version })",
+      `a job module must export an object mapping each job kind to a handler function (or { run, version })${Array.isArray(module) ? ", not an array, whose indexes would be its kinds" : ""}`,
     );
   }
+  const nested = nestedModule(module);
+  if (nested !== undefined) throw new JobModuleError(nested);
   const handlers = new Map<string, Handler>();
   const versions = new Map<string, string>();
   const timeouts = new Map<string, number>();
@@ -196,7 +214,12 @@ export function loadJobs(module: unknown, source?: string): LoadedJobs {
       );
     }
   }
-  if (handlers.size === 0) throw new JobModuleError("the job module defines no job kinds");
+  if (handlers.size === 0) {
+    const proto: unknown = Object.getPrototypeOf(module);
+    throw new JobModuleError(
+      `the job module defines no job kinds: give an object mapping each job kind to its handler, such as { double: (n) => n * 2 }${proto === Object.prototype || proto === null ? "" : ` (the methods of a ${(module as object).constructor?.name ?? "class"} instance are its class's, not kinds of its own)`}`,
+    );
+  }
   const kinds = [...handlers.keys()].sort();
   const hash = createHash("sha256");
   for (const kind of kinds) hash.update(`${kind}@${versions.get(kind)}\n`);

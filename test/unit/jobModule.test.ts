@@ -34,6 +34,11 @@ describe("loadJobs", () => {
     expect(jobs.timeoutOf("fetch")).toBeUndefined();
   });
 
+  it("takes a kind named default that is a definition", () => {
+    expect(loadJobs({ default: { run: double } }).kinds).toEqual(["default"]);
+    expect(loadJobs({ default: double }).kinds).toEqual(["default"]);
+  });
+
   it("gives another code hash when a version or the source changes", () => {
     const hash = (module: object, source?: string) => loadJobs(module, source).codeHash;
     expect(hash({ double })).toMatch(/^[0-9a-f]{16}$/);
@@ -46,7 +51,26 @@ describe("loadJobs", () => {
 
   it.each([
     [null, "a job module must export an object mapping each job kind to a handler function"],
-    [{}, "the job module defines no job kinds"],
+    [
+      {},
+      "the job module defines no job kinds: give an object mapping each job kind to its handler, such as { double: (n) => n * 2 }",
+    ],
+    [
+      [double],
+      "a job module must export an object mapping each job kind to a handler function (or { run, version }), not an array, whose indexes would be its kinds",
+    ],
+    [
+      new (class Jobs {
+        double(n: number) {
+          return n * 2;
+        }
+      })(),
+      "(the methods of a Jobs instance are its class's, not kinds of its own)",
+    ],
+    [
+      { default: { double, fetch: { run: double } } },
+      'the job module\'s kind "default" is itself a job module (of double, fetch): a module namespace (import * as jobs) was given; give its default export instead (import jobs from "./jobs.js", or jobs.default)',
+    ],
     [
       { double: 42 },
       'job kind "double" must be a handler function, { run, version } or { ranks, version }, not number',
