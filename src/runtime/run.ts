@@ -250,26 +250,49 @@ export function runSignal(options: RunOptions): AbortSignal | undefined {
   return signal;
 }
 
+/** The runs a signal cancels, and its one abort listener that cancels them. */
+const abortWatch = new WeakMap<AbortSignal, { runs: Set<Run>; listener: () => void }>();
+
 /**
  * Cancels `run` when `signal` aborts (at once when it has), with the reason's message; stops
  * listening once the run settles, so one signal can serve many runs without piling listeners.
+ * Runs that share a signal at once share one listener on it: a listener each made Node warn
+ * of a possible leak (`MaxListenersExceededWarning`) from the eleventh run at once.
  */
 export function cancelOnAbort(run: Run, signal: AbortSignal): void {
-  const abort = () => {
-    const { reason } = signal;
-    run.cancel(
-      reason instanceof Error
-        ? `the run's AbortSignal aborted: ${reason.message}`
-        : reason === undefined
-          ? "the run's AbortSignal aborted"
-          : `the run's AbortSignal aborted: ${String(reason)}`,
-    );
-  };
   if (signal.aborted) {
-    abort();
+    run.cancel(abortMessage(signal));
     return;
   }
-  signal.addEventListener("abort", abort, { once: true });
-  const stop = () => signal.removeEventListener("abort", abort);
+  let watch = abortWatch.get(signal);
+  if (watch === undefined) {
+    const runs = new Set<Run>();
+    const listener = () => {
+      abortWatch.delete(signal);
+      const message = abortMessage(signal);
+      for (const each of runs) each.cancel(message);
+    };
+    watch = { runs, listener };
+    abortWatch.set(signal, watch);
+    signal.addEventListener("abort", listener, { once: true });
+  }
+  const { runs, listener } = watch;
+  runs.add(run);
+  const stop = () => {
+    runs.delete(run);
+    if (runs.size > 0 || abortWatch.get(signal)?.runs !== runs) return;
+    abortWatch.delete(signal);
+    signal.removeEventListener("abort", listener);
+  };
   run.then(stop, stop);
+}
+
+/** What the runs an aborted signal cancels say: its reason's message. */
+function abortMessage(signal: AbortSignal): string {
+  const { reason } = signal;
+  return reason instanceof Error
+    ? `the run's AbortSignal aborted: ${reason.message}`
+    : reason === undefined
+      ? "the run's AbortSignal aborted"
+      : `the run's AbortSignal aborted: ${String(reason)}`;
 }

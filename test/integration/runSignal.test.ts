@@ -75,6 +75,39 @@ describe("engine.run with an AbortSignal", { timeout: 10_000 }, () => {
     expect(starts).toBe(3);
   });
 
+  it("runs at once on one signal share one listener on it (a listener each made Node warn of a leak from the eleventh), and its abort cancels them all", async () => {
+    const engine = createEngine({
+      jobs: { wait: (_: number, ctx: JobContext) => untilAborted(ctx.signal) },
+      workers: 12,
+    });
+    const controller = new AbortController();
+    const runs = Array.from({ length: 12 }, (_, n) =>
+      engine.run([job("wait", n)], { signal: controller.signal }),
+    );
+    await Promise.all(
+      runs.map(
+        (run) =>
+          new Promise<void>((resolve) =>
+            run.on("job", (event) => event.state === "running" && resolve()),
+          ),
+      ),
+    );
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+
+    controller.abort(new Error("shutting down"));
+    const results = await Promise.all(runs);
+
+    for (const result of results) {
+      expect(result.counts).toMatchObject({ cancelled: 1, completed: 0 });
+      expect([...result.jobs.values()][0]?.error?.message).toBe(
+        "the run's AbortSignal aborted: shutting down",
+      );
+    }
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    const later = await engine.run([job("wait", 99)], { signal: controller.signal });
+    expect(later.counts).toMatchObject({ cancelled: 1 });
+  });
+
   it.each([
     [
       { signal: "stop" },
