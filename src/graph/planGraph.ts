@@ -70,7 +70,7 @@ export interface PlanOptions {
    * do either (a simulation's stand-in for a kind its graph has no job of).
    */
   launchesRanks?: (kind: string) => boolean | undefined;
-  /** How messages name the `index`-th job given (default `roots[index]`). */
+  /** How messages name the `index`-th job given (default `graph[index]`). */
   rootName?: (index: number) => string;
 }
 
@@ -116,7 +116,7 @@ const ON_PATH = -1;
  * ```
  */
 export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan {
-  const { order, positions } = walk(roots, options.rootName ?? ((i) => `roots[${i}]`));
+  const { order, positions } = walk(roots, options.rootName ?? ((i) => `graph[${i}]`));
   const versions = versionsOf(order, options.versionOf, options.kinds);
   /** The id of each job of `order`, at its position there. */
   const ids: string[] = [];

@@ -264,8 +264,10 @@ export function createEngine(options: EngineOptions): Engine {
   const net = options.net ?? (networked ? wsNet() : memoryNet());
   const logger = options.logger ?? pino({ level: "silent" });
   const inspect = options.inspect === undefined ? undefined : guardInspect(options.inspect);
-  const planOf = (graph: JobSpec | readonly JobSpec[]) =>
+  /** Plans `graph` as `caller` was given it: one job (messages name it so) or an array of them. */
+  const planOf = (graph: JobSpec | readonly JobSpec[], caller: "engine.run" | "engine.plan") =>
     planGraph(Array.isArray(graph) ? (graph as readonly JobSpec[]) : [graph as JobSpec], {
+      ...(!Array.isArray(graph) && { rootName: () => `${caller}'s graph` }),
       versionOf: jobs.versionOf,
       kinds: jobs.kinds,
       timeoutOf: jobs.timeoutOf,
@@ -275,7 +277,7 @@ export function createEngine(options: EngineOptions): Engine {
     });
   return {
     async plan(graph) {
-      const plan = planOf(graph);
+      const plan = planOf(graph, "engine.plan");
       const dir = typeof options.store === "string" ? options.store : options.store?.dir;
       const found =
         dir === undefined || options.force
@@ -301,7 +303,7 @@ export function createEngine(options: EngineOptions): Engine {
 
     run(graph, runOptions = {}) {
       const signal = runSignal(runOptions);
-      const plan = planOf(graph);
+      const plan = planOf(graph, "engine.run");
       const runId = entropy.id(12);
       const log = logger.child({ run: runId });
       let cancelled: string | undefined;

@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import { didYouMean } from "../closestName.ts";
 import { ConfigError, ListenerError } from "../errors.ts";
 import type { JobSpec, Json } from "../graph/job.ts";
 import type { FailureCause, JobError, JobState } from "../machines/jobBoard.ts";
@@ -135,6 +136,23 @@ interface RunEvents {
   "store.full": [StoreFullEvent];
 }
 
+/** The events a run emits (the compiler holds this to `RunEvents`). */
+const RUN_EVENTS: Record<keyof RunEvents, true> = {
+  listening: true,
+  job: true,
+  progress: true,
+  "job.progress": true,
+  "store.reading": true,
+  "store.full": true,
+};
+
+/**
+ * An EventEmitter's own events, which Node's helpers listen to on any emitter
+ * (`events.once(run, "listening")` adds an `error` listener), and which a run accepts though
+ * it never emits `error`: its failure rejects it.
+ */
+const EMITTER_EVENTS = new Set<string | symbol>(["error", "newListener", "removeListener"]);
+
 /** How one `engine.run` runs: its second argument. */
 export interface RunOptions {
   /**
@@ -188,6 +206,55 @@ export class Run extends EventEmitter<RunEvents> implements Promise<RunResult> {
     }
   }
 
+  /**
+   * Listens to one of the run's events. A name it never emits (`"progres"`, a typo) is a
+   * `ConfigError` naming the events, rather than a listener that never hears anything;
+   * Node's `EventEmitter` types take any name, so these methods are typed by the run's events.
+   *
+   * @example
+   * ```ts
+   * engine.run(graph).on("job", (e) => console.log(e.id, e.state));
+   * ```
+   */
+  override on<E extends keyof RunEvents>(
+    event: E,
+    listener: (...args: RunEvents[E]) => void,
+  ): this {
+    return super.on(knownEvent(event), listener as never);
+  }
+
+  /** As `on`, for the next event only. */
+  override once<E extends keyof RunEvents>(
+    event: E,
+    listener: (...args: RunEvents[E]) => void,
+  ): this {
+    return super.once(knownEvent(event), listener as never);
+  }
+
+  /** As `on`. */
+  override addListener<E extends keyof RunEvents>(
+    event: E,
+    listener: (...args: RunEvents[E]) => void,
+  ): this {
+    return super.addListener(knownEvent(event), listener as never);
+  }
+
+  /** As `on`, called before the listeners added earlier. */
+  override prependListener<E extends keyof RunEvents>(
+    event: E,
+    listener: (...args: RunEvents[E]) => void,
+  ): this {
+    return super.prependListener(knownEvent(event), listener as never);
+  }
+
+  /** As `once`, called before the listeners added earlier. */
+  override prependOnceListener<E extends keyof RunEvents>(
+    event: E,
+    listener: (...args: RunEvents[E]) => void,
+  ): this {
+    return super.prependOnceListener(knownEvent(event), listener as never);
+  }
+
   /** Stops the run: nothing new starts, running handlers are aborted. */
   cancel(reason = "the run was cancelled"): void {
     this.onCancel(reason);
@@ -217,6 +284,18 @@ export class Run extends EventEmitter<RunEvents> implements Promise<RunResult> {
   finally(onFinally?: (() => void) | null): Promise<RunResult> {
     return this.result.finally(onFinally);
   }
+}
+
+/**
+ * `event`, when a run emits it or it is an EventEmitter's own; a `ConfigError` naming the
+ * run's events otherwise.
+ */
+function knownEvent<E extends keyof RunEvents>(event: E): E {
+  if (Object.hasOwn(RUN_EVENTS, event) || EMITTER_EVENTS.has(event)) return event;
+  const events = Object.keys(RUN_EVENTS);
+  throw new ConfigError(
+    `a run emits no ${typeof event === "string" ? `"${event}"` : String(event)} event; it emits ${events.map((name) => `"${name}"`).join(", ")}${didYouMean(String(event), events, (name) => `"${name}"`)}`,
+  );
 }
 
 /**

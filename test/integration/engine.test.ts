@@ -26,6 +26,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
 import {
+  ConfigError,
   createEngine,
   type Engine,
   GraphError,
@@ -1020,6 +1021,22 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     expect((await engine.run([fine])).get(fine).value).toBe("still works");
   });
 
+  it("names what is not a job by where the caller put it: engine.run's graph, or its index in the array", async () => {
+    const engine = createEngine({ jobs: handlers });
+    expect(() => engine.run("value" as never)).toThrow(
+      'engine.run\'s graph is "value", not a job; make jobs with job(kind, input, options).',
+    );
+    expect(() => engine.run({ kind: "value" } as never)).toThrow(
+      'The job at engine.run\'s graph (kind "value") has no after and no requires: it was not made by job()',
+    );
+    await expect(engine.plan(null as never)).rejects.toThrow(
+      "engine.plan's graph is null, not a job;",
+    );
+    expect(graphErrorOf(engine, [job("value", 1), undefined as never]).message).toBe(
+      "graph[1] is undefined, not a job; make jobs with job(kind, input, options).",
+    );
+  });
+
   it("refuses an input nested past 1,000 levels up front, and runs one of 1,000 levels", async () => {
     const nested = (levels: number) => {
       let value: unknown = 0;
@@ -1639,6 +1656,22 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
       /^the completed result of job [0-9a-f]{16} is a frame of 50\d\d bytes, over the coordinator's limit of 2000 bytes \(maxFrameBytes\)/,
     );
     expect(result.get(big).lostWorkers ?? []).toEqual([]);
+  });
+
+  it("refuses a listener of an event a run never emits, naming the ones it does; Node's helpers still work", async () => {
+    const engine = createEngine({ jobs: { one: (n: number) => n }, workers: 1 });
+    const run = engine.run([job("one", 1)]);
+    // @ts-expect-error: a typo of "progress" does not compile either
+    expect(() => run.on("progres", () => {})).toThrow(
+      'a run emits no "progres" event; it emits "listening", "job", "progress", "job.progress", "store.reading", "store.full"; did you mean "progress"?',
+    );
+    // @ts-expect-error
+    expect(() => run.once("done", () => {})).toThrow(ConfigError);
+    // @ts-expect-error
+    expect(() => run.prependListener("finished", () => {})).toThrow(ConfigError);
+    const [event] = (await once(run, "job")) as [JobEvent];
+    expect(event.state).toBe("running");
+    expect((await run).ok).toBe(true);
   });
 
   it("emits progress, job state changes and handler progress", async () => {

@@ -298,21 +298,21 @@ describe("planGraph", () => {
       'Job fetch has after "none"; after must be an array of jobs.',
     );
     expect(badJob({ kind: "fetch", input: 2 } as never)).toBe(
-      'The job at roots[0] (kind "fetch") has no after and no requires: it was not made by job(); make jobs with job(kind, input, options), which fills them in.',
+      'The job at graph[0] (kind "fetch") has no after and no requires: it was not made by job(); make jobs with job(kind, input, options), which fills them in.',
     );
     expect(badJob({ kind: "fetch", input: 2, after: [] } as never)).toMatch(
-      /^The job at roots\[0\] \(kind "fetch"\) has no requires: it was not made by job\(\);/,
+      /^The job at graph\[0\] \(kind "fetch"\) has no requires: it was not made by job\(\);/,
     );
   });
 
   it("rejects a kind that is not a non-empty string", () => {
     expect(badJob(job(""))).toBe(
-      'The job at roots[0] has kind ""; a kind must be a non-empty string naming a handler of ' +
+      'The job at graph[0] has kind ""; a kind must be a non-empty string naming a handler of ' +
         "the job module.",
     );
-    expect(badJob(job(42 as never))).toMatch(/^The job at roots\[0\] has kind 42;/);
+    expect(badJob(job(42 as never))).toMatch(/^The job at graph\[0\] has kind 42;/);
     expect(badJob([job("fetch")] as never)).toBe(
-      "roots[0] is an array, not a job; give the jobs themselves (spread it: ...jobs).",
+      "graph[0] is an array, not a job; give the jobs themselves (spread it: ...jobs).",
     );
   });
 
