@@ -517,6 +517,12 @@ export function createEngine(options: EngineOptions): Engine {
                 abandonedRunFiles,
               });
           void workers.failed.then((error) => {
+            // Once every job has ended, the pool's failure is its stop's (a worker that exits
+            // with an error as the listener closes on it): the run's result stands.
+            if (board.done) {
+              log.warn({ err: error }, "the worker pool failed as it stopped, after the run");
+              return;
+            }
             poolError = error;
             // Like a listener's throw: the run rejects with it, its caller reports it.
             log.info({ err: error }, "the worker pool failed; stopping the run");

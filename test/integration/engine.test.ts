@@ -313,6 +313,30 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     expect((refused as PoolError).message).toContain("its 2 replacements are spent");
   });
 
+  it("resolves a run whose pool fails as it stops, after every job ended (a worker exiting with an error as the listener closes on it)", async () => {
+    const inner = inProcessPool({ count: 1 });
+    const workers: WorkerPool = {
+      ...inner,
+      start(context) {
+        const running = inner.start(context);
+        let fail!: (error: Error) => void;
+        return {
+          failed: new Promise<Error>((resolve) => {
+            fail = resolve;
+          }),
+          stop() {
+            fail(new PoolError("WORKER_SPAWN", "worker mine-1 exited with code 3", "mine-1"));
+            return running.stop();
+          },
+        };
+      },
+    };
+    const one = job("one", 1);
+    const result = await createEngine({ jobs: { one: (n: number) => n }, workers }).run(one);
+    expect(result.ok).toBe(true);
+    expect(result.get(one).value).toBe(1);
+  });
+
   it("does not retry a NonRetryableError, a duck-typed retryable: false or ctx.need of a bad job", async () => {
     const engine = createEngine({
       jobs: {
