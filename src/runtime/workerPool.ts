@@ -53,7 +53,11 @@ export const POOL_STOP_GRACE_MS = 5000;
 
 /** A pool's workers for one run. */
 export interface RunningPool {
-  /** Settles only if the pool cannot keep its workers alive (it never resolves otherwise). */
+  /**
+   * Settles only if the pool cannot keep its workers alive (it never resolves otherwise): the
+   * run stops and rejects with this error. Once every job has ended (a worker that exits with
+   * an error as `stop()` ends it), it is only logged, and the run resolves with its result.
+   */
   readonly failed: Promise<Error>;
   /** Stops the workers; resolves when every one has ended. Called after the listener closed. */
   stop(): Promise<void>;
