@@ -16,6 +16,7 @@ import {
 } from "./coordinatorServer.ts";
 import { guardInspect, type InspectOption } from "./guardInspect.ts";
 import { inProcessPool } from "./inProcessPool.ts";
+import { jobJson } from "./jobJson.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
 import { memoryNet } from "./memoryNet.ts";
 import { moduleSource } from "./moduleSource.ts";
@@ -833,14 +834,22 @@ function buildResult(
     outcome.startedAt = startedAt;
     if (finishedAt !== undefined) outcome.finishedAt = finishedAt;
   }
+  const ok = counts.completed === jobs.size;
   return {
     run: runId,
-    ok: counts.completed === jobs.size,
+    ok,
     jobs,
     counts,
     durationMs,
     // idOf throws for a job that has no outcome: neither planned nor needed by a handler.
     // The value's type is the job's: what the handler of a `jobBuilder` job returns.
     get: (spec) => jobs.get(idOf(spec as JobSpec<unknown> as JobSpec, jobs)) as JobOutcome<never>,
+    toJSON: () => ({
+      run: runId,
+      ok,
+      durationMs: Math.round(durationMs),
+      counts,
+      jobs: [...jobs.values()].map(jobJson),
+    }),
   };
 }

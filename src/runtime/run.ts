@@ -42,6 +42,24 @@ export interface RunResult {
    * (same kind, input and dependencies), such as a job a handler added with `ctx.need`.
    */
   get<Value>(spec: JobSpec<Value>): JobOutcome<Value>;
+  /**
+   * The result as `baton run --json` prints it, which `JSON.stringify(result)` calls: `jobs` as
+   * an array (a `Map` is `{}` in JSON, so every outcome was lost), times in whole ms, and each
+   * outcome's empty fields left out.
+   *
+   * @example
+   * ```ts
+   * const result = await engine.run(graph);
+   * console.log(JSON.stringify(result)); // {"run":"…","ok":true,"durationMs":412,"counts":{…},"jobs":[{"id":"3f2a…",…}]}
+   * ```
+   */
+  toJSON(): {
+    run: string;
+    ok: boolean;
+    durationMs: number;
+    counts: RunResult["counts"];
+    jobs: object[];
+  };
 }
 
 /** A snapshot of a run's progress, emitted as `progress`. */

@@ -135,6 +135,27 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     expect(result.get(total).startedAt).toBeGreaterThanOrEqual(lastSquare);
   });
 
+  it("is JSON.stringify'd as baton run --json prints it: jobs as an array, not a Map's {}", async () => {
+    const engine = createEngine({
+      jobs: { one: (n: number) => n, fail: () => Promise.reject(new NonRetryableError("no")) },
+      workers: 1,
+    });
+    const result = await engine.run([job("one", 7), job("fail")]);
+    const json = JSON.parse(JSON.stringify(result));
+    expect(json).toEqual({
+      run: result.run,
+      ok: false,
+      durationMs: Math.round(result.durationMs),
+      counts: { completed: 1, failed: 1, skipped: 0, cancelled: 0, cached: 0 },
+      jobs: [
+        expect.objectContaining({ kind: "one", status: "completed", attempts: 1, value: 7 }),
+        expect.objectContaining({ kind: "fail", status: "failed", cause: "error" }),
+      ],
+    });
+    expect(json.jobs[1].error).toMatchObject({ message: "no", retryable: false });
+    expect(Number.isInteger(json.jobs[0].startedAt)).toBe(true);
+  });
+
   it("times a job by its last attempt, through a store's storing, and a job that never ran not at all", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-timings-"));
     try {

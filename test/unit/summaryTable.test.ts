@@ -26,6 +26,9 @@ function completedRun(count: number, cached: number): RunResult {
     get: () => {
       throw new Error("not used");
     },
+    toJSON: () => {
+      throw new Error("not used");
+    },
   };
 }
 
