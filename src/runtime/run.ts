@@ -273,9 +273,19 @@ export class Run extends EventEmitter<RunEvents> implements Promise<RunResult> {
     return super.prependOnceListener(knownEvent(event), listener as never);
   }
 
-  /** Stops the run: nothing new starts, running handlers are aborted. */
-  cancel(reason = "the run was cancelled"): void {
-    this.onCancel(reason);
+  /**
+   * Stops the run: nothing new starts, running handlers are aborted. `reason` is the cancelled
+   * jobs' message: a string, or, as `AbortController.abort` takes, an Error (its message) or
+   * anything else (as text); an Error object used to land in the outcomes as their message.
+   *
+   * @example
+   * ```ts
+   * const run = engine.run(graph);
+   * process.once("SIGINT", () => run.cancel("stopped from the terminal"));
+   * ```
+   */
+  cancel(reason?: unknown): void {
+    this.onCancel(reasonText(reason) ?? "the run was cancelled");
   }
 
   // biome-ignore lint/suspicious/noThenProperty: a Run is awaited for its result by design
@@ -386,10 +396,12 @@ export function cancelOnAbort(run: Run, signal: AbortSignal): void {
 
 /** What the runs an aborted signal cancels say: its reason's message. */
 function abortMessage(signal: AbortSignal): string {
-  const { reason } = signal;
-  return reason instanceof Error
-    ? `the run's AbortSignal aborted: ${reason.message}`
-    : reason === undefined
-      ? "the run's AbortSignal aborted"
-      : `the run's AbortSignal aborted: ${String(reason)}`;
+  const text = reasonText(signal.reason);
+  return `the run's AbortSignal aborted${text === undefined ? "" : `: ${text}`}`;
+}
+
+/** A cancel's or an abort's reason as text: an Error's message; none for `undefined`. */
+function reasonText(reason: unknown): string | undefined {
+  if (reason === undefined) return undefined;
+  return reason instanceof Error ? reason.message : String(reason);
 }

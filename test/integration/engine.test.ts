@@ -1388,6 +1388,20 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     expect(waits.filter((w) => result.get(w).attempts === 1)).toHaveLength(2);
   });
 
+  it("cancel() takes an Error as AbortController.abort does: its message is the jobs', not the Error object", async () => {
+    const engine = createEngine({
+      jobs: { wait: (_: number, ctx: JobContext) => untilAborted(ctx.signal) },
+      workers: 1,
+    });
+    const run = engine.run([job("wait", 1), job("wait", 2)]);
+    run.on("job", (event) => event.state === "running" && run.cancel(new Error("user left")));
+    const messages = [...(await run).jobs.values()].map((outcome) => outcome.error?.message);
+    expect(messages).toEqual(["user left", "user left"]);
+    const plain = engine.run([job("wait", 3)]);
+    plain.on("job", () => plain.cancel());
+    expect([...(await plain).jobs.values()][0]?.error?.message).toBe("the run was cancelled");
+  });
+
   it("a job listener that throws cancels the run, which rejects with a ListenerError; the next run reuses what was stored", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-engine-"));
     dirs.push(dir);
