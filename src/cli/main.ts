@@ -3,6 +3,7 @@ import { relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { didYouMean } from "../closestName.ts";
 import { BatonError } from "../errors.ts";
+import { codedMessage } from "./codedMessage.ts";
 import { type CommandName, commandCatalog } from "./commandCatalog.ts";
 
 /** `baton help`: each command of the catalog with its operands and what it does, then `help` and `version`. */
@@ -97,7 +98,7 @@ export async function main(argv: string[]): Promise<number> {
     return await command(rest);
   } catch (error) {
     if (error instanceof BatonError) {
-      process.stderr.write(`baton ${name}: ${error.message} [${error.code}]\n`);
+      process.stderr.write(`baton ${name}: ${codedMessage(error.message, error.code)}\n`);
       return 2;
     }
     const system = error as NodeJS.ErrnoException;

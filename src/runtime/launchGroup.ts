@@ -1059,9 +1059,10 @@ class LaunchedGroup implements RankGroup {
       teardownError !== undefined
         ? ` The teardown that followed is not verified either: ${teardownError.message}`
         : "";
+    // The quoted log comes last: a sentence after it would read as the log's last line.
     return new RankGroupError(
       failure.code,
-      `deployment ${this.deployment}: ${failure.message}.${advice[failure.code]}${tail}${stuck}`,
+      `deployment ${this.deployment}: ${failure.message}.${advice[failure.code]}${stuck}${tail}`,
       this.deployment,
       {
         ...(rank !== undefined && rank >= 0 && { rank }),
