@@ -5,12 +5,18 @@ import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 type Flags = NonNullable<ParseArgsConfig["options"]>;
 
 /** What `baton help` says of a command, and the one table of its flags. */
-interface CommandEntry {
+export interface CommandEntry {
   /** What follows the command's name in `baton help`'s list (`<graph module>`), if anything. */
   readonly operands: string;
   /** What the command does, as a verb phrase: "run a graph of jobs". */
   readonly does: string;
   readonly flags: Flags;
+  /**
+   * Other tools' names for one of its flags, by the name written (without dashes): an unknown
+   * flag of that name is told the command's own (`baton launch --nproc-per-node 4`: did you
+   * mean --world?), whatever its spelling's distance from it.
+   */
+  readonly otherNames?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -131,6 +137,19 @@ export const commandCatalog = {
       "ui-keep": { type: "boolean", default: false },
       "log-level": { type: "string", default: "warn" },
       help: { type: "boolean", short: "h", default: false },
+    },
+    // torchrun's, mpirun's and srun's names for the number of processes and where they run.
+    otherNames: {
+      "nproc-per-node": "world",
+      nproc_per_node: "world",
+      nprocs: "world",
+      n: "world",
+      np: "world",
+      ntasks: "world",
+      ranks: "world",
+      "world-size": "world",
+      world_size: "world",
+      nnodes: "hosts",
     },
   },
   reap: {

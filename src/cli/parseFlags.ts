@@ -1,7 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { closestName } from "../closestName.ts";
 import { ConfigError } from "../errors.ts";
-import { type CommandName, commandCatalog } from "./commandCatalog.ts";
+import { type CommandEntry, type CommandName, commandCatalog } from "./commandCatalog.ts";
 import { negativeValues } from "./negativeValues.ts";
 
 /** A command's flags, as `parseArgs` takes them: the command's one table of them. */
@@ -166,6 +166,11 @@ function unknownFlag(
     name = word;
     meant = names.includes(word) ? [word] : closestFlags(word, names);
   }
+  const own = otherName(command, word ?? rawName.replace(/^--?/, ""));
+  if (own !== undefined && Object.hasOwn(flags, own)) {
+    meant = [own];
+    if (word !== undefined) flag = `-${word}`;
+  }
   const others = meant.length === 0 && name !== undefined ? commandsWith(name, command) : [];
   if (word !== undefined && meant.length + others.length > 0) flag = `-${word}`;
   let said = `unknown flag ${flag}`;
@@ -178,6 +183,15 @@ function unknownFlag(
   return said.endsWith("?")
     ? `${said} ${advice[0]!.toUpperCase()}${advice.slice(1)}`
     : `${said}; ${advice}`;
+}
+
+/** The command's own flag that another tool calls `name` (`nproc-per-node`: `world`), if any. */
+function otherName(command: string, name: string): string | undefined {
+  if (!Object.hasOwn(commandCatalog, command)) return undefined;
+  const entry: CommandEntry = commandCatalog[command as CommandName];
+  return entry.otherNames !== undefined && Object.hasOwn(entry.otherNames, name)
+    ? entry.otherNames[name]
+    : undefined;
 }
 
 /** `items` joined with commas and "or". */

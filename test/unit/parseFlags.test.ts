@@ -116,6 +116,34 @@ describe("parseFlags", () => {
     );
   });
 
+  it.each([
+    [["--nproc-per-node", "4"], "--nproc-per-node", "--world"],
+    [["--nproc_per_node=4"], "--nproc_per_node", "--world"],
+    [["-n", "4"], "-n", "--world"],
+    [["-np", "4"], "-np", "--world"],
+    [["--ranks", "4"], "--ranks", "--world"],
+    [["--nnodes", "2"], "--nnodes", "--hosts"],
+  ])("tells baton launch's %j, another launcher's name, its own flag", (args, flag, meant) => {
+    const advice = "if it is the command's own, put the command after --";
+    try {
+      parseFlags(
+        "launch",
+        {
+          args: [...args, "--", "true"],
+          options: commandCatalog.launch.flags,
+          allowPositionals: true,
+        },
+        advice,
+      );
+    } catch (error) {
+      expect((error as ConfigError).message).toBe(
+        `unknown flag ${flag}; did you mean ${meant}? If it is the command's own, put the command after -- (baton launch --help lists its flags)`,
+      );
+      return;
+    }
+    throw new Error(`parseFlags accepted ${args.join(" ")}`);
+  });
+
   it("gives --help whatever else the arguments hold, with their mistake for after the help", () => {
     const help = parseFlags("try", { args: ["--help"], options: OPTIONS, allowPositionals: true });
     expect(help.mistake).toBeUndefined();
