@@ -16,6 +16,7 @@ import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
 import { closeDashboard } from "./closeDashboard.ts";
+import { codedMessage } from "./codedMessage.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { exitSoon } from "./exitSoon.ts";
@@ -33,6 +34,16 @@ import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
  * each, so a world of 10^8, one typo away from 10, would fill its memory before starting any.
  */
 const MOST_RANKS = 65_536;
+
+/**
+ * The signals that stop the group, verified, before the launcher exits. Node's default for a
+ * hang-up (the terminal closed, the ssh session dropped) and for Ctrl-\ is to end at once,
+ * which left every rank running (they are in process groups of their own, out of the
+ * terminal's reach); torchrun stops its workers on all four. Node resets an ignored SIGHUP at
+ * its start, so `nohup` never kept a launcher alive through a hang-up either.
+ */
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const;
+type StopSignal = (typeof STOP_SIGNALS)[number];
 
 /** The exit code after `--time-limit-ms` ran out, as `timeout(1)` exits. */
 const TIME_LIMIT_EXIT_CODE = 124;
@@ -84,15 +95,16 @@ launcher that was killed (the next launch does too).
 
 Exit code: 0 when every rank exited 0; the first failing rank's code (128 + the signal's
 number when it was killed) when one failed, after the others were stopped; 1 when the
-launch failed or the ranks could not all be stopped; 2 for bad usage; 130 / 143 after
-SIGINT / SIGTERM and 124 after --time-limit-ms, once every rank is verified gone (Ctrl-C
-stops the ranks; it never leaves one behind).`;
+launch failed or the ranks could not all be stopped; 2 for bad usage; 130 / 143 / 129 /
+131 after SIGINT / SIGTERM / SIGHUP / SIGQUIT and 124 after --time-limit-ms, once every rank
+is verified gone (Ctrl-C, or closing the terminal, stops the ranks; it never leaves one
+behind: run baton in tmux, screen or setsid to keep a group through a logout).`;
 
 /**
  * `baton launch --world N -- cmd args…`: launches a rank group, reports where its logs are,
  * and exits with the group's code, after removing the logs of this user's deployments that
  * ended long ago (`pruneDeploymentLogs`, as `--keep-ended-logs` or `BATON_KEEP_ENDED_LOGS`
- * says). SIGINT and SIGTERM stop the group with a verified
+ * says). SIGINT, SIGTERM, SIGHUP and SIGQUIT (`STOP_SIGNALS`) stop the group with a verified
  * teardown before the command returns. With `--ui`, the dashboard closes once the group has
  * ended, or with `--ui-keep` after the Ctrl-C that follows (`closeDashboard`, as `baton run`).
  *
@@ -121,12 +133,14 @@ export async function launchCommand(argv: string[]): Promise<number> {
   ]);
   const command = split === -1 ? positionals : [...positionals, ...argv.slice(split + 1)];
   if (command.length === 0) {
-    throw new ConfigError("baton launch needs a command after -- (baton launch --help shows how)");
+    throw new ConfigError(
+      "no command to run: give it after -- (baton launch --world 2 -- cmd args; baton launch --help shows how)",
+    );
   }
   const hosts = values.hosts === undefined ? undefined : hostList(values.hosts);
   if (values.world === undefined && hosts === undefined) {
     throw new ConfigError(
-      "baton launch needs --world N, the number of ranks to start (or --hosts, which places them)",
+      "no number of ranks: give --world N, the number of ranks to start (or --hosts, which places them)",
     );
   }
   const world =
@@ -242,10 +256,9 @@ export async function launchCommand(argv: string[]): Promise<number> {
     );
     stopping = group.stop(reason).catch((error: unknown) => error);
   };
-  const onSignal = (signal: "SIGINT" | "SIGTERM") =>
+  const onSignal = (signal: StopSignal) =>
     stopAll(signal, `${signal} to the launcher`, SIGNAL_EXIT[signal]);
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   const clock = nodeClock();
   const timeLimit =
     timeLimitMs === undefined
@@ -300,7 +313,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
         }
         return stopped?.exitCode ?? 130;
       }
-      say(`${error.message} [${error.code}]`);
+      say(codedMessage(error.message, error.code));
       const code = error.details.exitCode ?? 1;
       return error.details.teardownError ? unverified(code) : leftHolding(code);
     }
@@ -312,8 +325,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
   } finally {
     status?.stop();
     clock.clearTimeout(timeLimit);
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
     // As a rank job does: once the group has ended, its own folder is the newest.
     await pruneDeploymentLogs(dirname(group.dir), {
       now: clock.now(),

@@ -7,4 +7,4 @@
  * process.on("SIGTERM", () => process.exit(SIGNAL_EXIT.SIGTERM)); // 143
  * ```
  */
-export const SIGNAL_EXIT = { SIGINT: 130, SIGTERM: 143 } as const;
+export const SIGNAL_EXIT = { SIGHUP: 129, SIGINT: 130, SIGQUIT: 131, SIGTERM: 143 } as const;

@@ -251,6 +251,14 @@ describe("baton launch", () => {
 
   it.each([
     { how: "Ctrl-C", flags: [], signal: "SIGINT" as const, code: 130, says: "SIGINT: stopping" },
+    // The terminal closed: Node's default ended the launcher at once and left every rank.
+    {
+      how: "A hang-up",
+      flags: [],
+      signal: "SIGHUP" as const,
+      code: 129,
+      says: "SIGHUP: stopping",
+    },
     {
       how: "--time-limit-ms",
       flags: ["--time-limit-ms", "4000"],
@@ -529,7 +537,10 @@ describe("baton launch", () => {
  */
 describe.concurrent("baton launch's refusals of bad usage", () => {
   it.for<[string[], string]>([
-    [["--", "true"], "baton launch needs --world N, the number of ranks to start"],
+    [
+      ["--", "true"],
+      "baton launch: no number of ranks: give --world N, the number of ranks to start",
+    ],
     [
       ["--world", "", "--", "true"],
       '--world must be a whole number of ranks from 1 to 65536, not ""',
@@ -546,7 +557,7 @@ describe.concurrent("baton launch's refusals of bad usage", () => {
       ["--world=0x2", "--", "true"],
       '--world must be a whole number of ranks from 1 to 65536, not "0x2"',
     ],
-    [["--world", "2"], "needs a command after --"],
+    [["--world", "2"], "baton launch: no command to run: give it after --"],
     // A typo for 10 would fill the launcher's memory before it started a rank.
     [
       ["--world", "100000000", "--", "true"],
