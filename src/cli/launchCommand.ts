@@ -74,7 +74,8 @@ launcher that was killed (the next launch does too).
   --master-port PORT   MASTER_PORT (default: a port found free on this machine)
   --state-dir DIR      state directory (default: ${DEFAULT_STATE_DIR})
   --name NAME          deployment name (default: dep- and 12 random characters)
-  --grace-ms MS        after SIGTERM, how long ranks get before SIGKILL (default 10000)
+  --grace-ms MS        after SIGTERM, how long ranks get before SIGKILL (default 10000;
+                       a second Ctrl-C cuts it short)
   --load-timeout-ms MS every rank must be ready within this (default 1800000: 30 min)
   --time-limit-ms MS   stop every rank (verified, as for Ctrl-C) once the group has run
                        this long, and exit 124, like timeout(1) (default: no limit)
@@ -98,7 +99,8 @@ number when it was killed) when one failed, after the others were stopped; 1 whe
 launch failed or the ranks could not all be stopped; 2 for bad usage; 130 / 143 / 129 /
 131 after SIGINT / SIGTERM / SIGHUP / SIGQUIT and 124 after --time-limit-ms, once every rank
 is verified gone (Ctrl-C, or closing the terminal, stops the ranks; it never leaves one
-behind: run baton in tmux, screen or setsid to keep a group through a logout).`;
+behind: run baton in tmux, screen or setsid to keep a group through a logout). A second
+Ctrl-C sends SIGKILL at once to the ranks still in their --grace-ms, verified all the same.`;
 
 /**
  * `baton launch --world N -- cmd args…`: launches a rank group, reports where its logs are,
@@ -240,12 +242,24 @@ export async function launchCommand(argv: string[]): Promise<number> {
     () => {},
   );
 
-  /** Why the launcher stopped the group (a signal, the time limit), and its exit code then. */
-  let stopped: { exitCode: number; beforeAnyRank: boolean } | undefined;
+  /**
+   * Why the launcher stopped the group (a signal, the time limit), its exit code then, and
+   * whether a later signal cut the grace short.
+   */
+  let stopped: { exitCode: number; beforeAnyRank: boolean; now?: true } | undefined;
   let stopping: Promise<unknown> | undefined;
   const stopAll = (why: string, reason: string, exitCode: number) => {
-    if (stopped !== undefined) {
+    if (stopped?.now) {
       say(`${why}: still stopping the ranks (a teardown is verified before baton exits)`);
+      return;
+    }
+    if (stopped !== undefined) {
+      // A second Ctrl-C, as in docker compose: the grace is what the user will not wait for.
+      stopped.now = true;
+      say(
+        `${why}: no more grace, SIGKILL to what is left ${stopped.beforeAnyRank ? "of the orphans being reaped" : `of ${group.deployment}`} (a teardown is verified before baton exits)`,
+      );
+      void group.stop(reason, { now: true }).catch(() => {});
       return;
     }
     stopped = { exitCode, beforeAnyRank: groupState === "reaping" };

@@ -119,7 +119,13 @@ export type TeardownEvent =
   /** Pids found in the deployment's markers; `error` when they could not be read. */
   | { type: "CANDIDATES"; pids: number[]; error?: string }
   | { type: "POLL" }
-  | { type: "DEADLINE" };
+  | { type: "DEADLINE" }
+  /**
+   * Wait no more for TERM (a second Ctrl-C to the launcher): the ranks' grace and the sweep's
+   * TERM wait end at once, and KILL follows. The KILLs, their waits and the final check stay:
+   * the teardown is verified as ever.
+   */
+  | { type: "HURRY" };
 
 /** What `teardownMachine` is started with: the deployment and the processes to stop. */
 export interface TeardownInput {
@@ -179,6 +185,8 @@ export interface TeardownContext {
   awaiting: number;
   verified: boolean;
   survivors: Survivor[];
+  /** `HURRY` came: the TERM waits end at once. */
+  hurried: boolean;
 }
 
 type Phase = "awaitTerm" | "awaitKill" | "awaitKillAgain" | "sweepAwaitTerm" | "sweepAwaitKill";
@@ -396,6 +404,18 @@ function awaitStep(phase: Phase, scope: Scope, gone: string, next: string) {
   };
 }
 
+/** A wait for TERM to work, which `HURRY` ends at once (on entry too, when it came before). */
+function termWait<State extends ReturnType<typeof awaitStep>>(state: State, kill: string) {
+  return {
+    ...state,
+    always: {
+      guard: "hurried" as const,
+      target: kill,
+      actions: { type: "step" as const, params: { text: "TERM wait cut short" } },
+    },
+  };
+}
+
 /**
  * Verified teardown of one rank group (DESIGN §4, §8):
  * `term → awaitTerm(grace) → kill → awaitKill → killAgain → awaitKillAgain → sweep → verify`,
@@ -414,6 +434,8 @@ function awaitStep(phase: Phase, scope: Scope, gone: string, next: string) {
  * - The sweep reads the markers' pids, adds every process whose environment carries the
  *   deployment or that is in its cgroup, and signals each (TERM, wait, KILL, wait) only after a fresh probe shows it
  *   still carries the deployment.
+ * - `HURRY` (a second Ctrl-C to the launcher) ends the TERM waits, of the ranks and of the
+ *   sweep, at once, or as soon as one starts; the KILLs, their waits and the final check stay.
  * - The final check reads the process table (the sweep's own scan when it had nothing left
  *   to signal): anything of the deployment alive → `unverified` with the survivors and their
  *   states in the output.
@@ -448,6 +470,7 @@ export const teardownMachine = setup({
       context.probing === "known" &&
       (event as TableEvent).procs.some((proc) => ours(context, proc)),
     trustSingleKill: ({ context }) => context.trustSingleKill,
+    hurried: ({ context }) => context.hurried,
   },
   actions: {
     probe: enqueueActions(({ context, enqueue }, params: { scope: Scope }) => {
@@ -482,6 +505,14 @@ export const teardownMachine = setup({
         { delay: pollDelayMs(context.timeouts.pollMs, context.polls), id: "poll" },
       );
       enqueue.assign({ awaiting: 0, polls: context.polls + 1 });
+    }),
+    hurry: enqueueActions(({ context, enqueue }) => {
+      if (context.hurried) return;
+      enqueue.assign({ hurried: true });
+      enqueue.emit({
+        type: "effects",
+        effects: [{ type: "step", text: "hurried: no more waiting for TERM" }],
+      });
     }),
     stopWait: enqueueActions(({ enqueue }) => {
       enqueue.cancel("deadline");
@@ -581,12 +612,13 @@ export const teardownMachine = setup({
     awaiting: 0,
     verified: false,
     survivors: [],
+    hurried: false,
   }),
-  on: { SIGNALLED: { actions: "recordSignal" } },
+  on: { SIGNALLED: { actions: "recordSignal" }, HURRY: { actions: "hurry" } },
   initial: "term",
   states: {
     term: rankStep("SIGTERM", "awaitTerm"),
-    awaitTerm: awaitStep("awaitTerm", "ranks", "#teardown.sweep", "kill"),
+    awaitTerm: termWait(awaitStep("awaitTerm", "ranks", "#teardown.sweep", "kill"), "kill"),
     kill: rankStep("SIGKILL", "awaitKill"),
     awaitKill: {
       ...awaitStep("awaitKill", "ranks", "#teardown.sweep", "killAgain"),
@@ -602,7 +634,10 @@ export const teardownMachine = setup({
           on: { CANDIDATES: { target: "term", actions: "takeCandidates" } },
         },
         term: sweepStep("SIGTERM", "sweepAwaitTerm"),
-        sweepAwaitTerm: awaitStep("sweepAwaitTerm", "swept", "#teardown.verify", "kill"),
+        sweepAwaitTerm: termWait(
+          awaitStep("sweepAwaitTerm", "swept", "#teardown.verify", "kill"),
+          "kill",
+        ),
         kill: sweepStep("SIGKILL", "sweepAwaitKill"),
         sweepAwaitKill: awaitStep(
           "sweepAwaitKill",

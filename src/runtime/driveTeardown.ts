@@ -19,6 +19,8 @@ export interface TeardownDriver {
   inspect?: (event: InspectionEvent) => void;
   /** The remote host the steps happened on (prefixes each step and is logged); none locally. */
   host?: string;
+  /** Once aborted, the TERM waits end and KILL follows (`HURRY`), the teardown still verified. */
+  hurry?: AbortSignal | undefined;
   /** The first step's text, after `start: `. */
   start: string;
   /**
@@ -96,7 +98,7 @@ export function driveTeardown(driver: TeardownDriver): Promise<TeardownReport> {
     input,
     ...(driver.inspect !== undefined && { inspect: driver.inspect }),
   });
-  return new Promise<TeardownReport>((resolve, reject) => {
+  const teardown = new Promise<TeardownReport>((resolve, reject) => {
     let failed = false;
     /** Asynchronous batches still running; later batches wait for them. */
     let pending: Promise<void> | undefined;
@@ -148,4 +150,12 @@ export function driveTeardown(driver: TeardownDriver): Promise<TeardownReport> {
     });
     actor.start();
   });
+  const { hurry } = driver;
+  if (hurry === undefined) return teardown;
+  const hurried = () => {
+    if (actor.getSnapshot().status === "active") actor.send({ type: "HURRY" });
+  };
+  if (hurry.aborted) hurried();
+  else hurry.addEventListener("abort", hurried, { once: true });
+  return teardown.finally(() => hurry.removeEventListener("abort", hurried));
 }

@@ -49,6 +49,7 @@ import {
   type RankExit,
   type RankGroup,
   type RankGroupTimeouts,
+  type StopOptions,
 } from "./rankGroup.ts";
 import { type ReapReport, reapDeployments } from "./reaper.ts";
 import { refusedForGood } from "./refusedForGood.ts";
@@ -153,6 +154,8 @@ class LaunchedGroup implements RankGroup {
   private launching: Promise<void> = Promise.resolve();
   /** The reap that clears the way (`reap()`), under way from the start. */
   private reaping: Promise<void> = Promise.resolve();
+  /** Aborted by `stop(…, { now: true })`: every teardown of this launch, its reap's too, KILLs at once. */
+  private readonly hurry = new AbortController();
   private attempt: Promise<TeardownReport> | undefined;
   private report: TeardownReport | undefined;
   private lease: HeldLease | undefined;
@@ -294,7 +297,8 @@ class LaunchedGroup implements RankGroup {
     return this.drain({ scope: "all", reason });
   }
 
-  stop(reason = "stopped"): Promise<TeardownReport> {
+  stop(reason = "stopped", options: StopOptions = {}): Promise<TeardownReport> {
+    if (options.now === true) this.hurry.abort();
     const snapshot = this.group.getSnapshot();
     if (!snapshot.matches("stopping")) this.send({ type: "STOP", reason });
     if (this.group.getSnapshot().matches("stopping") && this.attempt !== undefined) {
@@ -328,7 +332,12 @@ class LaunchedGroup implements RankGroup {
         forbiddenGroups: this.forbiddenGroups,
         ...(manifest?.cgroup !== undefined && { cgroup: manifest.cgroup }),
       },
-      { procs: this.ports.procs, clock: this.ports.clock, logger: this.logger },
+      {
+        procs: this.ports.procs,
+        clock: this.ports.clock,
+        logger: this.logger,
+        hurry: this.hurry.signal,
+      },
     );
   }
 
@@ -363,6 +372,7 @@ class LaunchedGroup implements RankGroup {
         logger: this.logger,
         ...(this.spec.teardown !== undefined && { teardown: this.spec.teardown }),
         ...(this.spec.remote?.ssh !== undefined && { ssh: this.spec.remote.ssh }),
+        hurry: this.hurry.signal,
       });
     } catch (error) {
       this.send({
@@ -907,6 +917,7 @@ class LaunchedGroup implements RankGroup {
           procs: this.ports.procs,
           clock: this.ports.clock,
           logger: this.logger,
+          hurry: this.hurry.signal,
           ...(this.spec.plantedBugs !== undefined && { plantedBugs: this.spec.plantedBugs }),
           ...(this.inspect !== undefined && { inspect: this.inspect }),
         },
@@ -919,7 +930,7 @@ class LaunchedGroup implements RankGroup {
         [...this.sites.values()].map(
           ({ site }) =>
             () =>
-              site.tearDown(on(site), this.spec.teardown),
+              site.tearDown(on(site), this.spec.teardown, this.hurry.signal),
         ),
       );
     } catch (error) {

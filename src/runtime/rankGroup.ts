@@ -15,6 +15,12 @@ import type { Clock, Entropy, Files, Procs } from "./ports.ts";
 import type { SshHostOptions } from "./sshHost.ts";
 import type { TeardownReport, TeardownTimeouts } from "./tearDown.ts";
 
+/** How `RankGroup.stop` stops the ranks. */
+export interface StopOptions {
+  /** No more waiting for TERM: KILL what is left at once (still verified). Default false. */
+  now?: boolean | undefined;
+}
+
 /** Every wait of a rank group, in ms; DESIGN §8's defaults. */
 export interface RankGroupTimeouts {
   /** Launch to every rank ready (the barrier): 30 min. */
@@ -189,7 +195,10 @@ export interface RankGroup {
   /**
    * Stops every rank, verified (TERM, grace, KILL, KILL again, marker sweep, final check),
    * then removes the manifest and lease. Rejects with a `TeardownError` when something
-   * survived; everything is kept and calling `stop()` again retries from the start.
+   * survived; everything is kept and calling `stop()` again retries from the start. With
+   * `{ now: true }` (a second Ctrl-C), the ranks get no more of their TERM grace: KILL at
+   * once, still verified, in the teardown under way (and the reap of orphans a launch runs
+   * first) as in any that follows.
    */
-  stop(reason?: string): Promise<TeardownReport>;
+  stop(reason?: string, options?: StopOptions): Promise<TeardownReport>;
 }

@@ -56,6 +56,11 @@ export interface ReapOptions {
   host?: string | undefined;
   /** How to reach the ssh hosts of remote ranks (ssh_config file, options, timeouts). */
   ssh?: SshHostOptions | undefined;
+  /**
+   * Once aborted, the teardowns under way and to come wait no more for TERM: KILL at once,
+   * still verified (a second Ctrl-C to a launch that reaps).
+   */
+  hurry?: AbortSignal | undefined;
 }
 
 /** What one pass of the reaper found and did, per deployment with a manifest or a stale lease. */
@@ -221,7 +226,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
         () =>
           tearDown(
             reapTarget(id, manifest, procs, () => markerPids(files, paths, id, procs)),
-            { procs, clock, ...logger },
+            { procs, clock, ...logger, hurry: options.hurry },
             options.teardown,
           ),
         remoteSites(manifest?.ranks ?? []).map(
@@ -236,6 +241,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
                 ...logger,
                 ...(options.ssh !== undefined && { ssh: options.ssh }),
                 ...(options.teardown !== undefined && { timeouts: options.teardown }),
+                hurry: options.hurry,
               }),
         ),
       );

@@ -57,7 +57,11 @@ export interface RemoteSite {
    */
   spawnRank(options: SiteRankOptions): Promise<RemoteRankHandle>;
   /** Verified teardown of the deployment on the host (`tearDownRemote`), markers swept. */
-  tearDown(pids: number[], timeouts?: Overrides<TeardownTimeouts>): Promise<TeardownReport>;
+  tearDown(
+    pids: number[],
+    timeouts?: Overrides<TeardownTimeouts>,
+    hurry?: AbortSignal,
+  ): Promise<TeardownReport>;
   /**
    * Stops renewing the lease; with `clear` (after a verified teardown) removes the
    * deployment's control files there (logs stay); then closes the ssh host.
@@ -122,8 +126,17 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
             lease: { path: paths.lease, staleAfterMs: options.leaseStaleMs },
           }),
         ),
-      tearDown: (pids, timeouts) =>
-        tearDownDeploymentThere({ ...options, stateDir, files, table, paths, pids, timeouts }),
+      tearDown: (pids, timeouts, hurry) =>
+        tearDownDeploymentThere({
+          ...options,
+          stateDir,
+          files,
+          table,
+          paths,
+          pids,
+          timeouts,
+          hurry,
+        }),
       async close({ clear = false } = {}) {
         try {
           await held.release();
@@ -179,6 +192,8 @@ export interface OrphanedSiteOptions {
   clock: Clock;
   logger?: Logger | undefined;
   timeouts?: Overrides<TeardownTimeouts> | undefined;
+  /** Once aborted, no more waiting for TERM (`HURRY`). */
+  hurry?: AbortSignal | undefined;
 }
 
 /**
@@ -223,14 +238,15 @@ function tearDownDeploymentThere(options: {
   paths: DeploymentPaths;
   pids: number[];
   clock: Clock;
-  logger?: Logger;
-  timeouts?: Overrides<TeardownTimeouts>;
+  logger?: Logger | undefined;
+  timeouts?: Overrides<TeardownTimeouts> | undefined;
+  hurry?: AbortSignal | undefined;
 }): Promise<TeardownReport> {
   const { files, paths } = options;
   const id = { deployment: options.deployment, stateDir: options.stateDir };
   return tearDownRemote(
     { ...id, pids: options.pids, sweepCandidates: () => markerPids(files, paths, id) },
-    { table: options.table, clock: options.clock, logger: options.logger },
+    { table: options.table, clock: options.clock, logger: options.logger, hurry: options.hurry },
     options.timeouts,
   );
 }

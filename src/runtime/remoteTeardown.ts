@@ -22,6 +22,8 @@ export interface RemoteTeardownPorts {
   table: RemoteProcs;
   clock: Clock;
   logger?: Logger | undefined;
+  /** Once aborted, no more waiting for TERM: KILL at once, still verified. */
+  hurry?: AbortSignal | undefined;
 }
 
 /** Remote probes cost an ssh round trip: poll less often than locally unless told. */
@@ -70,6 +72,7 @@ export function tearDownRemote(
     clock,
     logger,
     host: table.host.target.spec,
+    hurry: ports.hurry,
     start: `pids ${target.pids.join(", ") || "none"}`,
     perform: async (effects, send, step) => {
       for (let at = 0; at < effects.length; at++) {

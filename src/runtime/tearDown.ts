@@ -64,6 +64,8 @@ export interface TeardownPorts {
   plantedBugs?: readonly PlantedBug[] | undefined;
   /** Sees the teardown machine's inspection events (a launch's `inspect`: its dashboard, its report). */
   inspect?: ((event: InspectionEvent) => void) | undefined;
+  /** Once aborted, no more waiting for TERM: KILL at once, still verified (a second Ctrl-C). */
+  hurry?: AbortSignal | undefined;
 }
 
 const isPid = (value: number): boolean => Number.isInteger(value) && value > 0;
@@ -176,6 +178,7 @@ export function tearDown(
     clock,
     logger,
     ...(ports.inspect !== undefined && { inspect: ports.inspect }),
+    hurry: ports.hurry,
     start: `groups ${target.groups.join(", ") || "none"}, pids ${target.pids.join(", ") || "none"}`,
     perform(effects, send, step) {
       for (const effect of effects) perform(effect, send, step);

@@ -307,7 +307,7 @@ describe("baton launch", () => {
     60_000,
   );
 
-  it("on Ctrl-C while it reaps another launch's orphans, finishes that reap, even on a second Ctrl-C, and starts no rank", async () => {
+  it("on Ctrl-C while it reaps another launch's orphans, finishes that reap, with SIGKILL at once on a second Ctrl-C, and starts no rank", async () => {
     const dir = tempDir();
     const orphaned = startBaton([
       "launch",
@@ -339,12 +339,13 @@ describe("baton launch", () => {
       dir,
       "--name",
       "next",
+      // Ten minutes: only the second Ctrl-C ends the reap within the test's time.
       "--grace-ms",
-      "3000",
+      "600000",
       "--",
       ...RANK,
     ]);
-    // The orphans ignore TERM: the reap waits out the 3 s grace, then KILLs them.
+    // The orphans ignore TERM: the reap waits for the grace, then KILLs them.
     await until(
       () => launcher.stderr().includes("reaping orphaned deployment orphaned"),
       "the reap of the orphans",
@@ -357,11 +358,14 @@ describe("baton launch", () => {
       () => launcher.stderr().includes("SIGINT: no rank of next was started"),
       "the first SIGINT's line",
     );
-    // The second Ctrl-C used to find baton done but for the reap, and kill it before the KILL.
+    // The second Ctrl-C used to find baton done but for the reap, and kill it before the KILL;
+    // then it only said "still stopping" while the grace ran out.
     launcher.child.kill("SIGINT");
     const result = await launcher.exit;
     expect(result.code).toBe(130);
-    expect(result.stderr).toContain("SIGINT: still stopping");
+    expect(result.stderr).toContain(
+      "SIGINT: no more grace, SIGKILL to what is left of the orphans being reaped",
+    );
     expect(result.stderr).toContain("stopped before any rank started");
     for (const pid of pids) expect(alive(pid)).toBe(false);
     expect(existsSync(join(dir, "orphaned", "manifest.json"))).toBe(false);

@@ -207,6 +207,49 @@ describe("teardown machine", () => {
     expect(times['"awaitKillAgain"']).toBe(TIMEOUTS.termGraceMs + TIMEOUTS.killWaitMs);
   });
 
+  it("on HURRY in the TERM grace, KILLs at once and still verifies", () => {
+    const world: World = { table: [rank(500)] };
+    world.onSignal = (_, _id, signal) => {
+      if (signal === "SIGKILL") remove(world, [500]);
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    run.clock.fireNext(TIMEOUTS.termGraceMs / 2);
+    expect(run.actor.getSnapshot().value).toBe("awaitTerm");
+    const at = run.clock.now();
+    run.actor.send({ type: "HURRY" });
+    expect(run.signals()).toEqual(["SIGTERM group 500", "SIGKILL group 500"]);
+    const end = run.finish();
+    expect(end.output?.verified).toBe(true);
+    expect(at).toBeLessThan(TIMEOUTS.termGraceMs);
+    expect(run.steps()).toContain("hurried: no more waiting for TERM");
+  });
+
+  it("after HURRY, waits for TERM nowhere: the ranks' grace and the sweep's TERM wait alike", () => {
+    // A rank that takes two KILLs, and a leftover only its marker names.
+    const world: World = { table: [rank(500), rank(600)], candidates: [600] };
+    let kills = 0;
+    world.onSignal = (_, id, signal) => {
+      if (signal === "SIGKILL" && (id === 600 || ++kills === 2)) remove(world, [id]);
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    run.actor.send({ type: "HURRY" });
+    const end = run.finish();
+    expect(end.output?.verified).toBe(true);
+    expect(run.signals()).toEqual([
+      "SIGTERM group 500",
+      "SIGKILL group 500",
+      "SIGKILL group 500",
+      "SIGTERM pid 600",
+      "SIGKILL pid 600",
+    ]);
+    // Of the deadlines, only the first KILL's wait ran out (and a few early polls after it);
+    // without HURRY the grace and the sweep's TERM wait come on top (1,600 ms more).
+    expect(run.clock.now()).toBeGreaterThanOrEqual(TIMEOUTS.killWaitMs);
+    expect(run.clock.now()).toBeLessThan(TIMEOUTS.killWaitMs + TIMEOUTS.pollMs);
+  });
+
   it("counts a zombie as dead", () => {
     const run = scripted(
       { groups: [500], pids: [500] },
