@@ -11,9 +11,13 @@ import { emptyFlags } from "./emptyFlags.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
+import { SIGNAL_EXIT } from "./signalExit.ts";
 import { sshConfigFlag } from "./sshConfigFlag.ts";
 import { stateDirExists } from "./stateDirExists.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
+
+/** The signals that cut a reap's grace short, and a second time end it. */
+const REAP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 const REAP_USAGE = `usage: baton reap [--state-dir DIR] [options]
 
@@ -34,12 +38,18 @@ to stderr.
   --log-level L     ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help        this help
 
+Ctrl-C (or SIGTERM, SIGHUP) sends SIGKILL at once to the orphans still in their grace, and
+the reap is verified all the same; a second one leaves it unfinished (exit 130, 143 or 129;
+the manifests stay, for the next reap).
+
 Exit code: 0 when nothing is left to reap, 1 when some deployment could not be reaped (its
 manifest stays, and launching that deployment is refused until a reap succeeds), 2 for bad
 usage.`;
 
 /**
- * `baton reap`: reaps the orphaned deployments of a state dir and reports each one.
+ * `baton reap`: reaps the orphaned deployments of a state dir and reports each one. The first
+ * SIGINT, SIGTERM or SIGHUP cuts the orphans' TERM grace short (`hurry`: KILL at once, still
+ * verified); a second ends the command at once, the reap unfinished and its manifests kept.
  *
  * @example
  * ```ts
@@ -62,13 +72,33 @@ export async function reapCommand(argv: string[]): Promise<number> {
   const stateDir = resolve(values["state-dir"] ?? DEFAULT_STATE_DIR);
   const exists = stateDirExists(stateDir);
   const ports = { procs: nodeProcs(), files: nodeFiles(), clock: nodeClock() };
-  const report = await reapDeployments({
-    stateDir,
-    ...ports,
-    logger: createLogger({ level }),
-    ...(grace !== undefined && { teardown: { termGraceMs: grace } }),
-    ...(sshConfig !== undefined && { ssh: { configFile: sshConfig } }),
-  });
+  const hurry = new AbortController();
+  const onSignal = (signal: "SIGINT" | "SIGTERM" | "SIGHUP") => {
+    if (hurry.signal.aborted) {
+      process.stderr.write(
+        `baton reap: ${signal} again: stopping with the reap unfinished; its manifests stay, for the next \`baton reap\`\n`,
+      );
+      process.exit(SIGNAL_EXIT[signal]);
+    }
+    hurry.abort();
+    process.stderr.write(
+      `baton reap: ${signal}: no more grace, SIGKILL to the orphans still running (the reap is verified before baton exits; ${signal} again leaves it unfinished)\n`,
+    );
+  };
+  for (const signal of REAP_SIGNALS) process.on(signal, onSignal);
+  let report: Awaited<ReturnType<typeof reapDeployments>>;
+  try {
+    report = await reapDeployments({
+      stateDir,
+      ...ports,
+      logger: createLogger({ level }),
+      ...(grace !== undefined && { teardown: { termGraceMs: grace } }),
+      ...(sshConfig !== undefined && { ssh: { configFile: sshConfig } }),
+      hurry: hurry.signal,
+    });
+  } finally {
+    for (const signal of REAP_SIGNALS) process.off(signal, onSignal);
+  }
   if (values.json) {
     process.stdout.write(
       `${JSON.stringify(

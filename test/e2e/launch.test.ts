@@ -633,6 +633,48 @@ describe("baton reap", () => {
     expect(help).toContain(`{ ${keys} }`);
   }, 60_000);
 
+  it("on Ctrl-C sends SIGKILL at once to orphans in their grace, and still verifies the reap", async () => {
+    const dir = tempDir();
+    const orphaned = startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      dir,
+      "--name",
+      "orphaned",
+      "--",
+      // Ranks that ignore TERM and do not watch their launcher: only a reap ends them.
+      "/bin/sh",
+      "-c",
+      "trap '' TERM; while :; do sleep 1; done",
+    ]);
+    let pids: number[] = [];
+    await until(async () => {
+      pids = (await readManifest(dir, "orphaned"))?.ranks.map((rank) => rank.pid) ?? [];
+      return pids.length === 2;
+    }, "the orphans' pids in their manifest");
+    for (const pid of pids) stray(pid, "orphaned");
+    orphaned.child.kill("SIGKILL");
+    await orphaned.exit;
+    // Ten minutes of grace: only the Ctrl-C ends the reap within the test's time. Before,
+    // Ctrl-C ended baton reap at once, the orphans still running.
+    const reap = startBaton(["reap", "--state-dir", dir, "--grace-ms", "600000"]);
+    await until(
+      () => reap.stderr().includes("reaping orphaned deployment orphaned"),
+      "the reap of the orphans",
+    );
+    reap.child.kill("SIGINT");
+    const result = await reap.exit;
+    expect(result.stderr).toContain("SIGINT: no more grace, SIGKILL to the orphans still running");
+    expect(result.stdout).toMatch(
+      /^orphaned: reaped \(launcher pid \d+ is gone\); stopped ranks 0, 1/,
+    );
+    expect(result.code).toBe(0);
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+    expect(existsSync(join(dir, "orphaned", "manifest.json"))).toBe(false);
+  }, 60_000);
+
   it("never signals a program that took a dead rank's pid, even one whose arguments name the deployment", async () => {
     const dir = tempDir();
     const deployment = "dep-reusedpid01";
