@@ -1,6 +1,7 @@
 import { dirname } from "node:path";
 import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import type { BarrierPassed } from "../machines/group.ts";
+import { DEFAULT_TEARDOWN_TIMEOUTS } from "../machines/teardown.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import {
@@ -26,6 +27,7 @@ import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { sshConfigFlag } from "./sshConfigFlag.ts";
+import { stoppingLine } from "./stoppingLine.ts";
 import { uiPortFlag, withoutUi } from "./uiPortFlag.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
@@ -193,6 +195,11 @@ export async function launchCommand(argv: string[]): Promise<number> {
   };
   /** What the group does now, for what a signal says it stops. */
   let groupState = "reaping";
+  /**
+   * Why the launcher stopped the group (a signal, the time limit), its exit code then, and
+   * whether a later signal cut the grace short.
+   */
+  let stopped: { exitCode: number; beforeAnyRank: boolean; now?: true } | undefined;
   const watchers = [
     status?.show,
     shown?.report,
@@ -203,6 +210,11 @@ export async function launchCommand(argv: string[]): Promise<number> {
         say(
           `deployment ${progress.deployment}: ${world} rank${world === 1 ? "" : "s"} of ${command.join(" ")}; logs in ${group.dir}/rank-*.log`,
         );
+      }
+      // A stop of the launcher's own (a signal, the time limit) said so already.
+      if (groupState !== "stopping" && progress.state === "stopping" && stopped === undefined) {
+        const line = stoppingLine(progress, graceMs ?? DEFAULT_TEARDOWN_TIMEOUTS.termGraceMs);
+        if (line !== undefined) say(line);
       }
       groupState = progress.state;
     },
@@ -242,11 +254,6 @@ export async function launchCommand(argv: string[]): Promise<number> {
     () => {},
   );
 
-  /**
-   * Why the launcher stopped the group (a signal, the time limit), its exit code then, and
-   * whether a later signal cut the grace short.
-   */
-  let stopped: { exitCode: number; beforeAnyRank: boolean; now?: true } | undefined;
   let stopping: Promise<unknown> | undefined;
   const stopAll = (why: string, reason: string, exitCode: number) => {
     if (stopped?.now) {

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import { stoppingLine } from "../../src/cli/stoppingLine.ts";
+import {
+  GROUP_PROGRESS_FORMAT,
+  type GroupProgress,
+  type RankProgress,
+} from "../../src/viz/groupProgress.ts";
+
+const progress = (ranks: RankProgress[]): GroupProgress => ({
+  format: GROUP_PROGRESS_FORMAT,
+  deployment: "train",
+  worldSize: ranks.length,
+  state: "stopping",
+  ranks,
+});
+
+const HOW = "(SIGTERM, then SIGKILL after 10000 ms, or at once on Ctrl-C)";
+
+describe("stoppingLine", () => {
+  it("names the rank that failed and how, and counts the ranks still running", () => {
+    expect(
+      stoppingLine(
+        progress([
+          { rank: 0, phase: "stopping", pid: 10 },
+          { rank: 1, phase: "failed", pid: 11, code: 5 },
+          { rank: 2, phase: "ready", pid: 12 },
+        ]),
+        10_000,
+      ),
+    ).toBe(`rank 1 exited with code 5: stopping the other 2 ranks ${HOW}`);
+    expect(
+      stoppingLine(
+        progress([
+          { rank: 0, phase: "failed", pid: 10, signal: "SIGSEGV" },
+          { rank: 1, phase: "ready", pid: 11 },
+        ]),
+        10_000,
+      ),
+    ).toBe(`rank 0 was killed by SIGSEGV: stopping the other rank ${HOW}`);
+    expect(
+      stoppingLine(
+        progress([
+          { rank: 0, phase: "lost", pid: 10 },
+          { rank: 1, phase: "ready", pid: 11 },
+        ]),
+        10_000,
+      ),
+    ).toBe(`rank 0 stopped renewing its marker (hung or cut off): stopping all 2 ranks ${HOW}`);
+  });
+
+  it("says the group failed when no rank did (a load timeout, a lease lost)", () => {
+    expect(
+      stoppingLine(
+        progress([
+          { rank: 0, phase: "loading", pid: 10 },
+          { rank: 1, phase: "loading", pid: 11 },
+        ]),
+        10_000,
+      ),
+    ).toBe(`the group failed: stopping its 2 ranks ${HOW}`);
+  });
+
+  it("says nothing when no rank is left running, or none was started", () => {
+    expect(
+      stoppingLine(
+        progress([
+          { rank: 0, phase: "exited", pid: 10, code: 0 },
+          { rank: 1, phase: "exited", pid: 11, code: 0 },
+        ]),
+        10_000,
+      ),
+    ).toBeUndefined();
+    expect(stoppingLine(progress([{ rank: 0, phase: "spawning" }]), 10_000)).toBeUndefined();
+  });
+});
