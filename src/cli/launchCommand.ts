@@ -3,6 +3,7 @@ import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import type { BarrierPassed } from "../machines/group.ts";
 import { DEFAULT_TEARDOWN_TIMEOUTS } from "../machines/teardown.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
+import { rankList } from "../rank/rankList.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import {
   endedLogsRetention,
@@ -393,10 +394,8 @@ function liveStatus(out: NodeJS.WriteStream) {
 function barrierLine({ readyRanks, exitedRanks }: BarrierPassed, world: number): string {
   if (exitedRanks.length === 0)
     return world === 1 ? "the rank is ready" : `all ${world} ranks ready`;
-  const exited = `${exitedRanks.length === 1 ? "rank" : "ranks"} ${exitedRanks.join(", ")} exited 0 before the launcher saw a ready marker`;
-  return readyRanks.length === 0
-    ? exited
-    : `${exited}; ${readyRanks.length === 1 ? "rank" : "ranks"} ${readyRanks.join(", ")} ready`;
+  const exited = `${rankList(exitedRanks)} exited 0 before the launcher saw a ready marker`;
+  return readyRanks.length === 0 ? exited : `${exited}; ${rankList(readyRanks)} ready`;
 }
 
 /** How long the launcher lets its last log lines out before it exits over what still runs. */

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
+import { rankList } from "../rank/rankList.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
@@ -130,10 +131,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
     // its log's warnings and for an error that stops it; the exit code says if a reap failed.
     const say = (line: string) => process.stdout.write(`${line}\n`);
     for (const { deployment, why, stopped, teardown } of report.reaped) {
-      const ranks =
-        stopped.length === 0
-          ? ""
-          : `; stopped rank${stopped.length === 1 ? "" : "s"} ${stopped.join(", ")} (still running)`;
+      const ranks = stopped.length === 0 ? "" : `; stopped ${rankList(stopped)} (still running)`;
       say(`${deployment}: reaped (${why})${ranks}; verified in ${teardown.elapsedMs} ms`);
     }
     for (const { deployment, pid } of report.live) say(`${deployment}: live (launcher pid ${pid})`);

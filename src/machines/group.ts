@@ -1,4 +1,5 @@
 import { assign, cancel, emit, raise, setup } from "xstate";
+import { rankList } from "../rank/rankList.ts";
 
 /** Why a group failed; the runtime turns it into a `RankGroupError` with the same code. */
 export interface GroupFailure {
@@ -285,7 +286,7 @@ export const groupMachine = setup({
               }
               return {
                 code: "BARRIER_TIMEOUT",
-                message: `rank${waiting.length === 1 ? "" : "s"} ${waiting.join(", ")} did not write a ready marker within the load timeout (${context.loadTimeoutMs} ms)`,
+                message: `${rankList(waiting)} did not write a ready marker within the load timeout (${context.loadTimeoutMs} ms)`,
               };
             },
           },

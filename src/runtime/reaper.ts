@@ -15,6 +15,7 @@ import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manif
 import { OUTCOME_FORMAT, type Outcome } from "../rank/outcomeFormat.ts";
 import { pidReused } from "../rank/pidReused.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
+import { rankList } from "../rank/rankList.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { clearDeployment, controlFiles, untouchedMs } from "./clearDeployment.ts";
 import { isPermissionDenied, ownerName } from "./fileOwner.ts";
@@ -217,7 +218,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     else {
       options.logger?.warn(
         { deployment, why, ranks: running },
-        `reaping orphaned deployment ${deployment}: stopping its rank${running.length === 1 ? "" : "s"} ${running.join(", ")}, which still run${running.length === 1 ? "s" : ""} (TERM, then KILL after the grace)`,
+        `reaping orphaned deployment ${deployment}: stopping its ${rankList(running)}, which still run${running.length === 1 ? "s" : ""} (TERM, then KILL after the grace)`,
       );
     }
     try {
