@@ -1,9 +1,10 @@
 /**
  * Model-based property of verified teardown (DESIGN §4 teardown, issue 4) over simulated
  * processes: for any schedule of exits, ignored TERM, KILL survivors, D-state, zombies, EPERM
- * and pid reuse, teardown ends verified exactly when no process of the deployment is alive,
- * never signals anything outside the deployment, never signals a group again after EPERM, and
- * never runs longer than the sum of its deadlines. The planted bug
+ * and pid reuse, with or without a second Ctrl-C (`HURRY`) at any moment, teardown ends verified
+ * exactly when no process of the deployment is alive, never signals anything outside the
+ * deployment, never signals a group again after EPERM, never runs longer than the sum of its
+ * deadlines, and once hurried waits no longer than its KILL waits. The planted bug
  * `teardown-trusts-single-kill` must be caught within the same number of runs.
  *
  * Knobs: BATON_PROPERTY_RUNS (default 300). To replay a failure, set the variables the

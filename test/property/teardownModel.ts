@@ -90,6 +90,11 @@ export const scenarios = fc.record({
   timeouts: timeoutsArb,
   /** The ranks start in a cgroup of the deployment, which the target names. */
   contained: fc.boolean(),
+  /**
+   * A second Ctrl-C (`HURRY`) this long into each attempt: from then on no TERM wait, and
+   * the teardown is verified all the same.
+   */
+  hurryAfterMs: fc.option(fc.nat(6000), { nil: undefined, freq: 3 }),
 });
 
 export type Scenario = typeof scenarios extends fc.Arbitrary<infer T> ? T : never;
@@ -260,10 +265,16 @@ export async function runScenario(
   for (let attempt = 1; attempt <= 2; attempt++) {
     const started = clock.now();
     const firstSignal = procs.signals.length;
+    const hurry = new AbortController();
+    const hurryTimer =
+      scenario.hurryAfterMs === undefined
+        ? undefined
+        : clock.setTimeout(() => hurry.abort(), scenario.hurryAfterMs);
     const outcome = await onSimClock(
       clock,
-      tearDown(target, { procs, clock, plantedBugs }, scenario.timeouts),
+      tearDown(target, { procs, clock, plantedBugs, hurry: hurry.signal }, scenario.timeouts),
     );
+    if (hurryTimer !== undefined) clock.clearTimeout(hurryTimer);
     const signals = procs.signals.slice(firstSignal);
     const elapsed = clock.now() - started;
     const alive = procs
@@ -307,6 +318,16 @@ export async function runScenario(
     }
     const deadline = teardownDeadlineMs(scenario.timeouts);
     check(elapsed <= deadline, () => `took ${elapsed} ms, deadlines sum to ${deadline} ms`);
+    if (scenario.hurryAfterMs !== undefined && scenario.hurryAfterMs < elapsed) {
+      // Hurried, no TERM wait is left: only the KILL waits can follow the hurry.
+      const { killWaitMs, killAgainWaitMs, sweepKillWaitMs } = scenario.timeouts;
+      const afterHurry = elapsed - scenario.hurryAfterMs;
+      const most = killWaitMs + killAgainWaitMs + sweepKillWaitMs;
+      check(
+        afterHurry <= most,
+        () => `took ${afterHurry} ms after HURRY, the KILL waits sum to ${most} ms; ${context()}`,
+      );
+    }
     if (verified) return;
   }
 }
