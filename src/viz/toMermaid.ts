@@ -27,8 +27,8 @@ import {
 export function toMermaid(machine: AnyStateMachine | MachineName): string {
   const chart = stateChart(machineOf("toMermaid", machine));
   const { parentOf } = indexChart(chart);
-  const name = (id: string) =>
-    id === chart.root.id ? "[*]" : id.slice(chart.root.id.length + 1).replace(/\./g, "_");
+  const names = mermaidNames(chart.root);
+  const name = (id: string) => names.get(id)!;
 
   // Arrows by the composite state they are drawn in, merged by source and target.
   const arrows = new Map<string, Map<string, string[]>>();
@@ -53,26 +53,96 @@ export function toMermaid(machine: AnyStateMachine | MachineName): string {
     if (state.initial !== undefined) lines.push(`${indent}[*] --> ${name(state.initial)}`);
     state.children.forEach((child, i) => {
       if (state.type === "parallel" && i > 0) lines.push(`${indent}--`);
+      const titled =
+        name(child.id) === child.key
+          ? name(child.id)
+          : `"${mermaidText(child.key).replace(/"/g, "#quot;")}" as ${name(child.id)}`;
       if (child.children.length > 0) {
-        lines.push(`${indent}state ${name(child.id)} {`);
+        lines.push(`${indent}state ${titled} {`);
         block(child, `${indent}  `);
         lines.push(`${indent}}`);
-      } else if (name(child.id) !== child.key) {
-        lines.push(`${indent}state "${child.key}" as ${name(child.id)}`);
+      } else if (titled !== child.key) {
+        lines.push(`${indent}state ${titled}`);
       }
       if (child.type === "final") lines.push(`${indent}${name(child.id)} --> [*]`);
     });
     for (const [edge, labels] of arrows.get(state.id) ?? []) {
-      lines.push(`${indent}${edge} : ${labels.join(", ")}`);
+      lines.push(`${indent}${edge} : ${mermaidText(labels.join(", "))}`);
     }
   };
   block(chart.root, "  ");
   if (machineWide.length > 0 && chart.root.initial !== undefined) {
     lines.push(`  note right of ${name(chart.root.initial)}`);
-    for (const line of machineWide) lines.push(`    ${line}`);
+    for (const line of machineWide) lines.push(`    ${mermaidText(line)}`);
     lines.push("  end note");
   }
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Mermaid's words that cannot name a state: its parser takes `a --> note` or `state style {`
+ * as the keyword (checked against mermaid 11's parser, in any case).
+ */
+const MERMAID_WORDS = new Set([
+  "state",
+  "note",
+  "default",
+  "class",
+  "classdef",
+  "style",
+  "click",
+  "acctitle",
+  "accdescr",
+]);
+
+/**
+ * Each state's name in the diagram, by id: its path of keys joined with `_`
+ * (`registered_idle`), the root `[*]`. XState's ids will not do: a state given an `id` of its
+ * own (`#custom`) has no path in it. A key that is not a Mermaid name (`waiting for input`,
+ * `parsing-json`, `1st`, a keyword such as `note`) has its other characters as `_` and, like a
+ * name that another state already has, a suffix that makes it one (`note_`, `a_b_2`); the
+ * diagram shows the key itself as the state's description.
+ */
+function mermaidNames(root: ChartState): Map<string, string> {
+  const paths: [id: string, path: string][] = [];
+  const visit = (state: ChartState, prefix: string) => {
+    for (const child of state.children) {
+      paths.push([child.id, `${prefix}${child.key}`]);
+      visit(child, `${prefix}${child.key}_`);
+    }
+  };
+  visit(root, "");
+  const plain = (path: string) =>
+    /^[A-Za-z_][A-Za-z0-9_]*$/.test(path) && !MERMAID_WORDS.has(path.toLowerCase());
+  // A path that is a name already keeps it, whichever state comes first.
+  const names = new Map<string, string>([[root.id, "[*]"]]);
+  const taken = new Set<string>();
+  for (const [id, path] of paths) {
+    if (plain(path) && !taken.has(path)) {
+      names.set(id, path);
+      taken.add(path);
+    }
+  }
+  for (const [id, path] of paths) {
+    if (names.has(id)) continue;
+    let base = path.replace(/[^A-Za-z0-9_]/g, "_");
+    if (!/^[A-Za-z_]/.test(base)) base = `_${base}`;
+    if (MERMAID_WORDS.has(base.toLowerCase())) base = `${base}_`;
+    let name = base;
+    for (let n = 2; taken.has(name); n++) name = `${base}_${n}`;
+    taken.add(name);
+    names.set(id, name);
+  }
+  return names;
+}
+
+/**
+ * `text` as Mermaid shows it in a label or note: `;` would end the statement (`x;y` drew `x`
+ * and a state `;y`), `<` and `>` would be read as HTML, a line break would end the line; each
+ * is written as an entity code, `#` too so that a `#59;` of the text stays as it is.
+ */
+function mermaidText(text: string): string {
+  return text.replace(/[#;<>\n\r]/g, (c) => `#${c.charCodeAt(0)};`);
 }
 
 function describeWide(t: ChartTransition, name: (id: string) => string): string {

@@ -92,12 +92,62 @@ describe("Mermaid", () => {
     expect(text).toContain("  a --> b : GO [ready], after 500 ms\n");
     expect(text).toContain("  state b {\n");
     expect(text).toMatch(
-      /state b_left \{[\s\S]*\[\*\] --> b_left_x[\s\S]*\n {4}--\n {4}state b_right/,
+      /state "left" as b_left \{[\s\S]*\[\*\] --> b_left_x[\s\S]*\n {4}--\n {4}state "right" as b_right/,
     );
     expect(text).toContain('state "y" as b_left_y');
     expect(text).toContain("b_left_x --> b_left_y : NEXT");
     expect(text).toContain("  c --> [*]\n");
     expect(text).toContain("in every state: RESET goes to a");
+  });
+
+  it("names every state of any machine so that Mermaid parses it, and shows labels as they are", () => {
+    // Each of these broke the diagram (mermaid 11: "Parse error … got 'COMPOSIT_STATE'"), or
+    // drew what was not there: a state of its own id came out nameless, `x;y` drew `x` and a
+    // state `;y`, `<b>` was read as HTML.
+    const machine = createMachine({
+      id: "my-machine",
+      initial: "waiting for input",
+      on: { "a;b": { actions: "log" } },
+      states: {
+        "waiting for input": {
+          on: { "user:typed": "note", "x;y": "parsing-json", "<b>": "1st", "q#59;": "a_b" },
+        },
+        "parsing-json": { id: "custom", after: { 500: "state" } },
+        note: { on: { GO: "#custom" } },
+        state: {
+          initial: "inner state",
+          states: { "inner state": { on: { 'say "hi"': "#custom" } } },
+        },
+        "1st": { on: { "done -->x": "a-b" } },
+        "a-b": {},
+        a_b: { type: "final" },
+      },
+    });
+    const text = toMermaid(machine);
+    expect(text).toContain('  state "waiting for input" as waiting_for_input\n');
+    expect(text).toContain('  state "parsing-json" as parsing_json\n');
+    expect(text).toContain('  state "note" as note_\n');
+    expect(text).toContain('  state "state" as state_ {\n');
+    expect(text).toContain('    state "inner state" as state_inner_state\n');
+    expect(text).toContain('  state "1st" as _1st\n');
+    expect(text).toContain('  state "a-b" as a_b_2\n');
+    expect(text).toContain("  a_b --> [*]\n");
+    expect(text).toContain("  waiting_for_input --> parsing_json : x#59;y\n");
+    expect(text).toContain("  waiting_for_input --> _1st : #60;b#62;\n");
+    expect(text).toContain("  waiting_for_input --> a_b : q#35;59#59;\n");
+    expect(text).toContain('  state_inner_state --> parsing_json : say "hi"\n');
+    expect(text).toContain("  _1st --> a_b_2 : done --#62;x\n");
+    expect(text).toContain("  parsing_json --> state_ : after 500 ms\n");
+    expect(text).toContain("  note_ --> parsing_json : GO\n");
+    expect(text).toContain("    in every state: a#59;b\n");
+    // Every name an arrow uses is a plain Mermaid name, declared once.
+    const arrowEnds = [...text.matchAll(/^ *(\S+) --> (\S+)(?: :|$)/gm)].flatMap((m) => [
+      m[1],
+      m[2],
+    ]);
+    for (const end of arrowEnds) expect(end).toMatch(/^(\[\*\]|[A-Za-z_][A-Za-z0-9_]*)$/);
+    const declared = [...text.matchAll(/^ *state (?:"[^"]*" as )?(\S+)/gm)].map((m) => m[1]);
+    expect(new Set(declared).size).toBe(declared.length);
   });
 });
 
