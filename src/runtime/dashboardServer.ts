@@ -319,15 +319,25 @@ export class DashboardServer {
     this.sendSnapshot(ws);
   }
 
-  private authorised(req: IncomingMessage, asset: string): boolean {
+  /** Whether `req` asks for `asset` under the token (`undefined`: the token without a slash). */
+  private authorised(req: IncomingMessage, asset: string | undefined): boolean {
     const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
-    const expected = Buffer.from(`/${this.token}/${asset}`);
+    const expected = Buffer.from(
+      asset === undefined ? `/${this.token}` : `/${this.token}/${asset}`,
+    );
     const actual = Buffer.from(path);
     return actual.length === expected.length && timingSafeEqual(actual, expected);
   }
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
     const name = Object.keys(ASSETS).find((asset) => this.authorised(req, asset));
+    // The address without its last slash (cut when copied, or typed): the page's files are
+    // relative to the folder, so it is sent there rather than refused.
+    if (name === undefined && this.authorised(req, undefined)) {
+      res.writeHead(308, { location: `/${this.token}/`, "cache-control": "no-store" });
+      res.end();
+      return;
+    }
     if (name === undefined) {
       res.writeHead(403, { "content-type": "text/plain", "cache-control": "no-store" });
       res.end("forbidden: open the dashboard with the URL baton printed (it carries a token)\n");

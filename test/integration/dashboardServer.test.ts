@@ -92,7 +92,7 @@ describe("dashboard server", () => {
       "/dashboard.js",
       `/${wrong}/`,
       `/${wrong}/dashboard.js`,
-      `/${token}`,
+      `/${wrong}`,
       `/${token}/../`,
     ]) {
       const res = await fetch(`${base}${path}`);
@@ -104,6 +104,11 @@ describe("dashboard server", () => {
       expect(page.status, path).toBe(403);
       expect(page.messages).toEqual([]);
     }
+    // The address without its last slash is sent to the page, the token's alone.
+    const unslashed = await fetch(`${base}/${token}`, { redirect: "manual" });
+    expect(unslashed.status).toBe(308);
+    expect(unslashed.headers.get("location")).toBe(`/${token}/`);
+    expect((await fetch(`${base}/${token}`)).url).toBe(server.url);
     const ok = await fetch(server.url);
     expect(ok.status).toBe(200);
     expect(ok.headers.get("content-security-policy")).toContain("default-src 'none'");
