@@ -1,5 +1,6 @@
 import { readFile, writeFile } from "node:fs/promises";
 import type { AnyStateMachine } from "xstate";
+import { closestName } from "../closestName.ts";
 import { ConfigError } from "../errors.ts";
 import { machineCatalog } from "../machines/catalog.ts";
 import { DOCS_BEGIN_PATTERN, DOCS_END, machineDocs, withMachineDocs } from "../viz/machineDocs.ts";
@@ -74,8 +75,9 @@ export async function vizCommand(argv: string[]): Promise<number> {
     );
   const name = positionals[0];
   if (name !== undefined && !Object.hasOwn(machineCatalog, name)) {
+    const meant = closestName(name, Object.keys(machineCatalog));
     throw new ConfigError(
-      `there is no machine "${name}"; choose one of ${Object.keys(machineCatalog).join(", ")}`,
+      `there is no machine "${name}"${meant === undefined ? "" : ` (did you mean ${meant}?)`}; choose one of ${Object.keys(machineCatalog).join(", ")}`,
     );
   }
   const catalog: Readonly<Record<string, AnyStateMachine>> = machineCatalog;

@@ -206,6 +206,13 @@ describe("baton viz", () => {
 
   it("refuses an unknown machine and an unknown format", async () => {
     expect(await main(["viz", "nope"])).toBe(2);
+    const typo = await vizSays("conection");
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain(
+      'there is no machine "conection" (did you mean connection?); choose one of coordinator, connection,',
+    );
+    expect((await vizSays("Coordinator")).stderr).toContain("(did you mean coordinator?)");
+    expect((await vizSays("nope")).stderr).not.toContain("did you mean");
     expect(await main(["viz", "connection", "--format", "svg"])).toBe(2);
   });
 
