@@ -47,7 +47,7 @@ import { resultJson } from "./resultJson.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { slurmResourcesAdvice, slurmResourcesFlag } from "./slurmResourcesFlag.ts";
 import { summaryTable } from "./summaryTable.ts";
-import { uiPortFlag, withoutUi } from "./uiPortFlag.ts";
+import { portGivenToUi, uiPortFlag, withoutUi } from "./uiPortFlag.ts";
 import { wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 export const RUN_USAGE = `usage: baton run <graph module> [options]
@@ -166,6 +166,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   });
   if (values.help) return printHelp(RUN_USAGE, mistake);
   emptyFlags("run", values, ["jobs", "secret-file", "store", "partition", "slurm-resources"]);
+  const portToUi = portGivenToUi(positionals, values.ui);
+  if (portToUi) throw portToUi;
   const graphPath = positionals[0];
   if (!graphPath || positionals.length > 1) {
     const given =

@@ -33,3 +33,26 @@ export function withoutUi(flag: string): ConfigError {
     `${flag} goes with --ui, which starts the dashboard: add --ui, or leave ${flag} out`,
   );
 }
+
+/**
+ * The error for a port given to `--ui` (`baton run --ui 8080 graph.ts`): `--ui` takes no
+ * value, so the port came as a graph module, which was said as two graph modules or as a
+ * module `8080` that does not exist. `undefined` when there is none, or no `--ui`.
+ *
+ * @example
+ * ```ts
+ * portGivenToUi(["8080", "graph.ts"], true); // ConfigError: --ui takes no value, … --ui-port 8080
+ * portGivenToUi(["graph.ts"], true); // undefined
+ * ```
+ */
+export function portGivenToUi(
+  positionals: readonly string[],
+  ui: boolean,
+): ConfigError | undefined {
+  const port = ui ? positionals.find((arg) => /^\d{1,5}$/.test(arg)) : undefined;
+  return port === undefined
+    ? undefined
+    : new ConfigError(
+        `--ui takes no value, so ${port} was read as the graph module: give the dashboard's port as --ui-port ${port}`,
+      );
+}
