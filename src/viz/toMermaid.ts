@@ -49,14 +49,15 @@ export function toMermaid(machine: AnyStateMachine | MachineName): string {
   }
 
   const lines = ["stateDiagram-v2"];
+  const title = (state: ChartState) =>
+    name(state.id) === state.key
+      ? name(state.id)
+      : `"${mermaidText(state.key).replace(/"/g, "#quot;")}" as ${name(state.id)}`;
   const block = (state: ChartState, indent: string) => {
     if (state.initial !== undefined) lines.push(`${indent}[*] --> ${name(state.initial)}`);
     state.children.forEach((child, i) => {
       if (state.type === "parallel" && i > 0) lines.push(`${indent}--`);
-      const titled =
-        name(child.id) === child.key
-          ? name(child.id)
-          : `"${mermaidText(child.key).replace(/"/g, "#quot;")}" as ${name(child.id)}`;
+      const titled = title(child);
       if (child.children.length > 0) {
         lines.push(`${indent}state ${titled} {`);
         block(child, `${indent}  `);
@@ -70,9 +71,18 @@ export function toMermaid(machine: AnyStateMachine | MachineName): string {
       lines.push(`${indent}${edge} : ${mermaidText(labels.join(", "))}`);
     }
   };
-  block(chart.root, "  ");
-  if (machineWide.length > 0 && chart.root.initial !== undefined) {
-    lines.push(`  note right of ${name(chart.root.initial)}`);
+  // Mermaid draws regions (`--`) only inside a composite state: a parallel machine is one.
+  const parallel = chart.root.type === "parallel";
+  if (parallel) {
+    lines.push(`  [*] --> ${name(chart.root.id)}`, `  state ${title(chart.root)} {`);
+    block(chart.root, "    ");
+    lines.push("  }");
+  } else {
+    block(chart.root, "  ");
+  }
+  const noted = parallel ? chart.root.id : chart.root.initial;
+  if (machineWide.length > 0 && noted !== undefined) {
+    lines.push(`  note right of ${name(noted)}`);
     for (const line of machineWide) lines.push(`    ${mermaidText(line)}`);
     lines.push("  end note");
   }
@@ -97,8 +107,9 @@ const MERMAID_WORDS = new Set([
 
 /**
  * Each state's name in the diagram, by id: its path of keys joined with `_`
- * (`registered_idle`), the root `[*]`. XState's ids will not do: a state given an `id` of its
- * own (`#custom`) has no path in it. A key that is not a Mermaid name (`waiting for input`,
+ * (`registered_idle`), the root `[*]` (a parallel root, drawn as a composite state, the
+ * machine's id). XState's ids will not do: a state given an `id` of its own (`#custom`) has
+ * no path in it. A key that is not a Mermaid name (`waiting for input`,
  * `parsing-json`, `1st`, a keyword such as `note`) has its other characters as `_` and, like a
  * name that another state already has, a suffix that makes it one (`note_`, `a_b_2`); the
  * diagram shows the key itself as the state's description.
@@ -115,7 +126,9 @@ function mermaidNames(root: ChartState): Map<string, string> {
   const plain = (path: string) =>
     /^[A-Za-z_][A-Za-z0-9_]*$/.test(path) && !MERMAID_WORDS.has(path.toLowerCase());
   // A path that is a name already keeps it, whichever state comes first.
-  const names = new Map<string, string>([[root.id, "[*]"]]);
+  const names = new Map<string, string>();
+  if (root.type === "parallel") paths.push([root.id, root.key]);
+  else names.set(root.id, "[*]");
   const taken = new Set<string>();
   for (const [id, path] of paths) {
     if (plain(path) && !taken.has(path)) {

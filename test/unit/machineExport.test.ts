@@ -100,6 +100,43 @@ describe("Mermaid", () => {
     expect(text).toContain("in every state: RESET goes to a");
   });
 
+  it("draws a parallel machine as a composite state, its regions and machine-wide transitions in it", () => {
+    // Mermaid refused the regions' `--` at the top ("Parse error … got 'INVALID'"), and the
+    // machine-wide transitions, noted on an initial state a parallel machine lacks, were lost.
+    const machine = createMachine({
+      id: "p",
+      type: "parallel",
+      on: { RESET: { actions: "clear" } },
+      states: {
+        left: { initial: "a", states: { a: { on: { GO: "b" } }, b: {} } },
+        right: { initial: "c", states: { c: {} } },
+      },
+    });
+    expect(toMermaid(machine)).toBe(
+      [
+        "stateDiagram-v2",
+        "  [*] --> p",
+        "  state p {",
+        "    state left {",
+        "      [*] --> left_a",
+        '      state "a" as left_a',
+        '      state "b" as left_b',
+        "      left_a --> left_b : GO",
+        "    }",
+        "    --",
+        "    state right {",
+        "      [*] --> right_c",
+        '      state "c" as right_c',
+        "    }",
+        "  }",
+        "  note right of p",
+        "    in every state: RESET",
+        "  end note",
+        "",
+      ].join("\n"),
+    );
+  });
+
   it("names every state of any machine so that Mermaid parses it, and shows labels as they are", () => {
     // Each of these broke the diagram (mermaid 11: "Parse error … got 'COMPOSIT_STATE'"), or
     // drew what was not there: a state of its own id came out nameless, `x;y` drew `x` and a
