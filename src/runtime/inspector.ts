@@ -136,7 +136,7 @@ export function connectInspector(
       // Nothing listening is a plain situation, not a bug: its reason, without a stack.
       options.logger?.warn(
         { url, reason: error.message },
-        "could not reach the inspector; inspection events are dropped",
+        "could not reach the inspector; inspection events are dropped and the run goes on (createInspectorServer() from @statelyai/inspect/server serves one at ws://localhost:8080)",
       );
       resolve();
     });
