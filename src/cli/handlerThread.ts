@@ -80,6 +80,7 @@ export async function startHandlerThread(options: HandlerThreadOptions): Promise
 
 class ThreadRunner implements HandlerThread {
   codeHash = "";
+  broken: string | undefined;
   kinds: readonly string[] = [];
   /** The thread, once its module has loaded; a thread that died is replaced at the next job. */
   private thread: Promise<Worker> | undefined;
@@ -163,7 +164,7 @@ class ThreadRunner implements HandlerThread {
    * Runs `frame`'s job on the thread, starting a new one if the last one died. A new thread
    * that cannot load the module (it was removed or broken since), or loads another code than
    * the run admitted, fails the job with a `JobModuleError`, not retried: the module on disk
-   * stays what it is. One that dies while loading (out of memory) fails the attempt as any
+   * stays what it is, so the runner is `broken` and its worker leaves. One that dies while loading (out of memory) fails the attempt as any
    * death of the thread does, `HandlerThreadExited`, retried.
    */
   start(frame: JobFrame, version: number, report: JobReport): void {
@@ -172,8 +173,9 @@ class ThreadRunner implements HandlerThread {
     this.thread!.then(
       (worker) => post(worker, { type: "start", frame, version }),
       (error: Error) => {
+        this.broken = `its handler thread had to be started again after the last one stopped, and ${error.message}`;
         const thrown = new JobModuleError(
-          `job ${frame.id} (${frame.kind}) cannot run on this worker: its handler thread had to be started again after the last one stopped, and ${error.message}. No job can run on it until the job module is as it was when the run started: put it back, or start the run again (results already stored are reused)`,
+          `job ${frame.id} (${frame.kind}) cannot run on this worker: ${this.broken}. The worker leaves the run, since every job it were given would fail so: put the job module back as it was when the run started and start the worker again, or start the run again (results already stored are reused)`,
         );
         this.finish(failed(frame.id, serializeThrown(thrown, frame), version));
       },

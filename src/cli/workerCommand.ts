@@ -78,7 +78,9 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
 
 Exit code: 0 when the coordinator stopped the worker (close 1000: the run ended; to serve
 one run after another, start it again in a loop) or it left after --idle-exit; 2 for bad
-usage; 3 when the connection could not be made, ended abnormally, or the coordinator went
+usage or a job module that does not load (with --handler-thread, also one that no longer
+loads, or changed, when a stopped handler's thread is replaced: the worker fails its job
+and leaves); 3 when the connection could not be made, ended abnormally, or the coordinator went
 silent (no welcome within --welcome-timeout-ms of connecting, or, after it, nothing for
 --silence-limit-ms: its host may have crashed or the network dropped the connection), with
 --retry-for once it ran out; 4 when the coordinator refused this worker's setup (the wrong
@@ -287,6 +289,12 @@ export async function workerCommand(argv: string[]): Promise<number> {
       link = undefined;
       if (!(exit instanceof Error)) jobsRun += exit.jobsRun;
       const jobsHere = `${jobsRun} job${jobsRun === 1 ? "" : "s"} here`;
+      if (!(exit instanceof Error) && exit.broken !== undefined) {
+        say(
+          `left the run at ${address} after ${jobsHere}, the last failed: ${exit.broken}. A new worker would fail so too; put the job module back as it was when the run started, or start the run again (results already stored are reused)`,
+        );
+        return exitSoon(2, graceMs);
+      }
       if (!(exit instanceof Error) && exit.idle) {
         process.stderr.write(
           `baton worker: left the run at ${address} after ${jobsHere}: no job for ${values["idle-exit"]} (--idle-exit)\n`,

@@ -37,6 +37,12 @@ export interface JobRunner {
   start(frame: JobFrame, version: number, report: JobReport): void;
   /** Aborts the job running now, if any: its handler's AbortSignal fires with `reason`. */
   abort(reason: string): void;
+  /**
+   * Why this runner can run no job any more, once it cannot (`--handler-thread`'s new thread
+   * found the job module gone, broken or changed): every job it were given would fail the
+   * same way, so the worker sends the result of the job in hand and leaves the run.
+   */
+  readonly broken?: string | undefined;
 }
 
 /** The longest `ctx.progress` message sent; the rest is cut. */

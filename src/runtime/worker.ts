@@ -139,6 +139,11 @@ export interface WorkerExit {
   jobStopped: Promise<void>;
   /** The worker left by itself after `idleExitMs` without a job. */
   idle: boolean;
+  /**
+   * The worker left by itself because its runner can run no job any more (`JobRunner.broken`,
+   * which this is): after sending the failed result of the job that found out.
+   */
+  broken?: string | undefined;
 }
 
 /**
@@ -217,8 +222,11 @@ class WorkerSession implements JobReport {
   private silence: SilenceWatch | undefined;
   /** Armed while the worker, welcomed, holds no job, when `idleExitMs` is given. */
   private idle: SilenceWatch | undefined;
-  /** The worker has left for idleness: it closed the link and takes no job any more. */
-  private leaving = false;
+  /**
+   * The worker has left, for idleness or because its runner is `broken`: it closed the link
+   * and takes no job any more.
+   */
+  private leaving: "idle" | "broken" | undefined;
   private readonly protocol: ProtocolRange;
   /** The clock of the silence and idle watches. */
   private readonly clock: Clock;
@@ -256,7 +264,14 @@ class WorkerSession implements JobReport {
       jobStopped = new Promise((resolve) => (this.stoppedJob = resolve));
       this.runner.abort(`connection closed: ${reason || describeClose(code)}`);
     }
-    this.resolve({ code, reason, jobsRun: this.jobsRun, jobStopped, idle: this.leaving });
+    this.resolve({
+      code,
+      reason,
+      jobsRun: this.jobsRun,
+      jobStopped,
+      idle: this.leaving === "idle",
+      ...(this.leaving === "broken" && { broken: this.runner.broken }),
+    });
   }
 
   /** Leaves at once, as `WorkerOptions.signal` asks: closes with 1001 and ends the session. */
@@ -321,21 +336,24 @@ class WorkerSession implements JobReport {
    */
   private idleFrom(): void {
     const ms = this.options.idleExitMs;
-    if (ms === undefined || this.ended || this.leaving) return;
-    this.idle ??= new SilenceWatch(this.clock, ms, () => this.leave(ms));
+    if (ms === undefined || this.ended || this.leaving !== undefined) return;
+    this.idle ??= new SilenceWatch(this.clock, ms, () => {
+      this.options.logger.info({ idleExitMs: ms }, "no job for the idle exit: leaving the run");
+      this.leave("idle", `no job for ${ms} ms`);
+    });
     this.idle.heard();
   }
 
   /**
-   * Leaves the run after `ms` without a job, as a stopped worker does: closes with 1001 and
-   * takes nothing sent after that, so the coordinator gives a job already on its way back to
-   * ready (WORKER_LOST, going away). The session ends when the close does.
+   * Leaves the run, as a stopped worker does: closes with 1001 and takes nothing sent after
+   * that, so the coordinator gives a job already on its way back to ready (WORKER_LOST, going
+   * away: no failed attempt, and no count towards its `maxLost`). The session ends when the
+   * close does.
    */
-  private leave(ms: number): void {
-    this.leaving = true;
-    const reason = `worker ${this.options.name} leaving: no job for ${ms} ms`;
-    this.options.logger.info({ idleExitMs: ms }, "no job for the idle exit: leaving the run");
-    this.link.close(CloseCode.goingAway, reason);
+  private leave(why: "idle" | "broken", reason: string): void {
+    this.leaving = why;
+    this.idle?.stop();
+    this.link.close(CloseCode.goingAway, `worker ${this.options.name} leaving: ${reason}`);
   }
 
   private onFrame(text: string): void {
@@ -430,7 +448,17 @@ class WorkerSession implements JobReport {
     this.running = undefined;
     this.stoppedJob();
     this.jobsRun++;
-    this.idleFrom();
+    this.sendResult(result);
+    const { broken } = this.runner;
+    if (broken === undefined) this.idleFrom();
+    else if (!this.ended && this.leaving === undefined) {
+      this.options.logger.info({ reason: broken }, "no job can run here any more: leaving the run");
+      this.leave("broken", broken);
+    }
+  }
+
+  /** Sends a job's result, or, for one over the coordinator's frame limit, a failure saying so. */
+  private sendResult(result: ResultFrame): void {
     const text = encode(result);
     const limit = this.maxFrameBytes;
     const size = limit === undefined ? undefined : frameOverLimit(text, limit);

@@ -3,7 +3,9 @@ export const REFUSED_EXIT = 4;
 
 /**
  * Exit codes of `baton worker` after which starting it again the same way ends the same way:
- * 2, bad usage or a job module that does not load here; 4, the coordinator refused its setup
+ * 2, bad usage or a job module that does not load here (with `--handler-thread`, also one that
+ * stopped loading or changed since it joined, found when a stopped handler's thread was
+ * replaced); 4, the coordinator refused its setup
  * (the wrong secret, another job module, no shared protocol version). `localPool` and the
  * Slurm batch script do not restart a worker that exits with one of them.
  *

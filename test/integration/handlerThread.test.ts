@@ -152,6 +152,7 @@ describe("the handler thread", () => {
       expect(await run(thread, frame("die", null)).result).toMatchObject({
         error: { name: "HandlerThreadExited" },
       });
+      expect(thread.broken).toBeUndefined();
       writeFileSync(module, source(2));
       const changed = frame("n", null);
       // Not retried: every attempt on this worker would load the changed module again.
@@ -160,11 +161,15 @@ describe("the handler thread", () => {
         error: {
           name: "JobModuleError",
           message: expect.stringMatching(
-            /^job job-\d+ \(n\) cannot run on this worker: its handler thread had to be started again after the last one stopped, and the job module .*changing\.jobs\.mjs changed since this worker started \(code hash [0-9a-f]{16}, now [0-9a-f]{16}\)\. No job can run on it until the job module is as it was when the run started: put it back, or start the run again \(results already stored are reused\)$/,
+            /^job job-\d+ \(n\) cannot run on this worker: its handler thread had to be started again after the last one stopped, and the job module .*changing\.jobs\.mjs changed since this worker started \(code hash [0-9a-f]{16}, now [0-9a-f]{16}\)\. The worker leaves the run, since every job it were given would fail so: put the job module back as it was when the run started and start the worker again, or start the run again \(results already stored are reused\)$/,
           ),
           retryable: false,
         },
       });
+      // Its worker leaves the run rather than fail every job it is given so.
+      expect(thread.broken).toMatch(
+        /^its handler thread had to be started again after the last one stopped, and the job module .*changing\.jobs\.mjs changed since this worker started/,
+      );
       // A coordinator of protocol 5 would refuse the field: it is left out.
       expect(
         ((await run(thread, frame("n", null), 5).result) as { error: object }).error,

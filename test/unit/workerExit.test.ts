@@ -5,6 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { type JobContext, loadJobs } from "../../src/runtime/jobModule.ts";
+import { failed, type JobRunner } from "../../src/runtime/jobRunner.ts";
+import type { JobFrame } from "../../src/transport/frames.ts";
 import { handDrivenWorker } from "../fixtures/handDrivenCoordinator.ts";
 
 async function until(check: () => boolean): Promise<void> {
@@ -99,5 +101,44 @@ describe("a worker's exit", () => {
     const { code, reason } = await exit;
     expect([code, reason]).toEqual([1001, "worker w-1 stopped"]);
     expect(end.welcomed).toBe(false);
+  });
+
+  it("leaves the run after the result of the job that found its runner broken, taking no job after it", async () => {
+    const started: string[] = [];
+    // A runner whose module no longer loads, as --handler-thread's new thread finds it.
+    const runner: JobRunner & { broken: string | undefined } = {
+      codeHash: "c0de",
+      broken: undefined,
+      abort: () => {},
+      start(frame: JobFrame, version, report) {
+        started.push(frame.id);
+        runner.broken = "the job module jobs.mjs no longer loads";
+        report.done(failed(frame.id, { name: "JobModuleError", message: "gone" }, version));
+      },
+    };
+    const { end, exit } = await handDrivenWorker(runner, { protocol: 6 });
+    await until(() => end.welcomed);
+    const job = (id: string) =>
+      JSON.stringify({ type: "job", id, kind: "k", input: null, deps: {}, attempt: 1 });
+    end.link!.send(job("j1"));
+    // Sent before the worker's close arrives: the coordinator gives it back (going away).
+    end.link!.send(job("j2"));
+    const left = await exit;
+    expect(left).toMatchObject({
+      code: 1001,
+      reason: "worker w-1 leaving: the job module jobs.mjs no longer loads",
+      idle: false,
+      broken: "the job module jobs.mjs no longer loads",
+      jobsRun: 1,
+    });
+    expect(end.frames).toEqual([
+      {
+        type: "result",
+        job: "j1",
+        status: "failed",
+        error: { name: "JobModuleError", message: "gone" },
+      },
+    ]);
+    expect(started).toEqual(["j1"]);
   });
 });
