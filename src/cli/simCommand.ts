@@ -190,8 +190,14 @@ export async function simCommand(argv: string[]): Promise<number> {
   const live =
     process.stderr.isTTY === true && !output.json ? new LiveLine(process.stderr) : undefined;
   if (values.ui) {
-    if (values.seed === undefined && values.replay === undefined) {
-      throw new ConfigError("--ui shows one seed: give --replay S");
+    // --seed S reports a failure whole and shrinks it (up to a minute) before the dashboard
+    // could open; the dashboard is a replay's, as a failure's printed command gives it.
+    if (values.replay === undefined) {
+      throw new ConfigError(
+        values.seed === undefined
+          ? "--ui shows one seed: give --replay S"
+          : `--ui opens the dashboard on a replay of one seed: give --replay ${values.seed} instead of --seed ${values.seed} (the same run, its failure reported without shrinking)`,
+      );
     }
     // The dashboard's run is one simulation, reported as text: these were ignored.
     const ignored = (["json", "check-determinism"] as const).filter((flag) => values[flag]);
@@ -202,15 +208,40 @@ export async function simCommand(argv: string[]): Promise<number> {
     }
     // The seed runs before the dashboard opens on it: minutes, for thousands of jobs.
     const progress = live && { onProgress: seedProgress(first, jobs, live) };
-    return simDashboard(first, (hooks) => runSeed(first, settings, { ...hooks, ...progress }), {
-      port: uiPort,
-      report: async (result) => {
-        live?.clear();
-        if (output.trace) process.stdout.write(`${result.trace.join("\n")}\n`);
-        process.stdout.write(`${verdict(result, settings)}\n`);
-        if (!result.ok) await reportFailure(result, settings, report);
-      },
-    });
+    // A Ctrl-C meanwhile stops as it does without --ui (it ended the process without a word,
+    // its progress line left half drawn); once the dashboard is open, it closes the dashboard.
+    const again = `${command(`--replay ${first}`, settings, settings.jobs, settings.workers)}${outputFlags(output)} --ui${values["ui-port"] === undefined ? "" : ` --ui-port ${uiPort}`}`;
+    const onSignal = (signal: "SIGINT" | "SIGTERM") => {
+      live?.clear();
+      process.stderr.write(
+        `baton sim: ${signal}: stopped after 0 of 1 seed, 0 failed, before the dashboard opened; the rest: ${again}\n`,
+      );
+      process.exit(SIGNAL_EXIT[signal]);
+    };
+    const seedEnded = () => {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    };
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    try {
+      return await simDashboard(
+        first,
+        (hooks) => runSeed(first, settings, { ...hooks, ...progress }),
+        {
+          port: uiPort,
+          report: async (result) => {
+            seedEnded();
+            live?.clear();
+            if (output.trace) process.stdout.write(`${result.trace.join("\n")}\n`);
+            process.stdout.write(`${verdict(result, settings)}\n`);
+            if (!result.ok) await reportFailure(result, settings, report);
+          },
+        },
+      );
+    } finally {
+      seedEnded();
+    }
   }
   const many = last > first;
   const started = performance.now();

@@ -343,6 +343,41 @@ describe("baton sim's failure report", () => {
     expect(out.text).toMatch(/^seed 1: pass \(/);
   });
 
+  it("refuses --seed S --ui, naming --replay S: the dashboard is a replay's, not shrunk first", async () => {
+    await expect(simCommand(["--seed", "7", "--ui"])).rejects.toThrow(
+      "--ui opens the dashboard on a replay of one seed: give --replay 7 instead of --seed 7",
+    );
+  });
+
+  it("on Ctrl-C while --replay S --ui runs the seed, stops as without --ui; after, it closes the dashboard", async () => {
+    const { exitCode } = interceptExit();
+    terminal(process.stderr, true);
+    stdout();
+    const err = { text: "" };
+    vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      err.text += String(chunk);
+      // The first progress line: the seed has not run a step yet.
+      if (String(chunk).includes("seed 1: 0/400 jobs ended, 0 virtual ms")) {
+        queueMicrotask(() => process.emit("SIGINT", "SIGINT"));
+      }
+      return true;
+    });
+    const run = simCommand([
+      ...["--replay", "1", "--ui", "--ui-port", "0", "--jobs", "400", "--workers", "2"],
+      ...["--world", "0", "--faults", "none", "--trace"],
+    ]);
+    expect(await exitCode).toBe(130);
+    expect(err.text).toMatch(
+      /\r\x1b\[2Kbaton sim: SIGINT: stopped after 0 of 1 seed, 0 failed, before the dashboard opened; the rest: baton sim --replay 1 --jobs 400 --workers 2 --faults none --world 0 --trace --ui --ui-port 0\n/,
+    );
+    // process.exit was held: the seed ends and the dashboard opens, which a Ctrl-C now closes.
+    await vi.waitFor(() => expect(err.text).toContain("dashboard: http://"), { timeout: 30_000 });
+    err.text = "";
+    process.emit("SIGINT", "SIGINT");
+    expect(await run).toBe(0);
+    expect(err.text).not.toContain("stopped");
+  });
+
   it("on Ctrl-C, gives a command for the rest that checks and reports as this run did", async () => {
     const { exitCode, ended, end } = interceptExit();
     fake.seeds = (async function* () {
