@@ -37,8 +37,9 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
  * `world: 0` drew groups of one rank, so it is refused too, saying how to draw none), an `until` that is
  * not a whole number of milliseconds up to `SIM_LIMITS.virtualMs` (-5 failed every seed, NaN
  * switched the liveness bound off), faults that are neither a profile nor a plan of valid
- * faults, a `ranks` that is not a boolean, an unknown planted bug (a typo passed). `simulate`
- * and `simulateSeeds` check before they start.
+ * faults (a fault list as text gets told of `parseFaults`), a `ranks` that is not a boolean,
+ * an unknown planted bug (a typo passed) or planted bugs that are no list, and observers that
+ * are no functions. `simulate` and `simulateSeeds` check before they start.
  *
  * @example
  * ```ts
@@ -97,5 +98,46 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
       `${where}: ranks must be true or false, not ${JSON.stringify(options.ranks)}`,
     );
   }
-  checkPlantedBugs(`${where}: plantedBugs`, options.plantedBugs ?? []);
+  const { plantedBugs } = options;
+  if (plantedBugs !== undefined && !Array.isArray(plantedBugs)) {
+    // A string was read letter by letter: "unknown planted bug "l"".
+    throw new ConfigError(
+      `${where}: plantedBugs must be a list of planted bugs, such as ["release-lease-twice"], not ${JSON.stringify(plantedBugs) ?? String(plantedBugs)}`,
+    );
+  }
+  checkPlantedBugs(`${where}: plantedBugs`, plantedBugs ?? []);
+  checkObservers(where, options);
+}
+
+/** What each observer of `simulate` is called with, for its message. */
+const OBSERVERS = {
+  onEvent: "({ at, event }) => …",
+  onGroupProgress: "(progress) => …",
+  onProgress: "({ virtualMs, ended, jobs }) => …",
+} as const;
+
+/**
+ * Refuses an observer that is not a function, and an `inspect` that is neither a function nor
+ * an observer object: each was called at the simulation's first step and crashed it with a
+ * TypeError (`options.onEvent is not a function`), or, for `inspect`, was ignored.
+ */
+function checkObservers(where: string, options: SimulateOptions): void {
+  for (const [name, shape] of Object.entries(OBSERVERS)) {
+    const observer = options[name as keyof typeof OBSERVERS];
+    if (observer !== undefined && typeof observer !== "function") {
+      throw new ConfigError(
+        `${where}: ${name} must be a function, ${shape}, not ${JSON.stringify(observer) ?? String(observer)}`,
+      );
+    }
+  }
+  const { inspect } = options;
+  if (
+    inspect !== undefined &&
+    typeof inspect !== "function" &&
+    (typeof inspect !== "object" || inspect === null)
+  ) {
+    throw new ConfigError(
+      `${where}: inspect must be an XState inspection observer, a function of each inspection event or { next }, not ${JSON.stringify(inspect) ?? String(inspect)}`,
+    );
+  }
 }

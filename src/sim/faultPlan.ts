@@ -212,8 +212,13 @@ function faultProblem(fault: unknown, listed = false): string | undefined {
  */
 export function checkFaults(where: string, faults: unknown): asserts faults is readonly Fault[] {
   if (!Array.isArray(faults)) {
+    // A failure prints its plan as text, which a caller pastes in as it is.
+    const asText =
+      typeof faults === "string" && faults.includes("@")
+        ? `; a fault list as a failure prints it goes through parseFaults: faults: parseFaults(${JSON.stringify(faults)})`
+        : "";
     throw new ConfigError(
-      `${where}: faults must be one of ${FAULT_PROFILES.join(", ")} or a list of faults, not ${JSON.stringify(faults) ?? String(faults)}`,
+      `${where}: faults must be one of ${FAULT_PROFILES.join(", ")} or a list of faults, not ${JSON.stringify(faults) ?? String(faults)}${asText}`,
     );
   }
   faults.forEach((fault, i) => {

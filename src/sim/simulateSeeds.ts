@@ -169,7 +169,11 @@ const SEEDS_OPTIONS: Record<keyof SimulateSeedsOptions, true> = {
   onSeedEnded: true,
 };
 
-/** Refuses a fourth argument that is not an object of `SimulateSeedsOptions`, or names another. */
+/**
+ * Refuses a fourth argument that is not an object of `SimulateSeedsOptions`, or names another,
+ * and an `onSeedEnded` that is no function or a check that is no boolean (`onSeedEnded: 5`
+ * ended the iteration at the first seed with a TypeError; `traces: "no"` kept every trace).
+ */
 function checkSeedsOptions(options: SimulateSeedsOptions): void {
   checkOptionNames("simulateSeeds", options, SEEDS_OPTIONS, {
     shape: "{ threads, checkDeterminism, traces, onSeedEnded } (its fourth argument)",
@@ -178,6 +182,20 @@ function checkSeedsOptions(options: SimulateSeedsOptions): void {
         ? ` (${name} belongs to the simulation, its third argument)`
         : "",
   });
+  const { onSeedEnded } = options;
+  if (onSeedEnded !== undefined && typeof onSeedEnded !== "function") {
+    throw new ConfigError(
+      `simulateSeeds: onSeedEnded must be a function, (result) => …, not ${JSON.stringify(onSeedEnded) ?? String(onSeedEnded)}`,
+    );
+  }
+  for (const name of ["checkDeterminism", "traces"] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== "boolean") {
+      throw new ConfigError(
+        `simulateSeeds: ${name} must be true or false, not ${JSON.stringify(value) ?? String(value)}`,
+      );
+    }
+  }
 }
 
 async function* inSeedOrder(

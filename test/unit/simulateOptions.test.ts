@@ -3,7 +3,8 @@
  * false answer: an unknown planted bug (a typo passed), an `until` that failed every seed (-5)
  * or switched liveness off (NaN), more jobs, workers or ranks than a seed can take, a `world`
  * (which draws rank groups) beside `ranks: false` (which leaves them out), handlers that cannot run the graph (naming `handlers`), more
- * threads than fit, an empty range.
+ * threads than fit, an empty range, and what JavaScript can pass that the types refuse (a
+ * fault list or a planted bug as a string, an observer that is no function).
  */
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
@@ -64,6 +65,26 @@ describe("simulate's options", () => {
     [
       { faults: [{ kind: "worker-crash", at: 5, target: 0, side: "client" }] },
       "faults[0] (worker-crash) takes no side",
+    ],
+    [
+      { faults: "partition@5000:0+20000" },
+      'faults must be one of none, default, heavy or a list of faults, not "partition@5000:0+20000"; a fault list as a failure prints it goes through parseFaults: faults: parseFaults("partition@5000:0+20000")',
+    ],
+    // A string was read letter by letter: 'unknown planted bug "r"'.
+    [
+      { plantedBugs: "release-lease-twice" },
+      'plantedBugs must be a list of planted bugs, such as ["release-lease-twice"], not "release-lease-twice"',
+    ],
+    // Each crashed the first step with a TypeError ("options.onEvent is not a function").
+    [{ onEvent: 5 }, "onEvent must be a function, ({ at, event }) => …, not 5"],
+    [
+      { onProgress: "x" },
+      'onProgress must be a function, ({ virtualMs, ended, jobs }) => …, not "x"',
+    ],
+    [{ onGroupProgress: true }, "onGroupProgress must be a function, (progress) => …, not true"],
+    [
+      { inspect: 5 },
+      "inspect must be an XState inspection observer, a function of each inspection event or { next }, not 5",
     ],
     [{ ranks: "no" }, 'ranks must be true or false, not "no"'],
     [{ seed: "1" }, 'seed must be a whole number from 0 to 4294967295, not "1"'],
@@ -206,6 +227,15 @@ describe("simulateSeeds' range and options", () => {
     [
       [1, 2, {}, { workers: 2 }],
       "simulateSeeds: unknown option workers; it takes threads, checkDeterminism, traces, onSeedEnded (workers belongs to the simulation, its third argument)",
+    ],
+    [
+      [1, 2, {}, { onSeedEnded: 5 }],
+      "simulateSeeds: onSeedEnded must be a function, (result) => …, not 5",
+    ],
+    [[1, 2, {}, { traces: "no" }], 'simulateSeeds: traces must be true or false, not "no"'],
+    [
+      [1, 2, {}, { checkDeterminism: 1 }],
+      "simulateSeeds: checkDeterminism must be true or false, not 1",
     ],
     [
       [1, 2, {}, "fast"],
