@@ -39,7 +39,8 @@ import { SeedsProgress } from "./seedsProgress.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
 import { uiPortFlag } from "./uiPortFlag.ts";
-import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
+import { untilFlag } from "./untilFlag.ts";
+import { wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 export const SIM_USAGE = `usage: baton sim [GRAPH --handlers SIM] [options]
 
@@ -62,7 +63,8 @@ crash, one per seed; invariant(holds, message) fails the seed when holds is fals
   --world N              draw rank groups (real launcher and reaper on simulated processes)
                          of up to N ranks beside the graph, at most 10000; 0: none (default
                          4 with the drawn graph, 0 with GRAPH: their trace is not yours)
-  --until T              virtual ms by which the run must be over (at most 2592000000: 30 days)
+  --until T              virtual time by which the run must be over: ms, or a duration
+                         such as 90s, 30m or 2h (at most 2592000000 ms: 30 days)
   --plant BUG            switch a planted bug on (${PLANTED_BUGS.join(", ")})
   --threads N            threads simulating seeds side by side (default: the machine's
                          cores, at most 64); a seed's trace is the same on any number
@@ -159,7 +161,7 @@ export async function simCommand(argv: string[]): Promise<number> {
         least: 0,
         most: SIM_LIMITS.world,
       }) ?? defaultWorld(modules),
-    until: wholeNumberFlag("--until", values.until, MILLISECONDS, { most: SIM_LIMITS.virtualMs }),
+    until: untilFlag(values.until),
     plantedBugs,
   };
   const output: Output = {

@@ -190,7 +190,7 @@ describe("baton sim", () => {
     ],
     [
       ["--until", "2592000001"],
-      '--until must be a whole number of milliseconds from 1 to 2592000000, not "2592000001"',
+      '--until must be virtual ms, a whole number from 1 to 2592000000, or a duration and its unit such as 90s, 30m, 2h or 7d (at most 30d), not "2592000001"',
     ],
     [
       ["--ui", "--replay", "3", "--ui-port", "99999"],
