@@ -235,6 +235,7 @@ export async function simCommand(argv: string[]): Promise<number> {
           report: async (result) => {
             seedEnded();
             live?.clear();
+            if (!result.ok) process.exitCode = 1;
             if (output.trace) process.stdout.write(`${result.trace.join("\n")}\n`);
             process.stdout.write(`${verdict(result, settings)}\n`);
             if (!result.ok) await reportFailure(result, settings, report);
@@ -313,6 +314,9 @@ export async function simCommand(argv: string[]): Promise<number> {
       if (!result.ok) {
         failures++;
         firstFailed ??= result.seed;
+        // Set before the failure is written: a reader that closes stdout early (`| head`) ends
+        // the command at once with it (bin/baton.js), where a failure it was shown exited 0.
+        process.exitCode = 1;
       }
       if (result.ok && settings.modules !== undefined && result.failed.length > 0) {
         jobsFailed ??= { seed: result.seed, seeds: 0, first: result.failed[0]! };

@@ -97,6 +97,8 @@ afterEach(() => {
   fake.seeds = undefined;
   fake.options = undefined;
   fake.finishShrinking = undefined;
+  // A failed seed sets it, as the command would exit with it on a closed stdout.
+  process.exitCode = undefined;
 });
 
 /**
@@ -341,6 +343,17 @@ describe("baton sim's failure report", () => {
     // Cleared before the report, which is printed as without a terminal.
     expect(err.text).toMatch(/\r\x1b\[2Kseed 1: \d+ steps over \d+ virtual ms\n/);
     expect(out.text).toMatch(/^seed 1: pass \(/);
+  });
+
+  it("sets exit code 1 before writing a failure, so a reader that closes stdout (| head) does not make it 0", async () => {
+    fake.seeds = [seedResult(1, true), seedResult(2, false)];
+    const codes: (string | number | undefined)[] = [];
+    vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+      if (/^seed \d: /.test(String(chunk))) codes.push(process.exitCode);
+      return true;
+    });
+    expect(await simCommand(["--seeds", "1..2", "--jobs", "5", "--no-shrink"])).toBe(1);
+    expect(codes).toEqual([undefined, 1]);
   });
 
   it("refuses --seed S --ui, naming --replay S: the dashboard is a replay's, not shrunk first", async () => {
