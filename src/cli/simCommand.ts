@@ -255,11 +255,21 @@ export async function simCommand(argv: string[]): Promise<number> {
   const checks = { checkDeterminism: output.checkDeterminism, traces: output.trace };
   /** A range's line on a terminal: it counts the seeds as they end on every thread. */
   let progress: SeedsProgress | undefined;
+  /**
+   * Seeds that ended and are not reported yet, whether each passed: they wait for an earlier
+   * seed still running on another thread (a helper's first seed, while it loads), and a
+   * Ctrl-C's summary says so (it said "stopped after 0 of 100000 seeds" under a line that
+   * read 6 done, one of them failed).
+   */
+  const unreported = new Map<number, boolean>();
   const seeds = many
     ? simulateSeeds(first, last, drawn(settings), {
         threads,
         ...checks,
-        onSeedEnded: (r) => progress?.ended(r.ok),
+        onSeedEnded: (r) => {
+          unreported.set(r.seed, r.ok);
+          progress?.ended(r.ok);
+        },
       })
     : oneSeed(first, { simulation: drawn(settings), ...checks }, jobs, live);
   if (many && live !== undefined) progress = new SeedsProgress(live, first, last, threads);
@@ -297,12 +307,12 @@ export async function simCommand(argv: string[]): Promise<number> {
     const done = lastDone - first + 1;
     const runRest =
       lastDone < last
-        ? `; the rest: ${command(rest(), settings, settings.jobs, settings.workers)}${outputFlags(output)}`
+        ? `; the rest${unreported.size > 0 ? " (which runs them again)" : ""}: ${command(rest(), settings, settings.jobs, settings.workers)}${outputFlags(output)}`
         : "";
     // A range's summary of the seeds done, as its end gives it (the jobs of your graph that
     // failed were left out after a Ctrl-C, though the seeds that ran had them).
     process.stderr.write(
-      `baton sim: ${signal}: stopped after ${done} of ${last - first + 1} seed${many ? "s" : ""}, ${failed()}${many && done > 0 ? `, ${pace(done)}` : ""}${runRest}\n${jobsFailedLine()}`,
+      `baton sim: ${signal}: stopped after ${done} of ${last - first + 1} seed${many ? "s" : ""}, ${failed()}${many && done > 0 ? `, ${pace(done)}` : ""}${endedUnreported(unreported, lastDone + 1)}${runRest}\n${jobsFailedLine()}`,
     );
     process.exit(SIGNAL_EXIT[signal]);
   };
@@ -311,6 +321,7 @@ export async function simCommand(argv: string[]): Promise<number> {
   try {
     for await (const result of seeds) {
       lastDone = result.seed;
+      unreported.delete(result.seed);
       if (!result.ok) {
         failures++;
         firstFailed ??= result.seed;
@@ -359,6 +370,28 @@ export async function simCommand(argv: string[]): Promise<number> {
     );
   }
   return failures > 0 ? 1 : 0;
+}
+
+/** How many seeds a Ctrl-C's summary names by number, at most. */
+const NAMED_SEEDS = 10;
+
+/**
+ * The clause of a Ctrl-C's summary on the seeds that had ended after `waiting` (the first not
+ * reported, still running) and were not reported, naming those that failed; "" when none.
+ */
+function endedUnreported(unreported: ReadonlyMap<number, boolean>, waiting: number): string {
+  if (unreported.size === 0) return "";
+  const failed = [...unreported]
+    .filter(([, ok]) => !ok)
+    .map(([seed]) => seed)
+    .sort((a, b) => a - b);
+  const named = `${failed.slice(0, NAMED_SEEDS).join(", ")}${failed.length > NAMED_SEEDS ? ", …" : ""}`;
+  const failures =
+    failed.length === 0
+      ? ""
+      : ` (${failed.length} failed: seed${failed.length === 1 ? "" : "s"} ${named})`;
+  const n = unreported.size;
+  return `; ${n} later seed${n === 1 ? "" : "s"} had ended, unreported while seed ${waiting} ran${failures}`;
 }
 
 async function runSeed(

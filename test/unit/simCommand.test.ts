@@ -413,6 +413,28 @@ describe("baton sim's failure report", () => {
     );
   });
 
+  it("on Ctrl-C, names the later seeds that had ended on other threads, unreported, and those that failed", async () => {
+    const { exitCode, ended, end } = interceptExit();
+    fake.seeds = (async function* () {
+      // Seed 1 still runs on a helper thread (it loads baton) while this one ends 2 and 3.
+      fake.options!.onSeedEnded!(seedResult(2, true));
+      fake.options!.onSeedEnded!(seedResult(3, false));
+      await ended;
+      yield seedResult(1, true);
+    })();
+    stdout();
+    const err = stdout(process.stderr);
+    const run = simCommand(["--seeds", "1..9", "--jobs", "5", "--workers", "2", "--threads", "2"]);
+    await vi.waitFor(() => expect(fake.options).toBeDefined());
+    process.emit("SIGINT", "SIGINT");
+    expect(await exitCode).toBe(130);
+    end();
+    await run;
+    expect(err.text).toBe(
+      "baton sim: SIGINT: stopped after 0 of 9 seeds, 0 failed; 2 later seeds had ended, unreported while seed 1 ran (1 failed: seed 3); the rest (which runs them again): baton sim --seeds 1..9 --jobs 5 --workers 2 --faults default --threads 2\n",
+    );
+  });
+
   it("on Ctrl-C in one long seed, clears its progress line and gives the command that runs it again", async () => {
     const { exitCode, ended, end } = interceptExit();
     fake.seeds = (async function* () {
