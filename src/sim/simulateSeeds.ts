@@ -235,6 +235,20 @@ async function* inSeedOrder(
   // After a seed's error no seed is started: those before it run on, to find the first.
   const more = () => next <= last && failed.size === 0 && failure === undefined;
   const helpers = Array.from({ length: threads - 1 }, () => startSeedThread(data));
+  // This thread takes seeds too: it runs them while the helpers load baton, and beside them.
+  // It takes the first seed, which the report waits for: a helper took it, and the seeds this
+  // thread ended meanwhile waited, unreported, until the helper had loaded baton and run it.
+  const here = (async () => {
+    while (more()) {
+      const seed = next++;
+      try {
+        finished.set(seed, ended(await simulateSeed(seed, data)));
+      } catch (error) {
+        failed.set(seed, error as Error);
+      }
+      settle();
+    }
+  })();
   for (const helper of helpers) {
     const feed = () => {
       if (more()) helper.postMessage(next++);
@@ -261,18 +275,6 @@ async function* inSeedOrder(
     });
     feed();
   }
-  // This thread takes seeds too: it runs them while the helpers load baton, and beside them.
-  const here = (async () => {
-    while (more()) {
-      const seed = next++;
-      try {
-        finished.set(seed, ended(await simulateSeed(seed, data)));
-      } catch (error) {
-        failed.set(seed, error as Error);
-      }
-      settle();
-    }
-  })();
   try {
     for (let seed = first; seed <= last; seed++) {
       while (!finished.has(seed)) {

@@ -202,13 +202,13 @@ describe("simulateSeeds", () => {
     const run = collect(
       simulateSeeds(1, 4, SMALL, {
         threads: 2,
-        // The helper is handed the first seed before this thread takes the next.
+        // This thread takes the first seed before the helper is handed the next.
         onSeedEnded: (result) => {
-          if (result.seed === 1) throw new Error("progress broke at seed 1");
+          if (result.seed === 2) throw new Error("progress broke at seed 2");
         },
       }),
     );
-    await expect(run).rejects.toThrow("progress broke at seed 1");
+    await expect(run).rejects.toThrow("progress broke at seed 2");
   });
 
   it("ends with the first seed's error in seed order, whichever thread met its error first", async () => {
@@ -226,6 +226,19 @@ describe("simulateSeeds", () => {
     })();
     await expect(run).rejects.toThrow(/^progress broke at seed 3$/);
     expect(yielded).toEqual([1, 2]);
+  });
+
+  it("runs the first seed on this thread, so that its report does not wait for a helper to load baton", async () => {
+    const where = { graph: YOURS.graph, handlers: fixture("simOwnWhere.sim.ts") };
+    const thread = (r: Awaited<ReturnType<typeof simulate>>) =>
+      [...r.outcomes.values()].find((o) => o.kind === "merge")?.value;
+    const results = await collect(
+      simulateSeeds(1, 2, { modules: where, faults: "none" }, { threads: 2 }),
+    );
+    expect(results.map((r) => [r.seed, thread(r)])).toEqual([
+      [1, "the calling thread"],
+      [2, "a helper thread"],
+    ]);
   });
 
   it("stops its threads when the caller stops early", async () => {
