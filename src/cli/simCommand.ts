@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
@@ -457,6 +458,14 @@ function yourGraph(
   if (values.jobs?.match(/[/\\]|\.[cm]?[jt]s$/)) {
     throw new ConfigError(
       `--jobs ${values.jobs}: --jobs N is how many jobs the drawn graph has; the simulation runs no job module: give your graph's simulated handlers as --handlers SIM (a module whose default export is a function of the tools { sleep, now, random } returning them; README: Simulation)`,
+    );
+  }
+  // `baton sim 42` or `baton sim 1..500`: a seed, not a graph module.
+  const seeds =
+    graph === undefined || existsSync(graph) ? undefined : /^\d+(\.\.\d+)?$/.exec(graph);
+  if (seeds) {
+    throw new ConfigError(
+      `${graph} is no graph module: to simulate ${seeds[1] === undefined ? `seed ${graph}, give --seed ${graph}` : `seeds ${graph}, give --seeds ${graph}`}`,
     );
   }
   if (graph === undefined) {

@@ -356,6 +356,19 @@ describe("baton sim's failure report", () => {
     expect(codes).toEqual([undefined, 1]);
   });
 
+  it.each([
+    [["42"], "42 is no graph module: to simulate seed 42, give --seed 42"],
+    [
+      ["1..500", "--faults", "heavy"],
+      "1..500 is no graph module: to simulate seeds 1..500, give --seeds 1..500",
+    ],
+  ])(
+    "takes %j for seeds, not a graph module, and says which flag gives them",
+    async (args, message) => {
+      await expect(simCommand(args)).rejects.toThrow(message);
+    },
+  );
+
   it("refuses --seed S --ui, naming --replay S: the dashboard is a replay's, not shrunk first", async () => {
     await expect(simCommand(["--seed", "7", "--ui"])).rejects.toThrow(
       "--ui opens the dashboard on a replay of one seed: give --replay 7 instead of --seed 7",
