@@ -710,7 +710,10 @@ function seedRange(values: {
   }
   const seeds = values.seeds ?? "1..100";
   const m = /^(\d+)\.\.(\d+)$/.exec(seeds);
-  if (!m) throw new ConfigError(`--seeds must look like A..B, e.g. 1..1000, not "${seeds}"`);
+  if (!m) {
+    const one = /^\d+$/.test(seeds) ? `; for seed ${seeds} alone, give --seed ${seeds}` : "";
+    throw new ConfigError(`--seeds must look like A..B, e.g. 1..1000, not "${seeds}"${one}`);
+  }
   const [first, last] = [seed("--seeds", m[1]!), seed("--seeds", m[2]!)];
   if (first > last) {
     throw new ConfigError(`--seeds must be A..B with A ≤ B, e.g. 1..1000, not "${seeds}"`);

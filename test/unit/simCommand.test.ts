@@ -362,6 +362,10 @@ describe("baton sim's failure report", () => {
       ["1..500", "--faults", "heavy"],
       "1..500 is no graph module: to simulate seeds 1..500, give --seeds 1..500",
     ],
+    [
+      ["--seeds", "7"],
+      '--seeds must look like A..B, e.g. 1..1000, not "7"; for seed 7 alone, give --seed 7',
+    ],
   ])(
     "takes %j for seeds, not a graph module, and says which flag gives them",
     async (args, message) => {
