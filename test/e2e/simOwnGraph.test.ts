@@ -199,7 +199,7 @@ describe("baton sim on a graph of your own", () => {
       expect(code).toBe(signal === "SIGINT" ? 130 : 143);
       const [stopped, jobs, ...more] = stderr.split("\n");
       const [, done, next] = new RegExp(
-        `^baton sim: ${signal}: stopped after (\\d+) of 5000 seeds, 0 failed, in [\\d.]+ s \\([\\d.]+ seeds/s on 2 threads\\); the rest: baton sim \\S+ --handlers \\S+ --seeds (\\d+)\\.\\.5000 --workers 2 --faults default --threads 2$`,
+        `^baton sim: ${signal}: stopped after (\\d+) of 5000 seeds, 0 failed, in [\\d.]+ s \\([\\d.]+ seeds/s on 2 threads\\)(?:; \\d+ later seeds? had ended, unreported while seed \\d+ ran)?; the rest(?: \\(which runs them again\\))?: baton sim \\S+ --handlers \\S+ --seeds (\\d+)\\.\\.5000 --workers 2 --faults default --threads 2$`,
       ).exec(stopped!)!;
       expect(Number(next)).toBe(Number(done) + 1);
       expect(stdout).toContain(`seed ${done}: pass`);
