@@ -172,7 +172,7 @@ describe.concurrent("a user's modules get the baton the command runs", () => {
         "its own thread: one ConfigError",
       );
 
-      // The helper thread takes the first seed, the calling thread the second.
+      // The calling thread takes the first seed, the helper thread the second.
       const probeFile = join(setup.dir, "probe.txt");
       writeFileSync(probeFile, "");
       const sim = await startOwnBaton(

@@ -479,7 +479,7 @@ export default ({ sleep }: SimTools) => ({
           "main.mjs": `import { simulateSeeds } from "baton";
 const modules = { graph: "x.graph.ts", handlers: "x.sim.ts" };
 const seeds = [];
-// A helper thread takes the first seed: it has no tsx hooks, and failed to load x.graph.ts.
+// A helper thread takes the second seed: it has no tsx hooks, and failed to load x.graph.ts.
 for await (const r of simulateSeeds(1, 4, { modules, ranks: false }, { threads: 2 })) {
   seeds.push(r.ok && r.seed);
 }
