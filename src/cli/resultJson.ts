@@ -1,9 +1,6 @@
 import { jobJson } from "../runtime/jobJson.ts";
 import type { RunResult } from "../runtime/run.ts";
 
-/** Where `baton sim --seed S --json` takes its outcomes' shape from too. */
-export { jobJson };
-
 /**
  * `baton run --json`: the result as one line of JSON (the shape the README documents), in
  * pieces of one job each. Each job's value may be up to a frame's 64 MiB, so the whole line

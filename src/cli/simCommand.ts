@@ -4,6 +4,7 @@ import { ConfigError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { PLANTED_BUGS, type PlantedBug } from "../machines/plantedBugs.ts";
+import { jobJson } from "../runtime/jobJson.ts";
 import { DRAWN_WORLD } from "../sim/drawnRankGroups.ts";
 import {
   FAULT_PROFILES,
@@ -35,7 +36,6 @@ import { commandCatalog } from "./commandCatalog.ts";
 import { LiveLine } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
-import { jobJson } from "./resultJson.ts";
 import { SeedsProgress } from "./seedsProgress.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { availableParallelism } from "node:os";
 import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
@@ -104,6 +105,8 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
       const { address, net, secret, jobs, logger, clock } = context;
       // Ends the workers still there `POOL_STOP_GRACE_MS` into the stop, each at once.
       const halt = new AbortController();
+      // Each live worker listens to it: more than ten is a pool's size, not a leak.
+      setMaxListeners(0, halt.signal);
       const start = (name: string): Promise<void> =>
         runWorker({
           address,

@@ -135,6 +135,22 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     expect(result.get(total).startedAt).toBeGreaterThanOrEqual(lastSquare);
   });
 
+  it("runs on more than ten in-process workers without Node warning of a listener leak", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on("warning", onWarning);
+    try {
+      const engine = createEngine({ jobs: { one: (n: number) => n }, workers: 12 });
+      const jobs = Array.from({ length: 24 }, (_, i) => job("one", i));
+      expect((await engine.run(jobs)).ok).toBe(true);
+      // Node emits its warnings on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.filter((w) => w.includes("MaxListeners"))).toEqual([]);
+  });
+
   it("is JSON.stringify'd as baton run --json prints it: jobs as an array, not a Map's {}", async () => {
     const engine = createEngine({
       jobs: { one: (n: number) => n, fail: () => Promise.reject(new NonRetryableError("no")) },
