@@ -5,9 +5,9 @@ import { ConfigError } from "../errors.ts";
 /**
  * The error of a `spawn` that gave no process, saying why. Node tells the errno only on the
  * next tick, after `Procs.spawn` has returned, so the cause is found again: a working
- * directory that is not one, a program not found on `PATH` (the child's, as libuv searches
- * it) or not executable; or else, with the program there, the system refused another
- * process (EAGAIN): this user's limit on processes (`ulimit -u`, read from
+ * directory that is not one; a program that is not there, is a directory or is not
+ * executable (see `programProblem`); or else, with the program there, the system refused
+ * another process (EAGAIN): this user's limit on processes (`ulimit -u`, read from
  * `/proc/self/limits`), reached by a large world size, or the machine's memory or pids.
  * A working directory or a program that is not there is a `ConfigError`: starting it again
  * fails the same way (a rank job that meets one is not retried). A refused process is an
@@ -25,42 +25,76 @@ export function cannotStart(
   path: string | undefined,
 ): Error {
   const what = `cannot start ${JSON.stringify(command)}${cwd === undefined ? "" : ` in ${cwd}`}`;
-  if (cwd !== undefined && !isDirectory(cwd)) {
+  if (cwd !== undefined && kindOf(cwd) !== "directory") {
     return new ConfigError(
       `${what}: ${cwd} is not a directory; give a working directory that exists`,
     );
   }
-  if (program(command, cwd, path) === undefined) {
-    return new ConfigError(
-      `${what}: check that the program exists on PATH (or give its full path) and is executable`,
-    );
-  }
+  const problem = programProblem(command, cwd, path);
+  if (problem !== undefined) return new ConfigError(`${what}: ${problem}`);
   const limit = processLimit();
   return new Error(
     `${what}: the system refused another process${limit === undefined ? "" : ` (this user may run at most ${limit} processes and threads: ulimit -u)`}, or is out of memory; start fewer processes (a smaller world), or raise the limit`,
   );
 }
 
-/** The executable file `command` names, as exec would find it, or undefined. */
-function program(command: string, cwd: string | undefined, path: string | undefined) {
-  const candidates = command.includes("/")
-    ? [resolve(cwd ?? ".", command)]
-    : (path ?? "").split(delimiter).map((dir) => resolve(cwd ?? ".", dir || ".", command));
-  return candidates.find((file) => {
-    try {
-      accessSync(file, constants.X_OK);
-      return statSync(file).isFile();
-    } catch {
-      return false;
-    }
-  });
+/**
+ * What keeps exec from running `command`, or undefined when it names an executable file. A
+ * name with a slash is a path, resolved against the process's working directory (PATH plays
+ * no part): it may not exist (ENOENT), be a directory or not be executable (EACCES). A bare
+ * name is searched for in the child's PATH as execvp does, which passes over a directory or
+ * a file it may not execute (EACCES if it met one) and fails with ENOENT when it met none.
+ */
+function programProblem(
+  command: string,
+  cwd: string | undefined,
+  path: string | undefined,
+): string | undefined {
+  if (command.includes("/")) {
+    const file = resolve(cwd ?? ".", command);
+    const relative = command.startsWith("/")
+      ? ""
+      : ` (a relative path is resolved against the working directory, ${resolve(cwd ?? ".")})`;
+    const kind = kindOf(file);
+    if (kind === "missing") return `${file} does not exist${relative}; give the program's path`;
+    return fileProblem(file, kind, "");
+  }
+  const files = (path ?? "")
+    .split(delimiter)
+    .map((dir) => resolve(cwd ?? ".", dir || ".", command));
+  const kinds = files.map(kindOf);
+  if (kinds.includes("executable")) return undefined;
+  const met = kinds.findIndex((kind) => kind !== "missing");
+  if (met === -1) {
+    return `no program ${command} on PATH (${path ?? "not set"}); install it, add its directory to the PATH the process gets, or give its path`;
+  }
+  return fileProblem(files[met]!, kinds[met]!, ", found on PATH,");
 }
 
-function isDirectory(dir: string): boolean {
+/** What is wrong with a file exec found (`where`: how it found it), and what to do. */
+function fileProblem(file: string, kind: Kind, where: string) {
+  if (kind === "directory")
+    return `${file}${where} is a directory, not a program; give the program's path`;
+  if (kind === "not executable") {
+    return `${file}${where} is not executable; make it so (chmod +x ${file}) or run it through its interpreter`;
+  }
+  return undefined;
+}
+
+type Kind = "missing" | "directory" | "not executable" | "executable";
+
+/** What exec finds at `file`: nothing, a directory, or a file it may or may not execute. */
+function kindOf(file: string): Kind {
   try {
-    return statSync(dir).isDirectory();
+    if (statSync(file).isDirectory()) return "directory";
   } catch {
-    return false;
+    return "missing";
+  }
+  try {
+    accessSync(file, constants.X_OK);
+    return "executable";
+  } catch {
+    return "not executable";
   }
 }
 

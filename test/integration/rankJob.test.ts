@@ -184,7 +184,7 @@ describe("graph jobs with ranks", () => {
     expect(outcome).toMatchObject({ status: "failed", attempts: 1 });
     expect(outcome.error).toMatchObject({ name: "RankGroupError", retryable: false });
     expect(outcome.error?.message).toContain(
-      'rank 0 of 2 could not be started: cannot start "/nonexistent/train-program": check that the program exists on PATH (or give its full path) and is executable',
+      `rank 0 of 2 could not be started: cannot start "/nonexistent/train-program": /nonexistent/train-program does not exist; give the program's path`,
     );
   });
 

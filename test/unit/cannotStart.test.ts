@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,19 +11,68 @@ afterEach(() => {
 });
 
 describe("cannotStart", () => {
-  it("names a program that is not on PATH, or not executable", () => {
+  it("says what is wrong with a program and what to do: not on PATH, missing, a directory, not executable", () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-start-"));
     dirs.push(dir);
     writeFileSync(join(dir, "plain.sh"), "#!/bin/sh\n");
     chmodSync(join(dir, "plain.sh"), 0o644);
-    for (const [command, path] of [
-      ["no-such-program-here", "/usr/bin:/bin"],
-      ["plain.sh", dir],
-      [join(dir, "plain.sh"), undefined],
+    mkdirSync(join(dir, "train"));
+    for (const [command, cwd, path, why] of [
+      // A bare name is looked for on the child's PATH, and only there.
+      [
+        "no-such-program-here",
+        undefined,
+        "/usr/bin:/bin",
+        "no program no-such-program-here on PATH (/usr/bin:/bin); install it, add its directory to the PATH the process gets, or give its path",
+      ],
+      [
+        "no-such-program-here",
+        undefined,
+        undefined,
+        "no program no-such-program-here on PATH (not set); install it, add its directory to the PATH the process gets, or give its path",
+      ],
+      // exec passes over a file it may not execute, or a directory, and says EACCES.
+      [
+        "plain.sh",
+        undefined,
+        `/nonexistent:${dir}`,
+        `${dir}/plain.sh, found on PATH, is not executable; make it so (chmod +x ${dir}/plain.sh) or run it through its interpreter`,
+      ],
+      [
+        "train",
+        undefined,
+        dir,
+        `${dir}/train, found on PATH, is a directory, not a program; give the program's path`,
+      ],
+      // A path plays PATH no part: relative, it is resolved against the working directory.
+      [
+        "./missing",
+        dir,
+        "/usr/bin:/bin",
+        `${dir}/missing does not exist (a relative path is resolved against the working directory, ${dir}); give the program's path`,
+      ],
+      [
+        "/opt/no-such/train",
+        undefined,
+        "/usr/bin:/bin",
+        "/opt/no-such/train does not exist; give the program's path",
+      ],
+      [
+        join(dir, "plain.sh"),
+        undefined,
+        "/usr/bin:/bin",
+        `${dir}/plain.sh is not executable; make it so (chmod +x ${dir}/plain.sh) or run it through its interpreter`,
+      ],
+      [
+        "./train",
+        dir,
+        undefined,
+        `${dir}/train is a directory, not a program; give the program's path`,
+      ],
     ] as const) {
-      const error = cannotStart(command, undefined, path);
+      const error = cannotStart(command, cwd, path);
       expect(error.message).toBe(
-        `cannot start ${JSON.stringify(command)}: check that the program exists on PATH (or give its full path) and is executable`,
+        `cannot start ${JSON.stringify(command)}${cwd === undefined ? "" : ` in ${cwd}`}: ${why}`,
       );
       // Starting it again fails the same way: a rank job that meets it is not retried.
       expect(error).toBeInstanceOf(ConfigError);

@@ -111,7 +111,7 @@ describe("launchGroup spawning a large world", () => {
     try {
       // Every spawn fails, and two use up a slice: the launcher yields before rank 2.
       const { ended, spawns } = spawningGroup(4, () => {
-        throw new ConfigError('cannot start "/bin/sleep": check that the program exists on PATH');
+        throw new ConfigError('cannot start "/bin/sleep": /bin/sleep does not exist');
       });
       const error = await ended();
       expect(spawns()).toBe(4);
