@@ -18,20 +18,24 @@ import { stateDirExists } from "./stateDirExists.ts";
 
 const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
 
-Lists the rank-group deployments in a state directory: live (the launcher runs and renews
-its lease; up how long), orphaned (the launcher's pid is gone or its lease is stale: run
-\`baton reap\`; launched how long ago, and when its launcher was last seen: its lease's last
-renewal, or the last rank exit it recorded), ended (how: succeeded, failed, stopped or
-reaped, why and when, each rank's exit code or signal as its launcher recorded it, and where
-the logs are; perhaps leftovers \`baton reap\` removes) or unreadable (another user's, in a
-shared state dir), with each rank's pid, phase (from its marker; "gone" when the pid is
-dead, "reused" when another program has it now, "remote" for a rank on an ssh host, not
-checked from here, "exited" once its exit is recorded, "reaped" when a reap stopped it after
-its launcher died), age and heartbeat. Only reads; never signals or removes anything.
+Lists the rank-group deployments in a state directory, what needs attention first: orphaned,
+then live, unreadable and ended ones, each the newest first (by when it ended, else when it
+was launched); a last line counts them (\`1 orphaned (run: baton reap …), 2 live, 17 ended\`).
+A deployment is live (the launcher runs and renews its lease; up how long), orphaned (the
+launcher's pid is gone or its lease is stale: run \`baton reap\`; launched how long ago, and
+when its launcher was last seen: its lease's last renewal, or the last rank exit it
+recorded), ended (how: succeeded, failed, stopped or reaped, why and when, each rank's exit
+code or signal as its launcher recorded it, and where the logs are; perhaps leftovers
+\`baton reap\` removes) or unreadable (another user's, in a shared state dir), with each
+rank's pid, phase (from its marker; "gone" when the pid is dead, "reused" when another
+program has it now, "remote" for a rank on an ssh host, not checked from here, "exited" once
+its exit is recorded, "reaped" when a reap stopped it after its launcher died), age and
+heartbeat. Only reads; never signals or removes anything.
 
   --state-dir DIR   the root state directory (default: ${DEFAULT_STATE_DIR})
-  --json            one JSON object: { stateDir, stateDirExists, deployments: [...] }
-                    (unknown values are null; an orphan's launcherLastSeen: { at, agoMs })
+  --json            one JSON object: { stateDir, stateDirExists, deployments: [...] }, in
+                    the table's order (unknown values are null; an orphan's
+                    launcherLastSeen: { at, agoMs })
   -h, --help        this help
 
 Exit code: 0 whatever the deployments' states (read them from --json), 2 for bad usage (an
@@ -133,7 +137,23 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
       "\n",
     );
   });
-  return `${blocks.join("\n\n")}\n`;
+  return `${blocks.join("\n\n")}\n\n${summary(stateDir, deployments)}\n`;
+}
+
+/**
+ * The table's last line, how many deployments are in each state, in the table's order:
+ * `1 orphaned (run: baton reap --state-dir D), 2 live, 17 ended`.
+ */
+function summary(stateDir: string, deployments: DeploymentStatus[]): string {
+  const counts = new Map<DeploymentStatus["state"], number>();
+  for (const { state } of deployments) counts.set(state, (counts.get(state) ?? 0) + 1);
+  return [...counts]
+    .map(([state, count]) =>
+      state === "orphaned"
+        ? `${count} orphaned (run: baton reap --state-dir ${stateDir})`
+        : `${count} ${state}`,
+    )
+    .join(", ");
 }
 
 /**

@@ -124,10 +124,11 @@ export interface DeploymentStatusPorts {
 }
 
 /**
- * Every deployment under the root state dir `stateDir`, by id: each directory holding a
- * control file, a rank's log or an outcome record (other directories are not deployments),
- * and, once it ended, how (its outcome record, `outcome.json`). Only reads: nothing
- * is signalled or removed. A malformed file is reported in `problems`, never thrown.
+ * Every deployment under the root state dir `stateDir`: each directory holding a control
+ * file, a rank's log or an outcome record (other directories are not deployments), and, once
+ * it ended, how (its outcome record, `outcome.json`). Listed in `byAttention` order: what a
+ * person may have to act on first. Only reads: nothing is signalled or removed. A malformed
+ * file is reported in `problems`, never thrown.
  *
  * @example
  * ```ts
@@ -169,7 +170,30 @@ export async function readDeploymentStatuses(
     }
     statuses.push(await readDeploymentStatus(ports, stateDir, name, entries));
   }
-  return statuses;
+  return statuses.sort(byAttention);
+}
+
+/** The place of each state in `byAttention`. */
+const ATTENTION: Record<DeploymentStatus["state"], number> = {
+  orphaned: 0,
+  live: 1,
+  unreadable: 2,
+  ended: 3,
+};
+
+/**
+ * The order `readDeploymentStatuses` lists deployments in: orphaned first (`baton reap` is
+ * theirs to run), then live, then unreadable (another user's), then ended; within a state the
+ * newest first (by when it ended, else when it was launched; unknown last), then by id. A
+ * state dir keeps up to 20 ended deployments, which listed by id buried the one to act on.
+ */
+function byAttention(a: DeploymentStatus, b: DeploymentStatus): number {
+  const since = (dep: DeploymentStatus) => dep.ended?.agoMs ?? dep.ageMs ?? Infinity;
+  return (
+    ATTENTION[a.state] - ATTENTION[b.state] ||
+    since(a) - since(b) ||
+    (a.deployment < b.deployment ? -1 : a.deployment > b.deployment ? 1 : 0)
+  );
 }
 
 async function readDeploymentStatus(

@@ -196,15 +196,17 @@ describe("baton status", () => {
     const report = JSON.parse(stdout) as { stateDir: string; deployments: DeploymentStatus[] };
     expect(report.stateDir).toBe(dir);
     const byId = new Map(report.deployments.map((dep) => [dep.deployment, dep]));
+    // What needs attention first: the orphans, newest launched first (no manifest: unknown,
+    // last), then the live one, then the ended ones (no outcome record: by id).
     expect([...byId.keys()]).toEqual([
-      "dep-debris000000",
-      "dep-firstlease00",
+      "dep-noleases0000",
+      "dep-stalelease00",
+      "dep-nolauncher00",
       "dep-leaseonly000",
       "dep-leftover0000",
       "dep-live00000000",
-      "dep-nolauncher00",
-      "dep-noleases0000",
-      "dep-stalelease00",
+      "dep-debris000000",
+      "dep-firstlease00",
     ]);
     expect(byId.get("dep-debris000000")).toMatchObject({ state: "ended", launcher: null });
     expect(byId.get("dep-debris000000")?.reason).toMatch(
@@ -284,9 +286,31 @@ describe("baton status", () => {
       5_000,
     );
 
+    // Ended, and first by id: listed last, after what needs attention.
+    await mkdir(join(dir, "dep-aended000000"));
+    await writeFile(
+      deploymentPaths(dir, "dep-aended000000").outcome,
+      encodeStateFile(OUTCOME_FORMAT, {
+        deployment: "dep-aended000000",
+        launcher: { pid: 4242, token: "t" },
+        worldSize: 1,
+        argv: ["python3", "train.py"],
+        startedAt: Date.now() - 120_000,
+        ranks: [{ rank: 0, host: "local", pid: 4243, exit: { at: Date.now() - 60_000, code: 0 } }],
+        ended: { at: Date.now() - 60_000, status: "succeeded", reason: undefined },
+      }),
+    );
+
     const { code, stdout } = await baton(["status", "--state-dir", dir]);
     expect(code).toBe(0);
-    const lines = stdout.split("\n");
+    const blocks = stdout.split("\n\n");
+    expect(blocks.map((block) => block.split("  ")[0])).toEqual([
+      orphan,
+      "dep-live00000000",
+      "dep-aended000000",
+      `1 orphaned (run: baton reap --state-dir ${dir}), 1 live, 1 ended\n`,
+    ]);
+    const lines = blocks[1]!.split("\n");
     expect(lines[0]).toMatch(
       /^dep-live00000000 {2}live {2}launcher \d+ {2}world 1 {2}up 1 min \d\d s/,
     );

@@ -110,7 +110,8 @@ describe("readDeploymentStatuses", () => {
         ended: { at: now - 1_000, status: "reaped", reason: "launcher pid 4242 is gone" },
       }),
     );
-    const [endedStatus, reapedStatus, relaunchedStatus] = await readDeploymentStatuses(
+    // The live one first; the two ended at the same time, then by id.
+    const [relaunchedStatus, endedStatus, reapedStatus] = await readDeploymentStatuses(
       { files: nodeFiles(), procs: nodeProcs(), clock: { now: () => now } },
       stateDir,
     );
