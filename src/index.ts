@@ -174,6 +174,7 @@ export {
   type LaunchSpec,
   type RankExit,
   type RankGroup,
+  type RankGroupStopOptions,
   type RankGroupTimeouts,
   type RemoteRanksOptions,
 } from "./runtime/rankGroup.ts";

@@ -48,8 +48,8 @@ import {
   type LaunchSpec,
   type RankExit,
   type RankGroup,
+  type RankGroupStopOptions,
   type RankGroupTimeouts,
-  type StopOptions,
 } from "./rankGroup.ts";
 import { type ReapReport, reapDeployments } from "./reaper.ts";
 import { refusedForGood } from "./refusedForGood.ts";
@@ -297,7 +297,7 @@ class LaunchedGroup implements RankGroup {
     return this.drain({ scope: "all", reason });
   }
 
-  stop(reason = "stopped", options: StopOptions = {}): Promise<TeardownReport> {
+  stop(reason = "stopped", options: RankGroupStopOptions = {}): Promise<TeardownReport> {
     if (options.now === true) this.hurry.abort();
     const snapshot = this.group.getSnapshot();
     if (!snapshot.matches("stopping")) this.send({ type: "STOP", reason });

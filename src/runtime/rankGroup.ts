@@ -16,7 +16,7 @@ import type { SshHostOptions } from "./sshHost.ts";
 import type { TeardownReport, TeardownTimeouts } from "./tearDown.ts";
 
 /** How `RankGroup.stop` stops the ranks. */
-export interface StopOptions {
+export interface RankGroupStopOptions {
   /** No more waiting for TERM: KILL what is left at once (still verified). Default false. */
   now?: boolean | undefined;
 }
@@ -200,5 +200,5 @@ export interface RankGroup {
    * once, still verified, in the teardown under way (and the reap of orphans a launch runs
    * first) as in any that follows.
    */
-  stop(reason?: string, options?: StopOptions): Promise<TeardownReport>;
+  stop(reason?: string, options?: RankGroupStopOptions): Promise<TeardownReport>;
 }
