@@ -26,7 +26,7 @@ import { groupStatusLine } from "./groupStatusLine.ts";
 import { LiveLine } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
-import { SIGNAL_EXIT } from "./signalExit.ts";
+import { SIGNAL_EXIT, STOP_SIGNALS, type StopSignal } from "./signalExit.ts";
 import { sshConfigFlag } from "./sshConfigFlag.ts";
 import { stoppingLine } from "./stoppingLine.ts";
 import { uiPortFlag, withoutUi } from "./uiPortFlag.ts";
@@ -37,16 +37,6 @@ import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
  * each, so a world of 10^8, one typo away from 10, would fill its memory before starting any.
  */
 const MOST_RANKS = 65_536;
-
-/**
- * The signals that stop the group, verified, before the launcher exits. Node's default for a
- * hang-up (the terminal closed, the ssh session dropped) and for Ctrl-\ is to end at once,
- * which left every rank running (they are in process groups of their own, out of the
- * terminal's reach); torchrun stops its workers on all four. Node resets an ignored SIGHUP at
- * its start, so `nohup` never kept a launcher alive through a hang-up either.
- */
-const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const;
-type StopSignal = (typeof STOP_SIGNALS)[number];
 
 /** The exit code after `--time-limit-ms` ran out, as `timeout(1)` exits. */
 const TIME_LIMIT_EXIT_CODE = 124;

@@ -44,7 +44,7 @@ import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { resultJson } from "./resultJson.ts";
-import { SIGNAL_EXIT } from "./signalExit.ts";
+import { SIGNAL_EXIT, STOP_SIGNALS, type StopSignal } from "./signalExit.ts";
 import { slurmResourcesAdvice, slurmResourcesFlag } from "./slurmResourcesFlag.ts";
 import { summaryTable } from "./summaryTable.ts";
 import { portGivenToUi, uiPortFlag, withoutUi } from "./uiPortFlag.ts";
@@ -154,8 +154,17 @@ Runs a graph of jobs and waits for it to finish.
 
 Exit code: 0 when every job completed, 1 when some did not or the workers failed (a
 crash loop, Slurm), 2 for bad usage or a bad graph, 130 when interrupted (143 on
-SIGTERM). Ctrl-C or SIGTERM cancels (handlers see their AbortSignal); a second one
-stops at once.`;
+SIGTERM, 129 on SIGHUP, 131 on SIGQUIT). Ctrl-C, SIGTERM, SIGHUP (the terminal closed, the
+ssh session dropped) or SIGQUIT cancels (handlers see their AbortSignal, local workers
+stop); a second one stops at once.`;
+
+/** Why the run was cancelled, by the signal that cancelled it: the reason its jobs are given. */
+const CANCELLED_BY: Record<StopSignal, string> = {
+  SIGINT: "interrupted (Ctrl-C)",
+  SIGTERM: "terminated (SIGTERM)",
+  SIGHUP: "hung up (SIGHUP)",
+  SIGQUIT: "quit (SIGQUIT)",
+};
 
 /** `baton run`: plans, runs and reports a graph. Returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
@@ -365,10 +374,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     // A full store holds the run up: say so at once, and again when it goes on.
     run.on("store.full", ({ message }) => say(`baton run: ${message}\n`));
-    /** The signal that interrupted the run: SIGINT (Ctrl-C) or SIGTERM (kill, a scheduler). */
-    let interrupted: "SIGINT" | "SIGTERM" | undefined;
-    const onSignal = (signal: "SIGINT" | "SIGTERM") => {
-      const again = signal === "SIGINT" ? "Ctrl-C" : "SIGTERM";
+    /** The signal that interrupted the run: Ctrl-C, a kill or scheduler, a hang-up, Ctrl-\. */
+    let interrupted: StopSignal | undefined;
+    const onSignal = (signal: StopSignal) => {
+      const again = signal === "SIGINT" ? "Ctrl-C" : signal;
       if (interrupted) {
         process.stderr.write(`\nstopping now (second ${again})\n`);
         // The lock goes first, unless the disk keeps it from going for a second.
@@ -382,10 +391,12 @@ export async function runCommand(argv: string[]): Promise<number> {
       say(
         `cancelling (${signal}): waiting for running jobs to stop${storing}, 10 s at most (${again} again to force)\n`,
       );
-      run.cancel(signal === "SIGINT" ? "interrupted (Ctrl-C)" : "terminated (SIGTERM)");
+      run.cancel(CANCELLED_BY[signal]);
     };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
+    for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+    const unlisten = () => {
+      for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+    };
     let result: RunResult | undefined;
     try {
       result = await run;
@@ -404,8 +415,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       await lock?.release();
       // Its workers have stopped: pruning may remove this folder once it is old enough.
       await markRunLogsEnded(logsDir, logger);
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
+      unlisten();
       bar?.clear();
       await inspector?.close();
       // A run that threw closes its dashboard here; a finished one's closes after its result.

@@ -23,7 +23,7 @@ import { DEFAULT_ABORT_GRACE_MS, startHandlerThread } from "./handlerThread.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 import { MOST_GPUS, resourceAmount } from "./resourceAmount.ts";
-import { SIGNAL_EXIT } from "./signalExit.ts";
+import { SIGNAL_EXIT, STOP_SIGNALS, type StopSignal } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 const WORKER_USAGE = `usage: baton worker --connect ws://HOST:PORT --jobs FILE --secret-file FILE [options]
@@ -85,8 +85,9 @@ silent (no welcome within --welcome-timeout-ms of connecting, or, after it, noth
 --silence-limit-ms: its host may have crashed or the network dropped the connection), with
 --retry-for once it ran out; 4 when the coordinator refused this worker's setup (the wrong
 secret or job module, no shared protocol version: fix it, since starting again the same
-way ends the same); 130 / 143 after SIGINT / SIGTERM (the running job is aborted and goes
-back to the coordinator; a second signal stops at once).`;
+way ends the same); 130 / 143 / 129 / 131 after SIGINT / SIGTERM / SIGHUP (the terminal
+closed, the ssh session dropped) / SIGQUIT (the running job is aborted and goes back to the
+coordinator; a second signal stops at once).`;
 
 /**
  * Close codes that end a worker through no fault of its setup (the coordinator or its host went
@@ -125,9 +126,9 @@ const MOST_RETRY_MS = 10_000;
 /**
  * `baton worker`: loads a job module, connects to a coordinator over WebSockets, proves the
  * run secret and runs jobs until the coordinator closes the connection. Returns the exit code.
- * Meant for the `baton` process itself: it handles SIGINT and SIGTERM while it runs, and once
- * it has returned the process exits within the abort grace (`--abort-grace`, DESIGN §8's, 5 s
- * by default) even if a handler would keep it alive.
+ * Meant for the `baton` process itself: it handles SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * (`STOP_SIGNALS`) while it runs, and once it has returned the process exits within the abort
+ * grace (`--abort-grace`, DESIGN §8's, 5 s by default) even if a handler would keep it alive.
  *
  * @example
  * ```ts
@@ -205,13 +206,13 @@ export async function workerCommand(argv: string[]): Promise<number> {
     : await loadJobsFile(values.jobs);
 
   let link: Link | undefined;
-  let signalled: "SIGINT" | "SIGTERM" | undefined;
+  let signalled: StopSignal | undefined;
   let stopped!: () => void;
   const stopping = new Promise<void>((resolve) => {
     stopped = resolve;
   });
   const goodbye = (signal: string) => `worker ${name} stopping (${signal})`;
-  const onSignal = (signal: "SIGINT" | "SIGTERM") => {
+  const onSignal = (signal: StopSignal) => {
     if (signalled !== undefined) process.exit(SIGNAL_EXIT[signal]);
     signalled = signal;
     // Between connections (waiting to try again) there is no job to give back.
@@ -231,8 +232,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
       return link;
     },
   };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   const stalls = watchEventLoopStalls();
   /** A lost coordinator: what happened, then why it may be this worker's own doing. */
   const say = (message: string) => {
@@ -357,8 +357,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   } finally {
     if ("close" in jobs) await jobs.close();
     stalls.stop();
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   }
 }
 

@@ -1011,6 +1011,7 @@ describe("baton", () => {
   it.each([
     ["SIGINT", 130, "Ctrl-C"],
     ["SIGTERM", 143, "SIGTERM"],
+    ["SIGHUP", 129, "SIGHUP"],
   ] as const)(
     "cancels on %s: exits %i within seconds and leaves no process or secret behind",
     async (signal, exitCode, again) => {
