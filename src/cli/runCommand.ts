@@ -35,6 +35,7 @@ import { COORDINATOR_OWN_FILES, checkWorkerCount } from "../runtime/workerCountL
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { batonDirBesideGraph, besideGraph } from "./batonDirBesideGraph.ts";
 import { closeDashboard } from "./closeDashboard.ts";
+import { codedMessage } from "./codedMessage.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { dryRunReport } from "./dryRunReport.ts";
 import { durationFlag } from "./durationFlag.ts";
@@ -409,7 +410,9 @@ export async function runCommand(argv: string[]): Promise<number> {
         (error instanceof StoreError && error.code === "STORE_FULL");
       if (!failed) throw error;
       bar?.clear();
-      process.stderr.write(`baton run: the run failed: ${error.message} [${error.code}]\n`);
+      process.stderr.write(
+        `baton run: the run failed: ${codedMessage(error.message, error.code)}\n`,
+      );
       return 1;
     } finally {
       await lock?.release();

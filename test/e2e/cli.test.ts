@@ -20,6 +20,7 @@ import { type AddressInfo, createServer } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { codedMessage } from "../../src/cli/codedMessage.ts";
 import {
   type BatonExit,
   type BatonProcess,
@@ -676,7 +677,11 @@ describe.concurrent("baton's failures and refusals", () => {
     // stderr shows: the terminal gets the CLI's one message, not the log line as well.
     expect(logged).toMatchObject({ level: 30, err: { code: "WORKER_CANNOT_START" } });
     expect(logged.err).not.toHaveProperty("stack");
-    expect(stderr).toBe(`baton run: the run failed: ${logged.err.message} [WORKER_CANNOT_START]\n`);
+    expect(stderr).toBe(
+      `baton run: the run failed: ${codedMessage(logged.err.message, "WORKER_CANNOT_START")}\n`,
+    );
+    // The code ends the first line, not the worker's log quoted after it.
+    expect(stderr.split("\n")[0]).toMatch(/ of the log \[WORKER_CANNOT_START\]:$/);
     expect(stderr).toMatch(/the run failed: worker local-1 \(pid \d+\) exited with code 2/);
     expect(stderr).toContain(
       `could not load ${join(ROOT, "test/fixtures/workersCannotLoad.graph.ts")}: the licence file is missing`,
@@ -728,7 +733,7 @@ describe.concurrent("baton's failures and refusals", () => {
     expect(logged).toMatchObject({ level: 30, err: { code: "WORKER_CRASH_LOOP" } });
     expect(logged.err).not.toHaveProperty("stack");
     // Each replacement is warned of as it happens; the failure is said once, at the end.
-    const message = `baton run: the run failed: ${logged.err.message} [WORKER_CRASH_LOOP]\n`;
+    const message = `baton run: the run failed: ${codedMessage(logged.err.message, "WORKER_CRASH_LOOP")}\n`;
     expect(stderr.endsWith(message)).toBe(true);
     const before = stderr.slice(0, -message.length).trim().split("\n");
     expect(before.map((line) => JSON.parse(line).msg)).toEqual(
