@@ -659,14 +659,21 @@ function trackRun(
     }
     return {};
   };
-  /** What the run's log says of a job that failed, or of an attempt it will make again. */
+  /**
+   * What the run's log says of a job that failed or was cancelled (its reason, not an error),
+   * or of an attempt it will make again.
+   */
   const logChange = (
     change: CoordinatorEffect & { type: "job.changed" },
     record: JobRecord,
     about: Pick<JobEvent, "attempt" | "error" | "lostWorker">,
   ) => {
-    const at = { job: change.job, kind: change.kind, ...(about.error && { err: about.error }) };
-    if (change.state === "failed") {
+    const { job, kind } = change;
+    const at = { job, kind, ...(about.error && { err: about.error }) };
+    if (change.state === "failed" && statusOf(record) === "cancelled") {
+      const { attempts, cause } = record;
+      log.info({ job, kind, attempts, cause, reason: about.error?.message }, "job cancelled");
+    } else if (change.state === "failed") {
       log.info({ ...at, attempts: record.attempts, cause: record.cause }, "job failed");
     } else {
       log.info(

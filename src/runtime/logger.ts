@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
 import type pretty from "pino-pretty";
 import { BatonError } from "../errors.ts";
+import type { JobError } from "../machines/jobBoard.ts";
 import { makeDirs } from "./makeDirs.ts";
 
 /**
@@ -109,15 +110,36 @@ export function createLogger(options: LoggerOptions = {}): Logger {
  * An error as a log line holds it (`err`): pino's own form, without the stack for a
  * `BatonError`, which is expected and says what to do in its message and code; a stack is
  * kept for what is a bug: any other error, including one a `BatonError` was caused by (a
- * listener that threw), under `cause`.
+ * listener that threw), under `cause`. A job's error, which crossed the wire as a plain
+ * `{ name, message, stack }`, is logged as the error it was (pino's form made its `type`
+ * `Object` and its missing stack `""`).
  */
 function loggedError(error: unknown): Record<string, unknown> {
+  if (isJobError(error)) {
+    const { name, message, stack, retryable } = error;
+    return {
+      type: name ?? "Error",
+      message,
+      ...(stack !== undefined && { stack }),
+      ...(retryable === false && { retryable }),
+    };
+  }
   const serialized = pino.stdSerializers.err(error as Error);
   if (!(error instanceof BatonError)) return serialized;
   const { stack: _, ...classified } = serialized;
   return error.cause instanceof Error
     ? { ...classified, cause: loggedError(error.cause) }
     : classified;
+}
+
+/** An error as it crosses the wire and lands in a job's result: an object, not an `Error`. */
+function isJobError(error: unknown): error is JobError {
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    !(error instanceof Error) &&
+    typeof (error as { message?: unknown }).message === "string"
+  );
 }
 
 /**
