@@ -660,8 +660,10 @@ function trackRun(
     return {};
   };
   /**
-   * What the run's log says of a job that failed or was cancelled (its reason, not an error),
-   * or of an attempt it will make again.
+   * What the run's log says of a job that failed, was skipped (the job whose failure it was
+   * skipped for, and the reason naming its dependency) or was cancelled (its reason, not an
+   * error), or of an attempt it will make again. A skip is logged at `info` like the failure
+   * that caused it, not above it: it is its consequence, and that failure carries the error.
    */
   const logChange = (
     change: CoordinatorEffect & { type: "job.changed" },
@@ -670,9 +672,17 @@ function trackRun(
   ) => {
     const { job, kind } = change;
     const at = { job, kind, ...(about.error && { err: about.error }) };
-    if (change.state === "failed" && statusOf(record) === "cancelled") {
+    const status = change.state === "failed" ? statusOf(record) : undefined;
+    if (status === "cancelled") {
       const { attempts, cause } = record;
       log.info({ job, kind, attempts, cause, reason: about.error?.message }, "job cancelled");
+    } else if (status === "skipped") {
+      const failed = record.skippedFor?.job;
+      const after = failed && { failedJob: failed.id, failedKind: failed.kind };
+      log.info(
+        { job, kind, cause: record.cause, ...after, reason: about.error?.message },
+        "job skipped",
+      );
     } else if (change.state === "failed") {
       log.info({ ...at, attempts: record.attempts, cause: record.cause }, "job failed");
     } else {

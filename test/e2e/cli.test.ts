@@ -411,7 +411,16 @@ describe("baton run", () => {
         cause: "error",
         err: { stack: expect.stringContaining("failing.graph.ts") },
       },
-      { kind: "use", cause: "skipped" },
+    ]);
+    expect(said("job skipped")).toMatchObject([
+      {
+        kind: "use",
+        cause: "skipped",
+        failedKind: "broken",
+        reason: expect.stringMatching(
+          /^skipped because dependency [0-9a-f]{16} \(broken\) failed: the database is on fire$/,
+        ),
+      },
     ]);
     expect(said("run finished")).toMatchObject([
       { ok: false, counts: { completed: 1, failed: 2 } },

@@ -45,7 +45,7 @@ describe("the run's log of a job's outcome", { timeout: 10_000 }, () => {
     }
   });
 
-  it("logs a failed job's error with its own type, message and stack; a skipped one's with no empty stack", async () => {
+  it("logs a failed job's error with its own type, message and stack; a skipped job as skipped, naming the job that failed", async () => {
     const { logger, said } = loggedLines();
     const engine = createEngine({
       jobs: {
@@ -80,7 +80,49 @@ describe("the run's log of a job's outcome", { timeout: 10_000 }, () => {
     expect(failed("refuse")).toMatchObject({
       err: { type: "NonRetryableError", message: "the input names no table", retryable: false },
     });
-    expect(failed("double")).toMatchObject({ cause: "skipped", err: { type: "Skipped" } });
-    expect(failed("double")?.err).not.toHaveProperty("stack");
+    expect(failed("double")).toBeUndefined();
+    const parseId = [...result.jobs.values()].find((outcome) => outcome.kind === "parse")?.id;
+    const skipped = said("job skipped");
+    expect(skipped).toEqual([
+      expect.objectContaining({
+        level: 30,
+        kind: "double",
+        cause: "skipped",
+        failedJob: parseId,
+        failedKind: "parse",
+        reason: `skipped because dependency ${parseId} (parse) failed: not a number: x`,
+      }),
+    ]);
+    expect(skipped[0]).not.toHaveProperty("err");
+  });
+
+  it("names the job that failed, not the one skipped in between, for a chain of skips", async () => {
+    const { logger, said } = loggedLines();
+    const engine = createEngine({
+      jobs: {
+        parse: (): number => {
+          throw new NonRetryableError("bad input");
+        },
+        double: (n: number) => 2 * n,
+        triple: (n: number) => 3 * n,
+      },
+      workers: 1,
+      logger,
+    });
+    const parse = job("parse", null);
+    const double = job("double", 1, { after: [parse] });
+    const result = await engine.run([parse, double, job("triple", 1, { after: [double] })]);
+
+    expect(result.counts).toMatchObject({ failed: 1, skipped: 2 });
+    const idOf = (kind: string) => [...result.jobs.values()].find((o) => o.kind === kind)?.id;
+    const failed = { failedJob: idOf("parse"), failedKind: "parse" };
+    expect(said("job skipped")).toMatchObject([
+      { job: idOf("double"), ...failed },
+      {
+        job: idOf("triple"),
+        ...failed,
+        reason: `skipped because dependency ${idOf("double")} (double) was skipped, after job ${idOf("parse")} (parse) failed: bad input`,
+      },
+    ]);
   });
 });
