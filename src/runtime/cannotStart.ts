@@ -1,4 +1,12 @@
-import { accessSync, constants, readFileSync, statSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  openSync,
+  readFileSync,
+  readSync,
+  statSync,
+} from "node:fs";
 import { delimiter, resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 
@@ -6,7 +14,8 @@ import { ConfigError } from "../errors.ts";
  * The error of a `spawn` that gave no process, saying why. Node tells the errno only on the
  * next tick, after `Procs.spawn` has returned, so the cause is found again: a working
  * directory that is not one; a program that is not there, is a directory or is not
- * executable (see `programProblem`); or else, with the program there, the system refused
+ * executable (see `programProblem`), or a script whose `#!` interpreter is (see
+ * `interpreterProblem`); or else, with the program there, the system refused
  * another process (EAGAIN): this user's limit on processes (`ulimit -u`, read from
  * `/proc/self/limits`), reached by a large world size, or the machine's memory or pids.
  * A working directory or a program that is not there is a `ConfigError`: starting it again
@@ -57,13 +66,19 @@ function programProblem(
       : ` (a relative path is resolved against the working directory, ${resolve(cwd ?? ".")})`;
     const kind = kindOf(file);
     if (kind === "missing") return `${file} does not exist${relative}; give the program's path`;
+    if (kind === "executable") return interpreterProblem(file, "", cwd);
     return fileProblem(file, kind, "");
   }
   const files = (path ?? "")
     .split(delimiter)
     .map((dir) => resolve(cwd ?? ".", dir || ".", command));
   const kinds = files.map(kindOf);
-  if (kinds.includes("executable")) return undefined;
+  // execvp goes on down PATH past a script whose interpreter is not there (its ENOENT).
+  const scripts = files.filter((_, i) => kinds[i] === "executable");
+  if (scripts.length > 0) {
+    const problems = scripts.map((file) => interpreterProblem(file, ", found on PATH,", cwd));
+    return problems.includes(undefined) ? undefined : problems[0];
+  }
   const met = kinds.findIndex((kind) => kind !== "missing");
   if (met === -1) {
     return `no program ${command} on PATH (${path ?? "not set"}); install it, add its directory to the PATH the process gets, or give its path`;
@@ -79,6 +94,50 @@ function fileProblem(file: string, kind: Kind, where: string) {
     return `${file}${where} is not executable; make it so (chmod +x ${file}) or run it through its interpreter`;
   }
   return undefined;
+}
+
+/**
+ * What keeps exec from running the executable `file` (`where`: how it was found) through the
+ * interpreter its `#!` line names, or undefined when it has none or that one is executable.
+ * The kernel takes the interpreter from the line's first word, as a path (relative: to the
+ * working directory), and fails with ENOENT when it is not there, EACCES when it is not
+ * executable. A line ending in CR (a file saved with Windows line endings) names an
+ * interpreter with a CR at its end, which is never there. `#!/usr/bin/env X` without X on
+ * PATH is not this: env starts, and exits 127 saying so.
+ */
+function interpreterProblem(file: string, where: string, cwd: string | undefined) {
+  const line = firstLine(file);
+  if (!line?.startsWith("#!")) return undefined;
+  const interpreter = /^[ \t]*([^ \t]*)/.exec(line.slice(2))?.[1] ?? "";
+  if (interpreter === "") return undefined;
+  const kind = kindOf(resolve(cwd ?? ".", interpreter));
+  if (kind === "executable") return undefined;
+  const named = `${file}${where} starts with #!${interpreter}`;
+  if (interpreter.endsWith("\r")) {
+    return `${named.slice(0, -1)}\\r (its lines end in CR LF, Windows line endings), an interpreter that does not exist; convert it to Unix line endings (dos2unix ${file}, or sed -i 's/\\r$//' ${file})`;
+  }
+  if (kind === "missing") {
+    const name = interpreter.slice(interpreter.lastIndexOf("/") + 1);
+    const fromPath = name === "env" ? "" : ` (#!/usr/bin/env ${name} takes it from PATH)`;
+    return `${named}, an interpreter that does not exist; install it, or change that line to an interpreter that is there${fromPath}, or run the script through one`;
+  }
+  return `${named}, an interpreter that ${kind === "directory" ? "is a directory, not a program" : "is not executable"}; change that line to the interpreter's path, or run the script through it`;
+}
+
+/** The start of `file` up to its first newline (at most the 256 bytes exec reads), if readable. */
+function firstLine(file: string): string | undefined {
+  try {
+    const fd = openSync(file, "r");
+    try {
+      const head = Buffer.alloc(256);
+      const read = readSync(fd, head, 0, head.length, 0);
+      return head.toString("utf8", 0, read).split("\n", 1)[0];
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined;
+  }
 }
 
 type Kind = "missing" | "directory" | "not executable" | "executable";

@@ -80,6 +80,85 @@ describe("cannotStart", () => {
     }
   });
 
+  it("names the #! interpreter of a script that is not there (exec's ENOENT for a file that is), and what to do", () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-start-"));
+    dirs.push(dir);
+    const script = (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      chmodSync(join(dir, name), 0o755);
+      return join(dir, name);
+    };
+    const missing = script("train.py", "#!/opt/no-such/python9 -u\nprint(1)\n");
+    const crlf = script("crlf.sh", "#!/bin/sh\r\necho 1\r\n");
+    const relative = script("rel.sh", "#! ./tools/run\n");
+    mkdirSync(join(dir, "tools", "run"), { recursive: true });
+    const plain = join(dir, "plain");
+    writeFileSync(plain, "");
+    const notExecutable = script("noexec.sh", `#!${plain}\n`);
+    const noEnv = script("noenv.sh", "#!/opt/no-such/env python3\n");
+    for (const [command, cwd, path, why] of [
+      [
+        missing,
+        undefined,
+        "/usr/bin:/bin",
+        `${missing} starts with #!/opt/no-such/python9, an interpreter that does not exist; install it, or change that line to an interpreter that is there (#!/usr/bin/env python9 takes it from PATH), or run the script through one`,
+      ],
+      [
+        "train.py",
+        undefined,
+        `/nonexistent:${dir}`,
+        `${missing}, found on PATH, starts with #!/opt/no-such/python9, an interpreter that does not exist; install it, or change that line to an interpreter that is there (#!/usr/bin/env python9 takes it from PATH), or run the script through one`,
+      ],
+      [
+        "./crlf.sh",
+        dir,
+        undefined,
+        `${crlf} starts with #!/bin/sh\\r (its lines end in CR LF, Windows line endings), an interpreter that does not exist; convert it to Unix line endings (dos2unix ${crlf}, or sed -i 's/\\r$//' ${crlf})`,
+      ],
+      // A relative interpreter is resolved against the working directory, as exec does.
+      [
+        relative,
+        dir,
+        undefined,
+        `${relative} starts with #!./tools/run, an interpreter that is a directory, not a program; change that line to the interpreter's path, or run the script through it`,
+      ],
+      [
+        notExecutable,
+        undefined,
+        undefined,
+        `${notExecutable} starts with #!${plain}, an interpreter that is not executable; change that line to the interpreter's path, or run the script through it`,
+      ],
+      [
+        noEnv,
+        undefined,
+        undefined,
+        `${noEnv} starts with #!/opt/no-such/env, an interpreter that does not exist; install it, or change that line to an interpreter that is there, or run the script through one`,
+      ],
+    ] as const) {
+      const error = cannotStart(command, cwd, path);
+      expect(error.message).toBe(
+        `cannot start ${JSON.stringify(command)}${cwd === undefined ? "" : ` in ${cwd}`}: ${why}`,
+      );
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error).toHaveProperty("retryable", false);
+    }
+  });
+
+  it("passes over a script with a missing interpreter on PATH to the program after it, as execvp does", () => {
+    const [first, second] = [1, 2].map(() => {
+      const dir = mkdtempSync(join(tmpdir(), "baton-start-"));
+      dirs.push(dir);
+      return dir;
+    });
+    writeFileSync(join(first!, "rank"), "#!/opt/no-such/python9\n");
+    writeFileSync(join(second!, "rank"), "#!/bin/sh\n");
+    chmodSync(join(first!, "rank"), 0o755);
+    chmodSync(join(second!, "rank"), 0o755);
+    const error = cannotStart("rank", undefined, `${first}:${second}`);
+    expect(error.message).toContain("the system refused another process");
+    expect(error).not.toBeInstanceOf(ConfigError);
+  });
+
   it("names a working directory that does not exist", () => {
     const error = cannotStart("sh", "/nonexistent/work", "/usr/bin:/bin");
     expect(error.message).toBe(
