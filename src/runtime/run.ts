@@ -171,6 +171,24 @@ const RUN_EVENTS: Record<keyof RunEvents, true> = {
  */
 const EMITTER_EVENTS = new Set<string | symbol>(["error", "newListener", "removeListener"]);
 
+/** The EventEmitter methods that a run types by its events. */
+type TypedMethods =
+  | "emit"
+  | "on"
+  | "once"
+  | "addListener"
+  | "prependListener"
+  | "prependOnceListener";
+
+/**
+ * EventEmitter, as the class a run extends, less the methods a run types by its events and
+ * declares itself (calling EventEmitter's). As overrides of Node's, they made the published
+ * `run.d.ts` fail to compile with `skipLibCheck: false` wherever @types/node types
+ * EventEmitter's methods otherwise (TS2416 on `Run.emit` with @types/node 26).
+ */
+const RunEmitter: new () => Omit<EventEmitter<RunEvents>, TypedMethods> = EventEmitter;
+const emitter = EventEmitter.prototype;
+
 /** How one `engine.run` runs: its second argument. */
 export interface RunOptions {
   /**
@@ -200,7 +218,7 @@ export interface RunOptions {
  * const later: Promise<RunResult> = engine.run(graph); // where a Promise is asked for
  * ```
  */
-export class Run extends EventEmitter<RunEvents> implements Promise<RunResult> {
+export class Run extends RunEmitter implements Promise<RunResult> {
   constructor(
     readonly id: string,
     private readonly result: Promise<RunResult>,
@@ -215,9 +233,9 @@ export class Run extends EventEmitter<RunEvents> implements Promise<RunResult> {
    * would end the process from inside the coordinator): the run is cancelled and rejects with
    * a `ListenerError`.
    */
-  override emit<E extends keyof RunEvents>(event: E, ...args: RunEvents[E]): boolean {
+  emit<E extends keyof RunEvents>(event: E, ...args: RunEvents[E]): boolean {
     try {
-      return super.emit(event as keyof RunEvents, ...(args as never));
+      return emitter.emit.call(this, event, ...args);
     } catch (thrown) {
       this.onListenerError(new ListenerError(event, thrown));
       return true;
@@ -234,43 +252,37 @@ export class Run extends EventEmitter<RunEvents> implements Promise<RunResult> {
    * engine.run(graph).on("job", (e) => console.log(e.id, e.state));
    * ```
    */
-  override on<E extends keyof RunEvents>(
-    event: E,
-    listener: (...args: RunEvents[E]) => void,
-  ): this {
-    return super.on(knownEvent(event), listener as never);
+  on<E extends keyof RunEvents>(event: E, listener: (...args: RunEvents[E]) => void): this {
+    return emitter.on.call(this, knownEvent(event), listener) as this;
   }
 
   /** As `on`, for the next event only. */
-  override once<E extends keyof RunEvents>(
-    event: E,
-    listener: (...args: RunEvents[E]) => void,
-  ): this {
-    return super.once(knownEvent(event), listener as never);
+  once<E extends keyof RunEvents>(event: E, listener: (...args: RunEvents[E]) => void): this {
+    return emitter.once.call(this, knownEvent(event), listener) as this;
   }
 
   /** As `on`. */
-  override addListener<E extends keyof RunEvents>(
+  addListener<E extends keyof RunEvents>(
     event: E,
     listener: (...args: RunEvents[E]) => void,
   ): this {
-    return super.addListener(knownEvent(event), listener as never);
+    return emitter.addListener.call(this, knownEvent(event), listener) as this;
   }
 
   /** As `on`, called before the listeners added earlier. */
-  override prependListener<E extends keyof RunEvents>(
+  prependListener<E extends keyof RunEvents>(
     event: E,
     listener: (...args: RunEvents[E]) => void,
   ): this {
-    return super.prependListener(knownEvent(event), listener as never);
+    return emitter.prependListener.call(this, knownEvent(event), listener) as this;
   }
 
   /** As `once`, called before the listeners added earlier. */
-  override prependOnceListener<E extends keyof RunEvents>(
+  prependOnceListener<E extends keyof RunEvents>(
     event: E,
     listener: (...args: RunEvents[E]) => void,
   ): this {
-    return super.prependOnceListener(knownEvent(event), listener as never);
+    return emitter.prependOnceListener.call(this, knownEvent(event), listener) as this;
   }
 
   /**
