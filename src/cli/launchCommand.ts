@@ -29,7 +29,7 @@ import { printHelp } from "./printHelp.ts";
 import { SIGNAL_EXIT, STOP_SIGNALS, type StopSignal } from "./signalExit.ts";
 import { sshConfigFlag } from "./sshConfigFlag.ts";
 import { stoppingLine } from "./stoppingLine.ts";
-import { uiPortFlag, withoutUi } from "./uiPortFlag.ts";
+import { portGivenToUi, uiPortFlag, withoutUi } from "./uiPortFlag.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 /**
@@ -127,6 +127,8 @@ export async function launchCommand(argv: string[]): Promise<number> {
     "master-addr",
   ]);
   const command = split === -1 ? positionals : [...positionals, ...argv.slice(split + 1)];
+  const portToUi = portGivenToUi(positionals.slice(0, 1), values.ui, "the ranks' command");
+  if (portToUi) throw portToUi;
   if (command.length === 0) {
     throw new ConfigError(
       "no command to run: give it after -- (baton launch --world 2 -- cmd args; baton launch --help shows how)",

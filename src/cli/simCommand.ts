@@ -39,7 +39,7 @@ import { printHelp } from "./printHelp.ts";
 import { SeedsProgress } from "./seedsProgress.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
-import { uiPortFlag } from "./uiPortFlag.ts";
+import { portGivenToUi, uiPortFlag } from "./uiPortFlag.ts";
 import { untilFlag } from "./untilFlag.ts";
 import { wholeNumberFlag } from "./wholeNumberFlag.ts";
 
@@ -135,6 +135,8 @@ export async function simCommand(argv: string[]): Promise<number> {
     options: commandCatalog.sim.flags,
   });
   if (values.help) return printHelp(SIM_USAGE, mistake);
+  const portToUi = portGivenToUi(positionals, values.ui === true);
+  if (portToUi) throw portToUi;
   const modules = yourGraph(positionals, values);
   if (values.faults !== undefined && values["fault-list"] !== undefined) {
     throw new ConfigError(

@@ -35,24 +35,29 @@ export function withoutUi(flag: string): ConfigError {
 }
 
 /**
- * The error for a port given to `--ui` (`baton run --ui 8080 graph.ts`): `--ui` takes no
- * value, so the port came as a graph module, which was said as two graph modules or as a
- * module `8080` that does not exist. `undefined` when there is none, or no `--ui`.
+ * The error for a port given to `--ui` (`baton run --ui 8080 graph.ts`, `baton sim --replay 3
+ * --ui 8080`, `baton launch --ui 8080 -- cmd`): `--ui` takes no value, so the port came as a
+ * positional, `readAs` (the graph module, or the ranks' command), which was said as two
+ * graph modules, a module or seed `8080`, or a rank command `8080 cmd`. `undefined` when
+ * there is none, or no `--ui`. `baton launch` passes the first word before its `--` only:
+ * the words after it are the command's own arguments, which may be numbers.
  *
  * @example
  * ```ts
  * portGivenToUi(["8080", "graph.ts"], true); // ConfigError: --ui takes no value, … --ui-port 8080
  * portGivenToUi(["graph.ts"], true); // undefined
+ * portGivenToUi(["8080"], true, "the ranks' command"); // ConfigError: … read as the ranks' command …
  * ```
  */
 export function portGivenToUi(
   positionals: readonly string[],
   ui: boolean,
+  readAs = "the graph module",
 ): ConfigError | undefined {
   const port = ui ? positionals.find((arg) => /^\d{1,5}$/.test(arg)) : undefined;
   return port === undefined
     ? undefined
     : new ConfigError(
-        `--ui takes no value, so ${port} was read as the graph module: give the dashboard's port as --ui-port ${port}`,
+        `--ui takes no value, so ${port} was read as ${readAs}: give the dashboard's port as --ui-port ${port}`,
       );
 }
