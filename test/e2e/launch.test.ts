@@ -27,6 +27,36 @@ afterEach(() => {
 
 const RANK = ["/usr/bin/python3", "examples/ranks/rank.py"];
 
+/**
+ * Launches a deployment named "orphaned" of 2 ranks in `dir` that ignore TERM and do not
+ * watch their launcher, then kills the launcher with SIGKILL: only a reap ends them. Returns
+ * their pids (stopped by pid when the test ends).
+ */
+async function orphansIgnoringTerm(dir: string): Promise<number[]> {
+  const orphaned = startBaton([
+    "launch",
+    "--world",
+    "2",
+    "--state-dir",
+    dir,
+    "--name",
+    "orphaned",
+    "--",
+    "/bin/sh",
+    "-c",
+    "trap '' TERM; while :; do sleep 1; done",
+  ]);
+  let pids: number[] = [];
+  await until(async () => {
+    pids = (await readManifest(dir, "orphaned"))?.ranks.map((rank) => rank.pid) ?? [];
+    return pids.length === 2;
+  }, "the orphans' pids in their manifest");
+  for (const pid of pids) stray(pid, "orphaned");
+  orphaned.child.kill("SIGKILL");
+  await orphaned.exit;
+  return pids;
+}
+
 describe("baton launch", () => {
   it("exits 0 when every rank does, and says where the logs are", async () => {
     const dir = tempDir();
@@ -309,28 +339,7 @@ describe("baton launch", () => {
 
   it("on Ctrl-C while it reaps another launch's orphans, finishes that reap, with SIGKILL at once on a second Ctrl-C, and starts no rank", async () => {
     const dir = tempDir();
-    const orphaned = startBaton([
-      "launch",
-      "--world",
-      "2",
-      "--state-dir",
-      dir,
-      "--name",
-      "orphaned",
-      "--",
-      // Ranks that ignore TERM and do not watch their launcher: only a reap ends them.
-      "/bin/sh",
-      "-c",
-      "trap '' TERM; while :; do sleep 1; done",
-    ]);
-    let pids: number[] = [];
-    await until(async () => {
-      pids = (await readManifest(dir, "orphaned"))?.ranks.map((rank) => rank.pid) ?? [];
-      return pids.length === 2;
-    }, "the orphans' pids in their manifest");
-    for (const pid of pids) stray(pid, "orphaned");
-    orphaned.child.kill("SIGKILL");
-    await orphaned.exit;
+    const pids = await orphansIgnoringTerm(dir);
     const launcher = startBaton([
       "launch",
       "--world",
@@ -635,28 +644,7 @@ describe("baton reap", () => {
 
   it("on Ctrl-C sends SIGKILL at once to orphans in their grace, and still verifies the reap", async () => {
     const dir = tempDir();
-    const orphaned = startBaton([
-      "launch",
-      "--world",
-      "2",
-      "--state-dir",
-      dir,
-      "--name",
-      "orphaned",
-      "--",
-      // Ranks that ignore TERM and do not watch their launcher: only a reap ends them.
-      "/bin/sh",
-      "-c",
-      "trap '' TERM; while :; do sleep 1; done",
-    ]);
-    let pids: number[] = [];
-    await until(async () => {
-      pids = (await readManifest(dir, "orphaned"))?.ranks.map((rank) => rank.pid) ?? [];
-      return pids.length === 2;
-    }, "the orphans' pids in their manifest");
-    for (const pid of pids) stray(pid, "orphaned");
-    orphaned.child.kill("SIGKILL");
-    await orphaned.exit;
+    const pids = await orphansIgnoringTerm(dir);
     // Ten minutes of grace: only the Ctrl-C ends the reap within the test's time. Before,
     // Ctrl-C ended baton reap at once, the orphans still running.
     const reap = startBaton(["reap", "--state-dir", dir, "--grace-ms", "600000"]);
