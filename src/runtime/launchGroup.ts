@@ -15,6 +15,7 @@ import {
 } from "../machines/group.ts";
 import { rankMachine } from "../machines/rank.ts";
 import { givenOverrides } from "../overrides.ts";
+import { commandNotRun } from "../rank/commandNotRun.ts";
 import { deploymentCgroupName } from "../rank/deploymentCgroup.ts";
 import {
   checkDeploymentId,
@@ -1064,8 +1065,12 @@ class LaunchedGroup implements RankGroup {
         " A rank rewrites its marker every heartbeat; one that stops doing so is hung or cut off, and the group was stopped.",
       LEASE_LOST: ` Ranks stop on their own once the launcher's lease is ${this.timeouts.leaseStaleMs} ms old, so the launcher stopped them first. Check that the state dir takes writes (disk full, quota, read-only, a network file system gone)${this.hosts.some((host) => host.kind === "ssh") ? " and that its ssh hosts answer" : ""}, then launch again.`,
     };
-    const tail =
-      logFile !== undefined ? ` Its log is ${logFile}. ${await this.ports.logTail(logFile)}` : "";
+    const quoted = logFile !== undefined ? await this.ports.logTail(logFile) : "";
+    const tail = logFile !== undefined ? ` Its log is ${logFile}. ${quoted}` : "";
+    const notRun =
+      failure.code === "RANK_FAILED" && failure.exit?.signal === null && failure.exit.code !== null
+        ? commandNotRun(failure.exit.code, quoted)
+        : undefined;
     const stuck =
       teardownError !== undefined
         ? ` The teardown that followed is not verified either: ${teardownError.message}`
@@ -1073,7 +1078,7 @@ class LaunchedGroup implements RankGroup {
     // The quoted log comes last: a sentence after it would read as the log's last line.
     return new RankGroupError(
       failure.code,
-      `deployment ${this.deployment}: ${failure.message}.${advice[failure.code]}${stuck}${tail}`,
+      `deployment ${this.deployment}: ${failure.message}.${advice[failure.code]}${notRun?.advice ?? ""}${stuck}${tail}`,
       this.deployment,
       {
         ...(rank !== undefined && rank >= 0 && { rank }),
@@ -1081,7 +1086,7 @@ class LaunchedGroup implements RankGroup {
         ...(logFile !== undefined && { logFile }),
         ...(teardownError !== undefined && { teardownError }),
       },
-      failure.retryable,
+      failure.retryable ?? notRun?.retryable,
     );
   }
 

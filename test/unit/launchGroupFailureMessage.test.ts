@@ -25,3 +25,40 @@ it("a rank failure whose teardown is not verified names both and quotes the rank
     /rank 1 exited with code 3\. The other ranks were stopped\. The teardown that followed is not verified either: .* Its log is \/sim\/run\/dep-\w+\/rank-1\.log\. The last line of the log:\n {2}\| rank 1 gives up$/s,
   );
 });
+
+/** A group whose rank 0 exits with `code` at once, its log quoting `line`. */
+async function exitingWith(code: number, line: string) {
+  const { group, settle } = simGroup(
+    1,
+    () => ({ main: (self) => self.clock.setTimeout(() => self.exit(code), 10) }),
+    { ports: { logTail: async () => `The last line of the log:\n  | ${line}` } },
+  );
+  return (await settle(group.wait())) as RankGroupError;
+}
+
+it("a rank that exits 127 with env's own line says the command was not found, and is not retried", async () => {
+  const error = await exitingWith(127, "env: 'python9': No such file or directory");
+  expect(error.code).toBe("RANK_FAILED");
+  expect(error.retryable).toBe(false);
+  expect(error.message).toMatch(
+    /rank 0 exited with code 127\. The other ranks were stopped\. Exit code 127 is a shell's or env's "command not found": .*give its full path\. The log's last line, below, is the shell's or env's own\. Its log is .*\n {2}\| env: 'python9': No such file or directory$/s,
+  );
+});
+
+it("a rank that exits 126 with sh's own line says it could not be executed, and is not retried", async () => {
+  const error = await exitingWith(126, "sh: 1: ./train.sh: Permission denied");
+  expect(error.retryable).toBe(false);
+  expect(error.message).toMatch(/Exit code 126 is a shell's or env's "found but cannot execute"/);
+});
+
+it("a rank that exits 127 without a shell's line is told as probably not found, but stays retryable", async () => {
+  const error = await exitingWith(127, "giving up: checkpoint missing");
+  expect(error.retryable).toBeUndefined();
+  expect(error.message).toMatch(/"command not found".* A program may also exit with 127 itself/s);
+});
+
+it("a rank that exits with another code gets no such advice", async () => {
+  const error = await exitingWith(1, "bash: line 1: trainn: command not found");
+  expect(error.retryable).toBeUndefined();
+  expect(error.message).not.toMatch(/Exit code/);
+});
