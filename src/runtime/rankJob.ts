@@ -53,7 +53,8 @@ export type RankJobResult = {
  * (the reaper, the barrier, the watch), and resolves with the group's outcome when every rank
  * exited 0. A failing rank fails the job with the group's `RankGroupError` (retried as any
  * failure is); a launch that cannot work (a spec `launchGroup` refuses, a program or working
- * directory that is not there: `retryable: false`) is not retried. A name that is not free
+ * directory that is not there, a rank that exited 127 or 126 with its shell's or env's own
+ * "not found" as its log's last line, see `commandNotRun`: `retryable: false`) is not retried. A name that is not free
  * yet is retried, and its message says to give the job a backoff and each job its own name. While it runs, the group's
  * state and each rank's phase, pid and exit are the job's progress (a `GroupProgress` report
  * as the message, at most one every
