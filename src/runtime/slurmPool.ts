@@ -69,9 +69,9 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
   /** Longest any Slurm command may take (default 30 s). */
   commandTimeoutMs?: number | undefined;
   /**
-   * On stop, how long the allocations whose worker joined the run get to end on their own
-   * before `scancel` (default 5 s, or `abortGraceMs` when longer); the others are cancelled at
-   * once.
+   * On stop, how long the allocations whose worker joined the run, and was not given up on by
+   * the coordinator, get to end on their own before `scancel` (default 5 s, or `abortGraceMs`
+   * when longer); the others are cancelled at once.
    */
   graceMs?: number | undefined;
   /** On stop, how long to wait for the queue to confirm every allocation gone (default 60 s). */
@@ -217,7 +217,8 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
  * working Slurm client: the pool fails (`SLURM_UNREACHABLE`, quoting Slurm's last line).
  *
  * `stop()` cancels at once the allocations whose worker never joined the run
- * (`context.joined`; such a worker holds no job) and the pending ones, gives the others
+ * (`context.joined`; such a worker holds no job), those whose every joined worker the
+ * coordinator gave up on (`context.gaveUpOn`: it hears no close), and the pending ones, gives the others
  * `graceMs` to end (their workers leave when the coordinator closes), cancels what is left,
  * and resolves once a successful `squeue` shows none of them active; after `stopTimeoutMs`
  * it rejects with `STOP_UNCONFIRMED` naming those left.
@@ -662,25 +663,27 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     const stopTimeoutMs = this.options.stopTimeoutMs ?? 60_000;
     const started = this.clock.now();
     const waitMs = Math.min(this.pollMs, 250);
-    // An allocation whose worker never joined holds no job, and a pending one would only
-    // start a worker with nothing to do: both are cancelled at once (one the queue shows
-    // only now, an sbatch that timed out, as soon as it does). The others end on their own:
-    // the coordinator has closed their workers' connections.
-    const unjoined = new Set<string>();
-    const cancelUnjoined = () => {
+    // An allocation whose worker never joined holds no job, nor does one whose every joined
+    // worker the coordinator gave up on (an expired lease, a silence, a broken link: such a
+    // worker hears no close), and a pending one would only start a worker with nothing to
+    // do: all are cancelled at once (one the queue shows only now, an sbatch that timed out,
+    // as soon as it does). The others end on their own: the coordinator has closed their
+    // workers' connections.
+    const unawaited = new Set<string>();
+    const cancelUnawaited = () => {
       const ids = this.allocations()
-        .filter((a) => !unjoined.has(a.id) && !this.workerJoined(a))
+        .filter((a) => !unawaited.has(a.id) && !this.workerServing(a))
         .map((a) => a.id);
-      for (const id of ids) unjoined.add(id);
+      for (const id of ids) unawaited.add(id);
       return this.cancel(ids);
     };
-    await cancelUnjoined();
+    await cancelUnawaited();
     const graceUntil =
       started + (this.options.graceMs ?? Math.max(5000, this.options.abortGraceMs ?? 0));
     while (this.table.size > 0 && this.clock.now() < graceUntil) {
       await this.sleep(waitMs);
       await this.refresh();
-      await cancelUnjoined();
+      await cancelUnawaited();
     }
     let cancelledAt = Number.NEGATIVE_INFINITY;
     while (this.table.size > 0) {
@@ -714,11 +717,25 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   private workerJoined(allocation: AllocationView): boolean {
     const { joined } = this.context;
     if (joined === undefined) return allocation.state === "running";
+    return this.workerNames(allocation).some(joined);
+  }
+
+  /**
+   * Whether a worker of this allocation joined the run and the coordinator has not given up
+   * on it since (`PoolStart.gaveUpOn`): the stop waits for such a worker to leave when the
+   * coordinator closes its connection. One given up on (its lease expired, it fell silent,
+   * its link broke) hears no close; a restart of it that joined since counts on its own name.
+   */
+  private workerServing(allocation: AllocationView): boolean {
+    const { joined, gaveUpOn } = this.context;
+    if (joined === undefined || gaveUpOn === undefined) return this.workerJoined(allocation);
+    return this.workerNames(allocation).some((name) => joined(name) && !gaveUpOn(name));
+  }
+
+  /** The names the batch script gives an allocation's worker and its restarts. */
+  private workerNames(allocation: AllocationView): string[] {
     const restarts = this.options.workerRestarts ?? WORKER_RESTARTS;
-    for (let n = 1; n <= restarts + 1; n++) {
-      if (joined(workerName(allocation.id, n))) return true;
-    }
-    return false;
+    return Array.from({ length: restarts + 1 }, (_, i) => workerName(allocation.id, i + 1));
   }
 
   /** A stop's `scancel` (any state); a failure is retried by the caller's loop. */

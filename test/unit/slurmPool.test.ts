@@ -703,6 +703,35 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(slurm.active()).toEqual([]);
   });
 
+  it("stop cancels at once the allocations whose every joined worker the coordinator gave up on", async () => {
+    const slurm = new FakeSlurm(3);
+    // 100_1's worker was closed for an expired lease (or its link broke) and nothing of that
+    // allocation joined again; 100_2's first worker was lost too, but its restart joined.
+    const gaveUp = new Set(["slurm-100_1", "slurm-100_2"]);
+    const pool = start(
+      slurm,
+      { value: 3 },
+      { graceMs: 5000 },
+      {
+        joined: (worker) =>
+          ["slurm-100_0", "slurm-100_1", "slurm-100_2", "slurm-100_2.2"].includes(worker),
+        gaveUpOn: (worker) => gaveUp.has(worker),
+      },
+    );
+    await until(() => slurm.inState("RUNNING").length === 3, "three running");
+    await polls(pool, 1);
+    const stopped = pool.stop();
+    await until(() => slurm.cancels.length > 0, "a cancel", 1000);
+    expect(slurm.cancels).toEqual([{ ids: ["100_1"], pendingOnly: false, states: ["RUNNING"] }]);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(slurm.inState("RUNNING")).toEqual(["100_0", "100_2"]);
+    slurm.finish("100_0", "COMPLETED");
+    slurm.finish("100_2", "COMPLETED");
+    await stopped;
+    expect(slurm.cancels).toHaveLength(1);
+    expect(slurm.active()).toEqual([]);
+  });
+
   it("stop gives its grace to an allocation it last saw pending whose worker has joined since", async () => {
     const slurm = new FakeSlurm(1);
     slurm.startsOnQueue = false;
