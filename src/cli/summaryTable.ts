@@ -12,7 +12,8 @@ const STATUS_COLUMN: Record<JobStatus, number> = {
 
 /**
  * The end-of-run summary: one row per job kind with counts, then every failure with its
- * cause (a run with many failures lists the first 20). `storeReadOnly`: the store was only
+ * cause and the worker of its last attempt (a run with many failures lists the first 20), and
+ * the workers lost while running a job. `storeReadOnly`: the store was only
  * read (`--store-read-only`), so the results it gave are not followed by `--force`'s advice,
  * which that flag refuses.
  *
@@ -39,12 +40,22 @@ export function summaryTable(result: RunResult, storeReadOnly = false): string {
   ]);
   const failures = [...result.jobs.values()].filter((o) => o.status === "failed");
   for (const o of failures.slice(0, 20)) {
+    const on = o.worker === undefined ? "" : `${o.attempts === 1 ? "" : ", last"} on ${o.worker}`;
     out.push(
-      `✗ ${o.kind} ${o.id} (${o.cause ?? "error"}, ${o.attempts} attempt${o.attempts === 1 ? "" : "s"}${o.error?.retryable === false ? ", not retried" : ""}): ${o.error?.message ?? ""}`,
+      `✗ ${o.kind} ${o.id} (${o.cause ?? "error"}, ${o.attempts} attempt${o.attempts === 1 ? "" : "s"}${on}${o.error?.retryable === false ? ", not retried" : ""}): ${o.error?.message ?? ""}`,
     );
   }
   if (failures.length > 20)
     out.push(`… and ${failures.length - 20} more failures (use --json for all)`);
+  // The workers that went away while running a job (their jobs ran again or failed as poison):
+  // a bad node shows up here even when every job completed in the end.
+  const lost = new Set<string>();
+  for (const o of result.jobs.values()) for (const worker of o.lostWorkers) lost.add(worker);
+  if (lost.size > 0) {
+    out.push(
+      `${lost.size} worker${lost.size === 1 ? "" : "s"} lost while running a job: ${[...lost].join(", ")} (the run's log says why)`,
+    );
+  }
   // Why the jobs that never ran were cancelled: Ctrl-C, a listener, --fail-fast's first failure.
   const cancelled = [...result.jobs.values()].find((o) => o.status === "cancelled");
   if (cancelled?.error) {

@@ -614,6 +614,8 @@ interface Attempt {
   finishedAt: number | undefined;
   /** Until the job's next change: how many workers it had lost when the attempt started. */
   lostBefore: number | undefined;
+  /** The name of the worker the attempt was granted to. */
+  worker: string | undefined;
 }
 
 /** Follows a run's effects for timings, `job` events and periodic `progress`. */
@@ -733,8 +735,11 @@ function trackRun(
     onEffects(effects: readonly CoordinatorEffect[]) {
       const now = clock.now();
       const emitJobs = run.listenerCount("job") > 0;
+      /** The connection of the last lease granted: the job's `running` change follows it. */
+      let grantedTo: string | undefined;
       for (const change of effects) {
         if (change.type === "run.cancelled") onCancelled(change.reason);
+        if (change.type === "lease.granted") grantedTo = change.conn;
         if (change.type !== "job.changed") continue;
         const attempt = open.get(change.job);
         const lostBefore = attempt?.lostBefore;
@@ -747,15 +752,18 @@ function trackRun(
           emitJobs || retry || change.state === "failed" || change.state === "running"
             ? board.jobs.get(change.job)
             : undefined;
+        let current = attempt;
         if (change.state === "running") {
-          const started: Attempt = {
+          current = {
             job: change.job,
             startedAt: now,
             finishedAt: undefined,
             lostBefore: record?.lostWorkers.length ?? 0,
+            // Read when the lease is granted: a worker lost later leaves the board's map.
+            worker: grantedTo === undefined ? undefined : board.workerOf.get(grantedTo),
           };
-          attempts.push(started);
-          open.set(change.job, started);
+          attempts.push(current);
+          open.set(change.job, current);
         } else if (
           attempt !== undefined &&
           (change.state === "completed" || change.state === "failed")
@@ -768,12 +776,14 @@ function trackRun(
         const about = attemptOf(change, record, lostBefore);
         if (retry || change.state === "failed") logChange(change, record, about);
         if (emitJobs) {
+          const worker = about.attempt === undefined ? undefined : current?.worker;
           run.emit("job", {
             id: change.job,
             kind: change.kind,
             state: change.state,
             ...(change.cause !== undefined && { cause: change.cause }),
             ...about,
+            ...(worker !== undefined && { worker }),
           });
         }
       }
@@ -846,8 +856,9 @@ function buildResult(
   const { jobs, counts } = endedOutcomes(board);
   // In order, so each job's last attempt is the one its outcome keeps; the times come last
   // in the outcome, as they always did. Only the last attempt of a job has a finishedAt.
-  for (const { job, startedAt, finishedAt } of attempts) {
+  for (const { job, startedAt, finishedAt, worker } of attempts) {
     const outcome = jobs.get(job)!;
+    if (worker !== undefined) outcome.worker = worker;
     outcome.startedAt = startedAt;
     if (finishedAt !== undefined) outcome.finishedAt = finishedAt;
   }

@@ -23,6 +23,11 @@ export interface JobOutcome<Value = Json> {
   lostWorkers: string[];
   /** The result came from the store of an earlier run. */
   cached: boolean;
+  /**
+   * The name of the worker that ran the job's last attempt (`local-3`, or the `--name` of a
+   * `baton worker`); absent for a job that never ran (skipped, cancelled, or from the store).
+   */
+  worker?: string | undefined;
   /** Clock time the last attempt started and the job finished, in ms. */
   startedAt?: number | undefined;
   finishedAt?: number | undefined;
@@ -98,6 +103,8 @@ export interface JobEvent {
   error?: JobError;
   /** The worker lost while it ran the attempt that ended: the job runs again. */
   lostWorker?: string;
+  /** The name of the worker the attempt of `attempt` was granted to. */
+  worker?: string;
 }
 
 /** Progress reported by a handler through `ctx.progress`, emitted as `job.progress`. */

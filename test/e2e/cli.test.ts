@@ -383,10 +383,10 @@ describe("baton run", () => {
     expect(table.code).toBe(1);
     expect(table.stderr).toMatch(/^total\s+1\s+2\s+1\s+0\s+0$/m);
     expect(table.stderr).toMatch(
-      /^✗ broken [0-9a-f]{16} \(error, 2 attempts\): the database is on fire$/m,
+      /^✗ broken [0-9a-f]{16} \(error, 2 attempts, last on local-\d+\): the database is on fire$/m,
     );
     expect(table.stderr).toMatch(
-      /^✗ refuse [0-9a-f]{16} \(error, 1 attempt, not retried\): the input names no table; fix the input$/m,
+      /^✗ refuse [0-9a-f]{16} \(error, 1 attempt on local-\d+, not retried\): the input names no table; fix the input$/m,
     );
     expect(table.stderr).toContain("✗ the run did not complete");
     // The run's log tells the story: the retried attempt, the failure with its stack, the end.

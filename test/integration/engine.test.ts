@@ -1813,8 +1813,42 @@ describe("engine: what a job event says of the attempt", { timeout: 20_000 }, ()
   afterEach(() => {
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
+  /** A kind's events, less what the tests of attempts do not pin (`worker` has its own). */
   const eventsOf = (events: JobEvent[], kind: string) =>
-    events.filter((e) => e.kind === kind).map(({ id: _, kind: __, ...rest }) => rest);
+    events.filter((e) => e.kind === kind).map(({ id: _, kind: __, worker: ___, ...rest }) => rest);
+
+  it("names the worker of each attempt: in its events, its outcome, and --json", async () => {
+    const engine = createEngine({
+      jobs: {
+        flaky: (n: number, ctx: JobContext) => {
+          if (ctx.job.attempt === 1) throw new Error(`first try of ${n} fails`);
+          return n;
+        },
+      },
+      workers: 2,
+    });
+    const flaky = job("flaky", 1, { retries: 1 });
+    const run = engine.run([flaky, job("flaky", 2, { retries: 0 })]);
+    const events: JobEvent[] = [];
+    run.on("job", (event) => events.push(event));
+    const result = await run;
+
+    const names = new Set(["inproc-1", "inproc-2"]);
+    const retried = events.filter((e) => e.id === result.get(flaky).id);
+    expect(retried.map((e) => e.state)).toEqual(["running", "ready", "running", "completed"]);
+    // The attempt an event is about names its worker; the one that ended, the failed attempt's.
+    for (const e of retried) expect(names).toContain(e.worker);
+    expect(retried[1]!.worker).toBe(retried[0]!.worker);
+    expect(retried[3]!.worker).toBe(retried[2]!.worker);
+    const outcome = result.get(flaky);
+    expect(outcome.worker).toBe(retried[2]!.worker);
+    const failed = result.get(job("flaky", 2, { retries: 0 }));
+    expect(failed.status).toBe("failed");
+    expect(names).toContain(failed.worker);
+    expect(JSON.parse(JSON.stringify(result)).jobs).toContainEqual(
+      expect.objectContaining({ id: outcome.id, worker: outcome.worker }),
+    );
+  });
 
   it("names the attempt, the error an attempt ended with, a backoff, and no error for ctx.need", async () => {
     let flaky = 0;
@@ -1894,19 +1928,23 @@ describe("engine: what a job event says of the attempt", { timeout: 20_000 }, ()
     const run = engine.run([job("throwLater", "the worker dies")]);
     const events: JobEvent[] = [];
     run.on("job", (event) => events.push(event));
-    await run;
+    const result = await run;
 
-    expect(eventsOf(events, "throwLater")).toEqual([
-      { state: "running", attempt: 1 },
-      { state: "ready", attempt: 1, lostWorker: "local-1" },
-      { state: "running", attempt: 2 },
+    expect(
+      events.filter((e) => e.kind === "throwLater").map(({ id: _, kind: __, ...rest }) => rest),
+    ).toEqual([
+      { state: "running", attempt: 1, worker: "local-1" },
+      { state: "ready", attempt: 1, lostWorker: "local-1", worker: "local-1" },
+      { state: "running", attempt: 2, worker: "local-1.2" },
       {
         state: "failed",
         cause: "poison",
         attempt: 2,
         error: expect.objectContaining({ name: "PoisonJob" }),
+        worker: "local-1.2",
       },
     ]);
+    expect(result.get(job("throwLater", "the worker dies")).worker).toBe("local-1.2");
   });
 });
 

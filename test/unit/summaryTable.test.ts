@@ -33,6 +33,33 @@ function completedRun(count: number, cached: number): RunResult {
 }
 
 describe("summaryTable", () => {
+  it("names the worker of a failed job's last attempt, and the workers lost under jobs", () => {
+    const run = completedRun(2, 0);
+    const [first, second] = [...run.jobs.values()] as [JobOutcome, JobOutcome];
+    Object.assign(first, {
+      status: "failed",
+      cause: "error",
+      attempts: 2,
+      worker: "node-7",
+      lostWorkers: ["local-3"],
+      error: { name: "Error", message: "boom" },
+    });
+    Object.assign(second, { attempts: 3, worker: "local-1", lostWorkers: ["local-3", "local-4"] });
+    const once = { ...first, id: "f".repeat(16), attempts: 1, lostWorkers: [] };
+    run.jobs.set(once.id, once as JobOutcome);
+    const summary = summaryTable({
+      ...run,
+      ok: false,
+      counts: { completed: 1, failed: 2, skipped: 0, cancelled: 0, cached: 0 },
+    });
+    expect(summary).toContain(`\n✗ leaf ${first.id} (error, 2 attempts, last on node-7): boom\n`);
+    expect(summary).toContain(`\n✗ leaf ${once.id} (error, 1 attempt on node-7): boom\n`);
+    expect(summary).toContain(
+      "\n2 workers lost while running a job: local-3, local-4 (the run's log says why)\n",
+    );
+    expect(summaryTable(completedRun(3, 0))).not.toContain("lost");
+  });
+
   it("says how many stored results were reused, in the right number", () => {
     expect(summaryTable(completedRun(3, 2))).toContain(
       "\n2 results reused from the store (--force recomputes them)\n✓ every job completed in 1.2 s\n",
