@@ -1,10 +1,11 @@
-import { accessSync, constants, lstatSync, mkdirSync, realpathSync } from "node:fs";
+import { accessSync, constants, lstatSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { ConfigError, StoreError } from "../errors.ts";
 import { isWithin } from "../runtime/isWithin.ts";
 import { makeDirs } from "../runtime/makeDirs.ts";
 import { permissionDenied } from "../runtime/permissionAdvice.ts";
+import { realPath } from "../runtime/realPath.ts";
 import { reuseAdvice } from "../runtime/storeErrors.ts";
 
 /** Where `baton run` without `--store` keeps its files. */
@@ -88,15 +89,6 @@ function ownTempDir(flag: string, why: string): string {
     );
   }
   return own;
-}
-
-/** `path` with its links followed, as it is when it exists; else as written. */
-function realPath(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return resolve(path);
-  }
 }
 
 /** `.baton` beside the graph module, as it is (a dry run looks there without making it). */

@@ -1,13 +1,13 @@
 import { createHash } from "node:crypto";
-import { realpathSync } from "node:fs";
 import { hostname } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { StoreError } from "../errors.ts";
 import { isPermissionDenied } from "./fileOwner.ts";
 import { isWithin } from "./isWithin.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Files } from "./ports.ts";
+import { realPath } from "./realPath.ts";
 import { storeOpenError } from "./storeErrors.ts";
 import { checkStoreFormat } from "./storeFormat.ts";
 import { userName } from "./userName.ts";
@@ -137,19 +137,6 @@ export async function lockGraph(
       if (await ours()) await files.remove(path);
     },
   };
-}
-
-/**
- * The graph module's path with its links resolved, so that a run of it through a symbolic
- * link takes the same lock (two runs of one graph did both compute every job that way); a
- * path that is not there is taken as it is.
- */
-function realPath(graph: string): string {
-  try {
-    return realpathSync(resolve(graph));
-  } catch {
-    return resolve(graph);
-  }
 }
 
 /** What the lock's functions share: where it is, and for which graph. */
