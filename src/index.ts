@@ -239,6 +239,11 @@ export {
   tearDown,
   teardownDeadlineMs,
 } from "./runtime/tearDown.ts";
+export type {
+  SecretIn,
+  WorkerCommand,
+  WorkerCommandOption,
+} from "./runtime/workerCommandLine.ts";
 export type { PoolStart, RunningPool, WorkerPool } from "./runtime/workerPool.ts";
 export { type WsNetOptions, wsNet } from "./runtime/wsNet.ts";
 export { type Fault, type FaultProfile, formatFaults, parseFaults } from "./sim/faultPlan.ts";

@@ -15,7 +15,14 @@ import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, ProcExit, ProcHandle, Procs, Signal } from "./ports.ts";
 import { requireJobsModule } from "./requireJobsModule.ts";
 import { requireWhole } from "./requireWhole.ts";
+import { SECRET_ENV } from "./secret.ts";
 import { settledWithin } from "./settledWithin.ts";
+import {
+  checkWorkerCommand,
+  type SecretIn,
+  type WorkerCommandOption,
+  workerCommandLine,
+} from "./workerCommandLine.ts";
 import { checkWorkerCount, defaultWorkerProcesses, machineLimits } from "./workerCountLimit.ts";
 import { FINAL_WORKER_EXITS } from "./workerExitCodes.ts";
 import {
@@ -375,6 +382,25 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
   maxRestarts?: number | undefined;
   /** The sliding window `maxRestarts` counts deaths in, in ms (default 60 000: a minute). */
   windowMs?: number | undefined;
+  /**
+   * How each worker process is started, for workers run your own way (default: `node
+   * …/bin/baton.js worker …` itself). A prefix put before that command line, such as
+   * `["nice", "-n", "5"]`, `["taskset", "-c", "0"]` or `["systemd-run", "--user", "--scope"]`;
+   * or a function from the worker (`{ name, argv, args, secretFile }`) to the command line to
+   * run, such as `docker run … IMAGE baton worker ...args`. The pool supervises what it starts
+   * as it does its own workers (restarts, exit codes 2 and 4 final, stop with grace, a log per
+   * worker), so the command must end with the worker's exit code and pass SIGTERM on to it
+   * (`exec` it, as `nice`, `taskset`, `env` and `systemd-run --scope` do; `docker run` forwards
+   * signals). Never put the secret on it: every user sees argv through `ps`.
+   */
+  command?: WorkerCommandOption | undefined;
+  /**
+   * How the run's secret reaches each worker: `"file"` (default), the path of the run's 0600
+   * secret file (`--secret-file`; a container mounts it), or `"env"`, `BATON_SECRET` in the
+   * environment of the process the pool starts and no `--secret-file`, for a command that hands
+   * it on (`docker run -e BATON_SECRET`, `sudo --preserve-env=BATON_SECRET`).
+   */
+  secretIn?: SecretIn | undefined;
 }
 
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
@@ -389,21 +415,35 @@ const LOCAL_POOL_OPTIONS: Record<keyof LocalWorkersOptions, true> = {
   handlerThread: true,
   logLevel: true,
   abortGraceMs: true,
+  command: true,
+  secretIn: true,
 };
 
 /**
  * The engine's pool of `baton worker` processes on this machine, over real sockets to the
- * coordinator. The run's secret reaches them through a 0600 file, never argv.
+ * coordinator, or started your own way (`command`: a wrapper, a container, another host).
+ * The run's secret reaches them through a 0600 file (or, with `secretIn: "env"`, their
+ * environment), never argv.
  *
  * @example
  * ```ts
  * const engine = createEngine({ jobs, workers: localPool({ jobsModule: "jobs.ts", count: 4 }), store: ".baton" });
+ * // Each worker in a container of its own, given the secret through its environment:
+ * const docker = localPool({
+ *   jobsModule: "/app/jobs.ts",
+ *   count: 4,
+ *   resources: { cpus: 1, memory: 2048 },
+ *   secretIn: "env",
+ *   command: (worker) => ["docker", "run", "--rm", "--network", "host", "--name", worker.name,
+ *     "-e", "BATON_SECRET", "-v", "/app:/app:ro", "my-image", "baton", "worker", ...worker.args],
+ * });
  * ```
  */
 export function localPool(options: LocalWorkersOptions): WorkerPool {
   checkOptionNames("localPool", options, LOCAL_POOL_OPTIONS, { shape: "{ jobsModule, count, … }" });
   requireJobsModule("localPool", options.jobsModule);
   checkPoolOptions("localPool", options);
+  checkWorkerCommand("localPool", options);
   const resources = options.resources ?? machineResources();
   const machine = machineLimits();
   const count = options.count ?? defaultWorkerProcesses(machine);
@@ -420,10 +460,13 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
     jobsModule: options.jobsModule,
     start(context: PoolStart): RunningPool {
       if (count === 0) return { failed: new Promise(() => {}), stop: async () => {} };
-      if (context.secretFile === undefined) {
+      const inEnv = options.secretIn === "env";
+      const secretFile = inEnv ? undefined : context.secretFile;
+      if (!inEnv && secretFile === undefined) {
         throw new ConfigError("worker processes need the run's secret in a file");
       }
-      const secretFile = context.secretFile;
+      const secretArgs = secretFile === undefined ? [] : ["--secret-file", secretFile];
+      const secretHex = Buffer.from(context.secret).toString("hex");
       if (count > machine.cores) {
         context.logger.warn(
           { workers: count, cores: machine.cores },
@@ -433,21 +476,27 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
       const pool = startLocalPool({
         maxWorkers: count,
         logsDir: context.logsDir,
-        argvFor: (name) => [
-          process.execPath,
-          BATON_BIN,
-          "worker",
-          "--connect",
-          context.address,
-          "--secret-file",
-          secretFile,
-          "--jobs",
-          options.jobsModule,
-          "--name",
-          name,
-          ...resourceArgs,
-          ...workerProcessFlags(options),
-        ],
+        argvFor: (name) => {
+          const args = [
+            "--connect",
+            context.address,
+            ...secretArgs,
+            "--jobs",
+            options.jobsModule,
+            "--name",
+            name,
+            ...resourceArgs,
+            ...workerProcessFlags(options),
+          ];
+          const worker = {
+            name,
+            argv: [process.execPath, BATON_BIN, "worker", ...args] as const,
+            args,
+            ...(secretFile !== undefined && { secretFile }),
+          };
+          return workerCommandLine("localPool", options.command, worker, secretHex);
+        },
+        ...(inEnv && { env: { [SECRET_ENV]: secretHex } }),
         ...(options.maxRestarts !== undefined && { maxRestarts: options.maxRestarts }),
         ...(options.windowMs !== undefined && { windowMs: options.windowMs }),
         finalExitCodes: FINAL_WORKER_EXITS,

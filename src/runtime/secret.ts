@@ -12,7 +12,7 @@ const SECRET_BYTES = 32;
 /** The shortest secret `readSecret` accepts: anything shorter is guessable. */
 const MIN_SECRET_BYTES = 16;
 /** The environment variable a worker reads its secret from when no file is given. */
-const SECRET_ENV = "BATON_SECRET";
+export const SECRET_ENV = "BATON_SECRET";
 
 /**
  * Writes a fresh run secret (32 random bytes, as hex) to a new file in `dir`, atomically and

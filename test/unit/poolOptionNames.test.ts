@@ -14,7 +14,7 @@ describe("a pool of worker processes given options it does not take", () => {
       } as unknown as LocalWorkersOptions);
     expect(local).toThrow(ConfigError);
     expect(local).toThrow(
-      "localPool: unknown option maxRestart; it takes jobsModule, count, resources, maxRestarts, windowMs, handlerThread, logLevel, abortGraceMs",
+      "localPool: unknown option maxRestart; it takes jobsModule, count, resources, maxRestarts, windowMs, handlerThread, logLevel, abortGraceMs, command, secretIn",
     );
     const slurm = () =>
       slurmPool({ jobsModule: "/shared/jobs.ts", maxWorker: 64 } as unknown as SlurmPoolOptions);
@@ -44,6 +44,8 @@ describe("a pool of worker processes given options it does not take", () => {
       handlerThread: undefined,
       logLevel: "info",
       abortGraceMs: 30_000,
+      command: ["nice", "-n", "5"],
+      secretIn: undefined,
     });
     expect(local.jobsModule).toBe("jobs.ts");
     const slurm = slurmPool({
