@@ -434,7 +434,7 @@ const LOCAL_POOL_OPTIONS: Record<keyof LocalWorkersOptions, true> = {
  *   count: 4,
  *   resources: { cpus: 1, memory: 2048 },
  *   secretIn: "env",
- *   command: (worker) => ["docker", "run", "--rm", "--network", "host", "--name", worker.name,
+ *   command: (worker) => ["docker", "run", "--rm", "--init", "--network", "host",
  *     "-e", "BATON_SECRET", "-v", "/app:/app:ro", "my-image", "baton", "worker", ...worker.args],
  * });
  * ```
