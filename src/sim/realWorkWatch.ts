@@ -1,5 +1,6 @@
 import { AsyncLocalStorage, createHook } from "node:async_hooks";
 import type { Handler, HandlerDefinition, JobContext, JobModule } from "../runtime/jobModule.ts";
+import { REAL_READS, type RealReadApi, trapRealReads } from "./realReads.ts";
 
 /** The job whose handler started a piece of real asynchronous work, and what the work was. */
 export interface RealWork {
@@ -7,6 +8,13 @@ export interface RealWork {
   kind: string;
   /** The async resource's type, as `async_hooks` names it (`Timeout`, `FSREQCALLBACK`, …). */
   type: string;
+}
+
+/** The job whose handler read the real clock or real randomness, and the API it called. */
+export interface RealRead {
+  jobId: string;
+  kind: string;
+  api: RealReadApi;
 }
 
 /**
@@ -24,8 +32,11 @@ const DETERMINISTIC = new Set(["PROMISE", "Microtask", "TickObject", "Immediate"
  * the seed's trace with it. Each handler runs in an async context of its own, and an
  * `async_hooks` hook notes what real work that context starts; `escaped` is the first whose
  * callback ran, and `pending` what is still waiting. A timer cleared before it fires is no
- * harm and is not reported. Work started from the abort listener of a signal escapes the
- * watch (the listener runs in the aborter's context).
+ * harm and is not reported. While it watches, the real clock and real randomness (`Date.now()`,
+ * `Math.random()`, … `REAL_READS`) are trapped too: `read` is the first call a handler made
+ * (what the engine, XState or pino call outside a handler is none of its business). Work
+ * started, or a read made, from the abort listener of a signal escapes the watch (the listener
+ * runs in the aborter's context).
  *
  * @example
  * ```ts
@@ -40,6 +51,9 @@ const DETERMINISTIC = new Set(["PROMISE", "Microtask", "TickObject", "Immediate"
 export class RealWorkWatch {
   /** The first real work of a handler whose callback ran. */
   escaped: RealWork | undefined;
+  /** The first read of the real clock or real randomness a handler made. */
+  read: RealRead | undefined;
+  private release: (() => void) | undefined;
   private readonly context = new AsyncLocalStorage<{ jobId: string; kind: string }>();
   private readonly started = new Map<number, RealWork>();
   private readonly hook = createHook({
@@ -56,14 +70,25 @@ export class RealWorkWatch {
     },
   });
 
-  /** Starts watching (the hook is global to the process: stop it when the run is over). */
+  /**
+   * Starts watching (the hook and the trapped globals are the process's or the thread's: stop
+   * it when the run is over, even if it throws).
+   */
   start(): void {
+    // Trapped first: a trap refused (a frozen global) leaves the hook off.
+    this.release ??= trapRealReads((api) => {
+      if (this.read !== undefined) return;
+      const job = this.context.getStore();
+      if (job !== undefined) this.read = { ...job, api };
+    });
     this.hook.enable();
   }
 
   stop(): void {
     this.hook.disable();
     this.started.clear();
+    this.release?.();
+    this.release = undefined;
   }
 
   /** The job whose handler is running in the current async context, if any. */
@@ -116,4 +141,26 @@ export function describeRealWork(type: string): string {
     return `real network I/O (${type})`;
   }
   return `real asynchronous work (${type})`;
+}
+
+/**
+ * What a handler's read of the real clock or real randomness does to a seed, and the
+ * simulation tool to use instead.
+ *
+ * @example
+ * ```ts
+ * describeRealRead({ jobId: "a1", kind: "stamp", api: "Date.now()" });
+ * // "the handler of job a1 (stamp) called Date.now(), which reads the real clock: …"
+ * ```
+ */
+export function describeRealRead({ jobId, kind, api }: RealRead): string {
+  const what =
+    REAL_READS[api] === "now"
+      ? "reads the real clock, not virtual time"
+      : "draws real randomness, not the seed's";
+  const instead =
+    REAL_READS[api] === "now"
+      ? "the simulation tools' now (virtual ms) instead"
+      : "the simulation tools' random (a number in [0, 1) drawn from the seed) instead, and build ids from it";
+  return `the handler of job ${jobId} (${kind}) called ${api}, which ${what}: what it gives differs from run to run, and so may what the handler does with it, and the trace with it. Use ${instead}`;
 }

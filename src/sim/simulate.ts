@@ -17,7 +17,7 @@ import { DRAWN_WORLD, drawsRankGroups } from "./drawnRankGroups.ts";
 import { drawFaults, type Fault, type FaultProfile, faultsEnd, formatFaults } from "./faultPlan.ts";
 import { InvariantChecker } from "./invariants.ts";
 import { RankGroupScenario } from "./rankGroupScenario.ts";
-import { describeRealWork, RealWorkWatch } from "./realWorkWatch.ts";
+import { describeRealRead, describeRealWork, RealWorkWatch } from "./realWorkWatch.ts";
 import { type ClockScope, SimClock } from "./simClock.ts";
 import { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
@@ -39,10 +39,12 @@ export interface SimulateOptions {
    * `sleep`, `now`, `random`) returning one. A handler must wait only on those tools, its
    * `ctx` or promises: a real timer or real I/O it starts completes at a virtual time real
    * time chooses, which fails the seed (invariant 0, or 6 if it never completes in time).
-   * `Date.now()` and `Math.random()` are real too; use the tools' `now` and `random`. A
-   * function is called again for each coordinator incarnation (after a crash), as a restarted
-   * process loads its module again: keep state that must outlive a crash with the tools'
-   * `keep`, which gives each seed its own (state in your module would outlive the seed too).
+   * Reading the real clock or real randomness (`Date.now()`, `new Date()`, `performance.now()`,
+   * `Math.random()`, `crypto.randomUUID()`, …) fails it too (invariant 0): use the tools' `now`
+   * and `random`. A function is called again for each coordinator incarnation (after a
+   * crash), as a restarted process loads its module again: keep state that must outlive a
+   * crash with the tools' `keep`, which gives each seed its own (state in your module would
+   * outlive the seed too).
    */
   handlers?: JobModule | ((tools: SimTools) => JobModule) | undefined;
   /** Size of the drawn graph (default 100, at most `SIM_LIMITS.jobs`: 10,000). */
@@ -446,16 +448,21 @@ class Simulation {
 
   /**
    * Invariant 0 for handlers of your own: a real timer or real I/O that one of them started
-   * completed during the run, at a virtual time real time chose, so the trace would differ
-   * from run to run.
+   * completed during the run, at a virtual time real time chose, or one of them read the real
+   * clock or real randomness, so the trace would differ from run to run. A read passed
+   * silently (a handler whose result carried a `randomUUID()` passed `--check-determinism`).
    */
   private checkRealWork(): void {
     const escaped = this.realWork?.escaped;
-    if (escaped === undefined) return;
-    this.fail(
-      0,
-      `the handler of job ${escaped.jobId} (${escaped.kind}) started ${describeRealWork(escaped.type)}, whose callback ran when real time, not virtual time, said so: where it lands differs from run to run, and the trace with it. Wait with the simulation tools' sleep instead, and use their now and random rather than Date.now and Math.random`,
-    );
+    if (escaped !== undefined) {
+      this.fail(
+        0,
+        `the handler of job ${escaped.jobId} (${escaped.kind}) started ${describeRealWork(escaped.type)}, whose callback ran when real time, not virtual time, said so: where it lands differs from run to run, and the trace with it. Wait with the simulation tools' sleep instead, and use their now and random rather than Date.now and Math.random`,
+      );
+      return;
+    }
+    const read = this.realWork?.read;
+    if (read !== undefined) this.fail(0, describeRealRead(read));
   }
 
   /** Starts a coordinator incarnation (the first, or one after a crash) on the store. */

@@ -314,13 +314,14 @@ export function threadsFor(seeds: number, requested = availableParallelism()): n
 }
 
 /**
- * Why the two runs of a seed of your own handlers differ, when no real timer or I/O was seen:
- * what the handlers read that the seed does not fix, or state their module kept from the run
- * before (a stand-in for an outside service kept outside the handlers function, as the README
- * once advised, outlived the seed: the second run started from the first's).
+ * Why the two runs of a seed of your own handlers differ, when no real timer or I/O and no
+ * read of `Date.now()`, `Math.random()` or the like was seen: state their module kept from the
+ * run before (a stand-in for an outside service kept outside the handlers function, as the
+ * README once advised, outlived the seed: the second run started from the first's), or a read
+ * the simulation does not trap.
  */
 const YOUR_NONDETERMINISM =
-  "\nYour handlers read something the seed does not fix: Date.now() or Math.random() (use the tools' now and random), or state your module keeps outside the handlers function, which the second run starts from where the first left it (keep it with the tools' keep, which gives each seed its own)";
+  "\nYour handlers keep state in their module outside the handlers function, which the second run starts from where the first left it (keep it with the tools' keep, which gives each seed its own), or read something else the seed does not fix: process.hrtime(), os.uptime(), a read in an abort listener (use the tools' now and random)";
 
 /**
  * One seed as `simulateSeeds` runs it, on whichever thread: twice when determinism is

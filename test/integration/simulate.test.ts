@@ -423,6 +423,73 @@ describe("simulate", () => {
     expect(io.violation?.message).toMatch(/\(read\) started real file I\/O \(FSREQ/);
   });
 
+  it("fails a seed whose handler reads the real clock or real randomness, naming the job, the call and the tool (invariant 0)", async () => {
+    const options = { seed: 3, workers: 2, faults: "none" as const, ranks: false };
+    const reads: [string, () => unknown, string][] = [
+      ["Date.now()", () => Date.now(), "now"],
+      ["new Date()", () => new Date().toISOString(), "now"],
+      ["performance.now()", () => performance.now(), "now"],
+      ["Math.random()", () => Math.random(), "random"],
+      ["crypto.randomUUID()", () => crypto.randomUUID(), "random"],
+    ];
+    for (const [api, read, tool] of reads) {
+      const report = await simulate({
+        ...options,
+        graph: [job("stamp", 1), job("plain", 2)],
+        // The read comes after a sleep: the handler's context follows it through awaits.
+        handlers: ({ sleep }) => ({
+          stamp: async () => {
+            await sleep(100);
+            return String(read());
+          },
+          plain: (n: number) => n,
+        }),
+      });
+      expect(report.violation?.invariant, api).toBe(0);
+      expect(report.violation?.message).toMatch(
+        new RegExp(
+          `^invariant 0 \\(a seed gives the same trace on every run\\) violated: the handler of job [0-9a-f]{16} \\(stamp\\) called ${api.replace(/[().]/g, "\\$&")}, which `,
+        ),
+      );
+      expect(report.violation?.message).toContain(`Use the simulation tools' ${tool} (`);
+    }
+  });
+
+  it("traps the real clock only while a simulation runs, for its own handlers, and puts it back even when the run throws", async () => {
+    const real = { Date, now: Date.now, random: Math.random, uuid: crypto.randomUUID };
+    // Two at once in this thread: one handler reads Date.now, the other only the tools. Reads
+    // outside a handler (the handlers function here, the engine, XState) are not a handler's.
+    const own = { graph: job("stamp", 1), faults: "none" as const, ranks: false };
+    const [reads, calm] = await Promise.all([
+      simulate({ ...own, seed: 5, handlers: () => ({ stamp: () => Date.now() }) }),
+      simulate({
+        ...own,
+        seed: 6,
+        handlers: ({ now }) => {
+          const made = Date.now();
+          return { stamp: () => now() + (made > 0 ? 1 : 0) };
+        },
+      }),
+    ]);
+    expect(reads.violation?.message).toContain("(stamp) called Date.now()");
+    expect(calm.violation).toBeUndefined();
+    expect(calm.counts.completed).toBe(1);
+    expect({ Date, now: Date.now, random: Math.random, uuid: crypto.randomUUID }).toEqual(real);
+    let made = 0;
+    const restart = simulate({
+      seed: 1,
+      graph: [job("work", 1)],
+      handlers: ({ sleep }) => {
+        if (++made > 1) throw new TypeError("config.url is undefined");
+        return { work: () => sleep(20_000) };
+      },
+      faults: parseFaults("coordinator-crash@5000+1000/clean"),
+      ranks: false,
+    });
+    await expect(restart).rejects.toThrow(ConfigError);
+    expect({ Date, now: Date.now, random: Math.random, uuid: crypto.randomUUID }).toEqual(real);
+  });
+
   it("passes handlers that use only the tools, ctx and work that runs at a fixed point", async () => {
     const leaf = job("leaf", 5);
     const run = () =>

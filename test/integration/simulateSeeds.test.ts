@@ -141,6 +141,19 @@ describe("simulateSeeds", () => {
     expect(result!.violation?.message).toContain("keep it with the tools' keep");
   });
 
+  it("fails, on every thread, a seed whose handler reads the real clock, each thread trapping its own", async () => {
+    const stamps = { ...YOURS, handlers: fixture("simOwnStamps.sim.ts") };
+    const now = Date.now;
+    const results = await collect(
+      simulateSeeds(1, 2, { workers: 2, modules: stamps, ranks: false }, { threads: 2 }),
+    );
+    expect(results.map((r) => r.violation?.message)).toEqual([
+      expect.stringMatching(/\(fetch\) called Date\.now\(\), which reads the real clock/),
+      expect.stringMatching(/\(fetch\) called Date\.now\(\), which reads the real clock/),
+    ]);
+    expect(Date.now).toBe(now);
+  });
+
   it("takes your modules as file: URLs, as a test names them beside itself", async () => {
     const beside = (name: string) => new URL(`../fixtures/${name}`, import.meta.url).href;
     const modules = { graph: beside("simOwn.graph.ts"), handlers: beside("simOwn.sim.ts") };

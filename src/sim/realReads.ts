@@ -1,0 +1,153 @@
+import nodeCrypto from "node:crypto";
+import { syncBuiltinESMExports } from "node:module";
+import { ConfigError } from "../errors.ts";
+
+/**
+ * The reads of the real clock and of real randomness that a simulation catches in your
+ * handlers, each with the simulation tool to use instead. `node:crypto`'s `randomBytes` and
+ * `randomInt` count only without a callback: with one, they start real work, which
+ * `RealWorkWatch`'s hook sees.
+ */
+export const REAL_READS = {
+  "Date.now()": "now",
+  "new Date()": "now",
+  "Date()": "now",
+  "performance.now()": "now",
+  "Math.random()": "random",
+  "crypto.randomUUID()": "random",
+  "crypto.getRandomValues()": "random",
+  "crypto.randomBytes()": "random",
+  "crypto.randomInt()": "random",
+} as const;
+
+/** One of `REAL_READS`: the API a handler called, as a person would write the call. */
+export type RealReadApi = keyof typeof REAL_READS;
+
+/** Told of every read made while trapped; it decides whether the read was a handler's. */
+type Listener = (api: RealReadApi) => void;
+
+/** An own property of an object as it was before it was trapped (`undefined`: none). */
+interface Replaced {
+  target: object;
+  key: string;
+  before: PropertyDescriptor | undefined;
+  trap: unknown;
+}
+
+const listeners = new Set<Listener>();
+let replaced: Replaced[] = [];
+
+/**
+ * Has `listener` told of every call of a `REAL_READS` API made in this thread until the
+ * returned release is called. The first trap replaces the globals (`Date`, `Date.now`,
+ * `performance.now`, `Math.random`, the global `crypto`'s methods, and `node:crypto`'s
+ * exports, its named imports included); the last release puts back what was there. Every call
+ * still goes to the original and returns what it returns: a listener only notes it. Each
+ * thread has globals of its own, and traps them itself; simulations that overlap in one thread
+ * (nested or concurrent) share the one set of wrappers, each listening for its own handlers.
+ *
+ * @example
+ * ```ts
+ * const release = trapRealReads((api) => console.log(api));
+ * Date.now(); // logs "Date.now()", and returns the real time
+ * release(); // Date.now is the original again
+ * ```
+ */
+export function trapRealReads(listener: Listener): () => void {
+  // A listener of its own, so that the same function trapped twice is released once each.
+  const own: Listener = (api) => listener(api);
+  listeners.add(own);
+  if (listeners.size === 1) {
+    try {
+      install();
+    } catch (error) {
+      // A global someone froze (a lockdown): put back what was replaced, and say which.
+      listeners.delete(own);
+      restore();
+      throw new ConfigError(
+        `simulate: cannot watch your handlers for reads of the real clock and randomness: ${(error as Error).message}. The simulation replaces Date, performance.now, Math.random and crypto's random functions while it runs: leave them writable`,
+        { cause: error },
+      );
+    }
+  }
+  return () => {
+    if (!listeners.delete(own) || listeners.size > 0) return;
+    restore();
+  };
+}
+
+function note(api: RealReadApi): void {
+  for (const listener of listeners) listener(api);
+}
+
+/** `method` of `target`, noting `api` on each call (or on each call `when` picks). */
+function replaceMethod(
+  target: object,
+  key: string,
+  api: RealReadApi,
+  when: (args: unknown[]) => boolean = () => true,
+): void {
+  const original = Reflect.get(target, key) as (...args: unknown[]) => unknown;
+  replace(target, key, function (this: unknown, ...args: unknown[]) {
+    if (when(args)) note(api);
+    return Reflect.apply(original, this, args);
+  });
+}
+
+function replace(target: object, key: string, trap: unknown): void {
+  const before = Object.getOwnPropertyDescriptor(target, key);
+  Object.defineProperty(target, key, {
+    value: trap,
+    writable: true,
+    configurable: true,
+    enumerable: before?.enumerable ?? false,
+  });
+  replaced.push({ target, key, before, trap });
+}
+
+const synchronous = (args: unknown[]) => typeof args.at(-1) !== "function";
+
+function install(): void {
+  const RealDate = Date;
+  replaceMethod(RealDate, "now", "Date.now()");
+  replace(
+    globalThis,
+    "Date",
+    new Proxy(RealDate, {
+      construct: (target, args, newTarget) => {
+        if (args.length === 0) note("new Date()");
+        return Reflect.construct(target, args, newTarget);
+      },
+      apply: (target, self, args) => {
+        note("Date()");
+        return Reflect.apply(target, self, args);
+      },
+    }),
+  );
+  replaceMethod(performance, "now", "performance.now()");
+  replaceMethod(Math, "random", "Math.random()");
+  // The global crypto is node:crypto's webcrypto, whose getRandomValues node:crypto's calls:
+  // trapping it traps both (and nanoid, which draws there).
+  replaceMethod(globalThis.crypto, "randomUUID", "crypto.randomUUID()");
+  replaceMethod(globalThis.crypto, "getRandomValues", "crypto.getRandomValues()");
+  replaceMethod(nodeCrypto, "randomUUID", "crypto.randomUUID()");
+  replaceMethod(nodeCrypto, "randomBytes", "crypto.randomBytes()", synchronous);
+  replaceMethod(nodeCrypto, "randomInt", "crypto.randomInt()", synchronous);
+  // `import { randomUUID } from "node:crypto"` reads the ESM facade, updated only on request.
+  syncBuiltinESMExports();
+}
+
+/**
+ * Puts back what each trap replaced, last first. A property someone else replaced since (a
+ * test's fake timers) is left to them: the trap under theirs only notes for listeners, and
+ * there are none.
+ */
+function restore(): void {
+  for (const { target, key, before, trap } of replaced.reverse()) {
+    if (Reflect.get(target, key) !== trap) continue;
+    if (before === undefined) Reflect.deleteProperty(target, key);
+    else Object.defineProperty(target, key, before);
+  }
+  replaced = [];
+  syncBuiltinESMExports();
+}
