@@ -110,20 +110,19 @@ const synchronous = (args: unknown[]) => typeof args.at(-1) !== "function";
 function install(): void {
   const RealDate = Date;
   replaceMethod(RealDate, "now", "Date.now()");
-  replace(
-    globalThis,
-    "Date",
-    new Proxy(RealDate, {
-      construct: (target, args, newTarget) => {
-        if (args.length === 0) note("new Date()");
-        return Reflect.construct(target, args, newTarget);
-      },
-      apply: (target, self, args) => {
-        note("Date()");
-        return Reflect.apply(target, self, args);
-      },
-    }),
-  );
+  const TrappedDate = new Proxy(RealDate, {
+    construct: (target, args, newTarget) => {
+      if (args.length === 0) note("new Date()");
+      return Reflect.construct(target, args, newTarget);
+    },
+    apply: (target, self, args) => {
+      note("Date()");
+      return Reflect.apply(target, self, args);
+    },
+  });
+  replace(globalThis, "Date", TrappedDate);
+  // A date's constructor is `Date` still (`value.constructor === Date`, as some libraries test).
+  replace(RealDate.prototype, "constructor", TrappedDate);
   replaceMethod(performance, "now", "performance.now()");
   replaceMethod(Math, "random", "Math.random()");
   // The global crypto is node:crypto's webcrypto, whose getRandomValues node:crypto's calls:

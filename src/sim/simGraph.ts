@@ -33,8 +33,12 @@ export interface SimTools {
    * crashes first).
    */
   sleep(ms: number): Promise<void>;
-  /** The virtual time, in whole ms. */
+  /** The virtual time, in whole ms (`Date.now()` in a handler fails the seed: it is real). */
   now(): number;
+  /**
+   * A number in [0, 1) drawn from the seed (`Math.random()` or crypto's in a handler fails the
+   * seed: they are real).
+   */
   random(): number;
   /**
    * The value `make` gives for `name`, made once per seed: every coordinator incarnation of

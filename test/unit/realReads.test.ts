@@ -6,6 +6,7 @@ import { RealWorkWatch } from "../../src/sim/realWorkWatch.ts";
 /** The globals as they were before any trap, to compare with after each is released. */
 const ORIGINALS = () => ({
   Date: globalThis.Date,
+  dateConstructor: Date.prototype.constructor,
   now: Date.now,
   performanceNow: performance.now,
   random: Math.random,
@@ -70,6 +71,7 @@ describe("trapRealReads", () => {
       expect(at).toBeInstanceOf(Date);
       expect(at.toISOString()).toBe("1970-01-02T00:00:00.000Z");
       expect(Date.UTC(2026, 0, 1)).toBe(1_767_225_600_000);
+      expect(at.constructor).toBe(Date);
       class Stamp extends Date {}
       expect(new Stamp(5)).toBeInstanceOf(Date);
       // With a callback, randomBytes starts real work, which RealWorkWatch's hook sees.
