@@ -64,7 +64,7 @@ const MEANINGS: Readonly<Record<number, string>> = {
   [CloseCode.coordinatorSilent]:
     "coordinator silent: the worker heard no frame and no ping from the coordinator for longer than its limit (default 4 × the coordinator's ping interval); check that the coordinator is still running and reachable, then start the worker again",
   1005: "closed without a status code: the peer gave no reason; check the peer's logs",
-  1006: "connection lost without a close frame: the network failed or the peer crashed; check the peer",
+  1006: "connection broke: it ended without a close frame, as when the network failed or the peer crashed; check the peer",
   1009: "message too big: the WebSocket layer refused an oversized frame; return smaller results or raise the limit",
   1011: "internal error: the peer hit an unexpected condition; check the peer's logs",
 };
@@ -84,4 +84,18 @@ export function describeClose(code: number): string {
     MEANINGS[code] ??
     `close code ${code}: not one this baton sends; check the peer's logs and that both sides run the same version`
   );
+}
+
+/**
+ * The short name of a close code, as a summary names it: `describeClose` up to its first
+ * colon (`lease expired`, `connection broke`, `close code 4100` for a code baton does not know).
+ *
+ * @example
+ * ```ts
+ * closeName(1006); // "connection broke"
+ * ```
+ */
+export function closeName(code: number): string {
+  const meaning = describeClose(code);
+  return meaning.slice(0, meaning.indexOf(":"));
 }

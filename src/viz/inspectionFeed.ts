@@ -8,7 +8,7 @@ import type {
 import type { ConnectionEmitted } from "../machines/connection.ts";
 import type { CoordinatorEmitted } from "../machines/coordinator.ts";
 import type { JobBoard } from "../machines/jobBoard.ts";
-import { CloseCode, describeClose } from "../transport/closeCodes.ts";
+import { CloseCode, closeName } from "../transport/closeCodes.ts";
 import { chartLayout } from "./chartLayout.ts";
 import type { DashboardEvent } from "./dashboardModel.ts";
 import { groupFeed, readGroupProgress } from "./groupProgress.ts";
@@ -137,15 +137,14 @@ function fromEmitted(
 /**
  * Why a finished connection closed, when it was not the normal close at the end of a run:
  * its close code and the reason given (`4005: lease of job … expired: …`), or, with none,
- * what the code means (`1006 connection lost without a close frame`: a crashed worker or
- * a failed network).
+ * what the code means (`1006 connection broke`: a crashed worker or a failed network).
  */
 function abnormalClose(context: Context): string | undefined {
   const code = context.closeCode;
   if (typeof code !== "number" || code === CloseCode.normal) return undefined;
   const reason = context.closeReason;
   if (typeof reason === "string" && reason !== "") return `${code}: ${reason}`;
-  return `${code} ${describeClose(code).split(":")[0]}`;
+  return `${code} ${closeName(code)}`;
 }
 
 function nameOf(machine: string, context: Context, counters: Map<string, number>): string {

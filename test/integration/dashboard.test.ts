@@ -720,7 +720,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
       ...worker("connection:ws:1", "lost-one"),
       states: ["connection.closed"],
       status: "done",
-      closed: "1006 connection lost without a close frame",
+      closed: "1006 connection broke",
     });
     server.push(2, {
       ...worker("connection:ws:2", "done-one"),
@@ -749,11 +749,9 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     await page.goto(server.url);
     const state = (id: string) => page.locator(`#actors tr[data-actor="${id}"] td`).nth(2);
     await page.waitForSelector('#actors tr.done[data-actor="connection:ws:4"]');
-    expect(await state("connection:ws:1").textContent()).toBe(
-      "closed1006 connection lost without a close frame",
-    );
+    expect(await state("connection:ws:1").textContent()).toBe("closed1006 connection broke");
     expect(await state("connection:ws:1").locator(".why").textContent()).toBe(
-      "1006 connection lost without a close frame",
+      "1006 connection broke",
     );
     expect(await page.locator('#actors tr.lost[data-actor="connection:ws:1"]').count()).toBe(1);
     expect(await state("connection:ws:2").textContent()).toBe("closed");
