@@ -72,6 +72,7 @@ export {
   type WatchdogInput,
   watchdogMachine,
 } from "./machines/watchdog.ts";
+export type { WorkerClose } from "./machines/workerClose.ts";
 export type { Overrides } from "./overrides.ts";
 export { ACK_FORMAT, type Ack } from "./rank/ackFormat.ts";
 export { CANCEL_FORMAT, type Cancel, type CancelScope, cancelCovers } from "./rank/cancelFormat.ts";

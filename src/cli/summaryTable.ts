@@ -1,6 +1,7 @@
 import { formatDuration } from "../formatDuration.ts";
 import type { JobStatus, RunResult } from "../runtime/run.ts";
 import { countByKind, countsTable } from "./countsTable.ts";
+import { workerLossLines } from "./workerLossLines.ts";
 
 /** The column of each job status in the summary's counts. */
 const STATUS_COLUMN: Record<JobStatus, number> = {
@@ -13,9 +14,9 @@ const STATUS_COLUMN: Record<JobStatus, number> = {
 /**
  * The end-of-run summary: one row per job kind with counts, then every failure with its
  * cause and the worker of its last attempt (a run with many failures lists the first 20), and
- * the workers lost while running a job. `storeReadOnly`: the store was only
- * read (`--store-read-only`), so the results it gave are not followed by `--force`'s advice,
- * which that flag refuses.
+ * the workers lost, or that left on purpose, while running a job (`workerLossLines`).
+ * `storeReadOnly`: the store was only read (`--store-read-only`), so the results it gave are
+ * not followed by `--force`'s advice, which that flag refuses.
  *
  * @example
  * ```ts
@@ -49,13 +50,7 @@ export function summaryTable(result: RunResult, storeReadOnly = false): string {
     out.push(`… and ${failures.length - 20} more failures (use --json for all)`);
   // The workers that went away while running a job (their jobs ran again or failed as poison):
   // a bad node shows up here even when every job completed in the end.
-  const lost = new Set<string>();
-  for (const o of result.jobs.values()) for (const worker of o.lostWorkers) lost.add(worker);
-  if (lost.size > 0) {
-    out.push(
-      `${lost.size} worker${lost.size === 1 ? "" : "s"} lost while running a job: ${[...lost].join(", ")} (the run's log says why)`,
-    );
-  }
+  out.push(...workerLossLines(result.jobs.values()));
   // Why the jobs that never ran were cancelled: Ctrl-C, a listener, --fail-fast's first failure.
   const cancelled = [...result.jobs.values()].find((o) => o.status === "cancelled");
   if (cancelled?.error) {

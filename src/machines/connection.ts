@@ -133,7 +133,8 @@ function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undef
  * It enforces the hello deadline, negotiates the protocol version, rejects with a 4xxx code
  * and a reason a person can read, accepts a result only for the job it holds, and sends
  * `WORKER_LOST` to the coordinator exactly once when it leaves `registered`, however it
- * leaves. It does no I/O: the runtime carries out `send`, `close` and `ping`.
+ * leaves, with the code and reason of its close. It does no I/O: the runtime carries out
+ * `send`, `close` and `ping`.
  *
  * Liveness runs beside the work as two delayed events of `registered`, each with an id:
  * `PROBE` (`heartbeatMs` after registering or after the last PONG) emits a ping and arms
@@ -237,11 +238,14 @@ export const connectionMachine = setup({
       ({ context }) => context.coordinator,
       ({ context }): CoordinatorEvent => ({ type: "HEARTBEAT", conn: context.conn }),
     ),
+    /** Once the close's code and reason are set: the coordinator keeps them with the loss. */
     sendWorkerLost: sendTo(
       ({ context }) => context.coordinator,
       ({ context, event }): CoordinatorEvent => ({
         type: "WORKER_LOST",
         conn: context.conn,
+        code: context.closeCode,
+        reason: context.closeReason,
         // Leaving `registered` on these closes the connection for the worker's silence.
         ...((event.type === "PROBE_DEADLINE" || event.type === "EXPIRE") && { silent: true }),
         // The worker closed first, saying it goes away (Ctrl-C, SIGTERM, a preemption).
@@ -433,7 +437,9 @@ export const connectionMachine = setup({
     registered: {
       initial: "idle",
       entry: "scheduleProbe",
-      exit: ["sendWorkerLost", cancel("probe"), cancel("probeDeadline")],
+      // WORKER_LOST goes with the close (`closing`'s entry, or CLOSED's actions), after the
+      // close's code and reason are set, which transition actions do after this exit.
+      exit: [cancel("probe"), cancel("probeDeadline")],
       on: {
         HELLO: {
           target: "closing",
@@ -462,7 +468,7 @@ export const connectionMachine = setup({
             }),
           },
         },
-        CLOSED: { target: "closed", actions: "closedByLink" },
+        CLOSED: { target: "closed", actions: ["closedByLink", "sendWorkerLost"] },
         PROBE: {
           actions: [
             assign({ probing: true }),
@@ -553,8 +559,9 @@ export const connectionMachine = setup({
         },
       },
     },
+    // Entered only from `registered`.
     closing: {
-      entry: "emitClose",
+      entry: ["sendWorkerLost", "emitClose"],
       on: { CLOSED: "closed" },
       after: { closeWait: "closed" },
     },

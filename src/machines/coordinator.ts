@@ -15,10 +15,19 @@ export type CoordinatorEvent =
   | { type: "LEASE"; conn: string; worker: string; resources: Resources }
   | { type: "RESULT"; conn: string; job: string; outcome: Outcome }
   /**
-   * `silent`: the connection was closed because the worker stopped answering pings or let
-   * its lease expire, not because the link closed (a poison job's error then says so).
+   * `code` and `reason`: how its connection closed (see `WorkerClose`). `silent`: the
+   * connection was closed because the worker stopped answering pings or let its lease
+   * expire, not because the link closed (a poison job's error then says so). `goingAway`:
+   * the worker closed first with 1001 (`leftOnPurpose`).
    */
-  | { type: "WORKER_LOST"; conn: string; silent?: boolean; goingAway?: boolean }
+  | {
+      type: "WORKER_LOST";
+      conn: string;
+      code: number;
+      reason: string;
+      silent?: boolean;
+      goingAway?: boolean;
+    }
   | { type: "HEARTBEAT"; conn: string }
   /** The runtime made a `storing` job's result durable (after `result.store`). */
   | { type: "STORED"; job: string }
@@ -106,10 +115,14 @@ export const coordinatorMachine = setup({
           board.result(event.conn, event.job, event.outcome);
           return;
         case "WORKER_LOST":
-          board.workerLost(event.conn, {
-            silent: event.silent === true,
-            goingAway: event.goingAway === true,
-          });
+          board.workerLost(
+            event.conn,
+            { code: event.code, reason: event.reason },
+            {
+              silent: event.silent === true,
+              goingAway: event.goingAway === true,
+            },
+          );
           return;
         case "HEARTBEAT":
           board.heartbeat(event.conn);

@@ -4,6 +4,7 @@ import type { Json, PlannedJob, Resources } from "../graph/job.ts";
 import { noWorkerCanTake } from "../graph/noWorkerCanTake.ts";
 import { cutText } from "../transport/cutText.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
+import type { WorkerClose } from "./workerClose.ts";
 
 /** How long a lease lasts without a heartbeat renewing it. */
 export const DEFAULT_LEASE_TIMEOUT_MS = 20_000;
@@ -112,6 +113,9 @@ function addDependent(parent: JobRecord, id: string): void {
   else parent.dependents.push(id);
 }
 
+/** `lostWhy` of a job that lost no worker: shared (nearly every job), so frozen. */
+const NO_LOSSES: WorkerClose[] = Object.freeze([]) as unknown as WorkerClose[];
+
 /** How much of the failed job's error a skipped job's message repeats. */
 const SKIP_MESSAGE_CHARS = 1_000;
 
@@ -127,6 +131,11 @@ export interface JobRecord {
   failures: number;
   /** Workers lost while holding this job, in order. */
   lostWorkers: string[];
+  /**
+   * How the connection of each of `lostWorkers` ended, in the same order (a shared empty
+   * list until the first loss).
+   */
+  lostWhy: WorkerClose[];
   /**
    * Of `lostWorkers`, those that went away on purpose (stopped by a signal, preempted): they
    * do not count towards `maxLost`, since the job did not take them down.
@@ -398,9 +407,10 @@ export class JobBoard {
 
   /**
    * The single path that releases a lease: the job goes back to ready, no failure counted.
-   * `silent`: the worker stopped answering; `goingAway`: it closed saying it was stopped.
+   * `close`: how its connection ended, kept with the loss; `silent`: the worker stopped
+   * answering; `goingAway`: it closed saying it was stopped.
    */
-  workerLost(conn: string, { silent = false, goingAway = false } = {}): void {
+  workerLost(conn: string, close: WorkerClose, { silent = false, goingAway = false } = {}): void {
     this.waiting.delete(conn);
     const jobId = this.leases.get(conn);
     const worker = this.workerOf.get(conn) ?? conn;
@@ -421,6 +431,8 @@ export class JobBoard {
       return;
     }
     record.lostWorkers.push(worker);
+    if (record.lostWhy === NO_LOSSES) record.lostWhy = [close];
+    else record.lostWhy.push(close);
     if (goingAway) record.workersLeft++;
     if (silent) this.silentLosses.set(jobId, (this.silentLosses.get(jobId) ?? 0) + 1);
     if (this.bugs.has("lost-counts-as-failure")) record.failures++;
@@ -629,6 +641,7 @@ export class JobBoard {
         attempts: 0,
         failures: 0,
         lostWorkers: [],
+        lostWhy: NO_LOSSES,
         workersLeft: 0,
         waitingOn: 0,
         dependents: NO_DEPENDENTS,

@@ -644,13 +644,13 @@ function trackRun(
     change: CoordinatorEffect & { type: "job.changed" },
     record: JobRecord,
     lostBefore: number | undefined,
-  ): Pick<JobEvent, "attempt" | "error" | "lostWorker"> => {
+  ): Pick<JobEvent, "attempt" | "error" | "lostWorker" | "lostWhy"> => {
     const { attempts, error, lostWorkers } = record;
     if (change.state === "running") return { attempt: attempts };
     if (lostBefore !== undefined && (change.state === "ready" || change.state === "blocked")) {
       const attempt = record.state === "running" ? attempts - 1 : attempts;
       const lost = lostWorkers.length > lostBefore ? lostWorkers.at(-1) : undefined;
-      if (lost !== undefined) return { attempt, lostWorker: lost };
+      if (lost !== undefined) return { attempt, lostWorker: lost, lostWhy: record.lostWhy.at(-1)! };
       // Blocked with no retry pending: the handler asked for jobs with `ctx.need`.
       const failed = change.state === "ready" || record.retryPending;
       return { attempt, ...(failed && error && { error }) };
@@ -810,6 +810,7 @@ function outcomeOf(id: string, record: JobRecord, status: JobStatus): JobOutcome
   if (record.cause !== undefined) outcome.cause = record.cause;
   outcome.attempts = record.attempts;
   outcome.lostWorkers = record.lostWorkers;
+  outcome.lostWhy = record.lostWhy;
   outcome.cached = record.cached;
   return outcome;
 }

@@ -20,6 +20,7 @@ export function jobJson(o: JobOutcome): object {
     ...(o.error !== undefined && { error: o.error }),
     ...(o.cause !== undefined && { cause: o.cause }),
     ...(o.lostWorkers.length > 0 && { lostWorkers: o.lostWorkers }),
+    ...(o.lostWhy.length > 0 && { lostWhy: o.lostWhy }),
     ...(o.worker !== undefined && { worker: o.worker }),
     ...(o.startedAt !== undefined && { startedAt: Math.round(o.startedAt) }),
     ...(o.finishedAt !== undefined && { finishedAt: Math.round(o.finishedAt) }),

@@ -3,6 +3,7 @@ import { didYouMean } from "../closestName.ts";
 import { ConfigError, ListenerError } from "../errors.ts";
 import type { JobSpec, Json } from "../graph/job.ts";
 import type { FailureCause, JobError, JobState } from "../machines/jobBoard.ts";
+import type { WorkerClose } from "../machines/workerClose.ts";
 import { checkOptionNames } from "../optionNames.ts";
 
 /** How a job ended, as users see it: failures caused by others are told apart. */
@@ -19,8 +20,13 @@ export interface JobOutcome<Value = Json> {
   cause?: FailureCause | undefined;
   /** Leases granted (0 for a job skipped, cancelled or taken from the store). */
   attempts: number;
-  /** Workers lost while running it. */
+  /** Workers lost while running it, those that left on purpose included. */
   lostWorkers: string[];
+  /**
+   * How the connection of each of `lostWorkers` ended, in the same order: its close code and
+   * reason (`{ code: 1006, reason: "" }`: its link broke; 1001: it left on purpose).
+   */
+  lostWhy: WorkerClose[];
   /** The result came from the store of an earlier run. */
   cached: boolean;
   /**
@@ -103,6 +109,8 @@ export interface JobEvent {
   error?: JobError;
   /** The worker lost while it ran the attempt that ended: the job runs again. */
   lostWorker?: string;
+  /** How `lostWorker`'s connection ended. */
+  lostWhy?: WorkerClose;
   /** The name of the worker the attempt of `attempt` was granted to. */
   worker?: string;
 }

@@ -25,6 +25,7 @@ import { createWebSocketInspector } from "@statelyai/inspect";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
+import { workerLossLines } from "../../src/cli/workerLossLines.ts";
 import {
   ConfigError,
   createEngine,
@@ -1934,7 +1935,14 @@ describe("engine: what a job event says of the attempt", { timeout: 20_000 }, ()
       events.filter((e) => e.kind === "throwLater").map(({ id: _, kind: __, ...rest }) => rest),
     ).toEqual([
       { state: "running", attempt: 1, worker: "local-1" },
-      { state: "ready", attempt: 1, lostWorker: "local-1", worker: "local-1" },
+      {
+        state: "ready",
+        attempt: 1,
+        lostWorker: "local-1",
+        // Its process died: the link broke without a close frame.
+        lostWhy: { code: 1006, reason: "" },
+        worker: "local-1",
+      },
       { state: "running", attempt: 2, worker: "local-1.2" },
       {
         state: "failed",
@@ -1944,7 +1952,16 @@ describe("engine: what a job event says of the attempt", { timeout: 20_000 }, ()
         worker: "local-1.2",
       },
     ]);
-    expect(result.get(job("throwLater", "the worker dies")).worker).toBe("local-1.2");
+    const outcome = result.get(job("throwLater", "the worker dies"));
+    expect(outcome.worker).toBe("local-1.2");
+    expect(outcome.lostWorkers).toEqual(["local-1", "local-1.2"]);
+    expect(outcome.lostWhy).toEqual([
+      { code: 1006, reason: "" },
+      { code: 1006, reason: "" },
+    ]);
+    expect(workerLossLines(result.jobs.values())).toEqual([
+      "2 workers lost while running a job: local-1 (connection broke), local-1.2 (connection broke)",
+    ]);
   });
 });
 

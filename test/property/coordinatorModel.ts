@@ -306,7 +306,11 @@ class Harness {
    * purpose), and its worker has no connection until it leases again.
    */
   lose(conn: Conn, goingAway = false): void {
-    this.send({ type: "WORKER_LOST", conn: conn.id, ...(goingAway && { goingAway }) });
+    this.send({
+      type: "WORKER_LOST",
+      conn: conn.id,
+      ...(goingAway ? { code: 1001, reason: "stopped", goingAway } : { code: 1006, reason: "" }),
+    });
     this.slots[conn.slot] = undefined;
     if (conn.holds !== undefined) this.past.push({ conn: conn.id, job: conn.holds });
   }

@@ -438,7 +438,14 @@ describe("connection: closing a registered connection", () => {
       },
     ]);
     expect(c.value()).toBe("closing");
-    expect(c.lost()).toEqual([{ type: "WORKER_LOST", conn: "c1" }]);
+    expect(c.lost()).toEqual([
+      {
+        type: "WORKER_LOST",
+        conn: "c1",
+        code: 4000,
+        reason: "protocol violation: a second hello on a registered connection",
+      },
+    ]);
   });
 
   it("BAD_FRAME → close 4000 with the given reason", () => {
@@ -476,7 +483,9 @@ describe("connection: closing a registered connection", () => {
       c.send({ type: "EXPIRE", job: "j1", attempt: 1, ...(timedOut && { timedOut }) });
       expect(c.closes()).toEqual([{ type: "close", code: 4005, reason }]);
       expect(c.value()).toBe("closing");
-      expect(c.lost()).toEqual([{ type: "WORKER_LOST", conn: "c1", silent: true }]);
+      expect(c.lost()).toEqual([
+        { type: "WORKER_LOST", conn: "c1", code: 4005, reason, silent: true },
+      ]);
     },
   );
 
@@ -504,28 +513,44 @@ describe("connection: closing a registered connection", () => {
     expect(c.lost()).toEqual([]);
     c.send({ type: "EXPIRE", job: "j1", attempt: 2 });
     expect(c.value()).toBe("closing");
-    expect(c.lost()).toEqual([{ type: "WORKER_LOST", conn: "c1", silent: true }]);
+    expect(c.lost()).toEqual([
+      {
+        type: "WORKER_LOST",
+        conn: "c1",
+        code: 4005,
+        reason: "lease of job j1 expired: the worker sent no heartbeat before the lease deadline",
+        silent: true,
+      },
+    ]);
   });
 
-  it("CLOSED from idle → WORKER_LOST exactly once", () => {
+  it("CLOSED from idle → WORKER_LOST exactly once, with the link's code and reason", () => {
     const c = registered();
     c.send({ type: "CLOSED", code: 1006, reason: "" });
     expect(c.value()).toBe("closed");
-    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1" }]);
+    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1", code: 1006, reason: "" }]);
   });
 
   it("CLOSED from busy → WORKER_LOST exactly once", () => {
     const c = busy();
     c.send({ type: "CLOSED", code: 1006, reason: "" });
     expect(c.value()).toBe("closed");
-    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1" }]);
+    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1", code: 1006, reason: "" }]);
   });
 
   it("CLOSED with 1001 from the worker (stopped on purpose) → WORKER_LOST going away", () => {
     for (const c of [registered(), busy()]) {
       c.send({ type: "CLOSED", code: 1001, reason: "the worker was stopped (SIGTERM)" });
       expect(c.value()).toBe("closed");
-      expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1", goingAway: true }]);
+      expect(c.events).toEqual([
+        {
+          type: "WORKER_LOST",
+          conn: "c1",
+          code: 1001,
+          reason: "the worker was stopped (SIGTERM)",
+          goingAway: true,
+        },
+      ]);
     }
   });
 
@@ -544,7 +569,10 @@ describe("connection: closing a registered connection", () => {
       warn.mockRestore();
     }
     expect(c.value()).toBe("closed");
-    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1" }]);
+    // The close this side asked for is the one the coordinator hears of.
+    expect(c.events).toEqual([
+      { type: "WORKER_LOST", conn: "c1", code: 1000, reason: "the run is finished" },
+    ]);
   });
 
   it("closing without a CLOSED confirmation ends in closed after the close wait (5 s)", () => {
@@ -633,7 +661,15 @@ describe("connection: heartbeat", () => {
     c.clock.increment(1);
     expect(c.closes()).toEqual([{ type: "close", code: 4005, reason: "no heartbeat for 4000 ms" }]);
     expect(c.value()).toBe("closing");
-    expect(c.events).toEqual([{ type: "WORKER_LOST", conn: "c1", silent: true }]);
+    expect(c.events).toEqual([
+      {
+        type: "WORKER_LOST",
+        conn: "c1",
+        code: 4005,
+        reason: "no heartbeat for 4000 ms",
+        silent: true,
+      },
+    ]);
     c.clock.increment(10_000);
     expect(c.emitted.filter((e) => e.type === "ping")).toHaveLength(1);
     expect(c.lost()).toHaveLength(1);

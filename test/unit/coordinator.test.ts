@@ -23,6 +23,10 @@ function planned(id: string, options: Partial<Omit<PlannedJob, "id">> = {}): Pla
 }
 
 const CPU: Resources = { cpus: 4, memory: 4096 };
+/** How a lost worker's connection ended: it broke (1006), it went silent, it left on purpose. */
+const BROKE = { code: 1006, reason: "" };
+const SILENT = { code: 4005, reason: "no heartbeat for 20000 ms", silent: true };
+const LEFT = { code: 1001, reason: "worker stopping (SIGTERM)", goingAway: true };
 
 /**
  * A coordinator on a simulated clock. Every effect is recorded in order, flattened out of its
@@ -176,7 +180,7 @@ describe("coordinator: leasing", () => {
   it("a job requeued by WORKER_LOST queues behind the jobs already ready", () => {
     const c = startCoordinator([planned("x"), planned("y")]);
     c.lease("c1");
-    c.send({ type: "WORKER_LOST", conn: "c1" });
+    c.send({ type: "WORKER_LOST", conn: "c1", ...BROKE });
     c.lease("c2");
     c.lease("c3");
     expect(c.grants()).toEqual(["c1 → x", "c2 → y", "c3 → x"]);
@@ -207,7 +211,7 @@ describe("coordinator: leasing", () => {
     const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })]);
     c.lease("c1");
     c.lease("c2");
-    c.send({ type: "WORKER_LOST", conn: "c2" });
+    c.send({ type: "WORKER_LOST", conn: "c2", ...BROKE });
     expect(c.board().waiting.size).toBe(0);
     c.complete("c1", "a");
     expect(c.grants()).toEqual(["c1 → a"]);
@@ -471,7 +475,7 @@ describe("coordinator: dropped results", () => {
 
   it("a late result after WORKER_LOST is dropped and counted", () => {
     const c = runningA();
-    c.send({ type: "WORKER_LOST", conn: "c1" });
+    c.send({ type: "WORKER_LOST", conn: "c1", ...BROKE });
     const mark = c.effects.length;
     c.complete("c1", "a", "late");
     expect(c.of("result.dropped", mark)).toEqual([
@@ -528,7 +532,7 @@ describe("coordinator: lost workers", () => {
     c.lease("c1", CPU, "w1");
     c.lease("c2", CPU, "w2");
     const mark = c.effects.length;
-    c.send({ type: "WORKER_LOST", conn: "c1" });
+    c.send({ type: "WORKER_LOST", conn: "c1", ...BROKE });
     expect(c.of("job.changed", mark)[0]).toMatchObject({ job: "a", state: "ready" });
     expect(c.grants(mark)).toEqual(["c2 → a"]);
     expect(c.of("lease.granted", mark)[0]!.attempt).toBe(2);
@@ -547,7 +551,7 @@ describe("coordinator: lost workers", () => {
     for (const worker of ["w1", "w2", "w3"]) {
       expect(c.record("a").state).toBe("ready");
       c.lease(`c-${worker}`, CPU, worker);
-      c.send({ type: "WORKER_LOST", conn: `c-${worker}` });
+      c.send({ type: "WORKER_LOST", conn: `c-${worker}`, ...BROKE });
     }
     const a = c.record("a");
     expect(a).toMatchObject({ state: "failed", cause: "poison", failures: 0, attempts: 3 });
@@ -561,7 +565,7 @@ describe("coordinator: lost workers", () => {
       const c = startCoordinator([planned("a")], { maxLost: 3 });
       silent.forEach((quiet, i) => {
         c.lease(`c${i}`, CPU, `w${i}`);
-        c.send({ type: "WORKER_LOST", conn: `c${i}`, ...(quiet && { silent: true }) });
+        c.send({ type: "WORKER_LOST", conn: `c${i}`, ...(quiet ? SILENT : BROKE) });
       });
       return c.record("a").error!.message;
     };
@@ -578,14 +582,16 @@ describe("coordinator: lost workers", () => {
     const c = startCoordinator([planned("a")], { maxLost: 1 });
     for (const i of [1, 2, 3]) {
       c.lease(`c${i}`, CPU, `w${i}`);
-      c.send({ type: "WORKER_LOST", conn: `c${i}`, goingAway: true });
+      c.send({ type: "WORKER_LOST", conn: `c${i}`, ...LEFT });
       expect(c.record("a")).toMatchObject({ state: "ready", failures: 0, workersLeft: i });
     }
     c.lease("c4", CPU, "w4");
-    c.send({ type: "WORKER_LOST", conn: "c4" });
+    c.send({ type: "WORKER_LOST", conn: "c4", ...BROKE });
     const a = c.record("a");
     expect(a).toMatchObject({ state: "failed", cause: "poison", attempts: 4 });
     expect(a.lostWorkers).toEqual(["w1", "w2", "w3", "w4"]);
+    const { goingAway: _, ...left } = LEFT;
+    expect(a.lostWhy).toEqual([left, left, left, BROKE]);
     expect(a.error!.message).toContain(
       "was running on 1 worker that was lost and 3 that went away on purpose (w1, w2, w3, w4)",
     );
@@ -594,12 +600,12 @@ describe("coordinator: lost workers", () => {
   it("maxLost defaults to 3", () => {
     const c = startCoordinator([planned("a")]);
     c.lease("c1");
-    c.send({ type: "WORKER_LOST", conn: "c1" });
+    c.send({ type: "WORKER_LOST", conn: "c1", ...BROKE });
     c.lease("c2");
-    c.send({ type: "WORKER_LOST", conn: "c2" });
+    c.send({ type: "WORKER_LOST", conn: "c2", ...BROKE });
     expect(c.record("a").state).toBe("ready");
     c.lease("c3");
-    c.send({ type: "WORKER_LOST", conn: "c3" });
+    c.send({ type: "WORKER_LOST", conn: "c3", ...BROKE });
     expect(c.record("a")).toMatchObject({ state: "failed", cause: "poison" });
   });
 });
@@ -650,7 +656,7 @@ describe("coordinator: attempt timeouts", () => {
 
   it("losing the timed-out holder is a failed attempt, not a lost worker", () => {
     const c = timedOut({}, { maxLost: 1 });
-    c.send({ type: "WORKER_LOST", conn: "c1" });
+    c.send({ type: "WORKER_LOST", conn: "c1", ...BROKE });
     expect(c.record("a")).toMatchObject({ state: "ready", failures: 1, lostWorkers: [] });
   });
 
@@ -974,7 +980,7 @@ describe("coordinator: cancel", () => {
     c.lease("c1");
     c.lease("c2");
     c.lease("c3");
-    c.send({ type: "WORKER_LOST", conn: "c3" });
+    c.send({ type: "WORKER_LOST", conn: "c3", ...BROKE });
     c.lease("c3");
     c.send({ type: "CANCEL" });
     expect(c.of("connection.released")).toEqual([]);
@@ -988,7 +994,7 @@ describe("coordinator: cancel", () => {
       { type: "connection.released", conn: "c1", reason: "the run was cancelled" },
     ]);
     expect(c.grants()).toEqual(["c1 → a", "c2 → b", "c3 → r", "c3 → r"]);
-    c.send({ type: "WORKER_LOST", conn: "c3" });
+    c.send({ type: "WORKER_LOST", conn: "c3", ...BROKE });
     expect(c.record("r")).toMatchObject({ state: "failed", cause: "cancelled", attempts: 2 });
     expect(c.state()).toBe("done");
     expect(c.of("run.finished")[0]!.counts).toEqual({

@@ -12,6 +12,7 @@ function resultOf(outcomes: Partial<JobOutcome>[]): RunResult {
       status: "completed",
       attempts: 1,
       lostWorkers: [],
+      lostWhy: [],
       cached: false,
       ...outcome,
     });
@@ -42,6 +43,7 @@ describe("baton run --json", () => {
             error: { name: "Error", message: "no" },
             cause: "error",
             lostWorkers: ["local-1"],
+            lostWhy: [{ code: 1006, reason: "" }],
           },
         ]),
       ),
@@ -73,6 +75,7 @@ describe("baton run --json", () => {
         error: { name: "Error", message: "no" },
         cause: "error",
         lostWorkers: ["local-1"],
+        lostWhy: [{ code: 1006, reason: "" }],
       },
     ]);
     expect(JSON.parse(`${[...resultJson(resultOf([]))].join("")}`).jobs).toEqual([]);

@@ -15,6 +15,7 @@ function completedRun(count: number, cached: number): RunResult {
       cached: n < cached,
       value: n,
       lostWorkers: [],
+      lostWhy: [],
     } as unknown as JobOutcome);
   }
   return {
@@ -34,6 +35,7 @@ function completedRun(count: number, cached: number): RunResult {
 
 describe("summaryTable", () => {
   it("names the worker of a failed job's last attempt, and the workers lost under jobs", () => {
+    const broke = { code: 1006, reason: "" };
     const run = completedRun(2, 0);
     const [first, second] = [...run.jobs.values()] as [JobOutcome, JobOutcome];
     Object.assign(first, {
@@ -42,10 +44,16 @@ describe("summaryTable", () => {
       attempts: 2,
       worker: "node-7",
       lostWorkers: ["local-3"],
+      lostWhy: [broke],
       error: { name: "Error", message: "boom" },
     });
-    Object.assign(second, { attempts: 3, worker: "local-1", lostWorkers: ["local-3", "local-4"] });
-    const once = { ...first, id: "f".repeat(16), attempts: 1, lostWorkers: [] };
+    Object.assign(second, {
+      attempts: 3,
+      worker: "local-1",
+      lostWorkers: ["local-3", "local-4"],
+      lostWhy: [broke, { code: 4005, reason: "no heartbeat for 20000 ms" }],
+    });
+    const once = { ...first, id: "f".repeat(16), attempts: 1, lostWorkers: [], lostWhy: [] };
     run.jobs.set(once.id, once as JobOutcome);
     const summary = summaryTable({
       ...run,
@@ -55,7 +63,7 @@ describe("summaryTable", () => {
     expect(summary).toContain(`\n✗ leaf ${first.id} (error, 2 attempts, last on node-7): boom\n`);
     expect(summary).toContain(`\n✗ leaf ${once.id} (error, 1 attempt on node-7): boom\n`);
     expect(summary).toContain(
-      "\n2 workers lost while running a job: local-3, local-4 (the run's log says why)\n",
+      "\n2 workers lost while running a job: local-3 (connection broke), local-4 (lease expired)\n",
     );
     expect(summaryTable(completedRun(3, 0))).not.toContain("lost");
   });
