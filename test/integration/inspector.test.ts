@@ -171,7 +171,9 @@ describe("live inspection", () => {
     const started = performance.now();
     await inspector.close();
 
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // Bounded, not timed: a close that waited for the peer to read 80 MB would never end; 10 s
+    // over the 500 ms close timeout leaves room for a loaded machine (2.2 s seen under load 17).
+    expect(performance.now() - started).toBeLessThan(10_000);
     expect(inspector.stats.dropped).toBeGreaterThan(0);
     expect(inspector.stats.sent + inspector.stats.dropped).toBe(2_000);
     const warnings = lines.map((line) => JSON.parse(line) as { msg: string });
