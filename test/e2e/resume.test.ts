@@ -146,9 +146,9 @@ describe("resume after the coordinator dies", () => {
     // on a loaded machine.
     const running = runCli(store, first, 300);
     await until("the first run to start its jobs", () => readdirSync(first).length >= 1);
-    const started = Date.now();
     const refused = await runCli(store, second).exit;
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // At once: refused while the first run still holds the store, not after waiting for it.
+    expect(running.child.exitCode).toBeNull();
     expect(refused.code).toBe(2);
     expect(refused.stderr.trimEnd()).toMatch(
       new RegExp(
