@@ -208,6 +208,7 @@ export {
   type RemoteTeardownTarget,
   tearDownRemote,
 } from "./runtime/remoteTeardown.ts";
+export type { StaleCgroup } from "./runtime/removeStaleCgroups.ts";
 export type {
   JobEvent,
   JobOutcome,

@@ -24,18 +24,20 @@ const REAP_USAGE = `usage: baton reap [--state-dir DIR] [options]
 
 Finds the deployments in the state directory whose launcher is dead (its pid is gone, or its
 lease is stale or another launcher's), stops their ranks with a verified teardown, and
-removes their manifests. Deployments with a live launcher are left alone. \`baton launch\`
+removes their manifests; then removes the empty cgroups that deployments of this state dir
+which are gone left behind. Deployments with a live launcher are left alone. \`baton launch\`
 does this too, every time it starts. The report (a line per deployment: reaped and why,
-live, another machine's or user's, NOT reaped and why) goes to stdout; warnings and errors
-to stderr.
+live, another machine's or user's, NOT reaped and why, its empty cgroup removed) goes to
+stdout; warnings and errors to stderr.
 
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
   --ssh-config FILE ssh_config file for reaching the ssh hosts of remote ranks
   --json            print the report as JSON instead: { stateDir, stateDirExists, reaped,
-                    live, failed, foreign, otherUsers, waiting }; each reaped: { deployment,
-                    why, elapsedMs, swept, stoppedRanks }; each waiting (a fresh lease, no
-                    manifest): { deployment, pid, staleInMs }
+                    live, failed, foreign, otherUsers, waiting, cgroups }; each reaped:
+                    { deployment, why, elapsedMs, swept, stoppedRanks }; each waiting (a
+                    fresh lease, no manifest): { deployment, pid, staleInMs }; each of
+                    cgroups (an empty one removed): { deployment, cgroup }
   --log-level L     ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help        this help
 
@@ -121,6 +123,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
           foreign: report.foreign,
           otherUsers: report.otherUsers,
           waiting: report.waiting,
+          cgroups: report.cgroups,
           // An unknown value (the owner nobody could tell) is null, as in baton status: every key stays.
         },
         (_, value) => value ?? null,
@@ -145,8 +148,10 @@ export async function reapCommand(argv: string[]): Promise<number> {
       say(
         `${deployment}: a lease and no manifest: launcher pid ${pid} is starting, or died before it wrote its manifest; left alone until its lease is stale, in ${Math.ceil(staleInMs / 1000)} s (reap again then)`,
       );
-    const { reaped, live, failed, waiting } = report;
-    if (reaped.length + live.length + failed.length + waiting.length === 0) {
+    for (const { deployment, cgroup } of report.cgroups)
+      say(`${deployment}: removed its empty cgroup ${cgroup}, left behind when it ended`);
+    const { reaped, live, failed, waiting, cgroups } = report;
+    if (reaped.length + live.length + failed.length + waiting.length + cgroups.length === 0) {
       say(await nothingInStateDir("nothing to reap", stateDir, exists, ports));
     }
   }

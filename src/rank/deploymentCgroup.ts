@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import type { DeploymentIdentity } from "../machines/carriesDeployment.ts";
+import { isDeploymentId } from "./deploymentPaths.ts";
 
 /** The folder, below the launcher's own cgroup, that holds one cgroup per deployment. */
 export const CGROUP_FOLDER = "baton";
@@ -19,8 +20,29 @@ const HASH_DIGITS = 12;
  * ```
  */
 export function deploymentCgroupName({ deployment, stateDir }: DeploymentIdentity): string {
-  const hash = createHash("sha256").update(stateDir).digest("hex").slice(0, HASH_DIGITS);
-  return `${deployment}-${hash}`;
+  return `${deployment}-${stateDirHash(stateDir)}`;
+}
+
+/**
+ * The deployment of the state dir `stateDir` whose cgroup `name` (an entry of
+ * {@link CGROUP_FOLDER}) is, as {@link deploymentCgroupName} names it; undefined for the
+ * cgroup of another state dir, or of a launcher from before cgroups named their state dir.
+ *
+ * @example
+ * ```ts
+ * cgroupDeployment(deploymentCgroupName({ deployment: "web", stateDir: "/srv/run" }), "/srv/run"); // "web"
+ * cgroupDeployment("web", "/srv/run"); // undefined
+ * ```
+ */
+export function cgroupDeployment(name: string, stateDir: string): string | undefined {
+  const suffix = `-${stateDirHash(stateDir)}`;
+  if (!name.endsWith(suffix)) return undefined;
+  const deployment = name.slice(0, -suffix.length);
+  return isDeploymentId(deployment) ? deployment : undefined;
+}
+
+function stateDirHash(stateDir: string): string {
+  return createHash("sha256").update(stateDir).digest("hex").slice(0, HASH_DIGITS);
 }
 
 /**

@@ -51,8 +51,8 @@ function unescapeMountField(field: string): string {
  * proves that a process can be moved in by moving this one there and back (as `spawn` does
  * to start a rank inside), so a machine that lets us make the folder but not move into it
  * says so before any rank starts. `members`
- * reads `cgroup.procs` of the cgroup and every cgroup below it. Undefined where this process
- * has no cgroup v2.
+ * reads `cgroup.procs` of the cgroup and every cgroup below it; `list` the cgroups in
+ * `baton`. Undefined where this process has no cgroup v2.
  *
  * @example
  * ```ts
@@ -101,6 +101,11 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
 
     remove(cgroup) {
       return removeTree(cgroup);
+    },
+
+    list() {
+      const folder = join(own, CGROUP_FOLDER);
+      return subgroups(folder).map((name) => join(folder, name));
     },
   };
 }

@@ -162,6 +162,13 @@ export interface Containment {
   members(cgroup: string): number[] | undefined;
   /** Removes the cgroup (and any below it); false while a process is still in it. */
   remove(cgroup: string): boolean;
+  /**
+   * The handles of the deployment cgroups there are now, every one `create` could have made
+   * (the node port: the cgroups in the `baton` folder below this process's own), for the
+   * reaper to find the empty ones left by deployments that are gone. Absent where they cannot
+   * be listed: no reap then looks for such leftovers.
+   */
+  list?: (() => string[]) | undefined;
 }
 
 /** Processes: spawn, signal by pid or group, and read the process table. */

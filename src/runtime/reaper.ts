@@ -27,6 +27,7 @@ import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, Files, Procs } from "./ports.ts";
 import { releaseCgroup } from "./releaseCgroup.ts";
 import { reapRemoteSite } from "./remoteSite.ts";
+import { removeStaleCgroups, type StaleCgroup } from "./removeStaleCgroups.ts";
 import type { SshHostOptions } from "./sshHost.ts";
 import { parseRankHost, type SshTarget } from "./sshTarget.ts";
 import {
@@ -92,6 +93,12 @@ export interface ReapReport {
    * stale, in `staleInMs`, clears it.
    */
   waiting: { deployment: string; pid: number; staleInMs: number }[];
+  /**
+   * Empty cgroups of this state dir's deployments that are gone (neither manifest nor lease),
+   * removed (`removeStaleCgroups`): left by a teardown whose removal of its cgroup gave up, or
+   * by a launcher killed before it wrote its manifest.
+   */
+  cgroups: StaleCgroup[];
 }
 
 /**
@@ -116,7 +123,9 @@ export interface ReapReport {
  * reaped the same way (the teardown's scan proves nothing carries the deployment), which
  * clears the lease `baton status` would otherwise show as orphaned for ever. So is one with
  * neither, once its control files (a first lease's temp file, markers left by a launcher
- * killed while clearing them) have been untouched for `LEASE_STALE_MS`.
+ * killed while clearing them) have been untouched for `LEASE_STALE_MS`. Last, the empty
+ * cgroups of this state dir's deployments that have neither manifest nor lease any more are
+ * removed (`removeStaleCgroups`, under each deployment's claim).
  *
  * @example
  * ```ts
@@ -137,6 +146,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     foreign: [],
     otherUsers: [],
     waiting: [],
+    cgroups: [],
   };
   for (const deployment of await files.list(stateDir)) {
     if (!isDeploymentId(deployment)) continue;
@@ -261,6 +271,13 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       report.failed.push({ deployment, error: error as Error });
     }
   }
+  report.cgroups = await removeStaleCgroups({
+    stateDir,
+    procs,
+    files,
+    clock,
+    logger: options.logger,
+  });
   return report;
 }
 

@@ -13,9 +13,10 @@ const RELEASE_POLL_MS = 20;
 /**
  * Removes a deployment's cgroup once its teardown was verified, trying again every 20 ms for
  * up to {@link RELEASE_WAIT_MS} while nothing alive is left in it (the last exiting threads
- * of a dead process). A cgroup that cannot go (a live process was moved into it since, or the
- * folder is not ours to remove) is logged and left: nothing of the deployment runs, and the
- * cgroup holds no state of it.
+ * of a dead process). A cgroup that cannot go (a live process was moved into it since, its
+ * last threads take longer, or the folder is not ours to remove) is logged and left: nothing
+ * of the deployment runs, and the cgroup holds no state of it. Once empty, it is removed by
+ * the next reap of the state dir (`removeStaleCgroups`), which every launch runs first.
  *
  * @example
  * ```ts
@@ -36,8 +37,18 @@ export async function releaseCgroup(
       const living = (containment.members(cgroup) ?? []).filter((pid) =>
         isAlive(procs.inspect(pid)),
       );
-      if (living.length > 0 || clock.now() >= deadline) {
-        logger?.warn({ cgroup, living }, "cgroup not removed: a process is still in it");
+      if (living.length > 0) {
+        logger?.warn(
+          { cgroup, living },
+          `cgroup not removed: live process${living.length === 1 ? ` ${living[0]} is` : `es ${living.join(", ")} are`} in it; the next reap or launch in this state dir removes it once it is empty`,
+        );
+        return;
+      }
+      if (clock.now() >= deadline) {
+        logger?.warn(
+          { cgroup, waitedMs: RELEASE_WAIT_MS },
+          `cgroup not removed: the last threads of its killed processes were still leaving it after ${RELEASE_WAIT_MS} ms; the next reap or launch in this state dir removes it`,
+        );
         return;
       }
       await new Promise((resolve) => clock.setTimeout(resolve, RELEASE_POLL_MS));
