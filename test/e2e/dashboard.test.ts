@@ -29,7 +29,7 @@ afterEach(async () => {
   for (const gate of gates.splice(0)) writeFileSync(gate, "");
   for (const ws of sockets.splice(0)) ws.terminate();
   await stopBatons();
-  cleanUpRanks();
+  await cleanUpRanks();
   for (const pid of workers.splice(0)) {
     const info = procs.inspect(pid);
     if (info && info.state !== "zombie" && info.argv.includes("worker")) {

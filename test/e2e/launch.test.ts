@@ -20,9 +20,9 @@ import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/r
 import { ranksReady } from "../fixtures/ranksReady.ts";
 import { readManifest } from "../fixtures/readManifest.ts";
 
-afterEach(() => {
+afterEach(async () => {
   stopBatons();
-  cleanUpRanks();
+  await cleanUpRanks();
 });
 
 const RANK = ["/usr/bin/python3", "examples/ranks/rank.py"];

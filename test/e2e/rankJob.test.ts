@@ -15,9 +15,9 @@ import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { endedDeployments } from "../fixtures/endedDeployments.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir } from "../fixtures/rankStrays.ts";
 
-afterEach(() => {
+afterEach(async () => {
   stopBatons();
-  cleanUpRanks();
+  await cleanUpRanks();
 });
 
 async function until<T>(get: () => Promise<T | undefined>, what: string, ms = 30_000): Promise<T> {

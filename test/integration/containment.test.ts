@@ -35,7 +35,7 @@ function canContain(): boolean {
 afterEach(async () => {
   await stopLaunched();
   stopBatons();
-  cleanUpRanks();
+  await cleanUpRanks();
 });
 
 /** The escapee's pid, once the rank wrote it; cleaned up by pid if a test leaves it. */

@@ -120,7 +120,7 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     await server?.close();
     for (const proxy of proxies.splice(0)) await proxy.close();
     server = undefined;
-    cleanUpRanks();
+    await cleanUpRanks();
   });
   afterAll(async () => {
     await browser?.close();

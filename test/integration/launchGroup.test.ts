@@ -44,7 +44,7 @@ afterEach(async () => {
   await stopLaunched();
   stopBatons();
   for (const child of children.splice(0)) if (!child.reaped) procs.signal(child.pid, "SIGKILL");
-  cleanUpRanks();
+  await cleanUpRanks();
 });
 
 /** Ranks 1 … run `failing`, the others `healthy`: rank-specific behaviour through $RANK. */

@@ -25,8 +25,8 @@ import { cleanUpRanks, procs, stray, tempDir } from "../fixtures/rankStrays.ts";
 
 const RANK_PY = join(ROOT, "examples/ranks/rank.py");
 
-afterEach(() => {
-  cleanUpRanks();
+afterEach(async () => {
+  await cleanUpRanks();
 });
 
 const jobs = defineJobs({

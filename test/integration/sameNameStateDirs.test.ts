@@ -22,7 +22,7 @@ import { alive, cleanUpRanks, stray, tempDir, until } from "../fixtures/rankStra
 afterEach(async () => {
   await stopLaunched();
   stopBatons();
-  cleanUpRanks();
+  await cleanUpRanks();
 });
 
 /** A name no other run of this file on this machine uses. */
