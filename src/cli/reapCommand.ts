@@ -149,7 +149,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
         `${deployment}: a lease and no manifest: launcher pid ${pid} is starting, or died before it wrote its manifest; left alone until its lease is stale, in ${Math.ceil(staleInMs / 1000)} s (reap again then)`,
       );
     for (const { deployment, cgroup } of report.cgroups)
-      say(`${deployment}: removed its empty cgroup ${cgroup}, left behind when it ended`);
+      say(`${deployment}: removed the empty cgroup its last launch left behind, ${cgroup}`);
     const { reaped, live, failed, waiting, cgroups } = report;
     if (reaped.length + live.length + failed.length + waiting.length + cgroups.length === 0) {
       say(await nothingInStateDir("nothing to reap", stateDir, exists, ports));
