@@ -57,6 +57,7 @@ import { refusedForGood } from "./refusedForGood.ts";
 import { releaseCgroup } from "./releaseCgroup.ts";
 import type { RemoteRankHandle } from "./remoteRank.ts";
 import { openRemoteSite, type RemoteSite } from "./remoteSite.ts";
+import { REAPER_CLAIM } from "./removeStaleCgroups.ts";
 import { saysNotRetryable } from "./serializeThrown.ts";
 import { parseRankHost, type RankHost } from "./sshTarget.ts";
 import { type TeardownReport, tearDown } from "./tearDown.ts";
@@ -86,6 +87,12 @@ const ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
  * at most about this long (200 ranks took 5 s to spawn here, all in one go).
  */
 const SPAWN_SLICE_MS = 50;
+/**
+ * How often and how many times a launch looks again at its name while a reaper claims it to
+ * remove the empty cgroup it left (`REAPER_CLAIM`): a few ms of work, waited for up to 2 s.
+ */
+const REAPER_CLAIM_POLL_MS = 20;
+const REAPER_CLAIM_WAITS = 100;
 
 /**
  * Launches a rank group, like torchrun: `worldSize` processes of `argv`, on this machine or,
@@ -464,7 +471,8 @@ class LaunchedGroup implements RankGroup {
    * launchers of one name at once, one goes on and the other is blocked. A lease a launcher
    * left behind when it died before writing its manifest (its pid is gone, or it was not
    * renewed for its stale time; one that cannot be read, once untouched that long) is taken
-   * over. Returns why the name is taken, or undefined once it is this launcher's.
+   * over. A reaper's claim (`REAPER_CLAIM`: it removes an empty cgroup this name left) is
+   * waited for. Returns why the name is taken, or undefined once it is this launcher's.
    */
   private async claim(): Promise<string | undefined> {
     const { files, procs, clock } = this.ports;
@@ -472,6 +480,7 @@ class LaunchedGroup implements RankGroup {
     const staleAfterMs = this.timeouts.leaseStaleMs;
     const { deployment, token } = this;
     await files.mkdirp(this.paths.dir);
+    let reaperWaits = 0;
     for (let attempt = 1; ; attempt++) {
       const held = await claimLease({
         files,
@@ -502,6 +511,18 @@ class LaunchedGroup implements RankGroup {
           noLeaseSince: now,
           leaseStaleMs: held.staleAfterMs,
         });
+      }
+      if (
+        gone === undefined &&
+        held !== "unreadable" &&
+        held.token.startsWith(REAPER_CLAIM) &&
+        reaperWaits < REAPER_CLAIM_WAITS
+      ) {
+        // A reaper removing an empty cgroup this name left holds it for a few ms.
+        reaperWaits++;
+        attempt--;
+        await new Promise((resolve) => clock.setTimeout(resolve, REAPER_CLAIM_POLL_MS));
+        continue;
       }
       if (gone === undefined || attempt === 3) {
         return held === "unreadable"

@@ -6,6 +6,12 @@ import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import { claimLease } from "./launcherLease.ts";
 import type { Clock, Containment, Files, Procs } from "./ports.ts";
 
+/**
+ * How the token of a claim {@link removeStaleCgroups} holds begins: a launcher that finds the
+ * name claimed so waits those few ms instead of giving up.
+ */
+export const REAPER_CLAIM = "reaper-";
+
 /** An empty cgroup of a deployment that is gone, removed by {@link removeStaleCgroups}. */
 export interface StaleCgroup {
   deployment: string;
@@ -37,7 +43,7 @@ export interface StaleCgroupPorts {
  * created exclusively (`claimLease`), as a launcher claims the name, then the manifest checked
  * absent, then the cgroup removed, then the lease (and the deployment's directory when this
  * made it). A launcher that holds the name keeps its cgroup; one that comes during those few
- * ms is told the name is being claimed, as with any other launcher, and may launch again. A
+ * ms waits for it (`REAPER_CLAIM` begins its token) and then goes on. A
  * populated cgroup is never removed (the kernel refuses, and it is not even tried): its
  * processes are a live deployment's, or ones a reap has still to stop. Nothing is done where
  * the state dir does not exist (a reap must not make it) or cgroups cannot be listed.
@@ -92,7 +98,7 @@ async function removeUnclaimed(
     path: paths.lease,
     deployment,
     pid: procs.selfPid,
-    token: `reaper-${procs.selfPid}-${clock.now()}`,
+    token: `${REAPER_CLAIM}${procs.selfPid}-${clock.now()}`,
     staleAfterMs: LEASE_STALE_MS,
   });
   if (held !== undefined) {

@@ -2,13 +2,17 @@
  * A contained launch's cgroup does not outlive its deployment: on simulated processes (with
  * cgroups), files and clock, a launch stopped right after it made its cgroup, one stopped a
  * second time (`now`), and one whose removal gave up (the last threads of a killed process
- * still leaving it), which the next launch in the state dir removes.
+ * still leaving it), which the next launch in the state dir removes; and a launch that comes
+ * while a reaper holds its name to remove such a cgroup.
  */
 import type { Logger } from "pino";
 import { expect, it, vi } from "vitest";
+import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
+import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import type { Containment } from "../../src/runtime/ports.ts";
 import type { GroupExit, LaunchSpec } from "../../src/runtime/rankGroup.ts";
+import { REAPER_CLAIM } from "../../src/runtime/removeStaleCgroups.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SimFiles } from "../../src/sim/simFiles.ts";
@@ -95,6 +99,7 @@ function machine() {
   return {
     clock,
     procs,
+    files,
     made,
     launch,
     settle,
@@ -156,4 +161,26 @@ it("a cgroup whose removal gave up is removed by the next launch in the state di
   expect(m.exists(cgroup)).toBe(false);
   await m.settle(next.stop("done", { now: true }));
   expect([...m.made].filter(m.exists)).toEqual([]);
+});
+
+it("a launch that finds its name claimed by a reaper removing its old empty cgroup waits the few ms, then starts", async () => {
+  const m = machine();
+  const lease = "/sim/run/busy/lease.json";
+  await m.settle(
+    m.files.writeAtomic(
+      lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment: "busy",
+        pid: m.procs.selfPid,
+        token: `${REAPER_CLAIM}${m.procs.selfPid}-0`,
+        renewedAt: m.clock.now(),
+        staleAfterMs: 30_000,
+      }),
+    ),
+  );
+  m.clock.setTimeout(() => void m.files.remove(lease), 100);
+  const group = m.launch("busy");
+  await m.settle(new Promise((resolve) => m.clock.setTimeout(resolve, 1_000)));
+  expect(group.pids()).toHaveLength(2);
+  await m.settle(group.stop("done", { now: true }));
 });
