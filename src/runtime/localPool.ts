@@ -7,6 +7,7 @@ import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
+import { emptyWorkerGroup, type Stray } from "./emptyWorkerGroup.ts";
 import { logTail } from "./logTail.ts";
 import { machineResources } from "./machineResources.ts";
 import { makeDirs } from "./makeDirs.ts";
@@ -88,14 +89,30 @@ export interface WorkerReplaced {
   logFile: string;
 }
 
+/**
+ * Processes a worker left in its process group, found once it had exited and stopped,
+ * emitted as `strays`: children of its handlers when it crashed or was killed, or the
+ * worker itself behind a `command` that forked it instead of `exec`ing it.
+ */
+export interface WorkerStrays {
+  /** The worker's name and pid, which is its group's id. */
+  worker: string;
+  pid: number;
+  /** Each process found, and how it ended. */
+  strays: Stray[];
+  logFile: string;
+}
+
 export interface LocalPoolEvents {
   replaced: [WorkerReplaced];
+  strays: [WorkerStrays];
   failed: [PoolError];
 }
 
 /**
  * Worker processes on this machine; see `startLocalPool`. Events: `replaced` (a dead worker
- * was replaced) and `failed` (once, with the same error `failed` resolves to).
+ * was replaced), `strays` (processes left in a dead worker's group were stopped) and
+ * `failed` (once, with the same error `failed` resolves to).
  */
 export interface LocalPool {
   /**
@@ -114,8 +131,9 @@ export interface LocalPool {
    * that the coordinator gave up on (`gaveUpOn`), and SIGKILL 2 s later to those of them left.
    * Waits up to `graceMs` for the rest to exit on their own (the coordinator closing their
    * connections is the normal path), sends SIGTERM to those left, and SIGKILL 2 s later.
-   * Resolves once every worker process has exited and been reaped. A second call returns
-   * the first call's promise.
+   * Resolves once every worker process has exited and been reaped, and whatever was left in
+   * its process group has been stopped too (`strays`). A second call returns the first
+   * call's promise.
    */
   stop(graceMs?: number): Promise<void>;
 }
@@ -148,7 +166,9 @@ interface Slot {
  * pool. A failed pool leaves its other workers running; call `stop()` in every case.
  *
  * Signals go to pids whose `exited` has not settled: an unreaped child's pid cannot have
- * been reused by another program.
+ * been reused by another program. Once a worker has exited (replaced, dismissed, or at
+ * `stop()`), any process still in its group is stopped: SIGTERM to the group, SIGKILL 2 s
+ * later, emitted as `strays` and written to the worker's log (see `emptyWorkerGroup`).
  *
  * @example
  * ```ts
@@ -180,6 +200,8 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   private resolveFailed: (error: PoolError) => void = () => {};
   private failing = false;
   private stopping: Promise<void> | undefined;
+  /** Dead workers' process groups being emptied. */
+  private readonly emptying = new Set<Promise<void>>();
 
   constructor(private readonly options: LocalPoolOptions) {
     super();
@@ -225,6 +247,8 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     const later: ProcHandle[] = [];
     for (const [handle, name] of this.live) (unawaited(name) ? now : later).push(handle);
     await Promise.all([this.terminate(now, 0), this.terminate(later, graceMs)]);
+    // Each exit has started emptying its group by now: its callback came before ours.
+    await Promise.all(this.emptying);
   }
 
   /**
@@ -284,8 +308,44 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
       return undefined;
     }
     this.live.set(handle, name);
-    void handle.exited.then((exit) => this.onExit(slot, handle, name, exit));
+    void handle.exited.then((exit) => {
+      this.onExit(slot, handle, name, exit);
+      const emptied = this.emptyGroup(slot, name, handle.pid);
+      this.emptying.add(emptied);
+      void emptied.then(() => this.emptying.delete(emptied));
+    });
     return { name, pid: handle.pid };
+  }
+
+  /** Stops what the exited worker `name` left in its process group, and says so. */
+  private async emptyGroup(slot: Slot, name: string, pid: number): Promise<void> {
+    let strays: Stray[];
+    try {
+      strays = await emptyWorkerGroup(pid, this.procs, this.clock, KILL_AFTER_MS);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.note(slot, `cannot look for processes left in ${name}'s group ${pid}: ${reason}`);
+      return;
+    }
+    if (strays.length === 0) return;
+    const each = strays
+      .map(
+        (s) =>
+          `${s.pid} (${s.program}) ${s.ended === "still running" ? s.ended : `ended by ${s.ended}`}`,
+      )
+      .join(", ");
+    this.note(slot, `${name} (pid ${pid}) had exited, leaving processes in its group: ${each}`);
+    this.emit("strays", { worker: name, pid, strays, logFile: slot.logFile });
+  }
+
+  /** A line of the pool's own in the slot's log; a log that cannot be written is let go. */
+  private note(slot: Slot, text: string): void {
+    const when = new Date(this.clock.now()).toISOString();
+    try {
+      appendFileSync(slot.logFile, `[baton pool ${when}] ${text}\n`, { mode: 0o600 });
+    } catch {
+      // The line is for whoever reads the log; the pool's events carry the same news.
+    }
   }
 
   private onExit(slot: Slot, handle: ProcHandle, name: string, exit: ProcExit): void {
@@ -503,6 +563,12 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
         ...(context.joined !== undefined && { joined: context.joined }),
         ...(context.gaveUpOn !== undefined && { gaveUpOn: context.gaveUpOn }),
       });
+      pool.on("strays", (s) =>
+        context.logger.warn(
+          { worker: s.worker, pid: s.pid, strays: s.strays, log: s.logFile },
+          "processes left in a worker's process group stopped",
+        ),
+      );
       pool.on("replaced", (r) =>
         context.logger.warn(
           { worker: r.worker, previous: r.previous.worker, exit: r.previous.exit, log: r.logFile },

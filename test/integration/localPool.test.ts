@@ -1,6 +1,7 @@
 /**
  * The local pool with real processes: test/fixtures/fakeWorker.mjs stands in for
- * `baton worker`. Every process the pool starts goes through a recording Procs, and
+ * `baton worker`. Every process the pool starts goes through a recording Procs, the pids of
+ * others (a worker's child, a worker behind a wrapper) are learned from the logs, and
  * afterEach SIGKILLs by pid whatever a test left running, even when the test failed.
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -14,6 +15,7 @@ import {
   type LocalPoolOptions,
   startLocalPool,
   type WorkerReplaced,
+  type WorkerStrays,
 } from "../../src/runtime/localPool.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle, Procs } from "../../src/runtime/ports.ts";
@@ -33,6 +35,8 @@ const procs: Procs = {
   },
 };
 const pools: LocalPool[] = [];
+/** Pids a test learned from a log: processes the pool did not start itself. */
+const learned = new Set<number>();
 const tempDirs: string[] = [];
 
 afterEach(async () => {
@@ -41,6 +45,8 @@ afterEach(async () => {
   const left = [...started];
   for (const handle of left) real.signal(handle.pid, "SIGKILL");
   await Promise.all(left.map((handle) => handle.exited));
+  for (const pid of learned) if (!dead(pid)) real.signal(pid, "SIGKILL");
+  learned.clear();
   await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
@@ -84,6 +90,14 @@ async function log(logsDir: string, n: number): Promise<string> {
 /** Waits until worker slot `n`'s log says `text`. */
 function logSays(logsDir: string, n: number, text: string): Promise<void> {
   return until(async () => (await log(logsDir, n)).includes(text), `worker-${n}.log: ${text}`);
+}
+
+/** The pid worker slot `n`'s log gives after `text`, once it does; stopped in afterEach. */
+async function pidIn(logsDir: string, n: number, text: string): Promise<number> {
+  await logSays(logsDir, n, text);
+  const pid = Number(new RegExp(`${text}(\\d+)`).exec(await log(logsDir, n))?.[1]);
+  learned.add(pid);
+  return pid;
 }
 
 /** Gone from the process table, or a zombie: either way it runs nothing. */
@@ -149,6 +163,33 @@ describe("startLocalPool", () => {
     await until(() => replaced.length === 2, "a second replacement");
     expect(replaced[1]!.worker).toBe("local-2.3");
     expect(await settled(workers.failed)).toBe(false);
+  });
+
+  it("stops what a killed worker left in its process group, with SIGKILL for a child that ignores SIGTERM", async () => {
+    const {
+      pool: workers,
+      logsDir,
+      replaced,
+    } = await pool((name) => [name === "local-1" ? "stray-child" : "sleep"], { maxWorkers: 1 });
+    const strays: WorkerStrays[] = [];
+    workers.on("strays", (event) => strays.push(event));
+    const child = await pidIn(logsDir, 1, "local-1's child ready pid ");
+    const [worker] = workers.pids();
+
+    real.signal(worker!, "SIGKILL");
+    await until(() => replaced.length === 1, "a replacement");
+    await until(() => strays.length === 1, "the worker's child to be stopped");
+    expect(strays[0]).toEqual({
+      worker: "local-1",
+      pid: worker,
+      strays: [{ pid: child, program: process.execPath, ended: "SIGKILL" }],
+      logFile: join(logsDir, "worker-1.log"),
+    });
+    expect(dead(child)).toBe(true);
+    expect(await log(logsDir, 1)).toContain(
+      `local-1 (pid ${worker}) had exited, leaving processes in its group: ${child} (${process.execPath}) ended by SIGKILL`,
+    );
+    await logSays(logsDir, 1, "local-1.2 ready");
   });
 
   it("does not replace a worker that exits 0, which the coordinator dismissed", async () => {
@@ -365,6 +406,39 @@ describe("LocalPool.stop", () => {
     expect(await log(logsDir, 2)).toContain("local-2 got SIGTERM");
     for (const pid of pids) expect(dead(pid)).toBe(true);
     expect(started.size).toBe(0);
+  });
+
+  it("stops a worker behind a wrapper that forked it, once the wrapper has ended", async () => {
+    const { pool: workers, logsDir } = await pool(() => [], {
+      maxWorkers: 1,
+      // The worker is not the shell's last command, so the shell forks it and waits.
+      argvFor: (name) => [
+        "/bin/sh",
+        "-c",
+        `"$0" "$1" ${name} sleep; echo wrapper done`,
+        process.execPath,
+        FAKE_WORKER,
+      ],
+    });
+    const strays: WorkerStrays[] = [];
+    workers.on("strays", (event) => strays.push(event));
+    const worker = await pidIn(logsDir, 1, "local-1 ready pid ");
+    const [wrapper] = workers.pids();
+    expect(worker).not.toBe(wrapper);
+
+    await workers.stop(0);
+    expect(dead(wrapper!)).toBe(true);
+    expect(dead(worker)).toBe(true);
+    expect(strays).toEqual([
+      {
+        worker: "local-1",
+        pid: wrapper,
+        strays: [{ pid: worker, program: process.execPath, ended: "SIGTERM" }],
+        logFile: join(logsDir, "worker-1.log"),
+      },
+    ]);
+    expect(await log(logsDir, 1)).toContain("local-1 got SIGTERM");
+    expect(await log(logsDir, 1)).not.toContain("wrapper done");
   });
 
   it("is safe to call twice, and stops a pool whose workers are mid-replacement", async () => {
