@@ -27,7 +27,7 @@ const LOOK_AT_MOST_MS = 200;
  * wait of up to `killAfterMs` more for them to be gone (a zombie counts as gone). Signals go
  * to the group only while the table shows a member: the kernel keeps a group's id from
  * being reused while any member exists. Resolves with what it found, empty when the group
- * was already gone (the usual case, one look at the table).
+ * was already gone (the usual case: one signal 0 to the group, answered ESRCH).
  *
  * @example
  * ```ts
@@ -42,8 +42,13 @@ export async function emptyWorkerGroup(
   killAfterMs: number,
 ): Promise<Stray[]> {
   const programs = new Map<number, string>();
-  /** The group's live members; those new to it are recorded. */
+  /**
+   * The group's live members; those new to it are recorded. Signal 0 first: a group with no
+   * member at all (the usual case) answers ESRCH at the cost of one call, not a read of the
+   * whole table (about 50 µs a process).
+   */
   const look = (): ProcInfo[] => {
+    if (procs.signalGroup(pgid, 0) === "ESRCH") return [];
     const left = procs
       .list()
       .filter((p) => p.pgid === pgid && p.state !== "zombie" && p.state !== "dead");

@@ -565,7 +565,8 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
       });
       pool.on("strays", (s) =>
         context.logger.warn(
-          { worker: s.worker, pid: s.pid, strays: s.strays, log: s.logFile },
+          // Not `pid`: the log's own `pid` is this process's.
+          { worker: s.worker, workerPid: s.pid, strays: s.strays, log: s.logFile },
           "processes left in a worker's process group stopped",
         ),
       );
