@@ -449,9 +449,11 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
    * or a function from the worker (`{ name, argv, args, secretFile }`) to the command line to
    * run, such as `docker run … IMAGE baton worker ...args`. The pool supervises what it starts
    * as it does its own workers (restarts, exit codes 2 and 4 final, stop with grace, a log per
-   * worker), so the command must end with the worker's exit code and pass SIGTERM on to it
+   * worker), so the command should end with the worker's exit code and pass SIGTERM on to it
    * (`exec` it, as `nice`, `taskset`, `env` and `systemd-run --scope` do; `docker run` forwards
-   * signals). Never put the secret on it: every user sees argv through `ps`.
+   * signals): one that forks the worker is stopped with its process group, but loses the exit
+   * code that says whether to replace it. Never put the secret on it: every user sees argv
+   * through `ps`.
    */
   command?: WorkerCommandOption | undefined;
   /**
