@@ -75,6 +75,17 @@ describe("the commands' flags in their --help and in README.md", () => {
   });
 });
 
+describe("README.md's baton run and baton worker pairs", () => {
+  it("give the worker the job module the coordinator loads (--jobs, or else the graph module), as a worker must", () => {
+    const pairs = [...README.matchAll(/^```\n(baton run .*)\n(baton worker .*)\n```$/gm)];
+    expect(pairs.length).toBeGreaterThan(0);
+    for (const [, run, worker] of pairs) {
+      const loaded = / --jobs (\S+)/.exec(run!)?.[1] ?? /^baton run (\S+)/.exec(run!)![1];
+      expect(worker).toContain(` --jobs ${loaded} `);
+    }
+  });
+});
+
 /** A command's --help split into its flags' entries: `--flag VALUE  text…`, with their continuation lines. */
 function helpEntries(help: string): Map<string, string> {
   const entries = new Map<string, string>();
