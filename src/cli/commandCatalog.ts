@@ -166,7 +166,7 @@ export const commandCatalog = {
   },
   status: {
     operands: "",
-    does: "list live and orphaned rank-group deployments",
+    does: "list rank-group deployments: orphaned, live, ended",
     flags: {
       "state-dir": { type: "string", default: DEFAULT_STATE_DIR },
       json: { type: "boolean", default: false },
