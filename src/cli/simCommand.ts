@@ -48,10 +48,11 @@ export const SIM_USAGE = `usage: baton sim [GRAPH --handlers SIM] [options]
 Runs the whole system (coordinator, workers, store) in virtual time from a seed, with
 a graph and faults drawn from it, checking DESIGN §4's invariants after every step and
 that the run finishes once the faults are over. With GRAPH (a graph module, as baton run
-takes it) it simulates your graph, on the handlers SIM's default export gives: a function
-of the simulation's tools ({ sleep, now, random, keep, invariant }) returning a job
-module, as simulate() takes it (README: Simulation); keep(name, make) holds what outlives a
-crash, one per seed; invariant(holds, message) fails the seed when holds is false.
+takes it) it simulates your graph, on the handlers SIM's default export gives: a job
+module, or a function of the simulation's tools ({ sleep, now, random, keep, invariant })
+returning one, as simulate() takes it (README: Simulation); keep(name, make) holds what
+outlives a crash, one per seed; invariant(holds, message) fails the seed when holds is
+false.
 
   --handlers SIM         the module of GRAPH's handlers for the simulation (with GRAPH)
   --seed S               one seed (0 to 4294967295)
@@ -66,7 +67,8 @@ crash, one per seed; invariant(holds, message) fails the seed when holds is fals
                          4 with the drawn graph, 0 with GRAPH: their trace is not yours)
   --until T              virtual time by which the run must be over: ms, or a duration
                          such as 90s, 30m or 2h (at most 2592000000 ms: 30 days)
-  --plant BUG            switch a planted bug on (${PLANTED_BUGS.join(", ")})
+  --plant BUG            switch a planted bug on, to prove the checks catch it (repeatable,
+                         or BUG,BUG), one of:${PLANTED_BUGS.map((bug, n) => `${n % 2 === 0 ? `\n${" ".repeat(25)}` : " "}${bug}`).join(",")}
   --threads N            threads simulating seeds side by side (default: the machine's
                          cores, at most 64); a seed's trace is the same on any number
                          of threads
