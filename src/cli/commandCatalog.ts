@@ -166,7 +166,7 @@ export const commandCatalog = {
   },
   status: {
     operands: "",
-    does: "list rank-group deployments: orphaned, live, ended",
+    does: "list orphaned, live and ended rank groups",
     flags: {
       "state-dir": { type: "string", default: DEFAULT_STATE_DIR },
       json: { type: "boolean", default: false },

@@ -20,7 +20,8 @@ const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
 
 Lists the rank-group deployments in a state directory, what needs attention first: orphaned,
 then live, unreadable and ended ones, each the newest first (by when it ended, else when it
-was launched); a last line counts them (\`1 orphaned (run: baton reap …), 2 live, 17 ended\`).
+was launched); a last line counts them
+(\`1 orphaned (run: baton reap …), 2 live, 17 ended\`).
 A deployment is live (the launcher runs and renews its lease; up how long), orphaned (the
 launcher's pid is gone or its lease is stale: run \`baton reap\`; launched how long ago, and
 when its launcher was last seen: its lease's last renewal, or the last rank exit it

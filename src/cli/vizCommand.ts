@@ -13,7 +13,8 @@ import { printHelp } from "./printHelp.ts";
 
 export const VIZ_USAGE = `usage: baton viz [MACHINE] [options]
 
-Writes baton's state machines: one machine, or all of them (${Object.keys(machineCatalog).join(", ")}).
+Writes baton's state machines: one machine, or all of them
+(${Object.keys(machineCatalog).join(", ")}).
 
   --format F         mermaid (a stateDiagram-v2; for all machines, markdown with one
                      diagram per machine) | json (the definition, as Stately's tools and

@@ -80,12 +80,12 @@ Exit code: 0 when the coordinator stopped the worker (close 1000: the run ended;
 one run after another, start it again in a loop) or it left after --idle-exit; 2 for bad
 usage or a job module that does not load (with --handler-thread, also one that no longer
 loads, or changed, when a stopped handler's thread is replaced: the worker fails its job
-and leaves); 3 when the connection could not be made, ended abnormally, or the coordinator went
-silent (no welcome within --welcome-timeout-ms of connecting, or, after it, nothing for
---silence-limit-ms: its host may have crashed or the network dropped the connection), with
---retry-for once it ran out; 4 when the coordinator refused this worker's setup (the wrong
-secret or job module, no shared protocol version: fix it, since starting again the same
-way ends the same); 130 / 143 / 129 / 131 after SIGINT / SIGTERM / SIGHUP (the terminal
+and leaves); 3 when the connection could not be made, ended abnormally, or the coordinator
+went silent (no welcome within --welcome-timeout-ms of connecting, or, after it, nothing
+for --silence-limit-ms: its host may have crashed or the network dropped the connection),
+with --retry-for once it ran out; 4 when the coordinator refused this worker's setup (the
+wrong secret or job module, no shared protocol version: fix it, since starting again the
+same way ends the same); 130 / 143 / 129 / 131 after SIGINT / SIGTERM / SIGHUP (the terminal
 closed, the ssh session dropped) / SIGQUIT (the running job is aborted and goes back to the
 coordinator; a second signal stops at once).`;
 

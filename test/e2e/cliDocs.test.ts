@@ -7,11 +7,19 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { type BatonExit, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 
 afterEach(() => stopBatons());
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
+
+/** Each help asked for, once per file: `baton COMMAND --help`, or `baton help` for "help". */
+const helps = new Map<string, Promise<BatonExit>>();
+function helpOf(command: string): Promise<BatonExit> {
+  if (!helps.has(command))
+    helps.set(command, startBaton(command === "help" ? ["help"] : [command, "--help"]).exit);
+  return helps.get(command)!;
+}
 
 /** The README section each command is documented in. */
 const SECTIONS = {
@@ -57,7 +65,7 @@ describe("the commands' flags in their --help and in README.md", () => {
   it.each(Object.entries(SECTIONS))(
     "baton %s: its --help and the README name the same flags",
     async (command, title) => {
-      const help = await startBaton([command, "--help"]).exit;
+      const help = await helpOf(command);
       expect(help.code).toBe(0);
       const listed = flags(help.stdout);
       listed.delete("--help");
@@ -86,6 +94,18 @@ describe("README.md's baton run and baton worker pairs", () => {
   });
 });
 
+describe("the helps, read on a terminal", () => {
+  it.each(["help", ...Object.keys(SECTIONS)])(
+    "baton %s: every line fits in 92 columns, as the rest of the help is wrapped",
+    async (command) => {
+      const help = await helpOf(command);
+      expect(help.code).toBe(0);
+      const wide = help.stdout.split("\n").filter((line) => [...line].length > 92);
+      expect(wide).toEqual([]);
+    },
+  );
+});
+
 /** A command's --help split into its flags' entries: `--flag VALUE  text…`, with their continuation lines. */
 function helpEntries(help: string): Map<string, string> {
   const entries = new Map<string, string>();
@@ -106,7 +126,7 @@ describe("baton run --help and baton worker --help, read by a new user", () => {
   it.each(["run", "worker"])(
     "baton %s: every flag that takes a value says its default (or that it is required) and its unit",
     async (command) => {
-      const help = await startBaton([command, "--help"]).exit;
+      const help = await helpOf(command);
       const entries = helpEntries(help.stdout);
       expect(entries.size).toBeGreaterThan(10);
       for (const [flag, entry] of entries) {
