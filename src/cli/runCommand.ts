@@ -248,8 +248,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   const graphModule = await importUserModule(graphPath);
   const jobsPath = values.jobs ?? graphPath;
   const jobsModule = values.jobs ? await importUserModule(values.jobs) : graphModule;
-  const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
+  // A module that is no graph module is told so before it is asked for handlers.
   const graph = await graphOf(graphModule, graphPath);
+  const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
   // A dry run only looks at the store: it makes nothing, and what it cannot read holds nothing.
   // A store only read keeps the run's own files where --no-store does, never in that store.
   const readsOnly = readOnly ? (values.store ?? besideGraph(graphPath)) : undefined;

@@ -109,7 +109,9 @@ export async function graphOf(module: Record<string, unknown>, path: string): Pr
 
 /**
  * The job module a module exports: a named export `jobs`, or the default export when it
- * is an object of handlers (a job module file).
+ * is an object of handlers (a job module file). A graph module without one is told how to
+ * export it or where else to find it (a graph: a list of jobs, one job, or a named `graph`);
+ * any other file, how to export one.
  */
 export function jobsOf(module: Record<string, unknown>, path: string): JobModule {
   const fallback = module.default;
@@ -118,8 +120,11 @@ export function jobsOf(module: Record<string, unknown>, path: string): JobModule
     (typeof fallback === "object" && fallback !== null && "after" in fallback);
   const jobs = module.jobs ?? (isGraph ? undefined : fallback);
   if (jobs === null || typeof jobs !== "object" || Array.isArray(jobs)) {
+    const graphModule = isGraph || module.graph !== undefined;
     throw new JobModuleError(
-      `${path} exports no job module: export the handlers as \`export const jobs = { kind: handler, … }\` or as the default export of a job module file, or pass --jobs FILE`,
+      graphModule
+        ? `${path} exports a graph but no job module: export its handlers from it too (\`export { default as jobs } from "./jobs.ts"\`, or \`export const jobs = { kind: handler, … }\`), or give the job module's file as --jobs`
+        : `${path} exports no job module: make its default export the handlers (\`export default defineJobs({ kind: handler, … })\`), or export them as \`jobs\``,
     );
   }
   return jobs as JobModule;

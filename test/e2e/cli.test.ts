@@ -553,6 +553,15 @@ describe.concurrent("baton run's refusals of bad usage", () => {
       ["examples/pipeline.jobs.ts"],
       "baton run: examples/pipeline.jobs.ts exports no graph: its export is neither a job nor a list of jobs (a job module? give the graph module, and this file as --jobs) [NO_GRAPH]",
     ],
+    // A graph module without handlers, and a --jobs file without them: each told its own way out.
+    [
+      ["test/fixtures/simOwn.graph.ts"],
+      "baton run: test/fixtures/simOwn.graph.ts exports a graph but no job module: export its handlers from it too",
+    ],
+    [
+      ["--jobs", "test/fixtures/simOwn.sim.ts", PIPELINE],
+      "baton run: test/fixtures/simOwn.sim.ts exports no job module: make its default export the handlers",
+    ],
     // An unset variable, as in --jobs "$JOBS", is not the working directory.
     [["--jobs", "", PIPELINE], "--jobs is empty: give it a value, or leave it out"],
     [["--jobs", "examples", PIPELINE], "give the path of the module file in it [MODULE_NOT_FOUND]"],
