@@ -461,7 +461,7 @@ function yourGraph(
   }
   if (values.jobs?.match(/[/\\]|\.[cm]?[jt]s$/)) {
     throw new ConfigError(
-      `--jobs ${values.jobs}: --jobs N is how many jobs the drawn graph has; the simulation runs no job module: give your graph's simulated handlers as --handlers SIM (a module whose default export is a function of the tools { sleep, now, random } returning them; README: Simulation)`,
+      `--jobs ${values.jobs}: --jobs N is how many jobs the drawn graph has; your graph's handlers for the simulation go in --handlers SIM (a module whose default export is a job module, or a function of the tools { sleep, now, random, keep, invariant } returning one; README: Simulation)`,
     );
   }
   // `baton sim 42` or `baton sim 1..500`: a seed, not a graph module.
@@ -480,7 +480,7 @@ function yourGraph(
   }
   if (values.handlers === undefined) {
     throw new ConfigError(
-      `${graph}: a graph of your own needs its simulated handlers: add --handlers SIM, a module whose default export is a function of the tools { sleep, now, random } returning a handler for each kind (README: Simulation)`,
+      `${graph}: a graph of your own needs its simulated handlers: add --handlers SIM, a module whose default export is a handler for each kind, or a function of the tools { sleep, now, random, keep, invariant } returning them (README: Simulation)`,
     );
   }
   if (values.jobs !== undefined) {

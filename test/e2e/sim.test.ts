@@ -163,7 +163,7 @@ describe("baton sim", () => {
     [["--seeds", "5..1"], '--seeds must be A..B with A ≤ B, e.g. 1..1000, not "5..1"'],
     [
       ["graph.ts", "--jobs", "jobs.ts"],
-      "--jobs jobs.ts: --jobs N is how many jobs the drawn graph has; the simulation runs no job module: give your graph's simulated handlers as --handlers SIM",
+      "--jobs jobs.ts: --jobs N is how many jobs the drawn graph has; your graph's handlers for the simulation go in --handlers SIM (a module whose default export is a job module, or a function of the tools",
     ],
     [["--jobs", "./jobs.mjs"], "--jobs ./jobs.mjs: --jobs N is how many jobs the drawn graph has"],
     [["--jobs", "100000000"], '--jobs must be a number of jobs from 1 to 10000, not "100000000"'],

@@ -272,7 +272,7 @@ describe("baton sim on a graph of your own", () => {
     ],
     [
       [`${F}/simOwn.graph.ts`],
-      `baton sim: ${F}/simOwn.graph.ts: a graph of your own needs its simulated handlers: add --handlers SIM`,
+      `baton sim: ${F}/simOwn.graph.ts: a graph of your own needs its simulated handlers: add --handlers SIM, a module whose default export is a handler for each kind, or a function of the tools`,
     ],
     [
       ["--handlers", `${F}/simOwn.sim.ts`],
