@@ -7,7 +7,7 @@ import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import type { Link, Net } from "../runtime/ports.ts";
-import { readSecret } from "../runtime/secret.ts";
+import { readSecret, SECRET_ENV } from "../runtime/secret.ts";
 import { settledWithin } from "../runtime/settledWithin.ts";
 import { loadJobsFile } from "../runtime/userModule.ts";
 import { runWorker, type WorkerExit } from "../runtime/worker.ts";
@@ -145,8 +145,16 @@ export async function workerCommand(argv: string[]): Promise<number> {
   if (values.help) return printHelp(WORKER_USAGE, mistake);
   emptyFlags("worker", values, ["jobs", "secret-file", "name"]);
   if (values.connect === undefined || values.jobs === undefined) {
+    // Everything missing at once, the secret too, rather than one more refusal per try.
+    const missing = [
+      values.connect === undefined ? "--connect" : [],
+      values.jobs === undefined ? "--jobs" : [],
+      values["secret-file"] === undefined && !process.env[SECRET_ENV]
+        ? `--secret-file (or ${SECRET_ENV})`
+        : [],
+    ].flat();
     throw new ConfigError(
-      "baton worker needs --connect and --jobs (baton worker --help shows how)",
+      `baton worker needs ${missing.slice(0, -1).join(", ")}${missing.length > 1 ? " and " : ""}${missing.at(-1)}: the baton worker command that baton run prints has them all (baton worker --help shows how)`,
     );
   }
   const address = coordinatorAddress(values.connect);

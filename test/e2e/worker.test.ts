@@ -354,6 +354,12 @@ describe("baton worker", () => {
       );
       expect(stderr).not.toContain("port 0 for any free port");
     }
+    // Everything missing is named at once, the secret too.
+    const bare = await worker([]).exit;
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toContain(
+      "baton worker: baton worker needs --connect, --jobs and --secret-file (or BATON_SECRET): the baton worker command that baton run prints has them all",
+    );
     const positional = await worker(["deadbeef"]).exit;
     expect(positional.code).toBe(2);
     expect(positional.stderr).not.toContain("deadbeef");
