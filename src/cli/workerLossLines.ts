@@ -1,16 +1,14 @@
-import { leftOnPurpose } from "../machines/workerClose.ts";
+import { namedLosses, type WorkerClose } from "../machines/workerClose.ts";
 import type { JobOutcome } from "../runtime/run.ts";
-import { closeName } from "../transport/closeCodes.ts";
 
 /**
  * What the run's summary says of the workers whose connection ended while they ran a job
- * (the outcomes' `lostWorkers`, with `lostWhy`), in the order they went: the workers lost,
- * each with how, by the name of its close (`connection broke`, `lease expired`; a worker lost
- * more than once, each way once), and on a line of its own the workers that left on purpose
- * (`leftOnPurpose`: stopped by a signal or their pool, or leaving a run their handler thread
- * can no longer serve), which are not lost: their jobs were handed on, not counted towards
- * `maxLost`. No line for either when there were none; `--json` has each close's code and
- * reason, the run's log the rest.
+ * (the outcomes' `lostWorkers`, with `lostWhy`), named by `namedLosses` in the order they
+ * went: the workers lost, each with how (`connection broke`, `lease expired`), and on a line
+ * of its own the workers that left on purpose (stopped by a signal or their pool, or leaving
+ * a run their handler thread can no longer serve), which are not lost: their jobs were
+ * handed on, not counted towards `maxLost`. No line for either when there were none;
+ * `--json` has each close's code and reason, the run's log the rest.
  *
  * @example
  * ```ts
@@ -20,33 +18,22 @@ import { closeName } from "../transport/closeCodes.ts";
  * ```
  */
 export function workerLossLines(outcomes: Iterable<JobOutcome>): string[] {
-  /** The names of the closes of each worker lost. */
-  const lost = new Map<string, Set<string>>();
-  const left = new Set<string>();
-  for (const { lostWorkers, lostWhy } of outcomes) {
-    for (let i = 0; i < lostWorkers.length; i++) {
-      const worker = lostWorkers[i]!;
-      const close = lostWhy[i]!;
-      if (leftOnPurpose(close)) {
-        left.add(worker);
-        continue;
-      }
-      const ways = lost.get(worker) ?? new Set<string>();
-      ways.add(closeName(close.code));
-      lost.set(worker, ways);
-    }
-  }
+  const { lost, left } = namedLosses(losses(outcomes));
   const lines: string[] = [];
-  if (lost.size > 0) {
-    const named = [...lost].map(([worker, ways]) => `${worker} (${[...ways].join(", ")})`);
-    lines.push(`${workers(lost.size)} lost while running a job: ${named.join(", ")}`);
+  if (lost.length > 0) {
+    lines.push(`${workers(lost.length)} lost while running a job: ${lost.join(", ")}`);
   }
-  if (left.size > 0) {
-    lines.push(
-      `${workers(left.size)} left on purpose while running a job: ${[...left].join(", ")}`,
-    );
+  if (left.length > 0) {
+    lines.push(`${workers(left.length)} left on purpose while running a job: ${left.join(", ")}`);
   }
   return lines;
+}
+
+/** Each worker lost under each outcome, with how its connection ended, in order. */
+function* losses(outcomes: Iterable<JobOutcome>): Generator<[string, WorkerClose]> {
+  for (const { lostWorkers, lostWhy } of outcomes) {
+    for (let i = 0; i < lostWorkers.length; i++) yield [lostWorkers[i]!, lostWhy[i]!];
+  }
 }
 
 function workers(n: number): string {

@@ -4,7 +4,7 @@ import type { Json, PlannedJob, Resources } from "../graph/job.ts";
 import { noWorkerCanTake } from "../graph/noWorkerCanTake.ts";
 import { cutText } from "../transport/cutText.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
-import type { WorkerClose } from "./workerClose.ts";
+import { namedLosses, type WorkerClose } from "./workerClose.ts";
 
 /** How long a lease lasts without a heartbeat renewing it. */
 export const DEFAULT_LEASE_TIMEOUT_MS = 20_000;
@@ -1133,7 +1133,9 @@ function timeoutError(record: JobRecord): JobError {
 function poisonMessage(record: JobRecord, silent: number): string {
   const { id, kind } = record.job;
   const lost = record.lostWorkers.length - record.workersLeft;
-  let message = `job ${id} (${kind}) was running on ${lost} worker${lost === 1 ? " that was" : "s that were"} lost${record.workersLeft > 0 ? ` and ${record.workersLeft} that went away on purpose` : ""} (${record.lostWorkers.join(", ")}); it is failed as poison so it cannot take down more workers. Look at those workers' logs for how they died.`;
+  const named = namedLosses(record.lostWorkers.map((worker, i) => [worker, record.lostWhy[i]!]));
+  const workers = `lost ${named.lost.join(", ")}${named.left.length > 0 ? `; went away ${named.left.join(", ")}` : ""}`;
+  let message = `job ${id} (${kind}) was running on ${lost} worker${lost === 1 ? " that was" : "s that were"} lost${record.workersLeft > 0 ? ` and ${record.workersLeft} that went away on purpose` : ""} (${workers}); it is failed as poison so it cannot take down more workers. Look at those workers' logs for how they died.`;
   if (silent > 0) {
     message += ` ${silent === lost ? `All ${lost}` : `${silent} of the ${lost}`} stopped answering the coordinator's pings while running it, as a worker does while a handler computes synchronously for longer than the coordinator waits: run the workers with --handler-thread (handlerThread in localPool and slurmPool), or make the handler await between pieces of its work.`;
   }

@@ -1,4 +1,4 @@
-import { CloseCode } from "../transport/closeCodes.ts";
+import { CloseCode, closeName } from "../transport/closeCodes.ts";
 
 /**
  * How a registered worker's connection ended, as the coordinator saw it: the close code and
@@ -30,4 +30,40 @@ export interface WorkerClose {
  */
 export function leftOnPurpose(close: WorkerClose): boolean {
   return close.code === CloseCode.goingAway;
+}
+
+/**
+ * The workers of some losses (`lostWorkers` with `lostWhy`, in order), told apart as a
+ * person reads them: `lost`, each worker once, in the order it first went, with how its
+ * connection ended by the name of its close (`connection broke`, `lease expired`; a worker
+ * lost more than once, each way once); `left`, each worker that left on purpose
+ * (`leftOnPurpose`) once, by name alone. The run's summary and a poison job's error both
+ * name workers this way.
+ *
+ * @example
+ * ```ts
+ * namedLosses([["local-1", { code: 1006, reason: "" }], ["local-2", { code: 1001, reason: "" }]]);
+ * // { lost: ["local-1 (connection broke)"], left: ["local-2"] }
+ * ```
+ */
+export function namedLosses(losses: Iterable<readonly [string, WorkerClose]>): {
+  lost: string[];
+  left: string[];
+} {
+  /** The names of the closes of each worker lost. */
+  const lost = new Map<string, Set<string>>();
+  const left = new Set<string>();
+  for (const [worker, close] of losses) {
+    if (leftOnPurpose(close)) {
+      left.add(worker);
+      continue;
+    }
+    const ways = lost.get(worker) ?? new Set<string>();
+    ways.add(closeName(close.code));
+    lost.set(worker, ways);
+  }
+  return {
+    lost: [...lost].map(([worker, ways]) => `${worker} (${[...ways].join(", ")})`),
+    left: [...left],
+  };
 }

@@ -1959,6 +1959,9 @@ describe("engine: what a job event says of the attempt", { timeout: 20_000 }, ()
       { code: 1006, reason: "" },
       { code: 1006, reason: "" },
     ]);
+    expect(outcome.error?.message).toContain(
+      "was running on 2 workers that were lost (lost local-1 (connection broke), local-1.2 (connection broke)); it is failed as poison",
+    );
     expect(workerLossLines(result.jobs.values())).toEqual([
       "2 workers lost while running a job: local-1 (connection broke), local-1.2 (connection broke)",
     ]);

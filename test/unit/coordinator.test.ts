@@ -555,7 +555,9 @@ describe("coordinator: lost workers", () => {
     }
     const a = c.record("a");
     expect(a).toMatchObject({ state: "failed", cause: "poison", failures: 0, attempts: 3 });
-    expect(a.error!.message).toContain("(w1, w2, w3)");
+    expect(a.error!.message).toBe(
+      "job a (work) was running on 3 workers that were lost (lost w1 (connection broke), w2 (connection broke), w3 (connection broke)); it is failed as poison so it cannot take down more workers. Look at those workers' logs for how they died.",
+    );
     expect(c.record("b")).toMatchObject({ state: "failed", cause: "skipped" });
     expect(c.state()).toBe("done");
   });
@@ -576,6 +578,9 @@ describe("coordinator: lost workers", () => {
     );
     expect(poisoned([false, true, false])).toContain(`how they died. 1 of the 3 ${advice}`);
     expect(poisoned([false, false, false])).toMatch(/how they died\.$/);
+    expect(poisoned([false, true, false])).toContain(
+      "(lost w0 (connection broke), w1 (lease expired), w2 (connection broke));",
+    );
   });
 
   it("a worker that goes away on purpose releases its job without counting towards poison", () => {
@@ -593,7 +598,7 @@ describe("coordinator: lost workers", () => {
     const { goingAway: _, ...left } = LEFT;
     expect(a.lostWhy).toEqual([left, left, left, BROKE]);
     expect(a.error!.message).toContain(
-      "was running on 1 worker that was lost and 3 that went away on purpose (w1, w2, w3, w4)",
+      "was running on 1 worker that was lost and 3 that went away on purpose (lost w4 (connection broke); went away w1, w2, w3);",
     );
   });
 
