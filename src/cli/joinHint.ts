@@ -1,10 +1,8 @@
 import { resolve } from "node:path";
+import { WILDCARD_HOSTS } from "../runtime/coordinatorAddress.ts";
 import type { ListeningEvent } from "../runtime/run.ts";
 import { shellQuote } from "../runtime/shellQuote.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
-
-/** Hosts that mean "every interface": a worker elsewhere must name this machine instead. */
-const WILDCARD_HOSTS = new Set(["0.0.0.0", "::"]);
 
 export interface JoinHintOptions {
   /** The run's own workers run their handlers on a thread of their own. */

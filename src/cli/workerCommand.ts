@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import { formatDuration } from "../formatDuration.ts";
 import type { Resources } from "../graph/job.ts";
+import { coordinatorUrl } from "../runtime/coordinatorAddress.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
@@ -12,7 +13,7 @@ import { settledWithin } from "../runtime/settledWithin.ts";
 import { loadJobsFile } from "../runtime/userModule.ts";
 import { runWorker, type WorkerExit } from "../runtime/worker.ts";
 import { REFUSED_EXIT } from "../runtime/workerExitCodes.ts";
-import { parseListenAddress, wsNet } from "../runtime/wsNet.ts";
+import { wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { durationFlag } from "./durationFlag.ts";
@@ -374,18 +375,13 @@ export async function workerCommand(argv: string[]): Promise<number> {
  * prints it. Port 0, which means "any free port" to `baton run --listen`, names no coordinator.
  */
 function coordinatorAddress(text: string): string {
-  let address: ReturnType<typeof parseListenAddress> | undefined;
-  try {
-    address = parseListenAddress(text);
-  } catch {
-    // parseListenAddress's own message is about listening (it offers port 0).
-  }
-  if (address === undefined || address.port === 0) {
+  const url = coordinatorUrl(text);
+  if (url === undefined) {
     throw new ConfigError(
       `--connect: "${text}" is not a coordinator's address: give the HOST:PORT or ws://HOST:PORT it listens on, as in the baton worker command baton run printed (for example ws://10.0.0.5:7000; an IPv6 host in brackets)`,
     );
   }
-  return address.url;
+  return url;
 }
 
 /**

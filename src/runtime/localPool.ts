@@ -7,6 +7,7 @@ import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
+import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
 import { emptyWorkerGroup, type Stray } from "./emptyWorkerGroup.ts";
 import { logTail } from "./logTail.ts";
 import { machineResources } from "./machineResources.ts";
@@ -430,7 +431,9 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
   /**
    * Worker processes, 0 for none (workers join with `baton worker`), at most what this
    * machine's memory and `ulimit -u` allow (default: the machine's cores, or that most when
-   * fewer). More than the cores is logged as a warning when the pool starts.
+   * fewer). More than the cores is logged as a warning when the pool starts. With a function
+   * as `command`, whose workers may run elsewhere, neither applies: the most is what this
+   * coordinator can hold connections to (its `ulimit -n`), as for `slurmPool`.
    */
   count?: number | undefined;
   /** What each worker offers (default: the machine's cores and memory, no gpus). */
@@ -453,9 +456,19 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
    * (`exec` it, as `nice`, `taskset`, `env` and `systemd-run --scope` do; `docker run` forwards
    * signals): one that forks the worker is stopped with its process group, but loses the exit
    * code that says whether to replace it. Never put the secret on it: every user sees argv
-   * through `ps`.
+   * through `ps`. A prefix runs the workers on this machine: `count` is bounded and warned
+   * about as without one. A function may run them anywhere: only the connections bound it.
    */
   command?: WorkerCommandOption | undefined;
+  /**
+   * The coordinator's address as the workers reach it, HOST:PORT or ws://HOST:PORT, each
+   * worker's `--connect` (default: the address it listens on, which for a wildcard `listen`
+   * such as `0.0.0.0:7400` a worker in a container or on another host does not reach: give
+   * this machine's name, `build1.example.com:7400`). Port 0 and a wildcard host are refused
+   * when the pool is made. Taken without `command` too: workers here may connect through a
+   * name or another of this machine's addresses.
+   */
+  connect?: string | undefined;
   /**
    * How the run's secret reaches each worker: `"file"` (default), the path of the run's 0600
    * secret file (`--secret-file`; a container mounts it), or `"env"`, `BATON_SECRET` in the
@@ -479,6 +492,7 @@ const LOCAL_POOL_OPTIONS: Record<keyof LocalWorkersOptions, true> = {
   abortGraceMs: true,
   command: true,
   secretIn: true,
+  connect: true,
 };
 
 /**
@@ -506,11 +520,14 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
   requireJobsModule("localPool", options.jobsModule);
   checkPoolOptions("localPool", options);
   checkWorkerCommand("localPool", options);
+  checkConnect("localPool", options.connect);
+  // A prefix (`nice`, `taskset`) runs the worker here; a function may run it anywhere.
+  const runsHere = typeof options.command !== "function";
   const resources = options.resources ?? machineResources();
   const machine = machineLimits();
   const count = options.count ?? defaultWorkerProcesses(machine);
   requireWhole("localPool", "count", count, 0);
-  checkWorkerCount("localPool: count", count, "processes", machine);
+  checkWorkerCount("localPool: count", count, runsHere ? "processes" : "connected", machine);
   const resourceArgs = Object.entries(resources).flatMap(([k, v]) =>
     v === undefined ? [] : [`--${k}`, String(v)],
   );
@@ -529,7 +546,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
       }
       const secretArgs = secretFile === undefined ? [] : ["--secret-file", secretFile];
       const secretHex = Buffer.from(context.secret).toString("hex");
-      if (count > machine.cores) {
+      if (runsHere && count > machine.cores) {
         context.logger.warn(
           { workers: count, cores: machine.cores },
           `${count} worker processes on this machine's ${machine.cores} cores: handlers that compute share the cores, so workers beyond them help only jobs that wait (on I/O, a service, a lock)`,
@@ -541,7 +558,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
         argvFor: (name) => {
           const args = [
             "--connect",
-            context.address,
+            workerConnect(options.connect, context.address),
             ...secretArgs,
             "--jobs",
             options.jobsModule,

@@ -11,6 +11,7 @@ import { allocationPhase, pendingReason } from "../machines/allocationState.ts";
 import { type AllocationView, decideScaling } from "../machines/slurmScaling.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
+import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
 import { logTail } from "./logTail.ts";
 import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -62,7 +63,12 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
    * `--mem` (MiB) and `--gres=gpu:N`.
    */
   resources?: Resources | undefined;
-  /** The coordinator's address as the nodes reach it (default: the address it listens on). */
+  /**
+   * The coordinator's address as the nodes reach it, HOST:PORT or ws://HOST:PORT, each
+   * worker's `--connect` (default: the address it listens on, which for a wildcard `listen`
+   * such as `0.0.0.0:7000` no node reaches: give the login node's name, `login1:7000`).
+   * Port 0 and a wildcard host are refused when the pool is made.
+   */
   connect?: string | undefined;
   /** How often the queue is read and the pool rescaled (default 1000 ms). */
   pollMs?: number | undefined;
@@ -170,6 +176,7 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
   });
   requireJobsModule("slurmPool", options.jobsModule);
   checkPoolOptions("slurmPool", options);
+  checkConnect("slurmPool", options.connect);
   const maxWorkers = options.maxWorkers ?? DEFAULT_MAX_WORKERS;
   requireWhole("slurmPool", "maxWorkers", maxWorkers);
   checkWorkerCount("slurmPool: maxWorkers", maxWorkers, "connected");
@@ -846,7 +853,7 @@ function batchScript(options: SlurmPoolOptions, context: PoolStart, offer: Resou
     BATON_BIN,
     "worker",
     "--connect",
-    options.connect ?? context.address,
+    workerConnect(options.connect, context.address),
     "--secret-file",
     context.secretFile!,
     "--jobs",

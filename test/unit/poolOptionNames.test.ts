@@ -14,7 +14,7 @@ describe("a pool of worker processes given options it does not take", () => {
       } as unknown as LocalWorkersOptions);
     expect(local).toThrow(ConfigError);
     expect(local).toThrow(
-      "localPool: unknown option maxRestart; it takes jobsModule, count, resources, maxRestarts, windowMs, handlerThread, logLevel, abortGraceMs, command, secretIn",
+      "localPool: unknown option maxRestart; it takes jobsModule, count, resources, maxRestarts, windowMs, handlerThread, logLevel, abortGraceMs, command, secretIn, connect",
     );
     const slurm = () =>
       slurmPool({ jobsModule: "/shared/jobs.ts", maxWorker: 64 } as unknown as SlurmPoolOptions);
@@ -46,6 +46,7 @@ describe("a pool of worker processes given options it does not take", () => {
       abortGraceMs: 30_000,
       command: ["nice", "-n", "5"],
       secretIn: undefined,
+      connect: "build1.example.com:7400",
     });
     expect(local.jobsModule).toBe("jobs.ts");
     const slurm = slurmPool({

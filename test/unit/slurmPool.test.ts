@@ -152,6 +152,15 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(script).toContain("run.secret");
     expect(script).not.toContain(SECRET_HEX);
     expect(script).toContain("'--connect' 'ws://127.0.0.1:7000'");
+    const named = start(
+      new FakeSlurm(),
+      { value: 0 },
+      { connect: "login1:7000" },
+      {
+        address: "ws://0.0.0.0:7000",
+      },
+    );
+    expect(readFileSync(named.script, "utf8")).toContain("'--connect' 'login1:7000'");
     expect(script).not.toContain("--handler-thread");
     expect(script).toContain("'--idle-exit' '300000ms'");
     const stays = start(new FakeSlurm(), { value: 0 }, { idleExitMs: Number.POSITIVE_INFINITY });

@@ -1,0 +1,61 @@
+import { ConfigError } from "../errors.ts";
+import { parseListenAddress } from "./wsNet.ts";
+
+/** Hosts that mean "every interface": a worker elsewhere must name this machine instead. */
+export const WILDCARD_HOSTS: ReadonlySet<string> = new Set(["0.0.0.0", "::"]);
+
+/**
+ * The coordinator's address in `text` (HOST:PORT or ws://HOST:PORT, as `baton run` prints it)
+ * as ws://HOST:PORT, or undefined when it names none: not such an address, or port 0, which
+ * means "any free port" to a listener.
+ *
+ * @example
+ * ```ts
+ * coordinatorUrl("10.0.0.5:7000"); // "ws://10.0.0.5:7000"
+ * coordinatorUrl("10.0.0.5:0"); // undefined
+ * ```
+ */
+export function coordinatorUrl(text: string): string | undefined {
+  try {
+    const address = parseListenAddress(text);
+    return address.port === 0 ? undefined : address.url;
+  } catch {
+    // parseListenAddress's own message is about listening (it offers port 0).
+    return undefined;
+  }
+}
+
+/**
+ * Refuses, when a pool is made (`where`: `localPool`, `slurmPool`), a `connect` option that
+ * names no coordinator a worker could reach: not a string, not HOST:PORT or ws://HOST:PORT,
+ * port 0, or a wildcard host (0.0.0.0, ::), the very address `connect` stands in for.
+ *
+ * @example
+ * ```ts
+ * checkConnect("slurmPool", "0.0.0.0:7000");
+ * // ConfigError: slurmPool: connect 0.0.0.0:7000 names every interface of the coordinator's machine, which no worker elsewhere reaches; …
+ * ```
+ */
+export function checkConnect(where: string, connect: unknown): void {
+  if (connect === undefined) return;
+  const url = typeof connect === "string" ? coordinatorUrl(connect) : undefined;
+  if (url === undefined) {
+    throw new ConfigError(
+      `${where}: connect must be the coordinator's address as its workers reach it, HOST:PORT or ws://HOST:PORT such as login1.cluster:7000 (an IPv6 host in brackets, a port other than 0), not ${JSON.stringify(connect) ?? String(connect)}`,
+    );
+  }
+  const { host } = parseListenAddress(url);
+  if (WILDCARD_HOSTS.has(host)) {
+    throw new ConfigError(
+      `${where}: connect ${connect} names every interface of the coordinator's machine, which no worker elsewhere reaches; give that machine's name or address as the workers reach it, such as login1.cluster:7000`,
+    );
+  }
+}
+
+/**
+ * The `--connect` a pool gives each of its workers: `connect` when given (checked by
+ * {@link checkConnect} when the pool was made), else `address`, where the coordinator listens.
+ */
+export function workerConnect(connect: string | undefined, address: string): string {
+  return connect ?? address;
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
+import {
+  checkConnect,
+  coordinatorUrl,
+  workerConnect,
+} from "../../src/runtime/coordinatorAddress.ts";
+import { type LocalWorkersOptions, localPool } from "../../src/runtime/localPool.ts";
+import { type SlurmPoolOptions, slurmPool } from "../../src/runtime/slurmPool.ts";
+
+describe("coordinatorUrl", () => {
+  it("reads HOST:PORT and ws://HOST:PORT, and names no coordinator for port 0 or another shape", () => {
+    expect(coordinatorUrl("10.0.0.5:7000")).toBe("ws://10.0.0.5:7000");
+    expect(coordinatorUrl("ws://login1.cluster:7000/")).toBe("ws://login1.cluster:7000");
+    expect(coordinatorUrl("[::1]:7000")).toBe("ws://[::1]:7000");
+    expect(coordinatorUrl("10.0.0.5:0")).toBeUndefined();
+    expect(coordinatorUrl("login1.cluster")).toBeUndefined();
+    expect(coordinatorUrl("http://login1:7000")).toBeUndefined();
+  });
+});
+
+describe("connect, as localPool and slurmPool take it", () => {
+  const make = {
+    localPool: (connect: unknown) =>
+      localPool({ jobsModule: "jobs.ts", count: 0, connect } as unknown as LocalWorkersOptions),
+    slurmPool: (connect: unknown) =>
+      slurmPool({ jobsModule: "/shared/jobs.ts", connect } as unknown as SlurmPoolOptions),
+  };
+
+  it.each(Object.entries(make))("%s takes an address a worker can reach", (_, pool) => {
+    for (const connect of [undefined, "login1:7000", "ws://10.0.0.5:7000", "[fd00::5]:7000"]) {
+      expect(() => pool(connect)).not.toThrow();
+    }
+  });
+
+  it.each([
+    ["login1", 'not "login1"'],
+    ["login1:0", 'a port other than 0), not "login1:0"'],
+    [7000, "not 7000"],
+    ["", 'not ""'],
+  ])("refuses %o, saying what to give, in both pools", (connect, said) => {
+    for (const [where, pool] of Object.entries(make)) {
+      expect(() => pool(connect)).toThrow(ConfigError);
+      expect(() => pool(connect)).toThrow(
+        `${where}: connect must be the coordinator's address as its workers reach it, HOST:PORT or ws://HOST:PORT such as login1.cluster:7000`,
+      );
+      expect(() => pool(connect)).toThrow(said);
+    }
+  });
+
+  it.each(["0.0.0.0:7000", "ws://[::]:7000"])(
+    "refuses the wildcard %s it stands in for",
+    (connect) => {
+      expect(() => checkConnect("slurmPool", connect)).toThrow(
+        `slurmPool: connect ${connect} names every interface of the coordinator's machine, which no worker elsewhere reaches; give that machine's name`,
+      );
+      expect(() => make.localPool(connect)).toThrow("localPool: connect");
+    },
+  );
+
+  it("is the workers' --connect when given, else where the coordinator listens", () => {
+    expect(workerConnect("login1:7000", "ws://0.0.0.0:7000")).toBe("login1:7000");
+    expect(workerConnect(undefined, "ws://0.0.0.0:7000")).toBe("ws://0.0.0.0:7000");
+  });
+});
