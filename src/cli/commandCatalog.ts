@@ -43,6 +43,7 @@ export const commandCatalog = {
       jobs: { type: "string" },
       workers: { type: "string" },
       listen: { type: "string" },
+      connect: { type: "string" },
       "secret-file": { type: "string" },
       store: { type: "string" },
       force: { type: "boolean", default: false },

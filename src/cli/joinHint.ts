@@ -11,6 +11,8 @@ export interface JoinHintOptions {
   abortGrace?: string | undefined;
   /** The address and secret outlast the run (`--listen` and `--secret-file` both given). */
   lasting?: boolean;
+  /** Where workers elsewhere reach the run (`--connect`), in place of where it listens. */
+  connect?: string | undefined;
 }
 
 /**
@@ -31,12 +33,12 @@ export interface JoinHintOptions {
 export function joinHint(
   { address, secretFile }: ListeningEvent,
   jobsPath: string,
-  { handlerThread = false, abortGrace, lasting = false }: JoinHintOptions = {},
+  { handlerThread = false, abortGrace, lasting = false, connect }: JoinHintOptions = {},
 ): string {
   if (secretFile === undefined) return "";
   const command = [
     "baton worker --connect",
-    shellQuote(address),
+    shellQuote(connect ?? address),
     "--secret-file",
     shellQuote(resolve(secretFile)),
     "--jobs",
@@ -45,9 +47,10 @@ export function joinHint(
     ...(abortGrace !== undefined ? ["--abort-grace", shellQuote(abortGrace)] : []),
   ].join(" ");
   const { host } = parseListenAddress(address);
-  const elsewhere = WILDCARD_HOSTS.has(host)
-    ? `  (from another machine, put this machine's name or address in place of ${host}, and copy the secret file there with mode 0600)\n`
-    : "";
+  const elsewhere =
+    connect === undefined && WILDCARD_HOSTS.has(host)
+      ? `  (from another machine, put this machine's name or address in place of ${host} (or give baton run --connect HOST:PORT), and copy the secret file there with mode 0600)\n`
+      : "";
   const again = lasting
     ? "  (add --retry-for DURATION, such as 1h, and a worker waits for this run, and rejoins it when it is started again)\n"
     : "";

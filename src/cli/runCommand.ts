@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import type { InspectionEvent } from "xstate";
 import { ConfigError, PoolError, SlurmError, StoreError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
+import { checkConnect } from "../runtime/coordinatorAddress.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import {
   endedLogsRetention,
@@ -65,6 +66,12 @@ Runs a graph of jobs and waits for it to finish.
   --listen HOST:PORT where workers connect, such as 0.0.0.0:7000 for workers on other
                      machines; port 0 takes a free one (default: 127.0.0.1:0, and no
                      socket at all with --in-process)
+  --connect HOST:PORT
+                     the address workers on other machines reach this run at, when it is
+                     not --listen's, such as login1:7000 for --listen 0.0.0.0:7000: each
+                     --slurm worker's --connect and the join command printed (default:
+                     --listen; for Slurm workers a wildcard host becomes this machine's
+                     host name)
   --secret-file FILE the secret workers prove, kept in this file (hex, chmod 600) for run
                      after run, and made when missing; with a fixed --listen, workers
                      started with baton worker --retry-for then join this run started again
@@ -204,6 +211,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const abortGraceMs = durationFlag("--abort-grace", values["abort-grace"]);
   if (values.listen !== undefined) parseListenAddress(values.listen);
+  checkConnect("", values.connect, "--connect");
   // Only worker processes get a secret file of the run's: one made for --in-process is lost.
   if (inProcess && values.listen !== undefined && values["secret-file"] === undefined) {
     throw new ConfigError(
@@ -318,6 +326,7 @@ export async function runCommand(argv: string[]): Promise<number> {
               ...slurm,
               ...(values.partition !== undefined && { partition: values.partition }),
               sbatchOptions: values["slurm-opt"] ?? [],
+              ...(values.connect !== undefined && { connect: values.connect }),
               handlerThread: values["handler-thread"],
               logLevel: level,
               abortGraceMs,
@@ -330,6 +339,7 @@ export async function runCommand(argv: string[]): Promise<number> {
           : localPool({
               jobsModule: resolve(jobsPath),
               ...(count !== undefined && { count }),
+              ...(values.connect !== undefined && { connect: values.connect }),
               handlerThread: values["handler-thread"],
               logLevel: level,
               abortGraceMs,
@@ -366,6 +376,7 @@ export async function runCommand(argv: string[]): Promise<number> {
             handlerThread: values["handler-thread"],
             abortGrace: values["abort-grace"],
             lasting: values.listen !== undefined && values["secret-file"] !== undefined,
+            connect: values.connect,
           }),
         ),
       );

@@ -26,8 +26,8 @@ export function coordinatorUrl(text: string): string | undefined {
 }
 
 /**
- * Refuses, when a pool is made (`where`: `localPool`, `slurmPool`), a `connect` option that
- * names no coordinator a worker could reach: not a string, not HOST:PORT or ws://HOST:PORT,
+ * Refuses, when a pool is made (`where`: `localPool`, `slurmPool`; `""` for `baton run`, whose
+ * flag `name` is `--connect`), a `connect` option that names no coordinator a worker could reach: not a string, not HOST:PORT or ws://HOST:PORT,
  * port 0, or a wildcard host (0.0.0.0, ::), the very address `connect` stands in for.
  *
  * @example
@@ -36,18 +36,19 @@ export function coordinatorUrl(text: string): string | undefined {
  * // ConfigError: slurmPool: connect 0.0.0.0:7000 names every interface of the coordinator's machine, which no worker elsewhere reaches; …
  * ```
  */
-export function checkConnect(where: string, connect: unknown): void {
+export function checkConnect(where: string, connect: unknown, name = "connect"): void {
   if (connect === undefined) return;
+  const what = where === "" ? name : `${where}: ${name}`;
   const url = typeof connect === "string" ? coordinatorUrl(connect) : undefined;
   if (url === undefined) {
     throw new ConfigError(
-      `${where}: connect must be the coordinator's address as its workers reach it, HOST:PORT or ws://HOST:PORT such as login1.cluster:7000 (an IPv6 host in brackets, a port other than 0), not ${JSON.stringify(connect) ?? String(connect)}`,
+      `${what} must be the coordinator's address as its workers reach it, HOST:PORT or ws://HOST:PORT such as login1.cluster:7000 (an IPv6 host in brackets, a port other than 0), not ${JSON.stringify(connect) ?? String(connect)}`,
     );
   }
   const { host } = parseListenAddress(url);
   if (WILDCARD_HOSTS.has(host)) {
     throw new ConfigError(
-      `${where}: connect ${connect} names every interface of the coordinator's machine, which no worker elsewhere reaches; give that machine's name or address as the workers reach it, such as login1.cluster:7000`,
+      `${what} ${connect} names every interface of the coordinator's machine, which no worker elsewhere reaches; give that machine's name or address as the workers reach it, such as login1.cluster:7000`,
     );
   }
 }
@@ -55,7 +56,24 @@ export function checkConnect(where: string, connect: unknown): void {
 /**
  * The `--connect` a pool gives each of its workers: `connect` when given (checked by
  * {@link checkConnect} when the pool was made), else `address`, where the coordinator listens.
+ * For workers elsewhere (`elsewhere`: this machine's host name, `os.hostname()`), a wildcard
+ * `address` (0.0.0.0:7000, which on another machine means that machine) becomes this
+ * machine's name with the same port, as a node of a cluster reaches its login node.
+ *
+ * @example
+ * ```ts
+ * workerConnect(undefined, "ws://0.0.0.0:7000", "login1"); // "ws://login1:7000"
+ * workerConnect("login1.cluster:7000", "ws://0.0.0.0:7000", "login1"); // "login1.cluster:7000"
+ * ```
  */
-export function workerConnect(connect: string | undefined, address: string): string {
-  return connect ?? address;
+export function workerConnect(
+  connect: string | undefined,
+  address: string,
+  elsewhere?: string | undefined,
+): string {
+  if (connect !== undefined) return connect;
+  if (elsewhere === undefined) return address;
+  const { host, port } = parseListenAddress(address);
+  if (!WILDCARD_HOSTS.has(host)) return address;
+  return `ws://${elsewhere}:${port}`;
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { appendFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { availableParallelism, hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, PoolError } from "../errors.ts";
@@ -462,9 +462,10 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
   command?: WorkerCommandOption | undefined;
   /**
    * The coordinator's address as the workers reach it, HOST:PORT or ws://HOST:PORT, each
-   * worker's `--connect` (default: the address it listens on, which for a wildcard `listen`
-   * such as `0.0.0.0:7400` a worker in a container or on another host does not reach: give
-   * this machine's name, `build1.example.com:7400`). Port 0 and a wildcard host are refused
+   * worker's `--connect` (default: the address it listens on; for a wildcard `listen` such
+   * as `0.0.0.0:7400` and a function `command`, whose workers may run elsewhere, this
+   * machine's host name with that port, `os.hostname()`; give another when the workers reach
+   * this machine by another name, `build1.example.com:7400`). Port 0 and a wildcard host are refused
    * when the pool is made. Taken without `command` too: workers here may connect through a
    * name or another of this machine's addresses.
    */
@@ -558,7 +559,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
         argvFor: (name) => {
           const args = [
             "--connect",
-            workerConnect(options.connect, context.address),
+            workerConnect(options.connect, context.address, runsHere ? undefined : hostname()),
             ...secretArgs,
             "--jobs",
             options.jobsModule,

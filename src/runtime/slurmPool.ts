@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import { rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
@@ -65,8 +66,9 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
   resources?: Resources | undefined;
   /**
    * The coordinator's address as the nodes reach it, HOST:PORT or ws://HOST:PORT, each
-   * worker's `--connect` (default: the address it listens on, which for a wildcard `listen`
-   * such as `0.0.0.0:7000` no node reaches: give the login node's name, `login1:7000`).
+   * worker's `--connect` (default: the address it listens on, and for a wildcard `listen`
+   * such as `0.0.0.0:7000`, which no node reaches, this machine's host name with that port,
+   * `os.hostname()`; give another when the nodes reach it by another name, `login1.ib:7000`).
    * Port 0 and a wildcard host are refused when the pool is made.
    */
   connect?: string | undefined;
@@ -853,7 +855,7 @@ function batchScript(options: SlurmPoolOptions, context: PoolStart, offer: Resou
     BATON_BIN,
     "worker",
     "--connect",
-    workerConnect(options.connect, context.address),
+    workerConnect(options.connect, context.address, hostname()),
     "--secret-file",
     context.secretFile!,
     "--jobs",

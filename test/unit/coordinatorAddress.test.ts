@@ -62,4 +62,11 @@ describe("connect, as localPool and slurmPool take it", () => {
     expect(workerConnect("login1:7000", "ws://0.0.0.0:7000")).toBe("login1:7000");
     expect(workerConnect(undefined, "ws://0.0.0.0:7000")).toBe("ws://0.0.0.0:7000");
   });
+
+  it("for workers elsewhere, names this machine in place of a wildcard host, keeping the port", () => {
+    expect(workerConnect(undefined, "ws://0.0.0.0:7000", "login1")).toBe("ws://login1:7000");
+    expect(workerConnect(undefined, "ws://[::]:7001", "login1")).toBe("ws://login1:7001");
+    expect(workerConnect(undefined, "ws://10.0.0.5:7000", "login1")).toBe("ws://10.0.0.5:7000");
+    expect(workerConnect("login1.ib:7000", "ws://0.0.0.0:7000", "login1")).toBe("login1.ib:7000");
+  });
 });

@@ -47,6 +47,14 @@ describe("joinHint", () => {
     ).not.toContain("another machine");
   });
 
+  it("gives --connect's address, not the wildcard it listens on, when baton run was given one", () => {
+    const hint = joinHint({ address: "ws://0.0.0.0:7000", secretFile: "/s/x.secret" }, "/g.ts", {
+      connect: "login1:7000",
+    });
+    expect(hint).toContain("--connect 'login1:7000'");
+    expect(hint).not.toContain("another machine");
+  });
+
   it("says nothing for a run whose workers need no secret file (in-process workers)", () => {
     expect(joinHint({ address: "memory://run-x" }, "/g.ts")).toBe("");
   });

@@ -4,7 +4,7 @@
  * start fails at once (`WORKER_SPAWN`) and no process runs.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -80,10 +80,13 @@ describe("localPool's connect", () => {
     expect(worker!.argv).not.toContain("ws://0.0.0.0:7400");
   });
 
-  it("leaves the address the coordinator listens on without it", async () => {
+  it("without it, names this machine in place of the wildcard for a function's workers, which may run elsewhere", async () => {
     const seen: WorkerCommand[] = [];
     await start({ count: 1, command: recording(seen) });
-    expect(seen[0]!.args.slice(0, 2)).toEqual(["--connect", "ws://0.0.0.0:7400"]);
+    expect(seen[0]!.args.slice(0, 2)).toEqual(["--connect", `ws://${hostname()}:7400`]);
+    const named: WorkerCommand[] = [];
+    await start({ count: 1, command: recording(named) }, "ws://10.0.0.5:7400");
+    expect(named[0]!.args.slice(0, 2)).toEqual(["--connect", "ws://10.0.0.5:7400"]);
   });
 });
 

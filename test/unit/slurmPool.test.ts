@@ -5,7 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -161,6 +161,11 @@ describe("startSlurmPool against the in-memory Slurm", () => {
       },
     );
     expect(readFileSync(named.script, "utf8")).toContain("'--connect' 'login1:7000'");
+    // No node reaches a wildcard: without connect, the nodes are given this machine's name.
+    const wildcard = start(new FakeSlurm(), { value: 0 }, {}, { address: "ws://0.0.0.0:7000" });
+    expect(readFileSync(wildcard.script, "utf8")).toContain(
+      `'--connect' 'ws://${hostname()}:7000'`,
+    );
     expect(script).not.toContain("--handler-thread");
     expect(script).toContain("'--idle-exit' '300000ms'");
     const stays = start(new FakeSlurm(), { value: 0 }, { idleExitMs: Number.POSITIVE_INFINITY });
