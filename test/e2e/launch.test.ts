@@ -161,13 +161,14 @@ describe("baton launch", () => {
   it("exits 1 when its teardown cannot be verified, and baton reap finishes it", async () => {
     const dir = tempDir();
     const loopPidFile = join(dir, "loop.pid");
-    // A loop outside the deployment (no BATON_DEPLOYMENT, its own session, no cgroup) that
-    // restarts a process carrying the deployment whenever it dies: no teardown can prove it
-    // gone.
+    // Four loops outside the deployment (no BATON_DEPLOYMENT, a session of their own, no
+    // cgroup), each restarting a process carrying the deployment whenever it dies: no
+    // teardown can prove it gone. (One loop lost the race under load: the check came between
+    // its process's death and the restart, and the teardown was verified.)
     const rank = [
       "/bin/sh",
       "-c",
-      'env -u BATON_DEPLOYMENT setsid /bin/sh -c "while :; do BATON_DEPLOYMENT=$BATON_DEPLOYMENT sleep 300; done" </dev/null >/dev/null 2>&1 & echo $! > "$LOOP_PID_FILE"; sleep 300',
+      'env -u BATON_DEPLOYMENT setsid /bin/sh -c "for i in 1 2 3 4; do while :; do BATON_DEPLOYMENT=$BATON_DEPLOYMENT sleep 300; done & done; wait" </dev/null >/dev/null 2>&1 & echo $! > "$LOOP_PID_FILE"; sleep 300',
     ];
     const launch = startBaton(
       [
@@ -187,8 +188,9 @@ describe("baton launch", () => {
       { env: { LOOP_PID_FILE: loopPidFile } },
     );
     let loop: number | undefined;
+    // The loops and their processes: the process group the session's leader heads.
     const stopLoop = () => {
-      if (loop !== undefined && alive(loop)) process.kill(loop, "SIGKILL");
+      if (loop !== undefined && alive(loop)) process.kill(-loop, "SIGKILL");
     };
     try {
       await until(
@@ -198,7 +200,9 @@ describe("baton launch", () => {
       loop = Number(readFileSync(loopPidFile, "utf8"));
       const result = await launch.exit;
       expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/is not verified: \d+ \(\w+(-\w+)?\) still alive/);
+      expect(result.stderr).toMatch(
+        /is not verified: \d+ \(\w+(-\w+)?\)(, \d+ \(\w+(-\w+)?\))* still alive/,
+      );
       expect(result.stderr).toContain(
         `the manifest is kept: run \`baton reap --state-dir ${dir}\` to try the teardown again`,
       );
