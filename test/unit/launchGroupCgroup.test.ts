@@ -178,7 +178,11 @@ it("a launch that finds its name claimed by a reaper removing its old empty cgro
       }),
     ),
   );
-  m.clock.setTimeout(() => void m.files.remove(lease), 100);
+  // The reaper gives the name back, and removes the deployment's directory it made.
+  m.clock.setTimeout(
+    () => void m.files.remove(lease).then(() => m.files.removeDir("/sim/run/busy")),
+    100,
+  );
   const group = m.launch("busy");
   await m.settle(new Promise((resolve) => m.clock.setTimeout(resolve, 1_000)));
   expect(group.pids()).toHaveLength(2);
