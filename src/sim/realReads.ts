@@ -1,5 +1,6 @@
 import nodeCrypto from "node:crypto";
 import { syncBuiltinESMExports } from "node:module";
+import nodeOs from "node:os";
 import { ConfigError } from "../errors.ts";
 
 /**
@@ -13,6 +14,9 @@ export const REAL_READS = {
   "new Date()": "now",
   "Date()": "now",
   "performance.now()": "now",
+  "process.hrtime()": "now",
+  "process.hrtime.bigint()": "now",
+  "os.uptime()": "now",
   "Math.random()": "random",
   "crypto.randomUUID()": "random",
   "crypto.getRandomValues()": "random",
@@ -40,8 +44,9 @@ let replaced: Replaced[] = [];
 /**
  * Has `listener` told of every call of a `REAL_READS` API made in this thread until the
  * returned release is called. The first trap replaces the globals (`Date`, `Date.now`,
- * `performance.now`, `Math.random`, the global `crypto`'s methods, and `node:crypto`'s
- * exports, its named imports included); the last release puts back what was there. Every call
+ * `performance.now`, `process.hrtime` and its `bigint`, `Math.random`, the global `crypto`'s
+ * methods, `node:crypto`'s exports and `node:os`'s `uptime`, named imports included); the
+ * last release puts back what was there. Every call
  * still goes to the original and returns what it returns: a listener only notes it. Each
  * thread has globals of its own, and traps them itself; simulations that overlap in one thread
  * (nested or concurrent) share the one set of wrappers, each listening for its own handlers.
@@ -65,7 +70,7 @@ export function trapRealReads(listener: Listener): () => void {
       listeners.delete(own);
       restore();
       throw new ConfigError(
-        `simulate: cannot watch your handlers for reads of the real clock and randomness: ${(error as Error).message}. The simulation replaces Date, performance.now, Math.random and crypto's random functions while it runs: leave them writable`,
+        `simulate: cannot watch your handlers for reads of the real clock and randomness: ${(error as Error).message}. The simulation replaces Date, performance.now, process.hrtime, os.uptime, Math.random and crypto's random functions while it runs: leave them writable`,
         { cause: error },
       );
     }
@@ -124,6 +129,13 @@ function install(): void {
   // A date's constructor is `Date` still (`value.constructor === Date`, as some libraries test).
   replace(RealDate.prototype, "constructor", TrappedDate);
   replaceMethod(performance, "now", "performance.now()");
+  // `bigint` is a property of `process.hrtime`: trapped on the original, and carried over to
+  // the function that stands in for it.
+  const hrtime = process.hrtime;
+  replaceMethod(hrtime, "bigint", "process.hrtime.bigint()");
+  replaceMethod(process, "hrtime", "process.hrtime()");
+  Object.defineProperty(process.hrtime, "bigint", { value: hrtime.bigint });
+  replaceMethod(nodeOs, "uptime", "os.uptime()");
   replaceMethod(Math, "random", "Math.random()");
   // The global crypto is node:crypto's webcrypto, whose getRandomValues node:crypto's calls:
   // trapping it traps both (and nanoid, which draws there).
@@ -132,7 +144,8 @@ function install(): void {
   replaceMethod(nodeCrypto, "randomUUID", "crypto.randomUUID()");
   replaceMethod(nodeCrypto, "randomBytes", "crypto.randomBytes()", synchronous);
   replaceMethod(nodeCrypto, "randomInt", "crypto.randomInt()", synchronous);
-  // `import { randomUUID } from "node:crypto"` reads the ESM facade, updated only on request.
+  // `import { randomUUID } from "node:crypto"` (or `uptime` from node:os) reads the ESM
+  // facade, updated only on request.
   syncBuiltinESMExports();
 }
 

@@ -1,4 +1,5 @@
 import nodeCrypto, { randomUUID } from "node:crypto";
+import nodeOs, { uptime } from "node:os";
 import { describe, expect, it } from "vitest";
 import { type RealReadApi, trapRealReads } from "../../src/sim/realReads.ts";
 import { RealWorkWatch } from "../../src/sim/realWorkWatch.ts";
@@ -9,6 +10,10 @@ const ORIGINALS = () => ({
   dateConstructor: Date.prototype.constructor,
   now: Date.now,
   performanceNow: performance.now,
+  hrtime: process.hrtime,
+  hrtimeBigint: process.hrtime.bigint,
+  uptime: nodeOs.uptime,
+  namedUptime: uptime,
   random: Math.random,
   webUUID: globalThis.crypto.randomUUID,
   webValues: globalThis.crypto.getRandomValues,
@@ -28,6 +33,9 @@ describe("trapRealReads", () => {
       expect(new Date().getFullYear()).toBeGreaterThan(2000);
       expect(typeof Date()).toBe("string");
       expect(performance.now()).toBeGreaterThan(0);
+      expect(process.hrtime()).toHaveLength(2);
+      expect(process.hrtime.bigint()).toBeGreaterThan(0n);
+      expect(nodeOs.uptime()).toBeGreaterThan(0);
       expect(Math.random()).toBeLessThan(1);
       expect(crypto.randomUUID()).toMatch(/^[0-9a-f-]{36}$/);
       expect(crypto.getRandomValues(new Uint8Array(4))).toHaveLength(4);
@@ -43,6 +51,9 @@ describe("trapRealReads", () => {
       "new Date()",
       "Date()",
       "performance.now()",
+      "process.hrtime()",
+      "process.hrtime.bigint()",
+      "os.uptime()",
       "Math.random()",
       "crypto.randomUUID()",
       "crypto.getRandomValues()",
@@ -54,13 +65,15 @@ describe("trapRealReads", () => {
     expect(ORIGINALS()).toEqual(before);
   });
 
-  it("catches a named import of node:crypto, and puts it back", () => {
+  it("catches a named import of node:crypto and node:os, and puts it back", () => {
     const seen: RealReadApi[] = [];
     const release = trapRealReads((api) => seen.push(api));
     randomUUID();
+    uptime();
     release();
     randomUUID();
-    expect(seen).toEqual(["crypto.randomUUID()"]);
+    uptime();
+    expect(seen).toEqual(["crypto.randomUUID()", "os.uptime()"]);
   });
 
   it("leaves alone what does not read the clock or randomness: dates of a time, a callback's draws", async () => {
