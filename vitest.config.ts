@@ -7,6 +7,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Two test files at a time (vitest ran one at a time on CI's two cores): most files wait
+    // on processes, sockets and timers more than they compute. ARCHITECTURE.md, Tests.
+    maxWorkers: 2,
     reporters: ["default", new ClosingLine()],
   },
 });
