@@ -17,6 +17,7 @@ import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SimFiles } from "../../src/sim/simFiles.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
+import { settleOn } from "../fixtures/simGroup.ts";
 
 /**
  * One machine: its clock, files and processes, whose containment lists its cgroups as the
@@ -80,22 +81,7 @@ function machine() {
         logTail: async () => "",
       },
     });
-  /** Runs the simulation until `promise` settles: its value, or what it rejected with. */
-  const settle = async <T>(promise: Promise<T>): Promise<T | Error> => {
-    let settled = false;
-    const outcome = promise.then(
-      (value) => value,
-      (error: Error) => error,
-    );
-    void outcome.then(() => {
-      settled = true;
-    });
-    for (let turns = 0; !settled && turns < 100_000; turns++) {
-      await new Promise((resolve) => setImmediate(resolve));
-      clock.fireNext();
-    }
-    return outcome;
-  };
+  const settle = settleOn(clock);
   return {
     clock,
     procs,
