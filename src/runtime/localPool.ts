@@ -436,7 +436,11 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
    * coordinator can hold connections to (its `ulimit -n`), as for `slurmPool`.
    */
   count?: number | undefined;
-  /** What each worker offers (default: the machine's cores and memory, no gpus). */
+  /**
+   * What each worker offers (default: the machine's cores and memory, no gpus; with a
+   * function as `command`, each worker's own machine's, as `baton worker` offers by default,
+   * and the graph is not checked against them before the run).
+   */
   resources?: Resources | undefined;
   /**
    * Deaths of one worker slot tolerated within `windowMs` before the pool stops replacing it
@@ -524,18 +528,20 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
   checkConnect("localPool", options.connect);
   // A prefix (`nice`, `taskset`) runs the worker here; a function may run it anywhere.
   const runsHere = typeof options.command !== "function";
-  const resources = options.resources ?? machineResources();
+  // A function's workers, which may run elsewhere, offer their own machine's (as `baton
+  // worker` does by default) unless told.
+  const resources = options.resources ?? (runsHere ? machineResources() : undefined);
   const machine = machineLimits();
   const count = options.count ?? defaultWorkerProcesses(machine);
   requireWhole("localPool", "count", count, 0);
   checkWorkerCount("localPool: count", count, runsHere ? "processes" : "connected", machine);
-  const resourceArgs = Object.entries(resources).flatMap(([k, v]) =>
+  const resourceArgs = Object.entries(resources ?? {}).flatMap(([k, v]) =>
     v === undefined ? [] : [`--${k}`, String(v)],
   );
   return {
-    // No workers of its own (`--workers 0`): the workers are those that join, whose resources
-    // are not known in advance, so no job is refused for what this machine offers.
-    offers: count === 0 ? [] : [resources],
+    // No workers of its own (`--workers 0`), or workers whose machines are not known in
+    // advance: no job is refused for what this machine offers.
+    offers: count === 0 || resources === undefined ? [] : [resources],
     remote: true,
     jobsModule: options.jobsModule,
     start(context: PoolStart): RunningPool {

@@ -123,3 +123,19 @@ describe("localPool's count when a command starts the workers", () => {
     );
   });
 });
+
+describe("localPool's resources with a command", () => {
+  it("lets a function's workers, which may run elsewhere, offer their own machine's unless told", async () => {
+    const seen: WorkerCommand[] = [];
+    const pool = localPool({ jobsModule: "jobs.ts", count: 1, command: recording(seen) });
+    expect(pool.offers).toEqual([]);
+    await start({ count: 1, command: recording(seen) });
+    expect(seen[0]!.args).not.toContain("--cpus");
+    const told: WorkerCommand[] = [];
+    await start({ count: 1, command: recording(told), resources: { cpus: 2 } });
+    expect(told[0]!.args).toEqual(expect.arrayContaining(["--cpus", "2"]));
+    // A prefix runs them here: they offer this machine's, and the graph is checked against it.
+    const prefixed = localPool({ jobsModule: "jobs.ts", count: 1, command: ["nice"] });
+    expect(prefixed.offers).toEqual([expect.objectContaining({ cpus: expect.any(Number) })]);
+  });
+});
