@@ -248,8 +248,6 @@ export const connectionMachine = setup({
         reason: context.closeReason,
         // Leaving `registered` on these closes the connection for the worker's silence.
         ...((event.type === "PROBE_DEADLINE" || event.type === "EXPIRE") && { silent: true }),
-        // The worker closed first, saying it goes away (Ctrl-C, SIGTERM, a preemption).
-        ...(event.type === "CLOSED" && event.code === CloseCode.goingAway && { goingAway: true }),
       }),
     ),
     scheduleProbe: raise({ type: "PROBE" }, { id: "probe", delay: "heartbeat" }),

@@ -17,8 +17,8 @@ export type CoordinatorEvent =
   /**
    * `code` and `reason`: how its connection closed (see `WorkerClose`). `silent`: the
    * connection was closed because the worker stopped answering pings or let its lease
-   * expire, not because the link closed (a poison job's error then says so). `goingAway`:
-   * the worker closed first with 1001 (`leftOnPurpose`).
+   * expire, not because the link closed (a poison job's error then says so). A worker that
+   * closed first with 1001 left on purpose (`leftOnPurpose`).
    */
   | {
       type: "WORKER_LOST";
@@ -26,7 +26,6 @@ export type CoordinatorEvent =
       code: number;
       reason: string;
       silent?: boolean;
-      goingAway?: boolean;
     }
   | { type: "HEARTBEAT"; conn: string }
   /** The runtime made a `storing` job's result durable (after `result.store`). */
@@ -118,10 +117,7 @@ export const coordinatorMachine = setup({
           board.workerLost(
             event.conn,
             { code: event.code, reason: event.reason },
-            {
-              silent: event.silent === true,
-              goingAway: event.goingAway === true,
-            },
+            { silent: event.silent === true },
           );
           return;
         case "HEARTBEAT":

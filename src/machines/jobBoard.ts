@@ -4,7 +4,7 @@ import type { Json, PlannedJob, Resources } from "../graph/job.ts";
 import { noWorkerCanTake } from "../graph/noWorkerCanTake.ts";
 import { cutText } from "../transport/cutText.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
-import { namedLosses, type WorkerClose } from "./workerClose.ts";
+import { leftOnPurpose, namedLosses, type WorkerClose } from "./workerClose.ts";
 
 /** How long a lease lasts without a heartbeat renewing it. */
 export const DEFAULT_LEASE_TIMEOUT_MS = 20_000;
@@ -407,10 +407,10 @@ export class JobBoard {
 
   /**
    * The single path that releases a lease: the job goes back to ready, no failure counted.
-   * `close`: how its connection ended, kept with the loss; `silent`: the worker stopped
-   * answering; `goingAway`: it closed saying it was stopped.
+   * `close`: how its connection ended, kept with the loss (1001: it closed saying it was
+   * stopped, `leftOnPurpose`); `silent`: the worker stopped answering.
    */
-  workerLost(conn: string, close: WorkerClose, { silent = false, goingAway = false } = {}): void {
+  workerLost(conn: string, close: WorkerClose, { silent = false } = {}): void {
     this.waiting.delete(conn);
     const jobId = this.leases.get(conn);
     const worker = this.workerOf.get(conn) ?? conn;
@@ -433,7 +433,7 @@ export class JobBoard {
     record.lostWorkers.push(worker);
     if (record.lostWhy === NO_LOSSES) record.lostWhy = [close];
     else record.lostWhy.push(close);
-    if (goingAway) record.workersLeft++;
+    if (leftOnPurpose(close)) record.workersLeft++;
     if (silent) this.silentLosses.set(jobId, (this.silentLosses.get(jobId) ?? 0) + 1);
     if (this.bugs.has("lost-counts-as-failure")) record.failures++;
     if (record.lostWorkers.length - record.workersLeft >= this.maxLost) {

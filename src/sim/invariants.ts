@@ -9,6 +9,7 @@ import type {
   JobError,
   JobState,
 } from "../machines/jobBoard.ts";
+import { leftOnPurpose } from "../machines/workerClose.ts";
 import { type SimInvariant, violationMessage } from "./simInvariants.ts";
 
 /**
@@ -151,7 +152,7 @@ export class InvariantChecker {
         if (this.reported(job) === "running") {
           if (!account.timedOut) {
             account.lostWhileRunning++;
-            if (event.goingAway) account.leftWhileRunning++;
+            if (leftOnPurpose(event)) account.leftWhileRunning++;
           } else if (!this.stopping) account.failedResults++;
         }
         this.giveBack(event.conn, job);

@@ -302,14 +302,14 @@ class Harness {
   }
 
   /**
-   * The connection is closed: WORKER_LOST (`goingAway`: the worker closed first, stopped on
+   * The connection is closed: WORKER_LOST (`goingAway`: the worker closed first with 1001, stopped on
    * purpose), and its worker has no connection until it leases again.
    */
   lose(conn: Conn, goingAway = false): void {
     this.send({
       type: "WORKER_LOST",
       conn: conn.id,
-      ...(goingAway ? { code: 1001, reason: "stopped", goingAway } : { code: 1006, reason: "" }),
+      ...(goingAway ? { code: 1001, reason: "stopped" } : { code: 1006, reason: "" }),
     });
     this.slots[conn.slot] = undefined;
     if (conn.holds !== undefined) this.past.push({ conn: conn.id, job: conn.holds });

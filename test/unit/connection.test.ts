@@ -548,7 +548,6 @@ describe("connection: closing a registered connection", () => {
           conn: "c1",
           code: 1001,
           reason: "the worker was stopped (SIGTERM)",
-          goingAway: true,
         },
       ]);
     }

@@ -26,7 +26,7 @@ const CPU: Resources = { cpus: 4, memory: 4096 };
 /** How a lost worker's connection ended: it broke (1006), it went silent, it left on purpose. */
 const BROKE = { code: 1006, reason: "" };
 const SILENT = { code: 4005, reason: "no heartbeat for 20000 ms", silent: true };
-const LEFT = { code: 1001, reason: "worker stopping (SIGTERM)", goingAway: true };
+const LEFT = { code: 1001, reason: "worker stopping (SIGTERM)" };
 
 /**
  * A coordinator on a simulated clock. Every effect is recorded in order, flattened out of its
@@ -595,8 +595,7 @@ describe("coordinator: lost workers", () => {
     const a = c.record("a");
     expect(a).toMatchObject({ state: "failed", cause: "poison", attempts: 4 });
     expect(a.lostWorkers).toEqual(["w1", "w2", "w3", "w4"]);
-    const { goingAway: _, ...left } = LEFT;
-    expect(a.lostWhy).toEqual([left, left, left, BROKE]);
+    expect(a.lostWhy).toEqual([LEFT, LEFT, LEFT, BROKE]);
     expect(a.error!.message).toContain(
       "was running on 1 worker that was lost and 3 that went away on purpose (lost w4 (connection broke); went away w1, w2, w3);",
     );
