@@ -281,10 +281,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     const name = slot.generation === 1 ? `local-${slot.n}` : `local-${slot.n}.${slot.generation}`;
     let handle: ProcHandle;
     try {
-      const when = new Date(this.clock.now()).toISOString();
-      appendFileSync(slot.logFile, `[baton pool ${when}] starting ${name}${why}\n`, {
-        mode: 0o600,
-      });
+      this.poolLine(slot, `starting ${name}${why}`);
       handle = this.procs.spawn({
         argv: this.options.argvFor(name),
         env: this.env,
@@ -339,11 +336,16 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     this.emit("strays", { worker: name, pid, strays, logFile: slot.logFile });
   }
 
-  /** A line of the pool's own in the slot's log; a log that cannot be written is let go. */
-  private note(slot: Slot, text: string): void {
+  /** A line of the pool's own in the slot's log, `[baton pool <time>] text`. */
+  private poolLine(slot: Slot, text: string): void {
     const when = new Date(this.clock.now()).toISOString();
+    appendFileSync(slot.logFile, `[baton pool ${when}] ${text}\n`, { mode: 0o600 });
+  }
+
+  /** {@link poolLine}, where a log that cannot be written is let go. */
+  private note(slot: Slot, text: string): void {
     try {
-      appendFileSync(slot.logFile, `[baton pool ${when}] ${text}\n`, { mode: 0o600 });
+      this.poolLine(slot, text);
     } catch {
       // The line is for whoever reads the log; the pool's events carry the same news.
     }
