@@ -26,7 +26,7 @@ export interface JobOutcome<Value = Json> {
    * How the connection of each of `lostWorkers` ended, in the same order: its close code and
    * reason (`{ code: 1006, reason: "" }`: its link broke; 1001: it left on purpose).
    */
-  lostWhy: WorkerClose[];
+  lostWhy: readonly WorkerClose[];
   /** The result came from the store of an earlier run. */
   cached: boolean;
   /**
