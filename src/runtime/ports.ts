@@ -165,10 +165,9 @@ export interface Containment {
   /**
    * The handles of the deployment cgroups there are now, every one `create` could have made
    * (the node port: the cgroups in the `baton` folder below this process's own), for the
-   * reaper to find the empty ones left by deployments that are gone. Absent where they cannot
-   * be listed: no reap then looks for such leftovers.
+   * reaper to find the empty ones left by deployments that are gone.
    */
-  list?: (() => string[]) | undefined;
+  list(): string[];
 }
 
 /** Processes: spawn, signal by pid or group, and read the process table. */

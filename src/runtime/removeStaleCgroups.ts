@@ -46,7 +46,7 @@ export interface StaleCgroupPorts {
  * ms waits for it (`REAPER_CLAIM` begins its token) and then goes on. A
  * populated cgroup is never removed (the kernel refuses, and it is not even tried): its
  * processes are a live deployment's, or ones a reap has still to stop. Nothing is done where
- * the state dir does not exist (a reap must not make it) or cgroups cannot be listed.
+ * the state dir does not exist (a reap must not make it).
  *
  * @example
  * ```ts
@@ -58,7 +58,7 @@ export async function removeStaleCgroups(ports: StaleCgroupPorts): Promise<Stale
   const { stateDir, procs, files, logger } = ports;
   const { containment } = procs;
   const candidates: StaleCgroup[] = [];
-  for (const cgroup of containment?.list?.() ?? []) {
+  for (const cgroup of containment?.list() ?? []) {
     const deployment = cgroupDeployment(basename(cgroup), stateDir);
     if (deployment !== undefined && containment?.members(cgroup)?.length === 0) {
       candidates.push({ deployment, cgroup });

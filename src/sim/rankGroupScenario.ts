@@ -474,6 +474,7 @@ export class RankGroupScenario {
             return containment.create(name);
           },
           members: (cgroup) => containment.members(cgroup),
+          list: () => containment.list(),
           remove: (cgroup) => alive() && containment.remove(cgroup),
         },
       }),

@@ -307,6 +307,7 @@ export class SimProcs implements Procs {
         return cgroup;
       },
       members: (cgroup) => (this.cgroups.has(cgroup) ? members(cgroup) : undefined),
+      list: () => [...this.cgroups],
       remove: (cgroup) => {
         if (members(cgroup).length > 0) return false;
         for (const made of this.cgroups) if (inside(cgroup, made)) this.cgroups.delete(made);

@@ -66,6 +66,7 @@ describe("ranks where the machine refuses a cgroup", () => {
           throw new Error("EACCES: permission denied");
         },
         members: () => undefined,
+        list: () => [],
         remove: () => true,
       },
     };

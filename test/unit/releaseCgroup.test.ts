@@ -11,6 +11,7 @@ function cgroupLeftAfter(busyFor: number) {
   const containment: Containment = {
     create: (name) => `/cg/baton/${name}`,
     members: () => [],
+    list: () => [],
     remove: () => ++calls > busyFor,
   };
   const logger = { warn: vi.fn() };

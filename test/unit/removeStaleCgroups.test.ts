@@ -31,7 +31,7 @@ const NOW = 1_000_000;
 
 /**
  * A state dir, a clock, and a process table whose containment lists its cgroups, as the node
- * port lists the `baton` folder (the simulation's port does not list).
+ * port lists the `baton` folder.
  */
 function world() {
   const stateDir = mkdtempSync(join(tmpdir(), "baton-stale-cgroups-"));
