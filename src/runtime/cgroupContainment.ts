@@ -1,4 +1,11 @@
-import { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { BatonError } from "../errors.ts";
 import { CGROUP_FOLDER } from "../rank/deploymentCgroup.ts";
@@ -46,13 +53,14 @@ function unescapeMountField(field: string): string {
 
 /**
  * Containment on Linux's cgroup v2: a deployment's cgroup is `baton/<name>` below this
- * process's own cgroup `own` (`name` as `deploymentCgroupName` makes it), where the kernel lets an unprivileged user make one only when that
+ * process's own cgroup `own` (`name` as `deploymentCgroupName` makes it; a local worker
+ * pool's, `workerPoolCgroupName`), where the kernel lets an unprivileged user make one only when that
  * cgroup was delegated to them (systemd's user sessions do; root can anywhere). `create`
  * proves that a process can be moved in by moving this one there and back (as `spawn` does
  * to start a rank inside), so a machine that lets us make the folder but not move into it
  * says so before any rank starts. `members`
  * reads `cgroup.procs` of the cgroup and every cgroup below it; `list` the cgroups in
- * `baton`. Undefined where this process has no cgroup v2.
+ * `baton`; `kill` writes `cgroup.kill`. Undefined where this process has no cgroup v2.
  *
  * @example
  * ```ts
@@ -107,6 +115,17 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
       const folder = join(own, CGROUP_FOLDER);
       return subgroups(folder).map((name) => join(folder, name));
     },
+
+    kill(cgroup) {
+      try {
+        writeFileSync(join(cgroup, "cgroup.kill"), "1");
+        return true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        // No such file: the cgroup is gone (nothing to kill), or the kernel predates it.
+        return !existsSync(cgroup);
+      }
+    },
   };
 }
 
@@ -118,9 +137,9 @@ export function moveSelfInto(cgroup: string): void {
 function unavailable(cgroup: string, why: string): BatonError {
   return new BatonError(
     "CONTAINMENT_UNAVAILABLE",
-    `cannot contain ranks in the cgroup ${cgroup}: ${why}. Ranks still start, in their own ` +
-      "process groups; to contain them, run as root or in a cgroup delegated to this user " +
-      "(for example `systemd-run --user --scope -p Delegate=yes baton launch ...`)",
+    `cannot contain processes in the cgroup ${cgroup}: ${why}. They still start, in their ` +
+      "own process groups; to contain them, run as root or in a cgroup delegated to this " +
+      "user (for example `systemd-run --user --scope -p Delegate=yes baton launch ...`)",
   );
 }
 

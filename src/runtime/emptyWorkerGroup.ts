@@ -1,18 +1,35 @@
-import type { Clock, ProcInfo, Procs } from "./ports.ts";
+import { isAlive } from "../rank/launcherWatch.ts";
+import type { Clock, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
 
-/** How a process left in a dead worker's group ended. */
+/** How a process left by a dead worker ended. */
 export type StrayEnd = "SIGTERM" | "SIGKILL" | "still running";
 
-/** A process found in a worker's process group after the worker exited. */
+/** A process found in a worker's process group or cgroup after the worker exited. */
 export interface Stray {
   pid: number;
   /** Its program (`argv[0]`), without its arguments, which may hold what a log must not. */
   program: string;
   /**
-   * Gone after the group's SIGTERM, gone after its SIGKILL, or still running `killAfterMs`
-   * after that SIGKILL (in uninterruptible sleep) or never signalled (another user's).
+   * Gone after the SIGTERM, gone after the SIGKILL, or still running `killAfterMs` after that
+   * SIGKILL (in uninterruptible sleep) or never signalled (another user's).
    */
   ended: StrayEnd;
+  /**
+   * Whether it had left the worker's process group (`setsid`, `spawn` with `detached`), so
+   * that only the worker's cgroup found it.
+   */
+  escaped: boolean;
+}
+
+/** What a worker that exited may have left processes in. */
+export interface WorkerRemains {
+  /** The process group the worker led (its pid), when it was started in one of its own. */
+  pgid?: number | undefined;
+  /**
+   * The cgroup it was started in (`Containment.create`), when contained: it holds every
+   * process the worker started, whatever group or session they moved to.
+   */
+  cgroup?: string | undefined;
 }
 
 /** Between looks at the process table: the first soon after a signal, then further apart. */
@@ -20,42 +37,66 @@ const FIRST_LOOK_MS = 10;
 const LOOK_AT_MOST_MS = 200;
 
 /**
- * Stops every process left in the process group `pgid` once its leader, a worker the pool
- * started with `newGroup`, has exited and been reaped: children a handler spawned when the
- * worker crashed, or the worker itself behind a wrapper that forked it rather than `exec`
- * it. SIGTERM to the group, SIGKILL `killAfterMs` later to the group if any is left, and a
- * wait of up to `killAfterMs` more for them to be gone (a zombie counts as gone). Signals go
- * to the group only while the table shows a member: the kernel keeps a group's id from
- * being reused while any member exists. Resolves with what it found, empty when the group
- * was already gone (the usual case: one signal 0 to the group, answered ESRCH).
+ * Stops every process a worker left once it has exited and been reaped: those in the process
+ * group `pgid` it led (children a handler spawned when the worker crashed, or the worker
+ * itself behind a wrapper that forked it rather than `exec` it) and, when it was contained,
+ * those in its `cgroup` that left that group (a handler's child in a session of its own).
+ * SIGTERM to the group and to each escaped process by pid; `killAfterMs` later, SIGKILL to
+ * what is left: the cgroup's `Containment.kill` where there is one (the kernel's, which no
+ * fork outruns), else by pid, and the group; then a wait of up to `killAfterMs` more for them
+ * to be gone (a zombie counts as gone). Signals go to the group only while the table shows a
+ * member: the kernel keeps a group's id from being reused while any member exists; a pid
+ * read from the cgroup is signalled at once. Resolves with what it found, empty when nothing
+ * was left (the usual case: one signal 0 to the group, answered ESRCH, and one read of the
+ * cgroup's members).
  *
  * @example
  * ```ts
- * const strays = await emptyWorkerGroup(worker.pid, nodeProcs(), nodeClock(), 2_000);
+ * const strays = await emptyWorkerGroup({ pgid: worker.pid, cgroup }, nodeProcs(), nodeClock(), 2_000);
  * for (const s of strays) logger.warn(s, "process left by a worker stopped");
  * ```
  */
 export async function emptyWorkerGroup(
-  pgid: number,
+  { pgid, cgroup }: WorkerRemains,
   procs: Procs,
   clock: Clock,
   killAfterMs: number,
 ): Promise<Stray[]> {
-  const programs = new Map<number, string>();
-  /**
-   * The group's live members; those new to it are recorded. Signal 0 first: a group with no
-   * member at all (the usual case) answers ESRCH at the cost of one call, not a read of the
-   * whole table (about 50 µs a process).
-   */
-  const look = (): ProcInfo[] => {
-    if (procs.signalGroup(pgid, 0) === "ESRCH") return [];
-    const left = procs
-      .list()
-      .filter((p) => p.pgid === pgid && p.state !== "zombie" && p.state !== "dead");
-    for (const p of left) if (!programs.has(p.pid)) programs.set(p.pid, p.argv[0] ?? "?");
-    return left;
+  const containment = cgroup === undefined ? undefined : procs.containment;
+  const found = new Map<number, Omit<Stray, "ended">>();
+  const record = (left: readonly ProcInfo[], escaped: boolean) => {
+    for (const { pid, argv } of left) {
+      if (!found.has(pid)) found.set(pid, { pid, program: argv[0] ?? "?", escaped });
+    }
   };
-  const waitGone = async (): Promise<ProcInfo[]> => {
+  /** What is left: the group's live members, and the cgroup's outside the group. */
+  interface Left {
+    group: number[];
+    escaped: number[];
+  }
+  /**
+   * What is left now; those new are recorded. Signal 0 first: a group with no member at all
+   * (the usual case) answers ESRCH at the cost of one call, not a read of the whole table
+   * (about 50 µs a process).
+   */
+  const look = (): Left => {
+    const group =
+      pgid === undefined || procs.signalGroup(pgid, 0) === "ESRCH"
+        ? []
+        : procs.list().filter((p) => p.pgid === pgid && isAlive(p));
+    const inGroup = new Set(group.map((p) => p.pid));
+    const escaped = (cgroup === undefined ? [] : (containment?.members(cgroup) ?? []))
+      .filter((pid) => !inGroup.has(pid))
+      .flatMap((pid) => {
+        const info = procs.inspect(pid);
+        return info !== undefined && isAlive(info) ? [info] : [];
+      });
+    record(group, false);
+    record(escaped, true);
+    return { group: group.map((p) => p.pid), escaped: escaped.map((p) => p.pid) };
+  };
+  const none = (left: Left) => left.group.length === 0 && left.escaped.length === 0;
+  const waitGone = async (): Promise<Left> => {
     const deadline = clock.now() + killAfterMs;
     for (let pause = FIRST_LOOK_MS; ; pause = Math.min(pause * 2, LOOK_AT_MOST_MS)) {
       const remaining = deadline - clock.now();
@@ -63,23 +104,32 @@ export async function emptyWorkerGroup(
         clock.setTimeout(resolve, Math.max(0, Math.min(pause, remaining))),
       );
       const left = look();
-      if (left.length === 0 || remaining <= pause) return left;
+      if (none(left) || remaining <= pause) return left;
     }
+  };
+  /** Signals what is left; true when any signal was delivered (so there is a death to wait for). */
+  const send = (left: Left, signal: Signal): boolean => {
+    const outcomes: SignalOutcome[] = [];
+    if (left.group.length > 0 && pgid !== undefined) outcomes.push(procs.signalGroup(pgid, signal));
+    if (left.escaped.length > 0) {
+      const killed = signal === "SIGKILL" && cgroup !== undefined && containment?.kill?.(cgroup);
+      if (killed) outcomes.push("ok");
+      else for (const pid of left.escaped) outcomes.push(procs.signal(pid, signal));
+    }
+    return outcomes.includes("ok");
   };
   const ended = new Map<number, StrayEnd>();
   let left = look();
   for (const signal of ["SIGTERM", "SIGKILL"] as const) {
-    if (left.length === 0) break;
-    const outcome = procs.signalGroup(pgid, signal);
-    left = outcome === "ok" ? await waitGone() : outcome === "ESRCH" ? [] : look();
-    const running = new Set(left.map((p) => p.pid));
-    for (const pid of programs.keys()) {
+    if (none(left)) break;
+    left = send(left, signal) ? await waitGone() : look();
+    const running = new Set([...left.group, ...left.escaped]);
+    for (const pid of found.keys()) {
       if (!ended.has(pid) && !running.has(pid)) ended.set(pid, signal);
     }
   }
-  return [...programs].map(([pid, program]) => ({
-    pid,
-    program,
-    ended: ended.get(pid) ?? "still running",
+  return [...found.values()].map((stray) => ({
+    ...stray,
+    ended: ended.get(stray.pid) ?? "still running",
   }));
 }

@@ -3,6 +3,7 @@ import { appendFileSync } from "node:fs";
 import { availableParallelism, hostname } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { Logger } from "pino";
 import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
 import { checkOptionNames } from "../optionNames.ts";
@@ -15,6 +16,8 @@ import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, ProcExit, ProcHandle, Procs, Signal } from "./ports.ts";
+import { releaseCgroup } from "./releaseCgroup.ts";
+import { POOL_CGROUP_LATER, removeAbandonedWorkerCgroups } from "./removeAbandonedWorkerCgroups.ts";
 import { requireJobsModule } from "./requireJobsModule.ts";
 import { requireWhole } from "./requireWhole.ts";
 import { SECRET_ENV } from "./secret.ts";
@@ -33,10 +36,14 @@ import {
   type RunningPool,
   type WorkerPool,
 } from "./workerPool.ts";
+import { workerPoolCgroupName } from "./workerPoolCgroup.ts";
 import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOptions.ts";
 
 /** After SIGTERM, how long `stop()` waits before SIGKILL. */
 const KILL_AFTER_MS = 2000;
+
+/** Pools this process has started with a cgroup, which numbers the next one's. */
+let containedPools = 0;
 
 export interface LocalPoolOptions {
   /**
@@ -78,6 +85,11 @@ export interface LocalPoolOptions {
   gaveUpOn?(name: string): boolean;
   procs?: Procs;
   clock?: Clock;
+  /**
+   * Where the pool says whether its workers are contained (debug), what it found of gone
+   * coordinators' workers (info) and a cgroup it could not remove (warn).
+   */
+  logger?: Logger | undefined;
 }
 
 /** A dead worker and the process that took its place, emitted as `replaced`. */
@@ -91,14 +103,17 @@ export interface WorkerReplaced {
 }
 
 /**
- * Processes a worker left in its process group, found once it had exited and stopped,
- * emitted as `strays`: children of its handlers when it crashed or was killed, or the
- * worker itself behind a `command` that forked it instead of `exec`ing it.
+ * Processes a worker left in its process group or its cgroup, found once it had exited and
+ * stopped, emitted as `strays`: children of its handlers when it crashed or was killed, those
+ * that left its group (a session of their own), or the worker itself behind a `command` that
+ * forked it instead of `exec`ing it.
  */
 export interface WorkerStrays {
   /** The worker's name and pid, which is its group's id. */
   worker: string;
   pid: number;
+  /** Its cgroup, when it was contained (absent where no cgroup v2 is delegated). */
+  cgroup?: string | undefined;
   /** Each process found, and how it ended. */
   strays: Stray[];
   logFile: string;
@@ -133,8 +148,8 @@ export interface LocalPool {
    * Waits up to `graceMs` for the rest to exit on their own (the coordinator closing their
    * connections is the normal path), sends SIGTERM to those left, and SIGKILL 2 s later.
    * Resolves once every worker process has exited and been reaped, and whatever was left in
-   * its process group has been stopped too (`strays`). A second call returns the first
-   * call's promise.
+   * its process group or cgroup has been stopped too (`strays`) and its cgroup removed. A
+   * second call returns the first call's promise.
    */
   stop(graceMs?: number): Promise<void>;
 }
@@ -167,9 +182,14 @@ interface Slot {
  * pool. A failed pool leaves its other workers running; call `stop()` in every case.
  *
  * Signals go to pids whose `exited` has not settled: an unreaped child's pid cannot have
- * been reused by another program. Once a worker has exited (replaced, dismissed, or at
- * `stop()`), any process still in its group is stopped: SIGTERM to the group, SIGKILL 2 s
- * later, emitted as `strays` and written to the worker's log (see `emptyWorkerGroup`).
+ * been reused by another program. Where `procs` has a containment (a delegated cgroup v2),
+ * each worker starts in a cgroup of its own, `baton/workers-<run>@<pid>.<n>/<worker>`
+ * (`workerPoolCgroupName`), which keeps every process it starts, whatever group or session
+ * they move to; the pool first removes those of coordinators that are gone
+ * (`removeAbandonedWorkerCgroups`). Once a worker has exited (replaced, dismissed, or at
+ * `stop()`), any process still in its group or its cgroup is stopped: SIGTERM, SIGKILL 2 s
+ * later (`cgroup.kill`), emitted as `strays` and written to the worker's log (see
+ * `emptyWorkerGroup`); its cgroup is then removed, and the pool's at `stop()`.
  *
  * @example
  * ```ts
@@ -203,6 +223,10 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   private stopping: Promise<void> | undefined;
   /** Dead workers' process groups being emptied. */
   private readonly emptying = new Set<Promise<void>>();
+  /** The cgroup holding the workers' own (by its name and path), when contained. */
+  private readonly cgroup: { name: string; path: string } | undefined;
+  /** Gone coordinators' pools' cgroups being emptied and removed. */
+  private abandoned: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: LocalPoolOptions) {
     super();
@@ -221,10 +245,45 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
       this.resolveFailed = resolve;
     });
     makeDirs(options.logsDir, 0o700);
+    this.cgroup = this.contain();
     for (let n = 1; n <= maxWorkers && !this.failing; n++) {
       const logFile = join(options.logsDir, `worker-${n}.log`);
       this.launch({ n, generation: 1, logFile, deaths: [] }, "");
     }
+  }
+
+  /**
+   * The pool's cgroup, when this machine contains processes (its debug log says why not);
+   * then also starts removing gone coordinators' pools' cgroups.
+   */
+  private contain(): { name: string; path: string } | undefined {
+    const { logger } = this.options;
+    const { containment } = this.procs;
+    const uncontained =
+      "worker processes not contained: each one's process group is stopped when it exits, " +
+      "but not a process that left it (setsid, a detached spawn)";
+    if (containment === undefined) {
+      logger?.debug(`${uncontained}; this machine has no cgroup v2`);
+      return undefined;
+    }
+    const name = workerPoolCgroupName(this.options.logsDir, this.procs.selfPid, ++containedPools);
+    let path: string;
+    try {
+      path = containment.create(name);
+    } catch (error) {
+      logger?.debug({ err: error }, uncontained);
+      return undefined;
+    }
+    logger?.debug({ cgroup: path }, "worker processes contained, each in a cgroup of its own");
+    this.abandoned = removeAbandonedWorkerCgroups(
+      this.procs,
+      this.clock,
+      KILL_AFTER_MS,
+      logger,
+    ).catch((error: unknown) =>
+      logger?.warn({ err: error }, "cannot remove the cgroups of gone coordinators' workers"),
+    );
+    return { name, path };
   }
 
   pids(): number[] {
@@ -250,6 +309,16 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     await Promise.all([this.terminate(now, 0), this.terminate(later, graceMs)]);
     // Each exit has started emptying its group by now: its callback came before ours.
     await Promise.all(this.emptying);
+    await this.abandoned;
+    if (this.cgroup !== undefined) {
+      await releaseCgroup(
+        this.procs,
+        this.clock,
+        this.cgroup.path,
+        this.options.logger,
+        POOL_CGROUP_LATER,
+      );
+    }
   }
 
   /**
@@ -280,16 +349,20 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   private launch(slot: Slot, why: string): { name: string; pid: number } | undefined {
     const name = slot.generation === 1 ? `local-${slot.n}` : `local-${slot.n}.${slot.generation}`;
     let handle: ProcHandle;
+    let cgroup: string | undefined;
     try {
       this.poolLine(slot, `starting ${name}${why}`);
+      cgroup = this.workerCgroup(slot, name);
       handle = this.procs.spawn({
         argv: this.options.argvFor(name),
         env: this.env,
         cwd: this.options.cwd,
         logFile: slot.logFile,
         newGroup: true,
+        cgroup,
       });
     } catch (error) {
+      if (cgroup !== undefined) this.procs.containment?.remove(cgroup);
       this.failing = true;
       const reason = error instanceof Error ? error.message : String(error);
       // Asynchronously, so that listeners added right after startLocalPool hear it.
@@ -308,32 +381,71 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     this.live.set(handle, name);
     void handle.exited.then((exit) => {
       this.onExit(slot, handle, name, exit);
-      const emptied = this.emptyGroup(slot, name, handle.pid);
+      const emptied = this.emptyGroup(slot, name, handle.pid, cgroup);
       this.emptying.add(emptied);
       void emptied.then(() => this.emptying.delete(emptied));
     });
     return { name, pid: handle.pid };
   }
 
-  /** Stops what the exited worker `name` left in its process group, and says so. */
-  private async emptyGroup(slot: Slot, name: string, pid: number): Promise<void> {
+  /**
+   * The cgroup worker `name` starts in, below the pool's, or undefined when the pool is not
+   * contained or this one cannot be made (said in the slot's log: its group alone is swept).
+   */
+  private workerCgroup(slot: Slot, name: string): string | undefined {
+    const { containment } = this.procs;
+    if (this.cgroup === undefined || containment === undefined) return undefined;
+    try {
+      return containment.create(`${this.cgroup.name}/${name}`);
+    } catch (error) {
+      this.note(slot, `${name} not contained: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  /**
+   * Stops what the exited worker `name` left in its process group (whose id is its `pid`) and
+   * its `cgroup`, says so, and removes the cgroup.
+   */
+  private async emptyGroup(
+    slot: Slot,
+    name: string,
+    pid: number,
+    cgroup: string | undefined,
+  ): Promise<void> {
+    const swept =
+      cgroup === undefined
+        ? "its process group (not contained: one that left it was not looked for)"
+        : `its process group and its cgroup ${cgroup}`;
     let strays: Stray[];
     try {
-      strays = await emptyWorkerGroup(pid, this.procs, this.clock, KILL_AFTER_MS);
+      strays = await emptyWorkerGroup({ pgid: pid, cgroup }, this.procs, this.clock, KILL_AFTER_MS);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      this.note(slot, `cannot look for processes left in ${name}'s group ${pid}: ${reason}`);
+      this.note(slot, `cannot look for processes ${name} (pid ${pid}) left in ${swept}: ${reason}`);
       return;
+    } finally {
+      if (cgroup !== undefined) {
+        await releaseCgroup(this.procs, this.clock, cgroup, this.options.logger, POOL_CGROUP_LATER);
+      }
     }
     if (strays.length === 0) return;
     const each = strays
       .map(
         (s) =>
-          `${s.pid} (${s.program}) ${s.ended === "still running" ? s.ended : `ended by ${s.ended}`}`,
+          `${s.pid} (${s.program}${s.escaped ? ", outside its process group" : ""}) ${
+            s.ended === "still running" ? s.ended : `ended by ${s.ended}`
+          }`,
       )
       .join(", ");
-    this.note(slot, `${name} (pid ${pid}) had exited, leaving processes in its group: ${each}`);
-    this.emit("strays", { worker: name, pid, strays, logFile: slot.logFile });
+    this.note(slot, `${name} (pid ${pid}) had exited, leaving processes in ${swept}: ${each}`);
+    this.emit("strays", {
+      worker: name,
+      pid,
+      ...(cgroup !== undefined && { cgroup }),
+      strays,
+      logFile: slot.logFile,
+    });
   }
 
   /** A line of the pool's own in the slot's log, `[baton pool <time>] text`. */
@@ -590,12 +702,19 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
         finalExitCodes: FINAL_WORKER_EXITS,
         ...(context.joined !== undefined && { joined: context.joined }),
         ...(context.gaveUpOn !== undefined && { gaveUpOn: context.gaveUpOn }),
+        logger: context.logger,
       });
       pool.on("strays", (s) =>
         context.logger.warn(
           // Not `pid`: the log's own `pid` is this process's.
-          { worker: s.worker, workerPid: s.pid, strays: s.strays, log: s.logFile },
-          "processes left in a worker's process group stopped",
+          {
+            worker: s.worker,
+            workerPid: s.pid,
+            cgroup: s.cgroup,
+            strays: s.strays,
+            log: s.logFile,
+          },
+          "processes a worker left stopped",
         ),
       );
       pool.on("replaced", (r) =>

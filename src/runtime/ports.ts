@@ -150,9 +150,10 @@ export interface ProcHandle {
  */
 export interface Containment {
   /**
-   * Makes an empty cgroup for `name` (a deployment id) and checks that a process can be moved
-   * into it; returns its handle (the node port: its absolute path). Throws when this machine
-   * does not let this user do so, saying why.
+   * Makes an empty cgroup for `name` (a deployment's cgroup name; or a local worker pool's,
+   * `workerPoolCgroupName`, and `<pool>/<worker>` below it) and checks that a process can be
+   * moved into it; returns its handle (the node port: its absolute path). Throws when this
+   * machine does not let this user do so, saying why.
    */
   create(name: string): string;
   /**
@@ -163,11 +164,19 @@ export interface Containment {
   /** Removes the cgroup (and any below it); false while a process is still in it. */
   remove(cgroup: string): boolean;
   /**
-   * The handles of the deployment cgroups there are now, every one `create` could have made
-   * (the node port: the cgroups in the `baton` folder below this process's own), for the
-   * reaper to find the empty ones left by deployments that are gone.
+   * The handles of the cgroups there are now of every name `create` could have made
+   * (the node port: the cgroups in the `baton` folder below this process's own; not those
+   * below them), for the reaper to find the empty ones left by deployments that are gone, and
+   * a local pool those of coordinators that are gone.
    */
   list(): string[];
+  /**
+   * SIGKILL, at once, to every process in the cgroup and in those below it, one forking as it
+   * is killed included (the node port: `cgroup.kill`); true when sent or when the cgroup is
+   * gone, false where the kernel has no such file (before Linux 5.14), and absent where the
+   * implementation has none: the caller then signals the members by pid.
+   */
+  kill?: ((cgroup: string) => boolean) | undefined;
 }
 
 /** Processes: spawn, signal by pid or group, and read the process table. */

@@ -11,12 +11,13 @@ export const RELEASE_WAIT_MS = 2_000;
 const RELEASE_POLL_MS = 20;
 
 /**
- * Removes a deployment's cgroup once its teardown was verified, trying again every 20 ms for
- * up to {@link RELEASE_WAIT_MS} while nothing alive is left in it (the last exiting threads
- * of a dead process). A cgroup that cannot go (a live process was moved into it since, its
- * last threads take longer, or the folder is not ours to remove) is logged and left: nothing
- * of the deployment runs, and the cgroup holds no state of it. Once empty, it is removed by
- * the next reap of the state dir (`removeStaleCgroups`), which every launch runs first.
+ * Removes a deployment's cgroup once its teardown was verified (or a local worker's, once
+ * what it left was stopped), trying again every 20 ms for up to {@link RELEASE_WAIT_MS}
+ * while nothing alive is left in it (the last exiting threads of a dead process). A cgroup
+ * that cannot go (a live process was moved into it since, its last threads take longer, or
+ * the folder is not ours to remove) is logged and left, saying who removes it later
+ * (`removedLaterBy`): for a deployment, the next reap of the state dir
+ * (`removeStaleCgroups`), which every launch runs first.
  *
  * @example
  * ```ts
@@ -28,6 +29,7 @@ export async function releaseCgroup(
   clock: Clock,
   cgroup: string,
   logger: Logger | undefined,
+  removedLaterBy = "the next reap or launch in this state dir",
 ): Promise<void> {
   const { containment } = procs;
   if (containment === undefined) return;
@@ -40,14 +42,14 @@ export async function releaseCgroup(
       if (living.length > 0) {
         logger?.warn(
           { cgroup, living },
-          `cgroup not removed: live process${living.length === 1 ? ` ${living[0]} is` : `es ${living.join(", ")} are`} in it; the next reap or launch in this state dir removes it once it is empty`,
+          `cgroup not removed: live process${living.length === 1 ? ` ${living[0]} is` : `es ${living.join(", ")} are`} in it; ${removedLaterBy} removes it once it is empty`,
         );
         return;
       }
       if (clock.now() >= deadline) {
         logger?.warn(
           { cgroup, waitedMs: RELEASE_WAIT_MS },
-          `cgroup not removed: the last threads of its killed processes were still leaving it after ${RELEASE_WAIT_MS} ms; the next reap or launch in this state dir removes it`,
+          `cgroup not removed: the last threads of its killed processes were still leaving it after ${RELEASE_WAIT_MS} ms; ${removedLaterBy} removes it`,
         );
         return;
       }

@@ -17,20 +17,12 @@ import type { Procs } from "../../src/runtime/ports.ts";
 import type { LaunchSpec, RankGroup } from "../../src/runtime/rankGroup.ts";
 import { reapDeployments } from "../../src/runtime/reaper.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { canContain } from "../fixtures/canContain.ts";
 import { FAST_TEARDOWN, launch, stopLaunched } from "../fixtures/launchedGroups.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/rankStrays.ts";
 
 const ESCAPING_RANK = join(ROOT, "test/fixtures/escapingRank.mjs");
 /** Whether this machine lets this user make a cgroup and move a process into it. */
-function canContain(): boolean {
-  const containment = procs.containment;
-  if (containment === undefined) return false;
-  try {
-    return containment.remove(containment.create(`containment-probe-${process.pid}`));
-  } catch {
-    return false;
-  }
-}
 
 afterEach(async () => {
   await stopLaunched();
@@ -82,7 +74,7 @@ describe("ranks where the machine refuses a cgroup", () => {
   });
 });
 
-describe.skipIf(!canContain())("ranks contained in a cgroup", () => {
+describe.skipIf(!canContain(procs, "containment"))("ranks contained in a cgroup", () => {
   it("the group's teardown stops a descendant that left its group and emptied its environment", async () => {
     const stateDir = tempDir();
     const pidFile = join(stateDir, "escapee.pid");

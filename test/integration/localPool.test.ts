@@ -2,11 +2,13 @@
  * The local pool with real processes: test/fixtures/fakeWorker.mjs stands in for
  * `baton worker`. Every process the pool starts goes through a recording Procs, the pids of
  * others (a worker's child, a worker behind a wrapper) are learned from the logs, and
- * afterEach SIGKILLs by pid whatever a test left running, even when the test failed.
+ * afterEach SIGKILLs by pid whatever a test left running, even when the test failed, and
+ * removes the cgroups this process's pools made (where this machine contains them, as the
+ * test machine does: each worker in a cgroup of its own).
  */
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, PoolError } from "../../src/errors.ts";
@@ -19,6 +21,8 @@ import {
 } from "../../src/runtime/localPool.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle, Procs } from "../../src/runtime/ports.ts";
+import { workerPoolCgroupOwner } from "../../src/runtime/workerPoolCgroup.ts";
+import { canContain } from "../fixtures/canContain.ts";
 
 const FAKE_WORKER = fileURLToPath(new URL("../fixtures/fakeWorker.mjs", import.meta.url));
 
@@ -39,6 +43,16 @@ const pools: LocalPool[] = [];
 const learned = new Set<number>();
 const tempDirs: string[] = [];
 
+/** Whether this machine lets this user contain processes, so that the pools' workers are. */
+const contained = canContain(real, "pool");
+
+/** The pools' cgroups of this process there are now. */
+function ownPoolCgroups(): string[] {
+  return (real.containment?.list() ?? []).filter(
+    (cgroup) => workerPoolCgroupOwner(basename(cgroup)) === process.pid,
+  );
+}
+
 afterEach(async () => {
   // Stopping first means nothing killed below is replaced.
   for (const pool of pools.splice(0)) void pool.stop(0).catch(() => {});
@@ -47,6 +61,12 @@ afterEach(async () => {
   await Promise.all(left.map((handle) => handle.exited));
   for (const pid of learned) if (!dead(pid)) real.signal(pid, "SIGKILL");
   learned.clear();
+  const { containment } = real;
+  for (const cgroup of ownPoolCgroups()) containment?.kill?.(cgroup);
+  await until(
+    () => ownPoolCgroups().every((cgroup) => containment?.remove(cgroup)),
+    "the pools' cgroups to be removed",
+  );
   await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
@@ -182,15 +202,52 @@ describe("startLocalPool", () => {
     expect(strays[0]).toEqual({
       worker: "local-1",
       pid: worker,
-      strays: [{ pid: child, program: process.execPath, ended: "SIGKILL" }],
+      ...(contained && {
+        cgroup: expect.stringMatching(/\/baton\/workers-logs@\d+\.\d+\/local-1$/),
+      }),
+      strays: [{ pid: child, program: process.execPath, ended: "SIGKILL", escaped: false }],
       logFile: join(logsDir, "worker-1.log"),
     });
     expect(dead(child)).toBe(true);
+    const swept = contained
+      ? `its process group and its cgroup ${strays[0]!.cgroup}`
+      : "its process group (not contained: one that left it was not looked for)";
     expect(await log(logsDir, 1)).toContain(
-      `local-1 (pid ${worker}) had exited, leaving processes in its group: ${child} (${process.execPath}) ended by SIGKILL`,
+      `local-1 (pid ${worker}) had exited, leaving processes in ${swept}: ${child} (${process.execPath}) ended by SIGKILL`,
     );
     await logSays(logsDir, 1, "local-1.2 ready");
   });
+
+  it.skipIf(!contained)(
+    "stops a child that left the worker's session, found through the worker's cgroup (needs a delegated cgroup v2)",
+    async () => {
+      const { pool: workers, logsDir } = await pool(() => ["detached-child"], { maxWorkers: 1 });
+      const strays: WorkerStrays[] = [];
+      workers.on("strays", (event) => strays.push(event));
+      const child = await pidIn(logsDir, 1, "local-1's detached child ready pid ");
+      const [worker] = workers.pids();
+      expect(real.inspect(child)?.pgid).not.toBe(worker);
+      const [cgroup] = ownPoolCgroups();
+      const members = cgroup === undefined ? [] : real.containment!.members(cgroup);
+
+      await workers.stop(0);
+      expect(dead(child)).toBe(true);
+      expect(members?.sort()).toEqual([worker, child].sort());
+      expect(strays).toEqual([
+        {
+          worker: "local-1",
+          pid: worker,
+          cgroup: `${cgroup}/local-1`,
+          strays: [{ pid: child, program: process.execPath, ended: "SIGKILL", escaped: true }],
+          logFile: join(logsDir, "worker-1.log"),
+        },
+      ]);
+      expect(await log(logsDir, 1)).toContain(
+        `leaving processes in its process group and its cgroup ${cgroup}/local-1: ${child} (${process.execPath}, outside its process group) ended by SIGKILL`,
+      );
+      expect(real.containment!.members(cgroup!)).toBeUndefined();
+    },
+  );
 
   it("does not replace a worker that exits 0, which the coordinator dismissed", async () => {
     const dir = await tempDir();
@@ -433,7 +490,8 @@ describe("LocalPool.stop", () => {
       {
         worker: "local-1",
         pid: wrapper,
-        strays: [{ pid: worker, program: process.execPath, ended: "SIGTERM" }],
+        ...(contained && { cgroup: expect.stringMatching(/\/local-1$/) }),
+        strays: [{ pid: worker, program: process.execPath, ended: "SIGTERM", escaped: false }],
         logFile: join(logsDir, "worker-1.log"),
       },
     ]);

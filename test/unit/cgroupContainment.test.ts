@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { cgroupContainment, ownCgroupDir } from "../../src/runtime/cgroupContainment.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle } from "../../src/runtime/ports.ts";
+import { canContain } from "../fixtures/canContain.ts";
 
 const procs = nodeProcs();
 const dirs: string[] = [];
@@ -75,19 +76,12 @@ describe("cgroupContainment", () => {
     writeFileSync(file, "");
     const containment = cgroupContainment(file);
     expect(() => containment?.create("dep-x")).toThrow(
-      /cannot contain ranks in the cgroup .*not-a-dir\/baton\/dep-x: .*delegated to this user/,
+      /cannot contain processes in the cgroup .*not-a-dir\/baton\/dep-x: .*delegated to this user/,
     );
   });
 
   const containment = procs.containment;
-  const usable = (() => {
-    if (containment === undefined) return false;
-    try {
-      return containment.remove(containment.create(`unit-probe-${process.pid}`));
-    } catch {
-      return false;
-    }
-  })();
+  const usable = canContain(procs, "unit");
 
   it.skipIf(!usable)(
     "keeps every descendant of a process started in it, lists them, and is removed once empty",

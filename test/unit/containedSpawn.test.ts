@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import { afterEach, expect, it, vi } from "vitest";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle } from "../../src/runtime/ports.ts";
+import { canContain } from "../fixtures/canContain.ts";
 
 vi.mock("node:fs", async (importOriginal) => {
   const actual = await importOriginal<typeof import("node:fs")>();
@@ -25,15 +26,7 @@ afterEach(async () => {
   for (const cgroup of cgroups.splice(0)) procs.containment?.remove(cgroup);
 });
 
-const usable = (() => {
-  const { containment } = procs;
-  if (containment === undefined) return false;
-  try {
-    return containment.remove(containment.create(`spawn-probe-${process.pid}`));
-  } catch {
-    return false;
-  }
-})();
+const usable = canContain(procs, "spawn");
 
 it.skipIf(!usable)("reads this process's cgroup once, not on every contained spawn", async () => {
   const cgroup = procs.containment!.create(`spawn-${process.pid}`);

@@ -1,17 +1,26 @@
 import { describe, expect, it } from "vitest";
-import { emptyWorkerGroup, type Stray } from "../../src/runtime/emptyWorkerGroup.ts";
+import {
+  emptyWorkerGroup,
+  type Stray,
+  type WorkerRemains,
+} from "../../src/runtime/emptyWorkerGroup.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
 
-function world() {
+function world(cgroups = false) {
   const clock = new SimClock();
-  return { clock, procs: new SimProcs({ clock }) };
+  return { clock, procs: new SimProcs({ clock, cgroups }) };
 }
 
 /** Runs `emptyWorkerGroup` on virtual time until it resolves. */
-async function empty(pgid: number, clock: SimClock, procs: SimProcs): Promise<Stray[]> {
+async function empty(
+  remains: number | WorkerRemains,
+  clock: SimClock,
+  procs: SimProcs,
+): Promise<Stray[]> {
   let result: Stray[] | undefined;
-  void emptyWorkerGroup(pgid, procs, clock, 2_000).then((strays) => {
+  const target = typeof remains === "number" ? { pgid: remains } : remains;
+  void emptyWorkerGroup(target, procs, clock, 2_000).then((strays) => {
     result = strays;
   });
   for (let i = 0; result === undefined; i++) {
@@ -20,6 +29,13 @@ async function empty(pgid: number, clock: SimClock, procs: SimProcs): Promise<St
     if (result === undefined) clock.fireNext();
   }
   return result;
+}
+
+/** The signals sent since `start` (not the probes, signal 0), and when. */
+function sent(procs: SimProcs, start: number) {
+  return procs.signals
+    .filter((s) => s.signal !== 0)
+    .map(({ at, target, id, signal }) => ({ at: at - start, target, id, signal }));
 }
 
 describe("emptyWorkerGroup", () => {
@@ -61,15 +77,11 @@ describe("emptyWorkerGroup", () => {
     const start = clock.now();
 
     expect(await empty(worker.pid, clock, procs)).toEqual([
-      { pid: polite.pid, program: "node", ended: "SIGTERM" },
-      { pid: deaf.pid, program: "python", ended: "SIGKILL" },
-      { pid: stuck.pid, program: "dd", ended: "still running" },
+      { pid: polite.pid, program: "node", ended: "SIGTERM", escaped: false },
+      { pid: deaf.pid, program: "python", ended: "SIGKILL", escaped: false },
+      { pid: stuck.pid, program: "dd", ended: "still running", escaped: false },
     ]);
-    expect(
-      procs.signals
-        .filter((s) => s.signal !== 0)
-        .map(({ at, target, id, signal }) => ({ at: at - start, target, id, signal })),
-    ).toEqual([
+    expect(sent(procs, start)).toEqual([
       { at: 0, target: "group", id: worker.pid, signal: "SIGTERM" },
       { at: 2_000, target: "group", id: worker.pid, signal: "SIGKILL" },
     ]);
@@ -88,9 +100,62 @@ describe("emptyWorkerGroup", () => {
     const start = clock.now();
 
     expect(await empty(worker.pid, clock, procs)).toEqual([
-      { pid: child.pid, program: "node", ended: "SIGTERM" },
+      { pid: child.pid, program: "node", ended: "SIGTERM", escaped: false },
     ]);
     expect(procs.signals.filter((s) => s.signal !== 0).map((s) => s.signal)).toEqual(["SIGTERM"]);
     expect(clock.now() - start).toBeLessThan(200);
+  });
+
+  it("stops, through the worker's cgroup, what left its group, and leaves other cgroups alone", async () => {
+    const { clock, procs } = world(true);
+    const containment = procs.containment!;
+    const cgroup = containment.create("workers-run@1.1/local-1");
+    const worker = procs.start({ argv: ["node", "baton", "worker"], newGroup: true, cgroup });
+    const inGroup = procs.start({ ppid: worker.pid, argv: ["sh"], termExitMs: 50 });
+    // A handler's child in a session of its own, deaf to SIGTERM; and one that obeys it.
+    const deaf = procs.start({
+      ppid: worker.pid,
+      argv: ["python"],
+      newGroup: true,
+      onTerm: "ignore",
+    });
+    const polite = procs.start({ ppid: worker.pid, argv: ["ssh"], newGroup: true, termExitMs: 50 });
+    const neighbour = containment.create("workers-run@1.1/local-2");
+    const other = procs.start({
+      argv: ["node"],
+      newGroup: true,
+      onTerm: "ignore",
+      cgroup: neighbour,
+    });
+    procs.signal(worker.pid, "SIGKILL");
+    await worker.exited;
+    procs.signals.length = 0;
+    const start = clock.now();
+
+    expect(await empty({ pgid: worker.pid, cgroup }, clock, procs)).toEqual([
+      { pid: inGroup.pid, program: "sh", ended: "SIGTERM", escaped: false },
+      { pid: deaf.pid, program: "python", ended: "SIGKILL", escaped: true },
+      { pid: polite.pid, program: "ssh", ended: "SIGTERM", escaped: true },
+    ]);
+    expect(sent(procs, start)).toEqual([
+      { at: 0, target: "group", id: worker.pid, signal: "SIGTERM" },
+      { at: 0, target: "pid", id: deaf.pid, signal: "SIGTERM" },
+      { at: 0, target: "pid", id: polite.pid, signal: "SIGTERM" },
+      { at: 2_000, target: "pid", id: deaf.pid, signal: "SIGKILL" },
+    ]);
+    expect(containment.members(cgroup)).toEqual([]);
+    expect(procs.inspect(other.pid)?.state).toBe("sleeping");
+  });
+
+  it("reads the cgroup once and signals nothing when the worker left nothing", async () => {
+    const { clock, procs } = world(true);
+    const cgroup = procs.containment!.create("workers-run@1.1/local-1");
+    const worker = procs.start({ argv: ["node", "baton", "worker"], newGroup: true, cgroup });
+    procs.signal(worker.pid, "SIGKILL");
+    await worker.exited;
+    procs.signals.length = 0;
+
+    expect(await empty({ pgid: worker.pid, cgroup }, clock, procs)).toEqual([]);
+    expect(procs.signals.filter((s) => s.signal !== 0)).toEqual([]);
   });
 });
