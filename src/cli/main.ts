@@ -6,6 +6,8 @@ import { BatonError } from "../errors.ts";
 import { codedMessage } from "./codedMessage.ts";
 import { type CommandName, commandCatalog } from "./commandCatalog.ts";
 
+export { exitAfterStdoutFailure, stdoutFailure } from "./stdoutFailure.ts";
+
 /** `baton help`: each command of the catalog with its operands and what it does, then `help` and `version`. */
 const USAGE = `usage: baton <command> [options]
 

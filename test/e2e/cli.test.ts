@@ -6,9 +6,11 @@
 import { spawnSync } from "node:child_process";
 import {
   chmodSync,
+  closeSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -770,6 +772,21 @@ describe.concurrent("baton's failures and refusals", () => {
     const { code, stderr } = await batonRun("viz", "--out", "/dev/full");
     expect(stderr).toBe(
       "baton viz: cannot write: no space left on the disk; free some space, or give a path on another disk [ENOSPC]\n",
+    );
+    expect(code).toBe(2);
+  });
+
+  it("says a stdout on a full disk in one line and exits 2, where an uncaught error printed its stack", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    // /dev/full fails every write with ENOSPC, as `baton run --json > results.json` on a full disk.
+    const full = openSync("/dev/full", "w");
+    onTestFinished(() => closeSync(full));
+    const { code, stderr } = await startOwnBaton(onTestFinished, ["version"], { stdoutTo: full })
+      .exit;
+    expect(stderr).toBe(
+      "baton version: cannot write stdout: no space left on the disk, so what it printed there is cut short; free some space, or send stdout elsewhere [ENOSPC]\n",
     );
     expect(code).toBe(2);
   });

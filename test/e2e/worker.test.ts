@@ -177,6 +177,31 @@ describe("baton worker", () => {
     expect(coordinator.record(total)).toMatchObject({ state: "completed", value: 42 });
   });
 
+  it("runs its jobs and exits 0 when its handlers print to a stdout on a full disk, saying once that it drops that", async () => {
+    // A pool's worker's stdout is its log too: a handler that printed to it on a full disk
+    // ended the worker, after each attempt of its job.
+    const { path, secret } = await writeSecretFile(tempDir());
+    const prints = [job("print", "one"), job("print", "three")];
+    const coordinator = await startCoordinator(prints, secret);
+    const full = openSync("/dev/full", "w");
+    cleanups.push(() => closeSync(full));
+    const { exit } = startBaton(["worker", ...workerArgs(coordinator.address, path)], {
+      env: { BATON_SECRET: undefined },
+      stdoutTo: full,
+    });
+    await coordinator.finished;
+    const { code, stderr } = await exit;
+    expect(code).toBe(0);
+    expect(prints.map((p) => coordinator.record(p))).toMatchObject([
+      { state: "completed", value: 3, attempts: 1 },
+      { state: "completed", value: 5, attempts: 1 },
+    ]);
+    expect(stderr.match(/cannot write stdout/g)).toEqual(["cannot write stdout"]);
+    expect(stderr).toContain(
+      "baton worker: cannot write stdout: no space left on the disk; what its job handlers print there is dropped from now on, and its jobs go on [ENOSPC]\n",
+    );
+  });
+
   it("takes the secret from BATON_SECRET and keeps it out of its handlers' environment", async () => {
     const secret = nodeEntropy().bytes(32);
     const env = job("secretInEnv");
