@@ -12,7 +12,7 @@ import { readSecret, SECRET_ENV } from "../runtime/secret.ts";
 import { settledWithin } from "../runtime/settledWithin.ts";
 import { loadJobsFile } from "../runtime/userModule.ts";
 import { runWorker, type WorkerExit } from "../runtime/worker.ts";
-import { REFUSED_EXIT } from "../runtime/workerExitCodes.ts";
+import { HANDLER_EXITED_EXIT, REFUSED_EXIT } from "../runtime/workerExitCodes.ts";
 import { wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import { commandCatalog } from "./commandCatalog.ts";
@@ -86,9 +86,10 @@ went silent (no welcome within --welcome-timeout-ms of connecting, or, after it,
 for --silence-limit-ms: its host may have crashed or the network dropped the connection),
 with --retry-for once it ran out; 4 when the coordinator refused this worker's setup (the
 wrong secret or job module, no shared protocol version: fix it, since starting again the
-same way ends the same); 130 / 143 / 129 / 131 after SIGINT / SIGTERM / SIGHUP (the terminal
-closed, the ssh session dropped) / SIGQUIT (the running job is aborted and goes back to the
-coordinator; a second signal stops at once).`;
+same way ends the same); 5 when a job handler ended the process with process.exit(0) (a
+pool replaces the worker); 130 / 143 / 129 / 131 after SIGINT / SIGTERM / SIGHUP (the
+terminal closed, the ssh session dropped) / SIGQUIT (the running job is aborted and goes
+back to the coordinator; a second signal stops at once).`;
 
 /**
  * Close codes that end a worker through no fault of its setup (the coordinator or its host went
@@ -266,6 +267,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     lostAt = undefined;
     attempts = 0;
   };
+  process.on("exit", onHandlerExit);
   try {
     for (;;) {
       logger.info({ address, name, resources, kinds: jobs.kinds }, "worker connecting");
@@ -364,10 +366,25 @@ export async function workerCommand(argv: string[]): Promise<number> {
       attempts += 1;
     }
   } finally {
+    process.off("exit", onHandlerExit);
     if ("close" in jobs) await jobs.close();
     stalls.stop();
     for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
   }
+}
+
+/**
+ * Listens for the process's exit while `baton worker` serves a run, when baton itself never
+ * ends it with 0 (it returns first, or exits with a signal's code): an exit with 0 then is a
+ * job handler's `process.exit(0)`, which is said, and made {@link HANDLER_EXITED_EXIT} so that
+ * a pool replaces the worker rather than take it for stopped by its coordinator.
+ */
+function onHandlerExit(code: number): void {
+  if (code !== 0) return;
+  process.exitCode = HANDLER_EXITED_EXIT;
+  process.stderr.write(
+    `baton worker: this process is ending with exit code 0 while it serves a run, which baton never does: a job handler called process.exit(0)? A handler returns its result or throws; the worker exits ${HANDLER_EXITED_EXIT} instead, so that a pool replaces it (the job it ran goes back to the coordinator)\n`,
+  );
 }
 
 /**

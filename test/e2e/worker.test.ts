@@ -202,6 +202,17 @@ describe("baton worker", () => {
     );
   });
 
+  it("exits 5, not 0, saying so, when a job handler ends its process with process.exit(0)", async () => {
+    // A worker that exits 0 is one its coordinator stopped: the local pool did not replace it.
+    const { path, secret } = await writeSecretFile(tempDir());
+    const coordinator = await startCoordinator([job("exitZero")], secret);
+    const { code, stderr } = await worker(workerArgs(coordinator.address, path)).exit;
+    expect(code).toBe(5);
+    expect(stderr).toContain(
+      "baton worker: this process is ending with exit code 0 while it serves a run, which baton never does: a job handler called process.exit(0)?",
+    );
+  });
+
   it("takes the secret from BATON_SECRET and keeps it out of its handlers' environment", async () => {
     const secret = nodeEntropy().bytes(32);
     const env = job("secretInEnv");
