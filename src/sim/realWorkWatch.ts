@@ -1,4 +1,4 @@
-import { AsyncLocalStorage, createHook } from "node:async_hooks";
+import { AsyncLocalStorage, asyncWrapProviders, createHook } from "node:async_hooks";
 import type { Handler, HandlerDefinition, JobContext, JobModule } from "../runtime/jobModule.ts";
 import { REAL_READS, type RealReadApi, trapRealReads } from "./realReads.ts";
 
@@ -18,11 +18,16 @@ export interface RealRead {
 }
 
 /**
- * Async work that runs at a point the simulation's runner fixes, whatever the real clock
- * says: promises, `queueMicrotask` and `process.nextTick` run before the runner's next step,
- * and a `setImmediate` runs in the same turn of the event loop as the runner's own.
+ * Async work that real time completes: timers, and Node's own resources (`asyncWrapProviders`:
+ * file and network I/O, child processes, crypto's thread-pool work, …) but promises. Not real
+ * work: promises, `queueMicrotask` and `process.nextTick` run before the runner's next step, a
+ * `setImmediate` in the same turn of the event loop as the runner's own, and a library's own
+ * `AsyncResource` (p-limit's `AsyncResource.bind`, an `EventEmitterAsyncResource`) runs its
+ * callbacks where its code calls them: those failed seeds as "real asynchronous work".
  */
-const DETERMINISTIC = new Set(["PROMISE", "Microtask", "TickObject", "Immediate"]);
+const REAL = new Set(
+  ["Timeout", ...Object.keys(asyncWrapProviders)].filter((type) => type !== "PROMISE"),
+);
 
 /**
  * Watches the handlers of a simulation's own job module for work that real time, not virtual
@@ -58,7 +63,7 @@ export class RealWorkWatch {
   private readonly started = new Map<number, RealWork>();
   private readonly hook = createHook({
     init: (asyncId, type) => {
-      if (DETERMINISTIC.has(type)) return;
+      if (!REAL.has(type)) return;
       const job = this.context.getStore();
       if (job !== undefined) this.started.set(asyncId, { ...job, type });
     },

@@ -1,7 +1,10 @@
+import { AsyncResource } from "node:async_hooks";
+import { EventEmitterAsyncResource } from "node:events";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { job } from "../../src/graph/job.ts";
@@ -453,6 +456,33 @@ describe("simulate", () => {
       );
       expect(report.violation?.message).toContain(`Use the simulation tools' ${tool} (`);
     }
+  });
+
+  it("does not take a library's own AsyncResource, nor sync zlib's handle, for real work", async () => {
+    // p-limit runs its queue through AsyncResource.bind: these seeds failed invariant 0 as
+    // "real asynchronous work (bound-anonymous-fn)".
+    const report = await simulate({
+      seed: 2,
+      graph: [job("bound", 1), job("emitter", 2), job("zip", 3)],
+      handlers: ({ sleep }) => ({
+        bound: async (n: number) => {
+          await sleep(10);
+          return AsyncResource.bind(() => n)();
+        },
+        emitter: (n: number) => {
+          const events = new EventEmitterAsyncResource({ name: "Queue" });
+          events.on("next", () => {});
+          events.emit("next");
+          events.emitDestroy();
+          return n;
+        },
+        zip: (n: number) => gzipSync(String(n)).length,
+      }),
+      faults: "none",
+      ranks: false,
+    });
+    expect(report.violation).toBeUndefined();
+    expect(report.counts.completed).toBe(3);
   });
 
   it("traps the real clock only while a simulation runs, for its own handlers, and puts it back even when the run throws", async () => {
