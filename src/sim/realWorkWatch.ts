@@ -39,9 +39,9 @@ const REAL = new Set(
  * callback ran, and `pending` what is still waiting. A timer cleared before it fires is no
  * harm and is not reported. While it watches, the real clock and real randomness (`Date.now()`,
  * `Math.random()`, … `REAL_READS`) are trapped too: `read` is the first call a handler made
- * (what the engine, XState or pino call outside a handler is none of its business). Work
- * started, or a read made, from the abort listener of a signal escapes the watch (the listener
- * runs in the aborter's context).
+ * (what the engine, XState or pino call outside a handler is none of its business). The
+ * handler's context is what it runs later too: its promise continuations, microtasks, ticks
+ * and immediates, and the abort listeners of its `ctx.signal`, which aborts in that context.
  *
  * @example
  * ```ts
@@ -113,8 +113,10 @@ export class RealWorkWatch {
    */
   wrap(module: JobModule, contextOf: (ctx: JobContext) => JobContext = (ctx) => ctx): JobModule {
     const watched = (kind: string, run: Handler): Handler => {
-      return (input, ctx) =>
-        this.context.run({ jobId: ctx.job.id, kind }, () => run(input, contextOf(ctx)));
+      return (input, ctx) => {
+        const job = { jobId: ctx.job.id, kind };
+        return this.context.run(job, () => run(input, contextOf(this.abortingHere(ctx, job))));
+      };
     };
     return Object.fromEntries(
       Object.entries(module).map(([kind, entry]) => {
@@ -128,6 +130,30 @@ export class RealWorkWatch {
         return [kind, entry];
       }),
     );
+  }
+
+  /**
+   * `ctx` whose `signal` aborts in `job`'s context. The engine aborts its own signal where it
+   * stops the attempt (a timeout, a lost connection, a crash), and a handler's abort listeners
+   * ran there, outside the watch: a `Date.now()` or a real timer in one passed the seed. The
+   * handler's signal is made on first use, as the engine's is, and aborts with its reason
+   * (`AbortSignal.any` of it, and `events.once` on it, run in the job's context too).
+   */
+  private abortingHere(ctx: JobContext, job: { jobId: string; kind: string }): JobContext {
+    let signal: AbortSignal | undefined;
+    return new Proxy(ctx, {
+      get: (target, property) => {
+        if (property !== "signal") return Reflect.get(target, property, target);
+        if (signal !== undefined) return signal;
+        const engine = target.signal;
+        const controller = new AbortController();
+        const abort = () => this.context.run(job, () => controller.abort(engine.reason));
+        if (engine.aborted) abort();
+        else engine.addEventListener("abort", abort, { once: true });
+        signal = controller.signal;
+        return signal;
+      },
+    });
   }
 }
 

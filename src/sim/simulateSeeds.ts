@@ -321,7 +321,7 @@ export function threadsFor(seeds: number, requested = availableParallelism()): n
  * the simulation does not trap.
  */
 const YOUR_NONDETERMINISM =
-  "\nYour handlers keep state in their module outside the handlers function, which the second run starts from where the first left it (keep it with the tools' keep, which gives each seed its own), or read something else the seed does not fix, such as the real clock in an abort listener (use the tools' now and random)";
+  "\nYour handlers keep state in their module outside the handlers function, which the second run starts from where the first left it (keep it with the tools' keep, which gives each seed its own), or read something else the seed does not fix, such as a value a timer of your module sets outside the handlers (use the tools' now and random)";
 
 /**
  * One seed as `simulateSeeds` runs it, on whichever thread: twice when determinism is

@@ -458,6 +458,57 @@ describe("simulate", () => {
     }
   });
 
+  it("fails a seed whose handler reads the real clock or starts a real timer in an abort listener, naming the job (invariant 0)", async () => {
+    // The engine aborts the signal where it stops the attempt: its listeners ran there, outside
+    // the handler's context, and these seeds passed.
+    const listeners: [string, (signal: AbortSignal) => void, RegExp][] = [
+      [
+        "addEventListener",
+        (s) => s.addEventListener("abort", () => Date.now()),
+        /called Date\.now\(\)/,
+      ],
+      ["onabort", (s) => (s.onabort = () => Math.random()), /called Math\.random\(\)/],
+      [
+        "AbortSignal.any",
+        (s) => AbortSignal.any([s]).addEventListener("abort", () => new Date()),
+        /called new Date\(\)/,
+      ],
+    ];
+    for (const [name, listen, what] of listeners) {
+      const report = await simulate({
+        seed: 2,
+        graph: [job("slow", 1, { timeoutMs: 1_000, retries: 0 }), job("plain", 2)],
+        handlers: ({ sleep }) => ({
+          slow: async (_: number, ctx) => {
+            listen(ctx.signal);
+            await sleep(60_000);
+          },
+          plain: (n: number) => n,
+        }),
+        faults: "none",
+        ranks: false,
+      });
+      expect(report.violation?.invariant, name).toBe(0);
+      expect(report.violation?.message, name).toMatch(/the handler of job [0-9a-f]{16} \(slow\) /);
+      expect(report.violation?.message, name).toMatch(what);
+    }
+    // A listener that only stops the handler still sees the engine's reason, and passes.
+    const stopped = await simulate({
+      seed: 2,
+      graph: job("slow", 1, { timeoutMs: 1_000, retries: 0 }),
+      handlers: {
+        slow: (_: number, ctx) =>
+          new Promise((_resolve, reject) =>
+            ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+          ),
+      },
+      faults: "none",
+      ranks: false,
+    });
+    expect(stopped.violation).toBeUndefined();
+    expect(stopped.failed[0]?.message).toContain("ran longer than its timeout of 1000 ms");
+  });
+
   it("does not take a library's own AsyncResource, nor sync zlib's handle, for real work", async () => {
     // p-limit runs its queue through AsyncResource.bind: these seeds failed invariant 0 as
     // "real asynchronous work (bound-anonymous-fn)".
