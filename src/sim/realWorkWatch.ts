@@ -36,12 +36,13 @@ const REAL = new Set(
  * run (a 10 ms `setTimeout` lands about 10 real ms in, a minute of virtual time or more), and
  * the seed's trace with it. Each handler runs in an async context of its own, and an
  * `async_hooks` hook notes what real work that context starts; `escaped` is the first whose
- * callback ran, and `pending` what is still waiting. A timer cleared before it fires is no
- * harm and is not reported. While it watches, the real clock and real randomness (`Date.now()`,
- * `Math.random()`, … `REAL_READS`) are trapped too: `read` is the first call a handler made
- * (what the engine, XState or pino call outside a handler is none of its business). The
- * handler's context is what it runs later too: its promise continuations, microtasks, ticks
- * and immediates, and the abort listeners of its `ctx.signal`, which aborts in that context.
+ * callback ran, `pending` what is still waiting and `timerLeft` a timer neither fired nor
+ * cleared. A timer cleared before it fires is no harm and is not reported. While it watches,
+ * the real clock and real randomness (`Date.now()`, `Math.random()`, … `REAL_READS`) are
+ * trapped too: `read` is the first call a handler made (what the engine, XState or pino call
+ * outside a handler is none of its business). The handler's context is what it runs later too:
+ * its promise continuations, microtasks, ticks and immediates, and the abort listeners of its
+ * `ctx.signal`, which aborts in that context.
  *
  * @example
  * ```ts
@@ -94,6 +95,16 @@ export class RealWorkWatch {
     this.started.clear();
     this.release?.();
     this.release = undefined;
+  }
+
+  /**
+   * The first real timer a handler started that has neither fired nor been cleared. Only a
+   * timer says for sure that work is left: Node's other resources count as pending until they
+   * are collected once closed (the handle sync zlib uses), whatever a handler did.
+   */
+  get timerLeft(): RealWork | undefined {
+    for (const work of this.started.values()) if (work.type === "Timeout") return work;
+    return undefined;
   }
 
   /** The job whose handler is running in the current async context, if any. */

@@ -38,7 +38,8 @@ export interface SimulateOptions {
    * Handlers for `graph`: a job module, or a function of the simulation's tools (virtual
    * `sleep`, `now`, `random`) returning one. A handler must wait only on those tools, its
    * `ctx` or promises: a real timer or real I/O it starts completes at a virtual time real
-   * time chooses, which fails the seed (invariant 0, or 6 if it never completes in time).
+   * time chooses, which fails the seed (invariant 0, or 6 if it never completes in time; a
+   * timer neither awaited nor cleared fails it when the run is over).
    * Reading the real clock or real randomness (`Date.now()`, `new Date()`, `performance.now()`,
    * `Math.random()`, `crypto.randomUUID()`, …) fails it too (invariant 0): use the tools' `now`
    * and `random`. A function is called again for each coordinator incarnation (after a
@@ -95,7 +96,8 @@ export interface SimulateOptions {
  * alive, a teardown signalled a process outside its deployment, …), 15 a check of your
  * handlers' (`SimTools.invariant`), 0 not deterministic: a
  * trace that differs between two runs of one seed (`baton sim --check-determinism`), or a
- * real timer or real I/O one of your handlers started that completed during the run. Every
+ * real timer or real I/O one of your handlers started that completed during the run (or a
+ * timer left neither fired nor cleared when it was over), or a read of the real clock. Every
  * message has one shape: `invariant N (what holds, as SIM_INVARIANTS says) violated: what
  * happened`.
  */
@@ -423,6 +425,7 @@ class Simulation {
       this.ranks?.check();
       this.checkRealWork();
       const over = this.result !== undefined && (this.ranks?.done ?? true);
+      if (over) await this.checkRealWorkLeft();
       if (over || this.violation !== undefined) return;
       if (!clock.fireNext(deadline)) {
         const board = this.watch?.board;
@@ -463,6 +466,24 @@ class Simulation {
     }
     const read = this.realWork?.read;
     if (read !== undefined) this.fail(0, describeRealRead(read));
+  }
+
+  /**
+   * Invariant 0 when the run is over: a real timer a handler started that has neither fired
+   * nor been cleared (a timer it did not await, an interval, an `AbortSignal.timeout`). Such a
+   * seed passed when its run was over before the timer fired and failed when it fired first:
+   * a slower machine, or a busy one, changed the verdict. Node says a timer was cleared in the
+   * next turn of the event loop: one cleared in the last step is waited for.
+   */
+  private async checkRealWorkLeft(): Promise<void> {
+    if (this.realWork?.timerLeft === undefined) return;
+    await drain();
+    const left = this.realWork.timerLeft;
+    if (left === undefined) return;
+    this.fail(
+      0,
+      `the handler of job ${left.jobId} (${left.kind}) started ${describeRealWork(left.type)} that had not fired when the run was over: it fires when real time says so, during the run on a slower or busier machine and after it here, so the seed's verdict and trace would differ from run to run. Wait with the simulation tools' sleep instead, or clear it before the handler returns`,
+    );
   }
 
   /** Starts a coordinator incarnation (the first, or one after a crash) on the store. */

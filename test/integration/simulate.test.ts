@@ -473,6 +473,11 @@ describe("simulate", () => {
         (s) => AbortSignal.any([s]).addEventListener("abort", () => new Date()),
         /called new Date\(\)/,
       ],
+      [
+        "a timer",
+        (s) => s.addEventListener("abort", () => setTimeout(() => {}, 60_000).unref()),
+        /started a real timer/,
+      ],
     ];
     for (const [name, listen, what] of listeners) {
       const report = await simulate({
@@ -507,6 +512,48 @@ describe("simulate", () => {
     });
     expect(stopped.violation).toBeUndefined();
     expect(stopped.failed[0]?.message).toContain("ran longer than its timeout of 1000 ms");
+  });
+
+  it("fails a seed whose handler leaves a real timer it neither awaited nor cleared, which fired during the run only on a slow machine (invariant 0)", async () => {
+    const left: [string, () => unknown][] = [
+      ["setTimeout", () => setTimeout(() => {}, 60_000).unref()],
+      ["setInterval", () => setInterval(() => {}, 60_000).unref()],
+      ["AbortSignal.timeout", () => AbortSignal.timeout(60_000)],
+    ];
+    for (const [name, start] of left) {
+      const report = await simulate({
+        seed: 2,
+        graph: [job("fire", 1), job("plain", 2)],
+        handlers: {
+          fire: (n: number) => {
+            start();
+            return n;
+          },
+          plain: (n: number) => n,
+        },
+        faults: "none",
+        ranks: false,
+      });
+      expect(report.violation?.invariant, name).toBe(0);
+      expect(report.violation?.message, name).toMatch(
+        /the handler of job [0-9a-f]{16} \(fire\) started a real timer \(setTimeout or setInterval\) that had not fired when the run was over: .* or clear it before the handler returns$/,
+      );
+    }
+    // Cleared at the last moment (Node tells of it a turn of the event loop later): no harm.
+    const cleared = await simulate({
+      seed: 2,
+      graph: job("fire", 1),
+      handlers: {
+        fire: (n: number) => {
+          const guard = setTimeout(() => {}, 60_000);
+          setImmediate(() => clearTimeout(guard));
+          return n;
+        },
+      },
+      faults: "none",
+      ranks: false,
+    });
+    expect(cleared.violation).toBeUndefined();
   });
 
   it("does not take a library's own AsyncResource, nor sync zlib's handle, for real work", async () => {
