@@ -28,7 +28,7 @@ export interface TeardownTimeouts {
  *
  * @example
  * ```ts
- * teardownDeadlineMs({ ...DEFAULT_TEARDOWN_TIMEOUTS, termGraceMs: 30_000 }); // 39000
+ * teardownDeadlineMs({ ...DEFAULT_TEARDOWN_TIMEOUTS, termGraceMs: 30_000 }); // 43000
  * ```
  */
 export const DEFAULT_TEARDOWN_TIMEOUTS: TeardownTimeouts = {
@@ -41,12 +41,22 @@ export const DEFAULT_TEARDOWN_TIMEOUTS: TeardownTimeouts = {
 };
 
 /**
- * The longest a teardown can wait: the sum of its deadlines. Probes, signals and reading the
- * markers come on top (no virtual time in the simulation; milliseconds on a real machine).
+ * How many times the sweep KILLs: once, and again for each final check that finds processes
+ * of the deployment it never signalled, up to this. A leftover that forks now and then (a
+ * daemon's `while :; do sleep 1; done`) can start a child between the sweep's look at the
+ * table and its KILL: that child, started after the look, outlived the one KILL and left the
+ * teardown unverified. A leftover that keeps forking faster than it is killed still is.
+ */
+export const MOST_SWEEP_KILLS = 3;
+
+/**
+ * The longest a teardown can wait: the sum of its deadlines, the sweep's KILL wait once for
+ * each KILL it may send ({@link MOST_SWEEP_KILLS}). Probes, signals and reading the markers
+ * come on top (no virtual time in the simulation; milliseconds on a real machine).
  *
  * @example
  * ```ts
- * teardownDeadlineMs(DEFAULT_TEARDOWN_TIMEOUTS); // 19000
+ * teardownDeadlineMs(DEFAULT_TEARDOWN_TIMEOUTS); // 23000
  * ```
  */
 export function teardownDeadlineMs(timeouts: TeardownTimeouts): number {
@@ -55,7 +65,7 @@ export function teardownDeadlineMs(timeouts: TeardownTimeouts): number {
     timeouts.killWaitMs +
     timeouts.killAgainWaitMs +
     timeouts.sweepTermWaitMs +
-    timeouts.sweepKillWaitMs
+    MOST_SWEEP_KILLS * timeouts.sweepKillWaitMs
   );
 }
 
@@ -187,6 +197,8 @@ export interface TeardownContext {
   survivors: Survivor[];
   /** `HURRY` came: the TERM waits end at once. */
   hurried: boolean;
+  /** The sweep's KILLs so far (see {@link MOST_SWEEP_KILLS}). */
+  sweepKills: number;
 }
 
 type Phase = "awaitTerm" | "awaitKill" | "awaitKillAgain" | "sweepAwaitTerm" | "sweepAwaitKill";
@@ -437,8 +449,10 @@ function termWait<State extends ReturnType<typeof awaitStep>>(state: State, kill
  * - `HURRY` (a second Ctrl-C to the launcher) ends the TERM waits, of the ranks and of the
  *   sweep, at once, or as soon as one starts; the KILLs, their waits and the final check stay.
  * - The final check reads the process table (the sweep's own scan when it had nothing left
- *   to signal): anything of the deployment alive → `unverified` with the survivors and their
- *   states in the output.
+ *   to signal): a process of the deployment the sweep never signalled (forked by a leftover
+ *   after the sweep's look) sends it back to the sweep's KILL, at most
+ *   {@link MOST_SWEEP_KILLS} KILLs in all; anything of the deployment alive then →
+ *   `unverified` with the survivors and their states in the output.
  *
  * Timers are two delayed events with ids, `poll` and `deadline`, cancelled on leaving a wait.
  *
@@ -471,6 +485,11 @@ export const teardownMachine = setup({
       (event as TableEvent).procs.some((proc) => ours(context, proc)),
     trustSingleKill: ({ context }) => context.trustSingleKill,
     hurried: ({ context }) => context.hurried,
+    startedSinceSweep: ({ context, event }) =>
+      context.sweepKills < MOST_SWEEP_KILLS &&
+      survivorsIn(context, (event as TableEvent).procs).some(
+        (survivor) => !context.swept.includes(survivor.pid),
+      ),
   },
   actions: {
     probe: enqueueActions(({ context, enqueue }, params: { scope: Scope }) => {
@@ -558,7 +577,10 @@ export const teardownMachine = setup({
         .filter((proc) => ours(context, proc))
         .map((proc) => proc.pid);
       const name = params.signal === "SIGKILL" ? "KILL" : "TERM";
-      enqueue.assign({ swept: unique([...context.swept, ...targets]) });
+      enqueue.assign({
+        swept: unique([...context.swept, ...targets]),
+        sweepKills: context.sweepKills + (params.signal === "SIGKILL" ? 1 : 0),
+      });
       enqueue.emit({
         type: "effects",
         effects: [
@@ -583,6 +605,13 @@ export const teardownMachine = setup({
         survivors.length === 0
           ? "verify: nothing of the deployment is alive"
           : `verify: still alive: ${describe(survivors)}`;
+      enqueue.emit({ type: "effects", effects: [{ type: "step", text }] });
+    }),
+    killAgain: enqueueActions(({ context, event, enqueue }) => {
+      const late = survivorsIn(context, (event as TableEvent).procs)
+        .map((survivor) => survivor.pid)
+        .filter((pid) => !context.swept.includes(pid));
+      const text = `verify: ${list(late)} started after the sweep's KILL: KILL ${late.length === 1 ? "it" : "them"} too`;
       enqueue.emit({ type: "effects", effects: [{ type: "step", text }] });
     }),
     trust: enqueueActions(({ enqueue }) => {
@@ -613,6 +642,7 @@ export const teardownMachine = setup({
     verified: false,
     survivors: [],
     hurried: false,
+    sweepKills: 0,
   }),
   on: { SIGNALLED: { actions: "recordSignal" }, HURRY: { actions: "hurry" } },
   initial: "term",
@@ -653,6 +683,7 @@ export const teardownMachine = setup({
         TABLE: [
           { guard: "staleTable" },
           { guard: "nothingAlive", target: "verified", actions: "judge" },
+          { guard: "startedSinceSweep", target: "#teardown.sweep.kill", actions: "killAgain" },
           { target: "unverified", actions: "judge" },
         ],
       },

@@ -4,6 +4,7 @@ import { createActor } from "xstate";
 import { ConfigError, TeardownError } from "../../src/errors.ts";
 import {
   DEFAULT_TEARDOWN_TIMEOUTS,
+  MOST_SWEEP_KILLS,
   type ProcView,
   pollDelayMs,
   type TeardownEffect,
@@ -270,7 +271,10 @@ describe("teardown machine", () => {
       survivors: [{ pid: 500, state: "disk-sleep" }],
       swept: [500],
     });
-    expect(run.clock.now()).toBe(teardownDeadlineMs(TIMEOUTS));
+    // Every wait ran out; the sweep KILLed once, its survivor being one it had signalled.
+    expect(run.clock.now()).toBe(
+      teardownDeadlineMs(TIMEOUTS) - (MOST_SWEEP_KILLS - 1) * TIMEOUTS.sweepKillWaitMs,
+    );
     expect(run.signals()).toEqual([
       "SIGTERM group 500",
       "SIGKILL group 500",
@@ -353,6 +357,35 @@ describe("teardown machine", () => {
     const run = scripted({ groups: [500], pids: [500] }, world);
     expect(run.finish().output).toMatchObject({ verified: true, swept: [950] });
     expect(run.signals()).toEqual(["SIGTERM pid 950", "SIGKILL pid 950"]);
+  });
+
+  it("KILLs what a leftover forked between the sweep's look and its KILL, and verifies", () => {
+    // A daemon's `while :; do sleep 1; done`: its next sleep came after the sweep's scan.
+    const world: World = { table: [rank(950, 950)] };
+    world.onSignal = (_, id, signal) => {
+      if (signal === "SIGKILL" && id === 950) world.table = [{ ...rank(951, 950), ppid: 1 }];
+      if (signal === "SIGKILL" && id === 951) remove(world, [951]);
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    expect(run.finish().output).toMatchObject({ verified: true, swept: [950, 951] });
+    expect(run.signals()).toEqual(["SIGTERM pid 950", "SIGKILL pid 950", "SIGKILL pid 951"]);
+    expect(run.steps()).toContain("verify: 951 started after the sweep's KILL: KILL it too");
+  });
+
+  it("gives up on a leftover that keeps forking, after a few KILLs, naming what survives", () => {
+    let next = 950;
+    const world: World = { table: [rank(next, 950)] };
+    world.onSignal = (_, id, signal) => {
+      if (signal === "SIGKILL" && id === next) world.table = [rank(++next, 950)];
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    expect(run.finish().output).toMatchObject({
+      verified: false,
+      survivors: [{ pid: 953, state: "sleeping" }],
+    });
+    expect(run.signals().filter((signal) => signal.startsWith("SIGKILL"))).toHaveLength(3);
   });
 
   it("is not verified while a process of the cgroup lives, even one no other evidence names", () => {
