@@ -248,16 +248,21 @@ export async function launchCommand(argv: string[]): Promise<number> {
   );
 
   let stopping: Promise<unknown> | undefined;
+  /** The group's own stop (a rank failed) was cut short by a signal. */
+  let hurried = false;
   const stopAll = (why: string, reason: string, exitCode: number) => {
-    if (stopped?.now) {
+    if (stopped?.now || hurried) {
       say(`${why}: still stopping the ranks (a teardown is verified before baton exits)`);
       return;
     }
-    if (stopped !== undefined) {
-      // A second Ctrl-C, as in docker compose: the grace is what the user will not wait for.
-      stopped.now = true;
+    // A second Ctrl-C, as in docker compose: the grace is what the user will not wait for. So
+    // is a first one while the group stops on its own, as the line that said so offered; the
+    // group's outcome (its failed rank's code and log) stays the launch's.
+    if (stopped !== undefined || groupState === "stopping") {
+      if (stopped !== undefined) stopped.now = true;
+      else hurried = true;
       say(
-        `${why}: no more grace, SIGKILL to what is left ${stopped.beforeAnyRank ? "of the orphans being reaped" : `of ${group.deployment}`} (a teardown is verified before baton exits)`,
+        `${why}: no more grace, SIGKILL to what is left ${stopped?.beforeAnyRank ? "of the orphans being reaped" : `of ${group.deployment}`} (a teardown is verified before baton exits)`,
       );
       void group.stop(reason, { now: true }).catch(() => {});
       return;

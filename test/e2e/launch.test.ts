@@ -283,6 +283,42 @@ describe("baton launch", () => {
     expect(result.stderr).toContain("[RANK_FAILED]");
   }, 60_000);
 
+  it("on Ctrl-C while it stops the others after a rank failed, KILLs at once and still exits with that rank's code and log", async () => {
+    const dir = tempDir();
+    // Rank 1 fails at once; rank 0 ignores TERM, so its grace (a minute) is all that is left.
+    const launcher = startBaton([
+      "launch",
+      "--world",
+      "2",
+      "--state-dir",
+      dir,
+      "--name",
+      "failing",
+      "--grace-ms",
+      "60000",
+      "--",
+      "/bin/sh",
+      "-c",
+      `trap '' TERM; [ "$RANK" = 1 ] && { echo "rank 1 gives up"; exit 3; }; while :; do sleep 0.1; done`,
+    ]);
+    await until(
+      () => launcher.stderr().includes("rank 1 exited with code 3: stopping the other rank"),
+      "the line that says the other rank is being stopped",
+    );
+    const pids = (await readManifest(dir, "failing"))?.ranks.map((rank) => rank.pid) ?? [];
+    for (const pid of pids) stray(pid, "failing");
+    launcher.child.kill("SIGINT");
+    const result = await launcher.exit;
+    // It used to wait the grace out and then exit 130 with no word of the failed rank.
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(
+      "SIGINT: no more grace, SIGKILL to what is left of failing (a teardown is verified before baton exits)",
+    );
+    expect(result.stderr).toContain("[RANK_FAILED]");
+    expect(result.stderr).toContain("rank 1 gives up");
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+  }, 30_000);
+
   it.each([
     { how: "Ctrl-C", flags: [], signal: "SIGINT" as const, code: 130, says: "SIGINT: stopping" },
     // The terminal closed: Node's default ended the launcher at once and left every rank.
