@@ -69,7 +69,9 @@ launcher that was killed (the next launch does too).
   --name NAME          deployment name (default: dep- and 12 random characters)
   --grace-ms MS        after SIGTERM, how long ranks get before SIGKILL (default 10000;
                        a second Ctrl-C cuts it short)
-  --load-timeout-ms MS every rank must be ready within this (default 1800000: 30 min)
+  --load-timeout-ms MS every rank must write its ready marker (README, "Writing a rank") or
+                       exit 0 within this, else the group is stopped (default 1800000:
+                       30 min; a program that writes none needs a longer one)
   --time-limit-ms MS   stop every rank (verified, as for Ctrl-C) once the group has run
                        this long, and exit 124, like timeout(1) (default: no limit)
   --no-contain         do not start the local ranks in a cgroup of their own (by default
