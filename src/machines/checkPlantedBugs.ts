@@ -3,8 +3,9 @@ import { PLANTED_BUGS, type PlantedBug } from "./plantedBugs.ts";
 
 /**
  * Refuses, with a `ConfigError` naming `where` and the known bugs, any name that is not a
- * planted bug: a typo would otherwise switch nothing on and make a run that should fail pass.
- * `baton sim --plant` and `simulate` share it.
+ * planted bug: a typo would otherwise switch nothing on and make a run that should fail pass;
+ * and, from JavaScript, bugs that are not a list (a string was read letter by letter:
+ * `unknown planted bug "l"`). `baton sim --plant`, `simulate` and `createEngine` share it.
  *
  * @example
  * ```ts
@@ -14,8 +15,13 @@ import { PLANTED_BUGS, type PlantedBug } from "./plantedBugs.ts";
  */
 export function checkPlantedBugs(
   where: string,
-  bugs: readonly string[],
+  bugs: unknown,
 ): asserts bugs is readonly PlantedBug[] {
+  if (!Array.isArray(bugs)) {
+    throw new ConfigError(
+      `${where} must be a list of planted bugs, such as ["release-lease-twice"], not ${JSON.stringify(bugs) ?? String(bugs)}`,
+    );
+  }
   for (const bug of bugs) {
     if (!(PLANTED_BUGS as readonly string[]).includes(bug)) {
       throw new ConfigError(

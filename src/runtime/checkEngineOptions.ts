@@ -1,15 +1,21 @@
 import { resolve } from "node:path";
 import { didYouMean } from "../closestName.ts";
 import { ConfigError } from "../errors.ts";
+import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../machines/connection.ts";
 import { DEFAULT_LEASE_TIMEOUT_MS } from "../machines/jobBoard.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import type { EngineOptions } from "./engine.ts";
+import { checkInspectOption } from "./guardInspect.ts";
 import { isWithin } from "./isWithin.ts";
 import type { LoadedJobs } from "./jobModule.ts";
 import { MOST_KEPT_LOGS } from "./mostKeptLogs.ts";
+import type { Clock, Entropy, Files, Net } from "./ports.ts";
+import { requireMethods } from "./requireMethods.ts";
 import { requireWhole } from "./requireWhole.ts";
+import { ResultStore } from "./resultStore.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
+import { parseListenAddress } from "./wsNet.ts";
 
 /** Every option `createEngine` takes (the compiler holds this to `EngineOptions`). */
 const ENGINE_OPTIONS: Record<keyof EngineOptions, true> = {
@@ -44,6 +50,53 @@ const ENGINE_OPTIONS: Record<keyof EngineOptions, true> = {
   deadAfterMs: true,
 };
 
+/** Options that are text: a path, or where to listen. */
+const TEXTS = {
+  store: "the path of the result store's directory",
+  batonDir: "the path of a directory",
+  logsDir: "the path of a directory",
+  secretFile: "the path of a file",
+  listen: 'an address such as "127.0.0.1:7000"',
+} as const;
+/** Options that are switched on or off. */
+const SWITCHES = ["failFast", "force", "storeReadOnly"] as const;
+/**
+ * The logger's methods that baton calls, as pino's: `log.child({ run })`,
+ * `log.info({ job }, "message")`.
+ */
+const LOGGER_METHODS = ["child", "debug", "info", "warn", "error"];
+/** Each port's methods (the compiler holds each to its interface) and what makes one. */
+const PORTS = {
+  clock: [
+    { now: true, setTimeout: true, clearTimeout: true } satisfies Record<keyof Clock, true>,
+    "a Clock, such as nodeClock()",
+  ],
+  entropy: [
+    { random: true, id: true, bytes: true } satisfies Record<keyof Entropy, true>,
+    "an Entropy, such as nodeEntropy()",
+  ],
+  net: [
+    { listen: true, connect: true } satisfies Record<keyof Net, true>,
+    "a Net, such as wsNet() or memoryNet()",
+  ],
+  files: [
+    {
+      writeAtomic: true,
+      createExclusive: true,
+      read: true,
+      readMany: true,
+      list: true,
+      modifiedAt: true,
+      remove: true,
+      removeDir: true,
+      owner: true,
+      sameFile: true,
+      mkdirp: true,
+    } satisfies Record<keyof Files, true>,
+    "a Files, such as nodeFiles()",
+  ],
+} as const;
+
 /** Options counted in whole things, at least 1 (and `keepLogs`, at most `MOST_KEPT_LOGS`). */
 const WHOLE = ["maxLost", "maxFrameBytes"] as const;
 /** Options in milliseconds, more than 0. */
@@ -60,6 +113,7 @@ const DURATIONS = [
 /**
  * Refuses, with a `ConfigError` naming the option, the engine options no run could use:
  * options that are not an object, an unknown option (a typo such as `failfast` was ignored),
+ * a value of the wrong type (`checkValueTypes`),
  * no `jobs` or a path given as `jobs` (it takes the module itself), `workers` that are neither
  * a count, `{ count, resources }` nor a pool, a count of in-process workers more than this machine's memory holds (`workerCountLimit`;
  * `localPool` bounds its worker processes itself), a count of workers, a throttle,
@@ -87,6 +141,7 @@ export function checkEngineOptions(options: EngineOptions): void {
       `createEngine: jobs must be the job module, an object mapping each job kind to its handler (import it, or write { double: (n) => n * 2 }), not ${shown(options.jobs)}${typeof options.jobs === "string" ? "; a pool of worker processes takes its path, as localPool({ jobsModule })" : ""}`,
     );
   }
+  checkValueTypes(options);
   const { workers } = options;
   if (
     workers !== undefined &&
@@ -202,6 +257,67 @@ export function checkEngineOptions(options: EngineOptions): void {
 }
 
 /**
+ * Refuses, as JavaScript can pass them, values of the wrong type for the options that are
+ * text, switches, callbacks, objects with methods (the logger, the ports) or lists: a number
+ * as `batonDir` or a `console` as `logger` rejected the run with a TypeError from inside
+ * baton, and a `"yes"` as `force`, a `5` as `inspect` or `throttle`, or a misspelt planted bug
+ * were taken without a word.
+ */
+function checkValueTypes(options: EngineOptions): void {
+  for (const [name, what] of Object.entries(TEXTS)) {
+    const value = options[name as keyof typeof TEXTS];
+    if (value === undefined || typeof value === "string") continue;
+    if (name === "store" && value instanceof ResultStore) continue;
+    throw new ConfigError(`createEngine: ${name} must be ${what}, not ${shown(value)}`);
+  }
+  // With a Net of the caller's, the address is that Net's to read.
+  if (options.listen !== undefined && options.net === undefined) {
+    try {
+      parseListenAddress(options.listen);
+    } catch (error) {
+      throw new ConfigError(`createEngine: listen ${(error as Error).message}`);
+    }
+  }
+  for (const name of SWITCHES) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== "boolean") {
+      throw new ConfigError(`createEngine: ${name} must be true or false, not ${shown(value)}`);
+    }
+  }
+  if (options.logger !== undefined) {
+    requireMethods(
+      "createEngine",
+      "logger",
+      options.logger,
+      LOGGER_METHODS,
+      `a pino logger, such as pino({ level: "info" }) or your service's own (baton calls its ${LOGGER_METHODS.join(", ")} as pino's: log.info({ job }, "message"))`,
+    );
+  }
+  for (const [name, [methods, what]] of Object.entries(PORTS)) {
+    const port = options[name as keyof typeof PORTS];
+    if (port !== undefined) requireMethods("createEngine", name, port, Object.keys(methods), what);
+  }
+  checkInspectOption("createEngine", options.inspect);
+  if (options.onCoordinator !== undefined && typeof options.onCoordinator !== "function") {
+    throw new ConfigError(
+      `createEngine: onCoordinator must be a function, (coordinator) => …, not ${shown(options.onCoordinator)}`,
+    );
+  }
+  const { throttle } = options;
+  if (
+    throttle !== undefined &&
+    (typeof throttle !== "object" || throttle === null || Array.isArray(throttle))
+  ) {
+    throw new ConfigError(
+      `createEngine: throttle must be an object of the most jobs of each kind running at once, such as { fetch: 4 }, not ${shown(throttle)}`,
+    );
+  }
+  if (options.plantedBugs !== undefined) {
+    checkPlantedBugs("createEngine: plantedBugs", options.plantedBugs);
+  }
+}
+
+/**
  * The kinds of a job module, as given or as `loadJobs` made it; undefined for what is not
  * an object, which `loadJobs` refuses after these checks, saying what a job module is.
  */
@@ -220,5 +336,6 @@ function shown(value: unknown): string {
   if (typeof value === "function")
     return "a function (a pool is made by calling one: localPool({ … }))";
   if (Array.isArray(value)) return "an array";
+  if (typeof value === "object" && value !== null) return "an object";
   return typeof value === "string" ? JSON.stringify(value) : String(value);
 }

@@ -1,4 +1,5 @@
 import type { InspectionEvent, Observer } from "xstate";
+import { ConfigError } from "../errors.ts";
 
 /** What `createActor` takes as `inspect`: an observer, or its `next` alone. */
 export type InspectOption = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -26,4 +27,26 @@ export function guardInspect(inspect: InspectOption): (event: InspectionEvent) =
       });
     }
   };
+}
+
+/**
+ * Refuses, with a `ConfigError` naming `where`, an `inspect` that is neither a function nor an
+ * observer object: it was ignored without a word, and nothing was inspected.
+ *
+ * @example
+ * ```ts
+ * checkInspectOption("createEngine", 5);
+ * // ConfigError: createEngine: inspect must be an XState inspection observer, a function of each inspection event or { next }, not 5
+ * ```
+ */
+export function checkInspectOption(where: string, inspect: unknown): void {
+  if (
+    inspect !== undefined &&
+    typeof inspect !== "function" &&
+    (typeof inspect !== "object" || inspect === null)
+  ) {
+    throw new ConfigError(
+      `${where}: inspect must be an XState inspection observer, a function of each inspection event or { next }, not ${JSON.stringify(inspect) ?? String(inspect)}`,
+    );
+  }
 }

@@ -1,6 +1,7 @@
 import { ConfigError } from "../errors.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { checkInspectOption } from "../runtime/guardInspect.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
 import { RANK_GROUPS_RULE } from "./drawnRankGroups.ts";
 import { checkFaults, FAULT_PROFILES, type FaultProfile } from "./faultPlan.ts";
@@ -98,14 +99,7 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
       `${where}: ranks must be true or false, not ${JSON.stringify(options.ranks)}`,
     );
   }
-  const { plantedBugs } = options;
-  if (plantedBugs !== undefined && !Array.isArray(plantedBugs)) {
-    // A string was read letter by letter: "unknown planted bug "l"".
-    throw new ConfigError(
-      `${where}: plantedBugs must be a list of planted bugs, such as ["release-lease-twice"], not ${JSON.stringify(plantedBugs) ?? String(plantedBugs)}`,
-    );
-  }
-  checkPlantedBugs(`${where}: plantedBugs`, plantedBugs ?? []);
+  checkPlantedBugs(`${where}: plantedBugs`, options.plantedBugs ?? []);
   checkObservers(where, options);
 }
 
@@ -130,14 +124,5 @@ function checkObservers(where: string, options: SimulateOptions): void {
       );
     }
   }
-  const { inspect } = options;
-  if (
-    inspect !== undefined &&
-    typeof inspect !== "function" &&
-    (typeof inspect !== "object" || inspect === null)
-  ) {
-    throw new ConfigError(
-      `${where}: inspect must be an XState inspection observer, a function of each inspection event or { next }, not ${JSON.stringify(inspect) ?? String(inspect)}`,
-    );
-  }
+  checkInspectOption(where, options.inspect);
 }

@@ -112,6 +112,66 @@ describe("createEngine's options", () => {
       { jobs, failfast: true },
       "createEngine: unknown option failfast; it takes jobs, workers, store,",
     ],
+    // Each of these rejected the run with a TypeError from inside baton.
+    [
+      { jobs, store: 5 },
+      "createEngine: store must be the path of the result store's directory, not 5",
+    ],
+    [
+      { jobs, store: {} },
+      "createEngine: store must be the path of the result store's directory, not an object",
+    ],
+    [{ jobs, batonDir: 5 }, "createEngine: batonDir must be the path of a directory, not 5"],
+    [{ jobs, secretFile: 5 }, "createEngine: secretFile must be the path of a file, not 5"],
+    [
+      // What console has, and no child().
+      { jobs, logger: { debug() {}, info() {}, warn() {}, error() {} } },
+      'createEngine: logger must be a pino logger, such as pino({ level: "info" }) or your service\'s own (baton calls its child, debug, info, warn, error as pino\'s: log.info({ job }, "message")); it has no child()',
+    ],
+    [
+      { jobs, logger: "info" },
+      'createEngine: logger must be a pino logger, such as pino({ level: "info" })',
+    ],
+    [
+      { jobs, onCoordinator: 5 },
+      "createEngine: onCoordinator must be a function, (coordinator) => …, not 5",
+    ],
+    [{ jobs, clock: 5 }, "createEngine: clock must be a Clock, such as nodeClock(), not 5"],
+    [
+      { jobs, net: {} },
+      "createEngine: net must be a Net, such as wsNet() or memoryNet(); it has no listen()",
+    ],
+    [
+      { jobs, entropy: { random: Math.random } },
+      "createEngine: entropy must be an Entropy, such as nodeEntropy(); it has no id()",
+    ],
+    [
+      { jobs, listen: 7000 },
+      'createEngine: listen must be an address such as "127.0.0.1:7000", not 7000',
+    ],
+    [
+      { jobs, listen: "localhost" },
+      'createEngine: listen "localhost" is not an address baton can use: write HOST:PORT',
+    ],
+    // Each of these was taken without a word.
+    [{ jobs, logsDir: 5 }, "createEngine: logsDir must be the path of a directory, not 5"],
+    [{ jobs, files: 5 }, "createEngine: files must be a Files, such as nodeFiles(), not 5"],
+    [{ jobs, failFast: "yes" }, 'createEngine: failFast must be true or false, not "yes"'],
+    [{ jobs, force: "false" }, 'createEngine: force must be true or false, not "false"'],
+    [
+      { jobs, inspect: 5 },
+      "createEngine: inspect must be an XState inspection observer, a function of each inspection event or { next }, not 5",
+    ],
+    [
+      { jobs, throttle: 5 },
+      "createEngine: throttle must be an object of the most jobs of each kind running at once, such as { fetch: 4 }, not 5",
+    ],
+    [{ jobs, throttle: [1] }, "createEngine: throttle must be an object of the most jobs"],
+    [{ jobs, plantedBugs: ["nope"] }, 'createEngine: plantedBugs: unknown planted bug "nope"'],
+    [
+      { jobs, plantedBugs: "release-lease-twice" },
+      'createEngine: plantedBugs must be a list of planted bugs, such as ["release-lease-twice"], not "release-lease-twice"',
+    ],
   ])(
     "refuses options %o that are not an engine's with a ConfigError saying what it takes",
     (bad, message) => {
