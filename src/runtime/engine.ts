@@ -214,7 +214,12 @@ export interface RunPlan {
   };
 }
 
-/** Runs graphs. One engine can run many graphs, one after another or at once. */
+/**
+ * Runs graphs. One engine can run many graphs, one after another or at once. It holds nothing
+ * between runs (no socket, worker, timer or file), so it has no `close()`: each run stops its
+ * workers, closes its listener and clears its timers before it settles, and the process exits
+ * on its own once its runs have.
+ */
 export interface Engine {
   /**
    * Plans and validates the graph (throwing a `GraphError` before anything runs), then

@@ -83,7 +83,7 @@ export default defineJobs({
 `;
 
 describe("baton in a user's project", () => {
-  it("imports from plain JavaScript: the compiled package, with its type declarations", async () => {
+  it("imports from plain JavaScript: the compiled package, with its type declarations; the process exits on its own once its runs settled", async () => {
     expect(existsSync(join(ROOT, "dist", "index.js"))).toBe(true);
     expect(existsSync(join(ROOT, "dist", "index.d.ts"))).toBe(true);
     const dir = project({
@@ -93,10 +93,13 @@ const answer = job("double", 21);
 const result = await engine.run([answer]);
 const sim = await simulate({ seed: 7, jobs: 10, workers: 2 });
 console.log(JSON.stringify({ ok: result.ok, value: result.get(answer).value, sim: sim.ok }));
+// Nothing of the engine's (a socket, a worker, a timer) keeps the process up: no close().
+const settled = performance.now();
+process.on("exit", () => console.log(performance.now() - settled < 2000 ? "exited" : "held"));
 `,
     });
     const { code, out } = await runNode(dir, "main.mjs");
-    expect(out).toBe(`${JSON.stringify({ ok: true, value: 42, sim: true })}\n`);
+    expect(out).toBe(`${JSON.stringify({ ok: true, value: 42, sim: true })}\nexited\n`);
     expect(code).toBe(0);
   });
 
