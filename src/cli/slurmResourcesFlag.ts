@@ -1,6 +1,7 @@
 import { closestName } from "../closestName.ts";
 import { ConfigError } from "../errors.ts";
 import { RESOURCE_NAMES, type Resources } from "../graph/job.ts";
+import { memoryAmount } from "./memoryAmount.ts";
 import { MOST_GPUS, resourceAmount } from "./resourceAmount.ts";
 
 /** The flag of `baton run --slurm` that says what each Slurm worker offers. */
@@ -11,11 +12,6 @@ const NAMES = RESOURCE_NAMES;
 
 const EXAMPLE = "cpus=4,memory=16384,gpus=1";
 const ACCEPTED = `give NAME=AMOUNT pairs joined by commas, such as ${EXAMPLE}: the names are cpus and gpus (numbers of 0 or more) and memory (MiB, without a unit)`;
-
-/** A memory amount written with a unit, as `sbatch --mem` takes it: `16G`, `512M`, `1.5TiB`. */
-const WITH_UNIT = /^(\d+(?:\.\d+)?)\s*([KMGT])(?:i?B)?$/i;
-/** MiB in one of each unit. */
-const MIB_PER = { K: 1 / 1024, M: 1, G: 1024, T: 1024 * 1024 } as const;
 
 /**
  * `--slurm-resources NAME=AMOUNT,...`: what each Slurm worker offers, as `slurmPool`'s
@@ -54,20 +50,15 @@ export function slurmResourcesFlag(text: string | undefined): Resources | undefi
       throw new ConfigError(`${SLURM_RESOURCES_FLAG}: ${name} is given twice; give it once`);
     }
     const what = `${SLURM_RESOURCES_FLAG} ${name}`;
-    const unit = key === "memory" ? WITH_UNIT.exec(amount) : null;
-    if (unit) {
-      const mib = Math.ceil(
-        Number(unit[1]) * MIB_PER[unit[2]!.toUpperCase() as keyof typeof MIB_PER],
-      );
-      throw new ConfigError(`${what} is in MiB, without a unit: for ${amount} give memory=${mib}`);
-    }
     given[key] =
       key === "gpus"
         ? resourceAmount(what, amount, {
             most: MOST_GPUS,
             instead: ", the gpus of one node (sinfo -o %G lists them)",
           })
-        : resourceAmount(what, amount);
+        : key === "memory"
+          ? memoryAmount(what, amount, (mib) => `memory=${mib}`)
+          : resourceAmount(what, amount);
   }
   return { cpus: 1, ...given };
 }

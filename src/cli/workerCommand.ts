@@ -21,6 +21,7 @@ import { emptyFlags } from "./emptyFlags.ts";
 import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { DEFAULT_ABORT_GRACE_MS, startHandlerThread } from "./handlerThread.ts";
+import { memoryAmount } from "./memoryAmount.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 import { MOST_GPUS, resourceAmount } from "./resourceAmount.ts";
@@ -173,7 +174,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         most: MOST_GPUS,
         instead: ", the gpus of this worker's machine (nvidia-smi -L lists them)",
       }) ?? machine.gpus,
-    memory: resourceAmount("--memory", values.memory) ?? machine.memory,
+    memory: memoryAmount("--memory", values.memory, (mib) => `--memory ${mib}`) ?? machine.memory,
   };
   for (const warning of overOffers(resources, machine)) process.stderr.write(warning);
   const silenceLimitMs = wholeNumberFlag(

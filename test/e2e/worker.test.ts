@@ -697,6 +697,8 @@ describe.concurrent("baton worker, side by side", () => {
       '--memory must be a number of 0 or more, such as 4 or 0.5, not "0x400"',
     ],
     [["--gpus", "1e1"], '--gpus must be a number of 0 or more, such as 4 or 0.5, not "1e1"'],
+    // As sbatch --mem takes it: the MiB are said, as --slurm-resources says them.
+    [["--memory", "16G"], "--memory is in MiB, without a unit: for 16G give --memory 16384"],
     // baton cannot count a machine's gpus: a typo's extra digits were taken unsaid.
     [
       ["--gpus", "1000000000000"],
