@@ -6,6 +6,7 @@ import type { Resources } from "../graph/job.ts";
 import { coordinatorUrl } from "../runtime/coordinatorAddress.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
+import { moduleSource } from "../runtime/moduleSource.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import type { Link, Net } from "../runtime/ports.ts";
 import { readSecret, SECRET_ENV } from "../runtime/secret.ts";
@@ -196,14 +197,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
    */
   const stuckMs = 2 * graceMs;
   const secret = await readSecret({ secretFile: values["secret-file"], env: process.env });
-  /** What this worker used, for the refusals that name it: to compare with `baton run`'s hint. */
-  const setup: Readonly<Record<number, string>> = {
-    [CloseCode.authFailed]:
-      values["secret-file"] === undefined
-        ? "this worker's secret came from BATON_SECRET"
-        : `this worker's secret was read from ${resolve(values["secret-file"])}${process.env.BATON_SECRET ? " (--secret-file is used, not BATON_SECRET)" : ""}`,
-    [CloseCode.codeMismatch]: `this worker loaded ${resolve(values.jobs)}`,
-  };
+  const secretFrom =
+    values["secret-file"] === undefined
+      ? "this worker's secret came from BATON_SECRET"
+      : `this worker's secret was read from ${resolve(values["secret-file"])}${process.env.BATON_SECRET ? " (--secret-file is used, not BATON_SECRET)" : ""}`;
   // Job handlers may start programs; they have no use for the run's secret.
   delete process.env.BATON_SECRET;
   const logger = createLogger({ level });
@@ -215,6 +212,15 @@ export async function workerCommand(argv: string[]): Promise<number> {
         abortGraceMs: graceMs,
       })
     : await loadJobsFile(values.jobs);
+  const jobsPath = values.jobs;
+  /** The job module's code as loaded: one changed since is why a coordinator started later refuses it. */
+  const loaded = moduleSource(jobsPath);
+  /** What this worker used, for the refusals that name it: to compare with `baton run`'s hint. */
+  const setup: Readonly<Record<number, () => string>> = {
+    [CloseCode.authFailed]: () => secretFrom,
+    [CloseCode.codeMismatch]: () =>
+      `this worker loaded ${resolve(jobsPath)}${changedSince(jobsPath, loaded) ? ", which has changed since (it or a local file it imports): start the worker again, to load it as it is now" : ""}`,
+  };
 
   let link: Link | undefined;
   let signalled: StopSignal | undefined;
@@ -428,7 +434,7 @@ function overOffers(offered: Resources, machine: Resources): string[] {
 function lossMessage(
   exit: WorkerExit | Error,
   address: string,
-  setup: Readonly<Record<number, string>>,
+  setup: Readonly<Record<number, () => string>>,
 ): string {
   if (exit instanceof Error) return exit.message;
   if (exit.code === CloseCode.coordinatorSilent) {
@@ -436,12 +442,25 @@ function lossMessage(
   }
   const closed = `connection to the coordinator at ${address} closed with code ${exit.code}`;
   const meaning = describeClose(exit.code);
-  const mine = setup[exit.code] === undefined ? "" : `; ${setup[exit.code]}`;
+  const used = setup[exit.code]?.();
+  const mine = used === undefined ? "" : `; ${used}`;
   // A reason that already says what the code means (a refused proof's) is not told twice.
   if (exit.reason !== "" && label(exit.reason) === label(meaning)) {
     return `${closed}: ${exit.reason}${mine}`;
   }
   return `${closed} (${exit.reason || "no reason given"}): ${meaning}${mine}`;
+}
+
+/**
+ * Whether the job module at `path` no longer holds `source`, the code this worker loaded: it,
+ * or a local file it imports, was changed, or it can no longer be read.
+ */
+function changedSince(path: string, source: string): boolean {
+  try {
+    return moduleSource(path) !== source;
+  } catch {
+    return true;
+  }
 }
 
 /** What a message is about: its text before the first colon. */

@@ -314,6 +314,43 @@ describe("baton worker", () => {
     expect(coordinator.record(calc!)).toMatchObject({ state: "completed", value: 42 });
   });
 
+  it("refused (4006) by a coordinator started after its job module changed on disk, says to start it again", async () => {
+    // A worker kept up with --retry-for while the module is edited and the run started again.
+    const dir = tempDir();
+    const module = join(dir, "jobs.ts");
+    writeFileSync(module, 'export { default } from "./calc.ts";');
+    writeFileSync(join(dir, "calc.ts"), "export default { calc: (n: number) => n * 1000 };");
+    const { path, secret } = await writeSecretFile(tempDir());
+    const address = `ws://127.0.0.1:${await closedPort()}`;
+    const waiting = worker([
+      "--connect",
+      address,
+      "--secret-file",
+      path,
+      "--jobs",
+      module,
+      "--retry-for",
+      "1m",
+    ]);
+    await stderrMatches(waiting.stderr, /trying again for up to 1m/);
+    writeFileSync(join(dir, "calc.ts"), "export default { calc: (n: number) => n * 2 };");
+    const calc = job("calc", 21);
+    const now = (await import(module)) as Record<string, unknown>;
+    const coordinator = await startSocketCoordinator({
+      graph: [calc],
+      jobs: loadJobs(jobsOf(now, module), moduleSource(module)),
+      secret,
+      run: "e2e",
+      listen: address,
+    });
+    cleanups.push(coordinator.close);
+    const { code, stderr } = await within(waiting.exit, 10_000, "the worker's exit");
+    expect(code).toBe(4);
+    expect(stderr).toContain(
+      `; this worker loaded ${module}, which has changed since (it or a local file it imports): start the worker again, to load it as it is now\n`,
+    );
+  });
+
   it("exits 3 saying it gave up (4009) when the coordinator goes silent after the welcome", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     const coordinator = await silentCoordinator({ secret, heartbeatMs: 50 });
