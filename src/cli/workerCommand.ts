@@ -59,8 +59,10 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
                        many milliseconds, such as 120000 across a network that stalls
                        (default: 4 times the ping interval it announces: 20000 for 5 s)
   --welcome-timeout-ms MS
-                       give up when no welcome comes this many milliseconds after
-                       connecting (default: 30000)
+                       give up when the coordinator has not accepted the connection, or not
+                       sent its welcome after that, within this many milliseconds, such as
+                       60000 across a slow network (default: 10000 to accept it, as a
+                       frozen coordinator never does, then 30000 for the welcome)
   --retry-for DURATION when the coordinator cannot be reached, goes away or goes silent,
                        keep trying to connect (backing off from 0.5 s to 10 s) for this
                        long, such as 90s, 10m or 2h, and join the run it serves then: a
@@ -240,7 +242,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
     link?.close(CloseCode.goingAway, goodbye(signal));
     stopped();
   };
-  const net = wsNet();
+  // A frozen coordinator's host accepts the TCP connection and never answers the handshake.
+  const net = wsNet(welcomeTimeoutMs === undefined ? {} : { connectTimeoutMs: welcomeTimeoutMs });
   const tracked: Net = {
     listen: (at, options) => net.listen(at, options),
     async connect(at, options) {

@@ -14,7 +14,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { createServer } from "node:net";
+import { createServer, type Socket } from "node:net";
 import { availableParallelism, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -710,6 +710,21 @@ describe.concurrent("baton worker, side by side", () => {
     expect(unwelcomed.code).toBe(3);
     expect(unwelcomed.stderr).toContain(
       `baton worker: gave up on the coordinator at ${mute.address} (code 4009): no welcome from the coordinator within 300 ms of connecting`,
+    );
+
+    // A coordinator whose process froze: its host accepts the connection, nothing answers.
+    const accepted: Socket[] = [];
+    const frozen = createServer((socket) => accepted.push(socket));
+    await new Promise<void>((resolve) => frozen.listen(0, "127.0.0.1", resolve));
+    defer(() => {
+      for (const socket of accepted) socket.destroy();
+      return new Promise<void>((resolve) => frozen.close(() => resolve()));
+    });
+    const frozenAt = `ws://127.0.0.1:${(frozen.address() as { port: number }).port}`;
+    const unanswered = await worker(workerArgs(frozenAt, path, "--welcome-timeout-ms", "300")).exit;
+    expect(unanswered.code).toBe(3);
+    expect(unanswered.stderr).toContain(
+      `baton worker: cannot connect to ${frozenAt}: no answer within 300 ms`,
     );
 
     const silent = await silentCoordinator({ secret, heartbeatMs: 50 });
