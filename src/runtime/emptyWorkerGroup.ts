@@ -112,7 +112,7 @@ export async function emptyWorkerGroup(
     const outcomes: SignalOutcome[] = [];
     if (left.group.length > 0 && pgid !== undefined) outcomes.push(procs.signalGroup(pgid, signal));
     if (left.escaped.length > 0) {
-      const killed = signal === "SIGKILL" && cgroup !== undefined && containment?.kill?.(cgroup);
+      const killed = signal === "SIGKILL" && cgroup !== undefined && containment?.kill(cgroup);
       if (killed) outcomes.push("ok");
       else for (const pid of left.escaped) outcomes.push(procs.signal(pid, signal));
     }

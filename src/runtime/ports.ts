@@ -173,10 +173,10 @@ export interface Containment {
   /**
    * SIGKILL, at once, to every process in the cgroup and in those below it, one forking as it
    * is killed included (the node port: `cgroup.kill`); true when sent or when the cgroup is
-   * gone, false where the kernel has no such file (before Linux 5.14), and absent where the
-   * implementation has none: the caller then signals the members by pid.
+   * gone, false where the kernel has no such file (before Linux 5.14): the caller then
+   * signals the members by pid.
    */
-  kill?: ((cgroup: string) => boolean) | undefined;
+  kill(cgroup: string): boolean;
 }
 
 /** Processes: spawn, signal by pid or group, and read the process table. */

@@ -476,6 +476,7 @@ export class RankGroupScenario {
           members: (cgroup) => containment.members(cgroup),
           list: () => containment.list(),
           remove: (cgroup) => alive() && containment.remove(cgroup),
+          kill: (cgroup) => alive() && containment.kill(cgroup),
         },
       }),
       spawn: (options) => {

@@ -84,7 +84,8 @@ export interface SimSelf {
 /** One delivered (or refused) signal, with the processes that received it. */
 export interface SimSignalRecord {
   at: number;
-  target: "pid" | "group";
+  /** `cgroup`: a SIGKILL to `id` as one member of a cgroup killed whole (`Containment.kill`). */
+  target: "pid" | "group" | "cgroup";
   id: number;
   signal: Signal;
   outcome: SignalOutcome;
@@ -307,6 +308,14 @@ export class SimProcs implements Procs {
         return cgroup;
       },
       members: (cgroup) => (this.cgroups.has(cgroup) ? members(cgroup) : undefined),
+      kill: (cgroup) => {
+        for (const pid of this.cgroups.has(cgroup) ? members(cgroup) : []) {
+          const proc = this.table.get(pid)!;
+          this.record("cgroup", pid, "SIGKILL", "ok", [proc]);
+          this.deliver(proc, "SIGKILL");
+        }
+        return true;
+      },
       list: () => [...this.cgroups],
       remove: (cgroup) => {
         if (members(cgroup).length > 0) return false;
@@ -364,7 +373,7 @@ export class SimProcs implements Procs {
   }
 
   private record(
-    target: "pid" | "group",
+    target: SimSignalRecord["target"],
     id: number,
     signal: Signal,
     outcome: SignalOutcome,

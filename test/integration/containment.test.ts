@@ -60,6 +60,7 @@ describe("ranks where the machine refuses a cgroup", () => {
         members: () => undefined,
         list: () => [],
         remove: () => true,
+        kill: () => true,
       },
     };
     const group = launchEscaping(

@@ -62,7 +62,7 @@ afterEach(async () => {
   for (const pid of learned) if (!dead(pid)) real.signal(pid, "SIGKILL");
   learned.clear();
   const { containment } = real;
-  for (const cgroup of ownPoolCgroups()) containment?.kill?.(cgroup);
+  for (const cgroup of ownPoolCgroups()) containment?.kill(cgroup);
   await until(
     () => ownPoolCgroups().every((cgroup) => containment?.remove(cgroup)),
     "the pools' cgroups to be removed",

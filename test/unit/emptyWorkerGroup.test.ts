@@ -141,10 +141,37 @@ describe("emptyWorkerGroup", () => {
       { at: 0, target: "group", id: worker.pid, signal: "SIGTERM" },
       { at: 0, target: "pid", id: deaf.pid, signal: "SIGTERM" },
       { at: 0, target: "pid", id: polite.pid, signal: "SIGTERM" },
-      { at: 2_000, target: "pid", id: deaf.pid, signal: "SIGKILL" },
+      { at: 2_000, target: "cgroup", id: deaf.pid, signal: "SIGKILL" },
     ]);
     expect(containment.members(cgroup)).toEqual([]);
     expect(procs.inspect(other.pid)?.state).toBe("sleeping");
+  });
+
+  it("SIGKILLs by pid what left its group where the kernel cannot kill a cgroup whole", async () => {
+    const { clock, procs } = world(true);
+    const base = procs.containment!;
+    // Before Linux 5.14 there is no cgroup.kill: the port's kill says so with false.
+    Object.defineProperty(procs, "containment", { value: { ...base, kill: () => false } });
+    const cgroup = base.create("workers-run@1.1/local-1");
+    const worker = procs.start({ argv: ["node", "baton", "worker"], newGroup: true, cgroup });
+    const deaf = procs.start({
+      ppid: worker.pid,
+      argv: ["python"],
+      newGroup: true,
+      onTerm: "ignore",
+    });
+    procs.signal(worker.pid, "SIGKILL");
+    await worker.exited;
+    procs.signals.length = 0;
+    const start = clock.now();
+
+    expect(await empty({ pgid: worker.pid, cgroup }, clock, procs)).toEqual([
+      { pid: deaf.pid, program: "python", ended: "SIGKILL", escaped: true },
+    ]);
+    expect(sent(procs, start)).toEqual([
+      { at: 0, target: "pid", id: deaf.pid, signal: "SIGTERM" },
+      { at: 2_000, target: "pid", id: deaf.pid, signal: "SIGKILL" },
+    ]);
   });
 
   it("reads the cgroup once and signals nothing when the worker left nothing", async () => {

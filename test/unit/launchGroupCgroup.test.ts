@@ -42,6 +42,7 @@ function machine() {
       return cgroup;
     },
     members: (cgroup) => base.members(cgroup),
+    kill: (cgroup) => base.kill(cgroup),
     remove: (cgroup) => {
       if (busyRemovals > 0 && base.members(cgroup)?.length === 0) {
         busyRemovals--;

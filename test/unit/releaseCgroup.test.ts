@@ -13,6 +13,7 @@ function cgroupLeftAfter(busyFor: number) {
     members: () => [],
     list: () => [],
     remove: () => ++calls > busyFor,
+    kill: () => true,
   };
   const logger = { warn: vi.fn() };
   return {

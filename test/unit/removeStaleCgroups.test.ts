@@ -48,6 +48,7 @@ function world() {
       return cgroup;
     },
     members: (cgroup) => base.members(cgroup),
+    kill: (cgroup) => base.kill(cgroup),
     remove: (cgroup) => base.remove(cgroup),
     list: () => [...made].filter((cgroup) => base.members(cgroup) !== undefined),
   };
