@@ -1,8 +1,10 @@
 import { statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BatonError, JobModuleError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
+import { commonJsExports, isGraph } from "./commonJsExports.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
 import { moduleSource } from "./moduleSource.ts";
 
@@ -28,7 +30,7 @@ export async function importUserModule(path: string): Promise<Record<string, unk
     );
   }
   try {
-    const namespace = await importModule(pathToFileURL(absolute).href);
+    const namespace = await importModule(absolute);
     // A TypeScript module in a CommonJS package (no "type": "module") is compiled to
     // CommonJS: its exports arrive as the default export, marked by the compiler.
     const compiled = namespace.default as { __esModule?: unknown } | undefined;
@@ -46,14 +48,15 @@ export async function importUserModule(path: string): Promise<Record<string, unk
     // `require("baton")` from a CommonJS module: the command's own module hook does not
     // reach require, so baton must be installed beside the module.
     if (message.startsWith("Cannot find module 'baton'")) {
-      message = `it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or make its folder an ES module package: add "type": "module" to the package.json beside ${path} (or create one holding {"type": "module"})`;
+      const commonJsOnly = /\.c[jt]s$/.exec(absolute)?.[0];
+      message = `it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or ${commonJsOnly === undefined ? `make its folder an ES module package: add "type": "module" to the package.json beside ${path} (or create one holding {"type": "module"})` : `make it an ES module: a ${commonJsOnly} file is CommonJS wherever it is, a ${commonJsOnly.replace("c", "m")} file an ES module`}`;
     }
     throw new BatonError("MODULE_LOAD", `could not load ${path}: ${message}${whereThrown(error)}`);
   }
 }
 
 /**
- * Imports a module of the user's by URL, with the command's module hooks (bin/registerHooks.mjs:
+ * Imports a module of the user's by path, with the command's module hooks (bin/registerHooks.mjs:
  * tsx for TypeScript, ES module or CommonJS, and its `import "baton"` resolved to the baton
  * that runs) registered on this thread. From baton's TypeScript sources they are already
  * registered (the `baton` command when its dist/ is not current) or TypeScript loads
@@ -61,44 +64,58 @@ export async function importUserModule(path: string): Promise<Record<string, unk
  * threads, a program of yours run by plain `node`) they are registered here, before the
  * thread's first module of the user's and after baton's own, which they leave alone: tsx's
  * hooks, once registered, see every module the thread loads.
+ *
+ * A `.cts` module is required, and its namespace made as `import()` makes a CommonJS
+ * module's (`module.exports` as the default export, its properties as named ones): tsx hands
+ * an imported `.cts` file to Node 20's own CommonJS translator, whose `require` cannot load
+ * baton's ES modules (its `require("baton")` failed with "request for './errors.js' is not
+ * in cache"); required, it loads through tsx's CommonJS loader, as a `.cjs` file does.
  */
-async function importModule(url: string): Promise<Record<string, unknown>> {
+async function importModule(absolute: string): Promise<Record<string, unknown>> {
   if (!import.meta.url.endsWith(".ts")) {
     hooksRegistered ??= import(HOOKS).then((hooks) => hooks.registerHooks(true));
     await hooksRegistered;
   }
-  return (await import(url)) as Record<string, unknown>;
+  if (absolute.endsWith(".cts")) {
+    const exports: unknown = createRequire(import.meta.url)(absolute);
+    return { ...(exports as object), default: exports };
+  }
+  return (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
 }
 
 const HOOKS = new URL("../../bin/registerHooks.mjs", import.meta.url).href;
 let hooksRegistered: Promise<void> | undefined;
 
 /**
- * The graph a graph module exports: `export default [job(...), …]` (or one job, or a
- * function returning either, possibly async), or the same as a named export `graph`.
+ * The graph a graph module exports: `export default [job(...), …]` (or one job, a promise of
+ * either, or a function returning either, possibly async), or the same as a named export
+ * `graph`; from a CommonJS module, `module.exports` or its `default` or `graph`
+ * (`commonJsExports`).
  */
 export async function graphOf(module: Record<string, unknown>, path: string): Promise<JobSpec[]> {
-  let graph = module.default ?? module.graph;
-  if (typeof graph === "function") {
+  const exported = commonJsExports(module, "graph");
+  let graph = exported.default ?? exported.graph;
+  const built = typeof graph === "function" ? "function" : isPromise(graph) ? "promise" : undefined;
+  if (built !== undefined) {
     try {
-      graph = await (graph as () => unknown)();
+      graph = await (built === "function" ? (graph as () => unknown)() : graph);
     } catch (error) {
       // A baton error the graph function throws (a ConfigError) already says what to do.
       if (error instanceof BatonError) throw error;
       throw new BatonError(
         "GRAPH_FUNCTION",
-        `the graph function ${path} exports threw: ${(error as Error)?.message ?? String(error)}${whereThrown(error)}`,
+        `the graph ${built} ${path} exports ${built === "function" ? "threw" : "rejected"}: ${(error as Error)?.message ?? String(error)}${whereThrown(error)}`,
       );
     }
   }
   if (graph === undefined) {
     throw new BatonError(
       "NO_GRAPH",
-      `${path} exports no graph: add \`export default [job("kind", input), …]\``,
+      `${path} exports no graph: add \`export default [job("kind", input), …]\` (in CommonJS, \`module.exports = [job("kind", input), …]\`)`,
     );
   }
   // A job module given where the graph goes (`baton run jobs.ts`): its handlers are no job.
-  if (typeof graph === "object" && graph !== null && !Array.isArray(graph) && !("kind" in graph)) {
+  if (typeof graph === "object" && graph !== null && !isGraph(graph)) {
     throw new BatonError(
       "NO_GRAPH",
       `${path} exports no graph: its export is neither a job nor a list of jobs (a job module? give the graph module, and this file as --jobs)`,
@@ -107,27 +124,44 @@ export async function graphOf(module: Record<string, unknown>, path: string): Pr
   return (Array.isArray(graph) ? graph : [graph]) as JobSpec[];
 }
 
+/** A promise (any thenable), such as an async function's result exported as the graph. */
+function isPromise(value: unknown): value is PromiseLike<unknown> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
 /**
  * The job module a module exports: a named export `jobs`, or the default export when it
- * is an object of handlers (a job module file). A graph module without one is told how to
- * export it or where else to find it (a graph: a list of jobs, one job, or a named `graph`);
- * any other file, how to export one.
+ * is an object of handlers (a job module file); from a CommonJS module, `module.exports` or
+ * its `jobs` or `default` (`commonJsExports`). A module compiled to CommonJS given as `jobs`
+ * (`export { default as jobs } from "./jobs.ts"` where jobs.ts is CommonJS) gives its
+ * default export, as TypeScript reads such an import. A graph module without one is told
+ * how to export it or where else to find it (a graph: a list of jobs, one job, or a named
+ * `graph`); any other file, how to export one.
  */
 export function jobsOf(module: Record<string, unknown>, path: string): JobModule {
-  const fallback = module.default;
-  const isGraph =
-    Array.isArray(fallback) ||
-    (typeof fallback === "object" && fallback !== null && "after" in fallback);
-  const jobs = module.jobs ?? (isGraph ? undefined : fallback);
+  const exported = commonJsExports(module, "jobs");
+  const fallback = exported.default;
+  const isGraphModule = isGraph(fallback);
+  const jobs = compiledDefault(exported.jobs ?? (isGraphModule ? undefined : fallback));
   if (jobs === null || typeof jobs !== "object" || Array.isArray(jobs)) {
-    const graphModule = isGraph || module.graph !== undefined;
+    const graphModule = isGraphModule || exported.graph !== undefined;
     throw new JobModuleError(
       graphModule
         ? `${path} exports a graph but no job module: export its handlers from it too (\`export { default as jobs } from "./jobs.ts"\`, or \`export const jobs = { kind: handler, … }\`), or give the job module's file as --jobs`
-        : `${path} exports no job module: make its default export the handlers (\`export default defineJobs({ kind: handler, … })\`), or export them as \`jobs\``,
+        : `${path} exports no job module: make its default export the handlers (\`export default defineJobs({ kind: handler, … })\`; in CommonJS, \`module.exports = { kind: handler, … }\`), or export them as \`jobs\``,
     );
   }
   return jobs as JobModule;
+}
+
+/** The default export of a module compiled to CommonJS (marked `__esModule`), else `value`. */
+function compiledDefault(value: unknown): unknown {
+  const compiled = value as { __esModule?: unknown; default?: unknown } | null | undefined;
+  return compiled?.__esModule === true && compiled.default !== undefined ? compiled.default : value;
 }
 
 /**

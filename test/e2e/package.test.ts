@@ -553,6 +553,24 @@ console.log(JSON.stringify(seeds));
     );
   });
 
+  it("runs a hand-written CommonJS graph module with a TypeScript CommonJS job module (.cts), both requiring baton", async () => {
+    const dir = project({
+      "package.json": JSON.stringify({ type: "module" }),
+      "graph.cjs": `const { job } = require("baton");
+exports.default = [job("double", 3)];
+`,
+      "jobs.cts": `import { defineJobs } from "baton";
+export default defineJobs({ double: (n: number) => n * 2 });
+`,
+    });
+    const args = ["run", "graph.cjs", "--jobs", "jobs.cts", "--in-process", "--no-store"];
+    const exit = await startBaton([...args, "--json"], { cwd: dir }).exit;
+    expect(exit.stderr).toBe("");
+    expect(exit.code).toBe(0);
+    const result = JSON.parse(exit.stdout) as { jobs: { kind: string; value: unknown }[] };
+    expect(result.jobs).toMatchObject([{ kind: "double", value: 6 }]);
+  });
+
   it("keeps no results with --no-store, and refuses it beside --force", async () => {
     const dir = project({ "graph.ts": GRAPH, "jobs.ts": JOBS });
     for (let run = 0; run < 2; run++) {

@@ -1,6 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { job } from "../../src/graph/job.ts";
-import { jobsOf } from "../../src/runtime/userModule.ts";
+import { graphOf, jobsOf } from "../../src/runtime/userModule.ts";
+
+/**
+ * The namespace Node's `import()` gives a CommonJS module whose `module.exports` is `exports`:
+ * `exports` as the default export, and as named exports the properties `named` that Node
+ * finds by reading the source (`exports.jobs = …`; not those of an object literal's keys
+ * assigned to `module.exports`), but never `default`, which is always `module.exports`.
+ */
+function commonJs(exports: object, named: string[] = []): Record<string, unknown> {
+  const namespace: Record<string, unknown> = { default: exports };
+  for (const name of named.filter((name) => name !== "default")) {
+    namespace[name] = (exports as Record<string, unknown>)[name];
+  }
+  return namespace;
+}
+
+const double = job("double", 1);
 
 describe("jobsOf", () => {
   const handlers = { double: (n: number) => n * 2 };
@@ -23,11 +39,78 @@ describe("jobsOf", () => {
     }
   });
 
+  it("gives the default export of a module compiled to CommonJS given as jobs", () => {
+    // `export { default as jobs } from "./jobs.ts"` from an ES module, jobs.ts compiled to
+    // CommonJS (a package without "type": "module"): Node gives its module.exports.
+    const compiled = { __esModule: true, default: handlers };
+    expect(jobsOf({ default: [double], jobs: compiled }, "graph.mts")).toBe(handlers);
+  });
+
   it("tells another file (a --jobs FILE) how to export handlers, not to pass --jobs again", () => {
     for (const module of [{}, { x: 1 }, { default: "handlers" }, { default: () => handlers }]) {
       expect(() => jobsOf(module, "jobs.ts")).toThrow(
-        "jobs.ts exports no job module: make its default export the handlers (`export default defineJobs({ kind: handler, … })`), or export them as `jobs`",
+        "jobs.ts exports no job module: make its default export the handlers (`export default defineJobs({ kind: handler, … })`; in CommonJS, `module.exports = { kind: handler, … }`), or export them as `jobs`",
       );
     }
+  });
+});
+
+describe("a hand-written CommonJS module", () => {
+  const handlers = { double: (n: number) => n * 2 };
+
+  it("is a graph module with its graph as module.exports, its default or its graph, and its jobs beside it", async () => {
+    const modules = {
+      // module.exports = [job(…)]; module.exports.jobs = handlers
+      "module.exports = [...]": commonJs(Object.assign([double], { jobs: handlers }), ["jobs"]),
+      // exports.default = [job(…)]; exports.jobs = handlers
+      "exports.default": commonJs({ default: [double], jobs: handlers }, ["default", "jobs"]),
+      "module.exports = { jobs, default }": commonJs({ jobs: handlers, default: [double] }),
+      "module.exports = { graph, jobs }": commonJs({ graph: [double], jobs: handlers }),
+      "module.exports = { graph: () => [...], jobs }": commonJs({
+        graph: async () => [double],
+        jobs: handlers,
+      }),
+    };
+    for (const [form, module] of Object.entries(modules)) {
+      expect([...(await graphOf(module, "graph.cjs"))], form).toEqual([double]);
+      expect(jobsOf(module, "graph.cjs"), form).toBe(handlers);
+    }
+  });
+
+  it("is a job module with its handlers as module.exports, its default or its jobs, kinds named default, graph or jobs included", () => {
+    expect(jobsOf(commonJs(handlers, ["double"]), "jobs.cjs")).toBe(handlers);
+    expect(jobsOf(commonJs({ default: handlers }, ["default"]), "jobs.cjs")).toBe(handlers);
+    expect(jobsOf(commonJs({ jobs: handlers }, ["jobs"]), "jobs.cjs")).toBe(handlers);
+    const kinds = {
+      default: (n: number) => n,
+      graph: { run: () => [] },
+      jobs: { ranks: () => ["true"] },
+    };
+    expect(jobsOf(commonJs(kinds), "jobs.cjs")).toBe(kinds);
+  });
+
+  it("given as a job module, is told its graph is no job module", () => {
+    for (const graph of [{ default: [double] }, { graph: double }]) {
+      expect(() => jobsOf(commonJs(graph), "graph.cjs")).toThrow(
+        "graph.cjs exports a graph but no job module",
+      );
+    }
+  });
+
+  it("given as a graph module, is still told when it is a job module", async () => {
+    await expect(graphOf(commonJs(handlers), "jobs.cjs")).rejects.toThrow(
+      "jobs.cjs exports no graph: its export is neither a job nor a list of jobs (a job module? give the graph module, and this file as --jobs)",
+    );
+  });
+});
+
+describe("graphOf", () => {
+  it("awaits a graph exported as a promise, and names the module whose promise rejected", async () => {
+    expect(await graphOf({ default: Promise.resolve([double]) }, "graph.ts")).toEqual([double]);
+    expect(await graphOf({ graph: Promise.resolve(double) }, "graph.ts")).toEqual([double]);
+    const rejected = Promise.reject(new Error("no data folder"));
+    await expect(graphOf({ default: rejected }, "graph.ts")).rejects.toThrow(
+      /^the graph promise graph\.ts exports rejected: no data folder \(at .*userModule\.test\.ts:\d+:\d+\)$/,
+    );
   });
 });
