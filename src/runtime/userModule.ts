@@ -7,6 +7,7 @@ import type { JobSpec } from "../graph/job.ts";
 import { commonJsExports, isGraph } from "./commonJsExports.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
 import { moduleSource } from "./moduleSource.ts";
+import { syntaxErrorAt } from "./syntaxErrorAt.ts";
 
 /**
  * Imports a user module (TypeScript or JavaScript) by path, with errors that name the file
@@ -51,7 +52,11 @@ export async function importUserModule(path: string): Promise<Record<string, unk
       const commonJsOnly = /\.c[jt]s$/.exec(absolute)?.[0];
       message = `it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or ${commonJsOnly === undefined ? `make its folder an ES module package: add "type": "module" to the package.json beside ${path} (or create one holding {"type": "module"})` : `make it an ES module: a ${commonJsOnly} file is CommonJS wherever it is, a ${commonJsOnly.replace("c", "m")} file an ES module`}`;
     }
-    throw new BatonError("MODULE_LOAD", `could not load ${path}: ${message}${whereThrown(error)}`);
+    const at = syntaxErrorAt(error, absolute);
+    throw new BatonError(
+      "MODULE_LOAD",
+      `could not load ${path}: ${message}${at === undefined ? whereThrown(error) : ` (at ${at})`}`,
+    );
   }
 }
 

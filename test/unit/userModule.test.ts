@@ -1,6 +1,16 @@
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Script } from "node:vm";
+import { afterEach, describe, expect, it } from "vitest";
 import { job } from "../../src/graph/job.ts";
+import { syntaxErrorAt } from "../../src/runtime/syntaxErrorAt.ts";
 import { graphOf, jobsOf } from "../../src/runtime/userModule.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
 /**
  * The namespace Node's `import()` gives a CommonJS module whose `module.exports` is `exports`:
@@ -112,5 +122,28 @@ describe("graphOf", () => {
     await expect(graphOf({ default: rejected }, "graph.ts")).rejects.toThrow(
       /^the graph promise graph\.ts exports rejected: no data folder \(at .*userModule\.test\.ts:\d+:\d+\)$/,
     );
+  });
+});
+
+describe("syntaxErrorAt", () => {
+  it("says where a syntax error is: from a CommonJS module's stack, or by checking an ES module again", () => {
+    let compileError: unknown;
+    try {
+      new Script("module.exports = [1", { filename: "/home/me/graph.cjs" });
+    } catch (error) {
+      compileError = error;
+    }
+    expect(syntaxErrorAt(compileError, "/home/me/graph.cjs")).toBe("/home/me/graph.cjs:1");
+
+    const dir = mkdtempSync(join(tmpdir(), "baton-syntax-"));
+    dirs.push(dir);
+    const file = join(dir, "graph.mjs");
+    writeFileSync(file, 'import { job } from "baton";\nexport default [job("double", 1)\n');
+    // An ES module's syntax error, as import() throws it: no location in message or stack.
+    const imported = new SyntaxError("missing ] after element list");
+    expect(syntaxErrorAt(imported, file)).toBe(`${file}:3`);
+    writeFileSync(file, "export default [];\n");
+    expect(syntaxErrorAt(imported, file)).toBeUndefined();
+    expect(syntaxErrorAt(new Error("boom"), file)).toBeUndefined();
   });
 });
