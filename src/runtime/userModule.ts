@@ -154,10 +154,16 @@ export function jobsOf(module: Record<string, unknown>, path: string): JobModule
   const jobs = compiledDefault(exported.jobs ?? (isGraphModule ? undefined : fallback));
   if (jobs === null || typeof jobs !== "object" || Array.isArray(jobs)) {
     const graphModule = isGraphModule || exported.graph !== undefined;
+    // Handlers exported one by one (`export function fetch`) are no kinds: a module's other
+    // exports (helpers, constants) would be.
+    const named = Object.keys(exported).filter(
+      (key) => key !== "default" && typeof exported[key] === "function",
+    );
+    const kinds = named.length > 0 ? named.join(", ") : "kind: handler, …";
     throw new JobModuleError(
       graphModule
         ? `${path} exports a graph but no job module: export its handlers from it too (\`export { default as jobs } from "./jobs.ts"\`, or \`export const jobs = { kind: handler, … }\`), or give the job module's file as --jobs`
-        : `${path} exports no job module: make its default export the handlers (\`export default defineJobs({ kind: handler, … })\`; in CommonJS, \`module.exports = { kind: handler, … }\`), or export them as \`jobs\``,
+        : `${path} exports no job module${named.length > 0 ? ` (its named exports ${named.join(", ")} are not read as kinds)` : ""}: make its default export the handlers (\`export default defineJobs({ ${kinds} })\`; in CommonJS, \`module.exports = { ${kinds} }\`), or export them as \`jobs\``,
     );
   }
   return jobs as JobModule;

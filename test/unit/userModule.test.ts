@@ -63,6 +63,12 @@ describe("jobsOf", () => {
       );
     }
   });
+  it("tells a file that exports its handlers one by one to gather them", () => {
+    const module = { double: (n: number) => n * 2, half: (n: number) => n / 2, LIMIT: 3 };
+    expect(() => jobsOf(module, "jobs.ts")).toThrow(
+      "jobs.ts exports no job module (its named exports double, half are not read as kinds): make its default export the handlers (`export default defineJobs({ double, half })`; in CommonJS, `module.exports = { double, half }`), or export them as `jobs`",
+    );
+  });
 });
 
 describe("a hand-written CommonJS module", () => {
