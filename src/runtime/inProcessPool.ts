@@ -113,7 +113,9 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
           net,
           secret,
           jobs,
-          logger,
+          // The run's logger, the caller's: each worker's lines, its handlers' `ctx.log`
+          // among them, name it, as a worker process's file does.
+          logger: logger.child({ worker: name }),
           ...(clock && { clock }),
           name,
           resources,

@@ -22,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createWebSocketInspector } from "@statelyai/inspect";
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
@@ -1849,6 +1850,31 @@ describe("engine: what a job event says of the attempt", { timeout: 20_000 }, ()
     expect(JSON.parse(JSON.stringify(result)).jobs).toContainEqual(
       expect.objectContaining({ id: outcome.id, worker: outcome.worker }),
     );
+  });
+
+  it("names the in-process worker in the lines it writes to the caller's logger, its handlers' ctx.log among them", async () => {
+    const lines: { msg: string; n?: number; worker?: string }[] = [];
+    const logger = pino(
+      { level: "debug" },
+      { write: (line: string) => lines.push(JSON.parse(line)) },
+    );
+    const engine = createEngine({
+      jobs: {
+        hello: (n: number, ctx: JobContext) => {
+          ctx.log.info({ n }, "hello from the handler");
+          return n;
+        },
+      },
+      workers: 2,
+      logger,
+    });
+    const result = await engine.run([job("hello", 1), job("hello", 2)]);
+    const said = lines.filter((line) => line.msg === "hello from the handler");
+    expect(said.map((line) => [line.n, line.worker]).sort()).toEqual(
+      [1, 2].map((n) => [n, result.get(job("hello", n)).worker]),
+    );
+    const welcomed = lines.filter((line) => line.msg === "welcomed");
+    expect(welcomed.map((line) => line.worker).sort()).toEqual(["inproc-1", "inproc-2"]);
   });
 
   it("names the attempt, the error an attempt ended with, a backoff, and no error for ctx.need", async () => {
