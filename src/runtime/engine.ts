@@ -146,7 +146,11 @@ export interface EngineOptions extends ConnectionTimeouts {
    * the in-memory Net for in-process workers, `127.0.0.1:0` for worker processes.
    */
   listen?: string | undefined;
-  /** A pino logger; silent by default. */
+  /**
+   * A pino logger, such as your service's own (another kind of object, such as `console`, is
+   * a `ConfigError`); silent by default. Each line names the `run`, and an in-process
+   * worker's lines, its handlers' `ctx.log` among them, the `worker` too.
+   */
   logger?: Logger | undefined;
   /**
    * An XState inspection observer; it sees the coordinator and every connection actor. What
