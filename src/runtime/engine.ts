@@ -79,7 +79,8 @@ export interface EngineOptions extends ConnectionTimeouts {
    */
   batonDir?: string | undefined;
   /**
-   * Where this run's worker processes write their logs (`worker-N.log`, `slurm-<id>.log`).
+   * Where each run's worker processes write their logs (`worker-N.log`, `slurm-<id>.log`):
+   * runs of the engine at once append to the same files.
    * Default: a folder of its own in `logs/` (of the store, or of `batonDir`) named after the
    * run's start and id, `logs/2026-12-04T13-50-01-123Z-<run id>/`.
    */
