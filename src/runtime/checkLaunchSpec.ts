@@ -1,6 +1,8 @@
 import { ConfigError } from "../errors.ts";
+import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { DEFAULT_TEARDOWN_TIMEOUTS } from "../machines/teardown.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { checkInspectOption } from "./guardInspect.ts";
 import { DEFAULT_RANK_GROUP_TIMEOUTS, type LaunchSpec } from "./rankGroup.ts";
 
 /** Every option `launchGroup` takes (the compiler holds this to `LaunchSpec`). */
@@ -31,7 +33,8 @@ const LAUNCH_OPTIONS: Record<keyof LaunchSpec, true> = {
  * line as one string used to launch its first letter, `cannot start "p"`; none at all threw
  * "undefined is not iterable"), an option it does not know, or a name in `timeouts` or
  * `teardown` that is no timeout (a typo such as `termGrace` was ignored, the default kept),
- * or an argument or environment variable with a NUL byte, which no process can be given (the
+ * an `inspect` that is neither a function nor an object or an unknown planted bug (both
+ * taken without a word), or an argument or environment variable with a NUL byte, which no process can be given (the
  * spawn's refusal failed the launch as if another attempt could do better).
  * `launchGroup` checks the other values itself.
  *
@@ -75,4 +78,7 @@ export function checkLaunchSpec(spec: LaunchSpec): void {
       shape: "{ termGraceMs, … }",
     });
   }
+  checkInspectOption("launchGroup", spec.inspect);
+  if (spec.plantedBugs !== undefined)
+    checkPlantedBugs("launchGroup: plantedBugs", spec.plantedBugs);
 }

@@ -60,6 +60,12 @@ describe("launchGroup's spec", () => {
       { timeouts: { loadTimeout: 60_000 } },
       "launchGroup: timeouts: unknown option loadTimeout; it takes loadTimeoutMs,",
     ],
+    // Each taken without a word: nothing inspected, no bug planted.
+    [
+      { inspect: 5 },
+      "launchGroup: inspect must be an XState inspection observer, a function of each inspection event or { next }, not 5",
+    ],
+    [{ plantedBugs: ["nope"] }, 'launchGroup: plantedBugs: unknown planted bug "nope"'],
   ])("refuses %o, a spec of the wrong shape, with a ConfigError", (bad, message) => {
     const launch = () => launchGroup({ ...ok, ...bad } as unknown as LaunchSpec);
     expect(launch).toThrow(ConfigError);
