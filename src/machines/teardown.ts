@@ -324,6 +324,12 @@ const survivorsIn = (context: TeardownContext, table: ProcView[]): Survivor[] =>
     .sort((a, b) => a.pid - b.pid)
     .map((proc) => ({ pid: proc.pid, state: proc.state }));
 
+/** Live processes of the deployment in a table that the sweep never signalled. */
+const unswept = (context: TeardownContext, table: ProcView[]): number[] =>
+  survivorsIn(context, table)
+    .map((survivor) => survivor.pid)
+    .filter((pid) => !context.swept.includes(pid));
+
 const describe = (survivors: Survivor[]): string =>
   survivors.map((survivor) => `${survivor.pid} (${survivor.state})`).join(", ");
 
@@ -487,9 +493,7 @@ export const teardownMachine = setup({
     hurried: ({ context }) => context.hurried,
     startedSinceSweep: ({ context, event }) =>
       context.sweepKills < MOST_SWEEP_KILLS &&
-      survivorsIn(context, (event as TableEvent).procs).some(
-        (survivor) => !context.swept.includes(survivor.pid),
-      ),
+      unswept(context, (event as TableEvent).procs).length > 0,
   },
   actions: {
     probe: enqueueActions(({ context, enqueue }, params: { scope: Scope }) => {
@@ -607,10 +611,8 @@ export const teardownMachine = setup({
           : `verify: still alive: ${describe(survivors)}`;
       enqueue.emit({ type: "effects", effects: [{ type: "step", text }] });
     }),
-    killAgain: enqueueActions(({ context, event, enqueue }) => {
-      const late = survivorsIn(context, (event as TableEvent).procs)
-        .map((survivor) => survivor.pid)
-        .filter((pid) => !context.swept.includes(pid));
+    noteStartedSinceSweep: enqueueActions(({ context, event, enqueue }) => {
+      const late = unswept(context, (event as TableEvent).procs);
       const text = `verify: ${list(late)} started after the sweep's KILL: KILL ${late.length === 1 ? "it" : "them"} too`;
       enqueue.emit({ type: "effects", effects: [{ type: "step", text }] });
     }),
@@ -683,7 +685,11 @@ export const teardownMachine = setup({
         TABLE: [
           { guard: "staleTable" },
           { guard: "nothingAlive", target: "verified", actions: "judge" },
-          { guard: "startedSinceSweep", target: "#teardown.sweep.kill", actions: "killAgain" },
+          {
+            guard: "startedSinceSweep",
+            target: "#teardown.sweep.kill",
+            actions: "noteStartedSinceSweep",
+          },
           { target: "unverified", actions: "judge" },
         ],
       },
