@@ -310,7 +310,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
         );
         return stopped.exitCode;
       }
-      say(`every rank exited 0`);
+      say(`every rank exited 0${leftRunning(exit.teardown.swept)}`);
       return 0;
     } catch (error) {
       // A teardown that could not be verified keeps the ranks' child handles and the lease's
@@ -395,6 +395,16 @@ function barrierLine({ readyRanks, exitedRanks }: BarrierPassed, world: number):
     return world === 1 ? "the rank is ready" : `all ${world} ranks ready`;
   const exited = `${rankList(exitedRanks)} exited 0 before the launcher saw a ready marker`;
   return readyRanks.length === 0 ? exited : `${exited}; ${rankList(readyRanks)} ready`;
+}
+
+/**
+ * The processes the teardown of a group whose ranks all exited 0 found still running and
+ * stopped (a helper a rank started and forgot; their stop took the sweep's grace), if any.
+ */
+function leftRunning(swept: readonly number[]): string {
+  if (swept.length === 0) return "";
+  const one = swept.length === 1;
+  return `; stopped ${swept.length} process${one ? "" : "es"} they left running: pid${one ? "" : "s"} ${swept.join(", ")}`;
 }
 
 /** How long the launcher lets its last log lines out before it exits over what still runs. */

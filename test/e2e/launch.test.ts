@@ -102,6 +102,27 @@ describe("baton launch", () => {
     expect(result.stderr).toContain("every rank exited 0");
   }, 60_000);
 
+  it("says which processes the ranks left running when every rank exited 0, and stops them", async () => {
+    const result = await startBaton([
+      "launch",
+      "--world",
+      "1",
+      "--state-dir",
+      tempDir(),
+      "--",
+      "/bin/sh",
+      "-c",
+      // A helper the rank started and forgot, in a session of its own.
+      "setsid sleep 30 </dev/null >/dev/null 2>&1 & exit 0",
+    ]).exit;
+    expect(result.code).toBe(0);
+    const left = /every rank exited 0; stopped 1 process they left running: pid (\d+)\n/.exec(
+      result.stderr,
+    );
+    expect(left, result.stderr).not.toBeNull();
+    expect(alive(Number(left?.[1]))).toBe(false);
+  }, 30_000);
+
   it("once its group ended, removes the logs of deployments that ended over a week ago beyond the newest 20, not the failed one's", async () => {
     const dir = tempDir();
     const old = endedDeployments(dir, KEEP_ENDED_DEPLOYMENTS, 30, Date.now());
