@@ -1081,7 +1081,10 @@ class LaunchedGroup implements RankGroup {
       DEPLOYMENT_BLOCKED: "",
       LAUNCH_FAILED: "",
       BARRIER_TIMEOUT: ` A rank is ready once it writes ${this.paths.dir}/rank-R.marker.json with phase "ready" (the baton rank library and examples/ranks/rank.py do); raise the load timeout (--load-timeout-ms, or timeouts.loadTimeoutMs) if loading takes longer.`,
-      RANK_FAILED: " The other ranks were stopped.",
+      RANK_FAILED:
+        this.worldSize === 1
+          ? ""
+          : ` The other rank${this.worldSize === 2 ? " was" : "s were"} stopped.`,
       RANK_LOST:
         " A rank rewrites its marker every heartbeat; one that stops doing so is hung or cut off, and the group was stopped.",
       LEASE_LOST: ` Ranks stop on their own once the launcher's lease is ${this.timeouts.leaseStaleMs} ms old, so the launcher stopped them first. Check that the state dir takes writes (disk full, quota, read-only, a network file system gone)${this.hosts.some((host) => host.kind === "ssh") ? " and that its ssh hosts answer" : ""}, then launch again.`,

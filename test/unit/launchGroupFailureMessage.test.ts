@@ -22,7 +22,7 @@ it("a rank failure whose teardown is not verified names both and quotes the rank
   const error = (await settle(group.wait())) as RankGroupError;
   expect(error.code).toBe("RANK_FAILED");
   expect(error.message).toMatch(
-    /rank 1 exited with code 3\. The other ranks were stopped\. The teardown that followed is not verified either: .* Its log is \/sim\/run\/dep-\w+\/rank-1\.log\. The last line of the log:\n {2}\| rank 1 gives up$/s,
+    /rank 1 exited with code 3\. The other rank was stopped\. The teardown that followed is not verified either: .* Its log is \/sim\/run\/dep-\w+\/rank-1\.log\. The last line of the log:\n {2}\| rank 1 gives up$/s,
   );
 });
 
@@ -41,7 +41,7 @@ it("a rank that exits 127 with env's own line says the command was not found, an
   expect(error.code).toBe("RANK_FAILED");
   expect(error.retryable).toBe(false);
   expect(error.message).toMatch(
-    /rank 0 exited with code 127\. The other ranks were stopped\. Exit code 127 is a shell's or env's "command not found": .*give its full path\. The log's last line, below, is the shell's or env's own\. Its log is .*\n {2}\| env: 'python9': No such file or directory$/s,
+    /rank 0 exited with code 127\. Exit code 127 is a shell's or env's "command not found": .*give its full path\. The log's last line, below, is the shell's or env's own\. Its log is .*\n {2}\| env: 'python9': No such file or directory$/s,
   );
 });
 
