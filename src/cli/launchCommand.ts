@@ -44,7 +44,8 @@ const TIME_LIMIT_EXIT_CODE = 124;
 export const LAUNCH_USAGE = `usage: baton launch --world N [--hosts H,…] [options] -- command [args…]
 
 Starts N ranks of the command, like torchrun, on this machine or on ssh hosts, and waits for
-them. Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+them. Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,
+GROUP_WORLD_SIZE (its host's index and the number of hosts, as torchrun's), MASTER_ADDR,
 MASTER_PORT (--master-port, or a free port), BATON_DEPLOYMENT, BATON_STATE_DIR and
 BATON_LAUNCHER_PID, and writes its output to STATE_DIR/DEPLOYMENT/rank-R.log here. Orphans
 of launchers that died are reaped first. Once the group has ended, the folders of this

@@ -97,7 +97,8 @@ const REAPER_CLAIM_WAITS = 100;
 /**
  * Launches a rank group, like torchrun: `worldSize` processes of `argv`, on this machine or,
  * per `hosts`, on ssh hosts, each the leader of its own process group, with `RANK`,
- * `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE` (counted per host), `MASTER_ADDR`
+ * `WORLD_SIZE`, `LOCAL_RANK`, `LOCAL_WORLD_SIZE` (counted per host), `GROUP_RANK` and
+ * `GROUP_WORLD_SIZE` (torchrun's node rank and count: hosts in the order of their first rank), `MASTER_ADDR`
  * (`127.0.0.1` when every rank is local), a free `MASTER_PORT`, `BATON_DEPLOYMENT`,
  * `BATON_STATE_DIR`, `BATON_LAUNCHER_PID`, `BATON_MARKER_HEARTBEAT_MS` and
  * `BATON_LEASE_STALE_MS`, and each rank's stdout and stderr appended to
@@ -139,6 +140,8 @@ class LaunchedGroup implements RankGroup {
   private readonly argv: [string, ...string[]];
   private readonly worldSize: number;
   private readonly hosts: readonly RankHost[];
+  /** The distinct hosts' specs, in the order of their first rank: `GROUP_RANK` is an index. */
+  private readonly hostGroups: readonly string[];
   private readonly masterAddr: string;
   /** The ssh hosts' sites by host spec, once opened; closed after a verified teardown. */
   private readonly sites = new Map<string, Location & { site: RemoteSite }>();
@@ -200,6 +203,7 @@ class LaunchedGroup implements RankGroup {
       );
     }
     this.hosts = hosts.map(parseRankHost);
+    this.hostGroups = [...new Set(this.hosts.map((host) => host.spec))];
     const first = this.hosts[0] as RankHost;
     this.masterAddr =
       spec.masterAddr ??
@@ -711,6 +715,8 @@ class LaunchedGroup implements RankGroup {
       WORLD_SIZE: String(this.worldSize),
       LOCAL_RANK: String(this.localRank(rank)),
       LOCAL_WORLD_SIZE: String(this.hosts.filter((other) => other.spec === host.spec).length),
+      GROUP_RANK: String(this.hostGroups.indexOf(host.spec)),
+      GROUP_WORLD_SIZE: String(this.hostGroups.length),
       MASTER_ADDR: this.masterAddr,
       MASTER_PORT: String(port),
       BATON_DEPLOYMENT: this.deployment,

@@ -80,6 +80,8 @@ describe("launchGroup", () => {
         WORLD_SIZE: "3",
         LOCAL_RANK: String(rank),
         LOCAL_WORLD_SIZE: "3",
+        GROUP_RANK: "0",
+        GROUP_WORLD_SIZE: "1",
         MASTER_ADDR: "127.0.0.1",
         BATON_DEPLOYMENT: group.deployment,
         BATON_STATE_DIR: group.dir.slice(0, group.dir.lastIndexOf("/")),
