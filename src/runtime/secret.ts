@@ -78,8 +78,16 @@ export async function readSecret(source: {
   env?: Readonly<Record<string, string | undefined>>;
 }): Promise<Uint8Array> {
   const { secretFile } = source;
-  if (secretFile !== undefined)
-    return decode(await readPrivateFile(secretFile), `secret file ${secretFile}`);
+  if (secretFile !== undefined) {
+    const text = await readPrivateFile(secretFile);
+    // Made by `touch`, or a copy that failed: what is there is of no help, what to put there is.
+    if (text.trim() === "") {
+      throw new ConfigError(
+        `secret file ${secretFile} is empty: it must hold the run's secret, as hex; copy the coordinator's there (the file in the baton worker command baton run prints), or, for baton run --secret-file, remove it and a new one is made`,
+      );
+    }
+    return decode(text, `secret file ${secretFile}`);
+  }
   const text = source.env?.[SECRET_ENV];
   if (text === undefined || text === "") {
     throw new ConfigError(

@@ -818,6 +818,12 @@ describe("the run secret", () => {
     await expect(readSecret({ secretFile: path })).rejects.toMatchObject({
       message: `secret file ${path} does not hold a hex secret (an even number of 0-9a-f digits)`,
     });
+    // An editor's line end is no secret, nor part of one; a file with nothing else says so.
+    writeFileSync(path, "\r\n", { mode: 0o600 });
+    await expect(readSecret({ secretFile: path })).rejects.toThrow(
+      `secret file ${path} is empty: it must hold the run's secret, as hex; copy the coordinator's there`,
+    );
+    await expect(keptSecret(path)).rejects.toThrow("or, for baton run --secret-file, remove it");
     await expect(readSecret({ env: { BATON_SECRET: "abcd" } })).rejects.toThrow(
       /^BATON_SECRET holds a secret of 2 bytes; a run secret has at least 16$/,
     );
