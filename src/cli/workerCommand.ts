@@ -219,7 +219,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
   const loaded = moduleSource(jobsPath);
   /** What this worker used, for the refusals that name it: to compare with `baton run`'s hint. */
   const setup: Readonly<Record<number, () => string>> = {
-    [CloseCode.authFailed]: () => secretFrom,
+    [CloseCode.authFailed]: () =>
+      joined
+        ? `${secretFrom}, with which it joined a run at this address before: a run started again has a new secret unless baton run is given --secret-file FILE, which keeps it`
+        : secretFrom,
     [CloseCode.codeMismatch]: () =>
       `this worker loaded ${resolve(jobsPath)}${changedSince(jobsPath, loaded) ? ", which has changed since (it or a local file it imports): start the worker again, to load it as it is now" : ""}`,
   };

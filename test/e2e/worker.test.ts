@@ -481,6 +481,21 @@ describe("baton worker", () => {
     expect(stderr).not.toContain("trying again");
   });
 
+  it("with --retry-for, refused (4001) by the run started again with a new secret, says so", async () => {
+    const { path, secret } = await writeSecretFile(tempDir());
+    // Its host's crash, as the worker sees it: the connection goes while a job runs.
+    const first = await startCoordinator([job("hang")], secret);
+    const waiting = worker(workerArgs(first.address, path, "--retry-for", "1m"));
+    await vi.waitFor(() => expect(first.running.size).toBe(1), { timeout: 20_000 });
+    await first.close();
+    await startCoordinator([job("double", 2)], nodeEntropy().bytes(32), false, first.address);
+    const { code, stderr } = await within(waiting.exit, 10_000, "the worker's exit");
+    expect(code).toBe(4);
+    expect(stderr).toContain(
+      `; this worker's secret was read from ${path}, with which it joined a run at this address before: a run started again has a new secret unless baton run is given --secret-file FILE, which keeps it\n`,
+    );
+  });
+
   it("on SIGTERM aborts the running job, which goes back to the coordinator, and exits 143", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     const hang = job("hang");
