@@ -69,9 +69,9 @@ Runs a graph of jobs and waits for it to finish.
   --connect HOST:PORT
                      the address workers on other machines reach this run at, when it is
                      not --listen's, such as login1:7000 for --listen 0.0.0.0:7000: each
-                     --slurm worker's --connect and the join command printed (default:
-                     --listen; for Slurm workers a wildcard host becomes this machine's
-                     host name)
+                     --slurm worker's --connect and the join command printed; only with
+                     --listen (default: --listen; for Slurm workers a wildcard host
+                     becomes this machine's host name)
   --secret-file FILE the secret workers prove, kept in this file (hex, chmod 600) for run
                      after run, and made when missing; with a fixed --listen, workers
                      started with baton worker --retry-for then join this run started again
@@ -212,6 +212,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   const abortGraceMs = durationFlag("--abort-grace", values["abort-grace"]);
   if (values.listen !== undefined) parseListenAddress(values.listen);
   checkConnect("", values.connect, "--connect");
+  // Without --listen the run listens on a free port of 127.0.0.1, which no --connect can name:
+  // its workers, local ones too, were sent there and failed until the pool gave up.
+  if (values.connect !== undefined && values.listen === undefined) {
+    throw new ConfigError(
+      `--connect ${values.connect} is where workers reach this run's --listen address by another name, and without --listen the run listens on a free port of 127.0.0.1: give --listen too, such as --listen 0.0.0.0:7000 with --connect login1:7000`,
+    );
+  }
   // Only worker processes get a secret file of the run's: one made for --in-process is lost.
   if (inProcess && values.listen !== undefined && values["secret-file"] === undefined) {
     throw new ConfigError(

@@ -492,6 +492,11 @@ describe.concurrent("baton run's refusals of bad usage", () => {
       ["--in-process", "--listen", "127.0.0.1:0", PIPELINE],
       "--in-process with --listen: a worker joins only with the run's secret",
     ],
+    // Workers sent to an address nothing listens at, local ones too, until the pool gave up.
+    [
+      ["--connect", "login1:7000", PIPELINE],
+      "baton run: --connect login1:7000 is where workers reach this run's --listen address by another name, and without --listen the run listens on a free port of 127.0.0.1: give --listen too",
+    ],
     [
       ["--keep-logs", "0", PIPELINE],
       '--keep-logs must be a whole number of runs from 1 to 10000, not "0" [CONFIG]',
