@@ -400,7 +400,7 @@ class WorkerSession implements JobReport {
         });
         return;
       }
-      case "welcome":
+      case "welcome": {
         if (!verifyCoordinatorProof(this.options.secret, this.nonce, this.proof, frame.proof)) {
           this.link.close(
             CloseCode.authFailed,
@@ -412,13 +412,21 @@ class WorkerSession implements JobReport {
         this.version = frame.protocol;
         this.maxFrameBytes = frame.maxFrameBytes;
         this.watchSilence(frame.heartbeatMs);
+        // An in-process worker's logger is bound to the run already: a key twice is a line
+        // some log pipelines refuse.
+        const bound = this.options.logger.bindings().run === frame.run;
         this.options.logger.debug(
-          { protocol: frame.protocol, run: frame.run, heartbeatMs: frame.heartbeatMs },
+          {
+            protocol: frame.protocol,
+            ...(!bound && { run: frame.run }),
+            heartbeatMs: frame.heartbeatMs,
+          },
           "welcomed",
         );
         this.options.onWelcome?.(frame.run);
         this.idleFrom();
         return;
+      }
       case "job":
         if (!this.welcomed) this.violation("a job frame before welcome");
         else if (this.running !== undefined) {
