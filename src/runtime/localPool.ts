@@ -398,7 +398,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     try {
       return containment.create(`${this.cgroup.name}/${name}`);
     } catch (error) {
-      this.note(slot, `${name} not contained: ${(error as Error).message}`);
+      this.poolLine(slot, `${name} not contained: ${(error as Error).message}`);
       return undefined;
     }
   }
@@ -422,7 +422,10 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
       strays = await emptyWorkerGroup({ pgid: pid, cgroup }, this.procs, this.clock, KILL_AFTER_MS);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      this.note(slot, `cannot look for processes ${name} (pid ${pid}) left in ${swept}: ${reason}`);
+      this.poolLine(
+        slot,
+        `cannot look for processes ${name} (pid ${pid}) left in ${swept}: ${reason}`,
+      );
       return;
     } finally {
       if (cgroup !== undefined) {
@@ -438,7 +441,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
           }`,
       )
       .join(", ");
-    this.note(slot, `${name} (pid ${pid}) had exited, leaving processes in ${swept}: ${each}`);
+    this.poolLine(slot, `${name} (pid ${pid}) had exited, leaving processes in ${swept}: ${each}`);
     this.emit("strays", {
       worker: name,
       pid,
@@ -448,18 +451,17 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     });
   }
 
-  /** A line of the pool's own in the slot's log, `[baton pool <time>] text`. */
+  /**
+   * A line of the pool's own in the slot's log, `[baton pool <time>] text`, let go when it
+   * cannot be written (a full disk): it is for whoever reads the log, the pool's events carry
+   * the same news, and a worker can still start (its output is dropped until there is room).
+   */
   private poolLine(slot: Slot, text: string): void {
     const when = new Date(this.clock.now()).toISOString();
-    appendFileSync(slot.logFile, `[baton pool ${when}] ${text}\n`, { mode: 0o600 });
-  }
-
-  /** {@link poolLine}, where a log that cannot be written is let go. */
-  private note(slot: Slot, text: string): void {
     try {
-      this.poolLine(slot, text);
+      appendFileSync(slot.logFile, `[baton pool ${when}] ${text}\n`, { mode: 0o600 });
     } catch {
-      // The line is for whoever reads the log; the pool's events carry the same news.
+      // Nothing more to do: see above.
     }
   }
 

@@ -6,7 +6,8 @@
  * removes the cgroups this process's pools made (where this machine contains them, as the
  * test machine does: each worker in a cgroup of its own).
  */
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -334,6 +335,28 @@ describe("startLocalPool", () => {
     expect(workers.pids()).toEqual([]);
     await workers.stop();
   });
+
+  it.skipIf(!existsSync("/dev/full"))(
+    "starts a worker when its log has no room for the pool's line (a full disk)",
+    async () => {
+      const logsDir = join(await tempDir(), "logs");
+      await mkdir(logsDir);
+      // Every write to /dev/full fails with ENOSPC; opening it to append, as spawn does, works.
+      await symlink("/dev/full", join(logsDir, "worker-1.log"));
+      const workers = startLocalPool({
+        argvFor: (name) => [process.execPath, FAKE_WORKER, name, "sleep"],
+        logsDir,
+        maxWorkers: 1,
+        procs,
+      });
+      pools.push(workers);
+
+      expect(workers.pids()).toHaveLength(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await settled(workers.failed)).toBe(false);
+      await workers.stop(0);
+    },
+  );
 
   it("refuses settings it cannot use", () => {
     const base = { argvFor: (): [string] => ["true"], logsDir: "/nonexistent", procs };
