@@ -415,16 +415,27 @@ export function createEngine(options: EngineOptions): Engine {
         let grace: unknown;
         /**
          * Once the run is cancelled (a `cancel()`, a throwing listener, `failFast`), a handler
-         * that ignores its AbortSignal must not hold it open for good.
+         * that ignores its AbortSignal must not hold it open for good, nor a result the store
+         * has no room for: each is said as what it is (a held result was said to be a job
+         * that did not stop, sending the user to look for a handler at fault).
          */
         const onCancelled = (reason: string) => {
           const graceMs = options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS;
           grace ??= clock.setTimeout(() => {
-            log.warn({ graceMs }, "running jobs did not stop after the cancel; shutting down");
-            coordinator.send({
-              type: "SHUTDOWN",
-              reason: `${reason}; the job did not stop within ${graceMs} ms of the cancel`,
-            });
+            const { running, storing } = board.counts();
+            const within = `within ${graceMs} ms of the cancel`;
+            const unstored = board.storeFull ? `${within}: the result store has no room` : within;
+            const why =
+              storing === 0
+                ? `the job did not stop ${within}`
+                : running === 0
+                  ? `its result could not be stored ${unstored}`
+                  : `the jobs running did not stop, and ${storing} result${storing === 1 ? "" : "s"} could not be stored, ${unstored}`;
+            log.warn(
+              { graceMs, running, storing },
+              "the run did not end within the cancel's grace; shutting down",
+            );
+            coordinator.send({ type: "SHUTDOWN", reason: `${reason}; ${why}` });
           }, graceMs);
         };
         const tracker = trackRun(run, board, clock, startedAt, log, onCancelled);

@@ -770,6 +770,27 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
     expect(readdirSync(join(store, "results")).length).toBeGreaterThan(0);
   });
 
+  it("a cancel while the store has no room says, after cancelGraceMs, that the held results could not be stored, not that a job did not stop", async () => {
+    const store = mkdtempSync(join(tmpdir(), "baton-full-"));
+    dirs.push(store);
+    const held = job("step", 1);
+    const waiting = job("step", 2, { after: [held] });
+    const run = createEngine({
+      jobs: { step: (n: number) => n },
+      workers: 1,
+      store,
+      files: filesFilling(() => true),
+      cancelGraceMs: 200,
+    }).run([waiting]);
+    run.on("store.full", () => run.cancel("terminated (SIGTERM)"));
+    const result = await run;
+    expect(result.get(held)).toMatchObject({ status: "cancelled", attempts: 1 });
+    expect(result.get(held).error?.message).toBe(
+      "terminated (SIGTERM); its result could not be stored within 200 ms of the cancel: the result store has no room",
+    );
+    expect(result.get(waiting)).toMatchObject({ status: "cancelled", attempts: 0 });
+  });
+
   it("a store that stays full stops the run with STORE_FULL, keeping what was stored for the rerun", async () => {
     const store = mkdtempSync(join(tmpdir(), "baton-full-"));
     dirs.push(store);
