@@ -61,7 +61,8 @@ export interface LockGraphOptions {
  * whose pids mean nothing here, when nobody renewed it for {@link LOCK_STALE_MS}. Otherwise
  * this is a {@link StoreError} `STORE_LOCKED` naming the holder's pid and host. A lock, or a
  * `DIR/run/` folder, of another user that this one may not read, make or remove is
- * `STORE_LOCK_DENIED` naming the file and its owner. A file in the way of `DIR/run/`, a
+ * `STORE_LOCK_DENIED` naming the file and its owner; a directory where the lock file belongs is
+ * `STORE_UNREADABLE` (it crashed the command with a bare `EISDIR`). A file in the way of `DIR/run/`, a
  * store that cannot be made (`STORE_NOT_WRITABLE`, whoever owns the folder above it), or one
  * that cannot be written, is a `StoreError` as well. A store a newer baton wrote (its format
  * marker) is `STORE_NEWER_FORMAT` before anything is made in it, the lock included.
@@ -234,6 +235,15 @@ async function lockFileError(
   action: "make" | "create" | "read" | "remove",
   error: unknown,
 ): Promise<unknown> {
+  if ((error as NodeJS.ErrnoException).code === "EISDIR") {
+    return new StoreError(
+      "STORE_UNREADABLE",
+      `cannot take the lock of ${lock.graph} on the result store ${lock.storeDir}: ${path} is a directory, where the lock file of that graph's runs belongs; remove it (rmdir ${path}) once no run of that graph uses the store, or give this run another --store`,
+      lock.storeDir,
+      path,
+      { cause: error },
+    );
+  }
   if (!isPermissionDenied(error)) return storeOpenError(lock.storeDir, error);
   // The file itself or, for one not made yet, the nearest folder above it that is there.
   let owned = path;

@@ -138,6 +138,19 @@ describe("lockGraph", () => {
     });
   });
 
+  it("a directory where the lock file belongs is a StoreError naming it, not a bare EISDIR", async () => {
+    const store = storeDir();
+    const first = await lockGraph(store, "g.graph.ts");
+    await first.release();
+    mkdirSync(first.path);
+    await expect(lockGraph(store, "g.graph.ts")).rejects.toMatchObject({
+      name: "StoreError",
+      code: "STORE_UNREADABLE",
+      path: first.path,
+      message: `cannot take the lock of ${join(process.cwd(), "g.graph.ts")} on the result store ${store}: ${first.path} is a directory, where the lock file of that graph's runs belongs; remove it (rmdir ${first.path}) once no run of that graph uses the store, or give this run another --store`,
+    });
+  });
+
   it("takes the lock of a graph module's real path: a run of it through a symbolic link is refused too", async () => {
     const store = storeDir();
     const graph = join(store, "..", "real.graph.ts");
