@@ -58,7 +58,15 @@ async function markedFormat(dir: string, files: Files): Promise<number | undefin
   try {
     text = await files.read(marker);
   } catch (error) {
-    throw storeReadError(dir, marker, error);
+    if ((error as NodeJS.ErrnoException).code !== "EISDIR")
+      throw storeReadError(dir, marker, error);
+    throw new StoreError(
+      "STORE_UNREADABLE",
+      `the result store ${dir} has a directory where its format marker ${marker} belongs (no baton made it); remove it (baton writes the marker again), or give this run another store (--store DIR)`,
+      dir,
+      marker,
+      { cause: error },
+    );
   }
   if (text === undefined || text === "") return undefined;
   const format = formatIn(text);

@@ -406,6 +406,15 @@ describe("ResultStore", () => {
         });
       }
     });
+
+    it("a directory where the marker belongs is a StoreError saying so, not that a stored result belongs there", async () => {
+      await mkdir(join(dir, "format.json"), { recursive: true });
+      await expect(open()).rejects.toMatchObject({
+        code: "STORE_UNREADABLE",
+        path: join(dir, "format.json"),
+        message: `the result store ${dir} has a directory where its format marker ${join(dir, "format.json")} belongs (no baton made it); remove it (baton writes the marker again), or give this run another store (--store DIR)`,
+      });
+    });
   });
 
   describe("corrupt entries", () => {
