@@ -11,16 +11,21 @@ const ADVICE: Readonly<Record<string, string>> = {
 
 /**
  * The error for a server that could not listen at `address`: a `ConfigError` saying what to
- * do, with the system's error as its cause.
+ * do, with the system's error as its cause. `server`, when given, names which of a command's
+ * servers it is, and the flag that set its address: a run listens for workers and may serve a
+ * dashboard, and a taken `--ui-port` was said as if it were `--listen`'s.
  *
  * @example
  * ```ts
  * server.once("error", (error) => reject(cannotListen("127.0.0.1:7000", error)));
  * // CONFIG: cannot listen at 127.0.0.1:7000: the port is in use; pick another, or port 0 for any free one
+ * cannotListen("127.0.0.1:8080", error, "the dashboard (--ui-port)");
+ * // CONFIG: the dashboard (--ui-port) cannot listen at 127.0.0.1:8080: the port is in use; …
  * ```
  */
-export function cannotListen(address: string, error: Error): ConfigError {
+export function cannotListen(address: string, error: Error, server?: string): ConfigError {
   const code = (error as NodeJS.ErrnoException).code;
   const why = (code !== undefined && ADVICE[code]) || error.message;
-  return new ConfigError(`cannot listen at ${address}: ${why}`, { cause: error });
+  const who = server === undefined ? "" : `${server} `;
+  return new ConfigError(`${who}cannot listen at ${address}: ${why}`, { cause: error });
 }

@@ -163,7 +163,9 @@ export class DashboardServer {
       maxPayload: 4096,
     });
     await new Promise<void>((resolve, reject) => {
-      http.once("error", (error) => reject(cannotListen(`127.0.0.1:${options.port ?? 0}`, error)));
+      http.once("error", (error) =>
+        reject(cannotListen(`127.0.0.1:${options.port ?? 0}`, error, "the dashboard (--ui-port)")),
+      );
       http.listen(options.port ?? 0, "127.0.0.1", () => resolve());
     });
     const server = new DashboardServer(http, sockets, token, assets, options);

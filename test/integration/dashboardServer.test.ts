@@ -78,6 +78,15 @@ describe("dashboard server", () => {
     server = undefined;
   });
 
+  it("says a taken port is the dashboard's (--ui-port), not the workers' (--listen)", async () => {
+    server = await DashboardServer.start();
+    const { port } = new URL(server.url);
+    await expect(DashboardServer.start({ port: Number(port) })).rejects.toMatchObject({
+      code: "CONFIG",
+      message: `the dashboard (--ui-port) cannot listen at 127.0.0.1:${port}: the port is in use; pick another, or port 0 for any free one`,
+    });
+  });
+
   it("answers a wrong or missing token with 403 and no data, over HTTP and WebSocket", async () => {
     server = await DashboardServer.start();
     server.push(0, { type: "run.started", run: "r1" });
