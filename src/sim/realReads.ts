@@ -2,6 +2,7 @@ import nodeCrypto from "node:crypto";
 import { syncBuiltinESMExports } from "node:module";
 import nodeOs from "node:os";
 import { ConfigError } from "../errors.ts";
+import { whereThrown } from "../runtime/userModule.ts";
 
 /**
  * The reads of the real clock and of real randomness that a simulation catches in your
@@ -27,8 +28,12 @@ export const REAL_READS = {
 /** One of `REAL_READS`: the API a handler called, as a person would write the call. */
 export type RealReadApi = keyof typeof REAL_READS;
 
-/** Told of every read made while trapped; it decides whether the read was a handler's. */
-type Listener = (api: RealReadApi) => void;
+/**
+ * Told of every read made while trapped, with `where` it was made (called at once, if at all:
+ * a stack is taken only for the read a listener keeps); it decides whether the read was a
+ * handler's.
+ */
+type Listener = (api: RealReadApi, where: () => string) => void;
 
 /** An own property of an object as it was before it was trapped (`undefined`: none). */
 interface Replaced {
@@ -60,7 +65,7 @@ let replaced: Replaced[] = [];
  */
 export function trapRealReads(listener: Listener): () => void {
   // A listener of its own, so that the same function trapped twice is released once each.
-  const own: Listener = (api) => listener(api);
+  const own: Listener = (api, where) => listener(api, where);
   listeners.add(own);
   if (listeners.size === 1) {
     try {
@@ -81,8 +86,27 @@ export function trapRealReads(listener: Listener): () => void {
   };
 }
 
-function note(api: RealReadApi): void {
-  for (const listener of listeners) listener(api);
+/** A function that stands in for a trapped one: where a stack of the read starts. */
+type Trap = (...args: never) => unknown;
+
+/** Tells every listener of a read of `api`, made by a call of `trap`. */
+function note(api: RealReadApi, trap: Trap): void {
+  const where = () => whereCalled(trap);
+  for (const listener of listeners) listener(api, where);
+}
+
+/**
+ * Where the call of `trap` was made: the first frame under it outside Node and node_modules,
+ * as ` (at file:line:column)`, so that a library's read (undici's `performance.now()` in a
+ * `fetch`) names the line of yours that called the library; "" when none is near.
+ */
+function whereCalled(trap: Trap): string {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 50;
+  const call: { stack?: string } = {};
+  Error.captureStackTrace(call, trap);
+  Error.stackTraceLimit = limit;
+  return whereThrown(call);
 }
 
 /** `method` of `target`, noting `api` on each call (or on each call `when` picks). */
@@ -93,10 +117,11 @@ function replaceMethod(
   when: (args: unknown[]) => boolean = () => true,
 ): void {
   const original = Reflect.get(target, key) as (...args: unknown[]) => unknown;
-  replace(target, key, function (this: unknown, ...args: unknown[]) {
-    if (when(args)) note(api);
+  const trap = function (this: unknown, ...args: unknown[]) {
+    if (when(args)) note(api, trap);
     return Reflect.apply(original, this, args);
-  });
+  };
+  replace(target, key, trap);
 }
 
 function replace(target: object, key: string, trap: unknown): void {
@@ -115,16 +140,15 @@ const synchronous = (args: unknown[]) => typeof args.at(-1) !== "function";
 function install(): void {
   const RealDate = Date;
   replaceMethod(RealDate, "now", "Date.now()");
-  const TrappedDate = new Proxy(RealDate, {
-    construct: (target, args, newTarget) => {
-      if (args.length === 0) note("new Date()");
-      return Reflect.construct(target, args, newTarget);
-    },
-    apply: (target, self, args) => {
-      note("Date()");
-      return Reflect.apply(target, self, args);
-    },
-  });
+  const construct = (target: DateConstructor, args: unknown[], newTarget: Trap) => {
+    if (args.length === 0) note("new Date()", construct);
+    return Reflect.construct(target, args, newTarget) as object;
+  };
+  const apply = (target: DateConstructor, self: unknown, args: unknown[]) => {
+    note("Date()", apply);
+    return Reflect.apply(target, self, args) as unknown;
+  };
+  const TrappedDate = new Proxy(RealDate, { construct, apply });
   replace(globalThis, "Date", TrappedDate);
   // A date's constructor is `Date` still (`value.constructor === Date`, as some libraries test).
   replace(RealDate.prototype, "constructor", TrappedDate);

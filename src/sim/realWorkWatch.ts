@@ -15,6 +15,8 @@ export interface RealRead {
   jobId: string;
   kind: string;
   api: RealReadApi;
+  /** Where the call was made in your code, as ` (at file:line:column)`; "" when not known. */
+  at: string;
 }
 
 /**
@@ -82,10 +84,10 @@ export class RealWorkWatch {
    */
   start(): void {
     // Trapped first: a trap refused (a frozen global) leaves the hook off.
-    this.release ??= trapRealReads((api) => {
+    this.release ??= trapRealReads((api, where) => {
       if (this.read !== undefined) return;
       const job = this.context.getStore();
-      if (job !== undefined) this.read = { ...job, api };
+      if (job !== undefined) this.read = { ...job, api, at: where() };
     });
     this.hook.enable();
   }
@@ -191,11 +193,11 @@ export function describeRealWork(type: string): string {
  *
  * @example
  * ```ts
- * describeRealRead({ jobId: "a1", kind: "stamp", api: "Date.now()" });
- * // "the handler of job a1 (stamp) called Date.now(), which reads the real clock: …"
+ * describeRealRead({ jobId: "a1", kind: "stamp", api: "Date.now()", at: " (at /app/sim.ts:4:9)" });
+ * // "the handler of job a1 (stamp) called Date.now() (at /app/sim.ts:4:9), which reads the real clock: …"
  * ```
  */
-export function describeRealRead({ jobId, kind, api }: RealRead): string {
+export function describeRealRead({ jobId, kind, api, at }: RealRead): string {
   const what =
     REAL_READS[api] === "now"
       ? "reads the real clock, not virtual time"
@@ -204,5 +206,5 @@ export function describeRealRead({ jobId, kind, api }: RealRead): string {
     REAL_READS[api] === "now"
       ? "the simulation tools' now (virtual ms) instead"
       : "the simulation tools' random (a number in [0, 1) drawn from the seed) instead, and build ids from it";
-  return `the handler of job ${jobId} (${kind}) called ${api}, which ${what}: what it gives differs from run to run, and so may what the handler does with it, and the trace with it. Use ${instead}`;
+  return `the handler of job ${jobId} (${kind}) called ${api}${at}, which ${what}: what it gives differs from run to run, and so may what the handler does with it, and the trace with it. Use ${instead}`;
 }

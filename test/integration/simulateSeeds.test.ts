@@ -148,8 +148,12 @@ describe("simulateSeeds", () => {
       simulateSeeds(1, 2, { workers: 2, modules: stamps, ranks: false }, { threads: 2 }),
     );
     expect(results.map((r) => r.violation?.message)).toEqual([
-      expect.stringMatching(/\(fetch\) called Date\.now\(\), which reads the real clock/),
-      expect.stringMatching(/\(fetch\) called Date\.now\(\), which reads the real clock/),
+      expect.stringMatching(
+        /\(fetch\) called Date\.now\(\) \(at .*simOwnStamps\.sim\.ts:10:\d+\), which reads the real clock/,
+      ),
+      expect.stringMatching(
+        /\(fetch\) called Date\.now\(\) \(at .*simOwnStamps\.sim\.ts:10:\d+\), which reads the real clock/,
+      ),
     ]);
     expect(Date.now).toBe(now);
   });

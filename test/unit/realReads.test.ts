@@ -144,6 +144,12 @@ describe("RealWorkWatch", () => {
     } finally {
       watch.stop();
     }
-    expect(watch.read).toEqual({ jobId: "j1", kind: "stamp", api: "Math.random()" });
+    // Where in the handler: the line of the read, under the trap's frames.
+    expect(watch.read).toEqual({
+      jobId: "j1",
+      kind: "stamp",
+      api: "Math.random()",
+      at: expect.stringMatching(/^ \(at .*realReads\.test\.ts:\d+:\d+\)$/),
+    });
   });
 });
