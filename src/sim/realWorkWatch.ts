@@ -61,6 +61,8 @@ export class RealWorkWatch {
   escaped: RealWork | undefined;
   /** The first read of the real clock or real randomness a handler made. */
   read: RealRead | undefined;
+  /** `read` was made before any work `escaped`. */
+  private readFirst = false;
   private release: (() => void) | undefined;
   private readonly context = new AsyncLocalStorage<{ jobId: string; kind: string }>();
   private readonly started = new Map<number, RealWork>();
@@ -87,7 +89,9 @@ export class RealWorkWatch {
     this.release ??= trapRealReads((api, where) => {
       if (this.read !== undefined) return;
       const job = this.context.getStore();
-      if (job !== undefined) this.read = { ...job, api, at: where() };
+      if (job === undefined) return;
+      this.read = { ...job, api, at: where() };
+      this.readFirst = this.escaped === undefined;
     });
     this.hook.enable();
   }
@@ -107,6 +111,18 @@ export class RealWorkWatch {
   get timerLeft(): RealWork | undefined {
     for (const work of this.started.values()) if (work.type === "Timeout") return work;
     return undefined;
+  }
+
+  /**
+   * The first of `escaped` and `read`: what the seed fails for. Both are often seen between two
+   * steps (a `fetch` reads `performance.now()`, then its connection lands), and the step's
+   * check named the work or the read as real time had it, one run in 20 the other.
+   */
+  get first(): { work: RealWork } | { read: RealRead } | undefined {
+    if (this.read !== undefined && (this.readFirst || this.escaped === undefined)) {
+      return { read: this.read };
+    }
+    return this.escaped && { work: this.escaped };
   }
 
   /** The job whose handler is running in the current async context, if any. */

@@ -456,16 +456,17 @@ class Simulation {
    * silently (a handler whose result carried a `randomUUID()` passed `--check-determinism`).
    */
   private checkRealWork(): void {
-    const escaped = this.realWork?.escaped;
-    if (escaped !== undefined) {
-      this.fail(
-        0,
-        `the handler of job ${escaped.jobId} (${escaped.kind}) started ${describeRealWork(escaped.type)}, whose callback ran when real time, not virtual time, said so: where it lands differs from run to run, and the trace with it. Wait with the simulation tools' sleep instead, and use their now and random rather than Date.now and Math.random`,
-      );
+    const first = this.realWork?.first;
+    if (first === undefined) return;
+    if ("read" in first) {
+      this.fail(0, describeRealRead(first.read));
       return;
     }
-    const read = this.realWork?.read;
-    if (read !== undefined) this.fail(0, describeRealRead(read));
+    const { work } = first;
+    this.fail(
+      0,
+      `the handler of job ${work.jobId} (${work.kind}) started ${describeRealWork(work.type)}, whose callback ran when real time, not virtual time, said so: where it lands differs from run to run, and the trace with it. Wait with the simulation tools' sleep instead, and use their now and random rather than Date.now and Math.random`,
+    );
   }
 
   /**

@@ -461,6 +461,27 @@ describe("simulate", () => {
     }
   });
 
+  it("names the first of a read and real work seen in one step, whichever real time landed first (a fetch reads the clock, then connects)", async () => {
+    const report = await simulate({
+      seed: 3,
+      graph: job("stamp", 1),
+      handlers: {
+        stamp: async () => {
+          const stamped = Date.now();
+          const landed = new Promise((resolve) => setTimeout(resolve, 1));
+          // The timer is due before the runner's next check: it fires first.
+          const due = performance.now() + 5;
+          while (performance.now() < due);
+          await landed;
+          return stamped;
+        },
+      },
+      faults: "none",
+      ranks: false,
+    });
+    expect(report.violation?.message).toMatch(/\(stamp\) called Date\.now\(\) \(at /);
+  });
+
   it("fails a seed whose handler reads the real clock or starts a real timer in an abort listener, naming the job (invariant 0)", async () => {
     // The engine aborts the signal where it stops the attempt: its listeners ran there, outside
     // the handler's context, and these seeds passed.
