@@ -30,7 +30,8 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
  * Refuses, with a `ConfigError` naming `where` and the option, the simulation options that
  * would give a false answer or none: options that are not an object, an unknown option (a typo such as `wrkers` ran on the
  * default 8), a seed that is not an unsigned 32-bit integer, jobs or workers or a world out of
- * `SIM_LIMITS`, `jobs` beside a graph of your own (which it does not size), a graph without
+ * `SIM_LIMITS`, `jobs` beside a graph of your own (which it does not size), a module's path as
+ * `graph` or `handlers` (`baton sim` takes paths; `simulate` what they export), a graph without
  * handlers (the drawn handlers ran it, and the engine said to add kinds "to the job module")
  * or handlers without a graph (they ran the drawn graph), handlers that are neither a job
  * module nor a function (what a module cannot run is `yourJobs`'s to say), `world` beside
@@ -61,6 +62,7 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
       `${where}: jobs sizes the drawn graph, and you gave a graph of your own: leave jobs out`,
     );
   }
+  refuseModulePaths(where, options);
   if ((options.graph === undefined) !== (options.handlers === undefined)) {
     throw new ConfigError(
       options.graph === undefined
@@ -101,6 +103,27 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
   }
   checkPlantedBugs(`${where}: plantedBugs`, options.plantedBugs ?? []);
   checkObservers(where, options);
+}
+
+/** What `graph` and `handlers` are, for a message that refuses a path given instead. */
+const MODULES = {
+  graph: "your jobs, made with job() (one, or a list)",
+  handlers: "your handlers, a job module or a function of the simulation's tools returning one",
+} as const;
+
+/**
+ * Refuses a module's path given as `graph` or `handlers`, as `baton sim GRAPH --handlers SIM`
+ * takes them: the graph's path was "graph[0] is "graph.ts", not a job", and the handlers' said
+ * "not string", neither saying to import the module.
+ */
+function refuseModulePaths(where: string, options: SimulateOptions): void {
+  for (const [name, what] of Object.entries(MODULES)) {
+    const path: unknown = options[name as keyof typeof MODULES];
+    if (typeof path !== "string") continue;
+    throw new ConfigError(
+      `${where}: ${name} is ${what}, not a module's path (${JSON.stringify(path)}): import the module and give its default export, ${name}: (await import(${JSON.stringify(path)})).default, or run baton sim GRAPH --handlers SIM with the paths`,
+    );
+  }
 }
 
 /** What each observer of `simulate` is called with, for its message. */

@@ -155,6 +155,14 @@ describe("simulate's options", () => {
       },
       `world draws rank groups, and ranks: false leaves them out: give one of them (${RULE})`,
     ],
+    [
+      { graph: "graph.ts", jobs: undefined, handlers: { fetch: one, parse: one } },
+      'graph is your jobs, made with job() (one, or a list), not a module\'s path ("graph.ts"): import the module and give its default export, graph: (await import("graph.ts")).default, or run baton sim GRAPH --handlers SIM with the paths',
+    ],
+    [
+      { graph: [graph], jobs: undefined, handlers: "./sim.ts" },
+      'handlers is your handlers, a job module or a function of the simulation\'s tools returning one, not a module\'s path ("./sim.ts"): import the module and give its default export, handlers: (await import("./sim.ts")).default',
+    ],
     [{ seed: -1 }, "seed must be a whole number from 0 to 4294967295, not -1"],
     [{ seed: 2 ** 32 }, "seed must be a whole number from 0 to 4294967295, not 4294967296"],
   ])("refuses %o with a ConfigError saying what to give", async (bad, message) => {
