@@ -18,6 +18,7 @@ export const REAL_READS = {
   "process.hrtime()": "now",
   "process.hrtime.bigint()": "now",
   "os.uptime()": "now",
+  "process.uptime()": "now",
   "Math.random()": "random",
   "crypto.randomUUID()": "random",
   "crypto.getRandomValues()": "random",
@@ -49,7 +50,7 @@ let replaced: Replaced[] = [];
 /**
  * Has `listener` told of every call of a `REAL_READS` API made in this thread until the
  * returned release is called. The first trap replaces the globals (`Date`, `Date.now`,
- * `performance.now`, `process.hrtime` and its `bigint`, `Math.random`, the global `crypto`'s
+ * `performance.now`, `process.hrtime` and its `bigint`, `process.uptime`, `Math.random`, the global `crypto`'s
  * methods, `node:crypto`'s exports and `node:os`'s `uptime`, named imports included); the
  * last release puts back what was there. Every call
  * still goes to the original and returns what it returns: a listener only notes it. Each
@@ -75,7 +76,7 @@ export function trapRealReads(listener: Listener): () => void {
       listeners.delete(own);
       restore();
       throw new ConfigError(
-        `simulate: cannot watch your handlers for reads of the real clock and randomness: ${(error as Error).message}. The simulation replaces Date, performance.now, process.hrtime, os.uptime, Math.random and crypto's random functions while it runs: leave them writable`,
+        `simulate: cannot watch your handlers for reads of the real clock and randomness: ${(error as Error).message}. The simulation replaces Date, performance.now, process.hrtime, process.uptime, os.uptime, Math.random and crypto's random functions while it runs: leave them writable`,
         { cause: error },
       );
     }
@@ -160,6 +161,7 @@ function install(): void {
   replaceMethod(process, "hrtime", "process.hrtime()");
   Object.defineProperty(process.hrtime, "bigint", { value: hrtime.bigint });
   replaceMethod(nodeOs, "uptime", "os.uptime()");
+  replaceMethod(process, "uptime", "process.uptime()");
   replaceMethod(Math, "random", "Math.random()");
   // The global crypto is node:crypto's webcrypto, whose getRandomValues node:crypto's calls:
   // trapping it traps both (and nanoid, which draws there).

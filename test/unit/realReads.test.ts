@@ -13,6 +13,7 @@ const ORIGINALS = () => ({
   hrtime: process.hrtime,
   hrtimeBigint: process.hrtime.bigint,
   uptime: nodeOs.uptime,
+  processUptime: process.uptime,
   namedUptime: uptime,
   random: Math.random,
   webUUID: globalThis.crypto.randomUUID,
@@ -36,6 +37,7 @@ describe("trapRealReads", () => {
       expect(process.hrtime()).toHaveLength(2);
       expect(process.hrtime.bigint()).toBeGreaterThan(0n);
       expect(nodeOs.uptime()).toBeGreaterThan(0);
+      expect(process.uptime()).toBeGreaterThan(0);
       expect(Math.random()).toBeLessThan(1);
       expect(crypto.randomUUID()).toMatch(/^[0-9a-f-]{36}$/);
       expect(crypto.getRandomValues(new Uint8Array(4))).toHaveLength(4);
@@ -54,6 +56,7 @@ describe("trapRealReads", () => {
       "process.hrtime()",
       "process.hrtime.bigint()",
       "os.uptime()",
+      "process.uptime()",
       "Math.random()",
       "crypto.randomUUID()",
       "crypto.getRandomValues()",
