@@ -280,7 +280,9 @@ class WsLink implements Link {
 }
 
 const remoteOf = (request: IncomingMessage) => {
-  const { remoteAddress = "unknown", remotePort } = request.socket;
+  const { remoteAddress, remotePort } = request.socket;
+  // A peer that closed before it was asked leaves a socket that no longer knows it.
+  if (remoteAddress === undefined) return "unknown (closed)";
   return `${remoteAddress.includes(":") ? `[${remoteAddress}]` : remoteAddress}:${remotePort}`;
 };
 

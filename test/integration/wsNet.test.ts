@@ -4,7 +4,7 @@
  * and what only a real network has: refused and unanswered connects, dropped connections.
  */
 import { createServer as createHttpServer } from "node:http";
-import { createServer, type Server, type Socket } from "node:net";
+import { connect, createServer, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import { ConfigError } from "../../src/errors.ts";
@@ -355,6 +355,25 @@ describe("wsNet", () => {
     expect(first.remote).toBe(listener.address.slice("ws://".length));
     expect(servers[0]!.remote).toMatch(/^127\.0\.0\.1:\d+$/);
     expect(servers[0]!.remote).not.toBe(servers[1]!.remote);
+  });
+
+  it("names the remote end of a connection whose peer reset it before it was taken 'unknown (closed)'", async () => {
+    const listener = await listen();
+    const remotes: string[] = [];
+    listener.onConnection((link) => remotes.push(link.remote));
+    const port = Number(new URL(listener.address).port);
+    const upgrade =
+      "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+    for (let i = 0; i < 10; i++) {
+      const socket = connect(port, "127.0.0.1", () => {
+        socket.write(upgrade);
+        socket.resetAndDestroy();
+      });
+      socket.on("error", () => {});
+    }
+    await vi.waitFor(() => expect(remotes).toHaveLength(10));
+    for (const remote of remotes) expect(remote).toMatch(/^(127\.0\.0\.1:\d+|unknown \(closed\))$/);
   });
 
   it("rejects a connection to a closed port with an error naming the address", async () => {
