@@ -413,8 +413,8 @@ class WorkerSession implements JobReport {
         this.maxFrameBytes = frame.maxFrameBytes;
         this.watchSilence(frame.heartbeatMs);
         // An in-process worker's logger is bound to the run already: a key twice is a line
-        // some log pipelines refuse.
-        const bound = this.options.logger.bindings().run === frame.run;
+        // some log pipelines refuse. (A caller's logger need not be pino's, with `bindings`.)
+        const bound = this.options.logger.bindings?.().run === frame.run;
         this.options.logger.debug(
           {
             protocol: frame.protocol,

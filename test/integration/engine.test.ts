@@ -1873,6 +1873,20 @@ describe("engine: what a job event says of the attempt", { timeout: 20_000 }, ()
     );
   });
 
+  it("runs with a caller's logger that has the methods baton calls and no more (not pino's bindings)", async () => {
+    const messages: string[] = [];
+    const write = (_: object, message?: string) => void messages.push(message ?? "");
+    const logger = { debug: write, info: write, warn: write, error: write, child: () => logger };
+    const engine = createEngine({
+      jobs: { double: (n: number) => n * 2 },
+      workers: 1,
+      logger: logger as unknown as pino.Logger,
+    });
+    const result = await engine.run([job("double", 21)]);
+    expect(result.get(job("double", 21)).value).toBe(42);
+    expect(messages).toContain("welcomed");
+  });
+
   it("names the in-process worker in the lines it writes to the caller's logger, its handlers' ctx.log among them", async () => {
     const lines: { msg: string; n?: number; worker?: string }[] = [];
     const twice: string[] = [];
