@@ -357,7 +357,8 @@ describe("baton status", () => {
 
   it("says how long a short run ran to a tenth of a second, not rounded down to whole seconds", async () => {
     const dir = await stateDir();
-    const now = Date.now();
+    // Half an hour short of three days ago, so a slow start of `baton status` still reads 2 d 23 h.
+    const started = Date.now() - 3 * 86_400_000 + 1_800_000;
     await mkdir(join(dir, "dep-short0000000"));
     await writeFile(
       deploymentPaths(dir, "dep-short0000000").outcome,
@@ -366,17 +367,17 @@ describe("baton status", () => {
         launcher: { pid: 4242, token: "t" },
         worldSize: 1,
         argv: ["python3", "train.py"],
-        startedAt: now - 3 * 86_400_000,
+        startedAt: started,
         ranks: [
           {
             rank: 0,
             host: "local",
             pid: 4243,
-            exit: { at: now - 3 * 86_400_000 + 2_794, code: 0 },
+            exit: { at: started + 2_794, code: 0 },
           },
         ],
         ended: {
-          at: now - 3 * 86_400_000 + 2_794,
+          at: started + 2_794,
           status: "succeeded",
           reason: "every rank exited 0",
         },
