@@ -330,7 +330,9 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
       jobs: { stuck: () => new Promise(() => {}), quick: () => "quick" },
       workers: inProcessPool({ count: 1, resources: {}, restartBudget: 2 }),
       leaseTimeoutMs: 200,
-      heartbeatMs: 50,
+      // The worker gives up on a coordinator silent for 4 pings (400 ms): well after the
+      // lease, even when a loaded machine stalls the process (at 50 ms, 4009 came first).
+      heartbeatMs: 100,
     });
     const stuck = job("stuck", null, { timeoutMs: 50, retries: 5 });
     const started = Date.now();
