@@ -2070,8 +2070,10 @@ console.log(JSON.stringify({ counts: result.counts, uncaught: [...uncaught] }));
     const child = spawnSync(
       process.execPath,
       ["--import", "tsx", "--input-type=module", "-e", script],
-      { encoding: "utf8", timeout: 10_000, killSignal: "SIGKILL" },
+      // tsx compiling baton's sources takes seconds on a loaded machine (10 s were too few).
+      { encoding: "utf8", timeout: 40_000, killSignal: "SIGKILL" },
     );
+    expect(child.signal).toBe(null);
     expect(child.stderr).toBe("");
     expect(JSON.parse(child.stdout)).toEqual({
       counts: { completed: 2, failed: 0, skipped: 0, cancelled: 0, cached: 0 },
