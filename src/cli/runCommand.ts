@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import type { InspectionEvent } from "xstate";
 import { ConfigError, PoolError, SlurmError, StoreError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
-import { checkConnect } from "../runtime/coordinatorAddress.ts";
+import { checkConnect, checkConnectListens } from "../runtime/coordinatorAddress.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import {
   endedLogsRetention,
@@ -212,13 +212,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const abortGraceMs = durationFlag("--abort-grace", values["abort-grace"]);
   if (values.listen !== undefined) parseListenAddress(values.listen);
   checkConnect("", values.connect, "--connect");
-  // Without --listen the run listens on a free port of 127.0.0.1, which no --connect can name:
-  // its workers, local ones too, were sent there and failed until the pool gave up.
-  if (values.connect !== undefined && values.listen === undefined) {
-    throw new ConfigError(
-      `--connect ${values.connect} is where workers reach this run's --listen address by another name, and without --listen the run listens on a free port of 127.0.0.1: give --listen too, such as --listen 0.0.0.0:7000 with --connect login1:7000`,
-    );
-  }
+  checkConnectListens(values.connect, values.listen, "baton run");
   // Only worker processes get a secret file of the run's: one made for --in-process is lost.
   if (inProcess && values.listen !== undefined && values["secret-file"] === undefined) {
     throw new ConfigError(

@@ -5,6 +5,7 @@ import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../machines/connection.ts";
 import { DEFAULT_LEASE_TIMEOUT_MS } from "../machines/jobBoard.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { checkConnectListens } from "./coordinatorAddress.ts";
 import type { EngineOptions } from "./engine.ts";
 import { checkInspectOption } from "./guardInspect.ts";
 import { isWithin } from "./isWithin.ts";
@@ -223,6 +224,9 @@ export function checkEngineOptions(options: EngineOptions): void {
     throw new ConfigError(
       "createEngine: storeReadOnly reuses a store's results and force reuses none, so together they keep and reuse nothing: leave out store, storeReadOnly and force for that",
     );
+  }
+  if (typeof workers === "object" && "start" in workers) {
+    checkConnectListens(workers.connect, options.listen, "createEngine");
   }
   // Worker processes need the run's own files (a secret in run/, their logs), which a store
   // only read must not get; in-process workers need none.

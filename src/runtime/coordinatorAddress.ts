@@ -53,6 +53,46 @@ export function checkConnect(where: string, connect: unknown, name = "connect"):
   }
 }
 
+/** How `connect` and `listen` are named where they are given: `baton run`'s flags or createEngine's options. */
+const CONNECT_NAMING = {
+  "baton run": {
+    connect: "--connect",
+    listen: "--listen",
+    example: "--listen 0.0.0.0:7000 with --connect login1:7000",
+  },
+  createEngine: {
+    connect: "createEngine: the pool's connect",
+    listen: "listen",
+    example:
+      'createEngine({ listen: "0.0.0.0:7000", workers: localPool({ connect: "login1:7000", … }) })',
+  },
+} as const;
+
+/**
+ * Refuses a `connect` (the address workers reach the coordinator at by another name) without
+ * a `listen`: the coordinator then listens on a free port of 127.0.0.1, which no `connect`
+ * names, and every worker, the pool's own local ones too, was sent to `connect` and failed to
+ * join until the pool gave up. `where` says how the two are named in the message: `baton run`'s
+ * `--connect` and `--listen`, or createEngine's `listen` and its pool's `connect`.
+ *
+ * @example
+ * ```ts
+ * checkConnectListens("login1:7000", undefined, "createEngine");
+ * // ConfigError: createEngine: the pool's connect login1:7000 is where workers reach this run's listen address by another name, …
+ * ```
+ */
+export function checkConnectListens(
+  connect: string | undefined,
+  listen: string | undefined,
+  where: keyof typeof CONNECT_NAMING,
+): void {
+  if (connect === undefined || listen !== undefined) return;
+  const naming = CONNECT_NAMING[where];
+  throw new ConfigError(
+    `${naming.connect} ${connect} is where workers reach this run's ${naming.listen} address by another name, and without ${naming.listen} the run listens on a free port of 127.0.0.1: give ${naming.listen} too, such as ${naming.example}`,
+  );
+}
+
 /**
  * The `--connect` a pool gives each of its workers: `connect` when given (checked by
  * {@link checkConnect} when the pool was made), else `address`, where the coordinator listens.

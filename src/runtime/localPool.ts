@@ -586,7 +586,7 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
    * as `0.0.0.0:7400` and a function `command`, whose workers may run elsewhere, this
    * machine's host name with that port, `os.hostname()`; give another when the workers reach
    * this machine by another name, `build1.example.com:7400`). Port 0 and a wildcard host are refused
-   * when the pool is made. Taken without `command` too: workers here may connect through a
+   * when the pool is made, and `connect` without `createEngine`'s `listen` by `createEngine`. Taken without `command` too: workers here may connect through a
    * name or another of this machine's addresses.
    */
   connect?: string | undefined;
@@ -660,6 +660,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
     offers: count === 0 || resources === undefined ? [] : [resources],
     remote: true,
     jobsModule: options.jobsModule,
+    connect: options.connect,
     start(context: PoolStart): RunningPool {
       if (count === 0) return { failed: new Promise(() => {}), stop: async () => {} };
       const inEnv = options.secretIn === "env";

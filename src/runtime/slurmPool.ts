@@ -69,7 +69,8 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
    * worker's `--connect` (default: the address it listens on, and for a wildcard `listen`
    * such as `0.0.0.0:7000`, which no node reaches, this machine's host name with that port,
    * `os.hostname()`; give another when the nodes reach it by another name, `login1.ib:7000`).
-   * Port 0 and a wildcard host are refused when the pool is made.
+   * Port 0 and a wildcard host are refused when the pool is made, and `connect` without
+   * `createEngine`'s `listen` by `createEngine`.
    */
   connect?: string | undefined;
   /** How often the queue is read and the pool rescaled (default 1000 ms). */
@@ -193,6 +194,7 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
         .join(", ")} }`,
     remote: true,
     jobsModule: options.jobsModule,
+    connect: options.connect,
     start: (context) => startSlurmPool(options, context),
   };
 }

@@ -90,5 +90,10 @@ export interface WorkerPool {
    * does, so that its workers are not refused as running other code.
    */
   readonly jobsModule?: string | undefined;
+  /**
+   * The address its workers are sent to instead of the one the coordinator listens at
+   * (`localPool`'s and `slurmPool`'s `connect`): the engine then needs its own `listen`.
+   */
+  readonly connect?: string | undefined;
   start(context: PoolStart): RunningPool;
 }

@@ -212,6 +212,18 @@ describe("createEngine's options", () => {
     expect(() => createEngine({ jobs, storeReadOnly: true, store: ".baton" })).not.toThrow();
   });
 
+  it("refuses a pool's connect without listen, where no connect names the port it listens on, as baton run does", () => {
+    const jobsModule = fileURLToPath(new URL("../fixtures/worker.jobs.ts", import.meta.url));
+    const elsewhere = localPool({ jobsModule, connect: "login1:7000" });
+    expect(() => createEngine({ jobs, workers: elsewhere })).toThrow(
+      new ConfigError(
+        `createEngine: the pool's connect login1:7000 is where workers reach this run's listen address by another name, and without listen the run listens on a free port of 127.0.0.1: give listen too, such as createEngine({ listen: "0.0.0.0:7000", workers: localPool({ connect: "login1:7000", … }) })`,
+      ),
+    );
+    expect(() => createEngine({ jobs, workers: elsewhere, listen: "0.0.0.0:7000" })).not.toThrow();
+    expect(() => createEngine({ jobs, workers: localPool({ jobsModule }) })).not.toThrow();
+  });
+
   it("takes an inProcessPool with defaults, and refuses one of no workers, which waited for good", async () => {
     expect(() => inProcessPool({ count: 0 })).toThrow(
       "inProcessPool: count must be a whole number of 1 or more, not 0",
