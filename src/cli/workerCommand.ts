@@ -269,7 +269,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   /** Attempts since `lostAt`, for the backoff. */
   let attempts = 0;
   /** Jobs run to a result over every connection so far. */
-  let jobsRun = 0;
+  let jobsFinished = 0;
   let joined = false;
   const onWelcome = (run: string) => {
     // A worker that said it was trying says when it got through.
@@ -313,8 +313,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
       }
       const exit = await outcome;
       link = undefined;
-      if (!(exit instanceof Error)) jobsRun += exit.jobsRun;
-      const jobsHere = `${jobsRun} job${jobsRun === 1 ? "" : "s"} here`;
+      if (!(exit instanceof Error)) jobsFinished += exit.jobsFinished;
+      const jobsHere = `${jobsFinished} job${jobsFinished === 1 ? "" : "s"} finished here`;
       if (!(exit instanceof Error) && exit.broken !== undefined) {
         say(
           `left the run at ${address} after ${jobsHere}, the last failed: ${exit.broken}. A new worker would fail so too; put the job module back as it was when the run started, or start the run again (results already stored are reused)`,

@@ -129,8 +129,12 @@ export interface WorkerOptions {
 export interface WorkerExit {
   code: number;
   reason: string;
-  /** Jobs this worker ran to a result. */
-  jobsRun: number;
+  /**
+   * Jobs this worker finished: their handlers completed or failed. Not counted: a job a cancel
+   * aborted (the run stopping, a timeout), nor one that stopped to wait for the jobs it needs
+   * (it runs again once they are done).
+   */
+  jobsFinished: number;
   /**
    * Settles once the job that was running when the connection ended has stopped (its handler
    * aborted and returned, or its thread ended); settled already when none was running. A
@@ -204,7 +208,7 @@ function positiveMs(name: string, value: number | undefined, otherwise: string):
 }
 
 class WorkerSession implements JobReport {
-  jobsRun = 0;
+  jobsFinished = 0;
   private nonce = "";
   private proof = "";
   private welcomed = false;
@@ -212,6 +216,8 @@ class WorkerSession implements JobReport {
   private ended = false;
   /** The id of the job running now. */
   private running: string | undefined;
+  /** The id of the running job the coordinator cancelled: its result is not counted finished. */
+  private cancelled: string | undefined;
   /** Settles `WorkerExit.jobStopped`: set when the session ends under a running job. */
   private stoppedJob: () => void = () => {};
   private readonly runner: JobRunner;
@@ -267,7 +273,7 @@ class WorkerSession implements JobReport {
     this.resolve({
       code,
       reason,
-      jobsRun: this.jobsRun,
+      jobsFinished: this.jobsFinished,
       jobStopped,
       idle: this.leaving === "idle",
       ...(this.leaving === "broken" && { broken: this.runner.broken }),
@@ -435,6 +441,7 @@ class WorkerSession implements JobReport {
         return;
       case "cancel":
         if (this.running === frame.job) {
+          this.cancelled = frame.job;
           this.runner.abort(frame.reason ?? `job ${frame.job} was cancelled by the coordinator`);
         }
         return;
@@ -455,7 +462,8 @@ class WorkerSession implements JobReport {
   done(result: ResultFrame): void {
     this.running = undefined;
     this.stoppedJob();
-    this.jobsRun++;
+    if (result.status !== "blocked" && this.cancelled !== result.job) this.jobsFinished++;
+    this.cancelled = undefined;
     this.sendResult(result);
     const { broken } = this.runner;
     if (broken === undefined) this.idleFrom();

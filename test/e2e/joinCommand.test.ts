@@ -146,10 +146,10 @@ describe("the join command baton run --workers 0 prints", () => {
     const workerExit = await within(worker.exit, 10_000, "the worker's exit");
     expect(workerExit.code).toBe(0);
     expect(workerExit.stderr).toMatch(
-      /stopped this worker \(the run is finished\) after (\d+) jobs here$/m,
+      /stopped this worker \(the run is finished\) after (\d+) jobs finished here$/m,
     );
     // Its count covers both runs: the jobs before the kill and the rest.
-    const [, ran] = /after (\d+) jobs here/.exec(workerExit.stderr)!;
+    const [, ran] = /after (\d+) jobs finished here/.exec(workerExit.stderr)!;
     expect(Number(ran)).toBe(readdirSync(calls).length);
     // The run kept the file and what it holds, for the next run and its workers.
     expect(readFileSync(secretFile, "utf8")).toBe(kept);

@@ -152,7 +152,7 @@ describe("baton worker", () => {
     expect(coordinator.record(total)).toMatchObject({ state: "completed", value: 42 });
     expect(coordinator.record(env)).toMatchObject({ state: "completed", value: "absent" });
     expect(stderr).toContain(
-      `baton worker: the coordinator at ${coordinator.address} stopped this worker (the run is finished) after 4 jobs here\n`,
+      `baton worker: the coordinator at ${coordinator.address} stopped this worker (the run is finished) after 4 jobs finished here\n`,
     );
     expect(argv).toContain(path);
     for (const text of [stdout, stderr, argv.join(" ")]) expect(text).not.toContain(hex(secret));

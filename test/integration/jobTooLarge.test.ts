@@ -57,7 +57,7 @@ describe("a job frame over the worker's limit", () => {
     await coordinator.finished;
     const exit = await exited;
     expect(exit.code).toBe(CloseCode.normal);
-    expect(exit.jobsRun).toBe(3);
+    expect(exit.jobsFinished).toBe(3);
     expect(coordinator.record(small).state).toBe("completed");
     for (const [spec, attempts] of [
       [big, 2],

@@ -796,7 +796,7 @@ describe("an abusive client is closed with the documented code and reason; the r
     await h.finish();
     const tookMs = Date.now() - joinedAt;
     expect(tookMs).toBeLessThan(helloTimeoutMs / 2);
-    expect(worker.exit?.jobsRun).toBe(5);
+    expect(worker.exit?.jobsFinished).toBe(5);
     const closes = await within(
       Promise.all(idle.map(({ client }) => client.closed)),
       helloTimeoutMs + 5_000,
@@ -1017,7 +1017,7 @@ async function aLateWorkerStillGetsWork(h: Harness): Promise<void> {
   const late = h.startWorker("legit-2");
   await vi.waitFor(() => expect(h.board().toJSON()).toMatchObject({ waiting: 1 }));
   await h.finish();
-  expect(late.exit!.jobsRun).toBeGreaterThanOrEqual(1);
+  expect(late.exit!.jobsFinished).toBeGreaterThanOrEqual(1);
 }
 
 describe("generated frames (fast-check) never crash the coordinator", () => {

@@ -61,7 +61,7 @@ describe("a worker's silence watchdog, on real sockets", () => {
     expect(exit).toMatchObject({
       code: CloseCode.coordinatorSilent,
       reason: `no frame or ping from the coordinator for ${LIMIT_MS} ms; it may have crashed or the network dropped the connection`,
-      jobsRun: 0,
+      jobsFinished: 0,
     });
     // Not before the limit; and without waiting for the close handshake (`ws` would wait 30 s).
     expect(waited).toBeGreaterThanOrEqual(LIMIT_MS - 5);
@@ -75,7 +75,7 @@ describe("a worker's silence watchdog, on real sockets", () => {
     const reason =
       "no welcome from the coordinator within 300 ms of connecting; is the address a baton coordinator's, and is it overloaded?";
     const exit = await startWorker(server.address, secret, "w-1", 300);
-    expect(exit).toMatchObject({ code: CloseCode.coordinatorSilent, reason, jobsRun: 0 });
+    expect(exit).toMatchObject({ code: CloseCode.coordinatorSilent, reason, jobsFinished: 0 });
     expect(exit.afterMs).toBeGreaterThanOrEqual(295);
     expect(exit.afterMs).toBeLessThan(1_800);
     expect(await server.closed).toEqual({ code: CloseCode.coordinatorSilent, reason });
@@ -110,7 +110,7 @@ describe("a worker's silence watchdog, on real sockets", () => {
       startWorker(coordinator.address, secret, "w-2"),
     ]);
     expect(exits.map((exit) => exit.code)).toEqual([CloseCode.normal, CloseCode.normal]);
-    expect(exits.map((exit) => exit.jobsRun).sort()).toEqual([0, 1]);
+    expect(exits.map((exit) => exit.jobsFinished).sort()).toEqual([0, 1]);
     for (const exit of exits) expect(exit.afterMs).toBeGreaterThan(napMs);
   });
 });

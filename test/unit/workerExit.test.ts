@@ -53,6 +53,34 @@ describe("a worker's exit", () => {
     await jobStopped;
   });
 
+  it("counts as finished the jobs that completed or failed, not one a cancel aborted", async () => {
+    const jobs = loadJobs({
+      quick: () => 1,
+      broken: () => {
+        throw new Error("no");
+      },
+      // Ends when its job is cancelled, as a handler that heeds its AbortSignal does.
+      heeds: (_: null, ctx: JobContext) =>
+        new Promise((_resolve, reject) =>
+          ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+        ),
+    });
+    const { end, exit } = await handDrivenWorker(jobs);
+    await until(() => end.welcomed);
+    const results = () => end.frames.filter((frame) => frame.type === "result").length;
+    for (const [i, kind] of ["quick", "broken", "heeds"].entries()) {
+      end.link!.send(
+        JSON.stringify({ type: "job", id: `j${i}`, kind, input: null, deps: {}, attempt: 1 }),
+      );
+      if (kind !== "heeds") await until(() => results() === i + 1);
+    }
+    await new Promise((r) => setTimeout(r, 10));
+    end.link!.send(JSON.stringify({ type: "cancel", job: "j2", reason: "the run was stopped" }));
+    await until(() => results() === 3);
+    end.link!.close(1000, "run finished");
+    expect((await exit).jobsFinished).toBe(2);
+  });
+
   it("has jobStopped settled already when no job was running", async () => {
     const { end, exit } = await handDrivenWorker(loadJobs({ idle: () => null }));
     await until(() => end.welcomed);
@@ -85,8 +113,8 @@ describe("a worker's exit", () => {
     await until(() => started);
     stop.abort("the run is over");
     // Settled without the coordinator's end doing anything: no answer to the close is needed.
-    const { code, reason, jobsRun } = await exit;
-    expect([code, reason, jobsRun]).toEqual([1001, "the run is over", 0]);
+    const { code, reason, jobsFinished } = await exit;
+    expect([code, reason, jobsFinished]).toEqual([1001, "the run is over", 0]);
     expect(aborted).toBe(true);
     await until(() => end.closes.length === 1);
     expect(end.closes[0]).toEqual([1001, "the run is over"]);
@@ -129,7 +157,7 @@ describe("a worker's exit", () => {
       reason: "worker w-1 leaving: the job module jobs.mjs no longer loads",
       idle: false,
       broken: "the job module jobs.mjs no longer loads",
-      jobsRun: 1,
+      jobsFinished: 1,
     });
     expect(end.frames).toEqual([
       {

@@ -109,7 +109,7 @@ async function expectGivesUpAt(
   await advance(w.clock, limitMs - 1);
   expect(w.exit()).toBeUndefined();
   await advance(w.clock, 1);
-  expect(w.exit()).toMatchObject({ code: CloseCode.coordinatorSilent, reason, jobsRun: 0 });
+  expect(w.exit()).toMatchObject({ code: CloseCode.coordinatorSilent, reason, jobsFinished: 0 });
   await drain();
   expect(w.closes).toEqual([[CloseCode.coordinatorSilent, reason]]);
   expect(w.clock.pending).toBe(0);
@@ -205,7 +205,7 @@ describe("the worker's silence watchdog", () => {
     expect(w.exit()).toMatchObject({
       code: CloseCode.normal,
       reason: "the run is finished",
-      jobsRun: 0,
+      jobsFinished: 0,
     });
     expect(w.clock.pending).toBe(0);
   });
@@ -246,7 +246,7 @@ describe("the worker's idle exit", () => {
     expect(w.exit()).toBeUndefined();
     await advance(w.clock, 5);
     expect(w.closes).toEqual([[CloseCode.goingAway, leaving(60_000)]]);
-    expect(w.exit()).toMatchObject({ code: CloseCode.goingAway, idle: true, jobsRun: 0 });
+    expect(w.exit()).toMatchObject({ code: CloseCode.goingAway, idle: true, jobsFinished: 0 });
     expect(w.clock.pending).toBe(0);
   });
 
@@ -263,7 +263,7 @@ describe("the worker's idle exit", () => {
     await advance(w.clock, 999);
     expect(w.exit()).toBeUndefined();
     await advance(w.clock, 1);
-    expect(w.exit()).toMatchObject({ code: CloseCode.goingAway, idle: true, jobsRun: 1 });
+    expect(w.exit()).toMatchObject({ code: CloseCode.goingAway, idle: true, jobsFinished: 1 });
   });
 
   it("runs no job sent as it leaves: the close gives it back to the coordinator", async () => {
@@ -277,7 +277,7 @@ describe("the worker's idle exit", () => {
     expect(w.started).toEqual([]);
     expect(w.frames).toEqual([]);
     expect(w.closes).toEqual([[CloseCode.goingAway, leaving(1_000)]]);
-    expect(w.exit()).toMatchObject({ idle: true, jobsRun: 0 });
+    expect(w.exit()).toMatchObject({ idle: true, jobsFinished: 0 });
   });
 
   it("stays for good without idleExitMs", async () => {
