@@ -117,6 +117,26 @@ export class ConfigError extends BatonError {
 }
 
 /**
+ * A program that could not be run: not there (`shellCode` 127, as a shell exits for "command
+ * not found") or there but not executable — a directory, no x bit, a `#!` interpreter that is
+ * not executable (126). `baton launch` exits with `shellCode` when a rank's command is one.
+ *
+ * @example
+ * ```ts
+ * const error = new ProgramNotRunError('cannot start "trainn": no program trainn on PATH', 127);
+ * process.exitCode = error.shellCode; // 127
+ * ```
+ */
+export class ProgramNotRunError extends ConfigError {
+  constructor(
+    message: string,
+    readonly shellCode: 126 | 127,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * A listener on a `Run` (`job`, `progress`, `job.progress`, `listening`, `store.reading`)
  * threw. The run is cancelled (results already stored stay stored) and rejects with this
  * error once its workers have stopped; `event` names the event, `cause` is what was thrown.
@@ -375,7 +395,10 @@ export class RankGroupError extends BatonError {
     readonly details: {
       /** The rank at fault. */
       rank?: number | undefined;
-      /** The exit code a launcher should exit with: the rank's code, or 128 + its signal. */
+      /**
+       * The exit code a launcher should exit with: the rank's code, or 128 + its signal; for a
+       * rank whose program could not be run, a shell's 127 (not there) or 126 (not executable).
+       */
       exitCode?: number | undefined;
       /** The rank's log file. */
       logFile?: string | undefined;

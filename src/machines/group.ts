@@ -18,6 +18,11 @@ export interface GroupFailure {
   exit?: { code: number | null; signal: string | null };
   /** `false` when another launch would fail the same way (a rank's program is not there). */
   retryable?: false;
+  /**
+   * For LAUNCH_FAILED, when a rank's program could not be run: the code a shell exits with
+   * for it, 127 (not there) or 126 (not executable).
+   */
+  shellCode?: 126 | 127;
 }
 
 /** Events of a group: what the runtime did or observed, and its own barrier timer. */
@@ -25,8 +30,8 @@ export type GroupEvent =
   | { type: "REAPED" }
   | { type: "REAP_FAILED"; failure: GroupFailure }
   | { type: "LAUNCHED" }
-  /** `retryable: false` when another launch would fail the same way. */
-  | { type: "LAUNCH_FAILED"; message: string; retryable?: false }
+  /** `retryable: false` when another launch would fail the same way; `shellCode` as GroupFailure's. */
+  | { type: "LAUNCH_FAILED"; message: string; retryable?: false; shellCode?: 126 | 127 }
   | { type: "RANK_READY"; rank: number }
   | { type: "RANK_EXITED"; rank: number; code: number | null; signal: string | null }
   | { type: "RANK_LOST"; rank: number; reason: string }
@@ -262,6 +267,7 @@ export const groupMachine = setup({
               code: "LAUNCH_FAILED",
               message: event.message,
               ...(event.retryable === false && { retryable: false as const }),
+              ...(event.shellCode !== undefined && { shellCode: event.shellCode }),
             }),
           },
         },

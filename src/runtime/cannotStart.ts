@@ -8,7 +8,7 @@ import {
   statSync,
 } from "node:fs";
 import { delimiter, resolve } from "node:path";
-import { ConfigError } from "../errors.ts";
+import { ConfigError, ProgramNotRunError } from "../errors.ts";
 
 /**
  * The error of a `spawn` that gave no process, saying why. Node tells the errno only on the
@@ -18,8 +18,9 @@ import { ConfigError } from "../errors.ts";
  * `interpreterProblem`); or else, with the program there, the system refused
  * another process (EAGAIN): this user's limit on processes (`ulimit -u`, read from
  * `/proc/self/limits`), reached by a large world size, or the machine's memory or pids.
- * A working directory or a program that is not there is a `ConfigError`: starting it again
- * fails the same way (a rank job that meets one is not retried). A refused process is an
+ * A working directory or a program that is not there is a `ConfigError` (for the program, a
+ * `ProgramNotRunError` with the code a shell exits with): starting it again fails the same
+ * way (a rank job that meets one is not retried). A refused process is an
  * `Error`: it may start once other processes have ended.
  *
  * @example
@@ -40,11 +41,19 @@ export function cannotStart(
     );
   }
   const problem = programProblem(command, cwd, path);
-  if (problem !== undefined) return new ConfigError(`${what}: ${problem}`);
+  if (problem !== undefined)
+    return new ProgramNotRunError(`${what}: ${problem.says}`, problem.shellCode);
   const limit = processLimit();
   return new Error(
     `${what}: the system refused another process${limit === undefined ? "" : ` (this user may run at most ${limit} processes and threads: ulimit -u)`}, or is out of memory; start fewer processes (a smaller world), or raise the limit`,
   );
+}
+
+/** What keeps exec from running a program, and the code a shell exits with for it. */
+interface ProgramProblem {
+  says: string;
+  /** 127 when it (or its `#!` interpreter) is not there, 126 when it cannot be executed. */
+  shellCode: 126 | 127;
 }
 
 /**
@@ -58,14 +67,16 @@ function programProblem(
   command: string,
   cwd: string | undefined,
   path: string | undefined,
-): string | undefined {
+): ProgramProblem | undefined {
   if (command.includes("/")) {
     const file = resolve(cwd ?? ".", command);
     const relative = command.startsWith("/")
       ? ""
       : ` (a relative path is resolved against the working directory, ${resolve(cwd ?? ".")})`;
     const kind = kindOf(file);
-    if (kind === "missing") return `${file} does not exist${relative}; give the program's path`;
+    if (kind === "missing") {
+      return { says: `${file} does not exist${relative}; give the program's path`, shellCode: 127 };
+    }
     if (kind === "executable") return interpreterProblem(file, "", cwd);
     return fileProblem(file, kind, "");
   }
@@ -81,17 +92,27 @@ function programProblem(
   }
   const met = kinds.findIndex((kind) => kind !== "missing");
   if (met === -1) {
-    return `no program ${command} on PATH (${path ?? "not set"}); install it, add its directory to the PATH the process gets, or give its path`;
+    return {
+      says: `no program ${command} on PATH (${path ?? "not set"}); install it, add its directory to the PATH the process gets, or give its path`,
+      shellCode: 127,
+    };
   }
   return fileProblem(files[met]!, kinds[met]!, ", found on PATH,");
 }
 
 /** What is wrong with a file exec found (`where`: how it found it), and what to do. */
-function fileProblem(file: string, kind: Kind, where: string) {
-  if (kind === "directory")
-    return `${file}${where} is a directory, not a program; give the program's path`;
+function fileProblem(file: string, kind: Kind, where: string): ProgramProblem | undefined {
+  if (kind === "directory") {
+    return {
+      says: `${file}${where} is a directory, not a program; give the program's path`,
+      shellCode: 126,
+    };
+  }
   if (kind === "not executable") {
-    return `${file}${where} is not executable; make it so (chmod +x ${file}) or run it through its interpreter`;
+    return {
+      says: `${file}${where} is not executable; make it so (chmod +x ${file}) or run it through its interpreter`,
+      shellCode: 126,
+    };
   }
   return undefined;
 }
@@ -103,9 +124,14 @@ function fileProblem(file: string, kind: Kind, where: string) {
  * working directory), and fails with ENOENT when it is not there, EACCES when it is not
  * executable. A line ending in CR (a file saved with Windows line endings) names an
  * interpreter with a CR at its end, which is never there. `#!/usr/bin/env X` without X on
- * PATH is not this: env starts, and exits 127 saying so.
+ * PATH is not this: env starts, and exits 127 saying so. A shell exits 127 for an interpreter
+ * that is not there, 126 for one it cannot execute.
  */
-function interpreterProblem(file: string, where: string, cwd: string | undefined) {
+function interpreterProblem(
+  file: string,
+  where: string,
+  cwd: string | undefined,
+): ProgramProblem | undefined {
   const line = firstLine(file);
   if (!line?.startsWith("#!")) return undefined;
   const interpreter = /^[ \t]*([^ \t]*)/.exec(line.slice(2))?.[1] ?? "";
@@ -114,14 +140,23 @@ function interpreterProblem(file: string, where: string, cwd: string | undefined
   if (kind === "executable") return undefined;
   const named = `${file}${where} starts with #!${interpreter}`;
   if (interpreter.endsWith("\r")) {
-    return `${named.slice(0, -1)}\\r (its lines end in CR LF, Windows line endings), an interpreter that does not exist; convert it to Unix line endings (dos2unix ${file}, or sed -i 's/\\r$//' ${file})`;
+    return {
+      says: `${named.slice(0, -1)}\\r (its lines end in CR LF, Windows line endings), an interpreter that does not exist; convert it to Unix line endings (dos2unix ${file}, or sed -i 's/\\r$//' ${file})`,
+      shellCode: 127,
+    };
   }
   if (kind === "missing") {
     const name = interpreter.slice(interpreter.lastIndexOf("/") + 1);
     const fromPath = name === "env" ? "" : ` (#!/usr/bin/env ${name} takes it from PATH)`;
-    return `${named}, an interpreter that does not exist; install it, or change that line to an interpreter that is there${fromPath}, or run the script through one`;
+    return {
+      says: `${named}, an interpreter that does not exist; install it, or change that line to an interpreter that is there${fromPath}, or run the script through one`,
+      shellCode: 127,
+    };
   }
-  return `${named}, an interpreter that ${kind === "directory" ? "is a directory, not a program" : "is not executable"}; change that line to the interpreter's path, or run the script through it`;
+  return {
+    says: `${named}, an interpreter that ${kind === "directory" ? "is a directory, not a program" : "is not executable"}; change that line to the interpreter's path, or run the script through it`,
+    shellCode: 126,
+  };
 }
 
 /** The start of `file` up to its first newline (at most the 256 bytes exec reads), if readable. */

@@ -2,7 +2,7 @@ import { constants, hostname } from "node:os";
 import { basename, resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Actor, createActor, type InspectionEvent } from "xstate";
-import { ConfigError, RankFileError, RankGroupError } from "../errors.ts";
+import { ConfigError, ProgramNotRunError, RankFileError, RankGroupError } from "../errors.ts";
 import type { DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import {
   type BarrierPassed,
@@ -592,6 +592,7 @@ class LaunchedGroup implements RankGroup {
           message: `rank ${failed} of ${this.worldSize} could not be started${where}: ${spawnError.message}${this.spawned.length > 0 ? ". The ranks already started were stopped" : ""}`,
           // A program or working directory that is not there is not there for the next launch.
           ...(saysNotRetryable(spawnError) && { retryable: false as const }),
+          ...(spawnError instanceof ProgramNotRunError && { shellCode: spawnError.shellCode }),
         });
         return;
       }
@@ -1079,7 +1080,7 @@ class LaunchedGroup implements RankGroup {
     const logFile = rank !== undefined && rank >= 0 ? this.paths.log(rank) : undefined;
     const exitCode =
       failure.exit === undefined
-        ? undefined
+        ? failure.shellCode
         : (failure.exit.code ??
           128 + (constants.signals[failure.exit.signal as NodeJS.Signals] ?? 0));
     const advice: Record<GroupFailure["code"], string> = {

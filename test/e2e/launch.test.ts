@@ -248,6 +248,21 @@ describe("baton launch", () => {
     }
   }, 60_000);
 
+  it("exits 127 for a command that is not there and 126 for one that cannot be executed, as a shell does", async () => {
+    const dir = tempDir();
+    for (const [command, code, why] of [
+      ["no-such-train-program", 127, "no program no-such-train-program on PATH"],
+      [dir, 126, `${dir} is a directory, not a program`],
+    ] as const) {
+      const result = await startBaton(["launch", "--world", "2", "--state-dir", dir, "--", command])
+        .exit;
+      expect(result.code).toBe(code);
+      expect(result.stderr).toContain(
+        `rank 0 of 2 could not be started: cannot start "${command}": ${why}`,
+      );
+    }
+  }, 60_000);
+
   it("names the state dir, not the command, when the state dir cannot be written", async () => {
     // sysfs refuses mkdir even to root.
     const result = await startBaton([

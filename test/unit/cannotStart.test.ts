@@ -17,19 +17,21 @@ describe("cannotStart", () => {
     writeFileSync(join(dir, "plain.sh"), "#!/bin/sh\n");
     chmodSync(join(dir, "plain.sh"), 0o644);
     mkdirSync(join(dir, "train"));
-    for (const [command, cwd, path, why] of [
+    for (const [command, cwd, path, why, shellCode] of [
       // A bare name is looked for on the child's PATH, and only there.
       [
         "no-such-program-here",
         undefined,
         "/usr/bin:/bin",
         "no program no-such-program-here on PATH (/usr/bin:/bin); install it, add its directory to the PATH the process gets, or give its path",
+        127,
       ],
       [
         "no-such-program-here",
         undefined,
         undefined,
         "no program no-such-program-here on PATH (not set); install it, add its directory to the PATH the process gets, or give its path",
+        127,
       ],
       // exec passes over a file it may not execute, or a directory, and says EACCES.
       [
@@ -37,12 +39,14 @@ describe("cannotStart", () => {
         undefined,
         `/nonexistent:${dir}`,
         `${dir}/plain.sh, found on PATH, is not executable; make it so (chmod +x ${dir}/plain.sh) or run it through its interpreter`,
+        126,
       ],
       [
         "train",
         undefined,
         dir,
         `${dir}/train, found on PATH, is a directory, not a program; give the program's path`,
+        126,
       ],
       // A path plays PATH no part: relative, it is resolved against the working directory.
       [
@@ -50,24 +54,28 @@ describe("cannotStart", () => {
         dir,
         "/usr/bin:/bin",
         `${dir}/missing does not exist (a relative path is resolved against the working directory, ${dir}); give the program's path`,
+        127,
       ],
       [
         "/opt/no-such/train",
         undefined,
         "/usr/bin:/bin",
         "/opt/no-such/train does not exist; give the program's path",
+        127,
       ],
       [
         join(dir, "plain.sh"),
         undefined,
         "/usr/bin:/bin",
         `${dir}/plain.sh is not executable; make it so (chmod +x ${dir}/plain.sh) or run it through its interpreter`,
+        126,
       ],
       [
         "./train",
         dir,
         undefined,
         `${dir}/train is a directory, not a program; give the program's path`,
+        126,
       ],
     ] as const) {
       const error = cannotStart(command, cwd, path);
@@ -77,6 +85,8 @@ describe("cannotStart", () => {
       // Starting it again fails the same way: a rank job that meets it is not retried.
       expect(error).toBeInstanceOf(ConfigError);
       expect(error).toHaveProperty("retryable", false);
+      // What a shell exits with for it: 127 not there, 126 there but not executable.
+      expect(error).toHaveProperty("shellCode", shellCode);
     }
   });
 
@@ -96,24 +106,27 @@ describe("cannotStart", () => {
     writeFileSync(plain, "");
     const notExecutable = script("noexec.sh", `#!${plain}\n`);
     const noEnv = script("noenv.sh", "#!/opt/no-such/env python3\n");
-    for (const [command, cwd, path, why] of [
+    for (const [command, cwd, path, why, shellCode] of [
       [
         missing,
         undefined,
         "/usr/bin:/bin",
         `${missing} starts with #!/opt/no-such/python9, an interpreter that does not exist; install it, or change that line to an interpreter that is there (#!/usr/bin/env python9 takes it from PATH), or run the script through one`,
+        127,
       ],
       [
         "train.py",
         undefined,
         `/nonexistent:${dir}`,
         `${missing}, found on PATH, starts with #!/opt/no-such/python9, an interpreter that does not exist; install it, or change that line to an interpreter that is there (#!/usr/bin/env python9 takes it from PATH), or run the script through one`,
+        127,
       ],
       [
         "./crlf.sh",
         dir,
         undefined,
         `${crlf} starts with #!/bin/sh\\r (its lines end in CR LF, Windows line endings), an interpreter that does not exist; convert it to Unix line endings (dos2unix ${crlf}, or sed -i 's/\\r$//' ${crlf})`,
+        127,
       ],
       // A relative interpreter is resolved against the working directory, as exec does.
       [
@@ -121,18 +134,21 @@ describe("cannotStart", () => {
         dir,
         undefined,
         `${relative} starts with #!./tools/run, an interpreter that is a directory, not a program; change that line to the interpreter's path, or run the script through it`,
+        126,
       ],
       [
         notExecutable,
         undefined,
         undefined,
         `${notExecutable} starts with #!${plain}, an interpreter that is not executable; change that line to the interpreter's path, or run the script through it`,
+        126,
       ],
       [
         noEnv,
         undefined,
         undefined,
         `${noEnv} starts with #!/opt/no-such/env, an interpreter that does not exist; install it, or change that line to an interpreter that is there, or run the script through one`,
+        127,
       ],
     ] as const) {
       const error = cannotStart(command, cwd, path);
@@ -141,6 +157,8 @@ describe("cannotStart", () => {
       );
       expect(error).toBeInstanceOf(ConfigError);
       expect(error).toHaveProperty("retryable", false);
+      // What a shell exits with for it: 127 not there, 126 there but not executable.
+      expect(error).toHaveProperty("shellCode", shellCode);
     }
   });
 
