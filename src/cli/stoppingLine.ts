@@ -13,7 +13,7 @@ const ENDED = new Set(["exited", "failed"]);
  * @example
  * ```ts
  * stoppingLine(progress, 10_000);
- * // "rank 1 exited with code 5: stopping the other 3 ranks (SIGTERM, then SIGKILL after 10000 ms, or at once on Ctrl-C)"
+ * // "rank 1 exited with code 5: stopping the other 3 ranks, those that still run (SIGTERM, then SIGKILL after 10000 ms, or at once on Ctrl-C)"
  * ```
  */
 export function stoppingLine(progress: GroupProgress, graceMs: number): string | undefined {
@@ -33,5 +33,9 @@ export function stoppingLine(progress: GroupProgress, graceMs: number): string |
     culprit.signal !== undefined
       ? `was killed by ${culprit.signal}`
       : `exited with code ${culprit.code}`;
-  return `rank ${culprit.rank} ${what}: stopping the other ${ranks} ${how}`;
+  // Another rank may have ended at the same moment, before the launcher learned it: the
+  // teardown signals only what still runs, and the group's error tells which it stopped.
+  const others =
+    running === 1 ? "the other rank if it still runs" : `the other ${ranks}, those that still run`;
+  return `rank ${culprit.rank} ${what}: stopping ${others} ${how}`;
 }

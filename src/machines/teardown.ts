@@ -165,6 +165,8 @@ export interface TeardownOutput {
   survivors: Survivor[];
   /** Pids the sweep signalled. */
   swept: number[];
+  /** The known pids (the ranks) alive when a rank step signalled them: the ranks it stopped. */
+  stopped: number[];
   /** Every group not to signal again, including those that answered EPERM this time. */
   forbiddenGroups: number[];
 }
@@ -182,6 +184,11 @@ export interface TeardownContext {
   candidates: number[];
   /** Pids the sweep signalled. */
   swept: number[];
+  /**
+   * The known pids alive when a rank step signalled them: ranks the teardown stopped, apart
+   * from ranks that had exited on their own (a zombie or a reaped pid is never signalled).
+   */
+  stopped: number[];
   /** Probes sent so far; each probe's `seq` is its number. */
   probes: number;
   /** What the awaited probe covers. */
@@ -287,6 +294,7 @@ function rankSignals(context: TeardownContext, table: ProcView[], signal: Signal
   const covered = new Set<number>();
   const wholeGroups: number[] = [];
   const single: number[] = [];
+  const signalled = new Set<number>();
   for (const pgid of context.groups) {
     const members = table.filter((proc) => proc.pgid === pgid && alive(proc));
     if (members.length === 0) continue;
@@ -298,6 +306,7 @@ function rankSignals(context: TeardownContext, table: ProcView[], signal: Signal
     if (whole) {
       effects.push({ type: "signalGroup", pgid, signal });
       wholeGroups.push(pgid);
+      for (const proc of members) signalled.add(proc.pid);
     } else {
       for (const proc of mine) effects.push({ type: "signal", pid: proc.pid, signal });
       single.push(...mine.map((proc) => proc.pid));
@@ -309,12 +318,17 @@ function rankSignals(context: TeardownContext, table: ProcView[], signal: Signal
     effects.push({ type: "signal", pid: proc.pid, signal });
     single.push(proc.pid);
   }
+  for (const pid of single) signalled.add(pid);
   const name = signal === "SIGKILL" ? "KILL" : "TERM";
   const parts = [
     ...(wholeGroups.length > 0 ? [`groups ${list(wholeGroups)}`] : []),
     ...(single.length > 0 ? [`pids ${list(single)}`] : []),
   ];
-  return { effects, text: `${name} to ${parts.join(" and ")}` };
+  return {
+    effects,
+    text: `${name} to ${parts.join(" and ")}`,
+    stopped: context.pids.filter((pid) => signalled.has(pid)),
+  };
 }
 
 /** Live processes of the deployment in a table, in pid order. */
@@ -508,7 +522,12 @@ export const teardownMachine = setup({
       enqueue.emit({ type: "effects", effects: [{ type: "step", text: params.text }] });
     }),
     signalRanks: enqueueActions(({ context, event, enqueue }, params: { signal: Signal }) => {
-      const { effects, text } = rankSignals(context, (event as TableEvent).procs, params.signal);
+      const { effects, text, stopped } = rankSignals(
+        context,
+        (event as TableEvent).procs,
+        params.signal,
+      );
+      enqueue.assign({ stopped: unique([...context.stopped, ...stopped]) });
       enqueue.emit({ type: "effects", effects: [{ type: "step", text }, ...effects] });
     }),
     startWait: enqueueActions(({ context, enqueue }, params: { phase: Phase }) => {
@@ -637,6 +656,7 @@ export const teardownMachine = setup({
     trustSingleKill: input.plantedBugs?.includes("teardown-trusts-single-kill") ?? false,
     candidates: [],
     swept: [],
+    stopped: [],
     probes: 0,
     probing: "ranks",
     polls: 0,
@@ -701,6 +721,7 @@ export const teardownMachine = setup({
     verified: context.verified,
     survivors: context.survivors,
     swept: context.swept,
+    stopped: context.stopped,
     forbiddenGroups: context.forbidden,
   }),
 });

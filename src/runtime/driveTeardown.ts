@@ -143,6 +143,7 @@ export function driveTeardown(driver: TeardownDriver): Promise<TeardownReport> {
           elapsedMs: clock.now() - started,
           steps,
           swept: output.swept,
+          stopped: output.stopped,
           forbiddenGroups: output.forbiddenGroups,
         });
       },

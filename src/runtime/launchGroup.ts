@@ -26,6 +26,7 @@ import {
 import { launcherGone } from "../rank/launcherWatch.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../rank/markerFormat.ts";
+import { otherRanksEnded } from "../rank/otherRanksEnded.ts";
 import { OUTCOME_FORMAT, type Outcome } from "../rank/outcomeFormat.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
@@ -1091,7 +1092,19 @@ class LaunchedGroup implements RankGroup {
       RANK_FAILED:
         this.worldSize === 1
           ? ""
-          : ` The other rank${this.worldSize === 2 ? " was" : "s were"} stopped.`,
+          : otherRanksEnded(
+              this.spawned
+                .filter((other) => other.rank !== failure.rank)
+                .map(({ rank, pid, exit }) => ({
+                  rank,
+                  exit,
+                  // Only this machine's ranks are in the report's `stopped`.
+                  stopped:
+                    this.report === undefined ||
+                    this.hosts[rank]?.kind === "ssh" ||
+                    this.report.stopped.includes(pid),
+                })),
+            ),
       RANK_LOST:
         " A rank rewrites its marker every heartbeat; one that stops doing so is hung or cut off, and the group was stopped.",
       LEASE_LOST: ` Ranks stop on their own once the launcher's lease is ${this.timeouts.leaseStaleMs} ms old, so the launcher stopped them first. Check that the state dir takes writes (disk full, quota, read-only, a network file system gone)${this.hosts.some((host) => host.kind === "ssh") ? " and that its ssh hosts answer" : ""}, then launch again.`,

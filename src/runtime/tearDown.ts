@@ -52,6 +52,12 @@ export interface TeardownReport {
   steps: string[];
   /** Pids the marker sweep signalled (after checking each still carried the deployment). */
   swept: number[];
+  /**
+   * The ranks' pids (the target's `pids`) the teardown signalled while they were alive: the
+   * ranks it stopped, apart from ranks that had exited on their own. This machine's only: a
+   * report merged across ssh hosts keeps the local one's.
+   */
+  stopped: number[];
   /** Groups never to signal again, including any that answered EPERM during this call. */
   forbiddenGroups: number[];
 }

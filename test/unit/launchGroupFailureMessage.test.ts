@@ -26,6 +26,20 @@ it("a rank failure whose teardown is not verified names both and quotes the rank
   );
 });
 
+it("a rank that failed at the same moment as the first is named as gone on its own, not as stopped", async () => {
+  // Ranks 0 and 1 exit 3 at the same instant; rank 2 runs on until the teardown's TERM.
+  const { group, settle } = simGroup(3, (spawn) =>
+    spawn.env?.RANK === "2"
+      ? {}
+      : { main: (self) => self.clock.setTimeout(() => self.exit(3), 10) },
+  );
+  const error = (await settle(group.wait())) as RankGroupError;
+  expect(error.code).toBe("RANK_FAILED");
+  expect(error.message).toMatch(
+    /rank ([01]) exited with code 3\. Rank (?!\1)[01] exited on its own too \(code 3\); rank 2 was stopped\. Its log/,
+  );
+});
+
 /** A group whose rank 0 exits with `code` at once, its log quoting `line`. */
 async function exitingWith(code: number, line: string) {
   const { group, settle } = simGroup(

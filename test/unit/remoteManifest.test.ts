@@ -63,6 +63,7 @@ const report = (steps: string[], elapsedMs = 5, swept: number[] = []): TeardownR
   elapsedMs,
   steps,
   swept,
+  stopped: [],
   forbiddenGroups: [],
 });
 

@@ -27,7 +27,7 @@ describe("stoppingLine", () => {
         ]),
         10_000,
       ),
-    ).toBe(`rank 1 exited with code 5: stopping the other 2 ranks ${HOW}`);
+    ).toBe(`rank 1 exited with code 5: stopping the other 2 ranks, those that still run ${HOW}`);
     expect(
       stoppingLine(
         progress([
@@ -36,7 +36,7 @@ describe("stoppingLine", () => {
         ]),
         10_000,
       ),
-    ).toBe(`rank 0 was killed by SIGSEGV: stopping the other rank ${HOW}`);
+    ).toBe(`rank 0 was killed by SIGSEGV: stopping the other rank if it still runs ${HOW}`);
     expect(
       stoppingLine(
         progress([

@@ -138,7 +138,30 @@ describe("teardown machine", () => {
     expect(run.clock.now()).toBe(pollDelayMs(TIMEOUTS.pollMs, 0));
     expect(run.signals()).toEqual(["SIGTERM group 500"]);
     expect(run.steps()).toContain("awaitTerm: all gone");
-    expect(end.output).toEqual({ verified: true, survivors: [], swept: [], forbiddenGroups: [] });
+    expect(end.output).toEqual({
+      verified: true,
+      survivors: [],
+      swept: [],
+      stopped: [500],
+      forbiddenGroups: [],
+    });
+  });
+
+  it("tells the ranks it stopped from ranks that had exited on their own", () => {
+    // Rank 600 exited on its own (a zombie); rank 700 did too, leaving a child in its group;
+    // rank 500 still runs. Groups 500 and 700 get TERM, but only rank 500 was stopped.
+    const world: World = {
+      table: [rank(500), rank(600, 600, "zombie"), rank(700, 700, "zombie"), rank(701, 700)],
+    };
+    world.onSignal = (_target, _id, signal) => {
+      if (signal === "SIGTERM") remove(world, [500, 600, 700, 701]);
+      return "ok";
+    };
+    const run = scripted({ groups: [500, 600, 700], pids: [500, 600, 700] }, world);
+    const end = run.finish();
+    expect(end.value).toBe("verified");
+    expect(run.signals()).toEqual(["SIGTERM group 500", "SIGTERM group 700"]);
+    expect(end.output?.stopped).toEqual([500]);
   });
 
   it("keeps waiting while a group member lives after its rank died, and KILLs the group", () => {
