@@ -97,7 +97,6 @@ function machinesOnly(): number {
       },
       authentic: true,
       welcomeProof: "p",
-      nameInUse: false,
     });
   }
   for (let next = 0; next < granted.length; next++) {

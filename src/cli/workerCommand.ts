@@ -41,8 +41,7 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
                        both are given). The secret never goes on the command line.
   --jobs FILE          job module (kind → handler): the same file the coordinator loaded
                        (required)
-  --name NAME          this worker's name in the coordinator's logs and summary (default:
-                       HOSTNAME-PID); one a connected worker holds is refused (4010)
+  --name NAME          this worker's name in the coordinator's logs (default: HOSTNAME-PID)
   --cpus N             cpus offered to the jobs' requires, such as 4 or 0.5 (default: this
                        machine's cores; more is warned about: the jobs then share them)
   --gpus N             gpus offered, such as 1 (default: 0; at most ${MOST_GPUS})
@@ -98,8 +97,8 @@ back to the coordinator; a second signal stops at once).`;
 
 /**
  * Close codes that end a worker through no fault of its setup (the coordinator or its host went
- * away, the network failed, the coordinator was too busy, stopped hearing it, or went silent, or
- * it still held this worker's name for a connection of it that was lost): connecting again can help. With `--retry-for` the worker does so; without, its message says
+ * away, the network failed, the coordinator was too busy, stopped hearing it, or went silent):
+ * connecting again can help. With `--retry-for` the worker does so; without, its message says
  * to start it again.
  */
 const CUT_OFF: ReadonlySet<number> = new Set([
@@ -109,7 +108,6 @@ const CUT_OFF: ReadonlySet<number> = new Set([
   CloseCode.leaseExpired,
   CloseCode.tooManyHandshakes,
   CloseCode.coordinatorSilent,
-  CloseCode.nameInUse,
 ]);
 /**
  * Close codes by which the coordinator refused this worker's setup (a protocol violation, the

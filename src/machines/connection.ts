@@ -32,17 +32,8 @@ type ProgressFrame = Extract<ToCoordinator, { type: "progress" }>;
 
 /** Events of one worker connection: frames that arrived, and the coordinator's commands. */
 export type ConnectionEvent =
-  /**
-   * A hello frame; the runtime has already checked its proof (`authentic`), and whether
-   * another registered connection holds the worker name it gives (`nameInUse`).
-   */
-  | {
-      type: "HELLO";
-      frame: HelloFrame;
-      authentic: boolean;
-      welcomeProof: string;
-      nameInUse: boolean;
-    }
+  /** A hello frame; the runtime has already checked its proof (`authentic`). */
+  | { type: "HELLO"; frame: HelloFrame; authentic: boolean; welcomeProof: string }
   /**
    * A result frame. For a blocked result, `stored` holds the store's results of needed jobs
    * (the runtime looked them up), so the coordinator does not run those again.
@@ -189,7 +180,6 @@ export const connectionMachine = setup({
       event.type === "HELLO" &&
       context.codeHash !== undefined &&
       event.frame.codeHash !== context.codeHash,
-    nameInUse: ({ event }) => event.type === "HELLO" && event.nameInUse,
     holdsJob: ({ context, event }) => event.type === "RESULT" && event.frame.job === context.job,
     progressForHeldJob: ({ context, event }) =>
       event.type === "PROGRESS" && event.frame.job === context.job,
@@ -359,17 +349,6 @@ export const connectionMachine = setup({
               params: ({ context, event }) => ({
                 code: CloseCode.codeMismatch,
                 reason: `job module mismatch: coordinator has ${context.codeHash}, worker has ${event.frame.codeHash}; deploy the same module`,
-              }),
-            },
-          },
-          {
-            guard: "nameInUse",
-            target: "rejected",
-            actions: {
-              type: "closeWith",
-              params: ({ context, event }) => ({
-                code: CloseCode.nameInUse,
-                reason: `name in use: a worker named ${JSON.stringify(event.frame.worker)} is connected to this run already; give this worker another --name (each worker needs its own), or, if that is this worker's own connection that was lost, connect again once the coordinator lets it go (within ${context.deadAfterMs} ms of its last answer to a ping; --retry-for does so by itself)`,
               }),
             },
           },

@@ -105,11 +105,6 @@ export class CoordinatorServer {
   private readonly handshaking = new Set<Connection>();
   /** Names of the workers that joined (their hello was accepted), kept after they leave. */
   private readonly joinedNames = new Set<string>();
-  /**
-   * Names of the workers registered now, on a link not yet closed: a hello giving one of them
-   * is refused (4010), so that two workers never share a name in the summary and the logs.
-   */
-  private readonly heldNames = new Set<string>();
   /** Names of the joined workers given up on since they last joined (see `gaveUpOn`). */
   private readonly gaveUpNames = new Set<string>();
   /** Counts of what was refused, for logs and the run summary. */
@@ -256,12 +251,7 @@ export class CoordinatorServer {
     );
     /** The worker's name once its hello is accepted. */
     let joinedAs: string | undefined;
-    /** Lets the worker's name go: its connection is closing or closed. */
-    const letNameGo = () => {
-      if (joinedAs !== undefined) this.heldNames.delete(joinedAs);
-    };
     actor.on("close", ({ code, reason }) => {
-      letNameGo();
       if (code !== CloseCode.normal) {
         const worker = actor.getSnapshot().context.worker || connection.hello;
         log.warn({ ...(worker && { worker }), code, reason }, "closing connection");
@@ -274,7 +264,6 @@ export class CoordinatorServer {
       this.handshaking.delete(connection);
       link.admit();
       this.joinedNames.add(worker);
-      this.heldNames.add(worker);
       this.gaveUpNames.delete(worker);
       joinedAs = worker;
       // At info, so a run's log file says which workers took part (a lost one is a warning).
@@ -299,15 +288,14 @@ export class CoordinatorServer {
     link.onPong(() => {
       if (actor.getSnapshot().status === "active") actor.send({ type: "PONG" });
     });
-    link.onClose((code, reason) => {
-      letNameGo();
+    link.onClose((code, reason) =>
       this.inOrder(connection, () => {
         // An evicted connection was named when it was evicted.
         if (this.handshaking.has(connection)) noteClosedBeforeHello(actor, code, reason, log);
         else if (noteLeaving(actor, code, reason, log) === "lost") this.gaveUpNames.add(joinedAs!);
         actor.send({ type: "CLOSED", code, reason });
-      });
-    });
+      }),
+    );
     actor.start();
   }
 
@@ -396,8 +384,7 @@ export class CoordinatorServer {
         );
         const welcomeProof = authentic ? coordinatorProof(secret, nonce, frame.proof) : "";
         connection.hello = frame.worker;
-        const nameInUse = this.heldNames.has(frame.worker);
-        actor.send({ type: "HELLO", frame, authentic, welcomeProof, nameInUse });
+        actor.send({ type: "HELLO", frame, authentic, welcomeProof });
         return undefined;
       }
       case "result": {

@@ -29,7 +29,6 @@ export const CloseCode = {
   codeMismatch: 4006,
   tooManyHandshakes: 4007,
   coordinatorSilent: 4009,
-  nameInUse: 4010,
 } as const;
 
 /**
@@ -64,8 +63,6 @@ const MEANINGS: Readonly<Record<number, string>> = {
     "too many handshakes: too many connections were handshaking at once; retry after a delay",
   [CloseCode.coordinatorSilent]:
     "coordinator silent: the worker heard no frame and no ping from the coordinator for longer than its limit (default 4 × the coordinator's ping interval); check that the coordinator is still running and reachable, then start the worker again",
-  [CloseCode.nameInUse]:
-    "name in use: a worker connected under this --name is still registered with the coordinator; give each worker its own --name, or, for this worker's own connection that was lost, connect again once the coordinator has noticed (it lets the name go when that connection stops answering its pings, within 20 s by default): --retry-for does so by itself",
   1005: "closed without a status code: the peer gave no reason; check the peer's logs",
   1006: "connection broke: it ended without a close frame, as when the network failed or the peer crashed; check the peer",
   1009: "message too big: the WebSocket layer refused an oversized frame; return smaller results or raise the limit",

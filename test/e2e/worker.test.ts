@@ -242,22 +242,6 @@ describe("baton worker", () => {
     expect(`${stdout}${stderr}`).not.toContain(hex(secret));
   });
 
-  it("exits 3 naming the name (4010) when a connected worker holds its --name, saying what to do", async () => {
-    const { path, secret } = await writeSecretFile(tempDir());
-    const held = job("hang");
-    const coordinator = await startCoordinator([held], secret);
-    worker(workerArgs(coordinator.address, path, "--name", "gpu-1"));
-    await vi.waitFor(() => expect(coordinator.record(held).state).toBe("running"), {
-      timeout: 10_000,
-    });
-    const { code, stderr } = await worker(workerArgs(coordinator.address, path, "--name", "gpu-1"))
-      .exit;
-    expect(code).toBe(3);
-    expect(stderr).toMatch(
-      /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 4010: name in use: a worker named "gpu-1" is connected to this run already; give this worker another --name .*--retry-for/m,
-    );
-  });
-
   it("exits 4 naming the code mismatch (4006) when it loaded another job module", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     const coordinator = await startCoordinator([job("double", 1)], secret);

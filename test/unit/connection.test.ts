@@ -64,12 +64,8 @@ function helloFrame(overrides: Partial<HelloFrame> = {}): HelloFrame {
   };
 }
 
-function hello(
-  overrides: Partial<HelloFrame> = {},
-  authentic = true,
-  nameInUse = false,
-): ConnectionEvent {
-  return { type: "HELLO", frame: helloFrame(overrides), authentic, welcomeProof: "wp", nameInUse };
+function hello(overrides: Partial<HelloFrame> = {}, authentic = true): ConnectionEvent {
+  return { type: "HELLO", frame: helloFrame(overrides), authentic, welcomeProof: "wp" };
 }
 
 function jobFrame(id: string, attempt = 1): JobFrame {
@@ -182,25 +178,6 @@ describe("connection: handshake", () => {
     expect(close.reason).toContain("code-1");
     expect(close.reason).toContain("code-2");
     expect(c.events).toEqual([]);
-  });
-
-  it("a name another registered connection holds → 4010 naming it and what to do", () => {
-    const c = openConnection({ deadAfterMs: 20_000 });
-    c.send(hello({ worker: "gpu-1" }, true, true));
-    expect(c.value()).toBe("rejected");
-    const close = c.closes()[0]!;
-    expect(close.code).toBe(4010);
-    expect(close.reason).toContain('"gpu-1"');
-    expect(close.reason).toContain("another --name");
-    expect(close.reason).toContain("--retry-for");
-    expect(c.emitted.some((e) => e.type === "registered")).toBe(false);
-    expect(c.events).toEqual([]);
-  });
-
-  it("a name in use is not told to a hello that is not authentic: 4001", () => {
-    const c = openConnection();
-    c.send(hello({ worker: "gpu-1" }, false, true));
-    expect(c.closes()[0]!.code).toBe(4001);
   });
 
   it("a matching code hash is accepted", () => {

@@ -198,36 +198,6 @@ describe("CoordinatorServer", () => {
     coordinator.stop();
   });
 
-  it("refuses a second worker under a name a registered worker holds (4010), and takes it once that one is gone", async () => {
-    const { clock, coordinator, sent, closes, arrive, another } = serve([crunch]);
-    hello(sent, arrive);
-    const twin = another("c2");
-    hello(twin.sent, twin.arrive);
-    expect(twin.closes.map(([code]) => code)).toEqual([4010]);
-    expect(twin.closes[0]![1]).toContain('"w1"');
-    expect(closes).toEqual([]);
-    // The first one's socket is half-open (its worker gone, no close seen): its silence frees
-    // the name, and the same worker connecting again (--retry-for) joins under it.
-    await runUntil(clock, 20_000);
-    expect(closes).toEqual([[4005, "no heartbeat for 20000 ms"]]);
-    const back = another("c3");
-    hello(back.sent, back.arrive);
-    expect(back.closes).toEqual([]);
-    expect(back.admitted()).toBe(1);
-    coordinator.stop();
-  });
-
-  it("lets a worker's name go when its link closes", async () => {
-    const { coordinator, sent, arrive, arriveClosed, another } = serve([crunch]);
-    hello(sent, arrive);
-    arriveClosed(1006, "");
-    const back = another("c2");
-    hello(back.sent, back.arrive);
-    expect(back.closes).toEqual([]);
-    expect(back.admitted()).toBe(1);
-    coordinator.stop();
-  });
-
   it.each<[string, number, boolean]>([
     ["broke (1006): lost, given up on", 1006, true],
     ["gave up on a silent coordinator (4009): lost, given up on", 4009, true],
