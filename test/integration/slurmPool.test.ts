@@ -475,7 +475,7 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     expect(slurm("scontrol", ["show", "job", "-o", gone!])).toMatch(/\bJobState=COMPLETED\b/);
     const log = readFileSync(join(runLogsOf(join(dir, "store")), `slurm-${gone}.log`), "utf8");
     expect(log).toMatch(
-      /baton worker: left the run at \S+ after \d jobs? here: no job for 1000ms \(--idle-exit\)/,
+      /baton worker: left the run at \S+ after \d jobs? finished here: no job for 1000ms \(--idle-exit\)/,
     );
     // Demand (the long job) never outgrew the allocation left: none was submitted again.
     expect(submitted).toHaveLength(2);
