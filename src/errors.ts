@@ -439,6 +439,11 @@ export class RemoteHostError extends BatonError {
     readonly host: string,
     /** `false` when another attempt would meet the same; undefined when it may not. */
     readonly retryable?: false | undefined,
+    /**
+     * 127 when the rank's program is not on the host, as a shell exits for "command not
+     * found" (`ProgramNotRunError`'s, for a rank on this machine); `baton launch` exits with it.
+     */
+    readonly shellCode?: 127 | undefined,
   ) {
     super(code, message);
   }

@@ -92,13 +92,13 @@ launcher that was killed (the next launch does too).
 
 Exit code: 0 when every rank exited 0; the first failing rank's code (128 + the signal's
 number when it was killed) when one failed, after the others were stopped; 127 when the
-command is not there and 126 when it cannot be executed (a directory, no x bit, a bad #!
-line), as a shell; 1 when the launch failed otherwise or the ranks could not all be
-stopped; 2 for bad usage; 130 / 143 / 129 / 131 after SIGINT / SIGTERM / SIGHUP / SIGQUIT
-and 124 after --time-limit-ms, once every rank is verified gone (Ctrl-C, or closing the
-terminal, stops the ranks; it never leaves one behind: run baton in tmux, screen or setsid
-to keep a group through a logout). A second Ctrl-C sends SIGKILL at once to the ranks still
-in their --grace-ms, verified all the same.`;
+command is not there (here or on an ssh host) and 126 when it cannot be executed (a
+directory, no x bit, a bad #! line), as a shell; 1 when the launch failed otherwise or the
+ranks could not all be stopped; 2 for bad usage; 130 / 143 / 129 / 131 after SIGINT /
+SIGTERM / SIGHUP / SIGQUIT and 124 after --time-limit-ms, once every rank is verified gone
+(Ctrl-C, or closing the terminal, stops the ranks; it never leaves one behind: run baton
+in tmux, screen or setsid to keep a group through a logout). A second Ctrl-C sends SIGKILL
+at once to the ranks still in their --grace-ms, verified all the same.`;
 
 /**
  * `baton launch --world N -- cmd args…`: launches a rank group, reports where its logs are,

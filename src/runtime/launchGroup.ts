@@ -2,7 +2,13 @@ import { constants, hostname } from "node:os";
 import { basename, resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Actor, createActor, type InspectionEvent } from "xstate";
-import { ConfigError, ProgramNotRunError, RankFileError, RankGroupError } from "../errors.ts";
+import {
+  ConfigError,
+  ProgramNotRunError,
+  RankFileError,
+  RankGroupError,
+  RemoteHostError,
+} from "../errors.ts";
 import type { DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import {
   type BarrierPassed,
@@ -588,12 +594,17 @@ class LaunchedGroup implements RankGroup {
       if (failed !== -1) {
         const spawnError = (started[failed] as PromiseRejectedResult).reason as Error;
         const where = this.hosts[failed]?.kind === "ssh" ? ` on ${this.hosts[failed]?.spec}` : "";
+        // A program not there (or not executable) here, or not there on an ssh host.
+        const shellCode =
+          spawnError instanceof ProgramNotRunError || spawnError instanceof RemoteHostError
+            ? spawnError.shellCode
+            : undefined;
         this.send({
           type: "LAUNCH_FAILED",
           message: `rank ${failed} of ${this.worldSize} could not be started${where}: ${spawnError.message}${this.spawned.length > 0 ? ". The ranks already started were stopped" : ""}`,
           // A program or working directory that is not there is not there for the next launch.
           ...(saysNotRetryable(spawnError) && { retryable: false as const }),
-          ...(spawnError instanceof ProgramNotRunError && { shellCode: spawnError.shellCode }),
+          ...(shellCode !== undefined && { shellCode }),
         });
         return;
       }

@@ -223,9 +223,11 @@ export function spawnRemoteRank(options: RemoteRankOptions): Promise<RemoteRankH
       code: "SSH_UNREACHABLE" | "SSH_TIMEOUT" | "SSH_REMOTE",
       why: string,
       retryable?: false,
+      shellCode?: 127,
     ) => {
       clearTimeout(timer);
-      reject(new RemoteHostError(code, `${host.target.spec}: ${why}`, host.target.spec, retryable));
+      const message = `${host.target.spec}: ${why}`;
+      reject(new RemoteHostError(code, message, host.target.spec, retryable, shellCode));
     };
     const timer = setTimeout(() => {
       if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, "SIGKILL");
@@ -269,6 +271,7 @@ export function spawnRemoteRank(options: RemoteRankOptions): Promise<RemoteRankH
         code === 255 ? "SSH_UNREACHABLE" : "SSH_REMOTE",
         `the rank could not be started: ${why}`,
         missing ? false : undefined,
+        missing && code === 127 ? 127 : undefined,
       );
     });
   });

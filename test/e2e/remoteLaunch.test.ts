@@ -172,6 +172,24 @@ describe.skipIf(!available)("baton launch --hosts", () => {
     expect(controlDirs()).toEqual([]);
   }, 60_000);
 
+  it("exits 127, as a shell does, when the rank's program is not on the ssh host", async () => {
+    const result = await startBaton([
+      "launch",
+      "--hosts",
+      sshd.url,
+      "--ssh-config",
+      sshd.configFile,
+      "--state-dir",
+      stateDir(),
+      "--name",
+      newDeployment(),
+      "--",
+      "/nonexistent/train",
+    ]).exit;
+    expect(result.stderr).toMatch(/\/nonexistent\/train: not found on /);
+    expect(result.code).toBe(127);
+  }, 60_000);
+
   it("refuses a host list that does not match the world size (exit 2)", async () => {
     const result = await startBaton([
       "launch",

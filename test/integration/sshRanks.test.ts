@@ -253,7 +253,12 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
       (err: unknown) => err,
     );
     // Not there next time either: a rank job that meets it is not retried.
-    expect(missing).toMatchObject({ code: "SSH_REMOTE", host: sshd.url, retryable: false });
+    expect(missing).toMatchObject({
+      code: "SSH_REMOTE",
+      host: sshd.url,
+      retryable: false,
+      shellCode: 127,
+    });
     expect((missing as Error).message).toMatch(/\/nonexistent\/rank: not found on /);
     await logged(deployment, /\/nonexistent\/rank: not found on /);
     const nowhere = await spawnRemoteRank({
@@ -261,7 +266,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
       argv: ["/usr/bin/node", STUBBORN],
       cwd: "/nonexistent/dir",
     }).catch((err: unknown) => err);
-    expect(nowhere).toMatchObject({ code: "SSH_REMOTE", retryable: false });
+    expect(nowhere).toMatchObject({ code: "SSH_REMOTE", retryable: false, shellCode: undefined });
     expect((nowhere as Error).message).toMatch(/cannot enter \/nonexistent\/dir/);
   });
 
