@@ -9,6 +9,8 @@ import {
 import { join } from "node:path";
 import { BatonError } from "../errors.ts";
 import { CGROUP_FOLDER } from "../rank/deploymentCgroup.ts";
+import { refuseCgroupHoldingThisProcess } from "./cgroupHoldsThisProcess.ts";
+import { isWithin } from "./isWithin.ts";
 import type { Containment } from "./ports.ts";
 
 /**
@@ -58,9 +60,12 @@ function unescapeMountField(field: string): string {
  * cgroup was delegated to them (systemd's user sessions do; root can anywhere). `create`
  * proves that a process can be moved in by moving this one there and back (as `spawn` does
  * to start a rank inside), so a machine that lets us make the folder but not move into it
- * says so before any rank starts. `members`
- * reads `cgroup.procs` of the cgroup and every cgroup below it; `list` the cgroups in
- * `baton`; `kill` writes `cgroup.kill`. Undefined where this process has no cgroup v2.
+ * says so before any rank starts; a cgroup below one it proved so (a pool's worker's,
+ * `<pool>/<worker>`) is only made: the same delegation holds for it, and this process does
+ * not pass through it. `members` reads `cgroup.procs` of the cgroup and every cgroup below
+ * it; `list` the cgroups in `baton`; `kill` writes `cgroup.kill`, and refuses (throws
+ * `CGROUP_HOLDS_THIS_PROCESS`) when this process is among the members, which it would kill
+ * too. Undefined where this process has no cgroup v2.
  *
  * @example
  * ```ts
@@ -72,6 +77,24 @@ function unescapeMountField(field: string): string {
  */
 export function cgroupContainment(own = ownCgroupDir()): Containment | undefined {
   if (own === undefined) return undefined;
+  /** The cgroups `create` moved this process into and back out of, not removed since. */
+  const proven = new Set<string>();
+  const members = (cgroup: string): number[] | undefined => {
+    const pids: number[] = [];
+    const visit = (dir: string): boolean => {
+      let procs: string;
+      try {
+        procs = readFileSync(join(dir, "cgroup.procs"), "utf8");
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+        throw error;
+      }
+      for (const line of procs.split("\n")) if (line !== "") pids.push(Number(line));
+      for (const child of subgroups(dir)) visit(join(dir, child));
+      return true;
+    };
+    return visit(cgroup) ? pids : undefined;
+  };
   return {
     create(name) {
       const cgroup = join(own, CGROUP_FOLDER, name);
@@ -80,6 +103,7 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
       } catch (error) {
         throw unavailable(cgroup, (error as Error).message);
       }
+      if ([...proven].some((above) => isWithin(cgroup, above))) return cgroup;
       try {
         moveSelfInto(cgroup);
       } catch (error) {
@@ -87,28 +111,18 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
         throw unavailable(cgroup, (error as Error).message);
       }
       moveSelfInto(own);
+      proven.add(cgroup);
       return cgroup;
     },
 
-    members(cgroup) {
-      const pids: number[] = [];
-      const visit = (dir: string): boolean => {
-        let procs: string;
-        try {
-          procs = readFileSync(join(dir, "cgroup.procs"), "utf8");
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
-          throw error;
-        }
-        for (const line of procs.split("\n")) if (line !== "") pids.push(Number(line));
-        for (const child of subgroups(dir)) visit(join(dir, child));
-        return true;
-      };
-      return visit(cgroup) ? pids : undefined;
-    },
+    members,
 
     remove(cgroup) {
-      return removeTree(cgroup);
+      const removed = removeTree(cgroup);
+      if (removed) {
+        for (const made of proven) if (isWithin(made, cgroup)) proven.delete(made);
+      }
+      return removed;
     },
 
     list() {
@@ -117,6 +131,7 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
     },
 
     kill(cgroup) {
+      refuseCgroupHoldingThisProcess(cgroup, members(cgroup) ?? [], process.pid);
       try {
         writeFileSync(join(cgroup, "cgroup.kill"), "1");
         return true;

@@ -1,4 +1,5 @@
 import { isAlive } from "../rank/launcherWatch.ts";
+import { refuseCgroupHoldingThisProcess } from "./cgroupHoldsThisProcess.ts";
 import type { Clock, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
 
 /** How a process left by a dead worker ended. */
@@ -46,7 +47,9 @@ const LOOK_AT_MOST_MS = 200;
  * fork outruns), else by pid, and the group; then a wait of up to `killAfterMs` more for them
  * to be gone (a zombie counts as gone). Signals go to the group only while the table shows a
  * member: the kernel keeps a group's id from being reused while any member exists; a pid
- * read from the cgroup is signalled at once. Resolves with what it found, empty when nothing
+ * read from the cgroup is signalled at once. A cgroup that holds this process (`selfPid`,
+ * moved in to start the worker and never moved back) is refused before anything is
+ * signalled: the promise rejects with `CGROUP_HOLDS_THIS_PROCESS`. Resolves with what it found, empty when nothing
  * was left (the usual case: one signal 0 to the group, answered ESRCH, and one read of the
  * cgroup's members).
  *
@@ -85,7 +88,9 @@ export async function emptyWorkerGroup(
         ? []
         : procs.list().filter((p) => p.pgid === pgid && isAlive(p));
     const inGroup = new Set(group.map((p) => p.pid));
-    const escaped = (cgroup === undefined ? [] : (containment?.members(cgroup) ?? []))
+    const members = cgroup === undefined ? [] : (containment?.members(cgroup) ?? []);
+    if (cgroup !== undefined) refuseCgroupHoldingThisProcess(cgroup, members, procs.selfPid);
+    const escaped = members
       .filter((pid) => !inGroup.has(pid))
       .flatMap((pid) => {
         const info = procs.inspect(pid);

@@ -44,9 +44,10 @@ export function nodeProcs(): Procs {
       const log = logFile === undefined ? undefined : openSync(logFile, "a", 0o600);
       const output = log ?? "inherit";
       let home: string | undefined;
+      let child: ChildProcess | undefined;
       try {
         if (cgroup !== undefined) home = enterCgroup(cgroup);
-        const child = spawnOrSay(command, args, {
+        child = spawnOrSay(command, args, {
           env,
           cwd,
           detached: newGroup,
@@ -57,13 +58,14 @@ export function nodeProcs(): Procs {
         child.once("error", () => {});
         const pid = child.pid;
         if (pid === undefined) throw cannotStart(command, cwd, (env ?? process.env).PATH);
+        const started = child;
         const exited = new Promise<ProcExit>((resolve) => {
-          child.once("exit", (code, signal) => resolve({ code, signal }));
+          started.once("exit", (code, signal) => resolve({ code, signal }));
         });
         return { pid, exited };
       } finally {
-        if (home !== undefined) moveSelfInto(home);
         if (log !== undefined) closeSync(log);
+        if (home !== undefined && cgroup !== undefined) leaveCgroup(home, cgroup, child);
       }
     },
 
@@ -145,6 +147,29 @@ function enterCgroup(cgroup: string): string {
     );
   }
   return home;
+}
+
+/**
+ * Moves this process back to its own cgroup `home` once `child` was started in `cgroup`. Where
+ * that fails, this process stays in `cgroup`: the child, which no one would stop (the caller
+ * gets no handle), is killed at once (by its pid, not yet reaped, so it is this child), and
+ * the spawn fails saying so; no `cgroup.kill` or sweep takes a cgroup that holds this process
+ * (`refuseCgroupHoldingThisProcess`).
+ */
+function leaveCgroup(home: string, cgroup: string, child: ChildProcess | undefined): void {
+  try {
+    moveSelfInto(home);
+  } catch (error) {
+    const started =
+      child?.pid === undefined ? "" : `; the process started there (pid ${child.pid}) was killed`;
+    child?.kill("SIGKILL");
+    throw new Error(
+      `cannot move this process (pid ${process.pid}) back from the cgroup ${cgroup}, where it ` +
+        `started a process, to its own ${home}: ${(error as Error).message}${started}. ` +
+        "baton does not kill or empty a cgroup this process is in: end it, and start it again " +
+        "(or, for a launch, with --no-contain)",
+    );
+  }
 }
 
 function deliver(target: number, signal: Signal): SignalOutcome {

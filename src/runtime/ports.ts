@@ -152,8 +152,10 @@ export interface Containment {
   /**
    * Makes an empty cgroup for `name` (a deployment's cgroup name; or a local worker pool's,
    * `workerPoolCgroupName`, and `<pool>/<worker>` below it) and checks that a process can be
-   * moved into it; returns its handle (the node port: its absolute path). Throws when this
-   * machine does not let this user do so, saying why.
+   * moved into it, once: one below a cgroup it checked is only made (the node port moves this
+   * process in and back to check, so it passes through a pool's cgroup, not each worker's);
+   * returns its handle (the node port: its absolute path). Throws when this machine does not
+   * let this user do so, saying why.
    */
   create(name: string): string;
   /**
@@ -174,7 +176,8 @@ export interface Containment {
    * SIGKILL, at once, to every process in the cgroup and in those below it, one forking as it
    * is killed included (the node port: `cgroup.kill`); true when sent or when the cgroup is
    * gone, false where the kernel has no such file (before Linux 5.14): the caller then
-   * signals the members by pid.
+   * signals the members by pid. Throws `CGROUP_HOLDS_THIS_PROCESS`, killing nothing, when this
+   * process is a member.
    */
   kill(cgroup: string): boolean;
 }

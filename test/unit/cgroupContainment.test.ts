@@ -1,7 +1,9 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { CGROUP_FOLDER } from "../../src/rank/deploymentCgroup.ts";
 import { cgroupContainment, ownCgroupDir } from "../../src/runtime/cgroupContainment.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle } from "../../src/runtime/ports.ts";
@@ -176,6 +178,45 @@ describe("cgroupContainment", () => {
         );
       }
       expect(readFileSync("/proc/self/cgroup", "utf8")).toBe(ownBefore);
+    },
+  );
+
+  it.skipIf(!usable)(
+    "kill refuses a cgroup this process is in, which it would kill too, and kills nothing",
+    () => {
+      const name = `unit-self-${process.pid}`;
+      cgroups.push(join(ownCgroupDir()!, CGROUP_FOLDER, name));
+      // In a process of its own: were the refusal missing, cgroup.kill would end it, not the test.
+      const script = `
+        const { cgroupContainment, moveSelfInto, ownCgroupDir } = await import(${JSON.stringify(
+          new URL("../../src/runtime/cgroupContainment.ts", import.meta.url).pathname,
+        )});
+        const own = ownCgroupDir();
+        const containment = cgroupContainment(own);
+        const cgroup = containment.create(${JSON.stringify(name)});
+        moveSelfInto(cgroup);
+        let said = "killed nothing and said nothing";
+        try {
+          containment.kill(cgroup);
+        } catch (error) {
+          said = error.code + ": " + error.message;
+        }
+        moveSelfInto(own);
+        console.log(said);`;
+      const result = spawnSync(
+        process.execPath,
+        ["--import", "tsx", "--input-type=module", "-e", script],
+        { encoding: "utf8", timeout: 60_000, killSignal: "SIGKILL" },
+      );
+      expect({ signal: result.signal, stderr: result.stderr }).toEqual({
+        signal: null,
+        stderr: "",
+      });
+      expect(result.stdout).toMatch(
+        new RegExp(
+          `^CGROUP_HOLDS_THIS_PROCESS: refusing to stop the processes in the cgroup .*/${name}: this process \\(pid ${result.pid}\\) is in it too .*Nothing was signalled`,
+        ),
+      );
     },
   );
 

@@ -4,6 +4,7 @@ import {
   type Stray,
   type WorkerRemains,
 } from "../../src/runtime/emptyWorkerGroup.ts";
+import type { Procs } from "../../src/runtime/ports.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
 
@@ -16,19 +17,25 @@ function world(cgroups = false) {
 async function empty(
   remains: number | WorkerRemains,
   clock: SimClock,
-  procs: SimProcs,
+  procs: Procs,
 ): Promise<Stray[]> {
-  let result: Stray[] | undefined;
+  let result: { strays: Stray[] } | { error: unknown } | undefined;
   const target = typeof remains === "number" ? { pgid: remains } : remains;
-  void emptyWorkerGroup(target, procs, clock, 2_000).then((strays) => {
-    result = strays;
-  });
+  emptyWorkerGroup(target, procs, clock, 2_000).then(
+    (strays) => {
+      result = { strays };
+    },
+    (error: unknown) => {
+      result = { error };
+    },
+  );
   for (let i = 0; result === undefined; i++) {
     if (i > 1_000) throw new Error("emptyWorkerGroup did not resolve");
     await new Promise((resolve) => setImmediate(resolve));
     if (result === undefined) clock.fireNext();
   }
-  return result;
+  if ("error" in result) throw result.error;
+  return result.strays;
 }
 
 /** The signals sent since `start` (not the probes, signal 0), and when. */
@@ -184,5 +191,43 @@ describe("emptyWorkerGroup", () => {
 
     expect(await empty({ pgid: worker.pid, cgroup }, clock, procs)).toEqual([]);
     expect(procs.signals.filter((s) => s.signal !== 0)).toEqual([]);
+  });
+
+  it("refuses a cgroup that holds this process, signalling nothing, and says what to do", async () => {
+    const { clock, procs } = world(true);
+    const cgroup = procs.containment!.create("workers-run@1.1/local-1");
+    // A coordinator that moved into its worker's cgroup to start it, and never moved back.
+    const coordinator = procs.start({ argv: ["node", "baton", "run"], newGroup: true, cgroup });
+    const worker = procs.start({ argv: ["node", "baton", "worker"], newGroup: true, cgroup });
+    const child = procs.start({ argv: ["sleep", "100"], newGroup: true, cgroup });
+    procs.signal(worker.pid, "SIGKILL");
+    await worker.exited;
+    procs.signals.length = 0;
+    const asCoordinator: Procs = {
+      selfPid: coordinator.pid,
+      containment: procs.containment,
+      spawn: (options) => procs.spawn(options),
+      signal: (pid, signal) => procs.signal(pid, signal),
+      signalGroup: (pgid, signal) => procs.signalGroup(pgid, signal),
+      inspect: (pid) => procs.inspect(pid),
+      list: () => procs.list(),
+      environ: (pid) => procs.environ(pid),
+    };
+
+    const refused = await empty({ pgid: worker.pid, cgroup }, clock, asCoordinator).then(
+      (strays) => strays,
+      (error: unknown) => error,
+    );
+    expect(refused).toMatchObject({
+      code: "CGROUP_HOLDS_THIS_PROCESS",
+      message: expect.stringMatching(
+        new RegExp(
+          `^refusing to stop the processes in the cgroup ${cgroup}: this process \\(pid ${coordinator.pid}\\) is in it too .* Nothing was signalled\\. Move this process back`,
+        ),
+      ),
+    });
+    expect(sent(procs, 0)).toEqual([]);
+    expect(procs.inspect(coordinator.pid)?.state).toBe("sleeping");
+    expect(procs.inspect(child.pid)?.state).toBe("sleeping");
   });
 });
