@@ -33,6 +33,38 @@ export interface WorkerRemains {
   cgroup?: string | undefined;
 }
 
+/**
+ * The live processes a worker that exited left: the members of its process group `pgid`, and
+ * those of its `cgroup` outside that group (`escaped`). Signal 0 first: a group with no member
+ * at all (the usual case) answers ESRCH at the cost of one call, not a read of the whole table
+ * (about 50 µs a process). Throws `CGROUP_HOLDS_THIS_PROCESS` when this process is in the
+ * cgroup (see `refuseCgroupHoldingThisProcess`).
+ *
+ * @example
+ * ```ts
+ * const { group, escaped } = liveRemains({ pgid: worker.pid, cgroup }, nodeProcs());
+ * ```
+ */
+export function liveRemains(
+  { pgid, cgroup }: WorkerRemains,
+  procs: Procs,
+): { group: ProcInfo[]; escaped: ProcInfo[] } {
+  const group =
+    pgid === undefined || procs.signalGroup(pgid, 0) === "ESRCH"
+      ? []
+      : procs.list().filter((p) => p.pgid === pgid && isAlive(p));
+  const inGroup = new Set(group.map((p) => p.pid));
+  const members = cgroup === undefined ? [] : (procs.containment?.members(cgroup) ?? []);
+  if (cgroup !== undefined) refuseCgroupHoldingThisProcess(cgroup, members, procs.selfPid);
+  const escaped = members
+    .filter((pid) => !inGroup.has(pid))
+    .flatMap((pid) => {
+      const info = procs.inspect(pid);
+      return info !== undefined && isAlive(info) ? [info] : [];
+    });
+  return { group, escaped };
+}
+
 /** Between looks at the process table: the first soon after a signal, then further apart. */
 const FIRST_LOOK_MS = 10;
 const LOOK_AT_MOST_MS = 200;
@@ -77,25 +109,9 @@ export async function emptyWorkerGroup(
     group: number[];
     escaped: number[];
   }
-  /**
-   * What is left now; those new are recorded. Signal 0 first: a group with no member at all
-   * (the usual case) answers ESRCH at the cost of one call, not a read of the whole table
-   * (about 50 µs a process).
-   */
+  /** What is left now; those new are recorded. */
   const look = (): Left => {
-    const group =
-      pgid === undefined || procs.signalGroup(pgid, 0) === "ESRCH"
-        ? []
-        : procs.list().filter((p) => p.pgid === pgid && isAlive(p));
-    const inGroup = new Set(group.map((p) => p.pid));
-    const members = cgroup === undefined ? [] : (containment?.members(cgroup) ?? []);
-    if (cgroup !== undefined) refuseCgroupHoldingThisProcess(cgroup, members, procs.selfPid);
-    const escaped = members
-      .filter((pid) => !inGroup.has(pid))
-      .flatMap((pid) => {
-        const info = procs.inspect(pid);
-        return info !== undefined && isAlive(info) ? [info] : [];
-      });
+    const { group, escaped } = liveRemains({ pgid, cgroup }, procs);
     record(group, false);
     record(escaped, true);
     return { group: group.map((p) => p.pid), escaped: escaped.map((p) => p.pid) };

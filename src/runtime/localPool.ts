@@ -9,13 +9,13 @@ import type { Resources } from "../graph/job.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
-import { emptyWorkerGroup, type Stray } from "./emptyWorkerGroup.ts";
+import { emptyWorkerGroup, liveRemains, type Stray } from "./emptyWorkerGroup.ts";
 import { logTail } from "./logTail.ts";
 import { machineResources } from "./machineResources.ts";
 import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeProcs } from "./nodeProcs.ts";
-import type { Clock, ProcExit, ProcHandle, Procs, Signal } from "./ports.ts";
+import type { Clock, ProcExit, ProcHandle, ProcInfo, Procs, Signal } from "./ports.ts";
 import { releaseCgroup } from "./releaseCgroup.ts";
 import { POOL_CGROUP_LATER, removeAbandonedWorkerCgroups } from "./removeAbandonedWorkerCgroups.ts";
 import { requireJobsModule } from "./requireJobsModule.ts";
@@ -97,7 +97,10 @@ export interface WorkerReplaced {
   /** The new worker's name (`local-3.2`) and pid. */
   worker: string;
   pid: number;
-  /** The dead worker's name, pid and how it ended. */
+  /**
+   * The dead worker's name, pid and how it ended: the process the pool started, so with a
+   * `command` that forked the worker, the command's exit (the worker's cannot be known).
+   */
   previous: { worker: string; pid: number; exit: ProcExit };
   logFile: string;
 }
@@ -380,12 +383,25 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     }
     this.live.set(handle, name);
     void handle.exited.then((exit) => {
-      this.onExit(slot, handle, name, exit);
+      this.onExit(slot, handle, name, exit, this.leftRunning(handle.pid, cgroup));
       const emptied = this.emptyGroup(slot, name, handle.pid, cgroup);
       this.emptying.add(emptied);
       void emptied.then(() => this.emptying.delete(emptied));
     });
     return { name, pid: handle.pid };
+  }
+
+  /**
+   * The live processes the exited worker whose pid is `pid` left in its process group and
+   * `cgroup`; none when they cannot be read (the sweep that follows says why).
+   */
+  private leftRunning(pid: number, cgroup: string | undefined): ProcInfo[] {
+    try {
+      const { group, escaped } = liveRemains({ pgid: pid, cgroup }, this.procs);
+      return [...group, ...escaped];
+    } catch {
+      return [];
+    }
   }
 
   /**
@@ -465,8 +481,21 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     }
   }
 
-  private onExit(slot: Slot, handle: ProcHandle, name: string, exit: ProcExit): void {
+  /**
+   * Replaces the worker that exited, or fails the pool, or neither (stopping, exit 0). `left`:
+   * the processes it started still running, which make its exit code that of the process the
+   * pool started, not necessarily the worker's; the slot's log says so.
+   */
+  private onExit(
+    slot: Slot,
+    handle: ProcHandle,
+    name: string,
+    exit: ProcExit,
+    left: readonly ProcInfo[],
+  ): void {
     this.live.delete(handle);
+    const ended = `${howItEnded(exit)}${whileRunning(left)}`;
+    if (left.length > 0) this.poolLine(slot, `${name} (pid ${handle.pid}) ${ended}`);
     if (this.stopping !== undefined || this.failing || exit.code === 0) return;
     const now = this.clock.now();
     slot.deaths = slot.deaths.filter((at) => now - at < this.windowMs);
@@ -475,7 +504,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     const final = exit.code !== null && (this.options.finalExitCodes ?? []).includes(exit.code);
     if (final || slot.deaths.length > this.maxRestarts) {
       this.failing = true;
-      void this.crashLoop(slot, previous, final);
+      void this.crashLoop(slot, previous, ended, final);
       return;
     }
     slot.generation++;
@@ -494,10 +523,11 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   private async crashLoop(
     slot: Slot,
     previous: WorkerReplaced["previous"],
+    howEnded: string,
     final: boolean,
   ): Promise<void> {
     const tail = await logTail(slot.logFile);
-    const ended = `worker ${previous.worker} (pid ${previous.pid}) ${howItEnded(previous.exit)}`;
+    const ended = `worker ${previous.worker} (pid ${previous.pid}) ${howEnded}`;
     this.fail(
       final
         ? new PoolError(
@@ -540,6 +570,24 @@ function howItEnded(exit: ProcExit): string {
   return exit.signal === null ? `exited with code ${exit.code}` : `was killed by ${exit.signal}`;
 }
 
+/**
+ * What an exit means when the process the pool started left processes running (`left`): a
+ * command that forked the worker (a script that starts it and exits, `setsid`) ended with a
+ * code of its own, and the worker's cannot be known. Linux tells a process's exit only to its
+ * parent, the command, and a cgroup holds processes, not their exit codes. Empty for none.
+ */
+function whileRunning(left: readonly ProcInfo[]): string {
+  if (left.length === 0) return "";
+  const each = left.map((p) => `${p.pid} (${p.argv[0] ?? "?"})`).join(", ");
+  const still = left.length === 1 ? "a process it started" : `${left.length} processes it started`;
+  return (
+    ` (${still} still ran: ${each}, stopped next; that exit is the worker's own only if the ` +
+    "pool started the worker or a command that execs it: a command that forked the worker " +
+    "ends with a code of its own, and the worker's cannot be known, as only a process's " +
+    "parent is told it)"
+  );
+}
+
 /** What `localPool` takes: the job module its worker processes load, and how many. */
 export interface LocalWorkersOptions extends WorkerProcessOptions {
   /** The job module file workers load (`baton worker --jobs FILE`). */
@@ -575,7 +623,8 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
    * worker), so the command should end with the worker's exit code and pass SIGTERM on to it
    * (`exec` it, as `nice`, `taskset`, `env` and `systemd-run --scope` do; `docker run` forwards
    * signals): one that forks the worker is stopped with its process group, but loses the exit
-   * code that says whether to replace it. Never put the secret on it: every user sees argv
+   * code that says whether to replace it (the pool goes by the command's, and says so in the
+   * worker's log when the command ended while what it started still ran). Never put the secret on it: every user sees argv
    * through `ps`. A prefix runs the workers on this machine: `count` is bounded and warned
    * about as without one. A function may run them anywhere: only the connections bound it.
    */

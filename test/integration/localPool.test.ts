@@ -522,6 +522,42 @@ describe("LocalPool.stop", () => {
     expect(await log(logsDir, 1)).not.toContain("wrapper done");
   });
 
+  it("says the exit of a command that forked the worker and ended is the command's, not the worker's", async () => {
+    const {
+      pool: workers,
+      logsDir,
+      replaced,
+    } = await pool(() => [], {
+      maxWorkers: 1,
+      // Starts the worker in the background and exits 0 at once, as if dismissed.
+      argvFor: (name) => [
+        "/bin/sh",
+        "-c",
+        `"$0" "$1" ${name} sleep & exit 0`,
+        process.execPath,
+        FAKE_WORKER,
+      ],
+    });
+    const strays: WorkerStrays[] = [];
+    workers.on("strays", (event) => strays.push(event));
+    await until(() => strays.length === 1, "the forked worker to be stopped");
+    const [{ pid: wrapper, strays: [forked] = [] } = { pid: 0 }] = strays;
+    learned.add(forked!.pid);
+    expect(dead(forked!.pid)).toBe(true);
+
+    const said = await log(logsDir, 1);
+    expect(said).toContain(
+      `local-1 (pid ${wrapper}) exited with code 0 (a process it started still ran: ${forked!.pid} (`,
+    );
+    expect(said).toContain(
+      "stopped next; that exit is the worker's own only if the pool started the worker or a " +
+        "command that execs it: a command that forked the worker ends with a code of its own, " +
+        "and the worker's cannot be known, as only a process's parent is told it)\n",
+    );
+    expect(replaced).toEqual([]);
+    await workers.stop(0);
+  });
+
   it("is safe to call twice, and stops a pool whose workers are mid-replacement", async () => {
     const { pool: workers, logsDir } = await pool(() => ["sleep"], { maxWorkers: 2 });
     await logSays(logsDir, 1, "local-1 ready");
