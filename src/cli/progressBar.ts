@@ -41,7 +41,10 @@ export class ProgressBar {
       progress.workers === 0 && left > 0
         ? " · waiting for a worker to connect"
         : ` · ${progress.workers} worker${progress.workers === 1 ? "" : "s"}`;
-    const line = `${bar} ${finished}/${total} done · ${counts.running} running${storing}${workers} · ${counts.failed} failed · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
+    // What more workers wait for (Slurm's pending allocations), while jobs are left for them.
+    const pool =
+      progress.poolWaitingFor !== undefined && left > 0 ? ` · ${progress.poolWaitingFor}` : "";
+    const line = `${bar} ${finished}/${total} done · ${counts.running} running${storing}${workers}${pool} · ${counts.failed} failed · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
     this.line.draw(line);
   }
 

@@ -551,7 +551,7 @@ export function createEngine(options: EngineOptions): Engine {
             coordinator.send({ type: "SHUTDOWN", reason: error.message });
           });
           cancel = (reason) => coordinator.send({ type: "CANCEL", reason });
-          tracker.start(options.progressIntervalMs ?? 200);
+          tracker.start(options.progressIntervalMs ?? 200, workers);
           coordinator.start();
           if (cancelled !== undefined) cancel(cancelled);
           await finished;
@@ -718,10 +718,13 @@ function trackRun(
   let cached = 0;
   for (const record of board.jobs.values()) if (record.cached) cached++;
   let ticker: unknown;
+  /** The run's pool while it runs: what it waits for goes with every `progress`. */
+  let pool: RunningPool | undefined;
   const progress = (): RunProgress => {
     const counts = board.counts();
     const elapsedMs = clock.now() - startedAt;
     const finished = counts.completed + counts.failed - cached;
+    const poolWaitingFor = pool?.waitingFor?.();
     return {
       total: board.jobs.size,
       counts,
@@ -729,6 +732,7 @@ function trackRun(
       elapsedMs,
       rate: elapsedMs > 0 ? (finished * 1000) / elapsedMs : 0,
       workers: board.leases.size + board.waiting.size,
+      ...(poolWaitingFor !== undefined && { poolWaitingFor }),
     };
   };
   /** The run waited, at the last tick, for a worker that offers more (said once per wait). */
@@ -746,11 +750,14 @@ function trackRun(
   return {
     attempts,
     progress,
-    start(interval: number) {
+    /** Emits `progress` every `interval` ms, with what `running` (the run's pool) waits for. */
+    start(interval: number, running: RunningPool) {
+      pool = running;
       ticker = clock.setTimeout(() => tick(interval), interval);
     },
-    /** Stops the periodic `progress`; the run emits the last one itself. */
+    /** Stops the periodic `progress`; the run emits the last one itself, without the pool's. */
     stop() {
+      pool = undefined;
       clock.clearTimeout(ticker);
     },
     onEffects(effects: readonly CoordinatorEffect[]) {

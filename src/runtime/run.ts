@@ -88,6 +88,11 @@ export interface RunProgress {
    * joined (`--workers 0`).
    */
   workers: number;
+  /**
+   * What the pool waits for before more workers can join, when it says
+   * (`RunningPool.waitingFor`): "Slurm: 2 allocations pending (Priority)".
+   */
+  poolWaitingFor?: string;
 }
 
 /** A job changed state, emitted as `job`. */

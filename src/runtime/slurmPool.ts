@@ -329,6 +329,33 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     return [...this.table.values()].map(({ id, state, order }) => ({ id, state, order }));
   }
 
+  /**
+   * The allocations Slurm keeps pending, in words for a progress line, or undefined when none
+   * is: "Slurm: 3 allocations pending (2 Priority, 1 Resources)", Slurm's reasons (the first
+   * word of each) by count, none while Slurm has not looked at them yet (`None`). Those a
+   * scale-down is cancelling do not count.
+   */
+  waitingFor(): string | undefined {
+    const pending = [...this.table.values()].filter(
+      (a) => a.state === "pending" && !a.cancelRequested,
+    );
+    if (pending.length === 0) return undefined;
+    const counts = new Map<string, number>();
+    for (const { reason } of pending) {
+      const word = /^\w+/.exec(reason)?.[0];
+      if (word !== undefined && word !== "None") counts.set(word, (counts.get(word) ?? 0) + 1);
+    }
+    const sorted = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    const reasons =
+      sorted.length === 0
+        ? ""
+        : sorted.length === 1
+          ? ` (${sorted[0]![0]})`
+          : ` (${sorted.map(([reason, count]) => `${count} ${reason}`).join(", ")})`;
+    const n = pending.length;
+    return `Slurm: ${n} allocation${n === 1 ? "" : "s"} pending${reasons}`;
+  }
+
   /** The log file of an allocation. */
   logFile(id: string): string {
     return join(this.context.logsDir, `slurm-${id}.log`);

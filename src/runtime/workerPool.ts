@@ -61,6 +61,12 @@ export interface RunningPool {
   readonly failed: Promise<Error>;
   /** Stops the workers; resolves when every one has ended. Called after the listener closed. */
   stop(): Promise<void>;
+  /**
+   * What the pool waits for before more of its workers can join, in words, or undefined when
+   * nothing: the Slurm pool's pending allocations and Slurm's reasons ("Slurm: 2 allocations
+   * pending (Priority)"). Read with every `progress` (`RunProgress.poolWaitingFor`).
+   */
+  waitingFor?(): string | undefined;
 }
 
 /**

@@ -173,7 +173,12 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
             if (scaleDown) scaleDowns.push(...ids);
           });
         });
-        const result = await createEngine({ jobs, workers, store }).run(roots);
+        const run = createEngine({ jobs, workers, store }).run(roots);
+        const poolWaits = new Set<string>();
+        run.on("progress", ({ poolWaitingFor }) => {
+          if (poolWaitingFor !== undefined) poolWaits.add(poolWaitingFor);
+        });
+        const result = await run;
         const pool = started[0]!;
 
         expect(result.ok).toBe(true);
@@ -187,7 +192,13 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
         else expect(ids.every((id) => /^\d+$/.test(id))).toBe(true);
         // Two CPUs: with max 3 the third allocation waits, and is cancelled when the chain
         // brings demand down to 1. Scale-down never touched an allocation that ran.
-        if (maxWorkers === 3) expect(scaleDowns.length).toBeGreaterThan(0);
+        // The run's progress says so while it waits.
+        if (maxWorkers === 3) {
+          expect(scaleDowns.length).toBeGreaterThan(0);
+          expect([...poolWaits].some((w) => w.startsWith("Slurm: 1 allocation pending"))).toBe(
+            true,
+          );
+        }
         expect(everRan(ids[0]!)).toBe(true);
         for (const id of scaleDowns) expect(everRan(id)).toBe(false);
         // ... and back: nothing of the pool is left in the queue, and its logs are in the store.

@@ -37,6 +37,37 @@ describe("ProgressBar", () => {
     expect(t.last()).toContain("· 0 workers ·");
   });
 
+  it("says what the pool waits for (Slurm's pending allocations) while jobs are left", () => {
+    const t = terminal();
+    const bar = new ProgressBar(t.out, 10);
+    const idle = { blocked: 0, ready: 5, running: 0, storing: 0, completed: 0, failed: 0 };
+    const waiting = "Slurm: 3 allocations pending (Priority)";
+    bar.draw({
+      total: 5,
+      counts: idle,
+      cached: 0,
+      elapsedMs: 1000,
+      rate: 0,
+      workers: 0,
+      poolWaitingFor: waiting,
+    });
+    expect(t.last()).toBe(
+      "░░░░░░░░░░ 0/5 done · 0 running · waiting for a worker to connect · Slurm: 3 allocations pending (Priority) · 0 failed · 0 cached · 0.0 jobs/s",
+    );
+    bar.draw({
+      total: 10,
+      counts,
+      cached: 0,
+      elapsedMs: 1000,
+      rate: 5,
+      workers: 2,
+      poolWaitingFor: waiting,
+    });
+    expect(t.last()).toContain(
+      "· 2 running · 2 workers · Slurm: 3 allocations pending (Priority) · 1 failed ·",
+    );
+  });
+
   it("shows results being stored only when there are some", () => {
     const t = terminal();
     new ProgressBar(t.out, 10).draw({

@@ -383,6 +383,27 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(slurm.active()).toEqual([]);
   });
 
+  it("says for a progress line which allocations Slurm keeps pending and why", async () => {
+    const slurm = new FakeSlurm(1);
+    slurm.startsOnQueue = false;
+    const demand = { value: 3 };
+    const pool = start(slurm, demand);
+    await until(() => slurm.allocations.size === 3, "three allocations");
+    await polls(pool, 1);
+    expect(pool.waitingFor()).toBe("Slurm: 3 allocations pending");
+    slurm.startPending();
+    for (const id of ["100_1", "100_2"]) slurm.allocations.get(id)!.reason = "Resources";
+    await polls(pool, 2);
+    expect(pool.waitingFor()).toBe("Slurm: 2 allocations pending (Resources)");
+    slurm.allocations.get("100_2")!.reason = "ReqNodeNotAvail, UnavailableNodes:node3";
+    await polls(pool, 2);
+    expect(pool.waitingFor()).toBe("Slurm: 2 allocations pending (1 ReqNodeNotAvail, 1 Resources)");
+    // Demand falls to the one running: the pending ones are being cancelled, not waited for.
+    demand.value = 1;
+    await polls(pool, 2);
+    expect(pool.waitingFor()).toBeUndefined();
+  });
+
   it("says why, after a minute in which no allocation started, and again when Slurm's reasons change", async () => {
     const slurm = new FakeSlurm(2);
     slurm.startsOnQueue = false;
