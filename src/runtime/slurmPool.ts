@@ -625,9 +625,11 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
           .map((entry) => entry.id);
         if (active.length === 0) continue;
         await this.commands.cancel(active, { pendingOnly: false });
-        this.logger.info(
+        // A warning, so that `baton run` shows it: the user who killed a run learns where its
+        // allocations went, and that this run will not find their workers.
+        this.logger.warn(
           { abandonedPool: pool, allocations: active },
-          "cancelled the allocations of a Slurm pool whose coordinator died on this host",
+          `cancelled the Slurm allocations ${active.join(", ")} of pool ${pool}, left in the queue by a baton run on this host that was killed: their workers could only fail to reach it`,
         );
       } catch (error) {
         this.logger.warn(

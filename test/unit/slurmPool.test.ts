@@ -202,11 +202,13 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     const [ended] = await slurm.submit({ ...request, name: "baton-4567cdef", count: 1 });
     slurm.finish(ended!, "COMPLETED");
     const [bystander] = await slurm.submit({ ...request, name: "baton-89abcdef", count: 1 });
+    const warnings: string[] = [];
     start(
       slurm,
       { value: 0 },
       {},
       {
+        logger: capturing(warnings),
         abandonedRunFiles: [
           "run-aa11-4242@login1.secret",
           "run-aa11-4242@login1.baton-0123abcd.sbatch",
@@ -220,6 +222,11 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     ]);
     expect(slurm.inState("CANCELLED").sort()).toEqual([running, pending].sort());
     expect(slurm.active()).toEqual([bystander]);
+    // Said where baton run shows it (a warning): the user learns what became of them.
+    await until(() => warnings.length > 0, "the warning");
+    expect(warnings).toEqual([
+      `cancelled the Slurm allocations ${running}, ${pending} of pool baton-0123abcd, left in the queue by a baton run on this host that was killed: their workers could only fail to reach it`,
+    ]);
   });
 
   it("asks sbatch for what baton run --slurm-resources offers, and has each worker offer it", async () => {
