@@ -43,6 +43,8 @@ export interface SlurmCommands {
    * Slurm itself skips any that has started (`--state=PENDING`).
    */
   cancel(ids: readonly string[], options: { pendingOnly: boolean }): Promise<void>;
+  /** The partitions Slurm lists (`sinfo`), the default one marked `*` (`debug*`). */
+  partitions(): Promise<string[]>;
 }
 
 export interface NodeSlurmOptions {
@@ -54,7 +56,8 @@ export interface NodeSlurmOptions {
 
 /**
  * The Slurm commands run for real: `sbatch --parsable`, `squeue -h -r -t all -o ...`,
- * `scontrol show job -o`, `scancel` (a pending-only one after `scontrol hold`). Each runs
+ * `scontrol show job -o`, `scancel` (a pending-only one after `scontrol hold`), `sinfo -h -o
+ * %P`. Each runs
  * without a shell, with a timeout (default 30 s, then SIGKILL); `sacct` is not needed.
  * Allocation logs are `<logsDir>/slurm-<id>.log` for both plain and array allocations.
  *
@@ -141,6 +144,11 @@ export function nodeSlurmCommands(options: NodeSlurmOptions = {}): SlurmCommands
         // held: a held allocation never starts, not even when Slurm requeues it.
         await run("scontrol", ["release", ...ids]).catch(() => undefined);
       }
+    },
+    async partitions() {
+      // One line per partition and node state: each name once, in sinfo's order.
+      const out = await run("sinfo", ["-h", "-o", "%P"]);
+      return [...new Set(out.split("\n").map((line) => line.trim()))].filter((p) => p !== "");
     },
   };
 }

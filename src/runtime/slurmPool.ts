@@ -40,6 +40,8 @@ const REPEAT_WARNING_MS = 60_000;
  * ("Job violates accounting/QOS policy (job submit limit, ...)").
  */
 const SUBMIT_LIMIT = /job array|submit limit|MaxSubmit|accounting\/QOS policy/i;
+/** What `sbatch` says of a partition that does not exist ("invalid partition specified: gpuu"). */
+const INVALID_PARTITION = /invalid partition/i;
 /** The most allocations a pool holds at once unless told (`maxWorkers`). */
 const DEFAULT_MAX_WORKERS = 4;
 /** How long allocations may all stay pending, none running, before the user is told why. */
@@ -356,6 +358,17 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     return `Slurm: ${n} allocation${n === 1 ? "" : "s"} pending${reasons}`;
   }
 
+  /**
+   * " The partitions Slurm lists here: debug (its default), gpu." for a refusal that names
+   * the partition; "" when `sinfo` does not answer (the refusal stands without the list).
+   */
+  private async partitionsHere(): Promise<string> {
+    const listed = await this.commands.partitions().catch(() => []);
+    if (listed.length === 0) return "";
+    const names = listed.map((p) => (p.endsWith("*") ? `${p.slice(0, -1)} (its default)` : p));
+    return ` The partitions Slurm lists here: ${names.join(", ")}.`;
+  }
+
   /** The log file of an allocation. */
   logFile(id: string): string {
     return join(this.context.logsDir, `slurm-${id}.log`);
@@ -414,10 +427,11 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
           count > 1 && SUBMIT_LIMIT.test(error.message)
             ? `, or ask for fewer allocations at once with --max-workers (maxWorkers): this submission asked for ${count}${this.options.array === false ? "" : " as one job array"}, which a limit of the cluster's (MaxArraySize, MaxSubmitJobs) may refuse`
             : "";
+        const partitions = INVALID_PARTITION.test(error.message) ? await this.partitionsHere() : "";
         this.fail(
           new SlurmError(
             "SBATCH_REJECTED",
-            `Slurm refused the pool's allocations: ${error.message}. Check --partition and --slurm-opt${many}.`,
+            `Slurm refused the pool's allocations: ${error.message}. Check --partition and --slurm-opt${many}.${partitions}`,
           ),
         );
       } else {

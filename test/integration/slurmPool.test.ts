@@ -227,6 +227,10 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     expect(activeInQueue(started[0]!.name)).toEqual([]);
   });
 
+  it("lists the cluster's partitions, its default marked", async () => {
+    expect(await nodeSlurmCommands().partitions()).toEqual(["debug*"]);
+  });
+
   it("cancels exactly the pending array tasks it names, even when their array's other tasks are pending too", async () => {
     const dir = tempDir();
     const script = join(dir, "sleep.sh");

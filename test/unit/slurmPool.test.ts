@@ -639,7 +639,24 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     const error = await pool.failed;
     expect(slurm.submissions[0]!.count).toBe(4);
     expect(error.message).toBe(
-      "Slurm refused the pool's allocations: sbatch exited with code 1: invalid partition. Check --partition and --slurm-opt.",
+      "Slurm refused the pool's allocations: sbatch exited with code 1: invalid partition. Check --partition and --slurm-opt. The partitions Slurm lists here: debug (its default).",
+    );
+  });
+
+  it("lists the partitions Slurm has when it refuses the one asked for, and not when sinfo fails", async () => {
+    const slurm = new FakeSlurm(2);
+    slurm.rejectSubmissions = true;
+    slurm.rejection =
+      "sbatch exited with code 1: sbatch: error: invalid partition specified: gpuu\nsbatch: error: Batch job submission failed: Invalid partition name specified";
+    slurm.partitionNames = ["debug*", "gpu"];
+    const error = await start(slurm, { value: 1 }, { partition: "gpuu" }).failed;
+    expect(error.message).toBe(
+      `Slurm refused the pool's allocations: ${slurm.rejection}. Check --partition and --slurm-opt. The partitions Slurm lists here: debug (its default), gpu.`,
+    );
+    slurm.partitionNames = undefined;
+    const unlisted = await start(slurm, { value: 1 }, { partition: "gpuu" }).failed;
+    expect(unlisted.message).toBe(
+      `Slurm refused the pool's allocations: ${slurm.rejection}. Check --partition and --slurm-opt.`,
     );
   });
 
