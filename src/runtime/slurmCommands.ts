@@ -182,10 +182,14 @@ function runCommand(
         }
         const said = stderr.trim() || stdout.trim();
         if (error.killed) {
+          // What it said before it was killed is often why it hung: a slurm.conf it retries
+          // to read for a minute, a controller it cannot reach. One line, its last.
+          const last = said.split("\n").at(-1)?.trim();
+          const before = last ? `, having said: ${last}` : "";
           reject(
             new SlurmError(
               "SLURM_TIMEOUT",
-              `${line} did not answer within ${timeoutMs} ms and was killed; check that slurmctld is up (sinfo) or raise the Slurm command timeout`,
+              `${line} did not answer within ${timeoutMs} ms and was killed${before}; check that slurmctld is up (sinfo) or raise the Slurm command timeout`,
             ),
           );
           return;

@@ -599,6 +599,25 @@ describe("startSlurmPool against the in-memory Slurm", () => {
       );
     });
 
+    it("says what a real squeue printed before it was killed for hanging: a slurm.conf it keeps retrying to read", async (context) => {
+      if (spawnSync("squeue", ["--version"]).error !== undefined) {
+        context.skip("squeue is not on the PATH");
+      }
+      const conf = join(tmpdir(), `baton-no-such-dir-${process.pid}`, "slurm.conf");
+      const commands = nodeSlurmCommands({
+        timeoutMs: 4000,
+        env: { ...process.env, SLURM_CONF: conf },
+      });
+      const error = await commands.queue("baton-x").then(
+        () => undefined,
+        (thrown: unknown) => thrown as SlurmError,
+      );
+      expect(error?.code).toBe("SLURM_TIMEOUT");
+      expect(error?.message).toContain(
+        `did not answer within 4000 ms and was killed, having said: squeue: error: s_p_parse_file: cannot stat file ${conf}`,
+      );
+    });
+
     it("fails the pool with the real squeue of a machine with no usable Slurm configuration", async (context) => {
       if (spawnSync("squeue", ["--version"]).error !== undefined) {
         context.skip("squeue is not on the PATH");
