@@ -45,14 +45,14 @@ import { wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 export const SIM_USAGE = `usage: baton sim [GRAPH --handlers SIM] [options]
 
-Runs the whole system (coordinator, workers, store) in virtual time from a seed, with
-a graph and faults drawn from it, checking DESIGN §4's invariants after every step and
-that the run finishes once the faults are over. With GRAPH (a graph module, as baton run
-takes it) it simulates your graph, on the handlers SIM's default export gives: a job
-module, or a function of the simulation's tools ({ sleep, now, random, keep, invariant })
-returning one, as simulate() takes it (README: Simulation); keep(name, make) holds what
-outlives a crash, one per seed; invariant(holds, message) fails the seed when holds is
-false.
+Runs the whole system (coordinator, workers, store) in virtual time from a seed, with a
+graph and faults drawn from it, checking baton's invariants (SIM_INVARIANTS) after every
+step and that the run finishes once the faults are over. With GRAPH (a graph module, as
+baton run takes it) it simulates your graph, on the handlers SIM's default export gives:
+a job module, or a function of the simulation's tools ({ sleep, now, random, keep,
+invariant }) returning one, as simulate() takes it (README: Simulation); keep(name, make)
+holds what outlives a crash, one per seed; invariant(holds, message) fails the seed when
+holds is false.
 
   --handlers SIM         the module of GRAPH's handlers for the simulation (with GRAPH)
   --seed S               one seed (0 to 4294967295)
