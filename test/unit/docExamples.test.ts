@@ -204,6 +204,18 @@ function publicExports(): Exports {
   return exports;
 }
 
+/** The text of every source file under src/. */
+function sources(): string[] {
+  return ts.sys
+    .readDirectory(join(ROOT, "src"), [".ts"])
+    .map((path) => ts.sys.readFile(path)!);
+}
+
+/** The codes a source gives `BatonError` itself (`new BatonError("CODE", …)`). */
+function batonErrorCodes(code: string): string[] {
+  return [...code.matchAll(/new BatonError\(\s*"(\w+)"/g)].map(([, name]) => name!);
+}
+
 function readmeExamples(): Example[] {
   const readme = ts.sys.readFile(join(ROOT, "README.md"))!;
   const named = new Map<string, string>();
@@ -354,6 +366,9 @@ describe("documentation examples", () => {
       ),
     );
     expect(Object.keys(classes)).toContain("StoreError");
+    // BatonError's own code is any string: its codes are those `new BatonError("…")` gives.
+    classes.BatonError = [...new Set(sources().flatMap((code) => batonErrorCodes(code)))].sort();
+    expect(classes.BatonError).toContain("ABORTED");
     expect(table).toEqual(classes);
   });
 
