@@ -206,9 +206,7 @@ function publicExports(): Exports {
 
 /** The text of every source file under src/. */
 function sources(): string[] {
-  return ts.sys
-    .readDirectory(join(ROOT, "src"), [".ts"])
-    .map((path) => ts.sys.readFile(path)!);
+  return ts.sys.readDirectory(join(ROOT, "src"), [".ts"]).map((path) => ts.sys.readFile(path)!);
 }
 
 /** The codes a source gives `BatonError` itself (`new BatonError("CODE", …)`). */
