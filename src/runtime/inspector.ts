@@ -39,6 +39,12 @@ export interface InspectorStream {
   close(): Promise<void>;
 }
 
+/**
+ * The XState inspection events `@statelyai/inspect` converts and sends; it leaves out the
+ * others (actions, microsteps), so only these count as dropped.
+ */
+const SENT_TYPES = new Set<string>(["@xstate.actor", "@xstate.event", "@xstate.snapshot"]);
+
 /** The URL schemes the `ws` client connects to (`http` and `https` mean `ws` and `wss`). */
 const SCHEMES = new Set(["ws:", "wss:", "http:", "https:"]);
 
@@ -89,7 +95,8 @@ function importStatelyInspect(): Promise<typeof import("@statelyai/inspect")> {
  * It uses `createInspector` with its own adapter over `ws` rather than
  * `createWebSocketInspector`, whose adapter retries an unreachable URL every 5 s forever,
  * even after `stop()`, which would keep `baton run` from exiting: here one attempt is made,
- * and an unreachable inspector costs a warning and the events, never the run.
+ * and an unreachable inspector, or one lost during the run, costs a warning and the events
+ * (dropped as they come, unconverted), never the run.
  * `@statelyai/inspect` is loaded by the first call: events until it is are held as those
  * while the connection opens.
  *
@@ -125,22 +132,33 @@ export function connectInspector(
   const pending: string[] = [];
   const socket = new WebSocket(url, { perMessageDeflate: false });
   let warnedBehind = false;
-  let state: "connecting" | "open" | "closed" = "connecting";
+  let state: "connecting" | "open" | "closing" | "closed" = "connecting";
   const settled = new Promise<void>((resolve) => {
     socket.once("open", () => {
       state = "open";
       for (const frame of pending.splice(0)) send(frame);
       resolve();
     });
-    socket.once("error", (error) => {
+    /** Why an open connection broke (a reset), said with its close. */
+    let broke: string | undefined;
+    socket.on("error", (error) => {
       // Nothing listening is a plain situation, not a bug: its reason, without a stack.
-      options.logger?.warn(
-        { url, reason: error.message },
-        "could not reach the inspector; inspection events are dropped and the run goes on (createInspectorServer() from @statelyai/inspect/server serves one at ws://localhost:8080)",
-      );
+      if (state === "connecting" && broke === undefined) {
+        options.logger?.warn(
+          { url, reason: error.message },
+          "could not reach the inspector; inspection events are dropped and the run goes on (createInspectorServer() from @statelyai/inspect/server serves one at ws://localhost:8080)",
+        );
+      }
+      broke ??= error.message;
       resolve();
     });
-    socket.once("close", () => {
+    socket.once("close", (code) => {
+      if (state === "open") {
+        options.logger?.warn(
+          { url, code, ...(broke !== undefined && { reason: broke }) },
+          "the inspector closed its connection during the run; inspection events are dropped from here on and the run goes on",
+        );
+      }
       state = "closed";
       stats.dropped += pending.splice(0).length;
       resolve();
@@ -150,19 +168,27 @@ export function connectInspector(
     socket.send(frame);
     stats.sent++;
   };
+  /**
+   * Whether an event would be dropped now: the connection is closed (never opened, or lost),
+   * or the inspector is behind (said once). Asked before an event is converted too, so that an
+   * inspector that is not there costs the run nothing but this question.
+   */
+  const dropping = () => {
+    if (state === "closed" || state === "closing") return true;
+    if (state !== "open" || socket.bufferedAmount <= maxBuffered) return false;
+    if (!warnedBehind) {
+      options.logger?.warn(
+        { url, buffered: socket.bufferedAmount },
+        "the inspector is not reading fast enough; inspection events are dropped until it catches up",
+      );
+    }
+    warnedBehind = true;
+    return true;
+  };
   const adapter = {
     send(event: StatelyInspectionEvent) {
-      if (state === "closed") stats.dropped++;
-      else if (state === "open" && socket.bufferedAmount > maxBuffered) {
-        stats.dropped++;
-        if (!warnedBehind) {
-          options.logger?.warn(
-            { url, buffered: socket.bufferedAmount },
-            "the inspector is not reading fast enough; inspection events are dropped until it catches up",
-          );
-        }
-        warnedBehind = true;
-      } else if (state === "open") {
+      if (dropping()) stats.dropped++;
+      else if (state === "open") {
         send(JSON.stringify(event));
       } else {
         hold(pending, JSON.stringify(event));
@@ -190,7 +216,14 @@ export function connectInspector(
     },
   );
   return {
-    inspect: { next: (event) => (inspect ? inspect.next?.(event) : hold(held, event)) },
+    inspect: {
+      next: (event) => {
+        if (dropping()) {
+          if (SENT_TYPES.has(event.type)) stats.dropped++;
+        } else if (inspect) inspect.next?.(event);
+        else hold(held, event);
+      },
+    },
     stats,
     async close() {
       await loaded;
@@ -205,6 +238,7 @@ export function connectInspector(
         const closed = new Promise((resolve) => socket.once("close", resolve));
         if (state === "connecting") socket.terminate();
         else {
+          state = "closing";
           socket.close(1000, "the run is over");
           // An inspector that does not read never answers the close: give up on it in time.
           if ((await Promise.race([closed, timedOut])) === "timeout") socket.terminate();
