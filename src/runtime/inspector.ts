@@ -28,6 +28,11 @@ export interface InspectorOptions {
   maxBufferedBytes?: number | undefined;
   /** How long `close()` waits, in all, for the connection to open, drain and close (default 2 s). */
   closeTimeoutMs?: number | undefined;
+  /**
+   * How long the connection may take to open (default 5 s); an inspector that has not answered
+   * by then (hung, or a port where something else listens and says nothing) is unreachable.
+   */
+  openTimeoutMs?: number | undefined;
 }
 
 /** A live inspection stream: pass `inspect` to the engine, `close()` when the run is over. */
@@ -130,7 +135,10 @@ export function connectInspector(
     }
   };
   const pending: string[] = [];
-  const socket = new WebSocket(url, { perMessageDeflate: false });
+  const socket = new WebSocket(url, {
+    perMessageDeflate: false,
+    handshakeTimeout: options.openTimeoutMs ?? 5000,
+  });
   let warnedBehind = false;
   let state: "connecting" | "open" | "closing" | "closed" = "connecting";
   const settled = new Promise<void>((resolve) => {

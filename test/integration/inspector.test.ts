@@ -5,7 +5,7 @@
  * that cannot be reached never holds the run up.
  */
 import { once } from "node:events";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
@@ -181,6 +181,49 @@ describe("live inspection", () => {
     // at every step (10,000 jobs in-process: 2.3 times as long, 55 MB more at its peak).
     expect(feed.reads()).toBe(0);
     expect(inspector.stats).toEqual({ sent: 0, dropped: 1_000 });
+  });
+
+  it("gives up on an inspector that takes the connection but never answers its opening, saying so", async () => {
+    // A hung inspector (stopped with SIGSTOP): the kernel accepts, nobody answers the upgrade.
+    const sockets: Socket[] = [];
+    const hung = createServer((socket) => sockets.push(socket));
+    hung.listen(0, "127.0.0.1");
+    await once(hung, "listening");
+    const url = `ws://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    const lines: string[] = [];
+    let warned!: () => void;
+    const warning = new Promise<void>((resolve) => {
+      warned = resolve;
+    });
+    const logger = pino(
+      { level: "warn" },
+      {
+        write: (line: string) => {
+          lines.push(line);
+          warned();
+        },
+      },
+    );
+    try {
+      inspector = connectInspector(url, { logger, openTimeoutMs: 200 });
+      // Without a time limit (as before), it waited for good: no warning until close().
+      await Promise.race([warning, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      const feed = snapshotsReadBy(inspector, 100);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+
+      expect(lines.map((line) => JSON.parse(line))).toEqual([
+        expect.objectContaining({
+          url,
+          reason: "Opening handshake has timed out",
+          msg: expect.stringMatching(/^could not reach the inspector; /),
+        }),
+      ]);
+      expect(feed.reads()).toBe(0);
+      expect(inspector.stats).toEqual({ sent: 0, dropped: 100 });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => hung.close(resolve));
+    }
   });
 
   it("says once that the inspector went away during the run, and converts nothing after", async () => {
