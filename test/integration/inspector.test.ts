@@ -65,6 +65,25 @@ function snapshotsReadBy(inspector: InspectorStream, count: number): { reads(): 
   return { reads: () => reads };
 }
 
+/** A logger at warn that keeps its lines, and a promise of the first. */
+function warnings(): { logger: pino.Logger; lines: string[]; firstWarning: Promise<void> } {
+  const lines: string[] = [];
+  let warned!: () => void;
+  const firstWarning = new Promise<void>((resolve) => {
+    warned = resolve;
+  });
+  const logger = pino(
+    { level: "warn" },
+    {
+      write: (line: string) => {
+        lines.push(line);
+        warned();
+      },
+    },
+  );
+  return { logger, lines, firstWarning };
+}
+
 describe("live inspection", () => {
   let server: WebSocketServer | undefined;
   let inspector: InspectorStream | undefined;
@@ -166,13 +185,9 @@ describe("live inspection", () => {
     await once(probe, "listening");
     const { port } = probe.address() as AddressInfo;
     await new Promise((resolve) => probe.close(resolve));
-    let warned!: () => void;
-    const warning = new Promise<void>((resolve) => {
-      warned = resolve;
-    });
-    const logger = pino({ level: "warn" }, { write: () => warned() });
+    const { logger, firstWarning } = warnings();
     inspector = connectInspector(`ws://127.0.0.1:${port}`, { logger });
-    await warning;
+    await firstWarning;
 
     const feed = snapshotsReadBy(inspector, 1_000);
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -190,24 +205,11 @@ describe("live inspection", () => {
     hung.listen(0, "127.0.0.1");
     await once(hung, "listening");
     const url = `ws://127.0.0.1:${(hung.address() as AddressInfo).port}`;
-    const lines: string[] = [];
-    let warned!: () => void;
-    const warning = new Promise<void>((resolve) => {
-      warned = resolve;
-    });
-    const logger = pino(
-      { level: "warn" },
-      {
-        write: (line: string) => {
-          lines.push(line);
-          warned();
-        },
-      },
-    );
+    const { logger, lines, firstWarning } = warnings();
     try {
       inspector = connectInspector(url, { logger, openTimeoutMs: 200 });
       // Without a time limit (as before), it waited for good: no warning until close().
-      await Promise.race([warning, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+      await Promise.race([firstWarning, new Promise((resolve) => setTimeout(resolve, 10_000))]);
       const feed = snapshotsReadBy(inspector, 100);
       await new Promise((resolve) => setTimeout(resolve, 20));
 
@@ -231,25 +233,12 @@ describe("live inspection", () => {
     await once(server, "listening");
     // An inspector that takes the first event, then is gone (killed, or its page closed).
     server.on("connection", (socket) => socket.once("message", () => socket.terminate()));
-    const lines: string[] = [];
-    let closed!: () => void;
-    const warning = new Promise<void>((resolve) => {
-      closed = resolve;
-    });
-    const logger = pino(
-      { level: "warn" },
-      {
-        write: (line: string) => {
-          lines.push(line);
-          closed();
-        },
-      },
-    );
+    const { logger, lines, firstWarning } = warnings();
     const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
     inspector = connectInspector(url, { logger });
     snapshotsReadBy(inspector, 1);
     // Without a warning (as before), the lines stay empty after a while.
-    await Promise.race([warning, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    await Promise.race([firstWarning, new Promise((resolve) => setTimeout(resolve, 10_000))]);
 
     const feed = snapshotsReadBy(inspector, 100);
     await new Promise((resolve) => setTimeout(resolve, 20));
