@@ -75,6 +75,11 @@ export async function vizCommand(argv: string[]): Promise<number> {
       `baton viz takes at most one machine, not ${positionals.length} (${positionals.join(", ")}) (baton viz --help lists the machines)`,
     );
   const name = positionals[0];
+  if (name === "pool") {
+    throw new ConfigError(
+      `there is no machine "pool": a pool's scaling is decided by pure functions (src/machines/slurmScaling.ts, demand.ts, allocationState.ts), with no state of their own to draw; its workers' connections are the connection machine (baton viz connection). Choose one of ${Object.keys(machineCatalog).join(", ")}`,
+    );
+  }
   if (name !== undefined && !Object.hasOwn(machineCatalog, name)) {
     const meant = closestName(name, Object.keys(machineCatalog));
     throw new ConfigError(

@@ -253,6 +253,15 @@ describe("baton viz", () => {
     expect(await main(["viz", "connection", "--format", "svg"])).toBe(2);
   });
 
+  it("says why the pool, which DESIGN lists among the machines, has no chart", async () => {
+    const pool = await vizSays("pool");
+    expect(pool.code).toBe(2);
+    expect(pool.stderr).toContain(
+      'there is no machine "pool": a pool\'s scaling is decided by pure functions',
+    );
+    expect(pool.stderr).toContain("baton viz connection");
+  });
+
   it("refuses a machine, --format or --out beside --update-docs, which would ignore them, and leaves the file alone", async () => {
     dir = mkdtempSync(join(tmpdir(), "baton-viz-"));
     const docs = join(dir, "docs.md");
