@@ -5,7 +5,7 @@ export interface OtherRank {
   rank: number;
   /** How it exited, once its launcher learned it. */
   exit: { code: number | null; signal: string | null } | undefined;
-  /** The teardown signalled it while it ran (or cannot tell: a rank on an ssh host). */
+  /** The teardown signalled it while it ran (or cannot tell: the teardown was not verified). */
   stopped: boolean;
 }
 

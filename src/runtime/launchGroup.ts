@@ -79,6 +79,8 @@ interface Spawned {
   /** When the launcher learned its exit (Clock port). */
   exitedAt: number | undefined;
   site: RemoteSite | undefined;
+  /** A verified teardown of its host signalled it while it ran (its report's `stopped`). */
+  stopped: boolean;
 }
 
 /** A place where ranks run and where its cancel files are written: this machine or a site. */
@@ -754,6 +756,7 @@ class LaunchedGroup implements RankGroup {
       exit: undefined,
       exitedAt: undefined,
       site,
+      stopped: false,
     };
     // Remote ranks start in any order; everything the group reports stays in rank order.
     this.spawned.push(spawned);
@@ -942,8 +945,17 @@ class LaunchedGroup implements RankGroup {
       if (actor.getSnapshot().status === "active") actor.send({ type: "STOP" });
     const on = (site: RemoteSite | undefined) =>
       this.spawned.filter((spawned) => spawned.site === site).map((spawned) => spawned.pid);
+    /** One host's teardown, the ranks there that it stopped marked so. */
+    const marking =
+      (site: RemoteSite | undefined, run: () => Promise<TeardownReport>) => async () => {
+        const report = await run();
+        for (const spawned of this.spawned) {
+          if (spawned.site === site && report.stopped.includes(spawned.pid)) spawned.stopped = true;
+        }
+        return report;
+      };
     const pids = on(undefined);
-    const local = () =>
+    const local = marking(undefined, () =>
       tearDown(
         {
           ...this.identity(),
@@ -963,15 +975,14 @@ class LaunchedGroup implements RankGroup {
           ...(this.inspect !== undefined && { inspect: this.inspect }),
         },
         this.spec.teardown,
-      );
+      ),
+    );
     let report: TeardownReport;
     try {
       report = await tearDownAcrossHosts(
         local,
-        [...this.sites.values()].map(
-          ({ site }) =>
-            () =>
-              site.tearDown(on(site), this.spec.teardown, this.hurry.signal),
+        [...this.sites.values()].map(({ site }) =>
+          marking(site, () => site.tearDown(on(site), this.spec.teardown, this.hurry.signal)),
         ),
       );
     } catch (error) {
@@ -1106,14 +1117,11 @@ class LaunchedGroup implements RankGroup {
           : otherRanksEnded(
               this.spawned
                 .filter((other) => other.rank !== failure.rank)
-                .map(({ rank, pid, exit }) => ({
+                .map(({ rank, exit, stopped }) => ({
                   rank,
                   exit,
-                  // Only this machine's ranks are in the report's `stopped`.
-                  stopped:
-                    this.report === undefined ||
-                    this.hosts[rank]?.kind === "ssh" ||
-                    this.report.stopped.includes(pid),
+                  // Without a verified teardown, whom it signalled is not known.
+                  stopped: this.report === undefined || stopped,
                 })),
             ),
       RANK_LOST:

@@ -15,6 +15,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { RankGroupError } from "../../src/errors.ts";
 import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT, type ManifestRank } from "../../src/rank/manifestFormat.ts";
@@ -327,6 +328,28 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     const exit = await group.wait();
     expect(exit.ranks.find((rank) => rank.rank === 1)).toMatchObject({ code: 137 });
     await goneWithin(open(), [remotePid], 2_000);
+  }, 60_000);
+
+  it("names a rank on an ssh host that ended before the teardown by its own exit, apart from the one the teardown stopped", async () => {
+    // Rank 1 (ssh) prints "done" and exits 0; rank 0 (here) waits for that line in rank 1's
+    // log, then exits 3; rank 2 (ssh) runs until the teardown stops it.
+    const script = [
+      'case "$RANK" in',
+      "  1) echo done; exit 0 ;;",
+      '  0) until grep -q done "$BATON_STATE_DIR/$BATON_DEPLOYMENT/rank-1.log"; do sleep 0.05; done; exit 3 ;;',
+      "  *) exec sleep 300 ;;",
+      "esac",
+    ].join("\n");
+    const group = launch({
+      argv: ["/bin/sh", "-c", script],
+      worldSize: 3,
+      hosts: ["local", sshd.url, sshd.url],
+    });
+    const error = (await group.wait().catch((thrown: unknown) => thrown)) as RankGroupError;
+    expect(error.code).toBe("RANK_FAILED");
+    expect(error.message).toContain(
+      "rank 0 exited with code 3. Rank 1 exited on its own too (code 0); rank 2 was stopped.",
+    );
   }, 60_000);
 
   it("leaves no remote rank alive when the launcher is SIGKILLed, and the reaper then removes the manifest on both hosts", async () => {
