@@ -29,6 +29,10 @@ export function stoppingLine(progress: GroupProgress, graceMs: number): string |
     const which = running === 1 ? "it" : `all ${running} ranks`;
     return `rank ${culprit.rank} stopped renewing its marker (hung or cut off): stopping ${which} ${how}`;
   }
+  if (culprit.pid === undefined) {
+    const started = running === 1 ? "the rank" : `the ${running} ranks`;
+    return `rank ${culprit.rank} could not be started: stopping ${started} already started ${how}`;
+  }
   const what =
     culprit.signal !== undefined
       ? `was killed by ${culprit.signal}`

@@ -48,6 +48,29 @@ describe("stoppingLine", () => {
     ).toBe(`rank 0 stopped renewing its marker (hung or cut off): stopping all 2 ranks ${HOW}`);
   });
 
+  it("says a rank that could not be started was not, and counts the ranks already started", () => {
+    // A rank on an ssh host whose program is not there, after the rank here started.
+    expect(
+      stoppingLine(
+        progress([
+          { rank: 0, phase: "ready", pid: 10 },
+          { rank: 1, phase: "failed" },
+        ]),
+        10_000,
+      ),
+    ).toBe(`rank 1 could not be started: stopping the rank already started ${HOW}`);
+    expect(
+      stoppingLine(
+        progress([
+          { rank: 0, phase: "loading", pid: 10 },
+          { rank: 1, phase: "loading", pid: 11 },
+          { rank: 2, phase: "failed" },
+        ]),
+        10_000,
+      ),
+    ).toBe(`rank 2 could not be started: stopping the 2 ranks already started ${HOW}`);
+  });
+
   it("says the group failed when no rank did (a load timeout, a lease lost)", () => {
     expect(
       stoppingLine(
