@@ -595,7 +595,11 @@ class LaunchedGroup implements RankGroup {
       const failed = started.findIndex((outcome) => outcome.status === "rejected");
       if (failed !== -1) {
         const spawnError = (started[failed] as PromiseRejectedResult).reason as Error;
-        const where = this.hosts[failed]?.kind === "ssh" ? ` on ${this.hosts[failed]?.spec}` : "";
+        // A RemoteHostError's message starts with its host.
+        const where =
+          this.hosts[failed]?.kind === "ssh" && !(spawnError instanceof RemoteHostError)
+            ? ` on ${this.hosts[failed]?.spec}`
+            : "";
         // A program not there (or not executable) here, or not there on an ssh host.
         const shellCode =
           spawnError instanceof ProgramNotRunError || spawnError instanceof RemoteHostError

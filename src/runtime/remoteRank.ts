@@ -55,8 +55,11 @@ export interface RemoteRankHandle {
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SAFE_BYTE = /^[A-Za-z0-9_./:,=@+%-]$/;
 const PID_LINE = /^baton-remote-pid (\d+)\n/m;
-/** What the guard says when the rank's directory or program is not on the host (exit 126, 127). */
-const GUARD_REFUSAL = /^baton: (cannot enter |.*: not found on )/m;
+/**
+ * What the guard says when the rank's directory or program is not on the host (exit 126,
+ * 127); its words follow the `baton: ` that marks them in the rank's log.
+ */
+const GUARD_REFUSAL = /^baton: ((?:cannot enter |.*: not found on ).*)$/m;
 
 /** A value on one line of safe characters, each other byte as `\0ooo` for sh's `printf %b`. */
 function encodeValue(name: string, value: string): string {
@@ -117,7 +120,9 @@ function guardScript(
     '"; done',
     ...(cwd === undefined
       ? []
-      : [`cd ${shellQuote(cwd)} || { echo "baton: cannot enter ${cwd}" >&2; exit 126; }`]),
+      : [
+          `cd ${shellQuote(cwd)} 2>/dev/null || { printf 'baton: cannot enter %s\\n' ${shellQuote(cwd)} >&2; exit 126; }`,
+        ]),
     `command -v ${program} >/dev/null 2>&1 || { printf 'baton: %s: not found on %s\\n' ${program} "$(uname -n)" >&2; exit 127; }`,
     "launcher=$PPID",
     "(",
@@ -264,12 +269,13 @@ export function spawnRemoteRank(options: RemoteRankOptions): Promise<RemoteRankH
     // "close", not "exit": the pid line may still be in the stderr pipe when ssh exits.
     child.once("close", (code: number | null, signal: string | null) => {
       if (pid !== undefined) return;
-      const why = said.trim() || `ssh ended with ${signal ?? `exit ${code}`}`;
       // The guard's own refusal: its directory or program is not on that host, next time too.
-      const missing = (code === 126 || code === 127) && GUARD_REFUSAL.test(said);
+      const refusal = code === 126 || code === 127 ? GUARD_REFUSAL.exec(said) : null;
+      const missing = refusal !== null;
+      const why = said.trim() || `ssh ended with ${signal ?? `exit ${code}`}`;
       fail(
         code === 255 ? "SSH_UNREACHABLE" : "SSH_REMOTE",
-        `the rank could not be started: ${why}`,
+        refusal?.[1] ?? `the rank could not be started: ${why}`,
         missing ? false : undefined,
         missing && code === 127 ? 127 : undefined,
       );

@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -259,15 +259,19 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
       retryable: false,
       shellCode: 127,
     });
-    expect((missing as Error).message).toMatch(/\/nonexistent\/rank: not found on /);
+    // The guard's own words, once, without its "baton: " (that marks them in the rank's log).
+    expect((missing as Error).message).toBe(
+      `${sshd.url}: /nonexistent/rank: not found on ${hostname()}`,
+    );
     await logged(deployment, /\/nonexistent\/rank: not found on /);
     const nowhere = await spawnRemoteRank({
       ...base,
       argv: ["/usr/bin/node", STUBBORN],
-      cwd: "/nonexistent/dir",
+      cwd: "/nonexistent/$USER's dir",
     }).catch((err: unknown) => err);
     expect(nowhere).toMatchObject({ code: "SSH_REMOTE", retryable: false, shellCode: undefined });
-    expect((nowhere as Error).message).toMatch(/cannot enter \/nonexistent\/dir/);
+    // Not the shell's own "cd: can't cd to …" before it, and the directory as given.
+    expect((nowhere as Error).message).toBe(`${sshd.url}: cannot enter /nonexistent/$USER's dir`);
   });
 
   it("snapshots remote processes in one round trip: ids, state, argv, environment, zombies", async () => {
