@@ -624,7 +624,7 @@ class LaunchedGroup implements RankGroup {
     } catch (error) {
       this.send({
         type: "LAUNCH_FAILED",
-        message: `deployment ${this.deployment} could not be launched: ${(error as Error).message}`,
+        message: `it could not be launched: ${(error as Error).message}. ${this.spawned.length > 0 ? "The ranks already started were stopped" : "No rank was started"}`,
         ...(saysNotRetryable(error) && { retryable: false as const }),
       });
     }

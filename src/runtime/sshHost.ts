@@ -110,6 +110,7 @@ export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHos
     "LogLevel=ERROR",
     "-T",
   ];
+  const advice = reachAdvice(program, target, options);
   const dir = multiplex ? makeControlDir() : undefined;
   const controlPath = dir === undefined ? undefined : join(dir, "master");
   const control = (master: "yes" | "no") =>
@@ -202,7 +203,7 @@ export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHos
       const said = readFileSync(log, "utf8").trim();
       throw fail(
         code === null ? "SSH_TIMEOUT" : "SSH_UNREACHABLE",
-        `cannot connect: ${said.replace(/\.$/, "") || `ssh exited with ${code}`}. ${ADVICE}`,
+        `cannot connect: ${said.replace(/\.$/, "") || `ssh exited with ${code}`}. ${advice}`,
       );
     }
   };
@@ -279,7 +280,7 @@ export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHos
       if (result.code === 255 || result.code === null) {
         throw fail(
           "SSH_UNREACHABLE",
-          `ssh failed: ${stderr.trim().replace(/\.$/, "") || `exit ${result.code}`}. ${ADVICE}`,
+          `ssh failed: ${stderr.trim().replace(/\.$/, "") || `exit ${result.code}`}. ${advice}`,
         );
       }
       return { code: result.code, stdout: result.stdout, stderr };
@@ -322,9 +323,23 @@ export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHos
   };
 }
 
-const ADVICE =
-  "Check that `ssh -o BatchMode=yes USER@HOST true` works from this machine: the host key " +
-  "must be in known_hosts and a key must be offered (ssh-agent or IdentityFile)";
+/**
+ * What to try when the host cannot be reached: the ssh command that reaches it as baton does
+ * (its config file, port, user and options), to run by hand.
+ */
+function reachAdvice(program: string, target: SshTarget, options: SshHostOptions): string {
+  const command = [
+    program,
+    "-o",
+    "BatchMode=yes",
+    ...(options.configFile === undefined ? [] : ["-F", options.configFile]),
+    ...(target.port === undefined ? [] : ["-p", String(target.port)]),
+    ...(options.options ?? []).flatMap((option) => ["-o", option]),
+    `${target.user}@${target.host}`,
+    "true",
+  ].map((word) => (/^[\w./:@=,+-]+$/.test(word) ? word : shellQuote(word)));
+  return `Check that \`${command.join(" ")}\` works from this machine: sshd must answer there, the host key must be in known_hosts and a key must be offered (ssh-agent or IdentityFile)`;
+}
 
 /** Waits up to 2 s for the master `pid` to end, then kills it if it is still our master. */
 async function stopMaster(pid: number, controlPath: string): Promise<void> {

@@ -352,6 +352,21 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     );
   }, 60_000);
 
+  it("fails a launch with a host that refuses ssh before any rank starts, naming the host and the ssh command to try", async () => {
+    const group = launch({
+      argv: ENV_RANK,
+      hosts: ["local", "ssh://nobody@127.0.0.1:1"],
+      remote: { ssh: { configFile: sshd.configFile, connectTimeoutMs: 2_000 } },
+    });
+    const error = (await group.wait().catch((thrown: unknown) => thrown)) as RankGroupError;
+    expect(error.code).toBe("LAUNCH_FAILED");
+    expect(error.message).toMatch(
+      new RegExp(
+        `^deployment ${group.deployment}: it could not be launched: ssh://nobody@127\\.0\\.0\\.1:1: cannot connect: .*-p 1 nobody@127\\.0\\.0\\.1 true\` works .*\\. No rank was started\\.$`,
+      ),
+    );
+  }, 30_000);
+
   it("leaves no remote rank alive when the launcher is SIGKILLed, and the reaper then removes the manifest on both hosts", async () => {
     const stateDir = newStateDir();
     const deployment = newDeployment();

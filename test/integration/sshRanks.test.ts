@@ -214,6 +214,10 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     expect(error).toBeInstanceOf(RemoteHostError);
     expect(error).toMatchObject({ code: "SSH_UNREACHABLE", host: "ssh://nobody@127.0.0.1:1" });
     expect((error as Error).message).toMatch(/refused|connect/i);
+    // The command to try by hand is the one that reaches this host as baton does.
+    expect((error as Error).message).toContain(
+      `Check that \`ssh -o BatchMode=yes -F ${sshd.configFile} -p 1 nobody@127.0.0.1 true\` works`,
+    );
   });
 
   it("passes the environment on stdin, byte for byte, with defaults yielding to the host's", async () => {
