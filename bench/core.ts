@@ -97,6 +97,7 @@ function machinesOnly(): number {
       },
       authentic: true,
       welcomeProof: "p",
+      holders: [],
     });
   }
   for (let next = 0; next < granted.length; next++) {

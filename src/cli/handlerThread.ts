@@ -65,7 +65,7 @@ export interface HandlerThread extends JobRunner {
  * @example
  * ```ts
  * const runner = await startHandlerThread({ module: "jobs.ts", level: "warn", pretty: false });
- * await runWorker({ net, address, jobs: runner, name, resources, secret, logger });
+ * await runWorker({ net, address, jobs: runner, name, instance, resources, secret, logger });
  * await runner.close();
  * ```
  */

@@ -8,6 +8,7 @@ import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
 import { moduleSource } from "../runtime/moduleSource.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
+import { nodeEntropy } from "../runtime/nodeEntropy.ts";
 import type { Link, Net } from "../runtime/ports.ts";
 import { readSecret, SECRET_ENV } from "../runtime/secret.ts";
 import { settledWithin } from "../runtime/settledWithin.ts";
@@ -41,7 +42,9 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
                        both are given). The secret never goes on the command line.
   --jobs FILE          job module (kind → handler): the same file the coordinator loaded
                        (required)
-  --name NAME          this worker's name in the coordinator's logs (default: HOSTNAME-PID)
+  --name NAME          this worker's name in the coordinator's logs (default: HOSTNAME-PID);
+                       each worker needs its own: one that another worker process connected
+                       under holds is refused (exit 4)
   --cpus N             cpus offered to the jobs' requires, such as 4 or 0.5 (default: this
                        machine's cores; more is warned about: the jobs then share them)
   --gpus N             gpus offered, such as 1 (default: 0; at most ${MOST_GPUS})
@@ -89,11 +92,12 @@ and leaves); 3 when the connection could not be made, ended abnormally, or the c
 went silent (no welcome within --welcome-timeout-ms of connecting, or, after it, nothing
 for --silence-limit-ms: its host may have crashed or the network dropped the connection),
 with --retry-for once it ran out; 4 when the coordinator refused this worker's setup (the
-wrong secret or job module, no shared protocol version: fix it, since starting again the
-same way ends the same); 5 when a job handler ended the process with process.exit(0) (a
-pool replaces the worker); 130 / 143 / 129 / 131 after SIGINT / SIGTERM / SIGHUP (the
-terminal closed, the ssh session dropped) / SIGQUIT (the running job is aborted and goes
-back to the coordinator; a second signal stops at once).`;
+wrong secret or job module, no shared protocol version, a --name another worker process
+connected under holds: fix it, since starting again the same way ends the same); 5 when a
+job handler ended the process with process.exit(0) (a pool replaces the worker); 130 /
+143 / 129 / 131 after SIGINT / SIGTERM / SIGHUP (the terminal closed, the ssh session
+dropped) / SIGQUIT (the running job is aborted and goes back to the coordinator; a second
+signal stops at once).`;
 
 /**
  * Close codes that end a worker through no fault of its setup (the coordinator or its host went
@@ -111,7 +115,8 @@ const CUT_OFF: ReadonlySet<number> = new Set([
 ]);
 /**
  * Close codes by which the coordinator refused this worker's setup (a protocol violation, the
- * wrong secret, no shared protocol version, a frame over its limit, another job module):
+ * wrong secret, no shared protocol version, a frame over its limit, another job module, a
+ * name another worker process holds):
  * starting it again the same way ends the same way, so it exits 4, which `localPool` and the
  * Slurm batch script do not restart.
  */
@@ -121,6 +126,7 @@ const REFUSED: ReadonlySet<number> = new Set([
   CloseCode.versionMismatch,
   CloseCode.frameTooLarge,
   CloseCode.codeMismatch,
+  CloseCode.nameInUse,
 ]);
 const AGAIN =
   "; start the worker again once the coordinator is reachable, or give it --retry-for DURATION to have it try by itself (a run started again keeps its address and secret only when baton run is given --listen HOST:PORT and --secret-file FILE)";
@@ -169,6 +175,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
     throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
   }
   const name = values.name ?? `${hostname()}-${process.pid}`;
+  /** This process's, the same on each connection: a reconnect replaces its own lost one. */
+  const instance = nodeEntropy().id();
   const machine = machineResources();
   const resources: Resources = {
     cpus: resourceAmount("--cpus", values.cpus) ?? machine.cpus,
@@ -289,6 +297,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         address,
         jobs,
         name,
+        instance,
         resources,
         secret,
         logger,

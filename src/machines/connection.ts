@@ -14,6 +14,7 @@ import type { ToCoordinator, ToWorker } from "../transport/frames.ts";
 import { negotiate, noCommonVersion } from "../transport/protocolVersion.ts";
 import type { CoordinatorEvent } from "./coordinator.ts";
 import type { Outcome } from "./jobBoard.ts";
+import { claimName, type NameClaim, type NameHolder } from "./nameClaim.ts";
 
 /** How often the coordinator pings a worker, and a busy worker's lease is renewed. */
 export const DEFAULT_HEARTBEAT_MS = 5_000;
@@ -32,8 +33,17 @@ type ProgressFrame = Extract<ToCoordinator, { type: "progress" }>;
 
 /** Events of one worker connection: frames that arrived, and the coordinator's commands. */
 export type ConnectionEvent =
-  /** A hello frame; the runtime has already checked its proof (`authentic`). */
-  | { type: "HELLO"; frame: HelloFrame; authentic: boolean; welcomeProof: string }
+  /**
+   * A hello frame; the runtime has already checked its proof (`authentic`), and gives the
+   * connections registered under the worker name it gives (`holders`), each with its instance.
+   */
+  | {
+      type: "HELLO";
+      frame: HelloFrame;
+      authentic: boolean;
+      welcomeProof: string;
+      holders: readonly NameHolder[];
+    }
   /**
    * A result frame. For a blocked result, `stored` holds the store's results of needed jobs
    * (the runtime looked them up), so the coordinator does not run those again.
@@ -52,6 +62,11 @@ export type ConnectionEvent =
   /** No job will come: the run is finished, or was stopped early for `reason`. */
   | { type: "RELEASE"; reason?: string }
   /**
+   * The same worker process connected again under this connection's name (the same instance),
+   * on connection `by`: this one was lost without a close seen, so it closes with 4008.
+   */
+  | { type: "REPLACED"; by: string }
+  /**
    * The coordinator's lease on attempt `attempt` of `job` expired: close with 4005. Ignored
    * unless this connection still holds that attempt (its result may have been accepted
    * meanwhile, and the job granted to it again). `timedOut`: the job ran past its timeout and
@@ -67,7 +82,14 @@ export type ConnectionEmitted =
   | { type: "send"; frame: ToWorker }
   | { type: "close"; code: number; reason: string }
   | { type: "ping" }
-  | { type: "registered"; worker: string; protocol: number; resources: Resources }
+  /** The hello was accepted; `replaces`: the connection of the same worker this one replaces. */
+  | {
+      type: "registered";
+      worker: string;
+      protocol: number;
+      resources: Resources;
+      replaces?: string;
+    }
   | { type: "progress"; frame: ProgressFrame; worker: string }
   | { type: "dropped"; job: string; reason: string };
 
@@ -103,6 +125,8 @@ export interface ConnectionContext {
   /** The largest frame the worker accepts, from its hello (protocol version 5 on). */
   workerMaxFrameBytes: number | undefined;
   worker: string;
+  /** The instance the admitted worker's hello gave (protocol version 7 on). */
+  instance: string | undefined;
   resources: Resources;
   /**
    * The job granted last: the job this connection holds while `busy`. It is not cleared on
@@ -119,6 +143,19 @@ export interface ConnectionContext {
    */
   closeCode: number;
   closeReason: string;
+}
+
+/** The worker's instance from its hello, when both sides speak protocol version 7. */
+function helloInstance(context: ConnectionContext, frame: HelloFrame): string | undefined {
+  const version = negotiate(context.protocol, frame.protocol);
+  return version !== undefined && version >= 7 ? frame.instance : undefined;
+}
+
+/** What the hello `event` does to the connections registered under the name it gives. */
+function nameClaim(context: ConnectionContext, event: ConnectionEvent): NameClaim {
+  return event.type === "HELLO"
+    ? claimName(helloInstance(context, event.frame), event.holders)
+    : { kind: "free" };
 }
 
 function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undefined): Outcome {
@@ -146,6 +183,15 @@ function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undef
  * a parallel region `alive ⇄ probing`; a parallel state made every idle ⇄ busy step about a
  * third dearer, on every job.)
  *
+ * A worker's name tells workers apart in logs and summaries, so a hello that gives the name of
+ * a registered connection (the runtime passes those as `holders`) is decided by `claimName`
+ * from the instance each hello gave (protocol version 7): the same instance is the same worker
+ * process connecting again after its old connection was lost unseen, so it is accepted and its
+ * `registered` names the connection it `replaces`, which the runtime sends `REPLACED` (closed
+ * with 4008, its job released through its `WORKER_LOST`); another instance is another process
+ * given the same name, refused with 4010 (after the version, proof and code checks, so a hello
+ * that is not authentic learns nothing of the names). A hello without an instance is taken.
+ *
  * A completed result goes to the coordinator as soon as it arrives, and the connection asks
  * for its next job at once: writing the result to the store is the coordinator's business
  * (its `storing` job state), not the worker's.
@@ -153,7 +199,7 @@ function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undef
  * @example
  * ```ts
  * const conn = createActor(connectionMachine, {
- *   input: { conn: link.id, coordinator, run: "r1", nonce: "n0nce", protocol: [1, 6] },
+ *   input: { conn: link.id, coordinator, run: "r1", nonce: "n0nce", protocol: [1, 7] },
  * });
  * conn.on("send", ({ frame }) => link.send(JSON.stringify(frame)));
  * conn.start();
@@ -180,6 +226,7 @@ export const connectionMachine = setup({
       event.type === "HELLO" &&
       context.codeHash !== undefined &&
       event.frame.codeHash !== context.codeHash,
+    nameTaken: ({ context, event }) => nameClaim(context, event).kind === "taken",
     holdsJob: ({ context, event }) => event.type === "RESULT" && event.frame.job === context.job,
     progressForHeldJob: ({ context, event }) =>
       event.type === "PROGRESS" && event.frame.job === context.job,
@@ -290,6 +337,7 @@ export const connectionMachine = setup({
     maxFrameBytes: input.maxFrameBytes,
     workerMaxFrameBytes: undefined,
     worker: "",
+    instance: undefined,
     resources: {},
     job: undefined,
     attempt: 0,
@@ -353,12 +401,24 @@ export const connectionMachine = setup({
             },
           },
           {
+            guard: "nameTaken",
+            target: "rejected",
+            actions: {
+              type: "closeWith",
+              params: ({ event }) => ({
+                code: CloseCode.nameInUse,
+                reason: `name in use: another worker process named ${JSON.stringify(event.frame.worker)} is connected to this run; give each worker its own --name`,
+              }),
+            },
+          },
+          {
             target: "registered",
             actions: [
               assign(({ context, event }) => {
                 const version = negotiate(context.protocol, event.frame.protocol)!;
                 return {
                   worker: event.frame.worker,
+                  instance: helloInstance(context, event.frame),
                   resources: event.frame.resources,
                   version,
                   workerMaxFrameBytes: version >= 5 ? event.frame.maxFrameBytes : undefined,
@@ -383,12 +443,18 @@ export const connectionMachine = setup({
                     }),
                 },
               })),
-              emit(({ context, event }) => ({
-                type: "registered" as const,
-                worker: event.frame.worker,
-                protocol: context.version,
-                resources: event.frame.resources,
-              })),
+              // Before the LEASE of `idle`'s entry: the replaced connection's job is released
+              // (its WORKER_LOST) before this one asks for work.
+              emit(({ context, event }) => {
+                const claim = nameClaim(context, event);
+                return {
+                  type: "registered" as const,
+                  worker: event.frame.worker,
+                  protocol: context.version,
+                  resources: event.frame.resources,
+                  ...(claim.kind === "replaces" && { replaces: claim.conn }),
+                };
+              }),
             ],
           },
         ],
@@ -464,6 +530,16 @@ export const connectionMachine = setup({
               code: CloseCode.normal,
               reason: event.reason ?? "the run is finished",
             }),
+          },
+        },
+        REPLACED: {
+          target: "closing",
+          actions: {
+            type: "closeWith",
+            params: {
+              code: CloseCode.replaced,
+              reason: "replaced by a newer connection of the same worker",
+            },
           },
         },
         CLOSED: { target: "closed", actions: ["closedByLink", "sendWorkerLost"] },

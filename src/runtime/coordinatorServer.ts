@@ -5,6 +5,7 @@ import type { Json } from "../graph/job.ts";
 import { connectionMachine } from "../machines/connection.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
 import type { CoordinatorEffect } from "../machines/jobBoard.ts";
+import type { NameHolder } from "../machines/nameClaim.ts";
 import { coordinatorProof, verifyWorkerProof } from "../transport/auth.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
 import {
@@ -84,6 +85,8 @@ interface Connection {
    * keeps only the id of a worker it admitted, and the operator looks for the refused one.
    */
   hello: string | undefined;
+  /** The worker name it holds: registered under it, and neither closing nor replaced. */
+  holds: string | undefined;
 }
 
 /**
@@ -105,6 +108,12 @@ export class CoordinatorServer {
   private readonly handshaking = new Set<Connection>();
   /** Names of the workers that joined (their hello was accepted), kept after they leave. */
   private readonly joinedNames = new Set<string>();
+  /**
+   * The connections registered under each worker name and not yet closing: the holders a
+   * hello giving that name is decided against (a connection of the same worker process is
+   * replaced, another process is refused; see `claimName`).
+   */
+  private readonly holding = new Map<string, Set<Connection>>();
   /** Names of the joined workers given up on since they last joined (see `gaveUpOn`). */
   private readonly gaveUpNames = new Set<string>();
   /** Counts of what was refused, for logs and the run summary. */
@@ -213,6 +222,7 @@ export class CoordinatorServer {
     for (const { actor } of this.connections.values()) actor.stop();
     this.connections.clear();
     this.handshaking.clear();
+    this.holding.clear();
   }
 
   private accept(link: Link): void {
@@ -243,6 +253,7 @@ export class CoordinatorServer {
       backlog: undefined,
       encoded: undefined,
       hello: undefined,
+      holds: undefined,
     };
     this.connections.set(link.id, connection);
     this.admit(connection, log);
@@ -252,17 +263,35 @@ export class CoordinatorServer {
     /** The worker's name once its hello is accepted. */
     let joinedAs: string | undefined;
     actor.on("close", ({ code, reason }) => {
+      this.letNameGo(connection);
       if (code !== CloseCode.normal) {
         const worker = actor.getSnapshot().context.worker || connection.hello;
         log.warn({ ...(worker && { worker }), code, reason }, "closing connection");
-        if (joinedAs !== undefined) this.gaveUpNames.add(joinedAs);
+        // A replaced connection's worker is connected again.
+        if (joinedAs !== undefined && code !== CloseCode.replaced) this.gaveUpNames.add(joinedAs);
       }
       link.close(code, reason);
     });
     actor.on("ping", () => link.ping());
-    actor.on("registered", ({ worker, protocol }) => {
+    actor.on("registered", ({ worker, protocol, replaces }) => {
       this.handshaking.delete(connection);
       link.admit();
+      // First, so that the replaced connection's loss (at once, unless a store lookup holds
+      // its frames back) is told before this one asks for work.
+      if (replaces !== undefined) {
+        log.info({ worker, replaces }, "worker connected again: replacing its old connection");
+        const old = this.connections.get(replaces);
+        if (old) {
+          this.letNameGo(old);
+          // Behind a blocked result of the old connection whose needs are being looked up:
+          // that answer came before the worker connected again, and counts.
+          this.inOrder(old, () => old.actor.send({ type: "REPLACED", by: link.id }));
+        }
+      }
+      connection.holds = worker;
+      const holders = this.holding.get(worker);
+      if (holders === undefined) this.holding.set(worker, new Set([connection]));
+      else holders.add(connection);
       this.joinedNames.add(worker);
       this.gaveUpNames.delete(worker);
       joinedAs = worker;
@@ -288,15 +317,34 @@ export class CoordinatorServer {
     link.onPong(() => {
       if (actor.getSnapshot().status === "active") actor.send({ type: "PONG" });
     });
-    link.onClose((code, reason) =>
+    link.onClose((code, reason) => {
+      this.letNameGo(connection);
       this.inOrder(connection, () => {
         // An evicted connection was named when it was evicted.
         if (this.handshaking.has(connection)) noteClosedBeforeHello(actor, code, reason, log);
         else if (noteLeaving(actor, code, reason, log) === "lost") this.gaveUpNames.add(joinedAs!);
         actor.send({ type: "CLOSED", code, reason });
-      }),
-    );
+      });
+    });
     actor.start();
+  }
+
+  /** `connection` no longer holds its worker's name: it is closing, closed or replaced. */
+  private letNameGo(connection: Connection): void {
+    const name = connection.holds;
+    if (name === undefined) return;
+    connection.holds = undefined;
+    const holders = this.holding.get(name);
+    holders?.delete(connection);
+    if (holders?.size === 0) this.holding.delete(name);
+  }
+
+  /** The connections registered under `worker`'s name, each with its instance. */
+  private holdersOf(worker: string): NameHolder[] {
+    return [...(this.holding.get(worker) ?? [])].map(({ link, actor }) => ({
+      conn: link.id,
+      instance: actor.getSnapshot().context.instance,
+    }));
   }
 
   /** Makes room for a new handshake by evicting the oldest one past the cap. */
@@ -384,7 +432,13 @@ export class CoordinatorServer {
         );
         const welcomeProof = authentic ? coordinatorProof(secret, nonce, frame.proof) : "";
         connection.hello = frame.worker;
-        actor.send({ type: "HELLO", frame, authentic, welcomeProof });
+        actor.send({
+          type: "HELLO",
+          frame,
+          authentic,
+          welcomeProof,
+          holders: this.holdersOf(frame.worker),
+        });
         return undefined;
       }
       case "result": {

@@ -533,6 +533,7 @@ export function createEngine(options: EngineOptions): Engine {
                 jobs,
                 logger: log,
                 clock,
+                entropy,
                 demand: demandGauge(board, options.throttle),
                 joined: server.joined.bind(server),
                 gaveUpOn: server.gaveUpOn.bind(server),

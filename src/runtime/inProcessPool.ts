@@ -6,6 +6,7 @@ import { checkOptionNames } from "../optionNames.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { machineResources } from "./machineResources.ts";
 import { nodeClock } from "./nodeClock.ts";
+import { nodeEntropy } from "./nodeEntropy.ts";
 import { requireWhole } from "./requireWhole.ts";
 import { settledWithin } from "./settledWithin.ts";
 import { runWorker } from "./worker.ts";
@@ -103,11 +104,17 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
       // What a worker takes, and no more: a handler still stuck after the run ended holds its
       // worker, which must not hold the run (the demand gauge reads the whole job board).
       const { address, net, secret, jobs, logger, clock } = context;
+      const entropy = context.entropy ?? nodeEntropy();
       // Ends the workers still there `POOL_STOP_GRACE_MS` into the stop, each at once.
       const halt = new AbortController();
       // Each live worker listens to it: more than ten is a pool's size, not a leak.
       setMaxListeners(0, halt.signal);
-      const start = (name: string): Promise<void> =>
+      /**
+       * Runs the worker of one slot, and again after an abnormal end under the same name and
+       * `instance`: a replacement whose predecessor's connection the coordinator still holds
+       * (lost unseen) replaces it, where another instance would be refused (4010).
+       */
+      const start = (name: string, instance: string): Promise<void> =>
         runWorker({
           address,
           net,
@@ -118,6 +125,7 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
           logger: logger.child({ worker: name }),
           ...(clock && { clock }),
           name,
+          instance,
           resources,
           signal: halt.signal,
         }).then(
@@ -130,11 +138,13 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
               { worker: name, code: exit.code, reason: exit.reason },
               "worker replaced",
             );
-            return start(name);
+            return start(name, instance);
           },
           (error: unknown) => giveUp(name, `could not connect: ${(error as Error).message}`),
         );
-      const running = Array.from({ length: count }, (_, i) => start(`inproc-${i + 1}`));
+      const running = Array.from({ length: count }, (_, i) =>
+        start(`inproc-${i + 1}`, entropy.id()),
+      );
       return {
         failed,
         async stop() {

@@ -45,6 +45,15 @@ export interface WorkerOptions {
   jobs: LoadedJobs | JobRunner;
   /** This worker's name, for the coordinator's logs and poison reports. */
   name: string;
+  /**
+   * This worker process's instance id, drawn from the Entropy port once per process (an
+   * in-process pool: once per worker slot) and given to every `runWorker` of it: the hello
+   * carries it (protocol version 7 on), so that the coordinator takes a connection under the
+   * name of a connected worker with the same instance as that worker connecting again (its
+   * old connection is replaced) and refuses one with another instance (4010: two processes
+   * given one name). Not a secret, but never logged.
+   */
+  instance: string;
   resources: Resources;
   secret: Uint8Array;
   logger: Logger;
@@ -159,7 +168,7 @@ export interface WorkerExit {
  * @example
  * ```ts
  * const exit = await runWorker({ net, address, jobs: loadJobs(handlers), name: "w-1",
- *   resources: { cpus: 1 }, secret, logger });
+ *   instance: entropy.id(), resources: { cpus: 1 }, secret, logger });
  * exit.code; // 1000 when the run finished normally
  * ```
  */
@@ -403,6 +412,7 @@ class WorkerSession implements JobReport {
             Number.isFinite(this.link.maxFrameBytes) && {
               maxFrameBytes: this.link.maxFrameBytes,
             }),
+          ...(version >= 7 && { instance: this.options.instance }),
         });
         return;
       }

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Resources } from "../graph/job.ts";
 import type { LoadedJobs } from "./jobModule.ts";
-import type { Clock, Net } from "./ports.ts";
+import type { Clock, Entropy, Net } from "./ports.ts";
 
 /** What a pool needs to start workers for one run. */
 export interface PoolStart {
@@ -17,6 +17,12 @@ export interface PoolStart {
   logger: Logger;
   /** The engine's clock, for workers in this process (their silence watchdog runs on it). */
   clock?: Clock | undefined;
+  /**
+   * The engine's randomness, for workers in this process: each worker slot draws its instance
+   * id from it (see `runWorker`'s `instance`), so that a simulated run stays one seed's. Absent
+   * outside the engine: the pool then draws from `node:crypto`.
+   */
+  entropy?: Entropy | undefined;
   /**
    * Jobs ready or running that a worker offering `offer` can take, now: what a scaling pool
    * sizes itself to (busy workers are not spare capacity). Absent outside the engine.

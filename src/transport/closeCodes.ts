@@ -28,7 +28,9 @@ export const CloseCode = {
   leaseExpired: 4005,
   codeMismatch: 4006,
   tooManyHandshakes: 4007,
+  replaced: 4008,
   coordinatorSilent: 4009,
+  nameInUse: 4010,
 } as const;
 
 /**
@@ -61,8 +63,12 @@ const MEANINGS: Readonly<Record<number, string>> = {
     "code mismatch: the worker's job module (its file, the local files it imports, or a kind's version) differs from the coordinator's; deploy the same files to both and give --jobs the file the coordinator loaded (baton run's --jobs, or its graph module without --jobs)",
   [CloseCode.tooManyHandshakes]:
     "too many handshakes: too many connections were handshaking at once; retry after a delay",
+  [CloseCode.replaced]:
+    "replaced: the same worker process connected again under its name (its old connection was lost without the coordinator seeing it close), so the old connection was closed; the job it held, if any, runs again",
   [CloseCode.coordinatorSilent]:
     "coordinator silent: the worker heard no frame and no ping from the coordinator for longer than its limit (default 4 × the coordinator's ping interval); check that the coordinator is still running and reachable, then start the worker again",
+  [CloseCode.nameInUse]:
+    "name in use: another worker process connected under this --name is still connected to the run; give each worker its own --name (a worker that connects again itself, as with --retry-for, replaces its own old connection instead; a new process under the name of one whose host was lost joins once the coordinator lets that connection go, within 20 s by default)",
   1005: "closed without a status code: the peer gave no reason; check the peer's logs",
   1006: "connection broke: it ended without a close frame, as when the network failed or the peer crashed; check the peer",
   1009: "message too big: the WebSocket layer refused an oversized frame; return smaller results or raise the limit",

@@ -97,7 +97,10 @@ export interface CancelFrame {
 
 /**
  * Worker → coordinator, answer to the challenge: the versions the worker speaks, its id,
- * what it offers, the hash of its job module and its proof of the run secret.
+ * what it offers, the hash of its job module and its proof of the run secret. From protocol
+ * version 7 it also gives its `instance`, which tells the coordinator whether a hello under a
+ * connected worker's name comes from that same worker process connecting again (it replaces
+ * its old connection, closed with 4008) or from another process (refused with 4010).
  *
  * @example
  * ```ts
@@ -115,6 +118,13 @@ export interface HelloFrame {
   proof: string;
   /** The largest frame the worker accepts, in bytes (version 5 on; absent: no limit known). */
   maxFrameBytes?: number;
+  /**
+   * The worker process's instance id (version 7 on): drawn at random once per `baton worker`
+   * process, or per worker slot of an in-process pool, and the same on each of its connections.
+   * Not a secret (the proof guards the hello), but never logged. Absent: the coordinator takes
+   * the hello under any name, as before version 7.
+   */
+  instance?: string;
 }
 
 /**
@@ -194,7 +204,7 @@ export type ToCoordinator = HelloFrame | ResultFrame | ProgressFrame;
 
 type Obj = { readonly [key: string]: unknown };
 
-/** Longest id, kind, worker id, run id, nonce, proof or code hash accepted. */
+/** Longest id, kind, worker id, instance, run id, nonce, proof or code hash accepted. */
 const MAX_ID = 200;
 /** Longest untrusted text quoted verbatim in an error message. */
 const MAX_QUOTED = 60;
@@ -210,6 +220,7 @@ const HELLO_FIELDS: readonly string[] = [
   "codeHash",
   "proof",
   "maxFrameBytes",
+  "instance",
 ];
 const COMPLETED_FIELDS: readonly string[] = ["type", "job", "status", "value"];
 const FAILED_FIELDS: readonly string[] = ["type", "job", "status", "error"];
@@ -326,6 +337,7 @@ function checkHello(o: Obj): HelloFrame {
   requireId(o, "codeHash", "hello", "");
   requireId(o, "proof", "hello", "");
   if (o.maxFrameBytes !== undefined) requirePositiveInteger(o, "maxFrameBytes", "hello", "");
+  if (o.instance !== undefined) requireId(o, "instance", "hello", "");
   return o as unknown as HelloFrame;
 }
 

@@ -36,13 +36,19 @@ export type ProtocolRange = readonly [min: number, max: number];
  * Version 6 adds a failed result's `error.retryable: false` (the handler threw a
  * `NonRetryableError`), so the coordinator fails the job without retrying it; the worker
  * leaves the field out below 6, and that coordinator retries as before.
+ * Version 7 adds the hello's `instance`, an id the worker process draws once (an in-process
+ * pool, once per worker slot) and gives on every connection it makes: a hello under the name
+ * of a connected worker replaces that connection when the instance is the same (the worker
+ * connecting again after its old connection was lost unseen) and is refused with 4010 when it
+ * differs (another process given the same `--name`). The worker sends it only when the
+ * challenge's range includes 7; a hello without it is taken under any name, as before.
  *
  * @example
  * ```ts
  * link.send(encode({ type: "challenge", nonce, protocol: PROTOCOL }));
  * ```
  */
-export const PROTOCOL: ProtocolRange = [1, 6];
+export const PROTOCOL: ProtocolRange = [1, 7];
 
 /**
  * The highest version both ranges contain, or `undefined` when they are disjoint.

@@ -158,6 +158,7 @@ async function startHarness(options: HarnessOptions = {}) {
       address: listener.address,
       jobs,
       name,
+      instance: "i-1",
       resources: { cpus: 1 },
       secret,
       logger: pino({ level: "silent" }),
@@ -467,7 +468,7 @@ describe("an abusive client is closed with the documented code and reason; the r
         ],
         [
           { admin: true },
-          'hello frame: unknown field "admin"; allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes',
+          'hello frame: unknown field "admin"; allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes…',
         ],
         [{ resources: { cpus: 1, disks: 3 } }, /^hello frame: unknown field "resources\.disks"/],
         // A hello without a proof is malformed before it is unauthenticated: 4000, naming "proof".

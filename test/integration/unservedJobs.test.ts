@@ -68,6 +68,7 @@ describe("a run whose connected workers offer less than a ready job requires", (
         address: listening.address,
         jobs,
         name,
+        instance: "i-1",
         resources,
         secret,
         logger: pino({ level: "silent" }),

@@ -39,6 +39,7 @@ function startWorker(address: string, secret: Uint8Array, name = "w-1", welcomeT
     address,
     jobs,
     name,
+    instance: "i-1",
     resources: { cpus: 1 },
     secret,
     logger,

@@ -105,10 +105,15 @@ class Worker {
   serverClose: number | undefined;
   /** Its side of the link is closed: nothing more arrives from it. */
   gone = false;
+  /** It was welcomed: the server registered it under its name. */
+  welcomed = false;
   readonly link: Link;
 
   constructor(
     readonly id: string,
+    /** Its worker name and process instance: a slot's are the same on each of its links. */
+    readonly name: string,
+    readonly instance: string,
     private readonly harness: Harness,
   ) {
     this.link = {
@@ -140,10 +145,11 @@ class Worker {
     this.arrive({
       type: "hello",
       protocol: [...PROTOCOL],
-      worker: `w-${this.id}`,
+      worker: this.name,
       resources: {},
       codeHash: "code",
-      proof: workerProof(SECRET, this.nonce, PROTOCOL, `w-${this.id}`),
+      proof: workerProof(SECRET, this.nonce, PROTOCOL, this.name),
+      instance: this.instance,
     });
   }
 
@@ -154,10 +160,24 @@ class Worker {
     for (const handler of this.pongs) handler();
   }
 
+  /** Registered with the server, as far as the server knows: welcomed, and not closed. */
+  get registered(): boolean {
+    return this.welcomed && this.serverClose === undefined && !this.heardGone;
+  }
+
+  /** The server heard its link close. */
+  private heardGone = false;
+
+  /** Its side of the link vanishes unseen (half-open): the server still holds the connection. */
+  vanish(): void {
+    this.gone = true;
+  }
+
   /** The link closes: from the worker's side (1006), or the worker hears the server's close. */
   close(): void {
     if (this.gone) return;
     this.gone = true;
+    this.heardGone = true;
     const code = this.serverClose ?? 1006;
     for (const handler of this.closeHandlers) handler(code, "");
   }
@@ -165,6 +185,7 @@ class Worker {
   private received(frame: Record<string, unknown>): void {
     const now = this.harness.clock.now();
     if (frame.type === "challenge") this.nonce = frame.nonce as string;
+    if (frame.type === "welcome") this.welcomed = true;
     if (frame.type !== "job") return;
     if (this.holds !== undefined) {
       this.harness.broke(
@@ -188,6 +209,7 @@ class Worker {
     if (code === 4005 && reason.startsWith("no heartbeat") && this.pingAt === undefined) {
       this.harness.broke(`${this.id} was closed at ${now} ms for silence with no ping unanswered`);
     }
+    if (code === 4008) this.harness.replaced(this);
     this.serverClose ??= code;
   }
 }
@@ -210,6 +232,13 @@ class Harness {
   private readonly lost = new Map<string, number>();
   private puts = 0;
   private fresh = 0;
+  private twins = 0;
+  /** Store lookups not answered yet: a connection's frames wait behind one. */
+  private lookups = 0;
+
+  get lookingUp(): boolean {
+    return this.lookups > 0;
+  }
 
   constructor(scenario: Scenario) {
     this.leaseTimeoutMs = scenario.leaseTimeoutMs;
@@ -293,14 +322,17 @@ class Harness {
       logger: silent,
       heartbeatMs: HEARTBEAT_MS,
       deadAfterMs: DEAD_AFTER_MS,
-      lookup: (ids) =>
-        new Promise((resolve) =>
+      lookup: (ids) => {
+        this.lookups++;
+        return new Promise((resolve) =>
           this.clock.setTimeout(() => {
+            this.lookups--;
             const found = new Map<string, Json>();
             for (const id of ids) if (this.store.has(id)) found.set(id, this.store.get(id)!);
             resolve(found);
           }, scenario.lookupMs),
-        ),
+        );
+      },
     });
     this.coordinator.start();
     this.verify();
@@ -323,10 +355,65 @@ class Harness {
   connect(slot: number, mute: boolean): void {
     const current = this.slots[slot];
     if (current !== undefined && !current.gone) return;
-    const worker = new Worker(`c${slot}.${this.generations[slot]!++}`, this);
+    const worker = new Worker(
+      `c${slot}.${this.generations[slot]!++}`,
+      `w-${slot}`,
+      `instance-${slot}`,
+      this,
+    );
     this.slots[slot] = worker;
     this.accept(worker.link);
     if (!mute) worker.hello();
+  }
+
+  /**
+   * The worker of `slot` loses its link unseen (half-open) and connects again at once, as the
+   * same process: its new connection replaces the old one, whose lease is released once.
+   */
+  reconnect(slot: number): void {
+    const old = this.slots[slot];
+    const wasRegistered = old?.registered === true;
+    old?.vanish();
+    this.connect(slot, false);
+    if (!wasRegistered) return;
+    if (old!.serverClose === undefined && !this.lookingUp) {
+      this.broke(`${old!.id} was not replaced by ${this.slots[slot]!.id}, of the same worker`);
+    }
+  }
+
+  /**
+   * Another process connects under the name of `slot`'s worker, with an instance of its own:
+   * refused (4010) while that worker is registered, taken otherwise; it then leaves.
+   */
+  twin(slot: number): void {
+    const holder = this.slots[slot];
+    const name = `w-${slot}`;
+    const twin = new Worker(`twin${this.twins++}`, name, "another-process", this);
+    this.accept(twin.link);
+    const registered = holder?.registered === true;
+    twin.hello();
+    if (registered && twin.serverClose !== 4010) {
+      this.broke(`${twin.id} was not refused under ${name}, which ${holder!.id} holds`);
+    }
+    if (!registered && twin.serverClose === 4010) {
+      this.broke(`${twin.id} was refused under ${name}, which no connection holds`);
+    }
+    twin.close();
+  }
+
+  /**
+   * `worker`'s connection was closed as replaced (4008): its WORKER_LOST was sent once, and
+   * it holds no lease any more.
+   */
+  replaced(worker: Worker): void {
+    if (this.lost.get(worker.id) !== 1) {
+      this.broke(`${worker.id} was replaced, with ${this.lost.get(worker.id) ?? 0} WORKER_LOST`);
+    }
+    for (const record of this.board.jobs.values()) {
+      if (record.holder === worker.id) {
+        this.broke(`${worker.id} was replaced but still holds job ${record.job.id}`);
+      }
+    }
   }
 
   /** The worker answers the job it holds. */
@@ -404,7 +491,7 @@ class Harness {
     }
   }
 
-  private get board() {
+  get board() {
     return this.coordinator.getSnapshot().context.board;
   }
 
@@ -521,6 +608,28 @@ const steps: fc.Arbitrary<Step> = fc.oneof(
       .map(
         (n) => new HarnessStep(`pong(worker #${n})`, some(pinged), (h) => nth(pinged(h), n).pong()),
       ),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.nat(7).map(
+      (n) =>
+        new HarnessStep(
+          `reconnect(slot #${n})`,
+          () => true,
+          (h) => h.reconnect(n % h.slots.length),
+        ),
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.nat(7).map(
+      (n) =>
+        new HarnessStep(
+          `twin(slot #${n})`,
+          () => true,
+          (h) => h.twin(n % h.slots.length),
+        ),
+    ),
   },
   {
     weight: 2,

@@ -7,6 +7,7 @@ import {
   connectionMachine,
 } from "../../src/machines/connection.ts";
 import type { CoordinatorEvent } from "../../src/machines/coordinator.ts";
+import type { NameHolder } from "../../src/machines/nameClaim.ts";
 import type { HelloFrame, JobFrame, ResultFrame } from "../../src/transport/frames.ts";
 
 type Options = Partial<Omit<ConnectionInput, "coordinator">>;
@@ -64,8 +65,12 @@ function helloFrame(overrides: Partial<HelloFrame> = {}): HelloFrame {
   };
 }
 
-function hello(overrides: Partial<HelloFrame> = {}, authentic = true): ConnectionEvent {
-  return { type: "HELLO", frame: helloFrame(overrides), authentic, welcomeProof: "wp" };
+function hello(
+  overrides: Partial<HelloFrame> = {},
+  authentic = true,
+  holders: readonly NameHolder[] = [],
+): ConnectionEvent {
+  return { type: "HELLO", frame: helloFrame(overrides), authentic, welcomeProof: "wp", holders };
 }
 
 function jobFrame(id: string, attempt = 1): JobFrame {
@@ -423,6 +428,90 @@ describe("connection: work", () => {
     c.send(grant("j2"));
     expect(c.emitted).toEqual([]);
     expect(c.actor.getSnapshot().context.job).toBe("j1");
+  });
+});
+
+describe("connection: a hello under a connected worker's name (protocol 7)", () => {
+  const v7 = { protocol: [1, 7] } as const;
+  const held: NameHolder[] = [{ conn: "c0", instance: "inst-a" }];
+
+  it("the same instance is the same worker connecting again: accepted, naming the connection it replaces", () => {
+    const c = openConnection(v7);
+    c.send(hello({ ...v7, worker: "gpu-1", instance: "inst-a" }, true, held));
+    expect(c.value()).toEqual({ registered: "idle" });
+    expect(c.emitted).toContainEqual({
+      type: "registered",
+      worker: "gpu-1",
+      protocol: 7,
+      resources: { cpus: 4 },
+      replaces: "c0",
+    });
+    expect(c.actor.getSnapshot().context.instance).toBe("inst-a");
+    expect(c.events.map((e) => e.type)).toEqual(["LEASE"]);
+  });
+
+  it("another instance is another process given the same name: 4010 naming it and saying to give each its own --name", () => {
+    const c = openConnection(v7);
+    c.send(hello({ ...v7, worker: "gpu-1", instance: "inst-b" }, true, held));
+    expect(c.value()).toBe("rejected");
+    expect(c.closes()).toEqual([
+      {
+        type: "close",
+        code: 4010,
+        reason:
+          'name in use: another worker process named "gpu-1" is connected to this run; give each worker its own --name',
+      },
+    ]);
+    expect(c.emitted.some((e) => e.type === "registered")).toBe(false);
+    expect(c.events).toEqual([]);
+  });
+
+  it("a hello that is not authentic learns nothing of the names: 4001", () => {
+    const c = openConnection(v7);
+    c.send(hello({ ...v7, worker: "gpu-1", instance: "inst-b" }, false, held));
+    expect(c.closes()[0]!.code).toBe(4001);
+  });
+
+  it.each([
+    ["the hello gives no instance (an older worker)", [1, 7], {}, held],
+    [
+      "the holder gave none (an older worker)",
+      [1, 7],
+      { instance: "inst-b" },
+      [{ conn: "c0", instance: undefined }],
+    ],
+    ["the coordinator speaks only up to 6", [1, 6], { instance: "inst-b" }, held],
+  ] as [string, [number, number], Partial<HelloFrame>, NameHolder[]][])(
+    "taken beside the holder, as before protocol 7, when %s",
+    (_, coordinator, frame, holders) => {
+      const c = openConnection({ protocol: coordinator });
+      c.send(hello({ protocol: [1, 7], worker: "gpu-1", ...frame }, true, holders));
+      expect(c.value()).toEqual({ registered: "idle" });
+      const registered = c.emitted.find((e) => e.type === "registered");
+      expect(registered).not.toHaveProperty("replaces");
+      expect(c.actor.getSnapshot().context.instance).toBe(
+        coordinator[1] === 7 ? frame.instance : undefined,
+      );
+    },
+  );
+
+  it("REPLACED → close 4008 saying so, and one WORKER_LOST that releases the held job", () => {
+    const c = busy();
+    c.send({ type: "REPLACED", by: "c2" });
+    const reason = "replaced by a newer connection of the same worker";
+    expect(c.closes()).toEqual([{ type: "close", code: 4008, reason }]);
+    expect(c.value()).toBe("closing");
+    expect(c.lost()).toEqual([{ type: "WORKER_LOST", conn: "c1", code: 4008, reason }]);
+    c.send({ type: "CLOSED", code: 1006, reason: "" });
+    expect(c.value()).toBe("closed");
+    expect(c.lost()).toHaveLength(1);
+  });
+
+  it("REPLACED during the handshake changes nothing: only a registered connection holds a name", () => {
+    const c = openConnection(v7);
+    c.send({ type: "REPLACED", by: "c2" });
+    expect(c.value()).toBe("handshaking");
+    expect(c.closes()).toEqual([]);
   });
 });
 

@@ -148,8 +148,15 @@ const crunch: PlannedJob = {
   retries: 3,
 };
 
-/** Answers the server's challenge (the first frame it sent) with a valid hello as "w1". */
-function hello(sent: Record<string, unknown>[], arrive: (frame: object) => void): void {
+/**
+ * Answers the server's challenge (the first frame it sent) with a valid hello as "w1", from
+ * worker process `instance` when given.
+ */
+function hello(
+  sent: Record<string, unknown>[],
+  arrive: (frame: object) => void,
+  instance?: string,
+): void {
   const challenge = sent[0] as { nonce: string };
   arrive({
     type: "hello",
@@ -158,6 +165,7 @@ function hello(sent: Record<string, unknown>[], arrive: (frame: object) => void)
     resources: {},
     codeHash: "c",
     proof: workerProof(SECRET, challenge.nonce, PROTOCOL, "w1"),
+    ...(instance !== undefined && { instance }),
   });
 }
 
@@ -195,6 +203,59 @@ describe("CoordinatorServer", () => {
     hello(again.sent, again.arrive);
     expect(server.gaveUpOn("w1")).toBe(false);
     expect(server.gaveUpOn("w2")).toBe(false);
+    coordinator.stop();
+  });
+
+  it("replaces a worker's half-open connection at once when that worker connects again (4008): its job is released once and runs again", async () => {
+    const { coordinator, server, sent, closes, arrive, another } = serve([crunch]);
+    hello(sent, arrive, "proc-1");
+    expect(sent.at(-1)).toMatchObject({ type: "job", id: "j1", attempt: 1 });
+    // The worker's side of the link is gone unseen; the same process connects again.
+    const back = another("c2");
+    hello(back.sent, back.arrive, "proc-1");
+    expect(closes).toEqual([[4008, "replaced by a newer connection of the same worker"]]);
+    expect(back.closes).toEqual([]);
+    expect(back.admitted()).toBe(1);
+    const board = coordinator.getSnapshot().context.board;
+    expect(board.jobs.get("j1")).toMatchObject({ state: "running", holder: "c2" });
+    expect(board.jobs.get("j1")!.lostWorkers).toEqual(["w1"]);
+    expect(back.sent.at(-1)).toMatchObject({ type: "job", id: "j1", attempt: 2 });
+    expect(server.joined("w1")).toBe(true);
+    expect(server.gaveUpOn("w1")).toBe(false);
+    coordinator.stop();
+  });
+
+  it("refuses another worker process under a connected worker's name (4010), and takes one once that connection is gone", async () => {
+    const { coordinator, sent, closes, arrive, arriveClosed, another } = serve([crunch]);
+    hello(sent, arrive, "proc-1");
+    const twin = another("c2");
+    hello(twin.sent, twin.arrive, "proc-2");
+    expect(twin.closes).toEqual([
+      [
+        4010,
+        'name in use: another worker process named "w1" is connected to this run; give each worker its own --name',
+      ],
+    ]);
+    expect(closes).toEqual([]);
+    expect(coordinator.getSnapshot().context.board.jobs.get("j1")).toMatchObject({
+      holder: "c1",
+    });
+    arriveClosed(1006, "");
+    const next = another("c3");
+    hello(next.sent, next.arrive, "proc-2");
+    expect(next.closes).toEqual([]);
+    expect(next.admitted()).toBe(1);
+    coordinator.stop();
+  });
+
+  it("takes a worker whose hello gives no instance beside one of the same name, as before protocol 7", async () => {
+    const { coordinator, sent, closes, arrive, another } = serve([crunch]);
+    hello(sent, arrive, "proc-1");
+    const older = another("c2");
+    hello(older.sent, older.arrive);
+    expect(older.closes).toEqual([]);
+    expect(older.admitted()).toBe(1);
+    expect(closes).toEqual([]);
     coordinator.stop();
   });
 

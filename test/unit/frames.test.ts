@@ -359,12 +359,12 @@ const badForCoordinator: [string, unknown, string][] = [
   [
     "extra field",
     { ...hello, token: "s3cret" },
-    'hello frame: unknown field "token"; allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes',
+    'hello frame: unknown field "token"; allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes, instance',
   ],
   [
     "long extra field",
     { ...hello, ["f".repeat(70)]: 1 },
-    `hello frame: unknown field "${"f".repeat(60)}"… (70 characters); allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes`,
+    `hello frame: unknown field "${"f".repeat(60)}"… (70 characters); allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes, instance`,
   ],
   [
     "done as a string",
