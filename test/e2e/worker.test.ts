@@ -580,6 +580,70 @@ describe.concurrent("baton worker, side by side", () => {
     expect(stderr).not.toContain("joined run");
   });
 
+  it("exits 4 naming the name (4010) when another worker process connected under its --name holds it, saying to give each its own", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, startCoordinator, worker } = scoped(onTestFinished);
+    const { path, secret } = await writeSecretFile(tempDir());
+    const held = job("hang");
+    const coordinator = await startCoordinator([held], secret);
+    const first = worker(workerArgs(coordinator.address, path, "--name", "gpu-1"));
+    await vi.waitFor(() => expect(coordinator.record(held).state).toBe("running"), {
+      timeout: 20_000,
+    });
+    const { code, stderr } = await within(
+      worker(workerArgs(coordinator.address, path, "--name", "gpu-1", "--retry-for", "1m")).exit,
+      30_000,
+      "the second worker's exit",
+    );
+    expect(code).toBe(4);
+    expect(stderr).toBe(
+      `baton worker: connection to the coordinator at ${coordinator.address} closed with code 4010: name in use: another worker process named "gpu-1" is connected to this run; give each worker its own --name\n`,
+    );
+    // The first keeps its connection and its job.
+    expect(first.child.exitCode).toBeNull();
+    expect(coordinator.record(held)).toMatchObject({ state: "running", attempts: 1 });
+    expect(coordinator.record(held).lostWorkers).toEqual([]);
+  });
+
+  it("connects again at once after its connection went half-open: the coordinator replaces the old connection (4008) and the job runs again there", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, startCoordinator, worker, defer } = scoped(onTestFinished);
+    const { path, secret } = await writeSecretFile(tempDir());
+    const held = job("hang");
+    // The default ping limit (20 s): a reconnect refused until it let the old connection go
+    // would exit 4, and one taken beside it would leave the job with the old connection.
+    const coordinator = await startCoordinator([held], secret);
+    const proxy = await startTcpProxy({
+      host: "127.0.0.1",
+      port: Number(new URL(coordinator.address).port),
+    });
+    defer(proxy.close);
+    const { child, exit } = worker(
+      workerArgs(proxy.address, path, "--name", "gpu-1", "--retry-for", "1m"),
+    );
+    await vi.waitFor(() => expect(coordinator.record(held).state).toBe("running"), {
+      timeout: 20_000,
+    });
+    proxy.vanishWorkers();
+    await vi.waitFor(
+      () => expect(coordinator.record(held)).toMatchObject({ state: "running", attempts: 2 }),
+      { timeout: 30_000 },
+    );
+    expect(coordinator.record(held).lostWhy).toEqual([
+      { code: 4008, reason: "replaced by a newer connection of the same worker" },
+    ]);
+    expect(child.exitCode).toBeNull();
+    process.kill(child.pid!, "SIGTERM");
+    const { code, stderr } = await within(exit, 30_000, "the worker's exit");
+    expect(code).toBe(143);
+    expect(stderr).toMatch(/closed with code 1006 .*; trying again for up to 1m \(--retry-for\)\n/);
+    expect(stderr).toContain(`baton worker: joined run e2e at ${proxy.address} again\n`);
+  });
+
   it("says its own event loop was blocked when a synchronous handler cost it its connection", async ({
     expect,
     onTestFinished,
