@@ -107,6 +107,15 @@ const toCoordinator: ToCoordinator[] = [
     proof: "a41c",
     maxFrameBytes: 67_108_864,
   },
+  {
+    type: "hello",
+    protocol: [1, 7],
+    worker: "w-1",
+    resources: {},
+    codeHash: "3b9f",
+    proof: "a41c",
+    instance: "V1StGXR8_Z5jdHi6B-myT",
+  },
 ];
 
 const toWorker: ToWorker[] = [
@@ -345,6 +354,16 @@ const badForCoordinator: [string, unknown, string][] = [
     "zero maxFrameBytes",
     { ...hello, maxFrameBytes: 0 },
     'hello frame: field "maxFrameBytes" must be a positive integer (got 0)',
+  ],
+  [
+    "an empty instance",
+    { ...hello, instance: "" },
+    'hello frame: field "instance" must be a non-empty string (got "")',
+  ],
+  [
+    "an instance that is no string",
+    { ...hello, instance: 7 },
+    'hello frame: field "instance" must be a non-empty string (got number)',
   ],
   [
     "resources as an array",
