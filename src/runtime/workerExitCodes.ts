@@ -20,7 +20,8 @@ export const HANDLER_EXITED_EXIT = 5;
  * 2, bad usage or a job module that does not load here (with `--handler-thread`, also one that
  * stopped loading or changed since it joined, found when a stopped handler's thread was
  * replaced); 4, the coordinator refused its setup
- * (the wrong secret, another job module, no shared protocol version). `localPool` and the
+ * (the wrong secret, another job module, no shared protocol version, a name another worker
+ * process holds). `localPool` and the
  * Slurm batch script do not restart a worker that exits with one of them.
  *
  * @example
