@@ -21,7 +21,7 @@ export type ToHandlerThread =
 
 /** From the handler thread to the worker's main thread. */
 export type FromHandlerThread =
-  | { type: "ready"; codeHash: string; kinds: readonly string[] }
+  | { type: "ready"; codeHash: string; kinds: readonly string[]; source: string }
   | { type: "loadFailed"; code: string; message: string }
   | { type: "progress"; frame: ProgressFrame }
   | { type: "result"; result: ResultFrame };
@@ -51,6 +51,8 @@ export interface HandlerThreadOptions extends HandlerThreadData {
 /** A `JobRunner` whose handlers run on a thread of their own; `close()` stops the thread. */
 export interface HandlerThread extends JobRunner {
   readonly kinds: readonly string[];
+  /** The source the thread's first load took the code hash over (`LoadedJobsFile.source`). */
+  readonly source: string;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,7 @@ export async function startHandlerThread(options: HandlerThreadOptions): Promise
   const ready = await runner.spawn();
   runner.codeHash = ready.codeHash;
   runner.kinds = ready.kinds;
+  runner.source = ready.source;
   return runner;
 }
 
@@ -82,6 +85,7 @@ class ThreadRunner implements HandlerThread {
   codeHash = "";
   broken: string | undefined;
   kinds: readonly string[] = [];
+  source = "";
   /** The thread, once its module has loaded; a thread that died is replaced at the next job. */
   private thread: Promise<Worker> | undefined;
   /** The job running now, where its progress and result go, and the protocol version. */
@@ -97,63 +101,65 @@ class ThreadRunner implements HandlerThread {
   ) {}
 
   /** Starts a thread and loads the module there; the jobs from now on run on it. */
-  spawn(): Promise<{ codeHash: string; kinds: readonly string[] }> {
+  spawn(): Promise<{ codeHash: string; kinds: readonly string[]; source: string }> {
     const worker = new Worker(ENTRY, { workerData: this.data });
     let crash: unknown;
-    const ready = new Promise<{ codeHash: string; kinds: readonly string[] }>((resolve, reject) => {
-      worker.on("message", (message: FromHandlerThread) => {
-        switch (message.type) {
-          case "ready":
-            // A new thread after one died loads the file again: it must be the same code.
-            if (this.codeHash !== "" && message.codeHash !== this.codeHash) {
-              reject(
-                new BatonError(
-                  "JOB_MODULE_CHANGED",
-                  `the job module ${this.data.module} changed since this worker started (code hash ${this.codeHash}, now ${message.codeHash})`,
-                ),
-              );
-              void worker.terminate();
-            } else resolve(message);
-            return;
-          case "loadFailed":
-            reject(new BatonError(message.code, message.message));
-            return;
-          case "progress":
-            if (this.job?.id === message.frame.job) this.job.report.progress(message.frame);
-            return;
-          case "result":
-            this.finish(message.result);
-            return;
-        }
-      });
-      worker.on("error", (error) => {
-        crash = error;
-      });
-      worker.on("exit", (code) => {
-        this.thread = undefined;
-        const why =
-          this.ending ?? (crash === undefined ? `exit code ${code}` : describeCrash(crash));
-        this.ending = undefined;
-        reject(
-          new BatonError(
-            "HANDLER_THREAD",
-            `the handler thread stopped (${why}) before the job module loaded`,
-          ),
-        );
-        if (this.job !== undefined) {
-          this.finish(
-            failed(
-              this.job.id,
-              {
-                name: "HandlerThreadExited",
-                message: `the thread running job ${this.job.id}'s handler stopped (${why}); the next job gets a new thread`,
-              },
-              this.job.version,
+    const ready = new Promise<{ codeHash: string; kinds: readonly string[]; source: string }>(
+      (resolve, reject) => {
+        worker.on("message", (message: FromHandlerThread) => {
+          switch (message.type) {
+            case "ready":
+              // A new thread after one died loads the file again: it must be the same code.
+              if (this.codeHash !== "" && message.codeHash !== this.codeHash) {
+                reject(
+                  new BatonError(
+                    "JOB_MODULE_CHANGED",
+                    `the job module ${this.data.module} changed since this worker started (code hash ${this.codeHash}, now ${message.codeHash})`,
+                  ),
+                );
+                void worker.terminate();
+              } else resolve(message);
+              return;
+            case "loadFailed":
+              reject(new BatonError(message.code, message.message));
+              return;
+            case "progress":
+              if (this.job?.id === message.frame.job) this.job.report.progress(message.frame);
+              return;
+            case "result":
+              this.finish(message.result);
+              return;
+          }
+        });
+        worker.on("error", (error) => {
+          crash = error;
+        });
+        worker.on("exit", (code) => {
+          this.thread = undefined;
+          const why =
+            this.ending ?? (crash === undefined ? `exit code ${code}` : describeCrash(crash));
+          this.ending = undefined;
+          reject(
+            new BatonError(
+              "HANDLER_THREAD",
+              `the handler thread stopped (${why}) before the job module loaded`,
             ),
           );
-        }
-      });
-    });
+          if (this.job !== undefined) {
+            this.finish(
+              failed(
+                this.job.id,
+                {
+                  name: "HandlerThreadExited",
+                  message: `the thread running job ${this.job.id}'s handler stopped (${why}); the next job gets a new thread`,
+                },
+                this.job.version,
+              ),
+            );
+          }
+        });
+      },
+    );
     this.thread = ready.then(() => worker);
     // A start() that comes meanwhile hears of a failure; the caller of spawn() does too.
     this.thread.catch(() => {});

@@ -22,7 +22,7 @@ try {
       });
     }
   });
-  send({ type: "ready", codeHash: jobs.codeHash, kinds: jobs.kinds });
+  send({ type: "ready", codeHash: jobs.codeHash, kinds: jobs.kinds, source: jobs.source });
 } catch (error) {
   send(
     error instanceof BatonError

@@ -224,7 +224,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     : await loadJobsFile(values.jobs);
   const jobsPath = values.jobs;
   /** The job module's code as loaded: one changed since is why a coordinator started later refuses it. */
-  const loaded = moduleSource(jobsPath);
+  const loaded = jobs.source;
   /** What this worker used, for the refusals that name it: to compare with `baton run`'s hint. */
   const setup: Readonly<Record<number, () => string>> = {
     [CloseCode.authFailed]: () =>

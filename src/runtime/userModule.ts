@@ -190,9 +190,18 @@ export function whereThrown(error: unknown): string {
   return at ? ` (at ${at})` : "";
 }
 
+/** A job module loaded from its file, with the source its code hash was taken over. */
+export interface LoadedJobsFile extends LoadedJobs {
+  /**
+   * `moduleSource(path)` as read at load: the file's text and that of the local files it
+   * imports. A worker compares it with the files later to tell whether they changed since.
+   */
+  readonly source: string;
+}
+
 /**
  * The job module of the file `path` (`baton worker --jobs FILE`), imported, checked and
- * prepared, its code hash taken over the file and the local files it imports.
+ * prepared, its code hash taken over the file and the local files it imports, read once.
  *
  * @example
  * ```ts
@@ -200,6 +209,8 @@ export function whereThrown(error: unknown): string {
  * jobs.kinds; // ["count", "fetch", "merge", …]
  * ```
  */
-export async function loadJobsFile(path: string): Promise<LoadedJobs> {
-  return loadJobs(jobsOf(await importUserModule(path), path), moduleSource(path));
+export async function loadJobsFile(path: string): Promise<LoadedJobsFile> {
+  const module = jobsOf(await importUserModule(path), path);
+  const source = moduleSource(path);
+  return { ...loadJobs(module, source), source };
 }

@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, createEngine, localPool } from "../../src/index.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
+import { loadJobsFile } from "../../src/runtime/userModule.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -93,5 +94,19 @@ describe("moduleSource", () => {
     expect(engine).toThrow(
       `cannot read the job module ${resolve("no-such-jobs.ts")} (ENOENT): give the path of the job module file its workers load (a relative path such as no-such-jobs.ts is taken from ${process.cwd()})`,
     );
+  });
+});
+
+describe("loadJobsFile", () => {
+  it("hands out the source it took the code hash over, and the hash over it is the one a loaded module always had", async () => {
+    const dir = tree({
+      "package.json": '{"type": "module"}',
+      "jobs.ts": 'import { factor } from "./lib/factor.ts";\nexport default { calc: (n: number) => n * factor };',
+      "lib/factor.ts": "export const factor = 2;",
+    });
+    const loaded = await loadJobsFile(join(dir, "jobs.ts"));
+    expect(loaded.source).toBe(moduleSource(join(dir, "jobs.ts")));
+    // The hash of this tree before the source was handed out: workers of either baton agree.
+    expect(loaded.codeHash).toBe("40775b49d326b6ad");
   });
 });
