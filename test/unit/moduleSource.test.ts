@@ -101,7 +101,8 @@ describe("loadJobsFile", () => {
   it("hands out the source it took the code hash over, and the hash over it is the one a loaded module always had", async () => {
     const dir = tree({
       "package.json": '{"type": "module"}',
-      "jobs.ts": 'import { factor } from "./lib/factor.ts";\nexport default { calc: (n: number) => n * factor };',
+      "jobs.ts":
+        'import { factor } from "./lib/factor.ts";\nexport default { calc: (n: number) => n * factor };',
       "lib/factor.ts": "export const factor = 2;",
     });
     const loaded = await loadJobsFile(join(dir, "jobs.ts"));
