@@ -97,6 +97,47 @@ export class JobModuleError extends BatonError {
 }
 
 /**
+ * A graph, job or simulation module could not be loaded: its file is not there
+ * (`MODULE_NOT_FOUND`), it or a file it imports has a syntax error (`MODULE_SYNTAX`), it threw
+ * while loading (`MODULE_THREW`: a top-level `throw`, a top-level `await` that rejected), it
+ * imports a package that is not installed, or a local file that is not there
+ * (`MODULE_MISSING_IMPORT`), or it failed otherwise (`MODULE_LOAD`). `at` names the file at
+ * fault and, where known, the line and column; `cause` is what loading it threw (both only on
+ * the thread that loaded it: a simulation's helper thread passes on the code and message).
+ *
+ * @example
+ * ```ts
+ * const modules = { graph: "graph.ts", handlers: "sim.ts" };
+ * try {
+ *   for await (const r of simulateSeeds(1, 10, { modules }, { threads: 1 })) console.log(r.ok);
+ * } catch (err) {
+ *   if (err instanceof ModuleLoadError && err.code === "MODULE_SYNTAX") console.error(err.at);
+ *   // { file: "/home/me/helpers.js", line: 4, column: 3 }
+ * }
+ * ```
+ */
+export class ModuleLoadError extends BatonError {
+  declare readonly code:
+    | "MODULE_NOT_FOUND"
+    | "MODULE_SYNTAX"
+    | "MODULE_THREW"
+    | "MODULE_MISSING_IMPORT"
+    | "MODULE_LOAD";
+
+  constructor(
+    code: ModuleLoadError["code"],
+    message: string,
+    /** The file at fault (the module, or one it imports) and where in it, as far as known. */
+    readonly at?:
+      | { file: string; line?: number | undefined; column?: number | undefined }
+      | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(code, message, options);
+  }
+}
+
+/**
  * A setting was given a value it cannot take. Thrown inside a handler (a rank job whose launch
  * baton refuses: a `worldSize` in it, bad timeouts, a program or working directory that is not
  * there), another attempt would be refused the same way, so the job is not retried

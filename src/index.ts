@@ -14,6 +14,7 @@ export {
   GraphError,
   JobModuleError,
   ListenerError,
+  ModuleLoadError,
   NonRetryableError,
   PoolError,
   ProtocolError,

@@ -42,6 +42,7 @@ import { dryRunReport } from "./dryRunReport.ts";
 import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { joinHint } from "./joinHint.ts";
+import { loadLoggingCause } from "./loadLoggingCause.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 import { ProgressBar } from "./progressBar.ts";
@@ -254,13 +255,16 @@ export async function runCommand(argv: string[]): Promise<number> {
     parseEndedLogsRetention(values["keep-ended-logs"], "--keep-ended-logs");
     process.env[KEEP_ENDED_LOGS_ENV] = values["keep-ended-logs"];
   } else endedLogsRetention(process.env);
-  const graphModule = await importUserModule(graphPath);
+  const graphModule = await loadLoggingCause(level, () => importUserModule(graphPath));
   // A module that is no graph module is told so before it is asked for handlers; a promise it
   // exports as its graph is awaited before another module loads, so that its rejection is
   // this command's error, not an unhandled one.
   const graph = await graphOf(graphModule, graphPath);
   const jobsPath = values.jobs ?? graphPath;
-  const jobsModule = values.jobs ? await importUserModule(values.jobs) : graphModule;
+  const jobsFile = values.jobs;
+  const jobsModule = jobsFile
+    ? await loadLoggingCause(level, () => importUserModule(jobsFile))
+    : graphModule;
   const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
   // A dry run only looks at the store: it makes nothing, and what it cannot read holds nothing.
   // A store only read keeps the run's own files where --no-store does, never in that store.

@@ -23,6 +23,7 @@ import { emptyFlags } from "./emptyFlags.ts";
 import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { DEFAULT_ABORT_GRACE_MS, startHandlerThread } from "./handlerThread.ts";
+import { loadLoggingCause } from "./loadLoggingCause.ts";
 import { memoryAmount } from "./memoryAmount.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
@@ -214,15 +215,15 @@ export async function workerCommand(argv: string[]): Promise<number> {
   // Job handlers may start programs; they have no use for the run's secret.
   delete process.env.BATON_SECRET;
   const logger = createLogger({ level });
+  const jobsPath = values.jobs;
   const jobs = values["handler-thread"]
     ? await startHandlerThread({
-        module: values.jobs,
+        module: jobsPath,
         level,
         pretty: process.stderr.isTTY === true,
         abortGraceMs: graceMs,
       })
-    : await loadJobsFile(values.jobs);
-  const jobsPath = values.jobs;
+    : await loadLoggingCause(level, () => loadJobsFile(jobsPath));
   /** The job module's code as loaded: one changed since is why a coordinator started later refuses it. */
   const loaded = jobs.source;
   /** What this worker used, for the refusals that name it: to compare with `baton run`'s hint. */

@@ -26,6 +26,27 @@ const CANDIDATE_SUFFIXES = [".ts", ".mts", ".js", ".mjs", "/index.ts", "/index.j
 export function moduleSource(path: string): string {
   const root = resolve(path);
   const base = dirname(root);
+  const texts = moduleFiles(path);
+  const parts = [texts.get(root)!];
+  const imported = [...texts.keys()].filter((file) => file !== root);
+  for (const file of imported.map((f) => relative(base, f)).sort()) {
+    parts.push(`\n// ${file}\n${texts.get(join(base, file))}`);
+  }
+  return parts.join("");
+}
+
+/**
+ * The module file's text and that of every local file it imports with a relative specifier,
+ * transitively, by absolute path, the module first (what `moduleSource` covers). A module
+ * that cannot be read is a `ConfigError` naming it.
+ *
+ * @example
+ * ```ts
+ * [...moduleFiles("graph.ts").keys()]; // ["/home/me/graph.ts", "/home/me/jobs.ts", …]
+ * ```
+ */
+export function moduleFiles(path: string): Map<string, string> {
+  const root = resolve(path);
   const texts = new Map<string, string>();
   const pending = [root];
   while (pending.length > 0) {
@@ -38,12 +59,7 @@ export function moduleSource(path: string): string {
       if (found !== undefined && !texts.has(found)) pending.push(found);
     }
   }
-  const parts = [texts.get(root)!];
-  const imported = [...texts.keys()].filter((file) => file !== root);
-  for (const file of imported.map((f) => relative(base, f)).sort()) {
-    parts.push(`\n// ${file}\n${texts.get(join(base, file))}`);
-  }
-  return parts.join("");
+  return texts;
 }
 
 /** The job module's own text; a module that cannot be read is a `ConfigError` naming it. */

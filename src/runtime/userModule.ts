@@ -2,16 +2,18 @@ import { statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { BatonError, JobModuleError } from "../errors.ts";
+import { BatonError, JobModuleError, ModuleLoadError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import { commonJsExports, isGraph } from "./commonJsExports.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
+import { moduleLoadFailure } from "./moduleLoadFailure.ts";
 import { moduleSource } from "./moduleSource.ts";
-import { syntaxErrorAt } from "./syntaxErrorAt.ts";
+import { whereThrown } from "./whereThrown.ts";
 
 /**
- * Imports a user module (TypeScript or JavaScript) by path, with errors that name the file
- * (one that does not exist or is a directory is a `MODULE_NOT_FOUND`).
+ * Imports a user module (TypeScript or JavaScript) by path; a `ModuleLoadError` when it does
+ * not load, naming the file at fault, the module or one it imports (one that does not exist
+ * or is a directory is a `MODULE_NOT_FOUND`; the others: `moduleLoadFailure`).
  *
  * @example
  * ```ts
@@ -22,12 +24,17 @@ export async function importUserModule(path: string): Promise<Record<string, unk
   const absolute = resolve(path);
   const stats = statSync(absolute, { throwIfNoEntry: false });
   if (stats === undefined) {
-    throw new BatonError("MODULE_NOT_FOUND", `${path} does not exist (looked at ${absolute})`);
+    throw new ModuleLoadError(
+      "MODULE_NOT_FOUND",
+      `${path} does not exist (looked at ${absolute})`,
+      { file: absolute },
+    );
   }
   if (stats.isDirectory()) {
-    throw new BatonError(
+    throw new ModuleLoadError(
       "MODULE_NOT_FOUND",
       `${path} is a directory (${absolute}); give the path of the module file in it`,
+      { file: absolute },
     );
   }
   try {
@@ -42,22 +49,41 @@ export async function importUserModule(path: string): Promise<Record<string, unk
   } catch (error) {
     // A module (or one it imports) this user may not read: its open was to read it, which the
     // command line then says this user may not do, and whose the file is (main.ts).
-    if ((error as NodeJS.ErrnoException).code === "EACCES") {
+    dropTwinRejection(error);
+    if ((error as NodeJS.ErrnoException | undefined)?.code === "EACCES") {
       throw Object.assign(error as Error, { syscall: "read" });
     }
-    let message = (error as Error).message ?? String(error);
     // `require("baton")` from a CommonJS module: the command's own module hook does not
     // reach require, so baton must be installed beside the module.
-    if (message.startsWith("Cannot find module 'baton'")) {
+    if (((error as Error)?.message ?? "").startsWith("Cannot find module 'baton'")) {
       const commonJsOnly = /\.c[jt]s$/.exec(absolute)?.[0];
-      message = `it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or ${commonJsOnly === undefined ? `make its folder an ES module package: add "type": "module" to the package.json beside ${path} (or create one holding {"type": "module"})` : `make it an ES module: a ${commonJsOnly} file is CommonJS wherever it is, a ${commonJsOnly.replace("c", "m")} file an ES module`}`;
+      throw new ModuleLoadError(
+        "MODULE_LOAD",
+        `could not load ${path}: it imports baton, which is not installed where it can find it; install it there (npm install /path/to/baton), or ${commonJsOnly === undefined ? `make its folder an ES module package: add "type": "module" to the package.json beside ${path} (or create one holding {"type": "module"})` : `make it an ES module: a ${commonJsOnly} file is CommonJS wherever it is, a ${commonJsOnly.replace("c", "m")} file an ES module`}`,
+        { file: absolute },
+        { cause: error },
+      );
     }
-    const at = syntaxErrorAt(error, absolute);
-    throw new BatonError(
-      "MODULE_LOAD",
-      `could not load ${path}: ${message}${at === undefined ? whereThrown(error) : ` (at ${at})`}`,
-    );
+    throw moduleLoadFailure(error, path, absolute);
   }
+}
+
+/**
+ * Lets go of the second rejection Node 20 makes of the error a CommonJS module throws while
+ * an ES module imports it (nodejs/node#51603): `import()` rejects with it, and an internal
+ * promise does too, which no one handles, so the process died of the same error (exit 1, a
+ * stack) after the command had said why the module did not load. The twin is dropped by
+ * identity, until the next turn of the event loop (Node reports unhandled rejections before
+ * it); another unhandled rejection meanwhile is thrown as Node would, unless someone else
+ * listens for them.
+ */
+function dropTwinRejection(error: unknown): void {
+  const listener = (reason: unknown) => {
+    if (reason === error) return;
+    if (process.listenerCount("unhandledRejection") === 1) throw reason;
+  };
+  process.on("unhandledRejection", listener);
+  setImmediate(() => process.off("unhandledRejection", listener));
 }
 
 /**
@@ -173,21 +199,6 @@ export function jobsOf(module: Record<string, unknown>, path: string): JobModule
 function compiledDefault(value: unknown): unknown {
   const compiled = value as { __esModule?: unknown; default?: unknown } | null | undefined;
   return compiled?.__esModule === true && compiled.default !== undefined ? compiled.default : value;
-}
-
-/**
- * Where `error` was thrown in the user's code (its first stack frame outside Node and baton).
- *
- * @example
- * ```ts
- * whereThrown(new TypeError("x is undefined")); // " (at /home/me/sim.ts:3:27)"
- * ```
- */
-export function whereThrown(error: unknown): string {
-  const frames = ((error as Error)?.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
-  const user = frames.find((line) => !/node:|node_modules|\/src\/cli\//.test(line));
-  const at = user?.trim().replace(/^at (?:.* \()?(.*?)\)?$/, "$1");
-  return at ? ` (at ${at})` : "";
 }
 
 /** A job module loaded from its file, with the source its code hash was taken over. */

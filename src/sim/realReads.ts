@@ -2,7 +2,7 @@ import nodeCrypto from "node:crypto";
 import { syncBuiltinESMExports } from "node:module";
 import nodeOs from "node:os";
 import { ConfigError } from "../errors.ts";
-import { whereThrown } from "../runtime/userModule.ts";
+import { whereThrown } from "../runtime/whereThrown.ts";
 
 /**
  * The reads of the real clock and of real randomness that a simulation catches in your

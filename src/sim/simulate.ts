@@ -9,7 +9,7 @@ import { type JobContext, type JobModule, loadJobs } from "../runtime/jobModule.
 import { createLogger } from "../runtime/logger.ts";
 import { ResultStore } from "../runtime/resultStore.ts";
 import type { RunResult } from "../runtime/run.ts";
-import { whereThrown } from "../runtime/userModule.ts";
+import { whereThrown } from "../runtime/whereThrown.ts";
 import type { GroupProgress } from "../viz/groupProgress.ts";
 import { checkSimulateOptions } from "./checkSimulateOptions.ts";
 import { CoordinatorWatch } from "./coordinatorWatch.ts";

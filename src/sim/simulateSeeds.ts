@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import { BatonError, ConfigError } from "../errors.ts";
+import { BatonError, ConfigError, ModuleLoadError } from "../errors.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
 import { checkSimulateOptions } from "./checkSimulateOptions.ts";
@@ -302,6 +302,9 @@ async function* inSeedOrder(
  */
 function threadError(message: Extract<SeedThreadMessage, { type: "error" }>): Error {
   if (message.code === "CONFIG") return new ConfigError(message.message);
+  if (message.code?.startsWith("MODULE_")) {
+    return new ModuleLoadError(message.code as ModuleLoadError["code"], message.message);
+  }
   if (message.code !== undefined) return new BatonError(message.code, message.message);
   const crash = new Error(`seed ${message.seed}: the simulation crashed: ${message.message}`);
   crash.stack = message.stack;

@@ -654,7 +654,7 @@ describe.concurrent("baton's failures and refusals", () => {
       batonRun("run", PIPELINE, "--store", join(dir, "afile")),
     ]);
     expect(atImport.stderr.trimEnd()).toBe(
-      `baton run: could not load ${join(dir, "import.graph.ts")}: boom at import (at ${join(dir, "import.graph.ts")}:2:7) [MODULE_LOAD]`,
+      `baton run: could not load ${join(dir, "import.graph.ts")}: ${join(dir, "import.graph.ts")}:2:7 threw while loading: boom at import; fix its top-level code (for its stack: npx tsx ${join(dir, "import.graph.ts")}) [MODULE_THREW]`,
     );
     expect(inFunction.stderr.trimEnd()).toBe(
       `baton run: the graph function ${join(dir, "function.graph.ts")} exports threw: no graph today (at ${join(dir, "function.graph.ts")}:3:9) [GRAPH_FUNCTION]`,
@@ -709,7 +709,7 @@ describe.concurrent("baton's failures and refusals", () => {
     expect(stderr.split("\n")[0]).toMatch(/ of the log \[WORKER_CANNOT_START\]:$/);
     expect(stderr).toMatch(/the run failed: worker local-1 \(pid \d+\) exited with code 2/);
     expect(stderr).toContain(
-      `could not load ${join(ROOT, "test/fixtures/workersCannotLoad.graph.ts")}: the licence file is missing`,
+      `could not load ${join(ROOT, "test/fixtures/workersCannotLoad.graph.ts")}: ${join(ROOT, "test/fixtures/workersCannotLoad.graph.ts")}:8:44 threw while loading: the licence file is missing`,
     );
   });
 

@@ -2,29 +2,20 @@
  * `moduleSource`: the text a job module's code hash covers is the module and every local file
  * it imports, so a worker whose imported handler file differs is told apart.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, createEngine, localPool } from "../../src/index.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { loadJobsFile } from "../../src/runtime/userModule.ts";
+import { fileTree } from "../fixtures/fileTree.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A folder holding `files` (path → text). */
-function tree(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-module-source-"));
-  dirs.push(dir);
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(join(dir, path, ".."), { recursive: true });
-    writeFileSync(join(dir, path), text);
-  }
-  return dir;
-}
+const tree = (files: Record<string, string>) => fileTree(files, dirs);
 
 const GRAPH = [
   'import { job } from "baton";',

@@ -139,17 +139,63 @@ describe("syntaxErrorAt", () => {
     } catch (error) {
       compileError = error;
     }
-    expect(syntaxErrorAt(compileError, "/home/me/graph.cjs")).toBe("/home/me/graph.cjs:1");
+    expect(syntaxErrorAt(compileError, () => [])).toMatchObject({
+      file: "/home/me/graph.cjs",
+      line: 1,
+    });
 
     const dir = mkdtempSync(join(tmpdir(), "baton-syntax-"));
     dirs.push(dir);
     const file = join(dir, "graph.mjs");
     writeFileSync(file, 'import { job } from "baton";\nexport default [job("double", 1)\n');
     // An ES module's syntax error, as import() throws it: no location in message or stack.
-    const imported = new SyntaxError("missing ] after element list");
-    expect(syntaxErrorAt(imported, file)).toBe(`${file}:3`);
+    const imported = new SyntaxError("Unexpected end of input");
+    expect(syntaxErrorAt(imported, () => [file])).toMatchObject({ file, line: 3 });
+    // A file whose check complains of something else is not where the import's error is.
+    const linking = new SyntaxError(
+      "The requested module './a.js' does not provide an export named 'b'",
+    );
+    expect(syntaxErrorAt(linking, () => [file])).toBeUndefined();
     writeFileSync(file, "export default [];\n");
-    expect(syntaxErrorAt(imported, file)).toBeUndefined();
-    expect(syntaxErrorAt(new Error("boom"), file)).toBeUndefined();
+    expect(syntaxErrorAt(imported, () => [file])).toBeUndefined();
+    expect(syntaxErrorAt(new Error("boom"), () => [file])).toBeUndefined();
+  });
+
+  it("finds the error in a file the module imports, with its line, column and text", () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-syntax-"));
+    dirs.push(dir);
+    const graph = join(dir, "graph.mjs");
+    const helpers = join(dir, "helpers.js");
+    writeFileSync(graph, 'import { h } from "./helpers.js";\nexport default [h];\n');
+    writeFileSync(helpers, "export const h = {\n  a: 1\n  b: 2,\n};\n");
+    const imported = new SyntaxError("Unexpected identifier 'b'");
+    expect(syntaxErrorAt(imported, () => [graph, helpers])).toEqual({
+      file: helpers,
+      line: 3,
+      column: 3,
+      message: "Unexpected identifier 'b'",
+      text: "  b: 2,",
+    });
+  });
+
+  it("reads tsx's location (its column from 0) and a required JSON file's position", () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-syntax-"));
+    dirs.push(dir);
+    const data = join(dir, "data.json");
+    writeFileSync(data, '{\n  "a": 1,\n}\n');
+    const transform = new Error(
+      `Transform failed with 1 error:\n${data}:2:9: ERROR: JSON does not support trailing commas`,
+    );
+    expect(syntaxErrorAt(transform, () => [])).toEqual({
+      file: data,
+      line: 2,
+      column: 10,
+      message: "JSON does not support trailing commas",
+      text: '  "a": 1,',
+    });
+    const required = new SyntaxError(
+      `${data}: Expected double-quoted property name in JSON at position 12`,
+    );
+    expect(syntaxErrorAt(required, () => [])).toMatchObject({ line: 3, column: 1, text: "}" });
   });
 });

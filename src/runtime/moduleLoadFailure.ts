@@ -1,0 +1,154 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { ModuleLoadError } from "../errors.ts";
+import { moduleFiles } from "./moduleSource.ts";
+import { type SyntaxErrorSite, syntaxErrorAt } from "./syntaxErrorAt.ts";
+import { thrownAt } from "./whereThrown.ts";
+
+/** Node's word for an import that names no installed package or existing file, ES module or CommonJS. */
+const NOT_FOUND = new Set(["ERR_MODULE_NOT_FOUND", "MODULE_NOT_FOUND"]);
+/** `Cannot find package 'x' imported from FILE` / `Cannot find module 'x' imported from FILE`. */
+const ESM_NOT_FOUND = /^Cannot find (?:package|module) '([^']+)' imported from (.+)$/;
+/** `Cannot find module 'x'` with CommonJS's `Require stack:` below it. */
+const CJS_NOT_FOUND = /^Cannot find module '([^']+)'/;
+
+/**
+ * Why the module `path` (at `absolute`) did not load, as a `ModuleLoadError` that names the
+ * file at fault, which may be one the module imports, and says what to do:
+ * - a syntax error: the file, line and column, what is wrong, and the line itself
+ *   (`MODULE_SYNTAX`);
+ * - an import of a package that is not installed: which file imports it, and to `npm install`
+ *   it in the folder of that file's package.json (`MODULE_MISSING_IMPORT`; a local file that
+ *   is not there: to check the path);
+ * - a throw (or a rejected top-level `await`) while loading: where, what it said, to fix the
+ *   module's top-level code, and how to see the whole stack (`MODULE_THREW`).
+ * Anything else keeps Node's message (`MODULE_LOAD`). `error` is the `cause`.
+ *
+ * @example
+ * ```ts
+ * // error: what import() threw, graph.ts's top-level `throw new Error("DATA_DIR is not set")`
+ * moduleLoadFailure(error, "graph.ts", "/home/me/graph.ts").message;
+ * // "could not load graph.ts: /home/me/graph.ts:3:7 threw while loading: DATA_DIR is not set; fix its top-level code (for its stack: npx tsx /home/me/graph.ts)"
+ * ```
+ */
+export function moduleLoadFailure(error: unknown, path: string, absolute: string): ModuleLoadError {
+  const failed = `could not load ${path}`;
+  const cause = { cause: error };
+  const site = syntaxErrorAt(error, () => localFiles(absolute));
+  if (site !== undefined) {
+    const { file, line, column } = site;
+    const says = `${failed}: ${syntaxMessage(site)}`;
+    return new ModuleLoadError("MODULE_SYNTAX", says, { file, line, column }, cause);
+  }
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const message = messageOf(error);
+  const missing = NOT_FOUND.has(code ?? "") ? missingImport(error as Error, message) : undefined;
+  if (missing !== undefined) {
+    const { importer, says } = missing;
+    return new ModuleLoadError(
+      "MODULE_MISSING_IMPORT",
+      `${failed}: ${says}`,
+      { file: importer },
+      cause,
+    );
+  }
+  const at = thrownAt(error);
+  // Node's loader throws its errors (a name it cannot resolve, a file it cannot load) with a
+  // code of its own (`ERR_…`); anything else was thrown by the module's code as it ran.
+  const loader = error instanceof SyntaxError || code?.startsWith("ERR_") === true;
+  if (loader) {
+    return new ModuleLoadError(
+      "MODULE_LOAD",
+      `${failed}: ${message}${at === undefined ? "" : ` (at ${at})`}`,
+      undefined,
+      cause,
+    );
+  }
+  const where = at === undefined ? { file: absolute } : location(at);
+  const thrower =
+    at === undefined
+      ? "it"
+      : [where.file, where.line, where.column].filter((part) => part !== undefined).join(":");
+  return new ModuleLoadError(
+    "MODULE_THREW",
+    `${failed}: ${thrower} threw while loading: ${message}; fix its top-level code (for its stack: ${runAlone(where.file)})`,
+    where,
+    cause,
+  );
+}
+
+/** `FILE:LINE:COLUMN: WHAT`, then the line, and a caret under the column. */
+function syntaxMessage({ file, line, column, message, text }: SyntaxErrorSite): string {
+  const where = `${file}:${line}${column === undefined ? "" : `:${column}`}`;
+  if (text === undefined) return `syntax error at ${where}: ${message}`;
+  const gutter = `  ${line} | `;
+  const caret =
+    column === undefined ? "" : `\n${" ".repeat(gutter.length - 2)}| ${" ".repeat(column - 1)}^`;
+  return `syntax error at ${where}: ${message}\n${gutter}${text}${caret}`;
+}
+
+/** What a missing import is: which file imports what, and what to do about it. */
+function missingImport(
+  error: Error & { requireStack?: readonly string[] },
+  message: string,
+): { importer: string; says: string } | undefined {
+  const esm = ESM_NOT_FOUND.exec(message);
+  const specifier = esm?.[1] ?? CJS_NOT_FOUND.exec(message)?.[1];
+  const importer = esm?.[2] ?? error.requireStack?.[0];
+  if (specifier === undefined || importer === undefined) return undefined;
+  const verb = esm === null ? "requires" : "imports";
+  if (/^(?:\.|\/|file:)/.test(specifier)) {
+    return {
+      importer,
+      says: `${importer} ${verb} ${specifier}, which is not there; check the path`,
+    };
+  }
+  const name = packageName(specifier);
+  return {
+    importer,
+    says: `${importer} ${verb} the package ${name}, which is not installed: run npm install ${name} in ${packageFolder(importer)}`,
+  };
+}
+
+/** The package a bare specifier names: `lodash` of `lodash/fp`, `@scope/pkg` of `@scope/pkg/x`. */
+function packageName(specifier: string): string {
+  const parts = specifier.split("/");
+  return parts.slice(0, specifier.startsWith("@") ? 2 : 1).join("/");
+}
+
+/** The folder of the package.json nearest above `file`, or the file's own folder. */
+function packageFolder(file: string): string {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json"))) return dir;
+    if (dirname(dir) === dir) return dirname(file);
+  }
+}
+
+/** The command that runs `file` alone, so that Node prints what it throws with its stack. */
+function runAlone(file: string): string {
+  return /\.[cm]?js$/.test(file) ? `node ${file}` : `npx tsx ${file}`;
+}
+
+/** `{ file, line, column }` of a `FILE:LINE:COLUMN` location (a file URL's path). */
+function location(at: string): { file: string; line?: number; column?: number } {
+  const [, file, line, column] = /^(.*?)(?::(\d+))?(?::(\d+))?$/.exec(at)!;
+  return {
+    file: file!.startsWith("file:") ? fileURLToPath(file!) : file!,
+    ...(line !== undefined && { line: Number(line) }),
+    ...(column !== undefined && { column: Number(column) }),
+  };
+}
+
+/** The module and the local files it imports, for a syntax error to be looked for in. */
+function localFiles(absolute: string): readonly string[] {
+  try {
+    return [...moduleFiles(absolute).keys()];
+  } catch {
+    return [absolute];
+  }
+}
+
+function messageOf(error: unknown): string {
+  return (error as Error | undefined)?.message ?? String(error);
+}

@@ -1,0 +1,142 @@
+/**
+ * A graph, job or simulation module that does not load, as `baton run`, `run --jobs`,
+ * `worker` and `sim` say it: the file at fault (the module, or a file it imports), where in it
+ * and what to do, in a few lines with no stack, and exit 2. Each case is one real child
+ * process of bin/baton.js, stopped by its pid when its test ends; the other forms of each
+ * failure (a JSON file, a rejected top-level await, an ES module's missing package) are
+ * moduleLoadFailure's unit tests, where they cost no process.
+ */
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, it } from "vitest";
+import { startOwnBaton } from "../fixtures/batonCli.ts";
+import { fileTree } from "../fixtures/fileTree.ts";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A folder holding `files` (path → text); an ES module package unless `commonJs`. */
+function tree(files: Record<string, string>, commonJs = false): string {
+  return fileTree(commonJs ? files : { ...files, "package.json": '{"type": "module"}\n' }, dirs);
+}
+
+/** A graph module of one job, handlers beside it, that imports `from` first. */
+const graphImporting = (from: string) =>
+  `import "${from}";\nexport const jobs = { a: () => 1 };\nexport default [{ kind: "a", input: 1 }];\n`;
+/** A job module that imports `from` first. */
+const jobsImporting = (from: string) => `import "${from}";\nexport default { a: () => 1 };\n`;
+/** An object literal missing a comma on its line 3 (`  b: 2,`, column 3). */
+const MISSING_COMMA = "export const h = {\n  a: 1\n  b: 2,\n};\n";
+const GRAPH_ALONE = 'export default [{ kind: "a", input: 1 }];\n';
+
+type Command = "run" | "run --jobs" | "worker" | "sim";
+
+/** The args of `command` given the module at fault as `module` (in `dir`). */
+function argsOf(command: Command, dir: string, module: string): string[] {
+  const store = ["--store", join(dir, "store")];
+  switch (command) {
+    case "run":
+      return ["run", join(dir, module), ...store];
+    case "run --jobs":
+      return ["run", join(dir, "graphAlone.ts"), "--jobs", join(dir, module), ...store];
+    case "worker": {
+      const secret = join(dir, "secret");
+      writeFileSync(secret, `${"ab".repeat(32)}\n`);
+      chmodSync(secret, 0o600);
+      return [
+        "worker",
+        "--connect",
+        "127.0.0.1:9",
+        "--secret-file",
+        secret,
+        "--jobs",
+        join(dir, module),
+      ];
+    }
+    case "sim":
+      return ["sim", join(dir, "graphAlone.ts"), "--handlers", join(dir, module), "--seed", "1"];
+  }
+}
+
+describe.concurrent("a module that does not load", () => {
+  it.for<[string, Command, Record<string, string>, boolean, (dir: string) => string]>([
+    [
+      "a CommonJS module's syntax error (which Node 20 also left unhandled: exit 1 and a stack)",
+      "run",
+      {
+        "graph.ts": graphImporting("./helpers.cjs"),
+        "helpers.cjs": "exports.h = {\n  a: 1\n  b: 2,\n};\n",
+      },
+      false,
+      (dir) =>
+        `could not load ${dir}/graph.ts: syntax error at ${dir}/helpers.cjs:3:3: Unexpected identifier 'b' [MODULE_SYNTAX]\n  3 |   b: 2,\n    |   ^`,
+    ],
+    [
+      "an ES module's syntax error (which Node places nowhere)",
+      "worker",
+      { "jobs.ts": jobsImporting("./helpers.mjs"), "helpers.mjs": MISSING_COMMA },
+      false,
+      (dir) =>
+        `could not load ${dir}/jobs.ts: syntax error at ${dir}/helpers.mjs:3:3: Unexpected identifier 'b' [MODULE_SYNTAX]\n  3 |   b: 2,\n    |   ^`,
+    ],
+    [
+      "a TypeScript file's syntax error",
+      "run --jobs",
+      { "jobs.ts": jobsImporting("./helpers.ts"), "helpers.ts": MISSING_COMMA },
+      false,
+      (dir) =>
+        `could not load ${dir}/jobs.ts: syntax error at ${dir}/helpers.ts:3:3: Expected "}" but found "b" [MODULE_SYNTAX]\n  3 |   b: 2,\n    |   ^`,
+    ],
+    [
+      "a top-level throw",
+      "sim",
+      {
+        "sim.ts": jobsImporting("./helpers.ts"),
+        "helpers.ts": 'export const h = 1;\nthrow new Error("DATA_DIR is not set");\n',
+      },
+      false,
+      (dir) =>
+        `could not load ${dir}/sim.ts: ${dir}/helpers.ts:2:7 threw while loading: DATA_DIR is not set; fix its top-level code (for its stack: npx tsx ${dir}/helpers.ts) [MODULE_THREW]`,
+    ],
+    [
+      "a require of a package that is not installed (which Node 20 also left unhandled)",
+      "run",
+      {
+        "graph.ts": graphImporting("./helpers.cjs"),
+        "helpers.cjs": 'require("@baton-test/absent");\n',
+      },
+      false,
+      (dir) =>
+        `could not load ${dir}/graph.ts: ${dir}/helpers.cjs requires the package @baton-test/absent, which is not installed: run npm install @baton-test/absent in ${dir} [MODULE_MISSING_IMPORT]`,
+    ],
+  ])(
+    "%s: %s names the file at fault and what to do, and exits 2",
+    async ([, command, files, commonJs, says], { expect, onTestFinished }) => {
+      const dir = tree({ ...files, "graphAlone.ts": GRAPH_ALONE }, commonJs);
+      const module = Object.keys(files)[0]!;
+      const exit = await startOwnBaton(onTestFinished, argsOf(command, dir, module)).exit;
+      expect(exit.stderr).toBe(`baton ${command.split(" ")[0]}: ${says(dir)}\n`);
+      expect(exit.code).toBe(2);
+    },
+  );
+
+  it("shows what the module threw, with its stack, at --log-level debug", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const dir = tree({
+      "graph.ts": graphImporting("./helpers.ts"),
+      "helpers.ts": 'export const h = 1;\nthrow new Error("DATA_DIR is not set");\n',
+    });
+    const args = [...argsOf("run", dir, "graph.ts"), "--log-level", "debug"];
+    const exit = await startOwnBaton(onTestFinished, args, { env: { NO_COLOR: "1" } }).exit;
+    // A JSON log line (stderr is no terminal) holding the cause's stack.
+    expect(exit.stderr).toContain(`(${dir}/helpers.ts:2:7)\\n`);
+    expect(exit.stderr.trimEnd().split("\n").at(-1)).toMatch(
+      /threw while loading: DATA_DIR is not set; .* \[MODULE_THREW\]$/,
+    );
+    expect(exit.code).toBe(2);
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * `moduleLoadFailure`: what a module that did not load is told, from the error its import
+ * threw, shaped as Node and tsx throw it (test/e2e/moduleLoadErrors.test.ts runs the command
+ * on real modules of each kind of failure).
+ */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ModuleLoadError } from "../../src/errors.ts";
+import { moduleLoadFailure } from "../../src/runtime/moduleLoadFailure.ts";
+import { fileTree } from "../fixtures/fileTree.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const tree = (files: Record<string, string>) => fileTree(files, dirs);
+
+/** An error as Node's loader throws it: `message`, and its `code`. */
+const nodeError = (message: string, code: string) => Object.assign(new Error(message), { code });
+
+describe("moduleLoadFailure", () => {
+  it("names a syntax error in an imported ES module, which Node's error places nowhere, with the line", () => {
+    const dir = tree({
+      "graph.mjs": 'import { h } from "./lib/helpers.js";\nexport default [h];\n',
+      "lib/helpers.js": "export const h = {\n  a: 1\n  b: 2,\n};\n",
+      "package.json": '{"type": "module"}',
+    });
+    const error = moduleLoadFailure(
+      new SyntaxError("Unexpected identifier 'b'"),
+      "graph.mjs",
+      join(dir, "graph.mjs"),
+    );
+    expect(error).toBeInstanceOf(ModuleLoadError);
+    expect(error).toMatchObject({
+      code: "MODULE_SYNTAX",
+      at: { file: join(dir, "lib/helpers.js"), line: 3, column: 3 },
+    });
+    expect(error.message).toBe(
+      `could not load graph.mjs: syntax error at ${dir}/lib/helpers.js:3:3: Unexpected identifier 'b'\n  3 |   b: 2,\n    |   ^`,
+    );
+  });
+
+  it("names a JSON file that does not parse, imported (tsx) or required", () => {
+    const dir = tree({ "data.json": '{\n  "a": 1,\n}\n' });
+    const data = join(dir, "data.json");
+    const imported = new Error(
+      `Transform failed with 1 error:\n${data}:2:8: ERROR: JSON does not support trailing commas`,
+    );
+    expect(moduleLoadFailure(imported, "graph.ts", join(dir, "graph.ts")).message).toBe(
+      `could not load graph.ts: syntax error at ${data}:2:9: JSON does not support trailing commas\n  2 |   "a": 1,\n    |         ^`,
+    );
+    const required = new SyntaxError(
+      `${data}: Expected double-quoted property name in JSON at position 12`,
+    );
+    expect(moduleLoadFailure(required, "graph.ts", join(dir, "graph.ts")).message).toBe(
+      `could not load graph.ts: syntax error at ${data}:3:1: Expected double-quoted property name\n  3 | }\n    | ^`,
+    );
+  });
+
+  it("names the module that threw or whose top-level await rejected, says what it said and how to see its stack", () => {
+    const rejected = new Error("the config server is down");
+    rejected.stack = `Error: the config server is down\n    at file:///home/me/helpers.mjs:1:22\n    at ModuleJob.run (node:internal/modules/esm/module_job:325:25)`;
+    const error = moduleLoadFailure(rejected, "graph.ts", "/home/me/graph.ts");
+    expect(error).toMatchObject({
+      code: "MODULE_THREW",
+      at: { file: "/home/me/helpers.mjs", line: 1, column: 22 },
+      cause: rejected,
+    });
+    expect(error.message).toBe(
+      "could not load graph.ts: /home/me/helpers.mjs:1:22 threw while loading: the config server is down; fix its top-level code (for its stack: node /home/me/helpers.mjs)",
+    );
+    // A value that is no error has no stack: the module given is named, to run alone.
+    expect(moduleLoadFailure("no licence", "graph.ts", "/home/me/graph.ts").message).toBe(
+      "could not load graph.ts: it threw while loading: no licence; fix its top-level code (for its stack: npx tsx /home/me/graph.ts)",
+    );
+  });
+
+  it("says which file imports a package that is not installed, and where to install it", () => {
+    const dir = tree({ "package.json": "{}", "lib/helpers.ts": "" });
+    const importer = join(dir, "lib/helpers.ts");
+    const missing = nodeError(
+      `Cannot find package '@scope/absent' imported from ${importer}`,
+      "ERR_MODULE_NOT_FOUND",
+    );
+    const error = moduleLoadFailure(missing, "jobs.ts", join(dir, "jobs.ts"));
+    expect(error).toMatchObject({ code: "MODULE_MISSING_IMPORT", at: { file: importer } });
+    expect(error.message).toBe(
+      `could not load jobs.ts: ${importer} imports the package @scope/absent, which is not installed: run npm install @scope/absent in ${dir}`,
+    );
+    const required = Object.assign(
+      nodeError(
+        "Cannot find module 'lodash/fp'\nRequire stack:\n- /nowhere/h.cjs",
+        "MODULE_NOT_FOUND",
+      ),
+      { requireStack: ["/nowhere/h.cjs"] },
+    );
+    // No package.json above it: the file's own folder.
+    expect(moduleLoadFailure(required, "graph.ts", "/nowhere/graph.ts").message).toBe(
+      "could not load graph.ts: /nowhere/h.cjs requires the package lodash, which is not installed: run npm install lodash in /nowhere",
+    );
+    const local = nodeError(
+      "Cannot find module '/home/me/lib/x.js' imported from /home/me/graph.ts",
+      "ERR_MODULE_NOT_FOUND",
+    );
+    expect(moduleLoadFailure(local, "graph.ts", "/home/me/graph.ts").message).toBe(
+      "could not load graph.ts: /home/me/graph.ts imports /home/me/lib/x.js, which is not there; check the path",
+    );
+  });
+
+  it("keeps Node's word for another failure of its loader", () => {
+    const unknown = nodeError(
+      'Unknown file extension ".yaml" for /home/me/a.yaml',
+      "ERR_UNKNOWN_FILE_EXTENSION",
+    );
+    const error = moduleLoadFailure(unknown, "graph.ts", "/home/me/graph.ts");
+    expect(error.code).toBe("MODULE_LOAD");
+    expect(error.message).toMatch(
+      /^could not load graph\.ts: Unknown file extension "\.yaml" for \/home\/me\/a\.yaml/,
+    );
+  });
+});
