@@ -42,11 +42,14 @@ function run(thread: HandlerThread, job: JobFrame, version = 6) {
 }
 
 describe("the handler thread", () => {
-  it("loads the job module with the code hash and kinds the connection's thread would", async () => {
+  it("loads the job module with the code hash and kinds the connection's thread would, and hands out the source it hashed", async () => {
     const thread = await start();
-    const here = loadJobs(jobsOf(fixture, JOBS), moduleSource(JOBS));
+    const source = moduleSource(JOBS);
+    const here = loadJobs(jobsOf(fixture, JOBS), source);
     expect(thread.codeHash).toBe(here.codeHash);
     expect(thread.kinds).toEqual(here.kinds);
+    // What baton worker compares the files with for its 4006 line, read once, on the thread.
+    expect(thread.source).toBe(source);
   });
 
   it("runs jobs to results: values, dependencies, progress, ctx.need and thrown errors", async () => {
