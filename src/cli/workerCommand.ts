@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import { formatDuration } from "../formatDuration.ts";
 import type { Resources } from "../graph/job.ts";
+import { DEFAULT_DEAD_AFTER_MS } from "../machines/connection.ts";
 import { coordinatorUrl } from "../runtime/coordinatorAddress.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
@@ -234,6 +235,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
         : secretFrom,
     [CloseCode.codeMismatch]: () =>
       `this worker loaded ${resolve(jobsPath)}${changedSince(jobsPath, loaded) ? ", which has changed since (it or a local file it imports): start the worker again, to load it as it is now" : ""}`,
+    [CloseCode.nameInUse]: () =>
+      `if the worker that had it is gone unseen (its host lost), the coordinator lets the name go within ${formatDuration(DEFAULT_DEAD_AFTER_MS)} by default: start this one again then`,
   };
 
   let link: Link | undefined;

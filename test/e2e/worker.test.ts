@@ -599,7 +599,7 @@ describe.concurrent("baton worker, side by side", () => {
     );
     expect(code).toBe(4);
     expect(stderr).toBe(
-      `baton worker: connection to the coordinator at ${coordinator.address} closed with code 4010: name in use: another worker process named "gpu-1" is connected to this run; give each worker its own --name\n`,
+      `baton worker: connection to the coordinator at ${coordinator.address} closed with code 4010: name in use: another worker process named "gpu-1" is connected to this run; give each worker its own --name; if the worker that had it is gone unseen (its host lost), the coordinator lets the name go within 20.0 s by default: start this one again then\n`,
     );
     // The first keeps its connection and its job.
     expect(first.child.exitCode).toBeNull();
