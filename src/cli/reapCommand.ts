@@ -7,6 +7,8 @@ import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { reapDeployments } from "../runtime/reaper.ts";
+import { reapRunFiles } from "../runtime/reapRunFiles.ts";
+import { nodeSlurmCommands } from "../runtime/slurmCommands.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
@@ -26,18 +28,25 @@ Finds the deployments in the state directory whose launcher is dead (its pid is 
 lease is stale or another launcher's), stops their ranks with a verified teardown, and
 removes their manifests; then removes the empty cgroups that deployments of this state dir
 which are gone left behind. Deployments with a live launcher are left alone. \`baton launch\`
-does this too, every time it starts. The report (a line per deployment: reaped and why,
-live, another machine's or user's, NOT reaped and why, its empty cgroup removed) goes to
-stdout; warnings and errors to stderr.
+does this too, every time it starts. In a store's run/ folder (.baton/run, the default) it
+also cancels the Slurm allocations that \`baton run --slurm\` coordinators killed on this
+host left in the queue (their batch scripts name their pools; a live coordinator's are
+left alone), and removes the dead runs' files; without Slurm's commands on the PATH it says
+so and keeps the scripts, for a reap where they are. The report (a line per deployment:
+reaped and why, live, another machine's or user's, NOT reaped and why, its empty cgroup
+removed; a line per Slurm pool: its cancelled allocations, or why not) goes to stdout;
+warnings and errors to stderr.
 
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
   --ssh-config FILE ssh_config file for reaching the ssh hosts of remote ranks
-  --json            print the report as JSON instead: { stateDir, stateDirExists, reaped,
-                    live, failed, foreign, otherUsers, waiting, cgroups }; each reaped:
-                    { deployment, why, elapsedMs, swept, stoppedRanks }; each waiting (a
-                    fresh lease, no manifest): { deployment, pid, staleInMs }; each of
-                    cgroups (an empty one removed): { deployment, cgroup }
+  --json            print the report as JSON instead: { stateDir, stateDirExists,
+                    reaped, live, failed, foreign, otherUsers, waiting, cgroups, slurm };
+                    each reaped: { deployment, why, elapsedMs, swept, stoppedRanks }; each
+                    waiting (a fresh lease, no manifest): { deployment, pid, staleInMs };
+                    each of cgroups (an empty one removed): { deployment, cgroup }; slurm:
+                    { cancelled: [{ pool, run, allocations }], failed: [{ pool, run,
+                    error }] } (run: the dead coordinator's run files' stem)
   --log-level L     ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help        this help
 
@@ -46,8 +55,8 @@ the reap is verified all the same; a second one leaves it unfinished (exit 130, 
 the manifests stay, for the next reap).
 
 Exit code: 0 when nothing is left to reap, 1 when some deployment could not be reaped (its
-manifest stays, and launching that deployment is refused until a reap succeeds), 2 for bad
-usage.`;
+manifest stays, and launching that deployment is refused until a reap succeeds) or some
+dead run's Slurm allocations could not be cancelled, 2 for bad usage.`;
 
 /**
  * `baton reap`: reaps the orphaned deployments of a state dir and reports each one. The first
@@ -89,15 +98,23 @@ export async function reapCommand(argv: string[]): Promise<number> {
     );
   };
   for (const signal of REAP_SIGNALS) process.on(signal, onSignal);
+  const logger = createLogger({ level });
   let report: Awaited<ReturnType<typeof reapDeployments>>;
+  let slurm: Awaited<ReturnType<typeof reapRunFiles>>;
   try {
     report = await reapDeployments({
       stateDir,
       ...ports,
-      logger: createLogger({ level }),
+      logger,
       ...(grace !== undefined && { teardown: { termGraceMs: grace } }),
       ...(sshConfig !== undefined && { ssh: { configFile: sshConfig } }),
       hurry: hurry.signal,
+    });
+    // After the rank groups, whatever Slurm says: a machine without Slurm still reaps them.
+    slurm = await reapRunFiles(stateDir, {
+      files: ports.files,
+      slurm: nodeSlurmCommands(),
+      logger,
     });
   } finally {
     for (const signal of REAP_SIGNALS) process.off(signal, onSignal);
@@ -124,6 +141,18 @@ export async function reapCommand(argv: string[]): Promise<number> {
           otherUsers: report.otherUsers,
           waiting: report.waiting,
           cgroups: report.cgroups,
+          slurm: {
+            cancelled: slurm.cancelled.map(({ pool, run, allocations }) => ({
+              pool,
+              run,
+              allocations,
+            })),
+            failed: slurm.failed.map(({ pool, run, error }) => ({
+              pool,
+              run,
+              error: error.message,
+            })),
+          },
           // An unknown value (the owner nobody could tell) is null, as in baton status: every key stays.
         },
         (_, value) => value ?? null,
@@ -150,10 +179,22 @@ export async function reapCommand(argv: string[]): Promise<number> {
       );
     for (const { deployment, cgroup } of report.cgroups)
       say(`${deployment}: removed the empty cgroup its last launch left behind, ${cgroup}`);
+    for (const { pool, run, allocations } of slurm.cancelled)
+      say(
+        `Slurm pool ${pool} of dead run ${run}: cancelled its allocation${allocations.length === 1 ? "" : "s"} ${allocations.join(", ")}`,
+      );
+    for (const { pool, run, error } of slurm.failed)
+      say(
+        `Slurm pool ${pool} of dead run ${run}: allocations NOT cancelled: ${error.message}; cancel them with \`scancel -n ${pool}\` (its batch script stays, for the next reap)`,
+      );
     const { reaped, live, failed, waiting, cgroups } = report;
-    if (reaped.length + live.length + failed.length + waiting.length + cgroups.length === 0) {
+    const slurmLines = slurm.cancelled.length + slurm.failed.length;
+    if (
+      reaped.length + live.length + failed.length + waiting.length + cgroups.length + slurmLines ===
+      0
+    ) {
       say(await nothingInStateDir("nothing to reap", stateDir, exists, ports));
     }
   }
-  return report.failed.length === 0 ? 0 : 1;
+  return report.failed.length + slurm.failed.length === 0 ? 0 : 1;
 }

@@ -47,10 +47,35 @@ export async function sweepAbandonedRunFiles(
   dir: string,
   ports: { files: Files; logger?: RunFilesLogger },
 ): Promise<string[]> {
+  const { abandoned, otherRuns } = await findRunFiles(dir, ports.files);
+  if (otherRuns.length > 0) {
+    ports.logger?.warn(
+      { dir, pids: otherRuns },
+      `another baton run on this machine uses this store (pid ${otherRuns.join(", ")}): the jobs both runs need are computed by both, and stored once; wait for it, or give this run another --store`,
+    );
+  }
+  await removeRunFiles(dir, abandoned, ports);
+  return abandoned;
+}
+
+/**
+ * The run files in `dir` of coordinators on this host that are gone (`abandoned`, as
+ * `sweepAbandonedRunFiles` judges them, not removed), and the pids of the living coordinators
+ * other than this process that have a secret there (`otherRuns`).
+ *
+ * @example
+ * ```ts
+ * const { abandoned } = await findRunFiles(".baton/run", nodeFiles());
+ * ```
+ */
+export async function findRunFiles(
+  dir: string,
+  files: Files,
+): Promise<{ abandoned: string[]; otherRuns: number[] }> {
   const host = thisHost();
-  const removed: string[] = [];
+  const abandoned: string[] = [];
   const otherRuns = new Set<number>();
-  for (const name of await ports.files.list(dir)) {
+  for (const name of await files.list(dir)) {
     const owner = RUN_FILE.exec(name);
     if (owner === null || owner[2] !== host) continue;
     const pid = Number(owner[1]);
@@ -58,22 +83,31 @@ export async function sweepAbandonedRunFiles(
       if (pid !== process.pid && name.endsWith(".secret")) otherRuns.add(pid);
       continue;
     }
-    await ports.files.remove(join(dir, name));
-    removed.push(name);
+    abandoned.push(name);
   }
-  if (otherRuns.size > 0) {
-    ports.logger?.warn(
-      { dir, pids: [...otherRuns] },
-      `another baton run on this machine uses this store (pid ${[...otherRuns].join(", ")}): the jobs both runs need are computed by both, and stored once; wait for it, or give this run another --store`,
-    );
-  }
-  if (removed.length > 0) {
+  return { abandoned, otherRuns: [...otherRuns] };
+}
+
+/**
+ * Removes the run files `names` (found by `findRunFiles`) from `dir`, and logs which.
+ *
+ * @example
+ * ```ts
+ * await removeRunFiles(".baton/run", ["run-3f2a-4242@login1.secret"], { files: nodeFiles() });
+ * ```
+ */
+export async function removeRunFiles(
+  dir: string,
+  names: readonly string[],
+  ports: { files: Files; logger?: RunFilesLogger | undefined },
+): Promise<void> {
+  for (const name of names) await ports.files.remove(join(dir, name));
+  if (names.length > 0) {
     ports.logger?.info(
-      { dir, files: removed },
+      { dir, files: names },
       "removed the run files (secrets, batch scripts) of coordinators on this host that ended without removing them",
     );
   }
-  return removed;
 }
 
 /**

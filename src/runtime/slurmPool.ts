@@ -11,6 +11,7 @@ import type { Resources } from "../graph/job.ts";
 import { allocationPhase, pendingReason } from "../machines/allocationState.ts";
 import { type AllocationView, decideScaling } from "../machines/slurmScaling.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { cancelAbandonedAllocations } from "./abandonedAllocations.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
 import { logTail } from "./logTail.ts";
@@ -19,7 +20,6 @@ import { nodeClock } from "./nodeClock.ts";
 import type { Clock } from "./ports.ts";
 import { requireJobsModule } from "./requireJobsModule.ts";
 import { requireWhole } from "./requireWhole.ts";
-import { slurmPoolOf } from "./runFiles.ts";
 import { shellQuote } from "./shellQuote.ts";
 import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
@@ -627,30 +627,20 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
    * start a worker that cannot connect, and a running one holds a node for nothing.
    */
   private async cancelAbandoned(runFiles: readonly string[]): Promise<void> {
-    for (const file of runFiles) {
-      const pool = slurmPoolOf(file);
-      if (pool === undefined) continue;
-      try {
-        const active = (await this.commands.queue(pool))
-          .filter((entry) => {
-            const phase = allocationPhase(entry.state);
-            return phase === "pending" || phase === "running";
-          })
-          .map((entry) => entry.id);
-        if (active.length === 0) continue;
-        await this.commands.cancel(active, { pendingOnly: false });
-        // A warning, so that `baton run` shows it: the user who killed a run learns where its
-        // allocations went, and that this run will not find their workers.
-        this.logger.warn(
-          { abandonedPool: pool, allocations: active },
-          `cancelled the Slurm allocations ${active.join(", ")} of pool ${pool}, left in the queue by a baton run on this host that was killed: their workers could only fail to reach it`,
-        );
-      } catch (error) {
-        this.logger.warn(
-          { err: error, abandonedPool: pool },
-          `could not cancel the allocations of the Slurm pool ${pool}, whose coordinator died on this host; cancel them with \`scancel -n ${pool}\``,
-        );
-      }
+    const { cancelled, failed } = await cancelAbandonedAllocations(runFiles, this.commands);
+    // A warning, so that `baton run` shows it: the user who killed a run learns where its
+    // allocations went, and that this run will not find their workers.
+    for (const { pool, allocations } of cancelled) {
+      this.logger.warn(
+        { abandonedPool: pool, allocations },
+        `cancelled the Slurm allocations ${allocations.join(", ")} of pool ${pool}, left in the queue by a baton run on this host that was killed: their workers could only fail to reach it`,
+      );
+    }
+    for (const { pool, error } of failed) {
+      this.logger.warn(
+        { err: error, abandonedPool: pool },
+        `could not cancel the allocations of the Slurm pool ${pool}, whose coordinator died on this host; cancel them with \`scancel -n ${pool}\``,
+      );
     }
   }
 

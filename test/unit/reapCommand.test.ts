@@ -1,0 +1,143 @@
+/**
+ * `baton reap`, in process, on a state dir that is also a store's `run/` folder: the Slurm
+ * allocations a killed `baton run` left in the queue (its batch script names its pool) are
+ * cancelled and reported, a live coordinator's are left alone, and where Slurm's commands are
+ * not on the PATH it says so while the rank groups are reaped all the same.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
+import { encodeStateFile } from "../../src/rank/stateFile.ts";
+import type { SlurmCommands } from "../../src/runtime/slurmCommands.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
+import { FakeSlurm } from "../fixtures/fakeSlurm.ts";
+
+const fake = vi.hoisted(() => ({ slurm: undefined as SlurmCommands | undefined }));
+vi.mock("../../src/runtime/slurmCommands.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../src/runtime/slurmCommands.ts")>();
+  return {
+    ...real,
+    nodeSlurmCommands: (...args: Parameters<typeof real.nodeSlurmCommands>) =>
+      fake.slurm ?? real.nodeSlurmCommands(...args),
+  };
+});
+
+const { reapCommand } = await import("../../src/cli/reapCommand.ts");
+
+const host = hostname().replace(/[^A-Za-z0-9._-]/g, "_");
+const dirs: string[] = [];
+const path = process.env.PATH;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  fake.slurm = undefined;
+  process.env.PATH = path;
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "baton-reap-command-"));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Everything the command writes to stdout from now on. */
+function stdout() {
+  const out = { text: "" };
+  vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+    out.text += String(chunk);
+    return true;
+  });
+  return out;
+}
+
+/** The run files a `baton run` with a Slurm pool leaves: its secret and its pool's script. */
+function runFiles(dir: string, stem: string, pool: string): string[] {
+  const names = [`${stem}.secret`, `${stem}.${pool}.sbatch`];
+  for (const name of names) writeFileSync(join(dir, name), "x", { mode: 0o600 });
+  return names;
+}
+
+describe("baton reap and the Slurm allocations of dead runs", () => {
+  it("cancels the allocations of a killed run's pool, reports them, and leaves a live run's", async () => {
+    const dir = tempDir();
+    const slurm = new FakeSlurm(1);
+    fake.slurm = slurm;
+    const dead = await deadPid();
+    const request = { script: "x", count: 1, array: false, logsDir: dir, options: [] };
+    const [running] = await slurm.submit({ ...request, name: "baton-0000dead" });
+    const [pending] = await slurm.submit({ ...request, name: "baton-0000dead" });
+    slurm.startPending();
+    const [live] = await slurm.submit({ ...request, name: "baton-1111a11e" });
+    const deadRun = `run-aa11-${dead}@${host}`;
+    runFiles(dir, deadRun, "baton-0000dead");
+    const liveFiles = runFiles(dir, `run-bb22-${process.pid}@${host}`, "baton-1111a11e");
+
+    const out = stdout();
+    expect(await reapCommand(["--state-dir", dir])).toBe(0);
+    expect(out.text).toBe(
+      `Slurm pool baton-0000dead of dead run ${deadRun}: cancelled its allocations ${running}, ${pending}\n`,
+    );
+    expect(slurm.inState("CANCELLED").sort()).toEqual([running, pending].sort());
+    expect(slurm.active()).toEqual([live]);
+    expect(readdirSync(dir).sort()).toEqual(liveFiles.sort());
+
+    // Once cancelled, and the run files gone, there is nothing left to reap.
+    const again = stdout();
+    expect(await reapCommand(["--state-dir", dir, "--json"])).toBe(0);
+    expect(JSON.parse(again.text).slurm).toEqual({ cancelled: [], failed: [] });
+  });
+
+  it("reports the cancelled allocations in --json", async () => {
+    const dir = tempDir();
+    const slurm = new FakeSlurm(1);
+    fake.slurm = slurm;
+    const dead = await deadPid();
+    const request = { script: "x", count: 2, array: true, logsDir: dir, options: [] };
+    const ids = await slurm.submit({ ...request, name: "baton-0000dead" });
+    runFiles(dir, `run-aa11-${dead}@${host}`, "baton-0000dead");
+
+    const out = stdout();
+    expect(await reapCommand(["--state-dir", dir, "--json"])).toBe(0);
+    expect(JSON.parse(out.text).slurm).toEqual({
+      cancelled: [{ pool: "baton-0000dead", run: `run-aa11-${dead}@${host}`, allocations: ids }],
+      failed: [],
+    });
+  });
+
+  it("says so when Slurm's commands are not on the PATH, keeps the script, and reaps the rank groups all the same", async () => {
+    const dir = tempDir();
+    const dead = await deadPid();
+    const deadRun = `run-aa11-${dead}@${host}`;
+    runFiles(dir, deadRun, "baton-0000dead");
+    const paths = deploymentPaths(dir, "train");
+    const manifest = {
+      deployment: "train",
+      launcher: { host: hostname(), pid: dead, token: "t0" },
+      ranks: [],
+      worldSize: 1,
+      argv: ["python3", "rank.py"],
+      startedAt: Date.now(),
+      stateDir: dir,
+    };
+    const { nodeFiles } = await import("../../src/runtime/nodeFiles.ts");
+    await nodeFiles().writeAtomic(paths.manifest, encodeStateFile(MANIFEST_FORMAT, manifest));
+    process.env.PATH = tempDir();
+
+    const out = stdout();
+    expect(await reapCommand(["--state-dir", dir])).toBe(1);
+    const lines = out.text.split("\n");
+    expect(lines[0]).toMatch(/^train: reaped \(/);
+    expect(lines[1]).toBe(
+      `Slurm pool baton-0000dead of dead run ${deadRun}: allocations NOT cancelled: squeue is not on the PATH: Slurm's commands (sbatch, squeue, scontrol, scancel) are not installed on this machine, or not on its PATH; run baton where they are (a login node of the cluster) or add their directory to PATH; cancel them with \`scancel -n baton-0000dead\` (its batch script stays, for the next reap)`,
+    );
+    expect(existsSync(paths.manifest)).toBe(false);
+    // The secret is gone; the script stays, so that a reap where Slurm is can cancel them.
+    expect(readdirSync(dir).filter((name) => name.startsWith("run-"))).toEqual([
+      `${deadRun}.baton-0000dead.sbatch`,
+    ]);
+  });
+});
