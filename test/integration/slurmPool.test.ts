@@ -7,8 +7,8 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { hostname, tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SlurmError } from "../../src/errors.ts";
 import { job } from "../../src/index.ts";
@@ -24,6 +24,7 @@ import {
   startSlurmPool,
 } from "../../src/runtime/slurmPool.ts";
 import type { WorkerPool } from "../../src/runtime/workerPool.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
 import slowStartJobs from "../fixtures/slowStart.jobs.ts";
 import {
   missingSlurmPrograms,
@@ -368,6 +369,55 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     // Its secret and batch script went with the rerun, which removed its own.
     expect(readdirSync(join(store, "run"))).toEqual([]);
   }, 90_000);
+
+  it("baton reap cancels the allocations of a killed run's pool, and leaves a live run's", async () => {
+    const run = join(tempDir(), "run");
+    mkdirSync(run);
+    const host = hostname().replace(/[^A-Za-z0-9._-]/g, "_");
+    const deadRun = `run-aa11-${await deadPid()}@${host}`;
+    writeFileSync(join(run, `${deadRun}.secret`), "x", { mode: 0o600 });
+    writeFileSync(join(run, `${deadRun}.baton-0000dead.sbatch`), "x", { mode: 0o700 });
+    const live = join(run, `run-bb22-${process.pid}@${host}.baton-1111a11e.sbatch`);
+    writeFileSync(live, "x", { mode: 0o700 });
+    namedPools.push("baton-0000dead", "baton-1111a11e");
+    // Held: pending for as long as the test needs, whatever the node runs.
+    const submit = (name: string) =>
+      slurm("sbatch", [
+        "--parsable",
+        "-H",
+        `--job-name=${name}`,
+        "-o",
+        "/dev/null",
+        "--wrap",
+        "sleep 60",
+      ])
+        .trim()
+        .split(";")[0]!;
+    const abandoned = [submit("baton-0000dead"), submit("baton-0000dead")];
+    const kept = submit("baton-1111a11e");
+
+    const reap = spawn(process.execPath, ["bin/baton.js", "reap", "--state-dir", run, "--json"], {
+      env: cluster!.env,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    children.push(reap);
+    let stdout = "";
+    reap.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    const code = await new Promise((done) => reap.on("close", done));
+    expect(code).toBe(0);
+    // In squeue's order.
+    const { cancelled, failed } = JSON.parse(stdout).slurm;
+    expect(failed).toEqual([]);
+    expect(cancelled).toEqual([
+      { pool: "baton-0000dead", run: deadRun, allocations: expect.any(Array) },
+    ]);
+    expect(cancelled[0].allocations.sort()).toEqual(abandoned.sort());
+    expect(activeInQueue("baton-0000dead")).toEqual([]);
+    expect(activeInQueue("baton-1111a11e")).toEqual([kept]);
+    expect(readdirSync(run)).toEqual([basename(live)]);
+  }, 60_000);
 
   it("fails the run naming an allocation cancelled from outside, and leaves none", async () => {
     const dir = tempDir();
