@@ -155,7 +155,7 @@ export const commandCatalog = {
   },
   reap: {
     operands: "",
-    does: "stop the ranks of dead launchers",
+    does: "stop orphaned ranks, cancel dead runs' Slurm jobs",
     flags: {
       "state-dir": { type: "string" },
       "grace-ms": { type: "string" },
