@@ -7,7 +7,10 @@ import type { Files } from "./ports.ts";
  * (so no reaper takes a half-cleared directory for an orphan), then, all at once, the lease,
  * the cancel file, every rank's marker and ack, and the temp file of any of these or of the
  * outcome record whose writer was killed mid-write (a rank killed while it rewrote its
- * marker). The ranks' logs and the outcome record stay, for reading after the fact. `keepLease` keeps the lease: a launcher clearing what an
+ * marker). The ranks' logs and the outcome record stay, for reading after the fact; the
+ * deployment's directory goes last, only when nothing is left in it (a remote host's, where
+ * no log is written, or one whose files were all control files), so that ended deployments
+ * leave no empty folders behind. `keepLease` keeps the lease: a launcher clearing what an
  * earlier run left, under the lease that claims the name for it.
  *
  * @example
@@ -27,6 +30,7 @@ export async function clearDeployment(
     (name) => !(keepLease && name === lease),
   );
   await Promise.all(names.map((name) => files.remove(`${paths.dir}/${name}`)));
+  await files.removeDir(paths.dir);
 }
 
 /**

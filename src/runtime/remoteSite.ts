@@ -64,15 +64,16 @@ export interface RemoteSite {
   ): Promise<TeardownReport>;
   /**
    * Stops renewing the lease; with `clear` (after a verified teardown) removes the
-   * deployment's control files there (logs stay); then closes the ssh host.
+   * deployment's control files there and then its folder, left empty (no rank's log is
+   * written on the host); then closes the ssh host.
    */
   close(options?: { clear?: boolean | undefined }): Promise<void>;
 }
 
 /**
  * Opens one remote host for a deployment, as a launcher needs it: the ssh host (multiplexed),
- * the remote state dir (`~/.baton/run` unless told), the deployment's directory there with
- * the control files of an earlier run of the same name removed, and the launcher's lease
+ * the remote state dir (`~/.baton/run` unless told), the deployment's directory there (the
+ * control files of an earlier run of the same name removed first), and the launcher's lease
  * mirrored there and renewed over ssh every `leaseStaleMs / 3`, so that remote ranks (and
  * their guards) can tell a live launcher from a dead or cut-off one.
  *
@@ -96,8 +97,8 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
     const table = remoteProcs(host);
     const stateDir = await remoteStateDir(host, options.stateDir);
     const paths = deploymentPaths(stateDir, deployment);
-    await files.mkdirp(paths.dir);
     await clearDeployment(files, paths);
+    await files.mkdirp(paths.dir);
     lease = await holdLease({
       files,
       clock: options.clock,
@@ -199,8 +200,8 @@ export interface OrphanedSiteOptions {
 /**
  * The reaper's part on one remote host: a verified teardown of a dead launcher's ranks there
  * (`tearDownRemote`, swept with the markers of the host's state dir); once verified, the
- * deployment's control files there go (the mirrored lease, markers, acks, cancel file; logs
- * stay). Rejects with `TeardownError` or `RemoteHostError` (nothing verified: keep the
+ * deployment's control files there go (the mirrored lease, markers, acks, cancel file), and
+ * then its folder, left empty (the ranks' logs are on the launcher's machine). Rejects with `TeardownError` or `RemoteHostError` (nothing verified: keep the
  * manifest). The ssh connection is closed either way.
  *
  * @example

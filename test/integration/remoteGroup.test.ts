@@ -10,7 +10,7 @@
  * remote pid that another program now holds"); here the reaper's side of it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -139,6 +139,14 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
    * Runs the reaper over `stateDir` with the test sshd's ssh config and the fast teardown, and
    * expects it to have reaped `deployment` alone, with no failure; its report.
    */
+  /**
+   * Expects no folder of `deployment` left in the ssh host's state dir (its ranks' output is
+   * in the local logs; an empty folder there would pile up with every launch).
+   */
+  const expectNoRemoteFolder = (deployment: string): void => {
+    // The "remote" host is this machine, and its state dir the test user's.
+    expect(readdirSync(remoteRoot)).not.toContain(deployment);
+  };
   const reapOnly = async (stateDir: string, deployment: string): Promise<ReapReport> => {
     const report = await reapDeployments({
       stateDir,
@@ -247,6 +255,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
       expect(env[rank].FROM_OPERATOR).toBeUndefined();
     }
     expect(existsSync(deploymentPaths(remoteRoot, group.deployment).manifest)).toBe(false);
+    expectNoRemoteFolder(group.deployment);
   }, 60_000);
 
   it("starts and stops many ranks on one ssh host within sshd's session and start-up limits", async () => {
@@ -308,8 +317,8 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     await goneWithin(open(), [remotePid], 2_000);
     const exit = await group.wait();
     expect(exit.status).toBe("stopped");
-    // Control files gone on both hosts; the logs (all here) stay.
-    expect(await there.list(paths.dir)).toEqual([]);
+    // Control files gone on both hosts, and the folder on the ssh host; the logs (all here) stay.
+    expectNoRemoteFolder(group.deployment);
     expect(existsSync(join(group.dir, "manifest.json"))).toBe(false);
     expect(readFileSync(group.logFiles[1] as string, "utf8")).toMatch(/rank 1: .*ready/);
   }, 60_000);
@@ -350,6 +359,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     expect(error.message).toContain(
       "rank 0 exited with code 3. Rank 1 exited on its own too (code 0); rank 2 was stopped.",
     );
+    expectNoRemoteFolder(group.deployment);
   }, 60_000);
 
   it("fails a launch with a host that refuses ssh before any rank starts, naming the host and the ssh command to try", async () => {
@@ -401,8 +411,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
 
     await reapOnly(stateDir, deployment);
     expect(existsSync(deploymentPaths(stateDir, deployment).manifest)).toBe(false);
-    const there = remoteFiles(open());
-    expect(await there.list(deploymentPaths(remoteRoot, deployment).dir)).toEqual([]);
+    expectNoRemoteFolder(deployment);
     for (const pid of pids) {
       const info = procs.inspect(pid);
       expect(info === undefined || info.state === "zombie").toBe(true);

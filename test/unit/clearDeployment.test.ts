@@ -63,6 +63,23 @@ describe("clearDeployment", () => {
       "rank-1.log",
     ]);
   });
+
+  it("removes the deployment's folder when only control files were in it, and keeps it under a kept lease", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "baton-clear-"));
+    dirs.push(stateDir);
+    const paths = deploymentPaths(stateDir, "dep-abc123def456");
+    mkdirSync(paths.dir);
+    const names = ["manifest.json", "lease.json", "rank-1.marker.json", "rank-1.ack.json"];
+    for (const name of names) writeFileSync(join(paths.dir, name), "{}");
+
+    await clearDeployment(nodeFiles(), paths, { keepLease: true });
+    expect(readdirSync(paths.dir)).toEqual(["lease.json"]);
+
+    await clearDeployment(nodeFiles(), paths);
+    expect(readdirSync(stateDir)).toEqual([]);
+    // Nothing left to clear: no error.
+    await clearDeployment(nodeFiles(), paths);
+  });
 });
 
 describe("controlFiles", () => {

@@ -478,10 +478,10 @@ describe("reapDeployments", () => {
       ["orphan", `no manifest and no lease, but rank pid ${orphan.pid} still runs`],
     ]);
     expect(w.procs.inspect(orphan.pid)).toBeUndefined();
-    expect(readdirSync(join(w.stateDir, "orphan"))).toEqual([]);
+    expect(readdirSync(w.stateDir)).not.toContain("orphan");
     expect([report.live, report.failed, report.foreign]).toEqual([[], [], []]);
     expect(readdirSync(join(w.stateDir, "died-writing"))).toEqual(["rank-0.log"]);
-    expect(readdirSync(join(w.stateDir, "died-clearing"))).toEqual([]);
+    expect(readdirSync(w.stateDir)).not.toContain("died-clearing");
     expect(readdirSync(join(w.stateDir, "writing"))).toEqual([".lease.json.4243.0a1b2c3d4e5f.tmp"]);
     expect(readdirSync(join(w.stateDir, "ended"))).toEqual(["rank-0.log"]);
     expect(w.procs.signals.filter((s) => s.signal !== 0 && s.id !== orphan.pid)).toEqual([]);
