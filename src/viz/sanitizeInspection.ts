@@ -1,8 +1,12 @@
 /** Most characters of JSON any one value may take in what leaves the process (1 KiB). */
 export const INSPECT_VALUE_LIMIT = 1024;
 
-/** Keys whose values are secret wherever they appear: the run secret, proofs, nonces, tokens. */
-const SECRET_KEY = /secret|proof|nonce|token|password|credential/i;
+/**
+ * Keys whose values are secret wherever they appear: the run secret, proofs, nonces, tokens,
+ * and a worker process's instance (with the secret, it would let a hello replace that
+ * worker's connection).
+ */
+const SECRET_KEY = /secret|proof|nonce|token|password|credential|instance/i;
 
 /** Keys that carry users' data (job inputs, results, errors), cut to the limit as a whole. */
 const PAYLOAD_KEYS = new Set(["input", "value", "deps", "error", "needs", "output", "results"]);
@@ -15,7 +19,7 @@ export const REDACTED = "[redacted]";
 
 /**
  * A copy of an inspection event that is safe to send out of the process: every value under
- * a secret-looking key (`secret`, `proof`, `welcomeProof`, `nonce`, `token`, ...) replaced by
+ * a secret-looking key (`secret`, `proof`, `welcomeProof`, `nonce`, `token`, `instance`, ...) replaced by
  * `[redacted]` at any depth; a job's input, result, dependencies' results or error cut to
  * 1 KiB of JSON (a string ending in `… (N chars, truncated)`), as is any longer string; `toJSON`
  * honoured (the coordinator's job board reports counts, an actor reference its id); cycles
