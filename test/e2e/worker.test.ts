@@ -641,7 +641,13 @@ describe.concurrent("baton worker, side by side", () => {
     const { code, stderr } = await within(exit, 30_000, "the worker's exit");
     expect(code).toBe(143);
     expect(stderr).toMatch(/closed with code 1006 .*; trying again for up to 1m \(--retry-for\)\n/);
-    expect(stderr).toContain(`baton worker: joined run e2e at ${proxy.address} again\n`);
+    // "again" only when the worker had read its first welcome before the proxy cut it: the
+    // coordinator counts the job running when it sends it, which may be still in the proxy.
+    expect(stderr).toMatch(
+      new RegExp(
+        `baton worker: joined run e2e at ${proxy.address.replaceAll(".", "\\.")}( again)?\n`,
+      ),
+    );
   });
 
   it("says its own event loop was blocked when a synchronous handler cost it its connection", async ({
