@@ -33,6 +33,13 @@ export interface WorkerRemains {
   cgroup?: string | undefined;
 }
 
+/** The live processes a worker left: its process group's members, and its cgroup's outside it. */
+export interface LiveRemains {
+  group: ProcInfo[];
+  /** Members of its cgroup outside its process group: they left it (`setsid`, a detached spawn). */
+  escaped: ProcInfo[];
+}
+
 /**
  * The live processes a worker that exited left: the members of its process group `pgid`, and
  * those of its `cgroup` outside that group (`escaped`). Signal 0 first: a group with no member
@@ -45,10 +52,7 @@ export interface WorkerRemains {
  * const { group, escaped } = liveRemains({ pgid: worker.pid, cgroup }, nodeProcs());
  * ```
  */
-export function liveRemains(
-  { pgid, cgroup }: WorkerRemains,
-  procs: Procs,
-): { group: ProcInfo[]; escaped: ProcInfo[] } {
+export function liveRemains({ pgid, cgroup }: WorkerRemains, procs: Procs): LiveRemains {
   const group =
     pgid === undefined || procs.signalGroup(pgid, 0) === "ESRCH"
       ? []
@@ -83,7 +87,8 @@ const LOOK_AT_MOST_MS = 200;
  * moved in to start the worker and never moved back) is refused before anything is
  * signalled: the promise rejects with `CGROUP_HOLDS_THIS_PROCESS`. Resolves with what it found, empty when nothing
  * was left (the usual case: one signal 0 to the group, answered ESRCH, and one read of the
- * cgroup's members).
+ * cgroup's members). `seen`, a `liveRemains` of the same group and cgroup taken since the
+ * worker was reaped (the local pool's, for the exit line), is its first look, not taken again.
  *
  * @example
  * ```ts
@@ -96,6 +101,7 @@ export async function emptyWorkerGroup(
   procs: Procs,
   clock: Clock,
   killAfterMs: number,
+  seen?: LiveRemains,
 ): Promise<Stray[]> {
   const containment = cgroup === undefined ? undefined : procs.containment;
   const found = new Map<number, Omit<Stray, "ended">>();
@@ -109,9 +115,8 @@ export async function emptyWorkerGroup(
     group: number[];
     escaped: number[];
   }
-  /** What is left now; those new are recorded. */
-  const look = (): Left => {
-    const { group, escaped } = liveRemains({ pgid, cgroup }, procs);
+  /** What is left now (or, the first time, what `seen` saw); those new are recorded. */
+  const look = ({ group, escaped } = liveRemains({ pgid, cgroup }, procs)): Left => {
     record(group, false);
     record(escaped, true);
     return { group: group.map((p) => p.pid), escaped: escaped.map((p) => p.pid) };
@@ -140,7 +145,7 @@ export async function emptyWorkerGroup(
     return outcomes.includes("ok");
   };
   const ended = new Map<number, StrayEnd>();
-  let left = look();
+  let left = look(seen);
   for (const signal of ["SIGTERM", "SIGKILL"] as const) {
     if (none(left)) break;
     left = send(left, signal) ? await waitGone() : look();

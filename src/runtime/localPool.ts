@@ -9,7 +9,7 @@ import type { Resources } from "../graph/job.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
-import { emptyWorkerGroup, liveRemains, type Stray } from "./emptyWorkerGroup.ts";
+import { emptyWorkerGroup, type LiveRemains, liveRemains, type Stray } from "./emptyWorkerGroup.ts";
 import { logTail } from "./logTail.ts";
 import { machineResources } from "./machineResources.ts";
 import { makeDirs } from "./makeDirs.ts";
@@ -383,8 +383,16 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     }
     this.live.set(handle, name);
     void handle.exited.then((exit) => {
-      this.onExit(slot, handle, name, exit, this.leftRunning(handle.pid, cgroup));
-      const emptied = this.emptyGroup(slot, name, handle.pid, cgroup);
+      // One look at what it left, for its exit line and as the sweep's first.
+      const left = this.leftRunning(handle.pid, cgroup);
+      this.onExit(
+        slot,
+        handle,
+        name,
+        exit,
+        left instanceof Error ? [] : [...left.group, ...left.escaped],
+      );
+      const emptied = this.emptyGroup(slot, name, handle.pid, cgroup, left);
       this.emptying.add(emptied);
       void emptied.then(() => this.emptying.delete(emptied));
     });
@@ -393,14 +401,13 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
 
   /**
    * The live processes the exited worker whose pid is `pid` left in its process group and
-   * `cgroup`; none when they cannot be read (the sweep that follows says why).
+   * `cgroup`, or why they cannot be read (`CGROUP_HOLDS_THIS_PROCESS`: the sweep says so).
    */
-  private leftRunning(pid: number, cgroup: string | undefined): ProcInfo[] {
+  private leftRunning(pid: number, cgroup: string | undefined): LiveRemains | Error {
     try {
-      const { group, escaped } = liveRemains({ pgid: pid, cgroup }, this.procs);
-      return [...group, ...escaped];
-    } catch {
-      return [];
+      return liveRemains({ pgid: pid, cgroup }, this.procs);
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
     }
   }
 
@@ -421,13 +428,15 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
 
   /**
    * Stops what the exited worker `name` left in its process group (whose id is its `pid`) and
-   * its `cgroup`, says so, and removes the cgroup.
+   * its `cgroup`, as `left` (`leftRunning`, at its exit) found them first, says so, and
+   * removes the cgroup.
    */
   private async emptyGroup(
     slot: Slot,
     name: string,
     pid: number,
     cgroup: string | undefined,
+    left: LiveRemains | Error,
   ): Promise<void> {
     const swept =
       cgroup === undefined
@@ -435,7 +444,14 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
         : `its process group and its cgroup ${cgroup}`;
     let strays: Stray[];
     try {
-      strays = await emptyWorkerGroup({ pgid: pid, cgroup }, this.procs, this.clock, KILL_AFTER_MS);
+      if (left instanceof Error) throw left;
+      strays = await emptyWorkerGroup(
+        { pgid: pid, cgroup },
+        this.procs,
+        this.clock,
+        KILL_AFTER_MS,
+        left,
+      );
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       this.poolLine(
