@@ -37,6 +37,7 @@ export const commandCatalog = {
     does: "run a graph of jobs",
     flags: {
       inspect: { type: "string" },
+      "inspect-unreachable-after": { type: "string" },
       ui: { type: "boolean", default: false },
       "ui-port": { type: "string" },
       "ui-keep": { type: "boolean", default: false },

@@ -155,6 +155,10 @@ Runs a graph of jobs and waits for it to finish.
   --inspect [URL]    stream XState inspection events to a Stately inspector
                      (default ${DEFAULT_INSPECTOR_URL}); secrets are never sent, inputs
                      and results are cut to 1 KiB
+  --inspect-unreachable-after DURATION
+                     with --inspect: an inspector that has not taken the connection this
+                     long after the start is unreachable (one warning; its events are
+                     dropped and the run goes on), such as 30s (default 5s)
   --ui               serve a live dashboard on 127.0.0.1 (its URL, with a token, is
                      printed on stderr); it closes when the run ends
   --ui-port P        the dashboard's port, such as 8080 (default: any free port)
@@ -221,6 +225,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     );
   }
   if (values.inspect !== undefined) checkInspectorUrl(values.inspect);
+  const inspectorOpenMs = inspectorOpenFlag(values);
   const slurm = checkSlurmFlags(values);
   const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui });
   if (values["ui-keep"] && !values.ui) throw withoutUi("--ui-keep");
@@ -305,7 +310,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
     if (!dryRun) await pruneRunLogs(logsRoot, { keep: keepLogs, now: Date.now(), logger });
     const inspector =
-      values.inspect === undefined ? undefined : connectInspector(values.inspect, { logger });
+      values.inspect === undefined
+        ? undefined
+        : connectInspector(values.inspect, { logger, openTimeoutMs: inspectorOpenMs });
     const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
     if (ui) process.stderr.write(`dashboard: ${ui.url}\n`);
     const engine = createEngine({
@@ -511,6 +518,24 @@ function checkSlurmFlags(values: {
     ...(idleExitMs !== undefined && { idleExitMs }),
     ...(resources !== undefined && { resources }),
   };
+}
+
+/**
+ * `--inspect-unreachable-after`: how long the inspector may take to open the connection
+ * (`connectInspector`'s `openTimeoutMs`), undefined when absent; a `ConfigError` for a value
+ * that is no duration, or without `--inspect`.
+ */
+function inspectorOpenFlag(values: {
+  inspect?: string;
+  "inspect-unreachable-after"?: string;
+}): number | undefined {
+  const text = values["inspect-unreachable-after"];
+  if (text !== undefined && values.inspect === undefined) {
+    throw new ConfigError(
+      "--inspect-unreachable-after goes with --inspect, which streams to an inspector: add --inspect, or leave --inspect-unreachable-after out",
+    );
+  }
+  return durationFlag("--inspect-unreachable-after", text);
 }
 
 /**

@@ -18,7 +18,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { type AddressInfo, createServer } from "node:net";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
@@ -485,6 +485,14 @@ describe.concurrent("baton run's refusals of bad usage", () => {
     [["--log-level", "loud", PIPELINE], "--log-level must be one of trace, debug, info, warn"],
     [[], "baton run takes one graph module"],
     [
+      ["--inspect", "--inspect-unreachable-after", "5", PIPELINE],
+      'baton run: --inspect-unreachable-after must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "5" [CONFIG]\n',
+    ],
+    [
+      ["--inspect-unreachable-after", "5s", PIPELINE],
+      "baton run: --inspect-unreachable-after goes with --inspect, which streams to an inspector: add --inspect, or leave --inspect-unreachable-after out [CONFIG]\n",
+    ],
+    [
       [PIPELINE, "--no-store", "--workers"],
       "baton run: --workers needs a value (baton run --help lists its flags) [CONFIG]\n",
     ],
@@ -889,6 +897,38 @@ describe("baton", () => {
     );
     expect(stderr).toContain("[SLURM_UNREACHABLE]");
     expect(Date.now() - started).toBeLessThan(25_000);
+  });
+
+  it("--inspect-unreachable-after 300ms gives up on an inspector that takes the connection but never answers, at 300 ms, not 5 s", async () => {
+    // A hung inspector (stopped with SIGSTOP): the kernel accepts, nobody answers the upgrade.
+    const sockets: Socket[] = [];
+    const hung = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => hung.listen(0, "127.0.0.1", resolve));
+    const url = `ws://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    try {
+      const { code, stderr } = await batonRun(
+        "run",
+        PIPELINE,
+        "--in-process",
+        "--inspect",
+        url,
+        "--inspect-unreachable-after",
+        "300ms",
+      );
+
+      expect(code).toBe(0);
+      // With 5 s, a run of a second ended first and gave up on it when closing (after 2 s),
+      // saying "WebSocket was closed before the connection was established".
+      const [warning] = stderr.split("\n").filter((line) => line.includes("inspector"));
+      expect(JSON.parse(warning!)).toMatchObject({
+        url,
+        reason: "Opening handshake has timed out",
+        msg: expect.stringMatching(/^could not reach the inspector; /),
+      });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => hung.close(resolve));
+    }
   });
 
   it.runIf(process.getuid?.() === 0)(
