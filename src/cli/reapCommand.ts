@@ -1,4 +1,4 @@
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { rankList } from "../rank/rankList.ts";
@@ -31,8 +31,10 @@ which are gone left behind. Deployments with a live launcher are left alone. \`b
 does this too, every time it starts. In a store's run/ folder (.baton/run, the default) it
 also cancels the Slurm allocations that \`baton run --slurm\` coordinators killed on this
 host left in the queue (their batch scripts name their pools; a live coordinator's are
-left alone), and removes the dead runs' files; without Slurm's commands on the PATH it says
-so and keeps the scripts, for a reap where they are. The report (a line per deployment:
+left alone), and removes the dead runs' files. Without Slurm's commands on the PATH it
+cannot look at their queue: it says so and keeps the scripts, for a reap on this host with
+the commands on its PATH (the allocations end by themselves once they start, as their
+workers cannot reach the dead run; no failure, exit 0). The report (a line per deployment:
 reaped and why, live, another machine's or user's, NOT reaped and why, its empty cgroup
 removed; a line per Slurm pool: its cancelled allocations, or why not) goes to stdout;
 warnings and errors to stderr.
@@ -46,7 +48,9 @@ warnings and errors to stderr.
                     waiting (a fresh lease, no manifest): { deployment, pid, staleInMs };
                     each of cgroups (an empty one removed): { deployment, cgroup }; slurm:
                     { cancelled: [{ pool, run, allocations }], failed: [{ pool, run,
-                    error }] } (run: the dead coordinator's run files' stem)
+                    error }], unchecked: [{ pool, run, script }] } (run: the dead
+                    coordinator's run files' stem; unchecked: Slurm's commands not on the
+                    PATH, the batch script kept)
   --log-level L     ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help        this help
 
@@ -55,8 +59,8 @@ the reap is verified all the same; a second one leaves it unfinished (exit 130, 
 the manifests stay, for the next reap).
 
 Exit code: 0 when nothing is left to reap, 1 when some deployment could not be reaped (its
-manifest stays, and launching that deployment is refused until a reap succeeds) or some
-dead run's Slurm allocations could not be cancelled, 2 for bad usage.`;
+manifest stays, and launching that deployment is refused until a reap succeeds) or a Slurm
+command failed cancelling some dead run's allocations, 2 for bad usage.`;
 
 /**
  * `baton reap`: reaps the orphaned deployments of a state dir and reports each one. The first
@@ -152,6 +156,11 @@ export async function reapCommand(argv: string[]): Promise<number> {
               run,
               error: error.message,
             })),
+            unchecked: slurm.unchecked.map(({ pool, run, runFile }) => ({
+              pool,
+              run,
+              script: join(stateDir, runFile),
+            })),
           },
           // An unknown value (the owner nobody could tell) is null, as in baton status: every key stays.
         },
@@ -187,8 +196,12 @@ export async function reapCommand(argv: string[]): Promise<number> {
       say(
         `Slurm pool ${pool} of dead run ${run}: allocations NOT cancelled: ${error.message}; cancel them with \`scancel -n ${pool}\` (its batch script stays, for the next reap)`,
       );
+    for (const { pool, run, runFile } of slurm.unchecked)
+      say(
+        `Slurm pool ${pool} of dead run ${run}: allocations not looked for, as Slurm's commands (squeue, scancel) are not on this machine's PATH; any still queued end by themselves once they start (their workers cannot reach the dead run); to cancel them sooner, run \`scancel -n ${pool}\` where Slurm is, or baton reap on this host with Slurm's commands on the PATH (the batch script naming the pool stays for it: ${join(stateDir, runFile)})`,
+      );
     const { reaped, live, failed, waiting, cgroups } = report;
-    const slurmLines = slurm.cancelled.length + slurm.failed.length;
+    const slurmLines = slurm.cancelled.length + slurm.failed.length + slurm.unchecked.length;
     if (
       reaped.length + live.length + failed.length + waiting.length + cgroups.length + slurmLines ===
       0
@@ -196,5 +209,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
       say(await nothingInStateDir("nothing to reap", stateDir, exists, ports));
     }
   }
+  // Slurm's commands missing here fail nothing (`unchecked`): the allocations end by themselves,
+  // and a reap on this host with them on the PATH, or scancel where Slurm is, cancels them.
   return report.failed.length + slurm.failed.length === 0 ? 0 : 1;
 }

@@ -1,3 +1,4 @@
+import { SlurmError } from "../errors.ts";
 import { type AbandonedAllocations, cancelAbandonedAllocations } from "./abandonedAllocations.ts";
 import type { Files } from "./ports.ts";
 import { findRunFiles, type RunFilesLogger, removeRunFiles } from "./runFiles.ts";
@@ -5,7 +6,12 @@ import type { SlurmCommands } from "./slurmCommands.ts";
 
 /** What `reapRunFiles` did: the allocations it cancelled or could not, and the files it removed. */
 export interface RunFilesReap extends AbandonedAllocations {
-  /** The run files removed (a pool's batch script whose allocations could not be cancelled stays). */
+  /**
+   * Pools whose queue this machine cannot read, Slurm's commands not being on its PATH
+   * (`SLURM_MISSING`): not in `failed`, as nothing failed; their batch scripts stay.
+   */
+  unchecked: { pool: string; run: string; runFile: string }[];
+  /** The run files removed (a pool's batch script whose allocations were not cancelled stays). */
   removed: string[];
 }
 
@@ -14,9 +20,10 @@ export interface RunFilesReap extends AbandonedAllocations {
  * the run files of coordinators on this host that are gone (`findRunFiles`) stand for Slurm
  * allocations their killed run left in the queue. It cancels those (`cancelAbandonedAllocations`,
  * as the next run's Slurm pool does) and removes the files, except the batch script of a pool
- * whose allocations it could not cancel (Slurm's commands missing or failing), which stays for
- * the next reap or run. A living coordinator's files, and another host's, are left alone;
- * Slurm is not called when no batch script is found.
+ * whose allocations it did not cancel, which stays for the next reap or run: one whose Slurm
+ * command failed (`failed`), or one it could not look at, Slurm's commands not being on this
+ * machine's PATH (`unchecked`). A living coordinator's files, and another host's, are left
+ * alone; Slurm is not called when no batch script is found.
  *
  * @example
  * ```ts
@@ -28,9 +35,18 @@ export async function reapRunFiles(
   ports: { files: Files; slurm: SlurmCommands; logger?: RunFilesLogger | undefined },
 ): Promise<RunFilesReap> {
   const { abandoned } = await findRunFiles(dir, ports.files);
-  const { cancelled, failed } = await cancelAbandonedAllocations(abandoned, ports.slurm);
-  const kept = new Set(failed.map(({ runFile }) => runFile));
+  const { cancelled, failed: notCancelled } = await cancelAbandonedAllocations(
+    abandoned,
+    ports.slurm,
+  );
+  const missing = ({ error }: { error: Error }) =>
+    error instanceof SlurmError && error.code === "SLURM_MISSING";
+  const failed = notCancelled.filter((pool) => !missing(pool));
+  const unchecked = notCancelled
+    .filter(missing)
+    .map(({ pool, run, runFile }) => ({ pool, run, runFile }));
+  const kept = new Set(notCancelled.map(({ runFile }) => runFile));
   const removed = abandoned.filter((name) => !kept.has(name));
   await removeRunFiles(dir, removed, ports);
-  return { cancelled, failed, removed };
+  return { cancelled, failed, unchecked, removed };
 }

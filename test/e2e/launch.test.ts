@@ -789,4 +789,57 @@ describe("baton reap", () => {
       await tail.exited;
     }
   }, 60_000);
+
+  it("without Slurm's commands on the PATH, reaps the rank groups, keeps a dead run's batch script and exits 0; with them, cancels its allocations", async () => {
+    const dir = tempDir();
+    const bin = tempDir("baton-reap-path-");
+    const dead = await deadPid();
+    // A `baton run --slurm` killed on this host: its secret and its pool's batch script.
+    const run = `run-aa11-${dead}@${hostname().replace(/[^A-Za-z0-9._-]/g, "_")}`;
+    const script = join(dir, `${run}.baton-0000dead.sbatch`);
+    writeFileSync(join(dir, `${run}.secret`), "x", { mode: 0o600 });
+    writeFileSync(script, "#!/bin/sh\n", { mode: 0o700 });
+    // And a deployment whose launcher died.
+    const paths = deploymentPaths(dir, "train");
+    mkdirSync(paths.dir);
+    writeFileSync(
+      paths.manifest,
+      encodeStateFile(MANIFEST_FORMAT, {
+        deployment: "train",
+        launcher: { pid: dead, token: "tok", host: hostname() },
+        ranks: [],
+        worldSize: 1,
+        argv: ["python3", "train.py"],
+        startedAt: Date.now() - 60_000,
+      }),
+    );
+
+    const without = await startBaton(["reap", "--state-dir", dir], { env: { PATH: bin } }).exit;
+    // It exited 1, as for a failure, which no reap on this machine could have done better.
+    expect(without.code).toBe(0);
+    const lines = without.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^train: reaped \(launcher pid \d+ is gone\)/);
+    expect(lines[1]).toBe(
+      `Slurm pool baton-0000dead of dead run ${run}: allocations not looked for, as Slurm's commands (squeue, scancel) are not on this machine's PATH; any still queued end by themselves once they start (their workers cannot reach the dead run); to cancel them sooner, run \`scancel -n baton-0000dead\` where Slurm is, or baton reap on this host with Slurm's commands on the PATH (the batch script naming the pool stays for it: ${script})`,
+    );
+    expect(lines).toHaveLength(2);
+    expect(existsSync(paths.manifest)).toBe(false);
+    expect(readdirSync(dir).filter((name) => name.startsWith("run-"))).toEqual([
+      `${run}.baton-0000dead.sbatch`,
+    ]);
+
+    // Slurm's commands on the PATH (stand-ins: one allocation of the pool still running).
+    const cancelled = join(bin, "cancelled");
+    writeFileSync(join(bin, "squeue"), "#!/bin/sh\necho '4242|RUNNING|None'\n", { mode: 0o755 });
+    writeFileSync(join(bin, "scancel"), `#!/bin/sh\necho "$@" >> ${cancelled}\n`, {
+      mode: 0o755,
+    });
+    const withSlurm = await startBaton(["reap", "--state-dir", dir], { env: { PATH: bin } }).exit;
+    expect(withSlurm.code).toBe(0);
+    expect(withSlurm.stdout).toBe(
+      `Slurm pool baton-0000dead of dead run ${run}: cancelled its allocation 4242\n`,
+    );
+    expect(readFileSync(cancelled, "utf8")).toBe("4242\n");
+    expect(existsSync(script)).toBe(false);
+  }, 60_000);
 });

@@ -2,7 +2,8 @@
  * `baton reap`, in process, on a state dir that is also a store's `run/` folder: the Slurm
  * allocations a killed `baton run` left in the queue (its batch script names its pool) are
  * cancelled and reported, a live coordinator's are left alone, and where Slurm's commands are
- * not on the PATH it says so while the rank groups are reaped all the same.
+ * not on the PATH it says so, keeps the batch script and exits 0, the rank groups reaped all
+ * the same; a Slurm command that fails exits 1.
  */
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
@@ -88,7 +89,7 @@ describe("baton reap and the Slurm allocations of dead runs", () => {
     // Once cancelled, and the run files gone, there is nothing left to reap.
     const again = stdout();
     expect(await reapCommand(["--state-dir", dir, "--json"])).toBe(0);
-    expect(JSON.parse(again.text).slurm).toEqual({ cancelled: [], failed: [] });
+    expect(JSON.parse(again.text).slurm).toEqual({ cancelled: [], failed: [], unchecked: [] });
   });
 
   it("reports the cancelled allocations in --json", async () => {
@@ -105,10 +106,11 @@ describe("baton reap and the Slurm allocations of dead runs", () => {
     expect(JSON.parse(out.text).slurm).toEqual({
       cancelled: [{ pool: "baton-0000dead", run: `run-aa11-${dead}@${host}`, allocations: ids }],
       failed: [],
+      unchecked: [],
     });
   });
 
-  it("says so when Slurm's commands are not on the PATH, keeps the script, and reaps the rank groups all the same", async () => {
+  it("says so when Slurm's commands are not on the PATH, keeps the script, reaps the rank groups all the same, and exits 0", async () => {
     const dir = tempDir();
     const dead = await deadPid();
     const deadRun = `run-aa11-${dead}@${host}`;
@@ -127,17 +129,53 @@ describe("baton reap and the Slurm allocations of dead runs", () => {
     await nodeFiles().writeAtomic(paths.manifest, encodeStateFile(MANIFEST_FORMAT, manifest));
     process.env.PATH = tempDir();
 
+    const script = join(dir, `${deadRun}.baton-0000dead.sbatch`);
+
     const out = stdout();
-    expect(await reapCommand(["--state-dir", dir])).toBe(1);
+    // It was 1, as for a failure: nothing failed, and no reap on this machine could do more.
+    expect(await reapCommand(["--state-dir", dir])).toBe(0);
     const lines = out.text.split("\n");
     expect(lines[0]).toMatch(/^train: reaped \(/);
     expect(lines[1]).toBe(
-      `Slurm pool baton-0000dead of dead run ${deadRun}: allocations NOT cancelled: squeue is not on the PATH: Slurm's commands (sbatch, squeue, scontrol, scancel) are not installed on this machine, or not on its PATH; run baton where they are (a login node of the cluster) or add their directory to PATH; cancel them with \`scancel -n baton-0000dead\` (its batch script stays, for the next reap)`,
+      `Slurm pool baton-0000dead of dead run ${deadRun}: allocations not looked for, as Slurm's commands (squeue, scancel) are not on this machine's PATH; any still queued end by themselves once they start (their workers cannot reach the dead run); to cancel them sooner, run \`scancel -n baton-0000dead\` where Slurm is, or baton reap on this host with Slurm's commands on the PATH (the batch script naming the pool stays for it: ${script})`,
     );
     expect(existsSync(paths.manifest)).toBe(false);
     // The secret is gone; the script stays, so that a reap where Slurm is can cancel them.
     expect(readdirSync(dir).filter((name) => name.startsWith("run-"))).toEqual([
       `${deadRun}.baton-0000dead.sbatch`,
     ]);
+
+    const again = stdout();
+    expect(await reapCommand(["--state-dir", dir, "--json"])).toBe(0);
+    expect(JSON.parse(again.text).slurm).toEqual({
+      cancelled: [],
+      failed: [],
+      unchecked: [{ pool: "baton-0000dead", run: deadRun, script }],
+    });
+  });
+
+  it("exits 1 when a Slurm command fails, and keeps the script", async () => {
+    const dir = tempDir();
+    const slurm = new FakeSlurm(1);
+    slurm.failingQueues = 1;
+    fake.slurm = slurm;
+    const dead = await deadPid();
+    const deadRun = `run-aa11-${dead}@${host}`;
+    runFiles(dir, deadRun, "baton-0000dead");
+
+    const out = stdout();
+    expect(await reapCommand(["--state-dir", dir, "--json"])).toBe(1);
+    expect(JSON.parse(out.text).slurm).toEqual({
+      cancelled: [],
+      failed: [
+        {
+          pool: "baton-0000dead",
+          run: deadRun,
+          error: "squeue did not answer within 30000 ms and was killed",
+        },
+      ],
+      unchecked: [],
+    });
+    expect(readdirSync(dir)).toEqual([`${deadRun}.baton-0000dead.sbatch`]);
   });
 });
