@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startLocalPool, type WorkerStrays } from "../../src/runtime/localPool.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
-import { SimProcs } from "../../src/sim/simProcs.ts";
+import { SimProcs, type SimProgramStart } from "../../src/sim/simProcs.ts";
 
 const dirs: string[] = [];
 
@@ -30,34 +30,48 @@ async function settle(clock: SimClock, done: Promise<unknown>): Promise<void> {
   }
 }
 
+/**
+ * A pool of one worker, `worker` (a simulated program that exits 0 5 ms in: dismissed, not
+ * replaced), on a simulated table with cgroups; `contained` sees the table first.
+ */
+function oneWorker(worker: SimProgramStart, contained: (procs: SimProcs) => void = () => {}) {
+  const clock = new SimClock();
+  const procs = new SimProcs({
+    clock,
+    cgroups: true,
+    programs: { "baton-worker": () => ({ exitAfterMs: 5, ...worker }) },
+  });
+  contained(procs);
+  const dir = mkdtempSync(join(tmpdir(), "baton-pool-exit-"));
+  dirs.push(dir);
+  const pool = startLocalPool({
+    maxWorkers: 1,
+    logsDir: dir,
+    argvFor: () => ["baton-worker"],
+    procs,
+    clock,
+  });
+  const [pid] = pool.pids();
+  return { clock, procs, dir, pool, pid: pid! };
+}
+
 describe("the local pool when a worker exits", () => {
   it("reads the worker's cgroup once and probes its group once, for its exit line and its sweep", async () => {
-    const clock = new SimClock();
-    // A worker that leaves nothing and exits 0 (dismissed): the usual exit, not replaced.
-    const procs = new SimProcs({
-      clock,
-      cgroups: true,
-      programs: { "baton-worker": () => ({ exitAfterMs: 5 }) },
-    });
-    const containment = procs.containment!;
     const reads: string[] = [];
-    const members = containment.members.bind(containment);
-    containment.members = (cgroup) => {
-      reads.push(cgroup);
-      return members(cgroup);
-    };
-    const dir = mkdtempSync(join(tmpdir(), "baton-pool-exit-"));
-    dirs.push(dir);
-
-    const pool = startLocalPool({
-      maxWorkers: 1,
-      logsDir: dir,
-      argvFor: () => ["baton-worker"],
-      procs,
+    // A worker that leaves nothing: the usual exit.
+    const {
       clock,
+      procs,
+      pool,
+      pid: worker,
+    } = oneWorker({}, ({ containment }) => {
+      const members = containment!.members.bind(containment);
+      containment!.members = (cgroup) => {
+        reads.push(cgroup);
+        return members(cgroup);
+      };
     });
-    const [worker] = pool.pids();
-    const cgroup = procs.process(worker!)!.cgroup!;
+    const cgroup = procs.process(worker)!.cgroup!;
     await settle(clock, pool.stop());
 
     // Before, leftRunning read them for the exit line and emptyWorkerGroup again at once.
@@ -67,34 +81,20 @@ describe("the local pool when a worker exits", () => {
       { signal: 0, outcome: "ESRCH" },
     ]);
     // The sweep still ran: the worker's cgroup is removed, as after any worker's exit.
-    expect(containment.list()).not.toContain(cgroup);
+    expect(procs.containment!.list()).not.toContain(cgroup);
   });
 
   it("stops what that one look found the worker left, and says how each ended", async () => {
-    const clock = new SimClock();
     // A worker whose handler's child runs on after the worker exits.
-    const procs = new SimProcs({
+    const {
       clock,
-      cgroups: true,
-      programs: {
-        "baton-worker": () => ({
-          exitAfterMs: 5,
-          main: (self) => void self.fork({ argv: ["sleep", "100"] }),
-        }),
-      },
-    });
-    const dir = mkdtempSync(join(tmpdir(), "baton-pool-exit-"));
-    dirs.push(dir);
-    const pool = startLocalPool({
-      maxWorkers: 1,
-      logsDir: dir,
-      argvFor: () => ["baton-worker"],
       procs,
-      clock,
-    });
+      dir,
+      pool,
+      pid: worker,
+    } = oneWorker({ main: (self) => void self.fork({ argv: ["sleep", "100"] }) });
     const strays: WorkerStrays[] = [];
     pool.on("strays", (event) => strays.push(event));
-    const [worker] = pool.pids();
     const child = procs.processes().find((p) => p.argv[0] === "sleep")!;
     await settle(clock, pool.stop());
 
