@@ -38,7 +38,8 @@ const REMOTE_POLL_MS = 250;
  * gone and never signalled); the sweep and the final check also find every process whose
  * environment carries the deployment (the ranks' children). Each probe is one ssh round
  * trip; probes are at most 250 ms apart unless `timeouts.pollMs` says otherwise. Resolves
- * with the report when nothing of the deployment is alive there; throws `TeardownError`
+ * with the report when nothing of the deployment is alive there, its `stopped` the ranks the
+ * host answered it signalled (alive and theirs when the `kill` ran, in one step); throws `TeardownError`
  * naming the survivors, or `RemoteHostError` when the host cannot be reached (nothing is
  * verified then: keep the manifest and retry).
  *
@@ -60,7 +61,9 @@ export function tearDownRemote(
   const { table, clock, logger } = ports;
   const { deployment } = target;
   const id = { deployment, stateDir: target.stateDir };
-  return driveTeardown({
+  /** Pids the host itself signalled: each checked alive and carrying the deployment in the same step. */
+  const signalled = new Set<number>();
+  const report = driveTeardown({
     input: {
       ...id,
       groups: [],
@@ -97,6 +100,7 @@ export function tearDownRemote(
             const outcomes = await table.signalIfOwned(batch, id, effect.signal);
             for (const pid of batch) {
               const outcome = outcomes.get(pid) ?? "ESRCH";
+              if (outcome === "ok") signalled.add(pid);
               if (outcome === "not-owned") {
                 step(`pid ${pid} no longer carries ${deployment}: not signalled`);
               }
@@ -124,4 +128,10 @@ export function tearDownRemote(
       }
     },
   });
+  // The machine counts a rank stopped when its probe saw it alive, a round trip before the
+  // signal; a rank that exited in between was answered ESRCH, and stopped only itself.
+  return report.then((done) => ({
+    ...done,
+    stopped: done.stopped.filter((pid) => signalled.has(pid)),
+  }));
 }

@@ -1,7 +1,8 @@
 /**
  * tearDownRemote's timeouts: probes of a remote host are at most 250 ms apart unless
  * `pollMs` says otherwise, and a `pollMs` given as `undefined` keeps that default, as leaving
- * it out does (it used to replace it, and the machine's own 50 ms applied).
+ * it out does (it used to replace it, and the machine's own 50 ms applied). And the ranks it
+ * reports stopped are those the host answered it signalled.
  */
 import { describe, expect, it } from "vitest";
 import { pollDelayMs, type TeardownTimeouts } from "../../src/machines/teardown.ts";
@@ -18,8 +19,11 @@ const deployment = "dep-0123456789ab";
 const stateDir = "/srv/app/.baton/run";
 const PID = 4242;
 
-/** A remote table holding one rank of the deployment, which exits on the first TERM. */
-function oneRank(): RemoteProcs {
+/**
+ * A remote table holding one rank of the deployment, which exits on the first TERM, or, with
+ * `exitsBeforeSignal`, between the probe that saw it and the signal (the host answers ESRCH).
+ */
+function oneRank({ exitsBeforeSignal = false } = {}): RemoteProcs {
   let alive = true;
   const rank: RemoteProc = {
     pid: PID,
@@ -33,23 +37,31 @@ function oneRank(): RemoteProcs {
     host: { target: { spec: "gpu1" } } as SshHost,
     snapshot: async (pids) => (alive && pids.includes(PID) ? [rank] : []),
     signalIfOwned: async (pids, _id, signal: Signal) => {
-      if (signal === "SIGTERM") alive = false;
-      return new Map(pids.map((pid) => [pid, "ok" as const]));
+      const wasAlive = alive && !exitsBeforeSignal;
+      if (signal === "SIGTERM" || exitsBeforeSignal) alive = false;
+      return new Map(pids.map((pid) => [pid, wasAlive ? ("ok" as const) : ("ESRCH" as const)]));
     },
   };
 }
 
-async function elapsed(timeouts?: Overrides<TeardownTimeouts>): Promise<number> {
+async function torn(
+  table: RemoteProcs,
+  timeouts?: Overrides<TeardownTimeouts>,
+): Promise<TeardownReport> {
   const clock = new SimClock();
   const outcome = await onSimClock(
     clock,
     tearDownRemote(
       { deployment, stateDir, pids: [PID], sweepCandidates: async () => [] },
-      { table: oneRank(), clock },
+      { table, clock },
       timeouts,
     ),
   );
-  return (outcome as { value: TeardownReport }).value.elapsedMs;
+  return (outcome as { value: TeardownReport }).value;
+}
+
+async function elapsed(timeouts?: Overrides<TeardownTimeouts>): Promise<number> {
+  return (await torn(oneRank(), timeouts)).elapsedMs;
 }
 
 describe("tearDownRemote", () => {
@@ -57,5 +69,11 @@ describe("tearDownRemote", () => {
     expect(await elapsed()).toBe(pollDelayMs(250, 0));
     expect(await elapsed({ pollMs: undefined, termGraceMs: undefined })).toBe(pollDelayMs(250, 0));
     expect(await elapsed({ pollMs: 800 })).toBe(pollDelayMs(800, 0));
+  });
+
+  it("reports a rank stopped only when the host answered that it signalled it, not one that exited after the probe saw it", async () => {
+    expect((await torn(oneRank())).stopped).toEqual([PID]);
+    // Alive in the probe, gone when the host checked it right before its kill: it ended on its own.
+    expect((await torn(oneRank({ exitsBeforeSignal: true }))).stopped).toEqual([]);
   });
 });
