@@ -1008,7 +1008,9 @@ class LaunchedGroup implements RankGroup {
       status: outcome.status,
       ...(reason !== undefined && { reason }),
     });
-    await this.lease?.release();
+    // The local lease claims the name until every host's files are gone: released first, it
+    // could go stale while a slow host was cleared, and a launch of the same name that took the
+    // name over then lost its new mirrored lease and markers to this clear.
     const sites = [...this.sites.values()];
     this.sites.clear();
     await Promise.all(
@@ -1022,6 +1024,7 @@ class LaunchedGroup implements RankGroup {
         }),
       ),
     );
+    await this.lease?.release();
     if (this.cgroup !== undefined) {
       await releaseCgroup(this.ports.procs, this.ports.clock, this.cgroup, this.logger);
     }

@@ -1,0 +1,206 @@
+/**
+ * A launcher keeps its claim on the name (its local lease, renewed) until the files of its
+ * deployment on every ssh host are gone: a launch of the same name that comes while a slow
+ * host is being cleared is refused, instead of taking over a lease gone stale meanwhile and
+ * then losing its new mirrored lease to the old launcher's clear. Simulated processes, files
+ * and clock; the ssh host is a second simulated disk behind a stand-in for `remoteSite.ts`
+ * whose close the test holds open.
+ */
+import { describe, expect, it, vi } from "vitest";
+import type { RankGroupError } from "../../src/errors.ts";
+import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
+import { readStateFile } from "../../src/rank/stateFile.ts";
+import { launchGroup } from "../../src/runtime/launchGroup.ts";
+import type { Files, ProcExit } from "../../src/runtime/ports.ts";
+import type { RankGroup } from "../../src/runtime/rankGroup.ts";
+import type {
+  OrphanedSiteOptions,
+  RemoteSite,
+  RemoteSiteOptions,
+} from "../../src/runtime/remoteSite.ts";
+import type { SshHost } from "../../src/runtime/sshHost.ts";
+import type { TeardownReport } from "../../src/runtime/tearDown.ts";
+import { SimClock } from "../../src/sim/simClock.ts";
+import { SimEntropy } from "../../src/sim/simEntropy.ts";
+import { SimFiles } from "../../src/sim/simFiles.ts";
+import { SimProcs } from "../../src/sim/simProcs.ts";
+
+const HOST = "ssh://alice@gpu-2";
+const REMOTE_ROOT = "/home/alice/.baton/run";
+const STALE_MS = 3_000;
+
+/** The ssh host as the stand-in sites see it; set by each test. */
+const host = vi.hoisted(() => ({
+  files: undefined as unknown as Files,
+  /** While set, a site's close waits for it before clearing the host's files. */
+  holdClose: undefined as Promise<void> | undefined,
+  /** Told when a site's close reached the hold. */
+  onHeld: (): void => {},
+  nextPid: 7_000,
+}));
+
+vi.mock("../../src/runtime/remoteSite.ts", async () => {
+  const { clearDeployment } = await import("../../src/runtime/clearDeployment.ts");
+  const { holdLease } = await import("../../src/runtime/launcherLease.ts");
+  const { deploymentPaths } = await import("../../src/rank/deploymentPaths.ts");
+  const report = (deployment: string, stopped: number[]): TeardownReport => ({
+    verified: true,
+    deployment,
+    elapsedMs: 0,
+    steps: [],
+    swept: [],
+    stopped,
+    forbiddenGroups: [],
+  });
+  return {
+    /** The real site's steps on the host's simulated disk: clear, folder, mirrored lease. */
+    openRemoteSite: async (options: RemoteSiteOptions): Promise<RemoteSite> => {
+      const { files } = host;
+      const paths = deploymentPaths(REMOTE_ROOT, options.deployment);
+      await clearDeployment(files, paths);
+      await files.mkdirp(paths.dir);
+      const lease = await holdLease({
+        files,
+        clock: options.clock,
+        path: paths.lease,
+        deployment: options.deployment,
+        pid: options.launcherPid,
+        token: options.token,
+        staleAfterMs: options.leaseStaleMs,
+      });
+      const ranks = new Map<number, (exit: ProcExit) => void>();
+      return {
+        host: { target: { spec: HOST } } as SshHost,
+        files,
+        table: undefined as never,
+        stateDir: REMOTE_ROOT,
+        paths,
+        spawnRank: async () => {
+          const pid = host.nextPid++;
+          const exited = new Promise<ProcExit>((resolve) => ranks.set(pid, resolve));
+          return { host: HOST, pid, sshPid: pid, exited, hangUp: () => {} };
+        },
+        tearDown: async (pids) => {
+          for (const pid of pids) ranks.get(pid)?.({ code: null, signal: "SIGTERM" });
+          return report(options.deployment, pids);
+        },
+        close: async ({ clear = false } = {}) => {
+          await lease.release();
+          if (host.holdClose !== undefined) {
+            host.onHeld();
+            await host.holdClose;
+          }
+          if (clear) await clearDeployment(files, paths);
+        },
+      };
+    },
+    /** A dead launcher's ranks there are gone; its files go, as the real reap's do. */
+    reapRemoteSite: async (options: OrphanedSiteOptions): Promise<TeardownReport> => {
+      await clearDeployment(host.files, deploymentPaths(options.stateDir, options.deployment));
+      return report(options.deployment, []);
+    },
+  };
+});
+
+describe("launchGroup closing its ssh hosts", () => {
+  it("keeps the name while a host is cleared: a launch of the same name then is refused and no launch loses its mirrored lease", async () => {
+    const sim = new SimClock();
+    host.files = new SimFiles(new SimEntropy(3)).port(sim.scope());
+    const ports = {
+      procs: new SimProcs({ clock: sim }),
+      clock: sim,
+      files: new SimFiles(new SimEntropy(1)).port(sim.scope()),
+      entropy: new SimEntropy(2),
+      freePort: async () => 29_500,
+      logTail: async () => "",
+    };
+    const launch = () =>
+      launchGroup({
+        argv: ["/usr/bin/python3", "train.py"],
+        worldSize: 1,
+        hosts: [HOST],
+        name: "w6",
+        stateDir: "/sim/run",
+        operatorEnv: {},
+        timeouts: { leaseStaleMs: STALE_MS },
+        ports,
+      });
+    /** Runs the simulation until `done` says so (or nothing is left to run). */
+    const runUntil = async (done: () => boolean) => {
+      for (let turns = 0; !done() && turns < 100_000; turns++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (!done()) sim.fireNext();
+      }
+      expect(done()).toBe(true);
+    };
+    const settled = (group: RankGroup) => {
+      const outcome = { done: false, error: undefined as RankGroupError | undefined };
+      group.wait().then(
+        () => {
+          outcome.done = true;
+        },
+        (error: RankGroupError) => {
+          outcome.done = true;
+          outcome.error = error;
+        },
+      );
+      return outcome;
+    };
+
+    const first = launch();
+    let launched = false;
+    void first.ready.then(
+      () => {
+        launched = true;
+      },
+      () => {},
+    );
+    await runUntil(() => launched || first.pids().length > 0);
+    // The first launcher stops, and its host's files are slow to go.
+    let release = () => {};
+    host.holdClose = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let held = false;
+    host.onHeld = () => {
+      held = true;
+    };
+    const firstEnd = settled(first);
+    void first.stop("test over").catch(() => {});
+    await runUntil(() => held);
+    // Longer than the lease's staleness passes while the host is cleared.
+    let waited = false;
+    sim.setTimeout(() => {
+      waited = true;
+    }, 2 * STALE_MS);
+    await runUntil(() => waited);
+    host.holdClose = undefined;
+
+    const second = launch();
+    const secondEnd = settled(second);
+    let secondLaunched = false;
+    void second.ready.then(
+      () => {
+        secondLaunched = true;
+      },
+      () => {},
+    );
+    await runUntil(() => secondEnd.done || secondLaunched || second.pids().length > 0);
+    release();
+    await runUntil(() => firstEnd.done);
+    const mirrored = await readStateFile(
+      host.files,
+      LEASE_FORMAT,
+      `${REMOTE_ROOT}/w6/lease.json`,
+    ).catch(() => undefined);
+    if (!secondEnd.done) {
+      // Launched: its ranks watch this lease, and it must be there.
+      expect(mirrored).toBeDefined();
+      await second.stop("test over").catch(() => {});
+    }
+    await runUntil(() => secondEnd.done);
+    expect(firstEnd.error).toBeUndefined();
+    // The name was still the first launcher's.
+    expect(secondEnd.error).toMatchObject({ code: "DEPLOYMENT_BLOCKED" });
+  });
+});
