@@ -62,6 +62,7 @@ import {
 import { type ReapReport, reapDeployments } from "./reaper.ts";
 import { refusedForGood } from "./refusedForGood.ts";
 import { releaseCgroup } from "./releaseCgroup.ts";
+import { remoteExitCodeNote } from "./remoteExitCode.ts";
 import type { RemoteRankHandle } from "./remoteRank.ts";
 import { openRemoteSite, type RemoteSite } from "./remoteSite.ts";
 import { REAPER_CLAIM } from "./removeStaleCgroups.ts";
@@ -1141,6 +1142,11 @@ class LaunchedGroup implements RankGroup {
       failure.code === "RANK_FAILED" && failure.exit?.signal === null && failure.exit.code !== null
         ? commandNotRun(failure.exit.code, quoted)
         : undefined;
+    const host = rank !== undefined ? this.hosts[rank] : undefined;
+    const signalOrCode =
+      failure.code === "RANK_FAILED" && failure.exit?.code != null && host?.kind === "ssh"
+        ? remoteExitCodeNote(failure.exit.code, host.spec)
+        : "";
     const stuck =
       teardownError !== undefined
         ? ` The teardown that followed is not verified either: ${teardownError.message}`
@@ -1148,7 +1154,7 @@ class LaunchedGroup implements RankGroup {
     // The quoted log comes last: a sentence after it would read as the log's last line.
     return new RankGroupError(
       failure.code,
-      `deployment ${this.deployment}: ${failure.message}.${advice[failure.code]}${notRun?.advice ?? ""}${stuck}${tail}`,
+      `deployment ${this.deployment}: ${failure.message}.${signalOrCode}${advice[failure.code]}${notRun?.advice ?? ""}${stuck}${tail}`,
       this.deployment,
       {
         ...(rank !== undefined && rank >= 0 && { rank }),

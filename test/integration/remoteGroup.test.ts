@@ -362,6 +362,19 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     expectNoRemoteFolder(group.deployment);
   }, 60_000);
 
+  it("says of a rank on an ssh host that ended with code 128 + N that its shell reports a death by signal N the same way", async () => {
+    const group = launch({
+      argv: ["/bin/sh", "-c", "kill -s KILL $$"],
+      worldSize: 1,
+      hosts: [sshd.url],
+    });
+    const error = (await group.wait().catch((thrown: unknown) => thrown)) as RankGroupError;
+    expect(error.code).toBe("RANK_FAILED");
+    expect(error.message).toContain(
+      `rank 0 exited with code 137. On ${sshd.url} its shell reports code 137 both for a rank killed by signal 9 (SIGKILL) and for one that exits with 137: baton cannot tell which it was.`,
+    );
+  }, 60_000);
+
   it("fails a launch with a host that refuses ssh before any rank starts, naming the host and the ssh command to try", async () => {
     const group = launch({
       argv: ENV_RANK,
