@@ -6,6 +6,7 @@ import { type DeploymentPaths, deploymentPaths } from "../rank/deploymentPaths.t
 import { clearDeployment } from "./clearDeployment.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
 import { type HeldLease, holdLease } from "./launcherLease.ts";
+import { removeLeftEmptyFolders } from "./leftEmptyFolders.ts";
 import { markerPids } from "./markerPids.ts";
 import type { Clock, Files } from "./ports.ts";
 import { remoteFiles } from "./remoteFiles.ts";
@@ -65,7 +66,8 @@ export interface RemoteSite {
   /**
    * Stops renewing the lease; with `clear` (after a verified teardown) removes the
    * deployment's control files there and then its folder, left empty (no rank's log is
-   * written on the host); then closes the ssh host.
+   * written on the host), and the empty folders earlier versions left in the state dir
+   * (`removeLeftEmptyFolders`); then closes the ssh host.
    */
   close(options?: { clear?: boolean | undefined }): Promise<void>;
 }
@@ -141,7 +143,10 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
       async close({ clear = false } = {}) {
         try {
           await held.release();
-          if (clear) await clearDeployment(files, paths);
+          if (clear) {
+            await clearDeployment(files, paths);
+            await removeLeftovers(host, stateDir, options.logger);
+          }
         } finally {
           await host.close();
         }
@@ -179,6 +184,28 @@ function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Fi
     sameFile: (a, b) => limit(() => files.sameFile(a, b)),
     mkdirp: (dir) => limit(() => files.mkdirp(dir)),
   };
+}
+
+/**
+ * The empty folders earlier versions left in the host's state dir (`removeLeftEmptyFolders`),
+ * removed as a launcher leaves the host; one that cannot be removed now is logged and left
+ * for the next.
+ */
+async function removeLeftovers(host: SshHost, stateDir: string, logger?: Logger): Promise<void> {
+  try {
+    const removed = await removeLeftEmptyFolders(host, stateDir);
+    if (removed.length > 0) {
+      logger?.info(
+        { host: host.target.spec, stateDir, removed },
+        "removed empty folders earlier launches left on the host",
+      );
+    }
+  } catch (error) {
+    logger?.warn(
+      { host: host.target.spec, stateDir, err: error },
+      "empty folders of earlier launches not removed",
+    );
+  }
 }
 
 /** What the reaper knows of one host's part of a dead launcher's deployment. */

@@ -632,6 +632,39 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     }
   });
 
+  it("removes, as a site closes with clear, the empty deployment folders earlier versions left in the host's state dir, and no folder that is in use, recent or not a folder", async () => {
+    const [leftover, recent, held, linked] = [1, 2, 3, 4].map(() => newDeployment());
+    const host = open();
+    // An hour old: empty; holding a file; a link to an empty folder, which is not named like a
+    // deployment. Just made: empty.
+    await host.run(
+      [
+        `cd '${stateDir}'`,
+        `mkdir '${leftover}' '${recent}' '${held}' '${linked} target'`,
+        `touch '${held}/lease.json'`,
+        `ln -s '${linked} target' '${linked}'`,
+        `touch -h -d @$(($(date +%s) - 3600)) '${leftover}' '${held}' '${linked} target' '${linked}'`,
+      ].join(" && "),
+    );
+    const site = await openRemoteSite({
+      target,
+      deployment: newDeployment(),
+      ssh: { configFile: sshd.configFile },
+      launcherPid: process.pid,
+      token: "t0ken",
+      leaseStaleMs: 2_000,
+      clock: nodeClock(),
+    });
+    await site.close({ clear: true });
+    const left = (await host.run(`ls -a '${stateDir}'`)).stdout.toString().split("\n");
+    try {
+      expect(left).not.toContain(leftover);
+      expect(left).toEqual(expect.arrayContaining([recent, held, linked, `${linked} target`]));
+    } finally {
+      await host.run(`rm -rf '${stateDir}/${linked} target'`);
+    }
+  });
+
   it("reads, lists, writes (atomically, 0600), creates exclusively, removes files and empty folders, tells owners and one directory by two paths in the remote state dir", async () => {
     const host = open();
     const deployment = newDeployment();

@@ -1,0 +1,50 @@
+import { isDeploymentId } from "../rank/deploymentPaths.ts";
+import { shellQuote } from "./shellQuote.ts";
+import type { SshHost } from "./sshHost.ts";
+
+/**
+ * How long a deployment's folder on an ssh host must have been empty and untouched before it
+ * is taken for a leftover: a launch fills its new folder (the mirrored lease) within one ssh
+ * call, at most its 30 s timeout, and a folder's time changes with every file made or removed
+ * in it.
+ */
+export const LEFT_EMPTY_MS = 10 * 60_000;
+
+/**
+ * Removes, in one ssh call, the empty folders named like a deployment in a host's root state
+ * dir that nothing has touched for `LEFT_EMPTY_MS`: earlier versions of baton, whose teardown
+ * cleared a deployment's files there but not its folder, left one such folder per launch and
+ * per reap, for good. Each goes by `rmdir`,
+ * which removes only an empty folder, so nothing a deployment holds there (its lease, markers)
+ * is ever taken; a symbolic link is left alone. Returns the names removed; a state dir that
+ * does not exist has none.
+ *
+ * @example
+ * ```ts
+ * const removed = await removeLeftEmptyFolders(host, "/home/alice/.baton/run");
+ * // ["dep-4kq9z0c1m2xa", "w6"]
+ * ```
+ */
+export async function removeLeftEmptyFolders(
+  host: SshHost,
+  stateDir: string,
+  minAgeMs = LEFT_EMPTY_MS,
+): Promise<string[]> {
+  const script = [
+    `cd ${shellQuote(stateDir)} 2>/dev/null || exit 0`,
+    "now=$(date +%s)",
+    "for d in */; do",
+    `  d=\${d%/}; [ -d "$d" ] && [ ! -L "$d" ] || continue`,
+    "  case $d in *[!A-Za-z0-9_.-]*) continue ;; esac",
+    '  t=$(stat -c %Y "$d" 2>/dev/null || stat -f %m "$d" 2>/dev/null) || continue',
+    `  [ $((now - t)) -ge ${Math.ceil(minAgeMs / 1000)} ] || continue`,
+    `  rmdir "$d" 2>/dev/null && printf '%s\\n' "$d"`,
+    "done",
+    "exit 0",
+  ].join("\n");
+  const { stdout } = await host.run(script);
+  return stdout
+    .toString("utf8")
+    .split("\n")
+    .filter((name) => isDeploymentId(name));
+}
