@@ -18,6 +18,7 @@ import { drawFaults, type Fault, type FaultProfile, faultsEnd, formatFaults } fr
 import { InvariantChecker } from "./invariants.ts";
 import { RankGroupScenario } from "./rankGroupScenario.ts";
 import { describeRealRead, describeRealWork, RealWorkWatch } from "./realWorkWatch.ts";
+import { microtasksSettled, nextTurn } from "./settle.ts";
 import { type ClockScope, SimClock } from "./simClock.ts";
 import { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
@@ -191,8 +192,11 @@ function failedJobs(outcomes: RunResult["jobs"]): SimulationResult["failed"] {
 /** One silent logger for every simulated engine (making a pino logger per run is not free). */
 const SILENT = createLogger({ level: "silent", pretty: false });
 
-/** Waits until every microtask queued so far, and every one they queue, has run. */
-const drain = () => new Promise<void>((resolve) => setImmediate(resolve));
+/**
+ * The runner gives the event loop a turn every this many steps of the drawn graph (a thread's
+ * messages, a signal, a progress line), and waits for the microtasks alone in between.
+ */
+const STEPS_PER_TURN = 100;
 
 /**
  * Runs the whole system — coordinator, workers, store — on simulated ports in virtual time,
@@ -421,7 +425,10 @@ class Simulation {
   private async step(deadline: number, end: number): Promise<void> {
     const { clock } = this;
     for (;;) {
-      await drain();
+      // Your handlers' ticks and immediates run at the point a turn of the loop fixes (see
+      // RealWorkWatch); the drawn handlers and the engine start none.
+      const turn = this.steps % STEPS_PER_TURN === 0 || this.options.handlers !== undefined;
+      await (turn ? nextTurn() : microtasksSettled());
       this.ranks?.check();
       this.checkRealWork();
       const over = this.result !== undefined && (this.ranks?.done ?? true);
@@ -478,7 +485,7 @@ class Simulation {
    */
   private async checkRealWorkLeft(): Promise<void> {
     if (this.realWork?.timerLeft === undefined) return;
-    await drain();
+    await nextTurn();
     const left = this.realWork.timerLeft;
     if (left === undefined) return;
     this.fail(

@@ -29,6 +29,26 @@ describe("simulate", () => {
     expect(c.traceHash).not.toBe(a.traceHash);
   });
 
+  it("gives the event loop a turn every hundred steps of the drawn graph, not every step", async () => {
+    let turns = 0;
+    let next: NodeJS.Immediate | undefined;
+    const count = (): void => {
+      turns++;
+      next = setImmediate(count);
+    };
+    next = setImmediate(count);
+    try {
+      const result = await simulate({ seed: 3, jobs: 20, workers: 3, ranks: false });
+      expect(result.ok).toBe(true);
+      expect(result.steps).toBeGreaterThan(500);
+      // The loop still turns (a thread's messages, a signal), but a step costs no turn of it.
+      expect(turns).toBeGreaterThanOrEqual(Math.floor(result.steps / 100));
+      expect(turns).toBeLessThan(result.steps / 50);
+    } finally {
+      clearImmediate(next);
+    }
+  });
+
   it("runs a user's graph and handlers in virtual time", async () => {
     const fetch = job("fetch", 21);
     const double = job("double", null, { after: [fetch] });
