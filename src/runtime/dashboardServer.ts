@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
-import { WebSocket, WebSocketServer } from "ws";
+import type { WebSocket, WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
 import { checkOptionNames } from "../optionNames.ts";
 import {
@@ -138,7 +138,8 @@ export class DashboardServer {
 
   /**
    * Starts the server on 127.0.0.1. A port that is not 0 to 65535, taken, or not allowed
-   * rejects with a `ConfigError` saying what to do.
+   * rejects with a `ConfigError` saying what to do. `ws` is loaded by the first start, not with
+   * baton.
    *
    * @example
    * ```ts
@@ -157,6 +158,7 @@ export class DashboardServer {
     }
     const token = (options.entropy ?? nodeEntropy()).id(32);
     const http = createServer();
+    const { WebSocketServer } = await import("ws");
     const sockets = new WebSocketServer({
       noServer: true,
       perMessageDeflate: false,
@@ -296,7 +298,7 @@ export class DashboardServer {
     this.timer = undefined;
     const pages = [...this.clients];
     const closed = pages.map(
-      (ws) => ws.readyState === WebSocket.CLOSED || new Promise((gone) => ws.once("close", gone)),
+      (ws) => ws.readyState === ws.CLOSED || new Promise((gone) => ws.once("close", gone)),
     );
     for (const ws of pages) ws.close(1001, CLOSE_REASON);
     await settledWithin(Promise.all(closed), CLOSE_WAIT_MS, this.clock);
@@ -406,7 +408,7 @@ export class DashboardServer {
         },
       }),
     };
-    if (ws.readyState === WebSocket.OPEN) {
+    if (ws.readyState === ws.OPEN) {
       ws.send(JSON.stringify(message));
       this.stats.snapshots++;
     }

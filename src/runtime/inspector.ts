@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import type { StatelyInspectionEvent } from "@statelyai/inspect";
 import type { Logger } from "pino";
-import WebSocket from "ws";
+import type WebSocket from "ws";
 import type { InspectionEvent, Observer } from "xstate";
 import { ConfigError } from "../errors.ts";
 import { sanitizeInspection } from "../viz/sanitizeInspection.ts";
@@ -102,8 +102,8 @@ function importStatelyInspect(): Promise<typeof import("@statelyai/inspect")> {
  * even after `stop()`, which would keep `baton run` from exiting: here one attempt is made,
  * and an unreachable inspector, or one lost during the run, costs a warning and the events
  * (dropped as they come, unconverted), never the run.
- * `@statelyai/inspect` is loaded by the first call: events until it is are held as those
- * while the connection opens.
+ * `@statelyai/inspect` and `ws` are loaded by the first call, not with baton; events that
+ * come meanwhile are held, as are those while the connection opens.
  *
  * Without a URL it connects to `DEFAULT_INSPECTOR_URL`, where `@statelyai/inspect`'s server
  * listens by default.
@@ -135,45 +135,54 @@ export function connectInspector(
     }
   };
   const pending: string[] = [];
-  const socket = new WebSocket(url, {
-    perMessageDeflate: false,
-    handshakeTimeout: options.openTimeoutMs ?? 5000,
+  /** The connection, once `ws` has loaded (on this first call, not with baton). */
+  let socket: WebSocket | undefined;
+  const created = import("ws").then(({ default: WebSocket }) => {
+    socket = new WebSocket(url, {
+      perMessageDeflate: false,
+      handshakeTimeout: options.openTimeoutMs ?? 5000,
+    });
+    return socket;
   });
   let warnedBehind = false;
   let state: "connecting" | "open" | "closing" | "closed" = "connecting";
-  const settled = new Promise<void>((resolve) => {
-    socket.once("open", () => {
-      state = "open";
-      for (const frame of pending.splice(0)) send(frame);
-      resolve();
-    });
-    /** Why an open connection broke (a reset), said with its close. */
-    let broke: string | undefined;
-    socket.on("error", (error) => {
-      // Nothing listening is a plain situation, not a bug: its reason, without a stack.
-      if (state === "connecting" && broke === undefined) {
-        options.logger?.warn(
-          { url, reason: error.message },
-          "could not reach the inspector; inspection events are dropped and the run goes on (createInspectorServer() from @statelyai/inspect/server serves one at ws://localhost:8080)",
-        );
-      }
-      broke ??= error.message;
-      resolve();
-    });
-    socket.once("close", (code) => {
-      if (state === "open") {
-        options.logger?.warn(
-          { url, code, ...(broke !== undefined && { reason: broke }) },
-          "the inspector closed its connection during the run; inspection events are dropped from here on and the run goes on",
-        );
-      }
-      state = "closed";
-      stats.dropped += pending.splice(0).length;
-      resolve();
-    });
-  });
+  const settled = created.then(
+    (opened) =>
+      new Promise<void>((resolve) => {
+        opened.once("open", () => {
+          state = "open";
+          for (const frame of pending.splice(0)) send(frame);
+          resolve();
+        });
+        /** Why an open connection broke (a reset), said with its close. */
+        let broke: string | undefined;
+        opened.on("error", (error) => {
+          // Nothing listening is a plain situation, not a bug: its reason, without a stack.
+          if (state === "connecting" && broke === undefined) {
+            options.logger?.warn(
+              { url, reason: error.message },
+              "could not reach the inspector; inspection events are dropped and the run goes on (createInspectorServer() from @statelyai/inspect/server serves one at ws://localhost:8080)",
+            );
+          }
+          broke ??= error.message;
+          resolve();
+        });
+        opened.once("close", (code) => {
+          if (state === "open") {
+            options.logger?.warn(
+              { url, code, ...(broke !== undefined && { reason: broke }) },
+              "the inspector closed its connection during the run; inspection events are dropped from here on and the run goes on",
+            );
+          }
+          state = "closed";
+          stats.dropped += pending.splice(0).length;
+          resolve();
+        });
+      }),
+  );
+  // Only once open: the socket is there.
   const send = (frame: string) => {
-    socket.send(frame);
+    socket!.send(frame);
     stats.sent++;
   };
   /**
@@ -183,10 +192,10 @@ export function connectInspector(
    */
   const dropping = () => {
     if (state === "closed" || state === "closing") return true;
-    if (state !== "open" || socket.bufferedAmount <= maxBuffered) return false;
+    if (state !== "open" || socket!.bufferedAmount <= maxBuffered) return false;
     if (!warnedBehind) {
       options.logger?.warn(
-        { url, buffered: socket.bufferedAmount },
+        { url, buffered: socket!.bufferedAmount },
         "the inspector is not reading fast enough; inspection events are dropped until it catches up",
       );
     }
@@ -235,6 +244,7 @@ export function connectInspector(
     stats,
     async close() {
       await loaded;
+      const socket = await created;
       // `@statelyai/inspect` converts each event on a later timer tick: let those run first.
       await new Promise((resolve) => setTimeout(resolve, 1));
       let timer: NodeJS.Timeout | undefined;

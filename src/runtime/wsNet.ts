@@ -1,13 +1,9 @@
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import WebSocket, {
-  type ClientOptions,
-  type Server,
-  type ServerOptions,
-  WebSocketServer,
-} from "ws";
+import type { ClientOptions, Server, ServerOptions } from "ws";
 import { ConfigError } from "../errors.ts";
 import { CLOSE_WAIT_MS } from "../machines/connection.ts";
+import type { BatonSocket, Closed } from "./batonSocket.ts";
 import { cannotListen } from "./cannotListen.ts";
 import type { Link, Listener, ListenOptions, Net } from "./ports.ts";
 
@@ -26,17 +22,8 @@ interface CloseTimeout {
   closeTimeout: number;
 }
 
-/** RFC 6455 §5.5: a close frame's payload is at most 125 bytes, two of them the code. */
-const MAX_REASON_BYTES = 123;
-const ELLIPSIS = "…";
-
 type FrameHandler = (frame: string) => void;
 type CloseHandler = (code: number, reason: string) => void;
-
-interface Closed {
-  code: number;
-  reason: string;
-}
 
 /** A host and port to listen at or connect to, and the same as a `ws://` URL. */
 export interface WsAddress {
@@ -71,60 +58,6 @@ export function parseListenAddress(text: string): WsAddress {
 const urlOf = (host: string, port: number) =>
   `ws://${host.includes(":") ? `[${host}]` : host}:${port}`;
 
-/**
- * A close reason that fits a close frame: reasons over 123 UTF-8 bytes are cut after the
- * last whole code point that leaves room for "…".
- */
-function fitReason(reason: string): string {
-  if (Buffer.byteLength(reason) <= MAX_REASON_BYTES) return reason;
-  const room = MAX_REASON_BYTES - Buffer.byteLength(ELLIPSIS);
-  let bytes = 0;
-  let kept = "";
-  for (const codePoint of reason) {
-    bytes += Buffer.byteLength(codePoint);
-    if (bytes > room) break;
-    kept += codePoint;
-  }
-  return kept + ELLIPSIS;
-}
-
-/**
- * A `ws` WebSocket that remembers the close its own end started. `ws` reports the code of
- * the peer's answering close frame, or 1006 when that answer is never read (after a refused
- * frame `ws` stops reading); the link reports the close that was sent instead.
- */
-class BatonSocket extends WebSocket {
-  maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
-  started: Closed | undefined;
-
-  /** Closes with `code` and `reason` (fitted to a close frame); no-op once closing. */
-  shut(code: number, reason: string): void {
-    if (this.readyState !== WebSocket.OPEN) return;
-    const fitted = fitReason(reason);
-    super.close(code, fitted);
-    this.started = { code, reason: fitted };
-  }
-
-  /**
-   * Only `ws` calls this (links close through `shut`): to answer the peer's close, or with a
-   * code alone when an incoming frame broke the rules (1002, 1007; the 'error' event that
-   * follows says why) or a message was longer than `maxPayload` (1009, sent as baton's 4004
-   * with a reason a person can read).
-   */
-  override close(code?: number, data?: string | Buffer): void {
-    if (code === undefined || data !== undefined || this.readyState !== WebSocket.OPEN) {
-      super.close(code, data);
-      return;
-    }
-    if (code === 1009) {
-      this.shut(4004, `frame of more than ${this.maxFrameBytes} bytes exceeds the limit`);
-      return;
-    }
-    super.close(code);
-    this.started = { code, reason: "" };
-  }
-}
-
 /** A Link over one `ws` socket. */
 class WsLink implements Link {
   private readonly frameHandlers: FrameHandler[] = [];
@@ -153,11 +86,11 @@ class WsLink implements Link {
       else this.receive(data.toString("utf8"));
     });
     socket.on("pong", () => {
-      if (socket.readyState === WebSocket.OPEN) for (const handler of this.pongHandlers) handler();
+      if (socket.readyState === socket.OPEN) for (const handler of this.pongHandlers) handler();
     });
     // `ws` has already answered with a pong.
     socket.on("ping", () => {
-      if (socket.readyState === WebSocket.OPEN) for (const handler of this.pingHandlers) handler();
+      if (socket.readyState === socket.OPEN) for (const handler of this.pingHandlers) handler();
     });
     socket.on("error", (error) => {
       this.error = error;
@@ -183,7 +116,7 @@ class WsLink implements Link {
   }
 
   send(frame: string): void {
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(frame);
+    if (this.socket.readyState === this.socket.OPEN) this.socket.send(frame);
   }
 
   close(code: number, reason: string): void {
@@ -191,7 +124,7 @@ class WsLink implements Link {
   }
 
   ping(): void {
-    if (this.socket.readyState === WebSocket.OPEN) this.socket.ping();
+    if (this.socket.readyState === this.socket.OPEN) this.socket.ping();
   }
 
   onFrame(handler: FrameHandler): void {
@@ -347,6 +280,7 @@ export interface WsNetOptions {
  * connection died without a close frame); a closing end waits `closeTimeoutMs` (5 s) for the
  * other's answering close, then drops the connection. Frames, and the close behind them, that
  * arrive before a link's first `onFrame` handler wait for it, as in `memoryNet`.
+ * `ws` is loaded by the first `listen` or `connect`, not with baton.
  *
  * @example
  * ```ts
@@ -369,6 +303,10 @@ export function wsNet(options: WsNetOptions = {}): Net {
     async listen(address, listenOptions: ListenOptions = {}) {
       const { host, port } = parseListenAddress(address);
       const maxFrameBytes = listenOptions.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+      const [{ BatonSocket }, { WebSocketServer }] = await Promise.all([
+        import("./batonSocket.ts"),
+        import("ws"),
+      ]);
       const serverOptions: ServerOptions<typeof BatonSocket> & CloseTimeout = {
         host,
         port,
@@ -397,49 +335,53 @@ export function wsNet(options: WsNetOptions = {}): Net {
     connect(address, connectOptions: ListenOptions = {}) {
       const { url } = parseListenAddress(address);
       const maxFrameBytes = connectOptions.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-      return new Promise<Link>((resolve, reject) => {
-        const clientOptions: ClientOptions & CloseTimeout = {
-          perMessageDeflate: false,
-          maxPayload: maxFrameBytes,
-          closeTimeout,
-        };
-        const socket = new BatonSocket(url, clientOptions);
-        socket.maxFrameBytes = maxFrameBytes;
-        let remote = url;
-        let timedOut = false;
-        const timer = setTimeout(() => {
-          timedOut = true;
-          socket.terminate();
-        }, connectTimeoutMs);
-        const fail = (error: Error & { code?: string }) => {
-          clearTimeout(timer);
-          // ws's words for an HTTP answer that is not a WebSocket upgrade (its only clue).
-          const status = /^Unexpected server response: (\d+)$/.exec(error.message)?.[1];
-          const why = timedOut
-            ? `no answer within ${connectTimeoutMs} ms`
-            : error.code === "ECONNREFUSED"
-              ? "connection refused (nothing listens there)"
-              : status !== undefined
-                ? `a web server answered (HTTP status ${status}), not a baton coordinator: another program's port, such as the run's --ui dashboard, or a proxy that does not pass WebSockets on`
-                : error.message;
-          reject(
-            new Error(
-              `cannot connect to ${address}: ${why}; check that the coordinator is running and the address is right`,
-              { cause: error },
-            ),
-          );
-        };
-        socket.on("upgrade", (response) => {
-          remote = remoteOf(response);
-        });
-        socket.once("error", fail);
-        socket.once("open", () => {
-          clearTimeout(timer);
-          socket.off("error", fail);
-          links += 1;
-          resolve(new WsLink(`ws:${links}`, remote, socket));
-        });
-      });
+      // A bad address is refused before ws loads, as the call's own error (not a rejection).
+      return import("./batonSocket.ts").then(
+        ({ BatonSocket }) =>
+          new Promise<Link>((resolve, reject) => {
+            const clientOptions: ClientOptions & CloseTimeout = {
+              perMessageDeflate: false,
+              maxPayload: maxFrameBytes,
+              closeTimeout,
+            };
+            const socket = new BatonSocket(url, clientOptions);
+            socket.maxFrameBytes = maxFrameBytes;
+            let remote = url;
+            let timedOut = false;
+            const timer = setTimeout(() => {
+              timedOut = true;
+              socket.terminate();
+            }, connectTimeoutMs);
+            const fail = (error: Error & { code?: string }) => {
+              clearTimeout(timer);
+              // ws's words for an HTTP answer that is not a WebSocket upgrade (its only clue).
+              const status = /^Unexpected server response: (\d+)$/.exec(error.message)?.[1];
+              const why = timedOut
+                ? `no answer within ${connectTimeoutMs} ms`
+                : error.code === "ECONNREFUSED"
+                  ? "connection refused (nothing listens there)"
+                  : status !== undefined
+                    ? `a web server answered (HTTP status ${status}), not a baton coordinator: another program's port, such as the run's --ui dashboard, or a proxy that does not pass WebSockets on`
+                    : error.message;
+              reject(
+                new Error(
+                  `cannot connect to ${address}: ${why}; check that the coordinator is running and the address is right`,
+                  { cause: error },
+                ),
+              );
+            };
+            socket.on("upgrade", (response) => {
+              remote = remoteOf(response);
+            });
+            socket.once("error", fail);
+            socket.once("open", () => {
+              clearTimeout(timer);
+              socket.off("error", fail);
+              links += 1;
+              resolve(new WsLink(`ws:${links}`, remote, socket));
+            });
+          }),
+      );
     },
   };
 }
