@@ -8,6 +8,7 @@ import { checkOptionNames } from "../optionNames.ts";
 import { checkConnectListens } from "./coordinatorAddress.ts";
 import type { EngineOptions } from "./engine.ts";
 import { checkInspectOption } from "./guardInspect.ts";
+import { requireInProcessCount } from "./inProcessPool.ts";
 import { isWithin } from "./isWithin.ts";
 import type { LoadedJobs } from "./jobModule.ts";
 import { MOST_KEPT_LOGS } from "./mostKeptLogs.ts";
@@ -161,7 +162,7 @@ export function checkEngineOptions(options: EngineOptions): void {
         ? ["workers.count", workers.count]
         : [];
   if (name !== undefined && count !== undefined) {
-    whole(name, count);
+    requireInProcessCount("createEngine", name, count);
     checkWorkerCount(`createEngine: ${name}`, count, "inProcess");
   }
   for (const name of WHOLE) if (options[name] !== undefined) whole(name, options[name]);

@@ -39,6 +39,27 @@ const POOL_OPTIONS: Record<keyof InProcessPoolOptions, true> = {
 };
 
 /**
+ * Refuses, with a `ConfigError`, a count of in-process workers that is not a whole number of at
+ * least 1. Zero says what a user asking for none most likely wants, a run that only workers
+ * started elsewhere join, and how to have it: a pool of no worker processes, which listens.
+ *
+ * @example
+ * ```ts
+ * requireInProcessCount("createEngine", "workers", 0);
+ * // ConfigError: createEngine: workers must be a whole number of 1 or more, not 0: … give
+ * // workers: localPool({ jobsModule, count: 0 }) instead …
+ * ```
+ */
+export function requireInProcessCount(where: string, name: string, count: unknown): void {
+  if (count === 0) {
+    throw new ConfigError(
+      `${where}: ${name} must be a whole number of 1 or more, not 0: a run of in-process workers has no other worker to run its jobs; for a run that only workers started elsewhere join (baton worker --connect …), give workers: localPool({ jobsModule, count: 0 }) instead, and listen for workers on other hosts`,
+    );
+  }
+  requireWhole(where, name, count);
+}
+
+/**
  * Workers in this process, over whatever Net the engine gives them (the in-memory Net by
  * default). A worker whose connection ends abnormally (not a normal stop) is replaced,
  * within a restart budget; the pool owns worker failure, the coordinator owns job failure.
@@ -56,7 +77,7 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
     shape: "{ count, resources, restartBudget }",
   });
   const count = options.count ?? availableParallelism();
-  requireWhole("inProcessPool", "count", count);
+  requireInProcessCount("inProcessPool", "count", count);
   checkPoolOptions("inProcessPool", { resources: options.resources });
   checkWorkerCount("inProcessPool: count", count, "inProcess");
   const { restartBudget } = options;

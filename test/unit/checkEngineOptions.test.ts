@@ -240,6 +240,19 @@ describe("createEngine's options", () => {
     expect(inProcessPool().offers).toHaveLength(1);
   });
 
+  it("says, for no in-process workers, how to run only workers started elsewhere, and that way is taken", () => {
+    const advice =
+      "for a run that only workers started elsewhere join (baton worker --connect …), give workers: localPool({ jobsModule, count: 0 }) instead, and listen for workers on other hosts";
+    expect(() => createEngine({ jobs, workers: 0 })).toThrow(advice);
+    expect(() => createEngine({ jobs, workers: { count: 0 } })).toThrow(advice);
+    expect(() => inProcessPool({ count: 0 })).toThrow(advice);
+    expect(() => createEngine({ jobs, workers: -1 })).not.toThrow(advice);
+    const jobsModule = fileURLToPath(new URL("../fixtures/worker.jobs.ts", import.meta.url));
+    expect(() =>
+      createEngine({ jobs, workers: localPool({ jobsModule, count: 0 }), listen: "0.0.0.0:0" }),
+    ).not.toThrow();
+  });
+
   it("takes sensible values and leaves unset ones to the defaults", () => {
     expect(() =>
       createEngine({
