@@ -9,15 +9,24 @@ import { checkOptionNames } from "../optionNames.ts";
 /** How a job ended, as users see it: failures caused by others are told apart. */
 export type JobStatus = "completed" | "failed" | "skipped" | "cancelled";
 
-/** One job's result in a `RunResult`; `Value` is its value's type (see `jobBuilder`). */
-export interface JobOutcome<Value = Json> {
+/**
+ * One job's result in a `RunResult`; `Value` is its value's type (see `jobBuilder`). Its
+ * `status` tells which it holds: a completed job its `value` (`null` when the handler returned
+ * nothing), any other job the `error` that ended it and its `cause`, so that once `status` is
+ * checked the compiler knows which is there.
+ *
+ * @example
+ * ```ts
+ * const jobs = defineJobs({ sum: (xs: number[]) => xs.reduce((a, b) => a + b, 0) });
+ * const total = jobBuilder(jobs)("sum", [1, 2, 3]);
+ * const outcome = (await createEngine({ jobs }).run([total])).get(total);
+ * if (outcome.status === "completed") console.log(outcome.value.toFixed(1)); // "6.0": a number
+ * else console.error(`${outcome.cause}: ${outcome.error.message}`); // "error: …"
+ * ```
+ */
+export type JobOutcome<Value = Json> = {
   id: string;
   kind: string;
-  status: JobStatus;
-  value?: Value | undefined;
-  error?: JobError | undefined;
-  /** For failed, skipped and cancelled jobs: what kind of failure. */
-  cause?: FailureCause | undefined;
   /** Leases granted (0 for a job skipped, cancelled or taken from the store). */
   attempts: number;
   /** Workers lost while running it, those that left on purpose included. */
@@ -37,7 +46,23 @@ export interface JobOutcome<Value = Json> {
   /** Clock time the last attempt started and the job finished, in ms. */
   startedAt?: number | undefined;
   finishedAt?: number | undefined;
-}
+} & (
+  | {
+      status: "completed";
+      /** What the handler returned (`null` for nothing), or the store held. */
+      value: Value;
+      error?: undefined;
+      cause?: undefined;
+    }
+  | {
+      status: Exclude<JobStatus, "completed">;
+      value?: undefined;
+      /** Why the job failed, was skipped or was cancelled. */
+      error: JobError;
+      /** What kind of failure. */
+      cause: FailureCause;
+    }
+);
 
 /** What `await run` gives: every job's outcome, and counts. */
 export interface RunResult {

@@ -275,10 +275,17 @@ function optionalsRefusingUndefined(): string[] {
         }
         return;
       }
-      const node = (declaration as ts.PropertySignature).type;
-      if (node === undefined || !takesUndefined(node)) {
-        const file = declaration.getSourceFile().fileName.slice(ROOT.length);
-        found.add(`${file} ${owner(declaration)}.${property.name}`);
+      // A property of a union of object types is optional where a member declares it so
+      // (`error?: undefined` beside `error: JobError`): that declaration is the one to check.
+      const optional = (property.declarations ?? [declaration]).filter(
+        (each) => !ts.isPropertySignature(each) || each.questionToken !== undefined,
+      );
+      for (const each of optional) {
+        const node = (each as ts.PropertySignature).type;
+        if (node === undefined || !takesUndefined(node)) {
+          const file = each.getSourceFile().fileName.slice(ROOT.length);
+          found.add(`${file} ${owner(each)}.${property.name}`);
+        }
       }
     },
   );

@@ -15,7 +15,7 @@ function resultOf(outcomes: Partial<JobOutcome>[]): RunResult {
       lostWhy: [],
       cached: false,
       ...outcome,
-    });
+    } as JobOutcome);
   }
   const counts = { completed: jobs.size, failed: 0, skipped: 0, cancelled: 0, cached: 0 };
   return {

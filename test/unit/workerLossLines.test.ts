@@ -17,6 +17,7 @@ function outcome(...losses: [string, WorkerClose][]): JobOutcome {
     id: "0".repeat(16),
     kind: "k",
     status: "completed",
+    value: null,
     attempts: losses.length + 1,
     cached: false,
     lostWorkers: losses.map(([worker]) => worker),
