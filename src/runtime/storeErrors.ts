@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statfsSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readlinkSync, statfsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
 import { isWithin } from "./isWithin.ts";
@@ -10,8 +10,10 @@ import { shellQuote } from "./shellQuote.ts";
  * file of its own in them) means to the user: a {@link StoreError} naming the path at fault
  * and what to do, for a file in the way (`ENOTDIR`, `EEXIST`) or a folder that cannot be
  * written (`EACCES`, `EPERM`: saying what this user may not do there and whose it is, or, for
- * an `EPERM` its permissions do not explain, that the folder may be immutable; `EROFS`), or on
- * a disk that is full (`ENOSPC`, `EDQUOT`). A store that cannot be written but holds results
+ * an `EPERM` its permissions do not explain, that the folder may be immutable; `EROFS`), on
+ * a disk that is full (`ENOSPC`, `EDQUOT`), or a path that cannot be made though its parent is
+ * there (`ENOENT`): through a symbolic link whose target is gone (a scratch disk not mounted,
+ * named with its target), or in a file system that makes no folders (`/proc`). A store that cannot be written but holds results
  * is refused all the same, saying how to reuse them ({@link reuseAdvice}). Any other error
  * (an I/O error) is returned as it is.
  *
@@ -32,6 +34,24 @@ export function storeOpenError(dir: string, error: unknown): unknown {
       file,
       { cause: error },
     );
+  }
+  if (code === "ENOENT") {
+    const link = danglingLink(path);
+    return link === undefined
+      ? new StoreError(
+          "STORE_NOT_WRITABLE",
+          `the result store ${dir} cannot be made: cannot ${syscall} ${path}: no such file or directory, though the folder above it is there (a file system that makes no folders, such as /proc?); give the store (--store) a directory on a disk you can write to`,
+          dir,
+          path,
+          { cause: error },
+        )
+      : new StoreError(
+          "STORE_NOT_DIRECTORY",
+          `the result store ${dir} cannot be made: ${link.path} is a symbolic link to ${link.target}, which does not exist (a disk not mounted?); make ${link.target}, or give the store (--store) another directory`,
+          dir,
+          link.path,
+          { cause: error },
+        );
   }
   if (isDiskFull(error)) {
     return new StoreError(
@@ -193,6 +213,21 @@ function modeLetsWrite(dir: string): boolean {
   if (process.getgroups?.().includes(gid) || process.getgid?.() === gid)
     return (mode & 0o020) !== 0;
   return (mode & 0o002) !== 0;
+}
+
+/** The nearest of `path` and its parents that is a symbolic link to nothing, and its target. */
+function danglingLink(path: string): { path: string; target: string } | undefined {
+  for (let at = resolve(path); dirname(at) !== at; at = dirname(at)) {
+    if (existsSync(at)) return undefined;
+    try {
+      if (lstatSync(at).isSymbolicLink()) {
+        return { path: at, target: resolve(dirname(at), readlinkSync(at)) };
+      }
+    } catch {
+      // Not there at all: its parent may be the link.
+    }
+  }
+  return undefined;
 }
 
 /** The nearest of `path` and its parents that exists and is not a directory, else `path`. */

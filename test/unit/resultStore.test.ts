@@ -1,4 +1,14 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import {
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import fc from "fast-check";
@@ -170,6 +180,35 @@ describe("ResultStore", () => {
       await expect(open()).rejects.toMatchObject({
         code: "STORE_NOT_DIRECTORY",
         path: join(dir, "results"),
+      });
+    });
+
+    it("is a StoreError naming a symbolic link to nothing on the store's path, and one in a file system that makes no folders", async () => {
+      const scratch = join(dir, "..", "scratch");
+      const gone = join(dir, "..", "unmounted");
+      await symlink(gone, scratch);
+      for (const storeDir of [scratch, join(scratch, ".baton")]) {
+        const opened = ResultStore.open(storeDir, files);
+        await expect(opened).rejects.toBeInstanceOf(StoreError);
+        await expect(opened).rejects.toMatchObject({
+          code: "STORE_NOT_DIRECTORY",
+          dir: storeDir,
+          path: scratch,
+          message: `the result store ${storeDir} cannot be made: ${scratch} is a symbolic link to ${gone}, which does not exist (a disk not mounted?); make ${gone}, or give the store (--store) another directory`,
+        });
+      }
+      const procLike = {
+        ...files,
+        mkdirp: async (d: string) => {
+          throw fsError("ENOENT", "mkdir", d);
+        },
+      };
+      await expect(ResultStore.open(dir, procLike)).rejects.toMatchObject({
+        name: "StoreError",
+        code: "STORE_NOT_WRITABLE",
+        message: expect.stringContaining(
+          "no such file or directory, though the folder above it is there (a file system that makes no folders, such as /proc?); give the store (--store) a directory on a disk you can write to",
+        ),
       });
     });
 
