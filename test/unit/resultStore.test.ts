@@ -152,6 +152,13 @@ describe("ResultStore", () => {
     /** An errno error as `node:fs` throws it. */
     const fsError = (code: string, syscall: string, path: string) =>
       Object.assign(new Error(`${code}: ${syscall} '${path}'`), { code, syscall, path });
+    /** Files whose `mkdirp` fails with `code`. */
+    const mkdirFails = (code: string) => ({
+      ...files,
+      mkdirp: async (d: string) => {
+        throw fsError(code, "mkdir", d);
+      },
+    });
 
     it("is a StoreError naming the file in the way when the store or a parent of it is a file", async () => {
       await mkdir(join(dir, ".."), { recursive: true });
@@ -197,13 +204,7 @@ describe("ResultStore", () => {
           message: `the result store ${storeDir} cannot be made: ${scratch} is a symbolic link to ${gone}, which does not exist (a disk not mounted?); make ${gone}, or give the store (--store) another directory`,
         });
       }
-      const procLike = {
-        ...files,
-        mkdirp: async (d: string) => {
-          throw fsError("ENOENT", "mkdir", d);
-        },
-      };
-      await expect(ResultStore.open(dir, procLike)).rejects.toMatchObject({
+      await expect(ResultStore.open(dir, mkdirFails("ENOENT"))).rejects.toMatchObject({
         name: "StoreError",
         code: "STORE_NOT_WRITABLE",
         message: expect.stringContaining(
@@ -213,13 +214,7 @@ describe("ResultStore", () => {
     });
 
     it("is a StoreError saying so when the store's folder cannot be written", async () => {
-      const denied = {
-        ...files,
-        mkdirp: async (d: string) => {
-          throw fsError("EACCES", "mkdir", d);
-        },
-      };
-      await expect(ResultStore.open(dir, denied)).rejects.toMatchObject({
+      await expect(ResultStore.open(dir, mkdirFails("EACCES"))).rejects.toMatchObject({
         name: "StoreError",
         code: "STORE_NOT_WRITABLE",
         message: expect.stringMatching(
@@ -228,13 +223,9 @@ describe("ResultStore", () => {
           ),
         ),
       });
-      const readOnly = {
-        ...files,
-        mkdirp: async (d: string) => {
-          throw fsError("EROFS", "mkdir", d);
-        },
-      };
-      await expect(ResultStore.open(dir, readOnly)).rejects.toThrow(/the file system is read-only/);
+      await expect(ResultStore.open(dir, mkdirFails("EROFS"))).rejects.toThrow(
+        /the file system is read-only/,
+      );
       // Folders that exist but cannot be written: found at open, not at the first result.
       const unwritable = {
         ...files,
