@@ -109,19 +109,33 @@ export interface ConnectionInput {
   maxFrameBytes?: number;
 }
 
-export interface ConnectionContext {
-  conn: string;
-  coordinator: AnyActorRef;
+/**
+ * What the coordinator's side gave a connection, fixed for its life: the run it serves, the
+ * challenge's nonce, the protocol versions and module hash it accepts, its deadlines and its
+ * frame limit (`ConnectionInput` with its defaults filled in).
+ */
+export interface ConnectionSettings {
   run: string;
   nonce: string;
   protocol: readonly [number, number];
-  /** The protocol version the worker and this side agreed on (0 before the hello). */
-  version: number;
   codeHash: string | undefined;
   helloTimeoutMs: number;
   heartbeatMs: number;
   deadAfterMs: number;
   maxFrameBytes: number | undefined;
+}
+
+/**
+ * A connection's context. Its fixed `settings` are one field: XState copies the context on
+ * every assign (at least one a job), and V8 keeps an object of 20 or more fields in its slow
+ * dictionary form, where each copy costs ten times as much.
+ */
+export interface ConnectionContext {
+  conn: string;
+  coordinator: AnyActorRef;
+  settings: ConnectionSettings;
+  /** The protocol version the worker and this side agreed on (0 before the hello). */
+  version: number;
   /** The largest frame the worker accepts, from its hello (protocol version 5 on). */
   workerMaxFrameBytes: number | undefined;
   worker: string;
@@ -147,7 +161,7 @@ export interface ConnectionContext {
 
 /** The worker's instance from its hello, when both sides speak protocol version 7. */
 function helloInstance(context: ConnectionContext, frame: HelloFrame): string | undefined {
-  const version = negotiate(context.protocol, frame.protocol);
+  const version = negotiate(context.settings.protocol, frame.protocol);
   return version !== undefined && version >= 7 ? frame.instance : undefined;
 }
 
@@ -213,19 +227,21 @@ export const connectionMachine = setup({
     emitted: {} as ConnectionEmitted,
   },
   delays: {
-    helloTimeout: ({ context }) => context.helloTimeoutMs,
-    heartbeat: ({ context }) => context.heartbeatMs,
-    deadAfter: ({ context }) => Math.max(context.deadAfterMs - context.heartbeatMs, 0),
+    helloTimeout: ({ context }) => context.settings.helloTimeoutMs,
+    heartbeat: ({ context }) => context.settings.heartbeatMs,
+    deadAfter: ({ context }) =>
+      Math.max(context.settings.deadAfterMs - context.settings.heartbeatMs, 0),
     closeWait: CLOSE_WAIT_MS,
   },
   guards: {
     noCommonVersion: ({ context, event }) =>
-      event.type === "HELLO" && negotiate(context.protocol, event.frame.protocol) === undefined,
+      event.type === "HELLO" &&
+      negotiate(context.settings.protocol, event.frame.protocol) === undefined,
     notAuthentic: ({ event }) => event.type === "HELLO" && !event.authentic,
     codeMismatch: ({ context, event }) =>
       event.type === "HELLO" &&
-      context.codeHash !== undefined &&
-      event.frame.codeHash !== context.codeHash,
+      context.settings.codeHash !== undefined &&
+      event.frame.codeHash !== context.settings.codeHash,
     nameTaken: ({ context, event }) => nameClaim(context, event).kind === "taken",
     holdsJob: ({ context, event }) => event.type === "RESULT" && event.frame.job === context.job,
     progressForHeldJob: ({ context, event }) =>
@@ -326,15 +342,17 @@ export const connectionMachine = setup({
   context: ({ input }) => ({
     conn: input.conn,
     coordinator: input.coordinator,
-    run: input.run,
-    nonce: input.nonce,
-    protocol: input.protocol,
+    settings: {
+      run: input.run,
+      nonce: input.nonce,
+      protocol: input.protocol,
+      codeHash: input.codeHash,
+      helloTimeoutMs: input.helloTimeoutMs ?? 10_000,
+      heartbeatMs: input.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+      deadAfterMs: input.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS,
+      maxFrameBytes: input.maxFrameBytes,
+    },
     version: 0,
-    codeHash: input.codeHash,
-    helloTimeoutMs: input.helloTimeoutMs ?? 10_000,
-    heartbeatMs: input.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
-    deadAfterMs: input.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS,
-    maxFrameBytes: input.maxFrameBytes,
     workerMaxFrameBytes: undefined,
     worker: "",
     instance: undefined,
@@ -350,7 +368,11 @@ export const connectionMachine = setup({
     handshaking: {
       entry: emit(({ context }) => ({
         type: "send" as const,
-        frame: { type: "challenge", nonce: context.nonce, protocol: [...context.protocol] },
+        frame: {
+          type: "challenge",
+          nonce: context.settings.nonce,
+          protocol: [...context.settings.protocol],
+        },
       })),
       after: {
         helloTimeout: {
@@ -359,7 +381,7 @@ export const connectionMachine = setup({
             type: "closeWith",
             params: ({ context }) => ({
               code: CloseCode.helloTimeout,
-              reason: `no hello within ${context.helloTimeoutMs} ms of connecting`,
+              reason: `no hello within ${context.settings.helloTimeoutMs} ms of connecting`,
             }),
           },
         },
@@ -373,7 +395,7 @@ export const connectionMachine = setup({
               type: "closeWith",
               params: ({ context, event }) => ({
                 code: CloseCode.versionMismatch,
-                reason: noCommonVersion(context.protocol, event.frame.protocol),
+                reason: noCommonVersion(context.settings.protocol, event.frame.protocol),
               }),
             },
           },
@@ -396,7 +418,7 @@ export const connectionMachine = setup({
               type: "closeWith",
               params: ({ context, event }) => ({
                 code: CloseCode.codeMismatch,
-                reason: `job module mismatch: coordinator has ${context.codeHash}, worker has ${event.frame.codeHash}; deploy the same module`,
+                reason: `job module mismatch: coordinator has ${context.settings.codeHash}, worker has ${event.frame.codeHash}; deploy the same module`,
               }),
             },
           },
@@ -415,7 +437,7 @@ export const connectionMachine = setup({
             target: "registered",
             actions: [
               assign(({ context, event }) => {
-                const version = negotiate(context.protocol, event.frame.protocol)!;
+                const version = negotiate(context.settings.protocol, event.frame.protocol)!;
                 return {
                   worker: event.frame.worker,
                   instance: helloInstance(context, event.frame),
@@ -429,17 +451,17 @@ export const connectionMachine = setup({
                 frame: {
                   type: "welcome",
                   protocol: context.version,
-                  run: context.run,
+                  run: context.settings.run,
                   proof: event.welcomeProof,
                   // Version 2 on. A positive integer on the wire; rounding up only
                   // lengthens the worker's limit.
                   ...(context.version >= 2 && {
-                    heartbeatMs: Math.max(1, Math.ceil(context.heartbeatMs)),
+                    heartbeatMs: Math.max(1, Math.ceil(context.settings.heartbeatMs)),
                   }),
                   ...(context.version >= 4 &&
-                    context.maxFrameBytes !== undefined &&
-                    Number.isFinite(context.maxFrameBytes) && {
-                      maxFrameBytes: Math.floor(context.maxFrameBytes),
+                    context.settings.maxFrameBytes !== undefined &&
+                    Number.isFinite(context.settings.maxFrameBytes) && {
+                      maxFrameBytes: Math.floor(context.settings.maxFrameBytes),
                     }),
                 },
               })),
@@ -557,7 +579,7 @@ export const connectionMachine = setup({
             type: "closeWith",
             params: ({ context }) => ({
               code: CloseCode.leaseExpired,
-              reason: `no heartbeat for ${context.deadAfterMs} ms`,
+              reason: `no heartbeat for ${context.settings.deadAfterMs} ms`,
             }),
           },
         },
