@@ -168,7 +168,7 @@ export const commandCatalog = {
   },
   status: {
     operands: "",
-    does: "list orphaned, live and ended rank groups",
+    does: "list runs, orphaned, live and ended rank groups",
     flags: {
       "state-dir": { type: "string", default: DEFAULT_STATE_DIR },
       json: { type: "boolean", default: false },

@@ -1,20 +1,21 @@
 import { basename, join } from "node:path";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { type DeploymentStatusPorts, readDeploymentStatuses } from "../rank/deploymentStatus.ts";
+import { readGraphLocks } from "../runtime/graphLock.ts";
 
 /**
  * What `baton status` and `baton reap` say when a state dir holds nothing for them: that it
  * does not exist, when it does not, so a mistyped `--state-dir` does not look like a quiet
- * machine; and, when its `run` folder holds deployments (`--state-dir .baton` for the default
- * `.baton/run`), which `--state-dir` to give. `exists` is whether the state dir exists (the
+ * machine; and, when its `run` folder holds runs' graph locks or deployments (`--state-dir
+ * .baton` for the default `.baton/run`), which `--state-dir` to give. `exists` is whether the state dir exists (the
  * `stateDirExists` their `--json` gives).
  *
  * @example
  * ```ts
  * await nothingInStateDir("nothing to reap", "/tmp/typo", false, ports);
- * // "nothing to reap: /tmp/typo does not exist (no launch used it; is --state-dir right?)"
- * await nothingInStateDir("no deployments", "/srv/app/.baton", true, ports);
- * // "no deployments in /srv/app/.baton, but /srv/app/.baton/run holds 2 deployments: give --state-dir /srv/app/.baton/run"
+ * // "nothing to reap: /tmp/typo does not exist (no run or launch used it; is --state-dir right?)"
+ * await nothingInStateDir("no runs or deployments", "/srv/app/.baton", true, ports);
+ * // "no runs or deployments in /srv/app/.baton, but /srv/app/.baton/run holds 1 run and 2 deployments: give --state-dir /srv/app/.baton/run"
  * ```
  */
 export async function nothingInStateDir(
@@ -24,11 +25,17 @@ export async function nothingInStateDir(
   ports: DeploymentStatusPorts,
 ): Promise<string> {
   if (!exists) {
-    return `${nothing}: ${stateDir} does not exist (no launch used it; is --state-dir right?)`;
+    return `${nothing}: ${stateDir} does not exist (no run or launch used it; is --state-dir right?)`;
   }
   const below = join(stateDir, basename(DEFAULT_STATE_DIR));
-  const held = (await readDeploymentStatuses(ports, below)).length;
-  return held === 0
+  const held = [
+    [(await readGraphLocks(below, ports.files)).runs.length, "run"],
+    [(await readDeploymentStatuses(ports, below)).length, "deployment"],
+  ] as const;
+  const holds = held
+    .filter(([count]) => count > 0)
+    .map(([count, what]) => `${count} ${what}${count === 1 ? "" : "s"}`);
+  return holds.length === 0
     ? `${nothing} in ${stateDir}`
-    : `${nothing} in ${stateDir}, but ${below} holds ${held} deployment${held === 1 ? "" : "s"}: give --state-dir ${below}`;
+    : `${nothing} in ${stateDir}, but ${below} holds ${holds.join(" and ")}: give --state-dir ${below}`;
 }

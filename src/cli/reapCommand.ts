@@ -31,22 +31,25 @@ which are gone left behind. Deployments with a live launcher are left alone. \`b
 does this too, every time it starts. In a store's run/ folder (.baton/run, the default) it
 also cancels the Slurm allocations that \`baton run --slurm\` coordinators killed on this
 host left in the queue (their batch scripts name their pools; a live coordinator's are
-left alone), and removes the dead runs' files. Without Slurm's commands on the PATH it
-cannot look at their queue: it says so and keeps the scripts, for a reap on this host with
-the commands on its PATH (the allocations end by themselves once they start, as their
-workers cannot reach the dead run; no failure, exit 0). The report (a line per deployment:
-reaped and why, live, another machine's or user's, NOT reaped and why, its empty cgroup
-removed; a line per Slurm pool: its cancelled allocations, or why not) goes to stdout;
-warnings and errors to stderr.
+left alone), and removes the dead runs' files and graph locks (\`baton status\` lists those
+runs as dead until then). Without Slurm's commands on the PATH it cannot look at their
+queue: it says so and keeps the scripts, for a reap on this host with the commands on its
+PATH (the allocations end by themselves once they start, as their workers cannot reach the
+dead run; no failure, exit 0). The report (a line per deployment: reaped and why, live,
+another machine's or user's, NOT reaped and why, its empty cgroup removed; a line per dead
+run whose lock it removed; a line per Slurm pool: its cancelled allocations, or why not)
+goes to stdout; warnings and errors to stderr.
 
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
   --ssh-config FILE ssh_config file for reaching the ssh hosts of remote ranks
   --json            print the report as JSON instead: { stateDir, stateDirExists,
-                    reaped, live, failed, foreign, otherUsers, waiting, cgroups, slurm };
+                    reaped, live, failed, foreign, otherUsers, waiting, cgroups, runs,
+                    slurm };
                     each reaped: { deployment, why, elapsedMs, swept, stoppedRanks }; each
                     waiting (a fresh lease, no manifest): { deployment, pid, staleInMs };
-                    each of cgroups (an empty one removed): { deployment, cgroup }; slurm:
+                    each of cgroups (an empty one removed): { deployment, cgroup }; each
+                    of runs (a dead run's lock removed): { pid, host, graph, why }; slurm:
                     { cancelled: [{ pool, run, allocations }], failed: [{ pool, run,
                     error }], unchecked: [{ pool, run, script }] } (run: the dead
                     coordinator's run files' stem; unchecked: Slurm's commands not on the
@@ -104,7 +107,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
   for (const signal of REAP_SIGNALS) process.on(signal, onSignal);
   const logger = createLogger({ level });
   let report: Awaited<ReturnType<typeof reapDeployments>>;
-  let slurm: Awaited<ReturnType<typeof reapRunFiles>>;
+  let runFiles: Awaited<ReturnType<typeof reapRunFiles>>;
   try {
     report = await reapDeployments({
       stateDir,
@@ -115,7 +118,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
       hurry: hurry.signal,
     });
     // After the rank groups, whatever Slurm says: a machine without Slurm still reaps them.
-    slurm = await reapRunFiles(stateDir, {
+    runFiles = await reapRunFiles(stateDir, {
       files: ports.files,
       slurm: nodeSlurmCommands(),
       logger,
@@ -145,18 +148,24 @@ export async function reapCommand(argv: string[]): Promise<number> {
           otherUsers: report.otherUsers,
           waiting: report.waiting,
           cgroups: report.cgroups,
+          runs: runFiles.locks.map(({ pid, host, graph, gone }) => ({
+            pid,
+            host,
+            graph,
+            why: gone,
+          })),
           slurm: {
-            cancelled: slurm.cancelled.map(({ pool, run, allocations }) => ({
+            cancelled: runFiles.cancelled.map(({ pool, run, allocations }) => ({
               pool,
               run,
               allocations,
             })),
-            failed: slurm.failed.map(({ pool, run, error }) => ({
+            failed: runFiles.failed.map(({ pool, run, error }) => ({
               pool,
               run,
               error: error.message,
             })),
-            unchecked: slurm.unchecked.map(({ pool, run, runFile }) => ({
+            unchecked: runFiles.unchecked.map(({ pool, run, runFile }) => ({
               pool,
               run,
               script: join(stateDir, runFile),
@@ -188,22 +197,28 @@ export async function reapCommand(argv: string[]): Promise<number> {
       );
     for (const { deployment, cgroup } of report.cgroups)
       say(`${deployment}: removed the empty cgroup its last launch left behind, ${cgroup}`);
-    for (const { pool, run, allocations } of slurm.cancelled)
+    for (const { pid, host, graph, gone } of runFiles.locks)
+      say(`dead run pid ${pid} on ${host} of ${graph}: removed its graph lock (${gone})`);
+    for (const { pool, run, allocations } of runFiles.cancelled)
       say(
         `Slurm pool ${pool} of dead run ${run}: cancelled its allocation${allocations.length === 1 ? "" : "s"} ${allocations.join(", ")}`,
       );
-    for (const { pool, run, error } of slurm.failed)
+    for (const { pool, run, error } of runFiles.failed)
       say(
         `Slurm pool ${pool} of dead run ${run}: allocations NOT cancelled: ${error.message}; cancel them with \`scancel -n ${pool}\` (its batch script stays, for the next reap)`,
       );
-    for (const { pool, run, runFile } of slurm.unchecked)
+    for (const { pool, run, runFile } of runFiles.unchecked)
       say(
         `Slurm pool ${pool} of dead run ${run}: allocations not looked for, as Slurm's commands (squeue, scancel) are not on this machine's PATH; any still queued end by themselves once they start (their workers cannot reach the dead run); to cancel them sooner, run \`scancel -n ${pool}\` where Slurm is, or baton reap on this host with Slurm's commands on the PATH (the batch script naming the pool stays for it: ${join(stateDir, runFile)})`,
       );
     const { reaped, live, failed, waiting, cgroups } = report;
-    const slurmLines = slurm.cancelled.length + slurm.failed.length + slurm.unchecked.length;
+    const runLines =
+      runFiles.locks.length +
+      runFiles.cancelled.length +
+      runFiles.failed.length +
+      runFiles.unchecked.length;
     if (
-      reaped.length + live.length + failed.length + waiting.length + cgroups.length + slurmLines ===
+      reaped.length + live.length + failed.length + waiting.length + cgroups.length + runLines ===
       0
     ) {
       say(await nothingInStateDir("nothing to reap", stateDir, exists, ports));
@@ -211,5 +226,5 @@ export async function reapCommand(argv: string[]): Promise<number> {
   }
   // Slurm's commands missing here fail nothing (`unchecked`): the allocations end by themselves,
   // and a reap on this host with them on the PATH, or scancel where Slurm is, cancels them.
-  return report.failed.length + slurm.failed.length === 0 ? 0 : 1;
+  return report.failed.length + runFiles.failed.length === 0 ? 0 : 1;
 }

@@ -294,7 +294,9 @@ export async function runCommand(argv: string[]): Promise<number> {
   const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
   // A second run of this graph on this store fails here, before it writes anything.
   const lock =
-    dryRun || values["no-store"] || readOnly ? undefined : await lockGraph(storeDir, graphPath);
+    dryRun || values["no-store"] || readOnly
+      ? undefined
+      : await lockGraph(storeDir, graphPath, { logs: logsDir });
   try {
     // Only now the run's log, so that a module or graph that does not load leaves no empty one;
     // a dry run writes nothing, not even its log.
@@ -394,6 +396,21 @@ export async function runCommand(argv: string[]): Promise<number> {
           }),
         ),
       );
+    }
+    if (lock) {
+      // For baton status: where workers join at once, how far the run is with the lock's renewal.
+      if (!inProcess || values.listen !== undefined) {
+        run.on("listening", ({ address, secretFile }) => {
+          const secret = secretFile === undefined ? {} : { secretFile: resolve(secretFile) };
+          void lock.note({ address: values.connect ?? address, ...secret }, { now: true });
+        });
+      }
+      run.on("progress", ({ total, counts }) => {
+        const running = counts.running + counts.storing;
+        void lock.note({
+          progress: { total, completed: counts.completed, failed: counts.failed, running },
+        });
+      });
     }
     if (bar) {
       run.on("store.reading", (reading) => bar.drawReading(reading));

@@ -14,14 +14,21 @@ import { emptyFlags } from "./emptyFlags.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
+import { describeRuns, readRunStatuses } from "./runStatus.ts";
 import { stateDirExists } from "./stateDirExists.ts";
 
 const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
 
-Lists the rank-group deployments in a state directory, what needs attention first: orphaned,
-then live, unreadable and ended ones, each the newest first (by when it ended, else when it
-was launched); a last line counts them
-(\`1 orphaned (run: baton reap …), 2 live, 17 ended\`).
+Lists the \`baton run\`s whose store's run/ folder is the state directory (the default
+.baton/run), by the graph locks they hold: dead ones first (killed before they could remove
+their lock: run \`baton reap\`), then running ones, with pid, host, graph, since when, jobs
+done as of the lock's last renewal (every 10 s), where workers join, the store and the logs.
+Runs with --no-store or --store-read-only hold no lock and are not listed.
+
+Then the rank-group deployments in the state directory, what needs attention first:
+orphaned, then live, unreadable and ended ones, each the newest first (by when it ended,
+else when it was launched); a last line counts them
+(\`1 orphaned (run: baton reap …), 2 live, 17 ended\`), as one counts the runs.
 A deployment is live (the launcher runs and renews its lease; up how long), orphaned (the
 launcher's pid is gone or its lease is stale: run \`baton reap\`; launched how long ago, and
 when its launcher was last seen: its lease's last renewal, or the last rank exit it
@@ -34,9 +41,12 @@ its exit is recorded, "reaped" when a reap stopped it after its launcher died), 
 heartbeat. Only reads; never signals or removes anything.
 
   --state-dir DIR   the root state directory (default: ${DEFAULT_STATE_DIR})
-  --json            one JSON object: { stateDir, stateDirExists, deployments: [...] }, in
-                    the table's order (unknown values are null; an orphan's
-                    launcherLastSeen: { at, agoMs })
+  --json            one JSON object: { stateDir, stateDirExists, runs: [...],
+                    unreadableRunLocks: [...], deployments: [...] }, in the table's order
+                    (unknown values are null; a run: { state: running | dead, why, pid,
+                    host, graph, argv, startedAt, ageMs, store, logs, address, secretFile,
+                    progress: { total, completed, failed, running, agoMs }, lock,
+                    lockRenewedAgoMs }; an orphan's launcherLastSeen: { at, agoMs })
   -h, --help        this help
 
 Exit code: 0 whatever the deployments' states (read them from --json), 2 for bad usage (an
@@ -62,12 +72,23 @@ export async function statusCommand(argv: string[]): Promise<number> {
   const exists = stateDirExists(stateDir);
   const ports = { files: nodeFiles(), procs: nodeProcs(), clock: nodeClock() };
   const deployments = await readDeploymentStatuses(ports, stateDir);
+  const { runs, problems } = await readRunStatuses(stateDir, ports.files);
+  const anyRun = runs.length + problems.length > 0;
   process.stdout.write(
     values.json
-      ? `${JSON.stringify({ stateDir, stateDirExists: exists, deployments }, (_, value) => value ?? null)}\n`
-      : deployments.length === 0
-        ? `${await nothingInStateDir("no deployments", stateDir, exists, ports)}\n`
-        : describeDeployments(stateDir, deployments),
+      ? `${JSON.stringify(
+          { stateDir, stateDirExists: exists, runs, unreadableRunLocks: problems, deployments },
+          (_, value) => value ?? null,
+        )}\n`
+      : [
+          anyRun && describeRuns(stateDir, runs, problems),
+          deployments.length > 0
+            ? describeDeployments(stateDir, deployments)
+            : !anyRun &&
+              `${await nothingInStateDir("no runs or deployments", stateDir, exists, ports)}\n`,
+        ]
+          .filter(Boolean)
+          .join("\n"),
   );
   return 0;
 }

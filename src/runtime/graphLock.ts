@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { hostname } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
-import { isPermissionDenied } from "./fileOwner.ts";
+import { isPermissionDenied, ownerName } from "./fileOwner.ts";
 import { isWithin } from "./isWithin.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
@@ -22,15 +22,45 @@ export const LOCK_RENEW_MS = 10_000;
  */
 export const LOCK_STALE_MS = 60_000;
 
-/** What a lock file holds: who holds it. */
-interface LockHolder {
+/** The lock files this process holds now, by when it took each: not gone to its own `readGraphLocks`. */
+const heldHere = new Map<string, number>();
+
+/**
+ * What a lock file holds: who holds it, and what the run noted since it started
+ * ({@link GraphLock.note}), for `baton status`.
+ */
+export interface LockHolder extends RunNotes {
   format: typeof LOCK_FORMAT;
   pid: number;
   host: string;
   /** The holder's argv, to tell it from another process that was given its pid later. */
   argv: string[];
+  /** The graph module's real path. */
   graph: string;
+  /** When the run took the lock, in ms since the epoch. */
   startedAt: number;
+  /** The run's result store, and the folder of its logs (absolute; absent from an older baton's lock). */
+  store?: string;
+  logs?: string;
+}
+
+/**
+ * How far a run is, as its lock says: its jobs, those completed (stored results reused
+ * among them), failed and running (or storing their results), as of the lock's last write.
+ */
+export interface LockedProgress {
+  total: number;
+  completed: number;
+  failed: number;
+  running: number;
+}
+
+/** What a run notes in its lock as it learns it, for `baton status`. */
+export interface RunNotes {
+  /** Where workers join the run (`baton worker --connect`), and its secret file's path. */
+  address?: string;
+  secretFile?: string;
+  progress?: LockedProgress;
 }
 
 /** A lock taken by {@link lockGraph}. */
@@ -39,6 +69,12 @@ export interface GraphLock {
   readonly path: string;
   /** The stale lock this one replaced, said for a log line: whose it was and why it was stale. */
   readonly tookOver?: string;
+  /**
+   * Adds `notes` to what the lock says of its run (`baton status` reads it): written with the
+   * next renewal, so a note made many times a second (progress) costs no write of its own; with
+   * `now`, written at once (a lock no longer this process's is left alone). Resolves once written.
+   */
+  note(notes: RunNotes, options?: { now?: boolean }): Promise<void>;
   /** Stops renewing the lock and removes its file, if it is still this process's. */
   release(): Promise<void>;
 }
@@ -46,6 +82,8 @@ export interface GraphLock {
 export interface LockGraphOptions {
   /** Where the lock file is made, read, renewed and removed (default `nodeFiles()`). */
   files?: Files;
+  /** The run's log folder, which the lock names for `baton status`. */
+  logs?: string;
 }
 
 /**
@@ -53,8 +91,9 @@ export interface LockGraphOptions {
  * `baton run` of the same graph on the same store fails at once instead of computing every
  * job the first one computes: the file `DIR/run/graph-<hash of the graph's real path>.lock`,
  * created exclusively (mode 0600) through the Files port, holding this process's pid, host,
- * argv and start time, and renewed (written again, while it is still this process's) every
- * {@link LOCK_RENEW_MS}.
+ * argv and start time, the store and the run's log folder, and renewed (written again, while
+ * it is still this process's, with what the run noted meanwhile: `note`) every
+ * {@link LOCK_RENEW_MS}. `baton status` lists the runs from their locks (`readGraphLocks`).
  *
  * A lock that is already there is taken over when its holder is gone: on this host, when its
  * pid no longer exists or now belongs to another program (another argv); from another host,
@@ -79,7 +118,7 @@ export interface LockGraphOptions {
 export async function lockGraph(
   storeDir: string,
   graph: string,
-  { files = nodeFiles() }: LockGraphOptions = {},
+  { files = nodeFiles(), logs }: LockGraphOptions = {},
 ): Promise<GraphLock> {
   const dir = join(storeDir, "run");
   const graphPath = realPath(graph);
@@ -93,8 +132,11 @@ export async function lockGraph(
     argv: nodeProcs().inspect(process.pid)?.argv ?? process.argv,
     graph: graphPath,
     startedAt: Date.now(),
+    store: resolve(storeDir),
+    ...(logs !== undefined && { logs: resolve(logs) }),
   };
-  const text = JSON.stringify(holder);
+  let notes: RunNotes = {};
+  const text = () => JSON.stringify({ ...holder, ...notes });
   const lock = { files, storeDir, path, graph: graphPath };
   await checkStoreFormat(storeDir, files);
   try {
@@ -104,7 +146,7 @@ export async function lockGraph(
   }
   let tookOver: string | undefined;
   // Another run may take the lock between a stale one's removal and this one's creation.
-  for (let attempt = 1; !(await create(lock, text)); attempt++) {
+  for (let attempt = 1; !(await create(lock, text())); attempt++) {
     const other = await readHolder(lock);
     if (other === "gone") continue;
     const stale = await staleness(other, lock);
@@ -121,23 +163,149 @@ export async function lockGraph(
     return now !== "gone" && now !== "being written" && isSame(now, holder);
   };
   let renewing: Promise<void> = Promise.resolve();
-  const renew = setInterval(() => {
-    renewing = (async () => {
-      if (await ours()) await files.writeAtomic(path, text);
-    })().catch(() => {
-      // Removed by hand, or a disk that failed: the run goes on without its lock.
-    });
-  }, LOCK_RENEW_MS);
+  /** Writes the lock again, after any write under way, while it is still this process's. */
+  const rewrite = () => {
+    renewing = renewing
+      .then(async () => {
+        if (await ours()) await files.writeAtomic(path, text());
+      })
+      .catch(() => {
+        // Removed by hand, or a disk that failed: the run goes on without its lock.
+      });
+    return renewing;
+  };
+  const renew = setInterval(rewrite, LOCK_RENEW_MS);
   renew.unref();
+  heldHere.set(path, holder.startedAt);
   return {
     path,
     ...(tookOver !== undefined && { tookOver }),
+    async note(news, { now = false } = {}) {
+      notes = { ...notes, ...news };
+      if (now) await rewrite();
+    },
     async release() {
       clearInterval(renew);
+      heldHere.delete(path);
       await renewing;
       if (await ours()) await files.remove(path);
     },
   };
+}
+
+/** A lock file's name in a store's `run/` folder. */
+const LOCK_FILE = /^graph-[0-9a-f]{16}\.lock$/;
+
+/** A `baton run` found by its graph lock ({@link readGraphLocks}). */
+export interface LockedRun extends Omit<LockHolder, "format"> {
+  /** The lock file. */
+  path: string;
+  /** How long ago the lock was last written (made, renewed or noted in): its progress is as of then. */
+  renewedAgoMs: number;
+  /**
+   * Why its run is gone (its process is gone, its pid was reused, it was not renewed), as the
+   * next run of its graph judges it to take the lock over and `removeGoneGraphLocks` to remove
+   * it; absent while the run may still be going.
+   */
+  gone?: string;
+}
+
+/**
+ * The runs that hold a graph lock in `dir` (a store's `run/` folder, the default state dir
+ * `.baton/run`): living ones, and those killed before they could remove their lock (`gone`
+ * says why). A lock still being written is skipped; one this user may not read (another
+ * user's, mode 0600) is a problem naming its owner. Only reads.
+ *
+ * @example
+ * ```ts
+ * const { runs } = await readGraphLocks(".baton/run");
+ * for (const run of runs) console.log(run.pid, run.graph, run.gone ?? "running");
+ * ```
+ */
+export async function readGraphLocks(
+  dir: string,
+  files: Files = nodeFiles(),
+): Promise<{ runs: LockedRun[]; problems: string[] }> {
+  const runs: LockedRun[] = [];
+  const problems: string[] = [];
+  for (const found of await findGraphLocks(dir, files)) {
+    if ("problem" in found) {
+      problems.push(found.problem);
+      continue;
+    }
+    runs.push(lockedRun(found));
+  }
+  return { runs, problems };
+}
+
+/**
+ * Removes from `dir` the graph locks of runs that are gone (`readGraphLocks`'s `gone`): a run
+ * killed with SIGKILL leaves its lock, which the next run of its graph would take over, and
+ * which `baton status` lists as a dead run until then. A lock another run took meanwhile
+ * stays. Returns the runs whose locks it removed.
+ *
+ * @example
+ * ```ts
+ * for (const run of await removeGoneGraphLocks(".baton/run")) console.log(run.pid, run.gone);
+ * ```
+ */
+export async function removeGoneGraphLocks(
+  dir: string,
+  files: Files = nodeFiles(),
+): Promise<LockedRun[]> {
+  const removed: LockedRun[] = [];
+  for (const found of await findGraphLocks(dir, files)) {
+    if ("problem" in found || found.gone === undefined) continue;
+    await removeIfUnchanged(found.place, found.holder);
+    removed.push(lockedRun(found));
+  }
+  return removed;
+}
+
+/** A lock found in a store's `run/` folder: its holder, when it was written, why it is stale. */
+interface FoundLock {
+  place: LockPlace;
+  holder: LockHolder;
+  renewedAgoMs: number;
+  gone: string | undefined;
+}
+
+/** What `readGraphLocks` says of a lock found. */
+function lockedRun({ place, holder, renewedAgoMs, gone }: FoundLock): LockedRun {
+  const { format: _, ...named } = holder;
+  return { ...named, path: place.path, renewedAgoMs, ...(gone !== undefined && { gone }) };
+}
+
+/** Each readable lock in `dir` (`FoundLock`), or why one cannot be read. */
+async function findGraphLocks(
+  dir: string,
+  files: Files,
+): Promise<(FoundLock | { problem: string })[]> {
+  const found: (FoundLock | { problem: string })[] = [];
+  for (const name of await files.list(dir)) {
+    if (!LOCK_FILE.test(name)) continue;
+    const path = join(dir, name);
+    let text: string | undefined;
+    try {
+      text = await files.read(path);
+    } catch (error) {
+      if (!isPermissionDenied(error)) throw error;
+      const owner = await ownerName(files, path);
+      found.push({
+        problem: `${path}: the lock of ${owner === undefined ? "another user" : owner}'s run, which this user may not read (their baton status shows it)`,
+      });
+      continue;
+    }
+    const holder = text === undefined ? "gone" : parseHolder(text);
+    if (holder === "gone" || holder === "being written") continue;
+    const place = { files, storeDir: dirname(dir), path, graph: holder.graph };
+    const renewedAgoMs = Date.now() - ((await files.modifiedAt(path)) ?? 0);
+    // Staleness judges a lock with this process's pid as a caller that holds none yet would.
+    const ours = holder.pid === process.pid && heldHere.get(path) === holder.startedAt;
+    const gone = ours ? undefined : await staleness(holder, place);
+    found.push({ place, holder, renewedAgoMs, gone });
+  }
+  return found;
 }
 
 /** What the lock's functions share: where it is, and for which graph. */
@@ -165,7 +333,11 @@ async function readHolder(lock: LockPlace): Promise<LockHolder | "being written"
   } catch (error) {
     throw await lockFileError(lock, lock.path, "read", error);
   }
-  if (text === undefined) return "gone";
+  return text === undefined ? "gone" : parseHolder(text);
+}
+
+/** A lock file's text as its holder; "being written" while it is empty or torn. */
+function parseHolder(text: string): LockHolder | "being written" {
   try {
     const holder = JSON.parse(text) as LockHolder;
     if (holder.format === LOCK_FORMAT && Number.isInteger(holder.pid)) return holder;

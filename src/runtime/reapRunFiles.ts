@@ -1,5 +1,6 @@
 import { SlurmError } from "../errors.ts";
 import { type AbandonedAllocations, cancelAbandonedAllocations } from "./abandonedAllocations.ts";
+import { type LockedRun, removeGoneGraphLocks } from "./graphLock.ts";
 import type { Files } from "./ports.ts";
 import { findRunFiles, type RunFilesLogger, removeRunFiles } from "./runFiles.ts";
 import type { SlurmCommands } from "./slurmCommands.ts";
@@ -13,6 +14,8 @@ export interface RunFilesReap extends AbandonedAllocations {
   unchecked: { pool: string; run: string; runFile: string }[];
   /** The run files removed (a pool's batch script whose allocations were not cancelled stays). */
   removed: string[];
+  /** The dead runs whose graph locks it removed (`removeGoneGraphLocks`). */
+  locks: LockedRun[];
 }
 
 /**
@@ -23,7 +26,8 @@ export interface RunFilesReap extends AbandonedAllocations {
  * whose allocations it did not cancel, which stays for the next reap or run: one whose Slurm
  * command failed (`failed`), or one it could not look at, Slurm's commands not being on this
  * machine's PATH (`unchecked`). A living coordinator's files, and another host's, are left
- * alone; Slurm is not called when no batch script is found.
+ * alone; Slurm is not called when no batch script is found. Then it removes the graph locks of
+ * the runs that are gone (`removeGoneGraphLocks`), which `baton status` lists as dead runs.
  *
  * @example
  * ```ts
@@ -48,5 +52,6 @@ export async function reapRunFiles(
   const kept = new Set(notCancelled.map(({ runFile }) => runFile));
   const removed = abandoned.filter((name) => !kept.has(name));
   await removeRunFiles(dir, removed, ports);
-  return { cancelled, failed, unchecked, removed };
+  const locks = await removeGoneGraphLocks(dir, ports.files);
+  return { cancelled, failed, unchecked, removed, locks };
 }

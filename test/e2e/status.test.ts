@@ -653,12 +653,12 @@ describe("baton status", () => {
     const empty = await baton(["status", "--state-dir", join(dir, "missing")]);
     expect(empty.code).toBe(0);
     expect(empty.stdout).toBe(
-      `no deployments: ${join(dir, "missing")} does not exist (no launch used it; is --state-dir right?)\n`,
+      `no runs or deployments: ${join(dir, "missing")} does not exist (no run or launch used it; is --state-dir right?)\n`,
     );
     const reapMissing = await baton(["reap", "--state-dir", join(dir, "missing")]);
     expect(reapMissing.code).toBe(0);
     expect(reapMissing.stdout).toBe(
-      `nothing to reap: ${join(dir, "missing")} does not exist (no launch used it; is --state-dir right?)\n`,
+      `nothing to reap: ${join(dir, "missing")} does not exist (no run or launch used it; is --state-dir right?)\n`,
     );
     expect(reapMissing.stderr).toBe("");
     // --json says so too, in a field of its own.
@@ -678,6 +678,8 @@ describe("baton status", () => {
     expect(JSON.parse(statusMissingJson.stdout)).toEqual({
       stateDir: join(dir, "missing"),
       stateDirExists: false,
+      runs: [],
+      unreadableRunLocks: [],
       deployments: [],
     });
     // A file is no state dir: said in words, not as a failed scandir.
@@ -700,6 +702,8 @@ describe("baton status", () => {
     expect(JSON.parse(json.stdout)).toEqual({
       stateDir: dir,
       stateDirExists: true,
+      runs: [],
+      unreadableRunLocks: [],
       deployments: [],
     });
     // The store's run folder holds the deployments (the default .baton/run): say to look there.
@@ -710,7 +714,7 @@ describe("baton status", () => {
     ]);
     const below = join(dir, "run");
     expect(statusAbove.stdout).toBe(
-      `no deployments in ${dir}, but ${below} holds 1 deployment: give --state-dir ${below}\n`,
+      `no runs or deployments in ${dir}, but ${below} holds 1 deployment: give --state-dir ${below}\n`,
     );
     expect(reapAbove.stdout).toBe(
       `nothing to reap in ${dir}, but ${below} holds 1 deployment: give --state-dir ${below}\n`,

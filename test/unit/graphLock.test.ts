@@ -16,7 +16,13 @@ import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { StoreError } from "../../src/errors.ts";
-import { LOCK_RENEW_MS, LOCK_STALE_MS, lockGraph } from "../../src/runtime/graphLock.ts";
+import {
+  LOCK_RENEW_MS,
+  LOCK_STALE_MS,
+  lockGraph,
+  readGraphLocks,
+  removeGoneGraphLocks,
+} from "../../src/runtime/graphLock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { Files } from "../../src/runtime/ports.ts";
@@ -252,9 +258,10 @@ describe("lockGraph", () => {
         calls.push(`create ${path}`);
         return real.createExclusive(path, data, mode);
       },
-      writeAtomic: (path, data, mode) => {
+      // Counted once written: a lock forged while the renewal still writes would be written over.
+      writeAtomic: async (path, data, mode) => {
+        await real.writeAtomic(path, data, mode);
         calls.push(`write ${path}`);
-        return real.writeAtomic(path, data, mode);
       },
       remove: (path) => {
         calls.push(`remove ${path}`);
@@ -277,6 +284,64 @@ describe("lockGraph", () => {
     await again.release();
     expect(calls.slice(2)).toEqual([`create ${lock.path}`, `remove ${lock.path}`]);
     expect(readdirSync(join(store, "run"))).toEqual([]);
+  });
+
+  it("names its store and logs, and writes what the run notes at once or with the next renewal only", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const store = storeDir();
+    const lock = await lockGraph(store, "g.graph.ts", { logs: join(store, "logs", "r1") });
+    const read = () => JSON.parse(readFileSync(lock.path, "utf8"));
+    expect(read()).toMatchObject({ store, logs: join(store, "logs", "r1") });
+    const progress = { total: 40, completed: 12, failed: 1, running: 3 };
+    // Noted many times a second, progress costs no write of its own: the renewal writes it.
+    await lock.note({ progress });
+    expect(read().progress).toBeUndefined();
+    await lock.note({ address: "ws://127.0.0.1:7000" }, { now: true });
+    expect(read()).toMatchObject({ address: "ws://127.0.0.1:7000", progress });
+    await lock.note({ progress: { ...progress, completed: 20 } });
+    await vi.advanceTimersByTimeAsync(LOCK_RENEW_MS);
+    await vi.waitFor(() => expect(read().progress.completed).toBe(20));
+    const { runs } = await readGraphLocks(join(store, "run"));
+    expect(runs).toEqual([
+      expect.objectContaining({
+        pid: process.pid,
+        store,
+        address: "ws://127.0.0.1:7000",
+        progress: { ...progress, completed: 20 },
+        path: lock.path,
+      }),
+    ]);
+    expect(runs[0]!.gone).toBeUndefined();
+    await lock.release();
+  });
+
+  it("lists the runs of a store by their locks, says which are gone, and removes only those", async () => {
+    const store = storeDir();
+    const live = await liveProcess();
+    const dead = await deadPid();
+    const liveLock = forgeLock(store, { pid: live.pid, argv: live.argv }, 0, resolve("a.graph.ts"));
+    const deadLock = forgeLock(store, { pid: dead }, 0, resolve("b.graph.ts"));
+    const foreignLock = forgeLock(
+      store,
+      { pid: 4242, host: "login2.example" },
+      LOCK_STALE_MS + 5_000,
+      resolve("c.graph.ts"),
+    );
+    // Not a lock, and a torn one being written: neither is a run.
+    writeFileSync(join(store, "run", "notes.txt"), "x");
+    forgeLock(store, "", 0, resolve("d.graph.ts"));
+    const { runs, problems } = await readGraphLocks(join(store, "run"));
+    expect(problems).toEqual([]);
+    const byPath = new Map(runs.map((run) => [run.path, run]));
+    expect(byPath.size).toBe(3);
+    expect(byPath.get(liveLock)).toMatchObject({ pid: live.pid });
+    expect(byPath.get(liveLock)!.gone).toBeUndefined();
+    expect(byPath.get(deadLock)).toMatchObject({ pid: dead, gone: "its process is gone" });
+    expect(byPath.get(foreignLock)).toMatchObject({ host: "login2.example", gone: "not renewed" });
+    const removed = await removeGoneGraphLocks(join(store, "run"));
+    expect(removed.map((run) => run.path).sort()).toEqual([deadLock, foreignLock].sort());
+    expect(existsSync(liveLock)).toBe(true);
+    expect(existsSync(deadLock) || existsSync(foreignLock)).toBe(false);
   });
 
   it("names another user's lock it may not read, that user, and what to do (STORE_LOCK_DENIED)", async () => {

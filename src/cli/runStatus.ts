@@ -1,0 +1,129 @@
+import { formatDuration } from "../formatDuration.ts";
+import { type LockedProgress, readGraphLocks } from "../runtime/graphLock.ts";
+import type { Files } from "../runtime/ports.ts";
+
+/**
+ * A `baton run` as `baton status` shows it, found by the graph lock it holds in a store's
+ * `run/` folder: `running`, or `dead` (`why`: killed before it could remove its lock, which
+ * `baton reap` removes). Unknown values are absent (null in `--json`).
+ */
+export interface RunStatus {
+  state: "running" | "dead";
+  /** Why a dead run is judged gone: its process is gone, its pid was reused, not renewed. */
+  why?: string;
+  pid: number;
+  host: string;
+  /** The graph module's real path. */
+  graph: string;
+  argv: string[];
+  /** When it took its lock, as an ISO time, and how long ago. */
+  startedAt: string;
+  ageMs: number;
+  /** Its result store and log folder. */
+  store?: string;
+  logs?: string;
+  /** Where workers join it (`baton worker --connect`) and with which secret file. */
+  address?: string;
+  secretFile?: string;
+  /** Its jobs as of its lock's last write, `agoMs` ago (the lock is written every 10 s). */
+  progress?: LockedProgress & { agoMs: number };
+  /** Its lock file, and how long ago the run last wrote it. */
+  lock: string;
+  lockRenewedAgoMs: number;
+}
+
+/**
+ * The runs that hold a graph lock in `stateDir` (`readGraphLocks`), what needs attention
+ * first: dead runs, then running ones, each the newest first; and the locks this user may
+ * not read, as problems.
+ *
+ * @example
+ * ```ts
+ * const { runs } = await readRunStatuses(".baton/run", nodeFiles());
+ * ```
+ */
+export async function readRunStatuses(
+  stateDir: string,
+  files: Files,
+): Promise<{ runs: RunStatus[]; problems: string[] }> {
+  const { runs, problems } = await readGraphLocks(stateDir, files);
+  const now = Date.now();
+  const statuses = runs.map(
+    (run): RunStatus => ({
+      state: run.gone === undefined ? "running" : "dead",
+      ...(run.gone !== undefined && { why: run.gone }),
+      pid: run.pid,
+      host: run.host,
+      graph: run.graph,
+      argv: run.argv,
+      startedAt: new Date(run.startedAt).toISOString(),
+      ageMs: now - run.startedAt,
+      ...(run.store !== undefined && { store: run.store }),
+      ...(run.logs !== undefined && { logs: run.logs }),
+      ...(run.address !== undefined && { address: run.address }),
+      ...(run.secretFile !== undefined && { secretFile: run.secretFile }),
+      ...(run.progress !== undefined && {
+        progress: { ...run.progress, agoMs: run.renewedAgoMs },
+      }),
+      lock: run.path,
+      lockRenewedAgoMs: run.renewedAgoMs,
+    }),
+  );
+  statuses.sort(
+    (a, b) =>
+      Number(a.state === "running") - Number(b.state === "running") ||
+      b.startedAt.localeCompare(a.startedAt) ||
+      a.pid - b.pid,
+  );
+  return { runs: statuses, problems };
+}
+
+/**
+ * The part of `baton status`'s table that lists runs: a block per run, then a line counting
+ * them (`1 dead run (run: baton reap --state-dir D), 2 running runs`).
+ *
+ * @example
+ * ```ts
+ * process.stdout.write(describeRuns(".baton/run", runs, problems));
+ * ```
+ */
+export function describeRuns(stateDir: string, runs: RunStatus[], problems: string[]): string {
+  const blocks = runs.map((run) => {
+    const head = [
+      `run pid ${run.pid} on ${run.host}`,
+      run.state === "running" ? "running" : `dead (${run.why})`,
+      run.state === "running"
+        ? `up ${formatDuration(run.ageMs)}`
+        : `started ${formatDuration(run.ageMs)} ago, lock last written ${formatDuration(run.lockRenewedAgoMs)} ago`,
+      run.graph,
+    ];
+    const lines = [
+      run.progress && `  jobs: ${describeProgress(run.progress)}`,
+      run.state === "running" &&
+        run.address !== undefined &&
+        `  workers join at ${run.address}${run.secretFile === undefined ? "" : ` with --secret-file ${run.secretFile}`}`,
+      run.store !== undefined && `  results: ${run.store}`,
+      run.logs !== undefined &&
+        `  logs: ${run.logs}${run.state === "dead" ? " (run.log says how far it got)" : ""}`,
+      run.state === "dead" &&
+        `  \`baton reap --state-dir ${stateDir}\` removes its lock and run files, and cancels the Slurm allocations it left`,
+    ].filter((line): line is string => typeof line === "string");
+    return [head.join("  "), ...lines].join("\n");
+  });
+  const dead = runs.filter((run) => run.state === "dead").length;
+  const running = runs.length - dead;
+  const counts = [
+    dead > 0 &&
+      `${dead} dead run${dead === 1 ? "" : "s"} (run: baton reap --state-dir ${stateDir})`,
+    running > 0 && `${running} running run${running === 1 ? "" : "s"}`,
+  ].filter(Boolean);
+  const unreadable = problems.map((problem) => `! ${problem}`);
+  return `${[...blocks, ...unreadable].join("\n\n")}\n\n${counts.join(", ") || "no run can be read"}\n`;
+}
+
+/** `12 of 40 done (1 failed), 3 running, as of 4.0 s ago`. */
+function describeProgress(progress: NonNullable<RunStatus["progress"]>): string {
+  const done = progress.completed + progress.failed;
+  const failed = progress.failed > 0 ? ` (${progress.failed} failed)` : "";
+  return `${done} of ${progress.total} done${failed}, ${progress.running} running, as of ${formatDuration(progress.agoMs)} ago`;
+}

@@ -1,0 +1,108 @@
+/**
+ * `baton status` lists the `baton run`s of a store from their graph locks: a real run started
+ * by the test (stopped by its pid), while it runs and once it is killed with SIGKILL, and
+ * `baton reap` removing the dead run's lock. The run starts no worker (`--workers 0`: it waits
+ * for workers to join), so the run is the only process the test starts.
+ */
+import { readFileSync, realpathSync } from "node:fs";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { RunStatus } from "../../src/cli/runStatus.ts";
+import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { within } from "../fixtures/within.ts";
+
+const tempDirs: string[] = [];
+
+afterEach(async () => {
+  stopBatons();
+  await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+const baton = (args: string[]) => startBaton(args).exit;
+
+/** `baton status --json`'s runs. */
+async function runsIn(stateDir: string): Promise<RunStatus[]> {
+  const { stdout, code } = await baton(["status", "--state-dir", stateDir, "--json"]);
+  expect(code).toBe(0);
+  return JSON.parse(stdout).runs;
+}
+
+describe("baton status lists baton runs", () => {
+  it("shows a running run's graph, pid, address, store and logs, then says it is dead once killed, until baton reap removes its lock", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "baton-run-status-"));
+    tempDirs.push(dir);
+    const store = join(dir, "store");
+    const stateDir = join(store, "run");
+    const graph = "test/fixtures/slow.graph.ts";
+    const run = startBaton(["run", graph, "--store", store, "--workers", "0"]);
+    // Starting tsx takes a second here, far longer on a loaded machine. The run notes its
+    // address in its lock as it starts listening.
+    const deadline = Date.now() + 30_000;
+    const noted = async () =>
+      (await readdir(stateDir).catch(() => []))
+        .filter((name) => name.endsWith(".lock"))
+        .some((name) => readFileSync(join(stateDir, name), "utf8").includes('"address"'));
+    while (!(await noted())) {
+      if (run.child.exitCode !== null) throw new Error(`baton run exited early: ${run.stderr()}`);
+      if (Date.now() > deadline) throw new Error(`baton run did not listen: ${run.stderr()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const pid = run.child.pid!;
+    const [runs, text] = await Promise.all([
+      runsIn(stateDir),
+      baton(["status", "--state-dir", stateDir]),
+    ]);
+    expect(runs).toEqual([
+      expect.objectContaining({
+        state: "running",
+        pid,
+        host: hostname(),
+        graph: realpathSync(join(ROOT, graph)),
+        store,
+        logs: expect.stringMatching(new RegExp(`^${join(store, "logs")}/\\d{4}-.+$`)),
+        address: expect.stringMatching(/^ws:\/\/127\.0\.0\.1:\d+$/),
+        secretFile: expect.stringMatching(
+          new RegExp(`^${stateDir}/run-[0-9a-f]+-${pid}@.+\\.secret$`),
+        ),
+        lock: expect.stringMatching(new RegExp(`^${stateDir}/graph-[0-9a-f]{16}\\.lock$`)),
+      }),
+    ]);
+    expect(runs[0]!.ageMs).toBeGreaterThanOrEqual(0);
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `^run pid ${pid} on ${hostname()}  running  up [\\d.]+ (ms|s)  ${runs[0]!.graph}\n`,
+      ),
+    );
+    expect(text.stdout).toContain(
+      `  workers join at ${runs[0]!.address} with --secret-file ${runs[0]!.secretFile}\n`,
+    );
+    expect(text.stdout).toContain(`  results: ${store}\n  logs: ${runs[0]!.logs}\n`);
+    expect(text.stdout.endsWith("\n\n1 running run\n")).toBe(true);
+
+    // Killed, it cannot remove its lock: a dead run, with what to do.
+    process.kill(pid, "SIGKILL");
+    await within(run.exit, 10_000, "baton run exiting on SIGKILL");
+    const [[dead], deadText] = await Promise.all([
+      runsIn(stateDir),
+      baton(["status", "--state-dir", stateDir]),
+    ]);
+    expect(dead).toMatchObject({ state: "dead", why: "its process is gone", pid });
+    expect(deadText.stdout).toContain(
+      `run pid ${pid} on ${hostname()}  dead (its process is gone)  started `,
+    );
+    expect(deadText.stdout).toContain(
+      `  \`baton reap --state-dir ${stateDir}\` removes its lock and run files, and cancels the Slurm allocations it left\n`,
+    );
+    expect(deadText.stdout).toContain(`\n\n1 dead run (run: baton reap --state-dir ${stateDir})\n`);
+
+    const reap = await baton(["reap", "--state-dir", stateDir]);
+    expect(reap.code).toBe(0);
+    expect(reap.stdout).toBe(
+      `dead run pid ${pid} on ${hostname()} of ${dead!.graph}: removed its graph lock (its process is gone)\n`,
+    );
+    // Its secret went too: nothing is left for baton status to list.
+    expect(await readdir(stateDir)).toEqual([]);
+  });
+});
