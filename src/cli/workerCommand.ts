@@ -46,7 +46,8 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
                        (required)
   --name NAME          this worker's name in the coordinator's logs (default: HOSTNAME-PID);
                        each worker needs its own: one that another worker process connected
-                       under holds is refused (exit 4)
+                       under holds is refused (exit 4; with --retry-for it keeps trying: the
+                       coordinator lets go of one whose host was lost, in 20 s by default)
   --cpus N             cpus offered to the jobs' requires, such as 4 or 0.5 (default: this
                        machine's cores; more is warned about: the jobs then share them)
   --gpus N             gpus offered, such as 1 (default: 0; at most ${MOST_GPUS})
@@ -69,10 +70,11 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
                        60000 across a slow network (default: 10000 to accept it, as a
                        frozen coordinator never does, then 30000 for the welcome)
   --retry-for DURATION when the coordinator cannot be reached, goes away or goes silent,
-                       keep trying to connect (backing off from 0.5 s to 10 s) for this
-                       long, such as 90s, 10m or 2h, and join the run it serves then: a
-                       coordinator started later, or started again after a crash with the
-                       same --listen and --secret-file (default: no retry, exit 3)
+                       or another worker process holds this one's --name, keep trying to
+                       connect (backing off from 0.5 s to 10 s) for this long, such as 90s,
+                       10m or 2h, and join the run it serves then: a coordinator started
+                       later, or started again after a crash with the same --listen and
+                       --secret-file (default: no retry, exit 3, or 4 for the --name)
   --idle-exit DURATION leave the run after this long without a job, such as 5m, and exit 0,
                        giving back the machine it holds (baton run --slurm starts its
                        workers so, to end idle allocations); a job sent to it as it leaves
@@ -95,11 +97,11 @@ went silent (no welcome within --welcome-timeout-ms of connecting, or, after it,
 for --silence-limit-ms: its host may have crashed or the network dropped the connection),
 with --retry-for once it ran out; 4 when the coordinator refused this worker's setup (the
 wrong secret or job module, no shared protocol version, a --name another worker process
-connected under holds: fix it, since starting again the same way ends the same); 5 when a
-job handler ended the process with process.exit(0) (a pool replaces the worker); 130 /
-143 / 129 / 131 after SIGINT / SIGTERM / SIGHUP (the terminal closed, the ssh session
-dropped) / SIGQUIT (the running job is aborted and goes back to the coordinator; a second
-signal stops at once).`;
+connected under holds, with --retry-for once it ran out: fix it, since starting again the
+same way ends the same); 5 when a job handler ended the process with process.exit(0) (a
+pool replaces the worker); 130 / 143 / 129 / 131 after SIGINT / SIGTERM / SIGHUP (the
+terminal closed, the ssh session dropped) / SIGQUIT (the running job is aborted and goes
+back to the coordinator; a second signal stops at once).`;
 
 /**
  * Close codes that end a worker through no fault of its setup (the coordinator or its host went
@@ -120,7 +122,8 @@ const CUT_OFF: ReadonlySet<number> = new Set([
  * wrong secret, no shared protocol version, a frame over its limit, another job module, a
  * name another worker process holds):
  * starting it again the same way ends the same way, so it exits 4, which `localPool` and the
- * Slurm batch script do not restart.
+ * Slurm batch script do not restart. With `--retry-for`, a name held (4010) is tried again
+ * first: the process holding it may be one whose host is gone unseen.
  */
 const REFUSED: ReadonlySet<number> = new Set([
   CloseCode.protocolViolation,
@@ -236,7 +239,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     [CloseCode.codeMismatch]: () =>
       `this worker loaded ${resolve(jobsPath)}${changedSince(jobsPath, loaded) ? ", which has changed since (it or a local file it imports): start the worker again, to load it as it is now" : ""}`,
     [CloseCode.nameInUse]: () =>
-      `if the worker that had it is gone unseen (its host lost), the coordinator lets the name go within ${formatDuration(DEFAULT_DEAD_AFTER_MS)} by default: start this one again then`,
+      `if the worker that had it is gone unseen (its host lost), the coordinator lets the name go within ${formatDuration(DEFAULT_DEAD_AFTER_MS)} by default${retryForMs === undefined ? ": start this one again then, or give it --retry-for DURATION to have it wait for that" : ""}`,
   };
 
   let link: Link | undefined;
@@ -281,6 +284,8 @@ export async function workerCommand(argv: string[]): Promise<number> {
   /** Jobs run to a result over every connection so far. */
   let jobsFinished = 0;
   let joined = false;
+  /** A refusal of its name (4010) was said since `lostAt`: it is said once, however often. */
+  let toldNameHeld = false;
   const onWelcome = (run: string) => {
     // A worker that said it was trying says when it got through.
     if (lostAt !== undefined) {
@@ -291,6 +296,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     joined = true;
     lostAt = undefined;
     attempts = 0;
+    toldNameHeld = false;
   };
   process.on("exit", onHandlerExit);
   try {
@@ -346,11 +352,18 @@ export async function workerCommand(argv: string[]): Promise<number> {
         return exitSoon(0, graceMs);
       }
       const message = lossMessage(exit, address, setup);
-      if (!(exit instanceof Error) && REFUSED.has(exit.code)) {
+      // Another process holds the name (4010): with --retry-for, it may be one whose host is
+      // gone unseen, whose connection the coordinator lets go within its ping limit.
+      const nameHeld = !(exit instanceof Error) && exit.code === CloseCode.nameInUse;
+      if (
+        !(exit instanceof Error) &&
+        REFUSED.has(exit.code) &&
+        !(nameHeld && retryForMs !== undefined)
+      ) {
         say(message);
         return exitSoon(REFUSED_EXIT, graceMs);
       }
-      if (!(exit instanceof Error) && !CUT_OFF.has(exit.code)) {
+      if (!(exit instanceof Error) && !CUT_OFF.has(exit.code) && !nameHeld) {
         say(message);
         return exitSoon(3, graceMs);
       }
@@ -360,14 +373,21 @@ export async function workerCommand(argv: string[]): Promise<number> {
       }
       lostAt ??= Date.now();
       const leftMs = lostAt + retryForMs - Date.now();
+      if (leftMs <= 0 && nameHeld) {
+        say(
+          `${message}; gave up: the name was not let go within ${values["retry-for"]} (--retry-for)`,
+        );
+        return exitSoon(REFUSED_EXIT, graceMs);
+      }
       if (leftMs <= 0) {
         say(
           `${message}; gave up: the coordinator was not reachable again within ${values["retry-for"]} (--retry-for)`,
         );
         return exitSoon(3, graceMs);
       }
-      if (attempts === 0)
+      if (attempts === 0 || (nameHeld && !toldNameHeld))
         say(`${message}; trying again for up to ${values["retry-for"]} (--retry-for)`);
+      toldNameHeld ||= nameHeld;
       logger.info({ address, attempts, leftMs, reason: message }, "coordinator lost; trying again");
       // One job at a time: a job aborted by the loss must have stopped before the next lease.
       if (!(exit instanceof Error)) {

@@ -122,6 +122,12 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/** What `baton worker --retry-for` says of a refusal of its name "gpu-1" by the coordinator at `address`. */
+const nameHeldBy = (address: string) =>
+  `connection to the coordinator at ${address} closed with code 4010: name in use: another worker process named "gpu-1" is connected to this run; give each worker its own --name; if the worker that had it is gone unseen (its host lost), the coordinator lets the name go within 20.0 s by default`;
+/** `baton worker`'s flag for a JSON line on stderr at each attempt to connect again. */
+const INFO = ["--log-level", "info"];
+
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
 /** The command line of a running process, as every user on the machine can read it. */
@@ -593,18 +599,75 @@ describe.concurrent("baton worker, side by side", () => {
       timeout: 20_000,
     });
     const { code, stderr } = await within(
-      worker(workerArgs(coordinator.address, path, "--name", "gpu-1", "--retry-for", "1m")).exit,
+      worker(workerArgs(coordinator.address, path, "--name", "gpu-1")).exit,
       30_000,
       "the second worker's exit",
     );
     expect(code).toBe(4);
     expect(stderr).toBe(
-      `baton worker: connection to the coordinator at ${coordinator.address} closed with code 4010: name in use: another worker process named "gpu-1" is connected to this run; give each worker its own --name; if the worker that had it is gone unseen (its host lost), the coordinator lets the name go within 20.0 s by default: start this one again then\n`,
+      `baton worker: connection to the coordinator at ${coordinator.address} closed with code 4010: name in use: another worker process named "gpu-1" is connected to this run; give each worker its own --name; if the worker that had it is gone unseen (its host lost), the coordinator lets the name go within 20.0 s by default: start this one again then, or give it --retry-for DURATION to have it wait for that\n`,
     );
     // The first keeps its connection and its job.
     expect(first.child.exitCode).toBeNull();
     expect(coordinator.record(held)).toMatchObject({ state: "running", attempts: 1 });
     expect(coordinator.record(held).lostWorkers).toEqual([]);
+  });
+
+  it("with --retry-for, keeps trying while another worker process holds its --name (4010), saying so once, and joins once the name is let go", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, startCoordinator, worker } = scoped(onTestFinished);
+    const { path, secret } = await writeSecretFile(tempDir());
+    const held = job("hang");
+    const coordinator = await startCoordinator([held], secret);
+    const first = worker(workerArgs(coordinator.address, path, "--name", "gpu-1"));
+    await vi.waitFor(() => expect(coordinator.record(held).state).toBe("running"), {
+      timeout: 30_000,
+    });
+    const second = worker(
+      workerArgs(coordinator.address, path, ...["--name", "gpu-1", "--retry-for", "1m"], ...INFO),
+    );
+    // Refused more than once while the first holds the name; said once.
+    const tries = () => second.stderr().match(/"msg":"coordinator lost; trying again"/g) ?? [];
+    await vi.waitFor(() => expect(tries().length).toBeGreaterThan(1), { timeout: 30_000 });
+    // Its connection closes with it; one whose host is lost unseen goes at the ping limit.
+    process.kill(first.child.pid!, "SIGKILL");
+    await vi.waitFor(
+      () => expect(coordinator.record(held)).toMatchObject({ state: "running", attempts: 2 }),
+      { timeout: 30_000 },
+    );
+    process.kill(second.child.pid!, "SIGTERM");
+    const { code, stderr } = await within(second.exit, 30_000, "the second worker's exit");
+    expect(code).toBe(143);
+    expect(stderr.split("\n").filter((line) => line.startsWith("baton worker:"))).toEqual([
+      `baton worker: ${nameHeldBy(coordinator.address)}; trying again for up to 1m (--retry-for)`,
+      `baton worker: joined run e2e at ${coordinator.address}`,
+      expect.stringMatching(/^baton worker: SIGTERM: stopping/),
+    ]);
+  });
+
+  it("with --retry-for, exits 4 when the name was not let go within it", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { tempDir, startCoordinator, worker } = scoped(onTestFinished);
+    const { path, secret } = await writeSecretFile(tempDir());
+    const held = job("hang");
+    const coordinator = await startCoordinator([held], secret);
+    worker(workerArgs(coordinator.address, path, "--name", "gpu-1"));
+    await vi.waitFor(() => expect(coordinator.record(held).state).toBe("running"), {
+      timeout: 30_000,
+    });
+    const { code, stderr } = await within(
+      worker(workerArgs(coordinator.address, path, "--name", "gpu-1", "--retry-for", "2s")).exit,
+      30_000,
+      "the second worker's exit",
+    );
+    expect(code).toBe(4);
+    expect(stderr).toBe(
+      `baton worker: ${nameHeldBy(coordinator.address)}; trying again for up to 2s (--retry-for)\nbaton worker: ${nameHeldBy(coordinator.address)}; gave up: the name was not let go within 2s (--retry-for)\n`,
+    );
   });
 
   it("connects again at once after its connection went half-open: the coordinator replaces the old connection (4008) and the job runs again there", async ({
