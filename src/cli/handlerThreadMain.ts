@@ -4,6 +4,7 @@ import { jobRunner } from "../runtime/jobRunner.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { loadJobsFile } from "../runtime/userModule.ts";
 import type { FromHandlerThread, HandlerThreadData, ToHandlerThread } from "./handlerThread.ts";
+import { loadLoggingCause } from "./loadLoggingCause.ts";
 
 // The handler thread of `baton worker --handler-thread` (see handlerThread.ts): loads the job
 // module, then runs the jobs the worker's main thread hands it, one at a time.
@@ -11,8 +12,9 @@ const port = parentPort!;
 const data = workerData as HandlerThreadData;
 const send = (message: FromHandlerThread) => port.postMessage(message);
 try {
-  const jobs = await loadJobsFile(data.module);
-  const runner = jobRunner(jobs, createLogger({ level: data.level, pretty: data.pretty }));
+  const logging = { level: data.level, pretty: data.pretty };
+  const jobs = await loadLoggingCause(logging, () => loadJobsFile(data.module));
+  const runner = jobRunner(jobs, createLogger(logging));
   port.on("message", (message: ToHandlerThread) => {
     if (message.type === "abort") runner.abort(message.reason);
     else {

@@ -260,7 +260,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     parseEndedLogsRetention(values["keep-ended-logs"], "--keep-ended-logs");
     process.env[KEEP_ENDED_LOGS_ENV] = values["keep-ended-logs"];
   } else endedLogsRetention(process.env);
-  const graphModule = await loadLoggingCause(level, () => importUserModule(graphPath));
+  const graphModule = await loadLoggingCause({ level }, () => importUserModule(graphPath));
   // A module that is no graph module is told so before it is asked for handlers; a promise it
   // exports as its graph is awaited before another module loads, so that its rejection is
   // this command's error, not an unhandled one.
@@ -268,7 +268,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const jobsPath = values.jobs ?? graphPath;
   const jobsFile = values.jobs;
   const jobsModule = jobsFile
-    ? await loadLoggingCause(level, () => importUserModule(jobsFile))
+    ? await loadLoggingCause({ level }, () => importUserModule(jobsFile))
     : graphModule;
   const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
   // A dry run only looks at the store: it makes nothing, and what it cannot read holds nothing.

@@ -227,7 +227,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         pretty: process.stderr.isTTY === true,
         abortGraceMs: graceMs,
       })
-    : await loadLoggingCause(level, () => loadJobsFile(jobsPath));
+    : await loadLoggingCause({ level }, () => loadJobsFile(jobsPath));
   /** The job module's code as loaded: one changed since is why a coordinator started later refuses it. */
   const loaded = jobs.source;
   /** What this worker used, for the refusals that name it: to compare with `baton run`'s hint. */

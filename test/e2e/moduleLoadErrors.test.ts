@@ -122,21 +122,26 @@ describe.concurrent("a module that does not load", () => {
     },
   );
 
-  it("shows what the module threw, with its stack, at --log-level debug", async ({
-    expect,
-    onTestFinished,
-  }) => {
-    const dir = tree({
-      "graph.ts": graphImporting("./helpers.ts"),
-      "helpers.ts": 'export const h = 1;\nthrow new Error("DATA_DIR is not set");\n',
-    });
-    const args = [...argsOf("run", dir, "graph.ts"), "--log-level", "debug"];
-    const exit = await startOwnBaton(onTestFinished, args, { env: { NO_COLOR: "1" } }).exit;
-    // A JSON log line (stderr is no terminal) holding the cause's stack.
-    expect(exit.stderr).toContain(`(${dir}/helpers.ts:2:7)\\n`);
-    expect(exit.stderr.trimEnd().split("\n").at(-1)).toMatch(
-      /threw while loading: DATA_DIR is not set; .* \[MODULE_THREW\]$/,
-    );
-    expect(exit.code).toBe(2);
-  });
+  it.for<[Command, string, string[]]>([
+    ["run", "graph.ts", []],
+    // The module loads on the handler thread, where the cause is; only its code and message
+    // cross back.
+    ["worker", "jobs.ts", ["--handler-thread"]],
+  ])(
+    "shows what the module threw, with its stack, at --log-level debug: %s %s %s",
+    async ([command, module, more], { expect, onTestFinished }) => {
+      const dir = tree({
+        [module]: graphImporting("./helpers.ts"),
+        "helpers.ts": 'export const h = 1;\nthrow new Error("DATA_DIR is not set");\n',
+      });
+      const args = [...argsOf(command, dir, module), ...more, "--log-level", "debug"];
+      const exit = await startOwnBaton(onTestFinished, args, { env: { NO_COLOR: "1" } }).exit;
+      // A JSON log line (stderr is no terminal) holding the cause's stack.
+      expect(exit.stderr).toContain(`(${dir}/helpers.ts:2:7)\\n`);
+      expect(exit.stderr.trimEnd().split("\n").at(-1)).toMatch(
+        /threw while loading: DATA_DIR is not set; .* \[MODULE_THREW\]$/,
+      );
+      expect(exit.code).toBe(2);
+    },
+  );
 });
