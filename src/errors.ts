@@ -101,7 +101,8 @@ export class JobModuleError extends BatonError {
  * (`MODULE_NOT_FOUND`), it or a file it imports has a syntax error (`MODULE_SYNTAX`), it threw
  * while loading (`MODULE_THREW`: a top-level `throw`, a top-level `await` that rejected), it
  * imports a package that is not installed, or a local file that is not there
- * (`MODULE_MISSING_IMPORT`), or it failed otherwise (`MODULE_LOAD`). `at` names the file at
+ * (`MODULE_MISSING_IMPORT`), it or a file it imports imports a name that the module it
+ * imports does not export (`MODULE_MISSING_EXPORT`), or it failed otherwise (`MODULE_LOAD`). `at` names the file at
  * fault and, where known, the line and column; `cause` is what loading it threw (both only on
  * the thread that loaded it: a simulation's helper thread passes on the code and message).
  *
@@ -122,6 +123,7 @@ export class ModuleLoadError extends BatonError {
     | "MODULE_SYNTAX"
     | "MODULE_THREW"
     | "MODULE_MISSING_IMPORT"
+    | "MODULE_MISSING_EXPORT"
     | "MODULE_LOAD";
 
   constructor(

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ModuleLoadError } from "../errors.ts";
 import { moduleFiles } from "./moduleSource.ts";
@@ -12,12 +12,19 @@ const NOT_FOUND = new Set(["ERR_MODULE_NOT_FOUND", "MODULE_NOT_FOUND"]);
 const ESM_NOT_FOUND = /^Cannot find (?:package|module) '([^']+)' imported from (.+)$/;
 /** `Cannot find module 'x'` with CommonJS's `Require stack:` below it. */
 const CJS_NOT_FOUND = /^Cannot find module '([^']+)'/;
+/** An ES module's import of a name the module it imports does not export (a link error). */
+const NO_SUCH_EXPORT = /^The requested module '([^']+)' does not provide an export named '([^']+)'/;
+/** The same of a CommonJS module, whose named exports Node guesses from its code. */
+const NO_SUCH_CJS_EXPORT =
+  /^Named export '([^']+)' not found\. The requested module '([^']+)' is a CommonJS module/;
 
 /**
  * Why the module `path` (at `absolute`) did not load, as a `ModuleLoadError` that names the
  * file at fault, which may be one the module imports, and says what to do:
  * - a syntax error: the file, line and column, what is wrong, and the line itself
  *   (`MODULE_SYNTAX`);
+ * - an import of a name that the module imported does not export: where, which name from
+ *   which module (its file, when local), and the line (`MODULE_MISSING_EXPORT`);
  * - an import of a package that is not installed: which file imports it, and to `npm install`
  *   it in the folder of that file's package.json (`MODULE_MISSING_IMPORT`; a local file that
  *   is not there: to check the path);
@@ -35,14 +42,33 @@ const CJS_NOT_FOUND = /^Cannot find module '([^']+)'/;
 export function moduleLoadFailure(error: unknown, path: string, absolute: string): ModuleLoadError {
   const failed = `could not load ${path}`;
   const cause = { cause: error };
+  const message = messageOf(error);
+  const unexported = missingExport(message);
+  if (unexported !== undefined) {
+    // The import's place is in the error's stack: no file needs checking for it.
+    const site = syntaxErrorAt(error, () => []);
+    const says = unexportedMessage(unexported, site?.file);
+    return site === undefined
+      ? new ModuleLoadError(
+          "MODULE_MISSING_EXPORT",
+          `${failed}: missing export: ${says}`,
+          undefined,
+          cause,
+        )
+      : new ModuleLoadError(
+          "MODULE_MISSING_EXPORT",
+          `${failed}: ${placed("missing export", site, says)}`,
+          { file: site.file, line: site.line, column: site.column },
+          cause,
+        );
+  }
   const site = syntaxErrorAt(error, () => localFiles(absolute));
   if (site !== undefined) {
     const { file, line, column } = site;
-    const says = `${failed}: ${syntaxMessage(site)}`;
+    const says = `${failed}: ${placed("syntax error", site, site.message)}`;
     return new ModuleLoadError("MODULE_SYNTAX", says, { file, line, column }, cause);
   }
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  const message = messageOf(error);
   const missing = NOT_FOUND.has(code ?? "") ? missingImport(error as Error, message) : undefined;
   if (missing !== undefined) {
     const { importer, says } = missing;
@@ -78,14 +104,52 @@ export function moduleLoadFailure(error: unknown, path: string, absolute: string
   );
 }
 
-/** `FILE:LINE:COLUMN: WHAT`, then the line, and a caret under the column. */
-function syntaxMessage({ file, line, column, message, text }: SyntaxErrorSite): string {
+/** `WHAT at FILE:LINE:COLUMN: SAYS`, then the line, and a caret under the column. */
+function placed(what: string, { file, line, column, text }: SyntaxErrorSite, says: string): string {
   const where = `${file}:${line}${column === undefined ? "" : `:${column}`}`;
-  if (text === undefined) return `syntax error at ${where}: ${message}`;
+  if (text === undefined) return `${what} at ${where}: ${says}`;
   const gutter = `  ${line} | `;
   const caret =
     column === undefined ? "" : `\n${" ".repeat(gutter.length - 2)}| ${" ".repeat(column - 1)}^`;
-  return `syntax error at ${where}: ${message}\n${gutter}${text}${caret}`;
+  return `${what} at ${where}: ${says}\n${gutter}${text}${caret}`;
+}
+
+/** An import of a name its module does not export: the name, the module, and whether CommonJS. */
+interface MissingExport {
+  name: string;
+  specifier: string;
+  commonJs: boolean;
+}
+
+function missingExport(message: string): MissingExport | undefined {
+  const esm = NO_SUCH_EXPORT.exec(message);
+  if (esm !== null) return { specifier: esm[1]!, name: esm[2]!, commonJs: false };
+  const cjs = NO_SUCH_CJS_EXPORT.exec(message);
+  if (cjs !== null) return { name: cjs[1]!, specifier: cjs[2]!, commonJs: true };
+  return undefined;
+}
+
+/**
+ * What is missing and what to do: the module imported (with its file, when a local one that is
+ * there, resolved from `importer`) does not export the name.
+ */
+function unexportedMessage(
+  { name, specifier, commonJs }: MissingExport,
+  importer: string | undefined,
+): string {
+  const local = /^(?:\.|\/)/.test(specifier);
+  const file = local && importer !== undefined ? resolve(dirname(importer), specifier) : undefined;
+  const module = `"${specifier}"${file !== undefined && existsSync(file) ? ` (${file})` : ""}`;
+  if (commonJs) {
+    return `${name} is imported from ${module}, a CommonJS module in which Node finds no export of that name: import its default export and take ${name} from that (import m from "${specifier}"; const { ${name} } = m)`;
+  }
+  const add = name === "default" ? "add export default there" : "export it there";
+  const fix = local
+    ? `${add}, or import a name that module exports`
+    : "import a name it exports (check the package's installed version and its documentation)";
+  return name === "default"
+    ? `the default export of ${module} is imported, and it has none: ${fix}`
+    : `${name} is imported from ${module}, which does not export it: ${fix}`;
 }
 
 /** What a missing import is: which file imports what, and what to do about it. */

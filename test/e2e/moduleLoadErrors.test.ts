@@ -101,6 +101,17 @@ describe.concurrent("a module that does not load", () => {
         `could not load ${dir}/sim.ts: ${dir}/helpers.ts:2:7 threw while loading: DATA_DIR is not set; fix its top-level code (for its stack: npx tsx ${dir}/helpers.ts) [MODULE_THREW]`,
     ],
     [
+      "an import of a name the file imported does not export (which Node calls a syntax error)",
+      "run --jobs",
+      {
+        "jobs.ts": 'import { h } from "./helpers.ts";\nexport default { a: () => h };\n',
+        "helpers.ts": "export const g = 1;\n",
+      },
+      false,
+      (dir) =>
+        `could not load ${dir}/jobs.ts: missing export at ${dir}/jobs.ts:1:10: h is imported from "./helpers.ts" (${dir}/helpers.ts), which does not export it: export it there, or import a name that module exports [MODULE_MISSING_EXPORT]\n  1 | import { h } from "./helpers.ts";\n    |          ^`,
+    ],
+    [
       "a require of a package that is not installed (which Node 20 also left unhandled)",
       "run",
       {

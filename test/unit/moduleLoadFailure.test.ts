@@ -3,8 +3,9 @@
  * threw, shaped as Node and tsx throw it (test/e2e/moduleLoadErrors.test.ts runs the command
  * on real modules of each kind of failure).
  */
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { ModuleLoadError } from "../../src/errors.ts";
 import { moduleLoadFailure } from "../../src/runtime/moduleLoadFailure.ts";
@@ -74,6 +75,57 @@ describe("moduleLoadFailure", () => {
     // A value that is no error has no stack: the module given is named, to run alone.
     expect(moduleLoadFailure("no licence", "graph.ts", "/home/me/graph.ts").message).toBe(
       "could not load graph.ts: it threw while loading: no licence; fix its top-level code (for its stack: npx tsx /home/me/graph.ts)",
+    );
+  });
+
+  it("names an import of a name the module imported does not export, which Node calls a syntax error, with what to do", () => {
+    const dir = tree({ "x.js": "export const g = 1;\n", "y.cjs": "exports.g = 1;\n" });
+    const graph = join(dir, "graph.mjs");
+    /** Node's link error for `importing` (line 1 of graph.mjs), its caret under `column`. */
+    const linkError = (message: string, importing: string, column: number) => {
+      writeFileSync(graph, `${importing}\nexport default [];\n`);
+      const error = new SyntaxError(message);
+      error.stack = `${pathToFileURL(graph)}:1\n${importing}\n${" ".repeat(column - 1)}^\nSyntaxError: ${message}\n    at ModuleJob._instantiate (node:internal/modules/esm/module_job:213:21)`;
+      return moduleLoadFailure(error, "graph.mjs", graph);
+    };
+    const named = linkError(
+      "The requested module './x.js' does not provide an export named 'h'",
+      'import { g, h } from "./x.js";',
+      13,
+    );
+    expect(named).toMatchObject({
+      code: "MODULE_MISSING_EXPORT",
+      at: { file: graph, line: 1, column: 13 },
+    });
+    expect(named.message).toBe(
+      `could not load graph.mjs: missing export at ${graph}:1:13: h is imported from "./x.js" (${dir}/x.js), which does not export it: export it there, or import a name that module exports\n  1 | import { g, h } from "./x.js";\n    |             ^`,
+    );
+    expect(
+      linkError(
+        "The requested module './x.js' does not provide an export named 'default'",
+        'import x from "./x.js";',
+        8,
+      ).message,
+    ).toContain(
+      `: the default export of "./x.js" (${dir}/x.js) is imported, and it has none: add export default there, or import a name that module exports\n`,
+    );
+    expect(
+      linkError(
+        "The requested module 'some-package' does not provide an export named 'h'",
+        'import { h } from "some-package";',
+        10,
+      ).message,
+    ).toContain(
+      `: h is imported from "some-package", which does not export it: import a name it exports (check the package's installed version and its documentation)\n`,
+    );
+    expect(
+      linkError(
+        "Named export 'h' not found. The requested module './y.cjs' is a CommonJS module, which may not support all module.exports as named exports.\nCommonJS modules can always be imported via the default export, for example using:\n\nimport pkg from './y.cjs';\nconst { h } = pkg;\n",
+        'import { h } from "./y.cjs";',
+        10,
+      ).message,
+    ).toContain(
+      `: h is imported from "./y.cjs" (${dir}/y.cjs), a CommonJS module in which Node finds no export of that name: import its default export and take h from that (import m from "./y.cjs"; const { h } = m)\n`,
     );
   });
 
