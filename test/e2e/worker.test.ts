@@ -122,6 +122,21 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
+/**
+ * A coordinator whose one job, `hang`, runs on a first `baton worker --name gpu-1`, which holds
+ * that name while the test lasts; with the test's helpers, for a second worker.
+ */
+async function nameHeld(helpers: ReturnType<typeof scoped>) {
+  const { path, secret } = await writeSecretFile(helpers.tempDir());
+  const held = job("hang");
+  const coordinator = await helpers.startCoordinator([held], secret);
+  const first = helpers.worker(workerArgs(coordinator.address, path, "--name", "gpu-1"));
+  await vi.waitFor(() => expect(coordinator.record(held).state).toBe("running"), {
+    timeout: 30_000,
+  });
+  return { ...helpers, coordinator, path, held, first };
+}
+
 /** What `baton worker --retry-for` says of a refusal of its name "gpu-1" by the coordinator at `address`. */
 const nameHeldBy = (address: string) =>
   `connection to the coordinator at ${address} closed with code 4010: name in use: another worker process named "gpu-1" is connected to this run; give each worker its own --name; if the worker that had it is gone unseen (its host lost), the coordinator lets the name go within 20.0 s by default`;
@@ -590,14 +605,7 @@ describe.concurrent("baton worker, side by side", () => {
     expect,
     onTestFinished,
   }) => {
-    const { tempDir, startCoordinator, worker } = scoped(onTestFinished);
-    const { path, secret } = await writeSecretFile(tempDir());
-    const held = job("hang");
-    const coordinator = await startCoordinator([held], secret);
-    const first = worker(workerArgs(coordinator.address, path, "--name", "gpu-1"));
-    await vi.waitFor(() => expect(coordinator.record(held).state).toBe("running"), {
-      timeout: 20_000,
-    });
+    const { worker, coordinator, path, held, first } = await nameHeld(scoped(onTestFinished));
     const { code, stderr } = await within(
       worker(workerArgs(coordinator.address, path, "--name", "gpu-1")).exit,
       30_000,
@@ -617,14 +625,7 @@ describe.concurrent("baton worker, side by side", () => {
     expect,
     onTestFinished,
   }) => {
-    const { tempDir, startCoordinator, worker } = scoped(onTestFinished);
-    const { path, secret } = await writeSecretFile(tempDir());
-    const held = job("hang");
-    const coordinator = await startCoordinator([held], secret);
-    const first = worker(workerArgs(coordinator.address, path, "--name", "gpu-1"));
-    await vi.waitFor(() => expect(coordinator.record(held).state).toBe("running"), {
-      timeout: 30_000,
-    });
+    const { worker, coordinator, path, held, first } = await nameHeld(scoped(onTestFinished));
     const second = worker(
       workerArgs(coordinator.address, path, ...["--name", "gpu-1", "--retry-for", "1m"], ...INFO),
     );
@@ -651,14 +652,7 @@ describe.concurrent("baton worker, side by side", () => {
     expect,
     onTestFinished,
   }) => {
-    const { tempDir, startCoordinator, worker } = scoped(onTestFinished);
-    const { path, secret } = await writeSecretFile(tempDir());
-    const held = job("hang");
-    const coordinator = await startCoordinator([held], secret);
-    worker(workerArgs(coordinator.address, path, "--name", "gpu-1"));
-    await vi.waitFor(() => expect(coordinator.record(held).state).toBe("running"), {
-      timeout: 30_000,
-    });
+    const { worker, coordinator, path } = await nameHeld(scoped(onTestFinished));
     const { code, stderr } = await within(
       worker(workerArgs(coordinator.address, path, "--name", "gpu-1", "--retry-for", "2s")).exit,
       30_000,
