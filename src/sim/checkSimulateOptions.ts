@@ -71,9 +71,10 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
     );
   }
   const { handlers } = options;
-  if (handlers !== undefined && typeof handlers !== "function" && typeof handlers !== "object") {
+  const notHandlers = handlers === undefined ? undefined : whatHandlersAreNot(handlers);
+  if (notHandlers !== undefined) {
     throw new ConfigError(
-      `${where}: handlers must be a job module (an object mapping each kind of your graph to its handler) or a function of the simulation's tools returning one, not ${typeof handlers}`,
+      `${where}: handlers must be a job module (an object mapping each kind of your graph to its handler) or a function of the simulation's tools returning one, not ${notHandlers}`,
     );
   }
   if (options.world !== undefined) {
@@ -148,4 +149,22 @@ function checkObservers(where: string, options: SimulateOptions): void {
     }
   }
   checkInspectOption(where, options.inspect);
+}
+
+/**
+ * What `handlers` is when it can be no job module nor a function returning one (`undefined`
+ * when it can): a list among them, which is a graph's jobs (a graph module given as the
+ * handlers module), where the job module's check said `job kind "0": unknown option kind`.
+ *
+ * @example
+ * ```ts
+ * whatHandlersAreNot([job("fetch", 1)]); // "a list (the jobs of a graph?)"
+ * ```
+ */
+export function whatHandlersAreNot(handlers: unknown): string | undefined {
+  if (Array.isArray(handlers)) return "a list (the jobs of a graph?)";
+  if (handlers === null) return "null";
+  return typeof handlers === "function" || typeof handlers === "object"
+    ? undefined
+    : typeof handlers;
 }

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { ConfigError } from "../errors.ts";
 import { graphOf, importUserModule } from "../runtime/userModule.ts";
+import { whatHandlersAreNot } from "./checkSimulateOptions.ts";
 import type { SimulateOptions } from "./simulate.ts";
 
 /**
@@ -62,9 +63,10 @@ function pathOf(module: string): string {
 async function importSimModules(modules: SimModules) {
   const graph = await graphOf(await importUserModule(pathOf(modules.graph)), pathOf(modules.graph));
   const handlers = (await importUserModule(pathOf(modules.handlers))).default;
-  if (typeof handlers !== "function" && (typeof handlers !== "object" || handlers === null)) {
+  const notHandlers = whatHandlersAreNot(handlers);
+  if (notHandlers !== undefined) {
     throw new ConfigError(
-      `${modules.handlers} exports no handlers: give it \`export default ({ sleep, now, random }) => ({ kind: async (input, ctx) => …, … })\`, the handlers simulate takes (README: Simulation), not ${handlers === null ? "null" : typeof handlers}`,
+      `${modules.handlers} exports no handlers: give it \`export default ({ sleep, now, random }) => ({ kind: async (input, ctx) => …, … })\`, the handlers simulate takes (README: Simulation), not ${notHandlers}`,
     );
   }
   return { graph, handlers: handlers as NonNullable<SimulateOptions["handlers"]> };

@@ -267,6 +267,11 @@ describe("baton sim on a graph of your own", () => {
       `baton sim: ${F}/simOwnNoDefault.sim.ts exports no handlers: give it \`export default ({ sleep, now, random }) =>`,
     ],
     [
+      // The graph module again where the handlers go: it said `job kind "0": unknown option kind`.
+      [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwn.graph.ts`],
+      `baton sim: ${F}/simOwn.graph.ts exports no handlers: give it \`export default ({ sleep, now, random }) => ({ kind: async (input, ctx) => …, … })\`, the handlers simulate takes (README: Simulation), not a list (the jobs of a graph?)`,
+    ],
+    [
       [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnLacking.sim.ts`, "--seeds", "1..4"],
       "your graph has jobs of kind merge, which the job module your handlers function returned does not define (it defines fetch)",
     ],

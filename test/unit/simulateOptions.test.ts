@@ -127,6 +127,11 @@ describe("simulate's options", () => {
       "handlers must be a job module (an object mapping each kind of your graph to its handler) or a function",
     ],
     [
+      // A graph's jobs where the handlers go: it said `job kind "0": unknown option kind`.
+      { graph: [graph], jobs: undefined, handlers: [graph] },
+      "handlers must be a job module (an object mapping each kind of your graph to its handler) or a function of the simulation's tools returning one, not a list (the jobs of a graph?)",
+    ],
+    [
       { graph: [graph], jobs: undefined, handlers: () => null },
       "the job module your handlers function returned must be an object mapping each kind of your graph (fetch, parse) to its handler, not null",
     ],
