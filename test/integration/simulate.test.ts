@@ -13,6 +13,7 @@ import { POOL_STOP_GRACE_MS } from "../../src/runtime/workerPool.ts";
 import { drawFaults, formatFaults, parseFaults } from "../../src/sim/faultPlan.ts";
 import { shrink } from "../../src/sim/shrink.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
+import type { SimTools } from "../../src/sim/simGraph.ts";
 import { simulate } from "../../src/sim/simulate.ts";
 import chargesGraph from "../fixtures/simCharges.graph.ts";
 import chargesHandlers from "../fixtures/simCharges.sim.ts";
@@ -998,6 +999,43 @@ describe("simulate", () => {
       plantedBugs: ["release-lease-twice"],
     });
     expect(again.traceHash).toBe(small.result.traceHash);
+  });
+
+  it("shrinks a race of your own to the fewest workers that still lose the update", async () => {
+    // Each order is charged, then shipped; a ship reads the stock, waits, and writes it back:
+    // two ships side by side lose an update. Which worker counts put two side by side is no
+    // order of size: at seed 1, 3 workers do and 4 and 5 do not, and fast-check stopped at 6.
+    const orders = [1, 2, 3, 4, 5, 6];
+    const charges = orders.map((order) => job("charge", order));
+    const ships = orders.map((order, i) => job("ship", order, { after: [charges[i]!] }));
+    const yours = {
+      graph: [job("report", null, { after: ships })],
+      handlers: ({ sleep, random, keep, invariant }: SimTools) => {
+        const stock = keep("stock", () => ({ count: 100, shipped: 0 }));
+        return {
+          charge: async () => {
+            await sleep(500 + 1_500 * random());
+          },
+          ship: async () => {
+            const seen = stock.count;
+            await sleep(20 + 30 * random());
+            stock.count = seen - 1;
+            stock.shipped++;
+          },
+          report: () => {
+            invariant(stock.count === 100 - stock.shipped, `stock ${stock.count}`);
+          },
+        };
+      },
+      faults: "none" as const,
+    };
+    const failed = await simulate({ ...yours, seed: 1, workers: 8 });
+    expect(failed.violation?.invariant).toBe(15);
+    let fewest = 1;
+    while ((await simulate({ ...yours, seed: 1, workers: fewest })).ok) fewest++;
+    const small = await shrink(failed, yours);
+    expect(small.workers).toBe(fewest);
+    expect(small.result.violation?.invariant).toBe(15);
   });
 
   it("shrinks a failure of a graph of your own by its workers and faults, keeping its jobs", async () => {
