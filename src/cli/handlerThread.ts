@@ -1,9 +1,10 @@
 import { Worker } from "node:worker_threads";
+import type { Logger } from "pino";
 import { BatonError, JobModuleError } from "../errors.ts";
 import { failed, type JobReport, type JobRunner } from "../runtime/jobRunner.ts";
-import type { LogLevel } from "../runtime/logger.ts";
+import { createLogger, type LogLevel } from "../runtime/logger.ts";
 import { serializeThrown } from "../runtime/serializeThrown.ts";
-import type { JobFrame, ProgressFrame, ResultFrame } from "../transport/frames.ts";
+import type { JobFrame, ProgressFrame, ResultFrame, SerializedError } from "../transport/frames.ts";
 
 /** What the handler thread is started with. */
 export interface HandlerThreadData {
@@ -46,6 +47,11 @@ export const DEFAULT_ABORT_GRACE_MS = 5_000;
 export interface HandlerThreadOptions extends HandlerThreadData {
   /** How long an aborted handler gets to return before its thread is ended (default 5 s). */
   abortGraceMs?: number | undefined;
+  /**
+   * Where a thread's death under a job is logged, at debug with the crash's stack, as a thrown
+   * handler error is (default: a logger of `level` on stderr).
+   */
+  logger?: Logger | undefined;
 }
 
 /** A `JobRunner` whose handlers run on a thread of their own; `close()` stops the thread. */
@@ -72,8 +78,9 @@ export interface HandlerThread extends JobRunner {
  * ```
  */
 export async function startHandlerThread(options: HandlerThreadOptions): Promise<HandlerThread> {
-  const { abortGraceMs = DEFAULT_ABORT_GRACE_MS, ...data } = options;
-  const runner = new ThreadRunner(data, abortGraceMs);
+  const { abortGraceMs = DEFAULT_ABORT_GRACE_MS, logger, ...data } = options;
+  const log = logger ?? createLogger({ level: data.level, pretty: data.pretty });
+  const runner = new ThreadRunner(data, abortGraceMs, log);
   const ready = await runner.spawn();
   runner.codeHash = ready.codeHash;
   runner.kinds = ready.kinds;
@@ -89,7 +96,7 @@ class ThreadRunner implements HandlerThread {
   /** The thread, once its module has loaded; a thread that died is replaced at the next job. */
   private thread: Promise<Worker> | undefined;
   /** The job running now, where its progress and result go, and the protocol version. */
-  private job: { id: string; report: JobReport; version: number } | undefined;
+  private job: { frame: JobFrame; report: JobReport; version: number } | undefined;
   /** Called when the job running now has its result, for `close()`. */
   private idle: (() => void) | undefined;
   /** Why the thread is being ended under its job: an abort its handler did not heed. */
@@ -98,6 +105,7 @@ class ThreadRunner implements HandlerThread {
   constructor(
     private readonly data: HandlerThreadData,
     private readonly abortGraceMs: number,
+    private readonly logger: Logger,
   ) {}
 
   /** Starts a thread and loads the module there; the jobs from now on run on it. */
@@ -124,7 +132,7 @@ class ThreadRunner implements HandlerThread {
               reject(new BatonError(message.code, message.message));
               return;
             case "progress":
-              if (this.job?.id === message.frame.job) this.job.report.progress(message.frame);
+              if (this.job?.frame.id === message.frame.job) this.job.report.progress(message.frame);
               return;
             case "result":
               this.finish(message.result);
@@ -145,18 +153,7 @@ class ThreadRunner implements HandlerThread {
               `the handler thread stopped (${why}) before the job module loaded`,
             ),
           );
-          if (this.job !== undefined) {
-            this.finish(
-              failed(
-                this.job.id,
-                {
-                  name: "HandlerThreadExited",
-                  message: `the thread running job ${this.job.id}'s handler stopped (${why}); the next job gets a new thread`,
-                },
-                this.job.version,
-              ),
-            );
-          }
+          if (this.job !== undefined) this.threadExitedUnder(this.job, why, crash);
         });
       },
     );
@@ -174,7 +171,7 @@ class ThreadRunner implements HandlerThread {
    * death of the thread does, `HandlerThreadExited`, retried.
    */
   start(frame: JobFrame, version: number, report: JobReport): void {
-    this.job = { id: frame.id, report, version };
+    this.job = { frame, report, version };
     if (this.thread === undefined) void this.spawn().catch(() => {});
     this.thread!.then(
       (worker) => post(worker, { type: "start", frame, version }),
@@ -216,9 +213,33 @@ class ThreadRunner implements HandlerThread {
     await worker?.terminate();
   }
 
+  /**
+   * Fails `job`'s attempt because its thread stopped (`why`). A crash that was an Error gives
+   * the failure its stack, cut and with its causes as a thrown handler error's is, and is logged
+   * at debug as one: the thread died with it, so only this thread can tell.
+   */
+  private threadExitedUnder(
+    job: { frame: JobFrame; version: number },
+    why: string,
+    crash: unknown,
+  ): void {
+    const { frame, version } = job;
+    const error: SerializedError = {
+      name: "HandlerThreadExited",
+      message: `the thread running job ${frame.id}'s handler stopped (${why}); the next job gets a new thread`,
+    };
+    if (crash instanceof Error && !isOutOfMemory(crash)) {
+      error.stack = serializeThrown(crash, frame).stack;
+    }
+    this.logger
+      .child({ job: frame.id, kind: frame.kind, attempt: frame.attempt })
+      .debug({ err: error }, "job failed");
+    this.finish(failed(frame.id, error, version));
+  }
+
   private finish(result: ResultFrame): void {
     const job = this.job;
-    if (job?.id !== result.job) return;
+    if (job?.frame.id !== result.job) return;
     this.job = undefined;
     job.report.done(result);
     this.idle?.();
@@ -231,9 +252,14 @@ function post(worker: Worker, message: ToHandlerThread): void {
 
 function describeCrash(crash: unknown): string {
   if (crash instanceof Error) {
-    return (crash as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY"
+    return isOutOfMemory(crash)
       ? "it ran out of memory"
       : `uncaught ${crash.name}: ${crash.message}`;
   }
   return `uncaught ${String(crash)}`;
+}
+
+/** Whether the thread's crash is V8 running out of the thread's heap (no handler's frames). */
+function isOutOfMemory(crash: Error): boolean {
+  return (crash as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY";
 }

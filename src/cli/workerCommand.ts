@@ -226,6 +226,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         level,
         pretty: process.stderr.isTTY === true,
         abortGraceMs: graceMs,
+        logger,
       })
     : await loadLoggingCause({ level }, () => loadJobsFile(jobsPath));
   /** The job module's code as loaded: one changed since is why a coordinator started later refuses it. */

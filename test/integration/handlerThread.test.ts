@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type HandlerThread, startHandlerThread } from "../../src/cli/handlerThread.ts";
 import type { Json } from "../../src/graph/job.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
+import { createLogger } from "../../src/runtime/logger.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { jobsOf } from "../../src/runtime/userModule.ts";
 import type { JobFrame, ProgressFrame, ResultFrame } from "../../src/transport/frames.ts";
@@ -128,18 +129,45 @@ describe("the handler thread", () => {
     expect(await run(thread, frame("double", 3)).result).toMatchObject({ value: 6 });
   });
 
-  it("fails the attempt when its thread dies under a job, and runs the next job on a new thread", async () => {
-    const thread = await start();
+  it("fails the attempt when its thread dies under a job, with the crash's stack, logged at debug, and runs the next job on a new thread", async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: "debug", stderr: (line) => lines.push(line) });
+    const thread = await startHandlerThread({
+      module: JOBS,
+      level: "silent",
+      pretty: false,
+      logger,
+    });
+    threads.push(thread);
     const job = frame("throwLater", "boom in a timer");
+    const error = {
+      name: "HandlerThreadExited",
+      message: `the thread running job ${job.id}'s handler stopped (uncaught Error: boom in a timer); the next job gets a new thread`,
+      // Where the handler's timer threw, as Node prints an uncaught error without a thread.
+      stack: expect.stringMatching(
+        /^Error: boom in a timer\n {4}at Timeout\._onTimeout \(.*worker\.jobs\.ts:\d+:\d+\)\n/,
+      ),
+    };
     expect(await run(thread, job).result).toEqual({
       type: "result",
       job: job.id,
       status: "failed",
-      error: {
-        name: "HandlerThreadExited",
-        message: `the thread running job ${job.id}'s handler stopped (uncaught Error: boom in a timer); the next job gets a new thread`,
-      },
+      error,
     });
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        msg: "job failed",
+        job: job.id,
+        kind: "throwLater",
+        attempt: 1,
+        err: expect.objectContaining({
+          type: error.name,
+          message: error.message,
+          stack: error.stack,
+        }),
+      }),
+    );
     expect(await run(thread, frame("double", 2)).result).toMatchObject({ value: 4 });
   });
 
