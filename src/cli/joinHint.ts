@@ -21,17 +21,18 @@ export interface JoinHintOptions {
  * and job module, and `--handler-thread` and `--abort-grace` when the run's own workers have
  * them; when the address
  * and secret outlast the run, that `--retry-for` keeps a worker for the run started again. The
- * secret itself is never printed.
+ * secret itself is never printed. It names the address listened on (`listenAddress`), and for
+ * a wildcard host says what a worker on another machine puts in its place.
  *
  * @example
  * ```ts
- * joinHint({ address: "ws://127.0.0.1:7000", secretFile: ".baton/run/x.secret" }, "jobs.ts");
+ * joinHint({ listenAddress: "ws://127.0.0.1:7000", secretFile: ".baton/run/x.secret" }, "jobs.ts");
  * // workers join this run with:
  * //   baton worker --connect 'ws://127.0.0.1:7000' --secret-file '/home/me/.baton/run/x.secret' --jobs '/home/me/jobs.ts'
  * ```
  */
 export function joinHint(
-  { address, secretFile }: ListeningEvent,
+  { listenAddress: address, secretFile }: Pick<ListeningEvent, "listenAddress" | "secretFile">,
   jobsPath: string,
   { handlerThread = false, abortGrace, lasting = false, connect }: JoinHintOptions = {},
 ): string {

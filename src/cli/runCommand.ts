@@ -400,9 +400,9 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (lock) {
       // For baton status: where workers join at once, how far the run is with the lock's renewal.
       if (!inProcess || values.listen !== undefined) {
-        run.on("listening", ({ address, secretFile }) => {
+        run.on("listening", ({ listenAddress, secretFile }) => {
           const secret = secretFile === undefined ? {} : { secretFile: resolve(secretFile) };
-          void lock.note({ address: values.connect ?? address, ...secret }, { now: true });
+          void lock.note({ address: values.connect ?? listenAddress, ...secret }, { now: true });
         });
       }
       run.on("progress", ({ total, counts }) => {

@@ -112,8 +112,23 @@ export function workerConnect(
   elsewhere?: string | undefined,
 ): string {
   if (connect !== undefined) return connect;
-  if (elsewhere === undefined) return address;
+  return elsewhere === undefined ? address : reachedFrom(address, elsewhere);
+}
+
+/**
+ * Where a worker on another machine reaches a coordinator listening at `address`: a wildcard
+ * host (0.0.0.0, ::), which there means that machine, becomes `thisHost` (this machine's
+ * name, `os.hostname()`) with the same port; any other address, and one of another transport
+ * (`memory://…`), is itself. What `listening` says and what a pool gives its workers elsewhere.
+ *
+ * @example
+ * ```ts
+ * reachedFrom("ws://0.0.0.0:7000", "login1"); // "ws://login1:7000"
+ * reachedFrom("ws://10.0.0.5:7000", "login1"); // "ws://10.0.0.5:7000"
+ * ```
+ */
+export function reachedFrom(address: string, thisHost: string): string {
+  if (!address.startsWith("ws://")) return address;
   const { host, port } = parseListenAddress(address);
-  if (!WILDCARD_HOSTS.has(host)) return address;
-  return `ws://${elsewhere}:${port}`;
+  return WILDCARD_HOSTS.has(host) ? `ws://${thisHost}:${port}` : address;
 }

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Actor, createActor } from "xstate";
@@ -9,6 +10,7 @@ import { demandGauge } from "../machines/demand.ts";
 import type { CoordinatorEffect, JobBoard, JobRecord } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { checkEngineOptions } from "./checkEngineOptions.ts";
+import { reachedFrom } from "./coordinatorAddress.ts";
 import {
   type ConnectionTimeouts,
   CoordinatorServer,
@@ -507,7 +509,8 @@ export function createEngine(options: EngineOptions): Engine {
           log.info({ jobs: board.jobs.size, address: listener.address }, "run started");
           if (!nothingToRun) {
             run.emit("listening", {
-              address: listener.address,
+              address: reachedFrom(listener.address, hostname()),
+              listenAddress: listener.address,
               ...(secretFile && { secretFile: secretFile.path }),
             });
           }

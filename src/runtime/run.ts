@@ -186,7 +186,14 @@ export interface StoreFullEvent {
  * are processes (a run with in-process workers has none).
  */
 export interface ListeningEvent {
+  /**
+   * Where a worker on this or another machine connects: the address listened on, but for a
+   * wildcard host (`listen: "0.0.0.0:7000"`), which on another machine means that machine,
+   * this machine's name (`os.hostname()`) with the port, `ws://login1:7000`.
+   */
   address: string;
+  /** The address the coordinator listens on, as bound: `ws://0.0.0.0:7000`. */
+  listenAddress: string;
   secretFile?: string;
 }
 

@@ -16,7 +16,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { type AddressInfo, connect } from "node:net";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism, hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
@@ -40,6 +40,7 @@ import {
   job,
   ListenerError,
   localPool,
+  memoryNet,
   type Net,
   NonRetryableError,
   PoolError,
@@ -863,7 +864,9 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
     first.on("job", (e) => seen.push(`job ${e.state}`));
     expect((await first).ok).toBe(true);
     // In-process workers join over the in-memory Net and need no secret file.
-    expect(seen[0]).toMatch(/^listening \{"address":"memory:\/\/run-[\w-]+"\}$/);
+    expect(seen[0]).toMatch(
+      /^listening \{"address":"(memory:\/\/run-[\w-]+)","listenAddress":"\1"\}$/,
+    );
     expect(seen.filter((line) => line.startsWith("listening"))).toHaveLength(1);
 
     const rerun = engine.run(graph);
@@ -873,6 +876,23 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
     });
     expect((await rerun).counts).toMatchObject({ completed: 3, cached: 3 });
     expect(listened).toBe(false);
+  });
+
+  it("says workers elsewhere join at this machine's name when it listens on every interface, and where it listens", async () => {
+    // Over the in-memory Net, which listens at the address as given: no socket on 0.0.0.0.
+    const engine = createEngine({
+      jobs: { step: (n: number) => n },
+      workers: 1,
+      listen: "ws://0.0.0.0:7000",
+      net: memoryNet(),
+    });
+    const run = engine.run([job("step", 1)]);
+    const listening = new Promise<ListeningEvent>((resolve) => run.on("listening", resolve));
+    expect((await run).ok).toBe(true);
+    expect(await listening).toEqual({
+      address: `ws://${hostname()}:7000`,
+      listenAddress: "ws://0.0.0.0:7000",
+    });
   });
 
   it("keeps keepLogs runs' log folders of one engine's runs, not every folder written in the last day", async () => {

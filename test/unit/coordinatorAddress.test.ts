@@ -3,6 +3,7 @@ import { ConfigError } from "../../src/errors.ts";
 import {
   checkConnect,
   coordinatorUrl,
+  reachedFrom,
   workerConnect,
 } from "../../src/runtime/coordinatorAddress.ts";
 import { type LocalWorkersOptions, localPool } from "../../src/runtime/localPool.ts";
@@ -68,5 +69,10 @@ describe("connect, as localPool and slurmPool take it", () => {
     expect(workerConnect(undefined, "ws://[::]:7001", "login1")).toBe("ws://login1:7001");
     expect(workerConnect(undefined, "ws://10.0.0.5:7000", "login1")).toBe("ws://10.0.0.5:7000");
     expect(workerConnect("login1.ib:7000", "ws://0.0.0.0:7000", "login1")).toBe("login1.ib:7000");
+  });
+
+  it("leaves an address of another transport as it is, for workers elsewhere too", () => {
+    expect(reachedFrom("memory://run-1", "login1")).toBe("memory://run-1");
+    expect(workerConnect(undefined, "memory://run-1", "login1")).toBe("memory://run-1");
   });
 });

@@ -5,7 +5,7 @@ import { joinHint } from "../../src/cli/joinHint.ts";
 describe("joinHint", () => {
   it("gives the baton worker command with the run's address and absolute paths", () => {
     const hint = joinHint(
-      { address: "ws://127.0.0.1:7000", secretFile: ".baton/run/run-1-2@h.secret" },
+      { listenAddress: "ws://127.0.0.1:7000", secretFile: ".baton/run/run-1-2@h.secret" },
       "graph.ts",
     );
     expect(hint).toBe(
@@ -14,12 +14,16 @@ describe("joinHint", () => {
   });
 
   it("passes --handler-thread and --abort-grace on when the run's own workers have them", () => {
-    const hint = joinHint({ address: "ws://127.0.0.1:7000", secretFile: "/s/x.secret" }, "/g.ts", {
-      handlerThread: true,
-    });
+    const hint = joinHint(
+      { listenAddress: "ws://127.0.0.1:7000", secretFile: "/s/x.secret" },
+      "/g.ts",
+      {
+        handlerThread: true,
+      },
+    );
     expect(hint).toContain("--jobs '/g.ts' --handler-thread\n");
     const patient = joinHint(
-      { address: "ws://127.0.0.1:7000", secretFile: "/s/x.secret" },
+      { listenAddress: "ws://127.0.0.1:7000", secretFile: "/s/x.secret" },
       "/g.ts",
       { handlerThread: true, abortGrace: "30s" },
     );
@@ -27,7 +31,10 @@ describe("joinHint", () => {
   });
 
   it("says that --retry-for keeps a worker for the run started again, when address and secret outlast it", () => {
-    const listening = { address: "ws://10.0.0.5:7000", secretFile: "/etc/baton/cluster.secret" };
+    const listening = {
+      listenAddress: "ws://10.0.0.5:7000",
+      secretFile: "/etc/baton/cluster.secret",
+    };
     expect(joinHint(listening, "/g.ts", { lasting: true })).toMatch(
       /\n {2}\(add --retry-for DURATION, such as 1h, and a worker waits for this run, and rejoins it when it is started again\)\n$/,
     );
@@ -36,26 +43,30 @@ describe("joinHint", () => {
 
   it("tells a worker on another machine to name this one in place of a wildcard host", () => {
     for (const address of ["ws://0.0.0.0:7000", "ws://[::]:7000"]) {
-      const hint = joinHint({ address, secretFile: "/s/x.secret" }, "/g.ts");
+      const hint = joinHint({ listenAddress: address, secretFile: "/s/x.secret" }, "/g.ts");
       expect(hint).toContain(`--connect '${address}'`);
       expect(hint).toMatch(
         /from another machine, put this machine's name or address in place of (0\.0\.0\.0|::)/,
       );
     }
     expect(
-      joinHint({ address: "ws://10.0.0.5:7000", secretFile: "/s/x.secret" }, "/g.ts"),
+      joinHint({ listenAddress: "ws://10.0.0.5:7000", secretFile: "/s/x.secret" }, "/g.ts"),
     ).not.toContain("another machine");
   });
 
   it("gives --connect's address, not the wildcard it listens on, when baton run was given one", () => {
-    const hint = joinHint({ address: "ws://0.0.0.0:7000", secretFile: "/s/x.secret" }, "/g.ts", {
-      connect: "login1:7000",
-    });
+    const hint = joinHint(
+      { listenAddress: "ws://0.0.0.0:7000", secretFile: "/s/x.secret" },
+      "/g.ts",
+      {
+        connect: "login1:7000",
+      },
+    );
     expect(hint).toContain("--connect 'login1:7000'");
     expect(hint).not.toContain("another machine");
   });
 
   it("says nothing for a run whose workers need no secret file (in-process workers)", () => {
-    expect(joinHint({ address: "memory://run-x" }, "/g.ts")).toBe("");
+    expect(joinHint({ listenAddress: "memory://run-x" }, "/g.ts")).toBe("");
   });
 });
