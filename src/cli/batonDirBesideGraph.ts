@@ -2,11 +2,12 @@ import { accessSync, constants, lstatSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { ConfigError, StoreError } from "../errors.ts";
+import { folderNotMade } from "../runtime/folderNotMade.ts";
 import { isWithin } from "../runtime/isWithin.ts";
 import { makeDirs } from "../runtime/makeDirs.ts";
 import { permissionDenied } from "../runtime/permissionAdvice.ts";
 import { realPath } from "../runtime/realPath.ts";
-import { reuseAdvice } from "../runtime/storeErrors.ts";
+import { reuseAdvice, storeOpenError } from "../runtime/storeErrors.ts";
 
 /** Where `baton run` without `--store` keeps its files. */
 export interface BatonDir {
@@ -59,6 +60,8 @@ export function batonDirBesideGraph(graphPath: string, use: BatonDirUse): BatonD
   const problem = cannotWriteIn(beside);
   if (problem === undefined) return { dir: beside };
   if (use.keepsResults) {
+    // A folder that cannot be made is the store's to name, as for --store.
+    if (problem.notMade) throw storeOpenError(beside, problem.cause);
     throw new StoreError(
       "STORE_NOT_WRITABLE",
       `the result store ${beside} (by default .baton beside the graph module) cannot be used: ${problem.why}; ${reuseAdvice(beside) ?? "give this run a store you can write to (--store DIR), or keep no results (--no-store)"}`,
@@ -97,16 +100,21 @@ export function besideGraph(graphPath: string): string {
 }
 
 /**
- * Why this user cannot make `dir` or write in it (permission denied, a read-only file system),
- * and the path at fault; undefined when it can, or when what is wrong is for the store to say
- * (a file in the way).
+ * Why this user cannot make `dir` or write in it (permission denied, a read-only file system,
+ * a symbolic link to nothing or a file system that makes no folders: `notMade`), and the path
+ * at fault; undefined when it can, or when what is wrong is for the store to say (a file in
+ * the way).
  */
-function cannotWriteIn(dir: string): { why: string; path: string } | undefined {
+function cannotWriteIn(
+  dir: string,
+): { why: string; path: string; notMade?: true; cause?: unknown } | undefined {
   try {
     makeDirs(dir);
     accessSync(dir, constants.W_OK | constants.X_OK);
     return undefined;
   } catch (error) {
+    const notMade = folderNotMade(error, dir);
+    if (notMade !== undefined) return { ...notMade, notMade: true, cause: error };
     const { code, syscall, path = dir } = error as NodeJS.ErrnoException;
     if (code === "EROFS") return { why: `${path} is on a read-only file system`, path };
     if (code !== "EACCES" && code !== "EPERM") return undefined;

@@ -38,6 +38,7 @@ import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { checkLaunchSpec } from "./checkLaunchSpec.ts";
 import { clearDeployment, untouchedMs } from "./clearDeployment.ts";
+import { folderNotMade } from "./folderNotMade.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
 import { claimLease, type HeldLease, holdLease } from "./launcherLease.ts";
@@ -465,7 +466,12 @@ class LaunchedGroup implements RankGroup {
 
   /** The state dir cannot take this deployment's files: what to do about it. */
   private cannotHold(error: unknown): string {
-    return `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${(error as Error).message}); give a directory this user can write (--state-dir, or stateDir). No rank was started`;
+    const missing = folderNotMade(error, this.stateDir);
+    const advice =
+      missing?.target === undefined
+        ? "give a directory this user can write"
+        : `make ${missing.target}, or give another directory`;
+    return `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${missing?.why ?? (error as Error).message}); ${advice} (--state-dir, or stateDir). No rank was started`;
   }
 
   /** The name is not free: `retryable: false` when it will not be without a person's help. */

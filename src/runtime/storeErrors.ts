@@ -1,6 +1,7 @@
-import { existsSync, lstatSync, readdirSync, readlinkSync, statfsSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statfsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
+import { folderNotMade } from "./folderNotMade.ts";
 import { isWithin } from "./isWithin.ts";
 import { permissionDenied } from "./permissionAdvice.ts";
 import { shellQuote } from "./shellQuote.ts";
@@ -35,23 +36,15 @@ export function storeOpenError(dir: string, error: unknown): unknown {
       { cause: error },
     );
   }
-  if (code === "ENOENT") {
-    const link = danglingLink(path);
-    return link === undefined
-      ? new StoreError(
-          "STORE_NOT_WRITABLE",
-          `the result store ${dir} cannot be made: cannot ${syscall} ${path}: no such file or directory, though the folder above it is there (a file system that makes no folders, such as /proc?); give the store (--store) a directory on a disk you can write to`,
-          dir,
-          path,
-          { cause: error },
-        )
-      : new StoreError(
-          "STORE_NOT_DIRECTORY",
-          `the result store ${dir} cannot be made: ${link.path} is a symbolic link to ${link.target}, which does not exist (a disk not mounted?); make ${link.target}, or give the store (--store) another directory`,
-          dir,
-          link.path,
-          { cause: error },
-        );
+  const missing = folderNotMade(error, dir);
+  if (missing !== undefined) {
+    return new StoreError(
+      missing.target === undefined ? "STORE_NOT_WRITABLE" : "STORE_NOT_DIRECTORY",
+      `the result store ${dir} cannot be made: ${missing.why}; ${missing.target === undefined ? "give the store (--store) a directory on a disk you can write to" : `make ${missing.target}, or give the store (--store) another directory`}`,
+      dir,
+      missing.path,
+      { cause: error },
+    );
   }
   if (isDiskFull(error)) {
     return new StoreError(
@@ -213,21 +206,6 @@ function modeLetsWrite(dir: string): boolean {
   if (process.getgroups?.().includes(gid) || process.getgid?.() === gid)
     return (mode & 0o020) !== 0;
   return (mode & 0o002) !== 0;
-}
-
-/** The nearest of `path` and its parents that is a symbolic link to nothing, and its target. */
-function danglingLink(path: string): { path: string; target: string } | undefined {
-  for (let at = resolve(path); dirname(at) !== at; at = dirname(at)) {
-    if (existsSync(at)) return undefined;
-    try {
-      if (lstatSync(at).isSymbolicLink()) {
-        return { path: at, target: resolve(dirname(at), readlinkSync(at)) };
-      }
-    } catch {
-      // Not there at all: its parent may be the link.
-    }
-  }
-  return undefined;
 }
 
 /** The nearest of `path` and its parents that exists and is not a directory, else `path`. */

@@ -3,7 +3,14 @@
  * exit codes and output, and the ranks they leave (none). Every process a test starts is
  * stopped by its pid when the test ends, even on failure.
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -280,6 +287,39 @@ describe("baton launch", () => {
     expect(result.stderr).toMatch(
       /^baton launch: deployment dep-[a-z0-9]{12}: the state dir \/sys\/baton-state cannot hold deployment dep-[a-z0-9]{12} \(E[A-Z]+: [^)]*\); give a directory this user can write \(--state-dir, or stateDir\)\. No rank was started\. \[LAUNCH_FAILED\]\n$/,
     );
+  }, 60_000);
+
+  it("names a symbolic link to nothing on the state dir's way, and a file system that makes no folders", async () => {
+    const link = join(tempDir(), "scratch");
+    const target = join(tempDir(), "not-mounted");
+    symlinkSync(target, link);
+    for (const [stateDir, why, advice] of [
+      [
+        join(link, "state"),
+        `${link} is a symbolic link to ${target}, which does not exist (a disk not mounted?)`,
+        `make ${target}, or give another directory`,
+      ],
+      [
+        "/proc/self/baton-state/ranks",
+        "cannot mkdir /proc/self/baton-state: no such file or directory, though the folder above it is there (a file system that makes no folders, such as /proc?)",
+        "give a directory this user can write",
+      ],
+    ] as const) {
+      const result = await startBaton([
+        "launch",
+        "--world",
+        "1",
+        "--state-dir",
+        stateDir,
+        "--",
+        "true",
+      ]).exit;
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`the state dir ${stateDir} cannot hold deployment dep-`);
+      expect(result.stderr).toContain(
+        ` (${why}); ${advice} (--state-dir, or stateDir). No rank was started. [LAUNCH_FAILED]\n`,
+      );
+    }
   }, 60_000);
 
   it("says what to do when the state dir is a file, and starts no rank", async () => {

@@ -55,4 +55,20 @@ describe("batonDirBesideGraph with --store-read-only", () => {
     });
     expect(existsSync(own)).toBe(false);
   });
+
+  it("keeps a --no-store run's files in this user's temp folder when .baton is a symbolic link to nothing, saying so", () => {
+    const target = join(dir, "not-mounted");
+    symlinkSync(target, join(dir, ".baton"));
+    expect(batonDirBesideGraph(graph, { keepsResults: false })).toEqual({
+      dir: own,
+      instead: `${join(dir, ".baton")} is a symbolic link to ${target}, which does not exist (a disk not mounted?)`,
+    });
+    // A run that keeps results is refused as a --store through that link is.
+    expect(() => batonDirBesideGraph(graph, { keepsResults: true })).toThrow(
+      expect.objectContaining({
+        code: "STORE_NOT_DIRECTORY",
+        message: `the result store ${join(dir, ".baton")} cannot be made: ${join(dir, ".baton")} is a symbolic link to ${target}, which does not exist (a disk not mounted?); make ${target}, or give the store (--store) another directory`,
+      }),
+    );
+  });
 });
