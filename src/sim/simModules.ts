@@ -60,14 +60,24 @@ function pathOf(module: string): string {
   return module.startsWith("file:") ? fileURLToPath(module) : module;
 }
 
+/**
+ * Imports both modules, and checks the handlers before the graph is built: a graph function
+ * is called, so a handlers module given as the graph (the two swapped) would be called
+ * without the tools and throw, where the handlers module's list of jobs says what happened.
+ */
 async function importSimModules(modules: SimModules) {
-  const graph = await graphOf(await importUserModule(pathOf(modules.graph)), pathOf(modules.graph));
+  const graphModule = await importUserModule(pathOf(modules.graph));
   const handlers = (await importUserModule(pathOf(modules.handlers))).default;
   const notHandlers = whatHandlersAreNot(handlers);
   if (notHandlers !== undefined) {
+    const swapped =
+      Array.isArray(handlers) && typeof graphModule.default === "function"
+        ? `; ${modules.graph}, given as the graph, exports a function (the handlers?): were the two swapped? baton sim ${modules.handlers} --handlers ${modules.graph}`
+        : "";
     throw new ConfigError(
-      `${modules.handlers} exports no handlers: give it \`export default ({ sleep, now, random }) => ({ kind: async (input, ctx) => …, … })\`, the handlers simulate takes (README: Simulation), not ${notHandlers}`,
+      `${modules.handlers} exports no handlers: give it \`export default ({ sleep, now, random }) => ({ kind: async (input, ctx) => …, … })\`, the handlers simulate takes (README: Simulation), not ${notHandlers}${swapped}`,
     );
   }
+  const graph = await graphOf(graphModule, pathOf(modules.graph));
   return { graph, handlers: handlers as NonNullable<SimulateOptions["handlers"]> };
 }

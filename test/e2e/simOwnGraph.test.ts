@@ -272,6 +272,12 @@ describe("baton sim on a graph of your own", () => {
       `baton sim: ${F}/simOwn.graph.ts exports no handlers: give it \`export default ({ sleep, now, random }) => ({ kind: async (input, ctx) => …, … })\`, the handlers simulate takes (README: Simulation), not a list (the jobs of a graph?)`,
     ],
     [
+      // The two swapped: the handlers function was called as the graph's, with no tools, and
+      // said "the graph function … threw: Cannot destructure property 'sleep'".
+      [`${F}/simOwn.sim.ts`, "--handlers", `${F}/simOwn.graph.ts`],
+      `not a list (the jobs of a graph?); ${F}/simOwn.sim.ts, given as the graph, exports a function (the handlers?): were the two swapped? baton sim ${F}/simOwn.graph.ts --handlers ${F}/simOwn.sim.ts [CONFIG]`,
+    ],
+    [
       [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnLacking.sim.ts`, "--seeds", "1..4"],
       "your graph has jobs of kind merge, which the job module your handlers function returned does not define (it defines fetch)",
     ],
