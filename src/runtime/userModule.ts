@@ -189,10 +189,29 @@ export function jobsOf(module: Record<string, unknown>, path: string): JobModule
     throw new JobModuleError(
       graphModule
         ? `${path} exports a graph but no job module: export its handlers from it too (\`export { default as jobs } from "./jobs.ts"\`, or \`export const jobs = { kind: handler, … }\`), or give the job module's file as --jobs`
-        : `${path} exports no job module${named.length > 0 ? ` (its named exports ${named.join(", ")} are not read as kinds)` : ""}: make its default export the handlers (\`export default defineJobs({ ${kinds} })\`; in CommonJS, \`module.exports = { ${kinds} }\`), or export them as \`jobs\``,
+        : `${path} exports no job module${defaultExportIsNot(fallback)}${named.length > 0 ? ` (its named exports ${named.join(", ")} are not read as kinds)` : ""}: make its default export the handlers (\`export default defineJobs({ ${kinds} })\`; in CommonJS, \`module.exports = { ${kinds} }\`), or export them as \`jobs\``,
     );
   }
   return jobs as JobModule;
+}
+
+/**
+ * What a default export that is no job module is, for a person, else "" (none, or an object):
+ * a function, as a graph function or the handlers `baton sim --handlers` takes (a function of
+ * its tools) are, given as `--jobs`, where a job module is the object of handlers itself.
+ *
+ * @example
+ * ```ts
+ * defaultExportIsNot(({ sleep }) => ({})); // " (its default export is a function, as a graph function or …)"
+ * ```
+ */
+function defaultExportIsNot(exported: unknown): string {
+  if (typeof exported === "function") {
+    return " (its default export is a function, as a graph function or the handlers of baton sim --handlers are, where a job module is the object of handlers itself)";
+  }
+  return exported === undefined || typeof exported === "object"
+    ? ""
+    : ` (its default export is a ${typeof exported})`;
 }
 
 /** The default export of a module compiled to CommonJS (marked `__esModule`), else `value`. */

@@ -575,7 +575,7 @@ describe.concurrent("baton run's refusals of bad usage", () => {
     ],
     [
       ["--jobs", "test/fixtures/simOwn.sim.ts", PIPELINE],
-      "baton run: test/fixtures/simOwn.sim.ts exports no job module: make its default export the handlers",
+      "baton run: test/fixtures/simOwn.sim.ts exports no job module (its default export is a function, as a graph function or the handlers of baton sim --handlers are, where a job module is the object of handlers itself): make its default export the handlers",
     ],
     // An unset variable, as in --jobs "$JOBS", is not the working directory.
     [["--jobs", "", PIPELINE], "--jobs is empty: give it a value, or leave it out"],

@@ -57,9 +57,18 @@ describe("jobsOf", () => {
   });
 
   it("tells another file (a --jobs FILE) how to export handlers, not to pass --jobs again", () => {
-    for (const module of [{}, { x: 1 }, { default: "handlers" }, { default: () => handlers }]) {
+    for (const [module, is] of [
+      [{}, ""],
+      [{ x: 1 }, ""],
+      [{ default: "handlers" }, " (its default export is a string)"],
+      // baton sim's handlers (a function of its tools) given as --jobs: it said only "no job module".
+      [
+        { default: () => handlers },
+        " (its default export is a function, as a graph function or the handlers of baton sim --handlers are, where a job module is the object of handlers itself)",
+      ],
+    ] as const) {
       expect(() => jobsOf(module, "jobs.ts")).toThrow(
-        "jobs.ts exports no job module: make its default export the handlers (`export default defineJobs({ kind: handler, … })`; in CommonJS, `module.exports = { kind: handler, … }`), or export them as `jobs`",
+        `jobs.ts exports no job module${is}: make its default export the handlers (\`export default defineJobs({ kind: handler, … })\`; in CommonJS, \`module.exports = { kind: handler, … }\`), or export them as \`jobs\``,
       );
     }
   });
