@@ -4,7 +4,7 @@
  * 2), which spawnSync stops with SIGKILL if it outlives its timeout.
  */
 import { spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -132,6 +132,26 @@ log.error({ err: new errors.ListenerError("job", new RangeError("too far")) }, "
       } else {
         expect(JSON.parse(written[0]!)).toMatchObject({ level: 40, msg: "closing connection" });
       }
+    }
+  });
+
+  it("says a log's folder through a symbolic link to nothing, or in a file system that makes no folders, is why it cannot be written", () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-logger-"));
+    try {
+      const target = join(dir, "not-mounted");
+      symlinkSync(target, join(dir, "logs"));
+      const file = join(dir, "logs", "run-1", "run.log");
+      expect(() => createLogger({ file })).toThrow(
+        expect.objectContaining({
+          code: "CONFIG",
+          message: `cannot write the log ${file}: ${join(dir, "logs")} is a symbolic link to ${target}, which does not exist (a disk not mounted?); make ${target}, or remove the link`,
+        }),
+      );
+      expect(() => createLogger({ file: "/proc/self/baton-logs/run.log" })).toThrow(
+        "cannot write the log /proc/self/baton-logs/run.log: cannot mkdir /proc/self/baton-logs: no such file or directory, though the folder above it is there (a file system that makes no folders, such as /proc?); keep the logs on a disk you can write to",
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
