@@ -32,8 +32,9 @@ function importsOf(file: string): { specifier: string; static: boolean }[] {
     .split("\n")
     .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line))
     .join("\n");
+  // A specifier starting with `$` is a template's placeholder in a message, not a package.
   const found = [
-    ...code.matchAll(/(import type [^;]*?)?(?:from|import)\s*(\(?)\s*"([^"./][^"]*)"/g),
+    ...code.matchAll(/(import type [^;]*?)?(?:from|import)\s*(\(?)\s*"([^"./$][^"]*)"/g),
   ];
   return found
     .map((m) => ({ specifier: m[3]!, static: m[1] === undefined && m[2] === "" }))
