@@ -110,18 +110,25 @@ describe("baton launch", () => {
   }, 60_000);
 
   it("says which processes the ranks left running when every rank exited 0, and stops them", async () => {
-    const result = await startBaton([
-      "launch",
-      "--world",
-      "1",
-      "--state-dir",
-      tempDir(),
-      "--",
-      "/bin/sh",
-      "-c",
-      // A helper the rank started and forgot, in a session of its own.
-      "setsid sleep 30 </dev/null >/dev/null 2>&1 & exit 0",
-    ]).exit;
+    const dir = tempDir();
+    const result = await startBaton(
+      [
+        "launch",
+        "--world",
+        "1",
+        "--state-dir",
+        dir,
+        "--",
+        "/bin/sh",
+        "-c",
+        // A helper the rank started and forgot, in a session of its own. The rank exits once
+        // the helper is in it (it touches the file after setsid): exited before, it left a
+        // child still in the rank's process group, which the launcher's stop of that group
+        // took with it (the fresh-clone CI saw it once).
+        `setsid /bin/sh -c 'touch "$0"; exec sleep 30' "$HELPER_IN_SESSION" </dev/null >/dev/null 2>&1 & while [ ! -e "$HELPER_IN_SESSION" ]; do sleep 0.01; done; exit 0`,
+      ],
+      { env: { HELPER_IN_SESSION: join(dir, "helper-in-session") } },
+    ).exit;
     expect(result.code).toBe(0);
     const left = /every rank exited 0; stopped 1 process they left running: pid (\d+)\n/.exec(
       result.stderr,
@@ -192,11 +199,14 @@ describe("baton launch", () => {
     // Four loops outside the deployment (no BATON_DEPLOYMENT, a session of their own, no
     // cgroup), each restarting a process carrying the deployment whenever it dies: no
     // teardown can prove it gone. (One loop lost the race under load: the check came between
-    // its process's death and the restart, and the teardown was verified.)
+    // its process's death and the restart, and the teardown was verified.) The loops' shell
+    // writes its pid once it is in its session, and the rank waits for that, well within its
+    // time limit: a child not yet out of the rank's process group went with it when the
+    // time limit stopped that group (the fresh-clone CI saw it once).
     const rank = [
       "/bin/sh",
       "-c",
-      'env -u BATON_DEPLOYMENT setsid /bin/sh -c "for i in 1 2 3 4; do while :; do BATON_DEPLOYMENT=$BATON_DEPLOYMENT sleep 300; done & done; wait" </dev/null >/dev/null 2>&1 & echo $! > "$LOOP_PID_FILE"; sleep 300',
+      'env -u BATON_DEPLOYMENT setsid /bin/sh -c "for i in 1 2 3 4; do while :; do BATON_DEPLOYMENT=$BATON_DEPLOYMENT sleep 300; done & done; echo \\$\\$ > \\"$LOOP_PID_FILE\\"; wait" </dev/null >/dev/null 2>&1 & while [ ! -s "$LOOP_PID_FILE" ]; do sleep 0.01; done; sleep 300',
     ];
     const launch = startBaton(
       [
@@ -206,7 +216,7 @@ describe("baton launch", () => {
         "--state-dir",
         dir,
         "--time-limit-ms",
-        "500",
+        "2000",
         "--grace-ms",
         "100",
         "--no-contain",
