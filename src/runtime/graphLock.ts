@@ -256,8 +256,7 @@ export async function removeGoneGraphLocks(
   const removed: LockedRun[] = [];
   for (const found of await findGraphLocks(dir, files)) {
     if ("problem" in found || found.gone === undefined) continue;
-    await removeIfUnchanged(found.place, found.holder);
-    removed.push(lockedRun(found));
+    if (await removeIfUnchanged(found.place, found.holder)) removed.push(lockedRun(found));
   }
   return removed;
 }
@@ -370,23 +369,25 @@ async function staleness(
   return info.argv.join("\0") === holder.argv.join("\0") ? undefined : "its pid was reused";
 }
 
-/** Removes a stale lock, unless another run replaced it meanwhile. */
+/** Removes a stale lock, unless another run replaced it meanwhile: whether it removed it. */
 async function removeIfUnchanged(
   lock: LockPlace,
   stale: LockHolder | "being written",
-): Promise<void> {
+): Promise<boolean> {
   const now = await readHolder(lock);
-  if (now === "gone") return;
+  if (now === "gone") return false;
   if (
     now === "being written"
-      ? stale === "being written"
-      : stale !== "being written" && isSame(now, stale)
+      ? stale !== "being written"
+      : stale === "being written" || !isSame(now, stale)
   ) {
-    try {
-      await lock.files.remove(lock.path);
-    } catch (error) {
-      throw await lockFileError(lock, lock.path, "remove", error);
-    }
+    return false;
+  }
+  try {
+    await lock.files.remove(lock.path);
+    return true;
+  } catch (error) {
+    throw await lockFileError(lock, lock.path, "remove", error);
   }
 }
 

@@ -344,6 +344,28 @@ describe("lockGraph", () => {
     expect(existsSync(deadLock) || existsSync(foreignLock)).toBe(false);
   });
 
+  it("leaves, and does not report as removed, a dead run's lock that a new run took meanwhile", async () => {
+    const store = storeDir();
+    const dead = await deadPid();
+    const path = forgeLock(store, { pid: dead });
+    const live = await liveProcess();
+    const real = nodeFiles();
+    let reads = 0;
+    // The new run of the same graph takes the lock over between the reap's look and its removal.
+    const files: Files = {
+      ...real,
+      read: async (file) => {
+        const text = await real.read(file);
+        if (file === path && ++reads === 1) {
+          forgeLock(store, { pid: live.pid, argv: live.argv, startedAt: 1_700_000_060_000 });
+        }
+        return text;
+      },
+    };
+    expect(await removeGoneGraphLocks(join(store, "run"), files)).toEqual([]);
+    expect(JSON.parse(readFileSync(path, "utf8"))).toMatchObject({ pid: live.pid });
+  });
+
   it("names another user's lock it may not read, that user, and what to do (STORE_LOCK_DENIED)", async () => {
     const store = storeDir();
     const path = forgeLock(store, { pid: 4242 });
