@@ -11,7 +11,9 @@ import type { Files } from "./ports.ts";
  * deployment's directory goes last, only when nothing is left in it (a remote host's, where
  * no log is written, or one whose files were all control files), so that ended deployments
  * leave no empty folders behind. `keepLease` keeps the lease: a launcher clearing what an
- * earlier run left, under the lease that claims the name for it.
+ * earlier run left, under the lease that claims the name for it. `removeFolder` is how that
+ * last step is done (default `files.removeDir`): on an ssh host it also removes, in the same
+ * call, the empty folders earlier versions left there (`removeFolderAndLeftEmpty`).
  *
  * @example
  * ```ts
@@ -22,7 +24,13 @@ import type { Files } from "./ports.ts";
 export async function clearDeployment(
   files: Files,
   paths: DeploymentPaths,
-  { keepLease = false }: { keepLease?: boolean } = {},
+  {
+    keepLease = false,
+    removeFolder = (dir) => files.removeDir(dir),
+  }: {
+    keepLease?: boolean;
+    removeFolder?: ((dir: string) => Promise<unknown>) | undefined;
+  } = {},
 ): Promise<void> {
   await files.remove(paths.manifest);
   const lease = paths.lease.slice(paths.dir.length + 1);
@@ -30,7 +38,7 @@ export async function clearDeployment(
     (name) => !(keepLease && name === lease),
   );
   await Promise.all(names.map((name) => files.remove(`${paths.dir}/${name}`)));
-  await files.removeDir(paths.dir);
+  await removeFolder(paths.dir);
 }
 
 /**

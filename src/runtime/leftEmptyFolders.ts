@@ -11,26 +11,31 @@ import type { SshHost } from "./sshHost.ts";
 export const LEFT_EMPTY_MS = 10 * 60_000;
 
 /**
- * Removes, in one ssh call, the empty folders named like a deployment in a host's root state
- * dir that nothing has touched for `LEFT_EMPTY_MS`: earlier versions of baton, whose teardown
- * cleared a deployment's files there but not its folder, left one such folder per launch and
- * per reap, for good. Each goes by `rmdir`,
- * which removes only an empty folder, so nothing a deployment holds there (its lease, markers)
- * is ever taken; a symbolic link is left alone. Returns the names removed; a state dir that
- * does not exist has none.
+ * Removes a deployment's folder `dir` on an ssh host when it is empty, the last step of
+ * `clearDeployment` there, and in the same ssh call the empty folders named like a deployment
+ * in the host's root state dir `stateDir` that nothing has touched for `LEFT_EMPTY_MS`:
+ * earlier versions of baton, whose teardown cleared a deployment's files there but not its
+ * folder, left one such folder per launch and per reap, for good. Each goes by `rmdir`, which
+ * removes only an empty folder, so nothing a deployment holds there (its lease, markers) is
+ * ever taken; a symbolic link is left alone. Returns the names of the leftovers removed
+ * (`dir`'s own is not one); a state dir that does not exist has none.
  *
  * @example
  * ```ts
- * const removed = await removeLeftEmptyFolders(host, "/home/alice/.baton/run");
+ * const removed = await removeFolderAndLeftEmpty(host, "/home/alice/.baton/run",
+ *   "/home/alice/.baton/run/w7");
  * // ["dep-4kq9z0c1m2xa", "w6"]
  * ```
  */
-export async function removeLeftEmptyFolders(
+export async function removeFolderAndLeftEmpty(
   host: SshHost,
   stateDir: string,
+  dir: string,
   minAgeMs = LEFT_EMPTY_MS,
 ): Promise<string[]> {
   const script = [
+    // Not empty (a newer launch's lease), or gone already: it stays as it is.
+    `rmdir ${shellQuote(dir)} 2>/dev/null`,
     `cd ${shellQuote(stateDir)} 2>/dev/null || exit 0`,
     "now=$(date +%s)",
     "for d in */; do",

@@ -6,7 +6,7 @@ import { type DeploymentPaths, deploymentPaths } from "../rank/deploymentPaths.t
 import { clearDeployment } from "./clearDeployment.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
 import { type HeldLease, holdLease } from "./launcherLease.ts";
-import { removeLeftEmptyFolders } from "./leftEmptyFolders.ts";
+import { removeFolderAndLeftEmpty } from "./leftEmptyFolders.ts";
 import { markerPids } from "./markerPids.ts";
 import type { Clock, Files } from "./ports.ts";
 import { remoteFiles } from "./remoteFiles.ts";
@@ -66,8 +66,8 @@ export interface RemoteSite {
   /**
    * Stops renewing the lease; with `clear` (after a verified teardown) removes the
    * deployment's control files there and then its folder, left empty (no rank's log is
-   * written on the host), and the empty folders earlier versions left in the state dir
-   * (`removeLeftEmptyFolders`); then closes the ssh host.
+   * written on the host), with the empty folders earlier versions left in the state dir in
+   * that same ssh call (`removeFolderAndLeftEmpty`); then closes the ssh host.
    */
   close(options?: { clear?: boolean | undefined }): Promise<void>;
 }
@@ -143,10 +143,7 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
       async close({ clear = false } = {}) {
         try {
           await held.release();
-          if (clear) {
-            await clearDeployment(files, paths);
-            await removeLeftovers(host, stateDir, options.logger);
-          }
+          if (clear) await clearThere(host, files, stateDir, paths, options.logger);
         } finally {
           await host.close();
         }
@@ -187,25 +184,28 @@ function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Fi
 }
 
 /**
- * The empty folders earlier versions left in the host's state dir (`removeLeftEmptyFolders`),
- * removed as a launcher leaves the host; one that cannot be removed now is logged and left
- * for the next.
+ * `clearDeployment` on the host, whose last call, the folder's `rmdir`, also removes the
+ * empty folders earlier versions left in the state dir (`removeFolderAndLeftEmpty`, logged):
+ * no ssh call more than the clear's own.
  */
-async function removeLeftovers(host: SshHost, stateDir: string, logger?: Logger): Promise<void> {
-  try {
-    const removed = await removeLeftEmptyFolders(host, stateDir);
-    if (removed.length > 0) {
-      logger?.info(
-        { host: host.target.spec, stateDir, removed },
-        "removed empty folders earlier launches left on the host",
-      );
-    }
-  } catch (error) {
-    logger?.warn(
-      { host: host.target.spec, stateDir, err: error },
-      "empty folders of earlier launches not removed",
-    );
-  }
+function clearThere(
+  host: SshHost,
+  files: Files,
+  stateDir: string,
+  paths: DeploymentPaths,
+  logger?: Logger,
+): Promise<void> {
+  return clearDeployment(files, paths, {
+    async removeFolder(dir) {
+      const removed = await removeFolderAndLeftEmpty(host, stateDir, dir);
+      if (removed.length > 0) {
+        logger?.info(
+          { host: host.target.spec, stateDir, removed },
+          "removed empty folders earlier launches left on the host",
+        );
+      }
+    },
+  });
 }
 
 /** What the reaper knows of one host's part of a dead launcher's deployment. */
@@ -228,7 +228,8 @@ export interface OrphanedSiteOptions {
  * The reaper's part on one remote host: a verified teardown of a dead launcher's ranks there
  * (`tearDownRemote`, swept with the markers of the host's state dir); once verified, the
  * deployment's control files there go (the mirrored lease, markers, acks, cancel file), and
- * then its folder, left empty (the ranks' logs are on the launcher's machine). Rejects with `TeardownError` or `RemoteHostError` (nothing verified: keep the
+ * then its folder, left empty (the ranks' logs are on the launcher's machine), with the empty
+ * folders earlier versions left in the state dir. Rejects with `TeardownError` or `RemoteHostError` (nothing verified: keep the
  * manifest). The ssh connection is closed either way.
  *
  * @example
@@ -249,7 +250,7 @@ export async function reapRemoteSite(options: OrphanedSiteOptions): Promise<Tear
       table: remoteProcs(host),
       paths,
     });
-    await clearDeployment(files, paths);
+    await clearThere(host, files, options.stateDir, paths, options.logger);
     return report;
   } finally {
     await host.close();

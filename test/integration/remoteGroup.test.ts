@@ -431,8 +431,12 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     }
   }, 60_000);
 
-  it("reaps an orphaned manifest whose remote pid another program now holds without signalling it", async () => {
+  it("reaps an orphaned manifest whose remote pid another program now holds without signalling it, and the empty folders earlier versions left there", async () => {
     const host = open();
+    const leftover = newDeployment();
+    await host.run(
+      `mkdir '${remoteRoot}/${leftover}' && touch -d @$(($(date +%s) - 3600)) '${remoteRoot}/${leftover}'`,
+    );
     const started = await host.run("sleep 300 >/dev/null 2>&1 </dev/null & echo $!");
     const stranger = Number(started.stdout.toString());
     strangers.push(stranger);
@@ -450,6 +454,8 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     const [after] = await remoteProcs(host).snapshot([stranger], { deployment, stateDir });
     expect(after).toMatchObject({ pid: stranger, argv: ["sleep", "300"], env: {} });
     expect(after?.state).not.toBe("zombie");
+    // Gone with the rmdir of the reaped deployment's own folder, in the same ssh call.
+    expectNoRemoteFolder(leftover);
   }, 60_000);
 
   it("keeps the manifest when a remote host cannot be reached, and blocks that name", async () => {

@@ -6,7 +6,7 @@
  * by the test user; every one a test starts is killed by pid over ssh in afterEach.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -632,9 +632,25 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     }
   });
 
-  it("removes, as a site closes with clear, the empty deployment folders earlier versions left in the host's state dir, and no folder that is in use, recent or not a folder", async () => {
+  it("removes, as a site closes with clear, the empty deployment folders earlier versions left in the host's state dir, and no folder that is in use, recent or not a folder, in the ssh call that removes its own folder", async () => {
     const [leftover, recent, held, linked] = [1, 2, 3, 4].map(() => newDeployment());
     const host = open();
+    // The ssh client baton runs, through a shim that notes each remote command it is given.
+    const calls = join(localDir, "remote-calls");
+    const shim = join(localDir, "ssh");
+    writeFileSync(
+      shim,
+      [
+        "#!/bin/sh",
+        "for arg; do last=$arg; done",
+        `case $last in "exec /bin/sh -c"*) echo call >>'${calls}' ;; esac`,
+        'exec ssh "$@"',
+        "",
+      ].join("\n"),
+      { mode: 0o755 },
+    );
+    const remoteCalls = () =>
+      existsSync(calls) ? readFileSync(calls, "utf8").split("\n").length - 1 : 0;
     // An hour old: empty; holding a file; a link to an empty folder, which is not named like a
     // deployment. Just made: empty.
     await host.run(
@@ -649,15 +665,20 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     const site = await openRemoteSite({
       target,
       deployment: newDeployment(),
-      ssh: { configFile: sshd.configFile },
+      ssh: { configFile: sshd.configFile, program: shim },
       launcherPid: process.pid,
       token: "t0ken",
-      leaseStaleMs: 2_000,
+      leaseStaleMs: 60_000,
       clock: nodeClock(),
     });
+    const opened = remoteCalls();
     await site.close({ clear: true });
     const left = (await host.run(`ls -a '${stateDir}'`)).stdout.toString().split("\n");
     try {
+      // The clear's own calls (the manifest's removal, the folder's listing, the lease's
+      // removal, the folder's rmdir) and no more: the leftovers went with the rmdir.
+      expect(remoteCalls() - opened).toBe(4);
+      expect(left).not.toContain(site.paths.dir.slice(stateDir.length + 1));
       expect(left).not.toContain(leftover);
       expect(left).toEqual(expect.arrayContaining([recent, held, linked, `${linked} target`]));
     } finally {
