@@ -1,8 +1,6 @@
 import { resolve } from "node:path";
-import { WILDCARD_HOSTS } from "../runtime/coordinatorAddress.ts";
 import type { ListeningEvent } from "../runtime/run.ts";
 import { shellQuote } from "../runtime/shellQuote.ts";
-import { parseListenAddress } from "../runtime/wsNet.ts";
 
 export interface JoinHintOptions {
   /** The run's own workers run their handlers on a thread of their own. */
@@ -16,30 +14,56 @@ export interface JoinHintOptions {
 }
 
 /**
+ * Where workers join a `baton run` that listens as `listening` says: `--connect` when given,
+ * else the address a worker on this or another machine connects to (`address`: this host's
+ * name in place of a wildcard); `listenAddress`, the address as bound, only when it is not
+ * that one (`ws://0.0.0.0:7000`, for a run listening on every interface). What the run's join
+ * command names and what its graph lock tells `baton status`.
+ *
+ * @example
+ * ```ts
+ * joinAddress({ address: "ws://login1:7000", listenAddress: "ws://0.0.0.0:7000" });
+ * // { address: "ws://login1:7000", listenAddress: "ws://0.0.0.0:7000" }
+ * joinAddress({ address: "ws://login1:7000", listenAddress: "ws://0.0.0.0:7000" }, "login1.ib:7000");
+ * // { address: "login1.ib:7000" }
+ * ```
+ */
+export function joinAddress(
+  { address, listenAddress }: Pick<ListeningEvent, "address" | "listenAddress">,
+  connect?: string | undefined,
+): { address: string; listenAddress?: string } {
+  if (connect !== undefined) return { address: connect };
+  return listenAddress === address ? { address } : { address, listenAddress };
+}
+
+/**
  * What `baton run` prints when workers are meant to join it (`--workers 0` or `--listen`):
  * the `baton worker` command that joins this run, with the absolute paths of its secret file
  * and job module, and `--handler-thread` and `--abort-grace` when the run's own workers have
  * them; when the address
  * and secret outlast the run, that `--retry-for` keeps a worker for the run started again. The
- * secret itself is never printed. It names the address listened on (`listenAddress`), and for
- * a wildcard host says what a worker on another machine puts in its place.
+ * secret itself is never printed. It names the address a worker connects to (`joinAddress`:
+ * this machine's name in place of a wildcard host), and for a run listening on every
+ * interface says so, with what a worker that knows this machine by another name gives.
  *
  * @example
  * ```ts
- * joinHint({ listenAddress: "ws://127.0.0.1:7000", secretFile: ".baton/run/x.secret" }, "jobs.ts");
+ * joinHint({ address: "ws://127.0.0.1:7000", listenAddress: "ws://127.0.0.1:7000", secretFile: ".baton/run/x.secret" }, "jobs.ts");
  * // workers join this run with:
  * //   baton worker --connect 'ws://127.0.0.1:7000' --secret-file '/home/me/.baton/run/x.secret' --jobs '/home/me/jobs.ts'
  * ```
  */
 export function joinHint(
-  { listenAddress: address, secretFile }: Pick<ListeningEvent, "listenAddress" | "secretFile">,
+  listening: Pick<ListeningEvent, "address" | "listenAddress" | "secretFile">,
   jobsPath: string,
   { handlerThread = false, abortGrace, lasting = false, connect }: JoinHintOptions = {},
 ): string {
+  const { secretFile } = listening;
   if (secretFile === undefined) return "";
+  const { address, listenAddress } = joinAddress(listening, connect);
   const command = [
     "baton worker --connect",
-    shellQuote(connect ?? address),
+    shellQuote(address),
     "--secret-file",
     shellQuote(resolve(secretFile)),
     "--jobs",
@@ -47,11 +71,10 @@ export function joinHint(
     ...(handlerThread ? ["--handler-thread"] : []),
     ...(abortGrace !== undefined ? ["--abort-grace", shellQuote(abortGrace)] : []),
   ].join(" ");
-  const { host } = parseListenAddress(address);
   const elsewhere =
-    connect === undefined && WILDCARD_HOSTS.has(host)
-      ? `  (from another machine, put this machine's name or address in place of ${host} (or give baton run --connect HOST:PORT), and copy the secret file there with mode 0600)\n`
-      : "";
+    listenAddress === undefined
+      ? ""
+      : `  (it listens on every interface, ${listenAddress}: from a machine that knows this one by another name or address, connect to that (or give baton run --connect HOST:PORT); copy the secret file there with mode 0600)\n`;
   const again = lasting
     ? "  (add --retry-for DURATION, such as 1h, and a worker waits for this run, and rejoins it when it is started again)\n"
     : "";

@@ -41,7 +41,7 @@ import { commandCatalog } from "./commandCatalog.ts";
 import { dryRunReport } from "./dryRunReport.ts";
 import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
-import { joinHint } from "./joinHint.ts";
+import { joinAddress, joinHint } from "./joinHint.ts";
 import { loadLoggingCause } from "./loadLoggingCause.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
@@ -400,9 +400,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (lock) {
       // For baton status: where workers join at once, how far the run is with the lock's renewal.
       if (!inProcess || values.listen !== undefined) {
-        run.on("listening", ({ listenAddress, secretFile }) => {
+        run.on("listening", (listening) => {
+          const { secretFile } = listening;
           const secret = secretFile === undefined ? {} : { secretFile: resolve(secretFile) };
-          void lock.note({ address: values.connect ?? listenAddress, ...secret }, { now: true });
+          void lock.note({ ...joinAddress(listening, values.connect), ...secret }, { now: true });
         });
       }
       run.on("progress", ({ total, counts }) => {

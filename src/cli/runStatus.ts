@@ -22,8 +22,13 @@ export interface RunStatus {
   /** Its result store and log folder. */
   store?: string;
   logs?: string;
-  /** Where workers join it (`baton worker --connect`) and with which secret file. */
+  /**
+   * Where workers join it (`baton worker --connect`) and with which secret file; where it
+   * listens, when that is a wildcard address (`ws://0.0.0.0:7000`) that `address` names this
+   * host in place of.
+   */
   address?: string;
+  listenAddress?: string;
   secretFile?: string;
   /** Its jobs as of its lock's last write, `agoMs` ago (the lock is written every 10 s). */
   progress?: LockedProgress & { agoMs: number };
@@ -61,6 +66,7 @@ export async function readRunStatuses(
       ...(run.store !== undefined && { store: run.store }),
       ...(run.logs !== undefined && { logs: run.logs }),
       ...(run.address !== undefined && { address: run.address }),
+      ...(run.listenAddress !== undefined && { listenAddress: run.listenAddress }),
       ...(run.secretFile !== undefined && { secretFile: run.secretFile }),
       ...(run.progress !== undefined && {
         progress: { ...run.progress, agoMs: run.renewedAgoMs },
@@ -101,7 +107,7 @@ export function describeRuns(stateDir: string, runs: RunStatus[], problems: stri
       run.progress && `  jobs: ${describeProgress(run.progress)}`,
       run.state === "running" &&
         run.address !== undefined &&
-        `  workers join at ${run.address}${run.secretFile === undefined ? "" : ` with --secret-file ${run.secretFile}`}`,
+        `  workers join at ${run.address}${run.listenAddress === undefined ? "" : ` (listening on ${run.listenAddress})`}${run.secretFile === undefined ? "" : ` with --secret-file ${run.secretFile}`}`,
       run.store !== undefined && `  results: ${run.store}`,
       run.logs !== undefined &&
         `  logs: ${run.logs}${run.state === "dead" ? " (run.log says how far it got)" : ""}`,

@@ -44,9 +44,10 @@ heartbeat. Only reads; never signals or removes anything.
   --json            one JSON object: { stateDir, stateDirExists, runs: [...],
                     unreadableRunLocks: [...], deployments: [...] }, in the table's order
                     (unknown values are null; a run: { state: running | dead, why, pid,
-                    host, graph, argv, startedAt, ageMs, store, logs, address, secretFile,
-                    progress: { total, completed, failed, running, agoMs }, lock,
-                    lockRenewedAgoMs }; an orphan's launcherLastSeen: { at, agoMs })
+                    host, graph, argv, startedAt, ageMs, store, logs, address,
+                    listenAddress, secretFile, progress: { total, completed, failed,
+                    running, agoMs }, lock, lockRenewedAgoMs }; an orphan's
+                    launcherLastSeen: { at, agoMs })
   -h, --help        this help
 
 Exit code: 0 whatever the deployments' states (read them from --json), 2 for bad usage (an

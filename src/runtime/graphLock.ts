@@ -57,8 +57,13 @@ export interface LockedProgress {
 
 /** What a run notes in its lock as it learns it, for `baton status`. */
 export interface RunNotes {
-  /** Where workers join the run (`baton worker --connect`), and its secret file's path. */
+  /**
+   * Where workers join the run (`baton worker --connect`: this host's name in place of a
+   * wildcard), the address it listens on when that is another (`ws://0.0.0.0:7000`), and its
+   * secret file's path.
+   */
   address?: string;
+  listenAddress?: string;
   secretFile?: string;
   progress?: LockedProgress;
 }
