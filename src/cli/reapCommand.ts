@@ -31,13 +31,15 @@ which are gone left behind. Deployments with a live launcher are left alone. \`b
 does this too, every time it starts. In a store's run/ folder (.baton/run, the default) it
 also cancels the Slurm allocations that \`baton run --slurm\` coordinators killed on this
 host left in the queue (their batch scripts name their pools; a live coordinator's are
-left alone), and removes the dead runs' files and graph locks (\`baton status\` lists those
+left alone), and removes the dead runs' files and graph locks (or registrations, for runs
+that take no lock: --no-store, --store-read-only, --dry-run; \`baton status\` lists those
 runs as dead until then). Without Slurm's commands on the PATH it cannot look at their
 queue: it says so and keeps the scripts, for a reap on this host with the commands on its
 PATH (the allocations end by themselves once they start, as their workers cannot reach the
 dead run; no failure, exit 0). The report (a line per deployment: reaped and why, live,
 another machine's or user's, NOT reaped and why, its empty cgroup removed; a line per dead
-run whose lock it removed; a line per Slurm pool: its cancelled allocations, or why not)
+run whose lock or registration it removed; a line per Slurm pool: its cancelled
+allocations, or why not)
 goes to stdout; warnings and errors to stderr.
 
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
@@ -197,8 +199,10 @@ export async function reapCommand(argv: string[]): Promise<number> {
       );
     for (const { deployment, cgroup } of report.cgroups)
       say(`${deployment}: removed the empty cgroup its last launch left behind, ${cgroup}`);
-    for (const { pid, host, graph, gone } of runFiles.locks)
-      say(`dead run pid ${pid} on ${host} of ${graph}: removed its graph lock (${gone})`);
+    for (const { pid, host, graph, gone, withoutLock } of runFiles.locks)
+      say(
+        `dead run pid ${pid} on ${host} of ${graph}: removed its ${withoutLock === undefined ? "graph lock (" : `registration (a ${withoutLock} run; `}${gone})`,
+      );
     for (const { pool, run, allocations } of runFiles.cancelled)
       say(
         `Slurm pool ${pool} of dead run ${run}: cancelled its allocation${allocations.length === 1 ? "" : "s"} ${allocations.join(", ")}`,

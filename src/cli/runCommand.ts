@@ -11,7 +11,7 @@ import {
   parseEndedLogsRetention,
 } from "../runtime/deploymentLogs.ts";
 import { createEngine } from "../runtime/engine.ts";
-import { lockGraph } from "../runtime/graphLock.ts";
+import { lockGraph, type RunRecord } from "../runtime/graphLock.ts";
 import {
   checkInspectorUrl,
   connectInspector,
@@ -46,6 +46,7 @@ import { loadLoggingCause } from "./loadLoggingCause.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 import { ProgressBar } from "./progressBar.ts";
+import { registerWithoutLock } from "./registerWithoutLock.ts";
 import { resultJson } from "./resultJson.ts";
 import { SIGNAL_EXIT, STOP_SIGNALS, type StopSignal } from "./signalExit.ts";
 import { slurmResourcesAdvice, slurmResourcesFlag } from "./slurmResourcesFlag.ts";
@@ -293,10 +294,17 @@ export async function runCommand(argv: string[]): Promise<number> {
   const logsRoot = join(filesDir, "logs");
   const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
   // A second run of this graph on this store fails here, before it writes anything.
+  const withoutLock = dryRun
+    ? "--dry-run"
+    : values["no-store"]
+      ? "--no-store"
+      : readOnly
+        ? "--store-read-only"
+        : undefined;
   const lock =
-    dryRun || values["no-store"] || readOnly
-      ? undefined
-      : await lockGraph(storeDir, graphPath, { logs: logsDir });
+    withoutLock === undefined ? await lockGraph(storeDir, graphPath, { logs: logsDir }) : undefined;
+  /** What lists a run that takes no lock for baton status. */
+  let registration: RunRecord | undefined;
   try {
     // Only now the run's log, so that a module or graph that does not load leaves no empty one;
     // a dry run writes nothing, not even its log.
@@ -310,6 +318,19 @@ export async function runCommand(argv: string[]): Promise<number> {
       ...(bar && { stderr: say }),
     });
     if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
+    // Beside its run files; a dry run's in its store's run/ folder, unless it only reads the store.
+    const registrationDir = !dryRun ? filesDir : readOnly ? undefined : storeDir;
+    if (withoutLock !== undefined && registrationDir !== undefined) {
+      registration = await registerWithoutLock(withoutLock, {
+        graphPath,
+        dir: join(registrationDir, "run"),
+        ...(!values["no-store"] && { store: storeDir }),
+        ...(!dryRun && { logs: logsDir }),
+        logger,
+      });
+    }
+    /** What lists this run for baton status: its lock, or its registration. */
+    const record = lock ?? registration;
     if (!dryRun) await pruneRunLogs(logsRoot, { keep: keepLogs, now: Date.now(), logger });
     const inspector =
       values.inspect === undefined
@@ -397,18 +418,18 @@ export async function runCommand(argv: string[]): Promise<number> {
         ),
       );
     }
-    if (lock) {
-      // For baton status: where workers join at once, how far the run is with the lock's renewal.
+    if (record) {
+      // For baton status: where workers join at once, how far the run is with the next renewal.
       if (!inProcess || values.listen !== undefined) {
         run.on("listening", (listening) => {
           const { secretFile } = listening;
           const secret = secretFile === undefined ? {} : { secretFile: resolve(secretFile) };
-          void lock.note({ ...joinAddress(listening, values.connect), ...secret }, { now: true });
+          void record.note({ ...joinAddress(listening, values.connect), ...secret }, { now: true });
         });
       }
       run.on("progress", ({ total, counts }) => {
         const running = counts.running + counts.storing;
-        void lock.note({
+        void record.note({
           progress: { total, completed: counts.completed, failed: counts.failed, running },
         });
       });
@@ -428,7 +449,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         // The lock goes first, unless the disk keeps it from going for a second.
         const exit = () => process.exit(SIGNAL_EXIT[signal]);
         setTimeout(exit, 1_000);
-        (lock?.release() ?? Promise.resolve()).then(exit, exit);
+        (record?.release() ?? Promise.resolve()).then(exit, exit);
         return;
       }
       interrupted = signal;
@@ -459,7 +480,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       );
       return 1;
     } finally {
-      await lock?.release();
+      await record?.release();
       // Its workers have stopped: pruning may remove this folder once it is old enough.
       await markRunLogsEnded(logsDir, logger);
       unlisten();
@@ -478,7 +499,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     return code;
   } finally {
     // Whatever failed after the lock was taken (a dashboard port that is taken), it goes.
-    await lock?.release();
+    await (lock ?? registration)?.release();
   }
 }
 

@@ -1,11 +1,12 @@
 import { formatDuration } from "../formatDuration.ts";
-import { type LockedProgress, readGraphLocks } from "../runtime/graphLock.ts";
+import { type LockedProgress, type RunWithoutLock, readGraphLocks } from "../runtime/graphLock.ts";
 import type { Files } from "../runtime/ports.ts";
 
 /**
  * A `baton run` as `baton status` shows it, found by the graph lock it holds in a store's
- * `run/` folder: `running`, or `dead` (`why`: killed before it could remove its lock, which
- * `baton reap` removes). Unknown values are absent (null in `--json`).
+ * `run/` folder, or by its registration there when it takes no lock (`withoutLock`):
+ * `running`, or `dead` (`why`: killed before it could remove its file, which `baton reap`
+ * removes). Unknown values are absent (null in `--json`).
  */
 export interface RunStatus {
   state: "running" | "dead";
@@ -16,6 +17,8 @@ export interface RunStatus {
   /** The graph module's real path. */
   graph: string;
   argv: string[];
+  /** The flag with which it takes no lock (`--no-store`, `--store-read-only`, `--dry-run`). */
+  withoutLock?: RunWithoutLock;
   /** When it took its lock, as an ISO time, and how long ago. */
   startedAt: string;
   ageMs: number;
@@ -32,7 +35,7 @@ export interface RunStatus {
   secretFile?: string;
   /** Its jobs as of its lock's last write, `agoMs` ago (the lock is written every 10 s). */
   progress?: LockedProgress & { agoMs: number };
-  /** Its lock file, and how long ago the run last wrote it. */
+  /** Its lock file (its registration, for a run without lock), and how long ago the run last wrote it. */
   lock: string;
   lockRenewedAgoMs: number;
 }
@@ -61,6 +64,7 @@ export async function readRunStatuses(
       host: run.host,
       graph: run.graph,
       argv: run.argv,
+      ...(run.withoutLock !== undefined && { withoutLock: run.withoutLock }),
       startedAt: new Date(run.startedAt).toISOString(),
       ageMs: now - run.startedAt,
       ...(run.store !== undefined && { store: run.store }),
@@ -100,9 +104,10 @@ export function describeRuns(stateDir: string, runs: RunStatus[], problems: stri
       run.state === "running" ? "running" : `dead (${run.why})`,
       run.state === "running"
         ? `up ${formatDuration(run.ageMs)}`
-        : `started ${formatDuration(run.ageMs)} ago, lock last written ${formatDuration(run.lockRenewedAgoMs)} ago`,
+        : `started ${formatDuration(run.ageMs)} ago, ${run.withoutLock === undefined ? "lock" : "registration"} last written ${formatDuration(run.lockRenewedAgoMs)} ago`,
       run.graph,
-    ];
+      run.withoutLock !== undefined && `(${run.withoutLock}: no lock)`,
+    ].filter(Boolean);
     const lines = [
       run.progress && `  jobs: ${describeProgress(run.progress)}`,
       run.state === "running" &&
@@ -112,7 +117,7 @@ export function describeRuns(stateDir: string, runs: RunStatus[], problems: stri
       run.logs !== undefined &&
         `  logs: ${run.logs}${run.state === "dead" ? " (run.log says how far it got)" : ""}`,
       run.state === "dead" &&
-        `  \`baton reap --state-dir ${stateDir}\` removes its lock and run files, and cancels the Slurm allocations it left`,
+        `  \`baton reap --state-dir ${stateDir}\` removes its ${run.withoutLock === undefined ? "lock" : "registration"} and run files, and cancels the Slurm allocations it left`,
     ].filter((line): line is string => typeof line === "string");
     return [head.join("  "), ...lines].join("\n");
   });

@@ -23,7 +23,9 @@ Lists the \`baton run\`s whose store's run/ folder is the state directory (the d
 .baton/run), by the graph locks they hold: dead ones first (killed before they could remove
 their lock: run \`baton reap\`), then running ones, with pid, host, graph, since when, jobs
 done as of the lock's last renewal (every 10 s), where workers join, the store and the logs.
-Runs with --no-store or --store-read-only hold no lock and are not listed.
+Runs that hold no lock (--no-store, --store-read-only, --dry-run) are listed the same from
+the registration each keeps beside its run files (.baton/run beside the graph module; a dry
+run's in its store's run/ folder, when there), marked (--no-store: no lock).
 
 Then the rank-group deployments in the state directory, what needs attention first:
 orphaned, then live, unreadable and ended ones, each the newest first (by when it ended,
@@ -44,7 +46,7 @@ heartbeat. Only reads; never signals or removes anything.
   --json            one JSON object: { stateDir, stateDirExists, runs: [...],
                     unreadableRunLocks: [...], deployments: [...] }, in the table's order
                     (unknown values are null; a run: { state: running | dead, why, pid,
-                    host, graph, argv, startedAt, ageMs, store, logs, address,
+                    host, graph, argv, withoutLock, startedAt, ageMs, store, logs, address,
                     listenAddress, secretFile, progress: { total, completed, failed,
                     running, agoMs }, lock, lockRenewedAgoMs }; an orphan's
                     launcherLastSeen: { at, agoMs })

@@ -42,7 +42,15 @@ export interface LockHolder extends RunNotes {
   /** The run's result store, and the folder of its logs (absolute; absent from an older baton's lock). */
   store?: string;
   logs?: string;
+  /**
+   * The flag with which the run takes no lock, for a run registered in place of one
+   * (`registerRun`): it keeps no results, only reads them, or only looks at the store.
+   */
+  withoutLock?: RunWithoutLock;
 }
+
+/** The flags of a `baton run` that takes no graph lock, and registers instead (`registerRun`). */
+export type RunWithoutLock = "--no-store" | "--store-read-only" | "--dry-run";
 
 /**
  * How far a run is, as its lock says: its jobs, those completed (stored results reused
@@ -68,20 +76,27 @@ export interface RunNotes {
   progress?: LockedProgress;
 }
 
-/** A lock taken by {@link lockGraph}. */
-export interface GraphLock {
-  /** The lock file: `DIR/run/graph-<16 hex>.lock`. */
+/**
+ * The file by which `baton status` finds a running `baton run`: its graph lock
+ * ({@link lockGraph}), or for a run that takes none, its registration (`registerRun`).
+ */
+export interface RunRecord {
+  /** The file: `DIR/run/graph-<16 hex>.lock`, or a registration's `….run`. */
   readonly path: string;
-  /** The stale lock this one replaced, said for a log line: whose it was and why it was stale. */
-  readonly tookOver?: string;
   /**
    * Adds `notes` to what the lock says of its run (`baton status` reads it): written with the
    * next renewal, so a note made many times a second (progress) costs no write of its own; with
    * `now`, written at once (a lock no longer this process's is left alone). Resolves once written.
    */
   note(notes: RunNotes, options?: { now?: boolean }): Promise<void>;
-  /** Stops renewing the lock and removes its file, if it is still this process's. */
+  /** Stops renewing the file and removes it, if it is still this process's. */
   release(): Promise<void>;
+}
+
+/** A lock taken by {@link lockGraph}. */
+export interface GraphLock extends RunRecord {
+  /** The stale lock this one replaced, said for a log line: whose it was and why it was stale. */
+  readonly tookOver?: string;
 }
 
 export interface LockGraphOptions {
@@ -127,21 +142,8 @@ export async function lockGraph(
 ): Promise<GraphLock> {
   const dir = join(storeDir, "run");
   const graphPath = realPath(graph);
-  const name = createHash("sha256").update(graphPath).digest("hex").slice(0, 16);
-  const path = join(dir, `graph-${name}.lock`);
-  const holder: LockHolder = {
-    format: LOCK_FORMAT,
-    pid: process.pid,
-    host: hostname(),
-    // As the process table shows it (`process.argv` has the paths resolved).
-    argv: nodeProcs().inspect(process.pid)?.argv ?? process.argv,
-    graph: graphPath,
-    startedAt: Date.now(),
-    store: resolve(storeDir),
-    ...(logs !== undefined && { logs: resolve(logs) }),
-  };
-  let notes: RunNotes = {};
-  const text = () => JSON.stringify({ ...holder, ...notes });
+  const path = join(dir, `${graphFileStem(graphPath)}.lock`);
+  const holder = runHolder(graphPath, { store: storeDir, logs });
   const lock = { files, storeDir, path, graph: graphPath };
   await checkStoreFormat(storeDir, files);
   try {
@@ -151,7 +153,7 @@ export async function lockGraph(
   }
   let tookOver: string | undefined;
   // Another run may take the lock between a stale one's removal and this one's creation.
-  for (let attempt = 1; !(await create(lock, text())); attempt++) {
+  for (let attempt = 1; !(await create(lock, JSON.stringify(holder))); attempt++) {
     const other = await readHolder(lock);
     if (other === "gone") continue;
     const stale = await staleness(other, lock);
@@ -162,20 +164,78 @@ export async function lockGraph(
         ? `an unreadable lock (${stale})`
         : `the lock of pid ${other.pid} on ${other.host}, started ${new Date(other.startedAt).toISOString()} (${stale})`;
   }
-  /** Whether the lock file still holds this process's lock. */
+  return { ...keepRecord(lock, holder), ...(tookOver !== undefined && { tookOver }) };
+}
+
+/**
+ * The start of a run's lock or registration file's name, `graph-<16 hex>`: a hash of the
+ * graph module's real path.
+ *
+ * @example
+ * ```ts
+ * const lock = join(".baton/run", `${graphFileStem(realPath("pipeline.graph.ts"))}.lock`);
+ * ```
+ */
+export function graphFileStem(graphPath: string): string {
+  return `graph-${createHash("sha256").update(graphPath).digest("hex").slice(0, 16)}`;
+}
+
+/**
+ * What this process's lock or registration says of its run of the graph module at
+ * `graphPath` (a real path) as it starts: pid, host, argv, start time, and its store and log
+ * folder when it has them (made absolute).
+ *
+ * @example
+ * ```ts
+ * const holder = runHolder("/home/me/pipeline.graph.ts", { logs: ".baton/logs/x", withoutLock: "--no-store" });
+ * ```
+ */
+export function runHolder(
+  graphPath: string,
+  { store, logs, withoutLock }: { store?: string; logs?: string; withoutLock?: RunWithoutLock },
+): LockHolder {
+  return {
+    format: LOCK_FORMAT,
+    pid: process.pid,
+    host: hostname(),
+    // As the process table shows it (`process.argv` has the paths resolved).
+    argv: nodeProcs().inspect(process.pid)?.argv ?? process.argv,
+    graph: graphPath,
+    startedAt: Date.now(),
+    ...(store !== undefined && { store: resolve(store) }),
+    ...(logs !== undefined && { logs: resolve(logs) }),
+    ...(withoutLock !== undefined && { withoutLock }),
+  };
+}
+
+/**
+ * Keeps the lock or registration file `place.path`, just made holding `holder`, written
+ * while this process runs: renewed every {@link LOCK_RENEW_MS} with what the run noted, while
+ * it still holds this process's holder, and removed on release.
+ *
+ * @example
+ * ```ts
+ * const record = keepRecord({ files, storeDir, path, graph }, holder);
+ * await record.release();
+ * ```
+ */
+export function keepRecord(place: LockPlace, holder: LockHolder): RunRecord {
+  const { files, path } = place;
+  let notes: RunNotes = {};
+  /** Whether the file still holds this process's holder. */
   const ours = async () => {
-    const now = await readHolder(lock);
+    const now = await readHolder(place);
     return now !== "gone" && now !== "being written" && isSame(now, holder);
   };
   let renewing: Promise<void> = Promise.resolve();
-  /** Writes the lock again, after any write under way, while it is still this process's. */
+  /** Writes the file again, after any write under way, while it is still this process's. */
   const rewrite = () => {
     renewing = renewing
       .then(async () => {
-        if (await ours()) await files.writeAtomic(path, text());
+        if (await ours()) await files.writeAtomic(path, JSON.stringify({ ...holder, ...notes }));
       })
       .catch(() => {
-        // Removed by hand, or a disk that failed: the run goes on without its lock.
+        // Removed by hand, or a disk that failed: the run goes on without it.
       });
     return renewing;
   };
@@ -184,7 +244,6 @@ export async function lockGraph(
   heldHere.set(path, holder.startedAt);
   return {
     path,
-    ...(tookOver !== undefined && { tookOver }),
     async note(news, { now = false } = {}) {
       notes = { ...notes, ...news };
       if (now) await rewrite();
@@ -198,12 +257,15 @@ export async function lockGraph(
   };
 }
 
-/** A lock file's name in a store's `run/` folder. */
-const LOCK_FILE = /^graph-[0-9a-f]{16}\.lock$/;
+/**
+ * A lock file's name in a store's `run/` folder, or a registration's (`registerRun`):
+ * `graph-<16 hex>-<pid>-<8 hex>.run`.
+ */
+const RECORD_FILE = /^graph-[0-9a-f]{16}(?:\.lock|-[1-9]\d*-[0-9a-f]{8}\.run)$/;
 
-/** A `baton run` found by its graph lock ({@link readGraphLocks}). */
+/** A `baton run` found by its graph lock or its registration ({@link readGraphLocks}). */
 export interface LockedRun extends Omit<LockHolder, "format"> {
-  /** The lock file. */
+  /** The lock file, or the registration of a run that takes no lock (`withoutLock`). */
   path: string;
   /** How long ago the lock was last written (made, renewed or noted in): its progress is as of then. */
   renewedAgoMs: number;
@@ -217,9 +279,10 @@ export interface LockedRun extends Omit<LockHolder, "format"> {
 
 /**
  * The runs that hold a graph lock in `dir` (a store's `run/` folder, the default state dir
- * `.baton/run`): living ones, and those killed before they could remove their lock (`gone`
- * says why). A lock still being written is skipped; one this user may not read (another
- * user's, mode 0600) is a problem naming its owner. Only reads.
+ * `.baton/run`), and those that take none registered there (`registerRun`, `withoutLock`
+ * says with which flag): living ones, and those killed before they could remove their file
+ * (`gone` says why). A file still being written is skipped; one this user may not read
+ * (another user's, mode 0600) is a problem naming its owner. Only reads.
  *
  * @example
  * ```ts
@@ -244,10 +307,10 @@ export async function readGraphLocks(
 }
 
 /**
- * Removes from `dir` the graph locks of runs that are gone (`readGraphLocks`'s `gone`): a run
- * killed with SIGKILL leaves its lock, which the next run of its graph would take over, and
- * which `baton status` lists as a dead run until then. A lock another run took meanwhile
- * stays. Returns the runs whose locks it removed.
+ * Removes from `dir` the graph locks and registrations of runs that are gone
+ * (`readGraphLocks`'s `gone`): a run killed with SIGKILL leaves its file (a lock the next run
+ * of its graph would take over), which `baton status` lists as a dead run until then. A lock
+ * another run took meanwhile stays. Returns the runs whose files it removed.
  *
  * @example
  * ```ts
@@ -287,7 +350,7 @@ async function findGraphLocks(
 ): Promise<(FoundLock | { problem: string })[]> {
   const found: (FoundLock | { problem: string })[] = [];
   for (const name of await files.list(dir)) {
-    if (!LOCK_FILE.test(name)) continue;
+    if (!RECORD_FILE.test(name)) continue;
     const path = join(dir, name);
     let text: string | undefined;
     try {
@@ -313,7 +376,7 @@ async function findGraphLocks(
 }
 
 /** What the lock's functions share: where it is, and for which graph. */
-interface LockPlace {
+export interface LockPlace {
   files: Files;
   storeDir: string;
   path: string;

@@ -1,10 +1,11 @@
 /**
  * `baton status` lists the `baton run`s of a store from their graph locks: a real run started
  * by the test (stopped by its pid), while it runs and once it is killed with SIGKILL, and
- * `baton reap` removing the dead run's lock. The run starts no worker (`--workers 0`: it waits
- * for workers to join), so the run is the only process the test starts.
+ * `baton reap` removing the dead run's lock; and the runs that take no lock (`--no-store`,
+ * `--store-read-only`) by their registrations. A run starts no worker (`--workers 0`: it
+ * waits for workers to join), so the runs are the only processes a test starts.
  */
-import { readFileSync, realpathSync } from "node:fs";
+import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,6 +30,30 @@ async function runsIn(stateDir: string): Promise<RunStatus[]> {
   return JSON.parse(stdout).runs;
 }
 
+/** Until as many files of `stateDir` whose names end with `suffix` as `runs` note an address. */
+async function untilNoted(
+  stateDir: string,
+  suffix: string,
+  runs: ReturnType<typeof startBaton>[],
+): Promise<void> {
+  // Starting tsx takes a second here, far longer on a loaded machine. A run notes its
+  // address as it starts listening.
+  const deadline = Date.now() + 30_000;
+  const noted = async () =>
+    (await readdir(stateDir).catch(() => []))
+      .filter((name) => name.endsWith(suffix))
+      .filter((name) => readFileSync(join(stateDir, name), "utf8").includes('"address"')).length ===
+    runs.length;
+  while (!(await noted())) {
+    const exited = runs.find((run) => run.child.exitCode !== null);
+    if (exited) throw new Error(`baton run exited early: ${exited.stderr()}`);
+    if (Date.now() > deadline) {
+      throw new Error(`baton run did not listen: ${runs.map((run) => run.stderr()).join("\n")}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe("baton status lists baton runs", () => {
   it("shows a running run's graph, pid, address, store and logs, then says it is dead once killed, until baton reap removes its lock", async () => {
     const dir = await mkdtemp(join(tmpdir(), "baton-run-status-"));
@@ -37,18 +62,7 @@ describe("baton status lists baton runs", () => {
     const stateDir = join(store, "run");
     const graph = "test/fixtures/slow.graph.ts";
     const run = startBaton(["run", graph, "--store", store, "--workers", "0"]);
-    // Starting tsx takes a second here, far longer on a loaded machine. The run notes its
-    // address in its lock as it starts listening.
-    const deadline = Date.now() + 30_000;
-    const noted = async () =>
-      (await readdir(stateDir).catch(() => []))
-        .filter((name) => name.endsWith(".lock"))
-        .some((name) => readFileSync(join(stateDir, name), "utf8").includes('"address"'));
-    while (!(await noted())) {
-      if (run.child.exitCode !== null) throw new Error(`baton run exited early: ${run.stderr()}`);
-      if (Date.now() > deadline) throw new Error(`baton run did not listen: ${run.stderr()}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await untilNoted(stateDir, ".lock", [run]);
     const pid = run.child.pid!;
     const [runs, text] = await Promise.all([
       runsIn(stateDir),
@@ -103,6 +117,70 @@ describe("baton status lists baton runs", () => {
       `dead run pid ${pid} on ${hostname()} of ${dead!.graph}: removed its graph lock (its process is gone)\n`,
     );
     // Its secret went too: nothing is left for baton status to list.
+    expect(await readdir(stateDir)).toEqual([]);
+  });
+
+  it("lists the runs that take no lock (--no-store, --store-read-only) from their registrations beside their run files, dead once killed, until baton reap removes them", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "baton-run-status-"));
+    tempDirs.push(dir);
+    // A graph of its own: without a store, a run's files go to .baton beside it.
+    const graph = join(dir, "wait.graph.ts");
+    writeFileSync(
+      graph,
+      `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};\nexport const jobs = { wait: () => new Promise(() => {}) };\nexport default [job("wait", 1)];\n`,
+    );
+    const stateDir = join(dir, ".baton", "run");
+    const reused = join(dir, "reused");
+    const runs = [
+      startBaton(["run", graph, "--no-store", "--workers", "0"]),
+      startBaton(["run", graph, "--store-read-only", "--store", reused, "--workers", "0"]),
+    ];
+    await untilNoted(stateDir, ".run", runs);
+    const [noStore, readOnly] = runs.map((run) => run.child.pid!) as [number, number];
+    const listed = await runsIn(stateDir);
+    const registration = (pid: number) =>
+      expect.stringMatching(
+        new RegExp(`^${stateDir}/graph-[0-9a-f]{16}-${pid}-[0-9a-f]{8}\\.run$`),
+      );
+    const listedRun = (pid: number) => listed.find((run) => run.pid === pid);
+    expect(listed).toHaveLength(2);
+    expect(listedRun(noStore)).toEqual(
+      expect.objectContaining({
+        state: "running",
+        withoutLock: "--no-store",
+        graph: realpathSync(graph),
+        logs: expect.stringMatching(new RegExp(`^${join(dir, ".baton", "logs")}/\\d{4}-.+$`)),
+        address: expect.stringMatching(/^ws:\/\/127\.0\.0\.1:\d+$/),
+        lock: registration(noStore),
+      }),
+    );
+    expect(listedRun(noStore)!.store).toBeUndefined();
+    expect(listedRun(readOnly)).toEqual(
+      expect.objectContaining({
+        state: "running",
+        withoutLock: "--store-read-only",
+        store: reused,
+        lock: registration(readOnly),
+      }),
+    );
+
+    for (const run of runs) run.child.kill("SIGKILL");
+    await within(Promise.all(runs.map((run) => run.exit)), 10_000, "baton runs exiting on SIGKILL");
+    const { stdout } = await baton(["status", "--state-dir", stateDir]);
+    expect(stdout).toMatch(
+      new RegExp(
+        `(^|\n)run pid ${noStore} on ${hostname()}  dead \\(its process is gone\\)  started .+ ago, registration last written .+ ago  ${realpathSync(graph)}  \\(--no-store: no lock\\)\n`,
+      ),
+    );
+    expect(stdout).toContain(
+      `  \`baton reap --state-dir ${stateDir}\` removes its registration and run files, and cancels the Slurm allocations it left\n`,
+    );
+    expect(stdout).toContain(`\n\n2 dead runs (run: baton reap --state-dir ${stateDir})\n`);
+    const reap = await baton(["reap", "--state-dir", stateDir]);
+    expect(reap.code).toBe(0);
+    expect(reap.stdout).toContain(
+      `dead run pid ${noStore} on ${hostname()} of ${realpathSync(graph)}: removed its registration (a --no-store run; its process is gone)\n`,
+    );
     expect(await readdir(stateDir)).toEqual([]);
   });
 });
