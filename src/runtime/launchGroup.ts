@@ -38,7 +38,7 @@ import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { checkLaunchSpec } from "./checkLaunchSpec.ts";
 import { clearDeployment, untouchedMs } from "./clearDeployment.ts";
-import { folderNotMade } from "./folderNotMade.ts";
+import { folderNotMade, folderNotMadeAdvice } from "./folderNotMade.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
 import { claimLease, type HeldLease, holdLease } from "./launcherLease.ts";
@@ -468,10 +468,10 @@ class LaunchedGroup implements RankGroup {
   private cannotHold(error: unknown): string {
     const missing = folderNotMade(error, this.stateDir);
     const advice =
-      missing?.target === undefined
-        ? "give a directory this user can write"
-        : `make ${missing.target}, or give another directory`;
-    return `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${missing?.why ?? (error as Error).message}); ${advice} (--state-dir, or stateDir). No rank was started`;
+      missing === undefined
+        ? "give a directory this user can write (--state-dir, or stateDir)"
+        : folderNotMadeAdvice(missing, "stateDir");
+    return `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${missing?.why ?? (error as Error).message}); ${advice}. No rank was started`;
   }
 
   /** The name is not free: `retryable: false` when it will not be without a person's help. */

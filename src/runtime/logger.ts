@@ -4,7 +4,7 @@ import pino, { type Logger } from "pino";
 import type pretty from "pino-pretty";
 import { BatonError, ConfigError } from "../errors.ts";
 import type { JobError } from "../machines/jobBoard.ts";
-import { folderNotMade } from "./folderNotMade.ts";
+import { folderNotMade, folderNotMadeAdvice } from "./folderNotMade.ts";
 import { makeDirs } from "./makeDirs.ts";
 
 /**
@@ -67,7 +67,7 @@ function makeLogFolder(file: string): void {
     const notMade = folderNotMade(error, dirname(file));
     if (notMade === undefined) throw error;
     throw new ConfigError(
-      `cannot write the log ${file}: ${notMade.why}; ${notMade.target === undefined ? "keep the logs on a disk you can write to" : `make ${notMade.target}, or remove the link`}`,
+      `cannot write the log ${file}: ${notMade.why}; ${folderNotMadeAdvice(notMade, "log")}`,
       { cause: error },
     );
   }

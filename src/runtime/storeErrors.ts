@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statfsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
-import { folderNotMade } from "./folderNotMade.ts";
+import { folderNotMade, folderNotMadeAdvice } from "./folderNotMade.ts";
 import { isWithin } from "./isWithin.ts";
 import { permissionDenied } from "./permissionAdvice.ts";
 import { shellQuote } from "./shellQuote.ts";
@@ -40,7 +40,7 @@ export function storeOpenError(dir: string, error: unknown): unknown {
   if (missing !== undefined) {
     return new StoreError(
       missing.target === undefined ? "STORE_NOT_WRITABLE" : "STORE_NOT_DIRECTORY",
-      `the result store ${dir} cannot be made: ${missing.why}; ${missing.target === undefined ? "give the store (--store) a directory on a disk you can write to" : `make ${missing.target}, or give the store (--store) another directory`}`,
+      `the result store ${dir} cannot be made: ${missing.why}; ${folderNotMadeAdvice(missing, "store")}`,
       dir,
       missing.path,
       { cause: error },

@@ -307,12 +307,12 @@ describe("baton launch", () => {
       [
         join(link, "state"),
         `${link} is a symbolic link to ${target}, which does not exist (a disk not mounted?)`,
-        `make ${target}, or give another directory`,
+        `make ${target}, or give the state dir (--state-dir, or stateDir) another directory`,
       ],
       [
         "/proc/self/baton-state/ranks",
         "cannot mkdir /proc/self/baton-state: no such file or directory, though the folder above it is there (a file system that makes no folders, such as /proc?)",
-        "give a directory this user can write",
+        "give the state dir (--state-dir, or stateDir) another directory, on a disk you can write to",
       ],
     ] as const) {
       const result = await startBaton([
@@ -327,7 +327,7 @@ describe("baton launch", () => {
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`the state dir ${stateDir} cannot hold deployment dep-`);
       expect(result.stderr).toContain(
-        ` (${why}); ${advice} (--state-dir, or stateDir). No rank was started. [LAUNCH_FAILED]\n`,
+        ` (${why}); ${advice}. No rank was started. [LAUNCH_FAILED]\n`,
       );
     }
   }, 60_000);

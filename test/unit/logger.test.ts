@@ -144,11 +144,11 @@ log.error({ err: new errors.ListenerError("job", new RangeError("too far")) }, "
       expect(() => createLogger({ file })).toThrow(
         expect.objectContaining({
           code: "CONFIG",
-          message: `cannot write the log ${file}: ${join(dir, "logs")} is a symbolic link to ${target}, which does not exist (a disk not mounted?); make ${target}, or remove the link`,
+          message: `cannot write the log ${file}: ${join(dir, "logs")} is a symbolic link to ${target}, which does not exist (a disk not mounted?); make ${target}, or keep the logs in another directory`,
         }),
       );
       expect(() => createLogger({ file: "/proc/self/baton-logs/run.log" })).toThrow(
-        "cannot write the log /proc/self/baton-logs/run.log: cannot mkdir /proc/self/baton-logs: no such file or directory, though the folder above it is there (a file system that makes no folders, such as /proc?); keep the logs on a disk you can write to",
+        "cannot write the log /proc/self/baton-logs/run.log: cannot mkdir /proc/self/baton-logs: no such file or directory, though the folder above it is there (a file system that makes no folders, such as /proc?); keep the logs in another directory, on a disk you can write to",
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -208,7 +208,7 @@ describe("ResultStore", () => {
         name: "StoreError",
         code: "STORE_NOT_WRITABLE",
         message: expect.stringContaining(
-          "no such file or directory, though the folder above it is there (a file system that makes no folders, such as /proc?); give the store (--store) a directory on a disk you can write to",
+          "no such file or directory, though the folder above it is there (a file system that makes no folders, such as /proc?); give the store (--store) another directory, on a disk you can write to",
         ),
       });
     });
