@@ -48,6 +48,8 @@ const ANOTHER_PLACE = {
   stateDir: "give the state dir (--state-dir, or stateDir) another directory",
   /** The folder of `baton run`'s own log. */
   log: "keep the logs in another directory",
+  /** The folder of a pool's worker logs. */
+  workerLogs: "give the workers' logs (logsDir) another directory",
 } as const;
 
 /** A folder baton makes, for {@link anotherPlace} and {@link folderNotMadeAdvice}. */

@@ -10,9 +10,9 @@ import { checkOptionNames } from "../optionNames.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
 import { emptyWorkerGroup, type LiveRemains, liveRemains, type Stray } from "./emptyWorkerGroup.ts";
+import { makeWorkerLogsFolder } from "./logsFolder.ts";
 import { logTail } from "./logTail.ts";
 import { machineResources } from "./machineResources.ts";
-import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Clock, ProcExit, ProcHandle, ProcInfo, Procs, Signal } from "./ports.ts";
@@ -247,7 +247,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     this.failed = new Promise((resolve) => {
       this.resolveFailed = resolve;
     });
-    makeDirs(options.logsDir, 0o700);
+    makeWorkerLogsFolder(options.logsDir);
     this.cgroup = this.contain();
     for (let n = 1; n <= maxWorkers && !this.failing; n++) {
       const logFile = join(options.logsDir, `worker-${n}.log`);

@@ -1,11 +1,9 @@
 import { createRequire } from "node:module";
-import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
 import type pretty from "pino-pretty";
-import { BatonError, ConfigError } from "../errors.ts";
+import { BatonError } from "../errors.ts";
 import type { JobError } from "../machines/jobBoard.ts";
-import { folderNotMade, folderNotMadeAdvice } from "./folderNotMade.ts";
-import { makeDirs } from "./makeDirs.ts";
+import { makeLogFileFolder } from "./logsFolder.ts";
 
 /**
  * pino-pretty (30 modules), loaded only for a logger that writes pretty lines: a command whose
@@ -56,24 +54,6 @@ export interface LoggerOptions {
 }
 
 /**
- * Makes the folder of the log `file`; one that cannot be made though the folder above it is
- * there (a symbolic link to nothing, a file system that makes no folders: `folderNotMade`) is
- * a `ConfigError` saying so, where it was Node's bare ENOENT. Any other error is thrown as it is.
- */
-function makeLogFolder(file: string): void {
-  try {
-    makeDirs(dirname(file), 0o700);
-  } catch (error) {
-    const notMade = folderNotMade(error, dirname(file));
-    if (notMade === undefined) throw error;
-    throw new ConfigError(
-      `cannot write the log ${file}: ${notMade.why}; ${folderNotMadeAdvice(notMade, "log")}`,
-      { cause: error },
-    );
-  }
-}
-
-/**
  * baton's logger: pino, structured; pretty on a terminal and JSON lines otherwise, on
  * stderr so that stdout stays for results; quiet by default (`warn`). With `file`, a full
  * JSON log of the run is kept as well. pino-pretty is loaded only for pretty lines, so that
@@ -105,7 +85,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     logger = pino({ level, serializers: { err: loggedError } }, stderr);
     return logger;
   }
-  makeLogFolder(options.file);
+  makeLogFileFolder(options.file);
   const path = options.file;
   const fileLevel = pino.levels.values[level]! < pino.levels.values.info! ? level : "info";
   const minimum = pino.levels.values[level]! < pino.levels.values[fileLevel]! ? level : fileLevel;

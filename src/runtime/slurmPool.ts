@@ -14,8 +14,8 @@ import { checkOptionNames } from "../optionNames.ts";
 import { cancelAbandonedAllocations } from "./abandonedAllocations.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
+import { makeWorkerLogsFolder } from "./logsFolder.ts";
 import { logTail } from "./logTail.ts";
-import { makeDirs } from "./makeDirs.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock } from "./ports.ts";
 import { requireJobsModule } from "./requireJobsModule.ts";
@@ -313,7 +313,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     this.failed = new Promise((resolve) => {
       this.resolveFailed = resolve;
     });
-    makeDirs(context.logsDir, 0o700);
+    makeWorkerLogsFolder(context.logsDir);
     // Named after the run's secret, so that a run killed before its stop leaves a script the
     // next run on this host removes with the secret (`sweepAbandonedRunFiles`).
     const stem = context.secretFile.endsWith(".secret")

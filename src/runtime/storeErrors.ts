@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, statfsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
+import { fileInTheWay } from "./fileInTheWay.ts";
 import { folderNotMade, folderNotMadeAdvice } from "./folderNotMade.ts";
 import { isWithin } from "./isWithin.ts";
 import { permissionDenied } from "./permissionAdvice.ts";
@@ -206,12 +207,4 @@ function modeLetsWrite(dir: string): boolean {
   if (process.getgroups?.().includes(gid) || process.getgid?.() === gid)
     return (mode & 0o020) !== 0;
   return (mode & 0o002) !== 0;
-}
-
-/** The nearest of `path` and its parents that exists and is not a directory, else `path`. */
-function fileInTheWay(path: string): string {
-  for (let at = resolve(path); dirname(at) !== at; at = dirname(at)) {
-    if (existsSync(at)) return statSync(at).isDirectory() ? path : at;
-  }
-  return path;
 }

@@ -4,7 +4,15 @@
  * 2), which spawnSync stops with SIGKILL if it outlives its timeout.
  */
 import { spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -135,7 +143,7 @@ log.error({ err: new errors.ListenerError("job", new RangeError("too far")) }, "
     }
   });
 
-  it("says a log's folder through a symbolic link to nothing, or in a file system that makes no folders, is why it cannot be written", () => {
+  it("says a log's folder through a symbolic link to nothing, in a file system that makes no folders, with a file in its way, or not this user's to write in, is why it cannot be written", () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-logger-"));
     try {
       const target = join(dir, "not-mounted");
@@ -149,6 +157,19 @@ log.error({ err: new errors.ListenerError("job", new RangeError("too far")) }, "
       );
       expect(() => createLogger({ file: "/proc/self/baton-logs/run.log" })).toThrow(
         "cannot write the log /proc/self/baton-logs/run.log: cannot mkdir /proc/self/baton-logs: no such file or directory, though the folder above it is there (a file system that makes no folders, such as /proc?); keep the logs in another directory, on a disk you can write to",
+      );
+      const inTheWay = join(dir, "notes.txt");
+      writeFileSync(inTheWay, "not a folder\n");
+      const below = join(inTheWay, "run-1", "run.log");
+      expect(() => createLogger({ file: below })).toThrow(
+        expect.objectContaining({
+          code: "CONFIG",
+          message: `cannot write the log ${below}: ${inTheWay} is a file, not a directory; move it aside, or keep the logs in another directory`,
+        }),
+      );
+      // procfs refuses to let anyone, root too, write in /proc/sys (mode 555).
+      expect(() => createLogger({ file: "/proc/sys/run.log" })).toThrow(
+        /^cannot write the log \/proc\/sys\/run\.log: this user \(.+\) may not write it \(.+, mode 555\); keep the logs in another directory, one this user can write$/,
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
