@@ -84,7 +84,10 @@ export interface EngineOptions extends ConnectionTimeouts {
    * Where each run's worker processes write their logs (`worker-N.log`, `slurm-<id>.log`):
    * runs of the engine at once append to the same files.
    * Default: a folder of its own in `logs/` (of the store, or of `batonDir`) named after the
-   * run's start and id, `logs/2026-12-04T13-50-01-123Z-<run id>/`.
+   * run's start and id, `logs/2026-12-04T13-50-01-123Z-<run id>/`. One that cannot be made
+   * (a symbolic link to nothing on its way, a file in its way, a folder this user may not
+   * write in) rejects a run of worker processes (`localPool`, `slurmPool`) with a
+   * `ConfigError` saying why when the pool starts, before any worker does.
    */
   logsDir?: string | undefined;
   /**

@@ -52,7 +52,10 @@ export interface LocalPoolOptions {
    * Never put the secret itself here: argv is visible to every user through `ps`.
    */
   argvFor(name: string): [string, ...string[]];
-  /** Directory of the workers' logs (created if missing): `worker-N.log` for slot N. */
+  /**
+   * Directory of the workers' logs (created if missing): `worker-N.log` for slot N. One that
+   * cannot be made or written in is a `ConfigError` from `startLocalPool` (`makeWorkerLogsFolder`).
+   */
   logsDir: string;
   /** Worker processes to keep running (default `os.availableParallelism()`). */
   maxWorkers?: number;
