@@ -293,7 +293,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const filesDir = readOnly ? (batonDir?.dir ?? storeDir) : storeDir;
   const logsRoot = join(filesDir, "logs");
   const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
-  // A second run of this graph on this store fails here, before it writes anything.
+  /** The flag with which this run takes no graph lock, having no store it writes to guard. */
   const withoutLock = dryRun
     ? "--dry-run"
     : values["no-store"]
@@ -301,6 +301,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       : readOnly
         ? "--store-read-only"
         : undefined;
+  // A second run of this graph on this store fails here, before it writes anything.
   const lock =
     withoutLock === undefined ? await lockGraph(storeDir, graphPath, { logs: logsDir }) : undefined;
   /** What lists a run that takes no lock for baton status. */
