@@ -293,17 +293,20 @@ export async function runCommand(argv: string[]): Promise<number> {
   const filesDir = readOnly ? (batonDir?.dir ?? storeDir) : storeDir;
   const logsRoot = join(filesDir, "logs");
   const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
-  /** The flag with which this run takes no graph lock, having no store it writes to guard. */
-  const withoutLock = dryRun
-    ? "--dry-run"
-    : values["no-store"]
-      ? "--no-store"
-      : readOnly
-        ? "--store-read-only"
-        : undefined;
+  /**
+   * The flag with which this run takes no graph lock, having no store it writes to guard; a
+   * dry run, which writes nothing, neither locks nor registers.
+   */
+  const withoutLock = values["no-store"]
+    ? "--no-store"
+    : readOnly
+      ? "--store-read-only"
+      : undefined;
   // A second run of this graph on this store fails here, before it writes anything.
   const lock =
-    withoutLock === undefined ? await lockGraph(storeDir, graphPath, { logs: logsDir }) : undefined;
+    withoutLock === undefined && !dryRun
+      ? await lockGraph(storeDir, graphPath, { logs: logsDir })
+      : undefined;
   /** What lists a run that takes no lock for baton status. */
   let registration: RunRecord | undefined;
   try {
@@ -319,14 +322,13 @@ export async function runCommand(argv: string[]): Promise<number> {
       ...(bar && { stderr: say }),
     });
     if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
-    // Beside its run files; a dry run's in its store's run/ folder, unless it only reads the store.
-    const registrationDir = !dryRun ? filesDir : readOnly ? undefined : storeDir;
-    if (withoutLock !== undefined && registrationDir !== undefined) {
+    // Beside its run files.
+    if (withoutLock !== undefined && !dryRun) {
       registration = await registerWithoutLock(withoutLock, {
         graphPath,
-        dir: join(registrationDir, "run"),
+        dir: join(filesDir, "run"),
         ...(!values["no-store"] && { store: storeDir }),
-        ...(!dryRun && { logs: logsDir }),
+        logs: logsDir,
         logger,
       });
     }

@@ -17,7 +17,7 @@ export interface RunStatus {
   /** The graph module's real path. */
   graph: string;
   argv: string[];
-  /** The flag with which it takes no lock (`--no-store`, `--store-read-only`, `--dry-run`). */
+  /** The flag with which it takes no lock (`--no-store`, `--store-read-only`). */
   withoutLock?: RunWithoutLock;
   /** When it took its lock, as an ISO time, and how long ago. */
   startedAt: string;

@@ -44,13 +44,13 @@ export interface LockHolder extends RunNotes {
   logs?: string;
   /**
    * The flag with which the run takes no lock, for a run registered in place of one
-   * (`registerRun`): it keeps no results, only reads them, or only looks at the store.
+   * (`registerRun`): it keeps no results, or only reads them.
    */
   withoutLock?: RunWithoutLock;
 }
 
 /** The flags of a `baton run` that takes no graph lock, and registers instead (`registerRun`). */
-export type RunWithoutLock = "--no-store" | "--store-read-only" | "--dry-run";
+export type RunWithoutLock = "--no-store" | "--store-read-only";
 
 /**
  * How far a run is, as its lock says: its jobs, those completed (stored results reused

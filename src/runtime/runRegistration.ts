@@ -16,14 +16,14 @@ export interface RegisterRunOptions {
   files?: Files;
   /** The flag with which the run takes no graph lock. */
   withoutLock: RunWithoutLock;
-  /** The result store it reads (`--store-read-only`, `--dry-run`), and its log folder. */
+  /** The result store it reads (`--store-read-only`), and its log folder. */
   store?: string | undefined;
   logs?: string | undefined;
 }
 
 /**
- * Registers a `baton run` that takes no graph lock (`--no-store`, `--store-read-only`,
- * `--dry-run`: there is no store it writes to guard) in the `run/` folder `dir`, beside its
+ * Registers a `baton run` that takes no graph lock (`--no-store`, `--store-read-only`:
+ * there is no store it writes to guard) in the `run/` folder `dir`, beside its
  * run files, so that `baton status` lists it as it lists the runs that hold a lock: the file
  * `DIR/graph-<hash of the graph's real path>-<pid>-<8 random hex>.run`, created exclusively (mode
  * 0600, folders made as needed) with what a lock holds (`runHolder`) and `withoutLock`, kept

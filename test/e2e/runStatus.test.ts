@@ -5,7 +5,14 @@
  * `--store-read-only`) by their registrations. A run starts no worker (`--workers 0`: it
  * waits for workers to join), so the runs are the only processes a test starts.
  */
-import { readFileSync, realpathSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -182,5 +189,20 @@ describe("baton status lists baton runs", () => {
       `dead run pid ${noStore} on ${hostname()} of ${realpathSync(graph)}: removed its registration (a --no-store run; its process is gone)\n`,
     );
     expect(await readdir(stateDir)).toEqual([]);
+  });
+
+  it("a dry run registers nowhere, not even in its store's run/ folder that is there: it writes nothing", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "baton-run-status-dry-"));
+    tempDirs.push(dir);
+    const store = join(dir, "store");
+    const stateDir = join(store, "run");
+    mkdirSync(stateDir, { recursive: true });
+    // A file made and removed in run/ while the dry run lasted would change the folder's mtime.
+    const past = new Date(Date.now() - 3_600_000);
+    utimesSync(stateDir, past, past);
+    const dry = await baton(["run", "test/fixtures/slow.graph.ts", "--store", store, "--dry-run"]);
+    expect(dry.code).toBe(0);
+    expect(statSync(stateDir).mtimeMs).toBe(past.getTime());
+    expect(await readdir(store)).toEqual(["run"]);
   });
 });

@@ -62,32 +62,6 @@ describe("registerWithoutLock", () => {
     expect(readdirSync(runDir)).toEqual([]);
   });
 
-  it("registers a dry run only in a run/ folder that is there, making nothing", async () => {
-    const { dir, graphPath } = graphDir();
-    const { warnings, logger } = keptWarnings();
-    const store = join(dir, ".baton");
-    const missing = await registerWithoutLock("--dry-run", {
-      graphPath,
-      dir: join(store, "run"),
-      store,
-      logger,
-    });
-    expect(missing).toBeUndefined();
-    expect(readdirSync(dir)).toEqual(["g.graph.ts"]);
-    mkdirSync(join(store, "run"), { recursive: true });
-    const there = await registerWithoutLock("--dry-run", {
-      graphPath,
-      dir: join(store, "run"),
-      store,
-      logger,
-    });
-    expect((await readGraphLocks(join(store, "run"))).runs).toMatchObject([
-      { withoutLock: "--dry-run", store },
-    ]);
-    await there!.release();
-    expect(warnings).toEqual([]);
-  });
-
   it("warns, and the run goes on unlisted, when its registration cannot be made", async () => {
     const { dir, graphPath } = graphDir();
     const { warnings, logger } = keptWarnings();
