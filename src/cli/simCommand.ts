@@ -262,7 +262,7 @@ export async function simCommand(argv: string[]): Promise<number> {
   let progress: SeedsProgress | undefined;
   /**
    * Seeds that ended and are not reported yet, whether each passed: they wait for an earlier
-   * seed still running on another thread (a helper's first seed, while it loads), and a
+   * seed still running on another thread (a slow one), and a
    * Ctrl-C's summary says so (it said "stopped after 0 of 100000 seeds" under a line that
    * read 6 done, one of them failed).
    */

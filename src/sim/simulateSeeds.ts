@@ -4,6 +4,7 @@ import { BatonError, ConfigError, ModuleLoadError } from "../errors.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
 import { checkSimulateOptions } from "./checkSimulateOptions.ts";
+import { SeedClaims } from "./seedClaims.ts";
 import { violationMessage } from "./simInvariants.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
 import { loadSimModules, type SimModules } from "./simModules.ts";
@@ -39,7 +40,9 @@ export interface SimulateSeedsOptions {
   /**
    * Threads running seeds side by side (default: the machine's cores, at most one per
    * seed). Seeds are independent, so each gives the trace it gives alone; 1 runs every
-   * seed on the calling thread.
+   * seed on the calling thread. A helper takes seeds once it has loaded baton and your
+   * modules (a second or more); the calling thread runs them from the first until then, so a
+   * short range may run on it alone.
    */
   threads?: number | undefined;
   /** Run each seed twice and fail it (invariant 0) when the two traces differ. */
@@ -58,16 +61,25 @@ export interface SimulateSeedsOptions {
   onSeedEnded?: ((result: SimulationResult) => void) | undefined;
 }
 
-/** What a seed thread is started with (its `workerData`). */
+/** How each seed of a range is run, on whichever thread. */
 export interface SeedThreadData {
   simulation: DrawnSimulation;
   checkDeterminism: boolean;
   traces: boolean;
 }
 
-/** What a seed thread answers for each seed it is sent. */
+/** What a seed thread is started with (its `workerData`): the seeds it takes them from too. */
+export interface SeedThreadStart extends SeedThreadData {
+  seeds: Pick<SeedClaims, "first" | "last" | "memory">;
+}
+
+/**
+ * What a seed thread answers for each seed it takes, and then that it took its last (no seed is
+ * left, or the range was closed).
+ */
 export type SeedThreadMessage =
   | { type: "result"; result: SimulationResult }
+  | { type: "done" }
   | {
       type: "error";
       seed: number;
@@ -218,12 +230,12 @@ async function* inSeedOrder(
     for (let seed = first; seed <= last; seed++) yield ended(await simulateSeed(seed, data));
     return;
   }
+  const seeds = new SeedClaims(first, last);
   const finished = new Map<number, SimulationResult>();
   // What ended a seed instead of its result (a crash, a module of yours that cannot run, the
   // caller's onSeedEnded), by seed: the iteration throws the first in seed order, whichever
   // thread came to its error first (it threw a later seed's when that thread was quicker).
   const failed = new Map<number, Error>();
-  let next = first;
   /** What ended a thread rather than a seed: thrown at once. */
   let failure: Error | undefined;
   let stopping = false;
@@ -232,48 +244,55 @@ async function* inSeedOrder(
     wake?.();
     wake = undefined;
   };
-  // After a seed's error no seed is started: those before it run on, to find the first.
-  const more = () => next <= last && failed.size === 0 && failure === undefined;
-  const helpers = Array.from({ length: threads - 1 }, () => startSeedThread(data));
-  // This thread takes seeds too: it runs them while the helpers load baton, and beside them.
-  // It takes the first seed, which the report waits for: a helper took it, and the seeds this
-  // thread ended meanwhile waited, unreported, until the helper had loaded baton and run it.
+  /**
+   * A seed's error, or a thread's (no seed): no seed is started after it; those before it run
+   * on, to find the first.
+   */
+  const fail = (seed: number | undefined, error: Error) => {
+    if (seed === undefined) failure ??= error;
+    else failed.set(seed, error);
+    seeds.close();
+  };
+  // This thread takes seeds too, from the first: it runs them while the helpers load baton and
+  // your modules, and beside them. A helper takes its first seed only once it has loaded: one
+  // handed a seed at its start held it while it loaded (6–10 s under load), and the report, in
+  // seed order, waited for it, the seeds this thread ended meanwhile unreported.
   const here = (async () => {
-    while (more()) {
-      const seed = next++;
+    for (let seed = seeds.take(); seed !== undefined; seed = seeds.take()) {
       try {
         finished.set(seed, ended(await simulateSeed(seed, data)));
       } catch (error) {
-        failed.set(seed, error as Error);
+        fail(seed, error as Error);
       }
       settle();
     }
   })();
+  const helpers = Array.from({ length: threads - 1 }, () => startSeedThread(data, seeds));
   for (const helper of helpers) {
-    const feed = () => {
-      if (more()) helper.postMessage(next++);
-    };
+    /** It said it took its last seed: its exit is then its end, not a crash. */
+    let done = false;
     helper.on("message", (message: SeedThreadMessage) => {
-      if (message.type === "result") {
+      if (message.type === "done") done = true;
+      else if (message.type === "error") fail(message.seed, threadError(message));
+      else {
         try {
           finished.set(message.result.seed, ended(message.result));
         } catch (error) {
           // Thrown by the caller's onSeedEnded: it ends the iteration, not the process.
-          failed.set(message.result.seed, error as Error);
+          fail(message.result.seed, error as Error);
         }
-        feed();
-      } else failed.set(message.seed, threadError(message));
+      }
       settle();
     });
     helper.on("error", (error) => {
-      failure ??= error;
+      fail(undefined, error);
       settle();
     });
     helper.on("exit", (code) => {
-      if (!stopping) failure ??= new Error(`a simulation thread exited with code ${code}`);
+      if (!stopping && !done)
+        fail(undefined, new Error(`a simulation thread exited with code ${code}`));
       settle();
     });
-    feed();
   }
   try {
     for (let seed = first; seed <= last; seed++) {
@@ -290,7 +309,7 @@ async function* inSeedOrder(
     }
   } finally {
     stopping = true;
-    next = last + 1;
+    seeds.close();
     await Promise.all([here, ...helpers.map((helper) => helper.terminate())]);
   }
 }
@@ -380,19 +399,22 @@ function firstDifference(a: readonly string[], b: readonly string[]): number | u
 }
 
 /**
- * A helper thread running `seedThread`: post it a seed, it answers a `SeedThreadMessage`.
+ * A helper thread running `seedThread`: once it has loaded baton and your modules it takes
+ * seeds from `seeds` until none is left, answering a `SeedThreadMessage` for each, then `done`.
  * From baton's TypeScript sources (the `baton` command, the tests) the thread first
  * registers the command's module hooks, as `bin/baton.js` does, so a graph or handlers module
  * of yours and its `import "baton"` load as on the command's main thread; from the compiled
  * package it loads the compiled file alone, which registers them (resolving `import "baton"`
  * to the compiled copy) at its first import of a module of yours (`importUserModule`).
  */
-export function startSeedThread(data: SeedThreadData): Worker {
+export function startSeedThread(data: SeedThreadData, seeds: SeedClaims): Worker {
+  const { first, last, memory } = seeds;
+  const workerData: SeedThreadStart = { ...data, seeds: { first, last, memory } };
   if (!import.meta.url.endsWith(".ts")) {
-    return new Worker(new URL("./seedThread.js", import.meta.url), { workerData: data });
+    return new Worker(new URL("./seedThread.js", import.meta.url), { workerData });
   }
   const hooks = new URL("../../bin/registerHooks.mjs", import.meta.url);
   const entry = new URL("./seedThread.ts", import.meta.url);
   const boot = `import(${JSON.stringify(hooks.href)}).then((hooks) => { hooks.registerHooks(); return import(${JSON.stringify(entry.href)}); });`;
-  return new Worker(boot, { eval: true, workerData: data });
+  return new Worker(boot, { eval: true, workerData });
 }

@@ -51,14 +51,23 @@ export function probe(ctx: JobContext): string {
 
 export default { probe: (_: null, ctx: JobContext) => probe(ctx) };
 `,
-  "sim.ts": `import { appendFileSync } from "node:fs";
+  "sim.ts": `import { appendFileSync, readFileSync } from "node:fs";
+import { isMainThread } from "node:worker_threads";
 import type { JobContext } from "baton";
 import { probe } from "./jobs.ts";
+
+const pause = new Int32Array(new SharedArrayBuffer(4));
 
 export default {
   probe: (_: null, ctx: JobContext) => {
     const seen = probe(ctx);
     appendFileSync(process.env.PROBE_FILE!, \`\${seen}\\n\`);
+    // The calling thread runs seeds from the first while the helper loads: its probe waits
+    // for the helper's, so that the helper takes the other seed.
+    for (let waits = 0; isMainThread && !readFileSync(process.env.PROBE_FILE!, "utf8").includes("its own thread"); waits++) {
+      if (waits === 3_000) throw new Error("no helper thread ran a probe within a minute");
+      Atomics.wait(pause, 0, 0, 20);
+    }
     return seen;
   },
 };
@@ -172,7 +181,7 @@ describe.concurrent("a user's modules get the baton the command runs", () => {
         "its own thread: one ConfigError",
       );
 
-      // The calling thread takes the first seed, the helper thread the second.
+      // The calling thread takes the first seed, the helper thread the second (sim.ts waits for it).
       const probeFile = join(setup.dir, "probe.txt");
       writeFileSync(probeFile, "");
       const sim = await startOwnBaton(

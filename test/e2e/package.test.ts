@@ -457,14 +457,15 @@ export async function maybeUndefined(
   });
 
   it("simulates seeds on helper threads that load the compiled files", async () => {
-    const compiled = pathToFileURL(join(ROOT, "dist", "sim", "simulateSeeds.js")).href;
+    const compiled = (name: string) =>
+      JSON.stringify(pathToFileURL(join(ROOT, "dist", "sim", name)).href);
     const dir = project({
       "seeds.mjs": `import { simulateSeeds } from "baton";
-import { startSeedThread } from ${JSON.stringify(compiled)};
+import { startSeedThread } from ${compiled("simulateSeeds.js")};
+import { SeedClaims } from ${compiled("seedClaims.js")};
 const seeds = [];
 for await (const r of simulateSeeds(1, 6, { jobs: 5, workers: 2 }, { threads: 2 })) seeds.push(r.ok && r.seed);
-const helper = startSeedThread({ simulation: { jobs: 5, workers: 2 }, checkDeterminism: false, traces: false });
-helper.postMessage(9);
+const helper = startSeedThread({ simulation: { jobs: 5, workers: 2 }, checkDeterminism: false, traces: false }, new SeedClaims(9, 9));
 const answer = await new Promise((resolve) => helper.once("message", resolve));
 await helper.terminate();
 console.log(JSON.stringify({ seeds, helper: [answer.type, answer.result.seed, answer.result.ok] }));

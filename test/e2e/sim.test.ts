@@ -229,6 +229,33 @@ describe("baton sim", () => {
     expect(stdout).not.toContain(`seed ${next}: pass`);
   });
 
+  it("on Ctrl-C while a helper thread loads, keeps the seeds this thread ran: reported, not run again", async () => {
+    // The helper never finishes loading your handlers: one handed seed 2 at its start held it,
+    // and the seeds this thread ended were neither reported nor kept from the rest's command.
+    const fixture = (name: string) => new URL(`../fixtures/${name}`, import.meta.url).pathname;
+    const baton = startBaton([
+      "sim",
+      fixture("simOwn.graph.ts"),
+      "--handlers",
+      fixture("simOwnStuckOnHelpers.sim.ts"),
+      "--seeds",
+      "1..2000",
+      "--threads",
+      "2",
+    ]);
+    await stderrMatches(baton.stdout, /^seed 3: pass/m, 20_000);
+    baton.child.kill("SIGINT");
+    const { code, stdout, stderr } = await baton.exit;
+    expect(code).toBe(130);
+    const [, done, next] =
+      /^baton sim: SIGINT: stopped after (\d+) of 2000 seeds, 0 failed, in [\d.]+ s \([\d.]+ seeds\/s on 2 threads\); the rest: baton sim \S+ --handlers \S+ --seeds (\d+)\.\.2000 /.exec(
+        stderr,
+      ) ?? [stderr];
+    expect(Number(done)).toBeGreaterThanOrEqual(3);
+    expect(Number(next)).toBe(Number(done) + 1);
+    expect(stdout).toContain(`seed ${done}: pass`);
+  });
+
   it("takes --world 00 as --world 0 (no rank groups)", async () => {
     const exit = await sim("--seed", "1", "--jobs", "3", "--workers", "1", "--world", "00");
     expect(exit.stderr).toBe("");

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import type { Fault } from "../../src/sim/faultPlan.ts";
+import { SeedClaims } from "../../src/sim/seedClaims.ts";
 import { simulate } from "../../src/sim/simulate.ts";
 import {
   type SeedThreadMessage,
@@ -28,16 +29,15 @@ async function collect(iterable: AsyncIterable<Awaited<ReturnType<typeof simulat
   return out;
 }
 
-/** Sends `seed` to a fresh helper thread and returns its answer; the thread is stopped after. */
+/** Hands `seed` alone to a fresh helper thread and returns its answer; the thread is stopped after. */
 async function askHelper(seed: number, simulation: object): Promise<SeedThreadMessage> {
-  const helper = startSeedThread({ simulation, checkDeterminism: false, traces: true });
+  const seeds = new SeedClaims(seed, seed);
+  const helper = startSeedThread({ simulation, checkDeterminism: false, traces: true }, seeds);
   try {
-    const answer = new Promise<SeedThreadMessage>((resolve, reject) => {
+    return await new Promise<SeedThreadMessage>((resolve, reject) => {
       helper.once("message", resolve);
       helper.once("error", reject);
     });
-    helper.postMessage(seed);
-    return await answer;
   } finally {
     await helper.terminate();
   }
@@ -245,7 +245,23 @@ describe("simulateSeeds", () => {
     expect(yielded).toEqual([1, 2]);
   });
 
-  it("runs the first seed on this thread, so that its report does not wait for a helper to load baton", async () => {
+  it("yields the seeds this thread runs while a helper loads, from the first, without waiting for it", async () => {
+    // The helper never finishes loading: one handed a seed at its start held that seed, and
+    // the iteration waited for it, every later seed this thread ended unreported.
+    const stuck = { ...YOURS, handlers: fixture("simOwnStuckOnHelpers.sim.ts") };
+    const results = await collect(
+      simulateSeeds(1, 4, { workers: 2, modules: stuck }, { threads: 2 }),
+    );
+    expect(results.map((r) => [r.seed, r.ok])).toEqual([
+      [1, true],
+      [2, true],
+      [3, true],
+      [4, true],
+    ]);
+  }, 20_000);
+
+  it("runs the first seed on this thread, and a helper takes the next once it has loaded", async () => {
+    // On this thread the merge waits until a helper's has run, so that a helper takes a seed.
     const where = { graph: YOURS.graph, handlers: fixture("simOwnWhere.sim.ts") };
     const thread = (r: Awaited<ReturnType<typeof simulate>>) =>
       [...r.outcomes.values()].find((o) => o.kind === "merge")?.value;
