@@ -22,6 +22,8 @@ const SMALL = { jobs: 5, workers: 2 };
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 /** A graph of your own and its handlers, as module paths. */
 const YOURS = { graph: fixture("simOwn.graph.ts"), handlers: fixture("simOwn.sim.ts") };
+/** Your graph with handlers whose merge names its thread, and which make a helper take seed 2. */
+const WHERE = { graph: YOURS.graph, handlers: fixture("simOwnWhere.sim.ts") };
 
 async function collect(iterable: AsyncIterable<Awaited<ReturnType<typeof simulate>>>) {
   const out = [];
@@ -142,19 +144,20 @@ describe("simulateSeeds", () => {
   });
 
   it("fails, on every thread, a seed whose handler reads the real clock, each thread trapping its own", async () => {
-    const stamps = { ...YOURS, handlers: fixture("simOwnStamps.sim.ts") };
+    const stamps = {
+      workers: 2,
+      modules: { ...YOURS, handlers: fixture("simOwnStamps.sim.ts") },
+      ranks: false,
+    };
     const now = Date.now;
-    const results = await collect(
-      simulateSeeds(1, 2, { workers: 2, modules: stamps, ranks: false }, { threads: 2 }),
-    );
-    expect(results.map((r) => r.violation?.message)).toEqual([
-      expect.stringMatching(
-        /\(fetch\) called Date\.now\(\) \(at .*simOwnStamps\.sim\.ts:10:\d+\), which reads the real clock/,
-      ),
-      expect.stringMatching(
-        /\(fetch\) called Date\.now\(\) \(at .*simOwnStamps\.sim\.ts:10:\d+\), which reads the real clock/,
-      ),
-    ]);
+    const trapped =
+      /\(fetch\) called Date\.now\(\) \(at .*simOwnStamps\.sim\.ts:10:\d+\), which reads the real clock/;
+    const [here] = await collect(simulateSeeds(1, 1, stamps, { threads: 1 }));
+    expect(here?.violation?.message).toMatch(trapped);
+    expect(await askHelper(2, stamps)).toMatchObject({
+      type: "result",
+      result: { violation: { message: expect.stringMatching(trapped) } },
+    });
     expect(Date.now).toBe(now);
   });
 
@@ -216,14 +219,19 @@ describe("simulateSeeds", () => {
   });
 
   it("ends the iteration with what onSeedEnded throws, on a helper's seed too", async () => {
+    // Seed 2 is the helper's: on this thread, seed 1's merge waits until a helper's has run.
     const run = collect(
-      simulateSeeds(1, 4, SMALL, {
-        threads: 2,
-        // This thread takes the first seed before the helper is handed the next.
-        onSeedEnded: (result) => {
-          if (result.seed === 2) throw new Error("progress broke at seed 2");
+      simulateSeeds(
+        1,
+        2,
+        { modules: WHERE, faults: "none" },
+        {
+          threads: 2,
+          onSeedEnded: (result) => {
+            if (result.seed === 2) throw new Error("progress broke at seed 2");
+          },
         },
-      }),
+      ),
     );
     await expect(run).rejects.toThrow("progress broke at seed 2");
   });
@@ -262,11 +270,10 @@ describe("simulateSeeds", () => {
 
   it("runs the first seed on this thread, and a helper takes the next once it has loaded", async () => {
     // On this thread the merge waits until a helper's has run, so that a helper takes a seed.
-    const where = { graph: YOURS.graph, handlers: fixture("simOwnWhere.sim.ts") };
     const thread = (r: Awaited<ReturnType<typeof simulate>>) =>
       [...r.outcomes.values()].find((o) => o.kind === "merge")?.value;
     const results = await collect(
-      simulateSeeds(1, 2, { modules: where, faults: "none" }, { threads: 2 }),
+      simulateSeeds(1, 2, { modules: WHERE, faults: "none" }, { threads: 2 }),
     );
     expect(results.map((r) => [r.seed, thread(r)])).toEqual([
       [1, "the calling thread"],
