@@ -1,24 +1,29 @@
 import { type DeploymentPaths, OUTCOME_FILE, rankFileName } from "../rank/deploymentPaths.ts";
 import { atomicTempTarget } from "./atomicTempTarget.ts";
+import type { HeldLease } from "./launcherLease.ts";
 import type { Files } from "./ports.ts";
 
 /**
  * Removes a deployment's control files once its teardown is verified: the manifest first
- * (so no reaper takes a half-cleared directory for an orphan), then, all at once, the lease,
- * the cancel file, every rank's marker and ack, and the temp file of any of these or of the
+ * (so no reaper takes a half-cleared directory for an orphan), then, all at once, the cancel
+ * file, every rank's marker and ack, and the temp file of any of these or of the lease or the
  * outcome record whose writer was killed mid-write (a rank killed while it rewrote its
- * marker). The ranks' logs and the outcome record stay, for reading after the fact; the
- * deployment's directory goes last, only when nothing is left in it (a remote host's, where
- * no log is written, or one whose files were all control files), so that ended deployments
- * leave no empty folders behind. `keepLease` keeps the lease: a launcher clearing what an
- * earlier run left, under the lease that claims the name for it. `removeFolder` is how that
- * last step is done (default `files.removeDir`): on an ssh host it also removes, in the same
- * call, the empty folders earlier versions left there (`removeFolderAndLeftEmpty`).
+ * marker), and the lease last, so that the name stays claimed until the rest is gone. The
+ * ranks' logs and the outcome record stay, for reading after the fact; the deployment's
+ * directory goes last, only when nothing is left in it (a remote host's, where no log is
+ * written, or one whose files were all control files), so that ended deployments leave no
+ * empty folders behind. `keepLease` keeps the lease: a launcher clearing what an earlier run
+ * left, under the lease that claims the name for it. `lease`, the launcher's own lease, is
+ * renewed until the other files are gone and released just before its file is removed (a
+ * renewal would bring the file back); it is released too when a removal fails.
+ * `removeFolder` is how the last step is done (default `files.removeDir`): on an ssh host it
+ * also removes, in the same call, the empty folders earlier versions left there
+ * (`removeFolderAndLeftEmpty`).
  *
  * @example
  * ```ts
  * await tearDown(target, ports);
- * await clearDeployment(files, deploymentPaths(stateDir, deployment));
+ * await clearDeployment(files, deploymentPaths(stateDir, deployment), { lease });
  * ```
  */
 export async function clearDeployment(
@@ -26,18 +31,27 @@ export async function clearDeployment(
   paths: DeploymentPaths,
   {
     keepLease = false,
+    lease,
     removeFolder = (dir) => files.removeDir(dir),
   }: {
     keepLease?: boolean;
+    lease?: HeldLease | undefined;
     removeFolder?: ((dir: string) => Promise<unknown>) | undefined;
   } = {},
 ): Promise<void> {
-  await files.remove(paths.manifest);
-  const lease = paths.lease.slice(paths.dir.length + 1);
-  const names = controlFiles(paths, await files.list(paths.dir)).filter(
-    (name) => !(keepLease && name === lease),
-  );
-  await Promise.all(names.map((name) => files.remove(`${paths.dir}/${name}`)));
+  try {
+    await files.remove(paths.manifest);
+    const leaseName = paths.lease.slice(paths.dir.length + 1);
+    const names = controlFiles(paths, await files.list(paths.dir)).filter(
+      (name) => name !== leaseName,
+    );
+    await Promise.all(names.map((name) => files.remove(`${paths.dir}/${name}`)));
+    if (keepLease) return;
+    await lease?.release();
+    await files.remove(paths.lease);
+  } finally {
+    await lease?.release();
+  }
   await removeFolder(paths.dir);
 }
 

@@ -1031,14 +1031,17 @@ class LaunchedGroup implements RankGroup {
         }),
       ),
     );
-    await this.lease?.release();
     if (this.cgroup !== undefined) {
       await releaseCgroup(this.ports.procs, this.ports.clock, this.cgroup, this.logger);
     }
     try {
-      await clearDeployment(this.ports.files, this.paths);
+      // Renewed until the other files are gone: released first, it could go stale while they
+      // were removed, and a launch of the same name that took the name over then lost its new
+      // manifest and lease to this clear.
+      await clearDeployment(this.ports.files, this.paths, { lease: this.lease });
     } catch (error) {
-      // The processes are gone; a leftover manifest is reaped (quickly) by the next launch.
+      // The processes are gone, and the lease is no longer renewed: a leftover manifest is
+      // reaped by the next launch once that lease is stale (at once when it was removed).
       this.logger.warn({ deployment: this.deployment, err: error }, "deployment files not removed");
     }
     this.report = report;
