@@ -444,11 +444,7 @@ class LaunchedGroup implements RankGroup {
     } catch (error) {
       this.send({
         type: "REAP_FAILED",
-        failure: {
-          code: "LAUNCH_FAILED",
-          message: this.cannotHold(error),
-          ...(refusedForGood(error) && { retryable: false as const }),
-        },
+        failure: { code: "LAUNCH_FAILED", ...this.cannotHold(error) },
       });
       return;
     }
@@ -464,14 +460,23 @@ class LaunchedGroup implements RankGroup {
     this.send({ type: "REAPED" });
   }
 
-  /** The state dir cannot take this deployment's files: what to do about it. */
-  private cannotHold(error: unknown): string {
+  /**
+   * The state dir cannot take this deployment's files: what to do about it, and
+   * `retryable: false` when only a person can change that. A folder that cannot be made
+   * (`folderNotMade`: a symbolic link to nothing on the way, a file system that makes no
+   * folders) is such a refusal, as permission denied is: a rank job's attempts follow at once
+   * unless it has a backoff, and each met the same missing disk.
+   */
+  private cannotHold(error: unknown): { message: string; retryable?: false } {
     const missing = folderNotMade(error, this.stateDir);
     const advice =
       missing === undefined
         ? "give a directory this user can write (--state-dir, or stateDir)"
         : folderNotMadeAdvice(missing, "stateDir");
-    return `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${missing?.why ?? (error as Error).message}); ${advice}. No rank was started`;
+    return {
+      message: `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${missing?.why ?? (error as Error).message}); ${advice}. No rank was started`,
+      ...((missing !== undefined || refusedForGood(error)) && { retryable: false as const }),
+    };
   }
 
   /** The name is not free: `retryable: false` when it will not be without a person's help. */
@@ -568,11 +573,7 @@ class LaunchedGroup implements RankGroup {
       // An earlier run's outcome is not this one's.
       await files.remove(this.paths.outcome);
     } catch (error) {
-      this.send({
-        type: "LAUNCH_FAILED",
-        message: this.cannotHold(error),
-        ...(refusedForGood(error) && { retryable: false as const }),
-      });
+      this.send({ type: "LAUNCH_FAILED", ...this.cannotHold(error) });
       return;
     }
     try {

@@ -3,7 +3,7 @@
  * launch fails so is retried only when the refusal may clear. Nothing is spawned: the files
  * port refuses before any rank.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -61,4 +61,20 @@ describe("a launch its state dir refuses", () => {
       expect(error.message).toContain("No rank was started");
     },
   );
+
+  it("through a symbolic link to nothing fails for good, naming the link, its target and what to do", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "baton-refused-"));
+    dirs.push(dir);
+    const link = join(dir, "scratch");
+    const target = join(dir, "not-mounted");
+    await symlink(target, link);
+    const stateDir = join(link, "state");
+    const group = launchGroup({ argv: ["/nonexistent/never-started"], worldSize: 1, stateDir });
+    const error = (await group.wait().catch((thrown: unknown) => thrown)) as RankGroupError;
+    expect(group.pids()).toEqual([]);
+    expect(error).toMatchObject({ code: "LAUNCH_FAILED", retryable: false });
+    expect(error.message).toContain(
+      `the state dir ${stateDir} cannot hold deployment ${group.deployment} (${link} is a symbolic link to ${target}, which does not exist (a disk not mounted?)); make ${target}, or give another directory (--state-dir, or stateDir). No rank was started`,
+    );
+  });
 });
