@@ -59,6 +59,7 @@ export {
   rankMachine,
 } from "./machines/rank.ts";
 export {
+  type OtherProcess,
   type ProcView,
   type Survivor,
   type TeardownEffect,
@@ -174,6 +175,7 @@ export {
   type GroupExit,
   type LaunchPorts,
   type LaunchSpec,
+  type LeftRunning,
   type RankExit,
   type RankGroup,
   type RankGroupStopOptions,
@@ -235,6 +237,7 @@ export {
 export { parseRankHost, type RankHost, type SshTarget } from "./runtime/sshTarget.ts";
 export {
   DEFAULT_TEARDOWN_TIMEOUTS,
+  type ReportedOther,
   type TeardownPorts,
   type TeardownReport,
   type TeardownTarget,

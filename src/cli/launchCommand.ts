@@ -3,6 +3,7 @@ import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import type { BarrierPassed } from "../machines/group.ts";
 import { DEFAULT_TEARDOWN_TIMEOUTS } from "../machines/teardown.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
+import type { LeftRunning } from "../rank/outcomeFormat.ts";
 import { rankList } from "../rank/rankList.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import {
@@ -313,7 +314,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
         );
         return stopped.exitCode;
       }
-      say(`every rank exited 0${leftRunning(exit.teardown.swept)}`);
+      say(`every rank exited 0${leftRunningLine(exit.leftRunning)}`);
       return 0;
     } catch (error) {
       // A teardown that could not be verified keeps the ranks' child handles and the lease's
@@ -402,12 +403,18 @@ function barrierLine({ readyRanks, exitedRanks }: BarrierPassed, world: number):
 
 /**
  * The processes the teardown of a group whose ranks all exited 0 found still running and
- * stopped (a helper a rank started and forgot; their stop took the sweep's grace), if any.
+ * stopped (a helper a rank started and forgot, in its process group or out of it), if any:
+ * each by pid, command line and rank.
  */
-function leftRunning(swept: readonly number[]): string {
-  if (swept.length === 0) return "";
-  const one = swept.length === 1;
-  return `; stopped ${swept.length} process${one ? "" : "es"} they left running: pid${one ? "" : "s"} ${swept.join(", ")}`;
+function leftRunningLine(left: readonly LeftRunning[]): string {
+  if (left.length === 0) return "";
+  const each = left.map(({ pid, rank, host, argv, outsideGroup }) => {
+    const whose = rank === undefined ? "" : ` of rank ${rank}`;
+    const where = host === undefined ? "" : ` on ${host}`;
+    const out = outsideGroup ? ", which had left its process group" : "";
+    return `pid ${pid} (${argv.join(" ")})${whose}${where}${out}`;
+  });
+  return `; baton stopped ${left.length === 1 ? "1 process" : `${left.length} processes`} they left running: ${each.join("; ")}`;
 }
 
 /** How long the launcher lets its last log lines out before it exits over what still runs. */

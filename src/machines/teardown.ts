@@ -95,6 +95,21 @@ export interface ProcView extends ProcInfo {
   contained?: boolean;
 }
 
+/**
+ * A process other than the ranks (the known pids) that the teardown signalled, as it saw it
+ * the first time: a rank's child in the rank's process group, or one the sweep found outside.
+ */
+export interface OtherProcess {
+  pid: number;
+  pgid: number;
+  /** Its command line when it was first signalled. */
+  argv: string[];
+  /** The `RANK` of its environment, when that environment carries the deployment. */
+  rank?: number;
+  /** Found by the sweep, outside the ranks' groups (it left its rank's, by `setsid` say). */
+  swept: boolean;
+}
+
 /** A process of the deployment still alive at the final check. */
 export interface Survivor {
   pid: number;
@@ -167,6 +182,8 @@ export interface TeardownOutput {
   swept: number[];
   /** The known pids (the ranks) alive when a rank step signalled them: the ranks it stopped. */
   stopped: number[];
+  /** The processes other than the ranks that it signalled, in the order it first did. */
+  others: OtherProcess[];
   /** Every group not to signal again, including those that answered EPERM this time. */
   forbiddenGroups: number[];
 }
@@ -189,6 +206,8 @@ export interface TeardownContext {
    * from ranks that had exited on their own (a zombie or a reaped pid is never signalled).
    */
   stopped: number[];
+  /** The processes other than the known pids that it signalled (see {@link OtherProcess}). */
+  others: OtherProcess[];
   /** Probes sent so far; each probe's `seq` is its number. */
   probes: number;
   /** What the awaited probe covers. */
@@ -258,6 +277,32 @@ function evidence(context: TeardownContext, proc: ProcView): Evidence {
 const ours = (context: TeardownContext, proc: ProcView): boolean =>
   evidence(context, proc) === "ours";
 
+/**
+ * `others` with the processes of `signalled` that are neither a known pid nor in it yet, each
+ * as the table shows it now (`swept`: found by the sweep).
+ */
+function withOthers(
+  context: TeardownContext,
+  signalled: readonly ProcView[],
+  swept: boolean,
+): OtherProcess[] {
+  const seen = new Set(context.others.map((other) => other.pid));
+  const added: OtherProcess[] = [];
+  for (const proc of signalled) {
+    if (context.pids.includes(proc.pid) || seen.has(proc.pid)) continue;
+    seen.add(proc.pid);
+    const rank = envCarries(proc.env, context) ? proc.env?.RANK : undefined;
+    added.push({
+      pid: proc.pid,
+      pgid: proc.pgid,
+      argv: [...proc.argv],
+      ...(rank !== undefined && /^\d+$/.test(rank) && { rank: Number(rank) }),
+      swept,
+    });
+  }
+  return added.length === 0 ? context.others : [...context.others, ...added];
+}
+
 function probeOf(
   context: TeardownContext,
   scope: Scope,
@@ -295,23 +340,26 @@ function rankSignals(context: TeardownContext, table: ProcView[], signal: Signal
   const wholeGroups: number[] = [];
   const single: number[] = [];
   const signalled = new Set<number>();
+  const members: ProcView[] = [];
   for (const pgid of context.groups) {
-    const members = table.filter((proc) => proc.pgid === pgid && alive(proc));
-    if (members.length === 0) continue;
-    const mine = members.filter((proc) => ours(context, proc));
+    const group = table.filter((proc) => proc.pgid === pgid && alive(proc));
+    if (group.length === 0) continue;
+    const mine = group.filter((proc) => ours(context, proc));
     const whole =
       mine.length > 0 &&
       !context.forbidden.includes(pgid) &&
-      !members.some((proc) => evidence(context, proc) === "foreign");
+      !group.some((proc) => evidence(context, proc) === "foreign");
     if (whole) {
       effects.push({ type: "signalGroup", pgid, signal });
       wholeGroups.push(pgid);
-      for (const proc of members) signalled.add(proc.pid);
+      for (const proc of group) signalled.add(proc.pid);
+      members.push(...group);
     } else {
       for (const proc of mine) effects.push({ type: "signal", pid: proc.pid, signal });
       single.push(...mine.map((proc) => proc.pid));
+      members.push(...mine);
     }
-    for (const proc of members) covered.add(proc.pid);
+    for (const proc of group) covered.add(proc.pid);
   }
   for (const proc of table) {
     if (covered.has(proc.pid) || !context.pids.includes(proc.pid) || !ours(context, proc)) continue;
@@ -328,6 +376,7 @@ function rankSignals(context: TeardownContext, table: ProcView[], signal: Signal
     effects,
     text: `${name} to ${parts.join(" and ")}`,
     stopped: context.pids.filter((pid) => signalled.has(pid)),
+    members,
   };
 }
 
@@ -522,12 +571,15 @@ export const teardownMachine = setup({
       enqueue.emit({ type: "effects", effects: [{ type: "step", text: params.text }] });
     }),
     signalRanks: enqueueActions(({ context, event, enqueue }, params: { signal: Signal }) => {
-      const { effects, text, stopped } = rankSignals(
+      const { effects, text, stopped, members } = rankSignals(
         context,
         (event as TableEvent).procs,
         params.signal,
       );
-      enqueue.assign({ stopped: unique([...context.stopped, ...stopped]) });
+      enqueue.assign({
+        stopped: unique([...context.stopped, ...stopped]),
+        others: withOthers(context, members, false),
+      });
       enqueue.emit({ type: "effects", effects: [{ type: "step", text }, ...effects] });
     }),
     startWait: enqueueActions(({ context, enqueue }, params: { phase: Phase }) => {
@@ -596,12 +648,12 @@ export const teardownMachine = setup({
       enqueue.emit({ type: "effects", effects: [{ type: "step", text }] });
     }),
     signalSweep: enqueueActions(({ context, event, enqueue }, params: { signal: Signal }) => {
-      const targets = (event as TableEvent).procs
-        .filter((proc) => ours(context, proc))
-        .map((proc) => proc.pid);
+      const found = (event as TableEvent).procs.filter((proc) => ours(context, proc));
+      const targets = found.map((proc) => proc.pid);
       const name = params.signal === "SIGKILL" ? "KILL" : "TERM";
       enqueue.assign({
         swept: unique([...context.swept, ...targets]),
+        others: withOthers(context, found, true),
         sweepKills: context.sweepKills + (params.signal === "SIGKILL" ? 1 : 0),
       });
       enqueue.emit({
@@ -657,6 +709,7 @@ export const teardownMachine = setup({
     candidates: [],
     swept: [],
     stopped: [],
+    others: [],
     probes: 0,
     probing: "ranks",
     polls: 0,
@@ -722,6 +775,7 @@ export const teardownMachine = setup({
     survivors: context.survivors,
     swept: context.swept,
     stopped: context.stopped,
+    others: context.others,
     forbiddenGroups: context.forbidden,
   }),
 });

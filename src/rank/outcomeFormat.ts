@@ -33,6 +33,23 @@ export interface OutcomeRank {
 }
 
 /**
+ * A process the ranks left running, which the launcher's teardown stopped: a child a rank
+ * started and forgot, in the rank's process group once the rank had exited on its own, or
+ * one that had left it (`setsid`) and that the teardown's sweep found.
+ */
+export interface LeftRunning {
+  pid: number;
+  /** The rank whose process group held it, or whose `RANK` its environment carried. */
+  rank?: number;
+  /** Its ssh host's spec; absent on this machine. */
+  host?: string;
+  /** Its command line when the teardown signalled it. */
+  argv: string[];
+  /** It had left its rank's process group, and only the sweep found it. */
+  outsideGroup: boolean;
+}
+
+/**
  * `S/<dep>/outcome.json`: what a deployment was and how it ended, kept with its ranks' logs
  * after its control files are gone. The launcher writes it beside its manifest, again each
  * time it learns a rank's exit, and once more with `ended` when its teardown is verified; the
@@ -56,6 +73,8 @@ export interface Outcome {
     status: OutcomeStatus;
     /** The failure (`rank 1 exited with code 3`), the stop's reason, or why it was reaped. */
     reason?: string;
+    /** What the ranks left running and the teardown stopped; absent when nothing. */
+    leftRunning?: LeftRunning[];
   };
 }
 
@@ -97,6 +116,15 @@ export const OUTCOME_FORMAT: StateFileFormat<Outcome> = {
         at: ended.integer("at", 0),
         status: ended.oneOf("status", OUTCOME_STATUSES),
         ...(ended.has("reason") && { reason: ended.string("reason") }),
+        ...(ended.has("leftRunning") && {
+          leftRunning: ended.list("leftRunning", (left) => ({
+            pid: left.integer("pid", 1),
+            ...(left.has("rank") && { rank: left.integer("rank", 0) }),
+            ...(left.has("host") && { host: left.string("host") }),
+            argv: left.strings("argv"),
+            outsideGroup: left.boolean("outsideGroup"),
+          })),
+        }),
       })),
     }),
   }),

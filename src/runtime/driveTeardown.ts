@@ -144,6 +144,8 @@ export function driveTeardown(driver: TeardownDriver): Promise<TeardownReport> {
           steps,
           swept: output.swept,
           stopped: output.stopped,
+          others:
+            host === undefined ? output.others : output.others.map((other) => ({ ...other, host })),
           forbiddenGroups: output.forbiddenGroups,
         });
       },

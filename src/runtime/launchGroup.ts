@@ -33,7 +33,7 @@ import { launcherGone } from "../rank/launcherWatch.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../rank/markerFormat.ts";
 import { otherRanksEnded } from "../rank/otherRanksEnded.ts";
-import { OUTCOME_FORMAT, type Outcome } from "../rank/outcomeFormat.ts";
+import { type LeftRunning, OUTCOME_FORMAT, type Outcome } from "../rank/outcomeFormat.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { checkLaunchSpec } from "./checkLaunchSpec.ts";
@@ -195,6 +195,8 @@ class LaunchedGroup implements RankGroup {
   private outcomeQueued: Promise<void> | undefined;
   /** How the group ended, for the outcome record, once its teardown is verified. */
   private outcomeEnded: Outcome["ended"];
+  /** What the ranks left running, once the teardown that stopped it is verified. */
+  private leftRunning: LeftRunning[] = [];
 
   constructor(private readonly spec: LaunchSpec) {
     checkLaunchSpec(spec);
@@ -1004,6 +1006,13 @@ class LaunchedGroup implements RankGroup {
     }
     // Verified dead: each child's exit is reported as soon as Node has reaped it.
     await Promise.all(this.spawned.map((spawned) => spawned.handle.exited));
+    this.leftRunning = this.leftRunningIn(report);
+    for (const { rank, ...left } of this.leftRunning) {
+      this.logger.warn(
+        { deployment: this.deployment, rank, ...left },
+        `baton stopped a process ${rank === undefined ? "the ranks" : `rank ${rank}`} left running`,
+      );
+    }
     const outcome = outcomeOf(this.group.getSnapshot().context);
     const reason =
       outcome.status === "failed"
@@ -1015,6 +1024,7 @@ class LaunchedGroup implements RankGroup {
       at: this.ports.clock.now(),
       status: outcome.status,
       ...(reason !== undefined && { reason }),
+      ...(this.leftRunning.length > 0 && { leftRunning: this.leftRunning }),
     });
     // The local lease claims the name until every host's files are gone: released first, it
     // could go stale while a slow host was cleared, and a launch of the same name that took the
@@ -1050,6 +1060,31 @@ class LaunchedGroup implements RankGroup {
     return report;
   }
 
+  /**
+   * What the ranks left running among the other processes `report` signalled: those in the
+   * process group of a rank that had exited on its own (not the children of a rank it
+   * stopped, which went with their rank), and those the sweep found.
+   */
+  private leftRunningIn(report: TeardownReport): LeftRunning[] {
+    return report.others.flatMap((other) => {
+      const leader =
+        other.host === undefined
+          ? this.spawned.find((spawned) => spawned.site === undefined && spawned.pid === other.pgid)
+          : undefined;
+      if (!other.swept && (leader === undefined || report.stopped.includes(leader.pid))) return [];
+      const rank = leader?.rank ?? other.rank;
+      return [
+        {
+          pid: other.pid,
+          ...(rank !== undefined && { rank }),
+          ...(other.host !== undefined && { host: other.host }),
+          argv: other.argv,
+          outsideGroup: leader === undefined,
+        },
+      ];
+    });
+  }
+
   /** A teardown that could not be verified: the group's own failure wins, if it has one. */
   private async onTeardownFailed(): Promise<void> {
     const { failure } = this.group.getSnapshot().context;
@@ -1077,6 +1112,7 @@ class LaunchedGroup implements RankGroup {
       status: outcome.status,
       ...(outcome.status === "stopped" && { reason: outcome.reason }),
       ranks: this.rankExits(),
+      leftRunning: this.leftRunning,
       teardown: report,
     });
   }

@@ -8,6 +8,7 @@ import type { BarrierPassed } from "../machines/group.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import type { Overrides } from "../overrides.ts";
 import { MARKER_HEARTBEAT_MS, MARKER_STALE_MS } from "../rank/markerFormat.ts";
+import type { LeftRunning } from "../rank/outcomeFormat.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import type { RankEvidence } from "./cancelFile.ts";
 import type { InspectOption } from "./guardInspect.ts";
@@ -136,6 +137,8 @@ export interface LaunchSpec {
   plantedBugs?: readonly PlantedBug[] | undefined;
 }
 
+export type { LeftRunning };
+
 /** How one rank ended. */
 export interface RankExit {
   rank: number;
@@ -151,6 +154,11 @@ export interface GroupExit {
   /** Why it was stopped. */
   reason?: string;
   ranks: RankExit[];
+  /**
+   * What the ranks left running and the teardown stopped: the processes in the group of a
+   * rank that had exited on its own, and those the sweep found outside the ranks' groups.
+   */
+  leftRunning: LeftRunning[];
   teardown: TeardownReport;
 }
 

@@ -4,6 +4,7 @@ import { ConfigError } from "../errors.ts";
 import { envCarries } from "../machines/carriesDeployment.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import type {
+  OtherProcess,
   ProcView,
   TeardownEffect,
   TeardownEvent,
@@ -58,9 +59,19 @@ export interface TeardownReport {
    * report merged across ssh hosts keeps the local one's.
    */
   stopped: number[];
+  /**
+   * The processes other than the ranks that it signalled, each as it was then (its command
+   * line, its group, its environment's `RANK`): a rank's children in the rank's process group,
+   * and what the sweep found outside (`swept`). A report merged across ssh hosts has every
+   * host's, each remote one with its `host`.
+   */
+  others: ReportedOther[];
   /** Groups never to signal again, including any that answered EPERM during this call. */
   forbiddenGroups: number[];
 }
+
+/** A process other than the ranks that a teardown signalled; `host` is its ssh host's spec, if remote. */
+export type ReportedOther = OtherProcess & { host?: string };
 
 /** The ports teardown acts through; `plantedBugs` only in tests and the simulation. */
 export interface TeardownPorts {

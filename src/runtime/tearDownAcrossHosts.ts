@@ -9,7 +9,7 @@ import type { TeardownReport } from "./tearDown.ts";
  * teardown is not, it runs once more, because a "remote" host may be this very machine (a
  * loopback or a second account), whose ranks carry the deployment and are seen by the local
  * final scan while their own host's teardown is still under way. The reports are merged:
- * the longest time, every step and every swept pid.
+ * the longest time, every step, every swept pid and every other process signalled.
  *
  * @example
  * ```ts
@@ -41,5 +41,6 @@ function merge(local: TeardownReport, remote: TeardownReport[]): TeardownReport 
     elapsedMs: Math.max(local.elapsedMs, ...remote.map((report) => report.elapsedMs)),
     steps: [...local.steps, ...remote.flatMap((report) => report.steps)],
     swept: [...local.swept, ...remote.flatMap((report) => report.swept)],
+    others: [...local.others, ...remote.flatMap((report) => report.others)],
   };
 }

@@ -13,7 +13,7 @@ import {
 } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import type { RankStatus } from "../../src/rank/deploymentStatus.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
@@ -130,11 +130,50 @@ describe("baton launch", () => {
       { env: { HELPER_IN_SESSION: join(dir, "helper-in-session") } },
     ).exit;
     expect(result.code).toBe(0);
-    const left = /every rank exited 0; stopped 1 process they left running: pid (\d+)\n/.exec(
-      result.stderr,
-    );
+    const left =
+      /every rank exited 0; baton stopped 1 process they left running: pid (\d+) \(sleep 30\) of rank 0, which had left its process group\n/.exec(
+        result.stderr,
+      );
     expect(left, result.stderr).not.toBeNull();
     expect(alive(Number(left?.[1]))).toBe(false);
+  }, 30_000);
+
+  it("names a process a rank left running in its own process group when every rank exited 0, and stops it", async () => {
+    const dir = tempDir();
+    const pidFile = join(dir, "helper.pid");
+    // Should the launcher leave it, the helper is stopped by its pid when the test ends.
+    onTestFinished(async () => {
+      const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) : 0;
+      if (pid > 0) stray(pid, "forgot");
+      await cleanUpRanks();
+    });
+    const result = await startBaton(
+      [
+        "launch",
+        "--world",
+        "1",
+        "--state-dir",
+        dir,
+        "--name",
+        "forgot",
+        "--",
+        "/bin/sh",
+        "-c",
+        // A helper the rank started and forgot, still in the rank's process group.
+        'sleep 30 & echo $! > "$HELPER_PID"; exit 0',
+      ],
+      { env: { HELPER_PID: pidFile } },
+    ).exit;
+    expect(result.code).toBe(0);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(result.stderr).toContain(
+      `every rank exited 0; baton stopped 1 process they left running: pid ${pid} (sleep 30) of rank 0\n`,
+    );
+    expect(alive(pid)).toBe(false);
+    const outcome = JSON.parse(readFileSync(join(dir, "forgot", "outcome.json"), "utf8"));
+    expect(outcome.ended.leftRunning).toEqual([
+      { pid, rank: 0, argv: ["sleep", "30"], outsideGroup: false },
+    ]);
   }, 30_000);
 
   it("once its group ended, removes the logs of deployments that ended over a week ago beyond the newest 20, not the failed one's", async () => {

@@ -50,6 +50,7 @@ vi.mock("../../src/runtime/remoteSite.ts", async () => {
     steps: [],
     swept: [],
     stopped,
+    others: [],
     forbiddenGroups: [],
   });
   return {

@@ -64,6 +64,7 @@ const report = (steps: string[], elapsedMs = 5, swept: number[] = []): TeardownR
   steps,
   swept,
   stopped: [],
+  others: [],
   forbiddenGroups: [],
 });
 

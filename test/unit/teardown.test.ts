@@ -143,6 +143,7 @@ describe("teardown machine", () => {
       survivors: [],
       swept: [],
       stopped: [500],
+      others: [{ pid: 501, pgid: 500, argv: ["python", "train.py"], swept: false }],
       forbiddenGroups: [],
     });
   });
@@ -162,6 +163,39 @@ describe("teardown machine", () => {
     expect(end.value).toBe("verified");
     expect(run.signals()).toEqual(["SIGTERM group 500", "SIGTERM group 700"]);
     expect(end.output?.stopped).toEqual([500]);
+  });
+
+  it("names the other processes it signalled: one left in an exited rank's group, one the sweep found", () => {
+    // Rank 700 exited, leaving 701 in its group; 900 left the group (setsid) and only the
+    // sweep finds it by its environment, which says rank 1. 702 forks after the first TERM.
+    const child = (pid: number, pgid: number, argv: string[], rankId: string): ProcView => ({
+      ...rank(pid, pgid),
+      argv,
+      env: { BATON_DEPLOYMENT: DEP, BATON_STATE_DIR: STATE_DIR, RANK: rankId },
+    });
+    const world: World = {
+      table: [
+        rank(700, 700, "zombie"),
+        child(701, 700, ["sleep", "30"], "0"),
+        child(900, 900, ["python", "helper.py"], "1"),
+      ],
+    };
+    world.onSignal = (target, id, signal) => {
+      if (target === "group" && signal === "SIGTERM") {
+        // 701 ignores TERM and forks 702 before it goes.
+        world.table.push(child(702, 700, ["sleep", "31"], "0"));
+      } else if (target === "group") remove(world, [701, 702]);
+      else remove(world, [id]);
+      return "ok";
+    };
+    const end = scripted({ groups: [700], pids: [700] }, world).finish();
+    expect(end.value).toBe("verified");
+    expect(end.output?.stopped).toEqual([]);
+    expect(end.output?.others).toEqual([
+      { pid: 701, pgid: 700, argv: ["sleep", "30"], rank: 0, swept: false },
+      { pid: 702, pgid: 700, argv: ["sleep", "31"], rank: 0, swept: false },
+      { pid: 900, pgid: 900, argv: ["python", "helper.py"], rank: 1, swept: true },
+    ]);
   });
 
   it("keeps waiting while a group member lives after its rank died, and KILLs the group", () => {
