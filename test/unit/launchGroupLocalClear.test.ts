@@ -6,16 +6,15 @@
  * the removal of the first launcher's manifest open.
  */
 import { expect, it } from "vitest";
-import type { RankGroupError } from "../../src/errors.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
 import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import type { Files } from "../../src/runtime/ports.ts";
-import type { RankGroup } from "../../src/runtime/rankGroup.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SimFiles } from "../../src/sim/simFiles.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
+import { groupEnd, runUntil } from "../fixtures/simGroup.ts";
 
 const STALE_MS = 3_000;
 const MANIFEST = "/sim/run/w7/manifest.json";
@@ -60,52 +59,31 @@ it("keeps the name while its files are cleared: a launch of the same name then i
       timeouts: { leaseStaleMs: STALE_MS },
       ports,
     });
-  /** Runs the simulation until `done` says so (or nothing is left to run). */
-  const runUntil = async (done: () => boolean) => {
-    for (let turns = 0; !done() && turns < 100_000; turns++) {
-      await new Promise((resolve) => setImmediate(resolve));
-      if (!done()) sim.fireNext();
-    }
-    expect(done()).toBe(true);
-  };
-  const settled = (group: RankGroup) => {
-    const outcome = { done: false, error: undefined as RankGroupError | undefined };
-    group.wait().then(
-      () => {
-        outcome.done = true;
-      },
-      (error: RankGroupError) => {
-        outcome.done = true;
-        outcome.error = error;
-      },
-    );
-    return outcome;
-  };
 
   const first = launch();
-  const firstEnd = settled(first);
-  await runUntil(() => first.pids().length > 0);
+  const firstEnd = groupEnd(first);
+  await runUntil(sim, () => first.pids().length > 0);
   let release = () => {};
   hold = new Promise<void>((resolve) => {
     release = resolve;
   });
   // Its rank exits 0; the teardown is verified, and the clear is held at the manifest.
-  await runUntil(() => held);
+  await runUntil(sim, () => held);
   // Longer than the lease's staleness passes while the files are cleared.
   let waited = false;
   sim.setTimeout(() => {
     waited = true;
   }, 2 * STALE_MS);
-  await runUntil(() => waited);
+  await runUntil(sim, () => waited);
   hold = undefined;
 
   const second = launch();
-  const secondEnd = settled(second);
-  await runUntil(() => secondEnd.done || second.pids().length > 0);
+  const secondEnd = groupEnd(second);
+  await runUntil(sim, () => secondEnd.done || second.pids().length > 0);
   const secondLease =
     second.pids().length > 0 ? await readStateFile(disk, LEASE_FORMAT, LEASE) : undefined;
   release();
-  await runUntil(() => firstEnd.done);
+  await runUntil(sim, () => firstEnd.done);
   if (!secondEnd.done) {
     // Launched: its lease must have outlived the first launcher's clear.
     expect(secondLease).toBeDefined();
@@ -114,7 +92,7 @@ it("keeps the name while its files are cleared: a launch of the same name then i
     });
     await second.stop("test over").catch(() => {});
   }
-  await runUntil(() => secondEnd.done);
+  await runUntil(sim, () => secondEnd.done);
   expect(firstEnd.error).toBeUndefined();
   // The name was still the first launcher's.
   expect(secondEnd.error).toMatchObject({ code: "DEPLOYMENT_BLOCKED" });

@@ -7,12 +7,10 @@
  * whose close the test holds open.
  */
 import { describe, expect, it, vi } from "vitest";
-import type { RankGroupError } from "../../src/errors.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
 import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import type { Files, ProcExit } from "../../src/runtime/ports.ts";
-import type { RankGroup } from "../../src/runtime/rankGroup.ts";
 import type {
   OrphanedSiteOptions,
   RemoteSite,
@@ -24,6 +22,7 @@ import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SimFiles } from "../../src/sim/simFiles.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
+import { groupEnd, runUntil } from "../fixtures/simGroup.ts";
 
 const HOST = "ssh://alice@gpu-2";
 const REMOTE_ROOT = "/home/alice/.baton/run";
@@ -126,27 +125,6 @@ describe("launchGroup closing its ssh hosts", () => {
         timeouts: { leaseStaleMs: STALE_MS },
         ports,
       });
-    /** Runs the simulation until `done` says so (or nothing is left to run). */
-    const runUntil = async (done: () => boolean) => {
-      for (let turns = 0; !done() && turns < 100_000; turns++) {
-        await new Promise((resolve) => setImmediate(resolve));
-        if (!done()) sim.fireNext();
-      }
-      expect(done()).toBe(true);
-    };
-    const settled = (group: RankGroup) => {
-      const outcome = { done: false, error: undefined as RankGroupError | undefined };
-      group.wait().then(
-        () => {
-          outcome.done = true;
-        },
-        (error: RankGroupError) => {
-          outcome.done = true;
-          outcome.error = error;
-        },
-      );
-      return outcome;
-    };
 
     const first = launch();
     let launched = false;
@@ -156,7 +134,7 @@ describe("launchGroup closing its ssh hosts", () => {
       },
       () => {},
     );
-    await runUntil(() => launched || first.pids().length > 0);
+    await runUntil(sim, () => launched || first.pids().length > 0);
     // The first launcher stops, and its host's files are slow to go.
     let release = () => {};
     host.holdClose = new Promise<void>((resolve) => {
@@ -166,19 +144,19 @@ describe("launchGroup closing its ssh hosts", () => {
     host.onHeld = () => {
       held = true;
     };
-    const firstEnd = settled(first);
+    const firstEnd = groupEnd(first);
     void first.stop("test over").catch(() => {});
-    await runUntil(() => held);
+    await runUntil(sim, () => held);
     // Longer than the lease's staleness passes while the host is cleared.
     let waited = false;
     sim.setTimeout(() => {
       waited = true;
     }, 2 * STALE_MS);
-    await runUntil(() => waited);
+    await runUntil(sim, () => waited);
     host.holdClose = undefined;
 
     const second = launch();
-    const secondEnd = settled(second);
+    const secondEnd = groupEnd(second);
     let secondLaunched = false;
     void second.ready.then(
       () => {
@@ -186,9 +164,9 @@ describe("launchGroup closing its ssh hosts", () => {
       },
       () => {},
     );
-    await runUntil(() => secondEnd.done || secondLaunched || second.pids().length > 0);
+    await runUntil(sim, () => secondEnd.done || secondLaunched || second.pids().length > 0);
     release();
-    await runUntil(() => firstEnd.done);
+    await runUntil(sim, () => firstEnd.done);
     const mirrored = await readStateFile(
       host.files,
       LEASE_FORMAT,
@@ -199,7 +177,7 @@ describe("launchGroup closing its ssh hosts", () => {
       expect(mirrored).toBeDefined();
       await second.stop("test over").catch(() => {});
     }
-    await runUntil(() => secondEnd.done);
+    await runUntil(sim, () => secondEnd.done);
     expect(firstEnd.error).toBeUndefined();
     // The name was still the first launcher's.
     expect(secondEnd.error).toMatchObject({ code: "DEPLOYMENT_BLOCKED" });
