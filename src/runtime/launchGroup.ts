@@ -1007,8 +1007,9 @@ class LaunchedGroup implements RankGroup {
     // Verified dead: each child's exit is reported as soon as Node has reaped it.
     await Promise.all(this.spawned.map((spawned) => spawned.handle.exited));
     this.leftRunning = this.leftRunningIn(report);
+    // Info, as a rank's exit is: the caller reports them with the group's end (`baton launch`).
     for (const { rank, ...left } of this.leftRunning) {
-      this.logger.warn(
+      this.logger.info(
         { deployment: this.deployment, rank, ...left },
         `baton stopped a process ${rank === undefined ? "the ranks" : `rank ${rank}`} left running`,
       );
