@@ -91,7 +91,8 @@ launcher that was killed (the next launch does too).
   --log-level L        ${LOG_LEVELS.join(" | ")} (default: warn)
   -h, --help           this help
 
-Exit code: 0 when every rank exited 0; the first failing rank's code (128 + the signal's
+Exit code: 0 when every rank exited 0 (what they left running is stopped, and named by
+pid, command line and rank); the first failing rank's code (128 + the signal's
 number when it was killed) when one failed, after the others were stopped; 127 when the
 command is not there (here or on an ssh host) and 126 when it cannot be executed (a
 directory, no x bit, a bad #! line), as a shell; 1 when the launch failed otherwise or the
