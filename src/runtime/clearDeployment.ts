@@ -6,9 +6,10 @@ import type { Files } from "./ports.ts";
 /**
  * Removes a deployment's control files once its teardown is verified: the manifest first
  * (so no reaper takes a half-cleared directory for an orphan), then, all at once, the cancel
- * file, every rank's marker and ack, and the temp file of any of these or of the lease or the
- * outcome record whose writer was killed mid-write (a rank killed while it rewrote its
- * marker), and the lease last, so that the name stays claimed until the rest is gone. The
+ * file, every rank's marker and ack, and the temp file of any of these or of the outcome
+ * record whose writer was killed mid-write (a rank killed while it rewrote its marker), and
+ * the lease (with the temp files of its writes) last, so that the name stays claimed until
+ * the rest is gone. The
  * ranks' logs and the outcome record stay, for reading after the fact; the deployment's
  * directory goes last, only when nothing is left in it (a remote host's, where no log is
  * written, or one whose files were all control files), so that ended deployments leave no
@@ -39,15 +40,18 @@ export async function clearDeployment(
     removeFolder?: ((dir: string) => Promise<unknown>) | undefined;
   } = {},
 ): Promise<void> {
+  const remove = (names: readonly string[]) =>
+    Promise.all(names.map((name) => files.remove(`${paths.dir}/${name}`)));
   try {
     await files.remove(paths.manifest);
     const leaseName = paths.lease.slice(paths.dir.length + 1);
-    const names = controlFiles(paths, await files.list(paths.dir)).filter(
-      (name) => name !== leaseName,
-    );
-    await Promise.all(names.map((name) => files.remove(`${paths.dir}/${name}`)));
+    const names = controlFiles(paths, await files.list(paths.dir));
+    // The lease and the temp files of its writes: a renewal's is in use until its rename.
+    const ofLease = (name: string) => (atomicTempTarget(name) ?? name) === leaseName;
+    await remove(names.filter((name) => !ofLease(name)));
     if (keepLease) return;
     await lease?.release();
+    await remove(names.filter(ofLease));
     await files.remove(paths.lease);
   } finally {
     await lease?.release();

@@ -80,6 +80,42 @@ describe("clearDeployment", () => {
     // Nothing left to clear: no error.
     await clearDeployment(nodeFiles(), paths);
   });
+
+  it("releases a held lease only once the other files are gone, then removes it and its renewal's temp file", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "baton-clear-"));
+    dirs.push(stateDir);
+    const paths = deploymentPaths(stateDir, "dep-abc123def456");
+    mkdirSync(paths.dir);
+    // A renewal in flight: its temp file is written, not yet renamed.
+    const names = [
+      "manifest.json",
+      "lease.json",
+      ".lease.json.8504.0a1b2c3d4e5f.tmp",
+      "rank-0.marker.json",
+    ];
+    for (const name of names) writeFileSync(join(paths.dir, name), "{}");
+    const atRelease: string[][] = [];
+    const lease = { release: async () => void atRelease.push(readdirSync(paths.dir).sort()) };
+
+    await clearDeployment(nodeFiles(), paths, { lease });
+    expect(atRelease[0]).toEqual([".lease.json.8504.0a1b2c3d4e5f.tmp", "lease.json"]);
+    expect(readdirSync(stateDir)).toEqual([]);
+  });
+
+  it("releases a held lease when a removal fails, and keeps the files", async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), "baton-clear-"));
+    dirs.push(stateDir);
+    const paths = deploymentPaths(stateDir, "dep-abc123def456");
+    mkdirSync(paths.dir);
+    for (const name of ["manifest.json", "lease.json"]) writeFileSync(join(paths.dir, name), "{}");
+    let released = 0;
+    const lease = { release: async () => void released++ };
+    const refusing = { ...nodeFiles(), remove: async () => Promise.reject(new Error("EIO")) };
+
+    await expect(clearDeployment(refusing, paths, { lease })).rejects.toThrow("EIO");
+    expect(released).toBeGreaterThan(0);
+    expect(readdirSync(paths.dir).sort()).toEqual(["lease.json", "manifest.json"]);
+  });
 });
 
 describe("controlFiles", () => {
