@@ -29,12 +29,18 @@ describe("atomicTempTarget", () => {
   });
 });
 
+/** A temporary state dir with the folder of deployment dep-abc123def456 in it, made. */
+function deploymentDir() {
+  const stateDir = mkdtempSync(join(tmpdir(), "baton-clear-"));
+  dirs.push(stateDir);
+  const paths = deploymentPaths(stateDir, "dep-abc123def456");
+  mkdirSync(paths.dir);
+  return { stateDir, paths };
+}
+
 describe("clearDeployment", () => {
   it("removes every control file and the temp files of interrupted writes, and keeps the logs", async () => {
-    const stateDir = mkdtempSync(join(tmpdir(), "baton-clear-"));
-    dirs.push(stateDir);
-    const paths = deploymentPaths(stateDir, "dep-abc123def456");
-    mkdirSync(paths.dir);
+    const { paths } = deploymentDir();
     const names = [
       "manifest.json",
       "lease.json",
@@ -65,10 +71,7 @@ describe("clearDeployment", () => {
   });
 
   it("removes the deployment's folder when only control files were in it, and keeps it under a kept lease", async () => {
-    const stateDir = mkdtempSync(join(tmpdir(), "baton-clear-"));
-    dirs.push(stateDir);
-    const paths = deploymentPaths(stateDir, "dep-abc123def456");
-    mkdirSync(paths.dir);
+    const { stateDir, paths } = deploymentDir();
     const names = ["manifest.json", "lease.json", "rank-1.marker.json", "rank-1.ack.json"];
     for (const name of names) writeFileSync(join(paths.dir, name), "{}");
 
@@ -82,10 +85,7 @@ describe("clearDeployment", () => {
   });
 
   it("releases a held lease only once the other files are gone, then removes it and its renewal's temp file", async () => {
-    const stateDir = mkdtempSync(join(tmpdir(), "baton-clear-"));
-    dirs.push(stateDir);
-    const paths = deploymentPaths(stateDir, "dep-abc123def456");
-    mkdirSync(paths.dir);
+    const { stateDir, paths } = deploymentDir();
     // A renewal in flight: its temp file is written, not yet renamed.
     const names = [
       "manifest.json",
@@ -103,10 +103,7 @@ describe("clearDeployment", () => {
   });
 
   it("releases a held lease when a removal fails, and keeps the files", async () => {
-    const stateDir = mkdtempSync(join(tmpdir(), "baton-clear-"));
-    dirs.push(stateDir);
-    const paths = deploymentPaths(stateDir, "dep-abc123def456");
-    mkdirSync(paths.dir);
+    const { paths } = deploymentDir();
     for (const name of ["manifest.json", "lease.json"]) writeFileSync(join(paths.dir, name), "{}");
     let released = 0;
     const lease = { release: async () => void released++ };
