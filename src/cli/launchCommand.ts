@@ -92,7 +92,7 @@ launcher that was killed (the next launch does too).
   -h, --help           this help
 
 Exit code: 0 when every rank exited 0 (what they left running is stopped, and named by
-pid, command line and rank); the first failing rank's code (128 + the signal's
+pid, program and rank); the first failing rank's code (128 + the signal's
 number when it was killed) when one failed, after the others were stopped; 127 when the
 command is not there (here or on an ssh host) and 126 when it cannot be executed (a
 directory, no x bit, a bad #! line), as a shell; 1 when the launch failed otherwise or the
@@ -405,15 +405,15 @@ function barrierLine({ readyRanks, exitedRanks }: BarrierPassed, world: number):
 /**
  * The processes the teardown of a group whose ranks all exited 0 found still running and
  * stopped (a helper a rank started and forgot, in its process group or out of it), if any:
- * each by pid, command line and rank.
+ * each by pid, program and rank.
  */
 function leftRunningLine(left: readonly LeftRunning[]): string {
   if (left.length === 0) return "";
-  const each = left.map(({ pid, rank, host, argv, outsideGroup }) => {
+  const each = left.map(({ pid, rank, host, program, outsideGroup }) => {
     const whose = rank === undefined ? "" : ` of rank ${rank}`;
     const where = host === undefined ? "" : ` on ${host}`;
     const out = outsideGroup ? ", which had left its process group" : "";
-    return `pid ${pid} (${argv.join(" ")})${whose}${where}${out}`;
+    return `pid ${pid} (${program})${whose}${where}${out}`;
   });
   return `; baton stopped ${left.length === 1 ? "1 process" : `${left.length} processes`} they left running: ${each.join("; ")}`;
 }

@@ -102,8 +102,11 @@ export interface ProcView extends ProcInfo {
 export interface OtherProcess {
   pid: number;
   pgid: number;
-  /** Its command line when it was first signalled. */
-  argv: string[];
+  /**
+   * Its program (`argv[0]`) when it was first signalled, without its arguments, which may hold
+   * what a log must not (as a local worker's strays are named).
+   */
+  program: string;
   /** The `RANK` of its environment, when that environment carries the deployment. */
   rank?: number;
   /** Found by the sweep, outside the ranks' groups (it left its rank's, by `setsid` say). */
@@ -295,7 +298,7 @@ function withOthers(
     added.push({
       pid: proc.pid,
       pgid: proc.pgid,
-      argv: [...proc.argv],
+      program: proc.argv[0] ?? "?",
       ...(rank !== undefined && /^\d+$/.test(rank) && { rank: Number(rank) }),
       swept,
     });

@@ -43,8 +43,8 @@ export interface LeftRunning {
   rank?: number;
   /** Its ssh host's spec; absent on this machine. */
   host?: string;
-  /** Its command line when the teardown signalled it. */
-  argv: string[];
+  /** Its program (`argv[0]`, without the arguments) when the teardown signalled it. */
+  program: string;
   /** It had left its rank's process group, and only the sweep found it. */
   outsideGroup: boolean;
 }
@@ -121,7 +121,7 @@ export const OUTCOME_FORMAT: StateFileFormat<Outcome> = {
             pid: left.integer("pid", 1),
             ...(left.has("rank") && { rank: left.integer("rank", 0) }),
             ...(left.has("host") && { host: left.string("host") }),
-            argv: left.strings("argv"),
+            program: left.string("program"),
             outsideGroup: left.boolean("outsideGroup"),
           })),
         }),

@@ -1079,7 +1079,7 @@ class LaunchedGroup implements RankGroup {
           pid: other.pid,
           ...(rank !== undefined && { rank }),
           ...(other.host !== undefined && { host: other.host }),
-          argv: other.argv,
+          program: other.program,
           outsideGroup: leader === undefined,
         },
       ];

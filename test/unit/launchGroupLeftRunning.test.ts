@@ -27,8 +27,8 @@ it("names what the ranks left running when every rank exited 0: pid, command lin
   const exit = (await settle(group.wait())) as GroupExit;
   expect(exit.status).toBe("succeeded");
   const left = [
-    { pid: forgotten.get(0), rank: 0, argv: ["sleep", "30"], outsideGroup: false },
-    { pid: forgotten.get(1), rank: 1, argv: ["sleep", "31"], outsideGroup: true },
+    { pid: forgotten.get(0), rank: 0, program: "sleep", outsideGroup: false },
+    { pid: forgotten.get(1), rank: 1, program: "sleep", outsideGroup: true },
   ];
   expect(exit.leftRunning).toEqual(left);
   // The outcome record keeps it for `baton status` and whoever reads it later.

@@ -143,7 +143,7 @@ describe("teardown machine", () => {
       survivors: [],
       swept: [],
       stopped: [500],
-      others: [{ pid: 501, pgid: 500, argv: ["python", "train.py"], swept: false }],
+      others: [{ pid: 501, pgid: 500, program: "python", swept: false }],
       forbiddenGroups: [],
     });
   });
@@ -192,9 +192,9 @@ describe("teardown machine", () => {
     expect(end.value).toBe("verified");
     expect(end.output?.stopped).toEqual([]);
     expect(end.output?.others).toEqual([
-      { pid: 701, pgid: 700, argv: ["sleep", "30"], rank: 0, swept: false },
-      { pid: 702, pgid: 700, argv: ["sleep", "31"], rank: 0, swept: false },
-      { pid: 900, pgid: 900, argv: ["python", "helper.py"], rank: 1, swept: true },
+      { pid: 701, pgid: 700, program: "sleep", rank: 0, swept: false },
+      { pid: 702, pgid: 700, program: "sleep", rank: 0, swept: false },
+      { pid: 900, pgid: 900, program: "python", rank: 1, swept: true },
     ]);
   });
 
