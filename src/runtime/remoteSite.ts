@@ -8,6 +8,7 @@ import { inFlightLimit } from "./inFlightLimit.ts";
 import { type HeldLease, holdLease } from "./launcherLease.ts";
 import { removeFolderAndLeftEmpty } from "./leftEmptyFolders.ts";
 import { markerPids } from "./markerPids.ts";
+import { claimMirroredLease } from "./mirroredLease.ts";
 import type { Clock, Files } from "./ports.ts";
 import { remoteFiles } from "./remoteFiles.ts";
 import { type RemoteProcs, remoteProcs } from "./remoteProcs.ts";
@@ -74,10 +75,12 @@ export interface RemoteSite {
 
 /**
  * Opens one remote host for a deployment, as a launcher needs it: the ssh host (multiplexed),
- * the remote state dir (`~/.baton/run` unless told), the deployment's directory there (the
- * control files of an earlier run of the same name removed first), and the launcher's lease
- * mirrored there and renewed over ssh every `leaseStaleMs / 3`, so that remote ranks (and
- * their guards) can tell a live launcher from a dead or cut-off one.
+ * the remote state dir (`~/.baton/run` unless told), the deployment's name claimed there
+ * (`claimMirroredLease`: refused with `DEPLOYMENT_BLOCKED` while another launcher, one with
+ * another local state dir, holds it in that state dir; then the control files of an earlier
+ * run of the same name removed), and the launcher's lease mirrored there and renewed over ssh
+ * every `leaseStaleMs / 3`, so that remote ranks (and their guards) can tell a live launcher
+ * from a dead or cut-off one.
  *
  * @example
  * ```ts
@@ -99,8 +102,20 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
     const table = remoteProcs(host);
     const stateDir = await remoteStateDir(host, options.stateDir);
     const paths = deploymentPaths(stateDir, deployment);
-    await clearDeployment(files, paths);
-    await files.mkdirp(paths.dir);
+    await claimMirroredLease({
+      files,
+      clock: options.clock,
+      path: paths.lease,
+      deployment,
+      pid: options.launcherPid,
+      token: options.token,
+      staleAfterMs: options.leaseStaleMs,
+      host: options.target.spec,
+      stateDir,
+      logger: options.logger,
+    });
+    // What an earlier run of this name left there (markers, acks, a cancel file).
+    await clearDeployment(files, paths, { keepLease: true });
     lease = await holdLease({
       files,
       clock: options.clock,

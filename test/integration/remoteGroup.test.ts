@@ -18,6 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RankGroupError } from "../../src/errors.ts";
 import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type ManifestRank } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
@@ -389,6 +390,41 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
       ),
     );
   }, 30_000);
+
+  it("refuses a launch of a name that a launcher with another local state dir holds in the same remote state dir, leaving that one's files and ranks there alone", async () => {
+    const first = launch({ argv: [...RANK_PY, "--step-ms", "50"] });
+    await first.ready;
+    const remotePid = first.pids()[1] as number;
+    const firstManifest = await readManifest(
+      first.dir.slice(0, -first.deployment.length - 1),
+      first.deployment,
+    );
+    // Another local state dir (launch gives each its own), the same name and ssh host.
+    const second = launch({ argv: [...RANK_PY, "--step-ms", "50"], name: first.deployment });
+    const error = (await second.wait().catch((thrown: unknown) => thrown)) as RankGroupError;
+    expect(error.code).toBe("LAUNCH_FAILED");
+    expect(error.message).toMatch(
+      new RegExp(
+        `^deployment ${first.deployment}: it could not be launched: ${sshd.url}: deployment ${first.deployment} cannot use the state dir ${remoteRoot} there: another launcher holds it there \\(pid ${process.pid} on its own machine, its lease .* renewed \\d+ ms ago\\): .* give this one another --name \\(name\\) or --remote-state-dir \\(remote\\.stateDir\\)\\. No rank was started\\.$`,
+      ),
+    );
+    // The first launch's mirrored lease and its rank's marker are still there, its rank runs.
+    const there = remoteFiles(open());
+    const paths = deploymentPaths(remoteRoot, first.deployment);
+    expect(await readStateFile(there, LEASE_FORMAT, paths.lease)).toMatchObject({
+      token: firstManifest?.launcher.token,
+    });
+    expect(await readStateFile(there, MARKER_FORMAT, paths.marker(1))).toMatchObject({
+      pid: remotePid,
+      phase: "ready",
+    });
+    const [proc] = await remoteProcs(open()).snapshot([remotePid], {
+      deployment: first.deployment,
+      stateDir: remoteRoot,
+    });
+    expect(proc?.state).toMatch(/sleeping|running/);
+    expect((await first.stop("test")).verified).toBe(true);
+  }, 60_000);
 
   it("leaves no remote rank alive when the launcher is SIGKILLed, and the reaper then removes the manifest on both hosts", async () => {
     const stateDir = newStateDir();

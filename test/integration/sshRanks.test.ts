@@ -11,11 +11,12 @@ import { hostname, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { RemoteHostError, TeardownError } from "../../src/errors.ts";
+import { RankGroupError, RemoteHostError, TeardownError } from "../../src/errors.ts";
 import { envCarries } from "../../src/machines/carriesDeployment.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MARKER_FORMAT, type Marker } from "../../src/rank/markerFormat.ts";
-import { readStateFile } from "../../src/rank/stateFile.ts";
+import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
 import { holdLease } from "../../src/runtime/launcherLease.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
@@ -683,6 +684,57 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
       expect(left).toEqual(expect.arrayContaining([recent, held, linked, `${linked} target`]));
     } finally {
       await host.run(`rm -rf '${stateDir}/${linked} target'`);
+    }
+  });
+
+  it("refuses a site of a name another launcher holds in the host's state dir, keeping its lease and markers, and takes over one whose lease is stale", async () => {
+    const deployment = newDeployment();
+    const siteOf = (token: string) =>
+      openRemoteSite({
+        target,
+        deployment,
+        ssh: { configFile: sshd.configFile },
+        launcherPid: process.pid,
+        token,
+        leaseStaleMs: 60_000,
+        clock: nodeClock(),
+      });
+    const first = await siteOf("first");
+    const marker = first.paths.marker(0);
+    try {
+      await first.files.writeAtomic(marker, "a rank's marker\n");
+      const refused = await siteOf("second").catch((thrown: unknown) => thrown);
+      expect(refused).toBeInstanceOf(RankGroupError);
+      expect(refused).toMatchObject({
+        code: "DEPLOYMENT_BLOCKED",
+        message: expect.stringMatching(
+          new RegExp(
+            `^${target.spec}: deployment ${deployment} cannot use the state dir ${stateDir} there: another launcher holds it there \\(pid ${process.pid} on its own machine, its lease ${first.paths.lease} renewed \\d+ ms ago\\)`,
+          ),
+        ),
+      });
+      expect(await readStateFile(first.files, LEASE_FORMAT, first.paths.lease)).toMatchObject({
+        token: "first",
+      });
+      expect(await first.files.read(marker)).toBe("a rank's marker\n");
+    } finally {
+      await first.close();
+    }
+    // Left renewed two minutes ago (its launcher gone without a clear): taken over, and the
+    // markers of that run removed.
+    const left = { deployment, pid: 1, token: "left", staleAfterMs: 2_000 };
+    await remoteFiles(open()).writeAtomic(
+      first.paths.lease,
+      encodeStateFile(LEASE_FORMAT, { ...left, renewedAt: Date.now() - 120_000 }),
+    );
+    const third = await siteOf("third");
+    try {
+      expect(await readStateFile(third.files, LEASE_FORMAT, third.paths.lease)).toMatchObject({
+        token: "third",
+      });
+      expect(await third.files.read(marker)).toBeUndefined();
+    } finally {
+      await third.close({ clear: true });
     }
   });
 

@@ -1,0 +1,70 @@
+import { basename, dirname } from "node:path";
+import type { Logger } from "pino";
+import { RankGroupError } from "../errors.ts";
+import { isLeaseStale } from "../rank/leaseFormat.ts";
+import { untouchedMs } from "./clearDeployment.ts";
+import { claimLease, type LeaseOptions } from "./launcherLease.ts";
+
+/** What `claimMirroredLease` takes: the lease to create, and where it is for the messages. */
+export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLost" | "inspect"> {
+  /** The host's spec (`ssh://user@host`) and its root state dir, as the messages name them. */
+  host: string;
+  stateDir: string;
+  logger?: Logger | undefined;
+}
+
+/**
+ * Claims a deployment's name in an ssh host's root state dir for this launcher: its mirrored
+ * lease there is created only if there is none (`claimLease`). The local lease keeps two
+ * launchers of one name apart only when they share a local state dir; two with different ones
+ * may share the host's (`~/.baton/run` by default), where each would clear the other's lease
+ * and markers, and stop the other's ranks there, which carry the same name and state dir.
+ * Another launcher's mirrored lease still renewed (by this clock: hosts need synchronised
+ * clocks) is kept, with everything of that deployment there, and the claim refused with
+ * `DEPLOYMENT_BLOCKED`, saying what to do; one its launcher left (renewed longer ago than its
+ * `staleAfterMs`, or unreadable and untouched that long) is removed and the claim made again.
+ * Resolves once the lease is this launcher's.
+ *
+ * @example
+ * ```ts
+ * await claimMirroredLease({ files: remoteFiles(host), clock, path: paths.lease, deployment,
+ *   pid: process.pid, token, staleAfterMs: 30_000, host: host.target.spec, stateDir });
+ * ```
+ */
+export async function claimMirroredLease(claim: MirroredLeaseClaim): Promise<void> {
+  const { files, clock, path, deployment, staleAfterMs } = claim;
+  for (let attempt = 1; ; attempt++) {
+    const held = await claimLease(claim);
+    if (held === undefined) return;
+    const now = clock.now();
+    let left: string | undefined;
+    if (held === "unreadable") {
+      const untouched = await untouchedMs(files, dirname(path), [basename(path)], now);
+      left =
+        untouched === undefined
+          ? "it was removed meanwhile"
+          : untouched > staleAfterMs
+            ? `it cannot be read and was not written for ${untouched} ms`
+            : undefined;
+    } else if (isLeaseStale(held, now)) {
+      left = `its lease was last renewed ${now - held.renewedAt} ms ago (stale after ${held.staleAfterMs} ms)`;
+    }
+    if (left === undefined || attempt === 3) {
+      const holder =
+        held === "unreadable"
+          ? `another launcher is claiming it there at this moment (its lease ${path} is being written)`
+          : `another launcher holds it there (pid ${held.pid} on its own machine, its lease ${path} renewed ${now - held.renewedAt} ms ago): one whose local state dir is not this launch's, sharing this remote state dir`;
+      throw new RankGroupError(
+        "DEPLOYMENT_BLOCKED",
+        `${claim.host}: deployment ${deployment} cannot use the state dir ${claim.stateDir} there: ${holder}. Its files and ranks there were left as they are; stop that launch, or give this one another --name (name) or --remote-state-dir (remote.stateDir)`,
+        deployment,
+      );
+    }
+    claim.logger?.info(
+      { deployment, host: claim.host, lease: path, why: left },
+      "taking over a mirrored lease its launcher left",
+    );
+    await files.remove(path);
+  }
+}
+
