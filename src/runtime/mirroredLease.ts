@@ -67,4 +67,3 @@ export async function claimMirroredLease(claim: MirroredLeaseClaim): Promise<voi
     await files.remove(path);
   }
 }
-
