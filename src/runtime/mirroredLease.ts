@@ -1,9 +1,11 @@
 import { basename, dirname } from "node:path";
 import type { Logger } from "pino";
 import { RankGroupError } from "../errors.ts";
-import { isLeaseStale } from "../rank/leaseFormat.ts";
+import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
+import { readStateFile } from "../rank/stateFile.ts";
 import { untouchedMs } from "./clearDeployment.ts";
 import { claimLease, type LeaseOptions } from "./launcherLease.ts";
+import type { Files } from "./ports.ts";
 
 /** What `claimMirroredLease` takes: the lease to create, and where it is for the messages. */
 export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLost" | "inspect"> {
@@ -66,4 +68,27 @@ export async function claimMirroredLease(claim: MirroredLeaseClaim): Promise<voi
     );
     await files.remove(path);
   }
+}
+
+/**
+ * The mirrored lease at `path` when a launcher other than the one of `token` holds it and
+ * renews it still (by `now`); undefined when there is none, it is that launcher's own, stale,
+ * or cannot be read. Without a `token`, any lease still renewed is another's.
+ *
+ * @example
+ * ```ts
+ * const other = await heldByAnother(files, paths.lease, manifest.launcher.token, clock.now());
+ * if (other !== undefined) throw new Error(`launcher pid ${other.pid} holds the name there`);
+ * ```
+ */
+export async function heldByAnother(
+  files: Files,
+  path: string,
+  token: string | undefined,
+  now: number,
+): Promise<Lease | undefined> {
+  const lease = await readStateFile(files, LEASE_FORMAT, path).catch(() => undefined);
+  return lease !== undefined && lease.token !== token && !isLeaseStale(lease, now)
+    ? lease
+    : undefined;
 }

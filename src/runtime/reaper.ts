@@ -248,6 +248,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
                 deployment,
                 stateDir,
                 pids,
+                launcherToken: manifest?.launcher.token,
                 clock,
                 ...logger,
                 ...(options.ssh !== undefined && { ssh: options.ssh }),

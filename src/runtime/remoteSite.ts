@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { InspectionEvent } from "xstate";
+import { RankGroupError } from "../errors.ts";
 import type { TeardownTimeouts } from "../machines/teardown.ts";
 import type { Overrides } from "../overrides.ts";
 import { type DeploymentPaths, deploymentPaths } from "../rank/deploymentPaths.ts";
@@ -8,7 +9,7 @@ import { inFlightLimit } from "./inFlightLimit.ts";
 import { type HeldLease, holdLease } from "./launcherLease.ts";
 import { removeFolderAndLeftEmpty } from "./leftEmptyFolders.ts";
 import { markerPids } from "./markerPids.ts";
-import { claimMirroredLease } from "./mirroredLease.ts";
+import { claimMirroredLease, heldByAnother } from "./mirroredLease.ts";
 import type { Clock, Files } from "./ports.ts";
 import { remoteFiles } from "./remoteFiles.ts";
 import { type RemoteProcs, remoteProcs } from "./remoteProcs.ts";
@@ -232,6 +233,11 @@ export interface OrphanedSiteOptions {
   stateDir: string;
   /** The manifest's remote pids of the deployment's ranks on that host. */
   pids: number[];
+  /**
+   * The dead launcher's instance token, as its manifest recorded it: a mirrored lease with
+   * another, still renewed, is another launcher's (undefined: any lease still renewed is).
+   */
+  launcherToken?: string | undefined;
   clock: Clock;
   logger?: Logger | undefined;
   timeouts?: Overrides<TeardownTimeouts> | undefined;
@@ -240,7 +246,10 @@ export interface OrphanedSiteOptions {
 }
 
 /**
- * The reaper's part on one remote host: a verified teardown of a dead launcher's ranks there
+ * The reaper's part on one remote host: refused (`DEPLOYMENT_BLOCKED`, nothing signalled or
+ * removed) while another launcher holds the deployment's name in that state dir
+ * (`heldByAnother`: one with another local state dir, whose ranks there cannot be told from
+ * the dead launcher's); else a verified teardown of a dead launcher's ranks there
  * (`tearDownRemote`, swept with the markers of the host's state dir); once verified, the
  * deployment's control files there go (the mirrored lease, markers, acks, cancel file), and
  * then its folder, left empty (the ranks' logs are on the launcher's machine), with the empty
@@ -259,6 +268,20 @@ export async function reapRemoteSite(options: OrphanedSiteOptions): Promise<Tear
   try {
     const files = remoteFiles(host);
     const paths = deploymentPaths(options.stateDir, options.deployment);
+    const other = await heldByAnother(
+      files,
+      paths.lease,
+      options.launcherToken,
+      options.clock.now(),
+    );
+    if (other !== undefined) {
+      const { clock, deployment, stateDir } = options;
+      throw new RankGroupError(
+        "DEPLOYMENT_BLOCKED",
+        `${host.target.spec}: deployment ${deployment} in the state dir ${stateDir} there is held by another launcher (pid ${other.pid} on its own machine, its lease ${paths.lease} renewed ${clock.now() - other.renewedAt} ms ago), one whose local state dir is not this one: its ranks there carry the name and state dir of the dead launcher's, so none was stopped and its files there stay. Reap again once that launch has ended`,
+        deployment,
+      );
+    }
     const report = await tearDownDeploymentThere({
       ...options,
       files,

@@ -15,7 +15,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { RankGroupError } from "../../src/errors.ts";
+import { RankGroupError } from "../../src/errors.ts";
 import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
@@ -32,6 +32,7 @@ import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
 import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
 import { type SshHost, sshHost } from "../../src/runtime/sshHost.ts";
 import type { SshTarget } from "../../src/runtime/sshTarget.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
 import { firstLine } from "../fixtures/firstLine.ts";
 import { readManifest } from "../fixtures/readManifest.ts";
 import { killRemoteLeftovers } from "../fixtures/remoteLeftovers.ts";
@@ -492,6 +493,60 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     expect(after?.state).not.toBe("zombie");
     // Gone with the rmdir of the reaped deployment's own folder, in the same ssh call.
     expectNoRemoteFolder(leftover);
+  }, 60_000);
+
+  it("reaps nothing on a host where a launcher with another local state dir now holds the orphaned deployment's name, keeping that launcher's rank, lease and the manifest", async () => {
+    const { stateDir, deployment, paths } = await writeOrphanedManifest({
+      host: sshd.url,
+      pid: await deadPid(),
+      stateDir: remoteRoot,
+    });
+    // The other launcher's rank there and its mirrored lease, renewed just now.
+    const host = open();
+    const started = await host.run(
+      `BATON_DEPLOYMENT=${deployment} BATON_STATE_DIR='${remoteRoot}' sleep 300 >/dev/null 2>&1 </dev/null & echo $!`,
+    );
+    const rank = Number(started.stdout.toString());
+    strangers.push(rank);
+    const there = remoteFiles(host);
+    const lease = deploymentPaths(remoteRoot, deployment).lease;
+    await there.writeAtomic(
+      lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment,
+        pid: 4242,
+        token: "another launcher",
+        renewedAt: Date.now(),
+        staleAfterMs: 60_000,
+      }),
+    );
+    const report = await reapDeployments({
+      stateDir,
+      procs,
+      files,
+      clock,
+      ssh: { configFile: sshd.configFile },
+      teardown: FAST,
+    });
+    expect(report.reaped).toEqual([]);
+    expect(report.failed).toEqual([{ deployment, error: expect.any(RankGroupError) }]);
+    expect(report.failed[0]?.error).toMatchObject({
+      code: "DEPLOYMENT_BLOCKED",
+      message: expect.stringMatching(
+        new RegExp(
+          `^${sshd.url}: deployment ${deployment} in the state dir ${remoteRoot} there is held by another launcher \\(pid 4242 on its own machine, its lease ${lease} renewed \\d+ ms ago\\), .* none was stopped and its files there stay\\. Reap again once that launch has ended$`,
+        ),
+      ),
+    });
+    const [after] = await remoteProcs(host).snapshot([rank], {
+      deployment,
+      stateDir: remoteRoot,
+    });
+    expect(after?.state).toMatch(/sleeping|running/);
+    expect(await readStateFile(there, LEASE_FORMAT, lease)).toMatchObject({
+      token: "another launcher",
+    });
+    expect(existsSync(paths.manifest)).toBe(true);
   }, 60_000);
 
   it("keeps the manifest when a remote host cannot be reached, and blocks that name", async () => {
