@@ -1,5 +1,5 @@
 import { constants, hostname } from "node:os";
-import { basename, resolve } from "node:path";
+import { resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Actor, createActor, type InspectionEvent } from "xstate";
 import {
@@ -37,11 +37,11 @@ import { type LeftRunning, OUTCOME_FORMAT, type Outcome } from "../rank/outcomeF
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { checkLaunchSpec } from "./checkLaunchSpec.ts";
-import { clearDeployment, untouchedMs } from "./clearDeployment.ts";
+import { clearDeployment } from "./clearDeployment.ts";
 import { folderNotMade, folderNotMadeAdvice } from "./folderNotMade.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
-import { claimLease, type HeldLease, holdLease } from "./launcherLease.ts";
+import { claimLease, type HeldLease, holdLease, unreadableLeaseLeft } from "./launcherLease.ts";
 import { logTail } from "./logTail.ts";
 import { markerPids } from "./markerPids.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -522,13 +522,7 @@ class LaunchedGroup implements RankGroup {
       const now = clock.now();
       let gone: string | undefined;
       if (held === "unreadable") {
-        const untouched = await untouchedMs(files, this.paths.dir, [basename(path)], now);
-        gone =
-          untouched === undefined
-            ? "it was removed meanwhile"
-            : untouched > staleAfterMs
-              ? `it cannot be read and was not written for ${untouched} ms`
-              : undefined;
+        gone = await unreadableLeaseLeft(files, path, staleAfterMs, now);
       } else {
         gone = launcherGone({
           launcherPid: held.pid,

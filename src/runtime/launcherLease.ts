@@ -1,3 +1,4 @@
+import { basename, dirname } from "node:path";
 import type { Logger } from "pino";
 import { createActor, type InspectionEvent } from "xstate";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
@@ -9,6 +10,7 @@ import {
 } from "../machines/watchdog.ts";
 import { LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
+import { untouchedMs } from "./clearDeployment.ts";
 import type { Clock, Files } from "./ports.ts";
 
 export interface LeaseOptions {
@@ -85,6 +87,29 @@ export async function claimLease(
   } catch {
     return "unreadable";
   }
+}
+
+/**
+ * Why a lease `claimLease` found unreadable counts as left behind (removed meanwhile, or not
+ * written for longer than `staleAfterMs`), or undefined while it may be a claim being written.
+ *
+ * @example
+ * ```ts
+ * const left = await unreadableLeaseLeft(files, paths.lease, 30_000, clock.now());
+ * if (left !== undefined) await files.remove(paths.lease);
+ * ```
+ */
+export async function unreadableLeaseLeft(
+  files: Files,
+  path: string,
+  staleAfterMs: number,
+  now: number,
+): Promise<string | undefined> {
+  const untouched = await untouchedMs(files, dirname(path), [basename(path)], now);
+  if (untouched === undefined) return "it was removed meanwhile";
+  return untouched > staleAfterMs
+    ? `it cannot be read and was not written for ${untouched} ms`
+    : undefined;
 }
 
 /**

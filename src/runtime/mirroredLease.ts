@@ -1,10 +1,8 @@
-import { basename, dirname } from "node:path";
 import type { Logger } from "pino";
 import { RankGroupError } from "../errors.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { readStateFile } from "../rank/stateFile.ts";
-import { untouchedMs } from "./clearDeployment.ts";
-import { claimLease, type LeaseOptions } from "./launcherLease.ts";
+import { claimLease, type LeaseOptions, unreadableLeaseLeft } from "./launcherLease.ts";
 import type { Files } from "./ports.ts";
 
 /** What `claimMirroredLease` takes: the lease to create, and where it is for the messages. */
@@ -41,13 +39,7 @@ export async function claimMirroredLease(claim: MirroredLeaseClaim): Promise<voi
     const now = clock.now();
     let left: string | undefined;
     if (held === "unreadable") {
-      const untouched = await untouchedMs(files, dirname(path), [basename(path)], now);
-      left =
-        untouched === undefined
-          ? "it was removed meanwhile"
-          : untouched > staleAfterMs
-            ? `it cannot be read and was not written for ${untouched} ms`
-            : undefined;
+      left = await unreadableLeaseLeft(files, path, staleAfterMs, now);
     } else if (isLeaseStale(held, now)) {
       left = `its lease was last renewed ${now - held.renewedAt} ms ago (stale after ${held.staleAfterMs} ms)`;
     }

@@ -103,7 +103,7 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
     const table = remoteProcs(host);
     const stateDir = await remoteStateDir(host, options.stateDir);
     const paths = deploymentPaths(stateDir, deployment);
-    await claimMirroredLease({
+    const mirrored = {
       files,
       clock: options.clock,
       path: paths.lease,
@@ -111,21 +111,13 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
       pid: options.launcherPid,
       token: options.token,
       staleAfterMs: options.leaseStaleMs,
-      host: options.target.spec,
-      stateDir,
       logger: options.logger,
-    });
+    };
+    await claimMirroredLease({ ...mirrored, host: options.target.spec, stateDir });
     // What an earlier run of this name left there (markers, acks, a cancel file).
     await clearDeployment(files, paths, { keepLease: true });
     lease = await holdLease({
-      files,
-      clock: options.clock,
-      path: paths.lease,
-      deployment,
-      pid: options.launcherPid,
-      token: options.token,
-      staleAfterMs: options.leaseStaleMs,
-      logger: options.logger,
+      ...mirrored,
       onLost: options.onLeaseLost,
       inspect: options.inspect,
     });

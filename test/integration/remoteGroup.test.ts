@@ -137,10 +137,16 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     );
     return { stateDir, deployment, paths };
   };
-  /**
-   * Runs the reaper over `stateDir` with the test sshd's ssh config and the fast teardown, and
-   * expects it to have reaped `deployment` alone, with no failure; its report.
-   */
+  /** Runs the reaper over `stateDir` with the test sshd's ssh config and the fast teardown. */
+  const reap = (stateDir: string): Promise<ReapReport> =>
+    reapDeployments({
+      stateDir,
+      procs,
+      files,
+      clock,
+      ssh: { configFile: sshd.configFile },
+      teardown: FAST,
+    });
   /**
    * Expects no folder of `deployment` left in the ssh host's state dir (its ranks' output is
    * in the local logs; an empty folder there would pile up with every launch).
@@ -149,15 +155,12 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     // The "remote" host is this machine, and its state dir the test user's.
     expect(readdirSync(remoteRoot)).not.toContain(deployment);
   };
+  /**
+   * Runs the reaper over `stateDir` as `reap` does, and expects it to have reaped
+   * `deployment` alone, with no failure; its report.
+   */
   const reapOnly = async (stateDir: string, deployment: string): Promise<ReapReport> => {
-    const report = await reapDeployments({
-      stateDir,
-      procs,
-      files,
-      clock,
-      ssh: { configFile: sshd.configFile },
-      teardown: FAST,
-    });
+    const report = await reap(stateDir);
     expect(report.failed).toEqual([]);
     expect(report.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
     return report;
@@ -520,14 +523,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
         staleAfterMs: 60_000,
       }),
     );
-    const report = await reapDeployments({
-      stateDir,
-      procs,
-      files,
-      clock,
-      ssh: { configFile: sshd.configFile },
-      teardown: FAST,
-    });
+    const report = await reap(stateDir);
     expect(report.reaped).toEqual([]);
     expect(report.failed).toEqual([{ deployment, error: expect.any(RankGroupError) }]);
     expect(report.failed[0]?.error).toMatchObject({
