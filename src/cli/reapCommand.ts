@@ -32,7 +32,7 @@ does this too, every time it starts. In a store's run/ folder (.baton/run, the d
 also cancels the Slurm allocations that \`baton run --slurm\` coordinators killed on this
 host left in the queue (their batch scripts name their pools; a live coordinator's are
 left alone), and removes the dead runs' files and graph locks (or registrations, for runs
-that take no lock: --no-store, --store-read-only, --dry-run; \`baton status\` lists those
+that take no lock: --no-store, --store-read-only; \`baton status\` lists those
 runs as dead until then). Without Slurm's commands on the PATH it cannot look at their
 queue: it says so and keeps the scripts, for a reap on this host with the commands on its
 PATH (the allocations end by themselves once they start, as their workers cannot reach the

@@ -23,9 +23,9 @@ Lists the \`baton run\`s whose store's run/ folder is the state directory (the d
 .baton/run), by the graph locks they hold: dead ones first (killed before they could remove
 their lock: run \`baton reap\`), then running ones, with pid, host, graph, since when, jobs
 done as of the lock's last renewal (every 10 s), where workers join, the store and the logs.
-Runs that hold no lock (--no-store, --store-read-only, --dry-run) are listed the same from
-the registration each keeps beside its run files (.baton/run beside the graph module; a dry
-run's in its store's run/ folder, when there), marked (--no-store: no lock).
+Runs that hold no lock (--no-store, --store-read-only) are listed the same from the
+registration each keeps beside its run files (.baton/run beside the graph module), marked
+(--no-store: no lock).
 
 Then the rank-group deployments in the state directory, what needs attention first:
 orphaned, then live, unreadable and ended ones, each the newest first (by when it ended,
