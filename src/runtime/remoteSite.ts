@@ -66,10 +66,11 @@ export interface RemoteSite {
     hurry?: AbortSignal,
   ): Promise<TeardownReport>;
   /**
-   * Stops renewing the lease; with `clear` (after a verified teardown) removes the
-   * deployment's control files there and then its folder, left empty (no rank's log is
-   * written on the host), with the empty folders earlier versions left in the state dir in
-   * that same ssh call (`removeFolderAndLeftEmpty`); then closes the ssh host.
+   * Stops renewing the lease; with `clear` (after a verified teardown) first removes the
+   * deployment's control files there, the lease last and renewed until then, and then its
+   * folder, left empty (no rank's log is written on the host), with the empty folders earlier
+   * versions left in the state dir in that same ssh call (`removeFolderAndLeftEmpty`); then
+   * closes the ssh host.
    */
   close(options?: { clear?: boolean | undefined }): Promise<void>;
 }
@@ -150,8 +151,8 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
         }),
       async close({ clear = false } = {}) {
         try {
-          await held.release();
-          if (clear) await clearThere(host, files, stateDir, paths, options.logger);
+          if (clear) await clearThere(host, files, stateDir, paths, { lease: held, ...options });
+          else await held.release();
         } finally {
           await host.close();
         }
@@ -192,18 +193,20 @@ function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Fi
 }
 
 /**
- * `clearDeployment` on the host, whose last call, the folder's `rmdir`, also removes the
- * empty folders earlier versions left in the state dir (`removeFolderAndLeftEmpty`, logged):
- * no ssh call more than the clear's own.
+ * `clearDeployment` on the host, a site's mirrored `lease` renewed until the rest is gone (as
+ * the launcher's own is locally), whose last call, the folder's `rmdir`, also removes the empty
+ * folders earlier versions left in the state dir (`removeFolderAndLeftEmpty`, logged): no ssh
+ * call more than the clear's own.
  */
 function clearThere(
   host: SshHost,
   files: Files,
   stateDir: string,
   paths: DeploymentPaths,
-  logger?: Logger,
+  { lease, logger }: { lease?: HeldLease | undefined; logger?: Logger | undefined },
 ): Promise<void> {
   return clearDeployment(files, paths, {
+    lease,
     async removeFolder(dir) {
       const removed = await removeFolderAndLeftEmpty(host, stateDir, dir);
       if (removed.length > 0) {
@@ -280,7 +283,7 @@ export async function reapRemoteSite(options: OrphanedSiteOptions): Promise<Tear
       table: remoteProcs(host),
       paths,
     });
-    await clearThere(host, files, options.stateDir, paths, options.logger);
+    await clearThere(host, files, options.stateDir, paths, options);
     return report;
   } finally {
     await host.close();

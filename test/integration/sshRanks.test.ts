@@ -738,6 +738,44 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     }
   });
 
+  it("keeps renewing its mirrored lease while a close clears the host, so a launcher of the same name cannot take the name over mid-clear", async () => {
+    const deployment = newDeployment();
+    // The first site's ssh client, through a shim that holds the manifest's removal (the
+    // clear's first call) for 5 s, noting when it starts.
+    const started = join(localDir, "clear-started");
+    const shim = join(localDir, "slow-clear-ssh");
+    writeFileSync(
+      shim,
+      [
+        "#!/bin/sh",
+        "for arg; do last=$arg; done",
+        `case $last in *"rm -f"*manifest.json*) touch '${started}'; sleep 5 ;; esac`,
+        'exec ssh "$@"',
+        "",
+      ].join("\n"),
+      { mode: 0o755 },
+    );
+    const siteOf = (token: string, program?: string) =>
+      openRemoteSite({
+        target,
+        deployment,
+        ssh: { configFile: sshd.configFile, ...(program !== undefined && { program }) },
+        launcherPid: process.pid,
+        token,
+        leaseStaleMs: 1_500,
+        clock: nodeClock(),
+      });
+    const first = await siteOf("first", shim);
+    const closed = first.close({ clear: true });
+    while (!existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 50));
+    // Twice the lease's staleness into the clear: a lease released as the clear began is stale.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const second = await siteOf("second").catch((thrown: unknown) => thrown);
+    await closed;
+    if (!(second instanceof Error)) await (second as { close(): Promise<void> }).close();
+    expect(second).toMatchObject({ code: "DEPLOYMENT_BLOCKED" });
+  });
+
   it("reads, lists, writes (atomically, 0600), creates exclusively, removes files and empty folders, tells owners and one directory by two paths in the remote state dir", async () => {
     const host = open();
     const deployment = newDeployment();
