@@ -51,8 +51,8 @@ export async function clearDeployment(
     await remove(names.filter((name) => !ofLease(name)));
     if (keepLease) return;
     await lease?.release();
-    await remove(names.filter(ofLease));
-    await files.remove(paths.lease);
+    // The lease (named even where the listing missed it) and its temp files, each removed once.
+    await remove([...new Set([leaseName, ...names.filter(ofLease)])]);
   } finally {
     await lease?.release();
   }

@@ -62,6 +62,25 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     hosts.push(host);
     return host;
   };
+  /**
+   * An ssh client at `localDir/name` that runs `ssh` after a shell `case` on the remote command
+   * (its last argument), `pattern) action ;;`: a test's way to note or hold given calls.
+   */
+  const sshShim = (name: string, branch: string): string => {
+    const shim = join(localDir, name);
+    writeFileSync(
+      shim,
+      [
+        "#!/bin/sh",
+        "for arg; do last=$arg; done",
+        `case $last in ${branch} esac`,
+        'exec ssh "$@"',
+        "",
+      ].join("\n"),
+      { mode: 0o755 },
+    );
+    return shim;
+  };
   const newDeployment = (): string => {
     const deployment = `dep-ssh${process.pid}t${++counter}`;
     deployments.push(deployment);
@@ -638,18 +657,7 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     const host = open();
     // The ssh client baton runs, through a shim that notes each remote command it is given.
     const calls = join(localDir, "remote-calls");
-    const shim = join(localDir, "ssh");
-    writeFileSync(
-      shim,
-      [
-        "#!/bin/sh",
-        "for arg; do last=$arg; done",
-        `case $last in "exec /bin/sh -c"*) echo call >>'${calls}' ;; esac`,
-        'exec ssh "$@"',
-        "",
-      ].join("\n"),
-      { mode: 0o755 },
-    );
+    const shim = sshShim("ssh", `"exec /bin/sh -c"*) echo call >>'${calls}' ;;`);
     const remoteCalls = () =>
       existsSync(calls) ? readFileSync(calls, "utf8").split("\n").length - 1 : 0;
     // An hour old: empty; holding a file; a link to an empty folder, which is not named like a
@@ -743,17 +751,9 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     // The first site's ssh client, through a shim that holds the manifest's removal (the
     // clear's first call) for 5 s, noting when it starts.
     const started = join(localDir, "clear-started");
-    const shim = join(localDir, "slow-clear-ssh");
-    writeFileSync(
-      shim,
-      [
-        "#!/bin/sh",
-        "for arg; do last=$arg; done",
-        `case $last in *"rm -f"*manifest.json*) touch '${started}'; sleep 5 ;; esac`,
-        'exec ssh "$@"',
-        "",
-      ].join("\n"),
-      { mode: 0o755 },
+    const shim = sshShim(
+      "slow-clear-ssh",
+      `*"rm -f"*manifest.json*) touch '${started}'; sleep 5 ;;`,
     );
     const siteOf = (token: string, program?: string) =>
       openRemoteSite({
