@@ -198,7 +198,8 @@ describe("baton status lists baton runs", () => {
     const stateDir = join(store, "run");
     mkdirSync(stateDir, { recursive: true });
     // A file made and removed in run/ while the dry run lasted would change the folder's mtime.
-    const past = new Date(Date.now() - 3_600_000);
+    // A whole second: the file system keeps it exactly (a millisecond may come back as .999).
+    const past = new Date(Math.floor(Date.now() / 1_000) * 1_000 - 3_600_000);
     utimesSync(stateDir, past, past);
     const dry = await baton(["run", "test/fixtures/slow.graph.ts", "--store", store, "--dry-run"]);
     expect(dry.code).toBe(0);

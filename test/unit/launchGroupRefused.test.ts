@@ -74,7 +74,7 @@ describe("a launch its state dir refuses", () => {
     expect(group.pids()).toEqual([]);
     expect(error).toMatchObject({ code: "LAUNCH_FAILED", retryable: false });
     expect(error.message).toContain(
-      `the state dir ${stateDir} cannot hold deployment ${group.deployment} (${link} is a symbolic link to ${target}, which does not exist (a disk not mounted?)); make ${target}, or give another directory (--state-dir, or stateDir). No rank was started`,
+      `the state dir ${stateDir} cannot hold deployment ${group.deployment} (${link} is a symbolic link to ${target}, which does not exist (a disk not mounted?)); make ${target}, or give the state dir (--state-dir, or stateDir) another directory. No rank was started`,
     );
   });
 });
