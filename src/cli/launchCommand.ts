@@ -3,7 +3,6 @@ import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import type { BarrierPassed } from "../machines/group.ts";
 import { DEFAULT_TEARDOWN_TIMEOUTS } from "../machines/teardown.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
-import type { LeftRunning } from "../rank/outcomeFormat.ts";
 import { rankList } from "../rank/rankList.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import {
@@ -24,6 +23,7 @@ import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { exitSoon } from "./exitSoon.ts";
 import { groupStatusLine } from "./groupStatusLine.ts";
+import { leftRunningLine } from "./leftRunningLine.ts";
 import { LiveLine } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
@@ -315,7 +315,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
         );
         return stopped.exitCode;
       }
-      say(`every rank exited 0${leftRunningLine(exit.leftRunning)}`);
+      say(["every rank exited 0", leftRunningLine(exit.leftRunning)].filter(Boolean).join("; "));
       return 0;
     } catch (error) {
       // A teardown that could not be verified keeps the ranks' child handles and the lease's
@@ -400,22 +400,6 @@ function barrierLine({ readyRanks, exitedRanks }: BarrierPassed, world: number):
     return world === 1 ? "the rank is ready" : `all ${world} ranks ready`;
   const exited = `${rankList(exitedRanks)} exited 0 before the launcher saw a ready marker`;
   return readyRanks.length === 0 ? exited : `${exited}; ${rankList(readyRanks)} ready`;
-}
-
-/**
- * The processes the teardown of a group whose ranks all exited 0 found still running and
- * stopped (a helper a rank started and forgot, in its process group or out of it), if any:
- * each by pid, program and rank.
- */
-function leftRunningLine(left: readonly LeftRunning[]): string {
-  if (left.length === 0) return "";
-  const each = left.map(({ pid, rank, host, program, outsideGroup }) => {
-    const whose = rank === undefined ? "" : ` of rank ${rank}`;
-    const where = host === undefined ? "" : ` on ${host}`;
-    const out = outsideGroup ? ", which had left its process group" : "";
-    return `pid ${pid} (${program})${whose}${where}${out}`;
-  });
-  return `; baton stopped ${left.length === 1 ? "1 process" : `${left.length} processes`} they left running: ${each.join("; ")}`;
 }
 
 /** How long the launcher lets its last log lines out before it exits over what still runs. */

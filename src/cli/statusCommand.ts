@@ -11,6 +11,7 @@ import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
+import { leftRunningLine } from "./leftRunningLine.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
@@ -35,12 +36,13 @@ A deployment is live (the launcher runs and renews its lease; up how long), orph
 launcher's pid is gone or its lease is stale: run \`baton reap\`; launched how long ago, and
 when its launcher was last seen: its lease's last renewal, or the last rank exit it
 recorded), ended (how: succeeded, failed, stopped or reaped, why and when, each rank's exit
-code or signal as its launcher recorded it, and where the logs are; perhaps leftovers
-\`baton reap\` removes) or unreadable (another user's, in a shared state dir), with each
-rank's pid, phase (from its marker; "gone" when the pid is dead, "reused" when another
-program has it now, "remote" for a rank on an ssh host, not checked from here, "exited" once
-its exit is recorded, "reaped" when a reap stopped it after its launcher died), age and
-heartbeat. Only reads; never signals or removes anything.
+code or signal as its launcher recorded it, what the ranks left running that baton stopped
+(\`baton stopped 1 process they left running: pid 4242 (sleep) of rank 0\`), and where the
+logs are; perhaps leftovers \`baton reap\` removes) or unreadable (another user's, in a
+shared state dir), with each rank's pid, phase (from its marker; "gone" when the pid is
+dead, "reused" when another program has it now, "remote" for a rank on an ssh host, not
+checked from here, "exited" once its exit is recorded, "reaped" when a reap stopped it after
+its launcher died), age and heartbeat. Only reads; never signals or removes anything.
 
   --state-dir DIR   the root state directory (default: ${DEFAULT_STATE_DIR})
   --json            one JSON object: { stateDir, stateDirExists, runs: [...],
@@ -49,7 +51,9 @@ heartbeat. Only reads; never signals or removes anything.
                     host, graph, argv, withoutLock, startedAt, ageMs, store, logs, address,
                     listenAddress, secretFile, progress: { total, completed, failed,
                     running, agoMs }, lock, lockRenewedAgoMs }; an orphan's
-                    launcherLastSeen: { at, agoMs })
+                    launcherLastSeen: { at, agoMs }; an ended one's ended: { status,
+                    reason, at, agoMs, ranForMs, ranAtLeast, leftRunning: [{ pid, rank,
+                    host, program, outsideGroup }] })
   -h, --help        this help
 
 Exit code: 0 whatever the deployments' states (read them from --json), 2 for bad usage (an
@@ -141,6 +145,8 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
     const reaped = dep.ranks.some((rank) => rank.phase === "reaped")
       ? "; reaped: it still ran, and the reap stopped it"
       : "";
+    // What its ranks left running and the teardown stopped, as `baton launch` said it.
+    const leftRunning = dep.ended && leftRunningLine(dep.ended.leftRunning);
     const notes = [
       // What to do about an orphan, unless its reason already says when baton reap will.
       ...(dep.state === "orphaned" && !dep.reason?.includes("baton reap")
@@ -153,6 +159,7 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
             `  (EXIT -: its launcher died before that rank exited, so nobody recorded how; its log may say${reaped})`,
           ]
         : []),
+      ...(leftRunning === undefined ? [] : [`  ${leftRunning}`]),
       ...(dep.ranks.some((rank) => rank.log !== undefined)
         ? [`  logs: ${stateDir}/${dep.deployment}/rank-*.log`]
         : []),

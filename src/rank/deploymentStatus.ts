@@ -10,7 +10,12 @@ import { isAlive, launcherGone, manifestLauncherGone } from "./launcherWatch.ts"
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "./leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "./manifestFormat.ts";
 import { MARKER_FORMAT, MARKER_STALE_MS, type Marker, type MarkerPhase } from "./markerFormat.ts";
-import { OUTCOME_FORMAT, type Outcome, type OutcomeStatus } from "./outcomeFormat.ts";
+import {
+  type LeftRunning,
+  OUTCOME_FORMAT,
+  type Outcome,
+  type OutcomeStatus,
+} from "./outcomeFormat.ts";
 import { pidReused } from "./pidReused.ts";
 import { LEASE_STALE_MS } from "./rankEnv.ts";
 import { readStateFile, type StateFileFormat } from "./stateFile.ts";
@@ -87,7 +92,9 @@ export interface DeploymentStatus {
    * until it ended, or, when it was reaped, until the reap if a rank was still running then,
    * else until its last rank's exit. `ranAtLeast` when a rank's exit is unknown (it ended
    * after its launcher died, before the reap): it ran that long at least; `ranForMs` is
-   * undefined when no rank's exit is known at all.
+   * undefined when no rank's exit is known at all. `leftRunning`: what the ranks left running
+   * and the launcher's teardown stopped (a helper a rank started and forgot), as the record
+   * names it; empty when it names nothing (a reaped deployment's record never does).
    */
   ended:
     | {
@@ -97,6 +104,7 @@ export interface DeploymentStatus {
         agoMs: number;
         ranForMs: number | undefined;
         ranAtLeast: boolean;
+        leftRunning: LeftRunning[];
       }
     | undefined;
   /** The command its ranks ran (manifest, else outcome record). */
@@ -415,6 +423,7 @@ async function readDeploymentStatus(
             at: outcome.ended.at,
             agoMs: now - outcome.ended.at,
             ...ranFor(outcome, outcome.ended),
+            leftRunning: outcome.ended.leftRunning ?? [],
           },
     argv: manifest?.argv ?? outcome?.argv,
     ranks,
