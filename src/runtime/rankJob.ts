@@ -12,7 +12,7 @@ import type { JobContext } from "./jobModule.ts";
 import { launchGroup } from "./launchGroup.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock } from "./ports.ts";
-import type { LaunchSpec } from "./rankGroup.ts";
+import type { LaunchSpec, LeftRunning } from "./rankGroup.ts";
 import { isInstance } from "./serializeThrown.ts";
 
 /** A rank job reports its group at most once per this many ms; changes in between coalesce. */
@@ -41,11 +41,16 @@ const NOT_RANK_LAUNCH_KEYS: Record<NotRankLaunchKey, true> = {
   inspect: true,
 };
 
-/** A rank job's result: its deployment and how each rank ended (all 0: it succeeded). */
+/**
+ * A rank job's result: its deployment, how each rank ended (all 0: it succeeded), and what the
+ * ranks left running that the group's teardown stopped (a helper a rank started and forgot,
+ * as `GroupExit.leftRunning` names it), only when there was any.
+ */
 export type RankJobResult = {
   deployment: string;
   worldSize: number;
   ranks: { rank: number; code: number | null }[];
+  leftRunning?: LeftRunning[];
 };
 
 /**
@@ -116,6 +121,7 @@ export async function runRankJob(
       deployment: group.deployment,
       worldSize,
       ranks: exit.ranks.map(({ rank, code }) => ({ rank, code })),
+      ...(exit.leftRunning.length > 0 && { leftRunning: exit.leftRunning }),
     };
     return result as unknown as Json;
   } finally {

@@ -56,6 +56,15 @@ const jobs = defineJobs({
       teardown: { termGraceMs: 300 },
     }),
   },
+  /** A rank that starts a helper and forgets it: the helper is still running when the rank exits 0. */
+  leaky: {
+    ranks: (input: { stateDir: string }) => ({
+      argv: ["/bin/sh", "-c", "sleep 30 & exit 0"],
+      stateDir: input.stateDir,
+      timeouts: { watchMs: 50 },
+      teardown: { termGraceMs: 300 },
+    }),
+  },
 });
 
 /** The pids of the `count` ranks of the one deployment in `dir`, once its manifest lists them. */
@@ -100,11 +109,26 @@ describe("graph jobs with ranks", () => {
       { rank: 0, code: 0 },
       { rank: 1, code: 0 },
     ]);
+    // Nothing left running: nothing said.
+    expect(value).not.toHaveProperty("leftRunning");
     expect(readdirSync(join(dir, value.deployment)).sort()).toEqual([
       "outcome.json",
       "rank-0.log",
       "rank-1.log",
     ]);
+  }, 30_000);
+
+  it("names in the result what the ranks left running and the teardown stopped", async () => {
+    const dir = tempDir();
+    const leaky = job("leaky", { stateDir: dir }, { ranks: 1 });
+    const result = await createEngine({ jobs, workers: 1 }).run([leaky]);
+    expect(result.ok).toBe(true);
+    const value = result.get(leaky).value as { ranks: unknown[]; leftRunning?: { pid: number }[] };
+    expect(value.ranks).toEqual([{ rank: 0, code: 0 }]);
+    expect(value.leftRunning).toEqual([
+      { pid: expect.any(Number), rank: 0, program: "sleep", outsideGroup: false },
+    ]);
+    expectGone(value.leftRunning?.map(({ pid }) => pid) ?? []);
   }, 30_000);
 
   it("a failing rank fails the job with the rank's exit code and log", async () => {
