@@ -13,6 +13,7 @@ import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import type { SlurmCommands } from "../../src/runtime/slurmCommands.ts";
+import { capturedOutput } from "../fixtures/capturedOutput.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
 import { FakeSlurm } from "../fixtures/fakeSlurm.ts";
 
@@ -45,16 +46,6 @@ function tempDir(): string {
   return dir;
 }
 
-/** Everything the command writes to stdout from now on. */
-function stdout() {
-  const out = { text: "" };
-  vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-    out.text += String(chunk);
-    return true;
-  });
-  return out;
-}
-
 /** The run files a `baton run` with a Slurm pool leaves: its secret and its pool's script. */
 function runFiles(dir: string, stem: string, pool: string): string[] {
   const names = [`${stem}.secret`, `${stem}.${pool}.sbatch`];
@@ -77,7 +68,7 @@ describe("baton reap and the Slurm allocations of dead runs", () => {
     runFiles(dir, deadRun, "baton-0000dead");
     const liveFiles = runFiles(dir, `run-bb22-${process.pid}@${host}`, "baton-1111a11e");
 
-    const out = stdout();
+    const out = capturedOutput();
     expect(await reapCommand(["--state-dir", dir])).toBe(0);
     expect(out.text).toBe(
       `Slurm pool baton-0000dead of dead run ${deadRun}: cancelled its allocations ${running}, ${pending}\n`,
@@ -87,7 +78,7 @@ describe("baton reap and the Slurm allocations of dead runs", () => {
     expect(readdirSync(dir).sort()).toEqual(liveFiles.sort());
 
     // Once cancelled, and the run files gone, there is nothing left to reap.
-    const again = stdout();
+    const again = capturedOutput();
     expect(await reapCommand(["--state-dir", dir, "--json"])).toBe(0);
     expect(JSON.parse(again.text).slurm).toEqual({ cancelled: [], failed: [], unchecked: [] });
   });
@@ -101,7 +92,7 @@ describe("baton reap and the Slurm allocations of dead runs", () => {
     const ids = await slurm.submit({ ...request, name: "baton-0000dead" });
     runFiles(dir, `run-aa11-${dead}@${host}`, "baton-0000dead");
 
-    const out = stdout();
+    const out = capturedOutput();
     expect(await reapCommand(["--state-dir", dir, "--json"])).toBe(0);
     expect(JSON.parse(out.text).slurm).toEqual({
       cancelled: [{ pool: "baton-0000dead", run: `run-aa11-${dead}@${host}`, allocations: ids }],
@@ -131,7 +122,7 @@ describe("baton reap and the Slurm allocations of dead runs", () => {
 
     const script = join(dir, `${deadRun}.baton-0000dead.sbatch`);
 
-    const out = stdout();
+    const out = capturedOutput();
     // It was 1, as for a failure: nothing failed, and no reap on this machine could do more.
     expect(await reapCommand(["--state-dir", dir])).toBe(0);
     const lines = out.text.split("\n");
@@ -145,7 +136,7 @@ describe("baton reap and the Slurm allocations of dead runs", () => {
       `${deadRun}.baton-0000dead.sbatch`,
     ]);
 
-    const again = stdout();
+    const again = capturedOutput();
     expect(await reapCommand(["--state-dir", dir, "--json"])).toBe(0);
     expect(JSON.parse(again.text).slurm).toEqual({
       cancelled: [],
@@ -163,7 +154,7 @@ describe("baton reap and the Slurm allocations of dead runs", () => {
     const deadRun = `run-aa11-${dead}@${host}`;
     runFiles(dir, deadRun, "baton-0000dead");
 
-    const out = stdout();
+    const out = capturedOutput();
     expect(await reapCommand(["--state-dir", dir, "--json"])).toBe(1);
     expect(JSON.parse(out.text).slurm).toEqual({
       cancelled: [],

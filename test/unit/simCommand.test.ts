@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Shrunk } from "../../src/sim/shrink.ts";
 import type { SimulationResult } from "../../src/sim/simulate.ts";
 import type { SimulateSeedsOptions } from "../../src/sim/simulateSeeds.ts";
+import { capturedOutput } from "../fixtures/capturedOutput.ts";
 
 const fake = vi.hoisted(() => ({
   finishShrinking: undefined as ((s: Shrunk) => void) | undefined,
@@ -41,16 +42,6 @@ vi.mock("../../src/sim/simulateSeeds.ts", async (importOriginal) => {
 });
 
 const { simCommand } = await import("../../src/cli/simCommand.ts");
-
-/** Everything `simCommand` writes to `stream` (stdout by default) from now on. */
-function stdout(stream: NodeJS.WriteStream = process.stdout) {
-  const out = { text: "" };
-  vi.spyOn(stream, "write").mockImplementation((chunk) => {
-    out.text += String(chunk);
-    return true;
-  });
-  return out;
-}
 
 /** A seed's result as `simulateSeeds` yields it: passed, or failed invariant 1. */
 function seedResult(seed: number, ok: boolean): SimulationResult {
@@ -119,7 +110,7 @@ function interceptExit() {
 
 describe("baton sim's failure report", () => {
   it("prints the failure and the replay command before shrinking, the reproducer after", async () => {
-    const out = stdout();
+    const out = capturedOutput();
     const exit = simCommand([
       ...["--seed", "4", "--jobs", "6", "--workers", "4", "--world", "0"],
       ...["--plant", "lease-running-job"],
@@ -139,7 +130,7 @@ describe("baton sim's failure report", () => {
 
   it("replays with the printed command: the trace once, what failed, and no shrinking again", async () => {
     fake.seeds = [seedResult(4, false)];
-    const out = stdout();
+    const out = capturedOutput();
     const exit = simCommand(["--replay", "4", "--jobs", "5", "--workers", "2", "--trace"]);
     await vi.waitFor(() => expect(out.text).toMatch(/^faults: none$/m));
     expect(fake.finishShrinking).toBeUndefined();
@@ -172,7 +163,7 @@ describe("baton sim's failure report", () => {
         ...NO_JOBS_ENDED,
       },
     ];
-    const out = stdout();
+    const out = capturedOutput();
     const exit = await simCommand([
       ...["--seed", "9", "--jobs", "5", "--workers", "2", "--faults", "none"],
       "--check-determinism",
@@ -186,7 +177,7 @@ describe("baton sim's failure report", () => {
 
   it("prints what broke and the replay command of every failure in a range, shrinking the first", async () => {
     fake.seeds = [seedResult(1, true), seedResult(2, false), seedResult(3, false)];
-    const out = stdout();
+    const out = capturedOutput();
     const exit = simCommand(["--seeds", "1..3", "--jobs", "5", "--workers", "2"]);
     await vi.waitFor(() => expect(fake.finishShrinking).toBeDefined());
     fake.finishShrinking!({ jobs: 1, workers: 1, faults: [], tries: 3 } as unknown as Shrunk);
@@ -202,8 +193,8 @@ describe("baton sim's failure report", () => {
 
   it("prints one JSON object a line with --json --trace, a failure with its last events, replay and smallest reproducer, and the summary on stderr", async () => {
     fake.seeds = [seedResult(1, true), seedResult(2, false), seedResult(3, false)];
-    const out = stdout();
-    const err = stdout(process.stderr);
+    const out = capturedOutput();
+    const err = capturedOutput(process.stderr);
     const exited = simCommand([
       ...["--seeds", "1..3", "--jobs", "5", "--workers", "2"],
       ...["--json", "--trace"],
@@ -256,8 +247,8 @@ describe("baton sim's failure report", () => {
       terminal(process.stderr, true);
       terminal(process.stdout, stdoutTTY);
       fake.seeds = [seedResult(1, true), seedResult(2, true)];
-      const out = stdout();
-      const err = stdout(process.stderr);
+      const out = capturedOutput();
+      const err = capturedOutput(process.stderr);
       expect(await simCommand(["--seeds", "1..2", "--jobs", "5", "--workers", "2"])).toBe(0);
       // Drawn before the first seed ends, which may take a minute.
       expect(err.text).toMatch(/^\r\x1b\[2Kseeds 1\.\.2 on \d threads?: 0\/2 done, 0 failed \(/);
@@ -279,8 +270,8 @@ describe("baton sim's failure report", () => {
       fake.options!.onSeedEnded!(seedResult(1, true));
       yield* [1, 2, 3].map((seed) => seedResult(seed, seed !== 3));
     })();
-    stdout();
-    const err = stdout(process.stderr);
+    capturedOutput();
+    const err = capturedOutput(process.stderr);
     const run = simCommand([
       ...["--seeds", "1..3", "--jobs", "5", "--workers", "2", "--threads", "2", "--no-shrink"],
     ]);
@@ -300,8 +291,8 @@ describe("baton sim's failure report", () => {
   it("draws one seed's progress, jobs ended and virtual time, on a terminal only", async () => {
     const args = ["--seed", "1", "--workers", "2", "--world", "0", "--faults", "none"];
     terminal(process.stderr, true);
-    const out = stdout();
-    const err = stdout(process.stderr);
+    const out = capturedOutput();
+    const err = capturedOutput(process.stderr);
     expect(await simCommand([...args, "--jobs", "400"])).toBe(0);
     expect(err.text).toMatch(/^\r\x1b\[2Kseed 1: 0\/400 jobs ended, 0 virtual ms \(0 s\)\r/);
     const drawn = [...err.text.matchAll(/seed 1: (\d+)\/(\d+) jobs ended, (\d+) virtual ms/g)];
@@ -320,8 +311,8 @@ describe("baton sim's failure report", () => {
 
   it("counts a graph of your own in one seed's progress line from its first drawing", async () => {
     terminal(process.stderr, true);
-    stdout();
-    const err = stdout(process.stderr);
+    capturedOutput();
+    const err = capturedOutput(process.stderr);
     const yours = ["test/fixtures/simOwn.graph.ts", "--handlers", "test/fixtures/simOwn.sim.ts"];
     expect(await simCommand([...yours, "--seed", "1", "--workers", "2", "--world", "0"])).toBe(0);
     // It read 0/0 until the coordinator had planned the graph.
@@ -330,8 +321,8 @@ describe("baton sim's failure report", () => {
 
   it("--replay S --ui draws the seed's progress while it runs, before the dashboard opens", async () => {
     terminal(process.stderr, true);
-    const out = stdout();
-    const err = stdout(process.stderr);
+    const out = capturedOutput();
+    const err = capturedOutput(process.stderr);
     const run = simCommand([
       ...["--replay", "1", "--ui", "--jobs", "400", "--workers", "2", "--world", "0"],
       ...["--faults", "none"],
@@ -382,7 +373,7 @@ describe("baton sim's failure report", () => {
   it("on Ctrl-C while --replay S --ui runs the seed, stops as without --ui; after, it closes the dashboard", async () => {
     const { exitCode } = interceptExit();
     terminal(process.stderr, true);
-    stdout();
+    capturedOutput();
     const err = { text: "" };
     vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
       err.text += String(chunk);
@@ -414,8 +405,8 @@ describe("baton sim's failure report", () => {
       yield seedResult(1, true);
       await ended;
     })();
-    const out = stdout();
-    const err = stdout(process.stderr);
+    const out = capturedOutput();
+    const err = capturedOutput(process.stderr);
     const run = simCommand([
       ...["--seeds", "1..9", "--jobs", "5", "--workers", "2", "--threads", "1"],
       ...["--check-determinism", "--no-shrink"],
@@ -439,8 +430,8 @@ describe("baton sim's failure report", () => {
       await ended;
       yield seedResult(1, true);
     })();
-    stdout();
-    const err = stdout(process.stderr);
+    capturedOutput();
+    const err = capturedOutput(process.stderr);
     const run = simCommand(["--seeds", "1..9", "--jobs", "5", "--workers", "2", "--threads", "2"]);
     await vi.waitFor(() => expect(fake.options).toBeDefined());
     process.emit("SIGINT", "SIGINT");
@@ -459,8 +450,8 @@ describe("baton sim's failure report", () => {
       yield seedResult(1, true);
     })();
     terminal(process.stderr, true);
-    stdout();
-    const err = stdout(process.stderr);
+    capturedOutput();
+    const err = capturedOutput(process.stderr);
     const run = simCommand(["--seed", "1", "--jobs", "5000", "--workers", "2", "--no-shrink"]);
     await vi.waitFor(() => expect(err.text).toContain("seed 1: 0/5000 jobs ended"));
     err.text = "";

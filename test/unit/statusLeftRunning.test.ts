@@ -11,6 +11,7 @@ import { statusCommand } from "../../src/cli/statusCommand.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { type LeftRunning, OUTCOME_FORMAT } from "../../src/rank/outcomeFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
+import { capturedOutput } from "../fixtures/capturedOutput.ts";
 
 const dirs: string[] = [];
 
@@ -18,16 +19,6 @@ afterEach(() => {
   vi.restoreAllMocks();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-/** Everything the command writes to stdout from now on. */
-function stdout() {
-  const out = { text: "" };
-  vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-    out.text += String(chunk);
-    return true;
-  });
-  return out;
-}
 
 /** A state dir with one deployment that succeeded, its record naming `leftRunning`. */
 function succeeded(deployment: string, leftRunning: LeftRunning[] | undefined): string {
@@ -64,7 +55,7 @@ const LEFT: LeftRunning[] = [
 
 it("says what the ranks of an ended deployment left running and baton stopped, as baton launch did", async () => {
   const dir = succeeded("dep-leaky0000000", LEFT);
-  const out = stdout();
+  const out = capturedOutput();
   expect(await statusCommand(["--state-dir", dir])).toBe(0);
   const lines = out.text.split("\n");
   expect(lines[0]).toMatch(/^dep-leaky0000000 {2}ended \(succeeded\) {2}world 2 {2}ran /);
@@ -72,7 +63,7 @@ it("says what the ranks of an ended deployment left running and baton stopped, a
     "  baton stopped 3 processes they left running: pid 4250 (sleep) of rank 0; pid 4251 (python3) of rank 1 on ssh://alice@gpu-2, which had left its process group; pid 4252 (sleep), which had left its process group",
   );
 
-  const json = stdout();
+  const json = capturedOutput();
   expect(await statusCommand(["--state-dir", dir, "--json"])).toBe(0);
   const [dep] = JSON.parse(json.text).deployments;
   expect(dep.ended.leftRunning).toEqual(LEFT);
@@ -80,10 +71,10 @@ it("says what the ranks of an ended deployment left running and baton stopped, a
 
 it("says nothing of it when the record names nothing left running", async () => {
   const dir = succeeded("dep-tidy00000000", undefined);
-  const out = stdout();
+  const out = capturedOutput();
   expect(await statusCommand(["--state-dir", dir])).toBe(0);
   expect(out.text).not.toContain("left running");
-  const json = stdout();
+  const json = capturedOutput();
   expect(await statusCommand(["--state-dir", dir, "--json"])).toBe(0);
   expect(JSON.parse(json.text).deployments[0].ended.leftRunning).toEqual([]);
 });
