@@ -32,15 +32,15 @@ does this too, every time it starts. In a store's run/ folder (.baton/run, the d
 also cancels the Slurm allocations that \`baton run --slurm\` coordinators killed on this
 host left in the queue (their batch scripts name their pools; a live coordinator's are
 left alone), and removes the dead runs' files and graph locks (or registrations, for runs
-that take no lock: --no-store, --store-read-only; \`baton status\` lists those
-runs as dead until then). Without Slurm's commands on the PATH it cannot look at their
-queue: it says so and keeps the scripts, for a reap on this host with the commands on its
-PATH (the allocations end by themselves once they start, as their workers cannot reach the
-dead run; no failure, exit 0). The report (a line per deployment: reaped and why, live,
-another machine's or user's, NOT reaped and why, its empty cgroup removed; a line per dead
-run whose lock or registration it removed; a line per Slurm pool: its cancelled
-allocations, or why not)
-goes to stdout; warnings and errors to stderr.
+that take no lock: --no-store, --store-read-only; \`baton status\` lists those runs as
+dead until then, or until the next \`baton run\` there removes them). Without Slurm's
+commands on the PATH it cannot look at their queue: it says so and keeps the scripts, for
+a reap on this host with the commands on its PATH (the allocations end by themselves once
+they start, as their workers cannot reach the dead run; no failure, exit 0). The report (a
+line per deployment: reaped and why, live, another machine's or user's, NOT reaped and why,
+its empty cgroup removed; a line per dead run whose lock or registration it removed; a line
+per Slurm pool: its cancelled allocations, or why not) goes to stdout; warnings and errors
+to stderr.
 
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)

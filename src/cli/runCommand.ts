@@ -30,6 +30,7 @@ import {
   pruneRunLogs,
   runLogsDir,
 } from "../runtime/runLogs.ts";
+import { removeGoneRegistrations } from "../runtime/runRegistration.ts";
 import { slurmPool } from "../runtime/slurmPool.ts";
 import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
 import { COORDINATOR_OWN_FILES, checkWorkerCount } from "../runtime/workerCountLimit.ts";
@@ -322,6 +323,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       ...(bar && { stderr: say }),
     });
     if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
+    // What runs killed there left for baton status, before this one's own is made.
+    if (!dryRun) await removeGoneRegistrations(join(filesDir, "run"), { logger });
     // Beside its run files.
     if (withoutLock !== undefined && !dryRun) {
       registration = await registerWithoutLock(withoutLock, {

@@ -263,6 +263,11 @@ export function keepRecord(place: LockPlace, holder: LockHolder): RunRecord {
  */
 const RECORD_FILE = /^graph-[0-9a-f]{16}(?:\.lock|-[1-9]\d*-[0-9a-f]{8}\.run)$/;
 
+/** Whether the lock or registration file `path` is a registration (`registerRun`). */
+function isRegistration(path: string): boolean {
+  return path.endsWith(".run");
+}
+
 /** A `baton run` found by its graph lock or its registration ({@link readGraphLocks}). */
 export interface LockedRun extends Omit<LockHolder, "format"> {
   /** The lock file, or the registration of a run that takes no lock (`withoutLock`). */
@@ -310,7 +315,9 @@ export async function readGraphLocks(
  * Removes from `dir` the graph locks and registrations of runs that are gone
  * (`readGraphLocks`'s `gone`): a run killed with SIGKILL leaves its file (a lock the next run
  * of its graph would take over), which `baton status` lists as a dead run until then. A lock
- * another run took meanwhile stays. Returns the runs whose files it removed.
+ * another run took meanwhile stays. With `registrationsOnly`, the locks stay too (a run
+ * starting removes the registrations only: `removeGoneRegistrations`). Returns the runs whose
+ * files it removed.
  *
  * @example
  * ```ts
@@ -320,10 +327,12 @@ export async function readGraphLocks(
 export async function removeGoneGraphLocks(
   dir: string,
   files: Files = nodeFiles(),
+  { registrationsOnly = false }: { registrationsOnly?: boolean } = {},
 ): Promise<LockedRun[]> {
   const removed: LockedRun[] = [];
   for (const found of await findGraphLocks(dir, files)) {
     if ("problem" in found || found.gone === undefined) continue;
+    if (registrationsOnly && !isRegistration(found.place.path)) continue;
     if (await removeIfUnchanged(found.place, found.holder)) removed.push(lockedRun(found));
   }
   return removed;

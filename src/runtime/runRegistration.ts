@@ -3,13 +3,16 @@ import { dirname, join } from "node:path";
 import {
   graphFileStem,
   keepRecord,
+  type LockedRun,
   type RunRecord,
   type RunWithoutLock,
+  removeGoneGraphLocks,
   runHolder,
 } from "./graphLock.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import type { Files } from "./ports.ts";
 import { realPath } from "./realPath.ts";
+import type { RunFilesLogger } from "./runFiles.ts";
 
 export interface RegisterRunOptions {
   /** Where the file is made, renewed and removed (default `nodeFiles()`). */
@@ -30,7 +33,8 @@ export interface RegisterRunOptions {
  * written as a lock is (`keepRecord`: renewed with what the run notes, removed on release).
  * It excludes nobody: runs of one graph register side by side. One whose run was killed is
  * judged gone as a lock is, listed as a dead run, and removed by `baton reap`
- * (`removeGoneGraphLocks`). Errors are the Files port's.
+ * (`removeGoneGraphLocks`) or by the next run starting there (`removeGoneRegistrations`).
+ * Errors are the Files port's.
  *
  * @example
  * ```ts
@@ -55,4 +59,48 @@ export async function registerRun(
   const path = join(dir, name);
   await files.createExclusive(path, JSON.stringify(holder), 0o600);
   return keepRecord({ files, storeDir: dirname(dir), path, graph: graphPath }, holder);
+}
+
+/**
+ * Removes from the `run/` folder `dir` the registrations (`registerRun`) of runs that are gone,
+ * by the rule `baton status` and `baton reap` judge them by (`removeGoneGraphLocks`: on this
+ * host, a pid gone or given to another program; another host's, once not renewed for
+ * `LOCK_STALE_MS`), and logs which: every `baton run` starting there does it, as it removes
+ * the secrets of dead coordinators (`sweepAbandonedRunFiles`), so that a killed run is not
+ * listed as dead until a `baton reap`. Graph locks stay: the next run of a dead lock's graph
+ * takes it over. One that cannot be removed is a warning, as registering is: the run goes on.
+ * Returns the runs whose registrations it removed.
+ *
+ * @example
+ * ```ts
+ * await removeGoneRegistrations(".baton/run", { logger });
+ * ```
+ */
+export async function removeGoneRegistrations(
+  dir: string,
+  {
+    files = nodeFiles(),
+    logger,
+  }: {
+    files?: Files;
+    logger: RunFilesLogger;
+  },
+): Promise<LockedRun[]> {
+  let removed: LockedRun[];
+  try {
+    removed = await removeGoneGraphLocks(dir, files, { registrationsOnly: true });
+  } catch (error) {
+    logger.warn(
+      { err: error, dir },
+      "could not remove the registrations of runs that are gone, which baton status lists as dead runs until baton reap removes them",
+    );
+    return [];
+  }
+  if (removed.length > 0) {
+    logger.info(
+      { dir, runs: removed.map(({ pid, host, graph, gone }) => ({ pid, host, graph, why: gone })) },
+      "removed the registrations of runs that ended without removing them (killed), which baton status listed as dead runs",
+    );
+  }
+  return removed;
 }

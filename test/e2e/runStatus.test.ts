@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunStatus } from "../../src/cli/runStatus.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
 import { within } from "../fixtures/within.ts";
 
 const tempDirs: string[] = [];
@@ -189,6 +190,41 @@ describe("baton status lists baton runs", () => {
       `dead run pid ${noStore} on ${hostname()} of ${realpathSync(graph)}: removed its registration (a --no-store run; its process is gone)\n`,
     );
     expect(await readdir(stateDir)).toEqual([]);
+  });
+
+  it("the next run there removes a killed run's registration, as baton reap would, before it registers", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "baton-run-status-swept-"));
+    tempDirs.push(dir);
+    const graph = join(dir, "wait.graph.ts");
+    writeFileSync(
+      graph,
+      `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};\nexport const jobs = { wait: () => new Promise(() => {}) };\nexport default [job("wait", 1)];\n`,
+    );
+    const stateDir = join(dir, ".baton", "run");
+    mkdirSync(stateDir, { recursive: true });
+    const dead = await deadPid();
+    const killed = join(stateDir, `graph-0123456789abcdef-${dead}-0badc0de.run`);
+    writeFileSync(
+      killed,
+      JSON.stringify({
+        format: "baton.graph-lock/1",
+        pid: dead,
+        host: hostname(),
+        argv: ["node", "baton", "run", graph, "--no-store"],
+        graph: realpathSync(graph),
+        startedAt: Date.now() - 60_000,
+        withoutLock: "--no-store",
+      }),
+    );
+    const run = startBaton(["run", graph, "--no-store", "--workers", "0", "--log-level", "info"]);
+    await untilNoted(stateDir, ".run", [run]);
+    const registrations = (await readdir(stateDir)).filter((name) => name.endsWith(".run"));
+    expect(registrations).toEqual([
+      expect.stringMatching(new RegExp(`^graph-[0-9a-f]{16}-${run.child.pid}-[0-9a-f]{8}\\.run$`)),
+    ]);
+    expect(run.stderr()).toContain(
+      "removed the registrations of runs that ended without removing them (killed), which baton status listed as dead runs",
+    );
   });
 
   it("a dry run registers nowhere, not even in its store's run/ folder that is there: it writes nothing", async () => {
