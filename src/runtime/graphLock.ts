@@ -6,6 +6,7 @@ import { isPermissionDenied, ownerName } from "./fileOwner.ts";
 import { isWithin } from "./isWithin.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
+import { permissionDenied } from "./permissionAdvice.ts";
 import type { Files } from "./ports.ts";
 import { realPath } from "./realPath.ts";
 import { storeOpenError } from "./storeErrors.ts";
@@ -475,9 +476,10 @@ function isSame(a: LockHolder, b: LockHolder): boolean {
 /**
  * What an error making, reading or removing the lock (`path`: the file, or its `run/` folder)
  * means to the user: permission denied by another user's file or folder (a store shared with
- * them) is `STORE_LOCK_DENIED`, naming that file or folder, its owner and what to do;
- * anything else, a store that does not exist and cannot be made among them, is what
- * `storeOpenError` makes of it.
+ * them) is `STORE_LOCK_DENIED`, naming that file or folder, its owner and what to do; for a
+ * registration (only a dead run's is removed here, by `baton reap` or a run starting), any
+ * permission denied is, in its own words (`registrationDenied`). Anything else, a store that
+ * does not exist and cannot be made among them, is what `storeOpenError` makes of it.
  */
 async function lockFileError(
   lock: LockPlace,
@@ -502,14 +504,18 @@ async function lockFileError(
     owned = dirname(owned);
     owner = await lock.files.owner(owned).catch(() => undefined);
   }
-  // A store that is not there yet and cannot be made (no folder of it exists to be shared)
-  // is no other user's lock or folder: nothing of the store is in the way.
-  if (owner?.self || !isWithin(owned, lock.storeDir)) return storeOpenError(lock.storeDir, error);
   const name = owner && userName(owner.uid);
   const uid = `uid ${owner?.uid}`;
   const who = name === undefined ? "another user" : name === uid ? name : `${name} (${uid})`;
-  const isLock = owned === lock.path;
   const verb = action === "read" || action === "remove" ? action : "write to";
+  if (isRegistration(lock.path)) {
+    const theirs = owner?.self === false && owned === lock.path && name !== undefined;
+    return registrationDenied(lock, verb, error, theirs ? { who, name } : undefined);
+  }
+  // A store that is not there yet and cannot be made (no folder of it exists to be shared)
+  // is no other user's lock or folder: nothing of the store is in the way.
+  if (owner?.self || !isWithin(owned, lock.storeDir)) return storeOpenError(lock.storeDir, error);
+  const isLock = owned === lock.path;
   const ask = isLock
     ? `remove ${owned} once no run of theirs uses the store`
     : `let you write to ${owned} (chmod 1777, as /tmp is, for a store shared by several users)`;
@@ -520,6 +526,29 @@ async function lockFileError(
     owned,
     { cause: error },
   );
+}
+
+/**
+ * `STORE_LOCK_DENIED` for a registration (`registerRun`) this user may not read or remove, as
+ * `baton reap` removing a dead run's meets it: the registration and its graph, and the other
+ * user it belongs to (`owner`: who, for the message, and their name) who can remove it, or
+ * else what this user may not do in its folder (`permissionDenied`) and to let it, or to reap
+ * as a user who may.
+ */
+function registrationDenied(
+  { storeDir, path, graph }: LockPlace,
+  verb: string,
+  error: unknown,
+  owner: { who: string; name: string } | undefined,
+): StoreError {
+  const dir = dirname(path);
+  const reap = `baton reap --state-dir ${dir}`;
+  const head = `cannot ${verb} the registration ${path} of a dead run of ${graph} (baton status lists that run until it is removed)`;
+  const message =
+    owner === undefined
+      ? `${head}: ${permissionDenied((error as NodeJS.ErrnoException).syscall, path).problem}; let this user write to ${dir}, or run \`${reap}\` as a user who may`
+      : `${head}: it belongs to ${owner.who}, and this user may not ${verb} it; ask ${owner.name} to run \`${reap}\`, or to remove it (rm ${path})`;
+  return new StoreError("STORE_LOCK_DENIED", message, storeDir, path, { cause: error });
 }
 
 /** The `STORE_LOCKED` error: who holds the lock, and what to do. */

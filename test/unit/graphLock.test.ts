@@ -390,6 +390,48 @@ describe("lockGraph", () => {
     expect(existsSync(path)).toBe(true);
   });
 
+  it("a dead run's registration it may not remove is named as a registration, whose it is and who can remove it: not as a lock it cannot take", async () => {
+    const run = join(storeDir(), "run");
+    mkdirSync(run, { recursive: true });
+    const dead = await deadPid();
+    const path = join(run, `graph-0123456789abcdef-${dead}-0badc0de.run`);
+    writeFileSync(
+      path,
+      JSON.stringify({
+        format: "baton.graph-lock/1",
+        pid: dead,
+        host: hostname(),
+        argv: ["node", "baton", "run", "g.graph.ts", "--no-store"],
+        graph: "/home/me/g.graph.ts",
+        startedAt: 1_700_000_000_000,
+        withoutLock: "--no-store",
+      }),
+    );
+    const real = nodeFiles();
+    // As baton reap finds a dead run's registration of root's in a folder shared with root.
+    const files: Files = {
+      ...real,
+      remove: async (file) => {
+        throw denied("unlink", file);
+      },
+      owner: async (file) => (file === path ? { uid: 0, self: false } : real.owner(file)),
+    };
+    const head = `cannot remove the registration ${path} of a dead run of /home/me/g.graph.ts (baton status lists that run until it is removed)`;
+    await expect(removeGoneGraphLocks(run, files)).rejects.toMatchObject({
+      code: "STORE_LOCK_DENIED",
+      path,
+      message: `${head}: it belongs to root (uid 0), and this user may not remove it; ask root to run \`baton reap --state-dir ${run}\`, or to remove it (rm ${path})`,
+    });
+    // This user's own, in a folder it may not remove anything from.
+    const mode = (statSync(run).mode & 0o777).toString(8);
+    await expect(removeGoneGraphLocks(run, { ...files, owner: real.owner })).rejects.toMatchObject({
+      code: "STORE_LOCK_DENIED",
+      path,
+      message: `${head}: this user (root) may not remove or rename anything in ${run} (yours, mode ${mode}); let this user write to ${run}, or run \`baton reap --state-dir ${run}\` as a user who may`,
+    });
+    expect(existsSync(path)).toBe(true);
+  });
+
   it("names the folder of another user that it may not make the lock in", async () => {
     const store = storeDir();
     const run = join(store, "run");
