@@ -20,6 +20,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { RunStatus } from "../../src/cli/runStatus.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
+import { forgeRunRecord } from "../fixtures/forgeRunRecord.ts";
 import { within } from "../fixtures/within.ts";
 
 const tempDirs: string[] = [];
@@ -60,6 +61,19 @@ async function untilNoted(
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * A graph module of its own in `dir`, whose one job never ends: without a store, a run's files
+ * go to .baton beside it.
+ */
+function waitGraph(dir: string): string {
+  const graph = join(dir, "wait.graph.ts");
+  writeFileSync(
+    graph,
+    `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};\nexport const jobs = { wait: () => new Promise(() => {}) };\nexport default [job("wait", 1)];\n`,
+  );
+  return graph;
 }
 
 describe("baton status lists baton runs", () => {
@@ -131,12 +145,7 @@ describe("baton status lists baton runs", () => {
   it("lists the runs that take no lock (--no-store, --store-read-only) from their registrations beside their run files, dead once killed, until baton reap removes them", async () => {
     const dir = await mkdtemp(join(tmpdir(), "baton-run-status-"));
     tempDirs.push(dir);
-    // A graph of its own: without a store, a run's files go to .baton beside it.
-    const graph = join(dir, "wait.graph.ts");
-    writeFileSync(
-      graph,
-      `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};\nexport const jobs = { wait: () => new Promise(() => {}) };\nexport default [job("wait", 1)];\n`,
-    );
+    const graph = waitGraph(dir);
     const stateDir = join(dir, ".baton", "run");
     const reused = join(dir, "reused");
     const runs = [
@@ -195,27 +204,10 @@ describe("baton status lists baton runs", () => {
   it("the next run there removes a killed run's registration, as baton reap would, before it registers", async () => {
     const dir = await mkdtemp(join(tmpdir(), "baton-run-status-swept-"));
     tempDirs.push(dir);
-    const graph = join(dir, "wait.graph.ts");
-    writeFileSync(
-      graph,
-      `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};\nexport const jobs = { wait: () => new Promise(() => {}) };\nexport default [job("wait", 1)];\n`,
-    );
+    const graph = waitGraph(dir);
     const stateDir = join(dir, ".baton", "run");
     mkdirSync(stateDir, { recursive: true });
-    const dead = await deadPid();
-    const killed = join(stateDir, `graph-0123456789abcdef-${dead}-0badc0de.run`);
-    writeFileSync(
-      killed,
-      JSON.stringify({
-        format: "baton.graph-lock/1",
-        pid: dead,
-        host: hostname(),
-        argv: ["node", "baton", "run", graph, "--no-store"],
-        graph: realpathSync(graph),
-        startedAt: Date.now() - 60_000,
-        withoutLock: "--no-store",
-      }),
-    );
+    forgeRunRecord(stateDir, { pid: await deadPid(), graph: realpathSync(graph) });
     const run = startBaton(["run", graph, "--no-store", "--workers", "0", "--log-level", "info"]);
     await untilNoted(stateDir, ".run", [run]);
     const registrations = (await readdir(stateDir)).filter((name) => name.endsWith(".run"));

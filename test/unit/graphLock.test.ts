@@ -28,6 +28,7 @@ import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { Files } from "../../src/runtime/ports.ts";
 import { STORE_FORMAT } from "../../src/runtime/storeFormat.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
+import { forgeRunRecord } from "../fixtures/forgeRunRecord.ts";
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -393,20 +394,7 @@ describe("lockGraph", () => {
   it("a dead run's registration it may not remove is named as a registration, whose it is and who can remove it: not as a lock it cannot take", async () => {
     const run = join(storeDir(), "run");
     mkdirSync(run, { recursive: true });
-    const dead = await deadPid();
-    const path = join(run, `graph-0123456789abcdef-${dead}-0badc0de.run`);
-    writeFileSync(
-      path,
-      JSON.stringify({
-        format: "baton.graph-lock/1",
-        pid: dead,
-        host: hostname(),
-        argv: ["node", "baton", "run", "g.graph.ts", "--no-store"],
-        graph: "/home/me/g.graph.ts",
-        startedAt: 1_700_000_000_000,
-        withoutLock: "--no-store",
-      }),
-    );
+    const path = forgeRunRecord(run, { pid: await deadPid() });
     const real = nodeFiles();
     // As baton reap finds a dead run's registration of root's in a folder shared with root.
     const files: Files = {

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -9,6 +9,7 @@ import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { Files } from "../../src/runtime/ports.ts";
 import { removeGoneRegistrations } from "../../src/runtime/runRegistration.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
+import { forgeRunRecord } from "../fixtures/forgeRunRecord.ts";
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -26,26 +27,6 @@ function runDir(): string {
   return join(dir, "run");
 }
 
-/** Writes the file `name` in `dir` as the run `holder` would, its mtime `ageMs` ago. */
-function forge(dir: string, name: string, holder: object, ageMs = 0): string {
-  const path = join(dir, name);
-  writeFileSync(
-    path,
-    JSON.stringify({
-      format: "baton.graph-lock/1",
-      host: hostname(),
-      argv: ["node", "baton", "run", "g.graph.ts", "--no-store"],
-      graph: "/home/me/g.graph.ts",
-      startedAt: 1_700_000_000_000,
-      withoutLock: "--no-store",
-      ...holder,
-    }),
-  );
-  const at = new Date(Date.now() - ageMs);
-  utimesSync(path, at, at);
-  return path;
-}
-
 /** A logger that keeps what it says. */
 function keptLog() {
   const lines: { level: string; fields: object; message: string }[] = [];
@@ -53,8 +34,6 @@ function keptLog() {
     lines.push({ level, fields, message });
   return { lines, logger: { info: keep("info"), warn: keep("warn") } };
 }
-
-const STEM = "graph-0123456789abcdef";
 
 describe("removeGoneRegistrations", () => {
   it("removes the registrations of runs that are gone, by status's and reap's rule, and keeps the living, another host's renewed one, and every lock", async () => {
@@ -66,26 +45,20 @@ describe("removeGoneRegistrations", () => {
     await new Promise((resolve) => child.once("spawn", resolve));
     const live = { pid: child.pid as number, argv: nodeProcs().inspect(child.pid as number)!.argv };
     const dead = await deadPid();
-    const living = forge(dir, `${STEM}-${live.pid}-00000001.run`, live);
-    const killed = forge(dir, `${STEM}-${dead}-00000002.run`, { pid: dead });
-    const reused = forge(dir, `${STEM}-${live.pid}-00000003.run`, {
-      pid: live.pid,
-      argv: ["node", "another", "program"],
-    });
-    const renewedElsewhere = forge(dir, `${STEM}-4242-00000004.run`, {
-      pid: 4242,
-      host: "login2.example",
-    });
-    const staleElsewhere = forge(
+    const living = forgeRunRecord(dir, live);
+    const killed = forgeRunRecord(dir, { pid: dead });
+    const reused = forgeRunRecord(dir, { pid: live.pid, argv: ["node", "another", "program"] });
+    const renewedElsewhere = forgeRunRecord(dir, { pid: 4242, host: "login2.example" });
+    const staleElsewhere = forgeRunRecord(
       dir,
-      `${STEM}-4343-00000005.run`,
       { pid: 4343, host: "login2.example" },
-      LOCK_STALE_MS + 5_000,
+      { ageMs: LOCK_STALE_MS + 5_000 },
     );
-    const deadLock = forge(dir, "graph-fedcba9876543210.lock", {
-      pid: dead,
-      withoutLock: undefined,
-    });
+    const deadLock = forgeRunRecord(
+      dir,
+      { pid: dead, withoutLock: undefined },
+      { name: "graph-fedcba9876543210.lock" },
+    );
     const { lines, logger } = keptLog();
 
     const removed = await removeGoneRegistrations(dir, { logger });
@@ -126,7 +99,7 @@ describe("removeGoneRegistrations", () => {
     expect(await removeGoneRegistrations(join(dir, "absent"), quiet)).toEqual([]);
     expect(quiet.lines).toEqual([]);
     const dead = await deadPid();
-    forge(dir, `${STEM}-${dead}-00000001.run`, { pid: dead });
+    forgeRunRecord(dir, { pid: dead });
     const real = nodeFiles();
     const files: Files = {
       ...real,
