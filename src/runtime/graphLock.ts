@@ -6,10 +6,9 @@ import { isPermissionDenied, ownerName } from "./fileOwner.ts";
 import { isWithin } from "./isWithin.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
-import { permissionDenied } from "./permissionAdvice.ts";
 import type { Files } from "./ports.ts";
 import { realPath } from "./realPath.ts";
-import { storeOpenError } from "./storeErrors.ts";
+import { storeOpenError, writeDeniedReason } from "./storeErrors.ts";
 import { checkStoreFormat } from "./storeFormat.ts";
 import { userName } from "./userName.ts";
 
@@ -532,8 +531,8 @@ async function lockFileError(
  * `STORE_LOCK_DENIED` for a registration (`registerRun`) this user may not read or remove, as
  * `baton reap` removing a dead run's meets it: the registration and its graph, and the other
  * user it belongs to (`owner`: who, for the message, and their name) who can remove it, or
- * else what this user may not do in its folder (`permissionDenied`) and to let it, or to reap
- * as a user who may.
+ * else why this user may not (`writeDeniedReason`: what it may not do in its folder, or an
+ * immutable file) and to let it, or to reap as a user who may.
  */
 function registrationDenied(
   { storeDir, path, graph }: LockPlace,
@@ -541,12 +540,13 @@ function registrationDenied(
   error: unknown,
   owner: { who: string; name: string } | undefined,
 ): StoreError {
+  const { code, syscall } = error as NodeJS.ErrnoException;
   const dir = dirname(path);
   const reap = `baton reap --state-dir ${dir}`;
   const head = `cannot ${verb} the registration ${path} of a dead run of ${graph} (baton status lists that run until it is removed)`;
   const message =
     owner === undefined
-      ? `${head}: ${permissionDenied((error as NodeJS.ErrnoException).syscall, path).problem}; let this user write to ${dir}, or run \`${reap}\` as a user who may`
+      ? `${head}: ${writeDeniedReason(code, syscall, path)}; let this user write to ${dir}, or run \`${reap}\` as a user who may`
       : `${head}: it belongs to ${owner.who}, and this user may not ${verb} it; ask ${owner.name} to run \`${reap}\`, or to remove it (rm ${path})`;
   return new StoreError("STORE_LOCK_DENIED", message, storeDir, path, { cause: error });
 }

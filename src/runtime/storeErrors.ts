@@ -57,22 +57,39 @@ export function storeOpenError(dir: string, error: unknown): unknown {
     );
   }
   if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
-    const folder = nearestFolder(path);
-    const why =
-      code === "EROFS"
-        ? "the file system is read-only"
-        : code === "EPERM" && modeLetsWrite(folder)
-          ? `operation not permitted, though the permissions of ${folder} let this user write there (is it immutable? see lsattr -d ${folder})`
-          : `permission denied: ${permissionDenied(syscall, path).problem}`;
     return new StoreError(
       "STORE_NOT_WRITABLE",
-      `the result store ${dir} cannot be written: cannot ${syscall} ${path}: ${why}; ${reuseAdvice(dir) ?? "give the store (--store) a directory you can write to"}`,
+      `the result store ${dir} cannot be written: cannot ${syscall} ${path}: ${writeDeniedReason(code, syscall, path)}; ${reuseAdvice(dir) ?? "give the store (--store) a directory you can write to"}`,
       dir,
       path,
       { cause: error },
     );
   }
   return error;
+}
+
+/**
+ * Why this user may not `syscall` `path` (`code`: `EACCES`, `EPERM` or `EROFS`), for a person:
+ * the file system is read-only; an `EPERM` that the permissions of the nearest folder there
+ * do not explain (is it immutable?); else what `permissionDenied` says this user may not do.
+ *
+ * @example
+ * ```ts
+ * writeDeniedReason("EACCES", "unlink", ".baton/run/x.run");
+ * // "permission denied: this user (bob) may not remove or rename anything in /home/bob/.baton/run (root's, mode 755)"
+ * ```
+ */
+export function writeDeniedReason(
+  code: string | undefined,
+  syscall: string | undefined,
+  path: string,
+): string {
+  const folder = nearestFolder(path);
+  return code === "EROFS"
+    ? "the file system is read-only"
+    : code === "EPERM" && modeLetsWrite(folder)
+      ? `operation not permitted, though the permissions of ${folder} let this user write there (is it immutable? see lsattr -d ${folder})`
+      : `permission denied: ${permissionDenied(syscall, path).problem}`;
 }
 
 /**

@@ -415,7 +415,7 @@ describe("lockGraph", () => {
     await expect(removeGoneGraphLocks(run, { ...files, owner: real.owner })).rejects.toMatchObject({
       code: "STORE_LOCK_DENIED",
       path,
-      message: `${head}: this user (root) may not remove or rename anything in ${run} (yours, mode ${mode}); let this user write to ${run}, or run \`baton reap --state-dir ${run}\` as a user who may`,
+      message: `${head}: permission denied: this user (root) may not remove or rename anything in ${run} (yours, mode ${mode}); let this user write to ${run}, or run \`baton reap --state-dir ${run}\` as a user who may`,
     });
     expect(existsSync(path)).toBe(true);
   });
