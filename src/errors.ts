@@ -230,8 +230,9 @@ function messageOf(thrown: unknown): string {
  * cannot be read at all (`STORE_UNREADABLE`: another user's entry, a directory where an
  * entry belongs), or another `baton run` of the same graph is using it (`STORE_LOCKED`), or
  * its lock of that graph, or the folder it is made in, is another user's, which this one may
- * not read, write or remove (`STORE_LOCK_DENIED`: a store shared with that user; also a dead
- * run's registration, of a run that took no lock, that `baton reap` may not remove), or a newer
+ * not read, write or remove (`STORE_LOCK_DENIED`: a store shared with that user; also another
+ * user's registration of a dead run, one that took no lock, that `baton reap` may not
+ * remove), or a newer
  * baton wrote it in a format this one does not know (`STORE_NEWER_FORMAT`: nothing of it is
  * touched). During a run: its disk had no room for results for longer than the run waits
  * (`STORE_FULL`: the run stopped, keeping what was stored). The message names the path and

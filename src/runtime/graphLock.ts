@@ -477,7 +477,7 @@ function isSame(a: LockHolder, b: LockHolder): boolean {
  * means to the user: permission denied by another user's file or folder (a store shared with
  * them) is `STORE_LOCK_DENIED`, naming that file or folder, its owner and what to do; for a
  * registration (only a dead run's is removed here, by `baton reap` or a run starting), any
- * permission denied is, in its own words (`registrationDenied`). Anything else, a store that
+ * permission denied is said in its own words (`registrationDenied`). Anything else, a store that
  * does not exist and cannot be made among them, is what `storeOpenError` makes of it.
  */
 async function lockFileError(
@@ -528,11 +528,12 @@ async function lockFileError(
 }
 
 /**
- * `STORE_LOCK_DENIED` for a registration (`registerRun`) this user may not read or remove, as
- * `baton reap` removing a dead run's meets it: the registration and its graph, and the other
- * user it belongs to (`owner`: who, for the message, and their name) who can remove it, or
- * else why this user may not (`writeDeniedReason`: what it may not do in its folder, or an
- * immutable file) and to let it, or to reap as a user who may.
+ * The error of a registration (`registerRun`) this user may not read or remove, as `baton
+ * reap` removing a dead run's meets it, naming the registration and its graph: another user's
+ * is `STORE_LOCK_DENIED`, naming them (`owner`: who, for the message, and their name) to remove
+ * it; this user's own is `STORE_NOT_WRITABLE`, as a lock is, saying why it may not
+ * (`writeDeniedReason`: what it may not do in its folder, or an immutable file) and to let it,
+ * or to reap as a user who may.
  */
 function registrationDenied(
   { storeDir, path, graph }: LockPlace,
@@ -544,11 +545,22 @@ function registrationDenied(
   const dir = dirname(path);
   const reap = `baton reap --state-dir ${dir}`;
   const head = `cannot ${verb} the registration ${path} of a dead run of ${graph} (baton status lists that run until it is removed)`;
-  const message =
-    owner === undefined
-      ? `${head}: ${writeDeniedReason(code, syscall, path)}; let this user write to ${dir}, or run \`${reap}\` as a user who may`
-      : `${head}: it belongs to ${owner.who}, and this user may not ${verb} it; ask ${owner.name} to run \`${reap}\`, or to remove it (rm ${path})`;
-  return new StoreError("STORE_LOCK_DENIED", message, storeDir, path, { cause: error });
+  if (owner === undefined) {
+    return new StoreError(
+      "STORE_NOT_WRITABLE",
+      `${head}: ${writeDeniedReason(code, syscall, path)}; let this user write to ${dir}, or run \`${reap}\` as a user who may`,
+      storeDir,
+      path,
+      { cause: error },
+    );
+  }
+  return new StoreError(
+    "STORE_LOCK_DENIED",
+    `${head}: it belongs to ${owner.who}, and this user may not ${verb} it; ask ${owner.name} to run \`${reap}\`, or to remove it (rm ${path})`,
+    storeDir,
+    path,
+    { cause: error },
+  );
 }
 
 /** The `STORE_LOCKED` error: who holds the lock, and what to do. */

@@ -413,7 +413,7 @@ describe("lockGraph", () => {
     // This user's own, in a folder it may not remove anything from.
     const mode = (statSync(run).mode & 0o777).toString(8);
     await expect(removeGoneGraphLocks(run, { ...files, owner: real.owner })).rejects.toMatchObject({
-      code: "STORE_LOCK_DENIED",
+      code: "STORE_NOT_WRITABLE",
       path,
       message: `${head}: permission denied: this user (root) may not remove or rename anything in ${run} (yours, mode ${mode}); let this user write to ${run}, or run \`baton reap --state-dir ${run}\` as a user who may`,
     });
