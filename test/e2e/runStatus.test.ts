@@ -226,8 +226,7 @@ describe("baton status lists baton runs", () => {
     const stateDir = join(store, "run");
     mkdirSync(stateDir, { recursive: true });
     // A file made and removed in run/ while the dry run lasted would change the folder's mtime.
-    // A whole second: the file system keeps it exactly (a millisecond may come back as .999).
-    const past = new Date(Math.floor(Date.now() / 1_000) * 1_000 - 3_600_000);
+    const past = new Date(Date.now() - 3_600_000);
     utimesSync(stateDir, past, past);
     // As the file system keeps it: a time in ms does not always come back whole (…792.999).
     const before = statSync(stateDir).mtimeMs;
