@@ -38,20 +38,21 @@ commands on the PATH it cannot look at their queue: it says so and keeps the scr
 a reap on this host with the commands on its PATH (the allocations end by themselves once
 they start, as their workers cannot reach the dead run; no failure, exit 0). The report (a
 line per deployment: reaped and why, live, another machine's or user's, NOT reaped and why,
-its empty cgroup removed; a line per dead run whose lock or registration it removed; a line
-per Slurm pool: its cancelled allocations, or why not) goes to stdout; warnings and errors
-to stderr.
+its empty cgroup removed; a line per dead run whose lock or registration it removed, or NOT
+and why; a line per Slurm pool: its cancelled allocations, or why not) goes to stdout;
+warnings and errors to stderr.
 
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
   --ssh-config FILE ssh_config file for reaching the ssh hosts of remote ranks
   --json            print the report as JSON instead: { stateDir, stateDirExists,
                     reaped, live, failed, foreign, otherUsers, waiting, cgroups, runs,
-                    slurm };
+                    runsNotRemoved, slurm };
                     each reaped: { deployment, why, elapsedMs, swept, stoppedRanks }; each
                     waiting (a fresh lease, no manifest): { deployment, pid, staleInMs };
                     each of cgroups (an empty one removed): { deployment, cgroup }; each
-                    of runs (a dead run's lock removed): { pid, host, graph, why }; slurm:
+                    of runs (a dead run's lock removed): { pid, host, graph, why }; each
+                    of runsNotRemoved: { pid, host, graph, path, error }; slurm:
                     { cancelled: [{ pool, run, allocations }], failed: [{ pool, run,
                     error }], unchecked: [{ pool, run, script }] } (run: the dead
                     coordinator's run files' stem; unchecked: Slurm's commands not on the
@@ -64,8 +65,9 @@ the reap is verified all the same; a second one leaves it unfinished (exit 130, 
 the manifests stay, for the next reap).
 
 Exit code: 0 when nothing is left to reap, 1 when some deployment could not be reaped (its
-manifest stays, and launching that deployment is refused until a reap succeeds) or a Slurm
-command failed cancelling some dead run's allocations, 2 for bad usage.`;
+manifest stays, and launching that deployment is refused until a reap succeeds), a dead
+run's lock or registration could not be removed, or a Slurm command failed cancelling some
+dead run's allocations, 2 for bad usage.`;
 
 /**
  * `baton reap`: reaps the orphaned deployments of a state dir and reports each one. The first
@@ -156,6 +158,13 @@ export async function reapCommand(argv: string[]): Promise<number> {
             graph,
             why: gone,
           })),
+          runsNotRemoved: runFiles.locksNotRemoved.map(({ run, error }) => ({
+            pid: run.pid,
+            host: run.host,
+            graph: run.graph,
+            path: run.path,
+            error: error.message,
+          })),
           slurm: {
             cancelled: runFiles.cancelled.map(({ pool, run, allocations }) => ({
               pool,
@@ -203,6 +212,8 @@ export async function reapCommand(argv: string[]): Promise<number> {
       say(
         `dead run pid ${pid} on ${host} of ${graph}: removed its ${withoutLock === undefined ? "graph lock (" : `registration (a ${withoutLock} run; `}${gone})`,
       );
+    for (const { run, error } of runFiles.locksNotRemoved)
+      say(`dead run pid ${run.pid} on ${run.host} of ${run.graph}: NOT removed: ${error.message}`);
     for (const { pool, run, allocations } of runFiles.cancelled)
       say(
         `Slurm pool ${pool} of dead run ${run}: cancelled its allocation${allocations.length === 1 ? "" : "s"} ${allocations.join(", ")}`,
@@ -218,6 +229,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
     const { reaped, live, failed, waiting, cgroups } = report;
     const runLines =
       runFiles.locks.length +
+      runFiles.locksNotRemoved.length +
       runFiles.cancelled.length +
       runFiles.failed.length +
       runFiles.unchecked.length;
@@ -230,5 +242,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
   }
   // Slurm's commands missing here fail nothing (`unchecked`): the allocations end by themselves,
   // and a reap on this host with them on the PATH, or scancel where Slurm is, cancels them.
-  return report.failed.length + runFiles.failed.length === 0 ? 0 : 1;
+  return report.failed.length + runFiles.failed.length + runFiles.locksNotRemoved.length === 0
+    ? 0
+    : 1;
 }

@@ -317,25 +317,39 @@ export async function readGraphLocks(
  * of its graph would take over), which `baton status` lists as a dead run until then. A lock
  * another run took meanwhile stays. With `registrationsOnly`, the locks stay too (a run
  * starting removes the registrations only: `removeGoneRegistrations`). Returns the runs whose
- * files it removed.
+ * files it removed, and those whose files it may not remove (`failed`, each with its
+ * `StoreError` saying whose it is and who can): one such file does not keep it from the rest.
  *
  * @example
  * ```ts
- * for (const run of await removeGoneGraphLocks(".baton/run")) console.log(run.pid, run.gone);
+ * const { removed, failed } = await removeGoneGraphLocks(".baton/run");
+ * for (const run of removed) console.log(run.pid, run.gone);
  * ```
  */
 export async function removeGoneGraphLocks(
   dir: string,
   files: Files = nodeFiles(),
   { registrationsOnly = false }: { registrationsOnly?: boolean } = {},
-): Promise<LockedRun[]> {
-  const removed: LockedRun[] = [];
+): Promise<GoneLocksRemoval> {
+  const removal: GoneLocksRemoval = { removed: [], failed: [] };
   for (const found of await findGraphLocks(dir, files)) {
     if ("problem" in found || found.gone === undefined) continue;
     if (registrationsOnly && !isRegistration(found.place.path)) continue;
-    if (await removeIfUnchanged(found.place, found.holder)) removed.push(lockedRun(found));
+    try {
+      if (await removeIfUnchanged(found.place, found.holder)) {
+        removal.removed.push(lockedRun(found));
+      }
+    } catch (error) {
+      removal.failed.push({ run: lockedRun(found), error: error as Error });
+    }
   }
-  return removed;
+  return removal;
+}
+
+/** What `removeGoneGraphLocks` did: the dead runs' files it removed, and those it may not. */
+export interface GoneLocksRemoval {
+  removed: LockedRun[];
+  failed: { run: LockedRun; error: Error }[];
 }
 
 /** A lock found in a store's `run/` folder: its holder, when it was written, why it is stale. */

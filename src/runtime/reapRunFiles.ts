@@ -14,8 +14,10 @@ export interface RunFilesReap extends AbandonedAllocations {
   unchecked: { pool: string; run: string; runFile: string }[];
   /** The run files removed (a pool's batch script whose allocations were not cancelled stays). */
   removed: string[];
-  /** The dead runs whose graph locks it removed (`removeGoneGraphLocks`). */
+  /** The dead runs whose graph locks or registrations it removed (`removeGoneGraphLocks`). */
   locks: LockedRun[];
+  /** The dead runs whose files it may not remove, each with why and who can. */
+  locksNotRemoved: { run: LockedRun; error: Error }[];
 }
 
 /**
@@ -27,7 +29,8 @@ export interface RunFilesReap extends AbandonedAllocations {
  * command failed (`failed`), or one it could not look at, Slurm's commands not being on this
  * machine's PATH (`unchecked`). A living coordinator's files, and another host's, are left
  * alone; Slurm is not called when no batch script is found. Then it removes the graph locks of
- * the runs that are gone (`removeGoneGraphLocks`), which `baton status` lists as dead runs.
+ * the runs that are gone (`removeGoneGraphLocks`), which `baton status` lists as dead runs,
+ * going on past one it may not remove (`locksNotRemoved`).
  *
  * @example
  * ```ts
@@ -52,6 +55,6 @@ export async function reapRunFiles(
   const kept = new Set(notCancelled.map(({ runFile }) => runFile));
   const removed = abandoned.filter((name) => !kept.has(name));
   await removeRunFiles(dir, removed, ports);
-  const locks = await removeGoneGraphLocks(dir, ports.files);
-  return { cancelled, failed, unchecked, removed, locks };
+  const { removed: locks, failed: locksNotRemoved } = await removeGoneGraphLocks(dir, ports.files);
+  return { cancelled, failed, unchecked, removed, locks, locksNotRemoved };
 }

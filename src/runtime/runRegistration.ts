@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import {
+  type GoneLocksRemoval,
   graphFileStem,
   keepRecord,
   type LockedRun,
@@ -86,16 +87,17 @@ export async function removeGoneRegistrations(
     logger: RunFilesLogger;
   },
 ): Promise<LockedRun[]> {
-  let removed: LockedRun[];
+  const notRemoved =
+    "could not remove the registrations of runs that are gone, which baton status lists as dead runs until baton reap removes them";
+  let removal: GoneLocksRemoval;
   try {
-    removed = await removeGoneGraphLocks(dir, files, { registrationsOnly: true });
+    removal = await removeGoneGraphLocks(dir, files, { registrationsOnly: true });
   } catch (error) {
-    logger.warn(
-      { err: error, dir },
-      "could not remove the registrations of runs that are gone, which baton status lists as dead runs until baton reap removes them",
-    );
+    logger.warn({ err: error, dir }, notRemoved);
     return [];
   }
+  const { removed, failed } = removal;
+  for (const { run, error } of failed) logger.warn({ err: error, dir, path: run.path }, notRemoved);
   if (removed.length > 0) {
     logger.info(
       { dir, runs: removed.map(({ pid, host, graph, gone }) => ({ pid, host, graph, why: gone })) },

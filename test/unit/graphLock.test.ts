@@ -339,8 +339,9 @@ describe("lockGraph", () => {
     expect(byPath.get(liveLock)!.gone).toBeUndefined();
     expect(byPath.get(deadLock)).toMatchObject({ pid: dead, gone: "its process is gone" });
     expect(byPath.get(foreignLock)).toMatchObject({ host: "login2.example", gone: "not renewed" });
-    const removed = await removeGoneGraphLocks(join(store, "run"));
+    const { removed, failed } = await removeGoneGraphLocks(join(store, "run"));
     expect(removed.map((run) => run.path).sort()).toEqual([deadLock, foreignLock].sort());
+    expect(failed).toEqual([]);
     expect(existsSync(liveLock)).toBe(true);
     expect(existsSync(deadLock) || existsSync(foreignLock)).toBe(false);
   });
@@ -363,7 +364,10 @@ describe("lockGraph", () => {
         return text;
       },
     };
-    expect(await removeGoneGraphLocks(join(store, "run"), files)).toEqual([]);
+    expect(await removeGoneGraphLocks(join(store, "run"), files)).toEqual({
+      removed: [],
+      failed: [],
+    });
     expect(JSON.parse(readFileSync(path, "utf8"))).toMatchObject({ pid: live.pid });
   });
 
@@ -391,32 +395,45 @@ describe("lockGraph", () => {
     expect(existsSync(path)).toBe(true);
   });
 
-  it("a dead run's registration it may not remove is named as a registration, whose it is and who can remove it: not as a lock it cannot take", async () => {
+  it("a dead run's registration it may not remove is named as a registration, whose it is and who can remove it: not as a lock it cannot take; the other dead runs' files go all the same", async () => {
     const run = join(storeDir(), "run");
     mkdirSync(run, { recursive: true });
     const path = forgeRunRecord(run, { pid: await deadPid() });
+    const other = forgeRunRecord(run, { pid: await deadPid(), graph: "/home/me/h.graph.ts" });
     const real = nodeFiles();
     // As baton reap finds a dead run's registration of root's in a folder shared with root.
     const files: Files = {
       ...real,
       remove: async (file) => {
-        throw denied("unlink", file);
+        if (file === path) throw denied("unlink", file);
+        return real.remove(file);
       },
       owner: async (file) => (file === path ? { uid: 0, self: false } : real.owner(file)),
     };
     const head = `cannot remove the registration ${path} of a dead run of /home/me/g.graph.ts (baton status lists that run until it is removed)`;
-    await expect(removeGoneGraphLocks(run, files)).rejects.toMatchObject({
-      code: "STORE_LOCK_DENIED",
-      path,
-      message: `${head}: it belongs to root (uid 0), and this user may not remove it; ask root to run \`baton reap --state-dir ${run}\`, or to remove it (rm ${path})`,
-    });
+    const removal = await removeGoneGraphLocks(run, files);
+    expect(removal.removed.map(({ path }) => path)).toEqual([other]);
+    expect(existsSync(other)).toBe(false);
+    expect(removal.failed).toEqual([
+      {
+        run: expect.objectContaining({ path, graph: "/home/me/g.graph.ts" }),
+        error: expect.objectContaining({
+          code: "STORE_LOCK_DENIED",
+          path,
+          message: `${head}: it belongs to root (uid 0), and this user may not remove it; ask root to run \`baton reap --state-dir ${run}\`, or to remove it (rm ${path})`,
+        }),
+      },
+    ]);
     // This user's own, in a folder it may not remove anything from.
     const mode = (statSync(run).mode & 0o777).toString(8);
-    await expect(removeGoneGraphLocks(run, { ...files, owner: real.owner })).rejects.toMatchObject({
-      code: "STORE_NOT_WRITABLE",
-      path,
-      message: `${head}: permission denied: this user (root) may not remove or rename anything in ${run} (yours, mode ${mode}); let this user write to ${run}, or run \`baton reap --state-dir ${run}\` as a user who may`,
-    });
+    const own = await removeGoneGraphLocks(run, { ...files, owner: real.owner });
+    expect(own.failed.map(({ error }) => error)).toEqual([
+      expect.objectContaining({
+        code: "STORE_NOT_WRITABLE",
+        path,
+        message: `${head}: permission denied: this user (root) may not remove or rename anything in ${run} (yours, mode ${mode}); let this user write to ${run}, or run \`baton reap --state-dir ${run}\` as a user who may`,
+      }),
+    ]);
     expect(existsSync(path)).toBe(true);
   });
 
