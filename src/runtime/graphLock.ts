@@ -336,7 +336,7 @@ export async function removeGoneGraphLocks(
     if ("problem" in found || found.gone === undefined) continue;
     if (registrationsOnly && !isRegistration(found.place.path)) continue;
     try {
-      if (await removeIfUnchanged(found.place, found.holder)) {
+      if (await removeIfUnchanged(found.place, found.holder, "reap")) {
         removal.removed.push(lockedRun(found));
       }
     } catch (error) {
@@ -460,10 +460,15 @@ async function staleness(
   return info.argv.join("\0") === holder.argv.join("\0") ? undefined : "its pid was reused";
 }
 
-/** Removes a stale lock, unless another run replaced it meanwhile: whether it removed it. */
+/**
+ * Removes a stale lock, unless another run replaced it meanwhile: whether it removed it. `by`
+ * says for the error whether a run about to start takes it over (`"remove"`) or a dead run's
+ * file is being reaped (`"reap"`).
+ */
 async function removeIfUnchanged(
   lock: LockPlace,
   stale: LockHolder | "being written",
+  by: "remove" | "reap" = "remove",
 ): Promise<boolean> {
   const now = await readHolder(lock);
   if (now === "gone") return false;
@@ -478,7 +483,7 @@ async function removeIfUnchanged(
     await lock.files.remove(lock.path);
     return true;
   } catch (error) {
-    throw await lockFileError(lock, lock.path, "remove", error);
+    throw await lockFileError(lock, lock.path, by, error);
   }
 }
 
@@ -490,14 +495,15 @@ function isSame(a: LockHolder, b: LockHolder): boolean {
  * What an error making, reading or removing the lock (`path`: the file, or its `run/` folder)
  * means to the user: permission denied by another user's file or folder (a store shared with
  * them) is `STORE_LOCK_DENIED`, naming that file or folder, its owner and what to do; for a
- * registration (only a dead run's is removed here, by `baton reap` or a run starting), any
- * permission denied is said in its own words (`registrationDenied`). Anything else, a store that
- * does not exist and cannot be made among them, is what `storeOpenError` makes of it.
+ * registration (only a dead run's is removed here, by `baton reap` or a run starting) or a
+ * dead run's lock being reaped (`"reap"`), any permission denied is said in the words of a dead
+ * run's file (`deadRunFileDenied`). Anything else, a store that does not exist and cannot be
+ * made among them, is what `storeOpenError` makes of it.
  */
 async function lockFileError(
   lock: LockPlace,
   path: string,
-  action: "make" | "create" | "read" | "remove",
+  action: "make" | "create" | "read" | "remove" | "reap",
   error: unknown,
 ): Promise<unknown> {
   if ((error as NodeJS.ErrnoException).code === "EISDIR") {
@@ -520,10 +526,11 @@ async function lockFileError(
   const name = owner && userName(owner.uid);
   const uid = `uid ${owner?.uid}`;
   const who = name === undefined ? "another user" : name === uid ? name : `${name} (${uid})`;
-  const verb = action === "read" || action === "remove" ? action : "write to";
-  if (isRegistration(lock.path)) {
+  const verb =
+    action === "read" ? action : action === "make" || action === "create" ? "write to" : "remove";
+  if (isRegistration(lock.path) || action === "reap") {
     const theirs = owner?.self === false && owned === lock.path && name !== undefined;
-    return registrationDenied(lock, verb, error, theirs ? { who, name } : undefined);
+    return deadRunFileDenied(lock, verb, error, theirs ? { who, name } : undefined);
   }
   // A store that is not there yet and cannot be made (no folder of it exists to be shared)
   // is no other user's lock or folder: nothing of the store is in the way.
@@ -542,14 +549,14 @@ async function lockFileError(
 }
 
 /**
- * The error of a registration (`registerRun`) this user may not read or remove, as `baton
- * reap` removing a dead run's meets it, naming the registration and its graph: another user's
+ * The error of a dead run's registration (`registerRun`) or graph lock this user may not read
+ * or remove, as `baton reap` removing it meets it, naming the file and its graph: another user's
  * is `STORE_LOCK_DENIED`, naming them (`owner`: who, for the message, and their name) to remove
  * it; this user's own is `STORE_NOT_WRITABLE`, as a lock is, saying why it may not
  * (`writeDeniedReason`: what it may not do in its folder, or an immutable file) and to let it,
  * or to reap as a user who may.
  */
-function registrationDenied(
+function deadRunFileDenied(
   { storeDir, path, graph }: LockPlace,
   verb: string,
   error: unknown,
@@ -558,7 +565,8 @@ function registrationDenied(
   const { code, syscall } = error as NodeJS.ErrnoException;
   const dir = dirname(path);
   const reap = `baton reap --state-dir ${dir}`;
-  const head = `cannot ${verb} the registration ${path} of a dead run of ${graph} (baton status lists that run until it is removed)`;
+  const file = isRegistration(path) ? "registration" : "graph lock";
+  const head = `cannot ${verb} the ${file} ${path} of a dead run of ${graph} (baton status lists that run until it is removed)`;
   if (owner === undefined) {
     return new StoreError(
       "STORE_NOT_WRITABLE",

@@ -437,6 +437,30 @@ describe("lockGraph", () => {
     expect(existsSync(path)).toBe(true);
   });
 
+  it("a dead run's graph lock it may not remove is named as a dead run's lock to reap, not as a lock a run about to start cannot take", async () => {
+    const store = storeDir();
+    const run = join(store, "run");
+    const path = forgeLock(store, { pid: await deadPid() });
+    const real = nodeFiles();
+    const files: Files = {
+      ...real,
+      remove: async (file) => {
+        throw denied("unlink", file);
+      },
+      owner: async (file) => (file === path ? { uid: 0, self: false } : real.owner(file)),
+    };
+    const { removed, failed } = await removeGoneGraphLocks(run, files);
+    expect(removed).toEqual([]);
+    expect(failed.map(({ error }) => error)).toEqual([
+      expect.objectContaining({
+        code: "STORE_LOCK_DENIED",
+        path,
+        message: `cannot remove the graph lock ${path} of a dead run of g.graph.ts (baton status lists that run until it is removed): it belongs to root (uid 0), and this user may not remove it; ask root to run \`baton reap --state-dir ${run}\`, or to remove it (rm ${path})`,
+      }),
+    ]);
+    expect(existsSync(path)).toBe(true);
+  });
+
   it("names the folder of another user that it may not make the lock in", async () => {
     const store = storeDir();
     const run = join(store, "run");
