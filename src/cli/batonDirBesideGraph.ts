@@ -2,12 +2,11 @@ import { accessSync, constants, lstatSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { ConfigError, StoreError } from "../errors.ts";
-import { folderNotMade } from "../runtime/folderNotMade.ts";
 import { isWithin } from "../runtime/isWithin.ts";
 import { makeDirs } from "../runtime/makeDirs.ts";
-import { permissionDenied } from "../runtime/permissionAdvice.ts";
 import { realPath } from "../runtime/realPath.ts";
 import { reuseAdvice, storeOpenError } from "../runtime/storeErrors.ts";
+import { unwritableFolder } from "../runtime/unwritableFolder.ts";
 
 /** Where `baton run` without `--store` keeps its files. */
 export interface BatonDir {
@@ -45,7 +44,7 @@ export interface BatonDirUse {
  * @example
  * ```ts
  * batonDirBesideGraph("/opt/pipelines/graph.ts", { keepsResults: false });
- * // { dir: "/tmp/baton-1000", instead: "this user (bob) may not create anything in /opt/pipelines (root's, mode 755)" }
+ * // { dir: "/tmp/baton-1000", instead: "cannot mkdir /opt/pipelines/.baton: permission denied: this user (bob) may not create anything in /opt/pipelines (root's, mode 755)" }
  * ```
  */
 export function batonDirBesideGraph(graphPath: string, use: BatonDirUse): BatonDir {
@@ -100,25 +99,21 @@ export function besideGraph(graphPath: string): string {
 }
 
 /**
- * Why this user cannot make `dir` or write in it (permission denied, a read-only file system,
- * a symbolic link to nothing or a file system that makes no folders: `notMade`), and the path
- * at fault; undefined when it can, or when what is wrong is for the store to say (a file in
- * the way).
+ * Why this user cannot make `dir` or write in it, in the store's words (`unwritableFolder`: a
+ * write refused, `notMade` for a symbolic link to nothing or a file system that makes no
+ * folders), and the path at fault; undefined when it can, or when what is wrong is for the
+ * store to say (a file in the way).
  */
 function cannotWriteIn(
   dir: string,
-): { why: string; path: string; notMade?: true; cause?: unknown } | undefined {
+): { why: string; path: string; notMade: boolean; cause: unknown } | undefined {
   try {
     makeDirs(dir);
     accessSync(dir, constants.W_OK | constants.X_OK);
     return undefined;
   } catch (error) {
-    const notMade = folderNotMade(error, dir);
-    if (notMade !== undefined) return { ...notMade, notMade: true, cause: error };
-    const { code, syscall, path = dir } = error as NodeJS.ErrnoException;
-    if (code === "EROFS") return { why: `${path} is on a read-only file system`, path };
-    if (code !== "EACCES" && code !== "EPERM") return undefined;
-    // An `access` of the folder that exists is a write to it.
-    return { why: permissionDenied(syscall === "access" ? "write" : syscall, path).problem, path };
+    const unwritable = unwritableFolder(error, dir);
+    if (unwritable === undefined || unwritable.kind === "fileInTheWay") return undefined;
+    return { ...unwritable, notMade: unwritable.kind === "notMade", cause: error };
   }
 }

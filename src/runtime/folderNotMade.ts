@@ -40,50 +40,6 @@ export function folderNotMade(error: unknown, dir: string): FolderNotMade | unde
       };
 }
 
-/** The folders baton makes, and how a user gives each one another place. */
-const ANOTHER_PLACE = {
-  /** The result store. */
-  store: "give the store (--store) another directory",
-  /** A rank group's state dir (`baton launch`). */
-  stateDir: "give the state dir (--state-dir, or stateDir) another directory",
-  /** The folder of `baton run`'s own log. */
-  log: "keep the logs in another directory",
-  /** The folder of a pool's worker logs. */
-  workerLogs: "give the workers' logs (logsDir) another directory",
-} as const;
-
-/** A folder baton makes, for {@link anotherPlace} and {@link folderNotMadeAdvice}. */
-export type MadeFolder = keyof typeof ANOTHER_PLACE;
-
-/**
- * How a user gives `folder` another place, for a folder that cannot be used there at all.
- *
- * @example
- * ```ts
- * anotherPlace("store"); // "give the store (--store) another directory"
- * ```
- */
-export function anotherPlace(folder: MadeFolder): string {
-  return ANOTHER_PLACE[folder];
-}
-
-/**
- * What to do about `folder` that could not be made ({@link folderNotMade}): make the target
- * of the symbolic link to nothing, or give the folder another place; with no such link (a file
- * system that makes no folders), another place on a disk that does.
- *
- * @example
- * ```ts
- * folderNotMadeAdvice({ path: "/scratch", target: "/lus/alice", why: "…" }, "store");
- * // "make /lus/alice, or give the store (--store) another directory"
- * ```
- */
-export function folderNotMadeAdvice(notMade: FolderNotMade, folder: MadeFolder): string {
-  return notMade.target === undefined
-    ? `${anotherPlace(folder)}, on a disk you can write to`
-    : `make ${notMade.target}, or ${anotherPlace(folder)}`;
-}
-
 /** The nearest of `path` and its parents that is a symbolic link to nothing, and its target. */
 function danglingLink(path: string): { path: string; target: string } | undefined {
   for (let at = resolve(path); dirname(at) !== at; at = dirname(at)) {

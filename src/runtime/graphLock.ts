@@ -8,9 +8,10 @@ import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Files } from "./ports.ts";
 import { realPath } from "./realPath.ts";
-import { storeOpenError, writeDeniedReason } from "./storeErrors.ts";
+import { storeOpenError } from "./storeErrors.ts";
 import { checkStoreFormat } from "./storeFormat.ts";
 import { userName } from "./userName.ts";
+import { writeDeniedReason } from "./writeDeniedReason.ts";
 
 /** The format of a lock file. */
 const LOCK_FORMAT = "baton.graph-lock/1";

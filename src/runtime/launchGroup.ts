@@ -38,7 +38,6 @@ import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { checkLaunchSpec } from "./checkLaunchSpec.ts";
 import { clearDeployment } from "./clearDeployment.ts";
-import { folderNotMade, folderNotMadeAdvice } from "./folderNotMade.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
 import { claimLease, type HeldLease, holdLease, unreadableLeaseLeft } from "./launcherLease.ts";
@@ -71,6 +70,7 @@ import { saysNotRetryable } from "./serializeThrown.ts";
 import { parseRankHost, type RankHost } from "./sshTarget.ts";
 import { type TeardownReport, tearDown } from "./tearDown.ts";
 import { tearDownAcrossHosts } from "./tearDownAcrossHosts.ts";
+import { unwritableFolder, unwritableFolderAdvice } from "./unwritableFolder.ts";
 
 /** A spawned rank; `site` is its remote host's, undefined for a local rank. */
 interface Spawned {
@@ -463,21 +463,20 @@ class LaunchedGroup implements RankGroup {
   }
 
   /**
-   * The state dir cannot take this deployment's files: what to do about it, and
-   * `retryable: false` when only a person can change that. A folder that cannot be made
-   * (`folderNotMade`: a symbolic link to nothing on the way, a file system that makes no
+   * The state dir cannot take this deployment's files: why and what to do, as for the store
+   * (`unwritableFolder`), and `retryable: false` when only a person can change that. A folder
+   * that cannot be made (a symbolic link to nothing on the way, a file system that makes no
    * folders) is such a refusal, as permission denied is: a rank job's attempts follow at once
    * unless it has a backoff, and each met the same missing disk.
    */
   private cannotHold(error: unknown): { message: string; retryable?: false } {
-    const missing = folderNotMade(error, this.stateDir);
-    const advice =
-      missing === undefined
-        ? "give a directory this user can write (--state-dir, or stateDir)"
-        : folderNotMadeAdvice(missing, "stateDir");
+    const unwritable = unwritableFolder(error, this.stateDir);
+    const why = unwritable?.why ?? (error as Error).message;
     return {
-      message: `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${missing?.why ?? (error as Error).message}); ${advice}. No rank was started`,
-      ...((missing !== undefined || refusedForGood(error)) && { retryable: false as const }),
+      message: `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${why}); ${unwritableFolderAdvice(unwritable, "stateDir")}. No rank was started`,
+      ...((unwritable?.kind === "notMade" || refusedForGood(error)) && {
+        retryable: false as const,
+      }),
     };
   }
 

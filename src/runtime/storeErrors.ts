@@ -1,21 +1,21 @@
-import { existsSync, readdirSync, statfsSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { readdirSync, statfsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
 import { fileInTheWay } from "./fileInTheWay.ts";
-import { folderNotMade, folderNotMadeAdvice } from "./folderNotMade.ts";
 import { isWithin } from "./isWithin.ts";
-import { permissionDenied } from "./permissionAdvice.ts";
 import { shellQuote } from "./shellQuote.ts";
+import { unwritableFolder, unwritableFolderAdvice } from "./unwritableFolder.ts";
 
 /**
  * What a file-system error met while making the result store in `dir` (its folders, or a
  * file of its own in them) means to the user: a {@link StoreError} naming the path at fault
- * and what to do, for a file in the way (`ENOTDIR`, `EEXIST`) or a folder that cannot be
- * written (`EACCES`, `EPERM`: saying what this user may not do there and whose it is, or, for
- * an `EPERM` its permissions do not explain, that the folder may be immutable; `EROFS`), on
- * a disk that is full (`ENOSPC`, `EDQUOT`), or a path that cannot be made though its parent is
- * there (`ENOENT`): through a symbolic link whose target is gone (a scratch disk not mounted,
- * named with its target), or in a file system that makes no folders (`/proc`). A store that cannot be written but holds results
+ * and what to do, in the words every folder baton makes shares ({@link unwritableFolder}):
+ * `STORE_NOT_DIRECTORY` for a file in the way (`ENOTDIR`, `EEXIST`) or a symbolic link to
+ * nothing on the way (`ENOENT`: a scratch disk not mounted, named with its target);
+ * `STORE_NOT_WRITABLE` for a folder in a file system that makes no folders (`/proc`), a write
+ * refused (`EACCES`, `EPERM`: what this user may not do there and whose it is, or, for an
+ * `EPERM` its permissions do not explain, that the folder may be immutable; `EROFS`), or a
+ * disk that is full (`ENOSPC`, `EDQUOT`). A store that cannot be written but holds results
  * is refused all the same, saying how to reuse them ({@link reuseAdvice}). Any other error
  * (an I/O error) is returned as it is.
  *
@@ -26,28 +26,20 @@ import { shellQuote } from "./shellQuote.ts";
  * ```
  */
 export function storeOpenError(dir: string, error: unknown): unknown {
-  const { code, path = dir, syscall = "write" } = error as NodeJS.ErrnoException;
-  if (code === "ENOTDIR" || code === "EEXIST") {
-    const file = fileInTheWay(path);
+  const unwritable = unwritableFolder(error, dir);
+  if (unwritable !== undefined) {
+    const denied = unwritable.kind === "denied";
+    const inTheWay = unwritable.kind === "fileInTheWay" || unwritable.target !== undefined;
     return new StoreError(
-      "STORE_NOT_DIRECTORY",
-      `the result store ${dir} cannot be made: ${file} is a file, not a directory; give the store (--store) a directory, or a path that does not exist yet`,
+      inTheWay ? "STORE_NOT_DIRECTORY" : "STORE_NOT_WRITABLE",
+      `the result store ${dir} cannot be ${denied ? "written" : "made"}: ${unwritable.why}; ${(denied && reuseAdvice(dir)) || unwritableFolderAdvice(unwritable, "store")}`,
       dir,
-      file,
-      { cause: error },
-    );
-  }
-  const missing = folderNotMade(error, dir);
-  if (missing !== undefined) {
-    return new StoreError(
-      missing.target === undefined ? "STORE_NOT_WRITABLE" : "STORE_NOT_DIRECTORY",
-      `the result store ${dir} cannot be made: ${missing.why}; ${folderNotMadeAdvice(missing, "store")}`,
-      dir,
-      missing.path,
+      unwritable.path,
       { cause: error },
     );
   }
   if (isDiskFull(error)) {
+    const { path = dir, syscall = "write" } = error as NodeJS.ErrnoException;
     return new StoreError(
       "STORE_NOT_WRITABLE",
       `the result store ${dir} cannot be written: cannot ${syscall} ${path}: ${noRoomReason(dir, error)}; free some space, or give the store (--store) a directory on another disk`,
@@ -56,40 +48,7 @@ export function storeOpenError(dir: string, error: unknown): unknown {
       { cause: error },
     );
   }
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") {
-    return new StoreError(
-      "STORE_NOT_WRITABLE",
-      `the result store ${dir} cannot be written: cannot ${syscall} ${path}: ${writeDeniedReason(code, syscall, path)}; ${reuseAdvice(dir) ?? "give the store (--store) a directory you can write to"}`,
-      dir,
-      path,
-      { cause: error },
-    );
-  }
   return error;
-}
-
-/**
- * Why this user may not `syscall` `path` (`code`: `EACCES`, `EPERM` or `EROFS`), for a person:
- * the file system is read-only; an `EPERM` that the permissions of the nearest folder there
- * do not explain (is it immutable?); else what `permissionDenied` says this user may not do.
- *
- * @example
- * ```ts
- * writeDeniedReason("EACCES", "unlink", ".baton/run/x.run");
- * // "permission denied: this user (bob) may not remove or rename anything in /home/bob/.baton/run (root's, mode 755)"
- * ```
- */
-export function writeDeniedReason(
-  code: string | undefined,
-  syscall: string | undefined,
-  path: string,
-): string {
-  const folder = nearestFolder(path);
-  return code === "EROFS"
-    ? "the file system is read-only"
-    : code === "EPERM" && modeLetsWrite(folder)
-      ? `operation not permitted, though the permissions of ${folder} let this user write there (is it immutable? see lsattr -d ${folder})`
-      : `permission denied: ${permissionDenied(syscall, path).problem}`;
 }
 
 /**
@@ -202,26 +161,4 @@ export function reuseAdvice(dir: string): string | undefined {
 /** `text` as one word for a shell, quoted only when it must be. */
 function shellWord(text: string): string {
   return /^[\w@%+=:,./-]+$/.test(text) ? text : shellQuote(text);
-}
-
-/** The nearest folder above `path` that exists. */
-function nearestFolder(path: string): string {
-  let at = dirname(resolve(path));
-  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
-  return at;
-}
-
-/**
- * Whether the mode of the folder `dir` lets this user write in it, as its owner, a member of
- * its group or anyone (root always): an `EPERM` there is then no matter of permissions.
- */
-function modeLetsWrite(dir: string): boolean {
-  const uid = process.getuid?.();
-  if (uid === undefined) return false;
-  if (uid === 0) return true;
-  const { mode, uid: owner, gid } = statSync(dir);
-  if (owner === uid) return (mode & 0o200) !== 0;
-  if (process.getgroups?.().includes(gid) || process.getgid?.() === gid)
-    return (mode & 0o020) !== 0;
-  return (mode & 0o002) !== 0;
 }

@@ -668,7 +668,7 @@ describe.concurrent("baton's failures and refusals", () => {
       `baton run: the graph function ${join(dir, "function.graph.ts")} exports threw: no graph today (at ${join(dir, "function.graph.ts")}:3:9) [GRAPH_FUNCTION]`,
     );
     expect(storeIsFile.stderr.trimEnd()).toBe(
-      `baton run: the result store ${join(dir, "afile")} cannot be made: ${join(dir, "afile")} is a file, not a directory; give the store (--store) a directory, or a path that does not exist yet [STORE_NOT_DIRECTORY]`,
+      `baton run: the result store ${join(dir, "afile")} cannot be made: ${join(dir, "afile")} is a file, not a directory; move it aside, or give the store (--store) another directory [STORE_NOT_DIRECTORY]`,
     );
     for (const result of [atImport, inFunction, storeIsFile]) expect(result.code).toBe(2);
     // Nothing was run, so nothing was written: no store, no empty run log.
@@ -1006,17 +1006,17 @@ describe("baton", () => {
         asNobody("run", graph, "--in-process", "--no-store"),
       ]);
       expect(kept.stderr).toBe(
-        `baton run: the result store ${join(dir, ".baton")} (by default .baton beside the graph module) cannot be used: ${nobody} may not create anything in ${dir} (root's, mode 755); give this run a store you can write to (--store DIR), or keep no results (--no-store) [STORE_NOT_WRITABLE]\n`,
+        `baton run: the result store ${join(dir, ".baton")} (by default .baton beside the graph module) cannot be used: cannot mkdir ${join(dir, ".baton")}: permission denied: ${nobody} may not create anything in ${dir} (root's, mode 755); give this run a store you can write to (--store DIR), or keep no results (--no-store) [STORE_NOT_WRITABLE]\n`,
       );
       expect(kept.code).toBe(2);
       // A store it was told to make there is no other user's lock: it cannot be made.
       expect(given.stderr).toBe(
-        `baton run: the result store ${join(dir, "store")} cannot be written: cannot mkdir ${join(dir, "store")}: permission denied: ${nobody} may not create anything in ${dir} (root's, mode 755); give the store (--store) a directory you can write to [STORE_NOT_WRITABLE]\n`,
+        `baton run: the result store ${join(dir, "store")} cannot be written: cannot mkdir ${join(dir, "store")}: permission denied: ${nobody} may not create anything in ${dir} (root's, mode 755); give the store (--store) another directory, one you can write to [STORE_NOT_WRITABLE]\n`,
       );
       expect(given.code).toBe(2);
       const own = join(temp, "baton-65534");
       expect(none.stderr).toContain(
-        `baton run: .baton beside the graph module cannot be used (${nobody} may not create anything in ${dir} (root's, mode 755)), so this run's logs go to ${join(own, "logs")}\n`,
+        `baton run: .baton beside the graph module cannot be used (cannot mkdir ${join(dir, ".baton")}: permission denied: ${nobody} may not create anything in ${dir} (root's, mode 755)), so this run's logs go to ${join(own, "logs")}\n`,
       );
       expect(none.stderr).toContain("every job completed");
       expect(none.code).toBe(0);

@@ -334,7 +334,7 @@ describe("baton launch", () => {
     // No "logs in /sys/baton-state/…": the state dir refused the deployment, so it has none.
     expect(result.stderr.split("\n")).toHaveLength(2);
     expect(result.stderr).toMatch(
-      /^baton launch: deployment dep-[a-z0-9]{12}: the state dir \/sys\/baton-state cannot hold deployment dep-[a-z0-9]{12} \(E[A-Z]+: [^)]*\); give a directory this user can write \(--state-dir, or stateDir\)\. No rank was started\. \[LAUNCH_FAILED\]\n$/,
+      /^baton launch: deployment dep-[a-z0-9]{12}: the state dir \/sys\/baton-state cannot hold deployment dep-[a-z0-9]{12} \(cannot mkdir \/sys\/baton-state: (operation not permitted, though the permissions of \/sys let this user write there \(is it immutable\? see lsattr -d \/sys\)|permission denied: this user \(.+\) may not create anything in \/sys .*)\); give the state dir \(--state-dir, or stateDir\) another directory, one you can write to\. No rank was started\. \[LAUNCH_FAILED\]\n$/,
     );
   }, 60_000);
 

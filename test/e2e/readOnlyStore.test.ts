@@ -130,7 +130,7 @@ describe("baton run on a store it cannot write to", { timeout: 60_000 }, () => {
       ]);
       expect(refused.stderr).toMatch(
         new RegExp(
-          `^baton run: the result store ${store} \\(by default \\.baton beside the graph module\\) cannot be used: this user \\(nobody\\) may not write it \\(yours, mode 555\\); a run does not start on a store it cannot write to, even to reuse the results it holds .+, or keep no results \\(--no-store\\) \\[STORE_NOT_WRITABLE\\]\\n$`,
+          `^baton run: the result store ${store} \\(by default \\.baton beside the graph module\\) cannot be used: cannot write ${store}: permission denied: this user \\(nobody\\) may not write it \\(yours, mode 555\\); a run does not start on a store it cannot write to, even to reuse the results it holds .+, or keep no results \\(--no-store\\) \\[STORE_NOT_WRITABLE\\]\\n$`,
         ),
       );
       expect(refused.code).toBe(2);

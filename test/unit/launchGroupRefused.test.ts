@@ -45,19 +45,19 @@ async function refusedBy(method: "list" | "mkdirp", code: string): Promise<RankG
 
 describe("a launch its state dir refuses", () => {
   it.each([
-    ["list", "EACCES", "REAP_FAILED", false],
-    ["list", "EIO", "REAP_FAILED", undefined],
-    ["mkdirp", "EACCES", "LAUNCH_FAILED", false],
-    ["mkdirp", "EROFS", "LAUNCH_FAILED", false],
-    ["mkdirp", "ENOTDIR", "LAUNCH_FAILED", false],
-    ["mkdirp", "ENOSPC", "LAUNCH_FAILED", undefined],
+    ["list", "EACCES", "REAP_FAILED", false, "EACCES: refused"],
+    ["list", "EIO", "REAP_FAILED", undefined, "EIO: refused"],
+    ["mkdirp", "EACCES", "LAUNCH_FAILED", false, ": permission denied: this user"],
+    ["mkdirp", "EROFS", "LAUNCH_FAILED", false, ": the file system is read-only"],
+    ["mkdirp", "ENOTDIR", "LAUNCH_FAILED", false, " is a file, not a directory); move it aside"],
+    ["mkdirp", "ENOSPC", "LAUNCH_FAILED", undefined, "ENOSPC: refused"],
   ] as const)(
-    "%s refused with %s fails as %s, retryable %s",
-    async (method, code, failure, retryable) => {
+    "%s refused with %s fails as %s, retryable %s, saying why",
+    async (method, code, failure, retryable, why) => {
       const error = await refusedBy(method, code);
       expect(error).toMatchObject({ code: failure });
       expect(error.retryable).toBe(retryable);
-      expect(error.message).toContain(`${code}: refused`);
+      expect(error.message).toContain(why);
       expect(error.message).toContain("No rank was started");
     },
   );

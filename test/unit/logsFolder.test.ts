@@ -107,7 +107,7 @@ describe("a pool's logsDir that cannot be made", () => {
     const { message } = error as ConfigError;
     expect(message.startsWith("cannot write the workers' logs in /sys/baton-logs: ")).toBe(true);
     expect(message).toMatch(
-      /: (cannot mkdir \/sys\/baton-logs: operation not permitted|this user \(.+\) may not create anything in \/sys .*); give the workers' logs \(logsDir\) another directory, one this user can write$/,
+      /: cannot mkdir \/sys\/baton-logs: (operation not permitted, though the permissions of \/sys let this user write there \(is it immutable\? see lsattr -d \/sys\)|permission denied: this user \(.+\) may not create anything in \/sys .*); give the workers' logs \(logsDir\) another directory, one you can write to$/,
     );
     expect(workers).toEqual([]);
   });
@@ -117,7 +117,7 @@ describe("a pool's logsDir that cannot be made", () => {
     const { error, workers } = startLocal("/proc/sys");
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toMatch(
-      /^cannot write the workers' logs in \/proc\/sys: this user \(.+\) may not write it \(.+, mode 555\); give the workers' logs \(logsDir\) another directory, one this user can write$/,
+      /^cannot write the workers' logs in \/proc\/sys: cannot write \/proc\/sys: permission denied: this user \(.+\) may not write it \(.+, mode 555\); give the workers' logs \(logsDir\) another directory, one you can write to$/,
     );
     expect(workers).toEqual([]);
   });

@@ -177,7 +177,7 @@ describe("ResultStore", () => {
             code,
             dir: storeDir,
             path: file,
-            message: `the result store ${storeDir} cannot be made: ${file} is a file, not a directory; give the store (--store) a directory, or a path that does not exist yet`,
+            message: `the result store ${storeDir} cannot be made: ${file} is a file, not a directory; move it aside, or give the store (--store) another directory`,
           });
         }
       }
@@ -219,7 +219,7 @@ describe("ResultStore", () => {
         code: "STORE_NOT_WRITABLE",
         message: expect.stringMatching(
           new RegExp(
-            `^the result store ${dir} cannot be written: cannot mkdir ${join(dir, "results")}: permission denied: this user \\(\\w+\\) may not create anything in ${dir}( \\(.+\\))?; give the store \\(--store\\) a directory you can write to$`,
+            `^the result store ${dir} cannot be written: cannot mkdir ${join(dir, "results")}: permission denied: this user \\(\\w+\\) may not create anything in ${dir}( \\(.+\\))?; give the store \\(--store\\) another directory, one you can write to$`,
           ),
         ),
       });
