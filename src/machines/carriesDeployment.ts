@@ -1,3 +1,5 @@
+import { mentionsWhole } from "../mentionsWhole.ts";
+
 /**
  * A deployment as teardown, the reaper and `baton status` tell it apart: its name in its root
  * state dir. Two launches of one name in two state dirs are two deployments: their ranks both
@@ -9,26 +11,12 @@ export interface DeploymentIdentity {
   stateDir: string;
 }
 
-/** Characters a deployment id may hold; anything else bounds it inside an argument. */
-const ID_CHAR = /[A-Za-z0-9_.-]/;
-
 /**
- * Whether one argument names `deployment` as a whole word: `--deployment=dep-abc` and
- * `/run/dep-abc/rank-0.marker.json` do, `dep-abc2` and `dep-abc.log` do not.
+ * Characters a deployment id may hold; anything else bounds it inside an argument:
+ * `--deployment=dep-abc` and `/run/dep-abc/rank-0.marker.json` name `dep-abc`, `dep-abc2` and
+ * `dep-abc.log` do not.
  */
-function namesDeployment(arg: string, deployment: string): boolean {
-  for (let at = arg.indexOf(deployment); at !== -1; at = arg.indexOf(deployment, at + 1)) {
-    const before = arg[at - 1];
-    const after = arg[at + deployment.length];
-    if (
-      (before === undefined || !ID_CHAR.test(before)) &&
-      (after === undefined || !ID_CHAR.test(after))
-    ) {
-      return true;
-    }
-  }
-  return false;
-}
+const ID_CHAR = /[A-Za-z0-9_.-]/;
 
 /**
  * Whether an environment is the deployment's: `BATON_DEPLOYMENT` is its name and
@@ -73,5 +61,5 @@ export function carriesDeployment(
   if (envCarries(env, id)) return true;
   const ofName = env?.BATON_DEPLOYMENT === id.deployment;
   if (ofName && env.BATON_STATE_DIR !== undefined) return false;
-  return ofName || argv.some((arg) => namesDeployment(arg, id.deployment));
+  return ofName || argv.some((arg) => mentionsWhole(arg, id.deployment, ID_CHAR));
 }

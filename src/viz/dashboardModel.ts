@@ -1,4 +1,5 @@
 import type { FailureCause, JobState } from "../machines/jobBoard.ts";
+import { mentionsWhole } from "../mentionsWhole.ts";
 import type { ChartLayout } from "./chartLayout.ts";
 import { type GraphLayout, graphLayout } from "./graphLayout.ts";
 import { Throughput, type ThroughputView } from "./throughput.ts";
@@ -578,22 +579,7 @@ export class DashboardModel {
  * `inproc-10`, nor `sim:1` in `sim:12`). O(names × message), once per broken invariant.
  */
 function namedIn(message: string, names: Iterable<string>): string[] {
-  const part = /[\w-]/;
-  const found: string[] = [];
-  for (const name of names) {
-    for (let at = message.indexOf(name); at !== -1; at = message.indexOf(name, at + 1)) {
-      const before = message[at - 1];
-      const after = message[at + name.length];
-      if (
-        (before === undefined || !part.test(before)) &&
-        (after === undefined || !part.test(after))
-      ) {
-        found.push(name);
-        break;
-      }
-    }
-  }
-  return found;
+  return [...names].filter((name) => mentionsWhole(message, name, /[\w-]/));
 }
 
 /**
