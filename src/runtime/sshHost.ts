@@ -93,13 +93,10 @@ export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHos
     }
   }
   const base = [
-    "-o",
-    "BatchMode=yes",
-    ...(options.configFile === undefined ? [] : ["-F", options.configFile]),
-    ...(target.port === undefined ? [] : ["-p", String(target.port)]),
+    ...reachFlags(target, options),
     "-l",
     target.user,
-    ...(options.options ?? []).flatMap((option) => ["-o", option]),
+    ...givenOptions(options),
     "-o",
     `ConnectTimeout=${Math.max(1, Math.ceil(connectTimeoutMs / 1000))}`,
     "-o",
@@ -330,15 +327,30 @@ export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHos
 function reachAdvice(program: string, target: SshTarget, options: SshHostOptions): string {
   const command = [
     program,
-    "-o",
-    "BatchMode=yes",
-    ...(options.configFile === undefined ? [] : ["-F", options.configFile]),
-    ...(target.port === undefined ? [] : ["-p", String(target.port)]),
-    ...(options.options ?? []).flatMap((option) => ["-o", option]),
+    ...reachFlags(target, options),
+    ...givenOptions(options),
     `${target.user}@${target.host}`,
     "true",
   ].map((word) => (/^[\w./:@=,+-]+$/.test(word) ? word : shellQuote(word)));
   return `Check that \`${command.join(" ")}\` works from this machine: sshd must answer there, the host key must be in known_hosts and a key must be offered (ssh-agent or IdentityFile)`;
+}
+
+/**
+ * The flags of every ssh command baton runs that say how it reaches the host, which the
+ * command it advises to run by hand repeats: never a prompt, the config file, the port.
+ */
+function reachFlags(target: SshTarget, options: SshHostOptions): string[] {
+  return [
+    "-o",
+    "BatchMode=yes",
+    ...(options.configFile === undefined ? [] : ["-F", options.configFile]),
+    ...(target.port === undefined ? [] : ["-p", String(target.port)]),
+  ];
+}
+
+/** The ssh options the user gave (`Key=Value`), each after its `-o`. */
+function givenOptions(options: SshHostOptions): string[] {
+  return (options.options ?? []).flatMap((option) => ["-o", option]);
 }
 
 /** Waits up to 2 s for the master `pid` to end, then kills it if it is still our master. */
