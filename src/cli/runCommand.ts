@@ -344,6 +344,14 @@ export async function runCommand(argv: string[]): Promise<number> {
         : connectInspector(values.inspect, { logger, openTimeoutMs: inspectorOpenMs });
     const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
     if (ui) process.stderr.write(`dashboard: ${ui.url}\n`);
+    /** What the workers started as processes are given, by the local pool or by Slurm. */
+    const workerProcesses = {
+      jobsModule: resolve(jobsPath),
+      ...(values.connect !== undefined && { connect: values.connect }),
+      handlerThread: values["handler-thread"],
+      logLevel: level,
+      abortGraceMs,
+    };
     const engine = createEngine({
       ...((inspector || ui) && {
         inspect: (event: InspectionEvent) => {
@@ -365,28 +373,17 @@ export async function runCommand(argv: string[]): Promise<number> {
       workers: slurm
         ? {
             ...slurmPool({
-              jobsModule: resolve(jobsPath),
+              ...workerProcesses,
               ...slurm,
               ...(values.partition !== undefined && { partition: values.partition }),
               sbatchOptions: values["slurm-opt"] ?? [],
-              ...(values.connect !== undefined && { connect: values.connect }),
-              handlerThread: values["handler-thread"],
-              logLevel: level,
-              abortGraceMs,
             }),
             // A graph that asks more than the workers offer: the way out is this flag.
             offerMore: slurmResourcesAdvice,
           }
         : inProcess
           ? count
-          : localPool({
-              jobsModule: resolve(jobsPath),
-              ...(count !== undefined && { count }),
-              ...(values.connect !== undefined && { connect: values.connect }),
-              handlerThread: values["handler-thread"],
-              logLevel: level,
-              abortGraceMs,
-            }),
+          : localPool({ ...workerProcesses, ...(count !== undefined && { count }) }),
       ...(values.listen !== undefined && { listen: values.listen }),
       ...(values["secret-file"] !== undefined && { secretFile: values["secret-file"] }),
     });
