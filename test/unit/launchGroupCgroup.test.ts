@@ -9,7 +9,6 @@ import type { Logger } from "pino";
 import { expect, it, vi } from "vitest";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
-import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import type { Containment } from "../../src/runtime/ports.ts";
 import type { GroupExit, LaunchSpec } from "../../src/runtime/rankGroup.ts";
 import { REAPER_CLAIM } from "../../src/runtime/removeStaleCgroups.ts";
@@ -17,7 +16,7 @@ import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SimFiles } from "../../src/sim/simFiles.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
-import { settleOn } from "../fixtures/simGroup.ts";
+import { settleOn, simLaunch, simPorts } from "../fixtures/simGroup.ts";
 
 /**
  * One machine: its clock, files and processes, whose containment lists its cgroups as the
@@ -63,24 +62,14 @@ function machine() {
     child: () => logger,
   } as unknown as Logger;
   const launch = (name: string, spec: Partial<LaunchSpec> = {}) =>
-    launchGroup({
-      argv: ["/bin/rank"],
+    simLaunch({
       worldSize: 2,
       name,
-      stateDir: "/sim/run",
-      operatorEnv: {},
       teardown: { termGraceMs: 600_000 },
       timeouts: { loadTimeoutMs: 60_000 },
       logger,
       ...spec,
-      ports: {
-        procs,
-        clock,
-        files,
-        entropy: new SimEntropy(2),
-        freePort: async () => 29_500,
-        logTail: async () => "",
-      },
+      ports: simPorts(clock, { procs, files }),
     });
   const settle = settleOn(clock);
   return {

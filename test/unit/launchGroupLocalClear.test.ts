@@ -8,13 +8,12 @@
 import { expect, it } from "vitest";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
-import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import type { Files } from "../../src/runtime/ports.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SimFiles } from "../../src/sim/simFiles.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
-import { groupEnd, runUntil } from "../fixtures/simGroup.ts";
+import { groupEnd, runUntil, simLaunch, simPorts } from "../fixtures/simGroup.ts";
 
 const STALE_MS = 3_000;
 const MANIFEST = "/sim/run/w7/manifest.json";
@@ -36,29 +35,14 @@ it("keeps the name while its files are cleared: a launch of the same name then i
       return disk.remove(path);
     },
   };
-  const ports = {
-    procs: new SimProcs({
-      clock: sim,
-      programs: {
-        "/bin/rank": () => ({ main: (self) => self.clock.setTimeout(() => self.exit(0), 10) }),
-      },
-    }),
+  const procs = new SimProcs({
     clock: sim,
-    files,
-    entropy: new SimEntropy(2),
-    freePort: async () => 29_500,
-    logTail: async () => "",
-  };
-  const launch = () =>
-    launchGroup({
-      argv: ["/bin/rank"],
-      worldSize: 1,
-      name: "w7",
-      stateDir: "/sim/run",
-      operatorEnv: {},
-      timeouts: { leaseStaleMs: STALE_MS },
-      ports,
-    });
+    programs: {
+      "/bin/rank": () => ({ main: (self) => self.clock.setTimeout(() => self.exit(0), 10) }),
+    },
+  });
+  const ports = simPorts(sim, { procs, files });
+  const launch = () => simLaunch({ name: "w7", timeouts: { leaseStaleMs: STALE_MS }, ports });
 
   const first = launch();
   const firstEnd = groupEnd(first);

@@ -9,7 +9,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
-import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import type { Files, ProcExit } from "../../src/runtime/ports.ts";
 import type {
   OrphanedSiteOptions,
@@ -21,8 +20,7 @@ import type { TeardownReport } from "../../src/runtime/tearDown.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SimFiles } from "../../src/sim/simFiles.ts";
-import { SimProcs } from "../../src/sim/simProcs.ts";
-import { groupEnd, runUntil } from "../fixtures/simGroup.ts";
+import { groupEnd, runUntil, simLaunch, simPorts } from "../fixtures/simGroup.ts";
 
 const HOST = "ssh://alice@gpu-2";
 const REMOTE_ROOT = "/home/alice/.baton/run";
@@ -106,22 +104,12 @@ describe("launchGroup closing its ssh hosts", () => {
   it("keeps the name while a host is cleared: a launch of the same name then is refused and no launch loses its mirrored lease", async () => {
     const sim = new SimClock();
     host.files = new SimFiles(new SimEntropy(3)).port(sim.scope());
-    const ports = {
-      procs: new SimProcs({ clock: sim }),
-      clock: sim,
-      files: new SimFiles(new SimEntropy(1)).port(sim.scope()),
-      entropy: new SimEntropy(2),
-      freePort: async () => 29_500,
-      logTail: async () => "",
-    };
+    const ports = simPorts(sim);
     const launch = () =>
-      launchGroup({
+      simLaunch({
         argv: ["/usr/bin/python3", "train.py"],
-        worldSize: 1,
         hosts: [HOST],
         name: "w6",
-        stateDir: "/sim/run",
-        operatorEnv: {},
         timeouts: { leaseStaleMs: STALE_MS },
         ports,
       });

@@ -5,13 +5,11 @@
  */
 import { describe, expect, it } from "vitest";
 import { ConfigError, type RankGroupError } from "../../src/errors.ts";
-import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import type { Clock, Procs } from "../../src/runtime/ports.ts";
-import type { GroupExit, RankGroup } from "../../src/runtime/rankGroup.ts";
+import type { RankGroup } from "../../src/runtime/rankGroup.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
-import { SimEntropy } from "../../src/sim/simEntropy.ts";
-import { SimFiles } from "../../src/sim/simFiles.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
+import { settleOn, simLaunch, simPorts } from "../fixtures/simGroup.ts";
 
 /** What one local spawn takes here: 200 ranks took about 5 s on a real machine. */
 const SPAWN_MS = 25;
@@ -52,36 +50,13 @@ function spawningGroup(
       },
     },
   });
-  const group = launchGroup({
+  const group = simLaunch({
     argv: ["/bin/sleep", "100"],
     worldSize,
-    stateDir: "/sim/run",
-    operatorEnv: {},
-    ports: {
-      procs,
-      clock,
-      files: new SimFiles(new SimEntropy(1)).port(sim.scope()),
-      entropy: new SimEntropy(2),
-      freePort: async () => 29_500,
-      logTail: async () => "",
-    },
+    ports: simPorts(sim, { procs, clock }),
   });
   /** Runs the simulation until the group has ended; its exit, or what `wait()` rejected with. */
-  const ended = async (): Promise<GroupExit | RankGroupError> => {
-    let settled = false;
-    const exit = group.wait().then(
-      (value) => value,
-      (error: RankGroupError) => error,
-    );
-    void exit.then(() => {
-      settled = true;
-    });
-    for (let turns = 0; !settled && turns < 100_000; turns++) {
-      await new Promise((resolve) => setImmediate(resolve));
-      sim.fireNext();
-    }
-    return exit;
-  };
+  const ended = () => settleOn(sim)(group.wait());
   return { simProcs, ended, spawns: () => spawns };
 }
 
