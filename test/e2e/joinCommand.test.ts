@@ -3,27 +3,18 @@
  * machine would: pasted into a shell in another directory, then the coordinator killed and
  * started again. Every process is stopped by its pid when the test ends.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../../src/runtime/freePort.ts";
 import { type BatonProcess, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { stderrMatches } from "../fixtures/stderrMatches.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 import { within } from "../fixtures/within.ts";
-
-const dirs: string[] = [];
 
 afterEach(() => {
   stopBatons();
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-join-"));
-  dirs.push(dir);
-  return dir;
-}
 
 /** The words of a command line made of bare words and single-quoted ones, as a shell reads them. */
 function shellWords(line: string): string[] {

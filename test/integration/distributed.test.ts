@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
@@ -18,12 +17,12 @@ import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
 import slowStartJobs from "../fixtures/slowStart.jobs.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 
 const fixture = resolve("test/fixtures/counted.graph.ts");
 /** Worker local-1 loads it at once, the others in 10 s; its `cleanUp` takes 300 ms to stop. */
 const slowStart = resolve("test/fixtures/slowStart.jobs.ts");
 const procs = nodeProcs();
-const dirs: string[] = [];
 
 /** Gone from the process table, or a zombie: either way it runs nothing. */
 function dead(pid: number): boolean {
@@ -37,12 +36,6 @@ function workerChildren(): number[] {
     .list()
     .filter((p) => p.ppid === process.pid && p.state !== "zombie" && p.argv.includes("worker"))
     .map((p) => p.pid);
-}
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-dist-"));
-  dirs.push(dir);
-  return dir;
 }
 
 async function graphWith(leaves: number, delayMs: number, calls: string) {
@@ -59,7 +52,6 @@ async function graphWith(leaves: number, delayMs: number, calls: string) {
 
 afterEach(() => {
   for (const pid of workerChildren()) procs.signal(pid, "SIGKILL");
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 describe("runs over real sockets with worker processes", () => {

@@ -7,8 +7,7 @@
  * test machine does: each worker in a cgroup of its own).
  */
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -24,6 +23,7 @@ import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle, Procs } from "../../src/runtime/ports.ts";
 import { workerPoolCgroupOwner } from "../../src/runtime/workerPoolCgroup.ts";
 import { canContain } from "../fixtures/canContain.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 
 const FAKE_WORKER = fileURLToPath(new URL("../fixtures/fakeWorker.mjs", import.meta.url));
 
@@ -42,7 +42,6 @@ const procs: Procs = {
 const pools: LocalPool[] = [];
 /** Pids a test learned from a log: processes the pool did not start itself. */
 const learned = new Set<number>();
-const tempDirs: string[] = [];
 
 /** Whether this machine lets this user contain processes, so that the pools' workers are. */
 const contained = canContain(real, "pool");
@@ -68,21 +67,14 @@ afterEach(async () => {
     () => ownPoolCgroups().every((cgroup) => containment?.remove(cgroup)),
     "the pools' cgroups to be removed",
   );
-  await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "baton-pool-"));
-  tempDirs.push(dir);
-  return dir;
-}
 
 /** A pool of fake workers; `mode(name)` gives each worker's mode and argument. */
 async function pool(
   mode: (name: string) => string[],
   options: Partial<LocalPoolOptions> = {},
 ): Promise<{ pool: LocalPool; logsDir: string; replaced: WorkerReplaced[] }> {
-  const logsDir = join(await tempDir(), "logs");
+  const logsDir = join(tempDir(), "logs");
   const started = startLocalPool({
     argvFor: (name) => [process.execPath, FAKE_WORKER, name, ...mode(name)],
     logsDir,
@@ -251,7 +243,7 @@ describe("startLocalPool", () => {
   );
 
   it("does not replace a worker that exits 0, which the coordinator dismissed", async () => {
-    const dir = await tempDir();
+    const dir = tempDir();
     const closed = join(dir, "closed");
     const { pool: workers, replaced } = await pool(() => ["until-file", closed], {
       maxWorkers: 2,
@@ -315,7 +307,7 @@ describe("startLocalPool", () => {
   });
 
   it("fails with WORKER_SPAWN when a worker cannot be started", async () => {
-    const dir = await tempDir();
+    const dir = tempDir();
     const logsDir = join(dir, "logs");
     const workers = startLocalPool({
       argvFor: () => [join(dir, "no-such-program")],
@@ -339,7 +331,7 @@ describe("startLocalPool", () => {
   it.skipIf(!existsSync("/dev/full"))(
     "starts a worker when its log has no room for the pool's line (a full disk)",
     async () => {
-      const logsDir = join(await tempDir(), "logs");
+      const logsDir = join(tempDir(), "logs");
       await mkdir(logsDir);
       // Every write to /dev/full fails with ENOSPC; opening it to append, as spawn does, works.
       await symlink("/dev/full", join(logsDir, "worker-1.log"));
@@ -386,7 +378,7 @@ describe("startLocalPool", () => {
 
 describe("LocalPool.stop", () => {
   it("returns as soon as the workers exit on their own, without signalling them", async () => {
-    const dir = await tempDir();
+    const dir = tempDir();
     const closed = join(dir, "closed");
     const { pool: workers, logsDir } = await pool(() => ["until-file", closed], {
       maxWorkers: 2,
@@ -405,7 +397,7 @@ describe("LocalPool.stop", () => {
   });
 
   it("sends SIGTERM at once to a worker that never joined, and gives the one that joined its grace period", async () => {
-    const dir = await tempDir();
+    const dir = tempDir();
     const closed = join(dir, "closed");
     const { pool: workers, logsDir } = await pool(() => ["until-file", closed], {
       maxWorkers: 2,
@@ -427,7 +419,7 @@ describe("LocalPool.stop", () => {
   });
 
   it("stops at once the workers the coordinator gave up on, with SIGKILL 2 s later for one that is stopped, while the others get their grace", async () => {
-    const dir = await tempDir();
+    const dir = tempDir();
     const closed = join(dir, "closed");
     const { pool: workers, logsDir } = await pool(
       (name) => (name === "local-3" ? ["until-file", closed] : ["sleep"]),

@@ -6,8 +6,8 @@
  * fails with the daemons' logs.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SlurmError } from "../../src/errors.ts";
@@ -31,6 +31,7 @@ import {
   type SlurmCluster,
   startSlurmCluster,
 } from "../fixtures/slurmCluster.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 
 const GRAPH = resolve("test/fixtures/slurm.graph.ts");
 /** A job module every Slurm worker takes 10 s to load (see the fixture). */
@@ -45,7 +46,6 @@ if (skip) {
 
 let cluster: SlurmCluster | undefined;
 const savedConf = process.env.SLURM_CONF;
-const dirs: string[] = [];
 /** Every pool a test started, so afterEach can cancel what a failed test left. */
 const started: SlurmPool[] = [];
 /** Pools and CLI processes a test started outside this process, for the same reason. */
@@ -66,7 +66,6 @@ afterEach(() => {
   for (const name of [...started.splice(0).map((pool) => pool.name), ...namedPools.splice(0)]) {
     execFileSync("scancel", ["-n", name], { env: cluster.env, stdio: "pipe" });
   }
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 afterAll(async () => {
@@ -74,12 +73,6 @@ afterAll(async () => {
   if (savedConf === undefined) delete process.env.SLURM_CONF;
   else process.env.SLURM_CONF = savedConf;
 }, 60_000);
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-slurm-it-"));
-  dirs.push(dir);
-  return dir;
-}
 
 /**
  * A Slurm pool whose running instance the test can watch; `watch` is called as it starts,

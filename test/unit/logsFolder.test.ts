@@ -4,8 +4,7 @@
  * why and what to do, before any worker starts: the local pool builds no worker's command
  * line, the Slurm pool (against the in-memory Slurm) submits nothing.
  */
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -16,20 +15,13 @@ import { memoryNet } from "../../src/runtime/memoryNet.ts";
 import { slurmPool } from "../../src/runtime/slurmPool.ts";
 import type { PoolStart, RunningPool } from "../../src/runtime/workerPool.ts";
 import { FakeSlurm } from "../fixtures/fakeSlurm.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 
-const dirs: string[] = [];
 const started: RunningPool[] = [];
 
 afterEach(async () => {
   await Promise.all(started.splice(0).map((pool) => pool.stop().catch(() => {})));
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-logs-folder-"));
-  dirs.push(dir);
-  return dir;
-}
 
 /** What a pool is started with, its workers' logs in `logsDir`. */
 function context(logsDir: string): PoolStart {

@@ -1,11 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { copyFile, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle, ProcInfo, SpawnOptions } from "../../src/runtime/ports.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 
 const procs = nodeProcs();
 
@@ -13,7 +13,6 @@ const procs = nodeProcs();
 const running = new Map<ProcHandle, boolean>();
 /** Processes started by our children, with the argv that identifies them. */
 const descendants: { pid: number; argv: string[] }[] = [];
-const tempDirs: string[] = [];
 
 function start(options: SpawnOptions): ProcHandle {
   const handle = procs.spawn(options);
@@ -42,14 +41,7 @@ afterEach(async () => {
     killQuietly(handle.pid);
   }
   await Promise.all(handles.map((handle) => handle.exited));
-  await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "baton-procs-"));
-  tempDirs.push(dir);
-  return dir;
-}
 
 /** Polls until `probe` returns a value, failing after `ms`. */
 async function until<T>(probe: () => T | undefined, what: string, ms = 5000): Promise<T> {
@@ -126,7 +118,7 @@ describe("nodeProcs", () => {
   });
 
   it("parses a command name holding spaces and parentheses", async () => {
-    const program = join(await tempDir(), "a) b (c) d");
+    const program = join(tempDir(), "a) b (c) d");
     await copyFile("/bin/sleep", program);
     const child = start({ argv: [program, "30"] });
     const info = await until(() => inState(child.pid, "sleeping"), "the program to sleep");
@@ -189,7 +181,7 @@ describe("nodeProcs", () => {
   });
 
   it("appends stdout and stderr to the log file, with env and cwd applied", async () => {
-    const dir = await tempDir();
+    const dir = tempDir();
     const logFile = join(dir, "job.log");
     const argv: SpawnOptions["argv"] = ["sh", "-c", 'echo "out $GREETING"; pwd; echo err >&2'];
     const env = { GREETING: "hello", PATH: process.env.PATH ?? "/usr/bin:/bin" };

@@ -5,8 +5,8 @@
  * not on the PATH it says so, keeps the batch script and exits 0, the rank groups reaped all
  * the same; a Slurm command that fails exits 1.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
@@ -16,6 +16,7 @@ import type { SlurmCommands } from "../../src/runtime/slurmCommands.ts";
 import { capturedOutput } from "../fixtures/capturedOutput.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
 import { FakeSlurm } from "../fixtures/fakeSlurm.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 
 const fake = vi.hoisted(() => ({ slurm: undefined as SlurmCommands | undefined }));
 vi.mock("../../src/runtime/slurmCommands.ts", async (importOriginal) => {
@@ -30,21 +31,13 @@ vi.mock("../../src/runtime/slurmCommands.ts", async (importOriginal) => {
 const { reapCommand } = await import("../../src/cli/reapCommand.ts");
 
 const host = hostname().replace(/[^A-Za-z0-9._-]/g, "_");
-const dirs: string[] = [];
 const path = process.env.PATH;
 
 afterEach(() => {
   vi.restoreAllMocks();
   fake.slurm = undefined;
   process.env.PATH = path;
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-reap-command-"));
-  dirs.push(dir);
-  return dir;
-}
 
 /** The run files a `baton run` with a Slurm pool leaves: its secret and its pool's script. */
 function runFiles(dir: string, stem: string, pool: string): string[] {
