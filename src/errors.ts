@@ -407,14 +407,13 @@ export class TeardownError extends BatonError {
 
 /**
  * A rank group could not be launched or did not finish well: the reaper could not clear the
- * way (`REAP_FAILED`), the deployment's name is held by a live launcher or an unreaped
- * manifest (`DEPLOYMENT_BLOCKED`), a rank could not be started (`LAUNCH_FAILED`), a rank was
- * not ready within the load timeout (`BARRIER_TIMEOUT`), a rank failed (`RANK_FAILED`, with
- * its exit code and the tail of its log) or its heartbeat went stale (`RANK_LOST`), or the
- * launcher could not renew its lease and stopped the ranks (`LEASE_LOST`); `ready`
- * rejects with `STOPPED` when the group was stopped or finished before every rank was
- * ready. When the
- * group's own teardown failed as well, `teardownError` says so: the group's error is still
+ * way (`REAP_FAILED`), the deployment's name is held by a live launcher (here, or in an ssh
+ * host's state dir) or an unreaped manifest (`DEPLOYMENT_BLOCKED`), a rank could not be
+ * started (`LAUNCH_FAILED`), a rank was not ready within the load timeout
+ * (`BARRIER_TIMEOUT`), a rank failed (`RANK_FAILED`, with its exit code and the tail of its
+ * log) or its heartbeat went stale (`RANK_LOST`), or the launcher could not renew its lease
+ * and stopped the ranks (`LEASE_LOST`); `ready` rejects with `STOPPED` when the group was
+ * stopped or finished before every rank was ready. When the group's own teardown failed as well, `teardownError` says so: the group's error is still
  * this one, and `stop()` retries the teardown. `retryable` is `false` when another launch
  * would fail the same way (a rank's program or working directory is not there, a state dir
  * this user may not write, a name blocked by a manifest no reap can clear): a rank job that

@@ -32,6 +32,11 @@ export type GroupEvent =
   | { type: "LAUNCHED" }
   /** `retryable: false` when another launch would fail the same way; `shellCode` as GroupFailure's. */
   | { type: "LAUNCH_FAILED"; message: string; retryable?: false; shellCode?: 126 | 127 }
+  /**
+   * The name was refused while launching: an ssh host's state dir holds it for another
+   * launcher (its mirrored lease), which only a site opened during the launch can find.
+   */
+  | { type: "LAUNCH_BLOCKED"; message: string }
   | { type: "RANK_READY"; rank: number }
   | { type: "RANK_EXITED"; rank: number; code: number | null; signal: string | null }
   | { type: "RANK_LOST"; rank: number; reason: string }
@@ -145,6 +150,9 @@ const whileRanksRun = {
  *   When every rank has exited 0 the group is torn down too (their process groups may hold
  *   children) and succeeds.
  * - A failed launch tears down and then reports the launch failure, never the teardown's.
+ *   A name refused while launching (`LAUNCH_BLOCKED`: another launcher holds it in an ssh
+ *   host's state dir) is torn down the same way and fails as `DEPLOYMENT_BLOCKED`, as a name
+ *   refused before the launch does: what was claimed meanwhile must be given back.
  * - A teardown that could not be verified ends in `teardownFailed`, which keeps everything;
  *   STOP there retries the teardown from the start.
  *
@@ -269,6 +277,13 @@ export const groupMachine = setup({
               ...(event.retryable === false && { retryable: false as const }),
               ...(event.shellCode !== undefined && { shellCode: event.shellCode }),
             }),
+          },
+        },
+        LAUNCH_BLOCKED: {
+          target: "stopping",
+          actions: {
+            type: "fail",
+            params: ({ event }) => ({ code: "DEPLOYMENT_BLOCKED", message: event.message }),
           },
         },
         RANK_READY: { actions: "recordReady" },

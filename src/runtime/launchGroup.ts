@@ -625,9 +625,20 @@ class LaunchedGroup implements RankGroup {
       this.watching = true;
       this.watch();
     } catch (error) {
+      const ranks =
+        this.spawned.length > 0 ? "The ranks already started were stopped" : "No rank was started";
+      if (error instanceof RankGroupError && error.code === "DEPLOYMENT_BLOCKED") {
+        // An ssh host's state dir holds the name for another launcher (`claimMirroredLease`):
+        // refused as a name held here is, and given back by the teardown, not a failed launch.
+        this.send({
+          type: "LAUNCH_BLOCKED",
+          message: `it cannot be launched: ${error.message}. ${ranks}`,
+        });
+        return;
+      }
       this.send({
         type: "LAUNCH_FAILED",
-        message: `it could not be launched: ${(error as Error).message}. ${this.spawned.length > 0 ? "The ranks already started were stopped" : "No rank was started"}`,
+        message: `it could not be launched: ${(error as Error).message}. ${ranks}`,
         ...(saysNotRetryable(error) && { retryable: false as const }),
       });
     }

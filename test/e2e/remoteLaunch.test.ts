@@ -9,6 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
+import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
 import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
 import { type SshHost, sshHost } from "../../src/runtime/sshHost.ts";
@@ -69,6 +71,21 @@ describe.skipIf(!available)("baton launch --hosts", () => {
     ]);
     return { dir, name, launcher };
   };
+  /** Starts `baton launch` of `argv` as one rank on the ssh host, in a new state dir. */
+  const launchOnSshHost = (name: string, argv: string[]): BatonProcess =>
+    startBaton([
+      "launch",
+      "--hosts",
+      sshd.url,
+      "--ssh-config",
+      sshd.configFile,
+      "--state-dir",
+      stateDir(),
+      "--name",
+      name,
+      "--",
+      ...argv,
+    ]);
   /** Runs `check` on a new connection to the ssh host, closed after it. */
   const onSshHost = async (check: (there: SshHost) => Promise<void>): Promise<void> => {
     const there = sshHost(target, { configFile: sshd.configFile });
@@ -173,24 +190,34 @@ describe.skipIf(!available)("baton launch --hosts", () => {
   }, 60_000);
 
   it("exits 127, as a shell does, when the rank's program is not on the ssh host", async () => {
-    const result = await startBaton([
-      "launch",
-      "--hosts",
-      sshd.url,
-      "--ssh-config",
-      sshd.configFile,
-      "--state-dir",
-      stateDir(),
-      "--name",
-      newDeployment(),
-      "--",
-      "/nonexistent/train",
-    ]).exit;
+    const result = await launchOnSshHost(newDeployment(), ["/nonexistent/train"]).exit;
     // The host and "could not be started" once each.
     expect(result.stderr).toContain(
       `rank 0 of 1 could not be started: ${sshd.url}: /nonexistent/train: not found on `,
     );
     expect(result.code).toBe(127);
+  }, 60_000);
+
+  it("refuses a --name another launcher holds in the ssh host's state dir with DEPLOYMENT_BLOCKED (exit 1), its lease left there", async () => {
+    const name = newDeployment();
+    const lease = deploymentPaths(remoteRoot, name).lease;
+    const other = encodeStateFile(LEASE_FORMAT, {
+      deployment: name,
+      pid: 4242,
+      token: "another launcher",
+      renewedAt: Date.now(),
+      staleAfterMs: 600_000,
+    });
+    await onSshHost((there) => remoteFiles(there).writeAtomic(lease, other));
+    const result = await launchOnSshHost(name, RANK).exit;
+    expect(result.stderr).toContain(
+      `deployment ${name}: it cannot be launched: ${sshd.url}: deployment ${name} cannot use the state dir ${remoteRoot} there: another launcher holds it there (pid 4242 on its own machine`,
+    );
+    expect(result.stderr).toContain("No rank was started. [DEPLOYMENT_BLOCKED]");
+    expect(result.code).toBe(1);
+    await onSshHost(async (there) => {
+      expect(await remoteFiles(there).read(lease)).toBe(other);
+    });
   }, 60_000);
 
   it("refuses a host list that does not match the world size (exit 2)", async () => {

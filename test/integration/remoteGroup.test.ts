@@ -16,16 +16,19 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { RankGroupError } from "../../src/errors.ts";
+import { createEngine, job } from "../../src/index.ts";
 import { carriesDeployment } from "../../src/machines/carriesDeployment.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type ManifestRank } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
+import { defineJobs } from "../../src/runtime/jobModule.ts";
 import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import type { Files } from "../../src/runtime/ports.ts";
 import type { LaunchSpec, RankGroup } from "../../src/runtime/rankGroup.ts";
 import { type ReapReport, reapDeployments } from "../../src/runtime/reaper.ts";
 import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
@@ -136,6 +139,25 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
       }),
     );
     return { stateDir, deployment, paths };
+  };
+  /**
+   * Writes, in the host's state dir, the mirrored lease of another launcher (pid 4242 on its
+   * own machine, token "another launcher") holding `deployment` there, renewed just now;
+   * its path.
+   */
+  const holdNameThere = async (there: Files, deployment: string): Promise<string> => {
+    const lease = deploymentPaths(remoteRoot, deployment).lease;
+    await there.writeAtomic(
+      lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment,
+        pid: 4242,
+        token: "another launcher",
+        renewedAt: Date.now(),
+        staleAfterMs: 600_000,
+      }),
+    );
+    return lease;
   };
   /** Runs the reaper over `stateDir` with the test sshd's ssh config and the fast teardown. */
   const reap = (stateDir: string): Promise<ReapReport> =>
@@ -395,7 +417,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     );
   }, 30_000);
 
-  it("refuses a launch of a name that a launcher with another local state dir holds in the same remote state dir, leaving that one's files and ranks there alone", async () => {
+  it("refuses a launch of a name that a launcher with another local state dir holds in the same remote state dir as DEPLOYMENT_BLOCKED, giving back its own claim and leaving that one's files and ranks there alone", async () => {
     const first = launch({ argv: [...RANK_PY, "--step-ms", "50"] });
     await first.ready;
     const remotePid = first.pids()[1] as number;
@@ -403,18 +425,33 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
       first.dir.slice(0, -first.deployment.length - 1),
       first.deployment,
     );
+    const there = remoteFiles(open());
+    const paths = deploymentPaths(remoteRoot, first.deployment);
+    /** The deployment's files on the host, but the temp files of writes in flight. */
+    const filesThere = async () =>
+      (await there.list(paths.dir)).filter((name) => !name.startsWith(".")).sort();
+    const before = await filesThere();
     // Another local state dir (launch gives each its own), the same name and ssh host.
     const second = launch({ argv: [...RANK_PY, "--step-ms", "50"], name: first.deployment });
     const error = (await second.wait().catch((thrown: unknown) => thrown)) as RankGroupError;
-    expect(error.code).toBe("LAUNCH_FAILED");
+    expect(error).toBeInstanceOf(RankGroupError);
+    // Retryable, as a name a live launcher holds here is: that launch may end.
+    expect(error).toMatchObject({ code: "DEPLOYMENT_BLOCKED", retryable: undefined });
     expect(error.message).toMatch(
       new RegExp(
-        `^deployment ${first.deployment}: it could not be launched: ${sshd.url}: deployment ${first.deployment} cannot use the state dir ${remoteRoot} there: another launcher holds it there \\(pid ${process.pid} on its own machine, its lease .* renewed \\d+ ms ago\\): .* give this one another --name \\(name\\) or --remote-state-dir \\(remote\\.stateDir\\)\\. No rank was started\\.$`,
+        `^deployment ${first.deployment}: it cannot be launched: ${sshd.url}: deployment ${first.deployment} cannot use the state dir ${remoteRoot} there: another launcher holds it there \\(pid ${process.pid} on its own machine, its lease .* renewed \\d+ ms ago\\): .* give this one another --name \\(name\\) or --remote-state-dir \\(remote\\.stateDir\\)\\. No rank was started\\.$`,
       ),
     );
+    // The refused launch gave back its local claim (its lease, its manifest) and added nothing
+    // on the host.
+    const secondPaths = deploymentPaths(
+      second.dir.slice(0, -second.deployment.length - 1),
+      second.deployment,
+    );
+    expect(existsSync(secondPaths.lease)).toBe(false);
+    expect(existsSync(secondPaths.manifest)).toBe(false);
+    expect(await filesThere()).toEqual(before);
     // The first launch's mirrored lease and its rank's marker are still there, its rank runs.
-    const there = remoteFiles(open());
-    const paths = deploymentPaths(remoteRoot, first.deployment);
     expect(await readStateFile(there, LEASE_FORMAT, paths.lease)).toMatchObject({
       token: firstManifest?.launcher.token,
     });
@@ -428,6 +465,44 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     });
     expect(proc?.state).toMatch(/sleeping|running/);
     expect((await first.stop("test")).verified).toBe(true);
+  }, 60_000);
+
+  it("retries a rank job whose name another launcher holds in the ssh host's state dir, as one held here, saying to give it a backoff; that launcher's lease stays", async () => {
+    const deployment = newDeployment();
+    // The other launcher's mirrored lease, renewed just now: no process of it runs.
+    const there = remoteFiles(open());
+    const lease = await holdNameThere(there, deployment);
+    const remote = defineJobs({
+      train: {
+        ranks: (input: { stateDir: string; name: string; host: string; configFile: string }) => ({
+          argv: [...RANK_PY],
+          stateDir: input.stateDir,
+          name: input.name,
+          hosts: [input.host],
+          remote: { ssh: { configFile: input.configFile } },
+        }),
+      },
+    });
+    const input = {
+      stateDir: newStateDir(),
+      name: deployment,
+      host: sshd.url,
+      configFile: sshd.configFile,
+    };
+    const train = job("train", input, { ranks: 1, retries: 1 });
+    const outcome = (await createEngine({ jobs: remote, workers: 1 }).run([train])).get(train);
+    expect(outcome).toMatchObject({ status: "failed", attempts: 2 });
+    // The job's advice is for DEPLOYMENT_BLOCKED alone (`forTheJob`): its error carries no code.
+    expect(outcome.error).toMatchObject({ name: "RankGroupError" });
+    expect(outcome.error?.retryable).toBeUndefined();
+    expect(outcome.error?.message).toMatch(
+      new RegExp(
+        `^deployment ${deployment}: it cannot be launched: ${sshd.url}: deployment ${deployment} cannot use the state dir ${remoteRoot} there: another launcher holds it there \\(pid 4242 on its own machine, .*\\. No rank was started\\. Each retry of job ${outcome.id} \\(kind "train", this was attempt 2\\) launches it again, which works only once the name is free: give the job a backoff`,
+      ),
+    );
+    expect(await readStateFile(there, LEASE_FORMAT, lease)).toMatchObject({
+      token: "another launcher",
+    });
   }, 60_000);
 
   it("leaves no remote rank alive when the launcher is SIGKILLed, and the reaper then removes the manifest on both hosts", async () => {
@@ -512,17 +587,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     const rank = Number(started.stdout.toString());
     strangers.push(rank);
     const there = remoteFiles(host);
-    const lease = deploymentPaths(remoteRoot, deployment).lease;
-    await there.writeAtomic(
-      lease,
-      encodeStateFile(LEASE_FORMAT, {
-        deployment,
-        pid: 4242,
-        token: "another launcher",
-        renewedAt: Date.now(),
-        staleAfterMs: 60_000,
-      }),
-    );
+    const lease = await holdNameThere(there, deployment);
     const report = await reap(stateDir);
     expect(report.reaped).toEqual([]);
     expect(report.failed).toEqual([{ deployment, error: expect.any(RankGroupError) }]);

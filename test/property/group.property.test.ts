@@ -2,8 +2,9 @@
  * The group machine under any sequence of runtime reports, stops and clock advances (in any
  * order, including ones the runtime never produces), against a small reference model of
  * DESIGN §4's group: the effects it emits match the model, `group.finished` comes at most
- * once, the outcome is the first failure (a launch failure is never replaced by what the
- * teardown after it does), and a group that succeeded had every rank exit 0.
+ * once, the outcome is the first failure (a launch failure, or a name refused while launching,
+ * is never replaced by what the teardown after it does), and a group that succeeded had every
+ * rank exit 0.
  *
  * Knobs: BATON_PROPERTY_RUNS (default 1000). To replay a failure, set the variables the
  * failure message prints: BATON_PROPERTY_SEED and BATON_PROPERTY_PATH.
@@ -32,6 +33,7 @@ function stepArbitrary(worldSize: number): fc.Arbitrary<Step> {
     ),
     send(fc.constant({ type: "LAUNCHED" as const })),
     send(fc.constant({ type: "LAUNCH_FAILED" as const, message: "no spawn" })),
+    send(fc.constant({ type: "LAUNCH_BLOCKED" as const, message: "held on a host" })),
     { weight: 3, arbitrary: send(rank.map((r) => ({ type: "RANK_READY" as const, rank: r }))) },
     {
       weight: 3,
@@ -138,6 +140,9 @@ function model(worldSize: number, steps: Step[]): { types: string[]; outcome: st
       } else if (e.type === "LAUNCHED" && state === "launching") enter("barrier");
       else if (e.type === "LAUNCH_FAILED" && state === "launching") {
         fail("LAUNCH_FAILED");
+        enter("stopping");
+      } else if (e.type === "LAUNCH_BLOCKED" && state === "launching") {
+        fail("DEPLOYMENT_BLOCKED");
         enter("stopping");
       }
     } else if (state === "stopping") {

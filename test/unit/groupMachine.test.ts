@@ -151,6 +151,39 @@ describe("group machine", () => {
     });
   });
 
+  it("a name an ssh host refuses while launching tears down what the launch claimed, then fails DEPLOYMENT_BLOCKED, not LAUNCH_FAILED", () => {
+    const g = startGroup();
+    g.actor.send({ type: "REAPED" });
+    g.actor.send({ type: "LAUNCH_BLOCKED", message: "another launcher holds it there" });
+    expect(g.value()).toBe("stopping");
+    expect(g.types()).toEqual(["group.launch", "group.teardown"]);
+    // What that teardown does (a rank it stops, a later launch failure) does not replace it.
+    g.actor.send({ type: "RANK_EXITED", rank: 0, code: null, signal: "SIGTERM" });
+    g.actor.send({ type: "LAUNCH_FAILED", message: "cannot start python9" });
+    g.actor.send({ type: "TEARDOWN_DONE" });
+    const finished = g.finished();
+    expect(finished?.type === "group.finished" && finished.outcome).toEqual({
+      status: "failed",
+      failure: { code: "DEPLOYMENT_BLOCKED", message: "another launcher holds it there" },
+    });
+  });
+
+  it("a name refused after a stop, or once the ranks were launched, does not change the outcome", () => {
+    const stopped = startGroup();
+    stopped.actor.send({ type: "REAPED" });
+    stopped.actor.send({ type: "STOP", reason: "Ctrl-C" });
+    stopped.actor.send({ type: "LAUNCH_BLOCKED", message: "another launcher holds it there" });
+    stopped.actor.send({ type: "TEARDOWN_DONE" });
+    const finished = stopped.finished();
+    expect(finished?.type === "group.finished" && finished.outcome).toEqual({
+      status: "stopped",
+      reason: "Ctrl-C",
+    });
+    const running = launched(1);
+    running.actor.send({ type: "LAUNCH_BLOCKED", message: "another launcher holds it there" });
+    expect(running.value()).toBe("barrier");
+  });
+
   it("a failed reap refuses the launch: nothing is launched", () => {
     const g = startGroup();
     g.actor.send({
