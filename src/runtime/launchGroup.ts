@@ -40,7 +40,7 @@ import { checkLaunchSpec } from "./checkLaunchSpec.ts";
 import { clearDeployment } from "./clearDeployment.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
-import { claimLease, type HeldLease, holdLease, unreadableLeaseLeft } from "./launcherLease.ts";
+import { claimOrTakeOver, type HeldLease, holdLease } from "./launcherLease.ts";
 import { logTail } from "./logTail.ts";
 import { markerPids } from "./markerPids.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -503,58 +503,37 @@ class LaunchedGroup implements RankGroup {
   private async claim(): Promise<string | undefined> {
     const { files, procs, clock } = this.ports;
     const path = this.paths.lease;
-    const staleAfterMs = this.timeouts.leaseStaleMs;
-    const { deployment, token } = this;
     await files.mkdirp(this.paths.dir);
-    let reaperWaits = 0;
-    for (let attempt = 1; ; attempt++) {
-      const held = await claimLease({
-        files,
-        clock,
-        path,
-        deployment,
-        pid: procs.selfPid,
-        token,
-        staleAfterMs,
-      });
-      if (held === undefined) return undefined;
-      const now = clock.now();
-      let gone: string | undefined;
-      if (held === "unreadable") {
-        gone = await unreadableLeaseLeft(files, path, staleAfterMs, now);
-      } else {
-        gone = launcherGone({
+    const refused = await claimOrTakeOver({
+      files,
+      clock,
+      path,
+      deployment: this.deployment,
+      pid: procs.selfPid,
+      token: this.token,
+      staleAfterMs: this.timeouts.leaseStaleMs,
+      logger: this.logger,
+      left: (held, now) =>
+        launcherGone({
           launcherPid: held.pid,
           process: procs.inspect(held.pid),
           lease: held,
           now,
           noLeaseSince: now,
           leaseStaleMs: held.staleAfterMs,
-        });
-      }
-      if (
-        gone === undefined &&
-        held !== "unreadable" &&
-        held.token.startsWith(REAPER_CLAIM) &&
-        reaperWaits < REAPER_CLAIM_WAITS
-      ) {
-        // A reaper removing an empty cgroup this name left holds it for a few ms.
-        reaperWaits++;
-        attempt--;
-        await new Promise((resolve) => clock.setTimeout(resolve, REAPER_CLAIM_POLL_MS));
-        continue;
-      }
-      if (gone === undefined || attempt === 3) {
-        return held === "unreadable"
-          ? `another launcher is claiming it at this moment (its lease ${path} is being written); stop that one first or pick another --name`
-          : `another launcher (pid ${held.pid}) claimed it a moment ago and is starting its ranks; stop that one first or pick another --name`;
-      }
-      this.logger.info(
-        { deployment, lease: path, why: gone },
-        "taking over a lease its launcher left",
-      );
-      await files.remove(path);
-    }
+        }),
+      // A reaper removing an empty cgroup this name left holds it for a few ms.
+      waitFor: {
+        lease: (held) => held.token.startsWith(REAPER_CLAIM),
+        pollMs: REAPER_CLAIM_POLL_MS,
+        times: REAPER_CLAIM_WAITS,
+      },
+      takingOver: "taking over a lease its launcher left",
+    });
+    if (refused === undefined) return undefined;
+    return refused.held === "unreadable"
+      ? `another launcher is claiming it at this moment (its lease ${path} is being written); stop that one first or pick another --name`
+      : `another launcher (pid ${refused.held.pid}) claimed it a moment ago and is starting its ranks; stop that one first or pick another --name`;
   }
 
   /** Writes the lease and manifest, starts the ranks, and starts watching their markers. */

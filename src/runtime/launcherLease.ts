@@ -89,17 +89,82 @@ export async function claimLease(
   }
 }
 
+/** What `claimOrTakeOver` takes: the lease to create, and how to judge one already there. */
+export interface TakeOverClaim extends Omit<LeaseOptions, "logger" | "onLost" | "inspect"> {
+  logger?: Logger | undefined;
+  /**
+   * Why another launcher's `lease` counts as left behind, so that it is taken over, or
+   * undefined while its launcher may live.
+   */
+  left(lease: Lease, now: number): string | undefined;
+  /**
+   * A lease not left behind that is waited for rather than refused, as its holder gives it
+   * back soon: looked at again every `pollMs`, at most `times` times, those looks not counting
+   * as attempts.
+   */
+  waitFor?: { lease(lease: Lease): boolean; pollMs: number; times: number } | undefined;
+  /** The info line logged as a lease left behind is removed, and fields it adds. */
+  takingOver: string;
+  logFields?: Record<string, unknown> | undefined;
+}
+
+/** A claim refused: the lease there (another launcher's, or `"unreadable"`), seen at `now`. */
+export interface ClaimRefused {
+  held: Lease | "unreadable";
+  now: number;
+}
+
 /**
- * Why a lease `claimLease` found unreadable counts as left behind (removed meanwhile, or not
- * written for longer than `staleAfterMs`), or undefined while it may be a claim being written.
+ * Claims a deployment's name by creating its lease exclusively (`claimLease`); a lease there
+ * that its launcher left (`claim.left`; one unreadable, once removed meanwhile or untouched
+ * for `staleAfterMs`) is removed, logged, and the claim made again, up to three attempts in
+ * all. Resolves with undefined once the lease is this launcher's, else with the lease that
+ * refuses it. Both a launcher's local lease and a site's mirrored one are claimed so.
  *
  * @example
  * ```ts
- * const left = await unreadableLeaseLeft(files, paths.lease, 30_000, clock.now());
- * if (left !== undefined) await files.remove(paths.lease);
+ * const refused = await claimOrTakeOver({ files, clock, path: paths.lease, deployment, pid,
+ *   token, staleAfterMs: 30_000, takingOver: "taking over a lease its launcher left",
+ *   left: (lease, now) => (isLeaseStale(lease, now) ? "its lease is stale" : undefined) });
+ * if (refused !== undefined) throw new Error("another launcher holds this deployment");
  * ```
  */
-export async function unreadableLeaseLeft(
+export async function claimOrTakeOver(claim: TakeOverClaim): Promise<ClaimRefused | undefined> {
+  const { files, clock, path, staleAfterMs, waitFor } = claim;
+  let waits = 0;
+  for (let attempt = 1; ; attempt++) {
+    const held = await claimLease(claim);
+    if (held === undefined) return undefined;
+    const now = clock.now();
+    const left =
+      held === "unreadable"
+        ? await unreadableLeaseLeft(files, path, staleAfterMs, now)
+        : claim.left(held, now);
+    if (
+      left === undefined &&
+      held !== "unreadable" &&
+      waitFor?.lease(held) &&
+      waits < waitFor.times
+    ) {
+      waits++;
+      attempt--;
+      await new Promise((resolve) => clock.setTimeout(resolve, waitFor.pollMs));
+      continue;
+    }
+    if (left === undefined || attempt === 3) return { held, now };
+    claim.logger?.info(
+      { deployment: claim.deployment, ...claim.logFields, lease: path, why: left },
+      claim.takingOver,
+    );
+    await files.remove(path);
+  }
+}
+
+/**
+ * Why a lease `claimLease` found unreadable counts as left behind (removed meanwhile, or not
+ * written for longer than `staleAfterMs`), or undefined while it may be a claim being written.
+ */
+async function unreadableLeaseLeft(
   files: Files,
   path: string,
   staleAfterMs: number,

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { RankGroupError } from "../errors.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { readStateFile } from "../rank/stateFile.ts";
-import { claimLease, type LeaseOptions, unreadableLeaseLeft } from "./launcherLease.ts";
+import { claimOrTakeOver, type LeaseOptions } from "./launcherLease.ts";
 import type { Files } from "./ports.ts";
 
 /** What `claimMirroredLease` takes: the lease to create, and where it is for the messages. */
@@ -15,7 +15,7 @@ export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLos
 
 /**
  * Claims a deployment's name in an ssh host's root state dir for this launcher: its mirrored
- * lease there is created only if there is none (`claimLease`). The local lease keeps two
+ * lease there is created only if there is none (`claimOrTakeOver`). The local lease keeps two
  * launchers of one name apart only when they share a local state dir; two with different ones
  * may share the host's (`~/.baton/run` by default), where each would clear the other's lease
  * and markers, and stop the other's ranks there, which carry the same name and state dir.
@@ -32,34 +32,27 @@ export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLos
  * ```
  */
 export async function claimMirroredLease(claim: MirroredLeaseClaim): Promise<void> {
-  const { files, clock, path, deployment, staleAfterMs } = claim;
-  for (let attempt = 1; ; attempt++) {
-    const held = await claimLease(claim);
-    if (held === undefined) return;
-    const now = clock.now();
-    let left: string | undefined;
-    if (held === "unreadable") {
-      left = await unreadableLeaseLeft(files, path, staleAfterMs, now);
-    } else if (isLeaseStale(held, now)) {
-      left = `its lease was last renewed ${now - held.renewedAt} ms ago (stale after ${held.staleAfterMs} ms)`;
-    }
-    if (left === undefined || attempt === 3) {
-      const holder =
-        held === "unreadable"
-          ? `another launcher is claiming it there at this moment (its lease ${path} is being written)`
-          : `another launcher holds it there (pid ${held.pid} on its own machine, its lease ${path} renewed ${now - held.renewedAt} ms ago): one whose local state dir is not this launch's, sharing this remote state dir`;
-      throw new RankGroupError(
-        "DEPLOYMENT_BLOCKED",
-        `${claim.host}: deployment ${deployment} cannot use the state dir ${claim.stateDir} there: ${holder}. Its files and ranks there were left as they are; stop that launch, or give this one another --name (name) or --remote-state-dir (remote.stateDir)`,
-        deployment,
-      );
-    }
-    claim.logger?.info(
-      { deployment, host: claim.host, lease: path, why: left },
-      "taking over a mirrored lease its launcher left",
-    );
-    await files.remove(path);
-  }
+  const { path, deployment } = claim;
+  const refused = await claimOrTakeOver({
+    ...claim,
+    left: (held, now) =>
+      isLeaseStale(held, now)
+        ? `its lease was last renewed ${now - held.renewedAt} ms ago (stale after ${held.staleAfterMs} ms)`
+        : undefined,
+    takingOver: "taking over a mirrored lease its launcher left",
+    logFields: { host: claim.host },
+  });
+  if (refused === undefined) return;
+  const { held, now } = refused;
+  const holder =
+    held === "unreadable"
+      ? `another launcher is claiming it there at this moment (its lease ${path} is being written)`
+      : `another launcher holds it there (pid ${held.pid} on its own machine, its lease ${path} renewed ${now - held.renewedAt} ms ago): one whose local state dir is not this launch's, sharing this remote state dir`;
+  throw new RankGroupError(
+    "DEPLOYMENT_BLOCKED",
+    `${claim.host}: deployment ${deployment} cannot use the state dir ${claim.stateDir} there: ${holder}. Its files and ranks there were left as they are; stop that launch, or give this one another --name (name) or --remote-state-dir (remote.stateDir)`,
+    deployment,
+  );
 }
 
 /**
