@@ -2,7 +2,9 @@
  * A launcher keeps its claim on the name (its local lease, renewed) until the files of its
  * deployment on every ssh host are gone: a launch of the same name that comes while a slow
  * host is being cleared is refused, instead of taking over a lease gone stale meanwhile and
- * then losing its new mirrored lease to the old launcher's clear. Simulated processes, files
+ * then losing its new mirrored lease to the old launcher's clear; and a launch that one host
+ * refuses the name on (another launcher holds it there) gives back what it claimed here and on
+ * the hosts that opened, and fails DEPLOYMENT_BLOCKED. Simulated processes, files
  * and clock; the ssh host is a second simulated disk behind a stand-in for `remoteSite.ts`
  * whose close the test holds open.
  */
@@ -33,6 +35,8 @@ const host = vi.hoisted(() => ({
   holdClose: undefined as Promise<void> | undefined,
   /** Told when a site's close reached the hold. */
   onHeld: (): void => {},
+  /** A host spec whose state dir holds the name for another launcher: its site is refused. */
+  refused: undefined as string | undefined,
   nextPid: 7_000,
 }));
 
@@ -53,6 +57,14 @@ vi.mock("../../src/runtime/remoteSite.ts", async () => {
   return {
     /** The real site's steps on the host's simulated disk: clear, folder, mirrored lease. */
     openRemoteSite: async (options: RemoteSiteOptions): Promise<RemoteSite> => {
+      if (options.target.spec === host.refused) {
+        const { RankGroupError } = await import("../../src/errors.ts");
+        throw new RankGroupError(
+          "DEPLOYMENT_BLOCKED",
+          `${options.target.spec}: another launcher holds it there`,
+          options.deployment,
+        );
+      }
       const { files } = host;
       const paths = deploymentPaths(REMOTE_ROOT, options.deployment);
       await clearDeployment(files, paths);
@@ -169,5 +181,44 @@ describe("launchGroup closing its ssh hosts", () => {
     expect(firstEnd.error).toBeUndefined();
     // The name was still the first launcher's.
     expect(secondEnd.error).toMatchObject({ code: "DEPLOYMENT_BLOCKED" });
+  });
+
+  it("a launch one host refuses the name on fails DEPLOYMENT_BLOCKED and gives back its claim here and on the host that opened", async () => {
+    const sim = new SimClock();
+    host.files = new SimFiles(new SimEntropy(3)).port(sim.scope());
+    host.refused = "ssh://alice@gpu-3";
+    const files = new SimFiles(new SimEntropy(1)).port(sim.scope());
+    try {
+      const group = launchGroup({
+        argv: ["/usr/bin/python3", "train.py"],
+        worldSize: 2,
+        hosts: [HOST, host.refused],
+        name: "w7",
+        stateDir: "/sim/run",
+        operatorEnv: {},
+        timeouts: { leaseStaleMs: STALE_MS },
+        ports: {
+          procs: new SimProcs({ clock: sim }),
+          clock: sim,
+          files,
+          entropy: new SimEntropy(2),
+          freePort: async () => 29_500,
+          logTail: async () => "",
+        },
+      });
+      const end = groupEnd(group);
+      await runUntil(sim, () => end.done);
+      expect(end.error).toMatchObject({
+        code: "DEPLOYMENT_BLOCKED",
+        message:
+          "deployment w7: it cannot be launched: ssh://alice@gpu-3: another launcher holds it there. No rank was started.",
+      });
+      expect(group.pids()).toEqual([]);
+      // gpu-2's site opened, claimed the name there, and was cleared by the teardown.
+      expect(await host.files.list(`${REMOTE_ROOT}/w7`)).toEqual([]);
+      expect(await files.list("/sim/run/w7")).toEqual([]);
+    } finally {
+      host.refused = undefined;
+    }
   });
 });
