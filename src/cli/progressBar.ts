@@ -1,23 +1,30 @@
 import { formatDuration } from "../formatDuration.ts";
-import type { RunProgress, StoreReadingEvent } from "../runtime/run.ts";
+import type { JobProgressEvent, RunProgress, StoreReadingEvent } from "../runtime/run.ts";
+import { JobProgressLines } from "./jobProgressLines.ts";
 import { LiveLine } from "./liveLine.ts";
 
 /**
- * A one-line live progress bar for a terminal: done / running / failed / cached, rate and
- * ETA, redrawn in place on stderr; before the run starts, how far reading the stored results
- * has come.
+ * A live progress bar for a terminal: done / running / failed / cached, rate and ETA, redrawn
+ * in place on stderr, with what running handlers report (`ctx.progress`) on lines under it
+ * (`JobProgressLines`, drawn with the bar's next `progress`); before the run starts, how far
+ * reading the stored results has come.
  *
  * @example
  * ```ts
  * const bar = new ProgressBar(process.stderr);
  * run.on("store.reading", (r) => bar.drawReading(r));
  * run.on("progress", (p) => bar.draw(p));
+ * run.on("job.progress", (p) => bar.jobProgress(p));
+ * run.on("job", (e) => {
+ *   if (e.state !== "running") bar.jobLeftRunning(e.id);
+ * });
  * bar.print("a worker joined\n"); // above the bar, which is drawn again
  * bar.clear();
  * ```
  */
 export class ProgressBar {
   private readonly line: LiveLine;
+  private readonly jobs = new JobProgressLines();
 
   constructor(
     out: NodeJS.WriteStream,
@@ -45,7 +52,17 @@ export class ProgressBar {
     const pool =
       progress.poolWaitingFor !== undefined && left > 0 ? ` · ${progress.poolWaitingFor}` : "";
     const line = `${bar} ${finished}/${total} done · ${counts.running} running${storing}${workers}${pool} · ${counts.failed} failed · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
-    this.line.draw(line);
+    this.line.draw([line, ...this.jobs.lines(Date.now())].join("\n"));
+  }
+
+  /** A handler's report: shown under the bar from its next draw, until its job leaves running. */
+  jobProgress(event: JobProgressEvent): void {
+    this.jobs.report(event, Date.now());
+  }
+
+  /** The job is no longer running: its handler's report goes with the bar's next draw. */
+  jobLeftRunning(id: string): void {
+    this.jobs.ended(id);
   }
 
   /** Reading the results earlier runs stored: `done` of `total` entries. */

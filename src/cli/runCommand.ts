@@ -440,6 +440,17 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (bar) {
       run.on("store.reading", (reading) => bar.drawReading(reading));
       run.on("progress", (progress) => bar.draw(progress));
+      // What handlers report, under the bar until their job leaves running. The `job` listener
+      // costs every job's every change an event: only a run whose handlers report takes it.
+      let followingJobs = false;
+      run.on("job.progress", (report) => {
+        bar.jobProgress(report);
+        if (followingJobs) return;
+        followingJobs = true;
+        run.on("job", ({ id, state }) => {
+          if (state !== "running") bar.jobLeftRunning(id);
+        });
+      });
     }
     // A full store holds the run up: say so at once, and again when it goes on.
     run.on("store.full", ({ message }) => say(`baton run: ${message}\n`));

@@ -503,6 +503,8 @@ export function createEngine(options: EngineOptions): Engine {
             onProgress: (frame, worker) =>
               run.emit("job.progress", {
                 id: frame.job,
+                // The connection takes progress only for the job it holds: one on the board.
+                kind: board.jobs.get(frame.job)?.job.kind ?? "",
                 worker,
                 ...(frame.done !== undefined && { done: frame.done }),
                 ...(frame.total !== undefined && { total: frame.total }),

@@ -145,9 +145,13 @@ export interface JobEvent {
   worker?: string;
 }
 
-/** Progress reported by a handler through `ctx.progress`, emitted as `job.progress`. */
+/**
+ * Progress reported by a handler through `ctx.progress`, emitted as `job.progress`: the job's
+ * `id` and `kind`, the `worker` running it, and what the handler gave.
+ */
 export interface JobProgressEvent {
   id: string;
+  kind: string;
   worker: string;
   done?: number;
   total?: number;

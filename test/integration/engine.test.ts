@@ -1842,12 +1842,13 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
       expect(updates).toEqual([
         {
           id,
+          kind: "step",
           worker: expect.stringMatching(/^inproc-\d+$/),
           done: 0,
           total: 2,
           message: `step ${spec.input}`,
         },
-        { id, worker: updates[0]!.worker, done: 2, total: 2 },
+        { id, kind: "step", worker: updates[0]!.worker, done: 2, total: 2 },
       ]);
     }
   });

@@ -47,4 +47,22 @@ describe("LiveLine", () => {
       "\r\x1b[2K",
     ]);
   });
+
+  it("draws several lines, each cut to the width, and erases them all from the last up", () => {
+    const { out, written } = terminal(10);
+    const line = new LiveLine(out);
+    line.draw("3/10 done and more\n  fetch 3f2a9c: 2/5");
+    line.draw("4/10 done");
+    line.print("a line\n");
+    line.clear();
+    expect(written).toEqual([
+      "\r\x1b[2K3/10 done\n  fetch 3",
+      // Both lines go, the cursor back where the first began, before the one line is drawn.
+      "\r\x1b[2K\x1b[1A\x1b[2K4/10 done",
+      "\r\x1b[2K",
+      "a line\n",
+      "\r\x1b[2K4/10 done",
+      "\r\x1b[2K",
+    ]);
+  });
 });

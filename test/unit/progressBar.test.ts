@@ -111,4 +111,38 @@ describe("ProgressBar", () => {
     // Cleared, the line, and the same bar again: the bar does not wait for its next change.
     expect(t.written.join("")).toBe(`${drawn}\r\x1b[2KWARN: worker lost\n${drawn}`);
   });
+
+  it("shows what running handlers report under the bar, with its next draw, until their job leaves running", () => {
+    const t = terminal();
+    const bar = new ProgressBar(t.out, 10);
+    const progress = { total: 10, counts, cached: 0, elapsedMs: 1000, rate: 5, workers: 2 };
+    bar.draw(progress);
+    bar.jobProgress({
+      id: "3f2a9c1d0b7e4a56",
+      kind: "fetch",
+      worker: "local-1",
+      done: 2,
+      total: 5,
+      message: "page 2",
+    });
+    bar.jobProgress({
+      id: "77aa9c1d0b7e4a56",
+      kind: "train",
+      worker: "local-2",
+      message: "epoch 1",
+    });
+    expect(t.last()).not.toContain("fetch");
+    bar.draw(progress);
+    expect(t.last().split("\n").slice(1)).toEqual([
+      "  fetch 3f2a9c1d0b7e4a56: 2/5 · page 2",
+      "  train 77aa9c1d0b7e4a56: epoch 1",
+    ]);
+    const [head] = t.last().split("\n");
+    bar.jobLeftRunning("3f2a9c1d0b7e4a56");
+    bar.draw(progress);
+    // The three lines erased from the last up, and the bar drawn with the one line left.
+    expect(t.written.at(-1)).toBe(
+      `\r\x1b[2K\x1b[1A\x1b[2K\x1b[1A\x1b[2K${head}\n  train 77aa9c1d0b7e4a56: epoch 1`,
+    );
+  });
 });

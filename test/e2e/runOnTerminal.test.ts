@@ -1,0 +1,74 @@
+/**
+ * `baton run` on a terminal, as a user sees it: run under script(1), which gives it a
+ * pseudo-terminal, so that it draws its progress bar. What a handler reports with
+ * `ctx.progress` shows under the bar while its job runs, and goes when the job is over. The
+ * test stops script by its pid when it ends (its run then gets SIGHUP, the terminal closing).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { shellQuote } from "../../src/runtime/shellQuote.ts";
+import { ROOT } from "../fixtures/batonCli.ts";
+
+const started: ChildProcess[] = [];
+const tempDirs: string[] = [];
+
+afterEach(async () => {
+  for (const child of started.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+      process.kill(child.pid, "SIGKILL");
+    }
+  }
+  await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** `baton ...args` on a pseudo-terminal in `cwd`: its exit code and all it wrote there. */
+function onTerminal(args: string[], cwd: string): Promise<{ code: number | null; out: string }> {
+  const command = [process.execPath, join(ROOT, "bin/baton.js"), ...args].map(shellQuote).join(" ");
+  const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd, stdio: "pipe" });
+  started.push(child);
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    out += chunk;
+  });
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, out })));
+}
+
+describe("baton run on a terminal", () => {
+  it("shows what a running handler reports under the progress bar, until its job is over", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "baton-terminal-"));
+    tempDirs.push(dir);
+    const graph = join(dir, "steps.graph.ts");
+    // `steps` reports each of its three steps; `rest` runs after it, reporting nothing.
+    writeFileSync(
+      graph,
+      `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const jobs = {
+  steps: async (_: null, ctx: { progress(p: object): void }) => {
+    for (let step = 1; step <= 3; step++) {
+      ctx.progress({ done: step, total: 3, message: \`step \${step} of 3\` });
+      await sleep(600);
+    }
+  },
+  rest: () => sleep(1_500),
+};
+export default [job("rest", null, { after: [job("steps", null)] })];
+`,
+    );
+    const { code, out } = await onTerminal(["run", graph, "--no-store", "--workers", "1"], dir);
+    expect(code, out).toBe(0);
+    // What the terminal showed, each time the live lines were drawn.
+    const frames = out.split("\r\x1b[2K").filter((frame) => frame.includes(" done · "));
+    expect(frames.some((frame) => /\n {2}steps [0-9a-f]{16}: 2\/3 · step 2 of 3/.test(frame))).toBe(
+      true,
+    );
+    // Once `steps` was over, the bar drawn while `rest` ran showed its line no more.
+    const last = frames.filter((frame) => frame.includes(" 1/2 done ")).at(-1);
+    expect(last).toContain("1 running");
+    expect(last).not.toContain("steps");
+  }, 60_000);
+});
