@@ -508,7 +508,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     // at once with it (bin/baton.js), where it ended a failed run with 0.
     process.exitCode = code;
     if (values.json) for (const piece of resultJson(result)) process.stdout.write(piece);
-    else process.stderr.write(summaryTable(result, readOnly));
+    else {
+      process.stderr.write(
+        summaryTable(result, { storeReadOnly: readOnly, runLog: join(logsDir, "run.log") }),
+      );
+    }
     if (ui) await closeDashboard(ui, { keep: values["ui-keep"], what: "run" });
     return code;
   } finally {

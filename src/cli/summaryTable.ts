@@ -11,19 +11,32 @@ const STATUS_COLUMN: Record<JobStatus, number> = {
   cancelled: 3,
 };
 
+/** What `summaryTable` says besides the result. */
+export interface SummaryOptions {
+  /**
+   * The store was only read (`--store-read-only`), so the results it gave are not followed by
+   * `--force`'s advice, which that flag refuses.
+   */
+  storeReadOnly?: boolean;
+  /** The run's log (`run.log`), named under the failures. */
+  runLog?: string;
+}
+
 /**
  * The end-of-run summary: one row per job kind with counts, then every failure with its
  * cause and the worker of its last attempt (a run with many failures lists the first 20), and
- * the workers lost, or that left on purpose, while running a job (`workerLossLines`).
- * `storeReadOnly`: the store was only read (`--store-read-only`), so the results it gave are
- * not followed by `--force`'s advice, which that flag refuses.
+ * where the run's log holds each failed attempt with its stack, and the workers lost, or that
+ * left on purpose, while running a job (`workerLossLines`).
  *
  * @example
  * ```ts
- * process.stderr.write(summaryTable(await run));
+ * process.stderr.write(summaryTable(await run, { runLog: ".baton/logs/2026-12-06T09-00-00-000Z-pcmBHhPR/run.log" }));
  * ```
  */
-export function summaryTable(result: RunResult, storeReadOnly = false): string {
+export function summaryTable(
+  result: RunResult,
+  { storeReadOnly = false, runLog }: SummaryOptions = {},
+): string {
   const byKind = countByKind(
     result.jobs.values(),
     (outcome) => outcome.kind,
@@ -48,6 +61,10 @@ export function summaryTable(result: RunResult, storeReadOnly = false): string {
   }
   if (failures.length > 20)
     out.push(`… and ${failures.length - 20} more failures (use --json for all)`);
+  // The message alone rarely says where: the stack is in the log, which nothing else names.
+  if (failures.length > 0 && runLog !== undefined) {
+    out.push(`each failed attempt, with its stack: ${runLog}`);
+  }
   // The workers that went away while running a job (their jobs ran again or failed as poison):
   // a bad node shows up here even when every job completed in the end.
   out.push(...workerLossLines(result.jobs.values()));

@@ -394,6 +394,10 @@ describe("baton run", () => {
     // The run's log tells the story: the retried attempt, the failure with its stack, the end.
     const logs = join(stores.at(-2)!, "logs");
     const [folder] = readdirSync(logs);
+    // The summary names that log, where the stacks its failure lines leave out are.
+    expect(table.stderr).toContain(
+      `\neach failed attempt, with its stack: ${join(logs, folder!, "run.log")}\n`,
+    );
     // Its workers stopped, the run marked its folder ended: pruning need not wait a day.
     expect(readdirSync(join(logs, folder!))).toContain("ended");
     const lines = readFileSync(join(logs, folder!, "run.log"), "utf8")

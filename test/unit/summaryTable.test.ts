@@ -66,6 +66,19 @@ describe("summaryTable", () => {
       "\n2 workers lost while running a job: local-3 (connection broke), local-4 (lease expired)\n",
     );
     expect(summaryTable(completedRun(3, 0))).not.toContain("lost");
+    // The stacks are in the run's log, named only when a job failed.
+    expect(summary).not.toContain("with its stack");
+    const runLog = "/srv/.baton/logs/2026-12-06T09-00-00-000Z-pcmBHhPR/run.log";
+    const failed = summaryTable(
+      {
+        ...run,
+        ok: false,
+        counts: { completed: 1, failed: 2, skipped: 0, cancelled: 0, cached: 0 },
+      },
+      { runLog },
+    );
+    expect(failed).toContain(`: boom\neach failed attempt, with its stack: ${runLog}\n`);
+    expect(summaryTable(completedRun(3, 0), { runLog })).not.toContain(runLog);
   });
 
   it("says how many stored results were reused, in the right number", () => {
@@ -79,7 +92,7 @@ describe("summaryTable", () => {
   });
 
   it("gives no --force advice when the store was only read (--store-read-only refuses --force)", () => {
-    const summary = summaryTable(completedRun(3, 2), true);
+    const summary = summaryTable(completedRun(3, 2), { storeReadOnly: true });
     expect(summary).toContain(
       "\n2 results reused from the store (read only: what this run computed was not stored)\n",
     );
