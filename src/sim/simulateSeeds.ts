@@ -40,11 +40,19 @@ export interface SimulateSeedsOptions {
   /**
    * Threads running seeds side by side (default: the machine's cores, at most one per
    * seed). Seeds are independent, so each gives the trace it gives alone; 1 runs every
-   * seed on the calling thread. A helper takes seeds once it has loaded baton and your
+   * seed on the calling thread (on one helper, with `callingThread: false`). A helper takes seeds once it has loaded baton and your
    * modules (a second or more); the calling thread runs them from the first until then, so a
    * short range may run on it alone.
    */
   threads?: number | undefined;
+  /**
+   * Whether the calling thread runs seeds too (default `true`). With `false` every seed runs on
+   * `threads` helper threads (one with `threads: 1`), and the calling thread is left to its own
+   * work: its CPU to a server or dashboard of yours, at the cost of the first seed, which waits
+   * for a helper to load. It also proves what a helper gives: a short range otherwise ends on
+   * the calling thread before a helper has loaded.
+   */
+  callingThread?: boolean | undefined;
   /** Run each seed twice and fail it (invariant 0) when the two traces differ. */
   checkDeterminism?: boolean | undefined;
   /**
@@ -92,7 +100,7 @@ export type SeedThreadMessage =
 /**
  * Simulates the seeds `first..last` of a drawn simulation, or of your graph and handlers given
  * as module paths (`modules`), on several threads (this one and
- * `threads − 1` helpers) and yields their results in seed order, as each is ready. Stopping
+ * `threads − 1` helpers, or `threads` helpers with `callingThread: false`) and yields their results in seed order, as each is ready. Stopping
  * early (a `break`) stops the threads. Options no simulation can use, and a range that is
  * empty or not of seeds (0 to 4294967295), are a `ConfigError` at the call. An error thrown by
  * a simulation (not a broken invariant: a crash of the simulator itself) ends the iteration
@@ -176,6 +184,7 @@ function checkDrawn(simulation: DrawnSimulation): void {
 /** Every option of how `simulateSeeds` runs (the compiler holds this to `SimulateSeedsOptions`). */
 const SEEDS_OPTIONS: Record<keyof SimulateSeedsOptions, true> = {
   threads: true,
+  callingThread: true,
   checkDeterminism: true,
   traces: true,
   onSeedEnded: true,
@@ -188,7 +197,8 @@ const SEEDS_OPTIONS: Record<keyof SimulateSeedsOptions, true> = {
  */
 function checkSeedsOptions(options: SimulateSeedsOptions): void {
   checkOptionNames("simulateSeeds", options, SEEDS_OPTIONS, {
-    shape: "{ threads, checkDeterminism, traces, onSeedEnded } (its fourth argument)",
+    shape:
+      "{ threads, callingThread, checkDeterminism, traces, onSeedEnded } (its fourth argument)",
     hint: (name) =>
       (DRAWN_OPTIONS as readonly string[]).includes(name)
         ? ` (${name} belongs to the simulation, its third argument)`
@@ -200,7 +210,7 @@ function checkSeedsOptions(options: SimulateSeedsOptions): void {
       `simulateSeeds: onSeedEnded must be a function, (result) => …, not ${JSON.stringify(onSeedEnded) ?? String(onSeedEnded)}`,
     );
   }
-  for (const name of ["checkDeterminism", "traces"] as const) {
+  for (const name of ["callingThread", "checkDeterminism", "traces"] as const) {
     const value = options[name];
     if (value !== undefined && typeof value !== "boolean") {
       throw new ConfigError(
@@ -226,7 +236,8 @@ async function* inSeedOrder(
     options.onSeedEnded?.(result);
     return result;
   };
-  if (threads <= 1) {
+  const here = options.callingThread ?? true;
+  if (threads <= 1 && here) {
     for (let seed = first; seed <= last; seed++) yield ended(await simulateSeed(seed, data));
     return;
   }
@@ -253,11 +264,13 @@ async function* inSeedOrder(
     else failed.set(seed, error);
     seeds.close();
   };
-  // This thread takes seeds too, from the first: it runs them while the helpers load baton and
-  // your modules, and beside them. A helper takes its first seed only once it has loaded: one
-  // handed a seed at its start held it while it loaded (6–10 s under load), and the report, in
-  // seed order, waited for it, the seeds this thread ended meanwhile unreported.
-  const here = (async () => {
+  // This thread takes seeds too (unless told not to), from the first: it runs them while the
+  // helpers load baton and your modules, and beside them. A helper takes its first seed only
+  // once it has loaded: one handed a seed at its start held it while it loaded (6–10 s under
+  // load), and the report, in seed order, waited for it, the seeds this thread ended meanwhile
+  // unreported.
+  const ownSeeds = (async () => {
+    if (!here) return;
     for (let seed = seeds.take(); seed !== undefined; seed = seeds.take()) {
       try {
         finished.set(seed, ended(await simulateSeed(seed, data)));
@@ -267,7 +280,9 @@ async function* inSeedOrder(
       settle();
     }
   })();
-  const helpers = Array.from({ length: threads - 1 }, () => startSeedThread(data, seeds));
+  const helpers = Array.from({ length: here ? threads - 1 : threads }, () =>
+    startSeedThread(data, seeds),
+  );
   for (const helper of helpers) {
     /** It said it took its last seed: its exit is then its end, not a crash. */
     let done = false;
@@ -310,7 +325,7 @@ async function* inSeedOrder(
   } finally {
     stopping = true;
     seeds.close();
-    await Promise.all([here, ...helpers.map((helper) => helper.terminate())]);
+    await Promise.all([ownSeeds, ...helpers.map((helper) => helper.terminate())]);
   }
 }
 

@@ -3,7 +3,7 @@
  * tsx): each seed must give the trace it gives alone, in seed order, whatever thread ran it.
  */
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import type { Fault } from "../../src/sim/faultPlan.ts";
 import { SeedClaims } from "../../src/sim/seedClaims.ts";
@@ -17,13 +17,24 @@ import chargesGraph from "../fixtures/simCharges.graph.ts";
 import chargesHandlers from "../fixtures/simCharges.sim.ts";
 import yourGraph from "../fixtures/simOwn.graph.ts";
 import yourHandlers from "../fixtures/simOwn.sim.ts";
+import { newRange } from "../fixtures/simOwnWhere.sim.ts";
 
 const SMALL = { jobs: 5, workers: 2 };
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
 /** A graph of your own and its handlers, as module paths. */
 const YOURS = { graph: fixture("simOwn.graph.ts"), handlers: fixture("simOwn.sim.ts") };
-/** Your graph with handlers whose merge names its thread, and which make a helper take seed 2. */
+/**
+ * Your graph with handlers whose merge names its thread, and which make a helper take a seed:
+ * the calling thread's first merge waits for a helper's (call `newRange()` before each range).
+ */
 const WHERE = { graph: YOURS.graph, handlers: fixture("simOwnWhere.sim.ts") };
+
+// The mark a helper's merge of WHERE leaves, removed: a test process need not end by exiting.
+afterAll(newRange);
+
+/** Which thread ran a seed of WHERE, as its merge says. */
+const threadOf = (r: Awaited<ReturnType<typeof simulate>>) =>
+  [...r.outcomes.values()].find((o) => o.kind === "merge")?.value;
 
 async function collect(iterable: AsyncIterable<Awaited<ReturnType<typeof simulate>>>) {
   const out = [];
@@ -77,8 +88,11 @@ describe("a seed helper thread", () => {
 });
 
 describe("simulateSeeds", () => {
-  it("yields every seed in order, each with the trace it gives alone, on 3 threads", async () => {
-    const results = await collect(simulateSeeds(1, 12, SMALL, { threads: 3, traces: true }));
+  it("yields every seed in order, each with the trace it gives alone on this thread, from 3 helper threads", async () => {
+    // No seed on the calling thread: a short range would end there before a helper loaded.
+    const results = await collect(
+      simulateSeeds(1, 12, SMALL, { threads: 3, callingThread: false, traces: true }),
+    );
     expect(results.map((r) => r.seed)).toEqual([...Array(12).keys()].map((i) => i + 1));
     for (const r of results) {
       const alone = await simulate({ seed: r.seed, ...SMALL });
@@ -88,9 +102,14 @@ describe("simulateSeeds", () => {
     }
   });
 
-  it("runs a graph of your own given as module paths, imported on each thread, as simulate runs it", async () => {
+  it("runs a graph of your own given as module paths, imported on each helper thread, as simulate runs it here", async () => {
     const results = await collect(
-      simulateSeeds(1, 4, { workers: 2, modules: YOURS }, { threads: 2, traces: true }),
+      simulateSeeds(
+        1,
+        4,
+        { workers: 2, modules: YOURS },
+        { threads: 2, callingThread: false, traces: true },
+      ),
     );
     expect(results.map((r) => r.seed)).toEqual([1, 2, 3, 4]);
     for (const r of results) {
@@ -179,7 +198,7 @@ describe("simulateSeeds", () => {
 
   it("keeps only a failed seed's trace unless traces are asked for", async () => {
     const drawn = { jobs: 6, workers: 4, plantedBugs: ["lease-running-job" as const] };
-    const results = await collect(simulateSeeds(3, 5, drawn, { threads: 2 }));
+    const results = await collect(simulateSeeds(3, 5, drawn, { threads: 2, callingThread: false }));
     const failed = results.find((r) => r.seed === 4)!;
     expect(failed.ok).toBe(false);
     expect(failed.violation!.invariant).toBe(1);
@@ -187,9 +206,9 @@ describe("simulateSeeds", () => {
     for (const r of results.filter((r) => r.ok)) expect(r.trace).toEqual([]);
   });
 
-  it("checks determinism when asked", async () => {
+  it("checks determinism when asked, on helper threads too", async () => {
     const results = await collect(
-      simulateSeeds(1, 4, SMALL, { threads: 2, checkDeterminism: true }),
+      simulateSeeds(1, 4, SMALL, { threads: 2, callingThread: false, checkDeterminism: true }),
     );
     expect(results.every((r) => r.ok)).toBe(true);
   });
@@ -220,6 +239,7 @@ describe("simulateSeeds", () => {
 
   it("ends the iteration with what onSeedEnded throws, on a helper's seed too", async () => {
     // Seed 2 is the helper's: on this thread, seed 1's merge waits until a helper's has run.
+    newRange();
     const run = collect(
       simulateSeeds(
         1,
@@ -268,17 +288,37 @@ describe("simulateSeeds", () => {
     ]);
   }, 20_000);
 
-  it("runs the first seed on this thread, and a helper takes the next once it has loaded", async () => {
-    // On this thread the merge waits until a helper's has run, so that a helper takes a seed.
-    const thread = (r: Awaited<ReturnType<typeof simulate>>) =>
-      [...r.outcomes.values()].find((o) => o.kind === "merge")?.value;
-    const results = await collect(
-      simulateSeeds(1, 2, { modules: WHERE, faults: "none" }, { threads: 2 }),
-    );
-    expect(results.map((r) => [r.seed, thread(r)])).toEqual([
-      [1, "the calling thread"],
-      [2, "a helper thread"],
-    ]);
+  it("runs the first seed on this thread, and helpers take later ones once loaded, each traced as on one thread", async () => {
+    // On this thread the first merge waits until a helper's has run, so that a helper takes a seed.
+    newRange();
+    const simulation = { modules: WHERE, faults: "none" as const };
+    const results = await collect(simulateSeeds(1, 8, simulation, { threads: 3, traces: true }));
+    expect(results.map((r) => r.seed)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(threadOf(results[0]!)).toBe("the calling thread");
+    expect(results.filter((r) => threadOf(r) === "a helper thread").length).toBeGreaterThan(0);
+    for (const r of results) {
+      const alone = await simulate({
+        seed: r.seed,
+        faults: "none",
+        graph: yourGraph,
+        handlers: yourHandlers,
+      });
+      expect(r.traceHash).toBe(alone.traceHash);
+      expect(r.trace).toEqual(alone.trace);
+    }
+  });
+
+  it("runs every seed on helper threads, and none on this one, with callingThread: false", async () => {
+    newRange();
+    const simulation = { modules: WHERE, faults: "none" as const };
+    for (const threads of [1, 2]) {
+      const results = await collect(
+        simulateSeeds(1, 4, simulation, { threads, callingThread: false }),
+      );
+      expect(results.map((r) => [r.seed, threadOf(r)])).toEqual(
+        [1, 2, 3, 4].map((seed) => [seed, "a helper thread"]),
+      );
+    }
   });
 
   it("stops its threads when the caller stops early", async () => {

@@ -239,20 +239,21 @@ describe("simulateSeeds' range and options", () => {
     ],
     [
       [1, 2, {}, { workers: 2 }],
-      "simulateSeeds: unknown option workers; it takes threads, checkDeterminism, traces, onSeedEnded (workers belongs to the simulation, its third argument)",
+      "simulateSeeds: unknown option workers; it takes threads, callingThread, checkDeterminism, traces, onSeedEnded (workers belongs to the simulation, its third argument)",
     ],
     [
       [1, 2, {}, { onSeedEnded: 5 }],
       "simulateSeeds: onSeedEnded must be a function, (result) => …, not 5",
     ],
     [[1, 2, {}, { traces: "no" }], 'simulateSeeds: traces must be true or false, not "no"'],
+    [[1, 2, {}, { callingThread: 0 }], "simulateSeeds: callingThread must be true or false, not 0"],
     [
       [1, 2, {}, { checkDeterminism: 1 }],
       "simulateSeeds: checkDeterminism must be true or false, not 1",
     ],
     [
       [1, 2, {}, "fast"],
-      'simulateSeeds: the options must be an object, { threads, checkDeterminism, traces, onSeedEnded } (its fourth argument), not "fast"',
+      'simulateSeeds: the options must be an object, { threads, callingThread, checkDeterminism, traces, onSeedEnded } (its fourth argument), not "fast"',
     ],
   ])("refuses simulateSeeds(%o) at the call", (args, message) => {
     const seeds = () => (simulateSeeds as (...args: unknown[]) => unknown)(...args);
