@@ -10,6 +10,7 @@ import {
   type ResultFrame,
   type SerializedError,
 } from "../transport/frames.ts";
+import { isThenable } from "./isThenable.ts";
 import type { JobContext, LoadedJobs } from "./jobModule.ts";
 import { isInstance, serializeThrown } from "./serializeThrown.ts";
 
@@ -303,14 +304,6 @@ class HandlerContext implements JobContext {
     this.abortReason = reason;
     this.controller?.abort(reason);
   }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === "object" || typeof value === "function") &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === "function"
-  );
 }
 
 /** A handler's return value as a result: nothing is null. */

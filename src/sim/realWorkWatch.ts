@@ -1,5 +1,6 @@
 import { AsyncLocalStorage, asyncWrapProviders, createHook } from "node:async_hooks";
-import type { Handler, HandlerDefinition, JobContext, JobModule } from "../runtime/jobModule.ts";
+import type { Handler, JobContext, JobModule } from "../runtime/jobModule.ts";
+import { mapHandlers } from "./mapHandlers.ts";
 import { REAL_READS, type RealReadApi, trapRealReads } from "./realReads.ts";
 
 /** The job whose handler started a piece of real asynchronous work, and what the work was. */
@@ -147,18 +148,7 @@ export class RealWorkWatch {
         return this.context.run(job, () => run(input, contextOf(this.abortingHere(ctx, job))));
       };
     };
-    return Object.fromEntries(
-      Object.entries(module).map(([kind, entry]) => {
-        if (typeof entry === "function") return [kind, watched(kind, entry)];
-        if (
-          typeof entry === "object" &&
-          entry !== null &&
-          typeof Reflect.get(entry, "run") === "function"
-        )
-          return [kind, { ...entry, run: watched(kind, (entry as HandlerDefinition).run) }];
-        return [kind, entry];
-      }),
-    );
+    return mapHandlers(module, watched);
   }
 
   /**
