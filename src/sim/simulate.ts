@@ -11,6 +11,7 @@ import { ResultStore } from "../runtime/resultStore.ts";
 import type { RunResult } from "../runtime/run.ts";
 import { whereThrown } from "../runtime/whereThrown.ts";
 import type { GroupProgress } from "../viz/groupProgress.ts";
+import { noteAbandonedHandlers } from "./abandonedHandlers.ts";
 import { checkSimulateOptions } from "./checkSimulateOptions.ts";
 import { CoordinatorWatch } from "./coordinatorWatch.ts";
 import { DRAWN_WORLD, drawsRankGroups } from "./drawnRankGroups.ts";
@@ -522,7 +523,12 @@ class Simulation {
       invariant: (holds, message) => this.check(holds, message),
     };
     const handlers = this.options.handlers;
-    const jobs = handlers === undefined ? loadJobs(simJobs(tools)) : this.yourJobs(handlers, tools);
+    const noted = (module: JobModule) =>
+      noteAbandonedHandlers(module, this.trace.note, () => this.clock.now());
+    const jobs =
+      handlers === undefined
+        ? loadJobs(noted(simJobs(tools)))
+        : this.yourJobs(handlers, tools, noted);
     const engine = createEngine({
       jobs,
       workers: inProcessPool({
@@ -561,9 +567,13 @@ class Simulation {
    * only at a restart after a crash) crashed `baton sim` with a bare stack and exit 1, naming no
    * seed: it is a `ConfigError` saying when, and where in your code.
    */
-  private yourJobs(handlers: NonNullable<SimulateOptions["handlers"]>, tools: SimTools) {
+  private yourJobs(
+    handlers: NonNullable<SimulateOptions["handlers"]>,
+    tools: SimTools,
+    noted: (module: JobModule) => JobModule,
+  ) {
     try {
-      return yourJobs(handlers, tools, this.realWork!, this.yours!, this.handlerLog);
+      return yourJobs(handlers, tools, this.realWork!, this.yours!, noted, this.handlerLog);
     } catch (error) {
       if (error instanceof BatonError) throw error;
       const restart = this.incarnation > 0 ? ", after a coordinator crash" : "";

@@ -5,17 +5,23 @@ import { createHash } from "node:crypto";
  * give the same lines, byte for byte; the hash says so in 16 hex digits. The hash is taken
  * once, over every line followed by a newline, when it is first asked for: that closes the
  * trace, and whatever a simulated process still says after the run is over is not recorded.
+ * A note (`<virtual ms> # <note>`) explains events rather than being one (a handler that ran
+ * on after its attempt was aborted): it is in the lines, so `--check-determinism` compares it,
+ * but not in the hash, which stays the events' own when a note is added to baton.
  *
  * @example
  * ```ts
  * const trace = new Trace(() => clock.now());
  * trace.add("fault reset sim:3 by client");
+ * trace.note("2e59… (a) attempt 1: its handler ended 117 ms after its abort (timed out)");
  * trace.hash; // "9f2c…"
  * trace.last(20); // the last 20 lines, for a failure report
  * ```
  */
 export class Trace {
   readonly lines: string[] = [];
+  /** Which of the lines are notes, left out of the hash. */
+  private readonly notes = new Set<number>();
   private final: string | undefined;
 
   constructor(
@@ -31,11 +37,20 @@ export class Trace {
     this.onLine?.(at, event);
   };
 
-  /** The hash of every line so far (the trace is closed by the first call). */
+  /** Records `note` as `# <note>` at the current virtual time: a line the hash leaves out. */
+  readonly note = (note: string): void => {
+    if (this.final !== undefined) return;
+    this.notes.add(this.lines.length);
+    this.add(`# ${note}`);
+  };
+
+  /** The hash of every line so far but the notes (the trace is closed by the first call). */
   get hash(): string {
     if (this.final === undefined) {
       const digest = createHash("sha256");
-      for (const line of this.lines) digest.update(`${line}\n`);
+      for (const [i, line] of this.lines.entries()) {
+        if (!this.notes.has(i)) digest.update(`${line}\n`);
+      }
       this.final = digest.digest("hex").slice(0, 16);
     }
     return this.final;

@@ -12,7 +12,9 @@ import type { SimTools } from "./simGraph.ts";
 
 /**
  * `simulate`'s `handlers` as a simulated engine runs them: the job module given, or the one
- * the function of `tools` returns, each handler watched by `watch` for real timers and I/O.
+ * the function of `tools` returns, with what `around` puts around it (the trace's notes of
+ * handlers that ran on after their abort), each handler watched by `watch` for real timers
+ * and I/O.
  * What cannot run `graph` is a `ConfigError` that names `handlers` and says what to give: a
  * module with no kinds (`handlers: {}` got the engine's "the job module defines no job
  * kinds", which did not say which option), one that is not a module, and a graph with a kind
@@ -31,6 +33,7 @@ export function yourJobs(
   tools: SimTools,
   watch: RealWorkWatch,
   { kinds, rankKinds }: YourGraph,
+  around: (module: JobModule) => JobModule = (module) => module,
   contextOf?: (ctx: JobContext) => JobContext,
 ): LoadedJobs {
   const made = typeof handlers === "function";
@@ -56,7 +59,7 @@ export function yourJobs(
   refuseRankLaunches(module as JobModule, what);
   let jobs: LoadedJobs;
   try {
-    jobs = loadJobs(watch.wrap(module as JobModule, contextOf));
+    jobs = loadJobs(watch.wrap(around(module as JobModule), contextOf));
   } catch (error) {
     if (error instanceof JobModuleError) {
       throw new ConfigError(`simulate: ${what}: ${error.message}`, { cause: error });

@@ -314,6 +314,55 @@ describe("simulate", () => {
     expect((await run()).traceHash).toBe(report.traceHash);
   });
 
+  it("notes in the trace, outside its hash, a handler that ran on after its attempt was aborted", async () => {
+    const run = () =>
+      simulate({
+        seed: 1,
+        graph: [job("deaf", 1, { timeoutMs: 100 }), job("heeds", 2, { timeoutMs: 100 })],
+        handlers: ({ sleep }) => ({
+          // Does not look at its signal: it runs its whole second after the timeout aborts it.
+          deaf: async (n: number) => {
+            await sleep(1_000);
+            return n;
+          },
+          // Stops as its signal fires: nothing to note.
+          heeds: (_: number, ctx) =>
+            new Promise((_resolve, reject) =>
+              ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason)),
+            ),
+        }),
+        faults: "none",
+        ranks: false,
+      });
+    const report = await run();
+    const notes = report.trace.filter((line) => / # /.test(line));
+    expect(notes).toEqual([
+      expect.stringMatching(
+        /^\d+ # ([0-9a-f]{16}) \(deaf\) attempt 1: its handler ended (\d+) ms after its abort \(job \1 \(deaf\) ran longer than its timeout of 100 ms \(attempt 1\)/,
+      ),
+    ]);
+    // Of its second, what was left when the timeout aborted it, about 100 ms in.
+    const ranOn = Number(/ended (\d+) ms/.exec(notes[0]!)![1]);
+    expect(ranOn).toBeGreaterThan(850);
+    expect(ranOn).toBeLessThan(1_000);
+    // It comes before the result its worker could send only once the handler had ended.
+    const [at, , deaf] = notes[0]!.split(" ");
+    const result = report.trace.findIndex((line) => line.includes(`> server result ${deaf} `));
+    expect(report.trace.indexOf(notes[0]!)).toBeLessThan(result);
+    expect(Number(report.trace[result]!.split(" ")[0])).toBeGreaterThanOrEqual(Number(at));
+    // The same seed gives the same note; the hash is the events' alone.
+    const again = await run();
+    expect(again.trace).toEqual(report.trace);
+    const events = report.trace.filter((line) => !notes.includes(line));
+    const { createHash } = await import("node:crypto");
+    const hashOf = (lines: string[]) =>
+      createHash("sha256")
+        .update(lines.map((line) => `${line}\n`).join(""))
+        .digest("hex")
+        .slice(0, 16);
+    expect(report.traceHash).toBe(hashOf(events));
+  });
+
   it("refuses a kind defined { ranks }, which launched real processes, saying to give a stand-in", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-sim-ranks-"));
     const cwd = process.cwd();

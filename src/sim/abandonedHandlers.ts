@@ -1,0 +1,43 @@
+import { isThenable } from "../runtime/isThenable.ts";
+import type { JobModule } from "../runtime/jobModule.ts";
+import { mapHandlers } from "./mapHandlers.ts";
+
+/**
+ * `module` whose handlers say, in a trace note, when one ends at a later virtual time than its
+ * attempt was aborted: `<job> (<kind>) attempt <n>: its handler ended <M> ms after its abort
+ * (<reason>)`. A timed-out attempt, or one whose worker lost its connection, is given up by the
+ * coordinator at once, but its handler runs on in the worker until it notices its AbortSignal
+ * (or ends without looking), as a real one does; the worker sends its result and rejoins only
+ * then, and the trace showed those later events with nothing to say why they waited.
+ * The handler's value and timing are untouched: the note is taken beside the promise the
+ * worker awaits, and an abort listener only reads the clock.
+ *
+ * @example
+ * ```ts
+ * loadJobs(noteAbandonedHandlers(simJobs(tools), trace.note, () => clock.now()));
+ * ```
+ */
+export function noteAbandonedHandlers(
+  module: JobModule,
+  note: (note: string) => void,
+  now: () => number,
+): JobModule {
+  return mapHandlers(module, (kind, run) => (input, ctx) => {
+    const value = run(input, ctx);
+    if (!isThenable(value)) return value;
+    const { signal } = ctx;
+    if (signal.aborted) return value;
+    let abortedAt: number | undefined;
+    signal.addEventListener("abort", () => (abortedAt = now()), { once: true });
+    const ended = () => {
+      if (abortedAt === undefined || now() === abortedAt) return;
+      const { reason } = signal;
+      const why = reason instanceof Error ? reason.message : String(reason);
+      note(
+        `${ctx.job.id} (${kind}) attempt ${ctx.job.attempt}: its handler ended ${now() - abortedAt} ms after its abort (${why})`,
+      );
+    };
+    void Promise.resolve(value).then(ended, ended);
+    return value;
+  });
+}
