@@ -32,6 +32,8 @@ export interface RegisterRunOptions {
  * `DIR/graph-<hash of the graph's real path>-<pid>-<8 random hex>.run`, created exclusively (mode
  * 0600, folders made as needed) with what a lock holds (`runHolder`) and `withoutLock`, kept
  * written as a lock is (`keepRecord`: renewed with what the run notes, removed on release).
+ * A `dir` this call made is removed on release too, when nothing else is in it by then: a run
+ * leaves no empty `run/` folder behind; one that was there before stays.
  * It excludes nobody: runs of one graph register side by side. One whose run was killed is
  * judged gone as a lock is, listed as a dead run, and removed by `baton reap`
  * (`removeGoneGraphLocks`) or by the next run starting there (`removeGoneRegistrations`).
@@ -58,8 +60,34 @@ export async function registerRun(
   // container whose runs all get one pid), or a run's of another host sharing the folder.
   const name = `${graphFileStem(graphPath)}-${holder.pid}-${randomBytes(4).toString("hex")}.run`;
   const path = join(dir, name);
-  await files.createExclusive(path, JSON.stringify(holder), 0o600);
-  return keepRecord({ files, storeDir: dirname(dir), path, graph: graphPath }, holder);
+  const made = (await files.owner(dir)) === undefined;
+  await createRegistration(files, path, JSON.stringify(holder));
+  const record = keepRecord({ files, storeDir: dirname(dir), path, graph: graphPath }, holder);
+  if (!made) return record;
+  return {
+    ...record,
+    async release() {
+      await record.release();
+      // Nothing left behind: the folder goes unless another run's file (or anything) is in it.
+      await files.removeDir(dir).catch(() => {
+        // An empty folder that stays (one this user may no longer write in) harms nobody.
+      });
+    },
+  };
+}
+
+/**
+ * Creates the registration file `path` (0600, its folder made as needed), once more when it
+ * meets no folder: one that another run made, and removed as it ended, between this call
+ * making sure it was there and creating the file in it.
+ */
+async function createRegistration(files: Files, path: string, text: string): Promise<void> {
+  try {
+    await files.createExclusive(path, text, 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    await files.createExclusive(path, text, 0o600);
+  }
 }
 
 /**

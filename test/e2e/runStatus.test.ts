@@ -219,6 +219,24 @@ describe("baton status lists baton runs", () => {
     );
   });
 
+  it("an in-process --no-store run leaves no run/ folder behind once it ends, its logs only; a run/ folder that was there stays", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "baton-run-status-leaves-"));
+    tempDirs.push(dir);
+    const graph = join(dir, "one.graph.ts");
+    writeFileSync(
+      graph,
+      `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};\nexport const jobs = { one: () => 1 };\nexport default [job("one", 1)];\n`,
+    );
+    const ran = await baton(["run", graph, "--in-process", "--no-store", "--json"]);
+    expect(ran.code).toBe(0);
+    expect(await readdir(join(dir, ".baton"))).toEqual(["logs"]);
+
+    mkdirSync(join(dir, ".baton", "run"));
+    const again = await baton(["run", graph, "--in-process", "--no-store", "--json"]);
+    expect(again.code).toBe(0);
+    expect(await readdir(join(dir, ".baton", "run"))).toEqual([]);
+  });
+
   it("a dry run registers nowhere, not even in its store's run/ folder that is there: it writes nothing", async () => {
     const dir = await mkdtemp(join(tmpdir(), "baton-run-status-dry-"));
     tempDirs.push(dir);

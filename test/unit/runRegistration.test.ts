@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -7,7 +7,7 @@ import { LOCK_STALE_MS } from "../../src/runtime/graphLock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { Files } from "../../src/runtime/ports.ts";
-import { removeGoneRegistrations } from "../../src/runtime/runRegistration.ts";
+import { registerRun, removeGoneRegistrations } from "../../src/runtime/runRegistration.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
 import { forgeRunRecord } from "../fixtures/forgeRunRecord.ts";
 
@@ -120,5 +120,66 @@ describe("removeGoneRegistrations", () => {
         "could not remove the registrations of runs that are gone, which baton status lists as dead runs until baton reap removes them",
       ],
     ]);
+  });
+});
+
+describe("registerRun", () => {
+  /** A folder holding a graph module, with no `run/` folder yet. */
+  function graphFolder(): { dir: string; graph: string } {
+    const dir = mkdtempSync(join(tmpdir(), "baton-registration-"));
+    dirs.push(dir);
+    const graph = join(dir, "g.graph.ts");
+    writeFileSync(graph, "export default [];\n");
+    return { dir, graph };
+  }
+
+  it("removes on release the run/ folder it made, once empty; one that was there before stays", async () => {
+    const { dir, graph } = graphFolder();
+    const made = join(dir, "made", "run");
+    const record = await registerRun(made, graph, { withoutLock: "--no-store" });
+    expect(readdirSync(made)).toEqual([expect.stringMatching(/\.run$/)]);
+    await record.release();
+    expect(existsSync(made)).toBe(false);
+    expect(readdirSync(join(dir, "made"))).toEqual([]);
+
+    const there = join(dir, "there", "run");
+    mkdirSync(there, { recursive: true });
+    await (await registerRun(there, graph, { withoutLock: "--no-store" })).release();
+    expect(readdirSync(there)).toEqual([]);
+  });
+
+  it("keeps the folder it made while another run's registration is in it", async () => {
+    const { dir, graph } = graphFolder();
+    const run = join(dir, "run");
+    const first = await registerRun(run, graph, { withoutLock: "--no-store" });
+    const second = await registerRun(run, graph, { withoutLock: "--store-read-only" });
+    await first.release();
+    expect(readdirSync(run).map((name) => join(run, name))).toEqual([second.path]);
+    await second.release();
+    expect(readdirSync(run)).toEqual([]);
+  });
+
+  it("creates its file again when the folder went between being made and the file (another run ending)", async () => {
+    const { dir, graph } = graphFolder();
+    const run = join(dir, "run");
+    const real = nodeFiles();
+    let met = 0;
+    const files: Files = {
+      ...real,
+      createExclusive: async (path, data, mode) => {
+        met += 1;
+        if (met === 1) {
+          throw Object.assign(new Error(`ENOENT: no such file or directory, open '${path}'`), {
+            code: "ENOENT",
+            path,
+          });
+        }
+        return real.createExclusive(path, data, mode);
+      },
+    };
+    const record = await registerRun(run, graph, { files, withoutLock: "--no-store" });
+    expect(met).toBe(2);
+    expect(readdirSync(run).map((name) => join(run, name))).toEqual([record.path]);
+    await record.release();
   });
 });
