@@ -70,11 +70,11 @@ export function permissionDenied(
     };
   }
   // Creating, removing or renaming an entry needs the right to write in its directory.
-  const creating = CREATING.has(syscall ?? "") || (syscall === "open" && !exists);
-  if (creating || REMOVING.has(syscall ?? "")) {
+  const change = entryChange(syscall, exists);
+  if (change !== undefined) {
     const parent = dirname(absolute);
     const { whose, or } = ownership(parent, uid);
-    const what = creating ? "create anything" : "remove or rename anything";
+    const what = change === "create" ? "create anything" : "remove or rename anything";
     return {
       problem: `${user} may not ${what} in ${parent}${whose}`,
       advice: `give a path in a directory you can write to${or}`,
@@ -104,6 +104,27 @@ export function permissionDenied(
     problem: `${user} may not ${syscall ?? "use"} it${whose}`,
     advice: `check its permissions${or}`,
   };
+}
+
+/**
+ * Which entry of the directory it is in system call `syscall` on a path (which `exists` now, or
+ * not) changes: it creates one (`mkdir`, `link`, an `open` of a file not there), removes or
+ * renames one (`unlink`, `rmdir`, `rename`); undefined for a call that changes no entry (it
+ * reads or writes the file that is there), for which the path's own permissions count, not
+ * its directory's.
+ *
+ * @example
+ * ```ts
+ * entryChange("open", false); // "create"
+ * entryChange("open", true); // undefined: it writes the file
+ * ```
+ */
+export function entryChange(
+  syscall: string | undefined,
+  exists: boolean,
+): "create" | "remove" | undefined {
+  if (CREATING.has(syscall ?? "") || (syscall === "open" && !exists)) return "create";
+  return REMOVING.has(syscall ?? "") ? "remove" : undefined;
 }
 
 /** The first directory above `path` (from the root down) this user may not enter, if any. */

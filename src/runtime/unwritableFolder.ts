@@ -33,7 +33,15 @@ export interface UnwritableFolder {
 export function unwritableFolder(error: unknown, dir: string): UnwritableFolder | undefined {
   const notMade = folderNotMade(error, dir);
   if (notMade !== undefined) return { kind: "notMade", ...notMade };
-  const { code, path = dir, syscall: call = "write" } = error as NodeJS.ErrnoException;
+  const {
+    code,
+    path = dir,
+    syscall: call = "write",
+    dest,
+  } = error as NodeJS.ErrnoException & {
+    /** A `rename`'s target. */
+    dest?: string;
+  };
   if (code === "ENOTDIR" || code === "EEXIST") {
     const file = fileInTheWay(path);
     return { kind: "fileInTheWay", path: file, why: `${file} is a file, not a directory` };
@@ -43,7 +51,7 @@ export function unwritableFolder(error: unknown, dir: string): UnwritableFolder 
   return {
     kind: "denied",
     path,
-    why: `cannot ${syscall} ${path}: ${writeDeniedReason(code, syscall, path)}`,
+    why: `cannot ${syscall} ${path}: ${writeDeniedReason(code, syscall, path, dest)}`,
   };
 }
 

@@ -1,0 +1,99 @@
+import { spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { writeDeniedReason } from "../../src/runtime/writeDeniedReason.ts";
+
+const dirs: string[] = [];
+/** Files and folders made immutable by a test, made mutable again after it. */
+const frozen: string[] = [];
+
+afterEach(() => {
+  for (const path of frozen.splice(0)) spawnSync("chattr", ["-i", path]);
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A folder of its own, holding the file `kept`. */
+function folder(): { dir: string; kept: string } {
+  const dir = mkdtempSync(join(tmpdir(), "baton-not-permitted-"));
+  dirs.push(dir);
+  const kept = join(dir, "kept.lock");
+  writeFileSync(kept, "{}");
+  return { dir, kept };
+}
+
+/** Makes `path` immutable (`chattr +i`), until the test ends. */
+function freeze(path: string): void {
+  frozen.push(path);
+  expect(spawnSync("chattr", ["+i", path]).status).toBe(0);
+}
+
+/** Whether this user may make a folder immutable here (root, chattr, a file system that has it). */
+const canFreeze = (() => {
+  const probe = mkdtempSync(join(tmpdir(), "baton-chattr-"));
+  const can = spawnSync("chattr", ["+i", probe]).status === 0;
+  spawnSync("chattr", ["-i", probe]);
+  rmSync(probe, { recursive: true, force: true });
+  return can;
+})();
+
+describe("writeDeniedReason, for an EPERM", () => {
+  it("names the folder for an entry it may not create in it, the file for one it may not write, both for one it may not remove", () => {
+    const { dir, kept } = folder();
+    expect(writeDeniedReason("EPERM", "open", join(dir, "new.lock"))).toBe(
+      `operation not permitted, though the permissions of ${dir} let this user write there (is it immutable? see lsattr -d ${dir})`,
+    );
+    expect(writeDeniedReason("EPERM", "mkdir", join(dir, "run", "deeper"))).toBe(
+      `operation not permitted, though the permissions of ${dir} let this user write there (is it immutable? see lsattr -d ${dir})`,
+    );
+    expect(writeDeniedReason("EPERM", "open", kept)).toBe(
+      `operation not permitted, though the permissions of ${kept} let this user write it (is it immutable or append-only? see lsattr -d ${kept})`,
+    );
+    expect(writeDeniedReason("EPERM", "unlink", kept)).toBe(
+      `operation not permitted, though the permissions of ${dir} let this user write there (is ${kept} or ${dir} immutable or append-only? see lsattr -d ${kept} ${dir})`,
+    );
+  });
+
+  it("names a rename's target that is there when its source is gone (a temp file removed after the rename failed)", () => {
+    const { dir, kept } = folder();
+    expect(writeDeniedReason("EPERM", "rename", join(dir, ".kept.lock.1.ab.tmp"), kept)).toBe(
+      `operation not permitted, though the permissions of ${dir} let this user write there (is ${kept} or ${dir} immutable or append-only? see lsattr -d ${kept} ${dir})`,
+    );
+  });
+
+  it.skipIf(process.getuid?.() === 0)(
+    "says what the permissions deny when the file's mode does not let this user write it",
+    () => {
+      const { kept } = folder();
+      chmodSync(kept, 0o444);
+      expect(writeDeniedReason("EPERM", "open", kept)).toMatch(
+        /^permission denied: .+ may not write it/,
+      );
+    },
+  );
+
+  it.skipIf(!canFreeze)(
+    "names the one that is immutable, file or folder, as it is (chattr +i)",
+    () => {
+      const { dir, kept } = folder();
+      freeze(kept);
+      expect(writeDeniedReason("EPERM", "unlink", kept)).toBe(
+        `operation not permitted: ${kept} is immutable (lsattr -d ${kept} shows an i; chattr -i ${kept}, as root, lifts it)`,
+      );
+      expect(writeDeniedReason("EPERM", "rename", join(dir, ".kept.lock.1.ab.tmp"), kept)).toBe(
+        `operation not permitted: ${kept} is immutable (lsattr -d ${kept} shows an i; chattr -i ${kept}, as root, lifts it)`,
+      );
+      const run = join(dir, "run");
+      mkdirSync(run);
+      writeFileSync(join(run, "graph.run"), "{}");
+      freeze(run);
+      expect(writeDeniedReason("EPERM", "unlink", join(run, "graph.run"))).toBe(
+        `operation not permitted: ${run} is immutable (lsattr -d ${run} shows an i; chattr -i ${run}, as root, lifts it)`,
+      );
+      expect(writeDeniedReason("EPERM", "open", join(run, "new.run"))).toBe(
+        `operation not permitted: ${run} is immutable (lsattr -d ${run} shows an i; chattr -i ${run}, as root, lifts it)`,
+      );
+    },
+  );
+});
