@@ -189,22 +189,13 @@ describe("launchGroup closing its ssh hosts", () => {
     host.refused = "ssh://alice@gpu-3";
     const files = new SimFiles(new SimEntropy(1)).port(sim.scope());
     try {
-      const group = launchGroup({
+      const group = simLaunch({
         argv: ["/usr/bin/python3", "train.py"],
         worldSize: 2,
         hosts: [HOST, host.refused],
         name: "w7",
-        stateDir: "/sim/run",
-        operatorEnv: {},
         timeouts: { leaseStaleMs: STALE_MS },
-        ports: {
-          procs: new SimProcs({ clock: sim }),
-          clock: sim,
-          files,
-          entropy: new SimEntropy(2),
-          freePort: async () => 29_500,
-          logTail: async () => "",
-        },
+        ports: simPorts(sim, { files }),
       });
       const end = groupEnd(group);
       await runUntil(sim, () => end.done);
