@@ -413,12 +413,13 @@ export class TeardownError extends BatonError {
  * (`BARRIER_TIMEOUT`), a rank failed (`RANK_FAILED`, with its exit code and the tail of its
  * log) or its heartbeat went stale (`RANK_LOST`), or the launcher could not renew its lease
  * and stopped the ranks (`LEASE_LOST`); `ready` rejects with `STOPPED` when the group was
- * stopped or finished before every rank was ready. When the group's own teardown failed as well, `teardownError` says so: the group's error is still
- * this one, and `stop()` retries the teardown. `retryable` is `false` when another launch
- * would fail the same way (a rank's program or working directory is not there, a state dir
- * this user may not write, a name blocked by a manifest no reap can clear): a rank job that
- * fails with it is not retried. A name a live launcher holds, or one whose orphans a reap
- * could not stop yet, may be free at the next launch, which reaps again: retried.
+ * stopped or finished before every rank was ready. When the group's own teardown failed as
+ * well, `teardownError` says so: the group's error is still this one, and `stop()` retries
+ * the teardown. `retryable` is `false` when another launch would fail the same way (a rank's
+ * program or working directory is not there, a state dir this user may not write, a name
+ * blocked by a manifest no reap can clear): a rank job that fails with it is not retried. A
+ * name a live launcher holds, or one whose orphans a reap could not stop yet, may be free at
+ * the next launch, which reaps again: retried.
  *
  * @example
  * ```ts
