@@ -132,6 +132,11 @@ function activeInQueue(name: string): string[] {
     .filter((line) => line.trim() !== "");
 }
 
+/** The allocation's state as `scontrol show job` says it (`CANCELLED`, `RUNNING`, …). */
+function jobState(id: string): string | undefined {
+  return /\bJobState=(\S+)/.exec(slurm("scontrol", ["show", "job", "-o", id]))?.[1];
+}
+
 /** Whether Slurm ever gave the allocation a node (it ran). */
 function everRan(id: string): boolean {
   const out = slurm("scontrol", ["show", "job", "-o", id]);
@@ -338,16 +343,27 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
 
     // Two CPUs and three allocations: two run, one waits.
     const first = cli(40, 2000);
+    let allocations: [string, string, string][] = [];
     await until(() => {
-      const states = queue().map(([, , state]) => state);
+      allocations = queue();
+      const states = allocations.map(([, , state]) => state);
       return states.filter((s) => s === "RUNNING").length === 2 && states.includes("PENDING");
     }, "two running allocations and one pending");
-    const [oldPool] = queue()[0]!;
+    const [oldPool] = allocations[0]!;
     namedPools.push(oldPool);
-    const pending = queue().find(([, , state]) => state === "PENDING")![1];
+    const idsIn = (state: string) =>
+      allocations.filter(([, , now]) => now === state).map(([, id]) => id);
+    const [pending] = idsIn("PENDING") as [string];
+    const running = idsIn("RUNNING");
     expect(readdirSync(join(store, "run"))).toEqual(
       expect.arrayContaining([expect.stringMatching(new RegExp(`\\.${oldPool}\\.sbatch$`))]),
     );
+    // The dead run's allocations stay as it leaves them until the rerun comes, however long
+    // a loaded machine takes to start it: the running ones' workers, which cannot reach the
+    // dead coordinator, would end them once out of restarts, and the waiting one would then
+    // start. Frozen, each ends CANCELLED only if the rerun cancels it.
+    slurm("scontrol", ["suspend", running.join(",")]);
+    slurm("scontrol", ["hold", pending]);
     first.child.kill("SIGKILL");
     await first.exit;
 
@@ -355,13 +371,15 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     const { code, stdout } = await rerun.exit;
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ ok: true });
-    // The dead run's waiting allocation was cancelled before it ever started a worker.
-    expect(slurm("scontrol", ["show", "job", "-o", pending])).toMatch(/\bJobState=CANCELLED\b/);
+    // The dead run's waiting allocation was cancelled before it ever started a worker, and
+    // its running ones were cancelled (Slurm ends them as their processes go).
+    expect(jobState(pending)).toBe("CANCELLED");
     expect(everRan(pending)).toBe(false);
-    expect(activeInQueue(oldPool)).toEqual([]);
+    await until(() => activeInQueue(oldPool).length === 0, "the dead run's allocations to end");
+    expect(running.map(jobState)).toEqual(running.map(() => "CANCELLED"));
     // Its secret and batch script went with the rerun, which removed its own.
     expect(readdirSync(join(store, "run"))).toEqual([]);
-  }, 90_000);
+  }, 180_000);
 
   it("baton reap cancels the allocations of a killed run's pool, and leaves a live run's", async () => {
     const run = join(tempDir(), "run");
