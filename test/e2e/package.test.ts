@@ -464,7 +464,7 @@ export async function maybeUndefined(
 import { startSeedThread } from ${compiled("simulateSeeds.js")};
 import { SeedClaims } from ${compiled("seedClaims.js")};
 const seeds = [];
-for await (const r of simulateSeeds(1, 6, { jobs: 5, workers: 2 }, { threads: 2 })) seeds.push(r.ok && r.seed);
+for await (const r of simulateSeeds(1, 6, { jobs: 5, workers: 2 }, { threads: 2, callingThread: false })) seeds.push(r.ok && r.seed);
 const helper = startSeedThread({ simulation: { jobs: 5, workers: 2 }, checkDeterminism: false, traces: false }, new SeedClaims(9, 9));
 const answer = await new Promise((resolve) => helper.once("message", resolve));
 await helper.terminate();
@@ -502,8 +502,8 @@ export default ({ sleep }: SimTools) => ({
           "main.mjs": `import { simulateSeeds } from "baton";
 const modules = { graph: "x.graph.ts", handlers: "x.sim.ts" };
 const seeds = [];
-// A helper thread takes the second seed: it has no tsx hooks, and failed to load x.graph.ts.
-for await (const r of simulateSeeds(1, 4, { modules, ranks: false }, { threads: 2 })) {
+// Every seed on a helper thread: one without tsx's hooks failed to load x.graph.ts.
+for await (const r of simulateSeeds(1, 4, { modules, ranks: false }, { threads: 2, callingThread: false })) {
   seeds.push(r.ok && r.seed);
 }
 console.log(JSON.stringify(seeds));
