@@ -363,6 +363,37 @@ describe("simulate", () => {
     expect(report.traceHash).toBe(hashOf(events));
   });
 
+  it("notes a lost worker's handler that ran on beside the job's next attempt", async () => {
+    const report = await simulate({
+      seed: 1,
+      workers: 1,
+      graph: [job("deaf", 1)],
+      handlers: ({ sleep }) => ({
+        deaf: async (n: number) => {
+          await sleep(5_000);
+          return n;
+        },
+      }),
+      faults: parseFaults("reset@1000:0"),
+      ranks: false,
+    });
+    expect(report.ok).toBe(true);
+    const note = report.trace.findIndex((line) => / # /.test(line));
+    expect(report.trace[note]).toMatch(
+      /^\d+ # ([0-9a-f]{16}) \(deaf\) attempt 1: its handler ended \d+ ms after its abort \(connection closed: connection reset/,
+    );
+    // Attempt 2 was granted before attempt 1's handler ended, and completed after.
+    const second = report.trace.findIndex((line) =>
+      / grant \S+ \(deaf 1\) to \S+ attempt 2$/.test(line),
+    );
+    const completed = report.trace.findIndex((line) =>
+      / > server result \S+ completed$/.test(line),
+    );
+    expect(second).toBeGreaterThan(0);
+    expect(second).toBeLessThan(note);
+    expect(note).toBeLessThan(completed);
+  });
+
   it("refuses a kind defined { ranks }, which launched real processes, saying to give a stand-in", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-sim-ranks-"));
     const cwd = process.cwd();
