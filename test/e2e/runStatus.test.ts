@@ -13,21 +13,19 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { hostname, tmpdir } from "node:os";
+import { readdir } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RunStatus } from "../../src/cli/runStatus.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
 import { forgeRunRecord } from "../fixtures/forgeRunRecord.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 import { within } from "../fixtures/within.ts";
 
-const tempDirs: string[] = [];
-
-afterEach(async () => {
+afterEach(() => {
   stopBatons();
-  await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
 const baton = (args: string[]) => startBaton(args).exit;
@@ -78,8 +76,7 @@ function waitGraph(dir: string): string {
 
 describe("baton status lists baton runs", () => {
   it("shows a running run's graph, pid, address, store and logs, then says it is dead once killed, until baton reap removes its lock", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "baton-run-status-"));
-    tempDirs.push(dir);
+    const dir = tempDir("baton-run-status-");
     const store = join(dir, "store");
     const stateDir = join(store, "run");
     const graph = "test/fixtures/slow.graph.ts";
@@ -143,8 +140,7 @@ describe("baton status lists baton runs", () => {
   });
 
   it("lists the runs that take no lock (--no-store, --store-read-only) from their registrations beside their run files, dead once killed, until baton reap removes them", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "baton-run-status-"));
-    tempDirs.push(dir);
+    const dir = tempDir("baton-run-status-");
     const graph = waitGraph(dir);
     const stateDir = join(dir, ".baton", "run");
     const reused = join(dir, "reused");
@@ -202,8 +198,7 @@ describe("baton status lists baton runs", () => {
   });
 
   it("the next run there removes a killed run's registration, as baton reap would, before it registers", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "baton-run-status-swept-"));
-    tempDirs.push(dir);
+    const dir = tempDir("baton-run-status-swept-");
     const graph = waitGraph(dir);
     const stateDir = join(dir, ".baton", "run");
     mkdirSync(stateDir, { recursive: true });
@@ -238,8 +233,7 @@ describe("baton status lists baton runs", () => {
   });
 
   it("a dry run registers nowhere, not even in its store's run/ folder that is there: it writes nothing", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "baton-run-status-dry-"));
-    tempDirs.push(dir);
+    const dir = tempDir("baton-run-status-dry-");
     const store = join(dir, "store");
     const stateDir = join(store, "run");
     mkdirSync(stateDir, { recursive: true });

@@ -3,7 +3,6 @@ import { createHash } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
@@ -12,7 +11,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { hostname } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { StoreError } from "../../src/errors.ts";
@@ -29,20 +28,17 @@ import type { Files } from "../../src/runtime/ports.ts";
 import { STORE_FORMAT } from "../../src/runtime/storeFormat.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
 import { forgeRunRecord } from "../fixtures/forgeRunRecord.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 
-const dirs: string[] = [];
 const children: ChildProcess[] = [];
 
 afterEach(() => {
   vi.useRealTimers();
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 function storeDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "baton-graph-lock-"));
-  dirs.push(dir);
-  return join(dir, "store");
+  return join(tempDir(), "store");
 }
 
 /** A live process other than this one, with its argv as the process table shows it. */
