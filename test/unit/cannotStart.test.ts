@@ -1,23 +1,43 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { cannotStart } from "../../src/runtime/cannotStart.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+/** A command `cannotStart` is asked about (with its working directory and PATH), and what it says. */
+type Refusal = readonly [
+  command: string,
+  cwd: string | undefined,
+  path: string | undefined,
+  why: string,
+  shellCode: number,
+];
+
+/**
+ * Each command's error from `cannotStart`: its message says `why`; starting it again fails
+ * the same way (a rank job that meets it is not retried); and it carries what a shell exits
+ * with for it, 127 not there, 126 there but not executable.
+ */
+function expectRefused(refusals: readonly Refusal[]): void {
+  for (const [command, cwd, path, why, shellCode] of refusals) {
+    const error = cannotStart(command, cwd, path);
+    expect(error.message).toBe(
+      `cannot start ${JSON.stringify(command)}${cwd === undefined ? "" : ` in ${cwd}`}: ${why}`,
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toHaveProperty("retryable", false);
+    expect(error).toHaveProperty("shellCode", shellCode);
+  }
+}
 
 describe("cannotStart", () => {
   it("says what is wrong with a program and what to do: not on PATH, missing, a directory, not executable", () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-start-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-start-");
     writeFileSync(join(dir, "plain.sh"), "#!/bin/sh\n");
     chmodSync(join(dir, "plain.sh"), 0o644);
     mkdirSync(join(dir, "train"));
-    for (const [command, cwd, path, why, shellCode] of [
+    expectRefused([
       // A bare name is looked for on the child's PATH, and only there.
       [
         "no-such-program-here",
@@ -77,22 +97,11 @@ describe("cannotStart", () => {
         `${dir}/train is a directory, not a program; give the program's path`,
         126,
       ],
-    ] as const) {
-      const error = cannotStart(command, cwd, path);
-      expect(error.message).toBe(
-        `cannot start ${JSON.stringify(command)}${cwd === undefined ? "" : ` in ${cwd}`}: ${why}`,
-      );
-      // Starting it again fails the same way: a rank job that meets it is not retried.
-      expect(error).toBeInstanceOf(ConfigError);
-      expect(error).toHaveProperty("retryable", false);
-      // What a shell exits with for it: 127 not there, 126 there but not executable.
-      expect(error).toHaveProperty("shellCode", shellCode);
-    }
+    ]);
   });
 
   it("names the #! interpreter of a script that is not there (exec's ENOENT for a file that is), and what to do", () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-start-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-start-");
     const script = (name: string, text: string) => {
       writeFileSync(join(dir, name), text);
       chmodSync(join(dir, name), 0o755);
@@ -106,7 +115,7 @@ describe("cannotStart", () => {
     writeFileSync(plain, "");
     const notExecutable = script("noexec.sh", `#!${plain}\n`);
     const noEnv = script("noenv.sh", "#!/opt/no-such/env python3\n");
-    for (const [command, cwd, path, why, shellCode] of [
+    expectRefused([
       [
         missing,
         undefined,
@@ -150,24 +159,11 @@ describe("cannotStart", () => {
         `${noEnv} starts with #!/opt/no-such/env, an interpreter that does not exist; install it, or change that line to an interpreter that is there, or run the script through one`,
         127,
       ],
-    ] as const) {
-      const error = cannotStart(command, cwd, path);
-      expect(error.message).toBe(
-        `cannot start ${JSON.stringify(command)}${cwd === undefined ? "" : ` in ${cwd}`}: ${why}`,
-      );
-      expect(error).toBeInstanceOf(ConfigError);
-      expect(error).toHaveProperty("retryable", false);
-      // What a shell exits with for it: 127 not there, 126 there but not executable.
-      expect(error).toHaveProperty("shellCode", shellCode);
-    }
+    ]);
   });
 
   it("passes over a script with a missing interpreter on PATH to the program after it, as execvp does", () => {
-    const [first, second] = [1, 2].map(() => {
-      const dir = mkdtempSync(join(tmpdir(), "baton-start-"));
-      dirs.push(dir);
-      return dir;
-    });
+    const [first, second] = [1, 2].map(() => tempDir("baton-start-"));
     writeFileSync(join(first!, "rank"), "#!/opt/no-such/python9\n");
     writeFileSync(join(second!, "rank"), "#!/bin/sh\n");
     chmodSync(join(first!, "rank"), 0o755);
@@ -186,8 +182,7 @@ describe("cannotStart", () => {
   });
 
   it("says the system refused another process when the program is there (EAGAIN at ulimit -u)", () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-start-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-start-");
     writeFileSync(join(dir, "rank.sh"), "#!/bin/sh\n");
     chmodSync(join(dir, "rank.sh"), 0o755);
     // Found on the child's PATH, by a path relative to the working directory, or by its full path.
