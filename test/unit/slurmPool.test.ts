@@ -757,45 +757,25 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(slurm.cancels).toEqual([]);
   });
 
-  it("stop cancels at once the allocations whose worker never joined, and gives the one that joined its grace", async () => {
-    const slurm = new FakeSlurm(3);
-    // Allocation 100_2's first worker died before joining; its restart joined.
-    const joined = new Set(["slurm-100_0", "slurm-100_2.2"]);
-    const pool = start(
-      slurm,
-      { value: 3 },
-      { graceMs: 5000 },
-      { joined: (worker) => joined.has(worker) },
-    );
-    await until(() => slurm.inState("RUNNING").length === 3, "three running");
-    await polls(pool, 1);
-    const stopped = pool.stop();
-    await until(() => slurm.cancels.length > 0, "a cancel", 1000);
-    expect(slurm.cancels).toEqual([{ ids: ["100_1"], pendingOnly: false, states: ["RUNNING"] }]);
-    await new Promise((resolve) => setTimeout(resolve, 30));
-    expect(slurm.inState("RUNNING")).toEqual(["100_0", "100_2"]);
-    slurm.finish("100_0", "COMPLETED");
-    slurm.finish("100_2", "COMPLETED");
-    await stopped;
-    expect(slurm.cancels).toHaveLength(1);
-    expect(slurm.active()).toEqual([]);
-  });
-
-  it("stop cancels at once the allocations whose every joined worker the coordinator gave up on", async () => {
-    const slurm = new FakeSlurm(3);
-    // 100_1's worker was closed for an expired lease (or its link broke) and nothing of that
-    // allocation joined again; 100_2's first worker was lost too, but its restart joined.
-    const gaveUp = new Set(["slurm-100_1", "slurm-100_2"]);
-    const pool = start(
-      slurm,
-      { value: 3 },
-      { graceMs: 5000 },
+  it.each([
+    [
+      "whose worker never joined, and gives the one that joined its grace",
+      // Allocation 100_2's first worker died before joining; its restart joined.
+      { joined: (worker: string) => ["slurm-100_0", "slurm-100_2.2"].includes(worker) },
+    ],
+    [
+      "whose every joined worker the coordinator gave up on",
+      // 100_1's worker was closed for an expired lease (or its link broke) and nothing of that
+      // allocation joined again; 100_2's first worker was lost too, but its restart joined.
       {
-        joined: (worker) =>
+        joined: (worker: string) =>
           ["slurm-100_0", "slurm-100_1", "slurm-100_2", "slurm-100_2.2"].includes(worker),
-        gaveUpOn: (worker) => gaveUp.has(worker),
+        gaveUpOn: (worker: string) => ["slurm-100_1", "slurm-100_2"].includes(worker),
       },
-    );
+    ],
+  ])("stop cancels at once the allocations %s", async (_, coordinator) => {
+    const slurm = new FakeSlurm(3);
+    const pool = start(slurm, { value: 3 }, { graceMs: 5000 }, coordinator);
     await until(() => slurm.inState("RUNNING").length === 3, "three running");
     await polls(pool, 1);
     const stopped = pool.stop();
