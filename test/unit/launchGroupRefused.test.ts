@@ -3,19 +3,14 @@
  * launch fails so is retried only when the refusal may clear. Nothing is spawned: the files
  * port refuses before any rank.
  */
-import { mkdtemp, rm, symlink } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { symlink } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RankGroupError } from "../../src/errors.ts";
 import { launchGroup } from "../../src/runtime/launchGroup.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import type { Files } from "../../src/runtime/ports.ts";
-
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
+import { tempDir } from "../fixtures/tempDir.ts";
 
 function refusal(code: string, call: string, path: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: refused, ${call} '${path}'`), { code, path });
@@ -23,8 +18,7 @@ function refusal(code: string, call: string, path: string): NodeJS.ErrnoExceptio
 
 /** What `launchGroup` fails with when `files` refuses `method` with `code`. */
 async function refusedBy(method: "list" | "mkdirp", code: string): Promise<RankGroupError> {
-  const stateDir = await mkdtemp(join(tmpdir(), "baton-refused-"));
-  dirs.push(stateDir);
+  const stateDir = tempDir("baton-refused-");
   const real = nodeFiles();
   const files: Files = {
     ...real,
@@ -63,8 +57,7 @@ describe("a launch its state dir refuses", () => {
   );
 
   it("through a symbolic link to nothing fails for good, naming the link, its target and what to do", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "baton-refused-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-refused-");
     const link = join(dir, "scratch");
     const target = join(dir, "not-mounted");
     await symlink(target, link);
