@@ -102,7 +102,7 @@ export function besideGraph(graphPath: string): string {
  * Why this user cannot make `dir` or write in it, in the store's words (`unwritableFolder`: a
  * write refused, `notMade` for a symbolic link to nothing or a file system that makes no
  * folders), and the path at fault; undefined when it can, or when what is wrong is for the
- * store to say (a file in the way).
+ * store to say (a file in the way, a full disk).
  */
 function cannotWriteIn(
   dir: string,
@@ -113,7 +113,7 @@ function cannotWriteIn(
     return undefined;
   } catch (error) {
     const unwritable = unwritableFolder(error, dir);
-    if (unwritable === undefined || unwritable.kind === "fileInTheWay") return undefined;
+    if (unwritable?.kind !== "denied" && unwritable?.kind !== "notMade") return undefined;
     return { ...unwritable, notMade: unwritable.kind === "notMade", cause: error };
   }
 }

@@ -3,11 +3,11 @@ import { StoreError } from "../errors.ts";
 import { formatDuration } from "../formatDuration.ts";
 import type { Json } from "../graph/job.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
+import { isDiskFull, noRoomReason } from "./diskFull.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
 import type { Clock } from "./ports.ts";
 import type { ResultStore } from "./resultStore.ts";
 import type { StoreFullEvent } from "./run.ts";
-import { isDiskFull, noRoomReason } from "./storeErrors.ts";
 
 /** What the writer needs of a logger: pino's `info(object, message)`. */
 export interface InfoLogger {

@@ -1,4 +1,4 @@
-import { readdirSync, statfsSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
 import { fileInTheWay } from "./fileInTheWay.ts";
@@ -28,72 +28,18 @@ import { unwritableFolder, unwritableFolderAdvice } from "./unwritableFolder.ts"
 export function storeOpenError(dir: string, error: unknown): unknown {
   const unwritable = unwritableFolder(error, dir);
   if (unwritable !== undefined) {
-    const denied = unwritable.kind === "denied";
-    const inTheWay = unwritable.kind === "fileInTheWay" || unwritable.target !== undefined;
+    const { kind } = unwritable;
+    const made = kind === "notMade" || kind === "fileInTheWay";
+    const inTheWay = kind === "fileInTheWay" || unwritable.target !== undefined;
     return new StoreError(
       inTheWay ? "STORE_NOT_DIRECTORY" : "STORE_NOT_WRITABLE",
-      `the result store ${dir} cannot be ${denied ? "written" : "made"}: ${unwritable.why}; ${(denied && reuseAdvice(dir)) || unwritableFolderAdvice(unwritable, "store")}`,
+      `the result store ${dir} cannot be ${made ? "made" : "written"}: ${unwritable.why}; ${(kind === "denied" && reuseAdvice(dir)) || unwritableFolderAdvice(unwritable, "store")}`,
       dir,
       unwritable.path,
       { cause: error },
     );
   }
-  if (isDiskFull(error)) {
-    const { path = dir, syscall = "write" } = error as NodeJS.ErrnoException;
-    return new StoreError(
-      "STORE_NOT_WRITABLE",
-      `the result store ${dir} cannot be written: cannot ${syscall} ${path}: ${noRoomReason(dir, error)}; free some space, or give the store (--store) a directory on another disk`,
-      dir,
-      path,
-      { cause: error },
-    );
-  }
   return error;
-}
-
-/**
- * Whether `error` is a write refused for want of room: a full disk (`ENOSPC`) or this user's
- * used-up disk quota (`EDQUOT`). Room can come back (a file removed, a quota raised), so a
- * result refused so is held and written again, where any other error fails its attempt.
- */
-export function isDiskFull(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  return code === "ENOSPC" || code === "EDQUOT";
-}
-
-/**
- * Why a write to the store in `dir` found no room ({@link isDiskFull}), for a person: "no
- * space left on its disk (12 KiB free)", the free space as the file system tells it to this
- * user (left out when it cannot say), or "this user's disk quota is used up".
- *
- * @example
- * ```ts
- * noRoomReason("/scratch/.baton", error); // "no space left on its disk (0 B free)"
- * ```
- */
-export function noRoomReason(dir: string, error: unknown): string {
-  if ((error as NodeJS.ErrnoException).code === "EDQUOT")
-    return "this user's disk quota is used up";
-  let free = "";
-  try {
-    const { bavail, bsize } = statfsSync(dir);
-    free = ` (${bytesText(bavail * bsize)} free)`;
-  } catch {
-    // No file system to ask (a store on the simulation's files): the reason stands alone.
-  }
-  return `no space left on its disk${free}`;
-}
-
-/** A size in bytes as a person reads it: `512 B`, `12 KiB`, `3.4 MiB`, `1.2 GiB`. */
-function bytesText(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let size = bytes;
-  let unit = 0;
-  while (size >= 1024 && unit < units.length - 1) {
-    size /= 1024;
-    unit++;
-  }
-  return `${unit === 0 || size >= 10 ? Math.round(size) : size.toFixed(1)} ${units[unit]}`;
 }
 
 /**

@@ -1,11 +1,12 @@
+import { isDiskFull, noRoomReason } from "./diskFull.ts";
 import { fileInTheWay } from "./fileInTheWay.ts";
 import { folderNotMade } from "./folderNotMade.ts";
 import { writeDeniedReason } from "./writeDeniedReason.ts";
 
 /** Why a folder baton makes, or a file of its own in it, cannot be written. */
 export interface UnwritableFolder {
-  /** What is wrong: a folder not made (`ENOENT`), a file in the way, or a write refused. */
-  kind: "notMade" | "fileInTheWay" | "denied";
+  /** What is wrong: a folder not made (`ENOENT`), a file in the way, a write refused, no room. */
+  kind: "notMade" | "fileInTheWay" | "denied" | "full";
   /** The path at fault: the symbolic link to nothing, the file in the way, the path refused. */
   path: string;
   /** What is wrong, for a person: "/srv/notes.txt is a file, not a directory". */
@@ -21,8 +22,9 @@ export interface UnwritableFolder {
  * ({@link folderNotMade}: a symbolic link to nothing on the way, a file system that makes no
  * folders); a file in the way (`ENOTDIR`, `EEXIST`, naming the file: {@link fileInTheWay});
  * a write refused (`EACCES`, `EPERM`, `EROFS`: "cannot SYSCALL PATH: " and
- * {@link writeDeniedReason}; an `access` of a folder that is there is a write to it).
- * Undefined for any other error. `dir` stands for the path when the error names none.
+ * {@link writeDeniedReason}; an `access` of a folder that is there is a write to it); no
+ * room (`ENOSPC`, `EDQUOT`: "cannot SYSCALL PATH: " and {@link noRoomReason}). Undefined for
+ * any other error. `dir` stands for the path when the error names none.
  *
  * @example
  * ```ts
@@ -46,8 +48,11 @@ export function unwritableFolder(error: unknown, dir: string): UnwritableFolder 
     const file = fileInTheWay(path);
     return { kind: "fileInTheWay", path: file, why: `${file} is a file, not a directory` };
   }
-  if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") return undefined;
   const syscall = call === "access" ? "write" : call;
+  if (isDiskFull(error)) {
+    return { kind: "full", path, why: `cannot ${syscall} ${path}: ${noRoomReason(dir, error)}` };
+  }
+  if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") return undefined;
   return {
     kind: "denied",
     path,
@@ -73,8 +78,8 @@ export type MadeFolder = keyof typeof ANOTHER_PLACE;
 /**
  * What to do about `folder` that cannot be written ({@link unwritableFolder}), `unwritable`
  * undefined for an error of another kind: make the target of a symbolic link to nothing, or
- * move the file in the way aside, or else give the folder another place (on a disk that makes
- * folders, or one this user can write).
+ * move the file in the way aside, or free some space; or else give the folder another place
+ * (on a disk that makes folders, one this user can write, or another disk).
  *
  * @example
  * ```ts
@@ -96,6 +101,8 @@ export function unwritableFolderAdvice(
       return `move it aside, or ${elsewhere}`;
     case "denied":
       return `${elsewhere}, one you can write to`;
+    case "full":
+      return `free some space, or ${elsewhere}, on another disk`;
     default:
       return elsewhere;
   }

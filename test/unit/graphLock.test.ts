@@ -136,7 +136,7 @@ describe("lockGraph", () => {
       code: "STORE_NOT_WRITABLE",
       // The free space its disk reports follows the reason: "(3.4 GiB free)".
       message: expect.stringMatching(
-        /^the result store .+ cannot be written: cannot write .+: no space left on its disk \(\d+(\.\d)? [KMGT]?i?B free\); free some space, or give the store \(--store\) a directory on another disk$/,
+        /^the result store .+ cannot be written: cannot write .+: no space left on its disk \(\d+(\.\d)? [KMGT]?i?B free\); free some space, or give the store \(--store\) another directory, on another disk$/,
       ),
     });
   });

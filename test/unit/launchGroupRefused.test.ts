@@ -44,7 +44,7 @@ describe("a launch its state dir refuses", () => {
     ["mkdirp", "EACCES", "LAUNCH_FAILED", false, ": permission denied: this user"],
     ["mkdirp", "EROFS", "LAUNCH_FAILED", false, ": the file system is read-only"],
     ["mkdirp", "ENOTDIR", "LAUNCH_FAILED", false, " is a file, not a directory); move it aside"],
-    ["mkdirp", "ENOSPC", "LAUNCH_FAILED", undefined, "ENOSPC: refused"],
+    ["mkdirp", "ENOSPC", "LAUNCH_FAILED", undefined, ": no space left on its disk"],
   ] as const)(
     "%s refused with %s fails as %s, retryable %s, saying why",
     async (method, code, failure, retryable, why) => {
