@@ -2,6 +2,7 @@ import type { FailureCause, JobState } from "../machines/jobBoard.ts";
 import { mentionsWhole } from "../mentionsWhole.ts";
 import type { ChartLayout } from "./chartLayout.ts";
 import { type GraphLayout, graphLayout } from "./graphLayout.ts";
+import type { RankProgress } from "./groupProgress.ts";
 import { Throughput, type ThroughputView } from "./throughput.ts";
 
 /** Job outcomes as a run's result counts them. */
@@ -54,15 +55,8 @@ export type DashboardEvent =
       /** The charts of the group's, the rank's and the teardown's machines, with the first event that shows each. */
       charts?: ChartLayout[] | undefined;
     }
-  | {
-      type: "rank";
-      group: string;
-      rank: number;
-      phase: string;
-      pid?: number | undefined;
-      code?: number | undefined;
-      signal?: string | undefined;
-    }
+  /** A rank of the group `group` (its deployment), as its launcher sees it. */
+  | ({ type: "rank"; group: string } & RankProgress)
   | { type: "run.finished"; ok: boolean }
   /**
    * A simulation broke an invariant (only in a replay of `baton sim --ui`); `message` is the
