@@ -1,10 +1,11 @@
 import type { LeftRunning } from "../rank/outcomeFormat.ts";
 
 /**
- * What the teardown of a group whose ranks all exited 0 found still running and stopped (a
- * helper a rank started and forgot, in its process group or out of it), each by pid, program
- * and rank: `baton stopped 1 process they left running: pid 4242 (sleep) of rank 0`; undefined
- * when nothing was. `baton launch` says it as the group ends, `baton status` from the outcome
+ * What the teardown of a group whose ranks all exited 0, or the reap of a dead launcher's
+ * group, found still running and stopped (a helper a rank started and forgot, in its process
+ * group or out of it), each by pid, program and rank: `baton stopped 1 process they left
+ * running: pid 4242 (sleep) of rank 0`; undefined when nothing was. `baton launch` says it as
+ * the group ends, `baton reap` on the deployment's line, `baton status` from the outcome
  * record.
  *
  * @example

@@ -11,6 +11,7 @@ import { reapRunFiles } from "../runtime/reapRunFiles.ts";
 import { nodeSlurmCommands } from "../runtime/slurmCommands.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
+import { leftRunningLine } from "./leftRunningLine.ts";
 import { nothingInStateDir } from "./nothingInStateDir.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
@@ -37,10 +38,11 @@ dead until then, or until the next \`baton run\` there removes them). Without Sl
 commands on the PATH it cannot look at their queue: it says so and keeps the scripts, for
 a reap on this host with the commands on its PATH (the allocations end by themselves once
 they start, as their workers cannot reach the dead run; no failure, exit 0). The report (a
-line per deployment: reaped and why, live, another machine's or user's, NOT reaped and why,
-its empty cgroup removed; a line per dead run whose lock or registration it removed, or NOT
-and why; a line per Slurm pool: its cancelled allocations, or why not) goes to stdout;
-warnings and errors to stderr.
+line per deployment: reaped and why, and what its ranks left running that the reap stopped,
+each by pid, program and rank; live, another machine's or user's, NOT reaped and why, its
+empty cgroup removed; a line per dead run whose lock or registration it removed, or NOT and
+why; a line per Slurm pool: its cancelled allocations, or why not) goes to stdout; warnings
+and errors to stderr.
 
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
@@ -48,7 +50,8 @@ warnings and errors to stderr.
   --json            print the report as JSON instead: { stateDir, stateDirExists,
                     reaped, live, failed, foreign, otherUsers, waiting, cgroups, runs,
                     runsNotRemoved, slurm };
-                    each reaped: { deployment, why, elapsedMs, swept, stoppedRanks }; each
+                    each reaped: { deployment, why, elapsedMs, swept, stoppedRanks,
+                    leftRunning: [{ pid, rank, host, program, outsideGroup }] }; each
                     waiting (a fresh lease, no manifest): { deployment, pid, staleInMs };
                     each of cgroups (an empty one removed): { deployment, cgroup }; each
                     of runs (a dead run's lock removed): { pid, host, graph, why }; each
@@ -136,12 +139,13 @@ export async function reapCommand(argv: string[]): Promise<number> {
         {
           stateDir,
           stateDirExists: exists,
-          reaped: report.reaped.map(({ deployment, why, stopped, teardown }) => ({
+          reaped: report.reaped.map(({ deployment, why, stopped, leftRunning, teardown }) => ({
             deployment,
             why,
             elapsedMs: teardown.elapsedMs,
             swept: teardown.swept,
             stoppedRanks: stopped,
+            leftRunning,
           })),
           live: report.live,
           failed: report.failed.map(({ deployment, error }) => ({
@@ -191,9 +195,12 @@ export async function reapCommand(argv: string[]): Promise<number> {
     // The report is the command's output, as baton status's table is: stdout. Stderr is for
     // its log's warnings and for an error that stops it; the exit code says if a reap failed.
     const say = (line: string) => process.stdout.write(`${line}\n`);
-    for (const { deployment, why, stopped, teardown } of report.reaped) {
+    for (const { deployment, why, stopped, leftRunning, teardown } of report.reaped) {
       const ranks = stopped.length === 0 ? "" : `; stopped ${rankList(stopped)} (still running)`;
-      say(`${deployment}: reaped (${why})${ranks}; verified in ${teardown.elapsedMs} ms`);
+      const left = leftRunningLine(leftRunning);
+      say(
+        `${deployment}: reaped (${why})${ranks}; verified in ${teardown.elapsedMs} ms${left === undefined ? "" : `; ${left}`}`,
+      );
     }
     for (const { deployment, pid } of report.live) say(`${deployment}: live (launcher pid ${pid})`);
     for (const { deployment, host } of report.foreign)

@@ -53,7 +53,8 @@ its launcher died), age and heartbeat. Only reads; never signals or removes anyt
                     running, agoMs }, lock, lockRenewedAgoMs }; an orphan's
                     launcherLastSeen: { at, agoMs }; an ended one's ended: { status,
                     reason, at, agoMs, ranForMs, ranAtLeast, leftRunning: [{ pid, rank,
-                    host, program, outsideGroup }] })
+                    host, program, outsideGroup }], null when not recorded: a deployment
+                    reaped by an older baton })
   -h, --help        this help
 
 Exit code: 0 whatever the deployments' states (read them from --json), 2 for bad usage (an
@@ -146,7 +147,11 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
       ? "; reaped: it still ran, and the reap stopped it"
       : "";
     // What its ranks left running and the teardown stopped, as `baton launch` said it.
-    const leftRunning = dep.ended && leftRunningLine(dep.ended.leftRunning);
+    const leftRunning =
+      dep.ended &&
+      (dep.ended.leftRunning === undefined
+        ? "what its ranks left running was not recorded (the reap that ended it was an older baton's)"
+        : leftRunningLine(dep.ended.leftRunning));
     const notes = [
       // What to do about an orphan, unless its reason already says when baton reap will.
       ...(dep.state === "orphaned" && !dep.reason?.includes("baton reap")

@@ -93,8 +93,9 @@ export interface DeploymentStatus {
    * else until its last rank's exit. `ranAtLeast` when a rank's exit is unknown (it ended
    * after its launcher died, before the reap): it ran that long at least; `ranForMs` is
    * undefined when no rank's exit is known at all. `leftRunning`: what the ranks left running
-   * and the launcher's teardown stopped (a helper a rank started and forgot), as the record
-   * names it; empty when it names nothing (a reaped deployment's record never does).
+   * and the launcher's teardown, or the reap, stopped (a helper a rank started and forgot), as
+   * the record names it; empty when it names nothing, undefined when it was not recorded (a
+   * deployment reaped by a baton from before 6 December 2026, which recorded none).
    */
   ended:
     | {
@@ -104,7 +105,7 @@ export interface DeploymentStatus {
         agoMs: number;
         ranForMs: number | undefined;
         ranAtLeast: boolean;
-        leftRunning: LeftRunning[];
+        leftRunning: LeftRunning[] | undefined;
       }
     | undefined;
   /** The command its ranks ran (manifest, else outcome record). */
@@ -423,7 +424,9 @@ async function readDeploymentStatus(
             at: outcome.ended.at,
             agoMs: now - outcome.ended.at,
             ...ranFor(outcome, outcome.ended),
-            leftRunning: outcome.ended.leftRunning ?? [],
+            // A launcher's record names none when there were none; a reap's always names them.
+            leftRunning:
+              outcome.ended.leftRunning ?? (outcome.ended.status === "reaped" ? undefined : []),
           },
     argv: manifest?.argv ?? outcome?.argv,
     ranks,

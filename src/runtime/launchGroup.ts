@@ -41,6 +41,7 @@ import { clearDeployment } from "./clearDeployment.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
 import { claimOrTakeOver, type HeldLease, holdLease } from "./launcherLease.ts";
+import { leftRunningIn } from "./leftRunningIn.ts";
 import { logTail } from "./logTail.ts";
 import { markerPids } from "./markerPids.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -989,7 +990,12 @@ class LaunchedGroup implements RankGroup {
     }
     // Verified dead: each child's exit is reported as soon as Node has reaped it.
     await Promise.all(this.spawned.map((spawned) => spawned.handle.exited));
-    this.leftRunning = this.leftRunningIn(report);
+    this.leftRunning = leftRunningIn(
+      report.others,
+      this.spawned.flatMap(({ site, rank, pid }) =>
+        site === undefined ? [{ rank, pgid: pid, stopped: report.stopped.includes(pid) }] : [],
+      ),
+    );
     // Info, as a rank's exit is: the caller reports them with the group's end (`baton launch`).
     for (const { rank, ...left } of this.leftRunning) {
       this.logger.info(
@@ -1042,31 +1048,6 @@ class LaunchedGroup implements RankGroup {
     this.report = report;
     this.send({ type: "TEARDOWN_DONE" });
     return report;
-  }
-
-  /**
-   * What the ranks left running among the other processes `report` signalled: those in the
-   * process group of a rank that had exited on its own (not the children of a rank it
-   * stopped, which went with their rank), and those the sweep found.
-   */
-  private leftRunningIn(report: TeardownReport): LeftRunning[] {
-    return report.others.flatMap((other) => {
-      const leader =
-        other.host === undefined
-          ? this.spawned.find((spawned) => spawned.site === undefined && spawned.pid === other.pgid)
-          : undefined;
-      if (!other.swept && (leader === undefined || report.stopped.includes(leader.pid))) return [];
-      const rank = leader?.rank ?? other.rank;
-      return [
-        {
-          pid: other.pid,
-          ...(rank !== undefined && { rank }),
-          ...(other.host !== undefined && { host: other.host }),
-          program: other.program,
-          outsideGroup: leader === undefined,
-        },
-      ];
-    });
   }
 
   /** A teardown that could not be verified: the group's own failure wins, if it has one. */

@@ -12,7 +12,7 @@ import { type DeploymentPaths, deploymentPaths, isDeploymentId } from "../rank/d
 import { isAlive, manifestLauncherGone } from "../rank/launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
-import { OUTCOME_FORMAT, type Outcome } from "../rank/outcomeFormat.ts";
+import { type LeftRunning, OUTCOME_FORMAT, type Outcome } from "../rank/outcomeFormat.ts";
 import { pidReused } from "../rank/pidReused.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import { rankList } from "../rank/rankList.ts";
@@ -20,6 +20,7 @@ import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { clearDeployment, controlFiles, untouchedMs } from "./clearDeployment.ts";
 import { isPermissionDenied, ownerName } from "./fileOwner.ts";
 import { launchStateDir } from "./launchStateDir.ts";
+import { leftRunningIn } from "./leftRunningIn.ts";
 import { markerPids } from "./markerPids.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeFiles } from "./nodeFiles.ts";
@@ -31,6 +32,7 @@ import { removeStaleCgroups, type StaleCgroup } from "./removeStaleCgroups.ts";
 import type { SshHostOptions } from "./sshHost.ts";
 import { parseRankHost, type SshTarget } from "./sshTarget.ts";
 import {
+  type ReportedOther,
   type TeardownReport,
   type TeardownTarget,
   type TeardownTimeouts,
@@ -73,6 +75,11 @@ export interface ReapReport {
     why: string;
     /** The local ranks still running as the reap began, which it stopped (by rank number). */
     stopped: number[];
+    /**
+     * What the ranks left running and the reap stopped, here and on the ssh hosts: as a
+     * launch's teardown names them (`leftRunningIn`), each by pid, program (`argv[0]`) and rank.
+     */
+    leftRunning: LeftRunning[];
     teardown: TeardownReport;
   }[];
   /** Deployments whose launcher is alive: left alone. */
@@ -233,13 +240,27 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     }
     try {
       const logger = options.logger !== undefined && { logger: options.logger };
+      const localRanks = (manifest?.ranks ?? []).filter(({ host }) => host === "local");
+      // A rank a launcher started and died before it recorded in its manifest wrote a marker.
+      const rankPids = new Set([
+        ...localRanks.map(({ pid }) => pid),
+        // Unreadable, they name none: the sweep reads them again and says why.
+        ...(await markerPids(files, paths, id).catch(() => [])),
+      ]);
+      /** The processes other than ranks that the teardowns target by pid, as each first was. */
+      const strays = new Map<number, ReportedOther>();
       const teardown = await tearDownAcrossHosts(
-        () =>
-          tearDown(
-            reapTarget(id, manifest, procs, () => markerPids(files, paths, id, procs)),
+        () => {
+          const target = reapTarget(id, manifest, procs, () => markerPids(files, paths, id, procs));
+          for (const stray of strayProcesses(target.pids, rankPids, procs)) {
+            if (!strays.has(stray.pid)) strays.set(stray.pid, stray);
+          }
+          return tearDown(
+            target,
             { procs, clock, ...logger, hurry: options.hurry },
             options.teardown,
-          ),
+          );
+        },
         remoteSites(manifest?.ranks ?? []).map(
           ({ host, stateDir, pids }) =>
             () =>
@@ -260,14 +281,31 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       if (manifest?.cgroup !== undefined) {
         await releaseCgroup(procs, clock, manifest.cgroup, options.logger);
       }
+      const leftRunning = leftRunningIn(
+        [
+          ...[...strays.values()].filter(({ pid }) => teardown.stopped.includes(pid)),
+          ...teardown.others,
+        ],
+        localRanks.map(({ rank, pgid, pid }) => ({
+          rank,
+          pgid,
+          stopped: teardown.stopped.includes(pid),
+        })),
+      );
+      for (const { rank, ...left } of leftRunning) {
+        options.logger?.info(
+          { deployment, rank, ...left },
+          `the reap stopped a process ${rank === undefined ? "the ranks" : `rank ${rank}`} left running`,
+        );
+      }
       if (manifest !== undefined) {
-        const reaped = { why, at: clock.now(), running };
+        const reaped = { why, at: clock.now(), running, leftRunning };
         await recordReaped(files, paths, manifest, reaped).catch((error: unknown) => {
           options.logger?.warn({ deployment, err: error }, "outcome not recorded");
         });
       }
       await clearDeployment(files, paths);
-      report.reaped.push({ deployment, why, stopped: running, teardown });
+      report.reaped.push({ deployment, why, stopped: running, leftRunning, teardown });
     } catch (error) {
       report.failed.push({ deployment, error: error as Error });
     }
@@ -331,10 +369,38 @@ function runningRanks(id: DeploymentIdentity, manifest: Manifest, procs: Procs):
 }
 
 /**
+ * The processes among `pids` (the teardown's targets by pid: whatever carries the deployment)
+ * that are not ranks, each as it is now, before any signal: its group, its program (`argv[0]`,
+ * without the arguments, which may hold secrets) and the `RANK` of its environment.
+ */
+function strayProcesses(
+  pids: readonly number[],
+  rankPids: ReadonlySet<number>,
+  procs: Procs,
+): ReportedOther[] {
+  return pids.flatMap((pid) => {
+    const info = rankPids.has(pid) ? undefined : procs.inspect(pid);
+    if (info === undefined) return [];
+    const rank = procs.environ(pid)?.RANK;
+    return [
+      {
+        pid,
+        pgid: info.pgid,
+        program: info.argv[0] ?? "?",
+        ...(rank !== undefined && /^\d+$/.test(rank) && { rank: Number(rank) }),
+        swept: false,
+      },
+    ];
+  });
+}
+
+/**
  * Records in the deployment's outcome record (`outcome.json`) that it was reaped (`at`), and
  * why: the record its launcher kept (the exits it learned before it died), else one made from
  * the manifest, whose ranks' exits nobody learned; the ranks that were still `running` as the
- * reap began are marked `reaped`. A record of the manifest's launcher that already says how
+ * reap began are marked `reaped`, and what the ranks left running that the reap stopped is
+ * `leftRunning`, written even when empty: a reaped record without it is an older baton's,
+ * which did not record it. A record of the manifest's launcher that already says how
  * the deployment ended (the launcher died after its verified teardown, before it removed its
  * manifest) is kept as it is.
  */
@@ -342,7 +408,12 @@ async function recordReaped(
   files: Files,
   paths: DeploymentPaths,
   manifest: Manifest,
-  { why, at, running }: { why: string; at: number; running: readonly number[] },
+  {
+    why,
+    at,
+    running,
+    leftRunning,
+  }: { why: string; at: number; running: readonly number[]; leftRunning: LeftRunning[] },
 ): Promise<void> {
   const kept = await readStateFile(files, OUTCOME_FORMAT, paths.outcome).catch(() => undefined);
   const ours = kept?.launcher.token === manifest.launcher.token ? kept : undefined;
@@ -358,7 +429,7 @@ async function recordReaped(
   const ranks = outcome.ranks.map((rank) =>
     rank.exit === undefined && running.includes(rank.rank) ? { ...rank, reaped: true } : rank,
   );
-  const ended = { at, status: "reaped" as const, reason: why };
+  const ended = { at, status: "reaped" as const, reason: why, leftRunning };
   await files.writeAtomic(
     paths.outcome,
     encodeStateFile(OUTCOME_FORMAT, { ...outcome, ranks, ended }),

@@ -10,7 +10,8 @@ import type { SshHost } from "./sshHost.ts";
 export interface RemoteProc extends ProcInfo {
   /**
    * Its `BATON_DEPLOYMENT` and `BATON_STATE_DIR`, those it has (what `carriesDeployment` and
-   * `envCarries` read); undefined when the environment cannot be read (another user's process).
+   * `envCarries` read), and its `RANK` (which names the rank of a process a teardown stops);
+   * undefined when the environment cannot be read (another user's process).
    */
   env: Record<string, string> | undefined;
 }
@@ -141,13 +142,13 @@ export function remoteProcs(host: SshHost, options: RemoteProcsOptions = {}): Re
         "for p in $pids; do",
         '  stat=$(hex "/proc/$p/stat"); [ -n "$stat" ] || continue',
         '  argv=$(hex "/proc/$p/cmdline")',
-        '  if [ -r "/proc/$p/environ" ]; then d=$(var "$p" BATON_DEPLOYMENT); s=$(var "$p" BATON_STATE_DIR); else d=u; s=u; fi',
-        `  printf '%s %s %s %s %s\\n' "$p" "$stat" "\${argv:-.}" "$d" "$s"`,
+        '  if [ -r "/proc/$p/environ" ]; then d=$(var "$p" BATON_DEPLOYMENT); s=$(var "$p" BATON_STATE_DIR); r=$(var "$p" RANK); else d=u; s=u; r=u; fi',
+        `  printf '%s %s %s %s %s %s\\n' "$p" "$stat" "\${argv:-.}" "$d" "$s" "$r"`,
         "done",
       ].join("\n");
       const seen = new Map<number, RemoteProc>();
       for (const line of await run(script)) {
-        const [pidText = "", stat = "", argv = "", deployment = "", stateDir = ""] =
+        const [pidText = "", stat = "", argv = "", deployment = "", stateDir = "", rank = "-"] =
           line.split(" ");
         const pid = Number(pidText);
         if (seen.has(pid)) continue;
@@ -160,6 +161,7 @@ export function remoteProcs(host: SshHost, options: RemoteProcsOptions = {}): Re
               : {
                   ...(deployment !== "-" && { BATON_DEPLOYMENT: value(deployment) }),
                   ...(stateDir !== "-" && { BATON_STATE_DIR: value(stateDir) }),
+                  ...(rank !== "-" && { RANK: value(rank) }),
                 },
         });
       }

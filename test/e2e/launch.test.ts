@@ -807,6 +807,74 @@ describe("baton reap", () => {
     expect(help).toContain(`{ ${keys} }`);
   }, 60_000);
 
+  it("names what the ranks of a dead launcher left running and it stopped, and records it for baton status", async () => {
+    const dir = tempDir();
+    const inGroup = join(dir, "in-group.pid");
+    const outside = join(dir, "outside.pid");
+    const go = join(dir, "go");
+    // Should the reap miss them, the helpers are stopped by their pids when the test ends.
+    onTestFinished(async () => {
+      for (const file of [inGroup, outside]) {
+        const pid = existsSync(file) ? Number(readFileSync(file, "utf8")) : 0;
+        if (pid > 0) stray(pid, "leaky");
+      }
+      await cleanUpRanks();
+    });
+    const launch = startBaton(
+      [
+        "launch",
+        "--world",
+        "1",
+        "--state-dir",
+        dir,
+        "--name",
+        "leaky",
+        "--",
+        "/bin/sh",
+        "-c",
+        // Two helpers it forgets, one in its process group and one that leaves it. The rank
+        // exits after its launcher is gone.
+        'sleep 300 & echo $! > "$IN_GROUP"; setsid sleep 301 & echo $! > "$OUTSIDE"; while [ ! -e "$GO" ]; do sleep 0.05; done',
+      ],
+      { env: { IN_GROUP: inGroup, OUTSIDE: outside, GO: go } },
+    );
+    let rankPid = 0;
+    await until(async () => {
+      rankPid = (await readManifest(dir, "leaky"))?.ranks[0]?.pid ?? 0;
+      return rankPid > 0 && existsSync(inGroup) && existsSync(outside);
+    }, "the rank and its helpers");
+    stray(rankPid, "leaky");
+    const helper = Number(readFileSync(inGroup, "utf8"));
+    const escaped = Number(readFileSync(outside, "utf8"));
+    launch.child.kill("SIGKILL");
+    await launch.exit;
+    writeFileSync(go, "");
+    await until(() => !alive(rankPid), "the rank to exit");
+    const reap = await startBaton(["reap", "--state-dir", dir]).exit;
+    expect(reap.code).toBe(0);
+    const said = `baton stopped 2 processes they left running: pid ${helper} (sleep) of rank 0; pid ${escaped} (sleep) of rank 0, which had left its process group`;
+    expect(reap.stdout).toMatch(
+      /^leaky: reaped \(launcher pid \d+ is gone\); verified in \d+ ms; /,
+    );
+    expect(reap.stdout).toContain(`; ${said}\n`);
+    expect(alive(helper)).toBe(false);
+    expect(alive(escaped)).toBe(false);
+    // baton status says the same from the outcome record, and --json names each.
+    expect((await startBaton(["status", "--state-dir", dir]).exit).stdout).toContain(
+      `\n  ${said}\n`,
+    );
+    const status = JSON.parse(
+      (await startBaton(["status", "--state-dir", dir, "--json"]).exit).stdout,
+    );
+    expect(status.deployments[0].ended).toMatchObject({
+      status: "reaped",
+      leftRunning: [
+        { pid: helper, rank: 0, program: "sleep", outsideGroup: false },
+        { pid: escaped, rank: 0, program: "sleep", outsideGroup: true },
+      ],
+    });
+  }, 60_000);
+
   it("on Ctrl-C sends SIGKILL at once to orphans in their grace, and still verifies the reap", async () => {
     const dir = tempDir();
     const pids = await orphansIgnoringTerm(dir);

@@ -22,6 +22,7 @@ import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type ManifestRank } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
+import { OUTCOME_FORMAT } from "../../src/rank/outcomeFormat.ts";
 import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
 import { defineJobs } from "../../src/runtime/jobModule.ts";
 import { launchGroup } from "../../src/runtime/launchGroup.ts";
@@ -571,6 +572,51 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     expect(after?.state).not.toBe("zombie");
     // Gone with the rmdir of the reaped deployment's own folder, in the same ssh call.
     expectNoRemoteFolder(leftover);
+  }, 60_000);
+
+  it("names what a remote rank left running that the reap stopped there, by pid, program, rank and host, in the outcome record", async () => {
+    const host = open();
+    const stateDir = newStateDir();
+    const deployment = newDeployment();
+    // A rank of a dead launcher on the ssh host, and a helper it left running there (started
+    // here by the test, as the rank would have: with the rank's environment).
+    const start = async (program: string) =>
+      Number(
+        (
+          await host.run(
+            `BATON_DEPLOYMENT='${deployment}' BATON_STATE_DIR='${remoteRoot}' RANK=0 ${program} >/dev/null 2>&1 </dev/null & echo $!`,
+          )
+        ).stdout.toString(),
+      );
+    const rank = await start("sleep 300");
+    const helper = await start("tail -f /dev/null");
+    const paths = deploymentPaths(stateDir, deployment);
+    await files.mkdirp(paths.dir);
+    await files.writeAtomic(
+      paths.manifest,
+      encodeStateFile(MANIFEST_FORMAT, {
+        deployment,
+        launcher: { pid: await deadPid(), token: "t0ken", host: hostname() },
+        ranks: [
+          { rank: 0, localRank: 0, host: sshd.url, pid: rank, pgid: rank, stateDir: remoteRoot },
+        ],
+        worldSize: 1,
+        argv: ["sleep", "300"],
+        startedAt: Date.now(),
+      }),
+    );
+    const report = await reapOnly(stateDir, deployment);
+    const left = [{ pid: helper, rank: 0, host: sshd.url, program: "tail", outsideGroup: true }];
+    expect(report.reaped[0]?.leftRunning).toEqual(left);
+    expect((await readStateFile(files, OUTCOME_FORMAT, paths.outcome))?.ended).toMatchObject({
+      status: "reaped",
+      leftRunning: left,
+    });
+    const after = await remoteProcs(host).snapshot([rank, helper], {
+      deployment,
+      stateDir: remoteRoot,
+    });
+    expect(after.filter((proc) => proc.state !== "zombie")).toEqual([]);
   }, 60_000);
 
   it("reaps nothing on a host where a launcher with another local state dir now holds the orphaned deployment's name, keeping that launcher's rank, lease and the manifest", async () => {

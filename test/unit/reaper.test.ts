@@ -171,6 +171,7 @@ describe("reapDeployments", () => {
         at: expect.any(Number),
         status: "reaped",
         reason: "launcher pid 4242 is gone",
+        leftRunning: [],
       },
     });
     expect(
@@ -182,11 +183,64 @@ describe("reapDeployments", () => {
       argv: ["python3", "rank.py"],
       startedAt: NOW,
       ranks: [{ rank: 0, host: "local", pid: other.pid, reaped: true }],
-      ended: { at: expect.any(Number), status: "reaped", reason: expect.any(String) },
+      ended: {
+        at: expect.any(Number),
+        status: "reaped",
+        reason: expect.any(String),
+        leftRunning: [],
+      },
     });
     const ended = (await readStateFile(files, OUTCOME_FORMAT, paths.outcome))?.ended;
     expect(ended?.at).toBeGreaterThanOrEqual(NOW);
     expect(ended?.at).toBeLessThanOrEqual(reapedAt);
+  });
+
+  it("names what the ranks left running that it stopped, by pid, program and rank, in its report and the outcome record", async () => {
+    const w = world();
+    const carries = (rank: string) => ({
+      BATON_DEPLOYMENT: "dep-a",
+      BATON_STATE_DIR: w.stateDir,
+      RANK: rank,
+    });
+    // Rank 0 (pid 4300) exited on its own, leaving a helper in its group; rank 1 still runs,
+    // with a child in its group and one that left it. Their arguments hold a secret.
+    const running = rank(w, "dep-a");
+    const forgotten = w.procs.start({
+      argv: ["sleep", "30", "--token=s3cret"],
+      env: carries("0"),
+      pgid: 4300,
+    });
+    const child = w.procs.start({
+      argv: ["python3", "serve.py"],
+      env: carries("1"),
+      ppid: running.pid,
+    });
+    const escaped = w.procs.start({
+      argv: ["/usr/bin/ssh-agent", "-a", "s3cret"],
+      env: carries("1"),
+      newGroup: true,
+    });
+    await writeDeployment(w, "dep-a", { pid: 4242, token: "t" }, [
+      { pid: 4300, pgid: 4300 },
+      { pid: running.pid, pgid: running.pid },
+    ]);
+    const report = await reap(w);
+    const left = [
+      { pid: forgotten.pid, rank: 0, program: "sleep", outsideGroup: false },
+      { pid: escaped.pid, rank: 1, program: "/usr/bin/ssh-agent", outsideGroup: true },
+    ];
+    expect(report.reaped.map(({ stopped, leftRunning }) => ({ stopped, leftRunning }))).toEqual([
+      { stopped: [1], leftRunning: left },
+    ]);
+    // The child of the rank it stopped went with its rank; all are gone.
+    for (const pid of [running.pid, forgotten.pid, child.pid, escaped.pid]) {
+      expect(w.procs.inspect(pid)).toBeUndefined();
+    }
+    const paths = deploymentPaths(w.stateDir, "dep-a");
+    expect((await readStateFile(files, OUTCOME_FORMAT, paths.outcome))?.ended?.leftRunning).toEqual(
+      left,
+    );
+    expect(await files.read(paths.outcome)).not.toContain("s3cret");
   });
 
   it("leaves a live launcher with a fresh lease alone, and judges a stale or foreign lease dead", async () => {

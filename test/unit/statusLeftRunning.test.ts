@@ -20,8 +20,12 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A state dir with one deployment that succeeded, its record naming `leftRunning`. */
-function succeeded(deployment: string, leftRunning: LeftRunning[] | undefined): string {
+/** A state dir with one deployment that ended (`succeeded`), its record naming `leftRunning`. */
+function succeeded(
+  deployment: string,
+  leftRunning: LeftRunning[] | undefined,
+  status: "succeeded" | "reaped" = "succeeded",
+): string {
   const dir = mkdtempSync(join(tmpdir(), "baton-status-left-"));
   dirs.push(dir);
   const paths = deploymentPaths(dir, deployment);
@@ -41,7 +45,7 @@ function succeeded(deployment: string, leftRunning: LeftRunning[] | undefined): 
         pid: 4243 + rank,
         exit: { at: now - 2_000, code: 0 },
       })),
-      ended: { at: now - 1_000, status: "succeeded", ...(leftRunning && { leftRunning }) },
+      ended: { at: now - 1_000, status, ...(leftRunning && { leftRunning }) },
     }),
   );
   return dir;
@@ -77,4 +81,25 @@ it("says nothing of it when the record names nothing left running", async () => 
   const json = capturedOutput();
   expect(await statusCommand(["--state-dir", dir, "--json"])).toBe(0);
   expect(JSON.parse(json.text).deployments[0].ended.leftRunning).toEqual([]);
+});
+
+it("tells a reaped deployment whose reap stopped nothing its ranks left running from one whose reap did not record it", async () => {
+  const none = succeeded("dep-reaped000000", [], "reaped");
+  const out = capturedOutput();
+  expect(await statusCommand(["--state-dir", none])).toBe(0);
+  expect(out.text).not.toContain("left running");
+  const json = capturedOutput();
+  expect(await statusCommand(["--state-dir", none, "--json"])).toBe(0);
+  expect(JSON.parse(json.text).deployments[0].ended.leftRunning).toEqual([]);
+
+  // An older baton's reap recorded nothing of it: not "none".
+  const older = succeeded("dep-reapedold000", undefined, "reaped");
+  const said = capturedOutput();
+  expect(await statusCommand(["--state-dir", older])).toBe(0);
+  expect(said.text).toContain(
+    "\n  what its ranks left running was not recorded (the reap that ended it was an older baton's)\n",
+  );
+  const unknown = capturedOutput();
+  expect(await statusCommand(["--state-dir", older, "--json"])).toBe(0);
+  expect(JSON.parse(unknown.text).deployments[0].ended.leftRunning).toBeNull();
 });
