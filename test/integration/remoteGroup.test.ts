@@ -105,18 +105,19 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     return group;
   };
   /**
-   * Writes, in a new state dir under a new deployment, the manifest of a dead launcher (this
-   * process, without a lease) whose one rank is `rank` on a remote host; where it wrote it.
+   * Writes, in a new state dir under `deployment` (a new one unless given), the manifest of a
+   * dead launcher (this process, without a lease) whose one rank is `rank` on a remote host;
+   * where it wrote it.
    */
   const writeOrphanedManifest = async (
     rank: Pick<ManifestRank, "host" | "pid" | "stateDir">,
+    deployment = newDeployment(),
   ): Promise<{
     stateDir: string;
     deployment: string;
     paths: ReturnType<typeof deploymentPaths>;
   }> => {
     const stateDir = newStateDir();
-    const deployment = newDeployment();
     const paths = deploymentPaths(stateDir, deployment);
     await files.mkdirp(paths.dir);
     await files.writeAtomic(
@@ -576,7 +577,6 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
 
   it("names what a remote rank left running that the reap stopped there, by pid, program, rank and host, in the outcome record", async () => {
     const host = open();
-    const stateDir = newStateDir();
     const deployment = newDeployment();
     // A rank of a dead launcher on the ssh host, and a helper it left running there (started
     // here by the test, as the rank would have: with the rank's environment).
@@ -590,20 +590,9 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
       );
     const rank = await start("sleep 300");
     const helper = await start("tail -f /dev/null");
-    const paths = deploymentPaths(stateDir, deployment);
-    await files.mkdirp(paths.dir);
-    await files.writeAtomic(
-      paths.manifest,
-      encodeStateFile(MANIFEST_FORMAT, {
-        deployment,
-        launcher: { pid: await deadPid(), token: "t0ken", host: hostname() },
-        ranks: [
-          { rank: 0, localRank: 0, host: sshd.url, pid: rank, pgid: rank, stateDir: remoteRoot },
-        ],
-        worldSize: 1,
-        argv: ["sleep", "300"],
-        startedAt: Date.now(),
-      }),
+    const { stateDir, paths } = await writeOrphanedManifest(
+      { host: sshd.url, pid: rank, stateDir: remoteRoot },
+      deployment,
     );
     const report = await reapOnly(stateDir, deployment);
     const left = [{ pid: helper, rank: 0, host: sshd.url, program: "tail", outsideGroup: true }];
