@@ -172,6 +172,7 @@ export type {
 export {
   DEFAULT_RANK_GROUP_TIMEOUTS,
   type DrainReport,
+  type FolderNotRemoved,
   type GroupExit,
   type LaunchPorts,
   type LaunchSpec,

@@ -12,6 +12,7 @@ import {
   parseEndedLogsRetention,
   pruneDeploymentLogs,
 } from "../runtime/deploymentLogs.ts";
+import { folderNotRemovedLine } from "../runtime/folderNotRemoved.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
@@ -306,6 +307,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
   const groupExit = async (): Promise<number> => {
     try {
       const exit = await group.wait();
+      for (const folder of exit.foldersNotRemoved) say(`warning: ${folderNotRemovedLine(folder)}`);
       if (stopped !== undefined) {
         await stopping;
         say(

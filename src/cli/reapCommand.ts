@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { rankList } from "../rank/rankList.ts";
+import { folderNotRemovedLine } from "../runtime/folderNotRemoved.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
@@ -39,10 +40,11 @@ commands on the PATH it cannot look at their queue: it says so and keeps the scr
 a reap on this host with the commands on its PATH (the allocations end by themselves once
 they start, as their workers cannot reach the dead run; no failure, exit 0). The report (a
 line per deployment: reaped and why, and what its ranks left running that the reap stopped,
-each by pid, program and rank; live, another machine's or user's, NOT reaped and why, its
-empty cgroup removed; a line per dead run whose lock or registration it removed, or NOT and
-why; a line per Slurm pool: its cancelled allocations, or why not) goes to stdout; warnings
-and errors to stderr.
+each by pid, program and rank, then a line for its folder if the clear left it empty and
+could not remove it (no failure: why, and what to do); live, another machine's or user's,
+NOT reaped and why, its empty cgroup removed; a line per dead run whose lock or registration
+it removed, or NOT and why; a line per Slurm pool: its cancelled allocations, or why not)
+goes to stdout; warnings and errors to stderr.
 
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
   --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
@@ -51,7 +53,9 @@ and errors to stderr.
                     reaped, live, failed, foreign, otherUsers, waiting, cgroups, runs,
                     runsNotRemoved, slurm };
                     each reaped: { deployment, why, elapsedMs, swept, stoppedRanks,
-                    leftRunning: [{ pid, rank, host, program, outsideGroup }] }; each
+                    leftRunning: [{ pid, rank, host, program, outsideGroup }],
+                    foldersNotRemoved: [{ dir, host, reason }] (its folder left empty
+                    that the clear could not remove: no failure) }; each
                     waiting (a fresh lease, no manifest): { deployment, pid, staleInMs };
                     each of cgroups (an empty one removed): { deployment, cgroup }; each
                     of runs (a dead run's lock removed): { pid, host, graph, why }; each
@@ -139,14 +143,17 @@ export async function reapCommand(argv: string[]): Promise<number> {
         {
           stateDir,
           stateDirExists: exists,
-          reaped: report.reaped.map(({ deployment, why, stopped, leftRunning, teardown }) => ({
-            deployment,
-            why,
-            elapsedMs: teardown.elapsedMs,
-            swept: teardown.swept,
-            stoppedRanks: stopped,
-            leftRunning,
-          })),
+          reaped: report.reaped.map(
+            ({ deployment, why, stopped, leftRunning, foldersNotRemoved, teardown }) => ({
+              deployment,
+              why,
+              elapsedMs: teardown.elapsedMs,
+              swept: teardown.swept,
+              stoppedRanks: stopped,
+              leftRunning,
+              foldersNotRemoved,
+            }),
+          ),
           live: report.live,
           failed: report.failed.map(({ deployment, error }) => ({
             deployment,
@@ -195,12 +202,20 @@ export async function reapCommand(argv: string[]): Promise<number> {
     // The report is the command's output, as baton status's table is: stdout. Stderr is for
     // its log's warnings and for an error that stops it; the exit code says if a reap failed.
     const say = (line: string) => process.stdout.write(`${line}\n`);
-    for (const { deployment, why, stopped, leftRunning, teardown } of report.reaped) {
+    for (const {
+      deployment,
+      why,
+      stopped,
+      leftRunning,
+      foldersNotRemoved,
+      teardown,
+    } of report.reaped) {
       const ranks = stopped.length === 0 ? "" : `; stopped ${rankList(stopped)} (still running)`;
       const left = leftRunningLine(leftRunning);
       say(
         `${deployment}: reaped (${why})${ranks}; verified in ${teardown.elapsedMs} ms${left === undefined ? "" : `; ${left}`}`,
       );
+      for (const folder of foldersNotRemoved) say(`${deployment}: ${folderNotRemovedLine(folder)}`);
     }
     for (const { deployment, pid } of report.live) say(`${deployment}: live (launcher pid ${pid})`);
     for (const { deployment, host } of report.foreign)

@@ -1,5 +1,6 @@
 import { type DeploymentPaths, OUTCOME_FILE, rankFileName } from "../rank/deploymentPaths.ts";
 import { atomicTempTarget } from "./atomicTempTarget.ts";
+import type { FolderNotRemoved } from "./folderNotRemoved.ts";
 import type { HeldLease } from "./launcherLease.ts";
 import type { Files } from "./ports.ts";
 
@@ -19,7 +20,9 @@ import type { Files } from "./ports.ts";
  * renewal would bring the file back); it is released too when a removal fails.
  * `removeFolder` is how the last step is done (default `files.removeDir`): on an ssh host it
  * also removes, in the same call, the empty folders earlier versions left there
- * (`removeFolderAndLeftEmpty`).
+ * (`removeFolderAndLeftEmpty`). That last step failing does not fail the clear: the folder
+ * is returned ({@link FolderNotRemoved}, for the caller to warn of) when it is empty, and
+ * nothing is said of one with something in it (logs, an outcome record), which stays anyway.
  *
  * @example
  * ```ts
@@ -39,7 +42,7 @@ export async function clearDeployment(
     lease?: HeldLease | undefined;
     removeFolder?: ((dir: string) => Promise<unknown>) | undefined;
   } = {},
-): Promise<void> {
+): Promise<FolderNotRemoved | undefined> {
   const remove = (names: readonly string[]) =>
     Promise.all(names.map((name) => files.remove(`${paths.dir}/${name}`)));
   try {
@@ -49,14 +52,21 @@ export async function clearDeployment(
     // The lease and the temp files of its writes: a renewal's is in use until its rename.
     const ofLease = (name: string) => (atomicTempTarget(name) ?? name) === leaseName;
     await remove(names.filter((name) => !ofLease(name)));
-    if (keepLease) return;
+    if (keepLease) return undefined;
     await lease?.release();
     // The lease (named even where the listing missed it) and its temp files, each removed once.
     await remove([...new Set([leaseName, ...names.filter(ofLease)])]);
   } finally {
     await lease?.release();
   }
-  await removeFolder(paths.dir);
+  try {
+    await removeFolder(paths.dir);
+    return undefined;
+  } catch (error) {
+    // Not empty, it would have stayed whatever refused it (a symbolic link to a folder of logs).
+    const left = await files.list(paths.dir).catch(() => []);
+    return left.length > 0 ? undefined : { dir: paths.dir, reason: (error as Error).message };
+  }
 }
 
 /**

@@ -38,6 +38,7 @@ import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { checkLaunchSpec } from "./checkLaunchSpec.ts";
 import { clearDeployment } from "./clearDeployment.ts";
+import { type FolderNotRemoved, folderNotRemovedLine } from "./folderNotRemoved.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
 import { claimOrTakeOver, type HeldLease, holdLease } from "./launcherLease.ts";
@@ -198,6 +199,7 @@ class LaunchedGroup implements RankGroup {
   private outcomeEnded: Outcome["ended"];
   /** What the ranks left running, once the teardown that stopped it is verified. */
   private leftRunning: LeftRunning[] = [];
+  private foldersNotRemoved: FolderNotRemoved[] = [];
 
   constructor(private readonly spec: LaunchSpec) {
     checkLaunchSpec(spec);
@@ -1021,7 +1023,7 @@ class LaunchedGroup implements RankGroup {
     // name over then lost its new mirrored lease and markers to this clear.
     const sites = [...this.sites.values()];
     this.sites.clear();
-    await Promise.all(
+    const notRemoved = await Promise.all(
       sites.map(({ site }) =>
         site.close({ clear: true }).catch((error: unknown) => {
           // Its ranks are verified gone; what is left there is a stale lease and old markers.
@@ -1029,6 +1031,7 @@ class LaunchedGroup implements RankGroup {
             { deployment: this.deployment, host: site.host.target.spec, err: error },
             "remote deployment files not removed",
           );
+          return undefined;
         }),
       ),
     );
@@ -1039,11 +1042,22 @@ class LaunchedGroup implements RankGroup {
       // Renewed until the other files are gone: released first, it could go stale while they
       // were removed, and a launch of the same name that took the name over then lost its new
       // manifest and lease to this clear.
-      await clearDeployment(this.ports.files, this.paths, { lease: this.lease });
+      notRemoved.push(await clearDeployment(this.ports.files, this.paths, { lease: this.lease }));
     } catch (error) {
       // The processes are gone, and the lease is no longer renewed: a leftover manifest is
       // reaped by the next launch once that lease is stale (at once when it was removed).
       this.logger.warn({ deployment: this.deployment, err: error }, "deployment files not removed");
+    }
+    this.foldersNotRemoved = notRemoved.filter((folder) => folder !== undefined);
+    // A warning the user sees: a group that ends without failing carries it to its caller
+    // (`GroupExit.foldersNotRemoved`, which `baton launch` prints), so the log has it at info
+    // there, as the processes left running; a failed group's error does not carry it.
+    const failed = this.group.getSnapshot().context.failure !== undefined;
+    for (const folder of this.foldersNotRemoved) {
+      this.logger[failed ? "warn" : "info"](
+        { deployment: this.deployment, ...folder },
+        folderNotRemovedLine(folder),
+      );
     }
     this.report = report;
     this.send({ type: "TEARDOWN_DONE" });
@@ -1078,6 +1092,7 @@ class LaunchedGroup implements RankGroup {
       ...(outcome.status === "stopped" && { reason: outcome.reason }),
       ranks: this.rankExits(),
       leftRunning: this.leftRunning,
+      foldersNotRemoved: this.foldersNotRemoved,
       teardown: report,
     });
   }

@@ -18,13 +18,16 @@ export const LEFT_EMPTY_MS = 10 * 60_000;
  * folder, left one such folder per launch and per reap, for good. Each goes by `rmdir`, which
  * removes only an empty folder, so nothing a deployment holds there (its lease, markers) is
  * ever taken; a symbolic link is left alone. Returns the names of the leftovers removed
- * (`dir`'s own is not one); a state dir that does not exist has none.
+ * (`removed`: `dir`'s own is not one; a state dir that does not exist has none) and, when
+ * `dir` is still there and empty, why its `rmdir` failed (`notRemoved`: rmdir's own words, a
+ * state dir this user may not write to, say); one with something in it (a newer launch's
+ * lease) or gone already is no failure.
  *
  * @example
  * ```ts
- * const removed = await removeFolderAndLeftEmpty(host, "/home/alice/.baton/run",
+ * const { removed, notRemoved } = await removeFolderAndLeftEmpty(host, "/home/alice/.baton/run",
  *   "/home/alice/.baton/run/w7");
- * // ["dep-4kq9z0c1m2xa", "w6"]
+ * // removed: ["dep-4kq9z0c1m2xa", "w6"], notRemoved: undefined
  * ```
  */
 export async function removeFolderAndLeftEmpty(
@@ -32,10 +35,14 @@ export async function removeFolderAndLeftEmpty(
   stateDir: string,
   dir: string,
   minAgeMs = LEFT_EMPTY_MS,
-): Promise<string[]> {
+): Promise<{ removed: string[]; notRemoved?: string }> {
+  const quoted = shellQuote(dir);
   const script = [
-    // Not empty (a newer launch's lease), or gone already: it stays as it is.
-    `rmdir ${shellQuote(dir)} 2>/dev/null`,
+    // Not empty (a newer launch's lease), or gone already: it stays as it is. Empty and still
+    // there, why not is a line of its own, after a `!`.
+    `if ! why=$(rmdir ${quoted} 2>&1) && [ -d ${quoted} ] && [ -z "$(ls -A ${quoted} 2>/dev/null)" ]; then`,
+    `  printf '!%s\n' "$(printf '%s' "$why" | tr '\n' ' ')"`,
+    "fi",
     `cd ${shellQuote(stateDir)} 2>/dev/null || exit 0`,
     "now=$(date +%s)",
     "for d in */; do",
@@ -48,8 +55,14 @@ export async function removeFolderAndLeftEmpty(
     "exit 0",
   ].join("\n");
   const { stdout } = await host.run(script);
-  return stdout
-    .toString("utf8")
-    .split("\n")
-    .filter((name) => isDeploymentId(name));
+  const lines = stdout.toString("utf8").split("\n");
+  const why = lines
+    .find((line) => line.startsWith("!"))
+    ?.slice(1)
+    .trim();
+  return {
+    removed: lines.filter((name) => isDeploymentId(name)),
+    // "rmdir: failed to remove '/home/alice/.baton/run/w7': Permission denied": the reason.
+    ...(why !== undefined && { notRemoved: why.slice(why.lastIndexOf(": ") + 2) || why }),
+  };
 }

@@ -11,6 +11,7 @@ import { MARKER_HEARTBEAT_MS, MARKER_STALE_MS } from "../rank/markerFormat.ts";
 import type { LeftRunning } from "../rank/outcomeFormat.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import type { RankEvidence } from "./cancelFile.ts";
+import type { FolderNotRemoved } from "./folderNotRemoved.ts";
 import type { InspectOption } from "./guardInspect.ts";
 import type { Clock, Entropy, Files, Procs } from "./ports.ts";
 import type { SshHostOptions } from "./sshHost.ts";
@@ -137,7 +138,7 @@ export interface LaunchSpec {
   plantedBugs?: readonly PlantedBug[] | undefined;
 }
 
-export type { LeftRunning };
+export type { FolderNotRemoved, LeftRunning };
 
 /** How one rank ended. */
 export interface RankExit {
@@ -159,6 +160,12 @@ export interface GroupExit {
    * rank that had exited on its own, and those the sweep found outside the ranks' groups.
    */
   leftRunning: LeftRunning[];
+  /**
+   * The deployment's folders (here, on ssh hosts) that its clear left empty and could not
+   * remove (`folderNotRemovedLine` says why and what to do); logged as warnings too. Usually
+   * none.
+   */
+  foldersNotRemoved: FolderNotRemoved[];
   teardown: TeardownReport;
 }
 

@@ -19,6 +19,7 @@ import { rankList } from "../rank/rankList.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { clearDeployment, controlFiles, untouchedMs } from "./clearDeployment.ts";
 import { isPermissionDenied, ownerName } from "./fileOwner.ts";
+import { type FolderNotRemoved, folderNotRemovedLine } from "./folderNotRemoved.ts";
 import { launchStateDir } from "./launchStateDir.ts";
 import { leftRunningIn } from "./leftRunningIn.ts";
 import { markerPids } from "./markerPids.ts";
@@ -80,6 +81,11 @@ export interface ReapReport {
      * launch's teardown names them (`leftRunningIn`), each by pid, program (`argv[0]`) and rank.
      */
     leftRunning: LeftRunning[];
+    /**
+     * Its folders (here, on ssh hosts) that the clear left empty and could not remove, each
+     * logged as a warning: the reap is done all the same. Usually none.
+     */
+    foldersNotRemoved: FolderNotRemoved[];
     teardown: TeardownReport;
   }[];
   /** Deployments whose launcher is alive: left alone. */
@@ -249,6 +255,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       ]);
       /** The processes other than ranks that the teardowns target by pid, as each first was. */
       const strays = new Map<number, ReportedOther>();
+      const foldersNotRemoved: FolderNotRemoved[] = [];
       const teardown = await tearDownAcrossHosts(
         () => {
           const target = reapTarget(id, manifest, procs, () => markerPids(files, paths, id, procs));
@@ -275,6 +282,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
                 ...(options.ssh !== undefined && { ssh: options.ssh }),
                 ...(options.teardown !== undefined && { timeouts: options.teardown }),
                 hurry: options.hurry,
+                onFolderNotRemoved: (folder) => foldersNotRemoved.push(folder),
               }),
         ),
       );
@@ -304,8 +312,19 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
           options.logger?.warn({ deployment, err: error }, "outcome not recorded");
         });
       }
-      await clearDeployment(files, paths);
-      report.reaped.push({ deployment, why, stopped: running, leftRunning, teardown });
+      const notRemoved = await clearDeployment(files, paths);
+      if (notRemoved !== undefined) foldersNotRemoved.push(notRemoved);
+      for (const folder of foldersNotRemoved) {
+        options.logger?.warn({ deployment, ...folder }, folderNotRemovedLine(folder));
+      }
+      report.reaped.push({
+        deployment,
+        why,
+        stopped: running,
+        leftRunning,
+        foldersNotRemoved,
+        teardown,
+      });
     } catch (error) {
       report.failed.push({ deployment, error: error as Error });
     }

@@ -5,6 +5,7 @@ import type { TeardownTimeouts } from "../machines/teardown.ts";
 import type { Overrides } from "../overrides.ts";
 import { type DeploymentPaths, deploymentPaths } from "../rank/deploymentPaths.ts";
 import { clearDeployment } from "./clearDeployment.ts";
+import type { FolderNotRemoved } from "./folderNotRemoved.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
 import { type HeldLease, holdLease } from "./launcherLease.ts";
 import { removeFolderAndLeftEmpty } from "./leftEmptyFolders.ts";
@@ -70,9 +71,10 @@ export interface RemoteSite {
    * deployment's control files there, the lease last and renewed until then, and then its
    * folder, left empty (no rank's log is written on the host), with the empty folders earlier
    * versions left in the state dir in that same ssh call (`removeFolderAndLeftEmpty`); then
-   * closes the ssh host.
+   * closes the ssh host. Resolves with the folder when its removal failed though it was empty
+   * (the clear is done all the same: nothing of the deployment is left in it).
    */
-  close(options?: { clear?: boolean | undefined }): Promise<void>;
+  close(options?: { clear?: boolean | undefined }): Promise<FolderNotRemoved | undefined>;
 }
 
 /**
@@ -151,8 +153,10 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
         }),
       async close({ clear = false } = {}) {
         try {
-          if (clear) await clearThere(host, files, stateDir, paths, { lease: held, ...options });
-          else await held.release();
+          if (clear)
+            return await clearThere(host, files, stateDir, paths, { lease: held, ...options });
+          await held.release();
+          return undefined;
         } finally {
           await host.close();
         }
@@ -196,27 +200,30 @@ function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Fi
  * `clearDeployment` on the host, a site's mirrored `lease` renewed until the rest is gone (as
  * the launcher's own is locally), whose last call, the folder's `rmdir`, also removes the empty
  * folders earlier versions left in the state dir (`removeFolderAndLeftEmpty`, logged): no ssh
- * call more than the clear's own.
+ * call more than the clear's own. Resolves with the folder, named with its host, when it was
+ * left empty and its `rmdir` failed.
  */
-function clearThere(
+async function clearThere(
   host: SshHost,
   files: Files,
   stateDir: string,
   paths: DeploymentPaths,
   { lease, logger }: { lease?: HeldLease | undefined; logger?: Logger | undefined },
-): Promise<void> {
-  return clearDeployment(files, paths, {
+): Promise<FolderNotRemoved | undefined> {
+  const kept = await clearDeployment(files, paths, {
     lease,
     async removeFolder(dir) {
-      const removed = await removeFolderAndLeftEmpty(host, stateDir, dir);
+      const { removed, notRemoved } = await removeFolderAndLeftEmpty(host, stateDir, dir);
       if (removed.length > 0) {
         logger?.info(
           { host: host.target.spec, stateDir, removed },
           "removed empty folders earlier launches left on the host",
         );
       }
+      if (notRemoved !== undefined) throw new Error(notRemoved);
     },
   });
+  return kept && { ...kept, host: host.target.spec };
 }
 
 /** What the reaper knows of one host's part of a dead launcher's deployment. */
@@ -238,6 +245,8 @@ export interface OrphanedSiteOptions {
   timeouts?: Overrides<TeardownTimeouts> | undefined;
   /** Once aborted, no more waiting for TERM (`HURRY`). */
   hurry?: AbortSignal | undefined;
+  /** Told of the deployment's folder there when its clear left it empty and could not remove it. */
+  onFolderNotRemoved?: ((folder: FolderNotRemoved) => void) | undefined;
 }
 
 /**
@@ -283,7 +292,8 @@ export async function reapRemoteSite(options: OrphanedSiteOptions): Promise<Tear
       table: remoteProcs(host),
       paths,
     });
-    await clearThere(host, files, options.stateDir, paths, options);
+    const notRemoved = await clearThere(host, files, options.stateDir, paths, options);
+    if (notRemoved !== undefined) options.onFolderNotRemoved?.(notRemoved);
     return report;
   } finally {
     await host.close();

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, onTestFinished } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import type { RankStatus } from "../../src/rank/deploymentStatus.ts";
+import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
@@ -873,6 +874,34 @@ describe("baton reap", () => {
         { pid: escaped, rank: 0, program: "sleep", outsideGroup: true },
       ],
     });
+  }, 60_000);
+
+  it("reaps a deployment whose folder, left empty, cannot be removed, saying which, why and what to do, and exits 0", async () => {
+    const dir = tempDir();
+    // The deployment's folder is a symbolic link (its rmdir fails, as root too) to a folder
+    // holding the stale lease of a launcher that died before it wrote its manifest.
+    const target = tempDir();
+    const folder = join(dir, "linked");
+    symlinkSync(target, folder);
+    writeFileSync(
+      join(folder, "lease.json"),
+      encodeStateFile(LEASE_FORMAT, {
+        deployment: "linked",
+        pid: await deadPid(),
+        token: "t",
+        renewedAt: Date.now() - 60_000,
+        staleAfterMs: 30_000,
+      }),
+    );
+    const result = await startBaton(["reap", "--state-dir", dir]).exit;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /^linked: reaped \(no manifest, and the lease of launcher pid \d+/,
+    );
+    expect(result.stdout).toContain(
+      `\nlinked: the empty folder ${folder} of the ended deployment was not removed (ENOTDIR: not a directory, rmdir '${folder}'); nothing needs it any more: once what refused it is fixed`,
+    );
+    expect(readdirSync(target)).toEqual([]);
   }, 60_000);
 
   it("on Ctrl-C sends SIGKILL at once to orphans in their grace, and still verifies the reap", async () => {

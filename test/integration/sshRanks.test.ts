@@ -695,6 +695,33 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     }
   });
 
+  it("clears a site whose folder, left empty, the host refuses to remove, and names the folder, its host and why", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const site = await openRemoteSite({
+      target,
+      deployment,
+      ssh: { configFile: sshd.configFile },
+      launcherPid: process.pid,
+      token: "t0ken",
+      leaseStaleMs: 60_000,
+      clock: nodeClock(),
+    });
+    // The state dir no longer writable by the host's user: the deployment's files in its own
+    // folder go, the folder cannot.
+    await host.run(`chmod a-w '${stateDir}'`);
+    try {
+      expect(await site.close({ clear: true })).toEqual({
+        dir: `${stateDir}/${deployment}`,
+        host: target.spec,
+        reason: "Permission denied",
+      });
+      expect((await host.run(`ls -A '${stateDir}/${deployment}'`)).stdout.toString()).toBe("");
+    } finally {
+      await host.run(`chmod u+w '${stateDir}'`);
+    }
+  }, 60_000);
+
   it("refuses a site of a name another launcher holds in the host's state dir, keeping its lease and markers, and takes over one whose lease is stale", async () => {
     const deployment = newDeployment();
     const siteOf = (token: string) =>

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -112,6 +112,45 @@ describe("clearDeployment", () => {
     await expect(clearDeployment(refusing, paths, { lease })).rejects.toThrow("EIO");
     expect(released).toBeGreaterThan(0);
     expect(readdirSync(paths.dir).sort()).toEqual(["lease.json", "manifest.json"]);
+  });
+});
+
+describe("clearDeployment's last step, the folder's removal", () => {
+  /**
+   * The deployment's folder as a symbolic link to `target`, a folder holding `names`: its
+   * files go through the link, and `rmdir` of the link fails (ENOTDIR), as root too.
+   */
+  function linkedDeployment(names: string[]) {
+    const { stateDir, paths } = deploymentDir();
+    const target = join(stateDir, "elsewhere");
+    mkdirSync(target);
+    for (const name of names) writeFileSync(join(target, name), "{}");
+    rmSync(paths.dir, { recursive: true });
+    symlinkSync(target, paths.dir);
+    return { paths, target };
+  }
+
+  it("does not fail the clear when the folder, left empty, cannot be removed: it names it and why", async () => {
+    const { paths, target } = linkedDeployment(["manifest.json", "lease.json"]);
+    const notRemoved = await clearDeployment(nodeFiles(), paths);
+    expect(readdirSync(target)).toEqual([]);
+    expect(notRemoved).toEqual({
+      dir: paths.dir,
+      reason: expect.stringMatching(/^ENOTDIR: not a directory, rmdir /),
+    });
+  });
+
+  it("says nothing of a folder with something left in it, which stays whatever refused its removal", async () => {
+    const { paths, target } = linkedDeployment(["manifest.json", "rank-0.log", "outcome.json"]);
+    expect(await clearDeployment(nodeFiles(), paths)).toBeUndefined();
+    expect(readdirSync(target).sort()).toEqual(["outcome.json", "rank-0.log"]);
+  });
+
+  it("is quiet when it removed the folder", async () => {
+    const { stateDir, paths } = deploymentDir();
+    writeFileSync(paths.lease, "{}");
+    expect(await clearDeployment(nodeFiles(), paths)).toBeUndefined();
+    expect(readdirSync(stateDir)).toEqual([]);
   });
 });
 

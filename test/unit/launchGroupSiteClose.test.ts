@@ -100,7 +100,7 @@ vi.mock("../../src/runtime/remoteSite.ts", async () => {
             host.onHeld();
             await host.holdClose;
           }
-          if (clear) await clearDeployment(files, paths);
+          return clear ? clearDeployment(files, paths) : undefined;
         },
       };
     },

@@ -4,7 +4,7 @@
  * or foreign, and what it may signal — never a group a stranger has joined, never a rank pid
  * that now belongs to another program.
  */
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -241,6 +241,39 @@ describe("reapDeployments", () => {
       left,
     );
     expect(await files.read(paths.outcome)).not.toContain("s3cret");
+  });
+
+  it("reaps a deployment whose folder, left empty, cannot be removed, naming the folder and why", async () => {
+    const w = world();
+    // The deployment's folder is a symbolic link (rmdir fails with ENOTDIR, as root too) to a
+    // folder holding the stale lease of a launcher that died before its manifest.
+    const target = mkdtempSync(join(tmpdir(), "baton-reaper-elsewhere-"));
+    dirs.push(target);
+    const paths = deploymentPaths(w.stateDir, "dep-linked");
+    symlinkSync(target, paths.dir);
+    await files.writeAtomic(
+      paths.lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment: "dep-linked",
+        pid: 4242,
+        token: "t",
+        renewedAt: NOW - 31_000,
+        staleAfterMs: 30_000,
+      }),
+    );
+    const report = await reap(w);
+    expect(report.failed).toEqual([]);
+    expect(
+      report.reaped.map(({ deployment, foldersNotRemoved }) => ({ deployment, foldersNotRemoved })),
+    ).toEqual([
+      {
+        deployment: "dep-linked",
+        foldersNotRemoved: [
+          { dir: paths.dir, reason: expect.stringMatching(/^ENOTDIR: not a directory, rmdir /) },
+        ],
+      },
+    ]);
+    expect(readdirSync(target)).toEqual([]);
   });
 
   it("leaves a live launcher with a fresh lease alone, and judges a stale or foreign lease dead", async () => {
