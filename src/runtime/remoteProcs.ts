@@ -10,8 +10,9 @@ import type { SshHost } from "./sshHost.ts";
 export interface RemoteProc extends ProcInfo {
   /**
    * Its `BATON_DEPLOYMENT` and `BATON_STATE_DIR`, those it has (what `carriesDeployment` and
-   * `envCarries` read), and its `RANK` (which names the rank of a process a teardown stops);
-   * undefined when the environment cannot be read (another user's process).
+   * `envCarries` read), and, in a `scan`, its `RANK` (which names the rank of a process a
+   * teardown's sweep stops); undefined when the environment cannot be read (another user's
+   * process).
    */
   env: Record<string, string> | undefined;
 }
@@ -142,7 +143,8 @@ export function remoteProcs(host: SshHost, options: RemoteProcsOptions = {}): Re
         "for p in $pids; do",
         '  stat=$(hex "/proc/$p/stat"); [ -n "$stat" ] || continue',
         '  argv=$(hex "/proc/$p/cmdline")',
-        '  if [ -r "/proc/$p/environ" ]; then d=$(var "$p" BATON_DEPLOYMENT); s=$(var "$p" BATON_STATE_DIR); r=$(var "$p" RANK); else d=u; s=u; r=u; fi',
+        // RANK only names what a teardown's sweep (a scan) finds: the quick looks stay as cheap.
+        `  if [ -r "/proc/$p/environ" ]; then d=$(var "$p" BATON_DEPLOYMENT); s=$(var "$p" BATON_STATE_DIR); r=${scan ? '$(var "$p" RANK)' : "-"}; else d=u; s=u; r=u; fi`,
         `  printf '%s %s %s %s %s %s\\n' "$p" "$stat" "\${argv:-.}" "$d" "$s" "$r"`,
         "done",
       ].join("\n");
