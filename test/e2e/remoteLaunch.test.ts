@@ -119,34 +119,43 @@ describe.skipIf(!available)("baton launch --hosts", () => {
     }
   });
 
-  it("exits 0 when every rank does though the host refuses to remove the deployment's folder, and warns naming the folder, the host, why and what to do", async () => {
-    const name = newDeployment();
-    try {
-      const result = await startBaton([
-        "launch",
-        "--hosts",
-        sshd.url,
-        "--ssh-config",
-        sshd.configFile,
-        "--state-dir",
-        stateDir(),
-        "--name",
-        name,
-        "--",
-        "/bin/sh",
-        "-c",
-        // The host's state dir is no longer writable: the deployment's folder there stays.
-        'chmod a-w "$BATON_STATE_DIR"',
-      ]).exit;
-      expect(result.code).toBe(0);
-      expect(result.stderr).toContain(
-        `baton launch: warning: the empty folder ${remoteRoot}/${name} on ${sshd.url} of the ended deployment was not removed (Permission denied); nothing needs it any more: once what refused it is fixed (the folder above it not writable by you, a symbolic link or a mount point in its place), remove it with \`rmdir ${remoteRoot}/${name}\` there\n`,
-      );
-      expect(result.stderr).toContain("baton launch: every rank exited 0\n");
-    } finally {
-      await onSshHost(async (there) => void (await there.run(`chmod u+w '${remoteRoot}'`)));
-    }
-  }, 60_000);
+  it.each([
+    { exit: 0, said: "a warning: line", ended: "baton launch: every rank exited 0\n" },
+    { exit: 3, said: "a warning in the log", ended: "rank 0 exited with code 3" },
+  ])(
+    "exits with its rank's code though the host refuses to remove the deployment's folder, naming it, the host, why and what to do in $said",
+    async ({ exit, ended }) => {
+      const name = newDeployment();
+      try {
+        const result = await startBaton([
+          "launch",
+          "--hosts",
+          sshd.url,
+          "--ssh-config",
+          sshd.configFile,
+          "--state-dir",
+          stateDir(),
+          "--name",
+          name,
+          "--",
+          "/bin/sh",
+          "-c",
+          // The host's state dir is no longer writable: the deployment's folder there stays.
+          `chmod a-w "$BATON_STATE_DIR"; exit ${exit}`,
+        ]).exit;
+        expect(result.code).toBe(exit);
+        const warning = `the empty folder ${remoteRoot}/${name} on ${sshd.url} of the ended deployment was not removed (Permission denied); nothing needs it any more: once what refused it is fixed (the folder above it not writable by you, a symbolic link or a mount point in its place), remove it with \`rmdir ${remoteRoot}/${name}\` there`;
+        // A group that failed has no exit to carry it: the log says it, at warn (stderr's level).
+        expect(result.stderr).toContain(
+          exit === 0 ? `baton launch: warning: ${warning}\n` : `"msg":${JSON.stringify(warning)}`,
+        );
+        expect(result.stderr).toContain(ended);
+      } finally {
+        await onSshHost(async (there) => void (await there.run(`chmod u+w '${remoteRoot}'`)));
+      }
+    },
+    60_000,
+  );
 
   it("runs ranks here and on the ssh host (HOST*COUNT) and exits 0 when every rank does", async () => {
     const { dir, name, launcher } = launchRanks(
