@@ -43,6 +43,7 @@ import { dryRunReport } from "./dryRunReport.ts";
 import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { joinAddress, joinHint } from "./joinHint.ts";
+import { joinWorkersAdvice } from "./joinWorkersAdvice.ts";
 import { loadLoggingCause } from "./loadLoggingCause.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
@@ -383,7 +384,11 @@ export async function runCommand(argv: string[]): Promise<number> {
           }
         : inProcess
           ? count
-          : localPool({ ...workerProcesses, ...(count !== undefined && { count }) }),
+          : {
+              ...localPool({ ...workerProcesses, ...(count !== undefined && { count }) }),
+              // Its workers offer this machine's: the way out is workers that join.
+              offerMore: joinWorkersAdvice,
+            },
       ...(values.listen !== undefined && { listen: values.listen }),
       ...(values["secret-file"] !== undefined && { secretFile: values["secret-file"] }),
     });

@@ -36,6 +36,7 @@ import { within } from "../fixtures/within.ts";
 const PIPELINE = "examples/pipeline.graph.ts";
 /** One job that requires 4 cpus and 8192 MiB. */
 const FOUR_CPUS = "test/fixtures/fourCpus.graph.ts";
+const ONE_GPU = "test/fixtures/oneGpu.graph.ts";
 /** A line of a stack trace, which a person should never see for a bad graph or bad flags. */
 const STACK_LINE = /^\s+at /m;
 
@@ -544,6 +545,12 @@ describe.concurrent("baton run's refusals of bad usage", () => {
       ["--slurm", "--slurm-resources", "gpus=1,cpus=2", "--dry-run", FOUR_CPUS],
       "have each Slurm worker offer enough with --slurm-resources cpus=4,gpus=1,memory=8192 (",
     ],
+    // baton run's own workers offer no gpu: the way out is workers that join, with the flags.
+    [
+      ["--dry-run", ONE_GPU],
+      "or have workers that offer enough join the run: give baton run --workers 0 (and --listen HOST:PORT for other machines), then start the baton worker command it prints with --cpus ",
+    ],
+    [["--dry-run", ONE_GPU], " --gpus 1 --memory "],
     // Never started: 100,000 processes are more than any machine here holds.
     [
       ["--workers", "100000", PIPELINE],
