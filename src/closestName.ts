@@ -67,3 +67,29 @@ export function didYouMean(
   const meant = closestName(name, names);
   return meant === undefined ? "" : `; did you mean ${show(meant)}?`;
 }
+
+/**
+ * The end of an error message naming several unknown names: `; did you mean X?` for one, or
+ * `; did you mean X for Y, …?` for each of several that is close to one of `names`, with X and
+ * Y as `show` writes them; `""` when none is close. One message for a graph's unknown job
+ * kinds (`planGraph`) and for those a simulation's handlers lack (`simulate`).
+ *
+ * @example
+ * ```ts
+ * didYouMeanEach(["sqaure"], ["square", "sum"], (kind) => `"${kind}"`); // '; did you mean "square"?'
+ * didYouMeanEach(["sqaure", "smu"], ["square", "sum"]); // "; did you mean square for sqaure, sum for smu?"
+ * ```
+ */
+export function didYouMeanEach(
+  unknown: readonly string[],
+  names: readonly string[],
+  show: (name: string) => string = (name) => name,
+): string {
+  const meant = unknown.flatMap((name) => {
+    const close = closestName(name, names);
+    return close === undefined ? [] : [{ name, close }];
+  });
+  if (meant.length === 0) return "";
+  if (unknown.length === 1) return `; did you mean ${show(meant[0]!.close)}?`;
+  return `; did you mean ${meant.map(({ name, close }) => `${show(close)} for ${show(name)}`).join(", ")}?`;
+}

@@ -1,4 +1,4 @@
-import { closestName } from "../closestName.ts";
+import { closestName, didYouMeanEach } from "../closestName.ts";
 import { GraphError } from "../errors.ts";
 import { canonicalJson } from "./canonicalJson.ts";
 import { canTake } from "./canTake.ts";
@@ -376,16 +376,7 @@ function moduleKinds(unknown: readonly string[], kinds: readonly string[]): stri
   if (kinds.length === 0) return "The job module defines no kind.";
   const quoted = kinds.slice(0, MAX_LISTED).map((kind) => `"${kind}"`);
   if (kinds.length > MAX_LISTED) quoted.push(`… (${kinds.length - MAX_LISTED} more)`);
-  const meant = unknown.flatMap((kind) => {
-    const close = closestName(kind, kinds);
-    return close === undefined ? [] : [{ kind, close }];
-  });
-  const guess =
-    meant.length === 0
-      ? "."
-      : unknown.length === 1
-        ? `; did you mean "${meant[0]!.close}"?`
-        : `; did you mean ${meant.map(({ kind, close }) => `"${close}" for "${kind}"`).join(", ")}?`;
+  const guess = didYouMeanEach(unknown, kinds, (kind) => `"${kind}"`) || ".";
   return `The job module defines ${quoted.join(", ")}${guess}`;
 }
 

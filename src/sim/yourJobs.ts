@@ -1,3 +1,4 @@
+import { didYouMeanEach } from "../closestName.ts";
 import { ConfigError, GraphError, JobModuleError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import { planGraph } from "../graph/planGraph.ts";
@@ -69,7 +70,7 @@ export function yourJobs(
   const missing = kinds.filter((kind) => jobs.versionOf(kind) === undefined);
   if (missing.length > 0) {
     throw new ConfigError(
-      `simulate: your graph has jobs of kind ${missing.join(", ")}, which ${what} does not define (it defines ${jobs.kinds.join(", ")}): add a handler for each, or fix the kind`,
+      `simulate: your graph has jobs of kind ${missing.join(", ")}, which ${what} does not define (it defines ${jobs.kinds.join(", ")}${didYouMeanEach(missing, jobs.kinds)}): add a handler for each, or fix the kind`,
     );
   }
   // A plain handler of a kind whose jobs have `ranks` stands in for the group it would launch;

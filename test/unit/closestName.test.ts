@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { closestName } from "../../src/closestName.ts";
+import { closestName, didYouMeanEach } from "../../src/closestName.ts";
 
 describe("closestName", () => {
   it.each([
@@ -28,5 +28,18 @@ describe("closestName", () => {
   it("takes the closest when several are near, the first of equals", () => {
     expect(closestName("worker", ["workers", "work"])).toBe("workers");
     expect(closestName("abcd", ["abce", "abcf"])).toBe("abce");
+  });
+});
+
+describe("didYouMeanEach", () => {
+  it("names the close name of one unknown name, or of each of several that has one", () => {
+    const kinds = ["square", "sum", "report"];
+    expect(didYouMeanEach(["sqaure"], kinds, (kind) => `"${kind}"`)).toBe(
+      '; did you mean "square"?',
+    );
+    expect(didYouMeanEach(["sqaure", "colour", "reprot"], kinds)).toBe(
+      "; did you mean square for sqaure, report for reprot?",
+    );
+    expect(didYouMeanEach(["colour"], kinds)).toBe("");
   });
 });

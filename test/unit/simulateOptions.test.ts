@@ -113,6 +113,11 @@ describe("simulate's options", () => {
       { graph: [graph], jobs: undefined, handlers: { fetch: one } },
       "your graph has jobs of kind parse, which handlers does not define (it defines fetch): add a handler for each, or fix the kind",
     ],
+    // A kind mistyped in the handlers: the one the graph's kind most likely is, as baton run says.
+    [
+      { graph: [graph], jobs: undefined, handlers: { fetch: one, prase: one } },
+      "your graph has jobs of kind parse, which handlers does not define (it defines fetch, prase; did you mean prase?): add a handler for each, or fix the kind",
+    ],
     [
       { graph: [graph], jobs: undefined, handlers: { fetch: 5, parse: one } },
       'handlers: job kind "fetch" must be a handler function, { run, version } or { ranks, version }, not number',
