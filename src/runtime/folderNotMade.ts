@@ -12,8 +12,8 @@ export interface FolderNotMade {
 }
 
 /**
- * What an `ENOENT` met while making a folder (`makeDirs`) means, for the store, the state dir
- * of rank groups and `.baton` alike: a symbolic link on the way whose target is gone (a scratch
+ * What an `ENOENT` met while making a folder (`makeDirs`) means, for every folder baton makes
+ * (one of the kinds of `unwritableFolder`): a symbolic link on the way whose target is gone (a scratch
  * disk not mounted), named with its target, or a folder that cannot be made though its parent
  * is there (a file system that makes no folders, such as `/proc`). Undefined for any other
  * error. `dir` stands for the path when the error names none.
