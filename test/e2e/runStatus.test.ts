@@ -215,8 +215,7 @@ describe("baton status lists baton runs", () => {
   });
 
   it("an in-process --no-store run leaves no run/ folder behind once it ends, its logs only; a run/ folder that was there stays", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "baton-run-status-leaves-"));
-    tempDirs.push(dir);
+    const dir = tempDir("baton-run-status-leaves-");
     const graph = join(dir, "one.graph.ts");
     writeFileSync(
       graph,
