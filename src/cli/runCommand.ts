@@ -26,6 +26,7 @@ import { nodeEntropy } from "../runtime/nodeEntropy.ts";
 import type { RunResult } from "../runtime/run.ts";
 import {
   DEFAULT_KEEP_LOGS,
+  endUnstartedRunLogs,
   markRunLogsEnded,
   pruneRunLogs,
   runLogsDir,
@@ -411,7 +412,14 @@ export async function runCommand(argv: string[]): Promise<number> {
         `baton run: reusing the results stored in ${storeDir} without writing anything there (--store-read-only): what this run computes is not stored, so a rerun computes it again; its logs go to ${logsDir}${instead}\n`,
       );
     }
-    const run = engine.run(graph);
+    let run: ReturnType<typeof engine.run>;
+    try {
+      run = engine.run(graph);
+    } catch (error) {
+      // A graph refused as it is planned started nothing: no empty log folder is left of it.
+      await endUnstartedRunLogs(logsDir, logger);
+      throw error;
+    }
     ui?.watch(run);
     // Workers are meant to join from elsewhere: say how (a `--workers 0` run waits for them).
     if (count === 0 || values.listen !== undefined) {

@@ -51,6 +51,33 @@ export async function markRunLogsEnded(dir: string, logger: Logger): Promise<voi
 }
 
 /**
+ * Ends the log folder of a run refused before it started (its graph did not plan: a cycle, an
+ * unknown kind, a job no worker can take): removed when it holds nothing but an empty
+ * `run.log`, as a module that does not load leaves no folder, else marked ended
+ * ({@link markRunLogsEnded}). Each such refusal left an empty folder that pruning kept for a
+ * day, as one whose run may still be going.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   run = engine.run(graph);
+ * } catch (error) {
+ *   await endUnstartedRunLogs(logsDir, logger);
+ *   throw error;
+ * }
+ * ```
+ */
+export async function endUnstartedRunLogs(dir: string, logger: Logger): Promise<void> {
+  const entries = await readdir(dir).catch(() => []);
+  const log = await stat(join(dir, "run.log")).catch(() => undefined);
+  if (entries.length === 1 && log?.size === 0) {
+    await rm(dir, { recursive: true, force: true }).catch(() => {});
+    return;
+  }
+  await markRunLogsEnded(dir, logger);
+}
+
+/**
  * Removes the log folders of old runs under `root`: all but the newest `keep`, except a
  * folder with a file written in the last day and no mark that its run ended
  * ({@link markRunLogsEnded}), whose run may still be going (a long run started before many

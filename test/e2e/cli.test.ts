@@ -641,13 +641,17 @@ describe.concurrent("baton's failures and refusals", () => {
     "exits 2 for a graph with %s, one line on stderr and no stack",
     async ([, file, says, code], { expect, onTestFinished }) => {
       const { batonRun } = own(onTestFinished);
-      const result = await batonRun("run", `test/fixtures/${file}`);
+      const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
+      stores.push(store);
+      const result = await batonRun("run", `test/fixtures/${file}`, "--store", store);
 
       expect(result.code).toBe(2);
       expect(result.stdout).toBe("");
       expect(result.stderr).toContain(says);
       expect(result.stderr.trimEnd()).toMatch(new RegExp(`^baton run: .*\\[${code}\\]$`));
       expect(result.stderr).not.toMatch(STACK_LINE);
+      // The run never started: it left no log folder (each refusal left an empty one, kept a day).
+      expect(readdirSync(join(store, "logs"))).toEqual([]);
     },
   );
 

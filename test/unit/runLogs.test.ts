@@ -3,7 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { markRunLogsEnded, pruneRunLogs, runLogsDir } from "../../src/runtime/runLogs.ts";
+import {
+  endUnstartedRunLogs,
+  markRunLogsEnded,
+  pruneRunLogs,
+  runLogsDir,
+} from "../../src/runtime/runLogs.ts";
 
 const dirs: string[] = [];
 
@@ -92,5 +97,20 @@ describe("run logs", () => {
     expect(
       await pruneRunLogs(join(tmpdir(), "baton-no-such-dir"), { keep: 1, now, logger: silent }),
     ).toEqual([]);
+  });
+
+  it("removes the folder of a run that never started when its run.log is empty, else marks it ended", async () => {
+    const root = mkdtempSync(join(tmpdir(), "baton-run-logs-"));
+    dirs.push(root);
+    const [empty, said] = [runLogsDir(root, now, "empty"), runLogsDir(root, now, "said")];
+    for (const dir of [empty, said]) mkdirSync(dir);
+    writeFileSync(join(empty, "run.log"), "");
+    writeFileSync(join(said, "run.log"), '{"msg":"took over the lock"}\n');
+
+    await endUnstartedRunLogs(empty, silent);
+    await endUnstartedRunLogs(said, silent);
+
+    expect(readdirSync(root)).toEqual([said.slice(root.length + 1)]);
+    expect(readdirSync(said).sort()).toEqual(["ended", "run.log"]);
   });
 });
