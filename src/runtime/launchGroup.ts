@@ -41,6 +41,7 @@ import { clearDeployment } from "./clearDeployment.ts";
 import { type FolderNotRemoved, folderNotRemovedLine } from "./folderNotRemoved.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
+import { HostNamedTwice } from "./hostNamedTwice.ts";
 import { claimOrTakeOver, type HeldLease, holdLease } from "./launcherLease.ts";
 import { leftRunningIn } from "./leftRunningIn.ts";
 import { logTail } from "./logTail.ts";
@@ -693,7 +694,37 @@ class LaunchedGroup implements RankGroup {
           : [],
       ),
     );
-    for (const outcome of opened) if (outcome.status === "rejected") throw outcome.reason;
+    const reasons = opened.flatMap((outcome) =>
+      outcome.status === "rejected" ? [outcome.reason as unknown] : [],
+    );
+    const twice = reasons.find((reason) => reason instanceof HostNamedTwice);
+    if (twice !== undefined) throw this.namedTwice(twice);
+    if (reasons.length > 0) throw reasons[0];
+  }
+
+  /**
+   * The launch's refusal when a site found this launch's own mirrored lease (`HostNamedTwice`):
+   * it names that entry of `hosts` and the one whose site opened on a state dir of that path
+   * first, in the order of `hosts`; when several opened on that path (one per machine), it
+   * names them all as the candidates.
+   */
+  private namedTwice(twice: HostNamedTwice): ConfigError {
+    const order = (a: string, b: string) => this.hostGroups.indexOf(a) - this.hostGroups.indexOf(b);
+    const first = [...this.sites]
+      .filter(([, { site }]) => site.stateDir === twice.stateDir)
+      .map(([spec]) => spec)
+      .sort(order);
+    if (first.length === 0) return twice;
+    const advice = `this launch's lease of deployment ${this.deployment} was already there. List each machine once in --hosts, under one name`;
+    if (first.length > 1) {
+      return new ConfigError(
+        `--hosts (hosts) names one machine twice: ${twice.host} reaches the state dir ${twice.stateDir} of one of ${first.join(", ")} as the same user, where ${advice}`,
+      );
+    }
+    const [a, b] = [first[0] as string, twice.host].sort(order);
+    return new ConfigError(
+      `--hosts (hosts) names one machine twice: ${a} and ${b} reach the same state dir ${twice.stateDir} as the same user, where ${advice}`,
+    );
   }
 
   /**

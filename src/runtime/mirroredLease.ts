@@ -2,8 +2,16 @@ import type { Logger } from "pino";
 import { RankGroupError } from "../errors.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { readStateFile } from "../rank/stateFile.ts";
+import { HostNamedTwice } from "./hostNamedTwice.ts";
 import { claimOrTakeOver, type LeaseOptions } from "./launcherLease.ts";
 import type { Files } from "./ports.ts";
+
+/**
+ * How long, and how many times, a claim looks again at a mirrored lease it found unreadable
+ * before it refuses: a claim's create and write are one ssh call, a few ms apart.
+ */
+const UNREADABLE_LOOK_MS = 100;
+const UNREADABLE_LOOKS = 10;
 
 /** What `claimMirroredLease` takes: the lease to create, and where it is for the messages. */
 export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLost" | "inspect"> {
@@ -23,7 +31,10 @@ export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLos
  * clocks) is kept, with everything of that deployment there, and the claim refused with
  * `DEPLOYMENT_BLOCKED`, saying what to do; one its launcher left (renewed longer ago than its
  * `staleAfterMs`, or unreadable and untouched that long) is removed and the claim made again.
- * Resolves once the lease is this launcher's.
+ * A lease that cannot be read yet (being written) is looked at again every 100 ms for a
+ * second before the claim is refused. This launcher's own lease there (its `token`: another
+ * entry of `hosts` reached the same machine and state dir first) is refused with
+ * `HostNamedTwice`, a `ConfigError`. Resolves once the lease is this launcher's.
  *
  * @example
  * ```ts
@@ -33,17 +44,28 @@ export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLos
  */
 export async function claimMirroredLease(claim: MirroredLeaseClaim): Promise<void> {
   const { path, deployment } = claim;
-  const refused = await claimOrTakeOver({
-    ...claim,
-    left: (held, now) =>
-      isLeaseStale(held, now)
-        ? `its lease was last renewed ${now - held.renewedAt} ms ago (stale after ${held.staleAfterMs} ms)`
-        : undefined,
-    takingOver: "taking over a mirrored lease its launcher left",
-    logFields: { host: claim.host },
-  });
+  const attempt = () =>
+    claimOrTakeOver({
+      ...claim,
+      left: (held, now) =>
+        isLeaseStale(held, now)
+          ? `its lease was last renewed ${now - held.renewedAt} ms ago (stale after ${held.staleAfterMs} ms)`
+          : undefined,
+      takingOver: "taking over a mirrored lease its launcher left",
+      logFields: { host: claim.host },
+    });
+  let refused = await attempt();
+  // A lease caught while its claim writes it (created empty, then filled) tells nobody's yet:
+  // this launch's own other site's, or another launcher's. Looked at again a few times.
+  for (let look = 1; refused?.held === "unreadable" && look <= UNREADABLE_LOOKS; look++) {
+    await new Promise((resolve) => claim.clock.setTimeout(resolve, UNREADABLE_LOOK_MS));
+    refused = await attempt();
+  }
   if (refused === undefined) return;
   const { held, now } = refused;
+  if (held !== "unreadable" && held.token === claim.token) {
+    throw new HostNamedTwice(claim.host, claim.stateDir, deployment);
+  }
   const holder =
     held === "unreadable"
       ? `another launcher is claiming it there at this moment (its lease ${path} is being written)`

@@ -81,7 +81,8 @@ export interface RemoteSite {
  * Opens one remote host for a deployment, as a launcher needs it: the ssh host (multiplexed),
  * the remote state dir (`~/.baton/run` unless told), the deployment's name claimed there
  * (`claimMirroredLease`: refused with `DEPLOYMENT_BLOCKED` while another launcher, one with
- * another local state dir, holds it in that state dir; then the control files of an earlier
+ * another local state dir, holds it in that state dir, and with `HostNamedTwice` when this
+ * launcher's own site, opened under another name, does; then the control files of an earlier
  * run of the same name removed), and the launcher's lease mirrored there and renewed over ssh
  * every `leaseStaleMs / 3`, so that remote ranks (and their guards) can tell a live launcher
  * from a dead or cut-off one.

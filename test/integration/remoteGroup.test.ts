@@ -10,7 +10,7 @@
  * remote pid that another program now holds"); here the reaper's side of it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -467,6 +467,37 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     });
     expect(proc?.state).toMatch(/sleeping|running/);
     expect((await first.stop("test")).verified).toBe(true);
+  }, 60_000);
+
+  it("refuses a launch whose hosts reach the ssh host under two names as a configuration error naming both, giving back its claims here and there", async () => {
+    // An ssh_config alias of the test host: the same machine, user and state dir.
+    const configFile = join(newStateDir(), "ssh_config");
+    writeFileSync(
+      configFile,
+      `Host samebox\n  HostName 127.0.0.1\n\n${readFileSync(sshd.configFile, "utf8").replace("Host 127.0.0.1", "Host 127.0.0.1 samebox")}`,
+    );
+    const alias = sshd.url.replace("@127.0.0.1:", "@samebox:");
+    const group = launch({
+      argv: [...RANK_PY],
+      worldSize: 3,
+      hosts: ["local", sshd.url, alias],
+      remote: { ssh: { configFile }, guardGraceMs: 1_000 },
+    });
+    const error = (await group.wait().catch((thrown: unknown) => thrown)) as RankGroupError;
+    expect(error).toBeInstanceOf(RankGroupError);
+    expect(error).toMatchObject({ code: "LAUNCH_FAILED", retryable: false });
+    expect(error.message).toBe(
+      `deployment ${group.deployment}: it could not be launched: --hosts (hosts) names one machine twice: ${sshd.url} and ${alias} reach the same state dir ${remoteRoot} as the same user, where this launch's lease of deployment ${group.deployment} was already there. List each machine once in --hosts, under one name. No rank was started.`,
+    );
+    expect(group.pids()).toEqual([]);
+    // Its local claim given back, and nothing of it left on the host.
+    const paths = deploymentPaths(
+      group.dir.slice(0, -group.deployment.length - 1),
+      group.deployment,
+    );
+    expect(existsSync(paths.lease)).toBe(false);
+    expect(existsSync(paths.manifest)).toBe(false);
+    expectNoRemoteFolder(group.deployment);
   }, 60_000);
 
   it("retries a rank job whose name another launcher holds in the ssh host's state dir, as one held here, saying to give it a backoff; that launcher's lease stays", async () => {

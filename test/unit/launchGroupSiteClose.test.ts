@@ -4,9 +4,11 @@
  * host is being cleared is refused, instead of taking over a lease gone stale meanwhile and
  * then losing its new mirrored lease to the old launcher's clear; and a launch that one host
  * refuses the name on (another launcher holds it there) gives back what it claimed here and on
- * the hosts that opened, and fails DEPLOYMENT_BLOCKED. Simulated processes, files
- * and clock; the ssh host is a second simulated disk behind a stand-in for `remoteSite.ts`
- * whose close the test holds open.
+ * the hosts that opened, and fails DEPLOYMENT_BLOCKED; one whose hosts name one machine twice
+ * fails as a configuration error naming both, and gives back the same. Simulated processes,
+ * files and clock; the ssh host is a second simulated disk behind a stand-in for
+ * `remoteSite.ts` (claiming the name there as the real site does) whose close the test holds
+ * open.
  */
 import { describe, expect, it, vi } from "vitest";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
@@ -43,6 +45,7 @@ const host = vi.hoisted(() => ({
 vi.mock("../../src/runtime/remoteSite.ts", async () => {
   const { clearDeployment } = await import("../../src/runtime/clearDeployment.ts");
   const { holdLease } = await import("../../src/runtime/launcherLease.ts");
+  const { claimMirroredLease } = await import("../../src/runtime/mirroredLease.ts");
   const { deploymentPaths } = await import("../../src/rank/deploymentPaths.ts");
   const report = (deployment: string, stopped: number[]): TeardownReport => ({
     verified: true,
@@ -67,9 +70,7 @@ vi.mock("../../src/runtime/remoteSite.ts", async () => {
       }
       const { files } = host;
       const paths = deploymentPaths(REMOTE_ROOT, options.deployment);
-      await clearDeployment(files, paths);
-      await files.mkdirp(paths.dir);
-      const lease = await holdLease({
+      const mirrored = {
         files,
         clock: options.clock,
         path: paths.lease,
@@ -77,10 +78,14 @@ vi.mock("../../src/runtime/remoteSite.ts", async () => {
         pid: options.launcherPid,
         token: options.token,
         staleAfterMs: options.leaseStaleMs,
-      });
+      };
+      // Every host spec reaches this one disk: two specs name one machine.
+      await claimMirroredLease({ ...mirrored, host: options.target.spec, stateDir: REMOTE_ROOT });
+      await clearDeployment(files, paths, { keepLease: true });
+      const lease = await holdLease(mirrored);
       const ranks = new Map<number, (exit: ProcExit) => void>();
       return {
-        host: { target: { spec: HOST } } as SshHost,
+        host: { target: { spec: options.target.spec } } as SshHost,
         files,
         table: undefined as never,
         stateDir: REMOTE_ROOT,
@@ -211,5 +216,30 @@ describe("launchGroup closing its ssh hosts", () => {
     } finally {
       host.refused = undefined;
     }
+  });
+
+  it("a launch whose hosts name one machine twice fails, not retryable, naming both, and gives back its claim here and there", async () => {
+    const sim = new SimClock();
+    host.files = new SimFiles(new SimEntropy(3)).port(sim.scope());
+    const files = new SimFiles(new SimEntropy(1)).port(sim.scope());
+    const group = simLaunch({
+      argv: ["/usr/bin/python3", "train.py"],
+      worldSize: 3,
+      hosts: [HOST, "ssh://alice@10.1.2.3", HOST],
+      name: "w8",
+      timeouts: { leaseStaleMs: STALE_MS },
+      ports: simPorts(sim, { files }),
+    });
+    const end = groupEnd(group);
+    await runUntil(sim, () => end.done);
+    expect(end.error).toMatchObject({
+      code: "LAUNCH_FAILED",
+      retryable: false,
+      message: `deployment w8: it could not be launched: --hosts (hosts) names one machine twice: ${HOST} and ssh://alice@10.1.2.3 reach the same state dir ${REMOTE_ROOT} as the same user, where this launch's lease of deployment w8 was already there. List each machine once in --hosts, under one name. No rank was started.`,
+    });
+    expect(group.pids()).toEqual([]);
+    // The site that claimed the name on the host was cleared by the teardown.
+    expect(await host.files.list(`${REMOTE_ROOT}/w8`)).toEqual([]);
+    expect(await files.list("/sim/run/w8")).toEqual([]);
   });
 });
