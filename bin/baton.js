@@ -2,6 +2,9 @@
 // The `baton` command: compiled (dist/) when dist/ is current, else baton's TypeScript
 // sources through tsx (bin/batonEntry.mjs).
 import { batonEntry } from "./batonEntry.mjs";
+import { setBatonV8Flags } from "./v8Flags.mjs";
+
+setBatonV8Flags();
 
 // On stderr, which says how the work goes rather than what it gave, what is left after a failed
 // write is dropped and the work goes on (a run that completed, with its stderr piped to a `less`
