@@ -18,6 +18,12 @@ import {
   type WorkerPool,
 } from "./workerPool.ts";
 
+/**
+ * How long a worker that lost its connection waits for the handler its loss aborted before it
+ * says the handler does not stop: as long as `baton worker` waits before saying so.
+ */
+const STUCK_HANDLER_MS = 10_000;
+
 /** What `inProcessPool` takes: how many workers, what each offers, how many replacements. */
 export interface InProcessPoolOptions {
   /** How many workers, at least 1 (default: the machine's cores). */
@@ -62,7 +68,8 @@ export function requireInProcessCount(where: string, name: string, count: unknow
 /**
  * Workers in this process, over whatever Net the engine gives them (the in-memory Net by
  * default). A worker whose connection ends abnormally (not a normal stop) is replaced,
- * within a restart budget; the pool owns worker failure, the coordinator owns job failure.
+ * within a restart budget, once the handler its loss aborted has returned (a worker runs one
+ * job at a time); the pool owns worker failure, the coordinator owns job failure.
  * A count that is not a whole number of at least 1 (0 workers would leave a run waiting for
  * good), or more than this machine's memory holds, and a restart budget below 0, are a
  * `ConfigError`.
@@ -126,6 +133,25 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
       // worker, which must not hold the run (the demand gauge reads the whole job board).
       const { address, net, secret, jobs, logger, clock } = context;
       const entropy = context.entropy ?? nodeEntropy();
+      /** Settles when the pool stops: a slot waiting for an aborted handler waits no more. */
+      let stopped!: () => void;
+      const poolStopped = new Promise<void>((resolve) => {
+        stopped = resolve;
+      });
+      /**
+       * Waits for the handler of the job a lost connection aborted to return, or for the pool
+       * to stop (a handler that never returns holds no run that ends or is cancelled). Said
+       * once it has waited `STUCK_HANDLER_MS`.
+       */
+      const handlerReturned = async (name: string, jobStopped: Promise<void>): Promise<void> => {
+        const returned = Promise.race([jobStopped, poolStopped]);
+        if (await settledWithin(returned, STUCK_HANDLER_MS, clock ?? nodeClock())) return;
+        logger.warn(
+          { worker: name, waitedMs: STUCK_HANDLER_MS },
+          "the handler of the job this worker was running has not returned since its abort (it does not stop on ctx.signal); a worker runs one job at a time, so it rejoins the run once that handler returns",
+        );
+        await returned;
+      };
       // Ends the workers still there `POOL_STOP_GRACE_MS` into the stop, each at once.
       const halt = new AbortController();
       // Each live worker listens to it: more than ten is a pool's size, not a leak.
@@ -150,10 +176,14 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
           resources,
           signal: halt.signal,
         }).then(
-          (exit) => {
+          async (exit) => {
             if (stopping || exit.code === 1000 || exit.code === 1001) return;
             const why = `ended with ${exit.code} (${exit.reason})`;
             if (budget <= 0) return giveUp(name, why);
+            // One job at a time: the job the loss aborted must have returned before the next
+            // lease, as `baton worker` waits for it.
+            await handlerReturned(name, exit.jobStopped);
+            if (stopping) return;
             budget--;
             context.logger.warn(
               { worker: name, code: exit.code, reason: exit.reason },
@@ -170,6 +200,7 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
         failed,
         async stop() {
           stopping = true;
+          stopped();
           const ended = Promise.all(running);
           // A worker that cannot hear the coordinator's close (partitioned) would otherwise
           // hold the run until its silence limit, 20 s by default, though it holds no job the

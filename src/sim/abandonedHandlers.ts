@@ -8,9 +8,8 @@ import { mapHandlers } from "./mapHandlers.ts";
  * (<reason>)`. A timed-out attempt, or one whose worker lost its connection, is given up by the
  * coordinator at once, but its handler runs on in the worker until it notices its AbortSignal
  * (or ends without looking), as a real one does: a timed-out attempt's worker sends its result,
- * and takes its next job, only then, and a lost worker's handler runs on beside the job's next
- * attempt (the in-process pool's worker rejoins at once). The trace showed the late result, or
- * two attempts of one job at once, with nothing to say why.
+ * and takes its next job, only then, and a lost worker rejoins only then. The trace showed
+ * the late result or reconnection with nothing to say why they waited.
  * The handler's value and timing are untouched: the note is taken beside the promise the
  * worker awaits, and an abort listener only reads the clock.
  *

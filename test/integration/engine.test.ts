@@ -328,7 +328,8 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
 
   it("rejects with a PoolError, not a hang, once the in-process workers' replacements are spent", async () => {
     const engine = createEngine({
-      jobs: { stuck: () => new Promise(() => {}), quick: () => "quick" },
+      // Ignores its AbortSignal past its lease, then returns: its worker rejoins only then.
+      jobs: { stuck: () => sleep(400), quick: () => "quick" },
       workers: inProcessPool({ count: 1, resources: {}, restartBudget: 2 }),
       leaseTimeoutMs: 200,
       // The worker gives up on a coordinator silent for 4 pings (400 ms): well after the
@@ -354,6 +355,74 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     expect((refused as PoolError).message).toContain("in-process worker inproc-1 ended with 4005");
     expect((refused as PoolError).message).toContain("its 2 replacements are spent");
   });
+
+  it("a pool of 1 whose handler ignores its AbortSignal never runs two attempts at once: the worker rejoins once it returned", async () => {
+    let running = 0;
+    let most = 0;
+    const engine = createEngine({
+      jobs: {
+        deaf: async (_: null, ctx: JobContext) => {
+          running++;
+          most = Math.max(most, running);
+          // Attempt 1 ignores its abort past its lease (the coordinator closes with 4005).
+          if (ctx.job.attempt === 1) await sleep(1_500);
+          running--;
+          return ctx.job.attempt;
+        },
+      },
+      workers: inProcessPool({ count: 1, resources: {} }),
+      leaseTimeoutMs: 200,
+      heartbeatMs: 100,
+    });
+    const deaf = job("deaf", null, { timeoutMs: 50, retries: 1 });
+
+    const result = await engine.run(deaf);
+
+    expect(result.get(deaf)).toMatchObject({ status: "completed", value: 2, attempts: 2 });
+    expect(most).toBe(1);
+  });
+
+  it("says when a worker has waited 10 s for an aborted handler that does not return, and a cancel ends the run without waiting for it", async () => {
+    const waits: { msg: string; worker?: string; waitedMs?: number }[] = [];
+    let said = () => {};
+    const logger = pino(
+      { level: "warn" },
+      {
+        write: (line: string) => {
+          const entry = JSON.parse(line);
+          if (/^the handler of the job this worker was running has not returned/.test(entry.msg)) {
+            waits.push(entry);
+            said();
+          }
+        },
+      },
+    );
+    const never: (() => void)[] = [];
+    const engine = createEngine({
+      jobs: { stuck: () => new Promise<void>((resolve) => never.push(resolve)) },
+      workers: inProcessPool({ count: 1, resources: {} }),
+      leaseTimeoutMs: 200,
+      heartbeatMs: 100,
+      cancelGraceMs: 100,
+      logger,
+    });
+    const stuck = job("stuck", null, { timeoutMs: 50 });
+    try {
+      const run = engine.run(stuck);
+      const started = Date.now();
+      said = () => run.cancel("stop");
+
+      const result = await run;
+
+      expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
+      expect(waits).toEqual([expect.objectContaining({ worker: "inproc-1", waitedMs: 10_000 })]);
+      expect(result.get(stuck)).toMatchObject({ status: "cancelled" });
+      // Its worker never took attempt 2 beside the handler that does not return.
+      expect(never).toHaveLength(1);
+    } finally {
+      for (const resolve of never) resolve();
+    }
+  }, 40_000);
 
   it("resolves a run whose pool fails as it stops, after every job ended (a worker exiting with an error as the listener closes on it)", async () => {
     const inner = inProcessPool({ count: 1 });
