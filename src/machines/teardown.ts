@@ -144,8 +144,13 @@ export type TeardownEvent =
       signal: Signal;
       outcome: SignalOutcome;
     }
-  /** Pids found in the deployment's markers; `error` when they could not be read. */
-  | { type: "CANDIDATES"; pids: number[]; error?: string }
+  /**
+   * Pids found in the deployment's markers; `error` when they could not be read; `heldBy`
+   * when the deployment's name is now another launcher's (it took over a lease that went
+   * stale while this one lived): who holds it. Its ranks carry the same name and state dir,
+   * so there is no sweep, and the final check looks at the ranks' groups and pids alone.
+   */
+  | { type: "CANDIDATES"; pids: number[]; error?: string; heldBy?: string }
   | { type: "POLL" }
   | { type: "DEADLINE" }
   /**
@@ -202,6 +207,11 @@ export interface TeardownContext {
   trustSingleKill: boolean;
   /** Pids named by the deployment's markers. */
   candidates: number[];
+  /**
+   * Who holds the deployment's name now, when another launcher took it over (`CANDIDATES`'s
+   * `heldBy`): no sweep then, and `all` probes the ranks alone.
+   */
+  heldBy: string | undefined;
   /** Pids the sweep signalled. */
   swept: number[];
   /**
@@ -311,6 +321,8 @@ function probeOf(
   scope: Scope,
 ): Extract<TeardownEffect, { type: "probe" }> {
   const seq = context.probes + 1;
+  // The name is another launcher's: its ranks carry it too, so no scan of the table.
+  if (scope === "all" && context.heldBy !== undefined) return probeOf(context, "ranks");
   if (scope === "swept" || scope === "known")
     return {
       type: "probe",
@@ -518,6 +530,10 @@ function termWait<State extends ReturnType<typeof awaitStep>>(state: State, kill
  * - The sweep reads the markers' pids, adds every process whose environment carries the
  *   deployment or that is in its cgroup, and signals each (TERM, wait, KILL, wait) only after a fresh probe shows it
  *   still carries the deployment.
+ * - When the answer to `readCandidates` says the name is now another launcher's (`heldBy`:
+ *   it took over a lease that went stale while this launcher lived), there is no sweep: that
+ *   launcher's processes carry the same name and state dir. The final check then looks at
+ *   the ranks' groups and known pids alone.
  * - `HURRY` (a second Ctrl-C to the launcher) ends the TERM waits, of the ranks and of the
  *   sweep, at once, or as soon as one starts; the KILLs, their waits and the final check stay.
  * - The final check reads the process table (the sweep's own scan when it had nothing left
@@ -557,6 +573,7 @@ export const teardownMachine = setup({
       (event as TableEvent).procs.some((proc) => ours(context, proc)),
     trustSingleKill: ({ context }) => context.trustSingleKill,
     hurried: ({ context }) => context.hurried,
+    heldByAnother: ({ event }) => event.type === "CANDIDATES" && event.heldBy !== undefined,
     startedSinceSweep: ({ context, event }) =>
       context.sweepKills < MOST_SWEEP_KILLS &&
       unswept(context, (event as TableEvent).procs).length > 0,
@@ -642,6 +659,12 @@ export const teardownMachine = setup({
     }),
     takeCandidates: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== "CANDIDATES") return;
+      if (event.heldBy !== undefined) {
+        enqueue.assign({ heldBy: event.heldBy });
+        const text = `sweep: skipped: ${context.deployment} is now another launcher's (${event.heldBy}), whose processes carry it too; verifying this launcher's ranks alone`;
+        enqueue.emit({ type: "effects", effects: [{ type: "step", text }] });
+        return;
+      }
       const candidates = unique(event.pids.filter((pid) => pid !== context.selfPid));
       enqueue.assign({ candidates });
       const text =
@@ -710,6 +733,7 @@ export const teardownMachine = setup({
     timeouts: { ...DEFAULT_TEARDOWN_TIMEOUTS, ...givenOverrides(input.timeouts ?? {}) },
     trustSingleKill: input.plantedBugs?.includes("teardown-trusts-single-kill") ?? false,
     candidates: [],
+    heldBy: undefined,
     swept: [],
     stopped: [],
     others: [],
@@ -739,7 +763,12 @@ export const teardownMachine = setup({
       states: {
         reading: {
           entry: "readCandidates",
-          on: { CANDIDATES: { target: "term", actions: "takeCandidates" } },
+          on: {
+            CANDIDATES: [
+              { guard: "heldByAnother", target: "#teardown.verify", actions: "takeCandidates" },
+              { target: "term", actions: "takeCandidates" },
+            ],
+          },
         },
         term: sweepStep("SIGTERM", "sweepAwaitTerm"),
         sweepAwaitTerm: termWait(

@@ -1,8 +1,23 @@
 import { type DeploymentPaths, OUTCOME_FILE, rankFileName } from "../rank/deploymentPaths.ts";
+import type { Lease } from "../rank/leaseFormat.ts";
 import { atomicTempTarget } from "./atomicTempTarget.ts";
 import type { FolderNotRemoved } from "./folderNotRemoved.ts";
 import type { HeldLease } from "./launcherLease.ts";
 import type { Files } from "./ports.ts";
+
+/**
+ * What a clear left for its caller to warn of; neither when it went as it should (or kept
+ * only what `keepLease` or logs keep).
+ */
+export interface Cleared {
+  /**
+   * The lease of another launcher that took the name over while this one lived: the clear
+   * then removed nothing (the files are that launcher's), so there is no folder to report.
+   */
+  takenBy?: Lease;
+  /** The deployment's folder, left empty, whose removal failed ({@link FolderNotRemoved}). */
+  folderNotRemoved?: FolderNotRemoved;
+}
 
 /**
  * Removes a deployment's control files once its teardown is verified: the manifest first
@@ -18,11 +33,14 @@ import type { Files } from "./ports.ts";
  * left, under the lease that claims the name for it. `lease`, the launcher's own lease, is
  * renewed until the other files are gone and released just before its file is removed (a
  * renewal would bring the file back); it is released too when a removal fails.
+ * When `lease` was taken over by another launcher (`HeldLease.takenBy`: it went stale while
+ * this launcher lived), the files are that launcher's now: nothing is removed, the lease is
+ * released, and the other's lease is returned (`takenBy`) for the caller to say so.
  * `removeFolder` is how the last step is done (default `files.removeDir`): on an ssh host it
  * also removes, in the same call, the empty folders earlier versions left there
  * (`removeFolderAndLeftEmpty`). That last step failing does not fail the clear: the folder
- * is returned ({@link FolderNotRemoved}, for the caller to warn of) when it is empty, and
- * nothing is said of one with something in it (logs, an outcome record), which stays anyway.
+ * is returned (`folderNotRemoved`, for the caller to warn of) when it is empty, and nothing
+ * is said of one with something in it (logs, an outcome record), which stays anyway.
  *
  * @example
  * ```ts
@@ -42,7 +60,12 @@ export async function clearDeployment(
     lease?: HeldLease | undefined;
     removeFolder?: ((dir: string) => Promise<unknown>) | undefined;
   } = {},
-): Promise<FolderNotRemoved | undefined> {
+): Promise<Cleared> {
+  const takenBy = await lease?.takenBy();
+  if (takenBy !== undefined) {
+    await lease?.release();
+    return { takenBy };
+  }
   const remove = (names: readonly string[]) =>
     Promise.all(names.map((name) => files.remove(`${paths.dir}/${name}`)));
   try {
@@ -52,7 +75,7 @@ export async function clearDeployment(
     // The lease and the temp files of its writes: a renewal's is in use until its rename.
     const ofLease = (name: string) => (atomicTempTarget(name) ?? name) === leaseName;
     await remove(names.filter((name) => !ofLease(name)));
-    if (keepLease) return undefined;
+    if (keepLease) return {};
     await lease?.release();
     // The lease (named even where the listing missed it) and its temp files, each removed once.
     await remove([...new Set([leaseName, ...names.filter(ofLease)])]);
@@ -61,11 +84,13 @@ export async function clearDeployment(
   }
   try {
     await removeFolder(paths.dir);
-    return undefined;
+    return {};
   } catch (error) {
     // Not empty, it would have stayed whatever refused it (a symbolic link to a folder of logs).
     const left = await files.list(paths.dir).catch(() => []);
-    return left.length > 0 ? undefined : { dir: paths.dir, reason: (error as Error).message };
+    return left.length > 0
+      ? {}
+      : { folderNotRemoved: { dir: paths.dir, reason: (error as Error).message } };
   }
 }
 

@@ -40,6 +40,9 @@ export interface TeardownDriver {
  * The machine's `CANDIDATES` answer from a site's marker reader: the pids it found (pid 1,
  * the init process, and anything that is not a pid are dropped), or none and the error's
  * message when the markers could not be read (the sweep then goes by the process table).
+ * `heldByAnother`, when given, is asked first: who holds the deployment's name now if
+ * another launcher took it over; then the markers, that launcher's, are not read, and the
+ * answer's `heldBy` says who it is (the machine does no sweep).
  *
  * @example
  * ```ts
@@ -48,7 +51,10 @@ export interface TeardownDriver {
  */
 export async function sweepCandidatesEvent(
   read: () => Promise<number[]>,
+  heldByAnother?: () => Promise<string | undefined>,
 ): Promise<Extract<TeardownEvent, { type: "CANDIDATES" }>> {
+  const heldBy = await heldByAnother?.();
+  if (heldBy !== undefined) return { type: "CANDIDATES", pids: [], heldBy };
   try {
     const pids = await read();
     return { type: "CANDIDATES", pids: pids.filter((pid) => Number.isInteger(pid) && pid > 1) };

@@ -30,6 +30,7 @@ import {
   deploymentPaths,
 } from "../rank/deploymentPaths.ts";
 import { launcherGone } from "../rank/launcherWatch.ts";
+import type { Lease } from "../rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../rank/markerFormat.ts";
 import { otherRanksEnded } from "../rank/otherRanksEnded.ts";
@@ -42,7 +43,7 @@ import { type FolderNotRemoved, folderNotRemovedLine } from "./folderNotRemoved.
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
 import { HostNamedTwice } from "./hostNamedTwice.ts";
-import { claimOrTakeOver, type HeldLease, holdLease } from "./launcherLease.ts";
+import { claimOrTakeOver, type HeldLease, holderOf, holdLease } from "./launcherLease.ts";
 import { leftRunningIn } from "./leftRunningIn.ts";
 import { logTail } from "./logTail.ts";
 import { markerPids } from "./markerPids.ts";
@@ -566,6 +567,11 @@ class LaunchedGroup implements RankGroup {
         staleAfterMs: this.timeouts.leaseStaleMs,
         logger: this.logger,
         onLost: (reason) => this.leaseLost(this.paths.lease, reason),
+        onTakenOver: (other) =>
+          this.leaseLost(
+            this.paths.lease,
+            `another launcher (pid ${other.pid}) took it over, as it was not renewed for over ${other.staleAfterMs} ms`,
+          ),
         ...(this.inspect !== undefined && { inspect: this.inspect }),
         ...(this.spec.plantedBugs !== undefined && { plantedBugs: this.spec.plantedBugs }),
       });
@@ -994,6 +1000,7 @@ class LaunchedGroup implements RankGroup {
           pids,
           sweepCandidates: () =>
             markerPids(this.ports.files, this.paths, this.identity(), this.ports.procs),
+          heldByAnother: async () => holderOf(await this.lease?.takenBy(), this.paths.lease),
           forbiddenGroups: this.forbiddenGroups,
           ...(this.cgroup !== undefined && { cgroup: this.cgroup }),
         },
@@ -1036,19 +1043,10 @@ class LaunchedGroup implements RankGroup {
         `baton stopped a process ${rank === undefined ? "the ranks" : `rank ${rank}`} left running`,
       );
     }
-    const outcome = outcomeOf(this.group.getSnapshot().context);
-    const reason =
-      outcome.status === "failed"
-        ? outcome.failure.message
-        : outcome.status === "stopped"
-          ? outcome.reason
-          : undefined;
-    await this.recordOutcome({
-      at: this.ports.clock.now(),
-      status: outcome.status,
-      ...(reason !== undefined && { reason }),
-      ...(this.leftRunning.length > 0 && { leftRunning: this.leftRunning }),
-    });
+    // Another launcher of this name took the lease over (it went stale while this one lived):
+    // the name's files are that launcher's now, and so are its outcome record and cgroup.
+    let other = await this.lease?.takenBy();
+    if (other === undefined) await this.recordEnd();
     // The local lease claims the name until every host's files are gone: released first, it
     // could go stale while a slow host was cleared, and a launch of the same name that took the
     // name over then lost its new mirrored lease and markers to this clear.
@@ -1066,14 +1064,16 @@ class LaunchedGroup implements RankGroup {
         }),
       ),
     );
-    if (this.cgroup !== undefined) {
+    if (this.cgroup !== undefined && other === undefined) {
       await releaseCgroup(this.ports.procs, this.ports.clock, this.cgroup, this.logger);
     }
     try {
       // Renewed until the other files are gone: released first, it could go stale while they
       // were removed, and a launch of the same name that took the name over then lost its new
-      // manifest and lease to this clear.
-      notRemoved.push(await clearDeployment(this.ports.files, this.paths, { lease: this.lease }));
+      // manifest and lease to this clear. Taken over, it is released and nothing removed.
+      const cleared = await clearDeployment(this.ports.files, this.paths, { lease: this.lease });
+      other = cleared.takenBy;
+      notRemoved.push(cleared.folderNotRemoved);
     } catch (error) {
       // The processes are gone, and the lease is no longer renewed: a leftover manifest is
       // reaped by the next launch once that lease is stale (at once when it was removed).
@@ -1090,9 +1090,40 @@ class LaunchedGroup implements RankGroup {
         folderNotRemovedLine(folder),
       );
     }
+    if (other !== undefined) this.warnTakenOver(other, report);
     this.report = report;
     this.send({ type: "TEARDOWN_DONE" });
     return report;
+  }
+
+  /** Records how the group ended in its outcome record, once its teardown is verified. */
+  private async recordEnd(): Promise<void> {
+    const outcome = outcomeOf(this.group.getSnapshot().context);
+    const reason =
+      outcome.status === "failed"
+        ? outcome.failure.message
+        : outcome.status === "stopped"
+          ? outcome.reason
+          : undefined;
+    await this.recordOutcome({
+      at: this.ports.clock.now(),
+      status: outcome.status,
+      ...(reason !== undefined && { reason }),
+      ...(this.leftRunning.length > 0 && { leftRunning: this.leftRunning }),
+    });
+  }
+
+  /**
+   * Tells that another launcher (`other`'s) took the name over: this launcher stopped only its
+   * own ranks (`report`) and left that launcher's files and processes as they are.
+   */
+  private warnTakenOver(other: Lease, report: TeardownReport): void {
+    const { paths } = this;
+    const stopped = report.stopped.length > 0 ? `pids ${report.stopped.join(", ")}` : "none left";
+    this.logger.warn(
+      { deployment: this.deployment, otherPid: other.pid, lease: paths.lease },
+      `another launcher (pid ${other.pid}) took over deployment ${this.deployment} after this launcher's lease went stale (not renewed for over ${other.staleAfterMs} ms: this launcher was stopped, or could not write it): only this launcher's own ranks were stopped (${stopped}); that launcher's ranks and its files (${paths.lease}, ${paths.manifest}, the markers, acks, cancel file and outcome record in ${paths.dir}) were left as they are`,
+    );
   }
 
   /** A teardown that could not be verified: the group's own failure wins, if it has one. */

@@ -30,6 +30,12 @@ export interface LeaseOptions {
    * after `release()`. The lease goes stale soon after, and the ranks then stop themselves.
    */
   onLost?: (reason: string) => void;
+  /**
+   * Called once when a renewal finds the lease another launcher's (`takenOver`: it took over
+   * the lease when it went stale while this launcher lived, stopped or cut off): that renewal
+   * writes nothing, and renewals end; never after `release()`.
+   */
+  onTakenOver?: (other: Lease) => void;
   /** Sees the lease's watchdog machine (`--inspect`, the dashboard). */
   inspect?: (event: InspectionEvent) => void;
   /** Known bugs switched on in its watchdog (tests and `baton sim --plant` only). */
@@ -44,6 +50,33 @@ export interface HeldLease {
    * `holdLease`), which may never return: that is logged. Does not remove the file.
    */
   release(): Promise<void>;
+  /**
+   * The lease of the launcher that took this one over (see `takenOver`), as a renewal found
+   * it, or else as the file reads now; undefined while the lease is this launcher's (or gone,
+   * or unreadable).
+   */
+  takenBy(): Promise<Lease | undefined>;
+}
+
+/**
+ * The lease at `path` when it is another launcher's than the one of `token`: one that took
+ * the name over once this launcher's lease went stale (it was stopped, or its renewals failed
+ * for a while) although this launcher lives. Undefined when the lease is this launcher's, is
+ * gone, or cannot be read (not another's as far as anyone can tell).
+ *
+ * @example
+ * ```ts
+ * const other = await takenOver(files, paths.lease, token);
+ * if (other !== undefined) logger.warn(`launcher pid ${other.pid} holds the name now`);
+ * ```
+ */
+export async function takenOver(
+  files: Files,
+  path: string,
+  token: string,
+): Promise<Lease | undefined> {
+  const lease = await readStateFile(files, LEASE_FORMAT, path).catch(() => undefined);
+  return lease !== undefined && lease.token !== token ? lease : undefined;
 }
 
 /** The lease file's text for the launcher of `options`, renewed at `renewedAt` (now by default). */
@@ -178,6 +211,20 @@ async function unreadableLeaseLeft(
 }
 
 /**
+ * Who `other` is, for a teardown's report and warnings, when it is the lease at `path` of a
+ * launcher that took this one's over (`HeldLease.takenBy`); undefined when there is none.
+ *
+ * @example
+ * ```ts
+ * holderOf(await lease.takenBy(), paths.lease);
+ * // "launcher pid 4242 holds its lease /srv/.baton/run/w7/lease.json"
+ * ```
+ */
+export function holderOf(other: Lease | undefined, path: string): string | undefined {
+  return other === undefined ? undefined : `launcher pid ${other.pid} holds its lease ${path}`;
+}
+
+/**
  * Writes the launcher's lease (`baton.lease/1`, atomic, 0600) and renews it every period,
  * `staleAfterMs / 3`, through the Clock port, so that ranks and reapers can tell a live
  * launcher from a dead one whose pid was reused. Each renewal is a probe of a
@@ -197,6 +244,11 @@ async function unreadableLeaseLeft(
  * push the next one past a retry period after the lease on disk turned two periods old. So
  * however renewals go, the launcher gives the ranks up before they would leave.
  * Renewals go on after `onLost` until `release()`, which never lets `onLost` come later.
+ *
+ * Each renewal reads the lease first: one that is another launcher's (`takenOver`: it took
+ * the name over while this launcher was stopped or its renewals failed) is not written over;
+ * the renewals end there, with a warning and `onTakenOver`, and `takenBy()` tells whose it is.
+ * A lease removed meanwhile is written again, as before.
  *
  * @example
  * ```ts
@@ -258,6 +310,8 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
     if (watching()) watchdog.send(event);
   };
   let released = false;
+  /** The lease of the launcher that took this one over, once a renewal found it. */
+  let taken: Lease | undefined;
   /** The renewal in flight: done once it settles, or once it is overdue. */
   let inFlight: Promise<void> = Promise.resolve();
   let timer: unknown;
@@ -301,10 +355,26 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
       if (unsettled === renewal) unsettled = undefined;
       if (overdue) troubles.hungMs = Math.max(troubles.hungMs, clock.now() - startedAt);
     };
-    const settled = files.writeAtomic(path, leaseText(options, startedAt)).then(
-      () => {
+    /** Renews the lease unless another launcher took it over: then that one's lease. */
+    const renewUnlessTaken = async (): Promise<Lease | undefined> => {
+      const other = await takenOver(files, path, options.token);
+      if (other === undefined) await files.writeAtomic(path, leaseText(options, startedAt));
+      return other;
+    };
+    const settled = renewUnlessTaken().then(
+      (other) => {
         settle();
         if (released) return;
+        if (other !== undefined) {
+          taken = other;
+          logger?.warn(
+            { lease: path, otherPid: other.pid },
+            `another launcher (pid ${other.pid}) took over lease ${path} after it went stale: no longer renewed`,
+          );
+          tell({ type: "STOP" });
+          options.onTakenOver?.(other);
+          return;
+        }
         renewedAt = startedAt;
         tell({ type: "PROBE_OK" });
         troubles = { failed: 0, hungMs: 0 };
@@ -335,5 +405,6 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
         );
       }
     },
+    takenBy: async () => taken ?? (await takenOver(files, path, options.token)),
   };
 }

@@ -312,8 +312,8 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
           options.logger?.warn({ deployment, err: error }, "outcome not recorded");
         });
       }
-      const notRemoved = await clearDeployment(files, paths);
-      if (notRemoved !== undefined) foldersNotRemoved.push(notRemoved);
+      const { folderNotRemoved } = await clearDeployment(files, paths);
+      if (folderNotRemoved !== undefined) foldersNotRemoved.push(folderNotRemoved);
       for (const folder of foldersNotRemoved) {
         options.logger?.warn({ deployment, ...folder }, folderNotRemovedLine(folder));
       }

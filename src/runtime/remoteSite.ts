@@ -4,10 +4,10 @@ import { RankGroupError } from "../errors.ts";
 import type { TeardownTimeouts } from "../machines/teardown.ts";
 import type { Overrides } from "../overrides.ts";
 import { type DeploymentPaths, deploymentPaths } from "../rank/deploymentPaths.ts";
-import { clearDeployment } from "./clearDeployment.ts";
+import { type Cleared, clearDeployment } from "./clearDeployment.ts";
 import type { FolderNotRemoved } from "./folderNotRemoved.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
-import { type HeldLease, holdLease } from "./launcherLease.ts";
+import { type HeldLease, holderOf, holdLease } from "./launcherLease.ts";
 import { removeFolderAndLeftEmpty } from "./leftEmptyFolders.ts";
 import { markerPids } from "./markerPids.ts";
 import { claimMirroredLease, heldByAnother } from "./mirroredLease.ts";
@@ -72,7 +72,8 @@ export interface RemoteSite {
    * folder, left empty (no rank's log is written on the host), with the empty folders earlier
    * versions left in the state dir in that same ssh call (`removeFolderAndLeftEmpty`); then
    * closes the ssh host. Resolves with the folder when its removal failed though it was empty
-   * (the clear is done all the same: nothing of the deployment is left in it).
+   * (the clear is done all the same: nothing of the deployment is left in it). When another
+   * launcher took the mirrored lease over, the clear removes nothing there and warns instead.
    */
   close(options?: { clear?: boolean | undefined }): Promise<FolderNotRemoved | undefined>;
 }
@@ -144,6 +145,7 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
       tearDown: (pids, timeouts, hurry) =>
         tearDownDeploymentThere({
           ...options,
+          heldByAnother: async () => holderOf(await held.takenBy(), paths.lease),
           stateDir,
           files,
           table,
@@ -154,10 +156,21 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
         }),
       async close({ clear = false } = {}) {
         try {
-          if (clear)
-            return await clearThere(host, files, stateDir, paths, { lease: held, ...options });
-          await held.release();
-          return undefined;
+          if (!clear) {
+            await held.release();
+            return undefined;
+          }
+          const { takenBy, folderNotRemoved } = await clearThere(host, files, stateDir, paths, {
+            lease: held,
+            ...options,
+          });
+          if (takenBy !== undefined) {
+            options.logger?.warn(
+              { deployment, host: options.target.spec, otherPid: takenBy.pid },
+              `${options.target.spec}: another launcher (pid ${takenBy.pid} on its own machine) took over deployment ${deployment} in the state dir ${stateDir} there after this launcher's mirrored lease went stale: its lease, markers and cancel file there were left as they are`,
+            );
+          }
+          return folderNotRemoved;
         } finally {
           await host.close();
         }
@@ -201,8 +214,9 @@ function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Fi
  * `clearDeployment` on the host, a site's mirrored `lease` renewed until the rest is gone (as
  * the launcher's own is locally), whose last call, the folder's `rmdir`, also removes the empty
  * folders earlier versions left in the state dir (`removeFolderAndLeftEmpty`, logged): no ssh
- * call more than the clear's own. Resolves with the folder, named with its host, when it was
- * left empty and its `rmdir` failed.
+ * call more than the clear's own. Resolves with what `clearDeployment` does: the lease of a
+ * launcher that took the name over there (nothing removed then), or the folder, named with its
+ * host, when it was left empty and its `rmdir` failed.
  */
 async function clearThere(
   host: SshHost,
@@ -210,8 +224,8 @@ async function clearThere(
   stateDir: string,
   paths: DeploymentPaths,
   { lease, logger }: { lease?: HeldLease | undefined; logger?: Logger | undefined },
-): Promise<FolderNotRemoved | undefined> {
-  const kept = await clearDeployment(files, paths, {
+): Promise<Cleared> {
+  const cleared = await clearDeployment(files, paths, {
     lease,
     async removeFolder(dir) {
       const { removed, notRemoved } = await removeFolderAndLeftEmpty(host, stateDir, dir);
@@ -224,7 +238,10 @@ async function clearThere(
       if (notRemoved !== undefined) throw new Error(notRemoved);
     },
   });
-  return kept && { ...kept, host: host.target.spec };
+  const { folderNotRemoved } = cleared;
+  return folderNotRemoved === undefined
+    ? cleared
+    : { folderNotRemoved: { ...folderNotRemoved, host: host.target.spec } };
 }
 
 /** What the reaper knows of one host's part of a dead launcher's deployment. */
@@ -293,8 +310,8 @@ export async function reapRemoteSite(options: OrphanedSiteOptions): Promise<Tear
       table: remoteProcs(host),
       paths,
     });
-    const notRemoved = await clearThere(host, files, options.stateDir, paths, options);
-    if (notRemoved !== undefined) options.onFolderNotRemoved?.(notRemoved);
+    const { folderNotRemoved } = await clearThere(host, files, options.stateDir, paths, options);
+    if (folderNotRemoved !== undefined) options.onFolderNotRemoved?.(folderNotRemoved);
     return report;
   } finally {
     await host.close();
@@ -314,11 +331,18 @@ function tearDownDeploymentThere(options: {
   logger?: Logger | undefined;
   timeouts?: Overrides<TeardownTimeouts> | undefined;
   hurry?: AbortSignal | undefined;
+  /** Who holds the name there now, if another launcher took it over (no sweep then). */
+  heldByAnother?: (() => Promise<string | undefined>) | undefined;
 }): Promise<TeardownReport> {
   const { files, paths } = options;
   const id = { deployment: options.deployment, stateDir: options.stateDir };
   return tearDownRemote(
-    { ...id, pids: options.pids, sweepCandidates: () => markerPids(files, paths, id) },
+    {
+      ...id,
+      pids: options.pids,
+      sweepCandidates: () => markerPids(files, paths, id),
+      heldByAnother: options.heldByAnother,
+    },
     { table: options.table, clock: options.clock, logger: options.logger, hurry: options.hurry },
     options.timeouts,
   );

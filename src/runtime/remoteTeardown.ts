@@ -15,6 +15,8 @@ export interface RemoteTeardownTarget {
   pids: number[];
   /** Pids named by the deployment's markers on that host (`markerPids(remoteFiles(host), …)`). */
   sweepCandidates(): Promise<number[]>;
+  /** Who holds the name there now, if another launcher took it over: no sweep then (see `TeardownTarget`). */
+  heldByAnother?: (() => Promise<string | undefined>) | undefined;
 }
 
 /** What `tearDownRemote` acts through: the remote process table, a clock, and where it logs. */
@@ -117,7 +119,7 @@ export function tearDownRemote(
           case "signalGroup":
             throw new Error(`remote teardown never signals a group (asked for ${effect.pgid})`);
           case "readCandidates":
-            send(await sweepCandidatesEvent(() => target.sweepCandidates()));
+            send(await sweepCandidatesEvent(() => target.sweepCandidates(), target.heldByAnother));
             break;
           case "groupForbidden":
             break;

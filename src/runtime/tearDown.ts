@@ -34,6 +34,12 @@ export interface TeardownTarget {
   pids: number[];
   /** Pids found in the deployment's markers; read once, when the sweep starts. */
   sweepCandidates(): Promise<number[]>;
+  /**
+   * Asked when the sweep starts, before the markers: who holds the deployment's name now,
+   * when another launcher took it over (a launcher's lease that went stale while it lived);
+   * then there is no sweep, and the final check looks at `groups` and `pids` alone.
+   */
+  heldByAnother?: (() => Promise<string | undefined>) | undefined;
   /** Groups that answered EPERM once: never signalled again. Mutated by tearDown. */
   forbiddenGroups: Set<number>;
   /**
@@ -232,7 +238,7 @@ export function tearDown(
         });
         return;
       case "readCandidates":
-        void sweepCandidatesEvent(() => target.sweepCandidates()).then(send);
+        void sweepCandidatesEvent(() => target.sweepCandidates(), target.heldByAnother).then(send);
         return;
       case "groupForbidden":
         target.forbiddenGroups.add(effect.pgid);

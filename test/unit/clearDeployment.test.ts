@@ -95,18 +95,40 @@ describe("clearDeployment", () => {
     ];
     for (const name of names) writeFileSync(join(paths.dir, name), "{}");
     const atRelease: string[][] = [];
-    const lease = { release: async () => void atRelease.push(readdirSync(paths.dir).sort()) };
+    const lease = {
+      release: async () => void atRelease.push(readdirSync(paths.dir).sort()),
+      takenBy: async () => undefined,
+    };
 
     await clearDeployment(nodeFiles(), paths, { lease });
     expect(atRelease[0]).toEqual([".lease.json.8504.0a1b2c3d4e5f.tmp", "lease.json"]);
     expect(readdirSync(stateDir)).toEqual([]);
   });
 
+  it("removes nothing when another launcher took the held lease over, and says whose it is", async () => {
+    const { paths } = deploymentDir();
+    const names = ["lease.json", "manifest.json", "rank-0.marker.json"];
+    for (const name of names) writeFileSync(join(paths.dir, name), "{}");
+    const other = {
+      deployment: "dep-abc123def456",
+      pid: 4242,
+      token: "other",
+      renewedAt: 0,
+      staleAfterMs: 30_000,
+    };
+    let released = 0;
+    const lease = { release: async () => void released++, takenBy: async () => other };
+
+    expect(await clearDeployment(nodeFiles(), paths, { lease })).toEqual({ takenBy: other });
+    expect(released).toBeGreaterThan(0);
+    expect(readdirSync(paths.dir).sort()).toEqual(names);
+  });
+
   it("releases a held lease when a removal fails, and keeps the files", async () => {
     const { paths } = deploymentDir();
     for (const name of ["manifest.json", "lease.json"]) writeFileSync(join(paths.dir, name), "{}");
     let released = 0;
-    const lease = { release: async () => void released++ };
+    const lease = { release: async () => void released++, takenBy: async () => undefined };
     const refusing = { ...nodeFiles(), remove: async () => Promise.reject(new Error("EIO")) };
 
     await expect(clearDeployment(refusing, paths, { lease })).rejects.toThrow("EIO");
@@ -132,24 +154,26 @@ describe("clearDeployment's last step, the folder's removal", () => {
 
   it("does not fail the clear when the folder, left empty, cannot be removed: it names it and why", async () => {
     const { paths, target } = linkedDeployment(["manifest.json", "lease.json"]);
-    const notRemoved = await clearDeployment(nodeFiles(), paths);
+    const cleared = await clearDeployment(nodeFiles(), paths);
     expect(readdirSync(target)).toEqual([]);
-    expect(notRemoved).toEqual({
-      dir: paths.dir,
-      reason: expect.stringMatching(/^ENOTDIR: not a directory, rmdir /),
+    expect(cleared).toEqual({
+      folderNotRemoved: {
+        dir: paths.dir,
+        reason: expect.stringMatching(/^ENOTDIR: not a directory, rmdir /),
+      },
     });
   });
 
   it("says nothing of a folder with something left in it, which stays whatever refused its removal", async () => {
     const { paths, target } = linkedDeployment(["manifest.json", "rank-0.log", "outcome.json"]);
-    expect(await clearDeployment(nodeFiles(), paths)).toBeUndefined();
+    expect(await clearDeployment(nodeFiles(), paths)).toEqual({});
     expect(readdirSync(target).sort()).toEqual(["outcome.json", "rank-0.log"]);
   });
 
   it("is quiet when it removed the folder", async () => {
     const { stateDir, paths } = deploymentDir();
     writeFileSync(paths.lease, "{}");
-    expect(await clearDeployment(nodeFiles(), paths)).toBeUndefined();
+    expect(await clearDeployment(nodeFiles(), paths)).toEqual({});
     expect(readdirSync(stateDir)).toEqual([]);
   });
 });

@@ -105,7 +105,7 @@ vi.mock("../../src/runtime/remoteSite.ts", async () => {
             host.onHeld();
             await host.holdClose;
           }
-          return clear ? clearDeployment(files, paths) : undefined;
+          return clear ? (await clearDeployment(files, paths)).folderNotRemoved : undefined;
         },
       };
     },

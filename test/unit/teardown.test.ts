@@ -57,6 +57,8 @@ interface World {
   /** What a signal does: its outcome, and any change to the table. */
   onSignal?: (target: "pid" | "group", id: number, signal: Signal) => SignalOutcome;
   candidates?: number[];
+  /** Who holds the name now, when another launcher took it over (`CANDIDATES`' `heldBy`). */
+  heldBy?: string;
 }
 
 /** The machine alone on a simulated clock, with `world` answering its effects synchronously. */
@@ -96,7 +98,11 @@ function scripted(input: Partial<TeardownInput>, world: World) {
           break;
         }
         case "readCandidates":
-          actor.send({ type: "CANDIDATES", pids: world.candidates ?? [] });
+          actor.send({
+            type: "CANDIDATES",
+            pids: world.candidates ?? [],
+            ...(world.heldBy !== undefined && { heldBy: world.heldBy }),
+          });
           break;
       }
     }
@@ -124,6 +130,30 @@ const remove = (world: World, pids: number[]) => {
 };
 
 describe("teardown machine", () => {
+  it("with the name another launcher's, stops its own ranks and neither sweeps nor waits on that launcher's", () => {
+    // 500 is this launcher's rank; 700 another launcher's of the same name and state dir.
+    const world: World = { table: [rank(500), rank(700)], candidates: [700] };
+    world.onSignal = (_target, id) => {
+      remove(world, [id]);
+      return "ok";
+    };
+    const withoutHolder = scripted({ groups: [500], pids: [500] }, world);
+    expect(withoutHolder.finish().value).toBe("verified");
+    expect(withoutHolder.signals()).toContain("SIGTERM pid 700");
+
+    world.table = [rank(500), rank(700)];
+    world.heldBy = "launcher pid 4242 holds its lease";
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    const end = run.finish();
+    expect(end.value).toBe("verified");
+    expect(run.signals()).toEqual(["SIGTERM group 500"]);
+    expect(end.output?.swept).toEqual([]);
+    expect(run.steps()).toContain(
+      `sweep: skipped: ${DEP} is now another launcher's (launcher pid 4242 holds its lease), whose processes carry it too; verifying this launcher's ranks alone`,
+    );
+    expect(world.table.map((proc) => proc.pid)).toEqual([700]);
+  });
+
   it("ends the grace early once the whole group is gone, without any KILL", () => {
     const world: World = { table: [rank(500), rank(501, 500)] };
     world.onSignal = (_target, _id, signal) => {
