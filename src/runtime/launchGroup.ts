@@ -202,6 +202,8 @@ class LaunchedGroup implements RankGroup {
   /** What the ranks left running, once the teardown that stopped it is verified. */
   private leftRunning: LeftRunning[] = [];
   private foldersNotRemoved: FolderNotRemoved[] = [];
+  /** The lease of the launcher that took this one's over, once a renewal or the teardown found it. */
+  private takenOverBy: Lease | undefined;
 
   constructor(private readonly spec: LaunchSpec) {
     checkLaunchSpec(spec);
@@ -567,11 +569,13 @@ class LaunchedGroup implements RankGroup {
         staleAfterMs: this.timeouts.leaseStaleMs,
         logger: this.logger,
         onLost: (reason) => this.leaseLost(this.paths.lease, reason),
-        onTakenOver: (other) =>
+        onTakenOver: (other) => {
+          this.takenOverBy = other;
           this.leaseLost(
             this.paths.lease,
             `another launcher (pid ${other.pid}) took it over, as it was not renewed for over ${other.staleAfterMs} ms`,
-          ),
+          );
+        },
         ...(this.inspect !== undefined && { inspect: this.inspect }),
         ...(this.spec.plantedBugs !== undefined && { plantedBugs: this.spec.plantedBugs }),
       });
@@ -1090,7 +1094,10 @@ class LaunchedGroup implements RankGroup {
         folderNotRemovedLine(folder),
       );
     }
-    if (other !== undefined) this.warnTakenOver(other, report);
+    if (other !== undefined) {
+      this.takenOverBy = other;
+      this.warnTakenOver(other, report);
+    }
     this.report = report;
     this.send({ type: "TEARDOWN_DONE" });
     return report;
@@ -1235,6 +1242,11 @@ class LaunchedGroup implements RankGroup {
       failure.code === "RANK_FAILED" && failure.exit?.code != null && host?.kind === "ssh"
         ? remoteExitCodeNote(failure.exit.code, host.spec)
         : "";
+    const other = this.takenOverBy;
+    const taken =
+      other === undefined
+        ? ""
+        : ` Another launcher (pid ${other.pid}) took this deployment's name over meanwhile, as this launcher's lease was not renewed for over ${other.staleAfterMs} ms (this launcher was stopped, or could not write it): only this launcher's own ranks were stopped, and that launcher's ranks and files were left as they are. Launch again once that launch has ended, or under another --name.`;
     const stuck =
       teardownError !== undefined
         ? ` The teardown that followed is not verified either: ${teardownError.message}`
@@ -1242,7 +1254,7 @@ class LaunchedGroup implements RankGroup {
     // The quoted log comes last: a sentence after it would read as the log's last line.
     return new RankGroupError(
       failure.code,
-      `deployment ${this.deployment}: ${failure.message}.${signalOrCode}${advice[failure.code]}${notRun?.advice ?? ""}${stuck}${tail}`,
+      `deployment ${this.deployment}: ${failure.message}.${signalOrCode}${other === undefined ? advice[failure.code] : taken}${notRun?.advice ?? ""}${stuck}${tail}`,
       this.deployment,
       {
         ...(rank !== undefined && rank >= 0 && { rank }),
