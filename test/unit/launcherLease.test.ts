@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
-import { readStateFile } from "../../src/rank/stateFile.ts";
+import { LEASE_FORMAT, type Lease } from "../../src/rank/leaseFormat.ts";
+import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
 import { holdLease } from "../../src/runtime/launcherLease.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import type { Files } from "../../src/runtime/ports.ts";
@@ -100,6 +100,47 @@ function failingLease() {
   };
   return { clock, state, logs, held, runUntil };
 }
+
+describe("holdLease, taken over", () => {
+  it("writes nothing over another launcher's lease, stops renewing and says whose it is", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-lease-"));
+    dirs.push(dir);
+    const path = join(dir, "lease.json");
+    const clock = new SimClock();
+    const taken: Lease[] = [];
+    const lost: string[] = [];
+    const lease = await holdLease({
+      files,
+      clock,
+      path,
+      deployment: "dep-lease",
+      pid: 77,
+      token: "tok",
+      staleAfterMs: 3_000,
+      onTakenOver: (other) => taken.push(other),
+      onLost: (reason) => lost.push(reason),
+    });
+    expect(await lease.takenBy()).toBeUndefined();
+    // Another launcher took the name over while this one was stopped.
+    const other: Lease = {
+      deployment: "dep-lease",
+      pid: 4242,
+      token: "other",
+      renewedAt: 900,
+      staleAfterMs: 3_000,
+    };
+    await files.writeAtomic(path, encodeStateFile(LEASE_FORMAT, other));
+    expect(await lease.takenBy()).toEqual(other);
+    clock.fireNext();
+    await until(async () => taken.length > 0);
+    expect(taken).toEqual([other]);
+    expect(await readStateFile(files, LEASE_FORMAT, path)).toEqual(other);
+    // No renewal is due any more, and the watchdog never gives the lease up.
+    expect(clock.nextDue()).toBeUndefined();
+    expect(lost).toEqual([]);
+    await lease.release();
+  });
+});
 
 describe("holdLease's watchdog", () => {
   it("gives the lease up once, 5 s after the second failed renewal in a row, and keeps renewing", async () => {
