@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { hostname, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import pino from "pino";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RankGroupError, RemoteHostError, TeardownError } from "../../src/errors.ts";
 import { envCarries } from "../../src/machines/carriesDeployment.ts";
@@ -771,6 +772,42 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     } finally {
       await third.close({ clear: true });
     }
+  });
+
+  it("removes nothing on the host as a site closes with clear once another launcher took its mirrored lease over, and says so", async () => {
+    const deployment = newDeployment();
+    const lines: string[] = [];
+    const first = await openRemoteSite({
+      target,
+      deployment,
+      ssh: { configFile: sshd.configFile },
+      launcherPid: process.pid,
+      token: "first",
+      leaseStaleMs: 60_000,
+      clock: nodeClock(),
+      logger: pino({ level: "warn" }, { write: (line: string) => lines.push(line) }),
+    });
+    // Another launcher of the name took the lease there over (as once it went stale) and
+    // wrote its rank's marker.
+    const other = { deployment, pid: 4242, token: "second", staleAfterMs: 60_000 };
+    const marker = first.paths.marker(0);
+    await remoteFiles(open()).writeAtomic(
+      first.paths.lease,
+      encodeStateFile(LEASE_FORMAT, { ...other, renewedAt: Date.now() }),
+    );
+    await remoteFiles(open()).writeAtomic(marker, "the other launcher's rank's marker\n");
+    await first.close({ clear: true });
+    const files = remoteFiles(open());
+    expect(await readStateFile(files, LEASE_FORMAT, first.paths.lease)).toMatchObject({
+      token: "second",
+    });
+    expect(await files.read(marker)).toBe("the other launcher's rank's marker\n");
+    expect(lines.map((line) => JSON.parse(line).msg)).toContain(
+      `${target.spec}: another launcher (pid 4242 on its own machine) took over deployment ${deployment} in the state dir ${stateDir} there after this launcher's mirrored lease went stale: its lease, markers and cancel file there were left as they are`,
+    );
+    await files.remove(marker);
+    await files.remove(first.paths.lease);
+    await files.removeDir(first.paths.dir);
   });
 
   it("keeps renewing its mirrored lease while a close clears the host, so a launcher of the same name cannot take the name over mid-clear", async () => {
