@@ -24,6 +24,17 @@ async function until(check: () => Promise<boolean>): Promise<void> {
   }
 }
 
+/** The lease of launcher pid 77 (token `tok`) of `dep-lease` at `path`, stale after 3 s. */
+const leaseOf = (path: string, clock: SimClock) => ({
+  files,
+  clock,
+  path,
+  deployment: "dep-lease",
+  pid: 77,
+  token: "tok",
+  staleAfterMs: 3_000,
+});
+
 describe("holdLease", () => {
   it("writes the lease, renews it every staleAfterMs / 3, and stops renewing on release", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-lease-"));
@@ -31,15 +42,7 @@ describe("holdLease", () => {
     const path = join(dir, "lease.json");
     const clock = new SimClock();
     clock.fireNext(5_000);
-    const lease = await holdLease({
-      files,
-      clock,
-      path,
-      deployment: "dep-lease",
-      pid: 77,
-      token: "tok",
-      staleAfterMs: 3_000,
-    });
+    const lease = await holdLease(leaseOf(path, clock));
     const read = () => readStateFile(files, LEASE_FORMAT, path);
     expect(await read()).toEqual({
       deployment: "dep-lease",
@@ -110,13 +113,7 @@ describe("holdLease, taken over", () => {
     const taken: Lease[] = [];
     const lost: string[] = [];
     const lease = await holdLease({
-      files,
-      clock,
-      path,
-      deployment: "dep-lease",
-      pid: 77,
-      token: "tok",
-      staleAfterMs: 3_000,
+      ...leaseOf(path, clock),
       onTakenOver: (other) => taken.push(other),
       onLost: (reason) => lost.push(reason),
     });
