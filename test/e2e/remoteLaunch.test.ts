@@ -126,6 +126,9 @@ describe.skipIf(!available)("baton launch --hosts", () => {
     "exits with its rank's code though the host refuses to remove the deployment's folder, naming it, the host, why and what to do in $said",
     async ({ exit, ended }) => {
       const name = newDeployment();
+      // A state dir of its own on the host: the rank makes it unwritable, which the other
+      // tests' launches on this host, in ~/.baton/run, must not meet.
+      const root = `${remoteRoot}-refuses-${name}`;
       try {
         const result = await startBaton([
           "launch",
@@ -135,6 +138,8 @@ describe.skipIf(!available)("baton launch --hosts", () => {
           sshd.configFile,
           "--state-dir",
           stateDir(),
+          "--remote-state-dir",
+          root,
           "--name",
           name,
           "--",
@@ -144,14 +149,16 @@ describe.skipIf(!available)("baton launch --hosts", () => {
           `chmod a-w "$BATON_STATE_DIR"; exit ${exit}`,
         ]).exit;
         expect(result.code).toBe(exit);
-        const warning = `the empty folder ${remoteRoot}/${name} on ${sshd.url} of the ended deployment was not removed (Permission denied); nothing needs it any more: once what refused it is fixed (the folder above it not writable by you, a symbolic link or a mount point in its place), remove it with \`rmdir ${remoteRoot}/${name}\` there`;
+        const warning = `the empty folder ${root}/${name} on ${sshd.url} of the ended deployment was not removed (Permission denied); nothing needs it any more: once what refused it is fixed (the folder above it not writable by you, a symbolic link or a mount point in its place), remove it with \`rmdir ${root}/${name}\` there`;
         // A group that failed has no exit to carry it: the log says it, at warn (stderr's level).
         expect(result.stderr).toContain(
           exit === 0 ? `baton launch: warning: ${warning}\n` : `"msg":${JSON.stringify(warning)}`,
         );
         expect(result.stderr).toContain(ended);
       } finally {
-        await onSshHost(async (there) => void (await there.run(`chmod u+w '${remoteRoot}'`)));
+        await onSshHost(
+          async (there) => void (await there.run(`chmod u+w '${root}' && rm -rf '${root}'`)),
+        );
       }
     },
     60_000,
