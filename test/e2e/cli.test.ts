@@ -300,7 +300,8 @@ describe("baton run", () => {
     expect(parseJson(stdout).counts.completed).toBe(20);
     expect((await within(worker.exit, 10_000, "the worker's exit")).code).toBe(0);
     expect(stderr).not.toContain(secret);
-    expect(readdirSync(join(dir, ".baton", "run"))).toEqual([]);
+    // Its secret and registration are gone, and the run/ folder it made for them with them.
+    expect(readdirSync(join(dir, ".baton"))).toEqual(["logs"]);
     const [logs, ...more] = readdirSync(join(dir, ".baton", "logs"));
     expect(more).toEqual([]);
     expect(readdirSync(join(dir, ".baton", "logs", logs!)).sort()).toEqual(["ended", "run.log"]);

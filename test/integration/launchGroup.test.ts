@@ -577,8 +577,14 @@ describe("the reaper", () => {
       member =
         procs.list().find((info) => info.pgid === stranger.pid && info.pid !== stranger.pid)?.pid ??
         0;
-      // The leader has exec'd: its argv no longer names the deployment.
-      return member !== 0 && procs.inspect(stranger.pid)?.argv[0] === "/bin/sleep";
+      // The leader has exec'd: its argv no longer names the deployment; and so has the member,
+      // whose environment has the deployment only from its exec on (a scan before it, under
+      // load, found a copy of the shell without it, and the member was rightly left alone).
+      return (
+        member !== 0 &&
+        procs.inspect(stranger.pid)?.argv[0] === "/bin/sleep" &&
+        procs.environ(member)?.BATON_DEPLOYMENT === deployment
+      );
     }, "the group's second member");
     stray(member, deployment);
     const deadLauncher = spawnChild({ argv: ["/bin/true"] });
