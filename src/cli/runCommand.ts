@@ -12,6 +12,7 @@ import {
 } from "../runtime/deploymentLogs.ts";
 import { createEngine } from "../runtime/engine.ts";
 import { lockGraph, type RunRecord } from "../runtime/graphLock.ts";
+import { inProcessPool } from "../runtime/inProcessPool.ts";
 import {
   checkInspectorUrl,
   connectInspector,
@@ -384,7 +385,12 @@ export async function runCommand(argv: string[]): Promise<number> {
             offerMore: slurmResourcesAdvice,
           }
         : inProcess
-          ? count
+          ? {
+              ...inProcessPool({ ...(count !== undefined && { count }) }),
+              // They offer this machine's too: the way out is worker processes that join.
+              offerMore: (enough: Resources) =>
+                `leave out --in-process and ${joinWorkersAdvice(enough)}`,
+            }
           : {
               ...localPool({ ...workerProcesses, ...(count !== undefined && { count }) }),
               // Its workers offer this machine's: the way out is workers that join.

@@ -552,6 +552,11 @@ describe.concurrent("baton run's refusals of bad usage", () => {
       "or have workers that offer enough join the run: give baton run --workers 0 (and --listen HOST:PORT for other machines), then start the baton worker command it prints with --cpus ",
     ],
     [["--dry-run", ONE_GPU], " --gpus 1 --memory "],
+    // Nor do in-process workers: the way out is the same, without --in-process.
+    [
+      ["--in-process", "--dry-run", ONE_GPU],
+      "or leave out --in-process and have workers that offer enough join the run: give baton run --workers 0 (and --listen HOST:PORT for other machines), then start the baton worker command it prints with --cpus ",
+    ],
     // Never started: 100,000 processes are more than any machine here holds.
     [
       ["--workers", "100000", PIPELINE],
