@@ -441,7 +441,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       );
     }
     if (record) {
-      // For baton status: where workers join at once, how far the run is with the next renewal.
+      // For baton status: where workers join at once, how far the run is (see below).
       if (!inProcess || values.listen !== undefined) {
         run.on("listening", (listening) => {
           const { secretFile } = listening;
@@ -449,11 +449,16 @@ export async function runCommand(argv: string[]): Promise<number> {
           void record.note({ ...joinAddress(listening, values.connect), ...secret }, { now: true });
         });
       }
+      // The first report at once, so baton status shows how far a run is from its first
+      // seconds, not only from the first renewal (10 s on); the others with the renewals.
+      let reported = false;
       run.on("progress", ({ total, counts }) => {
         const running = counts.running + counts.storing;
-        void record.note({
-          progress: { total, completed: counts.completed, failed: counts.failed, running },
-        });
+        void record.note(
+          { progress: { total, completed: counts.completed, failed: counts.failed, running } },
+          { now: !reported },
+        );
+        reported = true;
       });
     }
     if (bar) {

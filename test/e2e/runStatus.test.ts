@@ -16,7 +16,7 @@ import {
 import { readdir } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { RunStatus } from "../../src/cli/runStatus.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
@@ -137,6 +137,27 @@ describe("baton status lists baton runs", () => {
     );
     // Its secret went too: nothing is left for baton status to list.
     expect(await readdir(stateDir)).toEqual([]);
+  });
+
+  it("shows how far a run is from its first report, not only from its lock's first renewal 10 s on", async () => {
+    const dir = tempDir("baton-run-status-progress-");
+    const store = join(dir, "store");
+    const stateDir = join(store, "run");
+    const run = startBaton(["run", waitGraph(dir), "--store", store, "--workers", "0"]);
+    await untilNoted(stateDir, ".lock", [run]);
+    // The lock was made before the address was noted, and is renewed 10 s after it was made:
+    // a report written only with that renewal comes after this wait.
+    const { progress } = await vi.waitFor(
+      async () => {
+        const [found] = await runsIn(stateDir);
+        if (found?.progress === undefined) throw new Error("no progress in baton status yet");
+        return found;
+      },
+      { timeout: 6_000, interval: 200 },
+    );
+    expect(progress).toMatchObject({ total: 1, completed: 0, failed: 0, running: 0 });
+    const text = await baton(["status", "--state-dir", stateDir]);
+    expect(text.stdout).toContain("  jobs: ");
   });
 
   it("lists the runs that take no lock (--no-store, --store-read-only) from their registrations beside their run files, dead once killed, until baton reap removes them", async () => {
