@@ -62,7 +62,8 @@ export interface HeldLease {
  * The lease at `path` when it is another launcher's than the one of `token`: one that took
  * the name over once this launcher's lease went stale (it was stopped, or its renewals failed
  * for a while) although this launcher lives. Undefined when the lease is this launcher's, is
- * gone, or cannot be read (not another's as far as anyone can tell).
+ * gone, or cannot be read (not another's as far as anyone can tell). Without a `token`, any
+ * lease there is another's.
  *
  * @example
  * ```ts
@@ -73,7 +74,7 @@ export interface HeldLease {
 export async function takenOver(
   files: Files,
   path: string,
-  token: string,
+  token: string | undefined,
 ): Promise<Lease | undefined> {
   const lease = await readStateFile(files, LEASE_FORMAT, path).catch(() => undefined);
   return lease !== undefined && lease.token !== token ? lease : undefined;

@@ -1,9 +1,8 @@
 import type { Logger } from "pino";
 import { RankGroupError } from "../errors.ts";
-import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
-import { readStateFile } from "../rank/stateFile.ts";
+import { isLeaseStale, type Lease } from "../rank/leaseFormat.ts";
 import { HostNamedTwice } from "./hostNamedTwice.ts";
-import { claimOrTakeOver, type LeaseOptions } from "./launcherLease.ts";
+import { claimOrTakeOver, type LeaseOptions, takenOver } from "./launcherLease.ts";
 import type { Files } from "./ports.ts";
 
 /**
@@ -94,8 +93,6 @@ export async function heldByAnother(
   token: string | undefined,
   now: number,
 ): Promise<Lease | undefined> {
-  const lease = await readStateFile(files, LEASE_FORMAT, path).catch(() => undefined);
-  return lease !== undefined && lease.token !== token && !isLeaseStale(lease, now)
-    ? lease
-    : undefined;
+  const lease = await takenOver(files, path, token);
+  return lease !== undefined && !isLeaseStale(lease, now) ? lease : undefined;
 }
