@@ -26,6 +26,7 @@ import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import type { Clock, Entropy, Files, Listener, Net } from "./ports.ts";
+import { resourcesAdvice } from "./resourcesAdvice.ts";
 import { ResultStore } from "./resultStore.ts";
 import { STORE_FULL_WAIT_MS, writeResults } from "./resultWriter.ts";
 import {
@@ -632,9 +633,17 @@ async function keptSecretFile(
   return { path, secret };
 }
 
+/**
+ * The pool `workers` names: the pool given, else in-process workers of that count (or count
+ * and resources), whose way out of `UNSATISFIABLE` is this option's `resources`, the user
+ * having called no pool.
+ */
 function poolOf(workers: EngineOptions["workers"]): WorkerPool {
   if (workers !== undefined && typeof workers === "object" && "start" in workers) return workers;
-  return inProcessPool(typeof workers === "number" ? { count: workers } : workers);
+  return {
+    ...inProcessPool(typeof workers === "number" ? { count: workers } : workers),
+    offerMore: (enough) => resourcesAdvice("createEngine's workers", enough),
+  };
 }
 
 /** An attempt of a job: when it started and, when it was the job's last, when the job finished. */

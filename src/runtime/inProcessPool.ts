@@ -8,6 +8,7 @@ import { machineResources } from "./machineResources.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { requireWhole } from "./requireWhole.ts";
+import { resourcesAdvice } from "./resourcesAdvice.ts";
 import { settledWithin } from "./settledWithin.ts";
 import { runWorker } from "./worker.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
@@ -28,7 +29,10 @@ const STUCK_HANDLER_MS = 10_000;
 export interface InProcessPoolOptions {
   /** How many workers, at least 1 (default: the machine's cores). */
   count?: number | undefined;
-  /** What each worker offers (default: the machine's cores and memory, no gpus). */
+  /**
+   * What each worker offers (default: the machine's cores and memory, no gpus): a job that
+   * requires a gpu runs only when this says the workers offer one.
+   */
   resources?: Resources | undefined;
   /**
    * Replacements allowed for workers whose connection ended abnormally, a whole number or
@@ -72,11 +76,19 @@ export function requireInProcessCount(where: string, name: string, count: unknow
  * job at a time); the pool owns worker failure, the coordinator owns job failure.
  * A count that is not a whole number of at least 1 (0 workers would leave a run waiting for
  * good), or more than this machine's memory holds, and a restart budget below 0, are a
- * `ConfigError`.
+ * `ConfigError`. Each worker offers `resources`, by default this machine's cores and memory
+ * and no gpus (they are not looked for): a graph with a job that requires more is refused
+ * (`UNSATISFIABLE`), saying which `resources` would take it ("give inProcessPool resources
+ * that offer enough, such as { cpus: 2, gpus: 1, memory: 24105 }").
  *
  * @example
  * ```ts
  * const engine = createEngine({ jobs, workers: inProcessPool({ count: 4, resources: { cpus: 1 } }) });
+ * // Jobs that require a gpu (requires: { gpus: 1 }): say that each worker offers one.
+ * const onGpus = createEngine({
+ *   jobs,
+ *   workers: inProcessPool({ count: 2, resources: { cpus: 8, gpus: 1, memory: 16384 } }),
+ * });
  * ```
  */
 export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
@@ -102,6 +114,7 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
   const resources = options.resources ?? machineResources();
   return {
     offers: [resources],
+    offerMore: (enough) => resourcesAdvice("inProcessPool", enough),
     remote: false,
     start(context: PoolStart): RunningPool {
       const allowed = restartBudget ?? count * 3;

@@ -20,6 +20,7 @@ import { releaseCgroup } from "./releaseCgroup.ts";
 import { POOL_CGROUP_LATER, removeAbandonedWorkerCgroups } from "./removeAbandonedWorkerCgroups.ts";
 import { requireJobsModule } from "./requireJobsModule.ts";
 import { requireWhole } from "./requireWhole.ts";
+import { resourcesAdvice } from "./resourcesAdvice.ts";
 import { SECRET_ENV } from "./secret.ts";
 import { settledWithin } from "./settledWithin.ts";
 import {
@@ -726,6 +727,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
     // No workers of its own (`--workers 0`), or workers whose machines are not known in
     // advance: no job is refused for what this machine offers.
     offers: count === 0 || resources === undefined ? [] : [resources],
+    offerMore: (enough) => resourcesAdvice("localPool", enough),
     remote: true,
     jobsModule: options.jobsModule,
     connect: options.connect,

@@ -20,6 +20,7 @@ import { nodeClock } from "./nodeClock.ts";
 import type { Clock } from "./ports.ts";
 import { requireJobsModule } from "./requireJobsModule.ts";
 import { requireWhole } from "./requireWhole.ts";
+import { resourcesAdvice } from "./resourcesAdvice.ts";
 import { shellQuote } from "./shellQuote.ts";
 import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
@@ -189,11 +190,7 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
   const resources = options.resources ?? { cpus: 1 };
   return {
     offers: [resources],
-    offerMore: (enough) =>
-      `give slurmPool resources that offer enough, such as { ${Object.entries(enough)
-        .filter(([, value]) => value)
-        .map(([key, value]) => `${key}: ${value}`)
-        .join(", ")} }`,
+    offerMore: (enough) => resourcesAdvice("slurmPool", enough),
     remote: true,
     jobsModule: options.jobsModule,
     connect: options.connect,

@@ -1196,6 +1196,33 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     expect((await engine.run([fine])).get(fine).value).toBe("still works");
   });
 
+  it("names the resources of the pool the user gave, or of createEngine's workers, as the way out of a job no worker can take", () => {
+    const gpu = [job("value", "gpu", { requires: { gpus: 1 } })];
+    const cpus = availableParallelism();
+    const wayOut = (workers: Parameters<typeof createEngine>[0]["workers"]) =>
+      graphErrorOf(createEngine({ jobs: handlers, workers }), gpu)
+        .message.split("\n")
+        .at(-1);
+    expect(wayOut(inProcessPool({ count: 1 }))).toMatch(
+      new RegExp(
+        `^Lower what the job requires, or give inProcessPool resources that offer enough, such as \\{ cpus: ${cpus}, gpus: 1, memory: \\d+ \\} \\(`,
+      ),
+    );
+    expect(wayOut(inProcessPool({ count: 1, resources: { cpus: 1, memory: 512 } }))).toBe(
+      "Lower what the job requires, or give inProcessPool resources that offer enough, such as { cpus: 1, gpus: 1, memory: 512 } (a resource a worker does not declare counts as 0).",
+    );
+    const jobsModule = fileURLToPath(new URL("../fixtures/plain.jobs.ts", import.meta.url));
+    expect(wayOut(localPool({ jobsModule, count: 1, resources: { cpus: 2 } }))).toContain(
+      "or give localPool resources that offer enough, such as { cpus: 2, gpus: 1 } (",
+    );
+    // The user called no pool: the way out is createEngine's own option.
+    for (const workers of [undefined, 1, { count: 1, resources: { cpus: 1 } }]) {
+      expect(wayOut(workers)).toContain(
+        "or give createEngine's workers resources that offer enough, such as { cpus: ",
+      );
+    }
+  });
+
   it("names what is not a job by where the caller put it: engine.run's graph, or its index in the array", async () => {
     const engine = createEngine({ jobs: handlers });
     expect(() => engine.run("value" as never)).toThrow(
