@@ -407,11 +407,13 @@ class LaunchedGroup implements RankGroup {
         hurry: this.hurry.signal,
       });
     } catch (error) {
+      // Said as a folder baton makes that cannot be written is: which path, why, what to do.
+      const unwritable = unwritableFolder(error, this.stateDir);
       this.send({
         type: "REAP_FAILED",
         failure: {
           code: "REAP_FAILED",
-          message: `the state dir ${this.stateDir} cannot be read (${(error as Error).message}), so the reaper cannot check it for orphans; give a directory this user can read and write (--state-dir, or stateDir). No rank was started`,
+          message: `the state dir ${this.stateDir} cannot be read (${unwritable?.why ?? (error as Error).message}), so the reaper cannot check it for orphans; ${unwritableFolderAdvice(unwritable, "stateDir")}. No rank was started`,
           ...(refusedForGood(error) && { retryable: false as const }),
         },
       });

@@ -3,7 +3,7 @@ import { fileInTheWay } from "./fileInTheWay.ts";
 import { folderNotMade } from "./folderNotMade.ts";
 import { writeDeniedReason } from "./writeDeniedReason.ts";
 
-/** Why a folder baton makes, or a file of its own in it, cannot be written. */
+/** Why a folder baton makes, or a file of its own in it, cannot be written (or listed). */
 export interface UnwritableFolder {
   /** What is wrong: a folder not made (`ENOENT`), a file in the way, a write refused, no room. */
   kind: "notMade" | "fileInTheWay" | "denied" | "full";
@@ -22,7 +22,8 @@ export interface UnwritableFolder {
  * ({@link folderNotMade}: a symbolic link to nothing on the way, a file system that makes no
  * folders); a file in the way (`ENOTDIR`, `EEXIST`, naming the file: {@link fileInTheWay});
  * a write refused (`EACCES`, `EPERM`, `EROFS`: "cannot SYSCALL PATH: " and
- * {@link writeDeniedReason}; an `access` of a folder that is there is a write to it); no
+ * {@link writeDeniedReason}; an `access` of a folder that is there is a write to it, a
+ * `scandir` reads "cannot list": the reaper lists a state dir before a launch); no
  * room (`ENOSPC`, `EDQUOT`: "cannot SYSCALL PATH: " and {@link noRoomReason}). Undefined for
  * any other error. `dir` stands for the path when the error names none.
  *
@@ -49,14 +50,16 @@ export function unwritableFolder(error: unknown, dir: string): UnwritableFolder 
     return { kind: "fileInTheWay", path: file, why: `${file} is a file, not a directory` };
   }
   const syscall = call === "access" ? "write" : call;
+  // What a person calls it: a directory read (the reaper's, before a launch) is listed.
+  const verb = syscall === "scandir" || syscall === "opendir" ? "list" : syscall;
   if (isDiskFull(error)) {
-    return { kind: "full", path, why: `cannot ${syscall} ${path}: ${noRoomReason(dir, error)}` };
+    return { kind: "full", path, why: `cannot ${verb} ${path}: ${noRoomReason(dir, error)}` };
   }
   if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") return undefined;
   return {
     kind: "denied",
     path,
-    why: `cannot ${syscall} ${path}: ${writeDeniedReason(code, syscall, path, dest)}`,
+    why: `cannot ${verb} ${path}: ${writeDeniedReason(code, syscall, path, dest)}`,
   };
 }
 

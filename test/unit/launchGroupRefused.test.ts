@@ -39,7 +39,7 @@ async function refusedBy(method: "list" | "mkdirp", code: string): Promise<RankG
 
 describe("a launch its state dir refuses", () => {
   it.each([
-    ["list", "EACCES", "REAP_FAILED", false, "EACCES: refused"],
+    ["list", "EACCES", "REAP_FAILED", false, ": permission denied: this user"],
     ["list", "EIO", "REAP_FAILED", undefined, "EIO: refused"],
     ["mkdirp", "EACCES", "LAUNCH_FAILED", false, ": permission denied: this user"],
     ["mkdirp", "EROFS", "LAUNCH_FAILED", false, ": the file system is read-only"],
