@@ -1,19 +1,23 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { ConfigError } from "../errors.ts";
 import { isPermissionDenied } from "../runtime/fileOwner.ts";
-import { userName } from "../runtime/userName.ts";
+import { permissionDenied } from "../runtime/permissionAdvice.ts";
 
 /**
  * Whether the state dir `baton status` or `baton reap` was given (`--state-dir`) exists: false
  * when it does not (nothing was launched there), and a `ConfigError` saying what is wrong and
  * what to do when it cannot be used: it is a file, not a directory; part of its path is a
- * file; or this user may not list it (another user's 0700 directory, or one under such).
+ * file; or this user may not list it (another user's 0700 directory, or one under such: in
+ * `permissionDenied`'s words, as for any path, naming the closed directory above it).
  *
  * @example
  * ```ts
  * stateDirExists("/srv/app/.baton/run"); // true
  * stateDirExists("/tmp/typo"); // false
- * stateDirExists("/home/alice/.baton/run"); // as bob: ConfigError "this user (bob) may not list…"
+ * stateDirExists("/home/alice/.baton/run");
+ * // as bob: ConfigError "cannot list the state dir /home/alice/.baton/run: permission denied:
+ * // this user (bob) may not list that directory (alice's, mode 700); give --state-dir the
+ * // directory your launches used (default .baton/run), or run the command as alice"
  * ```
  */
 export function stateDirExists(stateDir: string): boolean {
@@ -29,26 +33,14 @@ export function stateDirExists(stateDir: string): boolean {
       );
     }
     if (!isPermissionDenied(error)) throw error;
+    // In the words of any path this user may not list: whose it is, or the one above closed.
+    const { problem, asOwner } = permissionDenied("scandir", stateDir);
     throw new ConfigError(
-      `this user (${userName(process.getuid?.() ?? -1)}) may not list the state dir ${stateDir}${whose(stateDir)}, or ${giveAnother}`,
+      `cannot list the state dir ${stateDir}: permission denied: ${problem}; ${giveAnother}${asOwner}`,
     );
   }
   if (stat !== undefined && !stat.isDirectory()) {
     throw new ConfigError(`the state dir ${stateDir} is a file, not a directory: ${giveAnother}`);
   }
   return stat !== undefined;
-}
-
-/**
- * Whose the directory is, its mode and who to run the command as (` (alice's, mode 700): run
- * the command as alice`), or that a directory above it is closed to this user.
- */
-function whose(dir: string): string {
-  try {
-    const { uid, mode } = statSync(dir);
-    const owner = userName(uid);
-    return ` (${owner}'s, mode ${(mode & 0o777).toString(8)}): run the command as ${owner}`;
-  } catch {
-    return ": a directory above it is closed to this user; run the command as the user who launched there";
-  }
 }

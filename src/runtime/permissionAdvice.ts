@@ -37,19 +37,23 @@ export function permissionAdvice(syscall: string | undefined, path: string): str
 }
 
 /**
- * {@link permissionAdvice} in its two parts, for a message that gives advice of its own: what
- * this user may not do (`problem`), and what to do about it (`advice`).
+ * {@link permissionAdvice} in its parts, for a message that gives advice of its own: what
+ * this user may not do (`problem`), what to do about it (`advice`), and of that only the way
+ * out through the owner of the directory or file at fault (`asOwner`: ", or run the command as
+ * alice", ", or change its mode (chmod)" for this user's own, "" when it cannot be looked at),
+ * for a message whose own way out goes first.
  *
  * @example
  * ```ts
  * permissionDenied("mkdir", "/srv/out/.baton").problem;
  * // "this user (bob) may not create anything in /srv/out (root's, mode 755)"
+ * permissionDenied("scandir", "/home/alice/.baton/run").asOwner; // ", or run the command as alice"
  * ```
  */
 export function permissionDenied(
   syscall: string | undefined,
   path: string,
-): { problem: string; advice: string } {
+): { problem: string; advice: string; asOwner: string } {
   const absolute = resolve(path);
   const uid = process.getuid?.() ?? -1;
   const user = `this user (${userName(uid)})`;
@@ -59,6 +63,7 @@ export function permissionDenied(
     return {
       problem: `${user} may not enter ${closed}${whose}, a directory on that path`,
       advice: `give a path outside it${or}`,
+      asOwner: or,
     };
   }
   const exists = statSync(absolute, { throwIfNoEntry: false }) !== undefined;
@@ -67,6 +72,7 @@ export function permissionDenied(
     return {
       problem: `${user} may not list that directory${whose}`,
       advice: `give a directory you can read${or}`,
+      asOwner: or,
     };
   }
   // Creating, removing or renaming an entry needs the right to write in its directory.
@@ -78,6 +84,7 @@ export function permissionDenied(
     return {
       problem: `${user} may not ${what} in ${parent}${whose}`,
       advice: `give a path in a directory you can write to${or}`,
+      asOwner: or,
     };
   }
   const { whose, or } = ownership(absolute, uid);
@@ -86,23 +93,30 @@ export function permissionDenied(
     READING.has(syscall ?? "") ||
     (syscall === "open" && !mayRead && allowed(absolute, constants.W_OK))
   ) {
-    return { problem: `${user} may not read it${whose}`, advice: `give a file you can read${or}` };
+    return {
+      problem: `${user} may not read it${whose}`,
+      advice: `give a file you can read${or}`,
+      asOwner: or,
+    };
   }
   if (syscall === "open" && !mayRead) {
     return {
       problem: `${user} may neither read nor write it${whose}`,
       advice: `give another path${or}`,
+      asOwner: or,
     };
   }
   if (syscall === "open" || WRITING.has(syscall ?? "")) {
     return {
       problem: `${user} may not write it${whose}`,
       advice: `give a path you can write to${or}`,
+      asOwner: or,
     };
   }
   return {
     problem: `${user} may not ${syscall ?? "use"} it${whose}`,
     advice: `check its permissions${or}`,
+    asOwner: or,
   };
 }
 
