@@ -1,5 +1,6 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { nearestExisting } from "./nearestExisting.ts";
 import { entryChange } from "./permissionAdvice.ts";
 
 /**
@@ -28,7 +29,7 @@ export function notPermitted(
   dest?: string,
 ): string | undefined {
   const file = resolve(path);
-  const folder = nearestFolder(file);
+  const folder = nearestExisting(dirname(file));
   const change = entryChange(syscall, existsSync(file));
   const files = change === "create" ? [] : [file, ...(dest === undefined ? [] : [resolve(dest)])];
   const suspects = [...files.filter((at) => existsSync(at)), ...(change ? [folder] : [])];
@@ -65,13 +66,6 @@ function isImmutable(path: string): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
-}
-
-/** The nearest folder above `path` that exists. */
-function nearestFolder(path: string): string {
-  let at = dirname(path);
-  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
-  return at;
 }
 
 /**

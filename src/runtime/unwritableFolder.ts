@@ -29,8 +29,8 @@ export interface UnwritableFolder {
  *
  * @example
  * ```ts
- * unwritableFolder(error, "/proc/sys"); // error: EACCES from accessSync("/proc/sys", W_OK)
- * // { kind: "denied", path: "/proc/sys", why: "cannot write /proc/sys: permission denied: this user (bob) may not write it (root's, mode 555)" }
+ * unwritableFolder(error, "/srv/out"); // error: EACCES from accessSync("/srv/out", W_OK)
+ * // { kind: "denied", path: "/srv/out", why: "cannot write /srv/out: permission denied: this user (bob) may not write it (root's, mode 755)" }
  * ```
  */
 export function unwritableFolder(error: unknown, dir: string): UnwritableFolder | undefined {

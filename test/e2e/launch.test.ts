@@ -323,7 +323,7 @@ describe("baton launch", () => {
   }, 60_000);
 
   it("names the state dir, not the command, when the state dir cannot be written", async () => {
-    // sysfs refuses mkdir even to root.
+    // sysfs refuses mkdir even to root (EPERM; EACCES to another user): not an immutable /sys.
     const result = await startBaton([
       "launch",
       "--world",
@@ -337,7 +337,7 @@ describe("baton launch", () => {
     // No "logs in /sys/baton-state/…": the state dir refused the deployment, so it has none.
     expect(result.stderr.split("\n")).toHaveLength(2);
     expect(result.stderr).toMatch(
-      /^baton launch: deployment dep-[a-z0-9]{12}: the state dir \/sys\/baton-state cannot hold deployment dep-[a-z0-9]{12} \(cannot mkdir \/sys\/baton-state: (operation not permitted, though the permissions of \/sys let this user write there \(is it immutable\? see lsattr -d \/sys\)|permission denied: this user \(.+\) may not create anything in \/sys .*)\); give the state dir \(--state-dir, or stateDir\) another directory, one you can write to\. No rank was started\. \[LAUNCH_FAILED\]\n$/,
+      /^baton launch: deployment dep-[a-z0-9]{12}: the state dir \/sys\/baton-state cannot hold deployment dep-[a-z0-9]{12} \(cannot mkdir \/sys\/baton-state: (operation not permitted|permission denied): \/sys is in sysfs, which holds the kernel's own files: no one, root included, makes a file or folder there\); give the state dir \(--state-dir, or stateDir\) another directory, one you can write to\. No rank was started\. \[LAUNCH_FAILED\]\n$/,
     );
   }, 60_000);
 

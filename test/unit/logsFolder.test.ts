@@ -98,8 +98,9 @@ describe("a pool's logsDir that cannot be made", () => {
     expect(error).toBeInstanceOf(ConfigError);
     const { message } = error as ConfigError;
     expect(message.startsWith("cannot write the workers' logs in /sys/baton-logs: ")).toBe(true);
+    // Said as what it is, whoever asks: not an immutable /sys, nor root's mode 555.
     expect(message).toMatch(
-      /: cannot mkdir \/sys\/baton-logs: (operation not permitted, though the permissions of \/sys let this user write there \(is it immutable\? see lsattr -d \/sys\)|permission denied: this user \(.+\) may not create anything in \/sys .*); give the workers' logs \(logsDir\) another directory, one you can write to$/,
+      /: cannot mkdir \/sys\/baton-logs: (operation not permitted|permission denied): \/sys is in sysfs, which holds the kernel's own files: no one, root included, makes a file or folder there; give the workers' logs \(logsDir\) another directory, one you can write to$/,
     );
     expect(workers).toEqual([]);
   });
@@ -108,8 +109,8 @@ describe("a pool's logsDir that cannot be made", () => {
     // procfs refuses to let anyone, root too, write in /proc/sys (mode 555).
     const { error, workers } = startLocal("/proc/sys");
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).message).toMatch(
-      /^cannot write the workers' logs in \/proc\/sys: cannot write \/proc\/sys: permission denied: this user \(.+\) may not write it \(.+, mode 555\); give the workers' logs \(logsDir\) another directory, one you can write to$/,
+    expect((error as ConfigError).message).toBe(
+      "cannot write the workers' logs in /proc/sys: cannot write /proc/sys: permission denied: /proc/sys is in procfs, which holds the kernel's own files: no one, root included, makes a file or folder there; give the workers' logs (logsDir) another directory, one you can write to",
     );
     expect(workers).toEqual([]);
   });

@@ -1,5 +1,13 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -93,6 +101,40 @@ describe("writeDeniedReason, for an EPERM", () => {
       );
       expect(writeDeniedReason("EPERM", "open", join(run, "new.run"))).toBe(
         `operation not permitted: ${run} is immutable (lsattr -d ${run} shows an i; chattr -i ${run}, as root, lifts it)`,
+      );
+    },
+  );
+});
+
+/** Where a cgroup v2 file system is mounted here, if one is. */
+const cgroup2 = readFileSync("/proc/self/mountinfo", "utf8")
+  .split("\n")
+  .map((line) => line.split(" "))
+  .find((fields) => fields[fields.indexOf("-") + 1] === "cgroup2")?.[4];
+
+describe("writeDeniedReason, in a file system of the kernel's own files", () => {
+  it.skipIf(statfsSync("/sys").type !== 0x62656572)(
+    "says that no one makes a folder in sysfs, where it asked whether /sys is immutable",
+    () => {
+      expect(writeDeniedReason("EPERM", "mkdir", "/sys/baton-state/run")).toBe(
+        "operation not permitted: /sys is in sysfs, which holds the kernel's own files: no one, root included, makes a file or folder there",
+      );
+    },
+  );
+
+  it.skipIf(cgroup2 === undefined)(
+    "says that a cgroup file system holds the kernel's files and cgroups only, whose making is a matter of delegation",
+    () => {
+      const mount = cgroup2 ?? "";
+      const cgroupFiles =
+        "which holds the kernel's cgroup files: no one, root included, makes a file there, and a folder made there is a cgroup, which only root or a user the cgroup is delegated to may make or change";
+      // Removing one of its files: the hint asked whether it or the cgroup is immutable.
+      expect(writeDeniedReason("EPERM", "unlink", join(mount, "cgroup.procs"))).toBe(
+        `operation not permitted: ${join(mount, "cgroup.procs")} is in a cgroup file system (cgroup2), ${cgroupFiles}`,
+      );
+      // A file of baton's in a cgroup (root): it said root may not create anything there, "or change its mode".
+      expect(writeDeniedReason("EACCES", "open", join(mount, "baton-state", "lease.json"))).toBe(
+        `permission denied: ${mount} is in a cgroup file system (cgroup2), ${cgroupFiles}`,
       );
     },
   );
