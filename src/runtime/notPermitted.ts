@@ -2,13 +2,15 @@ import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { nearestExisting } from "./nearestExisting.ts";
 import { entryChange } from "./permissionAdvice.ts";
+import { userName } from "./userName.ts";
 
 /**
  * Why system call `syscall` on `path` (renaming it to `dest`, for a `rename`) met an `EPERM`
  * that is no matter of permissions, for a person: what is immutable (`chattr +i`) or
  * append-only (`chattr +a`), naming the file or the folder that refuses the call, whichever it
- * is. Undefined when the permissions explain it (`permissionDenied` then says what this user
- * may not do).
+ * is; or, for removing or replacing another user's file in a sticky folder (/tmp and folders
+ * shared as it is), whose it is, where the folder's mode would let this user. Undefined when
+ * the permissions explain it (`permissionDenied` then says what this user may not do).
  *
  * Which one: a file or folder this user may not write though its mode lets it is immutable
  * (`access(W_OK)` answers `EPERM` for it, root's too), and named as such. Else (append-only,
@@ -38,6 +40,8 @@ export function notPermitted(
     const paths = immutable.join(" ");
     return `operation not permitted: ${listed(immutable, "and")} ${immutable.length === 1 ? "is" : "are"} immutable (lsattr -d ${paths} shows an i; chattr -i ${paths}, as root, lifts it)`;
   }
+  const sticky = change === "remove" ? stickyRefusal(folder, files.filter(existsSync)) : undefined;
+  if (sticky !== undefined) return sticky;
   if (change === undefined) {
     return existsSync(file) && modeLetsWrite(file)
       ? `operation not permitted, though the permissions of ${file} let this user write it (is it immutable or append-only? see lsattr -d ${file})`
@@ -49,6 +53,25 @@ export function notPermitted(
       ? "is it immutable?"
       : `is ${listed(suspects, "or")} immutable or append-only?`;
   return `operation not permitted, though the permissions of ${folder} let this user write there (${which} see lsattr -d ${suspects.join(" ")})`;
+}
+
+/** The sticky bit of a mode (`S_ISVTX`, which Node's constants leave out). */
+const STICKY = 0o1000;
+
+/**
+ * Why this user may not remove or replace `entries` (those still there) in `folder` when it is
+ * sticky (mode 1777, as /tmp is): there only the owner of an entry, the folder's owner and root
+ * may, whatever the folder's mode lets. Undefined when the folder is not sticky, or is this
+ * user's, or every entry is this user's own.
+ */
+function stickyRefusal(folder: string, entries: string[]): string | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined || uid === 0) return undefined;
+  const { mode, uid: folderOwner } = statSync(folder);
+  if ((mode & STICKY) === 0 || folderOwner === uid) return undefined;
+  const theirs = entries.find((at) => statSync(at).uid !== uid);
+  if (theirs === undefined) return undefined;
+  return `operation not permitted: ${folder} is sticky (mode ${(mode & 0o7777).toString(8)}, as /tmp is), where only an entry's owner, the folder's owner or root may remove or replace it, and ${theirs} is ${userName(statSync(theirs).uid)}'s`;
 }
 
 /** `a`, `a or b`, `a, b or c` (or `and`). */

@@ -10,6 +10,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { writeDeniedReason } from "../../src/runtime/writeDeniedReason.ts";
 
@@ -102,6 +103,51 @@ describe("writeDeniedReason, for an EPERM", () => {
       expect(writeDeniedReason("EPERM", "open", join(run, "new.run"))).toBe(
         `operation not permitted: ${run} is immutable (lsattr -d ${run} shows an i; chattr -i ${run}, as root, lifts it)`,
       );
+    },
+  );
+});
+
+/**
+ * What `writeDeniedReason` says, as `nobody` (uid 65534), of the error it meets removing
+ * `theirs` and renaming a file of its own onto it (a lock replaced as `writeAtomic` does).
+ */
+function asNobody(theirs: string): string[] {
+  const script = `
+    import { renameSync, unlinkSync, writeFileSync } from "node:fs";
+    import { writeDeniedReason } from ${JSON.stringify(fileURLToPath(new URL("../../src/runtime/writeDeniedReason.ts", import.meta.url)))};
+    const theirs = ${JSON.stringify(theirs)};
+    const said = ({ code, syscall, path, dest }) => writeDeniedReason(code, syscall, path, dest);
+    try { unlinkSync(theirs); } catch (error) { console.log(said(error)); }
+    writeFileSync(theirs + ".tmp", "{}");
+    try { renameSync(theirs + ".tmp", theirs); } catch (error) { console.log(said(error)); }`;
+  const child = spawnSync(
+    process.execPath,
+    ["--import", "tsx", "--input-type=module", "-e", script],
+    {
+      uid: 65534,
+      gid: 65534,
+      encoding: "utf8",
+      timeout: 60_000,
+    },
+  );
+  expect(child.stderr).toBe("");
+  return child.stdout.trim().split("\n");
+}
+
+describe("writeDeniedReason, for an EPERM of a sticky folder", () => {
+  it.runIf(process.getuid?.() === 0)(
+    "says whose the file is that another user may not remove or replace in a folder shared as /tmp is",
+    () => {
+      const { dir } = folder();
+      chmodSync(dir, 0o755);
+      const shared = join(dir, "shared");
+      mkdirSync(shared);
+      chmodSync(shared, 0o1777);
+      const theirs = join(shared, "graph.lock");
+      writeFileSync(theirs, "{}");
+      const sticky = `operation not permitted: ${shared} is sticky (mode 1777, as /tmp is), where only an entry's owner, the folder's owner or root may remove or replace it, and ${theirs} is root's`;
+      // It asked whether the file or the folder is immutable or append-only.
+      expect(asNobody(theirs)).toEqual([sticky, sticky]);
     },
   );
 });
