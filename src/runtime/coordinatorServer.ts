@@ -370,9 +370,13 @@ export class CoordinatorServer {
    * connection's machine has stopped (closed, perhaps by its own close wait before the link's
    * close arrived), its link's events have nobody to tell and are dropped.
    */
-  private inOrder(connection: Connection, handle: () => Promise<void> | undefined | void): void {
-    const run = () => (connection.actor.getSnapshot().status === "active" ? handle() : undefined);
-    const pending = connection.backlog === undefined ? run() : connection.backlog.then(run);
+  private inOrder(connection: Connection, handle: LinkEvent): void {
+    const waiting = connection.backlog;
+    // Nothing waiting, as for nearly every frame: handled at once, with no closure made.
+    const pending =
+      waiting === undefined
+        ? whileActive(connection, handle)
+        : waiting.then(() => whileActive(connection, handle));
     if (!pending) return;
     const backlog = pending.then(() => {
       if (connection.backlog === backlog) connection.backlog = undefined;
@@ -458,6 +462,14 @@ export class CoordinatorServer {
         return undefined;
     }
   }
+}
+
+/** A link event's handling; a promise it returns holds the connection's later events back. */
+type LinkEvent = () => Promise<void> | undefined | void;
+
+/** Handles a link event while the connection's machine runs; afterwards, drops it. */
+function whileActive(connection: Connection, handle: LinkEvent): Promise<void> | undefined | void {
+  return connection.actor.getSnapshot().status === "active" ? handle() : undefined;
 }
 
 /**
