@@ -70,7 +70,11 @@ const LOGGER_METHODS = ["child", "debug", "info", "warn", "error"];
 /** Each port's methods (the compiler holds each to its interface) and what makes one. */
 const PORTS = {
   clock: [
-    { now: true, setTimeout: true, clearTimeout: true } satisfies Record<keyof Clock, true>,
+    // `restartTimeout` is optional: a clock without it is cleared and set instead.
+    { now: true, setTimeout: true, clearTimeout: true } satisfies Record<
+      Exclude<keyof Clock, "restartTimeout">,
+      true
+    >,
     "a Clock, such as nodeClock()",
   ],
   entropy: [

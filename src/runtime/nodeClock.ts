@@ -7,7 +7,10 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 class LongTimeout {
   timer: NodeJS.Timeout;
 
-  constructor(fn: () => void, ms: number) {
+  constructor(
+    readonly fn: () => void,
+    readonly ms: number,
+  ) {
     this.timer = this.hop(fn, ms);
   }
 
@@ -23,7 +26,7 @@ class LongTimeout {
  * The Clock port on Node's wall clock and global timers. Timers stay ref'd, so a pending
  * timeout keeps the process alive as a plain `setTimeout` would. A delay longer than Node's
  * timers keep (2^31 − 1 ms, about 24.8 days: a job's `timeoutMs`, a long backoff) is waited
- * out in hops instead of firing at once.
+ * out in hops instead of firing at once. `restartTimeout` re-arms a timer in place.
  *
  * @example
  * ```ts
@@ -41,5 +44,10 @@ export function nodeClock(): Clock {
       clearTimeout(
         handle instanceof LongTimeout ? handle.timer : (handle as NodeJS.Timeout | undefined),
       ),
+    restartTimeout(handle) {
+      if (!(handle instanceof LongTimeout)) return (handle as NodeJS.Timeout).refresh();
+      clearTimeout(handle.timer);
+      return new LongTimeout(handle.fn, handle.ms);
+    },
   };
 }

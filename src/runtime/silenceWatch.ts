@@ -21,6 +21,8 @@ export class SilenceWatch {
   private timer: unknown;
   /** Of the limit, what is left after the piece the timer is waiting out now. */
   private left = 0;
+  /** The timer is waiting out the limit's first piece: `heard` restarts it in place. */
+  private onFirstPiece = false;
 
   constructor(
     private readonly clock: Clock,
@@ -31,14 +33,21 @@ export class SilenceWatch {
   }
 
   heard(): void {
+    // Once a frame on a busy worker: re-armed, not cleared and set again, where the clock can.
+    if (this.onFirstPiece && this.clock.restartTimeout !== undefined) {
+      this.timer = this.clock.restartTimeout(this.timer);
+      return;
+    }
     this.stop();
     this.left = this.limitMs;
     this.next();
+    this.onFirstPiece = true;
   }
 
   stop(): void {
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
+    this.onFirstPiece = false;
   }
 
   private next(): void {
@@ -49,6 +58,7 @@ export class SilenceWatch {
 
   private readonly elapsed = (): void => {
     this.timer = undefined;
+    this.onFirstPiece = false;
     if (this.left > 0) this.next();
     else this.onSilent();
   };

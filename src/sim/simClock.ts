@@ -4,6 +4,8 @@ import type { Clock } from "../runtime/ports.ts";
 interface Timer {
   due: number;
   seq: number;
+  /** Its delay in whole milliseconds, for `restartTimeout`. */
+  delay: number;
   fn: () => void;
   cancelled: boolean;
 }
@@ -55,6 +57,13 @@ export class SimClock implements Clock {
     }
   }
 
+  /** Clears the timer and sets a new one with its function and delay, which it returns. */
+  restartTimeout(handle: unknown): unknown {
+    const timer = handle as Timer;
+    this.clearTimeout(timer);
+    return this.schedule(timer.fn, timer.delay);
+  }
+
   /** Timers set and not yet run or cleared. */
   get pending(): number {
     return this.live;
@@ -88,26 +97,34 @@ export class SimClock implements Clock {
   /** A scope of this clock that can be killed with everything it scheduled. */
   scope(): ClockScope {
     const clock = this;
-    const timers = new Set<Timer>();
+    /** Each pending timer of the scope, with the function it was set with. */
+    const timers = new Map<Timer, () => void>();
     let alive = true;
+    const schedule = (fn: () => void, ms: number): Timer | undefined => {
+      if (!alive) return undefined;
+      const timer = clock.schedule(() => {
+        timers.delete(timer);
+        fn();
+      }, ms);
+      timers.set(timer, fn);
+      return timer;
+    };
     return {
       now: () => clock.time,
-      setTimeout(fn, ms) {
-        if (!alive) return undefined;
-        const timer = clock.schedule(() => {
-          timers.delete(timer);
-          fn();
-        }, ms);
-        timers.add(timer);
-        return timer;
-      },
+      setTimeout: schedule,
       clearTimeout(handle) {
         timers.delete(handle as Timer);
         clock.clearTimeout(handle);
       },
+      restartTimeout(handle) {
+        const timer = handle as Timer;
+        const fn = timers.get(timer);
+        this.clearTimeout(timer);
+        return fn === undefined ? undefined : schedule(fn, timer.delay);
+      },
       kill() {
         alive = false;
-        for (const timer of timers) clock.clearTimeout(timer);
+        for (const timer of timers.keys()) clock.clearTimeout(timer);
         timers.clear();
       },
       get alive() {
@@ -118,7 +135,7 @@ export class SimClock implements Clock {
 
   private schedule(fn: () => void, ms: number): Timer {
     const delay = Number.isFinite(ms) && ms > 0 ? Math.ceil(ms) : 0;
-    const timer: Timer = { due: this.time + delay, seq: this.seq++, fn, cancelled: false };
+    const timer: Timer = { due: this.time + delay, seq: this.seq++, delay, fn, cancelled: false };
     this.live++;
     this.push(timer);
     return timer;

@@ -49,6 +49,20 @@ describe("nodeClock", () => {
       expect(fired).toBe(1);
     });
 
+    it("restarts from its whole delay, even between its hops", () => {
+      vi.useFakeTimers();
+      const clock = nodeClock();
+      let fired = 0;
+      const handle = clock.setTimeout(() => fired++, LONGEST + 1_000);
+      vi.advanceTimersByTime(LONGEST + 10);
+      clock.restartTimeout!(handle);
+      vi.advanceTimersByTime(LONGEST + 999);
+      expect(fired).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(fired).toBe(1);
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
     it("can be cleared between its hops", () => {
       vi.useFakeTimers();
       const clock = nodeClock();
@@ -61,6 +75,24 @@ describe("nodeClock", () => {
       vi.advanceTimersByTime(10_000);
       expect(fired).toBe(false);
     });
+  });
+
+  it("restarts a timer in place: due its whole delay from now, still one timer", () => {
+    vi.useFakeTimers();
+    try {
+      const clock = nodeClock();
+      let fired = 0;
+      const handle = clock.setTimeout(() => fired++, 100);
+      vi.advanceTimersByTime(60);
+      expect(clock.restartTimeout!(handle)).toBe(handle);
+      vi.advanceTimersByTime(99);
+      expect(fired).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(fired).toBe(1);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("keeps its timers ref'd", () => {

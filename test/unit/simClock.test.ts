@@ -65,6 +65,34 @@ describe("SimClock", () => {
     expect(scope.now()).toBe(20);
   });
 
+  it("restarts a timer as clearing it and setting it again would: due its delay from now, after those set before", () => {
+    const clock = new SimClock();
+    const scope = clock.scope();
+    const order: string[] = [];
+    const root = clock.setTimeout(() => order.push(`root at ${clock.now()}`), 100);
+    const scoped = scope.setTimeout(() => order.push(`scoped at ${clock.now()}`), 100);
+    clock.setTimeout(() => order.push(`other at ${clock.now()}`), 130);
+    clock.fireNext(30);
+    clock.restartTimeout(root);
+    scope.restartTimeout!(scoped);
+    expect(clock.pending).toBe(3);
+    while (clock.fireNext()) {}
+    expect(order).toEqual(["other at 130", "root at 130", "scoped at 130"]);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("kills a scope's restarted timers with it", () => {
+    const clock = new SimClock();
+    const scope = clock.scope();
+    const fired: string[] = [];
+    const handle = scope.setTimeout(() => fired.push("scoped"), 10);
+    scope.restartTimeout!(handle);
+    scope.kill();
+    while (clock.fireNext()) {}
+    expect(fired).toEqual([]);
+    expect(clock.pending).toBe(0);
+  });
+
   it("keeps time in order across a thousand random timers", () => {
     const clock = new SimClock();
     const times: number[] = [];
