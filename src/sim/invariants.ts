@@ -7,6 +7,7 @@ import type {
   JobBoard,
   JobBoardOptions,
   JobError,
+  JobRecord,
   JobState,
 } from "../machines/jobBoard.ts";
 import { leftOnPurpose } from "../machines/workerClose.ts";
@@ -105,6 +106,11 @@ export class InvariantChecker {
   private readonly waiting = new Map<string, Resources>();
   /** Each job's account: one lookup per job in the scan after every step. */
   private readonly accounts = new Map<string, JobAccount>();
+  /**
+   * The last scan's jobs, in the board's order, and their accounts: the next scan takes a job's
+   * account from here when the board has the same record under the same id at that place.
+   */
+  private readonly scanned: { id: string; record: JobRecord; account: JobAccount }[] = [];
   private readonly maxLost: number;
   private stopping = false;
   private finished = false;
@@ -351,8 +357,17 @@ export class InvariantChecker {
     const running = new Map<string, number>();
     const someoneWaits = this.waiting.size > 0 && !this.storeFull;
     const ready = new Map<string, PlannedJob>();
+    const scanned = this.scanned;
+    let at = 0;
     board.jobs.forEach((record, id) => {
-      const account = this.accounts.get(id);
+      const last = scanned[at];
+      let account: JobAccount | undefined;
+      if (last !== undefined && last.record === record && last.id === id) account = last.account;
+      else {
+        account = this.accounts.get(id);
+        if (account !== undefined) scanned[at] = { id, record, account };
+      }
+      at++;
       const { state } = record;
       const told = account?.reported ?? "blocked";
       if (terminal(state) || terminal(told)) {
