@@ -8,6 +8,8 @@ interface Timer {
   delay: number;
   fn: () => void;
   cancelled: boolean;
+  /** The pending timers of the scope that set it, which it leaves when it fires. */
+  owner: Set<Timer> | undefined;
 }
 
 /**
@@ -90,6 +92,7 @@ export class SimClock implements Clock {
     timer.cancelled = true;
     this.live--;
     if (timer.due > this.time) this.time = timer.due;
+    timer.owner?.delete(timer);
     timer.fn();
     return true;
   }
@@ -97,16 +100,13 @@ export class SimClock implements Clock {
   /** A scope of this clock that can be killed with everything it scheduled. */
   scope(): ClockScope {
     const clock = this;
-    /** Each pending timer of the scope, with the function it was set with. */
-    const timers = new Map<Timer, () => void>();
+    const timers = new Set<Timer>();
     let alive = true;
     const schedule = (fn: () => void, ms: number): Timer | undefined => {
       if (!alive) return undefined;
-      const timer = clock.schedule(() => {
-        timers.delete(timer);
-        fn();
-      }, ms);
-      timers.set(timer, fn);
+      const timer = clock.schedule(fn, ms);
+      timer.owner = timers;
+      timers.add(timer);
       return timer;
     };
     return {
@@ -118,13 +118,13 @@ export class SimClock implements Clock {
       },
       restartTimeout(handle) {
         const timer = handle as Timer;
-        const fn = timers.get(timer);
+        if (!timers.has(timer)) return undefined;
         this.clearTimeout(timer);
-        return fn === undefined ? undefined : schedule(fn, timer.delay);
+        return schedule(timer.fn, timer.delay);
       },
       kill() {
         alive = false;
-        for (const timer of timers.keys()) clock.clearTimeout(timer);
+        for (const timer of timers) clock.clearTimeout(timer);
         timers.clear();
       },
       get alive() {
@@ -135,7 +135,14 @@ export class SimClock implements Clock {
 
   private schedule(fn: () => void, ms: number): Timer {
     const delay = Number.isFinite(ms) && ms > 0 ? Math.ceil(ms) : 0;
-    const timer: Timer = { due: this.time + delay, seq: this.seq++, delay, fn, cancelled: false };
+    const timer: Timer = {
+      due: this.time + delay,
+      seq: this.seq++,
+      delay,
+      fn,
+      cancelled: false,
+      owner: undefined,
+    };
     this.live++;
     this.push(timer);
     return timer;
@@ -145,34 +152,38 @@ export class SimClock implements Clock {
     while (this.heap.length > 0 && this.heap[0]!.cancelled) this.pop();
   }
 
+  /** Adds `timer`, moving the timers above it down until its place is found (no swaps). */
   private push(timer: Timer): void {
     const heap = this.heap;
+    let i = heap.length;
     heap.push(timer);
-    let i = heap.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!before(heap[i]!, heap[parent]!)) break;
-      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      const above = heap[parent]!;
+      if (!before(timer, above)) break;
+      heap[i] = above;
       i = parent;
     }
+    heap[i] = timer;
   }
 
+  /** Removes the first timer: the last one sinks from the top, the lesser child moving up. */
   private pop(): void {
     const heap = this.heap;
     const last = heap.pop()!;
-    if (heap.length === 0) return;
-    heap[0] = last;
+    const n = heap.length;
+    if (n === 0) return;
     let i = 0;
     for (;;) {
       const left = 2 * i + 1;
+      if (left >= n) break;
       const right = left + 1;
-      let least = i;
-      if (left < heap.length && before(heap[left]!, heap[least]!)) least = left;
-      if (right < heap.length && before(heap[right]!, heap[least]!)) least = right;
-      if (least === i) return;
-      [heap[i], heap[least]] = [heap[least]!, heap[i]!];
-      i = least;
+      const child = right < n && before(heap[right]!, heap[left]!) ? right : left;
+      if (!before(heap[child]!, last)) break;
+      heap[i] = heap[child]!;
+      i = child;
     }
+    heap[i] = last;
   }
 }
 
