@@ -47,11 +47,12 @@ export class Trace {
   /** The hash of every line so far but the notes (the trace is closed by the first call). */
   get hash(): string {
     if (this.final === undefined) {
-      const digest = createHash("sha256");
-      for (const [i, line] of this.lines.entries()) {
-        if (!this.notes.has(i)) digest.update(`${line}\n`);
-      }
-      this.final = digest.digest("hex").slice(0, 16);
+      // One update of the lines joined: the same bytes as one update a line, at a fraction of
+      // the cost (each update crosses into the hash's native code).
+      const events =
+        this.notes.size === 0 ? this.lines : this.lines.filter((_, i) => !this.notes.has(i));
+      const text = events.length === 0 ? "" : `${events.join("\n")}\n`;
+      this.final = createHash("sha256").update(text).digest("hex").slice(0, 16);
     }
     return this.final;
   }
