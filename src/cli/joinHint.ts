@@ -11,6 +11,8 @@ export interface JoinHintOptions {
   lasting?: boolean;
   /** Where workers elsewhere reach the run (`--connect`), in place of where it listens. */
   connect?: string | undefined;
+  /** How a shell runs this baton (`batonCommand()`: `baton`, or its path); default `baton`. */
+  baton?: string | undefined;
 }
 
 /**
@@ -38,8 +40,9 @@ export function joinAddress(
 
 /**
  * What `baton run` prints when workers are meant to join it (`--workers 0` or `--listen`):
- * the `baton worker` command that joins this run, with the absolute paths of its secret file
- * and job module, and `--handler-thread` and `--abort-grace` when the run's own workers have
+ * the `baton worker` command that joins this run (`baton` as `batonCommand()` names it: the
+ * path of this baton when the shell's `baton` is not this one), with the absolute paths of its
+ * secret file and job module, and `--handler-thread` and `--abort-grace` when the run's own workers have
  * them; when the address
  * and secret outlast the run, that `--retry-for` keeps a worker for the run started again. The
  * secret itself is never printed. It names the address a worker connects to (`joinAddress`:
@@ -56,13 +59,19 @@ export function joinAddress(
 export function joinHint(
   listening: Pick<ListeningEvent, "address" | "listenAddress" | "secretFile">,
   jobsPath: string,
-  { handlerThread = false, abortGrace, lasting = false, connect }: JoinHintOptions = {},
+  {
+    handlerThread = false,
+    abortGrace,
+    lasting = false,
+    connect,
+    baton = "baton",
+  }: JoinHintOptions = {},
 ): string {
   const { secretFile } = listening;
   if (secretFile === undefined) return "";
   const { address, listenAddress } = joinAddress(listening, connect);
   const command = [
-    "baton worker --connect",
+    `${baton} worker --connect`,
     shellQuote(address),
     "--secret-file",
     shellQuote(resolve(secretFile)),

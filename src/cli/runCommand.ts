@@ -37,6 +37,7 @@ import { slurmPool } from "../runtime/slurmPool.ts";
 import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
 import { COORDINATOR_OWN_FILES, checkWorkerCount } from "../runtime/workerCountLimit.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
+import { batonCommand } from "./batonCommand.ts";
 import { batonDirBesideGraph, besideGraph } from "./batonDirBesideGraph.ts";
 import { closeDashboard } from "./closeDashboard.ts";
 import { codedMessage } from "./codedMessage.ts";
@@ -436,6 +437,7 @@ export async function runCommand(argv: string[]): Promise<number> {
             abortGrace: values["abort-grace"],
             lasting: values.listen !== undefined && values["secret-file"] !== undefined,
             connect: values.connect,
+            baton: batonCommand(),
           }),
         ),
       );

@@ -22,6 +22,7 @@ import { type AddressInfo, createServer, type Socket } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { batonCommand } from "../../src/cli/batonCommand.ts";
 import { codedMessage } from "../../src/cli/codedMessage.ts";
 import {
   type BatonExit,
@@ -266,7 +267,7 @@ describe("baton run", () => {
     const hint = await vi.waitFor(
       () => {
         const found =
-          /workers join this run with:\n {2}baton worker --connect '(\S+)' --secret-file '(\S+)' --jobs '(\S+)'\n/.exec(
+          /workers join this run with:\n {2}(baton|'[^']+') worker --connect '(\S+)' --secret-file '(\S+)' --jobs '(\S+)'\n/.exec(
             run.stderr(),
           );
         if (!found) throw new Error(`no join hint yet: ${run.stderr()}`);
@@ -274,7 +275,15 @@ describe("baton run", () => {
       },
       { timeout: 30_000, interval: 50 },
     );
-    const [, address, secretFile, jobsPath] = hint as unknown as [string, string, string, string];
+    const [, command, address, secretFile, jobsPath] = hint as unknown as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    // baton as this shell runs it: the path of this clone's, which is not on the PATH.
+    expect(command).toBe(batonCommand());
     expect(address).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
     // Without a store, the run's files still go beside the graph, where its log is.
     expect(secretFile.startsWith(join(dir, ".baton", "run", "run-"))).toBe(true);

@@ -14,6 +14,15 @@ describe("joinHint", () => {
     );
   });
 
+  it("names baton as the shell runs it, such as by its path where baton is installed in a project", () => {
+    const hint = joinHint({ ...local, secretFile: "/s/x.secret" }, "/g.ts", {
+      baton: "'/app/node_modules/baton/bin/baton.js'",
+    });
+    expect(hint).toContain(
+      "\n  '/app/node_modules/baton/bin/baton.js' worker --connect 'ws://127.0.0.1:7000' --secret-file '/s/x.secret'",
+    );
+  });
+
   it("passes --handler-thread and --abort-grace on when the run's own workers have them", () => {
     const hint = joinHint({ ...local, secretFile: "/s/x.secret" }, "/g.ts", {
       handlerThread: true,
