@@ -139,12 +139,7 @@ export async function graphOf(module: Record<string, unknown>, path: string): Pr
       );
     }
   }
-  if (graph === undefined) {
-    throw new BatonError(
-      "NO_GRAPH",
-      `${path} exports no graph: add \`export default [job("kind", input), …]\` (in CommonJS, \`module.exports = [job("kind", input), …]\`)`,
-    );
-  }
+  if (graph === undefined) throw noGraph(exported, path);
   // A job module given where the graph goes (`baton run jobs.ts`): its handlers are no job.
   if (typeof graph === "object" && graph !== null && !isGraph(graph)) {
     throw new BatonError(
@@ -153,6 +148,29 @@ export async function graphOf(module: Record<string, unknown>, path: string): Pr
     );
   }
   return (Array.isArray(graph) ? graph : [graph]) as JobSpec[];
+}
+
+/**
+ * A graph module with neither a default export nor a `graph`: what to add, and the exports it
+ * has, so a graph exported under a name of the author's own (`export const pipeline = […]`)
+ * is named, with how to export it where baton reads it.
+ */
+function noGraph(exported: Record<string, unknown>, path: string): BatonError {
+  const names = Object.keys(exported).filter((name) => name !== "default");
+  const graphs = names.filter((name) => name !== "jobs" && isGraph(exported[name]));
+  if (graphs.length > 0) {
+    const [name] = graphs as [string, ...string[]];
+    const which = graphs.map((name) => `\`${name}\``).join(", ");
+    return new BatonError(
+      "NO_GRAPH",
+      `${path} exports no graph as its default export or \`graph\`, where baton reads it: its export${graphs.length === 1 ? ` ${which} is a graph` : `s ${which} are graphs`}; export the graph as the default (\`export default ${name}\`; in CommonJS, \`module.exports = ${name}\`) or name it \`graph\``,
+    );
+  }
+  const has = names.length === 0 ? "" : ` (it exports ${names.join(", ")})`;
+  return new BatonError(
+    "NO_GRAPH",
+    `${path} exports no graph${has}: add \`export default [job("kind", input), …]\` (in CommonJS, \`module.exports = [job("kind", input), …]\`)`,
+  );
 }
 
 /** A promise (any thenable), such as an async function's result exported as the graph. */

@@ -130,6 +130,29 @@ describe("a hand-written CommonJS module", () => {
 });
 
 describe("graphOf", () => {
+  it("names a graph exported under another name, and how to export it where baton reads it", async () => {
+    const jobs = { double: (n: number) => n * 2 };
+    await expect(graphOf({ pipeline: [double], jobs }, "graph.ts")).rejects.toThrow(
+      "graph.ts exports no graph as its default export or `graph`, where baton reads it: its export `pipeline` is a graph; export the graph as the default (`export default pipeline`; in CommonJS, `module.exports = pipeline`) or name it `graph`",
+    );
+    await expect(graphOf({ first: double, second: [double] }, "graph.ts")).rejects.toThrow(
+      "its exports `first`, `second` are graphs; export the graph as the default (`export default first`;",
+    );
+    // A CommonJS module.exports of such names reads the same.
+    await expect(graphOf(commonJs({ pipeline: [double], jobs }), "graph.cjs")).rejects.toThrow(
+      "graph.cjs exports no graph as its default export or `graph`, where baton reads it: its export `pipeline` is a graph;",
+    );
+  });
+
+  it("says what a module without a graph exports, and what to add", async () => {
+    await expect(graphOf({ helper: () => 1, jobs: {} }, "graph.ts")).rejects.toThrow(
+      'graph.ts exports no graph (it exports helper, jobs): add `export default [job("kind", input), …]`',
+    );
+    await expect(graphOf({}, "graph.ts")).rejects.toThrow(
+      'graph.ts exports no graph: add `export default [job("kind", input), …]`',
+    );
+  });
+
   it("awaits a graph exported as a promise, and names the module whose promise rejected", async () => {
     expect(await graphOf({ default: Promise.resolve([double]) }, "graph.ts")).toEqual([double]);
     expect(await graphOf({ graph: Promise.resolve(double) }, "graph.ts")).toEqual([double]);
