@@ -288,10 +288,15 @@ export async function workerCommand(argv: string[]): Promise<number> {
   /** A refusal of its name (4010) was said since `lostAt`: it is said once, however often. */
   let toldNameHeld = false;
   const onWelcome = (run: string) => {
-    // A worker that said it was trying says when it got through.
+    // A worker that said it was trying says when it got through; one started on a terminal
+    // says that it is in, where it said nothing until the run ended.
     if (lostAt !== undefined) {
       process.stderr.write(
         `baton worker: joined run ${run} at ${address}${joined ? " again" : ""}\n`,
+      );
+    } else if (!joined && process.stderr.isTTY === true) {
+      process.stderr.write(
+        `baton worker: joined run ${run} at ${address} as ${name}: it runs the run's jobs until the run ends (Ctrl-C leaves the run, giving back a job it holds)\n`,
       );
     }
     joined = true;

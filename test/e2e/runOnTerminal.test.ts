@@ -1,22 +1,26 @@
 /**
  * `baton run` on a terminal, as a user sees it: run under script(1), which gives it a
  * pseudo-terminal, so that it draws its progress bar. What a handler reports with
- * `ctx.progress` shows under the bar while its job runs, and goes when the job is over. The
- * test stops script by its pid when it ends (its run then gets SIGHUP, the terminal closing).
+ * `ctx.progress` shows under the bar while its job runs, and goes when the job is over. A
+ * `baton worker` started on a terminal says when it has joined. The test stops script by its
+ * pid when it ends (its run then gets SIGHUP, the terminal closing), and the baton it started
+ * off a terminal by its pid too.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { shellQuote } from "../../src/runtime/shellQuote.ts";
-import { ROOT } from "../fixtures/batonCli.ts";
+import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { within } from "../fixtures/within.ts";
 
 const started: ChildProcess[] = [];
 const tempDirs: string[] = [];
 
 afterEach(async () => {
+  stopBatons();
   for (const child of started.splice(0)) {
     if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
       process.kill(child.pid, "SIGKILL");
@@ -71,4 +75,57 @@ export default [job("rest", null, { after: [job("steps", null)] })];
     expect(last).toContain("1 running");
     expect(last).not.toContain("steps");
   }, 60_000);
+});
+
+describe("baton worker on a terminal", () => {
+  it("says it joined the run, where it said nothing until the run ended", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "baton-terminal-"));
+    tempDirs.push(dir);
+    const graph = join(dir, "joined.graph.ts");
+    writeFileSync(
+      graph,
+      `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};
+export const jobs = { twice: (n: number) => 2 * n };
+export default [job("twice", 1), job("twice", 2)];
+`,
+    );
+    const run = startBaton(["run", graph, "--workers", "0", "--no-store"], { cwd: dir });
+    const hint = await vi.waitFor(
+      () => {
+        const found = /--connect '(\S+)' --secret-file '(\S+)'/.exec(run.stderr());
+        if (!found) throw new Error(`no join hint yet: ${run.stderr()}`);
+        return found;
+      },
+      { timeout: 30_000, interval: 50 },
+    );
+    const [, address, secretFile] = hint as unknown as [string, string, string];
+    const worker = onTerminal(
+      [
+        "worker",
+        "--connect",
+        address,
+        "--secret-file",
+        secretFile,
+        "--jobs",
+        graph,
+        "--name",
+        "w1",
+      ],
+      dir,
+    );
+    const { code, out } = await within(worker, 60_000, "the worker on a terminal");
+    expect(code, out).toBe(0);
+    const lines = out.split("\r\n");
+    const joined = lines.filter((line) => line.startsWith("baton worker: joined run "));
+    expect(joined, out).toHaveLength(1);
+    expect(joined[0]).toMatch(
+      / at ws:\/\/127\.0\.0\.1:\d+ as w1: it runs the run's jobs until the run ends \(Ctrl-C leaves the run, giving back a job it holds\)$/,
+    );
+    expect(joined[0]).toContain(` at ${address} as w1`);
+    // Before the line that says the run is over.
+    expect(lines.indexOf(joined[0]!)).toBeLessThan(
+      lines.findIndex((line) => line.includes("stopped this worker")),
+    );
+    expect((await within(run.exit, 30_000, "the run")).code).toBe(0);
+  }, 90_000);
 });
