@@ -56,8 +56,10 @@ export async function readRunStatuses(
 ): Promise<{ runs: RunStatus[]; problems: string[] }> {
   const { runs, problems } = await readGraphLocks(stateDir, files);
   const now = Date.now();
-  const statuses = runs.map(
-    (run): RunStatus => ({
+  const statuses = runs.map((run): RunStatus => {
+    // Whole ms, as every other time status gives: a lock's modification time has fractions.
+    const renewedAgoMs = Math.round(run.renewedAgoMs);
+    return {
       state: run.gone === undefined ? "running" : "dead",
       ...(run.gone !== undefined && { why: run.gone }),
       pid: run.pid,
@@ -73,12 +75,12 @@ export async function readRunStatuses(
       ...(run.listenAddress !== undefined && { listenAddress: run.listenAddress }),
       ...(run.secretFile !== undefined && { secretFile: run.secretFile }),
       ...(run.progress !== undefined && {
-        progress: { ...run.progress, agoMs: run.renewedAgoMs },
+        progress: { ...run.progress, agoMs: renewedAgoMs },
       }),
       lock: run.path,
-      lockRenewedAgoMs: run.renewedAgoMs,
-    }),
-  );
+      lockRenewedAgoMs: renewedAgoMs,
+    };
+  });
   statuses.sort(
     (a, b) =>
       Number(a.state === "running") - Number(b.state === "running") ||
