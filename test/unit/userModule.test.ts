@@ -5,7 +5,7 @@ import { Script } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import { job } from "../../src/graph/job.ts";
 import { syntaxErrorAt } from "../../src/runtime/syntaxErrorAt.ts";
-import { graphOf, jobsOf } from "../../src/runtime/userModule.ts";
+import { graphOf, importUserModule, jobsOf } from "../../src/runtime/userModule.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -125,6 +125,24 @@ describe("a hand-written CommonJS module", () => {
   it("given as a graph module, is still told when it is a job module", async () => {
     await expect(graphOf(commonJs(handlers), "jobs.cjs")).rejects.toThrow(
       "jobs.cjs exports no graph: its export is neither a job nor a list of jobs (a job module? give the graph module, and this file as --jobs)",
+    );
+  });
+});
+
+describe("importUserModule", () => {
+  it("names a file of a close name in the folder of a path that does not exist", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-module-path-"));
+    dirs.push(dir);
+    writeFileSync(join(dir, "graph.ts"), "export default [];\n");
+    for (const typo of ["grpah.ts", "graph.js", "Graph.ts"]) {
+      await expect(importUserModule(join(dir, typo))).rejects.toThrow(
+        `${join(dir, typo)} does not exist (looked at ${join(dir, typo)}); did you mean ${join(dir, "graph.ts")}?`,
+      );
+    }
+    // Nothing close, or no such folder: the path alone.
+    await expect(importUserModule(join(dir, "pipeline.ts"))).rejects.toThrow(/pipeline\.ts\)$/);
+    await expect(importUserModule(join(dir, "gone", "graph.ts"))).rejects.toThrow(
+      /gone\/graph\.ts\)$/,
     );
   });
 });
