@@ -536,7 +536,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (values.json) for (const piece of resultJson(result)) process.stdout.write(piece);
     else {
       process.stderr.write(
-        summaryTable(result, { storeReadOnly: readOnly, runLog: join(logsDir, "run.log") }),
+        summaryTable(result, {
+          storeReadOnly: readOnly,
+          runLog: join(logsDir, "run.log"),
+          keepsResults: !values["no-store"] && !readOnly,
+        }),
       );
     }
     if (ui) await closeDashboard(ui, { keep: values["ui-keep"], what: "run" });

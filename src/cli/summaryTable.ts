@@ -20,13 +20,19 @@ export interface SummaryOptions {
   storeReadOnly?: boolean;
   /** The run's log (`run.log`), named under the failures. */
   runLog?: string;
+  /**
+   * The run's results went to a store that a rerun reads (neither `--no-store` nor
+   * `--store-read-only`): a run that did not complete says that a rerun resumes from them.
+   */
+  keepsResults?: boolean;
 }
 
 /**
  * The end-of-run summary: one row per job kind with counts, then every failure with its
  * cause and the worker of its last attempt (a run with many failures lists the first 20), and
  * where the run's log holds each failed attempt with its stack, and the workers lost, or that
- * left on purpose, while running a job (`workerLossLines`).
+ * left on purpose, while running a job (`workerLossLines`); for a run that did not complete,
+ * with `keepsResults`, that a rerun resumes from the results it stored.
  *
  * @example
  * ```ts
@@ -35,7 +41,7 @@ export interface SummaryOptions {
  */
 export function summaryTable(
   result: RunResult,
-  { storeReadOnly = false, runLog }: SummaryOptions = {},
+  { storeReadOnly = false, runLog, keepsResults = false }: SummaryOptions = {},
 ): string {
   const byKind = countByKind(
     result.jobs.values(),
@@ -81,6 +87,13 @@ export function summaryTable(
       ? "read only: what this run computed was not stored"
       : `--force recomputes ${one ? "it" : "them"}`;
     out.push(`${c.cached} result${one ? "" : "s"} reused from the store (${why})`);
+  }
+  // A run stopped (Ctrl-C, a failure to fix) is not lost: say that running it again resumes.
+  if (!result.ok && keepsResults && c.completed > 0) {
+    const one = c.completed === 1;
+    out.push(
+      `${c.completed} completed result${one ? " is" : "s are"} stored: the same baton run again reuses ${one ? "it" : "them"} and runs the rest`,
+    );
   }
   const verdict = result.ok ? "✓ every job completed" : "✗ the run did not complete";
   out.push(`${verdict} in ${formatDuration(result.durationMs)}`);

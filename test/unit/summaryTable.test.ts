@@ -91,6 +91,24 @@ describe("summaryTable", () => {
     expect(summaryTable(completedRun(3, 0))).not.toContain("reused");
   });
 
+  it("says that a rerun resumes a run that did not complete from the results it stored", () => {
+    const stopped = (completed: number): RunResult => ({
+      ...completedRun(completed, 0),
+      ok: false,
+      counts: { completed, failed: 0, skipped: 0, cancelled: 6, cached: 0 },
+    });
+    expect(summaryTable(stopped(2), { keepsResults: true })).toContain(
+      "\n2 completed results are stored: the same baton run again reuses them and runs the rest\n✗ the run did not complete in 1.2 s\n",
+    );
+    expect(summaryTable(stopped(1), { keepsResults: true })).toContain(
+      "\n1 completed result is stored: the same baton run again reuses it and runs the rest\n",
+    );
+    // Nothing kept (--no-store, --store-read-only), nothing completed, or nothing to resume.
+    expect(summaryTable(stopped(2))).not.toContain("stored:");
+    expect(summaryTable(stopped(0), { keepsResults: true })).not.toContain("stored:");
+    expect(summaryTable(completedRun(3, 0), { keepsResults: true })).not.toContain("stored:");
+  });
+
   it("gives no --force advice when the store was only read (--store-read-only refuses --force)", () => {
     const summary = summaryTable(completedRun(3, 2), { storeReadOnly: true });
     expect(summary).toContain(
