@@ -145,6 +145,11 @@ export interface LocalPool {
   readonly failed: Promise<PoolError>;
   /** Pids of the worker processes not yet exited and reaped. */
   pids(): number[];
+  /**
+   * How many worker processes run that have not joined the coordinator yet (`joined`): those
+   * still starting (Node, the job module), or that cannot reach it; 0 without `joined`.
+   */
+  starting(): number;
   on<E extends keyof LocalPoolEvents>(
     event: E,
     listener: (...args: LocalPoolEvents[E]) => void,
@@ -295,6 +300,14 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
 
   pids(): number[] {
     return [...this.live.keys()].map((handle) => handle.pid);
+  }
+
+  starting(): number {
+    const { joined } = this.options;
+    if (joined === undefined) return 0;
+    let starting = 0;
+    for (const name of this.live.values()) if (!joined(name)) starting++;
+    return starting;
   }
 
   stop(graceMs = POOL_STOP_GRACE_MS): Promise<void> {
@@ -798,7 +811,18 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
       );
       // A worker whose handler cleans up after its abort gets as long as its flag gives it.
       const graceMs = Math.max(POOL_STOP_GRACE_MS, options.abortGraceMs ?? 0);
-      return { failed: pool.failed, stop: () => pool.stop(graceMs) };
+      return {
+        failed: pool.failed,
+        stop: () => pool.stop(graceMs),
+        // Why a run's bar waits for a worker while its own are still starting (several
+        // seconds on a busy machine), where it said only that it waited for one to connect.
+        waitingFor: () => {
+          const starting = pool.starting();
+          return starting === 0
+            ? undefined
+            : `${starting} worker${starting === 1 ? "" : "s"} starting`;
+        },
+      };
     },
   };
 }

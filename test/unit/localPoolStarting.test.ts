@@ -1,0 +1,50 @@
+/**
+ * What a run's progress says `localPool` waits for (`RunningPool.waitingFor`): its worker
+ * processes that run and have not joined yet. The workers here are `sleep` processes, which
+ * never join; the pool's `stop()` ends them by pid, and the test stops the pool even when it
+ * fails.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadJobs } from "../../src/runtime/jobModule.ts";
+import { localPool } from "../../src/runtime/localPool.ts";
+import { memoryNet } from "../../src/runtime/memoryNet.ts";
+import type { RunningPool } from "../../src/runtime/workerPool.ts";
+
+const dirs: string[] = [];
+const pools: RunningPool[] = [];
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((pool) => pool.stop()));
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("localPool's waitingFor", () => {
+  it("counts the workers that run and have not joined, for the progress bar", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-local-starting-"));
+    dirs.push(dir);
+    const joined = new Set<string>();
+    const running = localPool({
+      jobsModule: "jobs.ts",
+      count: 2,
+      command: () => ["sleep", "60"],
+    }).start({
+      address: "ws://127.0.0.1:7400",
+      net: memoryNet(),
+      secret: new Uint8Array(32),
+      secretFile: join(dir, "run.secret"),
+      logsDir: join(dir, "logs"),
+      jobs: loadJobs({ noop: () => null }),
+      logger: pino({ level: "silent" }),
+      joined: (name) => joined.has(name),
+    });
+    pools.push(running);
+    expect(running.waitingFor?.()).toBe("2 workers starting");
+    joined.add("local-1");
+    expect(running.waitingFor?.()).toBe("1 worker starting");
+    joined.add("local-2");
+    expect(running.waitingFor?.()).toBeUndefined();
+  });
+});
