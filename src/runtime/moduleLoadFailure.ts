@@ -3,6 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { ModuleLoadError } from "../errors.ts";
 import { moduleFiles } from "./moduleSource.ts";
+import { nearestFile } from "./nearestFile.ts";
 import { type SyntaxErrorSite, syntaxErrorAt } from "./syntaxErrorAt.ts";
 import { thrownAt } from "./whereThrown.ts";
 
@@ -163,9 +164,12 @@ function missingImport(
   if (specifier === undefined || importer === undefined) return undefined;
   const verb = esm === null ? "requires" : "imports";
   if (/^(?:\.|\/|file:)/.test(specifier)) {
+    const path = specifier.startsWith("file:")
+      ? fileURLToPath(specifier)
+      : resolve(dirname(importer), specifier);
     return {
       importer,
-      says: `${importer} ${verb} ${specifier}, which is not there; check the path`,
+      says: `${importer} ${verb} ${specifier}, which is not there; check the path${nearestFile(path)}`,
     };
   }
   const name = packageName(specifier);

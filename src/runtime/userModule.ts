@@ -1,14 +1,14 @@
-import { readdirSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { basename, dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { didYouMean } from "../closestName.ts";
 import { BatonError, JobModuleError, ModuleLoadError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import { commonJsExports, isGraph } from "./commonJsExports.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
 import { moduleLoadFailure } from "./moduleLoadFailure.ts";
 import { moduleSource } from "./moduleSource.ts";
+import { nearestFile } from "./nearestFile.ts";
 import { whereThrown } from "./whereThrown.ts";
 
 /**
@@ -113,20 +113,6 @@ async function importModule(absolute: string): Promise<Record<string, unknown>> 
     return { ...(exports as object), default: exports };
   }
   return (await import(pathToFileURL(absolute).href)) as Record<string, unknown>;
-}
-
-/**
- * `; did you mean graph.ts?` for a mistyped module path (`grpah.ts`, `graph.js`) when a file
- * of a close name is in the folder it names, as the user wrote it; else "".
- */
-function nearestFile(path: string): string {
-  let names: string[];
-  try {
-    names = readdirSync(dirname(resolve(path)));
-  } catch {
-    return "";
-  }
-  return didYouMean(basename(path), names, (name) => join(dirname(path), name));
 }
 
 const HOOKS = new URL("../../bin/registerHooks.mjs", import.meta.url).href;

@@ -161,6 +161,30 @@ describe("moduleLoadFailure", () => {
     );
   });
 
+  it("names a file of a close name where an imported or required file is not there", () => {
+    const dir = tree({ "graph.ts": "", "lib/jobs.ts": "", "lib/helpers.cjs": "" });
+    const graph = join(dir, "graph.ts");
+    const imported = nodeError(
+      `Cannot find module '${join(dir, "lib/jbos.ts")}' imported from ${graph}`,
+      "ERR_MODULE_NOT_FOUND",
+    );
+    expect(moduleLoadFailure(imported, "graph.ts", graph).message).toBe(
+      `could not load graph.ts: ${graph} imports ${join(dir, "lib/jbos.ts")}, which is not there; check the path; did you mean ${join(dir, "lib/jobs.ts")}?`,
+    );
+    // A require's specifier is relative to the file that requires it: the file meant is named
+    // by its path.
+    const required = Object.assign(
+      nodeError(
+        `Cannot find module './lib/helper.cjs'\nRequire stack:\n- ${graph}`,
+        "MODULE_NOT_FOUND",
+      ),
+      { requireStack: [graph] },
+    );
+    expect(moduleLoadFailure(required, "graph.ts", graph).message).toBe(
+      `could not load graph.ts: ${graph} requires ./lib/helper.cjs, which is not there; check the path; did you mean ${join(dir, "lib/helpers.cjs")}?`,
+    );
+  });
+
   it("keeps Node's word for another failure of its loader", () => {
     const unknown = nodeError(
       'Unknown file extension ".yaml" for /home/me/a.yaml',
