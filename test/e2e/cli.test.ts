@@ -21,7 +21,7 @@ import {
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { batonCommand } from "../../src/cli/batonCommand.ts";
 import { codedMessage } from "../../src/cli/codedMessage.ts";
 import {
@@ -32,6 +32,7 @@ import {
   startOwnBaton,
   stopBatons,
 } from "../fixtures/batonCli.ts";
+import { printedJoin } from "../fixtures/printedJoin.ts";
 import { within } from "../fixtures/within.ts";
 
 const PIPELINE = "examples/pipeline.graph.ts";
@@ -264,24 +265,7 @@ describe("baton run", () => {
     );
     const run = baton(["run", graph, "--workers", "0", "--no-store", "--json"]);
 
-    const hint = await vi.waitFor(
-      () => {
-        const found =
-          /workers join this run with:\n {2}(baton|'[^']+') worker --connect '(\S+)' --secret-file '(\S+)' --jobs '(\S+)'\n/.exec(
-            run.stderr(),
-          );
-        if (!found) throw new Error(`no join hint yet: ${run.stderr()}`);
-        return found;
-      },
-      { timeout: 30_000, interval: 50 },
-    );
-    const [, command, address, secretFile, jobsPath] = hint as unknown as [
-      string,
-      string,
-      string,
-      string,
-      string,
-    ];
+    const { command, address, secretFile, jobsPath, args } = await printedJoin(run);
     // baton as this shell runs it: the path of this clone's, which is not on the PATH.
     expect(command).toBe(batonCommand());
     expect(address).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/);
@@ -289,20 +273,7 @@ describe("baton run", () => {
     expect(secretFile.startsWith(join(dir, ".baton", "run", "run-"))).toBe(true);
     expect(jobsPath).toBe(graph);
     const secret = readFileSync(secretFile, "utf8").trim();
-    const worker = startBaton(
-      [
-        "worker",
-        "--connect",
-        address,
-        "--secret-file",
-        secretFile,
-        "--jobs",
-        jobsPath,
-        "--gpus",
-        "8",
-      ],
-      { env: { BATON_SECRET: undefined } },
-    );
+    const worker = startBaton([...args, "--gpus", "8"], { env: { BATON_SECRET: undefined } });
 
     const { code, stdout, stderr } = await within(run.exit, 60_000, "the joined run");
     expect(code).toBe(0);

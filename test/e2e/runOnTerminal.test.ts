@@ -11,9 +11,10 @@ import { writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { shellQuote } from "../../src/runtime/shellQuote.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { printedJoin } from "../fixtures/printedJoin.ts";
 import { within } from "../fixtures/within.ts";
 
 const started: ChildProcess[] = [];
@@ -90,29 +91,8 @@ export default [job("twice", 1), job("twice", 2)];
 `,
     );
     const run = startBaton(["run", graph, "--workers", "0", "--no-store"], { cwd: dir });
-    const hint = await vi.waitFor(
-      () => {
-        const found = /--connect '(\S+)' --secret-file '(\S+)'/.exec(run.stderr());
-        if (!found) throw new Error(`no join hint yet: ${run.stderr()}`);
-        return found;
-      },
-      { timeout: 30_000, interval: 50 },
-    );
-    const [, address, secretFile] = hint as unknown as [string, string, string];
-    const worker = onTerminal(
-      [
-        "worker",
-        "--connect",
-        address,
-        "--secret-file",
-        secretFile,
-        "--jobs",
-        graph,
-        "--name",
-        "w1",
-      ],
-      dir,
-    );
+    const { address, args } = await printedJoin(run);
+    const worker = onTerminal([...args, "--name", "w1"], dir);
     const { code, out } = await within(worker, 60_000, "the worker on a terminal");
     expect(code, out).toBe(0);
     const lines = out.split("\r\n");
