@@ -999,9 +999,12 @@ export class JobBoard {
   ): void {
     this.add(needs, stored);
     const fresh = needs.map((n) => n.id).filter((id) => !record.job.deps.includes(id));
-    const cycle = findCycle([record.job.id], (id) =>
-      id === record.job.id ? fresh : this.jobs.get(id)?.job.deps,
-    );
+    // The needs carry the needed jobs' own dependencies, so a needed job that runs after this
+    // one brings this one along: searched last, the cycle is found through the job that
+    // closes it (`loop → helper → loop`), not as this job needing itself (`loop → loop`).
+    const self = record.job.id;
+    const searched = fresh.includes(self) ? [...fresh.filter((id) => id !== self), self] : fresh;
+    const cycle = findCycle([self], (id) => (id === self ? searched : this.jobs.get(id)?.job.deps));
     if (cycle) {
       const names = cycle.map((id) => `${this.jobs.get(id)?.job.kind ?? "?"}(${id})`).join(" → ");
       this.terminate(record, "cycle", {

@@ -444,6 +444,28 @@ describe("coordinator: results", () => {
     expect(c.state()).toBe("done");
   });
 
+  it("a needed job that runs after its needer names the cycle through it, though the needs carry the needer too", () => {
+    // ctx.need sends the needed job's whole plan, its own dependencies (here the needer) first.
+    const c = startCoordinator([planned("p", { kind: "parent" })]);
+    c.lease("c1");
+    c.block("c1", "p", [
+      planned("p", { kind: "parent" }),
+      planned("n", { kind: "need", deps: ["p"] }),
+    ]);
+    expect(c.record("p").error!.message).toBe(
+      "job p (parent) needs jobs that depend on it: parent(p) → need(n) → parent(p). Break the cycle in the job module.",
+    );
+  });
+
+  it("a job that needs itself names the one-step cycle", () => {
+    const c = startCoordinator([planned("p", { kind: "parent" })]);
+    c.lease("c1");
+    c.block("c1", "p", [planned("p", { kind: "parent" })]);
+    expect(c.record("p").error!.message).toContain(
+      "needs jobs that depend on it: parent(p) → parent(p).",
+    );
+  });
+
   it("an unsatisfiable job added lazily (offers given) fails with cause unsatisfiable, naming the pool's way out as planGraph does", () => {
     const c = startCoordinator([planned("p")], {
       offers: [{ cpus: 4, memory: 4096 }],
