@@ -268,6 +268,13 @@ export class JobBoard {
   private stoppedBecause: string | undefined;
   private readonly ready = new Map<string, ReadyClass>();
   private readyCount = 0;
+  /**
+   * While `add` settles new jobs: those of them it completes from the store. A stored job's
+   * stored dependency, completing first, would make it ready on the way to completed (a
+   * `ready` no worker may take; the simulation's checker read it as a job completed from
+   * ready, before its result was stored).
+   */
+  private joiningStored: ReadonlySet<string> | undefined;
   private runningCount = 0;
   private retryCount = 0;
   private storingCount = 0;
@@ -671,7 +678,11 @@ export class JobBoard {
         if (parent.state !== "completed") record.waitingOn++;
       }
     }
+    if (stored !== undefined && stored.size > 0) {
+      this.joiningStored = new Set(added.filter((job) => stored.has(job.id)).map((job) => job.id));
+    }
     for (const job of added) this.settleNew(this.jobs.get(job.id)!, stored);
+    this.joiningStored = undefined;
     return added;
   }
 
@@ -952,7 +963,12 @@ export class JobBoard {
     for (const id of record.dependents) {
       const child = this.jobs.get(id)!;
       child.waitingOn--;
-      if (child.waitingOn === 0 && child.state === "blocked" && !child.retryPending) {
+      if (
+        child.waitingOn === 0 &&
+        child.state === "blocked" &&
+        !child.retryPending &&
+        !this.joiningStored?.has(id)
+      ) {
         this.becomeReady(child);
       }
     }

@@ -181,6 +181,38 @@ describe("simulate", () => {
     expect(made).toBe(2);
   });
 
+  it("passes a needed job and its dependency both stored before a coordinator crash: the next coordinator takes them from the store, neither ready on the way (own graph, heavy seed 47)", async () => {
+    const mid = job("mid", 1, { after: [job("leaf", 1)] });
+    const report = await simulate({
+      seed: 1,
+      graph: [job("top", null)],
+      handlers: ({ sleep }) => ({
+        leaf: async () => sleep(100),
+        mid: async () => sleep(100),
+        top: async (_: null, ctx) => {
+          await ctx.need(mid);
+          await sleep(10_000);
+        },
+      }),
+      workers: 1,
+      // Both needed jobs are stored by 5 s; top, running again after them, is not.
+      faults: parseFaults("coordinator-crash@5000+1000/clean"),
+      ranks: false,
+    });
+    expect(report.violation).toBeUndefined();
+    const after = report.trace.slice(report.trace.indexOf("6000 start coordinator-1"));
+    const needed = [...report.outcomes.values()].filter((o) => o.kind !== "top");
+    expect(needed.map((o) => [o.kind, o.cached])).toEqual([
+      ["leaf", true],
+      ["mid", true],
+    ]);
+    for (const { id } of needed) {
+      expect(after.filter((line) => line.includes(` job ${id} `))).toEqual([
+        expect.stringMatching(/^6006 job [0-9a-f]{16} completed$/),
+      ]);
+    }
+  });
+
   it("gives what tools.keep makes to every incarnation of a seed, and a new one to the next seed", async () => {
     const worlds: Map<number, number>[] = [];
     const run = () =>

@@ -401,6 +401,30 @@ describe("coordinator: results", () => {
     expect(c.grants()).toEqual(["c1 → p", "c1 → n2", "c1 → p"]);
   });
 
+  it("a needed job whose dependency is stored too starts completed, never ready on the way (the simulation saw it complete from ready)", () => {
+    const c = startCoordinator([planned("p", { kind: "parent" })]);
+    c.lease("c1");
+    const mark = c.effects.length;
+    c.send({
+      type: "RESULT",
+      conn: "c1",
+      job: "p",
+      outcome: {
+        status: "blocked",
+        needs: [planned("n0"), planned("n1", { deps: ["n0"] }), planned("n2", { deps: ["n1"] })],
+        stored: new Map<string, Json>([
+          ["n0", 0],
+          ["n1", 1],
+        ]),
+      },
+    });
+    const changes = c.of("job.changed", mark).map((e) => `${e.job} ${e.state}`);
+    expect(changes).toEqual(["n0 completed", "n1 completed", "n2 ready", "p blocked"]);
+    expect(c.record("n1")).toMatchObject({ state: "completed", value: 1, cached: true });
+    c.lease("c1");
+    expect(c.grants()).toEqual(["c1 → p", "c1 → n2"]);
+  });
+
   it("RESULT blocked on a job that already completed makes the job ready again at once", () => {
     const c = startCoordinator([planned("a"), planned("p")]);
     c.lease("c1");
