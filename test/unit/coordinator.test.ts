@@ -64,8 +64,14 @@ function startCoordinator(jobs: PlannedJob[], options: JobBoardOptions = {}) {
       send({ type: "RESULT", conn, job, outcome: { status: "completed", value } }),
     fail: (conn: string, job: string, message = "boom") =>
       send({ type: "RESULT", conn, job, outcome: { status: "failed", error: { message } } }),
-    block: (conn: string, job: string, needs: PlannedJob[]) =>
-      send({ type: "RESULT", conn, job, outcome: { status: "blocked", needs } }),
+    /** A blocked answer; `stored`: the needed jobs' results the runtime found in the store. */
+    block: (conn: string, job: string, needs: PlannedJob[], stored?: Map<string, Json>) =>
+      send({
+        type: "RESULT",
+        conn,
+        job,
+        outcome: { status: "blocked", needs, ...(stored && { stored }) },
+      }),
     /** Effects of one type emitted since `from` (an index into `effects`). */
     of: <T extends Recorded["type"]>(type: T, from = 0): Emitted<T>[] =>
       effects.slice(from).filter((e): e is Emitted<T> => e.type === type),
@@ -381,16 +387,12 @@ describe("coordinator: results", () => {
   it("RESULT blocked with stored results starts those needed jobs completed (cached) and runs only the rest", () => {
     const c = startCoordinator([planned("p", { kind: "parent" })]);
     c.lease("c1");
-    c.send({
-      type: "RESULT",
-      conn: "c1",
-      job: "p",
-      outcome: {
-        status: "blocked",
-        needs: [planned("n1", { kind: "need" }), planned("n2", { kind: "need" })],
-        stored: new Map([["n1", "one"]]),
-      },
-    });
+    c.block(
+      "c1",
+      "p",
+      [planned("n1", { kind: "need" }), planned("n2", { kind: "need" })],
+      new Map([["n1", "one"]]),
+    );
     expect(c.record("n1")).toMatchObject({ state: "completed", value: "one", cached: true });
     expect(c.record("n2").state).toBe("ready");
     c.lease("c1");
@@ -405,19 +407,15 @@ describe("coordinator: results", () => {
     const c = startCoordinator([planned("p", { kind: "parent" })]);
     c.lease("c1");
     const mark = c.effects.length;
-    c.send({
-      type: "RESULT",
-      conn: "c1",
-      job: "p",
-      outcome: {
-        status: "blocked",
-        needs: [planned("n0"), planned("n1", { deps: ["n0"] }), planned("n2", { deps: ["n1"] })],
-        stored: new Map<string, Json>([
-          ["n0", 0],
-          ["n1", 1],
-        ]),
-      },
-    });
+    c.block(
+      "c1",
+      "p",
+      [planned("n0"), planned("n1", { deps: ["n0"] }), planned("n2", { deps: ["n1"] })],
+      new Map<string, Json>([
+        ["n0", 0],
+        ["n1", 1],
+      ]),
+    );
     const changes = c.of("job.changed", mark).map((e) => `${e.job} ${e.state}`);
     expect(changes).toEqual(["n0 completed", "n1 completed", "n2 ready", "p blocked"]);
     expect(c.record("n1")).toMatchObject({ state: "completed", value: 1, cached: true });
