@@ -40,6 +40,7 @@ import {
   tearDown,
 } from "./tearDown.ts";
 import { tearDownAcrossHosts } from "./tearDownAcrossHosts.ts";
+import { unrecordedRanks } from "./unrecordedRanks.ts";
 
 /** What `reapDeployments` takes: the state dir to clean up, and how. */
 export interface ReapOptions {
@@ -232,6 +233,14 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       (manifest === undefined && currentLease?.token !== lease?.token)
     ) {
       continue;
+    }
+    // The ranks a launcher killed before it recorded them in its manifest are ranks all the
+    // same: their groups are torn down, and they are reported and recorded as the others.
+    if (manifest !== undefined) {
+      manifest = {
+        ...manifest,
+        ranks: [...manifest.ranks, ...unrecordedRanks(id, manifest, procs)],
+      };
     }
     const running = manifest === undefined ? [] : runningRanks(id, manifest, procs);
     // Ranks about to be signalled are news to whoever waits (a launch, `baton reap`): the

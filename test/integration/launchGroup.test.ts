@@ -3,6 +3,7 @@
  * `baton launch` as a child process killed with SIGKILL. Every process a test starts is
  * stopped by its pid when the test ends, even on failure.
  */
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -18,12 +19,14 @@ import type { Files, Procs } from "../../src/runtime/ports.ts";
 import { reapDeployments } from "../../src/runtime/reaper.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
+import { firstLine } from "../fixtures/firstLine.ts";
 import { FAST_TEARDOWN, launch, stopLaunched } from "../fixtures/launchedGroups.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir, until } from "../fixtures/rankStrays.ts";
 
 const PYTHON = "/usr/bin/python3";
 const RANK_PY = join(ROOT, "examples/ranks/rank.py");
 const ENV_RANK = join(ROOT, "test/fixtures/envRank.mjs");
+const LAUNCHER_KILLED_AT_MANIFEST = join(ROOT, "test/fixtures/launcherKilledAtManifest.ts");
 const files = nodeFiles();
 const clock = nodeClock();
 
@@ -483,6 +486,70 @@ describe("the reaper", () => {
       expect(existsSync(paths.manifest)).toBe(false);
       expect(existsSync(paths.lease)).toBe(false);
     }
+  }, 60_000);
+
+  it("stops, as ranks, the ranks of a launcher killed before its manifest recorded them, with their process groups", async () => {
+    const dir = tempDir();
+    const deployment = "unrecorded";
+    // Each rank starts a helper in its process group with an empty environment, which only its
+    // argument names as the deployment's: found through the rank's group, or not at all.
+    const helper = `env -i ${process.execPath} -e 'setInterval(() => {}, 1 << 30)' ${deployment}`;
+    const launcher = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        LAUNCHER_KILLED_AT_MANIFEST,
+        dir,
+        deployment,
+        "2",
+        "--",
+        "/bin/sh",
+        "-c",
+        `${helper} & exec /bin/sleep 300`,
+      ],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const child = { pid: launcher.pid as number, reaped: false };
+    children.push(child);
+    launcher.once("exit", () => {
+      child.reaped = true;
+    });
+    const { ranks } = JSON.parse(await firstLine(launcher)) as { ranks: number[] };
+    for (const pid of ranks) stray(pid, deployment);
+    expect(ranks).toHaveLength(2);
+    let helpers: number[] = [];
+    await until(() => {
+      helpers = procs
+        .list()
+        .filter((info) => ranks.includes(info.pgid) && !ranks.includes(info.pid))
+        .filter((info) => info.argv.includes(deployment))
+        .map((info) => info.pid);
+      return (
+        helpers.length === 2 && ranks.every((pid) => procs.inspect(pid)?.argv[0] === "/bin/sleep")
+      );
+    }, "each rank's helper");
+    for (const pid of helpers) stray(pid, deployment);
+    await until(() => child.reaped, "the launcher to die");
+    const paths = deploymentPaths(dir, deployment);
+    expect((await readStateFile(files, MANIFEST_FORMAT, paths.manifest))?.ranks).toEqual([]);
+
+    const report = await reapDeployments({
+      stateDir: dir,
+      procs,
+      files,
+      clock,
+      teardown: FAST_TEARDOWN,
+    });
+    expect(report.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
+    // Named as the ranks it stopped, not as processes the ranks left running.
+    expect(report.reaped[0]?.stopped).toEqual([0, 1]);
+    expect(report.reaped[0]?.leftRunning).toEqual([]);
+    for (const pid of [...ranks, ...helpers]) expect(alive(pid)).toBe(false);
+    const outcome = await readStateFile(files, OUTCOME_FORMAT, paths.outcome);
+    expect(outcome?.ranks.map(({ rank, pid, reaped }) => ({ rank, pid, reaped }))).toEqual(
+      ranks.map((pid, rank) => ({ rank, pid, reaped: true })),
+    );
   }, 60_000);
 
   it("a failed reap keeps the manifest and blocks launching that deployment until a reap succeeds", async () => {
