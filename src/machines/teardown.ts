@@ -176,6 +176,13 @@ export interface TeardownInput {
   forbiddenGroups?: readonly number[];
   /** The caller's own pid: never signalled, never counted as a rank. */
   selfPid: number;
+  /**
+   * The pid its ranks carry in `BATON_LAUNCHER_PID`, for a launcher's own teardown on its own
+   * machine: a process that names another launcher there is that launcher's (one that took
+   * the name over), never this teardown's; and once the name is another launcher's
+   * (`CANDIDATES`' `heldBy`), the sweep still takes the processes that name this one.
+   */
+  launcherPid?: number | undefined;
   /** Timeouts to replace the defaults; one given as `undefined` keeps its default. */
   timeouts?: Overrides<TeardownTimeouts>;
   plantedBugs?: readonly PlantedBug[];
@@ -200,6 +207,8 @@ export interface TeardownContext {
   deployment: string;
   stateDir: string;
   selfPid: number;
+  /** See {@link TeardownInput.launcherPid}. */
+  launcherPid: number | undefined;
   groups: number[];
   pids: number[];
   forbidden: number[];
@@ -209,7 +218,8 @@ export interface TeardownContext {
   candidates: number[];
   /**
    * Who holds the deployment's name now, when another launcher took it over (`CANDIDATES`'s
-   * `heldBy`): no sweep then, and `all` probes the ranks alone.
+   * `heldBy`): no sweep then, and `all` probes the ranks alone; with a `launcherPid`, the
+   * sweep goes on over what names this launcher alone.
    */
   heldBy: string | undefined;
   /** Pids the sweep signalled. */
@@ -277,12 +287,21 @@ type Evidence = "ours" | "unknown" | "foreign" | "dead";
 function evidence(context: TeardownContext, proc: ProcView): Evidence {
   if (!alive(proc)) return "dead";
   if (proc.pid === context.selfPid) return "foreign";
+  const { launcherPid } = context;
+  const launcher = proc.env?.BATON_LAUNCHER_PID;
+  if (launcherPid !== undefined && launcher !== undefined && launcher !== String(launcherPid)) {
+    return "foreign";
+  }
+  const rank = context.pids.includes(proc.pid) || context.groups.includes(proc.pgid);
+  if (context.heldBy !== undefined && !rank) {
+    // The name is another launcher's: its processes carry it and share its cgroup too, so
+    // outside this launcher's ranks only a process that names this launcher is its own.
+    const named = launcherPid !== undefined && launcher === String(launcherPid);
+    return named && envCarries(proc.env, context) ? "ours" : "foreign";
+  }
   if (proc.contained === true || envCarries(proc.env, context)) return "ours";
   if (proc.env === undefined) return "unknown";
-  const known =
-    context.pids.includes(proc.pid) ||
-    context.candidates.includes(proc.pid) ||
-    context.groups.includes(proc.pgid);
+  const known = rank || context.candidates.includes(proc.pid);
   return known && carriesDeployment(proc.argv, proc.env, context) ? "ours" : "foreign";
 }
 
@@ -321,8 +340,11 @@ function probeOf(
   scope: Scope,
 ): Extract<TeardownEffect, { type: "probe" }> {
   const seq = context.probes + 1;
-  // The name is another launcher's: its ranks carry it too, so no scan of the table.
-  if (scope === "all" && context.heldBy !== undefined) return probeOf(context, "ranks");
+  // The name is another launcher's: its ranks carry it too, so no scan of the table unless
+  // this launcher's own processes can be told from them (`launcherPid`).
+  if (scope === "all" && context.heldBy !== undefined && context.launcherPid === undefined) {
+    return probeOf(context, "ranks");
+  }
   if (scope === "swept" || scope === "known")
     return {
       type: "probe",
@@ -530,10 +552,15 @@ function termWait<State extends ReturnType<typeof awaitStep>>(state: State, kill
  * - The sweep reads the markers' pids, adds every process whose environment carries the
  *   deployment or that is in its cgroup, and signals each (TERM, wait, KILL, wait) only after a fresh probe shows it
  *   still carries the deployment.
+ * - With a `launcherPid` (a launcher's own teardown), a process whose `BATON_LAUNCHER_PID`
+ *   names another launcher is never the deployment's: another launcher of the name (one that
+ *   took it over) started it.
  * - When the answer to `readCandidates` says the name is now another launcher's (`heldBy`:
- *   it took over a lease that went stale while this launcher lived), there is no sweep: that
- *   launcher's processes carry the same name and state dir. The final check then looks at
- *   the ranks' groups and known pids alone.
+ *   it took over a lease that went stale while this launcher lived), its processes carry the
+ *   same name and state dir (and share its cgroup): no markers are read, and outside the
+ *   ranks' groups and pids only a process that carries the deployment and names this
+ *   launcher in `BATON_LAUNCHER_PID` is swept and checked. Without a `launcherPid` there is
+ *   no sweep, and the final check looks at the ranks' groups and known pids alone.
  * - `HURRY` (a second Ctrl-C to the launcher) ends the TERM waits, of the ranks and of the
  *   sweep, at once, or as soon as one starts; the KILLs, their waits and the final check stay.
  * - The final check reads the process table (the sweep's own scan when it had nothing left
@@ -573,7 +600,10 @@ export const teardownMachine = setup({
       (event as TableEvent).procs.some((proc) => ours(context, proc)),
     trustSingleKill: ({ context }) => context.trustSingleKill,
     hurried: ({ context }) => context.hurried,
-    heldByAnother: ({ event }) => event.type === "CANDIDATES" && event.heldBy !== undefined,
+    heldByAnother: ({ context, event }) =>
+      event.type === "CANDIDATES" &&
+      event.heldBy !== undefined &&
+      context.launcherPid === undefined,
     startedSinceSweep: ({ context, event }) =>
       context.sweepKills < MOST_SWEEP_KILLS &&
       unswept(context, (event as TableEvent).procs).length > 0,
@@ -661,7 +691,10 @@ export const teardownMachine = setup({
       if (event.type !== "CANDIDATES") return;
       if (event.heldBy !== undefined) {
         enqueue.assign({ heldBy: event.heldBy });
-        const text = `sweep: skipped: ${context.deployment} is now another launcher's (${event.heldBy}), whose processes carry it too; verifying this launcher's ranks alone`;
+        const text =
+          context.launcherPid === undefined
+            ? `sweep: skipped: ${context.deployment} is now another launcher's (${event.heldBy}), whose processes carry it too; verifying this launcher's ranks alone`
+            : `sweep: ${context.deployment} is now another launcher's (${event.heldBy}), whose processes carry it too: no markers, and only processes with BATON_LAUNCHER_PID=${context.launcherPid} (this launcher's) are swept`;
         enqueue.emit({ type: "effects", effects: [{ type: "step", text }] });
         return;
       }
@@ -727,6 +760,7 @@ export const teardownMachine = setup({
     deployment: input.deployment,
     stateDir: input.stateDir,
     selfPid: input.selfPid,
+    launcherPid: input.launcherPid,
     groups: unique(input.groups),
     pids: unique(input.pids),
     forbidden: unique(input.forbiddenGroups ?? []),

@@ -1007,6 +1007,7 @@ class LaunchedGroup implements RankGroup {
           sweepCandidates: () =>
             markerPids(this.ports.files, this.paths, this.identity(), this.ports.procs),
           heldByAnother: async () => holderOf(await this.lease?.takenBy(), this.paths.lease),
+          launcherPid: this.ports.procs.selfPid,
           forbiddenGroups: this.forbiddenGroups,
           ...(this.cgroup !== undefined && { cgroup: this.cgroup }),
         },

@@ -40,6 +40,12 @@ export interface TeardownTarget {
    * then there is no sweep, and the final check looks at `groups` and `pids` alone.
    */
   heldByAnother?: (() => Promise<string | undefined>) | undefined;
+  /**
+   * The pid the ranks carry in `BATON_LAUNCHER_PID`, for a launcher's own teardown here: a
+   * process naming another launcher there is never signalled, and once the name is another's
+   * (`heldByAnother`) the sweep still stops what names this one (a rank's `setsid` child).
+   */
+  launcherPid?: number | undefined;
   /** Groups that answered EPERM once: never signalled again. Mutated by tearDown. */
   forbiddenGroups: Set<number>;
   /**
@@ -195,6 +201,7 @@ export function tearDown(
       pids: target.pids,
       forbiddenGroups: [...target.forbiddenGroups],
       selfPid: procs.selfPid,
+      launcherPid: target.launcherPid,
       timeouts,
       plantedBugs: ports.plantedBugs,
     },

@@ -20,6 +20,8 @@ import { groupEnd, runUntil, simLaunch, simPorts } from "../fixtures/simGroup.ts
 const STALE_MS = 3_000;
 const DIR = "/sim/run/w7";
 const LEASE = `${DIR}/lease.json`;
+/** The stopped launcher's pid; the other one's is the simulated table's own, 100. */
+const STOPPED_LAUNCHER_PID = 200;
 
 /** A launcher's clock and process table that, while `stopped`, hold its timers and its children's exits. */
 function stoppable(sim: SimClock, procs: SimProcs) {
@@ -34,6 +36,9 @@ function stoppable(sim: SimClock, procs: SimProcs) {
     stopped ? new Promise<void>((resolve) => held.push(resolve)) : Promise.resolve();
   const ownProcs = new Proxy(procs, {
     get(target, key) {
+      // A launcher of its own: two live launchers on one machine never share a pid, and its
+      // ranks carry its own in BATON_LAUNCHER_PID.
+      if (key === "selfPid") return STOPPED_LAUNCHER_PID;
       if (key === "spawn") {
         return (options: Parameters<Procs["spawn"]>[0]) => {
           const handle = target.spawn(options);

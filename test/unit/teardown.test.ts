@@ -154,6 +154,48 @@ describe("teardown machine", () => {
     expect(world.table.map((proc) => proc.pid)).toEqual([700]);
   });
 
+  it("with the name another launcher's, still sweeps what names this launcher, and nothing of the other's", () => {
+    // This launcher (pid 300): rank 500 and its setsid child 510. The other (4242): rank 700,
+    // and 710, a helper of it with an empty environment in the name's cgroup, which both share.
+    const launched = (pid: number, launcher: number, pgid = pid): ProcView => {
+      const proc = rank(pid, pgid);
+      return { ...proc, env: { ...proc.env, BATON_LAUNCHER_PID: String(launcher) } };
+    };
+    const fresh = (): ProcView[] => [
+      launched(500, 300),
+      launched(510, 300),
+      launched(700, 4242),
+      { ...stranger(710), env: {}, contained: true },
+    ];
+    const world: World = { table: fresh(), heldBy: "launcher pid 4242 holds its lease" };
+    world.onSignal = (target, id) => {
+      remove(
+        world,
+        target === "group" ? world.table.filter((p) => p.pgid === id).map((p) => p.pid) : [id],
+      );
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500], launcherPid: 300 }, world);
+    const end = run.finish();
+    expect(end.value).toBe("verified");
+    expect(run.signals()).toEqual(["SIGTERM group 500", "SIGTERM pid 510"]);
+    expect(end.output?.swept).toEqual([510]);
+    expect(run.steps()).toContain(
+      `sweep: ${DEP} is now another launcher's (launcher pid 4242 holds its lease), whose processes carry it too: no markers, and only processes with BATON_LAUNCHER_PID=300 (this launcher's) are swept`,
+    );
+    expect(world.table.map((proc) => proc.pid)).toEqual([700, 710]);
+
+    // Not told the name was taken over (its lease written over the other's), a marker naming
+    // the other launcher's rank: still never signalled, nor counted as a survivor.
+    world.table = fresh().slice(0, 3);
+    delete world.heldBy;
+    world.candidates = [700];
+    const unaware = scripted({ groups: [500], pids: [500], launcherPid: 300 }, world);
+    expect(unaware.finish().value).toBe("verified");
+    expect(unaware.signals()).toEqual(["SIGTERM group 500", "SIGTERM pid 510"]);
+    expect(world.table.map((proc) => proc.pid)).toEqual([700]);
+  });
+
   it("ends the grace early once the whole group is gone, without any KILL", () => {
     const world: World = { table: [rank(500), rank(501, 500)] };
     world.onSignal = (_target, _id, signal) => {
