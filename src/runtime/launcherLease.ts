@@ -249,7 +249,10 @@ export function holderOf(other: Lease | undefined, path: string): string | undef
  * Each renewal reads the lease first: one that is another launcher's (`takenOver`: it took
  * the name over while this launcher was stopped or its renewals failed) is not written over;
  * the renewals end there, with a warning and `onTakenOver`, and `takenBy()` tells whose it is.
- * A lease removed meanwhile is written again, as before.
+ * A lease removed meanwhile is written again, as before. A read that returns once the lease
+ * on disk is stale (the launcher was stopped, or the read hung) is made again right before
+ * the write, as a takeover may have come in between; one that returns after `release()`
+ * writes nothing.
  *
  * @example
  * ```ts
@@ -356,10 +359,20 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
       if (unsettled === renewal) unsettled = undefined;
       if (overdue) troubles.hungMs = Math.max(troubles.hungMs, clock.now() - startedAt);
     };
-    /** Renews the lease unless another launcher took it over: then that one's lease. */
+    /**
+     * Renews the lease unless another launcher took it over: then that one's lease. A read
+     * that comes back once the lease on disk is stale (this launcher was stopped, or the read
+     * hung) may predate a takeover: the lease is read again right before the write. Released
+     * meanwhile, it writes nothing: the clear may have removed the file already.
+     */
     const renewUnlessTaken = async (): Promise<Lease | undefined> => {
-      const other = await takenOver(files, path, options.token);
-      if (other === undefined) await files.writeAtomic(path, leaseText(options, startedAt));
+      let other = await takenOver(files, path, options.token);
+      if (other === undefined && !released && clock.now() - renewedAt > staleAfterMs) {
+        other = await takenOver(files, path, options.token);
+      }
+      if (other === undefined && !released) {
+        await files.writeAtomic(path, leaseText(options, startedAt));
+      }
       return other;
     };
     const settled = renewUnlessTaken().then(

@@ -139,6 +139,93 @@ describe("holdLease, taken over", () => {
   });
 });
 
+describe("holdLease, a renewal's read and its write", () => {
+  /**
+   * Real files whose next read, once `hold()` is called, reads the file and then waits (its
+   * launcher stopped, or the read hung) until `resume()`.
+   */
+  function stalledRead() {
+    let holding = false;
+    let resume = () => {};
+    let held = () => {};
+    const stalled: Files = {
+      ...files,
+      async read(file) {
+        const text = await files.read(file);
+        if (!holding) return text;
+        holding = false;
+        await new Promise<void>((resolve) => {
+          resume = resolve;
+          held();
+        });
+        return text;
+      },
+    };
+    return {
+      files: stalled,
+      /** Holds the next read; resolves once it has read the file and waits. */
+      hold: () => {
+        holding = true;
+        return new Promise<void>((resolve) => {
+          held = resolve;
+        });
+      },
+      resume: () => resume(),
+    };
+  }
+
+  it("writes nothing once released, when its read comes back after the release", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-lease-"));
+    dirs.push(dir);
+    const path = join(dir, "lease.json");
+    const clock = new SimClock();
+    const stalled = stalledRead();
+    const lease = await holdLease({ ...leaseOf(path, clock), files: stalled.files });
+    const holding = stalled.hold();
+    clock.fireNext();
+    await holding;
+    // Overdue, the renewal is not waited for; the clear removes the file.
+    while (clock.fireNext(10_000)) await new Promise((resolve) => setImmediate(resolve));
+    await lease.release();
+    await files.remove(path);
+    stalled.resume();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await files.read(path)).toBeUndefined();
+  });
+
+  it("reads again before writing when the read came back after the lease went stale, and writes nothing over the other's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-lease-"));
+    dirs.push(dir);
+    const path = join(dir, "lease.json");
+    const clock = new SimClock();
+    const stalled = stalledRead();
+    const taken: Lease[] = [];
+    const lease = await holdLease({
+      ...leaseOf(path, clock),
+      files: stalled.files,
+      onTakenOver: (other) => taken.push(other),
+    });
+    const holding = stalled.hold();
+    clock.fireNext();
+    await holding;
+    // Its lease goes stale meanwhile, and another launcher takes the name over.
+    while (clock.fireNext(10_000)) await new Promise((resolve) => setImmediate(resolve));
+    const other: Lease = {
+      deployment: "dep-lease",
+      pid: 4242,
+      token: "other",
+      renewedAt: 9_000,
+      staleAfterMs: 3_000,
+    };
+    await files.writeAtomic(path, encodeStateFile(LEASE_FORMAT, other));
+    stalled.resume();
+    await until(async () => taken.length > 0);
+    expect(taken).toEqual([other]);
+    expect(await readStateFile(files, LEASE_FORMAT, path)).toEqual(other);
+    await lease.release();
+  });
+});
+
 describe("holdLease's watchdog", () => {
   it("gives the lease up once, 5 s after the second failed renewal in a row, and keeps renewing", async () => {
     const { state, logs, held, runUntil } = failingLease();
