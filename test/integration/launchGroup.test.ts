@@ -43,6 +43,11 @@ function spawnChild(options: Parameters<Procs["spawn"]>[0]) {
   return handle;
 }
 
+/** The reaper over the state dir `dir` with short teardown waits, on `table` (this machine's). */
+function reapFast(dir: string, table: Procs = procs) {
+  return reapDeployments({ stateDir: dir, procs: table, files, clock, teardown: FAST_TEARDOWN });
+}
+
 afterEach(async () => {
   await stopLaunched();
   stopBatons();
@@ -534,13 +539,7 @@ describe("the reaper", () => {
     const paths = deploymentPaths(dir, deployment);
     expect((await readStateFile(files, MANIFEST_FORMAT, paths.manifest))?.ranks).toEqual([]);
 
-    const report = await reapDeployments({
-      stateDir: dir,
-      procs,
-      files,
-      clock,
-      teardown: FAST_TEARDOWN,
-    });
+    const report = await reapFast(dir);
     expect(report.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
     // Named as the ranks it stopped, not as processes the ranks left running.
     expect(report.reaped[0]?.stopped).toEqual([0, 1]);
@@ -581,13 +580,7 @@ describe("the reaper", () => {
       signal: (pid, signal) => (pid === orphan.pid ? "ok" : procs.signal(pid, signal)),
       signalGroup: (pgid, signal) => (pgid === orphan.pid ? "ok" : procs.signalGroup(pgid, signal)),
     };
-    const failed = await reapDeployments({
-      stateDir: dir,
-      procs: unkillable,
-      files,
-      clock,
-      teardown: FAST_TEARDOWN,
-    });
+    const failed = await reapFast(dir, unkillable);
     expect(failed.failed.map((entry) => entry.deployment)).toEqual([deployment]);
     expect(failed.failed[0]?.error.message).toContain(String(orphan.pid));
     expect(existsSync(paths.manifest)).toBe(true);
@@ -609,13 +602,7 @@ describe("the reaper", () => {
     expect(error.retryable).toBeUndefined();
     expect(blocked.pids()).toEqual([]);
 
-    const reaped = await reapDeployments({
-      stateDir: dir,
-      procs,
-      files,
-      clock,
-      teardown: FAST_TEARDOWN,
-    });
+    const reaped = await reapFast(dir);
     expect(reaped.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
     expect(alive(orphan.pid)).toBe(false);
     const relaunched = launch({
@@ -667,13 +654,7 @@ describe("the reaper", () => {
         startedAt: Date.now(),
       }),
     );
-    const report = await reapDeployments({
-      stateDir: dir,
-      procs,
-      files,
-      clock,
-      teardown: FAST_TEARDOWN,
-    });
+    const report = await reapFast(dir);
     expect(report.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
     expect(alive(member)).toBe(false);
     expect(alive(stranger.pid)).toBe(true);
