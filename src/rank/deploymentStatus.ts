@@ -5,6 +5,7 @@ import { controlFiles, untouchedMs } from "../runtime/clearDeployment.ts";
 import { isPermissionDenied, ownerName } from "../runtime/fileOwner.ts";
 import { launchStateDir } from "../runtime/launchStateDir.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
+import { unrecordedRanks } from "../runtime/unrecordedRanks.ts";
 import { deploymentPaths, isDeploymentId, OUTCOME_FILE, rankFileName } from "./deploymentPaths.ts";
 import { isAlive, launcherGone, manifestLauncherGone } from "./launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "./leaseFormat.ts";
@@ -128,7 +129,8 @@ export interface DeploymentStatus {
 /** What `readDeploymentStatuses` reads through (it only reads: no signal, no write). */
 export interface DeploymentStatusPorts {
   files: Files;
-  procs: Pick<Procs, "inspect" | "environ" | "containment">;
+  /** `list` finds the ranks a manifest does not record (`unrecordedRanks`). */
+  procs: Pick<Procs, "inspect" | "environ" | "containment" | "list">;
   clock: Pick<Clock, "now">;
 }
 
@@ -258,7 +260,10 @@ async function readDeploymentStatus(
     return unreadable(deployment, await ownerName(files, denied), stateDir, problems);
   }
 
-  const rankNumbers = new Set(manifest?.ranks.map((rank) => rank.rank));
+  // With the ranks its launcher started but did not record (it died first): ranks all the same.
+  const manifestRanks =
+    manifest === undefined ? [] : [...manifest.ranks, ...unrecordedRanks(id, manifest, procs)];
+  const rankNumbers = new Set(manifestRanks.map((rank) => rank.rank));
   for (const { rank } of outcome?.ranks ?? []) rankNumbers.add(rank);
   for (const entry of entries) {
     const file = rankFileName(entry);
@@ -266,7 +271,7 @@ async function readDeploymentStatus(
   }
   const ranks: RankStatus[] = [];
   for (const rank of [...rankNumbers].sort((a, b) => a - b)) {
-    const entry = manifest?.ranks.find((candidate) => candidate.rank === rank);
+    const entry = manifestRanks.find((candidate) => candidate.rank === rank);
     const record = outcome?.ranks.find((candidate) => candidate.rank === rank);
     const host = entry?.host ?? record?.host ?? "local";
     const logName = paths.log(rank).slice(paths.dir.length + 1);

@@ -22,9 +22,11 @@ import type { Procs } from "./ports.ts";
 export function unrecordedRanks(
   id: DeploymentIdentity,
   manifest: Manifest,
-  procs: Procs,
+  procs: Pick<Procs, "list" | "inspect" | "environ">,
 ): ManifestRank[] {
   const recorded = new Set(manifest.ranks.map(({ rank }) => rank));
+  // Every rank recorded (the usual case): no scan of the table.
+  if (recorded.size >= manifest.worldSize) return [];
   const launcher = String(manifest.launcher.pid);
   const carries = (pid: number) => {
     const info = procs.inspect(pid);

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RankGroupError } from "../../src/errors.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
+import { readDeploymentStatuses } from "../../src/rank/deploymentStatus.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { OUTCOME_FORMAT, type Outcome } from "../../src/rank/outcomeFormat.ts";
@@ -538,6 +539,12 @@ describe("the reaper", () => {
     await until(() => child.reaped, "the launcher to die");
     const paths = deploymentPaths(dir, deployment);
     expect((await readStateFile(files, MANIFEST_FORMAT, paths.manifest))?.ranks).toEqual([]);
+    // `baton status` lists them as its ranks, running, with no marker yet.
+    const [status] = await readDeploymentStatuses({ files, procs, clock }, dir);
+    expect(status?.state).toBe("orphaned");
+    expect(
+      status?.ranks.map(({ rank, pid, alive, phase }) => ({ rank, pid, alive, phase })),
+    ).toEqual(ranks.map((pid, rank) => ({ rank, pid, alive: true, phase: "no marker" })));
 
     const report = await reapFast(dir);
     expect(report.reaped.map((entry) => entry.deployment)).toEqual([deployment]);
