@@ -15,6 +15,13 @@ export interface Cleared {
    * then removed nothing (the files are that launcher's), so there is no folder to report.
    */
   takenBy?: Lease;
+  /**
+   * The lease of another launcher that took the name over while this clear removed the other
+   * files (this launcher stopped, or its removals and renewals hung, for the lease's stale
+   * time): its lease was kept, but what went before (the manifest, markers, acks, cancel
+   * file) may have been that launcher's.
+   */
+  takenDuring?: Lease;
   /** The deployment's folder, left empty, whose removal failed ({@link FolderNotRemoved}). */
   folderNotRemoved?: FolderNotRemoved;
 }
@@ -35,7 +42,9 @@ export interface Cleared {
  * renewal would bring the file back); it is released too when a removal fails.
  * When `lease` was taken over by another launcher (`HeldLease.takenBy`: it went stale while
  * this launcher lived), the files are that launcher's now: nothing is removed, the lease is
- * released, and the other's lease is returned (`takenBy`) for the caller to say so.
+ * released, and the other's lease is returned (`takenBy`) for the caller to say so. It is
+ * asked again right before the lease's removal: taken over meanwhile, the lease stays and is
+ * returned as `takenDuring`.
  * `removeFolder` is how the last step is done (default `files.removeDir`): on an ssh host it
  * also removes, in the same call, the empty folders earlier versions left there
  * (`removeFolderAndLeftEmpty`). That last step failing does not fail the clear: the folder
@@ -77,6 +86,10 @@ export async function clearDeployment(
     await remove(names.filter((name) => !ofLease(name)));
     if (keepLease) return {};
     await lease?.release();
+    // Looked at again right before its removal: a launcher that took the name over meanwhile
+    // keeps it, so that no reaper finds its ranks with neither manifest nor lease.
+    const takenDuring = await lease?.takenBy();
+    if (takenDuring !== undefined) return { takenDuring };
     // The lease (named even where the listing missed it) and its temp files, each removed once.
     await remove([...new Set([leaseName, ...names.filter(ofLease)])]);
   } finally {

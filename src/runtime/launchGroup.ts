@@ -1081,6 +1081,14 @@ class LaunchedGroup implements RankGroup {
       const cleared = await clearDeployment(this.ports.files, this.paths, { lease: this.lease });
       other = cleared.takenBy;
       notRemoved.push(cleared.folderNotRemoved);
+      if (cleared.takenDuring !== undefined) {
+        const during = cleared.takenDuring;
+        this.takenOverBy = during;
+        this.logger.warn(
+          { deployment: this.deployment, otherPid: during.pid, lease: this.paths.lease },
+          `another launcher (pid ${during.pid}) took over deployment ${this.deployment} while this launcher removed its files (its lease not renewed for over ${during.staleAfterMs} ms: this launcher was stopped, or could not write it): its lease ${this.paths.lease} was kept, but the manifest, markers, acks and cancel file removed before may have been that launcher's`,
+        );
+      }
     } catch (error) {
       // The processes are gone, and the lease is no longer renewed: a leftover manifest is
       // reaped by the next launch once that lease is stale (at once when it was removed).

@@ -160,14 +160,18 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
             await held.release();
             return undefined;
           }
-          const { takenBy, folderNotRemoved } = await clearThere(host, files, stateDir, paths, {
-            lease: held,
-            ...options,
-          });
-          if (takenBy !== undefined) {
+          const { takenBy, takenDuring, folderNotRemoved } = await clearThere(
+            host,
+            files,
+            stateDir,
+            paths,
+            { lease: held, ...options },
+          );
+          const other = takenBy ?? takenDuring;
+          if (other !== undefined) {
             options.logger?.warn(
-              { deployment, host: options.target.spec, otherPid: takenBy.pid },
-              `${options.target.spec}: another launcher (pid ${takenBy.pid} on its own machine) took over deployment ${deployment} in the state dir ${stateDir} there after this launcher's mirrored lease went stale: its lease, markers and cancel file there were left as they are`,
+              { deployment, host: options.target.spec, otherPid: other.pid },
+              `${options.target.spec}: another launcher (pid ${other.pid} on its own machine) took over deployment ${deployment} in the state dir ${stateDir} there after this launcher's mirrored lease went stale: ${takenBy !== undefined ? "its lease, markers and cancel file there were left as they are" : "its lease there was kept, but the markers and cancel file removed before it may have been its own"}`,
             );
           }
           return folderNotRemoved;

@@ -686,9 +686,9 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     const left = (await host.run(`ls -a '${stateDir}'`)).stdout.toString().split("\n");
     try {
       // The clear's own calls (the lease's read: is it still this launcher's?, the manifest's
-      // removal, the folder's listing, the lease's removal, the folder's rmdir) and no more:
-      // the leftovers went with the rmdir.
-      expect(remoteCalls() - opened).toBe(5);
+      // removal, the folder's listing, the lease's read again right before its removal, the
+      // lease's removal, the folder's rmdir) and no more: the leftovers went with the rmdir.
+      expect(remoteCalls() - opened).toBe(6);
       expect(left).not.toContain(site.paths.dir.slice(stateDir.length + 1));
       expect(left).not.toContain(leftover);
       expect(left).toEqual(expect.arrayContaining([recent, held, linked, `${linked} target`]));

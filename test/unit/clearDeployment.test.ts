@@ -124,6 +124,29 @@ describe("clearDeployment", () => {
     expect(readdirSync(paths.dir).sort()).toEqual(names);
   });
 
+  it("keeps the lease of a launcher that took the name over while the other files went", async () => {
+    const { paths } = deploymentDir();
+    for (const name of ["lease.json", "manifest.json", "rank-0.marker.json"]) {
+      writeFileSync(join(paths.dir, name), "{}");
+    }
+    const other = {
+      deployment: "dep-abc123def456",
+      pid: 4242,
+      token: "other",
+      renewedAt: 0,
+      staleAfterMs: 30_000,
+    };
+    // This launcher's at the clear's start; the other's once it looks again.
+    let looks = 0;
+    const lease = {
+      release: async () => {},
+      takenBy: async () => (looks++ === 0 ? undefined : other),
+    };
+
+    expect(await clearDeployment(nodeFiles(), paths, { lease })).toEqual({ takenDuring: other });
+    expect(readdirSync(paths.dir)).toEqual(["lease.json"]);
+  });
+
   it("releases a held lease when a removal fails, and keeps the files", async () => {
     const { paths } = deploymentDir();
     for (const name of ["manifest.json", "lease.json"]) writeFileSync(join(paths.dir, name), "{}");
