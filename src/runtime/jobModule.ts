@@ -14,7 +14,12 @@ export interface JobContext {
     readonly attempt: number;
     readonly ranks?: number | undefined;
   };
-  /** Results of the jobs this one runs after, in the order of `after`. */
+  /**
+   * Results of the jobs this one runs after, in the order of `after`. Once a `ctx.need` has
+   * stopped the job, the attempts after it also get the results of the needed jobs and of the jobs
+   * they run after (each after its dependencies'), following these: read a needed job's value
+   * from what `need` returns.
+   */
   readonly results: readonly Json[];
   /** The same results, by job id. */
   readonly deps: Readonly<Record<string, Json>>;

@@ -237,6 +237,26 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     });
   });
 
+  it("hands a job stopped by ctx.need its after results first, then the needed jobs' and theirs, dependencies first", async () => {
+    const engine = createEngine({
+      jobs: {
+        letter: (s: string) => s.toUpperCase(),
+        twice: (_: null, ctx: JobContext) =>
+          `${ctx.results[0] as string}${ctx.results[0] as string}`,
+        top: (_: null, ctx: JobContext) => {
+          const [needed] = ctx.need(job("twice", null, { after: [job("letter", "z")] }));
+          return { needed, results: ctx.results };
+        },
+      },
+      workers: 2,
+    });
+    const top = job("top", null, { after: [job("letter", "a")] });
+
+    const result = await engine.run([top]);
+
+    expect(result.get(top).value).toEqual({ needed: "ZZ", results: ["A", "Z", "ZZ"] });
+  });
+
   it("retries a job that fails once, which then completes on attempt 2", async () => {
     const engine = createEngine({
       jobs: {
