@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import { canonicalJson } from "./canonicalJson.ts";
 import type { Json } from "./job.ts";
+import { sha256Hex } from "./sha256Hex.ts";
 
 /**
  * The stable id of a job: the first 16 hex digits (64 bits) of the SHA-256 of the JSON
@@ -22,5 +22,5 @@ import type { Json } from "./job.ts";
  */
 export function jobId(kind: string, input: Json, deps: readonly string[], version: string): string {
   const encoded = JSON.stringify([kind, canonicalJson(input), [...new Set(deps)].sort(), version]);
-  return createHash("sha256").update(encoded).digest("hex").slice(0, 16);
+  return sha256Hex(encoded).slice(0, 16);
 }

@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
+import { sha256Hex } from "../graph/sha256Hex.ts";
 import { isPermissionDenied, ownerName } from "./fileOwner.ts";
 import { isWithin } from "./isWithin.ts";
 import { nodeFiles } from "./nodeFiles.ts";
@@ -178,7 +178,7 @@ export async function lockGraph(
  * ```
  */
 export function graphFileStem(graphPath: string): string {
-  return `graph-${createHash("sha256").update(graphPath).digest("hex").slice(0, 16)}`;
+  return `graph-${sha256Hex(graphPath).slice(0, 16)}`;
 }
 
 /**

@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { canonicalJson } from "../graph/canonicalJson.ts";
 import type { Json } from "../graph/job.ts";
+import { sha256Hex } from "../graph/sha256Hex.ts";
 import { atomicTempTarget } from "./atomicTempTarget.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -384,7 +384,7 @@ function checkJobId(id: string): string {
 }
 
 function checksumOf(value: Json): string {
-  return createHash("sha256").update(canonicalJson(value)).digest("hex");
+  return sha256Hex(canonicalJson(value));
 }
 
 /**
