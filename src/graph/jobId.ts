@@ -21,6 +21,8 @@ import { sha256Hex } from "./sha256Hex.ts";
  * ```
  */
 export function jobId(kind: string, input: Json, deps: readonly string[], version: string): string {
-  const encoded = JSON.stringify([kind, canonicalJson(input), [...new Set(deps)].sort(), version]);
+  // No dependency or one (most jobs) is its own sorted set: no copy, no Set made for it.
+  const sorted = deps.length < 2 ? deps : [...new Set(deps)].sort();
+  const encoded = JSON.stringify([kind, canonicalJson(input), sorted, version]);
   return sha256Hex(encoded).slice(0, 16);
 }
