@@ -35,6 +35,9 @@ function endTurn(): void {
   turnEnding = false;
 }
 
+/** The longest queue whose storage an end keeps once it has drained it. */
+const MAX_KEPT_ITEMS = 1_024;
+
 type FrameHandler = (frame: string) => void;
 type ControlHandler = () => void;
 type CloseHandler = (code: number, reason: string) => void;
@@ -52,8 +55,14 @@ class MemoryLink implements Link {
   private closeReason = "";
   /** Whether this end's close handlers have run. */
   private closed = false;
-  private readonly items: Item[] = [];
+  /**
+   * The queue: the items from `head` up to `tail`, every other slot cleared. Drained, it starts
+   * again at 0 in the same array: setting the array's length to 0 let its storage go, and the
+   * next frame (every frame of an in-process run, which drains each flush) allocated it again.
+   */
+  private readonly items: (Item | undefined)[] = [];
   private head = 0;
+  private tail = 0;
   private scheduled = false;
   private readonly frameHandlers: FrameHandler[] = [];
   private readonly pongHandlers: ControlHandler[] = [];
@@ -133,14 +142,15 @@ class MemoryLink implements Link {
   }
 
   private enqueue(item: Item): void {
-    this.items.push(item);
+    this.items[this.tail] = item;
+    this.tail += 1;
     this.schedule();
   }
 
   /** Bytes of the frames queued toward this end and not delivered yet. */
   private queuedBytes(): number {
     let bytes = 0;
-    for (let i = this.head; i < this.items.length; i++) {
+    for (let i = this.head; i < this.tail; i++) {
       const item = this.items[i];
       if (typeof item === "string") bytes += Buffer.byteLength(item);
     }
@@ -155,22 +165,25 @@ class MemoryLink implements Link {
 
   /** Whether the item at the head of the queue can be delivered now. */
   private ready(): boolean {
-    const item = this.items[this.head];
-    return item !== undefined && (typeof item !== "string" || this.frameHandlers.length > 0);
+    if (this.head === this.tail) return false;
+    return typeof this.items[this.head] !== "string" || this.frameHandlers.length > 0;
   }
 
   private readonly flush = (): void => {
     try {
       while (this.ready()) {
         const item = this.items[this.head]!;
+        this.items[this.head] = undefined;
         this.head += 1;
         this.deliver(item);
       }
     } finally {
       this.scheduled = false;
-      if (this.head === this.items.length) {
-        this.items.length = 0;
+      if (this.head === this.tail) {
+        // A queue a burst made long lets that storage go; a short one is kept for the next.
+        if (this.items.length > MAX_KEPT_ITEMS) this.items.length = 0;
         this.head = 0;
+        this.tail = 0;
       } else if (this.ready()) {
         // A handler threw: deliver the rest in a later microtask.
         this.schedule();
@@ -213,7 +226,8 @@ class MemoryLink implements Link {
   /** Drops an oversized frame and, unless a close is already on its way, fails the link. */
   private refuse(size: number): void {
     if (!this.open) return;
-    this.items.length = this.head;
+    this.items.fill(undefined, this.head, this.tail);
+    this.tail = this.head;
     this.close(4004, `frame of ${size} bytes exceeds the limit of ${this.maxFrameBytes} bytes`);
   }
 }

@@ -32,6 +32,21 @@ describe("memoryNet", () => {
     expect(client.frames).toEqual(["s0", "s1"]);
   });
 
+  it("delivers in order batch after batch, a burst longer than the queue an end keeps among them", async () => {
+    const { server, client } = await connected();
+    const sent: string[] = [];
+    for (const size of [1, 3, 2_000, 2, 1]) {
+      for (let i = 0; i < size; i++) {
+        sent.push(`${size}:${i}`);
+        client.link.send(`${size}:${i}`);
+      }
+      expect(client.link.bufferedAmount).toBeGreaterThan(0);
+      await settle();
+      expect(client.link.bufferedAmount).toBe(0);
+    }
+    expect(server.frames).toEqual(sent);
+  });
+
   it("lets the event loop turn during a long exchange: a timer fires before it ends", async () => {
     const net = memoryNet();
     const listener = await net.listen(ADDRESS);
