@@ -792,10 +792,13 @@ function trackRun(
         if (attempt !== undefined) attempt.lostBefore = undefined;
         const retry =
           lostBefore !== undefined && (change.state === "ready" || change.state === "blocked");
-        // Most changes (running, completed, ready before a first attempt) are neither logged
-        // nor, with no `job` listener, told: they cost no lookup.
+        // Most changes (a first attempt starting, completed, ready before a first attempt) are
+        // neither logged nor, with no `job` listener, told: they cost no lookup in the map of
+        // every job. A later attempt looks up how many workers its job had lost; a first has
+        // lost none (a worker is lost only while it holds the job).
+        const later = change.state === "running" && attempt !== undefined;
         const record =
-          emitJobs || retry || change.state === "failed" || change.state === "running"
+          emitJobs || retry || later || change.state === "failed"
             ? board.jobs.get(change.job)
             : undefined;
         let current = attempt;

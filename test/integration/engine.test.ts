@@ -2015,6 +2015,56 @@ describe("engine: what a job event says of the attempt", { timeout: 20_000 }, ()
     );
   });
 
+  it("logs a later attempt's error apart from the worker an earlier attempt lost, with no job listener", async () => {
+    // Without a `job` listener the run looks a job up only for what it logs: a first attempt
+    // has lost no worker, a later one must know how many its job had lost when it started.
+    const lines: { msg: string; attempt?: number; err?: { message: string } }[] = [];
+    const logger = pino(
+      { level: "info" },
+      { write: (line: string) => lines.push(JSON.parse(line)) },
+    );
+    const inner = memoryNet();
+    const links: Awaited<ReturnType<Net["connect"]>>[] = [];
+    const net: Net = {
+      listen: (address, options) => inner.listen(address, options),
+      async connect(address, options) {
+        const link = await inner.connect(address, options);
+        links.push(link);
+        return link;
+      },
+    };
+    const engine = createEngine({
+      jobs: {
+        shaky: (n: number, ctx: JobContext) => {
+          // The first attempt's worker drops its connection: a worker lost under the job.
+          if (ctx.job.attempt === 1) links.at(-1)!.close(1011, "dropped");
+          if (ctx.job.attempt === 2) throw new Error("the second attempt fails");
+          return n;
+        },
+      },
+      workers: 1,
+      net,
+      logger,
+    });
+    const shaky = job("shaky", 7, { backoff: { initialMs: 1 } });
+
+    const result = await engine.run([shaky]);
+
+    expect(result.get(shaky)).toMatchObject({ status: "completed", attempts: 3, value: 7 });
+    const ended = lines.filter(
+      (line) => line.msg === "attempt ended without a result; the job will run again",
+    );
+    expect(ended).toEqual([
+      expect.objectContaining({ attempt: 1, lostWorkers: ["inproc-1"] }),
+      expect.objectContaining({
+        attempt: 2,
+        lostWorkers: ["inproc-1"],
+        err: expect.objectContaining({ message: "the second attempt fails" }),
+      }),
+    ]);
+    expect(ended[0]).not.toHaveProperty("err");
+  });
+
   it("runs with a caller's logger that has the methods baton calls and no more (not pino's bindings)", async () => {
     const messages: string[] = [];
     const write = (_: object, message?: string) => void messages.push(message ?? "");
