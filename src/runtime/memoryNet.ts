@@ -15,6 +15,12 @@ type Item = string | typeof PING | typeof PONG | typeof CLOSE;
  * 60,000-job run let no timer fire for 6 s, so a `cancel()` from a timer never ran).
  */
 const FLUSHES_PER_TURN = 1_000;
+/**
+ * A flush's microtask is a reaction to this settled promise: `queueMicrotask` made an
+ * `AsyncResource` and a bound function for each (two flushes a job of an in-process run), a
+ * reaction only a promise and a job. They run in the same queue, in the same order.
+ */
+const SETTLED = Promise.resolve();
 let flushesThisTurn = 0;
 let turnEnding = false;
 
@@ -22,7 +28,7 @@ let turnEnding = false;
 function scheduleFlush(flush: () => void): void {
   if (flushesThisTurn < FLUSHES_PER_TURN) {
     flushesThisTurn += 1;
-    queueMicrotask(flush);
+    void SETTLED.then(flush);
     if (!turnEnding) {
       turnEnding = true;
       setImmediate(endTurn);
@@ -177,6 +183,11 @@ class MemoryLink implements Link {
         this.head += 1;
         this.deliver(item);
       }
+    } catch (error) {
+      // Thrown again as `queueMicrotask` would have: an uncaught exception, not a rejection.
+      queueMicrotask(() => {
+        throw error;
+      });
     } finally {
       this.scheduled = false;
       if (this.head === this.tail) {

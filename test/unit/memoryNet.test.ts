@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { memoryNet } from "../../src/runtime/memoryNet.ts";
 import type { Link, ListenOptions, Net } from "../../src/runtime/ports.ts";
@@ -45,6 +46,37 @@ describe("memoryNet", () => {
       expect(client.link.bufferedAmount).toBe(0);
     }
     expect(server.frames).toEqual(sent);
+  });
+
+  it("lets what a frame handler throws through as an uncaught exception, and delivers the frames behind it", () => {
+    // In a process of its own: the test runner counts an uncaught exception as a failure.
+    const script = `const { memoryNet } = await import(${JSON.stringify(
+      new URL("../../src/runtime/memoryNet.ts", import.meta.url).pathname,
+    )});
+      const seen = { uncaught: [], rejected: [], frames: [] };
+      process.on("uncaughtException", (error) => seen.uncaught.push(error.message));
+      process.on("unhandledRejection", (error) => seen.rejected.push(String(error)));
+      const net = memoryNet();
+      const listener = await net.listen("memory://c");
+      listener.onConnection((link) => link.onFrame((frame) => {
+        seen.frames.push(frame);
+        if (frame === "boom") throw new Error("handler threw at boom");
+      }));
+      const client = await net.connect("memory://c");
+      client.send("boom");
+      client.send("after");
+      setTimeout(() => console.log(JSON.stringify(seen)), 50);`;
+    const result = spawnSync(
+      process.execPath,
+      ["--import", "tsx", "--input-type=module", "-e", script],
+      { encoding: "utf8", timeout: 30_000, killSignal: "SIGKILL" },
+    );
+    expect(result.stderr).toBe("");
+    expect(JSON.parse(result.stdout)).toEqual({
+      uncaught: ["handler threw at boom"],
+      rejected: [],
+      frames: ["boom", "after"],
+    });
   });
 
   it("lets the event loop turn during a long exchange: a timer fires before it ends", async () => {
