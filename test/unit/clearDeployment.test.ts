@@ -8,6 +8,14 @@ import { clearDeployment, controlFiles } from "../../src/runtime/clearDeployment
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 
 const dirs: string[] = [];
+/** The lease of another launcher that took the deployment's name over. */
+const otherLease = {
+  deployment: "dep-abc123def456",
+  pid: 4242,
+  token: "other",
+  renewedAt: 0,
+  staleAfterMs: 30_000,
+};
 afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -109,17 +117,10 @@ describe("clearDeployment", () => {
     const { paths } = deploymentDir();
     const names = ["lease.json", "manifest.json", "rank-0.marker.json"];
     for (const name of names) writeFileSync(join(paths.dir, name), "{}");
-    const other = {
-      deployment: "dep-abc123def456",
-      pid: 4242,
-      token: "other",
-      renewedAt: 0,
-      staleAfterMs: 30_000,
-    };
     let released = 0;
-    const lease = { release: async () => void released++, takenBy: async () => other };
+    const lease = { release: async () => void released++, takenBy: async () => otherLease };
 
-    expect(await clearDeployment(nodeFiles(), paths, { lease })).toEqual({ takenBy: other });
+    expect(await clearDeployment(nodeFiles(), paths, { lease })).toEqual({ takenBy: otherLease });
     expect(released).toBeGreaterThan(0);
     expect(readdirSync(paths.dir).sort()).toEqual(names);
   });
@@ -129,21 +130,16 @@ describe("clearDeployment", () => {
     for (const name of ["lease.json", "manifest.json", "rank-0.marker.json"]) {
       writeFileSync(join(paths.dir, name), "{}");
     }
-    const other = {
-      deployment: "dep-abc123def456",
-      pid: 4242,
-      token: "other",
-      renewedAt: 0,
-      staleAfterMs: 30_000,
-    };
     // This launcher's at the clear's start; the other's once it looks again.
     let looks = 0;
     const lease = {
       release: async () => {},
-      takenBy: async () => (looks++ === 0 ? undefined : other),
+      takenBy: async () => (looks++ === 0 ? undefined : otherLease),
     };
 
-    expect(await clearDeployment(nodeFiles(), paths, { lease })).toEqual({ takenDuring: other });
+    expect(await clearDeployment(nodeFiles(), paths, { lease })).toEqual({
+      takenDuring: otherLease,
+    });
     expect(readdirSync(paths.dir)).toEqual(["lease.json"]);
   });
 
