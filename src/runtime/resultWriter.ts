@@ -8,6 +8,7 @@ import { inFlightLimit } from "./inFlightLimit.ts";
 import type { Clock } from "./ports.ts";
 import type { ResultStore } from "./resultStore.ts";
 import type { StoreFullEvent } from "./run.ts";
+import { unwritableFolder, unwritableFolderAdvice } from "./unwritableFolder.ts";
 
 /** What the writer needs of a logger: pino's `info(object, message)`. */
 export interface InfoLogger {
@@ -142,8 +143,7 @@ export function writeResults(
           job,
           error: {
             name: "StoreError",
-            // A StoreError says what to do itself (a newer baton's entry is in the way).
-            message: `the result of job ${job} (${kind}) could not be stored in ${store.dir}: ${error.message}${error instanceof StoreError ? "" : "; check that the store's disk has room and is writable"}`,
+            message: `the result of job ${job} (${kind}) could not be stored in ${store.dir}: ${whyNotStored(store.dir, error)}`,
           },
         });
         // A try of a held result that failed otherwise: the others are still held.
@@ -254,4 +254,22 @@ export function writeResults(
     if (retry !== undefined) clock.clearTimeout(retry);
     retry = undefined;
   });
+}
+
+/**
+ * Why a result could not be written to the store in `dir`, and what to do, for a person: a
+ * StoreError says it itself (a newer baton's entry in the way); a folder or file of the store
+ * that cannot be written is said in the words of every folder baton makes (`unwritableFolder`:
+ * which path, what this user may not do there and whose it is, or the file in the way), with
+ * the store's way out; any other error (an I/O error, a temp file gone before its rename: an
+ * `ENOENT` of anything but making a folder) as Node says it. Built only when a write failed.
+ */
+function whyNotStored(dir: string, error: Error): string {
+  if (error instanceof StoreError) return error.message;
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  const unwritable =
+    code === "ENOENT" && syscall !== "mkdir" ? undefined : unwritableFolder(error, dir);
+  return unwritable === undefined
+    ? `${error.message}; check that the store's disk has room and is writable`
+    : `${unwritable.why}; ${unwritableFolderAdvice(unwritable, "store")}`;
 }

@@ -738,7 +738,7 @@ describe.concurrent("baton's failures and refusals", () => {
     const lines = stderr.trim().split("\n");
     expect(lines.filter((line) => line.includes("could not be stored"))).toEqual([
       expect.stringMatching(
-        /^✗ sabotage [0-9a-f]{16} \(error, 4 attempts, last on local-1\): the result of job [0-9a-f]{16} \(sabotage\) could not be stored in .*; check that the store's disk has room and is writable$/,
+        /^✗ sabotage [0-9a-f]{16} \(error, 4 attempts, last on local-1\): the result of job [0-9a-f]{16} \(sabotage\) could not be stored in (.+): \1\/results is a file, not a directory; move it aside, or give the store \(--store\) another directory$/,
       ),
     ]);
     expect(stderr).not.toContain('"level"');

@@ -1,4 +1,7 @@
-import { describe, expect, it, vi } from "vitest";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it, onTestFinished, vi } from "vitest";
 import { createActor } from "xstate";
 import type { StoreError } from "../../src/errors.ts";
 import type { Json, PlannedJob } from "../../src/graph/job.ts";
@@ -10,6 +13,7 @@ import {
 } from "../../src/runtime/resultWriter.ts";
 import type { StoreFullEvent } from "../../src/runtime/run.ts";
 import { newerFormatError } from "../../src/runtime/storeFormat.ts";
+import { userName } from "../../src/runtime/userName.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 
 const planned = (i: number): PlannedJob => ({
@@ -29,7 +33,7 @@ const systemError = (code: string, text: string) =>
  * A coordinator with results written by `writeResults` to a store whose writes the test
  * ends; the writer's retries of a full store run on `clock`, and what it says is kept.
  */
-function writing(jobs: number, waitMs = STORE_FULL_WAIT_MS) {
+function writing(jobs: number, waitMs = STORE_FULL_WAIT_MS, dir = "/data/store") {
   const coordinator = createActor(coordinatorMachine, {
     input: { jobs: Array.from({ length: jobs }, (_, i) => planned(i)), durable: true },
   });
@@ -54,7 +58,7 @@ function writing(jobs: number, waitMs = STORE_FULL_WAIT_MS) {
   const gaveUp: StoreError[] = [];
   const logged: string[] = [];
   const log = { info: (_details: object, message: string) => logged.push(message) };
-  writeResults(coordinator, { dir: "/data/store", put }, log, {
+  writeResults(coordinator, { dir, put }, log, {
     clock,
     waitMs,
     said: (event) => said.push(event),
@@ -120,6 +124,41 @@ describe("writeResults", () => {
       message:
         "the result of job j0 (work) could not be stored in /data/store: EIO: i/o error, open '/data/store/results/j0.json'; check that the store's disk has room and is writable",
     });
+  });
+
+  it("says a write refused in baton's words: which folder, whose, and the store's way out", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-result-writer-"));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const shard = join(dir, "results", "ab");
+    mkdirSync(shard, { recursive: true, mode: 0o555 });
+    const temp = join(shard, ".ab12.json.4711.0123456789ab.tmp");
+    const w = writing(1, STORE_FULL_WAIT_MS, dir);
+    w.answerAll();
+    w.pending[0]!.end(
+      Object.assign(new Error(`EACCES: permission denied, open '${temp}'`), {
+        code: "EACCES",
+        syscall: "open",
+        path: temp,
+      }),
+    );
+    await w.settle();
+    expect(w.board().jobs.get("j0")!.error?.message).toBe(
+      `the result of job j0 (work) could not be stored in ${dir}: cannot open ${temp}: permission denied: this user (${userName(process.getuid!())}) may not create anything in ${shard} (yours, mode 555); give the store (--store) another directory, one you can write to`,
+    );
+  });
+
+  it("says a temp file gone before its rename as Node does, not as a folder that could not be made", async () => {
+    const w = writing(1);
+    w.answerAll();
+    const temp = "/data/store/results/ab/.ab12.json.4711.0123456789ab.tmp";
+    const text = `ENOENT: no such file or directory, rename '${temp}' -> '/data/store/results/ab/ab12.json'`;
+    w.pending[0]!.end(
+      Object.assign(new Error(text), { code: "ENOENT", syscall: "rename", path: temp }),
+    );
+    await w.settle();
+    expect(w.board().jobs.get("j0")!.error?.message).toBe(
+      `the result of job j0 (work) could not be stored in /data/store: ${text}; check that the store's disk has room and is writable`,
+    );
   });
 
   it.each(["ENOSPC", "EDQUOT"])(
