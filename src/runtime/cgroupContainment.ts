@@ -6,12 +6,13 @@ import {
   rmdirSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { BatonError } from "../errors.ts";
 import { CGROUP_FOLDER } from "../rank/deploymentCgroup.ts";
 import { refuseCgroupHoldingThisProcess } from "./cgroupHoldsThisProcess.ts";
 import { isWithin } from "./isWithin.ts";
 import type { Containment } from "./ports.ts";
+import { unwritableFolder } from "./unwritableFolder.ts";
 
 /**
  * Where this process's cgroup v2 is in the file system, from `/proc/self/cgroup` (its `0::`
@@ -101,14 +102,20 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
       try {
         mkdirSync(cgroup, { recursive: true });
       } catch (error) {
-        throw unavailable(cgroup, (error as Error).message);
+        throw unavailable(cgroup, error, cgroup);
       }
       if ([...proven].some((above) => isWithin(cgroup, above))) return cgroup;
       try {
         moveSelfInto(cgroup);
       } catch (error) {
         removeTree(cgroup);
-        throw unavailable(cgroup, (error as Error).message);
+        // The kernel refuses a move unless this user may write the `cgroup.procs` of the
+        // cgroup holding both ends (its `open` of the target's own names that file itself).
+        throw unavailable(
+          cgroup,
+          error,
+          join(holdingBoth(ownCgroupDir() ?? own, cgroup), "cgroup.procs"),
+        );
       }
       moveSelfInto(own);
       proven.add(cgroup);
@@ -149,13 +156,27 @@ export function moveSelfInto(cgroup: string): void {
   writeFileSync(join(cgroup, "cgroup.procs"), String(process.pid));
 }
 
-function unavailable(cgroup: string, why: string): BatonError {
+/**
+ * `CONTAINMENT_UNAVAILABLE` for `error`, met making `cgroup` or moving this process into it:
+ * why in the words of every folder baton makes (`unwritableFolder`: which path, what this user
+ * may not do there, a file in the way; `path` stands for the path when the error names none),
+ * or as Node says it for any other error, and what to do.
+ */
+function unavailable(cgroup: string, error: unknown, path: string): BatonError {
+  const why = unwritableFolder(error, path)?.why ?? (error as Error).message;
   return new BatonError(
     "CONTAINMENT_UNAVAILABLE",
     `cannot contain processes in the cgroup ${cgroup}: ${why}. They still start, in their ` +
       "own process groups; to contain them, run as root or in a cgroup delegated to this " +
       "user (for example `systemd-run --user --scope -p Delegate=yes baton launch ...`)",
   );
+}
+
+/** The nearest cgroup that holds both `a` and `b` (or is one of them). */
+function holdingBoth(a: string, b: string): string {
+  let at = a;
+  while (!isWithin(b, at) && dirname(at) !== at) at = dirname(at);
+  return at;
 }
 
 /** The names of the cgroups right below `dir` (none when it is gone). */

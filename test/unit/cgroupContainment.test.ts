@@ -1,13 +1,27 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { CGROUP_FOLDER } from "../../src/rank/deploymentCgroup.ts";
 import { cgroupContainment, ownCgroupDir } from "../../src/runtime/cgroupContainment.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle } from "../../src/runtime/ports.ts";
 import { canContain } from "../fixtures/canContain.ts";
+
+/** The checkout, where `tsx` resolves for a child process. */
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** The user a cgroup is delegated to (nobody). */
+const NOBODY = 65534;
 
 const procs = nodeProcs();
 const dirs: string[] = [];
@@ -78,12 +92,44 @@ describe("cgroupContainment", () => {
     writeFileSync(file, "");
     const containment = cgroupContainment(file);
     expect(() => containment?.create("dep-x")).toThrow(
-      /cannot contain processes in the cgroup .*not-a-dir\/baton\/dep-x: .*delegated to this user/,
+      `cannot contain processes in the cgroup ${file}/baton/dep-x: ${file} is a file, not a directory. They still start, in their own process groups; to contain them, run as root or in a cgroup delegated to this user (`,
     );
   });
 
   const containment = procs.containment;
   const usable = canContain(procs, "unit");
+
+  it.skipIf(!usable || process.getuid?.() !== 0)(
+    "says in baton's words why a user a cgroup is delegated to may not move a process into one made there",
+    () => {
+      const root = ownCgroupDir()!;
+      const delegated = join(root, `unit-delegated-${process.pid}`);
+      mkdirSync(delegated);
+      cgroups.push(delegated);
+      for (const path of [delegated, join(delegated, "cgroup.procs")])
+        chownSync(path, NOBODY, NOBODY);
+      const script = `import { cgroupContainment } from ${JSON.stringify(join(ROOT, "src/runtime/cgroupContainment.ts"))};
+try { cgroupContainment(${JSON.stringify(delegated)}).create("dep-x"); } catch (error) { console.log(error.message); }`;
+      const run = spawnSync(
+        process.execPath,
+        ["--import", "tsx", "--input-type=module", "-e", script],
+        {
+          cwd: ROOT,
+          uid: NOBODY,
+          gid: NOBODY,
+          encoding: "utf8",
+          timeout: 60_000,
+        },
+      );
+      expect(run.stderr).toBe("");
+      // This process's cgroup holds both ends: moving takes writing its cgroup.procs.
+      const procsFile = join(root, "cgroup.procs");
+      expect(run.stdout.trim()).toBe(
+        `cannot contain processes in the cgroup ${delegated}/baton/dep-x: cannot write ${procsFile}: permission denied: ${procsFile} is in a cgroup file system (cgroup2), which holds the kernel's cgroup files: no one, root included, makes a file there, and a folder made there is a cgroup, which only root or a user the cgroup is delegated to may make or change. They still start, in their own process groups; to contain them, run as root or in a cgroup delegated to this user (for example \`systemd-run --user --scope -p Delegate=yes baton launch ...\`)`,
+      );
+      expect(existsSync(join(delegated, "baton", "dep-x"))).toBe(false);
+    },
+  );
 
   it.skipIf(!usable)(
     "keeps every descendant of a process started in it, lists them, and is removed once empty",
