@@ -1,5 +1,5 @@
 import { constants, hostname } from "node:os";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import pino, { type Logger } from "pino";
 import { type Actor, createActor, type InspectionEvent } from "xstate";
 import {
@@ -43,6 +43,7 @@ import { type FolderNotRemoved, folderNotRemovedLine } from "./folderNotRemoved.
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
 import { HostNamedTwice } from "./hostNamedTwice.ts";
+import { isWithin } from "./isWithin.ts";
 import { claimOrTakeOver, type HeldLease, holderOf, holdLease } from "./launcherLease.ts";
 import { leftRunningIn } from "./leftRunningIn.ts";
 import { logTail } from "./logTail.ts";
@@ -512,7 +513,7 @@ class LaunchedGroup implements RankGroup {
   private async claim(): Promise<string | undefined> {
     const { files, procs, clock } = this.ports;
     const path = this.paths.lease;
-    await files.mkdirp(this.paths.dir);
+    const made = await files.mkdirp(this.paths.dir);
     const refused = await claimOrTakeOver({
       files,
       clock,
@@ -538,11 +539,32 @@ class LaunchedGroup implements RankGroup {
         times: REAPER_CLAIM_WAITS,
       },
       takingOver: "taking over a lease its launcher left",
+    }).catch(async (error: unknown) => {
+      await this.removeMade(made);
+      throw error;
     });
     if (refused === undefined) return undefined;
     return refused.held === "unreadable"
       ? `another launcher is claiming it at this moment (its lease ${path} is being written); stop that one first or pick another --name`
       : `another launcher (pid ${refused.held.pid}) claimed it a moment ago and is starting its ranks; stop that one first or pick another --name`;
+  }
+
+  /**
+   * Removes the folders the claim made (`made`, the topmost, down to the deployment's own),
+   * deepest first, when its lease could not be written: a state dir that cannot hold the
+   * deployment (in a cgroup file system each folder made is a cgroup) keeps nothing of this
+   * launch. Each goes only when empty; one that cannot be removed is logged and left.
+   */
+  private async removeMade(made: string | undefined): Promise<void> {
+    if (made === undefined) return;
+    for (let dir = this.paths.dir; isWithin(dir, made); dir = dirname(dir)) {
+      try {
+        if (!(await this.ports.files.removeDir(dir))) return;
+      } catch (error) {
+        this.logger.warn({ dir, err: error }, "a folder this launch made could not be removed");
+        return;
+      }
+    }
   }
 
   /** Writes the lease and manifest, starts the ranks, and starts watching their markers. */

@@ -154,7 +154,7 @@ export function nodeFiles(): Files {
     },
 
     async mkdirp(dir) {
-      makeDirs(dir);
+      return makeDirs(dir);
     },
   };
 }

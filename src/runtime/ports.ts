@@ -269,5 +269,10 @@ export interface Files {
    * another.
    */
   sameFile(a: string, b: string): Promise<boolean>;
-  mkdirp(dir: string): Promise<void>;
+  /**
+   * Makes `dir` and the folders above it that are not there (`mkdir -p`): the topmost folder
+   * this call made, so a caller that fails can remove what it made and no more; undefined when
+   * it made none, or cannot tell (over ssh).
+   */
+  mkdirp(dir: string): Promise<string | undefined>;
 }

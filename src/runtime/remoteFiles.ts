@@ -187,7 +187,9 @@ export function remoteFiles(host: SshHost): Files {
     },
 
     async mkdirp(dir) {
+      // `mkdir -p` does not say what it made.
       await run(`create ${dir}`, `mkdir -p ${checkPath(dir)}`);
+      return undefined;
     },
   };
 }

@@ -178,7 +178,7 @@ export class SimFiles {
       },
       async mkdirp(dir) {
         if (!owner.alive) return hang();
-        files.mkdirs(normal(dir));
+        return files.mkdirs(normal(dir));
       },
     };
   }
@@ -236,8 +236,14 @@ export class SimFiles {
     return [...this.files.keys()].sort();
   }
 
-  private mkdirs(dir: string): void {
-    for (let d = dir; !this.dirs.has(d); d = posix.dirname(d)) this.dirs.add(d);
+  /** Makes `dir` and the folders above it that are not there; the topmost one made. */
+  private mkdirs(dir: string): string | undefined {
+    let top: string | undefined;
+    for (let d = dir; !this.dirs.has(d); d = posix.dirname(d)) {
+      this.dirs.add(d);
+      top = d;
+    }
+    return top;
   }
 
   private entries(dir: string): string[] {

@@ -9,6 +9,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmdirSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -21,6 +22,7 @@ import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
+import { ownCgroupDir } from "../../src/runtime/cgroupContainment.ts";
 import { KEEP_ENDED_DEPLOYMENTS } from "../../src/runtime/deploymentLogs.ts";
 import { userName } from "../../src/runtime/userName.ts";
 import { startBaton, startOwnBaton, stopBatons } from "../fixtures/batonCli.ts";
@@ -340,6 +342,39 @@ describe("baton launch", () => {
       /^baton launch: deployment dep-[a-z0-9]{12}: the state dir \/sys\/baton-state cannot hold deployment dep-[a-z0-9]{12} \(cannot mkdir \/sys\/baton-state: (operation not permitted|permission denied): \/sys is in sysfs, which holds the kernel's own files: no one, root included, makes a file or folder there\); give the state dir \(--state-dir, or stateDir\) another directory, one you can write to\. No rank was started\. \[LAUNCH_FAILED\]\n$/,
     );
   }, 60_000);
+
+  it.skipIf(ownCgroupDir() === undefined || process.getuid?.() !== 0)(
+    "leaves none of the folders it made in a state dir that cannot hold the deployment (in a cgroup file system, each one a cgroup)",
+    async () => {
+      // Root makes folders there (cgroups), but no file: the lease is refused after them.
+      const parent = join(ownCgroupDir()!, `e2e-state-${process.pid}`);
+      mkdirSync(parent);
+      onTestFinished(() => {
+        // rmdir takes only an empty cgroup, deepest first: none holds a process.
+        const below = (dir: string): string[] =>
+          readdirSync(dir, { withFileTypes: true })
+            .filter((entry) => entry.isDirectory())
+            .flatMap((entry) => [...below(join(dir, entry.name)), join(dir, entry.name)]);
+        for (const dir of [...below(parent), parent]) rmdirSync(dir);
+      });
+      const stateDir = join(parent, "run");
+      const result = await startBaton([
+        "launch",
+        "--world",
+        "1",
+        "--state-dir",
+        stateDir,
+        "--",
+        "true",
+      ]).exit;
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(`the state dir ${stateDir} cannot hold deployment dep-`);
+      expect(readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory())).toEqual(
+        [],
+      );
+    },
+    60_000,
+  );
 
   it("names a symbolic link to nothing on the state dir's way, and a file system that makes no folders", async () => {
     const link = join(tempDir(), "scratch");

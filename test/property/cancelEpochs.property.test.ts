@@ -45,7 +45,7 @@ function memoryFiles(): Files {
     removeDir: async () => false,
     owner: async (path) => (tree.has(path) ? { uid: 0, self: true } : undefined),
     sameFile: async (a, b) => a === b && tree.has(a),
-    mkdirp: async () => {},
+    mkdirp: async () => undefined,
   };
 }
 

@@ -17,16 +17,16 @@ describe("makeDirs", () => {
 
   it("creates every missing component with the mode, and accepts a directory that exists", () => {
     const deep = join(dir, "a", "b", "c");
-    makeDirs(deep, 0o700);
+    expect(makeDirs(deep, 0o700)).toBe(join(dir, "a"));
     for (const path of [join(dir, "a"), join(dir, "a", "b"), deep])
       expect(statSync(path).mode & 0o777).toBe(0o700);
-    expect(() => makeDirs(deep)).not.toThrow();
+    expect(makeDirs(deep)).toBeUndefined();
     expect(() => makeDirs(`${deep}/../c`)).not.toThrow();
   });
 
   it("accepts a component another process created meanwhile", () => {
     mkdirSync(join(dir, "a"));
-    makeDirs(join(dir, "a", "b"));
+    expect(makeDirs(join(dir, "a", "b"))).toBe(join(dir, "a", "b"));
     expect(existsSync(join(dir, "a", "b"))).toBe(true);
   });
 

@@ -32,7 +32,8 @@ describe("SimFiles", () => {
     await port.remove("store/results/ab/x.json");
     expect(await port.list("store/results/ab")).toEqual([]);
     expect(files.commits.get("store/results/aa/y.json")).toBe(1);
-    await port.mkdirp("store/logs");
+    expect(await port.mkdirp("store/logs/a/b")).toBe("store/logs");
+    expect(await port.mkdirp("store/logs/a")).toBeUndefined();
     expect(await port.list("store")).toEqual(["logs", "results"]);
     const claims = await Promise.all(
       ["a", "b"].map((who) => port.createExclusive("run/lease", who)),
