@@ -99,8 +99,10 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
   return {
     create(name) {
       const cgroup = join(own, CGROUP_FOLDER, name);
+      /** The topmost folder made here (the `baton` folder too, the first time). */
+      let made: string | undefined;
       try {
-        mkdirSync(cgroup, { recursive: true });
+        made = mkdirSync(cgroup, { recursive: true });
       } catch (error) {
         throw unavailable(cgroup, error, cgroup);
       }
@@ -108,7 +110,7 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
       try {
         moveSelfInto(cgroup);
       } catch (error) {
-        removeTree(cgroup);
+        removeTree(made ?? cgroup);
         // The kernel refuses a move unless this user may write the `cgroup.procs` of the
         // cgroup holding both ends (its `open` of the target's own names that file itself).
         throw unavailable(
