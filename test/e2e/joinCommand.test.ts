@@ -6,6 +6,7 @@
 import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { batonCommand } from "../../src/cli/batonCommand.ts";
 import { freePort } from "../../src/runtime/freePort.ts";
 import { type BatonProcess, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { stderrMatches } from "../fixtures/stderrMatches.ts";
@@ -23,12 +24,14 @@ function shellWords(line: string): string[] {
   );
 }
 
-/** The `baton worker` command a run printed, as the arguments after `baton`. */
+/**
+ * The `baton worker` command a run printed, as the arguments after its baton: `baton`, or
+ * bin/baton.js's path where the shell's `baton` is not this one (`batonCommand`).
+ */
 async function joinCommand(run: BatonProcess): Promise<string[]> {
-  const [line] = await stderrMatches(run.stderr, /^ {2}baton worker .*$/m);
-  const [baton, ...args] = shellWords(line.trim());
-  expect(baton).toBe("baton");
-  return args;
+  const [line] = await stderrMatches(run.stderr, /^ {2}(?:baton|'[^']+') worker .*$/m);
+  expect(line.trim().startsWith(`${batonCommand()} worker `)).toBe(true);
+  return shellWords(line.trim()).slice(1);
 }
 
 /** Resolves once the workers have finished two jobs (the first one's result is stored by then). */
