@@ -3,7 +3,7 @@
 // every class (`instanceof BatonError` holds for an error a job module throws).
 // From the sources that is src/index.ts, through tsx. From the compiled dist/ (`compiled`) it
 // is dist/index.js, and a module of baton's own sources (`import … from "../src/index.ts"`,
-// as the examples do) is its compiled twin in dist/: the `baton` command runs dist/ only
+// as baton's test fixtures do) is its compiled twin in dist/: the `baton` command runs dist/ only
 // when it is compiled from the src/ beside it (bin/distCurrent.mjs), and loading the sources
 // beside it would make a second copy of every class.
 const ROOT = new URL("../", import.meta.url).href;

@@ -7,7 +7,7 @@
  * `publish` fails on its first attempt and succeeds on the retry.
  * Run it with `npx baton run examples/pipeline.graph.ts`.
  */
-import { jobBuilder } from "../src/index.ts";
+import { jobBuilder } from "baton";
 import jobs from "./pipeline.jobs.ts";
 
 export { jobs };

@@ -2,7 +2,7 @@
  * Handlers for the Quick start pipeline: word frequencies over generated documents.
  * Each handler is a plain (async) function of its input and a context.
  */
-import { defineJobs } from "../src/index.ts";
+import { defineJobs } from "baton";
 
 const WORDS = [
   "state",

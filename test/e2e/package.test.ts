@@ -9,6 +9,7 @@
  */
 import { spawn } from "node:child_process";
 import {
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -103,7 +104,7 @@ process.on("exit", () => console.log(performance.now() - settled < 2000 ? "exite
     expect(code).toBe(0);
   });
 
-  it("works installed from the packed tarball: it holds the compiled entry, the command and its sources, and no tests", async () => {
+  it("works installed from the packed tarball: it holds the compiled entry, the command and its sources, and no tests; the example runs there and copied into the project", async () => {
     const dir = project(
       {
         "jobs.mjs": `import { isMainThread } from "node:worker_threads";
@@ -158,6 +159,18 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
     expect(example.code).toBe(0);
     expect(existsSync(join(dir, ".baton", "results"))).toBe(true);
     expect(existsSync(join(dir, "node_modules", "baton", "examples", ".baton"))).toBe(false);
+
+    // The example's modules copied into the project run there as they are: they import "baton".
+    const copied = join(dir, "copied");
+    mkdirSync(copied);
+    writeFileSync(join(copied, "package.json"), JSON.stringify({ type: "module" }));
+    for (const file of ["pipeline.graph.ts", "pipeline.jobs.ts"]) {
+      cpSync(join(dir, "node_modules", "baton", "examples", file), join(copied, file));
+    }
+    const graph = join("copied", "pipeline.graph.ts");
+    const mine = await runNode(dir, baton, "run", graph, "--in-process", "--no-store", "--json");
+    expect(mine.code, mine.out).toBe(0);
+    expect(JSON.parse(mine.out)).toMatchObject({ ok: true, counts: { completed: 55 } });
   });
 
   it("installed without its optional peer: import baton loads neither it nor pino-pretty, connectInspector says what to install, pretty lines still come", async () => {

@@ -156,14 +156,21 @@ describe("which copy of baton runs", () => {
       expect(fromSources(modules), command).toEqual([]);
       expect(tsx(modules), command).toEqual([]);
     }
-    // The example imports "../src/index.ts": it gets the compiled twin the command runs.
-    const example = join(root, "examples/pipeline.graph.ts");
-    const run = await loaded("run", example, "--in-process", "--no-store", "--json");
-    expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true });
-    expect(run.modules).toContain(`file://${root}/dist/cli/main.js`);
-    expect(run.modules).toContain(`file://${root}/dist/index.js`);
-    expect(fromSources(run.modules)).toEqual([]);
-    expect(tsx(run.modules).length).toBeGreaterThan(0);
+    // The example imports "baton", and a module of this checkout (as the test fixtures are)
+    // "../src/index.ts": each gets the compiled copy the command runs.
+    const relative = join(root, "examples/relative.graph.ts");
+    writeFileSync(
+      relative,
+      'import { defineJobs, job } from "../src/index.ts";\nexport const jobs = defineJobs({ one: () => 1 });\nexport default [job("one")];\n',
+    );
+    for (const graph of [join(root, "examples/pipeline.graph.ts"), relative]) {
+      const run = await loaded("run", graph, "--in-process", "--no-store", "--json");
+      expect(run.code, graph).toBe(0);
+      expect(JSON.parse(run.stdout), graph).toMatchObject({ ok: true });
+      expect(run.modules, graph).toContain(`file://${root}/dist/cli/main.js`);
+      expect(run.modules, graph).toContain(`file://${root}/dist/index.js`);
+      expect(fromSources(run.modules), graph).toEqual([]);
+      expect(tsx(run.modules).length, graph).toBeGreaterThan(0);
+    }
   });
 });
