@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // A baton rank in Node, on baton's rank library (src/rank/startRank.ts); same behaviour and
-// flags as rank.py beside it. The launcher sets RANK, WORLD_SIZE, BATON_DEPLOYMENT,
-// BATON_STATE_DIR, BATON_LAUNCHER_PID, BATON_MARKER_HEARTBEAT_MS and BATON_LEASE_STALE_MS.
+// flags as rank.py beside it. It loads the library from this checkout's sources, so that it
+// runs without a build and never a stale dist/; a rank of yours, in a project that installed
+// baton, imports it: `import { BatonError, cancelCovers, startRank } from "baton"`.
+// The launcher sets RANK, WORLD_SIZE, BATON_DEPLOYMENT, BATON_STATE_DIR, BATON_LAUNCHER_PID,
+// BATON_MARKER_HEARTBEAT_MS and BATON_LEASE_STALE_MS.
 //
 //   baton launch --world 2 -- node examples/ranks/rank.mjs --steps 20 --step-ms 100
 //
