@@ -287,6 +287,12 @@ type Evidence = "ours" | "unknown" | "foreign" | "dead";
 function evidence(context: TeardownContext, proc: ProcView): Evidence {
   if (!alive(proc)) return "dead";
   if (proc.pid === context.selfPid) return "foreign";
+  // A process this teardown signalled that shows no arguments is exiting: the kernel has
+  // freed its memory, so /proc shows neither arguments nor environment, and it is not yet
+  // a zombie. It counts as alive until it is one (a kernel thread, ppid 2, shows none too).
+  if (proc.argv.length === 0 && proc.ppid !== KTHREADD && signalled(context, proc.pid)) {
+    return "ours";
+  }
   const { launcherPid } = context;
   const launcher = proc.env?.BATON_LAUNCHER_PID;
   if (launcherPid !== undefined && launcher !== undefined && launcher !== String(launcherPid)) {
@@ -306,6 +312,15 @@ function evidence(context: TeardownContext, proc: ProcView): Evidence {
 }
 
 /** Whether a live process belongs to the deployment (positive evidence only). */
+/** The parent of every kernel thread (`kthreadd`). */
+const KTHREADD = 2;
+
+/** Whether this teardown signalled `pid`: a rank it launched, a group member, a swept pid. */
+const signalled = (context: TeardownContext, pid: number): boolean =>
+  context.pids.includes(pid) ||
+  context.swept.includes(pid) ||
+  context.others.some((other) => other.pid === pid);
+
 const ours = (context: TeardownContext, proc: ProcView): boolean =>
   evidence(context, proc) === "ours";
 
@@ -563,6 +578,8 @@ function termWait<State extends ReturnType<typeof awaitStep>>(state: State, kill
  *   no sweep, and the final check looks at the ranks' groups and known pids alone.
  * - `HURRY` (a second Ctrl-C to the launcher) ends the TERM waits, of the ranks and of the
  *   sweep, at once, or as soon as one starts; the KILLs, their waits and the final check stay.
+ * - A process it signalled that shows no arguments is exiting (its memory freed, not yet a
+ *   zombie): alive until it is a zombie or gone.
  * - The final check reads the process table (the sweep's own scan when it had nothing left
  *   to signal): a process of the deployment the sweep never signalled (forked by a leftover
  *   after the sweep's look) sends it back to the sweep's KILL, at most

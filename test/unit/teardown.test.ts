@@ -466,6 +466,28 @@ describe("teardown machine", () => {
     expect(run.steps()).toContain(`sweep: pids 700 no longer carry ${DEP}: not signalled`);
   });
 
+  it("counts a process it KILLed as alive while it exits (no arguments, no environment left)", () => {
+    const leftGroup: ProcView = { ...rank(701, 701), argv: ["worker", `--deployment=${DEP}`] };
+    const exiting: ProcView = { ...leftGroup, state: "running", argv: [], env: {} };
+    const world: World = { table: [leftGroup], candidates: [701] };
+    world.onSignal = (_, id, signal) => {
+      if (signal === "SIGKILL" && id === 701) world.table = [exiting];
+      return "ok";
+    };
+    const run = scripted({ groups: [500], pids: [500] }, world);
+    expect(run.finish().output).toMatchObject({
+      verified: false,
+      survivors: [{ pid: 701, state: "running" }],
+    });
+
+    world.table = [leftGroup];
+    const gone = scripted({ groups: [500], pids: [500] }, world);
+    gone.clock.setTimeout(() => {
+      world.table = [{ ...exiting, state: "zombie" }];
+    }, TIMEOUTS.sweepTermWaitMs + TIMEOUTS.pollMs);
+    expect(gone.finish().output).toMatchObject({ verified: true, swept: [701] });
+  });
+
   it("finds a leftover through its environment even without a marker", () => {
     const world: World = { table: [rank(900, 900)] };
     world.onSignal = (_, id, signal) => {
