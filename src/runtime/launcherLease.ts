@@ -241,7 +241,9 @@ export function holderOf(other: Lease | undefined, path: string): string | undef
  * old, which is when the renewal after it is due, counts as a failed probe, and so does each
  * retry period it goes on hanging. No second renewal starts beside a hung one: each would hold
  * a thread of Node's file I/O pool. One that lands late (a good probe) is followed by the next
- * at once, as its file is as old as its start. And a renewal slow to land or to fail does not
+ * at once, as its file is as old as its write's start. The lease says it was renewed when its
+ * write started (once its read proved it still this launcher's), not when the renewal did, so
+ * a slow read does not leave it old the moment it lands. And a renewal slow to land or to fail does not
  * push the next one past a retry period after the lease on disk turned two periods old. So
  * however renewals go, the launcher gives the ranks up before they would leave.
  * Renewals go on after `onLost` until `release()`, which never lets `onLost` come later.
@@ -265,7 +267,7 @@ export function holderOf(other: Lease | undefined, path: string): string | undef
  */
 export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
   const { files, clock, path, staleAfterMs, logger } = options;
-  /** When the lease on disk was renewed: the start of the last renewal that landed. */
+  /** When the lease on disk was renewed: the start of the write of the last renewal that landed. */
   let renewedAt = clock.now();
   await files.writeAtomic(path, leaseText(options, renewedAt));
   const renewMs = Math.max(1, Math.floor(staleAfterMs / 3));
@@ -360,26 +362,32 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
       if (overdue) troubles.hungMs = Math.max(troubles.hungMs, clock.now() - startedAt);
     };
     /**
-     * Renews the lease unless another launcher took it over: then that one's lease. A read
-     * that comes back once the lease on disk is stale (this launcher was stopped, or the read
-     * hung) may predate a takeover: the lease is read again right before the write. Released
-     * meanwhile, it writes nothing: the clear may have removed the file already.
+     * Renews the lease unless another launcher took it over: then that one's lease; else when
+     * it wrote. A read that comes back once the lease on disk is stale (this launcher was
+     * stopped, or the read hung) may predate a takeover: the lease is read again right before
+     * the write. The lease says it was renewed when the read that proved it this launcher's
+     * came back, the write's start, not the renewal's: a slow read would make it old at once.
+     * Released meanwhile, it writes nothing: the clear may have removed the file already.
      */
-    const renewUnlessTaken = async (): Promise<Lease | undefined> => {
+    const renewUnlessTaken = async (): Promise<
+      { other: Lease } | { writtenAt: number } | undefined
+    > => {
       let other = await takenOver(files, path, options.token);
       if (other === undefined && !released && clock.now() - renewedAt > staleAfterMs) {
         other = await takenOver(files, path, options.token);
       }
-      if (other === undefined && !released) {
-        await files.writeAtomic(path, leaseText(options, startedAt));
-      }
-      return other;
+      if (other !== undefined) return { other };
+      if (released) return undefined;
+      const writtenAt = clock.now();
+      await files.writeAtomic(path, leaseText(options, writtenAt));
+      return { writtenAt };
     };
     const settled = renewUnlessTaken().then(
-      (other) => {
+      (outcome) => {
         settle();
-        if (released) return;
-        if (other !== undefined) {
+        if (released || outcome === undefined) return;
+        if ("other" in outcome) {
+          const { other } = outcome;
           taken = other;
           logger?.warn(
             { lease: path, otherPid: other.pid },
@@ -389,7 +397,7 @@ export async function holdLease(options: LeaseOptions): Promise<HeldLease> {
           options.onTakenOver?.(other);
           return;
         }
-        renewedAt = startedAt;
+        renewedAt = outcome.writtenAt;
         tell({ type: "PROBE_OK" });
         troubles = { failed: 0, hungMs: 0 };
         schedule(overdue ? 0 : undefined);

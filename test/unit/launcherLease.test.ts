@@ -193,6 +193,27 @@ describe("holdLease, a renewal's read and its write", () => {
     expect(await files.read(path)).toBeUndefined();
   });
 
+  it("writes the time its read came back, not the renewal's start, when the read was slow", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-lease-"));
+    dirs.push(dir);
+    const path = join(dir, "lease.json");
+    const clock = new SimClock();
+    const stalled = stalledRead();
+    const lease = await holdLease({ ...leaseOf(path, clock), files: stalled.files });
+    const holding = stalled.hold();
+    // The renewal of 1 s reads, and its read comes back at 1.8 s, before it is overdue (2 s).
+    clock.fireNext();
+    await holding;
+    clock.setTimeout(() => {}, 800);
+    clock.fireNext();
+    expect(clock.now()).toBe(1_800);
+    stalled.resume();
+    await until(async () => (await readStateFile(files, LEASE_FORMAT, path))?.renewedAt !== 0);
+    // Written with 1 s, a lease renewed at 1.8 s would have read as 0.8 s old at once.
+    expect((await readStateFile(files, LEASE_FORMAT, path))?.renewedAt).toBe(1_800);
+    await lease.release();
+  });
+
   it("reads again before writing when the read came back after the lease went stale, and writes nothing over the other's", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-lease-"));
     dirs.push(dir);
