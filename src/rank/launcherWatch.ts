@@ -90,3 +90,38 @@ export function manifestLauncherGone(
     leaseStaleMs: lease?.staleAfterMs ?? 1,
   });
 }
+
+/**
+ * Why the launcher of another's `lease`, found with no manifest (it is claiming the name, or
+ * died before writing its manifest), must be presumed gone, judged on the machine `here`
+ * (`os.hostname()`), or undefined while it may live. Its pid is evidence only on the machine
+ * that wrote the lease (its `host`): a state dir on a shared file system holds leases of other
+ * machines, whose pids mean nothing in this process table. A lease of another machine, or one
+ * that names none, is judged by its age alone.
+ *
+ * @example
+ * ```ts
+ * const why = leaseLauncherGone(lease, hostname(), (pid) => procs.inspect(pid), clock.now());
+ * if (why !== undefined) await files.remove(paths.lease);
+ * ```
+ */
+export function leaseLauncherGone(
+  lease: Lease,
+  here: string,
+  inspect: (pid: number) => ProcInfo | undefined,
+  now: number,
+): string | undefined {
+  if (lease.host === here) {
+    return launcherGone({
+      launcherPid: lease.pid,
+      process: inspect(lease.pid),
+      lease,
+      now,
+      noLeaseSince: now,
+      leaseStaleMs: lease.staleAfterMs,
+    });
+  }
+  if (!isLeaseStale(lease, now)) return undefined;
+  const machine = lease.host === undefined ? "a machine it does not name" : lease.host;
+  return `the lease of launcher pid ${lease.pid} (on ${machine}) was last renewed ${now - lease.renewedAt} ms ago (stale after ${lease.staleAfterMs} ms)`;
+}

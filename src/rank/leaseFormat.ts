@@ -10,6 +10,11 @@ export interface Lease {
   pid: number;
   /** The launcher's instance token (as in the manifest). */
   token: string;
+  /**
+   * The machine the launcher runs on (`os.hostname()`), whose process table alone its `pid`
+   * means anything in; absent in a lease written before baton recorded it.
+   */
+  host?: string;
   /** Milliseconds since the epoch. */
   renewedAt: number;
   staleAfterMs: number;
@@ -29,6 +34,7 @@ export const LEASE_FORMAT: StateFileFormat<Lease> = {
     deployment: fields.deployment(),
     pid: fields.integer("pid", 1),
     token: fields.string("token"),
+    ...(fields.has("host") && { host: fields.string("host") }),
     renewedAt: fields.integer("renewedAt", 0),
     staleAfterMs: fields.integer("staleAfterMs", 1),
   }),
@@ -48,4 +54,16 @@ export function isLeaseStale(
   now: number,
 ): boolean {
   return now - lease.renewedAt > lease.staleAfterMs;
+}
+
+/**
+ * Who holds `lease`, for messages: its launcher's pid, and its machine when the lease names one.
+ *
+ * @example
+ * ```ts
+ * leaseHolder(lease); // "pid 4242 on login1"
+ * ```
+ */
+export function leaseHolder(lease: Pick<Lease, "pid" | "host">): string {
+  return lease.host === undefined ? `pid ${lease.pid}` : `pid ${lease.pid} on ${lease.host}`;
 }

@@ -29,8 +29,8 @@ import {
   type DeploymentPaths,
   deploymentPaths,
 } from "../rank/deploymentPaths.ts";
-import { launcherGone } from "../rank/launcherWatch.ts";
-import type { Lease } from "../rank/leaseFormat.ts";
+import { leaseLauncherGone } from "../rank/launcherWatch.ts";
+import { type Lease, leaseHolder } from "../rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../rank/markerFormat.ts";
 import { otherRanksEnded } from "../rank/otherRanksEnded.ts";
@@ -255,6 +255,7 @@ class LaunchedGroup implements RankGroup {
       entropy: spec.ports?.entropy ?? nodeEntropy(),
       freePort: spec.ports?.freePort ?? freePort,
       logTail: spec.ports?.logTail ?? logTail,
+      host: spec.ports?.host ?? hostname(),
     };
     this.logger = spec.logger ?? pino({ level: "silent" });
     const { entropy, clock, files } = this.ports;
@@ -505,9 +506,9 @@ class LaunchedGroup implements RankGroup {
   /**
    * Claims this deployment's name by creating its lease exclusively (`claimLease`): of two
    * launchers of one name at once, one goes on and the other is blocked. A lease a launcher
-   * left behind when it died before writing its manifest (its pid is gone, or it was not
-   * renewed for its stale time; one that cannot be read, once untouched that long) is taken
-   * over. A reaper's claim (`REAPER_CLAIM`: it removes an empty cgroup this name left) is
+   * left behind when it died before writing its manifest (its pid is gone, when the lease is
+   * this machine's, or it was not renewed for its stale time: `leaseLauncherGone`; one that
+   * cannot be read, once untouched that long) is taken over. A reaper's claim (`REAPER_CLAIM`: it removes an empty cgroup this name left) is
    * waited for. Returns why the name is taken, or undefined once it is this launcher's.
    */
   private async claim(): Promise<string | undefined> {
@@ -523,15 +524,9 @@ class LaunchedGroup implements RankGroup {
       token: this.token,
       staleAfterMs: this.timeouts.leaseStaleMs,
       logger: this.logger,
+      launcherHost: this.ports.host,
       left: (held, now) =>
-        launcherGone({
-          launcherPid: held.pid,
-          process: procs.inspect(held.pid),
-          lease: held,
-          now,
-          noLeaseSince: now,
-          leaseStaleMs: held.staleAfterMs,
-        }),
+        leaseLauncherGone(held, this.ports.host, (pid) => procs.inspect(pid), now),
       // A reaper removing an empty cgroup this name left holds it for a few ms.
       waitFor: {
         lease: (held) => held.token.startsWith(REAPER_CLAIM),
@@ -546,7 +541,7 @@ class LaunchedGroup implements RankGroup {
     if (refused === undefined) return undefined;
     return refused.held === "unreadable"
       ? `another launcher is claiming it at this moment (its lease ${path} is being written); stop that one first or pick another --name`
-      : `another launcher (pid ${refused.held.pid}) claimed it a moment ago and is starting its ranks; stop that one first or pick another --name`;
+      : `another launcher (${leaseHolder(refused.held)}) claimed it a moment ago and is starting its ranks; stop that one first or pick another --name`;
   }
 
   /**
@@ -590,6 +585,7 @@ class LaunchedGroup implements RankGroup {
         deployment: this.deployment,
         pid: procs.selfPid,
         token: this.token,
+        launcherHost: this.ports.host,
         staleAfterMs: this.timeouts.leaseStaleMs,
         logger: this.logger,
         onLost: (reason) => this.leaseLost(this.paths.lease, reason),
@@ -896,7 +892,7 @@ class LaunchedGroup implements RankGroup {
     }));
     const manifest: Manifest = {
       deployment: this.deployment,
-      launcher: { pid: this.ports.procs.selfPid, token: this.token, host: hostname() },
+      launcher: { pid: this.ports.procs.selfPid, token: this.token, host: this.ports.host },
       ranks,
       worldSize: this.worldSize,
       argv: this.argv,

@@ -22,6 +22,11 @@ export interface LeaseOptions {
   /** The launcher's pid and instance token, as in the manifest. */
   pid: number;
   token: string;
+  /**
+   * The machine the launcher runs on (`os.hostname()`), written in the lease as `host`: a
+   * claim judges the lease's pid only on that machine (`leaseLauncherGone`).
+   */
+  launcherHost?: string | undefined;
   /** Ranks and reapers presume the launcher dead when the lease is older than this. */
   staleAfterMs: number;
   logger?: Logger;
@@ -89,6 +94,7 @@ function leaseText(
     deployment: options.deployment,
     pid: options.pid,
     token: options.token,
+    ...(options.launcherHost !== undefined && { host: options.launcherHost }),
     renewedAt,
     staleAfterMs: options.staleAfterMs,
   };

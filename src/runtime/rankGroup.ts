@@ -67,6 +67,11 @@ export interface LaunchPorts {
   freePort: () => Promise<number>;
   /** The last lines of a rank's log, quoted in its failure (default: read from the file). */
   logTail: (path: string) => Promise<string>;
+  /**
+   * This machine's name (default `os.hostname()`): written in the lease and manifest, and
+   * compared with a lease found there, whose pid is judged only on the machine that wrote it.
+   */
+  host: string;
 }
 
 /** How ranks on `ssh://` hosts are reached and started. */

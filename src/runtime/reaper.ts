@@ -343,6 +343,7 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     procs,
     files,
     clock,
+    host,
     logger: options.logger,
   });
   return report;

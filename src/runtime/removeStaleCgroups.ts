@@ -26,6 +26,8 @@ export interface StaleCgroupPorts {
   procs: Procs;
   files: Files;
   clock: Clock;
+  /** This machine's name, written in the claim's lease. */
+  host: string;
   logger?: Logger | undefined;
 }
 
@@ -89,7 +91,7 @@ async function removeUnclaimed(
   { deployment, cgroup }: StaleCgroup,
   paths: DeploymentPaths,
   containment: Containment,
-  { procs, files, clock, logger }: StaleCgroupPorts,
+  { procs, files, clock, host, logger }: StaleCgroupPorts,
   present: ReadonlySet<string>,
 ): Promise<boolean> {
   const held = await claimLease({
@@ -99,6 +101,7 @@ async function removeUnclaimed(
     deployment,
     pid: procs.selfPid,
     token: `${REAPER_CLAIM}${procs.selfPid}-${clock.now()}`,
+    launcherHost: host,
     staleAfterMs: LEASE_STALE_MS,
   });
   if (held !== undefined) {

@@ -31,6 +31,11 @@ const STATE_DIR = "/sim/run";
 const GROUP_TIMEOUTS: Partial<RankGroupTimeouts> = { watchMs: 1_000, loadTimeoutMs: 60_000 };
 const TEARDOWN: Partial<TeardownTimeouts> = { pollMs: 250 };
 /**
+ * The simulated machine's name, written in its leases and manifests: not this machine's, whose
+ * length would move the point a torn write cuts them at, and so a seed's trace, per machine.
+ */
+const SIM_HOST = "sim";
+/**
  * A stop() settles (verified, or naming its survivors) within this: its own teardown, after a
  * launch still reaping a crashed launcher's orphans (one more teardown), and slack for writes.
  */
@@ -382,6 +387,7 @@ export class RankGroupScenario {
         entropy: this.entropy.fork(`launch-${n}`),
         freePort: async () => 29_500 + n,
         logTail: async () => "(a simulated rank writes no log)",
+        host: SIM_HOST,
       },
       logger: SILENT,
       plantedBugs: this.options.plantedBugs,
@@ -725,6 +731,7 @@ export class RankGroupScenario {
       procs: this.view(self.pid),
       files: this.crashingFiles(self, point, crash),
       clock: self.clock,
+      host: SIM_HOST,
       teardown: TEARDOWN,
     }).then(
       (report) => {

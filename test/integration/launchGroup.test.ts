@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RankGroupError } from "../../src/errors.ts";
@@ -701,7 +702,7 @@ describe("the reaper", () => {
     const blocked = outcomes[1 - started] as PromiseRejectedResult;
     expect(blocked.reason).toMatchObject({ code: "DEPLOYMENT_BLOCKED" });
     expect((blocked.reason as RankGroupError).message).toBe(
-      `deployment twin: it cannot be launched: another launcher (pid ${process.pid}) claimed it a moment ago and is starting its ranks; stop that one first or pick another --name.`,
+      `deployment twin: it cannot be launched: another launcher (pid ${process.pid} on ${hostname()}) claimed it a moment ago and is starting its ranks; stop that one first or pick another --name.`,
     );
     expect(twins[1 - started]!.pids()).toEqual([]);
     // The ranks that ran are the started group's: two logs, one per rank, not four.
@@ -715,6 +716,8 @@ describe("the reaper", () => {
       deployment: "left",
       pid: await deadPid(),
       token: "gone",
+      // This machine's: its pid is evidence here (another machine's is judged by age alone).
+      host: hostname(),
       renewedAt: Date.now(),
       staleAfterMs: 30_000,
     };

@@ -145,7 +145,7 @@ describe("the reaper's removal of stale cgroups", () => {
     const cgroup = w.cgroupOf("kept");
     const { manifest } = deploymentPaths(w.stateDir, "kept");
     await files.writeAtomic(manifest, "not read: its presence is enough");
-    const removed = await removeStaleCgroups({ ...w, files });
+    const removed = await removeStaleCgroups({ ...w, files, host: "sim" });
     expect(removed).toEqual([]);
     expect(w.exists(cgroup)).toBe(true);
     // The claim taken to look was given back.
@@ -168,7 +168,7 @@ describe("the reaper's removal of stale cgroups", () => {
     const w = world();
     const missing = join(w.stateDir, "missing");
     const cgroup = w.cgroupOf("gone", missing);
-    const removed = await removeStaleCgroups({ ...w, stateDir: missing, files });
+    const removed = await removeStaleCgroups({ ...w, stateDir: missing, files, host: "sim" });
     expect(removed).toEqual([]);
     expect(w.exists(cgroup)).toBe(true);
     expect(existsSync(missing)).toBe(false);
