@@ -174,40 +174,41 @@ describe("holdLease, a renewal's read and its write", () => {
     };
   }
 
-  it("writes nothing once released, when its read comes back after the release", async () => {
+  /**
+   * A lease at a new temp path on a simulated clock, held with `more`, whose first renewal (at
+   * 1 s) has read the file and waits in its read until `resume()`.
+   */
+  async function renewalReading(more: Partial<Parameters<typeof holdLease>[0]> = {}) {
     const dir = mkdtempSync(join(tmpdir(), "baton-lease-"));
     dirs.push(dir);
     const path = join(dir, "lease.json");
     const clock = new SimClock();
     const stalled = stalledRead();
-    const lease = await holdLease({ ...leaseOf(path, clock), files: stalled.files });
+    const lease = await holdLease({ ...leaseOf(path, clock), files: stalled.files, ...more });
     const holding = stalled.hold();
     clock.fireNext();
     await holding;
+    return { path, clock, lease, resume: stalled.resume };
+  }
+
+  it("writes nothing once released, when its read comes back after the release", async () => {
+    const { path, clock, lease, resume } = await renewalReading();
     // Overdue, the renewal is not waited for; the clear removes the file.
     while (clock.fireNext(10_000)) await new Promise((resolve) => setImmediate(resolve));
     await lease.release();
     await files.remove(path);
-    stalled.resume();
+    resume();
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await files.read(path)).toBeUndefined();
   });
 
   it("writes the time its read came back, not the renewal's start, when the read was slow", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-lease-"));
-    dirs.push(dir);
-    const path = join(dir, "lease.json");
-    const clock = new SimClock();
-    const stalled = stalledRead();
-    const lease = await holdLease({ ...leaseOf(path, clock), files: stalled.files });
-    const holding = stalled.hold();
-    // The renewal of 1 s reads, and its read comes back at 1.8 s, before it is overdue (2 s).
-    clock.fireNext();
-    await holding;
+    const { path, clock, lease, resume } = await renewalReading();
+    // The renewal of 1 s read, and its read comes back at 1.8 s, before it is overdue (2 s).
     clock.setTimeout(() => {}, 800);
     clock.fireNext();
     expect(clock.now()).toBe(1_800);
-    stalled.resume();
+    resume();
     await until(async () => (await readStateFile(files, LEASE_FORMAT, path))?.renewedAt !== 0);
     // Written with 1 s, a lease renewed at 1.8 s would have read as 0.8 s old at once.
     expect((await readStateFile(files, LEASE_FORMAT, path))?.renewedAt).toBe(1_800);
@@ -215,20 +216,10 @@ describe("holdLease, a renewal's read and its write", () => {
   });
 
   it("reads again before writing when the read came back after the lease went stale, and writes nothing over the other's", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-lease-"));
-    dirs.push(dir);
-    const path = join(dir, "lease.json");
-    const clock = new SimClock();
-    const stalled = stalledRead();
     const taken: Lease[] = [];
-    const lease = await holdLease({
-      ...leaseOf(path, clock),
-      files: stalled.files,
+    const { path, clock, lease, resume } = await renewalReading({
       onTakenOver: (other) => taken.push(other),
     });
-    const holding = stalled.hold();
-    clock.fireNext();
-    await holding;
     // Its lease goes stale meanwhile, and another launcher takes the name over.
     while (clock.fireNext(10_000)) await new Promise((resolve) => setImmediate(resolve));
     const other: Lease = {
@@ -239,7 +230,7 @@ describe("holdLease, a renewal's read and its write", () => {
       staleAfterMs: 3_000,
     };
     await files.writeAtomic(path, encodeStateFile(LEASE_FORMAT, other));
-    stalled.resume();
+    resume();
     await until(async () => taken.length > 0);
     expect(taken).toEqual([other]);
     expect(await readStateFile(files, LEASE_FORMAT, path)).toEqual(other);
