@@ -57,13 +57,15 @@ export function isLeaseStale(
 }
 
 /**
- * Who holds `lease`, for messages: its launcher's pid, and its machine when the lease names one.
+ * Who holds `lease`, for messages: its launcher's pid, and its machine when the lease names one
+ * (else `unnamed`, when given: "its own machine").
  *
  * @example
  * ```ts
  * leaseHolder(lease); // "pid 4242 on login1"
  * ```
  */
-export function leaseHolder(lease: Pick<Lease, "pid" | "host">): string {
-  return lease.host === undefined ? `pid ${lease.pid}` : `pid ${lease.pid} on ${lease.host}`;
+export function leaseHolder(lease: Pick<Lease, "pid" | "host">, unnamed?: string): string {
+  const machine = lease.host ?? unnamed;
+  return machine === undefined ? `pid ${lease.pid}` : `pid ${lease.pid} on ${machine}`;
 }

@@ -705,6 +705,7 @@ class LaunchedGroup implements RankGroup {
                   stateDir: this.spec.remote.stateDir,
                 }),
                 launcherPid: this.ports.procs.selfPid,
+                launcherHost: this.ports.host,
                 token: this.token,
                 leaseStaleMs: this.timeouts.leaseStaleMs,
                 clock: this.ports.clock,

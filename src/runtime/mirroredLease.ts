@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { RankGroupError } from "../errors.ts";
-import { isLeaseStale, type Lease } from "../rank/leaseFormat.ts";
+import { isLeaseStale, type Lease, leaseHolder } from "../rank/leaseFormat.ts";
 import { HostNamedTwice } from "./hostNamedTwice.ts";
 import { claimOrTakeOver, type LeaseOptions, takenOver } from "./launcherLease.ts";
 import type { Files } from "./ports.ts";
@@ -68,7 +68,7 @@ export async function claimMirroredLease(claim: MirroredLeaseClaim): Promise<voi
   const holder =
     held === "unreadable"
       ? `another launcher is claiming it there at this moment (its lease ${path} is being written)`
-      : `another launcher holds it there (pid ${held.pid} on its own machine, its lease ${path} renewed ${now - held.renewedAt} ms ago): one whose local state dir is not this launch's, sharing this remote state dir`;
+      : `another launcher holds it there (${leaseHolder(held, "its own machine")}, its lease ${path} renewed ${now - held.renewedAt} ms ago): one whose local state dir is not this launch's, sharing this remote state dir`;
   throw new RankGroupError(
     "DEPLOYMENT_BLOCKED",
     `${claim.host}: deployment ${deployment} cannot use the state dir ${claim.stateDir} there: ${holder}. Its files and ranks there were left as they are; stop that launch, or give this one another --name (name) or --remote-state-dir (remote.stateDir)`,

@@ -4,6 +4,7 @@ import { RankGroupError } from "../errors.ts";
 import type { TeardownTimeouts } from "../machines/teardown.ts";
 import type { Overrides } from "../overrides.ts";
 import { type DeploymentPaths, deploymentPaths } from "../rank/deploymentPaths.ts";
+import { leaseHolder } from "../rank/leaseFormat.ts";
 import { type Cleared, clearDeployment } from "./clearDeployment.ts";
 import type { FolderNotRemoved } from "./folderNotRemoved.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
@@ -32,6 +33,8 @@ export interface RemoteSiteOptions {
   /** The launcher's pid and instance token, written into the mirrored lease. */
   launcherPid: number;
   token: string;
+  /** The launcher's machine (`os.hostname()`), written into the mirrored lease and named by refusals. */
+  launcherHost?: string | undefined;
   /** The lease's staleness, as for local ranks (`BATON_LEASE_STALE_MS`). */
   leaseStaleMs: number;
   clock: Clock;
@@ -115,6 +118,7 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
       deployment,
       pid: options.launcherPid,
       token: options.token,
+      launcherHost: options.launcherHost,
       staleAfterMs: options.leaseStaleMs,
       logger: options.logger,
     };
@@ -171,7 +175,7 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
           if (other !== undefined) {
             options.logger?.warn(
               { deployment, host: options.target.spec, otherPid: other.pid },
-              `${options.target.spec}: another launcher (pid ${other.pid} on its own machine) took over deployment ${deployment} in the state dir ${stateDir} there after this launcher's mirrored lease went stale: ${takenBy !== undefined ? "its lease, markers and cancel file there were left as they are" : "its lease there was kept, but the markers and cancel file removed before it may have been its own"}`,
+              `${options.target.spec}: another launcher (${leaseHolder(other, "its own machine")}) took over deployment ${deployment} in the state dir ${stateDir} there after this launcher's mirrored lease went stale: ${takenBy !== undefined ? "its lease, markers and cancel file there were left as they are" : "its lease there was kept, but the markers and cancel file removed before it may have been its own"}`,
             );
           }
           return folderNotRemoved;
@@ -304,7 +308,7 @@ export async function reapRemoteSite(options: OrphanedSiteOptions): Promise<Tear
       const { clock, deployment, stateDir } = options;
       throw new RankGroupError(
         "DEPLOYMENT_BLOCKED",
-        `${host.target.spec}: deployment ${deployment} in the state dir ${stateDir} there is held by another launcher (pid ${other.pid} on its own machine, its lease ${paths.lease} renewed ${clock.now() - other.renewedAt} ms ago), one whose local state dir is not this one: its ranks there carry the name and state dir of the dead launcher's, so none was stopped and its files there stay. Reap again once that launch has ended`,
+        `${host.target.spec}: deployment ${deployment} in the state dir ${stateDir} there is held by another launcher (${leaseHolder(other, "its own machine")}, its lease ${paths.lease} renewed ${clock.now() - other.renewedAt} ms ago), one whose local state dir is not this one: its ranks there carry the name and state dir of the dead launcher's, so none was stopped and its files there stay. Reap again once that launch has ended`,
         deployment,
       );
     }

@@ -441,7 +441,7 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     expect(error).toMatchObject({ code: "DEPLOYMENT_BLOCKED", retryable: undefined });
     expect(error.message).toMatch(
       new RegExp(
-        `^deployment ${first.deployment}: it cannot be launched: ${sshd.url}: deployment ${first.deployment} cannot use the state dir ${remoteRoot} there: another launcher holds it there \\(pid ${process.pid} on its own machine, its lease .* renewed \\d+ ms ago\\): .* give this one another --name \\(name\\) or --remote-state-dir \\(remote\\.stateDir\\)\\. No rank was started\\.$`,
+        `^deployment ${first.deployment}: it cannot be launched: ${sshd.url}: deployment ${first.deployment} cannot use the state dir ${remoteRoot} there: another launcher holds it there \\(pid ${process.pid} on ${hostname().replaceAll(".", "\\.")}, its lease .* renewed \\d+ ms ago\\): .* give this one another --name \\(name\\) or --remote-state-dir \\(remote\\.stateDir\\)\\. No rank was started\\.$`,
       ),
     );
     // The refused launch gave back its local claim (its lease, its manifest) and added nothing
