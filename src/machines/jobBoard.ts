@@ -113,8 +113,11 @@ function addDependent(parent: JobRecord, id: string): void {
   else parent.dependents.push(id);
 }
 
-/** `lostWhy` of a job that lost no worker: shared (nearly every job), so frozen. */
-const NO_LOSSES: WorkerClose[] = Object.freeze([]) as unknown as WorkerClose[];
+/**
+ * `lostWorkers` and `lostWhy` of a job that lost no worker: shared (nearly every job), so
+ * frozen; the first loss gives the job lists of its own.
+ */
+const NO_LOSSES = Object.freeze([]) as unknown as never[];
 
 /** How much of the failed job's error a skipped job's message repeats. */
 const SKIP_MESSAGE_CHARS = 1_000;
@@ -129,7 +132,7 @@ export interface JobRecord {
   attempts: number;
   /** Attempts that ended in a failed result. */
   failures: number;
-  /** Workers lost while holding this job, in order. */
+  /** Workers lost while holding this job, in order (a shared empty list until the first). */
   lostWorkers: string[];
   /**
    * How the connection of each of `lostWorkers` ended, in the same order (a shared empty
@@ -437,9 +440,13 @@ export class JobBoard {
       this.dispatch();
       return;
     }
-    record.lostWorkers.push(worker);
-    if (record.lostWhy === NO_LOSSES) record.lostWhy = [close];
-    else record.lostWhy.push(close);
+    if (record.lostWorkers === NO_LOSSES) {
+      record.lostWorkers = [worker];
+      record.lostWhy = [close];
+    } else {
+      record.lostWorkers.push(worker);
+      record.lostWhy.push(close);
+    }
     if (leftOnPurpose(close)) record.workersLeft++;
     if (silent) this.silentLosses.set(jobId, (this.silentLosses.get(jobId) ?? 0) + 1);
     if (this.bugs.has("lost-counts-as-failure")) record.failures++;
@@ -647,7 +654,7 @@ export class JobBoard {
         state: "blocked",
         attempts: 0,
         failures: 0,
-        lostWorkers: [],
+        lostWorkers: NO_LOSSES,
         lostWhy: NO_LOSSES,
         workersLeft: 0,
         waitingOn: 0,

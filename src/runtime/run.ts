@@ -30,7 +30,7 @@ export type JobOutcome<Value = Json> = {
   /** Leases granted (0 for a job skipped, cancelled or taken from the store). */
   attempts: number;
   /** Workers lost while running it, those that left on purpose included. */
-  lostWorkers: string[];
+  lostWorkers: readonly string[];
   /**
    * How the connection of each of `lostWorkers` ended, in the same order: its close code and
    * reason (`{ code: 1006, reason: "" }`: its link broke; 1001: it left on purpose).

@@ -590,6 +590,17 @@ describe("coordinator: lost workers", () => {
     expect(c.board().leases.has("c1")).toBe(false);
   });
 
+  it("jobs that lost no worker share one frozen empty list; the first loss gives the job its own", () => {
+    const c = startCoordinator([planned("a"), planned("b")]);
+    expect(c.record("a").lostWorkers).toBe(c.record("b").lostWorkers);
+    expect(Object.isFrozen(c.record("b").lostWorkers)).toBe(true);
+    c.lease("c1", CPU, "w1");
+    c.send({ type: "WORKER_LOST", conn: "c1", ...BROKE });
+    expect(c.record("a")).toMatchObject({ lostWorkers: ["w1"], lostWhy: [BROKE] });
+    expect(Object.isFrozen(c.record("a").lostWorkers)).toBe(false);
+    expect(c.record("b")).toMatchObject({ lostWorkers: [], lostWhy: [] });
+  });
+
   it("poison: a job whose workers are lost maxLost times fails with cause poison, naming them", () => {
     const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })], { maxLost: 3 });
     for (const worker of ["w1", "w2", "w3"]) {
