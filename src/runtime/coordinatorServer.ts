@@ -169,14 +169,18 @@ export class CoordinatorServer {
         // instead of closing the connection.
         const connection = this.connections.get(effect.conn);
         if (!connection) return;
-        this.inOrder(connection, () => {
-          connection.actor.send({
-            type: "EXPIRE",
-            job: effect.job,
-            attempt: effect.attempt,
-            ...(effect.timedOut && { timedOut: true }),
-          });
-        });
+        this.inOrder(
+          connection,
+          () => {
+            connection.actor.send({
+              type: "EXPIRE",
+              job: effect.job,
+              attempt: effect.attempt,
+              ...(effect.timedOut && { timedOut: true }),
+            });
+          },
+          undefined,
+        );
         return;
       }
       case "connection.released":
@@ -285,7 +289,7 @@ export class CoordinatorServer {
           this.letNameGo(old);
           // Behind a blocked result of the old connection whose needs are being looked up:
           // that answer came before the worker connected again, and counts.
-          this.inOrder(old, () => old.actor.send({ type: "REPLACED", by: link.id }));
+          this.inOrder(old, () => old.actor.send({ type: "REPLACED", by: link.id }), undefined);
         }
       }
       connection.holds = worker;
@@ -309,9 +313,9 @@ export class CoordinatorServer {
         this.connections.delete(link.id);
       },
     });
-    link.onFrame((text) =>
-      this.inOrder(connection, () => this.onFrame(connection, nonce, text, log)),
-    );
+    // One handler for all of the link's frames, handed each frame's text: no closure a frame.
+    const onFrame = (text: string) => this.onFrame(connection, nonce, text, log);
+    link.onFrame((text) => this.inOrder(connection, onFrame, text));
     // A pong says only that the worker is alive: it does not wait behind a store lookup, or
     // a store that stalls past the probe deadline would close a live worker.
     link.onPong(() => {
@@ -319,12 +323,17 @@ export class CoordinatorServer {
     });
     link.onClose((code, reason) => {
       this.letNameGo(connection);
-      this.inOrder(connection, () => {
-        // An evicted connection was named when it was evicted.
-        if (this.handshaking.has(connection)) noteClosedBeforeHello(actor, code, reason, log);
-        else if (noteLeaving(actor, code, reason, log) === "lost") this.gaveUpNames.add(joinedAs!);
-        actor.send({ type: "CLOSED", code, reason });
-      });
+      this.inOrder(
+        connection,
+        () => {
+          // An evicted connection was named when it was evicted.
+          if (this.handshaking.has(connection)) noteClosedBeforeHello(actor, code, reason, log);
+          else if (noteLeaving(actor, code, reason, log) === "lost")
+            this.gaveUpNames.add(joinedAs!);
+          actor.send({ type: "CLOSED", code, reason });
+        },
+        undefined,
+      );
     });
     actor.start();
   }
@@ -370,13 +379,13 @@ export class CoordinatorServer {
    * connection's machine has stopped (closed, perhaps by its own close wait before the link's
    * close arrived), its link's events have nobody to tell and are dropped.
    */
-  private inOrder(connection: Connection, handle: LinkEvent): void {
+  private inOrder<A>(connection: Connection, handle: LinkEvent<A>, arg: A): void {
     const waiting = connection.backlog;
     // Nothing waiting, as for nearly every frame: handled at once, with no closure made.
     const pending =
       waiting === undefined
-        ? whileActive(connection, handle)
-        : waiting.then(() => whileActive(connection, handle));
+        ? whileActive(connection, handle, arg)
+        : waiting.then(() => whileActive(connection, handle, arg));
     if (!pending) return;
     const backlog = pending.then(() => {
       if (connection.backlog === backlog) connection.backlog = undefined;
@@ -464,12 +473,19 @@ export class CoordinatorServer {
   }
 }
 
-/** A link event's handling; a promise it returns holds the connection's later events back. */
-type LinkEvent = () => Promise<void> | undefined | void;
+/**
+ * A link event's handling, given `arg` (a frame's text; nothing for the others); a promise it
+ * returns holds the connection's later events back.
+ */
+type LinkEvent<A> = (arg: A) => Promise<void> | undefined | void;
 
 /** Handles a link event while the connection's machine runs; afterwards, drops it. */
-function whileActive(connection: Connection, handle: LinkEvent): Promise<void> | undefined | void {
-  return connection.actor.getSnapshot().status === "active" ? handle() : undefined;
+function whileActive<A>(
+  connection: Connection,
+  handle: LinkEvent<A>,
+  arg: A,
+): Promise<void> | undefined | void {
+  return connection.actor.getSnapshot().status === "active" ? handle(arg) : undefined;
 }
 
 /**
