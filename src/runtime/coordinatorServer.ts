@@ -78,8 +78,12 @@ interface Connection {
   actor: Actor<typeof connectionMachine>;
   /** Link events waiting behind a blocked result's store lookup, in arrival order. */
   backlog: Promise<void> | undefined;
-  /** The job frame being granted, with its text, while the connection machine hears GRANT. */
-  encoded: { frame: JobFrame; text: string } | undefined;
+  /**
+   * The job frame being granted while the connection machine hears GRANT, and its text in
+   * `grantedText` (two fields, not an object a grant).
+   */
+  granting: JobFrame | undefined;
+  grantedText: string;
   /**
    * The worker id its hello gave, for the log line of a rejection: the connection machine
    * keeps only the id of a worker it admitted, and the operator looks for the refused one.
@@ -145,14 +149,16 @@ export class CoordinatorServer {
         };
         // Encoded once: measured for the machine, and sent as is if the machine sends it.
         const text = encode(frame);
-        connection.encoded = { frame, text };
+        connection.granting = frame;
+        connection.grantedText = text;
         connection.actor.send({
           type: "GRANT",
           job: job.id,
           frame,
           bytes: Buffer.byteLength(text),
         });
-        connection.encoded = undefined;
+        connection.granting = undefined;
+        connection.grantedText = "";
         return;
       }
       case "lease.cancelled":
@@ -255,14 +261,15 @@ export class CoordinatorServer {
       link,
       actor,
       backlog: undefined,
-      encoded: undefined,
+      granting: undefined,
+      grantedText: "",
       hello: undefined,
       holds: undefined,
     };
     this.connections.set(link.id, connection);
     this.admit(connection, log);
     actor.on("send", ({ frame }) =>
-      link.send(frame === connection.encoded?.frame ? connection.encoded.text : encode(frame)),
+      link.send(frame === connection.granting ? connection.grantedText : encode(frame)),
     );
     /** The worker's name once its hello is accepted. */
     let joinedAs: string | undefined;
