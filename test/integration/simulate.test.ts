@@ -1007,7 +1007,7 @@ describe("simulate", () => {
     const report = await simulate({ seed: 73, jobs: 10, workers: 2, faults: "heavy", world: 6 });
     expect(report.violation).toBeUndefined();
     const lines = report.trace.map((l) => l.replace(/^\d+ /, "").replace(/ by \d+$/, ""));
-    expect(lines).toContain("files torn /sim/run/dep-abty89d3jhaq/.lease.json.1.tmp at 76 of 139");
+    expect(lines).toContain("files torn /sim/run/dep-abty89d3jhaq/.lease.json.1.tmp at 83 of 152");
     expect(lines.filter((l) => l.includes("reap dep-abty89d3jhaq"))).toEqual([
       "ranks reap dep-abty89d3jhaq",
       "ranks reap dep-abty89d3jhaq",
