@@ -39,6 +39,10 @@ afterEach(async () => {
 
 const RANK = ["/usr/bin/python3", "examples/ranks/rank.py"];
 
+/** `baton launch` of one rank running `true` in `stateDir`, awaited to its exit. */
+const launchTrueIn = (stateDir: string, options?: Parameters<typeof startBaton>[1]) =>
+  startBaton(["launch", "--world", "1", "--state-dir", stateDir, "--", "true"], options).exit;
+
 /**
  * Launches a deployment named "orphaned" of 2 ranks in `dir` that ignore TERM and do not
  * watch their launcher, then kills the launcher with SIGKILL: only a reap ends them. Returns
@@ -358,15 +362,7 @@ describe("baton launch", () => {
         for (const dir of [...below(parent), parent]) rmdirSync(dir);
       });
       const stateDir = join(parent, "run");
-      const result = await startBaton([
-        "launch",
-        "--world",
-        "1",
-        "--state-dir",
-        stateDir,
-        "--",
-        "true",
-      ]).exit;
+      const result = await launchTrueIn(stateDir);
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(`the state dir ${stateDir} cannot hold deployment dep-`);
       expect(readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory())).toEqual(
@@ -392,15 +388,7 @@ describe("baton launch", () => {
         "give the state dir (--state-dir, or stateDir) another directory, on a disk you can write to",
       ],
     ] as const) {
-      const result = await startBaton([
-        "launch",
-        "--world",
-        "1",
-        "--state-dir",
-        stateDir,
-        "--",
-        "true",
-      ]).exit;
+      const result = await launchTrueIn(stateDir);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`the state dir ${stateDir} cannot hold deployment dep-`);
       expect(result.stderr).toContain(
@@ -412,8 +400,7 @@ describe("baton launch", () => {
   it("says what to do when the state dir is a file, and starts no rank", async () => {
     const file = join(tempDir(), "state");
     writeFileSync(file, "not a directory\n");
-    const result = await startBaton(["launch", "--world", "1", "--state-dir", file, "--", "true"])
-      .exit;
+    const result = await launchTrueIn(file);
     expect(result.code).toBe(1);
     expect(result.stderr).not.toContain("logs in");
     expect(result.stderr).toMatch(
@@ -440,8 +427,7 @@ describe("baton launch", () => {
         ],
       ];
       for (const [stateDir, why] of cases) {
-        const argv = ["launch", "--world", "1", "--state-dir", `${stateDir}`, "--", "true"];
-        const result = await startBaton(argv, { uid: 65534 }).exit;
+        const result = await launchTrueIn(`${stateDir}`, { uid: 65534 });
         expect(result.code).toBe(1);
         expect(result.stderr).toMatch(/^baton launch: deployment dep-[a-z0-9]{12}: the state dir /);
         expect(result.stderr).toContain(
