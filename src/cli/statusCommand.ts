@@ -32,7 +32,9 @@ Then the rank-group deployments in the state directory, what needs attention fir
 orphaned, then live, unreadable and ended ones, each the newest first (by when it ended,
 else when it was launched); a last line counts them
 (\`1 orphaned (run: baton reap …), 2 live, 17 ended\`), as one counts the runs.
-A deployment is live (the launcher runs and renews its lease; up how long), orphaned (the
+A deployment is live (the launcher runs and renews its lease; up how long; a launcher on
+another machine sharing the state directory, with a lease and no manifest yet, by its
+lease's age alone, since its pid means nothing here), orphaned (the
 launcher's pid is gone or its lease is stale: run \`baton reap\`; launched how long ago, and
 when its launcher was last seen: its lease's last renewal, or the last rank exit it
 recorded), ended (how: succeeded, failed, stopped or reaped, why and when, each rank's exit
@@ -109,7 +111,7 @@ function describeDeployments(stateDir: string, deployments: DeploymentStatus[]):
     const head = [
       dep.deployment,
       dep.state === "live" ? "live" : `${dep.state} (${dep.reason})`,
-      dep.launcher && `launcher ${dep.launcher.pid}${launcherNote(dep.launcher.alive, lastSeen)}`,
+      dep.launcher && `launcher ${dep.launcher.pid}${launcherNote(dep.launcher, lastSeen)}`,
       dep.worldSize !== undefined && `world ${dep.worldSize}`,
       dep.ageMs !== undefined &&
         (dep.state === "live"
@@ -214,10 +216,18 @@ function endedNote(ended: NonNullable<DeploymentStatus["ended"]>): string {
   return `ran ${ended.ranAtLeast ? "at least " : ""}${formatDuration(ended.ranForMs)}, ${when}`;
 }
 
-/** What follows the launcher's pid: ` (gone, last seen 45.0 s ago)`, nothing for a live one. */
-function launcherNote(alive: boolean, lastSeen: DeploymentStatus["launcherLastSeen"]): string {
+/**
+ * What follows the launcher's pid: ` (gone, last seen 45.0 s ago)`, ` (on login1: its pid is not
+ * looked up here)` for a lease of another machine, nothing for a live one of this machine.
+ */
+function launcherNote(
+  { host, alive }: NonNullable<DeploymentStatus["launcher"]>,
+  lastSeen: DeploymentStatus["launcherLastSeen"],
+): string {
   const notes = [
-    !alive && "gone",
+    alive === undefined &&
+      `on ${host ?? "a machine its lease does not name"}: its pid is not looked up here`,
+    alive === false && "gone",
     lastSeen !== undefined && `last seen ${formatDuration(lastSeen.agoMs)} ago`,
   ].filter(Boolean);
   return notes.length === 0 ? "" : ` (${notes.join(", ")})`;

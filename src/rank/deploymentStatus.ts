@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { RankFileError } from "../errors.ts";
 import { carriesDeployment, type DeploymentIdentity } from "../machines/carriesDeployment.ts";
@@ -7,7 +8,7 @@ import { launchStateDir } from "../runtime/launchStateDir.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { unrecordedRanks } from "../runtime/unrecordedRanks.ts";
 import { deploymentPaths, isDeploymentId, OUTCOME_FILE, rankFileName } from "./deploymentPaths.ts";
-import { isAlive, launcherGone, manifestLauncherGone } from "./launcherWatch.ts";
+import { isAlive, leaseLauncherGone, manifestLauncherGone } from "./launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "./leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "./manifestFormat.ts";
 import { MARKER_FORMAT, MARKER_STALE_MS, type Marker, type MarkerPhase } from "./markerFormat.ts";
@@ -74,7 +75,15 @@ export interface DeploymentStatus {
   state: "live" | "orphaned" | "ended" | "unreadable";
   /** Why it is orphaned or ended. */
   reason: string | undefined;
-  launcher: { pid: number; alive: boolean } | undefined;
+  /**
+   * The launcher of the manifest, else of the lease: its pid, the machine it runs on (the
+   * manifest's, else the lease's `host`; undefined in a lease of a baton from before it was
+   * recorded), and whether that pid is a live process. `alive` is undefined when the pid was
+   * not looked up: a lease with no manifest written on another machine, or one that names
+   * none (its pid means nothing in this machine's process table; its age alone is judged, as
+   * a claim of the name judges it).
+   */
+  launcher: { pid: number; host: string | undefined; alive: boolean | undefined } | undefined;
   lease: { renewedAt: number; ageMs: number; staleAfterMs: number; stale: boolean } | undefined;
   /**
    * For an orphaned deployment whose launcher is known: when that launcher was last seen
@@ -132,6 +141,11 @@ export interface DeploymentStatusPorts {
   /** `list` finds the ranks a manifest does not record (`unrecordedRanks`). */
   procs: Pick<Procs, "inspect" | "environ" | "containment" | "list">;
   clock: Pick<Clock, "now">;
+  /**
+   * This machine's name, compared with a lease's `host` (default `os.hostname()`): a lease
+   * with no manifest is judged by its pid only on the machine that wrote it.
+   */
+  host?: string | undefined;
 }
 
 /**
@@ -208,7 +222,7 @@ function byAttention(a: DeploymentStatus, b: DeploymentStatus): number {
 }
 
 async function readDeploymentStatus(
-  { files, procs, clock }: DeploymentStatusPorts,
+  { files, procs, clock, host: thisHost = hostname() }: DeploymentStatusPorts,
   stateDir: string,
   deployment: string,
   entries: string[],
@@ -351,20 +365,18 @@ async function readDeploymentStatus(
   }
 
   const launcherPid = manifest?.launcher.pid ?? lease?.pid;
-  const launcherAlive = launcherPid !== undefined && isAlive(procs.inspect(launcherPid));
+  const launcherHost = manifest?.launcher.host ?? lease?.host;
+  // A lease with no manifest is judged as a claim of the name judges it (`leaseLauncherGone`):
+  // by its pid only on the machine that wrote it, elsewhere by its age.
+  const pidJudged = manifest !== undefined || lease?.host === thisHost;
+  const launcherAlive =
+    launcherPid === undefined || !pidJudged ? undefined : isAlive(procs.inspect(launcherPid));
   let state: DeploymentStatus["state"];
   let reason: string | undefined;
   if (launcherPid !== undefined) {
     reason = manifest
       ? manifestLauncherGone(manifest, lease, procs.inspect(manifest.launcher.pid), now)
-      : launcherGone({
-          launcherPid,
-          process: procs.inspect(launcherPid),
-          lease,
-          now,
-          noLeaseSince: now,
-          leaseStaleMs: LEASE_STALE_MS,
-        });
+      : lease && leaseLauncherGone(lease, thisHost, (pid) => procs.inspect(pid), now);
     state = reason === undefined ? "live" : "orphaned";
     if (manifestUnreadable && reason !== undefined) {
       reason += `; ${unreadableManifest(livingPids(ranks), id, paths.dir)}`;
@@ -407,7 +419,10 @@ async function readDeploymentStatus(
     deployment,
     state,
     reason,
-    launcher: launcherPid === undefined ? undefined : { pid: launcherPid, alive: launcherAlive },
+    launcher:
+      launcherPid === undefined
+        ? undefined
+        : { pid: launcherPid, host: launcherHost, alive: launcherAlive },
     launcherLastSeen: lastSeen === undefined ? undefined : { at: lastSeen, agoMs: now - lastSeen },
     lease:
       lease === undefined

@@ -4,7 +4,7 @@
  * (dead). Every process still running when a test ends is SIGKILLed by pid.
  */
 import { chmod, mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
@@ -184,6 +184,7 @@ describe("baton status", () => {
         deployment: "dep-leaseonly000",
         pid: dead,
         token: "tok",
+        host: hostname(),
         renewedAt: Date.now() - 5_000,
         staleAfterMs: 30_000,
       }),
@@ -474,6 +475,69 @@ describe("baton status", () => {
     expect(await files.read(deploymentPaths(dir, deployment).lease)).toBeDefined();
   });
 
+  it("judges a lease with no manifest by its pid only on the machine that wrote it, elsewhere by its age, as a claim does", async () => {
+    const dir = await stateDir();
+    const dead = await deadPid();
+    const lease = (deployment: string, host: string | undefined, ageMs: number) =>
+      files.writeAtomic(
+        deploymentPaths(dir, deployment).lease,
+        encodeStateFile(LEASE_FORMAT, {
+          deployment,
+          pid: dead,
+          token: "tok",
+          ...(host !== undefined && { host }),
+          renewedAt: Date.now() - ageMs,
+          staleAfterMs: 30_000,
+        }),
+      );
+    // A state dir on a shared file system: another machine's launcher is claiming these names,
+    // its pid no process here (or another program's); one lease from an older baton names none.
+    await lease("dep-elsewhere000", "login-elsewhere", 5_000);
+    await lease("dep-nohost000000", undefined, 5_000);
+    await lease("dep-elsestale000", "login-elsewhere", 60_000);
+    await lease("dep-herelease000", hostname(), 5_000);
+
+    const json = JSON.parse((await baton(["status", "--state-dir", dir, "--json"])).stdout) as {
+      deployments: DeploymentStatus[];
+    };
+    const byId = new Map(json.deployments.map((dep) => [dep.deployment, dep]));
+    expect(byId.get("dep-elsewhere000")).toMatchObject({
+      state: "live",
+      reason: null,
+      launcher: { pid: dead, host: "login-elsewhere", alive: null },
+    });
+    expect(byId.get("dep-nohost000000")).toMatchObject({
+      state: "live",
+      launcher: { pid: dead, host: null, alive: null },
+    });
+    expect(byId.get("dep-elsestale000")).toMatchObject({
+      state: "orphaned",
+      launcher: { pid: dead, host: "login-elsewhere", alive: null },
+    });
+    expect(byId.get("dep-elsestale000")?.reason).toMatch(
+      new RegExp(
+        `^the lease of launcher pid ${dead} \\(on login-elsewhere\\) was last renewed 6\\d{4} ms ago \\(stale after 30000 ms\\)$`,
+      ),
+    );
+    expect(byId.get("dep-herelease000")).toMatchObject({
+      state: "orphaned",
+      reason: expect.stringMatching(new RegExp(`^launcher pid ${dead} is gone; with no manifest`)),
+      launcher: { pid: dead, host: hostname(), alive: false },
+    });
+
+    const { stdout } = await baton(["status", "--state-dir", dir]);
+    const head = (deployment: string) =>
+      stdout.split("\n").find((line) => line.startsWith(`${deployment}  `));
+    expect(head("dep-elsewhere000")).toMatch(
+      new RegExp(
+        `^dep-elsewhere000 {2}live {2}launcher ${dead} \\(on login-elsewhere: its pid is not looked up here\\) {2}lease renewed \\d`,
+      ),
+    );
+    expect(head("dep-nohost000000")).toContain(
+      `launcher ${dead} (on a machine its lease does not name: its pid is not looked up here)`,
+    );
+  });
+
   it("says a deployment's invalid manifest is why it stays, not that it started no rank", async () => {
     const dir = await stateDir();
     const deployment = "dep-brokenlease0";
@@ -487,6 +551,7 @@ describe("baton status", () => {
         deployment,
         pid: dead,
         token: "tok",
+        host: hostname(),
         renewedAt: Date.now(),
         staleAfterMs: 30_000,
       }),
