@@ -97,7 +97,8 @@ export function manifestLauncherGone(
  * (`os.hostname()`), or undefined while it may live. Its pid is evidence only on the machine
  * that wrote the lease (its `host`): a state dir on a shared file system holds leases of other
  * machines, whose pids mean nothing in this process table. A lease of another machine, or one
- * that names none, is judged by its age alone.
+ * that names none, is judged by its age alone; so is every lease when `here` is undefined
+ * (this machine's name is not known).
  *
  * @example
  * ```ts
@@ -107,11 +108,11 @@ export function manifestLauncherGone(
  */
 export function leaseLauncherGone(
   lease: Lease,
-  here: string,
+  here: string | undefined,
   inspect: (pid: number) => ProcInfo | undefined,
   now: number,
 ): string | undefined {
-  if (lease.host === here) {
+  if (here !== undefined && lease.host === here) {
     return launcherGone({
       launcherPid: lease.pid,
       process: inspect(lease.pid),

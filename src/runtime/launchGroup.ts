@@ -706,6 +706,7 @@ class LaunchedGroup implements RankGroup {
                 }),
                 launcherPid: this.ports.procs.selfPid,
                 launcherHost: this.ports.host,
+                procs: this.ports.procs,
                 token: this.token,
                 leaseStaleMs: this.timeouts.leaseStaleMs,
                 clock: this.ports.clock,

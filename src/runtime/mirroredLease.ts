@@ -1,9 +1,10 @@
 import type { Logger } from "pino";
 import { RankGroupError } from "../errors.ts";
+import { leaseLauncherGone } from "../rank/launcherWatch.ts";
 import { isLeaseStale, type Lease, leaseHolder } from "../rank/leaseFormat.ts";
 import { HostNamedTwice } from "./hostNamedTwice.ts";
 import { claimOrTakeOver, type LeaseOptions, takenOver } from "./launcherLease.ts";
-import type { Files } from "./ports.ts";
+import type { Files, Procs } from "./ports.ts";
 
 /**
  * How long, and how many times, a claim looks again at a mirrored lease it found unreadable
@@ -18,6 +19,11 @@ export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLos
   host: string;
   stateDir: string;
   logger?: Logger | undefined;
+  /**
+   * This machine's process table: a mirrored lease that names this machine (`launcherHost`)
+   * as its launcher's has its pid here, so a dead one frees the name at once.
+   */
+  procs: Pick<Procs, "inspect">;
 }
 
 /**
@@ -29,7 +35,9 @@ export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLos
  * Another launcher's mirrored lease still renewed (by this clock: hosts need synchronised
  * clocks) is kept, with everything of that deployment there, and the claim refused with
  * `DEPLOYMENT_BLOCKED`, saying what to do; one its launcher left (renewed longer ago than its
- * `staleAfterMs`, or unreadable and untouched that long) is removed and the claim made again.
+ * `staleAfterMs`; one that names this machine as its launcher's, also once its pid is dead
+ * here: `leaseLauncherGone`, the local claim's rule; or unreadable and untouched that long)
+ * is removed and the claim made again.
  * A lease that cannot be read yet (being written) is looked at again every 100 ms for a
  * second before the claim is refused. This launcher's own lease there (its `token`: another
  * entry of `hosts` reached the same machine and state dir first) is refused with
@@ -38,7 +46,8 @@ export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLos
  * @example
  * ```ts
  * await claimMirroredLease({ files: remoteFiles(host), clock, path: paths.lease, deployment,
- *   pid: process.pid, token, staleAfterMs: 30_000, host: host.target.spec, stateDir });
+ *   pid: process.pid, token, staleAfterMs: 30_000, host: host.target.spec, stateDir,
+ *   launcherHost: hostname(), procs: nodeProcs() });
  * ```
  */
 export async function claimMirroredLease(claim: MirroredLeaseClaim): Promise<void> {
@@ -47,9 +56,7 @@ export async function claimMirroredLease(claim: MirroredLeaseClaim): Promise<voi
     claimOrTakeOver({
       ...claim,
       left: (held, now) =>
-        isLeaseStale(held, now)
-          ? `its lease was last renewed ${now - held.renewedAt} ms ago (stale after ${held.staleAfterMs} ms)`
-          : undefined,
+        leaseLauncherGone(held, claim.launcherHost, (pid) => claim.procs.inspect(pid), now),
       takingOver: "taking over a mirrored lease its launcher left",
       logFields: { host: claim.host },
     });

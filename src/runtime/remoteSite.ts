@@ -12,7 +12,7 @@ import { type HeldLease, holderOf, holdLease } from "./launcherLease.ts";
 import { removeFolderAndLeftEmpty } from "./leftEmptyFolders.ts";
 import { markerPids } from "./markerPids.ts";
 import { claimMirroredLease, heldByAnother } from "./mirroredLease.ts";
-import type { Clock, Files } from "./ports.ts";
+import type { Clock, Files, Procs } from "./ports.ts";
 import { remoteFiles } from "./remoteFiles.ts";
 import { type RemoteProcs, remoteProcs } from "./remoteProcs.ts";
 import { type RemoteRankHandle, type RemoteRankOptions, spawnRemoteRank } from "./remoteRank.ts";
@@ -35,6 +35,11 @@ export interface RemoteSiteOptions {
   token: string;
   /** The launcher's machine (`os.hostname()`), written into the mirrored lease and named by refusals. */
   launcherHost?: string | undefined;
+  /**
+   * The launcher's machine's process table: a mirrored lease there that names this machine
+   * is judged by its pid too (`claimMirroredLease`).
+   */
+  procs: Pick<Procs, "inspect">;
   /** The lease's staleness, as for local ranks (`BATON_LEASE_STALE_MS`). */
   leaseStaleMs: number;
   clock: Clock;
@@ -94,7 +99,7 @@ export interface RemoteSite {
  * @example
  * ```ts
  * const site = await openRemoteSite({ target, deployment, launcherPid: process.pid, token,
- *   leaseStaleMs: 30_000, clock: nodeClock() });
+ *   leaseStaleMs: 30_000, clock: nodeClock(), procs: nodeProcs() });
  * const rank = await site.spawnRank({ argv: ["python3", "serve.py"], env: rankEnv, logFile });
  * // … readStateFile(site.files, MARKER_FORMAT, site.paths.marker(1)) for the barrier …
  * await site.tearDown([rank.pid]);
@@ -122,7 +127,12 @@ export async function openRemoteSite(options: RemoteSiteOptions): Promise<Remote
       staleAfterMs: options.leaseStaleMs,
       logger: options.logger,
     };
-    await claimMirroredLease({ ...mirrored, host: options.target.spec, stateDir });
+    await claimMirroredLease({
+      ...mirrored,
+      host: options.target.spec,
+      stateDir,
+      procs: options.procs,
+    });
     // What an earlier run of this name left there (markers, acks, a cancel file).
     await clearDeployment(files, paths, { keepLease: true });
     lease = await holdLease({

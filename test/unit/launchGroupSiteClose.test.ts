@@ -80,7 +80,12 @@ vi.mock("../../src/runtime/remoteSite.ts", async () => {
         staleAfterMs: options.leaseStaleMs,
       };
       // Every host spec reaches this one disk: two specs name one machine.
-      await claimMirroredLease({ ...mirrored, host: options.target.spec, stateDir: REMOTE_ROOT });
+      await claimMirroredLease({
+        ...mirrored,
+        host: options.target.spec,
+        stateDir: REMOTE_ROOT,
+        procs: options.procs,
+      });
       await clearDeployment(files, paths, { keepLease: true });
       const lease = await holdLease(mirrored);
       const ranks = new Map<number, (exit: ProcExit) => void>();

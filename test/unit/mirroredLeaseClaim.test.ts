@@ -8,9 +8,10 @@
 import { describe, expect, it } from "vitest";
 import { RankGroupError } from "../../src/errors.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
-import { encodeStateFile } from "../../src/rank/stateFile.ts";
+import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
 import { HostNamedTwice } from "../../src/runtime/hostNamedTwice.ts";
 import { claimMirroredLease } from "../../src/runtime/mirroredLease.ts";
+import type { ProcInfo } from "../../src/runtime/ports.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SimFiles } from "../../src/sim/simFiles.ts";
@@ -19,6 +20,12 @@ import { runUntil } from "../fixtures/simGroup.ts";
 const ROOT = "/home/alice/.baton/run";
 const LEASE = `${ROOT}/w6/lease.json`;
 const TOKEN = "this launch";
+/** This launcher's machine, where pid 100 (this launcher) is the only live process. */
+const HERE = "login1";
+const procs = {
+  inspect: (pid: number): ProcInfo | undefined =>
+    pid === 100 ? { pid, ppid: 1, pgid: pid, state: "running", argv: ["baton"] } : undefined,
+};
 
 /** Claims w6 on a simulated host whose lease file is `there` (absent when undefined). */
 async function claimOn(there: string | undefined, later?: { afterMs: number; text: string }) {
@@ -40,6 +47,8 @@ async function claimOn(there: string | undefined, later?: { afterMs: number; tex
     staleAfterMs: 30_000,
     host: "ssh://alice@10.1.2.3",
     stateDir: ROOT,
+    launcherHost: HERE,
+    procs,
   }).then(
     () => {
       end.done = true;
@@ -51,15 +60,20 @@ async function claimOn(there: string | undefined, later?: { afterMs: number; tex
   );
   const startedAt = clock.now();
   await runUntil(sim, () => end.done);
-  return { error: end.error, tookMs: clock.now() - startedAt };
+  const held = await readStateFile(files, LEASE_FORMAT, LEASE).catch(() => undefined);
+  return { error: end.error, tookMs: clock.now() - startedAt, held };
 }
 
-/** A lease of w6 held by the launcher of `token`, renewed at 0 (the sim clock's start). */
-const lease = (token: string): string =>
+/**
+ * A lease of w6 held by the launcher of `token` (pid 100 for this launch's, else 4242, no
+ * process here), renewed at 0 (the sim clock's start), written on machine `host`.
+ */
+const lease = (token: string, host?: string): string =>
   encodeStateFile(LEASE_FORMAT, {
     deployment: "w6",
     pid: token === TOKEN ? 100 : 4242,
     token,
+    ...(host !== undefined && { host }),
     renewedAt: 0,
     staleAfterMs: 30_000,
   });
@@ -82,6 +96,19 @@ describe("claimMirroredLease finding a lease there", () => {
     expect(error).toBeInstanceOf(RankGroupError);
     expect(error).toMatchObject({ code: "DEPLOYMENT_BLOCKED" });
     expect((error as Error).message).toContain("another launcher holds it there (pid 4242");
+  });
+
+  it("refuses another machine's fresh lease whatever its pid is here, as its pid is that machine's", async () => {
+    const { error } = await claimOn(lease("another launcher", "login2"));
+    expect(error).toMatchObject({ code: "DEPLOYMENT_BLOCKED" });
+    expect((error as Error).message).toContain("(pid 4242 on login2, its lease");
+  });
+
+  it("takes over at once a fresh lease that names this machine when its launcher's pid is dead here, as a local claim does", async () => {
+    const { error, tookMs, held } = await claimOn(lease("another launcher", HERE));
+    expect(error).toBeUndefined();
+    expect(tookMs).toBe(0);
+    expect(held).toMatchObject({ pid: 100, token: TOKEN, host: HERE });
   });
 
   it("looks again at a lease caught while it is written, and so finds this launch's own", async () => {
