@@ -1,3 +1,5 @@
+import { basename, dirname, join } from "node:path";
+
 /** `.NAME.PID.RANDOM.tmp` (node), `.NAME.PID.tmp` (ssh) and `.NAME.N.tmp` (simulation). */
 const ATOMIC_TEMP = /^\.(.+?)\.\d+(?:\.[0-9a-f]+)?\.tmp$/;
 
@@ -15,4 +17,19 @@ const ATOMIC_TEMP = /^\.(.+?)\.\d+(?:\.[0-9a-f]+)?\.tmp$/;
  */
 export function atomicTempTarget(name: string): string | undefined {
   return ATOMIC_TEMP.exec(name)?.[1];
+}
+
+/**
+ * The path of the file the `Files.writeAtomic` temp file at `path` was meant to become; `path`
+ * itself when it is no such temp file. A user never sees the temp file, so an error of it is
+ * said of this one.
+ *
+ * @example
+ * ```ts
+ * atomicWriteTarget("/s/results/ab/.ab12.json.4711.0123456789ab.tmp"); // "/s/results/ab/ab12.json"
+ * ```
+ */
+export function atomicWriteTarget(path: string): string {
+  const target = atomicTempTarget(basename(path));
+  return target === undefined ? path : join(dirname(path), target);
 }

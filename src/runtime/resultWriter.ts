@@ -3,7 +3,9 @@ import { StoreError } from "../errors.ts";
 import { formatDuration } from "../formatDuration.ts";
 import type { Json } from "../graph/job.ts";
 import type { coordinatorMachine } from "../machines/coordinator.ts";
+import { atomicWriteTarget } from "./atomicTempTarget.ts";
 import { isDiskFull, noRoomReason } from "./diskFull.ts";
+import { errnoReason } from "./errnoReason.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
 import type { Clock } from "./ports.ts";
 import type { ResultStore } from "./resultStore.ts";
@@ -261,15 +263,21 @@ export function writeResults(
  * StoreError says it itself (a newer baton's entry in the way); a folder or file of the store
  * that cannot be written is said in the words of every folder baton makes (`unwritableFolder`:
  * which path, what this user may not do there and whose it is, or the file in the way), with
- * the store's way out; any other error (an I/O error, a temp file gone before its rename: an
- * `ENOENT` of anything but making a folder) as Node says it. Built only when a write failed.
+ * the store's way out; a file removed while it was written (an `ENOENT` of anything but making
+ * a folder: its temp file, or the folder, gone before the rename) says so; any other error (an
+ * I/O error) names the result's file and what the system said. The result's own file is named,
+ * never the temp file it is written to first (`atomicWriteTarget`). Built only when a write
+ * failed.
  */
 function whyNotStored(dir: string, error: Error): string {
   if (error instanceof StoreError) return error.message;
-  const { code, syscall } = error as NodeJS.ErrnoException;
-  const unwritable =
-    code === "ENOENT" && syscall !== "mkdir" ? undefined : unwritableFolder(error, dir);
+  const { code, syscall, path } = error as NodeJS.ErrnoException;
+  const cannot = path === undefined ? "" : `cannot write ${atomicWriteTarget(path)}: `;
+  if (code === "ENOENT" && syscall !== "mkdir") {
+    return `${cannot}the temp file beside it that it is written to first, or its folder, was removed before it was renamed into place (by another program, or a person, removing files in the store while this run stored there); baton run again computes and stores it`;
+  }
+  const unwritable = unwritableFolder(error, dir);
   return unwritable === undefined
-    ? `${error.message}; check that the store's disk has room and is writable`
+    ? `${cannot}${errnoReason(error)}; check that the store's disk has room and is writable`
     : `${unwritable.why}; ${unwritableFolderAdvice(unwritable, "store")}`;
 }

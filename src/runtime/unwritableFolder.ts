@@ -1,3 +1,4 @@
+import { atomicWriteTarget } from "./atomicTempTarget.ts";
 import { isDiskFull, noRoomReason } from "./diskFull.ts";
 import { fileInTheWay } from "./fileInTheWay.ts";
 import { folderNotMade } from "./folderNotMade.ts";
@@ -25,7 +26,10 @@ export interface UnwritableFolder {
  * {@link writeDeniedReason}; an `access` of a folder that is there is a write to it, a
  * `scandir` reads "cannot list": the reaper lists a state dir before a launch); no
  * room (`ENOSPC`, `EDQUOT`: "cannot SYSCALL PATH: " and {@link noRoomReason}). Undefined for
- * any other error. `dir` stands for the path when the error names none.
+ * any other error. `dir` stands for the path when the error names none. An error of the temp
+ * file of a `Files.writeAtomic` (`.NAME.PID.RANDOM.tmp`, which a user never sees and cannot
+ * look for) is said of the file it was to become, "cannot write PATH", and judged on the temp
+ * file all the same (whether this user may create an entry in its folder).
  *
  * @example
  * ```ts
@@ -50,16 +54,23 @@ export function unwritableFolder(error: unknown, dir: string): UnwritableFolder 
     return { kind: "fileInTheWay", path: file, why: `${file} is a file, not a directory` };
   }
   const syscall = call === "access" ? "write" : call;
-  // What a person calls it: a directory read (the reaper's, before a launch) is listed.
-  const verb = syscall === "scandir" || syscall === "opendir" ? "list" : syscall;
+  const shown = atomicWriteTarget(path);
+  // What a person calls it: a directory read (the reaper's, before a launch) is listed, and
+  // any step of an atomic write is a write of the file it makes.
+  const verb =
+    shown !== path ? "write" : syscall === "scandir" || syscall === "opendir" ? "list" : syscall;
   if (isDiskFull(error)) {
-    return { kind: "full", path, why: `cannot ${verb} ${path}: ${noRoomReason(dir, error)}` };
+    return {
+      kind: "full",
+      path: shown,
+      why: `cannot ${verb} ${shown}: ${noRoomReason(dir, error)}`,
+    };
   }
   if (code !== "EACCES" && code !== "EPERM" && code !== "EROFS") return undefined;
   return {
     kind: "denied",
-    path,
-    why: `cannot ${verb} ${path}: ${writeDeniedReason(code, syscall, path, dest)}`,
+    path: shown,
+    why: `cannot ${verb} ${shown}: ${writeDeniedReason(code, syscall, path, dest)}`,
   };
 }
 

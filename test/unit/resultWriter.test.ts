@@ -25,9 +25,16 @@ const planned = (i: number): PlannedJob => ({
   retries: 0,
 });
 
-/** An error of the node Files port: `code` and a message that names the file. */
+/**
+ * An error of the node Files port as a write through the temp file's handle throws it: Node's
+ * message names no file, and the port gives it the path of the file it writes.
+ */
 const systemError = (code: string, text: string) =>
-  Object.assign(new Error(`${code}: ${text}, open '/data/store/results/j0.json'`), { code });
+  Object.assign(new Error(`${code}: ${text}, write`), {
+    code,
+    syscall: "write",
+    path: "/data/store/results/j0.json",
+  });
 
 /**
  * A coordinator with results written by `writeResults` to a store whose writes the test
@@ -122,7 +129,7 @@ describe("writeResults", () => {
     expect(record.error).toEqual({
       name: "StoreError",
       message:
-        "the result of job j0 (work) could not be stored in /data/store: EIO: i/o error, open '/data/store/results/j0.json'; check that the store's disk has room and is writable",
+        "the result of job j0 (work) could not be stored in /data/store: cannot write /data/store/results/j0.json: i/o error (EIO); check that the store's disk has room and is writable",
     });
   });
 
@@ -143,11 +150,11 @@ describe("writeResults", () => {
     );
     await w.settle();
     expect(w.board().jobs.get("j0")!.error?.message).toBe(
-      `the result of job j0 (work) could not be stored in ${dir}: cannot open ${temp}: permission denied: this user (${userName(process.getuid!())}) may not create anything in ${shard} (yours, mode 555); give the store (--store) another directory, one you can write to`,
+      `the result of job j0 (work) could not be stored in ${dir}: cannot write ${join(shard, "ab12.json")}: permission denied: this user (${userName(process.getuid!())}) may not create anything in ${shard} (yours, mode 555); give the store (--store) another directory, one you can write to`,
     );
   });
 
-  it("says a temp file gone before its rename as Node does, not as a folder that could not be made", async () => {
+  it("says a temp file gone before its rename of the result's own file, not as a folder that could not be made", async () => {
     const w = writing(1);
     w.answerAll();
     const temp = "/data/store/results/ab/.ab12.json.4711.0123456789ab.tmp";
@@ -157,7 +164,7 @@ describe("writeResults", () => {
     );
     await w.settle();
     expect(w.board().jobs.get("j0")!.error?.message).toBe(
-      `the result of job j0 (work) could not be stored in /data/store: ${text}; check that the store's disk has room and is writable`,
+      "the result of job j0 (work) could not be stored in /data/store: cannot write /data/store/results/ab/ab12.json: the temp file beside it that it is written to first, or its folder, was removed before it was renamed into place (by another program, or a person, removing files in the store while this run stored there); baton run again computes and stores it",
     );
   });
 

@@ -60,6 +60,20 @@ describe("unwritableFolder", () => {
     );
   });
 
+  it("says a refused or full atomic write of the file it was to become, never of its temp file", () => {
+    const dir = tempDir();
+    const temp = join(dir, ".ab12.json.4711.0123456789ab.tmp");
+    const result = join(dir, "ab12.json");
+    expect(unwritableFolder(fsError("EROFS", "open", temp), dir)).toEqual({
+      kind: "denied",
+      path: result,
+      why: `cannot write ${result}: the file system is read-only`,
+    });
+    const full = unwritableFolder(fsError("ENOSPC", "open", temp), dir);
+    expect(full).toMatchObject({ kind: "full", path: result });
+    expect(full?.why.startsWith(`cannot write ${result}: no space left on its disk`)).toBe(true);
+  });
+
   it("leaves any other error to its caller, with the folder's way out alone", () => {
     const dir = tempDir();
     expect(unwritableFolder(fsError("EIO", "mkdir", dir), dir)).toBeUndefined();
