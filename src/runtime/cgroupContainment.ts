@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { BatonError } from "../errors.ts";
 import { CGROUP_FOLDER } from "../rank/deploymentCgroup.ts";
 import { refuseCgroupHoldingThisProcess } from "./cgroupHoldsThisProcess.ts";
+import { errnoReason } from "./errnoReason.ts";
 import { isWithin } from "./isWithin.ts";
 import type { Containment } from "./ports.ts";
 import { unwritableFolder } from "./unwritableFolder.ts";
@@ -104,7 +105,7 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
       try {
         made = mkdirSync(cgroup, { recursive: true });
       } catch (error) {
-        throw unavailable(cgroup, error, cgroup);
+        throw containmentUnavailable(cgroup, error, cgroup);
       }
       if ([...proven].some((above) => isWithin(cgroup, above))) return cgroup;
       try {
@@ -113,7 +114,7 @@ export function cgroupContainment(own = ownCgroupDir()): Containment | undefined
         removeTree(made ?? cgroup);
         // The kernel refuses a move unless this user may write the `cgroup.procs` of the
         // cgroup holding both ends (its `open` of the target's own names that file itself).
-        throw unavailable(
+        throw containmentUnavailable(
           cgroup,
           error,
           join(holdingBoth(ownCgroupDir() ?? own, cgroup), "cgroup.procs"),
@@ -159,13 +160,27 @@ export function moveSelfInto(cgroup: string): void {
 }
 
 /**
- * `CONTAINMENT_UNAVAILABLE` for `error`, met making `cgroup` or moving this process into it:
- * why in the words of every folder baton makes (`unwritableFolder`: which path, what this user
- * may not do there, a file in the way; `path` stands for the path when the error names none),
- * or as Node says it for any other error, and what to do.
+ * `CONTAINMENT_UNAVAILABLE` for `error`, met making `cgroup` or moving this process into it,
+ * and what to do: why in the words of every folder baton makes (`unwritableFolder`: which
+ * path, what this user may not do there, a file in the way; `path` stands for the path when
+ * the error names none); a move the kernel refused as busy (`EBUSY`: `cgroup` enables
+ * controllers for the cgroups below it, and such a cgroup holds no process itself) says so;
+ * any other error names the file and what the system said (`errnoReason`), never Node's
+ * message alone.
+ *
+ * @example
+ * ```ts
+ * containmentUnavailable("/sys/fs/cgroup/user.slice/baton/dep-x", ebusy, procsFile).message;
+ * // "cannot contain processes in the cgroup …/baton/dep-x: the kernel will not move a process into it (EBUSY): …"
+ * ```
  */
-function unavailable(cgroup: string, error: unknown, path: string): BatonError {
-  const why = unwritableFolder(error, path)?.why ?? (error as Error).message;
+export function containmentUnavailable(cgroup: string, error: unknown, path: string): BatonError {
+  const { code, syscall, path: named = path } = error as NodeJS.ErrnoException;
+  const why =
+    unwritableFolder(error, path)?.why ??
+    (code === "EBUSY"
+      ? `the kernel will not move a process into it (EBUSY): it enables controllers for the cgroups below it (its cgroup.subtree_control), and such a cgroup may hold no process itself`
+      : `cannot ${syscall === "mkdir" ? "make" : "write"} ${named}: ${errnoReason(error)}`);
   return new BatonError(
     "CONTAINMENT_UNAVAILABLE",
     `cannot contain processes in the cgroup ${cgroup}: ${why}. They still start, in their ` +

@@ -13,7 +13,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { CGROUP_FOLDER } from "../../src/rank/deploymentCgroup.ts";
-import { cgroupContainment, ownCgroupDir } from "../../src/runtime/cgroupContainment.ts";
+import {
+  cgroupContainment,
+  containmentUnavailable,
+  ownCgroupDir,
+} from "../../src/runtime/cgroupContainment.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle } from "../../src/runtime/ports.ts";
 import { canContain } from "../fixtures/canContain.ts";
@@ -93,6 +97,34 @@ describe("cgroupContainment", () => {
     const containment = cgroupContainment(file);
     expect(() => containment?.create("dep-x")).toThrow(
       `cannot contain processes in the cgroup ${file}/baton/dep-x: ${file} is a file, not a directory. They still start, in their own process groups; to contain them, run as root or in a cgroup delegated to this user (`,
+    );
+  });
+
+  it("says what an error of another kind met making a cgroup means, naming the file, never Node's text alone", () => {
+    const own = mkdtempSync(join(tmpdir(), "baton-cg-"));
+    dirs.push(own);
+    const cgroup = join(own, CGROUP_FOLDER, "dep-x");
+    // Its cgroup.procs a folder: writing it to move this process in fails as no cgroup does.
+    mkdirSync(join(cgroup, "cgroup.procs"), { recursive: true });
+    expect(() => cgroupContainment(own)?.create("dep-x")).toThrow(
+      `cannot contain processes in the cgroup ${cgroup}: cannot write ${cgroup}/cgroup.procs: illegal operation on a directory (EISDIR). They still start, in their own process groups;`,
+    );
+  });
+
+  it("says a move the kernel refuses as busy (EBUSY) is a cgroup that enables controllers below it", () => {
+    // As writeFileSync throws it: the write(2) to cgroup.procs names no file.
+    const busy = Object.assign(new Error("EBUSY: resource busy or locked, write"), {
+      code: "EBUSY",
+      syscall: "write",
+    });
+    const error = containmentUnavailable(
+      "/sys/fs/cgroup/user.slice/baton/dep-x",
+      busy,
+      "/sys/fs/cgroup/user.slice/cgroup.procs",
+    );
+    expect(error).toMatchObject({ code: "CONTAINMENT_UNAVAILABLE" });
+    expect(error.message).toBe(
+      "cannot contain processes in the cgroup /sys/fs/cgroup/user.slice/baton/dep-x: the kernel will not move a process into it (EBUSY): it enables controllers for the cgroups below it (its cgroup.subtree_control), and such a cgroup may hold no process itself. They still start, in their own process groups; to contain them, run as root or in a cgroup delegated to this user (for example `systemd-run --user --scope -p Delegate=yes baton launch ...`)",
     );
   });
 
