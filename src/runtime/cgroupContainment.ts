@@ -175,17 +175,36 @@ export function moveSelfInto(cgroup: string): void {
  * ```
  */
 export function containmentUnavailable(cgroup: string, error: unknown, path: string): BatonError {
-  const { code, syscall, path: named = path } = error as NodeJS.ErrnoException;
-  const why =
-    unwritableFolder(error, path)?.why ??
-    (code === "EBUSY"
-      ? `the kernel will not move a process into it (EBUSY): it enables controllers for the cgroups below it (its cgroup.subtree_control), and such a cgroup may hold no process itself`
-      : `cannot ${syscall === "mkdir" ? "make" : "write"} ${named}: ${errnoReason(error)}`);
   return new BatonError(
     "CONTAINMENT_UNAVAILABLE",
-    `cannot contain processes in the cgroup ${cgroup}: ${why}. They still start, in their ` +
+    `cannot contain processes in the cgroup ${cgroup}: ${cgroupRefusal(error, path)}. They still start, in their ` +
       "own process groups; to contain them, run as root or in a cgroup delegated to this " +
       "user (for example `systemd-run --user --scope -p Delegate=yes baton launch ...`)",
+  );
+}
+
+/**
+ * Why making a cgroup, or moving a process into one ("it" in the words), failed with `error`,
+ * for a person: in `unwritableFolder`'s words (`path` stands for the path when the error names
+ * none); a file of it not there (`ENOENT` of anything but `mkdir`), that it is gone; for
+ * `EBUSY`, that the cgroup enables controllers for those below it; else the file and what the
+ * system said (`errnoReason`).
+ *
+ * @example
+ * ```ts
+ * `cannot start a process in the cgroup ${cgroup}: ${cgroupRefusal(error, join(cgroup, "cgroup.procs"))}`;
+ * ```
+ */
+export function cgroupRefusal(error: unknown, path: string): string {
+  const { code, syscall, path: named = path } = error as NodeJS.ErrnoException;
+  if (code === "ENOENT" && syscall !== "mkdir") {
+    return `it is gone (${named} does not exist: removed, or the machine restarted)`;
+  }
+  return (
+    unwritableFolder(error, path)?.why ??
+    (code === "EBUSY"
+      ? "the kernel will not move a process into it (EBUSY): it enables controllers for the cgroups below it (its cgroup.subtree_control), and such a cgroup may hold no process itself"
+      : `cannot ${syscall === "mkdir" ? "make" : "write"} ${named}: ${errnoReason(error)}`)
   );
 }
 

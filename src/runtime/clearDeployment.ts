@@ -1,6 +1,7 @@
 import { type DeploymentPaths, OUTCOME_FILE, rankFileName } from "../rank/deploymentPaths.ts";
 import type { Lease } from "../rank/leaseFormat.ts";
 import { atomicTempTarget } from "./atomicTempTarget.ts";
+import { errnoReason } from "./errnoReason.ts";
 import type { FolderNotRemoved } from "./folderNotRemoved.ts";
 import type { HeldLease } from "./launcherLease.ts";
 import type { Files } from "./ports.ts";
@@ -103,7 +104,7 @@ export async function clearDeployment(
     const left = await files.list(paths.dir).catch(() => []);
     return left.length > 0
       ? {}
-      : { folderNotRemoved: { dir: paths.dir, reason: (error as Error).message } };
+      : { folderNotRemoved: { dir: paths.dir, reason: errnoReason(error) } };
   }
 }
 

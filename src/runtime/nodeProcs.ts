@@ -1,7 +1,13 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { cannotStart } from "./cannotStart.ts";
-import { cgroupContainment, moveSelfInto, ownCgroupDir } from "./cgroupContainment.ts";
+import {
+  cgroupContainment,
+  cgroupRefusal,
+  moveSelfInto,
+  ownCgroupDir,
+} from "./cgroupContainment.ts";
 import type { Containment, ProcExit, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
 import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
 
@@ -137,14 +143,16 @@ function cgroups(): { own: string | undefined; containment: Containment | undefi
  */
 function enterCgroup(cgroup: string): string {
   const home = cgroups().own;
-  try {
-    if (home === undefined) throw new Error("this process has no cgroup v2");
-    moveSelfInto(cgroup);
-  } catch (error) {
-    throw new Error(
-      `cannot start a process in the cgroup ${cgroup}: ${(error as Error).message}. ` +
+  const cannot = (why: string) =>
+    new Error(
+      `cannot start a process in the cgroup ${cgroup}: ${why}. ` +
         "Launch again (a new launch makes its cgroup anew), or without containment (--no-contain)",
     );
+  if (home === undefined) throw cannot("this process has no cgroup v2");
+  try {
+    moveSelfInto(cgroup);
+  } catch (error) {
+    throw cannot(cgroupRefusal(error, join(cgroup, "cgroup.procs")));
   }
   return home;
 }
@@ -165,7 +173,7 @@ function leaveCgroup(home: string, cgroup: string, child: ChildProcess | undefin
     child?.kill("SIGKILL");
     throw new Error(
       `cannot move this process (pid ${process.pid}) back from the cgroup ${cgroup}, where it ` +
-        `started a process, to its own ${home}: ${(error as Error).message}${started}. ` +
+        `started a process, to its own ${home}: ${cgroupRefusal(error, join(home, "cgroup.procs"))}${started}. ` +
         "baton does not kill or empty a cgroup this process is in: end it, and start it again " +
         "(or, for a launch, with --no-contain)",
     );
