@@ -6,6 +6,7 @@
 
 import { GraphError } from "../errors.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { preview } from "./label.ts";
 
 /** A JSON value: what inputs and results are made of. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -104,8 +105,10 @@ export const JOB_OPTIONS: Record<keyof JobOptions, true> = {
 
 /**
  * Makes a job. Nothing runs until the graph is handed to `engine.run`, which checks the
- * options' values; options that are not an object, or a name that is no option (a typo such
- * as `retires`, which went unnoticed), are a `GraphError` (`BAD_JOB`) at once.
+ * options' values; a kind that is not a non-empty string (`job(undefined, …)`, a kind read
+ * from a config key that is not there), options that are not an object, or a name that is no
+ * option (a typo such as `retires`, which went unnoticed), are a `GraphError` (`BAD_JOB`) at
+ * once, from the call that made the job.
  *
  * @example
  * ```ts
@@ -115,15 +118,17 @@ export const JOB_OPTIONS: Record<keyof JobOptions, true> = {
  * ```
  */
 export function job(kind: string, input: unknown = null, options: JobOptions = {}): JobSpec {
-  checkOptionNames(
-    `job(${typeof kind === "string" ? JSON.stringify(kind) : String(kind)}, …)`,
-    options,
-    JOB_OPTIONS,
-    {
-      shape: "such as { after: [...], retries: 2 }",
-      fail: (message) => new GraphError("BAD_JOB", message, [String(kind)]),
-    },
-  );
+  if (typeof kind !== "string" || kind === "") {
+    throw new GraphError(
+      "BAD_JOB",
+      `job(${preview(kind)}, …): the kind must be a non-empty string naming a handler of the job module, such as job("fetch", input)`,
+      [String(kind)],
+    );
+  }
+  checkOptionNames(`job(${JSON.stringify(kind)}, …)`, options, JOB_OPTIONS, {
+    shape: "such as { after: [...], retries: 2 }",
+    fail: (message) => new GraphError("BAD_JOB", message, [kind]),
+  });
   return {
     kind,
     input,

@@ -22,6 +22,14 @@ describe("job", () => {
     );
   });
 
+  it("refuses a kind that is not a non-empty string at the call that made the job, not when it runs", () => {
+    expect(refusal(undefined, 1).message).toBe(
+      'job(undefined, …): the kind must be a non-empty string naming a handler of the job module, such as job("fetch", input)',
+    );
+    expect(refusal("").message).toMatch(/^job\("", …\): the kind must be/);
+    expect(refusal(42).message).toMatch(/^job\(42, …\): the kind must be/);
+  });
+
   it("refuses options that are not an object, saying what they are", () => {
     expect(refusal("fetch", "x", null).message).toBe(
       'job("fetch", …): the options must be an object, such as { after: [...], retries: 2 }, not null',

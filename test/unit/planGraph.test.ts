@@ -306,11 +306,13 @@ describe("planGraph", () => {
   });
 
   it("rejects a kind that is not a non-empty string", () => {
-    expect(badJob(job(""))).toBe(
+    // Made without job(), which refuses such a kind itself.
+    const made = (kind: unknown) => ({ kind, input: null, after: [], requires: {} }) as never;
+    expect(badJob(made(""))).toBe(
       'The job at graph[0] has kind ""; a kind must be a non-empty string naming a handler of ' +
         "the job module.",
     );
-    expect(badJob(job(42 as never))).toMatch(/^The job at graph\[0\] has kind 42;/);
+    expect(badJob(made(42))).toMatch(/^The job at graph\[0\] has kind 42;/);
     expect(badJob([job("fetch")] as never)).toBe(
       "graph[0] is an array, not a job; give the jobs themselves (spread it: ...jobs).",
     );
