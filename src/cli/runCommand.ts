@@ -143,7 +143,8 @@ Runs a graph of jobs and waits for it to finish.
                      its allocation ends, giving its node back (a job sent to it as it
                      leaves runs elsewhere; allocations are submitted again when jobs come),
                      such as 1m or 30m, or never (default 5m)
-  --json             print the result as JSON on stdout (default: a table on stderr)
+  --json             print the result as JSON on stdout (default: a table on stderr,
+                     with the values of the jobs the graph module exports)
   --log-level L      ${LOG_LEVELS.join(" | ")}
                      (default: warn): for stderr and the worker processes' logs
                      (worker-N.log); the run's own log, run.log, takes info too (both in
@@ -540,6 +541,7 @@ export async function runCommand(argv: string[]): Promise<number> {
           storeReadOnly: readOnly,
           runLog: join(logsDir, "run.log"),
           keepsResults: !values["no-store"] && !readOnly,
+          graph,
         }),
       );
     }

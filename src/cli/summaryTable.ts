@@ -1,6 +1,8 @@
 import { formatDuration } from "../formatDuration.ts";
+import type { JobSpec } from "../graph/job.ts";
 import type { JobStatus, RunResult } from "../runtime/run.ts";
 import { countByKind, countsTable } from "./countsTable.ts";
+import { graphValueLines } from "./graphValueLines.ts";
 import { workerLossLines } from "./workerLossLines.ts";
 
 /** The column of each job status in the summary's counts. */
@@ -25,10 +27,13 @@ export interface SummaryOptions {
    * `--store-read-only`): a run that did not complete says that a rerun resumes from them.
    */
   keepsResults?: boolean;
+  /** The jobs the run was given: what those that completed hold follows the counts. */
+  graph?: readonly JobSpec[];
 }
 
 /**
- * The end-of-run summary: one row per job kind with counts, then every failure with its
+ * The end-of-run summary: one row per job kind with counts, the values of the `graph`'s jobs
+ * that completed (`graphValueLines`), then every failure with its
  * cause and the worker of its last attempt (a run with many failures lists the first 20), and
  * where the run's log holds each failed attempt with its stack, and the workers lost, or that
  * left on purpose, while running a job (`workerLossLines`); for a run that did not complete,
@@ -41,7 +46,7 @@ export interface SummaryOptions {
  */
 export function summaryTable(
   result: RunResult,
-  { storeReadOnly = false, runLog, keepsResults = false }: SummaryOptions = {},
+  { storeReadOnly = false, runLog, keepsResults = false, graph = [] }: SummaryOptions = {},
 ): string {
   const byKind = countByKind(
     result.jobs.values(),
@@ -58,6 +63,7 @@ export function summaryTable(
     c.cancelled,
     c.cached,
   ]);
+  out.push(...graphValueLines(result, graph));
   const failures = [...result.jobs.values()].filter((o) => o.status === "failed");
   for (const o of failures.slice(0, 20)) {
     const on = o.worker === undefined ? "" : `${o.attempts === 1 ? "" : ", last"} on ${o.worker}`;

@@ -174,7 +174,7 @@ function parseJson(stdout: string): JsonResult {
 }
 
 describe("baton run", () => {
-  it("runs the Quick start pipeline and prints the summary table", async () => {
+  it("runs the Quick start pipeline and prints the summary table, with the value of the job the graph exports", async () => {
     const { code, stdout, stderr } = await batonRun("run", PIPELINE);
 
     expect(code).toBe(0);
@@ -182,6 +182,8 @@ describe("baton run", () => {
     expect(stderr).toMatch(/^kind\s+completed\s+failed\s+skipped\s+cancelled\s+cached$/m);
     expect(stderr).toMatch(/^fetch\s+16\s+0\s+0\s+0\s+0$/m);
     expect(stderr).toMatch(/^total\s+55\s+0\s+0\s+0\s+0$/m);
+    // The graph module exports publish alone: its value, not only the counts.
+    expect(stderr).toMatch(/^total .*\npublish [0-9a-f]{16}: \{"published":\d+\}\n/m);
     expect(stderr).toMatch(/✓ every job completed in \d/);
   });
 
