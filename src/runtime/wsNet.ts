@@ -35,7 +35,8 @@ export interface WsAddress {
 
 /**
  * Parses `HOST:PORT` or `ws://HOST:PORT` (an IPv6 host in brackets). The host is required:
- * baton never picks the interfaces to listen on for its caller. Port 0 means any free port.
+ * baton never picks the interfaces to listen on for its caller, and a port alone (`7000`) is
+ * refused with the addresses it could mean. Port 0 means any free port.
  *
  * @example
  * ```ts
@@ -46,6 +47,11 @@ export interface WsAddress {
 export function parseListenAddress(text: string): WsAddress {
   const match = /^(?:ws:\/\/)?(?:\[([0-9A-Fa-f:.]+)\]|([^\s:/[\]@?#]+)):(\d{1,5})\/?$/.exec(text);
   const port = Number(match?.[3]);
+  if (/^\d{1,5}$/.test(text) && Number(text) <= 65_535) {
+    throw new ConfigError(
+      `"${text}" is a port without its host: write HOST:PORT, such as 127.0.0.1:${text} for this machine alone (baton never picks the interfaces to listen on: 0.0.0.0:${text} listens on every one)`,
+    );
+  }
   if (!match || port > 65_535) {
     throw new ConfigError(
       `"${text}" is not an address baton can use: write HOST:PORT or ws://HOST:PORT (for example 127.0.0.1:7000; an IPv6 host in brackets; port 0 for any free port)`,
