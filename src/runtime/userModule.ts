@@ -143,6 +143,14 @@ export async function graphOf(module: Record<string, unknown>, path: string): Pr
   if (graph === undefined) throw noGraph(exported, path);
   // A job module given where the graph goes (`baton run jobs.ts`): its handlers are no job.
   if (typeof graph === "object" && graph !== null && !isGraph(graph)) {
+    // An object of jobs (`export default { fetch, parse }`) was a graph to its author.
+    const keys = Object.keys(graph);
+    if (keys.length > 0 && Object.values(graph).every(isGraph)) {
+      throw new BatonError(
+        "NO_GRAPH",
+        `${path} exports no graph: its export is an object of jobs (${keys.slice(0, 3).join(", ")}${keys.length > 3 ? ", …" : ""}), where a graph is a list of jobs or one job; export its values as a list (\`export default Object.values(…).flat()\`, or \`export default [${keys.length > 3 ? "…" : keys.join(", ")}]\`)`,
+      );
+    }
     throw new BatonError(
       "NO_GRAPH",
       `${path} exports no graph: its export is neither a job nor a list of jobs (a job module? give the graph module, and this file as --jobs)`,

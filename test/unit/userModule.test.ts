@@ -122,6 +122,16 @@ describe("a hand-written CommonJS module", () => {
     }
   });
 
+  it("exporting an object of jobs, is told to export them as a list", async () => {
+    await expect(graphOf({ default: { a: double, b: [double] } }, "graph.ts")).rejects.toThrow(
+      "graph.ts exports no graph: its export is an object of jobs (a, b), where a graph is a list of jobs or one job; export its values as a list (`export default Object.values(…).flat()`, or `export default [a, b]`)",
+    );
+    const many = Object.fromEntries(["a", "b", "c", "d"].map((key) => [key, double]));
+    await expect(graphOf({ graph: many }, "graph.ts")).rejects.toThrow(
+      "an object of jobs (a, b, c, …), where a graph is a list of jobs or one job; export its values as a list (`export default Object.values(…).flat()`, or `export default […]`)",
+    );
+  });
+
   it("given as a graph module, is still told when it is a job module", async () => {
     await expect(graphOf(commonJs(handlers), "jobs.cjs")).rejects.toThrow(
       "jobs.cjs exports no graph: its export is neither a job nor a list of jobs (a job module? give the graph module, and this file as --jobs)",
