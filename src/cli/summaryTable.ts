@@ -32,7 +32,8 @@ export interface SummaryOptions {
 }
 
 /**
- * The end-of-run summary: one row per job kind with counts, the values of the `graph`'s jobs
+ * The end-of-run summary (for a graph of no jobs, a line saying so): one row per job kind
+ * with counts, the values of the `graph`'s jobs
  * that completed (`graphValueLines`), then every failure with its
  * cause and the worker of its last attempt (a run with many failures lists the first 20), and
  * where the run's log holds each failed attempt with its stack, and the workers lost, or that
@@ -48,6 +49,8 @@ export function summaryTable(
   result: RunResult,
   { storeReadOnly = false, runLog, keepsResults = false, graph = [] }: SummaryOptions = {},
 ): string {
+  // An empty table and "every job completed" read as a run that did its work.
+  if (result.jobs.size === 0) return "the graph has no jobs: nothing ran\n";
   const byKind = countByKind(
     result.jobs.values(),
     (outcome) => outcome.kind,

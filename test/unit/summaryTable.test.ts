@@ -34,6 +34,10 @@ function completedRun(count: number, cached: number): RunResult {
 }
 
 describe("summaryTable", () => {
+  it("says that a graph of no jobs ran nothing, where it gave an empty table and every job completed", () => {
+    expect(summaryTable(completedRun(0, 0))).toBe("the graph has no jobs: nothing ran\n");
+  });
+
   it("names the worker of a failed job's last attempt, and the workers lost under jobs", () => {
     const broke = { code: 1006, reason: "" };
     const run = completedRun(2, 0);
