@@ -719,12 +719,12 @@ describe("baton status", () => {
     const empty = await baton(["status", "--state-dir", join(dir, "missing")]);
     expect(empty.code).toBe(0);
     expect(empty.stdout).toBe(
-      `no runs or deployments: ${join(dir, "missing")} does not exist (no run or launch used it; is --state-dir right?)\n`,
+      `no runs or deployments: ${join(dir, "missing")} does not exist (no run or launch used it; is --state-dir right? A baton run's is its store's run/ folder: .baton/run beside its graph module, or DIR/run for --store DIR)\n`,
     );
     const reapMissing = await baton(["reap", "--state-dir", join(dir, "missing")]);
     expect(reapMissing.code).toBe(0);
     expect(reapMissing.stdout).toBe(
-      `nothing to reap: ${join(dir, "missing")} does not exist (no run or launch used it; is --state-dir right?)\n`,
+      `nothing to reap: ${join(dir, "missing")} does not exist (no run or launch used it; is --state-dir right? A baton run's is its store's run/ folder: .baton/run beside its graph module, or DIR/run for --store DIR)\n`,
     );
     expect(reapMissing.stderr).toBe("");
     // --json says so too, in a field of its own.
