@@ -14,10 +14,11 @@ import {
 } from "../runtime/deploymentLogs.ts";
 import { folderNotRemovedLine } from "../runtime/folderNotRemoved.ts";
 import { launchGroup } from "../runtime/launchGroup.ts";
-import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
+import { createLogger, LOG_LEVELS } from "../runtime/logger.ts";
 import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
+import { choiceFlag } from "./choiceFlag.ts";
 import { closeDashboard } from "./closeDashboard.ts";
 import { codedMessage } from "./codedMessage.ts";
 import { commandCatalog } from "./commandCatalog.ts";
@@ -163,10 +164,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
     ...(values["remote-state-dir"] !== undefined && { stateDir: values["remote-state-dir"] }),
     ...(values["remote-cwd"] !== undefined && { cwd: values["remote-cwd"] }),
   };
-  const level = values["log-level"] as LogLevel;
-  if (!LOG_LEVELS.includes(level)) {
-    throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
-  }
+  const level = choiceFlag("--log-level", values["log-level"] as string, LOG_LEVELS);
   const masterPort = wholeNumberFlag("--master-port", values["master-port"], "a TCP port", {
     most: 65_535,
   });

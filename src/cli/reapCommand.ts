@@ -1,15 +1,15 @@
 import { join, resolve } from "node:path";
-import { ConfigError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { rankList } from "../rank/rankList.ts";
 import { folderNotRemovedLine } from "../runtime/folderNotRemoved.ts";
-import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
+import { createLogger, LOG_LEVELS } from "../runtime/logger.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import { reapDeployments } from "../runtime/reaper.ts";
 import { reapRunFiles } from "../runtime/reapRunFiles.ts";
 import { nodeSlurmCommands } from "../runtime/slurmCommands.ts";
+import { choiceFlag } from "./choiceFlag.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { leftRunningLine } from "./leftRunningLine.ts";
@@ -93,10 +93,7 @@ export async function reapCommand(argv: string[]): Promise<number> {
   });
   if (values.help) return printHelp(REAP_USAGE, mistake);
   emptyFlags("reap", values, ["state-dir", "grace-ms", "ssh-config", "log-level"]);
-  const level = values["log-level"] as LogLevel;
-  if (!LOG_LEVELS.includes(level)) {
-    throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
-  }
+  const level = choiceFlag("--log-level", values["log-level"] as string, LOG_LEVELS);
   const grace = wholeNumberFlag("--grace-ms", values["grace-ms"], MILLISECONDS);
   const sshConfig = sshConfigFlag(values["ssh-config"]);
   const stateDir = resolve(values["state-dir"] ?? DEFAULT_STATE_DIR);

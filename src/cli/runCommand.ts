@@ -20,7 +20,7 @@ import {
 } from "../runtime/inspector.ts";
 import { loadJobs } from "../runtime/jobModule.ts";
 import { localPool } from "../runtime/localPool.ts";
-import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
+import { createLogger, LOG_LEVELS } from "../runtime/logger.ts";
 import { moduleSource } from "../runtime/moduleSource.ts";
 import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
 import { nodeEntropy } from "../runtime/nodeEntropy.ts";
@@ -39,6 +39,7 @@ import { COORDINATOR_OWN_FILES, checkWorkerCount } from "../runtime/workerCountL
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { batonCommand } from "./batonCommand.ts";
 import { batonDirBesideGraph, besideGraph } from "./batonDirBesideGraph.ts";
+import { choiceFlag } from "./choiceFlag.ts";
 import { closeDashboard } from "./closeDashboard.ts";
 import { codedMessage } from "./codedMessage.ts";
 import { commandCatalog } from "./commandCatalog.ts";
@@ -203,10 +204,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       positionals.length > 1 ? `, not ${positionals.length} (${positionals.join(", ")})` : "";
     throw new ConfigError(`baton run takes one graph module${given} (baton run --help shows how)`);
   }
-  const level = values["log-level"] as LogLevel;
-  if (!LOG_LEVELS.includes(level)) {
-    throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
-  }
+  const level = choiceFlag("--log-level", values["log-level"] as string, LOG_LEVELS);
   const inProcess = values["in-process"];
   const count = wholeNumberFlag("--workers", values.workers, "a number of workers", {
     least: inProcess ? 1 : 0,

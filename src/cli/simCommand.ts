@@ -32,6 +32,7 @@ import {
   yourModules,
 } from "../sim/simulateSeeds.ts";
 import { yourGraph as planned } from "../sim/yourJobs.ts";
+import { choiceFlag } from "./choiceFlag.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { LiveLine } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
@@ -145,10 +146,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       "give --faults PROFILE or --fault-list LIST, not both: a fault list is the whole plan, and the profile would be ignored",
     );
   }
-  const profile = (values.faults ?? "default") as FaultProfile;
-  if (!FAULT_PROFILES.includes(profile)) {
-    throw new ConfigError(`--faults must be one of ${FAULT_PROFILES.join(", ")}, not "${profile}"`);
-  }
+  const profile = choiceFlag("--faults", values.faults ?? "default", FAULT_PROFILES);
   const plantedBugs = (values.plant ?? []).flatMap((p) => p.split(","));
   checkPlantedBugs("--plant", plantedBugs);
   const settings: Settings = {

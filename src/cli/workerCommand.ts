@@ -5,7 +5,7 @@ import { formatDuration } from "../formatDuration.ts";
 import type { Resources } from "../graph/job.ts";
 import { DEFAULT_DEAD_AFTER_MS } from "../machines/connection.ts";
 import { coordinatorUrl } from "../runtime/coordinatorAddress.ts";
-import { createLogger, LOG_LEVELS, type LogLevel } from "../runtime/logger.ts";
+import { createLogger, LOG_LEVELS } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
 import { moduleSource } from "../runtime/moduleSource.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
@@ -18,6 +18,7 @@ import { runWorker, type WorkerExit } from "../runtime/worker.ts";
 import { HANDLER_EXITED_EXIT, REFUSED_EXIT } from "../runtime/workerExitCodes.ts";
 import { wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, describeClose } from "../transport/closeCodes.ts";
+import { choiceFlag } from "./choiceFlag.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
@@ -175,10 +176,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     );
   }
   const address = coordinatorAddress(values.connect);
-  const level = values["log-level"] as LogLevel;
-  if (!LOG_LEVELS.includes(level)) {
-    throw new ConfigError(`--log-level must be one of ${LOG_LEVELS.join(", ")}, not "${level}"`);
-  }
+  const level = choiceFlag("--log-level", values["log-level"] as string, LOG_LEVELS);
   const name = values.name ?? `${hostname()}-${process.pid}`;
   /** This process's, the same on each connection: a reconnect replaces its own lost one. */
   const instance = nodeEntropy().id();

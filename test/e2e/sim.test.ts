@@ -118,6 +118,9 @@ describe("baton sim", () => {
     const exit = await sim("--faults", "apocalyptic");
     expect(exit.code).toBe(2);
     expect(exit.stderr).toMatch(/--faults must be one of none, default, heavy/);
+    const typo = await sim("--faults", "hevy");
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('not "hevy"; did you mean heavy? [CONFIG]');
     const threads = await sim("--threads", "0");
     expect(threads.code).toBe(2);
     expect(threads.stderr).toMatch(/--threads must be a number of threads from 1 to 64, not "0"/);
