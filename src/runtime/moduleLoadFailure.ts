@@ -1,6 +1,7 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { closestName } from "../closestName.ts";
 import { ModuleLoadError } from "../errors.ts";
 import { moduleFiles } from "./moduleSource.ts";
 import { nearestFile } from "./nearestFile.ts";
@@ -173,10 +174,34 @@ function missingImport(
     };
   }
   const name = packageName(specifier);
+  const folder = packageFolder(importer);
+  // A typo of a package that is there (`batn`): npm install would fetch another, or a squatter's.
+  const meant = closestName(name, ["baton", ...dependencies(folder)]);
+  const install = `npm install ${name} in ${folder}`;
   return {
     importer,
-    says: `${importer} ${verb} the package ${name}, which is not installed: run npm install ${name} in ${packageFolder(importer)}`,
+    says:
+      meant === undefined
+        ? `${importer} ${verb} the package ${name}, which is not installed: run ${install}`
+        : `${importer} ${verb} the package ${name}, which is not installed: did you mean ${meant}? (if ${name} is another package, run ${install})`,
   };
+}
+
+/** The packages the package.json in `folder` depends on, of every kind; none when it is unreadable. */
+function dependencies(folder: string): string[] {
+  try {
+    const json = JSON.parse(readFileSync(join(folder, "package.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    return ["dependencies", "devDependencies", "peerDependencies", "optionalDependencies"]
+      .map((kind) => json[kind])
+      .flatMap((listed) =>
+        typeof listed === "object" && listed !== null ? Object.keys(listed) : [],
+      );
+  } catch {
+    return [];
+  }
 }
 
 /** The package a bare specifier names: `lodash` of `lodash/fp`, `@scope/pkg` of `@scope/pkg/x`. */

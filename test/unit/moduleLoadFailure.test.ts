@@ -141,6 +141,21 @@ describe("moduleLoadFailure", () => {
     expect(error.message).toBe(
       `could not load jobs.ts: ${importer} imports the package @scope/absent, which is not installed: run npm install @scope/absent in ${dir}`,
     );
+    // A typo of baton, or of a package the package.json lists: npm install would fetch another.
+    const typos = tree({ "package.json": '{"devDependencies":{"lodash":"4"}}', "graph.ts": "" });
+    for (const [name, meant] of [
+      ["batn", "baton"],
+      ["lodahs", "lodash"],
+    ]) {
+      const graph = join(typos, "graph.ts");
+      const typo = nodeError(
+        `Cannot find package '${name}' imported from ${graph}`,
+        "ERR_MODULE_NOT_FOUND",
+      );
+      expect(moduleLoadFailure(typo, "graph.ts", graph).message).toBe(
+        `could not load graph.ts: ${graph} imports the package ${name}, which is not installed: did you mean ${meant}? (if ${name} is another package, run npm install ${name} in ${typos})`,
+      );
+    }
     const required = Object.assign(
       nodeError(
         "Cannot find module 'lodash/fp'\nRequire stack:\n- /nowhere/h.cjs",
