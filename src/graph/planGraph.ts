@@ -270,7 +270,14 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
     );
   }
   if (!Array.isArray(after)) {
-    throw invalid(`after ${preview(after)}`, "after must be an array of jobs");
+    // One job where the list goes (`after: fetch`), an easy slip without the compiler.
+    const one = typeof after === "object" && after !== null && "kind" in after;
+    throw invalid(
+      `after ${preview(after)}`,
+      one
+        ? "after must be an array of jobs, even of one: { after: [thatJob] }"
+        : "after must be an array of jobs",
+    );
   }
   if (typeof requires !== "object" || requires === null) {
     throw invalid(`requires ${preview(requires)}`, "requires must be an object");

@@ -297,6 +297,9 @@ describe("planGraph", () => {
     expect(badJob({ ...job("fetch"), after: "none" })).toBe(
       'Job fetch has after "none"; after must be an array of jobs.',
     );
+    expect(badJob({ ...job("parse"), after: job("fetch") as never })).toMatch(
+      /^Job parse has after \{"kind":"fetch",.*; after must be an array of jobs, even of one: \{ after: \[thatJob\] \}\.$/,
+    );
     expect(badJob({ kind: "fetch", input: 2 } as never)).toBe(
       'The job at graph[0] (kind "fetch") has no after and no requires: it was not made by job(); make jobs with job(kind, input, options), which fills them in.',
     );
