@@ -243,8 +243,13 @@ export interface JobBoardOptions {
  */
 export class JobBoard {
   readonly jobs = new Map<string, JobRecord>();
-  /** Lease table: connection → job id. */
-  readonly leases = new Map<string, string>();
+  /**
+   * Lease table: connection → the record of the job it holds. The record, not its id: a
+   * result finds its job here, among a few connections, where a lookup by id in the map of
+   * every job was the costliest line of a 100,000-job run beyond XState (ARCHITECTURE,
+   * "Performance, measured").
+   */
+  readonly leases = new Map<string, JobRecord>();
   /** Connections waiting for a job, first come first served. */
   readonly waiting = new Map<string, Waiter>();
   readonly workerOf = new Map<string, string>();
@@ -392,12 +397,13 @@ export class JobBoard {
 
   /** A worker reports the outcome of a job. Only the holder of the lease is heard. */
   result(conn: string, jobId: string, outcome: Outcome): void {
-    const record = this.jobs.get(jobId);
+    const leased = this.leases.get(conn);
+    const record = leased?.job.id === jobId ? leased : this.jobs.get(jobId);
     if (!record) {
       this.drop(conn, jobId, "unknown-job");
       return;
     }
-    if (this.leases.get(conn) !== jobId) {
+    if (record !== leased) {
       const held = record.state === "running" || record.state === "ready";
       this.drop(conn, jobId, held ? "not-held" : "finished");
       return;
@@ -422,11 +428,11 @@ export class JobBoard {
    */
   workerLost(conn: string, close: WorkerClose, { silent = false } = {}): void {
     this.waiting.delete(conn);
-    const jobId = this.leases.get(conn);
+    const record = this.leases.get(conn);
     const worker = this.workerOf.get(conn) ?? conn;
     this.workerOf.delete(conn);
-    if (jobId === undefined) return;
-    const record = this.jobs.get(jobId)!;
+    if (record === undefined) return;
+    const jobId = record.job.id;
     const wasRunning = record.state === "running";
     this.release(conn, record);
     if (!wasRunning) {
@@ -469,8 +475,8 @@ export class JobBoard {
    * that ignores its AbortSignal cannot keep its worker).
    */
   heartbeat(conn: string): void {
-    const job = this.leases.get(conn);
-    if (job !== undefined && !this.jobs.get(job)!.timedOut) this.renew(conn);
+    const record = this.leases.get(conn);
+    if (record !== undefined && !record.timedOut) this.renew(conn);
   }
 
   /** The result of a `storing` job is durable: the job completes, and the store has room. */
@@ -545,8 +551,8 @@ export class JobBoard {
     for (const [conn, at] of this.renewed) {
       if (now - at <= LEASE_SWEEPS) continue;
       this.renewed.delete(conn);
-      const job = this.leases.get(conn)!;
-      const record = this.jobs.get(job)!;
+      const record = this.leases.get(conn)!;
+      const job = record.job.id;
       this.effects.push({
         type: "lease.expired",
         conn,
@@ -800,7 +806,7 @@ export class JobBoard {
     this.runningCount++;
     if (this.throttled)
       this.runningByKind.set(job.kind, (this.runningByKind.get(job.kind) ?? 0) + 1);
-    this.leases.set(conn, job.id);
+    this.leases.set(conn, record);
     let deps = NO_DEPS;
     if (job.deps.length > 0) {
       deps = {};
@@ -858,7 +864,7 @@ export class JobBoard {
   /** Planted bugs only: the job is ready again while `conn` still holds its lease. */
   private requeueHeld(conn: string, record: JobRecord): void {
     this.release(conn, record);
-    this.leases.set(conn, record.job.id);
+    this.leases.set(conn, record);
     this.becomeReady(record);
   }
 

@@ -308,7 +308,8 @@ export class InvariantChecker {
 
   /** Invariant 1 on the lease table, and 4 and 5 on the waiting connections. */
   private checkLeases(board: JobBoard): void {
-    for (const [conn, job] of board.leases) {
+    for (const [conn, leased] of board.leases) {
+      const job = leased.job.id;
       const told = this.held.get(conn);
       if (told !== job) {
         this.fail(
@@ -385,7 +386,7 @@ export class InvariantChecker {
       } else if (state === "running") {
         const { kind } = record.job;
         running.set(kind, (running.get(kind) ?? 0) + 1);
-        if (record.holder === undefined || board.leases.get(record.holder) !== id) {
+        if (record.holder === undefined || board.leases.get(record.holder)?.job.id !== id) {
           this.fail(1, `job ${id} is running without a lease (holder: ${record.holder ?? "none"})`);
         }
       } else if (state === "storing") {

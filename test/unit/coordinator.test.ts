@@ -98,7 +98,7 @@ describe("coordinator: leasing", () => {
       },
     ]);
     expect(c.record("a")).toMatchObject({ state: "running", holder: "c1", attempts: 1 });
-    expect(c.board().leases.get("c1")).toBe("a");
+    expect(c.board().leases.get("c1")?.job.id).toBe("a");
     expect(c.state()).toBe("running");
   });
 

@@ -77,7 +77,7 @@ function writing(jobs: number, waitMs = STORE_FULL_WAIT_MS, dir = "/data/store")
   const answerAll = () => {
     for (let i = 0; i < jobs; i++) {
       coordinator.send({ type: "LEASE", conn: `c${i}`, worker: `w${i}`, resources: {} });
-      const job = board().leases.get(`c${i}`)!;
+      const job = board().leases.get(`c${i}`)!.job.id;
       coordinator.send({
         type: "RESULT",
         conn: `c${i}`,

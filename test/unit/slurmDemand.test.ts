@@ -96,7 +96,7 @@ describe("demandGauge", () => {
     board.lease("c1", "w1", offer);
     board.lease("c2", "w2", offer);
     // Two trains running: none of the others may start until one ends; a is still ready.
-    expect([...board.leases.values()]).toEqual(["t1", "t2"]);
+    expect([...board.leases.values()].map((record) => record.job.id)).toEqual(["t1", "t2"]);
     expect(demand(offer)).toBe(3);
     // A big offer fits the big train too, but the throttle is full.
     expect(demand({ cpus: 8 })).toBe(3);
