@@ -650,12 +650,16 @@ export class JobBoard {
     };
   }
 
-  /** Adds jobs not on the board yet; `stored` holds results for some of them (rerun skips). */
-  private add(jobs: PlannedJob[], stored = this.options.stored): PlannedJob[] {
-    const added: PlannedJob[] = [];
+  /**
+   * Adds jobs not on the board yet; `stored` holds results for some of them (rerun skips).
+   * The new records are kept in a list as they are made: looking each up again by id, twice,
+   * cost as much as making them (a lookup in the map of every job misses the caches).
+   */
+  private add(jobs: PlannedJob[], stored = this.options.stored): void {
+    const added: JobRecord[] = [];
     for (const job of jobs) {
       if (this.jobs.has(job.id)) continue;
-      this.jobs.set(job.id, {
+      const record: JobRecord = {
         job,
         state: "blocked",
         attempts: 0,
@@ -675,12 +679,13 @@ export class JobBoard {
         cached: false,
         unknownDep: undefined,
         skippedFor: undefined,
-      });
+      };
+      this.jobs.set(job.id, record);
       this.tally.blocked++;
-      added.push(job);
+      added.push(record);
     }
-    for (const job of added) {
-      const record = this.jobs.get(job.id)!;
+    for (const record of added) {
+      const { job } = record;
       for (const dep of job.deps) {
         const parent = this.jobs.get(dep);
         if (!parent) {
@@ -692,11 +697,11 @@ export class JobBoard {
       }
     }
     if (stored !== undefined && stored.size > 0) {
-      this.joiningStored = new Set(added.filter((job) => stored.has(job.id)).map((job) => job.id));
+      const ids = added.map((record) => record.job.id);
+      this.joiningStored = new Set(ids.filter((id) => stored.has(id)));
     }
-    for (const job of added) this.settleNew(this.jobs.get(job.id)!, stored);
+    for (const record of added) this.settleNew(record, stored);
     this.joiningStored = undefined;
-    return added;
   }
 
   /** Puts a newly added job where it belongs: stored, unsatisfiable, skipped, ready or blocked. */
