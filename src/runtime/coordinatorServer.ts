@@ -79,8 +79,10 @@ interface Connection {
   /** Link events waiting behind a blocked result's store lookup, in arrival order. */
   backlog: Promise<void> | undefined;
   /**
-   * The job frame being granted while the connection machine hears GRANT, and its text in
-   * `grantedText` (two fields, not an object a grant).
+   * The job frame granted last, until the connection machine sends it, and its text in
+   * `grantedText` (two fields, not an object a grant): the frame is sent as that text, never
+   * encoded again. A grant the machine does not send (too large for the worker, or the
+   * connection closing) is held until the next grant replaces it or the connection goes.
    */
   granting: JobFrame | undefined;
   grantedText: string;
@@ -148,6 +150,9 @@ export class CoordinatorServer {
           ...(job.ranks !== undefined && { ranks: job.ranks }),
         };
         // Encoded once: measured for the machine, and sent as is if the machine sends it.
+        // Kept until then, not only while `send` runs: a grant answering the connection's
+        // own LEASE reaches its machine while that machine is still busy with the event that
+        // asked, so the machine takes the GRANT after `send` has returned (nearly every job).
         const text = encode(frame);
         connection.granting = frame;
         connection.grantedText = text;
@@ -157,8 +162,6 @@ export class CoordinatorServer {
           frame,
           bytes: Buffer.byteLength(text),
         });
-        connection.granting = undefined;
-        connection.grantedText = "";
         return;
       }
       case "lease.cancelled":
@@ -268,9 +271,16 @@ export class CoordinatorServer {
     };
     this.connections.set(link.id, connection);
     this.admit(connection, log);
-    actor.on("send", ({ frame }) =>
-      link.send(frame === connection.granting ? connection.grantedText : encode(frame)),
-    );
+    actor.on("send", ({ frame }) => {
+      if (frame !== connection.granting) {
+        link.send(encode(frame));
+        return;
+      }
+      const text = connection.grantedText;
+      connection.granting = undefined;
+      connection.grantedText = "";
+      link.send(text);
+    });
     /** The worker's name once its hello is accepted. */
     let joinedAs: string | undefined;
     actor.on("close", ({ code, reason }) => {

@@ -365,6 +365,24 @@ describe("CoordinatorServer", () => {
     coordinator.stop();
   });
 
+  it("encodes each job frame once, also when the grant answers the connection's own request for work", async () => {
+    // The grant of the second job answers the LEASE the connection sends as it hands the
+    // first job's result on: its machine takes that GRANT after the server's send returned.
+    const next: PlannedJob = { ...crunch, id: "j2", deps: [] };
+    const { clock, coordinator, sent, arrive } = serve([crunch, next]);
+    const stringify = vi.spyOn(JSON, "stringify");
+    const jobFramesEncoded = () =>
+      stringify.mock.calls.filter(([value]) => (value as { type?: unknown }).type === "job").length;
+    hello(sent, arrive);
+    await runUntil(clock, 1_000);
+    const granted = () => sent.filter((f) => f.type === "job").map((f) => f.id);
+    arrive({ type: "result", job: granted()[0], status: "completed", value: 1 });
+    await runUntil(clock, 1_000);
+    expect(granted()).toEqual(["j1", "j2"]);
+    expect(jobFramesEncoded()).toBe(2);
+    coordinator.stop();
+  });
+
   it("a worker whose result takes longer to store than the probe deadline takes its next job meanwhile", async () => {
     // The store stalls for 30 s (a network file system, say); the worker answers every ping.
     const next: PlannedJob = { ...crunch, id: "j2", deps: [] };
