@@ -33,8 +33,8 @@ orphaned, then live, unreadable and ended ones, each the newest first (by when i
 else when it was launched); a last line counts them
 (\`1 orphaned (run: baton reap …), 2 live, 17 ended\`), as one counts the runs.
 A deployment is live (the launcher runs and renews its lease; up how long; a launcher on
-another machine sharing the state directory, with a lease and no manifest yet, by its
-lease's age alone, since its pid means nothing here), orphaned (the
+another machine sharing the state directory by its lease's age alone, since its pid means
+nothing here, and its ranks are "remote" too), orphaned (the
 launcher's pid is gone or its lease is stale: run \`baton reap\`; launched how long ago, and
 when its launcher was last seen: its lease's last renewal, or the last rank exit it
 recorded), ended (how: succeeded, failed, stopped or reaped, why and when, each rank's exit

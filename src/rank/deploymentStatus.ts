@@ -25,7 +25,10 @@ import { readStateFile, type StateFileFormat } from "./stateFile.ts";
 /** One rank of a deployment as its files and the process table show it. */
 export interface RankStatus {
   rank: number;
-  /** Where it runs, from the manifest: `local`, or `ssh://USER@HOST[:PORT]`. */
+  /**
+   * Where it runs, from the manifest: `local`, or `ssh://USER@HOST[:PORT]`; for a deployment
+   * launched on another machine sharing the state dir, that machine's name for its local ranks.
+   */
   host: string;
   /** From the marker, else from the manifest (a remote rank's is a pid on its host). */
   pid: number | undefined;
@@ -35,7 +38,8 @@ export interface RankStatus {
    */
   alive: boolean | undefined;
   /**
-   * `remote` for a rank on another host (its process and marker are there: not checked).
+   * `remote` for a rank on another host (its process and marker are there: not checked), an
+   * ssh host's or the machine its launcher ran on when that is not this one.
    * `exited` for a rank whose exit its launcher recorded (`exit`), `reaped` for one a reaper
    * found still running after its launcher died and stopped, and `gone` for every other rank
    * of a deployment whose end is recorded (its teardown was verified): their pids are not
@@ -274,9 +278,16 @@ async function readDeploymentStatus(
     return unreadable(deployment, await ownerName(files, denied), stateDir, problems);
   }
 
-  // With the ranks its launcher started but did not record (it died first): ranks all the same.
+  // Launched on another machine sharing this state dir: its launcher's pid and its ranks
+  // ("local" to that machine) are that machine's, and `baton reap` there is theirs.
+  const launchedOn = manifest?.launcher.host ?? lease?.host;
+  const elsewhere = manifest !== undefined && manifest.launcher.host !== thisHost;
+  // With the ranks its launcher started but did not record (it died first): ranks all the
+  // same, found in this machine's process table, so only for a launch of this machine.
   const manifestRanks =
-    manifest === undefined ? [] : [...manifest.ranks, ...unrecordedRanks(id, manifest, procs)];
+    manifest === undefined
+      ? []
+      : [...manifest.ranks, ...(elsewhere ? [] : unrecordedRanks(id, manifest, procs))];
   const rankNumbers = new Set(manifestRanks.map((rank) => rank.rank));
   for (const { rank } of outcome?.ranks ?? []) rankNumbers.add(rank);
   for (const entry of entries) {
@@ -287,7 +298,8 @@ async function readDeploymentStatus(
   for (const rank of [...rankNumbers].sort((a, b) => a - b)) {
     const entry = manifestRanks.find((candidate) => candidate.rank === rank);
     const record = outcome?.ranks.find((candidate) => candidate.rank === rank);
-    const host = entry?.host ?? record?.host ?? "local";
+    const recorded = entry?.host ?? record?.host ?? "local";
+    const host = elsewhere && recorded === "local" ? manifest.launcher.host : recorded;
     const logName = paths.log(rank).slice(paths.dir.length + 1);
     const log = entries.includes(logName) ? paths.log(rank) : undefined;
     const exit =
@@ -365,20 +377,22 @@ async function readDeploymentStatus(
   }
 
   const launcherPid = manifest?.launcher.pid ?? lease?.pid;
-  const launcherHost = manifest?.launcher.host ?? lease?.host;
-  // A lease with no manifest is judged as a claim of the name judges it (`leaseLauncherGone`):
-  // by its pid only on the machine that wrote it, elsewhere by its age.
-  const pidJudged = manifest !== undefined || lease?.host === thisHost;
+  // Its pid is judged only on the machine that wrote the manifest, else the lease, as a claim
+  // of the name judges a lease (`leaseLauncherGone`); elsewhere the lease's age decides.
   const launcherAlive =
-    launcherPid === undefined || !pidJudged ? undefined : isAlive(procs.inspect(launcherPid));
+    launcherPid === undefined || launchedOn !== thisHost
+      ? undefined
+      : isAlive(procs.inspect(launcherPid));
   let state: DeploymentStatus["state"];
   let reason: string | undefined;
   if (launcherPid !== undefined) {
     reason = manifest
-      ? manifestLauncherGone(manifest, lease, procs.inspect(manifest.launcher.pid), now)
+      ? manifestLauncherGone(manifest, lease, procs.inspect(manifest.launcher.pid), now, thisHost)
       : lease && leaseLauncherGone(lease, thisHost, (pid) => procs.inspect(pid), now);
     state = reason === undefined ? "live" : "orphaned";
-    if (manifestUnreadable && reason !== undefined) {
+    if (elsewhere && reason !== undefined) {
+      reason += `; it was launched on ${launchedOn}, where \`baton reap --state-dir ${stateDir}\` reaps it (a reap on this machine leaves another machine's deployment alone)`;
+    } else if (manifestUnreadable && reason !== undefined) {
       reason += `; ${unreadableManifest(livingPids(ranks), id, paths.dir)}`;
     } else if (manifest === undefined && lease !== undefined && reason !== undefined) {
       const staleInMs = lease.renewedAt + lease.staleAfterMs - now;
@@ -422,7 +436,7 @@ async function readDeploymentStatus(
     launcher:
       launcherPid === undefined
         ? undefined
-        : { pid: launcherPid, host: launcherHost, alive: launcherAlive },
+        : { pid: launcherPid, host: launchedOn, alive: launcherAlive },
     launcherLastSeen: lastSeen === undefined ? undefined : { at: lastSeen, agoMs: now - lastSeen },
     lease:
       lease === undefined
@@ -450,7 +464,17 @@ async function readDeploymentStatus(
           },
     argv: manifest?.argv ?? outcome?.argv,
     ranks,
-    cgroup: manifest?.cgroup === undefined ? undefined : cgroupStatus(procs, manifest.cgroup),
+    cgroup:
+      manifest?.cgroup === undefined
+        ? undefined
+        : elsewhere
+          ? {
+              path: manifest.cgroup,
+              processes: undefined,
+              gone: false,
+              error: `it is on ${launchedOn}, not read from here`,
+            }
+          : cgroupStatus(procs, manifest.cgroup),
     problems,
   };
 }

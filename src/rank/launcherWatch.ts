@@ -60,7 +60,10 @@ export function launcherGone(evidence: LauncherEvidence): string | undefined {
  * manifest: why its launcher must be presumed dead — the lease names another launcher
  * instance, there is no lease (it is written before the manifest and removed after it, so a
  * manifest without one has no launcher), the pid is dead, or the lease is stale — or
- * `undefined` while it lives.
+ * `undefined` while it lives. Judged on the machine `here` (`os.hostname()`, when given): the
+ * pid of a manifest another machine wrote means nothing in this process table (`process` is
+ * not looked at), and its lease's age alone says whether its launcher lives, as a claim of
+ * the name judges a lease of another machine (`leaseLauncherGone`).
  *
  * @example
  * ```ts
@@ -73,10 +76,16 @@ export function manifestLauncherGone(
   lease: Lease | undefined,
   process: ProcInfo | undefined,
   now: number,
+  here?: string,
 ): string | undefined {
-  const { pid, token } = manifest.launcher;
+  const { pid, token, host } = manifest.launcher;
   if (lease !== undefined && (lease.pid !== pid || lease.token !== token)) {
     return `the lease belongs to another launcher instance (pid ${lease.pid}), not pid ${pid} of the manifest`;
+  }
+  if (here !== undefined && host !== here) {
+    return lease === undefined
+      ? `launcher pid ${pid} on ${host} holds no lease (it was removed)`
+      : staleLease(lease, host, now);
   }
   if (lease === undefined && isAlive(process)) {
     return `launcher pid ${pid} holds no lease (it was removed, or pid ${pid} is another program now)`;
@@ -122,7 +131,11 @@ export function leaseLauncherGone(
       leaseStaleMs: lease.staleAfterMs,
     });
   }
+  return staleLease(lease, lease.host ?? "a machine it does not name", now);
+}
+
+/** Why `lease`, of a launcher on `machine` (for the words), is stale; undefined while fresh. */
+function staleLease(lease: Lease, machine: string, now: number): string | undefined {
   if (!isLeaseStale(lease, now)) return undefined;
-  const machine = lease.host === undefined ? "a machine it does not name" : lease.host;
   return `the lease of launcher pid ${lease.pid} (on ${machine}) was last renewed ${now - lease.renewedAt} ms ago (stale after ${lease.staleAfterMs} ms)`;
 }

@@ -59,6 +59,30 @@ async function stateDir(): Promise<string> {
   return dir;
 }
 
+/**
+ * Writes the lease of `deployment` in `dir`: launcher `pid` (token "tok") on machine `host`
+ * (none: a lease of a baton from before leases named one), renewed `ageMs` ago.
+ */
+async function writeLease(
+  dir: string,
+  deployment: string,
+  pid: number,
+  host: string | undefined,
+  ageMs: number,
+): Promise<void> {
+  await files.writeAtomic(
+    deploymentPaths(dir, deployment).lease,
+    encodeStateFile(LEASE_FORMAT, {
+      deployment,
+      pid,
+      token: "tok",
+      ...(host !== undefined && { host }),
+      renewedAt: Date.now() - ageMs,
+      staleAfterMs: 30_000,
+    }),
+  );
+}
+
 async function writeDeployment(
   dir: string,
   deployment: string,
@@ -72,7 +96,7 @@ async function writeDeployment(
     paths.manifest,
     encodeStateFile(MANIFEST_FORMAT, {
       deployment,
-      launcher: { pid: launcherPid, token: "tok", host: "here" },
+      launcher: { pid: launcherPid, token: "tok", host: hostname() },
       ranks: ranks.map(({ pid }, rank) => ({
         rank,
         localRank: rank,
@@ -479,17 +503,7 @@ describe("baton status", () => {
     const dir = await stateDir();
     const dead = await deadPid();
     const lease = (deployment: string, host: string | undefined, ageMs: number) =>
-      files.writeAtomic(
-        deploymentPaths(dir, deployment).lease,
-        encodeStateFile(LEASE_FORMAT, {
-          deployment,
-          pid: dead,
-          token: "tok",
-          ...(host !== undefined && { host }),
-          renewedAt: Date.now() - ageMs,
-          staleAfterMs: 30_000,
-        }),
-      );
+      writeLease(dir, deployment, dead, host, ageMs);
     // A state dir on a shared file system: another machine's launcher is claiming these names,
     // its pid no process here (or another program's); one lease from an older baton names none.
     await lease("dep-elsewhere000", "login-elsewhere", 5_000);
@@ -538,6 +552,54 @@ describe("baton status", () => {
     );
   });
 
+  it("judges a deployment another machine launched by its lease alone, and its ranks as that machine's", async () => {
+    const dir = await stateDir();
+    const dead = await deadPid();
+    const launched = async (deployment: string, leaseAgeMs: number) => {
+      const paths = deploymentPaths(dir, deployment);
+      await files.writeAtomic(
+        paths.manifest,
+        encodeStateFile(MANIFEST_FORMAT, {
+          deployment,
+          launcher: { pid: dead, token: "tok", host: "login-elsewhere" },
+          ranks: [{ rank: 0, localRank: 0, host: "local", pid: dead, pgid: dead }],
+          worldSize: 1,
+          argv: ["python3", "train.py"],
+          startedAt: Date.now() - 65_000,
+          cgroup: `/sys/fs/cgroup/user.slice/baton/${deployment}`,
+        }),
+      );
+      await writeLease(dir, deployment, dead, "login-elsewhere", leaseAgeMs);
+    };
+    await launched("dep-elsewhere000", 5_000);
+    await launched("dep-elsestale000", 60_000);
+    const json = JSON.parse((await baton(["status", "--state-dir", dir, "--json"])).stdout) as {
+      deployments: DeploymentStatus[];
+    };
+    const byId = new Map(json.deployments.map((dep) => [dep.deployment, dep]));
+    expect(byId.get("dep-elsewhere000")).toMatchObject({
+      state: "live",
+      launcher: { pid: dead, host: "login-elsewhere", alive: null },
+      ranks: [{ rank: 0, host: "login-elsewhere", phase: "remote", alive: null }],
+      cgroup: {
+        processes: null,
+        gone: false,
+        error: "it is on login-elsewhere, not read from here",
+      },
+    });
+    expect(byId.get("dep-elsestale000")).toMatchObject({ state: "orphaned" });
+    expect(byId.get("dep-elsestale000")?.reason).toMatch(
+      new RegExp(
+        `^the lease of launcher pid ${dead} \\(on login-elsewhere\\) was last renewed 6\\d{4} ms ago \\(stale after 30000 ms\\); it was launched on login-elsewhere, where \`baton reap --state-dir ${dir}\` reaps it \\(a reap on this machine leaves another machine's deployment alone\\)$`,
+      ),
+    );
+    // As `baton reap` here sees it: another machine's.
+    const reap = JSON.parse((await baton(["reap", "--state-dir", dir, "--json"])).stdout);
+    expect(reap.foreign).toEqual(
+      expect.arrayContaining([{ deployment: "dep-elsestale000", host: "login-elsewhere" }]),
+    );
+  });
+
   it("says a deployment's invalid manifest is why it stays, not that it started no rank", async () => {
     const dir = await stateDir();
     const deployment = "dep-brokenlease0";
@@ -545,17 +607,7 @@ describe("baton status", () => {
     await mkdir(paths.dir);
     await writeFile(paths.manifest, '{"format":"baton.manifest/1", broken');
     const dead = await deadPid();
-    await files.writeAtomic(
-      paths.lease,
-      encodeStateFile(LEASE_FORMAT, {
-        deployment,
-        pid: dead,
-        token: "tok",
-        host: hostname(),
-        renewedAt: Date.now(),
-        staleAfterMs: 30_000,
-      }),
-    );
+    await writeLease(dir, deployment, dead, hostname(), 0);
     const { stdout } = await baton(["status", "--state-dir", dir]);
     expect(stdout.split("\n")[0]).toContain(
       `${deployment}  orphaned (launcher pid ${dead} is gone; its manifest is invalid (below), so \`baton reap\` leaves it alone and a launch of this name is refused: once no process with BATON_DEPLOYMENT=${deployment} and BATON_STATE_DIR=${dir} runs, remove ${paths.dir})  launcher ${dead} (gone, last seen `,
@@ -580,7 +632,7 @@ describe("baton status", () => {
           deploymentPaths(dir, deployment).manifest,
           encodeStateFile(MANIFEST_FORMAT, {
             deployment,
-            launcher: { pid: launcher, token: "tok", host: "here" },
+            launcher: { pid: launcher, token: "tok", host: hostname() },
             ranks: [],
             worldSize: 1,
             argv: ["python3", "train.py"],

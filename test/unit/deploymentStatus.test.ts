@@ -249,7 +249,7 @@ describe("readDeploymentStatuses", () => {
       undefined,
     );
     const statuses = await readDeploymentStatuses(
-      { files: nodeFiles(), procs: nodeProcs(), clock: { now: () => now } },
+      { files: nodeFiles(), procs: nodeProcs(), clock: { now: () => now }, host: "here" },
       stateDir,
     );
     expect(statuses.map((dep) => [dep.deployment, dep.state, dep.launcherLastSeen])).toEqual([
