@@ -42,5 +42,12 @@ describe("graphValueLines", () => {
       "n j2: null",
       "… and 2 more jobs of the graph (--json prints every value)",
     ]);
+    // One more than the most: shown, as it would take a line to count.
+    expect(graphValueLines(runOf({}), graph, { maxJobs: 3 })).toEqual([
+      "n j1: null",
+      "n j2: null",
+      "n j3: null",
+      "n j4: null",
+    ]);
   });
 });
