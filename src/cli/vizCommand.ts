@@ -6,6 +6,7 @@ import { machineCatalog } from "../machines/catalog.ts";
 import { DOCS_BEGIN_PATTERN, DOCS_END, machineDocs, withMachineDocs } from "../viz/machineDocs.ts";
 import { machineJson } from "../viz/machineJson.ts";
 import { toMermaid } from "../viz/toMermaid.ts";
+import { choiceFlag } from "./choiceFlag.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { parseFlags } from "./parseFlags.ts";
@@ -89,14 +90,11 @@ export async function vizCommand(argv: string[]): Promise<number> {
   const catalog: Readonly<Record<string, AnyStateMachine>> = machineCatalog;
   const machines = name === undefined ? catalog : { [name]: catalog[name]! };
   let text: string;
-  const format = values.format ?? "mermaid";
-  if (format === "json") {
+  if (choiceFlag("--format", values.format ?? "mermaid", ["mermaid", "json"]) === "json") {
     const json = Object.fromEntries(Object.entries(machines).map(([n, m]) => [n, machineJson(m)]));
     text = `${JSON.stringify(name === undefined ? json : json[name], null, 2)}\n`;
-  } else if (format === "mermaid") {
-    text = name === undefined ? `${machineDocs(machines)}\n` : toMermaid(machines[name]!);
   } else {
-    throw new ConfigError(`--format must be mermaid or json, not "${format}"`);
+    text = name === undefined ? `${machineDocs(machines)}\n` : toMermaid(machines[name]!);
   }
   if (values.out === undefined) process.stdout.write(text);
   else await writeFile(values.out, text);

@@ -251,6 +251,9 @@ describe("baton viz", () => {
     expect((await vizSays("Coordinator")).stderr).toContain("(did you mean coordinator?)");
     expect((await vizSays("nope")).stderr).not.toContain("did you mean");
     expect(await main(["viz", "connection", "--format", "svg"])).toBe(2);
+    expect((await vizSays("connection", "--format", "jsn")).stderr).toContain(
+      '--format must be one of mermaid, json, not "jsn"; did you mean json?',
+    );
   });
 
   it("says why the pool, which DESIGN lists among the machines, has no chart", async () => {
