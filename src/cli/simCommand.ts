@@ -713,8 +713,14 @@ function seedRange(values: {
   const seeds = values.seeds ?? "1..100";
   const m = /^(\d+)\.\.(\d+)$/.exec(seeds);
   if (!m) {
-    const one = /^\d+$/.test(seeds) ? `; for seed ${seeds} alone, give --seed ${seeds}` : "";
-    throw new ConfigError(`--seeds must look like A..B, e.g. 1..1000, not "${seeds}"${one}`);
+    // Another way to write a range (1-100, 1:100, 1...100, 1 .. 100): the one it meant.
+    const range = /^\s*(\d+)\s*(?:-|:|\.{1,3})\s*(\d+)\s*$/.exec(seeds);
+    const meant = /^\d+$/.test(seeds)
+      ? `; for seed ${seeds} alone, give --seed ${seeds}`
+      : range
+        ? `; did you mean --seeds ${range[1]}..${range[2]}?`
+        : "";
+    throw new ConfigError(`--seeds must look like A..B, e.g. 1..1000, not "${seeds}"${meant}`);
   }
   const [first, last] = [seed("--seeds", m[1]!), seed("--seeds", m[2]!)];
   if (first > last) {

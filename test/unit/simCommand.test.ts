@@ -357,6 +357,11 @@ describe("baton sim's failure report", () => {
       ["--seeds", "7"],
       '--seeds must look like A..B, e.g. 1..1000, not "7"; for seed 7 alone, give --seed 7',
     ],
+    [
+      ["--seeds", "1-100"],
+      '--seeds must look like A..B, e.g. 1..1000, not "1-100"; did you mean --seeds 1..100?',
+    ],
+    [["--seeds", "5:9"], '"5:9"; did you mean --seeds 5..9?'],
   ])(
     "takes %j for seeds, not a graph module, and says which flag gives them",
     async (args, message) => {
