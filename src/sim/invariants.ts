@@ -14,11 +14,12 @@ import { leftOnPurpose } from "../machines/workerClose.ts";
 import { type SimInvariant, violationMessage } from "./simInvariants.ts";
 
 /**
- * The coordinator invariants of DESIGN §4 that hold after every single step (6 is liveness),
- * and 7, the throttle: no kind has more jobs running than its throttle allows (what each
- * says: `SIM_INVARIANTS`).
+ * The coordinator invariants of DESIGN §4 that hold after every single step (6 is liveness);
+ * 7, the throttle: no kind has more jobs running than its throttle allows; and 16: a job is
+ * ready or granted only once every job it runs after has completed, and is given their
+ * results (what each says: `SIM_INVARIANTS`).
  */
-export type InvariantNumber = Extract<SimInvariant, 1 | 2 | 3 | 4 | 5 | 7>;
+export type InvariantNumber = Extract<SimInvariant, 1 | 2 | 3 | 4 | 5 | 7 | 16>;
 
 /** One broken invariant: its number, and what happened, naming the jobs and connections. */
 export class InvariantViolation extends BatonError {
@@ -43,6 +44,8 @@ interface Step {
   result?: { conn: string; job: string; holder: boolean; heard: boolean; dropped: boolean };
   /** Connections told to stop during this step. */
   released: string[];
+  /** Jobs granted during this step, with the results of their dependencies they were given. */
+  granted: { job: PlannedJob; deps: Record<string, Json> }[];
 }
 
 /** What the checker has seen of one job, from the events sent and the effects emitted. */
@@ -70,7 +73,7 @@ const terminal = (state: JobState | undefined): boolean =>
   state === "completed" || state === "failed";
 
 /**
- * Checks the coordinator's invariants (DESIGN §4, 1–5) after every step. It watches the
+ * Checks the coordinator's invariants (DESIGN §4, 1–5, and 7 and 16) after every step. It watches the
  * coordinator from outside, as the world does: every event sent to it (`sent`), every effect
  * it emits (`observe`), then the board itself (`check`). From those it keeps its own account
  * of who was told to hold which job, who waits, what each job was reported to be and how many
@@ -119,8 +122,10 @@ export class InvariantChecker {
    * its next STORED or STORE_FAILED, so connections may wait while jobs are ready (not 4).
    */
   private storeFull = false;
-  private step: Step = { released: [] };
+  private step: Step = { released: [], granted: [] };
   private started = false;
+  /** The board of the first `check`: a coordinator keeps one board, read for a job's dependencies. */
+  private board: JobBoard | undefined;
   private violation: InvariantViolation | undefined;
 
   constructor(
@@ -191,13 +196,14 @@ export class InvariantChecker {
   check(board: JobBoard): InvariantViolation | undefined {
     if (!this.started) {
       this.started = true;
+      this.board = board;
       for (const [id, record] of board.jobs) {
         const account = this.account(id);
         account.reported ??= record.state;
       }
     }
-    const { asked, result, released } = this.step;
-    this.step = { released: [] };
+    const { asked, result, released, granted } = this.step;
+    this.step = { released: [], granted: [] };
     if (asked) this.waiting.set(asked.conn, asked.resources);
     if (board.finished) this.finished = true;
     if (result && !result.holder && !result.dropped) {
@@ -211,6 +217,7 @@ export class InvariantChecker {
         this.fail(4, `connection ${conn} was told to stop while the run goes on`);
       }
     }
+    for (const { job, deps } of granted) this.checkDepsGiven(board, job, deps);
     this.checkLeases(board);
     this.checkJobs(board);
     return this.violation;
@@ -220,6 +227,8 @@ export class InvariantChecker {
     switch (effect.type) {
       case "lease.granted":
         this.granted(effect.conn, effect.job.id);
+        this.checkDepsDone(effect.job, `was granted to connection ${effect.conn}`);
+        this.step.granted.push({ job: effect.job, deps: effect.deps });
         break;
       case "lease.cancelled":
       case "lease.expired":
@@ -261,6 +270,10 @@ export class InvariantChecker {
           this.fail(2, `job ${effect.job} completed from ${before}, before its result was stored`);
         }
         this.account(effect.job).reported = effect.state;
+        if (effect.state === "ready") {
+          const job = this.board?.jobs.get(effect.job)?.job;
+          if (job !== undefined) this.checkDepsDone(job, "was ready");
+        }
         break;
       }
       case "result.dropped": {
@@ -274,6 +287,32 @@ export class InvariantChecker {
           );
         }
         break;
+      }
+    }
+  }
+
+  /** Invariant 16: a job is ready or granted only once every job it runs after has completed. */
+  private checkDepsDone(job: PlannedJob, what: string): void {
+    for (const dep of job.deps) {
+      const state = this.reported(dep);
+      if (state !== "completed") {
+        this.fail(
+          16,
+          `job ${job.id} (${job.kind}) ${what} while job ${dep}, which it runs after, is ${state ?? "not on the board"}`,
+        );
+      }
+    }
+  }
+
+  /** Invariant 16: a granted job was given the result each job it runs after completed with. */
+  private checkDepsGiven(board: JobBoard, job: PlannedJob, deps: Record<string, Json>): void {
+    for (const dep of job.deps) {
+      const value = board.jobs.get(dep)?.value;
+      if (deps[dep] !== value) {
+        this.fail(
+          16,
+          `job ${job.id} (${job.kind}) was given ${JSON.stringify(deps[dep])} as the result of job ${dep}, which completed with ${JSON.stringify(value)}`,
+        );
       }
     }
   }

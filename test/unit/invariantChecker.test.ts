@@ -1,21 +1,58 @@
 /**
  * The invariant checker holds each job's record on the board to the account kept under the
  * job's id, whichever record that is: its scan remembers where each job's account was, and a
- * board that puts another record under an id is still held to that id's account.
+ * board that puts another record under an id is still held to that id's account. A job is
+ * ready or granted only once every job it runs after has completed, with their results (16).
  */
 import { describe, expect, it } from "vitest";
-import type { PlannedJob } from "../../src/graph/job.ts";
-import { JobBoard } from "../../src/machines/jobBoard.ts";
+import type { Json, PlannedJob } from "../../src/graph/job.ts";
+import type { CoordinatorEvent } from "../../src/machines/coordinator.ts";
+import { type CoordinatorEffect, JobBoard } from "../../src/machines/jobBoard.ts";
 import { InvariantChecker } from "../../src/sim/invariants.ts";
 
-const planned = (id: string): PlannedJob => ({
+const planned = (id: string, deps: string[] = []): PlannedJob => ({
   id,
   kind: "k",
   input: null,
-  deps: [],
+  deps,
   requires: {},
   retries: 0,
 });
+
+/** Sends `event` to the board as the coordinator would, and what it emits to the checker. */
+function step(
+  checker: InvariantChecker,
+  board: JobBoard,
+  event: CoordinatorEvent,
+  act: () => void,
+  forged: CoordinatorEffect[] = [],
+): ReturnType<InvariantChecker["check"]> {
+  checker.sent(event);
+  act();
+  checker.observe({ type: "effects", event, effects: [...board.takeEffects(), ...forged] });
+  return checker.check(board);
+}
+
+const lease = (conn: string): CoordinatorEvent => ({
+  type: "LEASE",
+  conn,
+  worker: conn,
+  resources: {},
+});
+
+/** `b` runs after `a`; `a` is granted to c1 and `b` was forged ready, or granted to c2 with `deps`. */
+function grantedEarly(forged: "ready" | Record<string, Json>) {
+  const board = new JobBoard([planned("a"), planned("b", ["a"])]);
+  const checker = new InvariantChecker();
+  checker.check(board);
+  step(checker, board, lease("c1"), () => board.lease("c1", "c1", {}));
+  const b = board.jobs.get("b")!;
+  const effect: CoordinatorEffect =
+    forged === "ready"
+      ? { type: "job.changed", job: "b", kind: "k", state: "ready" }
+      : { type: "lease.granted", conn: "c2", job: b.job, deps: forged, attempt: 1 };
+  return step(checker, board, lease("c2"), () => board.lease("c2", "c2", {}), [effect]);
+}
 
 describe("InvariantChecker", () => {
   it("holds a record moved under another id to that id's account", () => {
@@ -30,5 +67,53 @@ describe("InvariantChecker", () => {
     expect(checker.check(board)?.message).toMatch(
       /^invariant 2 .* violated: job a is ready on the board but was reported completed$/,
     );
+  });
+
+  it("fails invariant 16 when a job is ready while a job it runs after is not completed", () => {
+    expect(grantedEarly("ready")?.message).toBe(
+      "invariant 16 (a job starts only once every job it runs after has completed, and gets their results) violated: job b (k) was ready while job a, which it runs after, is running",
+    );
+  });
+
+  it("fails invariant 16 when a job is granted while a job it runs after is not completed", () => {
+    expect(grantedEarly({ a: null })?.message).toMatch(
+      /^invariant 16 .* violated: job b \(k\) was granted to connection c2 while job a, which it runs after, is running$/,
+    );
+  });
+
+  it("fails invariant 16 when a granted job is given another result than its dependency's", () => {
+    const board = new JobBoard([planned("a"), planned("b", ["a"])], {
+      stored: new Map([["a", 1]]),
+    });
+    const checker = new InvariantChecker();
+    checker.check(board);
+    checker.sent(lease("c1"));
+    board.lease("c1", "c1", {});
+    // The board gave b a's 1; the effect the checker sees says 2.
+    const effects = board
+      .takeEffects()
+      .map((effect) => (effect.type === "lease.granted" ? { ...effect, deps: { a: 2 } } : effect));
+    checker.observe({ type: "effects", event: lease("c1"), effects });
+    expect(checker.check(board)?.message).toMatch(
+      /^invariant 16 .* violated: job b \(k\) was given 2 as the result of job a, which completed with 1$/,
+    );
+  });
+
+  it("passes a job granted once the job it runs after has completed, with its result", () => {
+    const board = new JobBoard([planned("a"), planned("b", ["a"])]);
+    const checker = new InvariantChecker();
+    checker.check(board);
+    expect(step(checker, board, lease("c1"), () => board.lease("c1", "c1", {}))).toBeUndefined();
+    const done: CoordinatorEvent = {
+      type: "RESULT",
+      conn: "c1",
+      job: "a",
+      outcome: { status: "completed", value: 1 },
+    };
+    expect(
+      step(checker, board, done, () => board.result("c1", "a", { status: "completed", value: 1 })),
+    ).toBeUndefined();
+    expect(step(checker, board, lease("c2"), () => board.lease("c2", "c2", {}))).toBeUndefined();
+    expect(board.jobs.get("b")!.holder).toBe("c2");
   });
 });
