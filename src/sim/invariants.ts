@@ -17,9 +17,9 @@ import { type SimInvariant, violationMessage } from "./simInvariants.ts";
  * The coordinator invariants of DESIGN §4 that hold after every single step (6 is liveness);
  * 7, the throttle: no kind has more jobs running than its throttle allows; and 16: a job is
  * ready or granted only once every job it runs after has completed, and is given their
- * results (what each says: `SIM_INVARIANTS`).
+ * results; 17: a job fails only when it must (what each says: `SIM_INVARIANTS`).
  */
-export type InvariantNumber = Extract<SimInvariant, 1 | 2 | 3 | 4 | 5 | 7 | 16>;
+export type InvariantNumber = Extract<SimInvariant, 1 | 2 | 3 | 4 | 5 | 7 | 16 | 17>;
 
 /** One broken invariant: its number, and what happened, naming the jobs and connections. */
 export class InvariantViolation extends BatonError {
@@ -46,6 +46,8 @@ interface Step {
   released: string[];
   /** Jobs granted during this step, with the results of their dependencies they were given. */
   granted: { job: PlannedJob; deps: Record<string, Json> }[];
+  /** Jobs that failed for their own errors or as poison during this step. */
+  failed: { id: string; cause: "error" | "poison" }[];
 }
 
 /** What the checker has seen of one job, from the events sent and the effects emitted. */
@@ -73,7 +75,7 @@ const terminal = (state: JobState | undefined): boolean =>
   state === "completed" || state === "failed";
 
 /**
- * Checks the coordinator's invariants (DESIGN §4, 1–5, and 7 and 16) after every step. It watches the
+ * Checks the coordinator's invariants (DESIGN §4, 1–5, and 7, 16 and 17) after every step. It watches the
  * coordinator from outside, as the world does: every event sent to it (`sent`), every effect
  * it emits (`observe`), then the board itself (`check`). From those it keeps its own account
  * of who was told to hold which job, who waits, what each job was reported to be and how many
@@ -122,7 +124,7 @@ export class InvariantChecker {
    * its next STORED or STORE_FAILED, so connections may wait while jobs are ready (not 4).
    */
   private storeFull = false;
-  private step: Step = { released: [], granted: [] };
+  private step: Step = { released: [], granted: [], failed: [] };
   private started = false;
   /** The board of the first `check`: a coordinator keeps one board, read for a job's dependencies. */
   private board: JobBoard | undefined;
@@ -202,8 +204,8 @@ export class InvariantChecker {
         account.reported ??= record.state;
       }
     }
-    const { asked, result, released, granted } = this.step;
-    this.step = { released: [], granted: [] };
+    const { asked, result, released, granted, failed } = this.step;
+    this.step = { released: [], granted: [], failed: [] };
     if (asked) this.waiting.set(asked.conn, asked.resources);
     if (board.finished) this.finished = true;
     if (result && !result.holder && !result.dropped) {
@@ -218,6 +220,7 @@ export class InvariantChecker {
       }
     }
     for (const { job, deps } of granted) this.checkDepsGiven(board, job, deps);
+    for (const { id, cause } of failed) this.checkFailure(board, id, cause);
     this.checkLeases(board);
     this.checkJobs(board);
     return this.violation;
@@ -259,6 +262,9 @@ export class InvariantChecker {
         if (effect.state === "failed" && effect.cause === undefined) {
           this.fail(2, `job ${effect.job} failed without a cause`);
         }
+        if (effect.cause === "error" || effect.cause === "poison") {
+          this.step.failed.push({ id: effect.job, cause: effect.cause });
+        } else if (effect.cause === "skipped") this.checkSkipped(effect.job);
         // With a store, a job that ran completes only from storing (once its result is
         // durable); a job first heard of as completed came from the store.
         if (
@@ -314,6 +320,40 @@ export class InvariantChecker {
           `job ${job.id} (${job.kind}) was given ${JSON.stringify(deps[dep])} as the result of job ${dep}, which completed with ${JSON.stringify(value)}`,
         );
       }
+    }
+  }
+
+  /** Invariant 17: a job is skipped only when a job it runs after has failed. */
+  private checkSkipped(id: string): void {
+    const job = this.board?.jobs.get(id)?.job;
+    if (job === undefined || job.deps.some((dep) => this.reported(dep) === "failed")) return;
+    const states = job.deps.map((dep) => `${dep} ${this.reported(dep) ?? "not on the board"}`);
+    this.fail(
+      17,
+      `job ${id} (${job.kind}) was skipped, but no job it runs after failed (${states.join(", ") || "it runs after none"})`,
+    );
+  }
+
+  /**
+   * Invariant 17: a job fails for its own error only after its last attempt (`retries` + 1
+   * failed ones), or one its handler called not retryable, or before any attempt (a
+   * dependency not in the graph); as poison only once `maxLost` of its workers were lost.
+   */
+  private checkFailure(board: JobBoard, id: string, cause: "error" | "poison"): void {
+    const record = board.jobs.get(id);
+    if (record === undefined) return;
+    const { job, failures, attempts, error, lostWorkers, workersLeft } = record;
+    if (cause === "error") {
+      if (failures === job.retries + 1 || error?.retryable === false || attempts === 0) return;
+      this.fail(
+        17,
+        `job ${id} (${job.kind}) failed after ${failures} failed attempt${failures === 1 ? "" : "s"} with ${job.retries} retries, and its error is retryable`,
+      );
+    } else if (lostWorkers.length - workersLeft < this.maxLost) {
+      this.fail(
+        17,
+        `job ${id} (${job.kind}) failed as poison after ${lostWorkers.length - workersLeft} lost workers, fewer than maxLost ${this.maxLost}`,
+      );
     }
   }
 

@@ -2,7 +2,8 @@
  * The invariant checker holds each job's record on the board to the account kept under the
  * job's id, whichever record that is: its scan remembers where each job's account was, and a
  * board that puts another record under an id is still held to that id's account. A job is
- * ready or granted only once every job it runs after has completed, with their results (16).
+ * ready or granted only once every job it runs after has completed, with their results (16),
+ * and fails only when it must (17).
  */
 import { describe, expect, it } from "vitest";
 import type { Json, PlannedJob } from "../../src/graph/job.ts";
@@ -115,5 +116,65 @@ describe("InvariantChecker", () => {
     ).toBeUndefined();
     expect(step(checker, board, lease("c2"), () => board.lease("c2", "c2", {}))).toBeUndefined();
     expect(board.jobs.get("b")!.holder).toBe("c2");
+  });
+
+  const failed = (conn: string, job: string): CoordinatorEvent => ({
+    type: "RESULT",
+    conn,
+    job,
+    outcome: { status: "failed", error: { message: "boom" } },
+  });
+
+  /** `a` is granted to c1, which fails it; `retries` is what the checker finds it was given. */
+  function failedOnce(retries: number) {
+    const board = new JobBoard([planned("a")]);
+    const checker = new InvariantChecker();
+    checker.check(board);
+    step(checker, board, lease("c1"), () => board.lease("c1", "c1", {}));
+    return step(checker, board, failed("c1", "a"), () => {
+      board.result("c1", "a", { status: "failed", error: { message: "boom" } });
+      (board.jobs.get("a")!.job as { retries: number }).retries = retries;
+    });
+  }
+
+  it("passes a job failed for its error after its last attempt", () => {
+    expect(failedOnce(0)).toBeUndefined();
+  });
+
+  it("fails invariant 17 when a job fails for a retryable error before its last attempt", () => {
+    expect(failedOnce(2)?.message).toBe(
+      "invariant 17 (a job fails only after its last attempt, maxLost lost workers or a failed dependency) violated: job a (k) failed after 1 failed attempt with 2 retries, and its error is retryable",
+    );
+  });
+
+  it("fails invariant 17 when a job fails as poison before maxLost of its workers were lost", () => {
+    const board = new JobBoard([planned("a")], { maxLost: 1 });
+    const checker = new InvariantChecker({ maxLost: 3 });
+    checker.check(board);
+    step(checker, board, lease("c1"), () => board.lease("c1", "c1", {}));
+    const lost: CoordinatorEvent = { type: "WORKER_LOST", conn: "c1", code: 1006, reason: "" };
+    expect(
+      step(checker, board, lost, () => board.workerLost("c1", { code: 1006, reason: "" }))?.message,
+    ).toMatch(
+      /^invariant 17 .* violated: job a \(k\) failed as poison after 1 lost workers, fewer than maxLost 3$/,
+    );
+  });
+
+  it("fails invariant 17 when a job is skipped while no job it runs after failed", () => {
+    const board = new JobBoard([planned("a"), planned("b", ["a"])]);
+    const checker = new InvariantChecker();
+    checker.check(board);
+    const skipped: CoordinatorEffect = {
+      type: "job.changed",
+      job: "b",
+      kind: "k",
+      state: "failed",
+      cause: "skipped",
+    };
+    expect(
+      step(checker, board, lease("c1"), () => board.lease("c1", "c1", {}), [skipped])?.message,
+    ).toMatch(
+      /^invariant 17 .* violated: job b \(k\) was skipped, but no job it runs after failed \(a running\)$/,
+    );
   });
 });
