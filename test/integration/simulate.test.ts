@@ -17,6 +17,8 @@ import type { SimTools } from "../../src/sim/simGraph.ts";
 import { simulate } from "../../src/sim/simulate.ts";
 import chargesGraph from "../fixtures/simCharges.graph.ts";
 import chargesHandlers from "../fixtures/simCharges.sim.ts";
+import needsGraph from "../fixtures/simNeeds.graph.ts";
+import needsHandlers from "../fixtures/simNeeds.sim.ts";
 
 describe("simulate", () => {
   it("gives the same trace, byte for byte, for the same seed, and another for another seed", async () => {
@@ -212,6 +214,24 @@ describe("simulate", () => {
       ]);
     }
   });
+
+  it.each([10, 11, 19, 26])(
+    "passes heavy seed %i of ctx.need chains across two coordinator crashes: every reader is given the one stored value (simNeeds)",
+    async (seed) => {
+      const report = await simulate({
+        seed,
+        graph: needsGraph,
+        handlers: needsHandlers,
+        workers: 2,
+        faults: "heavy",
+      });
+      expect(report.violation).toBeUndefined();
+      expect(report.faults.filter((fault) => fault.kind === "coordinator-crash")).toHaveLength(2);
+      // The next coordinator took jobs from the store, and every job completed.
+      expect(report.counts.cached).toBeGreaterThan(0);
+      expect(report.failed).toEqual([]);
+    },
+  );
 
   it("gives what tools.keep makes to every incarnation of a seed, and a new one to the next seed", async () => {
     const worlds: Map<number, number>[] = [];
