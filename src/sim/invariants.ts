@@ -17,9 +17,11 @@ import { type SimInvariant, violationMessage } from "./simInvariants.ts";
  * The coordinator invariants of DESIGN §4 that hold after every single step (6 is liveness);
  * 7, the throttle: no kind has more jobs running than its throttle allows; and 16: a job is
  * ready or granted only once every job it runs after has completed, and is given their
- * results; 17: a job fails only when it must (what each says: `SIM_INVARIANTS`).
+ * results; 17: a job fails only when it must; 18, given the coordinator's clock: an attempt is
+ * stopped once it runs past its `timeoutMs`, and a retry waits out its backoff (what each
+ * says: `SIM_INVARIANTS`).
  */
-export type InvariantNumber = Extract<SimInvariant, 1 | 2 | 3 | 4 | 5 | 7 | 16 | 17>;
+export type InvariantNumber = Extract<SimInvariant, 1 | 2 | 3 | 4 | 5 | 7 | 16 | 17 | 18>;
 
 /** One broken invariant: its number, and what happened, naming the jobs and connections. */
 export class InvariantViolation extends BatonError {
@@ -69,13 +71,17 @@ interface JobAccount {
   /** A terminal job's value or error as first seen (`settled`); it must never be replaced. */
   settled: boolean;
   result: Json | JobError | undefined;
+  /** When the running attempt was granted (with `now`). */
+  grantedAt: number;
+  /** When a failed attempt was last counted, until the next grant (with `now`). */
+  failedAt: number | undefined;
 }
 
 const terminal = (state: JobState | undefined): boolean =>
   state === "completed" || state === "failed";
 
 /**
- * Checks the coordinator's invariants (DESIGN §4, 1–5, and 7, 16 and 17) after every step. It watches the
+ * Checks the coordinator's invariants (DESIGN §4, 1–5, and 7, 16, 17 and 18) after every step. It watches the
  * coordinator from outside, as the world does: every event sent to it (`sent`), every effect
  * it emits (`observe`), then the board itself (`check`). From those it keeps its own account
  * of who was told to hold which job, who waits, what each job was reported to be and how many
@@ -131,7 +137,10 @@ export class InvariantChecker {
   private violation: InvariantViolation | undefined;
 
   constructor(
-    private readonly options: Pick<JobBoardOptions, "maxLost" | "throttle" | "durable"> = {},
+    private readonly options: Pick<JobBoardOptions, "maxLost" | "throttle" | "durable"> & {
+      /** The coordinator's clock: with it, attempt timeouts and retry backoffs are checked (18). */
+      now?: (() => number) | undefined;
+    } = {},
   ) {
     this.maxLost = options.maxLost ?? 3;
   }
@@ -153,7 +162,7 @@ export class InvariantChecker {
         const failed =
           event.outcome.status === "failed" ||
           (account.timedOut && event.outcome.status === "blocked");
-        if (heard && !this.stopping && failed) account.failedResults++;
+        if (heard && !this.stopping && failed) this.failedAttempt(account);
         this.giveBack(event.conn, event.job);
         break;
       }
@@ -166,7 +175,7 @@ export class InvariantChecker {
           if (!account.timedOut) {
             account.lostWhileRunning++;
             if (leftOnPurpose(event)) account.leftWhileRunning++;
-          } else if (!this.stopping) account.failedResults++;
+          } else if (!this.stopping) this.failedAttempt(account);
         }
         this.giveBack(event.conn, job);
         break;
@@ -174,7 +183,7 @@ export class InvariantChecker {
       case "STORE_FAILED":
         if (this.reported(event.job) !== "storing") break;
         this.storeFull = false;
-        if (!this.stopping) this.account(event.job).failedResults++;
+        if (!this.stopping) this.failedAttempt(this.account(event.job));
         break;
       case "STORED":
         if (this.reported(event.job) === "storing") this.storeFull = false;
@@ -277,8 +286,11 @@ export class InvariantChecker {
         }
         this.account(effect.job).reported = effect.state;
         if (effect.state === "ready") {
-          const job = this.board?.jobs.get(effect.job)?.job;
-          if (job !== undefined) this.checkDepsDone(job, "was ready");
+          const record = this.board?.jobs.get(effect.job);
+          if (record !== undefined) {
+            this.checkDepsDone(record.job, "was ready");
+            this.checkBackoff(record);
+          }
         }
         break;
       }
@@ -357,6 +369,29 @@ export class InvariantChecker {
     }
   }
 
+  private failedAttempt(account: JobAccount): void {
+    account.failedResults++;
+    if (this.options.now !== undefined) account.failedAt = this.options.now();
+  }
+
+  /** Invariant 18: a job ready again after a failed attempt has waited out its backoff. */
+  private checkBackoff(record: JobRecord): void {
+    const account = this.accounts.get(record.job.id);
+    const { backoff, id, kind } = record.job;
+    if (account?.failedAt === undefined || backoff === undefined || backoff.initialMs <= 0) return;
+    const due = Math.min(
+      backoff.initialMs * (backoff.factor ?? 2) ** (record.failures - 1),
+      backoff.maxMs ?? Number.POSITIVE_INFINITY,
+    );
+    const waited = this.options.now!() - account.failedAt;
+    if (waited < due) {
+      this.fail(
+        18,
+        `job ${id} (${kind}) was ready ${waited} ms after its failed attempt ${record.failures}, before its backoff of ${due} ms`,
+      );
+    }
+  }
+
   private granted(conn: string, job: string): void {
     if (this.finished) this.fail(5, `job ${job} was granted to connection ${conn}`);
     const holds = this.held.get(conn);
@@ -375,7 +410,10 @@ export class InvariantChecker {
     }
     this.held.set(conn, job);
     this.holderOf.set(job, conn);
-    this.account(job).timedOut = false;
+    const account = this.account(job);
+    account.timedOut = false;
+    account.failedAt = undefined;
+    if (this.options.now !== undefined) account.grantedAt = this.options.now();
     this.waiting.delete(conn);
     if (this.step.asked?.conn === conn) this.step.asked = undefined;
   }
@@ -463,8 +501,18 @@ export class InvariantChecker {
           this.fail(2, `job ${id} ${state}, and later its stored result was replaced`);
         }
       } else if (state === "running") {
-        const { kind } = record.job;
+        const { kind, timeoutMs } = record.job;
         running.set(kind, (running.get(kind) ?? 0) + 1);
+        const now = this.options.now;
+        if (timeoutMs !== undefined && now !== undefined && account !== undefined) {
+          const ran = now() - account.grantedAt;
+          if (ran > timeoutMs && !account.timedOut) {
+            this.fail(
+              18,
+              `job ${id} (${kind}) has run for ${ran} ms of attempt ${record.attempts}, past its timeoutMs of ${timeoutMs}, and its holder was not told to stop`,
+            );
+          }
+        }
         if (record.holder === undefined || board.leases.get(record.holder)?.job.id !== id) {
           this.fail(1, `job ${id} is running without a lease (holder: ${record.holder ?? "none"})`);
         }
@@ -548,6 +596,8 @@ export class InvariantChecker {
         timedOut: false,
         settled: false,
         result: undefined,
+        grantedAt: 0,
+        failedAt: undefined,
       };
       this.accounts.set(job, account);
     }

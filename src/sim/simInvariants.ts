@@ -1,8 +1,9 @@
 /**
  * Every invariant the simulation checks, by number, as what holds: 0 determinism; 1–5 DESIGN
  * §4's, 7 (the throttle), 16 (a job starts only after the jobs it runs after, with their
- * results) and 17 (a job fails only when it must), which the `InvariantChecker` holds each
- * coordinator to after every event (the runner adds 2 across crashes); 6 liveness; 8–14 the rank groups drawn beside the graph
+ * results), 17 (a job fails only when it must) and 18 (an attempt past its timeout is stopped,
+ * a retry waits out its backoff), which the `InvariantChecker` holds each coordinator to after
+ * every event (the runner adds 2 across crashes); 6 liveness; 8–14 the rank groups drawn beside the graph
  * (`RankGroupScenario`); 15 what your own handlers check (`SimTools.invariant`).
  *
  * @example
@@ -29,6 +30,7 @@ export const SIM_INVARIANTS = {
   15: "your handlers' own checks hold (the tools' invariant)",
   16: "a job starts only once every job it runs after has completed, and gets their results",
   17: "a job fails only after its last attempt, maxLost lost workers or a failed dependency",
+  18: "an attempt is stopped once it runs past its timeoutMs, and a retry waits out its backoff",
 } as const;
 
 /**

@@ -94,8 +94,8 @@ export interface SimulateOptions {
 
 /**
  * A broken invariant and what happened: 1–5 of DESIGN §4, 7 (throttle), 16 (a job starts
- * after the jobs it runs after) and 17 (a job fails only when it must) per coordinator event,
- * 6 liveness, 8–14 rank groups (a verified teardown left a process of the deployment
+ * after the jobs it runs after), 17 (a job fails only when it must) and 18 (timeouts and
+ * backoffs are kept) per coordinator event, 6 liveness, 8–14 rank groups (a verified teardown left a process of the deployment
  * alive, a teardown signalled a process outside its deployment, …), 15 a check of your
  * handlers' (`SimTools.invariant`), 0 not deterministic: a
  * trace that differs between two runs of one seed (`baton sim --check-determinism`), or a
@@ -506,7 +506,11 @@ class Simulation {
     this.trace.add(`start ${this.host}`);
     const durable = this.durableResults();
     const watch = new CoordinatorWatch(
-      new InvariantChecker({ durable: true, ...(this.throttle && { throttle: this.throttle }) }),
+      new InvariantChecker({
+        durable: true,
+        ...(this.throttle && { throttle: this.throttle }),
+        now: () => scope.now(),
+      }),
       (violation) => this.fail(violation.invariant, violation.detail),
       this.trace.add,
       (board) => this.checkResumed(board, durable),

@@ -162,6 +162,11 @@ class VirtualClock {
     this.timers.delete(id);
   }
 
+  /** The virtual time. */
+  get now(): number {
+    return this.time;
+  }
+
   advance(ms: number): void {
     const end = this.time + ms;
     for (;;) {
@@ -235,7 +240,7 @@ class Harness {
         throttle: { [KINDS[scenario.throttle.kind]!]: scenario.throttle.limit },
       }),
     };
-    this.checker = new InvariantChecker(input);
+    this.checker = new InvariantChecker({ ...input, now: () => this.clock.now });
     this.actor = createActor(coordinatorMachine, { input, clock: this.clock });
     this.actor.on("*", (effect) => this.learn(effect));
     this.actor.start();

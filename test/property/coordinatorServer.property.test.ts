@@ -260,7 +260,7 @@ class Harness {
     };
     this.coordinator = createActor(coordinatorMachine, { input, clock: this.clock });
     this.watch = new CoordinatorWatch(
-      new InvariantChecker(input),
+      new InvariantChecker({ ...input, now: () => this.clock.now() }),
       (violation) => {
         this.violation ??= violation;
       },

@@ -3,7 +3,8 @@
  * job's id, whichever record that is: its scan remembers where each job's account was, and a
  * board that puts another record under an id is still held to that id's account. A job is
  * ready or granted only once every job it runs after has completed, with their results (16),
- * and fails only when it must (17).
+ * fails only when it must (17), and, on the coordinator's clock, has its attempt stopped past
+ * its timeout and waits out its backoff before a retry (18).
  */
 import { describe, expect, it } from "vitest";
 import type { Json, PlannedJob } from "../../src/graph/job.ts";
@@ -176,5 +177,59 @@ describe("InvariantChecker", () => {
     ).toMatch(
       /^invariant 17 .* violated: job b \(k\) was skipped, but no job it runs after failed \(a running\)$/,
     );
+  });
+
+  /** A job with a backoff of 100 ms (or a timeout of 100 ms), granted to c1 at 0 ms. */
+  function timed(options: Partial<PlannedJob>) {
+    let now = 0;
+    const board = new JobBoard([{ ...planned("a"), retries: 1, ...options }]);
+    const checker = new InvariantChecker({ now: () => now });
+    checker.check(board);
+    step(checker, board, lease("c1"), () => board.lease("c1", "c1", {}));
+    return { board, checker, at: (ms: number) => (now = ms) };
+  }
+
+  it("fails invariant 18 when a job is ready again before its backoff is over", () => {
+    const { board, checker, at } = timed({ backoff: { initialMs: 100 } });
+    at(10);
+    expect(
+      step(checker, board, failed("c1", "a"), () =>
+        board.result("c1", "a", { status: "failed", error: { message: "boom" } }),
+      ),
+    ).toBeUndefined();
+    at(50);
+    const ready: CoordinatorEffect = { type: "job.changed", job: "a", kind: "k", state: "ready" };
+    expect(step(checker, board, lease("c2"), () => {}, [ready])?.message).toBe(
+      "invariant 18 (an attempt is stopped once it runs past its timeoutMs, and a retry waits out its backoff) violated: job a (k) was ready 40 ms after its failed attempt 1, before its backoff of 100 ms",
+    );
+  });
+
+  it("passes a job ready again once its backoff is over", () => {
+    const { board, checker, at } = timed({ backoff: { initialMs: 100 } });
+    at(10);
+    step(checker, board, failed("c1", "a"), () =>
+      board.result("c1", "a", { status: "failed", error: { message: "boom" } }),
+    );
+    at(110);
+    const due: CoordinatorEvent = { type: "RETRY_DUE", job: "a" };
+    expect(step(checker, board, due, () => board.retryDue("a"))).toBeUndefined();
+    expect(board.jobs.get("a")!.state).toBe("ready");
+  });
+
+  it("fails invariant 18 when an attempt runs past its timeout and its holder is not told to stop", () => {
+    const { board, checker, at } = timed({ timeoutMs: 100 });
+    at(150);
+    expect(checker.check(board)?.message).toMatch(
+      /^invariant 18 .* violated: job a \(k\) has run for 150 ms of attempt 1, past its timeoutMs of 100, and its holder was not told to stop$/,
+    );
+  });
+
+  it("passes an attempt past its timeout once its holder was told to stop", () => {
+    const { board, checker, at } = timed({ timeoutMs: 100 });
+    at(100);
+    const timeout: CoordinatorEvent = { type: "ATTEMPT_TIMEOUT", job: "a", attempt: 1 };
+    step(checker, board, timeout, () => board.attemptTimedOut("a", 1));
+    at(150);
+    expect(checker.check(board)).toBeUndefined();
   });
 });
