@@ -81,11 +81,12 @@ const terminal = (state: JobState | undefined): boolean =>
   state === "completed" || state === "failed";
 
 /**
- * Checks the coordinator's invariants (DESIGN §4, 1–5, and 7, 16, 17 and 18) after every step. It watches the
- * coordinator from outside, as the world does: every event sent to it (`sent`), every effect
- * it emits (`observe`), then the board itself (`check`). From those it keeps its own account
- * of who was told to hold which job, who waits, what each job was reported to be and how many
- * failed results and lost workers each job has seen, and holds the board to that account.
+ * Checks the coordinator's invariants (DESIGN §4, 1–5, and 7, 16, 17 and 18) after every
+ * step. It watches the coordinator from outside, as the world does: every event sent to it
+ * (`sent`), every effect it emits (`observe`), then the board itself (`check`). From those
+ * it keeps its own account of who was told to hold which job, who waits, what each job was
+ * reported to be and how many failed results and lost workers each job has seen, and holds
+ * the board to that account.
  *
  * Feed it every event before it is sent, including late and duplicate ones; timer events
  * (`LEASE_SWEEP`, `RETRY_DUE`) may be passed or left out. It never changes the board and
@@ -132,7 +133,7 @@ export class InvariantChecker {
   private storeFull = false;
   private step: Step = { released: [], granted: [], failed: [] };
   private started = false;
-  /** The board of the first `check`: a coordinator keeps one board, read for a job's dependencies. */
+  /** The board of the first `check` (a coordinator keeps one), read for a job's dependencies. */
   private board: JobBoard | undefined;
   private violation: InvariantViolation | undefined;
 

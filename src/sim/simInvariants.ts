@@ -3,8 +3,8 @@
  * §4's, 7 (the throttle), 16 (a job starts only after the jobs it runs after, with their
  * results), 17 (a job fails only when it must) and 18 (an attempt past its timeout is stopped,
  * a retry waits out its backoff), which the `InvariantChecker` holds each coordinator to after
- * every event (the runner adds 2 across crashes); 6 liveness; 8–14 the rank groups drawn beside the graph
- * (`RankGroupScenario`); 15 what your own handlers check (`SimTools.invariant`).
+ * every event (the runner adds 2 across crashes); 6 liveness; 8–14 the rank groups drawn
+ * beside the graph (`RankGroupScenario`); 15 what your own handlers check (`SimTools.invariant`).
  *
  * @example
  * ```ts
