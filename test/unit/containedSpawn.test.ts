@@ -110,7 +110,7 @@ it.skipIf(!usable)(
     try {
       expect(() => procs.spawn({ argv: ["sleep", "30"], newGroup: true, cgroup })).toThrow(
         new RegExp(
-          `^cannot move this process \\(pid ${process.pid}\\) back from the cgroup ${cgroup}, where it started a process, to its own ${own}: EACCES: permission denied; the process started there \\(pid \\d+\\) was killed\\. baton does not kill or empty a cgroup this process is in`,
+          `^cannot move this process \\(pid ${process.pid}\\) back from the cgroup ${cgroup}, where it started a process, to its own ${own}: cannot write ${ownProcs}: permission denied: [^;]*; the process started there \\(pid \\d+\\) was killed\\. baton does not kill or empty a cgroup this process is in`,
         ),
       );
       let members = procs.containment!.members(cgroup);

@@ -454,7 +454,7 @@ describe("CoordinatorServer", () => {
     const record = coordinator.getSnapshot().context.board.jobs.get("j1")!;
     expect(record.failures).toBe(1);
     expect(record.error?.message).toMatch(
-      /^the result of job j1 \(crunch\) could not be stored in store: EIO: i\/o error; check that the store's disk has room and is writable$/,
+      /^the result of job j1 \(crunch\) could not be stored in store: i\/o error \(EIO\); check that the store's disk has room and is writable$/,
     );
     expect(sent.filter((f) => f.type === "job")).toHaveLength(2);
     arrive({ type: "result", job: "j1", status: "completed", value: 42 });
