@@ -1,5 +1,6 @@
 /**
- * Model-based property of the coordinator (DESIGN §4, invariants 1–6): random graphs and
+ * Model-based property of the coordinator (DESIGN §4, invariants 1–6, and 16–18 of
+ * SIM_INVARIANTS): random graphs and
  * workers (some jobs with attempt timeouts), random interleavings of leases, results, lost
  * workers, late results, heartbeats, clock ticks, cancel and shutdown, driven against the real
  * actor on a simulated clock, with the invariant checker after every step and a liveness phase
@@ -21,7 +22,7 @@ import { coordinatorProperty, propertyRuns, propertyTimeoutMs } from "./coordina
 const OPERATOR_WEIGHT = 24;
 
 describe("coordinator under random interleavings", () => {
-  const steady = "keeps invariants 1–5 after every step and always finishes";
+  const steady = "keeps invariants 1–5 and 16–18 after every step and always finishes";
   it(
     steady,
     () => {

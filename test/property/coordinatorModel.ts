@@ -748,7 +748,8 @@ const interleavings = (replayPath: string | undefined, operatorWeight: number) =
   });
 
 /**
- * The property: for any scenario and interleaving, every step keeps invariants 1–5 and the
+ * The property: for any scenario and interleaving, every step keeps invariants 1–5 and 16–18
+ * (the checker's: dependencies first, failures only when due, timeouts and backoffs kept) and the
  * liveness phase finishes the run (6). `plantedBugs` are switched on in the coordinator;
  * `operatorWeight` (default 1) is how often cancel and shutdown come, relative to the other
  * steps.

@@ -10,7 +10,8 @@
  * frames back) racing each other.
  *
  * Checked after every step:
- * - DESIGN §4 invariants 1–5 on the coordinator (the simulation's `CoordinatorWatch`);
+ * - DESIGN §4 invariants 1–5 and SIM_INVARIANTS 16–18 on the coordinator (the simulation's
+ *   `CoordinatorWatch`);
  * - a connection sends WORKER_LOST at most once;
  * - a worker is never sent a job while it holds one it has not answered;
  * - a worker is closed for an expired lease (4005) only when its lease went unrenewed for
@@ -713,7 +714,7 @@ const property = fc.asyncProperty(
 
 describe("coordinator server under interleaved frames, timers and store answers", () => {
   it(
-    "keeps invariants 1–5, loses a connection once, expires only unrenewed leases, and finishes",
+    "keeps invariants 1–5 and 16–18, loses a connection once, expires only unrenewed leases, and finishes",
     async () => {
       const details = await fc.check(property, propertyParameters(runs));
       throwIfFailed(details, import.meta.url);
