@@ -268,9 +268,7 @@ describe("reapDeployments", () => {
     ).toEqual([
       {
         deployment: "dep-linked",
-        foldersNotRemoved: [
-          { dir: paths.dir, reason: "not a directory (ENOTDIR)" },
-        ],
+        foldersNotRemoved: [{ dir: paths.dir, reason: "not a directory (ENOTDIR)" }],
       },
     ]);
     expect(readdirSync(target)).toEqual([]);
