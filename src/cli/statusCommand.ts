@@ -31,7 +31,9 @@ registration each keeps beside its run files (.baton/run beside the graph module
 Then the rank-group deployments in the state directory, what needs attention first:
 orphaned, then live, unreadable and ended ones, each the newest first (by when it ended,
 else when it was launched); a last line counts them
-(\`1 orphaned (run: baton reap …), 2 live, 17 ended\`), as one counts the runs.
+(\`1 orphaned (run: baton reap …), 2 live, 17 ended\`), as one counts the runs; orphans
+another machine launched are counted with that machine, where their reap is
+(\`3 orphaned (2 here: run baton reap …; 1 launched on login1: run it there)\`).
 A deployment is live (the launcher runs and renews its lease; up how long; a launcher on
 another machine sharing the state directory by its lease's age alone, since its pid means
 nothing here, and its ranks are "remote" too), orphaned (the
@@ -52,11 +54,12 @@ its launcher died), age and heartbeat. Only reads; never signals or removes anyt
                     (unknown values are null; a run: { state: running | dead, why, pid,
                     host, graph, argv, withoutLock, startedAt, ageMs, store, logs, address,
                     listenAddress, secretFile, progress: { total, completed, failed,
-                    running, agoMs }, lock, lockRenewedAgoMs }; an orphan's
-                    launcherLastSeen: { at, agoMs }; an ended one's ended: { status,
-                    reason, at, agoMs, ranForMs, ranAtLeast, leftRunning: [{ pid, rank,
-                    host, program, outsideGroup }], null when not recorded: a deployment
-                    reaped by an older baton })
+                    running, agoMs }, lock, lockRenewedAgoMs }; a deployment's
+                    reapOn: the machine whose baton reap reaps it, null for this one;
+                    an orphan's launcherLastSeen: { at, agoMs }; an ended one's ended:
+                    { status, reason, at, agoMs, ranForMs, ranAtLeast, leftRunning:
+                    [{ pid, rank, host, program, outsideGroup }], null when not recorded:
+                    a deployment reaped by an older baton })
   -h, --help        this help
 
 Exit code: 0 whatever the deployments' states (read them from --json), 2 for bad usage (an
@@ -189,10 +192,35 @@ function summary(stateDir: string, deployments: DeploymentStatus[]): string {
   return [...counts]
     .map(([state, count]) =>
       state === "orphaned"
-        ? `${count} orphaned (run: baton reap --state-dir ${stateDir})`
+        ? `${count} orphaned (${orphansReap(
+            stateDir,
+            deployments.filter((dep) => dep.state === "orphaned"),
+          )})`
         : `${count} ${state}`,
     )
     .join(", ");
+}
+
+/**
+ * Where to run `baton reap` for `orphans`: here for those a reap here reaps, and on its
+ * machine for each another machine launched (`reapOn`), which a reap here leaves alone:
+ * `2 here: run baton reap --state-dir D; 1 launched on login1: run it there`.
+ */
+function orphansReap(stateDir: string, orphans: DeploymentStatus[]): string {
+  const reap = `baton reap --state-dir ${stateDir}`;
+  const elsewhere = new Map<string, number>();
+  for (const { reapOn } of orphans) {
+    if (reapOn !== undefined) elsewhere.set(reapOn, (elsewhere.get(reapOn) ?? 0) + 1);
+  }
+  if (elsewhere.size === 0) return `run: ${reap}`;
+  const here = orphans.filter(({ reapOn }) => reapOn === undefined).length;
+  const machines = [...elsewhere]
+    .map(([host, count], index) => `${count} ${index === 0 ? "launched " : ""}on ${host}`)
+    .join(", ");
+  const there = elsewhere.size === 1 ? "there" : "on each";
+  return here === 0
+    ? `${machines}: run ${reap} ${there}`
+    : `${here} here: run ${reap}; ${machines}: run it ${there}`;
 }
 
 /**

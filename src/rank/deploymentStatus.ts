@@ -88,6 +88,13 @@ export interface DeploymentStatus {
    * a claim of the name judges it).
    */
   launcher: { pid: number; host: string | undefined; alive: boolean | undefined } | undefined;
+  /**
+   * The machine whose `baton reap` reaps it, when that is not this one: the launcher's of a
+   * manifest another machine wrote (a shared state dir), which a reap here leaves alone
+   * (`foreign`). Undefined when a reap here reaps it (a lease with no manifest is reaped by
+   * its age on any machine).
+   */
+  reapOn: string | undefined;
   lease: { renewedAt: number; ageMs: number; staleAfterMs: number; stale: boolean } | undefined;
   /**
    * For an orphaned deployment whose launcher is known: when that launcher was last seen
@@ -437,6 +444,7 @@ async function readDeploymentStatus(
       launcherPid === undefined
         ? undefined
         : { pid: launcherPid, host: launchedOn, alive: launcherAlive },
+    reapOn: elsewhere ? manifest.launcher.host : undefined,
     launcherLastSeen: lastSeen === undefined ? undefined : { at: lastSeen, agoMs: now - lastSeen },
     lease:
       lease === undefined
@@ -495,6 +503,7 @@ function unreadable(
     state: "unreadable",
     reason: `its files are ${whose} and this user may not read them: run \`baton status --state-dir ${stateDir}\` as ${owner ?? "that user"} to see it (\`baton reap\` leaves it alone)`,
     launcher: undefined,
+    reapOn: undefined,
     lease: undefined,
     launcherLastSeen: undefined,
     worldSize: undefined,

@@ -593,10 +593,21 @@ describe("baton status", () => {
         `^the lease of launcher pid ${dead} \\(on login-elsewhere\\) was last renewed 6\\d{4} ms ago \\(stale after 30000 ms\\); it was launched on login-elsewhere, where \`baton reap --state-dir ${dir}\` reaps it \\(a reap on this machine leaves another machine's deployment alone\\)$`,
       ),
     );
+    expect(byId.get("dep-elsestale000")?.reapOn).toBe("login-elsewhere");
+    // The count sends the user to the machine whose reap reaps its orphan, not to a reap here.
+    const lastLine = async () => (await baton(["status", "--state-dir", dir])).stdout.trimEnd();
+    expect((await lastLine()).split("\n").at(-1)).toBe(
+      `1 orphaned (1 launched on login-elsewhere: run baton reap --state-dir ${dir} there), 1 live`,
+    );
     // As `baton reap` here sees it: another machine's.
     const reap = JSON.parse((await baton(["reap", "--state-dir", dir, "--json"])).stdout);
     expect(reap.foreign).toEqual(
       expect.arrayContaining([{ deployment: "dep-elsestale000", host: "login-elsewhere" }]),
+    );
+    // With this machine's orphan beside it: a reap here for the one, the other machine's there.
+    await writeDeployment(dir, "dep-hereorphan00", dead, [{ pid: dead, phase: "ready" }], 60_000);
+    expect((await lastLine()).split("\n").at(-1)).toBe(
+      `2 orphaned (1 here: run baton reap --state-dir ${dir}; 1 launched on login-elsewhere: run it there), 1 live`,
     );
   });
 
