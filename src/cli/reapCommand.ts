@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
+import { leaseHolder } from "../rank/leaseFormat.ts";
 import { rankList } from "../rank/rankList.ts";
 import { folderNotRemovedLine } from "../runtime/folderNotRemoved.ts";
 import { createLogger, LOG_LEVELS } from "../runtime/logger.ts";
@@ -56,7 +57,9 @@ goes to stdout; warnings and errors to stderr.
                     leftRunning: [{ pid, rank, host, program, outsideGroup }],
                     foldersNotRemoved: [{ dir, host, reason }] (its folder left empty
                     that the clear could not remove: no failure) }; each
-                    waiting (a fresh lease, no manifest): { deployment, pid, staleInMs };
+                    waiting (a fresh lease, no manifest): { deployment, pid, host,
+                    staleInMs } (host: the launcher's machine when another one's,
+                    else null);
                     each of cgroups (an empty one removed): { deployment, cgroup }; each
                     of runs (a dead run's lock removed): { pid, host, graph, why }; each
                     of runsNotRemoved: { pid, host, graph, path, error }; slurm:
@@ -221,9 +224,9 @@ export async function reapCommand(argv: string[]): Promise<number> {
       say(`${deployment}: ${owner === undefined ? "another user's" : `${owner}'s`}, left alone`);
     for (const { deployment, error } of report.failed)
       say(`${deployment}: NOT reaped: ${error.message}`);
-    for (const { deployment, pid, staleInMs } of report.waiting)
+    for (const { deployment, pid, host, staleInMs } of report.waiting)
       say(
-        `${deployment}: a lease and no manifest: launcher pid ${pid} is starting, or died before it wrote its manifest; left alone until its lease is stale, in ${Math.ceil(staleInMs / 1000)} s (reap again then)`,
+        `${deployment}: a lease and no manifest: launcher ${leaseHolder({ pid, host })} is starting, or died before it wrote its manifest; left alone until its lease is stale, in ${Math.ceil(staleInMs / 1000)} s (reap again then)`,
       );
     for (const { deployment, cgroup } of report.cgroups)
       say(`${deployment}: removed the empty cgroup its last launch left behind, ${cgroup}`);

@@ -104,9 +104,10 @@ export interface ReapReport {
   /**
    * Deployments with a fresh lease and no manifest: a launcher starting (it writes its
    * manifest next), or one that died before it wrote it. Left alone; a reap once the lease is
-   * stale, in `staleInMs`, clears it.
+   * stale, in `staleInMs`, clears it. `host` names the launcher's machine when the lease names
+   * another one (a shared state dir); undefined for this machine's, or a lease naming none.
    */
-  waiting: { deployment: string; pid: number; staleInMs: number }[];
+  waiting: { deployment: string; pid: number; host: string | undefined; staleInMs: number }[];
   /**
    * Empty cgroups of this state dir's deployments that are gone (neither manifest nor lease),
    * removed (`removeStaleCgroups`): left by a teardown whose removal of its cgroup gave up, or
@@ -195,7 +196,8 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
         why = `no manifest, and the lease of launcher pid ${lease.pid} was last renewed ${clock.now() - lease.renewedAt} ms ago (stale after ${lease.staleAfterMs} ms)`;
       } else {
         const staleInMs = lease.renewedAt + lease.staleAfterMs - clock.now();
-        report.waiting.push({ deployment, pid: lease.pid, staleInMs });
+        const elsewhere = lease.host === host ? undefined : lease.host;
+        report.waiting.push({ deployment, pid: lease.pid, host: elsewhere, staleInMs });
       }
       if (why === undefined) continue;
     } else {

@@ -495,8 +495,15 @@ describe("baton status", () => {
       ),
     );
     const json = JSON.parse((await baton(["reap", "--state-dir", dir, "--json"])).stdout);
-    expect(json.waiting).toEqual([{ deployment, pid: dead, staleInMs: expect.any(Number) }]);
+    expect(json.waiting).toEqual([
+      { deployment, pid: dead, host: null, staleInMs: expect.any(Number) },
+    ]);
     expect(await files.read(deploymentPaths(dir, deployment).lease)).toBeDefined();
+    // Another machine's launcher, claiming a name in a state dir the machines share, is named.
+    await writeLease(dir, "dep-leasethere00", dead, "gpu-7", 5_000);
+    expect((await baton(["reap", "--state-dir", dir])).stdout).toContain(
+      `dep-leasethere00: a lease and no manifest: launcher pid ${dead} on gpu-7 is starting, or died before it wrote its manifest;`,
+    );
   });
 
   it("judges a lease with no manifest by its pid only on the machine that wrote it, elsewhere by its age, as a claim does", async () => {

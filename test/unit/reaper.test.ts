@@ -485,12 +485,13 @@ describe("reapDeployments", () => {
     const w = world();
     const write = (deployment: string, name: string, value: object) =>
       files.writeAtomic(`${w.stateDir}/${deployment}/${name}`, JSON.stringify(value));
-    const lease = (deployment: string, renewedAt: number) =>
+    const lease = (deployment: string, renewedAt: number, host?: string) =>
       files.writeAtomic(
         deploymentPaths(w.stateDir, deployment).lease,
         encodeStateFile(LEASE_FORMAT, {
           deployment,
           pid: 4242,
+          ...(host !== undefined && { host }),
           token: "t",
           renewedAt,
           staleAfterMs: 30_000,
@@ -500,6 +501,8 @@ describe("reapDeployments", () => {
     await write("died-early", ".lease.json.4242.0a1b2c3d4e5f.tmp", {});
     await write("died-early", "rank-0.log", {});
     await lease("starting", NOW - 1_000);
+    await lease("starting-here", NOW - 1_000, HOST);
+    await lease("starting-there", NOW - 1_000, "gpu-7");
     const report = await reap(w);
     expect(report.reaped.map((e) => [e.deployment, e.why])).toEqual([
       [
@@ -510,7 +513,12 @@ describe("reapDeployments", () => {
       ],
     ]);
     expect(report.live).toEqual([]);
-    expect(report.waiting).toEqual([{ deployment: "starting", pid: 4242, staleInMs: 29_000 }]);
+    // Another machine's launcher is named, as `baton reap` says it: "pid 4242 on gpu-7".
+    expect(report.waiting.sort((a, b) => a.deployment.localeCompare(b.deployment))).toEqual([
+      { deployment: "starting", pid: 4242, host: undefined, staleInMs: 29_000 },
+      { deployment: "starting-here", pid: 4242, host: undefined, staleInMs: 29_000 },
+      { deployment: "starting-there", pid: 4242, host: "gpu-7", staleInMs: 29_000 },
+    ]);
     expect(readdirSync(join(w.stateDir, "died-early"))).toEqual(["rank-0.log"]);
     expect(await files.read(deploymentPaths(w.stateDir, "starting").lease)).toBeDefined();
     expect(w.procs.signals.filter((s) => s.signal !== 0)).toEqual([]);
