@@ -40,6 +40,7 @@ import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { checkLaunchSpec } from "./checkLaunchSpec.ts";
 import { clearDeployment } from "./clearDeployment.ts";
 import { type FolderNotRemoved, folderNotRemovedLine } from "./folderNotRemoved.ts";
+import { folderRefusal } from "./folderRefusal.ts";
 import { freePort } from "./freePort.ts";
 import { guardInspect } from "./guardInspect.ts";
 import { HostNamedTwice } from "./hostNamedTwice.ts";
@@ -75,7 +76,6 @@ import { saysNotRetryable } from "./serializeThrown.ts";
 import { parseRankHost, type RankHost } from "./sshTarget.ts";
 import { type TeardownReport, tearDown } from "./tearDown.ts";
 import { tearDownAcrossHosts } from "./tearDownAcrossHosts.ts";
-import { unwritableFolder, unwritableFolderAdvice } from "./unwritableFolder.ts";
 
 /** A spawned rank; `site` is its remote host's, undefined for a local rank. */
 interface Spawned {
@@ -410,12 +410,12 @@ class LaunchedGroup implements RankGroup {
       });
     } catch (error) {
       // Said as a folder baton makes that cannot be written is: which path, why, what to do.
-      const unwritable = unwritableFolder(error, this.stateDir);
+      const { why, advice } = folderRefusal(error, this.stateDir, "stateDir");
       this.send({
         type: "REAP_FAILED",
         failure: {
           code: "REAP_FAILED",
-          message: `the state dir ${this.stateDir} cannot be read (${unwritable?.why ?? (error as Error).message}), so the reaper cannot check it for orphans; ${unwritableFolderAdvice(unwritable, "stateDir")}. No rank was started`,
+          message: `the state dir ${this.stateDir} cannot be read (${why}), so the reaper cannot check it for orphans; ${advice}. No rank was started`,
           ...(refusedForGood(error) && { retryable: false as const }),
         },
       });
@@ -481,10 +481,9 @@ class LaunchedGroup implements RankGroup {
    * unless it has a backoff, and each met the same missing disk.
    */
   private cannotHold(error: unknown): { message: string; retryable?: false } {
-    const unwritable = unwritableFolder(error, this.stateDir);
-    const why = unwritable?.why ?? (error as Error).message;
+    const { why, advice, unwritable } = folderRefusal(error, this.stateDir, "stateDir");
     return {
-      message: `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${why}); ${unwritableFolderAdvice(unwritable, "stateDir")}. No rank was started`,
+      message: `the state dir ${this.stateDir} cannot hold deployment ${this.deployment} (${why}); ${advice}. No rank was started`,
       ...((unwritable?.kind === "notMade" || refusedForGood(error)) && {
         retryable: false as const,
       }),

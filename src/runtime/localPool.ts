@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { appendFileSync } from "node:fs";
 import { availableParallelism, hostname } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import { ConfigError, PoolError } from "../errors.ts";
@@ -10,6 +10,7 @@ import { checkOptionNames } from "../optionNames.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
 import { emptyWorkerGroup, type LiveRemains, liveRemains, type Stray } from "./emptyWorkerGroup.ts";
+import { folderRefusal } from "./folderRefusal.ts";
 import { makeWorkerLogsFolder } from "./logsFolder.ts";
 import { logTail } from "./logTail.ts";
 import { machineResources } from "./machineResources.ts";
@@ -384,7 +385,9 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     } catch (error) {
       if (cgroup !== undefined) this.procs.containment?.remove(cgroup);
       this.failing = true;
-      const reason = error instanceof Error ? error.message : String(error);
+      // Its log file refused (the only file a spawn opens): named, why, and what to do.
+      const { why, advice, system } = folderRefusal(error, dirname(slot.logFile), "workerLogs");
+      const reason = system ? `${why}; ${advice}` : why;
       // Asynchronously, so that listeners added right after startLocalPool hear it.
       queueMicrotask(() =>
         this.fail(

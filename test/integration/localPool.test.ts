@@ -306,6 +306,21 @@ describe("startLocalPool", () => {
     ]);
   });
 
+  it("fails with WORKER_SPAWN naming the log file it cannot open, why and what to do", async () => {
+    const logsDir = join(tempDir(), "logs");
+    // A directory where worker 1's log goes: opening it to append fails (EISDIR).
+    await mkdir(join(logsDir, "worker-1.log"), { recursive: true });
+    const workers = startLocalPool({ argvFor: () => [FAKE_WORKER], logsDir, maxWorkers: 1, procs });
+    pools.push(workers);
+    const error = await workers.failed;
+    expect(error.code).toBe("WORKER_SPAWN");
+    expect(error.message).toBe(
+      `the local pool could not start worker local-1: ${join(logsDir, "worker-1.log")}: illegal operation on a directory (EISDIR); give the workers' logs (logsDir) another directory`,
+    );
+    expect(workers.pids()).toEqual([]);
+    await workers.stop();
+  });
+
   it("fails with WORKER_SPAWN when a worker cannot be started", async () => {
     const dir = tempDir();
     const logsDir = join(dir, "logs");
