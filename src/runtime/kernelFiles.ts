@@ -1,4 +1,4 @@
-import { statfsSync } from "node:fs";
+import { statfsSync, statSync } from "node:fs";
 import { nearestExisting } from "./nearestExisting.ts";
 
 /**
@@ -17,7 +17,9 @@ const KERNEL_FILE_SYSTEMS = new Map([
  * kernel's own files (`/proc`, `/sys`, a cgroup file system), for a person: there the kernel
  * refuses (`EACCES` or `EPERM`, root too) whatever the modes say, so neither "is it
  * immutable?" nor "change its mode" is true. In a cgroup file system a folder made is a cgroup,
- * which root, or a user the cgroup is delegated to, may make; a file, no one. Undefined for
+ * which root, or a user the cgroup is delegated to, may make; a new file, no one; a cgroup's
+ * own file (`cgroup.procs`, which a move writes), root or that user may write (`syscall`:
+ * `open` or `write` of a file that is there). Undefined for
  * any other file system, or when `statfs` cannot tell.
  *
  * @example
@@ -26,7 +28,7 @@ const KERNEL_FILE_SYSTEMS = new Map([
  * // "/sys is in sysfs, which holds the kernel's own files: no one, root included, makes a file or folder there"
  * ```
  */
-export function kernelFilesReason(path: string): string | undefined {
+export function kernelFilesReason(path: string, syscall?: string): string | undefined {
   const at = nearestExisting(path);
   let type: number;
   try {
@@ -36,7 +38,18 @@ export function kernelFilesReason(path: string): string | undefined {
   }
   const name = KERNEL_FILE_SYSTEMS.get(type);
   if (name === undefined) return undefined;
-  return name.startsWith("cgroup")
-    ? `${at} is in a cgroup file system (${name}), which holds the kernel's cgroup files: no one, root included, makes a file there, and a folder made there is a cgroup, which only root or a user the cgroup is delegated to may make or change`
-    : `${at} is in ${name}, which holds the kernel's own files: no one, root included, makes a file or folder there`;
+  if (!name.startsWith("cgroup")) {
+    return `${at} is in ${name}, which holds the kernel's own files: no one, root included, makes a file or folder there`;
+  }
+  return (syscall === "open" || syscall === "write") && at === path && isFile(at)
+    ? `${at} is a file of a cgroup (${name}), which only root or a user the cgroup is delegated to may write`
+    : `${at} is in a cgroup file system (${name}), which holds the kernel's cgroup files: no one, root included, makes a file there, and a folder made there is a cgroup, which only root or a user the cgroup is delegated to may make or change`;
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }

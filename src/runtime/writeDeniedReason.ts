@@ -25,7 +25,7 @@ export function writeDeniedReason(
   dest?: string,
 ): string {
   if (code === "EROFS") return "the file system is read-only";
-  const kernel = kernelFilesReason(path);
+  const kernel = kernelFilesReason(path, syscall);
   if (kernel !== undefined) {
     return `${code === "EPERM" ? "operation not permitted" : "permission denied"}: ${kernel}`;
   }

@@ -157,7 +157,7 @@ try { cgroupContainment(${JSON.stringify(delegated)}).create("dep-x"); } catch (
       // This process's cgroup holds both ends: moving takes writing its cgroup.procs.
       const procsFile = join(root, "cgroup.procs");
       expect(run.stdout.trim()).toBe(
-        `cannot contain processes in the cgroup ${delegated}/baton/dep-x: cannot write ${procsFile}: permission denied: ${procsFile} is in a cgroup file system (cgroup2), which holds the kernel's cgroup files: no one, root included, makes a file there, and a folder made there is a cgroup, which only root or a user the cgroup is delegated to may make or change. They still start, in their own process groups; to contain them, run as root or in a cgroup delegated to this user (for example \`systemd-run --user --scope -p Delegate=yes baton launch ...\`)`,
+        `cannot contain processes in the cgroup ${delegated}/baton/dep-x: cannot write ${procsFile}: permission denied: ${procsFile} is a file of a cgroup (cgroup2), which only root or a user the cgroup is delegated to may write. They still start, in their own process groups; to contain them, run as root or in a cgroup delegated to this user (for example \`systemd-run --user --scope -p Delegate=yes baton launch ...\`)`,
       );
       // Nothing it made stays, the `baton` folder included.
       expect(existsSync(join(delegated, "baton"))).toBe(false);

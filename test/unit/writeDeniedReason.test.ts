@@ -182,6 +182,11 @@ describe("writeDeniedReason, in a file system of the kernel's own files", () => 
       expect(writeDeniedReason("EACCES", "open", join(mount, "baton-state", "lease.json"))).toBe(
         `permission denied: ${mount} is in a cgroup file system (cgroup2), ${cgroupFiles}`,
       );
+      // Writing a cgroup's own file (a move writes cgroup.procs): a matter of delegation, not
+      // "no one makes a file there".
+      expect(writeDeniedReason("EACCES", "open", join(mount, "cgroup.procs"))).toBe(
+        `permission denied: ${join(mount, "cgroup.procs")} is a file of a cgroup (cgroup2), which only root or a user the cgroup is delegated to may write`,
+      );
     },
   );
 });
