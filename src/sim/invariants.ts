@@ -394,7 +394,10 @@ export class InvariantChecker {
   }
 
   private granted(conn: string, job: string): void {
-    if (this.finished) this.fail(5, `job ${job} was granted to connection ${conn}`);
+    if (this.finished || this.stopping) {
+      const after = this.finished ? "" : " after the run was cancelled";
+      this.fail(5, `job ${job} was granted to connection ${conn}${after}`);
+    }
     const holds = this.held.get(conn);
     if (holds !== undefined) {
       this.fail(1, `connection ${conn} was granted job ${job} while holding job ${holds}`);

@@ -17,7 +17,7 @@ export const SIM_INVARIANTS = {
   2: "a job reaches completed or failed exactly once, and its result is stored once, before it counts",
   3: "failed attempts ≤ retries + 1 and lost attempts ≤ maxLost; a lost worker never consumes a failed attempt",
   4: "no connection waits while a job it can take is ready",
-  5: "after the run is done no lease is granted and no connection is left waiting",
+  5: "after the run is cancelled or done no lease is granted; once it is done no connection is left waiting",
   6: "the run and the rank groups end in time, every job completed or failed with a message",
   7: "no kind has more jobs running than its throttle",
   8: "verified teardown leaves nothing of the deployment alive",

@@ -232,4 +232,23 @@ describe("InvariantChecker", () => {
     at(150);
     expect(checker.check(board)).toBeUndefined();
   });
+
+  it("fails invariant 5 when a job is granted after the run was cancelled", () => {
+    const board = new JobBoard([planned("a"), planned("b")]);
+    const checker = new InvariantChecker();
+    checker.check(board);
+    step(checker, board, lease("c1"), () => board.lease("c1", "c1", {}));
+    const cancel: CoordinatorEvent = { type: "CANCEL", reason: "stop" };
+    const b = board.jobs.get("b")!;
+    const forged: CoordinatorEffect = {
+      type: "lease.granted",
+      conn: "c2",
+      job: b.job,
+      deps: {},
+      attempt: 1,
+    };
+    expect(step(checker, board, cancel, () => board.cancel("stop"), [forged])?.message).toMatch(
+      /^invariant 5 .* violated: job b was granted to connection c2 after the run was cancelled$/,
+    );
+  });
 });
