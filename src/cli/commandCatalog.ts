@@ -104,6 +104,7 @@ export const commandCatalog = {
       workers: { type: "string" },
       world: { type: "string" },
       until: { type: "string" },
+      "fail-fast": { type: "boolean" },
       plant: { type: "string", multiple: true },
       threads: { type: "string" },
       "check-determinism": { type: "boolean" },

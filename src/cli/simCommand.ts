@@ -59,7 +59,9 @@ holds is false.
   --seed S               one seed (0 to 4294967295)
   --seeds A..B           every seed from A to B (default 1..100)
   --faults PROFILE       ${FAULT_PROFILES.join(" | ")} (default: default)
-  --fault-list LIST      this exact fault plan instead of --faults (as printed by a failure)
+  --fault-list LIST      this exact fault plan instead of --faults (as printed by a
+                         failure); cancel@AT cancels the run at virtual ms AT, as an
+                         operator would
   --jobs N               jobs in the drawn graph (default 100, at most ${SIM_LIMITS.jobs}; not
                          with GRAPH)
   --workers N            in-process workers (default 8, at most ${SIM_LIMITS.workers})
@@ -68,6 +70,8 @@ holds is false.
                          4 with the drawn graph, 0 with GRAPH: their trace is not yours)
   --until T              virtual time by which the run must be over: ms, or a duration
                          such as 90s, 30m or 2h (at most 2592000000 ms: 30 days)
+  --fail-fast            cancel the rest of the run once a job has failed for good, as
+                         baton run --fail-fast does
   --plant BUG            switch a planted bug on, to prove the checks catch it (repeatable,
                          or BUG,BUG), one of:${PLANTED_BUGS.map((bug, n) => `${n % 2 === 0 ? `\n${" ".repeat(25)}` : " "}${bug}`).join(",")}
   --threads N            threads simulating seeds side by side (default: the machine's
@@ -109,6 +113,7 @@ interface Settings {
   /** Largest rank group drawn; 0 leaves rank groups out. */
   world: number;
   until: number | undefined;
+  failFast: boolean;
   plantedBugs: readonly PlantedBug[];
 }
 
@@ -165,6 +170,7 @@ export async function simCommand(argv: string[]): Promise<number> {
         most: SIM_LIMITS.world,
       }) ?? defaultWorld(modules),
     until: untilFlag(values.until),
+    failFast: values["fail-fast"] === true,
     plantedBugs,
   };
   const output: Output = {
@@ -497,6 +503,7 @@ function drawn(s: Settings): DrawnSimulation {
     ...rankGroups(s),
     faults: s.faults ?? s.profile,
     ...(s.until !== undefined && { until: s.until }),
+    ...(s.failFast && { failFast: true }),
     plantedBugs: s.plantedBugs,
   };
 }
@@ -564,6 +571,7 @@ function command(seeds: string, s: Settings, jobs: number, workers: number, faul
   else parts.push(`--fault-list "${formatFaults(plan)}"`);
   if (s.world !== defaultWorld(s.modules)) parts.push(`--world ${s.world}`);
   if (s.until !== undefined) parts.push(`--until ${s.until}`);
+  if (s.failFast) parts.push("--fail-fast");
   for (const bug of s.plantedBugs) parts.push(`--plant ${bug}`);
   return parts.join(" ");
 }
@@ -688,6 +696,7 @@ async function smallestReproducer(r: SimulationResult, s: Settings): Promise<Shr
     ...rankGroups(s),
     plantedBugs: s.plantedBugs,
     ...(s.until !== undefined && { until: s.until }),
+    ...(s.failFast && { failFast: true }),
   });
 }
 

@@ -17,6 +17,7 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
   workers: true,
   faults: true,
   until: true,
+  failFast: true,
   plantedBugs: true,
   inspect: true,
   onEvent: true,
@@ -96,6 +97,11 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
   const { faults } = options;
   if (faults !== undefined && !FAULT_PROFILES.includes(faults as FaultProfile)) {
     checkFaults(where, faults);
+  }
+  if (options.failFast !== undefined && typeof options.failFast !== "boolean") {
+    throw new ConfigError(
+      `${where}: failFast must be true or false, not ${JSON.stringify(options.failFast)}`,
+    );
   }
   if (options.ranks !== undefined && typeof options.ranks !== "boolean") {
     throw new ConfigError(

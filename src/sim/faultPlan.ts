@@ -19,6 +19,9 @@ import { SIM_LIMITS } from "./simLimits.ts";
  * - `disk-full`: the store's disk refuses every write for `ms` (ENOSPC): each result the
  *   coordinator tries to store meanwhile is held and written again, no lease is granted
  *   until one is written, and no attempt is spent. Heavy profile only.
+ * - `cancel`: an operator cancels the run (`run.cancel()`, Ctrl-C): nothing new starts, running
+ *   jobs are aborted, the rest end as cancelled. Only in a plan you give (`cancel@AT`): no
+ *   profile draws it.
  */
 export type Fault =
   | { kind: "worker-crash"; at: number; target: number }
@@ -28,7 +31,8 @@ export type Fault =
   | { kind: "slow"; at: number; ms: number; by: number }
   | { kind: "coordinator-crash"; at: number; ms: number; torn: boolean }
   | { kind: "disk-stall"; at: number; ms: number }
-  | { kind: "disk-full"; at: number; ms: number };
+  | { kind: "disk-full"; at: number; ms: number }
+  | { kind: "cancel"; at: number };
 
 /** How many faults a simulation draws from its seed: none, the default mix, or more and harsher. */
 export type FaultProfile = "none" | "default" | "heavy";
@@ -44,6 +48,7 @@ const KINDS: readonly { kind: Fault["kind"]; weight: Record<FaultProfile, number
   { kind: "disk-stall", weight: { none: 0, default: 1, heavy: 2 } },
   // Last, and not in the default profile, so that adding it left default plans as they were.
   { kind: "disk-full", weight: { none: 0, default: 0, heavy: 1 } },
+  // No `cancel`: a drawn cancel would end most heavy seeds' runs before their later faults.
 ];
 
 /** How many faults, and within how many virtual ms of the start. */
@@ -146,6 +151,8 @@ function formatFault(f: Fault): string {
     case "disk-stall":
     case "disk-full":
       return `${f.kind}@${f.at}+${f.ms}`;
+    case "cancel":
+      return `${f.kind}@${f.at}`;
   }
 }
 
@@ -159,6 +166,7 @@ const SHAPES: Record<Fault["kind"], { fields: readonly string[]; form: string }>
   "coordinator-crash": { fields: ["ms", "torn"], form: "coordinator-crash@AT+MS/torn or /clean" },
   "disk-stall": { fields: ["ms"], form: "disk-stall@AT+MS" },
   "disk-full": { fields: ["ms"], form: "disk-full@AT+MS" },
+  cancel: { fields: [], form: "cancel@AT" },
 };
 
 /**

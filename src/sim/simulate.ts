@@ -8,7 +8,7 @@ import { inProcessPool } from "../runtime/inProcessPool.ts";
 import { type JobContext, type JobModule, loadJobs } from "../runtime/jobModule.ts";
 import { createLogger } from "../runtime/logger.ts";
 import { ResultStore } from "../runtime/resultStore.ts";
-import type { RunResult } from "../runtime/run.ts";
+import type { Run, RunResult } from "../runtime/run.ts";
 import { whereThrown } from "../runtime/whereThrown.ts";
 import type { GroupProgress } from "../viz/groupProgress.ts";
 import { noteAbandonedHandlers } from "./abandonedHandlers.ts";
@@ -63,6 +63,11 @@ export interface SimulateOptions {
    * roots and what they run after). Give it when your jobs take more than a minute or so.
    */
   until?: number | undefined;
+  /**
+   * Cancel the rest of the run once a job has failed for good, as `createEngine({ failFast })`
+   * does (default false). The runner then holds the cancel to the invariants too.
+   */
+  failFast?: boolean | undefined;
   /** Deliberate bugs to switch on (to prove the simulation catches them); one of `PLANTED_BUGS`. */
   plantedBugs?: readonly PlantedBug[] | undefined;
   /** An XState inspection observer: it sees every actor of every coordinator incarnation. */
@@ -258,6 +263,10 @@ class Simulation {
   private readonly handlerLog: ((ctx: JobContext) => JobContext) | undefined;
   private violation: SimViolation | undefined;
   private result: RunResult | undefined;
+  /** The latest coordinator incarnation's run, which a `cancel` fault cancels. */
+  private engineRun: Run | undefined;
+  /** Why a `cancel` fault cancelled the run: a coordinator restarted after it is cancelled too. */
+  private cancelled: string | undefined;
   private incarnation = -1;
   private scope: ClockScope | undefined;
   private watch: CoordinatorWatch | undefined;
@@ -357,7 +366,7 @@ class Simulation {
   async run(): Promise<SimulationResult> {
     const { clock, trace } = this;
     trace.add(
-      `sim seed ${this.seed} jobs ${this.jobs} workers ${this.workers} lease ${this.leaseTimeoutMs} throttle ${JSON.stringify(this.throttle ?? {})} faults ${formatFaults(this.faults) || "none"}${this.bugs.length ? ` planted ${this.bugs.join(",")}` : ""}`,
+      `sim seed ${this.seed} jobs ${this.jobs} workers ${this.workers} lease ${this.leaseTimeoutMs} throttle ${JSON.stringify(this.throttle ?? {})} faults ${formatFaults(this.faults) || "none"}${this.options.failFast ? " failFast" : ""}${this.bugs.length ? ` planted ${this.bugs.join(",")}` : ""}`,
     );
     this.start();
     this.ranks?.start();
@@ -554,8 +563,13 @@ class Simulation {
       // Your own handlers may have no kind b to throttle.
       ...(this.throttle && jobs.versionOf("b") !== undefined && { throttle: this.throttle }),
       ...(this.bugs.length > 0 && { plantedBugs: this.bugs }),
+      ...(this.options.failFast !== undefined && { failFast: this.options.failFast }),
     });
-    engine.run(this.graph).then(
+    const run = engine.run(this.graph);
+    this.engineRun = run;
+    // The operator's cancel stands: a coordinator back from a crash stops at once too.
+    if (this.cancelled !== undefined) run.cancel(this.cancelled);
+    run.then(
       (result) => {
         if (!scope.alive) return;
         this.trace.add(`run over ${JSON.stringify(result.counts)}`);
@@ -607,6 +621,13 @@ class Simulation {
     if (fault.kind === "disk-full") {
       this.trace.add(`fault disk-full for ${fault.ms} ms`);
       this.files.refuseWrites(this.clock.now() + fault.ms);
+      return;
+    }
+    if (fault.kind === "cancel") {
+      this.cancelled ??= `cancelled by the operator at ${fault.at} virtual ms`;
+      const up = this.scope?.alive === true;
+      this.trace.add(`fault cancel${up ? "" : `: ${this.host} is down, its restart is cancelled`}`);
+      if (up) this.engineRun?.cancel(this.cancelled);
       return;
     }
     const links = this.net.openLinks().filter((l) => l.open && l.server === this.host);
@@ -684,16 +705,26 @@ class Simulation {
     }
   }
 
-  /** The run is over: every job ended with a cause, and every completed one is in the store. */
+  /**
+   * The run is over: every job ended with a cause, and every completed one is in the store. A
+   * job ends cancelled (or shut down) only once someone stopped the run: a `cancel` fault, or
+   * with `failFast` a job that failed for good.
+   */
   private async checkEnd(result: RunResult): Promise<void> {
     const store = await ResultStore.open(STORE, this.files.port(this.clock.scope()));
+    const stopped =
+      this.cancelled !== undefined ||
+      (this.options.failFast === true &&
+        [...result.jobs.values()].some(
+          (o) => o.status === "failed" && o.cause !== "cancelled" && o.cause !== "shutdown",
+        ));
     for (const outcome of result.jobs.values()) {
       if (outcome.status === "completed") {
         if ((await store.get(outcome.id)) === undefined) {
           this.fail(2, `job ${outcome.id} completed, but the store has no valid result for it`);
           return;
         }
-      } else if (outcome.cause === "shutdown" || outcome.cause === "cancelled") {
+      } else if (!stopped && (outcome.cause === "shutdown" || outcome.cause === "cancelled")) {
         this.fail(6, `job ${outcome.id} ended ${outcome.cause}, though nobody stopped the run`);
         return;
       } else if (!outcome.error?.message) {

@@ -29,6 +29,7 @@ const DRAWN_OPTIONS = [
   "workers",
   "faults",
   "until",
+  "failFast",
   "plantedBugs",
   "ranks",
   "world",

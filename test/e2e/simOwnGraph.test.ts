@@ -239,6 +239,34 @@ describe("baton sim on a graph of your own", () => {
     expect(failed).not.toHaveProperty("smallest");
   });
 
+  it("cancels the rest of the run after the first job failed for good with --fail-fast", async () => {
+    const failFast = [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnFailFast.sim.ts`];
+    const statuses = async (...flags: string[]) => {
+      const r = await sim(...failFast, "--seed", "1", "--workers", "4", "--json", ...flags);
+      expect(r.code, r.stderr).toBe(0);
+      const { ok, outcomes } = JSON.parse(r.stdout) as {
+        ok: boolean;
+        outcomes: { kind: string; status: string }[];
+      };
+      expect(ok).toBe(true);
+      return outcomes.map(({ kind, status }) => `${kind} ${status}`);
+    };
+    expect(await statuses("--fail-fast")).toEqual([
+      "fetch failed",
+      "fetch cancelled",
+      "fetch cancelled",
+      "fetch cancelled",
+      "merge skipped",
+    ]);
+    expect(await statuses()).toEqual([
+      "fetch failed",
+      "fetch completed",
+      "fetch completed",
+      "fetch completed",
+      "merge skipped",
+    ]);
+  });
+
   it("prints what each job returned in one seed's --json, and not in a range's", async () => {
     const one = await sim(...OWN, "--seed", "1", "--workers", "2", "--json");
     expect(one.stderr).toBe("");

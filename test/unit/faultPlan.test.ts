@@ -18,6 +18,11 @@ import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SIM_LIMITS } from "../../src/sim/simLimits.ts";
 
 describe("parseFaults", () => {
+  it("reads an operator's cancel, cancel@AT, and writes it back the same", () => {
+    expect(parseFaults("cancel@3000")).toEqual([{ kind: "cancel", at: 3000 }]);
+    expect(formatFaults(parseFaults("reset@1:0,cancel@3000"))).toBe("reset@1:0,cancel@3000");
+  });
+
   it.each([
     [
       "coordinator-crash@1000+99999999999999999999/torn",
@@ -35,6 +40,7 @@ describe("parseFaults", () => {
     ["coordinator-crash@1+5", "(coordinator-crash) lacks torn: give /torn or /clean"],
     ["nuke@5", 'has an unknown kind "nuke"; give one of worker-crash, reset, partition'],
     ["partition@5", "(partition) lacks target: give a whole number of 0 or more"],
+    ["cancel@5:1", "(cancel) takes no target; write it as cancel@AT"],
   ])("refuses %s, saying what is wrong and how to write it", (text, message) => {
     expect(() => parseFaults(`reset@1:0,${text}`)).toThrow(ConfigError);
     expect(() => parseFaults(`reset@1:0,${text}`)).toThrow(`bad fault "${text}": it ${message}`);
