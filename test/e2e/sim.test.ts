@@ -96,6 +96,25 @@ describe("baton sim", () => {
     expect(small.stdout).toMatch(/FAIL invariant 1/);
   });
 
+  it("runs the drawn graph with --fail-fast and a cancel@AT fault, and replays --fail-fast", async () => {
+    const passed = await sim(
+      ...["--seeds", "1..4", "--jobs", "20", "--workers", "4", "--fail-fast"],
+      ...["--fault-list", "cancel@5000"],
+    );
+    expect(passed.stderr).toBe("");
+    expect(passed.code).toBe(0);
+    expect(passed.stdout).toMatch(/4 seeds, 0 failed/);
+    const failed = await sim(
+      ...["--seed", "4", "--jobs", "6", "--workers", "4", "--fail-fast", "--no-shrink"],
+      ...["--plant", "lease-running-job"],
+    );
+    expect(failed.code).toBe(1);
+    const replay = /^replay: (baton sim .*)$/m.exec(failed.stdout)![1]!;
+    expect(argsOf(replay)).toContain("--fail-fast");
+    const replayed = await sim(...argsOf(replay));
+    expect(replayed.stdout).toMatch(/^\d+ sim seed 4 jobs 6 workers 4 .* failFast/m);
+  });
+
   it("reports a range on 2 threads in seed order, each seed with its verdict and trace of 1 thread", async () => {
     // A range this short may end on the calling thread before the helper has loaded: that a
     // helper's seed traces as this thread's is shown by simulateSeeds' tests (callingThread:
