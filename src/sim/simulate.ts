@@ -98,16 +98,15 @@ export interface SimulateOptions {
 }
 
 /**
- * A broken invariant and what happened: 1–5 of DESIGN §4, 7 (throttle), 16 (a job starts
- * after the jobs it runs after), 17 (a job fails only when it must) and 18 (timeouts and
- * backoffs are kept) per coordinator event, 6 liveness, 8–14 rank groups (a verified teardown left a process of the deployment
- * alive, a teardown signalled a process outside its deployment, …), 15 a check of your
- * handlers' (`SimTools.invariant`), 0 not deterministic: a
- * trace that differs between two runs of one seed (`baton sim --check-determinism`), or a
- * real timer or real I/O one of your handlers started that completed during the run (or a
- * timer left neither fired nor cleared when it was over), or a read of the real clock. Every
- * message has one shape: `invariant N (what holds, as SIM_INVARIANTS says) violated: what
- * happened`.
+ * A broken invariant and what happened: 1–5 of DESIGN §4, 7 (throttle), 16 (a job starts after the
+ * jobs it runs after), 17 (a job fails only when it must) and 18 (timeouts and backoffs are kept)
+ * per coordinator event, 6 liveness, 8–14 rank groups (a verified teardown left a process of the
+ * deployment alive, a teardown signalled a process outside its deployment, …), 15 a check of your
+ * handlers' (`SimTools.invariant`), 0 not deterministic: a trace that differs between two runs of
+ * one seed (`baton sim --check-determinism`), or a real timer or real I/O one of your handlers
+ * started that completed during the run (or a timer left neither fired nor cleared when it was
+ * over), or a read of the real clock. Every message has one shape: `invariant N (what holds, as
+ * SIM_INVARIANTS says) violated: what happened`.
  */
 export interface SimViolation {
   invariant: SimInvariant;
