@@ -10,12 +10,12 @@ export interface GraphValueLimits {
 }
 
 /**
- * What the jobs a graph module exports (the jobs `baton run` was given, not those they run
- * after) completed with, a line each for `baton run`'s summary: `kind id: value`, the value as
- * compact JSON, cut past `maxChars` saying how long it was; past `maxJobs` such jobs, how many
- * more there are (one more is shown instead). A job exported twice, or as two equal jobs, is one line; a job that did not
- * complete has none (the summary lists its failure). Without these lines a run's result was
- * only in `--json`.
+ * What the jobs a graph module exports (the jobs `baton run` was given, not those they run after)
+ * completed with, a line each for `baton run`'s summary: `kind id: value`, the value as compact
+ * JSON, cut past `maxChars` saying how long it was; past `maxJobs` such jobs, how many more there
+ * are (one more is shown instead). A job exported twice, or as two equal jobs, is one line; a job
+ * that did not complete has none (the summary lists its failure). Without these lines a run's
+ * result was only in `--json`.
  *
  * @example
  * ```ts

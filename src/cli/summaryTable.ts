@@ -32,13 +32,12 @@ export interface SummaryOptions {
 }
 
 /**
- * The end-of-run summary (for a graph of no jobs, a line saying so): one row per job kind
- * with counts, the values of the `graph`'s jobs
- * that completed (`graphValueLines`), then every failure with its
- * cause and the worker of its last attempt (a run with many failures lists the first 20), and
- * where the run's log holds each failed attempt with its stack, and the workers lost, or that
- * left on purpose, while running a job (`workerLossLines`); for a run that did not complete,
- * with `keepsResults`, that a rerun resumes from the results it stored.
+ * The end-of-run summary (for a graph of no jobs, a line saying so): one row per job kind with
+ * counts, the values of the `graph`'s jobs that completed (`graphValueLines`), then every failure
+ * with its cause and the worker of its last attempt (a run with many failures lists the first 20),
+ * and where the run's log holds each failed attempt with its stack, and the workers lost, or that
+ * left on purpose, while running a job (`workerLossLines`); for a run that did not complete, with
+ * `keepsResults`, that a rerun resumes from the results it stored.
  *
  * @example
  * ```ts
