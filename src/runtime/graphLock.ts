@@ -1,7 +1,8 @@
 import { hostname } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
 import { sha256Hex } from "../graph/sha256Hex.ts";
+import { atomicTempTarget } from "./atomicTempTarget.ts";
 import { isPermissionDenied, ownerName } from "./fileOwner.ts";
 import { isWithin } from "./isWithin.ts";
 import { nodeFiles } from "./nodeFiles.ts";
@@ -482,9 +483,26 @@ async function removeIfUnchanged(
   }
   try {
     await lock.files.remove(lock.path);
+    if (stale !== "being written") await removeTornRenewals(lock, stale.pid);
     return true;
   } catch (error) {
     throw await lockFileError(lock, lock.path, by, error);
+  }
+}
+
+/**
+ * Removes what the gone holder `pid` left of a renewal it was killed in the middle of: the
+ * temp file of its `Files.writeAtomic` of the lock (`.NAME.PID.RANDOM.tmp`), never renamed.
+ * Only its own: the lock it renewed was its until just now, so no one else writes that name.
+ */
+async function removeTornRenewals(lock: LockPlace, pid: number): Promise<void> {
+  const dir = dirname(lock.path);
+  const name = basename(lock.path);
+  const prefix = `.${name}.${pid}.`;
+  for (const entry of await lock.files.list(dir)) {
+    if (entry.startsWith(prefix) && atomicTempTarget(entry) === name) {
+      await lock.files.remove(join(dir, entry));
+    }
   }
 }
 

@@ -12,7 +12,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { hostname } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { StoreError } from "../../src/errors.ts";
 import {
@@ -318,6 +318,11 @@ describe("lockGraph", () => {
     const dead = await deadPid();
     const liveLock = forgeLock(store, { pid: live.pid, argv: live.argv }, 0, resolve("a.graph.ts"));
     const deadLock = forgeLock(store, { pid: dead }, 0, resolve("b.graph.ts"));
+    // A renewal the dead run was killed in the middle of, and a temp file of another writer.
+    const tornRenewal = join(store, "run", `.${basename(deadLock)}.${dead}.0123456789ab.tmp`);
+    const othersWrite = join(store, "run", `.${basename(deadLock)}.${live.pid}.0123456789ab.tmp`);
+    writeFileSync(tornRenewal, '{"format":"baton.lock');
+    writeFileSync(othersWrite, '{"format":"baton.lock');
     const foreignLock = forgeLock(
       store,
       { pid: 4242, host: "login2.example" },
@@ -340,6 +345,8 @@ describe("lockGraph", () => {
     expect(failed).toEqual([]);
     expect(existsSync(liveLock)).toBe(true);
     expect(existsSync(deadLock) || existsSync(foreignLock)).toBe(false);
+    expect(existsSync(tornRenewal)).toBe(false);
+    expect(existsSync(othersWrite)).toBe(true);
   });
 
   it("leaves, and does not report as removed, a dead run's lock that a new run took meanwhile", async () => {
