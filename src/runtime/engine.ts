@@ -20,6 +20,7 @@ import { guardInspect, type InspectOption } from "./guardInspect.ts";
 import { inProcessPool } from "./inProcessPool.ts";
 import { jobJson } from "./jobJson.ts";
 import { type JobModule, type LoadedJobs, loadJobs } from "./jobModule.ts";
+import { listenClaim } from "./listenClaim.ts";
 import { memoryNet } from "./memoryNet.ts";
 import { moduleSource } from "./moduleSource.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -150,7 +151,9 @@ export interface EngineOptions extends ConnectionTimeouts {
   storeFullWaitMs?: number | undefined;
   /**
    * Where the coordinator listens (`HOST:PORT`, port 0 for any), over WebSockets. Default:
-   * the in-memory Net for in-process workers, `127.0.0.1:0` for worker processes.
+   * the in-memory Net for in-process workers, `127.0.0.1:0` for worker processes. A fixed port
+   * takes one run of the engine at a time: a run started while another listens there rejects
+   * with a `ConfigError` naming that run; port 0 gives each run a free port of its own.
    */
   listen?: string | undefined;
   /**
@@ -226,10 +229,11 @@ export interface RunPlan {
 }
 
 /**
- * Runs graphs. One engine can run many graphs, one after another or at once. It holds nothing
- * between runs (no socket, worker, timer or file), so it has no `close()`: each run stops its
- * workers, closes its listener and clears its timers before it settles, and the process exits
- * on its own once its runs have.
+ * Runs graphs. One engine can run many graphs, one after another or at once (with a fixed
+ * `listen` port, one at a time: see `EngineOptions.listen`). It holds nothing between runs (no
+ * socket, worker, timer or file), so it has no `close()`: each run stops its workers, closes
+ * its listener and clears its timers before it settles, and the process exits on its own once
+ * its runs have.
  */
 export interface Engine {
   /**
@@ -281,6 +285,8 @@ export function createEngine(options: EngineOptions): Engine {
   const net = options.net ?? (networked ? wsNet() : memoryNet());
   const logger = options.logger ?? pino({ level: "silent" });
   const inspect = options.inspect === undefined ? undefined : guardInspect(options.inspect);
+  /** A fixed `listen` address: the run listening there holds it, and another one is refused. */
+  const listening = listenClaim(options.listen);
   /** Plans `graph` as `caller` was given it: one job (messages name it so) or an array of them. */
   const planOf = (graph: JobSpec | readonly JobSpec[], caller: "engine.run" | "engine.plan") =>
     planGraph(Array.isArray(graph) ? (graph as readonly JobSpec[]) : [graph as JobSpec], {
@@ -451,10 +457,17 @@ export function createEngine(options: EngineOptions): Engine {
         );
 
         const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
-        const listener: Listener = await net.listen(
-          options.listen ?? (networked ? "127.0.0.1:0" : `memory://run-${runId}`),
-          { maxFrameBytes, maxHandshakeBytes: MAX_HANDSHAKE_BYTES },
-        );
+        listening.claim(runId);
+        let listener: Listener;
+        try {
+          listener = await net.listen(
+            options.listen ?? (networked ? "127.0.0.1:0" : `memory://run-${runId}`),
+            { maxFrameBytes, maxHandshakeBytes: MAX_HANDSHAKE_BYTES },
+          );
+        } catch (error) {
+          listening.release(runId);
+          throw error;
+        }
         // What the run has set up so far: a step that fails (an unwritable secret file, a pool
         // that cannot start, a throwing listener) ends the run with what it made undone, so no
         // listening socket or secret outlives it.
@@ -585,6 +598,7 @@ export function createEngine(options: EngineOptions): Engine {
             try {
               await closed;
             } finally {
+              listening.release(runId);
               server?.stop();
               await stopped;
             }

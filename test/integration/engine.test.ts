@@ -50,6 +50,7 @@ import {
   wsNet,
 } from "../../src/index.ts";
 import { MAX_HANDSHAKE_BYTES } from "../../src/runtime/coordinatorServer.ts";
+import { freePort } from "../../src/runtime/freePort.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
@@ -985,6 +986,31 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
       address: `ws://${hostname()}:7000`,
       listenAddress: "ws://0.0.0.0:7000",
     });
+  });
+
+  it("refuses a second run at once at a fixed listen address, naming the run that holds it, and takes the next once that run ended", async () => {
+    const port = await freePort();
+    const listen = `127.0.0.1:${port}`;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const engine = createEngine({
+      jobs: { hold: () => held, step: (n: number) => n },
+      workers: 1,
+      listen,
+    });
+    const first = engine.run([job("hold", null)]);
+    await new Promise((resolve) => first.on("listening", resolve));
+    const second = engine.run([job("step", 2)]);
+    await expect(second).rejects.toThrow(ConfigError);
+    await expect(second).rejects.toThrow(
+      `createEngine's listen ${listen} is held by run ${first.id} of this engine until it ends, and a fixed address takes one run at a time: await that run before starting the next, or listen on port 0 (a free port for each run) when no worker needs the address in advance`,
+    );
+    release();
+    expect((await first).ok).toBe(true);
+    // Released once the run ended: the next run listens there.
+    expect((await engine.run([job("step", 3)])).ok).toBe(true);
   });
 
   it("keeps keepLogs runs' log folders of one engine's runs, not every folder written in the last day", async () => {
