@@ -17,12 +17,15 @@ import {
 import { createServer, type Socket } from "node:net";
 import { availableParallelism, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { type JobSpec, job } from "../../src/graph/job.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import type { Files } from "../../src/runtime/ports.ts";
 import { keptSecret, readSecret, writeSecretFile } from "../../src/runtime/secret.ts";
 import { jobsOf } from "../../src/runtime/userModule.ts";
 import { describeRange, PROTOCOL } from "../../src/transport/protocolVersion.ts";
@@ -952,6 +955,30 @@ describe("the run secret", () => {
     await expect(keptSecret(path)).rejects.toThrow(
       `secret file ${path} is readable by others (mode 0644); chmod 600 ${path}`,
     );
+  });
+
+  it("kept in a file two callers make at once is the same secret for both, the second waiting for the first's write", async () => {
+    const path = join(tempDir(), "fresh.secret");
+    const files = nodeFiles();
+    // The file exists, empty, for 200 ms before its maker's text is in it, as for a moment
+    // with any maker (Files.createExclusive).
+    const slowMaker: Files = {
+      ...files,
+      async createExclusive(target, data, mode) {
+        const made = await files.createExclusive(target, "", mode);
+        if (made) {
+          await delay(200);
+          writeFileSync(target, data);
+        }
+        return made;
+      },
+    };
+    const [first, second] = await Promise.all([
+      keptSecret(path, { files: slowMaker }),
+      keptSecret(path, { files: slowMaker }),
+    ]);
+    expect([first.created, second.created]).toEqual([true, false]);
+    expect(second.secret).toEqual(first.secret);
   });
 
   it("is refused when it is not hex or too short, without quoting it", async () => {
