@@ -16,6 +16,7 @@ import { checkSimulateOptions } from "./checkSimulateOptions.ts";
 import { CoordinatorWatch } from "./coordinatorWatch.ts";
 import { DRAWN_WORLD, drawsRankGroups } from "./drawnRankGroups.ts";
 import { drawFaults, type Fault, type FaultProfile, faultsEnd, formatFaults } from "./faultPlan.ts";
+import { insteadOfRealWork } from "./insteadOfRealWork.ts";
 import { InvariantChecker } from "./invariants.ts";
 import { RankGroupScenario } from "./rankGroupScenario.ts";
 import { describeRealRead, describeRealWork, RealWorkWatch } from "./realWorkWatch.ts";
@@ -482,7 +483,7 @@ class Simulation {
     const { work } = first;
     this.fail(
       0,
-      `the handler of job ${work.jobId} (${work.kind}) started ${describeRealWork(work.type)}, whose callback ran when real time, not virtual time, said so: where it lands differs from run to run, and the trace with it. Wait with the simulation tools' sleep instead, and use their now and random rather than Date.now and Math.random`,
+      `the handler of job ${work.jobId} (${work.kind}) started ${describeRealWork(work.type)}, whose callback ran when real time, not virtual time, said so: where it lands differs from run to run, and the trace with it. ${insteadOfRealWork(work.type)}`,
     );
   }
 

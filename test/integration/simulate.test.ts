@@ -579,6 +579,11 @@ describe("simulate", () => {
     });
     expect(io.violation?.invariant).toBe(0);
     expect(io.violation?.message).toMatch(/\(read\) started real file I\/O \(FSREQ/);
+    // What to do about a file: not the timer's advice, which a file read cannot follow.
+    expect(io.violation?.message).toContain(
+      "Read the file synchronously instead (readFileSync: synchronous I/O takes no virtual time",
+    );
+    expect(timer.violation?.message).not.toContain("readFileSync");
   });
 
   it("fails a seed whose handler reads the real clock or real randomness, naming the job, the call and the tool (invariant 0)", async () => {
