@@ -103,6 +103,7 @@ export const commandCatalog = {
       handlers: { type: "string" },
       workers: { type: "string" },
       world: { type: "string" },
+      "faults-within": { type: "string" },
       until: { type: "string" },
       "fail-fast": { type: "boolean" },
       plant: { type: "string", multiple: true },

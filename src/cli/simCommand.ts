@@ -41,7 +41,7 @@ import { SeedsProgress } from "./seedsProgress.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
 import { portGivenToUi, uiPortFlag } from "./uiPortFlag.ts";
-import { untilFlag } from "./untilFlag.ts";
+import { virtualMsFlag } from "./virtualMsFlag.ts";
 import { wholeNumberFlag } from "./wholeNumberFlag.ts";
 
 export const SIM_USAGE = `usage: baton sim [GRAPH --handlers SIM] [options]
@@ -59,6 +59,9 @@ holds is false.
   --seed S               one seed (0 to 4294967295)
   --seeds A..B           every seed from A to B (default 1..100)
   --faults PROFILE       ${FAULT_PROFILES.join(" | ")} (default: default)
+  --faults-within T      start every drawn fault within virtual time T (ms, or a duration
+                         such as 3s; default 20s, heavy 40s): about as long as your
+                         graph's run takes, or it is over before most of them
   --fault-list LIST      this exact fault plan instead of --faults (as printed by a
                          failure); cancel@AT cancels the run at virtual ms AT, as an
                          operator would
@@ -108,6 +111,8 @@ interface Settings {
   modules: SimModules | undefined;
   profile: FaultProfile;
   faults: Fault[] | undefined;
+  /** Virtual ms within which drawn faults start (undefined: the profile's). */
+  faultsWithin: number | undefined;
   jobs: number;
   workers: number;
   /** Largest rank group drawn; 0 leaves rank groups out. */
@@ -151,6 +156,11 @@ export async function simCommand(argv: string[]): Promise<number> {
       "give --faults PROFILE or --fault-list LIST, not both: a fault list is the whole plan, and the profile would be ignored",
     );
   }
+  if (values["faults-within"] !== undefined && values["fault-list"] !== undefined) {
+    throw new ConfigError(
+      "--faults-within is when drawn faults start, and --fault-list is a plan whose faults start when it says: leave out one of them",
+    );
+  }
   const profile = choiceFlag("--faults", values.faults ?? "default", FAULT_PROFILES);
   const plantedBugs = (values.plant ?? []).flatMap((p) => p.split(","));
   checkPlantedBugs("--plant", plantedBugs);
@@ -169,7 +179,8 @@ export async function simCommand(argv: string[]): Promise<number> {
         least: 0,
         most: SIM_LIMITS.world,
       }) ?? defaultWorld(modules),
-    until: untilFlag(values.until),
+    faultsWithin: virtualMsFlag("--faults-within", values["faults-within"]),
+    until: virtualMsFlag("--until", values.until),
     failFast: values["fail-fast"] === true,
     plantedBugs,
   };
@@ -502,6 +513,7 @@ function drawn(s: Settings): DrawnSimulation {
     workers: s.workers,
     ...rankGroups(s),
     faults: s.faults ?? s.profile,
+    ...(s.faults === undefined && s.faultsWithin !== undefined && { faultsWithin: s.faultsWithin }),
     ...(s.until !== undefined && { until: s.until }),
     ...(s.failFast && { failFast: true }),
     plantedBugs: s.plantedBugs,
@@ -566,8 +578,10 @@ function command(seeds: string, s: Settings, jobs: number, workers: number, faul
   } else parts.push(seeds, `--jobs ${jobs}`);
   parts.push(`--workers ${workers}`);
   const plan = faults ?? s.faults;
-  if (plan === undefined) parts.push(`--faults ${s.profile}`);
-  else if (plan.length === 0) parts.push("--faults none");
+  if (plan === undefined) {
+    parts.push(`--faults ${s.profile}`);
+    if (s.faultsWithin !== undefined) parts.push(`--faults-within ${s.faultsWithin}`);
+  } else if (plan.length === 0) parts.push("--faults none");
   else parts.push(`--fault-list "${formatFaults(plan)}"`);
   if (s.world !== defaultWorld(s.modules)) parts.push(`--world ${s.world}`);
   if (s.until !== undefined) parts.push(`--until ${s.until}`);

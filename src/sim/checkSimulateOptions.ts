@@ -16,6 +16,7 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
   jobs: true,
   workers: true,
   faults: true,
+  faultsWithin: true,
   until: true,
   failFast: true,
   plantedBugs: true,
@@ -40,7 +41,9 @@ const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
  * `world: 0` drew groups of one rank, so it is refused too, saying how to draw none), an `until` that is
  * not a whole number of milliseconds up to `SIM_LIMITS.virtualMs` (-5 failed every seed, NaN
  * switched the liveness bound off), faults that are neither a profile nor a plan of valid
- * faults (a fault list as text gets told of `parseFaults`), a `ranks` that is not a boolean,
+ * faults (a fault list as text gets told of `parseFaults`), a `faultsWithin` that is no whole
+ * number of ms up to `SIM_LIMITS.virtualMs` or comes beside a plan (whose faults have their
+ * own times), a `ranks` that is not a boolean,
  * an unknown planted bug (a typo passed) or planted bugs that are no list, and observers that
  * are no functions. `simulate` and `simulateSeeds` check before they start.
  *
@@ -97,6 +100,14 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
   const { faults } = options;
   if (faults !== undefined && !FAULT_PROFILES.includes(faults as FaultProfile)) {
     checkFaults(where, faults);
+  }
+  if (options.faultsWithin !== undefined) {
+    requireWhole(where, "faultsWithin", options.faultsWithin, 1, SIM_LIMITS.virtualMs);
+    if (Array.isArray(faults)) {
+      throw new ConfigError(
+        `${where}: faultsWithin is when drawn faults start, and faults is a plan of your own, whose faults start when it says: leave faultsWithin out, or give a fault profile`,
+      );
+    }
   }
   if (options.failFast !== undefined && typeof options.failFast !== "boolean") {
     throw new ConfigError(

@@ -58,6 +58,12 @@ export interface SimulateOptions {
   /** A fault profile to draw a plan from (default `"default"`), or the plan itself. */
   faults?: FaultProfile | readonly Fault[] | undefined;
   /**
+   * Virtual ms within which every drawn fault starts (a whole number of at least 1; default:
+   * 20 s, 40 s for `"heavy"`). A run over sooner meets only the faults drawn before its end:
+   * give about how long your graph's run takes. Only with a profile (a plan has its times).
+   */
+  faultsWithin?: number | undefined;
+  /**
    * Virtual ms by which the run must be over (liveness), a whole number of at least 1;
    * default: 10 minutes after the last fault ends, plus 4 minutes for each job divided by the
    * workers (100 jobs on 8 workers: 50 minutes more; a graph of your own counts its jobs, the
@@ -309,7 +315,7 @@ class Simulation {
     const faults = options.faults ?? "default";
     this.faults =
       typeof faults === "string"
-        ? drawFaults(this.root.fork("faults"), faults as FaultProfile)
+        ? drawFaults(this.root.fork("faults"), faults as FaultProfile, options.faultsWithin)
         : [...(faults as readonly Fault[])];
     this.bugs = [...(options.plantedBugs ?? [])];
     this.realWork = options.handlers === undefined ? undefined : new RealWorkWatch();

@@ -28,6 +28,7 @@ const DRAWN_OPTIONS = [
   "jobs",
   "workers",
   "faults",
+  "faultsWithin",
   "until",
   "failFast",
   "plantedBugs",

@@ -239,6 +239,34 @@ describe("baton sim on a graph of your own", () => {
     expect(failed).not.toHaveProperty("smallest");
   });
 
+  it("starts the drawn faults within --faults-within, which finds a race a short run otherwise outruns, and its replay command keeps", async () => {
+    const charges = [`${F}/simCharges.graph.ts`, "--handlers", `${F}/simCharges.sim.ts`];
+    const seed = ["--seed", "1", "--workers", "2"];
+    // The run is over in a few virtual seconds, before most faults drawn over 20 s.
+    const outrun = await sim(...charges, ...seed, "--no-shrink");
+    expect(outrun.code, outrun.stdout).toBe(0);
+    const exit = await sim(...charges, ...seed, "--faults-within", "5s");
+    expect(exit.stderr).toBe("");
+    expect(exit.code).toBe(1);
+    const [failed] = verdicts(exit.stdout);
+    expect(failed).toMatch(/^seed 1: FAIL invariant 15 /);
+    const faults = /^faults: (.*)$/m.exec(exit.stdout)![1]!;
+    for (const at of faults.matchAll(/@(\d+)/g)) expect(Number(at[1])).toBeLessThanOrEqual(5_000);
+    const replay = /^replay: (baton sim .*)$/m.exec(exit.stdout)![1]!;
+    expect(replay).toMatch(
+      / --replay 1 --workers 2 --faults default --faults-within 5000 --trace$/,
+    );
+    const replayed = await sim(...argsOf(replay));
+    expect(replayed.code).toBe(1);
+    expect(verdicts(replayed.stdout)).toEqual([failed]);
+    // The smallest reproducer gives its faults as a list, which has their times.
+    const small = /^smallest reproducer \(\d+ simulations\): (baton sim .*)$/m.exec(
+      exit.stdout,
+    )![1]!;
+    expect(small).toMatch(/--fault-list "[^"]+"/);
+    expect(small).not.toMatch(/--faults-within/);
+  });
+
   it("cancels the rest of the run after the first job failed for good with --fail-fast", async () => {
     const failFast = [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnFailFast.sim.ts`];
     const statuses = async (...flags: string[]) => {

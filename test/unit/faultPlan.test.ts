@@ -55,6 +55,24 @@ describe("parseFaults", () => {
   });
 });
 
+describe("drawFaults", () => {
+  it("starts every fault within the profile's first 20 s (heavy: 40 s), or within withinMs", () => {
+    const starts = (profile: "default" | "heavy", withinMs?: number) =>
+      Array.from({ length: 300 }, (_, i) =>
+        drawFaults(new SimEntropy(i + 1).fork("faults"), profile, withinMs).map((f) => f.at),
+      ).flat();
+    expect(Math.max(...starts("default"))).toBeGreaterThan(15_000);
+    expect(Math.max(...starts("default"))).toBeLessThanOrEqual(20_000);
+    expect(Math.max(...starts("heavy"))).toBeGreaterThan(35_000);
+    for (const profile of ["default", "heavy"] as const) {
+      const within = starts(profile, 3_000);
+      expect(within.length).toBe(starts(profile).length);
+      expect(Math.max(...within)).toBeLessThanOrEqual(3_000);
+      expect(Math.max(...within)).toBeGreaterThan(2_500);
+    }
+  });
+});
+
 describe("checkFaults", () => {
   it("passes every plan the profiles draw", () => {
     for (const profile of FAULT_PROFILES) {

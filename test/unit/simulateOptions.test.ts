@@ -38,6 +38,14 @@ describe("simulate's options", () => {
       `until must be a whole number from 1 to ${SIM_LIMITS.virtualMs}, not 2592000001`,
     ],
     [
+      { faultsWithin: 0 },
+      `faultsWithin must be a whole number from 1 to ${SIM_LIMITS.virtualMs}, not 0`,
+    ],
+    [
+      { faults: [{ kind: "reset", at: 10, target: 0 }], faultsWithin: 3_000 },
+      "faultsWithin is when drawn faults start, and faults is a plan of your own, whose faults start when it says: leave faultsWithin out, or give a fault profile",
+    ],
+    [
       { faults: "apocalyptic" },
       'faults must be one of none, default, heavy or a list of faults, not "apocalyptic"',
     ],
