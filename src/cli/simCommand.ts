@@ -10,6 +10,7 @@ import {
   FAULT_PROFILES,
   type Fault,
   type FaultProfile,
+  faultHorizonMs,
   formatFaults,
   parseFaults,
 } from "../sim/faultPlan.ts";
@@ -34,6 +35,7 @@ import {
 import { yourGraph as planned } from "../sim/yourJobs.ts";
 import { choiceFlag } from "./choiceFlag.ts";
 import { commandCatalog } from "./commandCatalog.ts";
+import { FaultsOutrun } from "./faultsOutrun.ts";
 import { LiveLine } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
@@ -297,6 +299,11 @@ export async function simCommand(argv: string[]): Promise<number> {
   const passesShown = !many || live === undefined || process.stdout.isTTY !== true;
   /** The last seed whose result came (they come in order), for a Ctrl-C's summary. */
   let lastDone = first - 1;
+  /** Seeds of your graph whose run was over before their drawn faults (said at the end). */
+  const outrun =
+    settings.modules !== undefined && settings.faults === undefined && settings.profile !== "none"
+      ? new FaultsOutrun(settings.faultsWithin ?? faultHorizonMs(settings.profile))
+      : undefined;
   /** Passed seeds in which jobs of your graph failed, and the first such job (said at the end). */
   let jobsFailed: { seed: number; seeds: number; first: FailedJob } | undefined;
   // A range's rest, or the one seed (as it was asked for) that a long run stopped in.
@@ -342,6 +349,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     for await (const result of seeds) {
       lastDone = result.seed;
       unreported.delete(result.seed);
+      outrun?.add(result.faults, result.virtualMs);
       if (!result.ok) {
         failures++;
         firstFailed ??= result.seed;
@@ -386,7 +394,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     // Under --json, stdout is the objects alone: the summary goes to stderr, where a sweep
     // piped to a file said nothing at all, not even how many seeds failed.
     (output.json ? process.stderr : process.stdout).write(
-      `${last - first + 1} seeds, ${failed()}, ${pace(last - first + 1)}\n${jobsFailedLine()}`,
+      `${last - first + 1} seeds, ${failed()}, ${pace(last - first + 1)}\n${jobsFailedLine()}${outrun?.line() ?? ""}`,
     );
   }
   return failures > 0 ? 1 : 0;

@@ -58,6 +58,11 @@ const SHAPE: Record<FaultProfile, { min: number; max: number; horizonMs: number 
   heavy: { min: 4, max: 12, horizonMs: 40_000 },
 };
 
+/** Virtual ms within which `profile` starts the faults it draws: 20 s, heavy 40 s. */
+export function faultHorizonMs(profile: FaultProfile): number {
+  return SHAPE[profile].horizonMs;
+}
+
 /**
  * Draws a fault plan for `profile` from `entropy`, sorted by time: each fault starts within
  * the profile's first 20 s (heavy: 40 s) of virtual time, or within `withinMs` when given (a
@@ -86,7 +91,7 @@ export function drawFaults(entropy: SimEntropy, profile: FaultProfile, withinMs?
       sum += k.weight[profile];
       return roll <= sum;
     })!.kind;
-    const at = entropy.int(0, withinMs ?? shape.horizonMs);
+    const at = entropy.int(0, withinMs ?? faultHorizonMs(profile));
     const target = entropy.int(0, 63);
     switch (kind) {
       case "worker-crash":

@@ -265,6 +265,15 @@ describe("baton sim on a graph of your own", () => {
     )![1]!;
     expect(small).toMatch(/--fault-list "[^"]+"/);
     expect(small).not.toMatch(/--faults-within/);
+    // A range whose runs were over before their faults says so, and what to give.
+    const range = ["--seeds", "1..20", "--workers", "3", "--no-shrink"];
+    const hint =
+      /^your run was over before its first fault in (\d+) of (\d+) seeds .* give --faults-within (\d+)s/m;
+    const outran = hint.exec((await sim(...charges, ...range)).stdout);
+    expect(Number(outran![1]) * 2).toBeGreaterThan(Number(outran![2]));
+    const within = await sim(...charges, ...range, "--faults-within", `${outran![3]}s`);
+    expect(within.stdout).toMatch(/^20 seeds, \d+ failed/m);
+    expect(within.stdout).not.toMatch(hint);
   });
 
   it("cancels the rest of the run after the first job failed for good with --fail-fast", async () => {
