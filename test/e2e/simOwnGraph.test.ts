@@ -173,6 +173,25 @@ describe("baton sim on a graph of your own", () => {
     expect(verdicts(out)).toEqual(verdicts(exit.stdout));
   });
 
+  it("tells a handler whose dynamic import() failed the seed to import the module at the top of its file", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-sim-import-"));
+    folders.push(dir);
+    writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
+    const file = join(dir, "lazy.sim.ts");
+    writeFileSync(
+      file,
+      `export default () => ({
+        fetch: async (name: string) => (await import("node:path")).basename(name).length,
+        merge: () => 0,
+      });\n`,
+    );
+    const exit = await sim(`${F}/simOwn.graph.ts`, "--handlers", file, "--seed", "1");
+    expect(exit.code).toBe(1);
+    expect(exit.stdout).toMatch(
+      /violated: the handler of job [0-9a-f]{16} \(fetch\) started real asynchronous work \(MESSAGEPORT\).* If it is a dynamic import\(\) \(the module loader answers one on a MessagePort, in real time\), import the module at the top of your file instead/,
+    );
+  });
+
   it("says which of your jobs failed in a seed that passed, and in how many seeds of a range", async () => {
     const throwing = mergeThrows("boom: a part is missing\nat merge");
     const yours = [`${F}/simOwn.graph.ts`, "--handlers", throwing, "--workers", "2"];
