@@ -1,8 +1,8 @@
 import type { Fault } from "../sim/faultPlan.ts";
 
 /**
- * Over a range of seeds of your own graph, those whose run was over before the first of the
- * faults drawn for it: drawn faults start within the first 20 virtual s (heavy: 40 s,
+ * Over the passed seeds of a range of your own graph (a failed one stopped where it broke),
+ * those whose run was over before the first of the faults drawn for it: drawn faults start within the first 20 virtual s (heavy: 40 s,
  * `withinMs`), and a graph of yours is often over in seconds, so most seeds of a range passed
  * without meeting a fault, saying nothing of it. `line()` says so when more than half of the
  * seeds that drew faults outran them, with the `--faults-within` to give: the median run,
@@ -11,7 +11,7 @@ import type { Fault } from "../sim/faultPlan.ts";
  * @example
  * ```ts
  * const outrun = new FaultsOutrun(20_000);
- * outrun.add(result.faults, result.virtualMs); // for each seed
+ * outrun.add(result.faults, result.virtualMs); // for each seed that passed
  * process.stdout.write(outrun.line()); // "your run was over before its first fault in 9 of 10 seeds …"
  * ```
  */

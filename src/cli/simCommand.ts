@@ -349,7 +349,8 @@ export async function simCommand(argv: string[]): Promise<number> {
     for await (const result of seeds) {
       lastDone = result.seed;
       unreported.delete(result.seed);
-      outrun?.add(result.faults, result.virtualMs);
+      // A failed seed stopped where it broke, not because its run was over.
+      if (result.ok) outrun?.add(result.faults, result.virtualMs);
       if (!result.ok) {
         failures++;
         firstFailed ??= result.seed;
