@@ -41,6 +41,11 @@ export class CoordinatorWatch {
      * to whoever reads its trace; a drawn graph's traces stay as they were).
      */
     private readonly nameJobs = false,
+    /**
+     * Records a note (a trace line the hash leaves out): with `nameJobs`, what a job's
+     * `ctx.need` asked for, by kind and input.
+     */
+    private readonly note: (line: string) => void = () => {},
   ) {}
 
   /**
@@ -74,7 +79,26 @@ export class CoordinatorWatch {
     this.checker.observe(emitted);
     if (emitted.type === "run.finished")
       this.trace(`run finished ${JSON.stringify(emitted.counts)}`);
-    else for (const effect of emitted.effects) this.trace(describeEffect(effect, this.nameJobs));
+    else {
+      for (const effect of emitted.effects) this.trace(describeEffect(effect, this.nameJobs));
+      if (this.nameJobs) this.noteNeeds(emitted);
+    }
+  }
+
+  /**
+   * What a job of your graph stopped for with `ctx.need`, by kind and input: the jobs it adds
+   * show as `job … ready` by their ids alone, and the job as `blocked`, which said nothing of
+   * what it waited for.
+   */
+  private noteNeeds({ event, effects }: { event: CoordinatorEvent; effects: CoordinatorEffect[] }) {
+    if (event.type !== "RESULT" || event.outcome.status !== "blocked") return;
+    const blocked = effects.some(
+      (e) => e.type === "job.changed" && e.job === event.job && e.state === "blocked",
+    );
+    if (!blocked) return;
+    const kind = this.board?.jobs.get(event.job)?.job.kind;
+    const needs = event.outcome.needs.map((job) => `${job.id} (${label(job)})`).join(", ");
+    this.note(`${event.job}${kind === undefined ? "" : ` (${kind})`} needs ${needs}`);
   }
 
   private stepped(): void {

@@ -530,6 +530,7 @@ class Simulation {
       this.trace.add,
       (board) => this.checkResumed(board, durable),
       this.yours !== undefined,
+      this.trace.note,
     );
     this.watch = watch;
     const tools: SimTools = {

@@ -183,6 +183,31 @@ describe("simulate", () => {
     expect(made).toBe(2);
   });
 
+  it("notes what a job of your graph's ctx.need asked for, by kind and input, out of the trace hash", async () => {
+    const needed = [job("page", "https://a.example"), job("page", "https://b.example")];
+    const report = await simulate({
+      seed: 1,
+      graph: [job("crawl", null)],
+      handlers: ({ sleep }) => ({
+        page: async (url: string) => {
+          await sleep(100);
+          return url.length;
+        },
+        crawl: (_: null, ctx) => ctx.need(...needed),
+      }),
+      workers: 1,
+      faults: "none",
+      ranks: false,
+    });
+    expect(report.violation).toBeUndefined();
+    const [crawl] = [...report.outcomes.values()].filter((o) => o.kind === "crawl");
+    const [a, b] = [...report.outcomes.values()].filter((o) => o.kind === "page").map((o) => o.id);
+    const note = `# ${crawl!.id} (crawl) needs ${a} (page "https://a.example"), ${b} (page "https://b.example")`;
+    const at = report.trace.findIndex((line) => line.endsWith(note));
+    expect(at).toBeGreaterThan(0);
+    expect(report.trace[at - 1]).toMatch(new RegExp(` job ${crawl!.id} blocked$`));
+  });
+
   it("passes a needed job and its dependency both stored before a coordinator crash: the next coordinator takes them from the store, neither ready on the way (own graph, heavy seed 47)", async () => {
     const mid = job("mid", 1, { after: [job("leaf", 1)] });
     const report = await simulate({
