@@ -1,4 +1,4 @@
-import { AsyncLocalStorage, asyncWrapProviders, createHook } from "node:async_hooks";
+import { asyncWrapProviders, createHook, executionAsyncResource } from "node:async_hooks";
 import type { Handler, JobContext, JobModule } from "../runtime/jobModule.ts";
 import { mapHandlers } from "./mapHandlers.ts";
 import { REAL_READS, type RealReadApi, trapRealReads } from "./realReads.ts";
@@ -32,6 +32,32 @@ const REAL = new Set(
   ["Timeout", ...Object.keys(asyncWrapProviders)].filter((type) => type !== "PROMISE"),
 );
 
+/** The job a handler runs for: the context its async work carries. */
+interface Job {
+  jobId: string;
+  kind: string;
+}
+
+/** Real work a handler started, and the resource Node made for it (see `left`). */
+interface Started {
+  work: RealWork;
+  resource: WeakRef<object>;
+}
+
+/** The least size at which `RealWorkWatch` sweeps its started work of what is no longer left. */
+const SWEEP_AT_LEAST = 64;
+
+/**
+ * Whether the real work a handler started is still left: a timer Node has neither fired nor
+ * cleared (both set its `Timeout`'s `_destroyed` at once), or another resource not yet
+ * collected.
+ */
+function left(work: RealWork, resource: WeakRef<object>): boolean {
+  const alive = resource.deref();
+  if (alive === undefined) return false;
+  return work.type !== "Timeout" || (alive as { _destroyed?: boolean })._destroyed !== true;
+}
+
 /**
  * Watches the handlers of a simulation's own job module for work that real time, not virtual
  * time, completes: a real timer, file or network I/O. The simulation's runner moves virtual
@@ -46,6 +72,14 @@ const REAL = new Set(
  * outside a handler is none of its business). The handler's context is what it runs later too:
  * its promise continuations, microtasks, ticks and immediates, and the abort listeners of its
  * `ctx.signal`, which aborts in that context.
+ *
+ * The context is the watch's own, as `AsyncLocalStorage` keeps one but cheaper: the hook's
+ * `init` gives each async resource the job of the resource that was executing when it was made
+ * (a `WeakMap`), and `run` gives the executing one its job while the handler runs. The hook has
+ * no `destroy`: it made Node track the end of every promise of the process. A started timer is
+ * kept by a `WeakRef` and is left while Node has neither fired nor cleared it (its `Timeout`'s
+ * `_destroyed`, internal but held to this by Node's own tests, which both set at once; Node has
+ * no public way to ask); Node's other resources are pending until they are collected.
  *
  * @example
  * ```ts
@@ -65,19 +99,22 @@ export class RealWorkWatch {
   /** `read` was made before any work `escaped`. */
   private readFirst = false;
   private release: (() => void) | undefined;
-  private readonly context = new AsyncLocalStorage<{ jobId: string; kind: string }>();
-  private readonly started = new Map<number, RealWork>();
+  /** The job of each async resource made in a handler's context, whose callbacks run in it. */
+  private readonly jobs = new WeakMap<object, Job>();
+  private readonly started = new Map<number, Started>();
+  /** `started` is swept of work no longer left when it grows to this size. */
+  private sweepAt = SWEEP_AT_LEAST;
   private readonly hook = createHook({
-    init: (asyncId, type) => {
+    init: (asyncId, type, _triggerId, resource) => {
+      const job = this.jobs.get(executionAsyncResource());
+      if (job === undefined) return;
+      this.jobs.set(resource, job);
       if (!REAL.has(type)) return;
-      const job = this.context.getStore();
-      if (job !== undefined) this.started.set(asyncId, { ...job, type });
+      this.started.set(asyncId, { work: { ...job, type }, resource: new WeakRef(resource) });
+      if (this.started.size >= this.sweepAt) this.sweep();
     },
     before: (asyncId) => {
-      this.escaped ??= this.started.get(asyncId);
-    },
-    destroy: (asyncId) => {
-      this.started.delete(asyncId);
+      if (this.escaped === undefined) this.escaped = this.started.get(asyncId)?.work;
     },
   });
 
@@ -89,7 +126,7 @@ export class RealWorkWatch {
     // Trapped first: a trap refused (a frozen global) leaves the hook off.
     this.release ??= trapRealReads((api, where) => {
       if (this.read !== undefined) return;
-      const job = this.context.getStore();
+      const job = this.current;
       if (job === undefined) return;
       this.read = { ...job, api, at: where() };
       this.readFirst = this.escaped === undefined;
@@ -110,7 +147,9 @@ export class RealWorkWatch {
    * are collected once closed (the handle sync zlib uses), whatever a handler did.
    */
   get timerLeft(): RealWork | undefined {
-    for (const work of this.started.values()) if (work.type === "Timeout") return work;
+    for (const { work, resource } of this.started.values()) {
+      if (work.type === "Timeout" && left(work, resource)) return work;
+    }
     return undefined;
   }
 
@@ -127,13 +166,38 @@ export class RealWorkWatch {
   }
 
   /** The job whose handler is running in the current async context, if any. */
-  get current(): { jobId: string; kind: string } | undefined {
-    return this.context.getStore();
+  get current(): Job | undefined {
+    return this.jobs.get(executionAsyncResource());
   }
 
   /** Real work handlers started that has not completed, nor been cleared, yet. */
   get pending(): RealWork[] {
-    return [...this.started.values()];
+    this.sweep();
+    return [...this.started.values()].map(({ work }) => work);
+  }
+
+  /** Forgets the work no longer left, so that a handler's cleared timers do not pile up. */
+  private sweep(): void {
+    for (const [asyncId, { work, resource }] of this.started) {
+      if (!left(work, resource)) this.started.delete(asyncId);
+    }
+    this.sweepAt = Math.max(SWEEP_AT_LEAST, 2 * this.started.size);
+  }
+
+  /**
+   * Runs `fn` in `job`'s context: the resource executing now carries the job until `fn`
+   * returns (what `AsyncLocalStorage.run` does with a property of it).
+   */
+  private run<T>(job: Job, fn: () => T): T {
+    const resource = executionAsyncResource();
+    const outer = this.jobs.get(resource);
+    this.jobs.set(resource, job);
+    try {
+      return fn();
+    } finally {
+      if (outer === undefined) this.jobs.delete(resource);
+      else this.jobs.set(resource, outer);
+    }
   }
 
   /**
@@ -145,7 +209,7 @@ export class RealWorkWatch {
     const watched = (kind: string, run: Handler): Handler => {
       return (input, ctx) => {
         const job = { jobId: ctx.job.id, kind };
-        return this.context.run(job, () => run(input, contextOf(this.abortingHere(ctx, job))));
+        return this.run(job, () => run(input, contextOf(this.abortingHere(ctx, job))));
       };
     };
     return mapHandlers(module, watched);
@@ -158,7 +222,7 @@ export class RealWorkWatch {
    * handler's signal is made on first use, as the engine's is, and aborts with its reason
    * (`AbortSignal.any` of it, and `events.once` on it, run in the job's context too).
    */
-  private abortingHere(ctx: JobContext, job: { jobId: string; kind: string }): JobContext {
+  private abortingHere(ctx: JobContext, job: Job): JobContext {
     let signal: AbortSignal | undefined;
     return new Proxy(ctx, {
       get: (target, property) => {
@@ -166,7 +230,7 @@ export class RealWorkWatch {
         if (signal !== undefined) return signal;
         const engine = target.signal;
         const controller = new AbortController();
-        const abort = () => this.context.run(job, () => controller.abort(engine.reason));
+        const abort = () => this.run(job, () => controller.abort(engine.reason));
         if (engine.aborted) abort();
         else engine.addEventListener("abort", abort, { once: true });
         signal = controller.signal;

@@ -497,8 +497,8 @@ class Simulation {
    * Invariant 0 when the run is over: a real timer a handler started that has neither fired
    * nor been cleared (a timer it did not await, an interval, an `AbortSignal.timeout`). Such a
    * seed passed when its run was over before the timer fired and failed when it fired first:
-   * a slower machine, or a busy one, changed the verdict. Node says a timer was cleared in the
-   * next turn of the event loop: one cleared in the last step is waited for.
+   * a slower machine, or a busy one, changed the verdict. A handler's immediate of the last step
+   * may still clear it: the runner gives the event loop one more turn before it decides.
    */
   private async checkRealWorkLeft(): Promise<void> {
     if (this.realWork?.timerLeft === undefined) return;
