@@ -55,7 +55,12 @@ const SWEEP_AT_LEAST = 64;
 function left(work: RealWork, resource: WeakRef<object>): boolean {
   const alive = resource.deref();
   if (alive === undefined) return false;
-  return work.type !== "Timeout" || (alive as { _destroyed?: boolean })._destroyed !== true;
+  return work.type !== "Timeout" || !destroyed(alive);
+}
+
+/** A Node `Timeout` or `Immediate` that has run (a timer's last time) or been cleared. */
+function destroyed(resource: object): boolean {
+  return (resource as { _destroyed?: boolean })._destroyed === true;
 }
 
 /**
@@ -81,6 +86,11 @@ function left(work: RealWork, resource: WeakRef<object>): boolean {
  * `_destroyed`, internal but held to this by Node's own tests, which both set at once; Node has
  * no public way to ask); Node's other resources are pending until they are collected.
  *
+ * The hook also tells the runner, which gives the event loop a turn only every 100 steps, when
+ * a handler's immediate waits (`immediatePending`: a turn before the next step) or a handler
+ * queued a tick (`tickQueued`): they run where a turn each step ran them, and a seed's trace
+ * is the one it was then.
+ *
  * @example
  * ```ts
  * const watch = new RealWorkWatch();
@@ -102,6 +112,10 @@ export class RealWorkWatch {
   /** The job of each async resource made in a handler's context, whose callbacks run in it. */
   private readonly jobs = new WeakMap<object, Job>();
   private readonly started = new Map<number, Started>();
+  /** The immediates handlers queued that had not run when `immediatePending` last looked. */
+  private immediates: object[] = [];
+  /** A handler queued a tick since `tickQueued` was last asked. */
+  private ticked = false;
   /** `started` is swept of work no longer left when it grows to this size. */
   private sweepAt = SWEEP_AT_LEAST;
   private readonly hook = createHook({
@@ -109,6 +123,8 @@ export class RealWorkWatch {
       const job = this.jobs.get(executionAsyncResource());
       if (job === undefined) return;
       this.jobs.set(resource, job);
+      if (type === "Immediate") this.immediates.push(resource);
+      else if (type === "TickObject") this.ticked = true;
       if (!REAL.has(type)) return;
       this.started.set(asyncId, { work: { ...job, type }, resource: new WeakRef(resource) });
       if (this.started.size >= this.sweepAt) this.sweep();
@@ -163,6 +179,26 @@ export class RealWorkWatch {
       return { read: this.read };
     }
     return this.escaped && { work: this.escaped };
+  }
+
+  /**
+   * Whether an immediate a handler queued has neither run nor been cleared (Node sets its
+   * `_destroyed` for both, as a timer's): the runner gives the event loop a turn then.
+   */
+  immediatePending(): boolean {
+    if (this.immediates.length === 0) return false;
+    this.immediates = this.immediates.filter((immediate) => !destroyed(immediate));
+    return this.immediates.length > 0;
+  }
+
+  /**
+   * Whether a handler queued a tick since the last call: the runner waits for them without a
+   * turn (`ticksSettled`) until two waits in a row saw none.
+   */
+  tickQueued(): boolean {
+    const ticked = this.ticked;
+    this.ticked = false;
+    return ticked;
   }
 
   /** The job whose handler is running in the current async context, if any. */

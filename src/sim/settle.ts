@@ -29,3 +29,36 @@ export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setI
  */
 export const microtasksSettled = (): Promise<void> =>
   new Promise<void>((resolve) => process.nextTick(resolve));
+
+/**
+ * Waits, as `microtasksSettled` does, and also until every tick that code queues, and every
+ * microtask those ticks lead to, has run: as a turn of the event loop would, without the turn.
+ * `ticked()` says whether that code queued a tick since it was last asked. Node runs every
+ * queued tick before the microtasks they queue, so the runner's own tick can run in one batch
+ * with another's, and the runner's continuation between that tick's microtasks (a handler
+ * whose `await` of a tick ends an async function it was awaited in): the wait is over only
+ * once one whole wait saw no tick queued, nor the one before it.
+ *
+ * @example
+ * ```ts
+ * let ticked = false;
+ * const tickQueued = () => {
+ *   const was = ticked;
+ *   ticked = false;
+ *   return was;
+ * };
+ * await nextTurn();
+ * process.nextTick(() => void Promise.resolve().then(() => Promise.resolve()));
+ * ticked = true;
+ * await ticksSettled(tickQueued); // the tick, and every microtask after it, has run
+ * ```
+ */
+export async function ticksSettled(ticked: () => boolean): Promise<void> {
+  await microtasksSettled();
+  for (let quiet = true; ; ) {
+    const queued = ticked();
+    if (!queued && quiet) return;
+    quiet = !queued;
+    await microtasksSettled();
+  }
+}

@@ -20,7 +20,7 @@ import { insteadOfRealWork } from "./insteadOfRealWork.ts";
 import { InvariantChecker } from "./invariants.ts";
 import { RankGroupScenario } from "./rankGroupScenario.ts";
 import { describeRealRead, describeRealWork, RealWorkWatch } from "./realWorkWatch.ts";
-import { microtasksSettled, nextTurn } from "./settle.ts";
+import { microtasksSettled, nextTurn, ticksSettled } from "./settle.ts";
 import { type ClockScope, SimClock } from "./simClock.ts";
 import { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
@@ -206,8 +206,9 @@ function failedJobs(outcomes: RunResult["jobs"]): SimulationResult["failed"] {
 const SILENT = createLogger({ level: "silent", pretty: false });
 
 /**
- * The runner gives the event loop a turn every this many steps of the drawn graph (a thread's
- * messages, a signal, a progress line), and waits for the microtasks alone in between.
+ * The runner gives the event loop a turn every this many steps (a thread's messages, a signal,
+ * a progress line), and waits for the microtasks alone in between, unless your handlers queued
+ * an immediate or a tick.
  */
 const STEPS_PER_TURN = 100;
 
@@ -442,10 +443,12 @@ class Simulation {
   private async step(deadline: number, end: number): Promise<void> {
     const { clock } = this;
     for (;;) {
-      // Your handlers' ticks and immediates run at the point a turn of the loop fixes (see
-      // RealWorkWatch); the drawn handlers and the engine start none.
-      const turn = this.steps % STEPS_PER_TURN === 0 || this.options.handlers !== undefined;
-      await (turn ? nextTurn() : microtasksSettled());
+      // Your handlers' immediates and ticks run where a turn each step ran them (see
+      // RealWorkWatch); the drawn handlers and the engine queue none.
+      const watch = this.realWork;
+      if (this.steps % STEPS_PER_TURN === 0 || watch?.immediatePending()) await nextTurn();
+      else if (watch !== undefined) await ticksSettled(() => watch.tickQueued());
+      else await microtasksSettled();
       this.ranks?.check();
       this.checkRealWork();
       const over = this.result !== undefined && (this.ranks?.done ?? true);

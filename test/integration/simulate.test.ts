@@ -20,6 +20,23 @@ import chargesHandlers from "../fixtures/simCharges.sim.ts";
 import needsGraph from "../fixtures/simNeeds.graph.ts";
 import needsHandlers from "../fixtures/simNeeds.sim.ts";
 
+/** What `run` gave, and how many turns the event loop took meanwhile. */
+async function countingTurns<T>(run: () => Promise<T>): Promise<{ result: T; turns: number }> {
+  let turns = 0;
+  let next: NodeJS.Immediate | undefined;
+  const count = (): void => {
+    turns++;
+    next = setImmediate(count);
+  };
+  next = setImmediate(count);
+  try {
+    const result = await run();
+    return { result, turns };
+  } finally {
+    clearImmediate(next);
+  }
+}
+
 describe("simulate", () => {
   it("gives the same trace, byte for byte, for the same seed, and another for another seed", async () => {
     const options = { jobs: 15, workers: 3, faults: "heavy" as const };
@@ -33,23 +50,70 @@ describe("simulate", () => {
   });
 
   it("gives the event loop a turn every hundred steps of the drawn graph, not every step", async () => {
-    let turns = 0;
-    let next: NodeJS.Immediate | undefined;
-    const count = (): void => {
-      turns++;
-      next = setImmediate(count);
+    const { result, turns } = await countingTurns(() =>
+      simulate({ seed: 3, jobs: 20, workers: 3, ranks: false }),
+    );
+    expect(result.ok).toBe(true);
+    expect(result.steps).toBeGreaterThan(500);
+    // The loop still turns (a thread's messages, a signal), but a step costs no turn of it.
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(result.steps / 100));
+    expect(turns).toBeLessThan(result.steps / 50);
+  });
+
+  it("takes a turn of the event loop for your handlers only while one of their immediates waits, and waits for their ticks without one", async () => {
+    const own = { graph: job("hold", 1), workers: 8, faults: "none" as const, ranks: false };
+    // Handlers that only sleep take a turn every hundred steps, as the drawn ones do.
+    const quiet = await countingTurns(() =>
+      simulate({ ...own, seed: 1, handlers: ({ sleep }) => ({ hold: () => sleep(600_000) }) }),
+    );
+    expect(quiet.result.ok).toBe(true);
+    expect(quiet.result.steps).toBeGreaterThan(1_000);
+    expect(quiet.turns).toBeLessThan(quiet.result.steps / 50);
+    // Chains of ticks, each queued from the last one's continuation, in async functions awaited
+    // in turn, from handlers that start at each of a worker's steps: all run before the next
+    // step, as with a turn, so no virtual time passes over them.
+    const ticked = async (n: number): Promise<void> => {
+      await new Promise((resolve) => process.nextTick(resolve));
+      if (n > 1) await ticked(n - 1);
     };
-    next = setImmediate(count);
-    try {
-      const result = await simulate({ seed: 3, jobs: 20, workers: 3, ranks: false });
-      expect(result.ok).toBe(true);
-      expect(result.steps).toBeGreaterThan(500);
-      // The loop still turns (a thread's messages, a signal), but a step costs no turn of it.
-      expect(turns).toBeGreaterThanOrEqual(Math.floor(result.steps / 100));
-      expect(turns).toBeLessThan(result.steps / 50);
-    } finally {
-      clearImmediate(next);
-    }
+    const ticks = await simulate({
+      ...own,
+      graph: Array.from({ length: 8 }, (_, i) => job("hold", i)),
+      seed: 1,
+      handlers: ({ now, invariant }) => ({
+        hold: async (i: number) => {
+          const at = now();
+          for (let n = 1; n <= 4; n++) {
+            await ticked(n + (i % 3));
+            invariant(now() === at, `ticks ${n} ran at ${now()}, queued at ${at}`);
+          }
+        },
+      }),
+    });
+    expect(ticks.violation).toBeUndefined();
+    // A handler that polls with immediates for what another's sleep sets: a step each turn.
+    let set = false;
+    const polled = await countingTurns(() =>
+      simulate({
+        graph: [job("poll", 1), job("set", 2)],
+        workers: 2,
+        faults: "none",
+        ranks: false,
+        seed: 1,
+        handlers: ({ sleep }) => ({
+          poll: async () => {
+            while (!set) await new Promise((resolve) => setImmediate(resolve));
+          },
+          set: async () => {
+            await sleep(30_000);
+            set = true;
+          },
+        }),
+      }),
+    );
+    expect(polled.result.violation).toBeUndefined();
+    expect(polled.result.counts.completed).toBe(2);
+    expect(polled.turns).toBeGreaterThan(polled.result.steps / 2);
   });
 
   it("runs a user's graph and handlers in virtual time", async () => {
