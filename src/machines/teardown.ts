@@ -277,14 +277,19 @@ const alive = (proc: ProcView): boolean => proc.state !== "zombie" && proc.state
  * both, wherever it is), or its environment is readable (a process of our user), teardown
  * knows it (a launched pid, a marker's pid, a member of a rank group) and it carries the
  * deployment (`carriesDeployment`: its argv names it, and its environment is not that of the
- * same name in another state dir). `unknown`: alive, but its environment cannot
- * be read (another user's, or a non-dumpable descendant such as ssh), so nothing proves
- * either way. `foreign`: alive, readable and not of the deployment, or the caller itself.
- * `dead`: gone, zombie or not alive.
+ * same name in another state dir). Whatever its environment and arguments say (a rank that
+ * exec'd its program with `env -i`, a helper it started so), a known pid that is the caller's
+ * own child (`ppid` is `selfPid`: a rank the launcher started and has not reaped, whose pid
+ * the kernel keeps for it) is `ours`, and so is a member of a rank's group while that group's
+ * leader is alive and `ours` (see {@link vouchedByLeader}). `unknown`: alive, but its
+ * environment cannot be read (another user's, or a non-dumpable descendant such as ssh), so
+ * nothing proves either way. `foreign`: alive, readable and not of the deployment, or the
+ * caller itself. `dead`: gone, zombie or not alive. `table` is the probe's answer `proc` came
+ * in, where its group's leader is looked for.
  */
 type Evidence = "ours" | "unknown" | "foreign" | "dead";
 
-function evidence(context: TeardownContext, proc: ProcView): Evidence {
+function evidence(context: TeardownContext, proc: ProcView, table: readonly ProcView[]): Evidence {
   if (!alive(proc)) return "dead";
   if (proc.pid === context.selfPid) return "foreign";
   // A process this teardown signalled that shows no arguments is exiting: the kernel has
@@ -293,6 +298,7 @@ function evidence(context: TeardownContext, proc: ProcView): Evidence {
   if (proc.argv.length === 0 && proc.ppid !== KTHREADD && signalled(context, proc.pid)) {
     return "ours";
   }
+  if (context.pids.includes(proc.pid) && proc.ppid === context.selfPid) return "ours";
   const { launcherPid } = context;
   const launcher = proc.env?.BATON_LAUNCHER_PID;
   if (launcherPid !== undefined && launcher !== undefined && launcher !== String(launcherPid)) {
@@ -306,12 +312,35 @@ function evidence(context: TeardownContext, proc: ProcView): Evidence {
     return named && envCarries(proc.env, context) ? "ours" : "foreign";
   }
   if (proc.contained === true || envCarries(proc.env, context)) return "ours";
+  if (vouchedByLeader(context, proc, table)) return "ours";
   if (proc.env === undefined) return "unknown";
   const known = rank || context.candidates.includes(proc.pid);
   return known && carriesDeployment(proc.argv, proc.env, context) ? "ours" : "foreign";
 }
 
-/** Whether a live process belongs to the deployment (positive evidence only). */
+/**
+ * Whether `proc` is in a rank's group whose leader (the process whose pid is the group's id)
+ * is alive in `table` and `ours`, or was in that group when this teardown signalled it so.
+ * A rank leads its own session and group (it is started with setsid), a group lies within
+ * one session, and a session holds only its leader's descendants; no process can take the
+ * group's id while its leader lives. So such a member is a process the rank started, though
+ * it emptied its environment (`env -i helper &`) and no argument names the deployment. Once
+ * signalled with that group it stays the deployment's: a helper that ignores TERM after its
+ * rank died of it still gets the group's KILL, and is a survivor if it outlives that.
+ */
+function vouchedByLeader(
+  context: TeardownContext,
+  proc: ProcView,
+  table: readonly ProcView[],
+): boolean {
+  if (proc.pid === proc.pgid || !context.groups.includes(proc.pgid)) return false;
+  if (context.others.some((other) => other.pid === proc.pid && other.pgid === proc.pgid)) {
+    return true;
+  }
+  const leader = table.find((other) => other.pid === proc.pgid);
+  return leader !== undefined && evidence(context, leader, table) === "ours";
+}
+
 /** The parent of every kernel thread (`kthreadd`). */
 const KTHREADD = 2;
 
@@ -321,8 +350,9 @@ const signalled = (context: TeardownContext, pid: number): boolean =>
   context.swept.includes(pid) ||
   context.others.some((other) => other.pid === pid);
 
-const ours = (context: TeardownContext, proc: ProcView): boolean =>
-  evidence(context, proc) === "ours";
+/** Whether a live process belongs to the deployment (positive evidence only). */
+const ours = (context: TeardownContext, proc: ProcView, table: readonly ProcView[]): boolean =>
+  evidence(context, proc, table) === "ours";
 
 /**
  * `others` with the processes of `signalled` that are neither a known pid nor in it yet, each
@@ -396,11 +426,11 @@ function rankSignals(context: TeardownContext, table: ProcView[], signal: Signal
   for (const pgid of context.groups) {
     const group = table.filter((proc) => proc.pgid === pgid && alive(proc));
     if (group.length === 0) continue;
-    const mine = group.filter((proc) => ours(context, proc));
+    const mine = group.filter((proc) => ours(context, proc, table));
     const whole =
       mine.length > 0 &&
       !context.forbidden.includes(pgid) &&
-      !group.some((proc) => evidence(context, proc) === "foreign");
+      !group.some((proc) => evidence(context, proc, table) === "foreign");
     if (whole) {
       effects.push({ type: "signalGroup", pgid, signal });
       wholeGroups.push(pgid);
@@ -414,7 +444,8 @@ function rankSignals(context: TeardownContext, table: ProcView[], signal: Signal
     for (const proc of group) covered.add(proc.pid);
   }
   for (const proc of table) {
-    if (covered.has(proc.pid) || !context.pids.includes(proc.pid) || !ours(context, proc)) continue;
+    if (covered.has(proc.pid) || !context.pids.includes(proc.pid) || !ours(context, proc, table))
+      continue;
     effects.push({ type: "signal", pid: proc.pid, signal });
     single.push(proc.pid);
   }
@@ -435,7 +466,7 @@ function rankSignals(context: TeardownContext, table: ProcView[], signal: Signal
 /** Live processes of the deployment in a table, in pid order. */
 const survivorsIn = (context: TeardownContext, table: ProcView[]): Survivor[] =>
   table
-    .filter((proc) => ours(context, proc))
+    .filter((proc) => ours(context, proc, table))
     .sort((a, b) => a.pid - b.pid)
     .map((proc) => ({ pid: proc.pid, state: proc.state }));
 
@@ -610,11 +641,11 @@ export const teardownMachine = setup({
     staleTable: ({ context, event }) =>
       context.awaiting === 0 || (event as TableEvent).seq !== context.awaiting,
     nothingAlive: ({ context, event }) =>
-      !(event as TableEvent).procs.some((proc) => ours(context, proc)),
+      !(event as TableEvent).procs.some((proc, _, table) => ours(context, proc, table)),
     quickLook: ({ context }) => context.probing === "known",
     quickLookAlive: ({ context, event }) =>
       context.probing === "known" &&
-      (event as TableEvent).procs.some((proc) => ours(context, proc)),
+      (event as TableEvent).procs.some((proc, _, table) => ours(context, proc, table)),
     trustSingleKill: ({ context }) => context.trustSingleKill,
     hurried: ({ context }) => context.hurried,
     heldByAnother: ({ context, event }) =>
@@ -724,7 +755,9 @@ export const teardownMachine = setup({
       enqueue.emit({ type: "effects", effects: [{ type: "step", text }] });
     }),
     signalSweep: enqueueActions(({ context, event, enqueue }, params: { signal: Signal }) => {
-      const found = (event as TableEvent).procs.filter((proc) => ours(context, proc));
+      const found = (event as TableEvent).procs.filter((proc, _, table) =>
+        ours(context, proc, table),
+      );
       const targets = found.map((proc) => proc.pid);
       const name = params.signal === "SIGKILL" ? "KILL" : "TERM";
       enqueue.assign({
@@ -741,9 +774,10 @@ export const teardownMachine = setup({
       });
     }),
     noteRefused: enqueueActions(({ context, event, enqueue }) => {
-      const refused = (event as TableEvent).procs
+      const table = (event as TableEvent).procs;
+      const refused = table
         .filter((proc) => context.candidates.includes(proc.pid) && alive(proc))
-        .filter((proc) => !ours(context, proc))
+        .filter((proc) => !ours(context, proc, table))
         .map((proc) => proc.pid);
       if (refused.length === 0) return;
       const text = `sweep: pids ${list(refused)} no longer carry ${context.deployment}: not signalled`;

@@ -283,6 +283,73 @@ describe("launchGroup", () => {
     expect(exit.ranks.map((rank) => rank.signal)).toEqual(["SIGKILL", "SIGKILL"]);
   });
 
+  describe("not contained, what emptied its environment", () => {
+    /** A word for the test's processes' argv[0], so that clean-up finds them by pid alone. */
+    const token = () => `baton-envless-${process.pid}-${Math.random().toString(36).slice(2)}`;
+    /** SIGKILLs each pid still alive whose arguments carry `word`. */
+    const killCarrying = (pids: number[], word: string) => {
+      for (const pid of pids)
+        if (alive(pid) && procs.inspect(pid)?.argv.includes(word)) procs.signal(pid, "SIGKILL");
+    };
+
+    it("stops a rank that exec'd its program with an empty environment, instead of waiting for it for ever", async () => {
+      const word = token();
+      const group = launch({
+        argv: ["/usr/bin/env", "-i", "/bin/bash", "-c", `exec -a ${word} /bin/sleep 30`],
+        worldSize: 1,
+        contain: false,
+      });
+      let pid = 0;
+      try {
+        await until(() => {
+          pid = group.pids()[0] ?? 0;
+          return pid !== 0 && procs.inspect(pid)?.argv[0] === word;
+        }, "the rank's exec");
+        // It was a teardown verified over nothing (the rank "foreign"), then a wait for the
+        // rank's exit that never came.
+        const stopped = await Promise.race([
+          group.stop(),
+          new Promise<string>((resolve) => setTimeout(() => resolve("stop() hung"), 15_000)),
+        ]);
+        expect(stopped).toMatchObject({ verified: true, stopped: [pid] });
+        expect(alive(pid)).toBe(false);
+      } finally {
+        killCarrying([pid], word);
+      }
+    }, 30_000);
+
+    it("stops the helpers in a live rank's process group that emptied theirs, one ignoring TERM", async () => {
+      const word = token();
+      const helper = (trap: string) =>
+        `/usr/bin/env -i /bin/bash -c "${trap}exec -a ${word} /bin/sleep 30" &`;
+      const group = launch({
+        argv: ["/bin/sh", "-c", `${helper("")} ${helper("trap '' TERM; ")} exec /bin/sleep 30`],
+        worldSize: 1,
+        contain: false,
+      });
+      let helpers: number[] = [];
+      try {
+        await until(() => {
+          const rank = group.pids()[0];
+          helpers = procs
+            .list()
+            .filter((info) => info.pgid === rank && info.argv[0] === word)
+            .map((info) => info.pid);
+          return helpers.length === 2 && procs.inspect(rank ?? 0)?.argv[0] === "/bin/sleep";
+        }, "the rank and its two helpers");
+        for (const pid of helpers) expect(procs.environ(pid)?.BATON_DEPLOYMENT).toBeUndefined();
+        const report = await group.stop();
+        expect(report.verified).toBe(true);
+        // Before, both were foreign to the teardown (readable, nothing of the deployment):
+        // the rank was signalled alone and they ran on.
+        for (const pid of helpers) expect(alive(pid)).toBe(false);
+        expect(report.steps.join("\n")).toMatch(/KILL to groups/);
+      } finally {
+        killCarrying(helpers, word);
+      }
+    }, 30_000);
+  });
+
   it("fails the barrier when a rank never writes its ready marker, and stops the ranks", async () => {
     const group = launch({
       argv: ["/bin/sleep", "30"],

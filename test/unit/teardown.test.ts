@@ -549,17 +549,48 @@ describe("teardown machine", () => {
   });
 
   it("signals a group holding a stranger member by member, never the stranger", () => {
+    // The rank (500) is gone: nothing vouches for the group's members but their own evidence.
     const run = scripted(
       { groups: [500], pids: [500] },
-      { table: [rank(500), stranger(501, 500)] },
+      { table: [rank(502, 500), stranger(501, 500)] },
     );
     run.finish();
     expect(run.signals().slice(0, 3)).toEqual([
-      "SIGTERM pid 500",
-      "SIGKILL pid 500",
-      "SIGKILL pid 500",
+      "SIGTERM pid 502",
+      "SIGKILL pid 502",
+      "SIGKILL pid 502",
     ]);
     expect(run.signals().some((signal) => signal.includes("501"))).toBe(false);
+  });
+
+  it("signals a live rank's group whole, with a member that emptied its environment", () => {
+    // Only the rank's descendants are in its session, so in its group: the member is its own.
+    const run = scripted(
+      { groups: [500], pids: [500] },
+      { table: [rank(500), { ...stranger(501, 500), ppid: 500, env: {} }] },
+    );
+    const end = run.finish();
+    expect(run.signals().slice(0, 3)).toEqual([
+      "SIGTERM group 500",
+      "SIGKILL group 500",
+      "SIGKILL group 500",
+    ]);
+    expect(end.output?.survivors.map((survivor) => survivor.pid)).toEqual([500, 501]);
+  });
+
+  it("takes a rank that is its own child as the deployment's, whatever its environment says", () => {
+    const bare = { ...stranger(500), ppid: 100, env: {} };
+    const run = scripted({ groups: [500], pids: [500] }, { table: [bare] });
+    run.finish();
+    expect(run.signals().slice(0, 3)).toEqual([
+      "SIGTERM group 500",
+      "SIGKILL group 500",
+      "SIGKILL group 500",
+    ]);
+    // Not its child (a stranger that took the pid): never signalled.
+    const other = scripted({ groups: [500], pids: [500] }, { table: [stranger(500)] });
+    other.finish();
+    expect(other.signals()).toEqual([]);
   });
 
   it("never signals its own process, even when it carries the deployment", () => {
