@@ -9,6 +9,7 @@ import {
   RankGroupError,
   RemoteHostError,
 } from "../errors.ts";
+import { formatDuration } from "../formatDuration.ts";
 import type { DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import {
   type BarrierPassed,
@@ -539,7 +540,7 @@ class LaunchedGroup implements RankGroup {
     });
     if (refused === undefined) return undefined;
     return refused.held === "unreadable"
-      ? `another launcher is claiming it at this moment (its lease ${path} is being written); stop that one first or pick another --name`
+      ? `another launcher is claiming it at this moment (its lease ${path} is being written), or one was killed as it wrote that lease, which is then taken over once untouched for ${formatDuration(this.timeouts.leaseStaleMs)}; stop that one first, pick another --name, or launch again then`
       : `another launcher (${leaseHolder(refused.held)}) claimed it a moment ago and is starting its ranks; stop that one first or pick another --name`;
   }
 

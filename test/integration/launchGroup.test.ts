@@ -800,6 +800,26 @@ describe("the reaper", () => {
     expect(existsSync(paths.lease)).toBe(false);
   });
 
+  it("refuses a name whose lease a launcher killed as it wrote it left empty, saying when it is taken over", async () => {
+    const dir = tempDir();
+    const paths = deploymentPaths(dir, "torn");
+    // What `baton launch` SIGKILLed between creating its lease and writing it leaves.
+    await files.mkdirp(paths.dir);
+    expect(await files.createExclusive(paths.lease, "")).toBe(true);
+    const group = launch({
+      argv: [process.execPath, ENV_RANK],
+      worldSize: 1,
+      stateDir: dir,
+      name: "torn",
+    });
+    const error = (await group.wait().catch((e: unknown) => e)) as RankGroupError;
+    expect(error.code).toBe("DEPLOYMENT_BLOCKED");
+    // It used to say only to stop that launcher, which is gone.
+    expect(error.message).toContain(
+      "or one was killed as it wrote that lease, which is then taken over once untouched for 30.0 s",
+    );
+  });
+
   it("leaves a deployment alone while its launcher is alive and its lease fresh", async () => {
     const group = launch({ argv: [PYTHON, RANK_PY, "--step-ms", "50"], worldSize: 1 });
     await group.ready;
