@@ -8,6 +8,7 @@ import {
   endedLogsRetention,
   pruneDeploymentLogs,
 } from "./deploymentLogs.ts";
+import { holdExitUntil } from "./exitHolds.ts";
 import type { JobContext } from "./jobModule.ts";
 import { launchGroup } from "./launchGroup.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -102,9 +103,12 @@ export async function runRankJob(
   const group = launchGroup({ ...launch, worldSize, logger: ctx.log, inspect: reporter.inspect });
   const signal = ctx.signal;
   const stop = () => {
-    group.stop(`job ${ctx.job.id} was aborted`).catch((error: unknown) => {
-      ctx.log.error({ err: error, deployment: group.deployment }, "rank job teardown failed");
-    });
+    // A worker leaving the run exits once this teardown has ended, not in the middle of it.
+    holdExitUntil(
+      group.stop(`job ${ctx.job.id} was aborted`).catch((error: unknown) => {
+        ctx.log.error({ err: error, deployment: group.deployment }, "rank job teardown failed");
+      }),
+    );
   };
   if (signal.aborted) stop();
   else signal.addEventListener("abort", stop, { once: true });

@@ -9,10 +9,12 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
+import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { endedDeployments } from "../fixtures/endedDeployments.ts";
+import { printedJoin } from "../fixtures/printedJoin.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir } from "../fixtures/rankStrays.ts";
 
 afterEach(async () => {
@@ -76,6 +78,45 @@ describe("a rank job in a worker process", () => {
       readFileSync(join(stateDir, first.deployment, "outcome.json"), "utf8"),
     );
     expect(outcome.ended).toMatchObject({ status: "reaped" });
+  }, 90_000);
+
+  it("a worker whose coordinator is killed ends its rank group's teardown before it exits", async () => {
+    const stateDir = tempDir();
+    const env = { env: { BATON_TEST_STATE_DIR: stateDir, BATON_TEST_IGNORE_TERM: "1" } };
+    // A worker joined by hand: a local pool's would be stopped by the next local pool started
+    // on this machine (it empties the cgroups of dead coordinators' pools), a test's too.
+    const run = startBaton(
+      ["run", "test/fixtures/ranks.graph.ts", "--workers", "0", "--store", tempDir()],
+      env,
+    );
+    const { args } = await printedJoin(run);
+    // It exits 0.5 s after it leaves the run; the ranks ignore TERM for 3 s.
+    const worker = startBaton([...args, "--abort-grace", "500ms"], env);
+    const group = await until(() => startedGroup(stateDir), "the group");
+    for (const rank of group.ranks) stray(rank.pid, group.deployment);
+    const paths = deploymentPaths(stateDir, group.deployment);
+    // Ready: each rank ignores TERM by now.
+    await until(async () => {
+      const markers = await Promise.all(
+        group.ranks.map((rank) =>
+          readStateFile(nodeFiles(), MARKER_FORMAT, paths.marker(rank.rank)).catch(() => undefined),
+        ),
+      );
+      return markers.every((marker) => marker?.phase === "ready") || undefined;
+    }, "both ranks ready");
+    procs.signal(run.child.pid as number, "SIGKILL");
+    await run.exit;
+    expect((await worker.exit).code).toBe(3);
+    // It used to exit 0.5 s (--abort-grace) after it lost its coordinator, in the middle of the
+    // TERM grace: it never KILLed the ranks and its manifest stayed for a reaper.
+    expect(readdirSync(join(stateDir, group.deployment)).sort()).toEqual([
+      "outcome.json",
+      "rank-0.log",
+      "rank-1.log",
+    ]);
+    for (const rank of group.ranks) expect(alive(rank.pid)).toBe(false);
+    const outcome = JSON.parse(readFileSync(paths.outcome, "utf8"));
+    expect(outcome.ended).toMatchObject({ status: "stopped" });
   }, 90_000);
 
   it("keeps the logs of ended deployments as baton run --keep-ended-logs says, in its worker processes", async () => {
