@@ -57,6 +57,14 @@ afterEach(async () => {
   await cleanUpRanks();
 });
 
+/** The error of a launch of `name` in `dir` that the test expects refused as held. */
+async function refusedLaunch(dir: string, name: string): Promise<RankGroupError> {
+  const group = launch({ argv: [process.execPath, ENV_RANK], worldSize: 1, stateDir: dir, name });
+  const error = (await group.wait().catch((e: unknown) => e)) as RankGroupError;
+  expect(error.code).toBe("DEPLOYMENT_BLOCKED");
+  return error;
+}
+
 /** Ranks 1 … run `failing`, the others `healthy`: rank-specific behaviour through $RANK. */
 function byRank(failingRank: number, failing: string, healthy: string): string[] {
   return [
@@ -746,14 +754,7 @@ describe("the reaper", () => {
       name: "taken",
     });
     await first.ready;
-    const second = launch({
-      argv: [process.execPath, ENV_RANK],
-      worldSize: 1,
-      stateDir: dir,
-      name: "taken",
-    });
-    const error = (await second.wait().catch((e: unknown) => e)) as RankGroupError;
-    expect(error.code).toBe("DEPLOYMENT_BLOCKED");
+    const error = await refusedLaunch(dir, "taken");
     expect(error.message).toContain(`live launcher (pid ${process.pid})`);
     expect(first.pids()).toHaveLength(1);
   });
@@ -806,14 +807,7 @@ describe("the reaper", () => {
     // What `baton launch` SIGKILLed between creating its lease and writing it leaves.
     await files.mkdirp(paths.dir);
     expect(await files.createExclusive(paths.lease, "")).toBe(true);
-    const group = launch({
-      argv: [process.execPath, ENV_RANK],
-      worldSize: 1,
-      stateDir: dir,
-      name: "torn",
-    });
-    const error = (await group.wait().catch((e: unknown) => e)) as RankGroupError;
-    expect(error.code).toBe("DEPLOYMENT_BLOCKED");
+    const error = await refusedLaunch(dir, "torn");
     // It used to say only to stop that launcher, which is gone.
     expect(error.message).toContain(
       "or one was killed as it wrote that lease, which is then taken over once untouched for 30.0 s",
