@@ -4,7 +4,7 @@
  * user; tests may run as root, where a chmod denies nothing).
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
@@ -145,6 +145,48 @@ describe("readDeploymentStatuses", () => {
       ["gone", false, undefined],
     ]);
     expect(relaunchedStatus).toMatchObject({ state: "live", ended: undefined, ranks: [] });
+  });
+
+  it("says a launcher that died removing its files after its group ended had ended, not that it started no rank", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "baton-clearing-"));
+    dirs.push(stateDir);
+    const now = Date.now();
+    const paths = deploymentPaths(stateDir, "dep-clearing0000");
+    await mkdir(paths.dir);
+    const pid = await deadPid();
+    // Its manifest removed, its outcome written, its lease not yet removed: then SIGKILL.
+    await writeFile(
+      paths.lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment: "dep-clearing0000",
+        pid,
+        token: "t",
+        // This machine's: its dead pid is evidence here.
+        host: hostname(),
+        renewedAt: now - 3_000,
+        staleAfterMs: 30_000,
+      }),
+    );
+    await writeFile(
+      paths.outcome,
+      encodeStateFile(OUTCOME_FORMAT, {
+        deployment: "dep-clearing0000",
+        launcher: { pid, token: "t" },
+        worldSize: 1,
+        argv: ["sleep", "300"],
+        startedAt: now - 5_000,
+        ranks: [{ rank: 0, host: "local", pid, exit: { at: now - 2_000, signal: "SIGTERM" } }],
+        ended: { at: now - 2_000, status: "stopped", reason: "SIGINT to the launcher" },
+      }),
+    );
+    const [status] = await readDeploymentStatuses(
+      { files: nodeFiles(), procs: nodeProcs(), clock: { now: () => now } },
+      stateDir,
+    );
+    expect(status).toMatchObject({
+      state: "orphaned",
+      reason: `launcher pid ${pid} is gone; it had ended (stopped) and died as it removed its files, and \`baton reap\` removes its lease once stale, in 27 s`,
+    });
   });
 
   it("says how long a reaped deployment ran: to the reap while a rank ran, else to its last exit known", async () => {
