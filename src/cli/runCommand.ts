@@ -307,12 +307,36 @@ export async function runCommand(argv: string[]): Promise<number> {
       ? "--store-read-only"
       : undefined;
   // A second run of this graph on this store fails here, before it writes anything.
-  const lock =
+  const locking =
     withoutLock === undefined && !dryRun
-      ? await lockGraph(storeDir, graphPath, { logs: logsDir })
+      ? lockGraph(storeDir, graphPath, { logs: logsDir })
       : undefined;
   /** What lists a run that takes no lock for baton status. */
   let registration: RunRecord | undefined;
+  // A stop signal from the lock on, before the run has started, has nothing to cancel: the
+  // lock (or registration) goes and the command ends as the signal asks. Node's default, to
+  // end at once, left the lock for baton status to list as a dead run's.
+  const beforeRun = (signal: StopSignal) => {
+    process.stderr.write(`\nstopped (${signal}) before the run started\n`);
+    exitReleasing(
+      signal,
+      (async () => {
+        await (await locking?.catch(() => undefined))?.release();
+        await registration?.release();
+      })(),
+    );
+  };
+  const listenBeforeRun = (on: boolean) => {
+    for (const signal of STOP_SIGNALS) process[on ? "on" : "off"](signal, beforeRun);
+  };
+  listenBeforeRun(true);
+  let lock: Awaited<typeof locking>;
+  try {
+    lock = await locking;
+  } catch (error) {
+    listenBeforeRun(false);
+    throw error;
+  }
   try {
     // Only now the run's log, so that a module or graph that does not load leaves no empty one;
     // a dry run writes nothing, not even its log.
@@ -485,10 +509,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       const again = signal === "SIGINT" ? "Ctrl-C" : signal;
       if (interrupted) {
         process.stderr.write(`\nstopping now (second ${again})\n`);
-        // The lock goes first, unless the disk keeps it from going for a second.
-        const exit = () => process.exit(SIGNAL_EXIT[signal]);
-        setTimeout(exit, 1_000);
-        (record?.release() ?? Promise.resolve()).then(exit, exit);
+        exitReleasing(signal, record?.release() ?? Promise.resolve());
         return;
       }
       interrupted = signal;
@@ -498,6 +519,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       );
       run.cancel(CANCELLED_BY[signal]);
     };
+    listenBeforeRun(false);
     for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
     const unlisten = () => {
       for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
@@ -546,9 +568,20 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (ui) await closeDashboard(ui, { keep: values["ui-keep"], what: "run" });
     return code;
   } finally {
+    listenBeforeRun(false);
     // Whatever failed after the lock was taken (a dashboard port that is taken), it goes.
     await (lock ?? registration)?.release();
   }
+}
+
+/**
+ * Ends the command as `signal` asks once `releasing` (the run's lock going) has settled, or
+ * after a second, should the disk keep it from settling.
+ */
+function exitReleasing(signal: StopSignal, releasing: Promise<unknown>): void {
+  const exit = () => process.exit(SIGNAL_EXIT[signal]);
+  setTimeout(exit, 1_000);
+  releasing.then(exit, exit);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, watch } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -199,6 +199,31 @@ describe("resume after the coordinator dies", () => {
       expect(readdirSync(second)).toEqual([]);
     } finally {
       taken.close();
+    }
+  }, 60_000);
+
+  it("a Ctrl-C as the run takes its lock, before it has started, removes the lock and exits 130", async () => {
+    const { store, first } = twoRuns();
+    const runDir = join(store, "run");
+    mkdirSync(runDir, { recursive: true });
+    let running: ReturnType<typeof runCli> | undefined;
+    // Ctrl-C the moment the lock is made: before the run installs its cancel, which found
+    // Node's default ending the command at once, the lock left behind.
+    const watcher = watch(runDir, () => {
+      if (running?.child.signalCode === null && running.child.exitCode === null && locked()) {
+        running.child.kill("SIGINT");
+      }
+    });
+    const locked = () =>
+      readdirSync(runDir).some((name) => /^graph-[0-9a-f]{16}\.lock$/.test(name));
+    try {
+      running = runCli(store, first);
+      const { code, stderr } = await running.exit;
+      expect(code).toBe(130);
+      expect(stderr).toContain("(SIGINT)");
+      expect(readdirSync(runDir)).toEqual([]);
+    } finally {
+      watcher.close();
     }
   }, 60_000);
 });
