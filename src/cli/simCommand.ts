@@ -164,6 +164,11 @@ export async function simCommand(argv: string[]): Promise<number> {
     );
   }
   const profile = choiceFlag("--faults", values.faults ?? "default", FAULT_PROFILES);
+  if (values["faults-within"] !== undefined && profile === "none") {
+    throw new ConfigError(
+      "--faults-within is when drawn faults start, and --faults none draws none: leave out --faults-within, or give --faults default or heavy",
+    );
+  }
   const plantedBugs = (values.plant ?? []).flatMap((p) => p.split(","));
   checkPlantedBugs("--plant", plantedBugs);
   const settings: Settings = {

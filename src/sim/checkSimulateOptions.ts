@@ -108,6 +108,11 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
         `${where}: faultsWithin is when drawn faults start, and faults is a plan of your own, whose faults start when it says: leave faultsWithin out, or give a fault profile`,
       );
     }
+    if (faults === "none") {
+      throw new ConfigError(
+        `${where}: faultsWithin is when drawn faults start, and faults "none" draws none: leave faultsWithin out, or give faults "default" or "heavy"`,
+      );
+    }
   }
   if (options.failFast !== undefined && typeof options.failFast !== "boolean") {
     throw new ConfigError(

@@ -60,7 +60,8 @@ export interface SimulateOptions {
   /**
    * Virtual ms within which every drawn fault starts (a whole number of at least 1; default:
    * 20 s, 40 s for `"heavy"`). A run over sooner meets only the faults drawn before its end:
-   * give about how long your graph's run takes. Only with a profile (a plan has its times).
+   * give about how long your graph's run takes. Only with `"default"` or `"heavy"` (`"none"`
+   * draws no fault, a plan has its times).
    */
   faultsWithin?: number | undefined;
   /**

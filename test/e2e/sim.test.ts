@@ -214,6 +214,10 @@ describe("baton sim", () => {
       "give --faults PROFILE or --fault-list LIST, not both",
     ],
     [
+      ["--faults", "none", "--faults-within", "3s"],
+      "--faults-within is when drawn faults start, and --faults none draws none: leave out --faults-within, or give --faults default or heavy",
+    ],
+    [
       ["--until", "2592000001"],
       '--until must be virtual ms, a whole number from 1 to 2592000000, or a duration and its unit such as 90s, 30m, 2h or 7d (at most 30d), not "2592000001"',
     ],

@@ -46,6 +46,10 @@ describe("simulate's options", () => {
       "faultsWithin is when drawn faults start, and faults is a plan of your own, whose faults start when it says: leave faultsWithin out, or give a fault profile",
     ],
     [
+      { faults: "none", faultsWithin: 3_000 },
+      'faultsWithin is when drawn faults start, and faults "none" draws none: leave faultsWithin out, or give faults "default" or "heavy"',
+    ],
+    [
       { faults: "apocalyptic" },
       'faults must be one of none, default, heavy or a list of faults, not "apocalyptic"',
     ],
