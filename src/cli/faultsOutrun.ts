@@ -2,11 +2,11 @@ import type { Fault } from "../sim/faultPlan.ts";
 
 /**
  * Over the passed seeds of a range of your own graph (a failed one stopped where it broke),
- * those whose run was over before the first of the faults drawn for it: drawn faults start within the first 20 virtual s (heavy: 40 s,
- * `withinMs`), and a graph of yours is often over in seconds, so most seeds of a range passed
- * without meeting a fault, saying nothing of it. `line()` says so when more than half of the
- * seeds that drew faults outran them, with the `--faults-within` to give: the median run,
- * rounded up to whole seconds.
+ * those whose run was over before the first of the faults drawn for it: drawn faults start
+ * within the first 20 virtual s (heavy: 40 s, `withinMs`), and a graph of yours is often over
+ * in seconds, so most seeds of a range passed without meeting a fault, saying nothing of it.
+ * `line()` says so when more than half of the seeds that drew faults outran them, with the
+ * `--faults-within` to give: the median run, rounded up to whole seconds.
  *
  * @example
  * ```ts

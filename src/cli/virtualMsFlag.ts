@@ -4,11 +4,11 @@ import { SIM_LIMITS } from "../sim/simLimits.ts";
 
 /**
  * The virtual ms of `baton sim`'s `flag` (`--until`, `--faults-within`): a whole number of ms,
- * as a failure's printed command gives it, or a duration with its unit as baton's other duration flags take one (`90s`, `30m`,
- * `2h`, `7d`), from 1 ms to `SIM_LIMITS.virtualMs` (30 days); undefined when the flag is
- * absent. Anything else is a `ConfigError` naming the flag and both forms: `--until 30m`
- * was refused as no whole number of milliseconds, where `--store-full-wait 30m` is how a
- * duration is given.
+ * as a failure's printed command gives it, or a duration with its unit as baton's other
+ * duration flags take one (`90s`, `30m`, `2h`, `7d`), from 1 ms to `SIM_LIMITS.virtualMs` (30
+ * days); undefined when the flag is absent. Anything else is a `ConfigError` naming the flag
+ * and both forms: `--until 30m` was refused as no whole number of milliseconds, where
+ * `--store-full-wait 30m` is how a duration is given.
  *
  * @example
  * ```ts
