@@ -89,6 +89,7 @@ async function writeDeployment(
   launcherPid: number,
   ranks: { pid: number; phase: Marker["phase"] | undefined }[],
   leaseRenewedAgoMs: number | undefined,
+  launchedAgoMs = 65_000,
 ): Promise<void> {
   const now = Date.now();
   const paths = deploymentPaths(dir, deployment);
@@ -106,7 +107,7 @@ async function writeDeployment(
       })),
       worldSize: ranks.length,
       argv: ["python3", "train.py"],
-      startedAt: now - 65_000,
+      startedAt: now - launchedAgoMs,
     }),
   );
   if (leaseRenewedAgoMs !== undefined) {
@@ -163,6 +164,7 @@ describe("baton status", () => {
       dead,
       [{ pid: livePid("dep-nolauncher00"), phase: "ready" }],
       1_000,
+      67_000,
     );
     await writeDeployment(
       dir,
@@ -170,6 +172,7 @@ describe("baton status", () => {
       livePid(),
       [{ pid: dead, phase: "loading" }],
       40_000,
+      66_000,
     );
     // A manifest without a lease has no launcher, whatever its pid runs now (the reaper agrees).
     const reused = livePid();

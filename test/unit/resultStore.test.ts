@@ -168,10 +168,13 @@ describe("ResultStore", () => {
         [file, "STORE_NOT_DIRECTORY"],
         [join(file, "sub", "store"), "STORE_NOT_DIRECTORY"],
       ] as const) {
-        const opened = ResultStore.open(storeDir, files);
-        // A dry run reads the store without making it, and says the same.
-        const read = ResultStore.openReadOnly(storeDir, files).loadAll([idOf(1)]);
-        for (const attempt of [opened, read]) {
+        // A dry run reads the store without making it, and says the same. Each is started
+        // as it is awaited: one that failed while another was awaited would be unhandled.
+        for (const start of [
+          () => ResultStore.open(storeDir, files),
+          () => ResultStore.openReadOnly(storeDir, files).loadAll([idOf(1)]),
+        ]) {
+          const attempt = start();
           await expect(attempt).rejects.toBeInstanceOf(StoreError);
           await expect(attempt).rejects.toMatchObject({
             code,
