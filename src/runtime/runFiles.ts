@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { atomicTempTarget } from "./atomicTempTarget.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import type { Files } from "./ports.ts";
 
@@ -7,7 +8,8 @@ import type { Files } from "./ports.ts";
  * A run's own files in the store's `run/` directory: its secret (`<stem>.secret`) and a Slurm
  * pool's batch script (`<stem>.<pool>.sbatch`), where the stem `run-<hex>-<pid>@<host>` names
  * the coordinator process that wrote them. A run removes them when it ends; one killed with
- * SIGKILL cannot, and the next run on the same store and host removes them for it.
+ * SIGKILL cannot, and the next run on the same store and host removes them for it, with the
+ * temp file of one it was killed writing.
  */
 const RUN_FILE =
   /^run-[0-9a-f]+-([1-9]\d*)@([A-Za-z0-9._-]+?)\.(?:secret|(baton-[0-9a-f]+)\.sbatch)$/;
@@ -76,7 +78,9 @@ export async function findRunFiles(
   const abandoned: string[] = [];
   const otherRuns = new Set<number>();
   for (const name of await files.list(dir)) {
-    const owner = RUN_FILE.exec(name);
+    // The temp file of a run file's `writeAtomic` is its coordinator's too: one killed as it
+    // wrote its secret leaves the secret's text there.
+    const owner = RUN_FILE.exec(atomicTempTarget(name) ?? name);
     if (owner === null || owner[2] !== host) continue;
     const pid = Number(owner[1]);
     if (isRunning(pid)) {

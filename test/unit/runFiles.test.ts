@@ -28,13 +28,16 @@ describe("run files", () => {
     expect(runFileStem(new Uint8Array([1, 2]))).toBe(`run-0102-${process.pid}@${host}`);
   });
 
-  it("removes the secret and batch scripts of a gone coordinator on this host, and nothing else; warns of another live run", async () => {
+  it("removes the secret, batch scripts and temp file of one of them of a gone coordinator on this host, and nothing else; warns of another live run", async () => {
     const dir = runDir();
     const dead = await deadPid();
     const files = [
       `run-aa11-${dead}@${host}.secret`,
       `run-aa11-${dead}@${host}.baton-0123abcd.sbatch`,
+      // Killed as it wrote its secret: the temp file of its writeAtomic holds the secret.
+      `.run-ff66-${dead}@${host}.secret.${dead}.0a1b2c3d4e5f.tmp`,
       `run-bb22-${process.pid}@${host}.secret`,
+      `.run-bb22-${process.pid}@${host}.secret.${process.pid}.0a1b2c3d4e5f.tmp`,
       `run-bb22-${process.pid}@${host}.baton-4567cdef.sbatch`,
       `run-cc33-${dead}@another-host.example.secret`,
       // A living process other than this one: another run using the store right now.
@@ -52,8 +55,8 @@ describe("run files", () => {
         warn: (fields, message) => warnings.push({ fields, message }),
       },
     });
-    expect(removed.sort()).toEqual(files.slice(0, 2).sort());
-    expect(readdirSync(dir).sort()).toEqual(files.slice(2).sort());
+    expect(removed.sort()).toEqual(files.slice(0, 3).sort());
+    expect(readdirSync(dir).sort()).toEqual(files.slice(3).sort());
     expect(infos).toEqual([{ dir, files: removed }]);
     expect(warnings).toEqual([
       {
