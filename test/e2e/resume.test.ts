@@ -207,12 +207,13 @@ describe("resume after the coordinator dies", () => {
     const runDir = join(store, "run");
     mkdirSync(runDir, { recursive: true });
     let running: ReturnType<typeof runCli> | undefined;
-    // Ctrl-C the moment the lock is made: before the run installs its cancel, which found
-    // Node's default ending the command at once, the lock left behind.
+    let interrupted = false;
+    // One Ctrl-C the moment the lock is made: before the run installs its cancel, which found
+    // Node's default ending the command at once, the lock left behind. (A second, at the next
+    // file the run writes, would force the exit, which leaves what it was writing.)
     const watcher = watch(runDir, () => {
-      if (running?.child.signalCode === null && running.child.exitCode === null && locked()) {
-        running.child.kill("SIGINT");
-      }
+      if (interrupted || running?.child.exitCode !== null || !locked()) return;
+      interrupted = running.child.kill("SIGINT");
     });
     const locked = () =>
       readdirSync(runDir).some((name) => /^graph-[0-9a-f]{16}\.lock$/.test(name));
