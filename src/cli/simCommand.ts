@@ -17,7 +17,7 @@ import {
 import { type Shrunk, shrink } from "../sim/shrink.ts";
 import { RANK_GROUP_INVARIANTS, SIM_INVARIANTS } from "../sim/simInvariants.ts";
 import { SIM_LIMITS } from "../sim/simLimits.ts";
-import { loadSimModules, type SimModules } from "../sim/simModules.ts";
+import { type FlaggedSimModules, loadSimModules } from "../sim/simModules.ts";
 import {
   type SimProgress,
   type SimulateOptions,
@@ -110,7 +110,7 @@ const LAST_EVENTS = 30;
 
 interface Settings {
   /** Your graph and its handlers, as module paths (`GRAPH --handlers SIM`); none: drawn. */
-  modules: SimModules | undefined;
+  modules: FlaggedSimModules | undefined;
   profile: FaultProfile;
   faults: Fault[] | undefined;
   /** Virtual ms within which drawn faults start (undefined: the profile's). */
@@ -481,7 +481,7 @@ function seedProgress(seed: number, jobs: number, live: LiveLine): (p: SimProgre
 function yourGraph(
   positionals: string[],
   values: { handlers?: string | undefined; jobs?: string | undefined },
-): SimModules | undefined {
+): FlaggedSimModules | undefined {
   const [graph, ...more] = positionals;
   if (more.length > 0) {
     throw new ConfigError(
@@ -517,7 +517,7 @@ function yourGraph(
       `--jobs sizes the drawn graph, and you gave a graph of your own (${graph}): leave --jobs out`,
     );
   }
-  return { graph, handlers: values.handlers };
+  return { graph, handlers: values.handlers, handlersFlag: "--handlers" };
 }
 
 /** The simulation `s` asks for, as `simulate` and `simulateSeeds` take it. */
@@ -538,7 +538,7 @@ function drawn(s: Settings): DrawnSimulation {
  * The largest rank group drawn when `--world` is left out: none beside a graph of your own
  * (`drawsRankGroups`).
  */
-function defaultWorld(modules: SimModules | undefined): number {
+function defaultWorld(modules: FlaggedSimModules | undefined): number {
   return modules === undefined ? DRAWN_WORLD : 0;
 }
 

@@ -72,6 +72,11 @@ export interface PlanOptions {
   launchesRanks?: (kind: string) => boolean | undefined;
   /** How messages name the `index`-th job given (default `graph[index]`). */
   rootName?: (index: number) => string;
+  /**
+   * What an unknown kind's error tells to add a handler to (default "the job module"): a
+   * simulation names where its handlers were given (`--handlers`, `simulate`'s `handlers`).
+   */
+  module?: string | undefined;
 }
 
 const DEFAULT_RETRIES = 3;
@@ -117,7 +122,7 @@ const ON_PATH = -1;
  */
 export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan {
   const { order, positions } = walk(roots, options.rootName ?? ((i) => `graph[${i}]`));
-  const versions = versionsOf(order, options.versionOf, options.kinds);
+  const versions = versionsOf(order, options.versionOf, options.kinds, options.module);
   /** The id of each job of `order`, at its position there. */
   const ids: string[] = [];
   const idIn = (spec: JobSpec): string | undefined => {
@@ -350,6 +355,7 @@ function versionsOf(
   order: readonly JobSpec[],
   versionOf: (kind: string) => string | undefined,
   kinds: readonly string[] | undefined,
+  module = "the job module",
 ): Map<string, string> {
   const versions = new Map<string, string>();
   const unknown = new Map<string, number>();
@@ -368,23 +374,24 @@ function versionsOf(
   const list = [...unknown].map(([kind, n]) => `"${kind}" (${n} ${n === 1 ? "job" : "jobs"})`);
   const message =
     unknown.size === 1
-      ? `Unknown job kind ${list[0]}. Add a handler for it to the job module, or fix the kind.`
-      : `Unknown job kinds ${list.join(", ")}. Add handlers for them to the job module, ` +
+      ? `Unknown job kind ${list[0]}. Add a handler for it to ${module}, or fix the kind.`
+      : `Unknown job kinds ${list.join(", ")}. Add handlers for them to ${module}, ` +
         "or fix the kinds.";
   throw new GraphError(
     "UNKNOWN_KIND",
-    kinds === undefined ? message : `${message} ${moduleKinds([...unknown.keys()], kinds)}`,
+    kinds === undefined ? message : `${message} ${moduleKinds([...unknown.keys()], kinds, module)}`,
     [...unknown.keys()],
   );
 }
 
-/** What the job module defines, and the kind each unknown one most likely meant. */
-function moduleKinds(unknown: readonly string[], kinds: readonly string[]): string {
-  if (kinds.length === 0) return "The job module defines no kind.";
+/** What `module` defines, and the kind each unknown one most likely meant. */
+function moduleKinds(unknown: readonly string[], kinds: readonly string[], module: string): string {
+  const named = `${module[0]!.toUpperCase()}${module.slice(1)}`;
+  if (kinds.length === 0) return `${named} defines no kind.`;
   const quoted = kinds.slice(0, MAX_LISTED).map((kind) => `"${kind}"`);
   if (kinds.length > MAX_LISTED) quoted.push(`… (${kinds.length - MAX_LISTED} more)`);
   const guess = didYouMeanEach(unknown, kinds, (kind) => `"${kind}"`) || ".";
-  return `The job module defines ${quoted.join(", ")}${guess}`;
+  return `${named} defines ${quoted.join(", ")}${guess}`;
 }
 
 function checkSatisfiable(

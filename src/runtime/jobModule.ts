@@ -145,6 +145,11 @@ export interface LoadedJobs {
    */
   launchesRanks(kind: string): boolean | undefined;
   readonly kinds: readonly string[];
+  /**
+   * What a `ctx.need` of a kind the module lacks tells to add a handler to (default "the job
+   * module"): a simulation's names where its handlers were given.
+   */
+  readonly name?: string | undefined;
   /** Identifies the code: workers with a different hash are refused by the coordinator. */
   readonly codeHash: string;
 }

@@ -148,12 +148,13 @@ class SameThreadRunner implements JobRunner {
 
   /** `ctx.need`: the needed jobs' values if `frame` already has them all, else a `NeedJobs`. */
   need(frame: JobFrame, specs: JobSpec[]): Json[] {
-    const { versionOf, kinds, timeoutOf, launchesRanks } = this.jobs;
+    const { versionOf, kinds, timeoutOf, launchesRanks, name } = this.jobs;
     const plan = planGraph(specs, {
       versionOf,
       kinds,
       timeoutOf,
       launchesRanks,
+      module: name,
       rootName: (i) => `argument ${i + 1} of ctx.need`,
     });
     const ids = specs.map((spec) => plan.idOf(spec));

@@ -23,8 +23,34 @@ export interface SimModules {
   handlers: string;
 }
 
+/**
+ * `SimModules` as `baton sim` gives them (`handlersFlag`): what a seed says of its handlers
+ * names the flag, where a program's `modules` are named `modules.handlers`. Plain data too,
+ * handed to each seed thread with the rest.
+ */
+export interface FlaggedSimModules extends SimModules {
+  handlersFlag?: "--handlers" | undefined;
+}
+
 /** What a thread has loaded, by module paths: a range imports and builds them once per thread. */
 const loaded = new Map<string, Promise<Required<Pick<SimulateOptions, "graph" | "handlers">>>>();
+
+/** The handlers a thread loaded, and how messages name the module they came from. */
+const loadedFrom = new WeakMap<object, string>();
+
+/**
+ * How messages name the module `handlers` were loaded from (`the --handlers module sim.ts`,
+ * `the modules.handlers module sim.ts`), or undefined for handlers given in code.
+ *
+ * @example
+ * ```ts
+ * const { handlers } = await loadSimModules({ graph: "g.ts", handlers: "sim.ts" });
+ * handlersModule(handlers); // "the modules.handlers module sim.ts"
+ * ```
+ */
+export function handlersModule(handlers: object): string | undefined {
+  return loadedFrom.get(handlers);
+}
 
 /**
  * The graph and handlers the modules of `modules` export, imported once per thread. A path
@@ -39,7 +65,7 @@ const loaded = new Map<string, Promise<Required<Pick<SimulateOptions, "graph" | 
  * ```
  */
 export function loadSimModules(
-  modules: SimModules,
+  modules: FlaggedSimModules,
 ): Promise<Required<Pick<SimulateOptions, "graph" | "handlers">>> {
   const key = JSON.stringify([modules.graph, modules.handlers]);
   let load = loaded.get(key);
@@ -65,7 +91,7 @@ function pathOf(module: string): string {
  * is called, so a handlers module given as the graph (the two swapped) would be called
  * without the tools and throw, where the handlers module's list of jobs says what happened.
  */
-async function importSimModules(modules: SimModules) {
+async function importSimModules(modules: FlaggedSimModules) {
   const graphModule = await importUserModule(pathOf(modules.graph));
   const handlers = (await importUserModule(pathOf(modules.handlers))).default;
   const notHandlers = whatHandlersAreNot(handlers);
@@ -79,5 +105,9 @@ async function importSimModules(modules: SimModules) {
     );
   }
   const graph = await graphOf(graphModule, pathOf(modules.graph));
+  loadedFrom.set(
+    handlers as object,
+    `the ${modules.handlersFlag ?? "modules.handlers"} module ${modules.handlers}`,
+  );
   return { graph, handlers: handlers as NonNullable<SimulateOptions["handlers"]> };
 }

@@ -10,6 +10,7 @@ import {
 } from "../runtime/jobModule.ts";
 import type { RealWorkWatch } from "./realWorkWatch.ts";
 import type { SimTools } from "./simGraph.ts";
+import { handlersModule } from "./simModules.ts";
 
 /**
  * `simulate`'s `handlers` as a simulated engine runs them: the job module given, or the one
@@ -22,6 +23,9 @@ import type { SimTools } from "./simGraph.ts";
  * the module does not define (the engine said to add it "to the job module"). A plain handler
  * of a kind whose graph jobs have `ranks` stands in for the rank group (planning refused it
  * with `BAD_JOB`); a kind defined `{ ranks }`, which launched real processes, is refused.
+ * A `ctx.need` of a kind the handlers lack fails its job saying to add a handler to where they
+ * were given: the `--handlers` module (`baton sim`), the `modules.handlers` module
+ * (`simulateSeeds`), or the `handlers` option of `simulate` (it said "to the job module").
  *
  * @example
  * ```ts
@@ -78,6 +82,8 @@ export function yourJobs(
   // to define the kind as { ranks }, which the simulation refuses).
   return {
     ...jobs,
+    // A `ctx.need` of a kind they lack says where to add it (the engine's "the job module").
+    name: handlersModule(handlers) ?? "the handlers option of simulate",
     launchesRanks: (kind) =>
       rankKinds.has(kind) ? true : kinds.includes(kind) ? false : undefined,
   };

@@ -207,6 +207,15 @@ describe("baton sim on a graph of your own", () => {
     );
   });
 
+  it("tells a ctx.need of a kind your handlers lack to add it to the --handlers module", async () => {
+    const needs = `${F}/simOwnNeedsLacking.sim.ts`;
+    const exit = await sim(`${F}/simOwn.graph.ts`, "--handlers", needs, "--seed", "1", "--json");
+    expect(exit.code).toBe(0);
+    expect(JSON.parse(exit.stdout).failed.map((f: { message: string }) => f.message)).toEqual([
+      `Unknown job kind "score" (1 job). Add a handler for it to the --handlers module ${needs}, or fix the kind. The --handlers module ${needs} defines "fetch", "merge".`,
+    ]);
+  });
+
   it.each(["SIGINT", "SIGTERM"] as const)(
     "after %s on 2 threads, sums up the seeds done as a range's end does, with your failed jobs",
     async (signal) => {

@@ -230,6 +230,19 @@ describe("simulate", () => {
     expect(report.counts.completed).toBe(2);
   });
 
+  it("tells a ctx.need of a kind your handlers lack to add it to simulate's handlers option", async () => {
+    const report = await simulate({
+      seed: 1,
+      graph: [job("crawl", null)],
+      handlers: { crawl: (_: null, ctx) => ctx.need(job("page", "https://a.example")) },
+      faults: "none",
+      ranks: false,
+    });
+    expect(report.failed.map((f) => f.message)).toEqual([
+      'Unknown job kind "page" (1 job). Add a handler for it to the handlers option of simulate, or fix the kind. The handlers option of simulate defines "crawl".',
+    ]);
+  });
+
   it("calls a handlers function again after a coordinator crash, as README says", async () => {
     let made = 0;
     const report = await simulate({

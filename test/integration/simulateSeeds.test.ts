@@ -75,6 +75,14 @@ describe("a seed helper thread", () => {
     );
   });
 
+  it("tells a ctx.need of a kind the modules.handlers module lacks to add it there", async () => {
+    const needs = { ...YOURS, handlers: fixture("simOwnNeedsLacking.sim.ts") };
+    const [result] = await collect(simulateSeeds(1, 1, { modules: needs }, { threads: 1 }));
+    expect(result!.failed.map((f) => f.message)).toEqual([
+      `Unknown job kind "score" (1 job). Add a handler for it to the modules.handlers module ${needs.handlers}, or fix the kind. The modules.handlers module ${needs.handlers} defines "fetch", "merge".`,
+    ]);
+  });
+
   it("answers a simulation that crashed with the seed and the error", async () => {
     const answer = await askHelper(3, { ...SMALL, faults: "apocalyptic" });
     expect(answer).toMatchObject({

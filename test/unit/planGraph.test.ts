@@ -149,6 +149,18 @@ describe("planGraph", () => {
     );
   });
 
+  it("tells to add an unknown kind to the module it is given the name of", () => {
+    const named: PlanOptions = {
+      ...known,
+      kinds: ["fetch"],
+      module: "the --handlers module sim.ts",
+    };
+    expect(errorOf([job("fecth", 1)], named).message).toBe(
+      'Unknown job kind "fecth" (1 job). Add a handler for it to the --handlers module sim.ts, ' +
+        'or fix the kind. The --handlers module sim.ts defines "fetch"; did you mean "fetch"?',
+    );
+  });
+
   it("rejects a cycle made by mutating after, printing it with kinds and inputs", () => {
     const a = job("fetch", { url: "x" });
     const b = job("parse", null, { after: [a] });
