@@ -2,6 +2,7 @@ import { asyncWrapProviders, createHook, executionAsyncResource } from "node:asy
 import type { Handler, JobContext, JobModule } from "../runtime/jobModule.ts";
 import { mapHandlers } from "./mapHandlers.ts";
 import { REAL_READS, type RealReadApi, trapRealReads } from "./realReads.ts";
+import { realWorkKind } from "./realWorkKind.ts";
 
 /** The job whose handler started a piece of real asynchronous work, and what the work was. */
 export interface RealWork {
@@ -277,7 +278,8 @@ export class RealWorkWatch {
 }
 
 /**
- * What a piece of real work is, in a user's words.
+ * What a piece of real work is, in a user's words (by `realWorkKind`: a file watcher is file
+ * I/O here too).
  *
  * @example
  * ```ts
@@ -285,12 +287,17 @@ export class RealWorkWatch {
  * ```
  */
 export function describeRealWork(type: string): string {
-  if (type === "Timeout") return "a real timer (setTimeout or setInterval)";
-  if (/^(FS|FILEHANDLE|STATWATCHER)/.test(type)) return `real file I/O (${type})`;
-  if (/^(TCP|UDP|PIPE|HTTP|TLS|GETADDRINFO|GETNAMEINFO|QUERY)/.test(type)) {
-    return `real network I/O (${type})`;
+  switch (realWorkKind(type)) {
+    case "timer":
+      return "a real timer (setTimeout or setInterval)";
+    case "fileRead":
+    case "fileWatch":
+      return `real file I/O (${type})`;
+    case "network":
+      return `real network I/O (${type})`;
+    default:
+      return `real asynchronous work (${type})`;
   }
-  return `real asynchronous work (${type})`;
 }
 
 /**
