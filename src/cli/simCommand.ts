@@ -45,6 +45,7 @@ import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
 import { portGivenToUi, uiPortFlag } from "./uiPortFlag.ts";
 import { virtualMsFlag } from "./virtualMsFlag.ts";
 import { wholeNumberFlag } from "./wholeNumberFlag.ts";
+import { yourJobsTimelines } from "./yourJobsTimelines.ts";
 
 export const SIM_USAGE = `usage: baton sim [GRAPH --handlers SIM] [options]
 
@@ -693,6 +694,7 @@ async function reportFailure(r: SimulationResult, s: Settings, how: Report, live
   const lines = [
     `seed ${r.seed} failed: ${r.violation!.message}`,
     `faults: ${formatFaults(r.faults) || "none"}`,
+    ...(s.modules === undefined ? [] : yourJobsTimelines(r.trace, r.violation!.message)),
     ...(how.traced
       ? []
       : [`last ${LAST_EVENTS} events:`, ...r.trace.slice(-LAST_EVENTS).map((line) => `  ${line}`)]),

@@ -267,6 +267,38 @@ describe("baton sim on a graph of your own", () => {
     expect(failed).not.toHaveProperty("smallest");
   });
 
+  it("follows the job a failure names and the jobs granted again, each with its own lines, before the last events", async () => {
+    const charges = [`${F}/simCharges.graph.ts`, "--handlers", `${F}/simCharges.sim.ts`];
+    // Seed 36: a reset loses charge 2's worker, its second attempt charges again.
+    const exit = await sim(...charges, "--seed", "36", "--no-shrink");
+    expect(exit.code).toBe(1);
+    const lines = exit.stdout.split("\n");
+    const at = lines.findIndex((line) => line.startsWith("your jobs: "));
+    expect(lines[at - 1]).toMatch(/^faults: /);
+    expect(lines[at]).toBe(
+      "your jobs: the one the failure names, then those granted more than once, with their lines of the trace (its replay prints them all):",
+    );
+    const reconcile = /^ {2}reconcile \(([0-9a-f]{16})\), 1 attempt:$/.exec(lines[at + 1]!)![1]!;
+    expect(lines[1]).toContain(`job ${reconcile} (reconcile): order 2 charged 2 times`);
+    const charge = lines.findIndex((line) =>
+      /^ {2}charge 2 \([0-9a-f]{16}\), 2 attempts:$/.test(line),
+    );
+    const last = lines.indexOf("last 30 events:");
+    expect(charge).toBeGreaterThan(at + 1);
+    const timeline = lines.slice(charge + 1, last);
+    expect(timeline.map((line) => line.replace(/[0-9a-f]{16}/g, "ID"))).toEqual([
+      "    1 grant ID (charge 2) to sim:5 attempt 1",
+      "    953 fault reset sim:5 by client",
+      "    953 net sim:5 client closed 1006 connection reset",
+      "    953 net sim:5 server closed 1006 connection reset by peer",
+      "    953 job ID ready",
+      "    953 grant ID (charge 2) to sim:3 attempt 2",
+      "    3123 # ID (charge) attempt 1: its handler ended 2170 ms after its abort (connection closed: connection reset)",
+      "    3896 net sim:3 > server result ID completed",
+      "    3904 job ID completed",
+    ]);
+  });
+
   it("starts the drawn faults within --faults-within, which finds a race a short run otherwise outruns, and its replay command keeps", async () => {
     const charges = [`${F}/simCharges.graph.ts`, "--handlers", `${F}/simCharges.sim.ts`];
     const seed = ["--seed", "1", "--workers", "2"];

@@ -1,0 +1,103 @@
+/** How many of your jobs a failure's report follows, at most. */
+const MOST_JOBS = 4;
+
+/** How many lines of one job's timeline a failure's report shows, at most (its last). */
+const MOST_LINES = 16;
+
+/** A grant in a trace of your own graph: `<ms> grant <id> (<kind input>) to <link> attempt <n>`. */
+const GRANT = /^\d+ grant ([0-9a-f]{16}) \((.*)\) to (\S+) attempt (\d+)$/;
+
+/** A job's line that says it has ended: no later line of its connection is its. */
+const ENDED = /^\d+ job [0-9a-f]{16} (completed|failed|cancelled|skipped)$/;
+
+/**
+ * A job's lines that say nothing a reader of its timeline needs: running at its grant, the
+ * grant's frame delivered, its result storing.
+ */
+const NOISE =
+  /^\d+ (job [0-9a-f]{16} (running|storing)|store [0-9a-f]{16}|net \S+ > client job [0-9a-f]{16})$/;
+
+/** A line about the whole run: a fault of the coordinator or its disk, a coordinator's start. */
+const WHOLE_RUN = /^\d+ (fault (coordinator-crash|kill|disk-stall|disk-full|slow|cancel)\b|start )/;
+
+/**
+ * The jobs of your own graph a failed seed's report follows, each with its own lines of the
+ * `trace`, for the first screen of a failure (whose last events are mostly the simulated
+ * network's frames): the jobs the `violation` names, then those granted more than once (a
+ * lost worker, a coordinator crash, a failed attempt: where races in handlers show), at most
+ * `MOST_JOBS`. A job's lines are those that name it (but its `running`, `storing` and grant
+ * frame), the faults and closes of the connection its attempt ran on until its next grant or
+ * its end, and coordinator crashes and starts, disk faults and the like while it had not
+ * ended. Empty when the trace grants no job the violation names and none twice. The lines
+ * are the trace's own (its format unchanged); `--trace` prints them all.
+ *
+ * @example
+ * ```ts
+ * yourJobsTimelines(result.trace, result.violation!.message);
+ * // ["your jobs (…):", "  reconcile (87d8d288e4a36c5c), 1 attempt:", "    4987 job 87d8… ready", …]
+ * ```
+ */
+export function yourJobsTimelines(trace: readonly string[], violation: string): string[] {
+  const granted = new Map<string, { what: string; attempts: number }>();
+  for (const line of trace) {
+    const grant = GRANT.exec(line);
+    if (grant === null) continue;
+    const [, id, what, , attempt] = grant;
+    granted.set(id!, { what: what!, attempts: Number(attempt) });
+  }
+  const named = (violation.match(/\b[0-9a-f]{16}\b/g) ?? []).filter((id) => granted.has(id));
+  const again = [...granted].filter(([, { attempts }]) => attempts > 1).map(([id]) => id);
+  const followed = [...new Set([...named, ...again])];
+  if (followed.length === 0) return [];
+  const shown = followed.slice(0, MOST_JOBS);
+  const left = followed.length - shown.length;
+  return [
+    `your jobs: ${named.length > 0 ? "the one the failure names, then " : ""}those granted more than once${left > 0 ? ` (${shown.length} of ${followed.length})` : ""}, with their lines of the trace (its replay prints them all):`,
+    ...shown.flatMap((id) => {
+      const { what, attempts } = granted.get(id)!;
+      const lines = timeline(trace, id);
+      const cut = lines.length - MOST_LINES;
+      return [
+        `  ${what} (${id}), ${attempts} attempt${attempts === 1 ? "" : "s"}:`,
+        ...(cut > 0 ? [`    … (${cut} earlier)`] : []),
+        ...lines.slice(Math.max(0, cut)).map((line) => `    ${line}`),
+      ];
+    }),
+  ];
+}
+
+/** Job `id`'s lines of `trace` (see `yourJobsTimelines`). */
+function timeline(trace: readonly string[], id: string): string[] {
+  const lines: string[] = [];
+  /** The connection job `id`'s latest attempt was granted on, until it ended. */
+  let link: string | undefined;
+  let started = false;
+  let ended = false;
+  for (const line of trace) {
+    if (line.includes(id)) {
+      started = true;
+      const grant = GRANT.exec(line);
+      if (grant !== null) link = grant[3];
+      if (ENDED.test(line)) {
+        ended = true;
+        link = undefined;
+      }
+      if (!NOISE.test(line) && !/^\d+ violation /.test(line)) lines.push(line);
+    } else if (link !== undefined && onLink(line, link)) {
+      lines.push(line);
+    } else if (started && !ended && WHOLE_RUN.test(line)) {
+      lines.push(line);
+    }
+  }
+  return lines;
+}
+
+/**
+ * Whether `line` is a fault on connection `link` (`fault reset sim:5 by client`, `fault
+ * half-open sim:5: …`), or its close (`net sim:5 client closed 1006 …`).
+ */
+function onLink(line: string, link: string): boolean {
+  const [, event, second, third, fourth] = line.split(" ");
+  if (event === "fault") return third === link || third === `${link}:`;
+  return event === "net" && second === link && fourth === "closed";
+}

@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { yourJobsTimelines } from "../../src/cli/yourJobsTimelines.ts";
+
+const A = "aaaaaaaaaaaaaaaa";
+const B = "bbbbbbbbbbbbbbbb";
+const C = "cccccccccccccccc";
+
+/** A trace of your own graph: charge 1 (A) lost its worker and ran again, B failed the check. */
+const TRACE = [
+  "0 sim seed 1 jobs 3 workers 2 lease 8000 throttle {} faults reset@900:0",
+  "0 start coordinator-0",
+  "0 net sim:1 open coordinator-0 -> coordinator-0",
+  `1 grant ${A} (charge 1) to sim:1 attempt 1`,
+  `1 job ${A} running`,
+  `2 net sim:1 > client job ${A}`,
+  `3 grant ${C} (charge 2) to sim:2 attempt 1`,
+  "500 fault slow +100 ms for 2000 ms",
+  "900 fault reset sim:1 by client",
+  "900 net sim:1 client closed 1006 connection reset",
+  "900 net sim:2 > client ping",
+  `900 job ${A} ready`,
+  `900 grant ${A} (charge 1) to sim:2 attempt 2`,
+  "950 fault half-open sim:1: server gone, peer unaware",
+  `1200 # ${A} (charge) attempt 1: its handler ended 300 ms after its abort (connection closed)`,
+  "1500 fault coordinator-crash coordinator-0, back in 100 ms",
+  "1600 start coordinator-1",
+  `1700 net sim:3 > server result ${A} completed`,
+  `1700 store ${A}`,
+  `1700 job ${A} storing`,
+  `1710 job ${A} completed`,
+  "1800 fault reset sim:2 by server",
+  `1900 grant ${B} (reconcile) to sim:3 attempt 1`,
+  `1901 violation 15: invariant 15 (…) violated: job ${B} (reconcile): order 1 charged 2 times`,
+];
+const VIOLATION = `invariant 15 (…) violated: job ${B} (reconcile): order 1 charged 2 times`;
+
+describe("yourJobsTimelines", () => {
+  it("follows the job the failure names, then those granted again, each with its own lines", () => {
+    expect(yourJobsTimelines(TRACE, VIOLATION)).toEqual([
+      "your jobs: the one the failure names, then those granted more than once, with their lines of the trace (its replay prints them all):",
+      `  reconcile (${B}), 1 attempt:`,
+      `    1900 grant ${B} (reconcile) to sim:3 attempt 1`,
+      `  charge 1 (${A}), 2 attempts:`,
+      `    1 grant ${A} (charge 1) to sim:1 attempt 1`,
+      // The run's faults while it ran, and its connection's until its next grant: not another's.
+      "    500 fault slow +100 ms for 2000 ms",
+      "    900 fault reset sim:1 by client",
+      "    900 net sim:1 client closed 1006 connection reset",
+      `    900 job ${A} ready`,
+      `    900 grant ${A} (charge 1) to sim:2 attempt 2`,
+      `    1200 # ${A} (charge) attempt 1: its handler ended 300 ms after its abort (connection closed)`,
+      "    1500 fault coordinator-crash coordinator-0, back in 100 ms",
+      "    1600 start coordinator-1",
+      `    1700 net sim:3 > server result ${A} completed`,
+      `    1710 job ${A} completed`,
+    ]);
+  });
+
+  it("gives nothing when the failure names no job of the trace and none was granted again", () => {
+    const once = TRACE.filter((line) => !line.includes("attempt 2"));
+    expect(yourJobsTimelines(once, "invariant 6 (…) violated: the run is not over")).toEqual([]);
+  });
+
+  it("follows at most 4 jobs, and shows the last 16 lines of each", () => {
+    const ids = [...Array(6).keys()].map((n) => `${n}`.repeat(16));
+    const trace = ids.flatMap((id, n) =>
+      [1, 2].map(
+        (attempt) => `${n * 10 + attempt} grant ${id} (work ${n}) to sim:1 attempt ${attempt}`,
+      ),
+    );
+    const lines = yourJobsTimelines(trace, "no job named");
+    expect(lines[0]).toBe(
+      "your jobs: those granted more than once (4 of 6), with their lines of the trace (its replay prints them all):",
+    );
+    expect(lines.filter((line) => /^ {2}\S/.test(line))).toHaveLength(4);
+    const logged = [...Array(20).keys()].map(
+      (n) => `${n + 2} log ${A} (charge) attempt 2 info: ${n}`,
+    );
+    const long = yourJobsTimelines([...TRACE.slice(0, 13), ...logged], "");
+    // Its grants, the slow link, the reset and its close, ready: 6 lines and 20 logs.
+    expect(long.slice(1, 4)).toEqual([
+      `  charge 1 (${A}), 2 attempts:`,
+      "    … (10 earlier)",
+      `    6 log ${A} (charge) attempt 2 info: 4`,
+    ]);
+    expect(long).toHaveLength(1 + 1 + 1 + 16);
+  });
+});
