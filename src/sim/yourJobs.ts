@@ -25,7 +25,8 @@ import { handlersModule } from "./simModules.ts";
  * with `BAD_JOB`); a kind defined `{ ranks }`, which launched real processes, is refused.
  * A `ctx.need` of a kind the handlers lack fails its job saying to add a handler to where they
  * were given: the `--handlers` module (`baton sim`), the `modules.handlers` module
- * (`simulateSeeds`), or the `handlers` option of `simulate` (it said "to the job module").
+ * (`simulateSeeds`), or the `handlers` option of `simulate` (it said "to the job module"); a
+ * kind of the graph they lack names the module too.
  *
  * @example
  * ```ts
@@ -44,6 +45,8 @@ export function yourJobs(
   const made = typeof handlers === "function";
   const module: unknown = made ? handlers(tools) : handlers;
   const what = made ? "the job module your handlers function returned" : "handlers";
+  /** The module they were loaded from, as a kind the graph or a `ctx.need` lacks names it. */
+  const source = handlersModule(handlers);
   const listed = kinds.length > 0 ? ` (${kinds.join(", ")})` : "";
   // An async handlers function: its Promise has no keys, and was said to define no job kinds.
   if (module instanceof Promise) {
@@ -74,7 +77,7 @@ export function yourJobs(
   const missing = kinds.filter((kind) => jobs.versionOf(kind) === undefined);
   if (missing.length > 0) {
     throw new ConfigError(
-      `simulate: your graph has jobs of kind ${missing.join(", ")}, which ${what} does not define (it defines ${jobs.kinds.join(", ")}${didYouMeanEach(missing, jobs.kinds)}): add a handler for each, or fix the kind`,
+      `simulate: your graph has jobs of kind ${missing.join(", ")}, which ${source ?? what} does not define (it defines ${jobs.kinds.join(", ")}${didYouMeanEach(missing, jobs.kinds)}): add a handler for each, or fix the kind`,
     );
   }
   // A plain handler of a kind whose jobs have `ranks` stands in for the group it would launch;
@@ -83,7 +86,7 @@ export function yourJobs(
   return {
     ...jobs,
     // A `ctx.need` of a kind they lack says where to add it (the engine's "the job module").
-    name: handlersModule(handlers) ?? "the handlers option of simulate",
+    name: source ?? "the handlers option of simulate",
     launchesRanks: (kind) =>
       rankKinds.has(kind) ? true : kinds.includes(kind) ? false : undefined,
   };

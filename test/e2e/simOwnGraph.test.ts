@@ -407,7 +407,7 @@ describe("baton sim on a graph of your own", () => {
     ],
     [
       [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnLacking.sim.ts`, "--seeds", "1..4"],
-      "your graph has jobs of kind merge, which the job module your handlers function returned does not define (it defines fetch)",
+      `your graph has jobs of kind merge, which the --handlers module ${F}/simOwnLacking.sim.ts does not define (it defines fetch)`,
     ],
     [
       [`${F}/simOwn.graph.ts`],

@@ -71,7 +71,7 @@ describe("a seed helper thread", () => {
     const answer = await askHelper(1, { modules: lacking });
     expect(answer).toMatchObject({ type: "error", seed: 1, code: "CONFIG" });
     expect(answer.type === "error" && answer.message).toMatch(
-      "your graph has jobs of kind merge, which the job module your handlers function returned does not define",
+      `your graph has jobs of kind merge, which the modules.handlers module ${lacking.handlers} does not define`,
     );
   });
 
