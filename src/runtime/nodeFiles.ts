@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFile, readFileSync } from "node:fs";
-import { open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
+import { link, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { makeDirs } from "./makeDirs.ts";
 import type { Files } from "./ports.ts";
@@ -9,10 +9,14 @@ import type { Files } from "./ports.ts";
  * The Files port on `node:fs`. `writeAtomic` writes a temp file beside the target
  * (`.NAME.PID.RANDOM.tmp`), fsyncs it, renames it over the target and fsyncs the directory,
  * so a crash leaves either the old content or the new one; the mode (default 0600) is set
- * explicitly, whatever the umask. Parent directories are created as needed. `read` uses the
- * callback `fs.readFile`, which reads a small file in about half the time of the promise one;
- * `readMany` yields to the event loop once and then uses `fs.readFileSync`, about five times
- * faster again for the small files of a result store, at the cost of blocking while it reads.
+ * explicitly, whatever the umask. `createExclusive` writes the whole file under such a temp
+ * name, fsyncs it and gives it its name with `link(2)`, which fails with EEXIST when the name
+ * is taken: nobody ever sees the file empty or partly written (on a file system without hard
+ * links it opens the file with `O_EXCL` and then writes it). Parent directories are created
+ * as needed. `read` uses the callback `fs.readFile`, which reads a small file in about half
+ * the time of the promise one; `readMany` yields to the event loop once and then uses
+ * `fs.readFileSync`, about five times faster again for the small files of a result store, at
+ * the cost of blocking while it reads.
  *
  * @example
  * ```ts
@@ -26,10 +30,7 @@ export function nodeFiles(): Files {
     async writeAtomic(path, data, mode = 0o600) {
       const dir = dirname(path);
       makeDirs(dir);
-      const temp = join(
-        dir,
-        `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`,
-      );
+      const temp = tempBeside(path);
       const handle = await open(temp, "wx", mode);
       try {
         try {
@@ -54,23 +55,24 @@ export function nodeFiles(): Files {
 
     async createExclusive(path, data, mode = 0o600) {
       makeDirs(dirname(path));
-      let handle: Awaited<ReturnType<typeof open>>;
+      const temp = tempBeside(path);
       try {
-        handle = await open(path, "wx", mode);
+        await writeWhole(temp, data, mode);
+        try {
+          await link(temp, path);
+          return true;
+        } catch (err) {
+          if (isErrno(err, "EEXIST")) return false;
+          if (!WITHOUT_HARD_LINKS.has((err as NodeJS.ErrnoException).code ?? "")) throw err;
+        }
+        return await createInPlace(path, data, mode);
       } catch (err) {
-        if (isErrno(err, "EEXIST")) return false;
-        throw err;
+        throw ofTarget(err, temp, path);
+      } finally {
+        // Left behind, it is a second name of the file made (or of none): what a creator
+        // killed right here leaves, and the file's takers and reapers remove it.
+        await rm(temp, { force: true }).catch(() => {});
       }
-      try {
-        await handle.writeFile(data);
-      } catch (err) {
-        // A full disk: the file this call made goes again, or an empty lock stays behind.
-        await handle.close();
-        await rm(path, { force: true });
-        throw named(err, path);
-      }
-      await handle.close();
-      return true;
     },
 
     read(path) {
@@ -157,6 +159,68 @@ export function nodeFiles(): Files {
       return makeDirs(dir);
     },
   };
+}
+
+/**
+ * What `link(2)` answers on a file system without hard links: vfat and exFAT (`EPERM`), some
+ * FUSE file systems (`ENOSYS`, `ENOTSUP`).
+ */
+const WITHOUT_HARD_LINKS = new Set(["EPERM", "ENOSYS", "ENOTSUP", "EOPNOTSUPP"]);
+
+/** A new temp file's path beside `path`: `.NAME.PID.RANDOM.tmp` (see `atomicTempTarget`). */
+function tempBeside(path: string): string {
+  return join(
+    dirname(path),
+    `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`,
+  );
+}
+
+/** Creates `temp` (which must not exist) holding `data` with `mode`, synced to the disk. */
+async function writeWhole(temp: string, data: string, mode: number): Promise<void> {
+  const handle = await open(temp, "wx", mode);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * `createExclusive` on a file system without hard links: `open(O_EXCL)` of `path` itself,
+ * then the write, so a reader may find it empty for a moment. A write that fails (a full disk)
+ * removes the file again.
+ */
+async function createInPlace(path: string, data: string, mode: number): Promise<boolean> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, "wx", mode);
+  } catch (err) {
+    if (isErrno(err, "EEXIST")) return false;
+    throw err;
+  }
+  try {
+    await handle.writeFile(data);
+  } catch (err) {
+    await handle.close();
+    await rm(path, { force: true });
+    throw err;
+  }
+  await handle.close();
+  return true;
+}
+
+/**
+ * `err` said of `path`, the file `createExclusive` makes, where it names its temp file `temp`
+ * (which nobody sees) or nothing (a write through a file handle).
+ */
+function ofTarget(err: unknown, temp: string, path: string): unknown {
+  if (err instanceof Error && (err as NodeJS.ErrnoException).path === temp) {
+    (err as NodeJS.ErrnoException).path = path;
+    // A failed `link` names both: "link 'TEMP' -> 'PATH'".
+    err.message = err.message.replace(` -> '${path}'`, "").replace(temp, path);
+  }
+  return named(err, path);
 }
 
 function isErrno(err: unknown, code: string): boolean {

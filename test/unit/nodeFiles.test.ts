@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { chown, mkdtemp, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,8 +36,29 @@ describe("nodeFiles", () => {
     expect(await files.read(path)).toBe(`caller ${created.indexOf(true)}`);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
     expect(await files.createExclusive(path, "late")).toBe(false);
+    // The temp files of the callers that lost are gone, as is the winner's.
+    expect(await readdir(join(dir, "d"))).toEqual(["claim.json"]);
     await files.remove(path);
     expect(await files.createExclusive(path, "again")).toBe(true);
+  });
+
+  it("shows a file it creates exclusively only whole, to a reader that looks while it is written", async () => {
+    // 32 MiB: written in 64 writes of 512 KiB, each a turn of the event loop for the reader.
+    const path = join(dir, "claim.json");
+    const data = "x".repeat(32 * 1024 * 1024);
+    let creating = true;
+    let seen: string | undefined;
+    const looking = (async () => {
+      while (creating && seen === undefined) {
+        if (existsSync(path)) seen = readFileSync(path, "utf8");
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    expect(await files.createExclusive(path, data)).toBe(true);
+    creating = false;
+    await looking;
+    expect(seen?.length ?? data.length).toBe(data.length);
+    expect(await readdir(dir)).toEqual(["claim.json"]);
   });
 
   it("leaves no file behind when it cannot write what it created exclusively (a full disk), and names it", () => {
@@ -61,7 +82,7 @@ await nodeFiles().createExclusive(${JSON.stringify(path)}, "held").then(
     );
     // The error names the file: a write through a handle names none of itself.
     expect(result.stdout.trim(), result.stderr).toBe(`EFBIG ${path}`);
-    expect(existsSync(path)).toBe(false);
+    expect(readdirSync(join(dir, "run"))).toEqual([]);
   });
 
   it("applies an explicit mode whatever the umask", async () => {
