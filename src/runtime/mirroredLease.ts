@@ -6,13 +6,6 @@ import { HostNamedTwice } from "./hostNamedTwice.ts";
 import { claimOrTakeOver, type LeaseOptions, takenOver } from "./launcherLease.ts";
 import type { Files, Procs } from "./ports.ts";
 
-/**
- * How long, and how many times, a claim looks again at a mirrored lease it found unreadable
- * before it refuses: a claim's create and write are one ssh call, a few ms apart.
- */
-const UNREADABLE_LOOK_MS = 100;
-const UNREADABLE_LOOKS = 10;
-
 /** What `claimMirroredLease` takes: the lease to create, and where it is for the messages. */
 export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLost" | "inspect"> {
   /** The host's spec (`ssh://user@host`) and its root state dir, as the messages name them. */
@@ -37,9 +30,9 @@ export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLos
  * `DEPLOYMENT_BLOCKED`, saying what to do; one its launcher left (renewed longer ago than its
  * `staleAfterMs`; one that names this machine as its launcher's, also once its pid is dead
  * here: `leaseLauncherGone`, the local claim's rule; or unreadable and untouched that long)
- * is removed and the claim made again.
- * A lease that cannot be read yet (being written) is looked at again every 100 ms for a
- * second before the claim is refused. This launcher's own lease there (its `token`: another
+ * is removed and the claim made again. One that cannot be read and was written lately is
+ * refused at once, saying it cannot be read: a lease appears whole (`Files.createExclusive`),
+ * so it was damaged. This launcher's own lease there (its `token`: another
  * entry of `hosts` reached the same machine and state dir first) is refused with
  * `HostNamedTwice`, a `ConfigError`. Resolves once the lease is this launcher's.
  *
@@ -52,33 +45,31 @@ export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLos
  */
 export async function claimMirroredLease(claim: MirroredLeaseClaim): Promise<void> {
   const { path, deployment } = claim;
-  const attempt = () =>
-    claimOrTakeOver({
-      ...claim,
-      left: (held, now) =>
-        leaseLauncherGone(held, claim.launcherHost, (pid) => claim.procs.inspect(pid), now),
-      takingOver: "taking over a mirrored lease its launcher left",
-      logFields: { host: claim.host },
-    });
-  let refused = await attempt();
-  // A lease caught while its claim writes it (created empty, then filled) tells nobody's yet:
-  // this launch's own other site's, or another launcher's. Looked at again a few times.
-  for (let look = 1; refused?.held === "unreadable" && look <= UNREADABLE_LOOKS; look++) {
-    await new Promise((resolve) => claim.clock.setTimeout(resolve, UNREADABLE_LOOK_MS));
-    refused = await attempt();
-  }
+  const refused = await claimOrTakeOver({
+    ...claim,
+    left: (held, now) =>
+      leaseLauncherGone(held, claim.launcherHost, (pid) => claim.procs.inspect(pid), now),
+    takingOver: "taking over a mirrored lease its launcher left",
+    logFields: { host: claim.host },
+  });
   if (refused === undefined) return;
   const { held, now } = refused;
   if (held !== "unreadable" && held.token === claim.token) {
     throw new HostNamedTwice(claim.host, claim.stateDir, deployment);
   }
-  const holder =
+  const [holder, advice] =
     held === "unreadable"
-      ? `another launcher is claiming it there at this moment (its lease ${path} is being written)`
-      : `another launcher holds it there (${leaseHolder(held, "its own machine")}, its lease ${path} renewed ${now - held.renewedAt} ms ago): one whose local state dir is not this launch's, sharing this remote state dir`;
+      ? [
+          `its lease ${path} there cannot be read (a lease is written whole, so it was damaged or edited by hand)`,
+          `remove it if no launcher of that name uses that state dir (it is taken over once nobody has written it for ${claim.staleAfterMs} ms)`,
+        ]
+      : [
+          `another launcher holds it there (${leaseHolder(held, "its own machine")}, its lease ${path} renewed ${now - held.renewedAt} ms ago): one whose local state dir is not this launch's, sharing this remote state dir`,
+          "stop that launch",
+        ];
   throw new RankGroupError(
     "DEPLOYMENT_BLOCKED",
-    `${claim.host}: deployment ${deployment} cannot use the state dir ${claim.stateDir} there: ${holder}. Its files and ranks there were left as they are; stop that launch, or give this one another --name (name) or --remote-state-dir (remote.stateDir)`,
+    `${claim.host}: deployment ${deployment} cannot use the state dir ${claim.stateDir} there: ${holder}. Its files and ranks there were left as they are; ${advice}, or give this one another --name (name) or --remote-state-dir (remote.stateDir)`,
     deployment,
   );
 }

@@ -18,12 +18,25 @@ function checkPath(path: string): string {
   return shellQuote(path);
 }
 
+/** The folder of the absolute `path`. */
+function dirOf(path: string): string {
+  return path.slice(0, path.lastIndexOf("/")) || "/";
+}
+
+/** `DIR/.NAME.`, quoted: the start of a temp file's name beside `path` (`$$.tmp` ends it). */
+function tempPrefix(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return shellQuote(`${path.slice(0, slash)}/.${path.slice(slash + 1)}.`);
+}
+
 /**
  * The Files port on a remote host, over ssh: the state directory of remote ranks (markers,
  * acks, cancel files, the mirrored lease). `writeAtomic` sends the data on stdin (never in
  * argv) to a temp file beside the target (`.NAME.PID.tmp`, created under umask 077 with the
- * mode set explicitly, default 0600), syncs it and renames it over the target; parent
- * directories are created 0700. Paths must be absolute. Each call is one ssh round trip.
+ * mode set explicitly, default 0600), syncs it and renames it over the target;
+ * `createExclusive` writes such a temp file and `link`s it to the name, so the file appears
+ * whole (see `Files.createExclusive`). Parent directories are created 0700. Paths must be
+ * absolute. Each call is one ssh round trip.
  *
  * @example
  * ```ts
@@ -56,14 +69,14 @@ export function remoteFiles(host: SshHost): Files {
   return {
     async writeAtomic(path, data, mode = 0o600) {
       const target = checkPath(path);
-      const slash = path.lastIndexOf("/");
-      const dir = shellQuote(path.slice(0, slash) || "/");
-      const temp = shellQuote(`${path.slice(0, slash)}/.${path.slice(slash + 1)}.`);
       await run(
         `write ${path}`,
         [
-          `mkdir -p ${dir} || exit 1`,
-          `tmp=${temp}$$.tmp`,
+          `mkdir -p ${shellQuote(dirOf(path))} || exit 1`,
+          `tmp=${tempPrefix(path)}$$.tmp`,
+          // A temp file left with this pid by a creator killed after its link is a name of
+          // that file: written through, it would be emptied (see createExclusive).
+          `rm -f "$tmp"`,
           `if cat >"$tmp" && chmod ${mode.toString(8)} "$tmp" && { sync "$tmp" 2>/dev/null || sync; } && mv -f "$tmp" ${target}; then exit 0; fi`,
           `rm -f "$tmp"; exit 1`,
         ].join("\n"),
@@ -73,20 +86,26 @@ export function remoteFiles(host: SshHost): Files {
 
     async createExclusive(path, data, mode = 0o600) {
       const target = checkPath(path);
-      const slash = path.lastIndexOf("/");
-      // The shell's noclobber makes `>` an O_EXCL create: it fails when the file exists. The
-      // file is created first (`true`, not a special built-in, so a failed redirection does not
-      // end the shell), then written: a write that fails (a full disk) removes it and says why,
-      // where one `cat >` left it empty and answered that it existed already.
+      const chmod = `chmod ${mode.toString(8)}`;
+      // The data goes whole into a temp file, synced (removed first: one a killed creator left
+      // with this pid after its link is a name of that file, which `>` would empty), then `link`
+      // gives it the name, failing when the name is taken: nobody sees the file empty. A
+      // file system without hard links (or a host without `link`) gets the noclobber `>`
+      // (O_EXCL) and then the data. A write that fails (a full disk) leaves nothing and says why.
       const result = await run(
         `create ${path}`,
         [
-          `mkdir -p ${shellQuote(path.slice(0, slash) || "/")} || exit 1`,
+          `mkdir -p ${shellQuote(dirOf(path))} || exit 1`,
           `[ -e ${target} ] && exit ${ANSWER_NO}`,
+          `tmp=${tempPrefix(path)}$$.tmp`,
+          `rm -f "$tmp"`,
+          `if ! { cat >"$tmp" && ${chmod} "$tmp" && { sync "$tmp" 2>/dev/null || sync; }; }; then rm -f "$tmp"; exit 1; fi`,
+          `if link "$tmp" ${target} 2>/dev/null; then rm -f "$tmp"; exit 0; fi`,
+          `if [ -e ${target} ]; then rm -f "$tmp"; exit ${ANSWER_NO}; fi`,
           `set -C`,
-          `if ! true >${target}; then [ -e ${target} ] && exit ${ANSWER_NO}; exit 1; fi`,
-          `if cat >>${target} && chmod ${mode.toString(8)} ${target}; then exit 0; fi`,
-          `rm -f ${target}; exit 1`,
+          `if ! true >${target}; then rm -f "$tmp"; [ -e ${target} ] && exit ${ANSWER_NO}; exit 1; fi`,
+          `if cat "$tmp" >>${target} && ${chmod} ${target}; then rm -f "$tmp"; exit 0; fi`,
+          `rm -f "$tmp" ${target}; exit 1`,
         ].join("\n"),
         data,
       );
