@@ -1,6 +1,5 @@
 import { open } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigError } from "../errors.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
@@ -45,7 +44,8 @@ export async function writeSecretFile(
  * --secret-file`): read as `readSecret` reads it, or, when nothing is there, made first (32
  * random bytes as hex, mode 0600, parent folders as needed; `created` is then true). Workers
  * given the same file join every run that keeps it, so a worker started with `--retry-for`
- * outlives a coordinator that is started again.
+ * outlives a coordinator that is started again. Of runs that make it at once, one makes it
+ * and the others read it: it is never seen half written, so an empty file is refused at once.
  *
  * @example
  * ```ts
@@ -59,28 +59,9 @@ export async function keptSecret(
   const files = ports.files ?? nodeFiles();
   const entropy = ports.entropy ?? nodeEntropy();
   const hex = Buffer.from(entropy.bytes(SECRET_BYTES)).toString("hex");
+  // The file appears whole (`Files.createExclusive`): one found empty was made so (`touch`).
   const created = await files.createExclusive(path, `${hex}\n`, 0o600);
-  if (!created) await writtenByItsMaker(path, files);
   return { secret: await readSecret({ secretFile: path }), created };
-}
-
-/** How long `keptSecret` waits for a secret file another caller has just made to be written. */
-const MAKER_WRITE_MS = 1000;
-/** How often it looks meanwhile. */
-const MAKER_POLL_MS = 20;
-
-/**
- * Waits, up to `MAKER_WRITE_MS`, while the secret file at `path` is empty: a caller that made it
- * at this moment (another run at once on a fresh file) has not written it yet, since a file is
- * created before its text is in it (`Files.createExclusive`). Without the wait, the second of two
- * runs started at once was refused with "secret file … is empty". One still empty after it (made
- * by `touch`, or its maker killed) is for `readSecret` to refuse.
- */
-async function writtenByItsMaker(path: string, files: Files): Promise<void> {
-  const until = Date.now() + MAKER_WRITE_MS;
-  // What cannot be read (a directory) is for `readSecret` to say.
-  const empty = async () => (await files.read(path).catch(() => undefined))?.trim() === "";
-  while ((await empty()) && Date.now() < until) await sleep(MAKER_POLL_MS);
 }
 
 /**

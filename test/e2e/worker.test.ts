@@ -9,6 +9,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -16,16 +17,13 @@ import {
 } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { availableParallelism, tmpdir, totalmem } from "node:os";
-import { join } from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
+import { dirname, join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { type JobSpec, job } from "../../src/graph/job.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
-import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
-import type { Files } from "../../src/runtime/ports.ts";
 import { keptSecret, readSecret, writeSecretFile } from "../../src/runtime/secret.ts";
 import { jobsOf } from "../../src/runtime/userModule.ts";
 import { describeRange, PROTOCOL } from "../../src/transport/protocolVersion.ts";
@@ -957,28 +955,21 @@ describe("the run secret", () => {
     );
   });
 
-  it("kept in a file two callers make at once is the same secret for both, the second waiting for the first's write", async () => {
+  it("kept in a file several callers make at once is the same secret for all, one of them making it", async () => {
     const path = join(tempDir(), "fresh.secret");
-    const files = nodeFiles();
-    // The file exists, empty, for 200 ms before its maker's text is in it, as for a moment
-    // with any maker (Files.createExclusive).
-    const slowMaker: Files = {
-      ...files,
-      async createExclusive(target, data, mode) {
-        const made = await files.createExclusive(target, "", mode);
-        if (made) {
-          await delay(200);
-          writeFileSync(target, data);
-        }
-        return made;
-      },
-    };
-    const [first, second] = await Promise.all([
-      keptSecret(path, { files: slowMaker }),
-      keptSecret(path, { files: slowMaker }),
-    ]);
-    expect([first.created, second.created]).toEqual([true, false]);
-    expect(second.secret).toEqual(first.secret);
+    const kept = await Promise.all(Array.from({ length: 8 }, () => keptSecret(path)));
+    expect(kept.filter((one) => one.created)).toHaveLength(1);
+    for (const one of kept) expect(one.secret).toEqual(kept[0]!.secret);
+    expect(readdirSync(dirname(path))).toEqual(["fresh.secret"]);
+  });
+
+  it("kept in a file found empty is refused at once, as a maker never shows it so", async () => {
+    const path = join(tempDir(), "touched.secret");
+    writeFileSync(path, "", { mode: 0o600 });
+    const startedAt = Date.now();
+    await expect(keptSecret(path)).rejects.toThrow(`secret file ${path} is empty`);
+    // It waited a second for a maker's write until the thirty-first session.
+    expect(Date.now() - startedAt).toBeLessThan(1_000);
   });
 
   it("is refused when it is not hex or too short, without quoting it", async () => {
