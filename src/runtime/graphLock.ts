@@ -162,7 +162,7 @@ export async function lockGraph(
     if (stale === undefined || attempt === 3) throw lockedError(lock, other);
     await removeIfUnchanged(lock, other);
     tookOver =
-      other === "being written"
+      other === "unreadable"
         ? `an unreadable lock (${stale})`
         : `the lock of pid ${other.pid} on ${other.host}, started ${new Date(other.startedAt).toISOString()} (${stale})`;
   }
@@ -227,7 +227,7 @@ export function keepRecord(place: LockPlace, holder: LockHolder): RunRecord {
   /** Whether the file still holds this process's holder. */
   const ours = async () => {
     const now = await readHolder(place);
-    return now !== "gone" && now !== "being written" && isSame(now, holder);
+    return now !== "gone" && now !== "unreadable" && isSame(now, holder);
   };
   let renewing: Promise<void> = Promise.resolve();
   /** Writes the file again, after any write under way, while it is still this process's. */
@@ -288,8 +288,9 @@ export interface LockedRun extends Omit<LockHolder, "format"> {
  * The runs that hold a graph lock in `dir` (a store's `run/` folder, the default state dir
  * `.baton/run`), and those that take none registered there (`registerRun`, `withoutLock`
  * says with which flag): living ones, and those killed before they could remove their file
- * (`gone` says why). A file still being written is skipped; one this user may not read
- * (another user's, mode 0600) is a problem naming its owner. Only reads.
+ * (`gone` says why). One that cannot be read is a problem saying so (a lock appears whole, so
+ * it is damaged), and so is one this user may not read (another user's, mode 0600), naming its
+ * owner. Only reads.
  *
  * @example
  * ```ts
@@ -389,7 +390,11 @@ async function findGraphLocks(
       continue;
     }
     const holder = text === undefined ? "gone" : parseHolder(text);
-    if (holder === "gone" || holder === "being written") continue;
+    if (holder === "gone") continue;
+    if (holder === "unreadable") {
+      found.push({ problem: unreadableRecord(path) });
+      continue;
+    }
     const place = { files, storeDir: dirname(dir), path, graph: holder.graph };
     const renewedAgoMs = Date.now() - ((await files.modifiedAt(path)) ?? 0);
     // Staleness judges a lock with this process's pid as a caller that holds none yet would.
@@ -417,8 +422,8 @@ async function create(lock: LockPlace, text: string): Promise<boolean> {
   }
 }
 
-/** The lock's holder; "being written" while it is empty or torn, "gone" when there is none. */
-async function readHolder(lock: LockPlace): Promise<LockHolder | "being written" | "gone"> {
+/** The lock's holder; "unreadable" when it is empty or damaged, "gone" when there is none. */
+async function readHolder(lock: LockPlace): Promise<LockHolder | "unreadable" | "gone"> {
   let text: string | undefined;
   try {
     text = await lock.files.read(lock.path);
@@ -428,24 +433,30 @@ async function readHolder(lock: LockPlace): Promise<LockHolder | "being written"
   return text === undefined ? "gone" : parseHolder(text);
 }
 
-/** A lock file's text as its holder; "being written" while it is empty or torn. */
-function parseHolder(text: string): LockHolder | "being written" {
+/**
+ * A lock file's text as its holder; "unreadable" when it is empty or damaged. A lock (or a
+ * registration) appears whole (`Files.createExclusive`) and is renewed whole (`writeAtomic`),
+ * so one that cannot be read was damaged or edited by hand, or is of an older baton killed
+ * between making it and writing it, or is caught being made on a file system without hard
+ * links; it is taken over once nobody has written it for {@link LOCK_STALE_MS}.
+ */
+function parseHolder(text: string): LockHolder | "unreadable" {
   try {
     const holder = JSON.parse(text) as LockHolder;
     if (holder.format === LOCK_FORMAT && Number.isInteger(holder.pid)) return holder;
   } catch {
-    // Torn: read between its creation and its write, or left by a run killed right there.
+    // Not JSON: damaged (see above).
   }
-  return "being written";
+  return "unreadable";
 }
 
 /** Why the lock is stale (its holder is gone), or undefined when its holder may still run. */
 async function staleness(
-  holder: LockHolder | "being written",
+  holder: LockHolder | "unreadable",
   lock: LockPlace,
 ): Promise<string | undefined> {
   const renewedAgo = Date.now() - ((await lock.files.modifiedAt(lock.path)) ?? 0);
-  if (holder === "being written") {
+  if (holder === "unreadable") {
     return renewedAgo > LOCK_STALE_MS ? "unreadable and not renewed" : undefined;
   }
   if (holder.host !== hostname()) {
@@ -469,21 +480,19 @@ async function staleness(
  */
 async function removeIfUnchanged(
   lock: LockPlace,
-  stale: LockHolder | "being written",
+  stale: LockHolder | "unreadable",
   by: "remove" | "reap" = "remove",
 ): Promise<boolean> {
   const now = await readHolder(lock);
   if (now === "gone") return false;
   if (
-    now === "being written"
-      ? stale !== "being written"
-      : stale === "being written" || !isSame(now, stale)
+    now === "unreadable" ? stale !== "unreadable" : stale === "unreadable" || !isSame(now, stale)
   ) {
     return false;
   }
   try {
     await lock.files.remove(lock.path);
-    if (stale !== "being written") await removeTornRenewals(lock, stale.pid);
+    if (stale !== "unreadable") await removeTornRenewals(lock, stale.pid);
     return true;
   } catch (error) {
     throw await lockFileError(lock, lock.path, by, error);
@@ -604,16 +613,24 @@ function deadRunFileDenied(
   );
 }
 
+/** What is said of the lock or registration `path` that cannot be read, and what to do. */
+function unreadableRecord(path: string): string {
+  const damaged = `${path} cannot be read (empty, or not what baton writes: baton writes it whole, so it was damaged or edited by hand)`;
+  return isRegistration(path)
+    ? `${damaged}; remove it`
+    : `${damaged}; remove it once no run of its graph uses the store, or the next run of its graph takes it over once nobody has written it for ${LOCK_STALE_MS / 1000} s`;
+}
+
 /** The `STORE_LOCKED` error: who holds the lock, and what to do. */
 function lockedError(
   { storeDir, path, graph }: LockPlace,
-  holder: LockHolder | "being written",
+  holder: LockHolder | "unreadable",
 ): StoreError {
   const wait = "wait for it to finish";
   const elsewhere = "or give this run another --store";
   const message =
-    holder === "being written"
-      ? `another baton run of ${graph} is starting on the result store ${storeDir} right now (its lock ${path} is being written): ${wait}, ${elsewhere}`
+    holder === "unreadable"
+      ? `cannot take the lock of ${graph} on the result store ${storeDir}: ${unreadableRecord(path)}`
       : holder.host === hostname()
         ? `another baton run of ${graph} is using the result store ${storeDir}: pid ${holder.pid}, started ${new Date(holder.startedAt).toISOString()}; ${wait} or stop it (kill ${holder.pid}), ${elsewhere}`
         : `another baton run of ${graph} is using the result store ${storeDir}: pid ${holder.pid} on ${holder.host}, started ${new Date(holder.startedAt).toISOString()}; ${wait}, ${elsewhere} (a lock that is not renewed for ${LOCK_STALE_MS / 1000} s, as when that run was killed, is taken over: ${path})`;

@@ -105,7 +105,8 @@ function leaseText(
  * Claims the deployment's name for this launcher: creates its lease only if there is none
  * (`Files.createExclusive`), so that of two launchers of one name at once exactly one goes
  * on. Returns undefined when the lease is now this launcher's, else what is there: another
- * launcher's lease, or `"unreadable"` (torn, or being written at this moment).
+ * launcher's lease, or `"unreadable"` (damaged: a lease appears whole and is renewed whole;
+ * or gone again meanwhile).
  * `holdLease` then renews it.
  *
  * @example
@@ -202,7 +203,9 @@ export async function claimOrTakeOver(claim: TakeOverClaim): Promise<ClaimRefuse
 
 /**
  * Why a lease `claimLease` found unreadable counts as left behind (removed meanwhile, or not
- * written for longer than `staleAfterMs`), or undefined while it may be a claim being written.
+ * written for longer than `staleAfterMs`), or undefined while it was written lately: a lease
+ * appears whole, but one an older baton or a file system without hard links makes is empty
+ * for a moment, and one damaged while its launcher lives is renewed again.
  */
 async function unreadableLeaseLeft(
   files: Files,

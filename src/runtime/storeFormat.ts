@@ -19,10 +19,10 @@ export function formatMarker(dir: string): string {
 
 /**
  * The format of the store in `dir`, from its marker, else {@link STORE_FORMAT}: a store made
- * before the marker (format 1, the only format there was) or being made by another run right
- * now (an empty marker) is read as this baton's. A marker of a newer format is
- * `STORE_NEWER_FORMAT`; one that holds no format (edited by hand) is `STORE_UNREADABLE`, as
- * baton cannot tell which it is.
+ * before the marker (format 1, the only format there was) is read as this baton's. A marker
+ * of a newer format is `STORE_NEWER_FORMAT`; one that holds no format (edited by hand, or
+ * empty: a marker appears whole, so something emptied it) is `STORE_UNREADABLE`, as baton
+ * cannot tell which it is.
  *
  * @example
  * ```ts
@@ -51,7 +51,7 @@ export async function markStoreFormat(dir: string, files: Files): Promise<void> 
   }
 }
 
-/** The format the store's marker names, undefined when it has none (or an empty one). */
+/** The format the store's marker names, undefined when it has none. */
 async function markedFormat(dir: string, files: Files): Promise<number | undefined> {
   const marker = formatMarker(dir);
   let text: string | undefined;
@@ -68,12 +68,17 @@ async function markedFormat(dir: string, files: Files): Promise<number | undefin
       { cause: error },
     );
   }
-  if (text === undefined || text === "") return undefined;
+  if (text === undefined) return undefined;
   const format = formatIn(text);
   if (format === undefined) {
+    // A marker appears whole (`Files.createExclusive`): an empty one was emptied afterwards.
+    const what =
+      text === ""
+        ? `an empty format marker ${marker} (baton writes it whole, so something emptied it)`
+        : `a format marker ${marker} that names no format (it holds ${JSON.stringify(text.slice(0, 80))})`;
     throw new StoreError(
       "STORE_UNREADABLE",
-      `the result store ${dir} has a format marker ${marker} that names no format (it holds ${JSON.stringify(text.slice(0, 80))}); baton writes it as {"format":${STORE_FORMAT}}: put back the one its baton wrote, or give this run another store (--store DIR)`,
+      `the result store ${dir} has ${what}; baton writes it as {"format":${STORE_FORMAT}}: put back the one its baton wrote, or give this run another store (--store DIR)`,
       dir,
       marker,
     );

@@ -801,16 +801,15 @@ describe("the reaper", () => {
     expect(existsSync(paths.lease)).toBe(false);
   });
 
-  it("refuses a name whose lease a launcher killed as it wrote it left empty, saying when it is taken over", async () => {
+  it("refuses a name whose lease is damaged (empty), saying it cannot be read and when it is taken over", async () => {
     const dir = tempDir();
     const paths = deploymentPaths(dir, "torn");
-    // What `baton launch` SIGKILLed between creating its lease and writing it leaves.
+    // A lease appears whole: an empty one was damaged, not being written.
     await files.mkdirp(paths.dir);
     expect(await files.createExclusive(paths.lease, "")).toBe(true);
     const error = await refusedLaunch(dir, "torn");
-    // It used to say only to stop that launcher, which is gone.
     expect(error.message).toContain(
-      "or one was killed as it wrote that lease, which is then taken over once untouched for 30.0 s",
+      `its lease ${paths.lease} cannot be read (a lease is written whole, so it was damaged or edited by hand), and is taken over once untouched for 30.0 s; remove it if no launcher of that name is running`,
     );
   });
 

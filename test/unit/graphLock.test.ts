@@ -195,11 +195,15 @@ describe("lockGraph", () => {
     );
   });
 
-  it("waits out a torn lock while it is fresh, and takes it over once it is old", async () => {
+  it("refuses a damaged lock while it is fresh, saying it cannot be read and what to do, and takes it over once it is old", async () => {
     const store = storeDir();
-    forgeLock(store, "");
+    const path = forgeLock(store, "");
+    // Not "being written": a lock appears whole, so an empty one was damaged.
     await expect(lockGraph(store, "g.graph.ts")).rejects.toThrow(
-      /is starting on the result store .* right now/,
+      expect.objectContaining({
+        code: "STORE_LOCKED",
+        message: `cannot take the lock of ${resolve("g.graph.ts")} on the result store ${store}: ${path} cannot be read (empty, or not what baton writes: baton writes it whole, so it was damaged or edited by hand); remove it once no run of its graph uses the store, or the next run of its graph takes it over once nobody has written it for 60 s`,
+      }),
     );
     forgeLock(store, '{"format":"baton.gra', LOCK_STALE_MS + 5_000);
     expect((await lockGraph(store, "g.graph.ts")).tookOver).toBe(
@@ -329,11 +333,14 @@ describe("lockGraph", () => {
       LOCK_STALE_MS + 5_000,
       resolve("c.graph.ts"),
     );
-    // Not a lock, and a torn one being written: neither is a run.
+    // Not a lock, and a damaged one (a lock appears whole): neither is a run; the damaged one
+    // is a problem saying so.
     writeFileSync(join(store, "run", "notes.txt"), "x");
-    forgeLock(store, "", 0, resolve("d.graph.ts"));
+    const damaged = forgeLock(store, "", 0, resolve("d.graph.ts"));
     const { runs, problems } = await readGraphLocks(join(store, "run"));
-    expect(problems).toEqual([]);
+    expect(problems).toEqual([
+      `${damaged} cannot be read (empty, or not what baton writes: baton writes it whole, so it was damaged or edited by hand); remove it once no run of its graph uses the store, or the next run of its graph takes it over once nobody has written it for 60 s`,
+    ]);
     const byPath = new Map(runs.map((run) => [run.path, run]));
     expect(byPath.size).toBe(3);
     expect(byPath.get(liveLock)).toMatchObject({ pid: live.pid });

@@ -421,9 +421,17 @@ describe("ResultStore", () => {
       await expect(stat(join(dir, "format.json"))).rejects.toThrow(/ENOENT/);
       expect((await (await open()).loadAll([idOf(1)])).stored.get(idOf(1))).toBe(1);
       expect(await readFile(join(dir, "format.json"), "utf8")).toBe(`{"format":${STORE_FORMAT}}\n`);
-      // An empty marker (another run is making it, or one was killed making it) reads the same.
+    });
+
+    it("an empty marker is a StoreError saying so: a marker appears whole, so something emptied it", async () => {
+      await (await open()).put(idOf(1), "k", 1);
+      // It read as this format until the thirty-first session, as another run making it.
       await writeFile(join(dir, "format.json"), "");
-      expect((await (await open()).loadAll([idOf(1)])).stored.size).toBe(1);
+      await expect(open()).rejects.toMatchObject({
+        code: "STORE_UNREADABLE",
+        path: join(dir, "format.json"),
+        message: `the result store ${dir} has an empty format marker ${join(dir, "format.json")} (baton writes it whole, so something emptied it); baton writes it as {"format":${STORE_FORMAT}}: put back the one its baton wrote, or give this run another store (--store DIR)`,
+      });
     });
 
     it("a marker that names no format is a StoreError saying what it holds", async () => {
