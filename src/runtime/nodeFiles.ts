@@ -62,7 +62,9 @@ export function nodeFiles(): Files {
           await link(temp, path);
           return true;
         } catch (err) {
-          if (isErrno(err, "EEXIST")) return false;
+          // Over NFS a link whose reply was lost is sent again and answered EEXIST: made, all
+          // the same, when the name is the temp file itself (open(2) notes this).
+          if (isErrno(err, "EEXIST")) return await isSameFile(temp, path);
           if (!WITHOUT_HARD_LINKS.has((err as NodeJS.ErrnoException).code ?? "")) throw err;
         }
         return await createInPlace(path, data, mode);
@@ -145,20 +147,23 @@ export function nodeFiles(): Files {
       }
     },
 
-    async sameFile(a, b) {
-      try {
-        const [one, other] = await Promise.all([stat(a), stat(b)]);
-        return one.dev === other.dev && one.ino === other.ino;
-      } catch (err) {
-        if (isErrno(err, "ENOENT") || isErrno(err, "ENOTDIR")) return false;
-        throw err;
-      }
-    },
+    sameFile: isSameFile,
 
     async mkdirp(dir) {
       return makeDirs(dir);
     },
   };
+}
+
+/** Whether `a` and `b` are one file (symlinks followed); false when either is missing. */
+async function isSameFile(a: string, b: string): Promise<boolean> {
+  try {
+    const [one, other] = await Promise.all([stat(a), stat(b)]);
+    return one.dev === other.dev && one.ino === other.ino;
+  } catch (err) {
+    if (isErrno(err, "ENOENT") || isErrno(err, "ENOTDIR")) return false;
+    throw err;
+  }
 }
 
 /**

@@ -231,10 +231,11 @@ export interface Files {
    * true when this call created it, false when it existed. Of two callers at once, exactly one
    * gets true: a launcher claims a deployment's name with it. The file appears whole, with its
    * mode: it is written under a temp name beside it (as `writeAtomic`'s) and linked to `path`
-   * (`link(2)`, which fails when the name is taken), so no reader ever finds it empty or partly
-   * written, and a writer killed at any moment leaves it whole or not there. The temp file goes
-   * on every path; one a writer killed right after the link leaves is a second name of the file,
-   * which whoever removes the file (a takeover, `baton reap`) removes with it. On a file system
+   * (`link(2)`, which fails when the name is taken, unless the name is that very file: a link
+   * NFS made and answered again), so no reader ever finds it empty or partly written, and a
+   * writer killed at any moment leaves it whole or not there. The temp file goes on every
+   * path; one a writer killed right after the link leaves is a second name of the file, which
+   * whoever removes the file (a takeover, `baton reap`) removes with it. On a file system
    * without hard links (vfat, some FUSE) the file is created with `O_EXCL` and then written,
    * so there a reader may find it empty for a moment. A write that fails (a full disk) leaves
    * nothing behind.

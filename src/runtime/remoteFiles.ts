@@ -100,7 +100,8 @@ export function remoteFiles(host: SshHost): Files {
           `tmp=${tempPrefix(path)}$$.tmp`,
           `rm -f "$tmp"`,
           `if ! { cat >"$tmp" && ${chmod} "$tmp" && { sync "$tmp" 2>/dev/null || sync; }; }; then rm -f "$tmp"; exit 1; fi`,
-          `if link "$tmp" ${target} 2>/dev/null; then rm -f "$tmp"; exit 0; fi`,
+          // Over NFS a link whose reply was lost is sent again and fails: made all the same.
+          `if link "$tmp" ${target} 2>/dev/null || [ "$tmp" -ef ${target} ]; then rm -f "$tmp"; exit 0; fi`,
           `if [ -e ${target} ]; then rm -f "$tmp"; exit ${ANSWER_NO}; fi`,
           `set -C`,
           `if ! true >${target}; then rm -f "$tmp"; [ -e ${target} ] && exit ${ANSWER_NO}; exit 1; fi`,

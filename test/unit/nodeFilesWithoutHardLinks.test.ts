@@ -1,6 +1,6 @@
 /**
  * `nodeFiles().createExclusive` where `link(2)` fails: a file system without hard links
- * (vfat's EPERM), and a link that fails otherwise (an I/O error). `link` is replaced for this
+ * (vfat's EPERM), a link NFS made but answered EEXIST, and one that fails otherwise (EIO). `link` is replaced for this
  * file only; every other call is the real one.
  */
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
@@ -9,24 +9,27 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 
-/** The errno `link` fails with, or undefined for the real `link`. */
+/**
+ * The errno `link` fails with, or undefined for the real `link`; with `madeFirst`, the real
+ * link is made before it fails (an NFS reply lost, the call sent again).
+ */
 let linkFails: string | undefined;
+let madeFirst = false;
 
 vi.mock("node:fs/promises", async (importOriginal) => {
   const real = await importOriginal<typeof import("node:fs/promises")>();
   return {
     ...real,
-    link: (existing: string, made: string) =>
-      linkFails === undefined
-        ? real.link(existing, made)
-        : Promise.reject(
-            Object.assign(new Error(`${linkFails}: link '${existing}' -> '${made}'`), {
-              code: linkFails,
-              syscall: "link",
-              path: existing,
-              dest: made,
-            }),
-          ),
+    link: async (existing: string, made: string) => {
+      if (linkFails === undefined || madeFirst) await real.link(existing, made);
+      if (linkFails === undefined) return;
+      throw Object.assign(new Error(`${linkFails}: link '${existing}' -> '${made}'`), {
+        code: linkFails,
+        syscall: "link",
+        path: existing,
+        dest: made,
+      });
+    },
   };
 });
 
@@ -40,6 +43,7 @@ describe("nodeFiles' exclusive create where link fails", () => {
 
   afterEach(async () => {
     linkFails = undefined;
+    madeFirst = false;
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -52,6 +56,18 @@ describe("nodeFiles' exclusive create where link fails", () => {
     expect(await files.createExclusive(path, "late")).toBe(false);
     expect(await readFile(path, "utf8")).toBe("held");
     expect(await readdir(join(dir, "run"))).toEqual(["graph.lock"]);
+  });
+
+  it("takes a link answered EEXIST though it made the name (NFS sends a call whose reply was lost again) as made", async () => {
+    linkFails = "EEXIST";
+    madeFirst = true;
+    const path = join(dir, "lease.json");
+    expect(await files.createExclusive(path, "mine")).toBe(true);
+    expect(await readdir(dir)).toEqual(["lease.json"]);
+    // Another's file there is taken, as ever.
+    madeFirst = false;
+    expect(await files.createExclusive(path, "late")).toBe(false);
+    expect(await readFile(path, "utf8")).toBe("mine");
   });
 
   it("throws a link's other failure of the file it was to make, leaving neither it nor its temp file", async () => {

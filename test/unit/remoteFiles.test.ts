@@ -144,6 +144,17 @@ describe("remoteFiles' exclusive create and a temp file linked to its file", () 
     expect(readdirSync(dir)).toEqual(["marker.json"]);
   });
 
+  it("takes a link that made the name but failed (NFS sends a call whose reply was lost again) as made", async () => {
+    const files = remoteFiles(
+      localHost('link() { command link "$@"; echo "link: File exists" >&2; return 1; }'),
+    );
+    const path = join(dir, "lease.json");
+    expect(await files.createExclusive(path, "mine")).toBe(true);
+    expect(await files.createExclusive(path, "late")).toBe(false);
+    expect(readFileSync(path, "utf8")).toBe("mine");
+    expect(readdirSync(dir)).toEqual(["lease.json"]);
+  });
+
   it("leaves neither the file nor a temp file when the data cannot be written, and says why", async () => {
     // Files that may hold no byte (ulimit -f 0, SIGXFSZ ignored): EFBIG, as a full disk's ENOSPC.
     const files = remoteFiles(localHost("trap '' XFSZ; ulimit -f 0"));
