@@ -46,6 +46,7 @@ import { commandCatalog } from "./commandCatalog.ts";
 import { dryRunReport } from "./dryRunReport.ts";
 import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
+import { flushed } from "./flushed.ts";
 import { joinAddress, joinHint } from "./joinHint.ts";
 import { joinWorkersAdvice } from "./joinWorkersAdvice.ts";
 import { loadLoggingCause } from "./loadLoggingCause.ts";
@@ -505,6 +506,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     run.on("store.full", ({ message }) => say(`baton run: ${message}\n`));
     /** The signal that interrupted the run: Ctrl-C, a kill or scheduler, a hang-up, Ctrl-\. */
     let interrupted: StopSignal | undefined;
+    /** Whether the run has ended: its result is then being written, which a signal waits for. */
+    let ended = false;
     const onSignal = (signal: StopSignal) => {
       const again = signal === "SIGINT" ? "Ctrl-C" : signal;
       if (interrupted) {
@@ -513,6 +516,14 @@ export async function runCommand(argv: string[]): Promise<number> {
         return;
       }
       interrupted = signal;
+      if (ended) {
+        // Even should stdout's reader close it now (bin/baton.js ends the command with this).
+        process.exitCode = SIGNAL_EXIT[signal];
+        process.stderr.write(
+          `\nstopping (${signal}) once the result is written (${again} again to stop now)\n`,
+        );
+        return;
+      }
       const storing = values["no-store"] || readOnly ? "" : " and for results to be stored";
       say(
         `cancelling (${signal}): waiting for running jobs to stop${storing}, 10 s at most (${again} again to force)\n`,
@@ -525,46 +536,58 @@ export async function runCommand(argv: string[]): Promise<number> {
       for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
     };
     let result: RunResult | undefined;
+    /** The command's exit code once the run has ended: the signal's, else the run's. */
+    const exitCode = () => (interrupted ? SIGNAL_EXIT[interrupted] : result?.ok ? 0 : 1);
     try {
-      result = await run;
-    } catch (error) {
-      // The pool failing (a crash loop, a failed allocation), or a store that stayed full,
-      // fails the run: exit 1, not usage's 2.
-      const failed =
-        error instanceof PoolError ||
-        error instanceof SlurmError ||
-        (error instanceof StoreError && error.code === "STORE_FULL");
-      if (!failed) throw error;
-      bar?.clear();
-      process.stderr.write(
-        `baton run: the run failed: ${codedMessage(error.message, error.code)}\n`,
-      );
-      return 1;
+      try {
+        result = await run;
+      } catch (error) {
+        // The pool failing (a crash loop, a failed allocation), or a store that stayed full,
+        // fails the run: exit 1, not usage's 2.
+        const failed =
+          error instanceof PoolError ||
+          error instanceof SlurmError ||
+          (error instanceof StoreError && error.code === "STORE_FULL");
+        if (!failed) throw error;
+        bar?.clear();
+        process.stderr.write(
+          `baton run: the run failed: ${codedMessage(error.message, error.code)}\n`,
+        );
+        return 1;
+      } finally {
+        ended = true;
+        await record?.release();
+        // Its workers have stopped: pruning may remove this folder once it is old enough.
+        await markRunLogsEnded(logsDir, logger);
+        bar?.clear();
+        await inspector?.close();
+        // A run that threw closes its dashboard here; a finished one's closes after its result.
+        if (ui && !result) await ui.close();
+      }
+      // Set before the results are written: a reader that closes stdout early ends the command
+      // at once with it (bin/baton.js), where it ended a failed run with 0.
+      process.exitCode = exitCode();
+      // A first signal from the run's end waits for the result to be written whole, as a pipe's
+      // reader takes it (Node's default ended the command at once with it cut); a second one
+      // stops at once.
+      const output = values.json ? process.stdout : process.stderr;
+      if (values.json) for (const piece of resultJson(result)) output.write(piece);
+      else {
+        output.write(
+          summaryTable(result, {
+            storeReadOnly: readOnly,
+            runLog: join(logsDir, "run.log"),
+            keepsResults: !values["no-store"] && !readOnly,
+            graph,
+          }),
+        );
+      }
+      await flushed(output);
     } finally {
-      await record?.release();
-      // Its workers have stopped: pruning may remove this folder once it is old enough.
-      await markRunLogsEnded(logsDir, logger);
       unlisten();
-      bar?.clear();
-      await inspector?.close();
-      // A run that threw closes its dashboard here; a finished one's closes after its result.
-      if (ui && !result) await ui.close();
     }
-    const code = interrupted ? SIGNAL_EXIT[interrupted] : result.ok ? 0 : 1;
-    // Set before the results are written: a reader that closes stdout early ends the command
-    // at once with it (bin/baton.js), where it ended a failed run with 0.
+    const code = exitCode();
     process.exitCode = code;
-    if (values.json) for (const piece of resultJson(result)) process.stdout.write(piece);
-    else {
-      process.stderr.write(
-        summaryTable(result, {
-          storeReadOnly: readOnly,
-          runLog: join(logsDir, "run.log"),
-          keepsResults: !values["no-store"] && !readOnly,
-          graph,
-        }),
-      );
-    }
     if (ui) await closeDashboard(ui, { keep: values["ui-keep"], what: "run" });
     return code;
   } finally {
