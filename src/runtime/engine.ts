@@ -45,7 +45,7 @@ import { sweepAbandonedRunFiles } from "./runFiles.ts";
 import { DEFAULT_KEEP_LOGS, markRunLogsEnded, pruneRunLogs, runLogsDir } from "./runLogs.ts";
 import { keptSecret, writeSecretFile } from "./secret.ts";
 import { unservedWarning, waitsForOffers } from "./unservedJobs.ts";
-import type { RunningPool, WorkerPool } from "./workerPool.ts";
+import type { PoolStop, RunningPool, WorkerPool } from "./workerPool.ts";
 import { DEFAULT_MAX_FRAME_BYTES, wsNet } from "./wsNet.ts";
 
 /** How long a cancelled run waits for its running jobs to stop before it shuts down. */
@@ -101,8 +101,9 @@ export interface EngineOptions extends ConnectionTimeouts {
   keepLogs?: number | undefined;
   /**
    * How long `cancel()` waits for running jobs to stop (default 10 s); past it the run is shut
-   * down and they end as cancelled, even when a handler ignores its AbortSignal (worker
-   * processes are then stopped; an in-process handler's promise is abandoned).
+   * down and they end as cancelled, even when a handler ignores its AbortSignal (a worker
+   * process still running one is then killed, unless the pool's `abortGraceMs`, counted from
+   * the same cancel, is longer; an in-process handler's promise is abandoned).
    */
   cancelGraceMs?: number | undefined;
   /**
@@ -425,6 +426,8 @@ export function createEngine(options: EngineOptions): Engine {
         const board = coordinator.getSnapshot().context.board;
         const startedAt = clock.now();
         let grace: unknown;
+        /** The workers a cancel's grace ran out on, for the pool's stop. */
+        let stuck: PoolStop["stuck"];
         /**
          * Once the run is cancelled (a `cancel()`, a throwing listener, `failFast`), a handler
          * that ignores its AbortSignal must not hold it open for good, nor a result the store
@@ -447,6 +450,11 @@ export function createEngine(options: EngineOptions): Engine {
               { graceMs, running, storing },
               "the run did not end within the cancel's grace; shutting down",
             );
+            const workers = [...board.leases.keys()].flatMap((conn) => {
+              const worker = board.workerOf.get(conn);
+              return worker === undefined ? [] : [worker];
+            });
+            stuck = { workers, abortedMsAgo: graceMs };
             coordinator.send({ type: "SHUTDOWN", reason: `${reason}; ${why}` });
           }, graceMs);
         };
@@ -592,7 +600,7 @@ export function createEngine(options: EngineOptions): Engine {
           // for once, not for the close handshake and then the whole grace again.
           try {
             const closed = listener.close();
-            const stopped = Promise.resolve(workers?.stop());
+            const stopped = Promise.resolve(workers?.stop(stuck && { stuck }));
             // Awaited below in every case; not an unhandled rejection while the close waits.
             stopped.catch(() => {});
             try {

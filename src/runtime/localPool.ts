@@ -162,9 +162,17 @@ export interface LocalPool {
    * connections is the normal path), sends SIGTERM to those left, and SIGKILL 2 s later.
    * Resolves once every worker process has exited and been reaped, and whatever was left in
    * its process group or cgroup has been stopped too (`strays`) and its cgroup removed. A
-   * second call returns the first call's promise.
+   * second call returns the first call's promise. The `stuck` workers, whose handlers ignore
+   * their abort, are given up to `afterMs` to exit, then SIGKILL: a SIGTERM would have them
+   * wait for that handler again.
    */
-  stop(graceMs?: number): Promise<void>;
+  stop(graceMs?: number, stuck?: StuckWorkers): Promise<void>;
+}
+
+/** Workers (by name) whose handlers ignore their abort, and how long they may still take. */
+export interface StuckWorkers {
+  workers: readonly string[];
+  afterMs: number;
 }
 
 /** One worker position: `local-N` and its replacements, sharing `worker-N.log`. */
@@ -311,23 +319,30 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     return starting;
   }
 
-  stop(graceMs = POOL_STOP_GRACE_MS): Promise<void> {
+  stop(graceMs = POOL_STOP_GRACE_MS, stuck?: StuckWorkers): Promise<void> {
     if (!(graceMs >= 0)) {
       return Promise.reject(new ConfigError(`graceMs must be at least 0, not ${graceMs}`));
     }
-    this.stopping ??= this.shutDown(graceMs);
+    this.stopping ??= this.shutDown(graceMs, stuck);
     return this.stopping;
   }
 
-  private async shutDown(graceMs: number): Promise<void> {
+  private async shutDown(graceMs: number, stuck: StuckWorkers | undefined): Promise<void> {
     const { joined, gaveUpOn } = this.options;
     // Those the run does not wait for: no job, and no close they could hear.
     const unawaited = (name: string) =>
       (joined !== undefined && !joined(name)) || gaveUpOn?.(name) === true;
     const now: ProcHandle[] = [];
     const later: ProcHandle[] = [];
-    for (const [handle, name] of this.live) (unawaited(name) ? now : later).push(handle);
-    await Promise.all([this.terminate(now, 0), this.terminate(later, graceMs)]);
+    const held: ProcHandle[] = [];
+    for (const [handle, name] of this.live) {
+      (stuck?.workers.includes(name) ? held : unawaited(name) ? now : later).push(handle);
+    }
+    await Promise.all([
+      this.terminate(now, 0),
+      this.terminate(later, graceMs),
+      this.kill(held, stuck?.afterMs ?? 0),
+    ]);
     // Each exit has started emptying its group by now: its callback came before ours.
     await Promise.all(this.emptying);
     await this.abandoned;
@@ -351,7 +366,14 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     const exited = Promise.all(handles.map((handle) => handle.exited));
     if (graceMs > 0) await settledWithin(exited, graceMs, this.clock);
     this.signalLive(handles, "SIGTERM");
-    await settledWithin(exited, KILL_AFTER_MS, this.clock);
+    await this.kill(handles, KILL_AFTER_MS);
+  }
+
+  /** Waits up to `afterMs` for `handles` to exit, then sends SIGKILL to those left. */
+  private async kill(handles: readonly ProcHandle[], afterMs: number): Promise<void> {
+    if (handles.length === 0) return;
+    const exited = Promise.all(handles.map((handle) => handle.exited));
+    if (afterMs > 0) await settledWithin(exited, afterMs, this.clock);
     this.signalLive(handles, "SIGKILL");
     await exited;
   }
@@ -816,7 +838,15 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
       const graceMs = Math.max(POOL_STOP_GRACE_MS, options.abortGraceMs ?? 0);
       return {
         failed: pool.failed,
-        stop: () => pool.stop(graceMs),
+        // Without an abort grace of its own given, the cancel's grace was the handlers'.
+        stop: (ended) =>
+          pool.stop(
+            graceMs,
+            ended?.stuck && {
+              workers: ended.stuck.workers,
+              afterMs: Math.max(0, (options.abortGraceMs ?? 0) - ended.stuck.abortedMsAgo),
+            },
+          ),
         // Why a run's bar waits for a worker while its own are still starting (several
         // seconds on a busy machine), where it said only that it waited for one to connect.
         waitingFor: () => {

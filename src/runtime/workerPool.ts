@@ -57,6 +57,19 @@ export interface PoolStart {
  */
 export const POOL_STOP_GRACE_MS = 5000;
 
+/** What a pool's `stop()` is told of how its run ended. */
+export interface PoolStop {
+  /**
+   * Set when the run was shut down because a cancel's grace ran out (`cancelGraceMs`) on
+   * jobs whose handlers ignore their abort: the workers (by name) that held them, and how
+   * long before the stop the cancel aborted them. A pool gives those workers no more than
+   * what is left of the abort grace it was given (`WorkerProcessOptions.abortGraceMs`) since
+   * that abort, then ends them at once: stopped as any other, they would wait for the handler
+   * again. The others leave as the run's end closes them.
+   */
+  stuck?: { workers: readonly string[]; abortedMsAgo: number } | undefined;
+}
+
 /** A pool's workers for one run. */
 export interface RunningPool {
   /**
@@ -65,8 +78,11 @@ export interface RunningPool {
    * an error as `stop()` ends it), it is only logged, and the run resolves with its result.
    */
   readonly failed: Promise<Error>;
-  /** Stops the workers; resolves when every one has ended. Called after the listener closed. */
-  stop(): Promise<void>;
+  /**
+   * Stops the workers; resolves when every one has ended. Called as the listener closes, told
+   * how the run ended (`PoolStop`).
+   */
+  stop(ended?: PoolStop): Promise<void>;
   /**
    * What the pool waits for before more of its workers can join, in words, or undefined when
    * nothing: the Slurm pool's pending allocations and Slurm's reasons ("Slurm: 2 allocations

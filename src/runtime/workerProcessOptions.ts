@@ -20,7 +20,9 @@ export interface WorkerProcessOptions {
    * it (`baton worker --abort-grace`; default 5000): a worker that stops, or whose coordinator
    * closed or lost it, exits then; with `handlerThread`, a handler aborted by a cancel or its
    * timeout has its thread ended then. Raise it for handlers that clean up for longer (save a
-   * checkpoint); the pool then waits as long for its workers when it stops.
+   * checkpoint); the pool then waits as long for its workers when it stops. After a cancel whose
+   * grace (`cancelGraceMs`) ran out, `localPool` gives a worker whose handler still runs what
+   * is left of this since the cancel (nothing when it is not given), then kills it.
    */
   abortGraceMs?: number | undefined;
 }

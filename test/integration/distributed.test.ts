@@ -264,15 +264,52 @@ describe("runs over real sockets with worker processes", () => {
     for (const pid of pids) expect(dead(pid)).toBe(true);
   }, 30_000);
 
+  it("a cancel whose grace runs out on a handler that ignores its AbortSignal settles about cancelGraceMs after it, its worker stopped, not the pool's 5 s later", async () => {
+    const dir = tempDir();
+    const { graph, handlers } = await graphWith(1, 60_000, join(dir, "unused"));
+    // The leaf sleeps its minute through the cancel; its worker inherits this at its start.
+    process.env.BATON_TEST_IGNORE_ABORT = "1";
+    try {
+      const engine = createEngine({
+        jobs: handlers,
+        workers: localPool({ jobsModule: fixture, count: 1 }),
+        batonDir: dir,
+        cancelGraceMs: 1_000,
+      });
+      const run = engine.run(graph);
+      let pids: number[] = [];
+      let cancelledAt = 0;
+      run.on("job", (event) => {
+        if (event.state !== "running") return;
+        pids = workerChildren();
+        cancelledAt = Date.now();
+        run.cancel("the caller went away");
+      });
+
+      const result = await run;
+
+      // 1 s of grace, and the worker stopped at once; it was 6 s (the pool's own 5 s after).
+      expect(Date.now() - cancelledAt).toBeLessThan(4_000);
+      // The leaf, its group's total and the graph's.
+      expect(result.counts).toMatchObject({ cancelled: 3, completed: 0 });
+      expect(pids).toHaveLength(1);
+      for (const pid of pids) expect(dead(pid)).toBe(true);
+    } finally {
+      delete process.env.BATON_TEST_IGNORE_ABORT;
+    }
+  }, 60_000);
+
   it("a cancel stops the workers still starting at once, and lets the one that joined finish its job's clean-up", async () => {
     const dir = tempDir();
     process.env.BATON_TEST_MARKERS = dir;
     const engine = createEngine({
       jobs: slowStartJobs,
-      workers: localPool({ jobsModule: slowStart, count: 2 }),
+      // A grace for its clean-up, which its worker is left to finish after the run ends (the
+      // cancel's grace alone would have its worker stopped at once).
+      workers: localPool({ jobsModule: slowStart, count: 2, abortGraceMs: 2_000 }),
       batonDir: dir,
       logsDir: join(dir, "logs"),
-      // The run ends before the handler has cleaned up: its worker is left to finish it.
+      // The run ends before the handler has cleaned up.
       cancelGraceMs: 100,
     });
     const run = engine.run([job("cleanUp", null)]);
