@@ -458,6 +458,34 @@ describe("LocalPool.stop", () => {
     expect(await log(logsDir, 3)).not.toContain("SIGTERM");
   });
 
+  it("kills the stuck workers with SIGKILL once what is left of their grace has passed, while the others get theirs", async () => {
+    const dir = tempDir();
+    const closed = join(dir, "closed");
+    const { pool: workers, logsDir } = await pool(
+      (name) => (name === "local-3" ? ["until-file", closed] : ["sleep"]),
+      { maxWorkers: 3 },
+    );
+    for (const n of [1, 2, 3]) await logSays(logsDir, n, `local-${n} ready`);
+    const [first, second, third] = workers.pids() as [number, number, number];
+    const exits = [first, second].map(
+      (pid) => [...started].find((handle) => handle.pid === pid)!.exited,
+    );
+
+    const begin = Date.now();
+    const stopped = workers.stop(60_000, { workers: ["local-1", "local-2"], afterMs: 300 });
+    expect(await Promise.all(exits)).toEqual([
+      { code: null, signal: "SIGKILL" },
+      { code: null, signal: "SIGKILL" },
+    ]);
+    expect(Date.now() - begin).toBeGreaterThanOrEqual(290);
+    expect(dead(third)).toBe(false);
+    expect(await settled(stopped)).toBe(false);
+    await writeFile(closed, ""); // the coordinator closes local-3's connection
+    await stopped;
+    expect(dead(third)).toBe(true);
+    for (const n of [1, 2, 3]) expect(await log(logsDir, n)).not.toContain("SIGTERM");
+  });
+
   it("sends SIGTERM after the grace period, and nothing is replaced", async () => {
     const { pool: workers, logsDir, replaced } = await pool(() => ["sleep"], { maxWorkers: 2 });
     await logSays(logsDir, 1, "local-1 ready");
