@@ -76,7 +76,7 @@ describe.concurrent("baton run signalled while it writes its result", () => {
     expect(result.jobs).toHaveLength(JOBS);
     expect(stdout.endsWith("]}\n")).toBe(true);
     expect(stderr).toBe(`\n${holding("SIGTERM", "SIGTERM")}\n`);
-  });
+  }, 150_000);
 
   it("stops at once on a second signal, its JSON cut, with the second one's code", async ({
     onTestFinished,
@@ -95,5 +95,5 @@ describe.concurrent("baton run signalled while it writes its result", () => {
 
     expect(stdout.endsWith("]}\n")).toBe(false);
     expect(stderr).toContain("stopping now (second Ctrl-C)");
-  });
+  }, 120_000);
 });
