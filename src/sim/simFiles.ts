@@ -259,7 +259,26 @@ export class SimFiles {
   }
 }
 
+const DOT = 46;
+const SLASH = 47;
+
+/**
+ * `path` normalised, without a trailing slash. Every operation normalises its path, and most
+ * paths come already normal from `join`: those are returned as they are, without
+ * `posix.normalize` (about a third of the simulated disk's own time in a seed's profile). A
+ * path is already normal when it is not empty, has no empty segment (`//`), no segment
+ * starting with a dot (so no `.` or `..`) and no trailing slash.
+ */
 function normal(path: string): string {
+  if (
+    path.length > 0 &&
+    path.charCodeAt(0) !== DOT &&
+    path.charCodeAt(path.length - 1) !== SLASH &&
+    !path.includes("//") &&
+    !path.includes("/.")
+  ) {
+    return path;
+  }
   const p = posix.normalize(path);
   return p.endsWith("/") && p.length > 1 ? p.slice(0, -1) : p;
 }

@@ -1,3 +1,5 @@
+import { posix } from "node:path";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
@@ -151,5 +153,24 @@ describe("SimFiles", () => {
     expect(clock.now()).toBeGreaterThanOrEqual(30_000);
     expect(await port.read("store/x.json")).toBe("one");
     expect(files.commits.get("store/x.json")).toBe(1);
+  });
+});
+
+describe("SimFiles paths", () => {
+  it("finds a file under any spelling of its path, as posix.normalize reads it", () => {
+    const segment = fc.constantFrom("a", "b", ".", "..", "", ".x", "x.");
+    const path = fc
+      .tuple(fc.boolean(), fc.array(segment, { minLength: 1, maxLength: 6 }))
+      .map(([absolute, parts]) => `${absolute ? "/" : ""}${parts.join("/")}`);
+    fc.assert(
+      fc.property(path, (spelled) => {
+        const normalised = posix.normalize(spelled).replace(/(.)\/$/, "$1");
+        const files = new SimFiles(new SimEntropy(1));
+        files.poke(spelled, "data");
+        expect(files.peek(normalised)).toBe("data");
+        expect(files.paths()).toContain(normalised);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });
