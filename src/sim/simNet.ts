@@ -456,10 +456,22 @@ export class SimNet {
   }
 }
 
-/** A frame's type and, for job traffic, the job it names: enough for a trace line. */
+const FRAME_TYPE = /^\{"type":"([a-z]+)"/;
+const FRAME_JOB = /"(?:id|job)":"([0-9a-f]{16})"/;
+const RESULT_STATUS = /"status":"([a-z]+)"/;
+
+/**
+ * A frame's type and, for job traffic, the job it names: enough for a trace line. One a frame
+ * delivered, so its parts are joined as they are found, with no list to filter and join.
+ */
 function describeFrame(frame: string): string {
-  const type = /^\{"type":"([a-z]+)"/.exec(frame)?.[1] ?? "?";
-  const job = /"(?:id|job)":"([0-9a-f]{16})"/.exec(frame)?.[1];
-  const status = type === "result" ? /"status":"([a-z]+)"/.exec(frame)?.[1] : undefined;
-  return [type, job, status].filter((part) => part !== undefined).join(" ");
+  const type = FRAME_TYPE.exec(frame)?.[1] ?? "?";
+  let text = type;
+  const job = FRAME_JOB.exec(frame)?.[1];
+  if (job !== undefined) text += ` ${job}`;
+  if (type === "result") {
+    const status = RESULT_STATUS.exec(frame)?.[1];
+    if (status !== undefined) text += ` ${status}`;
+  }
+  return text;
 }
