@@ -192,7 +192,7 @@ function thrownResult(
     return blocked(frame, ctx.unmet ?? (thrown as NeedJobs).needs, version);
   }
   const error = serializeThrown(thrown, frame);
-  ctx.log.debug({ err: error }, "job failed");
+  if (ctx.logsDebug()) ctx.log.debug({ err: error }, "job failed");
   return failed(frame.id, error, version);
 }
 
@@ -253,6 +253,15 @@ class HandlerContext implements JobContext {
     this.controller ??= new AbortController();
     if (this.aborted) this.controller.abort(this.abortReason);
     return this.controller.signal;
+  }
+
+  /**
+   * Whether `ctx.log` writes debug lines, asked without making the logger child: a failed
+   * attempt's debug line is logged only then (a child for every failed attempt, at any level,
+   * was about 0.4% of a simulated seed's CPU, some 8 µs an attempt).
+   */
+  logsDebug(): boolean {
+    return (this.logger ?? this.parentLogger).isLevelEnabled("debug");
   }
 
   get log(): Logger {
