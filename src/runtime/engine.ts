@@ -103,7 +103,8 @@ export interface EngineOptions extends ConnectionTimeouts {
    * How long `cancel()` waits for running jobs to stop (default 10 s); past it the run is shut
    * down and they end as cancelled, even when a handler ignores its AbortSignal (a worker
    * process still running one is then killed, unless the pool's `abortGraceMs`, counted from
-   * the same cancel, is longer; an in-process handler's promise is abandoned).
+   * the same cancel, is longer; one tearing down a rank job's group finishes the teardown; an
+   * in-process handler's promise is abandoned).
    */
   cancelGraceMs?: number | undefined;
   /**
@@ -450,9 +451,11 @@ export function createEngine(options: EngineOptions): Engine {
               { graceMs, running, storing },
               "the run did not end within the cancel's grace; shutting down",
             );
-            const workers = [...board.leases.keys()].flatMap((conn) => {
+            // A rank job's worker is tearing its group down (its abort's work, bounded by the
+            // teardown's deadline): it leaves as the others do, its exit held for the teardown.
+            const workers = [...board.leases].flatMap(([conn, { job }]) => {
               const worker = board.workerOf.get(conn);
-              return worker === undefined ? [] : [worker];
+              return worker === undefined || job.ranks !== undefined ? [] : [worker];
             });
             stuck = { workers, abortedMsAgo: graceMs };
             coordinator.send({ type: "SHUTDOWN", reason: `${reason}; ${why}` });

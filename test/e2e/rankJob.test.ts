@@ -7,12 +7,13 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createEngine, localPool } from "../../src/index.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { readStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
-import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { endedDeployments } from "../fixtures/endedDeployments.ts";
 import { printedJoin } from "../fixtures/printedJoin.ts";
 import { alive, cleanUpRanks, procs, stray, tempDir } from "../fixtures/rankStrays.ts";
@@ -44,6 +45,35 @@ async function startedGroup(dir: string, except?: string): Promise<Manifest | un
     if (manifest?.ranks.length === 2) return manifest;
   }
   return undefined;
+}
+
+/**
+ * The group of ranks.graph.ts (BATON_TEST_IGNORE_TERM) in `dir` once both its ranks are ready,
+ * when each ignores TERM; its ranks are stopped when the test ends.
+ */
+async function readyGroup(dir: string): Promise<Manifest> {
+  const group = await until(() => startedGroup(dir), "the group");
+  for (const rank of group.ranks) stray(rank.pid, group.deployment);
+  const paths = deploymentPaths(dir, group.deployment);
+  await until(async () => {
+    const markers = await Promise.all(
+      group.ranks.map((rank) =>
+        readStateFile(nodeFiles(), MARKER_FORMAT, paths.marker(rank.rank)).catch(() => undefined),
+      ),
+    );
+    return markers.every((marker) => marker?.phase === "ready") || undefined;
+  }, "both ranks ready");
+  return group;
+}
+
+/** A verified teardown of `group`: its ranks dead, only its outcome and logs left. */
+function expectTornDown(dir: string, group: Manifest): void {
+  expect(readdirSync(join(dir, group.deployment)).sort()).toEqual([
+    "outcome.json",
+    "rank-0.log",
+    "rank-1.log",
+  ]);
+  for (const rank of group.ranks) expect(alive(rank.pid)).toBe(false);
 }
 
 describe("a rank job in a worker process", () => {
@@ -92,31 +122,42 @@ describe("a rank job in a worker process", () => {
     const { args } = await printedJoin(run);
     // It exits 0.5 s after it leaves the run; the ranks ignore TERM for 3 s.
     const worker = startBaton([...args, "--abort-grace", "500ms"], env);
-    const group = await until(() => startedGroup(stateDir), "the group");
-    for (const rank of group.ranks) stray(rank.pid, group.deployment);
+    const group = await readyGroup(stateDir);
     const paths = deploymentPaths(stateDir, group.deployment);
-    // Ready: each rank ignores TERM by now.
-    await until(async () => {
-      const markers = await Promise.all(
-        group.ranks.map((rank) =>
-          readStateFile(nodeFiles(), MARKER_FORMAT, paths.marker(rank.rank)).catch(() => undefined),
-        ),
-      );
-      return markers.every((marker) => marker?.phase === "ready") || undefined;
-    }, "both ranks ready");
     procs.signal(run.child.pid as number, "SIGKILL");
     await run.exit;
     expect((await worker.exit).code).toBe(3);
     // It used to exit 0.5 s (--abort-grace) after it lost its coordinator, in the middle of the
     // TERM grace: it never KILLed the ranks and its manifest stayed for a reaper.
-    expect(readdirSync(join(stateDir, group.deployment)).sort()).toEqual([
-      "outcome.json",
-      "rank-0.log",
-      "rank-1.log",
-    ]);
-    for (const rank of group.ranks) expect(alive(rank.pid)).toBe(false);
+    expectTornDown(stateDir, group);
     const outcome = JSON.parse(readFileSync(paths.outcome, "utf8"));
     expect(outcome.ended).toMatchObject({ status: "stopped" });
+  }, 90_000);
+
+  it("a cancel whose grace runs out while its rank group is torn down lets the teardown end, verified", async () => {
+    const stateDir = tempDir();
+    process.env.BATON_TEST_STATE_DIR = stateDir;
+    process.env.BATON_TEST_IGNORE_TERM = "1";
+    try {
+      const { jobs, default: graph } = await import("../fixtures/ranks.graph.ts");
+      const run = createEngine({
+        jobs,
+        workers: localPool({ jobsModule: join(ROOT, "test/fixtures/ranks.graph.ts"), count: 1 }),
+        batonDir: tempDir(),
+        // Shorter than the ranks' 3 s TERM grace: the worker is tearing down, not stuck.
+        cancelGraceMs: 1_000,
+      }).run(graph);
+      const group = await readyGroup(stateDir);
+      run.cancel("the caller went away");
+      const result = await run;
+      expect(result.counts).toMatchObject({ cancelled: 1 });
+      // Killed at the cancel's grace as a worker whose handler ignores its abort, it left the
+      // ranks' manifest, and ranks no KILL had reached.
+      expectTornDown(stateDir, group);
+    } finally {
+      delete process.env.BATON_TEST_STATE_DIR;
+      delete process.env.BATON_TEST_IGNORE_TERM;
+    }
   }, 90_000);
 
   it("keeps the logs of ended deployments as baton run --keep-ended-logs says, in its worker processes", async () => {
