@@ -9,6 +9,7 @@ import {
   job,
   localPool,
   type PoolError,
+  type Run,
   type WorkerPool,
 } from "../../src/index.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
@@ -36,6 +37,21 @@ function workerChildren(): number[] {
     .list()
     .filter((p) => p.ppid === process.pid && p.state !== "zombie" && p.argv.includes("worker"))
     .map((p) => p.pid);
+}
+
+/**
+ * Cancels `run` (for `reason`) as its first job starts running; then `pids` are the worker
+ * processes it had and `at` when it was cancelled.
+ */
+function cancelAtFirstJob(run: Run, reason: string): { pids: number[]; at: number } {
+  const cancelled = { pids: [] as number[], at: 0 };
+  run.on("job", (event) => {
+    if (event.state !== "running") return;
+    cancelled.pids = workerChildren();
+    cancelled.at = Date.now();
+    run.cancel(reason);
+  });
+  return cancelled;
 }
 
 async function graphWith(leaves: number, delayMs: number, calls: string) {
@@ -277,23 +293,16 @@ describe("runs over real sockets with worker processes", () => {
         cancelGraceMs: 1_000,
       });
       const run = engine.run(graph);
-      let pids: number[] = [];
-      let cancelledAt = 0;
-      run.on("job", (event) => {
-        if (event.state !== "running") return;
-        pids = workerChildren();
-        cancelledAt = Date.now();
-        run.cancel("the caller went away");
-      });
+      const cancelled = cancelAtFirstJob(run, "the caller went away");
 
       const result = await run;
 
       // 1 s of grace, and the worker stopped at once; it was 6 s (the pool's own 5 s after).
-      expect(Date.now() - cancelledAt).toBeLessThan(4_000);
+      expect(Date.now() - cancelled.at).toBeLessThan(4_000);
       // The leaf, its group's total and the graph's.
       expect(result.counts).toMatchObject({ cancelled: 3, completed: 0 });
-      expect(pids).toHaveLength(1);
-      for (const pid of pids) expect(dead(pid)).toBe(true);
+      expect(cancelled.pids).toHaveLength(1);
+      for (const pid of cancelled.pids) expect(dead(pid)).toBe(true);
     } finally {
       delete process.env.BATON_TEST_IGNORE_ABORT;
     }
@@ -313,21 +322,14 @@ describe("runs over real sockets with worker processes", () => {
       cancelGraceMs: 100,
     });
     const run = engine.run([job("cleanUp", null)]);
-    let pids: number[] = [];
-    let cancelledAt = 0;
-    run.on("job", (event) => {
-      if (event.state !== "running") return;
-      pids = workerChildren();
-      cancelledAt = Date.now();
-      run.cancel("the test cancelled");
-    });
+    const cancelled = cancelAtFirstJob(run, "the test cancelled");
 
     const result = await run;
 
-    expect(Date.now() - cancelledAt).toBeLessThan(2_000);
+    expect(Date.now() - cancelled.at).toBeLessThan(2_000);
     expect(result.counts).toMatchObject({ cancelled: 1 });
-    expect(pids).toHaveLength(2);
-    for (const pid of pids) expect(dead(pid)).toBe(true);
+    expect(cancelled.pids).toHaveLength(2);
+    for (const pid of cancelled.pids) expect(dead(pid)).toBe(true);
     expect(existsSync(join(dir, "cleaned"))).toBe(true);
     expect(readFileSync(join(dir, "logs", "worker-1.log"), "utf8")).not.toContain("SIGTERM");
   }, 60_000);
