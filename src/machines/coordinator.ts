@@ -54,8 +54,57 @@ export interface CoordinatorInput extends JobBoardOptions {
   jobs: Iterable<PlannedJob>;
 }
 
-/** Every event is decided by the board, then its effects are emitted. */
-const DECIDE = ["apply", "emitEffects"] as const;
+/**
+ * Every event is one action: the board decides it, then its effects are emitted (see
+ * `decide`).
+ */
+const DECIDE = "decide";
+
+/** Hands `event` to the board, which decides it and gathers what is to be done. */
+function apply(board: JobBoard, event: CoordinatorEvent): void {
+  switch (event.type) {
+    case "LEASE":
+      board.lease(event.conn, event.worker, event.resources);
+      return;
+    case "RESULT":
+      board.result(event.conn, event.job, event.outcome);
+      return;
+    case "WORKER_LOST":
+      board.workerLost(
+        event.conn,
+        { code: event.code, reason: event.reason },
+        { silent: event.silent === true },
+      );
+      return;
+    case "HEARTBEAT":
+      board.heartbeat(event.conn);
+      return;
+    case "STORED":
+      board.stored(event.job);
+      return;
+    case "STORE_FAILED":
+      board.storeFailed(event.job, event.error);
+      return;
+    case "STORE_FULL":
+      board.storeFullFor(event.job);
+      return;
+    case "LEASE_SWEEP":
+      board.leaseSweep();
+      return;
+    case "RETRY_DUE":
+      board.retryDue(event.job);
+      return;
+    case "ATTEMPT_TIMEOUT":
+      board.attemptTimedOut(event.job, event.attempt);
+      return;
+    case "CANCEL":
+      board.cancel(event.reason ?? "the run was cancelled");
+      return;
+    case "SHUTDOWN":
+      board.finish(event.reason ?? "the run was shut down", true);
+      return;
+  }
+}
 
 /** What the coordinator hears while jobs may still run (`running` and `cancelling`). */
 const whileJobsRun = {
@@ -80,8 +129,8 @@ const whileJobsRun = {
  * their results are stored, then `done`, which is not final so that
  * late workers are still told to stop.
  *
- * Every event is two actions: `apply` hands it to the board (a plain action: no builtin, no
- * allocation of its own) and `emitEffects` emits what the board gathered. Timers are rare
+ * Every event is one action, `decide`: it hands the event to the board and emits what the
+ * board gathered. Timers are rare
  * (the lease sweep, retry backoffs, attempt timeouts), so they are not scheduled on every event: the root's
  * eventless transition `scheduleTimers` runs only when the board has asked for one.
  *
@@ -104,56 +153,15 @@ export const coordinatorMachine = setup({
     emitted: {} as CoordinatorEmitted,
   },
   actions: {
-    apply: ({ context, event }) => {
-      const board = context.board;
-      switch (event.type) {
-        case "LEASE":
-          board.lease(event.conn, event.worker, event.resources);
-          return;
-        case "RESULT":
-          board.result(event.conn, event.job, event.outcome);
-          return;
-        case "WORKER_LOST":
-          board.workerLost(
-            event.conn,
-            { code: event.code, reason: event.reason },
-            { silent: event.silent === true },
-          );
-          return;
-        case "HEARTBEAT":
-          board.heartbeat(event.conn);
-          return;
-        case "STORED":
-          board.stored(event.job);
-          return;
-        case "STORE_FAILED":
-          board.storeFailed(event.job, event.error);
-          return;
-        case "STORE_FULL":
-          board.storeFullFor(event.job);
-          return;
-        case "LEASE_SWEEP":
-          board.leaseSweep();
-          return;
-        case "RETRY_DUE":
-          board.retryDue(event.job);
-          return;
-        case "ATTEMPT_TIMEOUT":
-          board.attemptTimedOut(event.job, event.attempt);
-          return;
-        case "CANCEL":
-          board.cancel(event.reason ?? "the run was cancelled");
-          return;
-        case "SHUTDOWN":
-          board.finish(event.reason ?? "the run was shut down", true);
-          return;
-      }
-    },
-    emitEffects: emit(({ context, event }) => ({
-      type: "effects" as const,
-      event,
-      effects: context.board.takeEffects(),
-    })),
+    // One builtin, where a plain action handing the event to the board and an `emit` of its
+    // effects were two: each action is an object, a call and an inspection of XState's a
+    // transition (ARCHITECTURE, "XState's cost per event"). The board is the context's own
+    // mutable state, as it was with the plain action: the emit's expression runs as the
+    // transition's actions do, in order, once.
+    decide: emit(({ context, event }) => {
+      apply(context.board, event);
+      return { type: "effects" as const, event, effects: context.board.takeEffects() };
+    }),
     scheduleTimers: enqueueActions(({ context, enqueue }) => {
       for (const timer of context.board.takeTimers()) {
         enqueue.cancel(timer.id);

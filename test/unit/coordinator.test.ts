@@ -213,6 +213,29 @@ describe("coordinator: leasing", () => {
     expect(c.batches.map((batch) => batch.length)).toEqual([2, 0, 4]);
   });
 
+  it("an event is one XState action: the board's decision and its emit (XState's cost a job)", () => {
+    const actions: string[] = [];
+    const actor = createActor(coordinatorMachine, {
+      input: { jobs: [planned("a"), planned("b"), planned("c")] },
+      inspect: (event) => {
+        if (event.type === "@xstate.action") actions.push(event.action.type);
+      },
+    }).start();
+    // c2's lease keeps the lease sweep's timer running through c1's result and next lease.
+    actor.send({ type: "LEASE", conn: "c1", worker: "w1", resources: CPU });
+    actor.send({ type: "LEASE", conn: "c2", worker: "w2", resources: CPU });
+    actions.length = 0;
+    actor.send({
+      type: "RESULT",
+      conn: "c1",
+      job: "a",
+      outcome: { status: "completed", value: 1 },
+    });
+    actor.send({ type: "LEASE", conn: "c1", worker: "w1", resources: CPU });
+    expect(actions).toEqual(["xstate.emit", "xstate.emit"]);
+    actor.stop();
+  });
+
   it("a connection lost while waiting is forgotten: no grant to it later", () => {
     const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })]);
     c.lease("c1");
