@@ -127,8 +127,9 @@ export interface ConnectionSettings {
 
 /**
  * A connection's context. Its fixed `settings` are one field: XState copies the context on
- * every assign (at least one a job), and V8 keeps an object of 20 or more fields in its slow
- * dictionary form, where each copy costs ten times as much.
+ * every assign (the hello, each probe and its pong, the close; a job's `job` and `attempt`
+ * are written in place), and V8 keeps an object of 20 or more fields in its slow dictionary
+ * form, where each copy costs ten times as much.
  */
 export interface ConnectionContext {
   conn: string;
@@ -144,7 +145,10 @@ export interface ConnectionContext {
   resources: Resources;
   /**
    * The job granted last: the job this connection holds while `busy`. It is not cleared on
-   * the way back to `idle` (an assign costs a snapshot copy per job, and nothing reads it there).
+   * the way back to `idle` (nothing reads it there). Written in place by the GRANT (`hold`),
+   * not assigned: an assign costs XState a copy of the context and a whole new snapshot, on
+   * every job. So a snapshot kept from before a GRANT shows the job granted since; the
+   * current snapshot, which is what the runtime and an inspector read, is always right.
    */
   job: string | undefined;
   /** The attempt of `job` granted last (the job frame's `attempt`), kept as `job` is. */
@@ -326,6 +330,16 @@ export const connectionMachine = setup({
     closedByLink: assign(({ event }) =>
       event.type === "CLOSED" ? { closeCode: event.code, closeReason: event.reason } : {},
     ),
+    /**
+     * The GRANT's job becomes the one held (`job`, `attempt`), written in place: a plain
+     * action, where an assign would copy the context and make a snapshot on every job
+     * (ARCHITECTURE, "XState's cost per event").
+     */
+    hold: ({ context, event }) => {
+      if (event.type !== "GRANT") return;
+      context.job = event.job;
+      context.attempt = event.frame.attempt;
+    },
     emitClose: emit(({ context }) => ({
       type: "close" as const,
       code: context.closeCode,
@@ -593,7 +607,7 @@ export const connectionMachine = setup({
               {
                 target: "busy",
                 actions: [
-                  assign(({ event }) => ({ job: event.job, attempt: event.frame.attempt })),
+                  "hold",
                   emit(({ event }) => ({ type: "send" as const, frame: event.frame })),
                 ],
               },

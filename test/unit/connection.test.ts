@@ -280,6 +280,19 @@ describe("connection: work", () => {
     expect(c.actor.getSnapshot().context.job).toBe("j1");
   });
 
+  it("a job copies no context: the GRANT writes the held job in place (XState's cost a job)", () => {
+    const c = registered();
+    const context = c.actor.getSnapshot().context;
+    c.send(grant("j1", 100, 2));
+    expect(c.actor.getSnapshot().context).toBe(context);
+    expect(context).toMatchObject({ job: "j1", attempt: 2 });
+    c.send(result("j1"));
+    c.send(grant("j2"));
+    expect(c.actor.getSnapshot().context).toBe(context);
+    expect(context).toMatchObject({ job: "j2", attempt: 1 });
+    expect(c.value()).toEqual({ registered: "busy" });
+  });
+
   it.each([
     [5, 1_000, 1_001, true],
     [5, 1_000, 1_000, false],

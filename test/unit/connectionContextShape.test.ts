@@ -1,7 +1,8 @@
 /**
  * The shape V8 gives a connection's context. XState copies the context on every assign (a
- * connection assigns at least once a job), and V8 keeps an object of 20 or more fields in its
- * dictionary form, where each copy costs about ten times as much: protocol 7's `instance`, a
+ * connection's hello, probes and close; a job's held job is written in place), and V8 keeps
+ * an object of 20 or more fields in its dictionary form, where each copy costs about ten times
+ * as much: protocol 7's `instance`, a
  * twentieth field, cost the simulation about 5% of its CPU. The fixed settings are one field.
  *
  * It runs in a fresh Node process with `--allow-natives-syntax` (through tsx, on src/), which
