@@ -20,7 +20,10 @@ import { handlersModule } from "./simModules.ts";
  * What cannot run `graph` is a `ConfigError` that names `handlers` and says what to give: a
  * module with no kinds (`handlers: {}` got the engine's "the job module defines no job
  * kinds", which did not say which option), one that is not a module, and a graph with a kind
- * the module does not define (the engine said to add it "to the job module"). A plain handler
+ * the module does not define (the engine said to add it "to the job module"). Handlers loaded
+ * from a module (`handlersModule`) name it instead: "the --handlers module sim.ts defines no
+ * job kinds", "the job module the function of the --handlers module sim.ts returned must be
+ * an object" (they said `handlers` and "your handlers function", which `baton sim` has not). A plain handler
  * of a kind whose graph jobs have `ranks` stands in for the rank group (planning refused it
  * with `BAD_JOB`); a kind defined `{ ranks }`, which launched real processes, is refused.
  * A `ctx.need` of a kind the handlers lack fails its job saying to add a handler to where they
@@ -44,14 +47,17 @@ export function yourJobs(
 ): LoadedJobs {
   const made = typeof handlers === "function";
   const module: unknown = made ? handlers(tools) : handlers;
-  const what = made ? "the job module your handlers function returned" : "handlers";
   /** The module they were loaded from, as a kind the graph or a `ctx.need` lacks names it. */
   const source = handlersModule(handlers);
+  const maker = source === undefined ? "your handlers function" : `the function of ${source}`;
+  const what = made ? `the job module ${maker} returned` : "handlers";
+  /** What messages about the job module name: the module it came from, if any. */
+  const named = source ?? what;
   const listed = kinds.length > 0 ? ` (${kinds.join(", ")})` : "";
   // An async handlers function: its Promise has no keys, and was said to define no job kinds.
   if (module instanceof Promise) {
     throw new ConfigError(
-      `simulate: your handlers function returned a Promise: it must return the job module itself${listed}, as the simulation starts each coordinator at a point in virtual time (leave out async, and await inside the handlers)`,
+      `simulate: ${maker} returned a Promise: it must return the job module itself${listed}, as the simulation starts each coordinator at a point in virtual time (leave out async, and await inside the handlers)`,
     );
   }
   if (module === null || typeof module !== "object") {
@@ -61,23 +67,23 @@ export function yourJobs(
   }
   if (Object.keys(module).length === 0) {
     throw new ConfigError(
-      `simulate: ${what} defines no job kinds: give it a handler for each kind of your graph${listed}, e.g. { ${kinds[0] ?? "fetch"}: async (input, ctx) => … }`,
+      `simulate: ${named} defines no job kinds: give it a handler for each kind of your graph${listed}, e.g. { ${kinds[0] ?? "fetch"}: async (input, ctx) => … }`,
     );
   }
-  refuseRankLaunches(module as JobModule, what);
+  refuseRankLaunches(module as JobModule, named);
   let jobs: LoadedJobs;
   try {
     jobs = loadJobs(watch.wrap(around(module as JobModule), contextOf));
   } catch (error) {
     if (error instanceof JobModuleError) {
-      throw new ConfigError(`simulate: ${what}: ${error.message}`, { cause: error });
+      throw new ConfigError(`simulate: ${named}: ${error.message}`, { cause: error });
     }
     throw error;
   }
   const missing = kinds.filter((kind) => jobs.versionOf(kind) === undefined);
   if (missing.length > 0) {
     throw new ConfigError(
-      `simulate: your graph has jobs of kind ${missing.join(", ")}, which ${source ?? what} does not define (it defines ${jobs.kinds.join(", ")}${didYouMeanEach(missing, jobs.kinds)}): add a handler for each, or fix the kind`,
+      `simulate: your graph has jobs of kind ${missing.join(", ")}, which ${named} does not define (it defines ${jobs.kinds.join(", ")}${didYouMeanEach(missing, jobs.kinds)}): add a handler for each, or fix the kind`,
     );
   }
   // A plain handler of a kind whose jobs have `ranks` stands in for the group it would launch;

@@ -410,6 +410,15 @@ describe("baton sim on a graph of your own", () => {
       `your graph has jobs of kind merge, which the --handlers module ${F}/simOwnLacking.sim.ts does not define (it defines fetch)`,
     ],
     [
+      // They said "handlers" and "your handlers function", which baton sim has not.
+      [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnNoKinds.sim.ts`, "--seeds", "1..4"],
+      `the --handlers module ${F}/simOwnNoKinds.sim.ts defines no job kinds: give it a handler for each kind of your graph (fetch, merge)`,
+    ],
+    [
+      [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnReturnsNull.sim.ts`, "--seeds", "1..4"],
+      `the job module the function of the --handlers module ${F}/simOwnReturnsNull.sim.ts returned must be an object mapping each kind of your graph (fetch, merge) to its handler, not null`,
+    ],
+    [
       [`${F}/simOwn.graph.ts`],
       `baton sim: ${F}/simOwn.graph.ts: a graph of your own needs its simulated handlers: add --handlers SIM, a module whose default export is a handler for each kind, or a function of the tools`,
     ],
