@@ -35,8 +35,8 @@ export interface FlaggedSimModules extends SimModules {
 /** What a thread has loaded, by module paths: a range imports and builds them once per thread. */
 const loaded = new Map<string, Promise<Required<Pick<SimulateOptions, "graph" | "handlers">>>>();
 
-/** The handlers a thread loaded, and how messages name the module they came from. */
-const loadedFrom = new WeakMap<object, string>();
+/** The handlers a thread loaded, and the modules (and flag) they came from. */
+const loadedFrom = new WeakMap<object, FlaggedSimModules>();
 
 /**
  * How messages name the module `handlers` were loaded from (`the --handlers module sim.ts`,
@@ -49,7 +49,22 @@ const loadedFrom = new WeakMap<object, string>();
  * ```
  */
 export function handlersModule(handlers: object): string | undefined {
-  return loadedFrom.get(handlers);
+  const from = loadedFrom.get(handlers);
+  return from && `the ${from.handlersFlag ?? "modules.handlers"} module ${from.handlers}`;
+}
+
+/**
+ * How a refusal of `handlers` begins: with the library's function (`simulate: `), or with
+ * nothing for handlers `baton sim` loaded (`--handlers`), whose errors the command prints
+ * after its own name (it read `baton sim: simulate: seed 1: …`).
+ *
+ * @example
+ * ```ts
+ * messagePrefix({ fetch: async () => 1 }); // "simulate: "
+ * ```
+ */
+export function messagePrefix(handlers: object): string {
+  return loadedFrom.get(handlers)?.handlersFlag === undefined ? "simulate: " : "";
 }
 
 /**
@@ -105,9 +120,6 @@ async function importSimModules(modules: FlaggedSimModules) {
     );
   }
   const graph = await graphOf(graphModule, pathOf(modules.graph));
-  loadedFrom.set(
-    handlers as object,
-    `the ${modules.handlersFlag ?? "modules.handlers"} module ${modules.handlers}`,
-  );
+  loadedFrom.set(handlers as object, modules);
   return { graph, handlers: handlers as NonNullable<SimulateOptions["handlers"]> };
 }

@@ -26,6 +26,7 @@ import { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
 import { type SimTools, simGraph, simJobs } from "./simGraph.ts";
 import { type SimInvariant, violationMessage } from "./simInvariants.ts";
+import { messagePrefix } from "./simModules.ts";
 import { SimNet } from "./simNet.ts";
 import { Trace } from "./trace.ts";
 import { traceLog } from "./traceLog.ts";
@@ -608,7 +609,7 @@ class Simulation {
       if (error instanceof BatonError) throw error;
       const restart = this.incarnation > 0 ? ", after a coordinator crash" : "";
       throw new ConfigError(
-        `simulate: seed ${this.seed}: your handlers function threw when ${this.host} started${restart}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}${whereThrown(error)}. It is called for each coordinator incarnation: make it return the handlers every time`,
+        `${messagePrefix(handlers)}seed ${this.seed}: your handlers function threw when ${this.host} started${restart}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}${whereThrown(error)}. It is called for each coordinator incarnation: make it return the handlers every time`,
         { cause: error },
       );
     }

@@ -10,7 +10,7 @@ import {
 } from "../runtime/jobModule.ts";
 import type { RealWorkWatch } from "./realWorkWatch.ts";
 import type { SimTools } from "./simGraph.ts";
-import { handlersModule } from "./simModules.ts";
+import { handlersModule, messagePrefix } from "./simModules.ts";
 
 /**
  * `simulate`'s `handlers` as a simulated engine runs them: the job module given, or the one
@@ -53,37 +53,38 @@ export function yourJobs(
   const what = made ? `the job module ${maker} returned` : "handlers";
   /** What messages about the job module name: the module it came from, if any. */
   const named = source ?? what;
+  const says = messagePrefix(handlers);
   const listed = kinds.length > 0 ? ` (${kinds.join(", ")})` : "";
   // An async handlers function: its Promise has no keys, and was said to define no job kinds.
   if (module instanceof Promise) {
     throw new ConfigError(
-      `simulate: ${maker} returned a Promise: it must return the job module itself${listed}, as the simulation starts each coordinator at a point in virtual time (leave out async, and await inside the handlers)`,
+      `${says}${maker} returned a Promise: it must return the job module itself${listed}, as the simulation starts each coordinator at a point in virtual time (leave out async, and await inside the handlers)`,
     );
   }
   if (module === null || typeof module !== "object") {
     throw new ConfigError(
-      `simulate: ${what} must be an object mapping each kind of your graph${listed} to its handler, not ${module === null ? "null" : typeof module}`,
+      `${says}${what} must be an object mapping each kind of your graph${listed} to its handler, not ${module === null ? "null" : typeof module}`,
     );
   }
   if (Object.keys(module).length === 0) {
     throw new ConfigError(
-      `simulate: ${named} defines no job kinds: give it a handler for each kind of your graph${listed}, e.g. { ${kinds[0] ?? "fetch"}: async (input, ctx) => … }`,
+      `${says}${named} defines no job kinds: give it a handler for each kind of your graph${listed}, e.g. { ${kinds[0] ?? "fetch"}: async (input, ctx) => … }`,
     );
   }
-  refuseRankLaunches(module as JobModule, named);
+  refuseRankLaunches(module as JobModule, named, says);
   let jobs: LoadedJobs;
   try {
     jobs = loadJobs(watch.wrap(around(module as JobModule), contextOf));
   } catch (error) {
     if (error instanceof JobModuleError) {
-      throw new ConfigError(`simulate: ${named}: ${error.message}`, { cause: error });
+      throw new ConfigError(`${says}${named}: ${error.message}`, { cause: error });
     }
     throw error;
   }
   const missing = kinds.filter((kind) => jobs.versionOf(kind) === undefined);
   if (missing.length > 0) {
     throw new ConfigError(
-      `simulate: your graph has jobs of kind ${missing.join(", ")}, which ${named} does not define (it defines ${jobs.kinds.join(", ")}${didYouMeanEach(missing, jobs.kinds)}): add a handler for each, or fix the kind`,
+      `${says}your graph has jobs of kind ${missing.join(", ")}, which ${named} does not define (it defines ${jobs.kinds.join(", ")}${didYouMeanEach(missing, jobs.kinds)}): add a handler for each, or fix the kind`,
     );
   }
   // A plain handler of a kind whose jobs have `ranks` stands in for the group it would launch;
@@ -103,7 +104,7 @@ export function yourJobs(
  * processes, real files under the state dir) from inside virtual time, which hung the seed
  * until its liveness bound. The simulation takes a plain handler for it instead.
  */
-function refuseRankLaunches(module: JobModule, what: string): void {
+function refuseRankLaunches(module: JobModule, what: string, says: string): void {
   const launching = Object.entries(module).find(
     ([, entry]) =>
       entry !== null &&
@@ -113,7 +114,7 @@ function refuseRankLaunches(module: JobModule, what: string): void {
   if (launching === undefined) return;
   const [kind] = launching;
   throw new ConfigError(
-    `simulate: ${what} defines kind "${kind}" as { ranks }, which launches real processes, and the simulation starts none: give a plain handler that stands in for the group instead, e.g. ${kind}: async (input, ctx) => { await sleep(60_000); return { worldSize: ctx.job.ranks } } (its jobs keep their ranks option; what it returns is the job's result, and a throw fails the job as a failing rank does)`,
+    `${says}${what} defines kind "${kind}" as { ranks }, which launches real processes, and the simulation starts none: give a plain handler that stands in for the group instead, e.g. ${kind}: async (input, ctx) => { await sleep(60_000); return { worldSize: ctx.job.ranks } } (its jobs keep their ranks option; what it returns is the job's result, and a throw fails the job as a failing rank does)`,
   );
 }
 

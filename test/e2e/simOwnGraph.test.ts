@@ -407,16 +407,16 @@ describe("baton sim on a graph of your own", () => {
     ],
     [
       [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnLacking.sim.ts`, "--seeds", "1..4"],
-      `your graph has jobs of kind merge, which the --handlers module ${F}/simOwnLacking.sim.ts does not define (it defines fetch)`,
+      `baton sim: your graph has jobs of kind merge, which the --handlers module ${F}/simOwnLacking.sim.ts does not define (it defines fetch)`,
     ],
     [
       // They said "handlers" and "your handlers function", which baton sim has not.
       [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnNoKinds.sim.ts`, "--seeds", "1..4"],
-      `the --handlers module ${F}/simOwnNoKinds.sim.ts defines no job kinds: give it a handler for each kind of your graph (fetch, merge)`,
+      `baton sim: the --handlers module ${F}/simOwnNoKinds.sim.ts defines no job kinds: give it a handler for each kind of your graph (fetch, merge)`,
     ],
     [
       [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnReturnsNull.sim.ts`, "--seeds", "1..4"],
-      `the job module the function of the --handlers module ${F}/simOwnReturnsNull.sim.ts returned must be an object mapping each kind of your graph (fetch, merge) to its handler, not null`,
+      `baton sim: the job module the function of the --handlers module ${F}/simOwnReturnsNull.sim.ts returned must be an object mapping each kind of your graph (fetch, merge) to its handler, not null`,
     ],
     [
       [`${F}/simOwn.graph.ts`],
@@ -434,7 +434,7 @@ describe("baton sim on a graph of your own", () => {
     [
       [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnThrows.sim.ts`, "--seeds", "1..4"],
       // Seed 1 of the range, on either thread (seed 2 was named when its thread threw first).
-      `simulate: seed 1: your handlers function threw when coordinator-0 started: TypeError: Cannot read properties of undefined (reading 'url') (at ${join(ROOT, F, "simOwnThrows.sim.ts")}:8:`,
+      `baton sim: seed 1: your handlers function threw when coordinator-0 started: TypeError: Cannot read properties of undefined (reading 'url') (at ${join(ROOT, F, "simOwnThrows.sim.ts")}:8:`,
     ],
   ])("refuses %j with exit 2", async (args, message) => {
     const exit = await sim(...args, "--threads", "2");
