@@ -20,16 +20,72 @@ const NOISE =
 /** A line about the whole run: a fault of the coordinator or its disk, a coordinator's start. */
 const WHOLE_RUN = /^\d+ (fault (coordinator-crash|kill|disk-stall|disk-full|slow|cancel)\b|start )/;
 
+/** One of your jobs a failed seed's report follows (see `yourJobsFollowed`). */
+export interface FollowedJob {
+  id: string;
+  /** Its kind and a preview of its input, as the trace's grants name it (`charge 2`). */
+  label: string;
+  /** Whether the failure names it (else it was granted more than once). */
+  named: boolean;
+  /** The attempts it was granted. */
+  attempts: number;
+  /** Its lines of the trace before `lines`, left out. */
+  earlier: number;
+  /** Its last lines of the trace (at most `MOST_LINES`), as the trace has them. */
+  lines: string[];
+}
+
 /**
  * The jobs of your own graph a failed seed's report follows, each with its own lines of the
  * `trace`, for the first screen of a failure (whose last events are mostly the simulated
  * network's frames): the jobs the `violation` names, then those granted more than once (a
  * lost worker, a coordinator crash, a failed attempt: where races in handlers show), at most
- * `MOST_JOBS`. A job's lines are those that name it (but its `running`, `storing` and grant
- * frame), the faults and closes of the connection its attempt ran on until its next grant or
- * its end, and coordinator crashes and starts, disk faults and the like while it had not
- * ended. Empty when the trace grants no job the violation names and none twice. The lines
- * are the trace's own (its format unchanged); `--trace` prints them all.
+ * `MOST_JOBS` of `of`. A job's lines are those that name it (but its `running`, `storing` and
+ * grant frame), the faults and closes of the connection its attempt ran on until its next
+ * grant or its end, and coordinator crashes and starts, disk faults and the like while it had
+ * not ended. No jobs when the trace grants no job the violation names and none twice. The
+ * lines are the trace's own (its format unchanged); `--trace` prints them all. `baton sim
+ * --json` gives them as `yourJobs`, its report as `yourJobsTimelines`.
+ *
+ * @example
+ * ```ts
+ * yourJobsFollowed(result.trace, result.violation!.message);
+ * // { of: 2, jobs: [{ id: "87d8d288e4a36c5c", label: "reconcile", named: true, attempts: 1, earlier: 0, lines: ["4987 job 87d8… ready", …] }, …] }
+ * ```
+ */
+export function yourJobsFollowed(
+  trace: readonly string[],
+  violation: string,
+): { of: number; jobs: FollowedJob[] } {
+  const granted = new Map<string, { label: string; attempts: number }>();
+  for (const line of trace) {
+    const grant = GRANT.exec(line);
+    if (grant === null) continue;
+    const [, id, label, , attempt] = grant;
+    granted.set(id!, { label: label!, attempts: Number(attempt) });
+  }
+  const named = (violation.match(/\b[0-9a-f]{16}\b/g) ?? []).filter((id) => granted.has(id));
+  const again = [...granted].filter(([, { attempts }]) => attempts > 1).map(([id]) => id);
+  const followed = [...new Set([...named, ...again])];
+  return {
+    of: followed.length,
+    jobs: followed.slice(0, MOST_JOBS).map((id) => {
+      const lines = timeline(trace, id);
+      const earlier = Math.max(0, lines.length - MOST_LINES);
+      return {
+        id,
+        ...granted.get(id)!,
+        named: named.includes(id),
+        earlier,
+        lines: lines.slice(earlier),
+      };
+    }),
+  };
+}
+
+/**
+ * A failed seed's report of the jobs `yourJobsFollowed` follows: a heading, then each job
+ * with its lines. Empty when it follows none.
  *
  * @example
  * ```ts
@@ -38,31 +94,15 @@ const WHOLE_RUN = /^\d+ (fault (coordinator-crash|kill|disk-stall|disk-full|slow
  * ```
  */
 export function yourJobsTimelines(trace: readonly string[], violation: string): string[] {
-  const granted = new Map<string, { what: string; attempts: number }>();
-  for (const line of trace) {
-    const grant = GRANT.exec(line);
-    if (grant === null) continue;
-    const [, id, what, , attempt] = grant;
-    granted.set(id!, { what: what!, attempts: Number(attempt) });
-  }
-  const named = (violation.match(/\b[0-9a-f]{16}\b/g) ?? []).filter((id) => granted.has(id));
-  const again = [...granted].filter(([, { attempts }]) => attempts > 1).map(([id]) => id);
-  const followed = [...new Set([...named, ...again])];
-  if (followed.length === 0) return [];
-  const shown = followed.slice(0, MOST_JOBS);
-  const left = followed.length - shown.length;
+  const { of, jobs } = yourJobsFollowed(trace, violation);
+  if (jobs.length === 0) return [];
   return [
-    `your jobs: ${named.length > 0 ? "the one the failure names, then " : ""}those granted more than once${left > 0 ? ` (${shown.length} of ${followed.length})` : ""}, with their lines of the trace (its replay prints them all):`,
-    ...shown.flatMap((id) => {
-      const { what, attempts } = granted.get(id)!;
-      const lines = timeline(trace, id);
-      const cut = lines.length - MOST_LINES;
-      return [
-        `  ${what} (${id}), ${attempts} attempt${attempts === 1 ? "" : "s"}:`,
-        ...(cut > 0 ? [`    … (${cut} earlier)`] : []),
-        ...lines.slice(Math.max(0, cut)).map((line) => `    ${line}`),
-      ];
-    }),
+    `your jobs: ${jobs[0]!.named ? "the one the failure names, then " : ""}those granted more than once${of > jobs.length ? ` (${jobs.length} of ${of})` : ""}, with their lines of the trace (its replay prints them all):`,
+    ...jobs.flatMap(({ id, label, attempts, earlier, lines }) => [
+      `  ${label} (${id}), ${attempts} attempt${attempts === 1 ? "" : "s"}:`,
+      ...(earlier > 0 ? [`    … (${earlier} earlier)`] : []),
+      ...lines.map((line) => `    ${line}`),
+    ]),
   ];
 }
 
