@@ -45,7 +45,7 @@ import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
 import { portGivenToUi, uiPortFlag } from "./uiPortFlag.ts";
 import { virtualMsFlag } from "./virtualMsFlag.ts";
 import { wholeNumberFlag } from "./wholeNumberFlag.ts";
-import { yourJobsTimelines } from "./yourJobsTimelines.ts";
+import { yourJobsFollowed, yourJobsTimelines } from "./yourJobsTimelines.ts";
 
 export const SIM_USAGE = `usage: baton sim [GRAPH --handlers SIM] [options]
 
@@ -92,7 +92,8 @@ holds is false.
                          faults shrink)
   --json                 print one JSON object per seed on stdout, the same fields for a
                          pass or a failure (one seed's has each job's outcome, its value
-                         or error, as outcomes; the first failure's, its smallest
+                         or error, as outcomes; a failure of GRAPH's, the jobs its
+                         report follows as yourJobs; the first failure's, its smallest
                          reproducer), a range's summary on stderr
   --ui                   with --replay S: open the dashboard on the seed's recorded trace (a
                          time slider and step buttons) until Ctrl-C; not with --json or
@@ -645,7 +646,7 @@ function outputFlags(output: Output): string {
  * `smallest` reproducer (its command, jobs, workers, faults, and the simulations it took). One
  * seed's (`--seed S`, `--replay S`) has each job's outcome too, as `baton run --json` has
  * them: what your handlers returned (a range's lines leave them out: a seed's graph of jobs
- * each).
+ * each). A failed seed of your own graph has `yourJobs`, the jobs its report follows.
  */
 function jsonOf(r: SimulationResult, s: Settings, output: Output, one: boolean, smallest?: Shrunk) {
   const { trace, outcomes, ...summary } = r;
@@ -653,6 +654,7 @@ function jsonOf(r: SimulationResult, s: Settings, output: Output, one: boolean, 
     ...summary,
     faults: formatFaults(r.faults),
     ...(one && { outcomes: [...outcomes.values()].map(jobJson) }),
+    ...(!r.ok && s.modules !== undefined && { yourJobs: yourJobsJson(r) }),
     ...(!r.ok && { lastEvents: trace.slice(-LAST_EVENTS), replay: replayCommand(r, s) }),
     ...(smallest && {
       smallest: {
@@ -665,6 +667,20 @@ function jsonOf(r: SimulationResult, s: Settings, output: Output, one: boolean, 
     }),
     ...(output.trace && { trace }),
   };
+}
+
+/**
+ * `--json`'s `yourJobs` of a failed seed of your own graph: the jobs its report follows
+ * (`yourJobsFollowed`), each with its kind: its outcome's, or the trace's label up to its
+ * first space for a job that had not ended (a kind with a space in it is told only by the one).
+ */
+function yourJobsJson(r: SimulationResult) {
+  return yourJobsFollowed(r.trace, r.violation!.message).jobs.map(({ id, label, ...job }) => ({
+    id,
+    kind: r.outcomes.get(id)?.kind ?? label.split(" ")[0],
+    label,
+    ...job,
+  }));
 }
 
 /** Writes `text` to stdout, clearing the progress line first when there is one. */

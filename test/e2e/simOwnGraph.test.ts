@@ -53,6 +53,22 @@ function mergeThrows(message: string): string {
 }
 
 /** The verdict lines of `stdout`, without their wall time. */
+/**
+ * simCharges seed 36's charge 2, as a failure follows it (ids as ID): a reset loses its worker,
+ * and its second attempt charges again.
+ */
+const CHARGE_2_LINES = [
+  "1 grant ID (charge 2) to sim:5 attempt 1",
+  "953 fault reset sim:5 by client",
+  "953 net sim:5 client closed 1006 connection reset",
+  "953 net sim:5 server closed 1006 connection reset by peer",
+  "953 job ID ready",
+  "953 grant ID (charge 2) to sim:3 attempt 2",
+  "3123 # ID (charge) attempt 1: its handler ended 2170 ms after its abort (connection closed: connection reset)",
+  "3896 net sim:3 > server result ID completed",
+  "3904 job ID completed",
+];
+
 const verdicts = (stdout: string) =>
   stdout
     .split("\n")
@@ -286,17 +302,40 @@ describe("baton sim on a graph of your own", () => {
     const last = lines.indexOf("last 30 events:");
     expect(charge).toBeGreaterThan(at + 1);
     const timeline = lines.slice(charge + 1, last);
-    expect(timeline.map((line) => line.replace(/[0-9a-f]{16}/g, "ID"))).toEqual([
-      "    1 grant ID (charge 2) to sim:5 attempt 1",
-      "    953 fault reset sim:5 by client",
-      "    953 net sim:5 client closed 1006 connection reset",
-      "    953 net sim:5 server closed 1006 connection reset by peer",
-      "    953 job ID ready",
-      "    953 grant ID (charge 2) to sim:3 attempt 2",
-      "    3123 # ID (charge) attempt 1: its handler ended 2170 ms after its abort (connection closed: connection reset)",
-      "    3896 net sim:3 > server result ID completed",
-      "    3904 job ID completed",
-    ]);
+    expect(timeline.map((line) => line.replace(/[0-9a-f]{16}/g, "ID"))).toEqual(
+      CHARGE_2_LINES.map((line) => `    ${line}`),
+    );
+  });
+
+  it("gives --json of a failed seed the same jobs, as yourJobs: id, kind, attempts and lines", async () => {
+    const charges = [`${F}/simCharges.graph.ts`, "--handlers", `${F}/simCharges.sim.ts`];
+    const exit = await sim(...charges, "--seed", "36", "--no-shrink", "--json");
+    expect(exit.code).toBe(1);
+    const { violation, yourJobs } = JSON.parse(exit.stdout);
+    const [reconcile, charge] = yourJobs;
+    expect(violation.message).toContain(`job ${reconcile.id} (reconcile): order 2 charged 2`);
+    expect(yourJobs).toHaveLength(2);
+    expect(reconcile).toEqual({
+      id: reconcile.id,
+      kind: "reconcile",
+      label: "reconcile",
+      attempts: 1,
+      named: true,
+      earlier: 0,
+      lines: [
+        `4987 job ${reconcile.id} ready`,
+        `4987 grant ${reconcile.id} (reconcile) to sim:2 attempt 1`,
+      ],
+    });
+    expect(charge).toEqual({
+      id: expect.stringMatching(/^[0-9a-f]{16}$/),
+      kind: "charge",
+      label: "charge 2",
+      attempts: 2,
+      named: false,
+      earlier: 0,
+      lines: CHARGE_2_LINES.map((line) => line.replaceAll("ID", charge.id)),
+    });
   });
 
   it("starts the drawn faults within --faults-within, which finds a race a short run otherwise outruns, and its replay command keeps", async () => {
