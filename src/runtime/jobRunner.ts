@@ -12,6 +12,7 @@ import {
 } from "../transport/frames.ts";
 import { isThenable } from "./isThenable.ts";
 import type { JobContext, LoadedJobs } from "./jobModule.ts";
+import { type AbortHook, abortHook } from "./onAbort.ts";
 import { isInstance, serializeThrown } from "./serializeThrown.ts";
 
 /** Where a running job's progress and, once, its result go. */
@@ -213,12 +214,14 @@ function blocked(frame: JobFrame, needs: readonly PlannedJob[], version: number)
  * closure and one logger child per job were a measurable cost at thousands of jobs a
  * second). `progress` and `need` are bound, so destructuring `ctx` works.
  */
-class HandlerContext implements JobContext {
+class HandlerContext implements JobContext, AbortHook {
   readonly job: JobContext["job"];
   readonly deps: Readonly<Record<string, Json>>;
   private controller: AbortController | undefined;
   private abortReason: unknown;
   private aborted = false;
+  /** Told of the abort through {@link abortHook}, without the AbortController. */
+  private abortListeners: ((reason: unknown) => void)[] | undefined;
   private logger: Logger | undefined;
   private resultList: Json[] | undefined;
   private boundProgress: JobContext["progress"] | undefined;
@@ -309,10 +312,22 @@ class HandlerContext implements JobContext {
     return this.boundNeed;
   }
 
+  /** The first abort counts, as an AbortController's: its reason is the signal's, made now or later. */
   abort(reason: unknown): void {
+    if (this.aborted) return;
     this.aborted = true;
     this.abortReason = reason;
     this.controller?.abort(reason);
+    const listeners = this.abortListeners;
+    this.abortListeners = undefined;
+    if (listeners !== undefined) for (const listener of listeners) listener(reason);
+  }
+
+  [abortHook](listener: (reason: unknown) => void): boolean {
+    if (this.aborted) return false;
+    if (this.abortListeners === undefined) this.abortListeners = [listener];
+    else this.abortListeners.push(listener);
+    return true;
   }
 }
 

@@ -1,5 +1,6 @@
 import { isThenable } from "../runtime/isThenable.ts";
 import type { JobModule } from "../runtime/jobModule.ts";
+import { onAbort } from "../runtime/onAbort.ts";
 import { mapHandlers } from "./mapHandlers.ts";
 
 /**
@@ -11,7 +12,8 @@ import { mapHandlers } from "./mapHandlers.ts";
  * and takes its next job, only then, and a lost worker rejoins only then. The trace showed
  * the late result or reconnection with nothing to say why they waited.
  * The handler's value and timing are untouched: the note is taken beside the promise the
- * worker awaits, and an abort listener only reads the clock.
+ * worker awaits, and an abort listener only reads the clock. The listener is the runner's
+ * {@link onAbort} hook: a handler that never reads `ctx.signal` gets no AbortController for it.
  *
  * @example
  * ```ts
@@ -26,13 +28,15 @@ export function noteAbandonedHandlers(
   return mapHandlers(module, (kind, run) => (input, ctx) => {
     const value = run(input, ctx);
     if (!isThenable(value)) return value;
-    const { signal } = ctx;
-    if (signal.aborted) return value;
     let abortedAt: number | undefined;
-    signal.addEventListener("abort", () => (abortedAt = now()), { once: true });
+    let reason: unknown;
+    const watching = onAbort(ctx, (why) => {
+      abortedAt = now();
+      reason = why;
+    });
+    if (!watching) return value;
     const ended = () => {
       if (abortedAt === undefined || now() === abortedAt) return;
-      const { reason } = signal;
       const why = reason instanceof Error ? reason.message : String(reason);
       note(
         `${ctx.job.id} (${kind}) attempt ${ctx.job.attempt}: its handler ended ${now() - abortedAt} ms after its abort (${why})`,
