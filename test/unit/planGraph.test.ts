@@ -49,6 +49,18 @@ describe("planGraph", () => {
     });
   });
 
+  it("gives the jobs that run after none one shared, frozen deps list (32 bytes a job less)", () => {
+    const a = job("fetch", "a");
+    const b = job("fetch", "b");
+    const plan = planGraph([a, b, job("parse", "c", { after: [a] })], known);
+    const [first, second, third] = [...plan.jobs.values()];
+    expect(first!.deps).toEqual([]);
+    expect(second!.deps).toBe(first!.deps);
+    expect(Object.isFrozen(first!.deps)).toBe(true);
+    expect(third!.deps).toEqual([plan.idOf(a)]);
+    expect(Object.isFrozen(third!.deps)).toBe(false);
+  });
+
   it("keeps the backoff", () => {
     const spec = job("fetch", 1, { backoff: { initialMs: 100, factor: 2, maxMs: 1000 } });
     const plan = planGraph([spec], known);
