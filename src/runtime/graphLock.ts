@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { StoreError } from "../errors.ts";
 import { sha256Hex } from "../graph/sha256Hex.ts";
+import { type AbandonedTempsLogger, removeAbandonedTemps } from "./abandonedTemps.ts";
 import { atomicTempTarget } from "./atomicTempTarget.ts";
 import { isPermissionDenied, ownerName } from "./fileOwner.ts";
 import { isWithin } from "./isWithin.ts";
@@ -319,9 +320,13 @@ export async function readGraphLocks(
  * (`readGraphLocks`'s `gone`): a run killed with SIGKILL leaves its file (a lock the next run
  * of its graph would take over), which `baton status` lists as a dead run until then. A lock
  * another run took meanwhile stays. With `registrationsOnly`, the locks stay too (a run
- * starting removes the registrations only: `removeGoneRegistrations`). Returns the runs whose
- * files it removed, and those whose files it may not remove (`failed`, each with its
- * `StoreError` saying whose it is and who can): one such file does not keep it from the rest.
+ * starting removes the registrations only: `removeGoneRegistrations`). Then it removes the
+ * temp files of locks and registrations whose creators were killed mid-create, before their
+ * `link` (no lock of theirs holds their pid) or right after it (`removeAbandonedTemps`: a
+ * writer gone from this host, and untouched for {@link LOCK_STALE_MS}), and tells `logger`.
+ * Returns the runs whose files it removed, and those whose files it may not remove (`failed`,
+ * each with its `StoreError` saying whose it is and who can): one such file does not keep it
+ * from the rest.
  *
  * @example
  * ```ts
@@ -332,7 +337,10 @@ export async function readGraphLocks(
 export async function removeGoneGraphLocks(
   dir: string,
   files: Files = nodeFiles(),
-  { registrationsOnly = false }: { registrationsOnly?: boolean } = {},
+  {
+    registrationsOnly = false,
+    logger,
+  }: { registrationsOnly?: boolean; logger?: AbandonedTempsLogger | undefined } = {},
 ): Promise<GoneLocksRemoval> {
   const removal: GoneLocksRemoval = { removed: [], failed: [] };
   for (const found of await findGraphLocks(dir, files)) {
@@ -346,6 +354,12 @@ export async function removeGoneGraphLocks(
       removal.failed.push({ run: lockedRun(found), error: error as Error });
     }
   }
+  await removeAbandonedTemps(dir, {
+    files,
+    staleMs: LOCK_STALE_MS,
+    of: (target) => RECORD_FILE.test(target),
+    logger,
+  });
   return removal;
 }
 

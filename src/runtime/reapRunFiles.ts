@@ -29,7 +29,8 @@ export interface RunFilesReap extends AbandonedAllocations {
  * command failed (`failed`), or one it could not look at, Slurm's commands not being on this
  * machine's PATH (`unchecked`). A living coordinator's files, and another host's, are left
  * alone; Slurm is not called when no batch script is found. Then it removes the graph locks of
- * the runs that are gone (`removeGoneGraphLocks`), which `baton status` lists as dead runs,
+ * the runs that are gone (`removeGoneGraphLocks`, with the temp files creators killed
+ * mid-create left of any lock or registration), which `baton status` lists as dead runs,
  * going on past one it may not remove (`locksNotRemoved`).
  *
  * @example
@@ -55,6 +56,8 @@ export async function reapRunFiles(
   const kept = new Set(notCancelled.map(({ runFile }) => runFile));
   const removed = abandoned.filter((name) => !kept.has(name));
   await removeRunFiles(dir, removed, ports);
-  const { removed: locks, failed: locksNotRemoved } = await removeGoneGraphLocks(dir, ports.files);
+  const { removed: locks, failed: locksNotRemoved } = await removeGoneGraphLocks(dir, ports.files, {
+    logger: ports.logger,
+  });
   return { cancelled, failed, unchecked, removed, locks, locksNotRemoved };
 }

@@ -97,7 +97,7 @@ async function createRegistration(files: Files, path: string, text: string): Pro
  * `LOCK_STALE_MS`), and logs which: every `baton run` starting there does it, as it removes
  * the secrets of dead coordinators (`sweepAbandonedRunFiles`), so that a killed run is not
  * listed as dead until a `baton reap`. Graph locks stay: the next run of a dead lock's graph
- * takes it over. One that cannot be removed is a warning, as registering is: the run goes on.
+ * takes it over; the temp files creators killed mid-create left of either go (logged). One that cannot be removed is a warning, as registering is: the run goes on.
  * Returns the runs whose registrations it removed.
  *
  * @example
@@ -119,7 +119,7 @@ export async function removeGoneRegistrations(
     "could not remove the registrations of runs that are gone, which baton status lists as dead runs until baton reap removes them";
   let removal: GoneLocksRemoval;
   try {
-    removal = await removeGoneGraphLocks(dir, files, { registrationsOnly: true });
+    removal = await removeGoneGraphLocks(dir, files, { registrationsOnly: true, logger });
   } catch (error) {
     logger.warn({ err: error, dir }, notRemoved);
     return [];

@@ -356,6 +356,44 @@ describe("lockGraph", () => {
     expect(existsSync(othersWrite)).toBe(true);
   });
 
+  it("removes the temp files of locks and registrations whose creators were killed mid-create, once untouched for LOCK_STALE_MS, a run starting too", async () => {
+    const store = storeDir();
+    const run = join(store, "run");
+    const dead = await deadPid();
+    const live = await liveProcess();
+    // A lock's creator killed before its link (no lock holds its pid), a registration's right
+    // after it (a second name of a registration gone since), one being written now, one of a
+    // creator still running, and a temp of a file that is no lock or registration.
+    const lock = basename(forgeLock(store, { pid: live.pid, argv: live.argv }));
+    const beforeLink = `.${lock}.${dead}.0123456789ab.tmp`;
+    const afterLink = `.graph-0123456789abcdef-${dead}-89abcdef.run.${dead}.0123456789ab.tmp`;
+    const beingWritten = `.${lock}.${dead}.fedcba987654.tmp`;
+    const creatorRuns = `.${lock}.${live.pid}.0123456789ab.tmp`;
+    const notALock = `.notes.txt.${dead}.0123456789ab.tmp`;
+    for (const [name, ageMs] of [
+      [beforeLink, LOCK_STALE_MS + 5_000],
+      [afterLink, LOCK_STALE_MS + 5_000],
+      [beingWritten, 1_000],
+      [creatorRuns, LOCK_STALE_MS + 5_000],
+      [notALock, LOCK_STALE_MS + 5_000],
+    ] as const) {
+      writeFileSync(join(run, name), '{"format":"baton.graph-lock/1"');
+      const at = new Date(Date.now() - ageMs);
+      utimesSync(join(run, name), at, at);
+    }
+    const info = vi.fn();
+    const { removed } = await removeGoneGraphLocks(run, nodeFiles(), {
+      registrationsOnly: true,
+      logger: { info },
+    });
+    expect(removed).toEqual([]);
+    expect(readdirSync(run).sort()).toEqual([beingWritten, creatorRuns, notALock, lock].sort());
+    expect(info).toHaveBeenCalledWith(
+      { dir: run, files: [afterLink, beforeLink].sort() },
+      expect.stringContaining("removed temp files that writers killed while writing left behind"),
+    );
+  });
+
   it("leaves, and does not report as removed, a dead run's lock that a new run took meanwhile", async () => {
     const store = storeDir();
     const dead = await deadPid();
