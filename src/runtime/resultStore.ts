@@ -1,7 +1,8 @@
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { canonicalJson } from "../graph/canonicalJson.ts";
 import type { Json } from "../graph/job.ts";
 import { sha256Hex } from "../graph/sha256Hex.ts";
+import { removeAbandonedTemps } from "./abandonedTemps.ts";
 import { atomicTempTarget } from "./atomicTempTarget.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -9,6 +10,7 @@ import type { Clock, Files } from "./ports.ts";
 import { storeOpenError, storeReadError } from "./storeErrors.ts";
 import {
   checkStoreFormat,
+  formatMarker,
   markStoreFormat,
   newerFormatError,
   STORE_FORMAT,
@@ -43,6 +45,8 @@ const JOB_ID = /^[0-9a-f]{16}$/;
 const CONCURRENCY = 64;
 /** Entries `loadAll` reads per `readMany` (a few ms of blocking with the node port). */
 const READ_BATCH = 250;
+/** The start of the name of the file `open` makes and removes in `results/` to see that it may. */
+const PROBE_PREFIX = ".writable-";
 /**
  * A temp file of a `put` unchanged for this long is abandoned: its writer died between writing
  * it and renaming it (a crash while storing). A live write takes milliseconds; one held up
@@ -117,7 +121,8 @@ export class ResultStore {
    * `quarantine/` and `logs/`. `clock` stamps `storedAt` (the simulation passes its own). A
    * store of a newer format, a `dir` that cannot be a directory (a file is in the way) or one
    * that cannot be written (checked by making and removing a file in `results/`) is a
-   * `StoreError`.
+   * `StoreError`. The temp files a process killed while making the marker or that file left
+   * are removed first (`removeAbandonedTemps`, after {@link ABANDONED_TEMP_MS}).
    */
   static async open(
     dir: string,
@@ -132,9 +137,10 @@ export class ResultStore {
       await Promise.all(
         [store.#resultsDir, store.#quarantineDir, store.logsDir].map((d) => files.mkdirp(d)),
       );
+      await store.#removeAbandonedMarks();
       // Folders that exist but cannot be written fail here, not at each job's result (a result
       // that cannot be stored is a failed attempt, so every job would be tried in vain).
-      const probe = join(store.#resultsDir, `.writable-${Math.round(clock.now())}`);
+      const probe = join(store.#resultsDir, `${PROBE_PREFIX}${Math.round(clock.now())}`);
       if (await files.createExclusive(probe, "")) await files.remove(probe);
       await markStoreFormat(dir, files);
     } catch (error) {
@@ -264,6 +270,26 @@ export class ResultStore {
     }
     if (!this.#readOnly && temps.length > 0) await this.#removeAbandoned(temps);
     return { stored, corrupt };
+  }
+
+  /**
+   * Removes the temp files of the store's format marker and of `open`'s probes that a process
+   * killed while it made them left (`removeAbandonedTemps`: a writer gone from this host, and
+   * untouched for {@link ABANDONED_TEMP_MS}); `loadAll` takes those of entries.
+   */
+  async #removeAbandonedMarks(): Promise<void> {
+    const ports = {
+      files: this.#files,
+      staleMs: ABANDONED_TEMP_MS,
+      now: this.#clock.now(),
+      logger: this.#logger,
+    };
+    const marker = basename(formatMarker(this.dir));
+    await removeAbandonedTemps(this.dir, { ...ports, of: (target) => target === marker });
+    await removeAbandonedTemps(this.#resultsDir, {
+      ...ports,
+      of: (target) => target.startsWith(PROBE_PREFIX),
+    });
   }
 
   /** Removes the temp files among `temps` that no write has touched for {@link ABANDONED_TEMP_MS}. */

@@ -21,6 +21,7 @@ import { jobId } from "../../src/graph/jobId.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ABANDONED_TEMP_MS, ResultStore } from "../../src/runtime/resultStore.ts";
 import { STORE_FORMAT } from "../../src/runtime/storeFormat.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
 
 const files = nodeFiles();
 const idOf = (n: number) => jobId("test", n, [], "1");
@@ -139,6 +140,30 @@ describe("ResultStore", () => {
     await utimes(fresh, old, old);
     await ResultStore.openReadOnly(dir, files).loadAll([b]);
     expect(await readdir(shard)).toEqual([basename(fresh)]);
+  });
+
+  it("open removes the temp files of a format marker and a probe whose maker was killed, once its pid is gone and they are 15 minutes old", async () => {
+    const infos: Array<{ msg: string; files: string[] }> = [];
+    const log = pino({ level: "info" }, { write: (line: string) => infos.push(JSON.parse(line)) });
+    const now = Date.now();
+    const dead = await deadPid();
+    const results = join(dir, "results");
+    await files.mkdirp(results);
+    const marker = `.format.json.${dead}.0badc0ffee00.tmp`;
+    const probe = `..writable-1700000000000.${dead}.0badc0ffee00.tmp`;
+    const freshProbe = `..writable-1700000000001.${dead}.0badc0ffee01.tmp`;
+    const notOurs = `.notes.txt.${dead}.0badc0ffee00.tmp`;
+    const old = new Date(now - ABANDONED_TEMP_MS - 60_000);
+    for (const path of [join(dir, marker), join(dir, notOurs), join(results, probe)]) {
+      await writeFile(path, "{");
+      await utimes(path, old, old);
+    }
+    await writeFile(join(results, freshProbe), "");
+
+    await ResultStore.open(dir, files, log, { now: () => now });
+    expect((await readdir(dir)).filter((name) => name.endsWith(".tmp"))).toEqual([notOurs]);
+    expect((await readdir(results)).filter((name) => name.endsWith(".tmp"))).toEqual([freshProbe]);
+    expect(infos.map((line) => line.files)).toEqual([[marker], [probe]]);
   });
 
   it("rejects ids that are not 16 hex digits (they would escape the store)", async () => {
