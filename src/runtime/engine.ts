@@ -652,7 +652,7 @@ async function keptSecretFile(
   ports: { files: Files; entropy: Entropy },
   log: Logger,
 ): Promise<{ path: string; secret: Uint8Array }> {
-  const { secret, created } = await keptSecret(path, ports);
+  const { secret, created } = await keptSecret(path, { ...ports, logger: log });
   if (created)
     log.info({ secretFile: path }, "wrote a new secret, kept for the runs given this file");
   return { path, secret };

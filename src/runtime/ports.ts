@@ -223,7 +223,8 @@ export interface Files {
   /**
    * Writes `path` whole or not at all, through a temp file beside it named
    * `.NAME.<digits>[.<hex>].tmp` (see `atomicTempTarget`). A writer killed mid-write can
-   * leave that temp file behind, never a torn `path`.
+   * leave that temp file behind, never a torn `path`; the sweep of its folder removes it
+   * (`removeAbandonedTemps`, `ResultStore.loadAll`, a deployment's clear).
    */
   writeAtomic(path: string, data: string | Uint8Array, mode?: number): Promise<void>;
   /**
@@ -235,7 +236,8 @@ export interface Files {
    * NFS made and answered again), so no reader ever finds it empty or partly written, and a
    * writer killed at any moment leaves it whole or not there. The temp file goes on every
    * path; one a writer killed right after the link leaves is a second name of the file, which
-   * whoever removes the file (a takeover, `baton reap`) removes with it. On a file system
+   * whoever removes the file (a takeover, `baton reap`) removes with it, and the sweep of its
+   * folder removes any other one a killed writer left (`removeAbandonedTemps`). On a file system
    * without hard links (vfat, some FUSE) the file is created with `O_EXCL` and then written,
    * so there a reader may find it empty for a moment. A write that fails (a full disk) leaves
    * nothing behind.

@@ -1,6 +1,7 @@
 import { open } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { ConfigError } from "../errors.ts";
+import { type AbandonedTempsLogger, removeAbandonedTemps } from "./abandonedTemps.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { permissionAdvice } from "./permissionAdvice.ts";
@@ -11,6 +12,12 @@ import { runFileStem } from "./runFiles.ts";
 const SECRET_BYTES = 32;
 /** The shortest secret `readSecret` accepts: anything shorter is guessable. */
 const MIN_SECRET_BYTES = 16;
+/**
+ * A temp file of a kept secret nobody wrote for this long, whose writer is gone from this
+ * host, was left by a run killed while it made the secret (as long as a graph lock's
+ * `LOCK_STALE_MS`: a secret on a folder shared with other hosts may be made from there).
+ */
+const KEPT_SECRET_STALE_MS = 60_000;
 /** The environment variable a worker reads its secret from when no file is given. */
 export const SECRET_ENV = "BATON_SECRET";
 
@@ -46,6 +53,9 @@ export async function writeSecretFile(
  * given the same file join every run that keeps it, so a worker started with `--retry-for`
  * outlives a coordinator that is started again. Of runs that make it at once, one makes it
  * and the others read it: it is never seen half written, so an empty file is refused at once.
+ * The temp files of it that a run killed while making it left beside it (a second name of the
+ * secret, or one never linked) are removed first (`removeAbandonedTemps`: a writer gone from
+ * this host, untouched for {@link KEPT_SECRET_STALE_MS}), and `logger` told which.
  *
  * @example
  * ```ts
@@ -54,10 +64,19 @@ export async function writeSecretFile(
  */
 export async function keptSecret(
   path: string,
-  ports: { files?: Files; entropy?: Entropy } = {},
+  ports: { files?: Files; entropy?: Entropy; logger?: AbandonedTempsLogger } = {},
 ): Promise<{ secret: Uint8Array; created: boolean }> {
   const files = ports.files ?? nodeFiles();
   const entropy = ports.entropy ?? nodeEntropy();
+  const name = basename(path);
+  await removeAbandonedTemps(dirname(path), {
+    files,
+    staleMs: KEPT_SECRET_STALE_MS,
+    of: (target) => target === name,
+    logger: ports.logger,
+  }).catch(() => {
+    // A folder this user may not list (mode 711) keeps them: the secret in it is read all the same.
+  });
   const hex = Buffer.from(entropy.bytes(SECRET_BYTES)).toString("hex");
   // The file appears whole (`Files.createExclusive`): one found empty was made so (`touch`).
   const created = await files.createExclusive(path, `${hex}\n`, 0o600);

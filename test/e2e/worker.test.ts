@@ -3,9 +3,11 @@
  * coordinator built in the test from the library pieces (coordinator machine, CoordinatorServer,
  * wsNet on 127.0.0.1). Every child still running when its test ends is killed by its pid.
  */
+import { spawn } from "node:child_process";
 import {
   chmodSync,
   closeSync,
+  linkSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -13,6 +15,7 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { createServer, type Socket } from "node:net";
@@ -28,6 +31,7 @@ import { keptSecret, readSecret, writeSecretFile } from "../../src/runtime/secre
 import { jobsOf } from "../../src/runtime/userModule.ts";
 import { describeRange, PROTOCOL } from "../../src/transport/protocolVersion.ts";
 import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { deadPid } from "../fixtures/deadPid.ts";
 import { silentCoordinator } from "../fixtures/silentCoordinator.ts";
 import { startSocketCoordinator } from "../fixtures/socketCoordinator.ts";
 import { stderrMatches } from "../fixtures/stderrMatches.ts";
@@ -953,6 +957,44 @@ describe("the run secret", () => {
     await expect(keptSecret(path)).rejects.toThrow(
       `secret file ${path} is readable by others (mode 0644); chmod 600 ${path}`,
     );
+  });
+
+  it("kept in a file beside temp files of it that runs killed while making it left: those of gone writers untouched for a minute are removed", async () => {
+    const dir = tempDir();
+    const path = join(dir, "cluster.secret");
+    const made = await keptSecret(path);
+    const dead = await deadPid();
+    const writer = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {
+      stdio: "ignore",
+    });
+    try {
+      await new Promise((resolve) => writer.once("spawn", resolve));
+      const old = new Date(Date.now() - 120_000);
+      // Killed right after its link (a second name of the secret), before it (a file of its
+      // own), one that a writer still running here makes, and one being written right now.
+      const linked = `.cluster.secret.${dead}.0123456789ab.tmp`;
+      const unlinked = `.cluster.secret.${dead}.fedcba987654.tmp`;
+      const running = `.cluster.secret.${writer.pid}.0123456789ab.tmp`;
+      const fresh = `.cluster.secret.${dead}.00000000aaaa.tmp`;
+      linkSync(path, join(dir, linked));
+      for (const name of [unlinked, running, fresh]) {
+        writeFileSync(join(dir, name), "0123", { mode: 0o600 });
+      }
+      for (const name of [unlinked, running]) utimesSync(join(dir, name), old, old);
+      utimesSync(path, old, old);
+      const info = vi.fn();
+      expect(await keptSecret(path, { logger: { info } })).toEqual({
+        secret: made.secret,
+        created: false,
+      });
+      expect(readdirSync(dir).sort()).toEqual(["cluster.secret", fresh, running].sort());
+      expect(info).toHaveBeenCalledWith(
+        { dir, files: [linked, unlinked].sort() },
+        expect.stringContaining("removed temp files that writers killed while writing left"),
+      );
+    } finally {
+      writer.kill("SIGKILL");
+    }
   });
 
   it("kept in a file several callers make at once is the same secret for all, one of them making it", async () => {
