@@ -5,6 +5,8 @@
  * `--store-read-only`) by their registrations. A run starts no worker (`--workers 0`: it
  * waits for workers to join), so the runs are the only processes a test starts.
  */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import {
   mkdirSync,
   readFileSync,
@@ -16,7 +18,7 @@ import {
 import { readdir } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import type { RunStatus } from "../../src/cli/runStatus.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
@@ -136,6 +138,36 @@ describe("baton status lists baton runs", () => {
       `dead run pid ${pid} on ${hostname()} of ${dead!.graph}: removed its graph lock (its process is gone)\n`,
     );
     // Its secret went too: nothing is left for baton status to list.
+    expect(await readdir(stateDir)).toEqual([]);
+  });
+
+  it("baton reap removes the temp file a graph lock's creator killed mid-create left, once a minute old", async () => {
+    const stateDir = join(tempDir("baton-run-status-temp-"), "run");
+    mkdirSync(stateDir);
+    // A creator killed with SIGKILL after it wrote its temp file and before its link.
+    const creator = spawn(
+      process.execPath,
+      [
+        "-e",
+        `require("node:fs").writeFileSync(require("node:path").join(process.argv[1], ".graph-0123456789abcdef.lock." + process.pid + ".0123456789ab.tmp"), "{"); process.kill(process.pid, "SIGKILL");`,
+        stateDir,
+      ],
+      { stdio: "ignore" },
+    );
+    onTestFinished(() => {
+      if (creator.exitCode === null && creator.signalCode === null) creator.kill("SIGKILL");
+    });
+    const [, signal] = await within(
+      once(creator, "exit") as Promise<[number | null, string | null]>,
+      10_000,
+      "the creator killing itself",
+    );
+    expect(signal).toBe("SIGKILL");
+    const temp = join(stateDir, `.graph-0123456789abcdef.lock.${creator.pid}.0123456789ab.tmp`);
+    const old = new Date(Date.now() - 2 * 60_000);
+    utimesSync(temp, old, old);
+    const reap = await baton(["reap", "--state-dir", stateDir]);
+    expect(reap.code).toBe(0);
     expect(await readdir(stateDir)).toEqual([]);
   });
 
