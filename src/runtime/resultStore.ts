@@ -122,7 +122,8 @@ export class ResultStore {
    * store of a newer format, a `dir` that cannot be a directory (a file is in the way) or one
    * that cannot be written (checked by making and removing a file in `results/`) is a
    * `StoreError`. The temp files a process killed while making the marker or that file left
-   * are removed first (`removeAbandonedTemps`, after {@link ABANDONED_TEMP_MS}).
+   * are removed first (`removeAbandonedTemps`, after {@link ABANDONED_TEMP_MS}), and so are
+   * those of `quarantine/` untouched for as long.
    */
   static async open(
     dir: string,
@@ -275,7 +276,9 @@ export class ResultStore {
   /**
    * Removes the temp files of the store's format marker and of `open`'s probes that a process
    * killed while it made them left (`removeAbandonedTemps`: a writer gone from this host, and
-   * untouched for {@link ABANDONED_TEMP_MS}); `loadAll` takes those of entries.
+   * untouched for {@link ABANDONED_TEMP_MS}), and those of `quarantine/` that a run killed as
+   * it moved a corrupt entry there left, by age alone as `loadAll` takes those of entries
+   * (the simulation's temps there are numbered, not named after a pid).
    */
   async #removeAbandonedMarks(): Promise<void> {
     const ports = {
@@ -290,6 +293,11 @@ export class ResultStore {
       ...ports,
       of: (target) => target.startsWith(PROBE_PREFIX),
     });
+    const quarantined = await this.#files.list(this.#quarantineDir);
+    const temps = quarantined.filter((name) => atomicTempTarget(name) !== undefined);
+    if (temps.length > 0) {
+      await this.#removeAbandoned(temps.map((name) => join(this.#quarantineDir, name)));
+    }
   }
 
   /** Removes the temp files among `temps` that no write has touched for {@link ABANDONED_TEMP_MS}. */
@@ -311,7 +319,7 @@ export class ResultStore {
     removed.sort();
     this.#logger?.info(
       { removed },
-      `removed ${removed.length} temp file${removed.length === 1 ? "" : "s"} from the result store that a run left when it stopped while storing results (untouched for over ${ABANDONED_TEMP_MS / 60_000} minutes)`,
+      `removed ${removed.length} temp file${removed.length === 1 ? "" : "s"} from the result store that a run left when it stopped while storing or quarantining results (untouched for over ${ABANDONED_TEMP_MS / 60_000} minutes)`,
     );
   }
 

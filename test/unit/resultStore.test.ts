@@ -166,6 +166,27 @@ describe("ResultStore", () => {
     expect(infos.map((line) => line.files)).toEqual([[marker], [probe]]);
   });
 
+  it("open removes the temp files a run killed while quarantining a corrupt entry left in quarantine/, once 15 minutes old", async () => {
+    const infos: Array<{ msg: string; removed: string[] }> = [];
+    const log = pino({ level: "info" }, { write: (line: string) => infos.push(JSON.parse(line)) });
+    const now = Date.now();
+    const quarantine = join(dir, "quarantine");
+    await files.mkdirp(quarantine);
+    const id = idOf(1);
+    const abandoned = join(quarantine, `.${id}.json.4242.0badc0ffee00.tmp`);
+    const fresh = join(quarantine, `.${id}.1.json.4242.0badc0ffee01.tmp`);
+    const kept = join(quarantine, `${id}.json`);
+    for (const path of [abandoned, fresh, kept]) await writeFile(path, "{");
+    const old = new Date(now - ABANDONED_TEMP_MS - 60_000);
+    await utimes(abandoned, old, old);
+    await utimes(kept, old, old);
+
+    await ResultStore.open(dir, files, log, { now: () => now });
+    expect((await readdir(quarantine)).sort()).toEqual([basename(fresh), basename(kept)].sort());
+    expect(infos.map((line) => line.removed)).toEqual([[abandoned]]);
+    expect(infos[0]!.msg).toMatch(/removed 1 temp file from the result store/);
+  });
+
   it("rejects ids that are not 16 hex digits (they would escape the store)", async () => {
     const store = await open();
     await expect(store.put("../../etc/passwd", "k", 1)).rejects.toThrow(/not a job id/);
@@ -583,8 +604,10 @@ describe("ResultStore", () => {
         },
       };
       const store = await ResultStore.open(dir, counting, logger);
+      // Once as it opens, for the temp files of a run killed while quarantining.
+      expect(listed).toBe(1);
       expect(await store.loadAll(ids)).toEqual({ stored: new Map(), corrupt: 300 });
-      expect(listed).toBe(0);
+      expect(listed).toBe(1);
       expect((await readdir(quarantine)).sort()).toEqual(ids.map((each) => `${each}.json`).sort());
     });
 
