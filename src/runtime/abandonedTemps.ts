@@ -28,7 +28,7 @@ export interface AbandonedTempsLogger {
  * one pid): this process's own are never that old. The pids are looked up in this host's
  * process table, so `dir` is a folder of this host's files (or of a file system it shares),
  * not an ssh host's (`remoteFiles`), whose pids are that host's. One this user may not remove (another
-user's, in a folder shared with them) is left to them. Returns the removed names, and tells
+user's, in a folder shared with them) is left to them, and so is a folder so named. Returns the removed names, and tells
  * `logger` which. A `dir` that does not exist holds none.
  *
  * @example
@@ -62,8 +62,11 @@ export async function removeAbandonedTemps(
     try {
       await files.remove(path);
     } catch (error) {
-      // Another user's, in a folder shared with them (mode 1777): theirs to remove.
-      if (isPermissionDenied(error)) continue;
+      // Another user's, in a folder shared with them (mode 1777): theirs to remove. A folder
+      // so named is no writer's temp file.
+      if (isPermissionDenied(error) || (error as NodeJS.ErrnoException).code === "EISDIR") {
+        continue;
+      }
       throw error;
     }
     removed.push(name);

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { removeAbandonedTemps } from "../../src/runtime/abandonedTemps.ts";
@@ -43,6 +43,10 @@ describe("removeAbandonedTemps", () => {
     fileAged(dir, `.format.json.${dead}.fedcba987654.tmp`, 1_000); // being written, seen from afar
     fileAged(dir, `.format.json.${live}.0123456789ab.tmp`, old); // a writer running here
     fileAged(dir, "format.json", old);
+    // A folder named as a temp file is nobody's write: it stays, and the others go all the same.
+    const folder = `.format.json.${dead}.aaaaaaaaaaaa.tmp`;
+    mkdirSync(join(dir, folder));
+    utimesSync(join(dir, folder), new Date(Date.now() - old), new Date(Date.now() - old));
     const removed = await removeAbandonedTemps(dir, { files: nodeFiles(), staleMs: STALE_MS });
     expect(removed.sort()).toEqual(
       [
@@ -55,6 +59,7 @@ describe("removeAbandonedTemps", () => {
       [
         `.format.json.${dead}.fedcba987654.tmp`,
         `.format.json.${live}.0123456789ab.tmp`,
+        folder,
         "format.json",
       ].sort(),
     );
