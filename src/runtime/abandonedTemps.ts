@@ -27,9 +27,10 @@ export interface AbandonedTempsLogger {
  * ends. A temp with this process's pid counts as another's (a container whose runs all get
  * one pid): this process's own are never that old. The pids are looked up in this host's
  * process table, so `dir` is a folder of this host's files (or of a file system it shares),
- * not an ssh host's (`remoteFiles`), whose pids are that host's. One this user may not remove (another
-user's, in a folder shared with them) is left to them, and so is a folder so named. Returns the removed names, and tells
- * `logger` which. A `dir` that does not exist holds none.
+ * not an ssh host's (`remoteFiles`), whose pids are that host's. One this user may not
+ * remove (another user's, in a folder shared with them) is left to them, and so is a folder
+ * so named. Returns the removed names, and tells `logger` which. A `dir` that does not exist
+ * holds none.
  *
  * @example
  * ```ts
