@@ -361,9 +361,10 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     // The dead run's allocations stay as it leaves them until the rerun comes, however long
     // a loaded machine takes to start it: the running ones' workers, which cannot reach the
     // dead coordinator, would end them once out of restarts, and the waiting one would then
-    // start. Frozen, each ends CANCELLED only if the rerun cancels it.
-    slurm("scontrol", ["suspend", running.join(",")]);
+    // start. Frozen, each ends CANCELLED only if the rerun cancels it. The waiting one is held
+    // first: suspended, the running ones could leave it their CPUs before it was held.
     slurm("scontrol", ["hold", pending]);
+    slurm("scontrol", ["suspend", running.join(",")]);
     first.child.kill("SIGKILL");
     await first.exit;
 
