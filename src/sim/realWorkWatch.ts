@@ -71,7 +71,7 @@ function destroyed(resource: object): boolean {
  * run (a 10 ms `setTimeout` lands about 10 real ms in, a minute of virtual time or more), and
  * the seed's trace with it. Each handler runs in an async context of its own, and an
  * `async_hooks` hook notes what real work that context starts; `escaped` is the first whose
- * callback ran, `pending` what is still waiting and `timerLeft` a timer neither fired nor
+ * callback ran (or a dynamic `import()`, from when it is asked), `pending` what is still waiting and `timerLeft` a timer neither fired nor
  * cleared. A timer cleared before it fires is no harm and is not reported. While it watches,
  * the real clock and real randomness (`Date.now()`, `Math.random()`, … `REAL_READS`) are
  * trapped too: `read` is the first call a handler made (what the engine, XState or pino call
@@ -103,7 +103,7 @@ function destroyed(resource: object): boolean {
  * ```
  */
 export class RealWorkWatch {
-  /** The first real work of a handler whose callback ran. */
+  /** The first real work of a handler whose callback ran, or a module load it asked for. */
   escaped: RealWork | undefined;
   /** The first read of the real clock or real randomness a handler made. */
   read: RealRead | undefined;
@@ -127,7 +127,12 @@ export class RealWorkWatch {
       if (type === "Immediate") this.immediates.push(resource);
       else if (type === "TickObject") this.ticked = true;
       if (!REAL.has(type)) return;
-      this.started.set(asyncId, { work: { ...job, type }, resource: new WeakRef(resource) });
+      const work = { ...job, type };
+      // A dynamic import() is real work once asked: which of the module loader's callbacks
+      // runs before the import is answered, and when, is the machine's (under load, one that
+      // ran after the seed was over let it pass).
+      if (this.escaped === undefined && realWorkKind(type) === "moduleLoad") this.escaped = work;
+      this.started.set(asyncId, { work, resource: new WeakRef(resource) });
       if (this.started.size >= this.sweepAt) this.sweep();
     },
     before: (asyncId) => {

@@ -19,6 +19,7 @@ import { drawFaults, type Fault, type FaultProfile, faultsEnd, formatFaults } fr
 import { insteadOfRealWork } from "./insteadOfRealWork.ts";
 import { InvariantChecker } from "./invariants.ts";
 import { RankGroupScenario } from "./rankGroupScenario.ts";
+import { realWorkKind } from "./realWorkKind.ts";
 import { describeRealRead, describeRealWork, RealWorkWatch } from "./realWorkWatch.ts";
 import { microtasksSettled, nextTurn, ticksSettled } from "./settle.ts";
 import { type ClockScope, SimClock } from "./simClock.ts";
@@ -494,7 +495,7 @@ class Simulation {
     const { work } = first;
     this.fail(
       0,
-      `the handler of job ${work.jobId} (${work.kind}) started ${describeRealWork(work.type)}, whose callback ran when real time, not virtual time, said so: where it lands differs from run to run, and the trace with it. ${insteadOfRealWork(work.type)}`,
+      `the handler of job ${work.jobId} (${work.kind}) started ${describeRealWork(work.type)}, ${realWorkKind(work.type) === "moduleLoad" ? "which real time, not virtual time, answers" : "whose callback ran when real time, not virtual time, said so"}: where it lands differs from run to run, and the trace with it. ${insteadOfRealWork(work.type)}`,
     );
   }
 

@@ -136,4 +136,21 @@ describe("RealWorkWatch's context and real work", () => {
       clearTimeout(bound);
     });
   });
+
+  it("takes a MessagePort a handler opens (what a dynamic import() asks the module loader on) as escaped work from when it is made", async () => {
+    const watch = new RealWorkWatch();
+    let channel: MessageChannel | undefined;
+    const jobs = watch.wrap({
+      load: async () => {
+        channel = new MessageChannel();
+      },
+    });
+    await watching(watch, async () => {
+      await handlerOf(jobs, "load")(null, ctxOf("l1"));
+      // No callback of it has run: which of the loader's runs first, and when, is the machine's.
+      expect(watch.escaped).toEqual({ jobId: "l1", kind: "load", type: "MESSAGEPORT" });
+      channel?.port1.close();
+      await turn();
+    });
+  });
 });
