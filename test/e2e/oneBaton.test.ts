@@ -139,91 +139,101 @@ async function probed(
 }
 
 /**
+ * A test's limit: side by side, the file takes 32–36 s on an idle machine, and one test took
+ * over 60 s (vitest's default) under a load of 15.
+ */
+const TEST_MS = 120_000;
+
+/**
  * Side by side: each test starts its commands one after another, each mostly a process loading
  * modules, and test files run one at a time, which left CI's second core idle.
  */
 describe.concurrent("a user's modules get the baton the command runs", () => {
   for (const [name, make] of Object.entries(SETUPS)) {
-    it(`${name}: on the command's thread, a worker's, its handler thread and sim's threads`, async ({
-      expect,
-      onTestFinished,
-    }) => {
-      const setup = make();
-      const record = join(setup.dir, "loaded.txt");
-      writeFileSync(record, "");
-      const exit = await startOwnBaton(
-        onTestFinished,
-        ["run", "graph.ts", "--no-store", "--json", "--in-process"],
-        {
-          root: setup.root,
-          cwd: setup.dir,
-          env: { NODE_OPTIONS: `--import=${RECORDER}`, BATON_LOADED_MODULES: record },
-        },
-      ).exit;
-      expect(exit.stderr).toBe("");
-      const { jobs } = JSON.parse(exit.stdout) as { jobs: { value: unknown }[] };
-      expect(jobs[0]?.value).toBe("main thread: one ConfigError");
-      // The copy that ran, and no other: no module of its other form, nor of another baton.
-      const loaded = readFileSync(record, "utf8").split("\n");
-      const [ran, other] = setup.compiled ? ["dist", "src"] : ["src", "dist"];
-      const main = setup.compiled ? "dist/cli/main.js" : "src/cli/main.ts";
-      expect(loaded).toContain(`file://${setup.root}/${main}`);
-      expect(loaded.filter((url) => url.startsWith(`file://${setup.root}/${other}/`))).toEqual([]);
-      const batons = loaded.filter((url) => /\/(?:src|dist)\/errors\.[jt]s/.test(url));
-      expect(new Set(batons)).toEqual(
-        new Set([`file://${setup.root}/${ran}/errors.${ran === "dist" ? "js" : "ts"}`]),
-      );
+    it(
+      `${name}: on the command's thread, a worker's, its handler thread and sim's threads`,
+      async ({ expect, onTestFinished }) => {
+        const setup = make();
+        const record = join(setup.dir, "loaded.txt");
+        writeFileSync(record, "");
+        const exit = await startOwnBaton(
+          onTestFinished,
+          ["run", "graph.ts", "--no-store", "--json", "--in-process"],
+          {
+            root: setup.root,
+            cwd: setup.dir,
+            env: { NODE_OPTIONS: `--import=${RECORDER}`, BATON_LOADED_MODULES: record },
+          },
+        ).exit;
+        expect(exit.stderr).toBe("");
+        const { jobs } = JSON.parse(exit.stdout) as { jobs: { value: unknown }[] };
+        expect(jobs[0]?.value).toBe("main thread: one ConfigError");
+        // The copy that ran, and no other: no module of its other form, nor of another baton.
+        const loaded = readFileSync(record, "utf8").split("\n");
+        const [ran, other] = setup.compiled ? ["dist", "src"] : ["src", "dist"];
+        const main = setup.compiled ? "dist/cli/main.js" : "src/cli/main.ts";
+        expect(loaded).toContain(`file://${setup.root}/${main}`);
+        expect(loaded.filter((url) => url.startsWith(`file://${setup.root}/${other}/`))).toEqual(
+          [],
+        );
+        const batons = loaded.filter((url) => /\/(?:src|dist)\/errors\.[jt]s/.test(url));
+        expect(new Set(batons)).toEqual(
+          new Set([`file://${setup.root}/${ran}/errors.${ran === "dist" ? "js" : "ts"}`]),
+        );
 
-      expect(await probed(onTestFinished, setup, "--workers", "1")).toBe(
-        "main thread: one ConfigError",
-      );
-      expect(await probed(onTestFinished, setup, "--workers", "1", "--handler-thread")).toBe(
-        "its own thread: one ConfigError",
-      );
+        expect(await probed(onTestFinished, setup, "--workers", "1")).toBe(
+          "main thread: one ConfigError",
+        );
+        expect(await probed(onTestFinished, setup, "--workers", "1", "--handler-thread")).toBe(
+          "its own thread: one ConfigError",
+        );
 
-      // The calling thread takes the first seed, the helper thread the second (sim.ts waits for it).
-      const probeFile = join(setup.dir, "probe.txt");
-      writeFileSync(probeFile, "");
-      const sim = await startOwnBaton(
-        onTestFinished,
-        ["sim", "graph.ts", "--handlers", "sim.ts", "--seeds", "1..2", "--threads", "2"],
-        { root: setup.root, cwd: setup.dir, env: { PROBE_FILE: probeFile } },
-      ).exit;
-      expect(sim.stderr).toBe("");
-      expect(sim.code).toBe(0);
-      expect(new Set(readFileSync(probeFile, "utf8").split("\n").filter(Boolean))).toEqual(
-        new Set(["main thread: one ConfigError", "its own thread: one ConfigError"]),
-      );
-    });
+        // The calling thread takes the first seed, the helper thread the second (sim.ts waits for it).
+        const probeFile = join(setup.dir, "probe.txt");
+        writeFileSync(probeFile, "");
+        const sim = await startOwnBaton(
+          onTestFinished,
+          ["sim", "graph.ts", "--handlers", "sim.ts", "--seeds", "1..2", "--threads", "2"],
+          { root: setup.root, cwd: setup.dir, env: { PROBE_FILE: probeFile } },
+        ).exit;
+        expect(sim.stderr).toBe("");
+        expect(sim.code).toBe(0);
+        expect(new Set(readFileSync(probeFile, "utf8").split("\n").filter(Boolean))).toEqual(
+          new Set(["main thread: one ConfigError", "its own thread: one ConfigError"]),
+        );
+      },
+      TEST_MS,
+    );
 
-    it(`${name}: the Quick start example runs, and baton sim of drawn graphs`, async ({
-      expect,
-      onTestFinished,
-    }) => {
-      const setup = make();
-      const example = join(setup.root, "examples", "pipeline.graph.ts");
-      const run = await startOwnBaton(
-        onTestFinished,
-        ["run", example, "--in-process", "--no-store", "--json"],
-        {
-          root: setup.root,
-          cwd: setup.dir,
-        },
-      ).exit;
-      expect(run.stderr).toBe("");
-      expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, counts: { completed: 55 } });
-      const sim = await startOwnBaton(
-        onTestFinished,
-        ["sim", "--seeds", "1..2", "--threads", "2"],
-        {
-          root: setup.root,
-          cwd: setup.dir,
-        },
-      ).exit;
-      expect(sim.stderr).toBe("");
-      expect(sim.stdout).toMatch(/2 seeds, 0 failed/);
-      expect(sim.code).toBe(0);
-    });
+    it(
+      `${name}: the Quick start example runs, and baton sim of drawn graphs`,
+      async ({ expect, onTestFinished }) => {
+        const setup = make();
+        const example = join(setup.root, "examples", "pipeline.graph.ts");
+        const run = await startOwnBaton(
+          onTestFinished,
+          ["run", example, "--in-process", "--no-store", "--json"],
+          {
+            root: setup.root,
+            cwd: setup.dir,
+          },
+        ).exit;
+        expect(run.stderr).toBe("");
+        expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, counts: { completed: 55 } });
+        const sim = await startOwnBaton(
+          onTestFinished,
+          ["sim", "--seeds", "1..2", "--threads", "2"],
+          {
+            root: setup.root,
+            cwd: setup.dir,
+          },
+        ).exit;
+        expect(sim.stderr).toBe("");
+        expect(sim.stdout).toMatch(/2 seeds, 0 failed/);
+        expect(sim.code).toBe(0);
+      },
+      TEST_MS,
+    );
   }
 });
 
