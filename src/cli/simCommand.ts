@@ -93,8 +93,9 @@ holds is false.
   --json                 print one JSON object per seed on stdout, the same fields for a
                          pass or a failure (one seed's has each job's outcome, its value
                          or error, as outcomes; a failure of GRAPH's, the jobs its
-                         report follows as yourJobs; the first failure's, its smallest
-                         reproducer), a range's summary on stderr
+                         report follows as yourJobs, the first 4 of yourJobsOf; the
+                         first failure's, its smallest reproducer), a range's summary
+                         on stderr
   --ui                   with --replay S: open the dashboard on the seed's recorded trace (a
                          time slider and step buttons) until Ctrl-C; not with --json or
                          --check-determinism
@@ -646,7 +647,8 @@ function outputFlags(output: Output): string {
  * `smallest` reproducer (its command, jobs, workers, faults, and the simulations it took). One
  * seed's (`--seed S`, `--replay S`) has each job's outcome too, as `baton run --json` has
  * them: what your handlers returned (a range's lines leave them out: a seed's graph of jobs
- * each). A failed seed of your own graph has `yourJobs`, the jobs its report follows.
+ * each). A failed seed of your own graph has `yourJobs`, the jobs its report follows, and
+ * `yourJobsOf`, how many it would follow (more when the list was cut).
  */
 function jsonOf(r: SimulationResult, s: Settings, output: Output, one: boolean, smallest?: Shrunk) {
   const { trace, outcomes, ...summary } = r;
@@ -654,7 +656,7 @@ function jsonOf(r: SimulationResult, s: Settings, output: Output, one: boolean, 
     ...summary,
     faults: formatFaults(r.faults),
     ...(one && { outcomes: [...outcomes.values()].map(jobJson) }),
-    ...(!r.ok && s.modules !== undefined && { yourJobs: yourJobsJson(r) }),
+    ...(!r.ok && s.modules !== undefined && yourJobsJson(r)),
     ...(!r.ok && { lastEvents: trace.slice(-LAST_EVENTS), replay: replayCommand(r, s) }),
     ...(smallest && {
       smallest: {
@@ -673,14 +675,20 @@ function jsonOf(r: SimulationResult, s: Settings, output: Output, one: boolean, 
  * `--json`'s `yourJobs` of a failed seed of your own graph: the jobs its report follows
  * (`yourJobsFollowed`), each with its kind: its outcome's, or the trace's label up to its
  * first space for a job that had not ended (a kind with a space in it is told only by the one).
+ * `yourJobsOf` is how many jobs it would follow, of which `yourJobs` has the first 4, as the
+ * text's "(4 of 6)" says: a reader could not tell a shortened list from a whole one.
  */
 function yourJobsJson(r: SimulationResult) {
-  return yourJobsFollowed(r.trace, r.violation!.message).jobs.map(({ id, label, ...job }) => ({
-    id,
-    kind: r.outcomes.get(id)?.kind ?? label.split(" ")[0],
-    label,
-    ...job,
-  }));
+  const { of, jobs } = yourJobsFollowed(r.trace, r.violation!.message);
+  return {
+    yourJobs: jobs.map(({ id, label, ...job }) => ({
+      id,
+      kind: r.outcomes.get(id)?.kind ?? label.split(" ")[0],
+      label,
+      ...job,
+    })),
+    yourJobsOf: of,
+  };
 }
 
 /** Writes `text` to stdout, clearing the progress line first when there is one. */

@@ -307,14 +307,16 @@ describe("baton sim on a graph of your own", () => {
     );
   });
 
-  it("gives --json of a failed seed the same jobs, as yourJobs: id, kind, attempts and lines", async () => {
+  it("gives --json of a failed seed the same jobs, as yourJobs: id, kind, attempts and lines, and yourJobsOf", async () => {
     const charges = [`${F}/simCharges.graph.ts`, "--handlers", `${F}/simCharges.sim.ts`];
     const exit = await sim(...charges, "--seed", "36", "--no-shrink", "--json");
     expect(exit.code).toBe(1);
-    const { violation, yourJobs } = JSON.parse(exit.stdout);
+    const { violation, yourJobs, yourJobsOf } = JSON.parse(exit.stdout);
     const [reconcile, charge] = yourJobs;
     expect(violation.message).toContain(`job ${reconcile.id} (reconcile): order 2 charged 2`);
     expect(yourJobs).toHaveLength(2);
+    // The whole list: it follows no more than it shows.
+    expect(yourJobsOf).toBe(2);
     expect(reconcile).toEqual({
       id: reconcile.id,
       kind: "reconcile",

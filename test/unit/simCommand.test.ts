@@ -238,6 +238,23 @@ describe("baton sim's failure report", () => {
     expect(lines[2]).not.toHaveProperty("smallest");
   });
 
+  it("says in --json how many of your jobs a failure follows, beside the 4 yourJobs lists", async () => {
+    // Six jobs of your graph granted twice: the text's heading reads "(4 of 6)".
+    const ids = [...Array(6).keys()].map((n) => `${n}`.repeat(16));
+    const trace = ids.flatMap((id, n) =>
+      [1, 2].map(
+        (attempt) => `${n * 10 + attempt} grant ${id} (fetch ${n}) to sim:1 attempt ${attempt}`,
+      ),
+    );
+    fake.seeds = [{ ...seedResult(3, false), trace }];
+    const out = capturedOutput();
+    const yours = ["test/fixtures/simOwn.graph.ts", "--handlers", "test/fixtures/simOwn.sim.ts"];
+    expect(await simCommand([...yours, "--seed", "3", "--no-shrink", "--json"])).toBe(1);
+    const { yourJobs, yourJobsOf } = JSON.parse(out.text);
+    expect(yourJobs.map((job: { id: string }) => job.id)).toEqual(ids.slice(0, 4));
+    expect(yourJobsOf).toBe(6);
+  });
+
   it.each([
     [false, true],
     [true, false],
