@@ -54,6 +54,20 @@ export function handlersModule(handlers: object): string | undefined {
 }
 
 /**
+ * How messages name the function `handlers` is: `the function of the --handlers module sim.ts`
+ * for one loaded from a module (`handlersModule`), else `your handlers function`.
+ *
+ * @example
+ * ```ts
+ * handlersFunction(({ sleep }) => ({ fetch: () => sleep(1) })); // "your handlers function"
+ * ```
+ */
+export function handlersFunction(handlers: object): string {
+  const source = handlersModule(handlers);
+  return source === undefined ? "your handlers function" : `the function of ${source}`;
+}
+
+/**
  * How a refusal of `handlers` begins: with the library's function (`simulate: `), or with
  * nothing for handlers `baton sim` loaded (`--handlers`), whose errors the command prints
  * after its own name (it read `baton sim: simulate: seed 1: …`).

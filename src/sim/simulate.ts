@@ -27,7 +27,7 @@ import { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
 import { type SimTools, simGraph, simJobs } from "./simGraph.ts";
 import { type SimInvariant, violationMessage } from "./simInvariants.ts";
-import { messagePrefix } from "./simModules.ts";
+import { handlersFunction, messagePrefix } from "./simModules.ts";
 import { SimNet } from "./simNet.ts";
 import { Trace } from "./trace.ts";
 import { traceLog } from "./traceLog.ts";
@@ -597,7 +597,9 @@ class Simulation {
   /**
    * Your handlers for this incarnation. A handlers function that throws (at the first start, or
    * only at a restart after a crash) crashed `baton sim` with a bare stack and exit 1, naming no
-   * seed: it is a `ConfigError` saying when, and where in your code.
+   * seed: it is a `ConfigError` saying when, and where in your code, naming the module the
+   * function came from, if any (`handlersFunction`: it said "your handlers function" under
+   * `baton sim`, where the other refusals name the `--handlers` module).
    */
   private yourJobs(
     handlers: NonNullable<SimulateOptions["handlers"]>,
@@ -610,7 +612,7 @@ class Simulation {
       if (error instanceof BatonError) throw error;
       const restart = this.incarnation > 0 ? ", after a coordinator crash" : "";
       throw new ConfigError(
-        `${messagePrefix(handlers)}seed ${this.seed}: your handlers function threw when ${this.host} started${restart}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}${whereThrown(error)}. It is called for each coordinator incarnation: make it return the handlers every time`,
+        `${messagePrefix(handlers)}seed ${this.seed}: ${handlersFunction(handlers)} threw when ${this.host} started${restart}: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}${whereThrown(error)}. It is called for each coordinator incarnation: make it return the handlers every time`,
         { cause: error },
       );
     }

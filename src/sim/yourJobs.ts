@@ -10,7 +10,7 @@ import {
 } from "../runtime/jobModule.ts";
 import type { RealWorkWatch } from "./realWorkWatch.ts";
 import type { SimTools } from "./simGraph.ts";
-import { handlersModule, messagePrefix } from "./simModules.ts";
+import { handlersFunction, handlersModule, messagePrefix } from "./simModules.ts";
 
 /**
  * `simulate`'s `handlers` as a simulated engine runs them: the job module given, or the one
@@ -49,7 +49,7 @@ export function yourJobs(
   const module: unknown = made ? handlers(tools) : handlers;
   /** The module they were loaded from, as a kind the graph or a `ctx.need` lacks names it. */
   const source = handlersModule(handlers);
-  const maker = source === undefined ? "your handlers function" : `the function of ${source}`;
+  const maker = handlersFunction(handlers);
   const what = made ? `the job module ${maker} returned` : "handlers";
   /** What messages about the job module name: the module it came from, if any. */
   const named = source ?? what;

@@ -475,7 +475,7 @@ describe("baton sim on a graph of your own", () => {
     [
       [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnThrows.sim.ts`, "--seeds", "1..4"],
       // Seed 1 of the range, on either thread (seed 2 was named when its thread threw first).
-      `baton sim: seed 1: your handlers function threw when coordinator-0 started: TypeError: Cannot read properties of undefined (reading 'url') (at ${join(ROOT, F, "simOwnThrows.sim.ts")}:8:`,
+      `baton sim: seed 1: the function of the --handlers module ${F}/simOwnThrows.sim.ts threw when coordinator-0 started: TypeError: Cannot read properties of undefined (reading 'url') (at ${join(ROOT, F, "simOwnThrows.sim.ts")}:8:`,
     ],
   ])("refuses %j with exit 2", async (args, message) => {
     const exit = await sim(...args, "--threads", "2");
