@@ -56,6 +56,9 @@ let replaced: Replaced[] = [];
  * still goes to the original and returns what it returns: a listener only notes it. Each
  * thread has globals of its own, and traps them itself; simulations that overlap in one thread
  * (nested or concurrent) share the one set of wrappers, each listening for its own handlers.
+ * A global that cannot be replaced (`Object.freeze(Math)`, a lockdown) is a `ConfigError`
+ * naming it, which begins with `says` (`simulate: `; nothing under `baton sim`, which prints
+ * its own name before it).
  *
  * @example
  * ```ts
@@ -64,7 +67,7 @@ let replaced: Replaced[] = [];
  * release(); // Date.now is the original again
  * ```
  */
-export function trapRealReads(listener: Listener): () => void {
+export function trapRealReads(listener: Listener, says = "simulate: "): () => void {
   // A listener of its own, so that the same function trapped twice is released once each.
   const own: Listener = (api, where) => listener(api, where);
   listeners.add(own);
@@ -75,9 +78,10 @@ export function trapRealReads(listener: Listener): () => void {
       // A global someone froze (a lockdown): put back what was replaced, and say which.
       listeners.delete(own);
       restore();
+      if (!(error instanceof Unreplaceable)) throw error;
       throw new ConfigError(
-        `simulate: cannot watch your handlers for reads of the real clock and randomness: ${(error as Error).message}. The simulation replaces Date, performance.now, process.hrtime, process.uptime, os.uptime, Math.random and crypto's random functions while it runs: leave them writable`,
-        { cause: error },
+        `${says}cannot watch your handlers for reads of the real clock and randomness: ${error.global} cannot be replaced (${error.message}), as after Object.freeze or a lockdown. The simulation replaces Date, performance.now, process.hrtime, process.uptime, os.uptime, Math.random and crypto's random functions while it runs, and puts them back after: leave ${error.global} writable where a simulation runs (freeze it after the simulation, or only in processes that run none)`,
+        { cause: error.cause },
       );
     }
   }
@@ -122,17 +126,32 @@ function replaceMethod(
     if (when(args)) note(api, trap);
     return Reflect.apply(original, this, args);
   };
-  replace(target, key, trap);
+  replace(target, key, trap, api.replace(/\(\)$/, ""));
 }
 
-function replace(target: object, key: string, trap: unknown): void {
+/** A global `replace` could not replace: its `global` name, and why (Node's own message). */
+class Unreplaceable extends Error {
+  constructor(
+    readonly global: string,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause), { cause });
+  }
+}
+
+/** Replaces `key` of `target`, which messages name `global`, with `trap` until `restore`. */
+function replace(target: object, key: string, trap: unknown, global: string): void {
   const before = Object.getOwnPropertyDescriptor(target, key);
-  Object.defineProperty(target, key, {
-    value: trap,
-    writable: true,
-    configurable: true,
-    enumerable: before?.enumerable ?? false,
-  });
+  try {
+    Object.defineProperty(target, key, {
+      value: trap,
+      writable: true,
+      configurable: true,
+      enumerable: before?.enumerable ?? false,
+    });
+  } catch (error) {
+    throw new Unreplaceable(global, error);
+  }
   replaced.push({ target, key, before, trap });
 }
 
@@ -150,9 +169,9 @@ function install(): void {
     return Reflect.apply(target, self, args) as unknown;
   };
   const TrappedDate = new Proxy(RealDate, { construct, apply });
-  replace(globalThis, "Date", TrappedDate);
+  replace(globalThis, "Date", TrappedDate, "Date");
   // A date's constructor is `Date` still (`value.constructor === Date`, as some libraries test).
-  replace(RealDate.prototype, "constructor", TrappedDate);
+  replace(RealDate.prototype, "constructor", TrappedDate, "Date.prototype.constructor");
   replaceMethod(performance, "now", "performance.now()");
   // `bigint` is a property of `process.hrtime`: trapped on the original, and carried over to
   // the function that stands in for it.

@@ -103,6 +103,12 @@ function destroyed(resource: object): boolean {
  * ```
  */
 export class RealWorkWatch {
+  /**
+   * @param says How its refusal of a global it cannot trap begins (`trapRealReads`):
+   * `simulate: `, or nothing under `baton sim` (`messagePrefix`).
+   */
+  constructor(private readonly says = "simulate: ") {}
+
   /** The first real work of a handler whose callback ran, or a module load it asked for. */
   escaped: RealWork | undefined;
   /** The first read of the real clock or real randomness a handler made. */
@@ -152,7 +158,7 @@ export class RealWorkWatch {
       if (job === undefined) return;
       this.read = { ...job, api, at: where() };
       this.readFirst = this.escaped === undefined;
-    });
+    }, this.says);
     this.hook.enable();
   }
 

@@ -322,7 +322,10 @@ class Simulation {
         ? drawFaults(this.root.fork("faults"), faults as FaultProfile, options.faultsWithin)
         : [...(faults as readonly Fault[])];
     this.bugs = [...(options.plantedBugs ?? [])];
-    this.realWork = options.handlers === undefined ? undefined : new RealWorkWatch();
+    this.realWork =
+      options.handlers === undefined
+        ? undefined
+        : new RealWorkWatch(messagePrefix(options.handlers));
     this.handlerLog = options.handlers === undefined ? undefined : traceLog(this.trace.add);
     this.ranks = drawsRankGroups(options)
       ? new RankGroupScenario(

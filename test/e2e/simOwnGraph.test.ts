@@ -477,6 +477,11 @@ describe("baton sim on a graph of your own", () => {
       // Seed 1 of the range, on either thread (seed 2 was named when its thread threw first).
       `baton sim: seed 1: the function of the --handlers module ${F}/simOwnThrows.sim.ts threw when coordinator-0 started: TypeError: Cannot read properties of undefined (reading 'url') (at ${join(ROOT, F, "simOwnThrows.sim.ts")}:8:`,
     ],
+    [
+      // It began "simulate:" and named no global.
+      [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnFrozen.sim.ts`, "--seeds", "1..4"],
+      "baton sim: cannot watch your handlers for reads of the real clock and randomness: Math.random cannot be replaced (TypeError: Cannot redefine property: random)",
+    ],
   ])("refuses %j with exit 2", async (args, message) => {
     const exit = await sim(...args, "--threads", "2");
     expect(exit.stdout).toBe("");
