@@ -1,3 +1,17 @@
+import { join, sep } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+/**
+ * Where baton's own code is, as a stack frame names it (a path, or an ES module's file URL):
+ * its `src/`, its compiled `dist/` and its `bin/`, found from this file's place in either.
+ * Installed, baton is under node_modules; in a clone, or a project that installed a clone
+ * (`npm install /path/to/baton` links it), its frames are under the clone's own path.
+ */
+const BATON_CODE = ["src", "dist", "bin"].flatMap((dir) => {
+  const path = join(fileURLToPath(new URL("../..", import.meta.url)), dir);
+  return [path + sep, `${pathToFileURL(path).href}/`];
+});
+
 /**
  * Where `error` was thrown in the user's code (its first stack frame outside Node and baton),
  * as ` (at FILE:LINE:COLUMN)`, or `""` when no frame is.
@@ -13,7 +27,9 @@ export function whereThrown(error: unknown): string {
 }
 
 /**
- * The `FILE:LINE:COLUMN` of `error`'s first stack frame outside Node and baton, or `undefined`.
+ * The `FILE:LINE:COLUMN` of `error`'s first stack frame outside Node and baton, or `undefined`:
+ * for an error a baton function throws when the user's code calls it wrongly (`job()` given
+ * an unknown option at a graph module's top level), the user's line that called it.
  *
  * @example
  * ```ts
@@ -22,7 +38,9 @@ export function whereThrown(error: unknown): string {
  */
 export function thrownAt(error: unknown): string | undefined {
   const frames = ((error as Error)?.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
-  const user = frames.find((line) => !/node:|node_modules|\/src\/cli\//.test(line));
+  const user = frames.find(
+    (line) => !/node:|node_modules/.test(line) && !BATON_CODE.some((dir) => line.includes(dir)),
+  );
   const at = user?.trim().replace(/^at (?:.* \()?(.*?)\)?$/, "$1");
   return at || undefined;
 }

@@ -101,6 +101,18 @@ describe.concurrent("a module that does not load", () => {
         `could not load ${dir}/sim.ts: ${dir}/helpers.ts:2:7 threw while loading: DATA_DIR is not set; fix its top-level code (for its stack: npx tsx ${dir}/helpers.ts) [MODULE_THREW]`,
     ],
     [
+      // baton's own frames come first in the stack: in a clone (or a project that installed
+      // one, which npm links) they are no node_modules', and were named as the place.
+      "a top-level call of baton's job() with an unknown option",
+      "run",
+      {
+        "graph.ts": `import { job } from "baton";\nexport const jobs = { a: () => 1 };\nexport default [job("a", 1, { retires: 3 } as never)];\n`,
+      },
+      false,
+      (dir) =>
+        `could not load ${dir}/graph.ts: ${dir}/graph.ts:3:17 threw while loading: job("a", …): unknown option retires; it takes after, requires, retries, backoff, timeoutMs, ranks; did you mean retries?; fix its top-level code (for its stack: npx tsx ${dir}/graph.ts) [MODULE_THREW]`,
+    ],
+    [
       "an import of a name the file imported does not export (which Node calls a syntax error)",
       "run --jobs",
       {
