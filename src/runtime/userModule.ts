@@ -213,6 +213,22 @@ export function jobsOf(module: Record<string, unknown>, path: string): JobModule
       (key) => key !== "default" && typeof exported[key] === "function",
     );
     const kinds = named.length > 0 ? named.join(", ") : "kind: handler, …";
+    if (exported.jobs !== undefined) {
+      throw new JobModuleError(
+        `${path} exports jobs as ${whatItIs(jobs)}, where a job module is the object of handlers itself: export that object as jobs (\`export const jobs = { kind: handler, … }\`)${graphModule ? ", or give the job module's file as --jobs" : ""}`,
+      );
+    }
+    // Handlers exported under another name (`export const handlers = { … }`) were the job
+    // module to their author: name the export, as noGraph names a graph exported so.
+    const elsewhere = Object.keys(exported).filter(
+      (key) => key !== "default" && isJobModuleLike(exported[key]),
+    );
+    if (elsewhere.length > 0) {
+      const [name] = elsewhere as [string, ...string[]];
+      throw new JobModuleError(
+        `${path} exports no job module as its default export or jobs, where baton reads it: ${elsewhere.length === 1 ? `its export ${name} is an object` : `its exports ${elsewhere.join(", ")} are objects`} of handlers; export ${elsewhere.length === 1 ? "it" : "one"} as jobs (\`export { ${name} as jobs }\`${graphModule ? "" : `, or \`export default ${name}\``})`,
+      );
+    }
     throw new JobModuleError(
       graphModule
         ? `${path} exports a graph but no job module: export its handlers from it too (\`export { default as jobs } from "./jobs.ts"\`, or \`export const jobs = { kind: handler, … }\`), or give the job module's file as --jobs`
@@ -220,6 +236,32 @@ export function jobsOf(module: Record<string, unknown>, path: string): JobModule
     );
   }
   return jobs as JobModule;
+}
+
+/**
+ * Whether `value` looks like a job module: an object, not a graph, whose entries are all
+ * handlers (a function, or a definition with a `run` or `ranks` function).
+ */
+function isJobModuleLike(value: unknown): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value) || isGraph(value)) {
+    return false;
+  }
+  const entries = Object.values(value);
+  return (
+    entries.length > 0 &&
+    entries.every((entry) => {
+      if (typeof entry === "function") return true;
+      const definition = entry as { run?: unknown; ranks?: unknown } | null;
+      return typeof definition?.run === "function" || typeof definition?.ranks === "function";
+    })
+  );
+}
+
+/** What a value that is no object of handlers is, for a person: "a function", "a list", … */
+function whatItIs(value: unknown): string {
+  if (Array.isArray(value)) return "a list";
+  if (value === null) return "null";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 /**

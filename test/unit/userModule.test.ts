@@ -72,6 +72,27 @@ describe("jobsOf", () => {
       );
     }
   });
+  it("names a jobs export that is no object of handlers, where it said the module exported none", () => {
+    const graph = [job("double", 1)];
+    expect(() => jobsOf({ default: graph, jobs: () => handlers }, "graph.ts")).toThrow(
+      "graph.ts exports jobs as a function, where a job module is the object of handlers itself: export that object as jobs (`export const jobs = { kind: handler, … }`), or give the job module's file as --jobs",
+    );
+    expect(() => jobsOf({ jobs: [handlers] }, "jobs.ts")).toThrow(
+      "jobs.ts exports jobs as a list, where a job module is the object of handlers itself: export that object as jobs (`export const jobs = { kind: handler, … }`)",
+    );
+  });
+
+  it("names handlers exported under another name, and how to export them as jobs", () => {
+    const graph = [job("double", 1)];
+    expect(() => jobsOf({ default: graph, handlers }, "graph.ts")).toThrow(
+      "graph.ts exports no job module as its default export or jobs, where baton reads it: its export handlers is an object of handlers; export it as jobs (`export { handlers as jobs }`)",
+    );
+    const definitions = { train: { ranks: () => ["true"] }, double: { run: handlers.double } };
+    expect(() => jobsOf({ myJobs: definitions, LIMITS: { a: 1 } }, "jobs.ts")).toThrow(
+      "jobs.ts exports no job module as its default export or jobs, where baton reads it: its export myJobs is an object of handlers; export it as jobs (`export { myJobs as jobs }`, or `export default myJobs`)",
+    );
+  });
+
   it("tells a file that exports its handlers one by one to gather them", () => {
     const module = { double: (n: number) => n * 2, half: (n: number) => n / 2, LIMIT: 3 };
     expect(() => jobsOf(module, "jobs.ts")).toThrow(
