@@ -86,6 +86,13 @@ const DEFAULT_RETRIES = 3;
  * its own cost every such job 32 bytes and, where the board leases it, a cache miss.
  */
 const NO_DEPS: string[] = Object.freeze([]) as unknown as string[];
+/**
+ * `requires` of a planned job that requires nothing: shared (most jobs of most graphs), so
+ * frozen, as nothing changes a planned job's requirements in place. A copy of its own cost
+ * every such job an object that outlives the run's start, so more heap and more to copy
+ * for the young generation's collector.
+ */
+const NO_REQUIREMENTS: Resources = Object.freeze({});
 const RESOURCE_KEYS: readonly string[] = RESOURCE_NAMES;
 
 /** The keys of a job's `backoff` (the compiler holds this to `Backoff`). */
@@ -152,7 +159,7 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
       kind: spec.kind,
       input,
       deps,
-      requires: { ...spec.requires },
+      requires: requirementsOf(spec.requires),
       retries: spec.retries ?? DEFAULT_RETRIES,
       ...(spec.backoff !== undefined && { backoff: { ...spec.backoff } }),
       ...(timeoutMs !== undefined && { timeoutMs }),
@@ -196,6 +203,12 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
   };
 }
 
+/** A copy of a job's `requires`, or the shared {@link NO_REQUIREMENTS} when it has no field. */
+function requirementsOf(requires: Resources): Resources {
+  for (const key in requires) if (Object.hasOwn(requires, key)) return { ...requires };
+  return NO_REQUIREMENTS;
+}
+
 /** A rank kind's job says how many ranks; another kind's job does not. */
 function checkRanks(spec: JobSpec, launchesRanks: boolean): void {
   if (launchesRanks && spec.ranks === undefined) {
@@ -228,14 +241,28 @@ function walk(
   const order: JobSpec[] = [];
   const positions = new Map<unknown, number>();
   const path: { spec: JobSpec; next: number }[] = [];
+  // Where the job being entered was found, for checkSpec's message: two closures for the
+  // whole walk, reading these, instead of one made for every job.
+  let rootAt = 0;
+  let depAt = 0;
+  let depOf: JobSpec | undefined;
+  const fromRoot = () => rootName(rootAt);
+  const fromDep = () => `after[${depAt}] of job ${label(depOf!)}`;
+  /** A job that runs after none is placed at once: it cannot be on a cycle. */
   const enter = (spec: unknown, from: () => string) => {
     checkSpec(spec, from);
+    if (spec.after.length === 0) {
+      positions.set(spec, order.length);
+      order.push(spec);
+      return;
+    }
     positions.set(spec, ON_PATH);
     path.push({ spec, next: 0 });
   };
   roots.forEach((root, i) => {
     if (positions.has(root)) return;
-    enter(root, () => rootName(i));
+    rootAt = i;
+    enter(root, fromRoot);
     while (path.length > 0) {
       const frame = path[path.length - 1]!;
       const { spec } = frame;
@@ -249,7 +276,11 @@ function walk(
       const dep: unknown = spec.after[at];
       const position = positions.get(dep);
       if (position === ON_PATH) throw cycle(path, dep as JobSpec);
-      if (position === undefined) enter(dep, () => `after[${at}] of job ${label(spec)}`);
+      if (position === undefined) {
+        depAt = at;
+        depOf = spec;
+        enter(dep, fromDep);
+      }
     }
   });
   return { order, positions };
@@ -405,13 +436,21 @@ function checkSatisfiable(
   workers: readonly Resources[],
   offerMore: ((enough: Resources) => string) | undefined,
 ): void {
-  const stuck = [...jobs.values()].filter((j) => !workers.some((w) => canTake(w, j.requires)));
+  // One pass that keeps only the jobs refused: no copy of every job first.
+  const stuck: PlannedJob[] = [];
+  for (const j of jobs.values()) if (!someTakes(workers, j.requires)) stuck.push(j);
   if (stuck.length === 0) return;
   throw new GraphError(
     "UNSATISFIABLE",
     noWorkerCanTake(stuck, workers, offerMore),
     stuck.map((j) => j.id),
   );
+}
+
+/** Whether one of `workers` can take a job that requires `requires` (no closure a job). */
+function someTakes(workers: readonly Resources[], requires: Resources): boolean {
+  for (const worker of workers) if (canTake(worker, requires)) return true;
+  return false;
 }
 
 /** What must agree between two jobs merged because they have the same id. */

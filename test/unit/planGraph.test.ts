@@ -61,6 +61,22 @@ describe("planGraph", () => {
     expect(Object.isFrozen(third!.deps)).toBe(false);
   });
 
+  it("gives the jobs that require nothing one shared, frozen requires, and a copy to the others", () => {
+    const needs = { cpus: 2 };
+    const a = job("fetch", "a");
+    const b = job("fetch", "b", { requires: {} });
+    const c = job("fetch", "c", { requires: needs });
+    const plan = planGraph([a, b, c], known);
+    const [first, second, third] = [...plan.jobs.values()];
+    expect(first!.requires).toEqual({});
+    expect(second!.requires).toBe(first!.requires);
+    expect(Object.isFrozen(first!.requires)).toBe(true);
+    expect(third!.requires).toEqual({ cpus: 2 });
+    expect(third!.requires).not.toBe(needs);
+    needs.cpus = 8;
+    expect(third!.requires).toEqual({ cpus: 2 });
+  });
+
   it("keeps the backoff", () => {
     const spec = job("fetch", 1, { backoff: { initialMs: 100, factor: 2, maxMs: 1000 } });
     const plan = planGraph([spec], known);
@@ -350,6 +366,17 @@ describe("planGraph", () => {
     expect(badJob(parse)).toBe(
       'after[0] of job parse {"strict":true} is undefined, not a job; make jobs with ' +
         "job(kind, input, options).",
+    );
+    // Deeper in the graph: the root's index, and the dependency's place among its job's.
+    const fetch = job("fetch", 1);
+    const deep = job("parse", 2, {
+      after: [fetch, job("parse", 3, { after: [fetch, 7 as never] })],
+    });
+    expect(errorOf([job("fetch", 0), deep]).message).toBe(
+      "after[1] of job parse 3 is 7, not a job; make jobs with job(kind, input, options).",
+    );
+    expect(errorOf([fetch, "x" as never]).message).toBe(
+      'graph[1] is "x", not a job; make jobs with job(kind, input, options).',
     );
   });
 
