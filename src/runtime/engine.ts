@@ -461,7 +461,8 @@ export function createEngine(options: EngineOptions): Engine {
             coordinator.send({ type: "SHUTDOWN", reason: `${reason}; ${why}` });
           }, graceMs);
         };
-        const tracker = trackRun(run, board, clock, startedAt, log, onCancelled);
+        const reused = stored !== undefined && stored.stored.size > 0;
+        const tracker = trackRun(run, board, clock, startedAt, log, onCancelled, reused);
         coordinator.on("effects", ({ effects }) => tracker.onEffects(effects));
         const finished = new Promise<void>((resolve) =>
           coordinator.on("run.finished", () => resolve()),
@@ -690,6 +691,8 @@ function trackRun(
   startedAt: number,
   log: Logger,
   onCancelled: (reason: string) => void,
+  /** The store gave the run results: only then can a job be cached. */
+  reused: boolean,
 ) {
   /** Every attempt started, in order: a job's last is the timing of its outcome. */
   const attempts: Attempt[] = [];
@@ -758,8 +761,9 @@ function trackRun(
       );
     }
   };
+  // Counted only when some can be: a pass over every job, each record a cache miss.
   let cached = 0;
-  for (const record of board.jobs.values()) if (record.cached) cached++;
+  if (reused) for (const record of board.jobs.values()) if (record.cached) cached++;
   let ticker: unknown;
   /** The run's pool while it runs: what it waits for goes with every `progress`. */
   let pool: RunningPool | undefined;

@@ -1077,6 +1077,21 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
     expect(result.durationMs).toBeGreaterThanOrEqual(60_000);
   });
 
+  it("says in each progress how many jobs the store gave the run: none on the first run, those reused on the rerun", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-cached-"));
+    dirs.push(dir);
+    const engine = createEngine({ jobs: { step: (n: number) => n }, workers: 1, store: dir });
+    const cachedOf = async (graph: JobSpec[]) => {
+      const run = engine.run(graph);
+      const cached: number[] = [];
+      run.on("progress", (progress) => cached.push(progress.cached));
+      await run;
+      return cached;
+    };
+    expect(await cachedOf([job("step", 1), job("step", 2)])).toEqual([0]);
+    expect(await cachedOf([job("step", 1), job("step", 2), job("step", 3)])).toEqual([2]);
+  });
+
   it("a result the store cannot write fails that attempt, and the job runs again", async () => {
     const dir = mkdtempSync(join(tmpdir(), "baton-storing-"));
     dirs.push(dir);
