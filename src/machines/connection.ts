@@ -1,13 +1,4 @@
-import {
-  type AnyActorRef,
-  assign,
-  cancel,
-  emit,
-  enqueueActions,
-  raise,
-  sendTo,
-  setup,
-} from "xstate";
+import { type AnyActorRef, assign, cancel, emit, raise, sendTo, setup } from "xstate";
 import type { Json, Resources } from "../graph/job.ts";
 import { CloseCode } from "../transport/closeCodes.ts";
 import type { ToCoordinator, ToWorker } from "../transport/frames.ts";
@@ -153,7 +144,11 @@ export interface ConnectionContext {
   job: string | undefined;
   /** The attempt of `job` granted last (the job frame's `attempt`), kept as `job` is. */
   attempt: number;
-  /** A ping is out and its PONG has not come back yet. */
+  /**
+   * A ping is out and its PONG has not come back yet. Written in place (`probeSent`,
+   * `probeAnswered`), as `job` is: an assign would copy the context and build a snapshot on
+   * every ping and every pong, two per connection every `heartbeatMs`, busy or idle.
+   */
   probing: boolean;
   /**
    * Why the connection closed: the code and reason this side closed with, or, when the link
@@ -318,10 +313,15 @@ export const connectionMachine = setup({
       }),
     ),
     scheduleProbe: raise({ type: "PROBE" }, { id: "probe", delay: "heartbeat" }),
-    probeAnswered: enqueueActions(({ enqueue }) => {
-      enqueue.cancel("probeDeadline");
-      enqueue.assign({ probing: false });
-    }),
+    /** A ping went out (written in place, see `ConnectionContext.probing`). */
+    probeSent: ({ context }) => {
+      context.probing = true;
+    },
+    /** Its PONG came: no deadline, no ping out (written in place). */
+    cancelProbeDeadline: cancel("probeDeadline"),
+    probeAnswered: ({ context }) => {
+      context.probing = false;
+    },
     closeWith: assign((_, params: { code: number; reason: string }) => ({
       closeCode: params.code,
       closeReason: params.reason,
@@ -581,12 +581,15 @@ export const connectionMachine = setup({
         CLOSED: { target: "closed", actions: ["closedByLink", "sendWorkerLost"] },
         PROBE: {
           actions: [
-            assign({ probing: true }),
+            "probeSent",
             emit({ type: "ping" as const }),
             raise({ type: "PROBE_DEADLINE" }, { id: "probeDeadline", delay: "deadAfter" }),
           ],
         },
-        PONG: { guard: "probing", actions: ["probeAnswered", "scheduleProbe"] },
+        PONG: {
+          guard: "probing",
+          actions: ["cancelProbeDeadline", "probeAnswered", "scheduleProbe"],
+        },
         PROBE_DEADLINE: {
           target: "closing",
           actions: {
@@ -639,7 +642,7 @@ export const connectionMachine = setup({
             // The worker is alive while it holds a job, so its lease is renewed.
             PONG: {
               guard: "probing",
-              actions: ["probeAnswered", "sendHeartbeat", "scheduleProbe"],
+              actions: ["cancelProbeDeadline", "probeAnswered", "sendHeartbeat", "scheduleProbe"],
             },
             EXPIRE: {
               guard: "expiresHeldLease",

@@ -753,6 +753,21 @@ describe("connection: heartbeat", () => {
     expect(c.value()).toEqual({ registered: "busy" });
   });
 
+  it("a ping and its pong copy no context and build no snapshot (XState's cost a probe)", () => {
+    for (const c of [registered({ heartbeatMs: 1000 }), busy({ heartbeatMs: 1000 })]) {
+      const snapshot = c.actor.getSnapshot();
+      for (let i = 0; i < 3; i++) {
+        c.clock.increment(1000);
+        expect(c.actor.getSnapshot()).toBe(snapshot);
+        expect(snapshot.context.probing).toBe(true);
+        c.send({ type: "PONG" });
+        expect(c.actor.getSnapshot()).toBe(snapshot);
+        expect(snapshot.context.probing).toBe(false);
+      }
+      expect(c.emitted.filter((e) => e.type === "ping")).toHaveLength(3);
+    }
+  });
+
   it("no PONG within deadAfter → close 4005 and one WORKER_LOST that says the worker went silent", () => {
     const c = busy({ heartbeatMs: 1000, deadAfterMs: 4000 });
     c.clock.increment(1000);
