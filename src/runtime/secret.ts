@@ -2,6 +2,8 @@ import { open } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { ConfigError } from "../errors.ts";
 import { type AbandonedTempsLogger, removeAbandonedTemps } from "./abandonedTemps.ts";
+import { errnoReason } from "./errnoReason.ts";
+import { isPermissionDenied } from "./fileOwner.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { permissionAdvice } from "./permissionAdvice.ts";
@@ -55,7 +57,10 @@ export async function writeSecretFile(
  * and the others read it: it is never seen half written, so an empty file is refused at once.
  * The temp files of it that a run killed while making it left beside it (a second name of the
  * secret, or one never linked) are removed first (`removeAbandonedTemps`: a writer gone from
- * this host, untouched for {@link KEPT_SECRET_STALE_MS}), and `logger` told which.
+ * this host, untouched for {@link KEPT_SECRET_STALE_MS}), and `logger` told which. A sweep
+ * that fails (a folder this user may not list, an I/O error) is a warning to `logger` (without
+ * one, a process warning) saying why, and the secret is read all the same; only a folder that
+ * is not there, or is another user's that this user may not list, is passed over quietly.
  *
  * @example
  * ```ts
@@ -64,7 +69,7 @@ export async function writeSecretFile(
  */
 export async function keptSecret(
   path: string,
-  ports: { files?: Files; entropy?: Entropy; logger?: AbandonedTempsLogger } = {},
+  ports: { files?: Files; entropy?: Entropy; logger?: KeptSecretLogger } = {},
 ): Promise<{ secret: Uint8Array; created: boolean }> {
   const files = ports.files ?? nodeFiles();
   const entropy = ports.entropy ?? nodeEntropy();
@@ -74,13 +79,45 @@ export async function keptSecret(
     staleMs: KEPT_SECRET_STALE_MS,
     of: (target) => target === name,
     logger: ports.logger,
-  }).catch(() => {
-    // A folder this user may not list (mode 711) keeps them: the secret in it is read all the same.
-  });
+  }).catch((error: unknown) => sweepFailed(path, error, files, ports.logger));
   const hex = Buffer.from(entropy.bytes(SECRET_BYTES)).toString("hex");
   // The file appears whole (`Files.createExclusive`): one found empty was made so (`touch`).
   const created = await files.createExclusive(path, `${hex}\n`, 0o600);
   return { secret: await readSecret({ secretFile: path }), created };
+}
+
+/** The logger `keptSecret` tells what its sweep removed, and why a sweep failed. */
+export interface KeptSecretLogger extends AbandonedTempsLogger {
+  warn(fields: object, message: string): void;
+}
+
+/**
+ * What `keptSecret` makes of `error`, the failure of its sweep of the temp files beside the
+ * secret file `path`. The sweep is housekeeping: what the run needs is the secret, read right
+ * after (and a folder that cannot give it is a `ConfigError` then), and what a failed sweep
+ * leaves is at most 0600 temp files of the secret, so it is a warning, never the run's end.
+ * Quiet only where there is nothing of this user's to sweep: no folder (`list` answers a
+ * missing one with no names; a file in its place, `ENOTDIR`, is for the create or the read to
+ * say), or another user's folder this user may not list (an operator's mode 711 folder holding
+ * a secret made for this user: who may not list it may not write in it either, as a rule, so
+ * no run of this user's left temps there). Anything else (this user's own folder it may not
+ * list, an `EIO`, a read-only file system refusing a removal) says what failed, where, and
+ * that the secret is read as it is.
+ */
+async function sweepFailed(
+  path: string,
+  error: unknown,
+  files: Files,
+  logger: KeptSecretLogger | undefined,
+): Promise<void> {
+  const { code, syscall, path: where = dirname(path) } = error as NodeJS.ErrnoException;
+  if (code === "ENOTDIR") return;
+  const denied = isPermissionDenied(error);
+  if (denied && (await files.owner(dirname(path)).catch(() => undefined))?.self === false) return;
+  const reason = denied ? permissionAdvice(syscall, where) : errnoReason(error);
+  const message = `could not remove the temp files that runs killed while making the secret file ${path} left beside it (${where}: ${reason}); any there stay, and the secret is read as it is`;
+  if (logger === undefined) process.emitWarning(message);
+  else logger.warn({ secretFile: path, code }, message);
 }
 
 /**

@@ -27,6 +27,8 @@ import { type JobSpec, job } from "../../src/graph/job.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { moduleSource } from "../../src/runtime/moduleSource.ts";
 import { nodeEntropy } from "../../src/runtime/nodeEntropy.ts";
+import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
+import type { Files } from "../../src/runtime/ports.ts";
 import { keptSecret, readSecret, writeSecretFile } from "../../src/runtime/secret.ts";
 import { jobsOf } from "../../src/runtime/userModule.ts";
 import { describeRange, PROTOCOL } from "../../src/transport/protocolVersion.ts";
@@ -983,7 +985,7 @@ describe("the run secret", () => {
       for (const name of [unlinked, running]) utimesSync(join(dir, name), old, old);
       utimesSync(path, old, old);
       const info = vi.fn();
-      expect(await keptSecret(path, { logger: { info } })).toEqual({
+      expect(await keptSecret(path, { logger: { info, warn: vi.fn() } })).toEqual({
         secret: made.secret,
         created: false,
       });
@@ -995,6 +997,42 @@ describe("the run secret", () => {
     } finally {
       writer.kill("SIGKILL");
     }
+  });
+
+  it("kept in a file whose folder's sweep fails is read all the same, the failure a warning unless there is nothing of this user's to sweep", async () => {
+    const dir = tempDir();
+    const path = join(dir, "cluster.secret");
+    const made = await keptSecret(path);
+    const failing = (code: string, self: boolean): Files => ({
+      ...nodeFiles(),
+      async list(folder) {
+        throw Object.assign(new Error(`${code}: it failed, scandir '${folder}'`), {
+          code,
+          syscall: "scandir",
+          path: folder,
+        });
+      },
+      owner: async () => ({ uid: self ? 0 : 4242, self }),
+    });
+    const warned = async (code: string, self: boolean) => {
+      const logger = { info: vi.fn(), warn: vi.fn() };
+      const kept = await keptSecret(path, { files: failing(code, self), logger });
+      expect(kept).toEqual({ secret: made.secret, created: false });
+      return logger.warn.mock.calls;
+    };
+    // Swallowed, whatever it was, until the thirty-second session.
+    expect(await warned("EIO", true)).toEqual([
+      [
+        { secretFile: path, code: "EIO" },
+        `could not remove the temp files that runs killed while making the secret file ${path} left beside it (${dir}: it failed (EIO)); any there stay, and the secret is read as it is`,
+      ],
+    ]);
+    const denied = await warned("EACCES", true);
+    expect(denied).toHaveLength(1);
+    expect(denied[0]![1]).toContain(`left beside it (${dir}: this user (`);
+    // Another user's folder this user may not list (an operator's mode 711), or none.
+    expect(await warned("EACCES", false)).toEqual([]);
+    expect(await warned("ENOTDIR", true)).toEqual([]);
   });
 
   it("kept in a file several callers make at once is the same secret for all, one of them making it", async () => {
