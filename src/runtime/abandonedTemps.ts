@@ -30,7 +30,7 @@ export interface AbandonedTempsLogger {
  * not an ssh host's (`remoteFiles`), whose pids are that host's. One this user may not
  * remove (another user's, in a folder shared with them) is left to them, and so is a folder
  * so named. Returns the removed names, and tells `logger` which. A `dir` that does not exist
- * holds none.
+ * holds none. `names`, when the caller has listed `dir` already, saves listing it again.
  *
  * @example
  * ```ts
@@ -45,16 +45,18 @@ export async function removeAbandonedTemps(
     now = Date.now(),
     of = () => true,
     logger,
+    names,
   }: {
     files: Files;
     staleMs: number;
     now?: number;
     of?: (target: string) => boolean;
     logger?: AbandonedTempsLogger | undefined;
+    names?: readonly string[];
   },
 ): Promise<string[]> {
   const removed: string[] = [];
-  for (const name of await files.list(dir)) {
+  for (const name of names ?? (await files.list(dir))) {
     const target = atomicTempTarget(name);
     if (target === undefined || !of(target) || isWriting(name)) continue;
     const path = join(dir, name);

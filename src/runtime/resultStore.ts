@@ -45,8 +45,17 @@ const JOB_ID = /^[0-9a-f]{16}$/;
 const CONCURRENCY = 64;
 /** Entries `loadAll` reads per `readMany` (a few ms of blocking with the node port). */
 const READ_BATCH = 250;
-/** The start of the name of the file `open` makes and removes in `results/` to see that it may. */
-const PROBE_PREFIX = ".writable-";
+/**
+ * What the file `open` makes and removes in `results/` to see that it may is named as a temp
+ * file of a file of this name (`.writable.PID.MS.tmp`, see `atomicTempTarget`): one a process
+ * killed in between left is swept by the rule of every temp file (`removeAbandonedTemps`).
+ */
+const PROBE = "writable";
+/**
+ * The start of the name of that file as a baton before the thirty-second session named it,
+ * `.writable-MS`, with no pid: one such a baton left is removed by its age alone.
+ */
+const OLD_PROBE_PREFIX = ".writable-";
 /**
  * A temp file of a `put` unchanged for this long is abandoned: its writer died between writing
  * it and renaming it (a crash while storing). A live write takes milliseconds; one held up
@@ -121,9 +130,9 @@ export class ResultStore {
    * `quarantine/` and `logs/`. `clock` stamps `storedAt` (the simulation passes its own). A
    * store of a newer format, a `dir` that cannot be a directory (a file is in the way) or one
    * that cannot be written (checked by making and removing a file in `results/`) is a
-   * `StoreError`. The temp files a process killed while making the marker or that file left
-   * are removed first (`removeAbandonedTemps`, after {@link ABANDONED_TEMP_MS}), and so are
-   * those of `quarantine/` untouched for as long.
+   * `StoreError`. The temp files a process killed while making the marker left, and the files
+   * such a process left of that check, are removed first (`removeAbandonedTemps`, after
+   * {@link ABANDONED_TEMP_MS}), and so are those of `quarantine/` untouched for as long.
    */
   static async open(
     dir: string,
@@ -141,7 +150,10 @@ export class ResultStore {
       await store.#removeAbandonedMarks();
       // Folders that exist but cannot be written fail here, not at each job's result (a result
       // that cannot be stored is a failed attempt, so every job would be tried in vain).
-      const probe = join(store.#resultsDir, `${PROBE_PREFIX}${Math.round(clock.now())}`);
+      const probe = join(
+        store.#resultsDir,
+        `.${PROBE}.${process.pid}.${Math.round(clock.now())}.tmp`,
+      );
       if (await files.createExclusive(probe, "")) await files.remove(probe);
       await markStoreFormat(dir, files);
     } catch (error) {
@@ -274,11 +286,13 @@ export class ResultStore {
   }
 
   /**
-   * Removes the temp files of the store's format marker and of `open`'s probes that a process
-   * killed while it made them left (`removeAbandonedTemps`: a writer gone from this host, and
-   * untouched for {@link ABANDONED_TEMP_MS}), and those of `quarantine/` that a run killed as
-   * it moved a corrupt entry there left, by age alone as `loadAll` takes those of entries
-   * (the simulation's temps there are numbered, not named after a pid).
+   * Removes what processes killed while they opened the store left, each folder listed once:
+   * the temp files of the format marker, and `open`'s probes with their own temp files
+   * (`removeAbandonedTemps`: a writer gone from this host, and untouched for
+   * {@link ABANDONED_TEMP_MS}); an older baton's probes, which name no writer, and the temp
+   * files that a run killed as it moved a corrupt entry to `quarantine/` left, by age alone, as
+   * `loadAll` takes those of entries (the simulation's temps there are numbered, not named
+   * after a pid).
    */
   async #removeAbandonedMarks(): Promise<void> {
     const ports = {
@@ -288,16 +302,21 @@ export class ResultStore {
       logger: this.#logger,
     };
     const marker = basename(formatMarker(this.dir));
-    await removeAbandonedTemps(this.dir, { ...ports, of: (target) => target === marker });
-    await removeAbandonedTemps(this.#resultsDir, {
-      ...ports,
-      of: (target) => target.startsWith(PROBE_PREFIX),
-    });
-    const quarantined = await this.#files.list(this.#quarantineDir);
-    const temps = quarantined.filter((name) => atomicTempTarget(name) !== undefined);
-    if (temps.length > 0) {
-      await this.#removeAbandoned(temps.map((name) => join(this.#quarantineDir, name)));
-    }
+    const [, results, quarantined] = await Promise.all([
+      removeAbandonedTemps(this.dir, { ...ports, of: (target) => target === marker }),
+      this.#files.list(this.#resultsDir),
+      this.#files.list(this.#quarantineDir),
+    ]);
+    await removeAbandonedTemps(this.#resultsDir, { ...ports, names: results, of: isProbe });
+    const byAge = [
+      ...results
+        .filter((name) => name.startsWith(OLD_PROBE_PREFIX))
+        .map((name) => join(this.#resultsDir, name)),
+      ...quarantined
+        .filter((name) => atomicTempTarget(name) !== undefined)
+        .map((name) => join(this.#quarantineDir, name)),
+    ];
+    if (byAge.length > 0) await this.#removeAbandoned(byAge);
   }
 
   /** Removes the temp files among `temps` that no write has touched for {@link ABANDONED_TEMP_MS}. */
@@ -319,7 +338,7 @@ export class ResultStore {
     removed.sort();
     this.#logger?.info(
       { removed },
-      `removed ${removed.length} temp file${removed.length === 1 ? "" : "s"} from the result store that a run left when it stopped while storing or quarantining results (untouched for over ${ABANDONED_TEMP_MS / 60_000} minutes)`,
+      `removed ${removed.length} temp file${removed.length === 1 ? "" : "s"} from the result store that a run left when it stopped while opening the store, storing or quarantining results (untouched for over ${ABANDONED_TEMP_MS / 60_000} minutes)`,
     );
   }
 
@@ -409,6 +428,18 @@ export class ResultStore {
     });
     return run;
   }
+}
+
+/**
+ * Whether `target`, what a temp file in `results/` was to become (`atomicTempTarget`), is
+ * `open`'s probe: the probe itself (`.writable.PID.MS.tmp`), the temp file of its creation
+ * (`..writable.PID.MS.tmp.PID.RANDOM.tmp`), or that of an older baton's probe
+ * (`..writable-MS.PID.RANDOM.tmp`).
+ */
+function isProbe(target: string): boolean {
+  return (
+    target === PROBE || atomicTempTarget(target) === PROBE || target.startsWith(OLD_PROBE_PREFIX)
+  );
 }
 
 /** Returns `id` if it is a job id (16 hex digits), so it is safe to use in a path. */
