@@ -43,6 +43,13 @@ export interface SlurmCommands {
    * Slurm itself skips any that has started (`--state=PENDING`).
    */
   cancel(ids: readonly string[], options: { pendingOnly: boolean }): Promise<void>;
+  /**
+   * Ends these running allocations at once: SIGKILL to each one's batch step, its script and
+   * the worker it runs (`scancel --signal=KILL --batch`), where `cancel`'s SIGTERM would let a
+   * worker wait for a handler that ignores its abort, and Slurm its KillWait before SIGKILL.
+   * Slurm records them FAILED (signal 9).
+   */
+  kill(ids: readonly string[]): Promise<void>;
   /** The partitions Slurm lists (`sinfo`), the default one marked `*` (`debug*`). */
   partitions(): Promise<string[]>;
 }
@@ -56,8 +63,8 @@ export interface NodeSlurmOptions {
 
 /**
  * The Slurm commands run for real: `sbatch --parsable`, `squeue -h -r -t all -o ...`,
- * `scontrol show job -o`, `scancel` (a pending-only one after `scontrol hold`), `sinfo -h -o
- * %P`. Each runs
+ * `scontrol show job -o`, `scancel` (a pending-only one after `scontrol hold`; a kill with
+ * `--signal=KILL --batch`), `sinfo -h -o %P`. Each runs
  * without a shell, with a timeout (default 30 s, then SIGKILL); `sacct` is not needed.
  * Allocation logs are `<logsDir>/slurm-<id>.log` for both plain and array allocations.
  *
@@ -144,6 +151,9 @@ export function nodeSlurmCommands(options: NodeSlurmOptions = {}): SlurmCommands
         // held: a held allocation never starts, not even when Slurm requeues it.
         await run("scontrol", ["release", ...ids]).catch(() => undefined);
       }
+    },
+    async kill(ids) {
+      if (ids.length > 0) await run("scancel", ["--signal=KILL", "--batch", ...ids]);
     },
     async partitions() {
       // One line per partition and node state: each name once, in sinfo's order.

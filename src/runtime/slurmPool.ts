@@ -25,7 +25,7 @@ import { shellQuote } from "./shellQuote.ts";
 import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
 import { FINAL_WORKER_EXITS } from "./workerExitCodes.ts";
-import type { PoolStart, RunningPool, WorkerPool } from "./workerPool.ts";
+import type { PoolStart, PoolStop, RunningPool, WorkerPool } from "./workerPool.ts";
 import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOptions.ts";
 
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
@@ -83,7 +83,9 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
   /**
    * On stop, how long the allocations whose worker joined the run, and was not given up on by
    * the coordinator, get to end on their own before `scancel` (default 5 s, or `abortGraceMs`
-   * when longer); the others are cancelled at once.
+   * when longer); the others are cancelled at once. One whose worker runs a handler that
+   * ignored its abort through a cancel's grace is ended with SIGKILL once what is left of
+   * `abortGraceMs` since that abort has passed (at once without it), as `localPool` does.
    */
   graceMs?: number | undefined;
   /** On stop, how long to wait for the queue to confirm every allocation gone (default 60 s). */
@@ -231,7 +233,11 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
  * coordinator gave up on (`context.gaveUpOn`: it hears no close), and the pending ones, gives the others
  * `graceMs` to end (their workers leave when the coordinator closes), cancels what is left,
  * and resolves once a successful `squeue` shows none of them active; after `stopTimeoutMs`
- * it rejects with `STOP_UNCONFIRMED` naming those left.
+ * it rejects with `STOP_UNCONFIRMED` naming those left. An allocation whose worker runs a
+ * handler that ignored its abort through a cancel's grace (`PoolStop.stuck`; never one
+ * tearing a rank job's group down) is given what is left of `abortGraceMs` since that abort,
+ * then ended with SIGKILL to its batch step (`SlurmCommands.kill`): `scancel`'s SIGTERM
+ * would have its worker wait for that handler again, and Slurm its KillWait before SIGKILL.
  *
  * @example
  * ```ts
@@ -371,8 +377,8 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     return join(this.context.logsDir, `slurm-${id}.log`);
   }
 
-  stop(): Promise<void> {
-    this.stopping ??= this.shutDown();
+  stop(ended?: PoolStop): Promise<void> {
+    this.stopping ??= this.shutDown(ended?.stuck);
     return this.stopping;
   }
 
@@ -697,7 +703,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     this.emit("failed", error);
   }
 
-  private async shutDown(): Promise<void> {
+  private async shutDown(stuck: PoolStop["stuck"]): Promise<void> {
     this.clock.clearTimeout(this.timer);
     await this.polling;
     await this.reaping;
@@ -708,15 +714,33 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     // worker the coordinator gave up on (an expired lease, a silence, a broken link: such a
     // worker hears no close), and a pending one would only start a worker with nothing to
     // do: all are cancelled at once (one the queue shows only now, an sbatch that timed out,
-    // as soon as it does). The others end on their own: the coordinator has closed their
-    // workers' connections.
+    // as soon as it does). One whose worker runs a handler that ignored its abort through a
+    // cancel's grace (`stuck`) is ended once what is left of `abortGraceMs` since that abort
+    // has passed, with SIGKILL to its batch step: scancel's SIGTERM would have its worker wait
+    // for that handler again, and Slurm the allocation's KillWait. The others end on their
+    // own: the coordinator has closed their workers' connections.
+    const stuckUntil =
+      started + Math.max(0, (this.options.abortGraceMs ?? 0) - (stuck?.abortedMsAgo ?? 0));
     const unawaited = new Set<string>();
-    const cancelUnawaited = () => {
-      const ids = this.allocations()
-        .filter((a) => !unawaited.has(a.id) && !this.workerServing(a))
-        .map((a) => a.id);
-      for (const id of ids) unawaited.add(id);
-      return this.cancel(ids);
+    const cancelUnawaited = async () => {
+      const fresh = this.allocations().filter((a) => !unawaited.has(a.id));
+      const due = stuck !== undefined && this.clock.now() >= stuckUntil;
+      const held = fresh.filter((a) => due && this.runsStuckHandler(a, stuck.workers));
+      const idle = fresh.filter((a) => !held.includes(a) && !this.workerServing(a));
+      for (const a of [...held, ...idle]) unawaited.add(a.id);
+      if (held.length > 0) {
+        const ids = held.map((a) => a.id);
+        const why =
+          ids.length === 1
+            ? `allocation ${ids[0]} at once (SIGKILL to its batch step): its worker's handler`
+            : `allocations ${ids.join(", ")} at once (SIGKILL to their batch steps): their workers' handlers`;
+        this.logger.warn(
+          { allocations: ids, workers: stuck?.workers },
+          `ending the Slurm ${why} ignored the abort through the cancel's grace, and would hold the node until they return`,
+        );
+        await this.cancel(ids, "kill");
+      }
+      await this.cancel(idle.map((a) => a.id));
     };
     await cancelUnawaited();
     const graceUntil =
@@ -773,20 +797,31 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     return this.workerNames(allocation).some((name) => joined(name) && !gaveUpOn(name));
   }
 
+  /**
+   * Whether the worker of this allocation (under any of its names) is one of `workers`, whose
+   * handlers ignored their abort through a cancel's grace (`PoolStop.stuck`).
+   */
+  private runsStuckHandler(allocation: AllocationView, workers: readonly string[]): boolean {
+    return this.workerNames(allocation).some((name) => workers.includes(name));
+  }
+
   /** The names the batch script gives an allocation's worker and its restarts. */
   private workerNames(allocation: AllocationView): string[] {
     const restarts = this.options.workerRestarts ?? WORKER_RESTARTS;
     return Array.from({ length: restarts + 1 }, (_, i) => workerName(allocation.id, i + 1));
   }
 
-  /** A stop's `scancel` (any state); a failure is retried by the caller's loop. */
-  private async cancel(ids: string[]): Promise<void> {
+  /**
+   * A stop's `scancel` (any state), or with `kill` SIGKILL to the allocations' batch steps
+   * (`SlurmCommands.kill`); a failure is retried by the caller's loop.
+   */
+  private async cancel(ids: string[], how: "cancel" | "kill" = "cancel"): Promise<void> {
     if (ids.length === 0) return;
     for (const id of ids) this.table.get(id)!.cancelRequested = true;
     this.emit("cancelled", { ids, scaleDown: false });
-    await this.commands
-      .cancel(ids, { pendingOnly: false })
-      .catch((error: unknown) => this.noInformation("scancel", error));
+    const sent =
+      how === "kill" ? this.commands.kill(ids) : this.commands.cancel(ids, { pendingOnly: false });
+    await sent.catch((error: unknown) => this.noInformation("scancel", error));
   }
 
   private sleep(ms: number): Promise<void> {

@@ -36,6 +36,8 @@ import { tempDir } from "../fixtures/tempDir.ts";
 const GRAPH = resolve("test/fixtures/slurm.graph.ts");
 /** A job module every Slurm worker takes 10 s to load (see the fixture). */
 const SLOW_START = resolve("test/fixtures/slowStart.jobs.ts");
+/** A graph of $BATON_TEST_JOBS leaves whose handlers may ignore their abort (see the fixture). */
+const COUNTED = resolve("test/fixtures/counted.graph.ts");
 const missing = missingSlurmPrograms();
 const skip = missing.length > 0 && process.env.CI !== "true";
 if (skip) {
@@ -485,6 +487,44 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
     expect(result.counts).toMatchObject({ cancelled: 1, completed: 0 });
     expect(cancelled.length).toBeGreaterThan(0);
     expect(activeInQueue(pool!.name)).toEqual([]);
+  });
+
+  it("a cancel whose grace runs out on a handler that ignores its abort ends that allocation then (SIGKILL to its batch step), not the pool's 5 s later", async () => {
+    const dir = tempDir();
+    // One leaf that sleeps its minute through the cancel (its workers read these through
+    // sbatch's environment).
+    process.env.BATON_TEST_JOBS = "1";
+    process.env.BATON_TEST_DELAY_MS = "60000";
+    process.env.BATON_TEST_CALLS = dir;
+    process.env.BATON_TEST_IGNORE_ABORT = "1";
+    try {
+      const module = await import(`${COUNTED}?ignoring`);
+      const jobs = loadJobs(module.jobs, moduleSource(COUNTED));
+      const workers = watchedPool({ jobsModule: COUNTED, maxWorkers: 1 });
+      const engine = createEngine({ jobs, workers, batonDir: dir, cancelGraceMs: 1_000 });
+      const run = engine.run(module.default);
+      let cancelledAt = 0;
+      run.on("job", (event) => {
+        if (event.state !== "running" || cancelledAt > 0) return;
+        cancelledAt = Date.now();
+        run.cancel("the caller went away");
+      });
+
+      const result = await run;
+
+      // 1 s of grace, then the kill and the queue's word; it was the pool's 5 s grace, then
+      // scancel's SIGTERM, which the worker waited its abort grace on, and Slurm's KillWait.
+      expect(Date.now() - cancelledAt).toBeLessThan(4_000);
+      expect(result.counts).toMatchObject({ cancelled: 3, completed: 0 });
+      const pool = started[0]!;
+      const [allocation] = slurm("squeue", ["-h", "-r", "-t", "all", "-n", pool.name, "-o", "%i"])
+        .split("\n")
+        .filter((line) => line.trim() !== "");
+      expect(jobState(allocation!)).toBe("FAILED");
+      expect(activeInQueue(pool.name)).toEqual([]);
+    } finally {
+      delete process.env.BATON_TEST_IGNORE_ABORT;
+    }
   });
 
   it("replaces allocations that reach their --time mid-job and completes the run, retrying their jobs", async () => {

@@ -790,6 +790,38 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(slurm.active()).toEqual([]);
   });
 
+  it.each([
+    ["at once when no abort grace is left", undefined, 0],
+    ["once what is left of abortGraceMs since the cancel's abort has passed", 400, 200],
+  ])(
+    "stop cancels the allocation whose worker's handler ignored its abort through a cancel's grace %s, and gives the others theirs",
+    async (_, abortGraceMs, afterMs) => {
+      const slurm = new FakeSlurm(3);
+      const pool = start(
+        slurm,
+        { value: 3 },
+        { graceMs: 5000, abortGraceMs },
+        { joined: () => true },
+      );
+      await until(() => slurm.inState("RUNNING").length === 3, "three running");
+      await polls(pool, 1);
+      const stoppedAt = Date.now();
+      // 100_1's first worker died and its restart runs the stuck handler.
+      const stopped = pool.stop({ stuck: { workers: ["slurm-100_1.2"], abortedMsAgo: 200 } });
+      await until(() => slurm.kills.length > 0, "a kill", 1000);
+      expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(afterMs);
+      expect(slurm.kills).toEqual([{ ids: ["100_1"], states: ["RUNNING"] }]);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      expect(slurm.inState("RUNNING")).toEqual(["100_0", "100_2"]);
+      slurm.finish("100_0", "COMPLETED");
+      slurm.finish("100_2", "COMPLETED");
+      await stopped;
+      expect(Date.now() - stoppedAt).toBeLessThan(4000);
+      expect(slurm.kills).toHaveLength(1);
+      expect(slurm.cancels).toEqual([]);
+    },
+  );
+
   it("stop gives its grace to an allocation it last saw pending whose worker has joined since", async () => {
     const slurm = new FakeSlurm(1);
     slurm.startsOnQueue = false;
