@@ -12,6 +12,12 @@
  * ends at the last job completed (its result durable), not at the last result received.
  * BENCH_HANDLER_THREAD=1 runs the workers with `--handler-thread`, to see what handing each job
  * to a thread of its own costs.
+ *
+ * The worker and raw client processes are new for each measurement, so their JIT warms up
+ * while they are measured (a `baton worker` runs its per-job code below V8's optimizing tier
+ * for its first few thousand jobs); each side's CPU a job is also given for the second half of
+ * the results alone. The machine's cores are all busy in both loops, so the ratio follows the
+ * two sides' CPU a job, workers' included, more than either process alone.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -139,6 +145,8 @@ interface Timing {
   firstJobAt: number | undefined;
   lastResultAt: number | undefined;
   cpuAtFirstJob: Cpu | undefined;
+  /** At the result that ends the first half: the second half is the processes' JIT warmer. */
+  cpuAtHalf: Cpu | undefined;
   cpuAtLastResult: Cpu | undefined;
   results: number;
   /** ms from a result arriving to the next job frame on the same connection. */
@@ -152,11 +160,20 @@ const newTiming = (expected: number): Timing => ({
   firstJobAt: undefined,
   lastResultAt: undefined,
   cpuAtFirstJob: undefined,
+  cpuAtHalf: undefined,
   cpuAtLastResult: undefined,
   results: 0,
   turnaround: [],
   roundTrip: [],
 });
+
+/** One more result arrived at `now`: the CPU is read at the half and at the last. */
+function countResult(timing: Timing, now: number): void {
+  timing.results++;
+  timing.lastResultAt = now;
+  if (timing.results === Math.floor(timing.expected / 2)) timing.cpuAtHalf = cpuNow();
+  if (timing.results === timing.expected) timing.cpuAtLastResult = cpuNow();
+}
 
 /** Timestamps job frames out and result frames in, on the coordinator's side of a link. */
 function timedLink(link: Link, timing: Timing): Link {
@@ -186,9 +203,7 @@ function timedLink(link: Link, timing: Timing): Link {
       link.onFrame((frame) => {
         if (frame.startsWith('{"type":"result"')) {
           const now = performance.now();
-          timing.results++;
-          timing.lastResultAt = now;
-          if (timing.results === timing.expected) timing.cpuAtLastResult = cpuNow();
+          countResult(timing, now);
           if (jobAt !== undefined) timing.roundTrip.push(now - jobAt);
           jobAt = undefined;
           resultAt = now;
@@ -251,14 +266,21 @@ interface Measured {
   /** CPU µs per job (or round trip): this process (coordinator, raw server) and its children. */
   selfCpuUs: number;
   childrenCpuUs: number;
+  /** The same over the second half of the results alone. */
+  secondHalfSelfCpuUs: number;
+  secondHalfChildrenCpuUs: number;
 }
 
 function measured(timing: Timing): Measured {
-  const { firstJobAt, lastResultAt, cpuAtFirstJob: start, cpuAtLastResult: end } = timing;
+  const { firstJobAt, lastResultAt, cpuAtFirstJob: start, cpuAtHalf: half } = timing;
+  const end = timing.cpuAtLastResult;
   if (timing.results !== timing.expected || !start || !end || !firstJobAt || !lastResultAt) {
     throw new Error(`${timing.results} of ${timing.expected} results arrived`);
   }
   const seconds = (lastResultAt - firstJobAt) / 1000;
+  // With one job there is no first half: the second half is then the whole.
+  const from = half ?? start;
+  const secondHalf = timing.expected - Math.floor(timing.expected / 2);
   return {
     perSec: timing.expected / seconds,
     seconds,
@@ -266,6 +288,8 @@ function measured(timing: Timing): Measured {
     roundTrip: timing.roundTrip.sort((x, y) => x - y),
     selfCpuUs: ((end.self - start.self) * 1000) / timing.expected,
     childrenCpuUs: ((end.children - start.children) * 1000) / timing.expected,
+    secondHalfSelfCpuUs: ((end.self - from.self) * 1000) / secondHalf,
+    secondHalfChildrenCpuUs: ((end.children - from.children) * 1000) / secondHalf,
   };
 }
 
@@ -336,12 +360,9 @@ async function rawLoop(connections: number, count: number): Promise<Measured> {
           const frame = JSON.parse(data.toString("utf8")) as { type: string; job: string };
           if (frame.type !== "result") return reject(new Error(`unexpected ${frame.type}`));
           timing.roundTrip.push(now - conn.sentAt);
-          timing.results++;
-          timing.lastResultAt = now;
-          if (timing.results === count) {
-            timing.cpuAtLastResult = cpuNow();
-            resolve();
-          } else sendNext(conn);
+          countResult(timing, now);
+          if (timing.results === count) resolve();
+          else sendNext(conn);
         });
         conns.push(conn);
         if (conns.length < connections) return;
@@ -436,6 +457,10 @@ try {
       coordinatorBusy: fixed((engine.selfCpuUs * engine.perSec) / 1e6, 3),
       rawServerCpuUsPerRoundTrip: fixed(raw.selfCpuUs, 1),
       rawClientsCpuUsPerRoundTrip: fixed(raw.childrenCpuUs, 1),
+      secondHalfCoordinatorCpuUsPerJob: fixed(engine.secondHalfSelfCpuUs, 1),
+      secondHalfWorkersCpuUsPerJob: fixed(engine.secondHalfChildrenCpuUs, 1),
+      secondHalfRawServerCpuUsPerRoundTrip: fixed(raw.secondHalfSelfCpuUs, 1),
+      secondHalfRawClientsCpuUsPerRoundTrip: fixed(raw.secondHalfChildrenCpuUs, 1),
     };
     results.push(row);
     console.log(`${workers} workers:`);
@@ -458,6 +483,11 @@ try {
       `  CPU per job: coordinator ${row.coordinatorCpuUsPerJob} µs ` +
         `(busy ${Math.round(row.coordinatorBusy * 100)}% of the time), workers ${row.workersCpuUsPerJob} µs; ` +
         `raw: server ${row.rawServerCpuUsPerRoundTrip} µs, clients ${row.rawClientsCpuUsPerRoundTrip} µs`,
+    );
+    console.log(
+      `  CPU per job, the second half of the results alone: ` +
+        `coordinator ${row.secondHalfCoordinatorCpuUsPerJob} µs, workers ${row.secondHalfWorkersCpuUsPerJob} µs; ` +
+        `raw: server ${row.secondHalfRawServerCpuUsPerRoundTrip} µs, clients ${row.secondHalfRawClientsCpuUsPerRoundTrip} µs`,
     );
   }
   console.log(
