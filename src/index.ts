@@ -153,6 +153,7 @@ export { nodeProcs } from "./runtime/nodeProcs.ts";
 export type {
   Clock,
   Containment,
+  CreateOptions,
   Entropy,
   FileOwner,
   Files,

@@ -427,10 +427,16 @@ export interface LockPlace {
   graph: string;
 }
 
-/** Creates the lock file with `text`; false when it exists already. */
+/**
+ * Creates the lock file with `text`; false when it exists already. Not synced to the disk
+ * (`durable: false`): after a power loss its holder is gone whatever it says, one found empty
+ * is taken over once {@link LOCK_STALE_MS} old, and it is written again whole and synced
+ * (`writeAtomic`) by the run's first note (`baton run`'s first progress, as its jobs start) or
+ * at the latest by its first renewal.
+ */
 async function create(lock: LockPlace, text: string): Promise<boolean> {
   try {
-    return await lock.files.createExclusive(lock.path, text, 0o600);
+    return await lock.files.createExclusive(lock.path, text, 0o600, { durable: false });
   } catch (error) {
     throw await lockFileError(lock, lock.path, "create", error);
   }
@@ -452,7 +458,8 @@ async function readHolder(lock: LockPlace): Promise<LockHolder | "unreadable" | 
  * registration) appears whole (`Files.createExclusive`) and is renewed whole (`writeAtomic`),
  * so one that cannot be read was damaged or edited by hand, or is of an older baton killed
  * between making it and writing it, or is caught being made on a file system without hard
- * links; it is taken over once nobody has written it for {@link LOCK_STALE_MS}.
+ * links, or (a lock, made without a sync) was cut short by a power loss as it was made; it is
+ * taken over once nobody has written it for {@link LOCK_STALE_MS}.
  */
 function parseHolder(text: string): LockHolder | "unreadable" {
   try {
@@ -629,7 +636,11 @@ function deadRunFileDenied(
 
 /** What is said of the lock or registration `path` that cannot be read, and what to do. */
 function unreadableRecord(path: string): string {
-  const damaged = `${path} cannot be read (empty, or not what baton writes: baton writes it whole, so it was damaged or edited by hand)`;
+  // A lock is made without syncing it to the disk (`create`), a registration synced.
+  const how = isRegistration(path)
+    ? "damaged or edited by hand"
+    : "damaged, edited by hand, or cut short by a power loss as it was made";
+  const damaged = `${path} cannot be read (empty, or not what baton writes: baton writes it whole, so it was ${how})`;
   return isRegistration(path)
     ? `${damaged}; remove it`
     : `${damaged}; remove it once no run of its graph uses the store, or the next run of its graph takes it over once nobody has written it for ${LOCK_STALE_MS / 1000} s`;

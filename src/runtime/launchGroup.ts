@@ -540,7 +540,7 @@ class LaunchedGroup implements RankGroup {
     });
     if (refused === undefined) return undefined;
     return refused.held === "unreadable"
-      ? `its lease ${path} cannot be read (a lease is written whole, so it was damaged or edited by hand), and is taken over once untouched for ${formatDuration(this.timeouts.leaseStaleMs)}; remove it if no launcher of that name is running, pick another --name, or launch again then`
+      ? `its lease ${path} cannot be read (a lease is written whole, so it was damaged, edited by hand, or cut short by a power loss as it was made), and is taken over once untouched for ${formatDuration(this.timeouts.leaseStaleMs)}; remove it if no launcher of that name is running, pick another --name, or launch again then`
       : `another launcher (${leaseHolder(refused.held)}) claimed it a moment ago and is starting its ranks; stop that one first or pick another --name`;
   }
 

@@ -106,7 +106,7 @@ function leaseText(
  * (`Files.createExclusive`), so that of two launchers of one name at once exactly one goes
  * on. Returns undefined when the lease is now this launcher's, else what is there: another
  * launcher's lease, or `"unreadable"` (damaged: a lease appears whole and is renewed whole;
- * or gone again meanwhile).
+ * cut short by a power loss: it is made without a sync; or gone again meanwhile).
  * `holdLease` then renews it.
  *
  * @example
@@ -120,7 +120,11 @@ export async function claimLease(
   options: Omit<LeaseOptions, "logger">,
 ): Promise<Lease | "unreadable" | undefined> {
   const { files, path } = options;
-  if (await files.createExclusive(path, leaseText(options))) return undefined;
+  // Not synced to the disk: after a power loss its launcher is gone whatever it says, one
+  // found empty is taken over once stale, and each renewal writes it whole and synced.
+  if (await files.createExclusive(path, leaseText(options), 0o600, { durable: false })) {
+    return undefined;
+  }
   try {
     // Gone again (its launcher just removed it) reads as unreadable: the caller looks again.
     const lease = await readStateFile(files, LEASE_FORMAT, path);

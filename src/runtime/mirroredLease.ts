@@ -32,7 +32,7 @@ export interface MirroredLeaseClaim extends Omit<LeaseOptions, "logger" | "onLos
  * here: `leaseLauncherGone`, the local claim's rule; or unreadable and untouched that long)
  * is removed and the claim made again. One that cannot be read and was written lately is
  * refused at once, saying it cannot be read: a lease appears whole (`Files.createExclusive`),
- * so it was damaged. This launcher's own lease there (its `token`: another
+ * so it was damaged, or cut short by a power loss (it is made without a sync). This launcher's own lease there (its `token`: another
  * entry of `hosts` reached the same machine and state dir first) is refused with
  * `HostNamedTwice`, a `ConfigError`. Resolves once the lease is this launcher's.
  *
@@ -60,7 +60,7 @@ export async function claimMirroredLease(claim: MirroredLeaseClaim): Promise<voi
   const [holder, advice] =
     held === "unreadable"
       ? [
-          `its lease ${path} there cannot be read (a lease is written whole, so it was damaged or edited by hand)`,
+          `its lease ${path} there cannot be read (a lease is written whole, so it was damaged, edited by hand, or cut short by a power loss as it was made)`,
           `remove it if no launcher of that name uses that state dir (it is taken over once nobody has written it for ${claim.staleAfterMs} ms)`,
         ]
       : [

@@ -10,7 +10,7 @@ import type { Files } from "./ports.ts";
  * (`.NAME.PID.RANDOM.tmp`), fsyncs it, renames it over the target and fsyncs the directory,
  * so a crash leaves either the old content or the new one; the mode (default 0600) is set
  * explicitly, whatever the umask. `createExclusive` writes the whole file under such a temp
- * name, fsyncs it and gives it its name with `link(2)`, which fails with EEXIST when the name
+ * name, fsyncs it (unless `durable: false`) and gives it its name with `link(2)`, which fails with EEXIST when the name
  * is taken: nobody ever sees the file empty or partly written (on a file system without hard
  * links it opens the file with `O_EXCL` and then writes it). Parent directories are created
  * as needed. `read` uses the callback `fs.readFile`, which reads a small file in about half
@@ -53,11 +53,11 @@ export function nodeFiles(): Files {
       }
     },
 
-    async createExclusive(path, data, mode = 0o600) {
+    async createExclusive(path, data, mode = 0o600, { durable = true } = {}) {
       makeDirs(dirname(path));
       const temp = tempBeside(path);
       try {
-        await writeWhole(temp, data, mode);
+        await writeWhole(temp, data, mode, durable);
         try {
           await link(temp, path);
           return true;
@@ -180,12 +180,20 @@ function tempBeside(path: string): string {
   );
 }
 
-/** Creates `temp` (which must not exist) holding `data` with `mode`, synced to the disk. */
-async function writeWhole(temp: string, data: string, mode: number): Promise<void> {
+/**
+ * Creates `temp` (which must not exist) holding `data` with `mode`, synced to the disk when
+ * `durable` (see `CreateOptions`).
+ */
+async function writeWhole(
+  temp: string,
+  data: string,
+  mode: number,
+  durable: boolean,
+): Promise<void> {
   const handle = await open(temp, "wx", mode);
   try {
     await handle.writeFile(data);
-    await handle.sync();
+    if (durable) await handle.sync();
   } finally {
     await handle.close();
   }

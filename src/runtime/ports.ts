@@ -218,6 +218,22 @@ export interface FileOwner {
   self: boolean;
 }
 
+/** How `Files.createExclusive` makes a file. */
+export interface CreateOptions {
+  /**
+   * Whether the file's content must survive a power loss or a crash of the machine's kernel
+   * (default true): its data is synced to the disk (`fsync`, over ssh `sync`) before it gets
+   * its name, which costs about 15 ms on a local disk. With false it is not: the file still
+   * appears whole to every reader and a process killed at any moment still leaves it whole or
+   * not there, but after the machine itself went down it may be there empty. For a file whose
+   * content is worth nothing once the machine went down, and whose readers take an empty one
+   * for damaged: a lock or lease (its holder died with the machine; it is renewed whole by
+   * `writeAtomic`, and one found damaged is taken over once stale), a file made and removed at
+   * once. Never for what outlives its process (a kept secret, a store's format marker).
+   */
+  durable?: boolean | undefined;
+}
+
 /** Files: atomic writes (temp + fsync + rename, mode 0600), reads, listing, removal. */
 export interface Files {
   /**
@@ -240,9 +256,15 @@ export interface Files {
    * folder removes any other one a killed writer left (`removeAbandonedTemps`). On a file system
    * without hard links (vfat, some FUSE) the file is created with `O_EXCL` and then written,
    * so there a reader may find it empty for a moment. A write that fails (a full disk) leaves
-   * nothing behind.
+   * nothing behind. Its data reaches the disk before it gets its name, so it survives a power
+   * loss whole too, unless `options.durable` is false (see {@link CreateOptions}).
    */
-  createExclusive(path: string, data: string, mode?: number): Promise<boolean>;
+  createExclusive(
+    path: string,
+    data: string,
+    mode?: number,
+    options?: CreateOptions,
+  ): Promise<boolean>;
   /** The file's text, or undefined when it does not exist. */
   read(path: string): Promise<string | undefined>;
   /**

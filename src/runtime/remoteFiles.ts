@@ -84,10 +84,11 @@ export function remoteFiles(host: SshHost): Files {
       );
     },
 
-    async createExclusive(path, data, mode = 0o600) {
+    async createExclusive(path, data, mode = 0o600, { durable = true } = {}) {
       const target = checkPath(path);
       const chmod = `chmod ${mode.toString(8)}`;
-      // The data goes whole into a temp file, synced (removed first: one a killed creator left
+      const sync = durable ? ` && { sync "$tmp" 2>/dev/null || sync; }` : "";
+      // The data goes whole into a temp file, synced unless not `durable` (removed first: one a killed creator left
       // with this pid after its link is a name of that file, which `>` would empty), then `link`
       // gives it the name, failing when the name is taken: nobody sees the file empty. A
       // file system without hard links (or a host without `link`) gets the noclobber `>`
@@ -99,7 +100,7 @@ export function remoteFiles(host: SshHost): Files {
           `[ -e ${target} ] && exit ${ANSWER_NO}`,
           `tmp=${tempPrefix(path)}$$.tmp`,
           `rm -f "$tmp"`,
-          `if ! { cat >"$tmp" && ${chmod} "$tmp" && { sync "$tmp" 2>/dev/null || sync; }; }; then rm -f "$tmp"; exit 1; fi`,
+          `if ! { cat >"$tmp" && ${chmod} "$tmp"${sync}; }; then rm -f "$tmp"; exit 1; fi`,
           // Over NFS a link whose reply was lost is sent again and fails: made all the same.
           `if link "$tmp" ${target} 2>/dev/null || [ "$tmp" -ef ${target} ]; then rm -f "$tmp"; exit 0; fi`,
           `if [ -e ${target} ]; then rm -f "$tmp"; exit ${ANSWER_NO}; fi`,

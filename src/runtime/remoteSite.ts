@@ -215,7 +215,8 @@ const SESSIONS_AT_ONCE = 4;
 function boundedFiles(files: Files, limit: ReturnType<typeof inFlightLimit>): Files {
   return {
     writeAtomic: (path, data, mode) => limit(() => files.writeAtomic(path, data, mode)),
-    createExclusive: (path, data, mode) => limit(() => files.createExclusive(path, data, mode)),
+    createExclusive: (path, data, mode, options) =>
+      limit(() => files.createExclusive(path, data, mode, options)),
     read: (path) => limit(() => files.read(path)),
     readMany: (paths) => limit(() => files.readMany(paths)),
     list: (dir) => limit(() => files.list(dir)),

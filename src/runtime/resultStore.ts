@@ -154,7 +154,10 @@ export class ResultStore {
         store.#resultsDir,
         `.${PROBE}.${process.pid}.${Math.round(clock.now())}.tmp`,
       );
-      if (await files.createExclusive(probe, "")) await files.remove(probe);
+      // Not synced to the disk: nothing of it is to outlive this call.
+      if (await files.createExclusive(probe, "", 0o600, { durable: false })) {
+        await files.remove(probe);
+      }
       await markStoreFormat(dir, files);
     } catch (error) {
       throw storeOpenError(dir, error);

@@ -809,7 +809,7 @@ describe("the reaper", () => {
     expect(await files.createExclusive(paths.lease, "")).toBe(true);
     const error = await refusedLaunch(dir, "torn");
     expect(error.message).toContain(
-      `its lease ${paths.lease} cannot be read (a lease is written whole, so it was damaged or edited by hand), and is taken over once untouched for 30.0 s; remove it if no launcher of that name is running`,
+      `its lease ${paths.lease} cannot be read (a lease is written whole, so it was damaged, edited by hand, or cut short by a power loss as it was made), and is taken over once untouched for 30.0 s; remove it if no launcher of that name is running`,
     );
   });
 

@@ -202,7 +202,7 @@ describe("lockGraph", () => {
     await expect(lockGraph(store, "g.graph.ts")).rejects.toThrow(
       expect.objectContaining({
         code: "STORE_LOCKED",
-        message: `cannot take the lock of ${resolve("g.graph.ts")} on the result store ${store}: ${path} cannot be read (empty, or not what baton writes: baton writes it whole, so it was damaged or edited by hand); remove it once no run of its graph uses the store, or the next run of its graph takes it over once nobody has written it for 60 s`,
+        message: `cannot take the lock of ${resolve("g.graph.ts")} on the result store ${store}: ${path} cannot be read (empty, or not what baton writes: baton writes it whole, so it was damaged, edited by hand, or cut short by a power loss as it was made); remove it once no run of its graph uses the store, or the next run of its graph takes it over once nobody has written it for 60 s`,
       }),
     );
     forgeLock(store, '{"format":"baton.gra', LOCK_STALE_MS + 5_000);
@@ -339,7 +339,7 @@ describe("lockGraph", () => {
     const damaged = forgeLock(store, "", 0, resolve("d.graph.ts"));
     const { runs, problems } = await readGraphLocks(join(store, "run"));
     expect(problems).toEqual([
-      `${damaged} cannot be read (empty, or not what baton writes: baton writes it whole, so it was damaged or edited by hand); remove it once no run of its graph uses the store, or the next run of its graph takes it over once nobody has written it for 60 s`,
+      `${damaged} cannot be read (empty, or not what baton writes: baton writes it whole, so it was damaged, edited by hand, or cut short by a power loss as it was made); remove it once no run of its graph uses the store, or the next run of its graph takes it over once nobody has written it for 60 s`,
     ]);
     const byPath = new Map(runs.map((run) => [run.path, run]));
     expect(byPath.size).toBe(3);

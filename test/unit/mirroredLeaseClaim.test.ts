@@ -112,7 +112,7 @@ describe("claimMirroredLease finding a lease there", () => {
     const { error, tookMs } = await claimOn("");
     expect(error).toMatchObject({ code: "DEPLOYMENT_BLOCKED" });
     expect((error as Error).message).toBe(
-      `ssh://alice@10.1.2.3: deployment w6 cannot use the state dir ${ROOT} there: its lease ${LEASE} there cannot be read (a lease is written whole, so it was damaged or edited by hand). Its files and ranks there were left as they are; remove it if no launcher of that name uses that state dir (it is taken over once nobody has written it for 30000 ms), or give this one another --name (name) or --remote-state-dir (remote.stateDir)`,
+      `ssh://alice@10.1.2.3: deployment w6 cannot use the state dir ${ROOT} there: its lease ${LEASE} there cannot be read (a lease is written whole, so it was damaged, edited by hand, or cut short by a power loss as it was made). Its files and ranks there were left as they are; remove it if no launcher of that name uses that state dir (it is taken over once nobody has written it for 30000 ms), or give this one another --name (name) or --remote-state-dir (remote.stateDir)`,
     );
     expect(tookMs).toBe(0);
   });

@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { chown, mkdtemp, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { chown, mkdtemp, open, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 
 const NODE_FILES = new URL("../../src/runtime/nodeFiles.ts", import.meta.url).pathname;
@@ -40,6 +40,22 @@ describe("nodeFiles", () => {
     expect(await readdir(join(dir, "d"))).toEqual(["claim.json"]);
     await files.remove(path);
     expect(await files.createExclusive(path, "again")).toBe(true);
+  });
+
+  it("syncs a file it creates exclusively before its link, unless not durable", async () => {
+    const probe = await open(join(dir, "probe"), "w");
+    const sync = vi.spyOn(Object.getPrototypeOf(probe), "sync");
+    await probe.close();
+    try {
+      const lock = join(dir, "lock");
+      expect(await files.createExclusive(lock, "held", 0o600, { durable: false })).toBe(true);
+      expect(sync).not.toHaveBeenCalled();
+      expect(readFileSync(lock, "utf8")).toBe("held");
+      expect(await files.createExclusive(join(dir, "secret"), "kept")).toBe(true);
+      expect(sync).toHaveBeenCalledTimes(1);
+    } finally {
+      sync.mockRestore();
+    }
   });
 
   it("shows a file it creates exclusively only whole, to a reader that looks while it is written", async () => {

@@ -118,6 +118,18 @@ describe("remoteFiles' exclusive create and a temp file linked to its file", () 
     expect(readFileSync(path, "utf8")).toBe("the new lease");
   });
 
+  it("syncs a file it creates before its link, unless not durable", async () => {
+    const synced = join(dir, "synced");
+    // `sync` notes what it was asked to sync instead.
+    const files = remoteFiles(localHost(`sync() { printf '%s\\n' "$1" >>'${synced}'; }`));
+    const lease = join(dir, "lease");
+    expect(await files.createExclusive(lease, "held", 0o600, { durable: false })).toBe(true);
+    expect(readFileSync(lease, "utf8")).toBe("held");
+    expect(existsSync(synced)).toBe(false);
+    expect(await files.createExclusive(join(dir, "secret"), "kept")).toBe(true);
+    expect(readFileSync(synced, "utf8")).toMatch(/\/\.secret\.\d+\.tmp\n$/);
+  });
+
   it("creates a file once of two callers at once, never over one, and leaves no temp file", async () => {
     const files = remoteFiles(localHost());
     const path = join(dir, "claim.json");
