@@ -18,7 +18,8 @@ import { SIM_LIMITS } from "./simLimits.ts";
  *   a saturated disk): every write waits at its next fsync until the stall is over.
  * - `disk-full`: the store's disk refuses every write for `ms` (ENOSPC): each result the
  *   coordinator tries to store meanwhile is held and written again, no lease is granted
- *   until one is written, and no attempt is spent. Heavy profile only.
+ *   until one is written, and no attempt is spent; a coordinator restarted meanwhile cannot
+ *   open its store and is started again once there is room. Heavy profile only.
  * - `cancel`: an operator cancels the run (`run.cancel()`, Ctrl-C): nothing new starts, running
  *   jobs are aborted, the rest end as cancelled. Only in a plan you give (`cancel@AT`): no
  *   profile draws it.

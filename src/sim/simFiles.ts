@@ -97,12 +97,7 @@ export class SimFiles {
           previous: undefined,
         };
         await stage();
-        if (owner.now() < files.refusedUntil) {
-          files.trace(`files refused ${target}: the disk is full`);
-          throw Object.assign(new Error(`ENOSPC: no space left on device, open '${temp}'`), {
-            code: "ENOSPC",
-          });
-        }
+        files.refuseIfFull(target, temp, owner);
         files.files.set(temp, { data: text, mode, modifiedAt: owner.now() });
         files.pending.add(write);
         await fsync();
@@ -130,6 +125,8 @@ export class SimFiles {
       async createExclusive(path, data, mode = 0o600) {
         if (!owner.alive) return hang();
         const target = normal(path);
+        // Refused first, as the Node port's temp file is written before the name is tried.
+        files.refuseIfFull(target, target, owner);
         if (files.files.has(target)) return false;
         files.mkdirs(posix.dirname(target));
         files.files.set(target, { data, mode, modifiedAt: owner.now() });
@@ -188,9 +185,30 @@ export class SimFiles {
     this.stalledUntil = Math.max(this.stalledUntil, untilMs);
   }
 
-  /** Every write fails (ENOSPC, before it creates anything) until virtual time `untilMs`. */
+  /** Virtual time until which every write fails (`refuseWrites`; in the past: none do). */
+  get fullUntil(): number {
+    return this.refusedUntil;
+  }
+
+  /**
+   * Every write fails (ENOSPC, before it creates anything) until virtual time `untilMs`: a
+   * `writeAtomic` after its first stage, a `createExclusive` at once (it made its file on a
+   * full disk: a coordinator restarted then opened its store, which `baton run` cannot).
+   */
   refuseWrites(untilMs: number): void {
     this.refusedUntil = Math.max(this.refusedUntil, untilMs);
+  }
+
+  /**
+   * Throws `ENOSPC` (opening `file`, the write's temp or its target) while `refuseWrites` holds
+   * at `owner`'s time, noting it in the trace.
+   */
+  private refuseIfFull(target: string, file: string, owner: ClockScope): void {
+    if (owner.now() >= this.refusedUntil) return;
+    this.trace(`files refused ${target}: the disk is full`);
+    throw Object.assign(new Error(`ENOSPC: no space left on device, open '${file}'`), {
+      code: "ENOSPC",
+    });
   }
 
   /** The process of `owner` crashed: its writes stop where they are (see the class notes). */

@@ -1,4 +1,4 @@
-import { BatonError, ConfigError, NonRetryableError } from "../errors.ts";
+import { BatonError, ConfigError, NonRetryableError, StoreError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
 import type { FailureCause, JobBoard } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
@@ -592,7 +592,15 @@ class Simulation {
         this.result = result;
       },
       (error: unknown) => {
-        if (scope.alive) this.fail(6, `the run failed: ${(error as Error).stack ?? error}`);
+        if (!scope.alive) return;
+        if (error instanceof StoreError && error.code === "STORE_NOT_WRITABLE") {
+          const full = this.files.fullUntil - this.clock.now();
+          if (full > 0) {
+            this.startAgain(scope, full);
+            return;
+          }
+        }
+        this.fail(6, `the run failed: ${(error as Error).stack ?? error}`);
       },
     );
   }
@@ -670,6 +678,19 @@ class Simulation {
     }
   }
 
+  /**
+   * A coordinator that could not open its store on a full disk (a start within a `disk-full`,
+   * after a crash) stops, as `baton run` does (exit 2, `STORE_NOT_WRITABLE`), and is started
+   * again `inMs` later, once there is room, as an operator told of it would.
+   */
+  private startAgain(scope: ClockScope, inMs: number): void {
+    this.trace.add(`start ${this.host} failed: the store's disk is full; again in ${inMs} ms`);
+    this.watch!.detach();
+    scope.kill();
+    this.net.killHost(this.host);
+    this.clock.setTimeout(() => this.start(), inMs);
+  }
+
   /** The coordinator process dies with its workers; it comes back `downMs` later. */
   private crash(downMs: number, torn: boolean): void {
     const scope = this.scope!;
@@ -726,10 +747,11 @@ class Simulation {
   /**
    * The run is over: every job ended with a cause, and every completed one is in the store. A
    * job ends cancelled (or shut down) only once someone stopped the run: a `cancel` fault, or
-   * with `failFast` a job that failed for good.
+   * with `failFast` a job that failed for good. The store is read as it is, read-only: opened
+   * to write, it made a file to probe the disk, which a run over within a `disk-full` refused.
    */
   private async checkEnd(result: RunResult): Promise<void> {
-    const store = await ResultStore.open(STORE, this.files.port(this.clock.scope()));
+    const store = ResultStore.openReadOnly(STORE, this.files.port(this.clock.scope()));
     const stopped =
       this.cancelled !== undefined ||
       (this.options.failFast === true &&

@@ -1102,6 +1102,26 @@ describe("simulate", () => {
     expect(report.counts).toMatchObject({ completed: 13, failed: 0 });
   });
 
+  it("a coordinator restarted on a full disk cannot open its store, as baton run cannot, and is started again once there is room", async () => {
+    // It opened its store on the full disk (its probe file was made there): a start the real
+    // disk refuses, STORE_NOT_WRITABLE, which an operator runs again once there is room.
+    const report = await simulate({
+      seed: 2,
+      jobs: 10,
+      workers: 2,
+      faults: parseFaults("disk-full@3000+8000,coordinator-crash@4000+500/clean"),
+    });
+    expect(report.violation).toBeUndefined();
+    expect(report.trace.filter((l) => / start |\.writable-/.test(l))).toEqual([
+      "0 start coordinator-0",
+      "4500 start coordinator-1",
+      "4500 files refused sim-store/results/.writable-4500: the disk is full",
+      "4500 start coordinator-1 failed: the store's disk is full; again in 6500 ms",
+      "11000 start coordinator-2",
+    ]);
+    expect(report.counts).toMatchObject({ failed: 0, unfinished: 0 });
+  });
+
   it("clears the marker temp files of ranks killed mid-write, leaving only the logs", async () => {
     // Launch 1's launcher crashes; launch 2, under the same name, reaps its ranks 301 and 302
     // while each is rewriting its marker, which leaves `.rank-N.marker.json.K.tmp` behind.

@@ -154,6 +154,32 @@ describe("SimFiles", () => {
     expect(await port.read("store/x.json")).toBe("one");
     expect(files.commits.get("store/x.json")).toBe(1);
   });
+
+  it("refuses a create on a full disk as a write, making nothing, and creates once there is room", async () => {
+    const clock = new SimClock();
+    const lines: string[] = [];
+    const files = new SimFiles(new SimEntropy(1), (line) => lines.push(line));
+    const port = files.port(clock.scope());
+    files.poke("store/taken.json", "taken");
+    files.refuseWrites(5_000);
+    // It made its file on a full disk, where a write was refused.
+    await expect(port.createExclusive("store/lease.json", "mine")).rejects.toMatchObject({
+      code: "ENOSPC",
+      message: "ENOSPC: no space left on device, open 'store/lease.json'",
+    });
+    await expect(port.createExclusive("store/taken.json", "mine")).rejects.toMatchObject({
+      code: "ENOSPC",
+    });
+    expect(files.paths()).toEqual(["store/taken.json"]);
+    expect(lines).toEqual([
+      "files refused store/lease.json: the disk is full",
+      "files refused store/taken.json: the disk is full",
+    ]);
+    clock.setTimeout(() => {}, 5_000);
+    await settle(clock);
+    expect(await port.createExclusive("store/lease.json", "mine")).toBe(true);
+    expect(await port.createExclusive("store/taken.json", "mine")).toBe(false);
+  });
 });
 
 describe("SimFiles paths", () => {
