@@ -78,7 +78,15 @@ export function handlersFunction(handlers: object): string {
  * ```
  */
 export function messagePrefix(handlers: object): string {
-  return loadedFrom.get(handlers)?.handlersFlag === undefined ? "simulate: " : "";
+  return loadedByCommand(handlers) ? "" : "simulate: ";
+}
+
+/**
+ * Whether `baton sim` loaded `handlers` (`--handlers`): its messages name its flags
+ * (`--until T`), not `simulate`'s options (`until`).
+ */
+export function loadedByCommand(handlers: object | undefined): boolean {
+  return handlers !== undefined && loadedFrom.get(handlers)?.handlersFlag !== undefined;
 }
 
 /**

@@ -27,7 +27,7 @@ import { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
 import { type SimTools, simGraph, simJobs } from "./simGraph.ts";
 import { type SimInvariant, violationMessage } from "./simInvariants.ts";
-import { handlersFunction, messagePrefix } from "./simModules.ts";
+import { handlersFunction, loadedByCommand, messagePrefix } from "./simModules.ts";
 import { SimNet } from "./simNet.ts";
 import { Trace } from "./trace.ts";
 import { traceLog } from "./traceLog.ts";
@@ -347,7 +347,8 @@ class Simulation {
    */
   private faultsEnd(deadline: number, end: number): string {
     if (end <= deadline) return `faults ended at ${end} ms`;
-    return `the faults end later, at ${end} ms: a run is only bound to be over once its faults are; give until after ${end} ms, or fewer faults`;
+    const until = loadedByCommand(this.options.handlers) ? "--until" : "until";
+    return `the faults end later, at ${end} ms: a run is only bound to be over once its faults are; give ${until} after ${end} ms, or fewer faults`;
   }
 
   /**
@@ -372,7 +373,7 @@ class Simulation {
     const longer =
       waiting.length > 0 || this.options.until !== undefined
         ? ""
-        : `; if they only take longer than the default bound allows (${LIVENESS_BASE_MS / 60_000} virtual minutes after the faults, and ${LIVENESS_PER_JOB_MS / 60_000} minutes a job for each worker: ${this.jobs} job${this.jobs === 1 ? "" : "s"} on ${this.workers} worker${this.workers === 1 ? "" : "s"}), give until, the virtual ms by which your run must be over`;
+        : `; if they only take longer than the default bound allows (${LIVENESS_BASE_MS / 60_000} virtual minutes after the faults, and ${LIVENESS_PER_JOB_MS / 60_000} minutes a job for each worker: ${this.jobs} job${this.jobs === 1 ? "" : "s"} on ${this.workers} worker${this.workers === 1 ? "" : "s"}), ${loadedByCommand(this.options.handlers) ? "give --until T, the virtual time by which your run must be over (ms, or a duration such as 2h)" : "give until, the virtual ms by which your run must be over"}`;
     return `; still running: ${named}${running.length > 5 ? ` and ${running.length - 5} more` : ""}${seen}. If their handlers wait on anything but the simulation's tools (sleep, now, random), such as a real setTimeout or real I/O, they never finish in virtual time: wait with the tools' sleep instead${longer}`;
   }
 

@@ -340,6 +340,17 @@ describe("baton sim on a graph of your own", () => {
     });
   });
 
+  it("says a run that only outlasts the default bound needs --until T, the command's flag (it said until, simulate's option)", async () => {
+    const slow = [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnSlow.sim.ts`];
+    const exit = await sim(...slow, "--seed", "1", "--faults", "none", "--no-shrink");
+    expect(exit.code).toBe(1);
+    expect(exit.stdout).toContain(
+      "give --until T, the virtual time by which your run must be over (ms, or a duration such as 2h)",
+    );
+    const late = await sim(...slow, "--seed", "1", "--fault-list", "reset@5000:0", "--until", "10");
+    expect(late.stdout).toContain("give --until after 5000 ms, or fewer faults");
+  });
+
   it("starts the drawn faults within --faults-within, which finds a race a short run otherwise outruns, and its replay command keeps", async () => {
     const charges = [`${F}/simCharges.graph.ts`, "--handlers", `${F}/simCharges.sim.ts`];
     const seed = ["--seed", "1", "--workers", "2"];
