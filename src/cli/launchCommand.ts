@@ -17,6 +17,7 @@ import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS } from "../runtime/logger.ts";
 import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
+import { shellLine } from "../runtime/shellQuote.ts";
 import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
 import { choiceFlag } from "./choiceFlag.ts";
 import { closeDashboard } from "./closeDashboard.ts";
@@ -207,7 +208,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
       // refused there (a state dir that is a file, a name another launcher holds) has no logs.
       if (groupState === "reaping" && progress.state === "launching") {
         say(
-          `deployment ${progress.deployment}: ${world} rank${world === 1 ? "" : "s"} of ${command.join(" ")}; logs in ${group.dir}/rank-*.log`,
+          `deployment ${progress.deployment}: ${world} rank${world === 1 ? "" : "s"} of ${shellLine(command)}; logs in ${group.dir}/rank-*.log`,
         );
       }
       // A stop of the launcher's own (a signal, the time limit) said so already.

@@ -15,3 +15,16 @@ export function shellQuote(text: string): string {
   }
   return `'${text.replaceAll("'", `'\\''`)}'`;
 }
+
+/**
+ * `argv` as a person types it in a POSIX shell, to show a command to copy: each word as it is
+ * when the shell reads it back so (letters, digits and `@%+=:,./_-`), else `shellQuote`d.
+ *
+ * @example
+ * ```ts
+ * shellLine(["python3", "-c", "import time; time.sleep(1)"]); // "python3 -c 'import time; time.sleep(1)'"
+ * ```
+ */
+export function shellLine(argv: readonly string[]): string {
+  return argv.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : shellQuote(word))).join(" ");
+}

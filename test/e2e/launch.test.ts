@@ -102,6 +102,25 @@ describe("baton launch", () => {
     ]);
   }, 60_000);
 
+  it("shows the ranks' command as it is typed in a shell, a word with spaces in quotes", async () => {
+    const dir = tempDir();
+    const result = await startBaton([
+      "launch",
+      "--world",
+      "1",
+      "--state-dir",
+      dir,
+      "--",
+      "/bin/sh",
+      "-c",
+      "sleep 0; exit 0",
+    ]).exit;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(
+      /deployment dep-[a-z0-9]{12}: 1 rank of \/bin\/sh -c 'sleep 0; exit 0'; logs in /,
+    );
+  }, 60_000);
+
   it("does not call ranks ready that exited 0 without a ready marker", async () => {
     const result = await startBaton([
       "launch",
