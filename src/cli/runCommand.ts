@@ -207,6 +207,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const level = choiceFlag("--log-level", values["log-level"] as string, LOG_LEVELS);
   const inProcess = values["in-process"];
+  if (inProcess && values.workers === "0") {
+    throw new ConfigError(
+      "--workers 0 with --in-process runs no worker: --in-process runs the workers inside this process (1 or more); for only workers that join with baton worker, leave out --in-process",
+    );
+  }
   const count = wholeNumberFlag("--workers", values.workers, "a number of workers", {
     least: inProcess ? 1 : 0,
   });

@@ -581,6 +581,11 @@ describe.concurrent("baton run's refusals of bad usage", () => {
     [["--jobs", "examples", PIPELINE], "give the path of the module file in it [MODULE_NOT_FOUND]"],
     // A negative number gets the flag's own message, not parseArgs' about a leading dash.
     [["--workers", "-1", PIPELINE], '--workers must be a number of workers ≥ 0, not "-1"'],
+    // It said "--workers must be a number of workers ≥ 1", where 0 is what the help offers.
+    [
+      ["--workers", "0", "--in-process", PIPELINE],
+      "--workers 0 with --in-process runs no worker: --in-process runs the workers inside this process (1 or more); for only workers that join with baton worker, leave out --in-process [CONFIG]",
+    ],
     [
       ["--keep-logs", "-3", PIPELINE],
       '--keep-logs must be a whole number of runs from 1 to 10000, not "-3"',
