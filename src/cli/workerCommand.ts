@@ -445,10 +445,27 @@ function coordinatorAddress(text: string): string {
   const url = coordinatorUrl(text);
   if (url === undefined) {
     throw new ConfigError(
-      `--connect: "${text}" is not a coordinator's address: give the HOST:PORT or ws://HOST:PORT it listens on, as in the baton worker command baton run printed (for example ws://10.0.0.5:7000; an IPv6 host in brackets)`,
+      `--connect: "${text}" is not a coordinator's address${whyNoAddress(text)}: give the HOST:PORT or ws://HOST:PORT it listens on, as in the baton worker command baton run printed (for example ws://10.0.0.5:7000; an IPv6 host in brackets)`,
     );
   }
   return url;
+}
+
+/**
+ * What is wrong with `--connect`'s `text`, where a person would not see it: a web address
+ * (the coordinator's is a WebSocket one), port 0 (`baton run --listen`'s "any free port"), or
+ * no port at all; else "".
+ */
+function whyNoAddress(text: string): string {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1]?.toLowerCase();
+  if (scheme === "wss") return " (wss://: a coordinator listens for ws://, without TLS)";
+  if (scheme !== undefined && scheme !== "ws") {
+    return ` (${scheme}://: a coordinator takes WebSocket connections, ws://)`;
+  }
+  if (/:0+$/.test(text)) {
+    return " (port 0 is baton run --listen's any free port, and names no coordinator: give the port the run printed)";
+  }
+  return /:\d+$/.test(text) ? "" : " (it names no port)";
 }
 
 /**

@@ -447,11 +447,19 @@ describe("baton worker", () => {
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/no run secret: pass --secret-file FILE .* or set BATON_SECRET/);
     // Port 0 is "any free port" to baton run --listen: no coordinator is there.
-    for (const connect of ["ws://127.0.0.1:0", "http://127.0.0.1:7000"]) {
-      const { code, stderr } = await worker(workerArgs(connect, path)).exit;
+    // Each says what is wrong with it, which the generic words left to be guessed.
+    for (const [connect, why] of [
+      [
+        "ws://127.0.0.1:0",
+        "port 0 is baton run --listen's any free port, and names no coordinator: give the port the run printed",
+      ],
+      ["http://127.0.0.1:7000", "http://: a coordinator takes WebSocket connections, ws://"],
+      ["127.0.0.1", "it names no port"],
+    ]) {
+      const { code, stderr } = await worker(workerArgs(connect!, path)).exit;
       expect(code).toBe(2);
       expect(stderr).toContain(
-        `baton worker: --connect: "${connect}" is not a coordinator's address: give the HOST:PORT or ws://HOST:PORT it listens on, as in the baton worker command baton run printed`,
+        `baton worker: --connect: "${connect}" is not a coordinator's address (${why}): give the HOST:PORT or ws://HOST:PORT it listens on, as in the baton worker command baton run printed`,
       );
       expect(stderr).not.toContain("port 0 for any free port");
     }
