@@ -39,9 +39,17 @@ afterEach(async () => {
 
 const RANK = ["/usr/bin/python3", "examples/ranks/rank.py"];
 
+/** `baton launch` of one rank running `command` in `stateDir`, awaited to its exit. */
+const launchOneIn = (
+  stateDir: string,
+  command: readonly string[],
+  options?: Parameters<typeof startBaton>[1],
+) =>
+  startBaton(["launch", "--world", "1", "--state-dir", stateDir, "--", ...command], options).exit;
+
 /** `baton launch` of one rank running `true` in `stateDir`, awaited to its exit. */
 const launchTrueIn = (stateDir: string, options?: Parameters<typeof startBaton>[1]) =>
-  startBaton(["launch", "--world", "1", "--state-dir", stateDir, "--", "true"], options).exit;
+  launchOneIn(stateDir, ["true"], options);
 
 /**
  * Launches a deployment named "orphaned" of 2 ranks in `dir` that ignore TERM and do not
@@ -103,18 +111,7 @@ describe("baton launch", () => {
   }, 60_000);
 
   it("shows the ranks' command as it is typed in a shell, a word with spaces in quotes", async () => {
-    const dir = tempDir();
-    const result = await startBaton([
-      "launch",
-      "--world",
-      "1",
-      "--state-dir",
-      dir,
-      "--",
-      "/bin/sh",
-      "-c",
-      "sleep 0; exit 0",
-    ]).exit;
+    const result = await launchOneIn(tempDir(), ["/bin/sh", "-c", "sleep 0; exit 0"]);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(
       /deployment dep-[a-z0-9]{12}: 1 rank of \/bin\/sh -c 'sleep 0; exit 0'; logs in /,
@@ -207,17 +204,11 @@ describe("baton launch", () => {
   it("once its group ended, removes the logs of deployments that ended over a week ago beyond the newest 20, not the failed one's", async () => {
     const dir = tempDir();
     const old = endedDeployments(dir, KEEP_ENDED_DEPLOYMENTS, 30, Date.now());
-    const result = await startBaton([
-      "launch",
-      "--world",
-      "1",
-      "--state-dir",
-      dir,
-      "--",
+    const result = await launchOneIn(dir, [
       "/bin/sh",
       "-c",
       "echo the failing rank says why; exit 3",
-    ]).exit;
+    ]);
     expect(result.code).toBe(3);
     const failed = /deployment (dep-[a-z0-9]{12})/.exec(result.stderr)?.[1] ?? "";
     expect(readFileSync(join(dir, failed, "rank-0.log"), "utf8")).toContain(
