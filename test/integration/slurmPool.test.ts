@@ -523,7 +523,9 @@ describe.skipIf(skip)("the Slurm pool on a real one-node Slurm (CPUs=2)", () => 
       expect(jobState(allocation!)).toBe("FAILED");
       expect(activeInQueue(pool.name)).toEqual([]);
     } finally {
-      delete process.env.BATON_TEST_IGNORE_ABORT;
+      for (const name of ["JOBS", "DELAY_MS", "CALLS", "IGNORE_ABORT"]) {
+        delete process.env[`BATON_TEST_${name}`];
+      }
     }
   });
 
