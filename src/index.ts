@@ -252,7 +252,13 @@ export type {
   WorkerCommand,
   WorkerCommandOption,
 } from "./runtime/workerCommandLine.ts";
-export type { PoolStart, PoolStop, RunningPool, WorkerPool } from "./runtime/workerPool.ts";
+export type {
+  PoolStart,
+  PoolStop,
+  RunningPool,
+  StuckJob,
+  WorkerPool,
+} from "./runtime/workerPool.ts";
 export { type WsNetOptions, wsNet } from "./runtime/wsNet.ts";
 export { type Fault, type FaultProfile, formatFaults, parseFaults } from "./sim/faultPlan.ts";
 export type { ClockScope } from "./sim/simClock.ts";

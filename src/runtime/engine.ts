@@ -453,10 +453,13 @@ export function createEngine(options: EngineOptions): Engine {
             );
             // A rank job's worker is tearing its group down (its abort's work, bounded by the
             // teardown's deadline): it leaves as the others do, its exit held for the teardown.
-            const workers = [...board.leases].flatMap(([conn, { job }]) => {
+            const workers = new Map<string, { id: string; kind: string }>();
+            for (const [conn, { job }] of board.leases) {
               const worker = board.workerOf.get(conn);
-              return worker === undefined || job.ranks !== undefined ? [] : [worker];
-            });
+              if (worker !== undefined && job.ranks === undefined) {
+                workers.set(worker, { id: job.id, kind: job.kind });
+              }
+            }
             stuck = { workers, abortedMsAgo: graceMs };
             coordinator.send({ type: "SHUTDOWN", reason: `${reason}; ${why}` });
           }, graceMs);

@@ -36,6 +36,7 @@ import {
   POOL_STOP_GRACE_MS,
   type PoolStart,
   type RunningPool,
+  type StuckJob,
   type WorkerPool,
 } from "./workerPool.ts";
 import { workerPoolCgroupName } from "./workerPoolCgroup.ts";
@@ -164,15 +165,22 @@ export interface LocalPool {
    * its process group or cgroup has been stopped too (`strays`) and its cgroup removed. A
    * second call returns the first call's promise. The `stuck` workers, whose handlers ignore
    * their abort, are given up to `afterMs` to exit, then SIGKILL: a SIGTERM would have them
-   * wait for that handler again.
+   * wait for that handler again. Each one killed so gets a last line in its log saying why
+   * (`[baton pool <time>] local-1 (pid 4242) killed with SIGKILL: the handler of job … (kind)
+   * ignored its abort through the cancel's grace (10000 ms), …`), and the same warning in
+   * `logger`.
    */
   stop(graceMs?: number, stuck?: StuckWorkers): Promise<void>;
 }
 
-/** Workers (by name) whose handlers ignore their abort, and how long they may still take. */
+/**
+ * Workers whose handlers ignore their abort (each name to the job its handler runs), how
+ * long they may still take, and how long before the stop their abort came (a cancel's grace).
+ */
 export interface StuckWorkers {
-  workers: readonly string[];
+  workers: ReadonlyMap<string, StuckJob>;
   afterMs: number;
+  abortedMsAgo: number;
 }
 
 /** One worker position: `local-N` and its replacements, sharing `worker-N.log`. */
@@ -237,8 +245,8 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   private readonly env: Record<string, string>;
   private readonly maxRestarts: number;
   private readonly windowMs: number;
-  /** Worker processes not yet reaped, and their names. */
-  private readonly live = new Map<ProcHandle, string>();
+  /** Worker processes not yet reaped, their names and slots. */
+  private readonly live = new Map<ProcHandle, { name: string; slot: Slot }>();
   private resolveFailed: (error: PoolError) => void = () => {};
   private failing = false;
   private stopping: Promise<void> | undefined;
@@ -315,7 +323,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     const { joined } = this.options;
     if (joined === undefined) return 0;
     let starting = 0;
-    for (const name of this.live.values()) if (!joined(name)) starting++;
+    for (const { name } of this.live.values()) if (!joined(name)) starting++;
     return starting;
   }
 
@@ -335,13 +343,13 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     const now: ProcHandle[] = [];
     const later: ProcHandle[] = [];
     const held: ProcHandle[] = [];
-    for (const [handle, name] of this.live) {
-      (stuck?.workers.includes(name) ? held : unawaited(name) ? now : later).push(handle);
+    for (const [handle, { name }] of this.live) {
+      (stuck?.workers.has(name) ? held : unawaited(name) ? now : later).push(handle);
     }
     await Promise.all([
       this.terminate(now, 0),
       this.terminate(later, graceMs),
-      this.kill(held, stuck?.afterMs ?? 0),
+      stuck && this.killStuck(held, stuck),
     ]);
     // Each exit has started emptying its group by now: its callback came before ours.
     await Promise.all(this.emptying);
@@ -367,6 +375,31 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     if (graceMs > 0) await settledWithin(exited, graceMs, this.clock);
     this.signalLive(handles, "SIGTERM");
     await this.kill(handles, KILL_AFTER_MS);
+  }
+
+  /**
+   * Waits up to `stuck.afterMs` for the `handles` of workers whose handlers ignore their
+   * abort to exit, then sends SIGKILL to those left, and says why in each one's log (its last
+   * line) and the run's: the log of a worker killed so simply stopped.
+   */
+  private async killStuck(handles: readonly ProcHandle[], stuck: StuckWorkers): Promise<void> {
+    const workers = handles.map((handle) => ({ handle, ...this.live.get(handle)! }));
+    await this.kill(handles, stuck.afterMs);
+    const left = stuck.afterMs > 0 ? ` and the ${stuck.afterMs} ms left of its abort grace` : "";
+    for (const { handle, name, slot } of workers) {
+      // One that returned from its handler within the time left ended as any other.
+      if ((await handle.exited).signal !== "SIGKILL") continue;
+      const job = stuck.workers.get(name)!;
+      const why =
+        `${name} (pid ${handle.pid}) killed with SIGKILL: the handler of job ${job.id} (${job.kind}) ignored its ` +
+        `abort through the cancel's grace (${stuck.abortedMsAgo} ms)${left}, and a SIGTERM ` +
+        "would have it wait for that handler again";
+      this.poolLine(slot, why);
+      this.options.logger?.warn(
+        { worker: name, workerPid: handle.pid, job: job.id, kind: job.kind, log: slot.logFile },
+        `worker ${why}`,
+      );
+    }
   }
 
   /** Waits up to `afterMs` for `handles` to exit, then sends SIGKILL to those left. */
@@ -423,7 +456,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
       );
       return undefined;
     }
-    this.live.set(handle, name);
+    this.live.set(handle, { name, slot });
     void handle.exited.then((exit) => {
       // One look at what it left, for its exit line and as the sweep's first.
       const left = this.leftRunning(handle.pid, cgroup);
@@ -843,7 +876,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
           pool.stop(
             graceMs,
             ended?.stuck && {
-              workers: ended.stuck.workers,
+              ...ended.stuck,
               afterMs: Math.max(0, (options.abortGraceMs ?? 0) - ended.stuck.abortedMsAgo),
             },
           ),

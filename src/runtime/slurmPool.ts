@@ -25,7 +25,7 @@ import { shellQuote } from "./shellQuote.ts";
 import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
 import { FINAL_WORKER_EXITS } from "./workerExitCodes.ts";
-import type { PoolStart, PoolStop, RunningPool, WorkerPool } from "./workerPool.ts";
+import type { PoolStart, PoolStop, RunningPool, StuckJob, WorkerPool } from "./workerPool.ts";
 import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOptions.ts";
 
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
@@ -725,21 +725,19 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     const cancelUnawaited = async () => {
       const fresh = this.allocations().filter((a) => !unawaited.has(a.id));
       const due = stuck !== undefined && this.clock.now() >= stuckUntil;
-      const held = fresh.filter((a) => due && this.runsStuckHandler(a, stuck.workers));
-      const idle = fresh.filter((a) => !held.includes(a) && !this.workerServing(a));
+      const held = due ? this.runningStuck(fresh, stuck) : [];
+      const idle = fresh.filter((a) => !held.some((h) => h.id === a.id) && !this.workerServing(a));
       for (const a of [...held, ...idle]) unawaited.add(a.id);
-      if (held.length > 0) {
-        const ids = held.map((a) => a.id);
-        const why =
-          ids.length === 1
-            ? `allocation ${ids[0]} at once (SIGKILL to its batch step): its worker's handler`
-            : `allocations ${ids.join(", ")} at once (SIGKILL to their batch steps): their workers' handlers`;
+      for (const { id, worker, job } of held) {
         this.logger.warn(
-          { allocations: ids, workers: stuck?.workers },
-          `ending the Slurm ${why} ignored the abort through the cancel's grace, and would hold the node until they return`,
+          { allocation: id, worker, job: job.id, kind: job.kind, log: this.logFile(id) },
+          `ending the Slurm allocation ${id} at once (SIGKILL to its batch step): the handler of job ${job.id} (${job.kind}) on its worker ${worker} ignored its abort through the cancel's grace (${stuck?.abortedMsAgo} ms), and would hold the node until it returns`,
         );
-        await this.cancel(ids, "kill");
       }
+      await this.cancel(
+        held.map((a) => a.id),
+        "kill",
+      );
       await this.cancel(idle.map((a) => a.id));
     };
     await cancelUnawaited();
@@ -798,15 +796,21 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   }
 
   /**
-   * Whether the worker of this allocation (under any of its names) is one of `workers`, whose
-   * handlers ignored their abort through a cancel's grace (`PoolStop.stuck`).
+   * Those of `allocations` whose worker (under any of its names) is one of `stuck.workers`,
+   * whose handlers ignored their abort through a cancel's grace, with that worker and its job.
    */
-  private runsStuckHandler(allocation: AllocationView, workers: readonly string[]): boolean {
-    return this.workerNames(allocation).some((name) => workers.includes(name));
+  private runningStuck(
+    allocations: readonly AllocationView[],
+    stuck: NonNullable<PoolStop["stuck"]>,
+  ): { id: string; worker: string; job: StuckJob }[] {
+    return allocations.flatMap(({ id }) => {
+      const worker = this.workerNames({ id }).find((name) => stuck.workers.has(name));
+      return worker === undefined ? [] : [{ id, worker, job: stuck.workers.get(worker)! }];
+    });
   }
 
   /** The names the batch script gives an allocation's worker and its restarts. */
-  private workerNames(allocation: AllocationView): string[] {
+  private workerNames(allocation: Pick<AllocationView, "id">): string[] {
     const restarts = this.options.workerRestarts ?? WORKER_RESTARTS;
     return Array.from({ length: restarts + 1 }, (_, i) => workerName(allocation.id, i + 1));
   }

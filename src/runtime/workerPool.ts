@@ -61,13 +61,19 @@ export const POOL_STOP_GRACE_MS = 5000;
 export interface PoolStop {
   /**
    * Set when the run was shut down because a cancel's grace ran out (`cancelGraceMs`) on
-   * jobs whose handlers ignore their abort: the workers (by name) that held them, and how
-   * long before the stop the cancel aborted them. A pool gives those workers no more than
+   * jobs whose handlers ignore their abort: the workers that held them (each name to the job
+   * it held, its id and kind), and how long before the stop the cancel aborted them. A pool gives those workers no more than
    * what is left of the abort grace it was given (`WorkerProcessOptions.abortGraceMs`) since
    * that abort, then ends them at once: stopped as any other, they would wait for the handler
    * again. The others leave as the run's end closes them.
    */
-  stuck?: { workers: readonly string[]; abortedMsAgo: number } | undefined;
+  stuck?: { workers: ReadonlyMap<string, StuckJob>; abortedMsAgo: number } | undefined;
+}
+
+/** The job a worker's handler that ignores its abort runs (`PoolStop.stuck`). */
+export interface StuckJob {
+  id: string;
+  kind: string;
 }
 
 /** A pool's workers for one run. */

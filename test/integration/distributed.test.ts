@@ -285,11 +285,18 @@ describe("runs over real sockets with worker processes", () => {
     const { graph, handlers } = await graphWith(1, 60_000, join(dir, "unused"));
     // The leaf sleeps its minute through the cancel; its worker inherits this at its start.
     process.env.BATON_TEST_IGNORE_ABORT = "1";
+    const warnings: string[] = [];
+    const logger = pino(
+      { level: "warn" },
+      { write: (line: string) => warnings.push((JSON.parse(line) as { msg: string }).msg) },
+    );
     try {
       const engine = createEngine({
         jobs: handlers,
         workers: localPool({ jobsModule: fixture, count: 1 }),
         batonDir: dir,
+        logsDir: join(dir, "logs"),
+        logger,
         cancelGraceMs: 1_000,
       });
       const run = engine.run(graph);
@@ -303,6 +310,15 @@ describe("runs over real sockets with worker processes", () => {
       expect(result.counts).toMatchObject({ cancelled: 3, completed: 0 });
       expect(cancelled.pids).toHaveLength(1);
       for (const pid of cancelled.pids) expect(dead(pid)).toBe(true);
+      // Its log ends saying why it stopped, and so does the run's.
+      const leaf = [...result.jobs.values()].find((outcome) => outcome.kind === "leaf")!;
+      const why = `local-1 (pid ${cancelled.pids[0]}) killed with SIGKILL: the handler of job ${leaf.id} (leaf) ignored its abort through the cancel's grace (1000 ms), and a SIGTERM would have it wait for that handler again`;
+      const lines = readFileSync(join(dir, "logs", "worker-1.log"), "utf8")
+        .trimEnd()
+        .split("\n");
+      expect(lines.at(-1)).toMatch(/^\[baton pool \S+\] /);
+      expect(lines.at(-1)).toContain(`] ${why}`);
+      expect(warnings).toContain(`worker ${why}`);
     } finally {
       delete process.env.BATON_TEST_IGNORE_ABORT;
     }

@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, PoolError } from "../../src/errors.ts";
 import {
@@ -461,9 +462,20 @@ describe("LocalPool.stop", () => {
   it("kills the stuck workers with SIGKILL once what is left of their grace has passed, while the others get theirs", async () => {
     const dir = tempDir();
     const closed = join(dir, "closed");
+    const warnings: {
+      worker: string;
+      workerPid: number;
+      job: string;
+      kind: string;
+      msg: string;
+    }[] = [];
+    const logger = pino(
+      { level: "warn" },
+      { write: (line: string) => warnings.push(JSON.parse(line)) },
+    );
     const { pool: workers, logsDir } = await pool(
       (name) => (name === "local-3" ? ["until-file", closed] : ["sleep"]),
-      { maxWorkers: 3 },
+      { maxWorkers: 3, logger },
     );
     for (const n of [1, 2, 3]) await logSays(logsDir, n, `local-${n} ready`);
     const [first, second, third] = workers.pids() as [number, number, number];
@@ -472,7 +484,14 @@ describe("LocalPool.stop", () => {
     );
 
     const begin = Date.now();
-    const stopped = workers.stop(60_000, { workers: ["local-1", "local-2"], afterMs: 300 });
+    const stopped = workers.stop(60_000, {
+      workers: new Map([
+        ["local-1", { id: "leaf-1", kind: "leaf" }],
+        ["local-2", { id: "leaf-2", kind: "leaf" }],
+      ]),
+      afterMs: 300,
+      abortedMsAgo: 1000,
+    });
     expect(await Promise.all(exits)).toEqual([
       { code: null, signal: "SIGKILL" },
       { code: null, signal: "SIGKILL" },
@@ -483,7 +502,45 @@ describe("LocalPool.stop", () => {
     await writeFile(closed, ""); // the coordinator closes local-3's connection
     await stopped;
     expect(dead(third)).toBe(true);
-    for (const n of [1, 2, 3]) expect(await log(logsDir, n)).not.toContain("SIGTERM");
+    for (const n of [1, 2, 3]) expect(await log(logsDir, n)).not.toContain("got SIGTERM");
+    // Each killed worker's log ends saying why, as does the run's; not the third's.
+    const why = (n: number, pid: number) =>
+      `local-${n} (pid ${pid}) killed with SIGKILL: the handler of job leaf-${n} (leaf) ignored its abort through the cancel's grace (1000 ms) and the 300 ms left of its abort grace, and a SIGTERM would have it wait for that handler again`;
+    for (const [n, pid] of [
+      [1, first],
+      [2, second],
+    ] as const) {
+      const lines = (await log(logsDir, n)).trimEnd().split("\n");
+      expect(lines.at(-1)).toMatch(/^\[baton pool \d{4}-\d\d-\d\dT[\d:.]+Z\] /);
+      expect(lines.at(-1)!.slice(lines.at(-1)!.indexOf("] ") + 2)).toBe(why(n, pid));
+    }
+    expect(await log(logsDir, 3)).not.toContain("killed");
+    expect(
+      warnings.map(({ worker, workerPid, job, kind, msg }) => ({
+        worker,
+        workerPid,
+        job,
+        kind,
+        msg,
+      })),
+    ).toEqual(
+      expect.arrayContaining([
+        {
+          worker: "local-1",
+          workerPid: first,
+          job: "leaf-1",
+          kind: "leaf",
+          msg: `worker ${why(1, first)}`,
+        },
+        {
+          worker: "local-2",
+          workerPid: second,
+          job: "leaf-2",
+          kind: "leaf",
+          msg: `worker ${why(2, second)}`,
+        },
+      ]),
+    );
   });
 
   it("sends SIGTERM after the grace period, and nothing is replaced", async () => {

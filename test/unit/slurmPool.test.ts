@@ -797,17 +797,27 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     "stop cancels the allocation whose worker's handler ignored its abort through a cancel's grace %s, and gives the others theirs",
     async (_, abortGraceMs, afterMs) => {
       const slurm = new FakeSlurm(3);
+      const warnings: string[] = [];
+      const logger = pino(
+        { level: "warn" },
+        { write: (line: string) => warnings.push((JSON.parse(line) as { msg: string }).msg) },
+      );
       const pool = start(
         slurm,
         { value: 3 },
         { graceMs: 5000, abortGraceMs },
-        { joined: () => true },
+        { joined: () => true, logger },
       );
       await until(() => slurm.inState("RUNNING").length === 3, "three running");
       await polls(pool, 1);
       const stoppedAt = Date.now();
       // 100_1's first worker died and its restart runs the stuck handler.
-      const stopped = pool.stop({ stuck: { workers: ["slurm-100_1.2"], abortedMsAgo: 200 } });
+      const stopped = pool.stop({
+        stuck: {
+          workers: new Map([["slurm-100_1.2", { id: "leaf-1", kind: "leaf" }]]),
+          abortedMsAgo: 200,
+        },
+      });
       await until(() => slurm.kills.length > 0, "a kill", 1000);
       expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(afterMs);
       expect(slurm.kills).toEqual([{ ids: ["100_1"], states: ["RUNNING"] }]);
@@ -819,6 +829,9 @@ describe("startSlurmPool against the in-memory Slurm", () => {
       expect(Date.now() - stoppedAt).toBeLessThan(4000);
       expect(slurm.kills).toHaveLength(1);
       expect(slurm.cancels).toEqual([]);
+      expect(warnings).toEqual([
+        "ending the Slurm allocation 100_1 at once (SIGKILL to its batch step): the handler of job leaf-1 (leaf) on its worker slurm-100_1.2 ignored its abort through the cancel's grace (200 ms), and would hold the node until it returns",
+      ]);
     },
   );
 
