@@ -178,7 +178,8 @@ Exit code: 0 when every job completed, 1 when some did not or the workers failed
 crash loop, Slurm), 2 for bad usage or a bad graph, 130 when interrupted (143 on
 SIGTERM, 129 on SIGHUP, 131 on SIGQUIT). Ctrl-C, SIGTERM, SIGHUP (the terminal closed, the
 ssh session dropped) or SIGQUIT cancels (handlers see their AbortSignal, local workers
-stop); a second one stops at once.`;
+stop); a second one stops at once. One after the run has failed (its workers, a full
+store) changes nothing: the exit code stays 1.`;
 
 /** Why the run was cancelled, by the signal that cancelled it: the reason its jobs are given. */
 const CANCELLED_BY: Record<StopSignal, string> = {
@@ -521,6 +522,14 @@ export async function runCommand(argv: string[]): Promise<number> {
         return;
       }
       interrupted = signal;
+      if (ended && result === undefined) {
+        // The run failed (its pool, a full store: said above) or threw: nothing to cancel or
+        // write, and the command ends with that failure's code, not the signal's.
+        process.stderr.write(
+          `\n${signal}: the run has already failed, so there is nothing to cancel and no result to write; baton exits with the failure's code once it has let go of the run's lock and logs (${again} again to stop now)\n`,
+        );
+        return;
+      }
       if (ended) {
         // Even should stdout's reader close it now (bin/baton.js ends the command with this).
         process.exitCode = SIGNAL_EXIT[signal];

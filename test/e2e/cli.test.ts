@@ -725,7 +725,7 @@ describe.concurrent("baton's failures and refusals", () => {
     expect(stderr.split("\n")[0]).toMatch(/ of the log \[WORKER_CANNOT_START\]:$/);
     expect(stderr).toMatch(/the run failed: worker local-1 \(pid \d+\) exited with code 2/);
     expect(stderr).toContain(
-      `could not load ${join(ROOT, "test/fixtures/workersCannotLoad.graph.ts")}: ${join(ROOT, "test/fixtures/workersCannotLoad.graph.ts")}:8:44 threw while loading: the licence file is missing`,
+      `could not load ${join(ROOT, "test/fixtures/workersCannotLoad.graph.ts")}: ${join(ROOT, "test/fixtures/workersCannotLoad.graph.ts")}:12:9 threw while loading: the licence file is missing`,
     );
   });
 
