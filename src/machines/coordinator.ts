@@ -115,7 +115,9 @@ const whileJobsRun = {
   STORED: { actions: DECIDE },
   STORE_FAILED: { actions: DECIDE },
   STORE_FULL: { actions: DECIDE },
-  LEASE_SWEEP: { actions: DECIDE },
+  // A sweep nearly always asks for the next one: its timer is started in the same step, not
+  // by the root's eventless transition, which would cost XState a second microstep.
+  LEASE_SWEEP: { actions: [DECIDE, "scheduleTimers"] },
   RETRY_DUE: { actions: DECIDE },
   ATTEMPT_TIMEOUT: { actions: DECIDE },
   SHUTDOWN: { target: "done", actions: DECIDE },
@@ -132,7 +134,8 @@ const whileJobsRun = {
  * Every event is one action, `decide`: it hands the event to the board and emits what the
  * board gathered. Timers are rare
  * (the lease sweep, retry backoffs, attempt timeouts), so they are not scheduled on every event: the root's
- * eventless transition `scheduleTimers` runs only when the board has asked for one.
+ * eventless transition `scheduleTimers` runs only when the board has asked for one. A
+ * LEASE_SWEEP, which asks for the next sweep while leases are held, runs it in its own step.
  *
  * @example
  * ```ts

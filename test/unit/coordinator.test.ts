@@ -236,6 +236,36 @@ describe("coordinator: leasing", () => {
     actor.stop();
   });
 
+  it("a lease sweep starts the next one in its own step: one microstep a sweep (XState's cost a ping cycle)", () => {
+    const clock = new SimulatedClock();
+    let microsteps = 0;
+    const actor = createActor(coordinatorMachine, {
+      input: { jobs: [planned("a")], leaseTimeoutMs: 1000 },
+      clock,
+      inspect: (event) => {
+        if (event.type === "@xstate.microstep") microsteps++;
+      },
+    }).start();
+    actor.send({ type: "LEASE", conn: "c1", worker: "w1", resources: CPU });
+    const sweepMs = 1000 / LEASE_SWEEPS;
+    for (let i = 0; i < 5; i++) {
+      microsteps = 0;
+      clock.increment(sweepMs);
+      expect(microsteps).toBe(1);
+      actor.send({ type: "HEARTBEAT", conn: "c1" });
+    }
+    // Each sweep started the next: without heartbeats, the lease now expires on time.
+    const expired: CoordinatorEffect[] = [];
+    actor.on("effects", ({ effects }) => {
+      expired.push(...effects.filter((e) => e.type === "lease.expired"));
+    });
+    for (let i = 0; i < LEASE_SWEEPS; i++) clock.increment(sweepMs);
+    expect(expired).toEqual([]);
+    clock.increment(sweepMs);
+    expect(expired).toEqual([{ type: "lease.expired", conn: "c1", job: "a", attempt: 1 }]);
+    actor.stop();
+  });
+
   it("a connection lost while waiting is forgotten: no grant to it later", () => {
     const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })]);
     c.lease("c1");
