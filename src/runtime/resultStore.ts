@@ -46,16 +46,12 @@ const CONCURRENCY = 64;
 /** Entries `loadAll` reads per `readMany` (a few ms of blocking with the node port). */
 const READ_BATCH = 250;
 /**
- * What the file `open` makes and removes in `results/` to see that it may is named as a temp
- * file of a file of this name (`.writable.PID.MS.tmp`, see `atomicTempTarget`): one a process
- * killed in between left is swept by the rule of every temp file (`removeAbandonedTemps`).
+ * The start of the name of the file `open` makes and removes in `results/` to see that it may,
+ * `.writable-MS`. It lives for the milliseconds of one create and remove, so one untouched for
+ * {@link ABANDONED_TEMP_MS} is what a process killed in between left, and is removed by its age
+ * alone. No pid in the name: in the simulation it would be the real process's, in the trace.
  */
-const PROBE = "writable";
-/**
- * The start of the name of that file as a baton before the thirty-second session named it,
- * `.writable-MS`, with no pid: one such a baton left is removed by its age alone.
- */
-const OLD_PROBE_PREFIX = ".writable-";
+const PROBE_PREFIX = ".writable-";
 /**
  * A temp file of a `put` unchanged for this long is abandoned: its writer died between writing
  * it and renaming it (a crash while storing). A live write takes milliseconds; one held up
@@ -150,10 +146,7 @@ export class ResultStore {
       await store.#removeAbandonedMarks();
       // Folders that exist but cannot be written fail here, not at each job's result (a result
       // that cannot be stored is a failed attempt, so every job would be tried in vain).
-      const probe = join(
-        store.#resultsDir,
-        `.${PROBE}.${process.pid}.${Math.round(clock.now())}.tmp`,
-      );
+      const probe = join(store.#resultsDir, `${PROBE_PREFIX}${Math.round(clock.now())}`);
       // Not synced to the disk: nothing of it is to outlive this call.
       if (await files.createExclusive(probe, "", 0o600, { durable: false })) {
         await files.remove(probe);
@@ -290,12 +283,11 @@ export class ResultStore {
 
   /**
    * Removes what processes killed while they opened the store left, each folder listed once:
-   * the temp files of the format marker, and `open`'s probes with their own temp files
-   * (`removeAbandonedTemps`: a writer gone from this host, and untouched for
-   * {@link ABANDONED_TEMP_MS}); an older baton's probes, which name no writer, and the temp
-   * files that a run killed as it moved a corrupt entry to `quarantine/` left, by age alone, as
-   * `loadAll` takes those of entries (the simulation's temps there are numbered, not named
-   * after a pid).
+   * the temp files of the format marker and of `open`'s probes (`removeAbandonedTemps`: a
+   * writer gone from this host, and untouched for {@link ABANDONED_TEMP_MS}); the probes
+   * themselves, which name no writer, and the temp files that a run killed as it moved a
+   * corrupt entry to `quarantine/` left, by age alone, as `loadAll` takes those of entries (the
+   * simulation's temps there are numbered, not named after a pid).
    */
   async #removeAbandonedMarks(): Promise<void> {
     const ports = {
@@ -313,7 +305,7 @@ export class ResultStore {
     await removeAbandonedTemps(this.#resultsDir, { ...ports, names: results, of: isProbe });
     const byAge = [
       ...results
-        .filter((name) => name.startsWith(OLD_PROBE_PREFIX))
+        .filter((name) => name.startsWith(PROBE_PREFIX))
         .map((name) => join(this.#resultsDir, name)),
       ...quarantined
         .filter((name) => atomicTempTarget(name) !== undefined)
@@ -435,14 +427,10 @@ export class ResultStore {
 
 /**
  * Whether `target`, what a temp file in `results/` was to become (`atomicTempTarget`), is
- * `open`'s probe: the probe itself (`.writable.PID.MS.tmp`), the temp file of its creation
- * (`..writable.PID.MS.tmp.PID.RANDOM.tmp`), or that of an older baton's probe
- * (`..writable-MS.PID.RANDOM.tmp`).
+ * `open`'s probe (`.writable-MS`): the temp file of its creation (`..writable-MS.PID.RANDOM.tmp`).
  */
 function isProbe(target: string): boolean {
-  return (
-    target === PROBE || atomicTempTarget(target) === PROBE || target.startsWith(OLD_PROBE_PREFIX)
-  );
+  return target.startsWith(PROBE_PREFIX);
 }
 
 /** Returns `id` if it is a job id (16 hex digits), so it is safe to use in a path. */

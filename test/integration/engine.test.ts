@@ -788,7 +788,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
       code: "STORE_NOT_WRITABLE",
       message: expect.stringMatching(
         new RegExp(
-          `^the result store ${store} cannot be written: cannot write ${join(store, "results")}/writable: the file system is read-only; a run does not start on a store it cannot write to, even to reuse the results it holds \\(what the run computed would be lost\\): to reuse them, copy them to a folder you can write to and give that \\(mkdir -p COPY && cp -r ${join(store, "results")} COPY/, then --store COPY\\), or reuse them without storing what the run computes \\(--store-read-only\\), or keep no results \\(--no-store\\)$`,
+          `^the result store ${store} cannot be written: cannot open ${join(store, "results")}/\\.writable-\\d+: the file system is read-only; a run does not start on a store it cannot write to, even to reuse the results it holds \\(what the run computed would be lost\\): to reuse them, copy them to a folder you can write to and give that \\(mkdir -p COPY && cp -r ${join(store, "results")} COPY/, then --store COPY\\), or reuse them without storing what the run computes \\(--store-read-only\\), or keep no results \\(--no-store\\)$`,
         ),
       ),
     });

@@ -142,7 +142,7 @@ describe("ResultStore", () => {
     expect(await readdir(shard)).toEqual([basename(fresh)]);
   });
 
-  it("open removes the temp files of a format marker and the probes with their temp files that a killed maker left, once its pid is gone and they are 15 minutes old", async () => {
+  it("open removes the temp files of a format marker and of a probe once their writer is gone, and the probes a killed opener left, all once 15 minutes old", async () => {
     const infos: Array<{ msg: string; files?: string[]; removed?: string[] }> = [];
     const log = pino({ level: "info" }, { write: (line: string) => infos.push(JSON.parse(line)) });
     const now = Date.now();
@@ -151,27 +151,23 @@ describe("ResultStore", () => {
     await files.mkdirp(results);
     const marker = `.format.json.${dead}.0badc0ffee00.tmp`;
     // Killed between making its probe and removing it, or while making it (its temp file).
-    const probe = `.writable.${dead}.1700000000000.tmp`;
-    const probeTemp = `..writable.${dead}.1700000000000.tmp.${dead}.0badc0ffee00.tmp`;
-    // An older baton's probe, which names no pid, and its temp file.
-    const olderProbe = ".writable-1700000000000";
-    const olderProbeTemp = `..writable-1700000000000.${dead}.0badc0ffee00.tmp`;
-    // One made a moment ago (by the same dead pid: the age keeps it), one of a running process.
-    const freshProbe = `.writable.${dead}.1700000000001.tmp`;
-    const freshOlderProbe = ".writable-1700000000001";
-    const running = `.writable.${process.ppid}.1700000000000.tmp`;
+    const probe = ".writable-1700000000000";
+    const probeTemp = `..writable-1700000000000.${dead}.0badc0ffee00.tmp`;
+    // One made a moment ago, and the temp file of a running process's.
+    const freshProbe = ".writable-1700000000001";
+    const running = `..writable-1700000000000.${process.ppid}.0badc0ffee00.tmp`;
     const notOurs = `.notes.txt.${dead}.0badc0ffee00.tmp`;
     const old = new Date(now - ABANDONED_TEMP_MS - 60_000);
     const made = [
       join(dir, marker),
       join(dir, notOurs),
-      ...[probe, probeTemp, olderProbe, olderProbeTemp, running].map((name) => join(results, name)),
+      ...[probe, probeTemp, running].map((name) => join(results, name)),
     ];
     for (const path of made) {
       await writeFile(path, "");
       await utimes(path, old, old);
     }
-    for (const name of [freshProbe, freshOlderProbe]) await writeFile(join(results, name), "");
+    await writeFile(join(results, freshProbe), "");
 
     const listed: string[] = [];
     const listing = {
@@ -186,12 +182,12 @@ describe("ResultStore", () => {
     expect(listed.sort()).toEqual([dir, join(dir, "quarantine"), results].sort());
     expect((await readdir(dir)).filter((name) => name.endsWith(".tmp"))).toEqual([notOurs]);
     expect((await readdir(results)).filter((name) => name.startsWith(".")).sort()).toEqual(
-      [freshProbe, freshOlderProbe, running].sort(),
+      [freshProbe, running].sort(),
     );
     expect(infos.map((line) => line.files ?? line.removed)).toEqual([
       [marker],
-      [probeTemp, olderProbeTemp, probe].sort(),
-      [join(results, olderProbe)],
+      [probeTemp],
+      [join(results, probe)],
     ]);
   });
 
@@ -315,7 +311,7 @@ describe("ResultStore", () => {
         code: "STORE_NOT_WRITABLE",
         message: expect.stringMatching(
           new RegExp(
-            `^the result store ${dir} cannot be written: cannot write ${join(dir, "results")}/writable: permission denied`,
+            `^the result store ${dir} cannot be written: cannot open ${join(dir, "results")}/\\.writable-\\d+: permission denied`,
           ),
         ),
       });
@@ -365,7 +361,7 @@ describe("ResultStore", () => {
           dir,
           message: expect.stringMatching(
             new RegExp(
-              `^${literal(`the result store ${dir} cannot be written: cannot write ${results}/writable: ${why}; ${reuse}`)}$`,
+              `^${literal(`the result store ${dir} cannot be written: cannot open ${results}/.writable-`)}\\d+: ${literal(`${why}; ${reuse}`)}$`,
             ),
           ),
         });
