@@ -4,7 +4,8 @@ import { JobProgressLines } from "./jobProgressLines.ts";
 import { LiveLine } from "./liveLine.ts";
 
 /**
- * A live progress bar for a terminal: done / running / failed / cached, rate and ETA, redrawn
+ * A live progress bar for a terminal: done / running / failed / skipped / cancelled / cached
+ * (as the summary counts them), rate and ETA, redrawn
  * in place on stderr, with what running handlers report (`ctx.progress`) on lines under it
  * (`JobProgressLines`, drawn with the bar's next `progress`); before the run starts, how far
  * reading the stored results has come.
@@ -51,7 +52,11 @@ export class ProgressBar {
     // What more workers wait for (Slurm's pending allocations), while jobs are left for them.
     const pool =
       progress.poolWaitingFor !== undefined && left > 0 ? ` · ${progress.poolWaitingFor}` : "";
-    const line = `${bar} ${finished}/${total} done · ${counts.running} running${storing}${workers}${pool} · ${counts.failed} failed · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
+    // How the jobs that did not complete ended, as the summary counts them: a skip or a cancel
+    // is not a failure, and shows only when there are some.
+    const skipped = progress.skipped > 0 ? ` · ${progress.skipped} skipped` : "";
+    const cancelled = progress.cancelled > 0 ? ` · ${progress.cancelled} cancelled` : "";
+    const line = `${bar} ${finished}/${total} done · ${counts.running} running${storing}${workers}${pool} · ${progress.failed} failed${skipped}${cancelled} · ${cached} cached · ${rate.toFixed(rate < 10 ? 1 : 0)} jobs/s${eta}`;
     this.line.draw([line, ...this.jobs.lines(Date.now())].join("\n"));
   }
 

@@ -767,6 +767,11 @@ function trackRun(
   // Counted only when some can be: a pass over every job, each record a cache miss.
   let cached = 0;
   if (reused) for (const record of board.jobs.values()) if (record.cached) cached++;
+  /**
+   * The jobs in the `failed` state by how they ended, as the result counts them: counted as each
+   * fails (a job fails once), so `progress` needs no pass over every job.
+   */
+  const ended = { failed: 0, skipped: 0, cancelled: 0 };
   let ticker: unknown;
   /** The run's pool while it runs: what it waits for goes with every `progress`. */
   let pool: RunningPool | undefined;
@@ -779,6 +784,9 @@ function trackRun(
       total: board.jobs.size,
       counts,
       cached,
+      failed: ended.failed,
+      skipped: ended.skipped,
+      cancelled: ended.cancelled,
       elapsedMs,
       rate: elapsedMs > 0 ? (finished * 1000) / elapsedMs : 0,
       workers: board.leases.size + board.waiting.size,
@@ -854,6 +862,7 @@ function trackRun(
           open.delete(change.job);
         }
         if (record === undefined) continue;
+        if (change.state === "failed") ended[statusOf(record) as keyof typeof ended]++;
         const about = attemptOf(change, record, lostBefore);
         if (retry || change.state === "failed") logChange(change, record, about);
         if (emitJobs) {

@@ -104,6 +104,15 @@ export interface RunProgress {
   counts: Record<JobState, number>;
   /** Completed jobs whose result came from the store of an earlier run. */
   cached: number;
+  /**
+   * The jobs in the `failed` state (`counts.failed`) by how they ended, as the result's
+   * `counts` has them: `failed` (their handler's error, a timeout, poison, a cycle, no worker
+   * can take them), `skipped` (a dependency failed) and `cancelled` (the run was cancelled or
+   * shut down). The three add up to `counts.failed`.
+   */
+  failed: number;
+  skipped: number;
+  cancelled: number;
   elapsedMs: number;
   /** Jobs finished per second since the run started. */
   rate: number;

@@ -1957,6 +1957,45 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     expect((await run).ok).toBe(true);
   });
 
+  it("counts the jobs in the failed state by how they ended with each progress, as the result does", async () => {
+    const engine = createEngine({
+      jobs: {
+        broken: () => {
+          throw new NonRetryableError("never works");
+        },
+        after: () => "unreachable",
+        wait: (_: number, ctx: JobContext) => untilAborted(ctx.signal),
+      },
+      workers: 2,
+      progressIntervalMs: 10,
+    });
+    const broken = job("broken", 1);
+    const skipped = job("after", 2, { after: [broken] });
+    const run = engine.run([job("after", 3, { after: [skipped] }), job("wait", 4)]);
+    const progress: RunProgress[] = [];
+    // No `job` listener, as `baton run`'s bar has none: the counts come from the run's tracker.
+    run.on("progress", (p) => {
+      progress.push(p);
+      if (p.counts.failed === 3 && p.counts.running === 1) run.cancel("the test cancelled");
+    });
+
+    const result = await run;
+
+    expect(result.counts).toMatchObject({ failed: 1, skipped: 2, cancelled: 1 });
+    expect(progress.at(-1)).toMatchObject({
+      counts: { failed: 4 },
+      failed: 1,
+      skipped: 2,
+      cancelled: 1,
+    });
+    // Before the cancel, the failure and its skips only.
+    expect(progress.find((p) => p.counts.failed === 3)).toMatchObject({
+      failed: 1,
+      skipped: 2,
+      cancelled: 0,
+    });
+  });
+
   it("emits progress, job state changes and handler progress", async () => {
     const engine = createEngine({
       jobs: {

@@ -12,28 +12,49 @@ function terminal(columns = 200) {
 }
 
 const counts = { blocked: 0, ready: 3, running: 2, storing: 0, completed: 4, failed: 1 };
+/** How the jobs in the failed state ended: `counts.failed`'s one, a failure. */
+const ended = { failed: 1, skipped: 0, cancelled: 0 };
+/** No job in the failed state. */
+const none = { failed: 0, skipped: 0, cancelled: 0 };
 
 describe("ProgressBar", () => {
   it("draws done, running, failed, cached, rate and ETA on one line, redrawn in place", () => {
     const t = terminal();
     const bar = new ProgressBar(t.out, 10);
-    bar.draw({ total: 10, counts, cached: 1, elapsedMs: 1000, rate: 5, workers: 3 });
+    bar.draw({ total: 10, counts, ...ended, cached: 1, elapsedMs: 1000, rate: 5, workers: 3 });
     expect(t.written[0]!.startsWith("\r\x1b[2K")).toBe(true);
     expect(t.last()).toBe(
       "█████░░░░░ 5/10 done · 2 running · 3 workers · 1 failed · 1 cached · 5.0 jobs/s ETA 1.0 s",
     );
   });
 
+  it("counts skipped and cancelled jobs apart from failed ones, as the summary does", () => {
+    const t = terminal();
+    const bar = new ProgressBar(t.out, 10);
+    const stopped = { blocked: 0, ready: 0, running: 0, storing: 0, completed: 4, failed: 6 };
+    const ended = { failed: 1, skipped: 2, cancelled: 3 };
+    bar.draw({
+      total: 10,
+      counts: stopped,
+      ...ended,
+      cached: 0,
+      elapsedMs: 1000,
+      rate: 10,
+      workers: 2,
+    });
+    expect(t.last()).toContain("· 1 failed · 2 skipped · 3 cancelled · 0 cached ·");
+  });
+
   it("says it waits for a worker when none is connected and jobs are left", () => {
     const t = terminal();
     const bar = new ProgressBar(t.out, 10);
     const idle = { blocked: 0, ready: 5, running: 0, storing: 0, completed: 0, failed: 0 };
-    bar.draw({ total: 5, counts: idle, cached: 0, elapsedMs: 1000, rate: 0, workers: 0 });
+    bar.draw({ total: 5, counts: idle, ...none, cached: 0, elapsedMs: 1000, rate: 0, workers: 0 });
     expect(t.last()).toBe(
       "░░░░░░░░░░ 0/5 done · 0 running · waiting for a worker to connect · 0 failed · 0 cached · 0.0 jobs/s",
     );
     const done = { ...idle, ready: 0, completed: 5 };
-    bar.draw({ total: 5, counts: done, cached: 0, elapsedMs: 1000, rate: 5, workers: 0 });
+    bar.draw({ total: 5, counts: done, ...none, cached: 0, elapsedMs: 1000, rate: 5, workers: 0 });
     expect(t.last()).toContain("· 0 workers ·");
   });
 
@@ -45,6 +66,7 @@ describe("ProgressBar", () => {
     bar.draw({
       total: 5,
       counts: idle,
+      ...none,
       cached: 0,
       elapsedMs: 1000,
       rate: 0,
@@ -57,6 +79,7 @@ describe("ProgressBar", () => {
     bar.draw({
       total: 10,
       counts,
+      ...ended,
       cached: 0,
       elapsedMs: 1000,
       rate: 5,
@@ -73,6 +96,7 @@ describe("ProgressBar", () => {
     new ProgressBar(t.out, 10).draw({
       total: 10,
       counts: { ...counts, storing: 3 },
+      ...ended,
       cached: 0,
       elapsedMs: 1000,
       rate: 5,
@@ -105,7 +129,7 @@ describe("ProgressBar", () => {
   it("prints lines above itself (a log line, a notice) and draws itself again at once", () => {
     const t = terminal();
     const bar = new ProgressBar(t.out, 10);
-    bar.draw({ total: 10, counts, cached: 1, elapsedMs: 1000, rate: 5, workers: 3 });
+    bar.draw({ total: 10, counts, ...ended, cached: 1, elapsedMs: 1000, rate: 5, workers: 3 });
     const drawn = t.written.join("");
     bar.print("WARN: worker lost\n");
     // Cleared, the line, and the same bar again: the bar does not wait for its next change.
@@ -115,7 +139,15 @@ describe("ProgressBar", () => {
   it("shows what running handlers report under the bar, with its next draw, until their job leaves running", () => {
     const t = terminal();
     const bar = new ProgressBar(t.out, 10);
-    const progress = { total: 10, counts, cached: 0, elapsedMs: 1000, rate: 5, workers: 2 };
+    const progress = {
+      total: 10,
+      counts,
+      ...ended,
+      cached: 0,
+      elapsedMs: 1000,
+      rate: 5,
+      workers: 2,
+    };
     bar.draw(progress);
     bar.jobProgress({
       id: "3f2a9c1d0b7e4a56",
