@@ -75,7 +75,9 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
                        connect (backing off from 0.5 s to 10 s) for this long, such as 90s,
                        10m or 2h, and join the run it serves then: a coordinator started
                        later, or started again after a crash with the same --listen and
-                       --secret-file (default: no retry, exit 3, or 4 for the --name)
+                       --secret-file; a --secret-file the run has not made yet is waited
+                       for too (default: no retry, exit 3, or 4 for the --name, 2 for
+                       a missing --secret-file)
   --idle-exit DURATION leave the run after this long without a job, such as 5m, and exit 0,
                        giving back the machine it holds (baton run --slurm starts its
                        workers so, to end idle allocations); a job sent to it as it leaves
@@ -209,7 +211,20 @@ export async function workerCommand(argv: string[]): Promise<number> {
    * says the handler does not stop: past the grace after which `--handler-thread` ends one.
    */
   const stuckMs = 2 * graceMs;
-  const secret = await readSecret({ secretFile: values["secret-file"], env: process.env });
+  // Started before the run that makes its secret file, the worker waits for it as it would for
+  // the coordinator.
+  const secret = await readSecret({
+    secretFile: values["secret-file"],
+    env: process.env,
+    wait:
+      retryForMs === undefined
+        ? undefined
+        : {
+            ms: retryForMs,
+            as: `${values["retry-for"]} (--retry-for)`,
+            said: (message) => process.stderr.write(`baton worker: ${message}\n`),
+          },
+  });
   const secretFrom =
     values["secret-file"] === undefined
       ? "this worker's secret came from BATON_SECRET"

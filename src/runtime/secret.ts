@@ -1,5 +1,6 @@
-import { open } from "node:fs/promises";
+import { access, open } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ConfigError } from "../errors.ts";
 import { type AbandonedTempsLogger, removeAbandonedTemps } from "./abandonedTemps.ts";
 import { errnoReason } from "./errnoReason.ts";
@@ -120,23 +121,47 @@ async function sweepFailed(
   else logger.warn({ secretFile: path, code }, message);
 }
 
+/** How long `readSecret` waits for a secret file that does not exist yet, and what it says. */
+export interface SecretFileWait {
+  ms: number;
+  /** The wait as the user gave it, for the messages: "1h (--retry-for)". */
+  as: string;
+  /** Told once, when the file is first found missing. */
+  said: (message: string) => void;
+}
+
+/** How often a secret file waited for is looked for. */
+const SECRET_FILE_POLL_MS = 200;
+
 /**
  * Reads a worker's run secret from `secretFile` (hex; the file must be private to its owner,
  * mode 0600 or stricter) or, without a file, from `BATON_SECRET` in `env` (hex). Errors
- * name the file or the variable, never what it holds.
+ * name the file or the variable, never what it holds. With `wait`, a file that does not exist
+ * yet (the run that makes it not started) is waited for, said once.
  *
  * @example
  * ```ts
  * const secret = await readSecret({ secretFile: "/run/baton/run-3f2a.secret" });
  * const fromEnv = await readSecret({ env: process.env }); // BATON_SECRET
+ * const later = await readSecret({
+ *   secretFile: "/shared/cluster.secret",
+ *   wait: { ms: 3_600_000, as: "1h (--retry-for)", said: console.error },
+ * });
  * ```
  */
 export async function readSecret(source: {
   secretFile?: string;
   env?: Readonly<Record<string, string | undefined>>;
+  wait?: SecretFileWait | undefined;
 }): Promise<Uint8Array> {
-  const { secretFile } = source;
+  const { secretFile, wait } = source;
   if (secretFile !== undefined) {
+    const appeared = wait === undefined || (await untilExists(secretFile, wait));
+    if (!appeared) {
+      throw new ConfigError(
+        `gave up: secret file ${secretFile} did not appear within ${wait.as}; start the run that makes it (baton run --secret-file ${secretFile}), or pass the path of the file the current run printed`,
+      );
+    }
     const text = await readPrivateFile(secretFile);
     // Made by `touch`, or a copy that failed: what is there is of no help, what to put there is.
     if (text.trim() === "") {
@@ -155,6 +180,31 @@ export async function readSecret(source: {
   return decode(text, SECRET_ENV);
 }
 
+/**
+ * Whether `path` exists within `wait.ms`, looked for every `SECRET_FILE_POLL_MS`; at once for
+ * anything but a missing file (what reading it says of that is the error), or a path that looks
+ * like a pasted secret (never to be waited for, nor repeated in a message).
+ */
+async function untilExists(path: string, wait: SecretFileWait): Promise<boolean> {
+  if (looksLikeSecret(path)) return true;
+  const deadline = Date.now() + wait.ms;
+  for (let first = true; ; first = false) {
+    try {
+      await access(path);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") return true;
+    }
+    if (Date.now() >= deadline) return false;
+    if (first) {
+      wait.said(
+        `secret file ${path} does not exist yet: waiting for the run that makes it (baton run makes it as it starts) for up to ${wait.as}`,
+      );
+    }
+    await sleep(Math.min(SECRET_FILE_POLL_MS, Math.max(0, deadline - Date.now())));
+  }
+}
+
 /** The text of a file that only its owner may read or write. */
 async function readPrivateFile(path: string): Promise<string> {
   let handle: Awaited<ReturnType<typeof open>>;
@@ -166,7 +216,7 @@ async function readPrivateFile(path: string): Promise<string> {
     const named = looksLikeSecret(path) ? "" : ` ${path}`;
     throw new ConfigError(
       code === "ENOENT"
-        ? `secret file${named} does not exist; pass the path of the file the coordinator wrote${named ? "" : " (what was given looks like a secret itself, so it is not repeated here)"}. A run removes its secret file when it ends, so a command printed by an earlier run no longer joins: use the one the current run printed`
+        ? `secret file${named} does not exist; pass the path of the file the coordinator wrote${named ? "" : " (what was given looks like a secret itself, so it is not repeated here)"}. A run makes it as it starts: start the run first, or give baton worker --retry-for DURATION to have the worker wait for it. A run removes the secret file it made up when it ends (one given with baton run --secret-file is kept), so a command printed by an earlier run no longer joins: use the one the current run printed`
         : code === "EACCES" && named
           ? `cannot read secret file${named}: ${permissionAdvice("read", path)}`
           : `cannot read secret file${named} (${code ?? (error as Error).message})`,

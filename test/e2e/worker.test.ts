@@ -13,6 +13,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   utimesSync,
@@ -502,6 +503,40 @@ describe("baton worker", () => {
     // It says it is trying once, not at every attempt, and when it got through.
     expect(stderr.match(/trying again/g)).toHaveLength(1);
     expect(stderr).toContain(`baton worker: joined run e2e at ${address}\n`);
+  });
+
+  it("with --retry-for, started before the run makes its --secret-file, waits for the file, then joins", async () => {
+    const dir = tempDir();
+    const path = join(dir, "cluster.secret");
+    const port = await closedPort();
+    const address = `ws://127.0.0.1:${port}`;
+    const waiting = worker(workerArgs(address, path, "--retry-for", "1m"));
+    await stderrMatches(waiting.stderr, /does not exist yet/);
+    // The run makes the file whole (written aside, then renamed), and listens.
+    const made = await writeSecretFile(tempDir());
+    renameSync(made.path, path);
+    const doubled = job("double", 21);
+    const coordinator = await startCoordinator([doubled], made.secret, false, address);
+    await coordinator.finished;
+    const { code, stderr } = await within(waiting.exit, 10_000, "the worker's exit");
+    expect(code).toBe(0);
+    expect(coordinator.record(doubled)).toMatchObject({ state: "completed", value: 42 });
+    expect(stderr).toContain(
+      `baton worker: secret file ${path} does not exist yet: waiting for the run that makes it (baton run makes it as it starts) for up to 1m (--retry-for)\n`,
+    );
+    expect(stderr.match(/does not exist yet/g)).toHaveLength(1);
+  });
+
+  it("with --retry-for, gives up on a --secret-file that does not appear in time, naming the run that makes it", async () => {
+    const path = join(tempDir(), "cluster.secret");
+    const { code, stderr } = await worker(
+      workerArgs(`ws://127.0.0.1:${await closedPort()}`, path, "--retry-for", "1s"),
+    ).exit;
+    expect(code).toBe(2);
+    expect(stderr).toContain(
+      `gave up: secret file ${path} did not appear within 1s (--retry-for); start the run that makes it (baton run --secret-file ${path}), or pass the path of the file the current run printed`,
+    );
+    expect(stderr.match(/does not exist yet/g)).toHaveLength(1);
   });
 
   it("with --retry-for, does not retry a refusal that connecting again cannot cure (4001)", async () => {
@@ -1076,7 +1111,7 @@ describe("the run secret", () => {
       /^BATON_SECRET holds a secret of 2 bytes; a run secret has at least 16$/,
     );
     await expect(readSecret({ secretFile: `${path}.missing` })).rejects.toThrow(
-      `secret file ${path}.missing does not exist`,
+      `secret file ${path}.missing does not exist; pass the path of the file the coordinator wrote. A run makes it as it starts: start the run first, or give baton worker --retry-for DURATION to have the worker wait for it. A run removes the secret file it made up when it ends (one given with baton run --secret-file is kept)`,
     );
     // A secret pasted where its file's path goes is not repeated.
     const pasted = hex(nodeEntropy().bytes(32));
