@@ -20,6 +20,7 @@ import {
 } from "../runtime/inspector.ts";
 import { loadJobs } from "../runtime/jobModule.ts";
 import { localPool } from "../runtime/localPool.ts";
+import { localWorkerLogOf } from "../runtime/localWorkerNames.ts";
 import { createLogger, LOG_LEVELS } from "../runtime/logger.ts";
 import { moduleSource } from "../runtime/moduleSource.ts";
 import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
@@ -593,6 +594,8 @@ export async function runCommand(argv: string[]): Promise<number> {
             runLog: join(logsDir, "run.log"),
             keepsResults: !values["no-store"] && !readOnly,
             graph,
+            // The run's own worker processes log beside run.log.
+            ...(!slurm && !inProcess && { workerLog: (w: string) => localWorkerLogOf(logsDir, w) }),
           }),
         );
       }

@@ -1,6 +1,6 @@
 import { formatDuration } from "../formatDuration.ts";
 import type { JobSpec } from "../graph/job.ts";
-import type { JobStatus, RunResult } from "../runtime/run.ts";
+import type { JobOutcome, JobStatus, RunResult } from "../runtime/run.ts";
 import { countByKind, countsTable } from "./countsTable.ts";
 import { graphValueLines } from "./graphValueLines.ts";
 import { workerLossLines } from "./workerLossLines.ts";
@@ -29,6 +29,11 @@ export interface SummaryOptions {
   keepsResults?: boolean;
   /** The jobs the run was given: what those that completed hold follows the counts. */
   graph?: readonly JobSpec[];
+  /**
+   * The log of a worker by its name, when the run knows it (`baton run`'s own workers:
+   * `worker-N.log` beside `run.log`): a job failed as poison names its lost workers' logs.
+   */
+  workerLog?: (worker: string) => string | undefined;
 }
 
 /**
@@ -46,7 +51,13 @@ export interface SummaryOptions {
  */
 export function summaryTable(
   result: RunResult,
-  { storeReadOnly = false, runLog, keepsResults = false, graph = [] }: SummaryOptions = {},
+  {
+    storeReadOnly = false,
+    runLog,
+    keepsResults = false,
+    graph = [],
+    workerLog,
+  }: SummaryOptions = {},
 ): string {
   // An empty table and "every job completed" read as a run that did its work.
   if (result.jobs.size === 0) return "the graph has no jobs: nothing ran\n";
@@ -70,7 +81,7 @@ export function summaryTable(
   for (const o of failures.slice(0, 20)) {
     const on = o.worker === undefined ? "" : `${o.attempts === 1 ? "" : ", last"} on ${o.worker}`;
     out.push(
-      `✗ ${o.kind} ${o.id} (${o.cause ?? "error"}, ${o.attempts} attempt${o.attempts === 1 ? "" : "s"}${on}${o.error?.retryable === false ? ", not retried" : ""}): ${o.error?.message ?? ""}`,
+      `✗ ${o.kind} ${o.id} (${o.cause ?? "error"}, ${o.attempts} attempt${o.attempts === 1 ? "" : "s"}${on}${o.error?.retryable === false ? ", not retried" : ""}): ${o.error?.message ?? ""}${poisonLogs(o, workerLog)}`,
     );
   }
   if (failures.length > 20)
@@ -106,4 +117,14 @@ export function summaryTable(
   const verdict = result.ok ? "✓ every job completed" : "✗ the run did not complete";
   out.push(`${verdict} in ${formatDuration(result.durationMs)}`);
   return `${out.join("\n")}\n`;
+}
+
+/**
+ * Where a job failed as poison has its lost workers' logs, which its message says to look at:
+ * each log once (a slot's replacements share it), when `workerLog` knows them.
+ */
+function poisonLogs(outcome: JobOutcome, workerLog: SummaryOptions["workerLog"]): string {
+  if (outcome.cause !== "poison" || workerLog === undefined) return "";
+  const logs = new Set(outcome.lostWorkers.flatMap((worker) => workerLog(worker) ?? []));
+  return logs.size === 0 ? "" : ` Their logs: ${[...logs].join(", ")}`;
 }

@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import { appendFileSync } from "node:fs";
 import { availableParallelism, hostname } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import { ConfigError, PoolError } from "../errors.ts";
@@ -11,6 +11,7 @@ import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
 import { emptyWorkerGroup, type LiveRemains, liveRemains, type Stray } from "./emptyWorkerGroup.ts";
 import { folderRefusal } from "./folderRefusal.ts";
+import { localWorkerLog, localWorkerName } from "./localWorkerNames.ts";
 import { makeWorkerLogsFolder } from "./logsFolder.ts";
 import { logTail } from "./logTail.ts";
 import { machineResources } from "./machineResources.ts";
@@ -276,7 +277,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     makeWorkerLogsFolder(options.logsDir);
     this.cgroup = this.contain();
     for (let n = 1; n <= maxWorkers && !this.failing; n++) {
-      const logFile = join(options.logsDir, `worker-${n}.log`);
+      const logFile = localWorkerLog(options.logsDir, n);
       this.launch({ n, generation: 1, logFile, deaths: [] }, "");
     }
   }
@@ -423,7 +424,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
    * cannot be started fails the pool, and the result is undefined.
    */
   private launch(slot: Slot, why: string): { name: string; pid: number } | undefined {
-    const name = slot.generation === 1 ? `local-${slot.n}` : `local-${slot.n}.${slot.generation}`;
+    const name = localWorkerName(slot.n, slot.generation);
     let handle: ProcHandle;
     let cgroup: string | undefined;
     try {

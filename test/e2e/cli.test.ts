@@ -784,6 +784,31 @@ describe.concurrent("baton's failures and refusals", () => {
     expect(message).toContain("cannot reach the licence server");
   });
 
+  it("names the run's own workers' logs under a job failed as poison, where its message only said to look at them", async ({
+    expect,
+    onTestFinished,
+  }) => {
+    const { batonRun } = own(onTestFinished);
+    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
+    stores.push(store);
+    // One slot: each worker that takes the job dies; the third loss fails it as poison.
+    const { code, stderr } = await batonRun(
+      "run",
+      "test/fixtures/poisonJob.graph.ts",
+      "--workers",
+      "1",
+      "--store",
+      store,
+    );
+    expect(code).toBe(1);
+    const [folder] = readdirSync(join(store, "logs"));
+    const log = join(store, "logs", folder!, "worker-1.log");
+    expect(stderr).toMatch(
+      new RegExp(`^✗ exits \\w+ \\(poison, .*how they died\\. Their logs: ${log}$`, "m"),
+    );
+    expect(readFileSync(log, "utf8")).toContain("exits: ending this worker process");
+  });
+
   it("says a full disk is full, in one line with exit 2, when the failed write names no file", async ({
     expect,
     onTestFinished,

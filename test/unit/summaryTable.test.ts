@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { summaryTable } from "../../src/cli/summaryTable.ts";
+import { localWorkerLogOf } from "../../src/runtime/localWorkerNames.ts";
 import type { JobOutcome, RunResult } from "../../src/runtime/run.ts";
 
 /** A finished run of `count` completed jobs, `cached` of them taken from the store. */
@@ -36,6 +37,30 @@ function completedRun(count: number, cached: number): RunResult {
 describe("summaryTable", () => {
   it("says that a graph of no jobs ran nothing, where it gave an empty table and every job completed", () => {
     expect(summaryTable(completedRun(0, 0))).toBe("the graph has no jobs: nothing ran\n");
+  });
+
+  it("names the logs of the workers a job failed as poison took down, when the run knows them", () => {
+    const broke = { code: 1006, reason: "" };
+    const run = completedRun(1, 0);
+    const [poison] = [...run.jobs.values()] as [JobOutcome];
+    Object.assign(poison, {
+      status: "failed",
+      cause: "poison",
+      attempts: 3,
+      worker: "local-1.2",
+      lostWorkers: ["local-1", "local-2", "local-1.2"],
+      lostWhy: [broke, broke, broke],
+      error: { name: "Poison", message: "… Look at those workers' logs for how they died." },
+    });
+    const workerLog = (worker: string) => localWorkerLogOf("logs/run", worker);
+    const line = (table: string) => table.split("\n").find((l) => l.startsWith("✗"));
+    // A slot's replacements share its log: each log named once.
+    expect(line(summaryTable(run, { workerLog }))).toMatch(
+      /how they died\. Their logs: logs\/run\/worker-1\.log, logs\/run\/worker-2\.log$/,
+    );
+    // Workers whose logs the run does not know (started by hand, Slurm's): as before.
+    expect(line(summaryTable(run))).toMatch(/how they died\.$/);
+    expect(line(summaryTable(run, { workerLog: () => undefined }))).toMatch(/how they died\.$/);
   });
 
   it("names the worker of a failed job's last attempt, and the workers lost under jobs", () => {
