@@ -250,8 +250,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
       joined
         ? `${secretFrom}, with which it joined a run at this address before: a run started again has a new secret unless baton run is given --secret-file FILE, which keeps it`
         : secretFrom,
+    // The coordinator's reason names the two hashes and says to deploy the same module; said
+    // once with the code's meaning before this, the advice came twice in other words.
     [CloseCode.codeMismatch]: () =>
-      `this worker loaded ${resolve(jobsPath)}${changedSince(jobsPath, loaded) ? ", which has changed since (it or a local file it imports): start the worker again, to load it as it is now" : ""}`,
+      `this worker loaded ${resolve(jobsPath)}${changedSince(jobsPath, loaded) ? ", which has changed since (it or a local file it imports): start the worker again, to load it as it is now" : ": give --jobs the file the coordinator loaded (baton run's --jobs, or its graph module without --jobs), with the same local files it imports"}`,
     [CloseCode.nameInUse]: () =>
       `if the worker that had it is gone unseen (its host lost), the coordinator lets the name go within ${formatDuration(DEFAULT_DEAD_AFTER_MS)} by default${retryForMs === undefined ? ": start this one again then, or give it --retry-for DURATION to have it wait for that" : ""}`,
   };
