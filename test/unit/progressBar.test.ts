@@ -16,6 +16,8 @@ const counts = { blocked: 0, ready: 3, running: 2, storing: 0, completed: 4, fai
 const ended = { failed: 1, skipped: 0, cancelled: 0 };
 /** No job in the failed state. */
 const none = { failed: 0, skipped: 0, cancelled: 0 };
+/** A run of 10 jobs half done, on 2 workers. */
+const halfDone = { total: 10, counts, ...ended, cached: 0, elapsedMs: 1000, rate: 5, workers: 2 };
 
 describe("ProgressBar", () => {
   it("draws done, running, failed, cached, rate and ETA on one line, redrawn in place", () => {
@@ -76,16 +78,7 @@ describe("ProgressBar", () => {
     expect(t.last()).toBe(
       "░░░░░░░░░░ 0/5 done · 0 running · waiting for a worker to connect · Slurm: 3 allocations pending (Priority) · 0 failed · 0 cached · 0.0 jobs/s",
     );
-    bar.draw({
-      total: 10,
-      counts,
-      ...ended,
-      cached: 0,
-      elapsedMs: 1000,
-      rate: 5,
-      workers: 2,
-      poolWaitingFor: waiting,
-    });
+    bar.draw({ ...halfDone, poolWaitingFor: waiting });
     expect(t.last()).toContain(
       "· 2 running · 2 workers · Slurm: 3 allocations pending (Priority) · 1 failed ·",
     );
@@ -139,15 +132,7 @@ describe("ProgressBar", () => {
   it("shows what running handlers report under the bar, with its next draw, until their job leaves running", () => {
     const t = terminal();
     const bar = new ProgressBar(t.out, 10);
-    const progress = {
-      total: 10,
-      counts,
-      ...ended,
-      cached: 0,
-      elapsedMs: 1000,
-      rate: 5,
-      workers: 2,
-    };
+    const progress = halfDone;
     bar.draw(progress);
     bar.jobProgress({
       id: "3f2a9c1d0b7e4a56",
