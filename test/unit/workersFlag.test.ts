@@ -17,7 +17,9 @@ describe("baton run --workers", () => {
 
   it("takes 0 for worker processes but at least 1 in process", async () => {
     await expect(runCommand([GRAPH, "--in-process", "--workers=0"])).rejects.toThrow(
-      new ConfigError('--workers must be a number of workers ≥ 1, not "0"'),
+      new ConfigError(
+        "--workers 0 with --in-process runs no worker: --in-process runs the workers inside this process (1 or more); for only workers that join with baton worker, leave out --in-process",
+      ),
     );
   });
 });
