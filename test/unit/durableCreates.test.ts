@@ -64,18 +64,18 @@ describe("exclusive creates", () => {
       staleAfterMs: 30_000,
     });
     await keptSecret(join(dir, "cluster.secret"), { files });
-    /** The name's kind: its pid, time, hash and random parts left out. */
+    /** The name's kind: its time, hash and random parts left out. */
     const kind = (name: string) =>
       name
         .replace(/^graph-[0-9a-f]{16}(-\d+-[0-9a-f]{8})?/, (_, run) =>
           run ? "graph-G-R" : "graph-G",
         )
-        .replace(/\.\d+\.\d+\.tmp$/, ".P.T.tmp");
+        .replace(/^\.writable-\d+$/, ".writable-T");
     const made = Object.fromEntries([...durable].map(([name, synced]) => [kind(name), synced]));
     // Each was synced until the thirty-second session.
     expect(made).toEqual({
       "graph-G.lock": false,
-      ".writable.P.T.tmp": false,
+      ".writable-T": false,
       "format.json": true,
       "graph-G-R.run": true,
       "lease.json": false,
