@@ -167,6 +167,8 @@ export interface DashboardDiff {
   total: number;
   counts: Record<JobState, number>;
   outcomes: Outcomes;
+  /** By job or by kind: a graph that grows past `maxGraphJobs` while running is drawn by kind from then on. */
+  graphMode: "jobs" | "kinds";
   /** Whole, when it changed. */
   graph?: GraphLayout;
   jobs?: Record<string, JobView>;
@@ -365,6 +367,7 @@ export class DashboardModel {
       total: s.total,
       counts: { ...s.counts },
       outcomes: { ...s.outcomes },
+      graphMode: s.graphMode,
     };
     const pick = <V>(ids: Set<string>, from: Record<string, V>): Record<string, V | null> => {
       const out: Record<string, V | null> = {};
@@ -480,10 +483,18 @@ export class DashboardModel {
       k.counts[state]++;
       const newKind = s.kinds[kind] === undefined;
       s.kinds[kind] = k;
-      const drawn = s.graphMode === "jobs" && Object.keys(s.jobs).length < this.maxGraphJobs;
-      if (drawn) s.jobs[id] = { id, kind, deps: [], state, layer: 0, x: 0, y: 0 };
-      // It joins the first column (its dependencies are not told): the graph is laid out again.
-      if (drawn || newKind) this.layOut();
+      if (s.graphMode === "jobs" && s.total > this.maxGraphJobs) {
+        // The graph outgrew a drawing by job: it is drawn by kind from now on, as a graph that
+        // large from the start is, so that no job is left out of it.
+        for (const drawnId of Object.keys(s.jobs)) this.dirtyJobs.add(drawnId);
+        s.jobs = {};
+        s.graphMode = "kinds";
+        this.layOut();
+      } else if (s.graphMode === "jobs") {
+        s.jobs[id] = { id, kind, deps: [], state, layer: 0, x: 0, y: 0 };
+        // It joins the first column (its dependencies are not told): the graph is laid out again.
+        this.layOut();
+      } else if (newKind) this.layOut();
     } else {
       s.counts[known.state]--;
       s.counts[state]++;

@@ -40,6 +40,7 @@ function applyDiff(state: DashboardState, diff: DashboardDiff): void {
     total: diff.total,
     counts: diff.counts,
     outcomes: diff.outcomes,
+    graphMode: diff.graphMode,
   });
   if (diff.throughput) state.throughput = diff.throughput;
   if (diff.graph) state.graph = diff.graph;
@@ -128,6 +129,23 @@ describe("DashboardModel", () => {
     expect(Object.keys(diff.kinds ?? {}).sort()).toEqual(["k0", "k1", "k2", "k3"]);
     expect(diff.outcomes.completed).toBe(100_000);
     expect(JSON.stringify(diff).length).toBeLessThan(20_000);
+  });
+
+  it("draws by kind once jobs added while running take the graph past maxGraphJobs, leaving none out", () => {
+    const model = new DashboardModel({ maxGraphJobs: 10 });
+    model.apply(0, graph(1, 1));
+    const page = model.snapshot();
+    model.takeDiff();
+    for (let i = 1; i <= 12; i++) {
+      model.apply(i, { type: "job", id: `n${i}`, kind: "load", state: "ready" });
+      const diff = model.takeDiff();
+      if (diff) applyDiff(page, diff);
+    }
+    expect(page.graphMode).toBe("kinds");
+    expect(page.jobs).toEqual({});
+    expect(page.kinds.load?.counts.ready).toBe(12);
+    expect(page.kinds.k0?.counts.ready).toBe(1);
+    expect(page).toEqual(model.snapshot());
   });
 
   it("shows a replayed simulation's broken invariant from the step it broke on", () => {
@@ -272,7 +290,8 @@ describe("DashboardModel", () => {
         fc.integer({ min: 1, max: 10 }),
         fc.array(fc.tuple(step, fc.boolean()), { maxLength: 60 }),
         (size, steps) => {
-          const model = new DashboardModel({ keepFinishedActors: 1 });
+          const options = { keepFinishedActors: 1, maxGraphJobs: 8 };
+          const model = new DashboardModel(options);
           const trace: { at: number; event: DashboardEvent }[] = [{ at: 0, event: graph(size) }];
           model.apply(0, trace[0]!.event);
           const page = model.snapshot();
@@ -290,9 +309,7 @@ describe("DashboardModel", () => {
           const last = model.takeDiff();
           if (last) applyDiff(page, last);
           expect(page).toEqual(model.snapshot());
-          expect(replayTo(trace, trace.length, { keepFinishedActors: 1 }).snapshot()).toEqual(
-            model.snapshot(),
-          );
+          expect(replayTo(trace, trace.length, options).snapshot()).toEqual(model.snapshot());
           const { counts, total } = model.snapshot();
           expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(total);
         },

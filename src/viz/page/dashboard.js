@@ -25,7 +25,17 @@ function text(parent, x, y, content, cls) {
 }
 
 function applyDiff(diff) {
-  for (const key of ["run", "now", "finished", "ok", "violation", "total", "counts", "outcomes"])
+  for (const key of [
+    "run",
+    "now",
+    "finished",
+    "ok",
+    "violation",
+    "total",
+    "counts",
+    "outcomes",
+    "graphMode",
+  ])
     state[key] = diff[key];
   if (diff.throughput) state.throughput = diff.throughput;
   if (diff.graph) state.graph = diff.graph;
