@@ -269,15 +269,8 @@ export class DashboardServer {
     const diff = this.model.takeDiff();
     const text = diff && JSON.stringify({ type: "diff", diff });
     for (const ws of this.clients) {
-      if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
-        if (!this.stale.has(ws)) {
-          this.logger?.info(
-            { unsent: ws.bufferedAmount },
-            "a dashboard page stopped reading; it gets no updates until it catches up",
-          );
-        }
-        this.stale.add(ws);
-      } else if (this.stale.has(ws)) {
+      if (this.behind(ws)) continue;
+      if (this.stale.has(ws)) {
         this.logger?.info("a dashboard page caught up; it gets the whole state");
         this.sendSnapshot(ws);
       } else if (text !== undefined) {
@@ -317,10 +310,31 @@ export class DashboardServer {
     }, wait);
   }
 
-  /** Replay: shows page `ws` the state after the first `position` events of the trace. */
+  /**
+   * Replay: shows page `ws` the state after the first `position` events of the trace. A page
+   * that seeks but stops reading gets the step it asked for last once it catches up, not a
+   * snapshot for every seek.
+   */
   private seek(ws: WebSocket, position: number): void {
     this.positions.set(ws, Math.max(0, Math.min(Math.trunc(position), this.replay!.length)));
-    this.sendSnapshot(ws);
+    if (this.behind(ws)) this.schedule();
+    else this.sendSnapshot(ws);
+  }
+
+  /**
+   * Whether page `ws` has more than {@link MAX_BUFFERED_BYTES} unsent: it is then marked stale
+   * (said once in the log) and gets nothing until it catches up.
+   */
+  private behind(ws: WebSocket): boolean {
+    if (ws.bufferedAmount <= MAX_BUFFERED_BYTES) return false;
+    if (!this.stale.has(ws)) {
+      this.logger?.info(
+        { unsent: ws.bufferedAmount },
+        "a dashboard page stopped reading; it gets no updates until it catches up",
+      );
+    }
+    this.stale.add(ws);
+    return true;
   }
 
   /** Whether `req` asks for `asset` under the token (`undefined`: the token without a slash). */

@@ -253,6 +253,39 @@ describe("dashboard server", () => {
     for (const line of lines) expect(line).not.toContain(url.pathname.split("/")[1]);
   }, 30_000);
 
+  it("sends a replay's page that seeks but stopped reading the step it asked for last once it catches up, not a snapshot a seek", async () => {
+    const clock = manualClock();
+    // Every step's snapshot holds a 1 MB label: a few unread ones pass the 4 MiB a page may leave unread.
+    const actor: DashboardEvent = {
+      type: "actor",
+      id: "a",
+      machine: "m",
+      label: "x".repeat(1_000_000),
+      states: [],
+      status: "active",
+    };
+    const trace = [0, 1, 2, 3].map((at) => ({ at, event: actor }));
+    server = await DashboardServer.start({ clock, replay: trace });
+    const url = new URL(server.url);
+    const page = await openSocket(`ws://127.0.0.1:${url.port}${url.pathname}ws`);
+    sockets.push(page.ws!);
+    const socket = (page.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+    socket.pause();
+    const seeks = [...Array.from({ length: 40 }, (_, i) => 1 + (i % 2)), 4];
+    for (const position of seeks) page.ws!.send(JSON.stringify({ type: "seek", position }));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    socket.resume();
+
+    type Message = { replay: { position: number } };
+    const last = () => page.messages.at(-1) as Message;
+    for (let waited = 0; waited < 10_000 && last().replay.position !== 4; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      clock.advance(100);
+    }
+    expect(last().replay.position).toBe(4);
+    expect(page.messages.length).toBeLessThan(seeks.length);
+  }, 30_000);
+
   it("moves only the page that seeks: each page has its own step", async () => {
     const trace = [
       { at: 0, event: { type: "run.started", run: "r1" } as DashboardEvent },
