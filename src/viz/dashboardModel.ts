@@ -253,7 +253,8 @@ export class DashboardModel {
   private dirtyKinds = new Set<string>();
   private dirtyActors = new Set<string>();
   private dirtyGroups = new Set<string>();
-  private dirtyThroughput = false;
+  /** The throughput view the last diff carried (JSON): a diff carries it again when it differs. */
+  private sentThroughput: string;
   private dirtyGraph = false;
   private dirtyCharts = new Set<string>();
 
@@ -262,6 +263,7 @@ export class DashboardModel {
     this.keepFinishedActors = options.keepFinishedActors ?? 50;
     this.throughput = new Throughput(options.runMs);
     this.state.throughput = this.throughput.view();
+    this.sentThroughput = JSON.stringify(this.state.throughput);
   }
 
   /** Whether anything changed since the last `takeDiff()`. */
@@ -275,7 +277,7 @@ export class DashboardModel {
     s.startedAt ??= at;
     s.now = at;
     this.changed = true;
-    this.moveThroughput(at - s.startedAt, false);
+    this.throughput.at(at - s.startedAt);
     switch (event.type) {
       case "run.started":
         s.run = event.run;
@@ -351,6 +353,7 @@ export class DashboardModel {
 
   /** The whole state, as a page needs it when it connects (a copy). */
   snapshot(): DashboardState {
+    this.state.throughput = this.throughput.view();
     return structuredClone(this.state);
   }
 
@@ -388,9 +391,12 @@ export class DashboardModel {
     if (this.dirtyGroups.size > 0) {
       diff.groups = pick(this.dirtyGroups, s.groups) as Record<string, GroupView>;
     }
-    if (this.dirtyThroughput) {
+    // Drawn here, at most once a diff, not at every event (up to 120 bars, and their words).
+    s.throughput = this.throughput.view();
+    const throughput = JSON.stringify(s.throughput);
+    if (throughput !== this.sentThroughput) {
       diff.throughput = structuredClone(s.throughput);
-      this.dirtyThroughput = false;
+      this.sentThroughput = throughput;
     }
     if (this.dirtyCharts.size > 0) {
       diff.charts = pick(this.dirtyCharts, s.charts) as Record<string, ChartLayout>;
@@ -513,30 +519,8 @@ export class DashboardModel {
     const outcome = outcomeOf(state, cause);
     if (outcome) s.outcomes[outcome]++;
     known.outcome = outcome;
-    if (FINISHED.has(state) && s.startedAt !== undefined) {
-      this.moveThroughput(at - s.startedAt, true);
-    }
-  }
-
-  /**
-   * Moves the throughput's axis on to `elapsed` ms since the start, counting a job finished
-   * then if `finished`; the view is rebuilt (at most 120 bars) only when what it shows changed.
-   */
-  private moveThroughput(elapsed: number, finished: boolean): void {
-    if (finished) this.throughput.finished(elapsed);
-    else this.throughput.at(elapsed);
-    const before = this.state.throughput;
-    const after = this.throughput.view();
-    if (
-      !finished &&
-      after.barMs === before.barMs &&
-      after.bars.length === before.bars.length &&
-      after.end === before.end
-    ) {
-      return;
-    }
-    this.state.throughput = after;
-    this.dirtyThroughput = true;
+    if (FINISHED.has(state) && s.startedAt !== undefined)
+      this.throughput.finished(at - s.startedAt);
   }
 
   /**

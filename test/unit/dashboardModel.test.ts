@@ -3,7 +3,7 @@
  * state the model holds, coalescing, large graphs drawn by kind, and replay to any step.
  */
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { FailureCause, JobState } from "../../src/machines/jobBoard.ts";
 import {
   type DashboardDiff,
@@ -13,6 +13,7 @@ import {
   describeEvent,
   replayTo,
 } from "../../src/viz/dashboardModel.ts";
+import { Throughput } from "../../src/viz/throughput.ts";
 import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 const STATES: JobState[] = ["blocked", "ready", "running", "completed", "failed"];
@@ -101,6 +102,19 @@ describe("DashboardModel", () => {
     expect(throughput.caption).toBe("jobs finished per 20 min");
     expect(page.throughput).toEqual(throughput);
     expect(model.snapshot().outcomes.completed).toBe(86_400);
+  });
+
+  it("draws the throughput once a diff, not at every event (up to 120 bars and their words)", () => {
+    const model = new DashboardModel();
+    model.apply(0, graph(3));
+    const view = vi.spyOn(Throughput.prototype, "view");
+    for (let i = 0; i < 10_000; i++) {
+      model.apply(i, { type: "job", id: `n${i}`, kind: "k0", state: "completed" });
+      if (i % 1000 === 999) model.takeDiff();
+    }
+    expect(view.mock.calls.length).toBeLessThanOrEqual(10);
+    view.mockRestore();
+    expect(model.snapshot().throughput.peak).toBe("peak 100 in 100 ms");
   });
 
   it("coalesces: a thousand changes of one job are one entry of one diff", () => {
