@@ -8,7 +8,9 @@ export type MachineJson = { id: string } & Record<string, unknown>;
 /**
  * A machine's definition as JSON: the config it was created from, as Stately's inspector
  * receives it, with every function (an inline or builtin action, a params or delay function)
- * replaced by a reference `{ type }` naming it (`xstate.assign`, `closeWith`, ...) and the
+ * replaced by a reference `{ type }` naming it (`xstate.assign`, `closeWith`, ...; XState's
+ * `and`, `or` and `not` guards as `{ type: "and", guards: [...] }`, `stateIn` with its
+ * `stateValue`) and the
  * context factory left out (context is run-time data, not structure). `createMachine` loads
  * it back with the same states and events as `machine.toJSON()` reports for the original.
  * It takes any machine, or the name of one of baton's (`machineCatalog`).
@@ -25,7 +27,16 @@ export function machineJson(given: AnyStateMachine | MachineName): MachineJson {
     JSON.stringify(machine.config, function replace(this: unknown, key, value) {
       if (typeof value !== "function") return value;
       if (key === "context" && this === machine.config) return undefined;
-      const type = (value as { type?: unknown }).type;
+      const { type, guards, stateValue } = value as {
+        type?: unknown;
+        guards?: unknown;
+        stateValue?: unknown;
+      };
+      // XState's higher-order guards keep what they combine (replaced in turn) or test.
+      if (Array.isArray(guards)) return { type: value.name, guards };
+      if (value.name === "stateIn" && stateValue !== undefined) {
+        return { type: "stateIn", stateValue };
+      }
       return { type: typeof type === "string" ? type : value.name || "inline" };
     }),
   );

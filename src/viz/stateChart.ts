@@ -86,12 +86,33 @@ function transitionOf(
   };
 }
 
-function guardName(guard: unknown): string | undefined {
+/**
+ * A guard as diagrams write it: its name (`ready`, a `{ type, params }` object's type), XState's
+ * higher-order guards with their operands (`not("a")` is `!a`, `and(["a", not("b")])` is
+ * `a && !b`, `or` joins with `||`, in brackets inside another; `stateIn("#m.b")` is
+ * `in #m.b`), an inline function by its name, else `guarded`. Until an audit a higher-order
+ * guard was drawn by its builder's name alone (`GO [not]`, `GO [and]`).
+ */
+function guardName(guard: unknown, inner = false): string | undefined {
   if (guard === undefined) return undefined;
   if (typeof guard === "string") return guard;
-  const type = (guard as { type?: unknown }).type;
+  const { type, name, guards, stateValue } = guard as {
+    type?: unknown;
+    name?: string;
+    guards?: unknown;
+    stateValue?: unknown;
+  };
   if (typeof type === "string") return type;
-  return (guard as { name?: string }).name || "guarded";
+  if (typeof guard === "function" && Array.isArray(guards)) {
+    const operands = guards.map((g) => guardName(g, true) ?? "guarded");
+    if (name === "not") return `!${operands[0]}`;
+    const joined = operands.join(name === "and" ? " && " : " || ");
+    return inner && operands.length > 1 ? `(${joined})` : joined;
+  }
+  if (typeof guard === "function" && name === "stateIn" && stateValue !== undefined) {
+    return `in ${typeof stateValue === "string" ? stateValue : JSON.stringify(stateValue)}`;
+  }
+  return name || "guarded";
 }
 
 /**

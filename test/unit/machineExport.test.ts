@@ -6,7 +6,15 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type AnyStateMachine, type AnyStateNode, createMachine } from "xstate";
+import {
+  type AnyStateMachine,
+  type AnyStateNode,
+  and,
+  createMachine,
+  not,
+  or,
+  stateIn,
+} from "xstate";
 import { main } from "../../src/cli/main.ts";
 import { vizCommand } from "../../src/cli/vizCommand.ts";
 import { ConfigError } from "../../src/errors.ts";
@@ -98,6 +106,42 @@ describe("Mermaid", () => {
     expect(text).toContain("b_left_x --> b_left_y : NEXT");
     expect(text).toContain("  c --> [*]\n");
     expect(text).toContain("in every state: RESET goes to a");
+  });
+
+  it("writes XState's and, or, not and stateIn guards with what they combine, in Mermaid and JSON", () => {
+    const machine = createMachine({
+      id: "m",
+      initial: "a",
+      states: {
+        a: {
+          on: {
+            GO: [
+              { guard: not("ready"), target: "b" },
+              { guard: and([or(["x", "z"]), not({ type: "y", params: { n: 1 } })]), target: "b" },
+              { guard: stateIn("#m.b"), target: "b" },
+            ],
+          },
+        },
+        b: {},
+      },
+    });
+    expect(toMermaid(machine)).toContain(
+      "  a --> b : GO [!ready], GO [(x || z) && !y], GO [in #35;m.b]\n",
+    );
+    const json = machineJson(machine) as unknown as {
+      states: { a: { on: { GO: { guard: unknown }[] } } };
+    };
+    expect(json.states.a.on.GO.map((t) => t.guard)).toEqual([
+      { type: "not", guards: ["ready"] },
+      {
+        type: "and",
+        guards: [
+          { type: "or", guards: ["x", "z"] },
+          { type: "not", guards: [{ type: "y", params: { n: 1 } }] },
+        ],
+      },
+      { type: "stateIn", stateValue: "#m.b" },
+    ]);
   });
 
   it("draws a parallel machine as a composite state, its regions and machine-wide transitions in it", () => {
