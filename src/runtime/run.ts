@@ -124,7 +124,7 @@ export interface RunProgress {
   workers: number;
   /**
    * What the pool waits for before more workers can join, when it says
-   * (`RunningPool.waitingFor`): "Slurm: 2 allocations pending (Priority)".
+   * (`RunningPool.waitingFor`): "Slurm: 2 allocations pending (Priority), 1 worker starting".
    */
   poolWaitingFor?: string;
 }

@@ -335,16 +335,22 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   }
 
   /**
-   * The allocations Slurm keeps pending, in words for a progress line, or undefined when none
-   * is: "Slurm: 3 allocations pending (2 Priority, 1 Resources)", Slurm's reasons (the first
-   * word of each) by count, none while Slurm has not looked at them yet (`None`). Those a
-   * scale-down is cancelling do not count.
+   * What the pool's workers wait for, in words for a progress line, or undefined when nothing:
+   * the allocations Slurm keeps pending, with Slurm's reasons (the first word of each) by
+   * count, none while Slurm has not looked at them yet (`None`), and the workers starting in
+   * allocations that run but whose worker has not joined the run yet (Node and the job module
+   * loading from the shared filesystem: seconds, a minute on a busy node): "Slurm: 3
+   * allocations pending (2 Priority, 1 Resources), 1 worker starting". Those a scale-down is
+   * cancelling do not count; outside the engine (no `PoolStart.joined`) no worker is counted
+   * as starting.
    */
   waitingFor(): string | undefined {
-    const pending = [...this.table.values()].filter(
-      (a) => a.state === "pending" && !a.cancelRequested,
-    );
-    if (pending.length === 0) return undefined;
+    const held = [...this.table.values()];
+    const pending = held.filter((a) => a.state === "pending" && !a.cancelRequested);
+    const starting =
+      this.context.joined === undefined
+        ? 0
+        : held.filter((a) => a.state === "running" && !this.workerJoined(a)).length;
     const counts = new Map<string, number>();
     for (const { reason } of pending) {
       const word = /^\w+/.exec(reason)?.[0];
@@ -358,7 +364,11 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
           ? ` (${sorted[0]![0]})`
           : ` (${sorted.map(([reason, count]) => `${count} ${reason}`).join(", ")})`;
     const n = pending.length;
-    return `Slurm: ${n} allocation${n === 1 ? "" : "s"} pending${reasons}`;
+    const waits = [
+      ...(n > 0 ? [`${n} allocation${n === 1 ? "" : "s"} pending${reasons}`] : []),
+      ...(starting > 0 ? [`${starting} worker${starting === 1 ? "" : "s"} starting`] : []),
+    ];
+    return waits.length === 0 ? undefined : `Slurm: ${waits.join(", ")}`;
   }
 
   /**

@@ -91,8 +91,9 @@ export interface RunningPool {
   stop(ended?: PoolStop): Promise<void>;
   /**
    * What the pool waits for before more of its workers can join, in words, or undefined when
-   * nothing: the Slurm pool's pending allocations and Slurm's reasons ("Slurm: 2 allocations
-   * pending (Priority)"). Read with every `progress` (`RunProgress.poolWaitingFor`).
+   * nothing: the Slurm pool's pending allocations and Slurm's reasons, and the workers starting
+   * in its running ones ("Slurm: 2 allocations pending (Priority), 1 worker starting"). Read
+   * with every `progress` (`RunProgress.poolWaitingFor`).
    */
   waitingFor?(): string | undefined;
 }

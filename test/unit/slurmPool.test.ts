@@ -411,6 +411,20 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(pool.waitingFor()).toBeUndefined();
   });
 
+  it("says for a progress line which workers start in allocations that run, until each joins", async () => {
+    const slurm = new FakeSlurm(2);
+    const joined = new Set<string>();
+    const pool = start(slurm, { value: 3 }, {}, { joined: (worker) => joined.has(worker) });
+    await until(() => slurm.inState("RUNNING").length === 2, "two running allocations");
+    await polls(pool, 1);
+    expect(pool.waitingFor()).toBe("Slurm: 1 allocation pending, 2 workers starting");
+    // The first worker of 100_1 died before it joined; its restart did.
+    joined.add("slurm-100_1.2");
+    expect(pool.waitingFor()).toBe("Slurm: 1 allocation pending, 1 worker starting");
+    joined.add("slurm-100_0");
+    expect(pool.waitingFor()).toBe("Slurm: 1 allocation pending");
+  });
+
   it("says why, after a minute in which no allocation started, and again when Slurm's reasons change", async () => {
     const slurm = new FakeSlurm(2);
     slurm.startsOnQueue = false;
