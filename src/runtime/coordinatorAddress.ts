@@ -26,6 +26,24 @@ export function coordinatorUrl(text: string): string | undefined {
 }
 
 /**
+ * Whether `address` (HOST:PORT or ws://HOST:PORT) names this machine's loopback (127.0.0.0/8,
+ * ::1, localhost), which a worker on another machine takes for its own: only a worker on
+ * this machine reaches a coordinator there. A host name is not resolved.
+ *
+ * @example
+ * ```ts
+ * isLoopback("ws://127.0.0.1:41234"); // true
+ * isLoopback("ws://login1:7000"); // false
+ * ```
+ */
+export function isLoopback(address: string): boolean {
+  const url = coordinatorUrl(address);
+  if (url === undefined) return false;
+  const { host } = parseListenAddress(url);
+  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/**
  * Refuses, when a pool is made (`where`: `localPool`, `slurmPool`; `""` for `baton run`, whose
  * flag `name` is `--connect`), a `connect` option that names no coordinator a worker could reach: not a string, not HOST:PORT or ws://HOST:PORT,
  * port 0, or a wildcard host (0.0.0.0, ::), the very address `connect` stands in for.

@@ -13,7 +13,7 @@ import { type AllocationView, decideScaling } from "../machines/slurmScaling.ts"
 import { checkOptionNames } from "../optionNames.ts";
 import { cancelAbandonedAllocations } from "./abandonedAllocations.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
-import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
+import { checkConnect, isLoopback, workerConnect } from "./coordinatorAddress.ts";
 import { makeWorkerLogsFolder } from "./logsFolder.ts";
 import { logTail } from "./logTail.ts";
 import { nodeClock } from "./nodeClock.ts";
@@ -215,7 +215,9 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
  * its allocation COMPLETED and gives its node back: the pool drops it as it does any
  * allocation that completes, and submits another when demand exceeds what is left.
  * On start it also cancels what is left active of the pools named by
- * `context.abandonedRunFiles` (batch scripts of coordinators that died on this host).
+ * `context.abandonedRunFiles` (batch scripts of coordinators that died on this host), and
+ * warns when its workers are told a loopback address (`createEngine` without `listen`), which
+ * a worker on another node takes for its own; an allocation that fails then says it again.
  *
  * An allocation that Slurm ends TIMEOUT, NODE_FAIL or PREEMPTED after its worker joined is
  * replaced: the job its worker held goes back (WORKER_LOST) and the next round submits
@@ -264,6 +266,11 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   private readonly pollMs: number;
   private readonly offer: Resources;
   private readonly sbatchOptions: string[];
+  /**
+   * When the workers are told a loopback address (no `listen`): why one on another node would
+   * fail to join, and what to give instead; said as the pool starts and when an allocation fails.
+   */
+  private readonly loopbackAdvice: string | undefined;
   private readonly table = new Map<string, Allocation>();
   private order = 0;
   private timer: unknown;
@@ -323,7 +330,16 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       ? context.secretFile.slice(0, -".secret".length)
       : join(dirname(context.secretFile), "run");
     this.script = `${stem}.${this.name}.sbatch`;
-    writeFileSync(this.script, batchScript(options, context, this.offer), { mode: 0o700 });
+    const connect = workerConnect(options.connect, context.address, hostname());
+    this.loopbackAdvice = isLoopback(connect)
+      ? `its workers are told to connect to ${connect}, a loopback address, where only an allocation on this machine reaches the run: a worker on another node finds nothing there and exits 3. Give baton run --listen an address the nodes reach, such as --listen 0.0.0.0:7000 (createEngine's listen)`
+      : undefined;
+    if (this.loopbackAdvice !== undefined) {
+      this.logger.warn(`the Slurm pool ${this.name}: ${this.loopbackAdvice}`);
+    }
+    writeFileSync(this.script, batchScript(options, connect, context, this.offer), {
+      mode: 0o700,
+    });
     this.sbatchOptions = sbatchOptions(options, this.offer);
     this.reaping = this.cancelAbandoned(context.abandonedRunFiles ?? []);
     this.schedule(0);
@@ -625,7 +641,11 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
         new SlurmError(
           "ALLOCATION_FAILED",
           `Slurm allocation ${id} of pool ${this.name} ended ${entry.state}${reasonOf(entry)}${when}, ` +
-            `so the run stops. Its log ${log} says what its worker did; ` +
+            "so the run stops. " +
+            (this.loopbackAdvice === undefined
+              ? ""
+              : `If its worker could not connect: ${this.loopbackAdvice}. `) +
+            `Its log ${log} says what its worker did; ` +
             `\`scontrol show job ${id}\` says why Slurm ended it (while Slurm remembers it). ${tail}`,
           [id],
           log,
@@ -929,14 +949,19 @@ function idleExitFlags(options: SlurmPoolOptions): string[] {
  * module that does not load, a setup the coordinator refused). The secret stays in its file;
  * the script names the file.
  */
-function batchScript(options: SlurmPoolOptions, context: PoolStart, offer: Resources): string {
+function batchScript(
+  options: SlurmPoolOptions,
+  connect: string,
+  context: PoolStart,
+  offer: Resources,
+): string {
   const restarts = options.workerRestarts ?? WORKER_RESTARTS;
   const worker = [
     process.execPath,
     BATON_BIN,
     "worker",
     "--connect",
-    workerConnect(options.connect, context.address, hostname()),
+    connect,
     "--secret-file",
     context.secretFile!,
     "--jobs",

@@ -44,7 +44,7 @@ function start(
   const secretFile = join(dir, "run.secret");
   writeFileSync(secretFile, `${SECRET_HEX}\n`, { mode: 0o600 });
   const context: PoolStart = {
-    address: "ws://127.0.0.1:7000",
+    address: "ws://10.0.0.5:7000",
     net: memoryNet(),
     secret: new Uint8Array(32),
     secretFile,
@@ -151,7 +151,7 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(script).toContain("'--secret-file'");
     expect(script).toContain("run.secret");
     expect(script).not.toContain(SECRET_HEX);
-    expect(script).toContain("'--connect' 'ws://127.0.0.1:7000'");
+    expect(script).toContain("'--connect' 'ws://10.0.0.5:7000'");
     const named = start(
       new FakeSlurm(),
       { value: 0 },
@@ -371,6 +371,43 @@ describe("startSlurmPool against the in-memory Slurm", () => {
       expect(slurm.submissions).toHaveLength(submitted);
     });
   }
+
+  it("warns that workers told a loopback address reach the run from this machine only, and says so again when an allocation fails", async () => {
+    const slurm = new FakeSlurm(2);
+    const warnings: string[] = [];
+    // No listen: the run listens on 127.0.0.1, and the workers are told that.
+    const pool = start(
+      slurm,
+      { value: 1 },
+      {},
+      { logger: capturing(warnings), address: "ws://127.0.0.1:7000" },
+    );
+    const advice =
+      "its workers are told to connect to ws://127.0.0.1:7000, a loopback address, where only an allocation on this machine reaches the run: a worker on another node finds nothing there and exits 3. Give baton run --listen an address the nodes reach, such as --listen 0.0.0.0:7000 (createEngine's listen)";
+    expect(warnings).toEqual([`the Slurm pool ${pool.name}: ${advice}`]);
+    await until(() => slurm.inState("RUNNING").length === 1, "one running");
+    slurm.finish("100_0", "FAILED", "NonZeroExitCode");
+    const error = await pool.failed;
+    expect(error.message).toContain(
+      `ended FAILED (reason: NonZeroExitCode), so the run stops. If its worker could not connect: ${advice}. Its log `,
+    );
+  });
+
+  it("says nothing of loopback when the workers are told an address the nodes reach", async () => {
+    const slurm = new FakeSlurm(2);
+    const warnings: string[] = [];
+    const pool = start(
+      slurm,
+      { value: 1 },
+      {},
+      { logger: capturing(warnings), address: "ws://0.0.0.0:7000" },
+    );
+    await until(() => slurm.inState("RUNNING").length === 1, "one running");
+    slurm.finish("100_0", "FAILED", "NonZeroExitCode");
+    expect((await pool.failed).message).not.toContain("loopback");
+    expect(warnings).toEqual([]);
+    expect(readFileSync(pool.script, "utf8")).toContain(`'--connect' 'ws://${hostname()}:7000'`);
+  });
 
   it("fails the pool when Slurm keeps an allocation pending for a reason it will never start it for", async () => {
     const slurm = new FakeSlurm(2);
