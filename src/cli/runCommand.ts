@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import type { InspectionEvent } from "xstate";
 import { ConfigError, PoolError, SlurmError, StoreError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
+import { checkSbatchOptions } from "../runtime/checkSbatchOptions.ts";
 import { checkConnect, checkConnectListens } from "../runtime/coordinatorAddress.ts";
 import { DashboardServer } from "../runtime/dashboardServer.ts";
 import {
@@ -672,6 +673,7 @@ function checkSlurmFlags(values: {
     wholeNumberFlag("--max-workers", values["max-workers"], "a number of allocations") ?? 4;
   checkWorkerCount("--max-workers", maxWorkers, "connected");
   const resources = slurmResourcesFlag(values["slurm-resources"]);
+  checkSbatchOptions(values["slurm-opt"], "baton run");
   return {
     maxWorkers,
     ...(unreachableMs !== undefined && { unreachableMs }),

@@ -13,6 +13,7 @@ import { type AllocationView, decideScaling } from "../machines/slurmScaling.ts"
 import { checkOptionNames } from "../optionNames.ts";
 import { cancelAbandonedAllocations } from "./abandonedAllocations.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
+import { checkSbatchOptions } from "./checkSbatchOptions.ts";
 import { checkConnect, isLoopback, workerConnect } from "./coordinatorAddress.ts";
 import { makeWorkerLogsFolder } from "./logsFolder.ts";
 import { logTail } from "./logTail.ts";
@@ -58,7 +59,11 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
   maxWorkers?: number | undefined;
   /** `sbatch --partition`. */
   partition?: string | undefined;
-  /** Further `sbatch` options, passed as given (`--time=1:00:00`, `--qos=low`). */
+  /**
+   * Further `sbatch` options, passed as given (`--time=1:00:00`, `--qos=low`). Those the pool
+   * sets itself are refused: the job name, the array, the log files, and what each allocation
+   * gets (`--cpus-per-task`, `--mem`, `--gpus`, a `--gres` of gpus), which `resources` says.
+   */
   sbatchOptions?: readonly string[] | undefined;
   /** Submit a scale-up as one job array (default) or as separate jobs. */
   array?: boolean | undefined;
@@ -185,6 +190,7 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
   requireJobsModule("slurmPool", options.jobsModule);
   checkPoolOptions("slurmPool", options);
   checkConnect("slurmPool", options.connect);
+  checkSbatchOptions(options.sbatchOptions, "slurmPool");
   const maxWorkers = options.maxWorkers ?? DEFAULT_MAX_WORKERS;
   requireWhole("slurmPool", "maxWorkers", maxWorkers);
   checkWorkerCount("slurmPool: maxWorkers", maxWorkers, "connected");

@@ -47,6 +47,29 @@ describe("baton run --slurm flags", () => {
     }
   });
 
+  it("refuses a --slurm-opt that sets what the pool sets itself, naming --slurm-resources for what each allocation gets", async () => {
+    const own = (what: string) => `sets the allocations' ${what}`;
+    for (const [option, said] of [
+      ["--job-name=mine", own("job name, which the pool sets itself (baton-<8 hex>")],
+      ["-Jmine", own("job name")],
+      ["--array=0-3", own("job array, which the pool makes itself")],
+      ["--output=/tmp/w.log", own("log file, which the pool sets itself (slurm-<id>.log")],
+      ["-e", own("log file")],
+      [
+        "--cpus-per-task=4",
+        "sets what each allocation gets, which the pool asks of Slurm from what each worker offers the jobs' requires: give it in --slurm-resources (such as cpus=4,memory=16384,gpus=1; memory in MiB) instead",
+      ],
+      ["-c4", "sets what each allocation gets"],
+      ["--mem=16G", "sets what each allocation gets"],
+      ["--gpus=2", "sets what each allocation gets"],
+      ["--gres=gpu:a100:1", "sets what each allocation gets"],
+    ] as const) {
+      await expect(runCommand([GRAPH, "--slurm", `--slurm-opt=${option}`])).rejects.toThrow(
+        `--slurm-opt=${option} ${said}`,
+      );
+    }
+  });
+
   it("refuses a --slurm-idle-exit that is neither a duration with its unit nor never", async () => {
     for (const value of ["0", "off", "5"]) {
       await expect(runCommand([GRAPH, "--slurm", `--slurm-idle-exit=${value}`])).rejects.toThrow(
