@@ -199,7 +199,7 @@ function runCommand(
           reject(
             new SlurmError(
               "SLURM_TIMEOUT",
-              `${line} did not answer within ${timeoutMs} ms and was killed${before}; check that slurmctld is up (sinfo) or raise the Slurm command timeout`,
+              `${line} did not answer within ${timeoutMs} ms and was killed${before}; check that slurmctld is up (sinfo); a Slurm that answers later than that is overloaded, and slurmPool's commandTimeoutMs waits longer for it`,
             ),
           );
           return;

@@ -667,6 +667,10 @@ describe("startSlurmPool against the in-memory Slurm", () => {
       expect(error?.message).toContain(
         `did not answer within 4000 ms and was killed, having said: squeue: error: s_p_parse_file: cannot stat file ${conf}`,
       );
+      // The way to wait longer is named by its option.
+      expect(error?.message).toMatch(
+        /; check that slurmctld is up \(sinfo\); a Slurm that answers later than that is overloaded, and slurmPool's commandTimeoutMs waits longer for it$/,
+      );
     });
 
     it("fails the pool with the real squeue of a machine with no usable Slurm configuration", async (context) => {
