@@ -50,6 +50,7 @@ import { claimOrTakeOver, type HeldLease, holderOf, holdLease } from "./launcher
 import { leftRunningIn } from "./leftRunningIn.ts";
 import { logTail } from "./logTail.ts";
 import { markerPids } from "./markerPids.ts";
+import { type MarkerOfOtherPid, markersOfOtherPids } from "./markersOfOtherPids.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
@@ -168,6 +169,8 @@ class LaunchedGroup implements RankGroup {
   private readonly group: Actor<typeof groupMachine>;
   private readonly ranks: Actor<typeof rankMachine>[];
   private readonly spawned: Spawned[] = [];
+  /** Ranks whose last marker read names another pid than the one started: a wrapper's child. */
+  private readonly otherPidMarkers = new Map<number, MarkerOfOtherPid>();
   private readonly forbiddenGroups = new Set<number>();
   private readonly token: string;
   private readonly cancels: CancelFile;
@@ -968,7 +971,7 @@ class LaunchedGroup implements RankGroup {
     }, this.timeouts.watchMs);
   }
 
-  private async readMarker({ rank, site }: Spawned): Promise<void> {
+  private async readMarker({ rank, pid, site }: Spawned): Promise<void> {
     const actor = this.ranks[rank];
     if (actor === undefined) return;
     const watched = () => {
@@ -987,6 +990,9 @@ class LaunchedGroup implements RankGroup {
       if (marker === undefined || marker.deployment !== this.deployment || marker.rank !== rank) {
         return;
       }
+      // The launch cleared earlier runs' markers: another pid here is a process of this rank's.
+      if (marker.pid === pid) this.otherPidMarkers.delete(rank);
+      else this.otherPidMarkers.set(rank, { rank, started: pid, inMarker: marker.pid });
       // The rank may have exited (and its actor stopped) while the marker was being read.
       if (watched()) actor.send({ type: "MARKER", marker });
     } catch (error) {
@@ -1244,7 +1250,7 @@ class LaunchedGroup implements RankGroup {
       REAP_FAILED: "",
       DEPLOYMENT_BLOCKED: "",
       LAUNCH_FAILED: "",
-      BARRIER_TIMEOUT: ` A rank is ready once it writes ${this.paths.dir}/rank-R.marker.json with phase "ready" (the baton rank library and examples/ranks/rank.py do); raise the load timeout (--load-timeout-ms, or timeouts.loadTimeoutMs) if loading takes longer.`,
+      BARRIER_TIMEOUT: ` A rank is ready once it writes ${this.paths.dir}/rank-R.marker.json with phase "ready" (the baton rank library and examples/ranks/rank.py do); raise the load timeout (--load-timeout-ms, or timeouts.loadTimeoutMs) if loading takes longer.${markersOfOtherPids([...this.otherPidMarkers.values()].sort((a, b) => a.rank - b.rank))}`,
       RANK_FAILED:
         this.worldSize === 1
           ? ""

@@ -377,6 +377,21 @@ describe("launchGroup", () => {
     for (const pid of pids) expect(alive(pid)).toBe(false);
   });
 
+  it("a barrier failed by a wrapper whose child writes the markers says so, and to exec the program", async () => {
+    // `; true` keeps sh from exec-ing python: the markers carry python's pid, not the rank's.
+    const group = launch({
+      argv: ["/bin/sh", "-c", `${PYTHON} ${RANK_PY} --watch-ms 100; true`],
+      worldSize: 2,
+      timeouts: { watchMs: 50, loadTimeoutMs: 2_000 },
+    });
+    const error = (await group.ready.catch((e: unknown) => e)) as RankGroupError;
+    expect(error.code).toBe("BARRIER_TIMEOUT");
+    expect(error.message).toMatch(
+      /ranks 0, 1 did not write a ready marker within the load timeout \(2000 ms\)\..* Ranks 0, 1 did write markers, but each names another pid than the process baton started for it \(rank 0's names pid \d+, not \d+\): .* must exec the program/,
+    );
+    await expect(group.wait()).rejects.toBe(error);
+  });
+
   it("a lease the launcher cannot renew fails the group with LEASE_LOST before the ranks stop on their own", async () => {
     let leaseWrites = "working";
     const watchdogStates: string[] = [];
