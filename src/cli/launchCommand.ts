@@ -32,7 +32,7 @@ import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 import { SIGNAL_EXIT, STOP_SIGNALS, type StopSignal } from "./signalExit.ts";
 import { sshConfigFlag } from "./sshConfigFlag.ts";
-import { stoppingLine } from "./stoppingLine.ts";
+import { stoppingHow, stoppingLine } from "./stoppingLine.ts";
 import { portGivenToUi, uiPortFlag, withoutUi } from "./uiPortFlag.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
@@ -170,6 +170,8 @@ export async function launchCommand(argv: string[]): Promise<number> {
     most: 65_535,
   });
   const graceMs = wholeNumberFlag("--grace-ms", values["grace-ms"], MILLISECONDS);
+  /** What the lines that say the group begins to stop give the ranks. */
+  const termGraceMs = graceMs ?? DEFAULT_TEARDOWN_TIMEOUTS.termGraceMs;
   const loadTimeoutMs = wholeNumberFlag(
     "--load-timeout-ms",
     values["load-timeout-ms"],
@@ -213,7 +215,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
       }
       // A stop of the launcher's own (a signal, the time limit) said so already.
       if (groupState !== "stopping" && progress.state === "stopping" && stopped === undefined) {
-        const line = stoppingLine(progress, graceMs ?? DEFAULT_TEARDOWN_TIMEOUTS.termGraceMs);
+        const line = stoppingLine(progress, termGraceMs);
         if (line !== undefined) say(line);
       }
       groupState = progress.state;
@@ -257,7 +259,8 @@ export async function launchCommand(argv: string[]): Promise<number> {
   let stopping: Promise<unknown> | undefined;
   /** The group's own stop (a rank failed) was cut short by a signal. */
   let hurried = false;
-  const stopAll = (why: string, reason: string, exitCode: number) => {
+  /** `signalled`: a signal began the stop, so the next Ctrl-C is a second one. */
+  const stopAll = (why: string, reason: string, exitCode: number, signalled: boolean) => {
     if (stopped?.now || hurried) {
       say(`${why}: still stopping the ranks (a teardown is verified before baton exits)`);
       return;
@@ -278,12 +281,12 @@ export async function launchCommand(argv: string[]): Promise<number> {
     say(
       stopped.beforeAnyRank
         ? `${why}: no rank of ${group.deployment} was started, and none will be (a reap of orphans under way finishes first)`
-        : `${why}: stopping every rank of ${group.deployment}`,
+        : `${why}: stopping every rank of ${group.deployment} ${stoppingHow(termGraceMs, signalled ? "a second Ctrl-C" : "Ctrl-C")}`,
     );
     stopping = group.stop(reason).catch((error: unknown) => error);
   };
   const onSignal = (signal: StopSignal) =>
-    stopAll(signal, `${signal} to the launcher`, SIGNAL_EXIT[signal]);
+    stopAll(signal, `${signal} to the launcher`, SIGNAL_EXIT[signal], true);
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   const clock = nodeClock();
   const timeLimit =
@@ -291,7 +294,7 @@ export async function launchCommand(argv: string[]): Promise<number> {
       ? undefined
       : clock.setTimeout(() => {
           const why = `time limit of ${timeLimitMs} ms reached`;
-          stopAll(why, why, TIME_LIMIT_EXIT_CODE);
+          stopAll(why, why, TIME_LIMIT_EXIT_CODE, false);
         }, timeLimitMs);
   /**
    * The group's code is to be exited with even if the ranks' child handles or the lease's

@@ -22,7 +22,7 @@ export function stoppingLine(progress: GroupProgress, graceMs: number): string |
   ).length;
   if (running === 0) return undefined;
   const culprit = progress.ranks.find((rank) => rank.phase === "failed" || rank.phase === "lost");
-  const how = `(SIGTERM, then SIGKILL after ${graceMs} ms, or at once on Ctrl-C)`;
+  const how = stoppingHow(graceMs, "Ctrl-C");
   const ranks = running === 1 ? "rank" : `${running} ranks`;
   if (culprit === undefined) return `the group failed: stopping its ${ranks} ${how}`;
   if (culprit.phase === "lost") {
@@ -42,4 +42,17 @@ export function stoppingLine(progress: GroupProgress, graceMs: number): string |
   const others =
     running === 1 ? "the other rank if it still runs" : `the other ${ranks}, those that still run`;
   return `rank ${culprit.rank} ${what}: stopping ${others} ${how}`;
+}
+
+/**
+ * What the ranks still running get, as the lines that say a group begins to stop put it:
+ * `ctrlC` is "Ctrl-C", or "a second Ctrl-C" when a Ctrl-C (a signal) began the stop.
+ *
+ * @example
+ * ```ts
+ * stoppingHow(300, "a second Ctrl-C"); // "(SIGTERM, then SIGKILL after 300 ms, or at once on a second Ctrl-C)"
+ * ```
+ */
+export function stoppingHow(graceMs: number, ctrlC: "Ctrl-C" | "a second Ctrl-C"): string {
+  return `(SIGTERM, then SIGKILL after ${graceMs} ms, or at once on ${ctrlC})`;
 }

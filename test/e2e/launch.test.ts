@@ -506,22 +506,31 @@ describe("baton launch", () => {
     for (const pid of pids) expect(alive(pid)).toBe(false);
   }, 30_000);
 
+  /** What the first signal's line says the ranks get: before, it said nothing of the grace. */
+  const SECOND_CTRL_C = "(SIGTERM, then SIGKILL after 300 ms, or at once on a second Ctrl-C)";
   it.each([
-    { how: "Ctrl-C", flags: [], signal: "SIGINT" as const, code: 130, says: "SIGINT: stopping" },
+    {
+      how: "Ctrl-C",
+      flags: [],
+      signal: "SIGINT" as const,
+      code: 130,
+      says: `SIGINT: stopping every rank of stopped ${SECOND_CTRL_C}`,
+    },
     // The terminal closed: Node's default ended the launcher at once and left every rank.
     {
       how: "A hang-up",
       flags: [],
       signal: "SIGHUP" as const,
       code: 129,
-      says: "SIGHUP: stopping",
+      says: `SIGHUP: stopping every rank of stopped ${SECOND_CTRL_C}`,
     },
     {
       how: "--time-limit-ms",
       flags: ["--time-limit-ms", "4000"],
       signal: undefined,
       code: 124,
-      says: "time limit of 4000 ms reached: stopping",
+      // No signal came: the first Ctrl-C is the one that cuts the grace short.
+      says: "time limit of 4000 ms reached: stopping every rank of stopped (SIGTERM, then SIGKILL after 300 ms, or at once on Ctrl-C)",
     },
   ])(
     "$how stops every rank, verified, even ranks that ignore TERM, and exits $code",

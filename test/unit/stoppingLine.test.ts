@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { stoppingLine } from "../../src/cli/stoppingLine.ts";
+import { stoppingHow, stoppingLine } from "../../src/cli/stoppingLine.ts";
 import {
   GROUP_PROGRESS_FORMAT,
   type GroupProgress,
@@ -94,5 +94,12 @@ describe("stoppingLine", () => {
       ),
     ).toBeUndefined();
     expect(stoppingLine(progress([{ rank: 0, phase: "spawning" }]), 10_000)).toBeUndefined();
+  });
+
+  it("tells a stop a signal began that a second Ctrl-C cuts the grace short", () => {
+    expect(stoppingHow(300, "a second Ctrl-C")).toBe(
+      "(SIGTERM, then SIGKILL after 300 ms, or at once on a second Ctrl-C)",
+    );
+    expect(stoppingHow(10_000, "Ctrl-C")).toBe(HOW);
   });
 });
