@@ -50,7 +50,7 @@ import { claimOrTakeOver, type HeldLease, holderOf, holdLease } from "./launcher
 import { leftRunningIn } from "./leftRunningIn.ts";
 import { logTail } from "./logTail.ts";
 import { markerPids } from "./markerPids.ts";
-import { type MarkerOfOtherPid, markersOfOtherPids } from "./markersOfOtherPids.ts";
+import { type MarkerNotCounted, markersNotCounted } from "./markersNotCounted.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
@@ -169,8 +169,8 @@ class LaunchedGroup implements RankGroup {
   private readonly group: Actor<typeof groupMachine>;
   private readonly ranks: Actor<typeof rankMachine>[];
   private readonly spawned: Spawned[] = [];
-  /** Ranks whose last marker read names another pid than the one started: a wrapper's child. */
-  private readonly otherPidMarkers = new Map<number, MarkerOfOtherPid>();
+  /** Ranks whose last marker read was not counted (another pid, malformed), for the barrier's error. */
+  private readonly markersNotCounted = new Map<number, MarkerNotCounted>();
   private readonly forbiddenGroups = new Set<number>();
   private readonly token: string;
   private readonly cancels: CancelFile;
@@ -981,22 +981,25 @@ class LaunchedGroup implements RankGroup {
       );
     };
     if (!watched()) return;
+    const path = (site?.paths ?? this.paths).marker(rank);
     try {
-      const marker = await readStateFile(
-        site?.files ?? this.ports.files,
-        MARKER_FORMAT,
-        (site?.paths ?? this.paths).marker(rank),
-      );
-      if (marker === undefined || marker.deployment !== this.deployment || marker.rank !== rank) {
+      const marker = await readStateFile(site?.files ?? this.ports.files, MARKER_FORMAT, path);
+      if (marker === undefined) return;
+      // The launch cleared earlier runs' markers: what is here now, this rank's process wrote.
+      if (marker.deployment !== this.deployment || marker.rank !== rank) {
+        this.markersNotCounted.set(rank, {
+          rank,
+          malformed: `${path} names deployment "${marker.deployment}" and rank ${marker.rank}, where a rank writes its own ($BATON_DEPLOYMENT "${this.deployment}", $RANK ${rank})`,
+        });
         return;
       }
-      // The launch cleared earlier runs' markers: another pid here is a process of this rank's.
-      if (marker.pid === pid) this.otherPidMarkers.delete(rank);
-      else this.otherPidMarkers.set(rank, { rank, started: pid, inMarker: marker.pid });
+      if (marker.pid === pid) this.markersNotCounted.delete(rank);
+      else this.markersNotCounted.set(rank, { rank, started: pid, inMarker: marker.pid });
       // The rank may have exited (and its actor stopped) while the marker was being read.
       if (watched()) actor.send({ type: "MARKER", marker });
     } catch (error) {
       if (!(error instanceof RankFileError)) throw error;
+      this.markersNotCounted.set(rank, { rank, malformed: error.message });
       this.logger.debug({ deployment: this.deployment, rank, err: error }, "unreadable marker");
     }
   }
@@ -1250,7 +1253,7 @@ class LaunchedGroup implements RankGroup {
       REAP_FAILED: "",
       DEPLOYMENT_BLOCKED: "",
       LAUNCH_FAILED: "",
-      BARRIER_TIMEOUT: ` A rank is ready once it writes ${this.paths.dir}/rank-R.marker.json with phase "ready" (the baton rank library and examples/ranks/rank.py do); raise the load timeout (--load-timeout-ms, or timeouts.loadTimeoutMs) if loading takes longer.${markersOfOtherPids([...this.otherPidMarkers.values()].sort((a, b) => a.rank - b.rank))}`,
+      BARRIER_TIMEOUT: ` A rank is ready once it writes ${this.paths.dir}/rank-R.marker.json with phase "ready" (the baton rank library and examples/ranks/rank.py do); raise the load timeout (--load-timeout-ms, or timeouts.loadTimeoutMs) if loading takes longer.${markersNotCounted([...this.markersNotCounted.values()])}`,
       RANK_FAILED:
         this.worldSize === 1
           ? ""

@@ -392,6 +392,26 @@ describe("launchGroup", () => {
     await expect(group.wait()).rejects.toBe(error);
   });
 
+  it("a barrier failed by a marker that is not a valid one says which field is wrong", async () => {
+    // A rank written by hand, its marker without startedAt, heartbeatAt, active or epoch.
+    const marker = `{"format":"baton.marker/1","deployment":"%s","rank":%s,"pid":%s,"phase":"ready"}`;
+    const group = launch({
+      argv: [
+        "/bin/sh",
+        "-c",
+        `printf '${marker}\\n' "$BATON_DEPLOYMENT" "$RANK" $$ > "$BATON_STATE_DIR/$BATON_DEPLOYMENT/rank-$RANK.marker.json"; exec sleep 30`,
+      ],
+      worldSize: 1,
+      timeouts: { watchMs: 50, loadTimeoutMs: 1_000 },
+    });
+    const error = (await group.ready.catch((e: unknown) => e)) as RankGroupError;
+    expect(error.code).toBe("BARRIER_TIMEOUT");
+    expect(error.message).toMatch(
+      /rank 0 did not write a ready marker .* Rank 0's marker was not counted: \S*\/rank-0\.marker\.json is not a valid baton\.marker\/1 file: field "startedAt" must be/,
+    );
+    await expect(group.wait()).rejects.toBe(error);
+  });
+
   it("a lease the launcher cannot renew fails the group with LEASE_LOST before the ranks stop on their own", async () => {
     let leaseWrites = "working";
     const watchdogStates: string[] = [];
