@@ -225,6 +225,7 @@ export type {
   RunResult,
   StoreFullEvent,
   StoreReadingEvent,
+  WorkerLoss,
 } from "./runtime/run.ts";
 export { Run } from "./runtime/run.ts";
 export type { QueueEntry, SlurmCommands, SubmitRequest } from "./runtime/slurmCommands.ts";

@@ -3,6 +3,7 @@ import type { JobSpec } from "../graph/job.ts";
 import type { JobOutcome, JobStatus, RunResult } from "../runtime/run.ts";
 import { countByKind, countsTable } from "./countsTable.ts";
 import { graphValueLines } from "./graphValueLines.ts";
+import { workerExitLines } from "./workerExitLines.ts";
 import { workerLossLines } from "./workerLossLines.ts";
 
 /** The column of each job status in the summary's counts. */
@@ -41,7 +42,8 @@ export interface SummaryOptions {
  * counts, the values of the `graph`'s jobs that completed (`graphValueLines`), then every failure
  * with its cause and the worker of its last attempt (a run with many failures lists the first 20),
  * and where the run's log holds each failed attempt with its stack, and the workers lost, or that
- * left on purpose, while running a job (`workerLossLines`); for a run that did not complete, with
+ * left on purpose, while running a job (`workerLossLines`), and how the processes of those whose
+ * connection broke ended, when the pool knows (`workerExitLines`); for a run that did not complete, with
  * `keepsResults`, that a rerun resumes from the results it stored.
  *
  * @example
@@ -93,6 +95,7 @@ export function summaryTable(
   // The workers that went away while running a job (their jobs ran again or failed as poison):
   // a bad node shows up here even when every job completed in the end.
   out.push(...workerLossLines(result.jobs.values()));
+  out.push(...workerExitLines(result.jobs.values()));
   // Why the jobs that never ran were cancelled: Ctrl-C, a listener, --fail-fast's first failure.
   const cancelled = [...result.jobs.values()].find((o) => o.status === "cancelled");
   if (cancelled?.error) {

@@ -639,6 +639,7 @@ export function createEngine(options: EngineOptions): Engine {
           plan.idOf,
           tracker.attempts,
           clock.now() - calledAt,
+          workers?.exitOf?.bind(workers),
         );
         log.info(
           { ok: result.ok, counts: result.counts, durationMs: result.durationMs },
@@ -943,8 +944,20 @@ function buildResult(
   idOf: (spec: JobSpec, among: ReadonlyMap<string, unknown>) => string,
   attempts: readonly Attempt[],
   durationMs: number,
+  exitOf: RunningPool["exitOf"],
 ): RunResult {
   const { jobs, counts } = endedOutcomes(board);
+  // How each lost worker's process ended, which its pool knows once it has stopped (after the
+  // loss released the lease): added to the outcome's copy, the board's record is the machine's.
+  if (exitOf !== undefined) {
+    for (const outcome of jobs.values()) {
+      if (outcome.lostWorkers.length === 0) continue;
+      outcome.lostWhy = outcome.lostWhy.map((close, i) => {
+        const exit = exitOf(outcome.lostWorkers[i]!);
+        return exit === undefined ? close : { ...close, exit };
+      });
+    }
+  }
   // In order, so each job's last attempt is the one its outcome keeps; the times come last
   // in the outcome, as they always did. Only the last attempt of a job has a finishedAt.
   for (const { job, startedAt, finishedAt, worker } of attempts) {

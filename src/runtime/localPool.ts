@@ -11,6 +11,7 @@ import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
 import { emptyWorkerGroup, type LiveRemains, liveRemains, type Stray } from "./emptyWorkerGroup.ts";
 import { folderRefusal } from "./folderRefusal.ts";
+import { howItEnded } from "./howItEnded.ts";
 import { localWorkerLog, localWorkerName } from "./localWorkerNames.ts";
 import { makeWorkerLogsFolder } from "./logsFolder.ts";
 import { logTail } from "./logTail.ts";
@@ -149,6 +150,12 @@ export interface LocalPool {
   /** Pids of the worker processes not yet exited and reaped. */
   pids(): number[];
   /**
+   * How the worker process called `name` ended (`{ code: 1, signal: null }`), once it has
+   * exited and been reaped; undefined for one still running or never started. With a
+   * `command` that forked the worker, the command's exit (the worker's cannot be known).
+   */
+  exitOf(name: string): ProcExit | undefined;
+  /**
    * How many worker processes run that have not joined the coordinator yet (`joined`): those
    * still starting (Node, the job module), or that cannot reach it; 0 without `joined`.
    */
@@ -248,6 +255,8 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
   private readonly windowMs: number;
   /** Worker processes not yet reaped, their names and slots. */
   private readonly live = new Map<ProcHandle, { name: string; slot: Slot }>();
+  /** How each worker process that has exited ended, by its name (`exitOf`). */
+  private readonly exits = new Map<string, ProcExit>();
   private resolveFailed: (error: PoolError) => void = () => {};
   private failing = false;
   private stopping: Promise<void> | undefined;
@@ -318,6 +327,10 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
 
   pids(): number[] {
     return [...this.live.keys()].map((handle) => handle.pid);
+  }
+
+  exitOf(name: string): ProcExit | undefined {
+    return this.exits.get(name);
   }
 
   starting(): number {
@@ -586,6 +599,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     left: readonly ProcInfo[],
   ): void {
     this.live.delete(handle);
+    this.exits.set(name, exit);
     const ended = `${howItEnded(exit)}${whileRunning(left)}`;
     if (left.length > 0) this.poolLine(slot, `${name} (pid ${handle.pid}) ${ended}`);
     if (this.stopping !== undefined || this.failing || exit.code === 0) return;
@@ -656,10 +670,6 @@ function inheritedEnv(): Record<string, string> {
     if (value !== undefined) env[key] = value;
   }
   return env;
-}
-
-function howItEnded(exit: ProcExit): string {
-  return exit.signal === null ? `exited with code ${exit.code}` : `was killed by ${exit.signal}`;
 }
 
 /**
@@ -881,6 +891,7 @@ export function localPool(options: LocalWorkersOptions): WorkerPool {
               afterMs: Math.max(0, (options.abortGraceMs ?? 0) - ended.stuck.abortedMsAgo),
             },
           ),
+        exitOf: (worker) => pool.exitOf(worker),
         // Why a run's bar waits for a worker while its own are still starting (several
         // seconds on a busy machine), where it said only that it waited for one to connect.
         waitingFor: () => {

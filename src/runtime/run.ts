@@ -5,6 +5,7 @@ import type { JobSpec, Json } from "../graph/job.ts";
 import type { FailureCause, JobError, JobState } from "../machines/jobBoard.ts";
 import type { WorkerClose } from "../machines/workerClose.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import type { ProcExit } from "./ports.ts";
 
 /** How a job ended, as users see it: failures caused by others are told apart. */
 export type JobStatus = "completed" | "failed" | "skipped" | "cancelled";
@@ -32,10 +33,11 @@ export type JobOutcome<Value = Json> = {
   /** Workers lost while running it, those that left on purpose included. */
   lostWorkers: readonly string[];
   /**
-   * How the connection of each of `lostWorkers` ended, in the same order: its close code and
-   * reason (`{ code: 1006, reason: "" }`: its link broke; 1001: it left on purpose).
+   * How each of `lostWorkers` ended, in the same order: its connection's close code and reason
+   * (`{ code: 1006, reason: "" }`: its link broke; 1001: it left on purpose), and its process's
+   * `exit` when the pool knows it (see `WorkerLoss`).
    */
-  lostWhy: readonly WorkerClose[];
+  lostWhy: readonly WorkerLoss[];
   /** The result came from the store of an earlier run. */
   cached: boolean;
   /**
@@ -63,6 +65,24 @@ export type JobOutcome<Value = Json> = {
       cause: FailureCause;
     }
 );
+
+/**
+ * How a worker lost while running a job went (`JobOutcome.lostWhy`): its connection's close,
+ * as the coordinator saw it, and how its process ended when the pool knows (`localPool`'s
+ * workers, which it started: `{ code: 1, signal: null }` for a handler that called
+ * `process.exit(1)`, `{ code: null, signal: "SIGKILL" }` for one the kernel's OOM killer or a
+ * `kill -9` ended). Absent for workers the pool did not start or cannot see end (`slurmPool`'s,
+ * a `baton worker` started by hand), and in the `job` event of the loss, which comes as the
+ * connection closes, before the process is reaped.
+ *
+ * @example
+ * ```ts
+ * const loss: WorkerLoss = { code: 1006, reason: "", exit: { code: 1, signal: null } };
+ * ```
+ */
+export interface WorkerLoss extends WorkerClose {
+  exit?: ProcExit | undefined;
+}
 
 /** What `await run` gives: every job's outcome, and counts. */
 export interface RunResult {

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Resources } from "../graph/job.ts";
 import type { LoadedJobs } from "./jobModule.ts";
-import type { Clock, Entropy, Net } from "./ports.ts";
+import type { Clock, Entropy, Net, ProcExit } from "./ports.ts";
 
 /** What a pool needs to start workers for one run. */
 export interface PoolStart {
@@ -96,6 +96,13 @@ export interface RunningPool {
    * with every `progress` (`RunProgress.poolWaitingFor`).
    */
   waitingFor?(): string | undefined;
+  /**
+   * How the process of the worker called `worker` ended, when the pool knows (`localPool`: its
+   * exit code, or the signal that killed it, once it has exited; undefined for a worker whose
+   * process it did not start or has not seen end, as `slurmPool`'s and a `baton worker` started
+   * by hand). Read after `stop()` resolves, for the run's result (`WorkerLoss.exit`).
+   */
+  exitOf?(worker: string): ProcExit | undefined;
 }
 
 /**

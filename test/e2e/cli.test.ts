@@ -806,6 +806,10 @@ describe.concurrent("baton's failures and refusals", () => {
     expect(stderr).toMatch(
       new RegExp(`^✗ exits \\w+ \\(poison, .*how they died\\. Their logs: ${log}$`, "m"),
     );
+    // How each worker's process ended, which only its log and the pool's warning said.
+    expect(stderr).toMatch(
+      /^local-1, local-1\.2 and local-1\.3 exited with code 1 while running exits \w+: did the job's handler call process\.exit\(1\)/m,
+    );
     expect(readFileSync(log, "utf8")).toContain("exits: ending this worker process");
   });
 

@@ -26,6 +26,7 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
+import { workerExitLines } from "../../src/cli/workerExitLines.ts";
 import { workerLossLines } from "../../src/cli/workerLossLines.ts";
 import {
   ConfigError,
@@ -2299,15 +2300,18 @@ describe("engine: what a job event says of the attempt", { timeout: 20_000 }, ()
     const outcome = result.get(job("throwLater", "the worker dies"));
     expect(outcome.worker).toBe("local-1.2");
     expect(outcome.lostWorkers).toEqual(["local-1", "local-1.2"]);
-    expect(outcome.lostWhy).toEqual([
-      { code: 1006, reason: "" },
-      { code: 1006, reason: "" },
-    ]);
+    // The pool saw each process end (an error thrown in a timer exits 1): the result says so,
+    // where the event of the loss, which comes as the link breaks, cannot.
+    const threw = { code: 1006, reason: "", exit: { code: 1, signal: null } };
+    expect(outcome.lostWhy).toEqual([threw, threw]);
     expect(outcome.error?.message).toContain(
       "was running on 2 workers that were lost (lost local-1 (connection broke), local-1.2 (connection broke)); it is failed as poison",
     );
     expect(workerLossLines(result.jobs.values())).toEqual([
       "2 workers lost while running a job: local-1 (connection broke), local-1.2 (connection broke)",
+    ]);
+    expect(workerExitLines(result.jobs.values())).toEqual([
+      `local-1 and local-1.2 exited with code 1 while running throwLater ${outcome.id}: did the job's handler call process.exit(1), or throw where nothing catches it (a timer, an event handler)?`,
     ]);
   });
 });

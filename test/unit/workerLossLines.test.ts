@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { workerLossLines } from "../../src/cli/workerLossLines.ts";
 import type { WorkerClose } from "../../src/machines/workerClose.ts";
 import type { JobOutcome } from "../../src/runtime/run.ts";
+import { lostOutcome } from "../fixtures/lostOutcome.ts";
 
 const BROKE: WorkerClose = { code: 1006, reason: "" };
 const SILENT: WorkerClose = { code: 4005, reason: "no heartbeat for 20000 ms" };
@@ -13,16 +14,7 @@ const MODULE_CHANGED: WorkerClose = {
 
 /** An outcome that lost `losses` workers, each with how its connection ended. */
 function outcome(...losses: [string, WorkerClose][]): JobOutcome {
-  return {
-    id: "0".repeat(16),
-    kind: "k",
-    status: "completed",
-    value: null,
-    attempts: losses.length + 1,
-    cached: false,
-    lostWorkers: losses.map(([worker]) => worker),
-    lostWhy: losses.map(([, close]) => close),
-  };
+  return lostOutcome("0".repeat(16), ...losses);
 }
 
 describe("workerLossLines", () => {
