@@ -53,6 +53,7 @@ import { joinAddress, joinHint } from "./joinHint.ts";
 import { joinWorkersAdvice } from "./joinWorkersAdvice.ts";
 import { loadLoggingCause } from "./loadLoggingCause.ts";
 import { parseFlags } from "./parseFlags.ts";
+import { poolFailureWatch } from "./poolFailureWatch.ts";
 import { printHelp } from "./printHelp.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { registerWithoutLock } from "./registerWithoutLock.ts";
@@ -181,7 +182,8 @@ crash loop, Slurm), 2 for bad usage or a bad graph, 130 when interrupted (143 on
 SIGTERM, 129 on SIGHUP, 131 on SIGQUIT). Ctrl-C, SIGTERM, SIGHUP (the terminal closed, the
 ssh session dropped) or SIGQUIT cancels (handlers see their AbortSignal, local workers
 stop); a second one stops at once. One after the run has failed (its workers, a full
-store) changes nothing: the exit code stays 1.`;
+store), or while it stops because its workers failed, changes nothing: the exit code
+stays 1.`;
 
 /** Why the run was cancelled, by the signal that cancelled it: the reason its jobs are given. */
 const CANCELLED_BY: Record<StopSignal, string> = {
@@ -388,6 +390,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       logLevel: level,
       abortGraceMs,
     };
+    /** Whether the pool failed: the run is then stopping on its own. */
+    let poolFailed = false;
     const engine = createEngine({
       ...((inspector || ui) && {
         inspect: (event: InspectionEvent) => {
@@ -406,29 +410,34 @@ export async function runCommand(argv: string[]): Promise<number> {
       force: values.force,
       ...(storeFullWaitMs !== undefined && { storeFullWaitMs }),
       failFast: values["fail-fast"],
-      workers: slurm
-        ? {
-            ...slurmPool({
-              ...workerProcesses,
-              ...slurm,
-              ...(values.partition !== undefined && { partition: values.partition }),
-              sbatchOptions: values["slurm-opt"] ?? [],
-            }),
-            // A graph that asks more than the workers offer: the way out is this flag.
-            offerMore: slurmResourcesAdvice,
-          }
-        : inProcess
+      workers: poolFailureWatch(
+        slurm
           ? {
-              ...inProcessPool({ ...(count !== undefined && { count }) }),
-              // They offer this machine's too: the way out is worker processes that join.
-              offerMore: (enough: Resources) =>
-                `leave out --in-process and ${joinWorkersAdvice(enough)}`,
+              ...slurmPool({
+                ...workerProcesses,
+                ...slurm,
+                ...(values.partition !== undefined && { partition: values.partition }),
+                sbatchOptions: values["slurm-opt"] ?? [],
+              }),
+              // A graph that asks more than the workers offer: the way out is this flag.
+              offerMore: slurmResourcesAdvice,
             }
-          : {
-              ...localPool({ ...workerProcesses, ...(count !== undefined && { count }) }),
-              // Its workers offer this machine's: the way out is workers that join.
-              offerMore: joinWorkersAdvice,
-            },
+          : inProcess
+            ? {
+                ...inProcessPool({ ...(count !== undefined && { count }) }),
+                // They offer this machine's too: the way out is worker processes that join.
+                offerMore: (enough: Resources) =>
+                  `leave out --in-process and ${joinWorkersAdvice(enough)}`,
+              }
+            : {
+                ...localPool({ ...workerProcesses, ...(count !== undefined && { count }) }),
+                // Its workers offer this machine's: the way out is workers that join.
+                offerMore: joinWorkersAdvice,
+              },
+        () => {
+          poolFailed = true;
+        },
+      ),
       ...(values.listen !== undefined && { listen: values.listen }),
       ...(values["secret-file"] !== undefined && { secretFile: values["secret-file"] }),
     });
@@ -537,6 +546,14 @@ export async function runCommand(argv: string[]): Promise<number> {
         process.exitCode = SIGNAL_EXIT[signal];
         process.stderr.write(
           `\nstopping (${signal}) once the result is written (${again} again to stop now)\n`,
+        );
+        return;
+      }
+      if (poolFailed) {
+        // Its workers are stopping (a job that ignores its abort holds one up to its grace):
+        // the run rejects with the pool's error once they have, which is said then.
+        process.stderr.write(
+          `\n${signal}: the run is already stopping because its worker pool failed, so there is nothing to cancel; baton says why and exits once its workers have stopped (${again} again to stop now)\n`,
         );
         return;
       }
