@@ -17,9 +17,13 @@
  * while they are measured (a `baton worker` runs its per-job code below V8's optimizing tier
  * for its first few thousand jobs); each side's CPU a job is also given for the second half of
  * the results alone. The machine's cores are all busy in both loops, so the ratio follows the
- * two sides' CPU a job, workers' included, more than either process alone.
+ * two sides' CPU a job, workers' included, more than either process alone. So the raw loop's
+ * server also serves as many `baton worker` processes, greeted as the coordinator greets them:
+ * their CPU a job is what a worker costs answered as fast as a raw client, and the engine's
+ * workers' beyond it is what the coordinator's pace and work cost them.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
@@ -34,8 +38,11 @@ import { localPool } from "../src/runtime/localPool.ts";
 import { moduleSource } from "../src/runtime/moduleSource.ts";
 import { nodeProcs } from "../src/runtime/nodeProcs.ts";
 import type { Link, Net } from "../src/runtime/ports.ts";
+import { SECRET_ENV } from "../src/runtime/secret.ts";
 import { jobsOf } from "../src/runtime/userModule.ts";
-import { wsNet } from "../src/runtime/wsNet.ts";
+import { DEFAULT_MAX_FRAME_BYTES, wsNet } from "../src/runtime/wsNet.ts";
+import { coordinatorProof } from "../src/transport/auth.ts";
+import { negotiate, PROTOCOL } from "../src/transport/protocolVersion.ts";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 20_000);
 if (!Number.isInteger(JOBS) || JOBS < 1) {
@@ -325,11 +332,23 @@ async function engineRun(workers: number, count: number, offset: number): Promis
 }
 
 /**
- * The baseline: a `ws` server here and `connections` client processes, each answering
- * job-shaped frames with result-shaped frames; the server hands out `count` requests from one
- * shared counter, the next to a connection as soon as its previous answer arrives.
+ * Who answers the raw loop's server: its echo clients, or real `baton worker` processes, which
+ * it greets as a coordinator does (challenge, then a welcome proving the secret) before the
+ * loop. The workers, answered as fast as the echo clients, cost what a worker's own code and
+ * transport cost; against the engine's, what the coordinator's pace and work add to them.
  */
-async function rawLoop(connections: number, count: number): Promise<Measured> {
+type RawPeers = "echo clients" | "workers";
+
+/**
+ * The baseline: a `ws` server here and `connections` client processes (`peers`), each
+ * answering job-shaped frames with result-shaped frames; the server hands out `count` requests
+ * from one shared counter, the next to a connection as soon as its previous answer arrives.
+ */
+async function rawLoop(
+  connections: number,
+  count: number,
+  peers: RawPeers = "echo clients",
+): Promise<Measured> {
   const server = new WebSocketServer({
     host: "127.0.0.1",
     port: 0,
@@ -338,6 +357,7 @@ async function rawLoop(connections: number, count: number): Promise<Measured> {
   });
   await once(server, "listening");
   const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const secret = randomBytes(32);
   const timing = newTiming(count);
   const conns: { socket: WebSocket; sentAt: number }[] = [];
   const children: ChildProcess[] = [];
@@ -353,33 +373,84 @@ async function rawLoop(connections: number, count: number): Promise<Measured> {
           JSON.stringify({ type: "job", id, kind: "noop", input, deps: {}, attempt: 1 }),
         );
       };
+      const ready = (conn: { socket: WebSocket; sentAt: number }) => {
+        conns.push(conn);
+        if (conns.length < connections) return;
+        // Every client is connected (and welcomed): start them all.
+        timing.cpuAtFirstJob = cpuNow();
+        timing.firstJobAt = performance.now();
+        for (const waiting of conns) sendNext(waiting);
+      };
       server.on("connection", (socket) => {
         const conn = { socket, sentAt: 0 };
+        const nonce = randomBytes(16).toString("hex");
         socket.on("message", (data: Buffer) => {
           const now = performance.now();
-          const frame = JSON.parse(data.toString("utf8")) as { type: string; job: string };
+          const frame = JSON.parse(data.toString("utf8")) as {
+            type: string;
+            protocol: [number, number];
+            proof: string;
+          };
+          if (frame.type === "hello" && peers === "workers") {
+            const protocol = negotiate(PROTOCOL, frame.protocol);
+            const proof = coordinatorProof(secret, nonce, frame.proof);
+            // As the engine's welcome: pings every 5 s (so the worker watches for silence, as it
+            // does in a run) and the frame limit (so it measures each result against it).
+            socket.send(
+              JSON.stringify({
+                type: "welcome",
+                protocol,
+                run: "bench",
+                proof,
+                heartbeatMs: 5_000,
+                maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+              }),
+            );
+            ready(conn);
+            return;
+          }
           if (frame.type !== "result") return reject(new Error(`unexpected ${frame.type}`));
           timing.roundTrip.push(now - conn.sentAt);
           countResult(timing, now);
           if (timing.results === count) resolve();
           else sendNext(conn);
         });
-        conns.push(conn);
-        if (conns.length < connections) return;
-        // Every client is connected: start them all.
-        timing.cpuAtFirstJob = cpuNow();
-        timing.firstJobAt = performance.now();
-        for (const waiting of conns) sendNext(waiting);
+        if (peers === "workers") {
+          socket.send(JSON.stringify({ type: "challenge", nonce, protocol: PROTOCOL }));
+        } else ready(conn);
       });
       for (let i = 0; i < connections; i++) {
-        const child = spawn(process.execPath, [ECHO_CLIENT, url], {
-          stdio: ["ignore", "ignore", "inherit"],
+        const child =
+          peers === "workers"
+            ? spawn(
+                process.execPath,
+                [
+                  BATON_BIN,
+                  "worker",
+                  ...["--connect", url, "--jobs", JOBS_MODULE, "--name", `paced-${i + 1}`],
+                  ...(HANDLER_THREAD ? ["--handler-thread"] : []),
+                ],
+                {
+                  // The secret in the environment, never on the command line.
+                  env: { ...process.env, [SECRET_ENV]: secret.toString("hex") },
+                  stdio: ["ignore", "ignore", "pipe"],
+                },
+              )
+            : spawn(process.execPath, [ECHO_CLIENT, url], {
+                stdio: ["ignore", "ignore", "inherit"],
+              });
+        // A worker's stderr is its line on how it stopped: kept to say why, if it stops early.
+        let said = "";
+        child.stderr?.on("data", (chunk: Buffer) => {
+          said = (said + chunk.toString("utf8")).slice(-2_000);
         });
         clients.add(child);
         children.push(child);
         child.once("exit", (code) => {
           clients.delete(child);
-          if (timing.results < count) reject(new Error(`raw client ${child.pid} exited (${code})`));
+          if (timing.results < count) {
+            reject(new Error(`raw loop's ${peers} process ${child.pid} exited (${code}) ${said}`));
+          }
         });
       }
     });
@@ -439,6 +510,7 @@ try {
   const results = [];
   for (const workers of WORKER_COUNTS) {
     const raw = await rawLoop(workers, JOBS);
+    const paced = await rawLoop(workers, JOBS, "workers");
     const engine = await engineRun(workers, JOBS, workers * 1_000_000);
     const ratio = engine.perSec / raw.perSec;
     const row = {
@@ -461,6 +533,9 @@ try {
       secondHalfWorkersCpuUsPerJob: fixed(engine.secondHalfChildrenCpuUs, 1),
       secondHalfRawServerCpuUsPerRoundTrip: fixed(raw.secondHalfSelfCpuUs, 1),
       secondHalfRawClientsCpuUsPerRoundTrip: fixed(raw.secondHalfChildrenCpuUs, 1),
+      pacedJobsPerSec: Math.round(paced.perSec),
+      pacedWorkersCpuUsPerJob: fixed(paced.childrenCpuUs, 1),
+      secondHalfPacedWorkersCpuUsPerJob: fixed(paced.secondHalfChildrenCpuUs, 1),
     };
     results.push(row);
     console.log(`${workers} workers:`);
@@ -488,6 +563,11 @@ try {
       `  CPU per job, the second half of the results alone: ` +
         `coordinator ${row.secondHalfCoordinatorCpuUsPerJob} µs, workers ${row.secondHalfWorkersCpuUsPerJob} µs; ` +
         `raw: server ${row.secondHalfRawServerCpuUsPerRoundTrip} µs, clients ${row.secondHalfRawClientsCpuUsPerRoundTrip} µs`,
+    );
+    console.log(
+      `  baton workers at the raw loop's pace (its server answering each result at once): ` +
+        `${row.pacedJobsPerSec.toLocaleString()} jobs/s, workers ${row.pacedWorkersCpuUsPerJob} µs a job ` +
+        `(second half ${row.secondHalfPacedWorkersCpuUsPerJob} µs)`,
     );
   }
   console.log(
