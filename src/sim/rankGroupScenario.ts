@@ -167,8 +167,15 @@ export class RankGroupScenario {
   private newborn: SimSelf | undefined;
   /** The simulation is over: later continuations of its dead world are not traced. */
   private closed = false;
-  /** Each deployment's manifest path: invariant 10 looks it up for every live rank, every step. */
+  /** Each deployment's manifest path. */
   private readonly manifests = new Map<string, string>();
+  /**
+   * The ranks of any deployment among `processes` (zombies too), in pid order, each with its
+   * deployment and that deployment's manifest: invariant 10 reads it for every live rank after
+   * every step, and it changes only when a process is started or reaped.
+   */
+  private ranks: readonly Rank[] = [];
+  private ranksOf: readonly SimProcess[] | undefined;
 
   constructor(
     private readonly clock: SimClock,
@@ -237,10 +244,10 @@ export class RankGroupScenario {
         }
       }
     }
-    for (const proc of this.alive()) {
-      const deployment = deploymentOf(proc.label)!;
+    for (const { proc, deployment, manifest } of this.rankProcesses()) {
+      if (proc.state === "zombie") continue;
       if (proc.state === "disk-sleep") this.sawDiskSleep.add(deployment);
-      if (!this.hasManifest(deployment)) {
+      if (this.files.peek(manifest) === undefined) {
         this.hooks.fail(
           10,
           `pid ${proc.pid} (${proc.label}) is alive but ${deploymentPaths(STATE_DIR, deployment).manifest} is gone`,
@@ -799,18 +806,36 @@ export class RankGroupScenario {
 
   /** Live processes (zombies are dead) of any deployment. */
   private alive(): SimProcess[] {
-    return this.procs
-      .processes()
-      .filter((p) => p.state !== "zombie" && deploymentOf(p.label) !== undefined);
+    return this.rankProcesses()
+      .filter(({ proc }) => proc.state !== "zombie")
+      .map(({ proc }) => proc);
   }
 
-  private hasManifest(deployment: string): boolean {
+  private rankProcesses(): readonly Rank[] {
+    const processes = this.procs.processes();
+    if (processes === this.ranksOf) return this.ranks;
+    const ranks: Rank[] = [];
+    for (const proc of processes) {
+      const deployment = deploymentOf(proc.label);
+      if (deployment !== undefined)
+        ranks.push({ proc, deployment, manifest: this.manifestOf(deployment) });
+    }
+    this.ranksOf = processes;
+    this.ranks = ranks;
+    return ranks;
+  }
+
+  private manifestOf(deployment: string): string {
     let manifest = this.manifests.get(deployment);
     if (manifest === undefined) {
       manifest = deploymentPaths(STATE_DIR, deployment).manifest;
       this.manifests.set(deployment, manifest);
     }
-    return this.files.peek(manifest) !== undefined;
+    return manifest;
+  }
+
+  private hasManifest(deployment: string): boolean {
+    return this.files.peek(this.manifestOf(deployment)) !== undefined;
   }
 
   /** Crashed launches whose manifest, or lease (a crash before the manifest), is still on disk. */
@@ -829,6 +854,13 @@ export class RankGroupScenario {
       .map((path) => path.slice(prefix.length));
     return controlFiles(paths, names).map((name) => `${prefix}${name}`);
   }
+}
+
+/** A process of a deployment's, as `RankGroupScenario` checks it. */
+interface Rank {
+  proc: SimProcess;
+  deployment: string;
+  manifest: string;
 }
 
 /** The deployment a process label names (`<deployment>/rank-R…`), if it is a rank's. */

@@ -166,6 +166,8 @@ export class SimProcs implements Procs {
   readonly containment: Containment | undefined;
   protected readonly clock: Clock;
   private readonly table = new Map<number, Proc>();
+  /** `processes()`, until the table changes. */
+  private inPidOrder: readonly SimProcess[] | undefined;
   /** The cgroups `containment` made and has not removed. */
   private readonly cgroups = new Set<string>();
   private nextPid: number;
@@ -288,9 +290,15 @@ export class SimProcs implements Procs {
     return this.table.get(pid);
   }
 
-  /** Every process in the table, zombies included, in pid order. */
-  processes(): SimProcess[] {
-    return [...this.table.keys()].sort((a, b) => a - b).map((pid) => this.table.get(pid)!);
+  /**
+   * Every process in the table, zombies included, in pid order: the same array until a process
+   * is started or reaped (the rank-group check reads it after every step of a seed).
+   */
+  processes(): readonly SimProcess[] {
+    this.inPidOrder ??= [...this.table.keys()]
+      .sort((a, b) => a - b)
+      .map((pid) => this.table.get(pid)!);
+    return this.inPidOrder;
   }
 
   /** Containment on the table: the live members of a cgroup and of those below it. */
@@ -353,6 +361,7 @@ export class SimProcs implements Procs {
       exited,
     };
     this.table.set(pid, proc);
+    this.inPidOrder = undefined;
     return proc;
   }
 
@@ -484,7 +493,9 @@ export class SimProcs implements Procs {
     for (const child of this.table.values()) if (child.ppid === proc.pid) child.ppid = 1;
     proc.resolveExit(exit);
     const reap = () => {
-      if (this.table.get(proc.pid) === proc) this.table.delete(proc.pid);
+      if (this.table.get(proc.pid) !== proc) return;
+      this.table.delete(proc.pid);
+      this.inPidOrder = undefined;
     };
     const zombieMs = proc.spec.zombieMs ?? 0;
     if (zombieMs > 0) this.clock.setTimeout(reap, zombieMs);

@@ -68,6 +68,23 @@ describe("SimProcs", () => {
     expect(procs.environ(again.pid)).toBeUndefined();
   });
 
+  it("lists its processes in pid order, zombies included, as one array until one is started or reaped", () => {
+    const { clock, procs } = world();
+    const first = procs.start({ argv: ["a"], zombieMs: 300, exitAfterMs: 100 });
+    const listed = procs.processes();
+    expect(listed.map((p) => p.pid)).toEqual([1, procs.selfPid, first.pid]);
+    expect(procs.processes()).toBe(listed);
+    clock.fireNext();
+    expect(procs.processes()).toBe(listed);
+    expect(listed.at(-1)?.state).toBe("zombie");
+    const second = procs.start({ argv: ["b"] });
+    const withSecond = procs.processes();
+    expect(withSecond).not.toBe(listed);
+    expect(withSecond.map((p) => p.pid)).toEqual([1, procs.selfPid, first.pid, second.pid]);
+    clock.fireNext();
+    expect(procs.processes().map((p) => p.pid)).toEqual([1, procs.selfPid, second.pid]);
+  });
+
   it("leaves its group with setsid; a group leader cannot", () => {
     const { clock, procs } = world();
     const leader = procs.start({ argv: ["rank"], newGroup: true, setsidAfterMs: 10 });
