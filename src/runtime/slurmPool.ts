@@ -14,6 +14,7 @@ import { checkOptionNames } from "../optionNames.ts";
 import { cancelAbandonedAllocations } from "./abandonedAllocations.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { checkSbatchOptions } from "./checkSbatchOptions.ts";
+import { checkSlurmPoolOptions } from "./checkSlurmPoolOptions.ts";
 import { checkConnect, isLoopback, workerConnect } from "./coordinatorAddress.ts";
 import { makeWorkerLogsFolder } from "./logsFolder.ts";
 import { logTail } from "./logTail.ts";
@@ -191,6 +192,7 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
   checkPoolOptions("slurmPool", options);
   checkConnect("slurmPool", options.connect);
   checkSbatchOptions(options.sbatchOptions, "slurmPool");
+  checkSlurmPoolOptions(options);
   const maxWorkers = options.maxWorkers ?? DEFAULT_MAX_WORKERS;
   requireWhole("slurmPool", "maxWorkers", maxWorkers);
   checkWorkerCount("slurmPool: maxWorkers", maxWorkers, "connected");
@@ -307,15 +309,6 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     super();
     this.maxWorkers = options.maxWorkers ?? DEFAULT_MAX_WORKERS;
     this.pollMs = options.pollMs ?? 1000;
-    if (!(this.pollMs > 0)) {
-      throw new ConfigError(`pollMs must be a positive number of ms, not ${this.pollMs}`);
-    }
-    const { unreachableMs } = options;
-    if (unreachableMs !== undefined && !(unreachableMs > 0)) {
-      throw new ConfigError(
-        `unreachableMs must be a positive number of ms (Infinity: never give up), not ${unreachableMs}`,
-      );
-    }
     if (context.secretFile === undefined) {
       throw new ConfigError("Slurm workers need the run's secret in a file");
     }

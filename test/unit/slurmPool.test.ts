@@ -599,12 +599,15 @@ describe("startSlurmPool against the in-memory Slurm", () => {
       await pool.stop().catch(() => {});
     });
 
-    it("refuses an unreachableMs that is not a positive number of ms", () => {
-      for (const unreachableMs of [0, -1, Number.NaN]) {
-        expect(() => start(new FakeSlurm(), { value: 1 }, { unreachableMs })).toThrow(
-          `unreachableMs must be a positive number of ms (Infinity: never give up), not ${unreachableMs}`,
+    it("refuses an unreachableMs that is neither a whole number of ms of 1 or more nor Infinity", () => {
+      for (const unreachableMs of [0, -1, Number.NaN, 1.5]) {
+        expect(() => slurmPool({ jobsModule: "/shared/jobs.ts", unreachableMs })).toThrow(
+          `slurmPool: unreachableMs (Infinity: never give up) must be a whole number of 1 or more, not ${unreachableMs}`,
         );
       }
+      expect(() =>
+        slurmPool({ jobsModule: "/shared/jobs.ts", unreachableMs: Number.POSITIVE_INFINITY }),
+      ).not.toThrow();
     });
 
     it("tolerates failures once a Slurm command has succeeded", async () => {
