@@ -247,7 +247,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
   /** What this worker used, for the refusals that name it: to compare with `baton run`'s hint. */
   const setup: Readonly<Record<number, () => string>> = {
     [CloseCode.authFailed]: () =>
-      joined
+      joinedRun !== undefined
         ? `${secretFrom}, with which it joined a run at this address before: a run started again has a new secret unless baton run is given --secret-file FILE, which keeps it`
         : secretFrom,
     // The coordinator's reason names the two hashes and says to deploy the same module; said
@@ -299,22 +299,29 @@ export async function workerCommand(argv: string[]): Promise<number> {
   let attempts = 0;
   /** Jobs run to a result over every connection so far. */
   let jobsFinished = 0;
-  let joined = false;
+  /** The run it last joined, if any. */
+  let joinedRun: string | undefined;
   /** A refusal of its name (4010) was said since `lostAt`: it is said once, however often. */
   let toldNameHeld = false;
   const onWelcome = (run: string) => {
     // A worker that said it was trying says when it got through; one started on a terminal
     // says that it is in, where it said nothing until the run ended.
+    // A run started again at the address (after a crash, to resume) is another run: "again"
+    // only for the one it had joined.
     if (lostAt !== undefined) {
-      process.stderr.write(
-        `baton worker: joined run ${run} at ${address}${joined ? " again" : ""}\n`,
-      );
-    } else if (!joined && process.stderr.isTTY === true) {
+      const again =
+        joinedRun === undefined
+          ? ""
+          : joinedRun === run
+            ? " again"
+            : `, a new run there (it had joined run ${joinedRun})`;
+      process.stderr.write(`baton worker: joined run ${run} at ${address}${again}\n`);
+    } else if (joinedRun === undefined && process.stderr.isTTY === true) {
       process.stderr.write(
         `baton worker: joined run ${run} at ${address} as ${name}: it runs the run's jobs until the run ends (Ctrl-C leaves the run, giving back a job it holds)\n`,
       );
     }
-    joined = true;
+    joinedRun = run;
     lostAt = undefined;
     attempts = 0;
     toldNameHeld = false;

@@ -132,7 +132,8 @@ describe("the join command baton run --workers 0 prints", () => {
     expect(await joinCommand(second)).toEqual(join1);
     await stderrMatches(
       worker.stderr,
-      /^baton worker: joined run \S+ at ws:\/\/127\.0\.0\.1:\d+ again$/m,
+      // Another run at the same address: not "again", which would say it is the run it left.
+      /^baton worker: joined run \S+ at ws:\/\/127\.0\.0\.1:\d+, a new run there \(it had joined run \S+\)$/m,
     );
     const { code, stderr } = await within(second.exit, 60_000, "the second run");
     expect(code).toBe(0);
