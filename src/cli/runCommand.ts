@@ -137,7 +137,10 @@ Runs a graph of jobs and waits for it to finish.
                      cpus=4,memory=16384,gpus=1 (memory in MiB, no unit; each name at most
                      once; default cpus=1 and nothing else)
   --slurm-opt=OPT    with --slurm: one more sbatch option (repeatable; the = is needed),
-                     such as --slurm-opt=--time=1:00:00 --slurm-opt=--qos=low
+                     such as --slurm-opt=--time=1:00:00 --slurm-opt=--qos=low; not one
+                     the pool sets itself (--job-name, --array, --output, --error) nor
+                     what each allocation gets (--cpus-per-task, --mem, --gpus: give
+                     --slurm-resources)
   --slurm-unreachable-after DURATION
                      with --slurm: stop the run (SLURM_UNREACHABLE) when no Slurm command
                      has worked this long after the start, such as 90s or 5m (default
