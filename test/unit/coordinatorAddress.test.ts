@@ -3,6 +3,7 @@ import { ConfigError } from "../../src/errors.ts";
 import {
   checkConnect,
   coordinatorUrl,
+  isLoopback,
   reachedFrom,
   workerConnect,
 } from "../../src/runtime/coordinatorAddress.ts";
@@ -17,6 +18,27 @@ describe("coordinatorUrl", () => {
     expect(coordinatorUrl("10.0.0.5:0")).toBeUndefined();
     expect(coordinatorUrl("login1.cluster")).toBeUndefined();
     expect(coordinatorUrl("http://login1:7000")).toBeUndefined();
+  });
+});
+
+describe("isLoopback", () => {
+  it("names this machine's loopback addresses, and no other address or name", () => {
+    for (const address of [
+      "ws://127.0.0.1:41234",
+      "127.0.1.1:7000",
+      "[::1]:7000",
+      "localhost:7000",
+    ]) {
+      expect(isLoopback(address)).toBe(true);
+    }
+    for (const address of [
+      "ws://10.0.0.5:7000",
+      "ws://login1:7000",
+      "ws://0.0.0.0:7000",
+      "memory://run-1",
+    ]) {
+      expect(isLoopback(address)).toBe(false);
+    }
   });
 });
 
