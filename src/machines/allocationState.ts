@@ -83,7 +83,8 @@ const WAITING_REASONS: Readonly<Record<string, string>> = {
   None: "Slurm has not scheduled it yet",
   Resources: "the nodes it needs are busy",
   Priority: "jobs of higher priority are ahead of it",
-  BeginTime: "its start time has not come: Slurm holds a requeued job back for a while",
+  BeginTime:
+    "its start time has not come (a --begin in its sbatch options, or Slurm holding a requeued job back for a while)",
   ReqNodeNotAvail: "the nodes it needs are not available (down, drained or reserved)",
   PartitionNodeLimit: "the partition's node limits, or nodes down or drained, keep it waiting",
   PartitionDown: "the partition is down",

@@ -134,6 +134,10 @@ describe("pendingReason", () => {
     for (const reason of ["None", "Resources", "Priority", "BeginTime", "ReqNodeNotAvail"]) {
       expect(pendingReason(reason).blocked).toBe(false);
     }
+    // A start time the user set (--begin) is as likely as Slurm's own hold of a requeued job.
+    expect(pendingReason("BeginTime").says).toBe(
+      "its start time has not come (a --begin in its sbatch options, or Slurm holding a requeued job back for a while)",
+    );
     expect(pendingReason("QOSGrpCpuLimit")).toEqual({
       blocked: false,
       says: "an aggregate limit of its account or QOS is reached (it waits for other jobs to end)",
