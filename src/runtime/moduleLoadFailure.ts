@@ -1,10 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { closestName } from "../closestName.ts";
 import { ModuleLoadError } from "../errors.ts";
 import { moduleFiles } from "./moduleSource.ts";
 import { nearestFile } from "./nearestFile.ts";
+import { shellLine } from "./shellQuote.ts";
 import { type SyntaxErrorSite, syntaxErrorAt } from "./syntaxErrorAt.ts";
 import { thrownAt } from "./whereThrown.ts";
 
@@ -38,7 +40,7 @@ const NO_SUCH_CJS_EXPORT =
  * ```ts
  * // error: what import() threw, graph.ts's top-level `throw new Error("DATA_DIR is not set")`
  * moduleLoadFailure(error, "graph.ts", "/home/me/graph.ts").message;
- * // "could not load graph.ts: /home/me/graph.ts:3:7 threw while loading: DATA_DIR is not set; fix its top-level code (for its stack: npx tsx /home/me/graph.ts)"
+ * // "could not load graph.ts: /home/me/graph.ts:3:7 threw while loading: DATA_DIR is not set; fix its top-level code (for its stack: node --import /home/me/node_modules/tsx/dist/loader.mjs /home/me/graph.ts)"
  * ```
  */
 export function moduleLoadFailure(error: unknown, path: string, absolute: string): ModuleLoadError {
@@ -218,9 +220,15 @@ function packageFolder(file: string): string {
   }
 }
 
-/** The command that runs `file` alone, so that Node prints what it throws with its stack. */
+/**
+ * The command that runs `file` alone, so that Node prints what it throws with its stack: a
+ * TypeScript one through the tsx loader baton loads it with, by its absolute path, which works
+ * wherever baton is installed (`npx tsx` did only where the project had tsx itself, not where
+ * baton was installed from a folder or a tarball: tsx is baton's dependency).
+ */
 function runAlone(file: string): string {
-  return /\.[cm]?js$/.test(file) ? `node ${file}` : `npx tsx ${file}`;
+  if (/\.[cm]?js$/.test(file)) return shellLine(["node", file]);
+  return shellLine(["node", "--import", createRequire(import.meta.url).resolve("tsx"), file]);
 }
 
 /** `{ file, line, column }` of a `FILE:LINE:COLUMN` location (a file URL's path). */

@@ -33,6 +33,7 @@ import {
   stopBatons,
 } from "../fixtures/batonCli.ts";
 import { printedJoin } from "../fixtures/printedJoin.ts";
+import { TSX_LOADER } from "../fixtures/tsxLoader.ts";
 import { within } from "../fixtures/within.ts";
 
 const PIPELINE = "examples/pipeline.graph.ts";
@@ -670,7 +671,7 @@ describe.concurrent("baton's failures and refusals", () => {
       batonRun("run", PIPELINE, "--store", join(dir, "afile")),
     ]);
     expect(atImport.stderr.trimEnd()).toBe(
-      `baton run: could not load ${join(dir, "import.graph.ts")}: ${join(dir, "import.graph.ts")}:2:7 threw while loading: boom at import; fix its top-level code (for its stack: npx tsx ${join(dir, "import.graph.ts")}) [MODULE_THREW]`,
+      `baton run: could not load ${join(dir, "import.graph.ts")}: ${join(dir, "import.graph.ts")}:2:7 threw while loading: boom at import; fix its top-level code (for its stack: node --import ${TSX_LOADER} ${join(dir, "import.graph.ts")}) [MODULE_THREW]`,
     );
     expect(inFunction.stderr.trimEnd()).toBe(
       `baton run: the graph function ${join(dir, "function.graph.ts")} exports threw: no graph today (at ${join(dir, "function.graph.ts")}:3:9) [GRAPH_FUNCTION]`,

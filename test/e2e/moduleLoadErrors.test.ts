@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterAll, describe, it } from "vitest";
 import { startOwnBaton } from "../fixtures/batonCli.ts";
 import { fileTree } from "../fixtures/fileTree.ts";
+import { TSX_LOADER } from "../fixtures/tsxLoader.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -98,7 +99,7 @@ describe.concurrent("a module that does not load", () => {
       },
       false,
       (dir) =>
-        `could not load ${dir}/sim.ts: ${dir}/helpers.ts:2:7 threw while loading: DATA_DIR is not set; fix its top-level code (for its stack: npx tsx ${dir}/helpers.ts) [MODULE_THREW]`,
+        `could not load ${dir}/sim.ts: ${dir}/helpers.ts:2:7 threw while loading: DATA_DIR is not set; fix its top-level code (for its stack: node --import ${TSX_LOADER} ${dir}/helpers.ts) [MODULE_THREW]`,
     ],
     [
       // baton's own frames come first in the stack: in a clone (or a project that installed
@@ -110,7 +111,7 @@ describe.concurrent("a module that does not load", () => {
       },
       false,
       (dir) =>
-        `could not load ${dir}/graph.ts: ${dir}/graph.ts:3:17 threw while loading: job("a", …): unknown option retires; it takes after, requires, retries, backoff, timeoutMs, ranks; did you mean retries?; fix its top-level code (for its stack: npx tsx ${dir}/graph.ts) [MODULE_THREW]`,
+        `could not load ${dir}/graph.ts: ${dir}/graph.ts:3:17 threw while loading: job("a", …): unknown option retires; it takes after, requires, retries, backoff, timeoutMs, ranks; did you mean retries?; fix its top-level code (for its stack: node --import ${TSX_LOADER} ${dir}/graph.ts) [MODULE_THREW]`,
     ],
     [
       "an import of a name the file imported does not export (which Node calls a syntax error)",

@@ -609,6 +609,34 @@ export default defineJobs({ double: (n: number) => n * 2 });
     expect(existsSync(join(dir, "results"))).toBe(false);
   });
 
+  it("says how to see the stack of a graph module that throws as it loads with a command that works where baton was installed from a tarball", async () => {
+    // A project without tsx of its own: `npx tsx FILE`, said until 7 December, was not there.
+    const dir = project(
+      {
+        "graph.ts": `import { job } from "baton";
+export const jobs = { a: () => 1 };
+const dataDir: string | undefined = process.env.DATA_DIR;
+if (dataDir === undefined) throw new Error("DATA_DIR is not set");
+export default [job("a", dataDir)];
+`,
+      },
+      false,
+    );
+    installPacked(dir);
+    const baton = join("node_modules", "baton", "bin", "baton.js");
+    const failed = await runNode(dir, baton, "run", "graph.ts", "--no-store");
+    expect(failed.code).toBe(2);
+    const hint = /\(for its stack: (node --import \S+ \S+)\) \[MODULE_THREW\]$/m.exec(
+      failed.out,
+    )?.[1];
+    expect(hint, failed.out).toBeDefined();
+    const [, ...args] = hint!.split(" ");
+    const alone = await runNode(dir, ...(args as [string, ...string[]]));
+    expect(alone.code).toBe(1);
+    expect(alone.out).toContain("Error: DATA_DIR is not set");
+    expect(alone.out).toMatch(new RegExp(`^\\s+at .*${join(dir, "graph.ts")}:4:\\d+`, "m"));
+  });
+
   it("shares baton's classes with the command: a baton error a graph module throws is reported as one", async () => {
     const dir = project({
       "package.json": JSON.stringify({ type: "module" }),

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ModuleLoadError } from "../../src/errors.ts";
 import { moduleLoadFailure } from "../../src/runtime/moduleLoadFailure.ts";
 import { fileTree } from "../fixtures/fileTree.ts";
+import { TSX_LOADER } from "../fixtures/tsxLoader.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -74,7 +75,7 @@ describe("moduleLoadFailure", () => {
     );
     // A value that is no error has no stack: the module given is named, to run alone.
     expect(moduleLoadFailure("no licence", "graph.ts", "/home/me/graph.ts").message).toBe(
-      "could not load graph.ts: it threw while loading: no licence; fix its top-level code (for its stack: npx tsx /home/me/graph.ts)",
+      `could not load graph.ts: it threw while loading: no licence; fix its top-level code (for its stack: node --import ${TSX_LOADER} /home/me/graph.ts)`,
     );
   });
 

@@ -32,9 +32,11 @@ function importsOf(file: string): { specifier: string; static: boolean }[] {
     .split("\n")
     .filter((line) => !/^\s*(\*|\/\/|\/\*)/.test(line))
     .join("\n");
-  // A specifier starting with `$` is a template's placeholder in a message, not a package.
+  // A package's name starts with a letter, a digit or `@`: a specifier starting with `$` is a
+  // template's placeholder in a message, and one starting with `,` the text after a string
+  // that ends in `import` (`["node", "--import", loader]`), not a package.
   const found = [
-    ...code.matchAll(/(import type [^;]*?)?(?:from|import)\s*(\(?)\s*"([^"./$][^"]*)"/g),
+    ...code.matchAll(/(import type [^;]*?)?(?:from|import)\s*(\(?)\s*"([\w@][^"]*)"/g),
   ];
   return found
     .map((m) => ({ specifier: m[3]!, static: m[1] === undefined && m[2] === "" }))
