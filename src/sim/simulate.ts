@@ -343,11 +343,20 @@ class Simulation {
 
   /**
    * When the faults end, beside a liveness `deadline`: an `until` before their end failed the
-   * seed with "faults ended at" a time still to come, as if the run had had its time.
+   * seed with "faults ended at" a time still to come, as if the run had had its time. It names
+   * the option as the caller gave it: `--until` for handlers `baton sim` loaded, `until` for
+   * `simulate`'s own, and both for a drawn graph, which either may have run.
    */
   private faultsEnd(deadline: number, end: number): string {
     if (end <= deadline) return `faults ended at ${end} ms`;
-    const until = loadedByCommand(this.options.handlers) ? "--until" : "until";
+    // A drawn graph is simulated by `baton sim` and by `simulate` alike, which name it apart.
+    const { handlers } = this.options;
+    const until =
+      handlers === undefined
+        ? "until (baton sim's --until)"
+        : loadedByCommand(handlers)
+          ? "--until"
+          : "until";
     return `the faults end later, at ${end} ms: a run is only bound to be over once its faults are; give ${until} after ${end} ms, or fewer faults`;
   }
 

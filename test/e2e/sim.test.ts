@@ -285,6 +285,17 @@ describe("baton sim", () => {
     expect(stdout).toContain(`seed ${done}: pass`);
   });
 
+  it("names --until when it comes before the drawn faults end, where it said until, simulate's option", async () => {
+    const late = await sim(
+      ...["--seed", "1", "--jobs", "5", "--workers", "1", "--world", "0"],
+      ...["--fault-list", "partition@5000:0+1000", "--until", "10"],
+    );
+    expect(late.stdout).toContain(
+      "the faults end later, at 6000 ms: a run is only bound to be over once its faults are; give until (baton sim's --until) after 6000 ms, or fewer faults",
+    );
+    expect(late.code).toBe(1);
+  });
+
   it("takes --world 00 as --world 0 (no rank groups)", async () => {
     const exit = await sim("--seed", "1", "--jobs", "3", "--workers", "1", "--world", "00");
     expect(exit.stderr).toBe("");

@@ -649,7 +649,7 @@ describe("simulate", () => {
     });
     expect(report.violation?.invariant).toBe(6);
     expect(report.violation?.message).toContain(
-      "the run is not over at 10 virtual ms (the faults end later, at 6000 ms: a run is only bound to be over once its faults are; give until after 6000 ms, or fewer faults)",
+      "the run is not over at 10 virtual ms (the faults end later, at 6000 ms: a run is only bound to be over once its faults are; give until (baton sim's --until) after 6000 ms, or fewer faults)",
     );
   });
 
