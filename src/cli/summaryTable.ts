@@ -41,7 +41,8 @@ export interface SummaryOptions {
  * The end-of-run summary (for a graph of no jobs, a line saying so): one row per job kind with
  * counts, the values of the `graph`'s jobs that completed (`graphValueLines`), then every failure
  * with its cause and the worker of its last attempt (a run with many failures lists the first 20),
- * and where the run's log holds each failed attempt with its stack, and the workers lost, or that
+ * and where the run's log holds each failed attempt with its stack, why the jobs skipped were (one
+ * named, with the job whose failure skipped it), and the workers lost, or that
  * left on purpose, while running a job (`workerLossLines`), and how the processes of those whose
  * connection broke ended, when the pool knows (`workerExitLines`); for a run that did not complete, with
  * `keepsResults`, that a rerun resumes from the results it stored.
@@ -91,6 +92,17 @@ export function summaryTable(
   // The message alone rarely says where: the stack is in the log, which nothing else names.
   if (failures.length > 0 && runLog !== undefined) {
     out.push(`each failed attempt, with its stack: ${runLog}`);
+  }
+  // Why the jobs counted as skipped never ran: the failure of a job they run after, named.
+  const skipped = [...result.jobs.values()].find((o) => o.status === "skipped");
+  if (skipped?.error) {
+    const which =
+      c.skipped === 1
+        ? `1 job skipped: ${skipped.kind} ${skipped.id}`
+        : `${c.skipped} jobs skipped, such as ${skipped.kind} ${skipped.id}`;
+    out.push(
+      `${which}, ${skipped.error.message}${c.skipped === 1 ? "" : " (run.log names each one's)"}`,
+    );
   }
   // The workers that went away while running a job (their jobs ran again or failed as poison):
   // a bad node shows up here even when every job completed in the end.

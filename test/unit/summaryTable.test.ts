@@ -110,6 +110,39 @@ describe("summaryTable", () => {
     expect(summaryTable(completedRun(3, 0), { runLog })).not.toContain(runLog);
   });
 
+  it("says why the jobs it counts as skipped never ran, naming one and the job that failed", () => {
+    /** A run whose jobs after the first are skipped for its failure. */
+    const skippedRun = (skipped: number): RunResult => {
+      const run = completedRun(skipped + 1, 0);
+      const [failed, ...rest] = run.jobs.values();
+      Object.assign(failed!, { status: "failed", cause: "error", error: { message: "boom" } });
+      for (const outcome of rest) {
+        Object.assign(outcome, {
+          status: "skipped",
+          cause: "skipped",
+          attempts: 0,
+          error: {
+            name: "Skipped",
+            message: `skipped because dependency ${failed!.id} (leaf) failed: boom`,
+          },
+        });
+      }
+      return {
+        ...run,
+        ok: false,
+        counts: { completed: 0, failed: 1, skipped, cancelled: 0, cached: 0 },
+      };
+    };
+    const zero = "0".repeat(16);
+    expect(summaryTable(skippedRun(1))).toContain(
+      `\n1 job skipped: leaf ${"0".repeat(15)}1, skipped because dependency ${zero} (leaf) failed: boom\n`,
+    );
+    expect(summaryTable(skippedRun(3))).toContain(
+      `\n3 jobs skipped, such as leaf ${"0".repeat(15)}1, skipped because dependency ${zero} (leaf) failed: boom (run.log names each one's)\n`,
+    );
+    expect(summaryTable(completedRun(3, 0))).not.toContain("skipped:");
+  });
+
   it("says how many stored results were reused, in the right number", () => {
     expect(summaryTable(completedRun(3, 2))).toContain(
       "\n2 results reused from the store (--force recomputes them)\n✓ every job completed in 1.2 s\n",
