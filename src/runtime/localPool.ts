@@ -649,8 +649,9 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
             `${ended}: ${slot.deaths.length} deaths of worker slot local-${slot.n} within ${this.windowMs} ms, ` +
               `more than maxRestarts (${this.maxRestarts}), so the local pool stops replacing ` +
               `workers. Its log ${slot.logFile} says why it exits (a job module that does not ` +
-              "load, a rejected secret, an unreachable coordinator, a crash); raise maxRestarts " +
-              `only if these deaths are expected. ${tail}`,
+              "load, a rejected secret, an unreachable coordinator, a crash); only if these " +
+              "deaths are expected, give localPool a higher maxRestarts (baton run has no flag " +
+              `for it: fix what ends its workers). ${tail}`,
             previous.worker,
             slot.logFile,
           ),

@@ -276,6 +276,10 @@ describe("startLocalPool", () => {
     expect(error.logFile).toBe(logFile);
     expect(error.message).toMatch(/^worker local-1\.3 \(pid \d+\) exited with code 3: 3 deaths/);
     expect(error.message).toContain("within 60000 ms, more than maxRestarts (2)");
+    // What to do names the option and where it is: `baton run`, where most meet this, has none.
+    expect(error.message).toContain(
+      "only if these deaths are expected, give localPool a higher maxRestarts (baton run has no flag for it: fix what ends its workers)",
+    );
     expect(error.message).toContain(logFile);
     // The last 20 lines: lines 12 to 30 and the failure, of the last generation only.
     expect(error.message).toContain("Last 20 lines of the log:\n  | local-1.3 line 12\n");
