@@ -108,6 +108,12 @@ export class DashboardServer {
    * comparing steps) do not move each other's. A page starts at the first step.
    */
   private readonly positions = new WeakMap<WebSocket, number>();
+  /**
+   * The step each page asked for last, until it is shown: a dragged slider sends a seek at every
+   * move, and each rebuilds the model to its step (O(step)), so the seeks that come in
+   * together are shown as one, the last.
+   */
+  private readonly seeks = new Map<WebSocket, number>();
   /** The recorded trace a replay serves; undefined for a live run. */
   private replay: readonly TraceStep[] | undefined;
   /** The replay's step that shows a broken invariant, if it has one. */
@@ -396,7 +402,15 @@ export class DashboardServer {
       try {
         const message = JSON.parse(String(data)) as { type?: unknown; position?: unknown };
         if (message.type === "seek" && typeof message.position === "number") {
-          this.seek(ws, message.position);
+          const queued = this.seeks.has(ws);
+          this.seeks.set(ws, message.position);
+          if (!queued) {
+            setImmediate(() => {
+              const position = this.seeks.get(ws)!;
+              this.seeks.delete(ws);
+              this.seek(ws, position);
+            });
+          }
         }
       } catch {
         ws.close(1003, "messages are JSON");

@@ -286,6 +286,30 @@ describe("dashboard server", () => {
     expect(page.messages.length).toBeLessThan(seeks.length);
   }, 30_000);
 
+  it("shows a page's seeks that come in together (a dragged slider) as one, the last", async () => {
+    const trace = [
+      { at: 0, event: { type: "run.started", run: "r1" } as DashboardEvent },
+      ...Array.from({ length: 60 }, (_, i) => ({
+        at: i,
+        event: { type: "job", id: `j${i}`, kind: "k", state: "completed" } as DashboardEvent,
+      })),
+    ];
+    server = await DashboardServer.start({ replay: trace });
+    const page = await openSocket(`${server.url.replace("http:", "ws:")}ws`);
+    sockets.push(page.ws!);
+    for (let position = 1; position <= 50; position++) {
+      page.ws!.send(JSON.stringify({ type: "seek", position }));
+    }
+    type Snapshot = { replay: { position: number }; state: { outcomes: { completed: number } } };
+    const last = () => page.messages.at(-1) as Snapshot;
+    for (let waited = 0; waited < 10_000 && last().replay.position !== 50; waited += 20) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(last().replay.position).toBe(50);
+    expect(last().state.outcomes.completed).toBe(49);
+    expect(page.messages.length).toBeLessThan(10);
+  });
+
   it("moves only the page that seeks: each page has its own step", async () => {
     const trace = [
       { at: 0, event: { type: "run.started", run: "r1" } as DashboardEvent },
