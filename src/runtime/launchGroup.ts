@@ -1271,7 +1271,9 @@ class LaunchedGroup implements RankGroup {
         " A rank rewrites its marker every heartbeat; one that stops doing so is hung or cut off, and the group was stopped.",
       LEASE_LOST: ` Ranks stop on their own once the launcher's lease is ${this.timeouts.leaseStaleMs} ms old, so the launcher stopped them first. Check that the state dir takes writes (disk full, quota, read-only, a network file system gone)${this.hosts.some((host) => host.kind === "ssh") ? " and that its ssh hosts answer" : ""}, then launch again.`,
     };
-    const quoted = logFile !== undefined ? await this.ports.logTail(logFile) : "";
+    // A relaunch of the name appends to the log: quote only what this launch's rank wrote.
+    const logStart = this.spawned.find((spawned) => spawned.rank === rank)?.handle.logStart;
+    const quoted = logFile !== undefined ? await this.ports.logTail(logFile, logStart) : "";
     const tail = logFile !== undefined ? ` Its log is ${logFile}. ${quoted}` : "";
     const notRun =
       failure.code === "RANK_FAILED" && failure.exit?.signal === null && failure.exit.code !== null

@@ -1,5 +1,5 @@
 import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
-import { closeSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cannotStart } from "./cannotStart.ts";
 import {
@@ -52,6 +52,8 @@ export function nodeProcs(): Procs {
       let home: string | undefined;
       let child: ChildProcess | undefined;
       try {
+        // Before the spawn: the child may write to the log before spawn returns.
+        const logStart = log === undefined ? undefined : fstatSync(log).size;
         if (cgroup !== undefined) home = enterCgroup(cgroup);
         child = spawnOrSay(command, args, {
           env,
@@ -68,7 +70,7 @@ export function nodeProcs(): Procs {
         const exited = new Promise<ProcExit>((resolve) => {
           started.once("exit", (code, signal) => resolve({ code, signal }));
         });
-        return { pid, exited };
+        return { pid, exited, ...(logStart !== undefined && { logStart }) };
       } finally {
         if (log !== undefined) closeSync(log);
         if (home !== undefined && cgroup !== undefined) leaveCgroup(home, cgroup, child);

@@ -147,6 +147,12 @@ export interface ProcExit {
 /** A process `Procs.spawn` started. */
 export interface ProcHandle {
   readonly pid: number;
+  /**
+   * The size of `logFile` when it was opened for this process: what the process writes comes
+   * after (a log a relaunch appends to holds the earlier runs' output before). Absent without
+   * a log file, or where the port does not know it (the simulation's).
+   */
+  readonly logStart?: number | undefined;
   /** Settles when the process has exited and been reaped. */
   readonly exited: Promise<ProcExit>;
 }

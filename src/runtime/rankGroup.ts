@@ -66,7 +66,7 @@ export interface LaunchPorts {
   /** A free TCP port for `MASTER_PORT` (default: one the kernel picks on 127.0.0.1). */
   freePort: () => Promise<number>;
   /** The last lines of a rank's log, quoted in its failure (default: read from the file). */
-  logTail: (path: string) => Promise<string>;
+  logTail: (path: string, from?: number) => Promise<string>;
   /**
    * This machine's name (default `os.hostname()`): written in the lease and manifest, and
    * compared with a lease found there, whose pid is judged only on the machine that wrote it.

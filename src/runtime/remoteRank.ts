@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, createWriteStream, openSync } from "node:fs";
+import { closeSync, createWriteStream, fstatSync, openSync } from "node:fs";
 import { ConfigError, RemoteHostError } from "../errors.ts";
 import type { ProcExit } from "./ports.ts";
 import { shellQuote } from "./shellQuote.ts";
@@ -43,6 +43,8 @@ export interface RemoteRankHandle {
   readonly pid: number;
   /** The local ssh client's pid. */
   readonly sshPid: number;
+  /** The size of the local log when this rank's output began to go to it (`ProcHandle.logStart`). */
+  readonly logStart?: number | undefined;
   /**
    * Settles when the local ssh client ends: the rank's exit code as its remote shell reports
    * it (128 + N for a signal N), or the signal that ended the ssh client itself.
@@ -206,6 +208,7 @@ export function spawnRemoteRank(options: RemoteRankOptions): Promise<RemoteRankH
     guardScript(options.argv, options.cwd, graceS, lease),
   );
   const log = openSync(options.logFile, "a", 0o600);
+  const logStart = fstatSync(log).size;
   let child: ReturnType<typeof spawn>;
   try {
     // A session of its own: a Ctrl-C at the launcher's terminal reaches the launcher, which
@@ -257,6 +260,7 @@ export function spawnRemoteRank(options: RemoteRankOptions): Promise<RemoteRankH
         host: host.target.spec,
         pid,
         sshPid: child.pid as number,
+        logStart,
         exited,
         hangUp: () => child.stdin?.end(),
       });

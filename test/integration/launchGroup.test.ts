@@ -412,6 +412,25 @@ describe("launchGroup", () => {
     await expect(group.wait()).rejects.toBe(error);
   });
 
+  it("a relaunch of a name quotes its failed rank's own lines, not the earlier launch's in the same log", async () => {
+    const dir = tempDir();
+    const run = (text: string, code: number) =>
+      launch({
+        argv: ["/bin/sh", "-c", `echo "${text}"; exit ${code}`],
+        worldSize: 1,
+        stateDir: dir,
+        name: "again",
+      }).wait();
+    await run("first launch: all went well", 0);
+    const error = (await run("second launch: it broke", 3).catch(
+      (e: unknown) => e,
+    )) as RankGroupError;
+    expect(error.code).toBe("RANK_FAILED");
+    expect(readFileSync(join(dir, "again", "rank-0.log"), "utf8")).toContain("all went well");
+    // It quoted both, the first as if the failed rank had said it.
+    expect(error.message).toMatch(/The last line of the log:\n {2}\| second launch: it broke$/);
+  });
+
   it("a lease the launcher cannot renew fails the group with LEASE_LOST before the ranks stop on their own", async () => {
     let leaseWrites = "working";
     const watchdogStates: string[] = [];

@@ -32,4 +32,26 @@ describe("logTail", () => {
       /^\(Its log could not be read: ENOENT: no such file or directory, open '.*missing\.log'\.\)$/,
     );
   });
+
+  it("quotes only what was written from `from` on: a relaunch's, not the earlier runs' before it", async () => {
+    const earlier = "run 1: loading\nrun 1: done\n";
+    const path = log("relaunched.log", `${earlier}run 2: loading\nrun 2: it broke\n`);
+    expect(await logTail(path, Buffer.byteLength(earlier))).toBe(
+      "Last 2 lines of the log:\n  | run 2: loading\n  | run 2: it broke",
+    );
+    expect(await logTail(log("nothing-new.log", earlier), Buffer.byteLength(earlier))).toBe(
+      "(It wrote nothing to its log.)",
+    );
+    // Truncated by hand since: quoted from its start.
+    expect(await logTail(log("truncated.log", "short\n"), 1000)).toBe(
+      "The last line of the log:\n  | short",
+    );
+  });
+
+  it("drops a cut first line only when the 16 KiB read starts inside what was written from `from` on", async () => {
+    const long = `${"x".repeat(20 * 1024)}\nlast\n`;
+    expect(await logTail(log("long.log", `earlier\n${long}`), 8)).toBe(
+      "The last line of the log:\n  | last",
+    );
+  });
 });
