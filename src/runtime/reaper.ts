@@ -9,7 +9,7 @@ import {
 } from "../machines/carriesDeployment.ts";
 import type { Overrides } from "../overrides.ts";
 import { type DeploymentPaths, deploymentPaths, isDeploymentId } from "../rank/deploymentPaths.ts";
-import { isAlive, manifestLauncherGone } from "../rank/launcherWatch.ts";
+import { isAlive, leaseLauncherGone, manifestLauncherGone } from "../rank/launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "../rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manifestFormat.ts";
 import { type LeftRunning, OUTCOME_FORMAT, type Outcome } from "../rank/outcomeFormat.ts";
@@ -106,8 +106,16 @@ export interface ReapReport {
    * manifest next), or one that died before it wrote it. Left alone; a reap once the lease is
    * stale, in `staleInMs`, clears it. `host` names the launcher's machine when the lease names
    * another one (a shared state dir); undefined for this machine's, or a lease naming none.
+   * `gone`: the lease names this machine and its launcher's pid is gone (dead, a zombie, or
+   * another program's now): it died before its manifest, so it started no rank.
    */
-  waiting: { deployment: string; pid: number; host: string | undefined; staleInMs: number }[];
+  waiting: {
+    deployment: string;
+    pid: number;
+    host: string | undefined;
+    staleInMs: number;
+    gone: boolean;
+  }[];
   /**
    * Empty cgroups of this state dir's deployments that are gone (neither manifest nor lease),
    * removed (`removeStaleCgroups`): left by a teardown whose removal of its cgroup gave up, or
@@ -197,7 +205,10 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       } else {
         const staleInMs = lease.renewedAt + lease.staleAfterMs - clock.now();
         const elsewhere = lease.host === host ? undefined : lease.host;
-        report.waiting.push({ deployment, pid: lease.pid, host: elsewhere, staleInMs });
+        // Fresh: gone only when it names this machine and its pid is.
+        const gone =
+          leaseLauncherGone(lease, host, (pid) => procs.inspect(pid), clock.now()) !== undefined;
+        report.waiting.push({ deployment, pid: lease.pid, host: elsewhere, staleInMs, gone });
       }
       if (why === undefined) continue;
     } else {

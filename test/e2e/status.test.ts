@@ -499,13 +499,18 @@ describe("baton status", () => {
     );
     const json = JSON.parse((await baton(["reap", "--state-dir", dir, "--json"])).stdout);
     expect(json.waiting).toEqual([
-      { deployment, pid: dead, host: null, staleInMs: expect.any(Number) },
+      { deployment, pid: dead, host: null, staleInMs: expect.any(Number), gone: false },
     ]);
     expect(await files.read(deploymentPaths(dir, deployment).lease)).toBeDefined();
     // Another machine's launcher, claiming a name in a state dir the machines share, is named.
     await writeLease(dir, "dep-leasethere00", dead, "gpu-7", 5_000);
     expect((await baton(["reap", "--state-dir", dir])).stdout).toContain(
       `dep-leasethere00: a lease and no manifest: launcher pid ${dead} on gpu-7 is starting, or died before it wrote its manifest;`,
+    );
+    // This machine's launcher, whose pid is gone: it died before its manifest, as status says.
+    await writeLease(dir, "dep-leasehere000", dead, hostname(), 5_000);
+    expect((await baton(["reap", "--state-dir", dir])).stdout).toContain(
+      `dep-leasehere000: a lease and no manifest: launcher pid ${dead} is gone: it died before it wrote its manifest, so it started no rank; left alone until its lease is stale, in `,
     );
   });
 

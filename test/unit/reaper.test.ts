@@ -515,9 +515,10 @@ describe("reapDeployments", () => {
     expect(report.live).toEqual([]);
     // Another machine's launcher is named, as `baton reap` says it: "pid 4242 on gpu-7".
     expect(report.waiting.sort((a, b) => a.deployment.localeCompare(b.deployment))).toEqual([
-      { deployment: "starting", pid: 4242, host: undefined, staleInMs: 29_000 },
-      { deployment: "starting-here", pid: 4242, host: undefined, staleInMs: 29_000 },
-      { deployment: "starting-there", pid: 4242, host: "gpu-7", staleInMs: 29_000 },
+      { deployment: "starting", pid: 4242, host: undefined, staleInMs: 29_000, gone: false },
+      // This machine's, and no pid 4242 runs in this world: it died before its manifest.
+      { deployment: "starting-here", pid: 4242, host: undefined, staleInMs: 29_000, gone: true },
+      { deployment: "starting-there", pid: 4242, host: "gpu-7", staleInMs: 29_000, gone: false },
     ]);
     expect(readdirSync(join(w.stateDir, "died-early"))).toEqual(["rank-0.log"]);
     expect(await files.read(deploymentPaths(w.stateDir, "starting").lease)).toBeDefined();
