@@ -184,12 +184,16 @@ export async function launchCommand(argv: string[]): Promise<number> {
       : parseEndedLogsRetention(values["keep-ended-logs"], "--keep-ended-logs");
   const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui });
   if (values["ui-keep"] && !values.ui) throw withoutUi("--ui-keep");
-  const logger = createLogger({ level });
+  const status = process.stderr.isTTY === true ? liveStatus(process.stderr) : undefined;
+  // On a terminal, log lines go above the status line, which they were glued to the end of.
+  const logger = createLogger({
+    level,
+    ...(status && { stderr: (text: string) => status.line.print(text) }),
+  });
   // Opened before any rank starts: a port that is taken fails the launch, not a running group.
   const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
   if (ui !== undefined) process.stderr.write(`dashboard: ${ui.url}\n`);
   const shown = ui?.showGroup();
-  const status = process.stderr.isTTY === true ? liveStatus(process.stderr) : undefined;
   const say = (line: string) => {
     const text = `baton launch: ${line}\n`;
     if (status !== undefined) status.line.print(text);

@@ -6,41 +6,23 @@
  * pid when it ends (its run then gets SIGHUP, the terminal closing), and the baton it started
  * off a terminal by its pid too.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { shellQuote } from "../../src/runtime/shellQuote.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { onTerminal, stopTerminals } from "../fixtures/onTerminal.ts";
 import { printedJoin } from "../fixtures/printedJoin.ts";
 import { within } from "../fixtures/within.ts";
 
-const started: ChildProcess[] = [];
 const tempDirs: string[] = [];
 
 afterEach(async () => {
   stopBatons();
-  for (const child of started.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-      process.kill(child.pid, "SIGKILL");
-    }
-  }
+  stopTerminals();
   await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
-
-/** `baton ...args` on a pseudo-terminal in `cwd`: its exit code and all it wrote there. */
-function onTerminal(args: string[], cwd: string): Promise<{ code: number | null; out: string }> {
-  const command = [process.execPath, join(ROOT, "bin/baton.js"), ...args].map(shellQuote).join(" ");
-  const child = spawn("script", ["-qfec", command, "/dev/null"], { cwd, stdio: "pipe" });
-  started.push(child);
-  let out = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    out += chunk;
-  });
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, out })));
-}
 
 describe("baton run on a terminal", () => {
   it("shows what a running handler reports under the progress bar, until its job is over", async () => {
