@@ -85,4 +85,9 @@ export class ProgressBar {
   clear(): void {
     this.line.clear();
   }
+
+  /** What others write to `streams` goes above the bar until the returned function is called. */
+  adopt(streams: readonly NodeJS.WriteStream[]): () => void {
+    return this.line.adopt(streams);
+  }
 }

@@ -356,6 +356,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     // a dry run writes nothing, not even its log.
     const tty = process.stderr.isTTY === true && !values.json && !dryRun;
     const bar = tty ? new ProgressBar(process.stderr) : undefined;
+    // What a handler in this process (--in-process) prints goes above the bar, not after it.
+    const unadopt = bar?.adopt(
+      process.stdout.isTTY === true ? [process.stderr, process.stdout] : [process.stderr],
+    );
     /** Writes `text` on stderr, above the progress bar on a terminal. */
     const say = (text: string) => (bar ? bar.print(text) : process.stderr.write(text));
     const logger = createLogger({
@@ -596,6 +600,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         // Its workers have stopped: pruning may remove this folder once it is old enough.
         await markRunLogsEnded(logsDir, logger);
         bar?.clear();
+        unadopt?.();
         await inspector?.close();
         // A run that threw closes its dashboard here; a finished one's closes after its result.
         if (ui && !result) await ui.close();

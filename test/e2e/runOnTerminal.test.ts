@@ -60,6 +60,40 @@ export default [job("rest", null, { after: [job("steps", null)] })];
   }, 60_000);
 });
 
+describe("baton run --in-process on a terminal", () => {
+  it("prints what a handler prints above the progress bar, where it was glued to the bar's end", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "baton-terminal-"));
+    tempDirs.push(dir);
+    const graph = join(dir, "printing.graph.ts");
+    // Each job prints once the bar is up (it is drawn every 200 ms).
+    writeFileSync(
+      graph,
+      `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};
+export const jobs = {
+  say: async (n: number) => {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    console.log(\`printed by job \${n}\`);
+    console.error(\`also on stderr, job \${n}\`);
+  },
+};
+export default [1, 2, 3].map((n) => job("say", n));
+`,
+    );
+    const { code, out } = await onTerminal(
+      ["run", graph, "--in-process", "--workers", "1", "--no-store"],
+      dir,
+    );
+    expect(code, out).toBe(0);
+    const pieces = out.split(/\r\n|\r\x1b\[2K|\n/);
+    const printed = pieces.filter((piece) => /printed by job|also on stderr/.test(piece));
+    expect(printed, out).toHaveLength(6);
+    // Each on a line of its own, none after the bar's text.
+    for (const piece of printed)
+      expect(piece, out).toMatch(/^(printed by job|also on stderr, job) \d$/);
+    expect(pieces.some((piece) => piece.includes(" done · "))).toBe(true);
+  }, 60_000);
+});
+
 describe("baton worker on a terminal", () => {
   it("says it joined the run, where it said nothing until the run ended", async () => {
     const dir = await mkdtemp(join(tmpdir(), "baton-terminal-"));

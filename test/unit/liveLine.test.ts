@@ -30,6 +30,28 @@ describe("LiveLine", () => {
     expect(written).toEqual(["\r\x1b[2Kstopping:", "\r\x1b[2Kstopping"]);
   });
 
+  it("puts what others write to its stream above itself, and waits out a line they leave open", () => {
+    const { out, written } = terminal();
+    const line = new LiveLine(out);
+    const unadopt = line.adopt([out]);
+    line.draw("3/10 done");
+    out.write("printed by a handler\n");
+    out.write("half");
+    line.draw("4/10 done");
+    unadopt();
+    out.write("after\n");
+    expect(written).toEqual([
+      "\r\x1b[2K3/10 done",
+      "\r\x1b[2K",
+      "printed by a handler\n",
+      "\r\x1b[2K3/10 done",
+      "\r\x1b[2K",
+      "half",
+      "\n4/10 done",
+      "after\n",
+    ]);
+  });
+
   it("prints whole lines above itself and draws itself again; clear leaves nothing", () => {
     const { out, written } = terminal();
     const line = new LiveLine(out);
