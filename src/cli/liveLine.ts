@@ -91,3 +91,8 @@ export class LiveLine {
     return `\r\x1b[2K${"\x1b[1A\x1b[2K".repeat(above)}`;
   }
 }
+
+/** The streams on the terminal that lines on stderr share: stderr, and stdout if a terminal. */
+export function terminalStreams(): NodeJS.WriteStream[] {
+  return process.stdout.isTTY === true ? [process.stderr, process.stdout] : [process.stderr];
+}

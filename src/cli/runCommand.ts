@@ -51,6 +51,7 @@ import { emptyFlags } from "./emptyFlags.ts";
 import { flushed } from "./flushed.ts";
 import { joinAddress, joinHint } from "./joinHint.ts";
 import { joinWorkersAdvice } from "./joinWorkersAdvice.ts";
+import { terminalStreams } from "./liveLine.ts";
 import { loadLoggingCause } from "./loadLoggingCause.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { poolFailureWatch } from "./poolFailureWatch.ts";
@@ -357,9 +358,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     const tty = process.stderr.isTTY === true && !values.json && !dryRun;
     const bar = tty ? new ProgressBar(process.stderr) : undefined;
     // What a handler in this process (--in-process) prints goes above the bar, not after it.
-    const unadopt = bar?.adopt(
-      process.stdout.isTTY === true ? [process.stderr, process.stdout] : [process.stderr],
-    );
+    const unadopt = bar?.adopt(terminalStreams());
     /** Writes `text` on stderr, above the progress bar on a terminal. */
     const say = (text: string) => (bar ? bar.print(text) : process.stderr.write(text));
     const logger = createLogger({

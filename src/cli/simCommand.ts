@@ -36,7 +36,7 @@ import { yourGraph as planned } from "../sim/yourJobs.ts";
 import { choiceFlag } from "./choiceFlag.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { FaultsOutrun } from "./faultsOutrun.ts";
-import { LiveLine } from "./liveLine.ts";
+import { LiveLine, terminalStreams } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 import { SeedsProgress } from "./seedsProgress.ts";
@@ -285,6 +285,9 @@ export async function simCommand(argv: string[]): Promise<number> {
   const checks = { checkDeterminism: output.checkDeterminism, traces: output.trace };
   /** A range's line on a terminal: it counts the seeds as they end on every thread. */
   let progress: SeedsProgress | undefined;
+  // What your graph's handlers print (console.log, on the simulation's threads) goes above the
+  // progress line, where it was written after the line's text.
+  const unadopt = live?.adopt(terminalStreams());
   /**
    * Seeds that ended and are not reported yet, whether each passed: they wait for an earlier
    * seed still running on another thread (a slow one), and a
@@ -398,6 +401,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     process.off("SIGTERM", onSignal);
     progress?.stop();
     live?.clear();
+    unadopt?.();
   }
   if (many) {
     // Under --json, stdout is the objects alone: the summary goes to stderr, where a sweep

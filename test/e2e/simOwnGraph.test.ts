@@ -9,12 +9,14 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { onTerminal, stopTerminals } from "../fixtures/onTerminal.ts";
 import { stderrMatches } from "../fixtures/stderrMatches.ts";
 
 /** Shells a test started: killed by pid if still running when it ends. */
 const shells: ChildProcess[] = [];
 afterEach(() => {
   stopBatons();
+  stopTerminals();
   for (const shell of shells.splice(0)) {
     if (shell.exitCode === null && shell.signalCode === null) shell.kill("SIGKILL");
   }
@@ -499,4 +501,41 @@ describe("baton sim on a graph of your own", () => {
     expect(exit.stderr).toContain(message);
     expect(exit.code).toBe(2);
   });
+});
+
+describe("baton sim GRAPH on a terminal", () => {
+  it("prints what your handlers print above its progress line, where it was glued to its end", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-sim-terminal-"));
+    folders.push(dir);
+    writeFileSync(
+      join(dir, "printing.graph.ts"),
+      `import { job } from ${JSON.stringify(join(ROOT, "src/index.ts"))};
+export const jobs = { say: (n: number) => n };
+export default [1, 2, 3].map((n) => job("say", n));
+`,
+    );
+    // Each job prints after a virtual second, once the line is up.
+    writeFileSync(
+      join(dir, "printing.sim.ts"),
+      `export default ({ sleep }: { sleep(ms: number): Promise<void> }) => ({
+  say: async (n: number) => {
+    await sleep(1_000);
+    console.log(\`printed by job \${n}\`);
+    return n;
+  },
+});
+`,
+    );
+    const { code, out } = await onTerminal(
+      ["sim", "printing.graph.ts", "--handlers", "printing.sim.ts", "--seeds", "1..6"],
+      dir,
+    );
+    expect(code, out).toBe(0);
+    const pieces = out.split(/\r\n|\r\x1b\[2K|\n/);
+    const printed = pieces.filter((piece) => piece.includes("printed by job"));
+    // Three jobs a seed (a retried one prints again), each on a line of its own.
+    expect(printed.length, out).toBeGreaterThanOrEqual(18);
+    for (const piece of printed) expect(piece, out).toMatch(/^printed by job \d$/);
+    expect(pieces.some((piece) => piece.startsWith("seeds 1..6 on "))).toBe(true);
+  }, 120_000);
 });
