@@ -214,7 +214,7 @@ interface Slot {
  * normally, which happens when the run is over. More than `maxRestarts` deaths of one slot
  * within `windowMs` (a worker that cannot start, or keeps crashing) fail the pool: no more
  * replacements, and `failed` resolves with a `PoolError` naming the worker, how it ended,
- * the count, its log file and the log's last lines. The budget is per slot so that a few
+ * the count, its log file and the last lines that worker wrote there. The budget is per slot so that a few
  * jobs that kill their workers (the coordinator fails those as poison) do not fail the
  * pool. A failed pool leaves its other workers running; call `stop()` in every case.
  *
@@ -610,7 +610,7 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     const final = exit.code !== null && (this.options.finalExitCodes ?? []).includes(exit.code);
     if (final || slot.deaths.length > this.maxRestarts) {
       this.failing = true;
-      void this.crashLoop(slot, previous, ended, final);
+      void this.crashLoop(slot, previous, ended, final, handle.logStart);
       return;
     }
     slot.generation++;
@@ -625,14 +625,19 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
     });
   }
 
-  /** Fails the pool for a worker that is not replaced: `final`, or past the restart budget. */
+  /**
+   * Fails the pool for a worker that is not replaced: `final`, or past the restart budget.
+   * `logStart`: where its output begins in the slot's log, which its predecessors (and an
+   * earlier pool given the same `logsDir`) appended to before: only its own part is quoted.
+   */
   private async crashLoop(
     slot: Slot,
     previous: WorkerReplaced["previous"],
     howEnded: string,
     final: boolean,
+    logStart: number | undefined,
   ): Promise<void> {
-    const tail = await logTail(slot.logFile);
+    const tail = await logTail(slot.logFile, logStart);
     const ended = `worker ${previous.worker} (pid ${previous.pid}) ${howEnded}`;
     this.fail(
       final

@@ -295,6 +295,24 @@ describe("startLocalPool", () => {
     expect(replaced).toHaveLength(2);
   });
 
+  it("quotes only what the last worker wrote, not its predecessor's lines in the shared log", async () => {
+    // local-1 says it is ready and exits 3; its replacement exits 2 (final) writing nothing.
+    const { pool: workers, logsDir } = await pool(() => [], {
+      maxWorkers: 1,
+      finalExitCodes: [2],
+      argvFor: (name) =>
+        name === "local-1"
+          ? [process.execPath, FAKE_WORKER, name, "exit-after", "0"]
+          : [process.execPath, "-e", "process.exit(2)"],
+    });
+    const error = await workers.failed;
+    expect(error.code).toBe("WORKER_CANNOT_START");
+    expect(error.worker).toBe("local-1.2");
+    expect(error.message).toMatch(/says why\. \(It wrote nothing to its log\.\)$/);
+    // The log does hold local-1's lines, which the message left out.
+    expect(await log(logsDir, 1)).toContain("local-1 ready pid");
+  });
+
   it("forgets deaths older than the window", async () => {
     const { pool: workers, replaced } = await pool(() => ["exit-after", "150"], {
       maxWorkers: 1,
