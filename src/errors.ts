@@ -321,6 +321,12 @@ export class RankFileError extends BatonError {
     readonly path: string,
     /** The format it was read as (`baton.marker/1`). */
     readonly format: string,
+    /**
+     * What is wrong with it alone (`field "epoch" must be an integer ≥ 0; it is missing`),
+     * for a message that quotes it in a sentence of its own, where the message's advice
+     * (a file no baton process owns can be removed) does not fit.
+     */
+    readonly problem: string,
   ) {
     super("RANK_FILE_MALFORMED", message);
   }

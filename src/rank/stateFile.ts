@@ -135,6 +135,7 @@ export function parseStateFile<T>(format: StateFileFormat<T>, text: string, path
       `${path} is not a valid ${format.id} file: ${problem} (the format is documented in ARCHITECTURE.md, "Rank-side files and library"; a file no baton process owns can be removed)`,
       path,
       format.id,
+      problem,
     );
   let value: unknown;
   try {

@@ -999,7 +999,12 @@ class LaunchedGroup implements RankGroup {
       if (watched()) actor.send({ type: "MARKER", marker });
     } catch (error) {
       if (!(error instanceof RankFileError)) throw error;
-      this.markersNotCounted.set(rank, { rank, malformed: error.message });
+      // Its own words, not the error's advice to remove a file no baton process owns: the
+      // rank wrote it, and must write it in the format.
+      this.markersNotCounted.set(rank, {
+        rank,
+        malformed: `${error.path} is not a valid ${error.format} file: ${error.problem} (the format is documented in ARCHITECTURE.md, "Rank-side files and library")`,
+      });
       this.logger.debug({ deployment: this.deployment, rank, err: error }, "unreadable marker");
     }
   }

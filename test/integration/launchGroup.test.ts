@@ -409,6 +409,10 @@ describe("launchGroup", () => {
     expect(error.message).toMatch(
       /rank 0 did not write a ready marker .* Rank 0's marker was not counted: \S*\/rank-0\.marker\.json is not a valid baton\.marker\/1 file: field "startedAt" must be/,
     );
+    // The reason fits the sentence: the rank must write the format, not have its file removed.
+    expect(error.message).toMatch(
+      /; it is missing \(the format is documented in ARCHITECTURE\.md, "Rank-side files and library"\)\. Its log is /,
+    );
     await expect(group.wait()).rejects.toBe(error);
   });
 

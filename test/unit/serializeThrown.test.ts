@@ -25,7 +25,7 @@ describe("serializeThrown: which failures another attempt cannot help", () => {
     ["a JobModuleError (a kind the worker has no handler for)", new JobModuleError("no kind")],
     [
       "a malformed manifest, which blocks its name until replaced",
-      new RankFileError("not JSON", "/run/d/manifest.json", "baton.manifest/1"),
+      new RankFileError("not JSON", "/run/d/manifest.json", "baton.manifest/1", "not JSON"),
     ],
     [
       "a name whose manifest cannot be reaped for good",
