@@ -55,8 +55,12 @@ export interface SlurmCommands {
 }
 
 export interface NodeSlurmOptions {
-  /** Longest a Slurm command may take before it is killed and counted as failed (default 30 s). */
-  timeoutMs?: number;
+  /**
+   * Longest a Slurm command may take before it is killed and counted as failed (default 30 s);
+   * a function is asked at each command's start (a pool bounds it by what is left of its
+   * `unreachableMs`).
+   */
+  timeoutMs?: number | (() => number);
   /** Environment of the commands (default this process's; `SLURM_CONF` is read from it). */
   env?: NodeJS.ProcessEnv;
 }
@@ -79,7 +83,7 @@ export interface NodeSlurmOptions {
 export function nodeSlurmCommands(options: NodeSlurmOptions = {}): SlurmCommands {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const run = (command: string, args: readonly string[]) =>
-    runCommand(command, args, timeoutMs, options.env);
+    runCommand(command, args, typeof timeoutMs === "number" ? timeoutMs : timeoutMs(), options.env);
   return {
     async submit(request) {
       const common = [

@@ -35,6 +35,12 @@ const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
 const WORKER_RESTARTS = 5;
 /** How long a worker stays without a job before it leaves and its allocation ends, by default. */
 const IDLE_EXIT_MS = 5 * 60_000;
+/**
+ * The least time a Slurm command gets while none has succeeded, however little is left of
+ * `unreachableMs`: a misconfigured squeue fails within milliseconds, a hanging one is still
+ * cut off this soon after the bound.
+ */
+const LAST_COMMAND_MS = 1000;
 /** A failing Slurm command's warning, unchanged, is logged again at most this often. */
 const REPEAT_WARNING_MS = 60_000;
 /**
@@ -84,7 +90,10 @@ export interface SlurmPoolOptions extends WorkerProcessOptions {
   connect?: string | undefined;
   /** How often the queue is read and the pool rescaled (default 1000 ms). */
   pollMs?: number | undefined;
-  /** Longest any Slurm command may take (default 30 s). */
+  /**
+   * Longest any Slurm command may take (default 30 s); while none has succeeded, no longer
+   * than what is left of `unreachableMs`.
+   */
   commandTimeoutMs?: number | undefined;
   /**
    * On stop, how long the allocations whose worker joined the run, and was not given up on by
@@ -313,9 +322,8 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       throw new ConfigError("Slurm workers need the run's secret in a file");
     }
     this.offer = options.resources ?? { cpus: 1 };
-    this.commands =
-      options.commands ?? nodeSlurmCommands({ timeoutMs: options.commandTimeoutMs ?? 30_000 });
     this.clock = options.clock ?? nodeClock();
+    this.commands = options.commands ?? nodeSlurmCommands({ timeoutMs: () => this.timeoutMs() });
     this.startedAt = this.clock.now();
     this.name = `baton-${randomBytes(4).toString("hex")}`;
     this.logger = context.logger.child({ pool: this.name });
@@ -694,7 +702,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       this.fail(
         new SlurmError(
           "SLURM_UNREACHABLE",
-          `no Slurm command has succeeded in the ${Math.round((now - this.startedAt) / 1000)} s since the pool started; ${command} last said: ${said}. ` +
+          `no Slurm command has succeeded in the ${formatDuration(now - this.startedAt)} since the pool started (--slurm-unreachable-after, slurmPool's unreachableMs: ${formatDuration(unreachableMs)}); ${command} last said: ${said}. ` +
             "This machine is no working Slurm client: check `scontrol ping` and the Slurm configuration here (slurm.conf, SLURM_CONF), run baton on a login node of the cluster, or run without --slurm. " +
             "If Slurm here only answers late (a controller restarting), wait longer with baton run --slurm-unreachable-after (slurmPool's unreachableMs).",
         ),
@@ -716,6 +724,20 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       { err: error },
       `${command} failed${since}; no information this round, nothing is concluded from it`,
     );
+  }
+
+  /**
+   * A Slurm command's timeout: `commandTimeoutMs`, but while none has succeeded, no longer
+   * than what is left of `unreachableMs`, so that a command that hangs (a controller that does
+   * not answer) cannot hold the pool past the bound the user gave; and not under
+   * `LAST_COMMAND_MS`, so that the last command before the bound, one that fails at once, can
+   * still say why (its `fatal:` line, not that it was killed).
+   */
+  private timeoutMs(): number {
+    const commandTimeoutMs = this.options.commandTimeoutMs ?? 30_000;
+    if (this.answered || this.stopping !== undefined) return commandTimeoutMs;
+    const left = this.startedAt + (this.options.unreachableMs ?? 30_000) - this.clock.now();
+    return Math.min(commandTimeoutMs, Math.max(LAST_COMMAND_MS, Math.ceil(left)));
   }
 
   /** Stops scaling: nothing is submitted or cancelled any more until `stop()`. */

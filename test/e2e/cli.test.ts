@@ -930,8 +930,8 @@ describe("baton", () => {
     ).exit;
 
     expect(code).toBe(1);
-    expect(stderr).toContain(
-      "baton run: the run failed: no Slurm command has succeeded in the 2 s since the pool started",
+    expect(stderr).toMatch(
+      /baton run: the run failed: no Slurm command has succeeded in the \d+\.\d s since the pool started \(--slurm-unreachable-after, slurmPool's unreachableMs: 2\.0 s\)/,
     );
     expect(stderr).toContain("[SLURM_UNREACHABLE]");
     expect(Date.now() - started).toBeLessThan(25_000);

@@ -553,6 +553,62 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     await pool.stop();
   });
 
+  /**
+   * The pool with the real Slurm commands, `squeue` and `sinfo` being `script` on a PATH of
+   * nothing else, failing as `unreachableMs` says: its error, and how long it took.
+   */
+  async function unreachableWith(
+    script: string,
+    unreachableMs: number,
+  ): Promise<{ error: SlurmError; took: number }> {
+    const bin = mkdtempSync(join(tmpdir(), "baton-broken-slurm-"));
+    dirs.push(bin);
+    for (const name of ["squeue", "sinfo"]) {
+      writeFileSync(join(bin, name), script, { mode: 0o755 });
+    }
+    const path = process.env.PATH;
+    process.env.PATH = bin;
+    try {
+      const began = Date.now();
+      const pool = start(new FakeSlurm(), { value: 1 }, { commands: undefined, unreachableMs });
+      const error = await pool.failed;
+      const took = Date.now() - began;
+      await pool.stop().catch(() => {});
+      return { error, took };
+    } finally {
+      process.env.PATH = path;
+    }
+  }
+
+  it("gives up on a hanging squeue within unreachableMs, not the 30 s command timeout, naming the time and the flag", async () => {
+    // exec: the command Slurm's timeout kills is the sleep itself, none left behind.
+    const { error, took } = await unreachableWith(
+      '#!/bin/sh\necho "squeue: error: slurm_receive_msg: Socket timed out" >&2\nexec /bin/sleep 60\n',
+      1500,
+    );
+    expect(error.code).toBe("SLURM_UNREACHABLE");
+    expect(took).toBeLessThan(15_000);
+    expect(error.message).toMatch(
+      /succeeded in the [12]\.\d s since the pool started \(--slurm-unreachable-after, slurmPool's unreachableMs: 1\.5 s\)/,
+    );
+    expect(error.message).toContain(
+      "having said: squeue: error: slurm_receive_msg: Socket timed out",
+    );
+  });
+
+  it("lets the last squeue before unreachableMs say why it fails, not be killed for the little time left", async () => {
+    // One process (no shell's child left behind when it is killed), failing after 300 ms.
+    const { error } = await unreachableWith(
+      `#!${process.execPath}\nsetTimeout(() => { console.error("squeue: fatal: Could not establish a configuration source"); process.exit(1); }, 300);\n`,
+      1000,
+    );
+    expect(error.code).toBe("SLURM_UNREACHABLE");
+    expect(error.message).toContain(
+      "exited with code 1: squeue: fatal: Could not establish a configuration source",
+    );
+    expect(error.message).not.toContain("was killed");
+  });
+
   describe("when Slurm's commands fail from the start", () => {
     /** The in-memory Slurm whose squeue fails with `failure` while it is set, counting calls. */
     class BrokenSlurm extends FakeSlurm {
