@@ -54,7 +54,7 @@ import { joinWorkersAdvice } from "./joinWorkersAdvice.ts";
 import { terminalStreams } from "./liveLine.ts";
 import { loadLoggingCause } from "./loadLoggingCause.ts";
 import { parseFlags } from "./parseFlags.ts";
-import { poolFailureWatch } from "./poolFailureWatch.ts";
+import { poolWatch } from "./poolWatch.ts";
 import { printHelp } from "./printHelp.ts";
 import { ProgressBar } from "./progressBar.ts";
 import { registerWithoutLock } from "./registerWithoutLock.ts";
@@ -398,6 +398,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     };
     /** Whether the pool failed: the run is then stopping on its own. */
     let poolFailed = false;
+    /** How workers join, printed once the pool has started (`listening` comes before). */
+    let joinCommand: string | undefined;
     const engine = createEngine({
       ...((inspector || ui) && {
         inspect: (event: InspectionEvent) => {
@@ -416,7 +418,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       force: values.force,
       ...(storeFullWaitMs !== undefined && { storeFullWaitMs }),
       failFast: values["fail-fast"],
-      workers: poolFailureWatch(
+      workers: poolWatch(
         slurm
           ? {
               ...slurmPool({
@@ -440,8 +442,13 @@ export async function runCommand(argv: string[]): Promise<number> {
                 // Its workers offer this machine's: the way out is workers that join.
                 offerMore: joinWorkersAdvice,
               },
-        () => {
-          poolFailed = true;
+        {
+          failed: () => {
+            poolFailed = true;
+          },
+          started: () => {
+            if (joinCommand !== undefined) say(joinCommand);
+          },
         },
       ),
       ...(values.listen !== undefined && { listen: values.listen }),
@@ -475,19 +482,18 @@ export async function runCommand(argv: string[]): Promise<number> {
       throw error;
     }
     ui?.watch(run);
-    // Workers are meant to join from elsewhere: say how (a `--workers 0` run waits for them).
+    // Workers are meant to join from elsewhere: say how (a `--workers 0` run waits for them),
+    // once the pool has started (not for a Slurm pool that fails as Slurm is missing).
     if (count === 0 || values.listen !== undefined) {
-      run.on("listening", (listening) =>
-        say(
-          joinHint(listening, jobsPath, {
-            handlerThread: values["handler-thread"],
-            abortGrace: values["abort-grace"],
-            lasting: values.listen !== undefined && values["secret-file"] !== undefined,
-            connect: values.connect,
-            baton: batonCommand(),
-          }),
-        ),
-      );
+      run.on("listening", (listening) => {
+        joinCommand = joinHint(listening, jobsPath, {
+          handlerThread: values["handler-thread"],
+          abortGrace: values["abort-grace"],
+          lasting: values.listen !== undefined && values["secret-file"] !== undefined,
+          connect: values.connect,
+          baton: batonCommand(),
+        });
+      });
     }
     if (record) {
       // For baton status: where workers join at once, how far the run is (see below).

@@ -272,6 +272,8 @@ export function startSlurmPool(options: SlurmPoolOptions, context: PoolStart): S
 /** A running Slurm pool; see `startSlurmPool`. */
 export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningPool {
   readonly failed: Promise<SlurmError>;
+  /** Resolves once a Slurm command has answered: Slurm works from this machine. */
+  readonly started: Promise<void>;
   /** The job name of every allocation of this pool (`baton-<8 hex>`). */
   readonly name: string;
   /** The batch script each allocation runs. */
@@ -300,6 +302,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   /** `failed` has been resolved. */
   private reported = false;
   private resolveFailed: (error: SlurmError) => void = () => {};
+  private resolveStarted: () => void = () => {};
   private readonly startedAt: number;
   /** A Slurm command has succeeded since the pool started. */
   private answered = false;
@@ -329,6 +332,9 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     this.logger = context.logger.child({ pool: this.name });
     this.failed = new Promise((resolve) => {
       this.resolveFailed = resolve;
+    });
+    this.started = new Promise((resolve) => {
+      this.resolveStarted = resolve;
     });
     makeWorkerLogsFolder(context.logsDir);
     // Named after the run's secret, so that a run killed before its stop leaves a script the
@@ -476,7 +482,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       }
       return;
     }
-    this.answered = true;
+    this.answer();
     for (const id of ids) {
       this.table.set(id, {
         id,
@@ -502,7 +508,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       this.noInformation("squeue", error);
       return false;
     }
-    this.answered = true;
+    this.answer();
     this.lastWarning = undefined;
     const listed = new Map(entries.map((entry) => [entry.id, entry]));
     for (const entry of entries) {
@@ -724,6 +730,12 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
       { err: error },
       `${command} failed${since}; no information this round, nothing is concluded from it`,
     );
+  }
+
+  /** A Slurm command has answered: the pool has started. */
+  private answer(): void {
+    this.answered = true;
+    if (!this.reported) this.resolveStarted();
   }
 
   /**

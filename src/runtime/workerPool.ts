@@ -85,6 +85,12 @@ export interface RunningPool {
    */
   readonly failed: Promise<Error>;
   /**
+   * Resolves once the pool has shown it can start workers (the Slurm pool: once a Slurm
+   * command has answered), never when it fails first; absent: as soon as it is started.
+   * `baton run` prints how workers join the run only then.
+   */
+  readonly started?: Promise<void> | undefined;
+  /**
    * Stops the workers; resolves when every one has ended. Called as the listener closes, told
    * how the run ended (`PoolStop`).
    */

@@ -937,6 +937,21 @@ describe("baton", () => {
     expect(Date.now() - started).toBeLessThan(25_000);
   });
 
+  it("a --slurm run where Slurm's commands are missing fails saying so, without first printing how workers join it", async () => {
+    // A PATH of nothing but an empty folder: no sbatch, no squeue.
+    const empty = mkdtempSync(join(tmpdir(), "baton-cli-no-slurm-"));
+    stores.push(empty);
+    const { code, stderr } = await baton(
+      ["run", "test/fixtures/slurm.graph.ts", "--slurm", "--listen", "127.0.0.1:0"],
+      { PATH: empty },
+    ).exit;
+
+    expect(code).toBe(1);
+    expect(stderr).toContain("is not on the PATH: Slurm's commands");
+    expect(stderr).toContain("[SLURM_MISSING]");
+    expect(stderr).not.toContain("workers join this run with");
+  });
+
   it("--inspect-unreachable-after 300ms gives up on an inspector that takes the connection but never answers, at 300 ms, not 5 s", async () => {
     // A hung inspector (stopped with SIGSTOP): the kernel accepts, nobody answers the upgrade.
     const sockets: Socket[] = [];

@@ -540,14 +540,24 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(slurm.submissions).toHaveLength(1);
   });
 
+  it("has started once a Slurm command has answered", async () => {
+    const pool = start(new FakeSlurm(), { value: 0 });
+    await pool.started;
+    expect(pool.allocations()).toEqual([]);
+  });
+
   it("fails the pool at once, saying what to do, when Slurm's commands are not on the PATH", async () => {
     const empty = mkdtempSync(join(tmpdir(), "baton-no-slurm-"));
     dirs.push(empty);
     const commands = nodeSlurmCommands({ env: { PATH: empty } });
     const pool = start(new FakeSlurm(), { value: 2 }, { commands, stopTimeoutMs: 500 });
+    let started = false;
+    void pool.started.then(() => (started = true));
     const error = await pool.failed;
     expect(error).toBeInstanceOf(SlurmError);
     expect(error.code).toBe("SLURM_MISSING");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(started).toBe(false);
     expect(error.message).toContain("squeue is not on the PATH");
     expect(error.message).toContain("add their directory to PATH");
     await pool.stop();
