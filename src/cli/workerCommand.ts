@@ -17,7 +17,7 @@ import { loadJobsFile } from "../runtime/userModule.ts";
 import { runWorker, type WorkerExit } from "../runtime/worker.ts";
 import { HANDLER_EXITED_EXIT, REFUSED_EXIT } from "../runtime/workerExitCodes.ts";
 import { wsNet } from "../runtime/wsNet.ts";
-import { CloseCode, describeClose } from "../transport/closeCodes.ts";
+import { CloseCode, CONNECTION_BROKE, describeClose } from "../transport/closeCodes.ts";
 import { choiceFlag } from "./choiceFlag.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { durationFlag } from "./durationFlag.ts";
@@ -114,7 +114,7 @@ back to the coordinator; a second signal stops at once).`;
  */
 const CUT_OFF: ReadonlySet<number> = new Set([
   CloseCode.goingAway,
-  1006,
+  CONNECTION_BROKE,
   1011,
   CloseCode.leaseExpired,
   CloseCode.tooManyHandshakes,

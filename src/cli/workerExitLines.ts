@@ -2,12 +2,10 @@ import { howItEnded } from "../runtime/howItEnded.ts";
 import type { ProcExit } from "../runtime/ports.ts";
 import type { JobOutcome } from "../runtime/run.ts";
 import { HANDLER_EXITED_EXIT } from "../runtime/workerExitCodes.ts";
+import { CONNECTION_BROKE } from "../transport/closeCodes.ts";
 
 /** The most lines `workerExitLines` gives before it counts the rest. */
 const MOST_LINES = 10;
-
-/** WebSocket's close code for a connection that ended without a close frame. */
-const BROKE = 1006;
 
 /**
  * What the run's summary says of the workers whose connection broke (1006) while they ran a
@@ -30,7 +28,7 @@ export function workerExitLines(outcomes: Iterable<JobOutcome>): string[] {
   for (const outcome of outcomes) {
     outcome.lostWorkers.forEach((worker, i) => {
       const { code, exit } = outcome.lostWhy[i]!;
-      if (code !== BROKE || exit === undefined) return;
+      if (code !== CONNECTION_BROKE || exit === undefined) return;
       const key = `${outcome.id} ${howItEnded(exit)}`;
       const group = groups.get(key) ?? { outcome, exit, workers: [] };
       group.workers.push(worker);

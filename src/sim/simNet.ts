@@ -1,5 +1,6 @@
 import { CLOSE_WAIT_MS } from "../machines/connection.ts";
 import type { Link, Listener, ListenOptions, Net } from "../runtime/ports.ts";
+import { CONNECTION_BROKE } from "../transport/closeCodes.ts";
 import { frameOverLimit } from "../transport/frameOverLimit.ts";
 import type { SimClock } from "./simClock.ts";
 import type { SimEntropy } from "./simEntropy.ts";
@@ -15,7 +16,6 @@ type Item =
 type Queued = { item: Item; at: number };
 
 /** Close code of a connection that ended without a close frame (reset, dead peer). */
-const ABNORMAL = 1006;
 
 /** Latency of one frame on a healthy link, in virtual ms (inclusive bounds). */
 const BASE_LATENCY_MS: readonly [number, number] = [0, 2];
@@ -245,7 +245,7 @@ export class SimNet {
     end.open = false;
     this.discardIncoming(end.peer);
     this.transmit(end, { kind: "rst" });
-    this.closeLocally(end, ABNORMAL, "connection reset");
+    this.closeLocally(end, CONNECTION_BROKE, "connection reset");
   }
 
   /** The end of link `id` on `side` loses the connection; its peer is not told. */
@@ -254,7 +254,7 @@ export class SimNet {
     if (!end?.open) return;
     this.trace(`fault half-open ${id}: ${side} gone, peer unaware`);
     end.open = false;
-    this.closeLocally(end, ABNORMAL, "connection lost");
+    this.closeLocally(end, CONNECTION_BROKE, "connection lost");
   }
 
   /** Nothing moves on link `id` until `ms` from now. */
@@ -390,7 +390,8 @@ export class SimNet {
         this.deliverLater(end.peer, { kind: "rst" });
       }
       if (item.kind === "close") this.closeLocally(end, item.code, item.reason);
-      else if (item.kind === "rst") this.closeLocally(end, ABNORMAL, "connection reset by peer");
+      else if (item.kind === "rst")
+        this.closeLocally(end, CONNECTION_BROKE, "connection reset by peer");
       return;
     }
     switch (item.kind) {
@@ -419,7 +420,7 @@ export class SimNet {
         return;
       case "rst":
         end.open = false;
-        this.closeLocally(end, ABNORMAL, "connection reset by peer");
+        this.closeLocally(end, CONNECTION_BROKE, "connection reset by peer");
         return;
     }
   }

@@ -34,6 +34,18 @@ export const CloseCode = {
 } as const;
 
 /**
+ * The code a connection reports when it ended without a close frame: its peer's process died
+ * or the network failed. Only ever seen, never sent (a close frame cannot carry it), so it is
+ * not among `CloseCode`'s.
+ *
+ * @example
+ * ```ts
+ * if (close.code === CONNECTION_BROKE) console.log("its worker may have died");
+ * ```
+ */
+export const CONNECTION_BROKE = 1006;
+
+/**
  * One of the codes in `CloseCode`.
  *
  * @example
