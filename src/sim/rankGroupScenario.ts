@@ -270,7 +270,7 @@ export class RankGroupScenario {
     for (const launch of this.launches) {
       const since = launch.stopSince;
       if (since !== undefined && !launch.crashed && this.clock.now() > since + STOP_BOUND_MS) {
-        const alive = this.alive().filter((p) => deploymentOf(p.label) === launch.group.deployment);
+        const alive = this.alive(launch.group.deployment);
         this.hooks.fail(
           13,
           `stop() of ${launch.group.deployment} has not settled ${this.clock.now() - since} ms after it was called (bound ${STOP_BOUND_MS} ms); alive: ${alive.map((p) => `${p.pid} (${p.label}, ${p.state})`).join(", ") || "none"}`,
@@ -621,7 +621,7 @@ export class RankGroupScenario {
   }
 
   private checkGone(deployment: string, by: string, owned = true): void {
-    const alive = this.alive().filter((p) => deploymentOf(p.label) === deployment);
+    const alive = this.alive(deployment);
     if (alive.length > 0) {
       this.hooks.fail(
         8,
@@ -691,7 +691,7 @@ export class RankGroupScenario {
     for (const earlier of this.launches) {
       if (!earlier.crashed || earlier === launch) continue;
       const { deployment } = earlier.group;
-      const alive = this.alive().filter((p) => deploymentOf(p.label) === deployment);
+      const alive = this.alive(deployment);
       if (deployment === launch.group.deployment) {
         if (alive.length > 0) {
           this.hooks.fail(
@@ -804,10 +804,14 @@ export class RankGroupScenario {
     this.newborn = self;
   }
 
-  /** Live processes (zombies are dead) of any deployment. */
-  private alive(): SimProcess[] {
+  /** Live processes (zombies are dead) of `deployment`, or of any deployment without one. */
+  private alive(deployment?: string): SimProcess[] {
     return this.rankProcesses()
-      .filter(({ proc }) => proc.state !== "zombie")
+      .filter(
+        (rank) =>
+          rank.proc.state !== "zombie" &&
+          (deployment === undefined || rank.deployment === deployment),
+      )
       .map(({ proc }) => proc);
   }
 
