@@ -2,6 +2,7 @@
  * Core throughput and memory: no-op jobs through the coordinator and connection machines
  * over the in-memory Net, against a bare loop calling the same handler in the same run.
  */
+import { Session } from "node:inspector/promises";
 import { type Actor, createActor, setup } from "xstate";
 import { job, type PlannedJob } from "../src/graph/job.ts";
 import { planGraph } from "../src/graph/planGraph.ts";
@@ -12,6 +13,8 @@ import { PROTOCOL } from "../src/transport/protocolVersion.ts";
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 100_000);
 const WORKERS = 8;
+/** Jobs (and toggle cycles) a measurement of allocation runs: enough for the sampler, and quick. */
+const ALLOCATION_JOBS = Math.min(JOBS, 20_000);
 const noop = (n: number) => n;
 
 function gc(): void {
@@ -26,23 +29,31 @@ async function bareLoop(): Promise<number> {
   return (JOBS * 1000) / (performance.now() - start);
 }
 
-async function engineRun(): Promise<number> {
+/** An engine and a graph of `jobs` no-op jobs; `run` plans and runs it once. */
+function engineOf(jobs: number): () => Promise<void> {
   const engine = createEngine({ jobs: { noop }, workers: WORKERS });
-  const graph = Array.from({ length: JOBS }, (_, i) => job("noop", i));
+  const graph = Array.from({ length: jobs }, (_, i) => job("noop", i));
+  return async () => {
+    const result = await engine.run(graph);
+    if (!result.ok) throw new Error("the benchmark run failed");
+  };
+}
+
+async function engineRun(): Promise<number> {
+  const run = engineOf(JOBS);
   const start = performance.now();
-  const result = await engine.run(graph);
-  const elapsed = performance.now() - start;
-  if (!result.ok) throw new Error("the benchmark run failed");
-  return (JOBS * 1000) / elapsed;
+  await run();
+  return (JOBS * 1000) / (performance.now() - start);
 }
 
 /**
  * The machines alone: the coordinator and one connection actor per worker, driven by hand
  * (each job frame the connections emit is answered at once with a completed RESULT), with no
  * frames, no Net and no worker code. The engine's figure minus this is the price of all that.
+ * Returns the drive of `count` jobs through machines built beforehand.
  */
-function machinesOnly(): number {
-  const jobs: PlannedJob[] = Array.from({ length: JOBS }, (_, i) => ({
+function machinesOf(count: number): () => void {
+  const jobs: PlannedJob[] = Array.from({ length: count }, (_, i) => ({
     id: `j${i}`,
     kind: "noop",
     input: i,
@@ -83,36 +94,42 @@ function machinesOnly(): number {
     });
     connections.push(connection.start());
   }
+  return () => {
+    for (const [i, connection] of connections.entries()) {
+      connection.send({
+        type: "HELLO",
+        frame: {
+          type: "hello",
+          protocol: [...PROTOCOL],
+          worker: `w${i}`,
+          resources: {},
+          codeHash: "c",
+          proof: "p",
+        },
+        authentic: true,
+        welcomeProof: "p",
+        holders: [],
+      });
+    }
+    for (let next = 0; next < granted.length; next++) {
+      const { conn, job: id } = granted[next]!;
+      connections[conn]!.send({
+        type: "RESULT",
+        frame: { type: "result", job: id, status: "completed", value: null },
+      });
+    }
+    if (coordinator.getSnapshot().value !== "done")
+      throw new Error("the machines-only run did not finish");
+    for (const connection of connections) connection.stop();
+    coordinator.stop();
+  };
+}
+
+function machinesOnly(): number {
+  const drive = machinesOf(JOBS);
   const start = performance.now();
-  for (const [i, connection] of connections.entries()) {
-    connection.send({
-      type: "HELLO",
-      frame: {
-        type: "hello",
-        protocol: [...PROTOCOL],
-        worker: `w${i}`,
-        resources: {},
-        codeHash: "c",
-        proof: "p",
-      },
-      authentic: true,
-      welcomeProof: "p",
-      holders: [],
-    });
-  }
-  for (let next = 0; next < granted.length; next++) {
-    const { conn, job: id } = granted[next]!;
-    connections[conn]!.send({
-      type: "RESULT",
-      frame: { type: "result", job: id, status: "completed", value: null },
-    });
-  }
-  const elapsed = performance.now() - start;
-  if (coordinator.getSnapshot().value !== "done")
-    throw new Error("the machines-only run did not finish");
-  for (const connection of connections) connection.stop();
-  coordinator.stop();
-  return (JOBS * 1000) / elapsed;
+  drive();
+  return (JOBS * 1000) / (performance.now() - start);
 }
 
 /**
@@ -121,6 +138,15 @@ function machinesOnly(): number {
  * changes (idle → busy → idle), so this bounds what any XState-based dispatch can reach.
  */
 function xstateToggle(): number {
+  const events = 400_000;
+  const drive = toggleOf(events);
+  const start = performance.now();
+  drive();
+  return (events * 1000) / (performance.now() - start);
+}
+
+/** The drive of `events` events through a started toggle. */
+function toggleOf(events: number): () => void {
   const toggle = setup({
     types: {} as { events: { type: "GO" } | { type: "BACK" } },
   }).createMachine({
@@ -128,13 +154,38 @@ function xstateToggle(): number {
     states: { idle: { on: { GO: "busy" } }, busy: { on: { BACK: "idle" } } },
   });
   const actor = createActor(toggle).start();
-  const events = 400_000;
-  const start = performance.now();
-  for (let i = 0; i < events / 2; i++) {
-    actor.send({ type: "GO" });
-    actor.send({ type: "BACK" });
+  return () => {
+    for (let i = 0; i < events / 2; i++) {
+      actor.send({ type: "GO" });
+      actor.send({ type: "BACK" });
+    }
+  };
+}
+
+/**
+ * Bytes `drive` allocates, over `units`: V8's sampling heap profiler (a sample every 512
+ * bytes) with the objects collected since counted, as nearly all of XState's die young.
+ * Setting up what `drive` runs is left out.
+ */
+async function allocatedPer(units: number, drive: () => void | Promise<void>): Promise<number> {
+  const session = new Session();
+  session.connect();
+  await session.post("HeapProfiler.enable");
+  await session.post("HeapProfiler.startSampling", {
+    samplingInterval: 512,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  await drive();
+  const { profile } = await session.post("HeapProfiler.stopSampling");
+  session.disconnect();
+  let bytes = 0;
+  const nodes = [profile.head];
+  for (let node = nodes.pop(); node !== undefined; node = nodes.pop()) {
+    bytes += node.selfSize;
+    nodes.push(...node.children);
   }
-  return (events * 1000) / (performance.now() - start);
+  return bytes / units;
 }
 
 /** Heap held by a planned graph and a started coordinator, per job. */
@@ -169,6 +220,11 @@ const engine = await engineRun();
 machinesOnly(); // warm-up
 const machines = machinesOnly();
 const toggle = xstateToggle();
+const allocated = {
+  engine: await allocatedPer(ALLOCATION_JOBS, engineOf(ALLOCATION_JOBS)),
+  machines: await allocatedPer(ALLOCATION_JOBS, machinesOf(ALLOCATION_JOBS)),
+  toggle: await allocatedPer(ALLOCATION_JOBS * 4, toggleOf(ALLOCATION_JOBS * 4)),
+};
 const chain = heapPerJob("chain");
 const fanIn = heapPerJob("fan-in");
 console.log(`bare loop:          ${Math.round(bare).toLocaleString()} calls/s`);
@@ -182,6 +238,10 @@ console.log(
   `xstate floor:       ${Math.round(toggle).toLocaleString()} state changes/s (a bare two-state toggle); at 4 events a job, at most ${Math.round(toggle / 4).toLocaleString()} jobs/s`,
 );
 console.log(`ratio engine/bare:  ${(engine / bare).toFixed(4)}`);
+const kb = (bytes: number) => (bytes / 1024).toFixed(1);
+console.log(
+  `allocated per job:  engine ${kb(allocated.engine)} KiB, machines only ${kb(allocated.machines)} KiB; the xstate floor ${Math.round(allocated.toggle).toLocaleString()} B an event, ${kb(allocated.toggle * 4)} KiB at 4 events a job (sampled, collected objects counted, ${ALLOCATION_JOBS.toLocaleString()} jobs)`,
+);
 console.log(
   `heap per job:       chain ${Math.round(chain)} B, fan-in ${Math.round(fanIn)} B (goal ≤ 2048)`,
 );
@@ -195,6 +255,9 @@ console.log(
     ratioToBare: Number((engine / bare).toFixed(5)),
     machinesOnlyJobsPerSec: Math.round(machines),
     xstateStateChangesPerSec: Math.round(toggle),
+    allocatedBytesPerJob: Math.round(allocated.engine),
+    machinesOnlyAllocatedBytesPerJob: Math.round(allocated.machines),
+    xstateAllocatedBytesPerEvent: Math.round(allocated.toggle),
     heapBytesPerJobChain: Math.round(chain),
     heapBytesPerJobFanIn: Math.round(fanIn),
   }),
