@@ -54,13 +54,23 @@ export interface SlurmCommands {
   partitions(): Promise<string[]>;
 }
 
+/**
+ * A Slurm command's timeout, and what sets it, as the way to wait longer is named when the
+ * timeout kills the command: `"slurmPool's commandTimeoutMs"` by default.
+ */
+export interface CommandTimeout {
+  ms: number;
+  /** The setting that waits longer, named for the user: a flag, an option. */
+  setBy: string;
+}
+
 export interface NodeSlurmOptions {
   /**
    * Longest a Slurm command may take before it is killed and counted as failed (default 30 s);
    * a function is asked at each command's start (a pool bounds it by what is left of its
-   * `unreachableMs`).
+   * `unreachableMs`, and then names that as what killed a command).
    */
-  timeoutMs?: number | (() => number);
+  timeoutMs?: number | (() => CommandTimeout);
   /** Environment of the commands (default this process's; `SLURM_CONF` is read from it). */
   env?: NodeJS.ProcessEnv;
 }
@@ -83,7 +93,12 @@ export interface NodeSlurmOptions {
 export function nodeSlurmCommands(options: NodeSlurmOptions = {}): SlurmCommands {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const run = (command: string, args: readonly string[]) =>
-    runCommand(command, args, typeof timeoutMs === "number" ? timeoutMs : timeoutMs(), options.env);
+    runCommand(
+      command,
+      args,
+      typeof timeoutMs === "number" ? { ms: timeoutMs, setBy: COMMAND_TIMEOUT } : timeoutMs(),
+      options.env,
+    );
   return {
     async submit(request) {
       const common = [
@@ -176,11 +191,14 @@ function parseSubmitted(out: string): string {
   return id;
 }
 
+/** What sets a Slurm command's timeout unless a pool's `unreachableMs` bounds it. */
+export const COMMAND_TIMEOUT = "slurmPool's commandTimeoutMs";
+
 /** Runs a command without a shell; resolves with its stdout, or throws a `SlurmError`. */
 function runCommand(
   command: string,
   args: readonly string[],
-  timeoutMs: number,
+  timeout: CommandTimeout,
   env: NodeJS.ProcessEnv | undefined,
 ): Promise<string> {
   const line = [command, ...args].join(" ");
@@ -188,7 +206,7 @@ function runCommand(
     execFile(
       command,
       args,
-      { timeout: timeoutMs, killSignal: "SIGKILL", env: env ?? process.env, encoding: "utf8" },
+      { timeout: timeout.ms, killSignal: "SIGKILL", env: env ?? process.env, encoding: "utf8" },
       (error, stdout, stderr) => {
         if (error === null) {
           resolve(stdout);
@@ -203,7 +221,7 @@ function runCommand(
           reject(
             new SlurmError(
               "SLURM_TIMEOUT",
-              `${line} did not answer within ${timeoutMs} ms and was killed${before}; check that slurmctld is up (sinfo); a Slurm that answers later than that is overloaded, and slurmPool's commandTimeoutMs waits longer for it`,
+              `${line} did not answer within ${timeout.ms} ms and was killed${before}; check that slurmctld is up (sinfo); a Slurm that answers later than that is overloaded, and ${timeout.setBy} waits longer for it`,
             ),
           );
           return;

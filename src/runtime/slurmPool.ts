@@ -24,7 +24,13 @@ import { requireJobsModule } from "./requireJobsModule.ts";
 import { requireWhole } from "./requireWhole.ts";
 import { resourcesAdvice } from "./resourcesAdvice.ts";
 import { shellQuote } from "./shellQuote.ts";
-import { nodeSlurmCommands, type QueueEntry, type SlurmCommands } from "./slurmCommands.ts";
+import {
+  COMMAND_TIMEOUT,
+  type CommandTimeout,
+  nodeSlurmCommands,
+  type QueueEntry,
+  type SlurmCommands,
+} from "./slurmCommands.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
 import { FINAL_WORKER_EXITS } from "./workerExitCodes.ts";
 import type { PoolStart, PoolStop, RunningPool, StuckJob, WorkerPool } from "./workerPool.ts";
@@ -743,13 +749,18 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
    * than what is left of `unreachableMs`, so that a command that hangs (a controller that does
    * not answer) cannot hold the pool past the bound the user gave; and not under
    * `LAST_COMMAND_MS`, so that the last command before the bound, one that fails at once, can
-   * still say why (its `fatal:` line, not that it was killed).
+   * still say why (its `fatal:` line, not that it was killed). A command killed is told which
+   * of the two it outlived, as the way to wait longer.
    */
-  private timeoutMs(): number {
+  private timeoutMs(): CommandTimeout {
     const commandTimeoutMs = this.options.commandTimeoutMs ?? 30_000;
-    if (this.answered || this.stopping !== undefined) return commandTimeoutMs;
+    const command = { ms: commandTimeoutMs, setBy: COMMAND_TIMEOUT };
+    if (this.answered || this.stopping !== undefined) return command;
     const left = this.startedAt + (this.options.unreachableMs ?? 30_000) - this.clock.now();
-    return Math.min(commandTimeoutMs, Math.max(LAST_COMMAND_MS, Math.ceil(left)));
+    const bound = Math.max(LAST_COMMAND_MS, Math.ceil(left));
+    return bound < commandTimeoutMs
+      ? { ms: bound, setBy: "--slurm-unreachable-after (slurmPool's unreachableMs)" }
+      : command;
   }
 
   /** Stops scaling: nothing is submitted or cancelled any more until `stop()`. */

@@ -604,6 +604,11 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     expect(error.message).toContain(
       "having said: squeue: error: slurm_receive_msg: Socket timed out",
     );
+    // What killed it is the bound the user gave, not the command timeout it never reached.
+    expect(error.message).toContain(
+      "a Slurm that answers later than that is overloaded, and --slurm-unreachable-after (slurmPool's unreachableMs) waits longer for it",
+    );
+    expect(error.message).not.toContain("commandTimeoutMs");
   });
 
   it("lets the last squeue before unreachableMs say why it fails, not be killed for the little time left", async () => {
