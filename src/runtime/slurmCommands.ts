@@ -1,4 +1,6 @@
 import { execFile } from "node:child_process";
+import { accessSync, constants, statSync } from "node:fs";
+import { delimiter, join } from "node:path";
 import { SlurmError } from "../errors.ts";
 
 /** What to submit: `count` allocations of one batch script, as one array or one by one. */
@@ -73,7 +75,17 @@ export interface NodeSlurmOptions {
   timeoutMs?: number | (() => CommandTimeout);
   /** Environment of the commands (default this process's; `SLURM_CONF` is read from it). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Commands that must all be on the PATH (a pool's {@link POOL_COMMANDS}): until each has been
+   * found there, every call first looks, and fails with `SLURM_MISSING` naming those missing,
+   * so a Slurm client that has `squeue` but not `sbatch` is refused at the first command, not
+   * found out at the first submission.
+   */
+  required?: readonly string[];
 }
+
+/** The commands a Slurm pool runs (`sinfo` only to list partitions in an error, so not one). */
+export const POOL_COMMANDS = ["sbatch", "squeue", "scontrol", "scancel"] as const;
 
 /**
  * The Slurm commands run for real: `sbatch --parsable`, `squeue -h -r -t all -o ...`,
@@ -92,13 +104,24 @@ export interface NodeSlurmOptions {
  */
 export function nodeSlurmCommands(options: NodeSlurmOptions = {}): SlurmCommands {
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const run = (command: string, args: readonly string[]) =>
-    runCommand(
+  const env = options.env ?? process.env;
+  let required = options.required ?? [];
+  const run = (command: string, args: readonly string[]) => {
+    if (required.length > 0) {
+      const missing = required.filter((name) => !onPath(name, env.PATH));
+      if (missing.length > 0) {
+        const found = required.filter((name) => !missing.includes(name));
+        return Promise.reject(new SlurmError("SLURM_MISSING", notOnPath(missing, found)));
+      }
+      required = [];
+    }
+    return runCommand(
       command,
       args,
       typeof timeoutMs === "number" ? { ms: timeoutMs, setBy: COMMAND_TIMEOUT } : timeoutMs(),
-      options.env,
+      env,
     );
+  };
   return {
     async submit(request) {
       const common = [
@@ -199,14 +222,14 @@ function runCommand(
   command: string,
   args: readonly string[],
   timeout: CommandTimeout,
-  env: NodeJS.ProcessEnv | undefined,
+  env: NodeJS.ProcessEnv,
 ): Promise<string> {
   const line = [command, ...args].join(" ");
   return new Promise((resolve, reject) => {
     execFile(
       command,
       args,
-      { timeout: timeout.ms, killSignal: "SIGKILL", env: env ?? process.env, encoding: "utf8" },
+      { timeout: timeout.ms, killSignal: "SIGKILL", env, encoding: "utf8" },
       (error, stdout, stderr) => {
         if (error === null) {
           resolve(stdout);
@@ -228,12 +251,7 @@ function runCommand(
         }
         const code = (error as { code?: unknown }).code;
         if (code === "ENOENT") {
-          reject(
-            new SlurmError(
-              "SLURM_MISSING",
-              `${command} is not on the PATH: Slurm's commands (sbatch, squeue, scontrol, scancel) are not installed on this machine, or not on its PATH; run baton where they are (a login node of the cluster) or add their directory to PATH`,
-            ),
-          );
+          reject(new SlurmError("SLURM_MISSING", notOnPath([command], [])));
           return;
         }
         const how = typeof code === "number" ? `exited with code ${code}` : `failed (${code})`;
@@ -246,5 +264,32 @@ function runCommand(
         );
       },
     );
+  });
+}
+
+/**
+ * Why Slurm's commands cannot be run: `missing` are not on the PATH, `found` (of those
+ * needed) are. None found is no Slurm client here; some found is an incomplete one.
+ */
+function notOnPath(missing: readonly string[], found: readonly string[]): string {
+  const names = (list: readonly string[]) =>
+    `${list.length > 1 ? `${list.slice(0, -1).join(", ")} and ` : ""}${list.at(-1)} ${list.length === 1 ? "is" : "are"}`;
+  if (found.length === 0) {
+    return `${names(missing)} not on the PATH: Slurm's commands (${POOL_COMMANDS.join(", ")}) are not installed on this machine, or not on its PATH; run baton where they are (a login node of the cluster) or add their directory to PATH`;
+  }
+  const one = missing.length === 1;
+  return `${names(missing)} not on the PATH, though ${names(found)}: a Slurm pool runs each of ${POOL_COMMANDS.join(", ")}, and this machine's Slurm client lacks ${one ? "that one" : "those"}; install ${one ? "it" : "them"} (Slurm's client commands), add ${one ? "its directory" : "their directories"} to PATH, or run baton on a login node of the cluster`;
+}
+
+/** Whether `name` is an executable file in one of `path`'s directories, as execvp looks. */
+function onPath(name: string, path: string | undefined): boolean {
+  return (path ?? "").split(delimiter).some((dir) => {
+    const file = join(dir || ".", name);
+    try {
+      accessSync(file, constants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
   });
 }

@@ -28,6 +28,7 @@ import {
   COMMAND_TIMEOUT,
   type CommandTimeout,
   nodeSlurmCommands,
+  POOL_COMMANDS,
   type QueueEntry,
   type SlurmCommands,
 } from "./slurmCommands.ts";
@@ -332,7 +333,9 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     }
     this.offer = options.resources ?? { cpus: 1 };
     this.clock = options.clock ?? nodeClock();
-    this.commands = options.commands ?? nodeSlurmCommands({ timeoutMs: () => this.timeoutMs() });
+    this.commands =
+      options.commands ??
+      nodeSlurmCommands({ timeoutMs: () => this.timeoutMs(), required: POOL_COMMANDS });
     this.startedAt = this.clock.now();
     this.name = `baton-${randomBytes(4).toString("hex")}`;
     this.logger = context.logger.child({ pool: this.name });

@@ -564,16 +564,17 @@ describe("startSlurmPool against the in-memory Slurm", () => {
   });
 
   /**
-   * The pool with the real Slurm commands, `squeue` and `sinfo` being `script` on a PATH of
-   * nothing else, failing as `unreachableMs` says: its error, and how long it took.
+   * The pool with the real Slurm commands, each of `names` being `script` on a PATH of nothing
+   * else, failing as `unreachableMs` says: its error, and how long it took.
    */
-  async function unreachableWith(
+  async function failingWith(
     script: string,
     unreachableMs: number,
-  ): Promise<{ error: SlurmError; took: number }> {
+    names: readonly string[] = ["sbatch", "squeue", "scontrol", "scancel", "sinfo"],
+  ): Promise<{ error: SlurmError; took: number; started: boolean }> {
     const bin = mkdtempSync(join(tmpdir(), "baton-broken-slurm-"));
     dirs.push(bin);
-    for (const name of ["squeue", "sinfo"]) {
+    for (const name of names) {
       writeFileSync(join(bin, name), script, { mode: 0o755 });
     }
     const path = process.env.PATH;
@@ -581,18 +582,34 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     try {
       const began = Date.now();
       const pool = start(new FakeSlurm(), { value: 1 }, { commands: undefined, unreachableMs });
+      let started = false;
+      void pool.started.then(() => (started = true));
       const error = await pool.failed;
       const took = Date.now() - began;
       await pool.stop().catch(() => {});
-      return { error, took };
+      return { error, took, started };
     } finally {
       process.env.PATH = path;
     }
   }
 
+  it("fails at once, naming it, when one command the pool needs is missing: a squeue that answers but no sbatch", async () => {
+    const { error, took, started } = await failingWith("#!/bin/sh\nexit 0\n", 60_000, [
+      "squeue",
+      "scontrol",
+      "scancel",
+    ]);
+    expect(error.code).toBe("SLURM_MISSING");
+    expect(started).toBe(false);
+    expect(took).toBeLessThan(10_000);
+    expect(error.message).toBe(
+      "sbatch is not on the PATH, though squeue, scontrol and scancel are: a Slurm pool runs each of sbatch, squeue, scontrol, scancel, and this machine's Slurm client lacks that one; install it (Slurm's client commands), add its directory to PATH, or run baton on a login node of the cluster",
+    );
+  });
+
   it("gives up on a hanging squeue within unreachableMs, not the 30 s command timeout, naming the time and the flag", async () => {
     // exec: the command Slurm's timeout kills is the sleep itself, none left behind.
-    const { error, took } = await unreachableWith(
+    const { error, took } = await failingWith(
       '#!/bin/sh\necho "squeue: error: slurm_receive_msg: Socket timed out" >&2\nexec /bin/sleep 60\n',
       1500,
     );
@@ -613,7 +630,7 @@ describe("startSlurmPool against the in-memory Slurm", () => {
 
   it("lets the last squeue before unreachableMs say why it fails, not be killed for the little time left", async () => {
     // One process (no shell's child left behind when it is killed), failing after 300 ms.
-    const { error } = await unreachableWith(
+    const { error } = await failingWith(
       `#!${process.execPath}\nsetTimeout(() => { console.error("squeue: fatal: Could not establish a configuration source"); process.exit(1); }, 300);\n`,
       1000,
     );
