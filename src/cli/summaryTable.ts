@@ -1,3 +1,4 @@
+import { basename } from "node:path";
 import { formatDuration } from "../formatDuration.ts";
 import type { JobSpec } from "../graph/job.ts";
 import type { JobOutcome, JobStatus, RunResult } from "../runtime/run.ts";
@@ -21,7 +22,10 @@ export interface SummaryOptions {
    * `--force`'s advice, which that flag refuses.
    */
   storeReadOnly?: boolean;
-  /** The run's log (`run.log`), named under the failures. */
+  /**
+   * The run's log (`run.log`), named under the failures, and as where each skipped job is
+   * named; without it (a run that has none) no log is pointed to.
+   */
   runLog?: string;
   /**
    * The run's results went to a store that a rerun reads (neither `--no-store` nor
@@ -101,7 +105,7 @@ export function summaryTable(
         ? `1 job skipped: ${skipped.kind} ${skipped.id}`
         : `${c.skipped} jobs skipped, such as ${skipped.kind} ${skipped.id}`;
     out.push(
-      `${which}, ${skipped.error.message}${c.skipped === 1 ? "" : " (run.log names each one's)"}`,
+      `${which}, ${skipped.error.message}${c.skipped === 1 || runLog === undefined ? "" : ` (${basename(runLog)} names each one's)`}`,
     );
   }
   // The workers that went away while running a job (their jobs ran again or failed as poison):

@@ -137,8 +137,13 @@ describe("summaryTable", () => {
     expect(summaryTable(skippedRun(1))).toContain(
       `\n1 job skipped: leaf ${"0".repeat(15)}1, skipped because dependency ${zero} (leaf) failed: boom\n`,
     );
-    expect(summaryTable(skippedRun(3))).toContain(
+    const runLog = "/srv/.baton/logs/2026-12-06T09-00-00-000Z-pcmBHhPR/run.log";
+    expect(summaryTable(skippedRun(3), { runLog })).toContain(
       `\n3 jobs skipped, such as leaf ${"0".repeat(15)}1, skipped because dependency ${zero} (leaf) failed: boom (run.log names each one's)\n`,
+    );
+    // A run that has no log points to none.
+    expect(summaryTable(skippedRun(3))).toContain(
+      `\n3 jobs skipped, such as leaf ${"0".repeat(15)}1, skipped because dependency ${zero} (leaf) failed: boom\n`,
     );
     expect(summaryTable(completedRun(3, 0))).not.toContain("skipped:");
   });
