@@ -1167,12 +1167,19 @@ function timeoutError(record: JobRecord): JobError {
   };
 }
 
+/**
+ * Where a job failed as poison sends the user to learn how its workers died: the machine does
+ * not know; the engine's result says instead how their processes ended when the pool knows
+ * (`poisonExits`).
+ */
+export const POISON_LOGS_ADVICE = "Look at those workers' logs for how they died.";
+
 function poisonMessage(record: JobRecord, silent: number): string {
   const { id, kind } = record.job;
   const lost = record.lostWorkers.length - record.workersLeft;
   const named = namedLosses(record.lostWorkers.map((worker, i) => [worker, record.lostWhy[i]!]));
   const workers = `lost ${named.lost.join(", ")}${named.left.length > 0 ? `; went away ${named.left.join(", ")}` : ""}`;
-  let message = `job ${id} (${kind}) was running on ${lost} worker${lost === 1 ? " that was" : "s that were"} lost${record.workersLeft > 0 ? ` and ${record.workersLeft} that went away on purpose` : ""} (${workers}); it is failed as poison so it cannot take down more workers. Look at those workers' logs for how they died.`;
+  let message = `job ${id} (${kind}) was running on ${lost} worker${lost === 1 ? " that was" : "s that were"} lost${record.workersLeft > 0 ? ` and ${record.workersLeft} that went away on purpose` : ""} (${workers}); it is failed as poison so it cannot take down more workers. ${POISON_LOGS_ADVICE}`;
   if (silent > 0) {
     message += ` ${silent === lost ? `All ${lost}` : `${silent} of the ${lost}`} stopped answering the coordinator's pings while running it, as a worker does while a handler computes synchronously for longer than the coordinator waits: run the workers with --handler-thread (handlerThread in localPool and slurmPool), or make the handler await between pieces of its work.`;
   }

@@ -26,6 +26,7 @@ import { moduleSource } from "./moduleSource.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeEntropy } from "./nodeEntropy.ts";
 import { nodeFiles } from "./nodeFiles.ts";
+import { poisonExits } from "./poisonExits.ts";
 import type { Clock, Entropy, Files, Listener, Net } from "./ports.ts";
 import { resourcesAdvice } from "./resourcesAdvice.ts";
 import { ResultStore } from "./resultStore.ts";
@@ -956,6 +957,11 @@ function buildResult(
         const exit = exitOf(outcome.lostWorkers[i]!);
         return exit === undefined ? close : { ...close, exit };
       });
+      // A job failed as poison says how its workers' processes ended, now that this is known.
+      if (outcome.error !== undefined) {
+        const message = poisonExits(outcome.error.message, outcome);
+        if (message !== outcome.error.message) outcome.error = { ...outcome.error, message };
+      }
     }
   }
   // In order, so each job's last attempt is the one its outcome keeps; the times come last

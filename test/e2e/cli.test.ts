@@ -805,7 +805,10 @@ describe.concurrent("baton's failures and refusals", () => {
     const [folder] = readdirSync(join(store, "logs"));
     const log = join(store, "logs", folder!, "worker-1.log");
     expect(stderr).toMatch(
-      new RegExp(`^✗ exits \\w+ \\(poison, .*how they died\\. Their logs: ${log}$`, "m"),
+      new RegExp(
+        `^✗ exits \\w+ \\(poison, .*more workers\\. How their processes ended: local-1 exited with code 1, local-1\\.2 exited with code 1, local-1\\.3 exited with code 1\\. Their logs: ${log}$`,
+        "m",
+      ),
     );
     // How each worker's process ended, which only its log and the pool's warning said.
     expect(stderr).toMatch(
