@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import type { Socket } from "node:net";
+import type { LookupFunction, Socket } from "node:net";
 import type { ClientOptions, Server, ServerOptions } from "ws";
 import { ConfigError } from "../errors.ts";
 import { CLOSE_WAIT_MS } from "../machines/connection.ts";
@@ -273,6 +273,11 @@ export interface WsNetOptions {
    * before dropping the connection (default 5 s).
    */
   closeTimeoutMs?: number | undefined;
+  /**
+   * How `connect` resolves a host name (default the system's, `dns.lookup`): a test gives one
+   * that fails as a name that does not resolve does, without asking a name server.
+   */
+  lookup?: LookupFunction | undefined;
 }
 
 /**
@@ -339,7 +344,7 @@ export function wsNet(options: WsNetOptions = {}): Net {
     },
 
     connect(address, connectOptions: ListenOptions = {}) {
-      const { url } = parseListenAddress(address);
+      const { url, host } = parseListenAddress(address);
       const maxFrameBytes = connectOptions.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
       // A bad address is refused before ws loads, as the call's own error (not a rejection).
       return import("./batonSocket.ts").then(
@@ -349,6 +354,7 @@ export function wsNet(options: WsNetOptions = {}): Net {
               perMessageDeflate: false,
               maxPayload: maxFrameBytes,
               closeTimeout,
+              ...(options.lookup !== undefined && { lookup: options.lookup }),
             };
             const socket = new BatonSocket(url, clientOptions);
             socket.maxFrameBytes = maxFrameBytes;
@@ -362,6 +368,7 @@ export function wsNet(options: WsNetOptions = {}): Net {
               clearTimeout(timer);
               // ws's words for an HTTP answer that is not a WebSocket upgrade (its only clue).
               const status = /^Unexpected server response: (\d+)$/.exec(error.message)?.[1];
+              const unresolved = timedOut ? undefined : unresolvedHost(host, error.code);
               const why = timedOut
                 ? `no answer within ${connectTimeoutMs} ms`
                 : error.code === "ECONNREFUSED"
@@ -371,7 +378,7 @@ export function wsNet(options: WsNetOptions = {}): Net {
                     : error.message;
               reject(
                 new Error(
-                  `cannot connect to ${address}: ${why}; check that the coordinator is running and the address is right`,
+                  `cannot connect to ${address}: ${unresolved ?? `${why}; check that the coordinator is running and the address is right`}`,
                   { cause: error },
                 ),
               );
@@ -390,4 +397,20 @@ export function wsNet(options: WsNetOptions = {}): Net {
       );
     },
   };
+}
+
+/**
+ * Why `host` gave no address, by the resolver's error `code`, and what to check; undefined for
+ * an error that is not the name's. getaddrinfo's own words (`getaddrinfo ENOTFOUND h`) said
+ * neither that the name was the trouble nor what to do.
+ */
+function unresolvedHost(host: string, code: string | undefined): string | undefined {
+  const instead = `or give the coordinator's IP address (baton run prints the address workers connect to)`;
+  if (code === "ENOTFOUND") {
+    return `the host name ${host} could not be resolved: no such name (ENOTFOUND); check its spelling against the address baton run printed, and that this machine resolves the coordinator's host by that name (getent hosts ${host}), ${instead}`;
+  }
+  if (code === "EAI_AGAIN") {
+    return `the host name ${host} could not be resolved: the name servers did not answer (EAI_AGAIN); check this machine's network and DNS (/etc/resolv.conf), and try again, ${instead}`;
+  }
+  return undefined;
 }

@@ -4,7 +4,7 @@
  * and what only a real network has: refused and unanswered connects, dropped connections.
  */
 import { createServer as createHttpServer } from "node:http";
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { connect, createServer, type LookupFunction, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import { ConfigError } from "../../src/errors.ts";
@@ -381,6 +381,32 @@ describe("wsNet", () => {
     await expect(wsNet().connect(address)).rejects.toThrow(
       `cannot connect to ${address}: connection refused (nothing listens there)`,
     );
+  });
+
+  it("says that the host name could not be resolved, and what to check, where it gave getaddrinfo's own words", async () => {
+    // The resolution is the fake's: .invalid never resolves (RFC 6761), and no name server is asked.
+    const asked: string[] = [];
+    const failing =
+      (code: string): LookupFunction =>
+      (hostname, _options, callback) => {
+        asked.push(hostname);
+        const error = Object.assign(new Error(`getaddrinfo ${code} ${hostname}`), {
+          code,
+          syscall: "getaddrinfo",
+          hostname,
+        });
+        process.nextTick(() => callback(error, "", 0));
+      };
+    const address = "ws://coordinator.invalid:7000";
+    const notFound = wsNet({ lookup: failing("ENOTFOUND") }).connect(address);
+    await expect(notFound).rejects.toThrow(
+      `cannot connect to ${address}: the host name coordinator.invalid could not be resolved: no such name (ENOTFOUND); check its spelling against the address baton run printed, and that this machine resolves the coordinator's host by that name (getent hosts coordinator.invalid), or give the coordinator's IP address (baton run prints the address workers connect to)`,
+    );
+    await expect(notFound).rejects.not.toThrow("getaddrinfo");
+    await expect(wsNet({ lookup: failing("EAI_AGAIN") }).connect(address)).rejects.toThrow(
+      `cannot connect to ${address}: the host name coordinator.invalid could not be resolved: the name servers did not answer (EAI_AGAIN); check this machine's network and DNS (/etc/resolv.conf), and try again, or give the coordinator's IP address`,
+    );
+    expect(asked).toEqual(["coordinator.invalid", "coordinator.invalid"]);
   });
 
   it("gives up on a connection nobody answers after the connect timeout", async () => {
