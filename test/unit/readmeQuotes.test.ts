@@ -18,12 +18,16 @@ const ARCHITECTURE = readFileSync(join(ROOT, "ARCHITECTURE.md"), "utf8");
 const NAMED_ROOTS = ["src", "bench", "bin", "scripts", "examples", "test"];
 
 /**
- * What `text` names in backticks outside its code blocks: each backticked span, whole.
- * Paths are what a span is, so `src/a.ts` counts and a sentence mentioning one does not.
+ * What `text` names in backticks outside its code blocks: each code span, whole, as Markdown
+ * reads them (one may run over a line break, read as a space, and one opened by two backticks
+ * may hold one). Paths are what a span is, so `src/a.ts` counts and a sentence naming one
+ * does not.
  */
 function backticked(text: string): string[] {
   const prose = text.replace(/^```[^\n]*\n[\s\S]*?^```$/gm, "");
-  return [...prose.matchAll(/`([^`\n]+)`/g)].map((match) => match[1]!);
+  return [...prose.matchAll(/(?<!`)(`+)(?!`)([\s\S]*?[^`])\1(?!`)/g)].map((match) =>
+    match[2]!.replace(/\n/g, " "),
+  );
 }
 
 /**
