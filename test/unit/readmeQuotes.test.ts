@@ -1,14 +1,30 @@
 /**
  * What README.md quotes of baton's output is what baton prints: each quote is produced here by
  * the code that prints it, and looked for in the README, so a change of wording that leaves
- * the README behind fails. And the files README.md and ARCHITECTURE.md name are files baton
- * has, so a file renamed or removed without its docs fails too.
+ * the README behind fails. The same holds the defaults README.md and ARCHITECTURE.md state to
+ * the constants the code has (a default changed without its docs fails), and the files they
+ * name to files baton has (a file renamed or removed without its docs fails).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_ABORT_GRACE_MS } from "../../src/cli/handlerThread.ts";
+import { MOST_GPUS } from "../../src/cli/resourceAmount.ts";
 import { summaryTable } from "../../src/cli/summaryTable.ts";
+import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../../src/machines/connection.ts";
+import { DEFAULT_LEASE_TIMEOUT_MS } from "../../src/machines/jobBoard.ts";
+import { DEFAULT_TEARDOWN_TIMEOUTS, teardownDeadlineMs } from "../../src/machines/teardown.ts";
+import { WATCHDOG_GRACE_MS, WATCHDOG_TOLERANCE } from "../../src/machines/watchdog.ts";
+import {
+  ENDED_DEPLOYMENT_KEPT_MS,
+  KEEP_ENDED_DEPLOYMENTS,
+} from "../../src/runtime/deploymentLogs.ts";
+import { MOST_KEPT_LOGS } from "../../src/runtime/mostKeptLogs.ts";
+import { DEFAULT_RANK_GROUP_TIMEOUTS } from "../../src/runtime/rankGroup.ts";
+import { STORE_FULL_WAIT_MS } from "../../src/runtime/resultWriter.ts";
 import type { JobOutcome, RunResult } from "../../src/runtime/run.ts";
+import { DEFAULT_KEEP_LOGS } from "../../src/runtime/runLogs.ts";
+import { DEFAULT_MAX_FRAME_BYTES } from "../../src/runtime/wsNet.ts";
 import { ROOT } from "../fixtures/batonCli.ts";
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -95,6 +111,58 @@ describe("README.md's quotes of baton run's summary", () => {
     const listed = /^✗ parse \w+ (\(.*?\)):/m.exec(summary)?.[1];
     expect(listed).toMatch(/^\(error, 1 attempt.*not retried\)$/);
     expect(README).toContain(`\`baton run\` lists it as \`${listed}\``);
+  });
+});
+
+/** `text` with each run of spaces and line breaks one space, as it reads. */
+const asRead = (text: string) => text.replace(/\s+/g, " ");
+const seconds = (ms: number) => `${ms / 1000} s`;
+const minutes = (ms: number) => ms / 60_000;
+const days = (ms: number) => ms / 86_400_000;
+const { termGraceMs, killWaitMs, killAgainWaitMs, sweepTermWaitMs, sweepKillWaitMs, pollMs } =
+  DEFAULT_TEARDOWN_TIMEOUTS;
+const { loadTimeoutMs, markerStaleMs, watchMs, drainMs } = DEFAULT_RANK_GROUP_TIMEOUTS;
+
+describe.each([
+  [
+    "README.md",
+    README,
+    [
+      `(\`leaseTimeoutMs\`, default ${seconds(DEFAULT_LEASE_TIMEOUT_MS)},`,
+      `\`heartbeatMs\`, the ping interval, ${seconds(DEFAULT_HEARTBEAT_MS)}; \`deadAfterMs\`, ${seconds(DEFAULT_DEAD_AFTER_MS)};`,
+      `\`maxFrameBytes\` (${DEFAULT_MAX_FRAME_BYTES / 2 ** 20} MiB)`,
+      `the default \`logs/\` keeps, default ${DEFAULT_KEEP_LOGS}:`,
+      `a service running many graphs a day keeps ${DEFAULT_KEEP_LOGS},`,
+      `\`--keep-logs N\` (at most ${MOST_KEPT_LOGS.toLocaleString("en-US")}:`,
+      `default ${minutes(STORE_FULL_WAIT_MS)} minutes, after which it stops and rejects with \`STORE_FULL\``,
+      `\`--store-full-wait\` (default ${minutes(STORE_FULL_WAIT_MS)}m)`,
+      `\`--handler-thread\` ends such a handler after the grace, ${seconds(DEFAULT_ABORT_GRACE_MS)})`,
+      `named after twice the abort grace, ${seconds(2 * DEFAULT_ABORT_GRACE_MS)},`,
+      `\`--gpus\` takes at most ${MOST_GPUS.toLocaleString("en-US")},`,
+      `once \`--load-timeout-ms\` is up, ${minutes(loadTimeoutMs)} min by default`,
+      `after \`--grace-ms\`, ${seconds(termGraceMs)} by default`,
+      `one whose heartbeat is ${seconds(markerStaleMs)} old`,
+      `ended more than ${days(ENDED_DEPLOYMENT_KEPT_MS)} days ago, all but the newest ${KEEP_ENDED_DEPLOYMENTS} that ended`,
+    ],
+  ],
+  [
+    "ARCHITECTURE.md",
+    ARCHITECTURE,
+    [
+      `Timeouts (\`TeardownTimeouts\`, all overridable): \`termGraceMs\` ${seconds(termGraceMs)}, \`killWaitMs\` ${seconds(killWaitMs)}, \`killAgainWaitMs\` ${seconds(killAgainWaitMs)}, \`sweepTermWaitMs\` ${seconds(sweepTermWaitMs)}, \`sweepKillWaitMs\` ${seconds(sweepKillWaitMs)}, \`pollMs\` ${pollMs} ms`,
+      `(\`teardownDeadlineMs\`, ${seconds(teardownDeadlineMs(DEFAULT_TEARDOWN_TIMEOUTS))} by default,`,
+      `\`markerStale\` (\`markerStaleMs\`, ${seconds(markerStaleMs)})`,
+      `arms \`barrierTimeout\` (\`loadTimeoutMs\`, ${minutes(loadTimeoutMs)} min)`,
+      `every \`watchMs\` (${watchMs} ms) the launcher reads`,
+      `or \`drainMs\` (${seconds(drainMs)}) passes`,
+      `below \`tolerance\` strikes (default ${WATCHDOG_TOLERANCE})`,
+      `grace is DESIGN's ${seconds(WATCHDOG_GRACE_MS)}, or a sixth of \`leaseStaleMs\``,
+      `\`keepLogs\` (${DEFAULT_KEEP_LOGS} by default,`,
+    ],
+  ],
+])("the defaults %s states", (_doc, text, phrases) => {
+  it.each(phrases)("are the code's: %s", (phrase) => {
+    expect(asRead(text)).toContain(phrase);
   });
 });
 
