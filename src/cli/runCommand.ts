@@ -1,6 +1,7 @@
 import { join, resolve } from "node:path";
 import type { InspectionEvent } from "xstate";
 import { ConfigError, PoolError, SlurmError, StoreError } from "../errors.ts";
+import { formatDuration } from "../formatDuration.ts";
 import type { Resources } from "../graph/job.ts";
 import { checkSbatchOptions } from "../runtime/checkSbatchOptions.ts";
 import { checkConnect, checkConnectListens } from "../runtime/coordinatorAddress.ts";
@@ -26,6 +27,7 @@ import { createLogger, LOG_LEVELS } from "../runtime/logger.ts";
 import { moduleSource } from "../runtime/moduleSource.ts";
 import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
 import { nodeEntropy } from "../runtime/nodeEntropy.ts";
+import { STORE_FULL_WAIT_MS } from "../runtime/resultWriter.ts";
 import type { RunResult } from "../runtime/run.ts";
 import {
   DEFAULT_KEEP_LOGS,
@@ -186,8 +188,8 @@ crash loop, Slurm), 2 for bad usage or a bad graph, 130 when interrupted (143 on
 SIGTERM, 129 on SIGHUP, 131 on SIGQUIT). Ctrl-C, SIGTERM, SIGHUP (the terminal closed, the
 ssh session dropped) or SIGQUIT cancels (handlers see their AbortSignal, local workers
 stop); a second one stops at once. One after the run has failed (its workers, a full
-store), or while it stops because its workers failed, changes nothing: the exit code
-stays 1.`;
+store), or while it stops because its workers failed or its store stayed full, changes
+nothing: the exit code stays 1.`;
 
 /** Why the run was cancelled, by the signal that cancelled it: the reason its jobs are given. */
 const CANCELLED_BY: Record<StopSignal, string> = {
@@ -531,8 +533,14 @@ export async function runCommand(argv: string[]): Promise<number> {
         });
       });
     }
-    // A full store holds the run up: say so at once, and again when it goes on.
-    run.on("store.full", ({ message }) => say(`baton run: ${message}\n`));
+    /** The result store had no room for --store-full-wait: the run is stopping for it. */
+    let storeStopping: string | undefined;
+    // A full store holds the run up: say so at once, and again when it goes on; the run's
+    // stop for it is said once the run has stopped, with its failure.
+    run.on("store.full", ({ message, dir, stopping }) => {
+      if (stopping) storeStopping = dir;
+      else say(`baton run: ${message}\n`);
+    });
     /** The signal that interrupted the run: Ctrl-C, a kill or scheduler, a hang-up, Ctrl-\. */
     let interrupted: StopSignal | undefined;
     /** Whether the run has ended: its result is then being written, which a signal waits for. */
@@ -561,11 +569,16 @@ export async function runCommand(argv: string[]): Promise<number> {
         );
         return;
       }
-      if (poolFailed) {
-        // Its workers are stopping (a job that ignores its abort holds one up to its grace):
-        // the run rejects with the pool's error once they have, which is said then.
+      // Its workers are stopping (a job that ignores its abort holds one up to its grace): the
+      // run rejects with the pool's, or the store's, error once they have, which is said then.
+      const because = poolFailed
+        ? "its worker pool failed"
+        : storeStopping !== undefined
+          ? `the result store ${storeStopping} had no room (its disk is full) for ${formatDuration(storeFullWaitMs ?? STORE_FULL_WAIT_MS)} (--store-full-wait)`
+          : undefined;
+      if (because !== undefined) {
         process.stderr.write(
-          `\n${signal}: the run is already stopping because its worker pool failed, so there is nothing to cancel; baton says why and exits once its workers have stopped (${again} again to stop now)\n`,
+          `\n${signal}: the run is already stopping because ${because}, so there is nothing to cancel; baton says why and exits once its workers have stopped (${again} again to stop now)\n`,
         );
         return;
       }

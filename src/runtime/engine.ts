@@ -421,6 +421,13 @@ export function createEngine(options: EngineOptions): Engine {
                 { err: error },
                 "the result store had no room for too long; stopping the run",
               );
+              // Said before the stop: a caller then knows why the run is ending, as it ends.
+              run.emit("store.full", {
+                dir: written.dir,
+                full: true,
+                stopping: true,
+                message: error.message,
+              });
               coordinator.send({ type: "SHUTDOWN", reason: error.message });
             },
           });

@@ -208,6 +208,12 @@ export interface StoreReadingEvent {
 export interface StoreFullEvent {
   dir: string;
   full: boolean;
+  /**
+   * The store has had no room for `storeFullWaitMs`: the run is stopping, and rejects with
+   * the `STORE_FULL` error whose message this one is once its workers have stopped (a job
+   * that ignores its abort holds that up). Once, after a `full` one; absent otherwise.
+   */
+  stopping?: true;
   message: string;
 }
 

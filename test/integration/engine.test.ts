@@ -55,7 +55,7 @@ import { freePort } from "../../src/runtime/freePort.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
-import type { JobProgressEvent, ListeningEvent } from "../../src/runtime/run.ts";
+import type { JobProgressEvent, ListeningEvent, StoreFullEvent } from "../../src/runtime/run.ts";
 import { STORE_FORMAT } from "../../src/runtime/storeFormat.ts";
 import { untilAborted } from "../fixtures/untilAborted.ts";
 import workerJobs from "../fixtures/worker.jobs.ts";
@@ -917,12 +917,21 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
       files: filesFilling(() => full),
       storeFullWaitMs: 1_500,
     }).run(graph);
+    const said: StoreFullEvent[] = [];
+    stopped.on("store.full", (event) => said.push(event));
+    const message = `the result store ${store} had no room for 1.5 s, so the run stopped: the 1 result it could not write and the jobs running then are not kept; the results stored before (1 during this run) are. Free some space on that disk, or give --store a directory on another disk, and baton run again resumes from them`;
     await expect(stopped).rejects.toMatchObject({
       name: "StoreError",
       code: "STORE_FULL",
       dir: store,
-      message: `the result store ${store} had no room for 1.5 s, so the run stopped: the 1 result it could not write and the jobs running then are not kept; the results stored before (1 during this run) are. Free some space on that disk, or give --store a directory on another disk, and baton run again resumes from them`,
+      message,
     });
+    // The stop is said as it begins, so a caller knows why the run ends before it has ended.
+    expect(said.map(({ full, stopping }) => ({ full, stopping }))).toEqual([
+      { full: true, stopping: undefined },
+      { full: true, stopping: true },
+    ]);
+    expect(said[1]).toEqual({ dir: store, full: true, stopping: true, message });
     expect(ran).toEqual(["a", "b"]);
     const rerun = await createEngine({ jobs, workers: 1, store }).run(graph);
     expect(rerun.counts).toMatchObject({ completed: 2, cached: 1 });
