@@ -511,6 +511,10 @@ function overOffers(offered: Resources, machine: Resources): string[] {
   );
 }
 
+/** What a broken connection (1006) means to a worker: the coordinator's end, or the network. */
+const COORDINATOR_BROKE =
+  "connection broke: it ended without a close frame, as when the network failed or the coordinator's process ended without closing it (a crash, kill -9, the out-of-memory killer, its machine going down); check that baton run is still running there (baton status on its machine) and its run.log";
+
 /**
  * What ended a connection that the coordinator did not end normally, for stderr. `setup` says,
  * by close code, what of this worker's own the coordinator refused (its secret, its module).
@@ -525,7 +529,8 @@ function lossMessage(
     return `gave up on the coordinator at ${address} (code ${exit.code}): ${exit.reason}; check that it is still running and reachable from here`;
   }
   const closed = `connection to the coordinator at ${address} closed with code ${exit.code}`;
-  const meaning = describeClose(exit.code);
+  // The code's meaning says "the peer", either side's; here it is the coordinator.
+  const meaning = exit.code === CONNECTION_BROKE ? COORDINATOR_BROKE : describeClose(exit.code);
   const used = setup[exit.code]?.();
   const mine = used === undefined ? "" : `; ${used}`;
   // A reason that already says what the code means (a refused proof's) is not told twice.

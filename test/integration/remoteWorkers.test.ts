@@ -172,7 +172,7 @@ describe("workers joined by hand, across a network that fails", () => {
 
     expect(farExit.code).toBe(3);
     expect(farExit.stderr).toMatch(
-      /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 1006 .*the network failed or the peer crashed.*; start the worker again once the coordinator is reachable, or give it --retry-for DURATION to have it try by itself/m,
+      /^baton worker: connection to the coordinator at ws:\/\/127\.0\.0\.1:\d+ closed with code 1006 \(no reason given\): connection broke: it ended without a close frame, as when the network failed or the coordinator's process ended without closing it \(a crash, kill -9, the out-of-memory killer, its machine going down\); check that baton run is still running there \(baton status on its machine\) and its run\.log; start the worker again once the coordinator is reachable, or give it --retry-for DURATION to have it try by itself/m,
     );
     expect(lines.find((l) => l.msg === "worker lost")).toMatchObject({
       level: 40,
