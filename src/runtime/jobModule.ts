@@ -28,7 +28,11 @@ export interface JobContext {
    * connection to the coordinator closes; its `reason` says which.
    */
   readonly signal: AbortSignal;
-  /** Reports progress; shown by the CLI and emitted by `Run`. */
+  /**
+   * Reports progress; shown by the CLI and emitted by `Run`. It takes an object of these
+   * alone: anything else, such as `ctx.progress(0.5)`, is a `ConfigError` that fails the
+   * attempt, not retried.
+   */
   progress(update: {
     done?: number | undefined;
     total?: number | undefined;

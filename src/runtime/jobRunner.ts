@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
+import { didYouMean } from "../closestName.ts";
 import { BatonError, ConfigError, JobModuleError } from "../errors.ts";
 import type { JobSpec, Json, PlannedJob } from "../graph/job.ts";
+import { preview } from "../graph/label.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { toJson } from "../graph/toJson.ts";
 import {
@@ -49,6 +51,28 @@ export interface JobRunner {
 
 /** The longest `ctx.progress` message sent; the rest is cut. */
 const PROGRESS_MESSAGE_CHARS = 1_000;
+
+/** What `ctx.progress` takes, each optional. */
+const PROGRESS_UPDATE_FIELDS = ["done", "total", "message"];
+
+/**
+ * Refuses what `ctx.progress` was given unless it is an object of `done`, `total` and
+ * `message` alone: a number (`ctx.progress(0.5)`), a string or nothing would otherwise be an
+ * empty report, and a `job` or `type` field would replace the frame's own.
+ */
+function checkProgressUpdate(update: unknown): void {
+  if (typeof update !== "object" || update === null || Array.isArray(update)) {
+    throw new ConfigError(
+      `ctx.progress cannot send ${preview(update)}: it takes an object, { done, total, message } (each optional), such as ctx.progress({ done: 3, total: 10 })`,
+    );
+  }
+  const unknown = Object.keys(update).find((key) => !PROGRESS_UPDATE_FIELDS.includes(key));
+  if (unknown !== undefined) {
+    throw new ConfigError(
+      `ctx.progress cannot send that: unknown field "${unknown}"; it takes done, total and message${didYouMean(unknown, PROGRESS_UPDATE_FIELDS)}`,
+    );
+  }
+}
 
 /**
  * Thrown by `ctx.need` when needed jobs have no result yet, to stop the handler; the runner
@@ -278,6 +302,7 @@ class HandlerContext implements JobContext, AbortHook {
 
   get progress(): JobContext["progress"] {
     this.boundProgress ??= (update) => {
+      checkProgressUpdate(update);
       const frame: ProgressFrame = { type: "progress", job: this.frame.id, ...update };
       try {
         checkProgressFrame(frame);

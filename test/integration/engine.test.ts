@@ -1747,11 +1747,18 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
   });
 
   it("fails a handler whose ctx.progress is bad at once, naming the field, and keeps its worker", async () => {
-    const bad: Record<string, object> = {
+    // What a JavaScript handler may pass: a fraction, a string or nothing is no object of
+    // done, total and message, and a field of the frame's own (job) is not the handler's.
+    const bad: Record<string, unknown> = {
       nan: { done: Number.NaN },
       negative: { total: -1 },
       text: { message: { not: "a string" } },
       extra: { done: 1, percent: 50 },
+      fraction: 0.5,
+      percentText: "50%",
+      nothing: undefined,
+      list: [1, 10],
+      frameField: { done: 1, job: "another job's id" },
     };
     const engine = createEngine({
       jobs: {
@@ -1769,12 +1776,24 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
       // Another attempt would report the same: the first is the last.
       expect(outcome).toMatchObject({ status: "failed", attempts: 1 });
       expect(outcome.error?.retryable).toBe(false);
-      expect(outcome.error?.message).toMatch(/^ctx\.progress cannot send that: progress frame: /);
+      expect(outcome.error?.name).toBe("ConfigError");
+      expect(outcome.error?.message).toMatch(/^ctx\.progress cannot send /);
     }
-    expect(result.get(specs[0]!).error?.message).toContain(
-      'field "done" must be a finite non-negative number',
+    const message = (name: string) =>
+      result.get(specs[Object.keys(bad).indexOf(name)]!).error?.message;
+    expect(message("nan")).toContain('field "done" must be a finite non-negative number');
+    expect(message("extra")).toBe(
+      'ctx.progress cannot send that: unknown field "percent"; it takes done, total and message',
     );
-    expect(result.get(specs[3]!).error?.message).toContain('unknown field "percent"');
+    expect(message("fraction")).toBe(
+      "ctx.progress cannot send 0.5: it takes an object, { done, total, message } (each optional), such as ctx.progress({ done: 3, total: 10 })",
+    );
+    expect(message("percentText")).toMatch(/^ctx\.progress cannot send "50%": it takes an object/);
+    expect(message("nothing")).toMatch(/^ctx\.progress cannot send undefined: it takes an object/);
+    expect(message("list")).toMatch(/^ctx\.progress cannot send \[1,10\]: it takes an object/);
+    expect(message("frameField")).toBe(
+      'ctx.progress cannot send that: unknown field "job"; it takes done, total and message',
+    );
     // Failed attempts, not lost workers: the one worker ran all four.
     expect([...result.jobs.values()].every((o) => o.cause === "error")).toBe(true);
   });
