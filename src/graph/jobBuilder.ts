@@ -1,6 +1,6 @@
 import { didYouMean } from "../closestName.ts";
 import { GraphError } from "../errors.ts";
-import type { JobContext, JobModule } from "../runtime/jobModule.ts";
+import { type JobContext, type JobModule, loadJobs } from "../runtime/jobModule.ts";
 import type { RankJobResult } from "../runtime/rankJob.ts";
 import { type JobOptions, type JobSpec, type Json, job } from "./job.ts";
 
@@ -68,7 +68,9 @@ export type JobBuilder<M extends JobModule> = <K extends keyof M & string>(
  * `job`, typed by a job module: a kind the module does not define, or an input its handler
  * does not take, is a compile error, and `result.get(spec).value` and `ctx.need(spec)` have
  * the type the handler returns (when that is JSON). At run time it also refuses a kind the
- * module does not define, with a `GraphError` (UNKNOWN_KIND) that lists the ones it does.
+ * module does not define, with a `GraphError` (UNKNOWN_KIND) that lists the ones it does, and
+ * a module `createEngine` would refuse (`null`, one of no kinds, a kind that is no handler)
+ * with the same `JobModuleError`, at once.
  *
  * @example
  * ```ts
@@ -80,13 +82,17 @@ export type JobBuilder<M extends JobModule> = <K extends keyof M & string>(
  * ```
  */
 export function jobBuilder<M extends JobModule>(jobs: M): JobBuilder<M> {
+  // What createEngine would refuse (no object, no kinds, a module namespace, a kind that is no
+  // handler) is refused here, where a JavaScript graph module first names the module.
+  loadJobs(jobs);
+  const kinds = Object.keys(jobs);
   return ((kind: string, input?: unknown, options?: JobOptions) => {
     if (!Object.hasOwn(jobs, kind)) {
       throw new GraphError(
         "UNKNOWN_KIND",
-        `unknown job kind "${kind}": the job module defines ${Object.keys(jobs)
+        `unknown job kind "${kind}": the job module defines ${kinds
           .map((k) => `"${k}"`)
-          .join(", ")}${didYouMean(kind, Object.keys(jobs), (meant) => `"${meant}"`)}`,
+          .join(", ")}${didYouMean(kind, kinds, (meant) => `"${meant}"`)}`,
         [kind],
       );
     }

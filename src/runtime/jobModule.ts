@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import { JobModuleError } from "../errors.ts";
 import type { JobSpec, Json } from "../graph/job.ts";
+import { preview } from "../graph/label.ts";
 import { checkJobDefinition } from "./checkJobDefinition.ts";
 import { type RankLaunch, runRankJob } from "./rankJob.ts";
 
@@ -172,7 +173,7 @@ export interface LoadedJobs {
 export function loadJobs(module: unknown, source?: string): LoadedJobs {
   if (module === null || typeof module !== "object" || Array.isArray(module)) {
     throw new JobModuleError(
-      `a job module must export an object mapping each job kind to a handler function (or { run, version })${Array.isArray(module) ? ", not an array, whose indexes would be its kinds" : ""}`,
+      `a job module must export an object mapping each job kind to a handler function (or { run, version }), not ${Array.isArray(module) ? "an array, whose indexes would be its kinds" : preview(module)}`,
     );
   }
   const nested = nestedModule(module);

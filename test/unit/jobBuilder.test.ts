@@ -3,7 +3,7 @@
  * typecheck` covers this file): each `@ts-expect-error` line must fail to compile.
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { GraphError } from "../../src/errors.ts";
+import { GraphError, JobModuleError } from "../../src/errors.ts";
 import { type JobSpec, type Json, job as plainJob } from "../../src/graph/job.ts";
 import { jobBuilder } from "../../src/graph/jobBuilder.ts";
 import { createEngine, defineJobs } from "../../src/index.ts";
@@ -107,6 +107,27 @@ describe("jobBuilder", () => {
     );
     // A key the module inherits is no kind of it.
     expect(() => (job as (kind: string) => JobSpec)("toString")).toThrow(GraphError);
+  });
+
+  it("refuses at once a module createEngine would refuse, as a JavaScript graph module may give it", () => {
+    const builder = jobBuilder as (jobs: unknown) => unknown;
+    const refused: [unknown, string][] = [
+      [
+        null,
+        "a job module must export an object mapping each job kind to a handler function (or { run, version }), not null",
+      ],
+      [5, "(or { run, version }), not 5"],
+      [{}, "the job module defines no job kinds"],
+      [
+        { default: { double: (n: number) => n * 2 } },
+        "a module namespace (import * as jobs) was given",
+      ],
+      [{ double: 2 }, 'job kind "double" must be a handler function'],
+    ];
+    for (const [jobs, message] of refused) {
+      expect(() => builder(jobs), String(jobs)).toThrow(JobModuleError);
+      expect(() => builder(jobs)).toThrow(message);
+    }
   });
 
   it("gives result.get and ctx.need the handler's type, with the values a run gives", async () => {
