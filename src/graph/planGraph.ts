@@ -192,6 +192,8 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
     idOf(spec, among = jobs) {
       const id = idIn(spec) ?? sameJobId(spec);
       if (id !== undefined && among.has(id)) return id;
+      // A JavaScript caller's `result.get("fetch")` is no job, rather than one of another run.
+      checkSpec(spec, () => (among === jobs ? "the job looked up" : "result.get's job"));
       const where =
         among === jobs
           ? "plan; plan a graph that contains it"

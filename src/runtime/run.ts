@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import { didYouMean } from "../closestName.ts";
 import { ConfigError, ListenerError } from "../errors.ts";
 import type { JobSpec, Json } from "../graph/job.ts";
+import { preview } from "../graph/label.ts";
 import type { FailureCause, JobError, JobState } from "../machines/jobBoard.ts";
 import type { WorkerClose } from "../machines/workerClose.ts";
 import { checkOptionNames } from "../optionNames.ts";
@@ -335,7 +336,8 @@ export class Run extends RunEmitter implements Promise<RunResult> {
 
   /**
    * Listens to one of the run's events. A name it never emits (`"progres"`, a typo) is a
-   * `ConfigError` naming the events, rather than a listener that never hears anything;
+   * `ConfigError` naming the events, rather than a listener that never hears anything (and
+   * so is a listener that is no function, rather than Node's `TypeError`);
    * Node's `EventEmitter` types take any name, so these methods are typed by the run's events.
    *
    * @example
@@ -344,12 +346,12 @@ export class Run extends RunEmitter implements Promise<RunResult> {
    * ```
    */
   on<E extends keyof RunEvents>(event: E, listener: (...args: RunEvents[E]) => void): this {
-    return emitter.on.call(this, knownEvent(event), listener) as this;
+    return emitter.on.call(this, knownEvent(event, listener), listener) as this;
   }
 
   /** As `on`, for the next event only. */
   once<E extends keyof RunEvents>(event: E, listener: (...args: RunEvents[E]) => void): this {
-    return emitter.once.call(this, knownEvent(event), listener) as this;
+    return emitter.once.call(this, knownEvent(event, listener), listener) as this;
   }
 
   /** As `on`. */
@@ -357,7 +359,7 @@ export class Run extends RunEmitter implements Promise<RunResult> {
     event: E,
     listener: (...args: RunEvents[E]) => void,
   ): this {
-    return emitter.addListener.call(this, knownEvent(event), listener) as this;
+    return emitter.addListener.call(this, knownEvent(event, listener), listener) as this;
   }
 
   /** As `on`, called before the listeners added earlier. */
@@ -365,7 +367,7 @@ export class Run extends RunEmitter implements Promise<RunResult> {
     event: E,
     listener: (...args: RunEvents[E]) => void,
   ): this {
-    return emitter.prependListener.call(this, knownEvent(event), listener) as this;
+    return emitter.prependListener.call(this, knownEvent(event, listener), listener) as this;
   }
 
   /** As `once`, called before the listeners added earlier. */
@@ -373,13 +375,14 @@ export class Run extends RunEmitter implements Promise<RunResult> {
     event: E,
     listener: (...args: RunEvents[E]) => void,
   ): this {
-    return emitter.prependOnceListener.call(this, knownEvent(event), listener) as this;
+    return emitter.prependOnceListener.call(this, knownEvent(event, listener), listener) as this;
   }
 
   /**
    * Stops the run: nothing new starts, running handlers are aborted. `reason` is the cancelled
    * jobs' message: a string, or, as `AbortController.abort` takes, an Error (its message) or
-   * anything else (as text); an Error object used to land in the outcomes as their message.
+   * anything else (as text, an object as short JSON); an Error object used to land in the
+   * outcomes as their message.
    *
    * @example
    * ```ts
@@ -418,15 +421,22 @@ export class Run extends RunEmitter implements Promise<RunResult> {
 }
 
 /**
- * `event`, when a run emits it or it is an EventEmitter's own; a `ConfigError` naming the
- * run's events otherwise.
+ * `event`, when a run emits it or it is an EventEmitter's own and `listener` is a function; a
+ * `ConfigError` naming the run's events, or saying what the listener must be, otherwise.
  */
-function knownEvent<E extends keyof RunEvents>(event: E): E {
-  if (Object.hasOwn(RUN_EVENTS, event) || EMITTER_EVENTS.has(event)) return event;
-  const events = Object.keys(RUN_EVENTS);
-  throw new ConfigError(
-    `a run emits no ${typeof event === "string" ? `"${event}"` : String(event)} event; it emits ${events.map((name) => `"${name}"`).join(", ")}${didYouMean(String(event), events, (name) => `"${name}"`)}`,
-  );
+function knownEvent<E extends keyof RunEvents>(event: E, listener: unknown): E {
+  if (!Object.hasOwn(RUN_EVENTS, event) && !EMITTER_EVENTS.has(event)) {
+    const events = Object.keys(RUN_EVENTS);
+    throw new ConfigError(
+      `a run emits no ${typeof event === "string" ? `"${event}"` : String(event)} event; it emits ${events.map((name) => `"${name}"`).join(", ")}${didYouMean(String(event), events, (name) => `"${name}"`)}`,
+    );
+  }
+  if (typeof listener !== "function") {
+    throw new ConfigError(
+      `a run's "${String(event)}" listener must be a function, such as (event) => console.log(event), not ${preview(listener)}`,
+    );
+  }
+  return event;
 }
 
 /**
@@ -506,5 +516,6 @@ function abortMessage(signal: AbortSignal): string {
 /** A cancel's or an abort's reason as text: an Error's message; none for `undefined`. */
 function reasonText(reason: unknown): string | undefined {
   if (reason === undefined) return undefined;
-  return reason instanceof Error ? reason.message : String(reason);
+  if (reason instanceof Error) return reason.message;
+  return typeof reason === "object" && reason !== null ? preview(reason) : String(reason);
 }

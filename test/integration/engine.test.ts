@@ -576,6 +576,11 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     expect(() => result.get(job("square", 4))).toThrow(
       "Job square 4 is not part of this run: it is neither in its graph nor a job that a handler needed.",
     );
+    // What JavaScript may pass for a job: named as what it is, not as "Job undefined".
+    // @ts-expect-error: result.get takes a job
+    expect(() => result.get("square")).toThrow(
+      'result.get\'s job is "square", not a job; make jobs with job(kind, input, options).',
+    );
   });
 
   it("runs the needed jobs even for a handler that catches ctx.need's stop by mistake, and tells it what it caught", async () => {
@@ -1634,6 +1639,10 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     const plain = engine.run([job("wait", 3)]);
     plain.on("job", () => plain.cancel());
     expect([...(await plain).jobs.values()][0]?.error?.message).toBe("the run was cancelled");
+    // Any other object as text a person can read, as JSON, not "[object Object]".
+    const other = engine.run([job("wait", 4)]);
+    other.on("job", () => other.cancel({ by: "the scheduler" }));
+    expect([...(await other).jobs.values()][0]?.error?.message).toBe('{"by":"the scheduler"}');
   });
 
   it("a job listener that throws cancels the run, which rejects with a ListenerError; the next run reuses what was stored", async () => {
@@ -1981,6 +1990,14 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     expect(() => run.once("done", () => {})).toThrow(ConfigError);
     // @ts-expect-error
     expect(() => run.prependListener("finished", () => {})).toThrow(ConfigError);
+    // A listener that is no function, as JavaScript may pass, is refused as baton's own error,
+    // not Node's TypeError.
+    // @ts-expect-error: the listener must be a function
+    expect(() => run.on("job", "log")).toThrow(
+      'a run\'s "job" listener must be a function, such as (event) => console.log(event), not "log"',
+    );
+    // @ts-expect-error
+    expect(() => run.once("progress", undefined)).toThrow(ConfigError);
     const [event] = (await once(run, "job")) as [JobEvent];
     expect(event.state).toBe("running");
     expect((await run).ok).toBe(true);
