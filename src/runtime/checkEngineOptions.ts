@@ -180,7 +180,7 @@ export function checkEngineOptions(options: EngineOptions): void {
       !(typeof value === "number" && Number.isFinite(value) && value > 0)
     ) {
       throw new ConfigError(
-        `createEngine: ${name} must be a finite number of milliseconds above 0, not ${String(value)}`,
+        `createEngine: ${name} must be a finite number of milliseconds above 0, not ${shown(value)}`,
       );
     }
   }

@@ -153,6 +153,11 @@ describe("createEngine's options", () => {
       { jobs, listen: "localhost" },
       'createEngine: listen "localhost" is not an address baton can use: write HOST:PORT',
     ],
+    // Refused, but its text unquoted (not 10s), where every other option's is quoted.
+    [
+      { jobs, cancelGraceMs: "10s" },
+      'createEngine: cancelGraceMs must be a finite number of milliseconds above 0, not "10s"',
+    ],
     // Each of these was taken without a word.
     [{ jobs, logsDir: 5 }, "createEngine: logsDir must be the path of a directory, not 5"],
     [{ jobs, files: 5 }, "createEngine: files must be a Files, such as nodeFiles(), not 5"],
