@@ -1,5 +1,6 @@
 import { closestName, didYouMeanEach } from "../closestName.ts";
 import { GraphError } from "../errors.ts";
+import { isThenable } from "../runtime/isThenable.ts";
 import { canonicalJson } from "./canonicalJson.ts";
 import { canTake } from "./canTake.ts";
 import { formatResources } from "./formatResources.ts";
@@ -298,6 +299,7 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
     throw bad(`${from()} is an array, not a job; give the jobs themselves (spread it: ...jobs).`);
   }
   const { kind, after, requires, retries, ranks, backoff, timeoutMs } = spec as Partial<JobSpec>;
+  if (kind === undefined) throw bad(`${from()} is ${noJob(spec)}`);
   if (typeof kind !== "string" || kind === "") {
     throw bad(
       `The job at ${from()} has kind ${preview(kind)}; a kind must be a non-empty string ` +
@@ -489,6 +491,18 @@ function cycle(path: readonly { spec: JobSpec }[], back: JobSpec): GraphError {
       "A job cannot run after itself; remove one of these jobs from the other's after.",
     [...new Set(specs.map((spec) => spec.kind))],
   );
+}
+
+/**
+ * What an object with no kind is, as a JavaScript caller may pass it: a promise of the jobs
+ * not awaited, a collection of them that is no array, or any other object.
+ */
+function noJob(value: object): string {
+  if (isThenable(value)) return "a promise, not a job; await it first";
+  if (value instanceof Set || value instanceof Map) {
+    return `a ${value.constructor.name}, not a job; give an array of the jobs ([...jobs${value instanceof Map ? ".values()" : ""}])`;
+  }
+  return `${preview(value)}, an object with no kind, not a job; make jobs with job(kind, input, options).`;
 }
 
 function bad(message: string, jobs: readonly string[] = []): GraphError {

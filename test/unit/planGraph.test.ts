@@ -378,6 +378,17 @@ describe("planGraph", () => {
     expect(errorOf([fetch, "x" as never]).message).toBe(
       'graph[1] is "x", not a job; make jobs with job(kind, input, options).',
     );
+    // What JavaScript may pass for jobs, each named as what it is, where each was "The job at
+    // graph[1] has kind undefined".
+    expect(errorOf([fetch, Promise.resolve(fetch) as never]).message).toBe(
+      "graph[1] is a promise, not a job; await it first",
+    );
+    expect(errorOf([new Map([["fetch", fetch]]) as never]).message).toBe(
+      "graph[0] is a Map, not a job; give an array of the jobs ([...jobs.values()])",
+    );
+    expect(errorOf([fetch, { job: "fetch" } as never]).message).toBe(
+      'graph[1] is {"job":"fetch"}, an object with no kind, not a job; make jobs with job(kind, input, options).',
+    );
   });
 
   it("refuses a rank kind's job without ranks and a plain kind's job with ranks, before anything runs", () => {
