@@ -17,6 +17,7 @@ import { pidReused } from "../rank/pidReused.ts";
 import { LEASE_STALE_MS } from "../rank/rankEnv.ts";
 import { rankList } from "../rank/rankList.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
+import { checkReapOptions } from "./checkReapOptions.ts";
 import { clearDeployment, controlFiles, untouchedMs } from "./clearDeployment.ts";
 import { isPermissionDenied, ownerName } from "./fileOwner.ts";
 import { type FolderNotRemoved, folderNotRemovedLine } from "./folderNotRemoved.ts";
@@ -157,6 +158,7 @@ export interface ReapReport {
  * ```
  */
 export async function reapDeployments(options: ReapOptions): Promise<ReapReport> {
+  checkReapOptions(options);
   const files = options.files ?? nodeFiles();
   const procs = options.procs ?? nodeProcs();
   const clock = options.clock ?? nodeClock();
