@@ -1,4 +1,5 @@
 import type { AnyStateMachine, AnyStateNode } from "xstate";
+import { inlineGuard } from "./inlineGuard.ts";
 
 /**
  * One state of a machine's chart, with its children (a compound or parallel state has some);
@@ -90,8 +91,10 @@ function transitionOf(
  * A guard as diagrams write it: its name (`ready`, a `{ type, params }` object's type), XState's
  * higher-order guards with their operands (`not("a")` is `!a`, `and(["a", not("b")])` is
  * `a && !b`, `or` joins with `||`, in brackets inside another; `stateIn("#m.b")` is
- * `in #m.b`), an inline function by its name, else `guarded`. Until an audit a higher-order
- * guard was drawn by its builder's name alone (`GO [not]`, `GO [and]`).
+ * `in #m.b`), a function by its name, one written in place by what it returns (`inlineGuard`:
+ * `GO [context.n > 2]`, or `GO [inline guard]`), else `guarded`. Until an audit a higher-order
+ * guard was drawn by its builder's name alone (`GO [not]`, `GO [and]`), and an inline one
+ * `[guard]`, the name JavaScript gives a function written as the `guard` property.
  */
 function guardName(guard: unknown, inner = false): string | undefined {
   if (guard === undefined) return undefined;
@@ -111,6 +114,11 @@ function guardName(guard: unknown, inner = false): string | undefined {
   }
   if (typeof guard === "function" && name === "stateIn" && stateValue !== undefined) {
     return `in ${typeof stateValue === "string" ? stateValue : JSON.stringify(stateValue)}`;
+  }
+  if (typeof guard === "function") {
+    const inline = inlineGuard(guard);
+    if (inline === undefined) return guard.name;
+    return inner && /\s/.test(inline) ? `(${inline})` : inline;
   }
   return name || "guarded";
 }

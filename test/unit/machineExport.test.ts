@@ -144,6 +144,58 @@ describe("Mermaid", () => {
     ]);
   });
 
+  it("draws a guard written in place by what it returns, or as an inline guard: not as [guard]", () => {
+    // JavaScript names a function written as the `guard` property `guard`: it was drawn
+    // `GO [guard]`, as if the machine had a guard of that name.
+    const machine = createMachine({
+      types: {} as { context: { tries: number; log: string[] } },
+      context: { tries: 0, log: [] },
+      id: "m",
+      initial: "a",
+      states: {
+        a: {
+          on: {
+            GO: [
+              { guard: ({ context }) => context.tries > 2, target: "b" },
+              { guard: not(({ context }) => context.tries === 0), target: "b" },
+              {
+                guard: ({ context }) =>
+                  context.log.some((line) => line.startsWith("retrying after a long wait")),
+                target: "b",
+              },
+              {
+                guard: ({ context }) => {
+                  return context.tries === 1;
+                },
+                target: "b",
+              },
+              {
+                guard: function ready() {
+                  return true;
+                },
+                target: "b",
+              },
+            ],
+          },
+        },
+        b: {},
+      },
+    });
+    expect(toMermaid(machine)).toContain(
+      "  a --> b : GO [context.tries #62; 2], GO [!(context.tries === 0)], GO [inline guard], GO [inline guard], GO [ready]\n",
+    );
+    const json = machineJson(machine) as unknown as {
+      states: { a: { on: { GO: { guard: unknown }[] } } };
+    };
+    expect(json.states.a.on.GO.map((t) => t.guard)).toEqual([
+      { type: "context.tries > 2" },
+      { type: "not", guards: [{ type: "context.tries === 0" }] },
+      { type: "inline guard" },
+      { type: "inline guard" },
+      { type: "ready" },
+    ]);
+  });
+
   it("draws a parallel machine as a composite state, its regions and machine-wide transitions in it", () => {
     // Mermaid refused the regions' `--` at the top ("Parse error … got 'INVALID'"), and the
     // machine-wide transitions, noted on an initial state a parallel machine lacks, were lost.
