@@ -25,7 +25,15 @@ export type DashboardEvent =
         cached?: boolean | undefined;
       }[];
     }
-  | { type: "job"; id: string; kind: string; state: JobState; cause?: FailureCause | undefined }
+  | {
+      type: "job";
+      id: string;
+      kind: string;
+      state: JobState;
+      /** Its dependencies, when they may be news: a job `ctx.need` added, or one that needed it. */
+      deps?: readonly string[] | undefined;
+      cause?: FailureCause | undefined;
+    }
   | {
       type: "actor";
       /** Stable within the run (`connection:memory:3`, `coordinator`). */
@@ -287,6 +295,7 @@ export class DashboardModel {
         return;
       case "job":
         this.jobChanged(at, event.id, event.kind, event.state, event.cause);
+        if (event.deps !== undefined) this.depsTold(event.id, event.deps);
         return;
       case "actor": {
         if (event.chart) this.chart(event.chart);
@@ -521,6 +530,48 @@ export class DashboardModel {
     known.outcome = outcome;
     if (FINISHED.has(state) && s.startedAt !== undefined)
       this.throughput.finished(at - s.startedAt);
+  }
+
+  /**
+   * Draws the dependencies of job `id` that the graph did not have: those of a job `ctx.need`
+   * added (it joined the first column with none), and the needed jobs of the job that needed
+   * them. Its kind gains an arrow from each other kind it now depends on, and the jobs and
+   * kinds are put in their columns again. Until an audit a kind first seen while the run ran
+   * had no arrows in the graph by kind, nor such a job in the graph by job.
+   */
+  private depsTold(id: string, deps: readonly string[]): void {
+    const s = this.state;
+    const kind = this.kindOf.get(id)!;
+    const k = s.kinds[kind]!;
+    let grew = false;
+    for (const dep of deps) {
+      const depKind = this.kindOf.get(dep);
+      if (depKind === undefined || depKind === kind || k.deps.includes(depKind)) continue;
+      k.deps.push(depKind);
+      this.dirtyKinds.add(kind);
+      grew = true;
+    }
+    const job = s.jobs[id];
+    if (job !== undefined && job.deps.length !== deps.length) {
+      job.deps = [...deps];
+      this.dirtyJobs.add(id);
+      grew = true;
+    }
+    if (!grew) return;
+    const relayer = <V extends { layer: number; deps: string[] }>(
+      views: Record<string, V>,
+      dirty: Set<string>,
+    ) => {
+      const layer = layers(Object.entries(views).map(([key, v]) => ({ id: key, deps: v.deps })));
+      for (const [key, view] of Object.entries(views)) {
+        if (view.layer === layer.get(key)) continue;
+        view.layer = layer.get(key)!;
+        dirty.add(key);
+      }
+    };
+    relayer(s.kinds, this.dirtyKinds);
+    relayer(s.jobs, this.dirtyJobs);
+    this.layOut();
   }
 
   /**

@@ -45,6 +45,7 @@ export function inspectionFeed(
   const workerLabels = new WeakMap<ActorRefLike, string>();
   const connections = new Map<string, number>();
   const groups = groupFeed(emit);
+  const boards = new WeakMap<ActorRefLike, JobBoard>();
   return (inspection) => {
     if (inspection.type === "@xstate.action") {
       const { type, params } = inspection.action as { type: string; params?: { event?: unknown } };
@@ -53,7 +54,10 @@ export function inspectionFeed(
       if (emitted?.type === "progress") {
         const progress = readGroupProgress(emitted.frame.message);
         if (progress !== undefined) groups.report(progress, emitted.frame.job);
-      } else fromEmitted(emitted as CoordinatorEmitted | undefined, emit, groups.jobChanged);
+      } else {
+        const board = boards.get(inspection.actorRef);
+        fromEmitted(emitted as CoordinatorEmitted | undefined, emit, groups.jobChanged, board);
+      }
       return;
     }
     if (inspection.type !== "@xstate.snapshot") return;
@@ -71,6 +75,7 @@ export function inspectionFeed(
       name = nameOf(machine.id, context, counters);
       names.set(actor, name);
       if (machine.id === "coordinator" && context.board !== undefined) {
+        boards.set(actor, context.board as JobBoard);
         emit(graphOf(context.board as JobBoard));
       }
     }
@@ -108,21 +113,31 @@ export function inspectionFeed(
   };
 }
 
-/** The coordinator's effects and its end, as it emits them (other machines' emits are ignored). */
+/**
+ * The coordinator's effects and its end, as it emits them (other machines' emits are ignored).
+ * A job that turns blocked or ready brings its dependencies from the coordinator's `board`:
+ * a job `ctx.need` added, and the job that needed it, whose dependencies grew.
+ */
 function fromEmitted(
   emitted: CoordinatorEmitted | undefined,
   emit: (event: DashboardEvent) => void,
   jobChanged: (job: string, state: string) => void,
+  board: JobBoard | undefined,
 ): void {
   if (emitted?.type === "effects" && Array.isArray(emitted.effects)) {
     for (const effect of emitted.effects) {
       if (effect.type !== "job.changed") continue;
       jobChanged(effect.job, effect.state);
+      const deps =
+        effect.state === "blocked" || effect.state === "ready"
+          ? board?.jobs.get(effect.job)?.job.deps
+          : undefined;
       emit({
         type: "job",
         id: effect.job,
         kind: effect.kind,
         state: effect.state,
+        ...(deps !== undefined && { deps }),
         ...(effect.cause !== undefined && { cause: effect.cause }),
       });
     }

@@ -65,6 +65,54 @@ describe("inspection feed", () => {
     expect(Object.keys(state.charts).sort()).toEqual(["connection", "coordinator"]);
   });
 
+  it.each([
+    [4, "jobs"],
+    [400, "kinds"],
+  ] as const)(
+    "draws the arrows of jobs ctx.need added while running (%i reports, by %s)",
+    async (n, mode) => {
+      // A kind first seen while the run ran joined the graph with no arrows: its jobs were told
+      // without their dependencies, and the job that needed them kept the ones it started with.
+      const model = new DashboardModel();
+      let at = 0;
+      const engine = createEngine({
+        jobs: {
+          fetch: (i: number) => i,
+          parse: (i: number) => i * 2,
+          // The needs carry the needed job's own dependency: a report depends on both.
+          report: async (i: number, ctx) => {
+            const [parsed] = await ctx.need(job("parse", i, { after: [job("fetch", i)] }));
+            return parsed as number;
+          },
+        },
+        workers: 2,
+        inspect: inspectionFeed((event) => model.apply(at++, event)),
+      });
+
+      const result = await engine.run(Array.from({ length: n }, (_, i) => job("report", i)));
+
+      expect(result.ok).toBe(true);
+      const state = model.snapshot();
+      expect(state.graphMode).toBe(mode);
+      expect(state.kinds.fetch?.deps).toEqual([]);
+      expect(state.kinds.parse?.deps).toEqual(["fetch"]);
+      expect(state.kinds.report?.deps.sort()).toEqual(["fetch", "parse"]);
+      expect(Object.fromEntries(Object.values(state.kinds).map((k) => [k.kind, k.layer]))).toEqual({
+        fetch: 0,
+        parse: 1,
+        report: 2,
+      });
+      if (mode === "jobs") {
+        const byKind = (kind: string) => Object.values(state.jobs).filter((j) => j.kind === kind);
+        for (const report of byKind("report")) {
+          expect(report.layer).toBe(2);
+          expect(report.deps.map((d) => state.jobs[d]?.kind).sort()).toEqual(["fetch", "parse"]);
+        }
+        for (const parse of byKind("parse")) expect(parse.layer).toBe(1);
+      }
+    },
+  );
+
   it("says why a worker's connection closed when it was lost: cut, crashed or silent", async () => {
     const { trace } = await recordSimulation(2, (hooks) => simulate({ seed: 2, ...hooks }));
     const lost = trace.flatMap(({ event }) =>
