@@ -10,6 +10,10 @@ const GRANT = /^\d+ grant ([0-9a-f]{16}) \((.*)\) to (\S+) attempt (\d+)$/;
 /** A job's line that says it has ended: no later line of its connection is its. */
 const ENDED = /^\d+ job [0-9a-f]{16} (completed|failed|cancelled|skipped)$/;
 
+/** A job's line that says its handler runs no more (a lost worker's job is `ready` again). */
+const NOT_RUNNING =
+  /^\d+ job ([0-9a-f]{16}) (ready|blocked|storing|completed|failed|cancelled|skipped)$/;
+
 /**
  * A job's lines that say nothing a reader of its timeline needs: running at its grant, the
  * grant's frame delivered, its result storing.
@@ -25,8 +29,13 @@ export interface FollowedJob {
   id: string;
   /** Its kind and a preview of its input, as the trace's grants name it (`charge 2`). */
   label: string;
-  /** Whether the failure names it (else it was granted more than once). */
+  /** Whether the failure names it (else it was granted more than once, or `running`). */
   named: boolean;
+  /**
+   * Whether its handler was running when the failure came (granted, and neither ended nor
+   * given up since): a job that ran beside the one that broke, where a race shows.
+   */
+  running: boolean;
   /** The attempts it was granted. */
   attempts: number;
   /** Its lines of the trace before `lines`, left out. */
@@ -39,8 +48,11 @@ export interface FollowedJob {
  * The jobs of your own graph a failed seed's report follows, each with its own lines of the
  * `trace`, for the first screen of a failure (whose last events are mostly the simulated
  * network's frames): the jobs the `violation` names, then those granted more than once (a
- * lost worker, a coordinator crash, a failed attempt: where races in handlers show), at most
- * `MOST_JOBS` of `of`. A job's lines are those that name it (but its `running`, `storing` and
+ * lost worker, a coordinator crash, a failed attempt: where races in handlers show), then
+ * those still running when it broke (a job that ran beside the one that broke: where a race
+ * between jobs shows, such as a job that reads what another has not written yet because the
+ * graph does not order them; until an audit the report of such a race showed the job that
+ * broke alone), at most `MOST_JOBS` of `of`. A job's lines are those that name it (but its `running`, `storing` and
  * grant frame), the faults and closes of the connection its attempt ran on until its next
  * grant or its end, and coordinator crashes and starts, disk faults and the like while it had
  * not ended. No jobs when the trace grants no job the violation names and none twice. The
@@ -58,15 +70,21 @@ export function yourJobsFollowed(
   violation: string,
 ): { of: number; jobs: FollowedJob[] } {
   const granted = new Map<string, { label: string; attempts: number }>();
+  const running = new Set<string>();
   for (const line of trace) {
     const grant = GRANT.exec(line);
-    if (grant === null) continue;
+    if (grant === null) {
+      const stopped = NOT_RUNNING.exec(line);
+      if (stopped !== null) running.delete(stopped[1]!);
+      continue;
+    }
     const [, id, label, , attempt] = grant;
     granted.set(id!, { label: label!, attempts: Number(attempt) });
+    running.add(id!);
   }
   const named = (violation.match(/\b[0-9a-f]{16}\b/g) ?? []).filter((id) => granted.has(id));
   const again = [...granted].filter(([, { attempts }]) => attempts > 1).map(([id]) => id);
-  const followed = [...new Set([...named, ...again])];
+  const followed = [...new Set([...named, ...again, ...running])];
   return {
     of: followed.length,
     jobs: followed.slice(0, MOST_JOBS).map((id) => {
@@ -76,6 +94,7 @@ export function yourJobsFollowed(
         id,
         ...granted.get(id)!,
         named: named.includes(id),
+        running: running.has(id),
         earlier,
         lines: lines.slice(earlier),
       };
@@ -96,10 +115,15 @@ export function yourJobsFollowed(
 export function yourJobsTimelines(trace: readonly string[], violation: string): string[] {
   const { of, jobs } = yourJobsFollowed(trace, violation);
   if (jobs.length === 0) return [];
+  const why = [
+    jobs.some((job) => job.named) && "the one the failure names",
+    jobs.some((job) => !job.named && job.attempts > 1) && "those granted more than once",
+    jobs.some((job) => !job.named && job.attempts === 1) && "those running when it broke",
+  ].filter((reason) => reason !== false);
   return [
-    `your jobs: ${jobs[0]!.named ? "the one the failure names, then " : ""}those granted more than once${of > jobs.length ? ` (${jobs.length} of ${of})` : ""}, with their lines of the trace (its replay prints them all):`,
-    ...jobs.flatMap(({ id, label, attempts, earlier, lines }) => [
-      `  ${label} (${id}), ${attempts} attempt${attempts === 1 ? "" : "s"}:`,
+    `your jobs: ${why.join(", then ")}${of > jobs.length ? ` (${jobs.length} of ${of})` : ""}, with their lines of the trace (its replay prints them all):`,
+    ...jobs.flatMap(({ id, label, attempts, named, running, earlier, lines }) => [
+      `  ${label} (${id}), ${attempts} attempt${attempts === 1 ? "" : "s"}${running && !named ? ", running when it broke" : ""}:`,
       ...(earlier > 0 ? [`    … (${earlier} earlier)`] : []),
       ...lines.map((line) => `    ${line}`),
     ]),

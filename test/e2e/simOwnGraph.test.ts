@@ -309,7 +309,7 @@ describe("baton sim on a graph of your own", () => {
     );
   });
 
-  it("gives --json of a failed seed the same jobs, as yourJobs: id, kind, attempts and lines, and yourJobsOf", async () => {
+  it("gives --json of a failed seed the same jobs, as yourJobs: id, kind, attempts, running and lines, and yourJobsOf", async () => {
     const charges = [`${F}/simCharges.graph.ts`, "--handlers", `${F}/simCharges.sim.ts`];
     const exit = await sim(...charges, "--seed", "36", "--no-shrink", "--json");
     expect(exit.code).toBe(1);
@@ -325,6 +325,7 @@ describe("baton sim on a graph of your own", () => {
       label: "reconcile",
       attempts: 1,
       named: true,
+      running: true,
       earlier: 0,
       lines: [
         `4987 job ${reconcile.id} ready`,
@@ -337,6 +338,7 @@ describe("baton sim on a graph of your own", () => {
       label: "charge 2",
       attempts: 2,
       named: false,
+      running: false,
       earlier: 0,
       lines: CHARGE_2_LINES.map((line) => line.replaceAll("ID", charge.id)),
     });

@@ -29,6 +29,8 @@ const TRACE = [
   `1700 job ${A} storing`,
   `1710 job ${A} completed`,
   "1800 fault reset sim:2 by server",
+  "1800 net sim:2 server closed 1006 connection reset",
+  `1800 job ${C} ready`,
   `1900 grant ${B} (reconcile) to sim:3 attempt 1`,
   `1901 violation 15: invariant 15 (…) violated: job ${B} (reconcile): order 1 charged 2 times`,
 ];
@@ -56,8 +58,40 @@ describe("yourJobsTimelines", () => {
     ]);
   });
 
-  it("gives nothing when the failure names no job of the trace and none was granted again", () => {
-    const once = TRACE.filter((line) => !line.includes("attempt 2"));
+  it("follows the jobs running when it broke, where a race between jobs shows", () => {
+    // index read the pages before render "blog" had written its page: the graph ran index
+    // after render "home" alone. The report showed index alone.
+    const [home, blog, index] = ["1111111111111111", "2222222222222222", "3333333333333333"];
+    const trace = [
+      `1 grant ${home} (render "home") to sim:2 attempt 1`,
+      `1 job ${home} running`,
+      `366 grant ${blog} (render "blog") to sim:2 attempt 1`,
+      `366 job ${blog} running`,
+      `375 job ${home} completed`,
+      `375 job ${index} ready`,
+      `1298 grant ${index} (index ["home","blog"]) to sim:1 attempt 1`,
+      `1298 job ${index} running`,
+      `1400 violation 15: invariant 15 (…) violated: job ${index} (index): not rendered yet: blog`,
+    ];
+    expect(
+      yourJobsTimelines(
+        trace,
+        `invariant 15 (…) violated: job ${index} (index): not rendered yet: blog`,
+      ),
+    ).toEqual([
+      "your jobs: the one the failure names, then those running when it broke, with their lines of the trace (its replay prints them all):",
+      `  index ["home","blog"] (${index}), 1 attempt:`,
+      `    375 job ${index} ready`,
+      `    1298 grant ${index} (index ["home","blog"]) to sim:1 attempt 1`,
+      `  render "blog" (${blog}), 1 attempt, running when it broke:`,
+      `    366 grant ${blog} (render "blog") to sim:2 attempt 1`,
+    ]);
+  });
+
+  it("gives nothing when the failure names no job of the trace, none was granted again and none was running", () => {
+    const once = TRACE.filter(
+      (line) => !line.includes("attempt 2") && !line.includes(B) && !line.includes(C),
+    );
     expect(yourJobsTimelines(once, "invariant 6 (…) violated: the run is not over")).toEqual([]);
   });
 
@@ -76,10 +110,11 @@ describe("yourJobsTimelines", () => {
     const logged = [...Array(20).keys()].map(
       (n) => `${n + 2} log ${A} (charge) attempt 2 info: ${n}`,
     );
-    const long = yourJobsTimelines([...TRACE.slice(0, 13), ...logged], "");
+    const mine = TRACE.slice(0, 13).filter((line) => !line.includes(C));
+    const long = yourJobsTimelines([...mine, ...logged], "");
     // Its grants, the slow link, the reset and its close, ready: 6 lines and 20 logs.
     expect(long.slice(1, 4)).toEqual([
-      `  charge 1 (${A}), 2 attempts:`,
+      `  charge 1 (${A}), 2 attempts, running when it broke:`,
       "    … (10 earlier)",
       `    6 log ${A} (charge) attempt 2 info: 4`,
     ]);
