@@ -10,7 +10,9 @@ const TICK_MS = 1000;
  * The progress line of `baton sim --seeds A..B` on a terminal: the seeds ended so far on
  * every thread (as they end, not in the seed order they are reported in, where a slow first
  * seed held the line still while the other threads finished dozens), those that failed, the
- * rate and an ETA (`seeds 1..2000 on 2 threads: 812/2000 done, 1 failed, 41.2 seeds/s, ETA 28.5 s`).
+ * rate and an ETA (`seeds 1..2000 on 2 threads: 812/2000 done, 1 failed, 41.2 seeds/s, ETA 28.8 s`):
+ * what is left at that rate, as `formatDuration` writes it (it was rounded up to a whole
+ * second, so the last seeds of a fast range read `ETA 1.0 s` with 81 ms left).
  *
  * @example
  * ```ts
@@ -55,7 +57,7 @@ export class SeedsProgress {
     const rate = this.done / seconds;
     const pace =
       this.done > 0 && this.done < total
-        ? `, ${rate.toFixed(1)} seeds/s, ETA ${formatDuration(Math.ceil((total - this.done) / rate) * 1000)}`
+        ? `, ${rate.toFixed(1)} seeds/s, ETA ${formatDuration(((total - this.done) / rate) * 1000)}`
         : ` (${formatDuration(now - this.started)})`;
     this.line.draw(
       `seeds ${this.first}..${this.last} on ${this.threads} thread${this.threads === 1 ? "" : "s"}: ${this.done}/${total} done, ${this.failed} failed${pace}`,
