@@ -216,6 +216,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     shrink: output.shrink && values.replay === undefined,
     traced: output.trace,
     replaying: values.replay !== undefined,
+    ui: values.ui === true,
   };
   const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui === true });
   // A progress line on a terminal: seeds done for a range, jobs and virtual time for one seed.
@@ -709,11 +710,15 @@ interface Report {
   traced: boolean;
   /** It is a replay (`--replay`), which needs no command to replay it. */
   replaying: boolean;
+  /** The dashboard opens on it (`--ui`): a replay's report need not say how to open it. */
+  ui: boolean;
 }
 
 /**
  * Prints what failed, the last events (unless the whole trace was printed) and the replay
- * command (unless this is the replay) at once, then shrinks (up to a minute of simulations)
+ * command (unless this is the replay; a replay instead ends with the command that opens the
+ * dashboard on it, `--ui`, unless it is open already or the seed failed the determinism check,
+ * which the dashboard does not run: a replay's report said nothing of what to do next) at once, then shrinks (up to a minute of simulations)
  * and prints the smallest reproducer: a Ctrl-C while shrinking keeps the replay command on
  * the screen. A replay with `--trace` used to print the last events again after the trace,
  * and shrink again for up to a minute, as the run that printed its command had.
@@ -727,6 +732,11 @@ async function reportFailure(r: SimulationResult, s: Settings, how: Report, live
       ? []
       : [`last ${LAST_EVENTS} events:`, ...r.trace.slice(-LAST_EVENTS).map((line) => `  ${line}`)]),
     ...(how.replaying ? [] : [`replay: ${replayCommand(r, s)}`]),
+    ...(how.replaying && !how.ui && r.violation!.invariant !== 0
+      ? [
+          `step through it in the dashboard: ${command(`--replay ${r.seed}`, s, r.jobs, r.workers)} --ui`,
+        ]
+      : []),
   ];
   writeAbove(live, `${lines.join("\n")}\n`);
   if (shrinks(r, how)) {

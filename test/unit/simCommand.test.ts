@@ -143,6 +143,10 @@ describe("baton sim's failure report", () => {
     expect(out.text).toMatch(/^seed 4 failed: invariant 1 broken in seed 4$/m);
     expect(out.text).not.toContain("last 30 events");
     expect(out.text).not.toContain("replay:");
+    // What to do next: watch it step by step.
+    expect(out.text).toMatch(
+      /\nstep through it in the dashboard: baton sim --replay 4 --jobs 5 --workers 2 --faults \S+ .*--ui\n$/,
+    );
   });
 
   it("replays a seed whose traces differed with --check-determinism, which alone shows it", async () => {
