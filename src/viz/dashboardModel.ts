@@ -20,6 +20,8 @@ export type DashboardEvent =
       jobs: {
         id: string;
         kind: string;
+        /** Its kind and a preview of its input, as messages and a simulation's trace name it. */
+        label?: string | undefined;
         deps: string[];
         state: JobState;
         cached?: boolean | undefined;
@@ -32,6 +34,8 @@ export type DashboardEvent =
       state: JobState;
       /** Its dependencies, when they may be news: a job `ctx.need` added, or one that needed it. */
       deps?: readonly string[] | undefined;
+      /** Its label (see the graph's), with the first event of a job `ctx.need` added. */
+      label?: string | undefined;
       cause?: FailureCause | undefined;
     }
   | {
@@ -86,6 +90,8 @@ export interface ViolationView {
 export interface JobView {
   id: string;
   kind: string;
+  /** Its kind and a preview of its input (`render "blog"`), which the page's hover shows. */
+  label: string;
   deps: string[];
   state: JobState;
   /** Column: the longest chain of dependencies before it. */
@@ -294,7 +300,7 @@ export class DashboardModel {
         this.start(event);
         return;
       case "job":
-        this.jobChanged(at, event.id, event.kind, event.state, event.cause);
+        this.jobChanged(at, event.id, event.kind, event.state, event.cause, event.label);
         if (event.deps !== undefined) this.depsTold(event.id, event.deps);
         return;
       case "actor": {
@@ -448,7 +454,8 @@ export class DashboardModel {
       const layer = layers(event.jobs.map((j) => ({ id: j.id, deps: j.deps })));
       for (const job of event.jobs) {
         const { id, kind, deps, state } = job;
-        s.jobs[id] = { id, kind, deps, state, layer: layer.get(id)!, x: 0, y: 0 };
+        const label = job.label ?? kind;
+        s.jobs[id] = { id, kind, label, deps, state, layer: layer.get(id)!, x: 0, y: 0 };
       }
     }
     const layer = layers([...kindDeps].map(([id, deps]) => ({ id, deps: [...deps] })));
@@ -484,6 +491,7 @@ export class DashboardModel {
     kind: string,
     state: JobState,
     cause: FailureCause | undefined,
+    label = kind,
   ): void {
     const s = this.state;
     let known = this.jobStates.get(id);
@@ -506,7 +514,7 @@ export class DashboardModel {
         s.graphMode = "kinds";
         this.layOut();
       } else if (s.graphMode === "jobs") {
-        s.jobs[id] = { id, kind, deps: [], state, layer: 0, x: 0, y: 0 };
+        s.jobs[id] = { id, kind, label, deps: [], state, layer: 0, x: 0, y: 0 };
         // It joins the first column (its dependencies are not told): the graph is laid out again.
         this.layOut();
       } else if (newKind) this.layOut();

@@ -5,6 +5,7 @@ import type {
   InspectionEvent,
   StateValue,
 } from "xstate";
+import { label } from "../graph/label.ts";
 import type { ConnectionEmitted } from "../machines/connection.ts";
 import type { CoordinatorEmitted } from "../machines/coordinator.ts";
 import type { JobBoard } from "../machines/jobBoard.ts";
@@ -46,6 +47,8 @@ export function inspectionFeed(
   const connections = new Map<string, number>();
   const groups = groupFeed(emit);
   const boards = new WeakMap<ActorRefLike, JobBoard>();
+  /** The jobs each board's graph brought or an event labelled: a job `ctx.need` adds is news. */
+  const labelled = new WeakMap<JobBoard, Set<string>>();
   return (inspection) => {
     if (inspection.type === "@xstate.action") {
       const { type, params } = inspection.action as { type: string; params?: { event?: unknown } };
@@ -56,7 +59,14 @@ export function inspectionFeed(
         if (progress !== undefined) groups.report(progress, emitted.frame.job);
       } else {
         const board = boards.get(inspection.actorRef);
-        fromEmitted(emitted as CoordinatorEmitted | undefined, emit, groups.jobChanged, board);
+        const known = board && labelled.get(board);
+        fromEmitted(
+          emitted as CoordinatorEmitted | undefined,
+          emit,
+          groups.jobChanged,
+          board,
+          known,
+        );
       }
       return;
     }
@@ -75,8 +85,10 @@ export function inspectionFeed(
       name = nameOf(machine.id, context, counters);
       names.set(actor, name);
       if (machine.id === "coordinator" && context.board !== undefined) {
-        boards.set(actor, context.board as JobBoard);
-        emit(graphOf(context.board as JobBoard));
+        const board = context.board as JobBoard;
+        boards.set(actor, board);
+        labelled.set(board, new Set(board.jobs.keys()));
+        emit(graphOf(board));
       }
     }
     const states = activeStates(machine.root, snapshot.value);
@@ -116,28 +128,33 @@ export function inspectionFeed(
 /**
  * The coordinator's effects and its end, as it emits them (other machines' emits are ignored).
  * A job that turns blocked or ready brings its dependencies from the coordinator's `board`:
- * a job `ctx.need` added, and the job that needed it, whose dependencies grew.
+ * a job `ctx.need` added, and the job that needed it, whose dependencies grew; a job not
+ * `known` (not in the graph, nor labelled before) its label too.
  */
 function fromEmitted(
   emitted: CoordinatorEmitted | undefined,
   emit: (event: DashboardEvent) => void,
   jobChanged: (job: string, state: string) => void,
   board: JobBoard | undefined,
+  known: Set<string> | undefined,
 ): void {
   if (emitted?.type === "effects" && Array.isArray(emitted.effects)) {
     for (const effect of emitted.effects) {
       if (effect.type !== "job.changed") continue;
       jobChanged(effect.job, effect.state);
-      const deps =
+      const record =
         effect.state === "blocked" || effect.state === "ready"
-          ? board?.jobs.get(effect.job)?.job.deps
+          ? board?.jobs.get(effect.job)
           : undefined;
+      const news = record !== undefined && known !== undefined && !known.has(effect.job);
+      if (news) known.add(effect.job);
       emit({
         type: "job",
         id: effect.job,
         kind: effect.kind,
         state: effect.state,
-        ...(deps !== undefined && { deps }),
+        ...(record !== undefined && { deps: record.job.deps }),
+        ...(news && { label: label(record.job) }),
         ...(effect.cause !== undefined && { cause: effect.cause }),
       });
     }
@@ -206,6 +223,7 @@ function graphOf(board: JobBoard): DashboardEvent {
     jobs.push({
       id,
       kind: record.job.kind,
+      label: label(record.job),
       deps: record.job.deps,
       state: record.state,
       ...(record.cached && { cached: true }),

@@ -404,7 +404,10 @@ describe("dashboard in Chromium", { timeout: 60_000 }, () => {
     );
     expect(ringed.length).toBeGreaterThan(0);
     for (const title of ringed) {
-      const id = /^\S+ (\S+):/.exec(title)![1]!;
+      // Each named by kind and input, as the trace's grants name it, and by id.
+      const [, kind, id] = /^(\w+) \{"i":\d+,.* \(([0-9a-f]{16})\): /.exec(title)!;
+      expect(["a", "b"]).toContain(kind);
+      expect(trace.some((t) => t.event.type === "job" && t.event.id === id)).toBe(true);
       expect(result.violation!.message).toContain(`job ${id}`);
       expect(title).toContain("(named by the broken invariant)");
     }

@@ -109,6 +109,14 @@ describe("inspection feed", () => {
           expect(report.deps.map((d) => state.jobs[d]?.kind).sort()).toEqual(["fetch", "parse"]);
         }
         for (const parse of byKind("parse")) expect(parse.layer).toBe(1);
+        // Each labelled by kind and input, those the run added too, for the page's hover.
+        expect(
+          Object.values(state.jobs)
+            .map((j) => j.label)
+            .sort(),
+        ).toEqual(
+          ["fetch", "parse", "report"].flatMap((kind) => [0, 1, 2, 3].map((i) => `${kind} ${i}`)),
+        );
       }
     },
   );

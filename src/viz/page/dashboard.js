@@ -144,7 +144,7 @@ function drawGraph() {
         root,
       );
       svg("title", {}, c).textContent =
-        `${n.kind} ${n.id}: ${n.state}${mark ? " (named by the broken invariant)" : ""}`;
+        `${n.label} (${n.id}): ${n.state}${mark ? " (named by the broken invariant)" : ""}`;
     }
   }
   const { width, height } = state.graph;
