@@ -36,6 +36,27 @@ function definitionIds(definition: { states?: Record<string, unknown> }): string
   });
 }
 
+/**
+ * The Mermaid arrow and the JSON guards of a machine whose state `a` goes to `b` on `GO` by
+ * each of `transitions`.
+ */
+function guardsOfGo(transitions: { guard: unknown; target: string }[]) {
+  const machine = createMachine({
+    id: "m",
+    initial: "a",
+    states: { a: { on: { GO: transitions } }, b: {} },
+  } as Parameters<typeof createMachine>[0]);
+  const json = machineJson(machine) as unknown as {
+    states: { a: { on: { GO: { guard: unknown }[] } } };
+  };
+  return {
+    arrow: toMermaid(machine)
+      .split("\n")
+      .find((line) => line.startsWith("  a --> b")),
+    guards: json.states.a.on.GO.map((t) => t.guard),
+  };
+}
+
 const machines = Object.entries(machineCatalog) as [string, AnyStateMachine][];
 
 describe("machine JSON", () => {
@@ -109,29 +130,13 @@ describe("Mermaid", () => {
   });
 
   it("writes XState's and, or, not and stateIn guards with what they combine, in Mermaid and JSON", () => {
-    const machine = createMachine({
-      id: "m",
-      initial: "a",
-      states: {
-        a: {
-          on: {
-            GO: [
-              { guard: not("ready"), target: "b" },
-              { guard: and([or(["x", "z"]), not({ type: "y", params: { n: 1 } })]), target: "b" },
-              { guard: stateIn("#m.b"), target: "b" },
-            ],
-          },
-        },
-        b: {},
-      },
-    });
-    expect(toMermaid(machine)).toContain(
-      "  a --> b : GO [!ready], GO [(x || z) && !y], GO [in #35;m.b]\n",
-    );
-    const json = machineJson(machine) as unknown as {
-      states: { a: { on: { GO: { guard: unknown }[] } } };
-    };
-    expect(json.states.a.on.GO.map((t) => t.guard)).toEqual([
+    const { arrow, guards } = guardsOfGo([
+      { guard: not("ready"), target: "b" },
+      { guard: and([or(["x", "z"]), not({ type: "y", params: { n: 1 } })]), target: "b" },
+      { guard: stateIn("#m.b"), target: "b" },
+    ]);
+    expect(arrow).toBe("  a --> b : GO [!ready], GO [(x || z) && !y], GO [in #35;m.b]");
+    expect(guards).toEqual([
       { type: "not", guards: ["ready"] },
       {
         type: "and",
@@ -147,47 +152,32 @@ describe("Mermaid", () => {
   it("draws a guard written in place by what it returns, or as an inline guard: not as [guard]", () => {
     // JavaScript names a function written as the `guard` property `guard`: it was drawn
     // `GO [guard]`, as if the machine had a guard of that name.
-    const machine = createMachine({
-      types: {} as { context: { tries: number; log: string[] } },
-      context: { tries: 0, log: [] },
-      id: "m",
-      initial: "a",
-      states: {
-        a: {
-          on: {
-            GO: [
-              { guard: ({ context }) => context.tries > 2, target: "b" },
-              { guard: not(({ context }) => context.tries === 0), target: "b" },
-              {
-                guard: ({ context }) =>
-                  context.log.some((line) => line.startsWith("retrying after a long wait")),
-                target: "b",
-              },
-              {
-                guard: ({ context }) => {
-                  return context.tries === 1;
-                },
-                target: "b",
-              },
-              {
-                guard: function ready() {
-                  return true;
-                },
-                target: "b",
-              },
-            ],
-          },
-        },
-        b: {},
+    type Args = { context: { tries: number; log: string[] } };
+    const { arrow, guards } = guardsOfGo([
+      { guard: ({ context }: Args) => context.tries > 2, target: "b" },
+      { guard: not(({ context }: Args) => context.tries === 0), target: "b" },
+      {
+        guard: ({ context }: Args) =>
+          context.log.some((line) => line.startsWith("retrying after a long wait")),
+        target: "b",
       },
-    });
-    expect(toMermaid(machine)).toContain(
-      "  a --> b : GO [context.tries #62; 2], GO [!(context.tries === 0)], GO [inline guard], GO [inline guard], GO [ready]\n",
+      {
+        guard: ({ context }: Args) => {
+          return context.tries === 1;
+        },
+        target: "b",
+      },
+      {
+        guard: function ready() {
+          return true;
+        },
+        target: "b",
+      },
+    ]);
+    expect(arrow).toBe(
+      "  a --> b : GO [context.tries #62; 2], GO [!(context.tries === 0)], GO [inline guard], GO [inline guard], GO [ready]",
     );
-    const json = machineJson(machine) as unknown as {
-      states: { a: { on: { GO: { guard: unknown }[] } } };
-    };
-    expect(json.states.a.on.GO.map((t) => t.guard)).toEqual([
+    expect(guards).toEqual([
       { type: "context.tries > 2" },
       { type: "not", guards: [{ type: "context.tries === 0" }] },
       { type: "inline guard" },
