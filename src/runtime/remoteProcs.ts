@@ -32,7 +32,9 @@ export interface RemoteProcs {
   /**
    * The entries of `pids` that exist on the host (a pid absent from the result is gone; a
    * zombie is reported as one). With `scan`, also every process whose environment has
-   * `BATON_DEPLOYMENT=<deployment>`.
+   * `BATON_DEPLOYMENT=<deployment>`. Each entry's state is read after its arguments and
+   * environment, so a process that ends while it is read is reported gone or a zombie, not
+   * alive without the arguments and environment it had.
    */
   snapshot(
     pids: readonly number[],
@@ -141,10 +143,13 @@ export function remoteProcs(host: SshHost, options: RemoteProcsOptions = {}): Re
           ? `for f in $(grep -l -F -s -e "BATON_DEPLOYMENT=$dep" /proc/[0-9]*/environ); do p=\${f#/proc/}; pids="$pids \${p%/environ}"; done`
           : "",
         "for p in $pids; do",
-        '  stat=$(hex "/proc/$p/stat"); [ -n "$stat" ] || continue',
+        '  [ -e "/proc/$p/stat" ] || continue',
         '  argv=$(hex "/proc/$p/cmdline")',
         // RANK only names what a teardown's sweep (a scan) finds: the quick looks stay as cheap.
         `  if [ -r "/proc/$p/environ" ]; then d=$(var "$p" BATON_DEPLOYMENT); s=$(var "$p" BATON_STATE_DIR); r=${scan ? '$(var "$p" RANK)' : "-"}; else d=u; s=u; r=u; fi`,
+        // The state last: a process that ended while its arguments and environment were read
+        // is gone or a zombie by then, not an entry alive with neither.
+        '  stat=$(hex "/proc/$p/stat"); [ -n "$stat" ] || continue',
         `  printf '%s %s %s %s %s %s\\n' "$p" "$stat" "\${argv:-.}" "$d" "$s" "$r"`,
         "done",
       ].join("\n");

@@ -22,7 +22,7 @@ import { holdLease } from "../../src/runtime/launcherLease.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import { remoteFiles } from "../../src/runtime/remoteFiles.ts";
-import { remoteProcs } from "../../src/runtime/remoteProcs.ts";
+import { type RemoteProc, type RemoteProcs, remoteProcs } from "../../src/runtime/remoteProcs.ts";
 import { type RemoteRankHandle, spawnRemoteRank } from "../../src/runtime/remoteRank.ts";
 import { openRemoteSite } from "../../src/runtime/remoteSite.ts";
 import { tearDownRemote } from "../../src/runtime/remoteTeardown.ts";
@@ -486,20 +486,39 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
   it("raises TeardownError naming a remote process of the deployment that keeps coming back", async () => {
     const host = open();
     const deployment = newDeployment();
-    const table = remoteProcs(host);
-    // A loop outside the deployment restarts a process that carries it as soon as it dies.
+    const id = { deployment, stateDir };
+    const real = remoteProcs(host);
+    // A supervisor outside the deployment (its own environment does not carry it, so no sweep
+    // sees it) starts a process that carries it again as soon as one dies.
     const loop = await host.run(
       `/bin/sh -c 'while :; do BATON_DEPLOYMENT=${deployment} BATON_STATE_DIR=${stateDir} sleep 300; done' >/dev/null 2>&1 </dev/null & echo $!`,
     );
     remotePids.push(Number(loop.stdout.toString()));
-    let first: number | undefined;
-    for (let waited = 0; first === undefined && waited < 5_000; waited += 100) {
-      first = (await table.snapshot([], { deployment, stateDir }, { scan: true }))[0]?.pid;
-      if (first === undefined) await sleep(100);
-    }
-    expect(first).toBeGreaterThan(1);
+    /** The supervisor's process of the deployment, once it has started one. */
+    const restarted = async (): Promise<number> => {
+      for (let waited = 0; waited < 10_000; waited += 50) {
+        const [proc] = (await real.snapshot([], id, { scan: true })).filter(
+          ({ state }) => state !== "zombie",
+        );
+        if (proc !== undefined) return proc.pid;
+        await sleep(50);
+      }
+      throw new Error(`the supervisor started no process of ${deployment} within 10 s`);
+    };
+    // A check that lands between a death and the supervisor's next start rightly sees nothing
+    // of the deployment (under load that window is long: the flake of the 33rd session's CI).
+    // So each of the teardown's scans waits for the supervisor first: it keeps coming back
+    // whenever the teardown looks.
+    const table: RemoteProcs = {
+      ...real,
+      snapshot: async (pids, identity, options) => {
+        if (options?.scan === true) await restarted();
+        return real.snapshot(pids, identity, options);
+      },
+    };
+    const first = await restarted();
     const error = await tearDownRemote(
-      { deployment, stateDir, pids: [first as number], sweepCandidates: async () => [] },
+      { deployment, stateDir, pids: [first], sweepCandidates: async () => [] },
       { table, clock: nodeClock() },
       FAST,
     ).catch((err: unknown) => err);
@@ -508,6 +527,29 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     expect(survivors).toHaveLength(1);
     expect(survivors[0]?.pid).not.toBe(first);
     expect((error as Error).message).toMatch(deployment);
+  });
+
+  it("never reports a remote process that ends while it is read as alive without its environment", async () => {
+    const host = open();
+    const deployment = newDeployment();
+    const id = { deployment, stateDir };
+    // Ten loops of processes that live 50 ms: a scan, a dozen forks a process, reads many of
+    // them as they end.
+    for (let loop = 0; loop < 10; loop++) {
+      const started = await host.run(
+        `/bin/sh -c 'while :; do BATON_DEPLOYMENT=${deployment} BATON_STATE_DIR=${stateDir} sleep 0.05; done' >/dev/null 2>&1 </dev/null & echo $!`,
+      );
+      remotePids.push(Number(started.stdout.toString()));
+    }
+    const table = remoteProcs(host);
+    const entries: RemoteProc[] = [];
+    for (let scan = 0; scan < 20; scan++)
+      entries.push(...(await table.snapshot([], id, { scan: true })));
+    expect(entries.length).toBeGreaterThan(0);
+    // Each is the test user's own, its environment readable while it lives: one read as it
+    // ended is gone, or a zombie, not alive with an environment that could not be read.
+    const unread = entries.filter(({ state, env }) => state !== "zombie" && env === undefined);
+    expect(unread).toEqual([]);
   });
 
   it("stops the remote rank when its ssh client is killed, though it ignores HUP and TERM", async () => {
