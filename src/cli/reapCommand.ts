@@ -57,10 +57,10 @@ goes to stdout; warnings and errors to stderr.
                     leftRunning: [{ pid, rank, host, program, outsideGroup }],
                     foldersNotRemoved: [{ dir, host, reason }] (its folder left empty
                     that the clear could not remove: no failure) }; each
-                    waiting (a fresh lease, no manifest): { deployment, pid, host,
-                    staleInMs, gone } (host: the launcher's machine when another one's,
-                    else null; gone: its pid is gone here, so it died and started no
-                    rank);
+                    waiting (a fresh lease, no manifest, its launcher maybe starting):
+                    { deployment, pid, host, staleInMs } (host: the launcher's machine
+                    when another one's, else null; a lease of this machine whose
+                    launcher's pid is gone is reaped at once instead);
                     each of cgroups (an empty one removed): { deployment, cgroup }; each
                     of runs (a dead run's lock removed): { pid, host, graph, why }; each
                     of runsNotRemoved: { pid, host, graph, path, error }; slurm:
@@ -225,9 +225,9 @@ export async function reapCommand(argv: string[]): Promise<number> {
       say(`${deployment}: ${owner === undefined ? "another user's" : `${owner}'s`}, left alone`);
     for (const { deployment, error } of report.failed)
       say(`${deployment}: NOT reaped: ${error.message}`);
-    for (const { deployment, pid, host, staleInMs, gone } of report.waiting)
+    for (const { deployment, pid, host, staleInMs } of report.waiting)
       say(
-        `${deployment}: a lease and no manifest: launcher ${leaseHolder({ pid, host })} ${gone ? "is gone: it died before it wrote its manifest, so it started no rank;" : "is starting, or died before it wrote its manifest;"} left alone until its lease is stale, in ${Math.ceil(staleInMs / 1000)} s (reap again then)`,
+        `${deployment}: a lease and no manifest: launcher ${leaseHolder({ pid, host })} is starting, or died before it wrote its manifest; left alone until its lease is stale, in ${Math.ceil(staleInMs / 1000)} s (reap again then)`,
       );
     for (const { deployment, cgroup } of report.cgroups)
       say(`${deployment}: removed the empty cgroup its last launch left behind, ${cgroup}`);

@@ -402,14 +402,14 @@ async function readDeploymentStatus(
     } else if (manifestUnreadable && reason !== undefined) {
       reason += `; ${unreadableManifest(livingPids(ranks), id, paths.dir)}`;
     } else if (manifest === undefined && lease !== undefined && reason !== undefined) {
-      const staleInMs = lease.renewedAt + lease.staleAfterMs - now;
-      if (staleInMs >= 0) {
+      // Still fresh, so its launcher is gone from this machine: `baton reap` clears it now.
+      if (!isLeaseStale(lease, now)) {
         // Its outcome recorded: it had ended, and died removing its files (its lease goes last).
         const how =
           outcome?.ended === undefined
             ? "with no manifest it started no rank"
             : `it had ended (${outcome.ended.status}) and died as it removed its files`;
-        reason += `; ${how}, and \`baton reap\` removes its lease once stale, in ${Math.ceil(staleInMs / 1000)} s`;
+        reason += `; ${how}, and \`baton reap\` removes its lease`;
       }
     }
   } else {

@@ -1,6 +1,8 @@
+import { formatDuration } from "../formatDuration.ts";
 import type { ProcInfo } from "../runtime/ports.ts";
 import { isLeaseStale, type Lease } from "./leaseFormat.ts";
 import type { Manifest } from "./manifestFormat.ts";
+import { START_SLACK_MS } from "./pidReused.ts";
 
 /**
  * Whether a process table entry is a live process: no entry, a zombie or a dead entry is not.
@@ -105,9 +107,12 @@ export function manifestLauncherGone(
  * died before writing its manifest), must be presumed gone, judged on the machine `here`
  * (`os.hostname()`), or undefined while it may live. Its pid is evidence only on the machine
  * that wrote the lease (its `host`): a state dir on a shared file system holds leases of other
- * machines, whose pids mean nothing in this process table. A lease of another machine, or one
- * that names none, is judged by its age alone; so is every lease when `here` is undefined
- * (this machine's name is not known).
+ * machines, whose pids mean nothing in this process table. There, the launcher is gone when
+ * its pid is (or is a zombie), or when the process at its pid started more than
+ * `START_SLACK_MS` after the lease was last renewed: the launcher ran then, so that process is
+ * another program that took the pid. A lease of another machine, or one that names none, is
+ * judged by its age alone; so is every lease when `here` is undefined (this machine's name is
+ * not known).
  *
  * @example
  * ```ts
@@ -122,9 +127,16 @@ export function leaseLauncherGone(
   now: number,
 ): string | undefined {
   if (here !== undefined && lease.host === here) {
+    const process = inspect(lease.pid);
+    if (isAlive(process) && process?.startedAt !== undefined) {
+      const afterMs = process.startedAt - lease.renewedAt;
+      if (afterMs > START_SLACK_MS) {
+        return `launcher pid ${lease.pid} is another program now (it started ${formatDuration(afterMs)} after the lease was last renewed)`;
+      }
+    }
     return launcherGone({
       launcherPid: lease.pid,
-      process: inspect(lease.pid),
+      process,
       lease,
       now,
       noLeaseSince: now,

@@ -103,19 +103,18 @@ export interface ReapReport {
    */
   otherUsers: { deployment: string; owner: string | undefined }[];
   /**
-   * Deployments with a fresh lease and no manifest: a launcher starting (it writes its
-   * manifest next), or one that died before it wrote it. Left alone; a reap once the lease is
-   * stale, in `staleInMs`, clears it. `host` names the launcher's machine when the lease names
-   * another one (a shared state dir); undefined for this machine's, or a lease naming none.
-   * `gone`: the lease names this machine and its launcher's pid is gone (dead, a zombie, or
-   * another program's now): it died before its manifest, so it started no rank.
+   * Deployments with a fresh lease and no manifest whose launcher may live: one starting (it
+   * writes its manifest next), or, on another machine, one that died before it wrote it.
+   * Left alone; a reap once the lease is stale, in `staleInMs`, clears it. `host` names the
+   * launcher's machine when the lease names another one (a shared state dir); undefined for
+   * this machine's, or a lease naming none. A lease of this machine whose launcher's pid is
+   * gone here (dead, a zombie, or another program's now) is reaped at once instead.
    */
   waiting: {
     deployment: string;
     pid: number;
     host: string | undefined;
     staleInMs: number;
-    gone: boolean;
   }[];
   /**
    * Empty cgroups of this state dir's deployments that are gone (neither manifest nor lease),
@@ -143,8 +142,10 @@ export interface ReapReport {
  * removes the deployment's control files, there and here (logs stay); failure (including a
  * host that cannot be reached) keeps the manifest, which blocks launching that deployment's
  * name until a later reap succeeds. A deployment with a lease and no manifest is a launcher
- * that died before it wrote its manifest, so before any rank: once its lease is stale it is
- * reaped the same way (the teardown's scan proves nothing carries the deployment), which
+ * that died before it wrote its manifest, so before any rank: once its lease is stale, or at
+ * once when the lease names this machine and its launcher's pid is gone here (dead, or
+ * another program's: `leaseLauncherGone`), it is reaped the same way (the teardown's scan
+ * proves nothing carries the deployment), which
  * clears the lease `baton status` would otherwise show as orphaned for ever. So is one with
  * neither, once its control files (a first lease's temp file, markers left by a launcher
  * killed while clearing them) have been untouched for `LEASE_STALE_MS`. Last, the empty
@@ -199,18 +200,22 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
     if (manifest === undefined) {
       // No manifest, no rank: a launcher writes its lease, then its manifest, then starts
       // ranks, and removes the manifest only after a verified teardown. A lease left alone
-      // is a launcher that died before its manifest (or while clearing its files); it is
-      // judged by staleness alone, since it does not say which machine wrote it.
+      // is a launcher that died before its manifest (or while clearing its files): reaped
+      // once stale, or at once when it names this machine and its launcher is gone here (its
+      // pid dead, or another program's: `leaseLauncherGone`, the rule of a claim).
       if (lease === undefined) why = await leftBehind(id, paths, { files, procs, clock });
       else if (isLeaseStale(lease, clock.now())) {
         why = `no manifest, and the lease of launcher pid ${lease.pid} was last renewed ${clock.now() - lease.renewedAt} ms ago (stale after ${lease.staleAfterMs} ms)`;
       } else {
-        const staleInMs = lease.renewedAt + lease.staleAfterMs - clock.now();
-        const elsewhere = lease.host === host ? undefined : lease.host;
         // Fresh: gone only when it names this machine and its pid is.
-        const gone =
-          leaseLauncherGone(lease, host, (pid) => procs.inspect(pid), clock.now()) !== undefined;
-        report.waiting.push({ deployment, pid: lease.pid, host: elsewhere, staleInMs, gone });
+        const gone = leaseLauncherGone(lease, host, (pid) => procs.inspect(pid), clock.now());
+        if (gone !== undefined) {
+          why = `no manifest, and ${gone}: it died before it wrote its manifest, or as it removed its files`;
+        } else {
+          const staleInMs = lease.renewedAt + lease.staleAfterMs - clock.now();
+          const elsewhere = lease.host === host ? undefined : lease.host;
+          report.waiting.push({ deployment, pid: lease.pid, host: elsewhere, staleInMs });
+        }
       }
       if (why === undefined) continue;
     } else {

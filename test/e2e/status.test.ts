@@ -249,7 +249,7 @@ describe("baton status", () => {
     expect(byId.get("dep-leaseonly000")).toMatchObject({ state: "orphaned", worldSize: null });
     expect(byId.get("dep-leaseonly000")?.reason).toMatch(
       new RegExp(
-        `^launcher pid ${dead} is gone; with no manifest it started no rank, and \`baton reap\` removes its lease once stale, in \\d+ s$`,
+        `^launcher pid ${dead} is gone; with no manifest it started no rank, and \`baton reap\` removes its lease$`,
       ),
     );
     expect(byId.get("dep-leftover0000")).toMatchObject({
@@ -476,7 +476,7 @@ describe("baton status", () => {
     );
   });
 
-  it("says baton reap leaves a fresh lease with no manifest until it is stale, and when, instead of nothing to reap", async () => {
+  it("says baton reap leaves a fresh lease with no manifest until it is stale, and when, unless its launcher is gone from this machine", async () => {
     const dir = await stateDir();
     const deployment = "dep-leaseonly000";
     const dead = await deadPid();
@@ -499,7 +499,7 @@ describe("baton status", () => {
     );
     const json = JSON.parse((await baton(["reap", "--state-dir", dir, "--json"])).stdout);
     expect(json.waiting).toEqual([
-      { deployment, pid: dead, host: null, staleInMs: expect.any(Number), gone: false },
+      { deployment, pid: dead, host: null, staleInMs: expect.any(Number) },
     ]);
     expect(await files.read(deploymentPaths(dir, deployment).lease)).toBeDefined();
     // Another machine's launcher, claiming a name in a state dir the machines share, is named.
@@ -507,11 +507,27 @@ describe("baton status", () => {
     expect((await baton(["reap", "--state-dir", dir])).stdout).toContain(
       `dep-leasethere00: a lease and no manifest: launcher pid ${dead} on gpu-7 is starting, or died before it wrote its manifest;`,
     );
-    // This machine's launcher, whose pid is gone: it died before its manifest, as status says.
+    // This machine's launcher, whose pid is gone: it died before its manifest, as status says,
+    // and its lease is reaped at once, not when it goes stale.
     await writeLease(dir, "dep-leasehere000", dead, hostname(), 5_000);
-    expect((await baton(["reap", "--state-dir", dir])).stdout).toContain(
-      `dep-leasehere000: a lease and no manifest: launcher pid ${dead} is gone: it died before it wrote its manifest, so it started no rank; left alone until its lease is stale, in `,
+    expect((await baton(["reap", "--state-dir", dir])).stdout).toMatch(
+      new RegExp(
+        `^dep-leasehere000: reaped \\(no manifest, and launcher pid ${dead} is gone: it died before it wrote its manifest, or as it removed its files\\); verified in \\d+ ms$`,
+        "m",
+      ),
     );
+    expect(await files.read(deploymentPaths(dir, "dep-leasehere000").lease)).toBeUndefined();
+    // Its pid taken by a program started 5 s after the lease's last renewal: not the launcher,
+    // which ran then; reaped at once too, the program left alone.
+    const reused = livePid();
+    await writeLease(dir, "dep-leasereused0", reused, hostname(), 5_000);
+    expect((await baton(["reap", "--state-dir", dir])).stdout).toMatch(
+      new RegExp(
+        `^dep-leasereused0: reaped \\(no manifest, and launcher pid ${reused} is another program now \\(it started \\d+\\.\\d s after the lease was last renewed\\): it died before it wrote its manifest, or as it removed its files\\); verified in \\d+ ms$`,
+        "m",
+      ),
+    );
+    expect(procs.inspect(reused)?.state).toBe("sleeping");
   });
 
   it("judges a lease with no manifest by its pid only on the machine that wrote it, elsewhere by its age, as a claim does", async () => {

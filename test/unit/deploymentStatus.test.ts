@@ -185,7 +185,7 @@ describe("readDeploymentStatuses", () => {
     );
     expect(status).toMatchObject({
       state: "orphaned",
-      reason: `launcher pid ${pid} is gone; it had ended (stopped) and died as it removed its files, and \`baton reap\` removes its lease once stale, in 27 s`,
+      reason: `launcher pid ${pid} is gone; it had ended (stopped) and died as it removed its files, and \`baton reap\` removes its lease`,
     });
   });
 

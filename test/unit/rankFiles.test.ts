@@ -12,10 +12,11 @@ import {
   isDeploymentId,
   rankFileName,
 } from "../../src/rank/deploymentPaths.ts";
-import { launcherGone } from "../../src/rank/launcherWatch.ts";
+import { launcherGone, leaseLauncherGone } from "../../src/rank/launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts";
 import { MARKER_FORMAT, type Marker } from "../../src/rank/markerFormat.ts";
+import { START_SLACK_MS } from "../../src/rank/pidReused.ts";
 import { readRankEnv } from "../../src/rank/rankEnv.ts";
 import { encodeStateFile, parseStateFile, type StateFileFormat } from "../../src/rank/stateFile.ts";
 import { cgroupContainment } from "../../src/runtime/cgroupContainment.ts";
@@ -330,5 +331,22 @@ describe("launcher watch", () => {
     expect(launcherGone({ ...base, lease: undefined, now: 30_001 })).toMatch(
       /no readable lease for 30001 ms/,
     );
+  });
+
+  it("takes a lease's pid on its own machine for another program once that started after the lease's last renewal", () => {
+    const here = { ...lease, host: "login1" };
+    const at = (startedAt: number | undefined) => () => ({ ...alive, startedAt });
+    // The launcher ran when it renewed the lease: a process started since is not it.
+    expect(leaseLauncherGone(here, "login1", at(10_000 + START_SLACK_MS + 1), 12_000)).toBe(
+      "launcher pid 100 is another program now (it started 2.0 s after the lease was last renewed)",
+    );
+    // Within the slack of a start time read in whole seconds, or with none, it may be the launcher.
+    expect(leaseLauncherGone(here, "login1", at(10_000 + START_SLACK_MS), 12_000)).toBeUndefined();
+    expect(leaseLauncherGone(here, "login1", at(undefined), 12_000)).toBeUndefined();
+    expect(leaseLauncherGone(here, "login1", () => undefined, 12_000)).toBe(
+      "launcher pid 100 is gone",
+    );
+    // Another machine's lease: its pid means nothing here, only its age.
+    expect(leaseLauncherGone(here, "gpu-7", at(20_000), 12_000)).toBeUndefined();
   });
 });

@@ -481,7 +481,7 @@ describe("reapDeployments", () => {
     expect(w.procs.inspect(unrelated.pid)?.state).toBe("sleeping");
   });
 
-  it("clears a lease with no manifest once it is stale: its launcher died before any rank", async () => {
+  it("clears a lease with no manifest once it is stale, or at once when it names this machine and its launcher is gone here: it died before any rank", async () => {
     const w = world();
     const write = (deployment: string, name: string, value: object) =>
       files.writeAtomic(`${w.stateDir}/${deployment}/${name}`, JSON.stringify(value));
@@ -511,15 +511,20 @@ describe("reapDeployments", () => {
           /^no manifest, and the lease of launcher pid 4242 was last renewed 310\d\d ms ago \(stale after 30000 ms\)$/,
         ),
       ],
+      // This machine's, and no pid 4242 runs in this world: it died before its manifest, and
+      // nothing is gained by waiting 29 s for its lease to go stale.
+      [
+        "starting-here",
+        "no manifest, and launcher pid 4242 is gone: it died before it wrote its manifest, or as it removed its files",
+      ],
     ]);
     expect(report.live).toEqual([]);
     // Another machine's launcher is named, as `baton reap` says it: "pid 4242 on gpu-7".
     expect(report.waiting.sort((a, b) => a.deployment.localeCompare(b.deployment))).toEqual([
-      { deployment: "starting", pid: 4242, host: undefined, staleInMs: 29_000, gone: false },
-      // This machine's, and no pid 4242 runs in this world: it died before its manifest.
-      { deployment: "starting-here", pid: 4242, host: undefined, staleInMs: 29_000, gone: true },
-      { deployment: "starting-there", pid: 4242, host: "gpu-7", staleInMs: 29_000, gone: false },
+      { deployment: "starting", pid: 4242, host: undefined, staleInMs: 29_000 },
+      { deployment: "starting-there", pid: 4242, host: "gpu-7", staleInMs: 29_000 },
     ]);
+    expect(await files.read(deploymentPaths(w.stateDir, "starting-here").lease)).toBeUndefined();
     expect(readdirSync(join(w.stateDir, "died-early"))).toEqual(["rank-0.log"]);
     expect(await files.read(deploymentPaths(w.stateDir, "starting").lease)).toBeDefined();
     expect(w.procs.signals.filter((s) => s.signal !== 0)).toEqual([]);
