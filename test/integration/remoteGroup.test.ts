@@ -391,6 +391,27 @@ describe.skipIf(!available)("rank groups over local and ssh hosts", () => {
     expectNoRemoteFolder(group.deployment);
   }, 60_000);
 
+  it("quotes a failed rank's own lines from its log on an ssh host, not those an earlier launch of the name left there", async () => {
+    const stateDir = newStateDir();
+    const name = newDeployment();
+    const run = (text: string, code: number) =>
+      launch({
+        argv: ["/bin/sh", "-c", `echo "${text}"; exit ${code}`],
+        worldSize: 1,
+        hosts: [sshd.url],
+        stateDir,
+        name,
+      }).wait();
+    await run("first launch: all went well", 0);
+    const error = (await run("second launch: it broke", 3).catch(
+      (thrown: unknown) => thrown,
+    )) as RankGroupError;
+    expect(error.code).toBe("RANK_FAILED");
+    // Its log here, fed by its ssh client, holds both launches' lines.
+    expect(readFileSync(join(stateDir, name, "rank-0.log"), "utf8")).toContain("all went well");
+    expect(error.message).toMatch(/The last line of the log:\n {2}\| second launch: it broke$/);
+  }, 60_000);
+
   it("says of a rank on an ssh host that ended with code 128 + N that its shell reports a death by signal N the same way", async () => {
     const group = launch({
       argv: ["/bin/sh", "-c", "kill -s KILL $$"],
