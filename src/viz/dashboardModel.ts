@@ -117,8 +117,12 @@ export interface ActorView {
   states: string[];
   status: string;
   job?: string;
-  /** The kind of its job, when the graph has it, so that the page can say what it runs. */
-  jobKind?: string /** A finished connection that did not close normally: its close code and why. */;
+  /**
+   * What its job is, when the graph has it, so that the page can say what it runs: its label
+   * (kind and input, `fetch "https://x"`) in a graph drawn by job, its kind in one drawn by kind.
+   */
+  jobLabel?: string;
+  /** A finished connection that did not close normally: its close code and why. */
   closed?: string;
 }
 
@@ -307,7 +311,10 @@ export class DashboardModel {
         if (event.chart) this.chart(event.chart);
         const known = s.actors[event.id];
         if (!known && event.status !== "active") return;
-        const jobKind = event.job === undefined ? undefined : this.kindOf.get(event.job);
+        const jobLabel =
+          event.job === undefined
+            ? undefined
+            : (s.jobs[event.job]?.label ?? this.kindOf.get(event.job));
         s.actors[event.id] = {
           id: event.id,
           machine: event.machine,
@@ -315,7 +322,7 @@ export class DashboardModel {
           states: event.states,
           status: event.status,
           ...(event.job !== undefined && { job: event.job }),
-          ...(jobKind !== undefined && { jobKind }),
+          ...(jobLabel !== undefined && { jobLabel }),
           ...(event.closed !== undefined && { closed: event.closed }),
         };
         this.dirtyActors.add(event.id);

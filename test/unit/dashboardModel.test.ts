@@ -241,11 +241,11 @@ describe("DashboardModel", () => {
     ]);
   });
 
-  it("gives a busy actor its job's kind, from the graph", () => {
+  it("gives a busy actor its job's label (kind and input), from the graph, or its kind by kind", () => {
     const model = new DashboardModel();
     model.apply(0, {
       type: "graph",
-      jobs: [{ id: "j1", kind: "fetch", deps: [], state: "ready" }],
+      jobs: [{ id: "j1", kind: "fetch", label: 'fetch "https://x"', deps: [], state: "ready" }],
     });
     const actor = { type: "actor" as const, id: "c1", machine: "connection", label: "w1" };
     model.apply(1, {
@@ -254,7 +254,8 @@ describe("DashboardModel", () => {
       status: "active",
       job: "j1",
     });
-    expect(model.snapshot().actors.c1).toMatchObject({ job: "j1", jobKind: "fetch" });
+    // Its input too: a table of three busy `render` workers said which only by ids.
+    expect(model.snapshot().actors.c1).toMatchObject({ job: "j1", jobLabel: 'fetch "https://x"' });
     // A job the graph does not hold (yet) gets no kind rather than a wrong one.
     model.apply(2, {
       ...actor,
@@ -262,7 +263,20 @@ describe("DashboardModel", () => {
       status: "active",
       job: "j9",
     });
-    expect(model.snapshot().actors.c1?.jobKind).toBeUndefined();
+    expect(model.snapshot().actors.c1?.jobLabel).toBeUndefined();
+    // Drawn by kind, the model keeps no job's label: its kind.
+    const byKind = new DashboardModel({ maxGraphJobs: 0 });
+    byKind.apply(0, {
+      type: "graph",
+      jobs: [{ id: "j1", kind: "fetch", label: 'fetch "https://x"', deps: [], state: "ready" }],
+    });
+    byKind.apply(1, {
+      ...actor,
+      states: ["connection.registered.busy"],
+      status: "active",
+      job: "j1",
+    });
+    expect(byKind.snapshot().actors.c1).toMatchObject({ job: "j1", jobLabel: "fetch" });
   });
 
   it("keeps a bounded number of finished actors", () => {

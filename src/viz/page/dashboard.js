@@ -188,7 +188,7 @@ function drawActors() {
     if (actor.id === selected?.actor) row.classList.add("selected");
     if (actor.status !== "active") row.classList.add("done");
     if (named.has(actor.id)) row.classList.add("named");
-    const job = actor.job ? `${actor.jobKind ? `${actor.jobKind} ` : ""}${actor.job}` : "";
+    const job = actor.job ? `${actor.jobLabel ? `${actor.jobLabel} ` : ""}${actor.job}` : "";
     for (const value of [actor.label, actor.machine, leafName(actor), job]) {
       const cell = row.insertCell();
       cell.textContent = value;
