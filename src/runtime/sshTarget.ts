@@ -1,4 +1,5 @@
 import { ConfigError } from "../errors.ts";
+import { preview } from "../graph/label.ts";
 
 /** A remote host reached with the system `ssh` client, as `ssh://user@host[:port]` names it. */
 export interface SshTarget {
@@ -40,6 +41,9 @@ function refuse(spec: string, why: string): never {
  */
 export function parseRankHost(spec: string): RankHost {
   if (spec === "local") return { kind: "local", spec: "local" };
+  if (typeof spec !== "string") {
+    throw new ConfigError(`a host must be a string, not ${preview(spec)}; ${FORM}`);
+  }
   if (!spec.startsWith("ssh://")) refuse(spec, "it is neither `local` nor an ssh:// URL");
   const rest = spec.slice("ssh://".length);
   const at = rest.lastIndexOf("@");

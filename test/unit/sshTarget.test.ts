@@ -42,7 +42,11 @@ describe("parseRankHost", () => {
     ["ssh://alice@gpu-2:", /port ""/],
     ["ssh://alice@[fe80::1", /not closed/],
     ["ssh://alice@[gpu-2]", /not an IPv6 address/],
-  ])("refuses %j with a ConfigError that says what to write", (spec, why) => {
+    // What JavaScript may pass: each was a TypeError (spec.startsWith is not a function).
+    [5 as never, /^a host must be a string, not 5;/],
+    [undefined as never, /^a host must be a string, not undefined;/],
+    [{ host: "gpu-2" } as never, /^a host must be a string, not \{"host":"gpu-2"\};/],
+  ])("refuses %j with a ConfigError that says what to write", (spec: string, why) => {
     let error: unknown;
     try {
       parseRankHost(spec);
