@@ -275,7 +275,12 @@ function notOnPath(missing: readonly string[], found: readonly string[]): string
   const names = (list: readonly string[]) =>
     `${list.length > 1 ? `${list.slice(0, -1).join(", ")} and ` : ""}${list.at(-1)} ${list.length === 1 ? "is" : "are"}`;
   if (found.length === 0) {
-    return `${names(missing)} not on the PATH: Slurm's commands (${POOL_COMMANDS.join(", ")}) are not installed on this machine, or not on its PATH; run baton where they are (a login node of the cluster) or add their directory to PATH`;
+    const commands = `Slurm's commands (${POOL_COMMANDS.join(", ")})`;
+    const which =
+      missing.length === 1
+        ? `${missing[0]} is not on the PATH: ${commands} are`
+        : `none of ${commands} is on the PATH: they are`;
+    return `${which} not installed on this machine, or not on its PATH; run baton where they are (a login node of the cluster) or add their directory to PATH`;
   }
   const one = missing.length === 1;
   return `${names(missing)} not on the PATH, though ${names(found)}: a Slurm pool runs each of ${POOL_COMMANDS.join(", ")}, and this machine's Slurm client lacks ${one ? "that one" : "those"}; install ${one ? "it" : "them"} (Slurm's client commands), add ${one ? "its directory" : "their directories"} to PATH, or run baton on a login node of the cluster`;

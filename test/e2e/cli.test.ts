@@ -950,7 +950,9 @@ describe("baton", () => {
     ).exit;
 
     expect(code).toBe(1);
-    expect(stderr).toContain("is not on the PATH: Slurm's commands");
+    expect(stderr).toContain(
+      "none of Slurm's commands (sbatch, squeue, scontrol, scancel) is on the PATH: they are not installed on this machine, or not on its PATH; run baton where they are (a login node of the cluster) or add their directory to PATH",
+    );
     expect(stderr).toContain("[SLURM_MISSING]");
     expect(stderr).not.toContain("workers join this run with");
   });
