@@ -37,7 +37,7 @@ import {
   runLogsDir,
 } from "../runtime/runLogs.ts";
 import { removeGoneRegistrations } from "../runtime/runRegistration.ts";
-import { slurmPool } from "../runtime/slurmPool.ts";
+import { DEFAULT_MAX_WORKERS, IDLE_EXIT_MS, slurmPool } from "../runtime/slurmPool.ts";
 import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
 import { COORDINATOR_OWN_FILES, checkWorkerCount } from "../runtime/workerCountLimit.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
@@ -130,7 +130,7 @@ Runs a graph of jobs and waits for it to finish.
                      and --secret-file, workers started with baton worker join them)
   --slurm            run the workers in Slurm allocations (one worker each), scaled to the
                      jobs ready or running; --listen must then be reachable from the nodes
-  --max-workers N    with --slurm: the most allocations at once, such as 16 (default 4); at
+  --max-workers N    with --slurm: the most allocations at once, such as 16 (default ${DEFAULT_MAX_WORKERS}); at
                      most this process's ulimit -n less ${COORDINATOR_OWN_FILES} (each worker's connection is
                      an open file here)
   --partition P      with --slurm: sbatch --partition, such as cpu (default: Slurm's own)
@@ -153,7 +153,7 @@ Runs a graph of jobs and waits for it to finish.
                      with --slurm: a worker with no job for this long leaves the run and
                      its allocation ends, giving its node back (a job sent to it as it
                      leaves runs elsewhere; allocations are submitted again when jobs come),
-                     such as 1m or 30m, or never (default 5m)
+                     such as 1m or 30m, or never (default ${IDLE_EXIT_MS / 60_000}m)
   --json             print the result as JSON on stdout (default: a table on stderr,
                      with the values of the jobs the graph module exports)
   --log-level L      ${LOG_LEVELS.join(" | ")}
@@ -670,7 +670,7 @@ function exitReleasing(signal: StopSignal, releasing: Promise<unknown>): void {
 
 /**
  * The Slurm flags go with `--slurm`, and `--slurm` with no other kind of worker. Returns
- * `--max-workers` (default 4), `--slurm-unreachable-after`, `--slurm-idle-exit` and
+ * `--max-workers` (default {@link DEFAULT_MAX_WORKERS}), `--slurm-unreachable-after`, `--slurm-idle-exit` and
  * `--slurm-resources` (when given) with `--slurm`, undefined without.
  */
 function checkSlurmFlags(values: {
@@ -713,7 +713,8 @@ function checkSlurmFlags(values: {
     never: true,
   });
   const maxWorkers =
-    wholeNumberFlag("--max-workers", values["max-workers"], "a number of allocations") ?? 4;
+    wholeNumberFlag("--max-workers", values["max-workers"], "a number of allocations") ??
+    DEFAULT_MAX_WORKERS;
   checkWorkerCount("--max-workers", maxWorkers, "connected");
   const resources = slurmResourcesFlag(values["slurm-resources"]);
   checkSbatchOptions(values["slurm-opt"], "baton run");

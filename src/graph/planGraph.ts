@@ -80,7 +80,8 @@ export interface PlanOptions {
   module?: string | undefined;
 }
 
-const DEFAULT_RETRIES = 3;
+/** How many times a failed job is tried again unless its `retries` says. */
+export const DEFAULT_RETRIES = 3;
 /**
  * `deps` of a planned job that runs after none: shared (most jobs of a wide graph), so frozen.
  * Nothing changes a job's deps in place (the board gives a blocked job a new list); a list of

@@ -11,6 +11,8 @@ import { claimName, type NameClaim, type NameHolder } from "./nameClaim.ts";
 export const DEFAULT_HEARTBEAT_MS = 5_000;
 /** How long a worker may go without answering before its connection is closed as dead. */
 export const DEFAULT_DEAD_AFTER_MS = 20_000;
+/** How long a new connection has to send its hello before it is closed (4003). */
+export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
 
 /**
  * How long a closing connection waits for the other end's answering close before it counts
@@ -361,7 +363,7 @@ export const connectionMachine = setup({
       nonce: input.nonce,
       protocol: input.protocol,
       codeHash: input.codeHash,
-      helloTimeoutMs: input.helloTimeoutMs ?? 10_000,
+      helloTimeoutMs: input.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS,
       heartbeatMs: input.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
       deadAfterMs: input.deadAfterMs ?? DEFAULT_DEAD_AFTER_MS,
       maxFrameBytes: input.maxFrameBytes,

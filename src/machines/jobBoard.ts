@@ -8,6 +8,8 @@ import { leftOnPurpose, namedLosses, type WorkerClose } from "./workerClose.ts";
 
 /** How long a lease lasts without a heartbeat renewing it. */
 export const DEFAULT_LEASE_TIMEOUT_MS = 20_000;
+/** How many workers a job may lose while it runs before it fails as poison. */
+export const DEFAULT_MAX_LOST = 3;
 
 /**
  * The states of a job: DESIGN §4's, and `storing` between a completed result and its being
@@ -309,7 +311,7 @@ export class JobBoard {
     jobs: Iterable<PlannedJob>,
     private readonly options: JobBoardOptions = {},
   ) {
-    this.maxLost = options.maxLost ?? 3;
+    this.maxLost = options.maxLost ?? DEFAULT_MAX_LOST;
     this.leaseTimeoutMs = options.leaseTimeoutMs ?? DEFAULT_LEASE_TIMEOUT_MS;
     this.throttled = options.throttle !== undefined && Object.keys(options.throttle).length > 0;
     this.bugs = new Set(options.plantedBugs ?? []);

@@ -41,7 +41,7 @@ const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
 /** Restarts of a dead worker inside one allocation, by default. */
 const WORKER_RESTARTS = 5;
 /** How long a worker stays without a job before it leaves and its allocation ends, by default. */
-const IDLE_EXIT_MS = 5 * 60_000;
+export const IDLE_EXIT_MS = 5 * 60_000;
 /**
  * The least time a Slurm command gets while none has succeeded, however little is left of
  * `unreachableMs`: a misconfigured squeue fails within milliseconds, a hanging one is still
@@ -59,7 +59,7 @@ const SUBMIT_LIMIT = /job array|submit limit|MaxSubmit|accounting\/QOS policy/i;
 /** What `sbatch` says of a partition that does not exist ("invalid partition specified: gpuu"). */
 const INVALID_PARTITION = /invalid partition/i;
 /** The most allocations a pool holds at once unless told (`maxWorkers`). */
-const DEFAULT_MAX_WORKERS = 4;
+export const DEFAULT_MAX_WORKERS = 4;
 /** How long allocations may all stay pending, none running, before the user is told why. */
 const PENDING_WARNING_MS = 60_000;
 /** The same pending reasons are told again at most this often. */

@@ -2,13 +2,14 @@ import { BatonError } from "../errors.ts";
 import { canTake } from "../graph/canTake.ts";
 import type { Json, PlannedJob, Resources } from "../graph/job.ts";
 import type { CoordinatorEmitted, CoordinatorEvent } from "../machines/coordinator.ts";
-import type {
-  CoordinatorEffect,
-  JobBoard,
-  JobBoardOptions,
-  JobError,
-  JobRecord,
-  JobState,
+import {
+  type CoordinatorEffect,
+  DEFAULT_MAX_LOST,
+  type JobBoard,
+  type JobBoardOptions,
+  type JobError,
+  type JobRecord,
+  type JobState,
 } from "../machines/jobBoard.ts";
 import { leftOnPurpose } from "../machines/workerClose.ts";
 import { type SimInvariant, violationMessage } from "./simInvariants.ts";
@@ -143,7 +144,7 @@ export class InvariantChecker {
       now?: (() => number) | undefined;
     } = {},
   ) {
-    this.maxLost = options.maxLost ?? 3;
+    this.maxLost = options.maxLost ?? DEFAULT_MAX_LOST;
   }
 
   /** An event is about to be sent to the coordinator. */

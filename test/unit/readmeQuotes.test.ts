@@ -11,8 +11,13 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_ABORT_GRACE_MS } from "../../src/cli/handlerThread.ts";
 import { MOST_GPUS } from "../../src/cli/resourceAmount.ts";
 import { summaryTable } from "../../src/cli/summaryTable.ts";
-import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../../src/machines/connection.ts";
-import { DEFAULT_LEASE_TIMEOUT_MS } from "../../src/machines/jobBoard.ts";
+import { DEFAULT_RETRIES } from "../../src/graph/planGraph.ts";
+import {
+  DEFAULT_DEAD_AFTER_MS,
+  DEFAULT_HEARTBEAT_MS,
+  DEFAULT_HELLO_TIMEOUT_MS,
+} from "../../src/machines/connection.ts";
+import { DEFAULT_LEASE_TIMEOUT_MS, DEFAULT_MAX_LOST } from "../../src/machines/jobBoard.ts";
 import { DEFAULT_TEARDOWN_TIMEOUTS, teardownDeadlineMs } from "../../src/machines/teardown.ts";
 import { WATCHDOG_GRACE_MS, WATCHDOG_TOLERANCE } from "../../src/machines/watchdog.ts";
 import {
@@ -24,6 +29,7 @@ import { DEFAULT_RANK_GROUP_TIMEOUTS } from "../../src/runtime/rankGroup.ts";
 import { STORE_FULL_WAIT_MS } from "../../src/runtime/resultWriter.ts";
 import type { JobOutcome, RunResult } from "../../src/runtime/run.ts";
 import { DEFAULT_KEEP_LOGS } from "../../src/runtime/runLogs.ts";
+import { DEFAULT_MAX_WORKERS, IDLE_EXIT_MS } from "../../src/runtime/slurmPool.ts";
 import { DEFAULT_MAX_FRAME_BYTES } from "../../src/runtime/wsNet.ts";
 import { ROOT } from "../fixtures/batonCli.ts";
 
@@ -129,8 +135,12 @@ describe.each([
     README,
     [
       `(\`leaseTimeoutMs\`, default ${seconds(DEFAULT_LEASE_TIMEOUT_MS)},`,
-      `\`heartbeatMs\`, the ping interval, ${seconds(DEFAULT_HEARTBEAT_MS)}; \`deadAfterMs\`, ${seconds(DEFAULT_DEAD_AFTER_MS)};`,
+      `(\`helloTimeoutMs\`, ${seconds(DEFAULT_HELLO_TIMEOUT_MS)}; \`heartbeatMs\`, the ping interval, ${seconds(DEFAULT_HEARTBEAT_MS)}; \`deadAfterMs\`, ${seconds(DEFAULT_DEAD_AFTER_MS)};`,
       `\`maxFrameBytes\` (${DEFAULT_MAX_FRAME_BYTES / 2 ** 20} MiB)`,
+      `a failed job is retried \`retries\` times (default ${DEFAULT_RETRIES}),`,
+      `before it fails as poison, default ${DEFAULT_MAX_LOST};`,
+      `up to \`--max-workers\` (default ${DEFAULT_MAX_WORKERS};`,
+      `a worker that has had no job for ${minutes(IDLE_EXIT_MS)} minutes leaves the run`,
       `the default \`logs/\` keeps, default ${DEFAULT_KEEP_LOGS}:`,
       `a service running many graphs a day keeps ${DEFAULT_KEEP_LOGS},`,
       `\`--keep-logs N\` (at most ${MOST_KEPT_LOGS.toLocaleString("en-US")}:`,
@@ -158,6 +168,10 @@ describe.each([
       `below \`tolerance\` strikes (default ${WATCHDOG_TOLERANCE})`,
       `grace is DESIGN's ${seconds(WATCHDOG_GRACE_MS)}, or a sixth of \`leaseStaleMs\``,
       `\`keepLogs\` (${DEFAULT_KEEP_LOGS} by default,`,
+      `up to \`retries\` (default ${DEFAULT_RETRIES}) the job is ready again`,
+      `at \`maxLost\` (${DEFAULT_MAX_LOST}) losses the job fails as \`poison\``,
+      `A hello must arrive within ${seconds(DEFAULT_HELLO_TIMEOUT_MS)} (4003).`,
+      `no job for \`idleExitMs\` (default ${minutes(IDLE_EXIT_MS)} min;`,
     ],
   ],
 ])("the defaults %s states", (_doc, text, phrases) => {
