@@ -20,7 +20,7 @@ import { checkWorkerCount } from "./workerCountLimit.ts";
 import { parseListenAddress } from "./wsNet.ts";
 
 /** Every option `createEngine` takes (the compiler holds this to `EngineOptions`). */
-const ENGINE_OPTIONS: Record<keyof EngineOptions, true> = {
+export const ENGINE_OPTIONS: Record<keyof EngineOptions, true> = {
   jobs: true,
   workers: true,
   store: true,

@@ -6,7 +6,7 @@ import { checkInspectOption } from "./guardInspect.ts";
 import { DEFAULT_RANK_GROUP_TIMEOUTS, type LaunchSpec } from "./rankGroup.ts";
 
 /** Every option `launchGroup` takes (the compiler holds this to `LaunchSpec`). */
-const LAUNCH_OPTIONS: Record<keyof LaunchSpec, true> = {
+export const LAUNCH_OPTIONS: Record<keyof LaunchSpec, true> = {
   argv: true,
   worldSize: true,
   stateDir: true,

@@ -43,7 +43,7 @@ export interface DashboardServerOptions {
 }
 
 /** Every option `DashboardServer.start` takes (the compiler holds this to its options). */
-const SERVER_OPTIONS: Record<keyof DashboardServerOptions, true> = {
+export const SERVER_OPTIONS: Record<keyof DashboardServerOptions, true> = {
   port: true,
   maxUpdatesPerSecond: true,
   replay: true,

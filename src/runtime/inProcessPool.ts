@@ -42,7 +42,7 @@ export interface InProcessPoolOptions {
 }
 
 /** Every option `inProcessPool` takes (the compiler holds this to `InProcessPoolOptions`). */
-const POOL_OPTIONS: Record<keyof InProcessPoolOptions, true> = {
+export const POOL_OPTIONS: Record<keyof InProcessPoolOptions, true> = {
   count: true,
   resources: true,
   restartBudget: true,

@@ -759,7 +759,7 @@ export interface LocalWorkersOptions extends WorkerProcessOptions {
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
 
 /** The options `localPool` takes, by name, for `checkOptionNames`. */
-const LOCAL_POOL_OPTIONS: Record<keyof LocalWorkersOptions, true> = {
+export const LOCAL_POOL_OPTIONS: Record<keyof LocalWorkersOptions, true> = {
   jobsModule: true,
   count: true,
   resources: true,

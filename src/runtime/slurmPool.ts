@@ -165,7 +165,7 @@ interface Allocation extends AllocationView {
 }
 
 /** The options `slurmPool` takes, by name, for `checkOptionNames`. */
-const SLURM_POOL_OPTIONS: Record<keyof SlurmPoolOptions, true> = {
+export const SLURM_POOL_OPTIONS: Record<keyof SlurmPoolOptions, true> = {
   jobsModule: true,
   maxWorkers: true,
   partition: true,

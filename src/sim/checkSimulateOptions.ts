@@ -9,7 +9,7 @@ import { SIM_LIMITS } from "./simLimits.ts";
 import type { SimulateOptions } from "./simulate.ts";
 
 /** Every option `simulate` takes (the compiler holds this to `SimulateOptions`). */
-const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
+export const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
   seed: true,
   graph: true,
   handlers: true,

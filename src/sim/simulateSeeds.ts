@@ -55,7 +55,10 @@ export interface SimulateSeedsOptions {
    * the calling thread before a helper has loaded.
    */
   callingThread?: boolean | undefined;
-  /** Run each seed twice and fail it (invariant 0) when the two traces differ. */
+  /**
+   * Run each seed that passed again and fail it (invariant 0) when the two traces differ, as
+   * `baton sim --check-determinism` does (default false: a passing seed costs twice the time).
+   */
   checkDeterminism?: boolean | undefined;
   /**
    * Keep the trace of a passed seed too. By default only a failed seed keeps its trace
@@ -184,7 +187,7 @@ function checkDrawn(simulation: DrawnSimulation): void {
 }
 
 /** Every option of how `simulateSeeds` runs (the compiler holds this to `SimulateSeedsOptions`). */
-const SEEDS_OPTIONS: Record<keyof SimulateSeedsOptions, true> = {
+export const SEEDS_OPTIONS: Record<keyof SimulateSeedsOptions, true> = {
   threads: true,
   callingThread: true,
   checkDeterminism: true,

@@ -2,8 +2,9 @@
  * What README.md quotes of baton's output is what baton prints: each quote is produced here by
  * the code that prints it, and looked for in the README, so a change of wording that leaves
  * the README behind fails. The same holds the defaults README.md and ARCHITECTURE.md state to
- * the constants the code has (a default changed without its docs fails), and the files they
- * name to files baton has (a file renamed or removed without its docs fails).
+ * the constants the code has (a default changed without its docs fails), the options the
+ * public functions take to README's code (an option added without a word fails), and the files
+ * they name to files baton has (a file renamed or removed without its docs fails).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
@@ -11,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_ABORT_GRACE_MS } from "../../src/cli/handlerThread.ts";
 import { MOST_GPUS } from "../../src/cli/resourceAmount.ts";
 import { summaryTable } from "../../src/cli/summaryTable.ts";
+import { JOB_OPTIONS } from "../../src/graph/job.ts";
 import { DEFAULT_RETRIES } from "../../src/graph/planGraph.ts";
 import {
   DEFAULT_DEAD_AFTER_MS,
@@ -20,17 +22,28 @@ import {
 import { DEFAULT_LEASE_TIMEOUT_MS, DEFAULT_MAX_LOST } from "../../src/machines/jobBoard.ts";
 import { DEFAULT_TEARDOWN_TIMEOUTS, teardownDeadlineMs } from "../../src/machines/teardown.ts";
 import { WATCHDOG_GRACE_MS, WATCHDOG_TOLERANCE } from "../../src/machines/watchdog.ts";
+import { ENGINE_OPTIONS } from "../../src/runtime/checkEngineOptions.ts";
+import { LAUNCH_OPTIONS } from "../../src/runtime/checkLaunchSpec.ts";
+import { SERVER_OPTIONS } from "../../src/runtime/dashboardServer.ts";
 import {
   ENDED_DEPLOYMENT_KEPT_MS,
   KEEP_ENDED_DEPLOYMENTS,
 } from "../../src/runtime/deploymentLogs.ts";
+import { POOL_OPTIONS } from "../../src/runtime/inProcessPool.ts";
+import { LOCAL_POOL_OPTIONS } from "../../src/runtime/localPool.ts";
 import { MOST_KEPT_LOGS } from "../../src/runtime/mostKeptLogs.ts";
 import { DEFAULT_RANK_GROUP_TIMEOUTS } from "../../src/runtime/rankGroup.ts";
 import { STORE_FULL_WAIT_MS } from "../../src/runtime/resultWriter.ts";
 import type { JobOutcome, RunResult } from "../../src/runtime/run.ts";
 import { DEFAULT_KEEP_LOGS } from "../../src/runtime/runLogs.ts";
-import { DEFAULT_MAX_WORKERS, IDLE_EXIT_MS } from "../../src/runtime/slurmPool.ts";
+import {
+  DEFAULT_MAX_WORKERS,
+  IDLE_EXIT_MS,
+  SLURM_POOL_OPTIONS,
+} from "../../src/runtime/slurmPool.ts";
 import { DEFAULT_MAX_FRAME_BYTES } from "../../src/runtime/wsNet.ts";
+import { SIMULATE_OPTIONS } from "../../src/sim/checkSimulateOptions.ts";
+import { SEEDS_OPTIONS } from "../../src/sim/simulateSeeds.ts";
 import { ROOT } from "../fixtures/batonCli.ts";
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -177,6 +190,27 @@ describe.each([
 ])("the defaults %s states", (_doc, text, phrases) => {
   it.each(phrases)("are the code's: %s", (phrase) => {
     expect(asRead(text)).toContain(phrase);
+  });
+});
+
+describe.each([
+  ["createEngine", ENGINE_OPTIONS],
+  ["inProcessPool", POOL_OPTIONS],
+  ["localPool", LOCAL_POOL_OPTIONS],
+  ["slurmPool", SLURM_POOL_OPTIONS],
+  ["launchGroup", LAUNCH_OPTIONS],
+  ["DashboardServer.start", SERVER_OPTIONS],
+  ["job", JOB_OPTIONS],
+  ["simulate", SIMULATE_OPTIONS],
+  ["simulateSeeds", SEEDS_OPTIONS],
+])("README.md's options of %s", (_api, options) => {
+  it("name every option it takes, in code", () => {
+    const code = new Set(
+      [...backticked(README), ...README.matchAll(/^```[^\n]*\n([\s\S]*?)^```$/gm)].flatMap(
+        (span) => (typeof span === "string" ? span : span[1]!).match(/\w+/g) ?? [],
+      ),
+    );
+    expect(Object.keys(options).filter((name) => !code.has(name))).toEqual([]);
   });
 });
 
