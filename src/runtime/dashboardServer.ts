@@ -58,6 +58,9 @@ export const CLOSE_REASON = "baton stopped serving the dashboard";
 /** How long a page gets to answer the close before its connection is cut. */
 export const CLOSE_WAIT_MS = 1_000;
 
+/** The most updates a page is sent a second unless told (`maxUpdatesPerSecond`). */
+export const DEFAULT_MAX_UPDATES_PER_SECOND = 10;
+
 /** A page that stops reading gets no diffs past this much unsent data, then one snapshot. */
 const MAX_BUFFERED_BYTES = 4 * 2 ** 20;
 
@@ -128,7 +131,7 @@ export class DashboardServer {
   ) {
     this.clock = options.clock ?? nodeClock();
     this.logger = options.logger;
-    this.interval = 1000 / (options.maxUpdatesPerSecond ?? 10);
+    this.interval = 1000 / (options.maxUpdatesPerSecond ?? DEFAULT_MAX_UPDATES_PER_SECOND);
     this.model = new DashboardModel();
     const feed = inspectionFeed((event) => this.push(this.clock.now(), event));
     this.inspect = feed;

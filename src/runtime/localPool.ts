@@ -46,6 +46,10 @@ import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOp
 
 /** After SIGTERM, how long `stop()` waits before SIGKILL. */
 const KILL_AFTER_MS = 2000;
+/** Deaths of one worker slot tolerated within the window unless told (`maxRestarts`). */
+export const DEFAULT_MAX_RESTARTS = 5;
+/** The sliding window those deaths are counted in unless told (`windowMs`). */
+export const DEFAULT_RESTART_WINDOW_MS = 60_000;
 
 /** Pools this process has started with a cgroup, which numbers the next one's. */
 let containedPools = 0;
@@ -275,8 +279,8 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
       maxRestarts: options.maxRestarts,
       windowMs: options.windowMs,
     });
-    this.maxRestarts = options.maxRestarts ?? 5;
-    this.windowMs = options.windowMs ?? 60_000;
+    this.maxRestarts = options.maxRestarts ?? DEFAULT_MAX_RESTARTS;
+    this.windowMs = options.windowMs ?? DEFAULT_RESTART_WINDOW_MS;
     this.procs = options.procs ?? nodeProcs();
     this.clock = options.clock ?? nodeClock();
     this.env = { ...inheritedEnv(), ...options.env };

@@ -60,6 +60,12 @@ const SUBMIT_LIMIT = /job array|submit limit|MaxSubmit|accounting\/QOS policy/i;
 const INVALID_PARTITION = /invalid partition/i;
 /** The most allocations a pool holds at once unless told (`maxWorkers`). */
 export const DEFAULT_MAX_WORKERS = 4;
+/** How often the queue is read and the pool rescaled unless told (`pollMs`). */
+export const DEFAULT_POLL_MS = 1000;
+/** On stop, the least time joined allocations get to end on their own (`graceMs`). */
+export const DEFAULT_STOP_GRACE_MS = 5000;
+/** On stop, how long the queue has to show every allocation gone (`stopTimeoutMs`). */
+export const DEFAULT_STOP_TIMEOUT_MS = 60_000;
 /** How long allocations may all stay pending, none running, before the user is told why. */
 const PENDING_WARNING_MS = 60_000;
 /** The same pending reasons are told again at most this often. */
@@ -327,7 +333,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
   ) {
     super();
     this.maxWorkers = options.maxWorkers ?? DEFAULT_MAX_WORKERS;
-    this.pollMs = options.pollMs ?? 1000;
+    this.pollMs = options.pollMs ?? DEFAULT_POLL_MS;
     if (context.secretFile === undefined) {
       throw new ConfigError("Slurm workers need the run's secret in a file");
     }
@@ -784,7 +790,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     this.clock.clearTimeout(this.timer);
     await this.polling;
     await this.reaping;
-    const stopTimeoutMs = this.options.stopTimeoutMs ?? 60_000;
+    const stopTimeoutMs = this.options.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
     const started = this.clock.now();
     const waitMs = Math.min(this.pollMs, 250);
     // An allocation whose worker never joined holds no job, nor does one whose every joined
@@ -819,7 +825,8 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     };
     await cancelUnawaited();
     const graceUntil =
-      started + (this.options.graceMs ?? Math.max(5000, this.options.abortGraceMs ?? 0));
+      started +
+      (this.options.graceMs ?? Math.max(DEFAULT_STOP_GRACE_MS, this.options.abortGraceMs ?? 0));
     while (this.table.size > 0 && this.clock.now() < graceUntil) {
       await this.sleep(waitMs);
       await this.refresh();

@@ -24,13 +24,20 @@ import { DEFAULT_TEARDOWN_TIMEOUTS, teardownDeadlineMs } from "../../src/machine
 import { WATCHDOG_GRACE_MS, WATCHDOG_TOLERANCE } from "../../src/machines/watchdog.ts";
 import { ENGINE_OPTIONS } from "../../src/runtime/checkEngineOptions.ts";
 import { LAUNCH_OPTIONS } from "../../src/runtime/checkLaunchSpec.ts";
-import { SERVER_OPTIONS } from "../../src/runtime/dashboardServer.ts";
+import {
+  DEFAULT_MAX_UPDATES_PER_SECOND,
+  SERVER_OPTIONS,
+} from "../../src/runtime/dashboardServer.ts";
 import {
   ENDED_DEPLOYMENT_KEPT_MS,
   KEEP_ENDED_DEPLOYMENTS,
 } from "../../src/runtime/deploymentLogs.ts";
 import { POOL_OPTIONS } from "../../src/runtime/inProcessPool.ts";
-import { LOCAL_POOL_OPTIONS } from "../../src/runtime/localPool.ts";
+import {
+  DEFAULT_MAX_RESTARTS,
+  DEFAULT_RESTART_WINDOW_MS,
+  LOCAL_POOL_OPTIONS,
+} from "../../src/runtime/localPool.ts";
 import { MOST_KEPT_LOGS } from "../../src/runtime/mostKeptLogs.ts";
 import { DEFAULT_RANK_GROUP_TIMEOUTS } from "../../src/runtime/rankGroup.ts";
 import { STORE_FULL_WAIT_MS } from "../../src/runtime/resultWriter.ts";
@@ -38,6 +45,9 @@ import type { JobOutcome, RunResult } from "../../src/runtime/run.ts";
 import { DEFAULT_KEEP_LOGS } from "../../src/runtime/runLogs.ts";
 import {
   DEFAULT_MAX_WORKERS,
+  DEFAULT_POLL_MS,
+  DEFAULT_STOP_GRACE_MS,
+  DEFAULT_STOP_TIMEOUT_MS,
   IDLE_EXIT_MS,
   SLURM_POOL_OPTIONS,
 } from "../../src/runtime/slurmPool.ts";
@@ -154,6 +164,11 @@ describe.each([
       `before it fails as poison, default ${DEFAULT_MAX_LOST};`,
       `up to \`--max-workers\` (default ${DEFAULT_MAX_WORKERS};`,
       `a worker that has had no job for ${minutes(IDLE_EXIT_MS)} minutes leaves the run`,
+      `\`windowMs\` (${DEFAULT_MAX_RESTARTS} in ${seconds(DEFAULT_RESTART_WINDOW_MS)} by default;`,
+      `how often the pool reads the queue and rescales (default ${seconds(DEFAULT_POLL_MS)};`,
+      `before \`scancel\` (default ${seconds(DEFAULT_STOP_GRACE_MS)}, or the workers' \`abortGraceMs\` when longer)`,
+      `\`STOP_UNCONFIRMED\`, naming them (default ${seconds(DEFAULT_STOP_TIMEOUT_MS)};`,
+      `\`maxUpdatesPerSecond\`, default ${DEFAULT_MAX_UPDATES_PER_SECOND}, the most a page is sent a second`,
       `the default \`logs/\` keeps, default ${DEFAULT_KEEP_LOGS}:`,
       `a service running many graphs a day keeps ${DEFAULT_KEEP_LOGS},`,
       `\`--keep-logs N\` (at most ${MOST_KEPT_LOGS.toLocaleString("en-US")}:`,
@@ -185,6 +200,9 @@ describe.each([
       `at \`maxLost\` (${DEFAULT_MAX_LOST}) losses the job fails as \`poison\``,
       `A hello must arrive within ${seconds(DEFAULT_HELLO_TIMEOUT_MS)} (4003).`,
       `no job for \`idleExitMs\` (default ${minutes(IDLE_EXIT_MS)} min;`,
+      `\`graceMs\` (${seconds(DEFAULT_STOP_GRACE_MS)}, or the workers' \`abortGraceMs\` when that is longer)`,
+      `after \`stopTimeoutMs\` (${seconds(DEFAULT_STOP_TIMEOUT_MS)}) it rejects with \`STOP_UNCONFIRMED\``,
+      `diffs at most ${DEFAULT_MAX_UPDATES_PER_SECOND} times a second (\`maxUpdatesPerSecond\`)`,
     ],
   ],
 ])("the defaults %s states", (_doc, text, phrases) => {
