@@ -119,6 +119,12 @@ export interface ProcInfo {
    * that started after that record are two programs: the pid was reused.
    */
   startedAt?: number | undefined;
+  /**
+   * True while the process runs its exit, before it is a zombie: the kernel may have released
+   * its memory already, and with it its arguments and environment, which then read as empty
+   * or not at all, whatever they were. Absent when not exiting, or when the table does not say.
+   */
+  exiting?: boolean | undefined;
 }
 
 /** What `Procs.spawn` starts, and how. */

@@ -19,24 +19,31 @@ const STATES: Record<string, ProcState> = {
 /** A process table entry without its arguments: what `/proc/PID/stat` alone tells. */
 export type ProcStat = Omit<ProcInfo, "argv">;
 
+/** `PF_EXITING` in the flags of `/proc/PID/stat`: the process is running its exit. */
+const PF_EXITING = 0x4;
+
 /**
  * Pid, parent, process group and state from the text of Linux's `/proc/PID/stat`, wherever
- * it was read (here, or on a remote host). `PID (COMM) STATE PPID PGRP …`: COMM may hold
+ * it was read (here, or on a remote host), and `exiting` when its flags say it runs its exit
+ * (`PF_EXITING`). `PID (COMM) STATE PPID PGRP SESSION TTY TPGID FLAGS …`: COMM may hold
  * spaces and `)`, so the line is cut at the last `)`. An unknown state letter is an error
  * naming the pid.
  *
  * @example
  * ```ts
- * parseStat(42, "42 (sleep) S 1 42 42 0 -1 …"); // { pid: 42, ppid: 1, pgid: 42, state: "sleeping" }
+ * parseStat(42, "42 (sleep) S 1 42 42 0 -1 4194304 …"); // { pid: 42, ppid: 1, pgid: 42, state: "sleeping" }
+ * parseStat(43, "43 (sleep) R 1 43 43 0 -1 4194308 …"); // { pid: 43, ppid: 1, pgid: 43, state: "running", exiting: true }
  * ```
  */
 export function parseStat(pid: number, stat: string): ProcStat {
-  const [letter = "", ppid = "", pgid = ""] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const [letter = "", ppid = "", pgid = ""] = fields;
   const state = STATES[letter];
   if (state === undefined) {
     throw new Error(`unknown process state ${JSON.stringify(letter)} in /proc/${pid}/stat`);
   }
-  return { pid, ppid: Number(ppid), pgid: Number(pgid), state };
+  const exiting = (Number(fields[6]) & PF_EXITING) !== 0;
+  return { pid, ppid: Number(ppid), pgid: Number(pgid), state, ...(exiting && { exiting }) };
 }
 
 /**

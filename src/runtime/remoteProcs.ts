@@ -34,7 +34,8 @@ export interface RemoteProcs {
    * zombie is reported as one). With `scan`, also every process whose environment has
    * `BATON_DEPLOYMENT=<deployment>`. Each entry's state is read after its arguments and
    * environment, so a process that ends while it is read is reported gone or a zombie, not
-   * alive without the arguments and environment it had.
+   * alive without the arguments and environment it had; one still running its exit then
+   * (`exiting`) is alive with its environment unknown (undefined).
    */
   snapshot(
     pids: readonly number[],
@@ -160,10 +161,12 @@ export function remoteProcs(host: SshHost, options: RemoteProcsOptions = {}): Re
         const pid = Number(pidText);
         if (seen.has(pid)) continue;
         const value = (hexDot: string) => fromHex(hexDot.slice(0, -1) || ".");
+        const entry = parseProcStat(pid, fromHex(stat), fromHex(argv));
         seen.set(pid, {
-          ...parseProcStat(pid, fromHex(stat), fromHex(argv)),
+          ...entry,
+          // Running its exit, its environment may read empty whatever it was: unknown.
           env:
-            deployment === "u"
+            deployment === "u" || entry.exiting === true
               ? undefined
               : {
                   ...(deployment !== "-" && { BATON_DEPLOYMENT: value(deployment) }),

@@ -11,6 +11,7 @@ import type {
   TeardownTimeouts,
 } from "../machines/teardown.ts";
 import type { Overrides } from "../overrides.ts";
+import { isAlive } from "../rank/launcherWatch.ts";
 import { driveTeardown, sweepCandidatesEvent } from "./driveTeardown.ts";
 import type { Clock, ProcInfo, Procs } from "./ports.ts";
 
@@ -106,37 +107,50 @@ const isPid = (value: number): boolean => Number.isInteger(value) && value > 0;
  * descendant that left its rank's group and emptied its environment. The cgroup's members
  * are read only when a live process of the answer is not the deployment's by its environment
  * (membership could make it so): a quick look at ranks that still carry their environment,
- * or that are all gone, reads no cgroup.
+ * or that are all gone, reads no cgroup. A live entry's state is read again after its
+ * environment, as `remoteProcs.snapshot` reads it last: a process that ended while its
+ * environment was read (gone, unreadable, or empty as an exiting process shows it) is then
+ * gone or a zombie, not alive with an environment that is not its own; one still running its
+ * exit then (`exiting`) is alive with its environment unknown (undefined), never empty.
  */
-function readTable(
+export function readTable(
   procs: Procs,
   effect: Extract<TeardownEffect, { type: "probe" }>,
   target: TeardownTarget,
 ): ProcView[] {
   const { cgroup } = target;
   // `argv` stays a getter (no spread): nodeProcs reads a process's arguments when used.
-  const view = (info: ProcInfo): ProcView => ({
+  const view = (info: ProcInfo, env: Record<string, string> | undefined): ProcView => ({
     pid: info.pid,
     ppid: info.ppid,
     pgid: info.pgid,
     state: info.state,
+    ...(info.exiting === true && { exiting: true }),
     get argv() {
       return info.argv;
     },
-    env: info.state === "zombie" || info.state === "dead" ? undefined : procs.environ(info.pid),
+    env,
   });
+  const read = (listed: ProcInfo): ProcView[] => {
+    if (!isAlive(listed)) return [view(listed, undefined)];
+    const env = procs.environ(listed.pid);
+    const info = procs.inspect(listed.pid);
+    // Gone, or its pid already another process's: the one listed ended while it was read.
+    if (info === undefined || info.startedAt !== listed.startedAt) return [];
+    return [view(info, isAlive(info) && info.exiting !== true ? env : undefined)];
+  };
   const groups = new Set(effect.groups);
   const pids = new Set(effect.pids);
   const table =
     !effect.scan && effect.groups.length === 0
       ? effect.pids.flatMap((pid) => {
           const info = procs.inspect(pid);
-          return info === undefined ? [] : [view(info)];
+          return info === undefined ? [] : read(info);
         })
       : procs
           .list()
           .filter((info) => effect.scan || groups.has(info.pgid) || pids.has(info.pid))
-          .map(view);
+          .flatMap(read);
   const undecided = table.filter(
     (proc) => proc.state !== "zombie" && proc.state !== "dead" && !envCarries(proc.env, target),
   );
