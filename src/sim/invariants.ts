@@ -120,10 +120,13 @@ export class InvariantChecker {
   /** Each job's account: one lookup per job in the scan after every step. */
   private readonly accounts = new Map<string, JobAccount>();
   /**
-   * The last scan's jobs, in the board's order, and their accounts: the next scan takes a job's
-   * account from here when the board has the same record under the same id at that place.
+   * The last scan's jobs, in the board's order (their ids, records and accounts, one array
+   * each): the next scan takes a job's account from here when the board has the same record
+   * under the same id at that place.
    */
-  private readonly scanned: { id: string; record: JobRecord; account: JobAccount }[] = [];
+  private readonly scannedIds: string[] = [];
+  private readonly scannedRecords: JobRecord[] = [];
+  private readonly scannedAccounts: JobAccount[] = [];
   private readonly maxLost: number;
   private stopping = false;
   private finished = false;
@@ -477,18 +480,24 @@ export class InvariantChecker {
    * job, and the ready classes are only gathered while some connection waits.
    */
   private checkJobs(board: JobBoard): void {
-    const running = new Map<string, number>();
-    const someoneWaits = this.waiting.size > 0 && !this.storeFull;
-    const ready = new Map<string, PlannedJob>();
-    const scanned = this.scanned;
+    const throttle = this.options.throttle ?? {};
+    // Running jobs are counted by kind only for a throttle (7, and 4's throttled kinds).
+    const running = this.options.throttle === undefined ? undefined : new Map<string, number>();
+    // The ready jobs by class, gathered only while some connection waits (4).
+    const ready =
+      this.waiting.size > 0 && !this.storeFull ? new Map<string, PlannedJob>() : undefined;
+    const { scannedIds, scannedRecords, scannedAccounts } = this;
     let at = 0;
     board.jobs.forEach((record, id) => {
-      const last = scanned[at];
       let account: JobAccount | undefined;
-      if (last !== undefined && last.record === record && last.id === id) account = last.account;
+      if (scannedRecords[at] === record && scannedIds[at] === id) account = scannedAccounts[at];
       else {
         account = this.accounts.get(id);
-        if (account !== undefined) scanned[at] = { id, record, account };
+        if (account !== undefined) {
+          scannedIds[at] = id;
+          scannedRecords[at] = record;
+          scannedAccounts[at] = account;
+        }
       }
       at++;
       const { state } = record;
@@ -507,7 +516,7 @@ export class InvariantChecker {
         }
       } else if (state === "running") {
         const { kind, timeoutMs } = record.job;
-        running.set(kind, (running.get(kind) ?? 0) + 1);
+        running?.set(kind, (running.get(kind) ?? 0) + 1);
         const now = this.options.now;
         if (timeoutMs !== undefined && now !== undefined && account !== undefined) {
           const ran = now() - account.grantedAt;
@@ -525,7 +534,7 @@ export class InvariantChecker {
         if (record.holder !== undefined) {
           this.fail(1, `job ${id} is being stored but connection ${record.holder} still holds it`);
         }
-      } else if (state === "ready" && someoneWaits) {
+      } else if (state === "ready" && ready !== undefined) {
         const { kind, requires } = record.job;
         const key = `${kind}\u0000${requires.cpus ?? 0}/${requires.gpus ?? 0}/${requires.memory ?? 0}`;
         if (!ready.has(key)) ready.set(key, record.job);
@@ -540,7 +549,8 @@ export class InvariantChecker {
           `job ${id} counts ${failures} failed attempts, but ${failed} failed results were accepted for it (workers lost while running it: ${lostWorkers.join(", ") || "none"})`,
         );
       }
-      if (failures > record.job.retries + 1) {
+      // A job's retries are at least 0 (planning refuses others): none failed, none too many.
+      if (failures !== 0 && failures > record.job.retries + 1) {
         this.fail(3, `job ${id} failed ${failures} times with ${record.job.retries} retries`);
       }
       if (record.error?.retryable === false && !terminal(state)) {
@@ -565,17 +575,19 @@ export class InvariantChecker {
         );
       }
     });
-    const throttle = this.options.throttle ?? {};
-    for (const [kind, count] of running) {
-      const limit = throttle[kind];
-      if (limit !== undefined && count > limit) {
-        this.fail(7, `${count} jobs of kind ${kind} run at once; its throttle is ${limit}`);
+    if (running !== undefined) {
+      for (const [kind, count] of running) {
+        const limit = throttle[kind];
+        if (limit !== undefined && count > limit) {
+          this.fail(7, `${count} jobs of kind ${kind} run at once; its throttle is ${limit}`);
+        }
       }
     }
+    if (ready === undefined) return;
     for (const [conn, resources] of this.waiting) {
       for (const job of ready.values()) {
         const limit = throttle[job.kind];
-        if (limit !== undefined && (running.get(job.kind) ?? 0) >= limit) continue;
+        if (limit !== undefined && (running?.get(job.kind) ?? 0) >= limit) continue;
         if (canTake(resources, job.requires)) {
           this.fail(
             4,
