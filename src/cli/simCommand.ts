@@ -36,6 +36,7 @@ import { yourGraph as planned } from "../sim/yourJobs.ts";
 import { choiceFlag } from "./choiceFlag.ts";
 import { commandCatalog } from "./commandCatalog.ts";
 import { FaultsOutrun } from "./faultsOutrun.ts";
+import { LAST_EVENTS, lastEvents } from "./lastEvents.ts";
 import { LiveLine, terminalStreams } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
@@ -107,9 +108,6 @@ SIGINT / SIGTERM (which say how many seeds were done and the command that runs t
 
 /** How often a seed's progress line is drawn again, at most (wall ms). */
 const PROGRESS_EVERY_MS = 100;
-
-/** How many trace lines a failure report shows. */
-const LAST_EVENTS = 30;
 
 interface Settings {
   /** Your graph and its handlers, as module paths (`GRAPH --handlers SIM`); none: drawn. */
@@ -730,7 +728,7 @@ async function reportFailure(r: SimulationResult, s: Settings, how: Report, live
     ...(s.modules === undefined ? [] : yourJobsTimelines(r.trace, r.violation!.message)),
     ...(how.traced
       ? []
-      : [`last ${LAST_EVENTS} events:`, ...r.trace.slice(-LAST_EVENTS).map((line) => `  ${line}`)]),
+      : lastEvents(r.trace, s.modules === undefined ? undefined : r.violation!.message)),
     ...(how.replaying ? [] : [`replay: ${replayCommand(r, s)}`]),
     ...(how.replaying && !how.ui && r.violation!.invariant !== 0
       ? [

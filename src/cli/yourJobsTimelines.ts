@@ -5,7 +5,7 @@ const MOST_JOBS = 4;
 const MOST_LINES = 16;
 
 /** A grant in a trace of your own graph: `<ms> grant <id> (<kind input>) to <link> attempt <n>`. */
-const GRANT = /^\d+ grant ([0-9a-f]{16}) \((.*)\) to (\S+) attempt (\d+)$/;
+export const GRANT = /^\d+ grant ([0-9a-f]{16}) \((.*)\) to (\S+) attempt (\d+)$/;
 
 /** A job's line that says it has ended: no later line of its connection is its. */
 const ENDED = /^\d+ job [0-9a-f]{16} (completed|failed|cancelled|skipped)$/;
@@ -18,11 +18,12 @@ const NOT_RUNNING =
  * A job's lines that say nothing a reader of its timeline needs: running at its grant, the
  * grant's frame delivered, its result storing.
  */
-const NOISE =
+export const NOISE =
   /^\d+ (job [0-9a-f]{16} (running|storing)|store [0-9a-f]{16}|net \S+ > client job [0-9a-f]{16})$/;
 
 /** A line about the whole run: a fault of the coordinator or its disk, a coordinator's start. */
-const WHOLE_RUN = /^\d+ (fault (coordinator-crash|kill|disk-stall|disk-full|slow|cancel)\b|start )/;
+export const WHOLE_RUN =
+  /^\d+ (fault (coordinator-crash|kill|disk-stall|disk-full|slow|cancel)\b|start )/;
 
 /** One of your jobs a failed seed's report follows (see `yourJobsFollowed`). */
 export interface FollowedJob {
@@ -160,7 +161,7 @@ function timeline(trace: readonly string[], id: string): string[] {
  * Whether `line` is a fault on connection `link` (`fault reset sim:5 by client`, `fault
  * half-open sim:5: …`), or its close (`net sim:5 client closed 1006 …`).
  */
-function onLink(line: string, link: string): boolean {
+export function onLink(line: string, link: string): boolean {
   const [, event, second, third, fourth] = line.split(" ");
   if (event === "fault") return third === link || third === `${link}:`;
   return event === "net" && second === link && fourth === "closed";

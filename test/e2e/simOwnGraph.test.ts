@@ -301,12 +301,26 @@ describe("baton sim on a graph of your own", () => {
     const charge = lines.findIndex((line) =>
       /^ {2}charge 2 \([0-9a-f]{16}\), 2 attempts:$/.test(line),
     );
-    const last = lines.indexOf("last 30 events:");
+    const last = lines.findIndex((line) => line.startsWith("last "));
     expect(charge).toBeGreaterThan(at + 1);
     const timeline = lines.slice(charge + 1, last);
     expect(timeline.map((line) => line.replace(/[0-9a-f]{16}/g, "ID"))).toEqual(
       CHARGE_2_LINES.map((line) => `    ${line}`),
     );
+    // The last events are those jobs', their connections' and the faults: no handshakes.
+    expect(lines[last]).toBe(
+      "last 13 events of your jobs, their connections and the faults (58 other lines since 0 left out: its replay prints them all):",
+    );
+    const events = lines.slice(
+      last + 1,
+      lines.findIndex((line) => line.startsWith("replay: ")),
+    );
+    expect(events).toHaveLength(13);
+    expect(events).toContain("  953 fault reset sim:5 by client");
+    expect(events.at(-1)).toMatch(/^ {2}4988 violation 15: /);
+    expect(
+      events.filter((line) => / > (client|server) (challenge|hello|welcome)$/.test(line)),
+    ).toEqual([]);
   });
 
   it("gives --json of a failed seed the same jobs, as yourJobs: id, kind, attempts, running and lines, and yourJobsOf", async () => {
