@@ -1,58 +1,29 @@
 import { describe, expect, it } from "vitest";
 import { LAST_EVENTS, lastEvents } from "../../src/cli/lastEvents.ts";
-
-const A = "aaaaaaaaaaaaaaaa";
-const B = "bbbbbbbbbbbbbbbb";
-const O = "0000000000000000";
-
-/** A trace of your own graph: A lost its worker and ran again, B failed the check; O is another job. */
-const TRACE = [
-  "0 start coordinator-0",
-  "0 net sim:1 open coordinator-0 -> coordinator-0",
-  "1 net sim:1 > client challenge",
-  `1 grant ${A} (charge 1) to sim:1 attempt 1`,
-  `1 job ${A} running`,
-  `2 net sim:1 > client job ${A}`,
-  `3 grant ${O} (other) to sim:2 attempt 1`,
-  "900 fault reset sim:1 by client",
-  "900 net sim:1 client closed 1006 connection reset",
-  `900 job ${A} ready`,
-  `900 grant ${A} (charge 1) to sim:3 attempt 2`,
-  "950 fault reset sim:2 by client",
-  "1000 net sim:4 open coordinator-0 -> coordinator-0",
-  "1001 net sim:4 > client challenge",
-  "1002 net sim:4 > server hello",
-  "1003 net sim:4 > client welcome",
-  `1700 net sim:3 > server result ${A} completed`,
-  `1700 store ${A}`,
-  `1700 job ${A} storing`,
-  `1710 job ${A} completed`,
-  `1800 net sim:2 > server result ${O} completed`,
-  `1800 job ${O} completed`,
-  "1800 net sim:1 client closed 1006 connection reset",
-  `1900 grant ${B} (reconcile) to sim:4 attempt 1`,
-  `1901 net sim:4 > client job ${B}`,
-  `1901 violation 15: invariant 15 (…) violated: job ${B} (reconcile): order 1 charged 2 times`,
-];
-const VIOLATION = `invariant 15 (…) violated: job ${B} (reconcile): order 1 charged 2 times`;
+import { A, B, TRACE, VIOLATION } from "../fixtures/yourJobsTrace.ts";
 
 describe("lastEvents", () => {
   it("shows your own graph's lines of the jobs the report follows, their connections and the faults, and counts the rest", () => {
     expect(lastEvents(TRACE, VIOLATION)).toEqual([
-      "last 12 events of your jobs, their connections and the faults (14 other lines since 0 left out: its replay prints them all):",
+      "last 17 events of your jobs, their connections and the faults (8 other lines since 0 left out: its replay prints them all):",
       "  0 start coordinator-0",
       `  1 grant ${A} (charge 1) to sim:1 attempt 1`,
+      "  500 fault slow +100 ms for 2000 ms",
       "  900 fault reset sim:1 by client",
       "  900 net sim:1 client closed 1006 connection reset",
+      // Not a frame on a connection a followed job ran on.
       `  900 job ${A} ready`,
-      `  900 grant ${A} (charge 1) to sim:3 attempt 2`,
-      // Every fault, another job's connection's too (but not that job's lines).
-      "  950 fault reset sim:2 by client",
+      `  900 grant ${A} (charge 1) to sim:2 attempt 2`,
+      "  950 fault half-open sim:1: server gone, peer unaware",
+      `  1200 # ${A} (charge) attempt 1: its handler ended 300 ms after its abort (connection closed)`,
+      "  1500 fault coordinator-crash coordinator-0, back in 100 ms",
+      "  1600 start coordinator-1",
       `  1700 net sim:3 > server result ${A} completed`,
       `  1710 job ${A} completed`,
-      // A connection a followed job ran on, after it; not another's handshake.
-      "  1800 net sim:1 client closed 1006 connection reset",
-      `  1900 grant ${B} (reconcile) to sim:4 attempt 1`,
+      "  1800 fault reset sim:2 by server",
+      "  1800 net sim:2 server closed 1006 connection reset",
+      // Not another job's lines (C's ready).
+      `  1900 grant ${B} (reconcile) to sim:3 attempt 1`,
       `  1901 violation 15: invariant 15 (…) violated: job ${B} (reconcile): order 1 charged 2 times`,
     ]);
   });

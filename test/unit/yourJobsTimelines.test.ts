@@ -1,40 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { yourJobsTimelines } from "../../src/cli/yourJobsTimelines.ts";
-
-const A = "aaaaaaaaaaaaaaaa";
-const B = "bbbbbbbbbbbbbbbb";
-const C = "cccccccccccccccc";
-
-/** A trace of your own graph: charge 1 (A) lost its worker and ran again, B failed the check. */
-const TRACE = [
-  "0 sim seed 1 jobs 3 workers 2 lease 8000 throttle {} faults reset@900:0",
-  "0 start coordinator-0",
-  "0 net sim:1 open coordinator-0 -> coordinator-0",
-  `1 grant ${A} (charge 1) to sim:1 attempt 1`,
-  `1 job ${A} running`,
-  `2 net sim:1 > client job ${A}`,
-  `3 grant ${C} (charge 2) to sim:2 attempt 1`,
-  "500 fault slow +100 ms for 2000 ms",
-  "900 fault reset sim:1 by client",
-  "900 net sim:1 client closed 1006 connection reset",
-  "900 net sim:2 > client ping",
-  `900 job ${A} ready`,
-  `900 grant ${A} (charge 1) to sim:2 attempt 2`,
-  "950 fault half-open sim:1: server gone, peer unaware",
-  `1200 # ${A} (charge) attempt 1: its handler ended 300 ms after its abort (connection closed)`,
-  "1500 fault coordinator-crash coordinator-0, back in 100 ms",
-  "1600 start coordinator-1",
-  `1700 net sim:3 > server result ${A} completed`,
-  `1700 store ${A}`,
-  `1700 job ${A} storing`,
-  `1710 job ${A} completed`,
-  "1800 fault reset sim:2 by server",
-  "1800 net sim:2 server closed 1006 connection reset",
-  `1800 job ${C} ready`,
-  `1900 grant ${B} (reconcile) to sim:3 attempt 1`,
-  `1901 violation 15: invariant 15 (…) violated: job ${B} (reconcile): order 1 charged 2 times`,
-];
-const VIOLATION = `invariant 15 (…) violated: job ${B} (reconcile): order 1 charged 2 times`;
+import { A, B, C, TRACE, VIOLATION } from "../fixtures/yourJobsTrace.ts";
 
 describe("yourJobsTimelines", () => {
   it("follows the job the failure names, then those granted again, each with its own lines", () => {
