@@ -19,7 +19,7 @@ export const LAST_EVENTS = 30;
  * @example
  * ```ts
  * lastEvents(result.trace, result.violation!.message);
- * // ["last 9 events of your jobs, their connections and the faults (21 other lines since 953 left out: its replay prints them all):", "  953 fault reset sim:5 by client", …]
+ * // ["last 13 events of your jobs, their connections and the faults (58 other lines since 0 left out: its replay prints them all):", "  0 start coordinator-0", …]
  * ```
  */
 export function lastEvents(trace: readonly string[], violation?: string): string[] {
