@@ -1,3 +1,4 @@
+import { argumentError } from "../argumentError.ts";
 import { ConfigError } from "../errors.ts";
 import type { SimEntropy } from "./simEntropy.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
@@ -133,6 +134,8 @@ export function faultsEnd(faults: readonly Fault[]): number {
 /**
  * A plan as text, for a command line: `kind@at[:target][+ms][/option]`, comma-separated
  * (`slow` writes its extra latency as the option, `coordinator-crash` `torn` or `clean`).
+ * Throws a `ConfigError`, as `simulate` would, for what is no list of faults it can apply
+ * (it wrote an unknown kind as nothing, and took `5` with a TypeError from inside).
  *
  * @example
  * ```ts
@@ -140,6 +143,15 @@ export function faultsEnd(faults: readonly Fault[]): number {
  * ```
  */
 export function formatFaults(faults: readonly Fault[]): string {
+  if (!Array.isArray(faults)) {
+    throw argumentError(
+      "formatFaults",
+      "its faults",
+      "a list of faults, such as a simulation's faults",
+      faults,
+    );
+  }
+  checkFaults("formatFaults", faults);
   return faults.map(formatFault).join(",");
 }
 
@@ -245,7 +257,8 @@ export function checkFaults(where: string, faults: unknown): asserts faults is r
 
 /**
  * The inverse of {@link formatFaults}; throws a `ConfigError` naming a malformed entry, one
- * with parts its kind does not take, or a time past `SIM_LIMITS.virtualMs`.
+ * with parts its kind does not take, or a time past `SIM_LIMITS.virtualMs`, or saying it takes
+ * text when given anything else.
  *
  * @example
  * ```ts
@@ -255,6 +268,14 @@ export function checkFaults(where: string, faults: unknown): asserts faults is r
  * ```
  */
 export function parseFaults(text: string): Fault[] {
+  if (typeof text !== "string") {
+    throw argumentError(
+      "parseFaults",
+      "its fault list",
+      'text such as "partition@5000:0+20000"',
+      text,
+    );
+  }
   if (text.trim() === "") return [];
   return text.split(",").map((entry) => {
     const m = /^([a-z-]+)@(\d+)(?::(\d+))?(?:\+(\d+))?(?:\/([a-z0-9]+))?$/.exec(entry.trim());

@@ -53,6 +53,19 @@ describe("parseFaults", () => {
       "worker-crash@1:2,reset@3:4,partition@5:6+7,half-open@8:9/client,slow@10+11/12,coordinator-crash@13+14/clean,disk-stall@15+16,disk-full@17+18";
     expect(formatFaults(parseFaults(all))).toBe(all);
   });
+
+  it("refuses, as a JavaScript caller may give them, a fault list that is no text and faults that are no list of faults", () => {
+    expect(() => parseFaults(5 as never)).toThrow(
+      'parseFaults: its fault list must be text such as "partition@5000:0+20000", not 5',
+    );
+    expect(() => parseFaults(undefined as never)).toThrow(ConfigError);
+    expect(() => formatFaults("partition@5000:0+20000" as never)).toThrow(
+      `formatFaults: its faults must be a list of faults, such as a simulation's faults, not "partition@5000:0+20000"`,
+    );
+    expect(() => formatFaults([{ kind: "nuke", at: 5 }] as never)).toThrow(
+      'formatFaults: faults[0] has an unknown kind "nuke"',
+    );
+  });
 });
 
 describe("drawFaults", () => {
