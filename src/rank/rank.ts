@@ -1,5 +1,7 @@
+import { argumentError } from "../argumentError.ts";
 import { RankFileError } from "../errors.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
+import { requireMethods } from "../runtime/requireMethods.ts";
 import { ACK_FORMAT } from "./ackFormat.ts";
 import { CANCEL_FORMAT, type Cancel } from "./cancelFormat.ts";
 import { type DeploymentPaths, deploymentPaths } from "./deploymentPaths.ts";
@@ -71,6 +73,8 @@ export interface Rank {
  * When the launcher's pid is gone (a zombie counts as gone) or its lease is stale, it stops,
  * marks itself `exiting` and calls `onOrphaned`. Rejects when the first marker cannot be
  * written. Node ranks use `startRank`, which supplies the ports and exits the process.
+ * Throws a `ConfigError` saying what it takes for an `env` that is not one `readRankEnv` read
+ * (`process.env` itself), ports without the methods it calls, or options that are no object.
  *
  * @example
  * ```ts
@@ -89,6 +93,7 @@ export async function createRank(
   ports: RankPorts,
   options: RankOptions = {},
 ): Promise<Rank> {
+  checkRankArguments(env, ports, options);
   const { files, clock } = ports;
   const paths = deploymentPaths(env.stateDir, env.deployment);
   const startedAt = clock.now();
@@ -269,4 +274,49 @@ export async function createRank(
     },
   };
   return rank;
+}
+
+/**
+ * Refuses what a JavaScript rank program may give `createRank` by mistake, each of which
+ * failed with a TypeError from inside (`Cannot destructure property 'files' of undefined`)
+ * or, for `process.env` as `env`, with a TypeError about `stateDir.replace`.
+ */
+function checkRankArguments(env: RankEnv, ports: RankPorts, options: RankOptions): void {
+  if (typeof env !== "object" || env === null || typeof env.deployment !== "string") {
+    throw argumentError(
+      "createRank",
+      "env",
+      "the rank's environment as readRankEnv(process.env) reads it",
+      env,
+      // An environment is not shown: it holds secrets.
+      typeof env === "object" && env !== null ? "an object with no deployment" : undefined,
+    );
+  }
+  if (typeof ports !== "object" || ports === null) {
+    throw argumentError("createRank", "ports", "{ files, clock, procs, pid }", ports);
+  }
+  requireMethods(
+    "createRank",
+    "ports.files",
+    ports.files,
+    ["read", "writeAtomic", "remove"],
+    "a Files, such as nodeFiles()",
+  );
+  requireMethods(
+    "createRank",
+    "ports.clock",
+    ports.clock,
+    ["now", "setTimeout", "clearTimeout"],
+    "a Clock, such as nodeClock()",
+  );
+  requireMethods(
+    "createRank",
+    "ports.procs",
+    ports.procs,
+    ["inspect"],
+    "a Procs, such as nodeProcs()",
+  );
+  if (typeof options !== "object" || options === null) {
+    throw argumentError("createRank", "options", "{ watchEveryMs, onOrphaned, warn }", options);
+  }
 }

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { SimulatedClock } from "xstate";
+import { ConfigError } from "../../src/errors.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { createRank, type Rank, type RankOptions } from "../../src/rank/rank.ts";
 import type { RankEnv } from "../../src/rank/rankEnv.ts";
@@ -163,6 +164,27 @@ describe("createRank", () => {
     await vi.waitFor(
       () => expect(noLease).toEqual(["no readable lease for 3200 ms (stale after 3000 ms)"]),
       SETTLED,
+    );
+  });
+
+  it("refuses, as a JavaScript rank program may give them, what is no environment, ports or options", async () => {
+    const clock = new SimulatedClock();
+    const ports = { files, clock, procs: { inspect: () => launcher }, pid: 777 };
+    const env = { deployment: DEP, stateDir } as RankEnv;
+    const refused = (args: unknown[]) => createRank(...(args as Parameters<typeof createRank>));
+    await expect(refused([{ SECRET_TOKEN: "hunter2" }, ports])).rejects.toThrow(
+      "createRank: env must be the rank's environment as readRankEnv(process.env) reads it, not an object with no deployment",
+    );
+    await expect(refused([{ SECRET_TOKEN: "hunter2" }, ports])).rejects.not.toThrow("hunter2");
+    await expect(refused([undefined, ports])).rejects.toThrow(ConfigError);
+    await expect(refused([env])).rejects.toThrow(
+      "createRank: ports must be { files, clock, procs, pid }, not undefined",
+    );
+    await expect(refused([env, { ...ports, clock: Date }])).rejects.toThrow(
+      "createRank: ports.clock must be a Clock, such as nodeClock(); it has no setTimeout()",
+    );
+    await expect(refused([env, ports, null])).rejects.toThrow(
+      "createRank: options must be { watchEveryMs, onOrphaned, warn }, not null",
     );
   });
 });
