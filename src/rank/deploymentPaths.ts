@@ -1,3 +1,4 @@
+import { argumentError } from "../argumentError.ts";
 import { ConfigError } from "../errors.ts";
 
 /**
@@ -23,7 +24,7 @@ const DEPLOYMENT_ID = /^[A-Za-z0-9_.-]{1,64}$/;
  * ```
  */
 export function isDeploymentId(id: string): boolean {
-  return DEPLOYMENT_ID.test(id) && id !== "." && id !== "..";
+  return typeof id === "string" && DEPLOYMENT_ID.test(id) && id !== "." && id !== "..";
 }
 
 /**
@@ -63,7 +64,9 @@ export interface DeploymentPaths {
 }
 
 /**
- * The paths of a deployment's files under the root state dir `stateDir`.
+ * The paths of a deployment's files under the root state dir `stateDir`. Throws a
+ * `ConfigError` saying what it takes for a `stateDir` that is no text or a `deployment` that
+ * is no valid id (a number was taken as one).
  *
  * @example
  * ```ts
@@ -72,6 +75,14 @@ export interface DeploymentPaths {
  * ```
  */
 export function deploymentPaths(stateDir: string, deployment: string): DeploymentPaths {
+  if (typeof stateDir !== "string") {
+    throw argumentError(
+      "deploymentPaths",
+      "stateDir",
+      `the path of the state directory its deployments are in, such as DEFAULT_STATE_DIR (${JSON.stringify(DEFAULT_STATE_DIR)})`,
+      stateDir,
+    );
+  }
   const root = stateDir === "" ? "." : stateDir.replace(/\/+$/, "");
   const dir = `${root}/${checkDeploymentId(deployment)}`;
   return {
