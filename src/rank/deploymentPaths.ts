@@ -63,6 +63,9 @@ export interface DeploymentPaths {
   log(rank: number): string;
 }
 
+/** What a function that takes a state directory takes, as its refusal of anything else says. */
+export const A_STATE_DIR = `the path of the state directory its deployments are in, such as DEFAULT_STATE_DIR (${JSON.stringify(DEFAULT_STATE_DIR)})`;
+
 /**
  * The paths of a deployment's files under the root state dir `stateDir`. Throws a
  * `ConfigError` saying what it takes for a `stateDir` that is no text or a `deployment` that
@@ -76,12 +79,7 @@ export interface DeploymentPaths {
  */
 export function deploymentPaths(stateDir: string, deployment: string): DeploymentPaths {
   if (typeof stateDir !== "string") {
-    throw argumentError(
-      "deploymentPaths",
-      "stateDir",
-      `the path of the state directory its deployments are in, such as DEFAULT_STATE_DIR (${JSON.stringify(DEFAULT_STATE_DIR)})`,
-      stateDir,
-    );
+    throw argumentError("deploymentPaths", "stateDir", A_STATE_DIR, stateDir);
   }
   const root = stateDir === "" ? "." : stateDir.replace(/\/+$/, "");
   const dir = `${root}/${checkDeploymentId(deployment)}`;

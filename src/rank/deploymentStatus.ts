@@ -1,13 +1,21 @@
 import { hostname } from "node:os";
 import { resolve } from "node:path";
+import { argumentError } from "../argumentError.ts";
 import { RankFileError } from "../errors.ts";
 import { carriesDeployment, type DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import { controlFiles, untouchedMs } from "../runtime/clearDeployment.ts";
 import { isPermissionDenied, ownerName } from "../runtime/fileOwner.ts";
 import { launchStateDir } from "../runtime/launchStateDir.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
+import { requireMethods } from "../runtime/requireMethods.ts";
 import { unrecordedRanks } from "../runtime/unrecordedRanks.ts";
-import { deploymentPaths, isDeploymentId, OUTCOME_FILE, rankFileName } from "./deploymentPaths.ts";
+import {
+  A_STATE_DIR,
+  deploymentPaths,
+  isDeploymentId,
+  OUTCOME_FILE,
+  rankFileName,
+} from "./deploymentPaths.ts";
 import { isAlive, leaseLauncherGone, manifestLauncherGone } from "./launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "./leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "./manifestFormat.ts";
@@ -164,7 +172,8 @@ export interface DeploymentStatusPorts {
  * file, a rank's log or an outcome record (other directories are not deployments), and, once
  * it ended, how (its outcome record, `outcome.json`). Listed in `byAttention` order: what a
  * person may have to act on first. Only reads: nothing is signalled or removed. A malformed
- * file is reported in `problems`, never thrown.
+ * file is reported in `problems`, never thrown. Ports or a `stateDir` of the wrong kind (the
+ * path given alone, without ports) are refused with a `ConfigError` saying what it takes.
  *
  * @example
  * ```ts
@@ -177,6 +186,37 @@ export async function readDeploymentStatuses(
   ports: DeploymentStatusPorts,
   stateDir: string,
 ): Promise<DeploymentStatus[]> {
+  if (typeof ports !== "object" || ports === null) {
+    throw argumentError(
+      "readDeploymentStatuses",
+      "ports",
+      "{ files, procs, clock }, such as { files: nodeFiles(), procs: nodeProcs(), clock: nodeClock() }",
+      ports,
+    );
+  }
+  requireMethods(
+    "readDeploymentStatuses",
+    "ports.files",
+    ports.files,
+    ["list"],
+    "a Files, such as nodeFiles()",
+  );
+  requireMethods(
+    "readDeploymentStatuses",
+    "ports.procs",
+    ports.procs,
+    ["inspect"],
+    "a Procs, such as nodeProcs()",
+  );
+  requireMethods(
+    "readDeploymentStatuses",
+    "ports.clock",
+    ports.clock,
+    ["now"],
+    "a Clock, such as nodeClock()",
+  );
+  if (typeof stateDir !== "string")
+    throw argumentError("readDeploymentStatuses", "stateDir", A_STATE_DIR, stateDir);
   const statuses: DeploymentStatus[] = [];
   for (const name of await ports.files.list(stateDir)) {
     if (!isDeploymentId(name)) continue;

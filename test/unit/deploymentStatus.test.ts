@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { readDeploymentStatuses } from "../../src/rank/deploymentStatus.ts";
 import { LEASE_FORMAT } from "../../src/rank/leaseFormat.ts";
@@ -299,5 +300,21 @@ describe("readDeploymentStatuses", () => {
       ["dep-bylease00000", "orphaned", { at: now - 20_000, agoMs: 20_000 }],
       ["dep-otherlease00", "orphaned", { at: now - 60_000, agoMs: 60_000 }],
     ]);
+  });
+
+  it("refuses, as a JavaScript caller may give them, ports that are no ports and a state directory that is no path", async () => {
+    const ports = { files: nodeFiles(), procs: nodeProcs(), clock: { now: () => Date.now() } };
+    const called = (...args: unknown[]) =>
+      readDeploymentStatuses(...(args as Parameters<typeof readDeploymentStatuses>));
+    await expect(called(".baton/run")).rejects.toThrow(
+      'readDeploymentStatuses: ports must be { files, procs, clock }, such as { files: nodeFiles(), procs: nodeProcs(), clock: nodeClock() }, not ".baton/run"',
+    );
+    await expect(called({ ...ports, files: 5 }, ".baton/run")).rejects.toThrow(
+      "readDeploymentStatuses: ports.files must be a Files, such as nodeFiles(), not 5",
+    );
+    await expect(called(ports, 5)).rejects.toThrow(
+      'readDeploymentStatuses: stateDir must be the path of the state directory its deployments are in, such as DEFAULT_STATE_DIR (".baton/run"), not 5',
+    );
+    await expect(called(ports)).rejects.toThrow(ConfigError);
   });
 });
