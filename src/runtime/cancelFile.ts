@@ -1,3 +1,4 @@
+import { argumentError } from "../argumentError.ts";
 import { ConfigError, RankFileError } from "../errors.ts";
 import { ACK_FORMAT, type Ack } from "../rank/ackFormat.ts";
 import { CANCEL_FORMAT, type Cancel, type CancelScope } from "../rank/cancelFormat.ts";
@@ -5,6 +6,8 @@ import { deploymentPaths, rankFileName } from "../rank/deploymentPaths.ts";
 import { MARKER_FORMAT, type Marker, type MarkerPhase } from "../rank/markerFormat.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import type { Clock, Files } from "./ports.ts";
+import { requireMethods } from "./requireMethods.ts";
+import { requireWhole } from "./requireWhole.ts";
 
 /** What to cancel: every request in flight, or the requests with these ids. */
 export interface CancelOrder {
@@ -61,7 +64,7 @@ export interface CancelFile {
 
 /**
  * The next cancel epoch: strictly above `previous`, and the current time when the clock is
- * ahead of it.
+ * ahead of it. A `now` or `previous` that is no number (the epoch was NaN) is a `ConfigError`.
  *
  * @example
  * ```ts
@@ -70,6 +73,10 @@ export interface CancelFile {
  * ```
  */
 export function nextEpoch(now: number, previous: number): number {
+  if (typeof now !== "number" || !Number.isFinite(now)) {
+    throw argumentError("nextEpoch", "now", "the time in milliseconds, such as Date.now()", now);
+  }
+  requireWhole("nextEpoch", "previous", previous, 0);
   return Math.max(Math.floor(now), previous + 1);
 }
 
@@ -77,6 +84,8 @@ export function nextEpoch(now: number, previous: number): number {
  * The cancel file of one deployment as its launcher uses it: write cancel orders with
  * strictly increasing epochs, and read the ranks' acks and markers for evidence that they
  * applied one (a bounded drain waits until every live rank has `applied` and `active === 0`).
+ * Options that are no object, or `files` or `clock` without the methods it calls, are a
+ * `ConfigError` saying what it takes (each was a TypeError from inside).
  *
  * @example
  * ```ts
@@ -87,6 +96,22 @@ export function nextEpoch(now: number, previous: number): number {
  * ```
  */
 export function cancelFile(options: CancelFileOptions): CancelFile {
+  if (typeof options !== "object" || options === null) {
+    throw argumentError(
+      "cancelFile",
+      "its options",
+      "{ files, clock, stateDir, deployment }",
+      options,
+    );
+  }
+  requireMethods(
+    "cancelFile",
+    "files",
+    options.files,
+    ["list", "read", "writeAtomic"],
+    "a Files, such as nodeFiles()",
+  );
+  requireMethods("cancelFile", "clock", options.clock, ["now"], "a Clock, such as nodeClock()");
   const { files, clock, deployment } = options;
   const paths = deploymentPaths(options.stateDir, deployment);
   let written = 0;

@@ -292,4 +292,20 @@ describe("cancel epochs", () => {
     const fifth = await cancels.write({ scope: "requests", ids: ["d"], reason: "five" });
     expect([fifth.scope, fifth.ids]).toEqual(["all", []]);
   });
+
+  it("refuses, as a JavaScript caller may give them, options and times of the wrong kind", () => {
+    expect(() => cancelFile(5 as never)).toThrow(
+      "cancelFile: its options must be { files, clock, stateDir, deployment }, not 5",
+    );
+    expect(() =>
+      cancelFile({ files, clock: Date.now, stateDir, deployment: DEP } as never),
+    ).toThrow("cancelFile: clock must be a Clock, such as nodeClock(); it has no now()");
+    expect(() => nextEpoch(5 as never, undefined as never)).toThrow(
+      "nextEpoch: previous must be a whole number of 0 or more, not undefined",
+    );
+    expect(() => nextEpoch("now" as never, 0)).toThrow(
+      'nextEpoch: now must be the time in milliseconds, such as Date.now(), not "now"',
+    );
+    expect(() => nextEpoch(Number.NaN, 0)).toThrow(ConfigError);
+  });
 });
