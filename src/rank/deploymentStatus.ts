@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { argumentError } from "../argumentError.ts";
 import { RankFileError } from "../errors.ts";
 import { carriesDeployment, type DeploymentIdentity } from "../machines/carriesDeployment.ts";
+import { requireObject } from "../requireObject.ts";
 import { controlFiles, untouchedMs } from "../runtime/clearDeployment.ts";
 import { isPermissionDenied, ownerName } from "../runtime/fileOwner.ts";
 import { launchStateDir } from "../runtime/launchStateDir.ts";
@@ -186,14 +187,12 @@ export async function readDeploymentStatuses(
   ports: DeploymentStatusPorts,
   stateDir: string,
 ): Promise<DeploymentStatus[]> {
-  if (typeof ports !== "object" || ports === null) {
-    throw argumentError(
-      "readDeploymentStatuses",
-      "ports",
-      "{ files, procs, clock }, such as { files: nodeFiles(), procs: nodeProcs(), clock: nodeClock() }",
-      ports,
-    );
-  }
+  requireObject(
+    "readDeploymentStatuses",
+    "ports",
+    "{ files, procs, clock }, such as { files: nodeFiles(), procs: nodeProcs(), clock: nodeClock() }",
+    ports,
+  );
   requireMethods(
     "readDeploymentStatuses",
     "ports.files",

@@ -1,5 +1,6 @@
 import { argumentError } from "../argumentError.ts";
 import { RankFileError } from "../errors.ts";
+import { requireObject } from "../requireObject.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { requireMethods } from "../runtime/requireMethods.ts";
 import { ACK_FORMAT } from "./ackFormat.ts";
@@ -292,9 +293,7 @@ function checkRankArguments(env: RankEnv, ports: RankPorts, options: RankOptions
       typeof env === "object" && env !== null ? "an object with no deployment" : undefined,
     );
   }
-  if (typeof ports !== "object" || ports === null) {
-    throw argumentError("createRank", "ports", "{ files, clock, procs, pid }", ports);
-  }
+  requireObject("createRank", "ports", "{ files, clock, procs, pid }", ports);
   requireMethods(
     "createRank",
     "ports.files",
@@ -316,7 +315,5 @@ function checkRankArguments(env: RankEnv, ports: RankPorts, options: RankOptions
     ["inspect"],
     "a Procs, such as nodeProcs()",
   );
-  if (typeof options !== "object" || options === null) {
-    throw argumentError("createRank", "options", "{ watchEveryMs, onOrphaned, warn }", options);
-  }
+  requireObject("createRank", "options", "{ watchEveryMs, onOrphaned, warn }", options);
 }

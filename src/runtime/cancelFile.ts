@@ -5,6 +5,7 @@ import { CANCEL_FORMAT, type Cancel, type CancelScope } from "../rank/cancelForm
 import { deploymentPaths, rankFileName } from "../rank/deploymentPaths.ts";
 import { MARKER_FORMAT, type Marker, type MarkerPhase } from "../rank/markerFormat.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
+import { requireObject } from "../requireObject.ts";
 import type { Clock, Files } from "./ports.ts";
 import { requireMethods } from "./requireMethods.ts";
 import { requireWhole } from "./requireWhole.ts";
@@ -96,14 +97,7 @@ export function nextEpoch(now: number, previous: number): number {
  * ```
  */
 export function cancelFile(options: CancelFileOptions): CancelFile {
-  if (typeof options !== "object" || options === null) {
-    throw argumentError(
-      "cancelFile",
-      "its options",
-      "{ files, clock, stateDir, deployment }",
-      options,
-    );
-  }
+  requireObject("cancelFile", "its options", "{ files, clock, stateDir, deployment }", options);
   requireMethods(
     "cancelFile",
     "files",

@@ -1,5 +1,5 @@
-import { ConfigError } from "../errors.ts";
-import { preview } from "../graph/label.ts";
+import { argumentError } from "../argumentError.ts";
+import { requireObject } from "../requireObject.ts";
 import type { ReapOptions } from "./reaper.ts";
 
 /**
@@ -15,14 +15,13 @@ import type { ReapOptions } from "./reaper.ts";
  * ```
  */
 export function checkReapOptions(options: ReapOptions): void {
-  if (typeof options !== "object" || options === null) {
-    throw new ConfigError(
-      `reapDeployments: the options must be an object, { stateDir, … }, not ${preview(options)}`,
-    );
-  }
+  requireObject("reapDeployments", "the options", "an object, { stateDir, … }", options);
   if (typeof options.stateDir !== "string" || options.stateDir === "") {
-    throw new ConfigError(
-      `reapDeployments: stateDir must be the path of the state directory its deployments are in, such as DEFAULT_STATE_DIR (".baton/run", as baton reap takes by default), not ${preview(options.stateDir)}`,
+    throw argumentError(
+      "reapDeployments",
+      "stateDir",
+      'the path of the state directory its deployments are in, such as DEFAULT_STATE_DIR (".baton/run", as baton reap takes by default)',
+      options.stateDir,
     );
   }
 }
