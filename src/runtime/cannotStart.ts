@@ -1,14 +1,7 @@
-import {
-  accessSync,
-  closeSync,
-  constants,
-  openSync,
-  readFileSync,
-  readSync,
-  statSync,
-} from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { delimiter, resolve } from "node:path";
 import { ConfigError, ProgramNotRunError } from "../errors.ts";
+import { type ExecKind, execKind } from "./execKind.ts";
 
 /**
  * The error of a `spawn` that gave no process, saying why. Node tells the errno only on the
@@ -35,7 +28,7 @@ export function cannotStart(
   path: string | undefined,
 ): Error {
   const what = `cannot start ${JSON.stringify(command)}${cwd === undefined ? "" : ` in ${cwd}`}`;
-  if (cwd !== undefined && kindOf(cwd) !== "directory") {
+  if (cwd !== undefined && execKind(cwd) !== "directory") {
     return new ConfigError(
       `${what}: ${cwd} is not a directory; give a working directory that exists`,
     );
@@ -73,7 +66,7 @@ function programProblem(
     const relative = command.startsWith("/")
       ? ""
       : ` (a relative path is resolved against the working directory, ${resolve(cwd ?? ".")})`;
-    const kind = kindOf(file);
+    const kind = execKind(file);
     if (kind === "missing") {
       return { says: `${file} does not exist${relative}; give the program's path`, shellCode: 127 };
     }
@@ -83,7 +76,7 @@ function programProblem(
   const files = (path ?? "")
     .split(delimiter)
     .map((dir) => resolve(cwd ?? ".", dir || ".", command));
-  const kinds = files.map(kindOf);
+  const kinds = files.map(execKind);
   // execvp goes on down PATH past a script whose interpreter is not there (its ENOENT).
   const scripts = files.filter((_, i) => kinds[i] === "executable");
   if (scripts.length > 0) {
@@ -101,7 +94,7 @@ function programProblem(
 }
 
 /** What is wrong with a file exec found (`where`: how it found it), and what to do. */
-function fileProblem(file: string, kind: Kind, where: string): ProgramProblem | undefined {
+function fileProblem(file: string, kind: ExecKind, where: string): ProgramProblem | undefined {
   if (kind === "directory") {
     return {
       says: `${file}${where} is a directory, not a program; give the program's path`,
@@ -136,7 +129,7 @@ function interpreterProblem(
   if (!line?.startsWith("#!")) return undefined;
   const interpreter = /^[ \t]*([^ \t]*)/.exec(line.slice(2))?.[1] ?? "";
   if (interpreter === "") return undefined;
-  const kind = kindOf(resolve(cwd ?? ".", interpreter));
+  const kind = execKind(resolve(cwd ?? ".", interpreter));
   if (kind === "executable") return undefined;
   const named = `${file}${where} starts with #!${interpreter}`;
   if (interpreter.endsWith("\r")) {
@@ -172,23 +165,6 @@ function firstLine(file: string): string | undefined {
     }
   } catch {
     return undefined;
-  }
-}
-
-type Kind = "missing" | "directory" | "not executable" | "executable";
-
-/** What exec finds at `file`: nothing, a directory, or a file it may or may not execute. */
-function kindOf(file: string): Kind {
-  try {
-    if (statSync(file).isDirectory()) return "directory";
-  } catch {
-    return "missing";
-  }
-  try {
-    accessSync(file, constants.X_OK);
-    return "executable";
-  } catch {
-    return "not executable";
   }
 }
 

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
-import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { SlurmError } from "../errors.ts";
+import { execKind } from "./execKind.ts";
 
 /** What to submit: `count` allocations of one batch script, as one array or one by one. */
 export interface SubmitRequest {
@@ -288,13 +288,7 @@ function notOnPath(missing: readonly string[], found: readonly string[]): string
 
 /** Whether `name` is an executable file in one of `path`'s directories, as execvp looks. */
 function onPath(name: string, path: string | undefined): boolean {
-  return (path ?? "").split(delimiter).some((dir) => {
-    const file = join(dir || ".", name);
-    try {
-      accessSync(file, constants.X_OK);
-      return statSync(file).isFile();
-    } catch {
-      return false;
-    }
-  });
+  return (path ?? "")
+    .split(delimiter)
+    .some((dir) => execKind(join(dir || ".", name)) === "executable");
 }
