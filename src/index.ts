@@ -34,11 +34,7 @@ export {
   type Resources,
 } from "./graph/job.ts";
 export { type JobBuilder, jobBuilder } from "./graph/jobBuilder.ts";
-export {
-  carriesDeployment,
-  type DeploymentIdentity,
-  envCarries,
-} from "./machines/carriesDeployment.ts";
+export type { DeploymentIdentity } from "./machines/carriesDeployment.ts";
 export { type MachineName, machineCatalog } from "./machines/catalog.ts";
 export { connectionMachine } from "./machines/connection.ts";
 export { coordinatorMachine } from "./machines/coordinator.ts";
@@ -93,6 +89,7 @@ export { isLeaseStale, LEASE_FORMAT, type Lease } from "./rank/leaseFormat.ts";
 export { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "./rank/manifestFormat.ts";
 export { MARKER_FORMAT, type Marker, type MarkerPhase } from "./rank/markerFormat.ts";
 export type { OutcomeStatus } from "./rank/outcomeFormat.ts";
+export { carriesDeployment, envCarries } from "./rank/publicOwnership.ts";
 export { createRank, type Rank, type RankOptions, type RankPorts } from "./rank/rank.ts";
 export { type RankEnv, readRankEnv } from "./rank/rankEnv.ts";
 export { ORPHANED_EXIT_CODE, type StartRankOptions, startRank } from "./rank/startRank.ts";

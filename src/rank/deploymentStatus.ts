@@ -1,6 +1,5 @@
 import { hostname } from "node:os";
 import { resolve } from "node:path";
-import { argumentError } from "../argumentError.ts";
 import { RankFileError } from "../errors.ts";
 import { carriesDeployment, type DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import { requireObject } from "../requireObject.ts";
@@ -10,13 +9,7 @@ import { launchStateDir } from "../runtime/launchStateDir.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { requireMethods } from "../runtime/requireMethods.ts";
 import { unrecordedRanks } from "../runtime/unrecordedRanks.ts";
-import {
-  A_STATE_DIR,
-  deploymentPaths,
-  isDeploymentId,
-  OUTCOME_FILE,
-  rankFileName,
-} from "./deploymentPaths.ts";
+import { deploymentPaths, isDeploymentId, OUTCOME_FILE, rankFileName } from "./deploymentPaths.ts";
 import { isAlive, leaseLauncherGone, manifestLauncherGone } from "./launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "./leaseFormat.ts";
 import { MANIFEST_FORMAT, type Manifest } from "./manifestFormat.ts";
@@ -29,6 +22,7 @@ import {
 } from "./outcomeFormat.ts";
 import { pidReused } from "./pidReused.ts";
 import { LEASE_STALE_MS } from "./rankEnv.ts";
+import { requireStateDir } from "./requireStateDir.ts";
 import { readStateFile, type StateFileFormat } from "./stateFile.ts";
 
 /** One rank of a deployment as its files and the process table show it. */
@@ -214,8 +208,7 @@ export async function readDeploymentStatuses(
     ["now"],
     "a Clock, such as nodeClock()",
   );
-  if (typeof stateDir !== "string")
-    throw argumentError("readDeploymentStatuses", "stateDir", A_STATE_DIR, stateDir);
+  requireStateDir("readDeploymentStatuses", stateDir);
   const statuses: DeploymentStatus[] = [];
   for (const name of await ports.files.list(stateDir)) {
     if (!isDeploymentId(name)) continue;

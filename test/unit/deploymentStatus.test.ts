@@ -316,5 +316,9 @@ describe("readDeploymentStatuses", () => {
       'readDeploymentStatuses: stateDir must be the path of the state directory its deployments are in, such as DEFAULT_STATE_DIR (".baton/run"), not 5',
     );
     await expect(called(ports)).rejects.toThrow(ConfigError);
+    // As reapDeployments refuses it: "" read the working directory's entries as deployments.
+    await expect(called(ports, "")).rejects.toThrow(
+      'readDeploymentStatuses: stateDir must be the path of the state directory its deployments are in, such as DEFAULT_STATE_DIR (".baton/run"), not ""',
+    );
   });
 });
