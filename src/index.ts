@@ -243,8 +243,8 @@ export {
   type TeardownTarget,
   type TeardownTimeouts,
   tearDown,
-  teardownDeadlineMs,
 } from "./runtime/tearDown.ts";
+export { teardownDeadlineMs } from "./runtime/teardownDeadline.ts";
 export type {
   SecretIn,
   WorkerCommand,

@@ -1,7 +1,7 @@
 import { ConfigError } from "../errors.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
-import { DEFAULT_TEARDOWN_TIMEOUTS } from "../machines/teardown.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { checkTeardownTimeouts } from "./checkTeardownTimeouts.ts";
 import { checkInspectOption } from "./guardInspect.ts";
 import { DEFAULT_RANK_GROUP_TIMEOUTS, type LaunchSpec } from "./rankGroup.ts";
 
@@ -33,6 +33,7 @@ export const LAUNCH_OPTIONS: Record<keyof LaunchSpec, true> = {
  * line as one string used to launch its first letter, `cannot start "p"`; none at all threw
  * "undefined is not iterable"), an option it does not know, or a name in `timeouts` or
  * `teardown` that is no timeout (a typo such as `termGrace` was ignored, the default kept),
+ * or a teardown timeout that is no number of ms of 0 or more (`checkTeardownTimeouts`),
  * an `inspect` that is neither a function nor an object or an unknown planted bug (both
  * taken without a word), or an argument or environment variable with a NUL byte, which no process can be given (the
  * spawn's refusal failed the launch as if another attempt could do better).
@@ -73,11 +74,7 @@ export function checkLaunchSpec(spec: LaunchSpec): void {
       shape: "{ loadTimeoutMs, … }",
     });
   }
-  if (spec.teardown !== undefined) {
-    checkOptionNames("launchGroup: teardown", spec.teardown, DEFAULT_TEARDOWN_TIMEOUTS, {
-      shape: "{ termGraceMs, … }",
-    });
-  }
+  if (spec.teardown !== undefined) checkTeardownTimeouts("launchGroup", "teardown", spec.teardown);
   checkInspectOption("launchGroup", spec.inspect);
   if (spec.plantedBugs !== undefined)
     checkPlantedBugs("launchGroup: plantedBugs", spec.plantedBugs);

@@ -247,11 +247,6 @@ class LaunchedGroup implements RankGroup {
         throw new ConfigError(`timeouts.${name} must be a positive number of ms, not ${value}`);
       }
     }
-    for (const [name, value] of Object.entries(givenOverrides(spec.teardown ?? {}))) {
-      if (!(typeof value === "number" && Number.isFinite(value) && value >= 0)) {
-        throw new ConfigError(`teardown.${name} must be a number of ms of 0 or more, not ${value}`);
-      }
-    }
     this.ports = {
       procs: spec.ports?.procs ?? nodeProcs(),
       files: spec.ports?.files ?? nodeFiles(),

@@ -1,6 +1,5 @@
 import type { Logger } from "pino";
 import type { InspectionEvent } from "xstate";
-import { ConfigError } from "../errors.ts";
 import { envCarries } from "../machines/carriesDeployment.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import type {
@@ -12,6 +11,7 @@ import type {
 } from "../machines/teardown.ts";
 import type { Overrides } from "../overrides.ts";
 import { isAlive } from "../rank/launcherWatch.ts";
+import { checkTeardownArguments } from "./checkTeardownArguments.ts";
 import { driveTeardown, sweepCandidatesEvent } from "./driveTeardown.ts";
 import type { Clock, ProcInfo, Procs } from "./ports.ts";
 
@@ -98,8 +98,6 @@ export interface TeardownPorts {
   hurry?: AbortSignal | undefined;
 }
 
-const isPid = (value: number): boolean => Number.isInteger(value) && value > 0;
-
 /**
  * The probe's answer: the requested processes of the table, each live one with its
  * environment (the machine never looks at the environment of a zombie or a dead entry) and,
@@ -169,7 +167,9 @@ export function readTable(
  * alive; otherwise throws {@link TeardownError} naming the survivors and their states. It
  * keeps no state of its own: calling it again with the same target retries from the start,
  * and `target.forbiddenGroups` (groups that answered EPERM) carries over between attempts.
- * Steps are logged at debug.
+ * Steps are logged at debug. A target, ports or timeouts it cannot take (a relative state dir,
+ * a pid of 0, a Procs without `signalGroup`, a timeout it does not know) reject with a
+ * `ConfigError` before anything is signalled (`checkTeardownArguments`).
  *
  * @example
  * ```ts
@@ -194,19 +194,13 @@ export function tearDown(
   ports: TeardownPorts,
   timeouts: Overrides<TeardownTimeouts> = {},
 ): Promise<TeardownReport> {
+  try {
+    checkTeardownArguments(target, ports, timeouts);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const { procs, clock, logger } = ports;
   const { deployment } = target;
-  const badGroup = target.groups.find((pgid) => !Number.isInteger(pgid) || pgid <= 1);
-  const badPid = target.pids.find((pid) => !isPid(pid));
-  if (badGroup !== undefined || badPid !== undefined) {
-    return Promise.reject(
-      new ConfigError(
-        `cannot tear down ${deployment}: ${
-          badGroup !== undefined ? `process group ${badGroup}` : `pid ${badPid}`
-        } is not a process of a rank (groups are integers above 1, pids positive integers)`,
-      ),
-    );
-  }
   return driveTeardown({
     input: {
       deployment,

@@ -1,0 +1,139 @@
+/**
+ * `tearDown`, `teardownDeadlineMs` and `markerPids` as a JavaScript caller may call them: what
+ * they cannot take is a `ConfigError` naming the argument, before anything is signalled or
+ * read, where each was a TypeError from inside (`target.groups.find is not a function`,
+ * `paths.marker is not a function`), `NaN`, or a wrong answer (a relative state dir made the
+ * deployment's own processes strangers).
+ */
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
+import {
+  DEFAULT_TEARDOWN_TIMEOUTS,
+  deploymentPaths,
+  markerPids,
+  nodeClock,
+  nodeFiles,
+  nodeProcs,
+  type TeardownTarget,
+  tearDown,
+  teardownDeadlineMs,
+} from "../../src/index.ts";
+
+const stateDir = "/nonexistent/baton-teardown-arguments";
+const deployment = "dep-arguments01";
+const target: TeardownTarget = {
+  deployment,
+  stateDir,
+  groups: [],
+  pids: [],
+  sweepCandidates: async () => [],
+  forbiddenGroups: new Set<number>(),
+};
+const ports = { procs: nodeProcs(), clock: nodeClock() };
+
+describe("tearDown's arguments", () => {
+  it.each([
+    [
+      [undefined, ports],
+      "tearDown: target must be the rank group to tear down, { deployment, stateDir, groups, pids, sweepCandidates, forbiddenGroups }, not undefined",
+    ],
+    [
+      [{ ...target, stateDir: ".baton/run" }, ports],
+      'tearDown: target.stateDir must be the absolute path of the state directory, as the launcher gives its ranks BATON_STATE_DIR (resolve(".baton/run")), not ".baton/run"',
+    ],
+    [
+      [{ ...target, pids: 4711 }, ports],
+      "tearDown: target.pids must be a list of process ids ([] for none), not 4711",
+    ],
+    [
+      [{ ...target, pids: [0] }, ports],
+      "cannot tear down dep-arguments01: pid 0 is not a process of a rank",
+    ],
+    [
+      [{ ...target, sweepCandidates: undefined }, ports],
+      "tearDown: target must be a TeardownTarget, whose sweepCandidates() gives the pids in the deployment's markers (markerPids); it has no sweepCandidates()",
+    ],
+    [
+      [{ ...target, forbiddenGroups: [] }, ports],
+      "tearDown: target.forbiddenGroups must be a Set of the groups never to signal (new Set<number>()), not []",
+    ],
+    [
+      [target, nodeProcs()],
+      "tearDown: ports.procs must be a Procs, such as nodeProcs(), not undefined",
+    ],
+    [
+      [target, { ...ports, clock: Date }],
+      "tearDown: ports.clock must be a Clock, such as nodeClock(); it has no setTimeout()",
+    ],
+    [
+      [target, ports, { termGrace: 5_000 }],
+      "tearDown: timeouts: unknown option termGrace; it takes termGraceMs,",
+    ],
+    [
+      [target, ports, { termGraceMs: "5000" }],
+      'tearDown: timeouts.termGraceMs must be a number of ms of 0 or more, not "5000"',
+    ],
+  ])("rejects what it cannot take with a ConfigError naming it (%#)", async (args, message) => {
+    const call = () => tearDown(...(args as Parameters<typeof tearDown>));
+    await expect(call()).rejects.toBeInstanceOf(ConfigError);
+    await expect(call()).rejects.toThrow(message);
+  });
+
+  it("still tears down a target it takes (nothing to stop: verified at once)", async () => {
+    const report = await tearDown(target, ports, { pollMs: 5 });
+    expect(report).toMatchObject({ verified: true, deployment, swept: [], stopped: [] });
+  });
+});
+
+describe("teardownDeadlineMs's timeouts", () => {
+  it("sums every timeout", () => {
+    expect(teardownDeadlineMs({ ...DEFAULT_TEARDOWN_TIMEOUTS, termGraceMs: 30_000 })).toBe(43_000);
+  });
+
+  it.each([
+    [
+      { termGraceMs: 30_000 },
+      "teardownDeadlineMs: timeouts.killWaitMs must be a number of ms of 0 or more; give every timeout, such as { ...DEFAULT_TEARDOWN_TIMEOUTS, termGraceMs: 30_000 }, not undefined",
+    ],
+    [
+      undefined,
+      "teardownDeadlineMs: timeouts: the options must be an object, { termGraceMs, … }, not undefined",
+    ],
+    [
+      { ...DEFAULT_TEARDOWN_TIMEOUTS, pollMs: -1 },
+      "teardownDeadlineMs: timeouts.pollMs must be a number of ms of 0 or more",
+    ],
+  ])("refuses %o with a ConfigError, where it gave NaN or a TypeError", (timeouts, message) => {
+    const call = () => teardownDeadlineMs(timeouts as never);
+    expect(call).toThrow(ConfigError);
+    expect(call).toThrow(message);
+  });
+});
+
+describe("markerPids's arguments", () => {
+  const paths = deploymentPaths(stateDir, deployment);
+  const id = { deployment, stateDir };
+  it.each([
+    [[{}, paths, id], "markerPids: files must be a Files, such as nodeFiles(); it has no list()"],
+    [
+      [nodeFiles(), stateDir, id],
+      'markerPids: paths must be a DeploymentPaths, such as deploymentPaths(stateDir, deployment), not "/nonexistent/baton-teardown-arguments"',
+    ],
+    [
+      [nodeFiles(), paths, { deployment, stateDir: "run" }],
+      'markerPids: id.stateDir must be the absolute path of the state directory, as the launcher gives its ranks BATON_STATE_DIR (resolve(".baton/run")), not "run"',
+    ],
+    [
+      [nodeFiles(), paths, id, nodeClock()],
+      "markerPids: procs must be a Procs, such as nodeProcs(), or undefined; it has no inspect()",
+    ],
+  ])("rejects what it cannot take with a ConfigError naming it (%#)", async (args, message) => {
+    const call = () => markerPids(...(args as Parameters<typeof markerPids>));
+    await expect(call()).rejects.toBeInstanceOf(ConfigError);
+    await expect(call()).rejects.toThrow(message);
+  });
+
+  it("still reads a deployment that has no folder as naming nobody", async () => {
+    await expect(markerPids(nodeFiles(), paths, id, nodeProcs())).resolves.toEqual([]);
+  });
+});
