@@ -1,5 +1,7 @@
+import { argumentError } from "../argumentError.ts";
 import { RankFileError } from "../errors.ts";
 import type { Files } from "../runtime/ports.ts";
+import { requireMethods } from "../runtime/requireMethods.ts";
 import { isDeploymentId } from "./deploymentPaths.ts";
 
 /**
@@ -120,9 +122,20 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** Refuses a `format` that is no {@link StateFileFormat}: its `id` and its `decode`. */
+function requireFormat(where: string, format: unknown): void {
+  const what = "a StateFileFormat, such as MARKER_FORMAT or { id, decode }";
+  requireMethods(where, "format", format, ["decode"], what);
+  const { id } = format as { id: unknown };
+  if (typeof id !== "string")
+    throw argumentError(where, "format.id", "its format's name, a string", id);
+}
+
 /**
- * Parses the text of a state file as `format`. Never throws anything but a `RankFileError`
- * that names the file, the field at fault and where the format is documented.
+ * Parses the text of a state file as `format`. Given a format, the file's text and its path,
+ * never throws anything but a `RankFileError` that names the file, the field at fault and
+ * where the format is documented; arguments it cannot take (a format that is none, text that
+ * is a Buffer or undefined, which read as a file that is no JSON) are a `ConfigError`.
  *
  * @example
  * ```ts
@@ -130,6 +143,18 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * ```
  */
 export function parseStateFile<T>(format: StateFileFormat<T>, text: string, path: string): T {
+  requireFormat("parseStateFile", format);
+  if (typeof text !== "string") {
+    throw argumentError(
+      "parseStateFile",
+      "text",
+      'the file\'s text, a string (readFile(path, "utf8"))',
+      text,
+    );
+  }
+  if (typeof path !== "string") {
+    throw argumentError("parseStateFile", "path", "the file's path, which its errors name", path);
+  }
   const fail = (problem: string) =>
     new RankFileError(
       `${path} is not a valid ${format.id} file: ${problem} (the format is documented in ARCHITECTURE.md, "Rank-side files and library"; a file no baton process owns can be removed)`,
@@ -181,6 +206,7 @@ export async function readStateFile<T>(
   format: StateFileFormat<T>,
   path: string,
 ): Promise<T | undefined> {
+  requireMethods("readStateFile", "files", files, ["read"], "a Files, such as nodeFiles()");
   const text = await files.read(path);
   return text === undefined ? undefined : parseStateFile(format, text, path);
 }

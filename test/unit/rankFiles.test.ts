@@ -18,7 +18,12 @@ import { MANIFEST_FORMAT, type Manifest } from "../../src/rank/manifestFormat.ts
 import { MARKER_FORMAT, type Marker } from "../../src/rank/markerFormat.ts";
 import { START_SLACK_MS } from "../../src/rank/pidReused.ts";
 import { readRankEnv } from "../../src/rank/rankEnv.ts";
-import { encodeStateFile, parseStateFile, type StateFileFormat } from "../../src/rank/stateFile.ts";
+import {
+  encodeStateFile,
+  parseStateFile,
+  readStateFile,
+  type StateFileFormat,
+} from "../../src/rank/stateFile.ts";
 import { cgroupContainment } from "../../src/runtime/cgroupContainment.ts";
 import type { ProcInfo } from "../../src/runtime/ports.ts";
 
@@ -113,6 +118,42 @@ describe("state file formats", () => {
       /not JSON/,
     );
     expect(() => parseStateFile(MARKER_FORMAT, "", "/s/m.json")).toThrow(RankFileError);
+  });
+
+  // A JavaScript caller's arguments: a Buffer or undefined as the text read as a file that is
+  // no JSON (a RankFileError blaming the file), a format's name where the format goes was
+  // "format.decode is not a function".
+  it.each([
+    [
+      [MARKER_FORMAT, undefined, "/s/m.json"],
+      'parseStateFile: text must be the file\'s text, a string (readFile(path, "utf8")), not undefined',
+    ],
+    [
+      [MARKER_FORMAT, new Uint8Array([123, 125]), "/s/m.json"],
+      'parseStateFile: text must be the file\'s text, a string (readFile(path, "utf8")), not {"0":123,"1":125}',
+    ],
+    [
+      ["baton.marker/1", "{}", "/s/m.json"],
+      'parseStateFile: format must be a StateFileFormat, such as MARKER_FORMAT or { id, decode }, not "baton.marker/1"',
+    ],
+    [
+      [{ decode: () => 1 }, "{}", "/s/m.json"],
+      "parseStateFile: format.id must be its format's name, a string, not undefined",
+    ],
+    [
+      [MARKER_FORMAT, "{}"],
+      "parseStateFile: path must be the file's path, which its errors name, not undefined",
+    ],
+  ])("refuses arguments it cannot take with a ConfigError naming them (%#)", (args, message) => {
+    const parse = () => parseStateFile(...(args as Parameters<typeof parseStateFile>));
+    expect(parse).toThrow(ConfigError);
+    expect(parse).toThrow(message);
+  });
+
+  it("reads no state file through files that are no Files", async () => {
+    await expect(readStateFile({} as never, MARKER_FORMAT, "/s/m.json")).rejects.toThrow(
+      "readStateFile: files must be a Files, such as nodeFiles(); it has no read()",
+    );
   });
 
   it("checks the manifest's nested fields and its ranks against the world size", () => {
