@@ -5,6 +5,7 @@ import type { TeardownTimeouts } from "../machines/teardown.ts";
 import type { Overrides } from "../overrides.ts";
 import { type DeploymentPaths, deploymentPaths } from "../rank/deploymentPaths.ts";
 import { leaseHolder } from "../rank/leaseFormat.ts";
+import { checkRemoteSiteOptions } from "./checkRemoteSiteOptions.ts";
 import { type Cleared, clearDeployment } from "./clearDeployment.ts";
 import type { FolderNotRemoved } from "./folderNotRemoved.ts";
 import { inFlightLimit } from "./inFlightLimit.ts";
@@ -94,7 +95,8 @@ export interface RemoteSite {
  * launcher's own site, opened under another name, does; then the control files of an earlier
  * run of the same name removed), and the launcher's lease mirrored there and renewed over ssh
  * every `leaseStaleMs / 3`, so that remote ranks (and their guards) can tell a live launcher
- * from a dead or cut-off one.
+ * from a dead or cut-off one. Options it cannot take are a `ConfigError` before the host is
+ * reached (`checkRemoteSiteOptions`, and `sshHost`'s check of the target and `ssh`).
  *
  * @example
  * ```ts
@@ -107,6 +109,7 @@ export interface RemoteSite {
  * ```
  */
 export async function openRemoteSite(options: RemoteSiteOptions): Promise<RemoteSite> {
+  checkRemoteSiteOptions(options);
   const { deployment } = options;
   const host = sshHost(options.target, options.ssh);
   let lease: HeldLease | undefined;

@@ -1,11 +1,18 @@
 import { RemoteHostError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
+import { requireStateDir } from "../rank/requireStateDir.ts";
+import { requireMethods } from "./requireMethods.ts";
 import type { SshHost } from "./sshHost.ts";
+
+/** What a remote state dir must be, as a refusal of anything else says. */
+export const A_REMOTE_STATE_DIR =
+  'the root state dir on the host, absolute or under the remote home (such as "/scratch/run", or undefined for DEFAULT_STATE_DIR there)';
 
 /**
  * The absolute root state dir `S` on a remote host, which remote ranks get as
- * `BATON_STATE_DIR`: `dir` itself when absolute, else `dir` (default `.baton/run`) under the
- * remote user's home directory, asked from the host once.
+ * `BATON_STATE_DIR`: `stateDir` itself when absolute, else `stateDir` (default `.baton/run`)
+ * under the remote user's home directory, asked from the host once. A host that is no
+ * `SshHost`, or an empty state dir (which was the remote home itself), is a `ConfigError`.
  *
  * @example
  * ```ts
@@ -13,8 +20,10 @@ import type { SshHost } from "./sshHost.ts";
  * await remoteStateDir(host, "/scratch/run"); // "/scratch/run"
  * ```
  */
-export async function remoteStateDir(host: SshHost, dir?: string): Promise<string> {
-  if (dir?.startsWith("/")) return dir;
+export async function remoteStateDir(host: SshHost, stateDir?: string): Promise<string> {
+  requireMethods("remoteStateDir", "host", host, ["run"], "an SshHost, such as sshHost(target)");
+  if (stateDir !== undefined) requireStateDir("remoteStateDir", stateDir, A_REMOTE_STATE_DIR);
+  if (stateDir?.startsWith("/")) return stateDir;
   const { code, stdout, stderr } = await host.run('printf %s "$HOME"');
   const home = stdout.toString("utf8");
   if (code !== 0 || !home.startsWith("/")) {
@@ -24,5 +33,5 @@ export async function remoteStateDir(host: SshHost, dir?: string): Promise<strin
       host.target.spec,
     );
   }
-  return `${home.replace(/\/+$/, "")}/${dir ?? DEFAULT_STATE_DIR}`;
+  return `${home.replace(/\/+$/, "")}/${stateDir ?? DEFAULT_STATE_DIR}`;
 }

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, RemoteHostError } from "../errors.ts";
+import { checkSshHostArguments } from "./checkSshHostArguments.ts";
 import { nodeProcs } from "./nodeProcs.ts";
 import { shellQuote } from "./shellQuote.ts";
 import { isMaster, makeControlDir } from "./sshControlDir.ts";
@@ -71,7 +72,8 @@ const OPTION = /^[A-Za-z]+=[^\n]*$/;
  * killed by pid when it expires; stdout and stderr are captured; data travels on stdin, never
  * in argv. Calls share one multiplexed connection (ControlMaster, a control socket in a
  * private 0700 directory, `ControlPersist` so an abandoned master ends by itself), started on
- * first use; `close()` stops it.
+ * first use; `close()` stops it. A target that is not one `parseRankHost` gives, or options it
+ * cannot take, are a `ConfigError` (`checkSshHostArguments`), before anything is made.
  *
  * @example
  * ```ts
@@ -81,6 +83,7 @@ const OPTION = /^[A-Za-z]+=[^\n]*$/;
  * ```
  */
 export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHost {
+  checkSshHostArguments(target, options);
   const program = options.program ?? "ssh";
   const timeoutMs = options.timeoutMs ?? 30_000;
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;

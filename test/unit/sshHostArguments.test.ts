@@ -1,0 +1,128 @@
+/**
+ * `sshHost`, `remoteStateDir` and `openRemoteSite` as a JavaScript caller may call them: what
+ * they cannot take is a `ConfigError` naming the argument before any ssh client runs or any
+ * control directory is made, where a spec as the target ran `ssh -l undefined`, `options` as
+ * one string was read letter by letter, `stateDir: ""` was the remote home itself, and a bad
+ * deployment id was refused only after the host had been asked for its home directory.
+ */
+import { describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
+import {
+  nodeClock,
+  nodeProcs,
+  openRemoteSite,
+  parseRankHost,
+  type RemoteSiteOptions,
+  remoteStateDir,
+  type SshTarget,
+  sshHost,
+} from "../../src/index.ts";
+
+// Nothing here connects: every call is refused, or needs no answer from the host.
+const target = parseRankHost("ssh://alice@127.0.0.1:1") as SshTarget;
+
+describe("sshHost's arguments", () => {
+  it.each([
+    [
+      ["ssh://alice:secret@gpu-2", {}],
+      'sshHost: target must be an SshTarget, as parseRankHost("ssh://USER@HOST[:PORT]") gives it, not a string: give parseRankHost(spec)',
+    ],
+    [
+      [{ ...target, host: "-oProxyCommand=touch /tmp/x" }, {}],
+      'sshHost: target must be an SshTarget, as parseRankHost("ssh://USER@HOST[:PORT]") gives it, whose spec names its user, host and port, not',
+    ],
+    [
+      [target, { timeout: 5_000 }],
+      "sshHost: unknown option timeout; it takes configFile, options,",
+    ],
+    [[target, { timeoutMs: "5s" }], 'sshHost: timeoutMs must be a positive number of ms, not "5s"'],
+    [[target, { multiplex: "no" }], 'sshHost: multiplex must be true or false, not "no"'],
+    [[target, { program: "" }], 'sshHost: program must be a path, not ""'],
+    [
+      [target, { options: "IdentityFile=~/.ssh/lab" }],
+      'sshHost: options must be a list of ssh settings, each Key=Value (["IdentityFile=~/.ssh/lab"]), not "IdentityFile=~/.ssh/lab"',
+    ],
+  ])("refuses what it cannot take with a ConfigError naming it (%#)", (args, message) => {
+    const call = () => sshHost(...(args as Parameters<typeof sshHost>));
+    expect(call).toThrow(ConfigError);
+    expect(call).toThrow(message);
+  });
+
+  it("never shows a target given as text: it may hold a password", () => {
+    expect(() => sshHost("ssh://alice:secret@gpu-2" as never)).toThrow(
+      /^(?!.*secret).*not a string: give parseRankHost\(spec\)$/,
+    );
+  });
+
+  it("still takes the target parseRankHost gives", async () => {
+    const host = sshHost(target, { multiplex: false, timeoutMs: 5_000 });
+    expect(host.target).toBe(target);
+    await host.close();
+  });
+});
+
+describe("remoteStateDir's arguments", () => {
+  const host = sshHost(target, { multiplex: false });
+  it("refuses a host that is no SshHost and an empty state dir, the remote home itself", async () => {
+    await expect(remoteStateDir("ssh://alice@gpu-2" as never)).rejects.toThrow(
+      'remoteStateDir: host must be an SshHost, such as sshHost(target), not "ssh://alice@gpu-2"',
+    );
+    await expect(remoteStateDir(host, "")).rejects.toThrow(
+      'remoteStateDir: stateDir must be the root state dir on the host, absolute or under the remote home (such as "/scratch/run", or undefined for DEFAULT_STATE_DIR there), not ""',
+    );
+    await expect(remoteStateDir(host, 5 as never)).rejects.toBeInstanceOf(ConfigError);
+  });
+
+  it("still takes an absolute state dir as it is, without asking the host", async () => {
+    await expect(remoteStateDir(host, "/scratch/run")).resolves.toBe("/scratch/run");
+  });
+});
+
+describe("openRemoteSite's options", () => {
+  const options: RemoteSiteOptions = {
+    target,
+    deployment: "dep-remote0001",
+    launcherPid: process.pid,
+    token: "t0ken",
+    procs: nodeProcs(),
+    leaseStaleMs: 30_000,
+    clock: nodeClock(),
+    ssh: { multiplex: false, connectTimeoutMs: 1_000 },
+  };
+  it.each([
+    [
+      undefined,
+      "openRemoteSite: the options must be { target, deployment, launcherPid, token, procs, leaseStaleMs, clock, … }, not undefined",
+    ],
+    [{ ...options, leaseStale: 5 }, "openRemoteSite: unknown option leaseStale;"],
+    [
+      { ...options, deployment: "../etc" },
+      'openRemoteSite: deployment must be a deployment id (1 to 64 letters, digits, "_", "." or "-"), not "../etc"',
+    ],
+    [
+      { ...options, launcherPid: "1" },
+      'openRemoteSite: launcherPid must be a whole number of 1 or more, not "1"',
+    ],
+    [
+      { ...options, token: undefined },
+      "openRemoteSite: token must be the launcher's instance token, a non-empty string, not undefined",
+    ],
+    [
+      { ...options, leaseStaleMs: "30s" },
+      'openRemoteSite: leaseStaleMs must be a positive number of ms (as BATON_LEASE_STALE_MS), not "30s"',
+    ],
+    [
+      { ...options, stateDir: "" },
+      "openRemoteSite: stateDir must be the root state dir on the host",
+    ],
+    [
+      { ...options, clock: Date },
+      "openRemoteSite: clock must be a Clock, such as nodeClock(); it has no setTimeout()",
+    ],
+    [{ ...options, target: "ssh://alice@gpu-2" }, "sshHost: target must be an SshTarget"],
+  ])("refuses options %# with a ConfigError before it reaches the host", async (given, message) => {
+    const open = () => openRemoteSite(given as RemoteSiteOptions);
+    await expect(open()).rejects.toBeInstanceOf(ConfigError);
+    await expect(open()).rejects.toThrow(message);
+  });
+});
