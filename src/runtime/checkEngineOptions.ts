@@ -66,7 +66,7 @@ const SWITCHES = ["failFast", "force", "storeReadOnly"] as const;
  * The logger's methods that baton calls, as pino's: `log.child({ run })`,
  * `log.info({ job }, "message")`.
  */
-const LOGGER_METHODS = ["child", "debug", "info", "warn", "error"];
+export const LOGGER_METHODS = ["child", "debug", "info", "warn", "error"];
 /** Each port's methods (the compiler holds each to its interface) and what makes one. */
 const PORTS = {
   clock: [

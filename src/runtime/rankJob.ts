@@ -1,6 +1,7 @@
 import { dirname } from "node:path";
 import { BatonError, ConfigError, RankGroupError } from "../errors.ts";
 import type { Json } from "../graph/job.ts";
+import { requireObject } from "../requireObject.ts";
 import { type GroupProgress, groupProgressMessage, watchGroup } from "../viz/groupProgress.ts";
 import {
   checkEndedLogsRetention,
@@ -14,6 +15,7 @@ import { launchGroup } from "./launchGroup.ts";
 import { nodeClock } from "./nodeClock.ts";
 import type { Clock } from "./ports.ts";
 import type { LaunchSpec, LeftRunning } from "./rankGroup.ts";
+import { requireJobContext } from "./requireJobContext.ts";
 import { isInstance } from "./serializeThrown.ts";
 
 /** A rank job reports its group at most once per this many ms; changes in between coalesce. */
@@ -71,7 +73,8 @@ export type RankJobResult = {
  * `baton reap`) clears what is left. Once the group has ended, the folders of deployments
  * of this user's in its state dir that ended long ago are removed (`pruneDeploymentLogs`:
  * by default beyond the newest 20, after a week; `keepEndedLogs`), so a state dir that runs
- * rank jobs every day does not grow for ever.
+ * rank jobs every day does not grow for ever. A launch that is no object, or a `ctx` that is
+ * not its handler's, is a `ConfigError`.
  *
  * @example
  * ```ts
@@ -82,10 +85,10 @@ export type RankJobResult = {
  * const result = await createEngine({ jobs }).run([job("train", { lr: 0.1 }, { ranks: 4 })]);
  * ```
  */
-export async function runRankJob(
-  { keepEndedLogs, ...launch }: RankLaunch,
-  ctx: JobContext,
-): Promise<Json> {
+export async function runRankJob(given: RankLaunch, ctx: JobContext): Promise<Json> {
+  requireObject("runRankJob", "the launch", "what a rank job launches, { argv, … }", given);
+  requireJobContext("runRankJob", ctx);
+  const { keepEndedLogs, ...launch } = given;
   checkRankLaunch(launch, ctx.job.kind);
   const worldSize = ctx.job.ranks;
   if (worldSize === undefined) {
