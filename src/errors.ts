@@ -48,8 +48,9 @@ export class GraphError extends BatonError {
     message: string,
     /** Ids (or kinds, before planning) of the jobs at fault. */
     readonly jobs: readonly string[] = [],
+    options?: ErrorOptions,
   ) {
-    super(code, message);
+    super(code, message, options);
   }
 }
 

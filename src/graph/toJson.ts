@@ -35,8 +35,9 @@ const HINTS: Readonly<Record<string, string>> = {
  * wrong there: a function, a BigInt, a symbol, `undefined` at the top level or in an array
  * (holes included), NaN or ±Infinity, a cyclic reference, or a non-plain object (Date,
  * Map, Set, Buffer, typed array, class instance), named by its constructor, or nesting
- * deeper than 1,000 levels. A shared but acyclic reference is fine: it is copied at each
- * place it appears.
+ * deeper than 1,000 levels, or a value whose reading throws (a getter, a Proxy's trap),
+ * named where it threw, with what it threw as the error's `cause`. A shared but acyclic
+ * reference is fine: it is copied at each place it appears.
  *
  * @param where - what the value is, as a lowercase noun phrase, e.g. `input of job "parse"`.
  *
@@ -54,7 +55,64 @@ export function toJson(value: unknown, where: string): Json {
   // A JSON primitive is itself, without the walk (a worker checks every result it sends).
   if (value === null || typeof value === "string" || typeof value === "boolean") return value;
   if (typeof value === "number" && Number.isFinite(value)) return value;
-  return copy(value, { where, keys: [], parents: [], onPath: new Set() }, 0);
+  try {
+    return copy(value, { where, keys: [], parents: [], onPath: new Set() }, 0);
+  } catch (error) {
+    // Only a value that is not what it seems gets here: a getter or a Proxy's trap threw.
+    if (error instanceof GraphError) throw error;
+    throw unreadable(value, where, error);
+  }
+}
+
+/**
+ * The `NOT_JSON` error for a value whose reading threw (a getter, a Proxy's trap, a revoked
+ * Proxy), naming where, found by a second, careful walk: what threw was a bare `Error` or
+ * `TypeError` from the caller's own code, with nothing to say it was baton reading an input or
+ * a result. The walk runs only once reading failed, so a value that reads costs nothing more.
+ */
+function unreadable(value: unknown, where: string, error: unknown): GraphError {
+  const at = throwingPath(value, [], new Set()) ?? "$";
+  const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return new GraphError(
+    "NOT_JSON",
+    `The ${where} could not be read: reading ${at} threw ${what}. Inputs and results are copied as plain data: give values, not getters or proxies.`,
+    [],
+    { cause: error },
+  );
+}
+
+/** The path of the first property (or prototype, or key list) of `value` whose reading throws. */
+function throwingPath(
+  value: unknown,
+  keys: (string | number)[],
+  seen: Set<object>,
+): string | undefined {
+  if (typeof value !== "object" || value === null || seen.has(value) || keys.length > MAX_DEPTH) {
+    return undefined;
+  }
+  seen.add(value);
+  let names: string[];
+  let array: boolean;
+  try {
+    array = Array.isArray(value);
+    if (!array && !isPlainObject(value)) return undefined;
+    names = Object.keys(value);
+  } catch {
+    return pathOf(keys, keys.length);
+  }
+  for (const name of names) {
+    keys.push(array ? Number(name) : name);
+    let item: unknown;
+    try {
+      item = (value as Record<string, unknown>)[name];
+    } catch {
+      return pathOf(keys, keys.length);
+    }
+    const found = throwingPath(item, keys, seen);
+    if (found !== undefined) return found;
+    keys.pop();
+  }
+  return undefined;
 }
 
 function copy(value: unknown, walk: Walk, depth: number): Json {

@@ -133,4 +133,60 @@ describe("toJson", () => {
   it("throws a GraphError that names no job", () => {
     expect(errorOf(() => 1).jobs).toEqual([]);
   });
+
+  // A getter or a Proxy's trap that throws was its bare Error out of engine.run, with nothing
+  // saying that baton was reading a job's input (or, from a handler, its result: retried).
+  it.each([
+    [
+      "a getter",
+      () => ({
+        n: 1,
+        deep: [
+          {
+            get secret(): string {
+              throw new Error("no access");
+            },
+          },
+        ],
+      }),
+      'The input of job "x" could not be read: reading $.deep[0].secret threw Error: no access.',
+    ],
+    [
+      "a Proxy whose trap throws",
+      () => ({
+        cfg: new Proxy(
+          {},
+          {
+            ownKeys() {
+              throw new TypeError("trap says no");
+            },
+          },
+        ),
+      }),
+      'The input of job "x" could not be read: reading $.cfg threw TypeError: trap says no.',
+    ],
+    [
+      "a revoked Proxy",
+      () => {
+        const { proxy, revoke } = Proxy.revocable({}, {});
+        revoke();
+        return proxy;
+      },
+      "The input of job \"x\" could not be read: reading $ threw TypeError: Cannot perform 'IsArray' on a proxy that has been revoked.",
+    ],
+  ])(
+    "names where %s threw while the value was read, as a NOT_JSON GraphError",
+    (_, make, message) => {
+      let thrown: unknown;
+      try {
+        toJson(make(), 'input of job "x"');
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(GraphError);
+      expect(thrown).toMatchObject({ code: "NOT_JSON", retryable: false });
+      expect((thrown as Error).message).toContain(message);
+      expect((thrown as Error).cause).toBeInstanceOf(Error);
+    },
+  );
 });
