@@ -50,7 +50,7 @@ import type { PoolStop, RunningPool, WorkerPool } from "./workerPool.ts";
 import { DEFAULT_MAX_FRAME_BYTES, wsNet } from "./wsNet.ts";
 
 /** How long a cancelled run waits for its running jobs to stop before it shuts down. */
-const DEFAULT_CANCEL_GRACE_MS = 10_000;
+export const DEFAULT_CANCEL_GRACE_MS = 10_000;
 /** A `store.reading` event every this many stored results read (and one at the end). */
 const STORE_READING_EVERY = 500;
 

@@ -1,8 +1,9 @@
 /**
  * What README.md quotes of baton's output is what baton prints: each quote is produced here by
  * the code that prints it, and looked for in the README, so a change of wording that leaves
- * the README behind fails. The same holds the defaults README.md and ARCHITECTURE.md state to
- * the constants the code has (a default changed without its docs fails), the options the
+ * the README behind fails. The same holds the defaults README.md, ARCHITECTURE.md and the
+ * TSDoc of src/ (what an editor shows on hover) state to the constants the code has (a default
+ * changed without its docs fails), the options the
  * public functions take to README's code (an option added without a word fails), and the files
  * they name to files baton has (a file renamed or removed without its docs fails).
  */
@@ -32,6 +33,7 @@ import {
   ENDED_DEPLOYMENT_KEPT_MS,
   KEEP_ENDED_DEPLOYMENTS,
 } from "../../src/runtime/deploymentLogs.ts";
+import { DEFAULT_CANCEL_GRACE_MS } from "../../src/runtime/engine.ts";
 import { POOL_OPTIONS } from "../../src/runtime/inProcessPool.ts";
 import {
   DEFAULT_MAX_RESTARTS,
@@ -58,6 +60,18 @@ import { ROOT } from "../fixtures/batonCli.ts";
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 const ARCHITECTURE = readFileSync(join(ROOT, "ARCHITECTURE.md"), "utf8");
+/**
+ * Every doc comment of `src/`, its comment leaders taken out, as an editor shows it on hover:
+ * the defaults TSDoc states in numbers are held to the constants, as README's are.
+ */
+const TSDOC = (readdirSync(join(ROOT, "src"), { recursive: true }) as string[])
+  .filter((file) => file.endsWith(".ts"))
+  .flatMap((file) =>
+    [...readFileSync(join(ROOT, "src", file), "utf8").matchAll(/\/\*\*([\s\S]*?)\*\//g)].map(
+      (comment) => comment[1]!.replace(/^[ \t]*\* ?/gm, ""),
+    ),
+  )
+  .join("\n");
 
 /** The folders of the repository whose files the docs name by path (`src/cli/main.ts`). */
 const NAMED_ROOTS = ["src", "bench", "bin", "scripts", "examples", "test"];
@@ -148,6 +162,8 @@ const asRead = (text: string) => text.replace(/\s+/g, " ");
 const seconds = (ms: number) => `${ms / 1000} s`;
 const minutes = (ms: number) => ms / 60_000;
 const days = (ms: number) => ms / 86_400_000;
+/** A count as TSDoc writes one, its thousands apart: `60 000`. */
+const spaced = (n: number) => n.toLocaleString("en-US").replaceAll(",", " ");
 const { termGraceMs, killWaitMs, killAgainWaitMs, sweepTermWaitMs, sweepKillWaitMs, pollMs } =
   DEFAULT_TEARDOWN_TIMEOUTS;
 const { loadTimeoutMs, markerStaleMs, watchMs, drainMs } = DEFAULT_RANK_GROUP_TIMEOUTS;
@@ -203,6 +219,45 @@ describe.each([
       `\`graceMs\` (${seconds(DEFAULT_STOP_GRACE_MS)}, or the workers' \`abortGraceMs\` when that is longer)`,
       `after \`stopTimeoutMs\` (${seconds(DEFAULT_STOP_TIMEOUT_MS)}) it rejects with \`STOP_UNCONFIRMED\``,
       `diffs at most ${DEFAULT_MAX_UPDATES_PER_SECOND} times a second (\`maxUpdatesPerSecond\`)`,
+    ],
+  ],
+  [
+    "TSDoc (src/)",
+    TSDOC,
+    [
+      `Failed attempts retried before the job is terminal (default ${DEFAULT_RETRIES}: at most ${DEFAULT_RETRIES + 1} attempts)`,
+      `Inputs are copied with \`toJson\` and \`retries\` defaults to ${DEFAULT_RETRIES}.`,
+      `Losses of a worker while running one job before it is failed as poison (default ${DEFAULT_MAX_LOST})`,
+      `Losses of a worker while running one job before it fails as poison (default ${DEFAULT_MAX_LOST})`,
+      `A lease not renewed by a heartbeat for this long expires (default ${seconds(DEFAULT_LEASE_TIMEOUT_MS)}; 0 = never)`,
+      `A lease without a heartbeat for this long expires (default ${seconds(DEFAULT_LEASE_TIMEOUT_MS)})`,
+      `A connection that sends no hello within this is closed with 4003 (default ${seconds(DEFAULT_HELLO_TIMEOUT_MS)})`,
+      `Interval of liveness probes (default ${seconds(DEFAULT_HEARTBEAT_MS)})`,
+      `A worker silent for this long is closed with 4005, releasing its lease (default ${seconds(DEFAULT_DEAD_AFTER_MS)})`,
+      `Frames larger than this are refused and their connection closed with 4004 (default ${DEFAULT_MAX_FRAME_BYTES / 2 ** 20} MiB)`,
+      `Each end refuses messages over its \`maxFrameBytes\` (default ${DEFAULT_MAX_FRAME_BYTES / 2 ** 20} MiB)`,
+      `How long \`cancel()\` waits for running jobs to stop (default ${seconds(DEFAULT_CANCEL_GRACE_MS)})`,
+      `How many runs' log folders the default \`logs/\` keeps (default ${DEFAULT_KEEP_LOGS})`,
+      `(\`ENOSPC\`, \`EDQUOT\`; default ${minutes(STORE_FULL_WAIT_MS)} minutes)`,
+      `How long a run waits for room on a full store by default before it stops (${minutes(STORE_FULL_WAIT_MS)} minutes)`,
+      `Failed probes in a row that trigger the abort stage (default ${WATCHDOG_TOLERANCE})`,
+      `How long the re-probe window after an abort lasts (default ${WATCHDOG_GRACE_MS} ms)`,
+      `Most updates a page receives per second (default ${DEFAULT_MAX_UPDATES_PER_SECOND})`,
+      `one more fails the pool (default ${DEFAULT_MAX_RESTARTS})`,
+      `the run rejects with a \`PoolError\` (\`WORKER_CRASH_LOOP\`) (default ${DEFAULT_MAX_RESTARTS})`,
+      `The restart budget's sliding window, in ms (default ${spaced(DEFAULT_RESTART_WINDOW_MS)})`,
+      `counts deaths in, in ms (default ${spaced(DEFAULT_RESTART_WINDOW_MS)}: a minute)`,
+      `The most allocations (one worker each) held at once (default ${DEFAULT_MAX_WORKERS})`,
+      `How often the queue is read and the pool rescaled (default ${DEFAULT_POLL_MS} ms)`,
+      `before \`scancel\` (default ${seconds(DEFAULT_STOP_GRACE_MS)}, or \`abortGraceMs\``,
+      `to confirm every allocation gone (default ${seconds(DEFAULT_STOP_TIMEOUT_MS)})`,
+      `gives its node back (default ${minutes(IDLE_EXIT_MS)} min;`,
+      `Time from launch for every rank to be ready (the barrier), default ${minutes(loadTimeoutMs)} min`,
+      `No fresh heartbeat in the marker for this long means the rank is lost (default ${seconds(markerStaleMs)})`,
+      `DESIGN §8: ${seconds(termGraceMs)} grace, ${seconds(killWaitMs)} after each KILL, ${seconds(sweepTermWaitMs)} and ${seconds(sweepKillWaitMs)} per swept pid, probes ≤ ${pollMs} ms apart.`,
+      `in its TERM grace (${seconds(termGraceMs)} by default)`,
+      `the newest ${KEEP_ENDED_DEPLOYMENTS}, and ${days(ENDED_DEPLOYMENT_KEPT_MS) === 7 ? "a week" : `${days(ENDED_DEPLOYMENT_KEPT_MS)} days`} of them.`,
+      `by default beyond the newest ${KEEP_ENDED_DEPLOYMENTS}, after ${days(ENDED_DEPLOYMENT_KEPT_MS) === 7 ? "a week" : `${days(ENDED_DEPLOYMENT_KEPT_MS)} days`};`,
     ],
   ],
 ])("the defaults %s states", (_doc, text, phrases) => {
