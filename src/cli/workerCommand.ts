@@ -139,6 +139,24 @@ const REFUSED: ReadonlySet<number> = new Set([
 const AGAIN =
   "; start the worker again once the coordinator is reachable, or give it --retry-for DURATION to have it try by itself (a run started again keeps its address and secret only when baton run is given --listen HOST:PORT and --secret-file FILE)";
 
+/**
+ * What to do after a loss without `--retry-for`: start again once the coordinator is
+ * reachable, except for a host name that did not resolve, where the coordinator's reachability
+ * is not yet the question: the connect error already says what to check (the name's spelling,
+ * this machine's DNS), so a name not found (ENOTFOUND) ends on starting again once that is
+ * fixed, and name servers that did not answer (EAI_AGAIN) on `--retry-for`, which waits for
+ * them.
+ */
+function againAdvice(exit: WorkerExit | Error): string {
+  const code =
+    exit instanceof Error ? (exit.cause as { code?: unknown } | undefined)?.code : undefined;
+  if (code === "ENOTFOUND") return "; then start the worker again";
+  if (code === "EAI_AGAIN") {
+    return "; or give it --retry-for DURATION to have it try by itself until they answer";
+  }
+  return AGAIN;
+}
+
 /** The first wait before connecting again, doubled after each failed attempt up to the most. */
 const FIRST_RETRY_MS = 500;
 const MOST_RETRY_MS = 10_000;
@@ -396,7 +414,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         return exitSoon(3, graceMs);
       }
       if (retryForMs === undefined) {
-        say(`${message}${AGAIN}`);
+        say(`${message}${againAdvice(exit)}`);
         return exitSoon(3, graceMs);
       }
       lostAt ??= Date.now();

@@ -413,6 +413,21 @@ describe("baton worker", () => {
     );
   });
 
+  it("says what to check for a coordinator host name that does not resolve, not to wait for the coordinator", async () => {
+    const { path } = await writeSecretFile(tempDir());
+    const env = { NODE_OPTIONS: `--import=${join(ROOT, "test/fixtures/unresolvedNames.mjs")}` };
+    const notFound = await worker(workerArgs("ws://no-such-host.invalid:7000", path), env).exit;
+    expect(notFound.code).toBe(3);
+    expect(notFound.stderr).toBe(
+      "baton worker: cannot connect to ws://no-such-host.invalid:7000: the host name no-such-host.invalid could not be resolved: no such name (ENOTFOUND); check its spelling against the address baton run printed, and that this machine resolves the coordinator's host by that name (getent hosts no-such-host.invalid), or give the coordinator's IP address (baton run prints the address workers connect to); then start the worker again\n",
+    );
+    const noAnswer = await worker(workerArgs("ws://head.dns-down.invalid:7000", path), env).exit;
+    expect(noAnswer.code).toBe(3);
+    expect(noAnswer.stderr).toBe(
+      "baton worker: cannot connect to ws://head.dns-down.invalid:7000: the host name head.dns-down.invalid could not be resolved: the name servers did not answer (EAI_AGAIN); check this machine's network and DNS (/etc/resolv.conf), and try again, or give the coordinator's IP address (baton run prints the address workers connect to); or give it --retry-for DURATION to have it try by itself until they answer\n",
+    );
+  });
+
   it("exits 2 with the chmod hint when the secret file is readable by others", async () => {
     const { path, secret } = await writeSecretFile(tempDir());
     chmodSync(path, 0o644);
