@@ -51,6 +51,8 @@ import { dryRunReport } from "./dryRunReport.ts";
 import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { flushed } from "./flushed.ts";
+import { handlersLeftBehind } from "./handlersLeftBehind.ts";
+import { DEFAULT_ABORT_GRACE_MS } from "./handlerThread.ts";
 import { joinAddress, joinHint } from "./joinHint.ts";
 import { joinWorkersAdvice } from "./joinWorkersAdvice.ts";
 import { terminalStreams } from "./liveLine.ts";
@@ -125,7 +127,9 @@ Runs a graph of jobs and waits for it to finish.
                      worker processes give an aborted job's handler this long to return
                      (to save a checkpoint) before they go on without it, such as 30s, and
                      the run waits as long for them when it ends (baton worker
-                     --abort-grace; default 5s)
+                     --abort-grace); with --in-process, baton exits once the handlers it
+                     runs have had this long since their abort, or since the run ended,
+                     naming any that did not stop (default ${DEFAULT_ABORT_GRACE_MS / 1000}s)
   --in-process       run the workers inside this process instead (no sockets; with --listen
                      and --secret-file, workers started with baton worker join them)
   --slurm            run the workers in Slurm allocations (one worker each), scaled to the
@@ -229,12 +233,10 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (count !== undefined) {
     checkWorkerCount("--workers", count, inProcess ? "inProcess" : "processes");
   }
-  for (const flag of ["handler-thread", "abort-grace"] as const) {
-    if (inProcess && values[flag] !== undefined && values[flag] !== false) {
-      throw new ConfigError(
-        `--${flag} is for worker processes, and --in-process runs the handlers inside this process: leave one out`,
-      );
-    }
+  if (inProcess && values["handler-thread"]) {
+    throw new ConfigError(
+      "--handler-thread is for worker processes, and --in-process runs the handlers inside this process: leave one out",
+    );
   }
   const abortGraceMs = durationFlag("--abort-grace", values["abort-grace"]);
   if (values.listen !== undefined) parseListenAddress(values.listen);
@@ -400,6 +402,16 @@ export async function runCommand(argv: string[]): Promise<number> {
     };
     /** Whether the pool failed: the run is then stopping on its own. */
     let poolFailed = false;
+    /** The in-process workers, and what their handlers may hold the process open with. */
+    const leftBehind = inProcess
+      ? handlersLeftBehind(
+          inProcessPool({ ...(count !== undefined && { count }) }),
+          abortGraceMs ?? DEFAULT_ABORT_GRACE_MS,
+          values["abort-grace"] === undefined
+            ? `--abort-grace, default ${DEFAULT_ABORT_GRACE_MS / 1000}s`
+            : `--abort-grace ${values["abort-grace"]}`,
+        )
+      : undefined;
     /** How workers join, printed once the pool has started (`listening` comes before). */
     let joinCommand: string | undefined;
     const engine = createEngine({
@@ -432,9 +444,9 @@ export async function runCommand(argv: string[]): Promise<number> {
               // A graph that asks more than the workers offer: the way out is this flag.
               offerMore: slurmResourcesAdvice,
             }
-          : inProcess
+          : leftBehind
             ? {
-                ...inProcessPool({ ...(count !== undefined && { count }) }),
+                ...leftBehind.pool,
                 // They offer this machine's too: the way out is worker processes that join.
                 offerMore: (enough: Resources) =>
                   `leave out --in-process and ${joinWorkersAdvice(enough)}`,
@@ -611,7 +623,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         process.stderr.write(
           `baton run: the run failed: ${codedMessage(error.message, error.code)}\n`,
         );
-        return 1;
+        return leftBehind?.exit(1) ?? 1;
       } finally {
         ended = true;
         await record?.release();
@@ -650,7 +662,8 @@ export async function runCommand(argv: string[]): Promise<number> {
     const code = exitCode();
     process.exitCode = code;
     if (ui) await closeDashboard(ui, { keep: values["ui-keep"], what: "run" });
-    return code;
+    // Its lock already let go (above): a handler still running here holds the exit no longer.
+    return leftBehind?.exit(code) ?? code;
   } finally {
     listenBeforeRun(false);
     // Whatever failed after the lock was taken (a dashboard port that is taken), it goes.

@@ -330,18 +330,35 @@ describe("baton run", () => {
     expect(threaded).toBe("a thread of its own");
     expect(plain).toBe("the connection's thread");
 
-    const [both, grace] = await Promise.all([
-      batonRun("run", "test/fixtures/thread.graph.ts", "--in-process", "--handler-thread"),
-      batonRun("run", "test/fixtures/thread.graph.ts", "--in-process", "--abort-grace", "30s"),
-    ]);
+    const both = await batonRun(
+      "run",
+      "test/fixtures/thread.graph.ts",
+      "--in-process",
+      "--handler-thread",
+    );
     expect(both.code).toBe(2);
     expect(both.stderr).toBe(
       "baton run: --handler-thread is for worker processes, and --in-process runs the handlers inside this process: leave one out [CONFIG]\n",
     );
-    expect(grace.code).toBe(2);
-    expect(grace.stderr).toBe(
-      "baton run: --abort-grace is for worker processes, and --in-process runs the handlers inside this process: leave one out [CONFIG]\n",
-    );
+  });
+
+  it("with --in-process exits once the run has failed fast, naming the job whose handler ignored its abort, not when that handler returns", async () => {
+    const markers = mkdtempSync(join(tmpdir(), "baton-abort-ignored-"));
+    try {
+      const started = Date.now();
+      const { code, stderr } = await baton(
+        ["run", "test/fixtures/abortIgnored.graph.ts", "--in-process", "--fail-fast", "--no-store"],
+        { BATON_TEST_MARKERS: markers },
+      ).exit;
+      // The cancel's 10 s grace, then no more: the handler sleeps 60 s.
+      expect(Date.now() - started).toBeLessThan(40_000);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(
+        /\nbaton run: exiting without the handler of job [0-9a-f]{16} \(holds\), which did not stop on its abort \(ctx\.signal\) within 10\.0 s of the cancel: it runs in this process and ends with it, its result not stored \(--abort-grace DURATION gives a handler longer to stop\)\n$/,
+      );
+    } finally {
+      rmSync(markers, { recursive: true, force: true });
+    }
   });
 
   it("with --fail-fast stops at the first job that fails for good and says why the rest was cancelled", async () => {
