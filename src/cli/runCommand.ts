@@ -109,7 +109,7 @@ Runs a graph of jobs and waits for it to finish.
                      how long to wait when the store's disk has no room for results
                      (they are held, no job starts and no attempt is spent; the run says
                      so) before stopping the run, keeping what was stored, such as 30s or
-                     1h (default 5m)
+                     1h (default ${STORE_FULL_WAIT_MS / 60_000}m)
   --fail-fast        stop at the first job that fails for good (after its retries): the
                      jobs running are cancelled, none starts (default: the rest goes on)
   --dry-run          plan and check the graph and look its jobs up in the store, then say

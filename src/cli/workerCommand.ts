@@ -88,7 +88,7 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
                        checkpoint, stop what it started) before the worker goes on without
                        it, such as 30s: when the worker stops (a signal, the coordinator
                        stopped or lost) it then exits, and with --handler-thread a handler
-                       aborted by a cancel or its timeout has its thread ended (default 5s)
+                       aborted by a cancel or its timeout has its thread ended (default ${DEFAULT_ABORT_GRACE_MS / 1000}s)
   -h, --help           this help
 
 Exit code: 0 when the coordinator stopped the worker (close 1000: the run ended; to serve

@@ -7,6 +7,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_ABORT_GRACE_MS } from "../../src/cli/handlerThread.ts";
+import { STORE_FULL_WAIT_MS } from "../../src/runtime/resultWriter.ts";
 import { type BatonExit, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 
 afterEach(() => stopBatons());
@@ -91,6 +93,19 @@ describe("README.md's baton run and baton worker pairs", () => {
       const loaded = / --jobs (\S+)/.exec(run!)?.[1] ?? /^baton run (\S+)/.exec(run!)![1];
       expect(worker).toContain(` --jobs ${loaded} `);
     }
+  });
+});
+
+describe("the defaults the helps state", () => {
+  it.each([
+    ["run", "--store-full-wait", `(default ${STORE_FULL_WAIT_MS / 60_000}m)`],
+    ["run", "--abort-grace", `(default ${DEFAULT_ABORT_GRACE_MS / 1000}s)`],
+    ["worker", "--abort-grace", `(default ${DEFAULT_ABORT_GRACE_MS / 1000}s)`],
+  ])("baton %s: %s's is the code's, %s", async (command, flag, phrase) => {
+    const help = await helpOf(command);
+    const entry = help.stdout.slice(help.stdout.indexOf(`\n  ${flag} `));
+    // The flag's entry: up to the next flag's line.
+    expect(entry.slice(0, entry.indexOf("\n  -", 1)).replace(/\s+/g, " ")).toContain(phrase);
   });
 });
 
