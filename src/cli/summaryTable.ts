@@ -45,7 +45,8 @@ export interface SummaryOptions {
  * The end-of-run summary (for a graph of no jobs, a line saying so): one row per job kind with
  * counts, the values of the `graph`'s jobs that completed (`graphValueLines`), then every failure
  * with its cause and the worker of its last attempt (a run with many failures lists the first 20),
- * and where the run's log holds each failed attempt with its stack, why the jobs skipped were (one
+ * and where the run's log holds each failed attempt with its stack (a timed-out one, which has
+ * no stack of the handler's, as what it is), why the jobs skipped were (one
  * named, with the job whose failure skipped it), and the workers lost, or that
  * left on purpose, while running a job (`workerLossLines`), and how the processes of those whose
  * connection broke ended, when the pool knows (`workerExitLines`); for a run that did not complete, with
@@ -93,9 +94,18 @@ export function summaryTable(
   }
   if (failures.length > 20)
     out.push(`… and ${failures.length - 20} more failures (use --json for all)`);
-  // The message alone rarely says where: the stack is in the log, which nothing else names.
+  // The message alone rarely says where: the stack is in the log, which nothing else names. A
+  // timeout has none worth reading (the coordinator's own, not the handler's): its line says
+  // what happened instead, and what shows how far the handler got.
   if (failures.length > 0 && runLog !== undefined) {
-    out.push(`each failed attempt, with its stack: ${runLog}`);
+    const timedOut = failures.filter((o) => o.error?.name === "JobTimeout").length;
+    out.push(
+      timedOut === 0
+        ? `each failed attempt, with its stack: ${runLog}`
+        : timedOut === failures.length
+          ? `each attempt that timed out, and its worker: ${runLog}; a timeout has no stack (its handler had not finished): what the handler logged with ctx.log shows how far it got`
+          : `each failed attempt, with its stack (none for one that timed out: its handler had not finished): ${runLog}`,
+    );
   }
   // Why the jobs counted as skipped never ran: the failure of a job they run after, named.
   const skipped = [...result.jobs.values()].find((o) => o.status === "skipped");

@@ -110,6 +110,30 @@ describe("summaryTable", () => {
     expect(summaryTable(completedRun(3, 0), { runLog })).not.toContain(runLog);
   });
 
+  it("says of a timed-out job that its handler had not finished, not that its stack is in the log", () => {
+    const runLog = "/srv/.baton/logs/2026-12-06T09-00-00-000Z-pcmBHhPR/run.log";
+    const run = completedRun(2, 0);
+    const [late, broken] = run.jobs.values();
+    const timeout = {
+      name: "JobTimeout",
+      message: `job ${late!.id} (leaf) ran longer than its timeout of 300 ms (attempt 1), so its worker was told to stop it; give the job a longer timeoutMs if it needs more time`,
+    };
+    Object.assign(late!, { status: "failed", cause: "error", error: timeout });
+    const counts = { completed: 1, failed: 1, skipped: 0, cancelled: 0, cached: 0 };
+    const summary = summaryTable({ ...run, ok: false, counts }, { runLog });
+    expect(summary).toContain(
+      `: ${timeout.message}\neach attempt that timed out, and its worker: ${runLog}; a timeout has no stack (its handler had not finished): what the handler logged with ctx.log shows how far it got\n`,
+    );
+    Object.assign(broken!, { status: "failed", cause: "error", error: { message: "boom" } });
+    const both = summaryTable(
+      { ...run, ok: false, counts: { ...counts, completed: 0, failed: 2 } },
+      { runLog },
+    );
+    expect(both).toContain(
+      `\neach failed attempt, with its stack (none for one that timed out: its handler had not finished): ${runLog}\n`,
+    );
+  });
+
   it("says why the jobs it counts as skipped never ran, naming one and the job that failed", () => {
     /** A run whose jobs after the first are skipped for its failure. */
     const skippedRun = (skipped: number): RunResult => {
