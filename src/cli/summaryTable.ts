@@ -45,11 +45,12 @@ export interface SummaryOptions {
  * The end-of-run summary (for a graph of no jobs, a line saying so): one row per job kind with
  * counts, the values of the `graph`'s jobs that completed (`graphValueLines`), then every failure
  * with its cause and the worker of its last attempt (a run with many failures lists the first 20),
- * and where the run's log holds each failed attempt with its stack (a timed-out one, which has
+ * the workers lost, or that left on purpose, while running a job (`workerLossLines`; not those
+ * of a job failed as poison, whose failure line names them), and how the processes of those
+ * whose connection broke ended, when the pool knows (`workerExitLines`), each worker said once,
+ * then where the run's log holds each failed attempt with its stack (a timed-out one, which has
  * no stack of the handler's, as what it is), why the jobs skipped were (one
- * named, with the job whose failure skipped it), and the workers lost, or that
- * left on purpose, while running a job (`workerLossLines`), and how the processes of those whose
- * connection broke ended, when the pool knows (`workerExitLines`); for a run that did not complete, with
+ * named, with the job whose failure skipped it); for a run that did not complete, with
  * `keepsResults`, that a rerun resumes from the results it stored.
  *
  * @example
@@ -94,6 +95,12 @@ export function summaryTable(
   }
   if (failures.length > 20)
     out.push(`… and ${failures.length - 20} more failures (use --json for all)`);
+  // The workers that went away while running a job (their jobs ran again or failed as poison):
+  // a bad node shows up here even when every job completed in the end. A job failed as poison
+  // names its own on its failure line: each worker is said once.
+  const outcomes = [...result.jobs.values()];
+  out.push(...workerLossLines(outcomes.filter((o) => o.cause !== "poison")));
+  out.push(...workerExitLines(outcomes));
   // The message alone rarely says where: the stack is in the log, which nothing else names. A
   // timeout has none worth reading (the coordinator's own, not the handler's): its line says
   // what happened instead, and what shows how far the handler got.
@@ -118,10 +125,6 @@ export function summaryTable(
       `${which}, ${skipped.error.message}${c.skipped === 1 || runLog === undefined ? "" : ` (${basename(runLog)} names each one's)`}`,
     );
   }
-  // The workers that went away while running a job (their jobs ran again or failed as poison):
-  // a bad node shows up here even when every job completed in the end.
-  out.push(...workerLossLines(result.jobs.values()));
-  out.push(...workerExitLines(result.jobs.values()));
   // Why the jobs that never ran were cancelled: Ctrl-C, a listener, --fail-fast's first failure.
   const cancelled = [...result.jobs.values()].find((o) => o.status === "cancelled");
   if (cancelled?.error) {

@@ -14,7 +14,8 @@ const MOST_LINES = 10;
  * ends a worker so, where the loss alone said `connection broke` and the exit code was only in
  * the worker's log and the pool's warning. Losses of other closes (a lease that expired, a
  * worker that left on purpose) are not: their process ended because of the close, not the
- * other way round. At most 10 lines, then how many more.
+ * other way round. At most 10 lines, then how many more. Of a job failed as poison, whose
+ * failure line names its workers and how each ended, only how many and what usually ends one so.
  *
  * @example
  * ```ts
@@ -36,11 +37,14 @@ export function workerExitLines(outcomes: Iterable<JobOutcome>): string[] {
     });
   }
   const lines = [...groups.values()].slice(0, MOST_LINES).map(({ outcome, exit, workers }) => {
-    const who =
-      workers.length === 1
-        ? workers[0]
-        : `${workers.slice(0, -1).join(", ")} and ${workers.at(-1)}`;
-    return `${who} ${howItEnded(exit)} while running ${outcome.kind} ${outcome.id}: ${likelyCause(exit)}`;
+    const one = workers.length === 1;
+    const ended = one || exit.signal === null ? howItEnded(exit) : `were killed by ${exit.signal}`;
+    // A job failed as poison names its workers, and how each ended, on its own line above.
+    if (outcome.cause === "poison") {
+      return `${outcome.kind} ${outcome.id}: ${one ? "its worker" : `${workers.length} of its workers`} ${ended}: ${likelyCause(exit)}`;
+    }
+    const who = one ? workers[0] : `${workers.slice(0, -1).join(", ")} and ${workers.at(-1)}`;
+    return `${who} ${ended} while running ${outcome.kind} ${outcome.id}: ${likelyCause(exit)}`;
   });
   if (groups.size > MOST_LINES)
     lines.push(`… and ${groups.size - MOST_LINES} more (use --json for all)`);

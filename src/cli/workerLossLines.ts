@@ -1,5 +1,6 @@
 import { namedLosses, type WorkerClose } from "../machines/workerClose.ts";
 import type { JobOutcome } from "../runtime/run.ts";
+import { CONNECTION_BROKE } from "../transport/closeCodes.ts";
 
 /**
  * What the run's summary says of the workers whose connection ended while they ran a job
@@ -7,7 +8,8 @@ import type { JobOutcome } from "../runtime/run.ts";
  * went: the workers lost, each with how (`connection broke`, `lease expired`), and on a line
  * of its own the workers that left on purpose (stopped by a signal or their pool, or leaving
  * a run their handler thread can no longer serve), which are not lost: their jobs were
- * handed on, not counted towards `maxLost`. No line for either when there were none;
+ * handed on, not counted towards `maxLost`. A worker whose process's end its pool saw is left
+ * to `workerExitLines`, which says how it ended. No line for either when there were none;
  * `--json` has each close's code and reason, the run's log the rest.
  *
  * @example
@@ -29,10 +31,17 @@ export function workerLossLines(outcomes: Iterable<JobOutcome>): string[] {
   return lines;
 }
 
-/** Each worker lost under each outcome, with how its connection ended, in order. */
+/**
+ * Each worker lost under each outcome, with how its connection ended, in order; not one whose
+ * connection broke as its process ended the way its pool saw, which `workerExitLines` says.
+ */
 function* losses(outcomes: Iterable<JobOutcome>): Generator<[string, WorkerClose]> {
   for (const { lostWorkers, lostWhy } of outcomes) {
-    for (let i = 0; i < lostWorkers.length; i++) yield [lostWorkers[i]!, lostWhy[i]!];
+    for (let i = 0; i < lostWorkers.length; i++) {
+      const why = lostWhy[i]!;
+      if (why.code === CONNECTION_BROKE && why.exit !== undefined) continue;
+      yield [lostWorkers[i]!, why];
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { POISON_LOGS_ADVICE } from "../machines/jobBoard.ts";
-import { leftOnPurpose } from "../machines/workerClose.ts";
+import { leftOnPurpose, namedLosses } from "../machines/workerClose.ts";
 import { CONNECTION_BROKE } from "../transport/closeCodes.ts";
 import { howItEnded } from "./howItEnded.ts";
 import type { JobOutcome } from "./run.ts";
@@ -8,7 +8,8 @@ import type { JobOutcome } from "./run.ts";
  * The `message` of a job's outcome, saying, for a job failed as poison, how its lost workers'
  * processes ended where the pool knows (`lostWhy[i].exit`: `localPool`'s workers, whose
  * connection broke), in place of the job board's "Look at those workers' logs for how they
- * died.", which the board says as it knows no exit; the logs are still named for the workers
+ * died.", which the board says as it knows no exit, and without the board's list of the workers
+ * (each with how its connection ended) when every one's exit is known; the logs are still named for the workers
  * whose exit is not known. Any other message, and a poison job's with no exit known, as it is.
  *
  * @example
@@ -40,8 +41,15 @@ export function poisonExits(
     others.length === 0
       ? ""
       : `; look at the log${others.length === 1 ? "" : "s"} of ${others.join(", ")} for how ${others.length === 1 ? "it" : "they"} died`;
-  return message.replace(
+  const said = message.replace(
     POISON_LOGS_ADVICE,
     `How their processes ended: ${[...ended].join(", ")}${rest}.`,
   );
+  // Every worker is then named with how it ended: the board's list of them, each with how its
+  // connection ended ("connection broke"), would name each a second time.
+  if (others.length > 0 || died.size < outcome.lostWorkers.length) return said;
+  const { lost } = namedLosses(
+    outcome.lostWorkers.map((worker, i) => [worker, outcome.lostWhy[i]!]),
+  );
+  return said.replace(` (lost ${lost.join(", ")})`, "");
 }

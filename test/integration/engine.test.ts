@@ -2349,14 +2349,13 @@ describe("engine: what a job event says of the attempt", { timeout: 20_000 }, ()
     // where the event of the loss, which comes as the link breaks, cannot.
     const threw = { code: 1006, reason: "", exit: { code: 1, signal: null } };
     expect(outcome.lostWhy).toEqual([threw, threw]);
+    // Each worker named once, with how its process ended.
     expect(outcome.error?.message).toContain(
-      "was running on 2 workers that were lost (lost local-1 (connection broke), local-1.2 (connection broke)); it is failed as poison",
+      "was running on 2 workers that were lost; it is failed as poison so it cannot take down more workers. How their processes ended: local-1 exited with code 1, local-1.2 exited with code 1.",
     );
-    expect(workerLossLines(result.jobs.values())).toEqual([
-      "2 workers lost while running a job: local-1 (connection broke), local-1.2 (connection broke)",
-    ]);
+    expect(workerLossLines(result.jobs.values())).toEqual([]);
     expect(workerExitLines(result.jobs.values())).toEqual([
-      `local-1 and local-1.2 exited with code 1 while running throwLater ${outcome.id}: did the job's handler call process.exit(1), or throw where nothing catches it (a timer, an event handler)?`,
+      `throwLater ${outcome.id}: 2 of its workers exited with code 1: did the job's handler call process.exit(1), or throw where nothing catches it (a timer, an event handler)?`,
     ]);
   });
 });

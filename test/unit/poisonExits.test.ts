@@ -29,6 +29,18 @@ describe("poisonExits", () => {
     );
   });
 
+  it("names each worker once when every one's exit is known: not in the board's list as well", () => {
+    const message = `job a (work) was running on 2 workers that were lost (lost local-1 (connection broke), local-2 (connection broke)); it is failed as poison so it cannot take down more workers. ${POISON_LOGS_ADVICE}`;
+    const one = { code: 1, signal: null };
+    expect(poisonExits(message, poison(["local-1", "local-2"], [broke(one), broke(one)]))).toBe(
+      "job a (work) was running on 2 workers that were lost; it is failed as poison so it cannot take down more workers. How their processes ended: local-1 exited with code 1, local-2 exited with code 1.",
+    );
+    // A worker whose exit is not known keeps the list: it says how that one was lost.
+    expect(poisonExits(message, poison(["local-1", "local-2"], [broke(one), broke()]))).toContain(
+      "(lost local-1 (connection broke), local-2 (connection broke))",
+    );
+  });
+
   it("still points to the logs of the workers whose exit is not known, and leaves out those that left on purpose", () => {
     const lease = { code: 4005, reason: "no heartbeat for 20000 ms" };
     const left = { code: 1001, reason: "" };

@@ -106,7 +106,10 @@ describe("summaryTable", () => {
       },
       { runLog },
     );
-    expect(failed).toContain(`: boom\neach failed attempt, with its stack: ${runLog}\n`);
+    // The failures, the workers lost under them, then where the stacks are.
+    expect(failed).toContain(
+      `: boom\n2 workers lost while running a job: local-3 (connection broke), local-4 (lease expired)\neach failed attempt, with its stack: ${runLog}\n`,
+    );
     expect(summaryTable(completedRun(3, 0), { runLog })).not.toContain(runLog);
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { workerExitLines } from "../../src/cli/workerExitLines.ts";
 import type { ProcExit } from "../../src/runtime/ports.ts";
-import type { WorkerLoss } from "../../src/runtime/run.ts";
+import type { JobOutcome, WorkerLoss } from "../../src/runtime/run.ts";
 import { lostOutcome } from "../fixtures/lostOutcome.ts";
 
 /** A link that broke as the worker's process ended so. */
@@ -35,6 +35,20 @@ describe("workerExitLines", () => {
       "local-4 exited with code 7 while running k c3: did the job's handler, or a library it calls, call process.exit(7)?",
       "local-5 was killed by SIGSEGV while running k c3: something sent it SIGSEGV, or it crashed in native code.",
     ]);
+  });
+
+  it("of a job failed as poison, whose failure line names its workers, says only how many and why", () => {
+    const poison = lostOutcome(
+      "a1",
+      ["local-1", broke(KILLED)],
+      ["local-2", broke(KILLED)],
+      ["local-1.2", broke(CODE_1)],
+    );
+    expect(workerExitLines([{ ...poison, cause: "poison" } as JobOutcome])).toEqual([
+      "k a1: 2 of its workers were killed by SIGKILL: out of memory? The kernel's OOM killer sends SIGKILL (`dmesg` names what it killed), as does `kill -9`.",
+      "k a1: its worker exited with code 1: did the job's handler call process.exit(1), or throw where nothing catches it (a timer, an event handler)?",
+    ]);
+    expect(workerExitLines([poison])[0]).toMatch(/^local-1 and local-2 were killed by SIGKILL /);
   });
 
   it("says nothing of an exit the pool did not see, nor of one a close caused", () => {

@@ -34,6 +34,13 @@ describe("workerLossLines", () => {
     ]);
   });
 
+  it("leaves a worker whose process's end its pool saw to workerExitLines", () => {
+    const exited = { ...BROKE, exit: { code: 1, signal: null } };
+    expect(workerLossLines([outcome(["local-1", exited], ["local-3", SILENT])])).toEqual([
+      "1 worker lost while running a job: local-3 (lease expired)",
+    ]);
+  });
+
   it("tells the workers that left on purpose (1001) from those lost", () => {
     expect(
       workerLossLines([
