@@ -365,8 +365,11 @@ export async function runCommand(argv: string[]): Promise<number> {
     const unadopt = bar?.adopt(terminalStreams());
     /** Writes `text` on stderr, above the progress bar on a terminal. */
     const say = (text: string) => (bar ? bar.print(text) : process.stderr.write(text));
+    // Its stderr is for people, piped to a file or not: the same lines as on a terminal, not
+    // JSON among the human lines; run.log keeps the JSON.
     const logger = createLogger({
       level,
+      pretty: true,
       ...(!dryRun && { file: join(logsDir, "run.log") }),
       ...(bar && { stderr: say }),
     });

@@ -6,16 +6,18 @@ import type { JobError } from "../machines/jobBoard.ts";
 import { makeLogFileFolder } from "./logsFolder.ts";
 
 /**
- * pino-pretty (30 modules), loaded only for a logger that writes pretty lines: a command whose
- * stderr is not a terminal never pays for it. Each JSON line becomes its pretty text at once
- * and is written to `out` in the same call, so a line written just before or after it (a
- * progress bar's) keeps its place.
+ * pino-pretty (30 modules), loaded only for a logger that writes pretty lines, at its first
+ * line: a command that logs nothing on stderr (a quiet run's, whose stderr is a file) never
+ * pays for it. Each JSON line becomes its pretty text at once and is written to `out` in the
+ * same call, so a line written just before or after it (a progress bar's) keeps its place.
  */
 function prettyLines(out: Sink, options: pretty.PrettyOptions): Sink {
-  const { prettyFactory } = createRequire(import.meta.url)("pino-pretty") as typeof pretty;
-  const prettify = prettyFactory(options);
+  let prettify: ((line: string) => string) | undefined;
   return {
     write(line) {
+      prettify ??= (createRequire(import.meta.url)("pino-pretty") as typeof pretty).prettyFactory(
+        options,
+      );
       const text = prettify(line);
       if (text) out.write(text);
     },
@@ -42,7 +44,10 @@ export const LOG_LEVELS: readonly LogLevel[] = [
 export interface LoggerOptions {
   /** What reaches stderr (default `warn`: quiet). */
   level?: LogLevel;
-  /** Pretty, coloured lines instead of JSON on stderr (default: when stderr is a terminal). */
+  /**
+   * Pretty lines instead of JSON on stderr (default: when stderr is a terminal), coloured only
+   * on a terminal.
+   */
   pretty?: boolean;
   /** Also append JSON lines to this file, at `info` or the chosen level if lower. */
   file?: string;
@@ -78,7 +83,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
           (warning) => logger.warn(warning),
         );
   const stderr = usePretty
-    ? prettyLines(out, { ignore: "pid,hostname", translateTime: "HH:MM:ss.l" })
+    ? prettyLines(out, {
+        ignore: "pid,hostname",
+        translateTime: "HH:MM:ss.l",
+        colorize: process.stderr.isTTY === true,
+      })
     : out;
   let logger: Logger;
   if (options.file === undefined) {
