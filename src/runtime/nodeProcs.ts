@@ -8,6 +8,7 @@ import {
   moveSelfInto,
   ownCgroupDir,
 } from "./cgroupContainment.ts";
+import { readAfterExec } from "./midExec.ts";
 import type { Containment, ProcExit, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
 import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
 
@@ -21,7 +22,10 @@ import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
  * (`environ` is undefined for a process that is gone, a zombie, or another user's). An entry
  * is read from `/proc/PID/stat`; its `argv` comes from `/proc/PID/cmdline` when first used
  * (empty if the process is gone by then), so a scan of the table that looks at the states
- * and groups of most processes and the arguments of few reads one file per process. Its
+ * and groups of most processes and the arguments of few reads one file per process. The
+ * arguments and environment of a process caught in the middle of an exec (`midExec`: alive,
+ * both read empty) are read again once the exec is over (`readAfterExec`, waiting up to about
+ * 100 ms), so a table names the program it became and sees the environment it has. Its
  * `startedAt` is the boot time (`btime` in /proc/stat, whole seconds, read once) plus the
  * process's start in clock ticks (`USER_HZ`, 100 a second on Linux). `containment` is
  * {@link cgroupContainment}, looked up once per process with this process's own cgroup; to
@@ -97,16 +101,8 @@ export function nodeProcs(): Procs {
     inspect,
 
     environ(pid) {
-      let raw: string;
-      try {
-        raw = readFileSync(`/proc/${pid}/environ`, "utf8");
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === "ENOENT" || code === "ESRCH" || code === "EACCES" || code === "EPERM") {
-          return undefined;
-        }
-        throw err;
-      }
+      const raw = readAfterExec(pid, "environ", (file) => readProc(pid, file), pauseMs);
+      if (raw === undefined) return undefined;
       const env: Record<string, string> = {};
       for (const entry of raw.split("\0")) {
         const eq = entry.indexOf("=");
@@ -201,7 +197,9 @@ function inspect(pid: number): ProcInfo | undefined {
   const entry = Object.defineProperty(parseStat(pid, stat), "argv", {
     enumerable: true,
     get: () => {
-      argv ??= parseCmdline(readProc(pid, "cmdline") ?? "");
+      argv ??= parseCmdline(
+        readAfterExec(pid, "cmdline", (file) => readProc(pid, file), pauseMs) ?? "",
+      );
       return argv;
     },
   });
@@ -221,15 +219,31 @@ function bootTimeMs(): number {
   return bootMs;
 }
 
-/** The text of `/proc/PID/FILE`, or undefined when the process is gone. */
-function readProc(pid: number, file: "stat" | "cmdline"): string | undefined {
+/**
+ * The text of `/proc/PID/FILE`, or undefined when it cannot be read: the process is gone (or,
+ * for its environment, a zombie or another user's).
+ */
+function readProc(pid: number, file: "stat" | "cmdline" | "environ"): string | undefined {
   try {
     return readFileSync(`/proc/${pid}/${file}`, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ESRCH") return undefined;
+    if (code === "ENOENT" || code === "ESRCH" || code === "EACCES" || code === "EPERM") {
+      return undefined;
+    }
     throw err;
   }
+}
+
+/** What `Atomics.wait` sleeps on: nothing notifies it, so each wait lasts its timeout. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Blocks this thread for 1 ms: between looks at a process in the middle of an exec, which
+ * the synchronous Procs port waits out (`readAfterExec`).
+ */
+function pauseMs(): void {
+  Atomics.wait(PAUSE, 0, 0, 1);
 }
 
 /**

@@ -56,10 +56,18 @@ const jobs = defineJobs({
       teardown: { termGraceMs: 300 },
     }),
   },
-  /** A rank that starts a helper and forgets it: the helper is still running when the rank exits 0. */
+  /**
+   * A rank that starts a helper and forgets it: the helper is still running when the rank
+   * exits 0. The rank exits once the helper's exec of `sleep` began (its name is `sleep`), so
+   * the teardown never finds it still the shell it was forked as.
+   */
   leaky: {
     ranks: (input: { stateDir: string }) => ({
-      argv: ["/bin/sh", "-c", "sleep 30 & exit 0"],
+      argv: [
+        "/bin/sh",
+        "-c",
+        'sleep 30 & until [ "$(cat /proc/$!/comm)" = sleep ]; do :; done; exit 0',
+      ],
       stateDir: input.stateDir,
       timeouts: { watchMs: 50 },
       teardown: { termGraceMs: 300 },

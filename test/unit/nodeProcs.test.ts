@@ -247,6 +247,31 @@ describe("nodeProcs", () => {
     expect(result.stdout.trim()).toBe('"unreadable"');
   });
 
+  it("reads the arguments and environment of a process caught mid-exec once the exec is over", async () => {
+    // A shell that execs itself again and again: read in a loop, it is often caught between
+    // its old memory and its new one, where both read empty though it runs.
+    const script = 'exec /bin/sh -c "$0" "$0"';
+    const chain = start({ argv: ["/bin/sh", "-c", script, script], env: { A: "1" } });
+    const empty: string[] = [];
+    let reads = 0;
+    for (const deadline = Date.now() + 1_500; Date.now() < deadline; ) {
+      for (let i = 0; i < 100; i++) {
+        const argv = procs.inspect(chain.pid)?.argv;
+        const env = procs.environ(chain.pid);
+        const after = procs.inspect(chain.pid);
+        // Read while it ran, and it still runs: it was neither exiting nor a zombie.
+        if (argv === undefined || after === undefined || after.state === "zombie") continue;
+        if (after.exiting === true) continue;
+        reads++;
+        if (argv.length === 0) empty.push("no arguments");
+        if (env?.A !== "1") empty.push(`environment ${JSON.stringify(env)}`);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(reads).toBeGreaterThan(100);
+    expect(empty).toEqual([]);
+  }, 30_000);
+
   it("lists the process table, including itself and its children", async () => {
     const child = start({ argv: ["sleep", "30"] });
     const table = procs.list();

@@ -1,0 +1,70 @@
+import type { ProcStat } from "./procStat.ts";
+import { parseStat } from "./procStat.ts";
+
+/** The parent of every kernel thread (`kthreadd`); kernel threads show no arguments. */
+const KTHREADD = 2;
+
+/**
+ * Whether a process whose `/proc/PID/stat` says `stat` and whose `/proc/PID/cmdline` read
+ * `cmdline` is in the middle of an exec: alive, not running its exit, not a kernel thread,
+ * and showing no arguments. execve swaps in the new program's memory before it writes the
+ * arguments and environment there, so for that while both read empty though the process runs
+ * (the name in its stat is already the new program's). Measured on Linux 6.18: a few
+ * microseconds, or as long as the process then waits for a CPU on a loaded machine.
+ *
+ * @example
+ * ```ts
+ * midExec(parseStat(42, "42 (sleep) R 7 7 7 0 -1 4194304 …"), ""); // true
+ * midExec(parseStat(42, "42 (sleep) R 7 7 7 0 -1 4194308 …"), ""); // false: running its exit
+ * midExec(parseStat(42, "42 (sleep) R 7 7 7 0 -1 4194304 …"), "sleep\u000030\u0000"); // false
+ * ```
+ */
+export function midExec(stat: ProcStat, cmdline: string): boolean {
+  return (
+    cmdline === "" &&
+    stat.state !== "zombie" &&
+    stat.state !== "dead" &&
+    stat.exiting !== true &&
+    stat.pid !== KTHREADD &&
+    stat.ppid !== KTHREADD
+  );
+}
+
+/** Reads a file of one process's /proc folder: its text, or undefined when it cannot be read. */
+export type ProcFileRead = (file: "stat" | "cmdline" | "environ") => string | undefined;
+
+/** How many times {@link readAfterExec} looks again, `pause()` apart, at most. */
+export const EXEC_LOOKS = 100;
+
+/**
+ * `read(file)` for process `pid`, read again once its exec is over when it read empty while
+ * the process was {@link midExec}: the arguments (or environment) of the program it became,
+ * not the empty ones a table would take for a process that has none. It looks again at most
+ * `looks` times, calling `pause()` between looks; a process that reads empty for another
+ * reason (running its exit, a zombie, gone, a kernel thread, an environment that is empty)
+ * costs two more reads.
+ *
+ * @example
+ * ```ts
+ * const read = (file) => readFileSync(`/proc/${pid}/${file}`, "utf8");
+ * readAfterExec(pid, "cmdline", read, () => Atomics.wait(pause, 0, 0, 1)); // "sleep\u000030\u0000"
+ * ```
+ */
+export function readAfterExec(
+  pid: number,
+  file: "cmdline" | "environ",
+  read: ProcFileRead,
+  pause: () => void,
+  looks = EXEC_LOOKS,
+): string | undefined {
+  let text = read(file);
+  for (let look = 0; text === "" && look < looks; look++) {
+    const stat = read("stat");
+    if (stat === undefined || !midExec(parseStat(pid, stat), read("cmdline") ?? "")) {
+      return read(file);
+    }
+    pause();
+    text = read(file);
+  }
+  return text;
+}
