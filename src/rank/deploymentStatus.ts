@@ -9,6 +9,7 @@ import { launchStateDir } from "../runtime/launchStateDir.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { requireMethods } from "../runtime/requireMethods.ts";
 import { unrecordedRanks } from "../runtime/unrecordedRanks.ts";
+import { withEnviron } from "../runtime/withEnviron.ts";
 import { deploymentPaths, isDeploymentId, OUTCOME_FILE, rankFileName } from "./deploymentPaths.ts";
 import { isAlive, leaseLauncherGone, manifestLauncherGone } from "./launcherWatch.ts";
 import { isLeaseStale, LEASE_FORMAT, type Lease } from "./leaseFormat.ts";
@@ -388,8 +389,12 @@ async function readDeploymentStatus(
     }
     const marker: Marker | undefined = await read(MARKER_FORMAT, paths.marker(rank));
     const pid = marker?.pid ?? entry?.pid;
-    const info = pid === undefined ? undefined : procs.inspect(pid);
-    const env = info === undefined ? undefined : procs.environ(info.pid);
+    const listed = pid === undefined ? undefined : procs.inspect(pid);
+    // Its state read again after its environment: a rank that ended meanwhile is gone, and
+    // one running its exit has no environment to judge, rather than an empty one: not reused.
+    const seen = listed === undefined ? undefined : withEnviron(procs, listed);
+    const info = seen?.info;
+    const env = seen?.env;
     const startedAt = marker?.startedAt ?? manifest?.startedAt;
     // An environment that cannot be read (another user's process) proves nothing either way,
     // but a process that started after the rank was recorded running is not that rank.

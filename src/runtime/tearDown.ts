@@ -10,10 +10,10 @@ import type {
   TeardownTimeouts,
 } from "../machines/teardown.ts";
 import type { Overrides } from "../overrides.ts";
-import { isAlive } from "../rank/launcherWatch.ts";
 import { checkTeardownArguments } from "./checkTeardownArguments.ts";
 import { driveTeardown, sweepCandidatesEvent } from "./driveTeardown.ts";
 import type { Clock, ProcInfo, Procs } from "./ports.ts";
+import { withEnviron } from "./withEnviron.ts";
 
 export {
   DEFAULT_TEARDOWN_TIMEOUTS,
@@ -130,12 +130,8 @@ export function readTable(
     env,
   });
   const read = (listed: ProcInfo): ProcView[] => {
-    if (!isAlive(listed)) return [view(listed, undefined)];
-    const env = procs.environ(listed.pid);
-    const info = procs.inspect(listed.pid);
-    // Gone, or its pid already another process's: the one listed ended while it was read.
-    if (info === undefined || info.startedAt !== listed.startedAt) return [];
-    return [view(info, isAlive(info) && info.exiting !== true ? env : undefined)];
+    const seen = withEnviron(procs, listed);
+    return seen === undefined ? [] : [view(seen.info, seen.env)];
   };
   const groups = new Set(effect.groups);
   const pids = new Set(effect.pids);

@@ -16,6 +16,7 @@ import { OUTCOME_FORMAT, type Outcome } from "../../src/rank/outcomeFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
+import type { ProcInfo, Procs } from "../../src/runtime/ports.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
 import { filesDenying } from "../fixtures/filesDenying.ts";
 
@@ -146,6 +147,68 @@ describe("readDeploymentStatuses", () => {
       ["gone", false, undefined],
     ]);
     expect(relaunchedStatus).toMatchObject({ state: "live", ended: undefined, ranks: [] });
+  });
+
+  it("says a rank that ends while its environment is read is dying or gone, not another program's", async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), "baton-ending-"));
+    dirs.push(stateDir);
+    const now = Date.now();
+    const deployment = "dep-ending000000";
+    const paths = deploymentPaths(stateDir, deployment);
+    await mkdir(paths.dir);
+    const launcher = { pid: process.pid, token: "t", host: hostname() };
+    const rankPid = 999_999_001;
+    await writeFile(
+      paths.manifest,
+      encodeStateFile(MANIFEST_FORMAT, {
+        deployment,
+        launcher,
+        ranks: [{ rank: 0, localRank: 0, host: "local", pid: rankPid, pgid: rankPid }],
+        worldSize: 1,
+        argv: ["python3", "train.py"],
+        startedAt: now - 5_000,
+        stateDir,
+      }),
+    );
+    await writeFile(
+      paths.lease,
+      encodeStateFile(LEASE_FORMAT, {
+        deployment,
+        ...launcher,
+        renewedAt: now,
+        staleAfterMs: 30_000,
+      }),
+    );
+    const rank = {
+      pid: rankPid,
+      ppid: 1,
+      pgid: rankPid,
+      state: "running" as const,
+      argv: [],
+      startedAt: now - 6_000,
+    };
+    /** The rank as the table shows it at each look: alive, then as `after` says. */
+    const statusWhen = async (
+      after: ProcInfo | undefined,
+      environ: Record<string, string> | undefined,
+    ) => {
+      const real = nodeProcs();
+      let looks = 0;
+      const procs: Procs = {
+        ...real,
+        inspect: (pid) => (pid !== rankPid ? real.inspect(pid) : looks++ === 0 ? rank : after),
+        environ: (pid) => (pid !== rankPid ? real.environ(pid) : environ),
+      };
+      const [status] = await readDeploymentStatuses(
+        { files: nodeFiles(), procs, clock: { now: () => now } },
+        stateDir,
+      );
+      return status?.ranks.map(({ phase, alive }) => [phase, alive]);
+    };
+    // Running its exit: its memory released, its environment reads empty.
+    expect(await statusWhen({ ...rank, exiting: true }, {})).toEqual([["no marker", true]]);
+    // Gone between the reads.
+    expect(await statusWhen(undefined, undefined)).toEqual([["gone", false]]);
   });
 
   it("says a launcher that died removing its files after its group ended had ended, not that it started no rank", async () => {
