@@ -1134,6 +1134,41 @@ describe("simulate", () => {
     expect(report.trace.some((l) => l.endsWith(" ranks over"))).toBe(true);
   });
 
+  it("gives a rank missing from a crashed launcher's manifest the whole escalation: TERM, KILL, KILL again", async () => {
+    // Launch 1's launcher (pid 300) writes its manifest with no rank, starts its 7 ranks and
+    // dies 2 ms into writing their pids into it: the manifest lists none of them (as read from
+    // the simulated files at the crash). Rank 5 (pid 307) ignores its launcher's death and TERM
+    // and survives a KILL. Launch 2, under the same name, reaps it before it launches:
+    // `unrecordedRanks` finds it by its environment and gives it the whole escalation. When the
+    // reaper left such ranks to the marker sweep's single KILL, launch 2 started beside a live
+    // orphan (invariant 12).
+    const report = await simulate({ seed: 1537, jobs: 2, workers: 1, faults: "none", world: 8 });
+    expect(report.violation).toBeUndefined();
+    const lines = report.trace.map((l) => l.replace(/^\d+ /, ""));
+    const launch1 = lines.find((l) =>
+      l.startsWith("ranks launch 1 dep-x3cw0nf7i7t4 by launcher 300"),
+    );
+    expect(launch1).toMatch(/"atFileWrite":\{"n":4,"afterMs":6\}/);
+    const drawn = JSON.parse(/: (\[.*\]) stop/.exec(launch1 ?? "")?.[1] ?? "[]");
+    expect(drawn[5]).toMatchObject({ ignoreTerm: true, killsToDie: 2, deaf: true });
+    const crashed = lines.indexOf("ranks launcher 300 of dep-x3cw0nf7i7t4 crashed torn");
+    const launch2 = lines.findIndex((l) =>
+      l.startsWith("ranks launch 2 dep-x3cw0nf7i7t4 by launcher 310:"),
+    );
+    expect(crashed).toBeGreaterThan(-1);
+    expect(launch2).toBeGreaterThan(crashed);
+    // Nothing signalled it before launch 2's reap; the reap signalled it three times.
+    const toRank = (l: string) => /^ranks signal \S+ group 307 /.test(l);
+    expect(lines.slice(0, launch2).filter(toRank)).toEqual([]);
+    expect(lines.slice(launch2).filter(toRank)).toEqual([
+      "ranks signal SIGTERM group 307 ok -> 307,308",
+      "ranks signal SIGKILL group 307 ok -> 307",
+      "ranks signal SIGKILL group 307 ok -> 307",
+    ]);
+    expect(lines).toContain("ranks dep-x3cw0nf7i7t4 rank 5 pid 307 died SIGKILL");
+    expect(lines.at(-1)).toBe("ranks over");
+  });
+
   it("reaps at once the lease of a launcher that crashed before writing its manifest", async () => {
     // Launch 1's launcher dies 6 ms after it starts, after its lease and before its manifest.
     // Launch 2's reap, 2 s later, finds the lease fresh but its launcher's pid gone, and
