@@ -53,8 +53,7 @@ export function toJson(value: unknown, where: string): Json {
     throw notJson(where, "$", "is undefined; use null for no value");
   }
   // A JSON primitive is itself, without the walk (a worker checks every result it sends).
-  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
-  if (typeof value === "number" && Number.isFinite(value)) return value;
+  if (isJsonPrimitive(value)) return value;
   try {
     return copy(value, { where, keys: [], parents: [], onPath: new Set() }, 0);
   } catch (error) {
@@ -113,6 +112,23 @@ function throwingPath(
     keys.pop();
   }
   return undefined;
+}
+
+/**
+ * Whether `value` is a JSON primitive (`null`, a string, a boolean or a finite number), which
+ * {@link toJson} returns as it is: a caller whose `where` costs a string to build (a job's id
+ * in it) asks this first and builds it only for a value `toJson` walks.
+ *
+ * @example
+ * ```ts
+ * isJsonPrimitive(3); // true
+ * isJsonPrimitive(Number.NaN); // false: toJson refuses it
+ * isJsonPrimitive({ n: 1 }); // false: toJson copies it
+ * ```
+ */
+export function isJsonPrimitive(value: unknown): value is string | number | boolean | null {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  return typeof value === "number" && Number.isFinite(value);
 }
 
 function copy(value: unknown, walk: Walk, depth: number): Json {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { GraphError } from "../../src/errors.ts";
-import { toJson } from "../../src/graph/toJson.ts";
+import { isJsonPrimitive, toJson } from "../../src/graph/toJson.ts";
 
 const WHERE = 'input of job "parse"';
 
@@ -24,6 +24,14 @@ describe("toJson", () => {
     for (const value of [null, true, false, 0, -1.5, 1e300, "", "text"]) {
       expect(toJson(value, WHERE)).toBe(value);
     }
+  });
+
+  it("says which values it returns as they are: isJsonPrimitive", () => {
+    for (const value of [null, true, false, 0, -1.5, 1e300, "", "text"]) {
+      expect(isJsonPrimitive(value)).toBe(true);
+    }
+    const walkedOrRefused = [undefined, Number.NaN, Number.POSITIVE_INFINITY, 1n, {}, [], () => 1];
+    for (const value of walkedOrRefused) expect(isJsonPrimitive(value)).toBe(false);
   });
 
   it("copies plain objects and arrays", () => {
