@@ -150,6 +150,9 @@ export function parseStateFile<T>(format: StateFileFormat<T>, text: string, path
       "text",
       'the file\'s text, a string (readFile(path, "utf8"))',
       text,
+      ArrayBuffer.isView(text as unknown)
+        ? `a ${(text as object).constructor.name}: decode it first`
+        : undefined,
     );
   }
   if (typeof path !== "string") {

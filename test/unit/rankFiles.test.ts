@@ -130,7 +130,7 @@ describe("state file formats", () => {
     ],
     [
       [MARKER_FORMAT, new Uint8Array([123, 125]), "/s/m.json"],
-      'parseStateFile: text must be the file\'s text, a string (readFile(path, "utf8")), not {"0":123,"1":125}',
+      'parseStateFile: text must be the file\'s text, a string (readFile(path, "utf8")), not a Uint8Array: decode it first',
     ],
     [
       ["baton.marker/1", "{}", "/s/m.json"],
