@@ -8,6 +8,13 @@ import { shellQuote } from "./shellQuote.ts";
 import { isMaster, makeControlDir } from "./sshControlDir.ts";
 import type { SshTarget } from "./sshTarget.ts";
 
+/** How long one ssh call may take by default (`SshHostOptions.timeoutMs`). */
+export const SSH_CALL_TIMEOUT_MS = 30_000;
+/** How long connecting may take by default (`SshHostOptions.connectTimeoutMs`). */
+export const SSH_CONNECT_TIMEOUT_MS = 10_000;
+/** How long an idle shared connection outlives its last call by default (`controlPersistMs`). */
+export const SSH_CONTROL_PERSIST_MS = 300_000;
+
 /** What `sshHost` takes beside its target: how `ssh` reaches the host. */
 export interface SshHostOptions {
   /** An ssh_config file (`ssh -F`); default: the user's own (~/.ssh/config). */
@@ -85,8 +92,8 @@ const OPTION = /^[A-Za-z]+=[^\n]*$/;
 export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHost {
   checkSshHostArguments(target, options);
   const program = options.program ?? "ssh";
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  const timeoutMs = options.timeoutMs ?? SSH_CALL_TIMEOUT_MS;
+  const connectTimeoutMs = options.connectTimeoutMs ?? SSH_CONNECT_TIMEOUT_MS;
   const multiplex = options.multiplex ?? true;
   for (const option of options.options ?? []) {
     if (!OPTION.test(option)) {
@@ -178,7 +185,7 @@ export function sshHost(target: SshTarget, options: SshHostOptions = {}): SshHos
         ...base,
         ...control("yes"),
         "-o",
-        `ControlPersist=${Math.ceil((options.controlPersistMs ?? 300_000) / 1000)}`,
+        `ControlPersist=${Math.ceil((options.controlPersistMs ?? SSH_CONTROL_PERSIST_MS) / 1000)}`,
         "-N",
         "--",
         target.host,

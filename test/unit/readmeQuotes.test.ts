@@ -53,6 +53,11 @@ import {
   IDLE_EXIT_MS,
   SLURM_POOL_OPTIONS,
 } from "../../src/runtime/slurmPool.ts";
+import {
+  SSH_CALL_TIMEOUT_MS,
+  SSH_CONNECT_TIMEOUT_MS,
+  SSH_CONTROL_PERSIST_MS,
+} from "../../src/runtime/sshHost.ts";
 import { DEFAULT_MAX_FRAME_BYTES } from "../../src/runtime/wsNet.ts";
 import { SIMULATE_OPTIONS } from "../../src/sim/checkSimulateOptions.ts";
 import { SEEDS_OPTIONS } from "../../src/sim/simulateSeeds.ts";
@@ -257,6 +262,9 @@ describe.each([
       `DESIGN §8: ${seconds(termGraceMs)} grace, ${seconds(killWaitMs)} after each KILL, ${seconds(sweepTermWaitMs)} and ${seconds(sweepKillWaitMs)} per swept pid, probes ≤ ${pollMs} ms apart.`,
       `in its TERM grace (${seconds(termGraceMs)} by default)`,
       `the newest ${KEEP_ENDED_DEPLOYMENTS}, and ${days(ENDED_DEPLOYMENT_KEPT_MS) === 7 ? "a week" : `${days(ENDED_DEPLOYMENT_KEPT_MS)} days`} of them.`,
+      `How long connecting may take (\`ConnectTimeout\`, rounded up to seconds; default ${seconds(SSH_CONNECT_TIMEOUT_MS)})`,
+      `How long one call may take before its ssh client is killed (default ${seconds(SSH_CALL_TIMEOUT_MS)})`,
+      `outlives its last call (\`ControlPersist\`; default ${seconds(SSH_CONTROL_PERSIST_MS)})`,
       `by default beyond the newest ${KEEP_ENDED_DEPLOYMENTS}, after ${days(ENDED_DEPLOYMENT_KEPT_MS) === 7 ? "a week" : `${days(ENDED_DEPLOYMENT_KEPT_MS)} days`};`,
     ],
   ],
