@@ -213,6 +213,22 @@ describe("graphOf", () => {
 });
 
 describe("syntaxErrorAt", () => {
+  it("says where the syntax error is that tsx's lexer, scanning a JavaScript module, placed at 1:1", () => {
+    const dir = mkdtempSync(join(tmpdir(), "baton-syntax-"));
+    dirs.push(dir);
+    const file = join(dir, "graph.mjs");
+    writeFileSync(
+      file,
+      'import { job } from "baton";\nexport const jobs = defineJobs({ f: (x) => x }\nexport default [];\n',
+    );
+    expect(syntaxErrorAt(new Error(`Parse error ${file}:1:1`), () => [])).toMatchObject({
+      file,
+      line: 2,
+      column: 46,
+      message: "missing ) after argument list",
+    });
+  });
+
   it("says where a syntax error is: from a CommonJS module's stack, or by checking an ES module again", () => {
     let compileError: unknown;
     try {
