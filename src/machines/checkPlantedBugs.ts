@@ -1,4 +1,5 @@
 import { ConfigError } from "../errors.ts";
+import { preview } from "../graph/label.ts";
 import { PLANTED_BUGS, type PlantedBug } from "./plantedBugs.ts";
 
 /**
@@ -19,7 +20,7 @@ export function checkPlantedBugs(
 ): asserts bugs is readonly PlantedBug[] {
   if (!Array.isArray(bugs)) {
     throw new ConfigError(
-      `${where} must be a list of planted bugs, such as ["release-lease-twice"], not ${JSON.stringify(bugs) ?? String(bugs)}`,
+      `${where} must be a list of planted bugs, such as ["release-lease-twice"], not ${preview(bugs)}`,
     );
   }
   for (const bug of bugs) {

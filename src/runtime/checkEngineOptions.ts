@@ -5,6 +5,7 @@ import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../machines/connection.ts";
 import { DEFAULT_LEASE_TIMEOUT_MS } from "../machines/jobBoard.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { requireOptionalFunction } from "../requireOptionalFunction.ts";
 import { checkConnectListens } from "./coordinatorAddress.ts";
 import type { EngineOptions } from "./engine.ts";
 import { checkInspectOption } from "./guardInspect.ts";
@@ -307,11 +308,12 @@ function checkValueTypes(options: EngineOptions): void {
     if (port !== undefined) requireMethods("createEngine", name, port, Object.keys(methods), what);
   }
   checkInspectOption("createEngine", options.inspect);
-  if (options.onCoordinator !== undefined && typeof options.onCoordinator !== "function") {
-    throw new ConfigError(
-      `createEngine: onCoordinator must be a function, (coordinator) => …, not ${shown(options.onCoordinator)}`,
-    );
-  }
+  requireOptionalFunction(
+    "createEngine",
+    "onCoordinator",
+    "(coordinator) => …",
+    options.onCoordinator,
+  );
   const { throttle } = options;
   if (
     throttle !== undefined &&

@@ -3,6 +3,7 @@ import { checkOptionNames } from "../optionNames.ts";
 import { isDeploymentId } from "../rank/deploymentPaths.ts";
 import { requireStateDir } from "../rank/requireStateDir.ts";
 import { requireObject } from "../requireObject.ts";
+import { requireOptionalFunction } from "../requireOptionalFunction.ts";
 import { checkInspectOption } from "./guardInspect.ts";
 import type { RemoteSiteOptions } from "./remoteSite.ts";
 import { A_REMOTE_STATE_DIR } from "./remoteStateDir.ts";
@@ -88,13 +89,6 @@ export function checkRemoteSiteOptions(options: RemoteSiteOptions): void {
     "a Clock, such as nodeClock()",
   );
   requireMethods(where, "procs", options.procs, ["inspect"], "a Procs, such as nodeProcs()");
-  if (options.onLeaseLost !== undefined && typeof options.onLeaseLost !== "function") {
-    throw argumentError(
-      where,
-      "onLeaseLost",
-      "a function of the reason, or undefined",
-      options.onLeaseLost,
-    );
-  }
+  requireOptionalFunction(where, "onLeaseLost", "(reason) => …", options.onLeaseLost);
   checkInspectOption(where, options.inspect);
 }

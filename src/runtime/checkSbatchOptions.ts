@@ -1,4 +1,5 @@
 import { ConfigError } from "../errors.ts";
+import { preview } from "../graph/label.ts";
 
 /** How the options are named where they were given: `slurmPool`'s or `baton run`'s. */
 const NAMING = {
@@ -65,7 +66,7 @@ export function checkSbatchOptions(options: unknown, where: keyof typeof NAMING)
   const naming = NAMING[where];
   if (!Array.isArray(options) || options.some((option) => typeof option !== "string")) {
     throw new ConfigError(
-      `slurmPool: sbatchOptions must be a list of sbatch options, each a string, such as ["--time=1:00:00", "--qos=low"], not ${JSON.stringify(options) ?? String(options)}`,
+      `slurmPool: sbatchOptions must be a list of sbatch options, each a string, such as ["--time=1:00:00", "--qos=low"], not ${preview(options)}`,
     );
   }
   const list = options as readonly string[];

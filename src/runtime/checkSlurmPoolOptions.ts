@@ -1,4 +1,5 @@
 import { ConfigError } from "../errors.ts";
+import { preview } from "../graph/label.ts";
 import { requireWhole } from "./requireWhole.ts";
 import type { SlurmPoolOptions } from "./slurmPool.ts";
 
@@ -20,12 +21,12 @@ export function checkSlurmPoolOptions(options: SlurmPoolOptions): void {
   const { partition, array, unreachableMs } = options;
   if (partition !== undefined && !(typeof partition === "string" && /^[^\s,]+$/.test(partition))) {
     throw new ConfigError(
-      `slurmPool: partition must be the name of one Slurm partition, such as "cpu" (sinfo lists them; leave it out for the cluster's default), not ${JSON.stringify(partition) ?? String(partition)}`,
+      `slurmPool: partition must be the name of one Slurm partition, such as "cpu" (sinfo lists them; leave it out for the cluster's default), not ${preview(partition)}`,
     );
   }
   if (array !== undefined && typeof array !== "boolean") {
     throw new ConfigError(
-      `slurmPool: array must be true (one job array per scale-up) or false (separate jobs), not ${JSON.stringify(array) ?? String(array)}`,
+      `slurmPool: array must be true (one job array per scale-up) or false (separate jobs), not ${preview(array)}`,
     );
   }
   for (const name of ["pollMs", "commandTimeoutMs", "stopTimeoutMs"] as const) {

@@ -2,6 +2,7 @@ import { argumentError } from "../argumentError.ts";
 import { ConfigError } from "../errors.ts";
 import { requireDeploymentIdentity } from "../rank/requireDeploymentIdentity.ts";
 import { requireObject } from "../requireObject.ts";
+import { requireOptionalFunction } from "../requireOptionalFunction.ts";
 import { checkTeardownTimeouts } from "./checkTeardownTimeouts.ts";
 import { requireMethods } from "./requireMethods.ts";
 import type { TeardownPorts, TeardownTarget } from "./tearDown.ts";
@@ -71,14 +72,7 @@ export function checkTeardownArguments(
       target.forbiddenGroups,
     );
   }
-  if (target.heldByAnother !== undefined && typeof target.heldByAnother !== "function") {
-    throw argumentError(
-      where,
-      "target.heldByAnother",
-      "a function, or undefined",
-      target.heldByAnother,
-    );
-  }
+  requireOptionalFunction(where, "target.heldByAnother", "async () => …", target.heldByAnother);
   if (target.launcherPid !== undefined && !isPid(target.launcherPid)) {
     throw argumentError(where, "target.launcherPid", "a pid, or undefined", target.launcherPid);
   }

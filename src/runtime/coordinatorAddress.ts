@@ -1,4 +1,5 @@
 import { ConfigError } from "../errors.ts";
+import { preview } from "../graph/label.ts";
 import { parseListenAddress } from "./wsNet.ts";
 
 /** Hosts that mean "every interface": a worker elsewhere must name this machine instead. */
@@ -60,7 +61,7 @@ export function checkConnect(where: string, connect: unknown, name = "connect"):
   const url = typeof connect === "string" ? coordinatorUrl(connect) : undefined;
   if (url === undefined) {
     throw new ConfigError(
-      `${what} must be the coordinator's address as its workers reach it, HOST:PORT or ws://HOST:PORT such as login1.cluster:7000 (an IPv6 host in brackets, a port other than 0), not ${JSON.stringify(connect) ?? String(connect)}`,
+      `${what} must be the coordinator's address as its workers reach it, HOST:PORT or ws://HOST:PORT such as login1.cluster:7000 (an IPv6 host in brackets, a port other than 0), not ${preview(connect)}`,
     );
   }
   const { host } = parseListenAddress(url);

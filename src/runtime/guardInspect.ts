@@ -1,5 +1,6 @@
 import type { InspectionEvent, Observer } from "xstate";
 import { ConfigError } from "../errors.ts";
+import { preview } from "../graph/label.ts";
 
 /** What `createActor` takes as `inspect`: an observer, or its `next` alone. */
 export type InspectOption = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -46,7 +47,7 @@ export function checkInspectOption(where: string, inspect: unknown): void {
     (typeof inspect !== "object" || inspect === null)
   ) {
     throw new ConfigError(
-      `${where}: inspect must be an XState inspection observer, a function of each inspection event or { next }, not ${JSON.stringify(inspect) ?? String(inspect)}`,
+      `${where}: inspect must be an XState inspection observer, a function of each inspection event or { next }, not ${preview(inspect)}`,
     );
   }
 }

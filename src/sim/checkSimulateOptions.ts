@@ -1,6 +1,7 @@
 import { ConfigError } from "../errors.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { requireOptionalFunction } from "../requireOptionalFunction.ts";
 import { checkInspectOption } from "../runtime/guardInspect.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
 import { RANK_GROUPS_RULE } from "./drawnRankGroups.ts";
@@ -163,12 +164,7 @@ const OBSERVERS = {
  */
 function checkObservers(where: string, options: SimulateOptions): void {
   for (const [name, shape] of Object.entries(OBSERVERS)) {
-    const observer = options[name as keyof typeof OBSERVERS];
-    if (observer !== undefined && typeof observer !== "function") {
-      throw new ConfigError(
-        `${where}: ${name} must be a function, ${shape}, not ${JSON.stringify(observer) ?? String(observer)}`,
-      );
-    }
+    requireOptionalFunction(where, name, shape, options[name as keyof typeof OBSERVERS]);
   }
   checkInspectOption(where, options.inspect);
 }

@@ -1,5 +1,6 @@
 import { argumentError } from "../argumentError.ts";
 import { ConfigError } from "../errors.ts";
+import { preview } from "../graph/label.ts";
 import type { SimEntropy } from "./simEntropy.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
 
@@ -219,7 +220,7 @@ function faultProblem(fault: unknown, listed = false): string | undefined {
     const [valid, what] = checks[name]!;
     if (!(name in rest)) return `(${kind}) lacks ${name}: give ${what}`;
     if (!valid(rest[name])) {
-      return `(${kind}) ${name} must be ${what}, not ${JSON.stringify(rest[name]) ?? String(rest[name])}`;
+      return `(${kind}) ${name} must be ${what}, not ${preview(rest[name])}`;
     }
   }
   return undefined;
@@ -246,7 +247,7 @@ export function checkFaults(where: string, faults: unknown): asserts faults is r
         ? `; a fault list as a failure prints it goes through parseFaults: faults: parseFaults(${JSON.stringify(faults)})`
         : "";
     throw new ConfigError(
-      `${where}: faults must be one of ${FAULT_PROFILES.join(", ")} or a list of faults, not ${JSON.stringify(faults) ?? String(faults)}${asText}`,
+      `${where}: faults must be one of ${FAULT_PROFILES.join(", ")} or a list of faults, not ${preview(faults)}${asText}`,
     );
   }
   faults.forEach((fault, i) => {

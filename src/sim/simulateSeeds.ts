@@ -1,7 +1,9 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { BatonError, ConfigError, ModuleLoadError } from "../errors.ts";
+import { preview } from "../graph/label.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { requireOptionalFunction } from "../requireOptionalFunction.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
 import { checkSimulateOptions } from "./checkSimulateOptions.ts";
 import { SeedClaims } from "./seedClaims.ts";
@@ -209,18 +211,11 @@ function checkSeedsOptions(options: SimulateSeedsOptions): void {
         ? ` (${name} belongs to the simulation, its third argument)`
         : "",
   });
-  const { onSeedEnded } = options;
-  if (onSeedEnded !== undefined && typeof onSeedEnded !== "function") {
-    throw new ConfigError(
-      `simulateSeeds: onSeedEnded must be a function, (result) => …, not ${JSON.stringify(onSeedEnded) ?? String(onSeedEnded)}`,
-    );
-  }
+  requireOptionalFunction("simulateSeeds", "onSeedEnded", "(result) => …", options.onSeedEnded);
   for (const name of ["callingThread", "checkDeterminism", "traces"] as const) {
     const value = options[name];
     if (value !== undefined && typeof value !== "boolean") {
-      throw new ConfigError(
-        `simulateSeeds: ${name} must be true or false, not ${JSON.stringify(value) ?? String(value)}`,
-      );
+      throw new ConfigError(`simulateSeeds: ${name} must be true or false, not ${preview(value)}`);
     }
   }
 }

@@ -7,6 +7,13 @@ import { localPool } from "../../src/runtime/localPool.ts";
 
 const jobs = { noop: () => null };
 
+/** An object no JSON can hold. */
+function circular(): object {
+  const self: Record<string, unknown> = {};
+  self.self = self;
+  return self;
+}
+
 describe("createEngine's options", () => {
   it.each([
     [{ workers: 0 }, "workers must be a whole number of 1 or more, not 0"],
@@ -166,6 +173,15 @@ describe("createEngine's options", () => {
     [
       { jobs, inspect: 5 },
       "createEngine: inspect must be an XState inspection observer, a function of each inspection event or { next }, not 5",
+    ],
+    // JSON.stringify threw on each while the message was made: a TypeError, not the ConfigError.
+    [
+      { jobs, inspect: 10n },
+      "createEngine: inspect must be an XState inspection observer, a function of each inspection event or { next }, not 10",
+    ],
+    [
+      { jobs, plantedBugs: circular() },
+      'createEngine: plantedBugs must be a list of planted bugs, such as ["release-lease-twice"], not [object Object]',
     ],
     [
       { jobs, throttle: 5 },

@@ -15,6 +15,12 @@ describe("slurmPool's option values", () => {
         ),
       );
     }
+    // JSON.stringify threw on it while the message was made: a TypeError, not the ConfigError.
+    expect(make({ partition: 10n as never })).toThrow(
+      new ConfigError(
+        `slurmPool: partition must be the name of one Slurm partition, such as "cpu" (sinfo lists them; leave it out for the cluster's default), not 10`,
+      ),
+    );
     expect(make({ partition: "gpu-a100" })).not.toThrow();
   });
 

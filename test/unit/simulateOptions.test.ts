@@ -94,6 +94,8 @@ describe("simulate's options", () => {
       'onProgress must be a function, ({ virtualMs, ended, jobs }) => …, not "x"',
     ],
     [{ onGroupProgress: true }, "onGroupProgress must be a function, (progress) => …, not true"],
+    // JSON.stringify threw on it while the message was made: a TypeError, not the ConfigError.
+    [{ faults: 10n }, "faults must be one of none, default, heavy or a list of faults, not 10"],
     [
       { inspect: 5 },
       "inspect must be an XState inspection observer, a function of each inspection event or { next }, not 5",
