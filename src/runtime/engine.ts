@@ -915,6 +915,39 @@ function outcomeOf(id: string, record: JobRecord, status: JobStatus): JobOutcome
 }
 
 /**
+ * The counts of the jobs on `board` that have ended, as a run's result has them, how many have
+ * ended, and how many have not: none once the run is over (its finish ends every job), some on
+ * the board of a simulated seed a broken invariant stopped. A pass that makes nothing a job.
+ */
+function endedCounts(board: JobBoard): {
+  counts: RunResult["counts"];
+  ended: number;
+  unfinished: number;
+} {
+  const counts = { completed: 0, failed: 0, skipped: 0, cancelled: 0, cached: 0 };
+  let unfinished = 0;
+  for (const record of board.jobs.values()) {
+    if (record.state !== "completed" && record.state !== "failed") {
+      unfinished++;
+      continue;
+    }
+    counts[statusOf(record)]++;
+    if (record.cached) counts.cached++;
+  }
+  return { counts, ended: board.jobs.size - unfinished, unfinished };
+}
+
+/** The outcomes of the jobs on `board` that have ended, by id (less the times of their last attempt). */
+function outcomesOf(board: JobBoard): Map<string, JobOutcome> {
+  const jobs = new Map<string, JobOutcome>();
+  for (const [id, record] of board.jobs) {
+    if (record.state !== "completed" && record.state !== "failed") continue;
+    jobs.set(id, outcomeOf(id, record, statusOf(record)));
+  }
+  return jobs;
+}
+
+/**
  * The outcomes of the jobs on `board` that have ended, by id, as a run's result has them
  * (less the times of their last attempt), their counts, and how many jobs have not ended: none
  * once the run is over (its finish ends every job), some on the board of a simulated seed a
@@ -930,31 +963,20 @@ export function endedOutcomes(board: JobBoard): {
   counts: RunResult["counts"];
   unfinished: number;
 } {
-  const jobs = new Map<string, JobOutcome>();
-  const counts = { completed: 0, failed: 0, skipped: 0, cancelled: 0, cached: 0 };
-  let unfinished = 0;
-  for (const [id, record] of board.jobs) {
-    if (record.state !== "completed" && record.state !== "failed") {
-      unfinished++;
-      continue;
-    }
-    const status = statusOf(record);
-    counts[status]++;
-    if (record.cached) counts.cached++;
-    jobs.set(id, outcomeOf(id, record, status));
-  }
-  return { jobs, counts, unfinished };
+  const { counts, unfinished } = endedCounts(board);
+  return { jobs: outcomesOf(board), counts, unfinished };
 }
 
-function buildResult(
-  runId: string,
+/**
+ * The outcomes of a finished run's jobs, each with the times of its last attempt and, where its
+ * pool knows them, how its lost workers' processes ended.
+ */
+function finishedOutcomes(
   board: JobBoard,
-  idOf: (spec: JobSpec, among: ReadonlyMap<string, unknown>) => string,
   attempts: readonly Attempt[],
-  durationMs: number,
   exitOf: RunningPool["exitOf"],
-): RunResult {
-  const { jobs, counts } = endedOutcomes(board);
+): Map<string, JobOutcome> {
+  const jobs = outcomesOf(board);
   // How each lost worker's process ended, which its pool knows once it has stopped (after the
   // loss released the lease): added to the outcome's copy, the board's record is the machine's.
   if (exitOf !== undefined) {
@@ -979,22 +1001,55 @@ function buildResult(
     outcome.startedAt = startedAt;
     if (finishedAt !== undefined) outcome.finishedAt = finishedAt;
   }
-  const ok = counts.completed === jobs.size;
+  return jobs;
+}
+
+/**
+ * A finished run's result. Its counts are counted now; its outcomes (`jobs`, and through them
+ * `get` and `toJSON`) are made the first time one of those is read, from the board and the
+ * attempts (and the pool's `exitOf`), which the result lets go of then: a caller that reads only `ok` or `counts` does not
+ * pay for a `Map` of every job's outcome (about a µs a job: an insert and a lookup in a map of
+ * every job, and an object a job).
+ */
+function buildResult(
+  runId: string,
+  board: JobBoard,
+  idOf: (spec: JobSpec, among: ReadonlyMap<string, unknown>) => string,
+  attempts: readonly Attempt[],
+  durationMs: number,
+  exitOf: RunningPool["exitOf"],
+): RunResult {
+  const { counts, ended } = endedCounts(board);
+  const ok = counts.completed === ended;
+  let made: Map<string, JobOutcome> | undefined;
+  let from: Parameters<typeof finishedOutcomes> | undefined = [board, attempts, exitOf];
+  const outcomes = (): Map<string, JobOutcome> => {
+    if (made === undefined) {
+      made = finishedOutcomes(...from!);
+      from = undefined;
+    }
+    return made;
+  };
   return {
     run: runId,
     ok,
-    jobs,
+    get jobs() {
+      return outcomes();
+    },
     counts,
     durationMs,
     // idOf throws for a job that has no outcome: neither planned nor needed by a handler.
     // The value's type is the job's: what the handler of a `jobBuilder` job returns.
-    get: (spec) => jobs.get(idOf(spec as JobSpec<unknown> as JobSpec, jobs)) as JobOutcome<never>,
+    get: (spec) => {
+      const jobs = outcomes();
+      return jobs.get(idOf(spec as JobSpec<unknown> as JobSpec, jobs)) as JobOutcome<never>;
+    },
     toJSON: () => ({
       run: runId,
       ok,
       durationMs: Math.round(durationMs),
       counts,
-      jobs: [...jobs.values()].map(jobJson),
+      jobs: [...outcomes().values()].map(jobJson),
     }),
   };
 }

@@ -90,6 +90,10 @@ export interface RunResult {
   run: string;
   /** True when every job completed. */
   ok: boolean;
+  /**
+   * Every job's outcome, by id. Made the first time it (or `get`, or `toJSON`) is read, then
+   * kept: a caller that reads only `ok` and `counts` does not pay for an outcome a job.
+   */
   jobs: Map<string, JobOutcome>;
   counts: Record<JobStatus, number> & { cached: number };
   /** From `run()` to the end, reading the results earlier runs stored included. */

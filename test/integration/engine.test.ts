@@ -50,6 +50,7 @@ import {
   type WorkerPool,
   wsNet,
 } from "../../src/index.ts";
+import type { JobBoard } from "../../src/machines/jobBoard.ts";
 import { MAX_HANDSHAKE_BYTES } from "../../src/runtime/coordinatorServer.ts";
 import { freePort } from "../../src/runtime/freePort.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
@@ -175,6 +176,38 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
     });
     expect(json.jobs[1].error).toMatchObject({ message: "no", retryable: false });
     expect(Number.isInteger(json.jobs[0].startedAt)).toBe(true);
+  });
+
+  it("makes a result's outcomes when they are first read, once: ok and counts read none", async () => {
+    let board: JobBoard | undefined;
+    const engine = createEngine({
+      jobs: { one: (n: number) => n, fail: () => Promise.reject(new NonRetryableError("no")) },
+      workers: 2,
+      onCoordinator: (coordinator) => {
+        board = coordinator.getSnapshot().context.board;
+      },
+    });
+    const result = await engine.run([job("one", 7), job("fail")]);
+    // Passes over the board's jobs from here on: its outcomes are not made yet.
+    let passes = 0;
+    const jobs = board!.jobs;
+    const entries = jobs[Symbol.iterator].bind(jobs);
+    jobs[Symbol.iterator] = () => {
+      passes++;
+      return entries();
+    };
+    expect(result.ok).toBe(false);
+    expect(result.counts).toEqual({ completed: 1, failed: 1, skipped: 0, cancelled: 0, cached: 0 });
+    expect(passes).toBe(0);
+    expect(result.get(job("one", 7))).toMatchObject({ status: "completed", value: 7 });
+    expect(passes).toBe(1);
+    expect([...result.jobs.values()].map((outcome) => outcome.status)).toEqual([
+      "completed",
+      "failed",
+    ]);
+    expect(result.jobs).toBe(result.jobs);
+    expect(JSON.parse(JSON.stringify(result)).jobs).toHaveLength(2);
+    expect(passes).toBe(1);
   });
 
   it("times a job by its last attempt, through a store's storing, and a job that never ran not at all", async () => {
