@@ -23,3 +23,17 @@ export function canTake(offer: Resources, requires: Resources): boolean {
     (requires.memory ?? 0) <= (offer.memory ?? 0)
   );
 }
+
+/**
+ * Whether one of `offers` can take a job that requires `requires` (by {@link canTake}): a
+ * loop, not `offers.some` with a closure made for every job checked.
+ *
+ * @example
+ * ```ts
+ * someTakes([{ cpus: 2 }, { cpus: 8 }], { cpus: 4 }); // true
+ * ```
+ */
+export function someTakes(offers: readonly Resources[], requires: Resources): boolean {
+  for (const offer of offers) if (canTake(offer, requires)) return true;
+  return false;
+}

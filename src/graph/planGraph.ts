@@ -2,7 +2,7 @@ import { closestName, didYouMeanEach } from "../closestName.ts";
 import { GraphError } from "../errors.ts";
 import { isThenable } from "../runtime/isThenable.ts";
 import { canonicalJson } from "./canonicalJson.ts";
-import { canTake } from "./canTake.ts";
+import { someTakes } from "./canTake.ts";
 import { formatResources } from "./formatResources.ts";
 import {
   type Backoff,
@@ -450,12 +450,6 @@ function checkSatisfiable(
     noWorkerCanTake(stuck, workers, offerMore),
     stuck.map((j) => j.id),
   );
-}
-
-/** Whether one of `workers` can take a job that requires `requires` (no closure a job). */
-function someTakes(workers: readonly Resources[], requires: Resources): boolean {
-  for (const worker of workers) if (canTake(worker, requires)) return true;
-  return false;
 }
 
 /** What must agree between two jobs merged because they have the same id. */

@@ -1,4 +1,4 @@
-import { canTake } from "../graph/canTake.ts";
+import { canTake, someTakes } from "../graph/canTake.ts";
 import { findCycle } from "../graph/findCycle.ts";
 import type { Json, PlannedJob, Resources } from "../graph/job.ts";
 import { noWorkerCanTake } from "../graph/noWorkerCanTake.ts";
@@ -277,6 +277,12 @@ export class JobBoard {
   /** The reason of a shutdown that finished the run early (see `finish`). */
   private stoppedBecause: string | undefined;
   private readonly ready = new Map<string, ReadyClass>();
+  /**
+   * The class of the last job made ready or taken out of ready: the next job's too when it has
+   * the same kind and the same `requires` object (planning gives every job that requires
+   * nothing one shared object), which is most jobs of most graphs, so their key is not built.
+   */
+  private lastClass: ReadyClass | undefined;
   private readyCount = 0;
   /**
    * While `add` settles new jobs: those of them it completes from the store. A stored job's
@@ -306,6 +312,13 @@ export class JobBoard {
   /** Per job, how many of its lost workers went silent (empty unless some did). */
   private readonly silentLosses = new Map<string, number>();
   private readonly bugs: ReadonlySet<PlantedBug>;
+  /**
+   * While the constructor adds the first jobs. The starting state is not a change (readers take
+   * it from the board itself), so the jobs it makes ready or completes from the store say
+   * nothing: those `job.changed` effects, one a job, were made, kept in a list as long as the
+   * constructor ran (the collector copying them), then dropped.
+   */
+  private starting = true;
 
   constructor(
     jobs: Iterable<PlannedJob>,
@@ -316,7 +329,8 @@ export class JobBoard {
     this.throttled = options.throttle !== undefined && Object.keys(options.throttle).length > 0;
     this.bugs = new Set(options.plantedBugs ?? []);
     this.add([...jobs]);
-    // The starting state is not a change: readers take it from the board itself.
+    this.starting = false;
+    // The starting state is not a change: what a failure as it was added said goes too.
     this.effects = [];
   }
 
@@ -727,7 +741,7 @@ export class JobBoard {
       return;
     }
     const offers = this.options.offers;
-    if (offers && offers.length > 0 && !offers.some((o) => canTake(o, record.job.requires))) {
+    if (offers && offers.length > 0 && !someTakes(offers, record.job.requires)) {
       this.terminate(record, "unsatisfiable", {
         name: "Unsatisfiable",
         message: noWorkerCanTake([record.job], offers, this.options.offerMore),
@@ -916,24 +930,34 @@ export class JobBoard {
 
   private becomeReady(record: JobRecord): void {
     this.setState(record, "ready");
-    const key = readyKey(record.job);
-    let cls = this.ready.get(key);
-    if (!cls) {
-      cls = { kind: record.job.kind, requires: record.job.requires, queue: [], head: 0 };
-      this.ready.set(key, cls);
-    }
+    const cls = this.classOf(record.job);
     if (cls.head > 1024 && cls.head * 2 > cls.queue.length) {
       cls.queue = cls.queue.slice(cls.head);
       cls.head = 0;
     }
     cls.queue.push(record);
     this.readyCount++;
+    if (this.starting) return;
     this.effects.push({
       type: "job.changed",
       job: record.job.id,
       kind: record.job.kind,
       state: "ready",
     });
+  }
+
+  /** The ready class of `job`'s kind and requirements, made the first time one is ready. */
+  private classOf(job: PlannedJob): ReadyClass {
+    const last = this.lastClass;
+    if (last !== undefined && last.kind === job.kind && last.requires === job.requires) return last;
+    const key = readyKey(job);
+    let cls = this.ready.get(key);
+    if (!cls) {
+      cls = { kind: job.kind, requires: job.requires, queue: [], head: 0 };
+      this.ready.set(key, cls);
+    }
+    this.lastClass = cls;
+    return cls;
   }
 
   /**
@@ -944,8 +968,8 @@ export class JobBoard {
   private leaveReady(record: JobRecord): void {
     if (record.state !== "ready") return;
     this.readyCount--;
-    const cls = this.ready.get(readyKey(record.job));
-    if (cls?.queue[cls.head] === record) cls.head++;
+    const cls = this.classOf(record.job);
+    if (cls.queue[cls.head] === record) cls.head++;
   }
 
   /**
@@ -974,12 +998,14 @@ export class JobBoard {
     this.leaveReady(record);
     this.setState(record, "completed");
     record.value = value;
-    this.effects.push({
-      type: "job.changed",
-      job: record.job.id,
-      kind: record.job.kind,
-      state: "completed",
-    });
+    if (!this.starting) {
+      this.effects.push({
+        type: "job.changed",
+        job: record.job.id,
+        kind: record.job.kind,
+        state: "completed",
+      });
+    }
     for (const id of record.dependents) {
       const child = this.jobs.get(id)!;
       child.waitingOn--;
