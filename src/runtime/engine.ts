@@ -9,6 +9,7 @@ import { coordinatorMachine } from "../machines/coordinator.ts";
 import { demandGauge } from "../machines/demand.ts";
 import type { CoordinatorEffect, JobBoard, JobRecord } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
+import { AttemptLog } from "./attemptLog.ts";
 import { checkEngineOptions } from "./checkEngineOptions.ts";
 import { reachedFrom } from "./coordinatorAddress.ts";
 import {
@@ -684,15 +685,11 @@ function poolOf(workers: EngineOptions["workers"]): WorkerPool {
   };
 }
 
-/** An attempt of a job: when it started and, when it was the job's last, when the job finished. */
-interface Attempt {
-  job: string;
-  startedAt: number;
-  finishedAt: number | undefined;
+/** The attempt of a job that has not finished: where it is in the run's {@link AttemptLog}. */
+interface OpenAttempt {
+  at: number;
   /** Until the job's next change: how many workers it had lost when the attempt started. */
   lostBefore: number | undefined;
-  /** The name of the worker the attempt was granted to. */
-  worker: string | undefined;
 }
 
 /** Follows a run's effects for timings, `job` events and periodic `progress`. */
@@ -707,13 +704,13 @@ function trackRun(
   reused: boolean,
 ) {
   /** Every attempt started, in order: a job's last is the timing of its outcome. */
-  const attempts: Attempt[] = [];
+  const attempts = new AttemptLog();
   /**
    * The last attempt of each job that started one and has not finished (running, storing, or
    * to run again): a handful, where a map of every job's timing took an insert into a map of
    * the whole run for each job.
    */
-  const open = new Map<string, Attempt>();
+  const open = new Map<string, OpenAttempt>();
   /**
    * What a change says of the attempt: the one starting (`running`), the one that ended and
    * why (to run again: its error, or the worker lost under it), the last (completed or failed).
@@ -852,22 +849,19 @@ function trackRun(
             : undefined;
         let current = attempt;
         if (change.state === "running") {
+          // Read when the lease is granted: a worker lost later leaves the board's map.
+          const worker = grantedTo === undefined ? undefined : board.workerOf.get(grantedTo);
           current = {
-            job: change.job,
-            startedAt: now,
-            finishedAt: undefined,
+            at: attempts.start(change.job, worker, now),
             lostBefore: record?.lostWorkers.length ?? 0,
-            // Read when the lease is granted: a worker lost later leaves the board's map.
-            worker: grantedTo === undefined ? undefined : board.workerOf.get(grantedTo),
           };
-          attempts.push(current);
           open.set(change.job, current);
         } else if (
           attempt !== undefined &&
           (change.state === "completed" || change.state === "failed")
         ) {
           // Either happens once to a job (DESIGN §4, invariant 2).
-          attempt.finishedAt = now;
+          attempts.finish(attempt.at, now);
           open.delete(change.job);
         }
         if (record === undefined) continue;
@@ -875,7 +869,10 @@ function trackRun(
         const about = attemptOf(change, record, lostBefore);
         if (retry || change.state === "failed") logChange(change, record, about);
         if (emitJobs) {
-          const worker = about.attempt === undefined ? undefined : current?.worker;
+          const worker =
+            about.attempt === undefined || current === undefined
+              ? undefined
+              : attempts.workers[current.at];
           run.emit("job", {
             id: change.job,
             kind: change.kind,
@@ -973,7 +970,7 @@ export function endedOutcomes(board: JobBoard): {
  */
 function finishedOutcomes(
   board: JobBoard,
-  attempts: readonly Attempt[],
+  attempts: AttemptLog,
   exitOf: RunningPool["exitOf"],
 ): Map<string, JobOutcome> {
   const jobs = outcomesOf(board);
@@ -995,11 +992,13 @@ function finishedOutcomes(
   }
   // In order, so each job's last attempt is the one its outcome keeps; the times come last
   // in the outcome, as they always did. Only the last attempt of a job has a finishedAt.
-  for (const { job, startedAt, finishedAt, worker } of attempts) {
-    const outcome = jobs.get(job)!;
+  const { workers, startedAt, finishedAt } = attempts;
+  for (let i = 0; i < attempts.size; i++) {
+    const outcome = jobs.get(attempts.jobs[i]!)!;
+    const worker = workers[i];
     if (worker !== undefined) outcome.worker = worker;
-    outcome.startedAt = startedAt;
-    if (finishedAt !== undefined) outcome.finishedAt = finishedAt;
+    outcome.startedAt = startedAt[i]!;
+    if (!Number.isNaN(finishedAt[i])) outcome.finishedAt = finishedAt[i];
   }
   return jobs;
 }
@@ -1015,7 +1014,7 @@ function buildResult(
   runId: string,
   board: JobBoard,
   idOf: (spec: JobSpec, among: ReadonlyMap<string, unknown>) => string,
-  attempts: readonly Attempt[],
+  attempts: AttemptLog,
   durationMs: number,
   exitOf: RunningPool["exitOf"],
 ): RunResult {
