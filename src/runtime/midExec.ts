@@ -33,8 +33,13 @@ export function midExec(stat: ProcStat, cmdline: string): boolean {
 /** Reads a file of one process's /proc folder: its text, or undefined when it cannot be read. */
 export type ProcFileRead = (file: "stat" | "cmdline" | "environ") => string | undefined;
 
-/** How many times {@link readAfterExec} looks again, `pause()` apart, at most. */
-export const EXEC_LOOKS = 100;
+/**
+ * How many times {@link readAfterExec} looks again, `pause()` apart, at most: about a second
+ * at `nodeProcs`' 1 ms, since an exec that is a few microseconds on an idle machine lasts as
+ * long as the process waits for a CPU on a loaded one (100 looks, about 100 ms, were too few
+ * under a load of 15 on 2 cores: 2 misreads in some 30 runs of `nodeProcs.test`).
+ */
+export const EXEC_LOOKS = 1_000;
 
 /**
  * `read(file)` for process `pid`, read again once its exec is over when it read empty while

@@ -25,7 +25,7 @@ import { parseCmdline, parseStat, startTicks } from "./procStat.ts";
  * and groups of most processes and the arguments of few reads one file per process. The
  * arguments and environment of a process caught in the middle of an exec (`midExec`: alive,
  * both read empty) are read again once the exec is over (`readAfterExec`, waiting up to about
- * 100 ms), so a table names the program it became and sees the environment it has. Its
+ * a second), so a table names the program it became and sees the environment it has. Its
  * `startedAt` is the boot time (`btime` in /proc/stat, whole seconds, read once) plus the
  * process's start in clock ticks (`USER_HZ`, 100 a second on Linux). `containment` is
  * {@link cgroupContainment}, looked up once per process with this process's own cgroup; to
