@@ -77,4 +77,22 @@ describe("unrecordedRanks", () => {
     ]);
     expect(unrecordedRanks(id, manifest, procs)).toEqual([]);
   });
+
+  it("never names a rank's setsid child a rank while the rank runs its exit, and still names the launcher's ranks while it runs its", () => {
+    // Running its exit, a process's environment reads empty whatever it was.
+    const exiting = (pid: number, ppid: number, pgid: number) => ({
+      ...proc(pid, ppid, pgid, {}),
+      exiting: true,
+    });
+    const procs = table([
+      exiting(LAUNCHER, 1, LAUNCHER),
+      // Rank 1 ends; the child that left its group with setsid still has it as parent.
+      exiting(402, LAUNCHER, 402),
+      proc(405, 402, 405, rankEnv(1)),
+      proc(403, LAUNCHER, 403, rankEnv(2)),
+    ]);
+    expect(unrecordedRanks(id, manifest, procs)).toEqual([
+      { rank: 2, localRank: 2, host: "local", pid: 403, pgid: 403 },
+    ]);
+  });
 });
