@@ -17,6 +17,7 @@ import { launchGroup } from "../runtime/launchGroup.ts";
 import { createLogger, LOG_LEVELS } from "../runtime/logger.ts";
 import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
+import { DEFAULT_RANK_GROUP_TIMEOUTS } from "../runtime/rankGroup.ts";
 import { shellLine } from "../runtime/shellQuote.ts";
 import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
 import { choiceFlag } from "./choiceFlag.ts";
@@ -72,11 +73,11 @@ launcher that was killed (the next launch does too).
   --master-port PORT   MASTER_PORT (default: a port found free on this machine)
   --state-dir DIR      state directory (default: ${DEFAULT_STATE_DIR})
   --name NAME          deployment name (default: dep- and 12 random characters)
-  --grace-ms MS        after SIGTERM, how long ranks get before SIGKILL (default 10000;
+  --grace-ms MS        after SIGTERM, how long ranks get before SIGKILL (default ${DEFAULT_TEARDOWN_TIMEOUTS.termGraceMs};
                        a second Ctrl-C cuts it short)
   --load-timeout-ms MS every rank must write its ready marker (README, "Writing a rank") or
-                       exit 0 within this, else the group is stopped (default 1800000:
-                       30 min; a program that writes none needs a longer one)
+                       exit 0 within this, else the group is stopped (default ${DEFAULT_RANK_GROUP_TIMEOUTS.loadTimeoutMs}:
+                       ${DEFAULT_RANK_GROUP_TIMEOUTS.loadTimeoutMs / 60_000} min; a program that writes none needs a longer one)
   --time-limit-ms MS   stop every rank (verified, as for Ctrl-C) once the group has run
                        this long, and exit 124, like timeout(1) (default: no limit)
   --no-contain         do not start the local ranks in a cgroup of their own (by default

@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import { DEFAULT_TEARDOWN_TIMEOUTS } from "../machines/teardown.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { leaseHolder } from "../rank/leaseFormat.ts";
 import { rankList } from "../rank/rankList.ts";
@@ -48,7 +49,7 @@ it removed, or NOT and why; a line per Slurm pool: its cancelled allocations, or
 goes to stdout; warnings and errors to stderr.
 
   --state-dir DIR   state directory (default: ${DEFAULT_STATE_DIR})
-  --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default 10000)
+  --grace-ms MS     after SIGTERM, how long orphans get before SIGKILL (default ${DEFAULT_TEARDOWN_TIMEOUTS.termGraceMs})
   --ssh-config FILE ssh_config file for reaching the ssh hosts of remote ranks
   --json            print the report as JSON instead: { stateDir, stateDirExists,
                     reaped, live, failed, foreign, otherUsers, waiting, cgroups, runs,

@@ -19,6 +19,7 @@ import {
   checkInspectorUrl,
   connectInspector,
   DEFAULT_INSPECTOR_URL,
+  INSPECTOR_OPEN_TIMEOUT_MS,
 } from "../runtime/inspector.ts";
 import { loadJobs } from "../runtime/jobModule.ts";
 import { localPool } from "../runtime/localPool.ts";
@@ -37,7 +38,12 @@ import {
   runLogsDir,
 } from "../runtime/runLogs.ts";
 import { removeGoneRegistrations } from "../runtime/runRegistration.ts";
-import { DEFAULT_MAX_WORKERS, IDLE_EXIT_MS, slurmPool } from "../runtime/slurmPool.ts";
+import {
+  DEFAULT_MAX_WORKERS,
+  IDLE_EXIT_MS,
+  SLURM_UNREACHABLE_MS,
+  slurmPool,
+} from "../runtime/slurmPool.ts";
 import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
 import { COORDINATOR_OWN_FILES, checkWorkerCount } from "../runtime/workerCountLimit.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
@@ -151,7 +157,7 @@ Runs a graph of jobs and waits for it to finish.
   --slurm-unreachable-after DURATION
                      with --slurm: stop the run (SLURM_UNREACHABLE) when no Slurm command
                      has worked this long after the start, such as 90s or 5m (default
-                     30s); once one has worked, a failing one is retried as long as the
+                     ${SLURM_UNREACHABLE_MS / 1000}s); once one has worked, a failing one is retried as long as the
                      run lasts
   --slurm-idle-exit DURATION
                      with --slurm: a worker with no job for this long leaves the run and
@@ -180,7 +186,7 @@ Runs a graph of jobs and waits for it to finish.
   --inspect-unreachable-after DURATION
                      with --inspect: an inspector that has not taken the connection this
                      long after the start is unreachable (one warning; its events are
-                     dropped and the run goes on), such as 30s (default 5s)
+                     dropped and the run goes on), such as 30s (default ${INSPECTOR_OPEN_TIMEOUT_MS / 1000}s)
   --ui               serve a live dashboard on 127.0.0.1 (its URL, with a token, is
                      printed on stderr); it closes when the run ends
   --ui-port P        the dashboard's port, such as 8080 (default: any free port)

@@ -48,6 +48,9 @@ import { virtualMsFlag } from "./virtualMsFlag.ts";
 import { wholeNumberFlag } from "./wholeNumberFlag.ts";
 import { yourJobsFollowed, yourJobsTimelines } from "./yourJobsTimelines.ts";
 
+/** What `baton sim` takes when not told: its seeds, the drawn graph's jobs, its in-process workers. */
+export const SIM_DEFAULTS = { seeds: "1..100", jobs: 100, workers: 8 } as const;
+
 export const SIM_USAGE = `usage: baton sim [GRAPH --handlers SIM] [options]
 
 Runs the whole system (coordinator, workers, store) in virtual time from a seed, with a
@@ -61,20 +64,20 @@ holds is false.
 
   --handlers SIM         the module of GRAPH's handlers for the simulation (with GRAPH)
   --seed S               one seed (0 to 4294967295)
-  --seeds A..B           every seed from A to B (default 1..100)
+  --seeds A..B           every seed from A to B (default ${SIM_DEFAULTS.seeds})
   --faults PROFILE       ${FAULT_PROFILES.join(" | ")} (default: default)
   --faults-within T      start every drawn fault within virtual time T (ms, or a duration
-                         such as 3s; default 20s, heavy 40s): about as long as your
+                         such as 3s; default ${faultHorizonMs("default") / 1000}s, heavy ${faultHorizonMs("heavy") / 1000}s): about as long as your
                          graph's run takes, or it is over before most of them
   --fault-list LIST      this exact fault plan instead of --faults (as printed by a
                          failure); cancel@AT cancels the run at virtual ms AT, as an
                          operator would
-  --jobs N               jobs in the drawn graph (default 100, at most ${SIM_LIMITS.jobs}; not
+  --jobs N               jobs in the drawn graph (default ${SIM_DEFAULTS.jobs}, at most ${SIM_LIMITS.jobs}; not
                          with GRAPH)
-  --workers N            in-process workers (default 8, at most ${SIM_LIMITS.workers})
+  --workers N            in-process workers (default ${SIM_DEFAULTS.workers}, at most ${SIM_LIMITS.workers})
   --world N              draw rank groups (real launcher and reaper on simulated processes)
-                         of up to N ranks beside the graph, at most 10000; 0: none (default
-                         4 with the drawn graph, 0 with GRAPH: their trace is not yours)
+                         of up to N ranks beside the graph, at most ${SIM_LIMITS.world}; 0: none (default
+                         ${DRAWN_WORLD} with the drawn graph, 0 with GRAPH: their trace is not yours)
   --until T              virtual time by which the run must be over: ms, or a duration
                          such as 90s, 30m or 2h (at most 2592000000 ms: 30 days)
   --fail-fast            cancel the rest of the run once a job has failed for good, as
@@ -177,11 +180,12 @@ export async function simCommand(argv: string[]): Promise<number> {
     profile,
     faults: values["fault-list"] !== undefined ? parseFaults(values["fault-list"]) : undefined,
     jobs:
-      wholeNumberFlag("--jobs", values.jobs, "a number of jobs", { most: SIM_LIMITS.jobs }) ?? 100,
+      wholeNumberFlag("--jobs", values.jobs, "a number of jobs", { most: SIM_LIMITS.jobs }) ??
+      SIM_DEFAULTS.jobs,
     workers:
       wholeNumberFlag("--workers", values.workers, "a number of workers", {
         most: SIM_LIMITS.workers,
-      }) ?? 8,
+      }) ?? SIM_DEFAULTS.workers,
     world:
       wholeNumberFlag("--world", values.world, "a number of ranks", {
         least: 0,
@@ -785,7 +789,7 @@ function seedRange(values: {
     const s = seed(values.seed !== undefined ? "--seed" : "--replay", one);
     return [s, s];
   }
-  const seeds = values.seeds ?? "1..100";
+  const seeds = values.seeds ?? SIM_DEFAULTS.seeds;
   const m = /^(\d+)\.\.(\d+)$/.exec(seeds);
   if (!m) {
     // Another way to write a range (1-100, 1:100, 1...100, 1 .. 100): the one it meant.

@@ -3,7 +3,7 @@ import { resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
 import { formatDuration } from "../formatDuration.ts";
 import type { Resources } from "../graph/job.ts";
-import { DEFAULT_DEAD_AFTER_MS } from "../machines/connection.ts";
+import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../machines/connection.ts";
 import { coordinatorUrl } from "../runtime/coordinatorAddress.ts";
 import { createLogger, LOG_LEVELS } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
@@ -14,9 +14,14 @@ import type { Link, Net } from "../runtime/ports.ts";
 import { readSecret, SECRET_ENV } from "../runtime/secret.ts";
 import { settledWithin } from "../runtime/settledWithin.ts";
 import { loadJobsFile } from "../runtime/userModule.ts";
-import { runWorker, type WorkerExit } from "../runtime/worker.ts";
+import {
+  DEFAULT_WELCOME_TIMEOUT_MS,
+  runWorker,
+  SILENCE_LIMIT_PINGS,
+  type WorkerExit,
+} from "../runtime/worker.ts";
 import { HANDLER_EXITED_EXIT, REFUSED_EXIT } from "../runtime/workerExitCodes.ts";
-import { wsNet } from "../runtime/wsNet.ts";
+import { DEFAULT_CONNECT_TIMEOUT_MS, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, CONNECTION_BROKE, describeClose } from "../transport/closeCodes.ts";
 import { choiceFlag } from "./choiceFlag.ts";
 import { commandCatalog } from "./commandCatalog.ts";
@@ -64,12 +69,12 @@ Connects to a coordinator and runs its jobs, one at a time, until the coordinato
   --silence-limit-ms MS
                        give up on a coordinator not heard from (no frame, no ping) for this
                        many milliseconds, such as 120000 across a network that stalls
-                       (default: 4 times the ping interval it announces: 20000 for 5 s)
+                       (default: ${SILENCE_LIMIT_PINGS} times the ping interval it announces: ${SILENCE_LIMIT_PINGS * DEFAULT_HEARTBEAT_MS} for ${DEFAULT_HEARTBEAT_MS / 1000} s)
   --welcome-timeout-ms MS
                        give up when the coordinator has not accepted the connection, or not
                        sent its welcome after that, within this many milliseconds, such as
-                       60000 across a slow network (default: 10000 to accept it, as a
-                       frozen coordinator never does, then 30000 for the welcome)
+                       60000 across a slow network (default: ${DEFAULT_CONNECT_TIMEOUT_MS} to accept it, as a
+                       frozen coordinator never does, then ${DEFAULT_WELCOME_TIMEOUT_MS} for the welcome)
   --retry-for DURATION when the coordinator cannot be reached, goes away or goes silent,
                        or another worker process holds this one's --name, keep trying to
                        connect (backing off from 0.5 s to 10 s) for this long, such as 90s,

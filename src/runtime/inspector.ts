@@ -16,6 +16,9 @@ import { sanitizeInspection } from "../viz/sanitizeInspection.ts";
  */
 export const DEFAULT_INSPECTOR_URL = "ws://localhost:8080";
 
+/** How long the inspector's connection may take to open unless told otherwise (`openTimeoutMs`). */
+export const INSPECTOR_OPEN_TIMEOUT_MS = 5_000;
+
 /** How `connectInspector` logs, and how much it holds for an inspector that is slow or not there. */
 export interface InspectorOptions {
   logger?: Logger | undefined;
@@ -140,7 +143,7 @@ export function connectInspector(
   const created = import("ws").then(({ default: WebSocket }) => {
     socket = new WebSocket(url, {
       perMessageDeflate: false,
-      handshakeTimeout: options.openTimeoutMs ?? 5000,
+      handshakeTimeout: options.openTimeoutMs ?? INSPECTOR_OPEN_TIMEOUT_MS,
     });
     return socket;
   });

@@ -29,10 +29,10 @@ import { SilenceWatch } from "./silenceWatch.ts";
  * the coordinator's own default gives a worker up after 4 pings' worth of silence (DESIGN §8,
  * 5 s / 20 s), and the worker judges the coordinator by the same measure.
  */
-const SILENCE_LIMIT_PINGS = 4;
+export const SILENCE_LIMIT_PINGS = 4;
 
 /** How long a worker waits for the welcome, from connecting, unless told otherwise. */
-const DEFAULT_WELCOME_TIMEOUT_MS = 30_000;
+export const DEFAULT_WELCOME_TIMEOUT_MS = 30_000;
 
 export interface WorkerOptions {
   net: Net;

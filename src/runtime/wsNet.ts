@@ -9,7 +9,7 @@ import type { Link, Listener, ListenOptions, Net } from "./ports.ts";
 
 /** DESIGN §8: the largest frame accepted unless `maxFrameBytes` says otherwise. */
 export const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
-const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /**
  * A closing link waits for the other end's answering close frame as long as the connection
  * machine's `closing` state does (`CLOSE_WAIT_MS`), then drops the connection. `ws`'s own

@@ -8,7 +8,18 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_ABORT_GRACE_MS } from "../../src/cli/handlerThread.ts";
+import { SIM_DEFAULTS } from "../../src/cli/simCommand.ts";
+import { DEFAULT_HEARTBEAT_MS } from "../../src/machines/connection.ts";
+import { DEFAULT_TEARDOWN_TIMEOUTS } from "../../src/machines/teardown.ts";
+import { INSPECTOR_OPEN_TIMEOUT_MS } from "../../src/runtime/inspector.ts";
+import { DEFAULT_RANK_GROUP_TIMEOUTS } from "../../src/runtime/rankGroup.ts";
 import { STORE_FULL_WAIT_MS } from "../../src/runtime/resultWriter.ts";
+import { SLURM_UNREACHABLE_MS } from "../../src/runtime/slurmPool.ts";
+import { DEFAULT_WELCOME_TIMEOUT_MS, SILENCE_LIMIT_PINGS } from "../../src/runtime/worker.ts";
+import { DEFAULT_CONNECT_TIMEOUT_MS } from "../../src/runtime/wsNet.ts";
+import { DRAWN_WORLD } from "../../src/sim/drawnRankGroups.ts";
+import { faultHorizonMs } from "../../src/sim/faultPlan.ts";
+import { SIM_LIMITS } from "../../src/sim/simLimits.ts";
 import { type BatonExit, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 
 afterEach(() => stopBatons());
@@ -101,6 +112,34 @@ describe("the defaults the helps state", () => {
     ["run", "--store-full-wait", `(default ${STORE_FULL_WAIT_MS / 60_000}m)`],
     ["run", "--abort-grace", `(default ${DEFAULT_ABORT_GRACE_MS / 1000}s)`],
     ["worker", "--abort-grace", `(default ${DEFAULT_ABORT_GRACE_MS / 1000}s)`],
+    ["run", "--inspect-unreachable-after", `(default ${INSPECTOR_OPEN_TIMEOUT_MS / 1000}s)`],
+    ["run", "--slurm-unreachable-after", `(default ${SLURM_UNREACHABLE_MS / 1000}s)`],
+    [
+      "worker",
+      "--silence-limit-ms",
+      `(default: ${SILENCE_LIMIT_PINGS} times the ping interval it announces: ${SILENCE_LIMIT_PINGS * DEFAULT_HEARTBEAT_MS} for ${DEFAULT_HEARTBEAT_MS / 1000} s)`,
+    ],
+    [
+      "worker",
+      "--welcome-timeout-ms",
+      `(default: ${DEFAULT_CONNECT_TIMEOUT_MS} to accept it, as a frozen coordinator never does, then ${DEFAULT_WELCOME_TIMEOUT_MS} for the welcome)`,
+    ],
+    ["launch", "--grace-ms", `(default ${DEFAULT_TEARDOWN_TIMEOUTS.termGraceMs};`],
+    [
+      "launch",
+      "--load-timeout-ms",
+      `(default ${DEFAULT_RANK_GROUP_TIMEOUTS.loadTimeoutMs}: ${DEFAULT_RANK_GROUP_TIMEOUTS.loadTimeoutMs / 60_000} min;`,
+    ],
+    ["reap", "--grace-ms", `(default ${DEFAULT_TEARDOWN_TIMEOUTS.termGraceMs})`],
+    ["sim", "--seeds", `(default ${SIM_DEFAULTS.seeds})`],
+    [
+      "sim",
+      "--faults-within",
+      `default ${faultHorizonMs("default") / 1000}s, heavy ${faultHorizonMs("heavy") / 1000}s)`,
+    ],
+    ["sim", "--jobs", `(default ${SIM_DEFAULTS.jobs}, at most ${SIM_LIMITS.jobs};`],
+    ["sim", "--workers", `(default ${SIM_DEFAULTS.workers}, at most ${SIM_LIMITS.workers})`],
+    ["sim", "--world", `at most ${SIM_LIMITS.world}; 0: none (default ${DRAWN_WORLD} with`],
   ])("baton %s: %s's is the code's, %s", async (command, flag, phrase) => {
     const help = await helpOf(command);
     const entry = help.stdout.slice(help.stdout.indexOf(`\n  ${flag} `));
