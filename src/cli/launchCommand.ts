@@ -187,8 +187,11 @@ export async function launchCommand(argv: string[]): Promise<number> {
   if (values["ui-keep"] && !values.ui) throw withoutUi("--ui-keep");
   const status = process.stderr.isTTY === true ? liveStatus(process.stderr) : undefined;
   // On a terminal, log lines go above the status line, which they were glued to the end of.
+  // Its stderr is for people, piped to a file or not, as baton run's is (ARCHITECTURE, logs):
+  // the same lines as on a terminal, not JSON among its human lines.
   const logger = createLogger({
     level,
+    pretty: true,
     ...(status && { stderr: (text: string) => status.line.print(text) }),
   });
   // Opened before any rank starts: a port that is taken fails the launch, not a running group.

@@ -118,7 +118,9 @@ export async function reapCommand(argv: string[]): Promise<number> {
     );
   };
   for (const signal of REAP_SIGNALS) process.on(signal, onSignal);
-  const logger = createLogger({ level });
+  // Its stderr is for people, piped to a file or not, as baton run's is (ARCHITECTURE, logs):
+  // the same lines as on a terminal, not JSON among its warnings.
+  const logger = createLogger({ level, pretty: true });
   let report: Awaited<ReturnType<typeof reapDeployments>>;
   let runFiles: Awaited<ReturnType<typeof reapRunFiles>>;
   try {

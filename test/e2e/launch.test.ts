@@ -110,6 +110,25 @@ describe("baton launch", () => {
     ]);
   }, 60_000);
 
+  it("writes its log lines on a piped stderr as on a terminal, not as JSON among its own lines", async () => {
+    const dir = tempDir();
+    const result = await startBaton([
+      "launch",
+      "--log-level",
+      "info",
+      "--world",
+      "1",
+      "--state-dir",
+      dir,
+      "--",
+      "true",
+    ]).exit;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/^\[[\d:.]+\] INFO: rank exited\n {4}deployment: "dep-/m);
+    expect(result.stderr).toContain("baton launch: every rank exited 0\n");
+    expect(result.stderr).not.toContain('"level"');
+  }, 60_000);
+
   it("shows the ranks' command as it is typed in a shell, a word with spaces in quotes", async () => {
     const result = await launchOneIn(tempDir(), ["/bin/sh", "-c", "sleep 0; exit 0"]);
     expect(result.code).toBe(0);
@@ -921,8 +940,13 @@ describe("baton reap", () => {
     await launch.exit;
     writeFileSync(go, "");
     await until(() => !alive(rankPid), "the rank to exit");
-    const reap = await startBaton(["reap", "--state-dir", dir]).exit;
+    const reap = await startBaton(["reap", "--state-dir", dir, "--log-level", "info"]).exit;
     expect(reap.code).toBe(0);
+    // Its log, on a piped stderr, as on a terminal: a line, then its fields, not JSON.
+    expect(reap.stderr).toMatch(
+      /^\[[\d:.]+\] INFO: reaping an orphaned deployment\n {4}deployment: "leaky"\n/m,
+    );
+    expect(reap.stderr).not.toContain('"level"');
     const said = `baton stopped 2 processes they left running: pid ${helper} (sleep) of rank 0; pid ${escaped} (sleep) of rank 0, which had left its process group`;
     expect(reap.stdout).toMatch(
       /^leaky: reaped \(launcher pid \d+ is gone\); verified in \d+ ms; /,
