@@ -828,7 +828,8 @@ class LaunchedGroup implements RankGroup {
       spawned.exitedAt = this.ports.clock.now();
       void this.recordOutcome();
       this.logger.info(
-        { deployment: this.deployment, rank, pid: handle.pid, ...exit },
+        // Not `pid`: the log's own `pid` is this process's (a second `pid` key in its JSON line).
+        { deployment: this.deployment, rank, rankPid: handle.pid, ...exit },
         "rank exited",
       );
       // A short rank can become ready and exit between two reads of the watch: read its

@@ -125,6 +125,8 @@ describe("baton launch", () => {
     ]).exit;
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/^\[[\d:.]+\] INFO: rank exited\n {4}deployment: "dep-/m);
+    // The rank's pid is shown: a field named `pid` is left out as the logger's own.
+    expect(result.stderr).toMatch(/^ {4}rankPid: \d+$/m);
     expect(result.stderr).toContain("baton launch: every rank exited 0\n");
     expect(result.stderr).not.toContain('"level"');
   }, 60_000);
