@@ -40,8 +40,8 @@ import {
 import { removeGoneRegistrations } from "../runtime/runRegistration.ts";
 import {
   DEFAULT_MAX_WORKERS,
+  DEFAULT_UNREACHABLE_MS,
   IDLE_EXIT_MS,
-  SLURM_UNREACHABLE_MS,
   slurmPool,
 } from "../runtime/slurmPool.ts";
 import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
@@ -157,7 +157,7 @@ Runs a graph of jobs and waits for it to finish.
   --slurm-unreachable-after DURATION
                      with --slurm: stop the run (SLURM_UNREACHABLE) when no Slurm command
                      has worked this long after the start, such as 90s or 5m (default
-                     ${SLURM_UNREACHABLE_MS / 1000}s); once one has worked, a failing one is retried as long as the
+                     ${DEFAULT_UNREACHABLE_MS / 1000}s); once one has worked, a failing one is retried as long as the
                      run lasts
   --slurm-idle-exit DURATION
                      with --slurm: a worker with no job for this long leaves the run and

@@ -22,6 +22,9 @@ export interface RankPorts {
   pid: number;
 }
 
+/** How often a rank checks its launcher's pid and lease by default (`RankOptions.watchEveryMs`). */
+export const RANK_WATCH_EVERY_MS = 1_000;
+
 /** What `createRank` takes beside the rank's environment and ports. */
 export interface RankOptions {
   /** How often the launcher's pid and lease are checked (default 1000 ms). */
@@ -98,7 +101,7 @@ export async function createRank(
   const { files, clock } = ports;
   const paths = deploymentPaths(env.stateDir, env.deployment);
   const startedAt = clock.now();
-  const watchEveryMs = options.watchEveryMs ?? 1_000;
+  const watchEveryMs = options.watchEveryMs ?? RANK_WATCH_EVERY_MS;
   let lastWarning: string | undefined;
   const warn = (message: string) => {
     if (message === lastWarning) return;

@@ -20,7 +20,7 @@ export const ORPHANED_EXIT_CODE = 1;
 export interface StartRankOptions {
   /** The environment to read (default `process.env`). */
   env?: Record<string, string | undefined> | undefined;
-  /** How often the launcher's pid and lease are checked (default 1000 ms). */
+  /** How often the launcher's pid and lease are checked (default 1000 ms, as `createRank`'s). */
   watchEveryMs?: number | undefined;
   /**
    * Called once when the launcher is gone or its lease is stale, before the process exits

@@ -16,8 +16,14 @@ import { sanitizeInspection } from "../viz/sanitizeInspection.ts";
  */
 export const DEFAULT_INSPECTOR_URL = "ws://localhost:8080";
 
-/** How long the inspector's connection may take to open unless told otherwise (`openTimeoutMs`). */
-export const INSPECTOR_OPEN_TIMEOUT_MS = 5_000;
+/** Events `connectInspector` holds while the connection opens, by default (`maxPending`). */
+export const INSPECTOR_MAX_PENDING = 1000;
+/** Bytes sent and not yet taken past which `connectInspector` drops events, by default. */
+export const INSPECTOR_MAX_BUFFERED_BYTES = 16 * 2 ** 20;
+/** How long `connectInspector`'s `close()` waits in all by default (`closeTimeoutMs`). */
+export const INSPECTOR_CLOSE_TIMEOUT_MS = 2000;
+/** How long the inspector's connection may take to open by default (`openTimeoutMs`). */
+export const INSPECTOR_OPEN_TIMEOUT_MS = 5000;
 
 /** How `connectInspector` logs, and how much it holds for an inspector that is slow or not there. */
 export interface InspectorOptions {
@@ -126,8 +132,8 @@ export function connectInspector(
 ): InspectorStream {
   checkInspectorUrl(url);
   const loading = importStatelyInspect();
-  const maxPending = options.maxPending ?? 1000;
-  const maxBuffered = options.maxBufferedBytes ?? 16 * 2 ** 20;
+  const maxPending = options.maxPending ?? INSPECTOR_MAX_PENDING;
+  const maxBuffered = options.maxBufferedBytes ?? INSPECTOR_MAX_BUFFERED_BYTES;
   const stats = { sent: 0, dropped: 0 };
   /** Queues `item` until it can go; past `maxPending`, the oldest is dropped. */
   const hold = <T>(queue: T[], item: T) => {
@@ -252,7 +258,10 @@ export function connectInspector(
       await new Promise((resolve) => setTimeout(resolve, 1));
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<"timeout">((resolve) => {
-        timer = setTimeout(() => resolve("timeout"), options.closeTimeoutMs ?? 2000);
+        timer = setTimeout(
+          () => resolve("timeout"),
+          options.closeTimeoutMs ?? INSPECTOR_CLOSE_TIMEOUT_MS,
+        );
       });
       await Promise.race([settled, timedOut]);
       if (state !== "closed") {

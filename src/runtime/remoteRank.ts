@@ -54,6 +54,11 @@ export interface RemoteRankHandle {
   hangUp(): void;
 }
 
+/** How long the remote guard waits between TERM and KILL by default (`RemoteRankOptions.guardGraceMs`). */
+export const REMOTE_GUARD_GRACE_MS = 3_000;
+/** How long the remote side may take to report the rank's pid by default (`startTimeoutMs`). */
+export const REMOTE_START_TIMEOUT_MS = 30_000;
+
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SAFE_BYTE = /^[A-Za-z0-9_./:,=@+%-]$/;
 const PID_LINE = /^baton-remote-pid (\d+)\n/m;
@@ -195,7 +200,8 @@ function guardScript(
  */
 export function spawnRemoteRank(options: RemoteRankOptions): Promise<RemoteRankHandle> {
   const { host } = options;
-  const graceS = Math.max(1, Math.ceil((options.guardGraceMs ?? 3_000) / 1000));
+  const graceS = Math.max(1, Math.ceil((options.guardGraceMs ?? REMOTE_GUARD_GRACE_MS) / 1000));
+  const startTimeoutMs = options.startTimeoutMs ?? REMOTE_START_TIMEOUT_MS;
   const block = envBlock(options.env, options.envDefaults ?? {});
   const lease =
     options.lease === undefined
@@ -239,8 +245,8 @@ export function spawnRemoteRank(options: RemoteRankOptions): Promise<RemoteRankH
     };
     const timer = setTimeout(() => {
       if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, "SIGKILL");
-      fail("SSH_TIMEOUT", `the rank did not start within ${options.startTimeoutMs ?? 30_000} ms`);
-    }, options.startTimeoutMs ?? 30_000);
+      fail("SSH_TIMEOUT", `the rank did not start within ${startTimeoutMs} ms`);
+    }, startTimeoutMs);
     child.once("error", (error) =>
       fail("SSH_UNREACHABLE", `cannot run ssh: ${error.message}; install an OpenSSH client`),
     );

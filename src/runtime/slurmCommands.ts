@@ -66,6 +66,9 @@ export interface CommandTimeout {
   setBy: string;
 }
 
+/** How long a Slurm command may take by default (`timeoutMs`, slurmPool's `commandTimeoutMs`). */
+export const SLURM_COMMAND_TIMEOUT_MS = 30_000;
+
 export interface NodeSlurmOptions {
   /**
    * Longest a Slurm command may take before it is killed and counted as failed (default 30 s);
@@ -103,7 +106,7 @@ export const POOL_COMMANDS = ["sbatch", "squeue", "scontrol", "scancel"] as cons
  * ```
  */
 export function nodeSlurmCommands(options: NodeSlurmOptions = {}): SlurmCommands {
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? SLURM_COMMAND_TIMEOUT_MS;
   const env = options.env ?? process.env;
   let required = options.required ?? [];
   const run = (command: string, args: readonly string[]) => {

@@ -30,6 +30,7 @@ import {
   nodeSlurmCommands,
   POOL_COMMANDS,
   type QueueEntry,
+  SLURM_COMMAND_TIMEOUT_MS,
   type SlurmCommands,
 } from "./slurmCommands.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
@@ -58,13 +59,10 @@ const REPEAT_WARNING_MS = 60_000;
 const SUBMIT_LIMIT = /job array|submit limit|MaxSubmit|accounting\/QOS policy/i;
 /** What `sbatch` says of a partition that does not exist ("invalid partition specified: gpuu"). */
 const INVALID_PARTITION = /invalid partition/i;
-/**
- * How long a pool may go without a Slurm command that worked, from its start, before it stops
- * (SLURM_UNREACHABLE) unless told (`unreachableMs`).
- */
-export const SLURM_UNREACHABLE_MS = 30_000;
 /** The most allocations a pool holds at once unless told (`maxWorkers`). */
 export const DEFAULT_MAX_WORKERS = 4;
+/** How long Slurm may fail on every call from the start before the pool fails, unless told (`unreachableMs`). */
+export const DEFAULT_UNREACHABLE_MS = 30_000;
 /** How often the queue is read and the pool rescaled unless told (`pollMs`). */
 export const DEFAULT_POLL_MS = 1000;
 /** On stop, the least time joined allocations get to end on their own (`graceMs`). */
@@ -723,7 +721,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     }
     const said = lastLine(error instanceof Error ? error.message : String(error));
     const now = this.clock.now();
-    const unreachableMs = this.options.unreachableMs ?? SLURM_UNREACHABLE_MS;
+    const unreachableMs = this.options.unreachableMs ?? DEFAULT_UNREACHABLE_MS;
     if (!this.answered && this.stopping === undefined && now - this.startedAt >= unreachableMs) {
       this.fail(
         new SlurmError(
@@ -767,11 +765,11 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
    * of the two it outlived, as the way to wait longer.
    */
   private timeoutMs(): CommandTimeout {
-    const commandTimeoutMs = this.options.commandTimeoutMs ?? 30_000;
+    const commandTimeoutMs = this.options.commandTimeoutMs ?? SLURM_COMMAND_TIMEOUT_MS;
     const command = { ms: commandTimeoutMs, setBy: COMMAND_TIMEOUT };
     if (this.answered || this.stopping !== undefined) return command;
     const left =
-      this.startedAt + (this.options.unreachableMs ?? SLURM_UNREACHABLE_MS) - this.clock.now();
+      this.startedAt + (this.options.unreachableMs ?? DEFAULT_UNREACHABLE_MS) - this.clock.now();
     const bound = Math.max(LAST_COMMAND_MS, Math.ceil(left));
     return bound < commandTimeoutMs
       ? { ms: bound, setBy: "--slurm-unreachable-after (slurmPool's unreachableMs)" }

@@ -14,7 +14,7 @@ import { DEFAULT_TEARDOWN_TIMEOUTS } from "../../src/machines/teardown.ts";
 import { INSPECTOR_OPEN_TIMEOUT_MS } from "../../src/runtime/inspector.ts";
 import { DEFAULT_RANK_GROUP_TIMEOUTS } from "../../src/runtime/rankGroup.ts";
 import { STORE_FULL_WAIT_MS } from "../../src/runtime/resultWriter.ts";
-import { SLURM_UNREACHABLE_MS } from "../../src/runtime/slurmPool.ts";
+import { DEFAULT_UNREACHABLE_MS } from "../../src/runtime/slurmPool.ts";
 import { DEFAULT_WELCOME_TIMEOUT_MS, SILENCE_LIMIT_PINGS } from "../../src/runtime/worker.ts";
 import { DEFAULT_CONNECT_TIMEOUT_MS } from "../../src/runtime/wsNet.ts";
 import { DRAWN_WORLD } from "../../src/sim/drawnRankGroups.ts";
@@ -113,7 +113,7 @@ describe("the defaults the helps state", () => {
     ["run", "--abort-grace", `(default ${DEFAULT_ABORT_GRACE_MS / 1000}s)`],
     ["worker", "--abort-grace", `(default ${DEFAULT_ABORT_GRACE_MS / 1000}s)`],
     ["run", "--inspect-unreachable-after", `(default ${INSPECTOR_OPEN_TIMEOUT_MS / 1000}s)`],
-    ["run", "--slurm-unreachable-after", `(default ${SLURM_UNREACHABLE_MS / 1000}s)`],
+    ["run", "--slurm-unreachable-after", `(default ${DEFAULT_UNREACHABLE_MS / 1000}s)`],
     [
       "worker",
       "--silence-limit-ms",

@@ -23,6 +23,7 @@ import {
 import { DEFAULT_LEASE_TIMEOUT_MS, DEFAULT_MAX_LOST } from "../../src/machines/jobBoard.ts";
 import { DEFAULT_TEARDOWN_TIMEOUTS, teardownDeadlineMs } from "../../src/machines/teardown.ts";
 import { WATCHDOG_GRACE_MS, WATCHDOG_TOLERANCE } from "../../src/machines/watchdog.ts";
+import { RANK_WATCH_EVERY_MS } from "../../src/rank/rank.ts";
 import { ENGINE_OPTIONS } from "../../src/runtime/checkEngineOptions.ts";
 import { LAUNCH_OPTIONS } from "../../src/runtime/checkLaunchSpec.ts";
 import {
@@ -36,20 +37,29 @@ import {
 import { DEFAULT_CANCEL_GRACE_MS } from "../../src/runtime/engine.ts";
 import { POOL_OPTIONS } from "../../src/runtime/inProcessPool.ts";
 import {
+  INSPECTOR_CLOSE_TIMEOUT_MS,
+  INSPECTOR_MAX_BUFFERED_BYTES,
+  INSPECTOR_MAX_PENDING,
+  INSPECTOR_OPEN_TIMEOUT_MS,
+} from "../../src/runtime/inspector.ts";
+import {
   DEFAULT_MAX_RESTARTS,
   DEFAULT_RESTART_WINDOW_MS,
   LOCAL_POOL_OPTIONS,
 } from "../../src/runtime/localPool.ts";
 import { MOST_KEPT_LOGS } from "../../src/runtime/mostKeptLogs.ts";
 import { DEFAULT_RANK_GROUP_TIMEOUTS } from "../../src/runtime/rankGroup.ts";
+import { REMOTE_GUARD_GRACE_MS, REMOTE_START_TIMEOUT_MS } from "../../src/runtime/remoteRank.ts";
 import { STORE_FULL_WAIT_MS } from "../../src/runtime/resultWriter.ts";
 import type { JobOutcome, RunResult } from "../../src/runtime/run.ts";
 import { DEFAULT_KEEP_LOGS } from "../../src/runtime/runLogs.ts";
+import { SLURM_COMMAND_TIMEOUT_MS } from "../../src/runtime/slurmCommands.ts";
 import {
   DEFAULT_MAX_WORKERS,
   DEFAULT_POLL_MS,
   DEFAULT_STOP_GRACE_MS,
   DEFAULT_STOP_TIMEOUT_MS,
+  DEFAULT_UNREACHABLE_MS,
   IDLE_EXIT_MS,
   SLURM_POOL_OPTIONS,
 } from "../../src/runtime/slurmPool.ts";
@@ -265,6 +275,18 @@ describe.each([
       `How long connecting may take (\`ConnectTimeout\`, rounded up to seconds; default ${seconds(SSH_CONNECT_TIMEOUT_MS)})`,
       `How long one call may take before its ssh client is killed (default ${seconds(SSH_CALL_TIMEOUT_MS)})`,
       `outlives its last call (\`ControlPersist\`; default ${seconds(SSH_CONTROL_PERSIST_MS)})`,
+      `How long the remote guard waits between TERM and KILL when the session drops (default ${seconds(REMOTE_GUARD_GRACE_MS)})`,
+      `How long until the remote side reports the rank's pid (default ${seconds(REMOTE_START_TIMEOUT_MS)})`,
+      `past this the oldest are dropped (default ${INSPECTOR_MAX_PENDING.toLocaleString("en-US")})`,
+      `events are dropped until it catches up (default ${INSPECTOR_MAX_BUFFERED_BYTES / 2 ** 20} MiB)`,
+      `for the connection to open, drain and close (default ${seconds(INSPECTOR_CLOSE_TIMEOUT_MS)})`,
+      `How long the connection may take to open (default ${seconds(INSPECTOR_OPEN_TIMEOUT_MS)})`,
+      `How often the launcher's pid and lease are checked (default ${RANK_WATCH_EVERY_MS} ms)`,
+      `How often the launcher's pid and lease are checked (default ${RANK_WATCH_EVERY_MS} ms, as \`createRank\`'s)`,
+      `before it is killed and counted as failed (default ${seconds(SLURM_COMMAND_TIMEOUT_MS)})`,
+      `without a shell, with a timeout (default ${seconds(SLURM_COMMAND_TIMEOUT_MS)}, then SIGKILL)`,
+      `Longest any Slurm command may take (default ${seconds(SLURM_COMMAND_TIMEOUT_MS)})`,
+      `before the pool fails with \`SLURM_UNREACHABLE\` (default ${seconds(DEFAULT_UNREACHABLE_MS)};`,
       `by default beyond the newest ${KEEP_ENDED_DEPLOYMENTS}, after ${days(ENDED_DEPLOYMENT_KEPT_MS) === 7 ? "a week" : `${days(ENDED_DEPLOYMENT_KEPT_MS)} days`};`,
     ],
   ],
