@@ -5,6 +5,7 @@ import type { TeardownTimeouts } from "../machines/teardown.ts";
 import type { Overrides } from "../overrides.ts";
 import { type DeploymentPaths, deploymentPaths } from "../rank/deploymentPaths.ts";
 import { leaseHolder } from "../rank/leaseFormat.ts";
+import { checkReapRemoteSiteOptions } from "./checkReapRemoteSiteOptions.ts";
 import { checkRemoteSiteOptions } from "./checkRemoteSiteOptions.ts";
 import { type Cleared, clearDeployment } from "./clearDeployment.ts";
 import type { FolderNotRemoved } from "./folderNotRemoved.ts";
@@ -298,7 +299,8 @@ export interface OrphanedSiteOptions {
  * deployment's control files there go (the mirrored lease, markers, acks, cancel file), and
  * then its folder, left empty (the ranks' logs are on the launcher's machine), with the empty
  * folders earlier versions left in the state dir. Rejects with `TeardownError` or `RemoteHostError` (nothing verified: keep the
- * manifest). The ssh connection is closed either way.
+ * manifest). The ssh connection is closed either way. What it cannot take is refused first
+ * (`checkReapRemoteSiteOptions`), with a `ConfigError`, before the host is asked.
  *
  * @example
  * ```ts
@@ -308,6 +310,7 @@ export interface OrphanedSiteOptions {
  * ```
  */
 export async function reapRemoteSite(options: OrphanedSiteOptions): Promise<TeardownReport> {
+  checkReapRemoteSiteOptions(options);
   const host = sshHost(options.target, options.ssh);
   try {
     const files = remoteFiles(host);

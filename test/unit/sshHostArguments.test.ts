@@ -1,18 +1,21 @@
 /**
- * `sshHost`, `remoteStateDir` and `openRemoteSite` as a JavaScript caller may call them: what
+ * `sshHost`, `remoteStateDir`, `openRemoteSite` and `reapRemoteSite` as a JavaScript caller may call them: what
  * they cannot take is a `ConfigError` naming the argument before any ssh client runs or any
  * control directory is made, where a spec as the target ran `ssh -l undefined`, `options` as
  * one string was read letter by letter, `stateDir: ""` was the remote home itself, and a bad
- * deployment id was refused only after the host had been asked for its home directory.
+ * deployment id was refused only after the host had been asked for its home directory, and
+ * `reapRemoteSite` connected to the host whatever its pids, clock or timeouts were.
  */
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import {
   nodeClock,
   nodeProcs,
+  type OrphanedSiteOptions,
   openRemoteSite,
   parseRankHost,
   type RemoteSiteOptions,
+  reapRemoteSite,
   remoteStateDir,
   type SshTarget,
   sshHost,
@@ -124,5 +127,64 @@ describe("openRemoteSite's options", () => {
     const open = () => openRemoteSite(given as RemoteSiteOptions);
     await expect(open()).rejects.toBeInstanceOf(ConfigError);
     await expect(open()).rejects.toThrow(message);
+  });
+});
+
+describe("reapRemoteSite's options", () => {
+  const options: OrphanedSiteOptions = {
+    target,
+    deployment: "dep-remote0001",
+    stateDir: "/home/alice/.baton",
+    pids: [4711],
+    clock: nodeClock(),
+    ssh: { multiplex: false, connectTimeoutMs: 1_000 },
+  };
+  it.each([
+    [
+      "x",
+      'reapRemoteSite: the options must be { target, deployment, stateDir, pids, clock, … }, not "x"',
+    ],
+    [{ ...options, pid: [1] }, "reapRemoteSite: unknown option pid;"],
+    [
+      { ...options, deployment: "../etc" },
+      'reapRemoteSite: deployment must be a deployment id (1 to 64 letters, digits, "_", "." or "-"), not "../etc"',
+    ],
+    [
+      { ...options, stateDir: "" },
+      "reapRemoteSite: stateDir must be the root state dir on the host",
+    ],
+    [
+      { ...options, pids: 4711 },
+      "reapRemoteSite: pids must be a list of the ranks' remote pids ([] for none), not 4711",
+    ],
+    [
+      { ...options, pids: [4711, Number.NaN] },
+      "reapRemoteSite: pids[1] must be a whole number of 1 or more, not NaN",
+    ],
+    [
+      { ...options, launcherToken: 5 },
+      "reapRemoteSite: launcherToken must be the dead launcher's instance token, as its manifest recorded it, or undefined, not 5",
+    ],
+    [
+      { ...options, clock: undefined },
+      "reapRemoteSite: clock must be a Clock, such as nodeClock(), not undefined",
+    ],
+    [{ ...options, logger: {} }, "reapRemoteSite: logger must be a pino logger; it has no debug()"],
+    [
+      { ...options, timeouts: { termGraceMs: "5s" } },
+      'reapRemoteSite: timeouts.termGraceMs must be a number of ms of 0 or more, not "5s"',
+    ],
+    [
+      { ...options, hurry: true },
+      "reapRemoteSite: hurry must be an AbortSignal, or undefined, not true",
+    ],
+    [
+      { ...options, onFolderNotRemoved: "log" },
+      'reapRemoteSite: onFolderNotRemoved must be a function, (folder) => …, not "log"',
+    ],
+  ])("refuses options %# with a ConfigError before it reaches the host", async (given, message) => {
+    const reap = () => reapRemoteSite(given as OrphanedSiteOptions);
+    await expect(reap()).rejects.toBeInstanceOf(ConfigError);
+    await expect(reap()).rejects.toThrow(message);
   });
 });
