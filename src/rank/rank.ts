@@ -3,6 +3,7 @@ import { RankFileError } from "../errors.ts";
 import { requireObject } from "../requireObject.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { requireMethods } from "../runtime/requireMethods.ts";
+import { requireTimerClock } from "../runtime/requireTimerClock.ts";
 import { ACK_FORMAT } from "./ackFormat.ts";
 import { CANCEL_FORMAT, type Cancel } from "./cancelFormat.ts";
 import { type DeploymentPaths, deploymentPaths } from "./deploymentPaths.ts";
@@ -304,13 +305,7 @@ function checkRankArguments(env: RankEnv, ports: RankPorts, options: RankOptions
     ["read", "writeAtomic", "remove"],
     "a Files, such as nodeFiles()",
   );
-  requireMethods(
-    "createRank",
-    "ports.clock",
-    ports.clock,
-    ["now", "setTimeout", "clearTimeout"],
-    "a Clock, such as nodeClock()",
-  );
+  requireTimerClock("createRank", "ports.clock", ports.clock);
   requireMethods(
     "createRank",
     "ports.procs",

@@ -1,7 +1,7 @@
 import { argumentError } from "../argumentError.ts";
 import type { DeploymentIdentity } from "../machines/carriesDeployment.ts";
 import { requireObject } from "../requireObject.ts";
-import { isDeploymentId } from "./deploymentPaths.ts";
+import { requireDeploymentId } from "./requireDeploymentId.ts";
 
 /**
  * Refuses, with {@link argumentError}'s `ConfigError`, what is no {@link DeploymentIdentity}
@@ -23,14 +23,7 @@ export function requireDeploymentIdentity(
 ): asserts value is DeploymentIdentity {
   requireObject(where, name, "a deployment and its state dir, { deployment, stateDir }", value);
   const { deployment, stateDir } = value as Partial<Record<keyof DeploymentIdentity, unknown>>;
-  if (!isDeploymentId(deployment as string)) {
-    throw argumentError(
-      where,
-      `${name}.deployment`,
-      'a deployment id (1 to 64 letters, digits, "_", "." or "-")',
-      deployment,
-    );
-  }
+  requireDeploymentId(where, `${name}.deployment`, deployment);
   if (typeof stateDir !== "string" || !stateDir.startsWith("/")) {
     throw argumentError(
       where,

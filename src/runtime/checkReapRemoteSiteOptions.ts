@@ -1,6 +1,6 @@
 import { argumentError } from "../argumentError.ts";
 import { checkOptionNames } from "../optionNames.ts";
-import { isDeploymentId } from "../rank/deploymentPaths.ts";
+import { requireDeploymentId } from "../rank/requireDeploymentId.ts";
 import { requireStateDir } from "../rank/requireStateDir.ts";
 import { requireObject } from "../requireObject.ts";
 import { requireOptionalFunction } from "../requireOptionalFunction.ts";
@@ -8,6 +8,7 @@ import { checkTeardownTimeouts } from "./checkTeardownTimeouts.ts";
 import type { OrphanedSiteOptions } from "./remoteSite.ts";
 import { A_REMOTE_STATE_DIR } from "./remoteStateDir.ts";
 import { requireMethods } from "./requireMethods.ts";
+import { requireTimerClock } from "./requireTimerClock.ts";
 import { requireWhole } from "./requireWhole.ts";
 
 /** Every option `reapRemoteSite` takes (the compiler holds this to `OrphanedSiteOptions`). */
@@ -46,14 +47,7 @@ export function checkReapRemoteSiteOptions(options: OrphanedSiteOptions): void {
   const where = "reapRemoteSite";
   requireObject(where, "the options", SHAPE, options);
   checkOptionNames(where, options, ORPHANED_SITE_OPTIONS, { shape: SHAPE });
-  if (!isDeploymentId(options.deployment)) {
-    throw argumentError(
-      where,
-      "deployment",
-      'a deployment id (1 to 64 letters, digits, "_", "." or "-")',
-      options.deployment,
-    );
-  }
+  requireDeploymentId(where, "deployment", options.deployment);
   requireStateDir(where, options.stateDir, A_REMOTE_STATE_DIR);
   if (!Array.isArray(options.pids)) {
     throw argumentError(
@@ -72,13 +66,7 @@ export function checkReapRemoteSiteOptions(options: OrphanedSiteOptions): void {
       options.launcherToken,
     );
   }
-  requireMethods(
-    where,
-    "clock",
-    options.clock,
-    ["now", "setTimeout", "clearTimeout"],
-    "a Clock, such as nodeClock()",
-  );
+  requireTimerClock(where, "clock", options.clock);
   if (options.logger !== undefined) {
     requireMethods(where, "logger", options.logger, ["debug", "info", "warn"], "a pino logger");
   }

@@ -1,6 +1,6 @@
 import { argumentError } from "../argumentError.ts";
 import { checkOptionNames } from "../optionNames.ts";
-import { isDeploymentId } from "../rank/deploymentPaths.ts";
+import { requireDeploymentId } from "../rank/requireDeploymentId.ts";
 import { requireStateDir } from "../rank/requireStateDir.ts";
 import { requireObject } from "../requireObject.ts";
 import { requireOptionalFunction } from "../requireOptionalFunction.ts";
@@ -8,6 +8,7 @@ import { checkInspectOption } from "./guardInspect.ts";
 import type { RemoteSiteOptions } from "./remoteSite.ts";
 import { A_REMOTE_STATE_DIR } from "./remoteStateDir.ts";
 import { requireMethods } from "./requireMethods.ts";
+import { requireTimerClock } from "./requireTimerClock.ts";
 import { requireWhole } from "./requireWhole.ts";
 
 /** Every option `openRemoteSite` takes (the compiler holds this to `RemoteSiteOptions`). */
@@ -53,14 +54,7 @@ export function checkRemoteSiteOptions(options: RemoteSiteOptions): void {
   checkOptionNames(where, options, REMOTE_SITE_OPTIONS, {
     shape: "{ target, deployment, launcherPid, token, procs, leaseStaleMs, clock, … }",
   });
-  if (!isDeploymentId(options.deployment)) {
-    throw argumentError(
-      where,
-      "deployment",
-      'a deployment id (1 to 64 letters, digits, "_", "." or "-")',
-      options.deployment,
-    );
-  }
+  requireDeploymentId(where, "deployment", options.deployment);
   requireWhole(where, "launcherPid", options.launcherPid);
   if (typeof options.token !== "string" || options.token === "") {
     throw argumentError(
@@ -81,13 +75,7 @@ export function checkRemoteSiteOptions(options: RemoteSiteOptions): void {
     );
   }
   if (options.stateDir !== undefined) requireStateDir(where, options.stateDir, A_REMOTE_STATE_DIR);
-  requireMethods(
-    where,
-    "clock",
-    options.clock,
-    ["now", "setTimeout", "clearTimeout"],
-    "a Clock, such as nodeClock()",
-  );
+  requireTimerClock(where, "clock", options.clock);
   requireMethods(where, "procs", options.procs, ["inspect"], "a Procs, such as nodeProcs()");
   requireOptionalFunction(where, "onLeaseLost", "(reason) => …", options.onLeaseLost);
   checkInspectOption(where, options.inspect);

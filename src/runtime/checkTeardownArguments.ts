@@ -5,6 +5,7 @@ import { requireObject } from "../requireObject.ts";
 import { requireOptionalFunction } from "../requireOptionalFunction.ts";
 import { checkTeardownTimeouts } from "./checkTeardownTimeouts.ts";
 import { requireMethods } from "./requireMethods.ts";
+import { requireTimerClock } from "./requireTimerClock.ts";
 import type { TeardownPorts, TeardownTarget } from "./tearDown.ts";
 
 const isPid = (value: unknown): boolean => Number.isInteger(value) && (value as number) > 0;
@@ -89,13 +90,7 @@ export function checkTeardownArguments(
     ["list", "inspect", "environ", "signal", "signalGroup"],
     "a Procs, such as nodeProcs()",
   );
-  requireMethods(
-    where,
-    "ports.clock",
-    ports.clock,
-    ["now", "setTimeout", "clearTimeout"],
-    "a Clock, such as nodeClock()",
-  );
+  requireTimerClock(where, "ports.clock", ports.clock);
   if (ports.hurry !== undefined && !(ports.hurry instanceof AbortSignal)) {
     throw argumentError(where, "ports.hurry", "an AbortSignal, or undefined", ports.hurry);
   }
