@@ -10,6 +10,9 @@ import type { TeardownPorts, TeardownTarget } from "./tearDown.ts";
 
 const isPid = (value: unknown): boolean => Number.isInteger(value) && (value as number) > 0;
 
+/** The methods of a Procs a teardown calls, which `tearDown` and `reapDeployments` check. */
+export const TEARDOWN_PROCS_METHODS = ["list", "inspect", "environ", "signal", "signalGroup"];
+
 /**
  * Refuses, with a `ConfigError`, what `tearDown` cannot take as a JavaScript caller may give it,
  * before anything is signalled: a target that is no object, no deployment and absolute state
@@ -87,7 +90,7 @@ export function checkTeardownArguments(
     where,
     "ports.procs",
     ports.procs,
-    ["list", "inspect", "environ", "signal", "signalGroup"],
+    TEARDOWN_PROCS_METHODS,
     "a Procs, such as nodeProcs()",
   );
   requireTimerClock(where, "ports.clock", ports.clock);
