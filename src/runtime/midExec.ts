@@ -20,8 +20,12 @@ const KTHREADD = 2;
  * ```
  */
 export function midExec(stat: ProcStat, cmdline: string): boolean {
+  return cmdline === "" && runsItsProgram(stat);
+}
+
+/** Alive, not running its exit, and no kernel thread: a process whose memory is its program's. */
+function runsItsProgram(stat: ProcStat): boolean {
   return (
-    cmdline === "" &&
     stat.state !== "zombie" &&
     stat.state !== "dead" &&
     stat.exiting !== true &&
@@ -42,12 +46,24 @@ export type ProcFileRead = (file: "stat" | "cmdline" | "environ") => string | un
 export const EXEC_LOOKS = 1_000;
 
 /**
+ * How many times {@link readAfterExec} looks again at an environment that reads empty beside
+ * arguments: the exec writes the new program's arguments, then its environment (Linux's
+ * `create_elf_tables` sets `arg_end`, then `env_start = env_end`, then `env_end` once every
+ * variable is in place), so for a few microseconds (longer if the process loses its CPU
+ * there) the environment reads empty while the arguments do not; `nodeProcs.test`'s reader of
+ * a shell that execs itself saw it once in a CI run. A process whose environment is empty
+ * (`env -i`) pays these looks, `pause()` apart: 3 ms at `nodeProcs`' 1 ms.
+ */
+export const ENVIRONMENT_LOOKS = 3;
+
+/**
  * `read(file)` for process `pid`, read again once its exec is over when it read empty while
  * the process was {@link midExec}: the arguments (or environment) of the program it became,
  * not the empty ones a table would take for a process that has none. It looks again at most
- * `looks` times, calling `pause()` between looks; a process that reads empty for another
- * reason (running its exit, a zombie, gone, a kernel thread, an environment that is empty)
- * costs two more reads.
+ * `looks` times, calling `pause()` between looks; an environment that reads empty beside
+ * arguments, as it does while the exec writes it, {@link ENVIRONMENT_LOOKS} times. A process
+ * that reads empty for another reason (running its exit, a zombie, gone, a kernel thread)
+ * costs two more reads, and one whose environment is empty those looks.
  *
  * @example
  * ```ts
@@ -65,9 +81,12 @@ export function readAfterExec(
   let text = read(file);
   for (let look = 0; text === "" && look < looks; look++) {
     const stat = read("stat");
-    if (stat === undefined || !midExec(parseStat(pid, stat), read("cmdline") ?? "")) {
-      return read(file);
-    }
+    if (stat === undefined) return read(file);
+    const info = parseStat(pid, stat);
+    if (!runsItsProgram(info)) return read(file);
+    const cmdline = read("cmdline") ?? "";
+    const writingEnvironment = file === "environ" && cmdline !== "" && look < ENVIRONMENT_LOOKS;
+    if (cmdline !== "" && !writingEnvironment) return read(file);
     pause();
     text = read(file);
   }

@@ -5,7 +5,7 @@
  * windows below are those a loop of fork, exec and a reader of /proc recorded on Linux 6.18.
  */
 import { describe, expect, it } from "vitest";
-import { midExec, readAfterExec } from "../../src/runtime/midExec.ts";
+import { ENVIRONMENT_LOOKS, midExec, readAfterExec } from "../../src/runtime/midExec.ts";
 import { parseStat } from "../../src/runtime/procStat.ts";
 
 const PID = 4711;
@@ -91,13 +91,26 @@ describe("readAfterExec", () => {
     }
   });
 
+  it("reads the environment the exec is writing once it is written", () => {
+    // The arguments are written first: for a while they read, and the environment does not.
+    const writing: Window = { ...SLEEPING, environ: "" };
+    const proc = process([writing, writing, SLEEPING]);
+    expect(readAfterExec(PID, "environ", proc.read, proc.pause)).toBe(SLEEPING.environ);
+    expect(proc.pauses).toBe(2);
+  });
+
+  it("takes an environment that stays empty beside arguments for empty, after a few looks", () => {
+    const proc = process([{ ...SLEEPING, environ: "" }]);
+    expect(readAfterExec(PID, "environ", proc.read, proc.pause)).toBe("");
+    expect(proc.pauses).toBe(ENVIRONMENT_LOOKS);
+  });
+
   it("does not wait for a process that reads empty for another reason", () => {
-    const envEmptied: Window = { ...SLEEPING, environ: "" };
     for (const [window, file] of [
       [EXITING_NOW, "cmdline"],
       [ZOMBIE, "cmdline"],
       [{}, "cmdline"],
-      [envEmptied, "environ"],
+      [{ ...EXITING_NOW, environ: "" }, "environ"],
     ] as const) {
       const proc = process([window]);
       expect(readAfterExec(PID, file, proc.read, proc.pause)).toBe(window[file]);
