@@ -1,7 +1,7 @@
-import { argumentError } from "../argumentError.ts";
 import { A_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { requireStateDir } from "../rank/requireStateDir.ts";
 import { requireObject } from "../requireObject.ts";
+import { requireOptionalSignal } from "../requireOptionalSignal.ts";
 import { TEARDOWN_PROCS_METHODS } from "./checkTeardownArguments.ts";
 import { checkTeardownTimeouts } from "./checkTeardownTimeouts.ts";
 import type { ReapOptions } from "./reaper.ts";
@@ -45,7 +45,5 @@ export function checkReapOptions(options: ReapOptions): void {
     requireMethods(where, "logger", options.logger, ["info", "warn"], "a pino logger");
   }
   if (options.teardown !== undefined) checkTeardownTimeouts(where, "teardown", options.teardown);
-  if (options.hurry !== undefined && !(options.hurry instanceof AbortSignal)) {
-    throw argumentError(where, "hurry", "an AbortSignal, or undefined", options.hurry);
-  }
+  requireOptionalSignal(where, "hurry", options.hurry);
 }

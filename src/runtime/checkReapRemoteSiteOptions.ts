@@ -4,6 +4,7 @@ import { requireDeploymentId } from "../rank/requireDeploymentId.ts";
 import { requireStateDir } from "../rank/requireStateDir.ts";
 import { requireObject } from "../requireObject.ts";
 import { requireOptionalFunction } from "../requireOptionalFunction.ts";
+import { requireOptionalSignal } from "../requireOptionalSignal.ts";
 import { checkTeardownTimeouts } from "./checkTeardownTimeouts.ts";
 import type { OrphanedSiteOptions } from "./remoteSite.ts";
 import { A_REMOTE_STATE_DIR } from "./remoteStateDir.ts";
@@ -71,8 +72,6 @@ export function checkReapRemoteSiteOptions(options: OrphanedSiteOptions): void {
     requireMethods(where, "logger", options.logger, ["debug", "info", "warn"], "a pino logger");
   }
   if (options.timeouts !== undefined) checkTeardownTimeouts(where, "timeouts", options.timeouts);
-  if (options.hurry !== undefined && !(options.hurry instanceof AbortSignal)) {
-    throw argumentError(where, "hurry", "an AbortSignal, or undefined", options.hurry);
-  }
+  requireOptionalSignal(where, "hurry", options.hurry);
   requireOptionalFunction(where, "onFolderNotRemoved", "(folder) => …", options.onFolderNotRemoved);
 }

@@ -3,6 +3,7 @@ import { ConfigError } from "../errors.ts";
 import { requireDeploymentIdentity } from "../rank/requireDeploymentIdentity.ts";
 import { requireObject } from "../requireObject.ts";
 import { requireOptionalFunction } from "../requireOptionalFunction.ts";
+import { requireOptionalSignal } from "../requireOptionalSignal.ts";
 import { checkTeardownTimeouts } from "./checkTeardownTimeouts.ts";
 import { requireMethods } from "./requireMethods.ts";
 import { requireTimerClock } from "./requireTimerClock.ts";
@@ -94,8 +95,6 @@ export function checkTeardownArguments(
     "a Procs, such as nodeProcs()",
   );
   requireTimerClock(where, "ports.clock", ports.clock);
-  if (ports.hurry !== undefined && !(ports.hurry instanceof AbortSignal)) {
-    throw argumentError(where, "ports.hurry", "an AbortSignal, or undefined", ports.hurry);
-  }
+  requireOptionalSignal(where, "ports.hurry", ports.hurry);
   checkTeardownTimeouts(where, "timeouts", timeouts);
 }
