@@ -21,6 +21,8 @@ const NO_SUCH_EXPORT = /^The requested module '([^']+)' does not provide an expo
 /** The same of a CommonJS module, whose named exports Node guesses from its code. */
 const NO_SUCH_CJS_EXPORT =
   /^Named export '([^']+)' not found\. The requested module '([^']+)' is a CommonJS module/;
+/** A file Node has no loader for (`baton run README.md`, an `import "./data.yaml"`). */
+const UNKNOWN_EXTENSION = /^Unknown file extension "([^"]+)" for (.+)$/;
 
 /**
  * Why the module `path` (at `absolute`) did not load, as a `ModuleLoadError` that names the
@@ -33,7 +35,9 @@ const NO_SUCH_CJS_EXPORT =
  *   it in the folder of that file's package.json (`MODULE_MISSING_IMPORT`; a local file that
  *   is not there: to check the path);
  * - a throw (or a rejected top-level `await`) while loading: where, what it said, to fix the
- *   module's top-level code, and how to see the whole stack (`MODULE_THREW`).
+ *   module's top-level code, and how to see the whole stack (`MODULE_THREW`);
+ * - a file that is no module (a `.md` given, a `.yaml` imported): the modules baton loads, or
+ *   to read an imported one as a file (`MODULE_LOAD`).
  * Anything else keeps Node's message (`MODULE_LOAD`). `error` is the `cause`.
  *
  * @example
@@ -82,6 +86,16 @@ export function moduleLoadFailure(error: unknown, path: string, absolute: string
       { file: importer },
       cause,
     );
+  }
+  const notModule = code === "ERR_UNKNOWN_FILE_EXTENSION" ? UNKNOWN_EXTENSION.exec(message) : null;
+  if (notModule !== null) {
+    const extension = notModule[1]!;
+    const file = notModule[2]!;
+    const says =
+      file === absolute
+        ? `it is a ${extension} file, not a module: give a TypeScript (.ts, .mts, .cts) or JavaScript (.js, .mjs, .cjs) file`
+        : `it imports ${file}, a ${extension} file, which is not a module: import TypeScript, JavaScript or JSON, or read the file with readFileSync`;
+    return new ModuleLoadError("MODULE_LOAD", `${failed}: ${says}`, { file }, cause);
   }
   const at = thrownAt(error);
   // Node's loader throws its errors (a name it cannot resolve, a file it cannot load) with a

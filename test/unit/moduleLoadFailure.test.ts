@@ -201,15 +201,37 @@ describe("moduleLoadFailure", () => {
     );
   });
 
-  it("keeps Node's word for another failure of its loader", () => {
-    const unknown = nodeError(
+  it("says a file Node has no loader for is no module: the one given, or one it imports", () => {
+    const given = nodeError(
+      'Unknown file extension ".md" for /home/me/README.md',
+      "ERR_UNKNOWN_FILE_EXTENSION",
+    );
+    const readme = moduleLoadFailure(given, "README.md", "/home/me/README.md");
+    expect(readme.code).toBe("MODULE_LOAD");
+    expect(readme.at).toEqual({ file: "/home/me/README.md" });
+    expect(readme.message).toBe(
+      "could not load README.md: it is a .md file, not a module: give a TypeScript (.ts, .mts, .cts) or JavaScript (.js, .mjs, .cjs) file",
+    );
+    const imported = nodeError(
       'Unknown file extension ".yaml" for /home/me/a.yaml',
       "ERR_UNKNOWN_FILE_EXTENSION",
     );
-    const error = moduleLoadFailure(unknown, "graph.ts", "/home/me/graph.ts");
+    const yaml = moduleLoadFailure(imported, "graph.ts", "/home/me/graph.ts");
+    expect(yaml.at).toEqual({ file: "/home/me/a.yaml" });
+    expect(yaml.message).toBe(
+      "could not load graph.ts: it imports /home/me/a.yaml, a .yaml file, which is not a module: import TypeScript, JavaScript or JSON, or read the file with readFileSync",
+    );
+  });
+
+  it("keeps Node's word for another failure of its loader", () => {
+    const directory = nodeError(
+      "Directory import '/home/me/lib' is not supported resolving ES modules imported from /home/me/graph.ts",
+      "ERR_UNSUPPORTED_DIR_IMPORT",
+    );
+    const error = moduleLoadFailure(directory, "graph.ts", "/home/me/graph.ts");
     expect(error.code).toBe("MODULE_LOAD");
     expect(error.message).toMatch(
-      /^could not load graph\.ts: Unknown file extension "\.yaml" for \/home\/me\/a\.yaml/,
+      /^could not load graph\.ts: Directory import '\/home\/me\/lib' is not supported/,
     );
   });
 });
