@@ -148,12 +148,19 @@ export async function graphOf(module: Record<string, unknown>, path: string): Pr
     if (keys.length > 0 && Object.values(graph).every(isGraph)) {
       throw new BatonError(
         "NO_GRAPH",
-        `${path} exports no graph: its export is an object of jobs (${keys.slice(0, 3).join(", ")}${keys.length > 3 ? ", …" : ""}), where a graph is a list of jobs or one job; export its values as a list (\`export default Object.values(…).flat()\`, or \`export default [${keys.length > 3 ? "…" : keys.join(", ")}]\`)`,
+        `${path} exports no graph: its export is an object of jobs (${firstKeys(keys)}), where a graph is a list of jobs or one job; export its values as a list (\`export default Object.values(…).flat()\`, or \`export default [${keys.length > 3 ? "…" : keys.join(", ")}]\`)`,
       );
     }
+    if (isJobModuleLike(graph)) {
+      throw new BatonError(
+        "NO_GRAPH",
+        `${path} exports no graph: its export is neither a job nor a list of jobs (a job module? give the graph module, and this file as --jobs)`,
+      );
+    }
+    // Another object (`baton run package.json`) is no job module either: say what a graph is.
     throw new BatonError(
       "NO_GRAPH",
-      `${path} exports no graph: its export is neither a job nor a list of jobs (a job module? give the graph module, and this file as --jobs)`,
+      `${path} exports no graph: its export is ${keys.length === 0 ? "an empty object" : `an object (${firstKeys(keys)})`}, neither a job nor a list of jobs; a graph module exports its jobs: \`export default [job("kind", input), …]\``,
     );
   }
   return (Array.isArray(graph) ? graph : [graph]) as JobSpec[];
@@ -180,6 +187,11 @@ function noGraph(exported: Record<string, unknown>, path: string): BatonError {
     "NO_GRAPH",
     `${path} exports no graph${has}: add \`export default [job("kind", input), …]\` (in CommonJS, \`module.exports = [job("kind", input), …]\`)`,
   );
+}
+
+/** The first three of `keys`, and `…` for the rest. */
+function firstKeys(keys: readonly string[]): string {
+  return `${keys.slice(0, 3).join(", ")}${keys.length > 3 ? ", …" : ""}`;
 }
 
 /** A promise (any thenable), such as an async function's result exported as the graph. */

@@ -158,6 +158,16 @@ describe("a hand-written CommonJS module", () => {
       "jobs.cjs exports no graph: its export is neither a job nor a list of jobs (a job module? give the graph module, and this file as --jobs)",
     );
   });
+
+  it("exporting an object of neither jobs nor handlers (baton run package.json), is told what a graph module exports, not asked whether it is a job module", async () => {
+    const manifest = { name: "app", version: "1.0.0", type: "module", dependencies: {} };
+    await expect(graphOf({ default: manifest }, "package.json")).rejects.toThrow(
+      'package.json exports no graph: its export is an object (name, version, type, …), neither a job nor a list of jobs; a graph module exports its jobs: `export default [job("kind", input), …]`',
+    );
+    await expect(graphOf({ default: {} }, "graph.ts")).rejects.toThrow(
+      "graph.ts exports no graph: its export is an empty object, neither a job nor a list of jobs",
+    );
+  });
 });
 
 describe("importUserModule", () => {
