@@ -14,6 +14,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -154,6 +155,9 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
     const help = await runNode(dir, baton, "help");
     const quickStart = "run node_modules/baton/examples/pipeline.graph.ts --store .baton";
     expect(help.out).toContain(`\nQuick start: baton ${quickStart}\n`);
+    // The README's Quick start gives a project that installed baton the same command.
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8").replace(/\s+/g, " ");
+    expect(readme).toContain(`\`npx baton ${quickStart}\``);
     const example = await runNode(dir, baton, ...quickStart.split(" "), "--workers", "1");
     expect(example.out).toContain("✓ every job completed");
     expect(example.code).toBe(0);

@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_ABORT_GRACE_MS } from "../../src/cli/handlerThread.ts";
 import { MOST_GPUS } from "../../src/cli/resourceAmount.ts";
 import { summaryTable } from "../../src/cli/summaryTable.ts";
-import { JOB_OPTIONS } from "../../src/graph/job.ts";
+import { JOB_OPTIONS, job } from "../../src/graph/job.ts";
 import { DEFAULT_RETRIES } from "../../src/graph/planGraph.ts";
 import {
   DEFAULT_DEAD_AFTER_MS,
@@ -34,7 +34,7 @@ import {
   ENDED_DEPLOYMENT_KEPT_MS,
   KEEP_ENDED_DEPLOYMENTS,
 } from "../../src/runtime/deploymentLogs.ts";
-import { DEFAULT_CANCEL_GRACE_MS } from "../../src/runtime/engine.ts";
+import { createEngine, DEFAULT_CANCEL_GRACE_MS } from "../../src/runtime/engine.ts";
 import { POOL_OPTIONS } from "../../src/runtime/inProcessPool.ts";
 import {
   INSPECTOR_CLOSE_TIMEOUT_MS,
@@ -334,5 +334,30 @@ describe.each([
       (span) => /^[a-z]+[A-Z]\w*(\.\w+)*\.(ts|mts|mjs)$/.test(span) && !names.has(span),
     );
     expect(missing).toEqual([]);
+  });
+});
+
+describe("README.md, to a user of the installed package", () => {
+  it("says how to run a program of theirs in TypeScript, which the Node baton supports does not run itself", () => {
+    const { engines } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      engines: { node: string };
+    };
+    // Node runs a .ts file itself only from 22.18 on (23.6 for 23): not baton's oldest, 20.
+    expect(Number(/\d+/.exec(engines.node)?.[0])).toBeLessThan(22);
+    expect(README.replace(/\s+/g, " ")).toContain(
+      'Node 20 runs no `.ts` file itself (`Unknown file extension ".ts"`): run a program of yours in TypeScript with tsx (`npm install -D tsx`, then `npx tsx app.ts`)',
+    );
+  });
+
+  it("says what result.jobs is, a Map, whose outcomes Object.values does not see", async () => {
+    const spec = job("double", 21);
+    const result = await createEngine({ jobs: { double: (n: number) => n * 2 }, workers: 1 }).run([
+      spec,
+    ]);
+    expect(result.jobs).toBeInstanceOf(Map);
+    expect(Object.values(result.jobs)).toEqual([]);
+    expect(README.replace(/\s+/g, " ")).toContain(
+      "`result.jobs` holds every outcome by id (a `Map`: `result.jobs.values()`, not `Object.values`)",
+    );
   });
 });
