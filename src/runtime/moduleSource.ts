@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { ConfigError } from "../errors.ts";
+import { nearestFile } from "./nearestFile.ts";
 
 /** `from "./x"`, `import "./x"`, `import("./x")`, `require("./x")`: a relative specifier. */
 const RELATIVE_IMPORT =
@@ -62,7 +63,10 @@ export function moduleFiles(path: string): Map<string, string> {
   return texts;
 }
 
-/** The job module's own text; a module that cannot be read is a `ConfigError` naming it. */
+/**
+ * The job module's own text; a module that cannot be read is a `ConfigError` naming it, and
+ * the file of a close name beside one that is not there (`jbos.ts`: did you mean jobs.ts?).
+ */
 function readModule(file: string, given: string): string {
   try {
     return readFileSync(file, "utf8");
@@ -72,7 +76,8 @@ function readModule(file: string, given: string): string {
       `cannot read the job module ${file} (${reason}): give the path of the job module file its workers load` +
         (file === given
           ? ""
-          : ` (a relative path such as ${given} is taken from ${process.cwd()})`),
+          : ` (a relative path such as ${given} is taken from ${process.cwd()})`) +
+        (reason === "ENOENT" ? nearestFile(given) : ""),
       { cause: error },
     );
   }

@@ -2,7 +2,7 @@
  * `moduleSource`: the text a job module's code hash covers is the module and every local file
  * it imports, so a worker whose imported handler file differs is told apart.
  */
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, createEngine, localPool } from "../../src/index.ts";
@@ -84,6 +84,11 @@ describe("moduleSource", () => {
     expect(engine).toThrow(ConfigError);
     expect(engine).toThrow(
       `cannot read the job module ${resolve("no-such-jobs.ts")} (ENOENT): give the path of the job module file its workers load (a relative path such as no-such-jobs.ts is taken from ${process.cwd()})`,
+    );
+    // A typo of a file that is there: the file meant, as the path given names it.
+    writeFileSync(join(dir, "jobs.ts"), "export default {};\n");
+    expect(() => moduleSource(join(dir, "jbos.ts"))).toThrow(
+      `cannot read the job module ${join(dir, "jbos.ts")} (ENOENT): give the path of the job module file its workers load; did you mean ${join(dir, "jobs.ts")}?`,
     );
   });
 });
