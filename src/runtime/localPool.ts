@@ -649,7 +649,8 @@ class Pool extends EventEmitter<LocalPoolEvents> implements LocalPool {
             "WORKER_CANNOT_START",
             `${ended}, which a new worker would too (bad usage, a job module that does not load, ` +
               "or a setup the coordinator refused: a job module other than the one it hashed, " +
-              `which changed on disk since?), so the local pool does not replace it. Its log ${slot.logFile} says why. ${tail}`,
+              "changed on disk since, or defining other kinds or versions than createEngine's " +
+              `jobs?), so the local pool does not replace it. Its log ${slot.logFile} says why. ${tail}`,
             previous.worker,
             slot.logFile,
           )

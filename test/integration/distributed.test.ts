@@ -253,6 +253,20 @@ describe("runs over real sockets with worker processes", () => {
     expect(workerChildren()).toEqual([]);
   }, 60_000);
 
+  it("names createEngine's jobs among what a refused job module may be, when they define kinds the pool's jobsModule does not", async () => {
+    // jobs and jobsModule disagree: the coordinator hashes jobs' kinds, the workers the file's.
+    const engine = createEngine({
+      jobs: { other: () => 1 },
+      workers: localPool({ jobsModule: fixture, count: 1 }),
+    });
+    const error = (await engine.run([job("other", null)]).catch((e: unknown) => e)) as PoolError;
+    expect(error).toMatchObject({ code: "WORKER_CANNOT_START", worker: "local-1" });
+    expect(error.message).toContain(
+      "a job module other than the one it hashed, changed on disk since, or defining other kinds or versions than createEngine's jobs?",
+    );
+    expect(workerChildren()).toEqual([]);
+  }, 60_000);
+
   it("a cancel right after the pool started its workers returns within 2 s, every worker gone, instead of waiting 5 s for those still starting", async () => {
     const dir = tempDir();
     const inner = localPool({ jobsModule: slowStart, count: 2 });
