@@ -31,13 +31,26 @@ export function jobId(kind: string, input: Json, deps: readonly string[], versio
  * The first 16 characters of `hex` as a string of their own. V8's `slice` of 13 characters or
  * more is a view of the whole string: every id then held its 64-digit digest too (about 80 B
  * more a job in the plan and the board), and each comparison with an id read from a frame
- * went through the view (a lookup in a map of 100,000 ids took twice as long).
+ * went through the view (a lookup in a map of 100,000 ids took twice as long). The codes are
+ * passed as arguments, not through `apply` of an array (about 35 ns less an id).
  */
 function firstSixteen(hex: string): string {
-  const codes = DIGITS;
-  for (let i = 0; i < 16; i++) codes[i] = hex.charCodeAt(i);
-  return String.fromCharCode.apply(null, codes);
+  return String.fromCharCode(
+    hex.charCodeAt(0),
+    hex.charCodeAt(1),
+    hex.charCodeAt(2),
+    hex.charCodeAt(3),
+    hex.charCodeAt(4),
+    hex.charCodeAt(5),
+    hex.charCodeAt(6),
+    hex.charCodeAt(7),
+    hex.charCodeAt(8),
+    hex.charCodeAt(9),
+    hex.charCodeAt(10),
+    hex.charCodeAt(11),
+    hex.charCodeAt(12),
+    hex.charCodeAt(13),
+    hex.charCodeAt(14),
+    hex.charCodeAt(15),
+  );
 }
-
-/** `firstSixteen`'s character codes, reused call after call. */
-const DIGITS: number[] = new Array(16).fill(0);

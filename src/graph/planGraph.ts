@@ -7,6 +7,7 @@ import { formatResources } from "./formatResources.ts";
 import {
   type Backoff,
   type JobSpec,
+  type Json,
   type PlannedJob,
   RESOURCE_NAMES,
   type Resources,
@@ -14,7 +15,7 @@ import {
 import { jobId } from "./jobId.ts";
 import { label, preview } from "./label.ts";
 import { MAX_LISTED, noWorkerCanTake } from "./noWorkerCanTake.ts";
-import { toJson } from "./toJson.ts";
+import { isJsonPrimitive, toJson } from "./toJson.ts";
 
 /**
  * A validated graph, ready to schedule.
@@ -145,16 +146,30 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
     return at === undefined ? undefined : ids[at];
   };
   const jobs = new Map<string, PlannedJob>();
+  // What the job module says of a kind, asked again only when the kind changes from the job
+  // before (a graph's jobs come in runs of one kind): three lookups a job were one.
+  let kind: string | undefined;
+  let version = "";
+  let launches: boolean | undefined;
+  let kindTimeoutMs: number | undefined;
   for (const spec of order) {
-    const launches = options.launchesRanks?.(spec.kind);
+    if (spec.kind !== kind) {
+      kind = spec.kind;
+      version = versions.get(kind)!;
+      launches = options.launchesRanks?.(kind);
+      kindTimeoutMs = options.timeoutOf?.(kind);
+    }
     if (launches !== undefined) checkRanks(spec, launches);
+    const { after } = spec;
     const deps =
-      spec.after.length === 0
+      after.length === 0
         ? NO_DEPS
-        : [...new Set(spec.after.map((dep) => ids[positions.get(dep)!]!))];
-    const input = toJson(spec.input, `input of job "${spec.kind}"`);
-    const id = jobId(spec.kind, input, deps, versions.get(spec.kind)!);
-    const timeoutMs = spec.timeoutMs ?? options.timeoutOf?.(spec.kind);
+        : after.length === 1
+          ? [ids[positions.get(after[0])!]!]
+          : [...new Set(after.map((dep) => ids[positions.get(dep)!]!))];
+    const input = inputOf(spec);
+    const id = jobId(spec.kind, input, deps, version);
+    const timeoutMs = spec.timeoutMs ?? kindTimeoutMs;
     ids.push(id);
     const planned: PlannedJob = {
       id,
@@ -183,7 +198,7 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
       const version = versions.get(spec.kind) ?? options.versionOf(spec.kind);
       const deps = spec.after.map((dep) => idIn(dep) ?? sameJobId(dep));
       if (version === undefined || deps.includes(undefined)) return undefined;
-      const input = toJson(spec.input, `input of job "${spec.kind}"`);
+      const input = inputOf(spec);
       return jobId(spec.kind, input, [...new Set(deps as string[])], version);
     } catch {
       return undefined; // not a job spec, or an input no plan could hold
@@ -205,6 +220,16 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
       ]);
     },
   };
+}
+
+/**
+ * A job's input as JSON: a primitive as it is, anything else copied by `toJson`, whose label
+ * (a string a job) is built only then.
+ */
+function inputOf(spec: JobSpec): Json {
+  return isJsonPrimitive(spec.input)
+    ? spec.input
+    : toJson(spec.input, `input of job "${spec.kind}"`);
 }
 
 /** A copy of a job's `requires`, or the shared {@link NO_REQUIREMENTS} when it has no field. */
@@ -309,8 +334,8 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
   }
   const invalid = (what: string, rule: string) =>
     bad(`Job ${label(spec as JobSpec)} has ${what}; ${rule}.`, [kind]);
-  const missing = [after === undefined && "after", requires === undefined && "requires"];
-  if (missing.some(Boolean)) {
+  if (after === undefined || requires === undefined) {
+    const missing = [after === undefined && "after", requires === undefined && "requires"];
     throw bad(
       `The job at ${from()} (kind ${preview(kind)}) has no ${missing.filter(Boolean).join(" and no ")}: it was not made by job(); make jobs with job(kind, input, options), which fills them in.`,
       [kind],
@@ -329,7 +354,9 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
   if (typeof requires !== "object" || requires === null) {
     throw invalid(`requires ${preview(requires)}`, "requires must be an object");
   }
-  for (const [key, value] of Object.entries(requires)) {
+  for (const key in requires) {
+    if (!Object.hasOwn(requires, key)) continue;
+    const value = (requires as Record<string, unknown>)[key];
     if (!RESOURCE_KEYS.includes(key)) {
       throw invalid(
         `requires.${key}`,

@@ -286,6 +286,39 @@ describe("planGraph", () => {
     expect([...plan.jobs.values()].map((j) => j.timeoutMs)).toEqual([1_000, 5]);
   });
 
+  it("asks the job module about a kind once for each run of jobs of that kind", () => {
+    const asked: string[] = [];
+    const plan = planGraph(
+      [job("fetch", 1), job("fetch", 2), job("parse", 3), job("parse", 4), job("fetch", 5)],
+      {
+        ...known,
+        timeoutOf: (kind) => {
+          asked.push(`timeout ${kind}`);
+          return kind === "parse" ? 2_000 : undefined;
+        },
+        launchesRanks: (kind) => {
+          asked.push(`ranks ${kind}`);
+          return false;
+        },
+      },
+    );
+    expect(asked).toEqual([
+      "ranks fetch",
+      "timeout fetch",
+      "ranks parse",
+      "timeout parse",
+      "ranks fetch",
+      "timeout fetch",
+    ]);
+    expect([...plan.jobs.values()].map((j) => j.timeoutMs)).toEqual([
+      undefined,
+      undefined,
+      2_000,
+      2_000,
+      undefined,
+    ]);
+  });
+
   it("checks resources only when workers are given", () => {
     const spec = job("train", null, { requires: { gpus: 8 } });
     expect(planGraph([spec], known).jobs.size).toBe(1);
