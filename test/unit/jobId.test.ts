@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { job } from "../../src/graph/job.ts";
+import { canonicalJson } from "../../src/graph/canonicalJson.ts";
+import { type Json, job } from "../../src/graph/job.ts";
 import { jobId } from "../../src/graph/jobId.ts";
 import { planGraph } from "../../src/graph/planGraph.ts";
 
@@ -39,6 +41,24 @@ describe("jobId", () => {
     expect(jobId("ab", "c", [], "1")).not.toBe(jobId("a", "bc", [], "1"));
     expect(jobId("k", "1", [], "1")).not.toBe(jobId("k", 1, [], "1"));
     expect(jobId("k", null, ["a,b"], "1")).not.toBe(jobId("k", null, ["a", "b"], "1"));
+  });
+
+  it("hashes the JSON array of its parts, whatever kind and version came before", () => {
+    const digest = (parts: unknown[]) =>
+      createHash("sha256").update(JSON.stringify(parts)).digest("hex").slice(0, 16);
+    const parts: [string, Json, string[], string][] = [
+      ['say "hi"', { b: 1, a: "é" }, [], "1\n"],
+      ["k", 2, ["b", "a"], "1"],
+      ['say "hi"', "x", ["a"], "1\n"],
+      ['say "hi"', null, [], "2"],
+      ["", 0, [], ""],
+    ];
+    for (const [kind, input, deps, version] of [...parts, ...parts]) {
+      const sorted = [...new Set(deps)].sort();
+      expect(jobId(kind, input, deps, version)).toBe(
+        digest([kind, canonicalJson(input), sorted, version]),
+      );
+    }
   });
 
   it("merges identical jobs of a graph into one", () => {
