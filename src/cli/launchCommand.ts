@@ -19,6 +19,7 @@ import { MOST_KEPT_LOGS } from "../runtime/mostKeptLogs.ts";
 import { nodeClock } from "../runtime/nodeClock.ts";
 import { DEFAULT_RANK_GROUP_TIMEOUTS } from "../runtime/rankGroup.ts";
 import { shellLine } from "../runtime/shellQuote.ts";
+import { parseRankHost } from "../runtime/sshTarget.ts";
 import { type GroupProgress, watchGroup } from "../viz/groupProgress.ts";
 import { choiceFlag } from "./choiceFlag.ts";
 import { closeDashboard } from "./closeDashboard.ts";
@@ -419,8 +420,9 @@ const EXIT_GRACE_MS = 1_000;
 
 /**
  * `--hosts`: comma-separated hosts in rank order, each optionally `*COUNT` for COUNT ranks in
- * a row, `MOST_RANKS` in all; the host specs themselves are checked by the launch
- * (`parseRankHost`).
+ * a row, `MOST_RANKS` in all. Each host spec is checked here (`parseRankHost`), before
+ * `--world` is compared with the count: `--world 2 --hosts gpu-2` is told that `gpu-2` is no
+ * host spec (its `ssh://USER@` is missing), not that it places 1 rank.
  */
 function hostList(text: string): string[] {
   const entries = text.split(",").map((entry) => {
@@ -432,6 +434,7 @@ function hostList(text: string): string[] {
         `--hosts entry "${entry}" must be a host (\`local\` or ssh://USER@HOST[:PORT]) with an optional *COUNT, as in local*2,ssh://alice@gpu-2*2`,
       );
     }
+    parseRankHost(host);
     return { host, count: Number(count) };
   });
   const ranks = entries.reduce((sum, { count }) => sum + count, 0);

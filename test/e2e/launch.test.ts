@@ -837,6 +837,11 @@ describe.concurrent("baton launch's refusals of bad usage", () => {
       ["--hosts", "local*999999,local", "--", "true"],
       "--hosts places 1000000 ranks; a launch starts at most 65536",
     ],
+    // The host's own mistake first: a count fixed to match would still be refused for it.
+    [
+      ["--world", "2", "--hosts", "gpu-2", "--", "true"],
+      'baton launch: host "gpu-2" is not valid: it is neither `local` nor an ssh:// URL',
+    ],
     [
       ["--world", "2", "true", "--verbose"],
       "unknown flag --verbose; if it is the command's own, put the command after -- (baton launch --world 2 -- cmd --its-flags) (baton launch --help lists its flags)",
