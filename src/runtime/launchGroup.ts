@@ -111,6 +111,12 @@ const SPAWN_SLICE_MS = 50;
  */
 const REAPER_CLAIM_POLL_MS = 20;
 const REAPER_CLAIM_WAITS = 100;
+/**
+ * What a failed barrier's message adds when no rank wrote a marker at all: most often a plain
+ * program (a training script) that was never written to say it is ready.
+ */
+const NO_MARKER_AT_ALL =
+  " No rank wrote a marker at all: a program that writes none (a plain training script) is never ready, and passes the barrier only by exiting 0 before the load timeout; give it a load timeout longer than its run, or have it write its marker.";
 
 /**
  * Launches a rank group, like torchrun: `worldSize` processes of `argv`, on this machine or,
@@ -1234,6 +1240,14 @@ class LaunchedGroup implements RankGroup {
     }));
   }
 
+  /** Whether no rank wrote a marker the launcher read, its own or not: a program that writes none. */
+  private noMarkerAtAll(): boolean {
+    return (
+      this.markersNotCounted.size === 0 &&
+      this.ranks.every((actor) => actor.getSnapshot().context.phase === undefined)
+    );
+  }
+
   /** The group's failure as an error a person can act on, quoting the rank's log. */
   private async failureError(
     failure: GroupFailure,
@@ -1254,7 +1268,7 @@ class LaunchedGroup implements RankGroup {
       REAP_FAILED: "",
       DEPLOYMENT_BLOCKED: "",
       LAUNCH_FAILED: "",
-      BARRIER_TIMEOUT: ` A rank is ready once it writes ${this.paths.dir}/rank-R.marker.json with phase "ready" (the baton rank library and examples/ranks/rank.py do); raise the load timeout (--load-timeout-ms, or timeouts.loadTimeoutMs) if loading takes longer.${markersNotCounted([...this.markersNotCounted.values()])}`,
+      BARRIER_TIMEOUT: ` A rank is ready once it writes ${this.paths.dir}/rank-R.marker.json with phase "ready" (the baton rank library and examples/ranks/rank.py do); raise the load timeout (--load-timeout-ms, or timeouts.loadTimeoutMs) if loading takes longer.${this.noMarkerAtAll() ? NO_MARKER_AT_ALL : markersNotCounted([...this.markersNotCounted.values()])}`,
       RANK_FAILED:
         this.worldSize === 1
           ? ""

@@ -76,3 +76,13 @@ it("a rank that exits with another code gets no such advice", async () => {
   expect(error.retryable).toBeUndefined();
   expect(error.message).not.toMatch(/Exit code/);
 });
+
+it("a barrier that no rank wrote a marker for says so, and that a plain program needs a load timeout longer than its run", async () => {
+  // Ranks that run on and never write a marker, as a plain training script does.
+  const { group, settle } = simGroup(2, () => ({}), { timeouts: { loadTimeoutMs: 500 } });
+  const error = (await settle(group.wait())) as RankGroupError;
+  expect(error.code).toBe("BARRIER_TIMEOUT");
+  expect(error.message).toContain(
+    "No rank wrote a marker at all: a program that writes none (a plain training script) is never ready, and passes the barrier only by exiting 0 before the load timeout; give it a load timeout longer than its run",
+  );
+});
