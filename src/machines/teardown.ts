@@ -3,6 +3,7 @@ import { givenOverrides, type Overrides } from "../overrides.ts";
 import type { ProcInfo, ProcState, Signal, SignalOutcome } from "../runtime/ports.ts";
 import { carriesDeployment, envCarries } from "./carriesDeployment.ts";
 import type { PlantedBug } from "./plantedBugs.ts";
+import { programName } from "./programName.ts";
 
 /** How long each step of a teardown may take, and how often liveness is probed meanwhile. */
 export interface TeardownTimeouts {
@@ -104,7 +105,8 @@ export interface OtherProcess {
   pgid: number;
   /**
    * Its program (`argv[0]`) when it was first signalled, without its arguments, which may hold
-   * what a log must not (as a local worker's strays are named).
+   * what a log must not (as a local worker's strays are named); of one whose arguments were
+   * gone by then, the kernel's name for it and why (`python3, exiting`: see `programName`).
    */
   program: string;
   /** The `RANK` of its environment, when that environment carries the deployment. */
@@ -372,7 +374,7 @@ function withOthers(
     added.push({
       pid: proc.pid,
       pgid: proc.pgid,
-      program: proc.argv[0] ?? "?",
+      program: programName(proc),
       ...(rank !== undefined && /^\d+$/.test(rank) && { rank: Number(rank) }),
       swept,
     });

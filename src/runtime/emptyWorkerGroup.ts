@@ -1,3 +1,4 @@
+import { programName } from "../machines/programName.ts";
 import { isAlive } from "../rank/launcherWatch.ts";
 import { refuseCgroupHoldingThisProcess } from "./cgroupHoldsThisProcess.ts";
 import type { Clock, ProcInfo, Procs, Signal, SignalOutcome } from "./ports.ts";
@@ -8,7 +9,10 @@ export type StrayEnd = "SIGTERM" | "SIGKILL" | "still running";
 /** A process found in a worker's process group or cgroup after the worker exited. */
 export interface Stray {
   pid: number;
-  /** Its program (`argv[0]`), without its arguments, which may hold what a log must not. */
+  /**
+   * Its program (`argv[0]`), without its arguments, which may hold what a log must not; of one
+   * whose arguments were gone when first seen, the kernel's name for it and why (`programName`).
+   */
   program: string;
   /**
    * Gone after the SIGTERM, gone after the SIGKILL, or still running `killAfterMs` after that
@@ -106,8 +110,9 @@ export async function emptyWorkerGroup(
   const containment = cgroup === undefined ? undefined : procs.containment;
   const found = new Map<number, Omit<Stray, "ended">>();
   const record = (left: readonly ProcInfo[], escaped: boolean) => {
-    for (const { pid, argv } of left) {
-      if (!found.has(pid)) found.set(pid, { pid, program: argv[0] ?? "?", escaped });
+    for (const proc of left) {
+      if (!found.has(proc.pid))
+        found.set(proc.pid, { pid: proc.pid, program: programName(proc), escaped });
     }
   };
   /** What is left: the group's live members, and the cgroup's outside the group. */

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import type { Logger } from "pino";
 import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
+import { programName } from "../machines/programName.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { checkConnect, workerConnect } from "./coordinatorAddress.ts";
@@ -691,7 +692,7 @@ function inheritedEnv(): Record<string, string> {
  */
 function whileRunning(left: readonly ProcInfo[]): string {
   if (left.length === 0) return "";
-  const each = left.map((p) => `${p.pid} (${p.argv[0] ?? "?"})`).join(", ");
+  const each = left.map((p) => `${p.pid} (${programName(p)})`).join(", ");
   const still = left.length === 1 ? "a process it started" : `${left.length} processes it started`;
   return (
     ` (${still} still ran: ${each}, stopped next; that exit is the worker's own only if the ` +

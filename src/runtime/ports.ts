@@ -125,6 +125,13 @@ export interface ProcInfo {
    * or not at all, whatever they were. Absent when not exiting, or when the table does not say.
    */
   exiting?: boolean | undefined;
+  /**
+   * The kernel's name for its program (the `comm` of `/proc/PID/stat`: the name of the file it
+   * executed, cut to 15 bytes), which it keeps from its exec until it is reaped, when its
+   * arguments are gone (running its exit, a zombie): what names it then (`programName`).
+   * Absent when the table does not say.
+   */
+  name?: string | undefined;
 }
 
 /** What `Procs.spawn` starts, and how. */

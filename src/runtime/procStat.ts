@@ -23,27 +23,36 @@ export type ProcStat = Omit<ProcInfo, "argv">;
 const PF_EXITING = 0x4;
 
 /**
- * Pid, parent, process group and state from the text of Linux's `/proc/PID/stat`, wherever
- * it was read (here, or on a remote host), and `exiting` when its flags say it runs its exit
- * (`PF_EXITING`). `PID (COMM) STATE PPID PGRP SESSION TTY TPGID FLAGS …`: COMM may hold
- * spaces and `)`, so the line is cut at the last `)`. An unknown state letter is an error
- * naming the pid.
+ * Pid, parent, process group, state and the kernel's name for the program (`name`, COMM) from
+ * the text of Linux's `/proc/PID/stat`, wherever it was read (here, or on a remote host), and
+ * `exiting` when its flags say it runs its exit (`PF_EXITING`).
+ * `PID (COMM) STATE PPID PGRP SESSION TTY TPGID FLAGS …`: COMM may hold spaces and `)`, so the
+ * line is cut at the last `)`. An unknown state letter is an error naming the pid.
  *
  * @example
  * ```ts
- * parseStat(42, "42 (sleep) S 1 42 42 0 -1 4194304 …"); // { pid: 42, ppid: 1, pgid: 42, state: "sleeping" }
- * parseStat(43, "43 (sleep) R 1 43 43 0 -1 4194308 …"); // { pid: 43, ppid: 1, pgid: 43, state: "running", exiting: true }
+ * parseStat(42, "42 (sleep) S 1 42 42 0 -1 4194304 …"); // { pid: 42, ppid: 1, pgid: 42, state: "sleeping", name: "sleep" }
+ * parseStat(43, "43 (sleep) R 1 43 43 0 -1 4194308 …"); // { pid: 43, ppid: 1, pgid: 43, state: "running", name: "sleep", exiting: true }
  * ```
  */
 export function parseStat(pid: number, stat: string): ProcStat {
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const end = stat.lastIndexOf(")");
+  const fields = stat.slice(end + 2).split(" ");
   const [letter = "", ppid = "", pgid = ""] = fields;
   const state = STATES[letter];
   if (state === undefined) {
     throw new Error(`unknown process state ${JSON.stringify(letter)} in /proc/${pid}/stat`);
   }
+  const name = stat.slice(stat.indexOf("(") + 1, end);
   const exiting = (Number(fields[6]) & PF_EXITING) !== 0;
-  return { pid, ppid: Number(ppid), pgid: Number(pgid), state, ...(exiting && { exiting }) };
+  return {
+    pid,
+    ppid: Number(ppid),
+    pgid: Number(pgid),
+    state,
+    name,
+    ...(exiting && { exiting }),
+  };
 }
 
 /**
@@ -81,7 +90,7 @@ export function parseCmdline(cmdline: string): string[] {
  * @example
  * ```ts
  * parseProcStat(42, "42 (sleep) S 1 42 42 0 -1 …", "sleep\u000030\u0000");
- * // { pid: 42, ppid: 1, pgid: 42, state: "sleeping", argv: ["sleep", "30"] }
+ * // { pid: 42, ppid: 1, pgid: 42, state: "sleeping", name: "sleep", argv: ["sleep", "30"] }
  * ```
  */
 export function parseProcStat(pid: number, stat: string, cmdline: string): ProcInfo {

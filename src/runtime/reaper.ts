@@ -7,6 +7,7 @@ import {
   type DeploymentIdentity,
   envCarries,
 } from "../machines/carriesDeployment.ts";
+import { programName } from "../machines/programName.ts";
 import type { Overrides } from "../overrides.ts";
 import { type DeploymentPaths, deploymentPaths, isDeploymentId } from "../rank/deploymentPaths.ts";
 import { isAlive, leaseLauncherGone, manifestLauncherGone } from "../rank/launcherWatch.ts";
@@ -435,7 +436,7 @@ function strayProcesses(
       {
         pid,
         pgid: info.pgid,
-        program: info.argv[0] ?? "?",
+        program: programName(info),
         ...(rank !== undefined && /^\d+$/.test(rank) && { rank: Number(rank) }),
         swept: false,
       },

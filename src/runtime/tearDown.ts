@@ -124,6 +124,7 @@ export function readTable(
     pgid: info.pgid,
     state: info.state,
     ...(info.exiting === true && { exiting: true }),
+    ...(info.name !== undefined && { name: info.name }),
     get argv() {
       return info.argv;
     },

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   emptyWorkerGroup,
+  type LiveRemains,
   type Stray,
   type WorkerRemains,
 } from "../../src/runtime/emptyWorkerGroup.ts";
@@ -18,10 +19,11 @@ async function empty(
   remains: number | WorkerRemains,
   clock: SimClock,
   procs: Procs,
+  seen?: LiveRemains,
 ): Promise<Stray[]> {
   let result: { strays: Stray[] } | { error: unknown } | undefined;
   const target = typeof remains === "number" ? { pgid: remains } : remains;
-  emptyWorkerGroup(target, procs, clock, 2_000).then(
+  emptyWorkerGroup(target, procs, clock, 2_000, seen).then(
     (strays) => {
       result = { strays };
     },
@@ -59,6 +61,19 @@ describe("emptyWorkerGroup", () => {
       procs.signals.map(({ target, id, signal, outcome }) => ({ target, id, signal, outcome })),
     ).toEqual([{ target: "group", id: worker.pid, signal: 0, outcome: "ESRCH" }]);
     expect(procs.inspect(other.pid)?.state).toBe("sleeping");
+  });
+
+  it("names a process that was running its exit at the first look by the kernel's name for it, not `?`", async () => {
+    const { clock, procs } = world();
+    const worker = procs.start({ argv: ["sh", "-c", "wrapper"], newGroup: true, exitAfterMs: 0 });
+    const helper = procs.start({ ppid: worker.pid, pgid: worker.pid, argv: ["python3", "x.py"] });
+    while (clock.nextDue() === 0) clock.fireNext();
+    // The pool's first look (the exit line's) caught it as it ran its exit: arguments gone.
+    const info = procs.inspect(helper.pid)!;
+    const seen = { group: [{ ...info, argv: [], exiting: true, name: "python3" }], escaped: [] };
+    expect(await empty(worker.pid, clock, procs, seen)).toEqual([
+      { pid: helper.pid, program: "python3, exiting", ended: "SIGTERM", escaped: false },
+    ]);
   });
 
   it("sends SIGTERM to the group, SIGKILL 2 s later, and says how each process ended", async () => {

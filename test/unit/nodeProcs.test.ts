@@ -3,6 +3,7 @@ import { copyFile, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
+import { programName } from "../../src/machines/programName.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle, ProcInfo, SpawnOptions } from "../../src/runtime/ports.ts";
 import { tempDir } from "../fixtures/tempDir.ts";
@@ -68,7 +69,7 @@ describe("nodeProcs", () => {
     expect(procs.selfPid).toBe(process.pid);
   });
 
-  it("inspects a sleeping child: argv, parent and inherited process group", async () => {
+  it("inspects a sleeping child: argv, parent, inherited process group and the kernel's name for it", async () => {
     const child = start({ argv: ["sleep", "30"] });
     const info = await until(() => inState(child.pid, "sleeping"), "sleep to sleep");
     expect(info).toEqual({
@@ -76,6 +77,7 @@ describe("nodeProcs", () => {
       ppid: process.pid,
       pgid: procs.inspect(process.pid)!.pgid,
       state: "sleeping",
+      name: "sleep",
       argv: ["sleep", "30"],
       startedAt: expect.any(Number),
     });
@@ -108,13 +110,15 @@ describe("nodeProcs", () => {
     await until(() => inState(child.pid, "stopped"), "sleep to stop");
   });
 
-  it("reports an unreaped child as a zombie, with an empty argv", async () => {
+  it("reports an unreaped child as a zombie, with an empty argv and the kernel's name for its program", async () => {
     const parent = start({ argv: ["sh", "-c", "sleep 0.1 & exec sleep 30"] });
     const zombie = await until(() => {
       const child = childOf(parent.pid);
       return child?.state === "zombie" ? child : undefined;
     }, "the background sleep to exit");
     expect(zombie.argv).toEqual([]);
+    expect(zombie.name).toBe("sleep");
+    expect(programName(zombie)).toBe("sleep, exited");
   });
 
   it("parses a command name holding spaces and parentheses", async () => {
@@ -124,6 +128,7 @@ describe("nodeProcs", () => {
     const info = await until(() => inState(child.pid, "sleeping"), "the program to sleep");
     expect(info.ppid).toBe(process.pid);
     expect(info.argv).toEqual([program, "30"]);
+    expect(info.name).toBe("a) b (c) d");
   });
 
   it("starts a new process group and signals all of it", async () => {

@@ -16,7 +16,7 @@ import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { OUTCOME_FORMAT, type Outcome } from "../../src/rank/outcomeFormat.ts";
 import { encodeStateFile, readStateFile } from "../../src/rank/stateFile.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
-import type { Files } from "../../src/runtime/ports.ts";
+import type { Files, Procs } from "../../src/runtime/ports.ts";
 import { type ReapReport, reapDeployments } from "../../src/runtime/reaper.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
@@ -85,11 +85,11 @@ async function writeDeployment(
 }
 
 /** Runs the reaper, advancing the simulated clock whenever it waits on it. */
-async function reap(w: World, through: Files = files): Promise<ReapReport> {
+async function reap(w: World, through: Files = files, procs: Procs = w.procs): Promise<ReapReport> {
   let done = false;
   const run = reapDeployments({
     stateDir: w.stateDir,
-    procs: w.procs,
+    procs,
     files: through,
     clock: w.clock,
     host: HOST,
@@ -241,6 +241,37 @@ describe("reapDeployments", () => {
       left,
     );
     expect(await files.read(paths.outcome)).not.toContain("s3cret");
+  });
+
+  it("names a process left running that is already exiting as it reads it by the kernel's name for it, not `?`", async () => {
+    const w = world();
+    // Rank 0 (pid 4300) exited on its own, leaving a helper in its group that is running its
+    // exit when the reaper first looks at it alone: its arguments are gone, its stat names it.
+    const helper = w.procs.start({
+      argv: ["sleep", "30"],
+      env: { BATON_DEPLOYMENT: "dep-a", BATON_STATE_DIR: w.stateDir, RANK: "0" },
+      pgid: 4300,
+    });
+    await writeDeployment(w, "dep-a", { pid: 4242, token: "t" }, [{ pid: 4300, pgid: 4300 }]);
+    let looked = false;
+    const procs: Procs = {
+      selfPid: w.procs.selfPid,
+      spawn: (options) => w.procs.spawn(options),
+      signal: (pid, signal) => w.procs.signal(pid, signal),
+      signalGroup: (pgid, signal) => w.procs.signalGroup(pgid, signal),
+      list: () => w.procs.list(),
+      environ: (pid) => w.procs.environ(pid),
+      inspect: (pid) => {
+        const info = w.procs.inspect(pid);
+        if (pid !== helper.pid || info === undefined || looked) return info;
+        looked = true;
+        return { ...info, argv: [], exiting: true, name: "sleep" };
+      },
+    };
+    const report = await reap(w, files, procs);
+    expect(report.reaped.map(({ leftRunning }) => leftRunning)).toEqual([
+      [{ pid: helper.pid, rank: 0, program: "sleep, exiting", outsideGroup: false }],
+    ]);
   });
 
   it("reaps a deployment whose folder, left empty, cannot be removed, naming the folder and why", async () => {

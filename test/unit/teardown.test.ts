@@ -270,6 +270,28 @@ describe("teardown machine", () => {
     ]);
   });
 
+  it("names a process already running its exit when first signalled by the kernel's name for it, not `?`", () => {
+    // Rank 500's helper 501 is exiting as the TERM comes: its arguments and environment are
+    // gone, and its stat still names its program.
+    const exiting: ProcView = {
+      ...rank(501, 500),
+      argv: [],
+      env: undefined,
+      exiting: true,
+      name: "python3",
+    };
+    const world: World = { table: [rank(500), exiting] };
+    world.onSignal = () => {
+      remove(world, [500, 501]);
+      return "ok";
+    };
+    const end = scripted({ groups: [500], pids: [500] }, world).finish();
+    expect(end.value).toBe("verified");
+    expect(end.output?.others).toEqual([
+      { pid: 501, pgid: 500, program: "python3, exiting", swept: false },
+    ]);
+  });
+
   it("keeps waiting while a group member lives after its rank died, and KILLs the group", () => {
     // The rank exits on TERM; its child (not a known pid) ignores TERM.
     const world: World = { table: [rank(500), rank(501, 500)] };
