@@ -262,6 +262,7 @@ export { type Fault, type FaultProfile, formatFaults, parseFaults } from "./sim/
 export type { ClockScope } from "./sim/simClock.ts";
 export type { SimTools } from "./sim/simGraph.ts";
 export { SIM_INVARIANTS, type SimInvariant } from "./sim/simInvariants.ts";
+export type { SimLaunch, SimLauncherCrash } from "./sim/simLaunch.ts";
 export { SIM_LIMITS } from "./sim/simLimits.ts";
 export type { SimModules } from "./sim/simModules.ts";
 export {
@@ -274,6 +275,7 @@ export {
   type SimSelf,
   type SimSignalRecord,
 } from "./sim/simProcs.ts";
+export type { SimRankBehaviour } from "./sim/simRankProgram.ts";
 export {
   type SimCounts,
   type SimProgress,

@@ -6,6 +6,7 @@ import { checkInspectOption } from "../runtime/guardInspect.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
 import { RANK_GROUPS_RULE } from "./drawnRankGroups.ts";
 import { checkFaults, FAULT_PROFILES, type FaultProfile } from "./faultPlan.ts";
+import { checkSimLaunches } from "./simLaunch.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
 import type { SimulateOptions } from "./simulate.ts";
 
@@ -27,6 +28,7 @@ export const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
   onProgress: true,
   ranks: true,
   world: true,
+  launches: true,
 };
 
 /**
@@ -44,7 +46,8 @@ export const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
  * switched the liveness bound off), faults that are neither a profile nor a plan of valid
  * faults (a fault list as text gets told of `parseFaults`), a `faultsWithin` that is no whole
  * number of ms up to `SIM_LIMITS.virtualMs` or comes beside a plan (whose faults have their
- * own times), a `ranks` that is not a boolean,
+ * own times), a `ranks` that is not a boolean, `launches` that `checkSimLaunches` refuses or
+that come beside `world` (which sizes drawn groups) or `ranks: false`,
  * an unknown planted bug (a typo passed) or planted bugs that are no list, and observers that
  * are no functions. `simulate` and `simulateSeeds` check before they start.
  *
@@ -92,6 +95,20 @@ export function checkSimulateOptions(where: string, options: SimulateOptions): v
     if (options.ranks === false) {
       throw new ConfigError(
         `${where}: world draws rank groups, and ranks: false leaves them out: give one of them (${RANK_GROUPS_RULE})`,
+      );
+    }
+  }
+  if (options.launches !== undefined) {
+    checkSimLaunches(where, options.launches);
+    const against =
+      options.ranks === false
+        ? "ranks: false leaves rank groups out"
+        : options.world !== undefined
+          ? "world sizes drawn ones"
+          : undefined;
+    if (against !== undefined) {
+      throw new ConfigError(
+        `${where}: launches gives the rank groups to launch, and ${against}: give one of them`,
       );
     }
   }

@@ -10,10 +10,10 @@ export const DRAWN_WORLD = 4;
 export const RANK_GROUPS_RULE = `rank groups are drawn beside the drawn graph (up to ${DRAWN_WORLD} ranks) and not beside a graph of your own; world: N draws them beside either, of up to N ranks, and ranks: false leaves them out`;
 
 /**
- * Whether the simulation `options` ask for launches drawn rank groups beside its graph:
- * `ranks` when given; else when `world` sizes them, or the graph is drawn too. A graph of your
- * own runs alone by default: the groups' trace lines are not of your graph, and a seed of a
- * small graph took about twice as long beside them.
+ * Whether the simulation `options` ask for launches of rank groups beside its graph:
+ * `ranks` when given; else when `world` sizes drawn ones, `launches` gives them, or the graph
+ * is drawn too. A graph of your own runs alone by default: the groups' trace lines are not of
+ * your graph, and a seed of a small graph took about twice as long beside them.
  *
  * @example
  * ```ts
@@ -23,7 +23,10 @@ export const RANK_GROUPS_RULE = `rank groups are drawn beside the drawn graph (u
  * ```
  */
 export function drawsRankGroups(
-  options: Pick<SimulateOptions, "graph" | "ranks" | "world">,
+  options: Pick<SimulateOptions, "graph" | "ranks" | "world" | "launches">,
 ): boolean {
-  return options.ranks ?? (options.world !== undefined || options.graph === undefined);
+  return (
+    options.ranks ??
+    (options.world !== undefined || options.launches !== undefined || options.graph === undefined)
+  );
 }

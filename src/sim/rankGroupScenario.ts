@@ -17,6 +17,7 @@ import type { SimClock } from "./simClock.ts";
 import type { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
 import type { SimInvariant } from "./simInvariants.ts";
+import type { SimLaunch } from "./simLaunch.ts";
 import { type SimProcess, SimProcs, type SimSelf } from "./simProcs.ts";
 import {
   rankArgv,
@@ -66,23 +67,26 @@ export interface RankGroupScenarioOptions {
   /** The largest world size drawn (1 to this many ranks per group). */
   maxWorld: number;
   plantedBugs: readonly PlantedBug[];
+  /** The launches to make, instead of drawn ones (`SimulateOptions.launches`). */
+  launches?: readonly SimLaunch[] | undefined;
 }
 
-/** What one launch is to do, drawn from the seed. */
+/** What one launch is to do, drawn from the seed or given (`SimLaunch`). */
 interface LaunchPlan {
-  ranks: SimRankBehaviour[];
-  /** The operator stops the group this long after the launch (Ctrl-C). */
-  stopAfterMs: number;
+  ranks: readonly SimRankBehaviour[];
+  /** The operator stops the group this long after the launch (Ctrl-C); never when absent. */
+  stopAfterMs?: number;
   /**
-   * The launcher is killed this long after the launch (then relaunched), or `afterMs` after
-   * it starts its `atFileWrite.n`-th write or removal of a file, if that comes first: a
-   * crash in the middle of its first lease, its manifest, or the clearing of its files.
+   * The launcher is killed this long after the launch, or `afterMs` after it starts its
+   * `atFileWrite.n`-th write or removal of a file, if that comes first: a crash in the middle
+   * of its first lease, its manifest, or the clearing of its files. A drawn crash is relaunched
+   * (`relaunchAfterMs` later, under the same name or not); a given one is not.
    */
   crash?: {
-    afterMs: number;
+    afterMs?: number;
     torn: boolean;
-    relaunchAfterMs: number;
-    sameName: boolean;
+    relaunchAfterMs?: number;
+    sameName?: boolean;
     atFileWrite?: { n: number; afterMs: number };
   };
   /** A stranger takes the pid of a rank that exited (pid reuse), by rank. */
@@ -125,7 +129,8 @@ interface Launch {
  * helper that leaves the group; strangers that take a dead rank's pid; and a launcher that
  * crashes (its writes cut, maybe torn) and is relaunched, under the same name or another, so
  * that the new launch's reaper must clear the orphans; and a state dir whose disk is full for
- * a while. The operator stops the group at a drawn
+ * a while. With `launches` it makes those instead, as given (`SimLaunch`: nothing drawn, no
+ * relaunch after a crash, no retry of a refused launch). The operator stops the group at a drawn
  * moment and retries while the teardown is not verified; a final `baton reap` clears what a
  * failed reap left. After every step it checks the rank-group invariants (8–14 of
  * `SIM_INVARIANTS`: 8 verified teardown ⇒ nothing of the deployment alive, 9 no signal
@@ -208,10 +213,15 @@ export class RankGroupScenario {
     });
   }
 
-  /** Draws the first launch and schedules it. */
+  /** Schedules the launches given, or draws the first launch and schedules it. */
   start(): void {
     this.startedAt = this.clock.now();
-    this.schedule(this.drawPlan(true), undefined, this.entropy.int(0, 5_000));
+    const { launches } = this.options;
+    if (launches === undefined) {
+      this.schedule(this.drawPlan(true), undefined, this.entropy.int(0, 5_000));
+      return;
+    }
+    for (const launch of launches) this.schedule(givenPlan(launch), launch.name, launch.atMs ?? 0);
   }
 
   /** The simulation is over (its trace is closed). */
@@ -414,7 +424,7 @@ export class RankGroupScenario {
     this.launches.push(launch);
     const { deployment } = group;
     this.trace(
-      `ranks launch ${n} ${deployment} by launcher ${self.pid}${plan.contain ? " contained" : ""}: ${JSON.stringify(plan.ranks)} stop +${plan.stopAfterMs}${plan.crash ? ` crash ${JSON.stringify(plan.crash)}` : ""}${plan.diskFull ? ` disk full +${plan.diskFull.afterMs} for ${plan.diskFull.forMs} ms` : ""}`,
+      `ranks launch ${n} ${deployment} by launcher ${self.pid}${plan.contain ? " contained" : ""}: ${JSON.stringify(plan.ranks)} stop ${plan.stopAfterMs === undefined ? "never" : `+${plan.stopAfterMs}`}${plan.crash ? ` crash ${JSON.stringify(plan.crash)}` : ""}${plan.diskFull ? ` disk full +${plan.diskFull.afterMs} for ${plan.diskFull.forMs} ms` : ""}`,
     );
     launch.group.ready.then(
       () => this.trace(`ranks ${deployment} ready`),
@@ -424,9 +434,11 @@ export class RankGroupScenario {
       (exit) => this.settled(launch, exit),
       (error: Error) => this.settled(launch, error),
     );
-    self.clock.setTimeout(() => this.stop(launch), plan.stopAfterMs);
-    const { crash, diskFull } = plan;
-    if (crash !== undefined) this.clock.setTimeout(() => this.crash(launch), crash.afterMs);
+    const { stopAfterMs, crash, diskFull } = plan;
+    if (stopAfterMs !== undefined) self.clock.setTimeout(() => this.stop(launch), stopAfterMs);
+    if (crash?.afterMs !== undefined) {
+      this.clock.setTimeout(() => this.crash(launch), crash.afterMs);
+    }
     if (diskFull !== undefined) {
       this.clock.setTimeout(() => {
         this.trace(`ranks disk full for ${diskFull.forMs} ms`);
@@ -554,7 +566,10 @@ export class RankGroupScenario {
     if (code === "DEPLOYMENT_BLOCKED" || code === "REAP_FAILED") {
       launch.finished = true;
       launch.self.exit(1);
-      this.schedule(this.drawPlan(false), deployment, RETRY_AFTER_MS);
+      // Given launches are all there is: one refused is not tried again.
+      if (this.options.launches === undefined) {
+        this.schedule(this.drawPlan(false), deployment, RETRY_AFTER_MS);
+      }
       return;
     }
     if (result instanceof RankGroupError && result.code === "RANK_FAILED") {
@@ -675,11 +690,13 @@ export class RankGroupScenario {
     );
     this.files.crash(launch.self.clock, { torn: crash.torn });
     launch.self.exit(137);
-    this.schedule(
-      this.drawPlan(false),
-      crash.sameName ? deployment : undefined,
-      crash.relaunchAfterMs,
-    );
+    if (crash.relaunchAfterMs !== undefined) {
+      this.schedule(
+        this.drawPlan(false),
+        crash.sameName === true ? deployment : undefined,
+        crash.relaunchAfterMs,
+      );
+    }
   }
 
   /**
@@ -858,6 +875,24 @@ export class RankGroupScenario {
       .map((path) => path.slice(prefix.length));
     return controlFiles(paths, names).map((name) => `${prefix}${name}`);
   }
+}
+
+/** The plan of a launch given as `launch`: nothing drawn, and no relaunch after a crash. */
+function givenPlan(launch: SimLaunch): LaunchPlan {
+  const { crash } = launch;
+  return {
+    ranks: launch.ranks,
+    ...(launch.stopAfterMs !== undefined && { stopAfterMs: launch.stopAfterMs }),
+    reuse: new Map(),
+    contain: launch.contain ?? false,
+    ...(crash !== undefined && {
+      crash: {
+        ...(crash.afterMs !== undefined && { afterMs: crash.afterMs }),
+        torn: crash.torn ?? false,
+        ...(crash.atFileWrite !== undefined && { atFileWrite: crash.atFileWrite }),
+      },
+    }),
+  };
 }
 
 /** A process of a deployment's, as `RankGroupScenario` checks it. */

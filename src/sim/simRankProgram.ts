@@ -13,22 +13,28 @@ export const SIM_RANK_HELPER = "sim-rank-helper";
 /** How one simulated rank behaves; times are virtual ms after it starts. */
 export interface SimRankBehaviour {
   /** It marks itself ready after loading this long; absent: it never gets ready. */
-  loadMs?: number;
+  loadMs?: number | undefined;
   /** It exits by itself with `code` (after closing its marker), ready or not. */
-  exit?: { afterMs: number; code: number };
-  ignoreTerm?: boolean;
+  exit?: { afterMs: number; code: number } | undefined;
+  ignoreTerm?: boolean | undefined;
   /** KILLs it takes to die (2: it survives the first). */
-  killsToDie?: number;
+  killsToDie?: number | undefined;
   /** Uninterruptible sleep: no code runs, signals wait until it wakes. */
-  diskSleep?: { afterMs: number; forMs: number };
-  zombieMs?: number;
+  diskSleep?: { afterMs: number; forMs: number } | undefined;
+  zombieMs?: number | undefined;
   /** It stays when its launcher is gone (a hung rank): only a teardown or a reaper ends it. */
-  deaf?: boolean;
+  deaf?: boolean | undefined;
   /**
    * It starts a helper in its process group, which may leave it (setsid), ignore TERM, and
    * start with an empty environment (`env -i`: only its cgroup still ties it to the rank).
    */
-  helper?: { setsidAfterMs?: number; ignoreTerm?: boolean; clearEnv?: boolean };
+  helper?:
+    | {
+        setsidAfterMs?: number | undefined;
+        ignoreTerm?: boolean | undefined;
+        clearEnv?: boolean | undefined;
+      }
+    | undefined;
 }
 
 /**

@@ -27,6 +27,7 @@ import { SimEntropy } from "./simEntropy.ts";
 import { SimFiles } from "./simFiles.ts";
 import { type SimTools, simGraph, simJobs } from "./simGraph.ts";
 import { type SimInvariant, violationMessage } from "./simInvariants.ts";
+import type { SimLaunch } from "./simLaunch.ts";
 import { handlersFunction, loadedByCommand, messagePrefix } from "./simModules.ts";
 import { SimNet } from "./simNet.ts";
 import { Trace } from "./trace.ts";
@@ -105,6 +106,28 @@ export interface SimulateOptions {
    * `ranks: false`, which leaves them out.
    */
   world?: number | undefined;
+  /**
+   * The rank-group launches to make, instead of drawing them from the seed, beside your graph
+   * or the drawn one: a scenario of your own that holds whatever the seed draws elsewhere
+   * (each launch's ranks, when the operator stops it, whether and where its launcher is
+   * killed; see {@link SimLaunch}). Not beside `world`, which sizes drawn ones, nor beside
+   * `ranks: false`.
+   *
+   * @example
+   * ```ts
+   * // A launcher killed right before its 5th file write (the manifest with its ranks' pids),
+   * // and a launch of the same name 5 s later, whose reaper must stop the rank left behind.
+   * const ranks = [{ loadMs: 500, deaf: true, ignoreTerm: true }];
+   * await simulate({
+   *   seed: 1,
+   *   launches: [
+   *     { name: "train", ranks, crash: { atFileWrite: { n: 5, afterMs: 0 } } },
+   *     { name: "train", atMs: 5_000, ranks: [{ loadMs: 500 }], stopAfterMs: 30_000 },
+   *   ],
+   * });
+   * ```
+   */
+  launches?: readonly SimLaunch[] | undefined;
 }
 
 /**
@@ -331,7 +354,11 @@ class Simulation {
       ? new RankGroupScenario(
           this.clock,
           this.root.fork("ranks"),
-          { maxWorld: options.world ?? DRAWN_WORLD, plantedBugs: this.bugs },
+          {
+            maxWorld: options.world ?? DRAWN_WORLD,
+            plantedBugs: this.bugs,
+            launches: options.launches,
+          },
           {
             trace: this.trace.add,
             fail: (invariant, message) => this.fail(invariant, message),
