@@ -47,7 +47,7 @@ export const SIMULATE_OPTIONS: Record<keyof SimulateOptions, true> = {
  * faults (a fault list as text gets told of `parseFaults`), a `faultsWithin` that is no whole
  * number of ms up to `SIM_LIMITS.virtualMs` or comes beside a plan (whose faults have their
  * own times), a `ranks` that is not a boolean, `launches` that `checkSimLaunches` refuses or
-that come beside `world` (which sizes drawn groups) or `ranks: false`,
+ * that come beside `world` (which sizes drawn groups) or `ranks: false`,
  * an unknown planted bug (a typo passed) or planted bugs that are no list, and observers that
  * are no functions. `simulate` and `simulateSeeds` check before they start.
  *

@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { requireDeploymentId } from "../rank/requireDeploymentId.ts";
 import { requireWhole } from "../runtime/requireWhole.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
 import type { SimRankBehaviour } from "./simRankProgram.ts";
@@ -79,11 +80,11 @@ const RANK_KEYS: Record<keyof SimRankBehaviour, true> = {
 
 /**
  * Refuses, with a `ConfigError` naming `where` and the launch, launches a simulation could not
- * make as given: not a list of objects, an unknown key (a typo such as `ignoreTERM` left its
- * rank as drawn defaults make it, unnoticed), no ranks or more than `SIM_LIMITS.world`, a time
- * that is no whole number of virtual ms up to `SIM_LIMITS.virtualMs`, a crash that says
- * neither when nor at which file write. What a rank group refuses (a name it cannot take)
- * is `launchGroup`'s to say, as for a launch outside the simulation.
+ * make as given: not a list of objects, an unknown key (a typo such as `ignoreTERM` would
+ * leave its rank without that behaviour, unnoticed), no ranks or more than `SIM_LIMITS.world`, a time
+ * that is no whole number of virtual ms up to `SIM_LIMITS.virtualMs`, a name no deployment
+ * can have (`launchGroup` threw it at the launch's virtual time, without naming the launch),
+ * a crash that says neither when nor at which file write.
  *
  * @example
  * ```ts
@@ -113,6 +114,7 @@ export function checkSimLaunches(where: string, launches: unknown): void {
         shape: "{ loadMs, exit, ignoreTerm, … }",
       });
     });
+    if (launch.name !== undefined) requireDeploymentId(at, "name", launch.name);
     for (const name of ["atMs", "stopAfterMs"] as const) {
       if (launch[name] !== undefined) requireWhole(at, name, launch[name], 0, SIM_LIMITS.virtualMs);
     }

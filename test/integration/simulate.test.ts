@@ -1408,6 +1408,7 @@ describe("simulate's options", () => {
       "launches[0].ranks[0]: unknown option ignoreTERM; it takes loadMs, exit, ignoreTerm",
     ],
     [{ launches: [{ ranks: [rank], atMs: -1 }] }, "launches[0]: atMs must be a whole number"],
+    [{ launches: [{ ranks: [rank], name: "a/b" }] }, "launches[0]: name must be a deployment id"],
     [{ launches: [{ ranks: [rank], crash: { torn: true } }] }, "launches[0].crash says neither"],
     [
       { launches: [{ ranks: [rank] }], world: 4 },
