@@ -5,27 +5,21 @@ import {
   envCarries as envIs,
 } from "../machines/carriesDeployment.ts";
 import { requireDeploymentIdentity } from "./requireDeploymentIdentity.ts";
+import { requireEnvironment } from "./requireEnvironment.ts";
 
 /**
- * Refuses an environment that is neither an object nor undefined (a `KEY=value` string, a
- * list of them), which the ownership tests read as no environment. Its value is never shown:
- * an environment holds secrets.
+ * Refuses an environment that is neither an object of text nor undefined (a `KEY=value`
+ * string, a list of them), which the ownership tests read as no environment
+ * (`requireEnvironment`: never shown).
  */
 function requireEnv(where: string, env: unknown): void {
-  if (env !== undefined && (typeof env !== "object" || env === null || Array.isArray(env))) {
-    const shown = Array.isArray(env)
-      ? "a list"
-      : typeof env === "string"
-        ? "a string"
-        : String(env);
-    throw argumentError(
-      where,
-      "env",
-      "a process's environment as an object ({ BATON_DEPLOYMENT: …, … }, such as Procs.environ(pid) gives), or undefined",
-      env,
-      shown,
-    );
-  }
+  if (env === undefined) return;
+  requireEnvironment(
+    where,
+    "env",
+    env,
+    "a process's environment as an object ({ BATON_DEPLOYMENT: …, … }, such as Procs.environ(pid) gives), or undefined",
+  );
 }
 
 /**

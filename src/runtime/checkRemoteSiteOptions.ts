@@ -8,6 +8,7 @@ import { checkInspectOption } from "./guardInspect.ts";
 import type { RemoteSiteOptions } from "./remoteSite.ts";
 import { A_REMOTE_STATE_DIR } from "./remoteStateDir.ts";
 import { requireMethods } from "./requireMethods.ts";
+import { requirePositiveMs } from "./requirePositiveMs.ts";
 import { requireTimerClock } from "./requireTimerClock.ts";
 import { requireWhole } from "./requireWhole.ts";
 
@@ -65,15 +66,7 @@ export function checkRemoteSiteOptions(options: RemoteSiteOptions): void {
       typeof options.token === "string" ? '""' : String(options.token),
     );
   }
-  const stale = options.leaseStaleMs;
-  if (!(typeof stale === "number" && Number.isFinite(stale) && stale > 0)) {
-    throw argumentError(
-      where,
-      "leaseStaleMs",
-      "a positive number of ms (as BATON_LEASE_STALE_MS)",
-      stale,
-    );
-  }
+  requirePositiveMs(where, "leaseStaleMs", options.leaseStaleMs, "BATON_LEASE_STALE_MS");
   if (options.stateDir !== undefined) requireStateDir(where, options.stateDir, A_REMOTE_STATE_DIR);
   requireTimerClock(where, "clock", options.clock);
   requireMethods(where, "procs", options.procs, ["inspect"], "a Procs, such as nodeProcs()");

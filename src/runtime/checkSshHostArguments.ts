@@ -1,6 +1,7 @@
 import { argumentError } from "../argumentError.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { requireObject } from "../requireObject.ts";
+import { requirePositiveMs } from "./requirePositiveMs.ts";
 import type { SshHostOptions } from "./sshHost.ts";
 import { parseRankHost, type SshTarget } from "./sshTarget.ts";
 
@@ -62,13 +63,7 @@ export function checkSshHostArguments(target: SshTarget, options: SshHostOptions
     shape: "{ configFile, options, timeoutMs, … }",
   });
   for (const name of ["connectTimeoutMs", "timeoutMs", "controlPersistMs"] as const) {
-    const value = options[name];
-    if (
-      value !== undefined &&
-      !(typeof value === "number" && Number.isFinite(value) && value > 0)
-    ) {
-      throw argumentError(where, name, "a positive number of ms", value);
-    }
+    if (options[name] !== undefined) requirePositiveMs(where, name, options[name]);
   }
   if (options.multiplex !== undefined && typeof options.multiplex !== "boolean") {
     throw argumentError(where, "multiplex", "true or false", options.multiplex);

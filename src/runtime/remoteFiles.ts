@@ -1,5 +1,6 @@
 import { RemoteHostError } from "../errors.ts";
 import type { Files } from "./ports.ts";
+import { requireSshHost } from "./requireSshHost.ts";
 import { shellQuote } from "./shellQuote.ts";
 import type { SshHost } from "./sshHost.ts";
 
@@ -36,7 +37,7 @@ function tempPrefix(path: string): string {
  * mode set explicitly, default 0600), syncs it and renames it over the target;
  * `createExclusive` writes such a temp file and `link`s it to the name, so the file appears
  * whole (see `Files.createExclusive`). Parent directories are created 0700. Paths must be
- * absolute. Each call is one ssh round trip.
+ * absolute. Each call is one ssh round trip. A host that is no `SshHost` is a `ConfigError`.
  *
  * @example
  * ```ts
@@ -46,6 +47,7 @@ function tempPrefix(path: string): string {
  * ```
  */
 export function remoteFiles(host: SshHost): Files {
+  requireSshHost("remoteFiles", "host", host, ["run"]);
   const run = async (what: string, script: string, input?: string | Uint8Array) => {
     const result = await host.run(`umask 077\n${script}`, { input });
     if (result.code !== 0 && result.code !== ANSWER_NO) {

@@ -1,8 +1,11 @@
 import { RemoteHostError } from "../errors.ts";
 import type { DeploymentIdentity } from "../machines/carriesDeployment.ts";
+import { checkOptionNames } from "../optionNames.ts";
 import { checkDeploymentId } from "../rank/deploymentPaths.ts";
 import type { ProcInfo, Signal, SignalOutcome } from "./ports.ts";
 import { parseProcStat } from "./procStat.ts";
+import { requirePositiveMs } from "./requirePositiveMs.ts";
+import { requireSshHost } from "./requireSshHost.ts";
 import { shellQuote } from "./shellQuote.ts";
 import type { SshHost } from "./sshHost.ts";
 
@@ -25,6 +28,9 @@ export interface RemoteProcsOptions {
   /** Timeout of each round trip (default: the host's). */
   timeoutMs?: number | undefined;
 }
+
+/** Every option `remoteProcs` takes (the compiler holds this to `RemoteProcsOptions`). */
+const REMOTE_PROCS_OPTIONS: Record<keyof RemoteProcsOptions, true> = { timeoutMs: true };
 
 /** The process table of a remote host, seen and acted on through one ssh round trip per call. */
 export interface RemoteProcs {
@@ -106,7 +112,9 @@ const fromHex = (hex: string): string => (hex === "." ? "" : Buffer.from(hex, "h
  * /proc/PID/stat, argv from /proc/PID/cmdline and whether the environment carries the
  * deployment, for any number of pids in one ssh round trip of POSIX sh (`od`, `tr`, `grep`);
  * `signalIfOwned` checks ownership on the host immediately before each `kill`, so a remote
- * pid reused by another program is never signalled. The host must be Linux (/proc).
+ * pid reused by another program is never signalled. The host must be Linux (/proc). A host
+ * that is no `SshHost`, an option it does not know and a `timeoutMs` that is no positive
+ * number are a `ConfigError`.
  *
  * @example
  * ```ts
@@ -118,6 +126,10 @@ const fromHex = (hex: string): string => (hex === "." ? "" : Buffer.from(hex, "h
  * ```
  */
 export function remoteProcs(host: SshHost, options: RemoteProcsOptions = {}): RemoteProcs {
+  requireSshHost("remoteProcs", "host", host, ["run"]);
+  checkOptionNames("remoteProcs", options, REMOTE_PROCS_OPTIONS, { shape: "{ timeoutMs }" });
+  if (options.timeoutMs !== undefined)
+    requirePositiveMs("remoteProcs", "timeoutMs", options.timeoutMs);
   const run = async (script: string): Promise<string[]> => {
     const { code, stdout, stderr } = await host.run(script, { timeoutMs: options.timeoutMs });
     if (code !== 0) {

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { closeSync, createWriteStream, fstatSync, openSync } from "node:fs";
 import { ConfigError, RemoteHostError } from "../errors.ts";
+import { checkRemoteRankOptions } from "./checkRemoteRankOptions.ts";
 import type { ProcExit } from "./ports.ts";
 import { shellQuote } from "./shellQuote.ts";
 import type { SshHost } from "./sshHost.ts";
@@ -182,7 +183,9 @@ function guardScript(
  * SSH") runs `cd CWD && exec setsid env… argv` with the environment sent on stdin, so no value
  * appears in any argv. The rank's stdout and stderr go to `logFile`. Resolves once the remote
  * side reports the rank's pid; rejects with `RemoteHostError` when ssh cannot connect, the
- * directory or program is missing remotely, or no pid comes within `startTimeoutMs`.
+ * directory or program is missing remotely, or no pid comes within `startTimeoutMs`. Options
+ * it cannot take throw a `ConfigError` before it opens the log or starts ssh, as a variable
+ * name a remote rank cannot be given does (`checkRemoteRankOptions`).
  *
  * The rank does not outlive its launcher: the local ssh client's stdin is a pipe only this
  * process holds, so when the launcher dies (even by SIGKILL), or the ssh client dies, or the
@@ -199,6 +202,7 @@ function guardScript(
  * ```
  */
 export function spawnRemoteRank(options: RemoteRankOptions): Promise<RemoteRankHandle> {
+  checkRemoteRankOptions(options);
   const { host } = options;
   const graceS = Math.max(1, Math.ceil((options.guardGraceMs ?? REMOTE_GUARD_GRACE_MS) / 1000));
   const startTimeoutMs = options.startTimeoutMs ?? REMOTE_START_TIMEOUT_MS;

@@ -1,7 +1,7 @@
 import { RemoteHostError } from "../errors.ts";
 import { DEFAULT_STATE_DIR } from "../rank/deploymentPaths.ts";
 import { requireStateDir } from "../rank/requireStateDir.ts";
-import { requireMethods } from "./requireMethods.ts";
+import { requireSshHost } from "./requireSshHost.ts";
 import type { SshHost } from "./sshHost.ts";
 
 /** What a remote state dir must be, as a refusal of anything else says. */
@@ -21,7 +21,7 @@ export const A_REMOTE_STATE_DIR =
  * ```
  */
 export async function remoteStateDir(host: SshHost, stateDir?: string): Promise<string> {
-  requireMethods("remoteStateDir", "host", host, ["run"], "an SshHost, such as sshHost(target)");
+  requireSshHost("remoteStateDir", "host", host, ["run"]);
   if (stateDir !== undefined) requireStateDir("remoteStateDir", stateDir, A_REMOTE_STATE_DIR);
   if (stateDir?.startsWith("/")) return stateDir;
   const { code, stdout, stderr } = await host.run('printf %s "$HOME"');

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { TeardownEffect, TeardownTimeouts } from "../machines/teardown.ts";
 import { givenOverrides, type Overrides } from "../overrides.ts";
+import { checkRemoteTeardownArguments } from "./checkTeardownArguments.ts";
 import { driveTeardown, sweepCandidatesEvent } from "./driveTeardown.ts";
 import type { Clock } from "./ports.ts";
 import type { RemoteProcs } from "./remoteProcs.ts";
@@ -43,7 +44,9 @@ const REMOTE_POLL_MS = 250;
  * with the report when nothing of the deployment is alive there, its `stopped` the ranks the
  * host answered it signalled (alive and theirs when the `kill` ran, in one step); throws `TeardownError`
  * naming the survivors, or `RemoteHostError` when the host cannot be reached (nothing is
- * verified then: keep the manifest and retry).
+ * verified then: keep the manifest and retry). A target, ports or timeouts it cannot take (a
+ * relative state dir, a pid of 0, a table that is no `RemoteProcs`) reject with a
+ * `ConfigError` before the host is asked anything (`checkRemoteTeardownArguments`).
  *
  * @example
  * ```ts
@@ -60,6 +63,11 @@ export function tearDownRemote(
   ports: RemoteTeardownPorts,
   timeouts: Overrides<TeardownTimeouts> = {},
 ): Promise<TeardownReport> {
+  try {
+    checkRemoteTeardownArguments(target, ports, timeouts);
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const { table, clock, logger } = ports;
   const { deployment } = target;
   const id = { deployment, stateDir: target.stateDir };

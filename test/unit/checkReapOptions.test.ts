@@ -1,7 +1,8 @@
 /**
  * `reapDeployments` as JavaScript may call it (README: `baton reap` as a function): options
  * that are no object, or a `stateDir` that is no path, are a `ConfigError` saying what it takes,
- * where each was Node's `TypeError` (`The "paths[0]" argument must be of type string`); and ports,
+ * where each was Node's `TypeError` (`The "paths[0]" argument must be of type string`); and
+ * `files` without the methods it reads and clears with, ports,
  * teardown timeouts or a `hurry` it cannot take, which failed only once a deployment was torn
  * down, if at all.
  */
@@ -25,6 +26,14 @@ describe("checkReapOptions", () => {
       'reapDeployments: stateDir must be the path of the state directory its deployments are in, such as DEFAULT_STATE_DIR (".baton/run", as baton reap takes by default), not 5',
     ],
     [{ stateDir: "" }, 'as baton reap takes by default), not ""'],
+    [
+      { stateDir: ".baton/run", files: "nodeFiles" },
+      'reapDeployments: files must be a Files, such as nodeFiles(), not "nodeFiles"',
+    ],
+    [
+      { stateDir: ".baton/run", files: { list: async () => [], read: async () => undefined } },
+      "reapDeployments: files must be a Files, such as nodeFiles(); it has no owner()",
+    ],
     [
       { stateDir: ".baton/run", procs: {} },
       "reapDeployments: procs must be a Procs, such as nodeProcs(); it has no list()",

@@ -38,6 +38,10 @@ describe("the exported ownership tests", () => {
       "carriesDeployment: env must be a process's environment as an object ({ BATON_DEPLOYMENT: …, … }, such as Procs.environ(pid) gives), or undefined, not a list",
     ],
     [
+      () => envCarries({ ...env, BATON_STATE_DIR: ["/srv/app/.baton/run"] } as never, id),
+      "envCarries: env.BATON_STATE_DIR must be text, as every variable's value is, not a list",
+    ],
+    [
       () => envCarries(env, undefined as never),
       "envCarries: id must be a deployment and its state dir, { deployment, stateDir }, not undefined",
     ],

@@ -1,11 +1,17 @@
 /**
- * `sshHost`, `remoteStateDir`, `openRemoteSite` and `reapRemoteSite` as a JavaScript caller may call them: what
- * they cannot take is a `ConfigError` naming the argument before any ssh client runs or any
+ * `sshHost`, `remoteStateDir`, `remoteFiles`, `remoteProcs`, `spawnRemoteRank`, `openRemoteSite` and
+ * `reapRemoteSite` as a JavaScript caller may call them: what they cannot take is a `ConfigError` naming the argument before any ssh client runs or any
  * control directory is made, where a spec as the target ran `ssh -l undefined`, `options` as
  * one string was read letter by letter, `stateDir: ""` was the remote home itself, and a bad
  * deployment id was refused only after the host had been asked for its home directory, and
- * `reapRemoteSite` connected to the host whatever its pids, clock or timeouts were.
+ * `reapRemoteSite` connected to the host whatever its pids, clock or timeouts were; a spec
+ * given to `remoteFiles` or `remoteProcs` as their host failed at the first call with
+ * `host.run is not a function`, and `spawnRemoteRank` without an `env` with `Cannot convert
+ * undefined or null to object`.
  */
+import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import {
@@ -14,10 +20,14 @@ import {
   type OrphanedSiteOptions,
   openRemoteSite,
   parseRankHost,
+  type RemoteRankOptions,
   type RemoteSiteOptions,
   reapRemoteSite,
+  remoteFiles,
+  remoteProcs,
   remoteStateDir,
   type SshTarget,
+  spawnRemoteRank,
   sshHost,
 } from "../../src/index.ts";
 
@@ -78,6 +88,121 @@ describe("remoteStateDir's arguments", () => {
 
   it("still takes an absolute state dir as it is, without asking the host", async () => {
     await expect(remoteStateDir(host, "/scratch/run")).resolves.toBe("/scratch/run");
+  });
+});
+
+describe("remoteFiles' and remoteProcs' host", () => {
+  const host = sshHost(target, { multiplex: false });
+  it.each([
+    [
+      () => remoteFiles("ssh://alice@gpu-2" as never),
+      'remoteFiles: host must be an SshHost, such as sshHost(target), not "ssh://alice@gpu-2"',
+    ],
+    [
+      () => remoteFiles(target as never),
+      "remoteFiles: host must be an SshHost, such as sshHost(target); it has no run()",
+    ],
+    [
+      () => remoteProcs(undefined as never),
+      "remoteProcs: host must be an SshHost, such as sshHost(target), not undefined",
+    ],
+    [
+      () => remoteProcs({ run: host.run } as never),
+      "remoteProcs: host must be an SshHost, such as sshHost(target); it has no target.spec",
+    ],
+    [
+      () => remoteProcs(host, { timeout: 5_000 } as never),
+      "remoteProcs: unknown option timeout; it takes timeoutMs; did you mean timeoutMs?",
+    ],
+    [
+      () => remoteProcs(host, { timeoutMs: "5s" } as never),
+      'remoteProcs: timeoutMs must be a positive number of ms, not "5s"',
+    ],
+  ])(
+    "refuses what it cannot take with a ConfigError at the call, not at its first use (%#)",
+    (call, message) => {
+      expect(call).toThrow(ConfigError);
+      expect(call).toThrow(message);
+    },
+  );
+
+  it("still takes an SshHost", () => {
+    expect(remoteFiles(host).read).toBeTypeOf("function");
+    expect(remoteProcs(host, { timeoutMs: 5_000 }).host).toBe(host);
+  });
+});
+
+describe("spawnRemoteRank's options", () => {
+  const logFile = join(tmpdir(), `baton-never-written-${process.pid}.log`);
+  const options: RemoteRankOptions = {
+    host: sshHost(target, { multiplex: false }),
+    argv: ["python3", "train.py"],
+    env: { RANK: "0" },
+    logFile,
+  };
+  it.each([
+    [
+      undefined,
+      "spawnRemoteRank: the options must be { host, argv, env, logFile, … }, not undefined",
+    ],
+    [{ ...options, logfile: "x.log" }, "spawnRemoteRank: unknown option logfile;"],
+    [
+      { ...options, host: target },
+      "spawnRemoteRank: host must be an SshHost, such as sshHost(target); it has no sessionArgv()",
+    ],
+    [
+      { ...options, argv: "python3 train.py" },
+      'spawnRemoteRank: argv must be the rank\'s program and its arguments, a list of strings (["python3", "train.py"]), not "python3 train.py"',
+    ],
+    [{ ...options, argv: [] }, "spawnRemoteRank: argv must be the rank's program"],
+    [
+      { ...options, env: undefined },
+      'spawnRemoteRank: env must be the rank\'s variables, { RANK: "1", … }, not undefined',
+    ],
+    [
+      { ...options, env: { RANK: 0 } },
+      "spawnRemoteRank: env.RANK must be text, as every variable's value is, not a number",
+    ],
+    [
+      { ...options, envDefaults: ["OMP_NUM_THREADS=1"] },
+      "spawnRemoteRank: envDefaults must be variables set where the remote login has none",
+    ],
+    [
+      { ...options, cwd: "" },
+      'spawnRemoteRank: cwd must be the rank\'s directory on the host, or undefined, not ""',
+    ],
+    [
+      { ...options, logFile: undefined },
+      "spawnRemoteRank: logFile must be the path of the local file for its output, not undefined",
+    ],
+    [
+      { ...options, startTimeoutMs: "30s" },
+      'spawnRemoteRank: startTimeoutMs must be a positive number of ms, not "30s"',
+    ],
+    [
+      { ...options, lease: { path: "lease.json", staleAfterMs: 30_000 } },
+      'spawnRemoteRank: lease.path must be the absolute path of the lease on the host, not "lease.json"',
+    ],
+    [
+      { ...options, lease: { path: "/home/alice/lease.json" } },
+      "spawnRemoteRank: lease.staleAfterMs must be a positive number of ms (as BATON_LEASE_STALE_MS), not undefined",
+    ],
+  ])(
+    "refuses options %# with a ConfigError before it opens the log or starts ssh",
+    (given, message) => {
+      const spawn = () => spawnRemoteRank(given as RemoteRankOptions);
+      expect(spawn).toThrow(ConfigError);
+      expect(spawn).toThrow(message);
+      expect(existsSync(logFile)).toBe(false);
+    },
+  );
+
+  it("never shows the environment, nor a value in it: it holds secrets", () => {
+    const spawn = (env: unknown) => () => spawnRemoteRank({ ...options, env } as never);
+    expect(spawn("HF_TOKEN=hunter2")).toThrow(/^(?!.*hunter2).*, not a string$/);
+    expect(spawn({ HF_TOKEN: 31337 })).toThrow(
+      /^(?!.*31337).*env\.HF_TOKEN must be text.*, not a number$/,
+    );
   });
 });
 

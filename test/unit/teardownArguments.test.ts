@@ -14,8 +14,12 @@ import {
   nodeClock,
   nodeFiles,
   nodeProcs,
+  type RemoteProcs,
+  type RemoteTeardownTarget,
+  type SshHost,
   type TeardownTarget,
   tearDown,
+  tearDownRemote,
   teardownDeadlineMs,
 } from "../../src/index.ts";
 
@@ -82,6 +86,94 @@ describe("tearDown's arguments", () => {
   it("still tears down a target it takes (nothing to stop: verified at once)", async () => {
     const report = await tearDown(target, ports, { pollMs: 5 });
     expect(report).toMatchObject({ verified: true, deployment, swept: [], stopped: [] });
+  });
+});
+
+describe("tearDownRemote's arguments", () => {
+  const remote: RemoteTeardownTarget = {
+    deployment,
+    stateDir,
+    pids: [4711],
+    sweepCandidates: async () => [],
+  };
+  /** Round trips to the host: none, for every refusal. */
+  let asked = 0;
+  const table: RemoteProcs = {
+    host: { target: { spec: "ssh://alice@gpu-2" } } as SshHost,
+    snapshot: async () => {
+      asked++;
+      return [];
+    },
+    signalIfOwned: async () => {
+      asked++;
+      return new Map();
+    },
+  };
+  const there = { table, clock: nodeClock() };
+
+  it.each([
+    [
+      [undefined, there],
+      "tearDownRemote: target must be the ranks to tear down on one host, { deployment, stateDir, pids, sweepCandidates }, not undefined",
+    ],
+    [
+      [{ ...remote, stateDir: ".baton/run" }, there],
+      'tearDownRemote: target.stateDir must be the absolute path of the state directory, as the launcher gives its ranks BATON_STATE_DIR (resolve(".baton/run")), not ".baton/run"',
+    ],
+    [
+      [{ ...remote, pids: "4711" }, there],
+      'tearDownRemote: target.pids must be a list of process ids ([] for none), not "4711"',
+    ],
+    [
+      [{ ...remote, pids: [4711, 0] }, there],
+      "tearDownRemote: target.pids[1] must be a whole number of 1 or more, not 0",
+    ],
+    [
+      [{ ...remote, sweepCandidates: [] }, there],
+      "tearDownRemote: target must be a TeardownTarget, whose sweepCandidates() gives the pids in the deployment's markers (markerPids); it has no sweepCandidates()",
+    ],
+    [
+      [remote, undefined],
+      "tearDownRemote: ports must be { table, clock }, such as { table: remoteProcs(host), clock: nodeClock() }, not undefined",
+    ],
+    [
+      [remote, { ...there, table: nodeProcs() }],
+      "tearDownRemote: ports.table must be a RemoteProcs, such as remoteProcs(host); it has no snapshot()",
+    ],
+    [
+      [remote, { ...there, table: { ...table, host: "ssh://alice@gpu-2" } }],
+      'tearDownRemote: ports.table.host must be an SshHost, such as sshHost(target), not "ssh://alice@gpu-2"',
+    ],
+    [
+      [remote, { ...there, clock: Date }],
+      "tearDownRemote: ports.clock must be a Clock, such as nodeClock(); it has no setTimeout()",
+    ],
+    [
+      [remote, { ...there, logger: "pino" }],
+      'tearDownRemote: ports.logger must be a pino logger, not "pino"',
+    ],
+    [
+      [remote, { ...there, hurry: true }],
+      "tearDownRemote: ports.hurry must be an AbortSignal, or undefined, not true",
+    ],
+    [
+      [remote, there, { pollMs: "1s" }],
+      'tearDownRemote: timeouts.pollMs must be a number of ms of 0 or more, not "1s"',
+    ],
+  ])(
+    "rejects what it cannot take with a ConfigError naming it, asking the host nothing (%#)",
+    async (args, message) => {
+      const call = () => tearDownRemote(...(args as Parameters<typeof tearDownRemote>));
+      await expect(call()).rejects.toBeInstanceOf(ConfigError);
+      await expect(call()).rejects.toThrow(message);
+      expect(asked).toBe(0);
+    },
+  );
+
+  it("still tears down a target it takes (nothing of it on the host: verified)", async () => {
+    const report = await tearDownRemote(remote, there, { pollMs: 5 });
+    expect(report).toMatchObject({ verified: true, deployment, stopped: [] });
+    expect(asked).toBeGreaterThan(0);
   });
 });
 
