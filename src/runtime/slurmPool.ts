@@ -40,7 +40,7 @@ import { type WorkerProcessOptions, workerProcessFlags } from "./workerProcessOp
 
 const BATON_BIN = fileURLToPath(new URL("../../bin/baton.js", import.meta.url));
 /** Restarts of a dead worker inside one allocation, by default. */
-const WORKER_RESTARTS = 5;
+export const WORKER_RESTARTS = 5;
 /** How long a worker stays without a job before it leaves and its allocation ends, by default. */
 export const IDLE_EXIT_MS = 5 * 60_000;
 /**

@@ -212,9 +212,10 @@ export interface SimulationResult {
 }
 
 const STORE = "sim-store";
-const LIVENESS_BASE_MS = 600_000;
+/** Virtual ms a run may take past its last fault, before its jobs are counted (`livenessMs`). */
+export const LIVENESS_BASE_MS = 600_000;
 /** Per job, divided by the workers: a drawn job works at most 60 s and runs at most 4 times. */
-const LIVENESS_PER_JOB_MS = 240_000;
+export const LIVENESS_PER_JOB_MS = 240_000;
 
 /** The failed jobs of `outcomes`, as plain data (a seed's result crosses threads). */
 function failedJobs(outcomes: RunResult["jobs"]): SimulationResult["failed"] {

@@ -3,7 +3,8 @@
  * the code that prints it, and looked for in the README, so a change of wording that leaves
  * the README behind fails. The same holds the defaults README.md, ARCHITECTURE.md and the
  * TSDoc of src/ (what an editor shows on hover) state to the constants the code has (a default
- * changed without its docs fails), the options the
+ * changed without its docs fails, and a TSDoc default in numbers that no entry holds fails
+ * too, saying what to add), the options the
  * public functions take to README's code (an option added without a word fails), and the files
  * they name to files baton has (a file renamed or removed without its docs fails).
  */
@@ -16,6 +17,7 @@ import { summaryTable } from "../../src/cli/summaryTable.ts";
 import { JOB_OPTIONS, job } from "../../src/graph/job.ts";
 import { DEFAULT_RETRIES } from "../../src/graph/planGraph.ts";
 import {
+  CLOSE_WAIT_MS,
   DEFAULT_DEAD_AFTER_MS,
   DEFAULT_HEARTBEAT_MS,
   DEFAULT_HELLO_TIMEOUT_MS,
@@ -62,14 +64,17 @@ import {
   DEFAULT_UNREACHABLE_MS,
   IDLE_EXIT_MS,
   SLURM_POOL_OPTIONS,
+  WORKER_RESTARTS,
 } from "../../src/runtime/slurmPool.ts";
 import {
   SSH_CALL_TIMEOUT_MS,
   SSH_CONNECT_TIMEOUT_MS,
   SSH_CONTROL_PERSIST_MS,
 } from "../../src/runtime/sshHost.ts";
-import { DEFAULT_MAX_FRAME_BYTES } from "../../src/runtime/wsNet.ts";
+import { DEFAULT_WELCOME_TIMEOUT_MS, SILENCE_LIMIT_PINGS } from "../../src/runtime/worker.ts";
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_FRAME_BYTES } from "../../src/runtime/wsNet.ts";
 import { SIMULATE_OPTIONS } from "../../src/sim/checkSimulateOptions.ts";
+import { LIVENESS_BASE_MS, LIVENESS_PER_JOB_MS } from "../../src/sim/simulate.ts";
 import { SEEDS_OPTIONS } from "../../src/sim/simulateSeeds.ts";
 import { ROOT } from "../fixtures/batonCli.ts";
 
@@ -183,6 +188,109 @@ const { termGraceMs, killWaitMs, killAgainWaitMs, sweepTermWaitMs, sweepKillWait
   DEFAULT_TEARDOWN_TIMEOUTS;
 const { loadTimeoutMs, markerStaleMs, watchMs, drainMs } = DEFAULT_RANK_GROUP_TIMEOUTS;
 
+/** The defaults the TSDoc of src/ states, each as the code's constant makes it. */
+const TSDOC_DEFAULTS = [
+  `Failed attempts retried before the job is terminal (default ${DEFAULT_RETRIES}: at most ${DEFAULT_RETRIES + 1} attempts)`,
+  `Inputs are copied with \`toJson\` and \`retries\` defaults to ${DEFAULT_RETRIES}.`,
+  `Losses of a worker while running one job before it is failed as poison (default ${DEFAULT_MAX_LOST})`,
+  `Losses of a worker while running one job before it fails as poison (default ${DEFAULT_MAX_LOST})`,
+  `A lease not renewed by a heartbeat for this long expires (default ${seconds(DEFAULT_LEASE_TIMEOUT_MS)}; 0 = never)`,
+  `A lease without a heartbeat for this long expires (default ${seconds(DEFAULT_LEASE_TIMEOUT_MS)})`,
+  `A connection that sends no hello within this is closed with 4003 (default ${seconds(DEFAULT_HELLO_TIMEOUT_MS)})`,
+  `Interval of liveness probes (default ${seconds(DEFAULT_HEARTBEAT_MS)})`,
+  `A worker silent for this long is closed with 4005, releasing its lease (default ${seconds(DEFAULT_DEAD_AFTER_MS)})`,
+  `Frames larger than this are refused and their connection closed with 4004 (default ${DEFAULT_MAX_FRAME_BYTES / 2 ** 20} MiB)`,
+  `Each end refuses messages over its \`maxFrameBytes\` (default ${DEFAULT_MAX_FRAME_BYTES / 2 ** 20} MiB)`,
+  `How long \`cancel()\` waits for running jobs to stop (default ${seconds(DEFAULT_CANCEL_GRACE_MS)})`,
+  `How many runs' log folders the default \`logs/\` keeps (default ${DEFAULT_KEEP_LOGS})`,
+  `(\`ENOSPC\`, \`EDQUOT\`; default ${minutes(STORE_FULL_WAIT_MS)} minutes)`,
+  `How long a run waits for room on a full store by default before it stops (${minutes(STORE_FULL_WAIT_MS)} minutes)`,
+  `Failed probes in a row that trigger the abort stage (default ${WATCHDOG_TOLERANCE})`,
+  `How long the re-probe window after an abort lasts (default ${WATCHDOG_GRACE_MS} ms)`,
+  `Most updates a page receives per second (default ${DEFAULT_MAX_UPDATES_PER_SECOND})`,
+  `one more fails the pool (default ${DEFAULT_MAX_RESTARTS})`,
+  `the run rejects with a \`PoolError\` (\`WORKER_CRASH_LOOP\`) (default ${DEFAULT_MAX_RESTARTS})`,
+  `The restart budget's sliding window, in ms (default ${spaced(DEFAULT_RESTART_WINDOW_MS)})`,
+  `counts deaths in, in ms (default ${spaced(DEFAULT_RESTART_WINDOW_MS)}: a minute)`,
+  `The most allocations (one worker each) held at once (default ${DEFAULT_MAX_WORKERS})`,
+  `How often the queue is read and the pool rescaled (default ${DEFAULT_POLL_MS} ms)`,
+  `before \`scancel\` (default ${seconds(DEFAULT_STOP_GRACE_MS)}, or \`abortGraceMs\``,
+  `to confirm every allocation gone (default ${seconds(DEFAULT_STOP_TIMEOUT_MS)})`,
+  `gives its node back (default ${minutes(IDLE_EXIT_MS)} min;`,
+  `Time from launch for every rank to be ready (the barrier), default ${minutes(loadTimeoutMs)} min`,
+  `No fresh heartbeat in the marker for this long means the rank is lost (default ${seconds(markerStaleMs)})`,
+  `DESIGN §8: ${seconds(termGraceMs)} grace, ${seconds(killWaitMs)} after each KILL, ${seconds(sweepTermWaitMs)} and ${seconds(sweepKillWaitMs)} per swept pid, probes ≤ ${pollMs} ms apart.`,
+  `in its TERM grace (${seconds(termGraceMs)} by default)`,
+  `the newest ${KEEP_ENDED_DEPLOYMENTS}, and ${days(ENDED_DEPLOYMENT_KEPT_MS) === 7 ? "a week" : `${days(ENDED_DEPLOYMENT_KEPT_MS)} days`} of them.`,
+  `How long connecting may take (\`ConnectTimeout\`, rounded up to seconds; default ${seconds(SSH_CONNECT_TIMEOUT_MS)})`,
+  `How long one call may take before its ssh client is killed (default ${seconds(SSH_CALL_TIMEOUT_MS)})`,
+  `outlives its last call (\`ControlPersist\`; default ${seconds(SSH_CONTROL_PERSIST_MS)})`,
+  `How long the remote guard waits between TERM and KILL when the session drops (default ${seconds(REMOTE_GUARD_GRACE_MS)})`,
+  `How long until the remote side reports the rank's pid (default ${seconds(REMOTE_START_TIMEOUT_MS)})`,
+  `past this the oldest are dropped (default ${INSPECTOR_MAX_PENDING.toLocaleString("en-US")})`,
+  `events are dropped until it catches up (default ${INSPECTOR_MAX_BUFFERED_BYTES / 2 ** 20} MiB)`,
+  `for the connection to open, drain and close (default ${seconds(INSPECTOR_CLOSE_TIMEOUT_MS)})`,
+  `How long the connection may take to open (default ${seconds(INSPECTOR_OPEN_TIMEOUT_MS)})`,
+  `How often the launcher's pid and lease are checked (default ${RANK_WATCH_EVERY_MS} ms)`,
+  `How often the launcher's pid and lease are checked (default ${RANK_WATCH_EVERY_MS} ms, as \`createRank\`'s)`,
+  `before it is killed and counted as failed (default ${seconds(SLURM_COMMAND_TIMEOUT_MS)})`,
+  `without a shell, with a timeout (default ${seconds(SLURM_COMMAND_TIMEOUT_MS)}, then SIGKILL)`,
+  `Longest any Slurm command may take (default ${seconds(SLURM_COMMAND_TIMEOUT_MS)})`,
+  `before the pool fails with \`SLURM_UNREACHABLE\` (default ${seconds(DEFAULT_UNREACHABLE_MS)};`,
+  `by default beyond the newest ${KEEP_ENDED_DEPLOYMENTS}, after ${days(ENDED_DEPLOYMENT_KEPT_MS) === 7 ? "a week" : `${days(ENDED_DEPLOYMENT_KEPT_MS)} days`};`,
+  `aborted handler gets to return before its thread is ended (default ${seconds(DEFAULT_ABORT_GRACE_MS)})`,
+  `(\`baton worker --abort-grace\`; default ${DEFAULT_ABORT_GRACE_MS})`,
+  `a duration such as \`7d\` or \`12h\`, or 0; default ${days(ENDED_DEPLOYMENT_KEPT_MS)}d)`,
+  `the coordinator's own default gives a worker up after ${DEFAULT_DEAD_AFTER_MS / DEFAULT_HEARTBEAT_MS} pings'`,
+  `Default: ${SILENCE_LIMIT_PINGS} × the ping interval`,
+  `(${seconds(SILENCE_LIMIT_PINGS * DEFAULT_HEARTBEAT_MS)} at the default ${seconds(DEFAULT_HEARTBEAT_MS)})`,
+  `and \`runWorker\` returns. Default ${seconds(DEFAULT_WELCOME_TIMEOUT_MS)}.`,
+  `(default the Net's: ${DEFAULT_MAX_FRAME_BYTES / 2 ** 20} MiB over WebSocket)`,
+  `How long \`connect\` waits for the coordinator to accept (default ${seconds(DEFAULT_CONNECT_TIMEOUT_MS)})`,
+  `to answer its close before dropping the connection (default ${seconds(CLOSE_WAIT_MS)})`,
+  `before the allocation fails (default ${WORKER_RESTARTS})`,
+  `default: ${minutes(LIVENESS_BASE_MS)} minutes after the last fault ends, plus ${minutes(LIVENESS_PER_JOB_MS)} minutes for each job`,
+];
+
+/**
+ * Defaults TSDoc states in numbers that are no constant's value, each with why: the default
+ * of a parameter written beside it, another program's, or a number in an example.
+ */
+const NOT_A_CONSTANT: [phrase: string, why: string][] = [
+  ["The most values shown; the rest are counted (default 5)", "graphValueLines' parameter"],
+  ["a longer one is cut (default 200)", "graphValueLines' parameter"],
+  ["a decimal number from 0 to `most` (default 2^53 - 1;", "Number.MAX_SAFE_INTEGER"],
+  ["cpus not given stays the pool's default 1", "slurmPool's `{ cpus: 1 }`"],
+  ["`least` (default 1) to `most`", "a parameter's default, beside it"],
+  ["Most connections still handshaking at once (default 64)", "coordinatorServer's `?? 64`"],
+  ["Port on 127.0.0.1 (default 0: any free port)", "port 0, the kernel's choice"],
+  ["How often a run emits `progress` (default 200 ms)", "the engine's `?? 200`"],
+  ["a whole number or `Infinity` (default 3 × count)", "inProcessPool's `count * 3`"],
+  ["the mode (default 0600)", "a Files method's parameter"],
+  ["with the mode set explicitly, default 0600)", "a Files method's parameter"],
+  ["A URL-safe id of `size` characters (default 21)", "nanoid's size, nodeEntropy's parameter"],
+  ["(default: one the kernel picks on 127.0.0.1)", "an address, not the default"],
+  ["default `dep-` and 12 random characters", "launchGroup's `randomId(entropy, 12)`"],
+  ["Default `127.0.0.1` when every rank", "an address"],
+  ["What each worker offers (default `{ cpus: 1 }`)", "slurmPool's `{ cpus: 1 }`"],
+  ["Undefined: ssh's own default (22,", "ssh's, not baton's"],
+  ["a typo such as `wrkers` ran on the default 8", "simulate's `?? 8`"],
+  ["In-process workers (default 8,", "simulate's `?? 8`"],
+  ["Size of the drawn graph (default 100,", "simulate's `?? 100`"],
+  ["launches rank groups of up to `world` ranks (default 4)", "the rank-group scenario's `?? 4`"],
+  ['(a whole number of at least 1; default: 20 s, 40 s for `"heavy"`)', "faultPlan's SHAPE"],
+  ["KILLs it takes to die (default 1;", "SimProcs' `?? 1`"],
+  ["before its parent reaps it (default 0)", "SimProcs' `?? 0`"],
+  ["The simulation's own pid (default 100)", "SimProcs' `?? 100`"],
+  ["The simulation's uid (default 1000)", "SimProcs' `?? 1000`"],
+  ["First pid handed out (default 300)", "SimProcs' `?? 300`"],
+  [
+    "A graph with more jobs than this is drawn by kind (default 300)",
+    "the dashboard model's `?? 300`",
+  ],
+  ["older ones are dropped (default 50)", "the dashboard model's `?? 50`"],
+];
+
 describe.each([
   [
     "README.md",
@@ -236,63 +344,47 @@ describe.each([
       `diffs at most ${DEFAULT_MAX_UPDATES_PER_SECOND} times a second (\`maxUpdatesPerSecond\`)`,
     ],
   ],
-  [
-    "TSDoc (src/)",
-    TSDOC,
-    [
-      `Failed attempts retried before the job is terminal (default ${DEFAULT_RETRIES}: at most ${DEFAULT_RETRIES + 1} attempts)`,
-      `Inputs are copied with \`toJson\` and \`retries\` defaults to ${DEFAULT_RETRIES}.`,
-      `Losses of a worker while running one job before it is failed as poison (default ${DEFAULT_MAX_LOST})`,
-      `Losses of a worker while running one job before it fails as poison (default ${DEFAULT_MAX_LOST})`,
-      `A lease not renewed by a heartbeat for this long expires (default ${seconds(DEFAULT_LEASE_TIMEOUT_MS)}; 0 = never)`,
-      `A lease without a heartbeat for this long expires (default ${seconds(DEFAULT_LEASE_TIMEOUT_MS)})`,
-      `A connection that sends no hello within this is closed with 4003 (default ${seconds(DEFAULT_HELLO_TIMEOUT_MS)})`,
-      `Interval of liveness probes (default ${seconds(DEFAULT_HEARTBEAT_MS)})`,
-      `A worker silent for this long is closed with 4005, releasing its lease (default ${seconds(DEFAULT_DEAD_AFTER_MS)})`,
-      `Frames larger than this are refused and their connection closed with 4004 (default ${DEFAULT_MAX_FRAME_BYTES / 2 ** 20} MiB)`,
-      `Each end refuses messages over its \`maxFrameBytes\` (default ${DEFAULT_MAX_FRAME_BYTES / 2 ** 20} MiB)`,
-      `How long \`cancel()\` waits for running jobs to stop (default ${seconds(DEFAULT_CANCEL_GRACE_MS)})`,
-      `How many runs' log folders the default \`logs/\` keeps (default ${DEFAULT_KEEP_LOGS})`,
-      `(\`ENOSPC\`, \`EDQUOT\`; default ${minutes(STORE_FULL_WAIT_MS)} minutes)`,
-      `How long a run waits for room on a full store by default before it stops (${minutes(STORE_FULL_WAIT_MS)} minutes)`,
-      `Failed probes in a row that trigger the abort stage (default ${WATCHDOG_TOLERANCE})`,
-      `How long the re-probe window after an abort lasts (default ${WATCHDOG_GRACE_MS} ms)`,
-      `Most updates a page receives per second (default ${DEFAULT_MAX_UPDATES_PER_SECOND})`,
-      `one more fails the pool (default ${DEFAULT_MAX_RESTARTS})`,
-      `the run rejects with a \`PoolError\` (\`WORKER_CRASH_LOOP\`) (default ${DEFAULT_MAX_RESTARTS})`,
-      `The restart budget's sliding window, in ms (default ${spaced(DEFAULT_RESTART_WINDOW_MS)})`,
-      `counts deaths in, in ms (default ${spaced(DEFAULT_RESTART_WINDOW_MS)}: a minute)`,
-      `The most allocations (one worker each) held at once (default ${DEFAULT_MAX_WORKERS})`,
-      `How often the queue is read and the pool rescaled (default ${DEFAULT_POLL_MS} ms)`,
-      `before \`scancel\` (default ${seconds(DEFAULT_STOP_GRACE_MS)}, or \`abortGraceMs\``,
-      `to confirm every allocation gone (default ${seconds(DEFAULT_STOP_TIMEOUT_MS)})`,
-      `gives its node back (default ${minutes(IDLE_EXIT_MS)} min;`,
-      `Time from launch for every rank to be ready (the barrier), default ${minutes(loadTimeoutMs)} min`,
-      `No fresh heartbeat in the marker for this long means the rank is lost (default ${seconds(markerStaleMs)})`,
-      `DESIGN §8: ${seconds(termGraceMs)} grace, ${seconds(killWaitMs)} after each KILL, ${seconds(sweepTermWaitMs)} and ${seconds(sweepKillWaitMs)} per swept pid, probes ≤ ${pollMs} ms apart.`,
-      `in its TERM grace (${seconds(termGraceMs)} by default)`,
-      `the newest ${KEEP_ENDED_DEPLOYMENTS}, and ${days(ENDED_DEPLOYMENT_KEPT_MS) === 7 ? "a week" : `${days(ENDED_DEPLOYMENT_KEPT_MS)} days`} of them.`,
-      `How long connecting may take (\`ConnectTimeout\`, rounded up to seconds; default ${seconds(SSH_CONNECT_TIMEOUT_MS)})`,
-      `How long one call may take before its ssh client is killed (default ${seconds(SSH_CALL_TIMEOUT_MS)})`,
-      `outlives its last call (\`ControlPersist\`; default ${seconds(SSH_CONTROL_PERSIST_MS)})`,
-      `How long the remote guard waits between TERM and KILL when the session drops (default ${seconds(REMOTE_GUARD_GRACE_MS)})`,
-      `How long until the remote side reports the rank's pid (default ${seconds(REMOTE_START_TIMEOUT_MS)})`,
-      `past this the oldest are dropped (default ${INSPECTOR_MAX_PENDING.toLocaleString("en-US")})`,
-      `events are dropped until it catches up (default ${INSPECTOR_MAX_BUFFERED_BYTES / 2 ** 20} MiB)`,
-      `for the connection to open, drain and close (default ${seconds(INSPECTOR_CLOSE_TIMEOUT_MS)})`,
-      `How long the connection may take to open (default ${seconds(INSPECTOR_OPEN_TIMEOUT_MS)})`,
-      `How often the launcher's pid and lease are checked (default ${RANK_WATCH_EVERY_MS} ms)`,
-      `How often the launcher's pid and lease are checked (default ${RANK_WATCH_EVERY_MS} ms, as \`createRank\`'s)`,
-      `before it is killed and counted as failed (default ${seconds(SLURM_COMMAND_TIMEOUT_MS)})`,
-      `without a shell, with a timeout (default ${seconds(SLURM_COMMAND_TIMEOUT_MS)}, then SIGKILL)`,
-      `Longest any Slurm command may take (default ${seconds(SLURM_COMMAND_TIMEOUT_MS)})`,
-      `before the pool fails with \`SLURM_UNREACHABLE\` (default ${seconds(DEFAULT_UNREACHABLE_MS)};`,
-      `by default beyond the newest ${KEEP_ENDED_DEPLOYMENTS}, after ${days(ENDED_DEPLOYMENT_KEPT_MS) === 7 ? "a week" : `${days(ENDED_DEPLOYMENT_KEPT_MS)} days`};`,
-    ],
-  ],
+  ["TSDoc (src/)", TSDOC, TSDOC_DEFAULTS],
 ])("the defaults %s states", (_doc, text, phrases) => {
   it.each(phrases)("are the code's: %s", (phrase) => {
     expect(asRead(text)).toContain(phrase);
+  });
+});
+
+/**
+ * Where `text` states a default in numbers, as it reads: `(default 30 s)`, `default: 5`,
+ * `defaults to 3`, `by default before it stops (5 minutes)`: the word, then its first number
+ * within a few words.
+ */
+function statedDefaults(text: string): { at: number; end: number }[] {
+  return [...text.matchAll(/\bdefaults?\b[^.;,)]{0,30}?(?<![§\d])\d+/gi)].map((match) => ({
+    at: match.index,
+    end: match.index + match[0].length,
+  }));
+}
+
+/** Where `phrase` stands in `text`, each place. */
+function placesOf(text: string, phrase: string): { from: number; to: number }[] {
+  const places: { from: number; to: number }[] = [];
+  for (let at = text.indexOf(phrase); at !== -1; at = text.indexOf(phrase, at + 1)) {
+    places.push({ from: at, to: at + phrase.length });
+  }
+  return places;
+}
+
+describe("the defaults TSDoc states", () => {
+  it("are each held to the code's constant by an entry of TSDOC_DEFAULTS, or said in NOT_A_CONSTANT why none", () => {
+    const read = asRead(TSDOC.replace(/^```[^\n]*\n[\s\S]*?^```$/gm, ""));
+    const held = [...TSDOC_DEFAULTS, ...NOT_A_CONSTANT.map(([phrase]) => phrase)].flatMap(
+      (phrase) => placesOf(read, asRead(phrase)),
+    );
+    const unheld = statedDefaults(read)
+      .filter(({ at, end }) => !held.some(({ from, to }) => from <= at && end <= to))
+      .map(({ at, end }) => read.slice(Math.max(0, at - 60), end + 20));
+    expect(
+      unheld,
+      "a TSDoc comment states a default in numbers that no test holds to the code: add its phrase to TSDOC_DEFAULTS in test/unit/readmeQuotes.test.ts, the number made from the constant the code uses (as `(default ` + seconds(MY_DEFAULT_MS) + `)`), or, where no constant is that default, to NOT_A_CONSTANT with why",
+    ).toEqual([]);
   });
 });
 
