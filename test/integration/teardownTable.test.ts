@@ -8,6 +8,7 @@ import type { ProcView } from "../../src/machines/teardown.ts";
 import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle } from "../../src/runtime/ports.ts";
 import { readTable } from "../../src/runtime/tearDown.ts";
+import { emptyTeardownTarget } from "../fixtures/emptyTeardownTarget.ts";
 
 const procs = nodeProcs();
 const loops: ProcHandle[] = [];
@@ -39,14 +40,7 @@ describe("the teardown's probe of the local process table", () => {
         }),
       );
     }
-    const target = {
-      deployment,
-      stateDir,
-      groups: [],
-      pids: [],
-      sweepCandidates: async () => [],
-      forbiddenGroups: new Set<number>(),
-    };
+    const target = emptyTeardownTarget(deployment, stateDir);
     const ours = new Set(loops.map(({ pid }) => pid));
     const entries: ProcView[] = [];
     for (let seq = 1; seq <= 200; seq++) {

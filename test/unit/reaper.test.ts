@@ -21,6 +21,7 @@ import { type ReapReport, reapDeployments } from "../../src/runtime/reaper.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
 import { filesDenying } from "../fixtures/filesDenying.ts";
+import { whileClockRuns } from "../fixtures/whileClockRuns.ts";
 
 const files = nodeFiles();
 const dirs: string[] = [];
@@ -86,29 +87,24 @@ async function writeDeployment(
 
 /** Runs the reaper, advancing the simulated clock whenever it waits on it. */
 async function reap(w: World, through: Files = files, procs: Procs = w.procs): Promise<ReapReport> {
-  let done = false;
-  const run = reapDeployments({
-    stateDir: w.stateDir,
-    procs,
-    files: through,
-    clock: w.clock,
-    host: HOST,
-    teardown: {
-      termGraceMs: 100,
-      killWaitMs: 50,
-      killAgainWaitMs: 50,
-      sweepTermWaitMs: 50,
-      sweepKillWaitMs: 50,
-      pollMs: 10,
-    },
-  }).finally(() => {
-    done = true;
-  });
-  while (!done) {
-    await new Promise((resolve) => setImmediate(resolve));
-    if (!done) w.clock.fireNext();
-  }
-  return run;
+  return whileClockRuns(
+    w.clock,
+    reapDeployments({
+      stateDir: w.stateDir,
+      procs,
+      files: through,
+      clock: w.clock,
+      host: HOST,
+      teardown: {
+        termGraceMs: 100,
+        killWaitMs: 50,
+        killAgainWaitMs: 50,
+        sweepTermWaitMs: 50,
+        sweepKillWaitMs: 50,
+        pollMs: 10,
+      },
+    }),
+  );
 }
 
 const signalled = (w: World, target: "pid" | "group", id: number) =>

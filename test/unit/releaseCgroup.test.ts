@@ -4,6 +4,7 @@ import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import type { Containment, Procs } from "../../src/runtime/ports.ts";
 import { RELEASE_WAIT_MS, releaseCgroup } from "../../src/runtime/releaseCgroup.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
+import { whileClockRuns } from "../fixtures/whileClockRuns.ts";
 
 /** Procs whose cgroup goes once `remove` was refused `busyFor` times (Infinity: never). */
 function cgroupLeftAfter(busyFor: number) {
@@ -37,15 +38,7 @@ describe("releaseCgroup", () => {
   it("leaves a cgroup whose dead processes' threads take longer, after a bounded wait, saying a later reap removes it", async () => {
     const { procs, logger, warn, calls } = cgroupLeftAfter(Number.POSITIVE_INFINITY);
     const clock = new SimClock();
-    let done = false;
-    const release = releaseCgroup(procs, clock, "/cg/baton/dep-x", logger).finally(() => {
-      done = true;
-    });
-    while (!done) {
-      await new Promise((resolve) => setImmediate(resolve));
-      if (!done) clock.fireNext();
-    }
-    await release;
+    await whileClockRuns(clock, releaseCgroup(procs, clock, "/cg/baton/dep-x", logger));
     expect(clock.now()).toBe(RELEASE_WAIT_MS);
     expect(calls()).toBe(RELEASE_WAIT_MS / 20 + 1);
     expect(warn).toHaveBeenCalledWith(

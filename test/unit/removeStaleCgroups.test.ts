@@ -20,6 +20,7 @@ import { type ReapReport, reapDeployments } from "../../src/runtime/reaper.ts";
 import { removeStaleCgroups } from "../../src/runtime/removeStaleCgroups.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
+import { whileClockRuns } from "../fixtures/whileClockRuns.ts";
 
 const files = nodeFiles();
 const dirs: string[] = [];
@@ -66,21 +67,16 @@ type World = ReturnType<typeof world>;
 
 /** Runs the reaper, advancing the simulated clock whenever it waits on it. */
 async function reap(w: World): Promise<ReapReport> {
-  let done = false;
-  const run = reapDeployments({
-    stateDir: w.stateDir,
-    procs: w.procs,
-    files,
-    clock: w.clock,
-    logger: w.logger,
-  }).finally(() => {
-    done = true;
-  });
-  while (!done) {
-    await new Promise((resolve) => setImmediate(resolve));
-    if (!done) w.clock.fireNext();
-  }
-  return run;
+  return whileClockRuns(
+    w.clock,
+    reapDeployments({
+      stateDir: w.stateDir,
+      procs: w.procs,
+      files,
+      clock: w.clock,
+      logger: w.logger,
+    }),
+  );
 }
 
 async function writeLease(w: World, deployment: string, pid: number, renewedAt: number) {

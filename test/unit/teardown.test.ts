@@ -18,6 +18,7 @@ import type { Signal, SignalOutcome } from "../../src/runtime/ports.ts";
 import { type TeardownTarget, tearDown } from "../../src/runtime/tearDown.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
+import { emptyTeardownTarget } from "../fixtures/emptyTeardownTarget.ts";
 import { onSimClock } from "../property/teardownModel.ts";
 
 const DEP = "dep-0123456789ab";
@@ -646,7 +647,11 @@ describe("teardown machine", () => {
 });
 
 describe("tearDown on simulated processes", () => {
-  function group(procs: SimProcs, size: number, behaviour: { onTerm?: "exit" | "ignore" } = {}) {
+  function group(
+    procs: SimProcs,
+    size: number,
+    behaviour: { onTerm?: "exit" | "ignore" } = {},
+  ): TeardownTarget {
     const pids = Array.from(
       { length: size },
       (_, r) =>
@@ -658,15 +663,12 @@ describe("tearDown on simulated processes", () => {
           ...behaviour,
         }).pid,
     );
-    const target: TeardownTarget = {
-      deployment: DEP,
-      stateDir: STATE_DIR,
+    return {
+      ...emptyTeardownTarget(DEP, STATE_DIR),
       groups: [...pids],
       pids,
       sweepCandidates: async () => pids,
-      forbiddenGroups: new Set(),
     };
-    return target;
   }
 
   it("tears down 8 ranks that exit on TERM and reports how", async () => {

@@ -17,22 +17,15 @@ import {
   type RemoteProcs,
   type RemoteTeardownTarget,
   type SshHost,
-  type TeardownTarget,
   tearDown,
   tearDownRemote,
   teardownDeadlineMs,
 } from "../../src/index.ts";
+import { emptyTeardownTarget } from "../fixtures/emptyTeardownTarget.ts";
 
 const stateDir = "/nonexistent/baton-teardown-arguments";
 const deployment = "dep-arguments01";
-const target: TeardownTarget = {
-  deployment,
-  stateDir,
-  groups: [],
-  pids: [],
-  sweepCandidates: async () => [],
-  forbiddenGroups: new Set<number>(),
-};
+const target = emptyTeardownTarget(deployment, stateDir);
 const ports = { procs: nodeProcs(), clock: nodeClock() };
 
 describe("tearDown's arguments", () => {
