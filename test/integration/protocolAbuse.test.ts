@@ -10,7 +10,6 @@
  * `echo` jobs after it. Every job's correct value is its input, so an abusive client that is
  * handed a job can answer it correctly, and a forged answer shows in the final values.
  */
-import { Writable } from "node:stream";
 import fc from "fast-check";
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -35,6 +34,7 @@ import {
   PROTOCOL,
   type ProtocolRange,
 } from "../../src/transport/protocolVersion.ts";
+import { loggedLines } from "../fixtures/loggedLines.ts";
 import { within } from "../fixtures/within.ts";
 
 type Frame = Record<string, unknown>;
@@ -105,16 +105,7 @@ async function startHarness(options: HarnessOptions = {}) {
     options.closeTimeoutMs === undefined ? {} : { closeTimeoutMs: options.closeTimeoutMs },
   ).listen("ws://127.0.0.1:0", { maxFrameBytes, maxHandshakeBytes: MAX_HANDSHAKE_BYTES });
   /** The coordinator's warnings (and worse), as the engine's listener is made. */
-  const lines: Record<string, unknown>[] = [];
-  const logger = pino(
-    { level: "warn" },
-    new Writable({
-      write(chunk, _, done) {
-        for (const line of String(chunk).split("\n")) if (line) lines.push(JSON.parse(line));
-        done();
-      },
-    }),
-  );
+  const { logger, lines } = loggedLines("warn");
   const server = new CoordinatorServer({
     listener,
     coordinator,

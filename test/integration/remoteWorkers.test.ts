@@ -8,8 +8,6 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Writable } from "node:stream";
-import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEngine, localPool } from "../../src/index.ts";
 import { loadJobs } from "../../src/runtime/jobModule.ts";
@@ -18,6 +16,7 @@ import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
 import type { ListeningEvent } from "../../src/runtime/run.ts";
 import { type BatonProcess, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { loggedLines } from "../fixtures/loggedLines.ts";
 import { type PauseDirection, startTcpProxy } from "../fixtures/tcpProxy.ts";
 import { within } from "../fixtures/within.ts";
 
@@ -43,16 +42,7 @@ async function startRun() {
   process.env.BATON_TEST_JOBS = "2";
   const module = await import(`${fixture}?leaves=2`);
   const store = await ResultStore.open(join(dir, "store"), nodeFiles());
-  const lines: Record<string, unknown>[] = [];
-  const logger = pino(
-    { level: "info" },
-    new Writable({
-      write(chunk, _, done) {
-        for (const line of String(chunk).split("\n")) if (line) lines.push(JSON.parse(line));
-        done();
-      },
-    }),
-  );
+  const { logger, lines } = loggedLines("info");
   const engine = createEngine({
     jobs: loadJobs(module.jobs, moduleSource(fixture)),
     workers: localPool({ jobsModule: fixture, count: 0 }),

@@ -5,7 +5,6 @@
  * that offers a gpu then finishes it. Every worker ends with the run, which a failed test
  * cancels.
  */
-import { Writable } from "node:stream";
 import pino from "pino";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Resources } from "../../src/graph/job.ts";
@@ -19,6 +18,7 @@ import { jobsOf } from "../../src/runtime/userModule.ts";
 import { runWorker, type WorkerExit } from "../../src/runtime/worker.ts";
 import { wsNet } from "../../src/runtime/wsNet.ts";
 import { ROOT } from "../fixtures/batonCli.ts";
+import { loggedLines } from "../fixtures/loggedLines.ts";
 import { within } from "../fixtures/within.ts";
 import * as fixture from "../fixtures/worker.jobs.ts";
 
@@ -32,16 +32,7 @@ afterEach(async () => {
 describe("a run whose connected workers offer less than a ready job requires", () => {
   it("says which job waits for what, and what the workers offer, once; a worker that offers it then runs it", async () => {
     const jobs = loadJobs(jobsOf(fixture, JOBS), moduleSource(`${ROOT}/${JOBS}`));
-    const lines: Record<string, unknown>[] = [];
-    const logger = pino(
-      { level: "warn" },
-      new Writable({
-        write(chunk, _, done) {
-          for (const line of String(chunk).split("\n")) if (line) lines.push(JSON.parse(line));
-          done();
-        },
-      }),
-    );
+    const { logger, lines } = loggedLines("warn");
     const engine = createEngine({
       jobs,
       workers: localPool({ jobsModule: `${ROOT}/${JOBS}`, count: 0 }),
