@@ -13,7 +13,7 @@ import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SimFiles } from "../../src/sim/simFiles.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
-import { groupEnd, runUntil, simLaunch, simPorts } from "../fixtures/simGroup.ts";
+import { groupEnd, runFor, runUntil, simLaunch, simPorts } from "../fixtures/simGroup.ts";
 
 const STALE_MS = 3_000;
 const MANIFEST = "/sim/run/w7/manifest.json";
@@ -54,11 +54,7 @@ it("keeps the name while its files are cleared: a launch of the same name then i
   // Its rank exits 0; the teardown is verified, and the clear is held at the manifest.
   await runUntil(sim, () => held);
   // Longer than the lease's staleness passes while the files are cleared.
-  let waited = false;
-  sim.setTimeout(() => {
-    waited = true;
-  }, 2 * STALE_MS);
-  await runUntil(sim, () => waited);
+  await runFor(sim, 2 * STALE_MS);
   hold = undefined;
 
   const second = launch();

@@ -24,7 +24,7 @@ import type { TeardownReport } from "../../src/runtime/tearDown.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SimFiles } from "../../src/sim/simFiles.ts";
-import { groupEnd, runUntil, simLaunch, simPorts } from "../fixtures/simGroup.ts";
+import { groupEnd, runFor, runUntil, simLaunch, simPorts } from "../fixtures/simGroup.ts";
 
 const HOST = "ssh://alice@gpu-2";
 const REMOTE_ROOT = "/home/alice/.baton/run";
@@ -158,11 +158,7 @@ describe("launchGroup closing its ssh hosts", () => {
     void first.stop("test over").catch(() => {});
     await runUntil(sim, () => held);
     // Longer than the lease's staleness passes while the host is cleared.
-    let waited = false;
-    sim.setTimeout(() => {
-      waited = true;
-    }, 2 * STALE_MS);
-    await runUntil(sim, () => waited);
+    await runFor(sim, 2 * STALE_MS);
     host.holdClose = undefined;
 
     const second = launch();

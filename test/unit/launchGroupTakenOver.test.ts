@@ -15,7 +15,7 @@ import { SimClock } from "../../src/sim/simClock.ts";
 import { SimEntropy } from "../../src/sim/simEntropy.ts";
 import { SimFiles } from "../../src/sim/simFiles.ts";
 import { SimProcs } from "../../src/sim/simProcs.ts";
-import { groupEnd, runUntil, simLaunch, simPorts } from "../fixtures/simGroup.ts";
+import { groupEnd, runFor, runUntil, simLaunch, simPorts } from "../fixtures/simGroup.ts";
 
 const STALE_MS = 3_000;
 const DIR = "/sim/run/w7";
@@ -86,11 +86,7 @@ it("a launcher taken over while stopped stops only its own ranks and leaves the 
   await runUntil(sim, () => first.pids().length > 0);
   const [firstRank] = first.pids();
   launcher.stop();
-  let waited = false;
-  sim.setTimeout(() => {
-    waited = true;
-  }, 2 * STALE_MS);
-  await runUntil(sim, () => waited);
+  await runFor(sim, 2 * STALE_MS);
 
   // A second launcher of the name reaps the first's rank, takes the name over and starts its own.
   const second = simLaunch({
