@@ -7,12 +7,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { localPool } from "../../src/runtime/localPool.ts";
-import { memoryNet } from "../../src/runtime/memoryNet.ts";
 import type { RunningPool } from "../../src/runtime/workerPool.ts";
+import { poolStart } from "../fixtures/poolStart.ts";
 
 const dirs: string[] = [];
 const pools: RunningPool[] = [];
@@ -30,16 +28,7 @@ describe("localPool's waitingFor", () => {
       jobsModule: "jobs.ts",
       count: 2,
       command: () => ["sleep", "60"],
-    }).start({
-      address: "ws://127.0.0.1:7400",
-      net: memoryNet(),
-      secret: new Uint8Array(32),
-      secretFile: join(dir, "run.secret"),
-      logsDir: join(dir, "logs"),
-      jobs: loadJobs({ noop: () => null }),
-      logger: pino({ level: "silent" }),
-      joined: (name) => joined.has(name),
-    });
+    }).start(poolStart(dir, { joined: (name) => joined.has(name) }));
     pools.push(running);
     expect(running.waitingFor?.()).toBe("2 workers starting");
     joined.add("local-1");

@@ -9,11 +9,10 @@ import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { PoolError } from "../../src/errors.ts";
-import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { type LocalWorkersOptions, localPool } from "../../src/runtime/localPool.ts";
-import { memoryNet } from "../../src/runtime/memoryNet.ts";
 import type { WorkerCommand } from "../../src/runtime/workerCommandLine.ts";
 import { workerCountLimit } from "../../src/runtime/workerCountLimit.ts";
+import { poolStart } from "../fixtures/poolStart.ts";
 
 const NO_SUCH_PROGRAM = "/nonexistent/baton-test-wrapper";
 const dirs: string[] = [];
@@ -30,18 +29,15 @@ async function start(
   const dir = mkdtempSync(join(tmpdir(), "baton-local-unit-"));
   dirs.push(dir);
   const warnings: string[] = [];
-  const running = localPool({ jobsModule: "jobs.ts", maxRestarts: 0, ...options }).start({
-    address,
-    net: memoryNet(),
-    secret: new Uint8Array(32),
-    secretFile: join(dir, "run.secret"),
-    logsDir: join(dir, "logs"),
-    jobs: loadJobs({ noop: () => null }),
-    logger: pino(
-      { level: "warn" },
-      { write: (line: string) => warnings.push(JSON.parse(line).msg) },
-    ),
-  });
+  const running = localPool({ jobsModule: "jobs.ts", maxRestarts: 0, ...options }).start(
+    poolStart(dir, {
+      address,
+      logger: pino(
+        { level: "warn" },
+        { write: (line: string) => warnings.push(JSON.parse(line).msg) },
+      ),
+    }),
+  );
   const failure = await running.failed;
   await running.stop();
   return { code: (failure as PoolError).code, warnings };

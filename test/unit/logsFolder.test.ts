@@ -6,15 +6,13 @@
  */
 import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
-import { loadJobs } from "../../src/runtime/jobModule.ts";
 import { localPool } from "../../src/runtime/localPool.ts";
-import { memoryNet } from "../../src/runtime/memoryNet.ts";
 import { slurmPool } from "../../src/runtime/slurmPool.ts";
 import type { PoolStart, RunningPool } from "../../src/runtime/workerPool.ts";
 import { FakeSlurm } from "../fixtures/fakeSlurm.ts";
+import { poolStart } from "../fixtures/poolStart.ts";
 import { tempDir } from "../fixtures/tempDir.ts";
 
 const started: RunningPool[] = [];
@@ -25,17 +23,9 @@ afterEach(async () => {
 
 /** What a pool is started with, its workers' logs in `logsDir`. */
 function context(logsDir: string): PoolStart {
-  const secretFile = join(tempDir(), "run.secret");
-  writeFileSync(secretFile, `${"ab".repeat(32)}\n`, { mode: 0o600 });
-  return {
-    address: "ws://127.0.0.1:7400",
-    net: memoryNet(),
-    secret: new Uint8Array(32),
-    secretFile,
-    logsDir,
-    jobs: loadJobs({ noop: () => null }),
-    logger: pino({ level: "silent" }),
-  };
+  const dir = tempDir();
+  writeFileSync(join(dir, "run.secret"), `${"ab".repeat(32)}\n`, { mode: 0o600 });
+  return poolStart(dir, { logsDir });
 }
 
 /** What starting a local pool of two workers threw, and the workers it built a command for. */

@@ -11,8 +11,6 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { slurmResourcesFlag } from "../../src/cli/slurmResourcesFlag.ts";
 import { SlurmError } from "../../src/errors.ts";
-import { loadJobs } from "../../src/runtime/jobModule.ts";
-import { memoryNet } from "../../src/runtime/memoryNet.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
 import { nodeSlurmCommands, type QueueEntry } from "../../src/runtime/slurmCommands.ts";
 import {
@@ -23,6 +21,7 @@ import {
 } from "../../src/runtime/slurmPool.ts";
 import type { PoolStart } from "../../src/runtime/workerPool.ts";
 import { FakeSlurm } from "../fixtures/fakeSlurm.ts";
+import { poolStart } from "../fixtures/poolStart.ts";
 
 const SECRET_HEX = "ab".repeat(32);
 const dirs: string[] = [];
@@ -43,17 +42,11 @@ function start(
   dirs.push(dir);
   const secretFile = join(dir, "run.secret");
   writeFileSync(secretFile, `${SECRET_HEX}\n`, { mode: 0o600 });
-  const context: PoolStart = {
+  const context = poolStart(dir, {
     address: "ws://10.0.0.5:7000",
-    net: memoryNet(),
-    secret: new Uint8Array(32),
-    secretFile,
-    logsDir: join(dir, "logs"),
-    jobs: loadJobs({ noop: () => null }),
-    logger: pino({ level: "silent" }),
     demand: () => demand.value,
     ...extra,
-  };
+  });
   const pool = startSlurmPool(
     {
       jobsModule: "/shared/jobs.ts",

@@ -14,13 +14,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
-import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadJobs } from "../../src/runtime/jobModule.ts";
-import { memoryNet } from "../../src/runtime/memoryNet.ts";
 import { startSlurmPool } from "../../src/runtime/slurmPool.ts";
 import { SimClock } from "../../src/sim/simClock.ts";
 import { FakeSlurm } from "../fixtures/fakeSlurm.ts";
+import { poolStart } from "../fixtures/poolStart.ts";
 import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 const runs = Math.max(1, Math.floor(propertyRuns(1000) / 2));
@@ -74,16 +72,11 @@ describe("the Slurm pool under random histories", () => {
         const failures: unknown[] = [];
         const pool = startSlurmPool(
           { jobsModule: "/jobs.ts", maxWorkers, array, pollMs: 1000, commands: slurm, clock },
-          {
+          poolStart(dir, {
             address: "ws://127.0.0.1:1",
-            net: memoryNet(),
-            secret: new Uint8Array(32),
             secretFile,
-            logsDir: join(dir, "logs"),
-            jobs: loadJobs({ noop: () => null }),
-            logger: pino({ level: "silent" }),
             demand: () => demand.value,
-          },
+          }),
         );
         void pool.failed.then((error) => failures.push(error));
         const tick = async () => {
