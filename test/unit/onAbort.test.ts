@@ -81,6 +81,19 @@ describe("onAbort on the runner's handler context", () => {
     expect(signal.aborted).toBe(true);
     expect((signal.reason as Error).message).toBe("first");
   });
+
+  it("gives an ABORTED reason whose stack is its name and message, and leaves Error.stackTraceLimit as it was", async () => {
+    const { runner, ctx, release, result } = runningAttempt();
+    const limit = Error.stackTraceLimit;
+    runner.abort("job j1 was cancelled by the coordinator");
+    const { reason } = ctx.signal;
+    release();
+    await result;
+    expect(reason).toMatchObject({ code: "ABORTED" });
+    expect((reason as Error).stack).toBe("BatonError: job j1 was cancelled by the coordinator");
+    expect(Error.stackTraceLimit).toBe(limit);
+    expect(new Error("after").stack).toMatch(/\n\s+at /);
+  });
 });
 
 describe("onAbort on a context without the runner's hook", () => {
