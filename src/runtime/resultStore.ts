@@ -104,6 +104,12 @@ export class ResultStore {
   readonly #clock: Pick<Clock, "now">;
   readonly #locks = new Map<string, Promise<void>>();
   readonly #readOnly: boolean;
+  /**
+   * `DIR/results/` and `DIR/quarantine/`, joined once: joined again for each entry read or
+   * written, they were about 0.3 % of a simulated seed's CPU.
+   */
+  readonly #resultsDir: string;
+  readonly #quarantineDir: string;
   /** The check of the store's format marker, made once: at `open`, or at the first read. */
   #formatChecked: Promise<void> | undefined;
   #writes = 0;
@@ -119,6 +125,8 @@ export class ResultStore {
     this.#logger = logger;
     this.#clock = clock;
     this.#readOnly = readOnly;
+    this.#resultsDir = join(dir, "results");
+    this.#quarantineDir = join(dir, "quarantine");
   }
 
   /**
@@ -357,14 +365,6 @@ export class ResultStore {
     } catch (error) {
       throw storeReadError(this.dir, path, error);
     }
-  }
-
-  get #resultsDir(): string {
-    return join(this.dir, "results");
-  }
-
-  get #quarantineDir(): string {
-    return join(this.dir, "quarantine");
   }
 
   #pathOf(id: string): string {
