@@ -15,7 +15,20 @@ describe("canonicalJson", () => {
   });
 
   it("prints scalars as JSON.stringify does", () => {
-    for (const value of [null, true, false, 0, -0, 0.1, 1e21, -1.5e-7, "", 'a"\\\n\u2028😀']) {
+    const strings = ["\ud800", "a\udfffb", "\u0000\u001f\u007f", "é\t"];
+    for (const value of [
+      null,
+      true,
+      false,
+      0,
+      -0,
+      0.1,
+      1e21,
+      -1.5e-7,
+      "",
+      'a"\\\n\u2028😀',
+      ...strings,
+    ]) {
       expect(canonicalJson(value)).toBe(JSON.stringify(value));
     }
   });
@@ -36,6 +49,37 @@ describe("canonicalJson", () => {
         ) as Json;
         expect(canonicalJson(reversed)).toBe(canonicalJson(value as Json));
       }),
+    );
+  });
+
+  it("gives the bytes of a plain encoder, keys sorted and each part JSON.stringify's, for any UTF-16 text", () => {
+    const plain = (value: Json): string => {
+      if (typeof value !== "object" || value === null) return JSON.stringify(value);
+      if (Array.isArray(value)) return `[${value.map(plain).join(",")}]`;
+      const keys = Object.keys(value).sort();
+      return `{${keys.map((key) => `${JSON.stringify(key)}:${plain(value[key]!)}`).join(",")}}`;
+    };
+    // Any UTF-16 code unit: lone surrogates, control characters, quotes and backslashes too.
+    const text = fc.string({
+      unit: fc.integer({ min: 0, max: 0xffff }).map((code) => String.fromCharCode(code)),
+    });
+    const value = fc.letrec((tie) => ({
+      json: fc.oneof(
+        { depthSize: "small" },
+        text,
+        fc.double(),
+        fc.integer(),
+        fc.boolean(),
+        fc.constant(null),
+        fc.array(tie("json")),
+        fc.dictionary(text, tie("json")),
+      ),
+    })).json as fc.Arbitrary<Json>;
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(canonicalJson(v)).toBe(plain(v));
+      }),
+      { numRuns: 2_000 },
     );
   });
 
