@@ -742,12 +742,15 @@ function trackRun(
    * skipped for, and the reason naming its dependency) or was cancelled (its reason, not an
    * error), or of an attempt it will make again. A skip is logged at `info` like the failure
    * that caused it, not above it: it is its consequence, and that failure carries the error.
+   * Nothing is built for a logger that drops `info` (the simulation's: 68 lines a seed, about
+   * 0.3 % of its CPU).
    */
   const logChange = (
     change: CoordinatorEffect & { type: "job.changed" },
     record: JobRecord,
     about: Pick<JobEvent, "attempt" | "error" | "lostWorker">,
   ) => {
+    if (!log.isLevelEnabled("info")) return;
     const { job, kind } = change;
     const at = { job, kind, ...(about.error && { err: about.error }) };
     const status = change.state === "failed" ? statusOf(record) : undefined;
