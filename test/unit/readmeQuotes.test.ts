@@ -281,6 +281,7 @@ const NOT_A_CONSTANT: [phrase: string, why: string][] = [
   ['(a whole number of at least 1; default: 20 s, 40 s for `"heavy"`)', "faultPlan's SHAPE"],
   ["KILLs it takes to die (default 1;", "SimProcs' `?? 1`"],
   ["before its parent reaps it (default 0)", "SimProcs' `?? 0`"],
+  ["in virtual ms from the simulation's start (default 0)", "a given launch's `atMs ?? 0`"],
   ["The simulation's own pid (default 100)", "SimProcs' `?? 100`"],
   ["The simulation's uid (default 1000)", "SimProcs' `?? 1000`"],
   ["First pid handed out (default 300)", "SimProcs' `?? 300`"],

@@ -68,7 +68,16 @@ describe("baton launch --ui", () => {
 
   it("leaves a number among the command's own arguments alone", async () => {
     await expect(
-      launchCommand(["--ui", "--hosts", "local,local", "--world", "3", "python3", "train.py", "8080"]),
+      launchCommand([
+        "--ui",
+        "--hosts",
+        "local,local",
+        "--world",
+        "3",
+        "python3",
+        "train.py",
+        "8080",
+      ]),
     ).rejects.toThrow(
       new ConfigError(
         "--hosts places 2 ranks but --world is 3: list one host per rank, or HOST*COUNT",
