@@ -1,6 +1,10 @@
 import { formatDuration } from "../formatDuration.ts";
+import { namedJobs } from "../graph/namedJobs.ts";
 import type { PoolStop, WorkerPool } from "../runtime/workerPool.ts";
 import { exitSoon } from "./exitSoon.ts";
+
+/** How many of the handlers left behind the exit's line names; the rest are counted. */
+const NAMED_JOBS = 5;
 
 /** What `handlersLeftBehind` gives `baton run --in-process`. */
 export interface HandlersLeftBehind {
@@ -62,10 +66,11 @@ export function handlersLeftBehind(
           `baton run: exiting ${formatDuration(graceMs)} after the run ended (${flag}) without what its job handlers still run in this process, which held it open: a handler that ignores its abort (ctx.signal) past its job's timeout, or a timer or socket one left open`,
         );
       }
-      const jobs = [...stuck.workers.values()].map(({ id, kind }) => `${id} (${kind})`);
+      const jobs = [...stuck.workers.values()];
       const one = jobs.length === 1;
       const waitedMs = Math.max(graceMs, stuck.abortedMsAgo);
-      const which = one ? `job ${jobs[0]}` : `${jobs.length} jobs, ${jobs.join(", ")}`;
+      const named = namedJobs(jobs, NAMED_JOBS);
+      const which = one ? `job ${named}` : `${jobs.length} jobs, ${named}`;
       return exitSoon(
         code,
         waitedMs - stuck.abortedMsAgo,

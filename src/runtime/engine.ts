@@ -4,6 +4,7 @@ import pino, { type Logger } from "pino";
 import { type Actor, createActor } from "xstate";
 import type { ListenerError, StoreError } from "../errors.ts";
 import type { JobSpec, Json, Resources } from "../graph/job.ts";
+import { namedJobs } from "../graph/namedJobs.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { coordinatorMachine } from "../machines/coordinator.ts";
 import { demandGauge } from "../machines/demand.ts";
@@ -54,6 +55,9 @@ import { DEFAULT_MAX_FRAME_BYTES, wsNet } from "./wsNet.ts";
 export const DEFAULT_CANCEL_GRACE_MS = 10_000;
 /** A `store.reading` event every this many stored results read (and one at the end). */
 const STORE_READING_EVERY = 500;
+
+/** How many of the jobs a cancel's grace ran out on its reason names; the rest are counted. */
+const NAMED_STUCK_JOBS = 5;
 
 /** `createEngine`'s `workers` as a count and resources of in-process workers. */
 export interface WorkersOption {
@@ -450,12 +454,18 @@ export function createEngine(options: EngineOptions): Engine {
             const { running, storing } = board.counts();
             const within = `within ${graceMs} ms of the cancel`;
             const unstored = board.storeFull ? `${within}: the result store has no room` : within;
+            const held = [...board.leases.values()].map(({ job }) => job);
+            const named = namedJobs(held, NAMED_STUCK_JOBS);
+            const notStopped =
+              held.length === 1
+                ? `job ${named} did not stop`
+                : `${held.length} jobs did not stop (${named})`;
             const why =
               storing === 0
-                ? `the job did not stop ${within}`
+                ? `${notStopped} ${within}`
                 : running === 0
                   ? `its result could not be stored ${unstored}`
-                  : `the jobs running did not stop, and ${storing} result${storing === 1 ? "" : "s"} could not be stored, ${unstored}`;
+                  : `${notStopped}, and ${storing} result${storing === 1 ? "" : "s"} could not be stored, ${unstored}`;
             log.warn(
               { graceMs, running, storing },
               "the run did not end within the cancel's grace; shutting down",

@@ -3,6 +3,7 @@ import { didYouMean } from "../closestName.ts";
 import { BatonError, ConfigError, JobModuleError } from "../errors.ts";
 import type { JobSpec, Json, PlannedJob } from "../graph/job.ts";
 import { preview } from "../graph/label.ts";
+import { namedJobs } from "../graph/namedJobs.ts";
 import { planGraph } from "../graph/planGraph.ts";
 import { isJsonPrimitive, toJson } from "../graph/toJson.ts";
 import {
@@ -103,10 +104,8 @@ class NeedJobs extends Error {
     readonly needs: PlannedJob[],
     missing: readonly PlannedJob[],
   ) {
-    const first = missing[0]!;
-    const more = missing.length > 1 ? ` and ${missing.length - 1} more` : "";
     super(
-      `ctx.need stops this handler until job ${first.id} (${first.kind})${more} has completed, then runs it again; let this error through: what a catch around ctx.need returns or throws instead is disregarded`,
+      `ctx.need stops this handler until job ${namedJobs(missing, 1)} has completed, then runs it again; let this error through: what a catch around ctx.need returns or throws instead is disregarded`,
     );
     this.name = "NeedJobs";
   }

@@ -1,5 +1,6 @@
 import { BatonError, ConfigError, NonRetryableError, StoreError } from "../errors.ts";
 import type { JobSpec } from "../graph/job.ts";
+import { namedJobs } from "../graph/namedJobs.ts";
 import type { FailureCause, JobBoard } from "../machines/jobBoard.ts";
 import type { PlantedBug } from "../machines/plantedBugs.ts";
 import { createEngine, endedOutcomes } from "../runtime/engine.ts";
@@ -397,10 +398,6 @@ class Simulation {
     if (this.options.handlers === undefined || board === undefined) return "";
     const running = [...board.jobs.values()].filter((record) => record.state === "running");
     if (running.length === 0) return "";
-    const named = running
-      .slice(0, 5)
-      .map(({ job }) => `${job.id} (${job.kind})`)
-      .join(", ");
     const waiting = (this.realWork?.pending ?? [])
       .filter((work) => board.jobs.get(work.jobId)?.state === "running")
       .map((work) => `${work.jobId} waits on ${describeRealWork(work.type)}`);
@@ -411,7 +408,10 @@ class Simulation {
       waiting.length > 0 || this.options.until !== undefined
         ? ""
         : `; if they only take longer than the default bound allows (${LIVENESS_BASE_MS / 60_000} virtual minutes after the faults, and ${LIVENESS_PER_JOB_MS / 60_000} minutes a job for each worker: ${this.jobs} job${this.jobs === 1 ? "" : "s"} on ${this.workers} worker${this.workers === 1 ? "" : "s"}), ${loadedByCommand(this.options.handlers) ? "give --until T, the virtual time by which your run must be over (ms, or a duration such as 2h)" : "give until, the virtual ms by which your run must be over"}`;
-    return `; still running: ${named}${running.length > 5 ? ` and ${running.length - 5} more` : ""}${seen}. If their handlers wait on anything but the simulation's tools (sleep, now, random), such as a real setTimeout or real I/O, they never finish in virtual time: wait with the tools' sleep instead${longer}`;
+    return `; still running: ${namedJobs(
+      running.map(({ job }) => job),
+      5,
+    )}${seen}. If their handlers wait on anything but the simulation's tools (sleep, now, random), such as a real setTimeout or real I/O, they never finish in virtual time: wait with the tools' sleep instead${longer}`;
   }
 
   async run(): Promise<SimulationResult> {

@@ -1948,8 +1948,33 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(result.get(forever)).toMatchObject({ status: "cancelled" });
     expect(result.get(forever).error?.message).toBe(
-      "stop; the job did not stop within 200 ms of the cancel",
+      `stop; job ${result.get(forever).id} (forever) did not stop within 200 ms of the cancel`,
     );
+  });
+
+  it("a cancel's grace that runs out on several jobs says how many did not stop and names the first five", async () => {
+    const engine = createEngine({
+      jobs: { forever: () => new Promise(() => {}) },
+      workers: 7,
+      cancelGraceMs: 200,
+    });
+    const graph = [1, 2, 3, 4, 5, 6, 7].map((n) => job("forever", n));
+    const run = engine.run(graph);
+    let running = 0;
+    run.on("job", (event) => {
+      if (event.state === "running" && ++running === graph.length) run.cancel("stop");
+    });
+
+    const result = await run;
+
+    const named =
+      /^stop; 7 jobs did not stop \(((?:[0-9a-f]{16} \(forever\)(?:, )?){5}) and 2 more\) within 200 ms of the cancel$/;
+    const message = result.get(graph[0]!).error?.message ?? "";
+    expect(message).toMatch(named);
+    const ids = [...(message.match(named)?.[1] ?? "").matchAll(/[0-9a-f]{16}/g)].map(([id]) => id);
+    expect(new Set(ids).size).toBe(5);
+    expect(graph.map((spec) => result.get(spec).id)).toEqual(expect.arrayContaining(ids));
+    for (const spec of graph) expect(result.get(spec).error?.message).toBe(message);
   });
 
   it("failFast: the first job that fails for good skips its dependents and cancels the rest, within cancelGraceMs of a handler that ignores its signal", async () => {
@@ -1989,7 +2014,9 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
     // The handler that ignored its signal was given up on after the grace.
     expect(result.get(forever)).toMatchObject({ status: "cancelled" });
     expect(result.get(forever).error?.message).toMatch(
-      /; the job did not stop within 200 ms of the cancel$/,
+      new RegExp(
+        `; job ${result.get(forever).id} \\(forever\\) did not stop within 200 ms of the cancel$`,
+      ),
     );
   });
 
