@@ -222,9 +222,11 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (portToUi) throw portToUi;
   const graphPath = positionals[0];
   if (!graphPath || positionals.length > 1) {
-    const given =
-      positionals.length > 1 ? `, not ${positionals.length} (${positionals.join(", ")})` : "";
-    throw new ConfigError(`baton run takes one graph module${given} (baton run --help shows how)`);
+    throw new ConfigError(
+      positionals.length > 1
+        ? `give one graph module, not ${positionals.length} (${positionals.join(", ")}) (baton run --help shows how)`
+        : "give the graph module to run, such as baton run examples/pipeline.graph.ts (baton run --help shows how)",
+    );
   }
   const level = choiceFlag("--log-level", values["log-level"] as string, LOG_LEVELS);
   const inProcess = values["in-process"];

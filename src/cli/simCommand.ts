@@ -495,7 +495,7 @@ function yourGraph(
   const [graph, ...more] = positionals;
   if (more.length > 0) {
     throw new ConfigError(
-      `baton sim takes one graph module, not ${positionals.length} (${positionals.join(", ")}): give GRAPH --handlers SIM`,
+      `give one graph module, not ${positionals.length} (${positionals.join(", ")}): GRAPH --handlers SIM (baton sim --help shows how)`,
     );
   }
   if (values.jobs?.match(/[/\\]|\.[cm]?[jt]s$/)) {

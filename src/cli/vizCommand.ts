@@ -73,7 +73,7 @@ export async function vizCommand(argv: string[]): Promise<number> {
   }
   if (positionals.length > 1)
     throw new ConfigError(
-      `baton viz takes at most one machine, not ${positionals.length} (${positionals.join(", ")}) (baton viz --help lists the machines)`,
+      `give at most one machine, not ${positionals.length} (${positionals.join(", ")}) (baton viz --help lists the machines)`,
     );
   const name = positionals[0];
   if (name === "pool") {

@@ -197,7 +197,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         : [],
     ].flat();
     throw new ConfigError(
-      `baton worker needs ${missing.slice(0, -1).join(", ")}${missing.length > 1 ? " and " : ""}${missing.at(-1)}: the baton worker command that baton run prints has them all (baton worker --help shows how)`,
+      `give ${missing.slice(0, -1).join(", ")}${missing.length > 1 ? " and " : ""}${missing.at(-1)}: the baton worker command that baton run prints has them all (baton worker --help shows how)`,
     );
   }
   const address = coordinatorAddress(values.connect);

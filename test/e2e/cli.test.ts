@@ -489,7 +489,10 @@ describe.concurrent("baton run's refusals of bad usage", () => {
     [["--workers=-1", PIPELINE], '--workers must be a number of workers ≥ 0, not "-1"'],
     [["--workers=", PIPELINE], '--workers must be a number of workers ≥ 0, not ""'],
     [["--log-level", "loud", PIPELINE], "--log-level must be one of trace, debug, info, warn"],
-    [[], "baton run takes one graph module"],
+    [
+      [],
+      "baton run: give the graph module to run, such as baton run examples/pipeline.graph.ts (baton run --help shows how) [CONFIG]\n",
+    ],
     [
       ["--inspect", "--inspect-unreachable-after", "5", PIPELINE],
       'baton run: --inspect-unreachable-after must be a duration: a whole number above 0 and its unit, such as 90s, 10m, 2h or 7d (ms, s, m, h, d), not "5" [CONFIG]\n',
@@ -578,7 +581,7 @@ describe.concurrent("baton run's refusals of bad usage", () => {
     // A flag's value given to one that takes none is a second graph module, named as such.
     [
       [PIPELINE, "--force", "yes"],
-      `baton run: baton run takes one graph module, not 2 (${PIPELINE}, yes) (baton run --help shows how) [CONFIG]\n`,
+      `baton run: give one graph module, not 2 (${PIPELINE}, yes) (baton run --help shows how) [CONFIG]\n`,
     ],
     [["examples"], "examples is a directory ("],
     [

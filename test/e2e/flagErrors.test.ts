@@ -56,6 +56,36 @@ describe("a flag's value where none goes, or none where one does", () => {
   });
 });
 
+describe("a missing or extra argument", () => {
+  it.each([
+    ["run", [], "give the graph module to run, such as baton run examples/pipeline.graph.ts"],
+    [
+      "run",
+      ["examples/pipeline.graph.ts", "examples/pipeline.jobs.ts"],
+      "give one graph module, not 2 (examples/pipeline.graph.ts, examples/pipeline.jobs.ts)",
+    ],
+    [
+      "worker",
+      ["--jobs", "examples/pipeline.jobs.ts"],
+      "give --connect and --secret-file (or BATON_SECRET): the baton worker command that baton run prints has them all",
+    ],
+    [
+      "sim",
+      ["examples/pipeline.graph.ts", "examples/pipeline.jobs.ts"],
+      "give one graph module, not 2 (examples/pipeline.graph.ts, examples/pipeline.jobs.ts): GRAPH --handlers SIM",
+    ],
+    ["viz", ["coordinator", "rank"], "give at most one machine, not 2 (coordinator, rank)"],
+  ])("baton %s %j says what to give, naming the command once", async (command, args, says) => {
+    const { code, stdout, stderr } = await startBaton([command, ...args], {
+      env: { BATON_SECRET: undefined },
+    }).exit;
+    expect(stderr.startsWith(`baton ${command}: ${says} (`)).toBe(true);
+    expect(stderr).not.toContain(`baton ${command}: baton ${command}`);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+  });
+});
+
 describe("a flag of another command", () => {
   it("baton run g.ts --seeds 1..10 names the command it is for", async () => {
     const args = ["run", "examples/pipeline.graph.ts", "--seeds", "1..10"];

@@ -500,7 +500,10 @@ describe("baton sim on a graph of your own", () => {
       [...OWN, "--jobs", "5"],
       `baton sim: --jobs sizes the drawn graph, and you gave a graph of your own (${F}/simOwn.graph.ts): leave --jobs out`,
     ],
-    [[...OWN, `${F}/simOwn.sim.ts`], "baton sim: baton sim takes one graph module, not 2"],
+    [
+      [...OWN, `${F}/simOwn.sim.ts`],
+      `baton sim: give one graph module, not 2 (${F}/simOwn.graph.ts, ${F}/simOwn.sim.ts): GRAPH --handlers SIM (baton sim --help shows how) [CONFIG]\n`,
+    ],
     [
       [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnThrows.sim.ts`, "--seeds", "1..4"],
       // Seed 1 of the range, on either thread (seed 2 was named when its thread threw first).

@@ -486,7 +486,7 @@ describe("baton worker", () => {
     const bare = await worker([]).exit;
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain(
-      "baton worker: baton worker needs --connect, --jobs and --secret-file (or BATON_SECRET): the baton worker command that baton run prints has them all",
+      "baton worker: give --connect, --jobs and --secret-file (or BATON_SECRET): the baton worker command that baton run prints has them all",
     );
     const positional = await worker(["deadbeef"]).exit;
     expect(positional.code).toBe(2);

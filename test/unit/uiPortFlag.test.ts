@@ -26,9 +26,7 @@ describe("baton run --ui", () => {
 
   it("leaves a number alone without --ui", async () => {
     await expect(runCommand([GRAPH, "8080"])).rejects.toThrow(
-      new ConfigError(
-        `baton run takes one graph module, not 2 (${GRAPH}, 8080) (baton run --help shows how)`,
-      ),
+      new ConfigError(`give one graph module, not 2 (${GRAPH}, 8080) (baton run --help shows how)`),
     );
   });
 });
