@@ -153,6 +153,12 @@ const AGAIN =
  * them.
  */
 function againAdvice(exit: WorkerExit | Error): string {
+  if (
+    !(exit instanceof Error) &&
+    exit.code === CloseCode.leaseExpired &&
+    exit.runningJob?.cancelled
+  )
+    return "; this worker exits now, which ends that handler: start it again to rejoin the run (a local pool starts another by itself)";
   const code =
     exit instanceof Error ? (exit.cause as { code?: unknown } | undefined)?.code : undefined;
   if (code === "ENOTFOUND") return "; then start the worker again";
@@ -366,6 +372,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
         ...(silenceLimitMs !== undefined && { silenceLimitMs }),
         ...(welcomeTimeoutMs !== undefined && { welcomeTimeoutMs }),
         ...(idleExitMs !== undefined && { idleExitMs }),
+        abortGraceMs: graceMs,
       }).then(
         (exit): WorkerExit | Error => exit,
         (error: Error) => error,
@@ -552,6 +559,12 @@ function lossMessage(
     return `gave up on the coordinator at ${address} (code ${exit.code}): ${exit.reason}; check that it is still running and reachable from here`;
   }
   const closed = `connection to the coordinator at ${address} closed with code ${exit.code}`;
+  const { runningJob } = exit;
+  if (exit.code === CloseCode.leaseExpired && runningJob?.cancelled) {
+    // Not a blocked event loop nor the network: the coordinator told the worker to stop the
+    // job, and its handler did not return.
+    return `${closed} (${exit.reason || "no reason given"}): the handler of job ${runningJob.id} (${runningJob.kind}) did not return after its abort (it does not stop on ctx.signal), so the coordinator gave its lease up and runs the job again elsewhere if it has attempts left; a handler on the worker's own thread cannot be stopped, and it ends only with this process: make the handler return (or throw) once ctx.signal aborts, or start the worker with --handler-thread (baton run --handler-thread), which ends such a handler --abort-grace after its abort and keeps the worker`;
+  }
   // The code's meaning says "the peer", either side's; here it is the coordinator.
   const meaning = exit.code === CONNECTION_BROKE ? COORDINATOR_BROKE : describeClose(exit.code);
   const used = setup[exit.code]?.();

@@ -10,7 +10,7 @@ import { nodeEntropy } from "./nodeEntropy.ts";
 import { requireWhole } from "./requireWhole.ts";
 import { resourcesAdvice } from "./resourcesAdvice.ts";
 import { settledWithin } from "./settledWithin.ts";
-import { runWorker } from "./worker.ts";
+import { runWorker, type WorkerExit } from "./worker.ts";
 import { checkWorkerCount } from "./workerCountLimit.ts";
 import {
   POOL_STOP_GRACE_MS,
@@ -156,12 +156,18 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
        * to stop (a handler that never returns holds no run that ends or is cancelled). Said
        * once it has waited `STUCK_HANDLER_MS`.
        */
-      const handlerReturned = async (name: string, jobStopped: Promise<void>): Promise<void> => {
-        const returned = Promise.race([jobStopped, poolStopped]);
+      const handlerReturned = async (name: string, exit: WorkerExit): Promise<void> => {
+        const returned = Promise.race([exit.jobStopped, poolStopped]);
         if (await settledWithin(returned, STUCK_HANDLER_MS, clock ?? nodeClock())) return;
+        const job = exit.runningJob;
+        const which = job === undefined ? "the job" : `job ${job.id} (${job.kind})`;
         logger.warn(
-          { worker: name, waitedMs: STUCK_HANDLER_MS },
-          "the handler of the job this worker was running has not returned since its abort (it does not stop on ctx.signal); a worker runs one job at a time, so it rejoins the run once that handler returns",
+          {
+            worker: name,
+            waitedMs: STUCK_HANDLER_MS,
+            ...(job !== undefined && { job: job.id, kind: job.kind }),
+          },
+          `the handler of ${which} this worker was running has not returned ${STUCK_HANDLER_MS} ms after its abort (it does not stop on ctx.signal); a worker runs one job at a time, so it rejoins the run once that handler returns, and an in-process handler cannot be stopped: make it return (or throw) once ctx.signal aborts, or run the jobs in worker processes with a handler thread (localPool({ handlerThread: true }), baton run --handler-thread), which end such a handler once their abort grace is over`,
         );
         await returned;
       };
@@ -195,7 +201,7 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
             if (budget <= 0) return giveUp(name, why);
             // One job at a time: the job the loss aborted must have returned before the next
             // lease, as `baton worker` waits for it.
-            await handlerReturned(name, exit.jobStopped);
+            await handlerReturned(name, exit);
             if (stopping) return;
             budget--;
             context.logger.warn(

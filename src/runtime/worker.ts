@@ -132,6 +132,32 @@ export interface WorkerOptions {
    * ```
    */
   signal?: AbortSignal | undefined;
+  /**
+   * How long, in ms, a handler that runs on the worker's own thread (not a `JobRunner` such as
+   * `--handler-thread`'s, which ends one itself) has to return once the coordinator told the
+   * worker to stop its job (the job's timeout, the run's cancel), before the worker warns, naming
+   * the job, that it does not stop on `ctx.signal`. Nothing can stop a function on this thread:
+   * the worker holds the job until the handler returns or the coordinator gives its lease up
+   * (`leaseTimeoutMs` after a timeout). Default: no warning.
+   *
+   * @example
+   * ```ts
+   * await runWorker({ ...options, abortGraceMs: 5_000 });
+   * // WARN: the handler of job 3b9f… (train) has not returned 5000 ms after its abort …
+   * ```
+   */
+  abortGraceMs?: number | undefined;
+}
+
+/** The job running when a worker's connection ended, which that end aborted. */
+export interface RunningJob {
+  id: string;
+  kind: string;
+  /**
+   * The coordinator had told the worker to stop it before the connection ended (its timeout,
+   * the run's cancel): its handler had not returned on that abort.
+   */
+  cancelled: boolean;
 }
 
 /** How a worker's connection ended. `code` 1000 is the coordinator's normal stop. */
@@ -150,6 +176,8 @@ export interface WorkerExit {
    * worker that connects again waits for it, so that it never runs two jobs at once.
    */
   jobStopped: Promise<void>;
+  /** The job that was running when the connection ended, if any. */
+  runningJob?: RunningJob | undefined;
   /** The worker left by itself after `idleExitMs` without a job. */
   idle: boolean;
   /**
@@ -225,6 +253,10 @@ class WorkerSession implements JobReport {
   private ended = false;
   /** The id of the job running now. */
   private running: string | undefined;
+  /** The kind of the job running now. */
+  private runningKind = "";
+  /** Armed by a cancel of the running job, when `abortGraceMs` is given: warns it still runs. */
+  private abortGrace: unknown;
   /** The id of the running job the coordinator cancelled: its result is not counted finished. */
   private cancelled: string | undefined;
   /** Settles `WorkerExit.jobStopped`: set when the session ends under a running job. */
@@ -274,8 +306,15 @@ class WorkerSession implements JobReport {
     this.ended = true;
     this.silence?.stop();
     this.idle?.stop();
+    this.stopWatchingAbort();
     let jobStopped = Promise.resolve();
+    let runningJob: RunningJob | undefined;
     if (this.running !== undefined) {
+      runningJob = {
+        id: this.running,
+        kind: this.runningKind,
+        cancelled: this.cancelled === this.running,
+      };
       jobStopped = new Promise((resolve) => (this.stoppedJob = resolve));
       this.runner.abort(`connection closed: ${reason || describeClose(code)}`);
     }
@@ -284,6 +323,7 @@ class WorkerSession implements JobReport {
       reason,
       jobsFinished: this.jobsFinished,
       jobStopped,
+      ...(runningJob !== undefined && { runningJob }),
       idle: this.leaving === "idle",
       ...(this.leaving === "broken" && { broken: this.runner.broken }),
     });
@@ -452,16 +492,46 @@ class WorkerSession implements JobReport {
       case "cancel":
         if (this.running === frame.job) {
           this.cancelled = frame.job;
-          this.runner.abort(frame.reason ?? `job ${frame.job} was cancelled by the coordinator`);
+          const reason = frame.reason ?? `job ${frame.job} was cancelled by the coordinator`;
+          this.runner.abort(reason);
+          this.watchAbort(reason);
         }
         return;
     }
+  }
+
+  /**
+   * Warns, `abortGraceMs` after the running job's cancel, when its handler (on this thread)
+   * still has not returned: nothing here can stop it, and until it returns the worker holds
+   * the job, and takes no other.
+   */
+  private watchAbort(reason: string): void {
+    const graceMs = this.options.abortGraceMs;
+    if (graceMs === undefined || "start" in this.options.jobs || this.abortGrace !== undefined)
+      return;
+    const id = this.running;
+    const kind = this.runningKind;
+    this.abortGrace = this.clock.setTimeout(() => {
+      this.abortGrace = undefined;
+      if (this.running !== id) return;
+      this.options.logger.warn(
+        { job: id, kind, graceMs, reason },
+        `the handler of job ${id} (${kind}) has not returned ${graceMs} ms after its abort: it does not stop on ctx.signal, and a handler on the worker's own thread cannot be stopped, so this worker holds the job, and takes no other, until the handler returns or the coordinator gives its lease up; make the handler return (or throw) once ctx.signal aborts, or run handlers on a thread of their own (--handler-thread), which is ended ${graceMs} ms after its abort`,
+      );
+    }, graceMs);
+  }
+
+  private stopWatchingAbort(): void {
+    if (this.abortGrace === undefined) return;
+    this.clock.clearTimeout(this.abortGrace);
+    this.abortGrace = undefined;
   }
 
   /** The session is the report of every job it runs: no closures made a job. */
   private run(frame: JobFrame): void {
     this.idle?.stop();
     this.running = frame.id;
+    this.runningKind = frame.kind;
     this.runner.start(frame, this.version, this);
   }
 
@@ -471,6 +541,7 @@ class WorkerSession implements JobReport {
 
   done(result: ResultFrame): void {
     this.running = undefined;
+    this.stopWatchingAbort();
     this.stoppedJob();
     if (result.status !== "blocked" && this.cancelled !== result.job) this.jobsFinished++;
     this.cancelled = undefined;

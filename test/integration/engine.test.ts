@@ -441,14 +441,14 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
   });
 
   it("says when a worker has waited 10 s for an aborted handler that does not return, and a cancel ends the run without waiting for it", async () => {
-    const waits: { msg: string; worker?: string; waitedMs?: number }[] = [];
+    const waits: { msg: string; worker?: string; waitedMs?: number; job?: string }[] = [];
     let said = () => {};
     const logger = pino(
       { level: "warn" },
       {
         write: (line: string) => {
           const entry = JSON.parse(line);
-          if (/^the handler of the job this worker was running has not returned/.test(entry.msg)) {
+          if (/^the handler of .* this worker was running has not returned/.test(entry.msg)) {
             waits.push(entry);
             said();
           }
@@ -473,7 +473,16 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
       const result = await run;
 
       expect(Date.now() - started).toBeGreaterThanOrEqual(10_000);
-      expect(waits).toEqual([expect.objectContaining({ worker: "inproc-1", waitedMs: 10_000 })]);
+      const id = result.get(stuck).id;
+      expect(waits).toEqual([
+        expect.objectContaining({ worker: "inproc-1", waitedMs: 10_000, job: id, kind: "stuck" }),
+      ]);
+      // It names the job and what to do, where it said only "the job this worker was running".
+      expect(waits[0]?.msg).toMatch(
+        new RegExp(
+          `^the handler of job ${id} \\(stuck\\) this worker was running has not returned 10000 ms after its abort \\(it does not stop on ctx\\.signal\\);.* make it return \\(or throw\\) once ctx\\.signal aborts, or run the jobs in worker processes with a handler thread`,
+        ),
+      );
       expect(result.get(stuck)).toMatchObject({ status: "cancelled" });
       // Its worker never took attempt 2 beside the handler that does not return.
       expect(never).toHaveLength(1);

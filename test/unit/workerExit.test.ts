@@ -3,6 +3,7 @@
  * joined, through `onWelcome`, and, when the connection ended under a running job, when that
  * job has stopped, so the next connection never runs a second job beside it.
  */
+import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { type JobContext, loadJobs } from "../../src/runtime/jobModule.ts";
 import { failed, type JobRunner } from "../../src/runtime/jobRunner.ts";
@@ -51,6 +52,45 @@ describe("a worker's exit", () => {
     expect(stopped).toBe(false);
     release();
     await jobStopped;
+  });
+
+  it("warns abortGraceMs after a cancel that the handler does not stop on ctx.signal, naming its job, and the exit names the job it still ran", async () => {
+    let release!: () => void;
+    const jobs = loadJobs({
+      stubborn: () => new Promise<string>((resolve) => (release = () => resolve("late"))),
+    });
+    const warnings: { msg: string; job?: string; kind?: string }[] = [];
+    const logger = pino(
+      { level: "warn" },
+      { write: (line: string) => warnings.push(JSON.parse(line)) },
+    );
+    const { end, exit } = await handDrivenWorker(jobs, { abortGraceMs: 30, logger });
+    await until(() => end.welcomed);
+    end.link!.send(
+      JSON.stringify({
+        type: "job",
+        id: "j1",
+        kind: "stubborn",
+        input: null,
+        deps: {},
+        attempt: 1,
+      }),
+    );
+    await until(() => release !== undefined);
+    end.link!.send(
+      JSON.stringify({ type: "cancel", job: "j1", reason: "job j1 ran longer than its timeout" }),
+    );
+    await until(() => warnings.length === 1);
+    expect(warnings[0]).toMatchObject({ job: "j1", kind: "stubborn" });
+    expect(warnings[0]?.msg).toMatch(
+      /^the handler of job j1 \(stubborn\) has not returned 30 ms after its abort: it does not stop on ctx\.signal, .*--handler-thread/,
+    );
+    end.link!.close(4005, "lease of job j1 expired");
+    const ended = await exit;
+    expect(ended.runningJob).toEqual({ id: "j1", kind: "stubborn", cancelled: true });
+    release();
+    await ended.jobStopped;
+    expect(warnings).toHaveLength(1);
   });
 
   it("counts as finished the jobs that completed or failed, not one a cancel aborted", async () => {
