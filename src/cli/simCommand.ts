@@ -219,6 +219,7 @@ export async function simCommand(argv: string[]): Promise<number> {
     traced: output.trace,
     replaying: values.replay !== undefined,
     ui: values.ui === true,
+    checked: output.checkDeterminism,
   };
   const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui === true });
   // A progress line on a terminal: seeds done for a range, jobs and virtual time for one seed.
@@ -394,7 +395,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       else if (!result.ok) {
         writeAbove(
           live,
-          `seed ${result.seed} failed: ${result.violation!.message}\nreplay: ${replayCommand(result, settings)}\n`,
+          `seed ${result.seed} failed: ${result.violation!.message}\nreplay: ${replayCommand(result, settings, output.checkDeterminism)}\n`,
         );
       }
       progress?.draw();
@@ -626,11 +627,19 @@ function quoted(path: string): string {
 
 /**
  * The command that replays the failed seed `r` of `s` with its whole trace (`--replay`: it
- * does not shrink again), or the `smaller` reproducer shrinking found.
+ * does not shrink again), or the `smaller` reproducer shrinking found. A seed whose traces
+ * differed is replayed with `--check-determinism`, which alone shows it, when the run
+ * `checked` them: one that read the real clock fails without it (its replay told a run
+ * without the check to add it).
  */
-function replayCommand(r: SimulationResult, s: Settings, smaller?: Shrunk): string {
+function replayCommand(
+  r: SimulationResult,
+  s: Settings,
+  checked: boolean,
+  smaller?: Shrunk,
+): string {
   const { jobs, workers } = smaller ?? r;
-  const check = r.violation!.invariant === 0 ? " --check-determinism" : "";
+  const check = checked && r.violation!.invariant === 0 ? " --check-determinism" : "";
   return `${command(`--replay ${r.seed}`, s, jobs, workers, smaller?.faults)}${check} --trace`;
 }
 
@@ -664,10 +673,13 @@ function jsonOf(r: SimulationResult, s: Settings, output: Output, one: boolean, 
     faults: formatFaults(r.faults),
     ...(one && { outcomes: [...outcomes.values()].map(jobJson) }),
     ...(!r.ok && s.modules !== undefined && yourJobsJson(r)),
-    ...(!r.ok && { lastEvents: trace.slice(-LAST_EVENTS), replay: replayCommand(r, s) }),
+    ...(!r.ok && {
+      lastEvents: trace.slice(-LAST_EVENTS),
+      replay: replayCommand(r, s, output.checkDeterminism),
+    }),
     ...(smallest && {
       smallest: {
-        replay: replayCommand(r, s, smallest),
+        replay: replayCommand(r, s, output.checkDeterminism, smallest),
         jobs: smallest.jobs,
         workers: smallest.workers,
         faults: formatFaults(smallest.faults),
@@ -714,6 +726,8 @@ interface Report {
   replaying: boolean;
   /** The dashboard opens on it (`--ui`): a replay's report need not say how to open it. */
   ui: boolean;
+  /** Its run checked determinism (`--check-determinism`), which its replay does too. */
+  checked: boolean;
 }
 
 /**
@@ -733,7 +747,7 @@ async function reportFailure(r: SimulationResult, s: Settings, how: Report, live
     ...(how.traced
       ? []
       : lastEvents(r.trace, s.modules === undefined ? undefined : r.violation!.message)),
-    ...(how.replaying ? [] : [`replay: ${replayCommand(r, s)}`]),
+    ...(how.replaying ? [] : [`replay: ${replayCommand(r, s, how.checked)}`]),
     ...(how.replaying && !how.ui && r.violation!.invariant !== 0
       ? [
           `step through it in the dashboard: ${command(`--replay ${r.seed}`, s, r.jobs, r.workers)} --ui`,
@@ -746,7 +760,7 @@ async function reportFailure(r: SimulationResult, s: Settings, how: Report, live
     // A range's progress line went on being drawn while it shrank.
     writeAbove(
       live,
-      `smallest reproducer (${small.tries} simulations): ${replayCommand(r, s, small)}\n`,
+      `smallest reproducer (${small.tries} simulations): ${replayCommand(r, s, how.checked, small)}\n`,
     );
   }
 }

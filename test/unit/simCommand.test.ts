@@ -179,6 +179,23 @@ describe("baton sim's failure report", () => {
     expect(fake.finishShrinking).toBeUndefined();
   });
 
+  it("replays a seed that read the real clock, run without --check-determinism, without it", async () => {
+    fake.seeds = [
+      {
+        ...seedResult(9, false),
+        violation: { invariant: 0, message: "the handler of job a (stamp) called Date.now()" },
+      },
+    ];
+    const out = capturedOutput();
+    const exit = await simCommand([
+      ...["--seed", "9", "--jobs", "5", "--workers", "2", "--faults", "none"],
+    ]);
+    expect(exit).toBe(1);
+    expect(out.text).toMatch(
+      /^replay: baton sim --replay 9 --jobs 5 --workers 2 --faults none --trace$/m,
+    );
+  });
+
   it("prints what broke and the replay command of every failure in a range, shrinking the first", async () => {
     fake.seeds = [seedResult(1, true), seedResult(2, false), seedResult(3, false)];
     const out = capturedOutput();
