@@ -1,4 +1,4 @@
-import { formatResources } from "./formatResources.ts";
+import { formatRequired, formatResources } from "./formatResources.ts";
 import { type PlannedJob, RESOURCE_NAMES, type Resources } from "./job.ts";
 import { label } from "./label.ts";
 
@@ -16,7 +16,7 @@ export const MAX_LISTED = 10;
  * @example
  * ```ts
  * noWorkerCanTake([gpuJob], [{ cpus: 1 }], undefined);
- * // "No configured worker can take this job:\n  job 3b9f… (train) requires cpus 0, gpus 1, memory 0 MiB\n…"
+ * // "No configured worker can take this job:\n  job 3b9f… (train) requires gpus 1\n…"
  * ```
  */
 export function noWorkerCanTake(
@@ -32,7 +32,7 @@ export function noWorkerCanTake(
   }
   const listed = stuck
     .slice(0, MAX_LISTED)
-    .map((j) => `  job ${j.id} (${label(j)}) requires ${formatResources(j.requires)}`);
+    .map((j) => `  job ${j.id} (${label(j)}) requires ${formatRequired(j.requires)}`);
   if (stuck.length > MAX_LISTED) listed.push(`  … and ${stuck.length - MAX_LISTED} more`);
   const offers = [...new Set(workers.map((w) => `  ${formatResources(w)}`))];
   return (

@@ -1,3 +1,4 @@
+import { formatRequired, formatResources } from "../graph/formatResources.ts";
 import type { Resources } from "../graph/job.ts";
 import type { JobBoard, JobRecord } from "../machines/jobBoard.ts";
 
@@ -54,25 +55,14 @@ export function unservedWarning(board: JobBoard): {
   }
   const named = ready
     .slice(0, NAMED)
-    .map(({ job }) => `job ${job.id} (${job.kind}) requires ${describe(job.requires) || "nothing"}`)
+    .map(({ job }) => `job ${job.id} (${job.kind}) requires ${formatRequired(job.requires)}`)
     .join(", ");
   const more = ready.length > NAMED ? `, and ${ready.length - NAMED} more` : "";
   const workers = board.waiting.size;
   const one = ready.length === 1;
   return {
-    message: `${ready.length} job${one ? " waits" : "s wait"} for a worker that offers what ${one ? "it requires" : "they require"}, which ${workers === 1 ? "the 1 connected worker does not" : `none of the ${workers} connected workers does`}: ${named}${more}; the connected workers offer at most ${describe(offers)}; start a worker that offers more (baton worker --cpus N --gpus N --memory MIB)`,
+    message: `${ready.length} job${one ? " waits" : "s wait"} for a worker that offers what ${one ? "it requires" : "they require"}, which ${workers === 1 ? "the 1 connected worker does not" : `none of the ${workers} connected workers does`}: ${named}${more}; the connected workers offer at most ${formatResources(offers)}; start a worker that offers more (baton worker --cpus N --gpus N --memory MIB)`,
     jobs: ready.slice(0, NAMED).map(({ job }) => job.id),
     offers,
   };
-}
-
-/** Resources as a person reads them: `cpus 4, gpus 1, memory 16384 MiB`. */
-function describe(resources: Resources): string {
-  return [
-    resources.cpus !== undefined && `cpus ${resources.cpus}`,
-    resources.gpus !== undefined && `gpus ${resources.gpus}`,
-    resources.memory !== undefined && `memory ${resources.memory} MiB`,
-  ]
-    .filter(Boolean)
-    .join(", ");
 }

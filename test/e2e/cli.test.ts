@@ -543,7 +543,7 @@ describe.concurrent("baton run's refusals of bad usage", () => {
     // A job that asks more than a Slurm worker offers: the way out is the flag, with amounts.
     [
       ["--slurm", "--dry-run", FOUR_CPUS],
-      "baton run: No configured worker can take this job [UNSATISFIABLE]:\n  job 7f0b07f174f8f14b (crunch 21) requires cpus 4, gpus 0, memory 8192 MiB\nThe workers offer:\n  cpus 1, gpus 0, memory 0 MiB\nLower what the job requires, or have each Slurm worker offer enough with --slurm-resources cpus=4,memory=8192 (a resource a worker does not declare counts as 0).\n",
+      "baton run: No configured worker can take this job [UNSATISFIABLE]:\n  job 7f0b07f174f8f14b (crunch 21) requires cpus 4, memory 8192 MiB\nThe workers offer:\n  cpus 1, gpus 0, memory 0 MiB\nLower what the job requires, or have each Slurm worker offer enough with --slurm-resources cpus=4,memory=8192 (a resource a worker does not declare counts as 0).\n",
     ],
     [
       ["--slurm", "--slurm-resources", "gpus=1,cpus=2", "--dry-run", FOUR_CPUS],

@@ -237,7 +237,7 @@ describe("planGraph", () => {
     const id = planGraph([train], known).idOf(train);
     expect(err.message).toBe(
       "No configured worker can take this job:\n" +
-        `  job ${id} (train {"epochs":3}) requires cpus 4, gpus 2, memory 0 MiB\n` +
+        `  job ${id} (train {"epochs":3}) requires cpus 4, gpus 2\n` +
         "The workers offer:\n" +
         "  cpus 8, gpus 0, memory 4096 MiB\n" +
         "  cpus 2, gpus 1, memory 0 MiB\n" +
