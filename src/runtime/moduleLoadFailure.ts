@@ -35,7 +35,8 @@ const UNKNOWN_EXTENSION = /^Unknown file extension "([^"]+)" for (.+)$/;
  *   it in the folder of that file's package.json (`MODULE_MISSING_IMPORT`; a local file that
  *   is not there: to check the path);
  * - a throw (or a rejected top-level `await`) while loading: where, what it said, to fix the
- *   module's top-level code, and how to see the whole stack (`MODULE_THREW`);
+ *   module's top-level code, and how to see the whole stack (`MODULE_THREW`); a `BatonError`
+ *   (an unknown `job()` option), whose message says what to do, gets where and what it said;
  * - a file that is no module (a `.md` given, a `.yaml` imported): the modules baton loads, or
  *   to read an imported one as a file (`MODULE_LOAD`).
  * Anything else keeps Node's message (`MODULE_LOAD`). `error` is the `cause`.
@@ -114,12 +115,28 @@ export function moduleLoadFailure(error: unknown, path: string, absolute: string
     at === undefined
       ? "it"
       : [where.file, where.line, where.column].filter((part) => part !== undefined).join(":");
+  // Baton's own error (an unknown job() option at the top level) says what to do already.
+  const fix = batonsOwn(error)
+    ? ""
+    : `; fix its top-level code (for its stack: ${runAlone(where.file)})`;
   return new ModuleLoadError(
     "MODULE_THREW",
-    `${failed}: ${thrower} threw while loading: ${message}; fix its top-level code (for its stack: ${runAlone(where.file)})`,
+    `${failed}: ${thrower} threw while loading: ${message}${fix}`,
     where,
     cause,
   );
+}
+
+/**
+ * Whether `error` is a `BatonError`, whose message says what to do: of this copy of baton, or
+ * of the one the module imported (another file in a clone, whose class is another).
+ */
+function batonsOwn(error: unknown): boolean {
+  for (let proto = error; typeof proto === "object" && proto !== null; ) {
+    if (proto.constructor?.name === "BatonError") return true;
+    proto = Object.getPrototypeOf(proto);
+  }
+  return false;
 }
 
 /** `WHAT at FILE:LINE:COLUMN: SAYS`, then the line, and a caret under the column. */

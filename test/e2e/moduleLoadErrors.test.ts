@@ -111,7 +111,7 @@ describe.concurrent("a module that does not load", () => {
       },
       false,
       (dir) =>
-        `could not load ${dir}/graph.ts: ${dir}/graph.ts:3:17 threw while loading: job("a", …): unknown option retires; it takes after, requires, retries, backoff, timeoutMs, ranks; did you mean retries?; fix its top-level code (for its stack: node --import ${TSX_LOADER} ${dir}/graph.ts) [MODULE_THREW]`,
+        `could not load ${dir}/graph.ts: ${dir}/graph.ts:3:17 threw while loading: job("a", …): unknown option retires; it takes after, requires, retries, backoff, timeoutMs, ranks; did you mean retries? [MODULE_THREW]`,
     ],
     [
       "an import of a name the file imported does not export (which Node calls a syntax error)",

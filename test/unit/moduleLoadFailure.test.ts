@@ -7,7 +7,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { ModuleLoadError } from "../../src/errors.ts";
+import { GraphError, ModuleLoadError } from "../../src/errors.ts";
 import { moduleLoadFailure } from "../../src/runtime/moduleLoadFailure.ts";
 import { fileTree } from "../fixtures/fileTree.ts";
 import { TSX_LOADER } from "../fixtures/tsxLoader.ts";
@@ -77,6 +77,22 @@ describe("moduleLoadFailure", () => {
     expect(moduleLoadFailure("no licence", "graph.ts", "/home/me/graph.ts").message).toBe(
       `could not load graph.ts: it threw while loading: no licence; fix its top-level code (for its stack: node --import ${TSX_LOADER} /home/me/graph.ts)`,
     );
+  });
+
+  it("adds no generic way out to baton's own error, which says what to do, of this copy of baton or another", () => {
+    /** The class of the other copy a module imported: another file, so another class. */
+    class BatonError extends Error {}
+    for (const thrown of [
+      new GraphError("BAD_JOB", 'job("a", …): unknown option retires; did you mean retries?'),
+      new BatonError('job("a", …): unknown option retires; did you mean retries?'),
+    ]) {
+      thrown.stack = `${thrown.name}: ${thrown.message}\n    at file:///home/me/graph.ts:3:17`;
+      const error = moduleLoadFailure(thrown, "graph.ts", "/home/me/graph.ts");
+      expect(error.code).toBe("MODULE_THREW");
+      expect(error.message).toBe(
+        'could not load graph.ts: /home/me/graph.ts:3:17 threw while loading: job("a", …): unknown option retires; did you mean retries?',
+      );
+    }
   });
 
   it("names an import of a name the module imported does not export, which Node calls a syntax error, with what to do", () => {
