@@ -1302,9 +1302,7 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
 
     const unsatisfiable = graphErrorOf(engine, [job("value", "gpu", { requires: { gpus: 1 } })]);
     expect(unsatisfiable.code).toBe("UNSATISFIABLE");
-    expect(unsatisfiable.message).toMatch(
-      /job [0-9a-f]{16} \(value "gpu"\) requires gpus 1\n/,
-    );
+    expect(unsatisfiable.message).toMatch(/job [0-9a-f]{16} \(value "gpu"\) requires gpus 1\n/);
     expect(unsatisfiable.message).toMatch(
       new RegExp(`The workers offer:\\n  cpus ${availableParallelism()}, gpus 0, memory \\d+ MiB`),
     );
