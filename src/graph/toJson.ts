@@ -4,6 +4,8 @@ import type { Json } from "./job.ts";
 /** State of one walk: the key taken at each depth and the container at each depth. */
 interface Walk {
   readonly where: string;
+  /** What the paths start from: `where`'s first word (`input`, `result`). */
+  readonly root: string;
   readonly keys: (string | number)[];
   readonly parents: object[];
   readonly onPath: Set<object>;
@@ -39,23 +41,25 @@ const HINTS: Readonly<Record<string, string>> = {
  * named where it threw, with what it threw as the error's `cause`. A shared but acyclic
  * reference is fine: it is copied at each place it appears.
  *
- * @param where - what the value is, as a lowercase noun phrase, e.g. `input of job "parse"`.
+ * @param where - what the value is, as a lowercase noun phrase, e.g. `input of job "parse"`,
+ *   whose first word starts the paths: `input.items[0].fn`, or "the input" for the whole value
+ *   (which read `$`, a JSONPath a new user did not know).
  *
  * @example
  * ```ts
  * toJson({ n: 1, skip: undefined }, 'input of job "parse"'); // { n: 1 }
  * toJson({ items: [{ fn: () => 1 }] }, 'input of job "parse"');
- * // GraphError NOT_JSON: The input of job "parse" is not JSON: $.items[0].fn is a function. …
+ * // GraphError NOT_JSON: The input of job "parse" is not JSON: input.items[0].fn is a function. …
  * ```
  */
 export function toJson(value: unknown, where: string): Json {
   if (value === undefined) {
-    throw notJson(where, "$", "is undefined; use null for no value");
+    throw notJson(where, pathOf(rootOf(where), [], 0), "is undefined; use null for no value");
   }
   // A JSON primitive is itself, without the walk (a worker checks every result it sends).
   if (isJsonPrimitive(value)) return value;
   try {
-    return copy(value, { where, keys: [], parents: [], onPath: new Set() }, 0);
+    return copy(value, { where, root: rootOf(where), keys: [], parents: [], onPath: new Set() }, 0);
   } catch (error) {
     // Only a value that is not what it seems gets here: a getter or a Proxy's trap threw.
     if (error instanceof GraphError) throw error;
@@ -70,7 +74,8 @@ export function toJson(value: unknown, where: string): Json {
  * a result. The walk runs only once reading failed, so a value that reads costs nothing more.
  */
 function unreadable(value: unknown, where: string, error: unknown): GraphError {
-  const at = throwingPath(value, [], new Set()) ?? "$";
+  const root = rootOf(where);
+  const at = throwingPath(value, root, [], new Set()) ?? pathOf(root, [], 0);
   const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return new GraphError(
     "NOT_JSON",
@@ -83,6 +88,7 @@ function unreadable(value: unknown, where: string, error: unknown): GraphError {
 /** The path of the first property (or prototype, or key list) of `value` whose reading throws. */
 function throwingPath(
   value: unknown,
+  root: string,
   keys: (string | number)[],
   seen: Set<object>,
 ): string | undefined {
@@ -97,7 +103,7 @@ function throwingPath(
     if (!array && !isPlainObject(value)) return undefined;
     names = Object.keys(value);
   } catch {
-    return pathOf(keys, keys.length);
+    return pathOf(root, keys, keys.length);
   }
   for (const name of names) {
     keys.push(array ? Number(name) : name);
@@ -105,9 +111,9 @@ function throwingPath(
     try {
       item = (value as Record<string, unknown>)[name];
     } catch {
-      return pathOf(keys, keys.length);
+      return pathOf(root, keys, keys.length);
     }
-    const found = throwingPath(item, keys, seen);
+    const found = throwingPath(item, root, keys, seen);
     if (found !== undefined) return found;
     keys.pop();
   }
@@ -156,11 +162,11 @@ function copyObject(value: object, walk: Walk, depth: number): Json {
   if (depth === MAX_DEPTH) {
     throw new GraphError(
       "NOT_JSON",
-      `The ${walk.where} nests arrays and objects deeper than ${MAX_DEPTH} levels (at ${pathOf(walk.keys, 3)}…), which baton does not take: every step that reads it recurses. Flatten it, or pass the data by reference, such as the path of a file that holds it.`,
+      `The ${walk.where} nests arrays and objects deeper than ${MAX_DEPTH} levels (at ${pathOf(walk.root, walk.keys, 3)}…), which baton does not take: every step that reads it recurses. Flatten it, or pass the data by reference, such as the path of a file that holds it.`,
     );
   }
   if (walk.onPath.has(value)) {
-    const target = pathOf(walk.keys, walk.parents.lastIndexOf(value, depth - 1));
+    const target = pathOf(walk.root, walk.keys, walk.parents.lastIndexOf(value, depth - 1));
     throw fail(walk, depth, `is a cyclic reference to ${target}`);
   }
   const array = Array.isArray(value);
@@ -221,7 +227,7 @@ function nonPlain(value: object): string {
 }
 
 function fail(walk: Walk, depth: number, what: string): GraphError {
-  return notJson(walk.where, pathOf(walk.keys, depth), what);
+  return notJson(walk.where, pathOf(walk.root, walk.keys, depth), what);
 }
 
 function notJson(where: string, path: string, what: string): GraphError {
@@ -233,9 +239,18 @@ function notJson(where: string, path: string, what: string): GraphError {
   );
 }
 
-/** Renders the first `depth` keys as a path: `$.items[3].fn`, `$["a b"]`. */
-function pathOf(keys: readonly (string | number)[], depth: number): string {
-  let path = "$";
+/** What the paths of the value `where` names start from: its first word. */
+function rootOf(where: string): string {
+  return where.split(" ", 1)[0]!;
+}
+
+/**
+ * Renders the first `depth` keys as a path from `root`: `input.items[3].fn`, `input["a b"]`,
+ * or, with none, the whole value: `the input`.
+ */
+function pathOf(root: string, keys: readonly (string | number)[], depth: number): string {
+  if (depth === 0) return `the ${root}`;
+  let path = root;
   for (let i = 0; i < depth; i++) {
     const key = keys[i];
     if (typeof key === "number") path += `[${key}]`;

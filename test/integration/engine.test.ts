@@ -1309,10 +1309,10 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
 
     const fn = graphErrorOf(engine, [job("value", { fn: () => 1 })]);
     expect(fn.code).toBe("NOT_JSON");
-    expect(fn.message).toContain('The input of job "value" is not JSON: $.fn is a function');
+    expect(fn.message).toContain('The input of job "value" is not JSON: input.fn is a function');
     const bigint = graphErrorOf(engine, [job("value", [10n])]);
     expect(bigint.code).toBe("NOT_JSON");
-    expect(bigint.message).toContain('The input of job "value" is not JSON: $[0] is a BigInt');
+    expect(bigint.message).toContain('The input of job "value" is not JSON: input[0] is a BigInt');
 
     const fine = job("value", "still works");
     expect((await engine.run([fine])).get(fine).value).toBe("still works");
@@ -1372,7 +1372,7 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
     const deep = graphErrorOf(engine, [job("value", nested(20_000))]);
     expect(deep.code).toBe("NOT_JSON");
     expect(deep.message).toBe(
-      'The input of job "value" nests arrays and objects deeper than 1000 levels (at $[0][0][0]…), which baton does not take: every step that reads it recurses. Flatten it, or pass the data by reference, such as the path of a file that holds it.',
+      'The input of job "value" nests arrays and objects deeper than 1000 levels (at input[0][0][0]…), which baton does not take: every step that reads it recurses. Flatten it, or pass the data by reference, such as the path of a file that holds it.',
     );
     const deepest = job("value", nested(1_000));
     const result = await engine.run([deepest]);
@@ -1606,9 +1606,9 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
       workers: 2,
     });
     const problems = {
-      returnsFunction: "$ is a function",
-      returnsBigInt: "$ is a BigInt (10n)",
-      returnsCyclic: "$.self is a cyclic reference to $",
+      returnsFunction: "the result is a function",
+      returnsBigInt: "the result is a BigInt (10n)",
+      returnsCyclic: "result.self is a cyclic reference to the result",
     };
     // Every attempt would return the same: none is retried, whatever `retries` says.
     const specs = Object.keys(problems).map((kind) => job(kind, null, { retries: 3 }));

@@ -220,7 +220,7 @@ describe("planGraph", () => {
     const err = errorOf([job("parse", { items: [{ fn: () => 1 }] })]);
     expect(err.code).toBe("NOT_JSON");
     expect(err.message).toMatch(
-      /^The input of job "parse" is not JSON: \$\.items\[0\]\.fn is a function\./,
+      /^The input of job "parse" is not JSON: input\.items\[0\]\.fn is a function\./,
     );
   });
 

@@ -69,7 +69,7 @@ describe("toJson", () => {
 
   it("names where, the path and the problem for a function", () => {
     expect(messageOf({ items: [0, 1, 2, { fn: () => 1 }] })).toBe(
-      'The input of job "parse" is not JSON: $.items[3].fn is a function. ' +
+      'The input of job "parse" is not JSON: input.items[3].fn is a function. ' +
         "Inputs and results may hold only null, booleans, finite numbers, strings, arrays " +
         "and plain objects.",
     );
@@ -77,42 +77,42 @@ describe("toJson", () => {
 
   it("uses the where it is given", () => {
     expect(() => toJson(Symbol("s"), "result of job abc123")).toThrow(
-      /^The result of job abc123 is not JSON: \$ is a symbol \(Symbol\(s\)\)\./,
+      /^The result of job abc123 is not JSON: the result is a symbol \(Symbol\(s\)\)\./,
     );
   });
 
   it("quotes keys that are not identifiers", () => {
     expect(messageOf({ "a b": { "": [1n] } })).toMatch(
-      /: \$\["a b"\]\[""\]\[0\] is a BigInt \(1n\); use a number or a string\./,
+      /: input\["a b"\]\[""\]\[0\] is a BigInt \(1n\); use a number or a string\./,
     );
   });
 
   it("rejects undefined at the top level and in arrays, holes included", () => {
-    expect(messageOf(undefined)).toMatch(/: \$ is undefined; use null for no value\./);
-    expect(messageOf({ a: [1, undefined] })).toMatch(/: \$\.a\[1\] is undefined;/);
+    expect(messageOf(undefined)).toMatch(/: the input is undefined; use null for no value\./);
+    expect(messageOf({ a: [1, undefined] })).toMatch(/: input\.a\[1\] is undefined;/);
     // biome-ignore lint/suspicious/noSparseArray: the hole is what is tested
-    expect(messageOf([1, , 3])).toMatch(/: \$\[1\] is undefined;/);
+    expect(messageOf([1, , 3])).toMatch(/: input\[1\] is undefined;/);
   });
 
   it("rejects NaN and infinities", () => {
     expect(messageOf({ x: Number.NaN })).toMatch(
-      /: \$\.x is NaN; JSON has no NaN or Infinity, use null or a string\./,
+      /: input\.x is NaN; JSON has no NaN or Infinity, use null or a string\./,
     );
-    expect(messageOf([Number.POSITIVE_INFINITY])).toMatch(/: \$\[0\] is Infinity;/);
-    expect(messageOf({ y: Number.NEGATIVE_INFINITY })).toMatch(/: \$\.y is -Infinity;/);
+    expect(messageOf([Number.POSITIVE_INFINITY])).toMatch(/: input\[0\] is Infinity;/);
+    expect(messageOf({ y: Number.NEGATIVE_INFINITY })).toMatch(/: input\.y is -Infinity;/);
   });
 
   it("rejects symbols", () => {
-    expect(messageOf({ s: Symbol("tag") })).toMatch(/: \$\.s is a symbol \(Symbol\(tag\)\)\./);
+    expect(messageOf({ s: Symbol("tag") })).toMatch(/: input\.s is a symbol \(Symbol\(tag\)\)\./);
   });
 
   it("names the target of a cyclic reference", () => {
     const a: Record<string, unknown> = { n: 1 };
     a.b = { back: a };
-    expect(messageOf({ a })).toMatch(/: \$\.a\.b\.back is a cyclic reference to \$\.a\./);
+    expect(messageOf({ a })).toMatch(/: input\.a\.b\.back is a cyclic reference to input\.a\./);
     const list: unknown[] = [];
     list.push(list);
-    expect(messageOf(list)).toMatch(/: \$\[0\] is a cyclic reference to \$\./);
+    expect(messageOf(list)).toMatch(/: input\[0\] is a cyclic reference to the input\./);
   });
 
   it("names the constructor of a non-plain object, with a hint when there is one", () => {
@@ -120,21 +120,23 @@ describe("toJson", () => {
       x = 1;
     }
     expect(messageOf({ when: new Date(0) })).toMatch(
-      /: \$\.when is an instance of Date, not a plain object; convert it first, e\.g\. with date\.toISOString\(\)\./,
+      /: input\.when is an instance of Date, not a plain object; convert it first, e\.g\. with date\.toISOString\(\)\./,
     );
     expect(messageOf([new Map()])).toMatch(
-      /: \$\[0\] is an instance of Map, not a plain object; .*Object\.fromEntries\(map\)/,
+      /: input\[0\] is an instance of Map, not a plain object; .*Object\.fromEntries\(map\)/,
     );
-    expect(messageOf({ s: new Set() })).toMatch(/: \$\.s is an instance of Set, .*\[\.\.\.set\]/);
+    expect(messageOf({ s: new Set() })).toMatch(
+      /: input\.s is an instance of Set, .*\[\.\.\.set\]/,
+    );
     expect(messageOf({ p: new Point() })).toMatch(
-      /: \$\.p is an instance of Point, not a plain object\. /,
+      /: input\.p is an instance of Point, not a plain object\. /,
     );
     expect(messageOf({ b: Buffer.from("x") })).toMatch(
-      /: \$\.b is an instance of Buffer, not a plain object; .*Array\.from\(bytes\)/,
+      /: input\.b is an instance of Buffer, not a plain object; .*Array\.from\(bytes\)/,
     );
-    expect(messageOf(new Float64Array(2))).toMatch(/: \$ is an instance of Float64Array, /);
+    expect(messageOf(new Float64Array(2))).toMatch(/: the input is an instance of Float64Array, /);
     expect(messageOf(Object.create({}))).toMatch(
-      /: \$ is an object with a custom prototype, not a plain object\./,
+      /: the input is an object with a custom prototype, not a plain object\./,
     );
   });
 
@@ -157,7 +159,7 @@ describe("toJson", () => {
           },
         ],
       }),
-      'The input of job "x" could not be read: reading $.deep[0].secret threw Error: no access.',
+      'The input of job "x" could not be read: reading input.deep[0].secret threw Error: no access.',
     ],
     [
       "a Proxy whose trap throws",
@@ -171,7 +173,7 @@ describe("toJson", () => {
           },
         ),
       }),
-      'The input of job "x" could not be read: reading $.cfg threw TypeError: trap says no.',
+      'The input of job "x" could not be read: reading input.cfg threw TypeError: trap says no.',
     ],
     [
       "a revoked Proxy",
@@ -180,7 +182,7 @@ describe("toJson", () => {
         revoke();
         return proxy;
       },
-      "The input of job \"x\" could not be read: reading $ threw TypeError: Cannot perform 'IsArray' on a proxy that has been revoked.",
+      "The input of job \"x\" could not be read: reading the input threw TypeError: Cannot perform 'IsArray' on a proxy that has been revoked.",
     ],
   ])(
     "names where %s threw while the value was read, as a NOT_JSON GraphError",
