@@ -6,6 +6,7 @@
 
 import { GraphError } from "../errors.ts";
 import { checkOptionNames } from "../optionNames.ts";
+import { checkJobOptions } from "./checkJobOptions.ts";
 import { preview } from "./label.ts";
 
 /** A JSON value: what inputs and results are made of. */
@@ -104,11 +105,12 @@ export const JOB_OPTIONS: Record<keyof JobOptions, true> = {
 };
 
 /**
- * Makes a job. Nothing runs until the graph is handed to `engine.run`, which checks the
- * options' values; a kind that is not a non-empty string (`job(undefined, …)`, a kind read
- * from a config key that is not there), options that are not an object, or a name that is no
- * option (a typo such as `retires`, which went unnoticed), are a `GraphError` (`BAD_JOB`) at
- * once, from the call that made the job.
+ * Makes a job. Nothing runs until the graph is handed to `engine.run`. A kind that is not a
+ * non-empty string (`job(undefined, …)`, a kind read from a config key that is not there),
+ * options that are not an object, a name that is no option (a typo such as `retires`, which
+ * went unnoticed) or a value an option cannot take (`retries: "3"`, `timeoutMs: "30s"`,
+ * `after: fetch` for `after: [fetch]`; see `checkJobOptions`) are a `GraphError` (`BAD_JOB`)
+ * at once, from the call that made the job.
  *
  * @example
  * ```ts
@@ -129,7 +131,7 @@ export function job(kind: string, input: unknown = null, options: JobOptions = {
     shape: "such as { after: [...], retries: 2 }",
     fail: (message) => new GraphError("BAD_JOB", message, [kind]),
   });
-  return {
+  const spec: JobSpec = {
     kind,
     input,
     after: options.after ?? [],
@@ -139,4 +141,6 @@ export function job(kind: string, input: unknown = null, options: JobOptions = {
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
     ...(options.ranks !== undefined && { ranks: options.ranks }),
   };
+  checkJobOptions(spec);
+  return spec;
 }

@@ -1,17 +1,11 @@
-import { closestName, didYouMeanEach } from "../closestName.ts";
+import { didYouMeanEach } from "../closestName.ts";
 import { GraphError } from "../errors.ts";
 import { isThenable } from "../runtime/isThenable.ts";
 import { canonicalJson } from "./canonicalJson.ts";
 import { someTakes } from "./canTake.ts";
+import { checkJobOptions } from "./checkJobOptions.ts";
 import { formatResources } from "./formatResources.ts";
-import {
-  type Backoff,
-  type JobSpec,
-  type Json,
-  type PlannedJob,
-  RESOURCE_NAMES,
-  type Resources,
-} from "./job.ts";
+import type { JobSpec, Json, PlannedJob, Resources } from "./job.ts";
 import { jobId } from "./jobId.ts";
 import { label, preview } from "./label.ts";
 import { MAX_LISTED, noWorkerCanTake } from "./noWorkerCanTake.ts";
@@ -96,10 +90,6 @@ const NO_DEPS: string[] = Object.freeze([]) as unknown as string[];
  * for the young generation's collector.
  */
 const NO_REQUIREMENTS: Resources = Object.freeze({});
-const RESOURCE_KEYS: readonly string[] = RESOURCE_NAMES;
-
-/** The keys of a job's `backoff` (the compiler holds this to `Backoff`). */
-const BACKOFF_KEYS: Record<keyof Backoff, true> = { initialMs: true, factor: true, maxMs: true };
 /** A job's position while the walk is still below it. */
 const ON_PATH = -1;
 
@@ -324,7 +314,7 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
   if (Array.isArray(spec)) {
     throw bad(`${from()} is an array, not a job; give the jobs themselves (spread it: ...jobs).`);
   }
-  const { kind, after, requires, retries, ranks, backoff, timeoutMs } = spec as Partial<JobSpec>;
+  const { kind, after, requires } = spec as Partial<JobSpec>;
   if (kind === undefined) throw bad(`${from()} is ${noJob(spec)}`);
   if (typeof kind !== "string" || kind === "") {
     throw bad(
@@ -332,8 +322,6 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
         "naming a handler of the job module.",
     );
   }
-  const invalid = (what: string, rule: string) =>
-    bad(`Job ${label(spec as JobSpec)} has ${what}; ${rule}.`, [kind]);
   if (after === undefined || requires === undefined) {
     const missing = [after === undefined && "after", requires === undefined && "requires"];
     throw bad(
@@ -341,79 +329,7 @@ function checkSpec(spec: unknown, from: () => string): asserts spec is JobSpec {
       [kind],
     );
   }
-  if (!Array.isArray(after)) {
-    // One job where the list goes (`after: fetch`), an easy slip without the compiler.
-    const one = typeof after === "object" && after !== null && "kind" in after;
-    throw invalid(
-      `after ${preview(after)}`,
-      one
-        ? "after must be an array of jobs, even of one: { after: [thatJob] }"
-        : "after must be an array of jobs",
-    );
-  }
-  if (typeof requires !== "object" || requires === null) {
-    throw invalid(`requires ${preview(requires)}`, "requires must be an object");
-  }
-  for (const key in requires) {
-    if (!Object.hasOwn(requires, key)) continue;
-    const value = (requires as Record<string, unknown>)[key];
-    if (!RESOURCE_KEYS.includes(key)) {
-      throw invalid(
-        `requires.${key}`,
-        `the resources a job can require are cpus, gpus, memory${meantKey(key, RESOURCE_KEYS)}`,
-      );
-    }
-    if (value !== undefined && !isAtLeast(value, 0)) {
-      throw invalid(`requires.${key} ${preview(value)}`, "it must be a finite number ≥ 0");
-    }
-  }
-  if (retries !== undefined && !(Number.isInteger(retries) && retries >= 0)) {
-    throw invalid(`retries ${preview(retries)}`, "retries must be an integer ≥ 0 (0: no retry)");
-  }
-  if (ranks !== undefined && !(Number.isInteger(ranks) && ranks >= 1)) {
-    throw invalid(`ranks ${preview(ranks)}`, "ranks must be an integer ≥ 1");
-  }
-  if (backoff !== undefined) checkBackoff(backoff, invalid);
-  if (timeoutMs !== undefined && !(isAtLeast(timeoutMs, 0) && timeoutMs > 0)) {
-    throw invalid(
-      `timeoutMs ${preview(timeoutMs)}`,
-      "timeoutMs must be a finite number of milliseconds > 0 (leave it out for no limit)",
-    );
-  }
-}
-
-function checkBackoff(backoff: Backoff, invalid: (what: string, rule: string) => GraphError): void {
-  if (typeof backoff !== "object" || backoff === null) {
-    throw invalid(`backoff ${preview(backoff)}`, "backoff must be { initialMs, factor?, maxMs? }");
-  }
-  for (const key of Object.keys(backoff)) {
-    if (!Object.hasOwn(BACKOFF_KEYS, key)) {
-      throw invalid(
-        `backoff.${key}`,
-        `backoff takes initialMs, factor, maxMs${meantKey(key, Object.keys(BACKOFF_KEYS))}`,
-      );
-    }
-  }
-  const { initialMs, factor, maxMs } = backoff;
-  if (!isAtLeast(initialMs, 0)) {
-    throw invalid(`backoff.initialMs ${preview(initialMs)}`, "it must be a finite number ≥ 0");
-  }
-  if (factor !== undefined && !isAtLeast(factor, 1)) {
-    throw invalid(`backoff.factor ${preview(factor)}`, "it must be a finite number ≥ 1");
-  }
-  if (maxMs !== undefined && !isAtLeast(maxMs, 0)) {
-    throw invalid(`backoff.maxMs ${preview(maxMs)}`, "it must be a finite number ≥ 0");
-  }
-}
-
-/** ` (did you mean maxMs?)` for a key that is likely a typo of one of `keys`, else `""`. */
-function meantKey(key: string, keys: readonly string[]): string {
-  const meant = closestName(key, keys);
-  return meant === undefined ? "" : ` (did you mean ${meant}?)`;
-}
-
-function isAtLeast(value: unknown, min: number): boolean {
-  return typeof value === "number" && Number.isFinite(value) && value >= min;
+  checkJobOptions(spec as JobSpec);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { GraphError } from "../../src/errors.ts";
-import { type JobOptions, job } from "../../src/graph/job.ts";
+import { type JobOptions, type JobSpec, job } from "../../src/graph/job.ts";
+import { planGraph } from "../../src/graph/planGraph.ts";
 
 /** The GraphError `job(...args)` throws. */
 function refusal(...args: unknown[]): GraphError {
@@ -49,5 +50,30 @@ describe("job", () => {
     };
     expect(job("train", null, options)).toMatchObject({ retries: 2, timeoutMs: 1_000, ranks: 2 });
     expect(job("fetch", null, { retries: undefined })).toEqual(job("fetch"));
+  });
+
+  it("refuses option values of the wrong type at the call that made the job, with planning's message for them", () => {
+    const cases: [string, unknown, Record<string, unknown>][] = [
+      ["fetch", "x", { retries: "3" }],
+      ["fetch", null, { timeoutMs: "30s" }],
+      ["parse", 1, { after: job("fetch") }],
+      ["fetch", null, { requires: { gpu: 1 } }],
+      ["fetch", null, { backoff: { initialMs: 5, maxMS: 1000 } }],
+      ["fetch", null, { ranks: 0 }],
+    ];
+    for (const [kind, input, options] of cases) {
+      // What planning says of a spread copy with these options, which job() never saw.
+      const copy = { ...job(kind, input), ...options } as JobSpec;
+      let planned: unknown;
+      try {
+        planGraph([copy], { versionOf: () => "1" });
+      } catch (err) {
+        planned = (err as Error).message;
+      }
+      expect(refusal(kind, input, options).message).toBe(planned);
+    }
+    expect(refusal("fetch", null, { timeoutMs: "30s" }).message).toBe(
+      'Job fetch has timeoutMs "30s"; timeoutMs must be a finite number of milliseconds > 0 (leave it out for no limit).',
+    );
   });
 });

@@ -22,6 +22,14 @@ function badJob(spec: unknown): string {
   return err.message;
 }
 
+/**
+ * A job as a spread copy makes it, `{ ...job(kind, input), ...options }`, whose options
+ * `job()` never saw: planning checks them.
+ */
+function copy(kind: string, input: unknown, options: Record<string, unknown>): JobSpec {
+  return { ...job(kind, input), ...options } as JobSpec;
+}
+
 describe("planGraph", () => {
   it("plans jobs with their ids, deps, copied inputs and default retries", () => {
     const input = { url: "https://example.org" };
@@ -326,44 +334,44 @@ describe("planGraph", () => {
     expect(planGraph([spec], { ...known, workers: [{ gpus: 8 }] }).jobs.size).toBe(1);
   });
 
-  it("rejects bad options with a message naming the job", () => {
-    expect(badJob(job("fetch", "x", { retries: -1 }))).toBe(
+  it("rejects bad options of a job that job() did not check (a spread copy) with a message naming the job", () => {
+    expect(badJob(copy("fetch", "x", { retries: -1 }))).toBe(
       'Job fetch "x" has retries -1; retries must be an integer ≥ 0 (0: no retry).',
     );
-    expect(badJob(job("fetch", null, { retries: 1.5 }))).toMatch(/^Job fetch has retries 1\.5;/);
-    expect(badJob(job("fetch", null, { ranks: 0 }))).toBe(
+    expect(badJob(copy("fetch", null, { retries: 1.5 }))).toMatch(/^Job fetch has retries 1\.5;/);
+    expect(badJob(copy("fetch", null, { ranks: 0 }))).toBe(
       "Job fetch has ranks 0; ranks must be an integer ≥ 1.",
     );
-    expect(badJob(job("fetch", null, { requires: { cpus: -1 } }))).toBe(
+    expect(badJob(copy("fetch", null, { requires: { cpus: -1 } }))).toBe(
       "Job fetch has requires.cpus -1; it must be a finite number ≥ 0.",
     );
-    expect(badJob(job("fetch", null, { requires: { memory: Number.POSITIVE_INFINITY } }))).toMatch(
+    expect(badJob(copy("fetch", null, { requires: { memory: Number.POSITIVE_INFINITY } }))).toMatch(
       /^Job fetch has requires\.memory Infinity;/,
     );
-    expect(badJob(job("fetch", null, { requires: { gpus: Number.NaN } }))).toMatch(
+    expect(badJob(copy("fetch", null, { requires: { gpus: Number.NaN } }))).toMatch(
       /^Job fetch has requires\.gpus NaN;/,
     );
-    expect(badJob(job("fetch", null, { requires: { gpu: 1 } as never }))).toBe(
+    expect(badJob(copy("fetch", null, { requires: { gpu: 1 } }))).toBe(
       "Job fetch has requires.gpu; the resources a job can require are cpus, gpus, memory (did you mean gpus?).",
     );
-    expect(badJob(job("fetch", null, { requires: { disk: 1 } as never }))).toBe(
+    expect(badJob(copy("fetch", null, { requires: { disk: 1 } }))).toBe(
       "Job fetch has requires.disk; the resources a job can require are cpus, gpus, memory.",
     );
     // A typo's value (a cap of 1 s on the delay) used to be ignored: the delay grew without one.
-    expect(badJob(job("fetch", null, { backoff: { initialMs: 5, max: 1000 } as never }))).toBe(
+    expect(badJob(copy("fetch", null, { backoff: { initialMs: 5, max: 1000 } }))).toBe(
       "Job fetch has backoff.max; backoff takes initialMs, factor, maxMs.",
     );
-    expect(badJob(job("fetch", null, { backoff: { initialMs: 5, maxMS: 1000 } as never }))).toBe(
+    expect(badJob(copy("fetch", null, { backoff: { initialMs: 5, maxMS: 1000 } }))).toBe(
       "Job fetch has backoff.maxMS; backoff takes initialMs, factor, maxMs (did you mean maxMs?).",
     );
-    expect(badJob(job("fetch", null, { backoff: { initialMs: -5 } }))).toMatch(
+    expect(badJob(copy("fetch", null, { backoff: { initialMs: -5 } }))).toMatch(
       /^Job fetch has backoff\.initialMs -5; it must be a finite number ≥ 0\./,
     );
-    expect(badJob(job("fetch", null, { backoff: { initialMs: 5, factor: 0.5 } }))).toMatch(
+    expect(badJob(copy("fetch", null, { backoff: { initialMs: 5, factor: 0.5 } }))).toMatch(
       /^Job fetch has backoff\.factor 0\.5; it must be a finite number ≥ 1\./,
     );
     for (const timeoutMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(badJob(job("fetch", null, { timeoutMs }))).toBe(
+      expect(badJob(copy("fetch", null, { timeoutMs }))).toBe(
         `Job fetch has timeoutMs ${timeoutMs}; timeoutMs must be a finite number of milliseconds > 0 (leave it out for no limit).`,
       );
     }
