@@ -72,7 +72,7 @@ const MEANINGS: Readonly<Record<number, string>> = {
   [CloseCode.leaseExpired]:
     "lease expired: the coordinator heard no heartbeat (no answer to its pings) from the worker in time, or the worker did not stop a job that ran past its timeout; either the worker's event loop was blocked (for CPU-bound handlers, use --handler-thread) or the network between them stopped carrying the worker's frames; the job it held, if any, runs again elsewhere",
   [CloseCode.codeMismatch]:
-    "job module mismatch: the worker's job module (its file, the local files it imports, or a kind's version) differs from the coordinator's; deploy the same files to both and give --jobs the file the coordinator loaded (baton run's --jobs, or its graph module without --jobs)",
+    "job module mismatch: the worker's job module (its file, the local files it imports, or a kind's version) differs from the coordinator's; deploy the same files to both and give the worker the module the coordinator loaded: baton worker's --jobs (baton run's --jobs, or its graph module without --jobs), or a localPool's or slurmPool's jobsModule (the module createEngine's jobs come from)",
   [CloseCode.tooManyHandshakes]:
     "too many handshakes: too many connections were handshaking at once; retry after a delay",
   [CloseCode.replaced]:
