@@ -144,6 +144,11 @@ console.log(JSON.stringify([await value(false, job("double", 21)), await value(t
       ]),
     );
     expect(paths.filter((path) => path.startsWith("test/"))).toEqual([]);
+    // Nor the benchmarks, which the README's Benchmarks section says are in a clone only.
+    expect(paths.filter((path) => path.startsWith("bench/"))).toEqual([]);
+    expect(readFileSync(join(ROOT, "README.md"), "utf8")).toContain(
+      "`bench/` is in a clone of baton's repository only, not in the installed package.",
+    );
     // Not the store and logs of an example run in this checkout (`npm start` writes them).
     expect(paths.filter((path) => path.includes(".baton"))).toEqual([]);
     const { code, out } = await runNode(dir, "main.mjs");
