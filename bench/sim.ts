@@ -17,6 +17,7 @@
  *   the part of a seed's cost that depends on the seed's length, not its jobs.
  */
 
+import { setSeedThreadsV8Flags } from "../src/cli/seedThreadsV8Flags.ts";
 import { job } from "../src/graph/job.ts";
 import { createEngine } from "../src/runtime/engine.ts";
 import { simulate } from "../src/sim/simulate.ts";
@@ -94,7 +95,10 @@ async function runSeeds(seeds: number, threads: number) {
 
 const one = await runSeeds(ONE_THREAD_SEEDS, 1);
 const threads = threadsFor(SEEDS);
+// As `baton sim` runs them; the floors below run with V8's defaults, as the engine does.
+const restoreV8Flags = setSeedThreadsV8Flags(threads);
 const { wallMs, virtualMs, failed } = await runSeeds(SEEDS, threads);
+restoreV8Flags();
 
 const engineJobs = await engineJobsPerSecond();
 const idleMs = await idleMsPerVirtualSecond();

@@ -41,6 +41,7 @@ import { LiveLine, terminalStreams } from "./liveLine.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 import { SeedsProgress } from "./seedsProgress.ts";
+import { setSeedThreadsV8Flags } from "./seedThreadsV8Flags.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
 import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
 import { portGivenToUi, uiPortFlag } from "./uiPortFlag.ts";
@@ -286,6 +287,7 @@ export async function simCommand(argv: string[]): Promise<number> {
   /** The first seed that failed: a summary names it, the one whose failure was reported whole. */
   let firstFailed: number | undefined;
   const threads = threadsFor(last - first + 1, output.threads);
+  if (many) setSeedThreadsV8Flags(threads);
   const checks = { checkDeterminism: output.checkDeterminism, traces: output.trace };
   /** A range's line on a terminal: it counts the seeds as they end on every thread. */
   let progress: SeedsProgress | undefined;

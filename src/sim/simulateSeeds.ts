@@ -46,7 +46,9 @@ export interface SimulateSeedsOptions {
    * seed). Seeds are independent, so each gives the trace it gives alone; 1 runs every
    * seed on the calling thread (on one helper, with `callingThread: false`). A helper takes seeds once it has loaded baton and your
    * modules (a second or more); the calling thread runs them from the first until then, so a
-   * short range may run on it alone.
+   * short range may run on it alone. With a thread per core, Node started with
+   * `--no-parallel-scavenge` runs about an eighth more seeds a second (V8's young-generation
+   * collector then takes no core from another seed; `baton sim` sets it, a library does not).
    */
   threads?: number | undefined;
   /**
