@@ -3,17 +3,27 @@
  * joined, through `onWelcome`, and, when the connection ended under a running job, when that
  * job has stopped, so the next connection never runs a second job beside it.
  */
-import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { type JobContext, loadJobs } from "../../src/runtime/jobModule.ts";
 import { failed, type JobRunner } from "../../src/runtime/jobRunner.ts";
 import type { JobFrame } from "../../src/transport/frames.ts";
 import { handDrivenWorker } from "../fixtures/handDrivenCoordinator.ts";
+import { loggedLines } from "../fixtures/loggedLines.ts";
 
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 2));
   expect(check()).toBe(true);
 }
+
+/** The job frame of the handler these tests give, which does not stop on its abort. */
+const STUBBORN_JOB = JSON.stringify({
+  type: "job",
+  id: "j1",
+  kind: "stubborn",
+  input: null,
+  deps: {},
+  attempt: 1,
+});
 
 describe("a worker's exit", () => {
   it("names the run it joined, and settles jobStopped only once a handler that ignored its abort returned", async () => {
@@ -31,16 +41,7 @@ describe("a worker's exit", () => {
     await until(() => end.welcomed);
     await until(() => runs.length === 1);
     expect(runs).toEqual(["r1"]);
-    end.link!.send(
-      JSON.stringify({
-        type: "job",
-        id: "j1",
-        kind: "stubborn",
-        input: null,
-        deps: {},
-        attempt: 1,
-      }),
-    );
+    end.link!.send(STUBBORN_JOB);
     await until(() => release !== undefined);
     end.link!.close(1011, "the coordinator failed");
     const { code, jobStopped } = await exit;
@@ -59,23 +60,10 @@ describe("a worker's exit", () => {
     const jobs = loadJobs({
       stubborn: () => new Promise<string>((resolve) => (release = () => resolve("late"))),
     });
-    const warnings: { msg: string; job?: string; kind?: string }[] = [];
-    const logger = pino(
-      { level: "warn" },
-      { write: (line: string) => warnings.push(JSON.parse(line)) },
-    );
+    const { logger, lines: warnings } = loggedLines("warn");
     const { end, exit } = await handDrivenWorker(jobs, { abortGraceMs: 30, logger });
     await until(() => end.welcomed);
-    end.link!.send(
-      JSON.stringify({
-        type: "job",
-        id: "j1",
-        kind: "stubborn",
-        input: null,
-        deps: {},
-        attempt: 1,
-      }),
-    );
+    end.link!.send(STUBBORN_JOB);
     await until(() => release !== undefined);
     end.link!.send(
       JSON.stringify({ type: "cancel", job: "j1", reason: "job j1 ran longer than its timeout" }),
