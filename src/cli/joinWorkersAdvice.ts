@@ -1,4 +1,5 @@
-import { RESOURCE_NAMES, type Resources } from "../graph/job.ts";
+import type { Resources } from "../graph/job.ts";
+import { RESOURCE_NAMES } from "../graph/resourceNames.ts";
 
 /**
  * The way out of `UNSATISFIABLE` for `baton run`'s own worker processes, which offer this

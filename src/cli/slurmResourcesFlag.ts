@@ -1,6 +1,7 @@
 import { closestName } from "../closestName.ts";
 import { ConfigError } from "../errors.ts";
-import { RESOURCE_NAMES, type Resources } from "../graph/job.ts";
+import type { Resources } from "../graph/job.ts";
+import { RESOURCE_NAMES } from "../graph/resourceNames.ts";
 import { memoryAmount } from "./memoryAmount.ts";
 import { MOST_GPUS, resourceAmount } from "./resourceAmount.ts";
 

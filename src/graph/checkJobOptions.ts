@@ -6,8 +6,9 @@
 
 import { closestName } from "../closestName.ts";
 import { GraphError } from "../errors.ts";
-import { type Backoff, type JobSpec, RESOURCE_NAMES } from "./job.ts";
+import type { Backoff, JobSpec } from "./job.ts";
 import { label, preview } from "./label.ts";
+import { RESOURCE_NAMES } from "./resourceNames.ts";
 
 /** The keys of a job's `backoff` (the compiler holds this to `Backoff`). */
 const BACKOFF_KEYS: Record<keyof Backoff, true> = { initialMs: true, factor: true, maxMs: true };

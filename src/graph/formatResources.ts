@@ -1,4 +1,5 @@
-import { RESOURCE_NAMES, type Resources } from "./job.ts";
+import type { Resources } from "./job.ts";
+import { RESOURCE_NAMES } from "./resourceNames.ts";
 
 /**
  * Resources with every one named (one not declared as 0), for messages: what a worker offers,

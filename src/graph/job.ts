@@ -19,21 +19,6 @@ export interface Resources {
   memory?: number | undefined;
 }
 
-/**
- * The names of the resources a worker offers and a job requires, in the order messages list
- * them (the compiler holds this to `Resources`).
- *
- * @example
- * ```ts
- * RESOURCE_NAMES.includes("gpus"); // true
- * ```
- */
-export const RESOURCE_NAMES = [
-  "cpus",
-  "gpus",
-  "memory",
-] as const satisfies readonly (keyof Resources)[];
-
 /** Delay before a retry: `initialMs * factor^(failures - 1)`, capped at `maxMs`. */
 export interface Backoff {
   initialMs: number;

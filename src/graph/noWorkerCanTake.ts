@@ -1,6 +1,7 @@
 import { formatRequired, formatResources } from "./formatResources.ts";
-import { type PlannedJob, RESOURCE_NAMES, type Resources } from "./job.ts";
+import type { PlannedJob, Resources } from "./job.ts";
 import { label } from "./label.ts";
+import { RESOURCE_NAMES } from "./resourceNames.ts";
 
 /** The most jobs or kinds a message lists before "… and N more". */
 export const MAX_LISTED = 10;

@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
-import { RESOURCE_NAMES, type Resources } from "../graph/job.ts";
+import type { Resources } from "../graph/job.ts";
+import { RESOURCE_NAMES } from "../graph/resourceNames.ts";
 import { LOG_LEVELS } from "./logger.ts";
 import { requireWhole } from "./requireWhole.ts";
 

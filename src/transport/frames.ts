@@ -14,7 +14,8 @@
  * ```
  */
 import { ProtocolError } from "../errors.ts";
-import { type Json, type PlannedJob, RESOURCE_NAMES, type Resources } from "../graph/job.ts";
+import type { Json, PlannedJob, Resources } from "../graph/job.ts";
+import { RESOURCE_NAMES } from "../graph/resourceNames.ts";
 import { CloseCode } from "./closeCodes.ts";
 import type { ProtocolRange } from "./protocolVersion.ts";
 
