@@ -857,7 +857,6 @@ export class JobBoard {
     });
   }
 
-  /** Ends a lease (result, loss, cancel). The job's state is the caller's business. */
   /** Tells a connection there is no job for it: the run is done, or stopped early, and why. */
   private releaseConnection(conn: string): void {
     const reason = this.stopping ?? this.stoppedBecause;
@@ -868,6 +867,7 @@ export class JobBoard {
     });
   }
 
+  /** Ends a lease (result, loss, cancel). The job's state is the caller's business. */
   private release(conn: string, record: JobRecord): void {
     this.leases.delete(conn);
     this.renewed.delete(conn);
