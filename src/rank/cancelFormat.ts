@@ -1,3 +1,4 @@
+import { argumentError } from "../argumentError.ts";
 import type { StateFileFormat } from "./stateFile.ts";
 
 /** What a cancel covers: every request in flight, or the requests named in `ids`. */
@@ -42,7 +43,10 @@ export const CANCEL_FORMAT: StateFileFormat<Cancel> = {
 };
 
 /**
- * Whether `cancel` covers the request `id`.
+ * Whether `cancel` covers the request `id`. A cancel that is none (no `scope` of `"all"` or
+ * `"requests"`, `ids` that are no list) and an id that is no string are a `ConfigError`: the
+ * one read as no cancel at all, `ids` as text matched any part of it, a number as an id
+ * matched none.
  *
  * @example
  * ```ts
@@ -50,5 +54,19 @@ export const CANCEL_FORMAT: StateFileFormat<Cancel> = {
  * ```
  */
 export function cancelCovers(cancel: Pick<Cancel, "scope" | "ids">, id: string): boolean {
+  if (typeof cancel !== "object" || cancel === null || !Array.isArray(cancel.ids)) {
+    throw argumentError(
+      "cancelCovers",
+      "cancel",
+      "a cancel as rank.step hands it, { scope, ids } with ids a list",
+      cancel,
+    );
+  }
+  if (cancel.scope !== "all" && cancel.scope !== "requests") {
+    throw argumentError("cancelCovers", "cancel.scope", '"all" or "requests"', cancel.scope);
+  }
+  if (typeof id !== "string") {
+    throw argumentError("cancelCovers", "id", "a request's id, a string", id);
+  }
   return cancel.scope === "all" || cancel.ids.includes(id);
 }

@@ -1,3 +1,6 @@
+import { argumentError } from "../argumentError.ts";
+import { requireObject } from "../requireObject.ts";
+import { requirePositiveMs } from "../runtime/requirePositiveMs.ts";
 import type { StateFileFormat } from "./stateFile.ts";
 
 /**
@@ -42,7 +45,9 @@ export const LEASE_FORMAT: StateFileFormat<Lease> = {
 
 /**
  * Whether `lease` is stale at `now`: renewed more than `staleAfterMs` ago. A clock that
- * stepped back makes a lease look fresh, never stale.
+ * stepped back makes a lease look fresh, never stale. A lease without a `renewedAt` and a
+ * positive `staleAfterMs`, or a `now` that is no number of ms (a `Date`, undefined), is a
+ * `ConfigError`: each answered, fresh or stale, for a lease it had not read.
  *
  * @example
  * ```ts
@@ -53,7 +58,23 @@ export function isLeaseStale(
   lease: Pick<Lease, "renewedAt" | "staleAfterMs">,
   now: number,
 ): boolean {
+  requireObject("isLeaseStale", "lease", "a lease, { renewedAt, staleAfterMs }", lease);
+  requireMsSinceEpoch("lease.renewedAt", lease.renewedAt);
+  requirePositiveMs("isLeaseStale", "lease.staleAfterMs", lease.staleAfterMs);
+  requireMsSinceEpoch("now", now);
   return now - lease.renewedAt > lease.staleAfterMs;
+}
+
+/** Refuses a time for `isLeaseStale` that is no finite number of ms since the epoch. */
+function requireMsSinceEpoch(name: string, value: unknown): void {
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    throw argumentError(
+      "isLeaseStale",
+      name,
+      "ms since the epoch, a number such as Date.now() or clock.now()",
+      value,
+    );
+  }
 }
 
 /**

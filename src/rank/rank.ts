@@ -1,8 +1,10 @@
 import { argumentError } from "../argumentError.ts";
 import { RankFileError } from "../errors.ts";
 import { requireObject } from "../requireObject.ts";
+import { requireOptionalFunction } from "../requireOptionalFunction.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
 import { requireMethods } from "../runtime/requireMethods.ts";
+import { requirePositiveMs } from "../runtime/requirePositiveMs.ts";
 import { requireTimerClock } from "../runtime/requireTimerClock.ts";
 import { ACK_FORMAT } from "./ackFormat.ts";
 import { CANCEL_FORMAT, type Cancel } from "./cancelFormat.ts";
@@ -79,7 +81,8 @@ export interface Rank {
  * marks itself `exiting` and calls `onOrphaned`. Rejects when the first marker cannot be
  * written. Node ranks use `startRank`, which supplies the ports and exits the process.
  * Throws a `ConfigError` saying what it takes for an `env` that is not one `readRankEnv` read
- * (`process.env` itself), ports without the methods it calls, or options that are no object.
+ * (`process.env` itself), ports without the methods it calls, options that are no object, a
+ * `watchEveryMs` that is no positive number, or an `onOrphaned` or `warn` that is no function.
  *
  * @example
  * ```ts
@@ -314,4 +317,9 @@ function checkRankArguments(env: RankEnv, ports: RankPorts, options: RankOptions
     "a Procs, such as nodeProcs()",
   );
   requireObject("createRank", "options", "{ watchEveryMs, onOrphaned, warn }", options);
+  if (options.watchEveryMs !== undefined) {
+    requirePositiveMs("createRank", "watchEveryMs", options.watchEveryMs);
+  }
+  requireOptionalFunction("createRank", "onOrphaned", "(reason) => …", options.onOrphaned);
+  requireOptionalFunction("createRank", "warn", "(message) => …", options.warn);
 }

@@ -1,6 +1,7 @@
 import { ConfigError } from "../errors.ts";
 import { checkDeploymentId } from "./deploymentPaths.ts";
 import { MARKER_HEARTBEAT_MS } from "./markerFormat.ts";
+import { requireEnvironment } from "./requireEnvironment.ts";
 
 /** A lease is stale after this long when the launcher does not say (`BATON_LEASE_STALE_MS`). */
 export const LEASE_STALE_MS = 30_000;
@@ -26,7 +27,8 @@ export interface RankEnv {
  * `BATON_STATE_DIR`, `BATON_LAUNCHER_PID`, …). `LOCAL_RANK` and `LOCAL_WORLD_SIZE` default to
  * `RANK` and `WORLD_SIZE`, the heartbeat to 10 s and the lease's staleness to 30 s; anything
  * missing or malformed is a `ConfigError` that says the program is meant to be launched by
- * baton.
+ * baton. An `env` that is no object of text (undefined, a `KEY=value` list, a number as a
+ * value) is a `ConfigError` naming it, which shows no value: an environment holds secrets.
  *
  * @example
  * ```ts
@@ -35,6 +37,7 @@ export interface RankEnv {
  * ```
  */
 export function readRankEnv(env: Record<string, string | undefined>): RankEnv {
+  requireEnvironment("readRankEnv", "env", env, "an environment, such as process.env", true);
   const integer = (name: string, min: number, fallback?: number): number => {
     const text = env[name];
     if (text === undefined || text === "") {

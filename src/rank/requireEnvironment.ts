@@ -12,7 +12,8 @@ function kindOf(value: unknown): string {
  * that is no object of text: a `KEY=value` string or a list of them, which was read as no
  * environment, or a variable whose value is no string, which failed deep inside (`The first
  * argument must be of type string`). Neither the environment nor a value is ever shown, only
- * what it is, and the variable's name: an environment holds secrets.
+ * what it is, and the variable's name: an environment holds secrets. With `unset`, a variable
+ * may also be undefined, as `process.env`'s type allows (`readRankEnv`).
  *
  * @example
  * ```ts
@@ -25,16 +26,17 @@ export function requireEnvironment(
   name: string,
   value: unknown,
   what: string,
+  unset = false,
 ): void {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw argumentError(where, name, what, value, kindOf(value));
   }
   for (const [variable, text] of Object.entries(value)) {
-    if (typeof text !== "string") {
+    if (typeof text !== "string" && !(unset && text === undefined)) {
       throw argumentError(
         where,
         `${name}.${variable}`,
-        "text, as every variable's value is",
+        unset ? "text, or undefined for a variable unset" : "text, as every variable's value is",
         text,
         kindOf(text),
       );

@@ -1,6 +1,9 @@
+import { checkOptionNames } from "../optionNames.ts";
+import { requireOptionalFunction } from "../requireOptionalFunction.ts";
 import { nodeFiles } from "../runtime/nodeFiles.ts";
 import { nodeProcs } from "../runtime/nodeProcs.ts";
 import type { Clock } from "../runtime/ports.ts";
+import { requirePositiveMs } from "../runtime/requirePositiveMs.ts";
 import { createRank, type Rank } from "./rank.ts";
 import { readRankEnv } from "./rankEnv.ts";
 
@@ -30,6 +33,13 @@ export interface StartRankOptions {
   onOrphaned?: ((reason: string) => void | Promise<void>) | undefined;
 }
 
+/** Every option `startRank` takes (the compiler holds this to `StartRankOptions`). */
+const START_RANK_OPTIONS: Record<keyof StartRankOptions, true> = {
+  env: true,
+  watchEveryMs: true,
+  onOrphaned: true,
+};
+
 /** How long `onOrphaned` may run before the process exits anyway. */
 const ORPHANED_GRACE_MS = 5_000;
 
@@ -47,7 +57,9 @@ const backgroundClock: Clock = {
  * the launcher is gone or its lease is stale. Warnings (an ignored cancel file, a failed
  * marker write) go to stderr, which the launcher keeps in the rank's log. Call `ready()` once
  * loaded, `step(apply)` at every step boundary to apply cancel epochs, `begin`/`end` around
- * requests, and `close()` before exiting.
+ * requests, and `close()` before exiting. Options that are no object (`null`), a name it does
+ * not take, a `watchEveryMs` that is no positive number or an `onOrphaned` that is no function
+ * are a `ConfigError` before the environment is read.
  *
  * @example
  * ```ts
@@ -65,6 +77,13 @@ const backgroundClock: Clock = {
  * ```
  */
 export async function startRank(options: StartRankOptions = {}): Promise<Rank> {
+  checkOptionNames("startRank", options, START_RANK_OPTIONS, {
+    shape: "{ env, watchEveryMs, onOrphaned }, or nothing",
+  });
+  if (options.watchEveryMs !== undefined) {
+    requirePositiveMs("startRank", "watchEveryMs", options.watchEveryMs);
+  }
+  requireOptionalFunction("startRank", "onOrphaned", "(reason) => …", options.onOrphaned);
   const env = readRankEnv(options.env ?? process.env);
   const label = `baton rank ${env.rank} (${env.deployment})`;
   return createRank(

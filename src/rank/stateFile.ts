@@ -184,7 +184,10 @@ export function parseStateFile<T>(format: StateFileFormat<T>, text: string, path
 }
 
 /**
- * The text of a state file: one JSON object, `format` first, and a final newline.
+ * The text of a state file: one JSON object, `format` first, and a final newline. A format
+ * that is none, and a value that is no object (undefined, a string, a list), are a
+ * `ConfigError`: the first threw a TypeError or wrote a file with no format, the second wrote
+ * one with none of its fields, or its letters as fields.
  *
  * @example
  * ```ts
@@ -192,6 +195,15 @@ export function parseStateFile<T>(format: StateFileFormat<T>, text: string, path
  * ```
  */
 export function encodeStateFile<T extends object>(format: StateFileFormat<T>, value: T): string {
+  requireFormat("encodeStateFile", format);
+  if (!isObject(value)) {
+    throw argumentError(
+      "encodeStateFile",
+      "value",
+      `the file's fields as an object, such as a ${format.id} file holds`,
+      value,
+    );
+  }
   return `${JSON.stringify({ format: format.id, ...value })}\n`;
 }
 

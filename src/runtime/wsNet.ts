@@ -3,9 +3,12 @@ import type { LookupFunction, Socket } from "node:net";
 import type { ClientOptions, Server, ServerOptions } from "ws";
 import { ConfigError } from "../errors.ts";
 import { CLOSE_WAIT_MS } from "../machines/connection.ts";
+import { checkOptionNames } from "../optionNames.ts";
+import { requireOptionalFunction } from "../requireOptionalFunction.ts";
 import type { BatonSocket, Closed } from "./batonSocket.ts";
 import { cannotListen } from "./cannotListen.ts";
 import type { Link, Listener, ListenOptions, Net } from "./ports.ts";
+import { requirePositiveMs } from "./requirePositiveMs.ts";
 
 /** DESIGN §8: the largest frame accepted unless `maxFrameBytes` says otherwise. */
 export const DEFAULT_MAX_FRAME_BYTES = 64 * 2 ** 20;
@@ -280,6 +283,13 @@ export interface WsNetOptions {
   lookup?: LookupFunction | undefined;
 }
 
+/** Every option `wsNet` takes (the compiler holds this to `WsNetOptions`). */
+const WS_NET_OPTIONS: Record<keyof WsNetOptions, true> = {
+  connectTimeoutMs: true,
+  closeTimeoutMs: true,
+  lookup: true,
+};
+
 /**
  * The Net port over WebSockets (`ws`), for workers on other processes and machines. Text
  * frames only, permessage-deflate off. Each end refuses messages over its `maxFrameBytes`
@@ -291,7 +301,9 @@ export interface WsNetOptions {
  * connection died without a close frame); a closing end waits `closeTimeoutMs` (5 s) for the
  * other's answering close, then drops the connection. Frames, and the close behind them, that
  * arrive before a link's first `onFrame` handler wait for it, as in `memoryNet`.
- * `ws` is loaded by the first `listen` or `connect`, not with baton.
+ * `ws` is loaded by the first `listen` or `connect`, not with baton. Options that are no object
+ * (`null`), a name it does not take, a wait that is no positive number of ms or a `lookup`
+ * that is no function are a `ConfigError` at the call.
  *
  * @example
  * ```ts
@@ -307,6 +319,18 @@ export interface WsNetOptions {
  * ```
  */
 export function wsNet(options: WsNetOptions = {}): Net {
+  checkOptionNames("wsNet", options, WS_NET_OPTIONS, {
+    shape: "{ connectTimeoutMs, closeTimeoutMs, lookup }, or nothing",
+  });
+  for (const name of ["connectTimeoutMs", "closeTimeoutMs"] as const) {
+    if (options[name] !== undefined) requirePositiveMs("wsNet", name, options[name]);
+  }
+  requireOptionalFunction(
+    "wsNet",
+    "lookup",
+    "dns.lookup's (hostname, options, callback)",
+    options.lookup,
+  );
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const closeTimeout = options.closeTimeoutMs ?? CLOSE_WAIT_MS;
   let links = 0;

@@ -1,4 +1,5 @@
 import type { AnyStateMachine, InspectionEvent, StateValue } from "xstate";
+import { argumentError } from "../argumentError.ts";
 import { groupMachine } from "../machines/group.ts";
 import { rankMachine } from "../machines/rank.ts";
 import { teardownMachine } from "../machines/teardown.ts";
@@ -59,7 +60,8 @@ const RANK_EVENTS: ReadonlySet<string> = new Set(["RANK_READY", "RANK_EXITED", "
  * group's actor, every rank's and its teardown's) and calls `report` with the group's
  * progress each time its view changes (a state, a pid, an exit, a teardown's step); a
  * marker's heartbeat alone is not a change. Nothing is reported before the group's own
- * actor is seen.
+ * actor is seen. A `report` that is no function is a `ConfigError` at the call, not a
+ * TypeError at the group's first change, from inside its launch.
  *
  * @example
  * ```ts
@@ -70,6 +72,9 @@ const RANK_EVENTS: ReadonlySet<string> = new Set(["RANK_READY", "RANK_EXITED", "
 export function watchGroup(
   report: (progress: GroupProgress) => void,
 ): (event: InspectionEvent) => void {
+  if (typeof report !== "function") {
+    throw argumentError("watchGroup", "report", "a function, (progress) => …", report);
+  }
   let group: { deployment: string; worldSize: number; state: string } | undefined;
   let teardown: string | undefined;
   const ranks = new Map<number, RankProgress>();

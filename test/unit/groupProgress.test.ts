@@ -7,6 +7,7 @@
 
 import { afterEach, describe, expect, it } from "vitest";
 import { type AnyStateMachine, createActor, type InspectionEvent } from "xstate";
+import { ConfigError } from "../../src/errors.ts";
 import { groupMachine } from "../../src/machines/group.ts";
 import { rankMachine } from "../../src/machines/rank.ts";
 import { teardownMachine } from "../../src/machines/teardown.ts";
@@ -58,6 +59,16 @@ function progressEmit(job: string, message: string | undefined): InspectionEvent
 }
 
 describe("watchGroup", () => {
+  it("refuses a report that is no function at the call, not at the group's first change", () => {
+    for (const report of [undefined, "console.log"]) {
+      const watch = () => watchGroup(report as never);
+      expect(watch).toThrow(ConfigError);
+      expect(watch).toThrow(
+        `watchGroup: report must be a function, (progress) => …, not ${report === undefined ? "undefined" : `"${report}"`}`,
+      );
+    }
+  });
+
   it("follows the group's and its ranks' machines and reports only changes", () => {
     const reports: GroupProgress[] = [];
     const inspect = watchGroup((p) => reports.push(structuredClone(p)));

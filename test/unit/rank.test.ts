@@ -11,6 +11,7 @@ import { ConfigError } from "../../src/errors.ts";
 import { deploymentPaths } from "../../src/rank/deploymentPaths.ts";
 import { createRank, type Rank, type RankOptions } from "../../src/rank/rank.ts";
 import type { RankEnv } from "../../src/rank/rankEnv.ts";
+import { startRank } from "../../src/rank/startRank.ts";
 import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import type { ProcInfo } from "../../src/runtime/ports.ts";
 
@@ -186,5 +187,41 @@ describe("createRank", () => {
     await expect(refused([env, ports, null])).rejects.toThrow(
       "createRank: options must be { watchEveryMs, onOrphaned, warn }, not null",
     );
+    // A watch every 0 ms (or "1000", or NaN) ran its timer at once, over and over; a warn or
+    // onOrphaned that is no function failed only when the rank first warned or was orphaned.
+    await expect(refused([env, ports, { watchEveryMs: 0 }])).rejects.toThrow(
+      "createRank: watchEveryMs must be a positive number of ms, not 0",
+    );
+    await expect(refused([env, ports, { warn: "stderr" }])).rejects.toThrow(
+      'createRank: warn must be a function, (message) => …, not "stderr"',
+    );
+    await expect(refused([env, ports, { onOrphaned: true }])).rejects.toThrow(
+      "createRank: onOrphaned must be a function, (reason) => …, not true",
+    );
   });
+});
+
+describe("startRank", () => {
+  // Refused before the environment is read: startRank(null) was a TypeError (reading 'env'),
+  // a typo of an option was ignored, and an onOrphaned that is no function failed only as the
+  // process was leaving.
+  it.each([
+    [
+      null,
+      "startRank: the options must be an object, { env, watchEveryMs, onOrphaned }, or nothing, not null",
+    ],
+    [
+      { watchEvery: 500 },
+      "startRank: unknown option watchEvery; it takes env, watchEveryMs, onOrphaned; did you mean watchEveryMs?",
+    ],
+    [{ watchEveryMs: "1s" }, 'startRank: watchEveryMs must be a positive number of ms, not "1s"'],
+    [{ onOrphaned: "exit" }, 'startRank: onOrphaned must be a function, (reason) => …, not "exit"'],
+  ])(
+    "refuses options it cannot take with a ConfigError naming them (%#)",
+    async (options, message) => {
+      const started = startRank(options as never);
+      await expect(started).rejects.toThrow(ConfigError);
+      await expect(startRank(options as never)).rejects.toThrow(message);
+    },
+  );
 });

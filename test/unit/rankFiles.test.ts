@@ -256,6 +256,68 @@ describe("state file formats", () => {
     expect(cancelCovers(some, "b")).toBe(false);
     expect(cancelCovers(parse({ epoch: 3, scope: "all", ids: [] }), "b")).toBe(true);
   });
+
+  // A JavaScript rank program's arguments: no cancel was a TypeError from inside, ids as text
+  // covered any part of it ("abc" covered "a"), a number as the id was covered by no cancel,
+  // and a lease or a time that is none answered fresh or stale for a lease never read.
+  it.each([
+    [
+      () => cancelCovers(undefined as never, "a"),
+      "cancelCovers: cancel must be a cancel as rank.step hands it, { scope, ids } with ids a list, not undefined",
+    ],
+    [
+      () => cancelCovers({ scope: "requests", ids: "abc" } as never, "a"),
+      'cancelCovers: cancel must be a cancel as rank.step hands it, { scope, ids } with ids a list, not {"scope":"requests","ids":"abc"}',
+    ],
+    [
+      () => cancelCovers({ scope: "some", ids: ["a"] } as never, "a"),
+      'cancelCovers: cancel.scope must be "all" or "requests", not "some"',
+    ],
+    [
+      () => cancelCovers({ scope: "requests", ids: ["5"] }, 5 as never),
+      "cancelCovers: id must be a request's id, a string, not 5",
+    ],
+    [
+      () => isLeaseStale(undefined as never, 0),
+      "isLeaseStale: lease must be a lease, { renewedAt, staleAfterMs }, not undefined",
+    ],
+    [
+      () => isLeaseStale({ renewedAt: "0", staleAfterMs: 30_000 } as never, 0),
+      'isLeaseStale: lease.renewedAt must be ms since the epoch, a number such as Date.now() or clock.now(), not "0"',
+    ],
+    [
+      () => isLeaseStale({ renewedAt: 0 } as never, 0),
+      "isLeaseStale: lease.staleAfterMs must be a positive number of ms, not undefined",
+    ],
+    [
+      () => isLeaseStale({ renewedAt: 0, staleAfterMs: 30_000 }, new Date(0) as never),
+      'isLeaseStale: now must be ms since the epoch, a number such as Date.now() or clock.now(), not "1970-01-01T00:00:00.000Z"',
+    ],
+    [
+      () => encodeStateFile("baton.lease/1" as never, {}),
+      'encodeStateFile: format must be a StateFileFormat, such as MARKER_FORMAT or { id, decode }, not "baton.lease/1"',
+    ],
+    [
+      () => encodeStateFile(LEASE_FORMAT, "lease" as never),
+      'encodeStateFile: value must be the file\'s fields as an object, such as a baton.lease/1 file holds, not "lease"',
+    ],
+    [
+      () => encodeStateFile(LEASE_FORMAT, [1] as never),
+      "encodeStateFile: value must be the file's fields as an object, such as a baton.lease/1 file holds, not [1]",
+    ],
+  ])(
+    "refuses a cancel, a lease or a file's value it cannot take with a ConfigError naming it (%#)",
+    (call, message) => {
+      expect(call).toThrow(ConfigError);
+      expect(call).toThrow(message);
+    },
+  );
+
+  it("answers for a valid cancel and lease as before", () => {
+    expect(cancelCovers({ scope: "all", ids: [] }, "b")).toBe(true);
+    expect(isLeaseStale({ renewedAt: 1_000, staleAfterMs: 3_000 }, 4_000)).toBe(false);
+    expect(isLeaseStale({ renewedAt: 1_000, staleAfterMs: 3_000 }, 4_001)).toBe(true);
+  });
 });
 
 describe("deployment paths", () => {
@@ -333,6 +395,36 @@ describe("rank environment", () => {
     expect(() => readRankEnv({ ...env, BATON_STATE_DIR: "run" })).toThrow(/absolute/);
     expect(() => readRankEnv({ ...env, BATON_DEPLOYMENT: "a/b" })).toThrow(/deployment id/);
     expect(() => readRankEnv({ ...env, BATON_LAUNCHER_PID: "0" })).toThrow(/≥ 1/);
+  });
+
+  // No environment was a TypeError (reading 'RANK'), a value that is no text read as one when
+  // it looked like one, or was a TypeError (stateDir.startsWith); a value is never shown.
+  it.each([
+    [undefined, "readRankEnv: env must be an environment, such as process.env, not undefined"],
+    [
+      ["RANK=1", "SECRET=hunter2"],
+      "readRankEnv: env must be an environment, such as process.env, not a list",
+    ],
+    [
+      { ...env, RANK: 1 },
+      "readRankEnv: env.RANK must be text, or undefined for a variable unset, not a number",
+    ],
+    [
+      { ...env, BATON_STATE_DIR: ["/srv/run"] },
+      "readRankEnv: env.BATON_STATE_DIR must be text, or undefined for a variable unset, not a list",
+    ],
+  ])(
+    "refuses an environment that is no object of text, naming it, not showing it (%#)",
+    (given, message) => {
+      const read = () => readRankEnv(given as never);
+      expect(read).toThrow(ConfigError);
+      expect(read).toThrow(message);
+      expect(read).not.toThrow("hunter2");
+    },
+  );
+
+  it("takes a variable that is unset as undefined, as process.env's type allows", () => {
+    expect(readRankEnv({ ...env, MASTER_PORT: undefined }).masterPort).toBeUndefined();
   });
 });
 
