@@ -2,8 +2,7 @@ import type { Resources } from "./job.ts";
 import { RESOURCE_NAMES } from "./resourceNames.ts";
 
 /**
- * Resources with every one named (one not declared as 0), for messages: what a worker offers,
- * or two jobs' requirements side by side.
+ * Resources with every one named (one not declared as 0), for messages: what a worker offers.
  *
  * @example
  * ```ts

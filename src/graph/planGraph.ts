@@ -1,14 +1,13 @@
 import { didYouMeanEach } from "../closestName.ts";
 import { GraphError } from "../errors.ts";
 import { isThenable } from "../runtime/isThenable.ts";
-import { canonicalJson } from "./canonicalJson.ts";
 import { someTakes } from "./canTake.ts";
 import { checkJobOptions } from "./checkJobOptions.ts";
-import { formatResources } from "./formatResources.ts";
-import type { JobSpec, Json, PlannedJob, Resources } from "./job.ts";
+import type { Backoff, JobSpec, Json, PlannedJob, Resources } from "./job.ts";
 import { jobId } from "./jobId.ts";
 import { label, preview } from "./label.ts";
 import { MAX_LISTED, noWorkerCanTake } from "./noWorkerCanTake.ts";
+import { RESOURCE_NAMES } from "./resourceNames.ts";
 import { isJsonPrimitive, toJson } from "./toJson.ts";
 
 /**
@@ -107,7 +106,8 @@ const ON_PATH = -1;
  *   than `cpus`, `gpus`, `memory`; a `backoff` with `initialMs`/`maxMs` not finite and
  *   non-negative, `factor` not finite and at least 1, or a key other than those three (a
  *   likely typo of a key is named, as for `requires`); two identical jobs (same id) with
- *   different options (`requires`, `retries`, `backoff`, `timeoutMs`, `ranks`).
+ *   different options (`requires`, `retries`, `backoff`, `timeoutMs`, `ranks`), naming
+ *   each that differs and both values (`retries 1 and 5`).
  * - `GRAPH_CYCLE`: a job that (through `after`) runs after itself, possible only when
  *   `after` arrays are mutated after `job()`; found by object identity.
  * - `UNKNOWN_KIND`: every kind `versionOf` does not know, with how many jobs use it (and,
@@ -174,7 +174,10 @@ export function planGraph(roots: readonly JobSpec[], options: PlanOptions): Plan
     };
     const same = jobs.get(id);
     if (same === undefined) jobs.set(id, planned);
-    else if (optionsKey(same) !== optionsKey(planned)) throw conflict(spec, same, planned);
+    else {
+      const differ = differences(same, planned);
+      if (differ.length > 0) throw conflict(spec, same, differ);
+    }
   }
   if (options.workers !== undefined && options.workers.length > 0) {
     checkSatisfiable(jobs, options.workers, options.offerMore);
@@ -395,27 +398,51 @@ function checkSatisfiable(
   );
 }
 
-/** What must agree between two jobs merged because they have the same id. */
-function optionsKey(job: PlannedJob): string {
+/**
+ * What must agree between two jobs merged because they have the same id, each option by its
+ * name and its value as a message shows it: a resource not required is 0 of it (`requires: {
+ * gpus: 0 }` and no `requires` agree), an option not given is "none".
+ */
+function optionValues(job: PlannedJob): [name: string, value: string][] {
   const { requires: r, backoff: b } = job;
-  return canonicalJson([
-    [r.cpus ?? 0, r.gpus ?? 0, r.memory ?? 0],
-    job.retries,
-    job.ranks ?? null,
-    job.timeoutMs ?? null,
-    b === undefined ? null : [b.initialMs, b.factor ?? null, b.maxMs ?? null],
-  ]);
+  return [
+    ...RESOURCE_NAMES.map((name): [string, string] => [
+      `requires.${name}`,
+      `${r[name] ?? 0}${name === "memory" ? " MiB" : ""}`,
+    ]),
+    ["retries", String(job.retries)],
+    ["ranks", String(job.ranks ?? "none")],
+    ["timeoutMs", String(job.timeoutMs ?? "none")],
+    ["backoff", b === undefined ? "none" : formatBackoff(b)],
+  ];
 }
 
-function conflict(spec: JobSpec, first: PlannedJob, second: PlannedJob): GraphError {
-  const show = (j: PlannedJob) =>
-    `requires ${formatResources(j.requires)}; retries ${j.retries}; ` +
-    `ranks ${j.ranks ?? "none"}; backoff ${j.backoff === undefined ? "none" : preview(j.backoff)}; ` +
-    `timeoutMs ${j.timeoutMs ?? "none"}`;
+/** A backoff as a message shows it, its fields in one order: `{ initialMs: 100, factor: 2 }`. */
+function formatBackoff(b: Backoff): string {
+  const fields = [
+    `initialMs: ${b.initialMs}`,
+    ...(b.factor === undefined ? [] : [`factor: ${b.factor}`]),
+    ...(b.maxMs === undefined ? [] : [`maxMs: ${b.maxMs}`]),
+  ];
+  return `{ ${fields.join(", ")} }`;
+}
+
+/**
+ * Each option on which two jobs merged because they have the same id disagree, with both
+ * values (`retries 1 and 5`); empty when they agree.
+ */
+function differences(first: PlannedJob, second: PlannedJob): string[] {
+  const theirs = optionValues(second);
+  return optionValues(first).flatMap(([name, value], i) =>
+    value === theirs[i]![1] ? [] : [`${name} ${value} and ${theirs[i]![1]}`],
+  );
+}
+
+function conflict(spec: JobSpec, first: PlannedJob, differ: readonly string[]): GraphError {
   return bad(
-    `Job ${label(spec)} appears twice with different options:\n  ${show(first)}\n  ` +
-      `${show(second)}\nIdentical jobs are merged into one (id ${first.id}); give both the ` +
-      "same options, or make them differ in kind, input or dependencies.",
+    `Job ${label(spec)} appears twice with different options: ${differ.join("; ")}. ` +
+      `Identical jobs are merged into one (id ${first.id}); give both the same options, or ` +
+      "make them differ in kind, input or dependencies.",
     [first.id],
   );
 }
