@@ -24,6 +24,7 @@ import {
   type SimulationResult,
   simulate,
 } from "../sim/simulate.ts";
+import { SIMULATE_DEFAULTS } from "../sim/simulateDefaults.ts";
 import {
   type DrawnSimulation,
   type SeedThreadData,
@@ -50,7 +51,7 @@ import { wholeNumberFlag } from "./wholeNumberFlag.ts";
 import { yourJobsFollowed, yourJobsTimelines } from "./yourJobsTimelines.ts";
 
 /** What `baton sim` takes when not told: its seeds, the drawn graph's jobs, its in-process workers. */
-export const SIM_DEFAULTS = { seeds: "1..100", jobs: 100, workers: 8 } as const;
+export const SIM_DEFAULTS = { seeds: "1..100", ...SIMULATE_DEFAULTS } as const;
 
 export const SIM_USAGE = `usage: baton sim [GRAPH --handlers SIM] [options]
 

@@ -29,6 +29,9 @@ import type { Clock, Entropy, Link, Listener } from "./ports.ts";
  */
 export const MAX_HANDSHAKE_BYTES = 64 * 2 ** 10;
 
+/** Connections still handshaking at once, unless told (`maxHandshakes`): past it the oldest goes. */
+export const DEFAULT_MAX_HANDSHAKES = 64;
+
 export interface ConnectionTimeouts {
   /** A connection that sends no hello within this is closed with 4003 (default 10 s). */
   helloTimeoutMs?: number | undefined;
@@ -375,7 +378,7 @@ export class CoordinatorServer {
 
   /** Makes room for a new handshake by evicting the oldest one past the cap. */
   private admit(connection: Connection, log: Logger): void {
-    const cap = this.options.maxHandshakes ?? 64;
+    const cap = this.options.maxHandshakes ?? DEFAULT_MAX_HANDSHAKES;
     for (const oldest of this.handshaking) {
       if (this.handshaking.size < cap) break;
       this.handshaking.delete(oldest);

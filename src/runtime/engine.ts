@@ -53,6 +53,8 @@ import { DEFAULT_MAX_FRAME_BYTES, wsNet } from "./wsNet.ts";
 
 /** How long a cancelled run waits for its running jobs to stop before it shuts down. */
 export const DEFAULT_CANCEL_GRACE_MS = 10_000;
+/** How often a run emits `progress` unless told (`progressIntervalMs`). */
+export const DEFAULT_PROGRESS_INTERVAL_MS = 200;
 /** A `store.reading` event every this many stored results read (and one at the end). */
 const STORE_READING_EVERY = 500;
 
@@ -608,7 +610,7 @@ export function createEngine(options: EngineOptions): Engine {
             coordinator.send({ type: "SHUTDOWN", reason: error.message });
           });
           cancel = (reason) => coordinator.send({ type: "CANCEL", reason });
-          tracker.start(options.progressIntervalMs ?? 200, workers);
+          tracker.start(options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS, workers);
           coordinator.start();
           if (cancelled !== undefined) cancel(cancelled);
           await finished;

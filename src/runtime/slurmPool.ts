@@ -59,6 +59,8 @@ const REPEAT_WARNING_MS = 60_000;
 const SUBMIT_LIMIT = /job array|submit limit|MaxSubmit|accounting\/QOS policy/i;
 /** What `sbatch` says of a partition that does not exist ("invalid partition specified: gpuu"). */
 const INVALID_PARTITION = /invalid partition/i;
+/** What each worker offers unless told (`resources`): one cpu, what `sbatch` gives a task. */
+export const DEFAULT_WORKER_RESOURCES: Readonly<Resources> = Object.freeze({ cpus: 1 });
 /** The most allocations a pool holds at once unless told (`maxWorkers`). */
 export const DEFAULT_MAX_WORKERS = 4;
 /** How long Slurm may fail on every call from the start before the pool fails, unless told (`unreachableMs`). */
@@ -222,7 +224,7 @@ export function slurmPool(options: SlurmPoolOptions): WorkerPool {
   requireWhole("slurmPool", "maxWorkers", maxWorkers);
   checkWorkerCount("slurmPool: maxWorkers", maxWorkers, "connected");
   idleExitFlags(options);
-  const resources = options.resources ?? { cpus: 1 };
+  const resources = options.resources ?? DEFAULT_WORKER_RESOURCES;
   return {
     offers: [resources],
     offerMore: (enough) => resourcesAdvice("slurmPool", enough),
@@ -340,7 +342,7 @@ export class SlurmPool extends EventEmitter<SlurmPoolEvents> implements RunningP
     if (context.secretFile === undefined) {
       throw new ConfigError("Slurm workers need the run's secret in a file");
     }
-    this.offer = options.resources ?? { cpus: 1 };
+    this.offer = options.resources ?? DEFAULT_WORKER_RESOURCES;
     this.clock = options.clock ?? nodeClock();
     this.commands =
       options.commands ??

@@ -31,6 +31,7 @@ import { type SimInvariant, violationMessage } from "./simInvariants.ts";
 import type { SimLaunch } from "./simLaunch.ts";
 import { handlersFunction, loadedByCommand, messagePrefix } from "./simModules.ts";
 import { SimNet } from "./simNet.ts";
+import { SIMULATE_DEFAULTS } from "./simulateDefaults.ts";
 import { Trace } from "./trace.ts";
 import { traceLog } from "./traceLog.ts";
 import { type YourGraph, yourGraph, yourJobs } from "./yourJobs.ts";
@@ -329,7 +330,7 @@ class Simulation {
     const given = options.graph;
     this.graph =
       given === undefined
-        ? simGraph(this.seed, options.jobs ?? 100)
+        ? simGraph(this.seed, options.jobs ?? SIMULATE_DEFAULTS.jobs)
         : Array.isArray(given)
           ? (given as readonly JobSpec[])
           : [given as JobSpec];
@@ -337,7 +338,7 @@ class Simulation {
     // was that of one job, and the result said `jobs: 1`.
     this.yours = given === undefined ? undefined : yourGraph(this.graph);
     this.jobs = this.yours?.jobs ?? this.graph.length;
-    this.workers = options.workers ?? 8;
+    this.workers = options.workers ?? SIMULATE_DEFAULTS.workers;
     const drawn = this.root.fork("options");
     this.leaseTimeoutMs = drawn.pick([20_000, 8_000]);
     this.throttle = drawn.chance(0.3) ? { b: drawn.int(1, 2) } : undefined;

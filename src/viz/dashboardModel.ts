@@ -198,6 +198,11 @@ export interface DashboardDiff {
   charts?: Record<string, ChartLayout>;
 }
 
+/** A graph with more jobs than this is drawn by kind unless told (`maxGraphJobs`). */
+export const DEFAULT_MAX_GRAPH_JOBS = 300;
+/** Finished actors kept for display unless told (`keepFinishedActors`). */
+export const DEFAULT_KEEP_FINISHED_ACTORS = 50;
+
 export interface DashboardModelOptions {
   /** A graph with more jobs than this is drawn by kind (default 300). */
   maxGraphJobs?: number;
@@ -277,8 +282,8 @@ export class DashboardModel {
   private dirtyCharts = new Set<string>();
 
   constructor(options: DashboardModelOptions = {}) {
-    this.maxGraphJobs = options.maxGraphJobs ?? 300;
-    this.keepFinishedActors = options.keepFinishedActors ?? 50;
+    this.maxGraphJobs = options.maxGraphJobs ?? DEFAULT_MAX_GRAPH_JOBS;
+    this.keepFinishedActors = options.keepFinishedActors ?? DEFAULT_KEEP_FINISHED_ACTORS;
     this.throughput = new Throughput(options.runMs);
     this.state.throughput = this.throughput.view();
     this.sentThroughput = JSON.stringify(this.state.throughput);

@@ -28,6 +28,7 @@ import { WATCHDOG_GRACE_MS, WATCHDOG_TOLERANCE } from "../../src/machines/watchd
 import { RANK_WATCH_EVERY_MS } from "../../src/rank/rank.ts";
 import { ENGINE_OPTIONS } from "../../src/runtime/checkEngineOptions.ts";
 import { LAUNCH_OPTIONS } from "../../src/runtime/checkLaunchSpec.ts";
+import { DEFAULT_MAX_HANDSHAKES } from "../../src/runtime/coordinatorServer.ts";
 import {
   DEFAULT_MAX_UPDATES_PER_SECOND,
   SERVER_OPTIONS,
@@ -36,7 +37,11 @@ import {
   ENDED_DEPLOYMENT_KEPT_MS,
   KEEP_ENDED_DEPLOYMENTS,
 } from "../../src/runtime/deploymentLogs.ts";
-import { createEngine, DEFAULT_CANCEL_GRACE_MS } from "../../src/runtime/engine.ts";
+import {
+  createEngine,
+  DEFAULT_CANCEL_GRACE_MS,
+  DEFAULT_PROGRESS_INTERVAL_MS,
+} from "../../src/runtime/engine.ts";
 import { POOL_OPTIONS } from "../../src/runtime/inProcessPool.ts";
 import {
   INSPECTOR_CLOSE_TIMEOUT_MS,
@@ -62,6 +67,7 @@ import {
   DEFAULT_STOP_GRACE_MS,
   DEFAULT_STOP_TIMEOUT_MS,
   DEFAULT_UNREACHABLE_MS,
+  DEFAULT_WORKER_RESOURCES,
   IDLE_EXIT_MS,
   SLURM_POOL_OPTIONS,
   WORKER_RESTARTS,
@@ -74,8 +80,14 @@ import {
 import { DEFAULT_WELCOME_TIMEOUT_MS, SILENCE_LIMIT_PINGS } from "../../src/runtime/worker.ts";
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_FRAME_BYTES } from "../../src/runtime/wsNet.ts";
 import { SIMULATE_OPTIONS } from "../../src/sim/checkSimulateOptions.ts";
+import { DRAWN_WORLD } from "../../src/sim/drawnRankGroups.ts";
 import { LIVENESS_BASE_MS, LIVENESS_PER_JOB_MS } from "../../src/sim/simulate.ts";
+import { SIMULATE_DEFAULTS } from "../../src/sim/simulateDefaults.ts";
 import { SEEDS_OPTIONS } from "../../src/sim/simulateSeeds.ts";
+import {
+  DEFAULT_KEEP_FINISHED_ACTORS,
+  DEFAULT_MAX_GRAPH_JOBS,
+} from "../../src/viz/dashboardModel.ts";
 import { ROOT } from "../fixtures/batonCli.ts";
 
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -250,6 +262,16 @@ const TSDOC_DEFAULTS = [
   `to answer its close before dropping the connection (default ${seconds(CLOSE_WAIT_MS)})`,
   `before the allocation fails (default ${WORKER_RESTARTS})`,
   `default: ${minutes(LIVENESS_BASE_MS)} minutes after the last fault ends, plus ${minutes(LIVENESS_PER_JOB_MS)} minutes for each job`,
+  `Most connections still handshaking at once (default ${DEFAULT_MAX_HANDSHAKES})`,
+  `How often a run emits \`progress\` (default ${DEFAULT_PROGRESS_INTERVAL_MS} ms)`,
+  `What each worker offers (default \`{ cpus: ${DEFAULT_WORKER_RESOURCES.cpus} }\`)`,
+  `cpus not given stays the pool's default ${DEFAULT_WORKER_RESOURCES.cpus}.`,
+  `Size of the drawn graph (default ${SIMULATE_DEFAULTS.jobs},`,
+  `In-process workers (default ${SIMULATE_DEFAULTS.workers},`,
+  `a typo such as \`wrkers\` ran on the default ${SIMULATE_DEFAULTS.workers}`,
+  `launches rank groups of up to \`world\` ranks (default ${DRAWN_WORLD})`,
+  `A graph with more jobs than this is drawn by kind (default ${DEFAULT_MAX_GRAPH_JOBS})`,
+  `older ones are dropped (default ${DEFAULT_KEEP_FINISHED_ACTORS})`,
 ];
 
 /**
@@ -257,14 +279,14 @@ const TSDOC_DEFAULTS = [
  * of a parameter written beside it, another program's, or a number in an example.
  */
 const NOT_A_CONSTANT: [phrase: string, why: string][] = [
-  ["The most values shown; the rest are counted (default 5)", "graphValueLines' parameter"],
-  ["a longer one is cut (default 200)", "graphValueLines' parameter"],
+  [
+    "The most values shown; the rest are counted (default 5)",
+    "graphValueLines' parameter, beside it",
+  ],
+  ["a longer one is cut (default 200)", "graphValueLines' parameter, beside it"],
   ["a decimal number from 0 to `most` (default 2^53 - 1;", "Number.MAX_SAFE_INTEGER"],
-  ["cpus not given stays the pool's default 1", "slurmPool's `{ cpus: 1 }`"],
   ["`least` (default 1) to `most`", "a parameter's default, beside it"],
-  ["Most connections still handshaking at once (default 64)", "coordinatorServer's `?? 64`"],
   ["Port on 127.0.0.1 (default 0: any free port)", "port 0, the kernel's choice"],
-  ["How often a run emits `progress` (default 200 ms)", "the engine's `?? 200`"],
   ["a whole number or `Infinity` (default 3 × count)", "inProcessPool's `count * 3`"],
   ["the mode (default 0600)", "a Files method's parameter"],
   ["with the mode set explicitly, default 0600)", "a Files method's parameter"],
@@ -272,12 +294,7 @@ const NOT_A_CONSTANT: [phrase: string, why: string][] = [
   ["(default: one the kernel picks on 127.0.0.1)", "an address, not the default"],
   ["default `dep-` and 12 random characters", "launchGroup's `randomId(entropy, 12)`"],
   ["Default `127.0.0.1` when every rank", "an address"],
-  ["What each worker offers (default `{ cpus: 1 }`)", "slurmPool's `{ cpus: 1 }`"],
   ["Undefined: ssh's own default (22,", "ssh's, not baton's"],
-  ["a typo such as `wrkers` ran on the default 8", "simulate's `?? 8`"],
-  ["In-process workers (default 8,", "simulate's `?? 8`"],
-  ["Size of the drawn graph (default 100,", "simulate's `?? 100`"],
-  ["launches rank groups of up to `world` ranks (default 4)", "the rank-group scenario's `?? 4`"],
   ['(a whole number of at least 1; default: 20 s, 40 s for `"heavy"`)', "faultPlan's SHAPE"],
   ["KILLs it takes to die (default 1;", "SimProcs' `?? 1`"],
   ["before its parent reaps it (default 0)", "SimProcs' `?? 0`"],
@@ -285,11 +302,6 @@ const NOT_A_CONSTANT: [phrase: string, why: string][] = [
   ["The simulation's own pid (default 100)", "SimProcs' `?? 100`"],
   ["The simulation's uid (default 1000)", "SimProcs' `?? 1000`"],
   ["First pid handed out (default 300)", "SimProcs' `?? 300`"],
-  [
-    "A graph with more jobs than this is drawn by kind (default 300)",
-    "the dashboard model's `?? 300`",
-  ],
-  ["older ones are dropped (default 50)", "the dashboard model's `?? 50`"],
 ];
 
 describe.each([
