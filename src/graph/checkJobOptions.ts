@@ -13,8 +13,6 @@ import { RESOURCE_NAMES } from "./resourceNames.ts";
 /** The keys of a job's `backoff` (the compiler holds this to `Backoff`). */
 const BACKOFF_KEYS: Record<keyof Backoff, true> = { initialMs: true, factor: true, maxMs: true };
 
-type Invalid = (what: string, rule: string) => GraphError;
-
 /**
  * Throws a `GraphError` (`BAD_JOB`) naming the job and the first option of `spec` whose
  * value it cannot take: `after` that is no array, `requires` that is no object or has a key
@@ -34,12 +32,11 @@ export function checkJobOptions(spec: JobSpec): void {
   const { after, requires, retries, ranks, backoff, timeoutMs } = spec as {
     [key in keyof JobSpec]: unknown;
   };
-  const invalid: Invalid = (what, rule) =>
-    new GraphError("BAD_JOB", `Job ${label(spec)} has ${what}; ${rule}.`, [spec.kind]);
   if (!Array.isArray(after)) {
     // One job where the list goes (`after: fetch`), an easy slip without the compiler.
     const one = typeof after === "object" && after !== null && "kind" in after;
-    throw invalid(
+    throw badJob(
+      spec,
       `after ${preview(after)}`,
       one
         ? "after must be an array of jobs, even of one: { after: [thatJob] }"
@@ -47,44 +44,55 @@ export function checkJobOptions(spec: JobSpec): void {
     );
   }
   if (typeof requires !== "object" || requires === null) {
-    throw invalid(`requires ${preview(requires)}`, "requires must be an object");
+    throw badJob(spec, `requires ${preview(requires)}`, "requires must be an object");
   }
   const resourceNames: readonly string[] = RESOURCE_NAMES;
   for (const key in requires) {
     if (!Object.hasOwn(requires, key)) continue;
     const value = (requires as Record<string, unknown>)[key];
     if (!resourceNames.includes(key)) {
-      throw invalid(
+      throw badJob(
+        spec,
         `requires.${key}`,
         `the resources a job can require are cpus, gpus, memory${meantKey(key, resourceNames)}`,
       );
     }
     if (value !== undefined && !isAtLeast(value, 0)) {
-      throw invalid(`requires.${key} ${preview(value)}`, "it must be a finite number ≥ 0");
+      throw badJob(spec, `requires.${key} ${preview(value)}`, "it must be a finite number ≥ 0");
     }
   }
   if (retries !== undefined && !(Number.isInteger(retries) && (retries as number) >= 0)) {
-    throw invalid(`retries ${preview(retries)}`, "retries must be an integer ≥ 0 (0: no retry)");
+    throw badJob(
+      spec,
+      `retries ${preview(retries)}`,
+      "retries must be an integer ≥ 0 (0: no retry)",
+    );
   }
   if (ranks !== undefined && !(Number.isInteger(ranks) && (ranks as number) >= 1)) {
-    throw invalid(`ranks ${preview(ranks)}`, "ranks must be an integer ≥ 1");
+    throw badJob(spec, `ranks ${preview(ranks)}`, "ranks must be an integer ≥ 1");
   }
-  if (backoff !== undefined) checkBackoff(backoff, invalid);
+  if (backoff !== undefined) checkBackoff(spec, backoff);
   if (timeoutMs !== undefined && !(isAtLeast(timeoutMs, 0) && (timeoutMs as number) > 0)) {
-    throw invalid(
+    throw badJob(
+      spec,
       `timeoutMs ${preview(timeoutMs)}`,
       "timeoutMs must be a finite number of milliseconds > 0 (leave it out for no limit)",
     );
   }
 }
 
-function checkBackoff(backoff: unknown, invalid: Invalid): void {
+function checkBackoff(spec: JobSpec, backoff: unknown): void {
   if (typeof backoff !== "object" || backoff === null) {
-    throw invalid(`backoff ${preview(backoff)}`, "backoff must be { initialMs, factor?, maxMs? }");
+    throw badJob(
+      spec,
+      `backoff ${preview(backoff)}`,
+      "backoff must be { initialMs, factor?, maxMs? }",
+    );
   }
   for (const key of Object.keys(backoff)) {
     if (!Object.hasOwn(BACKOFF_KEYS, key)) {
-      throw invalid(
+      throw badJob(
+        spec,
         `backoff.${key}`,
         `backoff takes initialMs, factor, maxMs${meantKey(key, Object.keys(BACKOFF_KEYS))}`,
       );
@@ -92,13 +100,13 @@ function checkBackoff(backoff: unknown, invalid: Invalid): void {
   }
   const { initialMs, factor, maxMs } = backoff as { [key in keyof Backoff]?: unknown };
   if (!isAtLeast(initialMs, 0)) {
-    throw invalid(`backoff.initialMs ${preview(initialMs)}`, "it must be a finite number ≥ 0");
+    throw badJob(spec, `backoff.initialMs ${preview(initialMs)}`, "it must be a finite number ≥ 0");
   }
   if (factor !== undefined && !isAtLeast(factor, 1)) {
-    throw invalid(`backoff.factor ${preview(factor)}`, "it must be a finite number ≥ 1");
+    throw badJob(spec, `backoff.factor ${preview(factor)}`, "it must be a finite number ≥ 1");
   }
   if (maxMs !== undefined && !isAtLeast(maxMs, 0)) {
-    throw invalid(`backoff.maxMs ${preview(maxMs)}`, "it must be a finite number ≥ 0");
+    throw badJob(spec, `backoff.maxMs ${preview(maxMs)}`, "it must be a finite number ≥ 0");
   }
 }
 
@@ -110,4 +118,13 @@ function meantKey(key: string, keys: readonly string[]): string {
 
 function isAtLeast(value: unknown, min: number): boolean {
   return typeof value === "number" && Number.isFinite(value) && value >= min;
+}
+
+/**
+ * The error for a spec whose `what` breaks `rule`. A function of the module rather than a
+ * closure each check makes: planning checks every spec, and a closure a spec cost a quarter of
+ * planning through tsx's transform (tests, `bench --sources`).
+ */
+function badJob(spec: JobSpec, what: string, rule: string): GraphError {
+  return new GraphError("BAD_JOB", `Job ${label(spec)} has ${what}; ${rule}.`, [spec.kind]);
 }
