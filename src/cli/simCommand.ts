@@ -221,7 +221,6 @@ export async function simCommand(argv: string[]): Promise<number> {
     traced: output.trace,
     replaying: values.replay !== undefined,
     ui: values.ui === true,
-    checked: output.checkDeterminism,
   };
   const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui === true });
   // A progress line on a terminal: seeds done for a range, jobs and virtual time for one seed.
@@ -398,7 +397,7 @@ export async function simCommand(argv: string[]): Promise<number> {
       else if (!result.ok) {
         writeAbove(
           live,
-          `seed ${result.seed} failed: ${result.violation!.message}\nreplay: ${replayCommand(result, settings, output.checkDeterminism)}\n`,
+          `seed ${result.seed} failed: ${result.violation!.message}\nreplay: ${replayCommand(result, settings)}\n`,
         );
       }
       progress?.draw();
@@ -631,18 +630,13 @@ function quoted(path: string): string {
 /**
  * The command that replays the failed seed `r` of `s` with its whole trace (`--replay`: it
  * does not shrink again), or the `smaller` reproducer shrinking found. A seed whose traces
- * differed is replayed with `--check-determinism`, which alone shows it, when the run
- * `checked` them: one that read the real clock fails without it (its replay told a run
- * without the check to add it).
+ * differed is replayed with `--check-determinism`, which alone shows it: one that read the
+ * real clock fails without it (its replay told a run without the check to add it, and so did
+ * one that read it in a run with the check).
  */
-function replayCommand(
-  r: SimulationResult,
-  s: Settings,
-  checked: boolean,
-  smaller?: Shrunk,
-): string {
+function replayCommand(r: SimulationResult, s: Settings, smaller?: Shrunk): string {
   const { jobs, workers } = smaller ?? r;
-  const check = checked && r.violation!.invariant === 0 ? " --check-determinism" : "";
+  const check = r.violation!.tracesDiffer ? " --check-determinism" : "";
   return `${command(`--replay ${r.seed}`, s, jobs, workers, smaller?.faults)}${check} --trace`;
 }
 
@@ -678,11 +672,11 @@ function jsonOf(r: SimulationResult, s: Settings, output: Output, one: boolean, 
     ...(!r.ok && s.modules !== undefined && yourJobsJson(r)),
     ...(!r.ok && {
       lastEvents: trace.slice(-LAST_EVENTS),
-      replay: replayCommand(r, s, output.checkDeterminism),
+      replay: replayCommand(r, s),
     }),
     ...(smallest && {
       smallest: {
-        replay: replayCommand(r, s, output.checkDeterminism, smallest),
+        replay: replayCommand(r, s, smallest),
         jobs: smallest.jobs,
         workers: smallest.workers,
         faults: formatFaults(smallest.faults),
@@ -729,20 +723,22 @@ interface Report {
   replaying: boolean;
   /** The dashboard opens on it (`--ui`): a replay's report need not say how to open it. */
   ui: boolean;
-  /** Its run checked determinism (`--check-determinism`), which its replay does too. */
-  checked: boolean;
 }
 
 /**
  * Prints what failed, the last events (unless the whole trace was printed) and the replay
  * command (unless this is the replay; a replay instead ends with the command that opens the
- * dashboard on it, `--ui`, unless it is open already or the seed failed the determinism check,
- * which the dashboard does not run: a replay's report said nothing of what to do next) at once, then shrinks (up to a minute of simulations)
- * and prints the smallest reproducer: a Ctrl-C while shrinking keeps the replay command on
- * the screen. A replay with `--trace` used to print the last events again after the trace,
- * and shrink again for up to a minute, as the run that printed its command had.
+ * dashboard on it, `--ui`, unless it is open already: a replay's report said nothing of what to
+ * do next) at once, then shrinks (up to a minute of simulations) and prints the smallest
+ * reproducer: a Ctrl-C while shrinking keeps the replay command on the screen. A replay with
+ * `--trace` used to print the last events again after the trace, and shrink again for up to a
+ * minute, as the run that printed its command had. A seed whose traces differed
+ * (`tracesDiffer`) passes in each run alone, which shrinking and the dashboard make: the
+ * report says that it is neither shrunk nor stepped through (an invariant-0 failure of one
+ * run was neither, and said nothing of it).
  */
 async function reportFailure(r: SimulationResult, s: Settings, how: Report, live?: LiveLine) {
+  const alonePasses = `each run of seed ${r.seed} alone passes, only the second run's trace differs`;
   const lines = [
     `seed ${r.seed} failed: ${r.violation!.message}`,
     `faults: ${formatFaults(r.faults) || "none"}`,
@@ -750,12 +746,15 @@ async function reportFailure(r: SimulationResult, s: Settings, how: Report, live
     ...(how.traced
       ? []
       : lastEvents(r.trace, s.modules === undefined ? undefined : r.violation!.message)),
-    ...(how.replaying ? [] : [`replay: ${replayCommand(r, s, how.checked)}`]),
-    ...(how.replaying && !how.ui && r.violation!.invariant !== 0
+    ...(how.replaying ? [] : [`replay: ${replayCommand(r, s)}`]),
+    ...(how.replaying && !how.ui
       ? [
-          `step through it in the dashboard: ${command(`--replay ${r.seed}`, s, r.jobs, r.workers)} --ui`,
+          r.violation!.tracesDiffer
+            ? `not for the dashboard, which shows one run: ${alonePasses}`
+            : `step through it in the dashboard: ${command(`--replay ${r.seed}`, s, r.jobs, r.workers)} --ui`,
         ]
       : []),
+    ...(how.shrink && r.violation!.tracesDiffer ? [`not shrunk: ${alonePasses}`] : []),
   ];
   writeAbove(live, `${lines.join("\n")}\n`);
   if (shrinks(r, how)) {
@@ -763,17 +762,18 @@ async function reportFailure(r: SimulationResult, s: Settings, how: Report, live
     // A range's progress line went on being drawn while it shrank.
     writeAbove(
       live,
-      `smallest reproducer (${small.tries} simulations): ${replayCommand(r, s, how.checked, small)}\n`,
+      `smallest reproducer (${small.tries} simulations): ${replayCommand(r, s, small)}\n`,
     );
   }
 }
 
 /**
- * Whether the failed seed `r` is minimised: not for a replay, nor for a seed that failed the
- * determinism check (its every run passes alone).
+ * Whether the failed seed `r` is minimised: not for a replay, nor for a seed whose traces
+ * differed (its every run passes alone). An invariant-0 failure of one run (a read of the real
+ * clock, a real timer) is, as any other failure: it was not, nor shown in the dashboard.
  */
 function shrinks(r: SimulationResult, how: Pick<Report, "shrink">): boolean {
-  return how.shrink && r.violation!.invariant !== 0;
+  return how.shrink && !r.violation!.tracesDiffer;
 }
 
 /** The smallest configuration of `s` in which seed `r` fails as it did (up to a minute of simulations). */

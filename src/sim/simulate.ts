@@ -146,6 +146,12 @@ export interface SimulateOptions {
 export interface SimViolation {
   invariant: SimInvariant;
   message: string;
+  /**
+   * Only a second run of the seed showed it: the two traces differ (`checkDeterminism`), and
+   * each run alone passes, so it is not shrunk and the dashboard (one run) does not show it.
+   * Absent for every failure a single run shows, invariant 0's reads of the real clock too.
+   */
+  tracesDiffer?: true;
 }
 
 /** How far a simulation is: `onProgress` is called with it after every step. */

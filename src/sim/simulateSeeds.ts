@@ -383,6 +383,7 @@ export async function simulateSeed(
         ok: false,
         violation: {
           invariant: 0,
+          tracesDiffer: true,
           message: violationMessage(
             0,
             `the traces differ at line ${at + 1}:\n  first:  ${result.trace[at] ?? "(end)"}\n  second: ${again.trace[at] ?? "(end)"}${simulation.handlers === undefined ? "" : YOUR_NONDETERMINISM}`,

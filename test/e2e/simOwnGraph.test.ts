@@ -123,6 +123,24 @@ describe("baton sim on a graph of your own", () => {
     expect(smaller.stdout).toMatch(/^seed 0: FAIL invariant 1 /m);
   });
 
+  it("shrinks a seed that read the real clock, whose replays fail as it did and offer the dashboard", async () => {
+    const stamps = [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnStamps.sim.ts`];
+    const exit = await sim(...stamps, "--seed", "1", "--workers", "3");
+    expect(exit.code).toBe(1);
+    expect(verdicts(exit.stdout)[0]).toMatch(/^seed 1: FAIL invariant 0 /);
+    const replay = /^replay: (baton sim .*)$/m.exec(exit.stdout)![1]!;
+    const small = /^smallest reproducer \(\d+ simulations\): (baton sim .*)$/m.exec(
+      exit.stdout,
+    )![1]!;
+    expect(small).toMatch(/ --workers 1 --faults none --trace$/);
+    for (const command of [replay, small]) {
+      const replayed = await sim(...argsOf(command));
+      expect(replayed.code).toBe(1);
+      expect(replayed.stdout).toMatch(/^seed 1 failed: invariant 0 .* called Date\.now\(\)/m);
+      expect(replayed.stdout).toMatch(/^step through it in the dashboard: baton sim .* --ui$/m);
+    }
+  });
+
   it("draws rank groups beside your graph only with --world N, which its replay command keeps", async () => {
     const alone = await sim(...OWN, "--seed", "1", "--workers", "2", "--trace");
     expect(alone.code).toBe(0);

@@ -165,7 +165,7 @@ describe("simulateSeeds", () => {
         { checkDeterminism: true },
       ),
     );
-    expect(result!.violation?.invariant).toBe(0);
+    expect(result!.violation).toMatchObject({ invariant: 0, tracesDiffer: true });
     expect(result!.violation?.message).toMatch(/second: .*result [0-9a-f]+ failed/);
     expect(result!.violation?.message).toContain("keep it with the tools' keep");
   });
@@ -179,8 +179,12 @@ describe("simulateSeeds", () => {
     const now = Date.now;
     const trapped =
       /\(fetch\) called Date\.now\(\) \(at .*simOwnStamps\.sim\.ts:10:\d+\), which reads the real clock/;
-    const [here] = await collect(simulateSeeds(1, 1, stamps, { threads: 1 }));
+    const [here] = await collect(
+      simulateSeeds(1, 1, stamps, { threads: 1, checkDeterminism: true }),
+    );
     expect(here?.violation?.message).toMatch(trapped);
+    // One run shows it: it is shrunk and replayed as any other failure, checked or not.
+    expect(here?.violation).not.toHaveProperty("tracesDiffer");
     expect(await askHelper(2, stamps)).toMatchObject({
       type: "result",
       result: { violation: { message: expect.stringMatching(trapped) } },

@@ -158,7 +158,11 @@ describe("baton sim's failure report", () => {
         workers: 2,
         faults: [],
         plantedBugs: [],
-        violation: { invariant: 0, message: "not deterministic: the traces differ at line 3" },
+        violation: {
+          invariant: 0,
+          message: "not deterministic: the traces differ at line 3",
+          tracesDiffer: true,
+        },
         traceHash: "0123456789abcdef",
         trace: ["0 sim seed 9"],
         virtualMs: 10,
@@ -177,9 +181,63 @@ describe("baton sim's failure report", () => {
       /^replay: baton sim --replay 9 --jobs 5 --workers 2 --faults none --check-determinism --trace$/m,
     );
     expect(fake.finishShrinking).toBeUndefined();
+    // Each run passes alone, which is all shrinking could try: the report says so.
+    expect(out.text).toMatch(
+      /\nnot shrunk: each run of seed 9 alone passes, only the second run's trace differs\n$/,
+    );
   });
 
-  it("replays a seed that read the real clock, run without --check-determinism, without it", async () => {
+  it("replays a seed whose traces differed without offering the dashboard, which shows one run", async () => {
+    fake.seeds = [
+      {
+        ...seedResult(9, false),
+        violation: { invariant: 0, message: "the traces differ at line 3", tracesDiffer: true },
+      },
+    ];
+    const out = capturedOutput();
+    const exit = await simCommand([
+      ...["--replay", "9", "--jobs", "5", "--workers", "2", "--faults", "none"],
+      "--check-determinism",
+    ]);
+    expect(exit).toBe(1);
+    expect(out.text).not.toContain("--ui");
+    expect(out.text).toMatch(
+      /\nnot for the dashboard, which shows one run: each run of seed 9 alone passes, only the second run's trace differs\n$/,
+    );
+  });
+
+  it("replays a seed that read the real clock without --check-determinism, even from a run with it, and shrinks it", async () => {
+    const clockRead = {
+      ...seedResult(9, false),
+      violation: {
+        invariant: 0 as const,
+        message: "the handler of job a (stamp) called Date.now()",
+      },
+    };
+    for (const checks of [[], ["--check-determinism"]]) {
+      fake.seeds = [clockRead];
+      fake.finishShrinking = undefined;
+      const out = capturedOutput();
+      const exit = simCommand([
+        ...["--seed", "9", "--jobs", "5", "--workers", "2", "--faults", "default"],
+        ...checks,
+      ]);
+      // A run fails it alone, so it is shrunk as any other failure is.
+      await vi.waitFor(() => expect(fake.finishShrinking).toBeDefined());
+      fake.finishShrinking!({ jobs: 1, workers: 1, faults: [], tries: 4 } as unknown as Shrunk);
+      expect(await exit).toBe(1);
+      expect(out.text).toMatch(
+        /^replay: baton sim --replay 9 --jobs 5 --workers 2 --faults default --trace$/m,
+      );
+      expect(out.text).toMatch(
+        /\nsmallest reproducer \(4 simulations\): baton sim --replay 9 --jobs 1 --workers 1 --faults none --trace\n$/,
+      );
+      expect(out.text).not.toContain("not shrunk");
+      vi.restoreAllMocks();
+    }
+  });
+
+  it("offers the dashboard on the replay of a seed that read the real clock, which one run shows", async () => {
     fake.seeds = [
       {
         ...seedResult(9, false),
@@ -187,12 +245,10 @@ describe("baton sim's failure report", () => {
       },
     ];
     const out = capturedOutput();
-    const exit = await simCommand([
-      ...["--seed", "9", "--jobs", "5", "--workers", "2", "--faults", "none"],
-    ]);
+    const exit = await simCommand(["--replay", "9", "--jobs", "5", "--workers", "2"]);
     expect(exit).toBe(1);
     expect(out.text).toMatch(
-      /^replay: baton sim --replay 9 --jobs 5 --workers 2 --faults none --trace$/m,
+      /\nstep through it in the dashboard: baton sim --replay 9 --jobs 5 --workers 2 --faults default .*--ui\n$/,
     );
   });
 
