@@ -6,10 +6,10 @@
  * failure (a JSON file, a rejected top-level await, an ES module's missing package) are
  * moduleLoadFailure's unit tests, where they cost no process.
  */
-import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, it } from "vitest";
-import { startOwnBaton } from "../fixtures/batonCli.ts";
+import { ROOT, startOwnBaton } from "../fixtures/batonCli.ts";
 import { fileTree } from "../fixtures/fileTree.ts";
 import { TSX_LOADER } from "../fixtures/tsxLoader.ts";
 
@@ -31,6 +31,9 @@ const jobsImporting = (from: string) => `import "${from}";\nexport default { a: 
 /** An object literal missing a comma on its line 3 (`  b: 2,`, column 3). */
 const MISSING_COMMA = "export const h = {\n  a: 1\n  b: 2,\n};\n";
 const GRAPH_ALONE = 'export default [{ kind: "a", input: 1 }];\n';
+/** What Node's parser says of MISSING_COMMA, and what esbuild's (tsx's) says. */
+const NODE_WORDS = "Unexpected identifier 'b'";
+const ESBUILD_WORDS = 'Expected "}" but found "b"';
 
 type Command = "run" | "run --jobs" | "worker" | "sim";
 
@@ -81,6 +84,22 @@ describe.concurrent("a module that does not load", () => {
       false,
       (dir) =>
         `could not load ${dir}/jobs.ts: syntax error at ${dir}/helpers.mjs:3:3: Unexpected identifier 'b' [MODULE_SYNTAX]\n  3 |   b: 2,\n    |   ^`,
+    ],
+    [
+      "a .js file's syntax error in an ES module package (README's quote: Node's wording)",
+      "run",
+      { "graph.ts": graphImporting("./helpers.js"), "helpers.js": MISSING_COMMA },
+      false,
+      (dir) =>
+        `could not load ${dir}/graph.ts: syntax error at ${dir}/helpers.js:3:3: ${NODE_WORDS} [MODULE_SYNTAX]\n  3 |   b: 2,\n    |   ^`,
+    ],
+    [
+      "a .js file with import and export in a CommonJS package, which tsx compiles: esbuild's wording",
+      "run",
+      { "graph.ts": graphImporting("./helpers.js"), "helpers.js": MISSING_COMMA },
+      true,
+      (dir) =>
+        `could not load ${dir}/graph.ts: syntax error at ${dir}/helpers.js:3:3: ${ESBUILD_WORDS} [MODULE_SYNTAX]\n  3 |   b: 2,\n    |   ^`,
     ],
     [
       "a TypeScript file's syntax error",
@@ -145,6 +164,15 @@ describe.concurrent("a module that does not load", () => {
       expect(exit.code).toBe(2);
     },
   );
+
+  it("is quoted in README.md in both parsers' words, each beside what it reads", ({ expect }) => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    expect(readme).toContain(
+      `syntax error at /home/me/lib/helpers.js:3:3: ${NODE_WORDS} [MODULE_SYNTAX]`,
+    );
+    expect(readme).toContain(`Node's (\`${NODE_WORDS}\`, as above)`);
+    expect(readme).toContain(`esbuild's (\`${ESBUILD_WORDS}\`) for TypeScript`);
+  });
 
   it.for<[Command, string, string[]]>([
     ["run", "graph.ts", []],
