@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import ClosingLine from "./test/reporters/closingLine.ts";
+import LongFilesFirst from "./test/sequencers/longFilesFirst.ts";
 
 export default defineConfig({
   test: {
@@ -11,5 +12,6 @@ export default defineConfig({
     // on processes, sockets and timers more than they compute. ARCHITECTURE.md, Tests.
     maxWorkers: 2,
     reporters: ["default", new ClosingLine()],
+    sequence: { sequencer: LongFilesFirst },
   },
 });
