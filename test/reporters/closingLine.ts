@@ -20,7 +20,8 @@ export default class ClosingLine implements Reporter {
         else if (state === "failed") counts.failed += 1;
         else counts.skipped += 1;
       }
-      if (testModule.state() === "failed" && testModule.children.size === 0) counts.failed += 1;
+      // A file that failed outside its tests (it did not load, or a hook of its own threw).
+      if (testModule.state() === "failed") counts.failed += testModule.errors().length;
     }
     counts.failed += unhandledErrors.length;
     const line = `${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`;
