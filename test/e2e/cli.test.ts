@@ -9,7 +9,6 @@ import {
   closeSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -19,13 +18,12 @@ import {
   writeFileSync,
 } from "node:fs";
 import { type AddressInfo, createServer, type Socket } from "node:net";
-import { availableParallelism, tmpdir } from "node:os";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { batonCommand } from "../../src/cli/batonCommand.ts";
 import { codedMessage } from "../../src/cli/codedMessage.ts";
 import {
-  type BatonExit,
   type BatonProcess,
   ROOT,
   startBaton,
@@ -33,6 +31,7 @@ import {
   stopBatons,
 } from "../fixtures/batonCli.ts";
 import { printedJoin } from "../fixtures/printedJoin.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 import { TSX_LOADER } from "../fixtures/tsxLoader.ts";
 import { within } from "../fixtures/within.ts";
 
@@ -45,18 +44,13 @@ const STACK_LINE = /^\s+at /m;
 
 afterEach(stopBatons);
 
-const stores: string[] = [];
-
-afterAll(() => {
-  for (const dir of stores.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-
-/** `args`, a `run` given a fresh result store so no test sees another's results. */
-function withStore(args: string[]): string[] {
+/**
+ * `args`, a `run` given a fresh result store so no test sees another's results, removed when
+ * the test ends (`onTestFinished`, the test's own in a concurrent one).
+ */
+function withStore(args: string[], onTestFinished?: (hook: () => void) => void): string[] {
   if (args[0] !== "run" || args.includes("--store") || args.includes("--no-store")) return args;
-  const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
-  stores.push(store);
-  return [...args, "--store", store];
+  return [...args, "--store", tempDir("baton-cli-store-", onTestFinished)];
 }
 
 /** Starts `baton ...args`; a `run` gets a fresh result store. */
@@ -73,7 +67,7 @@ const batonRun = (...args: string[]) => baton(args).exit;
  */
 function own(onTestFinished: (hook: () => void) => void) {
   const ownBaton = (args: string[], env: Record<string, string> = {}): BatonProcess =>
-    startOwnBaton(onTestFinished, withStore(args), { env });
+    startOwnBaton(onTestFinished, withStore(args, onTestFinished), { env });
   return { baton: ownBaton, batonRun: (...args: string[]) => ownBaton(args).exit };
 }
 
@@ -213,8 +207,7 @@ describe("baton run", () => {
   });
 
   it("--dry-run says what a run would do, starting and writing nothing", async () => {
-    const store = mkdtempSync(join(tmpdir(), "baton-cli-dry-"));
-    stores.push(store);
+    const store = tempDir("baton-cli-dry-");
     const dry = (...flags: string[]) =>
       batonRun("run", PIPELINE, "--store", store, "--dry-run", ...flags);
 
@@ -254,8 +247,7 @@ describe("baton run", () => {
   });
 
   it("--workers 0 prints how workers join, keeps its files beside the graph, and runs what joins, whatever this machine offers", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-cli-join-"));
-    stores.push(dir);
+    const dir = tempDir("baton-cli-join-");
     const graph = join(dir, "joined.graph.ts");
     writeFileSync(
       graph,
@@ -343,22 +335,18 @@ describe("baton run", () => {
   });
 
   it("with --in-process exits once the run has failed fast, naming the job whose handler ignored its abort, not when that handler returns", async () => {
-    const markers = mkdtempSync(join(tmpdir(), "baton-abort-ignored-"));
-    try {
-      const started = Date.now();
-      const { code, stderr } = await baton(
-        ["run", "test/fixtures/abortIgnored.graph.ts", "--in-process", "--fail-fast", "--no-store"],
-        { BATON_TEST_MARKERS: markers },
-      ).exit;
-      // The cancel's 10 s grace, then no more: the handler sleeps 60 s.
-      expect(Date.now() - started).toBeLessThan(40_000);
-      expect(code).toBe(1);
-      expect(stderr).toMatch(
-        /\nbaton run: exiting without the handler of job [0-9a-f]{16} \(holds\), which did not stop on its abort \(ctx\.signal\) within 10\.0 s of the cancel: it runs in this process and ends with it, its result not stored \(--abort-grace DURATION gives a handler longer to stop\)\n$/,
-      );
-    } finally {
-      rmSync(markers, { recursive: true, force: true });
-    }
+    const markers = tempDir("baton-abort-ignored-");
+    const started = Date.now();
+    const { code, stderr } = await baton(
+      ["run", "test/fixtures/abortIgnored.graph.ts", "--in-process", "--fail-fast", "--no-store"],
+      { BATON_TEST_MARKERS: markers },
+    ).exit;
+    // The cancel's 10 s grace, then no more: the handler sleeps 60 s.
+    expect(Date.now() - started).toBeLessThan(40_000);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /\nbaton run: exiting without the handler of job [0-9a-f]{16} \(holds\), which did not stop on its abort \(ctx\.signal\) within 10\.0 s of the cancel: it runs in this process and ends with it, its result not stored \(--abort-grace DURATION gives a handler longer to stop\)\n$/,
+    );
   });
 
   it("with --fail-fast stops at the first job that fails for good and says why the rest was cancelled", async () => {
@@ -379,8 +367,9 @@ describe("baton run", () => {
   });
 
   it("exits 1 and lists the failure when a job fails", async () => {
+    const store = tempDir("baton-cli-store-");
     const [table, json] = await Promise.all([
-      batonRun("run", "test/fixtures/failing.graph.ts"),
+      batonRun("run", "test/fixtures/failing.graph.ts", "--store", store),
       batonRun("run", "test/fixtures/failing.graph.ts", "--json"),
     ]);
 
@@ -394,7 +383,7 @@ describe("baton run", () => {
     );
     expect(table.stderr).toContain("✗ the run did not complete");
     // The run's log tells the story: the retried attempt, the failure with its stack, the end.
-    const logs = join(stores.at(-2)!, "logs");
+    const logs = join(store, "logs");
     const [folder] = readdirSync(logs);
     // The summary names that log, where the stacks its failure lines leave out are.
     expect(table.stderr).toContain(
@@ -454,8 +443,7 @@ describe("baton run", () => {
   });
 
   it("writes each run's logs to a folder of its own, and --keep-logs N removes older runs' folders", async () => {
-    const store = mkdtempSync(join(tmpdir(), "baton-cli-logs-"));
-    stores.push(store);
+    const store = tempDir("baton-cli-logs-");
     const logs = join(store, "logs");
     const run = (...flags: string[]) =>
       batonRun("run", PIPELINE, "--store", store, "--workers", "1", "--force", ...flags);
@@ -635,10 +623,16 @@ describe.concurrent("baton run's refusals of bad usage", () => {
  */
 describe.concurrent("baton's failures and refusals", () => {
   /** Runs `graph` on one local worker with its own store; the exit and the pool's failure as run.log holds it. */
-  async function poolFailure(batonRun: (...args: string[]) => Promise<BatonExit>, graph: string) {
-    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
-    stores.push(store);
-    const exit = await batonRun("run", graph, "--workers", "1", "--store", store);
+  async function poolFailure(onTestFinished: (hook: () => void) => void, graph: string) {
+    const store = tempDir("baton-cli-store-", onTestFinished);
+    const exit = await own(onTestFinished).batonRun(
+      "run",
+      graph,
+      "--workers",
+      "1",
+      "--store",
+      store,
+    );
     const [folder] = readdirSync(join(store, "logs"));
     const logged = readFileSync(join(store, "logs", folder!, "run.log"), "utf8")
       .trim()
@@ -655,8 +649,7 @@ describe.concurrent("baton's failures and refusals", () => {
     "exits 2 for a graph with %s, one line on stderr and no stack",
     async ([, file, says, code], { expect, onTestFinished }) => {
       const { batonRun } = own(onTestFinished);
-      const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
-      stores.push(store);
+      const store = tempDir("baton-cli-store-", onTestFinished);
       const result = await batonRun("run", `test/fixtures/${file}`, "--store", store);
 
       expect(result.code).toBe(2);
@@ -674,8 +667,7 @@ describe.concurrent("baton's failures and refusals", () => {
     onTestFinished,
   }) => {
     const { batonRun } = own(onTestFinished);
-    const dir = mkdtempSync(join(tmpdir(), "baton-cli-throws-"));
-    stores.push(dir);
+    const dir = tempDir("baton-cli-throws-", onTestFinished);
     writeFileSync(
       join(dir, "import.graph.ts"),
       'const a = 1;\nthrow new Error("boom at import");\n',
@@ -709,8 +701,7 @@ describe.concurrent("baton's failures and refusals", () => {
     onTestFinished,
   }) => {
     const { batonRun } = own(onTestFinished);
-    const dir = mkdtempSync(join(tmpdir(), "baton-cli-definition-"));
-    stores.push(dir);
+    const dir = tempDir("baton-cli-definition-", onTestFinished);
     writeFileSync(join(dir, "package.json"), '{"type": "module"}\n');
     writeFileSync(
       join(dir, "big.graph.ts"),
@@ -728,9 +719,8 @@ describe.concurrent("baton's failures and refusals", () => {
     expect,
     onTestFinished,
   }) => {
-    const { batonRun } = own(onTestFinished);
     const { code, stderr, logged } = await poolFailure(
-      batonRun,
+      onTestFinished,
       "test/fixtures/workersCannotLoad.graph.ts",
     );
 
@@ -755,8 +745,7 @@ describe.concurrent("baton's failures and refusals", () => {
     onTestFinished,
   }) => {
     const { baton } = own(onTestFinished);
-    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
-    stores.push(store);
+    const store = tempDir("baton-cli-store-", onTestFinished);
     const { code, stderr } = await baton(
       ["run", "test/fixtures/storeInTheWay.graph.ts", "--workers", "1", "--store", store],
       { STORE_IN_THE_WAY: store },
@@ -784,10 +773,9 @@ describe.concurrent("baton's failures and refusals", () => {
     expect,
     onTestFinished,
   }) => {
-    const { batonRun } = own(onTestFinished);
     // One slot: its six deaths end the run (each worker start costs a tsx start-up).
     const { code, stderr, logged } = await poolFailure(
-      batonRun,
+      onTestFinished,
       "test/fixtures/crashingWorkers.graph.ts",
     );
 
@@ -812,8 +800,7 @@ describe.concurrent("baton's failures and refusals", () => {
     onTestFinished,
   }) => {
     const { batonRun } = own(onTestFinished);
-    const store = mkdtempSync(join(tmpdir(), "baton-cli-store-"));
-    stores.push(store);
+    const store = tempDir("baton-cli-store-", onTestFinished);
     // One slot: each worker that takes the job dies; the third loss fails it as poison.
     const { code, stderr } = await batonRun(
       "run",
@@ -947,8 +934,7 @@ describe("baton", () => {
     if (spawnSync("squeue", ["--version"]).error !== undefined) {
       context.skip("squeue is not on the PATH");
     }
-    const dir = mkdtempSync(join(tmpdir(), "baton-cli-slurm-"));
-    stores.push(dir);
+    const dir = tempDir("baton-cli-slurm-");
     const conf = join(dir, "slurm.conf");
     writeFileSync(conf, "");
     const started = Date.now();
@@ -967,8 +953,7 @@ describe("baton", () => {
 
   it("a --slurm run where Slurm's commands are missing fails saying so, without first printing how workers join it", async () => {
     // A PATH of nothing but an empty folder: no sbatch, no squeue.
-    const empty = mkdtempSync(join(tmpdir(), "baton-cli-no-slurm-"));
-    stores.push(empty);
+    const empty = tempDir("baton-cli-no-slurm-");
     const { code, stderr } = await baton(
       ["run", "test/fixtures/slurm.graph.ts", "--slurm", "--listen", "127.0.0.1:0"],
       { PATH: empty },
@@ -1019,8 +1004,7 @@ describe("baton", () => {
   it.runIf(process.getuid?.() === 0)(
     "says what a user may not do to a path they gave (enter, create in, write, read) and whose it is, instead of always to give a path they can write to",
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), "baton-cli-denied-"));
-      stores.push(dir);
+      const dir = tempDir("baton-cli-denied-");
       chmodSync(dir, 0o755);
       const closed = join(dir, "closed");
       mkdirSync(closed, { mode: 0o700 });
@@ -1070,8 +1054,7 @@ describe("baton", () => {
   it.runIf(process.getuid?.() === 0)(
     "a graph in a folder the user may not write in: the default store says to give --store DIR or --no-store, and --no-store keeps its logs in the user's own temp folder",
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), "baton-cli-unwritable-"));
-      stores.push(dir);
+      const dir = tempDir("baton-cli-unwritable-");
       chmodSync(dir, 0o755);
       const graph = join(dir, "shared.graph.ts");
       writeFileSync(
@@ -1185,40 +1168,36 @@ describe("baton", () => {
   ] as const)(
     "cancels on %s: exits %i within seconds and leaves no process or secret behind",
     async (signal, exitCode, again) => {
-      const markers = mkdtempSync(join(tmpdir(), "baton-sigint-"));
-      try {
-        const run = baton(["run", "test/fixtures/slow.graph.ts", "--workers", "2"], {
-          BATON_TEST_MARKERS: markers,
-        });
-        const pid = run.child.pid!;
-        // Starting tsx and two worker processes takes 2 s here, far longer on a loaded machine.
-        const deadline = Date.now() + 30_000;
-        while (readdirSync(markers).length < 2) {
-          if (run.child.exitCode !== null) throw new Error(`baton exited early: ${run.stderr()}`);
-          if (Date.now() > deadline) throw new Error(`no job started: ${run.stderr()}`);
-          await new Promise((resolve) => setTimeout(resolve, 25));
-        }
-        const started = descendantsOf(pid);
-
-        const store = run.child.spawnargs.at(-1)!;
-        expect(readdirSync(join(store, "run"))).toEqual([
-          expect.stringMatching(/^graph-[0-9a-f]{16}\.lock$/),
-          expect.stringMatching(/\.secret$/),
-        ]);
-        process.kill(pid, signal);
-        const { code, stderr } = await within(run.exit, 5_000, `exiting after ${signal}`);
-
-        expect(code).toBe(exitCode);
-        expect(stderr).toContain(
-          `cancelling (${signal}): waiting for running jobs to stop and for results to be stored, 10 s at most (${again} again to force)`,
-        );
-        expect(readdirSync(join(store, "run"))).toEqual([]);
-        expect(stderr).toMatch(/^total\s+0\s+0\s+0\s+3\s+0$/m);
-        expect(isGone(pid)).toBe(true);
-        expect(started.filter((child) => !isGone(child))).toEqual([]);
-      } finally {
-        rmSync(markers, { recursive: true, force: true });
+      const markers = tempDir("baton-sigint-");
+      const run = baton(["run", "test/fixtures/slow.graph.ts", "--workers", "2"], {
+        BATON_TEST_MARKERS: markers,
+      });
+      const pid = run.child.pid!;
+      // Starting tsx and two worker processes takes 2 s here, far longer on a loaded machine.
+      const deadline = Date.now() + 30_000;
+      while (readdirSync(markers).length < 2) {
+        if (run.child.exitCode !== null) throw new Error(`baton exited early: ${run.stderr()}`);
+        if (Date.now() > deadline) throw new Error(`no job started: ${run.stderr()}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
       }
+      const started = descendantsOf(pid);
+
+      const store = run.child.spawnargs.at(-1)!;
+      expect(readdirSync(join(store, "run"))).toEqual([
+        expect.stringMatching(/^graph-[0-9a-f]{16}\.lock$/),
+        expect.stringMatching(/\.secret$/),
+      ]);
+      process.kill(pid, signal);
+      const { code, stderr } = await within(run.exit, 5_000, `exiting after ${signal}`);
+
+      expect(code).toBe(exitCode);
+      expect(stderr).toContain(
+        `cancelling (${signal}): waiting for running jobs to stop and for results to be stored, 10 s at most (${again} again to force)`,
+      );
+      expect(readdirSync(join(store, "run"))).toEqual([]);
+      expect(stderr).toMatch(/^total\s+0\s+0\s+0\s+3\s+0$/m);
+      expect(isGone(pid)).toBe(true);
+      expect(started.filter((child) => !isGone(child))).toEqual([]);
     },
   );
 });

@@ -23,7 +23,7 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import pino from "pino";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import type { InspectionEvent } from "xstate";
 import { workerExitLines } from "../../src/cli/workerExitLines.ts";
@@ -58,6 +58,7 @@ import { nodeFiles } from "../../src/runtime/nodeFiles.ts";
 import { ResultStore } from "../../src/runtime/resultStore.ts";
 import type { JobProgressEvent, ListeningEvent, StoreFullEvent } from "../../src/runtime/run.ts";
 import { STORE_FORMAT } from "../../src/runtime/storeFormat.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 import { untilAborted } from "../fixtures/untilAborted.ts";
 import workerJobs from "../fixtures/worker.jobs.ts";
 
@@ -776,14 +777,8 @@ describe("engine: running graphs", { timeout: 10_000 }, () => {
 });
 
 describe("engine: results written to a store", { timeout: 10_000 }, () => {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
-
   it("holds each job storing until its result is durable; its dependent starts only then", async () => {
-    const store = mkdtempSync(join(tmpdir(), "baton-storing-"));
-    dirs.push(store);
+    const store = tempDir("baton-storing-");
     const engine = createEngine({
       jobs: { a: (n: number) => n, b: (n: number) => n },
       workers: 2,
@@ -810,8 +805,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
   });
 
   it("a store it cannot write to (a read-only mount) is refused before any job runs, saying how to reuse what it holds; one a newer baton wrote is refused untouched", async () => {
-    const store = mkdtempSync(join(tmpdir(), "baton-read-only-"));
-    dirs.push(store);
+    const store = tempDir("baton-read-only-");
     const ran: number[] = [];
     const jobs = { step: (n: number) => ran.push(n) };
     const graph = [1, 2].map((n) => job("step", n));
@@ -842,8 +836,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
     });
     expect(ran).toEqual([]);
     // Or, asked for, it reuses them as they are, writes nothing there, and runs the new job.
-    const elsewhere = `${store}-files`;
-    dirs.push(elsewhere);
+    const elsewhere = join(tempDir("baton-elsewhere-"), "files");
     const reused = await createEngine({
       jobs,
       workers: 1,
@@ -887,8 +880,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
   };
 
   it("a disk that fills up spends no attempt: the results wait for room, the run says so, and goes on", async () => {
-    const store = mkdtempSync(join(tmpdir(), "baton-full-"));
-    dirs.push(store);
+    const store = tempDir("baton-full-");
     let full = true;
     const ran: number[] = [];
     const engine = createEngine({
@@ -918,8 +910,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
   });
 
   it("a cancel while the store has no room says, after cancelGraceMs, that the held results could not be stored, not that a job did not stop", async () => {
-    const store = mkdtempSync(join(tmpdir(), "baton-full-"));
-    dirs.push(store);
+    const store = tempDir("baton-full-");
     const held = job("step", 1);
     const waiting = job("step", 2, { after: [held] });
     const run = createEngine({
@@ -939,8 +930,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
   });
 
   it("a store that stays full stops the run with STORE_FULL, keeping what was stored for the rerun", async () => {
-    const store = mkdtempSync(join(tmpdir(), "baton-full-"));
-    dirs.push(store);
+    const store = tempDir("baton-full-");
     let full = false;
     const ran: string[] = [];
     const jobs = {
@@ -986,8 +976,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
   });
 
   it("a rerun reports reading the stored results before any job runs", async () => {
-    const store = mkdtempSync(join(tmpdir(), "baton-storing-"));
-    dirs.push(store);
+    const store = tempDir("baton-storing-");
     const engine = createEngine({ jobs: { step: (n: number) => n }, workers: 2, store });
     const graph = Array.from({ length: 1_200 }, (_, i) => job("step", i));
     expect((await engine.run(graph)).ok).toBe(true);
@@ -1007,8 +996,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
   });
 
   it("says where workers join before any job runs, and says nothing when the store held every result", async () => {
-    const store = mkdtempSync(join(tmpdir(), "baton-listening-"));
-    dirs.push(store);
+    const store = tempDir("baton-listening-");
     const engine = createEngine({ jobs: { step: (n: number) => n }, workers: 2, store });
     const graph = [1, 2, 3].map((n) => job("step", n));
     const first = engine.run(graph);
@@ -1074,8 +1062,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
   });
 
   it("keeps keepLogs runs' log folders of one engine's runs, not every folder written in the last day", async () => {
-    const store = mkdtempSync(join(tmpdir(), "baton-logs-"));
-    dirs.push(store);
+    const store = tempDir("baton-logs-");
     // In-process workers that join over WebSockets, as worker processes do, and write their
     // logs where the run says.
     const inner = inProcessPool({ count: 1, resources: { cpus: 1 } });
@@ -1105,8 +1092,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
   });
 
   it("counts the time reading the store in the run's duration", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-storing-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-storing-");
     const store = await ResultStore.open(dir, nodeFiles());
     const a = job("step", 1);
     const engine = createEngine({ jobs: { step: (n: number) => n }, workers: 1, store });
@@ -1135,8 +1121,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
   });
 
   it("says in each progress how many jobs the store gave the run: none on the first run, those reused on the rerun", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-cached-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-cached-");
     const engine = createEngine({ jobs: { step: (n: number) => n }, workers: 1, store: dir });
     const cachedOf = async (graph: JobSpec[]) => {
       const run = engine.run(graph);
@@ -1150,8 +1135,7 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
   });
 
   it("a result the store cannot write fails that attempt, and the job runs again", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-storing-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-storing-");
     const store = await ResultStore.open(dir, nodeFiles());
     const put = store.put.bind(store);
     let writes = 0;
@@ -1167,15 +1151,9 @@ describe("engine: results written to a store", { timeout: 10_000 }, () => {
 });
 
 describe("engine: a dry run (plan)", { timeout: 10_000 }, () => {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
-
   /** An engine on a store in a fresh directory, counting handler calls. */
   function withStore(options: { force?: boolean } = {}) {
-    const root = mkdtempSync(join(tmpdir(), "baton-plan-"));
-    dirs.push(root);
+    const root = tempDir("baton-plan-");
     const store = join(root, "store");
     const calls: string[] = [];
     const engine = createEngine({
@@ -1254,11 +1232,6 @@ describe("engine: a dry run (plan)", { timeout: 10_000 }, () => {
 
 describe("engine: bad input is a clear error, never a hang or a crash", { timeout: 10_000 }, () => {
   const handlers = { value: (x: unknown) => x };
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
-
   it("fails a job added by ctx.need that no worker can take with the up-front refusal's words, naming the pool's way out", async () => {
     const workers: WorkerPool = {
       ...inProcessPool({ count: 1, resources: { cpus: 1 } }),
@@ -1409,8 +1382,7 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
         });
         probe.once("error", () => resolve(true));
       });
-    const dir = mkdtempSync(join(tmpdir(), "baton-engine-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-engine-");
     const notADirectory = join(dir, "file");
     writeFileSync(notADirectory, "");
     const worker = fileURLToPath(new URL("../fixtures/worker.jobs.ts", import.meta.url));
@@ -1627,11 +1599,6 @@ describe("engine: bad input is a clear error, never a hang or a crash", { timeou
 });
 
 describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
-
   it("cancel() aborts running handlers, cancels the rest, and the run resolves", async () => {
     const aborts: unknown[] = [];
     const engine = createEngine({
@@ -1686,8 +1653,7 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
   });
 
   it("a job listener that throws cancels the run, which rejects with a ListenerError; the next run reuses what was stored", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-engine-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-engine-");
     const aborts: unknown[] = [];
     const calls: string[] = [];
     const engine = createEngine({
@@ -1740,8 +1706,7 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
   });
 
   it("a store.reading listener that throws ends the run before any job starts", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-engine-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-engine-");
     let ran = 0;
     const engine = createEngine({ jobs: { one: () => ++ran }, workers: 1, store: dir });
     expect((await engine.run([job("one", 1)])).ok).toBe(true);
@@ -1868,8 +1833,7 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
   });
 
   it("cancel() before the workers start starts none: every job not stored ends cancelled", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "baton-engine-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-engine-");
     const inner = inProcessPool({ count: 1, resources: { cpus: 1 } });
     let starts = 0;
     const pool: WorkerPool = {
@@ -2170,10 +2134,6 @@ describe("engine: cancelling and watching a run", { timeout: 10_000 }, () => {
 });
 
 describe("engine: what a job event says of the attempt", { timeout: 20_000 }, () => {
-  const dirs: string[] = [];
-  afterEach(() => {
-    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-  });
   /** A kind's events, less what the tests of attempts do not pin (`worker` has its own). */
   const eventsOf = (events: JobEvent[], kind: string) =>
     events.filter((e) => e.kind === kind).map(({ id: _, kind: __, worker: ___, ...rest }) => rest);
@@ -2375,8 +2335,7 @@ describe("engine: what a job event says of the attempt", { timeout: 20_000 }, ()
 
   it("names the worker lost under an attempt, and the poison error at the end", async () => {
     const worker = fileURLToPath(new URL("../fixtures/worker.jobs.ts", import.meta.url));
-    const dir = mkdtempSync(join(tmpdir(), "baton-engine-"));
-    dirs.push(dir);
+    const dir = tempDir("baton-engine-");
     const engine = createEngine({
       jobs: workerJobs,
       workers: localPool({ jobsModule: worker, count: 1 }),
