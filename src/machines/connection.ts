@@ -20,6 +20,13 @@ export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
  */
 export const CLOSE_WAIT_MS = 5_000;
 
+/**
+ * How much longer than the abort grace a worker gave in its hello (protocol version 8) the
+ * coordinator waits, after telling it to stop a job that ran past its timeout, before it gives
+ * that lease up (4005): the cancel's way to the worker and its answer's way back.
+ */
+export const ABORT_GRACE_SLACK_MS = 1_000;
+
 type HelloFrame = Extract<ToCoordinator, { type: "hello" }>;
 type ResultFrame = Extract<ToCoordinator, { type: "result" }>;
 type ProgressFrame = Extract<ToCoordinator, { type: "progress" }>;
@@ -50,8 +57,13 @@ export type ConnectionEvent =
   | { type: "CLOSED"; code: number; reason: string }
   /** Send the worker `job`; `bytes` is the size of its encoded frame (UTF-8). */
   | { type: "GRANT"; job: string; frame: Extract<ToWorker, { type: "job" }>; bytes: number }
-  /** Tell the worker to abort `job` (if this connection holds it), saying why. */
-  | { type: "CANCEL_JOB"; job: string; reason: string }
+  /**
+   * Tell the worker to abort `job` (if this connection holds it), saying why. `timedOut`: the
+   * job ran past its timeout, so its lease is no longer renewed; a worker that gave its abort
+   * grace in its hello (protocol version 8) has that long (and `ABORT_GRACE_SLACK_MS`) to
+   * answer before the lease is given up (`ABORT_GRACE_OVER`).
+   */
+  | { type: "CANCEL_JOB"; job: string; reason: string; timedOut?: boolean }
   /** No job will come: the run is finished, or was stopped early for `reason`. */
   | { type: "RELEASE"; reason?: string }
   /**
@@ -66,6 +78,11 @@ export type ConnectionEvent =
    * was not stopped (heartbeats no longer renewed the lease).
    */
   | { type: "EXPIRE"; job: string; attempt: number; timedOut?: boolean }
+  /**
+   * The abort grace of attempt `attempt` of `job`, told to stop after its timeout, is over
+   * (raised by the machine itself): close with 4005 if the connection still holds it.
+   */
+  | { type: "ABORT_GRACE_OVER"; job: string; attempt: number }
   /** Liveness timers (raised by the machine itself): time to probe, and the probe went unanswered. */
   | { type: "PROBE" }
   | { type: "PROBE_DEADLINE" };
@@ -135,6 +152,12 @@ export interface ConnectionContext {
   worker: string;
   /** The instance the admitted worker's hello gave (protocol version 7 on). */
   instance: string | undefined;
+  /**
+   * How long the worker gives an aborted handler to return, from its hello (protocol version
+   * 8 on): a job that ran past its timeout is given up that long (and `ABORT_GRACE_SLACK_MS`)
+   * after its cancel. Absent: its lease expires as any lease not renewed does.
+   */
+  abortGraceMs: number | undefined;
   resources: Resources;
   /**
    * The job granted last: the job this connection holds while `busy`. It is not cleared on
@@ -207,6 +230,12 @@ function outcomeOf(frame: ResultFrame, stored: ReadonlyMap<string, Json> | undef
  * given the same name, refused with 4010 (after the version, proof and code checks, so a hello
  * that is not authentic learns nothing of the names). A hello without an instance is taken.
  *
+ * A job that ran past its timeout (`CANCEL_JOB` with `timedOut`) on a worker whose hello gave its
+ * abort grace (protocol version 8) arms `ABORT_GRACE_OVER` for that grace and
+ * `ABORT_GRACE_SLACK_MS`: if the connection still holds that attempt then, its handler did not
+ * stop, and the connection closes with 4005, whose `WORKER_LOST` releases the lease at once
+ * (before, it waited for the lease, no longer renewed, to expire: 20 s by default).
+ *
  * A completed result goes to the coordinator as soon as it arrives, and the connection asks
  * for its next job at once: writing the result to the store is the coordinator's business
  * (its `storing` job state), not the worker's.
@@ -233,6 +262,7 @@ export const connectionMachine = setup({
     deadAfter: ({ context }) =>
       Math.max(context.settings.deadAfterMs - context.settings.heartbeatMs, 0),
     closeWait: CLOSE_WAIT_MS,
+    abortGrace: ({ context }) => (context.abortGraceMs ?? 0) + ABORT_GRACE_SLACK_MS,
   },
   guards: {
     noCommonVersion: ({ context, event }) =>
@@ -251,7 +281,15 @@ export const connectionMachine = setup({
     cancelForHeldJob: ({ context, event }) =>
       event.type === "CANCEL_JOB" && event.job === context.job,
     expiresHeldLease: ({ context, event }) =>
-      event.type === "EXPIRE" && event.job === context.job && event.attempt === context.attempt,
+      (event.type === "EXPIRE" || event.type === "ABORT_GRACE_OVER") &&
+      event.job === context.job &&
+      event.attempt === context.attempt,
+    /** A cancel of the held job after its timeout, to a worker that gave its abort grace. */
+    timedOutWithGrace: ({ context, event }) =>
+      event.type === "CANCEL_JOB" &&
+      event.timedOut === true &&
+      event.job === context.job &&
+      context.abortGraceMs !== undefined,
     tooLargeForWorker: ({ context, event }) =>
       event.type === "GRANT" &&
       context.workerMaxFrameBytes !== undefined &&
@@ -347,6 +385,30 @@ export const connectionMachine = setup({
       code: context.closeCode,
       reason: context.closeReason,
     })),
+    sendCancel: emit(({ context, event }) => {
+      const { job, reason } = event as Extract<ConnectionEvent, { type: "CANCEL_JOB" }>;
+      // Version 3 on: the reason, for the handler's AbortSignal.
+      return {
+        type: "send" as const,
+        frame: { type: "cancel", job, ...(context.version >= 3 && { reason }) },
+      };
+    }),
+    /**
+     * Arms `ABORT_GRACE_OVER` for the held attempt. Not cancelled when the job's result comes
+     * (that would cost every job an action): that attempt is then no longer held, and the event
+     * is ignored, as a late EXPIRE is. One still pending is cancelled before another is armed
+     * (`stopAwaitingAbortGrace`): XState keeps one timer an id, and the first firing would
+     * leave the second beyond `cancel`'s reach.
+     */
+    awaitAbortGrace: raise(
+      ({ context }) => ({
+        type: "ABORT_GRACE_OVER" as const,
+        job: context.job!,
+        attempt: context.attempt,
+      }),
+      { id: "abortGrace", delay: "abortGrace" },
+    ),
+    stopAwaitingAbortGrace: cancel("abortGrace"),
     dropResult: emit(({ event }, params: { reason: string }) => ({
       type: "dropped" as const,
       job: event.type === "RESULT" ? event.frame.job : "",
@@ -372,6 +434,7 @@ export const connectionMachine = setup({
     workerMaxFrameBytes: undefined,
     worker: "",
     instance: undefined,
+    abortGraceMs: undefined,
     resources: {},
     job: undefined,
     attempt: 0,
@@ -460,6 +523,7 @@ export const connectionMachine = setup({
                   resources: event.frame.resources,
                   version,
                   workerMaxFrameBytes: version >= 5 ? event.frame.maxFrameBytes : undefined,
+                  abortGraceMs: version >= 8 ? event.frame.abortGraceMs : undefined,
                 };
               }),
               emit(({ context, event }) => ({
@@ -541,7 +605,7 @@ export const connectionMachine = setup({
       entry: "scheduleProbe",
       // WORKER_LOST goes with the close (`closing`'s entry, or CLOSED's actions), after the
       // close's code and reason are set, which transition actions do after this exit.
-      exit: [cancel("probe"), cancel("probeDeadline")],
+      exit: [cancel("probe"), cancel("probeDeadline"), "stopAwaitingAbortGrace"],
       on: {
         HELLO: {
           target: "closing",
@@ -659,16 +723,25 @@ export const connectionMachine = setup({
                 }),
               },
             },
-            CANCEL_JOB: {
-              guard: "cancelForHeldJob",
-              actions: emit(({ context, event }) => {
-                const { job, reason } = event as { job: string; reason: string };
-                // Version 3 on: the reason, for the handler's AbortSignal.
-                return {
-                  type: "send" as const,
-                  frame: { type: "cancel", job, ...(context.version >= 3 && { reason }) },
-                };
-              }),
+            CANCEL_JOB: [
+              {
+                guard: "timedOutWithGrace",
+                actions: ["sendCancel", "stopAwaitingAbortGrace", "awaitAbortGrace"],
+              },
+              { guard: "cancelForHeldJob", actions: "sendCancel" },
+            ],
+            // The handler did not return within the worker's abort grace of its timeout's
+            // cancel: its lease is given up now, not once it has gone unrenewed for long.
+            ABORT_GRACE_OVER: {
+              guard: "expiresHeldLease",
+              target: "#connection.closing",
+              actions: {
+                type: "closeWith",
+                params: ({ context, event }) => ({
+                  code: CloseCode.leaseExpired,
+                  reason: `lease of job ${event.job} given up: it ran past its timeout and its handler did not return within the worker's abort grace of ${context.abortGraceMs} ms`,
+                }),
+              },
             },
           },
         },

@@ -172,6 +172,7 @@ export class CoordinatorServer {
           type: "CANCEL_JOB",
           job: effect.job,
           reason: effect.reason,
+          ...(effect.timedOut && { timedOut: true }),
         });
         return;
       case "lease.expired": {

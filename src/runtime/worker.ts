@@ -137,8 +137,12 @@ export interface WorkerOptions {
    * `--handler-thread`'s, which ends one itself) has to return once the coordinator told the
    * worker to stop its job (the job's timeout, the run's cancel), before the worker warns, naming
    * the job, that it does not stop on `ctx.signal`. Nothing can stop a function on this thread:
-   * the worker holds the job until the handler returns or the coordinator gives its lease up
-   * (`leaseTimeoutMs` after a timeout). Default: no warning.
+   * the worker holds the job until the handler returns or the coordinator gives its lease up.
+   * The hello tells the coordinator this grace (protocol version 8), which then gives up a job
+   * that ran past its timeout this long (and a second more) after telling the worker to stop
+   * it, closing with 4005, so that it runs again at once; without it, or with an older
+   * coordinator, once the lease has gone unrenewed for `leaseTimeoutMs`. Default: no warning,
+   * and the lease's expiry.
    *
    * @example
    * ```ts
@@ -453,6 +457,11 @@ class WorkerSession implements JobReport {
               maxFrameBytes: this.link.maxFrameBytes,
             }),
           ...(version >= 7 && { instance: this.options.instance }),
+          // A positive integer on the wire; rounding up only lengthens the grace.
+          ...(version >= 8 &&
+            this.options.abortGraceMs !== undefined && {
+              abortGraceMs: Math.max(1, Math.ceil(this.options.abortGraceMs)),
+            }),
         });
         return;
       }

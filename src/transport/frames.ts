@@ -101,7 +101,9 @@ export interface CancelFrame {
  * what it offers, the hash of its job module and its proof of the run secret. From protocol
  * version 7 it also gives its `instance`, which tells the coordinator whether a hello under a
  * connected worker's name comes from that same worker process connecting again (it replaces
- * its old connection, closed with 4008) or from another process (refused with 4010).
+ * its old connection, closed with 4008) or from another process (refused with 4010). From
+ * version 8 it gives its `abortGraceMs`, how long the coordinator waits for a job it told to
+ * stop after its timeout.
  *
  * @example
  * ```ts
@@ -126,6 +128,13 @@ export interface HelloFrame {
    * the hello under any name, as before version 7.
    */
   instance?: string;
+  /**
+   * How long, in ms, the worker gives an aborted handler to return before it goes on without
+   * it (its `--abort-grace`; version 8 on). A job that ran past its timeout and is still held
+   * this long (and a second more) after its cancel is given up at once (4005) and runs again.
+   * Absent: its lease expires once it has gone unrenewed for the lease timeout (20 s).
+   */
+  abortGraceMs?: number;
 }
 
 /**
@@ -222,6 +231,7 @@ const HELLO_FIELDS: readonly string[] = [
   "proof",
   "maxFrameBytes",
   "instance",
+  "abortGraceMs",
 ];
 const COMPLETED_FIELDS: readonly string[] = ["type", "job", "status", "value"];
 const FAILED_FIELDS: readonly string[] = ["type", "job", "status", "error"];
@@ -339,6 +349,7 @@ function checkHello(o: Obj): HelloFrame {
   requireId(o, "proof", "hello", "");
   if (o.maxFrameBytes !== undefined) requirePositiveInteger(o, "maxFrameBytes", "hello", "");
   if (o.instance !== undefined) requireId(o, "instance", "hello", "");
+  if (o.abortGraceMs !== undefined) requirePositiveInteger(o, "abortGraceMs", "hello", "");
   return o as unknown as HelloFrame;
 }
 

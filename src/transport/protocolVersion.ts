@@ -42,13 +42,18 @@ export type ProtocolRange = readonly [min: number, max: number];
  * connecting again after its old connection was lost unseen) and is refused with 4010 when it
  * differs (another process given the same `--name`). The worker sends it only when the
  * challenge's range includes 7; a hello without it is taken under any name, as before.
+ * Version 8 adds the hello's `abortGraceMs` (how long the worker gives an aborted handler to
+ * return): a job that ran past its timeout and whose worker still holds it that long (and
+ * `ABORT_GRACE_SLACK_MS`) after its cancel is given up at once with 4005 and runs again,
+ * where below 8 its lease expires only once unrenewed for the lease timeout (20 s). The
+ * worker sends it only when the challenge's range includes 8.
  *
  * @example
  * ```ts
  * link.send(encode({ type: "challenge", nonce, protocol: PROTOCOL }));
  * ```
  */
-export const PROTOCOL: ProtocolRange = [1, 7];
+export const PROTOCOL: ProtocolRange = [1, 8];
 
 /**
  * The highest version both ranges contain, or `undefined` when they are disjoint.

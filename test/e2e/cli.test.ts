@@ -305,6 +305,38 @@ describe("baton run", () => {
     }
   });
 
+  it("runs a timed-out job again once the worker's abort grace is over, when its handler ignores the abort, not once its lease expires", async () => {
+    const markers = mkdtempSync(join(tmpdir(), "baton-deaf-"));
+    try {
+      const { code, stdout } = await baton(
+        [
+          "run",
+          "test/fixtures/deafToTimeout.graph.ts",
+          "--json",
+          "--workers",
+          "2",
+          "--abort-grace",
+          "1s",
+          "--no-store",
+        ],
+        { BATON_TEST_MARKERS: markers },
+      ).exit;
+      expect(code).toBe(1);
+      const deaf = parseJson(stdout).jobs[0]!;
+      expect(deaf).toMatchObject({ status: "failed", cause: "error", attempts: 2 });
+      expect(deaf.error).toMatchObject({ name: "JobTimeout" });
+      const [first, second] = readFileSync(join(markers, "starts"), "utf8")
+        .trim()
+        .split("\n")
+        .map(Number);
+      // Its 1 s timeout, the worker's 1 s grace and the coordinator's 1 s slack, then the
+      // other worker takes it; its lease, unrenewed since the timeout, expired 20 s later.
+      expect(second! - first!).toBeLessThan(10_000);
+    } finally {
+      rmSync(markers, { recursive: true, force: true });
+    }
+  }, 90_000);
+
   it("runs the handlers on a thread of their own in each worker process with --handler-thread", async () => {
     const where = async (...more: string[]) => {
       const { code, stdout } = await batonRun(

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { createActor, fromCallback, SimulatedClock } from "xstate";
 import {
+  ABORT_GRACE_SLACK_MS,
   type ConnectionEmitted,
   type ConnectionEvent,
   type ConnectionInput,
@@ -441,6 +442,96 @@ describe("connection: work", () => {
     c.send(grant("j2"));
     expect(c.emitted).toEqual([]);
     expect(c.actor.getSnapshot().context.job).toBe("j1");
+  });
+});
+
+describe("connection: a job past its timeout, from a worker that gave its abort grace (protocol 8)", () => {
+  const TIMED_OUT = "job j1 ran longer than its timeout";
+  const GIVEN_UP =
+    "lease of job j1 given up: it ran past its timeout and its handler did not return within the worker's abort grace of 3000 ms";
+
+  /** A connection holding attempt 1 of j1 for a worker whose hello gave `grace` (null: none). */
+  function graced(grace: number | null = 3_000, version = 8) {
+    const c = openConnection({ protocol: [1, 8] });
+    c.send(hello({ protocol: [1, version], ...(grace !== null && { abortGraceMs: grace }) }));
+    c.send(grant("j1"));
+    c.emitted.length = 0;
+    c.events.length = 0;
+    return c;
+  }
+
+  const timedOut = (job = "j1"): ConnectionEvent => ({
+    type: "CANCEL_JOB",
+    job,
+    reason: TIMED_OUT,
+    timedOut: true,
+  });
+
+  it("the handler not returned by the grace and a second after the cancel → close 4005 and one WORKER_LOST, not as silent", () => {
+    const c = graced();
+    c.send(timedOut());
+    expect(c.emitted).toEqual([
+      { type: "send", frame: { type: "cancel", job: "j1", reason: TIMED_OUT } },
+    ]);
+    c.clock.increment(3_000 + ABORT_GRACE_SLACK_MS - 1);
+    expect(c.closes()).toEqual([]);
+    c.clock.increment(1);
+    expect(c.closes()).toEqual([{ type: "close", code: 4005, reason: GIVEN_UP }]);
+    expect(c.value()).toBe("closing");
+    expect(c.lost()).toEqual([{ type: "WORKER_LOST", conn: "c1", code: 4005, reason: GIVEN_UP }]);
+  });
+
+  it("the held job's result within the grace: forwarded, and the grace's end closes nothing", () => {
+    const c = graced();
+    c.send(timedOut());
+    c.clock.increment(2_000);
+    c.send(result("j1"));
+    c.clock.increment(10_000);
+    expect(c.events.map((e) => e.type)).toEqual(["RESULT", "LEASE"]);
+    expect(c.closes()).toEqual([]);
+    expect(c.value()).toEqual({ registered: "idle" });
+  });
+
+  it("the grace of attempt 1 does not end attempt 2 of the same job granted again meanwhile", () => {
+    const c = graced();
+    c.send(timedOut());
+    c.send(result("j1"));
+    c.send(grant("j1", 100, 2));
+    c.clock.increment(3_000 + ABORT_GRACE_SLACK_MS);
+    expect(c.closes()).toEqual([]);
+    expect(c.value()).toEqual({ registered: "busy" });
+  });
+
+  it.each([
+    ["a cancel not for a timeout (the run's)", 3_000, 8, false],
+    ["a worker that gave no grace", null, 8, true],
+    ["a worker of protocol 7, which cannot give one", 3_000, 7, true],
+  ])(
+    "%s: nothing closes at the grace's end, the lease's expiry decides",
+    (_, grace, version, late) => {
+      const c = graced(grace, version);
+      c.send({ type: "CANCEL_JOB", job: "j1", reason: TIMED_OUT, ...(late && { timedOut: true }) });
+      c.clock.increment(3_000 + ABORT_GRACE_SLACK_MS);
+      expect(c.closes()).toEqual([]);
+      expect(c.value()).toEqual({ registered: "busy" });
+    },
+  );
+
+  it("a timed-out cancel of another job than the one held arms nothing", () => {
+    const c = graced();
+    c.send(timedOut("j2"));
+    c.clock.increment(3_000 + ABORT_GRACE_SLACK_MS);
+    expect(c.emitted).toEqual([]);
+    expect(c.value()).toEqual({ registered: "busy" });
+  });
+
+  it("a connection closed by its link during the grace says its loss once, and its grace's end adds nothing", () => {
+    const c = graced();
+    c.send(timedOut());
+    c.send({ type: "CLOSED", code: 1006, reason: "" });
+    c.clock.increment(3_000 + ABORT_GRACE_SLACK_MS);
+    expect(c.lost()).toEqual([{ type: "WORKER_LOST", conn: "c1", code: 1006, reason: "" }]);
+    expect(c.closes()).toEqual([]);
   });
 });
 

@@ -116,6 +116,16 @@ const toCoordinator: ToCoordinator[] = [
     proof: "a41c",
     instance: "V1StGXR8_Z5jdHi6B-myT",
   },
+  {
+    type: "hello",
+    protocol: [1, 8],
+    worker: "w-1",
+    resources: {},
+    codeHash: "3b9f",
+    proof: "a41c",
+    instance: "V1StGXR8_Z5jdHi6B-myT",
+    abortGraceMs: 5_000,
+  },
 ];
 
 const toWorker: ToWorker[] = [
@@ -366,6 +376,16 @@ const badForCoordinator: [string, unknown, string][] = [
     'hello frame: field "instance" must be a non-empty string (got number)',
   ],
   [
+    "zero abortGraceMs",
+    { ...hello, abortGraceMs: 0 },
+    'hello frame: field "abortGraceMs" must be a positive integer (got 0)',
+  ],
+  [
+    "abortGraceMs as a string",
+    { ...hello, abortGraceMs: "5s" },
+    'hello frame: field "abortGraceMs" must be a positive integer (got string)',
+  ],
+  [
     "resources as an array",
     { ...hello, resources: [] },
     'hello frame: field "resources" must be an object (got array)',
@@ -378,12 +398,12 @@ const badForCoordinator: [string, unknown, string][] = [
   [
     "extra field",
     { ...hello, token: "s3cret" },
-    'hello frame: unknown field "token"; allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes, instance',
+    'hello frame: unknown field "token"; allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes, instance, abortGraceMs',
   ],
   [
     "long extra field",
     { ...hello, ["f".repeat(70)]: 1 },
-    `hello frame: unknown field "${"f".repeat(60)}"… (70 characters); allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes, instance`,
+    `hello frame: unknown field "${"f".repeat(60)}"… (70 characters); allowed fields are type, protocol, worker, resources, codeHash, proof, maxFrameBytes, instance, abortGraceMs`,
   ],
   [
     "done as a string",

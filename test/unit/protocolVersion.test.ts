@@ -53,6 +53,6 @@ describe("describeRange", () => {
   it("shows a range as min..max, or one version alone", () => {
     expect(describeRange([1, 2])).toBe("1..2");
     expect(describeRange([3, 3])).toBe("3");
-    expect(describeRange(PROTOCOL)).toBe("1..7");
+    expect(describeRange(PROTOCOL)).toBe("1..8");
   });
 });
