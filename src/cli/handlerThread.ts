@@ -4,6 +4,7 @@ import { BatonError, JobModuleError } from "../errors.ts";
 import { failed, type JobReport, type JobRunner } from "../runtime/jobRunner.ts";
 import { createLogger, type LogLevel } from "../runtime/logger.ts";
 import { serializeThrown } from "../runtime/serializeThrown.ts";
+import { DEFAULT_ABORT_GRACE_MS } from "../runtime/workerProcessOptions.ts";
 import type { JobFrame, ProgressFrame, ResultFrame, SerializedError } from "../transport/frames.ts";
 
 /** What the handler thread is started with. */
@@ -36,12 +37,6 @@ export type FromHandlerThread =
 const ENTRY = import.meta.url.endsWith(".ts")
   ? new URL("../../bin/handlerThread.mjs", import.meta.url)
   : new URL("./handlerThreadMain.js", import.meta.url);
-
-/**
- * How long an aborted handler gets to return before its thread is ended, by default: DESIGN
- * §8's abort grace, the same `baton worker` gives a handler when it stops (`--abort-grace`).
- */
-export const DEFAULT_ABORT_GRACE_MS = 5_000;
 
 /** What `startHandlerThread` takes: what the thread is started with, and the abort grace. */
 export interface HandlerThreadOptions extends HandlerThreadData {

@@ -46,6 +46,7 @@ import {
 } from "../runtime/slurmPool.ts";
 import { graphOf, importUserModule, jobsOf } from "../runtime/userModule.ts";
 import { COORDINATOR_OWN_FILES, checkWorkerCount } from "../runtime/workerCountLimit.ts";
+import { DEFAULT_ABORT_GRACE_MS } from "../runtime/workerProcessOptions.ts";
 import { parseListenAddress } from "../runtime/wsNet.ts";
 import { batonCommand } from "./batonCommand.ts";
 import { batonDirBesideGraph, besideGraph } from "./batonDirBesideGraph.ts";
@@ -58,7 +59,6 @@ import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { flushed } from "./flushed.ts";
 import { handlersLeftBehind } from "./handlersLeftBehind.ts";
-import { DEFAULT_ABORT_GRACE_MS } from "./handlerThread.ts";
 import { joinAddress, joinHint } from "./joinHint.ts";
 import { joinWorkersAdvice } from "./joinWorkersAdvice.ts";
 import { terminalStreams } from "./liveLine.ts";
@@ -416,7 +416,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     /** The in-process workers, and what their handlers may hold the process open with. */
     const leftBehind = inProcess
       ? handlersLeftBehind(
-          inProcessPool({ ...(count !== undefined && { count }) }),
+          inProcessPool({
+            ...(count !== undefined && { count }),
+            ...(abortGraceMs !== undefined && { abortGraceMs }),
+          }),
           abortGraceMs ?? DEFAULT_ABORT_GRACE_MS,
           values["abort-grace"] === undefined
             ? `--abort-grace, default ${DEFAULT_ABORT_GRACE_MS / 1000}s`

@@ -21,6 +21,7 @@ import {
   type WorkerExit,
 } from "../runtime/worker.ts";
 import { HANDLER_EXITED_EXIT, REFUSED_EXIT } from "../runtime/workerExitCodes.ts";
+import { DEFAULT_ABORT_GRACE_MS } from "../runtime/workerProcessOptions.ts";
 import { DEFAULT_CONNECT_TIMEOUT_MS, wsNet } from "../runtime/wsNet.ts";
 import { CloseCode, CONNECTION_BROKE, describeClose } from "../transport/closeCodes.ts";
 import { choiceFlag } from "./choiceFlag.ts";
@@ -29,7 +30,7 @@ import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
-import { DEFAULT_ABORT_GRACE_MS, startHandlerThread } from "./handlerThread.ts";
+import { startHandlerThread } from "./handlerThread.ts";
 import { loadLoggingCause } from "./loadLoggingCause.ts";
 import { memoryAmount } from "./memoryAmount.ts";
 import { parseFlags } from "./parseFlags.ts";

@@ -18,12 +18,7 @@ import {
   type RunningPool,
   type WorkerPool,
 } from "./workerPool.ts";
-
-/**
- * How long a worker that lost its connection waits for the handler its loss aborted before it
- * says the handler does not stop: as long as `baton worker` waits before saying so.
- */
-const STUCK_HANDLER_MS = 10_000;
+import { DEFAULT_ABORT_GRACE_MS } from "./workerProcessOptions.ts";
 
 /** What `inProcessPool` takes: how many workers, what each offers, how many replacements. */
 export interface InProcessPoolOptions {
@@ -39,6 +34,13 @@ export interface InProcessPoolOptions {
    * `Infinity` (default 3 × count).
    */
   restartBudget?: number | undefined;
+  /**
+   * How long, in ms, a worker whose connection ended waits for the handler that end aborted
+   * before it says, naming the job, that the handler does not stop on `ctx.signal` (it still
+   * waits for it: an in-process handler cannot be stopped), a whole number of at least 1:
+   * the process pools' `abortGraceMs` (default `DEFAULT_ABORT_GRACE_MS`, 5000).
+   */
+  abortGraceMs?: number | undefined;
 }
 
 /** Every option `inProcessPool` takes (the compiler holds this to `InProcessPoolOptions`). */
@@ -46,6 +48,7 @@ export const POOL_OPTIONS: Record<keyof InProcessPoolOptions, true> = {
   count: true,
   resources: true,
   restartBudget: true,
+  abortGraceMs: true,
 };
 
 /**
@@ -84,6 +87,8 @@ export function requireInProcessCount(where: string, name: string, count: unknow
  * @example
  * ```ts
  * const engine = createEngine({ jobs, workers: inProcessPool({ count: 4, resources: { cpus: 1 } }) });
+ * // Handlers that take up to 30 s to return once aborted (a checkpoint): said only after that.
+ * const patient = createEngine({ jobs, workers: inProcessPool({ abortGraceMs: 30_000 }) });
  * // Jobs that require a gpu (requires: { gpus: 1 }): say that each worker offers one.
  * const onGpus = createEngine({
  *   jobs,
@@ -93,11 +98,15 @@ export function requireInProcessCount(where: string, name: string, count: unknow
  */
 export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
   checkOptionNames("inProcessPool", options, POOL_OPTIONS, {
-    shape: "{ count, resources, restartBudget }",
+    shape: "{ count, resources, restartBudget, abortGraceMs }",
   });
   const count = options.count ?? availableParallelism();
   requireInProcessCount("inProcessPool", "count", count);
-  checkPoolOptions("inProcessPool", { resources: options.resources });
+  checkPoolOptions("inProcessPool", {
+    resources: options.resources,
+    abortGraceMs: options.abortGraceMs,
+  });
+  const graceMs = options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS;
   checkWorkerCount("inProcessPool: count", count, "inProcess");
   const { restartBudget } = options;
   if (
@@ -154,20 +163,20 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
       /**
        * Waits for the handler of the job a lost connection aborted to return, or for the pool
        * to stop (a handler that never returns holds no run that ends or is cancelled). Said
-       * once it has waited `STUCK_HANDLER_MS`.
+       * once it has waited the abort grace (`graceMs`).
        */
       const handlerReturned = async (name: string, exit: WorkerExit): Promise<void> => {
         const returned = Promise.race([exit.jobStopped, poolStopped]);
-        if (await settledWithin(returned, STUCK_HANDLER_MS, clock ?? nodeClock())) return;
+        if (await settledWithin(returned, graceMs, clock ?? nodeClock())) return;
         const job = exit.runningJob;
         const which = job === undefined ? "the job" : `job ${job.id} (${job.kind})`;
         logger.warn(
           {
             worker: name,
-            waitedMs: STUCK_HANDLER_MS,
+            waitedMs: graceMs,
             ...(job !== undefined && { job: job.id, kind: job.kind }),
           },
-          `the handler of ${which} this worker was running has not returned ${STUCK_HANDLER_MS} ms after its abort (it does not stop on ctx.signal); a worker runs one job at a time, so it rejoins the run once that handler returns, and an in-process handler cannot be stopped: make it return (or throw) once ctx.signal aborts, or run the jobs in worker processes with a handler thread (localPool({ handlerThread: true }), baton run --handler-thread), which end such a handler once their abort grace is over`,
+          `the handler of ${which} this worker was running has not returned ${graceMs} ms after its abort (it does not stop on ctx.signal); a worker runs one job at a time, so it rejoins the run once that handler returns, and an in-process handler cannot be stopped: make it return (or throw) once ctx.signal aborts, or run the jobs in worker processes with a handler thread (localPool({ handlerThread: true }), baton run --handler-thread), which end such a handler once their abort grace is over`,
         );
         await returned;
       };

@@ -1,5 +1,16 @@
 import type { LogLevel } from "./logger.ts";
 
+/**
+ * How long an aborted handler gets to return, by default (`abortGraceMs`, `baton worker
+ * --abort-grace`, `inProcessPool`'s `abortGraceMs`): DESIGN §8's abort grace.
+ *
+ * @example
+ * ```ts
+ * const graceMs = options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS; // 5000
+ * ```
+ */
+export const DEFAULT_ABORT_GRACE_MS = 5_000;
+
 /** How a pool's `baton worker` processes run: the options every process pool takes. */
 export interface WorkerProcessOptions {
   /**

@@ -7,7 +7,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_ABORT_GRACE_MS } from "../../src/cli/handlerThread.ts";
 import { SIM_DEFAULTS } from "../../src/cli/simCommand.ts";
 import { DEFAULT_HEARTBEAT_MS } from "../../src/machines/connection.ts";
 import { DEFAULT_TEARDOWN_TIMEOUTS } from "../../src/machines/teardown.ts";
@@ -16,6 +15,7 @@ import { DEFAULT_RANK_GROUP_TIMEOUTS } from "../../src/runtime/rankGroup.ts";
 import { STORE_FULL_WAIT_MS } from "../../src/runtime/resultWriter.ts";
 import { DEFAULT_UNREACHABLE_MS } from "../../src/runtime/slurmPool.ts";
 import { DEFAULT_WELCOME_TIMEOUT_MS, SILENCE_LIMIT_PINGS } from "../../src/runtime/worker.ts";
+import { DEFAULT_ABORT_GRACE_MS } from "../../src/runtime/workerProcessOptions.ts";
 import { DEFAULT_CONNECT_TIMEOUT_MS } from "../../src/runtime/wsNet.ts";
 import { DRAWN_WORLD } from "../../src/sim/drawnRankGroups.ts";
 import { faultHorizonMs } from "../../src/sim/faultPlan.ts";

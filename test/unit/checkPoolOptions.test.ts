@@ -47,6 +47,13 @@ describe("a pool given an option value its workers cannot take", () => {
     );
   });
 
+  it("inProcessPool refuses an abortGraceMs that is not a whole number of 1 or more, as localPool does", () => {
+    expect(() => inProcessPool({ abortGraceMs: 0 })).toThrow(
+      "inProcessPool: abortGraceMs must be a whole number of 1 or more, not 0",
+    );
+    expect(() => inProcessPool({ abortGraceMs: 30_000 })).not.toThrow();
+  });
+
   it("takes every valid value, and undefined for each", () => {
     expect(() =>
       localPool({

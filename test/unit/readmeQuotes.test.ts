@@ -11,7 +11,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_ABORT_GRACE_MS } from "../../src/cli/handlerThread.ts";
 import { MOST_GPUS } from "../../src/cli/resourceAmount.ts";
 import { summaryTable } from "../../src/cli/summaryTable.ts";
 import { JOB_OPTIONS, job } from "../../src/graph/job.ts";
@@ -78,6 +77,7 @@ import {
   SSH_CONTROL_PERSIST_MS,
 } from "../../src/runtime/sshHost.ts";
 import { DEFAULT_WELCOME_TIMEOUT_MS, SILENCE_LIMIT_PINGS } from "../../src/runtime/worker.ts";
+import { DEFAULT_ABORT_GRACE_MS } from "../../src/runtime/workerProcessOptions.ts";
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_FRAME_BYTES } from "../../src/runtime/wsNet.ts";
 import { SIMULATE_OPTIONS } from "../../src/sim/checkSimulateOptions.ts";
 import { DRAWN_WORLD } from "../../src/sim/drawnRankGroups.ts";
