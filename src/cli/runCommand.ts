@@ -292,59 +292,24 @@ export async function runCommand(argv: string[]): Promise<number> {
     parseEndedLogsRetention(values["keep-ended-logs"], "--keep-ended-logs");
     process.env[KEEP_ENDED_LOGS_ENV] = values["keep-ended-logs"];
   } else endedLogsRetention(process.env);
-  const graphModule = await loadLoggingCause({ level }, () => importUserModule(graphPath));
-  // A module that is no graph module is told so before it is asked for handlers; a promise it
-  // exports as its graph is awaited before another module loads, so that its rejection is
-  // this command's error, not an unhandled one.
-  const graph = await graphOf(graphModule, graphPath);
-  const jobsPath = values.jobs ?? graphPath;
-  const jobsFile = values.jobs;
-  const jobsModule = jobsFile
-    ? await loadLoggingCause({ level }, () => importUserModule(jobsFile))
-    : graphModule;
-  const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
-  // A dry run only looks at the store: it makes nothing, and what it cannot read holds nothing.
-  // A store only read keeps the run's own files where --no-store does, never in that store.
-  const readsOnly = readOnly ? (values.store ?? besideGraph(graphPath)) : undefined;
-  const batonDir =
-    (values.store === undefined || readOnly) && !dryRun
-      ? batonDirBesideGraph(graphPath, {
-          keepsResults: !values["no-store"] && !readOnly,
-          readsOnly,
-        })
-      : undefined;
-  // A read-only run says where its logs go when it says what it reuses.
-  if (batonDir?.instead !== undefined && !readOnly) {
-    process.stderr.write(
-      `baton run: .baton beside the graph module cannot be used (${batonDir.instead}), so this run's logs go to ${join(batonDir.dir, "logs")}\n`,
-    );
-  }
-  const storeDir = readsOnly ?? values.store ?? batonDir?.dir ?? besideGraph(graphPath);
-  /** Where the run's logs and run files go: the store's folder, unless the store is only read. */
-  const filesDir = readOnly ? (batonDir?.dir ?? storeDir) : storeDir;
-  const logsRoot = join(filesDir, "logs");
-  const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
-  /**
-   * The flag with which this run takes no graph lock, having no store it writes to guard; a
-   * dry run, which writes nothing, neither locks nor registers.
-   */
-  const withoutLock = values["no-store"]
-    ? "--no-store"
-    : readOnly
-      ? "--store-read-only"
-      : undefined;
-  // A second run of this graph on this store fails here, before it writes anything.
-  const locking =
-    withoutLock === undefined && !dryRun
-      ? lockGraph(storeDir, graphPath, { logs: logsDir })
-      : undefined;
+  /** The store a signal before the run started names: refined once the store is settled. */
+  let storeNamed = values["no-store"] ? undefined : (values.store ?? besideGraph(graphPath));
+  let locking: ReturnType<typeof lockGraph> | undefined;
   /** What lists a run that takes no lock for baton status. */
   let registration: RunRecord | undefined;
-  // A stop signal from the lock on, before the run has started, has nothing to cancel: the
-  // lock (or registration) goes and the command ends as the signal asks. Node's default, to
-  // end at once, left the lock for baton status to list as a dead run's.
+  // A stop signal before the run has started, from here on (loading the graph module can take
+  // seconds), has nothing to cancel: the lock (or registration) goes and the command ends as
+  // the signal asks, saying so. Node's default, to end at once, said nothing (thirty-seventh
+  // session: Ctrl-C in the first seconds of baton run --in-process) and left a lock taken for
+  // baton status to list as a dead run's.
   const beforeRun = (signal: StopSignal) => {
-    process.stderr.write(`\nstopped (${signal}) before the run started\n`);
+    const store =
+      storeNamed === undefined
+        ? "no result is kept (--no-store)"
+        : `the store ${storeNamed} is as it was`;
+    process.stderr.write(
+      `\nstopped (${signal}) before the run started: no job had started, so none was cancelled, and ${store}; the same baton run again starts the run\n`,
+    );
     exitReleasing(
       signal,
       (async () => {
@@ -357,331 +322,387 @@ export async function runCommand(argv: string[]): Promise<number> {
     for (const signal of STOP_SIGNALS) process[on ? "on" : "off"](signal, beforeRun);
   };
   listenBeforeRun(true);
-  let lock: Awaited<typeof locking>;
   try {
-    lock = await locking;
-  } catch (error) {
-    listenBeforeRun(false);
-    throw error;
-  }
-  try {
-    // Only now the run's log, so that a module or graph that does not load leaves no empty one;
-    // a dry run writes nothing, not even its log.
-    const tty = process.stderr.isTTY === true && !values.json && !dryRun;
-    const bar = tty ? new ProgressBar(process.stderr) : undefined;
-    // What a handler in this process (--in-process) prints goes above the bar, not after it.
-    const unadopt = bar?.adopt(terminalStreams());
-    /** Writes `text` on stderr, above the progress bar on a terminal. */
-    const say = (text: string) => (bar ? bar.print(text) : process.stderr.write(text));
-    // Its stderr is for people, piped to a file or not: the same lines as on a terminal, not
-    // JSON among the human lines; run.log keeps the JSON.
-    const logger = createLogger({
-      level,
-      pretty: true,
-      ...(!dryRun && { file: join(logsDir, "run.log") }),
-      ...(bar && { stderr: say }),
-    });
-    if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
-    // What runs killed there left for baton status, before this one's own is made.
-    if (!dryRun) await removeGoneRegistrations(join(filesDir, "run"), { logger });
-    // Beside its run files.
-    if (withoutLock !== undefined && !dryRun) {
-      registration = await registerWithoutLock(withoutLock, {
-        graphPath,
-        dir: join(filesDir, "run"),
-        ...(!values["no-store"] && { store: storeDir }),
-        logs: logsDir,
-        logger,
-      });
-    }
-    /** What lists this run for baton status: its lock, or its registration. */
-    const record = lock ?? registration;
-    if (!dryRun) await pruneRunLogs(logsRoot, { keep: keepLogs, now: Date.now(), logger });
-    const inspector =
-      values.inspect === undefined
-        ? undefined
-        : connectInspector(values.inspect, { logger, openTimeoutMs: inspectorOpenMs });
-    const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
-    if (ui) process.stderr.write(`dashboard: ${ui.url}\n`);
-    /** What the workers started as processes are given, by the local pool or by Slurm. */
-    const workerProcesses = {
-      jobsModule: resolve(jobsPath),
-      ...(values.connect !== undefined && { connect: values.connect }),
-      handlerThread: values["handler-thread"],
-      logLevel: level,
-      abortGraceMs,
-    };
-    /** Whether the pool failed: the run is then stopping on its own. */
-    let poolFailed = false;
-    /** The in-process workers, and what their handlers may hold the process open with. */
-    const leftBehind = inProcess
-      ? handlersLeftBehind(
-          inProcessPool({
-            ...(count !== undefined && { count }),
-            ...(abortGraceMs !== undefined && { abortGraceMs }),
-          }),
-          abortGraceMs ?? DEFAULT_ABORT_GRACE_MS,
-          values["abort-grace"] === undefined
-            ? `--abort-grace, default ${DEFAULT_ABORT_GRACE_MS / 1000}s`
-            : `--abort-grace ${values["abort-grace"]}`,
-        )
-      : undefined;
-    /** How workers join, printed once the pool has started (`listening` comes before). */
-    let joinCommand: string | undefined;
-    const engine = createEngine({
-      ...((inspector || ui) && {
-        inspect: (event: InspectionEvent) => {
-          inspector?.inspect.next?.(event);
-          ui?.inspect(event);
-        },
-      }),
-      jobs,
-      logger,
-      ...(values["no-store"]
-        ? { batonDir: storeDir }
-        : readOnly
-          ? { store: storeDir, storeReadOnly: true, batonDir: filesDir }
-          : { store: storeDir }),
-      logsDir,
-      force: values.force,
-      ...(storeFullWaitMs !== undefined && { storeFullWaitMs }),
-      failFast: values["fail-fast"],
-      workers: poolWatch(
-        slurm
-          ? {
-              ...slurmPool({
-                ...workerProcesses,
-                ...slurm,
-                ...(values.partition !== undefined && { partition: values.partition }),
-                sbatchOptions: values["slurm-opt"] ?? [],
-              }),
-              // A graph that asks more than the workers offer: the way out is this flag.
-              offerMore: slurmResourcesAdvice,
-            }
-          : leftBehind
-            ? {
-                ...leftBehind.pool,
-                // They offer this machine's too: the way out is worker processes that join.
-                offerMore: (enough: Resources) =>
-                  `leave out --in-process and ${joinWorkersAdvice(enough)}`,
-              }
-            : {
-                ...localPool({ ...workerProcesses, ...(count !== undefined && { count }) }),
-                // Its workers offer this machine's: the way out is workers that join.
-                offerMore: joinWorkersAdvice,
-              },
-        {
-          failed: () => {
-            poolFailed = true;
-          },
-          started: () => {
-            if (joinCommand !== undefined) say(joinCommand);
-          },
-        },
-      ),
-      ...(values.listen !== undefined && { listen: values.listen }),
-      ...(values["secret-file"] !== undefined && { secretFile: values["secret-file"] }),
-    });
-    if (dryRun) {
-      const plan = await engine.plan(graph);
-      const store = values["no-store"] ? undefined : { dir: storeDir, force: values.force };
-      if (values.json) {
-        process.stdout.write(
-          `${JSON.stringify({ dryRun: true, store: store ?? null, ...plan })}\n`,
-        );
-      } else process.stderr.write(dryRunReport(plan, store));
-      return 0;
-    }
-    if (readOnly) {
-      const instead =
-        batonDir?.instead === undefined
-          ? ""
-          : ` (not in .baton beside the graph module: ${batonDir.instead})`;
+    const graphModule = await loadLoggingCause({ level }, () => importUserModule(graphPath));
+    // A module that is no graph module is told so before it is asked for handlers; a promise it
+    // exports as its graph is awaited before another module loads, so that its rejection is
+    // this command's error, not an unhandled one.
+    const graph = await graphOf(graphModule, graphPath);
+    const jobsPath = values.jobs ?? graphPath;
+    const jobsFile = values.jobs;
+    const jobsModule = jobsFile
+      ? await loadLoggingCause({ level }, () => importUserModule(jobsFile))
+      : graphModule;
+    const jobs = loadJobs(jobsOf(jobsModule, jobsPath), moduleSource(jobsPath));
+    // A dry run only looks at the store: it makes nothing, and what it cannot read holds nothing.
+    // A store only read keeps the run's own files where --no-store does, never in that store.
+    const readsOnly = readOnly ? (values.store ?? besideGraph(graphPath)) : undefined;
+    const batonDir =
+      (values.store === undefined || readOnly) && !dryRun
+        ? batonDirBesideGraph(graphPath, {
+            keepsResults: !values["no-store"] && !readOnly,
+            readsOnly,
+          })
+        : undefined;
+    // A read-only run says where its logs go when it says what it reuses.
+    if (batonDir?.instead !== undefined && !readOnly) {
       process.stderr.write(
-        `baton run: reusing the results stored in ${storeDir} without writing anything there (--store-read-only): what this run computes is not stored, so a rerun computes it again; its logs go to ${logsDir}${instead}\n`,
+        `baton run: .baton beside the graph module cannot be used (${batonDir.instead}), so this run's logs go to ${join(batonDir.dir, "logs")}\n`,
       );
     }
-    let run: ReturnType<typeof engine.run>;
+    const storeDir = readsOnly ?? values.store ?? batonDir?.dir ?? besideGraph(graphPath);
+    /** Where the run's logs and run files go: the store's folder, unless the store is only read. */
+    const filesDir = readOnly ? (batonDir?.dir ?? storeDir) : storeDir;
+    const logsRoot = join(filesDir, "logs");
+    const logsDir = runLogsDir(logsRoot, Date.now(), nodeEntropy().id(8));
+    /**
+     * The flag with which this run takes no graph lock, having no store it writes to guard; a
+     * dry run, which writes nothing, neither locks nor registers.
+     */
+    const withoutLock = values["no-store"]
+      ? "--no-store"
+      : readOnly
+        ? "--store-read-only"
+        : undefined;
+    if (storeNamed !== undefined) storeNamed = storeDir;
+    // A second run of this graph on this store fails here, before it writes anything.
+    locking =
+      withoutLock === undefined && !dryRun
+        ? lockGraph(storeDir, graphPath, { logs: logsDir })
+        : undefined;
+    let lock: Awaited<typeof locking>;
     try {
-      run = engine.run(graph);
+      lock = await locking;
     } catch (error) {
-      // A graph refused as it is planned started nothing: no empty log folder is left of it.
-      await endUnstartedRunLogs(logsDir, logger);
+      listenBeforeRun(false);
       throw error;
     }
-    ui?.watch(run);
-    // Workers are meant to join from elsewhere: say how (a `--workers 0` run waits for them),
-    // once the pool has started (not for a Slurm pool that fails as Slurm is missing).
-    if (count === 0 || values.listen !== undefined) {
-      run.on("listening", (listening) => {
-        joinCommand = joinHint(listening, jobsPath, {
-          handlerThread: values["handler-thread"],
-          abortGrace: values["abort-grace"],
-          lasting: values.listen !== undefined && values["secret-file"] !== undefined,
-          connect: values.connect,
-          baton: batonCommand(),
-        });
-      });
-    }
-    if (record) {
-      // For baton status: where workers join at once, how far the run is (see below).
-      if (!inProcess || values.listen !== undefined) {
-        run.on("listening", (listening) => {
-          const { secretFile } = listening;
-          const secret = secretFile === undefined ? {} : { secretFile: resolve(secretFile) };
-          void record.note({ ...joinAddress(listening, values.connect), ...secret }, { now: true });
-        });
-      }
-      // The first report at once, so baton status shows how far a run is from its first
-      // seconds, not only from the first renewal (10 s on); the others with the renewals.
-      let reported = false;
-      run.on("progress", ({ total, counts }) => {
-        const running = counts.running + counts.storing;
-        void record.note(
-          { progress: { total, completed: counts.completed, failed: counts.failed, running } },
-          { now: !reported },
-        );
-        reported = true;
-      });
-    }
-    if (bar) {
-      run.on("store.reading", (reading) => bar.drawReading(reading));
-      run.on("progress", (progress) => bar.draw(progress));
-      // What handlers report, under the bar until their job leaves running. The `job` listener
-      // costs every job's every change an event: only a run whose handlers report takes it.
-      let followingJobs = false;
-      run.on("job.progress", (report) => {
-        bar.jobProgress(report);
-        if (followingJobs) return;
-        followingJobs = true;
-        run.on("job", ({ id, state }) => {
-          if (state !== "running") bar.jobLeftRunning(id);
-        });
-      });
-    }
-    /** The result store had no room for --store-full-wait: the run is stopping for it. */
-    let storeStopping: string | undefined;
-    // A full store holds the run up: say so at once, and again when it goes on; the run's
-    // stop for it is said once the run has stopped, with its failure.
-    run.on("store.full", ({ message, dir, stopping }) => {
-      if (stopping) storeStopping = dir;
-      else say(`baton run: ${message}\n`);
-    });
-    /** The signal that interrupted the run: Ctrl-C, a kill or scheduler, a hang-up, Ctrl-\. */
-    let interrupted: StopSignal | undefined;
-    /** Whether the run has ended: its result is then being written, which a signal waits for. */
-    let ended = false;
-    const onSignal = (signal: StopSignal) => {
-      const again = signal === "SIGINT" ? "Ctrl-C" : signal;
-      if (interrupted) {
-        process.stderr.write(`\nstopping now (second ${again})\n`);
-        exitReleasing(signal, record?.release() ?? Promise.resolve());
-        return;
-      }
-      interrupted = signal;
-      if (ended && result === undefined) {
-        // The run failed (its pool, a full store: said above) or threw: nothing to cancel or
-        // write, and the command ends with that failure's code, not the signal's.
-        process.stderr.write(
-          `\n${signal}: the run has already failed, so there is nothing to cancel and no result to write; baton exits with the failure's code once it has let go of the run's lock and logs (${again} again to stop now)\n`,
-        );
-        return;
-      }
-      if (ended) {
-        // Even should stdout's reader close it now (bin/baton.js ends the command with this).
-        process.exitCode = SIGNAL_EXIT[signal];
-        process.stderr.write(
-          `\nstopping (${signal}) once the result is written (${again} again to stop now)\n`,
-        );
-        return;
-      }
-      // Its workers are stopping (a job that ignores its abort holds one up to its grace): the
-      // run rejects with the pool's, or the store's, error once they have, which is said then.
-      const because = poolFailed
-        ? "its worker pool failed"
-        : storeStopping !== undefined
-          ? `the result store ${storeStopping} had no room (its disk is full) for ${formatDuration(storeFullWaitMs ?? STORE_FULL_WAIT_MS)} (--store-full-wait)`
-          : undefined;
-      if (because !== undefined) {
-        process.stderr.write(
-          `\n${signal}: the run is already stopping because ${because}, so there is nothing to cancel; baton says why and exits once its workers have stopped (${again} again to stop now)\n`,
-        );
-        return;
-      }
-      const storing = values["no-store"] || readOnly ? "" : " and for results to be stored";
-      say(
-        `cancelling (${signal}): waiting for running jobs to stop${storing}, 10 s at most (${again} again to force)\n`,
-      );
-      run.cancel(CANCELLED_BY[signal]);
-    };
-    listenBeforeRun(false);
-    for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
-    const unlisten = () => {
-      for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
-    };
-    let result: RunResult | undefined;
-    /** The command's exit code once the run has ended: the signal's, else the run's. */
-    const exitCode = () => (interrupted ? SIGNAL_EXIT[interrupted] : result?.ok ? 0 : 1);
     try {
-      try {
-        result = await run;
-      } catch (error) {
-        // The pool failing (a crash loop, a failed allocation), or a store that stayed full,
-        // fails the run: exit 1, not usage's 2.
-        const failed =
-          error instanceof PoolError ||
-          error instanceof SlurmError ||
-          (error instanceof StoreError && error.code === "STORE_FULL");
-        if (!failed) throw error;
-        bar?.clear();
+      // Only now the run's log, so that a module or graph that does not load leaves no empty one;
+      // a dry run writes nothing, not even its log.
+      const tty = process.stderr.isTTY === true && !values.json && !dryRun;
+      const bar = tty ? new ProgressBar(process.stderr) : undefined;
+      // What a handler in this process (--in-process) prints goes above the bar, not after it.
+      const unadopt = bar?.adopt(terminalStreams());
+      /** Writes `text` on stderr, above the progress bar on a terminal. */
+      const say = (text: string) => (bar ? bar.print(text) : process.stderr.write(text));
+      // Its stderr is for people, piped to a file or not: the same lines as on a terminal, not
+      // JSON among the human lines; run.log keeps the JSON.
+      const logger = createLogger({
+        level,
+        pretty: true,
+        ...(!dryRun && { file: join(logsDir, "run.log") }),
+        ...(bar && { stderr: say }),
+      });
+      if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
+      // What runs killed there left for baton status, before this one's own is made.
+      if (!dryRun) await removeGoneRegistrations(join(filesDir, "run"), { logger });
+      // Beside its run files.
+      if (withoutLock !== undefined && !dryRun) {
+        registration = await registerWithoutLock(withoutLock, {
+          graphPath,
+          dir: join(filesDir, "run"),
+          ...(!values["no-store"] && { store: storeDir }),
+          logs: logsDir,
+          logger,
+        });
+      }
+      /** What lists this run for baton status: its lock, or its registration. */
+      const record = lock ?? registration;
+      if (!dryRun) await pruneRunLogs(logsRoot, { keep: keepLogs, now: Date.now(), logger });
+      const inspector =
+        values.inspect === undefined
+          ? undefined
+          : connectInspector(values.inspect, { logger, openTimeoutMs: inspectorOpenMs });
+      const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
+      if (ui) process.stderr.write(`dashboard: ${ui.url}\n`);
+      /** What the workers started as processes are given, by the local pool or by Slurm. */
+      const workerProcesses = {
+        jobsModule: resolve(jobsPath),
+        ...(values.connect !== undefined && { connect: values.connect }),
+        handlerThread: values["handler-thread"],
+        logLevel: level,
+        abortGraceMs,
+      };
+      /** Whether the pool failed: the run is then stopping on its own. */
+      let poolFailed = false;
+      /** The in-process workers, and what their handlers may hold the process open with. */
+      const leftBehind = inProcess
+        ? handlersLeftBehind(
+            inProcessPool({
+              ...(count !== undefined && { count }),
+              ...(abortGraceMs !== undefined && { abortGraceMs }),
+            }),
+            abortGraceMs ?? DEFAULT_ABORT_GRACE_MS,
+            values["abort-grace"] === undefined
+              ? `--abort-grace, default ${DEFAULT_ABORT_GRACE_MS / 1000}s`
+              : `--abort-grace ${values["abort-grace"]}`,
+          )
+        : undefined;
+      /** How workers join, printed once the pool has started (`listening` comes before). */
+      let joinCommand: string | undefined;
+      const engine = createEngine({
+        ...((inspector || ui) && {
+          inspect: (event: InspectionEvent) => {
+            inspector?.inspect.next?.(event);
+            ui?.inspect(event);
+          },
+        }),
+        jobs,
+        logger,
+        ...(values["no-store"]
+          ? { batonDir: storeDir }
+          : readOnly
+            ? { store: storeDir, storeReadOnly: true, batonDir: filesDir }
+            : { store: storeDir }),
+        logsDir,
+        force: values.force,
+        ...(storeFullWaitMs !== undefined && { storeFullWaitMs }),
+        failFast: values["fail-fast"],
+        workers: poolWatch(
+          slurm
+            ? {
+                ...slurmPool({
+                  ...workerProcesses,
+                  ...slurm,
+                  ...(values.partition !== undefined && { partition: values.partition }),
+                  sbatchOptions: values["slurm-opt"] ?? [],
+                }),
+                // A graph that asks more than the workers offer: the way out is this flag.
+                offerMore: slurmResourcesAdvice,
+              }
+            : leftBehind
+              ? {
+                  ...leftBehind.pool,
+                  // They offer this machine's too: the way out is worker processes that join.
+                  offerMore: (enough: Resources) =>
+                    `leave out --in-process and ${joinWorkersAdvice(enough)}`,
+                }
+              : {
+                  ...localPool({ ...workerProcesses, ...(count !== undefined && { count }) }),
+                  // Its workers offer this machine's: the way out is workers that join.
+                  offerMore: joinWorkersAdvice,
+                },
+          {
+            failed: () => {
+              poolFailed = true;
+            },
+            started: () => {
+              if (joinCommand !== undefined) say(joinCommand);
+            },
+          },
+        ),
+        ...(values.listen !== undefined && { listen: values.listen }),
+        ...(values["secret-file"] !== undefined && { secretFile: values["secret-file"] }),
+      });
+      if (dryRun) {
+        const plan = await engine.plan(graph);
+        const store = values["no-store"] ? undefined : { dir: storeDir, force: values.force };
+        if (values.json) {
+          process.stdout.write(
+            `${JSON.stringify({ dryRun: true, store: store ?? null, ...plan })}\n`,
+          );
+        } else process.stderr.write(dryRunReport(plan, store));
+        return 0;
+      }
+      if (readOnly) {
+        const instead =
+          batonDir?.instead === undefined
+            ? ""
+            : ` (not in .baton beside the graph module: ${batonDir.instead})`;
         process.stderr.write(
-          `baton run: the run failed: ${codedMessage(error.message, error.code)}\n`,
+          `baton run: reusing the results stored in ${storeDir} without writing anything there (--store-read-only): what this run computes is not stored, so a rerun computes it again; its logs go to ${logsDir}${instead}\n`,
         );
-        return leftBehind?.exit(1) ?? 1;
+      }
+      let run: ReturnType<typeof engine.run>;
+      try {
+        run = engine.run(graph);
+      } catch (error) {
+        // A graph refused as it is planned started nothing: no empty log folder is left of it.
+        await endUnstartedRunLogs(logsDir, logger);
+        throw error;
+      }
+      ui?.watch(run);
+      // Workers are meant to join from elsewhere: say how (a `--workers 0` run waits for them),
+      // once the pool has started (not for a Slurm pool that fails as Slurm is missing).
+      if (count === 0 || values.listen !== undefined) {
+        run.on("listening", (listening) => {
+          joinCommand = joinHint(listening, jobsPath, {
+            handlerThread: values["handler-thread"],
+            abortGrace: values["abort-grace"],
+            lasting: values.listen !== undefined && values["secret-file"] !== undefined,
+            connect: values.connect,
+            baton: batonCommand(),
+          });
+        });
+      }
+      if (record) {
+        // For baton status: where workers join at once, how far the run is (see below).
+        if (!inProcess || values.listen !== undefined) {
+          run.on("listening", (listening) => {
+            const { secretFile } = listening;
+            const secret = secretFile === undefined ? {} : { secretFile: resolve(secretFile) };
+            void record.note(
+              { ...joinAddress(listening, values.connect), ...secret },
+              { now: true },
+            );
+          });
+        }
+        // The first report at once, so baton status shows how far a run is from its first
+        // seconds, not only from the first renewal (10 s on); the others with the renewals.
+        let reported = false;
+        run.on("progress", ({ total, counts }) => {
+          const running = counts.running + counts.storing;
+          void record.note(
+            { progress: { total, completed: counts.completed, failed: counts.failed, running } },
+            { now: !reported },
+          );
+          reported = true;
+        });
+      }
+      if (bar) {
+        run.on("store.reading", (reading) => bar.drawReading(reading));
+        run.on("progress", (progress) => bar.draw(progress));
+        // What handlers report, under the bar until their job leaves running. The `job` listener
+        // costs every job's every change an event: only a run whose handlers report takes it.
+        let followingJobs = false;
+        run.on("job.progress", (report) => {
+          bar.jobProgress(report);
+          if (followingJobs) return;
+          followingJobs = true;
+          run.on("job", ({ id, state }) => {
+            if (state !== "running") bar.jobLeftRunning(id);
+          });
+        });
+      }
+      /** The result store had no room for --store-full-wait: the run is stopping for it. */
+      let storeStopping: string | undefined;
+      // A full store holds the run up: say so at once, and again when it goes on; the run's
+      // stop for it is said once the run has stopped, with its failure.
+      run.on("store.full", ({ message, dir, stopping }) => {
+        if (stopping) storeStopping = dir;
+        else say(`baton run: ${message}\n`);
+      });
+      /** The signal that interrupted the run: Ctrl-C, a kill or scheduler, a hang-up, Ctrl-\. */
+      let interrupted: StopSignal | undefined;
+      /** Whether the run has ended: its result is then being written, which a signal waits for. */
+      let ended = false;
+      const onSignal = (signal: StopSignal) => {
+        const again = signal === "SIGINT" ? "Ctrl-C" : signal;
+        if (interrupted) {
+          process.stderr.write(`\nstopping now (second ${again})\n`);
+          exitReleasing(signal, record?.release() ?? Promise.resolve());
+          return;
+        }
+        interrupted = signal;
+        if (ended && result === undefined) {
+          // The run failed (its pool, a full store: said above) or threw: nothing to cancel or
+          // write, and the command ends with that failure's code, not the signal's.
+          process.stderr.write(
+            `\n${signal}: the run has already failed, so there is nothing to cancel and no result to write; baton exits with the failure's code once it has let go of the run's lock and logs (${again} again to stop now)\n`,
+          );
+          return;
+        }
+        if (ended) {
+          // Even should stdout's reader close it now (bin/baton.js ends the command with this).
+          process.exitCode = SIGNAL_EXIT[signal];
+          process.stderr.write(
+            `\nstopping (${signal}) once the result is written (${again} again to stop now)\n`,
+          );
+          return;
+        }
+        // Its workers are stopping (a job that ignores its abort holds one up to its grace): the
+        // run rejects with the pool's, or the store's, error once they have, which is said then.
+        const because = poolFailed
+          ? "its worker pool failed"
+          : storeStopping !== undefined
+            ? `the result store ${storeStopping} had no room (its disk is full) for ${formatDuration(storeFullWaitMs ?? STORE_FULL_WAIT_MS)} (--store-full-wait)`
+            : undefined;
+        if (because !== undefined) {
+          process.stderr.write(
+            `\n${signal}: the run is already stopping because ${because}, so there is nothing to cancel; baton says why and exits once its workers have stopped (${again} again to stop now)\n`,
+          );
+          return;
+        }
+        const storing = values["no-store"] || readOnly ? "" : " and for results to be stored";
+        say(
+          `cancelling (${signal}): waiting for running jobs to stop${storing}, 10 s at most (${again} again to force)\n`,
+        );
+        run.cancel(CANCELLED_BY[signal]);
+      };
+      listenBeforeRun(false);
+      for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+      const unlisten = () => {
+        for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+      };
+      let result: RunResult | undefined;
+      /** The command's exit code once the run has ended: the signal's, else the run's. */
+      const exitCode = () => (interrupted ? SIGNAL_EXIT[interrupted] : result?.ok ? 0 : 1);
+      try {
+        try {
+          result = await run;
+        } catch (error) {
+          // The pool failing (a crash loop, a failed allocation), or a store that stayed full,
+          // fails the run: exit 1, not usage's 2.
+          const failed =
+            error instanceof PoolError ||
+            error instanceof SlurmError ||
+            (error instanceof StoreError && error.code === "STORE_FULL");
+          if (!failed) throw error;
+          bar?.clear();
+          process.stderr.write(
+            `baton run: the run failed: ${codedMessage(error.message, error.code)}\n`,
+          );
+          return leftBehind?.exit(1) ?? 1;
+        } finally {
+          ended = true;
+          await record?.release();
+          // Its workers have stopped: pruning may remove this folder once it is old enough.
+          await markRunLogsEnded(logsDir, logger);
+          bar?.clear();
+          unadopt?.();
+          await inspector?.close();
+          // A run that threw closes its dashboard here; a finished one's closes after its result.
+          if (ui && !result) await ui.close();
+        }
+        // Set before the results are written: a reader that closes stdout early ends the command
+        // at once with it (bin/baton.js), where it ended a failed run with 0.
+        process.exitCode = exitCode();
+        // A first signal from the run's end waits for the result to be written whole, as a pipe's
+        // reader takes it (Node's default ended the command at once with it cut); a second one
+        // stops at once.
+        const output = values.json ? process.stdout : process.stderr;
+        if (values.json) for (const piece of resultJson(result)) output.write(piece);
+        else {
+          output.write(
+            summaryTable(result, {
+              storeReadOnly: readOnly,
+              runLog: join(logsDir, "run.log"),
+              keepsResults: !values["no-store"] && !readOnly,
+              graph,
+              // The run's own worker processes log beside run.log.
+              ...(!slurm &&
+                !inProcess && { workerLog: (w: string) => localWorkerLogOf(logsDir, w) }),
+            }),
+          );
+        }
+        await flushed(output);
       } finally {
-        ended = true;
-        await record?.release();
-        // Its workers have stopped: pruning may remove this folder once it is old enough.
-        await markRunLogsEnded(logsDir, logger);
-        bar?.clear();
-        unadopt?.();
-        await inspector?.close();
-        // A run that threw closes its dashboard here; a finished one's closes after its result.
-        if (ui && !result) await ui.close();
+        unlisten();
       }
-      // Set before the results are written: a reader that closes stdout early ends the command
-      // at once with it (bin/baton.js), where it ended a failed run with 0.
-      process.exitCode = exitCode();
-      // A first signal from the run's end waits for the result to be written whole, as a pipe's
-      // reader takes it (Node's default ended the command at once with it cut); a second one
-      // stops at once.
-      const output = values.json ? process.stdout : process.stderr;
-      if (values.json) for (const piece of resultJson(result)) output.write(piece);
-      else {
-        output.write(
-          summaryTable(result, {
-            storeReadOnly: readOnly,
-            runLog: join(logsDir, "run.log"),
-            keepsResults: !values["no-store"] && !readOnly,
-            graph,
-            // The run's own worker processes log beside run.log.
-            ...(!slurm && !inProcess && { workerLog: (w: string) => localWorkerLogOf(logsDir, w) }),
-          }),
-        );
-      }
-      await flushed(output);
+      const code = exitCode();
+      process.exitCode = code;
+      if (ui) await closeDashboard(ui, { keep: values["ui-keep"], what: "run" });
+      // Its lock already let go (above): a handler still running here holds the exit no longer.
+      return leftBehind?.exit(code) ?? code;
     } finally {
-      unlisten();
+      listenBeforeRun(false);
+      // Whatever failed after the lock was taken (a dashboard port that is taken), it goes.
+      await (lock ?? registration)?.release();
     }
-    const code = exitCode();
-    process.exitCode = code;
-    if (ui) await closeDashboard(ui, { keep: values["ui-keep"], what: "run" });
-    // Its lock already let go (above): a handler still running here holds the exit no longer.
-    return leftBehind?.exit(code) ?? code;
   } finally {
+    // A graph, flag or store refused before the lock: the listener goes with the command.
     listenBeforeRun(false);
-    // Whatever failed after the lock was taken (a dashboard port that is taken), it goes.
-    await (lock ?? registration)?.release();
   }
 }
 

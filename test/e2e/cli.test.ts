@@ -20,6 +20,7 @@ import {
 import { type AddressInfo, createServer, type Socket } from "node:net";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { batonCommand } from "../../src/cli/batonCommand.ts";
 import { codedMessage } from "../../src/cli/codedMessage.ts";
@@ -306,35 +307,53 @@ describe("baton run", () => {
   });
 
   it("runs a timed-out job again once the worker's abort grace is over, when its handler ignores the abort, not once its lease expires", async () => {
-    const markers = mkdtempSync(join(tmpdir(), "baton-deaf-"));
-    try {
-      const { code, stdout } = await baton(
-        [
-          "run",
-          "test/fixtures/deafToTimeout.graph.ts",
-          "--json",
-          "--workers",
-          "2",
-          "--abort-grace",
-          "1s",
-          "--no-store",
-        ],
-        { BATON_TEST_MARKERS: markers },
-      ).exit;
-      expect(code).toBe(1);
-      const deaf = parseJson(stdout).jobs[0]!;
-      expect(deaf).toMatchObject({ status: "failed", cause: "error", attempts: 2 });
-      expect(deaf.error).toMatchObject({ name: "JobTimeout" });
-      const [first, second] = readFileSync(join(markers, "starts"), "utf8")
-        .trim()
-        .split("\n")
-        .map(Number);
-      // Its 1 s timeout, the worker's 1 s grace and the coordinator's 1 s slack, then the
-      // other worker takes it; its lease, unrenewed since the timeout, expired 20 s later.
-      expect(second! - first!).toBeLessThan(10_000);
-    } finally {
-      rmSync(markers, { recursive: true, force: true });
-    }
+    const markers = tempDir("baton-deaf-");
+    const { code, stdout } = await baton(
+      [
+        "run",
+        "test/fixtures/deafToTimeout.graph.ts",
+        "--json",
+        "--workers",
+        "2",
+        "--abort-grace",
+        "1s",
+        "--no-store",
+      ],
+      { BATON_TEST_MARKERS: markers },
+    ).exit;
+    expect(code).toBe(1);
+    const deaf = parseJson(stdout).jobs[0]!;
+    expect(deaf).toMatchObject({ status: "failed", cause: "error", attempts: 2 });
+    expect(deaf.error).toMatchObject({ name: "JobTimeout" });
+    const [first, second] = readFileSync(join(markers, "starts"), "utf8")
+      .trim()
+      .split("\n")
+      .map(Number);
+    // Its 1 s timeout, the worker's 1 s grace and the coordinator's 1 s slack, then the
+    // other worker takes it; its lease, unrenewed since the timeout, expired 20 s later.
+    expect(second! - first!).toBeLessThan(10_000);
+  }, 90_000);
+
+  it("with --in-process, Ctrl-C while the graph module loads says that nothing was cancelled, where the store is and how to run it again, and exits 130", async () => {
+    const markers = tempDir("baton-slow-load-");
+    const store = tempDir("baton-slow-load-store-");
+    const running = baton(
+      ["run", "test/fixtures/slowToLoad.graph.ts", "--in-process", "--store", store],
+      { BATON_TEST_MARKERS: markers },
+    );
+    await within(
+      (async () => {
+        while (!existsSync(join(markers, "loading"))) await sleep(50);
+      })(),
+      60_000,
+      "the graph module's loading mark",
+    );
+    process.kill(running.child.pid!, "SIGINT");
+    const { code, stderr } = await running.exit;
+    expect(code).toBe(130);
+    expect(stderr).toBe(
+      `\nstopped (SIGINT) before the run started: no job had started, so none was cancelled, and the store ${store} is as it was; the same baton run again starts the run\n`,
+    );
   }, 90_000);
 
   it("runs the handlers on a thread of their own in each worker process with --handler-thread", async () => {
