@@ -10,6 +10,11 @@ export interface CommandEntry {
   readonly operands: string;
   /** What the command does, as a verb phrase: "run a graph of jobs". */
   readonly does: string;
+  /**
+   * How it is called, the first line of its `--help` after "usage: ": what a refusal of its
+   * arguments quotes too (`baton reap extra`).
+   */
+  readonly usage: string;
   readonly flags: Flags;
   /**
    * Other tools' names for one of its flags, by the name written (without dashes): an unknown
@@ -35,6 +40,7 @@ export const commandCatalog = {
   run: {
     operands: "<graph module>",
     does: "run a graph of jobs",
+    usage: "baton run <graph module> [options]",
     flags: {
       inspect: { type: "string" },
       "inspect-unreachable-after": { type: "string" },
@@ -73,6 +79,7 @@ export const commandCatalog = {
   worker: {
     operands: "",
     does: "run jobs for a coordinator",
+    usage: "baton worker --connect ws://HOST:PORT --jobs FILE --secret-file FILE [options]",
     flags: {
       connect: { type: "string" },
       "secret-file": { type: "string" },
@@ -94,6 +101,7 @@ export const commandCatalog = {
   sim: {
     operands: "",
     does: "simulate the system from seeds, with faults",
+    usage: "baton sim [GRAPH --handlers SIM] [options]",
     flags: {
       seed: { type: "string" },
       seeds: { type: "string" },
@@ -121,6 +129,7 @@ export const commandCatalog = {
   launch: {
     operands: "-- cmd …",
     does: "run N ranks of a command, like torchrun",
+    usage: "baton launch --world N [--hosts H,…] [options] -- command [args…]",
     flags: {
       world: { type: "string" },
       hosts: { type: "string" },
@@ -159,6 +168,7 @@ export const commandCatalog = {
   reap: {
     operands: "",
     does: "stop orphaned ranks, cancel dead runs' Slurm jobs",
+    usage: "baton reap [--state-dir DIR] [options]",
     flags: {
       "state-dir": { type: "string" },
       "grace-ms": { type: "string" },
@@ -171,6 +181,7 @@ export const commandCatalog = {
   status: {
     operands: "",
     does: "list runs, orphaned, live and ended rank groups",
+    usage: "baton status [--state-dir DIR] [--json]",
     flags: {
       "state-dir": { type: "string", default: DEFAULT_STATE_DIR },
       json: { type: "boolean", default: false },
@@ -180,6 +191,7 @@ export const commandCatalog = {
   viz: {
     operands: "[MACHINE]",
     does: "export state machines as Mermaid or JSON",
+    usage: "baton viz [MACHINE] [options]",
     flags: {
       format: { type: "string" },
       out: { type: "string" },

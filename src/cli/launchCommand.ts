@@ -47,7 +47,7 @@ const MOST_RANKS = 65_536;
 /** The exit code after `--time-limit-ms` ran out, as `timeout(1)` exits. */
 const TIME_LIMIT_EXIT_CODE = 124;
 
-export const LAUNCH_USAGE = `usage: baton launch --world N [--hosts H,…] [options] -- command [args…]
+export const LAUNCH_USAGE = `usage: ${commandCatalog.launch.usage}
 
 Starts N ranks of the command, like torchrun, on this machine or on ssh hosts, and waits for
 them. Each rank gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,

@@ -1,6 +1,7 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { closestName } from "../closestName.ts";
 import { ConfigError } from "../errors.ts";
+import { shellLine } from "../runtime/shellQuote.ts";
 import { type CommandEntry, type CommandName, commandCatalog } from "./commandCatalog.ts";
 import { negativeValues } from "./negativeValues.ts";
 
@@ -30,10 +31,10 @@ type Token = NonNullable<ReturnType<typeof parseArgs>["tokens"]>[number];
  * with the closest of them (`--worker`: did you mean --workers?; `-workers`, one dash: did
  * you mean --workers?; `--secret`, a start of one: did you mean --secret-file?), a flag
  * that takes no value given one (`--no-store=1`), a flag given none (`--workers` last, or
- * followed by another flag), an argument where the command takes only flags (never quoted,
- * as it could be a pasted secret; named by what comes before it). An unknown flag close to
- * none of the command's is named as another command's, if it is one (`baton run --seeds`:
- * --seeds is for baton sim). `unknownAdvice`, when given, is added to an unknown flag's
+ * followed by another flag), arguments where the command takes only flags (named, with its
+ * usage; only counted by a command given a secret, as one could be that secret pasted). An
+ * unknown flag close to none of the command's is named as another command's, if it is one
+ * (`baton run --seeds`: --seeds is for baton sim). `unknownAdvice`, when given, is added to an unknown flag's
  * message (`baton launch`: a flag of the ranks' command given before the `--`). Arguments
  * that ask for `--help` (`-h`) get it whatever their mistake (`baton run --wrokers 2
  * --help`): the values of `--help` alone, and the mistake as `mistake` (`printHelp` writes
@@ -122,7 +123,7 @@ function flagProblem(
 ): string | undefined {
   for (const [i, token] of tokens.entries()) {
     if (token.kind === "positional" && !allowPositionals) {
-      return strayArgument(command, tokens[i - 1], flags);
+      return strayArguments(command, tokens, i, flags);
     }
     if (token.kind !== "option") continue;
     const flag = Object.hasOwn(flags, token.name) ? flags[token.name] : undefined;
@@ -220,17 +221,41 @@ function closestFlags(name: string, names: readonly string[]): string[] {
 }
 
 /**
- * An argument where `command` takes only flags, named by what comes before it (`previous`),
- * not quoted: a flag that takes no value, the `--` that ends the flags, or a flag's value.
+ * The arguments where `command` takes only flags: each one from the first (`tokens[first]`)
+ * on, up to a flag not the command's, named (`baton reap extra`: unexpected argument extra), and where they are when the one
+ * before them says why they are there (after `--`, after a flag's value: a value with spaces
+ * not quoted), with the command's usage. A command given a secret (`--secret-file`, `baton
+ * worker`) does not repeat them, as one could be the secret itself, pasted: it counts them.
  */
-function strayArgument(command: string, previous: Token | undefined, flags: Flags): string {
+function strayArguments(
+  command: string,
+  tokens: readonly Token[],
+  first: number,
+  flags: Flags,
+): string {
+  const previous = tokens[first - 1];
   if (previous?.kind === "option" && flags[previous.name]?.type === "boolean") {
     return `--${previous.name} takes no value; leave out the argument after it`;
   }
-  const only = `baton ${command} takes only flags`;
-  if (previous?.kind === "option-terminator")
-    return `the arguments after -- are not flags, and ${only}`;
-  return previous?.kind === "option"
-    ? `the argument after --${previous.name}'s value is not a flag, and ${only} (a value with spaces needs quotes)`
-    : `the first argument is not a flag, and ${only}`;
+  // Up to a flag not the command's, whose value, if it takes one, would be named as a stray.
+  const unknown = tokens.findIndex(
+    (token, i) => i > first && token.kind === "option" && !Object.hasOwn(flags, token.name),
+  );
+  const strays = tokens
+    .slice(first, unknown === -1 ? undefined : unknown)
+    .flatMap((token) => (token.kind === "positional" ? [token.value] : []));
+  const arguments_ = strays.length === 1 ? "argument" : "arguments";
+  const named = Object.hasOwn(flags, "secret-file")
+    ? `${strays.length === 1 ? "an" : strays.length} unexpected ${arguments_} (not repeated, as ${strays.length === 1 ? "it" : "one"} could be a pasted secret)`
+    : `unexpected ${arguments_} ${strays.map((stray) => shellLine([stray])).join(", ")}`;
+  const where =
+    previous?.kind === "option-terminator"
+      ? " after --"
+      : previous?.kind === "option"
+        ? ` after --${previous.name}'s value (a value with spaces needs quotes)`
+        : "";
+  const usage = Object.hasOwn(commandCatalog, command)
+    ? `; usage: ${commandCatalog[command as CommandName].usage}`
+    : "";
+  return `${named}${where}: baton ${command} takes only flags${usage}`;
 }

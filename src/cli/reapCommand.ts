@@ -26,7 +26,7 @@ import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 /** The signals that cut a reap's grace short, and a second time end it. */
 const REAP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
-const REAP_USAGE = `usage: baton reap [--state-dir DIR] [options]
+const REAP_USAGE = `usage: ${commandCatalog.reap.usage}
 
 Finds the deployments in the state directory whose launcher is dead (its pid is gone, or its
 lease is stale or another launcher's), stops their ranks with a verified teardown, and

@@ -75,7 +75,7 @@ import { summaryTable } from "./summaryTable.ts";
 import { portGivenToUi, uiPortFlag, withoutUi } from "./uiPortFlag.ts";
 import { wholeNumberFlag } from "./wholeNumberFlag.ts";
 
-export const RUN_USAGE = `usage: baton run <graph module> [options]
+export const RUN_USAGE = `usage: ${commandCatalog.run.usage}
 
 Runs a graph of jobs and waits for it to finish.
 

@@ -53,7 +53,7 @@ import { yourJobsFollowed, yourJobsTimelines } from "./yourJobsTimelines.ts";
 /** What `baton sim` takes when not told: its seeds, the drawn graph's jobs, its in-process workers. */
 export const SIM_DEFAULTS = { seeds: "1..100", ...SIMULATE_DEFAULTS } as const;
 
-export const SIM_USAGE = `usage: baton sim [GRAPH --handlers SIM] [options]
+export const SIM_USAGE = `usage: ${commandCatalog.sim.usage}
 
 Runs the whole system (coordinator, workers, store) in virtual time from a seed, with a
 graph and faults drawn from it, checking baton's invariants (SIM_INVARIANTS) after every

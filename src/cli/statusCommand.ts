@@ -18,7 +18,7 @@ import { printHelp } from "./printHelp.ts";
 import { describeRuns, readRunStatuses } from "./runStatus.ts";
 import { stateDirExists } from "./stateDirExists.ts";
 
-const STATUS_USAGE = `usage: baton status [--state-dir DIR] [--json]
+const STATUS_USAGE = `usage: ${commandCatalog.status.usage}
 
 Lists the \`baton run\`s whose store's run/ folder is the state directory (the default
 .baton/run), by the graph locks they hold: dead ones first (killed before they could remove

@@ -12,7 +12,7 @@ import { emptyFlags } from "./emptyFlags.ts";
 import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 
-export const VIZ_USAGE = `usage: baton viz [MACHINE] [options]
+export const VIZ_USAGE = `usage: ${commandCatalog.viz.usage}
 
 Writes baton's state machines: one machine, or all of them
 (${Object.keys(machineCatalog).join(", ")}).

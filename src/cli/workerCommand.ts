@@ -39,7 +39,7 @@ import { MOST_GPUS, resourceAmount } from "./resourceAmount.ts";
 import { SIGNAL_EXIT, STOP_SIGNALS, type StopSignal } from "./signalExit.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
 
-const WORKER_USAGE = `usage: baton worker --connect ws://HOST:PORT --jobs FILE --secret-file FILE [options]
+const WORKER_USAGE = `usage: ${commandCatalog.worker.usage}
 
 Connects to a coordinator and runs its jobs, one at a time, until the coordinator stops it.
 

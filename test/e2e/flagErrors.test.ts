@@ -46,7 +46,18 @@ describe("a flag's value where none goes, or none where one does", () => {
     [
       "worker",
       ["--name", "w1", "s3cr3t"],
-      "the argument after --name's value is not a flag, and baton worker takes only flags (a value with spaces needs quotes)",
+      "an unexpected argument (not repeated, as it could be a pasted secret) after --name's value (a value with spaces needs quotes): baton worker takes only flags; usage: baton worker --connect ws://HOST:PORT --jobs FILE --secret-file FILE [options]",
+    ],
+    // Named, with the command's usage, by a command that takes no secret.
+    [
+      "reap",
+      ["extra"],
+      "unexpected argument extra: baton reap takes only flags; usage: baton reap [--state-dir DIR] [options]",
+    ],
+    [
+      "status",
+      ["--state-dir", "my", "run dir"],
+      "unexpected argument 'run dir' after --state-dir's value (a value with spaces needs quotes): baton status takes only flags; usage: baton status [--state-dir DIR] [--json]",
     ],
   ])("baton %s %j says what to do", async (command, args, says) => {
     const { code, stdout, stderr } = await startBaton([command, ...args]).exit;

@@ -166,7 +166,7 @@ describe("parseFlags", () => {
       `baton try: --help takes no value; give it alone, as --help${shown}`,
     );
     expect(helped(["s3cr3t", "--help"])).toBe(
-      `baton try: the first argument is not a flag, and baton try takes only flags${shown}`,
+      `baton try: an unexpected argument (not repeated, as it could be a pasted secret): baton try takes only flags${shown}`,
     );
     // Where parseFlags names --help (-h) as a flag after one that needs a value, it is one.
     for (const asked of ["--help", "-h"]) {
@@ -200,18 +200,41 @@ describe("parseFlags", () => {
     );
   });
 
-  it("names an argument where the command takes only flags by where it is, never quoting it", () => {
+  it("names the arguments where the command takes only flags, and where they are, with its usage", () => {
+    const reap = (args: string[]) => {
+      try {
+        parseFlags("reap", { args, options: commandCatalog.reap.flags });
+      } catch (error) {
+        return (error as ConfigError).message;
+      }
+      throw new Error(`parseFlags accepted ${args.join(" ")}`);
+    };
+    const usage =
+      "baton reap takes only flags; usage: baton reap [--state-dir DIR] [options] (baton reap --help lists its flags)";
+    expect(reap(["extra"])).toBe(`unexpected argument extra: ${usage}`);
+    expect(reap(["extra", "--json", "more x"])).toBe(
+      `unexpected arguments extra, 'more x': ${usage}`,
+    );
+    expect(reap(["--state-dir", "my", "run"])).toBe(
+      `unexpected argument run after --state-dir's value (a value with spaces needs quotes): ${usage}`,
+    );
+    expect(reap(["--json", "--", "x", "y"])).toBe(`unexpected arguments x, y after --: ${usage}`);
+    // The 4 may be --worker's value: the arguments named stop at a flag not the command's.
+    expect(reap(["extra", "--worker", "4"])).toBe(`unexpected argument extra: ${usage}`);
+    expect(reap(["--json", "yes"])).toBe(
+      "--json takes no value; leave out the argument after it (baton reap --help lists its flags)",
+    );
+  });
+
+  it("never repeats an argument where a command given a secret takes only flags: it counts them", () => {
     expect(refusal(["s3cr3t"])).toBe(
-      "the first argument is not a flag, and baton try takes only flags",
+      "an unexpected argument (not repeated, as it could be a pasted secret): baton try takes only flags",
     );
-    expect(refusal(["--json", "yes"])).toBe(
-      "--json takes no value; leave out the argument after it",
-    );
-    expect(refusal(["--secret-file", "my", "file"])).toBe(
-      "the argument after --secret-file's value is not a flag, and baton try takes only flags (a value with spaces needs quotes)",
+    expect(refusal(["--secret-file", "my", "file", "s3cr3t"])).toBe(
+      "2 unexpected arguments (not repeated, as one could be a pasted secret) after --secret-file's value (a value with spaces needs quotes): baton try takes only flags",
     );
     expect(refusal(["--json", "--", "x"])).toBe(
-      "the arguments after -- are not flags, and baton try takes only flags",
+      "an unexpected argument (not repeated, as it could be a pasted secret) after --: baton try takes only flags",
     );
     for (const args of [["s3cr3t"], ["--workers", "2", "s3cr3t"]]) {
       expect(refusal(args)).not.toContain("s3cr3t");
@@ -223,7 +246,7 @@ describe("parseFlags", () => {
       "unknown flag --worker; did you mean --workers?",
     );
     expect(refusal(["extra", "--worker", "4"])).toBe(
-      "the first argument is not a flag, and baton try takes only flags",
+      "an unexpected argument (not repeated, as it could be a pasted secret): baton try takes only flags",
     );
   });
 
