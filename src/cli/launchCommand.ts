@@ -1,4 +1,4 @@
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { ConfigError, RankGroupError, TeardownError } from "../errors.ts";
 import type { BarrierPassed } from "../machines/group.ts";
 import { DEFAULT_TEARDOWN_TIMEOUTS } from "../machines/teardown.ts";
@@ -34,6 +34,7 @@ import { parseFlags } from "./parseFlags.ts";
 import { printHelp } from "./printHelp.ts";
 import { SIGNAL_EXIT, STOP_SIGNALS, type StopSignal } from "./signalExit.ts";
 import { sshConfigFlag } from "./sshConfigFlag.ts";
+import { stateDirExists } from "./stateDirExists.ts";
 import { stoppingHow, stoppingLine } from "./stoppingLine.ts";
 import { portGivenToUi, uiPortFlag, withoutUi } from "./uiPortFlag.ts";
 import { MILLISECONDS, wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -186,6 +187,9 @@ export async function launchCommand(argv: string[]): Promise<number> {
       : parseEndedLogsRetention(values["keep-ended-logs"], "--keep-ended-logs");
   const uiPort = uiPortFlag(values["ui-port"], { ui: values.ui });
   if (values["ui-keep"] && !values.ui) throw withoutUi("--ui-keep");
+  // A state dir that is a file, or that this user may not list, is refused as baton status and
+  // baton reap refuse it: in the same words, before any dashboard or deployment name.
+  stateDirExists(resolve(values["state-dir"] ?? DEFAULT_STATE_DIR));
   const status = process.stderr.isTTY === true ? liveStatus(process.stderr) : undefined;
   // On a terminal, log lines go above the status line, which they were glued to the end of.
   // Its stderr is for people, piped to a file or not, as baton run's is (ARCHITECTURE, logs):

@@ -4,7 +4,6 @@
  * stopped by its pid when the test ends, even on failure.
  */
 import {
-  chmodSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -24,7 +23,6 @@ import { MARKER_FORMAT } from "../../src/rank/markerFormat.ts";
 import { encodeStateFile } from "../../src/rank/stateFile.ts";
 import { ownCgroupDir } from "../../src/runtime/cgroupContainment.ts";
 import { KEEP_ENDED_DEPLOYMENTS } from "../../src/runtime/deploymentLogs.ts";
-import { userName } from "../../src/runtime/userName.ts";
 import { startBaton, startOwnBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
 import { endedDeployments } from "../fixtures/endedDeployments.ts";
@@ -427,47 +425,6 @@ describe("baton launch", () => {
       );
     }
   }, 60_000);
-
-  it("says what to do when the state dir is a file, and starts no rank", async () => {
-    const file = join(tempDir(), "state");
-    writeFileSync(file, "not a directory\n");
-    const result = await launchTrueIn(file);
-    expect(result.code).toBe(1);
-    expect(result.stderr).not.toContain("logs in");
-    expect(result.stderr).toMatch(
-      new RegExp(
-        `^baton launch: deployment dep-[a-z0-9]{12}: the state dir ${file} cannot be read \\(${file} is a file, not a directory\\), so the reaper cannot check it for orphans; move it aside, or give the state dir \\(--state-dir, or stateDir\\) another directory\\. No rank was started\\. \\[REAP_FAILED\\]\n$`,
-      ),
-    );
-  }, 60_000);
-
-  it.runIf(process.getuid?.() === 0)(
-    "says whose a state dir this user may not list is, or the directory above it that is closed, instead of scandir's EACCES",
-    async () => {
-      const dir = tempDir();
-      chmodSync(dir, 0o755);
-      const closed = join(dir, "closed");
-      mkdirSync(join(closed, "state"), { recursive: true });
-      chmodSync(closed, 0o700);
-      const nobody = `this user (${userName(65534)})`;
-      const cases = [
-        [closed, `${nobody} may not list that directory (root's, mode 700)`],
-        [
-          join(closed, "state"),
-          `${nobody} may not enter ${closed} (root's, mode 700), a directory on that path`,
-        ],
-      ];
-      for (const [stateDir, why] of cases) {
-        const result = await launchTrueIn(`${stateDir}`, { uid: 65534 });
-        expect(result.code).toBe(1);
-        expect(result.stderr).toMatch(/^baton launch: deployment dep-[a-z0-9]{12}: the state dir /);
-        expect(result.stderr).toContain(
-          `: the state dir ${stateDir} cannot be read (cannot list ${stateDir}: permission denied: ${why}), so the reaper cannot check it for orphans; give the state dir (--state-dir, or stateDir) another directory, one you can write to. No rank was started. [REAP_FAILED]\n`,
-        );
-      }
-    },
-    60_000,
-  );
 
   it("exits with the failing rank's code and quotes its log", async () => {
     const result = await startBaton([

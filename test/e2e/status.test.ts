@@ -53,6 +53,13 @@ async function deadPid(): Promise<number> {
 
 const baton = (args: string[]) => startBaton(args).exit;
 
+/** The commands given a state dir, each with the arguments it needs besides `--state-dir`. */
+const EVERY_STATE_DIR_COMMAND: [string, ...string[]][] = [
+  ["status"],
+  ["reap"],
+  ["launch", "--world", "1", "--", "true"],
+];
+
 async function stateDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "baton-status-"));
   tempDirs.push(dir);
@@ -757,11 +764,11 @@ describe("baton status", () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toBe(`baton reap: ${message} [CONFIG]\n`);
     }
-    for (const command of ["status", "reap"]) {
-      const underFile = await baton([command, "--state-dir", join(dir, "afile", "run")]);
+    for (const [command, ...rest] of EVERY_STATE_DIR_COMMAND) {
+      const underFile = await baton([command, "--state-dir", join(dir, "afile", "run"), ...rest]);
       expect(underFile.code).toBe(2);
       expect(underFile.stderr).toBe(
-        `baton ${command}: the state dir ${join(dir, "afile", "run")} is under a file, not a directory: give --state-dir the directory your launches used (default .baton/run) [CONFIG]\n`,
+        `baton ${command}: the state dir ${join(dir, "afile", "run")} is under a file, ${join(dir, "afile")}, not a directory: give --state-dir the directory your launches use (default .baton/run), or move the file aside [CONFIG]\n`,
       );
     }
   });
@@ -772,19 +779,20 @@ describe("baton status", () => {
       // mkdtemp's directory is root's, 0700: closed to nobody, and so is everything under it.
       const dir = await stateDir();
       const nobody = `this user (${userName(65534)})`;
-      for (const command of ["status", "reap"]) {
-        const closed = await startBaton([command, "--state-dir", dir], { uid: 65534 }).exit;
+      for (const [command, ...rest] of EVERY_STATE_DIR_COMMAND) {
+        const closed = await startBaton([command, "--state-dir", dir, ...rest], { uid: 65534 })
+          .exit;
         expect(closed.code).toBe(2);
         expect(closed.stderr).toBe(
-          `baton ${command}: cannot list the state dir ${dir}: permission denied: ${nobody} may not list that directory (root's, mode 700); give --state-dir the directory your launches used (default .baton/run), or run the command as root [CONFIG]\n`,
+          `baton ${command}: cannot list the state dir ${dir}: permission denied: ${nobody} may not list that directory (root's, mode 700); give --state-dir the directory your launches use (default .baton/run), or run the command as root [CONFIG]\n`,
         );
-        const below = await startBaton([command, "--state-dir", join(dir, "run")], {
+        const below = await startBaton([command, "--state-dir", join(dir, "run"), ...rest], {
           uid: 65534,
         }).exit;
         expect(below.code).toBe(2);
         // The directory above that is closed, named, and whose it is.
         expect(below.stderr).toBe(
-          `baton ${command}: cannot list the state dir ${join(dir, "run")}: permission denied: ${nobody} may not enter ${dir} (root's, mode 700), a directory on that path; give --state-dir the directory your launches used (default .baton/run), or run the command as root [CONFIG]\n`,
+          `baton ${command}: cannot list the state dir ${join(dir, "run")}: permission denied: ${nobody} may not enter ${dir} (root's, mode 700), a directory on that path; give --state-dir the directory your launches use (default .baton/run), or run the command as root [CONFIG]\n`,
         );
       }
     },
@@ -844,11 +852,16 @@ describe("baton status", () => {
     });
     // A file is no state dir: said in words, not as a failed scandir.
     await writeFile(join(dir, "afile"), "x");
-    for (const command of ["status", "reap"]) {
-      const onFile = await baton([command, "--state-dir", join(dir, "afile"), "--json"]);
+    for (const [command, ...rest] of [
+      ["status", "--json"] as [string, ...string[]],
+      ["reap", "--json"] as [string, ...string[]],
+      ...EVERY_STATE_DIR_COMMAND.filter(([command]) => command === "launch"),
+    ]) {
+      const onFile = await baton([command, "--state-dir", join(dir, "afile"), ...rest]);
       expect(onFile.code).toBe(2);
+      // One error from each: launch said REAP_FAILED, in words of its own, exit 1.
       expect(onFile.stderr).toBe(
-        `baton ${command}: the state dir ${join(dir, "afile")} is a file, not a directory: give --state-dir the directory your launches used (default .baton/run) [CONFIG]\n`,
+        `baton ${command}: the state dir ${join(dir, "afile")} is a file, not a directory: give --state-dir the directory your launches use (default .baton/run), or move the file aside [CONFIG]\n`,
       );
     }
     const reapJson = await baton(["reap", "--state-dir", dir, "--json"]);
