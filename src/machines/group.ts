@@ -101,7 +101,7 @@ function describeExit(exit: { code: number | null; signal: string | null }): str
 }
 
 /** A rank that exited 0 has passed the barrier: it cannot become ready any more. */
-function passedBarrier(context: GroupContext, rank: number): boolean {
+export function passedBarrier(context: GroupContext, rank: number): boolean {
   const exit = context.exits[rank];
   return context.ready.includes(rank) || (exit?.code === 0 && exit.signal === null);
 }

@@ -19,6 +19,7 @@ import {
   type GroupOutcome,
   groupMachine,
   outcomeOf,
+  passedBarrier,
 } from "../machines/group.ts";
 import { rankMachine } from "../machines/rank.ts";
 import { givenOverrides } from "../overrides.ts";
@@ -36,6 +37,7 @@ import { MANIFEST_FORMAT, type Manifest, type ManifestRank } from "../rank/manif
 import { MARKER_FORMAT } from "../rank/markerFormat.ts";
 import { otherRanksEnded } from "../rank/otherRanksEnded.ts";
 import { type LeftRunning, OUTCOME_FORMAT, type Outcome } from "../rank/outcomeFormat.ts";
+import { rankList } from "../rank/rankList.ts";
 import { encodeStateFile, readStateFile } from "../rank/stateFile.ts";
 import { type CancelFile, cancelFile } from "./cancelFile.ts";
 import { checkLaunchSpec } from "./checkLaunchSpec.ts";
@@ -1253,12 +1255,14 @@ class LaunchedGroup implements RankGroup {
     failure: GroupFailure,
     teardownError?: Error,
   ): Promise<RankGroupError> {
-    const rank =
-      failure.rank ??
-      (failure.code === "BARRIER_TIMEOUT"
-        ? this.ranks.findIndex((actor) => actor.getSnapshot().context.phase !== "ready")
-        : undefined);
-    const logFile = rank !== undefined && rank >= 0 ? this.paths.log(rank) : undefined;
+    const group = this.group.getSnapshot().context;
+    /** The ranks the load timeout found not ready: the first one's log is quoted. */
+    const waiting =
+      failure.code === "BARRIER_TIMEOUT"
+        ? this.ranks.map((_, rank) => rank).filter((rank) => !passedBarrier(group, rank))
+        : [];
+    const rank = failure.rank ?? waiting[0];
+    const logFile = rank !== undefined ? this.paths.log(rank) : undefined;
     const exitCode =
       failure.exit === undefined
         ? failure.shellCode
@@ -1289,7 +1293,12 @@ class LaunchedGroup implements RankGroup {
     // A relaunch of the name appends to the log: quote only what this launch's rank wrote.
     const logStart = this.spawned.find((spawned) => spawned.rank === rank)?.handle.logStart;
     const quoted = logFile !== undefined ? await this.ports.logTail(logFile, logStart) : "";
-    const tail = logFile !== undefined ? ` Its log is ${logFile}. ${quoted}` : "";
+    const tail =
+      logFile === undefined
+        ? ""
+        : waiting.length > 1
+          ? ` Their logs are ${logNames(waiting)} in ${this.paths.dir}. Rank ${rank}'s: ${quoted}`
+          : ` Its log is ${logFile}. ${quoted}`;
     const notRun =
       failure.code === "RANK_FAILED" && failure.exit?.signal === null && failure.exit.code !== null
         ? commandNotRun(failure.exit.code, quoted)
@@ -1314,7 +1323,7 @@ class LaunchedGroup implements RankGroup {
       `deployment ${this.deployment}: ${failure.message}.${signalOrCode}${other === undefined ? advice[failure.code] : taken}${notRun?.advice ?? ""}${stuck}${tail}`,
       this.deployment,
       {
-        ...(rank !== undefined && rank >= 0 && { rank }),
+        ...(rank !== undefined && { rank }),
         ...(exitCode !== undefined && { exitCode }),
         ...(logFile !== undefined && { logFile }),
         ...(teardownError !== undefined && { teardownError }),
@@ -1385,6 +1394,18 @@ class LaunchedGroup implements RankGroup {
   private send(event: GroupEvent): void {
     if (this.group.getSnapshot().status === "active") this.group.send(event);
   }
+}
+
+/** Most logs named one by one; more are named by their pattern and their ranks. */
+const MOST_LOGS_NAMED = 4;
+
+/**
+ * The names of `ranks`' logs in their deployment's folder, briefly: `rank-0.log, rank-1.log
+ * and rank-3.log`, or for more than a few `rank-R.log for ranks 0-39`.
+ */
+function logNames(ranks: readonly number[]): string {
+  if (ranks.length > MOST_LOGS_NAMED) return `rank-R.log for ${rankList(ranks)}`;
+  return new Intl.ListFormat("en").format(ranks.map((rank) => `rank-${rank}.log`));
 }
 
 /** `size` characters of `[a-z0-9]` from the Entropy port. */

@@ -86,3 +86,31 @@ it("a barrier that no rank wrote a marker for says so, and that a plain program 
     "No rank wrote a marker at all: a program that writes none (a plain training script) is never ready, and passes the barrier only by exiting 0 before the load timeout; give it a load timeout longer than its run",
   );
 });
+
+it("a load timeout with several ranks not ready names each one's log, not rank 0's, and quotes the first", async () => {
+  // Rank 0 exits 0 (it passed the barrier); the others never write a marker.
+  const notReady = async (worldSize: number) => {
+    const { group, settle } = simGroup(
+      worldSize,
+      (spawn) =>
+        spawn.env?.RANK === "0"
+          ? { main: (self) => self.clock.setTimeout(() => self.exit(0), 10) }
+          : {},
+      {
+        timeouts: { loadTimeoutMs: 1_000 },
+        ports: { logTail: async (path) => `The last line of the log:\n  | ${path}` },
+      },
+    );
+    return (await settle(group.wait())) as RankGroupError;
+  };
+  const few = await notReady(3);
+  expect(few.code).toBe("BARRIER_TIMEOUT");
+  expect(few.details.rank).toBe(1);
+  expect(few.message).toMatch(
+    /^deployment (dep-\w+): ranks 1, 2 did not write a ready marker .* Their logs are rank-1\.log and rank-2\.log in \/sim\/run\/\1\. Rank 1's: The last line of the log:\n {2}\| \/sim\/run\/\1\/rank-1\.log$/s,
+  );
+  const many = await notReady(7);
+  expect(many.message).toMatch(
+    /ranks 1-6 did not write .* Their logs are rank-R\.log for ranks 1-6 in \/sim\/run\/dep-\w+\. Rank 1's: /s,
+  );
+});
