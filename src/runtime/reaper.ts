@@ -28,7 +28,7 @@ import { markerPids } from "./markerPids.ts";
 import { nodeClock } from "./nodeClock.ts";
 import { nodeFiles } from "./nodeFiles.ts";
 import { nodeProcs } from "./nodeProcs.ts";
-import type { Clock, Files, Procs } from "./ports.ts";
+import type { Clock, Files, ProcInfo, Procs } from "./ports.ts";
 import { releaseCgroup } from "./releaseCgroup.ts";
 import { reapRemoteSite } from "./remoteSite.ts";
 import { removeStaleCgroups, type StaleCgroup } from "./removeStaleCgroups.ts";
@@ -288,8 +288,10 @@ export async function reapDeployments(options: ReapOptions): Promise<ReapReport>
       const foldersNotRemoved: FolderNotRemoved[] = [];
       const teardown = await tearDownAcrossHosts(
         () => {
-          const target = reapTarget(id, manifest, procs, () => markerPids(files, paths, id, procs));
-          for (const stray of strayProcesses(target.pids, rankPids, procs)) {
+          const { target, processes } = reapTarget(id, manifest, procs, () =>
+            markerPids(files, paths, id, procs),
+          );
+          for (const stray of strayProcesses(processes, rankPids, procs)) {
             if (!strays.has(stray.pid)) strays.set(stray.pid, stray);
           }
           return tearDown(
@@ -419,22 +421,24 @@ function runningRanks(id: DeploymentIdentity, manifest: Manifest, procs: Procs):
 }
 
 /**
- * The processes among `pids` (the teardown's targets by pid: whatever carries the deployment)
- * that are not ranks, each as it is now, before any signal: its group, its program (`argv[0]`,
- * without the arguments, which may hold secrets) and the `RANK` of its environment.
+ * The processes among the teardown's targets by pid (whatever carries the deployment, as
+ * `reapTarget` read them from the process table) that are not ranks, each as it was then,
+ * before any signal: its group, its program (`argv[0]`, without the arguments, which may hold
+ * secrets) and the `RANK` of its environment (read for one found by its cgroup alone). They
+ * are not read again: the table was read in the same turn of the event loop, and a pid
+ * reused since is the teardown's to check, which it does before each signal.
  */
 function strayProcesses(
-  pids: readonly number[],
+  targets: readonly TargetProcess[],
   rankPids: ReadonlySet<number>,
   procs: Procs,
 ): ReportedOther[] {
-  return pids.flatMap((pid) => {
-    const info = rankPids.has(pid) ? undefined : procs.inspect(pid);
-    if (info === undefined) return [];
-    const rank = procs.environ(pid)?.RANK;
+  return targets.flatMap(({ info, environ }) => {
+    if (rankPids.has(info.pid)) return [];
+    const rank = (environ ?? procs.environ(info.pid))?.RANK;
     return [
       {
-        pid,
+        pid: info.pid,
         pgid: info.pgid,
         program: programName(info),
         ...(rank !== undefined && /^\d+$/.test(rank) && { rank: Number(rank) }),
@@ -442,6 +446,12 @@ function strayProcesses(
       },
     ];
   });
+}
+
+/** A process `reapTarget` targets by pid, as it read it: its entry and, if read, its environment. */
+interface TargetProcess {
+  info: ProcInfo;
+  environ?: Record<string, string> | undefined;
 }
 
 /**
@@ -525,14 +535,14 @@ function reapTarget(
   manifest: Manifest | undefined,
   procs: Procs,
   sweepCandidates: () => Promise<number[]>,
-): TeardownTarget {
+): { target: TeardownTarget; processes: TargetProcess[] } {
   const cgroup = manifest?.cgroup;
   const contained = new Set(cgroup === undefined ? [] : (procs.containment?.members(cgroup) ?? []));
   const carries = (pid: number, argv: string[]) =>
     contained.has(pid) || carriesDeployment(argv, procs.environ(pid), id);
   const table = procs.list().filter(isAlive);
   const groups: number[] = [];
-  const pids = new Set<number>();
+  const processes: TargetProcess[] = [];
   const forbiddenGroups = new Set<number>();
   for (const rank of manifest?.ranks ?? []) {
     if (rank.host !== "local") continue;
@@ -554,14 +564,19 @@ function reapTarget(
   // bystander; arguments only confirm a pid already known (a group member, a marker's pid).
   // And every process in its cgroup, whatever it did to its environment and group.
   for (const info of table) {
-    if (contained.has(info.pid) || envCarries(procs.environ(info.pid), id)) pids.add(info.pid);
+    if (contained.has(info.pid)) processes.push({ info });
+    else {
+      const environ = procs.environ(info.pid);
+      if (envCarries(environ, id)) processes.push({ info, environ });
+    }
   }
-  return {
+  const target = {
     ...id,
     groups: [...new Set(groups)].filter((pgid) => pgid > 1),
-    pids: [...pids],
+    pids: processes.map(({ info }) => info.pid),
     sweepCandidates,
     forbiddenGroups,
     ...(cgroup !== undefined && { cgroup }),
   };
+  return { target, processes };
 }

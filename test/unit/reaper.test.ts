@@ -239,10 +239,43 @@ describe("reapDeployments", () => {
     expect(await files.read(paths.outcome)).not.toContain("s3cret");
   });
 
+  it("names a stray as the process table read it, not as a second read of it finds it", async () => {
+    const w = world();
+    const running = rank(w, "dep-a");
+    const helper = w.procs.start({
+      argv: ["/usr/bin/ssh-agent"],
+      env: { BATON_DEPLOYMENT: "dep-a", BATON_STATE_DIR: w.stateDir, RANK: "0" },
+      newGroup: true,
+    });
+    await writeDeployment(w, "dep-a", { pid: 4242, token: "t" }, [
+      { pid: running.pid, pgid: running.pid },
+    ]);
+    // Once the table is read, a read of the helper's own entry finds another program: the
+    // report is of what the reap targeted, read once.
+    let listed = false;
+    const procs: Procs = Object.assign(Object.create(w.procs), {
+      list: () => {
+        const table = w.procs.list();
+        listed = true;
+        return table;
+      },
+      inspect: (pid: number) => {
+        const info = w.procs.inspect(pid);
+        return listed && pid === helper.pid && info !== undefined
+          ? { ...info, argv: ["read-again"] }
+          : info;
+      },
+    });
+    const report = await reap(w, files, procs);
+    expect(report.reaped.map(({ leftRunning }) => leftRunning)).toEqual([
+      [{ pid: helper.pid, rank: 0, program: "/usr/bin/ssh-agent", outsideGroup: true }],
+    ]);
+  });
+
   it("names a process left running that is already exiting as it reads it by the kernel's name for it, not `?`", async () => {
     const w = world();
     // Rank 0 (pid 4300) exited on its own, leaving a helper in its group that is running its
-    // exit when the reaper first looks at it alone: its arguments are gone, its stat names it.
+    // exit when the reaper reads the process table: its arguments are gone, its stat names it.
     const helper = w.procs.start({
       argv: ["sleep", "30"],
       env: { BATON_DEPLOYMENT: "dep-a", BATON_STATE_DIR: w.stateDir, RANK: "0" },
@@ -255,14 +288,16 @@ describe("reapDeployments", () => {
       spawn: (options) => w.procs.spawn(options),
       signal: (pid, signal) => w.procs.signal(pid, signal),
       signalGroup: (pgid, signal) => w.procs.signalGroup(pgid, signal),
-      list: () => w.procs.list(),
-      environ: (pid) => w.procs.environ(pid),
-      inspect: (pid) => {
-        const info = w.procs.inspect(pid);
-        if (pid !== helper.pid || info === undefined || looked) return info;
+      list: () => {
+        const table = w.procs.list();
+        if (looked) return table;
         looked = true;
-        return { ...info, argv: [], exiting: true, name: "sleep" };
+        return table.map((info) =>
+          info.pid === helper.pid ? { ...info, argv: [], exiting: true, name: "sleep" } : info,
+        );
       },
+      environ: (pid) => w.procs.environ(pid),
+      inspect: (pid) => w.procs.inspect(pid),
     };
     const report = await reap(w, files, procs);
     expect(report.reaped.map(({ leftRunning }) => leftRunning)).toEqual([
