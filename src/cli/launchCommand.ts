@@ -215,13 +215,17 @@ export async function launchCommand(argv: string[]): Promise<number> {
    * whether a later signal cut the grace short.
    */
   let stopped: { exitCode: number; beforeAnyRank: boolean; now?: true } | undefined;
+  /** Whether the line that says where the ranks' logs are was printed. */
+  let logsSaid = false;
   const watchers = [
     status?.show,
     shown?.report,
     (progress: GroupProgress) => {
-      // Where the logs are is said once the state dir took the deployment's name: a launch
-      // refused there (a state dir that is a file, a name another launcher holds) has no logs.
-      if (groupState === "reaping" && progress.state === "launching") {
+      // Where the logs are is said once a rank has started, and so has one: a launch refused
+      // before (a name another launcher holds, a program not there, an ssh host that does not
+      // answer) has none to point at.
+      if (!logsSaid && progress.ranks.some((rank) => rank.pid !== undefined)) {
+        logsSaid = true;
         say(
           `deployment ${progress.deployment}: ${world} rank${world === 1 ? "" : "s"} of ${shellLine(command)}; logs in ${group.dir}/rank-*.log`,
         );

@@ -342,7 +342,7 @@ describe("baton launch", () => {
     }
   }, 60_000);
 
-  it("exits 127 for a command that is not there and 126 for one that cannot be executed, as a shell does", async () => {
+  it("exits 127 for a command that is not there and 126 for one that cannot be executed, as a shell does, pointing at no logs", async () => {
     const dir = tempDir();
     for (const [command, code, why] of [
       ["no-such-train-program", 127, "no program no-such-train-program on PATH"],
@@ -351,9 +351,12 @@ describe("baton launch", () => {
       const result = await startBaton(["launch", "--world", "2", "--state-dir", dir, "--", command])
         .exit;
       expect(result.code).toBe(code);
+      // No rank started, so no "logs in DIR/rank-*.log" line: its one line is the failure.
+      expect(result.stderr).toMatch(/^baton launch: deployment dep-[a-z0-9]{12}: rank 0 of 2 /);
       expect(result.stderr).toContain(
         `rank 0 of 2 could not be started: cannot start "${command}": ${why}`,
       );
+      expect(result.stderr.split("\n")).toHaveLength(2);
     }
   }, 60_000);
 
