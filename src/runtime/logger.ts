@@ -59,7 +59,8 @@ export interface LoggerOptions {
 }
 
 /**
- * baton's logger: pino, structured; pretty on a terminal and JSON lines otherwise, on
+ * baton's logger: pino, structured; pretty on a terminal (one line an event, its fields as JSON
+ * after the message; an error's stack below it) and JSON lines otherwise, on
  * stderr so that stdout stays for results; quiet by default (`warn`). With `file`, a full
  * JSON log of the run is kept as well. pino-pretty is loaded only for pretty lines, so that
  * `import "baton"` and a run whose stderr is not a terminal do not load it.
@@ -85,6 +86,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const stderr = usePretty
     ? prettyLines(out, {
         ignore: "pid,hostname",
+        // One line an event, its fields as JSON after the message: as a block below it, a
+        // warning of three fields took eight lines, and a grep found its message alone.
+        singleLine: true,
         translateTime: "HH:MM:ss.l",
         colorize: process.stderr.isTTY === true,
       })
