@@ -837,9 +837,12 @@ describe.concurrent("baton's failures and refusals", () => {
     const message = `baton run: the run failed: ${codedMessage(logged.err.message, "WORKER_CRASH_LOOP")}\n`;
     expect(stderr.endsWith(message)).toBe(true);
     const before = stderr.slice(0, -message.length);
-    // As on a terminal, though stderr is a pipe: pretty lines, not JSON.
-    expect(before.match(/^\[[\d:.]+\] [A-Z]+: .*$/gm)?.map((line) => line.split(": ")[1])).toEqual(
-      Array(5).fill("worker process replaced"),
+    // As on a terminal, though stderr is a pipe: pretty lines, not JSON, each an event's message
+    // and its fields on one line.
+    const lines = [...before.matchAll(/^\[[\d:.]+\] [A-Z]+: (.*?) (\{.*\})$/gm)];
+    expect(lines.map(([, said]) => said)).toEqual(Array(5).fill("worker process replaced"));
+    expect(lines.map(([, , fields]) => JSON.parse(fields!).worker)).toEqual(
+      [2, 3, 4, 5, 6].map((n) => `local-1.${n}`),
     );
     expect(before).not.toContain('"level"');
     expect(message).toMatch(/the run failed: worker local-1\.6 \(pid \d+\) exited with code 9/);
