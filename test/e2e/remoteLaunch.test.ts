@@ -151,9 +151,11 @@ describe.skipIf(!available)("baton launch --hosts", () => {
         expect(result.code).toBe(exit);
         const warning = `the empty folder ${root}/${name} on ${sshd.url} of the ended deployment was not removed (Permission denied); nothing needs it any more: once what refused it is fixed (the folder above it not writable by you, a symbolic link or a mount point in its place), remove it with \`rmdir ${root}/${name}\` there`;
         // A group that failed has no exit to carry it: the log says it, at warn (stderr's level),
-        // in a line as on a terminal though stderr is a pipe.
+        // in a line as on a terminal though stderr is a pipe, its fields after it.
         expect(result.stderr).toContain(
-          exit === 0 ? `baton launch: warning: ${warning}\n` : `] WARN: ${warning}\n`,
+          exit === 0
+            ? `baton launch: warning: ${warning}\n`
+            : `] WARN: ${warning} {"deployment":"${name}",`,
         );
         expect(result.stderr).toContain(ended);
       } finally {
