@@ -11,13 +11,8 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { createActor, fromCallback, SimulatedClock } from "xstate";
-import {
-  ABORT_GRACE_SLACK_MS,
-  type ConnectionEvent,
-  connectionMachine,
-} from "../../src/machines/connection.ts";
-import type { CoordinatorEvent } from "../../src/machines/coordinator.ts";
+import { ABORT_GRACE_SLACK_MS } from "../../src/machines/connection.ts";
+import { openConnection } from "../fixtures/connectionOnClock.ts";
 import { propertyParameters, propertyRuns, throwIfFailed } from "../fixtures/propertyRun.ts";
 
 type Job = "j1" | "j2";
@@ -160,34 +155,16 @@ const property = fc.property(
   fc.array(stepArbitrary, { maxLength: 40 }),
   (graceMs, drawn) => {
     const steps = concrete(graceMs, drawn);
-    const lost: CoordinatorEvent[] = [];
-    const coordinator = createActor(
-      fromCallback<CoordinatorEvent>(({ receive }) => {
-        receive((event) => {
-          if (event.type === "WORKER_LOST") lost.push(event);
-        });
-      }),
-    ).start();
-    const clock = new SimulatedClock();
-    const actor = createActor(connectionMachine, {
-      input: {
-        conn: "c1",
-        coordinator,
-        run: "r1",
-        nonce: "n1",
-        protocol: [1, 8],
-        heartbeatMs: 5_000,
-        // No ping goes unanswered for long enough to close the connection in these steps.
-        deadAfterMs: 1e9,
-      },
-      clock,
+    const { actor, clock, coordinator, send, lost } = openConnection({
+      protocol: [1, 8],
+      heartbeatMs: 5_000,
+      // No ping goes unanswered for long enough to close the connection in these steps.
+      deadAfterMs: 1e9,
     });
     const closes: Close[] = [];
     actor.on("close", ({ code, reason }) =>
       closes.push({ code, givenUp: reason.includes("abort grace"), at: clock.now() }),
     );
-    actor.start();
-    const send = (event: ConnectionEvent) => actor.send(event);
     send({
       type: "HELLO",
       frame: {
@@ -246,7 +223,7 @@ const property = fc.property(
     clock.increment(final.ms);
     const model = expected(graceMs, [...steps, final]);
     expect(closes).toEqual(model.closes);
-    expect(lost).toHaveLength(model.left ? 1 : 0);
+    expect(lost()).toHaveLength(model.left ? 1 : 0);
     actor.stop();
     coordinator.stop();
   },

@@ -1,58 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
-import { createActor, fromCallback, SimulatedClock } from "xstate";
-import {
-  ABORT_GRACE_SLACK_MS,
-  type ConnectionEmitted,
-  type ConnectionEvent,
-  type ConnectionInput,
-  connectionMachine,
-} from "../../src/machines/connection.ts";
-import type { CoordinatorEvent } from "../../src/machines/coordinator.ts";
+import { ABORT_GRACE_SLACK_MS, type ConnectionEvent } from "../../src/machines/connection.ts";
 import type { NameHolder } from "../../src/machines/nameClaim.ts";
 import type { HelloFrame, JobFrame, ResultFrame } from "../../src/transport/frames.ts";
-
-type Options = Partial<Omit<ConnectionInput, "coordinator">>;
-
-/** A connection on a simulated clock, talking to a stub coordinator that records its events. */
-function openConnection(options: Options = {}) {
-  const events: CoordinatorEvent[] = [];
-  const coordinator = createActor(
-    fromCallback<CoordinatorEvent>(({ receive }) => {
-      receive((event) => {
-        events.push(event);
-      });
-    }),
-  ).start();
-  const clock = new SimulatedClock();
-  const actor = createActor(connectionMachine, {
-    input: {
-      conn: "c1",
-      coordinator,
-      run: "r1",
-      nonce: "n1",
-      protocol: [1, 2],
-      helloTimeoutMs: 10_000,
-      heartbeatMs: 5_000,
-      deadAfterMs: 20_000,
-      maxFrameBytes: 1_000,
-      ...options,
-    },
-    clock,
-  });
-  const emitted: ConnectionEmitted[] = [];
-  actor.on("*", (event) => emitted.push(event));
-  actor.start();
-  return {
-    actor,
-    clock,
-    events,
-    emitted,
-    send: (event: ConnectionEvent) => actor.send(event),
-    value: () => actor.getSnapshot().value,
-    closes: () => emitted.filter((e) => e.type === "close"),
-    lost: () => events.filter((e) => e.type === "WORKER_LOST"),
-  };
-}
+import { type ConnectionOptions, openConnection } from "../fixtures/connectionOnClock.ts";
 
 function helloFrame(overrides: Partial<HelloFrame> = {}): HelloFrame {
   return {
@@ -87,7 +37,7 @@ function result(job: string): ConnectionEvent {
 }
 
 /** A connection past its handshake, with the emitted and coordinator logs cleared. */
-function registered(options: Options = {}) {
+function registered(options: ConnectionOptions = {}) {
   const c = openConnection(options);
   c.send(hello());
   c.emitted.length = 0;
@@ -96,7 +46,7 @@ function registered(options: Options = {}) {
 }
 
 /** A registered connection holding job j1. */
-function busy(options: Options = {}) {
+function busy(options: ConnectionOptions = {}) {
   const c = registered(options);
   c.send(grant("j1"));
   c.emitted.length = 0;
