@@ -171,6 +171,12 @@ describe("which copy of baton runs", () => {
       expect(run.modules, graph).toContain(`file://${root}/dist/index.js`);
       expect(fromSources(run.modules), graph).toEqual([]);
       expect(tsx(run.modules).length, graph).toBeGreaterThan(0);
+      // baton's public surface loads before tsx's hooks, which then only resolve it: each of
+      // its modules through them took a round trip to the hooks thread.
+      const [firstTsx] = tsx(run.modules);
+      expect(run.modules.indexOf(`file://${root}/dist/index.js`), graph).toBeLessThan(
+        run.modules.indexOf(firstTsx as string),
+      );
     }
   });
 });
