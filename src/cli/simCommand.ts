@@ -44,7 +44,7 @@ import { printHelp } from "./printHelp.ts";
 import { SeedsProgress } from "./seedsProgress.ts";
 import { setSeedThreadsV8Flags } from "./seedThreadsV8Flags.ts";
 import { SIGNAL_EXIT } from "./signalExit.ts";
-import { type ReplayHooks, simDashboard } from "./simDashboard.ts";
+import type { ReplayHooks } from "./simDashboard.ts";
 import { portGivenToUi, uiPortFlag } from "./uiPortFlag.ts";
 import { virtualMsFlag } from "./virtualMsFlag.ts";
 import { wholeNumberFlag } from "./wholeNumberFlag.ts";
@@ -262,6 +262,8 @@ export async function simCommand(argv: string[]): Promise<number> {
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     try {
+      // The dashboard's server and its views load only for --ui: a sim without it never opens one.
+      const { simDashboard } = await import("./simDashboard.ts");
       return await simDashboard(
         first,
         (hooks) => runSeed(first, settings, { ...hooks, ...progress }),

@@ -13,7 +13,6 @@ import { nodeEntropy } from "../runtime/nodeEntropy.ts";
 import type { Link, Net } from "../runtime/ports.ts";
 import { readSecret, SECRET_ENV } from "../runtime/secret.ts";
 import { settledWithin } from "../runtime/settledWithin.ts";
-import { loadJobsFile } from "../runtime/userModule.ts";
 import {
   DEFAULT_WELCOME_TIMEOUT_MS,
   runWorker,
@@ -30,7 +29,6 @@ import { durationFlag } from "./durationFlag.ts";
 import { emptyFlags } from "./emptyFlags.ts";
 import { watchEventLoopStalls } from "./eventLoopStalls.ts";
 import { exitSoon } from "./exitSoon.ts";
-import { startHandlerThread } from "./handlerThread.ts";
 import { loadLoggingCause } from "./loadLoggingCause.ts";
 import { memoryAmount } from "./memoryAmount.ts";
 import { parseFlags } from "./parseFlags.ts";
@@ -263,15 +261,21 @@ export async function workerCommand(argv: string[]): Promise<number> {
   delete process.env.BATON_SECRET;
   const logger = createLogger({ level });
   const jobsPath = values.jobs;
+  // Each way of running the handlers is loaded only when it is the one this worker uses: with
+  // --handler-thread the job module (and the baton it imports: the engine, rank groups, the
+  // sim) loads only on the handler thread, and this thread loads neither it nor the user
+  // module loader, about half of the modules it loaded before it connects.
   const jobs = values["handler-thread"]
-    ? await startHandlerThread({
+    ? await (await import("./handlerThread.ts")).startHandlerThread({
         module: jobsPath,
         level,
         pretty: process.stderr.isTTY === true,
         abortGraceMs: graceMs,
         logger,
       })
-    : await loadLoggingCause({ level }, () => loadJobsFile(jobsPath));
+    : await loadLoggingCause({ level }, async () =>
+        (await import("../runtime/userModule.ts")).loadJobsFile(jobsPath),
+      );
   /** The job module's code as loaded: one changed since is why a coordinator started later refuses it. */
   const loaded = jobs.source;
   /** What this worker used, for the refusals that name it: to compare with `baton run`'s hint. */

@@ -1,17 +1,21 @@
 /**
  * What the `baton` command loads to start, module by module (never by time): the cheap
  * commands (version, help, status, reap) load no engine, simulation, dashboard or transport
- * and none of their packages; the compiled dist/ runs every command, without tsx until it
- * loads a user's module, when it is current, and the sources run when it is not (a stale
- * dist/ never runs). Each case runs a copy of this checkout (bin/, src/, dist/ and
+ * and none of their packages; `baton sim` no dashboard unless --ui, and `baton worker
+ * --handler-thread` neither the job module nor the baton it imports on its own thread; the
+ * compiled dist/ runs every command, without tsx until it loads a user's module, when it is
+ * current, and the sources run when it is not (a stale dist/ never runs). Each case runs a copy of this checkout (bin/, src/, dist/ and
  * package.json copied, node_modules linked) whose dist/ a test can stamp or make stale;
  * every process is stopped by its pid when its test ends.
  */
 import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { writeSecretFile } from "../../src/runtime/secret.ts";
 import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { copyCheckout, stampDist } from "../fixtures/checkoutCopy.ts";
+import { closedPort } from "../fixtures/closedPort.ts";
 
 const RECORDER = join(ROOT, "test/fixtures/loadedModules.mjs");
 /** Packages the engine, the transport, the simulation and the dashboard load. */
@@ -110,6 +114,50 @@ describe("the cheap commands load neither the engine nor its packages", () => {
       expect(heavy(modules, ["xstate", "pino"])).toEqual([]);
     });
   }
+});
+
+describe("worker and sim load the subsystems they use, not the others", () => {
+  /** Which of baton's compiled modules `names` (paths under dist/) are among `modules`. */
+  const among = (modules: string[], names: string[]) =>
+    names.filter((name) => modules.includes(`file://${root}/dist/${name}`));
+  /** What a run's graph or job module imports with baton's public surface, and more. */
+  const SUBSYSTEMS = [
+    "index.js",
+    "runtime/userModule.js",
+    "runtime/jobModule.js",
+    "runtime/launchGroup.js",
+    "runtime/remoteRank.js",
+    "runtime/slurmPool.js",
+    "runtime/dashboardServer.js",
+  ];
+
+  it("a worker with --handler-thread loads its job module, and the baton it imports, on that thread alone", async () => {
+    stamp();
+    const { path: secret } = await writeSecretFile(root);
+    // No coordinator listens: each worker loads its job module, then cannot connect (exit 3).
+    const connect = `127.0.0.1:${await closedPort()}`;
+    const graph = join(root, "examples/pipeline.graph.ts");
+    const worker = (...more: string[]) =>
+      loaded("worker", "--connect", connect, "--secret-file", secret, "--jobs", graph, ...more);
+    const onItsThread = await worker();
+    expect(onItsThread.code).toBe(3);
+    expect(onItsThread.modules).toContain(pathToFileURL(graph).href);
+    expect(among(onItsThread.modules, SUBSYSTEMS)).toEqual(SUBSYSTEMS);
+    const onHandlerThread = await worker("--handler-thread");
+    expect(onHandlerThread.code).toBe(3);
+    expect(onHandlerThread.modules).toContain(`file://${root}/dist/cli/handlerThread.js`);
+    expect(onHandlerThread.modules).not.toContain(pathToFileURL(graph).href);
+    expect(among(onHandlerThread.modules, SUBSYSTEMS)).toEqual([]);
+  });
+
+  it("baton sim of drawn graphs loads no dashboard (--ui does: e2e/sim.test.ts)", async () => {
+    stamp();
+    const dashboard = ["cli/simDashboard.js", "runtime/dashboardServer.js"];
+    const sim = await loaded("sim", "--seed", "1");
+    expect(sim.code).toBe(0);
+    expect(sim.modules).toContain(`file://${root}/dist/cli/simCommand.js`);
+    expect(among(sim.modules, [...dashboard, "runtime/slurmPool.js"])).toEqual([]);
+  });
 });
 
 describe("which copy of baton runs", () => {

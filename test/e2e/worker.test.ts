@@ -34,6 +34,7 @@ import { keptSecret, readSecret, writeSecretFile } from "../../src/runtime/secre
 import { jobsOf } from "../../src/runtime/userModule.ts";
 import { describeRange, PROTOCOL } from "../../src/transport/protocolVersion.ts";
 import { type BatonProcess, ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { closedPort } from "../fixtures/closedPort.ts";
 import { deadPid } from "../fixtures/deadPid.ts";
 import { silentCoordinator } from "../fixtures/silentCoordinator.ts";
 import { startSocketCoordinator } from "../fixtures/socketCoordinator.ts";
@@ -119,15 +120,6 @@ function scoped(onTestFinished: (hook: () => Promise<void>) => void) {
 /** `baton worker`'s arguments for the coordinator at `address`, the secret in `secretFile`. */
 function workerArgs(address: string, secretFile: string, ...more: string[]): string[] {
   return ["--connect", address, "--secret-file", secretFile, "--jobs", JOBS, ...more];
-}
-
-/** A port nothing listens on: one the system just handed out and took back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /**

@@ -10,6 +10,7 @@ import WebSocket, { WebSocketServer } from "ws";
 import { ConfigError } from "../../src/errors.ts";
 import type { Link, Listener, ListenOptions } from "../../src/runtime/ports.ts";
 import { parseListenAddress, wsNet } from "../../src/runtime/wsNet.ts";
+import { closedPort } from "../fixtures/closedPort.ts";
 import { countPongs } from "../fixtures/pongCount.ts";
 import { type RecordedLink, record, recordConnections } from "../fixtures/recordedLink.ts";
 
@@ -65,14 +66,6 @@ async function listenOnFreePort(server: Server): Promise<number> {
 
 async function closeServer(server: Server): Promise<void> {
   await new Promise((resolve) => server.close(resolve));
-}
-
-/** A port nothing listens on: one the system just handed out and took back. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  const port = await listenOnFreePort(server);
-  await closeServer(server);
-  return port;
 }
 
 describe("wsNet", () => {
