@@ -5,8 +5,22 @@ import { didYouMean } from "../closestName.ts";
 import { BatonError } from "../errors.ts";
 import { codedMessage } from "./codedMessage.ts";
 import { type CommandName, commandCatalog } from "./commandCatalog.ts";
+import { unexpectedArguments } from "./unexpectedArguments.ts";
 
 export { exitAfterStdoutFailure, stdoutFailure } from "./stdoutFailure.ts";
+
+/**
+ * The two commands `main` answers itself, with no module of their own: their operands, what
+ * they do (for `baton help`) and what they take, which a refusal of more says.
+ */
+const OWN_COMMANDS = {
+  help: {
+    operands: "[COMMAND]",
+    does: "this help, or a command's (as baton COMMAND --help)",
+    takes: "one command at most",
+  },
+  version: { operands: "", does: "print baton's version (also --version)", takes: "no arguments" },
+} as const;
 
 /** `baton help`: each command of the catalog with its operands and what it does, then `help` and `version`. */
 const USAGE = `usage: baton <command> [options]
@@ -18,8 +32,9 @@ ${Object.entries(commandCatalog)
       `  ${`${name} ${operands}`.padEnd(21)}${does} (baton ${name} --help)`,
   )
   .join("\n")}
-  help [COMMAND]       this help, or a command's (as baton COMMAND --help)
-  version              print baton's version (also --version)`;
+${Object.entries(OWN_COMMANDS)
+  .map(([name, { operands, does }]) => `  ${`${name} ${operands}`.padEnd(21)}${does}`)
+  .join("\n")}`;
 
 /**
  * The example to try first, as a path from the working directory: `examples/…` in a clone,
@@ -51,6 +66,23 @@ const PATH_ERRORS: Readonly<Record<string, string>> = {
 
 type Command = (argv: string[]) => Promise<number>;
 
+/** Whether `arg` asks for help as every command's `--help` (`-h`) does. */
+function isHelpFlag(arg: string): boolean {
+  return arg === "--help" || arg === "-h";
+}
+
+/**
+ * Refuses the arguments `help` or `version` (`command`) does not take, named, with its usage,
+ * as `parseFlags` refuses another command's: exit code 2.
+ */
+function refuseMore(command: keyof typeof OWN_COMMANDS, strays: readonly string[]): number {
+  const { operands, takes } = OWN_COMMANDS[command];
+  const usage = `baton ${command}${operands === "" ? "" : ` ${operands}`}`;
+  const message = `${unexpectedArguments(strays)}: baton ${command} takes ${takes}; usage: ${usage}`;
+  process.stderr.write(`baton ${command}: ${codedMessage(message, "CONFIG")}\n`);
+  return 2;
+}
+
 /**
  * Each command's module, imported only when that command runs: `baton version`, `help` and
  * `status` never load the engine, the simulation, the dashboard or their dependencies
@@ -78,12 +110,15 @@ const commands: Record<CommandName, () => Promise<Command>> = {
  */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === "help" && rest.length > 0) return main([...rest.slice(0, 1), "--help"]);
-  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+  if (name === "help" && rest.length > 1) return refuseMore("help", rest.slice(1));
+  if (name === "help" && rest.length > 0) return main([...rest, "--help"]);
+  const asksForHelp = (name === "version" || name === "--version") && rest.some(isHelpFlag);
+  if (name === undefined || name === "help" || isHelpFlag(name) || asksForHelp) {
     process.stdout.write(`${USAGE}\n\n${quickStart()}\n`);
     return name === undefined ? 2 : 0;
   }
   if (name === "version" || name === "--version") {
+    if (rest.length > 0) return refuseMore("version", rest);
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
     process.stdout.write(`baton ${pkg.version}\n`);
     return 0;

@@ -1,9 +1,9 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import { closestName } from "../closestName.ts";
 import { ConfigError } from "../errors.ts";
-import { shellLine } from "../runtime/shellQuote.ts";
 import { type CommandEntry, type CommandName, commandCatalog } from "./commandCatalog.ts";
 import { negativeValues } from "./negativeValues.ts";
+import { unexpectedArguments } from "./unexpectedArguments.ts";
 
 /** A command's flags, as `parseArgs` takes them: the command's one table of them. */
 type Flags = NonNullable<ParseArgsConfig["options"]>;
@@ -244,10 +244,11 @@ function strayArguments(
   const strays = tokens
     .slice(first, unknown === -1 ? undefined : unknown)
     .flatMap((token) => (token.kind === "positional" ? [token.value] : []));
-  const arguments_ = strays.length === 1 ? "argument" : "arguments";
   const named = Object.hasOwn(flags, "secret-file")
-    ? `${strays.length === 1 ? "an" : strays.length} unexpected ${arguments_} (not repeated, as ${strays.length === 1 ? "it" : "one"} could be a pasted secret)`
-    : `unexpected ${arguments_} ${strays.map((stray) => shellLine([stray])).join(", ")}`;
+    ? strays.length === 1
+      ? "an unexpected argument (not repeated, as it could be a pasted secret)"
+      : `${strays.length} unexpected arguments (not repeated, as one could be a pasted secret)`
+    : unexpectedArguments(strays);
   const where =
     previous?.kind === "option-terminator"
       ? " after --"

@@ -97,6 +97,41 @@ describe("a missing or extra argument", () => {
   });
 });
 
+describe("an argument to help or version beyond what it takes", () => {
+  it.each([
+    [
+      ["version", "extra"],
+      "baton version: unexpected argument extra: baton version takes no arguments; usage: baton version [CONFIG]\n",
+    ],
+    [
+      ["--version", "a", "b c"],
+      "baton version: unexpected arguments a, 'b c': baton version takes no arguments; usage: baton version [CONFIG]\n",
+    ],
+    [
+      ["help", "run", "extra"],
+      "baton help: unexpected argument extra: baton help takes one command at most; usage: baton help [COMMAND] [CONFIG]\n",
+    ],
+  ])("baton %j names it, with the usage, exit 2", async (args, says) => {
+    const { code, stdout, stderr } = await startBaton(args).exit;
+    expect(stderr).toBe(says);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+  });
+
+  it("baton version --help and baton help version print the help, exit 0", async () => {
+    for (const args of [
+      ["version", "--help"],
+      ["help", "version"],
+    ]) {
+      const { code, stdout, stderr } = await startBaton(args).exit;
+      expect(stdout, args.join(" ")).toMatch(/^usage: baton <command> \[options\]\n/);
+      expect(stdout).toContain("  version              print baton's version (also --version)\n");
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+    }
+  });
+});
+
 describe("a flag of another command", () => {
   it("baton run g.ts --seeds 1..10 names the command it is for", async () => {
     const args = ["run", "examples/pipeline.graph.ts", "--seeds", "1..10"];
