@@ -224,8 +224,9 @@ function closestFlags(name: string, names: readonly string[]): string[] {
  * The arguments where `command` takes only flags: each one from the first (`tokens[first]`)
  * on, up to a flag not the command's, named (`baton reap extra`: unexpected argument extra), and where they are when the one
  * before them says why they are there (after `--`, after a flag's value: a value with spaces
- * not quoted), with the command's usage. A command given a secret (`--secret-file`, `baton
- * worker`) does not repeat them, as one could be the secret itself, pasted: it counts them.
+ * not quoted), with the command's usage; after a flag that takes no value, the first of them,
+ * to leave out (`--json yes`). A command given a secret (`--secret-file`, `baton worker`)
+ * does not repeat them, as one could be the secret itself, pasted: it counts them.
  */
 function strayArguments(
   command: string,
@@ -234,8 +235,11 @@ function strayArguments(
   flags: Flags,
 ): string {
   const previous = tokens[first - 1];
+  const secret = Object.hasOwn(flags, "secret-file");
   if (previous?.kind === "option" && flags[previous.name]?.type === "boolean") {
-    return `--${previous.name} takes no value; leave out the argument after it`;
+    const stray = tokens[first] as Extract<Token, { kind: "positional" }>;
+    const named = secret ? "argument" : unexpectedArguments([stray.value]);
+    return `--${previous.name} takes no value; leave out the ${named} after it`;
   }
   // Up to a flag not the command's, whose value, if it takes one, would be named as a stray.
   const unknown = tokens.findIndex(
@@ -244,7 +248,7 @@ function strayArguments(
   const strays = tokens
     .slice(first, unknown === -1 ? undefined : unknown)
     .flatMap((token) => (token.kind === "positional" ? [token.value] : []));
-  const named = Object.hasOwn(flags, "secret-file")
+  const named = secret
     ? strays.length === 1
       ? "an unexpected argument (not repeated, as it could be a pasted secret)"
       : `${strays.length} unexpected arguments (not repeated, as one could be a pasted secret)`

@@ -41,7 +41,11 @@ describe("a flag's value where none goes, or none where one does", () => {
   it.each([
     ["status", ["--json=1"], "--json takes no value; give it alone, as --json"],
     ["sim", ["--seeds"], "--seeds needs a value"],
-    ["reap", ["--json", "yes"], "--json takes no value; leave out the argument after it"],
+    [
+      "reap",
+      ["--json", "yes"],
+      "--json takes no value; leave out the unexpected argument yes after it",
+    ],
     // Never repeated: a stray argument to a worker could be a pasted secret.
     [
       "worker",

@@ -221,8 +221,8 @@ describe("parseFlags", () => {
     expect(reap(["--json", "--", "x", "y"])).toBe(`unexpected arguments x, y after --: ${usage}`);
     // The 4 may be --worker's value: the arguments named stop at a flag not the command's.
     expect(reap(["extra", "--worker", "4"])).toBe(`unexpected argument extra: ${usage}`);
-    expect(reap(["--json", "yes"])).toBe(
-      "--json takes no value; leave out the argument after it (baton reap --help lists its flags)",
+    expect(reap(["--json", "yes", "more"])).toBe(
+      "--json takes no value; leave out the unexpected argument yes after it (baton reap --help lists its flags)",
     );
   });
 
@@ -236,7 +236,10 @@ describe("parseFlags", () => {
     expect(refusal(["--json", "--", "x"])).toBe(
       "an unexpected argument (not repeated, as it could be a pasted secret) after --: baton try takes only flags",
     );
-    for (const args of [["s3cr3t"], ["--workers", "2", "s3cr3t"]]) {
+    expect(refusal(["--json", "s3cr3t"])).toBe(
+      "--json takes no value; leave out the argument after it",
+    );
+    for (const args of [["s3cr3t"], ["--workers", "2", "s3cr3t"], ["--json", "s3cr3t"]]) {
       expect(refusal(args)).not.toContain("s3cr3t");
     }
   });
