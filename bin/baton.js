@@ -2,6 +2,7 @@
 // The `baton` command: compiled (dist/) when dist/ is current, else baton's TypeScript
 // sources through tsx (bin/batonEntry.mjs).
 import { batonEntry } from "./batonEntry.mjs";
+import { sayStoppedWhileLoading } from "./stoppedWhileLoading.mjs";
 import { setBatonV8Flags } from "./v8Flags.mjs";
 
 setBatonV8Flags();
@@ -16,6 +17,8 @@ setBatonV8Flags();
 // goes on (src/cli/stdoutFailure.ts).
 process.stderr.on("error", () => {});
 const argv = process.argv.slice(2);
+// Until baton run listens for Ctrl-C itself (bin/stoppedWhileLoading.mjs).
+if (argv[0] === "run") sayStoppedWhileLoading();
 const { main, stdoutFailure, exitAfterStdoutFailure } = await import(await batonEntry());
 let stdoutError;
 process.stdout.on("error", (error) => {
