@@ -20,6 +20,15 @@ import {
 } from "./workerPool.ts";
 import { DEFAULT_ABORT_GRACE_MS } from "./workerProcessOptions.ts";
 
+/**
+ * Replacements an in-process pool allows for each of its workers unless told
+ * (`restartBudget`: 3 × count), for connections that end abnormally (a handler's result over
+ * the frame limit, a protocol error): a budget that grows with the pool, and three a worker,
+ * the losses after which a job is failed as poison (`DEFAULT_MAX_LOST`), so that the pool
+ * outlasts one such job for each worker it has.
+ */
+export const IN_PROCESS_RESTARTS_PER_WORKER = 3;
+
 /** What `inProcessPool` takes: how many workers, what each offers, how many replacements. */
 export interface InProcessPoolOptions {
   /** How many workers, at least 1 (default: the machine's cores). */
@@ -126,7 +135,7 @@ export function inProcessPool(options: InProcessPoolOptions = {}): WorkerPool {
     offerMore: (enough) => resourcesAdvice("inProcessPool", enough),
     remote: false,
     start(context: PoolStart): RunningPool {
-      const allowed = restartBudget ?? count * 3;
+      const allowed = restartBudget ?? count * IN_PROCESS_RESTARTS_PER_WORKER;
       let budget = allowed;
       let live = count;
       let stopping = false;

@@ -3,6 +3,7 @@ import { ConfigError } from "../errors.ts";
 import { preview } from "../graph/label.ts";
 import type { SimEntropy } from "./simEntropy.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
+import { FAULT_HORIZON_MS } from "./simulateDefaults.ts";
 
 /**
  * One fault, at a virtual time. `target` picks a worker connection among those open at that
@@ -57,8 +58,8 @@ const KINDS: readonly { kind: Fault["kind"]; weight: Record<FaultProfile, number
 /** How many faults, and within how many virtual ms of the start. */
 const SHAPE: Record<FaultProfile, { min: number; max: number; horizonMs: number }> = {
   none: { min: 0, max: 0, horizonMs: 0 },
-  default: { min: 0, max: 4, horizonMs: 20_000 },
-  heavy: { min: 4, max: 12, horizonMs: 40_000 },
+  default: { min: 0, max: 4, horizonMs: FAULT_HORIZON_MS.default },
+  heavy: { min: 4, max: 12, horizonMs: FAULT_HORIZON_MS.heavy },
 };
 
 /** Virtual ms within which `profile` starts the faults it draws: 20 s, heavy 40 s. */

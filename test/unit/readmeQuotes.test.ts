@@ -41,7 +41,7 @@ import {
   DEFAULT_CANCEL_GRACE_MS,
   DEFAULT_PROGRESS_INTERVAL_MS,
 } from "../../src/runtime/engine.ts";
-import { POOL_OPTIONS } from "../../src/runtime/inProcessPool.ts";
+import { IN_PROCESS_RESTARTS_PER_WORKER, POOL_OPTIONS } from "../../src/runtime/inProcessPool.ts";
 import {
   INSPECTOR_CLOSE_TIMEOUT_MS,
   INSPECTOR_MAX_BUFFERED_BYTES,
@@ -82,7 +82,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_FRAME_BYTES } from "../../src/r
 import { SIMULATE_OPTIONS } from "../../src/sim/checkSimulateOptions.ts";
 import { DRAWN_WORLD } from "../../src/sim/drawnRankGroups.ts";
 import { LIVENESS_BASE_MS, LIVENESS_PER_JOB_MS } from "../../src/sim/simulate.ts";
-import { SIMULATE_DEFAULTS } from "../../src/sim/simulateDefaults.ts";
+import { FAULT_HORIZON_MS, SIMULATE_DEFAULTS } from "../../src/sim/simulateDefaults.ts";
 import { SEEDS_OPTIONS } from "../../src/sim/simulateSeeds.ts";
 import {
   DEFAULT_KEEP_FINISHED_ACTORS,
@@ -272,6 +272,9 @@ const TSDOC_DEFAULTS = [
   `launches rank groups of up to \`world\` ranks (default ${DRAWN_WORLD})`,
   `A graph with more jobs than this is drawn by kind (default ${DEFAULT_MAX_GRAPH_JOBS})`,
   `older ones are dropped (default ${DEFAULT_KEEP_FINISHED_ACTORS})`,
+  `a whole number or \`Infinity\` (default ${IN_PROCESS_RESTARTS_PER_WORKER} × count)`,
+  `(a whole number of at least 1; default: ${seconds(FAULT_HORIZON_MS.default)}, ${seconds(FAULT_HORIZON_MS.heavy)} for \`"heavy"\`)`,
+  `the default profile's 0–4 within ${seconds(FAULT_HORIZON_MS.default)}, the length of a lease`,
 ];
 
 /**
@@ -287,7 +290,6 @@ const NOT_A_CONSTANT: [phrase: string, why: string][] = [
   ["a decimal number from 0 to `most` (default 2^53 - 1;", "Number.MAX_SAFE_INTEGER"],
   ["`least` (default 1) to `most`", "a parameter's default, beside it"],
   ["Port on 127.0.0.1 (default 0: any free port)", "port 0, the kernel's choice"],
-  ["a whole number or `Infinity` (default 3 × count)", "inProcessPool's `count * 3`"],
   ["the mode (default 0600)", "a Files method's parameter"],
   ["with the mode set explicitly, default 0600)", "a Files method's parameter"],
   ["A URL-safe id of `size` characters (default 21)", "nanoid's size, nodeEntropy's parameter"],
@@ -295,7 +297,6 @@ const NOT_A_CONSTANT: [phrase: string, why: string][] = [
   ["default `dep-` and 12 random characters", "launchGroup's `randomId(entropy, 12)`"],
   ["Default `127.0.0.1` when every rank", "an address"],
   ["Undefined: ssh's own default (22,", "ssh's, not baton's"],
-  ['(a whole number of at least 1; default: 20 s, 40 s for `"heavy"`)', "faultPlan's SHAPE"],
   ["KILLs it takes to die (default 1;", "SimProcs' `?? 1`"],
   ["before its parent reaps it (default 0)", "SimProcs' `?? 0`"],
   ["in virtual ms from the simulation's start (default 0)", "a given launch's `atMs ?? 0`"],
