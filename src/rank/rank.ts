@@ -1,5 +1,6 @@
 import { argumentError } from "../argumentError.ts";
 import { RankFileError } from "../errors.ts";
+import { checkOptionNames } from "../optionNames.ts";
 import { requireObject } from "../requireObject.ts";
 import { requireOptionalFunction } from "../requireOptionalFunction.ts";
 import type { Clock, Files, Procs } from "../runtime/ports.ts";
@@ -41,6 +42,13 @@ export interface RankOptions {
   warn?: ((message: string) => void) | undefined;
 }
 
+/** Every option `createRank` takes (the compiler holds this to `RankOptions`). */
+const RANK_OPTIONS: Record<keyof RankOptions, true> = {
+  watchEveryMs: true,
+  onOrphaned: true,
+  warn: true,
+};
+
 /** One rank of a deployment, as the rank process itself sees it. */
 export interface Rank {
   readonly env: RankEnv;
@@ -81,8 +89,9 @@ export interface Rank {
  * marks itself `exiting` and calls `onOrphaned`. Rejects when the first marker cannot be
  * written. Node ranks use `startRank`, which supplies the ports and exits the process.
  * Throws a `ConfigError` saying what it takes for an `env` that is not one `readRankEnv` read
- * (`process.env` itself), ports without the methods it calls, options that are no object, a
- * `watchEveryMs` that is no positive number, or an `onOrphaned` or `warn` that is no function.
+ * (`process.env` itself), ports without the methods it calls, options that are no object or
+ * name one it does not take (a typo such as `watchEvery` was ignored), a `watchEveryMs` that is
+ * no positive number, or an `onOrphaned` or `warn` that is no function.
  *
  * @example
  * ```ts
@@ -316,7 +325,9 @@ function checkRankArguments(env: RankEnv, ports: RankPorts, options: RankOptions
     ["inspect"],
     "a Procs, such as nodeProcs()",
   );
-  requireObject("createRank", "options", "{ watchEveryMs, onOrphaned, warn }", options);
+  checkOptionNames("createRank", options, RANK_OPTIONS, {
+    shape: "{ watchEveryMs, onOrphaned, warn }",
+  });
   if (options.watchEveryMs !== undefined) {
     requirePositiveMs("createRank", "watchEveryMs", options.watchEveryMs);
   }

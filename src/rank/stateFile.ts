@@ -1,5 +1,5 @@
 import { argumentError } from "../argumentError.ts";
-import { RankFileError } from "../errors.ts";
+import { ConfigError, RankFileError } from "../errors.ts";
 import type { Files } from "../runtime/ports.ts";
 import { requireMethods } from "../runtime/requireMethods.ts";
 import { isDeploymentId } from "./deploymentPaths.ts";
@@ -187,7 +187,9 @@ export function parseStateFile<T>(format: StateFileFormat<T>, text: string, path
  * The text of a state file: one JSON object, `format` first, and a final newline. A format
  * that is none, and a value that is no object (undefined, a string, a list), are a
  * `ConfigError`: the first threw a TypeError or wrote a file with no format, the second wrote
- * one with none of its fields, or its letters as fields.
+ * one with none of its fields, or its letters as fields. So is a value that the format would
+ * refuse to read back (a field missing or of another type, as `parseStateFile` names it), or
+ * whose own `format` field is another: each was written, for its reader to refuse.
  *
  * @example
  * ```ts
@@ -204,7 +206,19 @@ export function encodeStateFile<T extends object>(format: StateFileFormat<T>, va
       value,
     );
   }
-  return `${JSON.stringify({ format: format.id, ...value })}\n`;
+  const fields = { format: format.id, ...value };
+  const wrong = (why: string) =>
+    new ConfigError(`encodeStateFile: the value is no ${format.id} file: ${why}`);
+  if (fields.format !== format.id) {
+    throw wrong(`its format field is ${JSON.stringify(fields.format)}; leave it out`);
+  }
+  try {
+    format.decode(new Fields(fields));
+  } catch (error) {
+    if (error instanceof FieldError) throw wrong(error.message);
+    throw error;
+  }
+  return `${JSON.stringify(fields)}\n`;
 }
 
 /**

@@ -112,7 +112,8 @@ async function writeDeployment(
         pid,
         pgid: pid,
       })),
-      worldSize: ranks.length,
+      // A manifest of no rank still has a world of one: 0 is no manifest its readers take.
+      worldSize: Math.max(1, ranks.length),
       argv: ["python3", "train.py"],
       startedAt: now - launchedAgoMs,
     }),

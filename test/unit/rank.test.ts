@@ -185,7 +185,11 @@ describe("createRank", () => {
       "createRank: ports.clock must be a Clock, such as nodeClock(); it has no setTimeout()",
     );
     await expect(refused([env, ports, null])).rejects.toThrow(
-      "createRank: options must be { watchEveryMs, onOrphaned, warn }, not null",
+      "createRank: the options must be an object, { watchEveryMs, onOrphaned, warn }, not null",
+    );
+    // A typo of an option was ignored: the watch ran every 1000 ms.
+    await expect(refused([env, ports, { watchEvery: 200 }])).rejects.toThrow(
+      "createRank: unknown option watchEvery; it takes watchEveryMs, onOrphaned, warn; did you mean watchEveryMs?",
     );
     // A watch every 0 ms (or "1000", or NaN) ran its timer at once, over and over; a warn or
     // onOrphaned that is no function failed only when the rank first warned or was orphaned.

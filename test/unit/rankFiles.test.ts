@@ -305,6 +305,34 @@ describe("state file formats", () => {
       () => encodeStateFile(LEASE_FORMAT, [1] as never),
       "encodeStateFile: value must be the file's fields as an object, such as a baton.lease/1 file holds, not [1]",
     ],
+    // Each was written, for its reader to refuse as malformed.
+    [
+      () =>
+        encodeStateFile(LEASE_FORMAT, {
+          deployment: "dep-1",
+          pid: "12",
+          token: "t",
+          renewedAt: 0,
+          staleAfterMs: 30_000,
+        } as never),
+      'encodeStateFile: the value is no baton.lease/1 file: field "pid" must be an integer ≥ 1; got "12"',
+    ],
+    [
+      () => encodeStateFile(LEASE_FORMAT, { pid: 12 } as never),
+      'encodeStateFile: the value is no baton.lease/1 file: field "deployment" must be a deployment id; it is missing',
+    ],
+    [
+      () =>
+        encodeStateFile(LEASE_FORMAT, {
+          format: "baton.marker/1",
+          deployment: "dep-1",
+          pid: 12,
+          token: "t",
+          renewedAt: 0,
+          staleAfterMs: 30_000,
+        } as never),
+      'encodeStateFile: the value is no baton.lease/1 file: its format field is "baton.marker/1"; leave it out',
+    ],
   ])(
     "refuses a cancel, a lease or a file's value it cannot take with a ConfigError naming it (%#)",
     (call, message) => {
