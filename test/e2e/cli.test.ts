@@ -184,7 +184,9 @@ describe("baton run", () => {
   });
 
   it("prints one JSON object with --json, the retried publish job at 2 attempts", async () => {
-    const { code, stdout } = await batonRun("run", PIPELINE, "--json");
+    // In this process: what --json prints does not depend on where the handlers ran, and
+    // the worker processes are most of a run's CPU.
+    const { code, stdout } = await batonRun("run", PIPELINE, "--json", "--in-process");
 
     expect(code).toBe(0);
     const result = parseJson(stdout);
@@ -221,7 +223,7 @@ describe("baton run", () => {
     );
     expect(readdirSync(store)).toEqual([]);
 
-    expect((await batonRun("run", PIPELINE, "--store", store)).code).toBe(0);
+    expect((await batonRun("run", PIPELINE, "--store", store, "--in-process")).code).toBe(0);
     const after = await dry("--json");
     expect(after.code).toBe(0);
     const plan = JSON.parse(after.stdout) as {
@@ -234,14 +236,15 @@ describe("baton run", () => {
     expect(plan.counts).toEqual({ jobs: 55, stored: 55, toRun: 0, corrupt: 0 });
     expect(plan.jobs.filter((job) => job.kind === "publish")).toMatchObject([{ stored: true }]);
 
-    const watched = await dry("--ui");
-    expect(watched.code).toBe(2);
-    expect(watched.stderr).toContain("--dry-run starts nothing to watch: leave out --ui");
-    for (const flag of ["--ui-keep", "--ui-port=0"]) {
-      const alone = await dry(flag);
-      expect(alone.code).toBe(2);
+    const [watched, ...alone] = await Promise.all(
+      ["--ui", "--ui-keep", "--ui-port=0"].map((flag) => dry(flag)),
+    );
+    expect(watched!.code).toBe(2);
+    expect(watched!.stderr).toContain("--dry-run starts nothing to watch: leave out --ui");
+    for (const [index, flag] of ["--ui-keep", "--ui-port=0"].entries()) {
+      expect(alone[index]!.code).toBe(2);
       const name = flag.split("=")[0];
-      expect(alone.stderr).toContain(
+      expect(alone[index]!.stderr).toContain(
         `${name} goes with --ui, which starts the dashboard: add --ui, or leave ${name} out`,
       );
     }
@@ -369,16 +372,13 @@ describe("baton run", () => {
       expect(code).toBe(0);
       return parseJson(stdout).jobs[0]!.value;
     };
-    const [threaded, plain] = await Promise.all([where("--handler-thread"), where()]);
+    const [threaded, plain, both] = await Promise.all([
+      where("--handler-thread"),
+      where(),
+      batonRun("run", "test/fixtures/thread.graph.ts", "--in-process", "--handler-thread"),
+    ]);
     expect(threaded).toBe("a thread of its own");
     expect(plain).toBe("the connection's thread");
-
-    const both = await batonRun(
-      "run",
-      "test/fixtures/thread.graph.ts",
-      "--in-process",
-      "--handler-thread",
-    );
     expect(both.code).toBe(2);
     expect(both.stderr).toBe(
       "baton run: --handler-thread is for worker processes, and --in-process runs the handlers inside this process: leave one out [CONFIG]\n",
@@ -420,8 +420,8 @@ describe("baton run", () => {
   it("exits 1 and lists the failure when a job fails", async () => {
     const store = tempDir("baton-cli-store-");
     const [table, json] = await Promise.all([
-      batonRun("run", "test/fixtures/failing.graph.ts", "--store", store),
-      batonRun("run", "test/fixtures/failing.graph.ts", "--json"),
+      batonRun("run", "test/fixtures/failing.graph.ts", "--store", store, "--workers", "1"),
+      batonRun("run", "test/fixtures/failing.graph.ts", "--json", "--in-process"),
     ]);
 
     expect(table.code).toBe(1);
@@ -497,12 +497,13 @@ describe("baton run", () => {
     const store = tempDir("baton-cli-logs-");
     const logs = join(store, "logs");
     const run = (...flags: string[]) =>
-      batonRun("run", PIPELINE, "--store", store, "--workers", "1", "--force", ...flags);
-    expect((await run()).code).toBe(0);
+      batonRun("run", PIPELINE, "--store", store, "--force", ...flags);
+    expect((await run("--workers", "1")).code).toBe(0);
     const [first] = readdirSync(logs);
     expect(first).toMatch(/^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-[\w-]{8}$/);
     expect(readdirSync(join(logs, first!)).sort()).toEqual(["ended", "run.log", "worker-1.log"]);
-    expect((await run()).code).toBe(0);
+    // The next runs' workers in this process: their folders are what counts, not what is in them.
+    expect((await run("--in-process")).code).toBe(0);
     expect(readdirSync(logs)).toHaveLength(2);
     // Two days on, a third run keeping two folders removes the first run's.
     const twoDaysAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000);
@@ -512,7 +513,7 @@ describe("baton run", () => {
       }
       utimesSync(join(logs, folder), twoDaysAgo, twoDaysAgo);
     }
-    expect((await run("--keep-logs", "2")).code).toBe(0);
+    expect((await run("--in-process", "--keep-logs", "2")).code).toBe(0);
     const kept = readdirSync(logs);
     expect(kept).toHaveLength(2);
     expect(kept).not.toContain(first);
@@ -797,8 +798,17 @@ describe.concurrent("baton's failures and refusals", () => {
   }) => {
     const { baton } = own(onTestFinished);
     const store = tempDir("baton-cli-store-", onTestFinished);
+    // In this process: the coordinator stores a result wherever its handler ran.
     const { code, stderr } = await baton(
-      ["run", "test/fixtures/storeInTheWay.graph.ts", "--workers", "1", "--store", store],
+      [
+        "run",
+        "test/fixtures/storeInTheWay.graph.ts",
+        "--in-process",
+        "--workers",
+        "1",
+        "--store",
+        store,
+      ],
       { STORE_IN_THE_WAY: store },
     ).exit;
 
@@ -806,7 +816,7 @@ describe.concurrent("baton's failures and refusals", () => {
     const lines = stderr.trim().split("\n");
     expect(lines.filter((line) => line.includes("could not be stored"))).toEqual([
       expect.stringMatching(
-        /^✗ sabotage [0-9a-f]{16} \(error, 4 attempts, last on local-1\): the result of job [0-9a-f]{16} \(sabotage\) could not be stored in (.+): \1\/results is a file, not a directory; move it aside, or give the store \(--store\) another directory$/,
+        /^✗ sabotage [0-9a-f]{16} \(error, 4 attempts, last on inproc-1\): the result of job [0-9a-f]{16} \(sabotage\) could not be stored in (.+): \1\/results is a file, not a directory; move it aside, or give the store \(--store\) another directory$/,
       ),
     ]);
     expect(stderr).not.toContain('"level"');

@@ -564,7 +564,9 @@ console.log(JSON.stringify(seeds));
   it("runs an ES module graph that imports baton without baton installed beside it, and says what to do for a CommonJS one", async () => {
     const files = { "graph.ts": GRAPH, "jobs.ts": JOBS };
     const esm = project({ ...files, "package.json": JSON.stringify({ type: "module" }) }, false);
-    const ran = await startBaton(["run", "graph.ts", "--no-store", "--json"], { cwd: esm }).exit;
+    // One worker process: it loads the modules as the command does; a second shows no more.
+    const args = ["run", "graph.ts", "--no-store", "--json", "--workers", "1"];
+    const ran = await startBaton(args, { cwd: esm }).exit;
     expect(ran.stderr).toBe("");
     expect(ran.code).toBe(0);
 
@@ -596,23 +598,29 @@ export default defineJobs({ double: (n: number) => n * 2 });
 
   it("keeps no results with --no-store, and refuses it beside --force", async () => {
     const dir = project({ "graph.ts": GRAPH, "jobs.ts": JOBS });
+    // In this process: what is kept is the subject, not where the handlers ran.
     for (let run = 0; run < 2; run++) {
-      const exit = await startBaton(["run", "graph.ts", "--no-store", "--json"], { cwd: dir }).exit;
+      const args = ["run", "graph.ts", "--no-store", "--json", "--in-process"];
+      const exit = await startBaton(args, { cwd: dir }).exit;
       expect(exit.code).toBe(0);
       const result = JSON.parse(exit.stdout) as { counts: { completed: number; cached: number } };
       expect(result.counts).toMatchObject({ completed: 4, cached: 0 });
     }
     expect(existsSync(join(dir, ".baton", "results"))).toBe(false);
     expect(existsSync(join(dir, ".baton", "logs"))).toBe(true);
-    const both = await startBaton(["run", "graph.ts", "--no-store", "--force"], { cwd: dir }).exit;
-    expect(both.code).toBe(2);
-    expect(both.stderr).toBe(
+    // An empty --store (an unset variable) would have put the store's folders beside graph.ts.
+    const [both, empty] = await Promise.all(
+      [
+        ["--no-store", "--force"],
+        ["--store", ""],
+      ].map((flags) => startBaton(["run", "graph.ts", ...flags], { cwd: dir }).exit),
+    );
+    expect(both!.code).toBe(2);
+    expect(both!.stderr).toBe(
       "baton run: --no-store keeps no results, so it does not go with --force [CONFIG]\n",
     );
-    // An empty --store (an unset variable) would have put the store's folders beside graph.ts.
-    const empty = await startBaton(["run", "graph.ts", "--store", ""], { cwd: dir }).exit;
-    expect(empty.code).toBe(2);
-    expect(empty.stderr).toBe(
+    expect(empty!.code).toBe(2);
+    expect(empty!.stderr).toBe(
       "baton run: --store is empty: give it a value, or leave it out (baton run --help says what it takes) [CONFIG]\n",
     );
     expect(existsSync(join(dir, "results"))).toBe(false);

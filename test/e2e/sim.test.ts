@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { DashboardState } from "../../src/viz/dashboardModel.ts";
-import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { startBaton, startOwnBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { stderrMatches } from "../fixtures/stderrMatches.ts";
 
 afterEach(stopBatons);
@@ -172,75 +172,6 @@ describe("baton sim", () => {
     expect(again.stdout).toMatch(/^seed 0: pass/m);
   });
 
-  it.each([
-    [["--seed", "1e3"], '--seed must be a whole number from 0 to 4294967295, not "1e3"'],
-    [["--seed", "0x10"], '--seed must be a whole number from 0 to 4294967295, not "0x10"'],
-    [["--replay", "abc"], '--replay must be a whole number from 0 to 4294967295, not "abc"'],
-    [["--replay", "3", "--seed", "4"], "give one of --seed S, --replay S or --seeds A..B, not"],
-    [
-      ["--seeds", "4294967294..4294967297"],
-      '--seeds must be a whole number from 0 to 4294967295, not "4294967297"',
-    ],
-    [
-      ["--seeds", "1..99999999999999999999"],
-      '--seeds must be a whole number from 0 to 4294967295, not "99999999999999999999"',
-    ],
-    [["--seeds", "5..1"], '--seeds must be A..B with A ≤ B, e.g. 1..1000, not "5..1"'],
-    [
-      ["graph.ts", "--jobs", "jobs.ts"],
-      "--jobs jobs.ts: --jobs N is how many jobs the drawn graph has; your graph's handlers for the simulation go in --handlers SIM (a module whose default export is a job module, or a function of the tools",
-    ],
-    [["--jobs", "./jobs.mjs"], "--jobs ./jobs.mjs: --jobs N is how many jobs the drawn graph has"],
-    [["--jobs", "100000000"], '--jobs must be a number of jobs from 1 to 10000, not "100000000"'],
-    [["--workers", "100000"], '--workers must be a number of workers from 1 to 1000, not "100000"'],
-    [["--world", "1.5"], '--world must be a number of ranks from 0 to 10000, not "1.5"'],
-    [["--world", "100000"], '--world must be a number of ranks from 0 to 10000, not "100000"'],
-    // A negative number gets the flag's own message, not parseArgs' about a leading dash.
-    [["--world", "-1"], '--world must be a number of ranks from 0 to 10000, not "-1"'],
-    [["--jobs", "-5"], '--jobs must be a number of jobs from 1 to 10000, not "-5"'],
-    [["--seed", "-1"], '--seed must be a whole number from 0 to 4294967295, not "-1"'],
-    [["--threads", "500"], '--threads must be a number of threads from 1 to 64, not "500"'],
-    [["--plant", "nope"], '--plant: unknown planted bug "nope"; give one of lease-running-job'],
-    [
-      ["--fault-list", "coordinator-crash@1000+99999999999999999999/torn"],
-      'bad fault "coordinator-crash@1000+99999999999999999999/torn": it (coordinator-crash) ms must be a whole number of virtual ms from 0 to 2592000000',
-    ],
-    [
-      ["--fault-list", "worker-crash@1000:5+300"],
-      'bad fault "worker-crash@1000:5+300": it (worker-crash) takes no ms',
-    ],
-    [
-      ["--faults", "heavy", "--fault-list", "reset@100:1"],
-      "give --faults PROFILE or --fault-list LIST, not both",
-    ],
-    [
-      ["--faults", "none", "--faults-within", "3s"],
-      "--faults-within is when drawn faults start, and --faults none draws none: leave out --faults-within, or give --faults default or heavy",
-    ],
-    [
-      ["--until", "2592000001"],
-      '--until must be virtual ms, a whole number from 1 to 2592000000, or a duration and its unit such as 90s, 30m, 2h or 7d (at most 30d), not "2592000001"',
-    ],
-    [
-      ["--ui", "--replay", "3", "--ui-port", "99999"],
-      '--ui-port must be a TCP port from 0 to 65535, not "99999"',
-    ],
-    [
-      ["--ui", "--replay", "3", "--json", "--check-determinism"],
-      "--ui replays one run of the seed on the dashboard and reports it as text: leave out --json and --check-determinism, or --ui",
-    ],
-    [
-      ["--replay", "3", "--ui-port", "4000"],
-      "--ui-port goes with --ui, which starts the dashboard: add --ui, or leave --ui-port out",
-    ],
-  ])("refuses %j with exit 2 and one line, before simulating", async (args, message) => {
-    const exit = await sim(...args);
-    expect(exit.code).toBe(2);
-    expect(exit.stdout).toBe("");
-    expect(exit.stderr).toContain(message);
-    expect(exit.stderr).not.toMatch(/\n\s+at /);
-  });
-
   it("on Ctrl-C stops at once, saying how far it got and the command that runs the rest", async () => {
     const baton = startBaton(["sim", "--seeds", "1..5000", "--jobs", "10", "--workers", "2"]);
     await stderrMatches(baton.stdout, /seed 3: pass/);
@@ -301,6 +232,84 @@ describe("baton sim", () => {
     expect(exit.stderr).toBe("");
     expect(exit.code).toBe(0);
   });
+});
+
+/**
+ * Quick refusals, each its own `baton sim` process and nothing else: side by side, as the
+ * CLI's are (cli.test.ts), where one at a time left the second core idle.
+ */
+describe.concurrent("baton sim's refusals of bad usage", () => {
+  it.for<[string[], string]>([
+    [["--seed", "1e3"], '--seed must be a whole number from 0 to 4294967295, not "1e3"'],
+    [["--seed", "0x10"], '--seed must be a whole number from 0 to 4294967295, not "0x10"'],
+    [["--replay", "abc"], '--replay must be a whole number from 0 to 4294967295, not "abc"'],
+    [["--replay", "3", "--seed", "4"], "give one of --seed S, --replay S or --seeds A..B, not"],
+    [
+      ["--seeds", "4294967294..4294967297"],
+      '--seeds must be a whole number from 0 to 4294967295, not "4294967297"',
+    ],
+    [
+      ["--seeds", "1..99999999999999999999"],
+      '--seeds must be a whole number from 0 to 4294967295, not "99999999999999999999"',
+    ],
+    [["--seeds", "5..1"], '--seeds must be A..B with A ≤ B, e.g. 1..1000, not "5..1"'],
+    [
+      ["graph.ts", "--jobs", "jobs.ts"],
+      "--jobs jobs.ts: --jobs N is how many jobs the drawn graph has; your graph's handlers for the simulation go in --handlers SIM (a module whose default export is a job module, or a function of the tools",
+    ],
+    [["--jobs", "./jobs.mjs"], "--jobs ./jobs.mjs: --jobs N is how many jobs the drawn graph has"],
+    [["--jobs", "100000000"], '--jobs must be a number of jobs from 1 to 10000, not "100000000"'],
+    [["--workers", "100000"], '--workers must be a number of workers from 1 to 1000, not "100000"'],
+    [["--world", "1.5"], '--world must be a number of ranks from 0 to 10000, not "1.5"'],
+    [["--world", "100000"], '--world must be a number of ranks from 0 to 10000, not "100000"'],
+    // A negative number gets the flag's own message, not parseArgs' about a leading dash.
+    [["--world", "-1"], '--world must be a number of ranks from 0 to 10000, not "-1"'],
+    [["--jobs", "-5"], '--jobs must be a number of jobs from 1 to 10000, not "-5"'],
+    [["--seed", "-1"], '--seed must be a whole number from 0 to 4294967295, not "-1"'],
+    [["--threads", "500"], '--threads must be a number of threads from 1 to 64, not "500"'],
+    [["--plant", "nope"], '--plant: unknown planted bug "nope"; give one of lease-running-job'],
+    [
+      ["--fault-list", "coordinator-crash@1000+99999999999999999999/torn"],
+      'bad fault "coordinator-crash@1000+99999999999999999999/torn": it (coordinator-crash) ms must be a whole number of virtual ms from 0 to 2592000000',
+    ],
+    [
+      ["--fault-list", "worker-crash@1000:5+300"],
+      'bad fault "worker-crash@1000:5+300": it (worker-crash) takes no ms',
+    ],
+    [
+      ["--faults", "heavy", "--fault-list", "reset@100:1"],
+      "give --faults PROFILE or --fault-list LIST, not both",
+    ],
+    [
+      ["--faults", "none", "--faults-within", "3s"],
+      "--faults-within is when drawn faults start, and --faults none draws none: leave out --faults-within, or give --faults default or heavy",
+    ],
+    [
+      ["--until", "2592000001"],
+      '--until must be virtual ms, a whole number from 1 to 2592000000, or a duration and its unit such as 90s, 30m, 2h or 7d (at most 30d), not "2592000001"',
+    ],
+    [
+      ["--ui", "--replay", "3", "--ui-port", "99999"],
+      '--ui-port must be a TCP port from 0 to 65535, not "99999"',
+    ],
+    [
+      ["--ui", "--replay", "3", "--json", "--check-determinism"],
+      "--ui replays one run of the seed on the dashboard and reports it as text: leave out --json and --check-determinism, or --ui",
+    ],
+    [
+      ["--replay", "3", "--ui-port", "4000"],
+      "--ui-port goes with --ui, which starts the dashboard: add --ui, or leave --ui-port out",
+    ],
+  ])(
+    "refuses %j with exit 2 and one line, before simulating",
+    async ([args, message], { expect, onTestFinished }) => {
+      const exit = await startOwnBaton(onTestFinished, ["sim", ...args]).exit;
+      expect(exit.code).toBe(2);
+      expect(exit.stdout).toBe("");
+      expect(exit.stderr).toContain(message);
+      expect(exit.stderr).not.toMatch(/\n\s+at /);
+    },
+  );
 });
 
 describe("baton sim --ui", { timeout: 120_000 }, () => {

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { ROOT, startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { ROOT, startBaton, startOwnBaton, stopBatons } from "../fixtures/batonCli.ts";
 import { onTerminal, stopTerminals } from "../fixtures/onTerminal.ts";
 import { stderrMatches } from "../fixtures/stderrMatches.ts";
 
@@ -472,8 +472,14 @@ describe("baton sim on a graph of your own", () => {
       expect(JSON.parse(line)).not.toHaveProperty("outcomes");
     }
   });
+});
 
-  it.each([
+/**
+ * Refusals, each its own `baton sim` process and nothing else: side by side, as the CLI's
+ * are (cli.test.ts), where one at a time left the second core idle.
+ */
+describe.concurrent("baton sim's refusals of a graph of your own", () => {
+  it.for<[string[], string]>([
     [
       [`${F}/nope.ts`, "--handlers", `${F}/simOwn.sim.ts`],
       `baton sim: ${F}/nope.ts does not exist`,
@@ -532,8 +538,8 @@ describe("baton sim on a graph of your own", () => {
       [`${F}/simOwn.graph.ts`, "--handlers", `${F}/simOwnFrozen.sim.ts`, "--seeds", "1..4"],
       "baton sim: cannot watch your handlers for reads of the real clock and randomness: Math.random cannot be replaced (TypeError: Cannot redefine property: random)",
     ],
-  ])("refuses %j with exit 2", async (args, message) => {
-    const exit = await sim(...args, "--threads", "2");
+  ])("refuses %j with exit 2", async ([args, message], { expect, onTestFinished }) => {
+    const exit = await startOwnBaton(onTestFinished, ["sim", ...args, "--threads", "2"]).exit;
     expect(exit.stdout).toBe("");
     expect(exit.stderr).toContain(message);
     expect(exit.code).toBe(2);
