@@ -168,10 +168,11 @@ describe("baton launch", () => {
         "/bin/sh",
         "-c",
         // A helper the rank started and forgot, in a session of its own. The rank exits once
-        // the helper is in it (it touches the file after setsid): exited before, it left a
-        // child still in the rank's process group, which the launcher's stop of that group
-        // took with it (the fresh-clone CI saw it once).
-        `setsid /bin/sh -c 'touch "$0"; exec sleep 30' "$HELPER_IN_SESSION" </dev/null >/dev/null 2>&1 & while [ ! -e "$HELPER_IN_SESSION" ]; do sleep 0.01; done; exit 0`,
+        // the helper is in it (it writes its pid after setsid) and is sleep: exited before
+        // setsid, it left a child still in the rank's process group, which the launcher's
+        // stop of that group took with it; before the exec, the launcher named the helper
+        // /bin/sh (the fresh-clone CI saw each once).
+        `setsid /bin/sh -c 'echo $$ > "$0"; exec sleep 30' "$HELPER_IN_SESSION" </dev/null >/dev/null 2>&1 & until [ -s "$HELPER_IN_SESSION" ] && [ "$(cat /proc/$(cat "$HELPER_IN_SESSION")/comm 2>/dev/null)" = sleep ]; do sleep 0.01; done; exit 0`,
       ],
       { env: { HELPER_IN_SESSION: join(dir, "helper-in-session") } },
     ).exit;
