@@ -2,6 +2,7 @@ import { setMaxListeners } from "node:events";
 import { availableParallelism } from "node:os";
 import { ConfigError, PoolError } from "../errors.ts";
 import type { Resources } from "../graph/job.ts";
+import { DEFAULT_MAX_LOST } from "../machines/jobBoard.ts";
 import { checkOptionNames } from "../optionNames.ts";
 import { checkPoolOptions } from "./checkPoolOptions.ts";
 import { machineResources } from "./machineResources.ts";
@@ -27,7 +28,7 @@ import { DEFAULT_ABORT_GRACE_MS } from "./workerProcessOptions.ts";
  * the losses after which a job is failed as poison (`DEFAULT_MAX_LOST`), so that the pool
  * outlasts one such job for each worker it has.
  */
-export const IN_PROCESS_RESTARTS_PER_WORKER = 3;
+export const IN_PROCESS_RESTARTS_PER_WORKER = DEFAULT_MAX_LOST;
 
 /** What `inProcessPool` takes: how many workers, what each offers, how many replacements. */
 export interface InProcessPoolOptions {

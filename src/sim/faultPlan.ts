@@ -1,6 +1,7 @@
 import { argumentError } from "../argumentError.ts";
 import { ConfigError } from "../errors.ts";
 import { preview } from "../graph/label.ts";
+import { DEFAULT_DEAD_AFTER_MS } from "../machines/connection.ts";
 import type { SimEntropy } from "./simEntropy.ts";
 import { SIM_LIMITS } from "./simLimits.ts";
 import { FAULT_HORIZON_MS } from "./simulateDefaults.ts";
@@ -115,8 +116,8 @@ export function drawFaults(entropy: SimEntropy, profile: FaultProfile, withinMs?
         faults.push({ kind, at, ms: entropy.int(100, 5_000), torn: entropy.chance(0.5) });
         break;
       case "disk-stall":
-        // Up to twice the 20 s probe deadline, so a stall can outlast a silent worker.
-        faults.push({ kind, at, ms: entropy.int(1_000, 40_000) });
+        // Up to twice the probe deadline, so a stall can outlast a silent worker.
+        faults.push({ kind, at, ms: entropy.int(1_000, 2 * DEFAULT_DEAD_AFTER_MS) });
         break;
       case "disk-full":
         faults.push({ kind, at, ms: entropy.int(1_000, 20_000) });

@@ -1,3 +1,5 @@
+import { DEFAULT_LEASE_TIMEOUT_MS } from "../machines/jobBoard.ts";
+
 /**
  * What `simulate` (and `baton sim`) draws and runs when not told: a graph of `jobs` jobs on
  * `workers` in-process workers. Enough jobs and workers for leases, retries and crashes to
@@ -23,4 +25,7 @@ export const SIMULATE_DEFAULTS = { jobs: 100, workers: 8 } as const;
  * await simulate({ seed: 1, faultsWithin: FAULT_HORIZON_MS.default / 4 }); // the faults 4× sooner
  * ```
  */
-export const FAULT_HORIZON_MS = { default: 20_000, heavy: 40_000 } as const;
+export const FAULT_HORIZON_MS = {
+  default: DEFAULT_LEASE_TIMEOUT_MS,
+  heavy: 2 * DEFAULT_LEASE_TIMEOUT_MS,
+} as const;
