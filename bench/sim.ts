@@ -20,8 +20,9 @@
 import { setSeedThreadsV8Flags } from "../src/cli/seedThreadsV8Flags.ts";
 import { job } from "../src/graph/job.ts";
 import { createEngine } from "../src/runtime/engine.ts";
+import { threadsFor } from "../src/sim/inSeedOrder.ts";
 import { simulate } from "../src/sim/simulate.ts";
-import { simulateSeeds, threadsFor } from "../src/sim/simulateSeeds.ts";
+import { simulateSeeds } from "../src/sim/simulateSeeds.ts";
 
 const SEEDS = Number(process.env.BENCH_SIM_SEEDS ?? 600);
 const ONE_THREAD_SEEDS = Math.max(1, Math.round(SEEDS / 5));

@@ -259,6 +259,7 @@ export type {
 } from "./runtime/workerPool.ts";
 export { type WsNetOptions, wsNet } from "./runtime/wsNet.ts";
 export { type Fault, type FaultProfile, formatFaults, parseFaults } from "./sim/faultPlan.ts";
+export { simulate } from "./sim/publicSimulate.ts";
 export type { ClockScope } from "./sim/simClock.ts";
 export type { SimTools } from "./sim/simGraph.ts";
 export { SIM_INVARIANTS, type SimInvariant } from "./sim/simInvariants.ts";
@@ -276,13 +277,12 @@ export {
   type SimSignalRecord,
 } from "./sim/simProcs.ts";
 export type { SimRankBehaviour } from "./sim/simRankProgram.ts";
-export {
-  type SimCounts,
-  type SimProgress,
-  type SimulateOptions,
-  type SimulationResult,
-  type SimViolation,
-  simulate,
+export type {
+  SimCounts,
+  SimProgress,
+  SimulateOptions,
+  SimulationResult,
+  SimViolation,
 } from "./sim/simulate.ts";
 export {
   type DrawnSimulation,

@@ -14,6 +14,7 @@ import {
   formatFaults,
   parseFaults,
 } from "../sim/faultPlan.ts";
+import { type SeedThreadData, simulateSeed, threadsFor, yourModules } from "../sim/inSeedOrder.ts";
 import { type Shrunk, shrink } from "../sim/shrink.ts";
 import { RANK_GROUP_INVARIANTS, SIM_INVARIANTS } from "../sim/simInvariants.ts";
 import { SIM_LIMITS } from "../sim/simLimits.ts";
@@ -25,14 +26,7 @@ import {
   simulate,
 } from "../sim/simulate.ts";
 import { SIMULATE_DEFAULTS } from "../sim/simulateDefaults.ts";
-import {
-  type DrawnSimulation,
-  type SeedThreadData,
-  simulateSeed,
-  simulateSeeds,
-  threadsFor,
-  yourModules,
-} from "../sim/simulateSeeds.ts";
+import { type DrawnSimulation, simulateSeeds } from "../sim/simulateSeeds.ts";
 import { yourGraph as planned } from "../sim/yourJobs.ts";
 import { choiceFlag } from "./choiceFlag.ts";
 import { commandCatalog } from "./commandCatalog.ts";

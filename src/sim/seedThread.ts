@@ -6,13 +6,13 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { BatonError } from "../errors.ts";
-import { SeedClaims } from "./seedClaims.ts";
 import {
   type SeedThreadMessage,
   type SeedThreadStart,
   simulateSeed,
   yourModules,
-} from "./simulateSeeds.ts";
+} from "./inSeedOrder.ts";
+import { SeedClaims } from "./seedClaims.ts";
 
 const port = parentPort!;
 const { seeds: range, ...data } = workerData as SeedThreadStart;

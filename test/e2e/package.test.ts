@@ -483,7 +483,7 @@ export async function maybeUndefined(
       JSON.stringify(pathToFileURL(join(ROOT, "dist", "sim", name)).href);
     const dir = project({
       "seeds.mjs": `import { simulateSeeds } from "baton";
-import { startSeedThread } from ${compiled("simulateSeeds.js")};
+import { startSeedThread } from ${compiled("inSeedOrder.js")};
 import { SeedClaims } from ${compiled("seedClaims.js")};
 const seeds = [];
 for await (const r of simulateSeeds(1, 6, { jobs: 5, workers: 2 }, { threads: 2, callingThread: false })) seeds.push(r.ok && r.seed);

@@ -6,13 +6,10 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import type { Fault } from "../../src/sim/faultPlan.ts";
+import { type SeedThreadMessage, startSeedThread } from "../../src/sim/inSeedOrder.ts";
 import { SeedClaims } from "../../src/sim/seedClaims.ts";
 import { simulate } from "../../src/sim/simulate.ts";
-import {
-  type SeedThreadMessage,
-  simulateSeeds,
-  startSeedThread,
-} from "../../src/sim/simulateSeeds.ts";
+import { simulateSeeds } from "../../src/sim/simulateSeeds.ts";
 import chargesGraph from "../fixtures/simCharges.graph.ts";
 import chargesHandlers from "../fixtures/simCharges.sim.ts";
 import yourGraph from "../fixtures/simOwn.graph.ts";

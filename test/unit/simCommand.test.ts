@@ -32,6 +32,12 @@ vi.mock("../../src/sim/simulateSeeds.ts", async (importOriginal) => {
         yield* fake.seeds!;
       })();
     },
+  };
+});
+vi.mock("../../src/sim/inSeedOrder.ts", async (importOriginal) => {
+  const real = await importOriginal<typeof import("../../src/sim/inSeedOrder.ts")>();
+  return {
+    ...real,
     // One seed runs on this thread: the first fake result stands for it.
     simulateSeed: async (...args: Parameters<typeof real.simulateSeed>) => {
       if (fake.seeds === undefined) return real.simulateSeed(...args);
