@@ -1,10 +1,14 @@
 import { defineConfig } from "vitest/config";
+import { filesNeedingOwnWorker } from "./test/projects/filesNeedingOwnWorker.ts";
 import ClosingLine from "./test/reporters/closingLine.ts";
 import LongFilesFirst from "./test/sequencers/longFilesFirst.ts";
 
+/** Files that start no process of baton's and load its modules in the test's own process. */
+const IN_PROCESS = ["test/unit/", "test/property/"];
+const ownWorker = filesNeedingOwnWorker(new URL("./", import.meta.url), IN_PROCESS);
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Each file gets a temp folder of its own, and fails when it leaves baton's files there.
@@ -15,5 +19,25 @@ export default defineConfig({
     maxWorkers: 2,
     reporters: ["default", new ClosingLine()],
     sequence: { sequencer: LongFilesFirst },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "own modules",
+          include: ["test/e2e/**/*.test.ts", "test/integration/**/*.test.ts", ...ownWorker],
+        },
+      },
+      {
+        // A fresh worker per file loaded baton's modules again for each of the 200 unit files:
+        // half the CPU of the unit and property tests. ARCHITECTURE.md, Tests.
+        extends: true,
+        test: {
+          name: "shared modules",
+          include: IN_PROCESS.map((dir) => `${dir}**/*.test.ts`),
+          exclude: ownWorker,
+          isolate: false,
+        },
+      },
+    ],
   },
 });
