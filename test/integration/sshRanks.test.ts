@@ -533,22 +533,33 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
     const host = open();
     const deployment = newDeployment();
     const id = { deployment, stateDir };
-    // Ten loops of processes that live 50 ms: a scan, a dozen forks a process, reads many of
-    // them as they end.
-    for (let loop = 0; loop < 10; loop++) {
-      const started = await host.run(
-        `/bin/sh -c 'while :; do BATON_DEPLOYMENT=${deployment} BATON_STATE_DIR=${stateDir} sleep 0.05; done' >/dev/null 2>&1 </dev/null & echo $!`,
-      );
-      remotePids.push(Number(started.stdout.toString()));
-    }
-    // Scans until they have read 40 of them, at least 20 scans, or 30 s (a loaded machine
-    // starts the loops late and runs each scan slowly: 20 scans alone once read none).
+    // Ten loops of processes that carry the deployment and live 100 ms, each left a zombie for
+    // 200 ms by its parent (a shell that execs a sleep, which never waits): one that ends while a
+    // scan reads it is still there for the scan's last read, its state, instead of gone unless
+    // its parent had not yet reaped it (loops of `sleep 0.05` reaped at once left about one so
+    // in thirty scans, and a scan 30 s long; these leave two or three in each scan). Started in
+    // one ssh call.
+    const loop = `while :; do /bin/sh -c "BATON_DEPLOYMENT=${deployment} BATON_STATE_DIR=${stateDir} sleep 0.1 & exec sleep 0.3"; done`;
+    const started = await host.run(
+      `for n in 1 2 3 4 5 6 7 8 9 10; do /bin/sh -c '${loop}' >/dev/null 2>&1 </dev/null & echo $!; done`,
+    );
+    remotePids.push(...started.stdout.toString().trim().split("\n").map(Number));
+    // A process read as it ended is a zombie, or running its exit (`exiting`, its environment
+    // unknown), or, wrongly, alive with an environment that could not be read.
+    const endedWhileRead = ({ state, exiting, env }: RemoteProc) =>
+      state === "zombie" || exiting === true || env === undefined;
+    // Scans until at least 20 scans have read 20 processes as they ended, or 30 s (a loaded
+    // machine starts the loops late and runs each scan slowly).
     const table = remoteProcs(host);
     const entries: RemoteProc[] = [];
     const until = Date.now() + 30_000;
-    for (let scan = 0; scan < 20 || (entries.length < 40 && Date.now() < until); scan++)
+    for (
+      let scan = 0;
+      scan < 20 || (entries.filter(endedWhileRead).length < 20 && Date.now() < until);
+      scan++
+    )
       entries.push(...(await table.snapshot([], id, { scan: true })));
-    expect(entries.length).toBeGreaterThan(0);
+    expect(entries.filter(endedWhileRead).length).toBeGreaterThan(0);
     // Each is the test user's own, its environment readable while it lives: one read as it
     // ended is gone, a zombie, or running its exit (`exiting`, its environment unknown), not
     // alive with an environment that could not be read.
@@ -866,12 +877,16 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
 
   it("keeps renewing its mirrored lease while a close clears the host, so a launcher of the same name cannot take the name over mid-clear", async () => {
     const deployment = newDeployment();
-    // The first site's ssh client, through a shim that holds the manifest's removal (the
-    // clear's first call) for 5 s, noting when it starts.
+    // The first site's ssh client, through a shim that, once the test arms it as the site
+    // closes, holds the manifest's removal (the clear's first call; the site's opening removes
+    // it too, which the shim once held 5 s as well), noting when it starts, until the test lets
+    // it go (or 20 s).
+    const armed = join(localDir, "clear-armed");
     const started = join(localDir, "clear-started");
+    const letGo = join(localDir, "clear-let-go");
     const shim = sshShim(
       "slow-clear-ssh",
-      `*"rm -f"*manifest.json*) touch '${started}'; sleep 5 ;;`,
+      `*"rm -f"*manifest.json*) if [ -e '${armed}' ]; then touch '${started}'; n=0; while [ ! -e '${letGo}' ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n + 1)); done; fi ;;`,
     );
     const siteOf = (token: string, program?: string) =>
       openRemoteSite({
@@ -885,11 +900,13 @@ describe.skipIf(!available)("remote ranks over SSH", () => {
         clock: nodeClock(),
       });
     const first = await siteOf("first", shim);
+    writeFileSync(armed, "");
     const closed = first.close({ clear: true });
     while (!existsSync(started)) await new Promise((resolve) => setTimeout(resolve, 50));
     // Twice the lease's staleness into the clear: a lease released as the clear began is stale.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     const second = await siteOf("second").catch((thrown: unknown) => thrown);
+    writeFileSync(letGo, "");
     await closed;
     if (!(second instanceof Error)) await (second as { close(): Promise<void> }).close();
     expect(second).toMatchObject({ code: "DEPLOYMENT_BLOCKED" });
