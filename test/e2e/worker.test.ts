@@ -907,13 +907,6 @@ describe.concurrent("baton worker, side by side", () => {
     const { path, secret } = await writeSecretFile(tempDir());
     const mute = await silentCoordinator({ secret, mute: true });
     defer(() => mute.close());
-    const unwelcomed = await worker(workerArgs(mute.address, path, "--welcome-timeout-ms", "300"))
-      .exit;
-    expect(unwelcomed.code).toBe(3);
-    expect(unwelcomed.stderr).toContain(
-      `baton worker: gave up on the coordinator at ${mute.address} (code 4009): no welcome from the coordinator within 300 ms of connecting`,
-    );
-
     // A coordinator whose process froze: its host accepts the connection, nothing answers.
     const accepted: Socket[] = [];
     const frozen = createServer((socket) => accepted.push(socket));
@@ -923,20 +916,25 @@ describe.concurrent("baton worker, side by side", () => {
       return new Promise<void>((resolve) => frozen.close(() => resolve()));
     });
     const frozenAt = `ws://127.0.0.1:${(frozen.address() as { port: number }).port}`;
-    const unanswered = await worker(workerArgs(frozenAt, path, "--welcome-timeout-ms", "300")).exit;
+    const silent = await silentCoordinator({ secret, heartbeatMs: 50 });
+    defer(() => silent.close());
+    // Each against its own coordinator, at once: the wait in each is its own limit.
+    const [unwelcomed, unanswered, patient, bad] = await Promise.all([
+      worker(workerArgs(mute.address, path, "--welcome-timeout-ms", "300")).exit,
+      worker(workerArgs(frozenAt, path, "--welcome-timeout-ms", "300")).exit,
+      worker(workerArgs(silent.address, path, "--silence-limit-ms", "700")).exit,
+      worker(workerArgs(silent.address, path, "--silence-limit-ms", "20s")).exit,
+    ]);
+    expect(unwelcomed.code).toBe(3);
+    expect(unwelcomed.stderr).toContain(
+      `baton worker: gave up on the coordinator at ${mute.address} (code 4009): no welcome from the coordinator within 300 ms of connecting`,
+    );
     expect(unanswered.code).toBe(3);
     expect(unanswered.stderr).toContain(
       `baton worker: cannot connect to ${frozenAt}: no answer within 300 ms`,
     );
-
-    const silent = await silentCoordinator({ secret, heartbeatMs: 50 });
-    defer(() => silent.close());
-    const patient = await worker(workerArgs(silent.address, path, "--silence-limit-ms", "700"))
-      .exit;
     expect(patient.code).toBe(3);
     expect(patient.stderr).toContain("no frame or ping from the coordinator for 700 ms");
-
-    const bad = await worker(workerArgs(silent.address, path, "--silence-limit-ms", "20s")).exit;
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(
       'baton worker: --silence-limit-ms must be a whole number of milliseconds ≥ 1, not "20s" [CONFIG]',
