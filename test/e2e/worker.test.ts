@@ -311,6 +311,18 @@ describe("baton worker", () => {
       run: "e2e",
     });
     cleanups.push(coordinator.close);
+    // The worker of the same tree starts as the other does, its connection held by a paused
+    // proxy (within a welcome timeout no start under load outlasts) until that one is refused.
+    const proxy = await startTcpProxy({
+      host: "127.0.0.1",
+      port: Number(new URL(coordinator.address).port),
+    });
+    cleanups.push(proxy.close);
+    proxy.pause();
+    const same = worker([
+      ...["--connect", proxy.address, "--secret-file", path, "--jobs", treeWith(2)],
+      ...["--welcome-timeout-ms", "120000"],
+    ]);
 
     // Same graph file, another handler file behind it: refused before it can lease a job.
     const refused = await worker([
@@ -326,14 +338,8 @@ describe("baton worker", () => {
     expect(refused.stderr).toContain("give --jobs the file the coordinator loaded");
     expect(coordinator.record(calc!).state).toBe("ready");
 
-    const joined = await worker([
-      "--connect",
-      coordinator.address,
-      "--secret-file",
-      path,
-      "--jobs",
-      treeWith(2),
-    ]).exit;
+    proxy.resume();
+    const joined = await same.exit;
     expect(joined.code).toBe(0);
     expect(coordinator.record(calc!)).toMatchObject({ state: "completed", value: 42 });
   });
