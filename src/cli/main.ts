@@ -72,6 +72,15 @@ function isHelpFlag(arg: string): boolean {
 }
 
 /**
+ * The command a first argument names: `--help` (`-h`) is `help` and `--version` is `version`,
+ * with the same operands, as `git --help commit` is `git help commit`.
+ */
+function commandNamed(first: string | undefined): string | undefined {
+  if (first === "--version") return "version";
+  return first !== undefined && isHelpFlag(first) ? "help" : first;
+}
+
+/**
  * Refuses the arguments `help` or `version` (`command`) does not take, named, with its usage,
  * as `parseFlags` refuses another command's: exit code 2.
  */
@@ -109,15 +118,19 @@ const commands: Record<CommandName, () => Promise<Command>> = {
  * ```
  */
 export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const [first, ...rest] = argv;
+  const name = commandNamed(first);
   if (name === "help" && rest.length > 1) return refuseMore("help", rest.slice(1));
-  if (name === "help" && rest.length > 0) return main([...rest, "--help"]);
-  const asksForHelp = (name === "version" || name === "--version") && rest.some(isHelpFlag);
-  if (name === undefined || name === "help" || isHelpFlag(name) || asksForHelp) {
+  const [operand] = rest;
+  if (name === "help" && operand !== undefined && !isHelpFlag(operand)) {
+    return main([operand, "--help"]);
+  }
+  const asksForHelp = name === "version" && rest.some(isHelpFlag);
+  if (name === undefined || name === "help" || asksForHelp) {
     process.stdout.write(`${USAGE}\n\n${quickStart()}\n`);
     return name === undefined ? 2 : 0;
   }
-  if (name === "version" || name === "--version") {
+  if (name === "version") {
     if (rest.length > 0) return refuseMore("version", rest);
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
     process.stdout.write(`baton ${pkg.version}\n`);

@@ -115,9 +115,23 @@ describe("an argument to help or version beyond what it takes", () => {
       ["help", "run", "extra"],
       "baton help: unexpected argument extra: baton help takes one command at most; usage: baton help [COMMAND] [CONFIG]\n",
     ],
+    [
+      ["-h", "run", "extra"],
+      "baton help: unexpected argument extra: baton help takes one command at most; usage: baton help [COMMAND] [CONFIG]\n",
+    ],
   ])("baton %j names it, with the usage, exit 2", async (args, says) => {
     const { code, stdout, stderr } = await startBaton(args).exit;
     expect(stderr).toBe(says);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+  });
+
+  it("baton --help COMMAND is baton help COMMAND: the command's help, or no such command, exit 2", async () => {
+    const status = await startBaton(["--help", "status"]).exit;
+    expect(status.stdout).toMatch(/^usage: baton status /);
+    expect(status.code).toBe(0);
+    const { code, stdout, stderr } = await startBaton(["--help", "extra"]).exit;
+    expect(stderr).toMatch(/^baton: unknown command "extra"\n\nusage: baton <command>/);
     expect(code).toBe(2);
     expect(stdout).toBe("");
   });
