@@ -17,8 +17,8 @@ setBatonV8Flags();
 // goes on (src/cli/stdoutFailure.ts).
 process.stderr.on("error", () => {});
 const argv = process.argv.slice(2);
-// Until baton run listens for Ctrl-C itself (bin/stoppedWhileLoading.mjs).
-if (argv[0] === "run") sayStoppedWhileLoading();
+// Until the command listens for Ctrl-C itself (bin/stoppedWhileLoading.mjs).
+sayStoppedWhileLoading(argv[0]);
 const { main, stdoutFailure, exitAfterStdoutFailure } = await import(await batonEntry());
 let stdoutError;
 process.stdout.on("error", (error) => {
