@@ -1,9 +1,10 @@
 /**
  * `baton status` as a user runs it (`node bin/baton.js status …`) on a state dir the test
  * fills with files, whose pids are processes the test starts (live) or started and let exit
- * (dead). Every process still running when a test ends is SIGKILLed by pid.
+ * (dead). Every process still running when a test ends is SIGKILLed by pid, and the test's
+ * state dir removed, even when it fails or runs out of time.
  */
-import { chmod, mkdir, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
+import { chmod, mkdir, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -19,11 +20,11 @@ import { nodeProcs } from "../../src/runtime/nodeProcs.ts";
 import type { ProcHandle } from "../../src/runtime/ports.ts";
 import { userName } from "../../src/runtime/userName.ts";
 import { startBaton, stopBatons } from "../fixtures/batonCli.ts";
+import { tempDir } from "../fixtures/tempDir.ts";
 
 const procs = nodeProcs();
 const files = nodeFiles();
 const started = new Set<ProcHandle>();
-const tempDirs: string[] = [];
 
 afterEach(async () => {
   stopBatons();
@@ -31,7 +32,6 @@ afterEach(async () => {
   started.clear();
   for (const handle of left) procs.signal(handle.pid, "SIGKILL");
   await Promise.all(left.map((handle) => handle.exited));
-  await Promise.all(tempDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
 });
 
 /** A process that runs until the test ends, carrying `deployment` in its environment. */
@@ -60,11 +60,12 @@ const EVERY_STATE_DIR_COMMAND: [string, ...string[]][] = [
   ["launch", "--world", "1", "--", "true"],
 ];
 
-async function stateDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "baton-status-"));
-  tempDirs.push(dir);
-  return dir;
-}
+/**
+ * A state dir of the running test's own, removed once that test has ended, passed, failed or
+ * out of time, whatever the other tests' hooks do. Made at the test's start, before its first
+ * `await`, when the running test is its own.
+ */
+const stateDir = () => tempDir("baton-status-");
 
 /**
  * Writes the lease of `deployment` in `dir`: launcher `pid` (token "tok") on machine `host`
@@ -150,7 +151,7 @@ async function writeDeployment(
 
 describe("baton status", () => {
   it("lists live and orphaned deployments with their ranks, as JSON", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     const rankPid = livePid("dep-live00000000");
     const stranger = livePid("dep-someoneelse0");
     const dead = await deadPid();
@@ -303,7 +304,7 @@ describe("baton status", () => {
   });
 
   it("prints a table a person reads, and reports malformed files without failing", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     const rankPid = livePid("dep-live00000000");
     await writeDeployment(
       dir,
@@ -366,7 +367,7 @@ describe("baton status", () => {
   });
 
   it("says how long a reaped deployment ran: at least to its last exit seen, when its ranks ended unseen", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     const now = Date.now();
     await mkdir(join(dir, "dep-reaped000000"));
     await writeFile(
@@ -393,7 +394,7 @@ describe("baton status", () => {
   });
 
   it("says how long a short run ran to a tenth of a second, not rounded down to whole seconds", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     // Half an hour short of three days ago, so a slow start of `baton status` still reads 2 d 23 h.
     const started = Date.now() - 3 * 86_400_000 + 1_800_000;
     await mkdir(join(dir, "dep-short0000000"));
@@ -429,7 +430,7 @@ describe("baton status", () => {
   });
 
   it("does not judge a rank on an ssh host by this machine's process table", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     const deployment = "dep-remote000000";
     await writeDeployment(
       dir,
@@ -469,7 +470,7 @@ describe("baton status", () => {
   });
 
   it("says what baton reap does with a deployment whose manifest is malformed: nothing", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     const deployment = "dep-broken000000";
     await mkdir(join(dir, deployment));
     await writeFile(join(dir, deployment, "manifest.json"), '{"format":"baton.manifest/1", broken');
@@ -485,7 +486,7 @@ describe("baton status", () => {
   });
 
   it("says baton reap leaves a fresh lease with no manifest until it is stale, and when, unless its launcher is gone from this machine", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     const deployment = "dep-leaseonly000";
     const dead = await deadPid();
     await files.writeAtomic(
@@ -539,7 +540,7 @@ describe("baton status", () => {
   });
 
   it("judges a lease with no manifest by its pid only on the machine that wrote it, elsewhere by its age, as a claim does", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     const dead = await deadPid();
     const lease = (deployment: string, host: string | undefined, ageMs: number) =>
       writeLease(dir, deployment, dead, host, ageMs);
@@ -592,7 +593,7 @@ describe("baton status", () => {
   });
 
   it("judges a deployment another machine launched by its lease alone, and its ranks as that machine's", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     const dead = await deadPid();
     const launched = async (deployment: string, leaseAgeMs: number) => {
       const paths = deploymentPaths(dir, deployment);
@@ -651,7 +652,7 @@ describe("baton status", () => {
   });
 
   it("says a deployment's invalid manifest is why it stays, not that it started no rank", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     const deployment = "dep-brokenlease0";
     const paths = deploymentPaths(dir, deployment);
     await mkdir(paths.dir);
@@ -668,7 +669,7 @@ describe("baton status", () => {
   it.skipIf(procs.containment === undefined)(
     "tells a cgroup that is gone from one it cannot read",
     async () => {
-      const dir = await stateDir();
+      const dir = stateDir();
       const launcher = await deadPid();
       const cgroups = {
         "dep-cgroupgone00": join(tmpdir(), `baton-no-cgroup-${process.pid}`, "baton"),
@@ -719,7 +720,7 @@ describe("baton status", () => {
   );
 
   it("refuses an empty or unusable value of every flag of status and reap, saying what to do", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     // An unset variable: "" would have been the working directory.
     const empties: [string, string][] = [
       ["status", "state-dir"],
@@ -778,7 +779,7 @@ describe("baton status", () => {
     "tells a user who may not list the state dir whose it is, instead of scandir's EACCES",
     async () => {
       // mkdtemp's directory is root's, 0700: closed to nobody, and so is everything under it.
-      const dir = await stateDir();
+      const dir = stateDir();
       const nobody = `this user (${userName(65534)})`;
       for (const [command, ...rest] of EVERY_STATE_DIR_COMMAND) {
         const closed = await startBaton([command, "--state-dir", dir, ...rest], { uid: 65534 })
@@ -802,7 +803,7 @@ describe("baton status", () => {
   it.runIf(process.getuid?.() === 0)(
     "baton reap as another user in a shared state dir names the owner of a 0700 deployment, in the report and --json",
     async () => {
-      const dir = await stateDir();
+      const dir = stateDir();
       await chmod(dir, 0o755);
       const deployment = "dep-theirs000000";
       await writeDeployment(dir, deployment, await deadPid(), [], 1_000);
@@ -818,7 +819,7 @@ describe("baton status", () => {
   );
 
   it("says when there is nothing, also in --json, and refuses unknown flags and negative numbers (status and reap alike)", async () => {
-    const dir = await stateDir();
+    const dir = stateDir();
     const empty = await baton(["status", "--state-dir", join(dir, "missing")]);
     expect(empty.code).toBe(0);
     expect(empty.stdout).toBe(
