@@ -4,7 +4,7 @@ import { ConfigError } from "../errors.ts";
 import { formatDuration } from "../formatDuration.ts";
 import type { Resources } from "../graph/job.ts";
 import { DEFAULT_DEAD_AFTER_MS, DEFAULT_HEARTBEAT_MS } from "../machines/connection.ts";
-import { coordinatorUrl } from "../runtime/coordinatorAddress.ts";
+import { coordinatorUrl, whyNoCoordinator } from "../runtime/coordinatorAddress.ts";
 import { createLogger, LOG_LEVELS } from "../runtime/logger.ts";
 import { machineResources } from "../runtime/machineResources.ts";
 import { moduleSource } from "../runtime/moduleSource.ts";
@@ -504,27 +504,10 @@ function coordinatorAddress(text: string): string {
   const url = coordinatorUrl(text);
   if (url === undefined) {
     throw new ConfigError(
-      `--connect: "${text}" is not a coordinator's address${whyNoAddress(text)}: give the HOST:PORT or ws://HOST:PORT it listens on, as in the baton worker command baton run printed (for example ws://10.0.0.5:7000; an IPv6 host in brackets)`,
+      `--connect: "${text}" is not a coordinator's address${whyNoCoordinator(text)}: give the HOST:PORT or ws://HOST:PORT it listens on, as in the baton worker command baton run printed (for example ws://10.0.0.5:7000; an IPv6 host in brackets)`,
     );
   }
   return url;
-}
-
-/**
- * What is wrong with `--connect`'s `text`, where a person would not see it: a web address
- * (the coordinator's is a WebSocket one), port 0 (`baton run --listen`'s "any free port"), or
- * no port at all; else "".
- */
-function whyNoAddress(text: string): string {
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1]?.toLowerCase();
-  if (scheme === "wss") return " (wss://: a coordinator listens for ws://, without TLS)";
-  if (scheme !== undefined && scheme !== "ws") {
-    return ` (${scheme}://: a coordinator takes WebSocket connections, ws://)`;
-  }
-  if (/:0+$/.test(text)) {
-    return " (port 0 is baton run --listen's any free port, and names no coordinator: give the port the run printed)";
-  }
-  return /:\d+$/.test(text) ? "" : " (it names no port)";
 }
 
 /**

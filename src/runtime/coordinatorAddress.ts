@@ -27,6 +27,44 @@ export function coordinatorUrl(text: string): string | undefined {
 }
 
 /**
+ * What keeps `text`, which {@link coordinatorUrl} takes for no coordinator's address, from
+ * being one, in parentheses after a space, where a person would not see it: a web address (the
+ * coordinator's is a WebSocket one), a quote the shell kept, port 0 (`baton run --listen`'s
+ * "any free port") or one past 65535, more after the port (a path, a comma), an IPv6 host
+ * without its brackets, or no port at all; else "".
+ *
+ * @example
+ * ```ts
+ * whyNoCoordinator("ws://10.0.0.5:7000/run"); // ' (after its port 7000 comes "/run": the address ends at its port)'
+ * whyNoCoordinator("10.0.0.5"); // " (it names no port)"
+ * ```
+ */
+export function whyNoCoordinator(text: string): string {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1]?.toLowerCase();
+  if (scheme === "wss") return " (wss://: a coordinator listens for ws://, without TLS)";
+  if (scheme !== undefined && scheme !== "ws") {
+    return ` (${scheme}://: a coordinator takes WebSocket connections, ws://)`;
+  }
+  const quote = /['"]/.exec(text)?.[0];
+  if (quote !== undefined) {
+    return ` (it holds the quote ${quote}: a shell's quotes are not part of the address; give it without them)`;
+  }
+  const hostAndPort = text.replace(/^ws:\/\//i, "");
+  const ipv6 = /^([0-9A-Fa-f]*:[0-9A-Fa-f:.]*):(\d+)$/.exec(hostAndPort);
+  if (ipv6 !== null) return ` (an IPv6 host goes in brackets: [${ipv6[1]}]:${ipv6[2]})`;
+  const port = /:(\d+)(\D[^:]*)?$/.exec(text);
+  if (port === null) return " (it names no port)";
+  const [, digits = "", after] = port;
+  if (after !== undefined) {
+    return ` (after its port ${digits} comes ${JSON.stringify(after)}: the address ends at its port)`;
+  }
+  if (Number(digits) === 0) {
+    return " (port 0 is baton run --listen's any free port, and names no coordinator: give the port the run printed)";
+  }
+  return Number(digits) > 65_535 ? ` (port ${digits} is past 65535, the highest)` : "";
+}
+
+/**
  * Whether `address` (HOST:PORT or ws://HOST:PORT) names this machine's loopback (127.0.0.0/8,
  * ::1, localhost), which a worker on another machine takes for its own: only a worker on
  * this machine reaches a coordinator there. A host name is not resolved.

@@ -5,6 +5,7 @@ import {
   coordinatorUrl,
   isLoopback,
   reachedFrom,
+  whyNoCoordinator,
   workerConnect,
 } from "../../src/runtime/coordinatorAddress.ts";
 import { type LocalWorkersOptions, localPool } from "../../src/runtime/localPool.ts";
@@ -18,6 +19,25 @@ describe("coordinatorUrl", () => {
     expect(coordinatorUrl("10.0.0.5:0")).toBeUndefined();
     expect(coordinatorUrl("login1.cluster")).toBeUndefined();
     expect(coordinatorUrl("http://login1:7000")).toBeUndefined();
+  });
+});
+
+describe("whyNoCoordinator", () => {
+  // A pasted address with more than the address in it was "it names no port", which it did.
+  it.each([
+    ["ws://10.0.0.5:7000/run", 'after its port 7000 comes "/run": the address ends at its port'],
+    ["10.0.0.5:7000,", 'after its port 7000 comes ",": the address ends at its port'],
+    [
+      "ws://10.0.0.5:7000'",
+      "it holds the quote ': a shell's quotes are not part of the address; give it without them",
+    ],
+    ["::1:7000", "an IPv6 host goes in brackets: [::1]:7000"],
+    ["10.0.0.5:70000", "port 70000 is past 65535, the highest"],
+    ["10.0.0.5", "it names no port"],
+    ["wss://10.0.0.5:7000", "wss://: a coordinator listens for ws://, without TLS"],
+  ])("says what keeps %s from being a coordinator's address", (text, why) => {
+    expect(coordinatorUrl(text)).toBeUndefined();
+    expect(whyNoCoordinator(text)).toBe(` (${why})`);
   });
 });
 
