@@ -31,7 +31,7 @@ export function coordinatorUrl(text: string): string | undefined {
  * being one, in parentheses after a space, where a person would not see it: a web address (the
  * coordinator's is a WebSocket one), a quote the shell kept, port 0 (`baton run --listen`'s
  * "any free port") or one past 65535, more after the port (a path, a comma), an IPv6 host
- * without its brackets, or no port at all; else "".
+ * without its brackets, no host or no port at all; else "".
  *
  * @example
  * ```ts
@@ -50,6 +50,9 @@ export function whyNoCoordinator(text: string): string {
     return ` (it holds the quote ${quote}: a shell's quotes are not part of the address; give it without them)`;
   }
   const hostAndPort = text.replace(/^ws:\/\//i, "");
+  if (/^:?\d+$/.test(hostAndPort)) {
+    return " (it names no host: put the coordinator machine's name or address before the port)";
+  }
   const ipv6 = /^([0-9A-Fa-f]*:[0-9A-Fa-f:.]*):(\d+)$/.exec(hostAndPort);
   if (ipv6 !== null) return ` (an IPv6 host goes in brackets: [${ipv6[1]}]:${ipv6[2]})`;
   const port = /:(\d+)(\D[^:]*)?$/.exec(text);

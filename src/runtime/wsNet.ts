@@ -38,8 +38,8 @@ export interface WsAddress {
 
 /**
  * Parses `HOST:PORT` or `ws://HOST:PORT` (an IPv6 host in brackets). The host is required:
- * baton never picks the interfaces to listen on for its caller, and a port alone (`7000`) is
- * refused with the addresses it could mean. Port 0 means any free port.
+ * baton never picks the interfaces to listen on for its caller, and a port alone (`7000`,
+ * `:7000`) is refused with the addresses it could mean. Port 0 means any free port.
  *
  * @example
  * ```ts
@@ -50,9 +50,11 @@ export interface WsAddress {
 export function parseListenAddress(text: string): WsAddress {
   const match = /^(?:ws:\/\/)?(?:\[([0-9A-Fa-f:.]+)\]|([^\s:/[\]@?#]+)):(\d{1,5})\/?$/.exec(text);
   const port = Number(match?.[3]);
-  if (/^\d{1,5}$/.test(text) && Number(text) <= 65_535) {
+  // `:7000`, which is every interface to Go's net.Listen.
+  const portAlone = /^:?(\d{1,5})$/.exec(text)?.[1];
+  if (portAlone !== undefined && Number(portAlone) <= 65_535) {
     throw new ConfigError(
-      `"${text}" is a port without its host: write HOST:PORT, such as 127.0.0.1:${text} for this machine alone (baton never picks the interfaces to listen on: 0.0.0.0:${text} listens on every one)`,
+      `"${text}" is a port without its host: write HOST:PORT, such as 127.0.0.1:${portAlone} for this machine alone (baton never picks the interfaces to listen on: 0.0.0.0:${portAlone} listens on every one)`,
     );
   }
   if (!match || port > 65_535) {

@@ -441,7 +441,9 @@ describe("wsNet", () => {
 
   it("refuses addresses without an explicit host and port", async () => {
     for (const address of [":7000", "ws://127.0.0.1", "http://127.0.0.1:7000", "ws://h:99999"]) {
-      await expect(wsNet().listen(address)).rejects.toThrow(/is not an address baton can use/);
+      await expect(wsNet().listen(address)).rejects.toThrow(
+        /is not an address baton can use|is a port without its host/,
+      );
     }
   });
 });
@@ -468,6 +470,9 @@ describe("parseListenAddress", () => {
   it("refuses a port alone, giving the addresses it could mean", () => {
     expect(() => parseListenAddress("7000")).toThrow(
       '"7000" is a port without its host: write HOST:PORT, such as 127.0.0.1:7000 for this machine alone (baton never picks the interfaces to listen on: 0.0.0.0:7000 listens on every one)',
+    );
+    expect(() => parseListenAddress(":7000")).toThrow(
+      '":7000" is a port without its host: write HOST:PORT, such as 127.0.0.1:7000 for this machine alone (baton never picks the interfaces to listen on: 0.0.0.0:7000 listens on every one)',
     );
     expect(() => parseListenAddress("99999")).toThrow(/is not an address baton can use/);
   });

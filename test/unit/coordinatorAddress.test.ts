@@ -34,6 +34,7 @@ describe("whyNoCoordinator", () => {
     ["::1:7000", "an IPv6 host goes in brackets: [::1]:7000"],
     ["10.0.0.5:70000", "port 70000 is past 65535, the highest"],
     ["10.0.0.5", "it names no port"],
+    [":7000", "it names no host: put the coordinator machine's name or address before the port"],
     ["wss://10.0.0.5:7000", "wss://: a coordinator listens for ws://, without TLS"],
   ])("says what keeps %s from being a coordinator's address", (text, why) => {
     expect(coordinatorUrl(text)).toBeUndefined();
