@@ -63,7 +63,11 @@ export const ENVIRONMENT_LOOKS = 3;
  * `looks` times, calling `pause()` between looks; an environment that reads empty beside
  * arguments, as it does while the exec writes it, {@link ENVIRONMENT_LOOKS} times. A process
  * that reads empty for another reason (running its exit, a zombie, gone, a kernel thread)
- * costs two more reads, and one whose environment is empty those looks.
+ * costs two more reads, and one whose environment is empty those looks. The arguments that end
+ * the wait are the ones returned, not a read after them: a process that execs again at once (a
+ * shell that execs itself) may be in its next exec by then, and read empty again; an
+ * environment that reads empty for good is taken for empty only while the arguments still
+ * read, else the process is in another exec and is waited out as the first.
  *
  * @example
  * ```ts
@@ -81,12 +85,14 @@ export function readAfterExec(
   let text = read(file);
   for (let look = 0; text === "" && look < looks; look++) {
     const stat = read("stat");
-    if (stat === undefined) return read(file);
-    const info = parseStat(pid, stat);
-    if (!runsItsProgram(info)) return read(file);
+    if (stat === undefined || !runsItsProgram(parseStat(pid, stat))) return read(file);
+    // The exec writes the arguments, then the environment.
     const cmdline = read("cmdline") ?? "";
-    const writingEnvironment = file === "environ" && cmdline !== "" && look < ENVIRONMENT_LOOKS;
-    if (cmdline !== "" && !writingEnvironment) return read(file);
+    if (cmdline !== "" && file === "cmdline") return cmdline;
+    if (cmdline !== "" && look >= ENVIRONMENT_LOOKS) {
+      const environ = read(file);
+      if (environ !== "" || read("cmdline") !== "") return environ;
+    }
     pause();
     text = read(file);
   }

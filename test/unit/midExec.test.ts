@@ -124,6 +124,42 @@ describe("readAfterExec", () => {
     expect(proc.pauses).toBe(1);
   });
 
+  it("returns the arguments it saw once the exec was over, of a process that at once execs again", () => {
+    // A shell that execs itself: between two reads of the same look it may be in its next exec.
+    const NEXT_EXEC: Window = { stat: stat("sh", "R"), cmdline: "", environ: "" };
+    const RAN: Window = { stat: stat("sh", "R"), cmdline: "sh\0-c\0exec sh\0", environ: "A=1\0" };
+    /** Each file's reads, in order: the last one read again from then on. */
+    const script =
+      (reads: Record<keyof Window, Window[]>) =>
+      (file: keyof Window): string | undefined => {
+        const windows = reads[file];
+        return (windows.length > 1 ? windows.shift() : windows[0])?.[file];
+      };
+    const running = [RAN];
+    expect(
+      readAfterExec(
+        PID,
+        "cmdline",
+        script({ stat: running, cmdline: [NEXT_EXEC, RAN, NEXT_EXEC], environ: running }),
+        () => {},
+      ),
+    ).toBe(RAN.cmdline);
+    // Its environment, read empty past the looks for one being written, as the next exec begins.
+    let pauses = 0;
+    const environ = readAfterExec(
+      PID,
+      "environ",
+      script({
+        stat: running,
+        cmdline: [RAN, RAN, RAN, RAN, NEXT_EXEC, RAN],
+        environ: [NEXT_EXEC, NEXT_EXEC, NEXT_EXEC, NEXT_EXEC, NEXT_EXEC, RAN],
+      }),
+      () => pauses++,
+    );
+    expect(environ).toBe(RAN.environ);
+    expect(pauses).toBe(ENVIRONMENT_LOOKS + 1);
+  });
+
   it("stops looking after `looks` pauses at an exec that does not end", () => {
     const proc = process([EXECING]);
     expect(readAfterExec(PID, "cmdline", proc.read, proc.pause, 5)).toBe("");
