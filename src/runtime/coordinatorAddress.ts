@@ -87,8 +87,9 @@ export function isLoopback(address: string): boolean {
 
 /**
  * Refuses, when a pool is made (`where`: `localPool`, `slurmPool`; `""` for `baton run`, whose
- * flag `name` is `--connect`), a `connect` option that names no coordinator a worker could reach: not a string, not HOST:PORT or ws://HOST:PORT,
- * port 0, or a wildcard host (0.0.0.0, ::), the very address `connect` stands in for.
+ * flag `name` is `--connect`), a `connect` option that names no coordinator a worker could reach: not a string, not HOST:PORT or ws://HOST:PORT
+ * (saying why, as {@link whyNoCoordinator} does), port 0, or a wildcard host (0.0.0.0, ::), the
+ * very address `connect` stands in for.
  *
  * @example
  * ```ts
@@ -102,7 +103,7 @@ export function checkConnect(where: string, connect: unknown, name = "connect"):
   const url = typeof connect === "string" ? coordinatorUrl(connect) : undefined;
   if (url === undefined) {
     throw new ConfigError(
-      `${what} must be the coordinator's address as its workers reach it, HOST:PORT or ws://HOST:PORT such as login1.cluster:7000 (an IPv6 host in brackets, a port other than 0), not ${preview(connect)}`,
+      `${what} must be the coordinator's address as its workers reach it, HOST:PORT or ws://HOST:PORT such as login1.cluster:7000 (an IPv6 host in brackets, a port other than 0), not ${preview(connect)}${typeof connect === "string" ? whyNoCoordinator(connect) : ""}`,
     );
   }
   const { host } = parseListenAddress(url);

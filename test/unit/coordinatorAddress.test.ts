@@ -78,8 +78,13 @@ describe("connect, as localPool and slurmPool take it", () => {
   });
 
   it.each([
-    ["login1", 'not "login1"'],
-    ["login1:0", 'a port other than 0), not "login1:0"'],
+    ["login1", 'not "login1" (it names no port)'],
+    [
+      "login1:0",
+      'a port other than 0), not "login1:0" (port 0 is baton run --listen\'s any free port',
+    ],
+    ["ws://login1:7000/run", 'not "ws://login1:7000/run" (after its port 7000 comes "/run"'],
+    ["fd00::5:7000", "(an IPv6 host goes in brackets: [fd00::5]:7000)"],
     [7000, "not 7000"],
     ["", 'not ""'],
   ])("refuses %o, saying what to give, in both pools", (connect, said) => {
