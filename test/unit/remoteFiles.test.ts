@@ -71,6 +71,16 @@ function holdHalfway() {
   return { reached, until, halfway, release };
 }
 
+/** The file's text, or undefined once it is gone. */
+function textOf(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
 describe("remoteFiles' exclusive create and a temp file linked to its file", () => {
   let dir: string;
 
@@ -109,9 +119,21 @@ describe("remoteFiles' exclusive create and a temp file linked to its file", () 
     const held = holdHalfway();
     // A creator killed between its link and its unlink, in a shell with this script's pid.
     const prelude = `printf old >'${path}'; ln '${path}' '${dir}/.lease.json.'$$.tmp`;
-    const writing = remoteFiles(localHost(prelude, held)).writeAtomic(path, "the new lease");
+    const data = "the new lease";
+    const writing = remoteFiles(localHost(prelude, held)).writeAtomic(path, data);
     await held.halfway;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Until the script's temp file holds the half of the data sent so far (a fixed pause read
+    // the lease before a loaded machine's shell had run the prelude that writes it).
+    const half = Buffer.from(data)
+      .subarray(0, data.length / 2)
+      .toString();
+    const tempHolds = (text: string) =>
+      readdirSync(dir).some((name) => {
+        if (!/^\.lease\.json\.\d+\.tmp$/.test(name)) return false;
+        // The prelude's link, which the script removes first, may be gone by now.
+        return textOf(join(dir, name)) === text;
+      });
+    while (!tempHolds(half)) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(readFileSync(path, "utf8")).toBe("old");
     held.release();
     await writing;
