@@ -830,7 +830,9 @@ export class JobBoard {
     this.leases.set(conn, record);
     let deps = NO_DEPS;
     if (job.deps.length > 0) {
-      deps = {};
+      // Keyed by job ids, which no other object shares: with no prototype the object is a
+      // dictionary from the start, where `{}` took a new hidden class for each new id.
+      deps = Object.create(null) as Record<string, Json>;
       for (const dep of job.deps) deps[dep] = this.jobs.get(dep)?.value ?? null;
     }
     this.effects.push(

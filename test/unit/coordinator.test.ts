@@ -115,6 +115,16 @@ describe("coordinator: leasing", () => {
     expect(c.board().waiting.size).toBe(0);
   });
 
+  it("a grant's deps, keyed by job ids, are an object with no prototype (a dictionary, not a hidden class for each id)", () => {
+    const c = startCoordinator([planned("a"), planned("b", { deps: ["a"] })]);
+    c.lease("c1");
+    c.complete("c1", "a", "A");
+    c.lease("c1");
+    const [granted] = c.of("lease.granted").slice(1);
+    expect(Object.getPrototypeOf(granted!.deps)).toBeNull();
+    expect(JSON.stringify(granted!.deps)).toBe('{"a":"A"}');
+  });
+
   it("resource matching: a gpu job only goes to a gpu worker; a cpu-only waiter stays waiting", () => {
     const c = startCoordinator([
       planned("a"),
