@@ -4,14 +4,24 @@
  * stop. The real Slurm is exercised in test/integration/slurmPool.test.ts.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { slurmResourcesFlag } from "../../src/cli/slurmResourcesFlag.ts";
 import { SlurmError } from "../../src/errors.ts";
 import { nodeClock } from "../../src/runtime/nodeClock.ts";
+import type { Clock } from "../../src/runtime/ports.ts";
 import { nodeSlurmCommands, type QueueEntry } from "../../src/runtime/slurmCommands.ts";
 import {
   type SlurmPool,
@@ -89,6 +99,32 @@ function polls(pool: SlurmPool, n: number): Promise<void> {
 function steppedClock() {
   const real = nodeClock();
   const clock = { ...real, skipped: 0, now: () => real.now() + clock.skipped };
+  return clock;
+}
+
+/**
+ * A clock that stands at `at` until the test moves it, whose timers run only when the test
+ * says (`runDue`), whatever their delay.
+ */
+function heldClock() {
+  const timers = new Set<() => void>();
+  const clock = {
+    at: 0,
+    now: () => clock.at,
+    setTimeout: (fn: () => void) => {
+      timers.add(fn);
+      return fn;
+    },
+    clearTimeout: (handle: unknown) => {
+      timers.delete(handle as () => void);
+    },
+    /** Runs the timers set so far. */
+    runDue: () => {
+      const due = [...timers];
+      timers.clear();
+      for (const fn of due) fn();
+    },
+  };
   return clock;
 }
 
@@ -558,12 +594,21 @@ describe("startSlurmPool against the in-memory Slurm", () => {
 
   /**
    * The pool with the real Slurm commands, each of `names` being `script` on a PATH of nothing
-   * else, failing as `unreachableMs` says: its error, and how long it took.
+   * else, failing as `unreachableMs` says: its error, and how long it took. `meanwhile` runs
+   * once the pool has started, on the pool's `clock` when one is given.
    */
   async function failingWith(
     script: string,
     unreachableMs: number,
-    names: readonly string[] = ["sbatch", "squeue", "scontrol", "scancel", "sinfo"],
+    {
+      names = ["sbatch", "squeue", "scontrol", "scancel", "sinfo"],
+      clock,
+      meanwhile,
+    }: {
+      names?: readonly string[];
+      clock?: Clock;
+      meanwhile?: () => Promise<void>;
+    } = {},
   ): Promise<{ error: SlurmError; took: number; started: boolean }> {
     const bin = mkdtempSync(join(tmpdir(), "baton-broken-slurm-"));
     dirs.push(bin);
@@ -574,9 +619,14 @@ describe("startSlurmPool against the in-memory Slurm", () => {
     process.env.PATH = bin;
     try {
       const began = Date.now();
-      const pool = start(new FakeSlurm(), { value: 1 }, { commands: undefined, unreachableMs });
+      const pool = start(
+        new FakeSlurm(),
+        { value: 1 },
+        { commands: undefined, unreachableMs, ...(clock !== undefined && { clock }) },
+      );
       let started = false;
       void pool.started.then(() => (started = true));
+      await meanwhile?.();
       const error = await pool.failed;
       const took = Date.now() - began;
       await pool.stop().catch(() => {});
@@ -587,11 +637,9 @@ describe("startSlurmPool against the in-memory Slurm", () => {
   }
 
   it("fails at once, naming it, when one command the pool needs is missing: a squeue that answers but no sbatch", async () => {
-    const { error, took, started } = await failingWith("#!/bin/sh\nexit 0\n", 60_000, [
-      "squeue",
-      "scontrol",
-      "scancel",
-    ]);
+    const { error, took, started } = await failingWith("#!/bin/sh\nexit 0\n", 60_000, {
+      names: ["squeue", "scontrol", "scancel"],
+    });
     expect(error.code).toBe("SLURM_MISSING");
     expect(started).toBe(false);
     expect(took).toBeLessThan(10_000);
@@ -622,16 +670,42 @@ describe("startSlurmPool against the in-memory Slurm", () => {
   });
 
   it("lets the last squeue before unreachableMs say why it fails, not be killed for the little time left", async () => {
-    // One process (no shell's child left behind when it is killed), failing after 300 ms.
-    const { error } = await failingWith(
-      `#!${process.execPath}\nsetTimeout(() => { console.error("squeue: fatal: Could not establish a configuration source"); process.exit(1); }, 300);\n`,
-      1000,
-    );
-    expect(error.code).toBe("SLURM_UNREACHABLE");
-    expect(error.message).toContain(
-      "exited with code 1: squeue: fatal: Could not establish a configuration source",
-    );
-    expect(error.message).not.toContain("was killed");
+    // squeue is one shell (no child left behind when it is killed) that fails once the test
+    // writes to its gate, a FIFO: when it fails is the test's to say, not how fast it starts.
+    const gate = join(mkdtempSync(join(tmpdir(), "baton-squeue-gate-")), "gate");
+    dirs.push(dirname(gate));
+    expect(spawnSync("mkfifo", [gate]).status).toBe(0);
+    // Opened to read and write, a FIFO waits for no other end: neither this open nor the
+    // shell's waits, and the shell reads what is written before or after it starts.
+    const writer = openSync(gate, "r+");
+    const clock = heldClock();
+    try {
+      const { error } = await failingWith(
+        `#!/bin/sh\nread -r word < '${gate}'\necho "squeue: fatal: Could not establish a configuration source" >&2\nexit 1\n`,
+        60_000,
+        {
+          clock,
+          meanwhile: async () => {
+            // The first squeue starts with 1 ms of unreachableMs left.
+            clock.at = 60_000 - 1;
+            clock.runDue();
+            // A timer of 1 ms set after that squeue's: had the squeue been given only the 1 ms
+            // left, it has been killed when this one fires.
+            await new Promise((resolve) => setTimeout(resolve, 1));
+            clock.at = 60_000;
+            writeSync(writer, "go\n");
+          },
+        },
+      );
+      expect(error.code).toBe("SLURM_UNREACHABLE");
+      expect(error.message).toContain(
+        "exited with code 1: squeue: fatal: Could not establish a configuration source",
+      );
+      expect(error.message).not.toContain("was killed");
+    } finally {
+      // The shell, should it still wait, reads the end of its gate and exits.
+      closeSync(writer);
+    }
   });
 
   describe("when Slurm's commands fail from the start", () => {
