@@ -5,6 +5,7 @@ import type { JobSpec } from "../graph/job.ts";
 import { checkPlantedBugs } from "../machines/checkPlantedBugs.ts";
 import { PLANTED_BUGS, type PlantedBug } from "../machines/plantedBugs.ts";
 import { jobJson } from "../runtime/jobJson.ts";
+import { exportsJobModuleAsGraph, importUserModule } from "../runtime/userModule.ts";
 import { DRAWN_WORLD } from "../sim/drawnRankGroups.ts";
 import {
   FAULT_PROFILES,
@@ -152,7 +153,7 @@ export async function simCommand(argv: string[]): Promise<number> {
   if (values.help) return printHelp(SIM_USAGE, mistake);
   const portToUi = portGivenToUi(positionals, values.ui === true);
   if (portToUi) throw portToUi;
-  const modules = yourGraph(positionals, values);
+  const modules = await yourGraph(positionals, values);
   if (values.faults !== undefined && values["fault-list"] !== undefined) {
     throw new ConfigError(
       "give --faults PROFILE or --fault-list LIST, not both: a fault list is the whole plan, and the profile would be ignored",
@@ -484,13 +485,14 @@ function seedProgress(seed: number, jobs: number, live: LiveLine): (p: SimProgre
 
 /**
  * The graph of your own that `positionals` and `--handlers` give (`baton sim GRAPH --handlers
- * SIM`), or none (the drawn graph). Refuses a graph without its handlers and the reverse, a
- * second module, and `--jobs` beside a graph, or given a module (`baton run`'s `--jobs FILE`).
+ * SIM`), or none (the drawn graph). Refuses a graph without its handlers (a job module given
+ * as the graph, said to be one, which it imports to tell) and the reverse, a second module,
+ * and `--jobs` beside a graph, or given a module (`baton run`'s `--jobs FILE`).
  */
-function yourGraph(
+async function yourGraph(
   positionals: string[],
   values: { handlers?: string | undefined; jobs?: string | undefined },
-): FlaggedSimModules | undefined {
+): Promise<FlaggedSimModules | undefined> {
   const [graph, ...more] = positionals;
   if (more.length > 0) {
     throw new ConfigError(
@@ -517,6 +519,13 @@ function yourGraph(
     );
   }
   if (values.handlers === undefined) {
+    // A job module given as the graph is told so, not asked for handlers beside it.
+    const module = await importUserModule(graph).catch(() => undefined);
+    if (module !== undefined && exportsJobModuleAsGraph(module)) {
+      throw new ConfigError(
+        `${graph} is a job module (its default export is handlers), not a graph module: give the graph module, as baton run takes it, and the handlers the simulation runs instead of yours as --handlers SIM (baton sim GRAPH --handlers SIM; README: Simulation)`,
+      );
+    }
     throw new ConfigError(
       `${graph}: a graph of your own needs its simulated handlers: add --handlers SIM, a module whose default export is a handler for each kind, or a function of the tools { sleep, now, random, keep, invariant } returning them (README: Simulation)`,
     );

@@ -260,6 +260,20 @@ export function jobsOf(module: Record<string, unknown>, path: string): JobModule
 }
 
 /**
+ * Whether `module` exports a job module where a graph module exports its graph (its default
+ * export or `graph`): a job module given where the graph goes (`baton sim pipeline.jobs.ts`).
+ *
+ * @example
+ * ```ts
+ * exportsJobModuleAsGraph(await importUserModule("pipeline.jobs.ts")); // true
+ * ```
+ */
+export function exportsJobModuleAsGraph(module: Record<string, unknown>): boolean {
+  const exported = commonJsExports(module, "graph");
+  return isJobModuleLike(exported.default ?? exported.graph);
+}
+
+/**
  * Whether `value` looks like a job module: an object, not a graph, whose entries are all
  * handlers (a function, or a definition with a `run` or `ranks` function).
  */

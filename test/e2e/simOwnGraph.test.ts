@@ -517,6 +517,11 @@ describe.concurrent("baton sim's refusals of a graph of your own", () => {
       `baton sim: ${F}/simOwn.graph.ts: a graph of your own needs its simulated handlers: add --handlers SIM, a module whose default export is a handler for each kind, or a function of the tools`,
     ],
     [
+      // A job module where the graph goes: it was asked for --handlers, as if it were a graph.
+      [`${F}/plain.jobs.ts`],
+      `baton sim: ${F}/plain.jobs.ts is a job module (its default export is handlers), not a graph module: give the graph module, as baton run takes it, and the handlers the simulation runs instead of yours as --handlers SIM`,
+    ],
+    [
       ["--handlers", `${F}/simOwn.sim.ts`],
       `baton sim: --handlers ${F}/simOwn.sim.ts goes with a graph of your own: give its module first`,
     ],
