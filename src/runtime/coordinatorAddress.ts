@@ -81,7 +81,20 @@ export function whyNoCoordinator(text: string): string {
 export function isLoopback(address: string): boolean {
   const url = coordinatorUrl(address);
   if (url === undefined) return false;
-  const { host } = parseListenAddress(url);
+  return isLoopbackHost(parseListenAddress(url).host);
+}
+
+/**
+ * Whether `host` (a name or an address, IPv6 without brackets) is this machine's loopback:
+ * 127.0.0.0/8, ::1, localhost. A host name is not resolved.
+ *
+ * @example
+ * ```ts
+ * isLoopbackHost("localhost"); // true
+ * isLoopbackHost("gpu-2"); // false
+ * ```
+ */
+export function isLoopbackHost(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 

@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import { preview } from "../graph/label.ts";
+import { isLoopbackHost } from "./coordinatorAddress.ts";
 
 /** A remote host reached with the system `ssh` client, as `ssh://user@host[:port]` names it. */
 export interface SshTarget {
@@ -43,6 +44,11 @@ export function parseRankHost(spec: string): RankHost {
   if (spec === "local") return { kind: "local", spec: "local" };
   if (typeof spec !== "string") {
     throw new ConfigError(`a host must be a string, not ${preview(spec)}; ${FORM}`);
+  }
+  if (isLoopbackHost(spec)) {
+    throw new ConfigError(
+      `host ${JSON.stringify(spec)} is this machine's loopback, which a host list calls \`local\`: write \`local\` (as in local*2), or ssh://USER@${spec.includes(":") ? `[${spec}]` : spec} to start its ranks over ssh`,
+    );
   }
   if (!spec.startsWith("ssh://")) refuse(spec, "it is neither `local` nor an ssh:// URL");
   const rest = spec.slice("ssh://".length);

@@ -57,4 +57,14 @@ describe("parseRankHost", () => {
     expect((error as Error).message).toMatch(why);
     expect((error as Error).message).toMatch(/ssh:\/\/USER@HOST\[:PORT\]/);
   });
+
+  it("refuses this machine by its loopback name, naming `local`, the host list's word for it", () => {
+    expect(() => parseRankHost("localhost")).toThrow(
+      new ConfigError(
+        'host "localhost" is this machine\'s loopback, which a host list calls `local`: write `local` (as in local*2), or ssh://USER@localhost to start its ranks over ssh',
+      ),
+    );
+    expect(() => parseRankHost("127.0.0.1")).toThrow(/loopback, which a host list calls `local`/);
+    expect(() => parseRankHost("::1")).toThrow(/or ssh:\/\/USER@\[::1\] to start its ranks/);
+  });
 });
