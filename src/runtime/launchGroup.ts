@@ -1297,8 +1297,8 @@ class LaunchedGroup implements RankGroup {
       logFile === undefined
         ? ""
         : waiting.length > 1
-          ? ` Their logs are ${logNames(waiting)} in ${this.paths.dir}. Rank ${rank}'s: ${quoted}`
-          : ` Its log is ${logFile}. ${quoted}`;
+          ? ` Their logs are ${logNames(waiting)} in ${this.paths.dir}.\nRank ${rank}'s: ${quoted}`
+          : ` Its log is ${logFile}.\n${quoted}`;
     const notRun =
       failure.code === "RANK_FAILED" && failure.exit?.signal === null && failure.exit.code !== null
         ? commandNotRun(failure.exit.code, quoted)

@@ -2,7 +2,9 @@
  * The error of a group that failed and whose teardown could not be verified either: it says
  * both, and the rank's log is quoted last, so that nothing reads as the log's last line.
  */
+
 import { expect, it } from "vitest";
+import { codedMessage } from "../../src/cli/codedMessage.ts";
 import type { RankGroupError } from "../../src/errors.ts";
 import { simGroup } from "../fixtures/simGroup.ts";
 
@@ -22,7 +24,12 @@ it("a rank failure whose teardown is not verified names both and quotes the rank
   const error = (await settle(group.wait())) as RankGroupError;
   expect(error.code).toBe("RANK_FAILED");
   expect(error.message).toMatch(
-    /rank 1 exited with code 3\. The other rank was stopped\. The teardown that followed is not verified either: .* Its log is \/sim\/run\/dep-\w+\/rank-1\.log\. The last line of the log:\n {2}\| rank 1 gives up$/s,
+    /rank 1 exited with code 3\. The other rank was stopped\. The teardown that followed is not verified either: .* Its log is \/sim\/run\/dep-\w+\/rank-1\.log\.\nThe last line of the log:\n {2}\| rank 1 gives up$/s,
+  );
+  // As the command prints it: the code ends what the launcher says, before the quoted log,
+  // not inside the sentence that announces it ("The last line of the log [RANK_FAILED]:").
+  expect(codedMessage(error.message, error.code)).toMatch(
+    /Its log is \/sim\/run\/dep-\w+\/rank-1\.log\. \[RANK_FAILED\]\nThe last line of the log:\n {2}\| rank 1 gives up$/,
   );
 });
 
@@ -107,10 +114,10 @@ it("a load timeout with several ranks not ready names each one's log, not rank 0
   expect(few.code).toBe("BARRIER_TIMEOUT");
   expect(few.details.rank).toBe(1);
   expect(few.message).toMatch(
-    /^deployment (dep-\w+): ranks 1, 2 did not write a ready marker .* Their logs are rank-1\.log and rank-2\.log in \/sim\/run\/\1\. Rank 1's: The last line of the log:\n {2}\| \/sim\/run\/\1\/rank-1\.log$/s,
+    /^deployment (dep-\w+): ranks 1, 2 did not write a ready marker .* Their logs are rank-1\.log and rank-2\.log in \/sim\/run\/\1\.\nRank 1's: The last line of the log:\n {2}\| \/sim\/run\/\1\/rank-1\.log$/s,
   );
   const many = await notReady(7);
   expect(many.message).toMatch(
-    /ranks 1-6 did not write .* Their logs are rank-R\.log for ranks 1-6 in \/sim\/run\/dep-\w+\. Rank 1's: /s,
+    /ranks 1-6 did not write .* Their logs are rank-R\.log for ranks 1-6 in \/sim\/run\/dep-\w+\.\nRank 1's: /s,
   );
 });
