@@ -1,4 +1,5 @@
 import { join, resolve } from "node:path";
+import type { Logger } from "pino";
 import type { InspectionEvent } from "xstate";
 import { ConfigError, PoolError, SlurmError, StoreError } from "../errors.ts";
 import { formatDuration } from "../formatDuration.ts";
@@ -301,8 +302,31 @@ export async function runCommand(argv: string[]): Promise<number> {
   // seconds), has nothing to cancel: the lock (or registration) goes and the command ends as
   // the signal asks, saying so. Node's default, to end at once, said nothing (thirty-seventh
   // session: Ctrl-C in the first seconds of baton run --in-process) and left a lock taken for
-  // baton status to list as a dead run's.
+  // baton status to list as a dead run's. From the lock on, startup goes no further than the
+  // step under way (`starting`), which the handler lets finish before it lets go of what
+  // startup holds: a startup that went on (its log, its pool) beside the release starved it on
+  // a loaded machine past the fallback's second, and the lock was left.
+  /** The stop signal that came before the run started. */
+  let stoppedBy: StopSignal | undefined;
+  /** The startup step under way once the lock is being taken. */
+  let step: Promise<unknown> | undefined;
+  /** The log folder of a run that had not started, once its log is made. */
+  let unstartedLogs: { dir: string; logger: Logger } | undefined;
+  /** Runs a startup step; should a stop signal come meanwhile, startup ends there. */
+  const starting = async <T>(made: Promise<T>): Promise<T> => {
+    step = made;
+    const value = await made;
+    if (stoppedBy !== undefined) await new Promise<never>(() => {});
+    return value;
+  };
   const beforeRun = (signal: StopSignal) => {
+    if (stoppedBy !== undefined) {
+      process.stderr.write(
+        `\nstopping now (a second ${signal}); a lock left behind is taken over by the next baton run\n`,
+      );
+      process.exit(SIGNAL_EXIT[signal]);
+    }
+    stoppedBy = signal;
     const store =
       storeNamed === undefined
         ? "no result is kept (--no-store)"
@@ -313,8 +337,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     exitReleasing(
       signal,
       (async () => {
+        await step?.catch(() => undefined);
         await (await locking?.catch(() => undefined))?.release();
         await registration?.release();
+        if (unstartedLogs) await endUnstartedRunLogs(unstartedLogs.dir, unstartedLogs.logger);
       })(),
     );
   };
@@ -372,7 +398,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         : undefined;
     let lock: Awaited<typeof locking>;
     try {
-      lock = await locking;
+      lock = await starting(locking ?? Promise.resolve(undefined));
     } catch (error) {
       listenBeforeRun(false);
       throw error;
@@ -394,27 +420,34 @@ export async function runCommand(argv: string[]): Promise<number> {
         ...(!dryRun && { file: join(logsDir, "run.log") }),
         ...(bar && { stderr: say }),
       });
+      if (!dryRun) unstartedLogs = { dir: logsDir, logger };
       if (lock?.tookOver) logger.info({ lock: lock.path }, `took over ${lock.tookOver}`);
       // What runs killed there left for baton status, before this one's own is made.
-      if (!dryRun) await removeGoneRegistrations(join(filesDir, "run"), { logger });
+      if (!dryRun) await starting(removeGoneRegistrations(join(filesDir, "run"), { logger }));
       // Beside its run files.
       if (withoutLock !== undefined && !dryRun) {
-        registration = await registerWithoutLock(withoutLock, {
-          graphPath,
-          dir: join(filesDir, "run"),
-          ...(!values["no-store"] && { store: storeDir }),
-          logs: logsDir,
-          logger,
-        });
+        registration = await starting(
+          registerWithoutLock(withoutLock, {
+            graphPath,
+            dir: join(filesDir, "run"),
+            ...(!values["no-store"] && { store: storeDir }),
+            logs: logsDir,
+            logger,
+          }),
+        );
       }
       /** What lists this run for baton status: its lock, or its registration. */
       const record = lock ?? registration;
-      if (!dryRun) await pruneRunLogs(logsRoot, { keep: keepLogs, now: Date.now(), logger });
+      if (!dryRun) {
+        await starting(pruneRunLogs(logsRoot, { keep: keepLogs, now: Date.now(), logger }));
+      }
       const inspector =
         values.inspect === undefined
           ? undefined
           : connectInspector(values.inspect, { logger, openTimeoutMs: inspectorOpenMs });
-      const ui = values.ui ? await DashboardServer.start({ port: uiPort, logger }) : undefined;
+      const ui = values.ui
+        ? await starting(DashboardServer.start({ port: uiPort, logger }))
+        : undefined;
       if (ui) process.stderr.write(`dashboard: ${ui.url}\n`);
       /** What the workers started as processes are given, by the local pool or by Slurm. */
       const workerProcesses = {
@@ -707,12 +740,19 @@ export async function runCommand(argv: string[]): Promise<number> {
 }
 
 /**
+ * How long a stopped command waits for its lock to go before it ends all the same: a disk that
+ * does not answer (a hung NFS mount). It was a second, which a release on a machine loaded past
+ * its cores outlasted (the lock was left); a second stop signal ends the command at once.
+ */
+const RELEASE_WAIT_MS = 5_000;
+
+/**
  * Ends the command as `signal` asks once `releasing` (the run's lock going) has settled, or
- * after a second, should the disk keep it from settling.
+ * after {@link RELEASE_WAIT_MS}, should the disk keep it from settling.
  */
 function exitReleasing(signal: StopSignal, releasing: Promise<unknown>): void {
   const exit = () => process.exit(SIGNAL_EXIT[signal]);
-  setTimeout(exit, 1_000);
+  setTimeout(exit, RELEASE_WAIT_MS);
   releasing.then(exit, exit);
 }
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, watch } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, watch } from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -223,6 +223,9 @@ describe("resume after the coordinator dies", () => {
       expect(code).toBe(130);
       expect(stderr).toContain("(SIGINT)");
       expect(readdirSync(runDir)).toEqual([]);
+      // Startup went no further than the lock: no log of a run that did not start is left.
+      const logs = join(store, "logs");
+      expect(existsSync(logs) ? readdirSync(logs) : []).toEqual([]);
     } finally {
       watcher.close();
     }
