@@ -178,11 +178,12 @@ describe("workers joined by hand, across a network that fails", () => {
 
   it("with --retry-for, a worker whose connection was reset joins the same run again and finishes it", async () => {
     const { run, running, worker, proxy, store } = await startRun();
-    const far = worker("far", proxy.address, "--retry-for", "1m");
+    const far = worker("far", proxy.address, "--retry-for", "1m", "--log-level", "debug");
     await until(() => running.length === 1, "the far worker's first job");
-    // The welcome and the job are on their way when the lease is granted: let them arrive
-    // (the job runs for LEAF_MS), so that the worker has joined once before the reset.
-    await new Promise((r) => setTimeout(r, 300));
+    // The welcome and the job are on their way when the lease is granted: the worker has
+    // joined once before the reset when it says it was welcomed (a fixed 300 ms was a guess a
+    // loaded machine could outlast). The job runs for LEAF_MS.
+    await until(() => /\bwelcomed\b/.test(far.stderr()), "the far worker's welcome");
     proxy.reset();
     const result = await within(Promise.resolve(run), 45_000, "the run");
     const farExit = await within(far.exit, 10_000, "the far worker's exit");
@@ -193,7 +194,7 @@ describe("workers joined by hand, across a network that fails", () => {
     expect(store.writes).toBe(4);
     expect(farExit.code).toBe(0);
     expect(farExit.stderr).toMatch(
-      /closed with code 1006 .*; trying again for up to 1m \(--retry-for\)\nbaton worker: joined run \S+ at ws:\/\/127\.0\.0\.1:\d+ again\n/,
+      /closed with code 1006 .*; trying again for up to 1m \(--retry-for\)\n(?:.*\n)*?baton worker: joined run \S+ at ws:\/\/127\.0\.0\.1:\d+ again\n/,
     );
   }, 60_000);
 
