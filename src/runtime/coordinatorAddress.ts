@@ -1,5 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import { preview } from "../graph/label.ts";
+import { isLoopbackHost } from "./isLoopbackHost.ts";
 import { parseListenAddress } from "./wsNet.ts";
 
 /** Hosts that mean "every interface": a worker elsewhere must name this machine instead. */
@@ -82,20 +83,6 @@ export function isLoopback(address: string): boolean {
   const url = coordinatorUrl(address);
   if (url === undefined) return false;
   return isLoopbackHost(parseListenAddress(url).host);
-}
-
-/**
- * Whether `host` (a name or an address, IPv6 without brackets) is this machine's loopback:
- * 127.0.0.0/8, ::1, localhost. A host name is not resolved.
- *
- * @example
- * ```ts
- * isLoopbackHost("localhost"); // true
- * isLoopbackHost("gpu-2"); // false
- * ```
- */
-export function isLoopbackHost(host: string): boolean {
-  return host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import { preview } from "../graph/label.ts";
-import { isLoopbackHost } from "./coordinatorAddress.ts";
+import { isLoopbackHost } from "./isLoopbackHost.ts";
 
 /** A remote host reached with the system `ssh` client, as `ssh://user@host[:port]` names it. */
 export interface SshTarget {
