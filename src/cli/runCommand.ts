@@ -298,6 +298,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   let locking: ReturnType<typeof lockGraph> | undefined;
   /** What lists a run that takes no lock for baton status. */
   let registration: RunRecord | undefined;
+  /** That registration as it is made: a stop signal before the run lets it go once made. */
+  let registering: Promise<RunRecord | undefined> | undefined;
   // A stop signal before the run has started, from here on (loading the graph module can take
   // seconds), has nothing to cancel: the lock (or registration) goes and the command ends as
   // the signal asks, saying so. Node's default, to end at once, said nothing (thirty-seventh
@@ -339,7 +341,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       (async () => {
         await step?.catch(() => undefined);
         await (await locking?.catch(() => undefined))?.release();
-        await registration?.release();
+        await (await registering?.catch(() => undefined))?.release();
         if (unstartedLogs) await endUnstartedRunLogs(unstartedLogs.dir, unstartedLogs.logger);
       })(),
     );
@@ -426,15 +428,14 @@ export async function runCommand(argv: string[]): Promise<number> {
       if (!dryRun) await starting(removeGoneRegistrations(join(filesDir, "run"), { logger }));
       // Beside its run files.
       if (withoutLock !== undefined && !dryRun) {
-        registration = await starting(
-          registerWithoutLock(withoutLock, {
-            graphPath,
-            dir: join(filesDir, "run"),
-            ...(!values["no-store"] && { store: storeDir }),
-            logs: logsDir,
-            logger,
-          }),
-        );
+        registering = registerWithoutLock(withoutLock, {
+          graphPath,
+          dir: join(filesDir, "run"),
+          ...(!values["no-store"] && { store: storeDir }),
+          logs: logsDir,
+          logger,
+        });
+        registration = await starting(registering);
       }
       /** What lists this run for baton status: its lock, or its registration. */
       const record = lock ?? registration;

@@ -1,5 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, watch } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  watch,
+  writeFileSync,
+} from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -199,6 +208,48 @@ describe("resume after the coordinator dies", () => {
       expect(readdirSync(second)).toEqual([]);
     } finally {
       taken.close();
+    }
+  }, 60_000);
+
+  it("a Ctrl-C as a --no-store run registers, before it has started, removes the registration and exits 130", async () => {
+    // The quick start's graph in a folder of its own: --no-store keeps its files beside it.
+    const dir = mkdtempSync(join(tmpdir(), "baton-resume-"));
+    dirs.push(dir);
+    for (const file of ["pipeline.graph.ts", "pipeline.jobs.ts"]) {
+      copyFileSync(join(ROOT, "examples", file), join(dir, file));
+    }
+    writeFileSync(join(dir, "package.json"), '{"type":"module"}\n');
+    const runDir = join(dir, ".baton", "run");
+    mkdirSync(runDir, { recursive: true });
+    const child = spawn(
+      process.execPath,
+      [join(ROOT, "bin/baton.js"), "run", "pipeline.graph.ts", "--no-store", "--workers", "1"],
+      { cwd: dir, stdio: ["ignore", "ignore", "pipe"] },
+    );
+    started.add(child.pid!);
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    const exit = new Promise<number | null>((resolve) => child.on("close", resolve));
+    let interrupted = false;
+    // One Ctrl-C the moment the registration is made: it was left behind, the handler having
+    // looked for it before it was made.
+    const watcher = watch(runDir, () => {
+      if (interrupted || child.exitCode !== null) return;
+      if (readdirSync(runDir).some((name) => name.endsWith(".run"))) {
+        interrupted = child.kill("SIGINT");
+      }
+    });
+    try {
+      expect(await exit).toBe(130);
+      expect(interrupted).toBe(true);
+      expect(stderr).toContain("stopped (SIGINT) before the run started");
+      expect(readdirSync(runDir)).toEqual([]);
+      const logs = join(dir, ".baton", "logs");
+      expect(existsSync(logs) ? readdirSync(logs) : []).toEqual([]);
+    } finally {
+      watcher.close();
     }
   }, 60_000);
 
